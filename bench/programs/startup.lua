@@ -1,0 +1,2 @@
+-- startup: the smallest useful program.
+print(1 + 2)

@@ -1,0 +1,3 @@
+;;; startup: the smallest useful program.
+(display (+ 1 2))
+(newline)

@@ -1,0 +1,47 @@
+/*
+** main.c — the `jiti` command: dispatches to subcommands, like git.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} commands[] = {
+  {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world"},
+  {NULL, NULL, NULL}
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti [--version] [--help] <command> [<args>]\n"
+          "\n"
+          "jiti keeps a Lisp world running and grows it one checked transaction at a time.\n"
+          "\n"
+          "commands:\n");
+  for (int i = 0; commands[i].name; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    printf("jiti %s\n", JITI_VERSION);
+    return 0;
+  }
+  for (int i = 0; commands[i].name; i++)
+    if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
+  return 2;
+}

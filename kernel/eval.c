@@ -1,0 +1,872 @@
+/*
+** eval.c — the evaluator: node functions, function application and
+** parameter binding, top-level evaluation.
+**
+** Conventions every node function keeps:
+**  - it returns the primary value and sets S->nvals; when nvals > 1 the
+**    values are in S->mv[0..nvals) (mv[0] equal to the primary);
+**  - it leaves S->sp and S->fp as it found them;
+**  - `env` (the innermost heap frame or NIL) is rooted by whoever made it.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_analyze.h"
+
+#define EV(node, e) ((node)->ev(S, (node), (e)))
+
+/* ----------------------------------------------------------- variables */
+
+static inline jt_V frame_up(jt_V env, int depth) {
+  while (depth-- > 0) env = jt_frame_(env)->parent;
+  return env;
+}
+
+static inline jt_V load_loc(jt_State *S, jt_VarLoc loc, jt_V env) {
+  if (loc.depth < 0) return S->fp[loc.index];
+  return jt_frame_(frame_up(env, loc.depth))->slots[loc.index];
+}
+
+static inline void store_loc(jt_State *S, jt_VarLoc loc, jt_V env, jt_V v) {
+  if (loc.depth < 0) S->fp[loc.index] = v;
+  else jt_frame_(frame_up(env, loc.depth))->slots[loc.index] = v;
+}
+
+static jt_V new_frame(jt_State *S, int n, jt_V parent) {
+  JT_PUSH(S, parent);
+  jt_Frame *f = (jt_Frame *)jt_alloc(S, JT_TFRAME, sizeof(jt_Frame) + (size_t)n * sizeof(jt_V));
+  JT_POP(S, 1);
+  f->h.aux = (uint32_t)n;
+  f->parent = parent;
+  for (int i = 0; i < n; i++) f->slots[i] = JT_NIL;
+  return (jt_V)f;
+}
+
+static inline void reserve(jt_State *S, int n) {
+  if (S->sp + n >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < n; i++) S->sp[i] = JT_NIL;
+  S->sp += n;
+}
+
+jt_V jt_ev_const(jt_State *S, const jt_Node *n, jt_V env) {
+  S->nvals = 1;
+  return n->u.value;
+}
+
+jt_V jt_ev_lref_stack(jt_State *S, const jt_Node *n, jt_V env) {
+  S->nvals = 1;
+  return S->fp[n->u.var.index];
+}
+
+jt_V jt_ev_lref0(jt_State *S, const jt_Node *n, jt_V env) {
+  S->nvals = 1;
+  return jt_frame_(env)->slots[n->u.var.index];
+}
+
+jt_V jt_ev_lref(jt_State *S, const jt_Node *n, jt_V env) {
+  S->nvals = 1;
+  return load_loc(S, n->u.var, env);
+}
+
+jt_V jt_ev_lset_stack(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = EV(n->u.set.val, env);
+  S->fp[n->u.set.var.index] = v;
+  S->nvals = 1;
+  return v;
+}
+
+jt_V jt_ev_lset(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = EV(n->u.set.val, env);
+  store_loc(S, n->u.set.var, env, v);
+  S->nvals = 1;
+  return v;
+}
+
+jt_V jt_ev_gref(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = jt_sym_(n->u.gset.sym)->value;
+  if (v == JT_UNBOUND) jt_unbound_variable(S, n->u.gset.sym);
+  S->nvals = 1;
+  return v;
+}
+
+jt_V jt_ev_gset(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = EV(n->u.gset.val, env);
+  JT_PUSH(S, v);
+  jt_set_symbol_value(S, n->u.gset.sym, v);
+  JT_POP(S, 1);
+  S->nvals = 1;
+  return v;
+}
+
+/* ------------------------------------------------------------ control */
+
+jt_V jt_ev_if(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V t = EV(n->u.if_.test, env);
+  const jt_Node *b = t != JT_NIL ? n->u.if_.then : n->u.if_.els;
+  return EV(b, env);
+}
+
+jt_V jt_ev_progn(jt_State *S, const jt_Node *n, jt_V env) {
+  int last = n->u.progn.n - 1;
+  const jt_Node **body = n->u.progn.body;
+  for (int i = 0; i < last; i++)
+    if (EV(body[i], env) == JT_XFER) return JT_XFER;
+  return EV(body[last], env);
+}
+
+jt_V jt_ev_let(jt_State *S, const jt_Node *n, jt_V env) {
+  int k = n->u.let.n;
+  size_t nbind = S->nbind;
+  jt_V *base = S->sp;
+  jt_V frame = env;
+  if (n->u.let.sequential) {
+    if (n->u.let.heap) {
+      frame = new_frame(S, n->u.let.nheap, env);
+      JT_PUSH(S, frame);
+    }
+    for (int i = 0; i < k; i++) {
+      jt_V v = EV(n->u.let.inits[i], frame);
+      if (n->u.let.specials[i]) jt_bind(S, n->u.let.specials[i], v);
+      else if (n->u.let.heap) jt_frame_(frame)->slots[n->u.let.slots[i]] = v;
+      else S->fp[n->u.let.slots[i]] = v;
+    }
+  } else {
+    for (int i = 0; i < k; i++) {
+      jt_V v = EV(n->u.let.inits[i], env);
+      JT_PUSH(S, v);
+    }
+    if (n->u.let.heap) {
+      frame = new_frame(S, n->u.let.nheap, env);
+      JT_PUSH(S, frame);
+    }
+    for (int i = 0; i < k; i++) {
+      jt_V v = base[i];
+      if (n->u.let.specials[i]) jt_bind(S, n->u.let.specials[i], v);
+      else if (n->u.let.heap) jt_frame_(frame)->slots[n->u.let.slots[i]] = v;
+      else S->fp[n->u.let.slots[i]] = v;
+    }
+  }
+  jt_V r = EV(n->u.let.body, frame);
+  if (S->nbind != nbind) jt_unbind_to(S, nbind);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_lambda(jt_State *S, const jt_Node *n, jt_V env) {
+  const jt_Lambda *L = n->u.lambda.lam;
+  jt_Closure *c = (jt_Closure *)jt_alloc(S, JT_TCLOSURE, sizeof(jt_Closure));
+  c->lam = L;
+  c->code = L->code;
+  c->env = env;
+  c->name = L->name;
+  S->nvals = 1;
+  return (jt_V)c;
+}
+
+/* ---------------------------------------------------- blocks and tags */
+
+#define JMP_TAG(j) ((jt_V)(uintptr_t)(j) | 1)
+#define JMP_OF(v)  ((jt_Jmp *)((v) & ~(jt_V)1))
+
+jt_V jt_ev_block(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V r = EV(n->u.block.body, env);
+  if (r == JT_XFER && S->xfer_node == n) r = S->xfer_val;
+  return r;
+}
+
+jt_V jt_ev_block_nl(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V *volatile base = S->sp;
+  volatile jt_V frame = env;
+  if (n->u.block.heap) {
+    frame = new_frame(S, 1, env);
+    JT_PUSH(S, frame);
+  }
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_BLOCK, JT_NIL);
+  store_loc(S, n->u.block.slot, frame, JMP_TAG(&j));
+  jt_V r;
+  if (_setjmp(j.jb) == 0) {
+    r = EV(n->u.block.body, frame);
+    if (r == JT_XFER && S->xfer_node == n) r = S->xfer_val;
+    jt_jmp_pop(S, &j);
+  } else {
+    r = S->pending;
+  }
+  store_loc(S, n->u.block.slot, frame, JT_NIL);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_return_local(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = EV(n->u.xfer.val, env);
+  S->xfer_val = v;
+  S->xfer_node = n->u.xfer.target;
+  return JT_XFER;
+}
+
+static JT_NORETURN void dead_exit(jt_State *S, const char *what) {
+  jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "%s: its extent has already been exited", what);
+}
+
+jt_V jt_ev_return_nl(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V v = EV(n->u.xfer.val, env);
+  jt_V slot = load_loc(S, n->u.xfer.slot, env);
+  if (slot == JT_NIL) {
+    S->nvals = 1;
+    char *name = jt_print_cstr(S, n->u.xfer.target->u.block.name, true, 100);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "return-from %s", name);
+    free(name);
+    dead_exit(S, S->msgbuf);
+  }
+  S->pending = v;
+  jt_unwind_to(S, JMP_OF(slot), 0);
+}
+
+static jt_V run_tagbody(jt_State *S, const jt_Node *n, jt_V env, int i) {
+  int ns = n->u.tagbody.n;
+  const jt_Node **stmts = n->u.tagbody.stmts;
+  while (i < ns) {
+    jt_V r = EV(stmts[i], env);
+    if (r == JT_XFER) {
+      if (S->xfer_node != n) return r;
+      i = n->u.tagbody.tagpos[S->xfer_index];
+      jt_tick(S);
+      continue;
+    }
+    i++;
+  }
+  S->nvals = 1;
+  return JT_NIL;
+}
+
+jt_V jt_ev_tagbody(jt_State *S, const jt_Node *n, jt_V env) {
+  if (!n->u.tagbody.nonlocal) return run_tagbody(S, n, env, 0);
+  jt_V *volatile base = S->sp;
+  volatile jt_V frame = env;
+  if (n->u.tagbody.heap) {
+    frame = new_frame(S, 1, env);
+    JT_PUSH(S, frame);
+  }
+  jt_Jmp j;
+  int start = 0;
+  jt_jmp_push(S, &j, JT_JMP_TAGBODY, JT_NIL);
+  store_loc(S, n->u.tagbody.slot, frame, JMP_TAG(&j));
+  if (_setjmp(j.jb) != 0) {
+    start = n->u.tagbody.tagpos[j.code];
+    jt_jmp_push(S, &j, JT_JMP_TAGBODY, JT_NIL);  /* re-arm for the next go */
+    jt_tick(S);
+  }
+  jt_V r = run_tagbody(S, n, frame, start);
+  jt_jmp_pop(S, &j);
+  store_loc(S, n->u.tagbody.slot, frame, JT_NIL);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_go_local(jt_State *S, const jt_Node *n, jt_V env) {
+  S->xfer_node = n->u.xfer.target;
+  S->xfer_index = n->u.xfer.index;
+  return JT_XFER;
+}
+
+jt_V jt_ev_go_nl(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V slot = load_loc(S, n->u.xfer.slot, env);
+  if (slot == JT_NIL) dead_exit(S, "go");
+  jt_unwind_to(S, JMP_OF(slot), n->u.xfer.index);
+}
+
+jt_V jt_ev_catch(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V tag = EV(n->u.two.a, env);
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_CATCH, tag);
+  jt_V r;
+  if (_setjmp(j.jb) == 0) {
+    r = EV(n->u.two.b, env);
+    jt_jmp_pop(S, &j);
+  } else {
+    r = S->pending;
+  }
+  return r;
+}
+
+jt_V jt_ev_throw(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V tag = EV(n->u.two.a, env);
+  JT_PUSH(S, tag);
+  jt_V v = EV(n->u.two.b, env);
+  JT_POP(S, 1);
+  for (jt_Jmp *j = S->jmp; j; j = j->prev)
+    if (j->kind == JT_JMP_CATCH && j->tag == tag) {
+      S->pending = v;
+      jt_unwind_to(S, j, 0);
+    }
+  JT_PUSH(S, tag);
+  char *t = jt_print_cstr(S, tag, true, 100);
+  snprintf(S->msgbuf, sizeof S->msgbuf, "attempt to throw to a tag that does not exist: %s", t);
+  free(t);
+  jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "%s", S->msgbuf);
+}
+
+/* Save the current values on the value stack; returns the count pushed. */
+static int save_values(jt_State *S, jt_V primary) {
+  int n = S->nvals;
+  if (n == 1) { JT_PUSH(S, primary); }
+  else for (int i = 0; i < n; i++) JT_PUSH(S, S->mv[i]);
+  JT_PUSH(S, jt_mkfix(n));
+  return n + 1;
+}
+
+static jt_V restore_values(jt_State *S) {
+  int n = (int)jt_fixval(S->sp[-1]);
+  jt_V *vals = S->sp - 1 - n;
+  S->nvals = n;
+  for (int i = 0; i < n; i++) S->mv[i] = vals[i];
+  jt_V primary = n ? vals[0] : JT_NIL;
+  S->sp = vals;
+  return primary;
+}
+
+jt_V jt_ev_unwind_protect(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    jt_V r = EV(n->u.two.a, env);
+    jt_jmp_pop(S, &j);
+    save_values(S, r);
+    EV(n->u.two.b, env);
+    return restore_values(S);
+  }
+  /* An exit is passing through: run the cleanup, then continue it. */
+  jt_Jmp *target = S->unwind_target;
+  int code = S->unwind_code;
+  JT_PUSH(S, S->pending);
+  save_values(S, S->pending);
+  EV(n->u.two.b, env);
+  restore_values(S);
+  S->pending = S->sp[-1];
+  JT_POP(S, 1);
+  if (!jt_jmp_active(S, target)) dead_exit(S, "non-local exit");
+  jt_unwind_to(S, target, code);
+}
+
+/* -------------------------------------------------------------- functions */
+
+jt_V jt_ev_fglobal(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V fn = jt_symobj(S, n->u.gset.sym)->function;
+  if (fn == JT_UNBOUND || jt_is_macro(fn)) jt_undefined_function(S, n->u.gset.sym);
+  S->nvals = 1;
+  return fn;
+}
+
+jt_V jt_ev_fsetf(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V fn = jt_symobj(S, n->u.gset.sym)->setf_fn;
+  if (fn == JT_UNBOUND) {
+    jt_V name = jt_list(S, 2, JT_SYM(S, SETF), n->u.gset.sym);
+    jt_undefined_function(S, name);
+  }
+  S->nvals = 1;
+  return fn;
+}
+
+static JT_NORETURN void not_a_function(jt_State *S, jt_V fn) {
+  jt_type_error(S, fn, JT_SYM(S, FUNCTION));
+}
+
+/* Call `fn` with argv[0..argc) which lie on the value stack. */
+static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  if (jt_is(fn, JT_TCLOSURE)) return jt_apply_closure(S, fn, argc, argv);
+  if (!jt_is(fn, JT_TPRIM)) not_a_function(S, fn);
+  jt_Prim *p = jt_prim_(fn);
+  if (argc < p->minargs || (p->maxargs >= 0 && argc > p->maxargs)) jt_arg_count_error(S, fn, argc);
+  jt_CallInfo ci = {S->ci, fn, argc, argv};
+  S->ci = &ci;
+  S->nvals = 1;
+  jt_V r = p->fn(S, argc, argv);
+  S->ci = ci.prev;
+  return r;
+}
+
+jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
+  int argc = n->u.callg.argc;
+  jt_V *base = S->sp;
+  if (base + argc >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < argc; i++) {
+    jt_V v = EV(n->u.callg.args[i], env);
+    *S->sp++ = v;
+  }
+  jt_V fn = jt_sym_(n->u.callg.sym)->function;
+  if (!jt_isptr(fn) || jt_is_macro(fn)) jt_undefined_function(S, n->u.callg.sym);
+  jt_V r = call(S, fn, argc, base);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_calll(jt_State *S, const jt_Node *n, jt_V env) {
+  int argc = n->u.calll.argc;
+  jt_V *base = S->sp;
+  if (base + argc >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < argc; i++) {
+    jt_V v = EV(n->u.calll.args[i], env);
+    *S->sp++ = v;
+  }
+  jt_V fn = load_loc(S, n->u.calll.var, env);
+  jt_V r = call(S, fn, argc, base);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_callx(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V fn = EV(n->u.callx.fn, env);
+  JT_PUSH(S, fn);
+  int argc = n->u.callx.argc;
+  jt_V *base = S->sp;
+  if (base + argc >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < argc; i++) {
+    jt_V v = EV(n->u.callx.args[i], env);
+    *S->sp++ = v;
+  }
+  jt_V r = call(S, base[-1], argc, base);
+  S->sp = base - 1;
+  return r;
+}
+
+jt_V jt_apply(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  jt_V *base = S->sp;
+  /* The callee may use the arguments as its stack frame: put them on top. */
+  if (argv != base - argc || argv < S->stack) {
+    if (base + argc + 1 >= S->stack_end) jt_stack_overflow(S);
+    JT_PUSH(S, fn);
+    for (int i = 0; i < argc; i++) *S->sp++ = argv[i];
+    argv = base + 1;
+    fn = base[0];
+  }
+  if (jt_issymbol(fn)) fn = jt_fdefinition(S, fn);
+  jt_V r = call(S, fn, argc, argv);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_funcall(jt_State *S, jt_V fn, int n, ...) {
+  jt_V *base = S->sp;
+  if (base + n + 1 >= S->stack_end) jt_stack_overflow(S);
+  JT_PUSH(S, fn);
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) *S->sp++ = va_arg(ap, jt_V);
+  va_end(ap);
+  jt_V r = jt_apply(S, base[0], n, base + 1);
+  S->sp = base;
+  return r;
+}
+
+/* ------------------------------------------------------- parameter binding */
+
+static void bind_one(jt_State *S, jt_V name, int slot, bool special, jt_V frame, jt_V v) {
+  if (special) jt_bind(S, name, v);
+  else if (frame != JT_NIL) jt_frame_(frame)->slots[slot] = v;
+  else S->fp[slot] = v;
+}
+
+static void bind_list(jt_State *S, const jt_Lambda *L, jt_V list, jt_V frame, jt_V env, jt_V fn);
+
+static void bind_param(jt_State *S, const jt_Param *p, jt_V frame, jt_V env, jt_V v, jt_V fn) {
+  if (p->sub) bind_list(S, p->sub, v, frame, env, fn);
+  else bind_one(S, p->name, p->slot, p->special, frame, v);
+}
+
+static JT_NORETURN void bad_args(jt_State *S, jt_V fn, const char *fmt, jt_V detail) {
+  char *name = jt_print_cstr(S, fn, true, 120);
+  char *d = detail != JT_NOVALUE ? jt_print_cstr(S, detail, true, 120) : NULL;
+  snprintf(S->msgbuf, sizeof S->msgbuf, fmt, name, d ? d : "");
+  free(name);
+  free(d);
+  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+}
+
+/* Bind from argv[0..argc) plus a dotted `tail` (destructuring only). */
+static void bind_args(jt_State *S, const jt_Lambda *L, int argc, jt_V *argv, jt_V tail,
+                      jt_V frame, jt_V env, jt_V fn) {
+  jt_V evenv = frame != JT_NIL ? frame : env;
+  int i = 0;
+  if (argc < L->nreq) {
+    if (tail != JT_NIL) bad_args(S, fn, "%s: malformed argument list (dotted)%s", JT_NOVALUE);
+    bad_args(S, fn, "%s: too few arguments%s", JT_NOVALUE);
+  }
+  for (int k = 0; k < L->nreq; k++) bind_param(S, &L->req[k], frame, evenv, argv[i++], fn);
+  for (int k = 0; k < L->nopt; k++) {
+    const jt_Param *p = &L->opt[k];
+    jt_V v, sup;
+    if (i < argc) { v = argv[i++]; sup = JT_T; }
+    else { v = p->init ? EV(p->init, evenv) : JT_NIL; sup = JT_NIL; }
+    bind_param(S, p, frame, evenv, v, fn);
+    if (p->svar_slot >= 0) bind_one(S, p->svar_name, p->svar_slot, p->svar_special, frame, sup);
+  }
+  if (L->has_rest) {
+    jt_V rest = tail;
+    JT_PUSH(S, rest);
+    for (int k = argc - 1; k >= i; k--) S->sp[-1] = jt_cons(S, argv[k], S->sp[-1]);
+    rest = S->sp[-1];
+    bind_param(S, &L->rest, frame, evenv, rest, fn);
+    JT_POP(S, 1);
+  } else if (!L->has_key && (i < argc || tail != JT_NIL)) {
+    bad_args(S, fn, "%s: too many arguments%s", JT_NOVALUE);
+  }
+  if (L->has_key) {
+    if ((argc - i) % 2 != 0) bad_args(S, fn, "%s: odd number of keyword arguments%s", JT_NOVALUE);
+    bool allow = L->allow_other_keys;
+    for (int k = i; k < argc; k += 2)
+      if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = argv[k + 1] != JT_NIL; break; }
+    if (!allow)
+      for (int k = i; k < argc; k += 2) {
+        bool known = argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS);
+        for (int q = 0; q < L->nkeys && !known; q++) known = L->keys[q].key == argv[k];
+        if (!known) bad_args(S, fn, "%s: unknown keyword argument %s", argv[k]);
+      }
+    for (int q = 0; q < L->nkeys; q++) {
+      const jt_Param *p = &L->keys[q];
+      jt_V v = JT_NOVALUE;
+      for (int k = i; k < argc; k += 2)
+        if (argv[k] == p->key) { v = argv[k + 1]; break; }
+      jt_V sup = JT_T;
+      if (v == JT_NOVALUE) { v = p->init ? EV(p->init, evenv) : JT_NIL; sup = JT_NIL; }
+      bind_param(S, p, frame, evenv, v, fn);
+      if (p->svar_slot >= 0) bind_one(S, p->svar_name, p->svar_slot, p->svar_special, frame, sup);
+    }
+  }
+  for (int k = 0; k < L->naux; k++) {
+    const jt_Param *p = &L->aux[k];
+    jt_V v = p->init ? EV(p->init, evenv) : JT_NIL;
+    bind_param(S, p, frame, evenv, v, fn);
+  }
+}
+
+static void bind_list(jt_State *S, const jt_Lambda *L, jt_V list, jt_V frame, jt_V env, jt_V fn) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, list);
+  if (L->has_whole) bind_param(S, &L->whole, frame, env, list, fn);
+  jt_V l = list;
+  int n = 0;
+  while (jt_iscons(l)) {
+    if (S->sp >= S->stack_end) jt_stack_overflow(S);
+    *S->sp++ = jt_car(l);
+    l = jt_cdr(l);
+    n++;
+  }
+  if (l != JT_NIL && !L->has_rest)
+    bad_args(S, fn, "%s: cannot destructure the dotted list %s", list);
+  bind_args(S, L, n, base + 1, l, frame, env, fn);
+  S->sp = base;
+}
+
+jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  const jt_Lambda *L = jt_clo_(fn)->lam;
+  char probe;
+  bool grace = (S->limit_tripped >> JT_LIMIT_DEPTH) & 1;
+  if ((size_t)(S->cstack_base - &probe) > S->cstack_limit + (grace ? S->cstack_limit / 8 : 0) ||
+      (S->limits.depth && (uint32_t)S->depth >= S->limits.depth + (grace ? 64u : 0u)))
+    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  jt_tick(S);
+  S->depth++;
+  jt_CallInfo ci = {S->ci, fn, argc, argv};
+  S->ci = &ci;
+  jt_V *saved_fp = S->fp, *saved_sp = S->sp;
+  size_t nbind = S->nbind;
+  jt_V env = jt_clo_(fn)->env;
+  if (L->simple) {
+    if (argc != L->nreq) jt_arg_count_error(S, fn, argc);
+    S->fp = argv;
+    if (L->nstack > argc) {
+      S->sp = argv + argc;
+      reserve(S, L->nstack - argc);
+    }
+  } else {
+    S->fp = S->sp;
+    reserve(S, L->nstack);
+    jt_V frame = JT_NIL;
+    if (L->heap) {
+      frame = new_frame(S, L->nheap, env);
+      JT_PUSH(S, frame);
+      env = frame;
+    }
+    bind_args(S, L, argc, argv, JT_NIL, frame, env, fn);
+  }
+  jt_V r = EV(L->body, env);
+  if (S->nbind != nbind) jt_unbind_to(S, nbind);
+  S->fp = saved_fp;
+  S->sp = saved_sp;
+  S->ci = ci.prev;
+  S->depth--;
+  return r;
+}
+
+/* ------------------------------------------------------ multiple values */
+
+jt_V jt_values(jt_State *S, int n, const jt_V *vals) {
+  if (n > JT_MV_LIMIT) jt_error(S, "too many values (%d; the limit is %d)", n, JT_MV_LIMIT);
+  for (int i = 0; i < n; i++) S->mv[i] = vals[i];
+  S->nvals = n;
+  return n ? vals[0] : JT_NIL;
+}
+
+jt_V jt_values2(jt_State *S, jt_V a, jt_V b) {
+  S->mv[0] = a;
+  S->mv[1] = b;
+  S->nvals = 2;
+  return a;
+}
+
+/* Push the values of the last form (primary `r`); returns how many. */
+static int push_values(jt_State *S, jt_V r) {
+  int n = S->nvals;
+  if (S->sp + n >= S->stack_end) jt_stack_overflow(S);
+  if (n == 1) *S->sp++ = r;
+  else for (int i = 0; i < n; i++) *S->sp++ = S->mv[i];
+  return n;
+}
+
+jt_V jt_ev_mvcall(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V *base = S->sp;
+  jt_V fn = EV(n->u.mvcall.fn, env);
+  JT_PUSH(S, fn);
+  int argc = 0;
+  for (int i = 0; i < n->u.mvcall.n; i++) {
+    jt_V r = EV(n->u.mvcall.forms[i], env);
+    argc += push_values(S, r);
+  }
+  jt_V r = jt_apply(S, base[0], argc, base + 1);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_mvprog1(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V r = EV(n->u.two.a, env);
+  save_values(S, r);
+  EV(n->u.two.b, env);
+  return restore_values(S);
+}
+
+static jt_V run_bind(jt_State *S, const jt_Node *n, jt_V env, int argc, jt_V *argv, jt_V list) {
+  const jt_Lambda *L = n->u.bind.lam;
+  size_t nbind = S->nbind;
+  jt_V frame = JT_NIL, benv = env;
+  if (L->heap) {
+    frame = new_frame(S, L->nheap, env);
+    JT_PUSH(S, frame);
+    benv = frame;
+  }
+  if (argv) bind_args(S, L, argc, argv, JT_NIL, frame, benv, JT_SYM(S, DESTRUCTURING_BIND));
+  else bind_list(S, L, list, frame, benv, JT_SYM(S, DESTRUCTURING_BIND));
+  jt_V r = EV(n->u.bind.body, benv);
+  if (S->nbind != nbind) jt_unbind_to(S, nbind);
+  return r;
+}
+
+jt_V jt_ev_mvbind(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V *base = S->sp;
+  jt_V r = EV(n->u.bind.form, env);
+  int argc = push_values(S, r);
+  /* more values than variables are ignored */
+  const jt_Lambda *L = n->u.bind.lam;
+  if (argc > L->nopt) argc = L->nopt;
+  r = run_bind(S, n, env, argc, base, JT_NIL);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_dbind(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V *base = S->sp;
+  jt_V list = EV(n->u.bind.form, env);
+  JT_PUSH(S, list);
+  jt_V r = run_bind(S, n, env, 0, NULL, list);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V *base = S->sp;
+  jt_V syms = EV(n->u.mvcall.forms[0], env);
+  JT_PUSH(S, syms);
+  jt_V vals = EV(n->u.mvcall.forms[1], env);
+  JT_PUSH(S, vals);
+  size_t nbind = S->nbind;
+  for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V sym = jt_check_symbol(S, jt_car(l));
+    if (jt_symobj(S, sym)->h.flags & JT_SYM_CONSTANT) jt_error(S, "progv: cannot bind the constant %s", jt_symname(S, sym));
+    if (jt_iscons(vals)) { jt_bind(S, sym, jt_car(vals)); vals = jt_cdr(vals); }
+    else jt_bind(S, sym, JT_UNBOUND);
+  }
+  jt_V r = EV(n->u.mvcall.forms[2], env);
+  jt_unbind_to(S, nbind);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V sym = n->u.def.sym;
+  jt_Symbol *s = jt_symobj(S, sym);
+  if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) {
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot redefine %s: it is a built-in %s", s->cname,
+              n->u.def.kind == 1 ? "operator" : "function");
+  }
+  jt_V fn = EV(n->u.def.fn, env);
+  if (n->u.def.kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
+  if (n->u.def.kind == 2) {
+    JT_SET(S, s, s->setf_fn, fn);
+  } else {
+    JT_SET(S, s, s->function, fn);
+  }
+  if (S->world_define) S->world_define(S, sym, n->u.def.kind);
+  S->nvals = 1;
+  return sym;
+}
+
+/* ---------------------------------------------------- inlined built-ins
+** Calls to a few locked built-ins are analysed into these nodes: the fixnum
+** cases run inline, everything else goes to the general routine. */
+
+#define EV2(a, b) \
+  jt_V a = EV(n->u.callg.args[0], env); \
+  JT_PUSH(S, a); \
+  jt_V b = EV(n->u.callg.args[1], env); \
+  JT_POP(S, 1); \
+  S->nvals = 1
+
+jt_V jt_ev_add2(jt_State *S, const jt_Node *n, jt_V env) {
+  EV2(a, b);
+  intptr_t r;
+  if (jt_isfix(a) && jt_isfix(b) && !__builtin_add_overflow(jt_fixval(a), jt_fixval(b), &r) && jt_fixfits(r))
+    return jt_mkfix(r);
+  return jt_num_add(S, a, b);
+}
+
+jt_V jt_ev_sub2(jt_State *S, const jt_Node *n, jt_V env) {
+  EV2(a, b);
+  intptr_t r;
+  if (jt_isfix(a) && jt_isfix(b) && !__builtin_sub_overflow(jt_fixval(a), jt_fixval(b), &r) && jt_fixfits(r))
+    return jt_mkfix(r);
+  return jt_num_sub(S, a, b);
+}
+
+#define CMP2(name, op) \
+  jt_V jt_ev_##name(jt_State *S, const jt_Node *n, jt_V env) { \
+    EV2(a, b); \
+    if (jt_isfix(a) && jt_isfix(b)) return jt_bool((intptr_t)a op (intptr_t)b); \
+    return jt_bool(jt_num_cmp(S, a, b) op 0); \
+  }
+CMP2(lt2, <)
+CMP2(gt2, >)
+CMP2(le2, <=)
+CMP2(ge2, >=)
+
+jt_V jt_ev_numeq2(jt_State *S, const jt_Node *n, jt_V env) {
+  EV2(a, b);
+  if (jt_isfix(a) && jt_isfix(b)) return jt_bool(a == b);
+  return jt_bool(jt_num_equal(S, a, b));
+}
+
+jt_V jt_ev_add1(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V a = EV(n->u.callg.args[0], env);
+  S->nvals = 1;
+  if (jt_isfix(a) && jt_fixval(a) < JT_FIXMAX) return jt_mkfix(jt_fixval(a) + 1);
+  return jt_num_add(S, a, jt_mkfix(1));
+}
+
+jt_V jt_ev_sub1(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V a = EV(n->u.callg.args[0], env);
+  S->nvals = 1;
+  if (jt_isfix(a) && jt_fixval(a) > JT_FIXMIN) return jt_mkfix(jt_fixval(a) - 1);
+  return jt_num_sub(S, a, jt_mkfix(1));
+}
+
+jt_V jt_ev_car(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V a = EV(n->u.callg.args[0], env);
+  S->nvals = 1;
+  if (jt_iscons(a)) return jt_car(a);
+  if (a == JT_NIL) return JT_NIL;
+  jt_type_error(S, a, JT_SYM(S, LIST));
+}
+
+jt_V jt_ev_cdr(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V a = EV(n->u.callg.args[0], env);
+  S->nvals = 1;
+  if (jt_iscons(a)) return jt_cdr(a);
+  if (a == JT_NIL) return JT_NIL;
+  jt_type_error(S, a, JT_SYM(S, LIST));
+}
+
+jt_V jt_ev_cons(jt_State *S, const jt_Node *n, jt_V env) {
+  EV2(a, b);
+  return jt_cons(S, a, b);
+}
+
+jt_V jt_ev_eq(jt_State *S, const jt_Node *n, jt_V env) {
+  EV2(a, b);
+  return jt_bool(a == b);
+}
+
+jt_V jt_ev_not(jt_State *S, const jt_Node *n, jt_V env) {
+  jt_V a = EV(n->u.callg.args[0], env);
+  S->nvals = 1;
+  return jt_bool(a == JT_NIL);
+}
+
+/* ------------------------------------------------------------- top level */
+
+jt_V jt_eval(jt_State *S, jt_V form) {
+  jt_V *base = S->sp;
+  jt_V *saved_fp = S->fp;
+  JT_PUSH(S, form);
+  const jt_Node *root;
+  int nstack;
+  jt_V code = jt_analyze_toplevel(S, form, &root, &nstack);
+  JT_PUSH(S, code);
+  S->fp = S->sp;
+  reserve(S, nstack);
+  jt_V r = EV(root, JT_NIL);
+  S->fp = saved_fp;
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  for (;;) {
+    if (!jt_iscons(form)) break;
+    jt_V head = jt_car(form);
+    if (head == JT_SYM(S, PROGN) && jt_iscons(jt_cdr(form))) {
+      jt_V r = JT_NIL;
+      for (jt_V l = jt_cdr(form); jt_iscons(l); l = jt_cdr(l)) {
+        JT_PUSH(S, l);
+        r = jt_eval_toplevel(S, jt_car(l));
+        JT_POP(S, 1);
+      }
+      S->sp = base;
+      return r;
+    }
+    bool expanded;
+    jt_V e = jt_macroexpand_1(S, form, &expanded);
+    if (!expanded) break;
+    form = e;
+    base[0] = e;
+  }
+  jt_V r = jt_eval(S, form);
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_eval_source(jt_State *S, const char *src, size_t len) {
+  jt_Reader R;
+  jt_reader_init(&R, src, len);
+  jt_V r = JT_NIL;
+  JT_ROOT(S, r);
+  for (;;) {
+    jt_V form = jt_read(S, &R);
+    if (form == JT_EOF) break;
+    r = jt_eval_toplevel(S, form);
+  }
+  JT_UNROOT(S, 1);
+  return r;
+}
+
+void jt_fuel_tick(jt_State *S) { jt_tick(S); }

@@ -1,0 +1,173 @@
+/*
+** jiti.h — the embedding API of the jiti kernel (libjiti).
+**
+** libjiti is a Common Lisp subset interpreter that lives entirely inside one
+** state object: open as many states as you like, each is independent, and
+** nothing is shared between them.  A state is not thread-safe; use one per
+** thread.
+**
+** Values.  A jiti_Value is a machine word naming a Lisp object of one state.
+** Values handed to a C primitive (its argv) stay valid until it returns.
+** Anything else a host wants to keep must be pinned (jiti_pin) or re-read;
+** the collector may reclaim unpinned objects at any allocation.
+**
+** Errors.  Every call that evaluates returns a jiti_Status.  When evaluation
+** signals an error that no Lisp handler takes, the debugger hook (if any) is
+** called before anything unwinds; without a hook, or when the hook aborts,
+** the call returns JITI_ERROR and the result holds the condition's report.
+** Resource limits (fuel, depth, heap, output) are conditions of their own
+** types; tripping one never harms the state, which stays usable.
+*/
+#ifndef jiti_h
+#define jiti_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JITI_VERSION "0.1.0"
+
+typedef struct jt_State jiti_State;
+typedef uintptr_t jiti_Value;
+
+/* Status codes returned by evaluating calls. */
+typedef enum jiti_Status {
+  JITI_OK = 0,        /* evaluation completed normally */
+  JITI_ERROR = 1,     /* an unhandled error aborted evaluation */
+  JITI_READ_ERROR = 2,/* the source could not be read (syntax) */
+  JITI_LIMIT = 3,     /* a resource limit aborted evaluation */
+  JITI_ABORTED = 4,   /* the debugger hook chose to abort */
+  JITI_BADARG = 5     /* the host passed an invalid argument */
+} jiti_Status;
+
+/* Resource limits; 0 means unlimited.  Fuel and output are per top-level
+** call (each jiti_eval_* call starts with a full budget). */
+typedef struct jiti_Limits {
+  uint64_t fuel;    /* evaluation steps (calls and loop iterations) */
+  uint32_t depth;   /* nesting of function calls */
+  size_t heap;      /* live heap bytes */
+  size_t output;    /* characters written to the host's output */
+} jiti_Limits;
+
+/* Where printed output goes: called with UTF-8 bytes. */
+typedef void (*jiti_WriteFn)(void *ud, const char *utf8, size_t len);
+
+/* The outcome of an evaluation: strings are malloc'd and owned by the
+** result; release them with jiti_result_free. */
+typedef struct jiti_Result {
+  jiti_Status status;
+  char *value;           /* prin1 of the primary value (JITI_OK), bounded */
+  char *message;         /* condition report (JITI_ERROR/LIMIT/READ_ERROR) */
+  char *condition_type;  /* e.g. "DIVISION-BY-ZERO" */
+} jiti_Result;
+
+/* ------------------------------------------------------------ lifecycle */
+
+/* Open a new state with the standard library loaded.  Returns NULL when
+** memory is exhausted. */
+jiti_State *jiti_open(void);
+
+/* Release every object of the state and the state itself. */
+void jiti_close(jiti_State *S);
+
+/* Send output (print, format t, ...) to `fn`.  Default: standard output. */
+void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud);
+
+/* ---------------------------------------------------------------- limits */
+
+void jiti_set_limits(jiti_State *S, const jiti_Limits *limits);
+void jiti_get_limits(jiti_State *S, jiti_Limits *limits);
+
+/* Collect garbage at every allocation (1) or normally (0). */
+void jiti_set_gc_stress(jiti_State *S, int on);
+
+/* ------------------------------------------------------------ evaluation */
+
+/* Read and evaluate every form of `src` (`len` bytes of UTF-8) in order.
+** `res` (may be NULL) receives the outcome.  Returns res->status.
+** JITI_READ_ERROR: malformed source; forms before the bad one have run. */
+jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len,
+                             jiti_Result *res);
+
+/* Like jiti_eval_string, but `limits` apply to this call only. */
+jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,
+                              const jiti_Limits *limits, jiti_Result *res);
+
+/* Call the global function named `name` (read as a symbol) with `argc`
+** arguments, each given as Lisp source read as data.  Returns the status;
+** JITI_BADARG when an argument does not read. */
+jiti_Status jiti_call(jiti_State *S, const char *name, int argc,
+                      const char *const *args, jiti_Result *res);
+
+void jiti_result_free(jiti_Result *res);
+
+/* ---------------------------------------------------- C primitives */
+
+/* A primitive receives its arguments in argv[0..argc-1] and returns one
+** value.  Signal errors with jiti_error (never return after it). */
+typedef jiti_Value (*jiti_CFunction)(jiti_State *S, int argc, jiti_Value *argv);
+
+/* Define global function `name` (upcased like the reader) implemented in C.
+** maxargs -1 accepts any number.  Calls with a wrong count signal
+** program-error before fn runs.  Returns JITI_BADARG if the name is a
+** locked built-in or the counts are inconsistent. */
+jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn,
+                          int minargs, int maxargs, const char *doc);
+
+/* Signal a simple-error with a printf-style message.  Does not return. */
+void jiti_error(jiti_State *S, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 2, 3)));
+
+/* Conversions for primitives. */
+jiti_Value jiti_integer(jiti_State *S, int64_t n);
+int jiti_tointeger(jiti_State *S, jiti_Value v, int64_t *out);  /* 1 if fits */
+jiti_Value jiti_string(jiti_State *S, const char *utf8, size_t len);
+/* Copy a string's UTF-8 into buf (NUL terminated, truncated to size);
+** returns the full length, or -1 if v is not a string. */
+long jiti_tostring(jiti_State *S, jiti_Value v, char *buf, size_t size);
+jiti_Value jiti_nil(void);
+int jiti_isnil(jiti_Value v);
+
+/* Print a value (prin1) into a malloc'd string of at most `max` bytes
+** (a longer representation ends in "..."); circular structure is bounded. */
+char *jiti_print(jiti_State *S, jiti_Value v, size_t max);
+
+/* ------------------------------------------------------ debugger hook */
+
+/* A restart offered at a pause. */
+typedef struct jiti_RestartInfo {
+  uint32_t id;        /* identity, valid while this pause lasts */
+  const char *name;   /* symbol name, or "" for an unnamed restart */
+  const char *report; /* report text */
+} jiti_RestartInfo;
+
+typedef struct jiti_Pause {
+  jiti_Value condition;
+  const char *condition_type;
+  const char *report;          /* princ of the condition */
+  int nrestarts;
+  const jiti_RestartInfo *restarts;  /* innermost first */
+  const char *backtrace;       /* one frame per line, innermost first, bounded */
+  int depth;                   /* nesting: 1 for the first pause */
+  const char *decision_error;  /* why the previous decision at this pause
+                                  was refused, or NULL */
+} jiti_Pause;
+
+/* What the hook decided. */
+typedef struct jiti_Decision {
+  enum { JITI_DECIDE_ABORT, JITI_DECIDE_RESTART } action;
+  uint32_t restart_id;         /* for JITI_DECIDE_RESTART */
+  const char *args;            /* Lisp source of an expression evaluating to
+                                  the list of arguments; NULL = no arguments */
+} jiti_Decision;
+
+/* Called for an unhandled error before anything unwinds.  The stack of the
+** failing computation is intact: the hook may evaluate further forms (with
+** jiti_eval_string: repairs) and then decides.  A restart decision whose id
+** is unknown or whose arguments fail is refused: the hook is called again
+** with a fresh pause whose decision_error says why. */
+typedef void (*jiti_DebuggerHook)(jiti_State *S, const jiti_Pause *pause,
+                                  jiti_Decision *decision, void *ud);
+
+void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud);
+
+#endif

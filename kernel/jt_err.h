@@ -1,0 +1,47 @@
+/*
+** jt_err.h — signalling errors from C.
+**
+** Every runtime error is a condition object of its Common Lisp type.  These
+** functions build the condition and signal it with `error` semantics
+** (handlers, then the debugger hook, then an abort to the host).  None of
+** them returns.
+*/
+#ifndef jt_err_h
+#define jt_err_h
+
+#include "jt_state.h"
+
+#define JT_NORETURN __attribute__((noreturn))
+#define JT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* simple-error whose report is the formatted message. */
+JT_NORETURN void jt_error(jt_State *S, const char *fmt, ...) JT_PRINTF(2, 3);
+
+/* A condition of type `type` (a symbol naming a condition type whose slots
+** include format-control/format-arguments, e.g. control-error,
+** program-error, reader-error) with the formatted message. */
+JT_NORETURN void jt_errorc(jt_State *S, jt_V type, const char *fmt, ...)
+    JT_PRINTF(3, 4);
+
+/* type-error: `datum` is not of type `expected` (a type specifier). */
+JT_NORETURN void jt_type_error(jt_State *S, jt_V datum, jt_V expected);
+
+/* program-error for a call with a wrong number of arguments. */
+JT_NORETURN void jt_arg_count_error(jt_State *S, jt_V fn, int argc);
+
+/* unbound-variable / undefined-function (cell-error with `name`). */
+JT_NORETURN void jt_unbound_variable(jt_State *S, jt_V name);
+JT_NORETURN void jt_undefined_function(jt_State *S, jt_V name);
+
+/* arithmetic-error subtypes: `type` e.g. JT_SYM(S, DIVISION_BY_ZERO). */
+JT_NORETURN void jt_arith_error(jt_State *S, jt_V type, jt_V operation,
+                                jt_V operands);
+
+/* reader-error at byte `pos` (0-based offset in the source). */
+JT_NORETURN void jt_reader_error(jt_State *S, size_t pos, const char *fmt, ...)
+    JT_PRINTF(3, 4);
+
+/* Signal an existing condition object with `error` semantics. */
+JT_NORETURN void jt_signal_error(jt_State *S, jt_V condition);
+
+#endif

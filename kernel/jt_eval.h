@@ -1,0 +1,206 @@
+/*
+** jt_eval.h — analysed code and the evaluator.
+**
+** A top-level form is analysed once into a tree of nodes; each node carries
+** the C function that evaluates it, so evaluation is a chain of indirect
+** calls with no dispatch on the form's shape.  Macros are expanded and
+** variables resolved during analysis:
+**
+**  - A variable lives either in a *heap frame* (a jt_Frame, when some nested
+**    lambda captures it) or in a *stack slot* of the current activation
+**    (S->fp[i] on the value stack).  Which one is decided when its scope
+**    closes; references are patched afterwards (see analyze.c).
+**  - Global and special variables are read from the symbol's value cell
+**    (shallow binding: a dynamic binding saves the old value on S->bindings).
+**
+** Local transfers.  A `go` or `return-from` whose path to its target crosses
+** only "transparent" positions (progn statements, if branches, let bodies,
+** tagbody statements, block bodies) does not longjmp: it returns the
+** sentinel JT_XFER, which those nodes pass upward until the target tagbody
+** or block recognises it.  Every other transfer is non-local and goes
+** through a jump record (jt_Jmp).  Loops therefore cost no setjmp per
+** iteration.
+**
+** Nodes live in an arena owned by a jt_Code object; the constants they refer
+** to are recorded in the jt_Code so the collector keeps them.  A closure
+** holds its jt_Code, and a running call holds its function in its call
+** record, so code being executed is never freed — even if its function is
+** redefined meanwhile (that call keeps its old body; new calls see the new).
+*/
+#ifndef jt_eval_h
+#define jt_eval_h
+
+#include "jt_lib.h"
+
+#define JT_XFER ((jt_V)0x52)   /* local transfer in progress (see above) */
+
+typedef struct jt_Node jt_Node;
+typedef jt_V (*jt_EvalFn)(jt_State *S, const jt_Node *n, jt_V env);
+
+/* Lambda lists, analysed. */
+struct jt_Lambda;
+typedef struct jt_Param {
+  jt_V name;          /* symbol (NIL when `sub` destructures instead) */
+  const struct jt_Lambda *sub;  /* nested destructuring pattern or NULL */
+  int slot;           /* index in frame or stack area */
+  bool special;       /* dynamically bound */
+  const jt_Node *init;/* default form or NULL (NIL) */
+  jt_V key;           /* keyword for &key */
+  int svar_slot;      /* supplied-p variable slot or -1 */
+  bool svar_special;
+  jt_V svar_name;
+} jt_Param;
+
+typedef struct jt_Lambda {
+  jt_V name;             /* for backtraces and printing */
+  int nreq, nopt;
+  jt_Param *req, *opt, *keys, *aux;
+  int nkeys, naux;
+  bool has_rest, has_key, allow_other_keys;
+  jt_Param rest;
+  bool has_whole;
+  jt_Param whole;
+  bool simple;           /* required parameters only, none special */
+  bool heap;             /* parameters live in a heap frame */
+  int nheap;             /* slots in the heap frame */
+  int nstack;            /* stack slots of an activation */
+  const jt_Node *body;
+  jt_V lambda_list;      /* original, for printing and describe */
+  jt_V code;             /* the jt_Code whose arena holds this lambda */
+  const char *doc;
+} jt_Lambda;
+
+/* Variable reference target, resolved after analysis. */
+typedef struct jt_VarLoc {
+  int16_t depth;   /* heap frames to walk up; -1: stack slot */
+  int16_t index;
+} jt_VarLoc;
+
+struct jt_Node {
+  jt_EvalFn ev;
+  union {
+    jt_V value;                                     /* CONST */
+    jt_VarLoc var;                                  /* LREF */
+    struct { jt_VarLoc var; const jt_Node *val; } set;   /* LSET */
+    struct { jt_V sym; const jt_Node *val; } gset;  /* GREF/GSET */
+    struct { const jt_Node *test, *then, *els; } if_;
+    struct { int n; const jt_Node **body; } progn;
+    struct {
+      int n;
+      const jt_Node **inits;
+      int *slots;        /* per var: slot index */
+      jt_V *specials;    /* per var: symbol if special, else 0 */
+      bool heap;         /* allocate a heap frame */
+      int nheap;
+      bool sequential;   /* let* */
+      bool any_special;
+      const jt_Node *body;
+    } let;
+    struct { const jt_Lambda *lam; } lambda;
+    struct { jt_V sym; int argc; const jt_Node **args; } callg;
+    struct { jt_VarLoc var; int argc; const jt_Node **args; } calll;
+    struct { const jt_Node *fn; int argc; const jt_Node **args; } callx;
+    struct {
+      const jt_Node *body;
+      jt_VarLoc slot;     /* where the jump record lives when non-local */
+      bool nonlocal;
+      bool heap;          /* the slot needs its own heap frame */
+      jt_V name;
+    } block;
+    struct {
+      const jt_Node *target;  /* the block or tagbody node */
+      jt_VarLoc slot;
+      bool nonlocal;
+      int index;              /* go: statement index */
+      const jt_Node *val;     /* return-from value */
+    } xfer;
+    struct {
+      int n;
+      const jt_Node **stmts;
+      int *tagpos;            /* tag index -> statement index */
+      int ntags;
+      jt_VarLoc slot;
+      bool nonlocal;
+      bool heap;
+    } tagbody;
+    struct { const jt_Node *a, *b; } two;   /* catch, throw, unwind-protect ... */
+    struct { const jt_Node *fn; int n; const jt_Node **forms; } mvcall;
+    struct { const jt_Lambda *lam; const jt_Node *form, *body; } bind;
+                                         /* multiple-value-bind, destructuring-bind */
+    struct { jt_V sym; const jt_Node *fn; int kind; } def;  /* defun, defmacro */
+  } u;
+};
+
+/* Analyse `form` (in the null lexical environment) into a fresh jt_Code;
+** returns the code object and its root node in *root and the number of
+** stack slots the top-level activation needs in *nstack. */
+jt_V jt_analyze_toplevel(jt_State *S, jt_V form, const jt_Node **root,
+                         int *nstack);
+void jt_code_free(jt_State *S, jt_Code *c);
+
+/* Evaluate a top-level form: analyses and runs it. */
+jt_V jt_eval(jt_State *S, jt_V form);
+/* Evaluate the forms of a source text in order. */
+jt_V jt_eval_source(jt_State *S, const char *src, size_t len);
+
+/* Macro expansion (one step); *expanded tells whether it did anything. */
+jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);
+
+/* Evaluate a form as a top-level form: progn subforms and macro expansions
+** of the top level are processed one at a time, so a macro defined by an
+** earlier subform is seen by a later one. */
+jt_V jt_eval_toplevel(jt_State *S, jt_V form);
+static inline bool jt_is_macro(jt_V fn) {
+  return jt_is(fn, JT_TCLOSURE) && (jt_o(fn)->flags & JT_CLO_MACRO);
+}
+
+/* Apply with a known closure (argv on the value stack). */
+jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
+
+/* --------------------------------------------------------- control (ctl.c) */
+
+/* Establish a jump record: fill `j` from the state, link it.  Must be
+** followed by setjmp(j->jb) in the same function. */
+void jt_jmp_push(jt_State *S, jt_Jmp *j, int kind, jt_V tag);
+/* Unlink `j` after normal completion of its extent. */
+void jt_jmp_pop(jt_State *S, jt_Jmp *j);
+/* Transfer to `target` with `code`, running unwind-protect cleanups on the
+** way.  The carried values are in S->pending / S->mv / S->nvals. */
+__attribute__((noreturn)) void jt_unwind_to(jt_State *S, jt_Jmp *target, int code);
+/* Restore the state's chains to the heights saved in j (the landing site
+** calls this before doing anything else). */
+void jt_jmp_restore(jt_State *S, jt_Jmp *j);
+
+bool jt_jmp_active(jt_State *S, const jt_Jmp *j);
+
+/* Abort to the innermost host entry with status and condition. */
+__attribute__((noreturn)) void jt_abort_to_top(jt_State *S, int status, jt_V condition);
+
+/* ------------------------------------------------------------------ limits */
+
+enum { JT_LIMIT_FUEL, JT_LIMIT_DEPTH, JT_LIMIT_HEAP, JT_LIMIT_OUTPUT };
+__attribute__((noreturn)) void jt_limit_exceeded(jt_State *S, int which);
+
+static inline void jt_tick(jt_State *S) {
+  if (--S->fuel_left == 0) jt_limit_exceeded(S, JT_LIMIT_FUEL);
+}
+
+/* ------------------------------------------------------------- layouts */
+
+jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V report,
+                      bool condition);
+jt_V jt_instance_from_initargs(jt_State *S, jt_V layout, int n2, const jt_V *initargs);
+void jt_analyze_init(jt_State *S);
+bool jt_special_form_p(jt_State *S, jt_V sym);
+
+/* ------------------------------------------------------------- conditions */
+
+/* Signal `condition`; returns if no handler transfers control. */
+void jt_signal(jt_State *S, jt_V condition);
+/* The call stack as text, innermost first, bounded (malloc'd). */
+char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes);
+void jt_restart_report(jt_State *S, jt_V stream, jt_V restart);
+/* Enter the debugger (hook or abort); never returns. */
+__attribute__((noreturn)) void jt_invoke_debugger(jt_State *S, jt_V condition);
+
+#endif

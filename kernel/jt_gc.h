@@ -1,0 +1,62 @@
+/*
+** jt_gc.h — allocation and the garbage collector.
+**
+** The collector is precise, non-moving mark and sweep.  It runs inside an
+** allocation, so any call that allocates may free every object that is not
+** reachable from a root.  The roots are:
+**   - the value stack (S->stack .. S->sp): arguments and pushed temporaries;
+**   - C locals registered with JT_ROOT (their *addresses*, so reassigning the
+**     local is safe) and released with JT_UNROOT in reverse order;
+**   - every symbol in the symbol table, the state's fixed slots, the dynamic
+**     binding stack, handler and restart clusters, call records, the
+**     multiple-value buffer, and S->pending.
+** A non-local exit restores the root count saved in its jump record, so a
+** function that is exited by an error need not unroot.
+**
+** Rule of thumb for C code: a jt_V held in a local across any call that can
+** allocate (cons, make-string, intern, calling Lisp, signalling) must be
+** rooted.  The GC-stress mode (collect at every allocation) makes a missed
+** root fail loudly under ASan.
+*/
+#ifndef jt_gc_h
+#define jt_gc_h
+
+#include "jt_state.h"
+
+/* Allocate a heap object of `size` bytes (header included) of type `t`.
+** The header is filled in; the rest is zeroed.  May collect first.  Signals
+** heap-exhausted when the heap limit would be exceeded. */
+jt_Obj *jt_alloc(jt_State *S, int t, size_t size);
+
+/* Account for `n` bytes of out-of-object memory (array buffers, GMP limbs)
+** owned by a heap object; may collect and may signal heap-exhausted.
+** jt_gc_release gives the bytes back when a buffer shrinks or is freed. */
+void jt_gc_account(jt_State *S, size_t n);
+void jt_gc_release(jt_State *S, size_t n);
+
+/* malloc/realloc that account the bytes and signal storage-condition on
+** failure instead of returning NULL. */
+void *jt_malloc(jt_State *S, size_t n);
+void *jt_realloc(jt_State *S, void *p, size_t oldn, size_t newn);
+void jt_free(jt_State *S, void *p, size_t n);
+
+void jt_gc_collect(jt_State *S);
+void jt_gc_free_all(jt_State *S);   /* at close */
+
+/* Roots for C locals. */
+void jt_root_grow(jt_State *S);
+#define JT_ROOT(S, var) \
+  do { if ((S)->nroots == (S)->rootcap) jt_root_grow(S); \
+       (S)->roots[(S)->nroots++] = &(var); } while (0)
+#define JT_UNROOT(S, n) ((S)->nroots -= (n))
+
+/* The value stack. */
+void jt_stack_overflow(jt_State *S) __attribute__((noreturn));
+#define JT_PUSH(S, v) \
+  do { if ((S)->sp >= (S)->stack_end) jt_stack_overflow(S); *(S)->sp++ = (v); } while (0)
+#define JT_POP(S, n) ((S)->sp -= (n))
+
+/* Mark one value (used by the world layer for its own roots). */
+void jt_gc_mark(jt_State *S, jt_V v);
+
+#endif

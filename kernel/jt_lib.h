@@ -1,0 +1,259 @@
+/*
+** jt_lib.h — the kernel's internal library interface.
+**
+** What one kernel module offers the others: constructors, equality, list and
+** string helpers, calling Lisp from C, argument checking, and the entry
+** points of the reader, printer, streams, numbers, hash tables and format.
+** Built-in functions are C functions of type jt_CFn registered with jt_Reg
+** tables; each module has a jt_open_<module> that registers its table.
+*/
+#ifndef jt_lib_h
+#define jt_lib_h
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include "jt_state.h"
+#include "jt_gc.h"
+#include "jt_err.h"
+
+/* ----------------------------------------------------- built-in functions */
+
+/* Declare a primitive: JT_FN(car) { ... } defines `static jt_V car(...)`. */
+#define JT_FN(cname) static jt_V cname(jt_State *S, int argc, jt_V *argv)
+#define JT_UNUSED_ARGS ((void)S, (void)argc, (void)argv)
+
+typedef struct jt_Reg {
+  const char *name;   /* Lisp name, exactly as printed (upper case) */
+  jt_CFn fn;
+  int16_t minargs, maxargs;  /* maxargs -1: &rest */
+  const char *doc;    /* "(name lambda-list) what it does" */
+} jt_Reg;
+
+/* Register a NULL-terminated table; the symbols become locked built-ins. */
+void jt_register(jt_State *S, const jt_Reg *regs);
+jt_V jt_make_prim(jt_State *S, jt_V name, jt_CFn fn, int minargs, int maxargs,
+                  const char *doc);
+
+/* Module entry points, called by jt_state_open in this order. */
+void jt_open_base(jt_State *S);     /* obj.c: symbols, equality, types, misc */
+void jt_open_cond(jt_State *S);     /* cond.c: conditions and restarts */
+void jt_open_num(jt_State *S);      /* num.c */
+void jt_open_list(jt_State *S);     /* list.c: conses and lists */
+void jt_open_seq(jt_State *S);      /* seq.c: generic sequence functions */
+void jt_open_str(jt_State *S);      /* str.c: characters and strings */
+void jt_open_hash(jt_State *S);     /* hash.c */
+void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
+void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
+void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
+void jt_open_format(jt_State *S);   /* format.c */
+
+/* ----------------------------------------------------------- constructors */
+
+jt_V jt_cons(jt_State *S, jt_V car, jt_V cdr);
+jt_V jt_list(jt_State *S, int n, ...);       /* arguments need no rooting */
+jt_V jt_list_from(jt_State *S, int n, const jt_V *items);
+jt_V jt_make_float(jt_State *S, double d);
+jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill);
+jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
+jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
+jt_V jt_string_from_cstr(jt_State *S, const char *s);
+jt_V jt_make_symbol(jt_State *S, jt_V name);  /* uninterned */
+jt_V jt_make_struct(jt_State *S, jt_V layout, uint32_t nslots);
+jt_V jt_make_foreign(jt_State *S, void *ptr, jt_V tag);
+
+/* UTF-8 <-> code points.  jt_string_utf8 returns a malloc'd NUL-terminated
+** copy (caller frees) and its byte length in *len (may be NULL). */
+char *jt_string_utf8(jt_State *S, jt_V str, size_t *len);
+size_t jt_utf8_encode(uint32_t c, char out[4]);
+/* Decode one code point at s[*i] (advancing *i); invalid bytes give U+FFFD. */
+uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i);
+
+/* Setter primitives follow one convention so that setf can find them: the
+** setter of accessor ACC is the primitive %SET-ACC taking the accessor's
+** arguments followed by the new value, and returning the new value, e.g.
+** (%SET-AREF vector index value), (%SET-GETHASH key table value),
+** (%SET-CHAR string index char), (%SET-NTH n list value). */
+
+/* Grow an adjustable string/vector by one element (vector-push-extend). */
+void jt_string_push(jt_State *S, jt_V str, uint32_t c);
+void jt_vector_push(jt_State *S, jt_V vec, jt_V v);
+
+/* ---------------------------------------------------------------- symbols */
+
+jt_V jt_intern(jt_State *S, const char *name);          /* exact name */
+jt_V jt_intern_keyword(jt_State *S, const char *name);  /* name without ':' */
+/* Put an existing symbol object into the symbol table (bootstrap). */
+void jt_intern_symbol_object(jt_State *S, jt_V sym);
+jt_V jt_intern_string(jt_State *S, jt_V name, int package);
+jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package);
+jt_Symbol *jt_symobj(jt_State *S, jt_V sym);  /* handles NIL and T */
+const char *jt_symname(jt_State *S, jt_V sym);
+bool jt_iskeyword(jt_V v);
+
+/* Global value and function cells (respect dynamic bindings). */
+jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
+void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
+jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+void jt_defglobal(jt_State *S, const char *name, jt_V value);  /* special var */
+/* Dynamic binding: push a binding; jt_unbind_to restores. */
+void jt_bind(jt_State *S, jt_V sym, jt_V value);
+void jt_unbind_to(jt_State *S, size_t nbind);
+
+/* --------------------------------------------------------------- equality */
+
+bool jt_eql(jt_V a, jt_V b);
+bool jt_equal(jt_State *S, jt_V a, jt_V b);
+bool jt_equalp(jt_State *S, jt_V a, jt_V b);
+
+/* ------------------------------------------------------------------ lists */
+
+/* Length of a proper list; signals type-error for dotted or circular lists. */
+size_t jt_list_length(jt_State *S, jt_V list);
+jt_V jt_nreverse_list(jt_V list);
+/* Collect into a list in order: root `head` and use jt_tail_append.
+**   jt_V head = JT_NIL, tail = JT_NIL; JT_ROOT(S, head); JT_ROOT(S, tail)?
+** Simpler: push on the value stack and jt_list_from. */
+
+/* ------------------------------------------------------------------ types */
+
+bool jt_typep(jt_State *S, jt_V v, jt_V type);
+jt_V jt_type_of(jt_State *S, jt_V v);
+bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
+jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
+
+/* ------------------------------------------------------- argument checks */
+
+/* Each returns the checked value (converted) or signals type-error. */
+intptr_t jt_check_fixnum(jt_State *S, jt_V v);
+size_t jt_check_index(jt_State *S, jt_V v);          /* non-negative fixnum */
+jt_V jt_check_symbol(jt_State *S, jt_V v);
+jt_V jt_check_string(jt_State *S, jt_V v);
+jt_V jt_check_list(jt_State *S, jt_V v);
+jt_V jt_check_cons(jt_State *S, jt_V v);
+uint32_t jt_check_char(jt_State *S, jt_V v);
+double jt_check_real_double(jt_State *S, jt_V v);
+/* A function designator (symbol or function) resolved to a function. */
+jt_V jt_check_function(jt_State *S, jt_V v);
+/* A string designator (string, symbol, character) as a string object. */
+jt_V jt_string_designator(jt_State *S, jt_V v);
+
+/* Parse keyword arguments argv[start..argc) for the keys named by `keys`
+** (symbol ids, JT_S_K_*), storing each value or JT_NOVALUE in out[i].
+** Signals program-error on an odd count or an unknown key (unless
+** :allow-other-keys t is given). */
+void jt_parse_keys(jt_State *S, int argc, jt_V *argv, int start,
+                   const int *keys, int nkeys, jt_V *out);
+
+/* ------------------------------------------------------- calling Lisp */
+
+jt_V jt_apply(jt_State *S, jt_V fn, int argc, jt_V *argv);  /* argv rooted */
+jt_V jt_funcall(jt_State *S, jt_V fn, int n, ...);
+/* Evaluate a form in the null lexical environment. */
+jt_V jt_eval(jt_State *S, jt_V form);
+/* Set the values of the current form (for primitives returning several). */
+jt_V jt_values(jt_State *S, int n, const jt_V *vals);
+jt_V jt_values2(jt_State *S, jt_V a, jt_V b);
+
+/* Count one evaluation step against the fuel budget (loops in C call this
+** once per iteration that runs user code). */
+void jt_fuel_tick(jt_State *S);
+
+/* --------------------------------------------------------- char buffers */
+
+typedef struct jt_Buf { char *p; size_t n, cap; } jt_Buf;
+void jt_buf_putc(jt_Buf *b, char c);
+void jt_buf_put(jt_Buf *b, const char *s, size_t n);
+void jt_buf_puts(jt_Buf *b, const char *s);
+void jt_buf_printf(jt_Buf *b, const char *fmt, ...) JT_PRINTF(2, 3);
+void jt_buf_free(jt_Buf *b);
+
+/* ----------------------------------------------------------------- numbers
+** num.c.  Integers are fixnums when they fit, bignums otherwise; ratios are
+** canonical (an integral ratio is an integer).  Floats are double-floats. */
+
+jt_V jt_make_integer(jt_State *S, int64_t n);
+jt_V jt_make_integer_mpz(jt_State *S, mpz_srcptr z);   /* normalises */
+jt_V jt_make_rational_mpq(jt_State *S, mpq_srcptr q);  /* normalises */
+/* Read `v` (an integer) into an initialised mpz. */
+void jt_to_mpz(jt_V v, mpz_ptr out);
+double jt_to_double(jt_State *S, jt_V real);           /* type-error if not real */
+jt_V jt_num_add(jt_State *S, jt_V a, jt_V b);
+jt_V jt_num_sub(jt_State *S, jt_V a, jt_V b);
+jt_V jt_num_mul(jt_State *S, jt_V a, jt_V b);
+jt_V jt_num_div(jt_State *S, jt_V a, jt_V b);
+int jt_num_cmp(jt_State *S, jt_V a, jt_V b);   /* reals: -1, 0, 1 */
+bool jt_num_equal(jt_State *S, jt_V a, jt_V b);  /* = */
+bool jt_num_eql(jt_V a, jt_V b);  /* same type and value */
+uint64_t jt_num_hash(jt_V v);     /* consistent with jt_num_eql */
+/* Parse a token as a number in `base`; JT_NOVALUE if it is not number
+** syntax.  Handles integers (trailing '.' = decimal), ratios, floats with
+** e/d/f/s exponents. */
+jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
+/* Append the printed representation to `out` (floats always readable, e.g.
+** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
+** suppressed since *read-default-float-format* is double-float). */
+void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+
+/* ---------------------------------------------------------- hash tables */
+
+jt_V jt_make_hash(jt_State *S, int test, size_t size);
+jt_V jt_hash_get(jt_State *S, jt_V h, jt_V key, bool *found);
+void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val);
+bool jt_hash_rem(jt_State *S, jt_V h, jt_V key);
+void jt_hash_clear(jt_State *S, jt_V h);
+uint64_t jt_sxhash(jt_State *S, jt_V v, int test);
+
+/* ---------------------------------------------------------------- streams */
+
+jt_V jt_make_string_stream(jt_State *S);
+jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear);
+/* T or NIL -> *standard-output*; otherwise must be a stream. */
+jt_V jt_output_stream(jt_State *S, jt_V designator);
+void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c);
+void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n);
+void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8);
+void jt_stream_fresh_line(jt_State *S, jt_V stream);
+
+/* ---------------------------------------------------------------- printer */
+
+/* Print `v` to `stream` honouring the *print-...* variables; `escape` true
+** is prin1, false princ.  Circular and deep structure is bounded. */
+void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape);
+jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
+/* Print into a malloc'd UTF-8 string of at most `max` bytes, never
+** signalling (for reports, backtraces and the host API). */
+char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max);
+
+/* ----------------------------------------------------------------- reader */
+
+typedef struct jt_Reader {
+  const char *src;
+  size_t len;
+  size_t pos;
+  int depth;
+} jt_Reader;
+
+void jt_reader_init(jt_Reader *R, const char *src, size_t len);
+/* The next datum, or JT_EOF at end of input.  Signals reader-error (or
+** end-of-file inside an unfinished datum) with the byte position. */
+jt_V jt_read(jt_State *S, jt_Reader *R);
+
+/* ------------------------------------------------------------- conditions
+** cond.c.  Conditions are structure instances whose layout has the
+** JT_LAYOUT_CONDITION flag. */
+
+bool jt_is_condition(jt_V v);
+/* Make a condition of type `type` (a symbol) from an initarg plist given as
+** 2n values (keyword, value, ...).  Unknown types signal an error. */
+jt_V jt_make_condition(jt_State *S, jt_V type, int n2, const jt_V *initargs);
+/* Write the condition's report (what princ prints) to `stream`. */
+void jt_condition_report(jt_State *S, jt_V stream, jt_V cond);
+/* Value of a condition or structure slot by name, JT_NOVALUE if absent. */
+jt_V jt_slot_value(jt_State *S, jt_V obj, jt_V slot_name);
+
+/* ----------------------------------------------------------------- format */
+
+/* (format stream control args...) with `stream` already resolved. */
+void jt_format(jt_State *S, jt_V stream, jt_V control, int argc, jt_V *argv);
+
+#endif

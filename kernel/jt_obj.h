@@ -1,0 +1,284 @@
+/*
+** jt_obj.h — the object model of the jiti kernel.
+**
+** A Lisp value is a tagged machine word (jt_V).  The low three bits say what
+** it is:
+**
+**    ...xx1   fixnum: a 63-bit signed integer, value = word >> 1
+**    ...000   pointer to a heap object (jt_Obj header first)
+**    ...010   an immediate constant: NIL, T, and internal markers
+**    ...100   a character: code point = word >> 3
+**
+** NIL and T are immediates so that the commonest comparisons need no state;
+** their symbol properties (name, package) live in two ordinary symbol
+** objects held by the state (jt_symobj maps the immediates to them).
+**
+** Heap objects are never moved by the collector (mark and sweep), so a C
+** pointer to an object stays valid as long as the object is reachable.
+** Reachability from C is the caller's business: see jt_gc.h for the rules.
+**
+** Every store into a slot of a heap object that existed before the current
+** operation passes JT_SET (the write barrier).  The world layer uses that one
+** choke point to log old values while a checkpoint is open.
+*/
+#ifndef jt_obj_h
+#define jt_obj_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gmp.h>
+
+typedef uintptr_t jt_V;
+typedef struct jt_State jt_State;
+
+/* ---------------------------------------------------------------- tagging */
+
+#define JT_NIL     ((jt_V)0x02)
+#define JT_T       ((jt_V)0x12)
+#define JT_UNBOUND ((jt_V)0x22)  /* marks an empty value or function cell */
+#define JT_EOF     ((jt_V)0x32)  /* reader's end-of-input marker, never a datum */
+#define JT_NOVALUE ((jt_V)0x42)  /* internal "absent argument" marker */
+
+#define jt_isfix(v)   (((v) & 1) != 0)
+#define jt_fixval(v)  ((intptr_t)(v) >> 1)
+#define jt_mkfix(n)   ((jt_V)(((uintptr_t)(intptr_t)(n) << 1) | 1))
+#define JT_FIXMAX     (INTPTR_MAX >> 1)
+#define JT_FIXMIN     (INTPTR_MIN >> 1)
+#define jt_fixfits(n) ((n) >= JT_FIXMIN && (n) <= JT_FIXMAX)
+
+#define jt_ischar(v)   (((v) & 7) == 4)
+#define jt_charcode(v) ((uint32_t)((v) >> 3))
+#define jt_mkchar(c)   ((jt_V)(((uintptr_t)(uint32_t)(c) << 3) | 4))
+#define JT_CHAR_LIMIT  0x110000u
+
+#define jt_isptr(v)   (((v) & 7) == 0 && (v) != 0)
+#define jt_isnil(v)   ((v) == JT_NIL)
+#define jt_bool(c)    ((c) ? JT_T : JT_NIL)
+
+/* ------------------------------------------------------------ heap objects */
+
+enum jt_Type {
+  JT_TCONS = 1,
+  JT_TSYMBOL,
+  JT_TSTRING,    /* character vector (code points), maybe adjustable */
+  JT_TVECTOR,    /* general 1-D array of values, maybe adjustable */
+  JT_TBIGNUM,    /* integer outside fixnum range (GMP mpz) */
+  JT_TRATIO,     /* non-integer rational (GMP mpq), always canonical */
+  JT_TFLOAT,     /* double-float */
+  JT_THASH,      /* hash table, insertion ordered */
+  JT_TPRIM,      /* function written in C */
+  JT_TCLOSURE,   /* interpreted function: lambda + captured environment */
+  JT_TFRAME,     /* lexical environment frame */
+  JT_TCODE,      /* owner of analysed code (node arena + constants) */
+  JT_TLAYOUT,    /* structure or condition type */
+  JT_TSTRUCT,    /* structure or condition instance */
+  JT_TSTREAM,    /* output stream */
+  JT_TRESTART,   /* restart object (dynamic extent, see jt_cond.h) */
+  JT_TFOREIGN,   /* opaque foreign pointer */
+  JT_TYPE_COUNT
+};
+
+typedef struct jt_Obj {
+  struct jt_Obj *gcnext;  /* list of all heap objects, for the sweep */
+  uint8_t type;           /* enum jt_Type */
+  uint8_t marked;
+  uint16_t flags;         /* per-type flags below */
+  uint32_t aux;           /* per-type small field */
+} jt_Obj;
+
+#define jt_o(v)       ((jt_Obj *)(v))
+#define jt_type(v)    (jt_o(v)->type)
+#define jt_is(v, t)   (jt_isptr(v) && jt_type(v) == (t))
+
+typedef struct jt_Cons {
+  jt_Obj h;
+  jt_V car, cdr;
+} jt_Cons;
+
+/* Symbol flags */
+#define JT_SYM_SPECIAL   0x0001  /* globally special (defvar, defparameter) */
+#define JT_SYM_CONSTANT  0x0002  /* defconstant, keywords, NIL, T */
+#define JT_SYM_LOCKED    0x0004  /* built-in: no redefinition or rebinding */
+#define JT_SYM_KEYWORD   0x0008
+#define JT_SYM_MACRO     0x0010  /* function cell holds a macro expander */
+#define JT_SYM_SPECFORM  0x0020  /* special operator; aux = analyser index */
+#define JT_SYM_INTERNAL  0x0040  /* kernel-internal: refused in untrusted source */
+#define JT_SYM_INTERNED  0x0080
+#define JT_SYM_BUILTIN   0x0100  /* part of the language, defined at start-up */
+
+typedef struct jt_Symbol {
+  jt_Obj h;
+  jt_V name;      /* string */
+  jt_V value;     /* global or current dynamic value, or JT_UNBOUND */
+  jt_V function;  /* function (or macro expander), or JT_UNBOUND */
+  jt_V plist;
+  jt_V setf_fn;   /* function for (setf name), or JT_UNBOUND */
+  char *cname;    /* the name as NUL-terminated UTF-8, owned by the symbol */
+  uint32_t hash;
+  uint8_t package;  /* JT_PKG_* */
+} jt_Symbol;
+
+enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2 };
+
+/* Array flags (strings and vectors) */
+#define JT_ARR_ADJUSTABLE 0x0001
+#define JT_ARR_FILLPTR    0x0002
+
+typedef struct jt_String {
+  jt_Obj h;
+  uint32_t *chars;  /* code points; not NUL terminated */
+  size_t len;       /* active length (the fill pointer when there is one) */
+  size_t cap;       /* allocated code points (the array's total size) */
+} jt_String;
+
+typedef struct jt_Vector {
+  jt_Obj h;
+  jt_V *items;
+  size_t len;
+  size_t cap;
+} jt_Vector;
+
+typedef struct jt_Bignum { jt_Obj h; mpz_t z; } jt_Bignum;
+typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
+typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
+
+/* Hash tables keep insertion order: entries[] holds pairs in order, index[]
+** maps hash slots to entry numbers (-1 empty, -2 deleted).  Iteration is
+** therefore deterministic, which export and tests rely on. */
+enum { JT_HASH_EQ, JT_HASH_EQL, JT_HASH_EQUAL, JT_HASH_EQUALP };
+typedef struct jt_HashEntry { jt_V key, val; } jt_HashEntry;
+typedef struct jt_Hash {
+  jt_Obj h;           /* aux = test (JT_HASH_*) */
+  jt_HashEntry *entries;
+  size_t nentries;    /* used entries including deleted holes */
+  size_t count;       /* live entries */
+  size_t entcap;
+  int32_t *index;
+  size_t idxcap;      /* power of two */
+} jt_Hash;
+#define JT_HASH_DELETED JT_UNBOUND  /* key of a removed entry */
+
+typedef jt_V (*jt_CFn)(jt_State *S, int argc, jt_V *argv);
+
+typedef struct jt_Prim {
+  jt_Obj h;
+  jt_CFn fn;
+  int16_t minargs;
+  int16_t maxargs;  /* -1: any number */
+  jt_V name;        /* symbol */
+  const char *doc;
+} jt_Prim;
+
+struct jt_Lambda;   /* analysed lambda, lives in a jt_Code arena */
+
+#define JT_CLO_MACRO 0x0001   /* closure flag: a macro expander */
+
+typedef struct jt_Closure {
+  jt_Obj h;
+  const struct jt_Lambda *lam;
+  jt_V code;    /* jt_Code owning lam; keeps the nodes alive */
+  jt_V env;     /* captured jt_Frame or NIL */
+  jt_V name;    /* symbol, (setf sym) or NIL */
+} jt_Closure;
+
+typedef struct jt_Frame {
+  jt_Obj h;     /* aux = number of slots */
+  jt_V parent;  /* enclosing frame or NIL */
+  jt_V slots[];
+} jt_Frame;
+
+typedef struct jt_Code {
+  jt_Obj h;
+  struct jt_Arena *arena;  /* nodes, freed with the object */
+  jt_V *consts;            /* values the nodes refer to: marked by the GC */
+  size_t nconsts, constcap;
+} jt_Code;
+
+/* Layout flags */
+#define JT_LAYOUT_CONDITION 0x0001
+
+typedef struct jt_Layout {
+  jt_Obj h;
+  jt_V name;        /* symbol */
+  jt_V parents;     /* list of parent layouts (conditions may have several) */
+  jt_V slot_names;  /* vector of symbols, inherited slots first */
+  jt_V initargs;    /* vector: keyword or NIL per slot */
+  jt_V initforms;   /* vector: thunk (function of no args) or NIL per slot */
+  jt_V report;      /* condition report: string, function, or NIL */
+  jt_V conc_name;   /* structures: accessor prefix string or NIL */
+  uint32_t nslots;
+} jt_Layout;
+
+typedef struct jt_Struct {
+  jt_Obj h;     /* aux = number of slots */
+  jt_V layout;
+  jt_V slots[];
+} jt_Struct;
+
+/* Streams: all output goes through jt_stream_* (jt_io.h) so that output
+** limits and capture work in one place. */
+enum { JT_STREAM_STRING, JT_STREAM_HOST };
+typedef struct jt_Stream {
+  jt_Obj h;     /* aux = kind */
+  jt_V buffer;  /* JT_STREAM_STRING: adjustable string */
+  size_t column;  /* for fresh-line and ~& */
+} jt_Stream;
+
+typedef struct jt_Foreign {
+  jt_Obj h;
+  void *ptr;
+  jt_V tag;
+} jt_Foreign;
+
+/* ------------------------------------------------------------- accessors */
+
+#define jt_cons_(v)   ((jt_Cons *)(v))
+#define jt_sym_(v)    ((jt_Symbol *)(v))
+#define jt_str_(v)    ((jt_String *)(v))
+#define jt_vec_(v)    ((jt_Vector *)(v))
+#define jt_big_(v)    ((jt_Bignum *)(v))
+#define jt_ratio_(v)  ((jt_Ratio *)(v))
+#define jt_flo_(v)    ((jt_Float *)(v))
+#define jt_hash_(v)   ((jt_Hash *)(v))
+#define jt_prim_(v)   ((jt_Prim *)(v))
+#define jt_clo_(v)    ((jt_Closure *)(v))
+#define jt_frame_(v)  ((jt_Frame *)(v))
+#define jt_code_(v)   ((jt_Code *)(v))
+#define jt_layout_(v) ((jt_Layout *)(v))
+#define jt_struct_(v) ((jt_Struct *)(v))
+#define jt_stream_(v) ((jt_Stream *)(v))
+
+#define jt_iscons(v)    jt_is(v, JT_TCONS)
+#define jt_islist(v)    ((v) == JT_NIL || jt_iscons(v))
+#define jt_issymbol(v)  ((v) == JT_NIL || (v) == JT_T || jt_is(v, JT_TSYMBOL))
+#define jt_isstring(v)  jt_is(v, JT_TSTRING)
+#define jt_isvector(v)  jt_is(v, JT_TVECTOR)
+#define jt_isbig(v)     jt_is(v, JT_TBIGNUM)
+#define jt_isratio(v)   jt_is(v, JT_TRATIO)
+#define jt_isfloat(v)   jt_is(v, JT_TFLOAT)
+#define jt_isinteger(v) (jt_isfix(v) || jt_isbig(v))
+#define jt_isrational(v) (jt_isinteger(v) || jt_isratio(v))
+#define jt_isnumber(v)  (jt_isrational(v) || jt_isfloat(v))
+#define jt_ishash(v)    jt_is(v, JT_THASH)
+#define jt_isfunction(v) (jt_is(v, JT_TPRIM) || jt_is(v, JT_TCLOSURE))
+#define jt_isstruct(v)  jt_is(v, JT_TSTRUCT)
+
+#define jt_car(v)  (jt_cons_(v)->car)
+#define jt_cdr(v)  (jt_cons_(v)->cdr)
+#define jt_floatval(v) (jt_flo_(v)->d)
+
+/* ---------------------------------------------------------- write barrier */
+
+/* Every store into a slot of an existing heap object goes through JT_SET:
+**   JT_SET(S, obj, jt_cons_(obj)->car, value);
+** `obj` is the object that owns the slot.  Freshly allocated objects that no
+** other object points to yet may be initialised directly. */
+void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot);
+#define JT_SET(S, obj, field, val) \
+  do { \
+    jt_V *jt_slot_ = &(field); \
+    if (jt_barrier_active(S)) jt_barrier_slow((S), jt_o(obj), jt_slot_); \
+    *jt_slot_ = (val); \
+  } while (0)
+
+#endif

@@ -1,0 +1,174 @@
+/*
+** jt_state.h — the interpreter state.  Everything the kernel knows hangs off
+** one jt_State; there are no mutable globals, so independent states can live
+** side by side in one process.
+**
+** Dynamic-extent records (jump records, call records, handler and restart
+** clusters) live on the C stack of the function that establishes them and
+** are chained from the state; a non-local exit restores every chain to the
+** heights saved in its target record (see jt_ctl.h).
+*/
+#ifndef jt_state_h
+#define jt_state_h
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include "jt_obj.h"
+#include "jt_syms.h"
+#include "jiti.h"
+
+#define JT_MV_LIMIT 64   /* multiple-values-limit */
+
+/* A call record: one per active function call, for backtraces. */
+typedef struct jt_CallInfo {
+  struct jt_CallInfo *prev;
+  jt_V fn;
+  int argc;
+  jt_V *argv;  /* on the value stack, so rooted */
+} jt_CallInfo;
+
+/* A dynamic binding of a special variable: restored on unwind. */
+typedef struct jt_Binding {
+  jt_V sym;
+  jt_V old;
+} jt_Binding;
+
+/* Jump records, the one mechanism behind every non-local exit. */
+enum jt_JmpKind {
+  JT_JMP_TOP,       /* host entry point: catches aborts */
+  JT_JMP_BLOCK,     /* block / return-from */
+  JT_JMP_TAGBODY,   /* tagbody / go */
+  JT_JMP_CATCH,     /* catch / throw (tag = catch tag) */
+  JT_JMP_UNWIND,    /* unwind-protect: runs cleanup, then continues the exit */
+  JT_JMP_HANDLER,   /* handler-case clause transfer */
+  JT_JMP_RESTART    /* restart-case clause transfer */
+};
+
+typedef struct jt_Jmp {
+  struct jt_Jmp *prev;
+  jmp_buf jb;
+  int kind;
+  jt_V tag;                       /* identity for catch; otherwise unused */
+  /* heights saved at establishment, restored on landing */
+  jt_V *sp;
+  jt_V *fp;
+  size_t nroots;
+  size_t nbind;
+  struct jt_Handlers *handlers;
+  struct jt_Restarts *restarts;
+  jt_CallInfo *ci;
+  int depth;
+  int nest;                       /* analysis/macroexpansion nesting */
+  /* filled by the exit that lands here */
+  int code;                       /* which clause / go tag / reason */
+} jt_Jmp;
+
+/* A handler cluster (handler-bind): `list` is ((type . function) ...). */
+typedef struct jt_Handlers {
+  struct jt_Handlers *prev;
+  jt_V list;
+} jt_Handlers;
+
+/* A restart cluster (restart-case, restart-bind): `list` of restart objects. */
+typedef struct jt_Restarts {
+  struct jt_Restarts *prev;
+  jt_V list;
+} jt_Restarts;
+
+typedef struct jt_Restart {
+  jt_Obj h;          /* aux = id, unique per state */
+  jt_V name;         /* symbol or NIL */
+  jt_V function;
+  jt_V report;       /* string, function or NIL */
+  jt_V test;         /* function or NIL */
+  jt_V interactive;  /* function or NIL */
+  jt_Jmp *jmp;       /* restart-case clause target, or NULL for restart-bind */
+  int clause;
+  bool active;       /* false once its establishing frame has been left */
+} jt_Restart;
+
+struct jt_State {
+  /* ---- heap */
+  jt_Obj *objects;          /* every heap object, for the sweep */
+  size_t bytes_live;        /* bytes held by live objects after last GC + since */
+  size_t bytes_since_gc;
+  size_t gc_threshold;
+  size_t gc_count;
+  int gc_stress;            /* collect at every allocation */
+  int gc_inhibit;           /* > 0: do not collect (state construction) */
+  jt_Obj **gray;            /* mark stack */
+  size_t ngray, graycap;
+
+  /* ---- roots: addresses of C locals holding values (see jt_gc.h) */
+  jt_V **roots;
+  size_t nroots, rootcap;
+
+  /* ---- value stack: arguments and temporaries; everything below sp is live */
+  jt_V *stack, *sp, *stack_end;
+
+  /* ---- symbols */
+  jt_V *symtab;             /* open-addressing table of interned symbols */
+  size_t nsyms, symcap;
+  jt_V nil_sym, t_sym;      /* symbol objects standing for NIL and T */
+  jt_V sym[JT_S_COUNT];
+  uint64_t gensym_counter;
+
+  /* ---- types */
+  jt_V layouts;             /* hash table: symbol -> layout */
+
+  /* ---- evaluation */
+  int nvals;                /* number of values of the last form */
+  jt_V mv[JT_MV_LIMIT];     /* the values; mv[0] mirrors the primary */
+  jt_Binding *bindings;
+  size_t nbind, bindcap;
+  jt_Jmp *jmp;              /* innermost jump record */
+  jt_CallInfo *ci;          /* innermost call */
+  jt_Handlers *handlers;
+  jt_Restarts *restarts;
+  uint32_t next_restart_id;
+  jt_V pending;             /* value or condition carried by a non-local exit */
+  jt_V *fp;                 /* stack slots of the current activation */
+  const struct jt_Node *xfer_node;  /* target of a local transfer (JT_XFER) */
+  int xfer_index;
+  jt_V xfer_val;
+  struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
+  int unwind_code;
+  int nest;                 /* nesting of analysis inside evaluation */
+
+  /* ---- limits (0 = unlimited); see jiti.h */
+  jiti_Limits limits;
+  uint64_t fuel_left;       /* counts down while limits.fuel != 0 */
+  int depth;                /* current call depth */
+  size_t output_used;       /* characters written to host streams this call */
+  char *cstack_base;        /* address near the bottom of the host's C stack */
+  size_t cstack_limit;      /* bytes of C stack evaluation may use */
+  bool in_limit;            /* a limit condition is being signalled */
+  uint8_t limit_tripped;    /* bit per JT_LIMIT_*: tripped in this call */
+
+  /* ---- I/O */
+  jiti_WriteFn write_fn;
+  void *write_ud;
+  jt_V stdout_stream;
+
+  /* ---- debugger hook */
+  jiti_DebuggerHook debugger_hook;
+  void *debugger_ud;
+  int pause_depth;          /* nesting of active debugger hook calls */
+
+  /* ---- random numbers */
+  uint64_t rng[4];
+
+  /* ---- world layer (checkpoints); 0 when no checkpoint is open */
+  int ckpt_depth;
+  void *world;
+  void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
+  void (*world_define)(jt_State *S, jt_V sym, int kind);  /* defun/defmacro seen */
+  void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */
+
+  /* ---- scratch for printing C-side messages */
+  char msgbuf[512];
+};
+
+#define jt_barrier_active(S) ((S)->ckpt_depth > 0)
+
+#endif

@@ -1,0 +1,244 @@
+;;;; 00-base.lisp — the first macros: definitions, conditionals, iteration.
+;;;;
+;;;; Loaded at state creation before the other library files.  Only special
+;;;; forms, built-in (C) functions and macros defined earlier in this file may
+;;;; be used.  Everything defined here becomes a locked built-in.
+
+(defmacro defvar (name &optional (value nil value-p) doc)
+  (declare (ignore doc))
+  `(progn (%declare-special ',name)
+          ,(if value-p `(if (boundp ',name) nil (set ',name ,value)) nil)
+          ',name))
+
+(defmacro defparameter (name value &optional doc)
+  (declare (ignore doc))
+  `(progn (%declare-special ',name) (set ',name ,value) ',name))
+
+(defmacro defconstant (name value &optional doc)
+  (declare (ignore doc))
+  `(progn (%defconstant ',name ,value) ',name))
+
+(defmacro when (test &body body) `(if ,test (progn ,@body) nil))
+(defmacro unless (test &body body) `(if ,test nil (progn ,@body)))
+
+(defmacro and (&rest forms)
+  (if (null forms) t
+      (if (null (cdr forms)) (car forms)
+          `(if ,(car forms) (and ,@(cdr forms)) nil))))
+
+(defmacro or (&rest forms)
+  (if (null forms) nil
+      (if (null (cdr forms)) (car forms)
+          (let ((g (gensym)))
+            `(let ((,g ,(car forms)))
+               (if ,g ,g (or ,@(cdr forms))))))))
+
+(defmacro cond (&rest clauses)
+  (if (null clauses) nil
+      (let ((c (car clauses)))
+        (if (not (consp c)) (error "COND: malformed clause ~S" c))
+        (if (null (cdr c))
+            (let ((g (gensym)))
+              `(let ((,g ,(car c))) (if ,g ,g (cond ,@(cdr clauses)))))
+            (if (eq (car c) t)
+                `(progn ,@(cdr c))
+                `(if ,(car c) (progn ,@(cdr c)) (cond ,@(cdr clauses))))))))
+
+(defmacro return (&optional value) `(return-from nil ,value))
+
+(defmacro prog1 (first &body body)
+  (let ((g (gensym))) `(let ((,g ,first)) ,@body ,g)))
+
+(defmacro prog2 (first second &body body)
+  (let ((g (gensym))) `(progn ,first (let ((,g ,second)) ,@body ,g))))
+
+(defmacro psetq (&rest pairs)
+  (let ((bindings nil) (sets nil))
+    (tagbody
+     next
+       (if (null pairs) (go done))
+       (let ((g (gensym)))
+         (setq bindings (cons (list g (car (cdr pairs))) bindings))
+         (setq sets (cons g (cons (car pairs) sets))))
+       (setq pairs (cdr (cdr pairs)))
+       (go next)
+     done)
+    `(let ,(nreverse bindings) (setq ,@(reverse-pairs sets)) nil)))
+
+;; (g2 b g1 a) -> (a g1 b g2): the setq pairs in original order
+(defun reverse-pairs (l)
+  (let ((out nil))
+    (tagbody
+     next
+       (if (null l) (go done))
+       (setq out (cons (car (cdr l)) (cons (car l) out)))
+       (setq l (cdr (cdr l)))
+       (go next)
+     done)
+    out))
+
+(defmacro declaim (&rest specs)
+  `(progn ,@(mapcar (lambda (s)
+                      (if (and (consp s) (eq (car s) 'special))
+                          `(progn ,@(mapcar (lambda (n) `(%declare-special ',n)) (cdr s)))
+                          nil))
+                    specs)
+          nil))
+
+(defun proclaim (spec)
+  (if (and (consp spec) (eq (car spec) 'special))
+      (mapc (lambda (n) (%declare-special n)) (cdr spec)))
+  nil)
+
+;; Split a body into (values declarations forms), skipping a doc string when
+;; DOC-P and the string is not the last form.
+(defun %parse-body (body &optional doc-p)
+  (let ((decls nil))
+    (tagbody
+     next
+       (if (and doc-p (stringp (car body)) (cdr body))
+           (progn (setq body (cdr body)) (setq doc-p nil) (go next)))
+       (if (and (consp (car body)) (eq (car (car body)) 'declare))
+           (progn (setq decls (cons (car body) decls)) (setq body (cdr body)) (go next))))
+    (values (nreverse decls) body)))
+
+(defmacro case (key &rest clauses)
+  (let ((k (gensym)))
+    `(let ((,k ,key))
+       (cond ,@(mapcar (lambda (c)
+                         (let ((keys (car c)))
+                           (cond ((or (eq keys t) (eq keys 'otherwise)) `(t nil ,@(cdr c)))
+                                 ((listp keys) `((member ,k ',keys) nil ,@(cdr c)))
+                                 (t `((eql ,k ',keys) nil ,@(cdr c))))))
+                       clauses)))))
+
+(defun %case-keys (clauses)
+  (let ((keys nil))
+    (mapc (lambda (c)
+            (if (listp (car c))
+                (setq keys (append keys (car c)))
+                (setq keys (append keys (list (car c))))))
+          clauses)
+    keys))
+
+(defmacro ecase (key &rest clauses)
+  (let ((k (gensym)))
+    `(let ((,k ,key))
+       (case ,k ,@clauses
+         (otherwise (error 'type-error :datum ,k
+                                       :expected-type '(member ,@(%case-keys clauses))))))))
+
+(defmacro ccase (key &rest clauses) `(ecase ,key ,@clauses))
+
+(defmacro typecase (key &rest clauses)
+  (let ((k (gensym)))
+    `(let ((,k ,key))
+       (cond ,@(mapcar (lambda (c)
+                         (if (or (eq (car c) t) (eq (car c) 'otherwise))
+                             `(t nil ,@(cdr c))
+                             `((typep ,k ',(car c)) nil ,@(cdr c))))
+                       clauses)))))
+
+(defmacro etypecase (key &rest clauses)
+  (let ((k (gensym)))
+    `(let ((,k ,key))
+       (typecase ,k ,@clauses
+         (otherwise (error 'type-error :datum ,k
+                                       :expected-type '(or ,@(mapcar #'car clauses))))))))
+
+(defmacro ctypecase (key &rest clauses) `(etypecase ,key ,@clauses))
+
+;;; Iteration.  Each loop is a block NIL around a tagbody whose jumps are
+;;; local transfers (no setjmp per iteration); the body is itself a tagbody
+;;; so it may contain tags, as Common Lisp allows.
+
+(defmacro dolist (spec &body body)
+  (let ((var (car spec)) (list (car (cdr spec))) (result (cdr (cdr spec)))
+        (l (gensym "L")) (top (gensym "TOP")) (end (gensym "END")))
+    (multiple-value-bind (decls forms) (%parse-body body)
+      `(block nil
+         (let ((,l ,list))
+           (tagbody
+              ,top
+              (if (atom ,l) (go ,end))
+              (let ((,var (car ,l)))
+                ,@decls
+                (tagbody ,@forms))
+              (setq ,l (cdr ,l))
+              (go ,top)
+              ,end))
+         ,@(if result
+               `((let ((,var nil)) (declare (ignorable ,var)) ,@result))
+               nil)))))
+
+(defmacro dotimes (spec &body body)
+  (let ((var (car spec)) (count (car (cdr spec))) (result (cdr (cdr spec)))
+        (n (gensym "N")) (top (gensym "TOP")) (end (gensym "END")))
+    (multiple-value-bind (decls forms) (%parse-body body)
+      `(block nil
+         (let ((,n ,count) (,var 0))
+           ,@decls
+           (tagbody
+              ,top
+              (if (>= ,var ,n) (go ,end))
+              (tagbody ,@forms)
+              (setq ,var (1+ ,var))
+              (go ,top)
+              ,end)
+           ,@result)))))
+
+(defun %do-expand (specs end body parallel)
+  (let ((top (gensym "TOP")) (stop (gensym "END"))
+        (bindings (mapcar (lambda (s)
+                            (if (consp s) (list (car s) (car (cdr s))) s))
+                          specs))
+        (steps nil))
+    (mapc (lambda (s)
+            (if (and (consp s) (cdr (cdr s)))
+                (setq steps (append steps (list (car s) (car (cdr (cdr s))))))))
+          specs)
+    (multiple-value-bind (decls forms) (%parse-body body)
+      `(block nil
+         (,(if parallel 'let 'let*) ,bindings
+          ,@decls
+          (tagbody
+             ,top
+             (if ,(car end) (go ,stop))
+             (tagbody ,@forms)
+             (,(if parallel 'psetq 'setq) ,@steps)
+             (go ,top)
+             ,stop)
+          ,@(cdr end))))))
+
+(defmacro do (specs end &body body) (%do-expand specs end body t))
+(defmacro do* (specs end &body body) (%do-expand specs end body nil))
+
+(defmacro multiple-value-list (form) `(multiple-value-call #'list ,form))
+
+(defmacro nth-value (n form) `(nth ,n (multiple-value-list ,form)))
+
+(defmacro multiple-value-setq (vars form)
+  (let ((g (gensym)) (i -1))
+    `(let ((,g (multiple-value-list ,form)))
+       ,@(mapcar (lambda (v) (setq i (1+ i)) `(setq ,v (nth ,i ,g))) vars)
+       (car ,g))))
+
+(defmacro in-package (name) (declare (ignore name)) nil)
+
+(defmacro deftype (name lambda-list &body body)
+  (if lambda-list (error "DEFTYPE: parameterised types are not supported: ~S" name))
+  `(progn (setf (get ',name '%deftype) (lambda () ,@body)) ',name))
+
+(defun complement (f) (lambda (&rest args) (not (apply f args))))
+(defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))
+
+(defmacro with-output-to-string (spec &body body)
+  (let ((var (car spec)))
+    (multiple-value-bind (decls forms) (%parse-body body)
+      `(let ((,var (make-string-output-stream)))
+         ,@decls
+         ,@forms
+         (get-output-stream-string ,var)))))
+
+(defmacro with-gensyms (names &body body)
+  `(let ,(mapcar (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))

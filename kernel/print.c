@@ -1,0 +1,1013 @@
+/*
+** print.c — the printer.
+**
+** One recursive printer serves two sinks.  Stream mode (jt_print) batches
+** characters into a small buffer flushed to a Lisp stream; it honours every
+** *print-...* variable, may signal (print-not-readable, output limits) and
+** may run Lisp code (condition reports).  Safe mode (jt_print_cstr) writes
+** UTF-8 into a C buffer with a byte budget and never signals: it is what
+** error reports, backtraces and the host API use, so it must work on any
+** value, however broken the dynamic environment.  Its only Lisp code is a
+** condition's report, run under its own host-entry jump record.
+**
+** Termination.  Lists are walked iteratively along the cdr, so only car
+** nesting recurses, and that recursion is capped (and checked against the
+** C stack budget).  With *print-circle* a first pass counts how often each
+** cons, vector and structure is reached; the second pass labels the shared
+** ones #n= and refers back with #n#.  The visit counts live in a C-side open
+** addressing table whose storage is a Lisp vector in stream mode (so an
+** error unwinding through the printer leaks nothing) and malloc'd memory in
+** safe mode (which must not allocate Lisp objects that could signal).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_lib.h"
+#include "jt_eval.h"   /* jt_Lambda: anonymous functions print their lambda list */
+
+#define MAX_REC       10000  /* stream mode: deeper car nesting prints "..." */
+#define MAX_REC_SAFE  100    /* safe mode: deeper nesting prints "#" */
+#define SCAN_LIMIT_SAFE 1000000  /* safe mode: objects visited for circle */
+#define CSTACK_MARGIN (64 * 1024)
+#define PEND 256
+#define EMPTY JT_NIL      /* key of a free slot in the circle table */
+
+enum { CASE_UP, CASE_DOWN, CASE_CAP };
+
+typedef struct Printer {
+  jt_State *S;
+  /* sink */
+  jt_V stream;          /* stream mode target */
+  uint32_t pend[PEND];  /* stream mode: characters not yet written */
+  size_t npend;
+  jt_Buf *cbuf;         /* safe mode target */
+  size_t max;           /* safe mode byte budget */
+  bool full;            /* budget exhausted: print nothing more */
+  bool safe;
+  /* settings, read once from the special variables */
+  bool escape, readably, radix, circle;
+  int base, pcase;
+  intptr_t length, level;  /* -1: unlimited */
+  int maxrec, rec;
+  size_t ticks;
+  /* circle table: 2*cap words of (key, fixnum) pairs; the fixnum is the
+  ** visit count (1, 2) or, once labelled, minus the label */
+  jt_V table;           /* stream mode: the vector owning the words */
+  jt_V *words;
+  size_t cap, count;
+  intptr_t nextlabel;
+  size_t scanned;
+} Printer;
+
+static void print_obj(Printer *P, jt_V v, intptr_t depth);
+
+/* ------------------------------------------------------------------- sink */
+
+static void flush(Printer *P)
+{
+  if (P->npend) {
+    size_t n = P->npend;
+    P->npend = 0;
+    jt_stream_write(P->S, P->stream, P->pend, n);
+  }
+}
+
+/* Safe mode: append bytes within the budget.  On overflow the text is cut
+** back to a character boundary and ends in "...". */
+static void out_bytes(Printer *P, const char *s, size_t n)
+{
+  if (P->full) return;
+  jt_Buf *b = P->cbuf;
+  if (b->n + n <= P->max) { jt_buf_put(b, s, n); return; }
+  /* Cut at L <= max - 3 in the text b->p followed by s; the byte at L
+  ** exists because L < b->n + n.  Back up while it continues a character. */
+  size_t L = P->max >= 3 ? P->max - 3 : 0;
+  for (;;) {
+    unsigned char c = L < b->n ? (unsigned char)b->p[L] : (unsigned char)s[L - b->n];
+    if (L == 0 || (c & 0xC0) != 0x80) break;
+    L--;
+  }
+  if (L > b->n) jt_buf_put(b, s, L - b->n);
+  else b->n = L;
+  jt_buf_put(b, "...", P->max - L < 3 ? P->max - L : 3);
+  P->full = true;
+}
+
+static void out_char(Printer *P, uint32_t c)
+{
+  if (P->safe) {
+    char u[4];
+    out_bytes(P, u, jt_utf8_encode(c, u));
+    return;
+  }
+  P->pend[P->npend++] = c;
+  if (P->npend == PEND) flush(P);
+}
+
+static void out_ascii(Printer *P, const char *s)
+{
+  if (P->safe) { out_bytes(P, s, strlen(s)); return; }
+  while (*s) out_char(P, (unsigned char)*s++);
+}
+
+static void out_utf8(Printer *P, const char *s, size_t n)
+{
+  if (P->safe) { out_bytes(P, s, n); return; }
+  size_t i = 0;
+  while (i < n) out_char(P, jt_utf8_decode(s, n, &i));
+}
+
+static void out_hexid(Printer *P, jt_V v)
+{
+  char tmp[32];
+  snprintf(tmp, sizeof tmp, "{%lX}", (unsigned long)(v >> 3));
+  out_ascii(P, tmp);
+}
+
+/* ---------------------------------------------------------------- settings */
+
+/* The current dynamic value of a special, or `dflt` when unbound. */
+static jt_V var(Printer *P, jt_V sym, jt_V dflt)
+{
+  jt_V v = jt_symobj(P->S, sym)->value;
+  return v == JT_UNBOUND ? dflt : v;
+}
+
+/* *print-length* / *print-level*: NIL or a non-negative integer. */
+static intptr_t limit_var(Printer *P, jt_V sym)
+{
+  jt_State *S = P->S;
+  jt_V v = var(P, sym, JT_NIL);
+  if (v == JT_NIL) return -1;
+  if (jt_isfix(v) && jt_fixval(v) >= 0) return jt_fixval(v);
+  if (jt_isbig(v) && mpz_sgn(jt_big_(v)->z) > 0) return -1;  /* practically unlimited */
+  if (P->safe) return -1;
+  jt_V bad = v;
+  jt_bind(S, sym, JT_NIL);   /* so that the error report itself prints */
+  jt_type_error(S, bad, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, NULL_),
+                                JT_SYM(S, UNSIGNED_BYTE)));
+}
+
+static void load_settings(Printer *P, bool escape)
+{
+  jt_State *S = P->S;
+  P->readably = !P->safe && var(P, JT_SYM(S, PRINT_READABLY), JT_NIL) != JT_NIL;
+  P->escape = escape || P->readably;
+  P->radix = var(P, JT_SYM(S, PRINT_RADIX), JT_NIL) != JT_NIL;
+  P->circle = var(P, JT_SYM(S, PRINT_CIRCLE), JT_NIL) != JT_NIL;
+  jt_V c = var(P, JT_SYM(S, PRINT_CASE), JT_NIL);
+  P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
+           : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
+  jt_V b = var(P, JT_SYM(S, PRINT_BASE), jt_mkfix(10));
+  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36) {
+    P->base = (int)jt_fixval(b);
+  } else {
+    P->base = 10;
+    if (!P->safe) {
+      jt_bind(S, JT_SYM(S, PRINT_BASE), jt_mkfix(10));
+      jt_type_error(S, b, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(2),
+                                  jt_mkfix(36)));
+    }
+  }
+  P->length = limit_var(P, JT_SYM(S, PRINT_LENGTH));
+  P->level = limit_var(P, JT_SYM(S, PRINT_LEVEL));
+  P->maxrec = P->safe ? MAX_REC_SAFE : MAX_REC;
+}
+
+/* True when printing one level deeper could exhaust the C stack. */
+static bool too_deep(Printer *P)
+{
+  if (P->rec >= P->maxrec) return true;
+  jt_State *S = P->S;
+  if (S->cstack_base && S->cstack_limit) {
+    char here;
+    char *base = S->cstack_base;
+    size_t used = base > &here ? (size_t)(base - &here) : (size_t)(&here - base);
+    if (used + CSTACK_MARGIN > S->cstack_limit) return true;
+  }
+  return false;
+}
+
+/* Charge long prints against the fuel budget (stream mode only: safe mode
+** is bounded by its byte budget and must not signal). */
+static void tick(Printer *P)
+{
+  if (!P->safe && (++P->ticks & 4095) == 0) jt_fuel_tick(P->S);
+}
+
+/* ------------------------------------------------------------ circle table */
+
+static bool shareable(jt_V v)
+{
+  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v);
+}
+
+static size_t slot_of(jt_V key, size_t cap)
+{
+  uint64_t h = (uint64_t)(key >> 3) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 17) & (cap - 1);
+}
+
+/* Storage for `cap` pairs, all empty, or NULL (safe mode, no memory).
+** Empty keys are NIL, which is never shareable and harmless to the GC. */
+static jt_V *table_alloc(Printer *P, size_t cap)
+{
+  jt_V *w;
+  if (P->safe) {
+    w = malloc(2 * cap * sizeof(jt_V));
+    if (!w) return NULL;
+  } else {
+    /* Held on the value stack until table_install roots it via P->table,
+    ** so that both the old and the new storage survive the rehash. */
+    jt_V vec = jt_make_vector(P->S, 2 * cap, JT_NIL);
+    JT_PUSH(P->S, vec);
+    w = jt_vec_(vec)->items;
+  }
+  for (size_t i = 0; i < cap; i++) { w[2 * i] = EMPTY; w[2 * i + 1] = jt_mkfix(0); }
+  return w;
+}
+
+static void table_install(Printer *P, jt_V *w, size_t cap)
+{
+  if (P->safe) {
+    free(P->words);
+  } else {
+    P->table = P->S->sp[-1];
+    JT_POP(P->S, 1);
+  }
+  P->words = w;
+  P->cap = cap;
+}
+
+/* Find `key`, inserting it with count 0 if absent (NULL if no memory). */
+static jt_V *table_ref(Printer *P, jt_V key)
+{
+  if (!P->words || (P->count + 1) * 2 > P->cap) {
+    size_t ncap = P->cap ? P->cap * 2 : 64;
+    jt_V *w = table_alloc(P, ncap);
+    if (!w) return NULL;
+    for (size_t i = 0; i < P->cap; i++) {
+      jt_V k = P->words[2 * i];
+      if (k == EMPTY) continue;
+      size_t j = slot_of(k, ncap);
+      while (w[2 * j] != EMPTY) j = (j + 1) & (ncap - 1);
+      w[2 * j] = k;
+      w[2 * j + 1] = P->words[2 * i + 1];
+    }
+    table_install(P, w, ncap);
+  }
+  size_t j = slot_of(key, P->cap);
+  while (P->words[2 * j] != EMPTY && P->words[2 * j] != key)
+    j = (j + 1) & (P->cap - 1);
+  if (P->words[2 * j] == EMPTY) {
+    P->words[2 * j] = key;
+    P->words[2 * j + 1] = jt_mkfix(0);
+    P->count++;
+  }
+  return &P->words[2 * j + 1];
+}
+
+static jt_V table_get(Printer *P, jt_V key)
+{
+  if (!P->words) return jt_mkfix(0);
+  size_t j = slot_of(key, P->cap);
+  while (P->words[2 * j] != EMPTY) {
+    if (P->words[2 * j] == key) return P->words[2 * j + 1];
+    j = (j + 1) & (P->cap - 1);
+  }
+  return jt_mkfix(0);
+}
+
+/* First pass: count how often each shareable object is reached.  Only the
+** first visit descends, so this terminates on any graph. */
+static void scan(Printer *P, jt_V v, int rec)
+{
+  while (shareable(v)) {
+    if (P->safe && ++P->scanned > SCAN_LIMIT_SAFE) return;
+    if (rec >= P->maxrec) return;
+    tick(P);
+    jt_V *cnt = table_ref(P, v);
+    if (!cnt) { P->circle = false; return; }
+    if (*cnt != jt_mkfix(0)) { *cnt = jt_mkfix(2); return; }
+    *cnt = jt_mkfix(1);
+    if (jt_iscons(v)) {
+      scan(P, jt_car(v), rec + 1);
+      v = jt_cdr(v);
+    } else if (jt_isvector(v)) {
+      for (size_t i = 0; i < jt_vec_(v)->len; i++)
+        scan(P, jt_vec_(v)->items[i], rec + 1);
+      return;
+    } else {
+      jt_Struct *st = jt_struct_(v);
+      if (jt_isstruct(st->layout) &&
+          (jt_layout_(st->layout)->h.flags & JT_LAYOUT_CONDITION))
+        return;
+      for (uint32_t i = 0; i < st->h.aux; i++) scan(P, st->slots[i], rec + 1);
+      return;
+    }
+  }
+}
+
+static bool is_shared(Printer *P, jt_V v)
+{
+  return P->circle && jt_fixval(table_get(P, v)) != 1 &&
+         jt_fixval(table_get(P, v)) != 0;
+}
+
+/* Print #n# (returning true: the object is done) or the #n= prefix of a
+** shared object's first appearance. */
+static bool circle_mark(Printer *P, jt_V v)
+{
+  if (!P->circle) return false;
+  jt_V c = table_get(P, v);
+  intptr_t n = jt_fixval(c);
+  if (n == 0 || n == 1) return false;
+  char tmp[32];
+  if (n < 0) {
+    snprintf(tmp, sizeof tmp, "#%ld#", (long)-n);
+    out_ascii(P, tmp);
+    return true;
+  }
+  intptr_t label = ++P->nextlabel;
+  *table_ref(P, v) = jt_mkfix(-label);
+  snprintf(tmp, sizeof tmp, "#%ld=", (long)label);
+  out_ascii(P, tmp);
+  return false;
+}
+
+/* -------------------------------------------------------------- unreadable */
+
+/* An object with no readable syntax: refuse under *print-readably*. */
+static void unreadable(Printer *P, jt_V v, const char *what)
+{
+  if (!P->readably) return;
+  flush(P);
+  jt_errorc(P->S, JT_SYM(P->S, PRINT_NOT_READABLE),
+            "cannot print %s readably", what);
+}
+
+/* ----------------------------------------------------------------- atoms */
+
+static void print_number(Printer *P, jt_V v)
+{
+  jt_Buf b = {0};
+  jt_num_print(P->S, v, P->base, P->radix, &b);
+  out_utf8(P, b.p, b.n);
+  jt_buf_free(&b);
+}
+
+static bool is_graphic(uint32_t c)
+{
+  return (c >= 32 && c < 127) ||
+         (c >= 0xA0 && c < JT_CHAR_LIMIT && !(c >= 0xD800 && c <= 0xDFFF));
+}
+
+static const char *char_name(uint32_t c)
+{
+  switch (c) {
+  case 0: return "Nul";
+  case 8: return "Backspace";
+  case 9: return "Tab";
+  case 10: return "Newline";
+  case 12: return "Page";
+  case 13: return "Return";
+  case 32: return "Space";
+  case 127: return "Rubout";
+  default: return NULL;
+  }
+}
+
+static void print_char(Printer *P, uint32_t c)
+{
+  if (!P->escape) { out_char(P, c); return; }
+  out_ascii(P, "#\\");
+  const char *name = char_name(c);
+  if (name) {
+    out_ascii(P, name);
+  } else if (is_graphic(c)) {
+    out_char(P, c);
+  } else {
+    char tmp[16];
+    snprintf(tmp, sizeof tmp, "U+%04X", (unsigned)c);
+    out_ascii(P, tmp);
+  }
+}
+
+static void print_string(Printer *P, jt_V v)
+{
+  jt_String *s = jt_str_(v);
+  if (!P->escape) {
+    if (P->safe) {
+      for (size_t i = 0; i < s->len && !P->full; i++) out_char(P, s->chars[i]);
+    } else {
+      flush(P);
+      jt_stream_write(P->S, P->stream, s->chars, s->len);
+    }
+    return;
+  }
+  out_char(P, '"');
+  for (size_t i = 0; i < s->len && !P->full; i++) {
+    uint32_t c = s->chars[i];
+    if (c == '"' || c == '\\') out_char(P, '\\');
+    out_char(P, c);
+  }
+  out_char(P, '"');
+}
+
+/* ---------------------------------------------------------------- symbols */
+
+static bool is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
+
+/* Would the reader take these characters for a number (base 10)? */
+static bool looks_numeric(const uint32_t *c, size_t n)
+{
+  size_t i = 0, d1 = 0, d2 = 0, d3 = 0;
+  if (i < n && (c[i] == '+' || c[i] == '-')) i++;
+  while (i < n && is_digit(c[i])) i++, d1++;
+  if (i == n) return d1 > 0;
+  if (c[i] == '/') {
+    i++;
+    while (i < n && is_digit(c[i])) i++, d2++;
+    return d1 > 0 && d2 > 0 && i == n;
+  }
+  if (c[i] == '.') {
+    i++;
+    while (i < n && is_digit(c[i])) i++, d2++;
+    if (d1 == 0 && d2 == 0) return false;
+    if (i == n) return true;
+  } else if (d1 == 0) {
+    return false;
+  }
+  if (c[i] >= 128 || !c[i] || !strchr("eEsSfFdDlL", (int)c[i])) return false;
+  i++;
+  if (i < n && (c[i] == '+' || c[i] == '-')) i++;
+  while (i < n && is_digit(c[i])) i++, d3++;
+  return d3 > 0 && i == n;
+}
+
+/* Characters the reader would not take as part of a symbol token as is. */
+static bool needs_escape_char(uint32_t c)
+{
+  if (c < 33 || c == 127) return true;
+  if (c >= 'a' && c <= 'z') return true;   /* the reader upcases */
+  switch (c) {
+  case '(': case ')': case '\'': case '"': case ';': case '`': case ',':
+  case '|': case '\\': case ':':
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool needs_bars(const uint32_t *c, size_t n)
+{
+  if (n == 0 || c[0] == '#') return true;
+  bool dots = true;
+  for (size_t i = 0; i < n; i++) {
+    if (needs_escape_char(c[i])) return true;
+    if (c[i] != '.') dots = false;
+  }
+  return dots || looks_numeric(c, n);
+}
+
+static void print_name(Printer *P, const uint32_t *c, size_t n)
+{
+  if (P->escape && needs_bars(c, n)) {
+    out_char(P, '|');
+    for (size_t i = 0; i < n && !P->full; i++) {
+      if (c[i] == '|' || c[i] == '\\') out_char(P, '\\');
+      out_char(P, c[i]);
+    }
+    out_char(P, '|');
+    return;
+  }
+  bool word_start = true;
+  for (size_t i = 0; i < n && !P->full; i++) {
+    uint32_t ch = c[i];
+    bool upper = ch >= 'A' && ch <= 'Z';
+    bool alnum = upper || (ch >= 'a' && ch <= 'z') || is_digit(ch);
+    if (upper && (P->pcase == CASE_DOWN || (P->pcase == CASE_CAP && !word_start)))
+      ch += 'a' - 'A';
+    word_start = !alnum;
+    out_char(P, ch);
+  }
+}
+
+static void print_symbol(Printer *P, jt_V v)
+{
+  jt_Symbol *s = jt_symobj(P->S, v);
+  if (P->escape) {
+    if (s->package == JT_PKG_KEYWORD) out_char(P, ':');
+    else if (s->package == JT_PKG_NONE) out_ascii(P, "#:");
+  }
+  if (jt_isstring(s->name)) {
+    print_name(P, jt_str_(s->name)->chars, jt_str_(s->name)->len);
+  } else if (s->cname) {
+    out_utf8(P, s->cname, strlen(s->cname));
+  }
+}
+
+/* A symbol printed as a keyword, e.g. a structure slot name. */
+static void print_as_keyword(Printer *P, jt_V sym)
+{
+  jt_Symbol *s = jt_symobj(P->S, sym);
+  out_char(P, ':');
+  if (jt_isstring(s->name))
+    print_name(P, jt_str_(s->name)->chars, jt_str_(s->name)->len);
+}
+
+/* Print a name-like object (a symbol, or (setf f)) with escapes on. */
+static void print_escaped(Printer *P, jt_V v, intptr_t depth)
+{
+  bool e = P->escape;
+  P->escape = true;
+  print_obj(P, v, depth);
+  P->escape = e;
+}
+
+/* ---------------------------------------------------------------- conses */
+
+static const char *quote_prefix(Printer *P, jt_V v)
+{
+  jt_State *S = P->S;
+  jt_V head = jt_car(v), rest = jt_cdr(v);
+  if (!jt_issymbol(head) || !jt_iscons(rest) || jt_cdr(rest) != JT_NIL)
+    return NULL;
+  if (is_shared(P, rest)) return NULL;
+  if (head == JT_SYM(S, QUOTE)) return "'";
+  if (head == JT_SYM(S, FUNCTION)) return "#'";
+  if (head == JT_SYM(S, QUASIQUOTE)) return "`";
+  if (head == JT_SYM(S, UNQUOTE)) return ",";
+  if (head == JT_SYM(S, UNQUOTE_SPLICING)) return ",@";
+  return NULL;
+}
+
+static void print_list(Printer *P, jt_V v, intptr_t depth)
+{
+  jt_State *S = P->S;
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  const char *prefix = quote_prefix(P, v);
+  if (prefix) {
+    out_ascii(P, prefix);
+    print_obj(P, jt_car(jt_cdr(v)), depth + 1);
+    return;
+  }
+  /* Lisp code run while printing (a condition report) could mutate the list:
+  ** keep the cursor rooted so that it stays valid whatever happens. */
+  jt_V x = v;
+  JT_ROOT(S, x);
+  out_char(P, '(');
+  for (intptr_t n = 0; !P->full; n++) {
+    if (P->length >= 0 && n >= P->length) { out_ascii(P, "..."); break; }
+    print_obj(P, jt_car(x), depth + 1);
+    jt_V d = jt_cdr(x);
+    if (d == JT_NIL) break;
+    if (!jt_iscons(d) || is_shared(P, d)) {
+      out_ascii(P, " . ");
+      print_obj(P, d, depth + 1);
+      break;
+    }
+    out_char(P, ' ');
+    x = d;
+    tick(P);
+  }
+  out_char(P, ')');
+  JT_UNROOT(S, 1);
+}
+
+static void print_vector(Printer *P, jt_V v, intptr_t depth)
+{
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  out_ascii(P, "#(");
+  /* len is re-read each time: a report function could shrink the vector */
+  for (size_t i = 0; i < jt_vec_(v)->len && !P->full; i++) {
+    if (i) out_char(P, ' ');
+    if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
+    print_obj(P, jt_vec_(v)->items[i], depth + 1);
+    tick(P);
+  }
+  out_char(P, ')');
+}
+
+/* ------------------------------------------------------------ structures */
+
+/* The condition's report as a string, or NIL if producing it failed.  Safe
+** mode runs the report under a host-entry jump record, so that an error in
+** a report function is contained instead of escaping the printer. */
+static jt_V report_string(Printer *P, jt_V cond)
+{
+  jt_State *S = P->S;
+  if (!P->safe) {
+    jt_V ss = jt_make_string_stream(S);
+    JT_PUSH(S, ss);
+    jt_condition_report(S, ss, cond);
+    jt_V r = jt_stream_contents(S, ss, false);
+    JT_POP(S, 1);
+    return r;
+  }
+  if (S->stack_end - S->sp < 16) return JT_NIL;  /* no room to run Lisp */
+  jt_V saved = S->pending;
+  JT_PUSH(S, saved);
+  JT_PUSH(S, JT_NIL);
+  jt_V *slot = S->sp - 1;   /* memory, not a local: survives the longjmp */
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    jt_V ss = jt_make_string_stream(S);
+    JT_PUSH(S, ss);
+    jt_condition_report(S, ss, cond);
+    *slot = jt_stream_contents(S, ss, false);
+    JT_POP(S, 1);
+    jt_jmp_pop(S, &j);
+  }
+  /* a failed report landed here with every stack restored */
+  jt_V r = *slot;
+  S->pending = saved;
+  JT_POP(S, 2);
+  return r;
+}
+
+static void print_condition(Printer *P, jt_V v, jt_V layout, intptr_t depth)
+{
+  jt_State *S = P->S;
+  unreadable(P, v, "a condition");
+  flush(P);
+  if (!P->escape && !P->safe) {
+    jt_condition_report(S, P->stream, v);
+    return;
+  }
+  jt_V report = report_string(P, v);
+  if (!P->escape && jt_isstring(report)) {
+    print_string(P, report);
+    return;
+  }
+  JT_PUSH(S, report);
+  out_ascii(P, "#<");
+  print_escaped(P, jt_layout_(layout)->name, depth + 1);
+  if (jt_isstring(report)) {
+    out_char(P, ' ');
+    bool e = P->escape;
+    P->escape = true;
+    print_string(P, report);
+    P->escape = e;
+  }
+  out_char(P, '>');
+  flush(P);
+  JT_POP(S, 1);
+}
+
+static void print_struct(Printer *P, jt_V v, intptr_t depth)
+{
+  jt_Struct *st = jt_struct_(v);
+  jt_V layout = st->layout;
+  if (!jt_is(layout, JT_TLAYOUT)) {
+    unreadable(P, v, "a structure");
+    out_ascii(P, "#<STRUCTURE>");
+    return;
+  }
+  jt_Layout *ly = jt_layout_(layout);
+  if (ly->h.flags & JT_LAYOUT_CONDITION) {
+    print_condition(P, v, layout, depth);
+    return;
+  }
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  out_ascii(P, "#S(");
+  print_escaped(P, ly->name, depth + 1);
+  jt_V names = ly->slot_names;
+  for (uint32_t i = 0; i < st->h.aux && !P->full; i++) {
+    if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, " ..."); break; }
+    out_char(P, ' ');
+    if (jt_isvector(names) && i < jt_vec_(names)->len &&
+        jt_issymbol(jt_vec_(names)->items[i])) {
+      print_as_keyword(P, jt_vec_(names)->items[i]);
+    } else {
+      char tmp[32];
+      snprintf(tmp, sizeof tmp, ":SLOT%u", (unsigned)i);
+      out_ascii(P, tmp);
+    }
+    out_char(P, ' ');
+    print_obj(P, st->slots[i], depth + 1);
+  }
+  out_char(P, ')');
+}
+
+/* ---------------------------------------------------------- other objects */
+
+static void print_function(Printer *P, jt_V v, intptr_t depth)
+{
+  unreadable(P, v, "a function");
+  jt_V name = jt_is(v, JT_TPRIM) ? jt_prim_(v)->name : jt_clo_(v)->name;
+  out_ascii(P, "#<FUNCTION ");
+  if (name == JT_NIL) {
+    const jt_Lambda *lam = jt_is(v, JT_TCLOSURE) ? jt_clo_(v)->lam : NULL;
+    out_ascii(P, "(LAMBDA ");
+    if (lam && lam->lambda_list != JT_NIL)
+      print_escaped(P, lam->lambda_list, depth + 1);
+    else
+      out_ascii(P, "()");
+    out_char(P, ')');
+  } else {
+    print_escaped(P, name, depth + 1);
+  }
+  out_char(P, '>');
+}
+
+static void print_hash(Printer *P, jt_V v)
+{
+  static const char *const tests[] = {"EQ", "EQL", "EQUAL", "EQUALP"};
+  unreadable(P, v, "a hash table");
+  jt_Hash *h = jt_hash_(v);
+  char tmp[96];
+  snprintf(tmp, sizeof tmp, "#<HASH-TABLE :TEST %s :COUNT %zu ",
+           h->h.aux < 4 ? tests[h->h.aux] : "?", h->count);
+  out_ascii(P, tmp);
+  out_hexid(P, v);
+  out_char(P, '>');
+}
+
+static void print_other(Printer *P, jt_V v, intptr_t depth)
+{
+  switch (jt_type(v)) {
+  case JT_TSTREAM:
+    unreadable(P, v, "a stream");
+    out_ascii(P, jt_o(v)->aux == JT_STREAM_STRING ? "#<STRING-OUTPUT-STREAM>"
+                                                  : "#<HOST-OUTPUT-STREAM>");
+    return;
+  case JT_TRESTART:
+    unreadable(P, v, "a restart");
+    out_ascii(P, "#<RESTART ");
+    print_escaped(P, ((jt_Restart *)v)->name, depth + 1);
+    out_char(P, '>');
+    return;
+  case JT_TLAYOUT:
+    unreadable(P, v, "a class");
+    out_ascii(P, (jt_o(v)->flags & JT_LAYOUT_CONDITION) ? "#<CONDITION-CLASS "
+                                                        : "#<STRUCTURE-CLASS ");
+    print_escaped(P, jt_layout_(v)->name, depth + 1);
+    out_char(P, '>');
+    return;
+  case JT_TFOREIGN:
+    unreadable(P, v, "a foreign pointer");
+    out_ascii(P, "#<FOREIGN ");
+    print_escaped(P, ((jt_Foreign *)v)->tag, depth + 1);
+    {
+      char tmp[40];
+      snprintf(tmp, sizeof tmp, " #x%lX>", (unsigned long)(uintptr_t)((jt_Foreign *)v)->ptr);
+      out_ascii(P, tmp);
+    }
+    return;
+  case JT_TFRAME:
+    unreadable(P, v, "an environment");
+    out_ascii(P, "#<ENVIRONMENT>");
+    return;
+  case JT_TCODE:
+    unreadable(P, v, "code");
+    out_ascii(P, "#<CODE>");
+    return;
+  default:
+    unreadable(P, v, "an object");
+    out_ascii(P, "#<OBJECT>");
+    return;
+  }
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+static void print_obj(Printer *P, jt_V v, intptr_t depth)
+{
+  if (P->full) return;
+  if (jt_isfix(v)) { print_number(P, v); return; }
+  if (jt_ischar(v)) { print_char(P, jt_charcode(v)); return; }
+  if (v == JT_NIL || v == JT_T) { print_symbol(P, v); return; }
+  if (!jt_isptr(v)) {
+    /* internal markers leak into printing only through kernel bugs, but
+    ** the printer is what reports those: never fail on them */
+    unreadable(P, v, "an internal marker");
+    out_ascii(P, v == JT_UNBOUND ? "#<UNBOUND>" : v == JT_EOF ? "#<EOF>"
+                 : v == JT_NOVALUE ? "#<NO-VALUE>" : "#<IMMEDIATE>");
+    return;
+  }
+  switch (jt_type(v)) {
+  case JT_TSYMBOL: print_symbol(P, v); return;
+  case JT_TSTRING: print_string(P, v); return;
+  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: print_number(P, v); return;
+  case JT_THASH: print_hash(P, v); return;
+  default: break;
+  }
+  if (too_deep(P)) { out_ascii(P, P->safe ? "#" : "..."); return; }
+  /* Stream mode can run Lisp code (condition reports) that might detach
+  ** this object from the structure being printed: keep it rooted. */
+  JT_ROOT(P->S, v);
+  P->rec++;
+  switch (jt_type(v)) {
+  case JT_TCONS:
+    if (!circle_mark(P, v)) print_list(P, v, depth);
+    break;
+  case JT_TVECTOR:
+    if (!circle_mark(P, v)) print_vector(P, v, depth);
+    break;
+  case JT_TSTRUCT:
+    if (!circle_mark(P, v)) print_struct(P, v, depth);
+    break;
+  case JT_TPRIM: case JT_TCLOSURE:
+    print_function(P, v, depth);
+    break;
+  default:
+    print_other(P, v, depth);
+    break;
+  }
+  P->rec--;
+  JT_UNROOT(P->S, 1);
+}
+
+static void printer_init(Printer *P, jt_State *S)
+{
+  memset(P, 0, sizeof *P);
+  P->S = S;
+  P->stream = JT_NIL;
+  P->table = JT_NIL;
+}
+
+static void run(Printer *P, jt_V v)
+{
+  if (P->circle && (jt_iscons(v) || jt_isvector(v) || jt_isstruct(v))) {
+    scan(P, v, 0);
+    P->scanned = 0;
+  }
+  print_obj(P, v, 0);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
+{
+  Printer P;
+  printer_init(&P, S);
+  P.stream = jt_output_stream(S, stream);
+  JT_ROOT(S, v);
+  JT_ROOT(S, P.stream);
+  JT_ROOT(S, P.table);
+  load_settings(&P, escape);
+  run(&P, v);
+  flush(&P);
+  JT_UNROOT(S, 3);
+}
+
+jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)
+{
+  jt_V ss = jt_make_string_stream(S);
+  JT_PUSH(S, ss);
+  jt_print(S, ss, v, escape);
+  jt_V res = jt_stream_contents(S, ss, false);
+  JT_POP(S, 1);
+  return res;
+}
+
+char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
+{
+  jt_Buf b = {0};
+  JT_ROOT(S, v);   /* condition reports run Lisp code, which may collect */
+  Printer P;
+  printer_init(&P, S);
+  P.safe = true;
+  P.cbuf = &b;
+  P.max = max;
+  load_settings(&P, escape);
+  run(&P, v);
+  JT_UNROOT(S, 1);
+  free(P.words);
+  jt_buf_putc(&b, '\0');
+  return b.p;
+}
+
+/* --------------------------------------------------------------- built-ins */
+
+static jt_V opt_stream(jt_State *S, int argc, jt_V *argv, int i)
+{
+  return jt_output_stream(S, argc > i ? argv[i] : JT_NIL);
+}
+
+/* (prin1 object &optional stream) */
+JT_FN(f_prin1)
+{
+  jt_print(S, opt_stream(S, argc, argv, 1), argv[0], true);
+  return argv[0];
+}
+
+/* (princ object &optional stream) */
+JT_FN(f_princ)
+{
+  jt_print(S, opt_stream(S, argc, argv, 1), argv[0], false);
+  return argv[0];
+}
+
+/* (print object &optional stream): newline, prin1, space. */
+JT_FN(f_print)
+{
+  jt_V st = opt_stream(S, argc, argv, 1);
+  jt_stream_putc(S, st, '\n');
+  jt_print(S, st, argv[0], true);
+  jt_stream_putc(S, st, ' ');
+  return argv[0];
+}
+
+/* (pprint object &optional stream): newline, prin1; no pretty layout. */
+JT_FN(f_pprint)
+{
+  jt_V st = opt_stream(S, argc, argv, 1);
+  jt_stream_putc(S, st, '\n');
+  jt_print(S, st, argv[0], true);
+  return jt_values(S, 0, NULL);
+}
+
+/* The keys of write and write-to-string, in order; :stream first. */
+static const int write_keys[] = {
+  JT_S_K_STREAM, JT_S_K_ESCAPE, JT_S_K_READABLY, JT_S_K_BASE, JT_S_K_RADIX,
+  JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE
+};
+#define NWRITE_KEYS ((int)(sizeof write_keys / sizeof write_keys[0]))
+
+/* Bind the specials named by the keyword arguments; returns the stream
+** argument (JT_NOVALUE if absent).  The caller unbinds. */
+static jt_V bind_write_keys(jt_State *S, int argc, jt_V *argv)
+{
+  const int vars[NWRITE_KEYS] = {
+    -1, JT_S_PRINT_ESCAPE, JT_S_PRINT_READABLY, JT_S_PRINT_BASE,
+    JT_S_PRINT_RADIX, JT_S_PRINT_LEVEL, JT_S_PRINT_LENGTH, JT_S_PRINT_CIRCLE,
+    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE
+  };
+  jt_V out[NWRITE_KEYS];
+  jt_parse_keys(S, argc, argv, 1, write_keys, NWRITE_KEYS, out);
+  for (int i = 1; i < NWRITE_KEYS; i++)
+    if (out[i] != JT_NOVALUE) jt_bind(S, S->sym[vars[i]], out[i]);
+  return out[0];
+}
+
+static bool escape_now(jt_State *S)
+{
+  jt_V e = jt_symobj(S, JT_SYM(S, PRINT_ESCAPE))->value;
+  return e != JT_NIL && e != JT_UNBOUND;
+}
+
+/* (write object &key stream escape readably base radix level length circle
+**  pretty case) */
+JT_FN(f_write)
+{
+  size_t mark = S->nbind;
+  jt_V st = bind_write_keys(S, argc, argv);
+  st = jt_output_stream(S, st == JT_NOVALUE ? JT_NIL : st);
+  jt_print(S, st, argv[0], escape_now(S));
+  jt_unbind_to(S, mark);
+  return argv[0];
+}
+
+/* (write-to-string object &key escape readably base radix ...) */
+JT_FN(f_write_to_string)
+{
+  size_t mark = S->nbind;
+  jt_V st = bind_write_keys(S, argc, argv);
+  if (st != JT_NOVALUE)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "WRITE-TO-STRING does not accept the :STREAM keyword");
+  jt_V res = jt_print_to_string(S, argv[0], escape_now(S));
+  jt_unbind_to(S, mark);
+  return res;
+}
+
+/* (prin1-to-string object) */
+JT_FN(f_prin1_to_string) { return jt_print_to_string(S, argv[0], true); }
+
+/* (princ-to-string object) */
+JT_FN(f_princ_to_string) { return jt_print_to_string(S, argv[0], false); }
+
+static const jt_Reg print_fns[] = {
+  {"PRIN1", f_prin1, 1, 2,
+   "(prin1 object &optional stream) Print OBJECT readably (with escapes); "
+   "return it."},
+  {"PRINC", f_princ, 1, 2,
+   "(princ object &optional stream) Print OBJECT for people (no escapes); "
+   "return it."},
+  {"PRINT", f_print, 1, 2,
+   "(print object &optional stream) Print a newline, OBJECT as by prin1, "
+   "and a space; return OBJECT."},
+  {"PPRINT", f_pprint, 1, 2,
+   "(pprint object &optional stream) Print a newline and OBJECT as by prin1; "
+   "return no values."},
+  {"WRITE", f_write, 1, -1,
+   "(write object &key stream escape readably base radix level length circle "
+   "pretty case) Print OBJECT with the given printer settings; return it."},
+  {"WRITE-TO-STRING", f_write_to_string, 1, -1,
+   "(write-to-string object &key escape readably base radix level length "
+   "circle pretty case) Return what write would print, as a string."},
+  {"PRIN1-TO-STRING", f_prin1_to_string, 1, 1,
+   "(prin1-to-string object) Return what prin1 would print, as a string."},
+  {"PRINC-TO-STRING", f_princ_to_string, 1, 1,
+   "(princ-to-string object) Return what princ would print, as a string."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+/* Called from jt_open_io (io.c). */
+void jt_open_print(jt_State *S)
+{
+  jt_register(S, print_fns);
+}

@@ -1,0 +1,808 @@
+/*
+** read.c — the reader.
+**
+** A recursive-descent reader over UTF-8 source with the standard syntax
+** (readtable case :upcase, one package model).  Positions are byte offsets.
+**
+** Tokens are scanned twice: a first pass finds their extent and shape
+** (escapes, package markers, dots) without allocating, so that an error in
+** an unfinished token leaves nothing behind; numbers are then parsed straight
+** from the source bytes (a number token never contains escapes), and symbol
+** names are built in a fresh Lisp string by the second pass.
+**
+** #+/#- skip their form with `suppress` set: the form is scanned for its
+** extent only, so foreign syntax such as sb-ext:foo does not raise errors.
+** Nesting depth is bounded so that "((((..." cannot exhaust the C stack.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_lib.h"
+
+#define MAX_DEPTH 5000
+#define CSTACK_MARGIN (64 * 1024)
+
+typedef struct Rd {
+  jt_State *S;
+  jt_Reader *R;
+  bool keywords;   /* unqualified symbols are keywords (feature expressions) */
+  bool suppress;   /* reading a form only to skip it */
+  int bq;          /* backquote nesting: commas are legal when > 0 */
+  int base;        /* *read-base* */
+  jt_V labels;     /* #n= labels: alist (n . object-or-placeholder), rooted */
+} Rd;
+
+#define SRC   (d->R->src)
+#define LEN   (d->R->len)
+#define POS   (d->R->pos)
+
+static jt_V read_item(Rd *d);
+
+/* ------------------------------------------------------------- characters */
+
+static bool at_end(Rd *d) { return POS >= LEN; }
+
+/* The code point at byte `p`, its end in *np. */
+static uint32_t char_at(Rd *d, size_t p, size_t *np)
+{
+  unsigned char b = (unsigned char)SRC[p];
+  if (b < 0x80) { *np = p + 1; return b; }
+  size_t i = p;
+  uint32_t c = jt_utf8_decode(SRC, LEN, &i);
+  if (i <= p) i = p + 1;   /* never stall, whatever the decoder does */
+  *np = i;
+  return c;
+}
+
+static bool is_ws(uint32_t c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+         c == '\v';
+}
+
+/* Whitespace or a terminating macro character: ends a token. */
+static bool is_delim(uint32_t c)
+{
+  return is_ws(c) || c == '(' || c == ')' || c == '\'' || c == '"' ||
+         c == ';' || c == '`' || c == ',';
+}
+
+static uint32_t upcase(uint32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
+
+JT_NORETURN static void eof_error(Rd *d, const char *what, size_t start)
+{
+  jt_errorc(d->S, JT_SYM(d->S, END_OF_FILE),
+            "end of input inside %s starting at byte %zu", what, start);
+}
+
+static void enter(Rd *d)
+{
+  if (++d->R->depth > MAX_DEPTH)
+    jt_reader_error(d->S, POS, "forms nested more than %d deep", MAX_DEPTH);
+  jt_State *S = d->S;
+  if (S->cstack_base && S->cstack_limit) {
+    char here;
+    char *base = S->cstack_base;
+    size_t used = base > &here ? (size_t)(base - &here) : (size_t)(&here - base);
+    if (used + CSTACK_MARGIN > S->cstack_limit)
+      jt_reader_error(S, POS, "forms nested too deeply");
+  }
+}
+
+static void leave(Rd *d) { d->R->depth--; }
+
+/* Skip #| ... |# (nested); POS is just past the opening "#|". */
+static void skip_block_comment(Rd *d, size_t start)
+{
+  int level = 1;
+  while (level > 0) {
+    if (POS + 1 >= LEN) eof_error(d, "a #| comment", start);
+    if (SRC[POS] == '|' && SRC[POS + 1] == '#') { level--; POS += 2; }
+    else if (SRC[POS] == '#' && SRC[POS + 1] == '|') { level++; POS += 2; }
+    else POS++;
+  }
+}
+
+/* Skip whitespace and comments. */
+static void skip_ws(Rd *d)
+{
+  while (POS < LEN) {
+    char c = SRC[POS];
+    if (is_ws((unsigned char)c)) {
+      POS++;
+    } else if (c == ';') {
+      while (POS < LEN && SRC[POS] != '\n') POS++;
+    } else if (c == '#' && POS + 1 < LEN && SRC[POS + 1] == '|') {
+      size_t start = POS;
+      POS += 2;
+      skip_block_comment(d, start);
+    } else {
+      return;
+    }
+  }
+}
+
+/* A lone unescaped dot at POS (as in (a . b)). */
+static bool at_dot(Rd *d)
+{
+  if (POS >= LEN || SRC[POS] != '.') return false;
+  if (POS + 1 >= LEN) return true;
+  size_t np;
+  return is_delim(char_at(d, POS + 1, &np));
+}
+
+/* ------------------------------------------------------------------ tokens */
+
+typedef struct Tok {
+  size_t start, end;     /* bytes */
+  size_t n;              /* characters, escapes removed */
+  bool escaped;          /* some character was escaped: never a number */
+  bool alldots;          /* only unescaped dots */
+  int ncolons;           /* unescaped package markers */
+  size_t colon1;         /* character index of the first one */
+} Tok;
+
+/* Scan the token at t->start.  Characters with index in [lo, hi) go to
+** out[i - lo] (out may be NULL for the sizing pass). */
+static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
+{
+  size_t p = t->start, i = 0;
+  bool bar = false;
+  t->escaped = false;
+  t->alldots = true;
+  t->ncolons = 0;
+  t->colon1 = 0;
+  for (;;) {
+    if (p >= LEN) {
+      if (bar) eof_error(d, "a |...| symbol name", t->start);
+      break;
+    }
+    size_t np;
+    uint32_t c = char_at(d, p, &np);
+    bool esc = false;
+    if (c == '|') { bar = !bar; t->escaped = true; p = np; continue; }
+    if (c == '\\') {
+      if (np >= LEN) eof_error(d, "a token (after \\)", t->start);
+      c = char_at(d, np, &np);
+      esc = true;
+    } else if (bar) {
+      esc = true;
+    } else if (is_delim(c)) {
+      break;
+    }
+    p = np;
+    if (esc) {
+      t->escaped = true;
+      t->alldots = false;
+    } else {
+      c = upcase(c);
+      if (c != '.') t->alldots = false;
+      if (c == ':') { if (t->ncolons++ == 0) t->colon1 = i; }
+    }
+    if (out && i >= lo && i < hi) out[i - lo] = c;
+    i++;
+  }
+  t->end = p;
+  t->n = i;
+}
+
+/* A fresh string holding characters [lo, hi) of the token. */
+static jt_V token_string(Rd *d, Tok *t, size_t lo, size_t hi)
+{
+  jt_V s = jt_make_string(d->S, hi - lo, 0);
+  Tok t2 = *t;
+  scan_token(d, &t2, jt_str_(s)->chars, lo, hi);
+  return s;
+}
+
+static bool name_is(const uint32_t *c, size_t n, const char *name)
+{
+  size_t k = strlen(name);
+  if (n != k) return false;
+  for (size_t i = 0; i < n; i++)
+    if (c[i] != (unsigned char)name[i]) return false;
+  return true;
+}
+
+/* Map a package name to our single package model (-1: no such package). */
+static int package_of(Rd *d, Tok *t)
+{
+  uint32_t buf[24];
+  if (t->colon1 > sizeof buf / sizeof buf[0]) return -1;
+  Tok t2 = *t;
+  scan_token(d, &t2, buf, 0, t->colon1);
+  size_t n = t->colon1;
+  if (name_is(buf, n, "KEYWORD")) return JT_PKG_KEYWORD;
+  if (name_is(buf, n, "CL") || name_is(buf, n, "COMMON-LISP") ||
+      name_is(buf, n, "CL-USER") || name_is(buf, n, "COMMON-LISP-USER") ||
+      name_is(buf, n, "JITI") || name_is(buf, n, "JITI-USER"))
+    return JT_PKG_LISP;
+  return -1;
+}
+
+static jt_V intern_name(Rd *d, jt_V name, int pkg)
+{
+  JT_ROOT(d->S, name);
+  jt_V sym = jt_intern_string(d->S, name, pkg);
+  JT_UNROOT(d->S, 1);
+  return sym;
+}
+
+/* Read a token: a number or a symbol.  `uninterned` after #:. */
+static jt_V read_token(Rd *d, bool uninterned)
+{
+  Tok t;
+  t.start = POS;
+  scan_token(d, &t, NULL, 0, 0);
+  POS = t.end;
+  if (d->suppress) return JT_NIL;
+
+  if (uninterned) {
+    if (t.ncolons)
+      jt_reader_error(d->S, t.start, "a symbol after #: cannot have a package prefix");
+    jt_V name = token_string(d, &t, 0, t.n);
+    JT_ROOT(d->S, name);
+    jt_V sym = jt_make_symbol(d->S, name);
+    JT_UNROOT(d->S, 1);
+    return sym;
+  }
+  if (!t.escaped && t.ncolons == 0) {
+    if (t.alldots)
+      jt_reader_error(d->S, t.start, t.n == 1 ? "dot in the wrong context"
+                                             : "a token of only dots");
+    jt_V num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, d->base);
+    if (num != JT_NOVALUE) return num;
+  }
+  if (t.ncolons == 0) {
+    jt_V name = token_string(d, &t, 0, t.n);
+    return intern_name(d, name, d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP);
+  }
+
+  /* package-qualified: the markers must be one ':' or '::' together */
+  size_t last = t.colon1 + (size_t)t.ncolons - 1;
+  if (t.ncolons > 2)
+    jt_reader_error(d->S, t.start, "too many package markers in a symbol");
+  if (t.ncolons == 2) {
+    /* the second colon must follow the first immediately */
+    uint32_t second;
+    Tok t2 = t;
+    scan_token(d, &t2, &second, t.colon1 + 1, t.colon1 + 2);
+    if (second != ':')
+      jt_reader_error(d->S, t.start, "too many package markers in a symbol");
+  }
+  int pkg;
+  if (t.colon1 == 0) {
+    if (t.ncolons != 1)
+      jt_reader_error(d->S, t.start, "too many package markers in a keyword");
+    pkg = JT_PKG_KEYWORD;
+  } else {
+    pkg = package_of(d, &t);
+    if (pkg < 0) {
+      char *name = NULL;
+      jt_V pname = token_string(d, &t, 0, t.colon1);
+      name = jt_string_utf8(d->S, pname, NULL);
+      char msg[96];
+      snprintf(msg, sizeof msg, "%.64s%s", name, strlen(name) > 64 ? "..." : "");
+      free(name);
+      jt_reader_error(d->S, t.start, "package %s does not exist", msg);
+    }
+    if (last + 1 == t.n)
+      jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+  }
+  jt_V name = token_string(d, &t, last + 1, t.n);
+  return intern_name(d, name, pkg);
+}
+
+/* ----------------------------------------------------------------- strings */
+
+static jt_V read_string(Rd *d)
+{
+  size_t start = POS++;   /* past the opening quote */
+  size_t n = 0, p = POS, np;
+  /* sizing pass */
+  for (;;) {
+    if (p >= LEN) eof_error(d, "a string", start);
+    uint32_t c = char_at(d, p, &np);
+    if (c == '"') break;
+    if (c == '\\') {
+      if (np >= LEN) eof_error(d, "a string", start);
+      char_at(d, np, &np);
+    }
+    p = np;
+    n++;
+  }
+  if (d->suppress) { POS = p + 1; return JT_NIL; }
+  jt_V s = jt_make_string(d->S, n, 0);
+  uint32_t *out = jt_str_(s)->chars;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t c = char_at(d, POS, &np);
+    if (c == '\\') c = char_at(d, np, &np);
+    out[i] = c;
+    POS = np;
+  }
+  POS++;   /* the closing quote */
+  return s;
+}
+
+/* --------------------------------------------------------------- characters */
+
+static const struct { const char *name; uint32_t code; } char_names[] = {
+  {"SPACE", ' '}, {"NEWLINE", '\n'}, {"LINEFEED", '\n'}, {"TAB", '\t'},
+  {"RETURN", '\r'}, {"PAGE", '\f'}, {"BACKSPACE", 8}, {"RUBOUT", 127},
+  {"DELETE", 127}, {"DEL", 127}, {"NUL", 0}, {"NULL", 0}, {"BELL", 7},
+  {"BEL", 7}, {"ESCAPE", 27}, {"ESC", 27}, {"ALTMODE", 27},
+};
+
+static int hexval(uint32_t c)
+{
+  if (c >= '0' && c <= '9') return (int)(c - '0');
+  c = upcase(c);
+  if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
+  return -1;
+}
+
+/* #\x, #\Name, #\U+XXXX; POS is just past the backslash. */
+static jt_V read_char(Rd *d, size_t start)
+{
+  size_t from = POS;
+  if (at_end(d)) eof_error(d, "a character literal", start);
+  size_t np;
+  uint32_t first = char_at(d, POS, &np);
+  size_t p = np, n = 1;
+  uint32_t name[24];
+  name[0] = upcase(first);
+  while (p < LEN) {
+    uint32_t c = char_at(d, p, &np);
+    if (is_delim(c)) break;
+    if (n < sizeof name / sizeof name[0]) name[n] = upcase(c);
+    n++;
+    p = np;
+  }
+  POS = p;
+  if (d->suppress) return JT_NIL;
+  if (n == 1) return jt_mkchar(first);
+  if (n <= sizeof name / sizeof name[0]) {
+    for (size_t i = 0; i < sizeof char_names / sizeof char_names[0]; i++)
+      if (name_is(name, n, char_names[i].name)) return jt_mkchar(char_names[i].code);
+    /* U+XXXX or UXXXX */
+    if (name[0] == 'U') {
+      size_t i = name[1] == '+' ? 2 : 1;
+      uint32_t code = 0;
+      bool ok = i < n && n - i <= 6;
+      for (; ok && i < n; i++) {
+        int h = hexval(name[i]);
+        if (h < 0) ok = false;
+        else code = code * 16 + (uint32_t)h;
+      }
+      if (ok && code < JT_CHAR_LIMIT) return jt_mkchar(code);
+    }
+  }
+  jt_reader_error(d->S, start, "unknown character name #\\%.*s",
+                  (int)(p - from > 40 ? 40 : p - from), SRC + from);
+}
+
+/* ------------------------------------------------------------------- lists */
+
+/* The next object, skipping suppressed ones; `what` names the construct
+** that needs it, for the error messages. */
+static jt_V read_required(Rd *d, const char *what, size_t start)
+{
+  for (;;) {
+    skip_ws(d);
+    if (at_end(d)) eof_error(d, what, start);
+    if (SRC[POS] == ')')
+      jt_reader_error(d->S, POS, "missing object after %s", what);
+    jt_V x = read_item(d);
+    if (x != JT_NOVALUE) return x;
+  }
+}
+
+static jt_V cons_rooted(jt_State *S, jt_V a, jt_V b)
+{
+  JT_ROOT(S, a);
+  JT_ROOT(S, b);
+  jt_V c = jt_cons(S, a, b);
+  JT_UNROOT(S, 2);
+  return c;
+}
+
+/* POS is at '('.  `allow_dot` is false for #( vectors. */
+static jt_V read_list(Rd *d, bool allow_dot)
+{
+  jt_State *S = d->S;
+  size_t start = POS++;
+  const char *what = allow_dot ? "a list" : "a vector";
+  jt_V head = JT_NIL, tail = JT_NIL;
+  JT_ROOT(S, head);
+  JT_ROOT(S, tail);
+  enter(d);
+  for (;;) {
+    skip_ws(d);
+    if (at_end(d)) eof_error(d, what, start);
+    if (SRC[POS] == ')') { POS++; break; }
+    if (at_dot(d)) {
+      if (!allow_dot || head == JT_NIL)
+        jt_reader_error(S, POS, "dot in the wrong context");
+      size_t dotpos = POS++;
+      jt_V x = read_required(d, "a dot", dotpos);
+      jt_cons_(tail)->cdr = x;   /* our own fresh cons: no barrier */
+      skip_ws(d);
+      if (at_end(d)) eof_error(d, what, start);
+      if (SRC[POS] != ')')
+        jt_reader_error(S, POS, "more than one object after a dot");
+      POS++;
+      break;
+    }
+    jt_V x = read_item(d);
+    if (x == JT_NOVALUE) continue;
+    jt_V cell = cons_rooted(S, x, JT_NIL);
+    if (head == JT_NIL) head = cell;
+    else jt_cons_(tail)->cdr = cell;
+    tail = cell;
+  }
+  leave(d);
+  JT_UNROOT(S, 2);
+  return head;
+}
+
+/* #( ... ) and #n( ... ); POS is at '('.  n < 0: no length given. */
+static jt_V read_vector(Rd *d, long n, size_t start)
+{
+  jt_State *S = d->S;
+  jt_V items = read_list(d, false);
+  if (d->suppress) return JT_NIL;
+  JT_ROOT(S, items);
+  size_t len = 0;
+  for (jt_V x = items; x != JT_NIL; x = jt_cdr(x)) len++;
+  size_t size = n < 0 ? len : (size_t)n;
+  if (len > size)
+    jt_reader_error(S, start, "vector longer than its given length %ld", n);
+  if (len == 0 && size > 0)
+    jt_reader_error(S, start, "vector of length %ld with no elements", n);
+  jt_V v = jt_make_vector(S, size, JT_NIL);
+  jt_V *it = jt_vec_(v)->items, last = JT_NIL;
+  size_t i = 0;
+  for (jt_V x = items; x != JT_NIL; x = jt_cdr(x)) it[i++] = last = jt_car(x);
+  for (; i < size; i++) it[i] = last;   /* #n( repeats the last element */
+  JT_UNROOT(S, 1);
+  return v;
+}
+
+/* ------------------------------------------------------------- features */
+
+static bool keyword_named(jt_State *S, jt_V v, const char *name)
+{
+  return jt_iskeyword(v) && strcmp(jt_symname(S, v), name) == 0;
+}
+
+static bool feature_true(Rd *d, jt_V f, size_t pos)
+{
+  jt_State *S = d->S;
+  if (jt_issymbol(f)) {
+    jt_V list = jt_symobj(S, JT_SYM(S, FEATURES))->value;
+    for (size_t k = 0; jt_iscons(list) && k < 100000; list = jt_cdr(list), k++)
+      if (jt_car(list) == f) return true;
+    return false;
+  }
+  if (jt_iscons(f)) {
+    jt_V op = jt_car(f), args = jt_cdr(f);
+    bool is_and = keyword_named(S, op, "AND"), is_or = keyword_named(S, op, "OR");
+    if (is_and || is_or) {
+      for (; jt_iscons(args); args = jt_cdr(args))
+        if (feature_true(d, jt_car(args), pos) == is_or) return is_or;
+      if (args == JT_NIL) return is_and;
+    } else if (keyword_named(S, op, "NOT")) {
+      if (jt_iscons(args) && jt_cdr(args) == JT_NIL)
+        return !feature_true(d, jt_car(args), pos);
+    }
+  }
+  jt_reader_error(S, pos, "invalid feature expression");
+}
+
+/* #+ / #-; POS is past the dispatch character. */
+static jt_V read_conditional(Rd *d, bool plus, size_t start)
+{
+  bool kw = d->keywords;
+  d->keywords = true;
+  jt_V f = read_required(d, "a #+/#- feature expression", start);
+  d->keywords = kw;
+  bool take = d->suppress ? false : feature_true(d, f, start) == plus;
+  if (take) return read_required(d, "a #+/#- form", start);
+  bool sup = d->suppress;
+  d->suppress = true;
+  read_required(d, "a #+/#- form", start);
+  d->suppress = sup;
+  return JT_NOVALUE;
+}
+
+/* ------------------------------------------------------------ #n= and #n# */
+
+/* Replace every reference to `ph` inside `x` by `obj`.  The structure is
+** fresh from this read, so plain stores are fine; `seen` (an EQ table)
+** makes the walk terminate on the cycles that earlier labels created. */
+static void patch(Rd *d, jt_V x, jt_V ph, jt_V obj, jt_V seen, int rec)
+{
+  jt_State *S = d->S;
+  while ((jt_iscons(x) || jt_isvector(x)) && x != ph && rec < 2 * MAX_DEPTH) {
+    bool found;
+    jt_hash_get(S, seen, x, &found);
+    if (found) return;
+    jt_hash_put(S, seen, x, JT_T);
+    if (jt_isvector(x)) {
+      jt_Vector *v = jt_vec_(x);
+      for (size_t i = 0; i < v->len; i++) {
+        if (v->items[i] == ph) v->items[i] = obj;
+        else patch(d, v->items[i], ph, obj, seen, rec + 1);
+      }
+      return;
+    }
+    if (jt_car(x) == ph) jt_cons_(x)->car = obj;
+    else patch(d, jt_car(x), ph, obj, seen, rec + 1);
+    if (jt_cdr(x) == ph) { jt_cons_(x)->cdr = obj; return; }
+    x = jt_cdr(x);
+  }
+}
+
+static jt_V find_label(Rd *d, long n)
+{
+  for (jt_V l = d->labels; l != JT_NIL; l = jt_cdr(l))
+    if (jt_car(jt_car(l)) == jt_mkfix(n)) return jt_car(l);
+  return JT_NIL;
+}
+
+/* #n=object: the label may be referred to (#n#) inside the object. */
+static jt_V read_label_def(Rd *d, long n, size_t start)
+{
+  jt_State *S = d->S;
+  if (d->suppress) {
+    read_required(d, "#=", start);
+    return JT_NIL;
+  }
+  if (n < 0) jt_reader_error(S, start, "#= needs a label number");
+  if (find_label(d, n) != JT_NIL)
+    jt_reader_error(S, start, "label #%ld= is defined twice", n);
+  /* a fresh cons stands for the object until it is complete */
+  jt_V entry = jt_cons(S, jt_mkfix(n), JT_NIL);
+  JT_ROOT(S, entry);
+  jt_V ph = jt_cons(S, JT_NIL, JT_NIL);
+  jt_cons_(entry)->cdr = ph;
+  d->labels = cons_rooted(S, entry, d->labels);
+  jt_V x = read_required(d, "#=", start);
+  if (x == ph) jt_reader_error(S, start, "label #%ld= refers only to itself", n);
+  jt_cons_(entry)->cdr = x;
+  JT_ROOT(S, x);
+  jt_V seen = jt_make_hash(S, JT_HASH_EQ, 0);
+  JT_ROOT(S, seen);
+  patch(d, x, ph, x, seen, 0);
+  JT_UNROOT(S, 3);
+  return x;
+}
+
+/* #n#: the object (or, while it is being read, its placeholder). */
+static jt_V read_label_ref(Rd *d, long n, size_t start)
+{
+  if (d->suppress) return JT_NIL;
+  jt_V e = n < 0 ? JT_NIL : find_label(d, n);
+  if (e == JT_NIL) jt_reader_error(d->S, start, "undefined label #%ld#", n);
+  return jt_cdr(e);
+}
+
+/* -------------------------------------------------------------- dispatch */
+
+/* #b #o #x #nR: a rational in the given radix. */
+static jt_V read_radix(Rd *d, int base, size_t start)
+{
+  if (at_end(d)) eof_error(d, "a #r number", start);
+  Tok t;
+  t.start = POS;
+  scan_token(d, &t, NULL, 0, 0);
+  POS = t.end;
+  if (d->suppress) return JT_NIL;
+  jt_V num = JT_NOVALUE;
+  if (!t.escaped && t.ncolons == 0 && t.n > 0)
+    num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, base);
+  if (num == JT_NOVALUE || !jt_isrational(num))
+    jt_reader_error(d->S, start, "%.*s is not a rational in base %d",
+                    (int)(t.end - t.start > 40 ? 40 : t.end - t.start),
+                    SRC + t.start, base);
+  return num;
+}
+
+static jt_V wrap(Rd *d, jt_V head, const char *what, size_t start)
+{
+  enter(d);
+  jt_V x = read_required(d, what, start);
+  leave(d);
+  return jt_list(d->S, 2, head, x);
+}
+
+/* POS is at '#'. */
+static jt_V read_dispatch(Rd *d)
+{
+  jt_State *S = d->S;
+  size_t start = POS++;
+  long arg = -1;
+  while (POS < LEN && SRC[POS] >= '0' && SRC[POS] <= '9') {
+    long digit = SRC[POS++] - '0';
+    arg = arg < 0 ? digit : (arg > 100000000 ? arg : arg * 10 + digit);
+  }
+  if (at_end(d)) eof_error(d, "a # syntax", start);
+  size_t np;
+  uint32_t c = char_at(d, POS, &np);
+  POS = np;
+  switch (c) {
+  case '\\': return read_char(d, start);
+  case '\'': return wrap(d, JT_SYM(S, FUNCTION), "#'", start);
+  case '(': POS--; return read_vector(d, arg, start);
+  case ':': return read_token(d, true);
+  case '|': skip_block_comment(d, start); return JT_NOVALUE;
+  case '+': case '-': return read_conditional(d, c == '+', start);
+  case 'b': case 'B': return read_radix(d, 2, start);
+  case 'o': case 'O': return read_radix(d, 8, start);
+  case 'x': case 'X': return read_radix(d, 16, start);
+  case 'r': case 'R':
+    if (arg < 2 || arg > 36)
+      jt_reader_error(S, start, "#r needs a radix between 2 and 36");
+    return read_radix(d, (int)arg, start);
+  case '=': return read_label_def(d, arg, start);
+  case '#': return read_label_ref(d, arg, start);
+  case '.':
+    if (d->suppress) { read_required(d, "#.", start); return JT_NIL; }
+    jt_reader_error(S, start, "read-time evaluation (#.) is not allowed");
+  default:
+    if (d->suppress && !is_delim(c)) {
+      /* foreign syntax in a skipped form: skip the object it prefixes */
+      read_required(d, "a # syntax", start);
+      return JT_NIL;
+    }
+    if (c < 128 && c > 32)
+      jt_reader_error(S, start, "unknown dispatch macro character #%c", (char)c);
+    jt_reader_error(S, start, "unknown dispatch macro character after #");
+  }
+}
+
+/* One object starting at POS (which is not whitespace), or JT_NOVALUE when
+** the syntax there produced nothing (#| |#, a skipped #+ form). */
+static jt_V read_item(Rd *d)
+{
+  jt_State *S = d->S;
+  size_t start = POS;
+  switch (SRC[POS]) {
+  case '(': return read_list(d, true);
+  case ')': jt_reader_error(S, POS, "unmatched close parenthesis");
+  case '"': return read_string(d);
+  case '\'': POS++; return wrap(d, JT_SYM(S, QUOTE), "a quote", start);
+  case '`': {
+    POS++;
+    d->bq++;
+    jt_V x = wrap(d, JT_SYM(S, QUASIQUOTE), "a backquote", start);
+    d->bq--;
+    return x;
+  }
+  case ',': {
+    POS++;
+    if (d->bq <= 0 && !d->suppress)
+      jt_reader_error(S, start, "comma not inside a backquote");
+    jt_V head = JT_SYM(S, UNQUOTE);
+    if (POS < LEN && (SRC[POS] == '@' || SRC[POS] == '.')) {
+      head = JT_SYM(S, UNQUOTE_SPLICING);
+      POS++;
+    }
+    d->bq--;
+    jt_V x = wrap(d, head, "a comma", start);
+    d->bq++;
+    return x;
+  }
+  case ';':
+    skip_ws(d);
+    return JT_NOVALUE;
+  case '#': return read_dispatch(d);
+  default: return read_token(d, false);
+  }
+}
+
+/* ------------------------------------------------------------ entry points */
+
+void jt_reader_init(jt_Reader *R, const char *src, size_t len)
+{
+  R->src = src;
+  R->len = len;
+  R->pos = 0;
+  R->depth = 0;
+}
+
+jt_V jt_read(jt_State *S, jt_Reader *R)
+{
+  Rd d = {S, R, false, false, 0, 10, JT_NIL};
+  jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
+  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
+    d.base = (int)jt_fixval(b);
+  R->depth = 0;
+  /* a UTF-8 byte order mark at the very start is not part of the source */
+  if (R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
+    R->pos = 3;
+  JT_ROOT(S, d.labels);
+  for (;;) {
+    skip_ws(&d);
+    if (R->pos >= R->len) { JT_UNROOT(S, 1); return JT_EOF; }
+    if (R->src[R->pos] == ')')
+      jt_reader_error(S, R->pos, "unmatched close parenthesis");
+    jt_V x = read_item(&d);
+    if (x == JT_NOVALUE) continue;
+    /* Like read (not read-preserving-whitespace), consume one whitespace
+    ** character after the datum, so read-from-string's index lies after it. */
+    if (R->pos < R->len && is_ws((unsigned char)R->src[R->pos])) R->pos++;
+    JT_UNROOT(S, 1);
+    return x;
+  }
+}
+
+/* (read-from-string string &optional (eof-error-p t) eof-value
+**  &key start end) => object, index */
+JT_FN(f_read_from_string)
+{
+  static const int keys[] = {JT_S_K_START, JT_S_K_END};
+  jt_V str = jt_check_string(S, argv[0]);
+  jt_V eof_error_p = argc > 1 ? argv[1] : JT_T;
+  jt_V eof_value = argc > 2 ? argv[2] : JT_NIL;
+  jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
+  if (argc > 3) jt_parse_keys(S, argc, argv, 3, keys, 2, kv);
+  size_t len = jt_str_(str)->len;
+  size_t start = kv[0] == JT_NOVALUE ? 0 : jt_check_index(S, kv[0]);
+  size_t end = (kv[1] == JT_NOVALUE || kv[1] == JT_NIL) ? len
+             : jt_check_index(S, kv[1]);
+  if (end > len)
+    jt_type_error(S, kv[1], jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                                    jt_mkfix(len)));
+  if (start > end)
+    jt_type_error(S, kv[0], jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                                    jt_mkfix(end)));
+
+  /* The reader works on UTF-8.  The bytes live in the character storage of
+  ** a scratch string, so the collector owns them and an error unwinding out
+  ** of the reader leaks nothing. */
+  size_t nbytes = 0;
+  char u[4];
+  for (size_t i = start; i < end; i++)
+    nbytes += jt_utf8_encode(jt_str_(str)->chars[i], u);
+  jt_V scratch = jt_make_string(S, nbytes / sizeof(uint32_t) + 1, 0);
+  JT_PUSH(S, scratch);
+  char *bytes = (char *)jt_str_(scratch)->chars;
+  size_t k = 0;
+  for (size_t i = start; i < end; i++)
+    k += jt_utf8_encode(jt_str_(str)->chars[i], bytes + k);
+
+  jt_Reader R;
+  jt_reader_init(&R, bytes, nbytes);
+  jt_V x = jt_read(S, &R);
+  /* index = start + characters consumed: count UTF-8 lead bytes */
+  size_t idx = start;
+  for (size_t i = 0; i < R.pos; i++)
+    if (((unsigned char)bytes[i] & 0xC0) != 0x80) idx++;
+  JT_POP(S, 1);
+  if (x == JT_EOF) {
+    if (eof_error_p != JT_NIL)
+      jt_errorc(S, JT_SYM(S, END_OF_FILE),
+                "end of input reading from a string at index %zu", idx);
+    x = eof_value;
+  }
+  return jt_values2(S, x, jt_mkfix(idx));
+}
+
+static const jt_Reg read_fns[] = {
+  {"READ-FROM-STRING", f_read_from_string, 1, -1,
+   "(read-from-string string &optional (eof-error-p t) eof-value &key start "
+   "end) Read one object from STRING; return it and the index after it."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_read(jt_State *S)
+{
+  if (jt_symobj(S, JT_SYM(S, FEATURES))->value == JT_UNBOUND)
+    jt_defglobal(S, "*FEATURES*",
+                 jt_list(S, 2, jt_intern_keyword(S, "JITI"),
+                         jt_intern_keyword(S, "COMMON-LISP")));
+  if (jt_symobj(S, JT_SYM(S, READ_BASE))->value == JT_UNBOUND)
+    jt_defglobal(S, "*READ-BASE*", jt_mkfix(10));
+  jt_register(S, read_fns);
+}

@@ -1,0 +1,1742 @@
+/*
+** seq.c — generic sequence functions (lists, vectors, strings) and the
+** one-dimensional array functions.
+**
+** A vector's `len` is its active length (the fill pointer when it has one);
+** `cap` is the array's total size.  The collector marks all `cap` slots, so
+** every slot of a vector always holds a valid value, and this file keeps it
+** so when it grows or shrinks a buffer.
+**
+** User code (tests, keys, predicates) may do anything to the sequence being
+** walked, including shrinking it; every vector access after a call to Lisp
+** therefore re-checks the index against the current length (vget/vset), and
+** list cursors held across calls are rooted.  Lists that must be walked
+** backwards or randomly are first copied into a private scratch vector.
+*/
+#include <string.h>
+#include "jt_lib.h"
+
+#define TICK(S, n) \
+  do { if ((++(n) & 4095u) == 0) jt_fuel_tick(S); } while (0)
+
+static inline bool truthy(jt_V v) { return v != JT_NOVALUE && v != JT_NIL; }
+static inline bool isvec(jt_V v) { return jt_isvector(v) || jt_isstring(v); }
+
+static JT_NORETURN void not_seq(jt_State *S, jt_V v) {
+  jt_type_error(S, v, JT_SYM(S, SEQUENCE));
+}
+
+static JT_NORETURN void not_list(jt_State *S, jt_V v) {
+  jt_type_error(S, v, JT_SYM(S, LIST));
+}
+
+/* type-error for an index outside [0, n): expected type (INTEGER 0 (n)). */
+static JT_NORETURN void bad_index(jt_State *S, jt_V idx, size_t n) {
+  jt_V hi = jt_list(S, 1, jt_mkfix((intptr_t)n));
+  jt_type_error(S, idx, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), hi));
+}
+
+/* type-error for a bound outside [0, n]. */
+static JT_NORETURN void bad_bound(jt_State *S, jt_V v, size_t n) {
+  jt_type_error(S, v, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                              jt_mkfix((intptr_t)n)));
+}
+
+static inline size_t vlen(jt_V v) {
+  return jt_isvector(v) ? jt_vec_(v)->len : jt_str_(v)->len;
+}
+
+/* Element i of a vector or string, re-checked against the current length. */
+static inline jt_V vget(jt_State *S, jt_V v, size_t i) {
+  if (jt_isvector(v)) {
+    if (i < jt_vec_(v)->len) return jt_vec_(v)->items[i];
+  } else if (i < jt_str_(v)->len) {
+    return jt_mkchar(jt_str_(v)->chars[i]);
+  }
+  bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+}
+
+static inline void vset(jt_State *S, jt_V v, size_t i, jt_V x) {
+  if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+  if (jt_isvector(v)) JT_SET(S, v, jt_vec_(v)->items[i], x);
+  else jt_str_(v)->chars[i] = jt_check_char(S, x);
+}
+
+static size_t seq_length(jt_State *S, jt_V v) {
+  if (jt_islist(v)) return jt_list_length(S, v);
+  if (isvec(v)) return vlen(v);
+  not_seq(S, v);
+}
+
+static void check_seq(jt_State *S, jt_V v) {
+  if (!jt_islist(v) && !isvec(v)) not_seq(S, v);
+}
+
+/* The tail of `list` after `s` conses; type-error when it is shorter. */
+static jt_V list_skip(jt_State *S, jt_V list, jt_V sv, size_t s) {
+  jt_V l = list;
+  for (size_t i = 0; i < s; i++) {
+    if (!jt_iscons(l)) {
+      if (l != JT_NIL) not_list(S, list);
+      bad_bound(S, sv, i);
+    }
+    l = jt_cdr(l);
+  }
+  return l;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+typedef struct Coll { jt_V head, tail; } Coll;
+
+static void coll_init(jt_State *S, Coll *c) {  /* roots 2 */
+  c->head = c->tail = JT_NIL;
+  JT_ROOT(S, c->head);
+  JT_ROOT(S, c->tail);
+}
+
+static void coll_add(jt_State *S, Coll *c, jt_V x) {
+  jt_V cell = jt_cons(S, x, JT_NIL);
+  if (c->tail == JT_NIL) c->head = cell; else jt_cons_(c->tail)->cdr = cell;
+  c->tail = cell;
+}
+
+static inline jt_V call1(jt_State *S, jt_V fn, jt_V a) {
+  JT_PUSH(S, a);
+  jt_V r = jt_apply(S, fn, 1, S->sp - 1);
+  JT_POP(S, 1);
+  return r;
+}
+
+static inline jt_V call2(jt_State *S, jt_V fn, jt_V a, jt_V b) {
+  JT_PUSH(S, a);
+  JT_PUSH(S, b);
+  jt_V r = jt_apply(S, fn, 2, S->sp - 2);
+  JT_POP(S, 2);
+  return r;
+}
+
+static inline bool eqlv(jt_V a, jt_V b) {
+  return a == b || (jt_isptr(a) && jt_isptr(b) && jt_eql(a, b));
+}
+
+static bool is_lisp_prim(jt_State *S, jt_V fn, const char *name) {
+  if (!jt_is(fn, JT_TPRIM)) return false;
+  jt_V sym = jt_prim_(fn)->name;
+  return jt_is(sym, JT_TSYMBOL) && jt_sym_(sym)->package == JT_PKG_LISP &&
+         strcmp(jt_symname(S, sym), name) == 0;
+}
+
+static bool sym_named(jt_State *S, jt_V sym, const char *name) {
+  return jt_is(sym, JT_TSYMBOL) && jt_sym_(sym)->package == JT_PKG_LISP &&
+         strcmp(jt_symname(S, sym), name) == 0;
+}
+
+/* A private vector of seq[s,e) (characters for strings). */
+static jt_V to_vector(jt_State *S, jt_V seq, size_t s, size_t e) {
+  jt_V r = jt_make_vector(S, e - s, JT_NIL);
+  jt_V *out = jt_vec_(r)->items;
+  if (jt_islist(seq)) {
+    jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
+    for (size_t i = s; i < e; i++, l = jt_cdr(l)) {
+      if (!jt_iscons(l)) not_list(S, seq);
+      *out++ = jt_car(l);
+    }
+  } else {
+    for (size_t i = s; i < e; i++) *out++ = vget(S, seq, i);
+  }
+  return r;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+enum { TK_EQL, TK_EQ, TK_EQUAL, TK_FN, TK_PRED };
+
+typedef struct Test {
+  jt_V fn;      /* test, test-not or predicate; NIL for a recognised test */
+  jt_V key;     /* key function, NIL for identity */
+  int kind;
+  bool negate;
+} Test;
+
+/* Roots t->fn and t->key: callers JT_UNROOT(S, 2). */
+static void test_init(jt_State *S, Test *t, jt_V key, jt_V test,
+                      jt_V test_not, jt_V pred, bool negate) {
+  t->fn = t->key = JT_NIL;
+  t->kind = TK_EQL;
+  t->negate = negate;
+  JT_ROOT(S, t->fn);
+  JT_ROOT(S, t->key);
+  if (key != JT_NOVALUE && key != JT_NIL) t->key = jt_check_function(S, key);
+  if (pred != JT_NOVALUE) {
+    t->fn = jt_check_function(S, pred);
+    t->kind = TK_PRED;
+    return;
+  }
+  if (test != JT_NOVALUE && test_not != JT_NOVALUE)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "both :TEST and :TEST-NOT were supplied");
+  if (test_not != JT_NOVALUE) { t->negate = true; test = test_not; }
+  if (test == JT_NOVALUE) return;
+  t->fn = jt_check_function(S, test);
+  if (jt_is(t->fn, JT_TPRIM) && jt_prim_(t->fn)->name == JT_SYM(S, EQL))
+    t->kind = TK_EQL;
+  else if (is_lisp_prim(S, t->fn, "EQ")) t->kind = TK_EQ;
+  else if (is_lisp_prim(S, t->fn, "EQUAL")) t->kind = TK_EQUAL;
+  else t->kind = TK_FN;
+  if (t->kind != TK_FN) t->fn = JT_NIL;
+}
+
+static inline jt_V keyed(jt_State *S, const Test *t, jt_V x) {
+  return t->key == JT_NIL ? x : call1(S, t->key, x);
+}
+
+static inline bool tcmp(jt_State *S, const Test *t, jt_V a, jt_V b) {
+  bool r;
+  switch (t->kind) {
+    case TK_EQL: r = eqlv(a, b); break;
+    case TK_EQ: r = a == b; break;
+    case TK_EQUAL: r = jt_equal(S, a, b); break;
+    case TK_PRED: r = call1(S, t->fn, b) != JT_NIL; break;
+    default: r = call2(S, t->fn, a, b) != JT_NIL; break;
+  }
+  return r != t->negate;
+}
+
+static inline bool tmatch(jt_State *S, const Test *t, jt_V item, jt_V elt) {
+  return tcmp(S, t, item, keyed(S, t, elt));
+}
+
+/* ------------------------------------------------------ keyword arguments */
+
+typedef struct SeqArgs {
+  jt_V start, end, from_end, key, count, test, test_not, initial_value;
+  jt_V start1, end1, start2, end2;
+} SeqArgs;
+
+static void parse_args(jt_State *S, int argc, jt_V *argv, int first,
+                       const int *keys, int nkeys, SeqArgs *a) {
+  jt_V out[12];
+  jt_parse_keys(S, argc, argv, first, keys, nkeys, out);
+  *a = (SeqArgs){JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE,
+                 JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE,
+                 JT_NOVALUE, JT_NOVALUE};
+  for (int i = 0; i < nkeys; i++) {
+    jt_V *slot;
+    switch (keys[i]) {
+      case JT_S_K_START: slot = &a->start; break;
+      case JT_S_K_END: slot = &a->end; break;
+      case JT_S_K_FROM_END: slot = &a->from_end; break;
+      case JT_S_K_KEY: slot = &a->key; break;
+      case JT_S_K_COUNT: slot = &a->count; break;
+      case JT_S_K_TEST: slot = &a->test; break;
+      case JT_S_K_TEST_NOT: slot = &a->test_not; break;
+      case JT_S_K_INITIAL_VALUE: slot = &a->initial_value; break;
+      case JT_S_K_START1: slot = &a->start1; break;
+      case JT_S_K_END1: slot = &a->end1; break;
+      case JT_S_K_START2: slot = &a->start2; break;
+      default: slot = &a->end2; break;
+    }
+    *slot = out[i];
+  }
+}
+
+static const int keys_find[] = {JT_S_K_START, JT_S_K_END, JT_S_K_FROM_END,
+                                JT_S_K_KEY, JT_S_K_TEST, JT_S_K_TEST_NOT};
+static const int keys_find_if[] = {JT_S_K_START, JT_S_K_END, JT_S_K_FROM_END,
+                                   JT_S_K_KEY};
+static const int keys_remove[] = {JT_S_K_START, JT_S_K_END, JT_S_K_FROM_END,
+                                  JT_S_K_KEY, JT_S_K_COUNT, JT_S_K_TEST,
+                                  JT_S_K_TEST_NOT};
+static const int keys_remove_if[] = {JT_S_K_START, JT_S_K_END,
+                                     JT_S_K_FROM_END, JT_S_K_KEY, JT_S_K_COUNT};
+static const int keys_two[] = {JT_S_K_FROM_END, JT_S_K_KEY, JT_S_K_TEST,
+                               JT_S_K_TEST_NOT, JT_S_K_START1, JT_S_K_END1,
+                               JT_S_K_START2, JT_S_K_END2};
+#define NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Resolve :start/:end against seq.  For a list without :end, *e is
+** SIZE_MAX and walkers stop at the end of the list (saving a traversal)
+** unless `resolve` asks for the real length. */
+static void bounds(jt_State *S, jt_V seq, jt_V sv, jt_V ev, bool resolve,
+                   size_t *s, size_t *e) {
+  *s = (sv == JT_NOVALUE) ? 0 : jt_check_index(S, sv);
+  bool has_end = ev != JT_NOVALUE && ev != JT_NIL;
+  if (jt_islist(seq) && !has_end && !resolve) {
+    *e = SIZE_MAX;
+    return;
+  }
+  size_t len = seq_length(S, seq);
+  if (has_end) {
+    *e = jt_check_index(S, ev);
+    if (*e > len) bad_bound(S, ev, len);
+  } else {
+    *e = len;
+  }
+  if (*s > *e) bad_bound(S, sv, *e);
+}
+
+/* :count: NIL or absent means all; negative means none. */
+static size_t count_arg(jt_State *S, jt_V v) {
+  if (v == JT_NOVALUE || v == JT_NIL) return SIZE_MAX;
+  if (jt_isfix(v)) return jt_fixval(v) < 0 ? 0 : (size_t)jt_fixval(v);
+  if (jt_isbig(v)) return mpz_sgn(jt_big_(v)->z) < 0 ? 0 : SIZE_MAX;
+  jt_type_error(S, v, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, INTEGER),
+                              JT_SYM(S, NULL_)));
+}
+
+/* ------------------------------------------------------ result types */
+
+enum { RT_NIL, RT_LIST, RT_VECTOR, RT_STRING, RT_NONE };
+
+static bool char_type(jt_State *S, jt_V et) {
+  return et == JT_SYM(S, CHARACTER) || et == JT_SYM(S, STANDARD_CHAR) ||
+         sym_named(S, et, "BASE-CHAR");
+}
+
+/* Classify a sequence type specifier; RT_NONE if it is not one. */
+static int seq_type(jt_State *S, jt_V type) {
+  if (type == JT_NIL) return RT_NIL;
+  if (type == JT_SYM(S, LIST) || type == JT_SYM(S, CONS) ||
+      type == JT_SYM(S, NULL_))
+    return RT_LIST;
+  if (type == JT_SYM(S, VECTOR) || type == JT_SYM(S, SIMPLE_VECTOR) ||
+      type == JT_SYM(S, ARRAY) || sym_named(S, type, "SIMPLE-ARRAY"))
+    return RT_VECTOR;
+  if (type == JT_SYM(S, STRING) || type == JT_SYM(S, SIMPLE_STRING) ||
+      sym_named(S, type, "BASE-STRING") ||
+      sym_named(S, type, "SIMPLE-BASE-STRING"))
+    return RT_STRING;
+  if (jt_iscons(type)) {
+    jt_V head = jt_car(type);
+    jt_V rest = jt_cdr(type);
+    if (head == JT_SYM(S, SIMPLE_VECTOR)) return RT_VECTOR;
+    if (head == JT_SYM(S, CONS)) return RT_LIST;
+    if (head == JT_SYM(S, STRING) || head == JT_SYM(S, SIMPLE_STRING) ||
+        sym_named(S, head, "BASE-STRING") ||
+        sym_named(S, head, "SIMPLE-BASE-STRING"))
+      return RT_STRING;
+    if (head == JT_SYM(S, VECTOR) || head == JT_SYM(S, ARRAY) ||
+        sym_named(S, head, "SIMPLE-ARRAY")) {
+      jt_V et = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
+      return char_type(S, et) ? RT_STRING : RT_VECTOR;
+    }
+  }
+  return RT_NONE;
+}
+
+static int check_seq_type(jt_State *S, jt_V type, bool allow_nil) {
+  int rt = seq_type(S, type);
+  if (rt == RT_NONE || (rt == RT_NIL && !allow_nil))
+    jt_type_error(S, type, JT_SYM(S, SEQUENCE));
+  return rt;
+}
+
+/* A fresh sequence of kind rt from n values (a stable buffer). */
+static jt_V from_values(jt_State *S, int rt, size_t n, const jt_V *items) {
+  if (rt == RT_LIST) return jt_list_from(S, (int)n, items);
+  if (rt == RT_VECTOR) {
+    jt_V r = jt_make_vector(S, n, JT_NIL);
+    memcpy(jt_vec_(r)->items, items, n * sizeof(jt_V));
+    return r;
+  }
+  for (size_t i = 0; i < n; i++) jt_check_char(S, items[i]);
+  jt_V r = jt_make_string(S, n, 0);
+  for (size_t i = 0; i < n; i++) jt_str_(r)->chars[i] = jt_charcode(items[i]);
+  return r;
+}
+
+static int kind_of(jt_V seq) {
+  return jt_islist(seq) ? RT_LIST : jt_isstring(seq) ? RT_STRING : RT_VECTOR;
+}
+
+/* -------------------------------------------------------------- basics */
+
+JT_FN(f_length) { return jt_mkfix((intptr_t)seq_length(S, argv[0])); }
+
+static jt_V list_elt(jt_State *S, jt_V list, jt_V iv, bool set, jt_V v) {
+  size_t i = jt_check_index(S, iv);
+  jt_V l = list;
+  for (size_t k = 0; k < i && jt_iscons(l); k++) l = jt_cdr(l);
+  if (!jt_iscons(l)) {
+    if (l != JT_NIL) not_list(S, list);
+    bad_index(S, iv, jt_list_length(S, list));
+  }
+  if (!set) return jt_car(l);
+  JT_SET(S, l, jt_cons_(l)->car, v);
+  return v;
+}
+
+JT_FN(f_elt) {
+  if (jt_islist(argv[0])) return list_elt(S, argv[0], argv[1], false, JT_NIL);
+  if (!isvec(argv[0])) not_seq(S, argv[0]);
+  size_t i = jt_check_index(S, argv[1]);
+  if (i >= vlen(argv[0])) bad_index(S, argv[1], vlen(argv[0]));
+  return vget(S, argv[0], i);
+}
+
+JT_FN(f_set_elt) {
+  if (jt_islist(argv[0])) return list_elt(S, argv[0], argv[1], true, argv[2]);
+  if (!isvec(argv[0])) not_seq(S, argv[0]);
+  size_t i = jt_check_index(S, argv[1]);
+  if (i >= vlen(argv[0])) bad_index(S, argv[1], vlen(argv[0]));
+  vset(S, argv[0], i, argv[2]);
+  return argv[2];
+}
+
+/* A fresh sequence like `seq` holding seq[s,e), reversed if asked. */
+static jt_V copy_range(jt_State *S, jt_V seq, size_t s, size_t e, bool rev) {
+  if (jt_islist(seq)) {
+    jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
+    if (rev) {
+      jt_V r = JT_NIL;
+      JT_ROOT(S, r);
+      for (; jt_iscons(l); l = jt_cdr(l)) r = jt_cons(S, jt_car(l), r);
+      if (l != JT_NIL) not_list(S, seq);
+      JT_UNROOT(S, 1);
+      return r;
+    }
+    Coll c;
+    coll_init(S, &c);
+    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+      coll_add(S, &c, jt_car(l));
+    if (e == SIZE_MAX && l != JT_NIL) not_list(S, seq);
+    JT_UNROOT(S, 2);
+    return c.head;
+  }
+  size_t n = e - s;
+  if (jt_isstring(seq)) {
+    jt_V r = jt_make_string(S, n, 0);
+    const uint32_t *src = jt_str_(seq)->chars + s;
+    uint32_t *dst = jt_str_(r)->chars;
+    for (size_t i = 0; i < n; i++) dst[i] = src[rev ? n - 1 - i : i];
+    return r;
+  }
+  jt_V r = jt_make_vector(S, n, JT_NIL);
+  const jt_V *src = jt_vec_(seq)->items + s;
+  jt_V *dst = jt_vec_(r)->items;
+  for (size_t i = 0; i < n; i++) dst[i] = src[rev ? n - 1 - i : i];
+  return r;
+}
+
+JT_FN(f_reverse) {
+  check_seq(S, argv[0]);
+  size_t n = jt_islist(argv[0]) ? SIZE_MAX : vlen(argv[0]);
+  return copy_range(S, argv[0], 0, n, true);
+}
+
+JT_FN(f_nreverse) {
+  jt_V seq = argv[0];
+  if (jt_islist(seq)) {
+    jt_list_length(S, seq);  /* refuse dotted and circular lists */
+    return jt_nreverse_list(seq);
+  }
+  if (jt_isstring(seq)) {
+    uint32_t *c = jt_str_(seq)->chars;
+    for (size_t i = 0, j = vlen(seq); i + 1 < j; i++, j--) {
+      uint32_t t = c[i]; c[i] = c[j - 1]; c[j - 1] = t;
+    }
+    return seq;
+  }
+  if (!jt_isvector(seq)) not_seq(S, seq);
+  jt_V *it = jt_vec_(seq)->items;
+  for (size_t i = 0, j = vlen(seq); i + 1 < j; i++, j--) {
+    jt_V a = it[i], b = it[j - 1];
+    JT_SET(S, seq, it[i], b);
+    JT_SET(S, seq, it[j - 1], a);
+  }
+  return seq;
+}
+
+JT_FN(f_subseq) {
+  jt_V seq = argv[0];
+  check_seq(S, seq);
+  size_t s, e;
+  bounds(S, seq, argv[1], argc > 2 ? argv[2] : JT_NOVALUE, false, &s, &e);
+  return copy_range(S, seq, s, e, false);
+}
+
+JT_FN(f_copy_seq) {
+  check_seq(S, argv[0]);
+  size_t n = jt_islist(argv[0]) ? SIZE_MAX : vlen(argv[0]);
+  return copy_range(S, argv[0], 0, n, false);
+}
+
+/* (%set-subseq seq start [end] new): replace, return new. */
+static void replace_range(jt_State *S, jt_V dst, size_t s1, size_t e1,
+                          jt_V src, size_t s2, size_t e2);
+
+JT_FN(f_set_subseq) {
+  jt_V seq = argv[0], nv = argv[argc - 1];
+  check_seq(S, seq);
+  check_seq(S, nv);
+  size_t s, e, s2, e2;
+  bounds(S, seq, argv[1], argc > 3 ? argv[2] : JT_NOVALUE, true, &s, &e);
+  bounds(S, nv, JT_NOVALUE, JT_NOVALUE, true, &s2, &e2);
+  replace_range(S, seq, s, e, nv, s2, e2);
+  return nv;
+}
+
+JT_FN(f_concatenate) {
+  int rt = check_seq_type(S, argv[0], false);
+  if (rt == RT_LIST) {
+    Coll c;
+    coll_init(S, &c);
+    for (int i = 1; i < argc; i++) {
+      jt_V q = argv[i];
+      check_seq(S, q);
+      if (jt_islist(q)) {
+        for (; jt_iscons(q); q = jt_cdr(q)) coll_add(S, &c, jt_car(q));
+        if (q != JT_NIL) not_list(S, argv[i]);
+      } else {
+        for (size_t k = 0; k < vlen(q); k++) coll_add(S, &c, vget(S, q, k));
+      }
+    }
+    JT_UNROOT(S, 2);
+    return c.head;
+  }
+  size_t total = 0;
+  for (int i = 1; i < argc; i++) total += seq_length(S, argv[i]);
+  jt_V r = rt == RT_STRING ? jt_make_string(S, total, 0)
+                           : jt_make_vector(S, total, JT_NIL);
+  size_t k = 0;
+  for (int i = 1; i < argc; i++) {
+    jt_V q = argv[i];
+    if (jt_islist(q)) {
+      for (; jt_iscons(q) && k < total; q = jt_cdr(q)) vset(S, r, k++, jt_car(q));
+    } else if (jt_isstring(q) && rt == RT_STRING) {
+      size_t n = vlen(q);
+      memcpy(jt_str_(r)->chars + k, jt_str_(q)->chars, n * sizeof(uint32_t));
+      k += n;
+    } else {
+      for (size_t j = 0; j < vlen(q) && k < total; j++) vset(S, r, k++, vget(S, q, j));
+    }
+  }
+  return r;
+}
+
+JT_FN(f_make_sequence) {
+  static const int keys[] = {JT_S_K_INITIAL_ELEMENT};
+  jt_V kv[1];
+  int rt = check_seq_type(S, argv[0], false);
+  size_t n = jt_check_index(S, argv[1]);
+  jt_parse_keys(S, argc, argv, 2, keys, 1, kv);
+  if (rt == RT_STRING) {
+    uint32_t c = kv[0] == JT_NOVALUE ? ' ' : jt_check_char(S, kv[0]);
+    return jt_make_string(S, n, c);
+  }
+  jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
+  if (rt == RT_VECTOR) return jt_make_vector(S, n, init);
+  jt_V r = JT_NIL;
+  JT_ROOT(S, r);
+  while (n-- > 0) r = jt_cons(S, init, r);
+  JT_UNROOT(S, 1);
+  return r;
+}
+
+/* ------------------------------------------------- mapping over several */
+
+/* Cursors: the remaining list for a list, a fixnum index for a vector.
+** Fill args with the next element of each; false at the end of the
+** shortest sequence. */
+static bool multi_next(int n, const jt_V *seqs, jt_V *cur, jt_V *args) {
+  for (int i = 0; i < n; i++) {
+    jt_V s = seqs[i], c = cur[i];
+    if (jt_islist(s)) {
+      if (!jt_iscons(c)) return false;
+      args[i] = jt_car(c);
+      cur[i] = jt_cdr(c);
+    } else {
+      size_t k = (size_t)jt_fixval(c);
+      if (k >= vlen(s)) return false;
+      args[i] = jt_isvector(s) ? jt_vec_(s)->items[k]
+                               : jt_mkchar(jt_str_(s)->chars[k]);
+      cur[i] = jt_mkfix((intptr_t)k + 1);
+    }
+  }
+  return true;
+}
+
+/* Push the cursors and an argument vector for seqs[0..n); returns args
+** (cursors are at args - n).  The caller pops 2n. */
+static jt_V *multi_start(jt_State *S, int n, const jt_V *seqs) {
+  for (int i = 0; i < n; i++) {
+    check_seq(S, seqs[i]);
+    JT_PUSH(S, jt_islist(seqs[i]) ? seqs[i] : jt_mkfix(0));
+  }
+  jt_V *args = S->sp;
+  for (int i = 0; i < n; i++) JT_PUSH(S, JT_NIL);
+  return args;
+}
+
+static size_t min_length(jt_State *S, int n, const jt_V *seqs) {
+  size_t m = SIZE_MAX;
+  for (int i = 0; i < n; i++) {
+    if (jt_islist(seqs[i])) {
+      size_t k = 0;
+      for (jt_V l = seqs[i]; jt_iscons(l) && k < m; l = jt_cdr(l)) k++;
+      m = k;
+    } else if (vlen(seqs[i]) < m) {
+      m = vlen(seqs[i]);
+    }
+  }
+  return m;
+}
+
+JT_FN(f_map) {
+  int rt = check_seq_type(S, argv[0], true);
+  jt_V fn = jt_check_function(S, argv[1]);
+  int n = argc - 2;
+  const jt_V *seqs = argv + 2;
+  JT_PUSH(S, fn);
+  jt_V *args = multi_start(S, n, seqs);
+  jt_V *cur = args - n;
+  jt_V r = JT_NIL;
+  if (rt == RT_NIL) {
+    while (multi_next(n, seqs, cur, args)) jt_apply(S, fn, n, args);
+  } else if (rt == RT_LIST) {
+    Coll c;
+    coll_init(S, &c);
+    while (multi_next(n, seqs, cur, args))
+      coll_add(S, &c, jt_apply(S, fn, n, args));
+    JT_UNROOT(S, 2);
+    r = c.head;
+  } else {
+    size_t m = min_length(S, n, seqs);
+    r = rt == RT_STRING ? jt_make_string(S, m, ' ') : jt_make_vector(S, m, JT_NIL);
+    JT_PUSH(S, r);
+    for (size_t i = 0; i < m && multi_next(n, seqs, cur, args); i++)
+      vset(S, r, i, jt_apply(S, fn, n, args));
+    JT_POP(S, 1);
+  }
+  JT_POP(S, 2 * n + 1);
+  return r;
+}
+
+JT_FN(f_map_into) {
+  jt_V res = argv[0];
+  check_seq(S, res);
+  jt_V fn = jt_check_function(S, argv[1]);
+  int n = argc - 2;
+  const jt_V *seqs = argv + 2;
+  JT_PUSH(S, fn);
+  jt_V *args = multi_start(S, n, seqs);
+  jt_V *cur = args - n;
+  if (jt_islist(res)) {
+    jt_V l = res;
+    JT_ROOT(S, l);
+    for (; jt_iscons(l) && multi_next(n, seqs, cur, args); l = jt_cdr(l)) {
+      jt_V v = jt_apply(S, fn, n, args);
+      if (!jt_iscons(l)) break;
+      JT_SET(S, l, jt_cons_(l)->car, v);
+    }
+    JT_UNROOT(S, 1);
+  } else {
+    /* the fill pointer is ignored, then set to the count stored */
+    bool fp = (jt_o(res)->flags & JT_ARR_FILLPTR) != 0;
+    size_t total = fp ? (jt_isvector(res) ? jt_vec_(res)->cap : jt_str_(res)->cap)
+                      : vlen(res);
+    size_t i = 0;
+    for (; i < total && multi_next(n, seqs, cur, args); i++) {
+      jt_V v = jt_apply(S, fn, n, args);
+      size_t cap = jt_isvector(res) ? jt_vec_(res)->cap : jt_str_(res)->cap;
+      if (i >= cap) break;
+      if (jt_isvector(res)) JT_SET(S, res, jt_vec_(res)->items[i], v);
+      else jt_str_(res)->chars[i] = jt_check_char(S, v);
+    }
+    if (fp) {
+      if (jt_isvector(res)) jt_vec_(res)->len = i; else jt_str_(res)->len = i;
+    }
+  }
+  JT_POP(S, 2 * n + 1);
+  return res;
+}
+
+enum { Q_EVERY, Q_SOME, Q_NOTANY, Q_NOTEVERY };
+
+static jt_V quantify(jt_State *S, int argc, jt_V *argv, int q) {
+  jt_V fn = jt_check_function(S, argv[0]);
+  int n = argc - 1;
+  const jt_V *seqs = argv + 1;
+  JT_PUSH(S, fn);
+  jt_V *args = multi_start(S, n, seqs);
+  jt_V *cur = args - n;
+  jt_V r = (q == Q_EVERY || q == Q_NOTANY) ? JT_T : JT_NIL;
+  while (multi_next(n, seqs, cur, args)) {
+    jt_V v = jt_apply(S, fn, n, args);
+    if (q == Q_SOME && v != JT_NIL) { r = v; break; }
+    if (q == Q_NOTANY && v != JT_NIL) { r = JT_NIL; break; }
+    if (q == Q_EVERY && v == JT_NIL) { r = JT_NIL; break; }
+    if (q == Q_NOTEVERY && v == JT_NIL) { r = JT_T; break; }
+  }
+  JT_POP(S, 2 * n + 1);
+  return r;
+}
+
+JT_FN(f_every) { return quantify(S, argc, argv, Q_EVERY); }
+JT_FN(f_some) { return quantify(S, argc, argv, Q_SOME); }
+JT_FN(f_notany) { return quantify(S, argc, argv, Q_NOTANY); }
+JT_FN(f_notevery) { return quantify(S, argc, argv, Q_NOTEVERY); }
+
+JT_FN(f_reduce) {
+  static const int keys[] = {JT_S_K_KEY, JT_S_K_FROM_END, JT_S_K_START,
+                             JT_S_K_END, JT_S_K_INITIAL_VALUE};
+  SeqArgs a;
+  parse_args(S, argc, argv, 2, keys, NKEYS(keys), &a);
+  jt_V fn = jt_check_function(S, argv[0]);
+  jt_V seq = argv[1];
+  check_seq(S, seq);
+  bool fe = truthy(a.from_end);
+  Test t;
+  test_init(S, &t, a.key, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, false);
+  JT_PUSH(S, fn);
+  size_t s, e;
+  bounds(S, seq, a.start, a.end, fe, &s, &e);
+  jt_V src = seq;
+  if (jt_islist(seq) && fe) {  /* walk a list backwards through a copy */
+    src = to_vector(S, seq, s, e);
+    e -= s;
+    s = 0;
+  }
+  JT_PUSH(S, src);
+  jt_V acc = a.initial_value, cur = JT_NIL, x = JT_NIL;
+  JT_ROOT(S, acc);
+  JT_ROOT(S, cur);
+  JT_ROOT(S, x);
+  size_t i = s;
+  bool list = jt_islist(src);
+  if (list) cur = list_skip(S, src, a.start, s);
+  /* next element, or false at the end of the range */
+#define NEXT()                                                        \
+  (list ? (i < e && jt_iscons(cur)                                    \
+               ? (x = jt_car(cur), cur = jt_cdr(cur), i++, true)      \
+               : false)                                               \
+        : (fe ? (i < e ? (x = vget(S, src, --e), true) : false)       \
+              : (i < e ? (x = vget(S, src, i++), true) : false)))
+  if (acc == JT_NOVALUE) {
+    if (!NEXT()) {
+      acc = jt_apply(S, fn, 0, S->sp);
+      goto done;
+    }
+    acc = keyed(S, &t, x);
+  }
+  while (NEXT()) {
+    x = keyed(S, &t, x);
+    acc = fe ? call2(S, fn, x, acc) : call2(S, fn, acc, x);
+  }
+#undef NEXT
+  if (list && e == SIZE_MAX && cur != JT_NIL) not_list(S, seq);
+done:
+  JT_UNROOT(S, 5);
+  JT_POP(S, 2);
+  return acc;
+}
+
+/* --------------------------------------------------- find / position / count */
+
+enum { SC_FIND, SC_POS, SC_COUNT };
+
+static jt_V scan(jt_State *S, const Test *t, jt_V item, jt_V seq,
+                 const SeqArgs *a, int mode) {
+  size_t s, e;
+  check_seq(S, seq);
+  bounds(S, seq, a->start, a->end, false, &s, &e);
+  bool fe = truthy(a->from_end);
+  size_t count = 0;
+  intptr_t pos = -1;
+  jt_V found = JT_NIL, x = JT_NIL, cur = JT_NIL;
+  JT_ROOT(S, found);
+  JT_ROOT(S, x);
+  JT_ROOT(S, cur);
+  if (jt_islist(seq)) {
+    cur = list_skip(S, seq, a->start, s);
+    size_t i = s;
+    for (; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
+      x = jt_car(cur);
+      if (!tmatch(S, t, item, x)) continue;
+      count++;
+      found = x;
+      pos = (intptr_t)i;
+      if (!fe && mode != SC_COUNT) break;
+    }
+    if (e == SIZE_MAX && !jt_islist(cur)) not_list(S, seq);
+  } else {
+    for (size_t k = 0; k < e - s; k++) {
+      size_t i = fe ? e - 1 - k : s + k;
+      x = vget(S, seq, i);
+      if (!tmatch(S, t, item, x)) continue;
+      count++;
+      found = x;
+      pos = (intptr_t)i;
+      if (mode != SC_COUNT) break;
+    }
+  }
+  JT_UNROOT(S, 3);
+  if (mode == SC_COUNT) return jt_mkfix((intptr_t)count);
+  if (pos < 0) return JT_NIL;
+  return mode == SC_FIND ? found : jt_mkfix(pos);
+}
+
+/* how: 0 item with :test, 1 -if, 2 -if-not. */
+static jt_V scan_fn(jt_State *S, int argc, jt_V *argv, int how, int mode) {
+  SeqArgs a;
+  if (how == 0) parse_args(S, argc, argv, 2, keys_find, NKEYS(keys_find), &a);
+  else parse_args(S, argc, argv, 2, keys_find_if, NKEYS(keys_find_if), &a);
+  Test t;
+  test_init(S, &t, a.key, a.test, a.test_not, how ? argv[0] : JT_NOVALUE,
+            how == 2);
+  jt_V r = scan(S, &t, argv[0], argv[1], &a, mode);
+  JT_UNROOT(S, 2);
+  return r;
+}
+
+JT_FN(f_find) { return scan_fn(S, argc, argv, 0, SC_FIND); }
+JT_FN(f_find_if) { return scan_fn(S, argc, argv, 1, SC_FIND); }
+JT_FN(f_find_if_not) { return scan_fn(S, argc, argv, 2, SC_FIND); }
+JT_FN(f_position) { return scan_fn(S, argc, argv, 0, SC_POS); }
+JT_FN(f_position_if) { return scan_fn(S, argc, argv, 1, SC_POS); }
+JT_FN(f_position_if_not) { return scan_fn(S, argc, argv, 2, SC_POS); }
+JT_FN(f_count) { return scan_fn(S, argc, argv, 0, SC_COUNT); }
+JT_FN(f_count_if) { return scan_fn(S, argc, argv, 1, SC_COUNT); }
+JT_FN(f_count_if_not) { return scan_fn(S, argc, argv, 2, SC_COUNT); }
+
+/* ------------------------------------------- remove / substitute family
+** Two phases: mark the affected elements of [s,e) in a private scratch
+** buffer (calling the test once per element, in order, or from the end for
+** vectors with :from-end), then build the result.  User code never sees a
+** half-built result. */
+
+/* A private buffer of n flags (a string is a GC-owned byte-ish array). */
+static uint32_t *new_marks(jt_State *S, size_t n, jt_V *holder) {
+  *holder = jt_make_string(S, n, 0);
+  return jt_str_(*holder)->chars;
+}
+
+static size_t mark_matches(jt_State *S, const Test *t, jt_V item, jt_V seq,
+                           size_t s, size_t e, size_t limit, bool fe,
+                           uint32_t *marks) {
+  size_t nm = 0;
+  if (limit == 0) return 0;
+  if (jt_islist(seq)) {
+    jt_V cur = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
+    JT_ROOT(S, cur);
+    for (size_t i = s; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
+      if (!tmatch(S, t, item, jt_car(cur))) continue;
+      marks[i - s] = 1;
+      if (++nm == limit && !fe) break;
+    }
+    JT_UNROOT(S, 1);
+    /* :from-end on a list: keep only the last `limit` marks */
+    for (size_t i = 0; nm > limit && i < e - s; i++)
+      if (marks[i]) { marks[i] = 0; nm--; }
+    return nm;
+  }
+  for (size_t k = 0; k < e - s && nm < limit; k++) {
+    size_t i = fe ? e - 1 - k : s + k;
+    if (tmatch(S, t, item, vget(S, seq, i))) { marks[i - s] = 1; nm++; }
+  }
+  return nm;
+}
+
+/* seq without the marked elements of [s,e); a list shares its tail. */
+static jt_V build_removed(jt_State *S, jt_V seq, size_t s, size_t e,
+                          const uint32_t *marks, size_t nm) {
+  if (nm == 0) return seq;
+  if (jt_islist(seq)) {
+    Coll c;
+    coll_init(S, &c);
+    jt_V l = seq;
+    for (size_t i = 0; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+      if (i < s || !marks[i - s]) coll_add(S, &c, jt_car(l));
+    jt_V r = c.tail == JT_NIL ? l : (jt_cons_(c.tail)->cdr = l, c.head);
+    JT_UNROOT(S, 2);
+    return r;
+  }
+  size_t n = vlen(seq);
+  jt_V r = jt_isstring(seq) ? jt_make_string(S, n - nm, 0)
+                            : jt_make_vector(S, n - nm, JT_NIL);
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < n - nm; i++)
+    if (i < s || i >= e || !marks[i - s]) vset(S, r, k++, vget(S, seq, i));
+  return r;
+}
+
+/* seq with the marked elements replaced by nv; in place if `destructive`. */
+static jt_V build_substituted(jt_State *S, jt_V seq, size_t s, size_t e,
+                              const uint32_t *marks, size_t nm, jt_V nv,
+                              bool destructive) {
+  if (nm == 0) return seq;
+  if (jt_isstring(seq)) jt_check_char(S, nv);
+  if (destructive) {
+    if (jt_islist(seq)) {
+      jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
+      for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+        if (marks[i - s]) JT_SET(S, l, jt_cons_(l)->car, nv);
+    } else {
+      for (size_t i = s; i < e; i++)
+        if (marks[i - s]) vset(S, seq, i, nv);
+    }
+    return seq;
+  }
+  if (jt_islist(seq)) {
+    size_t last = s;  /* copy up to the last replacement, share the rest */
+    for (size_t i = s; i < e && nm > 0; i++)
+      if (marks[i - s]) { last = i; nm--; }
+    Coll c;
+    coll_init(S, &c);
+    jt_V l = seq;
+    /* the test may have cut the list: stop at its end */
+    for (size_t i = 0; i <= last && jt_iscons(l); i++, l = jt_cdr(l))
+      coll_add(S, &c, i >= s && marks[i - s] ? nv : jt_car(l));
+    jt_V r = c.tail == JT_NIL ? seq : (jt_cons_(c.tail)->cdr = l, c.head);
+    JT_UNROOT(S, 2);
+    return r;
+  }
+  jt_V r = copy_range(S, seq, 0, vlen(seq), false);
+  JT_PUSH(S, r);
+  for (size_t i = s; i < e && i < vlen(r); i++)
+    if (marks[i - s]) vset(S, r, i, nv);
+  JT_POP(S, 1);
+  return r;
+}
+
+enum { OP_REMOVE, OP_SUBST, OP_NSUBST };
+
+/* argv: [new] item-or-predicate sequence &key ...; how as for scan_fn. */
+static jt_V affect(jt_State *S, int argc, jt_V *argv, int op, int how) {
+  int fixed = op == OP_REMOVE ? 2 : 3;
+  SeqArgs a;
+  if (how == 0)
+    parse_args(S, argc, argv, fixed, keys_remove, NKEYS(keys_remove), &a);
+  else
+    parse_args(S, argc, argv, fixed, keys_remove_if, NKEYS(keys_remove_if), &a);
+  jt_V item = argv[fixed - 2], seq = argv[fixed - 1];
+  check_seq(S, seq);
+  Test t;
+  test_init(S, &t, a.key, a.test, a.test_not, how ? item : JT_NOVALUE,
+            how == 2);
+  size_t limit = count_arg(S, a.count);
+  size_t s, e;
+  bounds(S, seq, a.start, a.end, true, &s, &e);
+  jt_V holder = JT_NIL;
+  JT_ROOT(S, holder);
+  uint32_t *marks = new_marks(S, e - s, &holder);
+  size_t nm = mark_matches(S, &t, item, seq, s, e, limit, truthy(a.from_end),
+                           marks);
+  jt_V r = op == OP_REMOVE
+               ? build_removed(S, seq, s, e, marks, nm)
+               : build_substituted(S, seq, s, e, marks, nm, argv[0],
+                                   op == OP_NSUBST);
+  JT_UNROOT(S, 3);
+  return r;
+}
+
+JT_FN(f_remove) { return affect(S, argc, argv, OP_REMOVE, 0); }
+JT_FN(f_remove_if) { return affect(S, argc, argv, OP_REMOVE, 1); }
+JT_FN(f_remove_if_not) { return affect(S, argc, argv, OP_REMOVE, 2); }
+JT_FN(f_substitute) { return affect(S, argc, argv, OP_SUBST, 0); }
+JT_FN(f_substitute_if) { return affect(S, argc, argv, OP_SUBST, 1); }
+JT_FN(f_substitute_if_not) { return affect(S, argc, argv, OP_SUBST, 2); }
+JT_FN(f_nsubstitute) { return affect(S, argc, argv, OP_NSUBST, 0); }
+JT_FN(f_nsubstitute_if) { return affect(S, argc, argv, OP_NSUBST, 1); }
+JT_FN(f_nsubstitute_if_not) { return affect(S, argc, argv, OP_NSUBST, 2); }
+
+/* Of each run of duplicates, the last is kept (the first with :from-end).
+** Keys are computed once; the standard tests use a hash table. */
+JT_FN(f_remove_duplicates) {
+  SeqArgs a;
+  parse_args(S, argc, argv, 1, keys_find, NKEYS(keys_find), &a);
+  jt_V seq = argv[0];
+  check_seq(S, seq);
+  Test t;
+  test_init(S, &t, a.key, a.test, a.test_not, JT_NOVALUE, false);
+  bool fe = truthy(a.from_end);
+  size_t s, e;
+  bounds(S, seq, a.start, a.end, true, &s, &e);
+  size_t m = e - s;
+  jt_V keys = to_vector(S, seq, s, e), holder = JT_NIL, table = JT_NIL;
+  JT_ROOT(S, keys);
+  JT_ROOT(S, holder);
+  JT_ROOT(S, table);
+  for (size_t i = 0; i < m && t.key != JT_NIL; i++) {
+    jt_V kx = keyed(S, &t, jt_vec_(keys)->items[i]);
+    jt_vec_(keys)->items[i] = kx;
+  }
+  jt_V *k = jt_vec_(keys)->items;
+  uint32_t *marks = new_marks(S, m, &holder);
+  size_t nm = 0;
+  if (t.kind != TK_FN && !t.negate && m > 16) {
+    int ht = t.kind == TK_EQ ? JT_HASH_EQ
+             : t.kind == TK_EQL ? JT_HASH_EQL : JT_HASH_EQUAL;
+    table = jt_make_hash(S, ht, m);
+    for (size_t j = 0; j < m; j++) {
+      size_t i = fe ? j : m - 1 - j;
+      bool found;
+      jt_hash_get(S, table, k[i], &found);
+      if (found) { marks[i] = 1; nm++; }
+      else jt_hash_put(S, table, k[i], JT_T);
+    }
+  } else {
+    unsigned tick = 0;
+    for (size_t i = 0; i < m; i++) {
+      if (fe) {
+        for (size_t j = 0; j < i; j++)
+          if (!marks[j] && tcmp(S, &t, k[j], k[i])) { marks[i] = 1; nm++; break; }
+      } else {
+        for (size_t j = i + 1; j < m; j++)
+          if (tcmp(S, &t, k[i], k[j])) { marks[i] = 1; nm++; break; }
+      }
+      TICK(S, tick);
+    }
+  }
+  jt_V r = build_removed(S, seq, s, e, marks, nm);
+  JT_UNROOT(S, 5);
+  return r;
+}
+
+/* --------------------------------------------------- fill / replace */
+
+JT_FN(f_fill) {
+  static const int keys[] = {JT_S_K_START, JT_S_K_END};
+  SeqArgs a;
+  parse_args(S, argc, argv, 2, keys, 2, &a);
+  jt_V seq = argv[0];
+  check_seq(S, seq);
+  size_t s, e;
+  bounds(S, seq, a.start, a.end, false, &s, &e);
+  if (jt_islist(seq)) {
+    jt_V l = list_skip(S, seq, a.start, s);
+    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+      JT_SET(S, l, jt_cons_(l)->car, argv[1]);
+  } else if (jt_isstring(seq)) {
+    uint32_t c = jt_check_char(S, argv[1]);
+    for (size_t i = s; i < e; i++) jt_str_(seq)->chars[i] = c;
+  } else {
+    for (size_t i = s; i < e; i++) JT_SET(S, seq, jt_vec_(seq)->items[i], argv[1]);
+  }
+  return seq;
+}
+
+/* Copy src[s2,e2) over dst[s1,e1), as many as fit.  The source is read
+** into a private vector first when it is a list or could overlap. */
+static void replace_range(jt_State *S, jt_V dst, size_t s1, size_t e1,
+                          jt_V src, size_t s2, size_t e2) {
+  size_t n = e1 - s1 < e2 - s2 ? e1 - s1 : e2 - s2;
+  if (n == 0) return;
+  if (jt_isstring(dst) && jt_isstring(src)) {
+    memmove(jt_str_(dst)->chars + s1, jt_str_(src)->chars + s2,
+            n * sizeof(uint32_t));
+    return;
+  }
+  jt_V tmp = JT_NIL;
+  if (jt_islist(src) || src == dst) {
+    tmp = to_vector(S, src, s2, s2 + n);
+    src = tmp;
+    s2 = 0;
+  }
+  JT_ROOT(S, tmp);
+  if (jt_islist(dst)) {
+    jt_V l = list_skip(S, dst, jt_mkfix((intptr_t)s1), s1);
+    for (size_t i = 0; i < n && jt_iscons(l); i++, l = jt_cdr(l))
+      JT_SET(S, l, jt_cons_(l)->car, vget(S, src, s2 + i));
+  } else {
+    for (size_t i = 0; i < n; i++) vset(S, dst, s1 + i, vget(S, src, s2 + i));
+  }
+  JT_UNROOT(S, 1);
+}
+
+JT_FN(f_replace) {
+  static const int keys[] = {JT_S_K_START1, JT_S_K_END1, JT_S_K_START2,
+                             JT_S_K_END2};
+  SeqArgs a;
+  parse_args(S, argc, argv, 2, keys, 4, &a);
+  check_seq(S, argv[0]);
+  check_seq(S, argv[1]);
+  size_t s1, e1, s2, e2;
+  bounds(S, argv[0], a.start1, a.end1, true, &s1, &e1);
+  bounds(S, argv[1], a.start2, a.end2, true, &s2, &e2);
+  replace_range(S, argv[0], s1, e1, argv[1], s2, e2);
+  return argv[0];
+}
+
+/* ------------------------------------------------- search / mismatch */
+
+typedef struct Two {
+  Test t;
+  jt_V v1, v2;       /* the ranges as vectors or strings */
+  size_t s1, e1, s2, e2;
+  bool fe;
+} Two;
+
+/* Parse the arguments common to search and mismatch.  Lists are copied to
+** private vectors, with the offsets adjusted so indices stay those of the
+** original.  Roots 4: callers JT_UNROOT(S, 4). */
+static void two_init(jt_State *S, Two *w, int argc, jt_V *argv) {
+  SeqArgs a;
+  parse_args(S, argc, argv, 2, keys_two, NKEYS(keys_two), &a);
+  check_seq(S, argv[0]);
+  check_seq(S, argv[1]);
+  test_init(S, &w->t, a.key, a.test, a.test_not, JT_NOVALUE, false);
+  w->v1 = argv[0];
+  w->v2 = argv[1];
+  JT_ROOT(S, w->v1);
+  JT_ROOT(S, w->v2);
+  w->fe = truthy(a.from_end);
+  bounds(S, argv[0], a.start1, a.end1, true, &w->s1, &w->e1);
+  bounds(S, argv[1], a.start2, a.end2, true, &w->s2, &w->e2);
+  if (jt_islist(argv[0])) w->v1 = to_vector(S, argv[0], 0, w->e1);
+  if (jt_islist(argv[1])) w->v2 = to_vector(S, argv[1], 0, w->e2);
+}
+
+static bool two_match(jt_State *S, Two *w, size_t i1, size_t i2) {
+  jt_V a = keyed(S, &w->t, vget(S, w->v1, i1));
+  JT_PUSH(S, a);
+  jt_V b = keyed(S, &w->t, vget(S, w->v2, i2));
+  bool r = tcmp(S, &w->t, a, b);
+  JT_POP(S, 1);
+  return r;
+}
+
+JT_FN(f_search) {
+  Two w;
+  two_init(S, &w, argc, argv);
+  size_t m = w.e1 - w.s1;
+  jt_V r = JT_NIL;
+  if (w.e2 - w.s2 >= m) {
+    size_t npos = w.e2 - w.s2 - m + 1;
+    unsigned tick = 0;
+    for (size_t k = 0; k < npos; k++) {
+      size_t p = w.fe ? w.e2 - m - k : w.s2 + k;
+      size_t i = 0;
+      while (i < m && two_match(S, &w, w.s1 + i, p + i)) i++;
+      if (i == m) { r = jt_mkfix((intptr_t)p); break; }
+      TICK(S, tick);
+    }
+  }
+  JT_UNROOT(S, 4);
+  return r;
+}
+
+JT_FN(f_mismatch) {
+  Two w;
+  two_init(S, &w, argc, argv);
+  size_t n1 = w.e1 - w.s1, n2 = w.e2 - w.s2, n = n1 < n2 ? n1 : n2;
+  jt_V r = JT_NIL;
+  size_t i = 0;
+  if (w.fe) {
+    while (i < n && two_match(S, &w, w.e1 - 1 - i, w.e2 - 1 - i)) i++;
+    if (i < n || n1 != n2) r = jt_mkfix((intptr_t)(w.e1 - i));
+  } else {
+    while (i < n && two_match(S, &w, w.s1 + i, w.s2 + i)) i++;
+    if (i < n || n1 != n2) r = jt_mkfix((intptr_t)(w.s1 + i));
+  }
+  JT_UNROOT(S, 4);
+  return r;
+}
+
+/* -------------------------------------------------------------- sorting
+** A stable merge sort of a permutation (fixnum indices into private
+** vectors of elements and keys), so a predicate that fails or misbehaves
+** leaves the sequence untouched; the result is written back at the end. */
+
+typedef struct Sorter {
+  jt_V pred;
+  const jt_V *keys;
+  int fast;       /* 1: pred is #'<, 2: #'>, compared in C for fixnums */
+  unsigned tick;
+} Sorter;
+
+static inline bool sort_less(jt_State *S, Sorter *so, jt_V a, jt_V b) {
+  if (so->fast && jt_isfix(a) && jt_isfix(b)) {
+    TICK(S, so->tick);
+    return so->fast == 1 ? (intptr_t)a < (intptr_t)b : (intptr_t)a > (intptr_t)b;
+  }
+  return call2(S, so->pred, a, b) != JT_NIL;
+}
+
+#define IDX(v) ((size_t)jt_fixval(v))
+
+static void insertion_sort(jt_State *S, Sorter *so, jt_V *p, size_t lo,
+                           size_t hi) {
+  for (size_t i = lo + 1; i < hi; i++) {
+    jt_V x = p[i];
+    size_t j = i;
+    while (j > lo && sort_less(S, so, so->keys[IDX(x)], so->keys[IDX(p[j - 1])])) {
+      p[j] = p[j - 1];
+      j--;
+    }
+    p[j] = x;
+  }
+}
+
+/* Sort p[0,n) using tmp[0,n); returns the buffer holding the result. */
+static jt_V *merge_sort(jt_State *S, Sorter *so, jt_V *p, jt_V *tmp, size_t n) {
+  enum { RUN = 8 };
+  for (size_t lo = 0; lo < n; lo += RUN)
+    insertion_sort(S, so, p, lo, lo + RUN < n ? lo + RUN : n);
+  jt_V *src = p, *dst = tmp;
+  for (size_t w = RUN; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, k = lo;
+      /* already in order: a run of sorted input costs one comparison */
+      if (mid < hi && !sort_less(S, so, so->keys[IDX(src[mid])],
+                                 so->keys[IDX(src[mid - 1])])) {
+        memcpy(dst + lo, src + lo, (hi - lo) * sizeof(jt_V));
+        continue;
+      }
+      while (i < mid && j < hi) {
+        /* ties take the left element: stability */
+        if (sort_less(S, so, so->keys[IDX(src[j])], so->keys[IDX(src[i])]))
+          dst[k++] = src[j++];
+        else
+          dst[k++] = src[i++];
+      }
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    jt_V *t = src; src = dst; dst = t;
+  }
+  return src;
+}
+
+static jt_V sort_seq(jt_State *S, int argc, jt_V *argv) {
+  static const int keys[] = {JT_S_K_KEY};
+  jt_V kv[1];
+  jt_parse_keys(S, argc, argv, 2, keys, 1, kv);
+  jt_V seq = argv[0];
+  check_seq(S, seq);
+  Test t;
+  test_init(S, &t, kv[0], JT_NOVALUE, JT_NOVALUE, argv[1], false);
+  size_t n = seq_length(S, seq);
+  if (n < 2) { JT_UNROOT(S, 2); return seq; }
+  jt_V items = to_vector(S, seq, 0, n), keysv = items;
+  jt_V perm = JT_NIL, tmp = JT_NIL;
+  JT_ROOT(S, items);
+  JT_ROOT(S, keysv);
+  JT_ROOT(S, perm);
+  JT_ROOT(S, tmp);
+  if (t.key != JT_NIL) {
+    keysv = jt_make_vector(S, n, JT_NIL);
+    for (size_t i = 0; i < n; i++) {
+      jt_V k = call1(S, t.key, jt_vec_(items)->items[i]);
+      jt_vec_(keysv)->items[i] = k;
+    }
+  }
+  perm = jt_make_vector(S, n, JT_NIL);
+  tmp = jt_make_vector(S, n, JT_NIL);
+  for (size_t i = 0; i < n; i++) jt_vec_(perm)->items[i] = jt_mkfix((intptr_t)i);
+  Sorter so = {t.fn, jt_vec_(keysv)->items, 0, 0};
+  if (is_lisp_prim(S, t.fn, "<")) so.fast = 1;
+  else if (is_lisp_prim(S, t.fn, ">")) so.fast = 2;
+  jt_V *p = merge_sort(S, &so, jt_vec_(perm)->items, jt_vec_(tmp)->items, n);
+  const jt_V *it = jt_vec_(items)->items;
+  if (jt_islist(seq)) {
+    jt_V l = seq;  /* the predicate may have cut the list: stop at its end */
+    for (size_t i = 0; i < n && jt_iscons(l); i++, l = jt_cdr(l))
+      JT_SET(S, l, jt_cons_(l)->car, it[IDX(p[i])]);
+  } else {
+    if (vlen(seq) < n) bad_index(S, jt_mkfix((intptr_t)n - 1), vlen(seq));
+    for (size_t i = 0; i < n; i++) vset(S, seq, i, it[IDX(p[i])]);
+  }
+  JT_UNROOT(S, 6);
+  return seq;
+}
+
+JT_FN(f_sort) { return sort_seq(S, argc, argv); }
+
+JT_FN(f_merge) {
+  static const int keys[] = {JT_S_K_KEY};
+  jt_V kv[1];
+  jt_parse_keys(S, argc, argv, 4, keys, 1, kv);
+  int rt = check_seq_type(S, argv[0], false);
+  check_seq(S, argv[1]);
+  check_seq(S, argv[2]);
+  Test t;
+  test_init(S, &t, kv[0], JT_NOVALUE, JT_NOVALUE, argv[3], false);
+  size_t n1 = seq_length(S, argv[1]), n2 = seq_length(S, argv[2]);
+  jt_V a = to_vector(S, argv[1], 0, n1), b = JT_NIL, out = JT_NIL;
+  JT_ROOT(S, a);
+  JT_ROOT(S, b);
+  JT_ROOT(S, out);
+  b = to_vector(S, argv[2], 0, n2);
+  out = jt_make_vector(S, n1 + n2, JT_NIL);
+  size_t i = 0, j = 0, k = 0;
+  jt_V *o = jt_vec_(out)->items;
+  const jt_V *x = jt_vec_(a)->items, *y = jt_vec_(b)->items;
+  while (i < n1 && j < n2) {
+    jt_V kx = keyed(S, &t, x[i]);
+    JT_PUSH(S, kx);
+    jt_V ky = keyed(S, &t, y[j]);
+    bool take_b = call2(S, t.fn, ky, kx) != JT_NIL;
+    JT_POP(S, 1);
+    o[k++] = take_b ? y[j++] : x[i++];
+  }
+  while (i < n1) o[k++] = x[i++];
+  while (j < n2) o[k++] = y[j++];
+  jt_V r = rt == RT_VECTOR ? out : from_values(S, rt, k, o);
+  JT_UNROOT(S, 5);
+  return r;
+}
+
+/* --------------------------------------------------------------- coerce */
+
+JT_FN(f_coerce) {
+  jt_V x = argv[0], type = argv[1];
+  if (type == JT_T || type == JT_SYM(S, T_TYPE)) return x;
+  int rt = seq_type(S, type);
+  if (rt == RT_LIST || rt == RT_VECTOR || rt == RT_STRING) {
+    check_seq(S, x);
+    if (rt == RT_LIST && jt_islist(x)) return x;
+    if (rt == RT_STRING && jt_isstring(x)) return x;
+    if (rt == RT_VECTOR && jt_isvector(x) &&
+        (type != JT_SYM(S, SIMPLE_VECTOR) ||
+         !(jt_o(x)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE))))
+      return x;
+    if (rt == RT_VECTOR && jt_isstring(x) && type == JT_SYM(S, VECTOR)) return x;
+    size_t n = seq_length(S, x);
+    jt_V v = to_vector(S, x, 0, n);
+    if (rt == RT_VECTOR) return v;
+    JT_PUSH(S, v);
+    jt_V r = from_values(S, rt, n, jt_vec_(v)->items);
+    JT_POP(S, 1);
+    return r;
+  }
+  if (type == JT_SYM(S, CHARACTER)) {
+    if (jt_ischar(x)) return x;
+    if (jt_isstring(x) && vlen(x) == 1) return jt_mkchar(jt_str_(x)->chars[0]);
+    if (jt_issymbol(x)) {
+      jt_V name = jt_symobj(S, x)->name;
+      if (vlen(name) == 1) return jt_mkchar(jt_str_(name)->chars[0]);
+    }
+    jt_type_error(S, x, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, CHARACTER),
+                                JT_SYM(S, STRING)));
+  }
+  if (type == JT_SYM(S, FLOAT) || type == JT_SYM(S, DOUBLE_FLOAT) ||
+      type == JT_SYM(S, SINGLE_FLOAT) || sym_named(S, type, "SHORT-FLOAT") ||
+      sym_named(S, type, "LONG-FLOAT")) {
+    if (jt_isfloat(x)) return x;
+    if (!jt_isrational(x)) jt_type_error(S, x, JT_SYM(S, REAL));
+    return jt_make_float(S, jt_to_double(S, x));
+  }
+  if (type == JT_SYM(S, FUNCTION)) {
+    if (jt_isfunction(x)) return x;
+    if (jt_issymbol(x)) return jt_check_function(S, x);
+    if (jt_iscons(x) && jt_car(x) == JT_SYM(S, LAMBDA))
+      return jt_eval(S, jt_list(S, 2, JT_SYM(S, FUNCTION), x));
+    jt_type_error(S, x, JT_SYM(S, FUNCTION));
+  }
+  if (jt_typep(S, x, type)) return x;
+  jt_type_error(S, x, type);
+}
+
+/* --------------------------------------------------------------- arrays */
+
+static JT_NORETURN void not_array(jt_State *S, jt_V v) {
+  jt_type_error(S, v, JT_SYM(S, ARRAY));
+}
+
+static inline size_t total_size(jt_V v) {
+  if (!(jt_o(v)->flags & JT_ARR_FILLPTR)) return vlen(v);
+  return jt_isvector(v) ? jt_vec_(v)->cap : jt_str_(v)->cap;
+}
+
+/* Resize the buffer of a vector or string to exactly `cap` elements; new
+** slots hold `fill` (a value, or a character for strings). */
+static void set_capacity(jt_State *S, jt_V v, size_t cap, jt_V fill) {
+  if (jt_isvector(v)) {
+    jt_Vector *x = jt_vec_(v);
+    if (cap > SIZE_MAX / sizeof(jt_V)) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "array too large");
+    jt_V *p = jt_realloc(S, x->items, x->cap * sizeof(jt_V), cap * sizeof(jt_V));
+    for (size_t i = x->cap; i < cap; i++) p[i] = fill;
+    x->items = p;
+    x->cap = cap;
+    if (x->len > cap) x->len = cap;
+  } else {
+    jt_String *x = jt_str_(v);
+    uint32_t c = jt_ischar(fill) ? jt_charcode(fill) : 0;
+    if (cap > SIZE_MAX / sizeof(uint32_t)) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "array too large");
+    uint32_t *p = jt_realloc(S, x->chars, x->cap * sizeof(uint32_t),
+                             cap * sizeof(uint32_t));
+    for (size_t i = x->cap; i < cap; i++) p[i] = c;
+    x->chars = p;
+    x->cap = cap;
+    if (x->len > cap) x->len = cap;
+  }
+}
+
+/* The single dimension of a dimension designator: n or (n). */
+static size_t one_dimension(jt_State *S, jt_V d) {
+  if (jt_iscons(d) && jt_cdr(d) == JT_NIL) d = jt_car(d);
+  else if (jt_islist(d))
+    jt_error(S, "only one-dimensional arrays are supported, not dimensions %s",
+             d == JT_NIL ? "()" : "with several axes");
+  return jt_check_index(S, d);
+}
+
+static void set_len(jt_V v, size_t n) {
+  if (jt_isvector(v)) jt_vec_(v)->len = n; else jt_str_(v)->len = n;
+}
+
+/* A fill-pointer argument: T means the whole size. */
+static size_t fill_pointer_arg(jt_State *S, jt_V fp, size_t n) {
+  if (fp == JT_T) return n;
+  size_t k = jt_check_index(S, fp);
+  if (k > n) bad_bound(S, fp, n);
+  return k;
+}
+
+static const int keys_array[] = {JT_S_K_ELEMENT_TYPE, JT_S_K_INITIAL_ELEMENT,
+                                  JT_S_K_INITIAL_CONTENTS, JT_S_K_ADJUSTABLE,
+                                  JT_S_K_FILL_POINTER};
+
+JT_FN(f_make_array) {
+  jt_V kv[5];
+  size_t n = one_dimension(S, argv[0]);
+  jt_parse_keys(S, argc, argv, 1, keys_array, 5, kv);
+  jt_V et = kv[0], init = kv[1], contents = kv[2];
+  if (init != JT_NOVALUE && contents != JT_NOVALUE)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "both :INITIAL-ELEMENT and :INITIAL-CONTENTS were supplied");
+  bool str = et != JT_NOVALUE && char_type(S, et);
+  jt_V r;
+  if (str) r = jt_make_string(S, n, init == JT_NOVALUE ? 0 : jt_check_char(S, init));
+  else r = jt_make_vector(S, n, init == JT_NOVALUE ? JT_NIL : init);
+  if (contents != JT_NOVALUE) {
+    JT_PUSH(S, r);
+    size_t m = seq_length(S, contents);
+    if (m != n)
+      jt_error(S, "MAKE-ARRAY: :INITIAL-CONTENTS has %zu elements, not %zu", m, n);
+    replace_range(S, r, 0, n, contents, 0, n);
+    JT_POP(S, 1);
+  }
+  if (truthy(kv[3])) jt_o(r)->flags |= JT_ARR_ADJUSTABLE;
+  if (truthy(kv[4])) {
+    set_len(r, fill_pointer_arg(S, kv[4], n));
+    jt_o(r)->flags |= JT_ARR_FILLPTR;
+  }
+  return r;
+}
+
+JT_FN(f_vector) {
+  jt_V r = jt_make_vector(S, (size_t)argc, JT_NIL);
+  memcpy(jt_vec_(r)->items, argv, (size_t)argc * sizeof(jt_V));
+  return r;
+}
+
+static size_t aref_index(jt_State *S, int argc, jt_V *argv, int nsubs) {
+  jt_V a = argv[0];
+  if (!isvec(a)) not_array(S, a);
+  if (nsubs != 1)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "wrong number of subscripts, %d, for a one-dimensional array", nsubs);
+  size_t i = jt_check_index(S, argv[1]);
+  if (i >= total_size(a)) bad_index(S, argv[1], total_size(a));
+  return i;
+}
+
+static jt_V raw_ref(jt_V a, size_t i) {
+  return jt_isvector(a) ? jt_vec_(a)->items[i] : jt_mkchar(jt_str_(a)->chars[i]);
+}
+
+static void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
+  if (jt_isvector(a)) JT_SET(S, a, jt_vec_(a)->items[i], v);
+  else jt_str_(a)->chars[i] = jt_check_char(S, v);
+}
+
+JT_FN(f_aref) {
+  size_t i = aref_index(S, argc, argv, argc - 1);
+  return raw_ref(argv[0], i);
+}
+
+JT_FN(f_set_aref) {
+  size_t i = aref_index(S, argc, argv, argc - 2);
+  raw_set(S, argv[0], i, argv[argc - 1]);
+  return argv[argc - 1];
+}
+
+static bool simple_vector_p(jt_V v) {
+  return jt_isvector(v) && !(jt_o(v)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE));
+}
+
+JT_FN(f_svref) {
+  if (!simple_vector_p(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, SIMPLE_VECTOR));
+  size_t i = aref_index(S, 2, argv, 1);
+  return jt_vec_(argv[0])->items[i];
+}
+
+JT_FN(f_set_svref) {
+  if (!simple_vector_p(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, SIMPLE_VECTOR));
+  size_t i = aref_index(S, 2, argv, 1);
+  JT_SET(S, argv[0], jt_vec_(argv[0])->items[i], argv[2]);
+  return argv[2];
+}
+
+JT_FN(f_array_dimension) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  if (argv[1] != jt_mkfix(0)) bad_index(S, argv[1], 1);
+  return jt_mkfix((intptr_t)total_size(argv[0]));
+}
+
+JT_FN(f_array_dimensions) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  return jt_list(S, 1, jt_mkfix((intptr_t)total_size(argv[0])));
+}
+
+JT_FN(f_array_total_size) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  return jt_mkfix((intptr_t)total_size(argv[0]));
+}
+
+JT_FN(f_array_rank) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  return jt_mkfix(1);
+}
+
+JT_FN(f_arrayp) { return jt_bool(isvec(argv[0])); }
+JT_FN(f_simple_vector_p) { return jt_bool(simple_vector_p(argv[0])); }
+
+JT_FN(f_adjustable_array_p) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  return jt_bool(jt_o(argv[0])->flags & JT_ARR_ADJUSTABLE);
+}
+
+JT_FN(f_array_has_fill_pointer_p) {
+  if (!isvec(argv[0])) not_array(S, argv[0]);
+  return jt_bool(jt_o(argv[0])->flags & JT_ARR_FILLPTR);
+}
+
+static jt_V check_fill_pointer(jt_State *S, jt_V v) {
+  if (!isvec(v) || !(jt_o(v)->flags & JT_ARR_FILLPTR)) {
+    jt_V sat = jt_list(S, 2, JT_SYM(S, SATISFIES),
+                       jt_intern(S, "ARRAY-HAS-FILL-POINTER-P"));
+    jt_type_error(S, v, jt_list(S, 3, JT_SYM(S, AND), JT_SYM(S, VECTOR), sat));
+  }
+  return v;
+}
+
+JT_FN(f_fill_pointer) {
+  return jt_mkfix((intptr_t)vlen(check_fill_pointer(S, argv[0])));
+}
+
+JT_FN(f_set_fill_pointer) {
+  jt_V v = check_fill_pointer(S, argv[0]);
+  set_len(v, fill_pointer_arg(S, argv[1], total_size(v)));
+  return argv[1];
+}
+
+JT_FN(f_vector_push) {
+  jt_V v = check_fill_pointer(S, argv[1]);
+  size_t n = vlen(v);
+  if (n >= total_size(v)) return JT_NIL;
+  raw_set(S, v, n, argv[0]);
+  set_len(v, n + 1);
+  return jt_mkfix((intptr_t)n);
+}
+
+JT_FN(f_vector_push_extend) {
+  jt_V v = check_fill_pointer(S, argv[1]);
+  size_t n = vlen(v);
+  if (jt_isstring(v)) jt_check_char(S, argv[0]);
+  if (n >= total_size(v)) {
+    size_t ext = argc > 2 ? jt_check_index(S, argv[2]) : 0;
+    size_t grow = n < 16 ? 16 : n;  /* doubling keeps pushes amortised O(1) */
+    if (ext > grow) grow = ext;
+    set_capacity(S, v, n + grow, jt_isstring(v) ? jt_mkchar(0) : JT_NIL);
+  }
+  raw_set(S, v, n, argv[0]);
+  set_len(v, n + 1);
+  return jt_mkfix((intptr_t)n);
+}
+
+JT_FN(f_vector_pop) {
+  jt_V v = check_fill_pointer(S, argv[0]);
+  size_t n = vlen(v);
+  if (n == 0) jt_error(S, "VECTOR-POP: the fill pointer of the vector is zero");
+  set_len(v, n - 1);
+  return raw_ref(v, n - 1);
+}
+
+JT_FN(f_adjust_array) {
+  jt_V a = argv[0];
+  if (!isvec(a)) not_array(S, a);
+  size_t n = one_dimension(S, argv[1]);
+  jt_V kv[5];
+  jt_parse_keys(S, argc, argv, 2, keys_array, 5, kv);
+  jt_V init = kv[1], contents = kv[2];
+  bool str = jt_isstring(a);
+  jt_V fill = init != JT_NOVALUE ? init : str ? jt_mkchar(0) : JT_NIL;
+  if (str) jt_check_char(S, fill);
+  bool has_fp = (jt_o(a)->flags & JT_ARR_FILLPTR) != 0;
+  size_t fp = n;
+  if (kv[4] != JT_NOVALUE && kv[4] != JT_NIL) fp = fill_pointer_arg(S, kv[4], n);
+  else if (has_fp) {
+    fp = vlen(a);
+    if (fp > n) bad_bound(S, jt_mkfix((intptr_t)fp), n);
+  }
+  size_t old = total_size(a);
+  jt_V r = a;
+  if (jt_o(a)->flags & JT_ARR_ADJUSTABLE) {
+    /* in place: elements up to the old total size stay visible */
+    set_len(a, old < n ? old : n);
+    set_capacity(S, a, n, fill);
+    set_len(a, n);
+  } else {
+    r = str ? jt_make_string(S, n, jt_charcode(fill)) : jt_make_vector(S, n, fill);
+    size_t k = old < n ? old : n;
+    if (str) memcpy(jt_str_(r)->chars, jt_str_(a)->chars, k * sizeof(uint32_t));
+    else memcpy(jt_vec_(r)->items, jt_vec_(a)->items, k * sizeof(jt_V));
+  }
+  JT_PUSH(S, r);
+  if (contents != JT_NOVALUE) {
+    if (seq_length(S, contents) != n)
+      jt_error(S, "ADJUST-ARRAY: :INITIAL-CONTENTS must have %zu elements", n);
+    replace_range(S, r, 0, n, contents, 0, n);
+  }
+  JT_POP(S, 1);
+  if (has_fp || (kv[4] != JT_NOVALUE && kv[4] != JT_NIL)) {
+    jt_o(r)->flags |= JT_ARR_FILLPTR;
+    set_len(r, fp);
+  }
+  return r;
+}
+
+/* ------------------------------------------------------------ registry */
+
+JT_FN(f_vectorp) { return jt_bool(isvec(argv[0])); }
+
+static const jt_Reg seq_fns[] = {
+  {"LENGTH", f_length, 1, 1, "(length sequence) The number of elements of SEQUENCE."},
+  {"ELT", f_elt, 2, 2, "(elt sequence index) The element of SEQUENCE at INDEX."},
+  {"REVERSE", f_reverse, 1, 1, "(reverse sequence) A fresh reversed copy of SEQUENCE."},
+  {"NREVERSE", f_nreverse, 1, 1, "(nreverse sequence) Reverse SEQUENCE destructively."},
+  {"SUBSEQ", f_subseq, 2, 3,
+   "(subseq sequence start &optional end) A fresh copy of part of SEQUENCE."},
+  {"COPY-SEQ", f_copy_seq, 1, 1, "(copy-seq sequence) A fresh copy of SEQUENCE."},
+  {"CONCATENATE", f_concatenate, 1, -1,
+   "(concatenate result-type &rest sequences) A new sequence of all elements."},
+  {"MAKE-SEQUENCE", f_make_sequence, 2, -1,
+   "(make-sequence type size &key initial-element) A fresh sequence of SIZE elements."},
+  {"MAP", f_map, 3, -1,
+   "(map result-type function &rest sequences) Results of FUNCTION on successive elements."},
+  {"MAP-INTO", f_map_into, 2, -1,
+   "(map-into result function &rest sequences) Store FUNCTION's results into RESULT."},
+  {"EVERY", f_every, 2, -1,
+   "(every predicate &rest sequences) True if PREDICATE holds for all elements."},
+  {"SOME", f_some, 2, -1,
+   "(some predicate &rest sequences) The first true result of PREDICATE, or NIL."},
+  {"NOTANY", f_notany, 2, -1,
+   "(notany predicate &rest sequences) True if PREDICATE holds for no elements."},
+  {"NOTEVERY", f_notevery, 2, -1,
+   "(notevery predicate &rest sequences) True if PREDICATE fails for some element."},
+  {"REDUCE", f_reduce, 2, -1,
+   "(reduce function sequence &key key from-end start end initial-value) Combine elements."},
+  {"FIND", f_find, 2, -1,
+   "(find item sequence &key from-end test test-not start end key) The first matching element."},
+  {"FIND-IF", f_find_if, 2, -1,
+   "(find-if predicate sequence &key from-end start end key) The first satisfying element."},
+  {"FIND-IF-NOT", f_find_if_not, 2, -1,
+   "(find-if-not predicate sequence &key from-end start end key) The first failing element."},
+  {"POSITION", f_position, 2, -1,
+   "(position item sequence &key from-end test test-not start end key) Index of ITEM."},
+  {"POSITION-IF", f_position_if, 2, -1,
+   "(position-if predicate sequence &key from-end start end key) Index of the first match."},
+  {"POSITION-IF-NOT", f_position_if_not, 2, -1,
+   "(position-if-not predicate sequence &key from-end start end key) Index of the first failure."},
+  {"COUNT", f_count, 2, -1,
+   "(count item sequence &key from-end test test-not start end key) Number of matches."},
+  {"COUNT-IF", f_count_if, 2, -1,
+   "(count-if predicate sequence &key from-end start end key) Number of satisfying elements."},
+  {"COUNT-IF-NOT", f_count_if_not, 2, -1,
+   "(count-if-not predicate sequence &key from-end start end key) Number of failing elements."},
+  {"REMOVE", f_remove, 2, -1,
+   "(remove item sequence &key from-end test test-not start end count key) SEQUENCE without ITEM."},
+  {"REMOVE-IF", f_remove_if, 2, -1,
+   "(remove-if predicate sequence &key from-end start end count key) Without satisfying elements."},
+  {"REMOVE-IF-NOT", f_remove_if_not, 2, -1,
+   "(remove-if-not predicate sequence &key from-end start end count key) Only satisfying elements."},
+  {"DELETE", f_remove, 2, -1,
+   "(delete item sequence &key from-end test test-not start end count key) Like REMOVE, may destroy."},
+  {"DELETE-IF", f_remove_if, 2, -1,
+   "(delete-if predicate sequence &key from-end start end count key) Like REMOVE-IF, may destroy."},
+  {"DELETE-IF-NOT", f_remove_if_not, 2, -1,
+   "(delete-if-not predicate sequence &key from-end start end count key) Like REMOVE-IF-NOT."},
+  {"REMOVE-DUPLICATES", f_remove_duplicates, 1, -1,
+   "(remove-duplicates sequence &key from-end test test-not start end key) Without repeats."},
+  {"DELETE-DUPLICATES", f_remove_duplicates, 1, -1,
+   "(delete-duplicates sequence &key from-end test test-not start end key) Like REMOVE-DUPLICATES."},
+  {"SUBSTITUTE", f_substitute, 3, -1,
+   "(substitute new old sequence &key from-end test test-not start end count key) Replace OLD by NEW."},
+  {"SUBSTITUTE-IF", f_substitute_if, 3, -1,
+   "(substitute-if new predicate sequence &key from-end start end count key) Replace matches."},
+  {"SUBSTITUTE-IF-NOT", f_substitute_if_not, 3, -1,
+   "(substitute-if-not new predicate sequence &key from-end start end count key) Replace failures."},
+  {"NSUBSTITUTE", f_nsubstitute, 3, -1,
+   "(nsubstitute new old sequence &key from-end test test-not start end count key) Destructive SUBSTITUTE."},
+  {"NSUBSTITUTE-IF", f_nsubstitute_if, 3, -1,
+   "(nsubstitute-if new predicate sequence &key from-end start end count key) Destructive SUBSTITUTE-IF."},
+  {"NSUBSTITUTE-IF-NOT", f_nsubstitute_if_not, 3, -1,
+   "(nsubstitute-if-not new predicate sequence &key from-end start end count key) Destructive."},
+  {"FILL", f_fill, 2, -1,
+   "(fill sequence item &key start end) Store ITEM into SEQUENCE."},
+  {"REPLACE", f_replace, 2, -1,
+   "(replace seq1 seq2 &key start1 end1 start2 end2) Copy elements of SEQ2 into SEQ1."},
+  {"SEARCH", f_search, 2, -1,
+   "(search seq1 seq2 &key from-end test test-not key start1 end1 start2 end2) Where SEQ1 occurs in SEQ2."},
+  {"MISMATCH", f_mismatch, 2, -1,
+   "(mismatch seq1 seq2 &key from-end test test-not key start1 end1 start2 end2) Where they differ."},
+  {"SORT", f_sort, 2, -1,
+   "(sort sequence predicate &key key) Sort SEQUENCE (stably) by PREDICATE."},
+  {"STABLE-SORT", f_sort, 2, -1,
+   "(stable-sort sequence predicate &key key) Sort SEQUENCE stably by PREDICATE."},
+  {"MERGE", f_merge, 4, -1,
+   "(merge result-type seq1 seq2 predicate &key key) Merge two sorted sequences."},
+  {"COERCE", f_coerce, 2, 2,
+   "(coerce object result-type) OBJECT converted to RESULT-TYPE."},
+  {"MAKE-ARRAY", f_make_array, 1, -1,
+   "(make-array dimensions &key element-type initial-element initial-contents adjustable fill-pointer)"
+   " A one-dimensional array."},
+  {"VECTOR", f_vector, 0, -1, "(vector &rest objects) A simple vector of OBJECTS."},
+  {"AREF", f_aref, 1, -1, "(aref array &rest subscripts) The element of ARRAY at SUBSCRIPTS."},
+  {"ROW-MAJOR-AREF", f_aref, 2, 2,
+   "(row-major-aref array index) The element of ARRAY at row-major INDEX."},
+  {"SVREF", f_svref, 2, 2, "(svref simple-vector index) The element at INDEX."},
+  {"ARRAY-DIMENSION", f_array_dimension, 2, 2,
+   "(array-dimension array axis) The size of ARRAY along AXIS."},
+  {"ARRAY-DIMENSIONS", f_array_dimensions, 1, 1,
+   "(array-dimensions array) The list of ARRAY's dimensions."},
+  {"ARRAY-TOTAL-SIZE", f_array_total_size, 1, 1,
+   "(array-total-size array) The number of elements of ARRAY."},
+  {"ARRAY-RANK", f_array_rank, 1, 1, "(array-rank array) The number of dimensions: 1."},
+  {"ARRAYP", f_arrayp, 1, 1, "(arrayp object) True if OBJECT is an array."},
+  {"VECTORP", f_vectorp, 1, 1, "(vectorp object) True if OBJECT is a vector."},
+  {"SIMPLE-VECTOR-P", f_simple_vector_p, 1, 1,
+   "(simple-vector-p object) True if OBJECT is a simple general vector."},
+  {"ADJUSTABLE-ARRAY-P", f_adjustable_array_p, 1, 1,
+   "(adjustable-array-p array) True if ARRAY is adjustable."},
+  {"ARRAY-HAS-FILL-POINTER-P", f_array_has_fill_pointer_p, 1, 1,
+   "(array-has-fill-pointer-p array) True if ARRAY has a fill pointer."},
+  {"FILL-POINTER", f_fill_pointer, 1, 1, "(fill-pointer vector) VECTOR's fill pointer."},
+  {"VECTOR-PUSH", f_vector_push, 2, 2,
+   "(vector-push object vector) Store OBJECT at the fill pointer and advance it; NIL if full."},
+  {"VECTOR-PUSH-EXTEND", f_vector_push_extend, 2, 3,
+   "(vector-push-extend object vector &optional extension) VECTOR-PUSH, growing VECTOR when full."},
+  {"VECTOR-POP", f_vector_pop, 1, 1,
+   "(vector-pop vector) Decrease the fill pointer and return the element there."},
+  {"ADJUST-ARRAY", f_adjust_array, 2, -1,
+   "(adjust-array array dimensions &key initial-element initial-contents fill-pointer)"
+   " ARRAY resized."},
+  /* setters (see jt_lib.h) */
+  {"%SET-AREF", f_set_aref, 2, -1, "(%set-aref array subscript... value) Setter of AREF."},
+  {"%SET-ROW-MAJOR-AREF", f_set_aref, 3, 3,
+   "(%set-row-major-aref array index value) Setter of ROW-MAJOR-AREF."},
+  {"%SET-SVREF", f_set_svref, 3, 3, "(%set-svref vector index value) Setter of SVREF."},
+  {"%SET-ELT", f_set_elt, 3, 3, "(%set-elt sequence index value) Setter of ELT."},
+  {"%SET-FILL-POINTER", f_set_fill_pointer, 2, 2,
+   "(%set-fill-pointer vector n) Setter of FILL-POINTER."},
+  {"%SET-SUBSEQ", f_set_subseq, 3, 4,
+   "(%set-subseq sequence start [end] new) Setter of SUBSEQ."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_seq(jt_State *S) { jt_register(S, seq_fns); }

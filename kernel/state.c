@@ -1,0 +1,376 @@
+/*
+** state.c — opening and closing a state, and the embedding API (jiti.h).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "jt_eval.h"
+
+#define VALUE_STACK_SLOTS ((size_t)1 << 20)
+#define DEFAULT_CSTACK ((size_t)8 << 20)
+
+extern const struct { const char *name; const char *src; size_t len; } jt_prelude_files[];
+
+static void stdout_write(void *ud, const char *s, size_t n) {
+  (void)ud;
+  fwrite(s, 1, n, stdout);
+}
+
+/* C stack available to evaluation: most of the thread's stack, leaving room
+** for the host and for signalling the depth condition itself. */
+static size_t cstack_budget(void) {
+  struct rlimit rl;
+  size_t size = DEFAULT_CSTACK;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) size = (size_t)rl.rlim_cur;
+  if (size > ((size_t)1 << 30)) size = (size_t)1 << 30;
+  return size / 2;
+}
+
+/* Run fn(S, ud) inside a host entry record; returns the status and leaves
+** the condition of a failure in S->pending. */
+typedef jt_V (*Body)(jt_State *S, void *ud);
+
+static jiti_Status protect(jt_State *S, Body fn, void *ud, jt_V *out) {
+  char here;
+  bool outermost = S->jmp == NULL;
+  if (outermost) S->cstack_base = &here;
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    jt_V v = fn(S, ud);
+    jt_jmp_pop(S, &j);
+    if (out) *out = v;
+    return JITI_OK;
+  }
+  return (jiti_Status)j.code;
+}
+
+static jt_V load_prelude(jt_State *S, void *ud) {
+  (void)ud;
+  for (int i = 0; jt_prelude_files[i].name; i++)
+    jt_eval_source(S, jt_prelude_files[i].src, jt_prelude_files[i].len);
+  return JT_NIL;
+}
+
+/* After the library is loaded every symbol it defined is a locked built-in. */
+static void lock_builtins(jt_State *S) {
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_V v = S->symtab[i];
+    if (v == JT_NIL) continue;
+    jt_Symbol *s = jt_sym_(v);
+    if (s->function != JT_UNBOUND || s->setf_fn != JT_UNBOUND) s->h.flags |= JT_SYM_LOCKED;
+    if (s->package == JT_PKG_LISP) s->h.flags |= JT_SYM_BUILTIN;
+  }
+}
+
+jiti_State *jiti_open(void) {
+  jt_State *volatile S = calloc(1, sizeof *S);
+  if (!S) return NULL;
+  S->gc_threshold = (size_t)8 << 20;
+  S->gc_inhibit = 1;
+  S->stack = malloc(VALUE_STACK_SLOTS * sizeof(jt_V));
+  if (!S->stack) { free(S); return NULL; }
+  S->sp = S->fp = S->stack;
+  S->stack_end = S->stack + VALUE_STACK_SLOTS - 64;
+  S->nvals = 1;
+  S->mv[0] = JT_NIL;
+  S->pending = JT_NIL;
+  S->xfer_val = JT_NIL;
+  S->layouts = JT_NIL;
+  S->nil_sym = S->t_sym = JT_NIL;
+  S->stdout_stream = JT_NIL;
+  S->cstack_limit = cstack_budget();
+  S->fuel_left = UINT64_MAX;
+  S->write_fn = stdout_write;
+  S->rng[0] = 0x9E3779B97F4A7C15ull;
+  S->rng[1] = 0xBF58476D1CE4E5B9ull;
+  S->rng[2] = 0x94D049BB133111EBull;
+  S->rng[3] = 0x2545F4914F6CDD1Dull;
+  for (int i = 0; i < JT_S_COUNT; i++) S->sym[i] = JT_NIL;
+
+  /* Bootstrapping: nothing may signal until the condition types exist, and
+  ** the collector stays off (gc_inhibit) until the state is complete. */
+  jt_V nilname = jt_string_from_cstr(S, "NIL");
+  S->nil_sym = jt_make_symbol(S, nilname);
+  jt_V tname = jt_string_from_cstr(S, "T");
+  S->t_sym = jt_make_symbol(S, tname);
+  /* intern them so the reader finds NIL and T (mapped to the immediates) */
+  jt_Symbol *ns = jt_sym_(S->nil_sym), *ts = jt_sym_(S->t_sym);
+  ns->value = JT_NIL;
+  ts->value = JT_T;
+  ns->h.flags |= JT_SYM_CONSTANT | JT_SYM_LOCKED;
+  ts->h.flags |= JT_SYM_CONSTANT | JT_SYM_LOCKED;
+  jt_intern_symbol_object(S, S->nil_sym);
+  jt_intern_symbol_object(S, S->t_sym);
+  static const char *const names[] = {
+#define JT_X_NAME(id, name) name,
+    JT_SYMBOL_LIST(JT_X_NAME)
+#undef JT_X_NAME
+  };
+  for (int i = 0; i < JT_S_COUNT; i++)
+    S->sym[i] = names[i][0] == ':' ? jt_intern_keyword(S, names[i] + 1) : jt_intern(S, names[i]);
+  S->layouts = jt_make_hash(S, JT_HASH_EQ, 64);
+
+  jiti_Status st = JITI_OK;
+  {
+    char here;
+    S->cstack_base = &here;
+    jt_Jmp j;
+    jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+    if (_setjmp(j.jb) == 0) {
+      jt_analyze_init(S);
+      jt_open_cond(S);
+      jt_open_base(S);
+      jt_open_num(S);
+      jt_open_list(S);
+      jt_open_seq(S);
+      jt_open_str(S);
+      jt_open_hash(S);
+      jt_open_struct(S);
+      jt_open_io(S);
+      jt_open_read(S);
+      jt_open_format(S);
+      jt_jmp_pop(S, &j);
+    } else {
+      st = (jiti_Status)j.code;
+    }
+  }
+  S->gc_inhibit = 0;
+#ifdef JITI_GC_STRESS_DEFAULT
+  bool stress = true;
+#else
+  bool stress = false;
+#endif
+  const char *env = getenv("JITI_GC_STRESS");
+  if (env) stress = env[0] && env[0] != '0';
+  if (st == JITI_OK) st = protect(S, load_prelude, NULL, NULL);
+  if (st != JITI_OK) {
+    char *m = S->pending != JT_NIL ? jt_print_cstr(S, S->pending, false, 500) : NULL;
+    fprintf(stderr, "jiti: the built-in library failed to load: %s\n", m ? m : "?");
+    free(m);
+    jiti_close(S);
+    return NULL;
+  }
+  lock_builtins(S);
+  S->pending = JT_NIL;
+  jt_gc_collect(S);
+  S->gc_stress = stress;
+  return S;
+}
+
+void jiti_close(jiti_State *S) {
+  if (!S) return;
+  jt_gc_free_all(S);
+  free(S->stack);
+  free(S->roots);
+  free(S->symtab);
+  free(S->bindings);
+  free(S);
+}
+
+void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud) {
+  S->write_fn = fn ? fn : stdout_write;
+  S->write_ud = ud;
+}
+
+void jiti_set_limits(jiti_State *S, const jiti_Limits *limits) { S->limits = *limits; }
+void jiti_get_limits(jiti_State *S, jiti_Limits *limits) { *limits = S->limits; }
+void jiti_set_gc_stress(jiti_State *S, int on) { S->gc_stress = on != 0; }
+
+void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud) {
+  S->debugger_hook = hook;
+  S->debugger_ud = ud;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+typedef struct { const char *src; size_t len; } SrcArgs;
+
+static jt_V eval_src_body(jt_State *S, void *ud) {
+  SrcArgs *a = ud;
+  return jt_eval_source(S, a->src, a->len);
+}
+
+static const char *condition_type_name(jt_State *S, jt_V c) {
+  if (jt_is_condition(c)) return jt_symname(S, jt_layout_(jt_struct_(c)->layout)->name);
+  return "ERROR";
+}
+
+static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
+  if (!res) return;
+  memset(res, 0, sizeof *res);
+  if (st == JITI_OK) {
+    res->value = jt_print_cstr(S, value, true, 1 << 20);
+  } else {
+    jt_V c = S->pending;
+    if (st == JITI_ERROR && jt_is_condition(c)) {
+      jt_V reader_error = jt_find_layout(S, JT_SYM(S, READER_ERROR));
+      jt_V eof = jt_find_layout(S, JT_SYM(S, END_OF_FILE));
+      jt_V l = jt_struct_(c)->layout;
+      if (jt_subtypep_layout(l, reader_error) || jt_subtypep_layout(l, eof)) st = JITI_READ_ERROR;
+    }
+    res->message = c != JT_NIL ? jt_print_cstr(S, c, false, 4000) : strdup("aborted");
+    res->condition_type = strdup(condition_type_name(S, c));
+  }
+  res->status = st;
+}
+
+static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *saved) {
+  if (S->jmp != NULL) return;  /* nested call from a hook: shares the budget */
+  *saved = S->limits;
+  if (limits) S->limits = *limits;
+  S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
+  S->output_used = 0;
+  S->limit_tripped = 0;
+}
+
+static jiti_Status eval_common(jiti_State *S, const char *src, size_t len,
+                               const jiti_Limits *limits, jiti_Result *res) {
+  bool outer = S->jmp == NULL;
+  jiti_Limits saved;
+  begin_call(S, limits, &saved);
+  SrcArgs a = {src, len};
+  jt_V v = JT_NIL;
+  jiti_Status st = protect(S, eval_src_body, &a, &v);
+  JT_ROOT(S, v);
+  fill_result(S, st, v, res);
+  JT_UNROOT(S, 1);
+  if (res) st = res->status;
+  if (outer) {
+    S->limits = saved;
+    S->pending = JT_NIL;
+    S->nvals = 1;
+  }
+  return st;
+}
+
+jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len, jiti_Result *res) {
+  return eval_common(S, src, len, NULL, res);
+}
+
+jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,
+                              const jiti_Limits *limits, jiti_Result *res) {
+  return eval_common(S, src, len, limits, res);
+}
+
+typedef struct { const char *name; int argc; const char *const *args; } CallArgs;
+
+static jt_V call_body(jt_State *S, void *ud) {
+  CallArgs *a = ud;
+  jt_Reader R;
+  jt_reader_init(&R, a->name, strlen(a->name));
+  jt_V fn = jt_read(S, &R);
+  if (!jt_issymbol(fn)) jt_error(S, "not a function name: %s", a->name);
+  jt_V *base = S->sp;
+  JT_PUSH(S, fn);
+  for (int i = 0; i < a->argc; i++) {
+    jt_reader_init(&R, a->args[i], strlen(a->args[i]));
+    jt_V v = jt_read(S, &R);
+    if (v == JT_EOF) jt_errorc(S, JT_SYM(S, READER_ERROR), "empty argument %d", i + 1);
+    JT_PUSH(S, v);
+  }
+  jt_V r = jt_apply(S, jt_fdefinition(S, base[0]), a->argc, base + 1);
+  S->sp = base;
+  return r;
+}
+
+jiti_Status jiti_call(jiti_State *S, const char *name, int argc, const char *const *args,
+                      jiti_Result *res) {
+  bool outer = S->jmp == NULL;
+  jiti_Limits saved;
+  begin_call(S, NULL, &saved);
+  CallArgs a = {name, argc, args};
+  jt_V v = JT_NIL;
+  jiti_Status st = protect(S, call_body, &a, &v);
+  JT_ROOT(S, v);
+  fill_result(S, st, v, res);
+  JT_UNROOT(S, 1);
+  if (res) st = res->status;
+  if (outer) {
+    S->limits = saved;
+    S->pending = JT_NIL;
+  }
+  return st;
+}
+
+void jiti_result_free(jiti_Result *res) {
+  if (!res) return;
+  free(res->value);
+  free(res->message);
+  free(res->condition_type);
+  memset(res, 0, sizeof *res);
+}
+
+/* --------------------------------------------------------- C primitives */
+
+typedef struct { const char *name; jiti_CFunction fn; int min, max; const char *doc; } RegArgs;
+
+static jt_V register_body(jt_State *S, void *ud) {
+  RegArgs *a = ud;
+  char up[256];
+  size_t n = strlen(a->name);
+  if (n == 0 || n >= sizeof up) jt_error(S, "bad primitive name");
+  for (size_t i = 0; i <= n; i++) {
+    char c = a->name[i];
+    up[i] = (c >= 'a' && c <= 'z') ? (char)(c - 32) : c;
+  }
+  jt_V sym = jt_intern(S, up);
+  jt_Symbol *s = jt_symobj(S, sym);
+  if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return JT_NIL;
+  jt_V p = jt_make_prim(S, sym, a->fn, a->min, a->max, a->doc);
+  JT_SET(S, s, s->function, p);
+  return JT_T;
+}
+
+jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn, int minargs,
+                          int maxargs, const char *doc) {
+  if (!name || !fn || minargs < 0 || (maxargs >= 0 && maxargs < minargs) || maxargs > 1000)
+    return JITI_BADARG;
+  RegArgs a = {name, fn, minargs, maxargs, doc};
+  jt_V r = JT_NIL;
+  jiti_Status st = protect(S, register_body, &a, &r);
+  if (st != JITI_OK) return st;
+  return r == JT_T ? JITI_OK : JITI_BADARG;
+}
+
+void jiti_error(jiti_State *S, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  jt_error(S, "%s", buf);
+}
+
+jiti_Value jiti_integer(jiti_State *S, int64_t n) { return jt_make_integer(S, n); }
+
+int jiti_tointeger(jiti_State *S, jiti_Value v, int64_t *out) {
+  if (jt_isfix(v)) { *out = jt_fixval(v); return 1; }
+  if (jt_isbig(v) && mpz_fits_slong_p(jt_big_(v)->z)) { *out = mpz_get_si(jt_big_(v)->z); return 1; }
+  return 0;
+}
+
+jiti_Value jiti_string(jiti_State *S, const char *utf8, size_t len) {
+  return jt_string_from_utf8(S, utf8, len);
+}
+
+long jiti_tostring(jiti_State *S, jiti_Value v, char *buf, size_t size) {
+  if (!jt_isstring(v)) return -1;
+  size_t n;
+  char *s = jt_string_utf8(S, v, &n);
+  if (size) {
+    size_t k = n < size - 1 ? n : size - 1;
+    memcpy(buf, s, k);
+    buf[k] = 0;
+  }
+  free(s);
+  return (long)n;
+}
+
+jiti_Value jiti_nil(void) { return JT_NIL; }
+int jiti_isnil(jiti_Value v) { return v == JT_NIL; }
+
+char *jiti_print(jiti_State *S, jiti_Value v, size_t max) {
+  return jt_print_cstr(S, v, true, max);
+}

@@ -1,0 +1,298 @@
+/*
+** struct.c — layouts and instances, shared by defstruct and
+** define-condition.
+**
+** A layout names a type, its parents, and its slots (inherited slots
+** first).  Instances are jt_Struct objects pointing at their layout.  The
+** defstruct and define-condition macros (kernel/lisp) expand into the
+** primitives here.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_eval.h"
+
+jt_V jt_find_layout(jt_State *S, jt_V name) {
+  bool found;
+  jt_V l = jt_hash_get(S, S->layouts, name, &found);
+  return found ? l : JT_NIL;
+}
+
+bool jt_subtypep_layout(jt_V layout, jt_V ancestor) {
+  if (layout == ancestor) return true;
+  /* Type graphs are small; a depth bound guards against a cycle. */
+  for (jt_V l = jt_layout_(layout)->parents; jt_iscons(l); l = jt_cdr(l))
+    if (jt_subtypep_layout(jt_car(l), ancestor)) return true;
+  return false;
+}
+
+static int slot_index(jt_V layout, jt_V name) {
+  jt_Layout *L = jt_layout_(layout);
+  jt_Vector *v = jt_vec_(L->slot_names);
+  for (size_t i = 0; i < v->len; i++)
+    if (v->items[i] == name) return (int)i;
+  return -1;
+}
+
+jt_V jt_slot_value(jt_State *S, jt_V obj, jt_V name) {
+  if (!jt_isstruct(obj)) return JT_NOVALUE;
+  int i = slot_index(jt_struct_(obj)->layout, name);
+  return i < 0 ? JT_NOVALUE : jt_struct_(obj)->slots[i];
+}
+
+jt_V jt_make_struct(jt_State *S, jt_V layout, uint32_t nslots) {
+  JT_PUSH(S, layout);
+  jt_Struct *s = (jt_Struct *)jt_alloc(S, JT_TSTRUCT, sizeof(jt_Struct) + nslots * sizeof(jt_V));
+  JT_POP(S, 1);
+  s->h.aux = nslots;
+  s->layout = layout;
+  for (uint32_t i = 0; i < nslots; i++) s->slots[i] = JT_NIL;
+  return (jt_V)s;
+}
+
+/* Append `name` to the vector-building list unless present. */
+static bool in_list(jt_V l, jt_V x) {
+  for (; jt_iscons(l); l = jt_cdr(l))
+    if (jt_car(l) == x) return true;
+  return false;
+}
+
+/* Build a layout.  `slots` is a list of (name initarg initform-thunk) for the
+** type's own slots; inherited slots come from the parents, first parent
+** first, without duplicates. */
+jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V report,
+                      bool condition) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  JT_PUSH(S, parents);
+  JT_PUSH(S, slots);
+  JT_PUSH(S, report);
+  /* collect (name initarg thunk) triples: inherited then own */
+  jt_V all = JT_NIL, names = JT_NIL;
+  JT_PUSH(S, all);     /* base[4] */
+  JT_PUSH(S, names);   /* base[5] */
+  jt_V plays = JT_NIL;
+  JT_PUSH(S, plays);   /* base[6]: parent layouts */
+  for (jt_V p = parents; jt_iscons(p); p = jt_cdr(p)) {
+    jt_V pl = jt_find_layout(S, jt_car(p));
+    if (pl == JT_NIL) {
+      char *pn = jt_print_cstr(S, jt_car(p), true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf, "unknown parent type %s", pn);
+      free(pn);
+      jt_error(S, "%s", S->msgbuf);
+    }
+    if ((jt_layout_(pl)->h.flags & JT_LAYOUT_CONDITION) != condition)
+      jt_error(S, "cannot mix structure and condition types in %s", jt_symname(S, name));
+    base[6] = jt_cons(S, pl, base[6]);
+    jt_Layout *L = jt_layout_(pl);
+    for (uint32_t i = 0; i < L->nslots; i++) {
+      jt_V sn = jt_vec_(L->slot_names)->items[i];
+      if (in_list(base[5], sn)) continue;
+      base[5] = jt_cons(S, sn, base[5]);
+      jt_V t = jt_list(S, 3, sn, jt_vec_(L->initargs)->items[i], jt_vec_(L->initforms)->items[i]);
+      base[4] = jt_cons(S, t, base[4]);
+    }
+  }
+  for (jt_V l = slots; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V t = jt_car(l);
+    if (!jt_iscons(t) || !jt_issymbol(jt_car(t))) jt_error(S, "malformed slot in %s", jt_symname(S, name));
+    jt_V sn = jt_car(t);
+    if (in_list(base[5], sn)) {
+      /* a redefinition of an inherited slot replaces its initform */
+      for (jt_V a = base[4]; jt_iscons(a); a = jt_cdr(a))
+        if (jt_car(jt_car(a)) == sn) JT_SET(S, jt_car(a), jt_cons_(jt_car(a))->cdr, jt_cdr(t));
+      continue;
+    }
+    base[5] = jt_cons(S, sn, base[5]);
+    base[4] = jt_cons(S, t, base[4]);
+  }
+  base[4] = jt_nreverse_list(base[4]);
+  base[6] = jt_nreverse_list(base[6]);
+  size_t n = jt_list_length(S, base[4]);
+  jt_V vn = jt_make_vector(S, n, JT_NIL);
+  JT_PUSH(S, vn);
+  jt_V vi = jt_make_vector(S, n, JT_NIL);
+  JT_PUSH(S, vi);
+  jt_V vf = jt_make_vector(S, n, JT_NIL);
+  JT_PUSH(S, vf);
+  size_t i = 0;
+  for (jt_V l = base[4]; jt_iscons(l); l = jt_cdr(l), i++) {
+    jt_V t = jt_car(l);
+    jt_vec_(vn)->items[i] = jt_car(t);
+    jt_V r = jt_cdr(t);
+    jt_vec_(vi)->items[i] = jt_iscons(r) ? jt_car(r) : JT_NIL;
+    r = jt_iscons(r) ? jt_cdr(r) : JT_NIL;
+    jt_vec_(vf)->items[i] = jt_iscons(r) ? jt_car(r) : JT_NIL;
+  }
+  jt_Layout *L = (jt_Layout *)jt_alloc(S, JT_TLAYOUT, sizeof(jt_Layout));
+  L->name = base[0];
+  L->parents = base[6];
+  L->slot_names = vn;
+  L->initargs = vi;
+  L->initforms = vf;
+  L->report = base[3];
+  L->conc_name = JT_NIL;
+  L->nslots = (uint32_t)n;
+  if (condition) L->h.flags |= JT_LAYOUT_CONDITION;
+  JT_PUSH(S, (jt_V)L);
+  jt_hash_put(S, S->layouts, base[0], (jt_V)L);
+  S->sp = base;
+  return (jt_V)L;
+}
+
+/* Make an instance from an initarg plist; missing slots get their initform
+** (a thunk) or NIL. */
+jt_V jt_instance_from_initargs(jt_State *S, jt_V layout, int n2, const jt_V *initargs) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, layout);
+  jt_Layout *L = jt_layout_(layout);
+  jt_V obj = jt_make_struct(S, layout, L->nslots);
+  JT_PUSH(S, obj);
+  if (n2 % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of initialization arguments");
+  for (uint32_t i = 0; i < L->nslots; i++) {
+    jt_V key = jt_vec_(L->initargs)->items[i];
+    jt_V v = JT_NOVALUE;
+    if (key != JT_NIL)
+      for (int k = 0; k < n2; k += 2)
+        if (initargs[k] == key) { v = initargs[k + 1]; break; }
+    if (v == JT_NOVALUE) {
+      jt_V thunk = jt_vec_(L->initforms)->items[i];
+      v = thunk != JT_NIL ? jt_funcall(S, thunk, 0) : JT_NIL;
+      L = jt_layout_(base[0]);
+    }
+    jt_struct_(base[1])->slots[i] = v;
+  }
+  obj = base[1];
+  S->sp = base;
+  return obj;
+}
+
+/* ------------------------------------------------------------ primitives */
+
+static jt_V check_layout(jt_State *S, jt_V name) {
+  jt_V l = jt_find_layout(S, name);
+  if (l == JT_NIL) {
+    char *n = jt_print_cstr(S, name, true, 100);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "unknown structure or condition type %s", n);
+    free(n);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  return l;
+}
+
+/* (%define-structure name parent slots) -> name
+** slots: list of (name nil initform-thunk) */
+JT_FN(f_define_structure) {
+  jt_V name = jt_check_symbol(S, argv[0]);
+  jt_V parents = argv[1] == JT_NIL ? JT_NIL : jt_list(S, 1, argv[1]);
+  JT_PUSH(S, parents);
+  jt_V old = jt_find_layout(S, name);
+  if (old != JT_NIL && (jt_layout_(old)->h.flags & JT_LAYOUT_CONDITION))
+    jt_error(S, "%s names a condition type", jt_symname(S, name));
+  jt_define_layout(S, name, S->sp[-1], argv[2], JT_NIL, false);
+  JT_POP(S, 1);
+  return name;
+}
+
+/* (%make-structure name &rest slot-values) */
+JT_FN(f_make_structure) {
+  jt_V l = check_layout(S, argv[0]);
+  jt_Layout *L = jt_layout_(l);
+  if ((uint32_t)(argc - 1) != L->nslots)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s: expected %u slot values, got %d",
+              jt_symname(S, argv[0]), L->nslots, argc - 1);
+  jt_V obj = jt_make_struct(S, l, L->nslots);
+  for (int i = 1; i < argc; i++) jt_struct_(obj)->slots[i - 1] = argv[i];
+  return obj;
+}
+
+static jt_Struct *check_instance(jt_State *S, jt_V obj, jt_V type) {
+  if (jt_isstruct(obj)) {
+    jt_V l = jt_find_layout(S, type);
+    if (l != JT_NIL && jt_subtypep_layout(jt_struct_(obj)->layout, l)) return jt_struct_(obj);
+  }
+  jt_type_error(S, obj, type);
+}
+
+/* (%struct-ref obj type index) */
+JT_FN(f_struct_ref) {
+  jt_Struct *s = check_instance(S, argv[0], argv[1]);
+  size_t i = jt_check_index(S, argv[2]);
+  if (i >= s->h.aux) jt_error(S, "structure slot index %zu out of range", i);
+  return s->slots[i];
+}
+
+/* (%struct-set obj type index value) */
+JT_FN(f_struct_set) {
+  jt_Struct *s = check_instance(S, argv[0], argv[1]);
+  size_t i = jt_check_index(S, argv[2]);
+  if (i >= s->h.aux) jt_error(S, "structure slot index %zu out of range", i);
+  JT_SET(S, s, s->slots[i], argv[3]);
+  return argv[3];
+}
+
+/* (%struct-typep obj type) */
+JT_FN(f_struct_typep) {
+  if (!jt_isstruct(argv[0])) return JT_NIL;
+  jt_V l = jt_find_layout(S, argv[1]);
+  return jt_bool(l != JT_NIL && jt_subtypep_layout(jt_struct_(argv[0])->layout, l));
+}
+
+JT_FN(f_copy_structure) {
+  if (!jt_isstruct(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, STRUCTURE_OBJECT));
+  jt_Struct *s = jt_struct_(argv[0]);
+  jt_V c = jt_make_struct(S, s->layout, s->h.aux);
+  s = jt_struct_(argv[0]);
+  for (uint32_t i = 0; i < s->h.aux; i++) jt_struct_(c)->slots[i] = s->slots[i];
+  return c;
+}
+
+/* (%structure-slot-names type) -> list */
+JT_FN(f_slot_names) {
+  jt_V l = check_layout(S, argv[0]);
+  jt_Vector *v = jt_vec_(jt_layout_(l)->slot_names);
+  return jt_list_from(S, (int)v->len, v->items);
+}
+
+/* (slot-value obj name) */
+JT_FN(f_slot_value) {
+  jt_V v = jt_slot_value(S, argv[0], argv[1]);
+  if (v == JT_NOVALUE) {
+    if (!jt_isstruct(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, STRUCTURE_OBJECT));
+    jt_error(S, "the object has no slot named %s", jt_symname(S, argv[1]));
+  }
+  return v;
+}
+
+JT_FN(f_set_slot_value) {
+  if (!jt_isstruct(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, STRUCTURE_OBJECT));
+  int i = slot_index(jt_struct_(argv[0])->layout, argv[1]);
+  if (i < 0) jt_error(S, "the object has no slot named %s", jt_symname(S, argv[1]));
+  JT_SET(S, argv[0], jt_struct_(argv[0])->slots[i], argv[2]);
+  return argv[2];
+}
+
+/* (%slot-default type slot) -> the slot's initform value, or NIL */
+JT_FN(f_slot_default) {
+  jt_V l = check_layout(S, argv[0]);
+  int i = slot_index(l, argv[1]);
+  if (i < 0) jt_error(S, "%s has no slot %s", jt_symname(S, argv[0]), jt_symname(S, argv[1]));
+  jt_V thunk = jt_vec_(jt_layout_(l)->initforms)->items[i];
+  return thunk == JT_NIL ? JT_NIL : jt_funcall(S, thunk, 0);
+}
+
+static const jt_Reg struct_fns[] = {
+  {"%SLOT-DEFAULT", f_slot_default, 2, 2, "(%slot-default type slot) Evaluate the slot's initform."},
+  {"%DEFINE-STRUCTURE", f_define_structure, 3, 3, "(%define-structure name parent slots) Define a structure layout."},
+  {"%MAKE-STRUCTURE", f_make_structure, 1, -1, "(%make-structure name &rest values) Make an instance."},
+  {"%STRUCT-REF", f_struct_ref, 3, 3, "(%struct-ref obj type index) Read a slot, checking the type."},
+  {"%STRUCT-SET", f_struct_set, 4, 4, "(%struct-set obj type index value) Write a slot, checking the type."},
+  {"%STRUCT-TYPEP", f_struct_typep, 2, 2, "(%struct-typep obj type) True if OBJ is an instance of TYPE."},
+  {"COPY-STRUCTURE", f_copy_structure, 1, 1, "(copy-structure s) Return a shallow copy of structure S."},
+  {"%STRUCTURE-SLOT-NAMES", f_slot_names, 1, 1, "(%structure-slot-names type) Slot names of TYPE."},
+  {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) Read a slot of a structure or condition."},
+  {"%SET-SLOT-VALUE", f_set_slot_value, 3, 3, "(%set-slot-value object slot-name value) Write a slot."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_struct(jt_State *S) { jt_register(S, struct_fns); }

@@ -1,0 +1,117 @@
+;;;; structures.lisp -- DEFSTRUCT.
+(suite "structures")
+
+(defstruct point x y)
+(defstruct (st-person) name (age 0) (tags '()))
+(defstruct st-counter (count 0 :type integer) (label "none" :read-only t))
+
+;;; constructor with keyword arguments and defaults
+(is (point-p (make-point :x 1 :y 2)))
+(is-eql (point-x (make-point :x 1 :y 2)) 1)
+(is-eql (point-y (make-point :x 1 :y 2)) 2)
+(is-eql (point-x (make-point)) nil)
+(is-eql (point-y (make-point :y 5)) 5)
+(is-eql (st-person-age (make-st-person :name "al")) 0)
+(is-equal (st-person-name (make-st-person :name "al")) "al")
+(is-equal (st-person-tags (make-st-person)) '())
+(is-eql (st-counter-count (make-st-counter)) 0)
+(is-equal (st-counter-label (make-st-counter :label "c")) "c")
+
+;;; default forms are evaluated at each construction
+(defvar *st-serial* 0)
+(defstruct st-item (id (incf *st-serial*)))
+(is-equal (list (st-item-id (make-st-item)) (st-item-id (make-st-item))) '(1 2))
+(is-eql (st-item-id (make-st-item :id 99)) 99)
+(is-eql *st-serial* 2)
+(defstruct st-box (items (list)))
+(is (let ((a (make-st-box)) (b (make-st-box)))
+      (push 1 (st-box-items a))
+      (null (st-box-items b))))
+
+;;; setf of accessors
+(is-eql (let ((p (make-point :x 1 :y 2))) (setf (point-x p) 10) (point-x p)) 10)
+(is-eql (let ((p (make-point :x 1 :y 2))) (setf (point-x p) 10)) 10)
+(is-eql (let ((p (make-point :x 1 :y 2))) (incf (point-y p) 5) (point-y p)) 7)
+(is-equal (let ((p (make-st-person))) (push 'a (st-person-tags p)) (push 'b (st-person-tags p)) (st-person-tags p)) '(b a))
+(is-equal (let ((p (make-point :x 1 :y 2))) (rotatef (point-x p) (point-y p)) (list (point-x p) (point-y p))) '(2 1))
+
+;;; predicate and type
+(is (not (point-p 5)))
+(is (not (point-p (make-st-person))))
+(is (not (point-p '(1 2))))
+(is (typep (make-point) 'point))
+(is (not (typep (make-point) 'st-person)))
+(is-eql (type-of (make-point)) 'point)
+(is (not (consp (make-point))))
+(is (not (vectorp (make-point))))
+
+;;; copier and identity
+(is (let* ((p (make-point :x 1 :y 2)) (q (copy-point p)))
+      (and (not (eq p q)) (eql (point-x q) 1) (eql (point-y q) 2))))
+(is-eql (let* ((p (make-point :x 1 :y 2)) (q (copy-point p))) (setf (point-x q) 9) (point-x p)) 1)
+(is (let ((p (make-point :x 1))) (eq p p)))
+(is (not (eq (make-point :x 1) (make-point :x 1))))
+(is (not (equal (make-point :x 1) (make-point :x 1))))
+(is (equalp (make-point :x 1 :y "a") (make-point :x 1 :y "A")))
+(is (not (equalp (make-point :x 1) (make-point :x 2))))
+(is (let ((p (make-point))) (eql p p)))
+
+;;; printing as #S(...)
+(is-equal (prin1-to-string (make-point :x 1 :y 2)) "#S(POINT :X 1 :Y 2)")
+(is-equal (prin1-to-string (make-point)) "#S(POINT :X NIL :Y NIL)")
+(is-equal (prin1-to-string (make-st-person :name "bo" :age 3)) "#S(ST-PERSON :NAME \"bo\" :AGE 3 :TAGS NIL)")
+(is-equal (princ-to-string (make-st-person :name "bo" :age 3)) "#S(ST-PERSON :NAME bo :AGE 3 :TAGS NIL)")
+(is-equal (prin1-to-string (list (make-point :x 1 :y (make-point :x 2 :y 3))))
+          "(#S(POINT :X 1 :Y #S(POINT :X 2 :Y 3)))")
+
+;;; (:constructor name (args)) BOA constructors, (:copier) and (:predicate) names
+(defstruct (st-vec (:constructor st-make-vec (a b &optional (c 0))))
+  a b c)
+(is-equal (let ((v (st-make-vec 1 2))) (list (st-vec-a v) (st-vec-b v) (st-vec-c v))) '(1 2 0))
+(is-eql (st-vec-c (st-make-vec 1 2 3)) 3)
+(defstruct (st-named (:constructor new-st-named) (:predicate is-st-named) (:copier dup-st-named))
+  (v 1))
+(is (is-st-named (new-st-named)))
+(is-eql (st-named-v (dup-st-named (new-st-named :v 4))) 4)
+(defstruct (st-two-ctors (:constructor st-two-a) (:constructor st-two-b (v))) v)
+(is-eql (st-two-ctors-v (st-two-a :v 1)) 1)
+(is-eql (st-two-ctors-v (st-two-b 2)) 2)
+(defstruct (st-prefixed (:conc-name sp-)) one two)
+(is-eql (sp-one (make-st-prefixed :one 1 :two 2)) 1)
+(is-eql (let ((s (make-st-prefixed))) (setf (sp-two s) 'z) (sp-two s)) 'z)
+
+;;; :include
+(defstruct st-animal name (legs 4))
+(defstruct (st-bird (:include st-animal (legs 2))) (can-fly t))
+(is (st-animal-p (make-st-bird)))
+(is (st-bird-p (make-st-bird)))
+(is (not (st-bird-p (make-st-animal))))
+(is-eql (st-animal-legs (make-st-bird)) 2)
+(is-eql (st-animal-legs (make-st-animal)) 4)
+(is-equal (st-animal-name (make-st-bird :name "tweety")) "tweety")
+(is-eql (st-bird-can-fly (make-st-bird :can-fly nil)) nil)
+(is-equal (st-bird-name (make-st-bird :name "x")) "x")
+(is (typep (make-st-bird) 'st-animal))
+(is (not (typep (make-st-animal) 'st-bird)))
+(is-equal (prin1-to-string (make-st-bird :name "b")) "#S(ST-BIRD :NAME \"b\" :LEGS 2 :CAN-FLY T)")
+
+;;; structures in collections
+(is-equal (mapcar #'point-x (list (make-point :x 1) (make-point :x 2))) '(1 2))
+(is-equal (mapcar #'point-x (sort (list (make-point :x 3) (make-point :x 1) (make-point :x 2)) #'< :key #'point-x))
+          '(1 2 3))
+(is-eql (point-y (find 2 (list (make-point :x 1 :y 'a) (make-point :x 2 :y 'b)) :key #'point-x)) 'b)
+(is-eql (let ((h (make-hash-table)) (p (make-point))) (setf (gethash p h) 'found) (gethash p h)) 'found)
+(is-eql (funcall #'point-x (make-point :x 7)) 7)
+
+;;; redefinition with the same slots is allowed
+(defstruct point x y)
+(is-eql (point-x (make-point :x 3)) 3)
+
+;;; errors
+(signals type-error (point-x 5))
+(signals type-error (point-x (make-st-person)))
+(signals type-error (setf (point-y '(1 2)) 3))
+(signals error (make-point :z 1))
+(signals error (st-make-vec 1))
+
+(done)
