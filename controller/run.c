@@ -3,6 +3,7 @@
 ** world (no daemon, no store).
 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static void run_usage(FILE *out) {
           "options:\n"
           "  -e, --eval EXPR   evaluate EXPR and print its value\n"
           "  --fuel N          evaluation steps per run (default 0 = unlimited)\n"
-          "  --depth N         maximum call depth (default 10000)\n"
+          "  --depth N         maximum call depth (default 100000)\n"
           "  --heap BYTES      maximum live heap bytes (default 0 = unlimited;\n"
           "                    suffixes K, M, G)\n"
           "  --output N        maximum characters printed (default 0 = unlimited)\n"
@@ -73,9 +74,38 @@ static int report_failure(const jiti_Result *res) {
   return res->status == JITI_READ_ERROR ? 4 : 1;
 }
 
+/* The interpreter runs on a thread with a large stack so that deep (but
+** bounded) recursion works; the pages are only touched when used. */
+#define RUN_STACK_SIZE ((size_t)1 << 30)
+
+typedef struct { int argc; char **argv; int status; } RunJob;
+
+static int run_main(int argc, char **argv);
+
+static void *run_thread(void *p) {
+  RunJob *job = p;
+  job->status = run_main(job->argc, job->argv);
+  return NULL;
+}
+
 int cmd_run(int argc, char **argv) {
+  RunJob job = {argc, argv, 1};
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  if (pthread_attr_setstacksize(&attr, RUN_STACK_SIZE) != 0 ||
+      pthread_create(&th, &attr, run_thread, &job) != 0) {
+    pthread_attr_destroy(&attr);
+    return run_main(argc, argv);  /* fall back to the main thread's stack */
+  }
+  pthread_attr_destroy(&attr);
+  pthread_join(th, NULL);
+  return job.status;
+}
+
+static int run_main(int argc, char **argv) {
   const char *expr = NULL;
-  jiti_Limits limits = {0, 10000, 0, 0};
+  jiti_Limits limits = {0, 100000, 0, 0};
   int gc_stress = 0;
   int nfiles = 0;
   char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -122,6 +152,7 @@ int cmd_run(int argc, char **argv) {
     return 1;
   }
   jiti_set_limits(S, &limits);
+  jiti_set_cstack_size(S, RUN_STACK_SIZE);
   if (gc_stress) jiti_set_gc_stress(S, 1);
   int status = 0;
   for (int i = 0; i < nfiles && status == 0; i++) {

@@ -363,7 +363,8 @@ static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V
   jt_Lambda *L = NEW(a, jt_Lambda);
   L->lambda_list = konst(a, ll);
   enum { REQ, OPT, REST, KEY, AUX, DONE } state = REQ;
-  int cap = list_len(a, jt_iscons(ll) || ll == JT_NIL ? ll : JT_NIL, form) + 1;
+  int cap = 1;
+  for (jt_V l = ll; jt_iscons(l); l = jt_cdr(l)) cap++;
   L->req = NEWN(a, jt_Param, cap);
   L->opt = NEWN(a, jt_Param, cap);
   L->keys = NEWN(a, jt_Param, cap);

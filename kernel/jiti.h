@@ -77,6 +77,13 @@ void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud);
 void jiti_set_limits(jiti_State *S, const jiti_Limits *limits);
 void jiti_get_limits(jiti_State *S, jiti_Limits *limits);
 
+/* Tell the state how many bytes of C stack the thread that evaluates has
+** (default: derived from RLIMIT_STACK).  Evaluation uses at most about
+** three quarters of it and signals depth-exceeded before it runs out, so
+** deep recursion never overflows the C stack.  A host that wants deep
+** recursion runs the state on a thread with a large stack and says so. */
+void jiti_set_cstack_size(jiti_State *S, size_t bytes);
+
 /* Collect garbage at every allocation (1) or normally (0). */
 void jiti_set_gc_stress(jiti_State *S, int on);
 

@@ -346,10 +346,6 @@ static jt_V from_values(jt_State *S, int rt, size_t n, const jt_V *items) {
   return r;
 }
 
-static int kind_of(jt_V seq) {
-  return jt_islist(seq) ? RT_LIST : jt_isstring(seq) ? RT_STRING : RT_VECTOR;
-}
-
 /* -------------------------------------------------------------- basics */
 
 JT_FN(f_length) { return jt_mkfix((intptr_t)seq_length(S, argv[0])); }

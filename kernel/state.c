@@ -176,6 +176,10 @@ void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud) {
 
 void jiti_set_limits(jiti_State *S, const jiti_Limits *limits) { S->limits = *limits; }
 void jiti_get_limits(jiti_State *S, jiti_Limits *limits) { *limits = S->limits; }
+void jiti_set_cstack_size(jiti_State *S, size_t bytes) {
+  S->cstack_limit = bytes / 4 * 3;
+}
+
 void jiti_set_gc_stress(jiti_State *S, int on) { S->gc_stress = on != 0; }
 
 void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud) {

@@ -131,6 +131,8 @@
 (defmacro defsetf (access-fn &rest rest)
   (if (and rest (symbolp (car rest)))
       `(progn (setf (get ',access-fn '%setf-updater) ',(car rest)) ',access-fn)
+      ;; long form: (defsetf acc lambda-list (store) body...): BODY computes
+      ;; the writer form from the temporaries and the store variable.
       (let ((lambda-list (car rest)) (stores (car (cdr rest))) (body (cdr (cdr rest))))
         `(progn
            (setf (get ',access-fn '%setf-expander)
@@ -139,11 +141,21 @@
                           (temps (mapcar (lambda (a) (declare (ignore a)) (gensym "T")) args))
                           (store (gensym "NEW")))
                      (values temps args (list store)
-                             (funcall (lambda (,@lambda-list ,@stores) ,@body)
-                                      ,@(mapcar (lambda (x) (declare (ignore x)) nil) lambda-list)
-                                      ,@(mapcar (lambda (x) (declare (ignore x)) nil) stores))
+                             (apply (lambda (,@lambda-list ,@stores) ,@body)
+                                    (append temps (list store)))
                              (cons ',access-fn temps)))))
            ',access-fn))))
+
+;; c[ad]{2,4}r places that have no %SET- primitive: write through the
+;; shorter accessor.
+(defmacro %define-cxr-setf (name outer inner)
+  `(defsetf ,name (x) (v) (list 'setf (list ',outer (list ',inner x)) v)))
+(%define-cxr-setf caar car car)   (%define-cxr-setf cdar cdr car)
+(%define-cxr-setf caaar car caar) (%define-cxr-setf caadr car cadr)
+(%define-cxr-setf cadar car cdar) (%define-cxr-setf cdaar cdr caar)
+(%define-cxr-setf cdadr cdr cadr) (%define-cxr-setf cddar cdr cdar)
+(%define-cxr-setf cdddr cdr cddr) (%define-cxr-setf cadddr car cdddr)
+(%define-cxr-setf cddddr cdr cdddr)
 
 ;; getf as a place: writes a fresh plist back to the underlying place.
 (defun %putf (plist indicator value)

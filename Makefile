@@ -1,0 +1,38 @@
+# Thin wrapper around CMake and ctest.  `bash scripts/bootstrap <target>`
+# installs the Debian packages first; these targets assume they are there.
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build demo test test-normal test-gcstress test-asan bench clean
+
+all: build
+
+build:
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build build -j $(JOBS)
+
+demo: build
+	build/jiti run examples/demo.lisp
+
+# The whole suite under the normal build, a GC-stress build (a collection at
+# every allocation) and an AddressSanitizer+UBSan build.
+test: test-normal test-gcstress test-asan
+
+test-normal: build
+	cd build && ctest --output-on-failure -j $(JOBS)
+
+test-gcstress:
+	cmake -S . -B build-gcstress -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_GC_STRESS=ON >/dev/null
+	cmake --build build-gcstress -j $(JOBS)
+	cd build-gcstress && ctest --output-on-failure -j $(JOBS)
+
+test-asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJITI_SANITIZE=ON >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	bash bench/run.sh
+
+clean:
+	rm -rf build build-gcstress build-asan

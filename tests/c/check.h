@@ -1,0 +1,26 @@
+/* check.h — a tiny assertion helper for the C tests: every failing check
+** names itself; main ends with CHECK_DONE(), which prints the summary line
+** "N passed, N failed" and returns the exit status. */
+#ifndef check_h
+#define check_h
+#include <stdio.h>
+#include <string.h>
+
+static int check_passed, check_failed;
+
+#define CHECK(cond) do { \
+    if (cond) check_passed++; \
+    else { check_failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } \
+  } while (0)
+
+#define CHECK_STR(got, want) do { \
+    const char *g_ = (got), *w_ = (want); \
+    if (g_ && w_ && strcmp(g_, w_) == 0) check_passed++; \
+    else { check_failed++; fprintf(stderr, "FAIL %s:%d: %s is \"%s\", expected \"%s\"\n", \
+                                   __FILE__, __LINE__, #got, g_ ? g_ : "(null)", w_); } \
+  } while (0)
+
+#define CHECK_DONE() \
+  (printf("%d passed, %d failed\n", check_passed, check_failed), check_failed ? 1 : 0)
+
+#endif

@@ -1,0 +1,113 @@
+/* test_api.c — the embedding API: lifecycle, independent states, eval,
+** C primitives, statuses, and collection during nested evaluation. */
+#include <stdlib.h>
+#include "jiti.h"
+#include "check.h"
+
+/* Evaluate and return the printed value (static buffer) or the status name. */
+static char out[4096];
+static const char *ev(jiti_State *S, const char *src) {
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
+  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
+  else snprintf(out, sizeof out, "!%s", r.condition_type ? r.condition_type : "?");
+  jiti_result_free(&r);
+  return out;
+}
+
+static jiti_Value c_add3(jiti_State *S, int argc, jiti_Value *argv) {
+  int64_t a, b, c;
+  if (!jiti_tointeger(S, argv[0], &a) || !jiti_tointeger(S, argv[1], &b) ||
+      !jiti_tointeger(S, argv[2], &c))
+    jiti_error(S, "add3: integers expected");
+  return jiti_integer(S, a + b + c);
+}
+
+/* A primitive that evaluates Lisp from inside a call: nested evaluation
+** with a collection at every allocation must keep the outer values alive. */
+static jiti_Value c_nested(jiti_State *S, int argc, jiti_Value *argv) {
+  jiti_Result r;
+  const char *src = "(let ((l nil)) (dotimes (i 200) (push (make-string 10) l)) (length l))";
+  jiti_eval_string(S, src, strlen(src), &r);
+  jiti_Value v = jiti_string(S, r.value ? r.value : "?", r.value ? strlen(r.value) : 1);
+  jiti_result_free(&r);
+  return v;
+}
+
+static jiti_Value c_greet(jiti_State *S, int argc, jiti_Value *argv) {
+  char name[64];
+  if (jiti_tostring(S, argv[0], name, sizeof name) < 0) jiti_error(S, "greet: a string expected");
+  char buf[128];
+  snprintf(buf, sizeof buf, "hello, %s", name);
+  return jiti_string(S, buf, strlen(buf));
+}
+
+int main(void) {
+  jiti_State *A = jiti_open(), *B = jiti_open();
+  CHECK(A != NULL && B != NULL);
+
+  /* two states are independent */
+  CHECK_STR(ev(A, "(defvar *who* :a)"), "*WHO*");
+  CHECK_STR(ev(B, "(defvar *who* :b)"), "*WHO*");
+  CHECK_STR(ev(A, "*who*"), ":A");
+  CHECK_STR(ev(B, "*who*"), ":B");
+  CHECK_STR(ev(A, "(defun f (x) (* x 2))"), "F");
+  CHECK_STR(ev(B, "(fboundp 'f)"), "NIL");
+  CHECK_STR(ev(A, "(f 21)"), "42");
+
+  /* statuses */
+  jiti_Result r;
+  CHECK(jiti_eval_string(A, "(car 1)", 7, &r) == JITI_ERROR);
+  CHECK_STR(r.condition_type, "TYPE-ERROR");
+  CHECK(r.message && strstr(r.message, "is not of type LIST") != NULL);
+  jiti_result_free(&r);
+  CHECK(jiti_eval_string(A, "(1 2", 4, &r) == JITI_READ_ERROR);
+  jiti_result_free(&r);
+  CHECK(jiti_eval_string(A, "#.(+ 1 2)", 9, &r) == JITI_READ_ERROR);
+  jiti_result_free(&r);
+  CHECK_STR(ev(A, "(no-such-function 1)"), "!UNDEFINED-FUNCTION");
+  CHECK_STR(ev(A, "no-such-variable"), "!UNBOUND-VARIABLE");
+  CHECK_STR(ev(A, "(f 1 2)"), "!PROGRAM-ERROR");
+  CHECK_STR(ev(A, "(/ 1 0)"), "!DIVISION-BY-ZERO");
+  /* the state is still usable after every error */
+  CHECK_STR(ev(A, "(f 5)"), "10");
+
+  /* C primitives */
+  CHECK(jiti_register(A, "add3", c_add3, 3, 3, "(add3 a b c) Sum of three integers.") == JITI_OK);
+  CHECK(jiti_register(A, "greet", c_greet, 1, 1, "(greet name)") == JITI_OK);
+  CHECK(jiti_register(A, "car", c_add3, 1, 1, "no") == JITI_BADARG);  /* locked built-in */
+  CHECK(jiti_register(A, "bad", c_add3, 3, 1, "no") == JITI_BADARG);
+  CHECK_STR(ev(A, "(add3 1 2 3)"), "6");
+  CHECK_STR(ev(A, "(add3 1 2)"), "!PROGRAM-ERROR");
+  CHECK_STR(ev(A, "(add3 1 2 \"x\")"), "!SIMPLE-ERROR");
+  CHECK_STR(ev(A, "(greet \"world\")"), "\"hello, world\"");
+  CHECK_STR(ev(A, "(car 1)"), "!TYPE-ERROR");
+  CHECK_STR(ev(A, "(mapcar (lambda (x) (add3 x x x)) '(1 2 3))"), "(3 6 9)");
+
+  /* jiti_call */
+  const char *args[] = {"20", "(1 2)"};
+  CHECK(jiti_call(A, "f", 1, args, &r) == JITI_OK);
+  CHECK_STR(r.value, "40");
+  jiti_result_free(&r);
+  CHECK(jiti_call(A, "length", 1, args + 1, &r) == JITI_OK);
+  CHECK_STR(r.value, "2");
+  jiti_result_free(&r);
+  CHECK(jiti_call(A, "nope", 0, NULL, &r) == JITI_ERROR);
+  jiti_result_free(&r);
+
+  /* collection at every allocation during nested evaluation */
+  jiti_set_gc_stress(A, 1);
+  CHECK(jiti_register(A, "nested", c_nested, 0, 0, "(nested)") == JITI_OK);
+  CHECK_STR(ev(A, "(let ((x (list 1 2 3))) (list (nested) x (nested)))"), "(\"200\" (1 2 3) \"200\")");
+  CHECK_STR(ev(A, "(let ((h (make-hash-table :test 'equal))) "
+                  "(dotimes (i 50) (setf (gethash (format nil \"k~d\" i) h) (list i))) "
+                  "(gethash \"k42\" h))"), "(42)");
+  jiti_set_gc_stress(A, 0);
+
+  /* printing a value bounded */
+  CHECK_STR(ev(A, "(defparameter *l* (make-list 100000 :initial-element 7))"), "*L*");
+
+  jiti_close(A);
+  jiti_close(B);
+  return CHECK_DONE();
+}

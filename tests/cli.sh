@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Command-line behaviour of `jiti`: help, version, exit codes, error messages.
+set -u
+JITI=$1
+pass=0 fail=0
+t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
+  local name=$1 want=$2 re=$3; shift 4
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
+  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:300}"; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+t help 0 "usage: jiti" -- "$JITI" --help
+t version 0 "^jiti [0-9]+\.[0-9]+" -- "$JITI" --version
+t no-args 2 "usage" -- "$JITI"
+t unknown-command 2 "not a jiti command" -- "$JITI" frobnicate
+t run-help 0 "usage: jiti run" -- "$JITI" run --help
+t run-no-args 2 "usage: jiti run" -- "$JITI" run
+t run-expr 0 "^3$" -- "$JITI" run -e "(+ 1 2)"
+t run-prints-readably 0 '^\("a" #\\b 1/3 1.5\)$' -- "$JITI" run -e '(list "a" #\b 1/3 1.5)'
+t run-error 1 "UNDEFINED-FUNCTION: The function NOPE is undefined" -- "$JITI" run -e "(nope)"
+t run-reader-error 4 "READER-ERROR|END-OF-FILE" -- "$JITI" run -e "(1 2"
+t run-read-eval-refused 4 "READER-ERROR" -- "$JITI" run -e "#.(+ 1 2)"
+t run-missing-file 3 "cannot read" -- "$JITI" run "$tmp/none.lisp"
+t run-bad-option 2 "unknown option" -- "$JITI" run --bogus x
+t run-bad-limit 2 "needs a non-negative number" -- "$JITI" run --fuel abc -e 1
+printf '(print (+ 1 2))\n(princ "done")\n' > "$tmp/a.lisp"
+t run-file 0 "3 *done" -- "$JITI" run "$tmp/a.lisp"
+printf '(defun g () 7)\n' > "$tmp/b.lisp"; printf '(princ (g))\n' > "$tmp/c.lisp"
+t run-two-files-one-world 0 "^7$" -- "$JITI" run "$tmp/b.lisp" "$tmp/c.lisp"
+t fuel-limit 1 "FUEL-EXHAUSTED" -- "$JITI" run --fuel 100000 -e "(loop)"
+t depth-limit 1 "DEPTH-EXCEEDED" -- "$JITI" run --depth 500 -e "(progn (defun r (n) (1+ (r n))) (r 1))"
+t deep-recursion-default 1 "DEPTH-EXCEEDED" -- "$JITI" run -e "(progn (defun r (n) (1+ (r n))) (r 1))"
+t heap-limit 1 "HEAP-EXHAUSTED" -- "$JITI" run --heap 20M -e "(make-list 100000000)"
+t output-limit 1 "OUTPUT-EXCEEDED" -- "$JITI" run --output 1000 -e "(loop (princ \"x\"))"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
