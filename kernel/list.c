@@ -13,7 +13,7 @@
 /* Loops over user lists that call no Lisp tick the fuel now and then, so a
 ** circular list cannot hang a state that runs with a fuel limit. */
 #define TICK(S, n) \
-  do { if ((++(n) & 4095u) == 0) jt_fuel_tick(S); } while (0)
+  do { if ((++(n) & 255u) == 0) jt_fuel_tick(S); } while (0)
 
 static JT_NORETURN void not_list(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, LIST));

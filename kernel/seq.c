@@ -17,7 +17,7 @@
 #include "jt_lib.h"
 
 #define TICK(S, n) \
-  do { if ((++(n) & 4095u) == 0) jt_fuel_tick(S); } while (0)
+  do { if ((++(n) & 255u) == 0) jt_fuel_tick(S); } while (0)
 
 static inline bool truthy(jt_V v) { return v != JT_NOVALUE && v != JT_NIL; }
 static inline bool isvec(jt_V v) { return jt_isvector(v) || jt_isstring(v); }
