@@ -1082,6 +1082,7 @@ static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
   jt_Node *n = mknode(a, jt_ev_defun);
   n->u.def.sym = konst(a, sym);
   n->u.def.kind = kind == 1 ? 1 : (setf ? 2 : 0);
+  n->u.def.form = konst(a, form);
   jt_Node *fn = mknode(a, jt_ev_lambda);
   if (kind == 1)
     fn->u.lambda.lam = macro_lambda(a, sym, jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)));

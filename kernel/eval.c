@@ -715,7 +715,7 @@ jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   } else {
     JT_SET(S, s, s->function, fn);
   }
-  if (S->world_define) S->world_define(S, sym, n->u.def.kind);
+  if (S->world_define) S->world_define(S, sym, n->u.def.kind, n->u.def.form, fn);
   S->nvals = 1;
   return sym;
 }

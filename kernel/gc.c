@@ -16,7 +16,7 @@
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
 
-static size_t obj_size(const jt_Obj *o) {
+size_t jt_gc_obj_size(const jt_Obj *o) {
   switch (o->type) {
     case JT_TCONS: return sizeof(jt_Cons);
     case JT_TSYMBOL: return sizeof(jt_Symbol);
@@ -243,8 +243,15 @@ static void free_object(jt_State *S, jt_Obj *o) {
       jt_free(S, v->items, v->cap * sizeof(jt_V));
       break;
     }
-    case JT_TBIGNUM: mpz_clear(((jt_Bignum *)o)->z); break;
-    case JT_TRATIO: mpq_clear(((jt_Ratio *)o)->q); break;
+    /* num.c accounts the limbs of large numbers and records how many in aux */
+    case JT_TBIGNUM:
+      mpz_clear(((jt_Bignum *)o)->z);
+      jt_gc_release(S, o->aux * sizeof(mp_limb_t));
+      break;
+    case JT_TRATIO:
+      mpq_clear(((jt_Ratio *)o)->q);
+      jt_gc_release(S, o->aux * sizeof(mp_limb_t));
+      break;
     case JT_THASH: {
       jt_Hash *h = (jt_Hash *)o;
       jt_free(S, h->entries, h->entcap * sizeof(jt_HashEntry));
@@ -254,7 +261,7 @@ static void free_object(jt_State *S, jt_Obj *o) {
     case JT_TCODE: jt_code_free(S, (jt_Code *)o); break;
     default: break;
   }
-  jt_gc_release(S, obj_size(o));
+  jt_gc_release(S, jt_gc_obj_size(o));
   free(o);
 }
 

@@ -304,6 +304,7 @@ jt_V jt_hash_get(jt_State *S, jt_V h, jt_V key, bool *found)
 void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
 {
   jt_Hash *t = check_hash(S, h);
+  JT_TOUCH(S, h);  /* growth replaces the buffers: save them first */
   uint64_t hash = jt_sxhash(S, key, table_test(h));
   size_t at;
   long s = find_slot(S, t, key, hash, &at);
@@ -334,6 +335,7 @@ void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
 bool jt_hash_rem(jt_State *S, jt_V h, jt_V key)
 {
   jt_Hash *t = check_hash(S, h);
+  JT_TOUCH(S, h);
   long s = find_slot(S, t, key, jt_sxhash(S, key, table_test(h)), NULL);
   if (s < 0) return false;
   int32_t e = t->index[s];
@@ -347,6 +349,7 @@ bool jt_hash_rem(jt_State *S, jt_V h, jt_V key)
 void jt_hash_clear(jt_State *S, jt_V h)
 {
   jt_Hash *t = check_hash(S, h);
+  JT_TOUCH(S, h);
   for (size_t i = 0; i < t->nentries; i++) {
     if (t->entries[i].key == JT_HASH_DELETED) continue;
     JT_SET(S, h, t->entries[i].key, JT_HASH_DELETED);

@@ -57,7 +57,7 @@ static bool is_string_stream(jt_V v)
 jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear)
 {
   if (!is_string_stream(stream))
-    jt_type_error(S, stream, JT_SYM(S, STREAM));
+    jt_type_error(S, stream, jt_intern(S, "STRING-STREAM"));
   jt_V res = JT_NIL;
   JT_ROOT(S, stream);
   JT_ROOT(S, res);

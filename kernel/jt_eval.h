@@ -127,7 +127,7 @@ struct jt_Node {
     struct { const jt_Node *fn; int n; const jt_Node **forms; } mvcall;
     struct { const jt_Lambda *lam; const jt_Node *form, *body; } bind;
                                          /* multiple-value-bind, destructuring-bind */
-    struct { jt_V sym; const jt_Node *fn; int kind; } def;  /* defun, defmacro */
+    struct { jt_V sym; const jt_Node *fn; int kind; jt_V form; } def;  /* defun, defmacro */
   } u;
 };
 

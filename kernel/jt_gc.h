@@ -41,6 +41,7 @@ void *jt_realloc(jt_State *S, void *p, size_t oldn, size_t newn);
 void jt_free(jt_State *S, void *p, size_t n);
 
 void jt_gc_collect(jt_State *S);
+size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
 void jt_gc_free_all(jt_State *S);   /* at close */
 
 /* Roots for C locals. */

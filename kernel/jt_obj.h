@@ -281,4 +281,10 @@ void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot);
     *jt_slot_ = (val); \
   } while (0)
 
+/* Before changing a container's buffer or length without JT_SET (raw
+** character writes, growing, shrinking, clearing): the world layer saves
+** the whole container the first time it is touched in a checkpoint. */
+#define JT_TOUCH(S, obj) \
+  do { if (jt_barrier_active(S)) jt_barrier_slow((S), jt_o(obj), NULL); } while (0)
+
 #endif

@@ -162,7 +162,9 @@ struct jt_State {
   int ckpt_depth;
   void *world;
   void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
-  void (*world_define)(jt_State *S, jt_V sym, int kind);  /* defun/defmacro seen */
+  /* a definition was evaluated: see world.c for the kinds */
+  void (*world_define)(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn);
+  void (*world_free)(jt_State *S);
   void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */
 
   /* ---- scratch for printing C-side messages */

@@ -1232,6 +1232,7 @@ JT_FN(f_mod) {
     if (r != 0 && (r ^ y) < 0) r += y;
     return jt_mkfix(r);
   }
+  if (is_zero(check_real(S, b))) div_zero(S, "MOD", check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_FLOOR, a, b, false, &q, &r);
   return r;
@@ -1241,6 +1242,7 @@ JT_FN(f_rem) {
   jt_V a = argv[0], b = argv[1];
   if (jt_isfix(a) && jt_isfix(b) && b != jt_mkfix(0))
     return jt_mkfix(jt_fixval(a) % jt_fixval(b));
+  if (is_zero(check_real(S, b))) div_zero(S, "REM", check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_TRUNC, a, b, false, &q, &r);
   return r;

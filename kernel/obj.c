@@ -134,6 +134,7 @@ char *jt_string_utf8(jt_State *S, jt_V str, size_t *lenp) {
 
 void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
   jt_String *s = jt_str_(str);
+  JT_TOUCH(S, str);
   if (s->len == s->cap) {
     size_t n = s->cap < 8 ? 16 : s->cap * 2;
     JT_PUSH(S, str);
@@ -142,11 +143,12 @@ void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
     s->chars = p;
     s->cap = n;
   }
-  s->chars[s->len++] = c;  /* barrier: raw char write */
+  s->chars[s->len++] = c;
 }
 
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v) {
   jt_Vector *x = jt_vec_(vec);
+  JT_TOUCH(S, vec);
   if (x->len == x->cap) {
     size_t n = x->cap < 8 ? 16 : x->cap * 2;
     JT_PUSH(S, vec);
@@ -925,7 +927,7 @@ JT_FN(f_fmakunbound) {
   if (s->h.flags & JT_SYM_LOCKED)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot undefine the built-in %s", s->cname);
   JT_SET(S, s, s->function, JT_UNBOUND);
-  if (S->world_define) S->world_define(S, argv[0], -1);
+  if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -945,7 +947,7 @@ JT_FN(f_set_fdefinition) {
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine %s: it is a built-in function", s->cname);
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
-  if (S->world_define) S->world_define(S, name, setf ? 2 : 0);
+  if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);
   return fn;
 }
 
@@ -1017,7 +1019,7 @@ JT_FN(f_declare_special) {
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
   if (s->h.flags & JT_SYM_CONSTANT) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s is a constant", s->cname);
   s->h.flags |= JT_SYM_SPECIAL;
-  if (S->world_define) S->world_define(S, argv[0], 3);
+  if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1031,7 +1033,7 @@ JT_FN(f_defconstant) {
   if (s->h.flags & JT_SYM_LOCKED) jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine the built-in %s", s->cname);
   JT_SET(S, s, s->value, argv[1]);
   s->h.flags |= JT_SYM_CONSTANT;
-  if (S->world_define) S->world_define(S, argv[0], 4);
+  if (S->world_define) S->world_define(S, argv[0], 4, JT_NIL, JT_NIL);
   return argv[0];
 }
 

@@ -352,8 +352,27 @@ static void print_number(Printer *P, jt_V v)
 {
   jt_Buf b = {0};
   jt_num_print(P->S, v, P->base, P->radix, &b);
-  out_utf8(P, b.p, b.n);
+  if (P->safe) {
+    out_bytes(P, b.p, b.n);
+    jt_buf_free(&b);
+    return;
+  }
+  /* Writing to the stream can signal (output limit), which would leak the
+  ** malloc'd text: move it somewhere an unwind cannot lose first. */
+  char small[128];
+  size_t n = b.n;
+  if (n <= sizeof small) {
+    if (n) memcpy(small, b.p, n);
+    jt_buf_free(&b);
+    out_utf8(P, small, n);
+    return;
+  }
+  jt_V str = jt_string_from_utf8(P->S, b.p, n);
   jt_buf_free(&b);
+  JT_PUSH(P->S, str);
+  flush(P);
+  jt_stream_write(P->S, P->stream, jt_str_(str)->chars, jt_str_(str)->len);
+  JT_POP(P->S, 1);
 }
 
 static bool is_graphic(uint32_t c)

@@ -59,7 +59,11 @@ static inline jt_V vget(jt_State *S, jt_V v, size_t i) {
 static inline void vset(jt_State *S, jt_V v, size_t i, jt_V x) {
   if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
   if (jt_isvector(v)) JT_SET(S, v, jt_vec_(v)->items[i], x);
-  else jt_str_(v)->chars[i] = jt_check_char(S, x);
+  else {
+    uint32_t c = jt_check_char(S, x);
+    JT_TOUCH(S, v);
+    jt_str_(v)->chars[i] = c;
+  }
 }
 
 static size_t seq_length(jt_State *S, jt_V v) {
@@ -425,9 +429,17 @@ JT_FN(f_nreverse) {
   jt_V seq = argv[0];
   if (jt_islist(seq)) {
     jt_list_length(S, seq);  /* refuse dotted and circular lists */
-    return jt_nreverse_list(seq);
+    jt_V prev = JT_NIL;
+    while (jt_iscons(seq)) {
+      jt_V next = jt_cdr(seq);
+      JT_SET(S, seq, jt_cons_(seq)->cdr, prev);
+      prev = seq;
+      seq = next;
+    }
+    return prev;
   }
   if (jt_isstring(seq)) {
+    JT_TOUCH(S, seq);
     uint32_t *c = jt_str_(seq)->chars;
     for (size_t i = 0, j = vlen(seq); i + 1 < j; i++, j--) {
       uint32_t t = c[i]; c[i] = c[j - 1]; c[j - 1] = t;
@@ -629,6 +641,7 @@ JT_FN(f_map_into) {
     JT_UNROOT(S, 1);
   } else {
     /* the fill pointer is ignored, then set to the count stored */
+    JT_TOUCH(S, res);
     bool fp = (jt_o(res)->flags & JT_ARR_FILLPTR) != 0;
     size_t total = fp ? (jt_isvector(res) ? jt_vec_(res)->cap : jt_str_(res)->cap)
                       : vlen(res);
@@ -1006,6 +1019,7 @@ JT_FN(f_fill) {
       JT_SET(S, l, jt_cons_(l)->car, argv[1]);
   } else if (jt_isstring(seq)) {
     uint32_t c = jt_check_char(S, argv[1]);
+    JT_TOUCH(S, seq);
     for (size_t i = s; i < e; i++) jt_str_(seq)->chars[i] = c;
   } else {
     for (size_t i = s; i < e; i++) JT_SET(S, seq, jt_vec_(seq)->items[i], argv[1]);
@@ -1020,6 +1034,7 @@ static void replace_range(jt_State *S, jt_V dst, size_t s1, size_t e1,
   size_t n = e1 - s1 < e2 - s2 ? e1 - s1 : e2 - s2;
   if (n == 0) return;
   if (jt_isstring(dst) && jt_isstring(src)) {
+    JT_TOUCH(S, dst);
     memmove(jt_str_(dst)->chars + s1, jt_str_(src)->chars + s2,
             n * sizeof(uint32_t));
     return;
@@ -1340,6 +1355,7 @@ static inline size_t total_size(jt_V v) {
 /* Resize the buffer of a vector or string to exactly `cap` elements; new
 ** slots hold `fill` (a value, or a character for strings). */
 static void set_capacity(jt_State *S, jt_V v, size_t cap, jt_V fill) {
+  JT_TOUCH(S, v);
   if (jt_isvector(v)) {
     jt_Vector *x = jt_vec_(v);
     if (cap > SIZE_MAX / sizeof(jt_V)) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "array too large");
@@ -1370,7 +1386,8 @@ static size_t one_dimension(jt_State *S, jt_V d) {
   return jt_check_index(S, d);
 }
 
-static void set_len(jt_V v, size_t n) {
+static void set_len(jt_State *S, jt_V v, size_t n) {
+  JT_TOUCH(S, v);
   if (jt_isvector(v)) jt_vec_(v)->len = n; else jt_str_(v)->len = n;
 }
 
@@ -1408,7 +1425,7 @@ JT_FN(f_make_array) {
   }
   if (truthy(kv[3])) jt_o(r)->flags |= JT_ARR_ADJUSTABLE;
   if (truthy(kv[4])) {
-    set_len(r, fill_pointer_arg(S, kv[4], n));
+    set_len(S, r, fill_pointer_arg(S, kv[4], n));
     jt_o(r)->flags |= JT_ARR_FILLPTR;
   }
   return r;
@@ -1437,7 +1454,11 @@ static jt_V raw_ref(jt_V a, size_t i) {
 
 static void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
   if (jt_isvector(a)) JT_SET(S, a, jt_vec_(a)->items[i], v);
-  else jt_str_(a)->chars[i] = jt_check_char(S, v);
+  else {
+    uint32_t c = jt_check_char(S, v);
+    JT_TOUCH(S, a);
+    jt_str_(a)->chars[i] = c;
+  }
 }
 
 JT_FN(f_aref) {
@@ -1517,7 +1538,7 @@ JT_FN(f_fill_pointer) {
 
 JT_FN(f_set_fill_pointer) {
   jt_V v = check_fill_pointer(S, argv[0]);
-  set_len(v, fill_pointer_arg(S, argv[1], total_size(v)));
+  set_len(S, v, fill_pointer_arg(S, argv[1], total_size(v)));
   return argv[1];
 }
 
@@ -1526,7 +1547,7 @@ JT_FN(f_vector_push) {
   size_t n = vlen(v);
   if (n >= total_size(v)) return JT_NIL;
   raw_set(S, v, n, argv[0]);
-  set_len(v, n + 1);
+  set_len(S, v, n + 1);
   return jt_mkfix((intptr_t)n);
 }
 
@@ -1541,7 +1562,7 @@ JT_FN(f_vector_push_extend) {
     set_capacity(S, v, n + grow, jt_isstring(v) ? jt_mkchar(0) : JT_NIL);
   }
   raw_set(S, v, n, argv[0]);
-  set_len(v, n + 1);
+  set_len(S, v, n + 1);
   return jt_mkfix((intptr_t)n);
 }
 
@@ -1549,7 +1570,7 @@ JT_FN(f_vector_pop) {
   jt_V v = check_fill_pointer(S, argv[0]);
   size_t n = vlen(v);
   if (n == 0) jt_error(S, "VECTOR-POP: the fill pointer of the vector is zero");
-  set_len(v, n - 1);
+  set_len(S, v, n - 1);
   return raw_ref(v, n - 1);
 }
 
@@ -1574,9 +1595,9 @@ JT_FN(f_adjust_array) {
   jt_V r = a;
   if (jt_o(a)->flags & JT_ARR_ADJUSTABLE) {
     /* in place: elements up to the old total size stay visible */
-    set_len(a, old < n ? old : n);
+    set_len(S, a, old < n ? old : n);
     set_capacity(S, a, n, fill);
-    set_len(a, n);
+    set_len(S, a, n);
   } else {
     r = str ? jt_make_string(S, n, jt_charcode(fill)) : jt_make_vector(S, n, fill);
     size_t k = old < n ? old : n;
@@ -1592,7 +1613,7 @@ JT_FN(f_adjust_array) {
   JT_POP(S, 1);
   if (has_fp || (kv[4] != JT_NOVALUE && kv[4] != JT_NIL)) {
     jt_o(r)->flags |= JT_ARR_FILLPTR;
-    set_len(r, fp);
+    set_len(S, r, fp);
   }
   return r;
 }

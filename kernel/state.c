@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "jt_eval.h"
+#include "jt_world.h"
 
 #define VALUE_STACK_SLOTS ((size_t)1 << 20)
 #define DEFAULT_CSTACK ((size_t)8 << 20)
@@ -131,6 +132,7 @@ jiti_State *jiti_open(void) {
       jt_open_io(S);
       jt_open_read(S);
       jt_open_format(S);
+      jt_open_world(S);
       jt_jmp_pop(S, &j);
     } else {
       st = (jiti_Status)j.code;
@@ -161,6 +163,7 @@ jiti_State *jiti_open(void) {
 
 void jiti_close(jiti_State *S) {
   if (!S) return;
+  if (S->world_free) S->world_free(S);
   jt_gc_free_all(S);
   free(S->stack);
   free(S->roots);

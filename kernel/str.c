@@ -224,7 +224,7 @@ static const char *const control_names[33] = {
 
 /* Further names name-char accepts. */
 static const struct { const char *name; uint32_t code; } name_aliases[] = {
-  {"Null", 0}, {"Bell", 7}, {"Linefeed", 10}, {"Escape", 27},
+  {"Null", 0}, {"Bell", 7}, {"Linefeed", 10}, {"Lf", 10}, {"Escape", 27},
   {"Altmode", 27}, {"Rubout", 127}, {"Del", 127}, {"Delete", 127},
 };
 
@@ -345,7 +345,8 @@ JT_FN(f_set_char)
   jt_V str = jt_check_string(S, argv[0]);
   size_t i = char_index(S, str, argv[1]);
   uint32_t c = jt_check_char(S, argv[2]);
-  chars_of(str)[i] = c;  /* barrier: raw char write */
+  JT_TOUCH(S, str);
+  chars_of(str)[i] = c;
   return argv[2];
 }
 
@@ -414,6 +415,7 @@ static jt_V case_inplace(jt_State *S, int argc, jt_V *argv, int mode)
   jt_V str = jt_check_string(S, argv[0]);
   size_t start, end;
   get_bounds(S, kv[0], kv[1], len_of(str), &start, &end);
+  JT_TOUCH(S, str);
   convert_case(chars_of(str), start, end, mode);
   return str;
 }

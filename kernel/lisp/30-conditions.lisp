@@ -133,7 +133,7 @@
   (restart-case (apply #'error datum arguments)
     (continue () :report (lambda (s) (apply #'format s continue-format arguments)) nil)))
 
-(defmacro define-condition (name parents slots &rest options)
+(defmacro define-condition (&whole whole name parents slots &rest options)
   (let ((report (car (cdr (assoc :report options))))
         (readers nil))
     (dolist (s slots)
@@ -154,7 +154,9 @@
         ,(cond ((null report) nil)
                ((stringp report) report)
                (t `(function ,report))))
-       ,@(mapcar (lambda (r) `(defun ,(car r) (c) (slot-value c ',(cdr r)))) readers)
+       (let ((%defining-type ',name))
+         ,@(mapcar (lambda (r) `(defun ,(car r) (c) (slot-value c ',(cdr r)))) readers))
+       (%record-type ',name ',whole)
        ',name)))
 
 (defmacro check-type (place type &optional type-string)

@@ -35,7 +35,7 @@
       `(defun ,cname (&key ,@(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) all-names))
          (%make-structure ',name ,@all-names))))
 
-(defmacro defstruct (name-and-options &rest slot-descriptions)
+(defmacro defstruct (&whole whole name-and-options &rest slot-descriptions)
   (let* ((name (if (consp name-and-options) (car name-and-options) name-and-options))
          (options (if (consp name-and-options) (cdr name-and-options) nil))
          (conc (%struct-option options :conc-name))
@@ -75,6 +75,7 @@
                                             `(list ',(car s) nil
                                                    ,(if (car (cdr s)) `(lambda () ,(car (cdr s))) nil)))
                                           (append include-overrides slots))))
+       (let ((%defining-type ',name))
        ,@(let ((i -1))
            (mapcan (lambda (sname)
                      (setq i (1+ i))
@@ -88,5 +89,6 @@
        ,@(if (and pred-opt (cdr pred-opt) (null (car (cdr pred-opt)))) nil
              (list `(defun ,predicate (x) (%struct-typep x ',name))))
        ,@(if (and copier-opt (cdr copier-opt) (null (car (cdr copier-opt)))) nil
-             (list `(defun ,copier (x) (copy-structure x))))
+             (list `(defun ,copier (x) (copy-structure x)))))
+       (%record-type ',name ',whole)
        ',name)))

@@ -1,0 +1,424 @@
+/*
+** export.c — the canonical encoding of readable values.
+**
+** The bytes depend only on the value, never on heap layout or hash-table
+** insertion order, so equal worlds export identical bytes and content
+** hashes.  Format (one tag byte, then the payload; lengths and counts are
+** unsigned LEB128):
+**
+**   'N' nil            'T' t              'U' unbound marker
+**   'I' len digits     integer in decimal ("-" allowed)
+**   'R' len text       ratio "n/d"
+**   'F' 8 bytes        double, IEEE-754 big-endian
+**   'C' code           character
+**   'S' len utf8       string (simple; fill pointers are not preserved)
+**   'Y' pkg len name   symbol (pkg 1 = lisp, 2 = keyword, 0 = uninterned)
+**   'L' n items tail   proper or dotted list: n elements then the tail
+**   'V' n items        simple vector
+**   'H' test n (k v)*  hash table, pairs sorted by the bytes of k
+**   'D' name n (slot v)*  structure instance (by type name and slot names)
+**
+** Anything else (functions, streams, restarts, layouts, foreign pointers)
+** and circular structure is refused with a reason.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_eval.h"
+#include "jt_world.h"
+
+#define MAX_DEPTH 10000
+
+typedef struct Enc {
+  jt_State *S;
+  jt_Buf *out;
+  const char **why;    /* set on failure */
+  jt_Obj **path;       /* objects on the current path: cycle detection */
+  int depth, cap;
+} Enc;
+
+static void put_uleb(jt_Buf *b, uint64_t v) {
+  do {
+    unsigned char c = v & 0x7F;
+    v >>= 7;
+    if (v) c |= 0x80;
+    jt_buf_putc(b, (char)c);
+  } while (v);
+}
+
+static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
+  jt_buf_putc(b, tag);
+  put_uleb(b, n);
+  jt_buf_put(b, s, n);
+}
+
+static bool enc(Enc *e, jt_V v);
+
+static bool push_path(Enc *e, jt_V v) {
+  for (int i = 0; i < e->depth; i++)
+    if (e->path[i] == jt_o(v)) { *e->why = "circular structure"; return false; }
+  if (e->depth >= MAX_DEPTH) { *e->why = "structure nested too deeply"; return false; }
+  if (e->depth == e->cap) {
+    int n = e->cap ? e->cap * 2 : 64;
+    jt_Obj **p = realloc(e->path, (size_t)n * sizeof *p);
+    if (!p) { *e->why = "out of memory"; return false; }
+    e->path = p;
+    e->cap = n;
+  }
+  e->path[e->depth++] = jt_o(v);
+  return true;
+}
+
+static void put_symbol(Enc *e, jt_V v) {
+  jt_Symbol *s = jt_symobj(e->S, v);
+  jt_buf_putc(e->out, 'Y');
+  jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
+  size_t n = strlen(s->cname);
+  put_uleb(e->out, n);
+  jt_buf_put(e->out, s->cname, n);
+}
+
+typedef struct { char *p; size_t n; size_t idx; } KeyBytes;
+
+static int cmp_keys(const void *a, const void *b) {
+  const KeyBytes *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int c = memcmp(x->p, y->p, n);
+  if (c) return c;
+  return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static bool enc_hash(Enc *e, jt_V v) {
+  jt_Hash *h = jt_hash_(v);
+  size_t n = h->count, k = 0;
+  KeyBytes *keys = calloc(n ? n : 1, sizeof *keys);
+  if (!keys) { *e->why = "out of memory"; return false; }
+  bool ok = true;
+  for (size_t i = 0; i < h->nentries && ok; i++) {
+    if (h->entries[i].key == JT_HASH_DELETED) continue;
+    jt_Buf kb = {0};
+    Enc sub = *e;
+    sub.out = &kb;
+    ok = enc(&sub, h->entries[i].key);
+    e->path = sub.path; e->cap = sub.cap;
+    keys[k].p = kb.p;
+    keys[k].n = kb.n;
+    keys[k].idx = i;
+    k++;
+  }
+  if (ok) {
+    qsort(keys, k, sizeof *keys, cmp_keys);
+    jt_buf_putc(e->out, 'H');
+    jt_buf_putc(e->out, (char)h->h.aux);
+    put_uleb(e->out, k);
+    for (size_t i = 0; i < k && ok; i++) {
+      jt_buf_put(e->out, keys[i].p ? keys[i].p : "", keys[i].n);
+      ok = enc(e, jt_hash_(v)->entries[keys[i].idx].val);
+    }
+  }
+  for (size_t i = 0; i < k; i++) free(keys[i].p);
+  free(keys);
+  return ok;
+}
+
+static bool enc(Enc *e, jt_V v) {
+  jt_State *S = e->S;
+  char tmp[64];
+  if (v == JT_NIL) { jt_buf_putc(e->out, 'N'); return true; }
+  if (v == JT_T) { jt_buf_putc(e->out, 'T'); return true; }
+  if (v == JT_UNBOUND) { jt_buf_putc(e->out, 'U'); return true; }
+  if (jt_isfix(v)) {
+    int n = snprintf(tmp, sizeof tmp, "%ld", (long)jt_fixval(v));
+    put_bytes(e->out, 'I', tmp, (size_t)n);
+    return true;
+  }
+  if (jt_ischar(v)) {
+    jt_buf_putc(e->out, 'C');
+    put_uleb(e->out, jt_charcode(v));
+    return true;
+  }
+  if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
+  switch (jt_type(v)) {
+    case JT_TBIGNUM: {
+      char *s = mpz_get_str(NULL, 10, jt_big_(v)->z);
+      put_bytes(e->out, 'I', s, strlen(s));
+      free(s);
+      return true;
+    }
+    case JT_TRATIO: {
+      char *s = mpq_get_str(NULL, 10, jt_ratio_(v)->q);
+      put_bytes(e->out, 'R', s, strlen(s));
+      free(s);
+      return true;
+    }
+    case JT_TFLOAT: {
+      uint64_t bits;
+      double d = jt_floatval(v);
+      memcpy(&bits, &d, 8);
+      jt_buf_putc(e->out, 'F');
+      for (int i = 7; i >= 0; i--) jt_buf_putc(e->out, (char)(bits >> (i * 8)));
+      return true;
+    }
+    case JT_TSTRING: {
+      size_t n;
+      char *s = jt_string_utf8(S, v, &n);
+      put_bytes(e->out, 'S', s, n);
+      free(s);
+      return true;
+    }
+    case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TCONS: {
+      if (!push_path(e, v)) return false;
+      size_t n = 0;
+      jt_V l = v;
+      /* a cycle through cdrs: bounded walk with a tortoise */
+      jt_V slow = v;
+      for (; jt_iscons(l); l = jt_cdr(l)) {
+        n++;
+        if ((n & 1) == 0) {
+          slow = jt_cdr(slow);
+          if (slow == jt_cdr(l)) { *e->why = "circular structure"; return false; }
+        }
+      }
+      jt_buf_putc(e->out, 'L');
+      put_uleb(e->out, n);
+      bool ok = true;
+      for (l = v; jt_iscons(l) && ok; l = jt_cdr(l)) ok = enc(e, jt_car(l));
+      if (ok) ok = enc(e, l);
+      e->depth--;
+      return ok;
+    }
+    case JT_TVECTOR: {
+      if (!push_path(e, v)) return false;
+      jt_Vector *x = jt_vec_(v);
+      jt_buf_putc(e->out, 'V');
+      put_uleb(e->out, x->len);
+      bool ok = true;
+      for (size_t i = 0; i < jt_vec_(v)->len && ok; i++) ok = enc(e, jt_vec_(v)->items[i]);
+      e->depth--;
+      return ok;
+    }
+    case JT_THASH: {
+      if (!push_path(e, v)) return false;
+      bool ok = enc_hash(e, v);
+      e->depth--;
+      return ok;
+    }
+    case JT_TSTRUCT: {
+      if (jt_is_condition(v)) { *e->why = "a condition object"; return false; }
+      if (!push_path(e, v)) return false;
+      jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
+      jt_buf_putc(e->out, 'D');
+      put_symbol(e, L->name);
+      put_uleb(e->out, L->nslots);
+      bool ok = true;
+      for (uint32_t i = 0; i < L->nslots && ok; i++) {
+        put_symbol(e, jt_vec_(L->slot_names)->items[i]);
+        ok = enc(e, jt_struct_(v)->slots[i]);
+      }
+      e->depth--;
+      return ok;
+    }
+    case JT_TPRIM: case JT_TCLOSURE: *e->why = "a function"; return false;
+    case JT_TSTREAM: *e->why = "a stream"; return false;
+    case JT_TRESTART: *e->why = "a restart"; return false;
+    case JT_TFOREIGN: *e->why = "a foreign pointer"; return false;
+    default: *e->why = "an internal object"; return false;
+  }
+}
+
+bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
+  Enc e = {S, out, why, NULL, 0, 0};
+  bool ok = enc(&e, v);
+  free(e.path);
+  return ok;
+}
+
+/* ----------------------------------------------------------------- decode */
+
+typedef struct Dec {
+  jt_State *S;
+  const unsigned char *p;
+  size_t n, pos;
+  int depth;
+} Dec;
+
+static JT_NORETURN void bad(Dec *d, const char *what) {
+  jt_error(d->S, "corrupt entry encoding at byte %zu: %s", d->pos, what);
+}
+
+static uint64_t get_uleb(Dec *d) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (d->pos >= d->n) bad(d, "truncated number");
+    unsigned char c = d->p[d->pos++];
+    v |= (uint64_t)(c & 0x7F) << shift;
+    if (!(c & 0x80)) return v;
+  }
+  bad(d, "number too long");
+}
+
+static const char *get_span(Dec *d, size_t *len) {
+  uint64_t n = get_uleb(d);
+  if (n > d->n - d->pos) bad(d, "truncated text");
+  const char *s = (const char *)d->p + d->pos;
+  d->pos += n;
+  *len = (size_t)n;
+  return s;
+}
+
+static jt_V dec(Dec *d);
+
+static jt_V get_symbol(Dec *d) {
+  if (d->pos >= d->n || d->p[d->pos] != 'Y') bad(d, "expected a symbol");
+  d->pos++;
+  if (d->pos >= d->n) bad(d, "truncated symbol");
+  int pkg = d->p[d->pos++];
+  size_t len;
+  const char *s = get_span(d, &len);
+  if (pkg == 0) return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
+  if (pkg != JT_PKG_LISP && pkg != JT_PKG_KEYWORD) bad(d, "unknown package");
+  jt_V found = jt_find_symbol(d->S, s, len, pkg);
+  if (found != JT_NOVALUE) return found;
+  jt_V name = jt_string_from_utf8(d->S, s, len);
+  return jt_intern_string(d->S, name, pkg);
+}
+
+static jt_V dec(Dec *d) {
+  jt_State *S = d->S;
+  if (d->pos >= d->n) bad(d, "truncated value");
+  if (++d->depth > MAX_DEPTH) bad(d, "nested too deeply");
+  char tag = (char)d->p[d->pos];
+  jt_V r;
+  size_t len;
+  const char *s;
+  char tmp[128];
+  switch (tag) {
+    case 'N': d->pos++; r = JT_NIL; break;
+    case 'T': d->pos++; r = JT_T; break;
+    case 'U': d->pos++; r = JT_UNBOUND; break;
+    case 'I': case 'R': {
+      d->pos++;
+      s = get_span(d, &len);
+      jt_V v = len < sizeof tmp ? (memcpy(tmp, s, len), tmp[len] = 0, jt_num_parse(S, tmp, len, 10)) : JT_NOVALUE;
+      if (len >= sizeof tmp) {
+        char *big = malloc(len + 1);
+        if (!big) bad(d, "out of memory");
+        memcpy(big, s, len);
+        big[len] = 0;
+        v = jt_num_parse(S, big, len, 10);
+        free(big);
+      }
+      if (v == JT_NOVALUE || !jt_isrational(v)) bad(d, "bad number");
+      r = v;
+      break;
+    }
+    case 'F': {
+      d->pos++;
+      if (d->n - d->pos < 8) bad(d, "truncated float");
+      uint64_t bits = 0;
+      for (int i = 0; i < 8; i++) bits = (bits << 8) | d->p[d->pos++];
+      double x;
+      memcpy(&x, &bits, 8);
+      r = jt_make_float(S, x);
+      break;
+    }
+    case 'C': {
+      d->pos++;
+      uint64_t c = get_uleb(d);
+      if (c >= JT_CHAR_LIMIT) bad(d, "bad character");
+      r = jt_mkchar((uint32_t)c);
+      break;
+    }
+    case 'S': d->pos++; s = get_span(d, &len); r = jt_string_from_utf8(S, s, len); break;
+    case 'Y': r = get_symbol(d); break;
+    case 'L': {
+      d->pos++;
+      uint64_t n = get_uleb(d);
+      if (n > d->n - d->pos) bad(d, "list longer than its encoding");
+      jt_V *base = S->sp;
+      for (uint64_t i = 0; i < n; i++) { jt_V x = dec(d); JT_PUSH(S, x); }
+      jt_V tail = dec(d);
+      JT_PUSH(S, tail);
+      for (uint64_t i = n; i > 0; i--) S->sp[-1] = jt_cons(S, base[i - 1], S->sp[-1]);
+      r = S->sp[-1];
+      S->sp = base;
+      break;
+    }
+    case 'V': {
+      d->pos++;
+      uint64_t n = get_uleb(d);
+      if (n > d->n - d->pos) bad(d, "vector longer than its encoding");
+      jt_V vec = jt_make_vector(S, (size_t)n, JT_NIL);
+      JT_PUSH(S, vec);
+      for (uint64_t i = 0; i < n; i++) { jt_V x = dec(d); jt_vec_(S->sp[-1])->items[i] = x; }
+      r = S->sp[-1];
+      JT_POP(S, 1);
+      break;
+    }
+    case 'H': {
+      d->pos++;
+      if (d->pos >= d->n) bad(d, "truncated hash table");
+      int test = d->p[d->pos++];
+      if (test > JT_HASH_EQUALP) bad(d, "bad hash table test");
+      uint64_t n = get_uleb(d);
+      if (n > d->n - d->pos) bad(d, "hash table larger than its encoding");
+      jt_V h = jt_make_hash(S, test, (size_t)n);
+      JT_PUSH(S, h);
+      for (uint64_t i = 0; i < n; i++) {
+        jt_V k = dec(d);
+        JT_PUSH(S, k);
+        jt_V v = dec(d);
+        jt_hash_put(S, S->sp[-2], S->sp[-1], v);
+        JT_POP(S, 1);
+      }
+      r = S->sp[-1];
+      JT_POP(S, 1);
+      break;
+    }
+    case 'D': {
+      d->pos++;
+      jt_V name = get_symbol(d);
+      jt_V layout = jt_find_layout(S, name);
+      if (layout == JT_NIL) jt_error(S, "import: unknown structure type %s", jt_symname(S, name));
+      JT_PUSH(S, layout);
+      uint64_t n = get_uleb(d);
+      jt_V obj = jt_make_struct(S, layout, jt_layout_(layout)->nslots);
+      JT_PUSH(S, obj);
+      for (uint64_t i = 0; i < n; i++) {
+        jt_V sn = get_symbol(d);
+        JT_PUSH(S, sn);
+        jt_V v = dec(d);
+        jt_Layout *L = jt_layout_(S->sp[-3]);
+        bool placed = false;
+        for (uint32_t k = 0; k < L->nslots; k++)
+          if (jt_vec_(L->slot_names)->items[k] == S->sp[-1]) {
+            jt_struct_(S->sp[-2])->slots[k] = v;
+            placed = true;
+          }
+        if (!placed) jt_error(S, "import: structure %s has no slot %s", jt_symname(S, name), jt_symname(S, S->sp[-1]));
+        JT_POP(S, 1);
+      }
+      r = S->sp[-1];
+      JT_POP(S, 2);
+      break;
+    }
+    default: bad(d, "unknown tag");
+  }
+  d->depth--;
+  return r;
+}
+
+jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
+  Dec d = {S, bytes, len, 0, 0};
+  jt_V v = dec(&d);
+  if (d.pos != len) bad(&d, "trailing bytes");
+  return v;
+}
+
+jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  Dec d = {S, bytes, len, *pos, 0};
+  jt_V v = dec(&d);
+  *pos = d.pos;
+  return v;
+}

@@ -1,0 +1,84 @@
+/*
+** jiti_world.h — the world layer of libjiti: checkpoints, managed entries,
+** the data table, canonical export and import.  See docs/world.md.
+**
+** Only forms evaluated after jiti_world_enable are recorded.  All calls
+** return JITI_OK or an error status; messages go to `err` (may be NULL).
+*/
+#ifndef jiti_world_h
+#define jiti_world_h
+
+#include "jiti.h"
+
+/* Entry kinds. */
+typedef enum jiti_EntryKind {
+  JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
+  JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
+  JITI_ENTRY_KIND_COUNT
+} jiti_EntryKind;
+
+const char *jiti_entry_kind_name(jiti_EntryKind k);  /* "function", ... */
+int jiti_entry_kind_parse(const char *name);          /* -1 if unknown */
+
+/* Start recording defining forms and tracking the data table. */
+void jiti_world_enable(jiti_State *S);
+
+/* ------------------------------------------------------------ checkpoints */
+
+/* Open a checkpoint (they nest).  Returns the new depth. */
+int jiti_checkpoint(jiti_State *S);
+/* Undo everything since the innermost checkpoint and close it. */
+void jiti_restore(jiti_State *S);
+/* Keep everything since the innermost checkpoint and close it. */
+void jiti_commit(jiti_State *S);
+int jiti_checkpoint_depth(jiti_State *S);
+
+/* ---------------------------------------------------------------- entries */
+
+/* Called once per entry: `name` is the printed name (e.g. "TOTAL-PRICE",
+** "(SETF FOO)", or for data rows the printed key), `bytes` the canonical
+** encoding.  Return non-zero to stop. */
+typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
+                            const unsigned char *bytes, size_t len);
+
+/* Export every managed entry in import order: structures, macros,
+** functions, variables, data rows, invariants; by name within a kind.  JITI_ERROR when
+** a managed place holds an unexportable value; `err` names the place. */
+jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
+                            char *err, size_t errlen);
+
+/* Entries changed since the outermost open checkpoint: `fn` gets the new
+** encoding, or bytes == NULL for an entry that was removed. */
+jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
+                                char *err, size_t errlen);
+
+/* Rebuild one entry in this state from its name and canonical encoding
+** (as given by the export callback). */
+jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
+                              const unsigned char *bytes, size_t len,
+                              char *err, size_t errlen);
+
+/* Print an entry's encoding as Lisp text (malloc'd), for humans and diffs. */
+char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len);
+
+/* SHA-256 of kind, name and bytes, as 64 hex characters plus NUL. */
+void jiti_entry_hash(jiti_EntryKind kind, const char *name,
+                     const unsigned char *bytes, size_t len, char out[65]);
+
+/* ------------------------------------------------------------- invariants */
+
+/* Add (or replace) invariant `name` whose source is a Lisp expression
+** evaluated with no arguments; it must return true.  Operator only. */
+jiti_Status jiti_invariant_add(jiti_State *S, const char *name, const char *source,
+                               char *err, size_t errlen);
+jiti_Status jiti_invariant_remove(jiti_State *S, const char *name);
+
+/* Run every invariant.  Returns JITI_OK if all hold; otherwise the status
+** of the first failure and a message naming the invariant. */
+jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits,
+                                  char *err, size_t errlen);
+
+/* Number of data rows and of entries of each kind. */
+size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+** jt_world.h — internal interface of the world layer (world.c, export.c).
+*/
+#ifndef jt_world_h
+#define jt_world_h
+
+#include "jt_lib.h"
+#include "jiti_world.h"
+
+/* Canonical encoding (export.c).  jt_encode appends to `out`; on failure
+** returns false with *why describing the unexportable part.  jt_decode
+** signals an error on malformed bytes. */
+bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why);
+jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
+/* Decode one value starting at *pos, advancing it. */
+jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+
+/* Flag on a hash table that the world manages with operation logs (the data
+** table, the entry registry): the object barrier leaves it alone. */
+#define JT_HASH_MANAGED 0x8000
+
+void jt_open_world(jt_State *S);
+
+#endif

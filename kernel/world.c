@@ -1,0 +1,936 @@
+/*
+** world.c — checkpoints, the registry of managed entries, the data table and
+** invariants (see docs/world.md).
+**
+** Checkpoint levels each hold (a) copies of the objects first touched at
+** that level, taken by the write barrier, and (b) operation logs of the
+** managed maps.  Restore puts copies back and replays logs backwards;
+** commit drops the level or hands its records to the enclosing level.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+#include "jt_eval.h"
+#include "jt_world.h"
+
+typedef struct Snap {
+  jt_Obj *obj;
+  void *body;          /* copy of the object's fixed part */
+  size_t size;
+  void *buf, *buf2;    /* copies of container buffers (adopted on restore) */
+  size_t bufbytes, buf2bytes;
+} Snap;
+
+typedef struct MapLog {
+  jt_V map, key, old;  /* old == JT_NOVALUE: the key was absent */
+} MapLog;
+
+typedef struct Level {
+  Snap *snaps;
+  size_t nsnaps, capsnaps;
+  jt_Obj **set;        /* open-addressing set of snapshotted objects */
+  size_t setcap, setn;
+  MapLog *logs;
+  size_t nlogs, caplogs;
+} Level;
+
+typedef struct World {
+  bool enabled;
+  Level *levels;
+  int nlevels, caplevels;
+  jt_V registry;    /* managed equal hash: (kind . name) -> source form or T */
+  jt_V data;        /* managed equal hash: key -> value (private copies) */
+  jt_V defining;    /* symbol %DEFINING-TYPE */
+} World;
+
+#define W(S) ((World *)(S)->world)
+
+static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
+  "function", "macro", "variable", "structure", "data", "invariant"};
+
+const char *jiti_entry_kind_name(jiti_EntryKind k) {
+  return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int jiti_entry_kind_parse(const char *name) {
+  for (int i = 0; i < JITI_ENTRY_KIND_COUNT; i++)
+    if (!strcmp(name, kind_names[i])) return i;
+  return -1;
+}
+
+/* ------------------------------------------------------------- snapshots */
+
+static bool set_has(Level *L, jt_Obj *o) {
+  if (!L->setcap) return false;
+  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  while (L->set[k]) {
+    if (L->set[k] == o) return true;
+    k = (k + 1) & (L->setcap - 1);
+  }
+  return false;
+}
+
+static void set_add(Level *L, jt_Obj *o) {
+  if ((L->setn + 1) * 2 > L->setcap) {
+    size_t ncap = L->setcap ? L->setcap * 2 : 256;
+    jt_Obj **t = calloc(ncap, sizeof *t);
+    if (!t) abort();
+    for (size_t i = 0; i < L->setcap; i++)
+      if (L->set[i]) {
+        size_t k = ((uintptr_t)L->set[i] >> 4) & (ncap - 1);
+        while (t[k]) k = (k + 1) & (ncap - 1);
+        t[k] = L->set[i];
+      }
+    free(L->set);
+    L->set = t;
+    L->setcap = ncap;
+  }
+  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  while (L->set[k]) k = (k + 1) & (L->setcap - 1);
+  L->set[k] = o;
+  L->setn++;
+}
+
+static void *dup(const void *p, size_t n) {
+  void *q = malloc(n ? n : 1);
+  if (!q) abort();  /* cannot signal from inside the barrier */
+  if (n) memcpy(q, p, n);
+  return q;
+}
+
+static void snap_push(Level *L, Snap s) {
+  if (L->nsnaps == L->capsnaps) {
+    size_t n = L->capsnaps ? L->capsnaps * 2 : 64;
+    Snap *p = realloc(L->snaps, n * sizeof *p);
+    if (!p) abort();
+    L->snaps = p;
+    L->capsnaps = n;
+  }
+  L->snaps[L->nsnaps++] = s;
+}
+
+static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
+  (void)slot;
+  World *w = W(S);
+  if (!w || w->nlevels == 0) return;
+  if (o->type == JT_THASH && (o->flags & JT_HASH_MANAGED)) return;
+  /* frames, code and closures are never part of the world's state */
+  if (o->type == JT_TFRAME || o->type == JT_TCODE || o->type == JT_TSTREAM) return;
+  Level *L = &w->levels[w->nlevels - 1];
+  if (set_has(L, o)) return;
+  set_add(L, o);
+  Snap s;
+  memset(&s, 0, sizeof s);
+  s.obj = o;
+  s.size = jt_gc_obj_size(o);
+  s.body = dup(o, s.size);
+  switch (o->type) {
+    case JT_TVECTOR: {
+      jt_Vector *v = (jt_Vector *)o;
+      s.bufbytes = v->cap * sizeof(jt_V);
+      s.buf = dup(v->items, s.bufbytes);
+      break;
+    }
+    case JT_TSTRING: {
+      jt_String *v = (jt_String *)o;
+      s.bufbytes = v->cap * sizeof(uint32_t);
+      s.buf = dup(v->chars, s.bufbytes);
+      break;
+    }
+    case JT_THASH: {
+      jt_Hash *h = (jt_Hash *)o;
+      s.bufbytes = h->entcap * sizeof(jt_HashEntry);
+      s.buf = dup(h->entries, s.bufbytes);
+      s.buf2bytes = h->idxcap * sizeof(int32_t);
+      s.buf2 = dup(h->index, s.buf2bytes);
+      break;
+    }
+    default: break;
+  }
+  snap_push(L, s);
+}
+
+/* Put a copy back.  The object keeps its place in the GC list; buffers
+** allocated since are freed and the saved copies adopted. */
+static void snap_restore(jt_State *S, Snap *s) {
+  jt_Obj *o = s->obj;
+  jt_Obj *next = o->gcnext;
+  uint8_t marked = o->marked;
+  switch (o->type) {
+    case JT_TVECTOR: jt_free(S, ((jt_Vector *)o)->items, ((jt_Vector *)o)->cap * sizeof(jt_V)); break;
+    case JT_TSTRING: jt_free(S, ((jt_String *)o)->chars, ((jt_String *)o)->cap * sizeof(uint32_t)); break;
+    case JT_THASH:
+      jt_free(S, ((jt_Hash *)o)->entries, ((jt_Hash *)o)->entcap * sizeof(jt_HashEntry));
+      jt_free(S, ((jt_Hash *)o)->index, ((jt_Hash *)o)->idxcap * sizeof(int32_t));
+      break;
+    default: break;
+  }
+  memcpy(o, s->body, s->size);
+  o->gcnext = next;
+  o->marked = marked;
+  switch (o->type) {
+    case JT_TVECTOR: ((jt_Vector *)o)->items = s->buf; break;
+    case JT_TSTRING: ((jt_String *)o)->chars = s->buf; break;
+    case JT_THASH:
+      ((jt_Hash *)o)->entries = s->buf;
+      ((jt_Hash *)o)->index = s->buf2;
+      break;
+    default: break;
+  }
+  S->bytes_live += s->bufbytes + s->buf2bytes;
+  s->buf = s->buf2 = NULL;
+  free(s->body);
+  s->body = NULL;
+}
+
+static void snap_free(Snap *s) {
+  free(s->body);
+  free(s->buf);
+  free(s->buf2);
+  s->body = s->buf = s->buf2 = NULL;
+}
+
+static void level_free(Level *L) {
+  for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
+  free(L->snaps);
+  free(L->set);
+  free(L->logs);
+  memset(L, 0, sizeof *L);
+}
+
+/* The saved copies hold the old values: they and their owners are roots. */
+static void mark_body(jt_State *S, const Snap *s) {
+  const jt_Obj *b = s->body;
+  jt_gc_mark(S, (jt_V)s->obj);
+  switch (b->type) {
+    case JT_TCONS: jt_gc_mark(S, ((const jt_Cons *)b)->car); jt_gc_mark(S, ((const jt_Cons *)b)->cdr); break;
+    case JT_TSYMBOL: {
+      const jt_Symbol *y = (const jt_Symbol *)b;
+      jt_gc_mark(S, y->name); jt_gc_mark(S, y->value); jt_gc_mark(S, y->function);
+      jt_gc_mark(S, y->plist); jt_gc_mark(S, y->setf_fn);
+      break;
+    }
+    case JT_TSTRUCT: {
+      const jt_Struct *t = (const jt_Struct *)b;
+      jt_gc_mark(S, t->layout);
+      for (uint32_t i = 0; i < b->aux; i++) jt_gc_mark(S, t->slots[i]);
+      break;
+    }
+    case JT_TLAYOUT: {
+      const jt_Layout *l = (const jt_Layout *)b;
+      jt_gc_mark(S, l->name); jt_gc_mark(S, l->parents); jt_gc_mark(S, l->slot_names);
+      jt_gc_mark(S, l->initargs); jt_gc_mark(S, l->initforms); jt_gc_mark(S, l->report);
+      jt_gc_mark(S, l->conc_name);
+      break;
+    }
+    case JT_TVECTOR: {
+      const jt_V *items = s->buf;
+      for (size_t i = 0; i < s->bufbytes / sizeof(jt_V); i++) jt_gc_mark(S, items[i]);
+      break;
+    }
+    case JT_THASH: {
+      const jt_HashEntry *e = s->buf;
+      size_t n = ((const jt_Hash *)b)->nentries;
+      for (size_t i = 0; i < n; i++) { jt_gc_mark(S, e[i].key); jt_gc_mark(S, e[i].val); }
+      break;
+    }
+    case JT_TPRIM: jt_gc_mark(S, ((const jt_Prim *)b)->name); break;
+    case JT_TRESTART: {
+      const jt_Restart *r = (const jt_Restart *)b;
+      jt_gc_mark(S, r->name); jt_gc_mark(S, r->function); jt_gc_mark(S, r->report);
+      jt_gc_mark(S, r->test); jt_gc_mark(S, r->interactive);
+      break;
+    }
+    case JT_TFOREIGN: jt_gc_mark(S, ((const jt_Foreign *)b)->tag); break;
+    default: break;
+  }
+}
+
+static void world_mark(jt_State *S, void *ud) {
+  World *w = ud;
+  jt_gc_mark(S, w->registry);
+  jt_gc_mark(S, w->data);
+  jt_gc_mark(S, w->defining);
+  for (int i = 0; i < w->nlevels; i++) {
+    Level *L = &w->levels[i];
+    for (size_t k = 0; k < L->nsnaps; k++) mark_body(S, &L->snaps[k]);
+    for (size_t k = 0; k < L->nlogs; k++) {
+      jt_gc_mark(S, L->logs[k].map);
+      jt_gc_mark(S, L->logs[k].key);
+      jt_gc_mark(S, L->logs[k].old);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ managed maps */
+
+static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
+  World *w = W(S);
+  if (w->nlevels == 0) return;
+  Level *L = &w->levels[w->nlevels - 1];
+  if (L->nlogs == L->caplogs) {
+    size_t n = L->caplogs ? L->caplogs * 2 : 64;
+    MapLog *p = realloc(L->logs, n * sizeof *p);
+    if (!p) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
+    L->logs = p;
+    L->caplogs = n;
+  }
+  L->logs[L->nlogs++] = (MapLog){map, key, old};
+}
+
+static void map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, map);
+  JT_PUSH(S, key);
+  JT_PUSH(S, val);
+  bool found;
+  jt_V old = jt_hash_get(S, map, key, &found);
+  map_log(S, map, key, found ? old : JT_NOVALUE);
+  jt_hash_put(S, base[0], base[1], base[2]);
+  S->sp = base;
+}
+
+static bool map_rem(jt_State *S, jt_V map, jt_V key) {
+  bool found;
+  jt_V old = jt_hash_get(S, map, key, &found);
+  if (!found) return false;
+  JT_PUSH(S, key);
+  map_log(S, map, key, old);
+  jt_hash_rem(S, map, key);
+  JT_POP(S, 1);
+  return true;
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+int jiti_checkpoint(jiti_State *S) {
+  World *w = W(S);
+  if (w->nlevels == w->caplevels) {
+    int n = w->caplevels ? w->caplevels * 2 : 4;
+    Level *p = realloc(w->levels, (size_t)n * sizeof *p);
+    if (!p) abort();
+    w->levels = p;
+    w->caplevels = n;
+  }
+  memset(&w->levels[w->nlevels], 0, sizeof(Level));
+  w->nlevels++;
+  S->ckpt_depth = w->nlevels;
+  return w->nlevels;
+}
+
+int jiti_checkpoint_depth(jiti_State *S) { return W(S)->nlevels; }
+
+void jiti_restore(jiti_State *S) {
+  World *w = W(S);
+  if (w->nlevels == 0) return;
+  Level *L = &w->levels[w->nlevels - 1];
+  S->gc_inhibit++;
+  int saved_depth = S->ckpt_depth;
+  S->ckpt_depth = 0;  /* the replay itself must not be logged */
+  for (size_t i = L->nlogs; i > 0; i--) {
+    MapLog *m = &L->logs[i - 1];
+    if (m->old == JT_NOVALUE) jt_hash_rem(S, m->map, m->key);
+    else jt_hash_put(S, m->map, m->key, m->old);
+  }
+  for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
+  S->ckpt_depth = saved_depth;
+  level_free(L);
+  w->nlevels--;
+  S->ckpt_depth = w->nlevels;
+  S->gc_inhibit--;
+}
+
+void jiti_commit(jiti_State *S) {
+  World *w = W(S);
+  if (w->nlevels == 0) return;
+  Level *L = &w->levels[w->nlevels - 1];
+  if (w->nlevels > 1) {
+    Level *P = &w->levels[w->nlevels - 2];
+    for (size_t i = 0; i < L->nsnaps; i++) {
+      Snap *s = &L->snaps[i];
+      if (set_has(P, s->obj)) { snap_free(s); continue; }
+      set_add(P, s->obj);
+      snap_push(P, *s);
+      s->body = s->buf = s->buf2 = NULL;
+    }
+    for (size_t i = 0; i < L->nlogs; i++) {
+      if (P->nlogs == P->caplogs) {
+        size_t n = P->caplogs ? P->caplogs * 2 : 64;
+        MapLog *p = realloc(P->logs, n * sizeof *p);
+        if (!p) abort();
+        P->logs = p;
+        P->caplogs = n;
+      }
+      P->logs[P->nlogs++] = L->logs[i];
+    }
+  }
+  level_free(L);
+  w->nlevels--;
+  S->ckpt_depth = w->nlevels;
+}
+
+/* ----------------------------------------------------------------- entries */
+
+static jt_V entry_key(jt_State *S, int kind, jt_V name) {
+  return jt_cons(S, jt_mkfix(kind), name);
+}
+
+static void record(jt_State *S, int kind, jt_V name, jt_V source) {
+  World *w = W(S);
+  jt_V *base = S->sp;
+  JT_PUSH(S, source);
+  jt_V key = entry_key(S, kind, name);
+  JT_PUSH(S, key);
+  map_put(S, w->registry, key, base[0]);
+  S->sp = base;
+}
+
+static void unrecord(jt_State *S, int kind, jt_V name) {
+  World *w = W(S);
+  jt_V key = entry_key(S, kind, name);
+  JT_PUSH(S, key);
+  map_rem(S, w->registry, key);
+  JT_POP(S, 1);
+}
+
+/* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
+** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
+** -1 fmakunbound, 6 function set without a defining form. */
+static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
+  World *w = W(S);
+  if (!w->enabled) return;
+  if (jt_sym_(w->defining)->value != JT_NIL && (kind == 0 || kind == 2 || kind == 6)) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  JT_PUSH(S, fn);
+  switch (kind) {
+    case 0: case 1: case 6: {
+      jt_V src = base[0];
+      if (kind == 6 || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
+        /* not reproducible from source: recorded so export can refuse it */
+        src = jt_list(S, 2, jt_intern_keyword(S, "UNEXPORTABLE"),
+                      jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
+                                                        : "is a closure over a lexical environment"));
+      }
+      unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
+      record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
+      break;
+    }
+    case 2: {
+      jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
+      JT_PUSH(S, sname);
+      record(S, JITI_ENTRY_FUNCTION, sname, base[0]);
+      break;
+    }
+    case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
+    case 5: record(S, JITI_ENTRY_STRUCTURE, name, base[0]); break;
+    case -1:
+      unrecord(S, JITI_ENTRY_FUNCTION, name);
+      unrecord(S, JITI_ENTRY_MACRO, name);
+      break;
+  }
+  S->sp = base;
+}
+
+/* Name of an entry as text: symbols print as their name, (setf f) as a
+** list; data keys print readably. */
+static char *entry_name(jt_State *S, jt_V name) {
+  return jt_print_cstr(S, name, true, 4096);
+}
+
+typedef struct Item { int kind; char *name; jt_V key; } Item;
+
+/* Export order is import order: types before the code and values that use
+** them, macros before the functions whose bodies they expand in. */
+static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
+  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_MACRO] = 1, [JITI_ENTRY_FUNCTION] = 2,
+  [JITI_ENTRY_VARIABLE] = 3, [JITI_ENTRY_DATA] = 4, [JITI_ENTRY_INVARIANT] = 5};
+
+static int item_cmp(const void *a, const void *b) {
+  const Item *x = a, *y = b;
+  if (x->kind != y->kind) return import_rank[x->kind] - import_rank[y->kind];
+  return strcmp(x->name, y->name);
+}
+
+/* Encode one registry entry; false with *why on an unexportable value. */
+static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out, const char **why) {
+  switch (kind) {
+    case JITI_ENTRY_VARIABLE: {
+      jt_V v = jt_symobj(S, name)->value;
+      jt_buf_putc(out, src == JT_T ? 'K' : 'V');   /* constant or variable */
+      return jt_encode(S, v, out, why);
+    }
+    case JITI_ENTRY_DATA: {
+      jt_buf_putc(out, 'R');
+      return jt_encode(S, name, out, why) && jt_encode(S, src, out, why);
+    }
+    default:
+      if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
+        *why = "a function that cannot be rebuilt from source";
+        return false;
+      }
+      jt_buf_putc(out, 'F');
+      return jt_encode(S, src, out, why);
+  }
+}
+
+static jiti_Status emit(jt_State *S, int kind, jt_V name, jt_V src, jiti_EntryFn fn, void *ud,
+                        char *err, size_t errlen, bool *stop) {
+  jt_Buf b = {0};
+  const char *why = NULL;
+  char *n = entry_name(S, name);
+  jiti_Status st = JITI_OK;
+  if (!encode_entry(S, kind, name, src, &b, &why)) {
+    if (err) snprintf(err, errlen, "%s %s holds an unexportable value: %s", kind_names[kind], n, why);
+    st = JITI_ERROR;
+  } else if (fn(ud, (jiti_EntryKind)kind, n, (const unsigned char *)b.p, b.n)) {
+    *stop = true;
+  }
+  free(n);
+  jt_buf_free(&b);
+  return st;
+}
+
+static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn fn, void *ud,
+                                char *err, size_t errlen) {
+  World *w = W(S);
+  qsort(items, n, sizeof *items, item_cmp);
+  jiti_Status st = JITI_OK;
+  bool stop = false;
+  for (size_t i = 0; i < n && st == JITI_OK && !stop; i++) {
+    jt_V key = items[i].key;
+    bool found;
+    if (items[i].kind == JITI_ENTRY_DATA) {
+      jt_V v = jt_hash_get(S, w->data, key, &found);
+      if (!found) { fn(ud, JITI_ENTRY_DATA, items[i].name, NULL, 0); continue; }
+      st = emit(S, JITI_ENTRY_DATA, key, v, fn, ud, err, errlen, &stop);
+    } else {
+      jt_V src = jt_hash_get(S, w->registry, key, &found);
+      if (!found) { fn(ud, (jiti_EntryKind)items[i].kind, items[i].name, NULL, 0); continue; }
+      st = emit(S, items[i].kind, jt_cdr(key), src, fn, ud, err, errlen, &stop);
+    }
+  }
+  return st;
+}
+
+static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind, jt_V key, jt_V name) {
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 64;
+    Item *p = realloc(*items, *cap * sizeof **items);
+    if (!p) abort();
+    *items = p;
+  }
+  (*items)[*n].kind = kind;
+  (*items)[*n].name = entry_name(S, name);
+  (*items)[*n].key = key;
+  (*n)++;
+}
+
+static void free_items(Item *items, size_t n) {
+  for (size_t i = 0; i < n; i++) free(items[i].name);
+  free(items);
+}
+
+typedef jiti_Status (*WorldBody)(jt_State *S, void *ud);
+
+/* Run `fn` with an entry point, so a signalled error becomes a status. */
+static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), void *ud,
+                           char *err, size_t errlen) {
+  char here;
+  bool outer = S->jmp == NULL;
+  if (outer) S->cstack_base = &here;
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    jiti_Status st = fn(S, ud);
+    jt_jmp_pop(S, &j);
+    return st;
+  }
+  if (err) {
+    char *m = jt_print_cstr(S, S->pending, false, errlen);
+    snprintf(err, errlen, "%s", m);
+    free(m);
+  }
+  if (outer) S->pending = JT_NIL;
+  return j.code == JITI_OK ? JITI_ERROR : (jiti_Status)j.code;
+}
+
+typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; } ExportArgs;
+
+static jiti_Status export_body(jt_State *S, void *ud) {
+  ExportArgs *a = ud;
+  World *w = W(S);
+  Item *items = NULL;
+  size_t n = 0, cap = 0;
+  /* Keys stay reachable from the registry, the data table or the logs,
+  ** which are all GC roots; nothing below allocates on the Lisp heap
+  ** except printing names, which does not collect keys it can reach. */
+  if (!a->changed) {
+    jt_Hash *r = jt_hash_(w->registry);
+    for (size_t i = 0; i < r->nentries; i++)
+      if (r->entries[i].key != JT_HASH_DELETED)
+        add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(r->entries[i].key)),
+                 r->entries[i].key, jt_cdr(r->entries[i].key));
+    jt_Hash *d = jt_hash_(w->data);
+    for (size_t i = 0; i < d->nentries; i++)
+      if (d->entries[i].key != JT_HASH_DELETED)
+        add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
+  } else {
+    /* logged keys (deduplicated), plus every variable: a variable's value
+    ** can change through mutation of the structure it holds */
+    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    JT_PUSH(S, seen);
+    for (int l = 0; l < w->nlevels; l++) {
+      Level *L = &w->levels[l];
+      for (size_t i = 0; i < L->nlogs; i++) {
+        jt_V key = L->logs[i].key;
+        bool dup;
+        jt_hash_get(S, S->sp[-1], key, &dup);
+        if (dup) continue;
+        jt_hash_put(S, S->sp[-1], key, JT_T);
+        if (L->logs[i].map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
+        else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
+      }
+    }
+    jt_Hash *r = jt_hash_(w->registry);
+    for (size_t i = 0; i < r->nentries; i++) {
+      jt_V key = r->entries[i].key;
+      if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+      bool dup;
+      jt_hash_get(S, S->sp[-1], key, &dup);
+      if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+    }
+    JT_POP(S, 1);
+  }
+  jiti_Status st = export_items(S, items, n, a->fn, a->ud, a->err, a->errlen);
+  free_items(items, n);
+  return st;
+}
+
+jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud, char *err, size_t errlen) {
+  ExportArgs a = {fn, ud, err, errlen, false};
+  return guarded(S, export_body, &a, err, errlen);
+}
+
+jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud, char *err, size_t errlen) {
+  ExportArgs a = {fn, ud, err, errlen, true};
+  return guarded(S, export_body, &a, err, errlen);
+}
+
+typedef struct ImportArgs { int kind; const char *name; const unsigned char *bytes; size_t len; } ImportArgs;
+
+static jt_V read_name(jt_State *S, const char *name) {
+  jt_Reader R;
+  jt_reader_init(&R, name, strlen(name));
+  jt_V v = jt_read(S, &R);
+  if (v == JT_EOF) jt_error(S, "empty entry name");
+  return v;
+}
+
+static jiti_Status import_body(jt_State *S, void *ud) {
+  ImportArgs *a = ud;
+  World *w = W(S);
+  if (a->len < 1) jt_error(S, "empty entry encoding");
+  char tag = (char)a->bytes[0];
+  size_t pos = 1;
+  switch (a->kind) {
+    case JITI_ENTRY_VARIABLE: {
+      if (tag != 'V' && tag != 'K') jt_error(S, "not a variable encoding");
+      jt_V sym = jt_check_symbol(S, read_name(S, a->name));
+      JT_PUSH(S, sym);
+      jt_V v = jt_decode(S, a->bytes + 1, a->len - 1);
+      jt_Symbol *s = jt_symobj(S, sym);
+      if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT))
+        jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot import variable %s: it is a built-in or constant", s->cname);
+      s->h.flags |= JT_SYM_SPECIAL;
+      JT_SET(S, s, s->value, v);
+      if (tag == 'K') s->h.flags |= JT_SYM_CONSTANT;
+      record(S, JITI_ENTRY_VARIABLE, sym, jt_bool(tag == 'K'));
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_DATA: {
+      if (tag != 'R') jt_error(S, "not a data row encoding");
+      jt_V key = jt_decode_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, key);
+      jt_V val = jt_decode_at(S, a->bytes, a->len, &pos);
+      if (pos != a->len) jt_error(S, "trailing bytes in a data row encoding");
+      map_put(S, w->data, S->sp[-1], val);
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_INVARIANT: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V sym = jt_check_symbol(S, read_name(S, a->name));
+      JT_PUSH(S, sym);
+      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      record(S, JITI_ENTRY_INVARIANT, S->sp[-1], form);
+      JT_POP(S, 1);
+      break;
+    }
+    default: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      JT_PUSH(S, form);
+      jt_eval_toplevel(S, form);
+      JT_POP(S, 1);
+    }
+  }
+  return JITI_OK;
+}
+
+jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
+                              const unsigned char *bytes, size_t len, char *err, size_t errlen) {
+  ImportArgs a = {kind, name, bytes, len};
+  return guarded(S, import_body, &a, err, errlen);
+}
+
+static jiti_Status text_body(jt_State *S, void *ud) {
+  ImportArgs *a = ud;
+  jt_V v;
+  size_t pos = 1;
+  if (a->len < 1) jt_error(S, "empty entry encoding");
+  if (a->bytes[0] == 'R') {
+    jt_V key = jt_decode_at(S, a->bytes, a->len, &pos);
+    JT_PUSH(S, key);
+    jt_V val = jt_decode_at(S, a->bytes, a->len, &pos);
+    v = jt_list(S, 3, jt_intern(S, "WORLD-PUT"), S->sp[-1], val);
+    JT_POP(S, 1);
+  } else {
+    v = jt_decode(S, a->bytes + 1, a->len - 1);
+  }
+  JT_PUSH(S, v);
+  *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);
+  JT_POP(S, 1);
+  return JITI_OK;
+}
+
+char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len) {
+  char *out = NULL;
+  ImportArgs a = {0, (const char *)&out, bytes, len};
+  char err[256];
+  if (guarded(S, text_body, &a, err, sizeof err) != JITI_OK) {
+    size_t n = strlen(err) + 32;
+    out = malloc(n);
+    if (out) snprintf(out, n, "#<undecodable: %s>", err);
+  }
+  return out;
+}
+
+/* ------------------------------------------------------------- invariants */
+
+typedef struct InvArgs { const char *name; const char *source; } InvArgs;
+
+static jiti_Status inv_add_body(jt_State *S, void *ud) {
+  InvArgs *a = ud;
+  jt_V sym = jt_check_symbol(S, read_name(S, a->name));
+  JT_PUSH(S, sym);
+  jt_Reader R;
+  jt_reader_init(&R, a->source, strlen(a->source));
+  jt_V form = jt_read(S, &R);
+  if (form == JT_EOF) jt_error(S, "the invariant's source is empty");
+  JT_PUSH(S, form);
+  if (jt_read(S, &R) != JT_EOF) jt_error(S, "the invariant's source must be exactly one form");
+  record(S, JITI_ENTRY_INVARIANT, S->sp[-2], S->sp[-1]);
+  JT_POP(S, 2);
+  return JITI_OK;
+}
+
+jiti_Status jiti_invariant_add(jiti_State *S, const char *name, const char *source, char *err, size_t errlen) {
+  InvArgs a = {name, source};
+  return guarded(S, inv_add_body, &a, err, errlen);
+}
+
+static jiti_Status inv_rem_body(jt_State *S, void *ud) {
+  jt_V sym = jt_check_symbol(S, read_name(S, ud));
+  jt_V key = entry_key(S, JITI_ENTRY_INVARIANT, sym);
+  JT_PUSH(S, key);
+  bool had = map_rem(S, W(S)->registry, key);
+  JT_POP(S, 1);
+  return had ? JITI_OK : JITI_BADARG;
+}
+
+jiti_Status jiti_invariant_remove(jiti_State *S, const char *name) {
+  return guarded(S, inv_rem_body, (void *)name, NULL, 0);
+}
+
+typedef struct CheckArgs { const jiti_Limits *limits; char *err; size_t errlen; } CheckArgs;
+
+static jiti_Status check_body(jt_State *S, void *ud) {
+  CheckArgs *c = ud;
+  World *w = W(S);
+  /* Collect the invariants first (sorted by name): evaluating them may
+  ** touch the registry. */
+  Item *items = NULL;
+  size_t n = 0, cap = 0;
+  jt_Hash *r = jt_hash_(w->registry);
+  for (size_t i = 0; i < r->nentries; i++) {
+    jt_V key = r->entries[i].key;
+    if (key != JT_HASH_DELETED && jt_car(key) == jt_mkfix(JITI_ENTRY_INVARIANT))
+      add_item(S, &items, &n, &cap, JITI_ENTRY_INVARIANT, key, jt_cdr(key));
+  }
+  qsort(items, n, sizeof *items, item_cmp);
+  jiti_Status st = JITI_OK;
+  for (size_t i = 0; i < n && st == JITI_OK; i++) {
+    bool found;
+    jt_V form = jt_hash_get(S, w->registry, items[i].key, &found);
+    if (!found) continue;
+    jt_Jmp j;
+    uint64_t fuel = S->fuel_left;
+    if (c->limits && c->limits->fuel) S->fuel_left = c->limits->fuel;
+    jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+    if (_setjmp(j.jb) == 0) {
+      jt_V v = jt_eval(S, form);
+      jt_jmp_pop(S, &j);
+      if (v == JT_NIL) {
+        st = JITI_ERROR;
+        if (c->err) snprintf(c->err, c->errlen, "invariant %s returned NIL", items[i].name);
+      }
+    } else {
+      st = j.code == JITI_LIMIT ? JITI_LIMIT : JITI_ERROR;
+      if (c->err) {
+        char *m = jt_print_cstr(S, S->pending, false, 300);
+        snprintf(c->err, c->errlen, "invariant %s %s: %s", items[i].name,
+                 st == JITI_LIMIT ? "exceeded a limit" : "signalled an error", m);
+        free(m);
+      }
+      S->pending = JT_NIL;
+    }
+    S->fuel_left = fuel;
+  }
+  free_items(items, n);
+  return st;
+}
+
+jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
+  CheckArgs c = {limits, err, errlen};
+  if (err && errlen) err[0] = 0;
+  jiti_Status st = guarded(S, check_body, &c, err, errlen);
+  return st;
+}
+
+void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char *bytes,
+                     size_t len, char out[65]) {
+  unsigned char md[32];
+  unsigned int mdlen = 0;
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  const char *k = jiti_entry_kind_name(kind);
+  EVP_DigestUpdate(ctx, k, strlen(k) + 1);
+  EVP_DigestUpdate(ctx, name, strlen(name) + 1);
+  EVP_DigestUpdate(ctx, bytes, len);
+  EVP_DigestFinal_ex(ctx, md, &mdlen);
+  EVP_MD_CTX_free(ctx);
+  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {
+  World *w = W(S);
+  if (kind == JITI_ENTRY_DATA) return jt_hash_(w->data)->count;
+  size_t n = 0;
+  jt_Hash *r = jt_hash_(w->registry);
+  for (size_t i = 0; i < r->nentries; i++)
+    if (r->entries[i].key != JT_HASH_DELETED && jt_car(r->entries[i].key) == jt_mkfix(kind)) n++;
+  return n;
+}
+
+void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
+
+/* ------------------------------------------------------------- data table */
+
+/* A private copy through the canonical encoding: rows have value semantics. */
+static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
+  jt_Buf b = {0};
+  const char *why = NULL;
+  if (!jt_encode(S, v, &b, &why)) {
+    jt_buf_free(&b);
+    char *p = jt_print_cstr(S, v, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s is not storable in the world: %s", what, p, why);
+    free(p);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  jt_V r = jt_decode(S, (const unsigned char *)b.p, b.n);
+  jt_buf_free(&b);
+  return r;
+}
+
+JT_FN(f_world_get) {
+  bool found;
+  jt_V v = jt_hash_get(S, W(S)->data, argv[0], &found);
+  if (!found) return jt_values2(S, argc > 1 ? argv[1] : JT_NIL, JT_NIL);
+  v = copy_value(S, v, "world-get");
+  return jt_values2(S, v, JT_T);
+}
+
+JT_FN(f_world_put) {
+  jt_V key = copy_value(S, argv[0], "world-put");
+  JT_PUSH(S, key);
+  jt_V val = copy_value(S, argv[1], "world-put");
+  map_put(S, W(S)->data, key, val);
+  JT_POP(S, 1);
+  return argv[1];
+}
+
+JT_FN(f_world_rem) { return jt_bool(map_rem(S, W(S)->data, argv[0])); }
+
+JT_FN(f_world_keys) {
+  jt_Hash *d = jt_hash_(W(S)->data);
+  jt_V *base = S->sp;
+  int n = 0;
+  for (size_t i = 0; i < d->nentries; i++)
+    if (d->entries[i].key != JT_HASH_DELETED) {
+      jt_V k = copy_value(S, jt_hash_(W(S)->data)->entries[i].key, "world-keys");
+      JT_PUSH(S, k);
+      n++;
+    }
+  jt_V l = jt_list_from(S, n, base);
+  S->sp = base;
+  return l;
+}
+
+JT_FN(f_world_count) { return jt_mkfix(jt_hash_(W(S)->data)->count); }
+
+/* (%record-type name form): defstruct and define-condition expansions call
+** this so the type is one structure entry (its accessors come with it). */
+JT_FN(f_record_type) {
+  world_define(S, jt_check_symbol(S, argv[0]), 5, argv[1], JT_NIL);
+  return argv[0];
+}
+
+static const jt_Reg world_fns[] = {
+  {"WORLD-GET", f_world_get, 1, 2, "(world-get key &optional default) The data row KEY (a copy) and whether it exists."},
+  {"WORLD-PUT", f_world_put, 2, 2, "(world-put key value) Store a copy of VALUE as data row KEY."},
+  {"WORLD-REM", f_world_rem, 1, 1, "(world-rem key) Remove data row KEY; true if it existed."},
+  {"WORLD-KEYS", f_world_keys, 0, 0, "(world-keys) The keys of the data table, in insertion order."},
+  {"WORLD-COUNT", f_world_count, 0, 0, "(world-count) The number of data rows."},
+  {"%RECORD-TYPE", f_record_type, 2, 2, "(%record-type name form) Record a type definition."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+static void world_free(jt_State *S) {
+  World *w = W(S);
+  if (!w) return;
+  for (int i = 0; i < w->nlevels; i++) level_free(&w->levels[i]);
+  free(w->levels);
+  free(w);
+  S->world = NULL;
+}
+
+void jt_open_world(jt_State *S) {
+  World *w = calloc(1, sizeof *w);
+  if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
+  w->registry = w->data = w->defining = JT_NIL;
+  S->world = w;
+  S->world_mark = world_mark;
+  S->world_define = world_define;
+  S->world_free = world_free;
+  S->barrier_log = world_touch;
+  w->registry = jt_make_hash(S, JT_HASH_EQUAL, 64);
+  jt_o(w->registry)->flags |= JT_HASH_MANAGED;
+  w->data = jt_make_hash(S, JT_HASH_EQUAL, 64);
+  jt_o(w->data)->flags |= JT_HASH_MANAGED;
+  w->defining = jt_intern(S, "%DEFINING-TYPE");
+  jt_defglobal(S, "%DEFINING-TYPE", JT_NIL);
+  jt_register(S, world_fns);
+}

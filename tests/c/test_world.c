@@ -1,0 +1,195 @@
+/* test_world.c — checkpoints, managed entries, export/import, invariants. */
+#include <stdlib.h>
+#include "jiti.h"
+#include "jiti_world.h"
+#include "check.h"
+
+static char out[8192];
+static const char *ev(jiti_State *S, const char *src) {
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
+  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
+  else snprintf(out, sizeof out, "!%s: %s", r.condition_type, r.message);
+  jiti_result_free(&r);
+  return out;
+}
+
+/* Collects an export as text: "kind name hash\n" per entry. */
+typedef struct { char *text; size_t n; size_t entries; } Dump;
+static int collect(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  Dump *d = ud;
+  char hash[65] = "-";
+  if (b) jiti_entry_hash(k, name, b, len, hash);
+  char line[8192];
+  int m = snprintf(line, sizeof line, "%s %s %s\n", jiti_entry_kind_name(k), name, hash);
+  d->text = realloc(d->text, d->n + (size_t)m + 1);
+  memcpy(d->text + d->n, line, (size_t)m + 1);
+  d->n += (size_t)m;
+  d->entries++;
+  return 0;
+}
+
+static char *dump(jiti_State *S, jiti_Status *st) {
+  Dump d = {NULL, 0, 0};
+  char err[512];
+  *st = jiti_export_all(S, collect, &d, err, sizeof err);
+  if (*st != JITI_OK) { free(d.text); return strdup(err); }
+  return d.text ? d.text : strdup("");
+}
+
+/* Import everything exported from one state into another. */
+typedef struct { jiti_State *to; int failures; } Copy;
+static int import_one(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  Copy *c = ud;
+  char err[512];
+  if (jiti_import_entry(c->to, k, name, b, len, err, sizeof err) != JITI_OK) {
+    fprintf(stderr, "import of %s %s failed: %s\n", jiti_entry_kind_name(k), name, err);
+    c->failures++;
+  }
+  return 0;
+}
+
+static const char *WORLD =
+  "(defstruct item name (price 0) tags)"
+  "(defun total (items) (reduce #'+ items :key #'item-price))"
+  "(defmacro twice (x) `(progn ,x ,x))"
+  "(defvar *items* (list (make-item :name \"a\" :price 1) (make-item :name \"b\" :price 2 :tags '(:x))))"
+  "(defparameter *table* (let ((h (make-hash-table :test 'equal))) (setf (gethash \"k\" h) 1/3) (setf (gethash \"j\" h) #(1 2.5 #\\c)) h))"
+  "(defconstant +rate+ 5)"
+  "(defvar *vec* (make-array 2 :adjustable t :fill-pointer 0))"
+  "(defvar *str* (copy-seq \"hello\"))"
+  "(defun (setf first-price) (v items) (setf (item-price (first items)) v))"
+  "(world-put :answer 42)"
+  "(world-put \"list\" (list 1 \"two\" 'three 4.5 (expt 2 100)))"
+  "(world-put '(composite key) (make-item :name \"row\"))";
+
+int main(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S, WORLD), "!", 1) != 0);
+  CHECK(jiti_world_count(S, JITI_ENTRY_DATA) == 3);
+  CHECK(jiti_world_count(S, JITI_ENTRY_FUNCTION) == 2);  /* total, (setf first-price) */
+  CHECK(jiti_world_count(S, JITI_ENTRY_STRUCTURE) == 1);
+  CHECK(jiti_world_count(S, JITI_ENTRY_VARIABLE) == 5);
+  jiti_Status st;
+  char *before = dump(S, &st);
+  CHECK(st == JITI_OK);
+
+  /* restore undoes code, variables, deep mutations and data */
+  jiti_checkpoint(S);
+  ev(S, "(defun total (items) (declare (ignore items)) -1)");
+  ev(S, "(setf (item-price (first *items*)) 100)");
+  ev(S, "(push (make-item :name \"c\") *items*)");
+  ev(S, "(vector-push-extend :pushed *vec*) (dotimes (i 100) (vector-push-extend i *vec*))");
+  ev(S, "(setf (gethash \"new\" *table*) t) (remhash \"k\" *table*) (dotimes (i 200) (setf (gethash i *table*) i))");
+  ev(S, "(setf (char *str* 0) #\\J) (nstring-upcase *str*)");
+  ev(S, "(world-put :answer 0) (world-rem \"list\") (world-put :new 1)");
+  ev(S, "(defstruct gadget size)");
+  ev(S, "(defvar *late* 1)");
+  CHECK_STR(ev(S, "(total *items*)"), "-1");
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(total *items*)"), "3");
+  CHECK_STR(ev(S, "(length *items*)"), "2");
+  CHECK_STR(ev(S, "(length *vec*)"), "0");
+  CHECK_STR(ev(S, "(list (gethash \"k\" *table*) (gethash \"new\" *table*) (hash-table-count *table*))"), "(1/3 NIL 2)");
+  CHECK_STR(ev(S, "*str*"), "\"hello\"");
+  CHECK_STR(ev(S, "(list (world-get :answer) (world-get :new) (world-count))"), "(42 NIL 3)");
+  CHECK_STR(ev(S, "(fboundp 'make-gadget)"), "NIL");
+  CHECK_STR(ev(S, "(boundp '*late*)"), "NIL");
+  char *after = dump(S, &st);
+  CHECK_STR(after, before);
+  free(after);
+
+  /* commit keeps the changes; nested checkpoints */
+  jiti_checkpoint(S);
+  ev(S, "(world-put :outer 1)");
+  jiti_checkpoint(S);
+  ev(S, "(world-put :inner 2) (setf (item-price (second *items*)) 20)");
+  jiti_commit(S);   /* inner folded into outer */
+  CHECK_STR(ev(S, "(list (world-get :inner) (total *items*))"), "(2 21)");
+  jiti_restore(S);  /* outer restores both */
+  CHECK_STR(ev(S, "(list (world-get :outer) (world-get :inner) (total *items*))"), "(NIL NIL 3)");
+  jiti_checkpoint(S);
+  ev(S, "(world-put :kept 1)");
+  jiti_commit(S);
+  CHECK_STR(ev(S, "(world-get :kept)"), "1");
+  ev(S, "(world-rem :kept)");
+
+  /* restore under collection at every allocation */
+  jiti_set_gc_stress(S, 1);
+  jiti_checkpoint(S);
+  ev(S, "(setf *items* (mapcar #'copy-item *items*)) (dotimes (i 20) (push (make-item) *items*))");
+  ev(S, "(%gc)");
+  jiti_restore(S);
+  ev(S, "(%gc)");
+  CHECK_STR(ev(S, "(mapcar #'item-name *items*)"), "(\"a\" \"b\")");
+  jiti_set_gc_stress(S, 0);
+
+  /* changed entries: only what the transaction touched (+ variables) */
+  jiti_checkpoint(S);
+  ev(S, "(world-put :answer 43) (defun helper () 1)");
+  Dump ch = {NULL, 0, 0};
+  CHECK(jiti_export_changed(S, collect, &ch, NULL, 0) == JITI_OK);
+  CHECK(ch.text && strstr(ch.text, "data :ANSWER") && strstr(ch.text, "function HELPER"));
+  CHECK(ch.text && !strstr(ch.text, "\"list\""));
+  free(ch.text);
+  jiti_restore(S);
+
+  /* export -> import -> export is byte-identical */
+  jiti_State *T = jiti_open();
+  jiti_world_enable(T);
+  Copy c = {T, 0};
+  char err[512];
+  CHECK(jiti_export_all(S, import_one, &c, err, sizeof err) == JITI_OK);
+  CHECK(c.failures == 0);
+  char *copy = dump(T, &st);
+  CHECK_STR(copy, before);
+  CHECK_STR(ev(T, "(total *items*)"), "3");
+  CHECK_STR(ev(T, "(let ((l (list (list 1 2)))) (setf (first-price *items*) 7) (total *items*))"), "9");
+  CHECK_STR(ev(T, "(twice (world-put :t 1))"), "1");
+  free(copy);
+  jiti_close(T);
+
+  /* unexportable values name the place */
+  ev(S, "(defvar *fn* (lambda (x) x))");
+  char *bad = dump(S, &st);
+  CHECK(st == JITI_ERROR && strstr(bad, "*FN*") && strstr(bad, "function"));
+  free(bad);
+  ev(S, "(setf *fn* (let ((l (list 1))) (setf (cdr l) l) l))");
+  bad = dump(S, &st);
+  CHECK(st == JITI_ERROR && strstr(bad, "circular"));
+  free(bad);
+  ev(S, "(setf *fn* nil)");
+  ev(S, "(let ((n 0)) (defun counter () (incf n)))");
+  bad = dump(S, &st);
+  CHECK(st == JITI_ERROR && strstr(bad, "COUNTER"));
+  free(bad);
+  ev(S, "(fmakunbound 'counter)");
+  CHECK_STR(ev(S, "(world-put :f #'car)"), "!SIMPLE-ERROR: world-put: #<FUNCTION CAR> is not storable in the world: a function");
+  char *again = dump(S, &st);
+  CHECK(st == JITI_OK);
+  free(again);
+
+  /* data rows have value semantics */
+  CHECK_STR(ev(S, "(let ((l (list 1 2))) (world-put :v l) (setf (car l) 99) (setf (car (world-get :v)) 98) (world-get :v))"), "(1 2)");
+
+  /* invariants */
+  CHECK(jiti_invariant_add(S, "positive-total", "(> (total *items*) 0)", err, sizeof err) == JITI_OK);
+  CHECK(jiti_invariants_check(S, NULL, err, sizeof err) == JITI_OK);
+  ev(S, "(setf (item-price (first *items*)) -10)");
+  CHECK(jiti_invariants_check(S, NULL, err, sizeof err) == JITI_ERROR);
+  CHECK(strstr(err, "POSITIVE-TOTAL") && strstr(err, "NIL"));
+  CHECK(jiti_invariant_add(S, "loops", "(loop)", err, sizeof err) == JITI_OK);
+  jiti_Limits lim = {.fuel = 10000};
+  ev(S, "(setf (item-price (first *items*)) 1)");
+  CHECK(jiti_invariants_check(S, &lim, err, sizeof err) == JITI_LIMIT);
+  CHECK(jiti_invariant_remove(S, "loops") == JITI_OK);
+  CHECK(jiti_invariant_remove(S, "loops") == JITI_BADARG);
+  CHECK(jiti_invariant_add(S, "two", "1 2", err, sizeof err) != JITI_OK);
+  CHECK(jiti_invariants_check(S, &lim, err, sizeof err) == JITI_OK);
+  CHECK(jiti_world_count(S, JITI_ENTRY_INVARIANT) == 1);
+
+  jiti_close(S);
+  free(before);
+  return CHECK_DONE();
+}
