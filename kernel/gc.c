@@ -1,10 +1,13 @@
 /*
 ** gc.c — allocator and precise mark-and-sweep collector.
 **
-** Each object is its own malloc block, linked into S->objects.  That keeps
-** the collector simple and lets AddressSanitizer see every freed object, so
-** the GC-stress mode (a collection at every allocation) turns a missing root
-** into an immediate use-after-free report.
+** Small objects (up to 128 bytes: conses, floats, symbols, closures, small
+** frames...) come from per-size-class pages with free lists rebuilt by each
+** sweep; larger objects are their own malloc block, linked into S->objects.
+** Sanitizer builds give every object its own malloc block, so that
+** AddressSanitizer sees each freed object and the GC-stress mode (a
+** collection at every allocation) turns a missing root into an immediate
+** use-after-free report.
 **
 ** Marking uses an explicit gray stack, never C recursion, so a million-long
 ** list or a deep tree cannot overflow the C stack.
@@ -15,6 +18,29 @@
 #include "jt_eval.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
+
+#if defined(__SANITIZE_ADDRESS__)
+#define USE_POOLS 0
+#else
+#define USE_POOLS 1
+#endif
+
+/* Size classes of the pools; a page holds objects of one class. */
+static const uint16_t pool_sizes[JT_POOL_CLASSES] = {32, 48, 64, 96, 128};
+#define POOL_PAGE_BYTES ((size_t)64 << 10)
+
+typedef struct jt_Page {
+  struct jt_Page *next;
+  uint32_t cls;
+  uint32_t nslots;
+  max_align_t data[];
+} jt_Page;
+
+static int pool_class(size_t size) {
+  for (int i = 0; i < JT_POOL_CLASSES; i++)
+    if (size <= pool_sizes[i]) return i;
+  return -1;
+}
 
 size_t jt_gc_obj_size(const jt_Obj *o) {
   switch (o->type) {
@@ -91,14 +117,65 @@ void jt_free(jt_State *S, void *p, size_t n) {
   jt_gc_release(S, n);
 }
 
+/* Pages are carved from slabs of SLAB_PAGES pages; slabs are released only
+** when the state closes (one free per slab instead of one per page). */
+#define SLAB_PAGES 32
+
+typedef struct jt_Slab {
+  struct jt_Slab *next;
+  size_t used;             /* pages handed out */
+  max_align_t pages[];
+} jt_Slab;
+
+static jt_Page *slab_page(jt_State *S) {
+  jt_Slab *sl = S->slabs;
+  if (!sl || sl->used == SLAB_PAGES) {
+    sl = malloc(sizeof(jt_Slab) + SLAB_PAGES * POOL_PAGE_BYTES);
+    if (!sl) return NULL;
+    sl->next = S->slabs;
+    sl->used = 0;
+    S->slabs = sl;
+  }
+  return (jt_Page *)((char *)sl->pages + POOL_PAGE_BYTES * sl->used++);
+}
+
+/* A fresh page of class `cls`, its slots pushed on the free list. */
+static bool pool_grow(jt_State *S, int cls) {
+  size_t osize = pool_sizes[cls];
+  jt_Page *pg = slab_page(S);
+  if (!pg) return false;
+  pg->cls = (uint32_t)cls;
+  pg->nslots = (uint32_t)((POOL_PAGE_BYTES - sizeof(jt_Page)) / osize);
+  pg->next = S->pages;
+  S->pages = pg;
+  char *base = (char *)pg->data;
+  for (uint32_t i = pg->nslots; i > 0; i--) {
+    jt_Obj *o = (jt_Obj *)(base + (i - 1) * osize);
+    o->type = 0;
+    o->gcnext = S->freelist[cls];
+    S->freelist[cls] = o;
+  }
+  return true;
+}
+
 jt_Obj *jt_alloc(jt_State *S, int t, size_t size) {
   heap_limit_check(S, size);
   maybe_collect(S, size);
-  jt_Obj *o = calloc(1, size);
-  if (!o) out_of_memory(S);
-  o->type = (uint8_t)t;
-  o->gcnext = S->objects;
-  S->objects = o;
+  jt_Obj *o;
+  int cls = USE_POOLS ? pool_class(size) : -1;
+  if (cls >= 0) {
+    if (!S->freelist[cls] && !pool_grow(S, cls)) out_of_memory(S);
+    o = S->freelist[cls];
+    S->freelist[cls] = o->gcnext;
+    memset(o, 0, pool_sizes[cls]);
+    o->type = (uint8_t)t;
+  } else {
+    o = calloc(1, size);
+    if (!o) out_of_memory(S);
+    o->type = (uint8_t)t;
+    o->gcnext = S->objects;
+    S->objects = o;
+  }
   S->bytes_live += size;
   S->bytes_since_gc += size;
   return o;
@@ -230,7 +307,8 @@ static void mark_roots(jt_State *S) {
 
 /* ----------------------------------------------------------------- sweep */
 
-static void free_object(jt_State *S, jt_Obj *o) {
+/* Release what an object owns outside itself (buffers, GMP limbs...). */
+static void release_contents(jt_State *S, jt_Obj *o) {
   switch (o->type) {
     case JT_TSYMBOL: free(((jt_Symbol *)o)->cname); break;
     case JT_TSTRING: {
@@ -262,7 +340,42 @@ static void free_object(jt_State *S, jt_Obj *o) {
     default: break;
   }
   jt_gc_release(S, jt_gc_obj_size(o));
+}
+
+static void free_object(jt_State *S, jt_Obj *o) {
+  release_contents(S, o);
   free(o);
+}
+
+/* Sweep the pages: rebuild the free lists from dead and free slots.  Pages
+** are kept (returning memory to the system only to fault it back in at the
+** next allocation burst dominated list-heavy programs); `all` frees every
+** object, at close. */
+static void sweep_pages(jt_State *S, bool all) {
+  for (int i = 0; i < JT_POOL_CLASSES; i++) S->freelist[i] = NULL;
+  jt_Page **link = &S->pages;
+  while (*link) {
+    jt_Page *pg = *link;
+    size_t osize = pool_sizes[pg->cls];
+    char *base = (char *)pg->data;
+    jt_Obj *free_head = NULL, *free_tail = NULL;
+    for (uint32_t i = 0; i < pg->nslots; i++) {
+      jt_Obj *o = (jt_Obj *)(base + i * osize);
+      if (o->type != 0) {
+        if (o->marked && !all) { o->marked = 0; continue; }
+        release_contents(S, o);
+        o->type = 0;
+      }
+      o->gcnext = NULL;
+      if (free_tail) free_tail->gcnext = o; else free_head = o;
+      free_tail = o;
+    }
+    if (free_tail) {
+      free_tail->gcnext = S->freelist[pg->cls];
+      S->freelist[pg->cls] = free_head;
+    }
+    link = &pg->next;
+  }
 }
 
 void jt_gc_collect(jt_State *S) {
@@ -281,6 +394,7 @@ void jt_gc_collect(jt_State *S) {
       free_object(S, o);
     }
   }
+  sweep_pages(S, false);
   S->bytes_since_gc = 0;
   S->gc_threshold = S->bytes_live > GC_MIN_THRESHOLD ? S->bytes_live : GC_MIN_THRESHOLD;
   S->gc_count++;
@@ -295,6 +409,13 @@ void jt_gc_free_all(jt_State *S) {
     o = next;
   }
   S->objects = NULL;
+  sweep_pages(S, true);
+  while (S->slabs) {
+    jt_Slab *next = S->slabs->next;
+    free(S->slabs);
+    S->slabs = next;
+  }
+  S->pages = NULL;
   free(S->gray);
   S->gray = NULL;
   S->ngray = S->graycap = 0;

@@ -18,6 +18,7 @@
 #include "jiti.h"
 
 #define JT_MV_LIMIT 64   /* multiple-values-limit */
+#define JT_POOL_CLASSES 5
 
 /* A call record: one per active function call, for backtraces. */
 typedef struct jt_CallInfo {
@@ -89,7 +90,10 @@ typedef struct jt_Restart {
 
 struct jt_State {
   /* ---- heap */
-  jt_Obj *objects;          /* every heap object, for the sweep */
+  jt_Obj *objects;          /* large objects, for the sweep */
+  struct jt_Page *pages;    /* pages of small objects (gc.c) */
+  struct jt_Slab *slabs;    /* the memory the pages are carved from */
+  jt_Obj *freelist[JT_POOL_CLASSES];
   size_t bytes_live;        /* bytes held by live objects after last GC + since */
   size_t bytes_since_gc;
   size_t gc_threshold;
