@@ -110,8 +110,11 @@ static jt_V konst(A *a, jt_V v) {
   jt_Code *c = CODE(a);
   if (!jt_isptr(v)) return v;
   if (c->nconsts == c->constcap) {
+    /* growing may collect: v is not yet reachable from the code object */
     size_t n = c->constcap ? c->constcap * 2 : 16;
+    JT_PUSH(a->S, v);
     c->consts = jt_realloc(a->S, c->consts, c->constcap * sizeof(jt_V), n * sizeof(jt_V));
+    JT_POP(a->S, 1);
     c->constcap = n;
   }
   c->consts[c->nconsts++] = v;
@@ -1050,6 +1053,7 @@ static jt_Lambda *macro_lambda(A *a, jt_V name, jt_V ll, jt_V body) {
   if (doc != JT_NIL) lbody = jt_cons(S, doc, lbody);
   base[7] = lbody;
   jt_V lam = jt_list(S, 3, formsym, JT_SYM(S, AND_OPTIONAL), envsym);
+  JT_PUSH(S, lam);
   jt_Lambda *L = analyze_lambda(a, name, lam, base[7], LL_ORDINARY, false);
   S->sp = base;
   return L;

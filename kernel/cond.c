@@ -449,14 +449,20 @@ static char *report_cstr(jt_State *S, jt_V cond, size_t max) {
 /* Protected evaluation of a Lisp source string (the restart's argument
 ** expression); returns false if it signalled. */
 static bool eval_args(jt_State *S, const char *src, jt_V *out) {
+  /* An error here refuses the decision; it must not look like a new pause,
+  ** so the hook is off while the arguments are evaluated. */
+  jiti_DebuggerHook hook = S->debugger_hook;
+  S->debugger_hook = NULL;
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
   if (_setjmp(j.jb) == 0) {
     jt_V v = jt_eval_source(S, src, strlen(src));
     jt_jmp_pop(S, &j);
+    S->debugger_hook = hook;
     *out = v;
     return true;
   }
+  S->debugger_hook = hook;
   return false;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "jt_lib.h"
+#include "jt_eval.h"   /* jt_limit_exceeded */
 
 void jt_open_print(jt_State *S);  /* print.c: the printer's built-ins */
 
@@ -118,8 +119,7 @@ static void host_write(jt_State *S, const uint32_t *cs, size_t n)
     if (n > room) {
       host_emit(S, cs, room);
       S->output_used = limit;
-      jt_errorc(S, JT_SYM(S, OUTPUT_EXCEEDED),
-                "output limit of %zu characters exceeded", limit);
+      jt_limit_exceeded(S, JT_LIMIT_OUTPUT);
     }
   }
   S->output_used += n;

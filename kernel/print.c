@@ -754,6 +754,11 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
     return;
   case JT_TRESTART:
     unreadable(P, v, "a restart");
+    if (!P->escape && !P->safe) {   /* princ of a restart is its report */
+      flush(P);
+      jt_restart_report(P->S, P->stream, v);
+      return;
+    }
     out_ascii(P, "#<RESTART ");
     print_escaped(P, ((jt_Restart *)v)->name, depth + 1);
     out_char(P, '>');
