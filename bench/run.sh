@@ -135,6 +135,16 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/jiti-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'echo; echo "run.sh: interrupted" >&2; exit 130' INT TERM
 
+# The jiti binary may be rebuilt while the benchmark runs: measure a private
+# copy (bench/gen/jiti-snapshot; /tmp may be noexec) so every round times
+# the same build (the prelude is embedded in it).
+jiti_orig=$jiti
+jiti_sum=""
+if [ "${AVAIL[jiti]:-0}" = 1 ]; then
+  mkdir -p "$HERE/gen" && cp "$jiti" "$HERE/gen/jiti-snapshot" && jiti="$HERE/gen/jiti-snapshot"
+  jiti_sum=$(sha256sum "$jiti" | cut -c1-12)
+fi
+
 declare -A TIMES RSS STATUS NOTE
 mkdir -p "$(dirname "$out")"
 raw="${out%.md}-raw.tsv"
@@ -257,7 +267,7 @@ header() {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
   echo "- rounds: $rounds (interleaved); timeout per run: ${timeout_s}s; cells are medians over successful rounds"
   if [ "${AVAIL[jiti]:-0}" = 1 ]; then
-    echo "- jiti: $jiti (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no commit'))"
+    echo "- jiti: $jiti_orig (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no commit'), binary sha256 $jiti_sum; snapshot copied at start)"
   fi
   echo "- versions: $(sbcl --version 2>/dev/null | head -1); $(clisp --version 2>/dev/null | head -1 | cut -d' ' -f1-3); ECL $(ecl --version 2>/dev/null | awk '{print $2}'); $(guile --version 2>/dev/null | head -1); $(lua5.4 -v 2>/dev/null | cut -d' ' -f1-2)"
   echo

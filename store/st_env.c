@@ -1,0 +1,371 @@
+/* st_env.c — the store handle: opening and closing, error messages, the
+** write-transaction runner that grows the map, and small shared helpers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "st_int.h"
+
+/* The largest map we ever ask for: beyond this a full map is reported. */
+#define ST_MAPSIZE_CAP ((size_t)1 << 40)
+
+static const char *const err_names[] = {
+  "success", "no such store, revision or entry", "store is in use",
+  "store is corrupt", "unsupported store format version",
+  "stale parent revision", "permission denied", "input/output error",
+  "out of memory", "invalid argument"
+};
+
+const char *store_strerror(int err) {
+  if (err < 0 || err >= (int)(sizeof err_names / sizeof err_names[0]))
+    return "unknown error";
+  return err_names[err];
+}
+
+int st_fail(store_env *s, int code, const char *fmt, ...) {
+  va_list ap;
+  int n = snprintf(s->msg, sizeof s->msg, "store %s: ", s->path);
+  if (n < 0 || (size_t)n >= sizeof s->msg) return code;
+  va_start(ap, fmt);
+  vsnprintf(s->msg + n, sizeof s->msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int st_code(int rc) {
+  switch (rc) {
+  case 0: return STORE_OK;
+  case MDB_NOTFOUND: return STORE_ENOENT;
+  case MDB_MAP_FULL: return ST_MAPFULL;
+  case MDB_CORRUPTED: case MDB_PAGE_NOTFOUND: case MDB_INVALID:
+  case MDB_VERSION_MISMATCH: case MDB_INCOMPATIBLE: case MDB_BAD_VALSIZE:
+    return STORE_ECORRUPT;
+  case ENOMEM: return STORE_ENOMEM;
+  case EACCES: case EPERM: case EROFS: return STORE_EPERM;
+  case ENOENT: return STORE_ENOENT;
+  case EINVAL: return STORE_EINVAL;
+  case EAGAIN: case EBUSY: return STORE_EBUSY;
+  default: return STORE_EIO;
+  }
+}
+
+int st_mdb(store_env *s, int rc, const char *what) {
+  int code = st_code(rc);
+  if (code == ST_MAPFULL) return code;
+  return st_fail(s, code, "%s: %s", what, mdb_strerror(rc));
+}
+
+int64_t st_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void st_hook(store_env *s, store_point at) {
+  if (s->hook) s->hook(s->hook_arg, at);
+}
+
+int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
+           const void *v, size_t vlen, unsigned flags, const char *what) {
+  MDB_val key = { klen, (void *)k }, val = { vlen, (void *)v };
+  int rc = mdb_put(txn, dbi, &key, &val, flags);
+  if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE)) return STORE_OK;
+  return rc ? st_mdb(s, rc, what) : STORE_OK;
+}
+
+int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev) {
+  MDB_val k = { 7, "current" }, v;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND || (rc == 0 && v.mv_size != 8))
+    return st_fail(s, STORE_ECORRUPT, "the CURRENT record is missing or malformed");
+  if (rc) return st_mdb(s, rc, "reading CURRENT");
+  *rev = st_get_u64(v.mv_data);
+  return STORE_OK;
+}
+
+/* Double the map.  No transaction of this handle may be active. */
+static int grow(store_env *s) {
+  MDB_envinfo info;
+  size_t next;
+  int rc;
+  if ((rc = mdb_env_info(s->env, &info)) != 0)
+    return st_mdb(s, rc, "reading the map size");
+  next = info.me_mapsize * 2;
+  if (next <= info.me_mapsize || next > ST_MAPSIZE_CAP)
+    return st_fail(s, STORE_EIO, "the map is full at %zu bytes and cannot grow",
+                   info.me_mapsize);
+  if ((rc = mdb_env_set_mapsize(s->env, next)) != 0)
+    return st_fail(s, st_code(rc) == ST_MAPFULL ? STORE_EIO : st_code(rc),
+                   "growing the map to %zu bytes: %s", next, mdb_strerror(rc));
+  return STORE_OK;
+}
+
+int st_read_begin(store_env *s, MDB_txn **txn) {
+  int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
+  if (rc == MDB_MAP_RESIZED) {  /* another process grew it: adopt its size */
+    if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
+      rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
+  }
+  return rc ? st_mdb(s, rc, "beginning a read transaction") : STORE_OK;
+}
+
+int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks) {
+  if (s->lockfd < 0)
+    return st_fail(s, STORE_EPERM, "the store was opened read-only");
+  for (;;) {
+    MDB_txn *txn;
+    int r, rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED && (rc = mdb_env_set_mapsize(s->env, 0)) == 0)
+      rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc) return st_mdb(s, rc, "beginning a write transaction");
+    r = fn(s, txn, arg);
+    if (r == STORE_OK) {
+      if (hooks) st_hook(s, STORE_AT_BEFORE_COMMIT);
+      rc = mdb_txn_commit(txn);   /* frees txn whatever the outcome */
+      if (rc == 0) {
+        if (hooks) st_hook(s, STORE_AT_AFTER_COMMIT);
+        return STORE_OK;
+      }
+      r = st_mdb(s, rc, "committing");
+    } else {
+      mdb_txn_abort(txn);
+      if (r == ST_NOCHANGE) return STORE_OK;
+    }
+    if (r != ST_MAPFULL) return r;
+    if ((r = grow(s)) != STORE_OK) return r;
+  }
+}
+
+/* ---- opening */
+
+static int open_dbis(store_env *s) {
+  static const char *const names[] = { "meta", "revisions", "entries", "names", "events" };
+  MDB_dbi *dbis[] = { &s->meta, &s->revs, &s->entries, &s->names, &s->events };
+  MDB_txn *txn = NULL;
+  MDB_val k, v;
+  uint32_t format;
+  uint64_t cur;
+  int rc, r = st_read_begin(s, &txn);
+  if (r != STORE_OK) return r;
+  for (size_t i = 0; i < 5; i++) {
+    rc = mdb_dbi_open(txn, names[i], 0, dbis[i]);
+    if (rc == MDB_NOTFOUND) {
+      r = st_fail(s, STORE_ECORRUPT, "the '%s' database is missing", names[i]);
+      goto done;
+    }
+    if (rc) { r = st_mdb(s, rc, "opening the databases"); goto done; }
+  }
+  k.mv_data = "format"; k.mv_size = 6;
+  rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND || (rc == 0 && v.mv_size != 4)) {
+    r = st_fail(s, STORE_ECORRUPT, "the format version record is missing or malformed");
+    goto done;
+  }
+  if (rc) { r = st_mdb(s, rc, "reading the format version"); goto done; }
+  format = st_get_u32(v.mv_data);
+  if (format != STORE_FORMAT_VERSION) {
+    r = st_fail(s, STORE_EVERSION, "the store has format version %u; this "
+                "program reads format version %u only", format, STORE_FORMAT_VERSION);
+    goto done;
+  }
+  k.mv_data = "id"; k.mv_size = 2;
+  rc = mdb_get(txn, s->meta, &k, &v);
+  if (rc == MDB_NOTFOUND || (rc == 0 && v.mv_size != 16)) {
+    r = st_fail(s, STORE_ECORRUPT, "the store id record is missing or malformed");
+    goto done;
+  }
+  if (rc) { r = st_mdb(s, rc, "reading the store id"); goto done; }
+  if ((r = st_get_current(s, txn, &cur)) != STORE_OK) goto done;
+  /* Committing a read-only transaction keeps its database handles open. */
+  rc = mdb_txn_commit(txn);
+  txn = NULL;
+  if (rc) r = st_mdb(s, rc, "opening the databases");
+done:
+  if (txn) mdb_txn_abort(txn);
+  return r;
+}
+
+int store_open(const char *dir, unsigned flags, store_env **out,
+               char *errbuf, size_t errlen) {
+  return store_open_with(dir, flags, NULL, out, errbuf, errlen);
+}
+
+int store_open_with(const char *dir, unsigned flags, const store_options *opts,
+                    store_env **out, char *errbuf, size_t errlen) {
+  store_env *s = NULL;
+  size_t mapsize = opts && opts->mapsize ? opts->mapsize : ST_DEFAULT_MAPSIZE;
+  size_t hdr_mapsize = 0;
+  char lockmdb[4200];
+  struct stat st;
+  int lock_mdb_new, dead, rc, r;
+  if (out) *out = NULL;
+  if (errbuf && errlen) errbuf[0] = '\0';
+  if (!out || !dir || !*dir || strlen(dir) >= sizeof s->path - 32 ||
+      (flags & ~(STORE_RDONLY | STORE_NOCREATE))) {
+    if (errbuf && errlen)
+      snprintf(errbuf, errlen, "store %s: invalid arguments to store_open",
+               dir ? dir : "(null)");
+    return STORE_EINVAL;
+  }
+  if (!(s = calloc(1, sizeof *s))) {
+    if (errbuf && errlen) snprintf(errbuf, errlen, "store %s: out of memory", dir);
+    return STORE_ENOMEM;
+  }
+  s->lockfd = -1;
+  s->flags = flags;
+  if (opts) { s->hook = opts->hook; s->hook_arg = opts->hook_arg; }
+  strcpy(s->path, dir);
+  if (st_fix_std_fds() != 0) {
+    r = st_fail(s, STORE_EIO, "cannot open /dev/null for closed descriptors 0-2: %s",
+                strerror(errno));
+    goto fail;
+  }
+  if (stat(dir, &st) != 0) {
+    if (errno != ENOENT) {
+      r = st_fail(s, st_code(errno), "cannot reach the directory: %s", strerror(errno));
+      goto fail;
+    }
+    if (flags & (STORE_RDONLY | STORE_NOCREATE)) {
+      r = st_fail(s, STORE_ENOENT, "no store here (the directory does not exist)");
+      goto fail;
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+      r = st_fail(s, st_code(errno), "cannot create the directory: %s", strerror(errno));
+      goto fail;
+    }
+    if (chmod(dir, 0700) != 0 || stat(dir, &st) != 0) {
+      r = st_fail(s, st_code(errno), "cannot set up the directory: %s", strerror(errno));
+      goto fail;
+    }
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    r = st_fail(s, STORE_EINVAL, "not a directory");
+    goto fail;
+  }
+  if (!(flags & STORE_RDONLY) && (r = st_lock(s)) != STORE_OK) goto fail;
+  r = st_check_datafile(s, &hdr_mapsize);
+  if (r == STORE_ENOENT) {
+    if (flags & (STORE_RDONLY | STORE_NOCREATE)) {
+      r = st_fail(s, STORE_ENOENT, "no store here (data.mdb does not exist)");
+      goto fail;
+    }
+    if ((r = st_create(s, mapsize)) != STORE_OK) goto fail;
+    r = st_check_datafile(s, &hdr_mapsize);
+  }
+  if (r != STORE_OK) goto fail;
+  if (hdr_mapsize > mapsize) mapsize = hdr_mapsize;
+
+  snprintf(lockmdb, sizeof lockmdb, "%s/lock.mdb", dir);
+  lock_mdb_new = stat(lockmdb, &st) != 0;
+  if ((rc = mdb_env_create(&s->env)) != 0) {
+    r = st_mdb(s, rc, "creating the LMDB environment");
+    goto fail;
+  }
+  if ((rc = mdb_env_set_maxdbs(s->env, 5)) != 0 ||
+      (rc = mdb_env_set_mapsize(s->env, mapsize)) != 0) {
+    r = st_mdb(s, rc, "configuring the LMDB environment");
+    goto fail;
+  }
+  /* Full sync, no MDB_WRITEMAP: a commit is durable when it returns and a
+  ** stray pointer write cannot reach the file. */
+  rc = mdb_env_open(s->env, dir, (flags & STORE_RDONLY) ? MDB_RDONLY : 0, 0600);
+  if (rc) {
+    r = st_mdb(s, rc, "opening the LMDB environment");
+    goto fail;
+  }
+  if (lock_mdb_new && !(flags & STORE_RDONLY)) (void)chmod(lockmdb, 0600);
+  if ((rc = mdb_reader_check(s->env, &dead)) != 0) {
+    r = st_mdb(s, rc, "clearing stale readers");
+    goto fail;
+  }
+  if ((r = open_dbis(s)) != STORE_OK) goto fail;
+  s->msg[0] = '\0';
+  *out = s;
+  return STORE_OK;
+fail:
+  if (errbuf && errlen) snprintf(errbuf, errlen, "%s", s->msg);
+  store_close(s);
+  return r;
+}
+
+void store_close(store_env *s) {
+  if (!s) return;
+  if (s->env) mdb_env_close(s->env);
+  st_unlock(s);
+  free(s);
+}
+
+const char *store_errmsg(const store_env *s) { return s ? s->msg : ""; }
+const char *store_path(const store_env *s) { return s ? s->path : ""; }
+void store_free(void *p) { free(p); }
+
+int store_current(store_env *s, uint64_t *rev) {
+  MDB_txn *txn;
+  int r;
+  s->msg[0] = '\0';
+  if (!rev) return st_fail(s, STORE_EINVAL, "store_current: rev is NULL");
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  r = st_get_current(s, txn, rev);
+  mdb_txn_abort(txn);
+  return r;
+}
+
+int store_stats(store_env *s, store_stat *st) {
+  MDB_txn *txn;
+  MDB_stat ms;
+  MDB_envinfo info;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  MDB_dbi dbis[5] = { s->meta, s->revs, s->entries, s->names, s->events };
+  uint64_t *counts[5] = { NULL, &st->revisions, &st->entries, &st->names, &st->events };
+  int rc, r;
+  s->msg[0] = '\0';
+  memset(st, 0, sizeof *st);
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((r = st_get_current(s, txn, &st->current)) != STORE_OK) goto done;
+  st->format = STORE_FORMAT_VERSION;
+  k.mv_data = "id"; k.mv_size = 2;
+  if ((rc = mdb_get(txn, s->meta, &k, &v)) != 0 || v.mv_size != 16) {
+    r = rc ? st_mdb(s, rc, "reading the store id")
+           : st_fail(s, STORE_ECORRUPT, "the store id is malformed");
+    goto done;
+  }
+  memcpy(st->id, v.mv_data, 16);
+  for (int dbi = 0; dbi < 2; dbi++) {  /* FREE_DBI 0 and MAIN_DBI 1 */
+    if ((rc = mdb_stat(txn, (MDB_dbi)dbi, &ms)) != 0) {
+      r = st_mdb(s, rc, "reading statistics");
+      goto done;
+    }
+    if (dbi == 1) st->pages_used += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
+    st->page_size = ms.ms_psize;
+  }
+  for (int i = 0; i < 5; i++) {
+    if ((rc = mdb_stat(txn, dbis[i], &ms)) != 0) {
+      r = st_mdb(s, rc, "reading statistics");
+      goto done;
+    }
+    st->pages_used += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
+    if (counts[i]) *counts[i] = ms.ms_entries;
+  }
+  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) {
+    r = st_mdb(s, rc, "reading events");
+    goto done;
+  }
+  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  if (rc == 0 && k.mv_size == 8) st->last_event = st_get_u64(k.mv_data);
+  else if (rc && rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading events"); goto done; }
+  if ((rc = mdb_env_info(s->env, &info)) != 0) {
+    r = st_mdb(s, rc, "reading the environment");
+    goto done;
+  }
+  st->mapsize = info.me_mapsize;
+  st->file_pages = (uint64_t)info.me_last_pgno + 1;
+done:
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return r;
+}

@@ -1,0 +1,318 @@
+/* st_event.c — the event log: append (with redaction and a size bound),
+** read in either direction, and mark attempts that never got an outcome. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "st_int.h"
+
+#define HEAD_MAX 2048   /* bytes of the original kept in a truncated record */
+
+/* ---- redaction */
+
+static int secret_key(const char *k) {
+  static const char *const words[] = { "key", "token", "secret", "authorization", "password" };
+  char low[64];
+  size_t n = strlen(k);
+  if (n >= sizeof low) n = sizeof low - 1;   /* long keys: look at the start */
+  for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)k[i]);
+  low[n] = '\0';
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strstr(low, words[i])) return 1;
+  return 0;
+}
+
+static int secret_value(const char *v) {
+  return strncmp(v, "Bearer ", 7) == 0 || strncmp(v, "sk-", 3) == 0;
+}
+
+/* Replace secrets in j.  all: every string below is under a secret key. */
+static int scrub(json_t *j, int all) {
+  if (json_is_object(j)) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+      int sec = all || secret_key(k);
+      if (json_is_string(v)) {
+        if ((sec || secret_value(json_string_value(v))) &&
+            json_object_set_new(j, k, json_string("[redacted]")) != 0)
+          return -1;
+      } else if (scrub(v, sec) != 0) {
+        return -1;
+      }
+    }
+  } else if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++) {
+      json_t *v = json_array_get(j, i);
+      if (json_is_string(v)) {
+        if ((all || secret_value(json_string_value(v))) &&
+            json_array_set_new(j, i, json_string("[redacted]")) != 0)
+          return -1;
+      } else if (scrub(v, all) != 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- the record */
+
+static size_t utf8_prefix(const char *s, size_t n, size_t max) {
+  if (n <= max) return n;
+  while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+  return max;
+}
+
+/* Build the stored text: seq and time first, then the caller's members.
+** *out is malloc'd. */
+static int render(store_env *s, const json_t *src, uint64_t seq, int64_t now,
+                  char **out, size_t *len) {
+  json_t *o = json_object(), *ev;
+  const char *k;
+  json_t *v;
+  char *text = NULL;
+  int r = STORE_OK;
+  if (!o) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+  json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+  json_object_set_new(o, "time", json_integer((json_int_t)now));
+  json_object_foreach((json_t *)src, k, v) {
+    if (strcmp(k, "seq") == 0 || strcmp(k, "time") == 0) continue;
+    json_object_set(o, k, v);
+  }
+  text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+  if (text && strlen(text) > STORE_EVENT_MAX) {
+    /* Too long: keep what identifies it and the start of the text. */
+    json_t *t = json_object();
+    size_t full = strlen(text);
+    if (!t) { r = st_fail(s, STORE_ENOMEM, "out of memory writing an event"); goto done; }
+    json_object_set_new(t, "seq", json_integer((json_int_t)seq));
+    json_object_set_new(t, "time", json_integer((json_int_t)now));
+    ev = json_object_get(src, "event");
+    if (json_is_string(ev) && json_string_length(ev) <= 64) json_object_set(t, "event", ev);
+    ev = json_object_get(src, "attempt");
+    if (json_is_integer(ev)) json_object_set(t, "attempt", ev);
+    json_object_set_new(t, "truncated", json_true());
+    json_object_set_new(t, "original_bytes", json_integer((json_int_t)full));
+    json_object_set_new(t, "head", json_stringn(text, utf8_prefix(text, full, HEAD_MAX)));
+    free(text);
+    text = json_dumps(t, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(t);
+  }
+  if (!text) { r = st_fail(s, STORE_ENOMEM, "out of memory writing an event"); goto done; }
+  *out = text;
+  *len = strlen(text);
+  text = NULL;
+done:
+  free(text);
+  json_decref(o);
+  return r;
+}
+
+static int last_seq(store_env *s, MDB_txn *txn, uint64_t *seq) {
+  MDB_cursor *cur;
+  MDB_val k, v;
+  int rc = mdb_cursor_open(txn, s->events, &cur);
+  if (rc) return st_mdb(s, rc, "reading events");
+  rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+  mdb_cursor_close(cur);
+  if (rc == MDB_NOTFOUND) { *seq = 0; return STORE_OK; }
+  if (rc) return st_mdb(s, rc, "reading events");
+  if (k.mv_size != 8) return st_fail(s, STORE_ECORRUPT, "an event key is malformed");
+  *seq = st_get_u64(k.mv_data);
+  return STORE_OK;
+}
+
+/* Append each of objs[0..n) as the next events, within txn. */
+static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, size_t n,
+                      uint64_t *first) {
+  uint64_t seq = 0;
+  int64_t now = st_now_ms();
+  int r = last_seq(s, txn, &seq);
+  for (size_t i = 0; r == STORE_OK && i < n; i++) {
+    uint8_t key[8];
+    char *text = NULL;
+    size_t len = 0;
+    seq++;
+    if (i == 0 && first) *first = seq;
+    if ((r = render(s, objs[i], seq, now, &text, &len)) != STORE_OK) break;
+    st_put_u64(key, seq);
+    r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
+    free(text);
+  }
+  return r;
+}
+
+typedef struct app { json_t *obj; uint64_t seq; } app;
+
+static int append_txn(store_env *s, MDB_txn *txn, void *arg) {
+  app *a = arg;
+  return append_all(s, txn, &a->obj, 1, &a->seq);
+}
+
+int store_event_append(store_env *s, const char *json, uint64_t *seq) {
+  json_error_t jerr;
+  app a = { NULL, 0 };
+  int r;
+  s->msg[0] = '\0';
+  if (!json) return st_fail(s, STORE_EINVAL, "no event text");
+  a.obj = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
+  if (!a.obj || !json_is_object(a.obj)) {
+    r = a.obj ? st_fail(s, STORE_EINVAL, "an event must be a JSON object")
+              : st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
+                        jerr.text, jerr.column);
+    goto done;
+  }
+  if (scrub(a.obj, 0) != 0) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
+    goto done;
+  }
+  r = st_write(s, append_txn, &a, 0);
+  if (r == STORE_OK && seq) *seq = a.seq;
+done:
+  json_decref(a.obj);
+  return r;
+}
+
+int store_events_read(store_env *s, uint64_t from_seq, size_t max,
+                      unsigned flags, store_event_fn fn, void *arg) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  uint8_t key[8];
+  int back = (flags & STORE_NEWEST_FIRST) != 0, rc, r;
+  size_t done = 0;
+  s->msg[0] = '\0';
+  if (!fn) return st_fail(s, STORE_EINVAL, "store_events_read: no callback");
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) {
+    r = st_mdb(s, rc, "reading events");
+    goto out;
+  }
+  st_put_u64(key, from_seq);
+  k.mv_data = key;
+  k.mv_size = 8;
+  if (back) {
+    if (from_seq == 0) rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    else {
+      rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);   /* first >= from */
+      if (rc == MDB_NOTFOUND) rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+      else if (rc == 0 && k.mv_size == 8 && st_get_u64(k.mv_data) > from_seq)
+        rc = mdb_cursor_get(cur, &k, &v, MDB_PREV);
+    }
+  } else {
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  }
+  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT)) {
+    if (k.mv_size != 8) { r = st_fail(s, STORE_ECORRUPT, "an event key is malformed"); goto out; }
+    if (max && done >= max) break;
+    done++;
+    if (fn(arg, st_get_u64(k.mv_data), v.mv_data, v.mv_size)) break;
+  }
+  if (rc && rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading events");
+out:
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return r;
+}
+
+/* ---- interrupted attempts */
+
+static int is_outcome(const char *ev) {
+  static const char *const outcomes[] = {
+    "accepted", "rejected", "aborted", "failed", "interrupted"
+  };
+  for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++)
+    if (strcmp(ev, outcomes[i]) == 0) return 1;
+  return 0;
+}
+
+typedef struct open_attempt { json_int_t attempt; uint64_t started; int open; } open_attempt;
+typedef struct mark { uint64_t count; } mark;
+
+static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
+  mark *mk = arg;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  open_attempt *att = NULL;
+  json_t **objs = NULL;
+  size_t natt = 0, cap = 0, nopen = 0;
+  st_map idx;             /* attempt id -> index in att (in the hash bytes) */
+  int rc, r = STORE_OK;
+  st_map_init(&idx);
+  mk->count = 0;
+  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) return st_mdb(s, rc, "reading events");
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    json_t *o = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+    json_t *ev = json_object_get(o, "event"), *at = json_object_get(o, "attempt");
+    if (json_is_string(ev) && json_is_integer(at)) {
+      const char *e = json_string_value(ev);
+      json_int_t id = json_integer_value(at);
+      uint8_t key[1 + sizeof id], slot[32] = { 0 };
+      const uint8_t *found;
+      key[0] = 1;
+      memcpy(key + 1, &id, sizeof id);
+      found = st_map_get(&idx, key, sizeof key);
+      if (strcmp(e, "started") == 0) {
+        size_t i;
+        if (found) memcpy(&i, found, sizeof i);
+        else {
+          if (natt == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            open_attempt *na = realloc(att, nc * sizeof *na);
+            if (!na) { json_decref(o); r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
+            att = na;
+            cap = nc;
+          }
+          i = natt++;
+          memcpy(slot, &i, sizeof i);
+          if (st_map_set(&idx, key, sizeof key, slot) != 0) {
+            json_decref(o);
+            r = st_fail(s, STORE_ENOMEM, "out of memory");
+            goto done;
+          }
+        }
+        att[i].attempt = id;
+        att[i].started = st_get_u64(k.mv_data);
+        att[i].open = 1;
+      } else if (found && is_outcome(e)) {
+        size_t i;
+        memcpy(&i, found, sizeof i);
+        att[i].open = 0;
+      }
+    }
+    json_decref(o);
+  }
+  if (rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading events"); goto done; }
+  mdb_cursor_close(cur);
+  cur = NULL;
+  for (size_t i = 0; i < natt; i++) nopen += att[i].open;
+  if (nopen == 0) { r = ST_NOCHANGE; goto done; }
+  if (!(objs = calloc(nopen, sizeof *objs))) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
+  for (size_t i = 0, j = 0; i < natt; i++) {
+    if (!att[i].open) continue;
+    objs[j] = json_pack("{s:s, s:I, s:I, s:s}", "event", "interrupted",
+                        "attempt", att[i].attempt, "started_seq", (json_int_t)att[i].started,
+                        "reason", "no outcome was recorded before the store was reopened");
+    if (!objs[j++]) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
+  }
+  r = append_all(s, txn, objs, nopen, NULL);
+  if (r == STORE_OK) mk->count = nopen;
+done:
+  for (size_t i = 0; objs && i < nopen; i++) json_decref(objs[i]);
+  free(objs);
+  if (cur) mdb_cursor_close(cur);
+  free(att);
+  st_map_free(&idx);
+  return r;
+}
+
+int store_mark_interrupted(store_env *s, uint64_t *count) {
+  mark mk = { 0 };
+  int r;
+  s->msg[0] = '\0';
+  r = st_write(s, mark_txn, &mk, 0);
+  if (count) *count = r == STORE_OK ? mk.count : 0;
+  return r;
+}

@@ -1,0 +1,190 @@
+/* st_int.h — the store's internal interfaces.
+**
+** Modules and their prefixes:
+**   st_env.c     the handle: open/close, errors, transactions, map growth
+**   st_file.c    files on disk: directory, write lock, data-file header check,
+**                atomic creation of a new store
+**   st_codec.c   byte order, kinds, UTF-8, hashing, entry and manifest records
+**   st_map.c     an in-memory map  key -> hash  (old revisions, verify, revert)
+**   st_rev.c     publishing and reading revisions
+**   st_verify.c  store_verify
+**   st_event.c   events
+**
+** Keys and values in the named databases (all integers big-endian):
+**   meta       "format" -> u32,  "id" -> 16 bytes,  "current" -> u64
+**   revisions  u64 revision -> manifest (st_codec.c)
+**   entries    32-byte hash -> u8 kind, u16 name length, name, bytes
+**   names      u8 kind, name -> 32-byte hash           (the current map)
+**   events     u64 sequence -> JSON text
+*/
+#ifndef st_int_h
+#define st_int_h
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <lmdb.h>
+#include <openssl/evp.h>
+#include "store.h"
+
+#define ST_MSG_MAX 1024
+#define ST_DEFAULT_MAPSIZE ((size_t)64 << 20)
+
+/* Internal result beside the store_err codes: the map is full, grow and
+** retry the transaction (never returned to a caller of the public API). */
+#define ST_MAPFULL (-1)
+/* Internal: the transaction made no change, abort it and report success. */
+#define ST_NOCHANGE (-2)
+
+struct store_env {
+  MDB_env *env;
+  MDB_dbi meta, revs, entries, names, events;
+  int lockfd;                /* -1 for a read-only handle */
+  unsigned flags;
+  void (*hook)(void *, store_point);
+  void *hook_arg;
+  char path[4096];
+  char msg[ST_MSG_MAX];
+};
+
+/* ---- st_env.c */
+
+/* Record "store PATH: <fmt ...>" as the message and return code. */
+int st_fail(store_env *s, int code, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+/* Map an LMDB or errno code to a store_err (MDB_MAP_FULL -> ST_MAPFULL),
+** recording "store PATH: WHAT: <reason>" unless it is ST_MAPFULL. */
+int st_mdb(store_env *s, int rc, const char *what);
+/* The same mapping without a message. */
+int st_code(int rc);
+
+typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
+/* Run fn in a write transaction and commit it.  fn returns STORE_OK to
+** commit, ST_NOCHANGE to abort and report success, ST_MAPFULL to abort,
+** double the map and run again, or an error to abort and return it.
+** With hooks, the test hook is called before and after mdb_txn_commit. */
+int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks);
+/* Begin a read-only transaction (adopting a map grown by another process). */
+int st_read_begin(store_env *s, MDB_txn **txn);
+void st_hook(store_env *s, store_point at);
+/* CURRENT as seen by txn. */
+int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev);
+/* mdb_put with MDB_MAP_FULL reported as ST_MAPFULL. */
+int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
+           const void *v, size_t vlen, unsigned flags, const char *what);
+int64_t st_now_ms(void);
+
+/* ---- st_file.c */
+
+int st_fix_std_fds(void);
+int st_lock(store_env *s);
+void st_unlock(store_env *s);
+/* Check DIR/data.mdb before LMDB maps it: magic, version, and that the file
+** holds every page its newest meta page claims.  *mapsize receives the map
+** size recorded in the header.  STORE_ENOENT when the file is missing. */
+int st_check_datafile(store_env *s, size_t *mapsize);
+/* Create a new, initialised DIR/data.mdb atomically (built beside it, then
+** renamed into place). */
+int st_create(store_env *s, size_t mapsize);
+
+/* ---- st_codec.c */
+
+void st_put_u16(uint8_t *p, uint16_t v);
+void st_put_u32(uint8_t *p, uint32_t v);
+void st_put_u64(uint8_t *p, uint64_t v);
+uint16_t st_get_u16(const uint8_t *p);
+uint32_t st_get_u32(const uint8_t *p);
+uint64_t st_get_u64(const uint8_t *p);
+
+int st_valid_kind(int kind);
+int st_utf8_valid(const char *s, size_t n);
+/* Validate kind and name; on failure record a message and return EINVAL. */
+int st_check_key(store_env *s, int kind, const char *name, size_t *nlen);
+
+/* SHA-256 of kind "\0" name "\0" bytes.  reuse: a digest context to use
+** (faster in loops), or NULL. */
+int st_hash(EVP_MD_CTX *reuse, int kind, const char *name, size_t nlen,
+            const void *bytes, size_t len, uint8_t out[32]);
+/* SHA-256 of a buffer. */
+int st_sha256(const void *p, size_t n, uint8_t out[32]);
+
+/* The names-database key: u8 kind, name.  buf: 1 + STORE_NAME_MAX bytes. */
+size_t st_key_make(uint8_t *buf, int kind, const char *name, size_t nlen);
+
+/* An entries-database value. */
+size_t st_entry_size(size_t nlen, size_t len);
+void st_entry_encode(uint8_t *out, int kind, const char *name, size_t nlen,
+                     const void *bytes, size_t len);
+/* Decode in place (name is not NUL-terminated: *nlen).  0 or -1. */
+int st_entry_decode(const void *v, size_t vlen, int *kind, const char **name,
+                    size_t *nlen, const void **bytes, size_t *len);
+
+/* A manifest being written. */
+typedef struct st_change {
+  int kind;
+  const char *name;
+  size_t nlen;
+  int has_old, has_new;
+  uint8_t old_hash[32], new_hash[32];
+} st_change;
+
+typedef struct st_manifest_in {
+  uint64_t parent, generation, rollback_of, nentries;
+  int64_t time_ms;
+  int kind;
+  const char *kernel_version, *summary, *response_id;
+  const st_change *changes;
+  size_t nchanges;
+} st_manifest_in;
+
+size_t st_manifest_size(const st_manifest_in *m);
+void st_manifest_encode(uint8_t *out, const st_manifest_in *m);
+/* Decode into one allocation (store_free).  rev is stored in the result.
+** Returns STORE_OK, STORE_ECORRUPT (with *why set), STORE_ENOMEM. */
+int st_manifest_decode(const void *v, size_t vlen, uint64_t rev,
+                       store_manifest **out, const char **why);
+/* Check a manifest without decoding its strings and changes: fills the
+** header fields of *hdr (nchanges included) and counts the changes that add
+** and that remove a key.  Returns STORE_OK or STORE_ECORRUPT with *why. */
+int st_manifest_check(const void *v, size_t vlen, store_manifest *hdr,
+                      uint64_t *nadd, uint64_t *nrem, const char **why);
+
+/* ---- st_map.c: key (kind byte + name) -> 32-byte hash */
+
+typedef struct st_map st_map;
+typedef struct st_slot {
+  uint8_t *key;       /* NULL: empty; key[0] is the kind */
+  size_t klen;
+  uint8_t hash[32];
+  int dead;           /* a tombstone */
+} st_slot;
+struct st_map {
+  st_slot *slots;
+  size_t cap, count, used;   /* used counts live + dead slots */
+};
+
+void st_map_init(st_map *m);
+void st_map_free(st_map *m);
+/* 0, or -1 when out of memory. */
+int st_map_set(st_map *m, const uint8_t *key, size_t klen, const uint8_t hash[32]);
+const uint8_t *st_map_get(const st_map *m, const uint8_t *key, size_t klen);
+/* 1 if removed, 0 if absent. */
+int st_map_del(st_map *m, const uint8_t *key, size_t klen);
+/* The live slots sorted by key, in a new array of *n pointers (NULL + *n 0
+** when empty; NULL + -1 return when out of memory). */
+int st_map_sorted(const st_map *m, st_slot ***out, size_t *n);
+/* Make room for n keys. 0 or -1. */
+int st_map_reserve(st_map *m, size_t n);
+/* Fill m with the names database as seen by txn. */
+int st_map_load(store_env *s, MDB_txn *txn, st_map *m);
+/* Undo revision rev's delta in m (m must be revision rev's map).
+** Returns STORE_OK, or STORE_ECORRUPT naming the inconsistency. */
+int st_map_undo(store_env *s, st_map *m, const store_manifest *man);
+
+/* ---- st_rev.c */
+
+/* Read and decode revision rev's manifest in txn. */
+int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev,
+                    store_manifest **out);
+
+#endif

@@ -1,0 +1,491 @@
+/* st_rev.c — publishing revisions (store_publish, store_publish_revert) and
+** reading them back (manifests, maps, single entries). */
+#include <stdlib.h>
+#include <string.h>
+#include "st_int.h"
+
+/* One change requested of a publish. */
+typedef struct st_op {
+  int kind;
+  const char *name;
+  size_t nlen;
+  int remove;               /* take the key out of the map */
+  uint8_t hash[32];         /* the entry to put */
+  const store_entry *e;     /* its bytes, or NULL: the entry must exist */
+} st_op;
+
+typedef struct pub {
+  uint64_t parent, rollback_of, new_rev;
+  int kind;
+  const store_rev_info *info;
+  int64_t time_ms;
+  const st_op *ops;
+  size_t nops;
+  st_change *changes;       /* nops slots */
+  uint8_t *buf;             /* scratch for entry records, bufcap bytes */
+  size_t bufcap;
+} pub;
+
+static int cmp_changes(const void *a, const void *b) {
+  const st_change *x = a, *y = b;
+  size_t n;
+  int c;
+  if (x->kind != y->kind) return x->kind - y->kind;
+  n = x->nlen < y->nlen ? x->nlen : y->nlen;
+  c = memcmp(x->name, y->name, n);
+  return c ? c : (x->nlen > y->nlen) - (x->nlen < y->nlen);
+}
+
+static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
+  pub *p = arg;
+  uint8_t key[1 + STORE_NAME_MAX], revkey[8], cur[8], *man = NULL;
+  size_t nch = 0, klen, mlen;
+  uint64_t current;
+  MDB_stat ms;
+  MDB_val k, v;
+  st_manifest_in mi;
+  int rc, r;
+  if ((r = st_get_current(s, txn, &current)) != STORE_OK) return r;
+  if (current != p->parent)
+    return st_fail(s, STORE_ESTALE, "CURRENT is revision %llu, not the expected "
+                   "parent %llu; nothing was written", (unsigned long long)current,
+                   (unsigned long long)p->parent);
+  for (size_t i = 0; i < p->nops; i++) {
+    const st_op *op = &p->ops[i];
+    st_change *c = &p->changes[nch];
+    klen = st_key_make(key, op->kind, op->name, op->nlen);
+    k.mv_data = key; k.mv_size = klen;
+    rc = mdb_get(txn, s->names, &k, &v);
+    if (rc && rc != MDB_NOTFOUND) return st_mdb(s, rc, "reading the current map");
+    if (rc == 0 && v.mv_size != 32)
+      return st_fail(s, STORE_ECORRUPT, "the map record of %s %.*s is malformed",
+                     store_kind_name(op->kind), (int)op->nlen, op->name);
+    memset(c, 0, sizeof *c);
+    c->kind = op->kind; c->name = op->name; c->nlen = op->nlen;
+    if (rc == 0) { c->has_old = 1; memcpy(c->old_hash, v.mv_data, 32); }
+    if (op->remove) {
+      if (!c->has_old)
+        return st_fail(s, STORE_EINVAL, "cannot remove %s %.*s: it is not in the "
+                       "current map", store_kind_name(op->kind), (int)op->nlen, op->name);
+      if ((rc = mdb_del(txn, s->names, &k, NULL)) != 0)
+        return st_mdb(s, rc, "updating the current map");
+      nch++;
+      continue;
+    }
+    if (c->has_old && memcmp(c->old_hash, op->hash, 32) == 0) continue;  /* same */
+    c->has_new = 1;
+    memcpy(c->new_hash, op->hash, 32);
+    if (op->e) {
+      size_t need = st_entry_size(op->nlen, op->e->len);
+      if (need > p->bufcap) {
+        uint8_t *nb = realloc(p->buf, need);
+        if (!nb) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+        p->buf = nb;
+        p->bufcap = need;
+      }
+      st_entry_encode(p->buf, op->kind, op->name, op->nlen, op->e->bytes, op->e->len);
+      /* Each distinct entry is stored once: an existing hash is kept. */
+      if ((r = st_put(s, txn, s->entries, op->hash, 32, p->buf, need,
+                      MDB_NOOVERWRITE, "writing an entry")) != STORE_OK)
+        return r;
+    } else {
+      MDB_val hk = { 32, (void *)op->hash };
+      rc = mdb_get(txn, s->entries, &hk, &v);
+      if (rc == MDB_NOTFOUND) {
+        char hex[65];
+        store_hash_hex(op->hash, hex);
+        return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s) is missing",
+                       hex, store_kind_name(op->kind), (int)op->nlen, op->name);
+      }
+      if (rc) return st_mdb(s, rc, "reading an entry");
+    }
+    if ((r = st_put(s, txn, s->names, key, klen, op->hash, 32, 0,
+                    "updating the current map")) != STORE_OK)
+      return r;
+    nch++;
+  }
+  if (nch == 0 && (p->kind == STORE_REV_ACTION || p->kind == STORE_REV_APPLICATION)) {
+    p->new_rev = p->parent;
+    return ST_NOCHANGE;
+  }
+  st_hook(s, STORE_AT_AFTER_ENTRIES);
+  if ((rc = mdb_stat(txn, s->names, &ms)) != 0) return st_mdb(s, rc, "counting the map");
+  if (nch) qsort(p->changes, nch, sizeof *p->changes, cmp_changes);
+  mi.parent = p->parent;
+  mi.generation = p->info->generation;
+  mi.rollback_of = p->rollback_of;
+  mi.nentries = ms.ms_entries;
+  mi.time_ms = p->time_ms;
+  mi.kind = p->kind;
+  mi.kernel_version = p->info->kernel_version;
+  mi.summary = p->info->summary;
+  mi.response_id = p->info->response_id;
+  mi.changes = p->changes;
+  mi.nchanges = nch;
+  mlen = st_manifest_size(&mi);
+  if (!(man = malloc(mlen))) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  st_manifest_encode(man, &mi);
+  p->new_rev = p->parent + 1;
+  st_put_u64(revkey, p->new_rev);
+  k.mv_data = revkey; k.mv_size = 8;
+  v.mv_data = man; v.mv_size = mlen;
+  rc = mdb_put(txn, s->revs, &k, &v, MDB_NOOVERWRITE);
+  free(man);
+  if (rc == MDB_KEYEXIST)
+    return st_fail(s, STORE_ECORRUPT, "revision %llu already exists beyond CURRENT",
+                   (unsigned long long)p->new_rev);
+  if (rc) return st_mdb(s, rc, "writing the manifest");
+  st_hook(s, STORE_AT_AFTER_MANIFEST);
+  st_put_u64(cur, p->new_rev);
+  return st_put(s, txn, s->meta, "current", 7, cur, 8, 0, "moving CURRENT");
+}
+
+/* Run a publish of ops; ops are validated and hashed already. */
+static int publish_ops(store_env *s, uint64_t parent, const store_rev_info *info,
+                       int kind, uint64_t rollback_of, const st_op *ops,
+                       size_t nops, uint64_t *new_rev) {
+  pub p;
+  int r;
+  memset(&p, 0, sizeof p);
+  p.parent = parent;
+  p.rollback_of = rollback_of;
+  p.kind = kind;
+  p.info = info;
+  p.time_ms = info->time_ms ? info->time_ms : st_now_ms();
+  p.ops = ops;
+  p.nops = nops;
+  if (nops && !(p.changes = malloc(nops * sizeof *p.changes)))
+    return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  st_hook(s, STORE_AT_BEFORE_TXN);
+  r = st_write(s, publish_txn, &p, 1);
+  if (r == STORE_OK && new_rev) *new_rev = p.new_rev;
+  free(p.changes);
+  free(p.buf);
+  return r;
+}
+
+static int check_info(store_env *s, const store_rev_info *info) {
+  if (!info) return st_fail(s, STORE_EINVAL, "no revision info");
+  if (!store_rev_kind_name(info->kind))
+    return st_fail(s, STORE_EINVAL, "invalid revision kind %d", info->kind);
+  if (info->kernel_version && strlen(info->kernel_version) > STORE_VERSION_MAX)
+    return st_fail(s, STORE_EINVAL, "the kernel version string is longer than %u bytes",
+                   STORE_VERSION_MAX);
+  if (info->response_id && strlen(info->response_id) > STORE_RESPONSE_MAX)
+    return st_fail(s, STORE_EINVAL, "the response id is longer than %u bytes",
+                   STORE_RESPONSE_MAX);
+  return STORE_OK;
+}
+
+int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
+                  const store_entry *changed, size_t nchanged,
+                  const store_key *removed, size_t nremoved, uint64_t *new_rev) {
+  st_op *ops = NULL;
+  st_map seen;
+  size_t n = nchanged + nremoved;
+  uint8_t key[1 + STORE_NAME_MAX];
+  static const uint8_t zero[32];
+  int r;
+  s->msg[0] = '\0';
+  st_map_init(&seen);
+  if ((r = check_info(s, info)) != STORE_OK) return r;
+  if ((nchanged && !changed) || (nremoved && !removed) || n < nchanged)
+    return st_fail(s, STORE_EINVAL, "invalid entry arrays");
+  if (n && !(ops = calloc(n, sizeof *ops)))
+    return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  for (size_t i = 0; i < n; i++) {
+    st_op *op = &ops[i];
+    size_t klen;
+    if (i < nchanged) {
+      const store_entry *e = &changed[i];
+      if ((r = st_check_key(s, e->kind, e->name, &op->nlen)) != STORE_OK) goto done;
+      if (e->len > STORE_ENTRY_MAX || (e->len && !e->bytes)) {
+        r = st_fail(s, STORE_EINVAL, "%s %s: invalid bytes (%zu bytes; the limit is %u)",
+                    store_kind_name(e->kind), e->name, e->len, STORE_ENTRY_MAX);
+        goto done;
+      }
+      op->kind = e->kind; op->name = e->name; op->e = e;
+      if ((r = st_hash(NULL, e->kind, e->name, op->nlen, e->bytes, e->len, op->hash)) != STORE_OK) {
+        r = st_fail(s, r, "hashing %s %s failed", store_kind_name(e->kind), e->name);
+        goto done;
+      }
+    } else {
+      const store_key *k = &removed[i - nchanged];
+      if ((r = st_check_key(s, k->kind, k->name, &op->nlen)) != STORE_OK) goto done;
+      op->kind = k->kind; op->name = k->name; op->remove = 1;
+    }
+    klen = st_key_make(key, op->kind, op->name, op->nlen);
+    if (st_map_get(&seen, key, klen)) {
+      r = st_fail(s, STORE_EINVAL, "%s %s is given twice in one publish",
+                  store_kind_name(op->kind), op->name);
+      goto done;
+    }
+    if (st_map_set(&seen, key, klen, zero) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory publishing");
+      goto done;
+    }
+  }
+  st_map_free(&seen);  /* not needed during the transaction */
+  r = publish_ops(s, parent, info, info->kind, 0, ops, n, new_rev);
+done:
+  st_map_free(&seen);
+  free(ops);
+  return r;
+}
+
+/* Rebuild revision rev's map in m, reading through txn. */
+static int load_map(store_env *s, MDB_txn *txn, uint64_t rev, st_map *m) {
+  uint64_t current;
+  int r;
+  if ((r = st_get_current(s, txn, &current)) != STORE_OK) return r;
+  if (rev != STORE_REV_CURRENT && rev > current)
+    return st_fail(s, STORE_ENOENT, "no revision %llu (CURRENT is %llu)",
+                   (unsigned long long)rev, (unsigned long long)current);
+  if ((r = st_map_load(s, txn, m)) != STORE_OK) return r;
+  if (rev == STORE_REV_CURRENT) return STORE_OK;
+  for (uint64_t i = current; i > rev && r == STORE_OK; i--) {
+    store_manifest *man;
+    if ((r = st_manifest_get(s, txn, i, &man)) != STORE_OK) break;
+    r = st_map_undo(s, m, man);
+    free(man);
+  }
+  return r;
+}
+
+int store_publish_revert(store_env *s, uint64_t parent, uint64_t target,
+                         const store_rev_info *info, uint64_t *new_rev) {
+  MDB_txn *txn = NULL;
+  st_map cur, old;
+  st_slot **v = NULL;
+  st_op *ops = NULL;
+  size_t nv = 0, nops = 0;
+  uint64_t current;
+  store_rev_info ri;
+  int r;
+  s->msg[0] = '\0';
+  st_map_init(&cur);
+  st_map_init(&old);
+  if (!info) return st_fail(s, STORE_EINVAL, "no revision info");
+  ri = *info;
+  ri.kind = STORE_REV_ROLLBACK;
+  if ((r = check_info(s, &ri)) != STORE_OK) return r;
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((r = st_get_current(s, txn, &current)) != STORE_OK) goto done;
+  if (current != parent) {
+    r = st_fail(s, STORE_ESTALE, "CURRENT is revision %llu, not the expected parent "
+                "%llu; nothing was written", (unsigned long long)current,
+                (unsigned long long)parent);
+    goto done;
+  }
+  if (target == STORE_REV_CURRENT) target = current;
+  if ((r = load_map(s, txn, target, &old)) != STORE_OK) goto done;
+  if ((r = st_map_load(s, txn, &cur)) != STORE_OK) goto done;
+  /* The delta: keys of the target that differ, and current keys it lacks.
+  ** The ops point at map keys, which live until the end of this function. */
+  if (!(ops = calloc(old.count + cur.count + 1, sizeof *ops))) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory computing the rollback");
+    goto done;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    st_map *a = pass ? &cur : &old, *b = pass ? &old : &cur;
+    free(v);
+    if (st_map_sorted(a, &v, &nv) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory computing the rollback");
+      goto done;
+    }
+    for (size_t i = 0; i < nv; i++) {
+      const uint8_t *h = st_map_get(b, v[i]->key, v[i]->klen);
+      st_op *op;
+      if (pass == 0 ? (h && memcmp(h, v[i]->hash, 32) == 0) : h != NULL) continue;
+      op = &ops[nops++];
+      op->kind = v[i]->key[0];
+      /* Not NUL-terminated: the publish uses nlen only. */
+      op->name = (const char *)v[i]->key + 1;
+      op->nlen = v[i]->klen - 1;
+      op->remove = pass == 1;
+      if (!op->remove) memcpy(op->hash, v[i]->hash, 32);
+    }
+  }
+  mdb_txn_abort(txn);
+  txn = NULL;
+  r = publish_ops(s, parent, &ri, STORE_REV_ROLLBACK, target, ops, nops, new_rev);
+done:
+  if (txn) mdb_txn_abort(txn);
+  free(v);
+  free(ops);
+  st_map_free(&cur);
+  st_map_free(&old);
+  return r;
+}
+
+/* ---- reading */
+
+int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, store_manifest **out) {
+  uint8_t key[8];
+  MDB_val k = { 8, key }, v;
+  const char *why = NULL;
+  int rc, r;
+  st_put_u64(key, rev);
+  rc = mdb_get(txn, s->revs, &k, &v);
+  if (rc == MDB_NOTFOUND)
+    return st_fail(s, STORE_ENOENT, "no revision %llu", (unsigned long long)rev);
+  if (rc) return st_mdb(s, rc, "reading a manifest");
+  r = st_manifest_decode(v.mv_data, v.mv_size, rev, out, &why);
+  if (r == STORE_ECORRUPT)
+    return st_fail(s, r, "revision %llu: %s", (unsigned long long)rev, why);
+  if (r != STORE_OK) return st_fail(s, r, "out of memory reading revision %llu",
+                                    (unsigned long long)rev);
+  return STORE_OK;
+}
+
+int store_manifest_read(store_env *s, uint64_t rev, store_manifest **out) {
+  MDB_txn *txn;
+  int r;
+  s->msg[0] = '\0';
+  if (!out) return st_fail(s, STORE_EINVAL, "store_manifest_read: out is NULL");
+  *out = NULL;
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  r = st_manifest_get(s, txn, rev, out);
+  mdb_txn_abort(txn);
+  return r;
+}
+
+/* Fetch and decode the entry of hash; check it carries the key it is mapped
+** from.  name is copied NUL-terminated into namebuf. */
+static int fetch(store_env *s, MDB_txn *txn, const uint8_t *key, size_t klen,
+                 const uint8_t hash[32], store_entry *e, char *namebuf) {
+  MDB_val k = { 32, (void *)hash }, v;
+  const char *name;
+  size_t nlen;
+  char hex[65];
+  int rc = mdb_get(txn, s->entries, &k, &v);
+  store_hash_hex(hash, hex);
+  if (rc == MDB_NOTFOUND)
+    return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s) is missing", hex,
+                   store_kind_name(key[0]), (int)(klen - 1), (const char *)key + 1);
+  if (rc) return st_mdb(s, rc, "reading an entry");
+  if (st_entry_decode(v.mv_data, v.mv_size, &e->kind, &name, &nlen, &e->bytes, &e->len) != 0 ||
+      e->kind != key[0] || nlen != klen - 1 || memcmp(name, key + 1, nlen) != 0)
+    return st_fail(s, STORE_ECORRUPT, "entry %s is malformed or does not belong to "
+                   "%s %.*s", hex, store_kind_name(key[0]), (int)(klen - 1),
+                   (const char *)key + 1);
+  memcpy(namebuf, name, nlen);
+  namebuf[nlen] = '\0';
+  e->name = namebuf;
+  return STORE_OK;
+}
+
+int store_map_foreach(store_env *s, uint64_t rev, store_entry_fn fn, void *arg) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  st_map m;
+  st_slot **sl = NULL;
+  size_t n = 0;
+  store_entry e;
+  char name[STORE_NAME_MAX + 1];
+  uint64_t current;
+  int rc, r;
+  s->msg[0] = '\0';
+  st_map_init(&m);
+  if (!fn) return st_fail(s, STORE_EINVAL, "store_map_foreach: no callback");
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((r = st_get_current(s, txn, &current)) != STORE_OK) goto done;
+  if (rev == current) rev = STORE_REV_CURRENT;
+  if (rev == STORE_REV_CURRENT) {
+    /* Straight from the names database, in key order. */
+    if ((rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
+      r = st_mdb(s, rc, "reading the current map");
+      goto done;
+    }
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+      if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || v.mv_size != 32) {
+        r = st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
+        goto done;
+      }
+      if ((r = fetch(s, txn, k.mv_data, k.mv_size, v.mv_data, &e, name)) != STORE_OK)
+        goto done;
+      if (fn(arg, &e, v.mv_data)) goto done;
+    }
+    if (rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading the current map");
+    goto done;
+  }
+  if ((r = load_map(s, txn, rev, &m)) != STORE_OK) goto done;
+  if (st_map_sorted(&m, &sl, &n) != 0) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory rebuilding revision %llu",
+                (unsigned long long)rev);
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if ((r = fetch(s, txn, sl[i]->key, sl[i]->klen, sl[i]->hash, &e, name)) != STORE_OK)
+      goto done;
+    if (fn(arg, &e, sl[i]->hash)) break;
+  }
+done:
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  free(sl);
+  st_map_free(&m);
+  return r;
+}
+
+int store_lookup(store_env *s, int kind, const char *name, uint8_t hash[32]) {
+  uint8_t key[1 + STORE_NAME_MAX];
+  size_t nlen;
+  MDB_txn *txn;
+  MDB_val k, v;
+  int rc, r;
+  s->msg[0] = '\0';
+  if ((r = st_check_key(s, kind, name, &nlen)) != STORE_OK) return r;
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  k.mv_data = key;
+  k.mv_size = st_key_make(key, kind, name, nlen);
+  rc = mdb_get(txn, s->names, &k, &v);
+  if (rc == MDB_NOTFOUND) r = st_fail(s, STORE_ENOENT, "no %s %s in the current map",
+                                      store_kind_name(kind), name);
+  else if (rc) r = st_mdb(s, rc, "reading the current map");
+  else if (v.mv_size != 32) r = st_fail(s, STORE_ECORRUPT, "the map record of %s %s "
+                                        "is malformed", store_kind_name(kind), name);
+  else memcpy(hash, v.mv_data, 32);
+  mdb_txn_abort(txn);
+  return r;
+}
+
+int store_get_entry(store_env *s, const uint8_t hash[32], store_entry **out) {
+  MDB_txn *txn;
+  MDB_val k = { 32, (void *)hash }, v;
+  const char *name;
+  const void *bytes;
+  size_t nlen, len;
+  int kind, rc, r;
+  char hex[65];
+  s->msg[0] = '\0';
+  if (!out || !hash) return st_fail(s, STORE_EINVAL, "store_get_entry: NULL argument");
+  *out = NULL;
+  store_hash_hex(hash, hex);
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  rc = mdb_get(txn, s->entries, &k, &v);
+  if (rc == MDB_NOTFOUND) r = st_fail(s, STORE_ENOENT, "no entry %s", hex);
+  else if (rc) r = st_mdb(s, rc, "reading an entry");
+  else if (st_entry_decode(v.mv_data, v.mv_size, &kind, &name, &nlen, &bytes, &len) != 0)
+    r = st_fail(s, STORE_ECORRUPT, "entry %s is malformed", hex);
+  else {
+    store_entry *e = malloc(sizeof *e + nlen + 1 + len + 1);
+    if (!e) r = st_fail(s, STORE_ENOMEM, "out of memory reading entry %s", hex);
+    else {
+      char *p = (char *)(e + 1);
+      memcpy(p, name, nlen);
+      p[nlen] = '\0';
+      memcpy(p + nlen + 1, bytes, len);
+      p[nlen + 1 + len] = '\0';   /* convenience: bytes are NUL-terminated too */
+      e->kind = kind;
+      e->name = p;
+      e->bytes = p + nlen + 1;
+      e->len = len;
+      *out = e;
+    }
+  }
+  mdb_txn_abort(txn);
+  return r;
+}

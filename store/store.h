@@ -1,0 +1,341 @@
+/* store.h — the jiti store: durable revisions of a Lisp world in LMDB.
+**
+** A store is one directory holding one LMDB environment.  It records the
+** world's managed entries (functions, macros, variables, data rows,
+** structures, invariants) as a chain of revisions 1, 2, 3 ... ending at
+** CURRENT, plus a log of events.  docs/store.md describes the on-disk layout
+** and the guarantees; this header is the contract.
+**
+** Entries.  An entry is (kind, name, bytes).  The bytes are the canonical
+** encoding the kernel produced; the store never interprets them.  Its content
+** hash is SHA-256 over  kind "\0" name "\0" bytes  (kind spelled as in
+** store_kind_name).  Each distinct entry is stored once, keyed by its hash.
+** The pair (kind, name) is the entry's key: at most one entry per key is in
+** a revision's map.
+**
+** Revisions.  store_publish writes, in ONE LMDB write transaction, the new
+** entries, the update of the current map, the manifest of the new revision
+** (its parent, generation, time, kernel version, kind, summary, model
+** response id and the delta against the parent) and the move of CURRENT.
+** After a crash the store shows either the old CURRENT or the new one, never
+** a mix.  A publish whose caller read an older CURRENT is refused
+** (STORE_ESTALE) and changes nothing.
+**
+** Errors.  Every function returns a store_err code; STORE_OK is 0.  On
+** failure the store keeps a human-readable message naming the store path and
+** the problem, returned by store_errmsg() until the next call on the same
+** handle.  store_open, which has no handle yet, writes it to errbuf.  No
+** function aborts or exits.
+**
+** Caveats (read these).
+** - One writer per store.  store_open takes an exclusive flock on DIR/lock
+**   (holding the process id); a second writer gets STORE_EBUSY naming it.
+**   Read-only handles (STORE_RDONLY) take no lock and may run beside it.
+** - Never use a store handle after fork(), in either process; never fork
+**   while a callback of this API is running.  Open the store in the process
+**   that uses it.  The lock and LMDB descriptors are close-on-exec.
+** - A handle is not thread-safe; use it from one thread at a time.
+** - Pointers handed to callbacks point into the memory map and are valid
+**   only during the callback.
+*/
+#ifndef store_h
+#define store_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_FORMAT_VERSION 1u
+
+/* Return codes.  The messages of store_strerror name them. */
+typedef enum store_err {
+  STORE_OK = 0,
+  STORE_ENOENT,    /* no such store, revision or entry */
+  STORE_EBUSY,     /* another process holds the store's write lock */
+  STORE_ECORRUPT,  /* the files are damaged: truncated, bad hash, broken chain */
+  STORE_EVERSION,  /* the store was written with another format version */
+  STORE_ESTALE,    /* CURRENT is not the parent the caller expected */
+  STORE_EPERM,     /* permission denied, or a write on a read-only handle */
+  STORE_EIO,       /* an I/O error, or disk / address space exhausted */
+  STORE_ENOMEM,    /* out of memory */
+  STORE_EINVAL     /* an invalid argument (bad name, kind, size, JSON ...) */
+} store_err;
+
+typedef struct store_env store_env;
+
+/* ---- kinds */
+
+typedef enum store_kind {
+  STORE_FUNCTION = 1, STORE_MACRO, STORE_VARIABLE, STORE_DATA,
+  STORE_STRUCTURE, STORE_INVARIANT
+} store_kind;
+
+typedef enum store_rev_kind {
+  STORE_REV_ACTION = 1, STORE_REV_APPLICATION, STORE_REV_ROLLBACK,
+  STORE_REV_IMPORT, STORE_REV_INITIAL
+} store_rev_kind;
+
+/* "function", "macro", ... / "action", "application", ...; NULL if invalid. */
+const char *store_kind_name(int kind);
+const char *store_rev_kind_name(int kind);
+/* The kind named by s, or 0 if none. */
+int store_kind_parse(const char *s);
+int store_rev_kind_parse(const char *s);
+/* A static description of an error code. */
+const char *store_strerror(int err);
+
+/* ---- limits */
+
+#define STORE_NAME_MAX     480u          /* bytes of UTF-8 in a name */
+#define STORE_ENTRY_MAX    (256u << 20)  /* bytes of an entry's encoding */
+#define STORE_SUMMARY_MAX  1024u         /* bytes; longer summaries are cut */
+#define STORE_VERSION_MAX  128u          /* kernel version string */
+#define STORE_RESPONSE_MAX 256u          /* model response id */
+#define STORE_EVENT_MAX    16384u        /* bytes of a stored event record */
+
+/* ---- opening */
+
+#define STORE_RDONLY 0x1u  /* read-only: no lock, no writes, must exist */
+#define STORE_NOCREATE 0x2u /* fail with STORE_ENOENT if the store is missing */
+
+/* Points in store_publish where a test hook is called (see store_options). */
+typedef enum store_point {
+  STORE_AT_BEFORE_TXN = 1,   /* before the write transaction begins */
+  STORE_AT_AFTER_ENTRIES,    /* entries and map written, no manifest yet */
+  STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved */
+  STORE_AT_BEFORE_COMMIT,    /* everything written, mdb_txn_commit next */
+  STORE_AT_AFTER_COMMIT      /* mdb_txn_commit returned success */
+} store_point;
+
+/* Options for store_open_with; zero-initialise and set what you need. */
+typedef struct store_options {
+  size_t mapsize;  /* initial map size in bytes; 0 = 64 MiB.  The map grows
+                      by doubling when a commit finds it full. */
+  /* Test only: called at each store_point of every publish. */
+  void (*hook)(void *arg, store_point at);
+  void *hook_arg;
+} store_options;
+
+/* Open (and unless STORE_RDONLY/STORE_NOCREATE, create) the store in DIR.
+**   dir     the store directory; created with mode 0700 if missing, its files
+**           get mode 0600 whatever the umask.
+**   flags   0, or STORE_RDONLY and/or STORE_NOCREATE.
+**   out     receives the handle; NULL on failure.
+**   errbuf  receives a message on failure (may be NULL); errlen its size.
+** Closed descriptors 0-2 are first reopened on /dev/null, so that no store
+** file can become stdout or stderr.  Stale LMDB readers are cleared.
+** Returns STORE_OK, or:
+**   STORE_ENOENT    the store does not exist (RDONLY or NOCREATE)
+**   STORE_EBUSY     another process (named by its pid) holds the write lock
+**   STORE_ECORRUPT  data.mdb is truncated, not an LMDB file, or lacks the
+**                   store's metadata
+**   STORE_EVERSION  the store has another format version (both are named)
+**   STORE_EPERM     permission denied on the directory or a file
+**   STORE_EIO       an I/O error
+**   STORE_ENOMEM    out of memory
+**   STORE_EINVAL    dir is NULL, empty or too long; unknown flags */
+int store_open(const char *dir, unsigned flags, store_env **out,
+               char *errbuf, size_t errlen);
+/* As store_open, with options (opts may be NULL). */
+int store_open_with(const char *dir, unsigned flags, const store_options *opts,
+                    store_env **out, char *errbuf, size_t errlen);
+
+/* Close the handle and release the lock.  NULL is ignored. */
+void store_close(store_env *s);
+
+/* The message of the last failed call on s ("" after a success). */
+const char *store_errmsg(const store_env *s);
+
+/* The directory s was opened on. */
+const char *store_path(const store_env *s);
+
+/* ---- entries */
+
+typedef struct store_entry {
+  int kind;              /* a store_kind */
+  const char *name;      /* UTF-8, NUL-terminated, 1..STORE_NAME_MAX bytes */
+  const void *bytes;     /* the canonical encoding */
+  size_t len;            /* its length, 0..STORE_ENTRY_MAX */
+} store_entry;
+
+typedef struct store_key {
+  int kind;
+  const char *name;
+} store_key;
+
+/* The content hash of e (SHA-256, 32 bytes) and its lowercase hex form
+** (64 characters and a NUL).  hex may be NULL.  Returns STORE_OK, or
+** STORE_EINVAL if the kind or name is invalid. */
+int store_entry_hash(const store_entry *e, uint8_t hash[32], char hex[65]);
+/* hex: 65 bytes, receives 64 hex digits and a NUL. */
+void store_hash_hex(const uint8_t hash[32], char hex[65]);
+/* Parse 64 hex digits; returns STORE_OK or STORE_EINVAL. */
+int store_hash_parse(const char *hex, uint8_t hash[32]);
+
+/* ---- publishing */
+
+/* What the caller tells about a new revision. */
+typedef struct store_rev_info {
+  int kind;                   /* a store_rev_kind */
+  uint64_t generation;        /* the kernel's generation at publish */
+  int64_t time_ms;            /* ms since the epoch; 0 = now */
+  const char *kernel_version; /* may be NULL; at most STORE_VERSION_MAX */
+  const char *summary;        /* may be NULL; cut to STORE_SUMMARY_MAX */
+  const char *response_id;    /* model response id; NULL if none */
+} store_rev_info;
+
+/* Publish a revision: CURRENT's map, with changed[0..nchanged) put (added
+** or replaced) and removed[0..nremoved) taken out, becomes revision
+** CURRENT+1, and CURRENT moves to it, all in one transaction.
+**   parent    the CURRENT the caller started from (0 for an empty store).
+**   info      the manifest fields.
+**   new_rev   receives the new revision number (may be NULL).
+** An entry identical to the one already in the map is not a change.  When
+** nothing changes, an ACTION or APPLICATION publish writes nothing and
+** *new_rev is the parent; INITIAL, IMPORT and ROLLBACK always publish.
+** Returns STORE_OK, or:
+**   STORE_ESTALE    CURRENT != parent; nothing was written
+**   STORE_EINVAL    a bad kind, name (empty, too long, not UTF-8), size,
+**                   a key given twice, a removed key not in the map, info
+**                   kind invalid; nothing was written
+**   STORE_EPERM     the handle is read-only
+**   STORE_ECORRUPT  the map refers to a missing entry, or a record is damaged
+**   STORE_EIO, STORE_ENOMEM */
+int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
+                  const store_entry *changed, size_t nchanged,
+                  const store_key *removed, size_t nremoved,
+                  uint64_t *new_rev);
+
+/* Publish a revision whose map equals revision target's map (kind ROLLBACK;
+** info->kind is ignored; target 0 means the empty map).  The delta is
+** computed against CURRENT.  Returns as store_publish, and STORE_ENOENT if
+** target > CURRENT. */
+int store_publish_revert(store_env *s, uint64_t parent, uint64_t target,
+                         const store_rev_info *info, uint64_t *new_rev);
+
+/* ---- reading */
+
+/* CURRENT (0 for an empty store). */
+int store_current(store_env *s, uint64_t *rev);
+
+typedef struct store_change {
+  int kind;
+  const char *name;
+  uint8_t old_hash[32];   /* all zero if the key was added */
+  uint8_t new_hash[32];   /* all zero if the key was removed */
+} store_change;
+
+typedef struct store_manifest {
+  uint64_t rev, parent, generation;
+  int64_t time_ms;
+  int kind;                 /* a store_rev_kind */
+  uint64_t rollback_of;     /* the target of a rollback, else 0 */
+  uint64_t nentries;        /* entries in this revision's map */
+  const char *kernel_version, *summary, *response_id;  /* "" if none */
+  size_t nchanges;
+  store_change *changes;    /* sorted by (kind, name) */
+} store_manifest;
+
+/* Read revision rev's manifest into *out (one allocation; release it with
+** store_free).  Returns STORE_OK, STORE_ENOENT (no such revision),
+** STORE_ECORRUPT (a damaged record), STORE_ENOMEM, STORE_EIO. */
+int store_manifest_read(store_env *s, uint64_t rev, store_manifest **out);
+
+/* Release memory returned by this API.  NULL is ignored. */
+void store_free(void *p);
+
+/* Called once per entry of a map, in (kind, name) order.  Return 0 to go
+** on, nonzero to stop (the iterating call then returns STORE_OK). */
+typedef int (*store_entry_fn)(void *arg, const store_entry *e,
+                              const uint8_t hash[32]);
+
+#define STORE_REV_CURRENT UINT64_MAX
+
+/* Call fn for every entry of revision rev's map (STORE_REV_CURRENT: the
+** current map, read directly, O(entries)).  An older revision's map is
+** rebuilt by undoing the deltas from CURRENT back to rev: O(entries +
+** changes made after rev) time and O(entries) memory.
+** Returns STORE_OK, STORE_ENOENT (no such revision), STORE_ECORRUPT,
+** STORE_ENOMEM, STORE_EIO. */
+int store_map_foreach(store_env *s, uint64_t rev, store_entry_fn fn, void *arg);
+
+/* The hash of the entry with key (kind, name) in the current map.
+** Returns STORE_OK, STORE_ENOENT, STORE_EINVAL, STORE_EIO. */
+int store_lookup(store_env *s, int kind, const char *name, uint8_t hash[32]);
+
+/* The entry with this hash, copied into one allocation (*out, with name and
+** bytes inside it; release with store_free).  Returns STORE_OK, STORE_ENOENT,
+** STORE_ECORRUPT (the record is malformed), STORE_ENOMEM, STORE_EIO. */
+int store_get_entry(store_env *s, const uint8_t hash[32], store_entry **out);
+
+typedef struct store_stat {
+  uint64_t current;
+  uint32_t format;
+  uint8_t id[16];          /* the store id, random at creation */
+  uint64_t revisions, entries, names, events;  /* records per database */
+  uint64_t last_event;     /* highest event sequence number, 0 if none */
+  size_t page_size, mapsize;
+  uint64_t pages_used;     /* pages held by all trees (excluding free pages) */
+  uint64_t file_pages;     /* pages ever allocated in data.mdb */
+} store_stat;
+
+int store_stats(store_env *s, store_stat *st);
+
+/* ---- verification */
+
+/* Check the store, in one read transaction:
+**  - the revisions database holds exactly revisions 1..CURRENT;
+**  - every entry of the current map exists, re-hashes to its hash and
+**    carries its key's kind and name;
+**  - the manifest chain from CURRENT to 1: every manifest's checksum and
+**    structure, parents consecutive, entry counts consistent with the map
+**    and with each delta.
+** With STORE_VERIFY_HISTORY also: every delta, undone in turn from the
+** current map, matches it, every entry any revision puts exists, and
+** undoing revision 1 leaves the empty map — so every old revision can be
+** rebuilt.  Cost: O(current entries + manifest bytes); the history check
+** adds O(all changes ever) time and O(current entries) memory.
+** Reports the first problem in errbuf (may be NULL) and store_errmsg,
+** naming the revision or entry and the store path.
+** Returns STORE_OK, STORE_ECORRUPT, STORE_ENOMEM, STORE_EIO. */
+#define STORE_VERIFY_HISTORY 0x1u
+int store_verify(store_env *s, unsigned flags, char *errbuf, size_t errlen);
+
+/* ---- events
+**
+** An event is one JSON object, stored under a sequence number 1, 2, 3 ...
+** The store adds "seq" and "time" (ms since the epoch) as its first members.
+** Conventional members: "event" (started, accepted, rejected, aborted,
+** failed, interrupted, condition, paused, resumed, model_request, ...),
+** "attempt" (an integer identifying a transaction attempt). */
+
+/* Append one event.  json is one JSON object (text).  String values under a
+** key containing "key", "token", "secret", "authorization" or "password"
+** (any case), and string values starting with "Bearer " or "sk-", become
+** "[redacted]".  A record longer than STORE_EVENT_MAX is replaced by a
+** bounded one marked "truncated":true that keeps "event", "attempt", the
+** original size and the start of the text.
+**   seq  receives the sequence number (may be NULL).
+** Returns STORE_OK, STORE_EINVAL (not a JSON object), STORE_EPERM
+** (read-only), STORE_EIO, STORE_ENOMEM. */
+int store_event_append(store_env *s, const char *json, uint64_t *seq);
+
+#define STORE_NEWEST_FIRST 0x1u
+
+/* Called per event; return 0 to go on, nonzero to stop. */
+typedef int (*store_event_fn)(void *arg, uint64_t seq, const char *json,
+                              size_t len);
+
+/* Call fn for at most max events (0 = no limit), oldest first from from_seq
+** upwards, or with STORE_NEWEST_FIRST from from_seq downwards (from_seq 0
+** means the newest).  Returns STORE_OK, STORE_EIO, STORE_ECORRUPT. */
+int store_events_read(store_env *s, uint64_t from_seq, size_t max,
+                      unsigned flags, store_event_fn fn, void *arg);
+
+/* For every attempt with a "started" event and no later outcome event
+** (accepted, rejected, aborted, failed, interrupted) for the same attempt,
+** append {"event":"interrupted","attempt":N,...}, in one transaction.
+** Scans all events: O(events).  count receives how many were marked (may
+** be NULL).  Returns STORE_OK, STORE_EPERM, STORE_EIO, STORE_ENOMEM. */
+int store_mark_interrupted(store_env *s, uint64_t *count);
+
+#endif
