@@ -30,7 +30,9 @@ static void *arena_alloc(jt_State *S, jt_Code *c, size_t n) {
   n = (n + 15) & ~(size_t)15;
   jt_Arena *a = c->arena;
   if (!a || a->used + n > a->cap) {
-    size_t cap = n > 4000 ? n : 4000;
+    /* start small (most top-level forms are small) and double */
+    size_t cap = a ? (a->cap < 32768 ? a->cap * 2 : 32768) : 512;
+    if (cap < n) cap = n;
     jt_Arena *b = jt_malloc(S, sizeof(jt_Arena) + cap);
     b->next = a;
     b->used = 0;

@@ -74,15 +74,9 @@ static uint64_t hash_number_equalp(jt_V v)
   return mix64(v);
 }
 
-/* A character's case-insensitive identity for equalp.  Must agree with
-** char-equal in str.c for the characters it folds (ASCII and Latin-1 here;
-** wider folding only makes more keys collide, never disagree). */
-static uint32_t fold_char(uint32_t c)
-{
-  if (c >= 'a' && c <= 'z') return c - 32;
-  if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
-  return c;
-}
+/* A character's case-insensitive identity for equalp: the same folding
+** as equalp and char-equal (jt_char_downcase), so equal keys hash alike. */
+static uint32_t fold_char(uint32_t c) { return jt_char_downcase(c); }
 
 static uint64_t hash_symbol(jt_State *S, jt_V v)
 {

@@ -74,6 +74,11 @@ uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i);
 ** (%SET-AREF vector index value), (%SET-GETHASH key table value),
 ** (%SET-CHAR string index char), (%SET-NTH n list value). */
 
+/* Simple (one-to-one) case mapping of a code point (str.c); equalp,
+** char-equal and equalp hash tables all fold with jt_char_downcase. */
+uint32_t jt_char_upcase(uint32_t c);
+uint32_t jt_char_downcase(uint32_t c);
+
 /* Grow an adjustable string/vector by one element (vector-push-extend). */
 void jt_string_push(jt_State *S, jt_V str, uint32_t c);
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v);

@@ -388,11 +388,7 @@ static bool string_eq(jt_V a, jt_V b, bool fold) {
   for (size_t i = 0; i < x->len; i++) {
     uint32_t c = x->chars[i], d = y->chars[i];
     if (c == d) continue;
-    if (!fold) return false;
-    if (c < 128 && d < 128 && (c | 0x20) == (d | 0x20) && ((c | 0x20) - 'a') < 26) continue;
-    if (c >= 0xC0 && c < 0x100 && d >= 0xC0 && d < 0x100 && (c | 0x20) == (d | 0x20) &&
-        (c | 0x20) != 0xF7) continue;
-    return false;
+    if (!fold || jt_char_downcase(c) != jt_char_downcase(d)) return false;
   }
   return true;
 }
@@ -417,16 +413,11 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
 
 bool jt_equal(jt_State *S, jt_V a, jt_V b) { return equal_rec(S, a, b, 0); }
 
-static uint32_t fold_char(uint32_t c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 0xE0 && c < 0xFF && c != 0xF7)) return c - 0x20;
-  return c;
-}
-
 static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   for (;;) {
     if (a == b) return true;
     if (depth > EQUAL_MAX_DEPTH) jt_error(S, "structure too deep to compare (circular?)");
-    if (jt_ischar(a) && jt_ischar(b)) return fold_char(jt_charcode(a)) == fold_char(jt_charcode(b));
+    if (jt_ischar(a) && jt_ischar(b)) return jt_char_downcase(jt_charcode(a)) == jt_char_downcase(jt_charcode(b));
     if (jt_isnumber(a) && jt_isnumber(b)) return jt_num_equal(S, a, b);
     if (jt_iscons(a) && jt_iscons(b)) {
       if (!equalp_rec(S, jt_car(a), jt_car(b), depth + 1)) return false;

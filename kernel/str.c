@@ -31,7 +31,7 @@ static const CaseRange case_ranges[] = {
 };
 #define NCASE (sizeof case_ranges / sizeof case_ranges[0])
 
-static uint32_t ch_down(uint32_t c)
+uint32_t jt_char_downcase(uint32_t c)
 {
   if (c < 0x80) return c >= 'A' && c <= 'Z' ? c + 32 : c;
   for (size_t i = 0; i < NCASE; i++) {
@@ -42,7 +42,7 @@ static uint32_t ch_down(uint32_t c)
   return c;
 }
 
-static uint32_t ch_up(uint32_t c)
+uint32_t jt_char_upcase(uint32_t c)
 {
   if (c < 0x80) return c >= 'a' && c <= 'z' ? c - 32 : c;
   for (size_t i = 0; i < NCASE; i++) {
@@ -53,8 +53,8 @@ static uint32_t ch_up(uint32_t c)
   return c;
 }
 
-static bool is_upper(uint32_t c) { return ch_down(c) != c; }
-static bool is_lower(uint32_t c) { return ch_up(c) != c; }
+static bool is_upper(uint32_t c) { return jt_char_downcase(c) != c; }
+static bool is_lower(uint32_t c) { return jt_char_upcase(c) != c; }
 
 /* Letters without case, besides the cased ones (approximate Unicode
 ** coverage: the common alphabets and scripts). */
@@ -174,7 +174,7 @@ static bool cmp_holds(int op, uint32_t a, uint32_t b)
 static jt_V char_compare(jt_State *S, int argc, jt_V *argv, int op, bool fold)
 {
   for (int i = 0; i < argc; i++) jt_check_char(S, argv[i]);
-#define KEY(v) (fold ? ch_down(jt_charcode(v)) : jt_charcode(v))
+#define KEY(v) (fold ? jt_char_downcase(jt_charcode(v)) : jt_charcode(v))
   if (op == CMP_NE) {
     for (int i = 0; i < argc; i++)
       for (int j = i + 1; j < argc; j++)
@@ -200,8 +200,8 @@ JT_FN(f_char_greaterp)      { return char_compare(S, argc, argv, CMP_GT, true); 
 JT_FN(f_char_not_greaterp)  { return char_compare(S, argc, argv, CMP_LE, true); }
 JT_FN(f_char_not_lessp)     { return char_compare(S, argc, argv, CMP_GE, true); }
 
-JT_FN(f_char_upcase)   { return jt_mkchar(ch_up(jt_check_char(S, argv[0]))); }
-JT_FN(f_char_downcase) { return jt_mkchar(ch_down(jt_check_char(S, argv[0]))); }
+JT_FN(f_char_upcase)   { return jt_mkchar(jt_char_upcase(jt_check_char(S, argv[0]))); }
+JT_FN(f_char_downcase) { return jt_mkchar(jt_char_downcase(jt_check_char(S, argv[0]))); }
 JT_FN(f_char_code)     { return jt_mkfix(jt_check_char(S, argv[0])); }
 
 /* (code-char code): every code point below char-code-limit is a character,
@@ -246,7 +246,7 @@ static bool name_is(jt_V str, const char *name)
   size_t n = strlen(name);
   if (len_of(str) != n) return false;
   for (size_t i = 0; i < n; i++)
-    if (ch_down(chars_of(str)[i]) != ch_down((unsigned char)name[i])) return false;
+    if (jt_char_downcase(chars_of(str)[i]) != jt_char_downcase((unsigned char)name[i])) return false;
   return true;
 }
 
@@ -384,9 +384,9 @@ static void convert_case(uint32_t *cs, size_t start, size_t end, int mode)
   bool in_word = false;
   for (size_t i = start; i < end; i++) {
     uint32_t c = cs[i], r;
-    if (mode == CASE_UP) r = ch_up(c);
-    else if (mode == CASE_DOWN) r = ch_down(c);
-    else if (is_alnum(c)) { r = in_word ? ch_down(c) : ch_up(c); in_word = true; }
+    if (mode == CASE_UP) r = jt_char_upcase(c);
+    else if (mode == CASE_DOWN) r = jt_char_downcase(c);
+    else if (is_alnum(c)) { r = in_word ? jt_char_downcase(c) : jt_char_upcase(c); in_word = true; }
     else { r = c; in_word = false; }
     if (r != c) cs[i] = r;  /* barrier: raw char write */
   }
@@ -492,8 +492,8 @@ static jt_V string_compare(jt_State *S, int argc, jt_V *argv, int op, bool fold)
       cmp = k == n1 ? (k == n2 ? 0 : -1) : 1;
       break;
     }
-    uint32_t a = fold ? ch_down(c1[k]) : c1[k];
-    uint32_t b = fold ? ch_down(c2[k]) : c2[k];
+    uint32_t a = fold ? jt_char_downcase(c1[k]) : c1[k];
+    uint32_t b = fold ? jt_char_downcase(c2[k]) : c2[k];
     if (a != b) { cmp = a < b ? -1 : 1; break; }
   }
   bool holds;
