@@ -119,7 +119,25 @@ static void print_to(jt_State *S, jt_V stream, jt_V v, bool escape) {
   jt_print(S, stream, v, escape);
 }
 
+static void report_unbounded(jt_State *S, jt_V stream, jt_V cond);
+
+/* Reports print the objects involved, which may be circular or huge (the
+** datum of a type-error on a circular list): they are printed with
+** *print-circle* on and length and level bounded unless the program chose
+** bounds itself. */
 void jt_condition_report(jt_State *S, jt_V stream, jt_V cond) {
+  size_t nbind = S->nbind;
+  JT_PUSH(S, stream);
+  JT_PUSH(S, cond);
+  jt_bind(S, JT_SYM(S, PRINT_CIRCLE), JT_T);
+  if (jt_sym_(JT_SYM(S, PRINT_LENGTH))->value == JT_NIL) jt_bind(S, JT_SYM(S, PRINT_LENGTH), jt_mkfix(50));
+  if (jt_sym_(JT_SYM(S, PRINT_LEVEL))->value == JT_NIL) jt_bind(S, JT_SYM(S, PRINT_LEVEL), jt_mkfix(8));
+  report_unbounded(S, S->sp[-2], S->sp[-1]);
+  jt_unbind_to(S, nbind);
+  JT_POP(S, 2);
+}
+
+static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
   jt_V *base = S->sp;
   JT_PUSH(S, stream);
   JT_PUSH(S, cond);

@@ -191,8 +191,18 @@ void jt_root_grow(jt_State *S) {
   S->rootcap = n;
 }
 
+/* The value stack keeps a reserve past stack_end; signalling the overflow
+** may use it (the condition and its handlers need stack too).  A second
+** overflow inside the reserve aborts outright. */
 void jt_stack_overflow(jt_State *S) {
-  jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  jt_V *hard_end = S->stack + S->stack_slots;
+  if (S->stack_end < hard_end - JT_STACK_RESERVE / 2) {
+    S->stack_end = hard_end - JT_STACK_RESERVE / 2;  /* restored by the entry point */
+    S->limit_tripped |= 1u << JT_LIMIT_DEPTH;
+    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  }
+  S->stack_end = hard_end - JT_STACK_GUARD;
+  jt_abort_to_top(S, JITI_LIMIT, JT_NIL);
 }
 
 /* ------------------------------------------------------------------ mark */

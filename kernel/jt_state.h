@@ -19,6 +19,8 @@
 
 #define JT_MV_LIMIT 64   /* multiple-values-limit */
 #define JT_POOL_CLASSES 5
+#define JT_STACK_RESERVE 4096  /* value-stack slots kept for signalling overflow */
+#define JT_STACK_GUARD 64
 
 /* A call record: one per active function call, for backtraces. */
 typedef struct jt_CallInfo {
@@ -109,6 +111,7 @@ struct jt_State {
 
   /* ---- value stack: arguments and temporaries; everything below sp is live */
   jt_V *stack, *sp, *stack_end;
+  size_t stack_slots;
 
   /* ---- symbols */
   jt_V *symtab;             /* open-addressing table of interned symbols */

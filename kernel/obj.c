@@ -1087,6 +1087,7 @@ static const jt_Reg base_fns[] = {
   {"FDEFINITION", f_fdefinition, 1, 1, "(fdefinition name) The global function NAME."},
   {"SYMBOL-FUNCTION", f_symbol_function, 1, 1, "(symbol-function symbol) The global function."},
   {"%SET-FDEFINITION", f_set_fdefinition, 2, 2, "(%set-fdefinition name function)"},
+  {"%SET-SYMBOL-FUNCTION", f_set_fdefinition, 2, 2, "(%set-symbol-function symbol function)"},
   {"MACRO-FUNCTION", f_macro_function, 1, 2, "(macro-function symbol) The macro expander or NIL."},
   {"SPECIAL-OPERATOR-P", f_special_operator_p, 1, 1, "(special-operator-p symbol)"},
   {"FUNCALL", f_funcall, 1, -1, "(funcall function &rest args) Call FUNCTION."},

@@ -73,7 +73,8 @@ jiti_State *jiti_open(void) {
   S->stack = malloc(VALUE_STACK_SLOTS * sizeof(jt_V));
   if (!S->stack) { free(S); return NULL; }
   S->sp = S->fp = S->stack;
-  S->stack_end = S->stack + VALUE_STACK_SLOTS - 64;
+  S->stack_slots = VALUE_STACK_SLOTS;
+  S->stack_end = S->stack + VALUE_STACK_SLOTS - JT_STACK_RESERVE;
   S->nvals = 1;
   S->mv[0] = JT_NIL;
   S->pending = JT_NIL;
@@ -230,6 +231,7 @@ static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *save
   S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
   S->output_used = 0;
   S->limit_tripped = 0;
+  S->stack_end = S->stack + S->stack_slots - JT_STACK_RESERVE;
 }
 
 static jiti_Status eval_common(jiti_State *S, const char *src, size_t len,

@@ -63,10 +63,10 @@
        (setq pairs (cdr (cdr pairs)))
        (go next)
      done)
-    `(let ,(nreverse bindings) (setq ,@(reverse-pairs sets)) nil)))
+    `(let ,(nreverse bindings) (setq ,@(%reverse-pairs sets)) nil)))
 
 ;; (g2 b g1 a) -> (a g1 b g2): the setq pairs in original order
-(defun reverse-pairs (l)
+(defun %reverse-pairs (l)
   (let ((out nil))
     (tagbody
      next
@@ -239,6 +239,3 @@
          ,@decls
          ,@forms
          (get-output-stream-string ,var)))))
-
-(defmacro with-gensyms (names &body body)
-  `(let ,(mapcar (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))

@@ -140,7 +140,7 @@
       (let ((sname (if (consp s) (car s) s)) (opts (if (consp s) (cdr s) nil)))
         (do ((o opts (cdr (cdr o)))) ((null o))
           (when (member (car o) '(:reader :accessor))
-            (push (cons (car (cdr o)) sname) readers)))))
+            (push (list (car (cdr o)) sname (eq (car o) :accessor)) readers)))))
     `(progn
        (%define-condition
         ',name ',parents
@@ -155,7 +155,12 @@
                ((stringp report) report)
                (t `(function ,report))))
        (let ((%defining-type ',name))
-         ,@(mapcar (lambda (r) `(defun ,(car r) (c) (slot-value c ',(cdr r)))) readers))
+         ,@(mapcan (lambda (r)
+                     (cons `(defun ,(car r) (c) (slot-value c ',(car (cdr r))))
+                           (if (car (cdr (cdr r)))
+                               (list `(defun (setf ,(car r)) (v c) (%set-slot-value c ',(car (cdr r)) v)))
+                               nil)))
+                   readers))
        (%record-type ',name ',whole)
        ',name)))
 
