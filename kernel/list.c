@@ -5,19 +5,10 @@
 ** GC discipline used throughout: argv is rooted; any cursor into a list that
 ** is held across a call to Lisp is rooted too, because the called code may
 ** cut the list and let the cons we stand on become garbage.  Results are
-** built with a Coll (rooted head and tail).
+** built with a jt_Coll (rooted head and tail; see jt_sequtil.h).
 */
 #include <string.h>
-#include "jt_lib.h"
-
-/* Loops over user lists that call no Lisp tick the fuel now and then, so a
-** circular list cannot hang a state that runs with a fuel limit. */
-#define TICK(S, n) \
-  do { if ((++(n) & 255u) == 0) jt_fuel_tick(S); } while (0)
-
-static JT_NORETURN void not_list(jt_State *S, jt_V v) {
-  jt_type_error(S, v, JT_SYM(S, LIST));
-}
+#include "jt_sequtil.h"
 
 /* Deep car-recursion (copy-tree, subst, tree-equal) is bounded by the C
 ** stack budget the state was given, instead of crashing the host. */
@@ -26,143 +17,6 @@ static void check_cstack(jt_State *S) {
   if (S->cstack_base && S->cstack_limit &&
       (size_t)(S->cstack_base - &probe) > S->cstack_limit)
     jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "tree too deeply nested");
-}
-
-/* ------------------------------------------------------------ collector */
-
-typedef struct Coll { jt_V head, tail; } Coll;
-
-/* Roots both fields: callers JT_UNROOT(S, 2) when done. */
-static void coll_init(jt_State *S, Coll *c) {
-  c->head = c->tail = JT_NIL;
-  JT_ROOT(S, c->head);
-  JT_ROOT(S, c->tail);
-}
-
-static void coll_add(jt_State *S, Coll *c, jt_V x) {
-  jt_V cell = jt_cons(S, x, JT_NIL);
-  /* the tail is a cons this primitive made: no barrier needed */
-  if (c->tail == JT_NIL) c->head = cell; else jt_cons_(c->tail)->cdr = cell;
-  c->tail = cell;
-}
-
-/* Terminate the collected list with `rest` (shared, not copied). */
-static jt_V coll_end(Coll *c, jt_V rest) {
-  if (c->tail == JT_NIL) return rest;
-  jt_cons_(c->tail)->cdr = rest;
-  return c->head;
-}
-
-static inline jt_V call1(jt_State *S, jt_V fn, jt_V a) {
-  JT_PUSH(S, a);
-  jt_V r = jt_apply(S, fn, 1, S->sp - 1);
-  JT_POP(S, 1);
-  return r;
-}
-
-static inline jt_V call2(jt_State *S, jt_V fn, jt_V a, jt_V b) {
-  JT_PUSH(S, a);
-  JT_PUSH(S, b);
-  jt_V r = jt_apply(S, fn, 2, S->sp - 2);
-  JT_POP(S, 2);
-  return r;
-}
-
-static inline bool eqlv(jt_V a, jt_V b) {
-  return a == b || (jt_isptr(a) && jt_isptr(b) && jt_eql(a, b));
-}
-
-/* ---------------------------------------------------------------- tests
-** :test / :test-not / :key, and the -if / -if-not predicates, folded into
-** one record.  The standard tests are recognised so that the common case
-** compares in C without calling Lisp. */
-
-enum { TK_EQL, TK_EQ, TK_EQUAL, TK_FN, TK_PRED };
-
-typedef struct Test {
-  jt_V fn;      /* test, test-not or predicate; NIL for a recognised test */
-  jt_V key;     /* key function, NIL for identity */
-  int kind;
-  bool negate;  /* :test-not, or an -if-not predicate */
-} Test;
-
-static int builtin_test(jt_State *S, jt_V fn) {
-  if (!jt_is(fn, JT_TPRIM)) return TK_FN;
-  jt_V name = jt_prim_(fn)->name;
-  if (name == JT_SYM(S, EQL)) return TK_EQL;
-  if (!jt_is(name, JT_TSYMBOL) || jt_sym_(name)->package != JT_PKG_LISP)
-    return TK_FN;
-  const char *s = jt_symname(S, name);
-  if (strcmp(s, "EQ") == 0) return TK_EQ;
-  if (strcmp(s, "EQUAL") == 0) return TK_EQUAL;
-  return TK_FN;
-}
-
-/* Set up from keyword values (JT_NOVALUE when absent).  Roots the two
-** function slots: callers JT_UNROOT(S, 2). */
-static void test_init(jt_State *S, Test *t, jt_V key, jt_V test,
-                      jt_V test_not) {
-  t->fn = t->key = JT_NIL;
-  t->kind = TK_EQL;
-  t->negate = false;
-  JT_ROOT(S, t->fn);
-  JT_ROOT(S, t->key);
-  if (key != JT_NOVALUE && key != JT_NIL) t->key = jt_check_function(S, key);
-  if (test != JT_NOVALUE && test_not != JT_NOVALUE)
-    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
-              "both :TEST and :TEST-NOT were supplied");
-  if (test_not != JT_NOVALUE) { t->negate = true; test = test_not; }
-  if (test != JT_NOVALUE) {
-    t->fn = jt_check_function(S, test);
-    t->kind = builtin_test(S, t->fn);
-    if (t->kind != TK_FN) t->fn = JT_NIL;
-  }
-}
-
-/* A predicate (the -if / -if-not functions).  Roots like test_init. */
-static void pred_init(jt_State *S, Test *t, jt_V pred, jt_V key, bool negate) {
-  test_init(S, t, key, JT_NOVALUE, JT_NOVALUE);
-  t->fn = jt_check_function(S, pred);
-  t->kind = TK_PRED;
-  t->negate = negate;
-}
-
-static inline jt_V keyed(jt_State *S, const Test *t, jt_V x) {
-  return t->key == JT_NIL ? x : call1(S, t->key, x);
-}
-
-/* Compare an item with an already keyed element. */
-static inline bool tcmp(jt_State *S, const Test *t, jt_V a, jt_V b) {
-  bool r;
-  switch (t->kind) {
-    case TK_EQL: r = eqlv(a, b); break;
-    case TK_EQ: r = a == b; break;
-    case TK_EQUAL: r = jt_equal(S, a, b); break;
-    case TK_PRED: r = call1(S, t->fn, b) != JT_NIL; break;
-    default: r = call2(S, t->fn, a, b) != JT_NIL; break;
-  }
-  return r != t->negate;
-}
-
-static inline bool tmatch(jt_State *S, const Test *t, jt_V item, jt_V elt) {
-  return tcmp(S, t, item, keyed(S, t, elt));
-}
-
-static const int test_keys[] = {JT_S_K_KEY, JT_S_K_TEST, JT_S_K_TEST_NOT};
-
-/* Parse :key :test :test-not from argv[start..] into t (rooted, 2). */
-static void parse_test(jt_State *S, Test *t, int argc, jt_V *argv, int start) {
-  jt_V kv[3];
-  jt_parse_keys(S, argc, argv, start, test_keys, 3, kv);
-  test_init(S, t, kv[0], kv[1], kv[2]);
-}
-
-static void parse_pred(jt_State *S, Test *t, int argc, jt_V *argv, int start,
-                       bool negate) {
-  static const int keys[] = {JT_S_K_KEY};
-  jt_V kv[1];
-  jt_parse_keys(S, argc, argv, start, keys, 1, kv);
-  pred_init(S, t, argv[0], kv[0], negate);
 }
 
 /* ------------------------------------------------------------ building */
@@ -182,63 +36,43 @@ JT_FN(f_make_list) {
   jt_V kv[1];
   size_t n = jt_check_index(S, argv[0]);
   jt_parse_keys(S, argc, argv, 1, keys, 1, kv);
-  jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
-  jt_V r = JT_NIL;
-  JT_ROOT(S, r);
-  while (n-- > 0) r = jt_cons(S, init, r);
-  JT_UNROOT(S, 1);
-  return r;
+  return jt_make_list(S, n, kv[0] == JT_NOVALUE ? JT_NIL : kv[0]);
 }
 
-/* Copy the conses of `list`, keeping a dotted terminator. */
-static jt_V copy_list(jt_State *S, jt_V list) {
-  Coll c;
-  coll_init(S, &c);
-  unsigned n = 0;
-  for (; jt_iscons(list); list = jt_cdr(list)) {
-    coll_add(S, &c, jt_car(list));
-    TICK(S, n);
-  }
-  jt_V r = coll_end(&c, list);
-  JT_UNROOT(S, 2);
-  return r;
-}
-
-JT_FN(f_copy_list) {
-  if (!jt_islist(argv[0])) not_list(S, argv[0]);
-  return copy_list(S, argv[0]);
-}
-
-JT_FN(f_copy_alist) {
-  jt_V list = argv[0];
-  if (!jt_islist(list)) not_list(S, list);
-  Coll c;
-  coll_init(S, &c);
+/* Copy the conses of `list`, keeping a dotted terminator; with `pairs`
+** (copy-alist) each element that is a cons is copied too. */
+static jt_V copy_list(jt_State *S, jt_V list, bool pairs) {
+  if (!jt_islist(list)) jt_not_list(S, list);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   unsigned n = 0;
   for (; jt_iscons(list); list = jt_cdr(list)) {
     jt_V e = jt_car(list);
-    if (jt_iscons(e)) e = jt_cons(S, jt_car(e), jt_cdr(e));
-    coll_add(S, &c, e);
-    TICK(S, n);
+    if (pairs && jt_iscons(e)) e = jt_cons(S, jt_car(e), jt_cdr(e));
+    jt_coll_add(S, &c, e);
+    JT_TICK(S, n);
   }
-  jt_V r = coll_end(&c, list);
+  jt_V r = jt_coll_end(&c, list);
   JT_UNROOT(S, 2);
   return r;
 }
+
+JT_FN(f_copy_list) { return copy_list(S, argv[0], false); }
+JT_FN(f_copy_alist) { return copy_list(S, argv[0], true); }
 
 /* Recurses on cars only; the spine of each level is copied in a loop. */
 static jt_V copy_tree(jt_State *S, jt_V x) {
   if (!jt_iscons(x)) return x;
   check_cstack(S);
-  Coll c;
-  coll_init(S, &c);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   jt_V cur = x;
   JT_ROOT(S, cur);
   for (; jt_iscons(cur); cur = jt_cdr(cur)) {
     jt_V a = copy_tree(S, jt_car(cur));
-    coll_add(S, &c, a);
+    jt_coll_add(S, &c, a);
   }
-  jt_V r = coll_end(&c, cur);
+  jt_V r = jt_coll_end(&c, cur);
   JT_UNROOT(S, 3);
   return r;
 }
@@ -247,18 +81,18 @@ JT_FN(f_copy_tree) { return copy_tree(S, argv[0]); }
 
 JT_FN(f_append) {
   if (argc == 0) return JT_NIL;
-  Coll c;
-  coll_init(S, &c);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   for (int i = 0; i < argc - 1; i++) {
     jt_V l = argv[i];
     unsigned n = 0;
     for (; jt_iscons(l); l = jt_cdr(l)) {
-      coll_add(S, &c, jt_car(l));
-      TICK(S, n);
+      jt_coll_add(S, &c, jt_car(l));
+      JT_TICK(S, n);
     }
-    if (l != JT_NIL) not_list(S, argv[i]);
+    if (l != JT_NIL) jt_not_list(S, argv[i]);
   }
-  jt_V r = coll_end(&c, argv[argc - 1]);
+  jt_V r = jt_coll_end(&c, argv[argc - 1]);
   JT_UNROOT(S, 2);
   return r;
 }
@@ -266,7 +100,7 @@ JT_FN(f_append) {
 /* The last cons of a non-empty list (stops at a dotted end). */
 static jt_V last_cons(jt_State *S, jt_V l) {
   unsigned n = 0;
-  while (jt_iscons(jt_cdr(l))) { l = jt_cdr(l); TICK(S, n); }
+  while (jt_iscons(jt_cdr(l))) { l = jt_cdr(l); JT_TICK(S, n); }
   return l;
 }
 
@@ -275,7 +109,7 @@ JT_FN(f_nconc) {
   for (int i = 0; i < argc; i++) {
     jt_V l = argv[i];
     if (l == JT_NIL) continue;
-    if (i < argc - 1 && !jt_iscons(l)) not_list(S, l);
+    if (i < argc - 1 && !jt_iscons(l)) jt_not_list(S, l);
     if (last == JT_NIL) head = l;
     else JT_SET(S, last, jt_cons_(last)->cdr, l);
     if (jt_iscons(l)) last = last_cons(S, l);
@@ -288,7 +122,7 @@ JT_FN(f_revappend) {
   JT_ROOT(S, l);
   JT_ROOT(S, r);
   for (; jt_iscons(l); l = jt_cdr(l)) r = jt_cons(S, jt_car(l), r);
-  if (l != JT_NIL) not_list(S, argv[0]);
+  if (l != JT_NIL) jt_not_list(S, argv[0]);
   JT_UNROOT(S, 2);
   return r;
 }
@@ -301,7 +135,7 @@ JT_FN(f_nreconc) {
     r = l;
     l = next;
   }
-  if (l != JT_NIL) not_list(S, argv[0]);
+  if (l != JT_NIL) jt_not_list(S, argv[0]);
   return r;
 }
 
@@ -311,7 +145,7 @@ JT_FN(f_nreconc) {
 static jt_V cxr(jt_State *S, jt_V x, const char *ops) {
   for (int i = (int)strlen(ops) - 1; i >= 0; i--) {
     if (x == JT_NIL) return JT_NIL;
-    if (!jt_iscons(x)) not_list(S, x);
+    if (!jt_iscons(x)) jt_not_list(S, x);
     x = ops[i] == 'a' ? jt_car(x) : jt_cdr(x);
   }
   return x;
@@ -364,17 +198,17 @@ JT_FN(f_rplacd) {
 static jt_V nthcdr(jt_State *S, jt_V nv, jt_V list) {
   if (jt_isbig(nv) && mpz_sgn(jt_big_(nv)->z) > 0) {
     unsigned k = 0;
-    while (jt_iscons(list)) { list = jt_cdr(list); TICK(S, k); }
-    if (list != JT_NIL) not_list(S, list);
+    while (jt_iscons(list)) { list = jt_cdr(list); JT_TICK(S, k); }
+    if (list != JT_NIL) jt_not_list(S, list);
     return JT_NIL;
   }
   size_t n = jt_check_index(S, nv);
   unsigned k = 0;
   for (; n > 0; n--) {
     if (list == JT_NIL) return JT_NIL;
-    if (!jt_iscons(list)) not_list(S, list);
+    if (!jt_iscons(list)) jt_not_list(S, list);
     list = jt_cdr(list);
-    TICK(S, k);
+    JT_TICK(S, k);
   }
   return list;
 }
@@ -384,7 +218,7 @@ JT_FN(f_nthcdr) { return nthcdr(S, argv[0], argv[1]); }
 JT_FN(f_nth) {
   jt_V c = nthcdr(S, argv[0], argv[1]);
   if (c == JT_NIL) return JT_NIL;
-  if (!jt_iscons(c)) not_list(S, c);
+  if (!jt_iscons(c)) jt_not_list(S, c);
   return jt_car(c);
 }
 
@@ -401,7 +235,7 @@ JT_FN(f_set_nth) { return set_nth(S, argv[0], argv[1], argv[2]); }
   JT_FN(cname) { \
     jt_V c = nthcdr(S, jt_mkfix(k), argv[0]); \
     if (c == JT_NIL) return JT_NIL; \
-    if (!jt_iscons(c)) not_list(S, c); \
+    if (!jt_iscons(c)) jt_not_list(S, c); \
     return jt_car(c); \
   } \
   JT_FN(setname) { return set_nth(S, jt_mkfix(k), argv[0], argv[1]); }
@@ -422,39 +256,39 @@ static size_t opt_count(jt_State *S, int argc, jt_V *argv, int i) {
 
 JT_FN(f_last) {
   jt_V l = argv[0];
-  if (!jt_islist(l)) not_list(S, l);
+  if (!jt_islist(l)) jt_not_list(S, l);
   size_t n = opt_count(S, argc, argv, 1);
   /* `lead` runs n conses ahead; when it falls off, `l` is the answer */
   jt_V lead = l;
   unsigned k = 0;
-  for (size_t i = 0; i < n && jt_iscons(lead); i++) { lead = jt_cdr(lead); TICK(S, k); }
-  while (jt_iscons(lead)) { lead = jt_cdr(lead); l = jt_cdr(l); TICK(S, k); }
+  for (size_t i = 0; i < n && jt_iscons(lead); i++) { lead = jt_cdr(lead); JT_TICK(S, k); }
+  while (jt_iscons(lead)) { lead = jt_cdr(lead); l = jt_cdr(l); JT_TICK(S, k); }
   return l;
 }
 
 static size_t count_conses(jt_State *S, jt_V l) {
   size_t n = 0;
   unsigned k = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) { n++; TICK(S, k); }
+  for (; jt_iscons(l); l = jt_cdr(l)) { n++; JT_TICK(S, k); }
   return n;
 }
 
 JT_FN(f_butlast) {
   jt_V l = argv[0];
-  if (!jt_islist(l)) not_list(S, l);
+  if (!jt_islist(l)) jt_not_list(S, l);
   size_t n = opt_count(S, argc, argv, 1);
   size_t len = count_conses(S, l);
   if (len <= n) return JT_NIL;
-  Coll c;
-  coll_init(S, &c);
-  for (size_t i = len - n; i > 0; i--, l = jt_cdr(l)) coll_add(S, &c, jt_car(l));
+  jt_Coll c;
+  jt_coll_init(S, &c);
+  for (size_t i = len - n; i > 0; i--, l = jt_cdr(l)) jt_coll_add(S, &c, jt_car(l));
   JT_UNROOT(S, 2);
   return c.head;
 }
 
 JT_FN(f_nbutlast) {
   jt_V l = argv[0];
-  if (!jt_islist(l)) not_list(S, l);
+  if (!jt_islist(l)) jt_not_list(S, l);
   size_t n = opt_count(S, argc, argv, 1);
   size_t len = count_conses(S, l);
   if (len <= n) return JT_NIL;
@@ -466,36 +300,36 @@ JT_FN(f_nbutlast) {
 
 JT_FN(f_ldiff) {
   jt_V l = argv[0], obj = argv[1];
-  if (!jt_islist(l)) not_list(S, l);
-  Coll c;
-  coll_init(S, &c);
+  if (!jt_islist(l)) jt_not_list(S, l);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   unsigned k = 0;
   for (; jt_iscons(l); l = jt_cdr(l)) {
-    if (eqlv(l, obj)) break;
-    coll_add(S, &c, jt_car(l));
-    TICK(S, k);
+    if (jt_eqlv(l, obj)) break;
+    jt_coll_add(S, &c, jt_car(l));
+    JT_TICK(S, k);
   }
   /* a dotted terminator is kept unless it is the object itself */
-  jt_V r = coll_end(&c, (jt_iscons(l) || eqlv(l, obj)) ? JT_NIL : l);
+  jt_V r = jt_coll_end(&c, (jt_iscons(l) || jt_eqlv(l, obj)) ? JT_NIL : l);
   JT_UNROOT(S, 2);
   return r;
 }
 
 JT_FN(f_tailp) {
   jt_V obj = argv[0], l = argv[1];
-  if (!jt_islist(l)) not_list(S, l);
+  if (!jt_islist(l)) jt_not_list(S, l);
   unsigned k = 0;
   for (; jt_iscons(l); l = jt_cdr(l)) {
-    if (eqlv(l, obj)) return JT_T;
-    TICK(S, k);
+    if (jt_eqlv(l, obj)) return JT_T;
+    JT_TICK(S, k);
   }
-  return jt_bool(eqlv(l, obj));
+  return jt_bool(jt_eqlv(l, obj));
 }
 
 JT_FN(f_endp) {
   if (argv[0] == JT_NIL) return JT_T;
   if (jt_iscons(argv[0])) return JT_NIL;
-  not_list(S, argv[0]);
+  jt_not_list(S, argv[0]);
 }
 
 /* Tortoise and hare: NIL for a circular list. */
@@ -504,11 +338,11 @@ JT_FN(f_list_length) {
   intptr_t n = 0;
   for (;;) {
     if (fast == JT_NIL) return jt_mkfix(n);
-    if (!jt_iscons(fast)) not_list(S, argv[0]);
+    if (!jt_iscons(fast)) jt_not_list(S, argv[0]);
     fast = jt_cdr(fast);
     n++;
     if (fast == JT_NIL) return jt_mkfix(n);
-    if (!jt_iscons(fast)) not_list(S, argv[0]);
+    if (!jt_iscons(fast)) jt_not_list(S, argv[0]);
     fast = jt_cdr(fast);
     n++;
     slow = jt_cdr(slow);
@@ -522,17 +356,17 @@ enum { SEL_ELT, SEL_CAR, SEL_CDR };
 
 /* The first cons of `list` whose element (or the element's car or cdr, for
 ** the alist functions) matches; NIL if none. */
-static jt_V list_find(jt_State *S, const Test *t, jt_V item, jt_V list,
+static jt_V list_find(jt_State *S, const jt_Test *t, jt_V item, jt_V list,
                       int sel) {
   jt_V cur = list;
   unsigned k = 0;
   /* Fast path: eql without a key never calls Lisp, so no rooting. */
-  if (sel == SEL_ELT && t->kind == TK_EQL && t->key == JT_NIL && !t->negate) {
+  if (sel == SEL_ELT && t->kind == JT_TEST_EQL && t->key == JT_NIL && !t->negate) {
     for (; jt_iscons(cur); cur = jt_cdr(cur)) {
-      if (eqlv(item, jt_car(cur))) return cur;
-      TICK(S, k);
+      if (jt_eqlv(item, jt_car(cur))) return cur;
+      JT_TICK(S, k);
     }
-    if (cur != JT_NIL) not_list(S, list);
+    if (cur != JT_NIL) jt_not_list(S, list);
     return JT_NIL;
   }
   JT_ROOT(S, cur);
@@ -540,21 +374,21 @@ static jt_V list_find(jt_State *S, const Test *t, jt_V item, jt_V list,
     jt_V x = jt_car(cur);
     if (sel != SEL_ELT) {
       if (x == JT_NIL) continue;
-      if (!jt_iscons(x)) not_list(S, x);
+      if (!jt_iscons(x)) jt_not_list(S, x);
       x = sel == SEL_CAR ? jt_car(x) : jt_cdr(x);
     }
-    if (tmatch(S, t, item, x)) break;
-    TICK(S, k);
+    if (jt_test_match(S, t, item, x)) break;
+    JT_TICK(S, k);
   }
-  if (!jt_islist(cur)) not_list(S, list);
+  if (!jt_islist(cur)) jt_not_list(S, list);
   JT_UNROOT(S, 1);
   return cur;
 }
 
 static jt_V member_with(jt_State *S, int argc, jt_V *argv, int sel, int mode) {
-  Test t;
-  if (mode == 0) parse_test(S, &t, argc, argv, 2);
-  else parse_pred(S, &t, argc, argv, 2, mode == 2);
+  jt_Test t;
+  if (mode == 0) jt_test_parse(S, &t, argc, argv, 2);
+  else jt_test_parse_pred(S, &t, argv[0], argc, argv, 2, mode == 2);
   jt_V c = list_find(S, &t, argv[0], argv[1], sel);
   JT_UNROOT(S, 2);
   return sel == SEL_ELT || c == JT_NIL ? c : jt_car(c);
@@ -600,9 +434,9 @@ static jt_V plist_find(jt_State *S, jt_V plist, jt_V ind) {
     if (!jt_iscons(jt_cdr(p))) break;
     if (jt_car(p) == ind) return p;
     p = jt_cdr(jt_cdr(p));
-    TICK(S, k);
+    JT_TICK(S, k);
   }
-  if (p != JT_NIL) not_list(S, plist);  /* odd length or dotted */
+  if (p != JT_NIL) jt_not_list(S, plist);  /* odd length or dotted */
   return JT_NIL;
 }
 
@@ -622,9 +456,9 @@ JT_FN(f_get_properties) {
         jt_V vals[3] = {jt_car(p), jt_car(jt_cdr(p)), p};
         return jt_values(S, 3, vals);
       }
-    TICK(S, k);
+    JT_TICK(S, k);
   }
-  if (p != JT_NIL) not_list(S, argv[0]);
+  if (p != JT_NIL) jt_not_list(S, argv[0]);
   jt_V none[3] = {JT_NIL, JT_NIL, JT_NIL};
   return jt_values(S, 3, none);
 }
@@ -665,7 +499,7 @@ JT_FN(f_remprop) {
       else JT_SET(S, prev, jt_cons_(prev)->cdr, rest);
       return JT_T;
     }
-    TICK(S, k);
+    JT_TICK(S, k);
   }
   return JT_NIL;
 }
@@ -674,7 +508,7 @@ JT_FN(f_symbol_plist) { return check_sym(S, argv[0])->plist; }
 
 JT_FN(f_set_symbol_plist) {
   jt_Symbol *sym = check_sym(S, argv[0]);
-  if (!jt_islist(argv[1])) not_list(S, argv[1]);
+  if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
   JT_SET(S, sym, sym->plist, argv[1]);
   return argv[1];
 }
@@ -683,8 +517,8 @@ JT_FN(f_set_symbol_plist) {
 
 enum { ACC_NONE, ACC_LIST, ACC_NCONC };
 
-static void accumulate(jt_State *S, Coll *c, jt_V r, int acc) {
-  if (acc == ACC_LIST) { coll_add(S, c, r); return; }
+static void accumulate(jt_State *S, jt_Coll *c, jt_V r, int acc) {
+  if (acc == ACC_LIST) { jt_coll_add(S, c, r); return; }
   if (acc == ACC_NONE || r == JT_NIL) return;
   /* mapcan/mapcon splice the results as nconc does */
   if (c->tail == JT_NIL) c->head = r;
@@ -698,8 +532,8 @@ static void accumulate(jt_State *S, Coll *c, jt_V r, int acc) {
 static jt_V map_lists(jt_State *S, int argc, jt_V *argv, bool tails, int acc) {
   jt_V fn = jt_check_function(S, argv[0]);
   int n = argc - 1;
-  Coll c;
-  coll_init(S, &c);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   JT_PUSH(S, fn);
   if (n == 1) {
     jt_V cur = argv[1];
@@ -711,7 +545,7 @@ static jt_V map_lists(jt_State *S, int argc, jt_V *argv, bool tails, int acc) {
       JT_POP(S, 1);
       accumulate(S, &c, r, acc);
     }
-    if (cur != JT_NIL) not_list(S, argv[1]);
+    if (cur != JT_NIL) jt_not_list(S, argv[1]);
     JT_UNROOT(S, 1);
   } else {
     /* cursors and the argument vector live on the value stack */
@@ -722,7 +556,7 @@ static jt_V map_lists(jt_State *S, int argc, jt_V *argv, bool tails, int acc) {
     for (;;) {
       for (int i = 0; i < n; i++) {
         if (!jt_iscons(cur[i])) {
-          if (cur[i] != JT_NIL) not_list(S, argv[i + 1]);
+          if (cur[i] != JT_NIL) jt_not_list(S, argv[i + 1]);
           goto done;
         }
         args[i] = tails ? cur[i] : jt_car(cur[i]);
@@ -752,99 +586,80 @@ JT_FN(f_mapcon) { return map_lists(S, argc, argv, true, ACC_NCONC); }
 
 /* Is there an element e of `list` with (test kx (key e)), or with the
 ** arguments swapped when `swap`?  kx must be rooted by the caller. */
-static bool in_list(jt_State *S, const Test *t, jt_V kx, jt_V list, bool swap) {
-  if (!swap || t->kind != TK_FN)
+static bool in_list(jt_State *S, const jt_Test *t, jt_V kx, jt_V list, bool swap) {
+  if (!swap || t->kind != JT_TEST_FN)
     return list_find(S, t, kx, list, SEL_ELT) != JT_NIL;
   jt_V cur = list;
   JT_ROOT(S, cur);
   bool found = false;
   for (; jt_iscons(cur); cur = jt_cdr(cur))
-    if (tcmp(S, t, keyed(S, t, jt_car(cur)), kx)) { found = true; break; }
-  if (!jt_islist(cur)) not_list(S, list);
+    if (jt_test_cmp(S, t, jt_test_keyed(S, t, jt_car(cur)), kx)) { found = true; break; }
+  if (!jt_islist(cur)) jt_not_list(S, list);
   JT_UNROOT(S, 1);
   return found;
 }
 
 /* Elements of `a` that are (want) or are not (!want) in `b`, pushed in
 ** reverse order onto `init` (the order SBCL gives, which tests compare). */
-static jt_V filter_set(jt_State *S, const Test *t, jt_V a, jt_V b, bool want,
+static jt_V filter_set(jt_State *S, const jt_Test *t, jt_V a, jt_V b, bool want,
                        bool swap, jt_V init) {
   jt_V cur = a, kx = JT_NIL, r = init;
   JT_ROOT(S, cur);
   JT_ROOT(S, kx);
   JT_ROOT(S, r);
   for (; jt_iscons(cur); cur = jt_cdr(cur)) {
-    kx = keyed(S, t, jt_car(cur));
+    kx = jt_test_keyed(S, t, jt_car(cur));
     if (in_list(S, t, kx, b, swap) == want) r = jt_cons(S, jt_car(cur), r);
   }
-  if (cur != JT_NIL) not_list(S, a);
+  if (cur != JT_NIL) jt_not_list(S, a);
   JT_UNROOT(S, 3);
   return r;
 }
 
 static void check_lists(jt_State *S, jt_V *argv) {
-  if (!jt_islist(argv[0])) not_list(S, argv[0]);
-  if (!jt_islist(argv[1])) not_list(S, argv[1]);
+  if (!jt_islist(argv[0])) jt_not_list(S, argv[0]);
+  if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
 }
 
 JT_FN(f_adjoin) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
-  if (!jt_islist(argv[1])) not_list(S, argv[1]);
-  jt_V kx = keyed(S, &t, argv[0]);
+  jt_Test t;
+  jt_test_parse(S, &t, argc, argv, 2);
+  if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
+  jt_V kx = jt_test_keyed(S, &t, argv[0]);
   JT_ROOT(S, kx);
   bool found = in_list(S, &t, kx, argv[1], false);
   JT_UNROOT(S, 3);
   return found ? argv[1] : jt_cons(S, argv[0], argv[1]);
 }
 
-JT_FN(f_union) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
+enum { SET_UNION, SET_INTERSECTION, SET_DIFFERENCE, SET_XOR };
+
+static jt_V set_op(jt_State *S, int argc, jt_V *argv, int op) {
+  jt_Test t;
+  jt_test_parse(S, &t, argc, argv, 2);
   check_lists(S, argv);
-  jt_V r = filter_set(S, &t, argv[0], argv[1], false, false, argv[1]);
+  jt_V r = filter_set(S, &t, argv[0], argv[1], op == SET_INTERSECTION, false,
+                      op == SET_UNION ? argv[1] : JT_NIL);
+  if (op == SET_XOR) r = filter_set(S, &t, argv[1], argv[0], false, true, r);
   JT_UNROOT(S, 2);
   return r;
 }
 
-JT_FN(f_intersection) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
-  check_lists(S, argv);
-  jt_V r = filter_set(S, &t, argv[0], argv[1], true, false, JT_NIL);
-  JT_UNROOT(S, 2);
-  return r;
-}
-
-JT_FN(f_set_difference) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
-  check_lists(S, argv);
-  jt_V r = filter_set(S, &t, argv[0], argv[1], false, false, JT_NIL);
-  JT_UNROOT(S, 2);
-  return r;
-}
-
-JT_FN(f_set_exclusive_or) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
-  check_lists(S, argv);
-  jt_V r = filter_set(S, &t, argv[0], argv[1], false, false, JT_NIL);
-  r = filter_set(S, &t, argv[1], argv[0], false, true, r);
-  JT_UNROOT(S, 2);
-  return r;
-}
+JT_FN(f_union) { return set_op(S, argc, argv, SET_UNION); }
+JT_FN(f_intersection) { return set_op(S, argc, argv, SET_INTERSECTION); }
+JT_FN(f_set_difference) { return set_op(S, argc, argv, SET_DIFFERENCE); }
+JT_FN(f_set_exclusive_or) { return set_op(S, argc, argv, SET_XOR); }
 
 JT_FN(f_subsetp) {
-  Test t;
-  parse_test(S, &t, argc, argv, 2);
+  jt_Test t;
+  jt_test_parse(S, &t, argc, argv, 2);
   check_lists(S, argv);
   jt_V cur = argv[0], kx = JT_NIL;
   JT_ROOT(S, cur);
   JT_ROOT(S, kx);
   bool ok = true;
   for (; jt_iscons(cur); cur = jt_cdr(cur)) {
-    kx = keyed(S, &t, jt_car(cur));
+    kx = jt_test_keyed(S, &t, jt_car(cur));
     if (!in_list(S, &t, kx, argv[1], false)) { ok = false; break; }
   }
   JT_UNROOT(S, 4);
@@ -856,22 +671,22 @@ JT_FN(f_subsetp) {
 /* What replaces a subtree, or JT_NOVALUE to keep it: subst matches against
 ** `old`, sublis looks the keyed subtree up in the alist `old`. */
 typedef struct Subst {
-  Test t;
+  jt_Test t;
   jt_V new_, old;
   bool alist;
 } Subst;
 
 static jt_V subst_lookup(jt_State *S, const Subst *s, jt_V tree) {
-  if (!s->alist) return tmatch(S, &s->t, s->old, tree) ? s->new_ : JT_NOVALUE;
-  jt_V k = keyed(S, &s->t, tree);
+  if (!s->alist) return jt_test_match(S, &s->t, s->old, tree) ? s->new_ : JT_NOVALUE;
+  jt_V k = jt_test_keyed(S, &s->t, tree);
   JT_ROOT(S, k);
   jt_V a = s->old;
   JT_ROOT(S, a);
   for (; jt_iscons(a); a = jt_cdr(a)) {
     jt_V e = jt_car(a);
     if (e == JT_NIL) continue;
-    if (!jt_iscons(e)) not_list(S, e);
-    if (tcmp(S, &s->t, k, jt_car(e))) break;
+    if (!jt_iscons(e)) jt_not_list(S, e);
+    if (jt_test_cmp(S, &s->t, k, jt_car(e))) break;
   }
   JT_UNROOT(S, 2);
   return jt_iscons(a) ? jt_cdr(jt_car(a)) : JT_NOVALUE;
@@ -884,18 +699,18 @@ static jt_V subst_tree(jt_State *S, const Subst *s, jt_V tree) {
   if (r != JT_NOVALUE) return r;
   if (!jt_iscons(tree)) return tree;
   check_cstack(S);
-  Coll c;
-  coll_init(S, &c);
+  jt_Coll c;
+  jt_coll_init(S, &c);
   jt_V cur = tree;
   JT_ROOT(S, cur);
   for (;;) {
-    coll_add(S, &c, subst_tree(S, s, jt_car(cur)));
+    jt_coll_add(S, &c, subst_tree(S, s, jt_car(cur)));
     cur = jt_cdr(cur);
     r = subst_lookup(S, s, cur);
     if (r != JT_NOVALUE) break;
     if (!jt_iscons(cur)) { r = cur; break; }
   }
-  r = coll_end(&c, r);
+  r = jt_coll_end(&c, r);
   JT_UNROOT(S, 3);
   return r;
 }
@@ -927,14 +742,8 @@ static jt_V do_subst(jt_State *S, int argc, jt_V *argv, int mode, bool destructi
   s.alist = mode == 3;
   s.new_ = mode == 3 ? JT_NIL : argv[0];
   s.old = mode == 3 ? argv[0] : argv[1];
-  if (mode == 0 || mode == 3) {
-    parse_test(S, &s.t, argc, argv, nfixed);
-  } else {
-    static const int keys[] = {JT_S_K_KEY};
-    jt_V kv[1];
-    jt_parse_keys(S, argc, argv, nfixed, keys, 1, kv);
-    pred_init(S, &s.t, argv[1], kv[0], mode == 2);
-  }
+  if (mode == 0 || mode == 3) jt_test_parse(S, &s.t, argc, argv, nfixed);
+  else jt_test_parse_pred(S, &s.t, argv[1], argc, argv, nfixed, mode == 2);
   jt_V tree = argv[nfixed - 1];
   jt_V r = destructive ? nsubst_tree(S, &s, tree) : subst_tree(S, &s, tree);
   JT_UNROOT(S, 2);
@@ -950,7 +759,7 @@ JT_FN(f_nsubst_if_not) { return do_subst(S, argc, argv, 2, true); }
 JT_FN(f_sublis) { return do_subst(S, argc, argv, 3, false); }
 JT_FN(f_nsublis) { return do_subst(S, argc, argv, 3, true); }
 
-static bool tree_equal(jt_State *S, const Test *t, jt_V a, jt_V b) {
+static bool tree_equal(jt_State *S, const jt_Test *t, jt_V a, jt_V b) {
   check_cstack(S);
   JT_ROOT(S, a);
   JT_ROOT(S, b);
@@ -962,7 +771,7 @@ static bool tree_equal(jt_State *S, const Test *t, jt_V a, jt_V b) {
   }
   if (r) {
     if (jt_iscons(a) || jt_iscons(b)) r = false;
-    else r = tcmp(S, t, a, b);
+    else r = jt_test_cmp(S, t, a, b);
   }
   JT_UNROOT(S, 2);
   return r;
@@ -972,8 +781,8 @@ JT_FN(f_tree_equal) {
   static const int keys[] = {JT_S_K_TEST, JT_S_K_TEST_NOT};
   jt_V kv[2];
   jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
-  Test t;
-  test_init(S, &t, JT_NOVALUE, kv[0], kv[1]);
+  jt_Test t;
+  jt_test_init(S, &t, JT_NOVALUE, kv[0], kv[1]);
   bool r = tree_equal(S, &t, argv[0], argv[1]);
   JT_UNROOT(S, 2);
   return jt_bool(r);

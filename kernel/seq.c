@@ -14,20 +14,13 @@
 ** backwards or randomly are first copied into a private scratch vector.
 */
 #include <string.h>
-#include "jt_lib.h"
-
-#define TICK(S, n) \
-  do { if ((++(n) & 255u) == 0) jt_fuel_tick(S); } while (0)
+#include "jt_sequtil.h"
 
 static inline bool truthy(jt_V v) { return v != JT_NOVALUE && v != JT_NIL; }
 static inline bool isvec(jt_V v) { return jt_isvector(v) || jt_isstring(v); }
 
 static JT_NORETURN void not_seq(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, SEQUENCE));
-}
-
-static JT_NORETURN void not_list(jt_State *S, jt_V v) {
-  jt_type_error(S, v, JT_SYM(S, LIST));
 }
 
 /* type-error for an index outside [0, n): expected type (INTEGER 0 (n)). */
@@ -46,24 +39,29 @@ static inline size_t vlen(jt_V v) {
   return jt_isvector(v) ? jt_vec_(v)->len : jt_str_(v)->len;
 }
 
+/* Element i of a vector or string, unchecked (i below the buffer's size). */
+static inline jt_V raw_ref(jt_V a, size_t i) {
+  return jt_isvector(a) ? jt_vec_(a)->items[i] : jt_mkchar(jt_str_(a)->chars[i]);
+}
+
+static inline void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
+  if (jt_isvector(a)) JT_SET(S, a, jt_vec_(a)->items[i], v);
+  else {
+    uint32_t c = jt_check_char(S, v);
+    JT_TOUCH(S, a);
+    jt_str_(a)->chars[i] = c;
+  }
+}
+
 /* Element i of a vector or string, re-checked against the current length. */
 static inline jt_V vget(jt_State *S, jt_V v, size_t i) {
-  if (jt_isvector(v)) {
-    if (i < jt_vec_(v)->len) return jt_vec_(v)->items[i];
-  } else if (i < jt_str_(v)->len) {
-    return jt_mkchar(jt_str_(v)->chars[i]);
-  }
-  bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+  if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+  return raw_ref(v, i);
 }
 
 static inline void vset(jt_State *S, jt_V v, size_t i, jt_V x) {
   if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
-  if (jt_isvector(v)) JT_SET(S, v, jt_vec_(v)->items[i], x);
-  else {
-    uint32_t c = jt_check_char(S, x);
-    JT_TOUCH(S, v);
-    jt_str_(v)->chars[i] = c;
-  }
+  raw_set(S, v, i, x);
 }
 
 static size_t seq_length(jt_State *S, jt_V v) {
@@ -81,7 +79,7 @@ static jt_V list_skip(jt_State *S, jt_V list, jt_V sv, size_t s) {
   jt_V l = list;
   for (size_t i = 0; i < s; i++) {
     if (!jt_iscons(l)) {
-      if (l != JT_NIL) not_list(S, list);
+      if (l != JT_NIL) jt_not_list(S, list);
       bad_bound(S, sv, i);
     }
     l = jt_cdr(l);
@@ -91,51 +89,6 @@ static jt_V list_skip(jt_State *S, jt_V list, jt_V sv, size_t s) {
 
 /* ------------------------------------------------------------ helpers */
 
-typedef struct Coll { jt_V head, tail; } Coll;
-
-static void coll_init(jt_State *S, Coll *c) {  /* roots 2 */
-  c->head = c->tail = JT_NIL;
-  JT_ROOT(S, c->head);
-  JT_ROOT(S, c->tail);
-}
-
-static void coll_add(jt_State *S, Coll *c, jt_V x) {
-  jt_V cell = jt_cons(S, x, JT_NIL);
-  if (c->tail == JT_NIL) c->head = cell; else jt_cons_(c->tail)->cdr = cell;
-  c->tail = cell;
-}
-
-static inline jt_V call1(jt_State *S, jt_V fn, jt_V a) {
-  JT_PUSH(S, a);
-  jt_V r = jt_apply(S, fn, 1, S->sp - 1);
-  JT_POP(S, 1);
-  return r;
-}
-
-static inline jt_V call2(jt_State *S, jt_V fn, jt_V a, jt_V b) {
-  JT_PUSH(S, a);
-  JT_PUSH(S, b);
-  jt_V r = jt_apply(S, fn, 2, S->sp - 2);
-  JT_POP(S, 2);
-  return r;
-}
-
-static inline bool eqlv(jt_V a, jt_V b) {
-  return a == b || (jt_isptr(a) && jt_isptr(b) && jt_eql(a, b));
-}
-
-static bool is_lisp_prim(jt_State *S, jt_V fn, const char *name) {
-  if (!jt_is(fn, JT_TPRIM)) return false;
-  jt_V sym = jt_prim_(fn)->name;
-  return jt_is(sym, JT_TSYMBOL) && jt_sym_(sym)->package == JT_PKG_LISP &&
-         strcmp(jt_symname(S, sym), name) == 0;
-}
-
-static bool sym_named(jt_State *S, jt_V sym, const char *name) {
-  return jt_is(sym, JT_TSYMBOL) && jt_sym_(sym)->package == JT_PKG_LISP &&
-         strcmp(jt_symname(S, sym), name) == 0;
-}
-
 /* A private vector of seq[s,e) (characters for strings). */
 static jt_V to_vector(jt_State *S, jt_V seq, size_t s, size_t e) {
   jt_V r = jt_make_vector(S, e - s, JT_NIL);
@@ -143,72 +96,13 @@ static jt_V to_vector(jt_State *S, jt_V seq, size_t s, size_t e) {
   if (jt_islist(seq)) {
     jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
     for (size_t i = s; i < e; i++, l = jt_cdr(l)) {
-      if (!jt_iscons(l)) not_list(S, seq);
+      if (!jt_iscons(l)) jt_not_list(S, seq);
       *out++ = jt_car(l);
     }
   } else {
     for (size_t i = s; i < e; i++) *out++ = vget(S, seq, i);
   }
   return r;
-}
-
-/* ---------------------------------------------------------------- tests */
-
-enum { TK_EQL, TK_EQ, TK_EQUAL, TK_FN, TK_PRED };
-
-typedef struct Test {
-  jt_V fn;      /* test, test-not or predicate; NIL for a recognised test */
-  jt_V key;     /* key function, NIL for identity */
-  int kind;
-  bool negate;
-} Test;
-
-/* Roots t->fn and t->key: callers JT_UNROOT(S, 2). */
-static void test_init(jt_State *S, Test *t, jt_V key, jt_V test,
-                      jt_V test_not, jt_V pred, bool negate) {
-  t->fn = t->key = JT_NIL;
-  t->kind = TK_EQL;
-  t->negate = negate;
-  JT_ROOT(S, t->fn);
-  JT_ROOT(S, t->key);
-  if (key != JT_NOVALUE && key != JT_NIL) t->key = jt_check_function(S, key);
-  if (pred != JT_NOVALUE) {
-    t->fn = jt_check_function(S, pred);
-    t->kind = TK_PRED;
-    return;
-  }
-  if (test != JT_NOVALUE && test_not != JT_NOVALUE)
-    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
-              "both :TEST and :TEST-NOT were supplied");
-  if (test_not != JT_NOVALUE) { t->negate = true; test = test_not; }
-  if (test == JT_NOVALUE) return;
-  t->fn = jt_check_function(S, test);
-  if (jt_is(t->fn, JT_TPRIM) && jt_prim_(t->fn)->name == JT_SYM(S, EQL))
-    t->kind = TK_EQL;
-  else if (is_lisp_prim(S, t->fn, "EQ")) t->kind = TK_EQ;
-  else if (is_lisp_prim(S, t->fn, "EQUAL")) t->kind = TK_EQUAL;
-  else t->kind = TK_FN;
-  if (t->kind != TK_FN) t->fn = JT_NIL;
-}
-
-static inline jt_V keyed(jt_State *S, const Test *t, jt_V x) {
-  return t->key == JT_NIL ? x : call1(S, t->key, x);
-}
-
-static inline bool tcmp(jt_State *S, const Test *t, jt_V a, jt_V b) {
-  bool r;
-  switch (t->kind) {
-    case TK_EQL: r = eqlv(a, b); break;
-    case TK_EQ: r = a == b; break;
-    case TK_EQUAL: r = jt_equal(S, a, b); break;
-    case TK_PRED: r = call1(S, t->fn, b) != JT_NIL; break;
-    default: r = call2(S, t->fn, a, b) != JT_NIL; break;
-  }
-  return r != t->negate;
-}
-
-static inline bool tmatch(jt_State *S, const Test *t, jt_V item, jt_V elt) {
-  return tcmp(S, t, item, keyed(S, t, elt));
 }
 
 /* ------------------------------------------------------ keyword arguments */
@@ -295,7 +189,7 @@ enum { RT_NIL, RT_LIST, RT_VECTOR, RT_STRING, RT_NONE };
 
 static bool char_type(jt_State *S, jt_V et) {
   return et == JT_SYM(S, CHARACTER) || et == JT_SYM(S, STANDARD_CHAR) ||
-         sym_named(S, et, "BASE-CHAR");
+         jt_lisp_sym_named(S, et, "BASE-CHAR");
 }
 
 /* Classify a sequence type specifier; RT_NONE if it is not one. */
@@ -305,11 +199,11 @@ static int seq_type(jt_State *S, jt_V type) {
       type == JT_SYM(S, NULL_))
     return RT_LIST;
   if (type == JT_SYM(S, VECTOR) || type == JT_SYM(S, SIMPLE_VECTOR) ||
-      type == JT_SYM(S, ARRAY) || sym_named(S, type, "SIMPLE-ARRAY"))
+      type == JT_SYM(S, ARRAY) || jt_lisp_sym_named(S, type, "SIMPLE-ARRAY"))
     return RT_VECTOR;
   if (type == JT_SYM(S, STRING) || type == JT_SYM(S, SIMPLE_STRING) ||
-      sym_named(S, type, "BASE-STRING") ||
-      sym_named(S, type, "SIMPLE-BASE-STRING"))
+      jt_lisp_sym_named(S, type, "BASE-STRING") ||
+      jt_lisp_sym_named(S, type, "SIMPLE-BASE-STRING"))
     return RT_STRING;
   if (jt_iscons(type)) {
     jt_V head = jt_car(type);
@@ -317,11 +211,11 @@ static int seq_type(jt_State *S, jt_V type) {
     if (head == JT_SYM(S, SIMPLE_VECTOR)) return RT_VECTOR;
     if (head == JT_SYM(S, CONS)) return RT_LIST;
     if (head == JT_SYM(S, STRING) || head == JT_SYM(S, SIMPLE_STRING) ||
-        sym_named(S, head, "BASE-STRING") ||
-        sym_named(S, head, "SIMPLE-BASE-STRING"))
+        jt_lisp_sym_named(S, head, "BASE-STRING") ||
+        jt_lisp_sym_named(S, head, "SIMPLE-BASE-STRING"))
       return RT_STRING;
     if (head == JT_SYM(S, VECTOR) || head == JT_SYM(S, ARRAY) ||
-        sym_named(S, head, "SIMPLE-ARRAY")) {
+        jt_lisp_sym_named(S, head, "SIMPLE-ARRAY")) {
       jt_V et = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
       return char_type(S, et) ? RT_STRING : RT_VECTOR;
     }
@@ -359,7 +253,7 @@ static jt_V list_elt(jt_State *S, jt_V list, jt_V iv, bool set, jt_V v) {
   jt_V l = list;
   for (size_t k = 0; k < i && jt_iscons(l); k++) l = jt_cdr(l);
   if (!jt_iscons(l)) {
-    if (l != JT_NIL) not_list(S, list);
+    if (l != JT_NIL) jt_not_list(S, list);
     bad_index(S, iv, jt_list_length(S, list));
   }
   if (!set) return jt_car(l);
@@ -392,15 +286,15 @@ static jt_V copy_range(jt_State *S, jt_V seq, size_t s, size_t e, bool rev) {
       jt_V r = JT_NIL;
       JT_ROOT(S, r);
       for (; jt_iscons(l); l = jt_cdr(l)) r = jt_cons(S, jt_car(l), r);
-      if (l != JT_NIL) not_list(S, seq);
+      if (l != JT_NIL) jt_not_list(S, seq);
       JT_UNROOT(S, 1);
       return r;
     }
-    Coll c;
-    coll_init(S, &c);
+    jt_Coll c;
+    jt_coll_init(S, &c);
     for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
-      coll_add(S, &c, jt_car(l));
-    if (e == SIZE_MAX && l != JT_NIL) not_list(S, seq);
+      jt_coll_add(S, &c, jt_car(l));
+    if (e == SIZE_MAX && l != JT_NIL) jt_not_list(S, seq);
     JT_UNROOT(S, 2);
     return c.head;
   }
@@ -488,16 +382,16 @@ JT_FN(f_set_subseq) {
 JT_FN(f_concatenate) {
   int rt = check_seq_type(S, argv[0], false);
   if (rt == RT_LIST) {
-    Coll c;
-    coll_init(S, &c);
+    jt_Coll c;
+    jt_coll_init(S, &c);
     for (int i = 1; i < argc; i++) {
       jt_V q = argv[i];
       check_seq(S, q);
       if (jt_islist(q)) {
-        for (; jt_iscons(q); q = jt_cdr(q)) coll_add(S, &c, jt_car(q));
-        if (q != JT_NIL) not_list(S, argv[i]);
+        for (; jt_iscons(q); q = jt_cdr(q)) jt_coll_add(S, &c, jt_car(q));
+        if (q != JT_NIL) jt_not_list(S, argv[i]);
       } else {
-        for (size_t k = 0; k < vlen(q); k++) coll_add(S, &c, vget(S, q, k));
+        for (size_t k = 0; k < vlen(q); k++) jt_coll_add(S, &c, vget(S, q, k));
       }
     }
     JT_UNROOT(S, 2);
@@ -535,11 +429,7 @@ JT_FN(f_make_sequence) {
   }
   jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
   if (rt == RT_VECTOR) return jt_make_vector(S, n, init);
-  jt_V r = JT_NIL;
-  JT_ROOT(S, r);
-  while (n-- > 0) r = jt_cons(S, init, r);
-  JT_UNROOT(S, 1);
-  return r;
+  return jt_make_list(S, n, init);
 }
 
 /* ------------------------------------------------- mapping over several */
@@ -565,9 +455,11 @@ static bool multi_next(int n, const jt_V *seqs, jt_V *cur, jt_V *args) {
   return true;
 }
 
-/* Push the cursors and an argument vector for seqs[0..n); returns args
-** (cursors are at args - n).  The caller pops 2n. */
-static jt_V *multi_start(jt_State *S, int n, const jt_V *seqs) {
+/* Push the function `fn`, then the cursors and an argument vector for
+** seqs[0..n); returns args (cursors are at args - n).  The caller pops
+** 2n + 1. */
+static jt_V *multi_start(jt_State *S, jt_V fn, int n, const jt_V *seqs) {
+  JT_PUSH(S, fn);
   for (int i = 0; i < n; i++) {
     check_seq(S, seqs[i]);
     JT_PUSH(S, jt_islist(seqs[i]) ? seqs[i] : jt_mkfix(0));
@@ -596,17 +488,16 @@ JT_FN(f_map) {
   jt_V fn = jt_check_function(S, argv[1]);
   int n = argc - 2;
   const jt_V *seqs = argv + 2;
-  JT_PUSH(S, fn);
-  jt_V *args = multi_start(S, n, seqs);
+  jt_V *args = multi_start(S, fn, n, seqs);
   jt_V *cur = args - n;
   jt_V r = JT_NIL;
   if (rt == RT_NIL) {
     while (multi_next(n, seqs, cur, args)) jt_apply(S, fn, n, args);
   } else if (rt == RT_LIST) {
-    Coll c;
-    coll_init(S, &c);
+    jt_Coll c;
+    jt_coll_init(S, &c);
     while (multi_next(n, seqs, cur, args))
-      coll_add(S, &c, jt_apply(S, fn, n, args));
+      jt_coll_add(S, &c, jt_apply(S, fn, n, args));
     JT_UNROOT(S, 2);
     r = c.head;
   } else {
@@ -627,8 +518,7 @@ JT_FN(f_map_into) {
   jt_V fn = jt_check_function(S, argv[1]);
   int n = argc - 2;
   const jt_V *seqs = argv + 2;
-  JT_PUSH(S, fn);
-  jt_V *args = multi_start(S, n, seqs);
+  jt_V *args = multi_start(S, fn, n, seqs);
   jt_V *cur = args - n;
   if (jt_islist(res)) {
     jt_V l = res;
@@ -667,8 +557,7 @@ static jt_V quantify(jt_State *S, int argc, jt_V *argv, int q) {
   jt_V fn = jt_check_function(S, argv[0]);
   int n = argc - 1;
   const jt_V *seqs = argv + 1;
-  JT_PUSH(S, fn);
-  jt_V *args = multi_start(S, n, seqs);
+  jt_V *args = multi_start(S, fn, n, seqs);
   jt_V *cur = args - n;
   jt_V r = (q == Q_EVERY || q == Q_NOTANY) ? JT_T : JT_NIL;
   while (multi_next(n, seqs, cur, args)) {
@@ -696,8 +585,8 @@ JT_FN(f_reduce) {
   jt_V seq = argv[1];
   check_seq(S, seq);
   bool fe = truthy(a.from_end);
-  Test t;
-  test_init(S, &t, a.key, JT_NOVALUE, JT_NOVALUE, JT_NOVALUE, false);
+  jt_Test t;
+  jt_test_init(S, &t, a.key, JT_NOVALUE, JT_NOVALUE);
   JT_PUSH(S, fn);
   size_t s, e;
   bounds(S, seq, a.start, a.end, fe, &s, &e);
@@ -727,14 +616,14 @@ JT_FN(f_reduce) {
       acc = jt_apply(S, fn, 0, S->sp);
       goto done;
     }
-    acc = keyed(S, &t, x);
+    acc = jt_test_keyed(S, &t, x);
   }
   while (NEXT()) {
-    x = keyed(S, &t, x);
-    acc = fe ? call2(S, fn, x, acc) : call2(S, fn, acc, x);
+    x = jt_test_keyed(S, &t, x);
+    acc = fe ? jt_call2(S, fn, x, acc) : jt_call2(S, fn, acc, x);
   }
 #undef NEXT
-  if (list && e == SIZE_MAX && cur != JT_NIL) not_list(S, seq);
+  if (list && e == SIZE_MAX && cur != JT_NIL) jt_not_list(S, seq);
 done:
   JT_UNROOT(S, 5);
   JT_POP(S, 2);
@@ -745,7 +634,7 @@ done:
 
 enum { SC_FIND, SC_POS, SC_COUNT };
 
-static jt_V scan(jt_State *S, const Test *t, jt_V item, jt_V seq,
+static jt_V scan(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
                  const SeqArgs *a, int mode) {
   size_t s, e;
   check_seq(S, seq);
@@ -762,18 +651,18 @@ static jt_V scan(jt_State *S, const Test *t, jt_V item, jt_V seq,
     size_t i = s;
     for (; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
       x = jt_car(cur);
-      if (!tmatch(S, t, item, x)) continue;
+      if (!jt_test_match(S, t, item, x)) continue;
       count++;
       found = x;
       pos = (intptr_t)i;
       if (!fe && mode != SC_COUNT) break;
     }
-    if (e == SIZE_MAX && !jt_islist(cur)) not_list(S, seq);
+    if (e == SIZE_MAX && !jt_islist(cur)) jt_not_list(S, seq);
   } else {
     for (size_t k = 0; k < e - s; k++) {
       size_t i = fe ? e - 1 - k : s + k;
       x = vget(S, seq, i);
-      if (!tmatch(S, t, item, x)) continue;
+      if (!jt_test_match(S, t, item, x)) continue;
       count++;
       found = x;
       pos = (intptr_t)i;
@@ -786,14 +675,21 @@ static jt_V scan(jt_State *S, const Test *t, jt_V item, jt_V seq,
   return mode == SC_FIND ? found : jt_mkfix(pos);
 }
 
-/* how: 0 item with :test, 1 -if, 2 -if-not. */
+/* The test of an item function (how 0: item with :test) or of an -if (1) /
+** -if-not (2) function of `pred`.  Roots 2, as jt_test_init. */
+static void args_test(jt_State *S, jt_Test *t, const SeqArgs *a, int how,
+                      jt_V pred) {
+  if (how == 0) jt_test_init(S, t, a->key, a->test, a->test_not);
+  else jt_test_pred_init(S, t, pred, a->key, how == 2);
+}
+
+/* how: as for args_test. */
 static jt_V scan_fn(jt_State *S, int argc, jt_V *argv, int how, int mode) {
   SeqArgs a;
   if (how == 0) parse_args(S, argc, argv, 2, keys_find, NKEYS(keys_find), &a);
   else parse_args(S, argc, argv, 2, keys_find_if, NKEYS(keys_find_if), &a);
-  Test t;
-  test_init(S, &t, a.key, a.test, a.test_not, how ? argv[0] : JT_NOVALUE,
-            how == 2);
+  jt_Test t;
+  args_test(S, &t, &a, how, argv[0]);
   jt_V r = scan(S, &t, argv[0], argv[1], &a, mode);
   JT_UNROOT(S, 2);
   return r;
@@ -821,7 +717,7 @@ static uint32_t *new_marks(jt_State *S, size_t n, jt_V *holder) {
   return jt_str_(*holder)->chars;
 }
 
-static size_t mark_matches(jt_State *S, const Test *t, jt_V item, jt_V seq,
+static size_t mark_matches(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
                            size_t s, size_t e, size_t limit, bool fe,
                            uint32_t *marks) {
   size_t nm = 0;
@@ -830,7 +726,7 @@ static size_t mark_matches(jt_State *S, const Test *t, jt_V item, jt_V seq,
     jt_V cur = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
     JT_ROOT(S, cur);
     for (size_t i = s; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
-      if (!tmatch(S, t, item, jt_car(cur))) continue;
+      if (!jt_test_match(S, t, item, jt_car(cur))) continue;
       marks[i - s] = 1;
       if (++nm == limit && !fe) break;
     }
@@ -842,7 +738,7 @@ static size_t mark_matches(jt_State *S, const Test *t, jt_V item, jt_V seq,
   }
   for (size_t k = 0; k < e - s && nm < limit; k++) {
     size_t i = fe ? e - 1 - k : s + k;
-    if (tmatch(S, t, item, vget(S, seq, i))) { marks[i - s] = 1; nm++; }
+    if (jt_test_match(S, t, item, vget(S, seq, i))) { marks[i - s] = 1; nm++; }
   }
   return nm;
 }
@@ -852,12 +748,12 @@ static jt_V build_removed(jt_State *S, jt_V seq, size_t s, size_t e,
                           const uint32_t *marks, size_t nm) {
   if (nm == 0) return seq;
   if (jt_islist(seq)) {
-    Coll c;
-    coll_init(S, &c);
+    jt_Coll c;
+    jt_coll_init(S, &c);
     jt_V l = seq;
     for (size_t i = 0; i < e && jt_iscons(l); i++, l = jt_cdr(l))
-      if (i < s || !marks[i - s]) coll_add(S, &c, jt_car(l));
-    jt_V r = c.tail == JT_NIL ? l : (jt_cons_(c.tail)->cdr = l, c.head);
+      if (i < s || !marks[i - s]) jt_coll_add(S, &c, jt_car(l));
+    jt_V r = jt_coll_end(&c, l);
     JT_UNROOT(S, 2);
     return r;
   }
@@ -891,13 +787,13 @@ static jt_V build_substituted(jt_State *S, jt_V seq, size_t s, size_t e,
     size_t last = s;  /* copy up to the last replacement, share the rest */
     for (size_t i = s; i < e && nm > 0; i++)
       if (marks[i - s]) { last = i; nm--; }
-    Coll c;
-    coll_init(S, &c);
+    jt_Coll c;
+    jt_coll_init(S, &c);
     jt_V l = seq;
     /* the test may have cut the list: stop at its end */
     for (size_t i = 0; i <= last && jt_iscons(l); i++, l = jt_cdr(l))
-      coll_add(S, &c, i >= s && marks[i - s] ? nv : jt_car(l));
-    jt_V r = c.tail == JT_NIL ? seq : (jt_cons_(c.tail)->cdr = l, c.head);
+      jt_coll_add(S, &c, i >= s && marks[i - s] ? nv : jt_car(l));
+    jt_V r = c.tail == JT_NIL ? seq : jt_coll_end(&c, l);
     JT_UNROOT(S, 2);
     return r;
   }
@@ -921,9 +817,8 @@ static jt_V affect(jt_State *S, int argc, jt_V *argv, int op, int how) {
     parse_args(S, argc, argv, fixed, keys_remove_if, NKEYS(keys_remove_if), &a);
   jt_V item = argv[fixed - 2], seq = argv[fixed - 1];
   check_seq(S, seq);
-  Test t;
-  test_init(S, &t, a.key, a.test, a.test_not, how ? item : JT_NOVALUE,
-            how == 2);
+  jt_Test t;
+  args_test(S, &t, &a, how, item);
   size_t limit = count_arg(S, a.count);
   size_t s, e;
   bounds(S, seq, a.start, a.end, true, &s, &e);
@@ -957,8 +852,8 @@ JT_FN(f_remove_duplicates) {
   parse_args(S, argc, argv, 1, keys_find, NKEYS(keys_find), &a);
   jt_V seq = argv[0];
   check_seq(S, seq);
-  Test t;
-  test_init(S, &t, a.key, a.test, a.test_not, JT_NOVALUE, false);
+  jt_Test t;
+  jt_test_init(S, &t, a.key, a.test, a.test_not);
   bool fe = truthy(a.from_end);
   size_t s, e;
   bounds(S, seq, a.start, a.end, true, &s, &e);
@@ -968,15 +863,15 @@ JT_FN(f_remove_duplicates) {
   JT_ROOT(S, holder);
   JT_ROOT(S, table);
   for (size_t i = 0; i < m && t.key != JT_NIL; i++) {
-    jt_V kx = keyed(S, &t, jt_vec_(keys)->items[i]);
+    jt_V kx = jt_test_keyed(S, &t, jt_vec_(keys)->items[i]);
     jt_vec_(keys)->items[i] = kx;
   }
   jt_V *k = jt_vec_(keys)->items;
   uint32_t *marks = new_marks(S, m, &holder);
   size_t nm = 0;
-  if (t.kind != TK_FN && !t.negate && m > 16) {
-    int ht = t.kind == TK_EQ ? JT_HASH_EQ
-             : t.kind == TK_EQL ? JT_HASH_EQL : JT_HASH_EQUAL;
+  if (t.kind != JT_TEST_FN && !t.negate && m > 16) {
+    int ht = t.kind == JT_TEST_EQ ? JT_HASH_EQ
+             : t.kind == JT_TEST_EQL ? JT_HASH_EQL : JT_HASH_EQUAL;
     table = jt_make_hash(S, ht, m);
     for (size_t j = 0; j < m; j++) {
       size_t i = fe ? j : m - 1 - j;
@@ -990,12 +885,12 @@ JT_FN(f_remove_duplicates) {
     for (size_t i = 0; i < m; i++) {
       if (fe) {
         for (size_t j = 0; j < i; j++)
-          if (!marks[j] && tcmp(S, &t, k[j], k[i])) { marks[i] = 1; nm++; break; }
+          if (!marks[j] && jt_test_cmp(S, &t, k[j], k[i])) { marks[i] = 1; nm++; break; }
       } else {
         for (size_t j = i + 1; j < m; j++)
-          if (tcmp(S, &t, k[i], k[j])) { marks[i] = 1; nm++; break; }
+          if (jt_test_cmp(S, &t, k[i], k[j])) { marks[i] = 1; nm++; break; }
       }
-      TICK(S, tick);
+      JT_TICK(S, tick);
     }
   }
   jt_V r = build_removed(S, seq, s, e, marks, nm);
@@ -1073,7 +968,7 @@ JT_FN(f_replace) {
 /* ------------------------------------------------- search / mismatch */
 
 typedef struct Two {
-  Test t;
+  jt_Test t;
   jt_V v1, v2;       /* the ranges as vectors or strings */
   size_t s1, e1, s2, e2;
   bool fe;
@@ -1087,7 +982,7 @@ static void two_init(jt_State *S, Two *w, int argc, jt_V *argv) {
   parse_args(S, argc, argv, 2, keys_two, NKEYS(keys_two), &a);
   check_seq(S, argv[0]);
   check_seq(S, argv[1]);
-  test_init(S, &w->t, a.key, a.test, a.test_not, JT_NOVALUE, false);
+  jt_test_init(S, &w->t, a.key, a.test, a.test_not);
   w->v1 = argv[0];
   w->v2 = argv[1];
   JT_ROOT(S, w->v1);
@@ -1100,10 +995,10 @@ static void two_init(jt_State *S, Two *w, int argc, jt_V *argv) {
 }
 
 static bool two_match(jt_State *S, Two *w, size_t i1, size_t i2) {
-  jt_V a = keyed(S, &w->t, vget(S, w->v1, i1));
+  jt_V a = jt_test_keyed(S, &w->t, vget(S, w->v1, i1));
   JT_PUSH(S, a);
-  jt_V b = keyed(S, &w->t, vget(S, w->v2, i2));
-  bool r = tcmp(S, &w->t, a, b);
+  jt_V b = jt_test_keyed(S, &w->t, vget(S, w->v2, i2));
+  bool r = jt_test_cmp(S, &w->t, a, b);
   JT_POP(S, 1);
   return r;
 }
@@ -1121,7 +1016,7 @@ JT_FN(f_search) {
       size_t i = 0;
       while (i < m && two_match(S, &w, w.s1 + i, p + i)) i++;
       if (i == m) { r = jt_mkfix((intptr_t)p); break; }
-      TICK(S, tick);
+      JT_TICK(S, tick);
     }
   }
   JT_UNROOT(S, 4);
@@ -1159,10 +1054,10 @@ typedef struct Sorter {
 
 static inline bool sort_less(jt_State *S, Sorter *so, jt_V a, jt_V b) {
   if (so->fast && jt_isfix(a) && jt_isfix(b)) {
-    TICK(S, so->tick);
+    JT_TICK(S, so->tick);
     return so->fast == 1 ? (intptr_t)a < (intptr_t)b : (intptr_t)a > (intptr_t)b;
   }
-  return call2(S, so->pred, a, b) != JT_NIL;
+  return jt_call2(S, so->pred, a, b) != JT_NIL;
 }
 
 #define IDX(v) ((size_t)jt_fixval(v))
@@ -1217,8 +1112,8 @@ static jt_V sort_seq(jt_State *S, int argc, jt_V *argv) {
   jt_parse_keys(S, argc, argv, 2, keys, 1, kv);
   jt_V seq = argv[0];
   check_seq(S, seq);
-  Test t;
-  test_init(S, &t, kv[0], JT_NOVALUE, JT_NOVALUE, argv[1], false);
+  jt_Test t;
+  jt_test_pred_init(S, &t, argv[1], kv[0], false);
   size_t n = seq_length(S, seq);
   if (n < 2) { JT_UNROOT(S, 2); return seq; }
   jt_V items = to_vector(S, seq, 0, n), keysv = items;
@@ -1230,7 +1125,7 @@ static jt_V sort_seq(jt_State *S, int argc, jt_V *argv) {
   if (t.key != JT_NIL) {
     keysv = jt_make_vector(S, n, JT_NIL);
     for (size_t i = 0; i < n; i++) {
-      jt_V k = call1(S, t.key, jt_vec_(items)->items[i]);
+      jt_V k = jt_call1(S, t.key, jt_vec_(items)->items[i]);
       jt_vec_(keysv)->items[i] = k;
     }
   }
@@ -1238,8 +1133,8 @@ static jt_V sort_seq(jt_State *S, int argc, jt_V *argv) {
   tmp = jt_make_vector(S, n, JT_NIL);
   for (size_t i = 0; i < n; i++) jt_vec_(perm)->items[i] = jt_mkfix((intptr_t)i);
   Sorter so = {t.fn, jt_vec_(keysv)->items, 0, 0};
-  if (is_lisp_prim(S, t.fn, "<")) so.fast = 1;
-  else if (is_lisp_prim(S, t.fn, ">")) so.fast = 2;
+  if (jt_prim_named(S, t.fn, "<")) so.fast = 1;
+  else if (jt_prim_named(S, t.fn, ">")) so.fast = 2;
   jt_V *p = merge_sort(S, &so, jt_vec_(perm)->items, jt_vec_(tmp)->items, n);
   const jt_V *it = jt_vec_(items)->items;
   if (jt_islist(seq)) {
@@ -1263,8 +1158,8 @@ JT_FN(f_merge) {
   int rt = check_seq_type(S, argv[0], false);
   check_seq(S, argv[1]);
   check_seq(S, argv[2]);
-  Test t;
-  test_init(S, &t, kv[0], JT_NOVALUE, JT_NOVALUE, argv[3], false);
+  jt_Test t;
+  jt_test_pred_init(S, &t, argv[3], kv[0], false);
   size_t n1 = seq_length(S, argv[1]), n2 = seq_length(S, argv[2]);
   jt_V a = to_vector(S, argv[1], 0, n1), b = JT_NIL, out = JT_NIL;
   JT_ROOT(S, a);
@@ -1276,10 +1171,10 @@ JT_FN(f_merge) {
   jt_V *o = jt_vec_(out)->items;
   const jt_V *x = jt_vec_(a)->items, *y = jt_vec_(b)->items;
   while (i < n1 && j < n2) {
-    jt_V kx = keyed(S, &t, x[i]);
+    jt_V kx = jt_test_keyed(S, &t, x[i]);
     JT_PUSH(S, kx);
-    jt_V ky = keyed(S, &t, y[j]);
-    bool take_b = call2(S, t.fn, ky, kx) != JT_NIL;
+    jt_V ky = jt_test_keyed(S, &t, y[j]);
+    bool take_b = jt_call2(S, t.fn, ky, kx) != JT_NIL;
     JT_POP(S, 1);
     o[k++] = take_b ? y[j++] : x[i++];
   }
@@ -1324,8 +1219,8 @@ JT_FN(f_coerce) {
                                 JT_SYM(S, STRING)));
   }
   if (type == JT_SYM(S, FLOAT) || type == JT_SYM(S, DOUBLE_FLOAT) ||
-      type == JT_SYM(S, SINGLE_FLOAT) || sym_named(S, type, "SHORT-FLOAT") ||
-      sym_named(S, type, "LONG-FLOAT")) {
+      type == JT_SYM(S, SINGLE_FLOAT) || jt_lisp_sym_named(S, type, "SHORT-FLOAT") ||
+      jt_lisp_sym_named(S, type, "LONG-FLOAT")) {
     if (jt_isfloat(x)) return x;
     if (!jt_isrational(x)) jt_type_error(S, x, JT_SYM(S, REAL));
     return jt_make_float(S, jt_to_double(S, x));
@@ -1448,19 +1343,6 @@ static size_t aref_index(jt_State *S, int argc, jt_V *argv, int nsubs) {
   return i;
 }
 
-static jt_V raw_ref(jt_V a, size_t i) {
-  return jt_isvector(a) ? jt_vec_(a)->items[i] : jt_mkchar(jt_str_(a)->chars[i]);
-}
-
-static void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
-  if (jt_isvector(a)) JT_SET(S, a, jt_vec_(a)->items[i], v);
-  else {
-    uint32_t c = jt_check_char(S, v);
-    JT_TOUCH(S, a);
-    jt_str_(a)->chars[i] = c;
-  }
-}
-
 JT_FN(f_aref) {
   size_t i = aref_index(S, argc, argv, argc - 1);
   return raw_ref(argv[0], i);
@@ -1542,20 +1424,14 @@ JT_FN(f_set_fill_pointer) {
   return argv[1];
 }
 
-JT_FN(f_vector_push) {
+/* vector-push, and with `extend` vector-push-extend, which grows a full
+** vector instead of returning NIL. */
+static jt_V vector_push(jt_State *S, int argc, jt_V *argv, bool extend) {
   jt_V v = check_fill_pointer(S, argv[1]);
   size_t n = vlen(v);
-  if (n >= total_size(v)) return JT_NIL;
-  raw_set(S, v, n, argv[0]);
-  set_len(S, v, n + 1);
-  return jt_mkfix((intptr_t)n);
-}
-
-JT_FN(f_vector_push_extend) {
-  jt_V v = check_fill_pointer(S, argv[1]);
-  size_t n = vlen(v);
-  if (jt_isstring(v)) jt_check_char(S, argv[0]);
+  if (extend && jt_isstring(v)) jt_check_char(S, argv[0]);
   if (n >= total_size(v)) {
+    if (!extend) return JT_NIL;
     size_t ext = argc > 2 ? jt_check_index(S, argv[2]) : 0;
     size_t grow = n < 16 ? 16 : n;  /* doubling keeps pushes amortised O(1) */
     if (ext > grow) grow = ext;
@@ -1565,6 +1441,9 @@ JT_FN(f_vector_push_extend) {
   set_len(S, v, n + 1);
   return jt_mkfix((intptr_t)n);
 }
+
+JT_FN(f_vector_push) { return vector_push(S, argc, argv, false); }
+JT_FN(f_vector_push_extend) { return vector_push(S, argc, argv, true); }
 
 JT_FN(f_vector_pop) {
   jt_V v = check_fill_pointer(S, argv[0]);
