@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "jt_eval.h"
+#include "jiti.h"
 
 void jt_jmp_push(jt_State *S, jt_Jmp *j, int kind, jt_V tag) {
   j->prev = S->jmp;
@@ -51,8 +52,21 @@ void jt_jmp_restore(jt_State *S, jt_Jmp *j) {
 
 void jt_unwind_to(jt_State *S, jt_Jmp *target, int code) {
   jt_Jmp *j = S->jmp;
-  for (; j && j != target; j = j->prev)
+  for (; j && j != target; j = j->prev) {
     if (j->kind == JT_JMP_UNWIND) break;
+    if (j->kind == JT_JMP_TOP) {
+      /* A host entry lies between: an evaluation nested in the host (a
+      ** repair evaluated from the debugger hook) may not jump into the
+      ** computation the host is suspended in.  The exit ends at the entry
+      ** point as a control-error instead. */
+      jt_V args[4] = {JT_SYM(S, K_FORMAT_CONTROL), JT_NIL, JT_SYM(S, K_FORMAT_ARGUMENTS), JT_NIL};
+      args[1] = jt_string_from_cstr(S, "a non-local exit may not leave a nested evaluation");
+      S->pending = jt_make_condition(S, JT_SYM(S, CONTROL_ERROR), 4, args);
+      target = j;
+      code = JITI_ERROR;
+      break;
+    }
+  }
   if (!j) {
     /* The target is no longer on the chain: a bug in the caller, since
     ** every user-visible exit point is validated before we get here. */

@@ -495,7 +495,7 @@ static jiti_Status emit(jt_State *S, int kind, jt_V name, jt_V src, jiti_EntryFn
 static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn fn, void *ud,
                                 char *err, size_t errlen) {
   World *w = W(S);
-  qsort(items, n, sizeof *items, item_cmp);
+  if (n > 1) qsort(items, n, sizeof *items, item_cmp);  /* items is NULL when n == 0 */
   jiti_Status st = JITI_OK;
   bool stop = false;
   for (size_t i = 0; i < n && st == JITI_OK && !stop; i++) {
@@ -770,7 +770,7 @@ static jiti_Status check_body(jt_State *S, void *ud) {
     if (key != JT_HASH_DELETED && jt_car(key) == jt_mkfix(JITI_ENTRY_INVARIANT))
       add_item(S, &items, &n, &cap, JITI_ENTRY_INVARIANT, key, jt_cdr(key));
   }
-  qsort(items, n, sizeof *items, item_cmp);
+  if (n > 1) qsort(items, n, sizeof *items, item_cmp);  /* items is NULL when n == 0 */
   jiti_Status st = JITI_OK;
   for (size_t i = 0; i < n && st == JITI_OK; i++) {
     bool found;
