@@ -1,0 +1,658 @@
+/* test_txn.c — transactions (worker/txn.h): unsafe edits, live repair with
+** an old frame, abort undoing repairs, restart menus and pause-scoped ids,
+** the step budget, stale generations, the form gate, previews,
+** application calls, goals, the faulted state, invariant operations,
+** observe and inspect. */
+#include <stdlib.h>
+#include <jansson.h>
+#include "txn.h"
+#include "check.h"
+
+/* ------------------------------------------------------------ scripts */
+
+/* One scripted command.  For RESUME: `restart` is a restart name (the
+** first offered with that name), or "#k" for the k-th offered, or "=ID"
+** for a literal id. */
+typedef struct Step {
+  txn_CmdType type;
+  const char *source;
+  const char *restart;
+  const char *args;
+  int gen_delta;   /* added to the view's generation (to test stale) */
+} Step;
+
+#define MAXV 32
+typedef struct Seen {
+  uint64_t generation;
+  int pause;
+  char type[64];
+  char report[256];
+  int nrestarts;
+  char ids[8][32];
+  char names[8][64];
+  char reports[8][128];
+  txn_Reason refusal;
+  char error[256];
+  char last_value[256];
+  int steps_used;
+  char observe_status[32];
+} Seen;
+
+typedef struct Script {
+  const Step *steps;
+  int n, next;
+  Seen seen[MAXV];
+  int nseen;
+  char idbuf[64];
+} Script;
+
+static int script_fn(void *ud, const txn_View *v, txn_Command *c);
+static txn_World *cur_world;
+
+static int script_fn(void *ud, const txn_View *v, txn_Command *c) {
+  Script *s = ud;
+  if (s->nseen < MAXV) {
+    Seen *x = &s->seen[s->nseen++];
+    memset(x, 0, sizeof *x);
+    x->generation = v->generation;
+    x->pause = v->pause;
+    snprintf(x->type, sizeof x->type, "%s", v->condition_type);
+    snprintf(x->report, sizeof x->report, "%s", v->report);
+    x->nrestarts = v->nrestarts;
+    for (int i = 0; i < v->nrestarts && i < 8; i++) {
+      snprintf(x->ids[i], sizeof x->ids[i], "%s", v->restarts[i].id);
+      snprintf(x->names[i], sizeof x->names[i], "%s", v->restarts[i].name);
+      snprintf(x->reports[i], sizeof x->reports[i], "%s", v->restarts[i].report);
+    }
+    x->refusal = v->refusal;
+    snprintf(x->error, sizeof x->error, "%s", v->error ? v->error : "");
+    snprintf(x->last_value, sizeof x->last_value, "%s", v->last_value ? v->last_value : "");
+    x->steps_used = v->steps_used;
+    if (cur_world) {
+      char *o = txn_observe(cur_world, 0);
+      json_t *j = json_loads(o, 0, NULL);
+      const char *st = json_string_value(json_object_get(j, "status"));
+      snprintf(x->observe_status, sizeof x->observe_status, "%s", st ? st : "?");
+      json_decref(j);
+      free(o);
+    }
+  }
+  if (s->next >= s->n) { c->type = TXN_CMD_ABORT; return 0; }
+  const Step *st = &s->steps[s->next++];
+  c->type = st->type;
+  c->generation = v->generation + (uint64_t)(int64_t)st->gen_delta;
+  c->source = st->source;
+  c->args = st->args;
+  c->restart_id = NULL;
+  if (st->type == TXN_CMD_RESUME && st->restart) {
+    if (st->restart[0] == '=') c->restart_id = st->restart + 1;
+    else if (st->restart[0] == '#') {
+      int k = atoi(st->restart + 1);
+      c->restart_id = k < v->nrestarts ? v->restarts[k].id : "none";
+    } else {
+      for (int i = 0; i < v->nrestarts; i++)
+        if (strcmp(v->restarts[i].name, st->restart) == 0) { c->restart_id = v->restarts[i].id; break; }
+      if (!c->restart_id) c->restart_id = "missing";
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static char evbuf[8192];
+/* Evaluate directly on the state (test set-up and probes). */
+static const char *ev(txn_World *W, const char *src) {
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(txn_state(W), src, strlen(src), &r);
+  if (st == JITI_OK) snprintf(evbuf, sizeof evbuf, "%s", r.value);
+  else snprintf(evbuf, sizeof evbuf, "!%s: %s", r.condition_type, r.message);
+  jiti_result_free(&r);
+  return evbuf;
+}
+
+/* Attempt + commit when accepted. */
+static txn_Reason run(txn_World *W, const char *src, txn_Kind kind, Script *s, txn_Outcome *o) {
+  cur_world = W;
+  txn_Reason r = txn_attempt(W, txn_generation(W), src, kind, s ? script_fn : NULL, s, o);
+  if (r == TXN_ACCEPTED && kind != TXN_PREVIEW) CHECK(txn_commit(W) == 0);
+  return r;
+}
+
+static txn_Reason run1(txn_World *W, const char *src) {
+  txn_Outcome o;
+  txn_Reason r = run(W, src, TXN_ACTION, NULL, &o);
+  if (r != TXN_ACCEPTED) fprintf(stderr, "  (%s: %s)\n", txn_reason_name(r), o.message);
+  txn_outcome_free(&o);
+  return r;
+}
+
+static int has_change(const txn_Outcome *o, jiti_EntryKind k, const char *name) {
+  for (int i = 0; i < o->nchanges; i++)
+    if (o->changes[i].kind == k && strcmp(o->changes[i].name, name) == 0) return 1;
+  return 0;
+}
+
+static int has_event(const txn_Outcome *o, const char *type) {
+  for (int i = 0; i < o->nevents; i++)
+    if (strcmp(o->events[i].type, type) == 0) return 1;
+  return 0;
+}
+
+/* -------------------------------------------------------------- tests */
+
+static void test_unsafe(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(W != NULL);
+  CHECK(txn_generation(W) == 0);
+  CHECK(run1(W, "(defun price (n) (* n 10))") == TXN_ACCEPTED);
+  CHECK(run1(W, "(world-put :stock 5)") == TXN_ACCEPTED);
+  uint64_t g = txn_generation(W);
+  CHECK(g == 2);  /* two commits */
+  txn_Outcome o;
+  CHECK(txn_invariant_add(W, g, "positive-price", "(> (price 1) 0)", &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_INVARIANT, "POSITIVE-PRICE"));
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  CHECK(txn_invariant_add(W, txn_generation(W), "stock", "(>= (world-get :stock 0) 0)", &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  /* an invariant that does not hold now is refused */
+  CHECK(txn_invariant_add(W, txn_generation(W), "never", "nil", &o) == TXN_UNSAFE);
+  txn_outcome_free(&o);
+  char *l = txn_invariant_list(W);
+  CHECK(l && strstr(l, "POSITIVE-PRICE") && strstr(l, "STOCK") && !strstr(l, "NEVER"));
+  free(l);
+
+  /* an edit that breaks an invariant: code and data both restored */
+  g = txn_generation(W);
+  CHECK(run(W, "(progn (world-put :stock 99) (defun price (n) (- n)))", TXN_ACTION, NULL, &o) == TXN_UNSAFE);
+  CHECK(strstr(o.message, "POSITIVE-PRICE") != NULL);
+  CHECK(o.generation == g + 1);
+  CHECK(o.nchanges == 0);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (price 2) (world-get :stock))"), "(20 5)");
+  CHECK(run(W, "(world-put :stock -1)", TXN_ACTION, NULL, &o) == TXN_UNSAFE);
+  CHECK(strstr(o.message, "STOCK") != NULL);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :stock)"), "5");
+  /* an unexportable value in a managed place names the place */
+  CHECK(run(W, "(defvar *f* (lambda (x) x))", TXN_ACTION, NULL, &o) == TXN_UNSAFE);
+  CHECK(strstr(o.message, "*F*") != NULL);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(boundp '*f*)"), "NIL");
+  /* accepted: the outcome lists the changed entries with hashes */
+  CHECK(txn_attempt(W, txn_generation(W), "(progn (world-put :stock 6) (defun tax (x) (* x 2)) :ok)",
+                    TXN_ACTION, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, ":OK");
+  CHECK(has_change(&o, JITI_ENTRY_DATA, ":STOCK"));
+  CHECK(has_change(&o, JITI_ENTRY_FUNCTION, "TAX"));
+  CHECK(o.nchanges >= 2 && strlen(o.changes[0].hash) == 64);
+  CHECK(has_event(&o, "started") && has_event(&o, "completed"));
+  CHECK(txn_status(W) == TXN_ST_AWAITING);
+  txn_Outcome o2;
+  /* nothing else runs while awaiting commit */
+  CHECK(txn_attempt(W, txn_generation(W), "1", TXN_ACTION, NULL, NULL, &o2) == TXN_INVALID_ARGUMENTS);
+  txn_outcome_free(&o2);
+  /* publication failed: restore */
+  CHECK(txn_restore(W, &o2) == 0);
+  CHECK(o2.reason == TXN_PUBLICATION_FAILED);
+  txn_outcome_free(&o2);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (world-get :stock) (fboundp 'tax))"), "(5 NIL)");
+  CHECK(txn_commit(W) == -1);
+  /* removal of an invariant is a transaction too */
+  CHECK(txn_invariant_remove(W, txn_generation(W), "NOPE", &o) == TXN_INVALID_ARGUMENTS);
+  txn_outcome_free(&o);
+  CHECK(txn_invariant_remove(W, txn_generation(W), "stock", &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1 && o.changes[0].removed);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  CHECK(run1(W, "(world-put :stock -1)") == TXN_ACCEPTED);
+  txn_close(W);
+}
+
+static const char *PROGRAM[] = {
+  "(defun helper (x) (if (eql x 0) (error \"helper got ~s\" x) (list :old-helper x)))",
+  "(defun outer (x) (list :old-outer (restart-case (helper x) (retry () :report \"Call HELPER again.\" (helper x)))"
+  "                       (helper 7)))",
+  NULL};
+
+static void load(txn_World *W, const char **forms) {
+  for (int i = 0; forms[i]; i++) CHECK(run1(W, forms[i]) == TXN_ACCEPTED);
+}
+
+static void test_live_repair(void) {
+  txn_World *W = txn_open(NULL);
+  load(W, PROGRAM);
+  uint64_t g0 = txn_generation(W);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(defun helper (x) (list :new-helper x))", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(defun outer (x) (list :new-outer x))", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "RETRY", NULL, 0},
+  };
+  Script s = {steps, 3, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(list (world-put :progress 1) (outer 0))", TXN_ACTION, &s, &o) == TXN_ACCEPTED);
+  /* the running OUTER finishes with its old body; HELPER calls are new */
+  CHECK_STR(o.value, "(1 (:OLD-OUTER (:NEW-HELPER 0) (:NEW-HELPER 7)))");
+  CHECK(s.nseen == 3);
+  CHECK_STR(s.seen[0].type, "SIMPLE-ERROR");
+  CHECK_STR(s.seen[0].report, "helper got 0");
+  CHECK(s.seen[0].nrestarts == 1);
+  CHECK_STR(s.seen[0].names[0], "RETRY");
+  CHECK_STR(s.seen[0].reports[0], "Call HELPER again.");
+  CHECK_STR(s.seen[0].ids[0], "p1-0");
+  CHECK(s.seen[0].generation == g0 + 1);     /* the pause */
+  CHECK_STR(s.seen[0].observe_status, "paused");
+  CHECK_STR(s.seen[1].last_value, "HELPER");
+  CHECK(s.seen[2].generation == g0 + 1);     /* repairs do not change it */
+  CHECK(has_change(&o, JITI_ENTRY_FUNCTION, "HELPER"));
+  CHECK(has_change(&o, JITI_ENTRY_FUNCTION, "OUTER"));
+  CHECK(has_change(&o, JITI_ENTRY_DATA, ":PROGRESS"));
+  CHECK(has_event(&o, "paused") && has_event(&o, "repaired") && has_event(&o, "resumed"));
+  CHECK(o.generation == g0 + 2);             /* pause + resume */
+  txn_outcome_free(&o);
+  CHECK(txn_generation(W) == g0 + 3);        /* + commit */
+  CHECK_STR(ev(W, "(outer 5)"), "(:NEW-OUTER 5)");
+  char *t = txn_inspect(W, "function", "HELPER");
+  CHECK(t && strstr(t, ":NEW-HELPER"));
+  free(t);
+  CHECK(txn_inspect(W, "function", "NOPE") == NULL);
+  txn_close(W);
+}
+
+static void test_abort_undoes_repairs(void) {
+  txn_World *W = txn_open(NULL);
+  load(W, PROGRAM);
+  CHECK(run1(W, "(world-put :n 1)") == TXN_ACCEPTED);
+  uint64_t g0 = txn_generation(W);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(defun helper (x) (list :new-helper x))", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(progn (world-put :n 2) (world-put :m 3) (defvar *added* 1))", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
+  };
+  Script s = {steps, 3, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(progn (world-put :n 10) (outer 0))", TXN_ACTION, &s, &o) == TXN_ABORTED);
+  CHECK(o.generation == g0 + 2);  /* pause + restore */
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (world-get :n) (world-get :m) (boundp '*added*) (helper 1))"),
+            "(1 NIL NIL (:OLD-HELPER 1))");
+  /* a failing repair aborts the whole attempt */
+  Step bad[] = {
+    {TXN_CMD_EVALUATE, "(world-put :n 77)", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(car 1)", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "RETRY", NULL, 0},
+  };
+  Script s2 = {bad, 3, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s2, &o) == TXN_REPAIR_FAILED);
+  CHECK(strstr(o.message, "LIST") != NULL);
+  txn_outcome_free(&o);
+  CHECK(s2.nseen == 2);
+  CHECK_STR(ev(W, "(world-get :n)"), "1");
+  /* a repair that escapes the pause (a restart of the paused computation)
+  ** is detected and the attempt restored */
+  Step esc[] = {
+    {TXN_CMD_EVALUATE, "(progn (world-put :n 55) (continue))", NULL, NULL, 0},
+  };
+  Script s3 = {esc, 1, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(list (world-put :n 9) (cerror \"go on\" \"soft ~a\" 1) :after)", TXN_ACTION, &s3, &o) == TXN_REPAIR_FAILED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :n)"), "1");
+  /* a repair that loops: limit -> repair-failed */
+  txn_close(W);
+  txn_Options opt = {{.fuel = 200000}, 0, 0};
+  W = txn_open(&opt);
+  load(W, PROGRAM);
+  Step loop[] = {{TXN_CMD_EVALUATE, "(loop)", NULL, NULL, 0}};
+  Script s4 = {loop, 1, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s4, &o) == TXN_REPAIR_FAILED);
+  txn_outcome_free(&o);
+  /* the attempt itself looping: limit */
+  CHECK(run(W, "(progn (world-put :x 1) (loop))", TXN_ACTION, NULL, &o) == TXN_LIMIT);
+  CHECK(strstr(o.message, "FUEL") != NULL);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :x)"), "NIL");
+  txn_close(W);
+}
+
+static void test_restart_menu(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(run1(W, "(defun twice () (restart-case (restart-case (restart-bind ((nil (lambda () (throw :t :unnamed))"
+                "  :report-function (lambda (s) (format s \"anonymous\"))))"
+                "     (error \"stuck\"))"
+                "   (choose () :report \"inner\" :inner))"
+                "  (choose () :report \"outer\" :outer)))") == TXN_ACCEPTED);
+  Step steps[] = {
+    {TXN_CMD_RESUME, NULL, "=p9-0", NULL, 0},       /* unknown */
+    {TXN_CMD_RESUME, NULL, "#1", NULL, 0},          /* the inner CHOOSE */
+  };
+  Script s = {steps, 2, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(catch :t (twice))", TXN_ACTION, &s, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, ":INNER");
+  txn_outcome_free(&o);
+  CHECK(s.nseen == 2);
+  CHECK(s.seen[0].nrestarts == 3);
+  CHECK_STR(s.seen[0].names[0], "");
+  CHECK_STR(s.seen[0].reports[0], "anonymous");
+  CHECK_STR(s.seen[0].names[1], "CHOOSE");
+  CHECK_STR(s.seen[0].names[2], "CHOOSE");
+  CHECK_STR(s.seen[0].reports[1], "inner");
+  CHECK_STR(s.seen[0].reports[2], "outer");
+  CHECK(strcmp(s.seen[0].ids[1], s.seen[0].ids[2]) != 0);
+  CHECK(strcmp(s.seen[0].ids[0], s.seen[0].ids[1]) != 0);
+  /* the unknown id left it paused, same generation, with a message */
+  CHECK(s.seen[1].refusal == TXN_INVALID_ARGUMENTS);
+  CHECK(strstr(s.seen[1].error, "p9-0") != NULL);
+  CHECK(s.seen[1].generation == s.seen[0].generation);
+  CHECK(s.seen[1].nrestarts == 3);
+
+  /* the unnamed restart and the outer one are usable */
+  Step s_un[] = {{TXN_CMD_RESUME, NULL, "#0", NULL, 0}};
+  Script su = {s_un, 1, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(catch :t (twice))", TXN_ACTION, &su, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, ":UNNAMED");
+  txn_outcome_free(&o);
+  Step s_out[] = {{TXN_CMD_RESUME, NULL, "#2", NULL, 0}};
+  Script so = {s_out, 1, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(catch :t (twice))", TXN_ACTION, &so, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, ":OUTER");
+  txn_outcome_free(&o);
+
+  /* an id from an earlier pause (same attempt) is refused */
+  CHECK(run1(W, "(defun two-pauses () (list (restart-case (error \"one\") (r1 () 1))"
+                "                        (restart-case (error \"two\") (r2 () 2))))") == TXN_ACCEPTED);
+  Step s2[] = {
+    {TXN_CMD_RESUME, NULL, "R1", NULL, 0},
+    {TXN_CMD_RESUME, NULL, "=p1-0", NULL, 0},   /* from pause 1: expired */
+    {TXN_CMD_RESUME, NULL, "R2", NULL, 0},
+  };
+  Script sp = {s2, 3, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(two-pauses)", TXN_ACTION, &sp, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, "(1 2)");
+  txn_outcome_free(&o);
+  CHECK(sp.nseen == 3);
+  CHECK_STR(sp.seen[0].ids[0], "p1-0");
+  CHECK_STR(sp.seen[1].ids[0], "p2-0");
+  CHECK(sp.seen[1].generation == sp.seen[0].generation + 2);  /* resume + pause */
+  CHECK(sp.seen[2].refusal == TXN_INVALID_ARGUMENTS);
+  CHECK(sp.seen[2].generation == sp.seen[1].generation);
+
+  /* restarts established before the attempt are not offered; arguments */
+  CHECK(run1(W, "(defun needs-value () (restart-case (error \"need\") (use-value (v) (list :got v))))") == TXN_ACCEPTED);
+  Step s3[] = {
+    {TXN_CMD_RESUME, NULL, "USE-VALUE", "(car 1)", 0},    /* args fail */
+    {TXN_CMD_RESUME, NULL, "USE-VALUE", "42", 0},         /* not a list */
+    {TXN_CMD_RESUME, NULL, "USE-VALUE", "(%gc)", 0},      /* gated */
+    {TXN_CMD_RESUME, NULL, "USE-VALUE", "(list (+ 40 2))", 0},
+  };
+  Script sa = {s3, 4, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(needs-value)", TXN_ACTION, &sa, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, "(:GOT 42)");
+  txn_outcome_free(&o);
+  CHECK(sa.nseen == 4);
+  CHECK(sa.seen[1].refusal == TXN_INVALID_ARGUMENTS && strstr(sa.seen[1].error, "failed"));
+  CHECK(sa.seen[2].refusal == TXN_INVALID_ARGUMENTS && strstr(sa.seen[2].error, "list"));
+  CHECK(sa.seen[3].refusal == TXN_REJECTED_BY_GATE);
+  CHECK(sa.seen[1].generation == sa.seen[0].generation);
+  /* stale command while paused: refused, still paused */
+  Step s4[] = {
+    {TXN_CMD_EVALUATE, "(world-put :stale 1)", NULL, NULL, -1},
+    {TXN_CMD_RESUME, NULL, "USE-VALUE", "(list 1)", 0},
+  };
+  Script ss = {s4, 2, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(needs-value)", TXN_ACTION, &ss, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(ss.seen[1].refusal == TXN_STALE);
+  CHECK_STR(ev(W, "(world-get :stale)"), "NIL");
+  txn_close(W);
+}
+
+static void test_budget(void) {
+  txn_Options opt = {{0}, 3, 0};
+  txn_World *W = txn_open(&opt);
+  load(W, PROGRAM);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(world-put :a 1)", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(world-put :b 2)", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "=nope", NULL, 0},
+    {TXN_CMD_EVALUATE, "(world-put :c 3)", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "RETRY", NULL, 0},
+  };
+  Script s = {steps, 5, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s, &o) == TXN_BUDGET_EXHAUSTED);
+  txn_outcome_free(&o);
+  CHECK(s.nseen == 4);
+  CHECK_STR(ev(W, "(list (world-get :a) (world-get :b) (world-get :c))"), "(NIL NIL NIL)");
+  CHECK(txn_status(W) == TXN_ST_IDLE);
+  txn_close(W);
+}
+
+static void test_stale(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(run1(W, "(world-put :k 1)") == TXN_ACCEPTED);
+  uint64_t g = txn_generation(W);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, g - 1, "(world-put :k 2)", TXN_ACTION, NULL, NULL, &o) == TXN_STALE);
+  CHECK(o.generation == g);
+  txn_outcome_free(&o);
+  CHECK(txn_attempt(W, g + 5, "(world-put :k 2)", TXN_APPLICATION, NULL, NULL, &o) == TXN_STALE);
+  txn_outcome_free(&o);
+  CHECK(txn_invariant_add(W, g + 1, "x", "t", &o) == TXN_STALE);
+  txn_outcome_free(&o);
+  CHECK(txn_generation(W) == g);
+  CHECK_STR(ev(W, "(world-get :k)"), "1");
+  txn_close(W);
+}
+
+static void test_gate(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  struct { const char *src; const char *why; } bad[] = {
+    {"(progn (quote (a b (c %internal))))", "%INTERNAL"},
+    {"(progn 1 (progn 2 '(x (y (z #(1 (%gc)))))))", "%GC"},
+    {"(list '|%x|)", "%x"},
+    {"(list #+jiti %gc #-jiti 1)", "%GC"},
+    {"(list #-jiti 1 #+jiti (a (b %gc)))", "%GC"},
+    {"(list `(a ,(b '%gc)))", "%GC"},
+    {"#.(+ 1 2)", "#."},
+    {"(list #.(+ 1 2))", "#."},
+    {"(+ 1 2) (+ 3 4)", "more than one"},
+    {"", "no form"},
+    {"  ; only a comment", "no form"},
+    {"(invoke-restart 'continue)", "INVOKE-RESTART"},
+    {"(progn '(invoke-restart-interactively))", "INVOKE-RESTART-INTERACTIVELY"},
+    {"(invoke-debugger (make-condition 'error))", "INVOKE-DEBUGGER"},
+    {"(funcall (intern \"CAR\") '(1))", "INTERN"},
+    {"(jiti::car '(1))", "JITI"},
+    {"(jiti-user:car '(1))", "JITI-USER"},
+    {"(list '#1=(a . #1#))", "#n="},
+    {"(list '(#1=(x) #1#))", "#n="},
+    {"(format nil \"~/car/\" 1)", "~/"},
+    {"(car", "does not read"},
+    {"(%txn-gate \"x\" nil)", "%TXN-GATE"},
+    {"(list :%secret)", "%SECRET"},
+    {"(list '#:%unint)", "%UNINT"},
+    {"(list #+sbcl (foo:bar) 1)", "FOO"},   /* conservative: scanned even when skipped */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int r = txn_gate(W, bad[i].src, why, sizeof why);
+    CHECK(r == 1);
+    if (r != 1 || !strstr(why, bad[i].why))
+      fprintf(stderr, "gate: %s -> %d %s (expected %s)\n", bad[i].src, r, why, bad[i].why);
+    CHECK(strstr(why, bad[i].why) != NULL);
+  }
+  const char *good[] = {
+    "(+ 1 2)", "(cl:car '(1 2))", "(common-lisp:list :a)", "(cl-user::list 1)", "(list :key 'sym \"str %x\" #\\% #\\:)",
+    "(defun f (x) (restart-case (g x) (use-value (v) v)))", "(list '(a b) '(a b))", "(list 'a 'a 'a)",
+"(list \"a\" \"a\")", "(list |a:b|)", "(list #\\( #\\))", "(list #|block %gc|# 1)",
+    "(+ 1 2) ; trailing comment", "'sym%with-percent-inside",
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    int r = txn_gate(W, good[i], why, sizeof why);
+    if (r != 0) fprintf(stderr, "gate refused good %s: %s\n", good[i], why);
+    CHECK(r == 0);
+  }
+  /* size: 16 KiB ok, 16 KiB + 1 refused */
+  char *big = malloc(16386);
+  memset(big, ' ', 16385);
+  big[0] = '1';
+  big[16384] = 0;
+  CHECK(txn_gate(W, big, why, sizeof why) == 0);
+  big[16384] = ' ';
+  big[16385] = 0;
+  CHECK(txn_gate(W, big, why, sizeof why) == 1);
+  CHECK(strstr(why, "16385") != NULL);
+  free(big);
+  /* a refused attempt runs nothing and leaves the generation alone */
+  uint64_t g = txn_generation(W);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, g, "(progn (world-put :x 1) '(deep (deeper (%gc))))", TXN_ACTION, NULL, NULL, &o) == TXN_REJECTED_BY_GATE);
+  CHECK(strstr(o.message, "%GC") != NULL);
+  txn_outcome_free(&o);
+  CHECK(txn_attempt(W, g, "(world-put :x 1) (world-put :y 2)", TXN_APPLICATION, NULL, NULL, &o) == TXN_REJECTED_BY_GATE);
+  txn_outcome_free(&o);
+  CHECK(txn_generation(W) == g);
+  CHECK_STR(ev(W, "(world-count)"), "0");
+  /* repairs are gated too, and THROW is refused in them */
+  load(W, PROGRAM);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(progn '(%gc))", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(throw :x 1)", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
+  };
+  Script s = {steps, 3, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s, &o) == TXN_ABORTED);
+  txn_outcome_free(&o);
+  CHECK(s.seen[1].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[1].error, "%GC"));
+  CHECK(s.seen[2].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[2].error, "THROW"));
+  txn_close(W);
+}
+
+static void test_preview_application_goals(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(run1(W, "(world-put :count 1)") == TXN_ACCEPTED);
+  uint64_t g = txn_generation(W);
+  txn_Outcome o;
+  /* preview: reports, always restores */
+  CHECK(txn_attempt(W, g, "(progn (world-put :count 2) (defun p () 1) :previewed)", TXN_PREVIEW, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, ":PREVIEWED");
+  CHECK(has_change(&o, JITI_ENTRY_DATA, ":COUNT") && has_change(&o, JITI_ENTRY_FUNCTION, "P"));
+  CHECK(o.generation == g + 1);
+  txn_outcome_free(&o);
+  CHECK(txn_status(W) == TXN_ST_IDLE);
+  CHECK_STR(ev(W, "(list (world-get :count) (fboundp 'p))"), "(1 NIL)");
+  /* application calls: a failing call restores its own partial writes */
+  CHECK(run1(W, "(defun bump (fail) (world-put :count (+ 1 (world-get :count))) (when fail (error \"failed after writing\")) (world-get :count))") == TXN_ACCEPTED);
+  CHECK(run(W, "(bump t)", TXN_APPLICATION, NULL, &o) == TXN_ERROR);
+  CHECK(strstr(o.message, "failed after writing") != NULL);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :count)"), "1");
+  CHECK(run(W, "(bump nil)", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, "2");
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :count)"), "2");
+  /* goals: reported, never rejecting a safe step */
+  const char *goals[] = {"(>= (world-get :count) 3)", "(fboundp 'bump)", "(car 1)"};
+  txn_set_goals(W, 3, goals);
+  CHECK(run(W, "(world-put :count 2)", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.ngoals == 3 && !o.goals[0].pass && o.goals[1].pass && !o.goals[2].pass);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(world-put :count 3)", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.ngoals == 3 && o.goals[0].pass);
+  txn_outcome_free(&o);
+  char *obs = txn_observe(W, 0);
+  json_t *j = json_loads(obs, 0, NULL);
+  CHECK(j != NULL);
+  json_t *gl = json_object_get(j, "goals");
+  CHECK(json_array_size(gl) == 3);
+  CHECK(json_is_true(json_object_get(json_array_get(gl, 0), "pass")));
+  CHECK(json_integer_value(json_object_get(j, "generation")) == (json_int_t)txn_generation(W));
+  CHECK_STR(json_string_value(json_object_get(j, "status")), "idle");
+  json_decref(j);
+  free(obs);
+  txn_close(W);
+}
+
+static void test_faulted(void) {
+  txn_World *W = txn_open(NULL);
+  /* import a world whose baseline is invalid */
+  jiti_State *S = txn_state(W);
+  char err[512];
+  CHECK_STR(ev(W, "(world-put :level -5)"), "-5");
+  CHECK(jiti_invariant_add(S, "level-positive", "(> (world-get :level 0) 0)", err, sizeof err) == JITI_OK);
+  CHECK(txn_check_baseline(W, err, sizeof err) == 1);
+  CHECK(strstr(err, "invalid-baseline") && strstr(err, "LEVEL-POSITIVE"));
+  CHECK(txn_status(W) == TXN_ST_FAULTED);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, txn_generation(W), "(world-put :level 5)", TXN_ACTION, NULL, NULL, &o) == TXN_FAULTED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :level)"), "-5");
+  char *obs = txn_observe(W, 0);
+  CHECK(obs && strstr(obs, "\"faulted\""));
+  free(obs);
+  /* an operator repair is accepted; committing clears the fault */
+  CHECK(txn_attempt(W, txn_generation(W), "(world-put :level 5)", TXN_OPERATOR, NULL, NULL, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  CHECK(txn_status(W) == TXN_ST_IDLE);
+  CHECK(run1(W, "(world-put :level 6)") == TXN_ACCEPTED);
+  /* removing the failing invariant also clears a fault */
+  CHECK_STR(ev(W, "(world-put :level -1)"), "-1");
+  CHECK(txn_check_baseline(W, err, sizeof err) == 1);
+  CHECK(txn_invariant_remove(W, txn_generation(W), "level-positive", &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  CHECK(txn_status(W) == TXN_ST_IDLE);
+  txn_close(W);
+}
+
+static void test_observe_budget(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(run1(W, "(dotimes (i 300) (world-put i (make-string 50 :initial-element #\\x)))") == TXN_ACCEPTED);
+  CHECK(run1(W, "(defun small () 1)") == TXN_ACCEPTED);
+  txn_Outcome o;
+  CHECK(txn_invariant_add(W, txn_generation(W), "ok", "t", &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  txn_set_revision(W, 7);
+  char *s = txn_observe(W, 4000);
+  CHECK(s && strlen(s) < 40000);
+  json_t *j = json_loads(s, 0, NULL);
+  CHECK(json_integer_value(json_object_get(j, "revision")) == 7);
+  json_t *data = json_object_get(j, "data");
+  CHECK(json_integer_value(json_object_get(data, "count")) == 300);
+  json_t *tr = json_object_get(j, "truncated");
+  CHECK(json_integer_value(json_object_get(tr, "omitted")) > 0);
+  CHECK(json_integer_value(json_object_get(tr, "summarized")) > 0);
+  CHECK(json_array_size(json_object_get(j, "invariants")) == 1);
+  CHECK(json_array_size(json_object_get(j, "entries")) == 1);
+  json_decref(j);
+  free(s);
+  s = txn_observe(W, 1 << 20);
+  j = json_loads(s, 0, NULL);
+  CHECK(json_array_size(json_object_get(json_object_get(j, "data"), "rows")) == 300);
+  json_decref(j);
+  free(s);
+  s = txn_inspect(W, "data", "299");
+  CHECK(s && strstr(s, "xxxxx"));
+  free(s);
+  txn_close(W);
+}
+
+int main(void) {
+  test_unsafe();
+  test_live_repair();
+  test_abort_undoes_repairs();
+  test_restart_menu();
+  test_budget();
+  test_stale();
+  test_gate();
+  test_preview_application_goals();
+  test_faulted();
+  test_observe_budget();
+  return CHECK_DONE();
+}

@@ -1,0 +1,252 @@
+/*
+** gate.c — the form gate: decides whether model- or operator-supplied
+** source may be evaluated at all.  Two passes:
+**
+** 1. A C scan of the source text: size, package prefixes (only cl:,
+**    common-lisp:, cl-user:, common-lisp-user: and keywords), labels
+**    #n= / #n# (shared or circular literal structure).
+** 2. %TXN-GATE, a Lisp function defined in the state before the world is
+**    enabled (so it is never a managed entry; its own name is refused by
+**    the gate): it reads the source with the kernel reader (so #+/#-,
+**    escapes |%x| and #. are handled exactly as evaluation would), requires
+**    exactly one form, and walks the whole tree iteratively — quoted lists,
+**    vectors, backquote templates — refusing symbols named %..., the
+**    forbidden operators, shared or circular structure, and strings holding
+**    the ~/name/ format directive (a call by name).
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "txn_int.h"
+
+static const char *gate_lisp =
+  "(defun %txn-gate (src repair)\n"
+  "  (block gate\n"
+  "    (handler-case\n"
+  "      (let ((form nil) (pos 0) (eof (list :eof)))\n"
+  "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
+  "        (when (eq form eof) (return-from gate \"the source contains no form\"))\n"
+  "        (unless (eq (read-from-string src nil eof :start pos) eof)\n"
+  "          (return-from gate \"the source contains more than one form\"))\n"
+  "        (let ((seen (make-hash-table :test 'eq)) (stack (list form)) (n 0))\n"
+  "          (loop while stack do\n"
+  "            (let ((x (pop stack)))\n"
+  "              (incf n)\n"
+  "              (when (> n 200000) (return-from gate \"the form is too large\"))\n"
+  "              (cond ((symbolp x)\n"
+  "                     (let ((name (symbol-name x)))\n"
+  "                       (when (and (> (length name) 0) (char= (char name 0) #\\%))\n"
+  "                         (return-from gate (format nil \"kernel-internal symbol ~a is not allowed\" name)))\n"
+  "                       (when (member name '(\"INVOKE-RESTART\" \"INVOKE-RESTART-INTERACTIVELY\" \"INVOKE-DEBUGGER\")\n"
+  "                                     :test #'string=)\n"
+  "                         (return-from gate (format nil \"~a is not allowed: restarts are chosen with resume\" name)))\n"
+  "                       (when (member name '(\"INTERN\" \"FIND-SYMBOL\" \"READ-FROM-STRING\" \"MACROEXPAND\" \"MACROEXPAND-1\")\n"
+  "                                     :test #'string=)\n"
+  "                         (return-from gate (format nil \"~a is not allowed: it reaches symbols by name at run time\" name)))\n"
+  "                       (when (and repair (string= name \"THROW\"))\n"
+  "                         (return-from gate \"THROW is not allowed in a repair: it could leave the pause\"))))\n"
+  "                    ((consp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (push (cdr x) stack)\n"
+  "                     (push (car x) stack))\n"
+  "                    ((stringp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (when (search \"~/\" x)\n"
+  "                       (return-from gate \"the format directive ~~/name/ (a call by name) is not allowed\")))\n"
+  "                    ((vectorp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
+  "          nil))\n"
+  "      (error (c) (format nil \"the source does not read: ~a\" c)))))\n";
+
+int txn_gate_install(jiti_State *S) {
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(S, gate_lisp, strlen(gate_lisp), &r);
+  if (st != JITI_OK) fprintf(stderr, "txn: the gate did not load: %s\n", r.message ? r.message : "?");
+  jiti_result_free(&r);
+  return st == JITI_OK ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ text scan */
+
+static int is_ws(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+static int is_term(unsigned char c) {
+  return is_ws(c) || c == '(' || c == ')' || c == '\'' || c == '"' || c == ';' || c == '`' || c == ',';
+}
+
+static int prefix_allowed(const char *p, size_t n) {
+  static const char *ok[] = {"CL", "COMMON-LISP", "CL-USER", "COMMON-LISP-USER", "KEYWORD", NULL};
+  for (int i = 0; ok[i]; i++) {
+    size_t k = strlen(ok[i]);
+    if (k != n) continue;
+    size_t j = 0;
+    while (j < n && toupper((unsigned char)p[j]) == ok[i][j]) j++;
+    if (j == n) return 1;
+  }
+  return 0;
+}
+
+/* Scan one token starting at s[*i]; check its package prefix. */
+static int scan_token(const char *s, size_t len, size_t *i, char *reason, size_t n) {
+  char prefix[64];
+  size_t plen = 0;
+  int overflow = 0, colon_seen = 0, colon_at_start = 0, first = 1;
+  while (*i < len && !is_term((unsigned char)s[*i])) {
+    unsigned char c = (unsigned char)s[*i];
+    if (c == '\\') {            /* single escape: next char is a constituent */
+      (*i)++;
+      if (*i < len) {
+        if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = s[*i]; else overflow = 1; }
+        (*i)++;
+      }
+      first = 0;
+      continue;
+    }
+    if (c == '|') {             /* multiple escape */
+      (*i)++;
+      while (*i < len && s[*i] != '|') {
+        if (s[*i] == '\\' && *i + 1 < len) (*i)++;
+        if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = s[*i]; else overflow = 1; }
+        (*i)++;
+      }
+      if (*i < len) (*i)++;
+      first = 0;
+      continue;
+    }
+    if (c == ':' && !colon_seen) {
+      colon_seen = 1;
+      colon_at_start = first;
+      (*i)++;
+      continue;
+    }
+    if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = (char)c; else overflow = 1; }
+    first = 0;
+    (*i)++;
+  }
+  if (colon_seen && !colon_at_start && (overflow || !prefix_allowed(prefix, plen))) {
+    prefix[plen] = 0;
+    for (size_t j = 0; j < plen; j++) prefix[j] = (char)toupper((unsigned char)prefix[j]);
+    snprintf(reason, n, "package prefix %s: is not allowed (only cl:, common-lisp:, cl-user:, keywords)",
+             overflow ? "(long)" : prefix);
+    return 1;
+  }
+  return 0;
+}
+
+static int text_scan(const char *s, size_t len, char *reason, size_t n) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    if (is_ws(c) || c == '(' || c == ')' || c == '\'' || c == '`') { i++; continue; }
+    if (c == ',') { i++; if (i < len && (s[i] == '@' || s[i] == '.')) i++; continue; }
+    if (c == ';') { while (i < len && s[i] != '\n') i++; continue; }
+    if (c == '"') {
+      i++;
+      while (i < len && s[i] != '"') { if (s[i] == '\\') i++; i++; }
+      i++;
+      continue;
+    }
+    if (c == '#') {
+      size_t j = i + 1;
+      while (j < len && isdigit((unsigned char)s[j])) j++;
+      if (j >= len) return 0;  /* the reader will complain */
+      char d = s[j];
+      if ((d == '=' || d == '#') && j > i + 1) {
+        snprintf(reason, n, "shared or circular literal structure (#n= / #n#) is not allowed");
+        return 1;
+      }
+      if (d == '|') {          /* block comment, nested */
+        int depth = 1;
+        i = j + 1;
+        while (i < len && depth > 0) {
+          if (s[i] == '|' && i + 1 < len && s[i + 1] == '#') { depth--; i += 2; }
+          else if (s[i] == '#' && i + 1 < len && s[i + 1] == '|') { depth++; i += 2; }
+          else i++;
+        }
+        continue;
+      }
+      if (d == '\\') {         /* character: one char then constituents */
+        i = j + 1;
+        if (i < len) {
+          i++;
+          while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+          while (i < len && !is_term((unsigned char)s[i])) i++;
+        }
+        continue;
+      }
+      if (d == ':') { i = j + 1; size_t k = i; (void)k; while (i < len && !is_term((unsigned char)s[i])) i++; continue; }
+      i = j + 1;               /* #' #( #+ #- #x ... : continue after it */
+      continue;
+    }
+    if (scan_token(s, len, &i, reason, n)) return 1;
+  }
+  return 0;
+}
+
+/* Unescape a printed Lisp string ("...") into out. */
+static void unprint(const char *v, char *out, size_t n) {
+  size_t k = 0;
+  if (!v) { snprintf(out, n, "refused"); return; }
+  const char *p = v;
+  if (*p == '"') p++;
+  for (; *p && k + 1 < n; p++) {
+    if (*p == '\\' && p[1]) { p++; out[k++] = *p; continue; }
+    if (*p == '"' && p[1] == 0) break;
+    out[k++] = *p;
+  }
+  out[k] = 0;
+}
+
+int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, size_t n) {
+  if (!source) { snprintf(reason, n, "no source"); return 1; }
+  size_t len = strlen(source);
+  if (len > W->max_source) {
+    snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, W->max_source);
+    return 1;
+  }
+  if (text_scan(source, len, reason, n)) return 1;
+  /* (%txn-gate "escaped source" repair) */
+  size_t cap = 2 * len + 64;
+  char *call = malloc(cap);
+  if (!call) { snprintf(reason, n, "out of memory"); return 1; }
+  size_t k = 0;
+  k += (size_t)sprintf(call, "(%%txn-gate \"");
+  for (size_t i = 0; i < len; i++) {
+    if (source[i] == '"' || source[i] == '\\') call[k++] = '\\';
+    call[k++] = source[i];
+  }
+  k += (size_t)sprintf(call + k, "\" %s)", repair ? "t" : "nil");
+  jiti_Limits lim = {.fuel = 5000000, .depth = 1000, .heap = W->lim.heap, .output = 1000};
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_Result r;
+  jiti_Status st = jiti_eval_limited(W->S, call, k, &lim, &r);
+  W->pausable = saved;
+  free(call);
+  int refused;
+  if (st != JITI_OK) {
+    snprintf(reason, n, "the gate could not check the source: %s", r.message ? r.message : "?");
+    refused = 1;
+  } else if (r.value && strcmp(r.value, "NIL") == 0) {
+    refused = 0;
+  } else {
+    unprint(r.value, reason, n);
+    refused = 1;
+  }
+  jiti_result_free(&r);
+  return refused;
+}
+
+int txn_gate(txn_World *W, const char *source, char *reason, size_t n) {
+  if (!W) { snprintf(reason, n, "no world"); return 1; }
+  return txn_gate_run(W, source, 0, reason, n);
+}

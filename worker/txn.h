@@ -1,0 +1,306 @@
+/*
+** txn.h — the transaction layer of the jiti worker (libjitiworker).
+**
+** A txn_World wraps one jiti_State whose world is enabled (see
+** kernel/jiti_world.h) and runs every unit of work on it as a transaction
+** (DESIGN.md sections 4-6, docs/transactions.md):
+**
+**   gate -> checkpoint -> evaluate under limits -> [pause: evaluate repairs,
+**   resume, abort] -> invariants -> changed entries -> goals
+**   -> caller commits (txn_commit) or restores (txn_restore).
+**
+** Generations.  W has a generation counter, starting at 0, incremented on
+** every observable state change: a commit, a restore, a pause, a resume (and
+** entering or leaving the faulted state).  Every operation that changes the
+** world takes the caller's generation; a mismatch is refused with reason
+** TXN_STALE, nothing executes and the world is unchanged.
+**
+** Ownership.  Every char * returned by this API is malloc'd and owned by
+** the caller (free it), except where a comment says otherwise.  Outcomes
+** are released with txn_outcome_free.
+**
+** Threads.  A txn_World is not thread-safe; use it from one thread.
+*/
+#ifndef txn_h
+#define txn_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "jiti.h"
+#include "jiti_world.h"
+
+typedef struct txn_World txn_World;
+
+/* ------------------------------------------------------------- options */
+
+typedef struct txn_Options {
+  jiti_Limits limits;   /* per attempt; 0 fields take the defaults:
+                           fuel 10,000,000 steps, depth 10,000,
+                           heap 256 MiB, output 64 KiB */
+  int step_budget;      /* commands accepted while paused, per attempt
+                           (evaluate + resume, refused ones included);
+                           0 = default 20 */
+  size_t max_source;    /* gate: largest source in bytes; 0 = 16384 */
+} txn_Options;
+
+/* ------------------------------------------------------------ outcomes */
+
+/* The closed set of outcome reasons. */
+typedef enum txn_Reason {
+  TXN_ACCEPTED = 0,        /* completed; checkpoint open awaiting commit (or,
+                              for a preview, restored after reporting) */
+  TXN_UNSAFE,              /* an invariant failed (false, error or limit), or
+                              a managed place holds an unexportable value;
+                              restored */
+  TXN_REJECTED_BY_GATE,    /* the form gate refused the source; nothing ran */
+  TXN_REPAIR_FAILED,       /* a repair evaluated while paused signalled, hit
+                              a limit, or transferred control out of the
+                              pause; the whole attempt restored */
+  TXN_INVALID_ARGUMENTS,   /* the request itself is malformed (NULL source,
+                              unknown kind, a transaction already in
+                              progress, a bad invariant); nothing ran.  Also
+                              the refusal reason of a resume whose restart id
+                              is unknown/expired or whose arguments fail */
+  TXN_ABORTED,             /* the caller aborted a paused attempt (or gave
+                              no cmd_fn); restored */
+  TXN_LIMIT,               /* fuel, depth, heap or output limit; restored */
+  TXN_BUDGET_EXHAUSTED,    /* more commands while paused than the step
+                              budget allows; restored */
+  TXN_STALE,               /* generation mismatch; nothing ran */
+  TXN_PUBLICATION_FAILED,  /* the caller restored an accepted attempt with
+                              txn_restore (publication failed) */
+  TXN_ERROR,               /* an application call signalled an error and was
+                              aborted; its partial writes restored */
+  TXN_FAULTED,             /* the world is faulted (invalid baseline): only
+                              operator operations are accepted; nothing ran */
+  TXN_REASON_COUNT
+} txn_Reason;
+
+/* "accepted", "unsafe", "rejected-by-gate", "repair-failed",
+** "invalid-arguments", "aborted", "limit", "budget-exhausted", "stale",
+** "publication-failed", "error", "faulted". */
+const char *txn_reason_name(txn_Reason r);
+
+/* One changed managed entry. */
+typedef struct txn_Change {
+  jiti_EntryKind kind;
+  char *name;              /* printed name (data rows: the printed key) */
+  char hash[65];           /* SHA-256 hex (jiti_entry_hash); "" if removed */
+  unsigned char *bytes;    /* canonical encoding; NULL if removed */
+  size_t len;
+  int removed;
+} txn_Change;
+
+/* One event of the transaction's life, for the store's event log:
+** type is one of "started", "paused", "repaired", "refused", "resumed",
+** "completed", "restored", "committed", "goal". */
+typedef struct txn_Event {
+  char *type;
+  char *detail;            /* free text, may be "" */
+  uint64_t generation;     /* generation after the event */
+} txn_Event;
+
+typedef struct txn_GoalResult {
+  char *source;
+  int pass;                /* 1 pass, 0 fail (false, error or limit) */
+  char *message;           /* printed value or error report */
+} txn_GoalResult;
+
+typedef struct txn_Outcome {
+  txn_Reason reason;
+  char *message;           /* human-readable, names the invariant, the gate
+                              rule or the place; never NULL after a call */
+  uint64_t generation;     /* W's generation after the operation */
+  char *value;             /* prin1 of the value (bounded), or NULL */
+  int nchanges;
+  txn_Change *changes;
+  int nevents;
+  txn_Event *events;
+  int ngoals;
+  txn_GoalResult *goals;   /* evaluated only for accepted attempts */
+} txn_Outcome;
+
+void txn_outcome_free(txn_Outcome *o);
+
+/* --------------------------------------------------------- lifecycle */
+
+/* Open a world: a fresh jiti_State with the world enabled, the gate's
+** helper defined (outside the world: never exported), the debugger hook
+** installed.  opt may be NULL (all defaults).  NULL on out of memory. */
+txn_World *txn_open(const txn_Options *opt);
+void txn_close(txn_World *W);
+
+/* The underlying state, for import (jiti_import_entry) and export.  Do not
+** evaluate on it while a transaction is in progress. */
+jiti_State *txn_state(txn_World *W);
+
+typedef enum txn_Status {
+  TXN_ST_IDLE = 0,            /* ready for a transaction */
+  TXN_ST_PAUSED,              /* an attempt is paused (only inside cmd_fn) */
+  TXN_ST_AWAITING,            /* completed, checkpoint open: txn_commit or
+                              txn_restore must follow */
+  TXN_ST_FAULTED           /* invalid baseline: operator operations only */
+} txn_Status;
+
+const char *txn_status_name(txn_Status s);  /* "idle", "paused",
+                                               "awaiting-commit", "faulted" */
+txn_Status txn_status(txn_World *W);
+uint64_t txn_generation(txn_World *W);
+
+/* The revision number shown by txn_observe (set by the caller, who owns
+** revisions: the store's chain). */
+void txn_set_revision(txn_World *W, uint64_t revision);
+
+/* Goal predicates for the following requests: n Lisp sources, each one
+** expression that should return true.  Copied.  Evaluated after each
+** accepted attempt, in the provisional world, inside a checkpoint that is
+** always restored; a failing goal never rejects a safe step.  n = 0 clears. */
+void txn_set_goals(txn_World *W, int n, const char *const *sources);
+
+/* Run every invariant against the current world (call after importing).
+** Returns 0 when all hold (status idle).  Otherwise the status becomes
+** TXN_ST_FAULTED (reason "invalid-baseline", generation incremented) and 1 is
+** returned; `msg` (may be NULL) receives the failure.  While faulted, only
+** operator operations run (txn_attempt kind TXN_OPERATOR,
+** txn_invariant_add/remove); everything else gets TXN_FAULTED.  A commit
+** while faulted re-runs the invariants and clears the fault when all hold. */
+int txn_check_baseline(txn_World *W, char *msg, size_t msglen);
+
+/* ------------------------------------------------------- transactions */
+
+typedef enum txn_Kind {
+  TXN_ACTION = 0,          /* a model action */
+  TXN_APPLICATION,         /* an application call (`jiti eval`) */
+  TXN_PREVIEW,             /* evaluate, report, always restore */
+  TXN_OPERATOR             /* an operator command; allowed while faulted,
+                              where invariants are not required to hold */
+} txn_Kind;
+
+/* A restart offered at a pause.  `id` is pause-scoped: "p<N>-<i>" where N
+** is the attempt's pause number; it is refused at any other pause. */
+typedef struct txn_Restart {
+  const char *id;
+  const char *name;        /* symbol name, "" for an unnamed restart */
+  const char *report;
+} txn_Restart;
+
+/* What cmd_fn sees while an attempt is paused.  Every pointer is owned by
+** W and valid only during the cmd_fn call. */
+typedef struct txn_View {
+  uint64_t generation;     /* commands must carry this */
+  int pause;               /* pause number within the attempt (1, 2, ...) */
+  const char *condition_type;
+  const char *report;
+  const char *backtrace;   /* one frame per line, innermost first */
+  int nrestarts;
+  const txn_Restart *restarts;   /* only those the attempt established,
+                                    innermost first */
+  int steps_used, step_budget;
+  /* The result of the previous command at this pause: */
+  txn_Reason refusal;      /* TXN_ACCEPTED when the previous command (if
+                              any) was carried out; otherwise why it was
+                              refused: TXN_STALE, TXN_REJECTED_BY_GATE,
+                              TXN_INVALID_ARGUMENTS */
+  const char *error;       /* refusal message, or NULL */
+  const char *last_value;  /* printed value of the previous repair, or NULL */
+} txn_View;
+
+typedef enum txn_CmdType { TXN_CMD_EVALUATE, TXN_CMD_RESUME, TXN_CMD_ABORT } txn_CmdType;
+
+/* A command while paused.  Strings are copied before cmd_fn is called
+** again, so they only need to live until cmd_fn's next call. */
+typedef struct txn_Command {
+  txn_CmdType type;
+  uint64_t generation;     /* the view's generation */
+  const char *source;      /* EVALUATE: one form (gated) */
+  const char *restart_id;  /* RESUME: an id from view->restarts */
+  const char *args;        /* RESUME: Lisp source of an expression that
+                              evaluates to the argument list (gated);
+                              NULL = no arguments */
+} txn_Command;
+
+/* Called while paused to get the next command.  Fill *cmd and return 0;
+** a non-zero return aborts the attempt.  cmd_fn may call txn_observe and
+** txn_inspect; it must not start another transaction. */
+typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
+
+/* Run `source` as a transaction of kind `kind`.
+**
+** Refused before anything runs: TXN_INVALID_ARGUMENTS (NULL W/source/out,
+** unknown kind, status paused or awaiting commit), TXN_STALE (generation !=
+** W's), TXN_FAULTED (faulted world, kind != TXN_OPERATOR),
+** TXN_REJECTED_BY_GATE (see docs/transactions.md: one form, <= 16 KiB, no
+** #., no symbol named %..., no invoke-restart / invoke-restart-interactively
+** / invoke-debugger / intern / find-symbol / read-from-string / macroexpand /
+** macroexpand-1, no package prefix other than cl:, common-lisp:, cl-user:,
+** common-lisp-user:, keyword:, no shared or circular literal (#n= / #n#), no
+** format directive ~/.../ in a string literal).
+**
+** Otherwise a checkpoint is opened and the form evaluated under the limits.
+** An unhandled error pauses (generation++) when cmd_fn is given: cmd_fn is
+** called until it resumes or aborts; without cmd_fn the attempt aborts at
+** once.  Ends:
+**   TXN_ACCEPTED            completed, invariants hold, changes exported;
+**                           status TXN_ST_AWAITING (checkpoint still open) —
+**                           except TXN_PREVIEW: restored (generation++),
+**                           status back to idle, changes reported anyway
+**   TXN_UNSAFE, TXN_REPAIR_FAILED, TXN_ABORTED, TXN_ERROR (application calls
+**   instead of TXN_ABORTED), TXN_LIMIT, TXN_BUDGET_EXHAUSTED
+**                           restored (generation++), status idle/faulted
+** out->value holds the printed value for TXN_ACCEPTED.  Always fills *out
+** (free it with txn_outcome_free) and returns out->reason. */
+txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
+                       txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
+                       txn_Outcome *out);
+
+/* Keep an accepted attempt (after publishing it): closes the checkpoint,
+** generation++, status idle (or faulted if still invalid).  Returns 0, or
+** -1 (nothing done) when the status is not TXN_ST_AWAITING. */
+int txn_commit(txn_World *W);
+
+/* Undo an accepted attempt (publication failed): restores the checkpoint,
+** generation++, status idle.  Fills *out (may be NULL) with reason
+** TXN_PUBLICATION_FAILED.  Returns 0, or -1 when not TXN_ST_AWAITING. */
+int txn_restore(txn_World *W, txn_Outcome *out);
+
+/* -------------------------------------------------------- invariants */
+
+/* Operator operations.  Each is a transaction: it leaves the checkpoint open
+** with status TXN_ST_AWAITING and one changed `invariant` entry; the caller
+** commits or restores as for an attempt.  txn_invariant_add refuses
+** (TXN_INVALID_ARGUMENTS) a source that is not one form; outside the faulted
+** state it refuses (TXN_UNSAFE) an invariant set that does not hold.
+** txn_invariant_remove: TXN_INVALID_ARGUMENTS for an unknown name.  Both:
+** TXN_STALE, TXN_INVALID_ARGUMENTS while a transaction is in progress. */
+txn_Reason txn_invariant_add(txn_World *W, uint64_t generation, const char *name,
+                             const char *source, txn_Outcome *out);
+txn_Reason txn_invariant_remove(txn_World *W, uint64_t generation, const char *name,
+                                txn_Outcome *out);
+/* JSON array [{"name","source","hash"}] of the invariants (caller frees). */
+char *txn_invariant_list(txn_World *W);
+
+/* -------------------------------------------------------------- views */
+
+/* The world as JSON (caller frees), at most about budget_bytes (0 = 64 KiB):
+** {"generation","revision","status","counts":{kind:n},
+**  "entries":[{"kind","name","hash","text"}]       non-data entries
+**  "data":{"count","rows":[{"key","hash","value"}]},
+**  "invariants":[{"name","hash","source"}], "last_invariant_check":{ok,message},
+**  "goals":[{"source","pass","message"}],
+**  "truncated": {"summarized": n, "omitted": n},
+**  "pause": {...} when paused: condition_type, report, backtrace,
+**           restarts [{id,name,report}], steps_used, step_budget}
+** Past the budget entries carry only name and hash; past twice the budget
+** they are only counted (truncated.omitted). */
+char *txn_observe(txn_World *W, size_t budget_bytes);
+
+/* One entry in full as JSON {"kind","name","hash","text"}, or NULL when
+** there is no such entry.  kind is "function", "data", ... (see
+** jiti_entry_kind_name); for data rows name is the printed key. */
+char *txn_inspect(txn_World *W, const char *kind, const char *name);
+
+/* The gate alone (used by txn_attempt, commands and tests): 0 when `source`
+** may be evaluated, else 1 with the reason in `reason`. */
+int txn_gate(txn_World *W, const char *source, char *reason, size_t reasonlen);
+
+#endif

@@ -1,0 +1,69 @@
+/* txn_int.h — internals shared by txn.c, gate.c and view.c. */
+#ifndef txn_int_h
+#define txn_int_h
+
+#include "txn.h"
+
+#define TXN_MAXR 64  /* restarts shown per pause */
+
+typedef struct txn_PauseInfo {
+  int active;
+  char *condition_type, *report, *backtrace;
+  int nrestarts;
+  txn_Restart restarts[TXN_MAXR];
+  uint32_t kernel_ids[TXN_MAXR];
+  char *ids[TXN_MAXR], *names[TXN_MAXR], *reports[TXN_MAXR];
+} txn_PauseInfo;
+
+struct txn_World {
+  jiti_State *S;
+  jiti_Limits lim;
+  int budget;
+  size_t max_source;
+  uint64_t gen, revision;
+  txn_Status status;      /* idle / awaiting / faulted (paused is derived) */
+  int faulted;
+
+  /* the attempt in progress */
+  int in_txn;             /* an attempt/operation is running */
+  int pausable;           /* the hook may pause (evaluation of the form) */
+  txn_Kind kind;
+  txn_CommandFn cmd_fn;
+  void *ud;
+  uint32_t watermark;     /* restart ids <= this existed before the attempt */
+  int npauses, steps, hook_level;
+  int repair_open;        /* a repair is being evaluated from the hook */
+  int escape_flag;        /* set by %TXN-ESCAPED (cleanup of a repair) */
+  int escaped;            /* a repair transferred control out of the pause */
+  int resume_pending;     /* a restart decision was handed to the kernel */
+  int ended;              /* the attempt decided to end (abort) */
+  txn_Reason end_reason;
+  char *end_msg;
+  char *repair_src;       /* the wrapped repair being evaluated */
+  char *resume_args;      /* kept until the kernel evaluated them */
+  txn_PauseInfo pause;
+
+  /* events of the current operation */
+  txn_Event *events;
+  int nevents, capevents;
+
+  /* goals and last results */
+  char **goals;
+  int ngoals;
+  txn_GoalResult *goal_results;  /* last results, ngoals of them or NULL */
+  int have_goal_results;
+
+  /* last invariant check */
+  int inv_checked, inv_ok;
+  char *inv_msg;
+};
+
+/* gate.c */
+int txn_gate_install(jiti_State *S);
+int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, size_t n);
+
+/* helpers */
+char *txn_strdup(const char *s);
+char *txn_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

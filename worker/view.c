@@ -1,0 +1,225 @@
+/*
+** view.c — JSON views of a txn_World (jansson): txn_observe (bounded by a
+** byte budget), txn_inspect (one entry in full), txn_invariant_list.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "txn_int.h"
+
+typedef struct { jiti_EntryKind kind; char *name; unsigned char *bytes; size_t len; } Ent;
+typedef struct { Ent *v; size_t n, cap; } Ents;
+
+static int collect(void *ud, jiti_EntryKind kind, const char *name,
+                   const unsigned char *bytes, size_t len) {
+  Ents *e = ud;
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? 2 * e->cap : 64;
+    Ent *v = realloc(e->v, cap * sizeof *v);
+    if (!v) return 1;
+    e->v = v;
+    e->cap = cap;
+  }
+  Ent *x = &e->v[e->n++];
+  x->kind = kind;
+  x->name = txn_strdup(name);
+  x->len = len;
+  x->bytes = malloc(len ? len : 1);
+  if (x->bytes && bytes) memcpy(x->bytes, bytes, len);
+  return 0;
+}
+
+static void ents_free(Ents *e) {
+  for (size_t i = 0; i < e->n; i++) {
+    free(e->v[i].name);
+    free(e->v[i].bytes);
+  }
+  free(e->v);
+}
+
+static jiti_Status export_all(txn_World *W, Ents *e, char *err, size_t n) {
+  int saved = W->pausable;
+  W->pausable = 0;
+  err[0] = 0;
+  jiti_Status st = jiti_export_all(W->S, collect, e, err, n);
+  W->pausable = saved;
+  return st;
+}
+
+static char *entry_text(txn_World *W, const Ent *x, size_t max) {
+  int saved = W->pausable;
+  W->pausable = 0;
+  char *t = jiti_entry_text(W->S, x->bytes, x->len);
+  W->pausable = saved;
+  if (t && max && strlen(t) > max) {
+    t[max] = 0;
+    if (max > 3) memcpy(t + max - 3, "...", 3);
+  }
+  return t;
+}
+
+static json_t *jstr(const char *s) { return json_string(s ? s : ""); }
+
+static json_t *pause_json(txn_World *W) {
+  txn_PauseInfo *P = &W->pause;
+  json_t *p = json_object();
+  json_object_set_new(p, "pause", json_integer(W->npauses));
+  json_object_set_new(p, "condition_type", jstr(P->condition_type));
+  json_object_set_new(p, "report", jstr(P->report));
+  json_object_set_new(p, "backtrace", jstr(P->backtrace));
+  json_t *rs = json_array();
+  for (int i = 0; i < P->nrestarts; i++) {
+    json_t *r = json_object();
+    json_object_set_new(r, "id", jstr(P->ids[i]));
+    json_object_set_new(r, "name", jstr(P->names[i]));
+    json_object_set_new(r, "report", jstr(P->reports[i]));
+    json_array_append_new(rs, r);
+  }
+  json_object_set_new(p, "restarts", rs);
+  json_object_set_new(p, "steps_used", json_integer(W->steps));
+  json_object_set_new(p, "step_budget", json_integer(W->budget));
+  return p;
+}
+
+char *txn_observe(txn_World *W, size_t budget) {
+  if (!W) return NULL;
+  if (!budget) budget = 64 << 10;
+  json_t *o = json_object();
+  json_object_set_new(o, "generation", json_integer((json_int_t)W->gen));
+  json_object_set_new(o, "revision", json_integer((json_int_t)W->revision));
+  json_object_set_new(o, "status", json_string(txn_status_name(txn_status(W))));
+  Ents e = {0};
+  char err[1024];
+  jiti_Status st = export_all(W, &e, err, sizeof err);
+  if (st != JITI_OK) json_object_set_new(o, "export_error", jstr(err));
+  json_t *counts = json_object();
+  size_t nk[JITI_ENTRY_KIND_COUNT] = {0};
+  for (size_t i = 0; i < e.n; i++) nk[e.v[i].kind]++;
+  for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++)
+    json_object_set_new(counts, jiti_entry_kind_name((jiti_EntryKind)k), json_integer((json_int_t)nk[k]));
+  json_object_set_new(o, "counts", counts);
+
+  json_t *entries = json_array(), *rows = json_array(), *invs = json_array();
+  size_t used = 256, summarized = 0, omitted = 0;
+  /* invariants first (always shown in full: they are few and essential),
+  ** then the other entries, then data rows */
+  for (int pass = 0; pass < 3; pass++) {
+    for (size_t i = 0; i < e.n; i++) {
+      Ent *x = &e.v[i];
+      int is_inv = x->kind == JITI_ENTRY_INVARIANT, is_data = x->kind == JITI_ENTRY_DATA;
+      if ((pass == 0) != is_inv) continue;
+      if (pass == 1 && (is_inv || is_data)) continue;
+      if (pass == 2 && !is_data) continue;
+      char hash[65];
+      jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
+      size_t base = strlen(x->name) + 100;
+      if (pass > 0 && used + base > 2 * budget) { omitted++; continue; }
+      json_t *j = json_object();
+      if (!is_data) json_object_set_new(j, "kind", json_string(jiti_entry_kind_name(x->kind)));
+      json_object_set_new(j, is_data ? "key" : "name", jstr(x->name));
+      json_object_set_new(j, "hash", json_string(hash));
+      used += base;
+      if (pass == 0 || used < budget) {
+        char *t = entry_text(W, x, pass == 0 ? 0 : 2000);
+        size_t tl = t ? strlen(t) : 0;
+        if (pass == 0 || used + tl <= budget) {
+          json_object_set_new(j, is_inv ? "source" : is_data ? "value" : "text", jstr(t));
+          used += tl;
+        } else {
+          summarized++;
+        }
+        free(t);
+      } else {
+        summarized++;
+      }
+      json_array_append_new(pass == 0 ? invs : pass == 1 ? entries : rows, j);
+    }
+  }
+  json_object_set_new(o, "entries", entries);
+  json_t *data = json_object();
+  json_object_set_new(data, "count", json_integer((json_int_t)nk[JITI_ENTRY_DATA]));
+  json_object_set_new(data, "rows", rows);
+  json_object_set_new(o, "data", data);
+  json_object_set_new(o, "invariants", invs);
+  json_t *lc = json_object();
+  json_object_set_new(lc, "checked", json_boolean(W->inv_checked));
+  json_object_set_new(lc, "ok", json_boolean(W->inv_ok));
+  json_object_set_new(lc, "message", jstr(W->inv_msg));
+  json_object_set_new(o, "last_invariant_check", lc);
+  json_t *goals = json_array();
+  for (int i = 0; i < W->ngoals; i++) {
+    json_t *g = json_object();
+    json_object_set_new(g, "source", jstr(W->goals[i]));
+    if (W->goal_results) {
+      json_object_set_new(g, "pass", json_boolean(W->goal_results[i].pass));
+      json_object_set_new(g, "message", jstr(W->goal_results[i].message));
+    } else {
+      json_object_set_new(g, "pass", json_null());
+    }
+    json_array_append_new(goals, g);
+  }
+  json_object_set_new(o, "goals", goals);
+  json_t *tr = json_object();
+  json_object_set_new(tr, "summarized", json_integer((json_int_t)summarized));
+  json_object_set_new(tr, "omitted", json_integer((json_int_t)omitted));
+  json_object_set_new(o, "truncated", tr);
+  if (W->pause.active) json_object_set_new(o, "pause", pause_json(W));
+  ents_free(&e);
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
+char *txn_inspect(txn_World *W, const char *kind, const char *name) {
+  if (!W || !kind || !name) return NULL;
+  int k = jiti_entry_kind_parse(kind);
+  if (k < 0) return NULL;
+  Ents e = {0};
+  char err[1024];
+  export_all(W, &e, err, sizeof err);
+  char *s = NULL;
+  for (size_t i = 0; i < e.n; i++) {
+    Ent *x = &e.v[i];
+    if ((int)x->kind != k || strcmp(x->name, name) != 0) continue;
+    char hash[65];
+    jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
+    char *t = entry_text(W, x, 0);
+    json_t *j = json_object();
+    json_object_set_new(j, "kind", json_string(kind));
+    json_object_set_new(j, "name", jstr(x->name));
+    json_object_set_new(j, "hash", json_string(hash));
+    json_object_set_new(j, "text", jstr(t));
+    free(t);
+    s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    break;
+  }
+  ents_free(&e);
+  return s;
+}
+
+char *txn_invariant_list(txn_World *W) {
+  if (!W) return NULL;
+  Ents e = {0};
+  char err[1024];
+  export_all(W, &e, err, sizeof err);
+  json_t *a = json_array();
+  for (size_t i = 0; i < e.n; i++) {
+    Ent *x = &e.v[i];
+    if (x->kind != JITI_ENTRY_INVARIANT) continue;
+    char hash[65];
+    jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
+    char *t = entry_text(W, x, 0);
+    json_t *j = json_object();
+    json_object_set_new(j, "name", jstr(x->name));
+    json_object_set_new(j, "source", jstr(t));
+    json_object_set_new(j, "hash", json_string(hash));
+    free(t);
+    json_array_append_new(a, j);
+  }
+  ents_free(&e);
+  char *s = json_dumps(a, JSON_COMPACT);
+  json_decref(a);
+  return s;
+}
