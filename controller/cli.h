@@ -1,7 +1,7 @@
 /*
 ** cli.h — subcommands of the `jiti` program.  Each returns the process exit
 ** status: 0 success, 1 the evaluation failed (error, limit), 2 usage error,
-** 3 an input file could not be read.
+** 3 an input file could not be read (run only).
 */
 #ifndef jiti_cli_h
 #define jiti_cli_h
@@ -9,5 +9,18 @@
 #include "jiti.h"
 
 int cmd_run(int argc, char **argv);
+
+/* Store commands (store_cmds.c, history_cmds.c, recover.c): all take
+** --store DIR (default $JITI_STORE, else ./.jiti); exit 0 success, 1 failure
+** (the message names the store path), 2 usage. */
+int cmd_init(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_invariant(int argc, char **argv);
+int cmd_recover_session(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_events(int argc, char **argv);
 
 #endif

@@ -11,6 +11,15 @@ static const struct {
   const char *summary;
 } commands[] = {
   {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world"},
+  {"init", cmd_init, "create a store holding the initial, empty world"},
+  {"apply", cmd_apply, "run forms as one checked transaction on a store (offline)"},
+  {"invariant", cmd_invariant, "add, remove or list the world's safety invariants"},
+  {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world"},
+  {"log", cmd_log, "list a store's revisions, newest first"},
+  {"show", cmd_show, "show a revision's manifest and changed entries"},
+  {"diff", cmd_diff, "compare the worlds of two revisions"},
+  {"rollback", cmd_rollback, "publish a revision equal to an older one"},
+  {"events", cmd_events, "list a store's events, newest first"},
   {NULL, NULL, NULL}
 };
 
@@ -22,7 +31,7 @@ static void usage(FILE *out) {
           "\n"
           "commands:\n");
   for (int i = 0; commands[i].name; i++)
-    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
   fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.\n");
 }
 

@@ -1,0 +1,314 @@
+/*
+** store_common.c — what every store command shares: the --store option,
+** opening the store with a clear message, REV syntax, time formatting,
+** entry kinds, loading a revision's map and importing it into a world,
+** attempt numbers and events.
+*/
+#define _GNU_SOURCE  /* memmem */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "store_cli.h"
+
+const char *cli_default_store(void) {
+  const char *e = getenv("JITI_STORE");
+  return e && *e ? e : ".jiti";
+}
+
+int cli_store_opt(const char *cmd, int argc, char **argv, int *i, const char **dir) {
+  const char *a = argv[*i];
+  if (!strncmp(a, "--store=", 8)) {
+    *dir = a + 8;
+  } else if (!strcmp(a, "--store")) {
+    if (*i + 1 >= argc) {
+      fprintf(stderr, "jiti %s: --store needs a directory\n", cmd);
+      return -1;
+    }
+    *dir = argv[++*i];
+  } else {
+    return 0;
+  }
+  if (!**dir) {
+    fprintf(stderr, "jiti %s: --store needs a non-empty directory\n", cmd);
+    return -1;
+  }
+  return 1;
+}
+
+int cli_parse_count(const char *s, uint64_t *out) {
+  if (!s || !*s) return 0;
+  for (const char *p = s; *p; p++)
+    if (*p < '0' || *p > '9') return 0;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+int cli_parse_size(const char *s, uint64_t *out) {
+  if (!s || *s < '0' || *s > '9') return 0;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return 0;
+  unsigned shift = 0;
+  if (*end == 'k' || *end == 'K') { shift = 10; end++; }
+  else if (*end == 'm' || *end == 'M') { shift = 20; end++; }
+  else if (*end == 'g' || *end == 'G') { shift = 30; end++; }
+  if (*end || (shift && v > (UINT64_MAX >> shift))) return 0;
+  *out = v << shift;
+  return 1;
+}
+
+store_env *cli_open_store(const char *cmd, const char *dir, int writer) {
+  char err[1024] = "";
+  store_env *s = NULL;
+  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, err, sizeof err);
+  if (rc == STORE_OK) return s;
+  if (rc == STORE_ENOENT)
+    fprintf(stderr, "jiti %s: no store at %s (create one with 'jiti init --store %s', "
+            "or name another with --store DIR or $JITI_STORE)\n", cmd, dir, dir);
+  else
+    fprintf(stderr, "jiti %s: cannot open the store at %s: %s\n", cmd, dir,
+            err[0] ? err : store_strerror(rc));
+  return NULL;
+}
+
+/* [1-9][0-9]* that fits in 63 bits. */
+static int parse_positive(const char *p, uint64_t *out) {
+  if (*p < '1' || *p > '9') return 0;
+  size_t n = strspn(p, "0123456789");
+  if (p[n] || n > 18) return 0;
+  *out = strtoull(p, NULL, 10);
+  return 1;
+}
+
+int cli_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
+  uint64_t cur = 0, back = 0, r = 0;
+  int rc = store_current(s, &cur);
+  if (rc != STORE_OK) {
+    fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
+    return EXIT_FAIL;
+  }
+  if (!strcmp(text, "HEAD")) {
+    r = cur;
+  } else if (!strcmp(text, "previous")) {
+    back = 1;
+  } else if (!strncmp(text, "HEAD~", 5)) {
+    const char *p = text + 5;
+    size_t n = strspn(p, "0123456789");
+    if (n == 0 || p[n] || n > 18) goto bad;
+    back = strtoull(p, NULL, 10);
+  } else if (parse_positive(text, &r)) {
+    if (r > cur) {
+      fprintf(stderr, "jiti %s: no revision %s in the store at %s (CURRENT is %" PRIu64 ")\n",
+              cmd, text, store_path(s), cur);
+      return EXIT_FAIL;
+    }
+  } else {
+    goto bad;
+  }
+  if (back) {
+    if (back >= cur) {
+      fprintf(stderr, "jiti %s: %s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")\n",
+              cmd, text, store_path(s), cur);
+      return EXIT_FAIL;
+    }
+    r = cur - back;
+  }
+  if (r == 0) {
+    fprintf(stderr, "jiti %s: the store at %s has no revisions yet (run 'jiti init')\n",
+            cmd, store_path(s));
+    return EXIT_FAIL;
+  }
+  *rev = r;
+  return EXIT_OK;
+bad:
+  fprintf(stderr, "jiti %s: '%s' is not a revision: use a number from 1, HEAD, HEAD~N "
+          "or previous\n", cmd, text);
+  return EXIT_USAGE;
+}
+
+void cli_iso_time(int64_t ms, char *buf, size_t len) {
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, len, "@%" PRId64 "ms", ms);
+}
+
+int cli_store_kind(jiti_EntryKind k) {
+  return store_kind_parse(jiti_entry_kind_name(k));
+}
+
+int cli_kernel_kind(int store_kind) {
+  const char *n = store_kind_name(store_kind);
+  return n ? jiti_entry_kind_parse(n) : -1;
+}
+
+/* ---- maps */
+
+typedef struct { cli_map *m; int rc; } LoadArgs;
+
+/* Names and bytes are copied into chunks of at least 1 MiB: one malloc per
+** chunk instead of one per entry (a world has ~10^5 entries). */
+struct cli_chunk { struct cli_chunk *next; size_t used, cap; char data[]; };
+
+static char *map_alloc(cli_map *m, size_t n) {
+  struct cli_chunk *c = m->chunks;
+  if (!c || c->cap - c->used < n) {
+    size_t cap = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    c = malloc(sizeof *c + cap);
+    if (!c) return NULL;
+    c->used = 0;
+    c->cap = cap;
+    if (m->chunks && n > ((size_t)1 << 19)) {
+      /* a big one: keep filling the current chunk afterwards */
+      c->next = m->chunks->next;
+      m->chunks->next = c;
+    } else {
+      c->next = m->chunks;
+      m->chunks = c;
+    }
+  }
+  char *p = c->data + c->used;
+  c->used += n;
+  return p;
+}
+
+static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  LoadArgs *a = arg;
+  cli_map *m = a->m;
+  if (m->only_kind && e->kind != m->only_kind) return 0;
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    cli_entry *v = realloc(m->v, cap * sizeof *v);
+    if (!v) { a->rc = STORE_ENOMEM; return 1; }
+    m->v = v;
+    m->cap = cap;
+  }
+  cli_entry *x = &m->v[m->n];
+  size_t nl = strlen(e->name) + 1;
+  size_t bl = m->with_bytes ? e->len : 0;
+  char *p = map_alloc(m, nl + bl);
+  if (!p) { a->rc = STORE_ENOMEM; return 1; }
+  memcpy(p, e->name, nl);
+  if (bl) memcpy(p + nl, e->bytes, bl);
+  x->kind = e->kind;
+  x->name = p;
+  x->bytes = m->with_bytes ? (unsigned char *)p + nl : NULL;
+  x->len = m->with_bytes ? e->len : 0;
+  memcpy(x->hash, hash, 32);
+  m->n++;
+  return 0;
+}
+
+int cli_map_load(store_env *s, uint64_t rev, cli_map *m) {
+  LoadArgs a = {m, STORE_OK};
+  int rc = store_map_foreach(s, rev, load_one, &a);
+  return rc != STORE_OK ? rc : a.rc;
+}
+
+void cli_map_free(cli_map *m) {
+  while (m->chunks) {
+    struct cli_chunk *c = m->chunks;
+    m->chunks = c->next;
+    free(c);
+  }
+  free(m->v);
+  m->v = NULL;
+  m->n = m->cap = 0;
+}
+
+jiti_Status cli_import_map(jiti_State *S, const cli_map *m, int skip_invariants,
+                           char *err, size_t errlen) {
+  static const jiti_EntryKind order[] = {
+    JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+    JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  /* The store's map is sorted by (store kind, name): each kind is one run. */
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+    if (skip_invariants && order[k] == JITI_ENTRY_INVARIANT) continue;
+    int sk = cli_store_kind(order[k]);
+    for (size_t i = 0; i < m->n; i++) {
+      const cli_entry *e = &m->v[i];
+      if (e->kind != sk) continue;
+      char why[512];
+      jiti_Status st = jiti_import_entry(S, order[k], e->name, e->bytes, e->len, why, sizeof why);
+      if (st != JITI_OK) {
+        snprintf(err, errlen, "cannot import %s %s: %s", jiti_entry_kind_name(order[k]),
+                 e->name, why);
+        return st;
+      }
+    }
+  }
+  return JITI_OK;
+}
+
+static int zero_hash(const uint8_t h[32]) {
+  for (int i = 0; i < 32; i++)
+    if (h[i]) return 0;
+  return 1;
+}
+
+void cli_count_changes(const store_manifest *man, size_t *added, size_t *changed,
+                       size_t *removed) {
+  *added = *changed = *removed = 0;
+  for (size_t i = 0; i < man->nchanges; i++) {
+    if (zero_hash(man->changes[i].old_hash)) ++*added;
+    else if (zero_hash(man->changes[i].new_hash)) ++*removed;
+    else ++*changed;
+  }
+}
+
+uint64_t cli_generation(store_env *s, uint64_t rev) {
+  store_manifest *man = NULL;
+  if (rev == 0 || store_manifest_read(s, rev, &man) != STORE_OK) return 0;
+  uint64_t g = man->generation;
+  store_free(man);
+  return g;
+}
+
+/* ---- events */
+
+typedef struct { uint64_t max; size_t seen; } AttemptScan;
+
+static int scan_attempt(void *arg, uint64_t seq, const char *json, size_t len) {
+  AttemptScan *a = arg;
+  const char *key = "\"attempt\":";
+  const char *end = json + len;
+  for (const char *p = json; p && p < end; ) {
+    p = memmem(p, (size_t)(end - p), key, strlen(key));
+    if (!p) break;
+    p += strlen(key);
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9' && v < UINT64_MAX / 10) v = v * 10 + (uint64_t)(*p++ - '0');
+    if (v > a->max) a->max = v;
+  }
+  a->seen++;
+  return 0;
+}
+
+uint64_t cli_next_attempt(store_env *s) {
+  /* Every attempt writes "started" first, with a number above all before
+  ** it, so the newest few thousand events hold the largest number. */
+  AttemptScan a = {0, 0};
+  store_events_read(s, 0, 4096, STORE_NEWEST_FIRST, scan_attempt, &a);
+  return a.max + 1;
+}
+
+void cli_event(store_env *s, const char *cmd, json_t *obj) {
+  if (!obj) return;
+  char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(obj);
+  if (!text) {
+    fprintf(stderr, "jiti %s: warning: could not encode an event\n", cmd);
+    return;
+  }
+  if (store_event_append(s, text, NULL) != STORE_OK)
+    fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));
+  free(text);
+}

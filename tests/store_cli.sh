@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The store commands end to end on temporary stores: init, apply, invariant,
+# log, show, diff, rollback, events, recover-session; unsafe and failing
+# transactions leave CURRENT unchanged; recovery after `kill -9` of a running
+# apply; damaged, missing and unreadable stores; REV syntax; --help.
+#   bash tests/store_cli.sh path/to/jiti
+set -u
+JITI=$1
+pass=0 fail=0
+t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
+  local name=$1 want=$2 re=$3; shift 4
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
+  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:600}"; fi
+}
+ok() {  # ok NAME CONDITION-STATUS
+  if [[ $2 -eq 0 ]]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1"; fi
+}
+tmp=$(mktemp -d); bg=""
+trap '[[ -n $bg ]] && kill -9 $bg 2>/dev/null; rm -rf "$tmp"' EXIT
+S=$tmp/store
+cur() { "$JITI" log -n 1 --store "$1" | awk '{print $1}'; }
+
+# --- help and usage of every command
+for c in init apply invariant recover-session log show diff rollback events; do
+  t "help-$c" 0 "usage: jiti $c" -- "$JITI" $c --help
+done
+t top-help-lists-store-commands 0 "recover-session" -- "$JITI" --help
+t apply-no-source 2 "usage: jiti apply" -- "$JITI" apply --store "$S"
+t apply-both 2 "not both" -- "$JITI" apply --store "$S" -e 1 file.lisp
+t apply-bad-fuel 2 "needs a non-negative number" -- "$JITI" apply --fuel x -e 1 --store "$S"
+t store-needs-dir 2 "needs a directory" -- "$JITI" log --store
+t log-bad-option 2 "unknown option" -- "$JITI" log --frob --store "$S"
+t log-bad-n 2 "positive number" -- "$JITI" log -n 0 --store "$S"
+t show-no-rev 2 "usage: jiti show" -- "$JITI" show --store "$S"
+t diff-one-rev 2 "usage: jiti diff" -- "$JITI" diff 1 --store "$S"
+t invariant-bad-sub 2 "not add, remove or list" -- "$JITI" invariant frob --store "$S"
+t invariant-add-missing 2 "usage: jiti invariant" -- "$JITI" invariant add only-name --store "$S"
+
+# --- a missing store: every command names it and exits 1
+for c in "log" "show 1" "diff 1 1" "rollback 1" "events" "recover-session" "apply -e 1" \
+         "invariant list" "invariant remove x"; do
+  t "missing-store-${c%% *}" 1 "no store at $tmp/none" -- "$JITI" $c --store "$tmp/none"
+done
+ok missing-store-not-created "$([[ ! -e $tmp/none ]]; echo $?)"
+t default-store-env 1 "no store at $tmp/env" -- env JITI_STORE="$tmp/env" "$JITI" log
+
+# --- init, apply, log, show, diff
+t init 0 "revision 1 \(initial" -- "$JITI" init --store "$S"
+t init-again 1 "exists already" -- "$JITI" init --store "$S"
+ok store-mode-0700 "$([[ $(stat -c %a "$S") == 700 ]]; echo $?)"
+t apply-expr 0 "^revision 2 \(generation 2\): \+4 ~0 -0$" -- "$JITI" apply --store "$S" \
+  -e '(defun price (n) (* n 10)) (defvar *rate* 5) (world-put :stock 3) (world-put "item" (list 1 "two"))'
+cat > "$tmp/change.lisp" <<'L'
+(defun price (n) (* n *rate*))
+(defun total (items) (reduce #'+ (mapcar #'price items)))
+(world-rem "item")
+(princ (total '(1 2 3)))
+L
+t apply-file 0 $'^30\nrevision 3 \\(generation 3\\): \\+1 ~1 -1$' -- "$JITI" apply --store "$S" --summary "price by rate" "$tmp/change.lisp"
+t apply-no-change 0 "no change: revision 3 stays CURRENT" -- "$JITI" apply --store "$S" -e '(+ 1 2)'
+t apply-stdin 0 "revision 4" -- bash -c "echo '(world-put :stock 4)' | '$JITI' apply --store '$S' -"
+t log 0 "^4 +[0-9-]+T[0-9:]+Z  action +\+0 ~1 -0  apply -.*CURRENT.*
+3 .*action +\+1 ~1 -1  price by rate
+2 .*\+4 ~0 -0.*
+1 .*initial" -- "$JITI" log --store "$S"
+t log-n 0 "^4 [^
+]*$" -- "$JITI" log -n 1 --store "$S"
+t log-graph 0 "^\* 4 .*
+\|
+\* 3 .*
+\|
+\* 2 .*
+\|
+\* 1 " -- "$JITI" log --graph --store "$S"
+t show 0 "revision 3
+parent: +2
+generation: +3
+time: +[0-9-]+T[0-9:]+Z
+kernel version: +[0-9.]+
+kind: +action
+summary: +price by rate
+response id: +-.*
+changed function PRICE
+\(DEFUN PRICE \(N\) \(\* N \*RATE\*\)\).*
+removed data \"item\"" -- "$JITI" show 3 --store "$S"
+t show-added-total 0 "added function TOTAL
+\(DEFUN TOTAL" -- "$JITI" show HEAD~1 --store "$S"
+t show-variable 0 "added variable \*RATE\*
+\(DEFPARAMETER \*RATE\* 5\)" -- "$JITI" show 2 --store "$S"
+t diff 0 "changed function PRICE
+--- revision 2:function/PRICE
+\+\+\+ revision 4:function/PRICE
+@@ -1,1 \+1,1 @@
+-\(DEFUN PRICE \(N\) \(\* N 10\)\)
+\+\(DEFUN PRICE \(N\) \(\* N \*RATE\*\)\)" -- "$JITI" diff 2 HEAD --store "$S"
+t diff-summary 0 "2 -> 4: \+1 ~2 -1$" -- "$JITI" diff 2 4 --store "$S"
+t diff-same 0 "^4 -> 4: \+0 ~0 -0$" -- "$JITI" diff HEAD 4 --store "$S"
+t diff-removed 0 "removed data \"item\"" -- "$JITI" diff 2 3 --store "$S"
+
+# --- failing transactions change nothing
+t apply-error 1 "DIVISION-BY-ZERO.*nothing was published; CURRENT stays revision 4 of the store at $S" \
+  -- "$JITI" apply --store "$S" -e '(defun junk () 1) (/ 1 0)'
+t apply-limit 1 "limit: FUEL-EXHAUSTED" -- "$JITI" apply --store "$S" --fuel 10000 -e '(loop)'
+t apply-reader-error 1 "nothing was published" -- "$JITI" apply --store "$S" -e '(defun junk () 1) (1 2'
+t apply-unexportable 1 "rejected: .*COUNTER" -- "$JITI" apply --store "$S" -e '(let ((n 0)) (defun counter () (incf n)))'
+t apply-missing-file 1 "cannot read $tmp/nope.lisp" -- "$JITI" apply --store "$S" "$tmp/nope.lisp"
+ok unchanged-after-failures "$([[ $(cur "$S") == 4 ]]; echo $?)"
+t junk-not-published 1 "UNDEFINED-FUNCTION|undefined" -- "$JITI" apply --store "$S" -e '(junk)'
+
+# --- invariants
+t invariant-add 0 "revision 5" -- "$JITI" invariant add stock-positive '(> (world-get :stock) 0)' --store "$S"
+t invariant-list 0 "STOCK-POSITIVE  \(> \(WORLD-GET :STOCK\) 0\)" -- "$JITI" invariant list --store "$S"
+t invariant-add-failing 1 "unsafe: invariant NEVER returned NIL" -- "$JITI" invariant add never 'nil' --store "$S"
+t invariant-add-bad-source 1 "cannot add" -- "$JITI" invariant add two '1 2' --store "$S"
+t invariant-remove-missing 1 "has no invariant named nope" -- "$JITI" invariant remove nope --store "$S"
+t apply-unsafe 1 "^unsafe: invariant STOCK-POSITIVE returned NIL
+nothing was published; CURRENT stays revision 5" -- "$JITI" apply --store "$S" -e '(world-put :stock 0) (defun extra () 1)'
+ok unsafe-left-current "$([[ $(cur "$S") == 5 ]]; echo $?)"
+t extra-not-defined 0 "no change" -- "$JITI" apply --store "$S" -e '(if (fboundp (quote extra)) (error "leaked") 1)'
+ok still-5 "$([[ $(cur "$S") == 5 ]]; echo $?)"
+
+# --- events
+t events 0 "^[0-9]+ +[0-9-]+T[0-9:]+Z  accepted +attempt [0-9]+ +command=apply outcome=accepted revision=5 changed=false
+[0-9]+ +[0-9-]+T[0-9:]+Z  started +attempt [0-9]+ +command=apply parent=5 generation=5 .*
+[0-9]+ +[0-9-]+T[0-9:]+Z  rejected +attempt [0-9]+ +command=apply outcome=unsafe reason=invariant STOCK-POSITIVE returned NIL$" -- "$JITI" events -n 3 --store "$S"
+t events-json 0 '^\{"seq":[0-9]+,"time":[0-9]+,"event":"accepted","attempt":[0-9]+,"command":"apply","outcome":"accepted","revision":5,"changed":false\}
+\{"seq":[0-9]+,"time":[0-9]+,"event":"started",.*
+\{"seq":[0-9]+,"time":[0-9]+,"event":"rejected","attempt":[0-9]+,"command":"apply","outcome":"unsafe"' -- "$JITI" events -n 3 --json --store "$S"
+t events-outcomes 0 "outcome=accepted.*outcome=limit|outcome=limit.*outcome=accepted" -- bash -c "'$JITI' events --store '$S' | tr '\n' ' '"
+t events-error 0 "failed +attempt [0-9]+ +command=apply outcome=error type=DIVISION-BY-ZERO" -- "$JITI" events --store "$S"
+t events-started 0 "started +attempt 1 +command=apply parent=1 generation=1" -- "$JITI" events --store "$S"
+nj=$("$JITI" events --json --store "$S" | python3 -c 'import sys,json; print(sum(1 for l in sys.stdin if json.loads(l)["seq"]))' 2>&1)
+ok events-json-parses "$([[ $nj =~ ^[0-9]+$ && $nj -gt 10 ]]; echo $?)"
+
+# --- rollback
+t rollback-unsafe 1 "unsafe: invariant STOCK-POSITIVE" -- "$JITI" rollback 1 --store "$S"
+t rollback-previous 0 "revision 6 \(rollback to 4, generation 6\): \+0 ~0 -1" -- "$JITI" rollback previous --store "$S"
+t log-rollback 0 "^6 .*rollback\(4\) .*rollback to revision 4" -- "$JITI" log -n 1 --store "$S"
+t rollback-history-kept 0 "^5 .*invariant add" -- bash -c "'$JITI' log --store '$S' | sed -n 2p"
+t show-rollback 0 "kind: +rollback \(to revision 4\).*removed invariant STOCK-POSITIVE" -- "$JITI" show 6 --store "$S"
+t rollback-to-head 0 "revision 7 \(rollback to 6" -- "$JITI" rollback HEAD --store "$S"
+
+# --- REV syntax
+for r in ../../CURRENT -1 0 1e3 HEAD~-1 HEAD~ head 99999999999999999999999 +1 007 " 1" 1x HEAD~1~1 ""; do
+  t "bad-rev-[$r]" 2 "is not a revision: use a number from 1, HEAD, HEAD~N or previous" -- "$JITI" show "$r" --store "$S"
+done
+t bad-rev-rollback 2 "is not a revision" -- "$JITI" rollback ../../CURRENT --store "$S"
+t bad-rev-diff 2 "is not a revision" -- "$JITI" diff 1 -1 --store "$S"
+t rev-too-big 1 "no revision 999 .*CURRENT is 7" -- "$JITI" show 999 --store "$S"
+t rev-before-1 1 "before revision 1" -- "$JITI" show HEAD~7 --store "$S"
+t rev-head-n 0 "^revision 5" -- "$JITI" show HEAD~2 --store "$S"
+ok bad-rev-no-side-effect "$([[ $(cur "$S") == 7 ]]; echo $?)"
+
+# --- recover-session
+t recover 0 "recovered the store at $S
+revision: +7 \(rollback, [0-9-]+T[0-9:]+Z\)
+generation: +7
+entries: +4 \(functions 2, macros 0, variables 1, structures 0, data 1, invariants 0\).*
+interrupted: none
+last events:
+  [0-9]+ .*recovered" -- "$JITI" recover-session --store "$S"
+t recover-full 0 "whole history" -- "$JITI" recover-session --full --store "$S"
+t recover-bad-arg 2 "unexpected argument" -- "$JITI" recover-session extra --store "$S"
+
+# kill -9 of a long apply: CURRENT stays, the attempt is reported interrupted
+"$JITI" apply --store "$S" --fuel 0 -e '(world-put :half 1) (loop)' >/dev/null 2>&1 & bg=$!
+for i in $(seq 1 200); do
+  "$JITI" events -n 1 --json --store "$S" 2>/dev/null | grep -q '"started"' && break; sleep 0.05
+done
+t busy-while-writer 1 "cannot open the store at $S: .*(lock|pid|busy)" -- "$JITI" apply --store "$S" -e 1
+t recover-while-writer 1 "cannot open the store at $S" -- "$JITI" recover-session --store "$S"
+kill -9 $bg; wait $bg 2>/dev/null; bg=""
+att=$("$JITI" events -n 1 --json --store "$S" | sed -n 's/.*"attempt":\([0-9]*\).*/\1/p')
+t recover-after-kill 0 "revision: +7 .*
+interrupted: 1 attempt \($att\); never replayed
+last events:
+  [0-9]+ .*recovered .*
+  [0-9]+ .*interrupted +attempt $att " -- "$JITI" recover-session --store "$S"
+t recover-again-none 0 "interrupted: none" -- "$JITI" recover-session --store "$S"
+t half-not-published 0 "no change" -- "$JITI" apply --store "$S" -e '(if (world-get :half) (error "leaked") 1)'
+
+# an invariant that held when published but fails on the recovered world
+S2=$tmp/s2
+"$JITI" init --store "$S2" >/dev/null && "$JITI" apply --store "$S2" -e '(defvar *n* 0)' >/dev/null
+t invariant-with-effect 0 "revision 3" -- "$JITI" invariant add once '(<= (incf *n*) 1)' --store "$S2"
+t recover-invalid-baseline 1 "an invariant fails on revision 3 of the store at $S2: invariant ONCE returned NIL
+the world would be faulted \(invalid-baseline\)
+nothing was changed" -- "$JITI" recover-session --store "$S2"
+
+# --- damaged stores: exit 1 naming the store; nothing changes
+C=$tmp/copy
+cp -r "$S" "$C"
+sz=$(stat -c %s "$C/data.mdb")
+truncate -s $((sz / 2)) "$C/data.mdb"
+t corrupt-truncated 1 "store at $C.*(truncated|damaged|short)" -- "$JITI" recover-session --store "$C"
+ok truncated-untouched "$([[ $(stat -c %s "$C/data.mdb") == $((sz / 2)) ]]; echo $?)"
+truncate -s 0 "$C/data.mdb"
+t corrupt-empty 1 "store at $C" -- "$JITI" recover-session --store "$C"
+t corrupt-log 1 "store at $C" -- "$JITI" log --store "$C"
+rm -rf "$C"; cp -r "$S" "$C"
+"$JITI" apply --store "$C" -e '(world-put :marker "QQMARKERQQ")' >/dev/null
+md5=$(md5sum < "$C/data.mdb")
+# flip a byte inside every copy of the marker (entry bytes in the entries db)
+python3 - "$C/data.mdb" <<'P'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); i = 0; n = 0
+while True:
+    i = b.find(b"QQMARKERQQ", i)
+    if i < 0: break
+    b[i + 3] ^= 0x20; i += 1; n += 1
+open(p, "wb").write(b)
+P
+t corrupt-flipped 1 "the store at $C is damaged: .*(hash|damaged)" -- "$JITI" recover-session --store "$C"
+rm -rf "$C"; cp -r "$S" "$C"
+printf 'garbage garbage garbage garbage' | dd of="$C/data.mdb" bs=1 seek=0 conv=notrunc 2>/dev/null
+t corrupt-header 1 "store at $C" -- "$JITI" recover-session --store "$C"
+t corrupt-header-show 1 "store at $C" -- "$JITI" show 1 --store "$C"
+mkdir -p "$tmp/empty"
+t not-a-store 1 "no store at $tmp/empty|store at $tmp/empty" -- "$JITI" recover-session --store "$tmp/empty"
+
+# permission denied (as root: run as nobody)
+if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" --version >/dev/null 2>&1; then
+  chmod 755 "$tmp"
+  t permission-denied 1 "store at $S.*(ermission|EPERM)" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" recover-session --store "$S"
+  t permission-denied-log 1 "store at $S" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" log --store "$S"
+fi
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
