@@ -145,7 +145,7 @@ if [ "${AVAIL[jiti]:-0}" = 1 ]; then
   jiti_sum=$(sha256sum "$jiti" | cut -c1-12)
 fi
 
-declare -A TIMES RSS STATUS NOTE
+declare -A TIMES RSS STATUS NOTE CPUS
 mkdir -p "$(dirname "$out")"
 raw="${out%.md}-raw.tsv"
 printf 'round\tprogram\timpl\tseconds\ttime_%%e\tpeak_kib\tstatus\n' > "$raw"
@@ -159,13 +159,16 @@ run_one() { # round prog impl
   local so="$TMP/out" se="$TMP/err" tf="$TMP/time"
   local t0 t1
   t0=$EPOCHREALTIME
-  (cd "$ROOT" && exec /usr/bin/time -f '%e %M' -o "$tf" \
+  (cd "$ROOT" && exec /usr/bin/time -f '%e %M %U %S' -o "$tf" \
       timeout -k 5 "$timeout_s" "${CMD[@]}" </dev/null >"$so" 2>"$se")
   local rc=$?
   t1=$EPOCHREALTIME
   local line esecs secs kib
   line=$(tail -n 1 "$tf" 2>/dev/null)
-  esecs=${line%% *}; kib=${line##* }
+  local usr sys cpu
+  read -r esecs kib usr sys <<<"$line"
+  # CPU seconds (user + system): far less sensitive to other load than wall
+  cpu=$(awk -v u="${usr:-0}" -v s="${sys:-0}" 'BEGIN{c = u + s; if (c < 0.001) c = 0.001; printf "%.3f", c}')
   # wall time in ms resolution (GNU time's %e only has 10 ms), minus the
   # wrapper overhead; %e is kept in the raw file as a cross-check
   secs=$(awk -v a="${t0/,/.}" -v b="${t1/,/.}" -v o="$OVERHEAD" \
@@ -189,6 +192,7 @@ run_one() { # round prog impl
     if [ "${STATUS[$key]:-ok}" = ok ]; then STATUS[$key]=$status; NOTE[$key]=$note; fi
   else
     TIMES[$key]="${TIMES[$key]:-} $secs"
+    CPUS[$key]="${CPUS[$key]:-} $cpu"
     RSS[$key]="${RSS[$key]:-} $kib"
     : "${STATUS[$key]:=ok}"
   fi
@@ -234,7 +238,7 @@ done
 
 # --- tables --------------------------------------------------------------
 
-declare -A MED_T MED_M
+declare -A MED_T MED_M MED_C
 cell_time() { # prog impl -> text
   local key="$1/$2"
   if [ "${AVAIL[$2]}" != 1 ]; then echo "n/a"; return; fi
@@ -251,6 +255,7 @@ for prog in "${PROGS[@]}"; do
     if [ "${STATUS[$key]:-}" = ok ]; then
       MED_T[$key]=$(median <<<"${TIMES[$key]}")
       MED_M[$key]=$(median <<<"${RSS[$key]}")
+      MED_C[$key]=$(median <<<"${CPUS[$key]}")
     fi
   done
 done
@@ -277,6 +282,33 @@ header() {
   for prog in "${PROGS[@]}"; do
     row="| $prog |"
     for impl in "${PEERS[@]}"; do row+=" $(cell_time "$prog" "$impl") |"; done
+    echo "$row"
+  done
+  echo
+  echo "## CPU time, user + system (median seconds; lower is better)"
+  echo
+  header
+  for prog in "${PROGS[@]}"; do
+    row="| $prog |"
+    for impl in "${PEERS[@]}"; do
+      key="$prog/$impl"
+      if [ "${STATUS[$key]:-}" = ok ]; then row+=" ${MED_C[$key]} |"
+      else row+=" $(cell_time "$prog" "$impl") |"; fi
+    done
+    echo "$row"
+  done
+  echo
+  echo "## CPU time ratio peer / jiti (>1: jiti is faster)"
+  echo
+  header
+  for prog in "${PROGS[@]}"; do
+    row="| $prog |"
+    jkey="$prog/jiti"
+    for impl in "${PEERS[@]}"; do
+      key="$prog/$impl"
+      if [ "${STATUS[$key]:-}" != ok ] || [ "${STATUS[$jkey]:-}" != ok ]; then row+=" – |"
+      else row+=" $(awk -v a="${MED_C[$key]}" -v b="${MED_C[$jkey]}" 'BEGIN{printf "%.2f", a/b}') |"; fi
+    done
     echo "$row"
   done
   echo
