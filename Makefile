@@ -11,8 +11,9 @@ build:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build build -j $(JOBS)
 
+# The main demo: the sales-tax calculator grown as checked revisions of a store.
 demo: build
-	build/jiti run examples/demo.lisp
+	JITI=build/jiti bash examples/demo.sh
 
 # The whole suite under the normal build, a GC-stress build (a collection at
 # every allocation) and an AddressSanitizer+UBSan build.
