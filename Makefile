@@ -25,7 +25,7 @@ test-normal: build
 test-gcstress:
 	cmake -S . -B build-gcstress -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_GC_STRESS=ON >/dev/null
 	cmake --build build-gcstress -j $(JOBS)
-	cd build-gcstress && ctest --output-on-failure -j $(JOBS)
+	cd build-gcstress && JITI_GC_STRESS=1 ctest --output-on-failure -j $(JOBS)
 
 test-asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJITI_SANITIZE=ON >/dev/null
