@@ -226,18 +226,28 @@ static jt_V message_args(jt_State *S, const char *msg) {
   return jt_list(S, 1, s);
 }
 
-static JT_NORETURN void error_with_message(jt_State *S, jt_V type, const char *msg) {
+/* A condition of `type` whose report is `msg` (format-control "~A" with the
+** message as its argument), plus one more initarg pair when `key` is not
+** NIL.  `val` must be an immediate or otherwise reachable. */
+static jt_V message_condition(jt_State *S, jt_V type, const char *msg, jt_V key, jt_V val) {
   jt_V *base = S->sp;
-  jt_V args[4];
+  JT_PUSH(S, val);
+  jt_V args[6];
   args[0] = JT_SYM(S, K_FORMAT_CONTROL);
   args[1] = jt_string_from_cstr(S, "~A");
   JT_PUSH(S, args[1]);
   args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
   args[3] = message_args(S, msg);
   JT_PUSH(S, args[3]);
-  jt_V cond = jt_make_condition(S, type, 4, args);
+  args[4] = key;
+  args[5] = val;
+  jt_V cond = jt_make_condition(S, type, key == JT_NIL ? 4 : 6, args);
   S->sp = base;
-  jt_signal_error(S, cond);
+  return cond;
+}
+
+static JT_NORETURN void error_with_message(jt_State *S, jt_V type, const char *msg) {
+  jt_signal_error(S, message_condition(S, type, msg, JT_NIL, JT_NIL));
 }
 
 void jt_error(jt_State *S, const char *fmt, ...) {
@@ -308,19 +318,8 @@ void jt_reader_error(jt_State *S, size_t pos, const char *fmt, ...) {
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   snprintf(msg, sizeof msg, "%s (at byte %zu)", buf, pos);
-  jt_V *base = S->sp;
-  jt_V args[6];
-  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
-  args[1] = jt_string_from_cstr(S, "~A");
-  JT_PUSH(S, args[1]);
-  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
-  args[3] = message_args(S, msg);
-  JT_PUSH(S, args[3]);
-  args[4] = JT_SYM(S, K_POSITION);
-  args[5] = jt_mkfix(pos);
-  jt_V cond = jt_make_condition(S, JT_SYM(S, READER_ERROR), 6, args);
-  S->sp = base;
-  jt_signal_error(S, cond);
+  jt_signal_error(S, message_condition(S, JT_SYM(S, READER_ERROR), msg,
+                                       JT_SYM(S, K_POSITION), jt_mkfix(pos)));
 }
 
 /* --------------------------------------------------------------- limits */
@@ -354,19 +353,8 @@ void jt_limit_exceeded(jt_State *S, int which) {
     snprintf(msg, sizeof msg, limit_info[which].what, limit);
   bool saved = S->in_limit;
   S->in_limit = true;  /* building the condition may allocate past the limit */
-  jt_V *base = S->sp;
-  jt_V args[6];
-  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
-  args[1] = jt_string_from_cstr(S, "~A");
-  JT_PUSH(S, args[1]);
-  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
-  args[3] = message_args(S, msg);
-  JT_PUSH(S, args[3]);
-  args[4] = JT_SYM(S, K_LIMIT);
-  args[5] = jt_make_integer(S, (int64_t)limit);
-  JT_PUSH(S, args[5]);
-  jt_V cond = jt_make_condition(S, S->sym[limit_info[which].sym], 6, args);
-  S->sp = base;
+  jt_V cond = message_condition(S, S->sym[limit_info[which].sym], msg,
+                                JT_SYM(S, K_LIMIT), jt_make_integer(S, (int64_t)limit));
   S->in_limit = saved;
   if (hard) jt_abort_to_top(S, JITI_LIMIT, cond);
   JT_PUSH(S, cond);
