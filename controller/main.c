@@ -20,6 +20,12 @@ static const struct {
   {"diff", cmd_diff, "compare the worlds of two revisions"},
   {"rollback", cmd_rollback, "publish a revision equal to an older one"},
   {"events", cmd_events, "list a store's events, newest first"},
+  {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)"},
+  {"eval", cmd_eval, "run an application call on the running kernel"},
+  {"observe", cmd_observe, "show the running kernel's world"},
+  {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel"},
+  {"status", cmd_status, "show the state of the store's kernel"},
+  {"stop", cmd_stop, "shut the store's kernel down cleanly"},
   {NULL, NULL, NULL}
 };
 
@@ -49,6 +55,7 @@ int main(int argc, char **argv) {
     printf("jiti %s\n", JITI_VERSION);
     return 0;
   }
+  if (!strcmp(cmd, "__worker")) return cmd_worker_internal(argc - 1, argv + 1);
   for (int i = 0; commands[i].name; i++)
     if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
   fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);

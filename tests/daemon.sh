@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The kernel daemon end to end on temporary stores: start, eval / observe /
+# act round trips, a pause resumed and aborted, stale generations, a write
+# surviving stop + restart, kill -9 of the worker mid-transaction and
+# mid-pause, the pause timeout, SIGTERM, a second kernel refused, and
+# hostile input over the socket (each leaves the world unchanged and the
+# daemon serving).
+#   bash tests/daemon.sh path/to/jiti path/to/daemon_client
+set -u
+JITI=$1
+CLIENT=$2
+pass=0 fail=0
+t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
+  local name=$1 want=$2 re=$3; shift 4
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
+  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:600}"; fi
+}
+ok() {  # ok NAME CONDITION-STATUS
+  if [[ $2 -eq 0 ]]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1"; fi
+}
+tmp=$(mktemp -d /tmp/jiti-daemon.XXXXXX)
+kpids=()
+cleanup() {
+  for p in "${kpids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+S=$tmp/s
+SOCK=$S/kernel.sock
+
+start_kernel() {  # start_kernel DIR [OPTIONS...]: background, wait until it serves
+  local dir=$1; shift
+  "$JITI" kernel --store "$dir" "$@" >>"$tmp/kernel.log" 2>&1 &
+  kp=$!
+  kpids+=("$kp")
+  for _ in $(seq 100); do
+    "$JITI" status --store "$dir" >/dev/null 2>&1 && return 0
+    kill -0 "$kp" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+jfield() {  # jfield FIELD: the integer FIELD of `jiti status --json`
+  "$JITI" status --json --store "$S" | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"
+}
+gen() { jfield generation; }
+raw() {  # raw INPUT [N]: send INPUT bytes, print N reply lines
+  printf '%s' "$1" | "$CLIENT" "$SOCK" "${2:-1}"
+}
+fingerprint() {  # the world without its generation
+  "$JITI" observe --json --store "$S" | grep -v '"generation"'
+}
+
+# --- usage and help
+for c in kernel eval observe act status stop; do
+  t "help-$c" 0 "usage: jiti $c" -- "$JITI" $c --help
+done
+t no-kernel-eval 1 "no kernel is running for $S; start one with: jiti kernel --store $S" -- "$JITI" eval --store "$S" 1
+t no-kernel-status 1 "no kernel is running" -- "$JITI" status --store "$S"
+t no-kernel-stop 1 "no kernel is running" -- "$JITI" stop --store "$S"
+t act-needs-generation 2 "generation N is required" -- "$JITI" act --store "$S" --abort
+t act-one-action 2 "exactly one of" -- "$JITI" act --store "$S" --generation 1 --abort --evaluate 1
+t kernel-bad-timeout 2 "pause-timeout needs" -- "$JITI" kernel --store "$S" --pause-timeout x
+t eval-no-expr 2 "usage: jiti eval" -- "$JITI" eval --store "$S"
+
+# --- start on a new store
+start_kernel "$S"; ok kernel-starts $?
+ok socket-mode-0600 "$([[ $(stat -c %a "$SOCK") == 600 ]]; echo $?)"
+t status 0 "state: +idle" -- "$JITI" status --store "$S"
+t second-kernel-refused 1 "in use.*jiti stop --store $S" -- "$JITI" kernel --store "$S"
+t hello 0 '"ok":true.*"protocol":1.*"kernel":"[0-9.]+"' -- raw $'{"op":"hello","id":7}\n'
+t hello-echoes-id 0 '"id":7' -- raw $'{"op":"hello","id":7}\n'
+t hello-bad-protocol 0 '"code":"unsupported-protocol"' -- raw $'{"op":"hello","protocol":99}\n'
+
+# --- eval, observe, act
+t eval-value 0 "^3$" -- "$JITI" eval --store "$S" '(+ 1 2)'
+t eval-output 0 $'^\n5 \n5$' -- "$JITI" eval --store "$S" '(print 5)'
+t eval-write 0 "^42$" -- "$JITI" eval --store "$S" '(world-put :keep 42)'
+t eval-read 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t eval-error 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(/ 1 0)'
+t eval-error-rolls-back 0 "^42$" -- bash -c "'$JITI' eval --store '$S' '(progn (world-put :keep 0) (/ 1 0))' 2>/dev/null; '$JITI' eval --store '$S' '(world-get :keep)'"
+t observe 0 "revision [0-9]+, idle" -- "$JITI" observe --store "$S"
+t observe-json 0 '"status": "idle"' -- "$JITI" observe --json --store "$S"
+g=$(gen)
+t act-evaluate 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun f (x) (/ 10 x))'
+t act-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun g () 1)'
+ok act-stale-ran-nothing "$("$JITI" observe --store "$S" | grep -q '^function  G'; [[ $? -ne 0 ]]; echo $?)"
+t eval-defined 0 "^5$" -- "$JITI" eval --store "$S" '(f 2)'
+
+# --- a pause: repair, resume; then a pause aborted
+g=$(gen)
+t act-pauses 0 "paused \(generation [0-9]+\): DIVISION-BY-ZERO.*p1-0 +USE-VALUE" -- \
+  "$JITI" act --store "$S" --generation "$g" --evaluate '(restart-case (f 0) (use-value (v) v))'
+g=$(gen)
+t status-paused 0 "state: +paused" -- "$JITI" status --store "$S"
+t observe-while-paused 0 "paused" -- "$JITI" observe --store "$S"
+t call-queued-while-paused 0 "^7$" -- bash -c "'$JITI' eval --store '$S' 7 & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(list (f 0))' >/dev/null; wait"
+t repaired-and-resumed 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
+g=$(gen)
+t pause-again 0 "paused" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(progn (world-put :keep 1) (car 5))'
+g=$(gen)
+t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
+t abort 1 "aborted" -- "$JITI" act --store "$S" --generation "$g" --abort
+t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t resume-not-paused 1 "not-paused" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-1
+
+# --- hostile input over the socket: each refused, the world unchanged
+before=$(fingerprint)
+g=$(gen)
+t h-malformed-json 0 '"code":"malformed-json"' -- raw $'{"op":\n'
+t h-not-object 0 '"code":"invalid-request"' -- raw $'[1,2]\n'
+t h-no-op 0 '"code":"invalid-request"' -- raw $'{"id":1}\n'
+t h-unknown-op 0 '"code":"unknown-op"' -- raw $'{"op":"format-disk"}\n'
+t h-unknown-member 0 '"code":"invalid-request".*unknown member' -- raw $'{"op":"call","source":"1","sudo":true}\n'
+t h-bad-id 0 '"code":"invalid-request"' -- raw $'{"op":"hello","id":[1]}\n'
+t h-invalid-utf8 0 '"code":"invalid-utf8"' -- raw $'{"op":"call","source":"\xff\xfe"}\n'
+big=$(head -c 1100000 /dev/zero | tr '\0' 'x')
+t h-oversized-line 0 '"code":"line-too-long"' -- raw "{\"op\":\"call\",\"source\":\"$big\"}"$'\n'
+t h-loop 0 '"code":"limit"' -- raw $'{"op":"call","source":"(loop)"}\n'
+t h-recursion 0 '"code":"limit".*DEPTH' -- raw $'{"op":"call","source":"(labels ((r (n) (1+ (r n)))) (r 1))"}\n'
+t h-heap-bomb 0 '"code":"limit".*HEAP' -- raw $'{"op":"call","source":"(let ((l nil)) (loop (push (make-string 100000) l)))"}\n'
+t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop (princ \\"xxxxxxxx\\"))"}\n'
+t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
+t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
+t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'
+t h-internal-symbol 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
+t h-invoke-restart 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(invoke-restart (quote abort))"}\n'
+t h-circular 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(quote #1=(a . #1#))"}\n'
+t h-resume-not-paused 0 '"code":"not-paused"' -- raw "{\"op\":\"act\",\"generation\":$g,\"action\":{\"type\":\"resume\",\"restart_id\":\"p1-1\"}}"$'\n'
+t h-act-no-generation 0 '"code":"invalid-request"' -- raw $'{"op":"act","action":{"type":"abort"}}\n'
+t h-act-bad-type 0 '"code":"invalid-request"' -- raw "{\"op\":\"act\",\"generation\":$g,\"action\":{\"type\":\"rm\"}}"$'\n'
+t h-stale-call 0 '"code":"stale"' -- raw $'{"op":"call","source":"(world-put :keep 0)","generation":0}\n'
+t h-source-not-string 0 '"code":"invalid-request"' -- raw $'{"op":"call","source":42}\n'
+t h-duplicate-keys 0 '"code":"malformed-json"' -- raw $'{"op":"hello","op":"shutdown"}\n'
+t h-pipelined 0 '"id":1.*
+.*"id":2' -- raw $'{"op":"hello","id":1}\n\n{"op":"call","source":"(+ 1 1)","id":2}\n' 2
+# clients vanishing mid-request
+for i in $(seq 10); do printf '{"op":"call","sou' | timeout 0.2 "$CLIENT" "$SOCK" 1 >/dev/null 2>&1; done
+printf '{"op":"call","source":"(world-get :keep)"}\n' | timeout 0.1 "$CLIENT" "$SOCK" 1 >/dev/null 2>&1
+t h-still-serving 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+after=$(fingerprint)
+ok h-world-unchanged "$([[ "$before" == "$after" ]]; echo $?)"
+
+# --- kill -9 of the worker mid-transaction and mid-pause
+wpid=$(jfield worker_pid)
+( "$JITI" eval --store "$S" '(let ((l nil)) (world-put :keep 0) (loop (push (make-string 100000) l)))' >"$tmp/killed.out" 2>&1; echo $? >"$tmp/killed.rc" ) &
+sleep 0.3; kill -9 "$wpid"; wait $!
+t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
+t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+ok new-worker "$([[ $(jfield worker_pid) != "$wpid" ]]; echo $?)"
+t pause-for-kill 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 0) (car 5))'
+kill -9 "$(jfield worker_pid)"; sleep 0.3
+t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
+t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
+
+# --- stop, restart: the data survives (recovered from the store)
+t stop 0 "stopped the kernel for $S" -- "$JITI" stop --store "$S"
+ok socket-removed "$([[ ! -e $SOCK ]]; echo $?)"
+start_kernel "$S"; ok restart $?
+t data-survives 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t function-survives 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
+
+# --- SIGTERM with a paused transaction: aborted, restored, clean exit
+t pause-before-term 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 7) (car 5))'
+kill -TERM "$kp"; wait "$kp"; ok sigterm-exit-0 $?
+ok sigterm-socket-removed "$([[ ! -e $SOCK ]]; echo $?)"
+start_kernel "$S"; ok restart-after-term $?
+t term-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+"$JITI" stop --store "$S" >/dev/null
+
+# --- the pause timeout aborts
+start_kernel "$S" --pause-timeout 1; ok kernel-short-timeout $?
+t pause-to-time-out 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 9) (car 5))'
+sleep 2
+t timed-out 0 "state: +idle" -- "$JITI" status --store "$S"
+t timed-out-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t timed-out-logged 0 "pause timed out" -- cat "$tmp/kernel.log"
+
+# --- --detach and a pid file
+"$JITI" stop --store "$S" >/dev/null
+t detach 0 "serving the store at $S" -- "$JITI" kernel --detach --store "$S"
+[[ -f $S/kernel.pid ]] && kpids+=("$(cat "$S/kernel.pid")")
+t detached-serves 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t detached-stop 0 "stopped" -- "$JITI" stop --store "$S"
+ok pidfile-removed "$([[ ! -e $S/kernel.pid ]]; echo $?)"
+
+# sanitizer builds: no report from the kernel or its workers
+if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
+  fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60
+else pass=$((pass+1)); fi
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,147 @@
+/*
+** sandbox.c — the worker's sandbox (DESIGN.md section 2, issue 6).
+**
+** Entered before the worker evaluates anything a client sent (and before it
+** imports the store's entries):
+**   - PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG(SIGKILL) (and exit if the kernel
+**     is already gone), PR_SET_DUMPABLE 0;
+**   - rlimits: address space 2 GiB (not under AddressSanitizer, whose shadow
+**     memory needs terabytes), CPU seconds (a backstop behind the fuel
+**     limit), no core files, no new descriptors, no processes, no file
+**     growth;
+**   - a seccomp allow-list, default kill-process: reading and writing the
+**     kernel's socket (and writing stderr), memory management without
+**     PROT_EXEC, futexes, clocks, getrandom, rseq, signal returns, exit.
+**     clone3 fails with ENOSYS (glibc then falls back to clone, which is
+**     killed).  No open, socket, connect, execve, fork, ptrace, ...
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <seccomp.h>
+#include "worker.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WORKER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WORKER_ASAN 1
+#endif
+#endif
+
+#define WORKER_AS_LIMIT ((rlim_t)2 << 30)
+#define WORKER_CPU_LIMIT ((rlim_t)3600)
+
+static int set_limit(int res, rlim_t v, const char *what, char *err, size_t errlen) {
+  struct rlimit rl = {v, v};
+  struct rlimit cur;
+  if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < v)
+    rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+  if (setrlimit(res, &rl) != 0) {
+    snprintf(err, errlen, "setrlimit(%s): %s", what, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int worker_sandbox(int fd, char *err, size_t errlen) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+    snprintf(err, errlen, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+    return -1;
+  }
+  if (getppid() == 1) {  /* the kernel died before the signal was armed */
+    snprintf(err, errlen, "the kernel is gone");
+    return -1;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    snprintf(err, errlen, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+    return -1;
+  }
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#ifndef WORKER_ASAN
+  if (set_limit(RLIMIT_AS, WORKER_AS_LIMIT, "RLIMIT_AS", err, errlen)) return -1;
+  if (set_limit(RLIMIT_FSIZE, 0, "RLIMIT_FSIZE", err, errlen)) return -1;
+#endif
+  if (set_limit(RLIMIT_CPU, WORKER_CPU_LIMIT, "RLIMIT_CPU", err, errlen) ||
+      set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE", err, errlen) ||
+      set_limit(RLIMIT_NPROC, 0, "RLIMIT_NPROC", err, errlen) ||
+      set_limit(RLIMIT_NOFILE, (rlim_t)fd + 1, "RLIMIT_NOFILE", err, errlen))
+    return -1;
+
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+  if (!ctx) {
+    snprintf(err, errlen, "seccomp_init failed");
+    return -1;
+  }
+  int rc = 0;
+#define ALLOW(name) rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(name), 0)
+#define ALLOW1(name, cmp) rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(name), 1, cmp)
+  /* the kernel's socket; stderr for diagnostics */
+  ALLOW1(read, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(recvmsg, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(recvfrom, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(write, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(write, SCMP_A0(SCMP_CMP_EQ, 2));
+  ALLOW1(writev, SCMP_A0(SCMP_CMP_EQ, 2));
+  ALLOW1(sendmsg, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(sendto, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  /* memory: never executable */
+  ALLOW(brk);
+#ifdef WORKER_ASAN
+  ALLOW(mmap);
+  ALLOW(mprotect);
+#else
+  ALLOW1(mmap, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  ALLOW1(mprotect, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+#endif
+  ALLOW(munmap);
+  ALLOW(mremap);
+  ALLOW(madvise);
+  /* threads already running, time, randomness, signals, exit */
+  ALLOW(futex);
+  ALLOW(clock_gettime);
+  ALLOW(clock_getres);
+  ALLOW(gettimeofday);
+  ALLOW(getrandom);
+  ALLOW(rseq);
+  ALLOW(rt_sigreturn);
+  ALLOW(rt_sigprocmask);
+  ALLOW(sched_yield);
+  ALLOW(getpid);
+  ALLOW(gettid);
+  ALLOW(exit);
+  ALLOW(exit_group);
+  ALLOW1(tgkill, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));  /* abort() */
+#ifdef WORKER_ASAN
+  /* AddressSanitizer's allocator and reports */
+  ALLOW(sigaltstack);
+  ALLOW(rt_sigaction);
+  ALLOW(getrlimit);
+  ALLOW(prlimit64);
+  ALLOW(sched_getaffinity);
+  ALLOW(readlink);
+#endif
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+#undef ALLOW
+#undef ALLOW1
+  /* every thread of the process (the main thread waits in pthread_join) */
+  rc |= seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+  if (rc) {
+    seccomp_release(ctx);
+    snprintf(err, errlen, "cannot build the seccomp filter");
+    return -1;
+  }
+  rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc) {
+    snprintf(err, errlen, "seccomp_load: %s", strerror(-rc));
+    return -1;
+  }
+  return 0;
+}

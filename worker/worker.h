@@ -1,0 +1,43 @@
+/*
+** worker.h — the worker process (docs/protocol.md, "Kernel and worker").
+**
+** The kernel daemon starts the worker as `jiti __worker` with one end of a
+** socketpair on descriptor WORKER_FD.  The worker opens a world, enters its
+** sandbox (worker_sandbox), receives CURRENT's entries from the kernel (it
+** never opens the store), and then serves framed requests: observe,
+** attempt, command (while paused), commit, restore, exit.
+**
+** Framing (both directions): an 8-byte header — the JSON length and the
+** blob length, each a 32-bit big-endian unsigned integer — then the JSON
+** text (one object) and the blob (binary parts referenced by "len" members
+** of the JSON, concatenated in order).
+*/
+#ifndef jiti_worker_h
+#define jiti_worker_h
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define WORKER_FD 3
+#define WIRE_JSON_MAX ((size_t)64 << 20)    /* bytes of one frame's JSON */
+#define WIRE_BLOB_MAX ((size_t)1 << 30)     /* bytes of one frame's blob */
+
+/* Send one frame (blocking, EINTR-safe).  0 on success, -1 on error. */
+int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen);
+
+/* Receive one frame (blocking).  *msg (a JSON object) and *blob (malloc'd,
+** may be NULL when empty) belong to the caller.  Returns 0, or -1 with a
+** message in err: "eof" when the peer closed between frames. */
+int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
+              char *err, size_t errlen);
+
+/* Serve the kernel on fd until it says "exit" or goes away.  Returns the
+** process exit status.  Runs the world on a thread with a large stack. */
+int worker_main(int fd);
+
+/* Enter the sandbox: no new privileges, parent-death signal, resource
+** limits and the seccomp allow-list (kill-process on anything else).
+** fd is the kernel's socket.  0 on success; -1 with a message in err. */
+int worker_sandbox(int fd, char *err, size_t errlen);
+
+#endif

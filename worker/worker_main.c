@@ -1,0 +1,471 @@
+/*
+** worker_main.c — the worker process: one txn_World served to the kernel
+** over a socketpair (worker.h, docs/protocol.md "Kernel and worker").
+**
+** Life: open the world (no client input yet) -> enter the sandbox -> receive
+** "init" and CURRENT's entries ("import" frames) -> "start": check the
+** baseline, answer "ready" -> serve requests one at a time.
+**
+** Generations.  txn counts from 0 in every worker; the kernel hands a base
+** in "init" and the worker adds it to every generation it reports and
+** subtracts it from every generation it receives, so generations seen by
+** clients only grow, across worker restarts too.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "txn.h"
+#include "worker.h"
+
+/* ------------------------------------------------------------- framing */
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *b = p;
+  while (n) {
+    ssize_t w = write(fd, b, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    b += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* 0 ok, 1 eof before any byte, -1 error / eof in the middle */
+static int read_all(int fd, void *p, size_t n) {
+  char *b = p;
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, b + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) return got == 0 ? 1 : -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
+  char *text = json_dumps(msg, JSON_COMPACT);
+  if (!text) return -1;
+  size_t n = strlen(text);
+  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
+  unsigned char h[8];
+  uint32_t a = (uint32_t)n, b = (uint32_t)bloblen;
+  h[0] = a >> 24; h[1] = a >> 16; h[2] = a >> 8; h[3] = a;
+  h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
+  int rc = write_all(fd, h, 8) || write_all(fd, text, n) || (bloblen && write_all(fd, blob, bloblen));
+  free(text);
+  return rc ? -1 : 0;
+}
+
+int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
+              char *err, size_t errlen) {
+  *msg = NULL;
+  if (blob) *blob = NULL;
+  if (bloblen) *bloblen = 0;
+  unsigned char h[8];
+  int r = read_all(fd, h, 8);
+  if (r) {
+    snprintf(err, errlen, "%s", r == 1 ? "eof" : "truncated frame header");
+    return -1;
+  }
+  size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+  size_t b = (size_t)h[4] << 24 | (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
+  if (n == 0 || n > WIRE_JSON_MAX || b > WIRE_BLOB_MAX) {
+    snprintf(err, errlen, "bad frame sizes %zu/%zu", n, b);
+    return -1;
+  }
+  char *text = malloc(n);
+  unsigned char *bl = b ? malloc(b) : NULL;
+  if (!text || (b && !bl)) {
+    free(text); free(bl);
+    snprintf(err, errlen, "out of memory for a frame of %zu bytes", n + b);
+    return -1;
+  }
+  if (read_all(fd, text, n) || (b && read_all(fd, bl, b))) {
+    free(text); free(bl);
+    snprintf(err, errlen, "truncated frame");
+    return -1;
+  }
+  json_error_t je;
+  json_t *m = json_loadb(text, n, 0, &je);
+  free(text);
+  if (!json_is_object(m)) {
+    json_decref(m);
+    free(bl);
+    snprintf(err, errlen, "frame is not a JSON object: %s", je.text);
+    return -1;
+  }
+  *msg = m;
+  if (blob) *blob = bl; else free(bl);
+  if (bloblen) *bloblen = b;
+  return 0;
+}
+
+/* --------------------------------------------------------------- state */
+
+typedef struct {
+  int fd;
+  txn_World *W;
+  uint64_t base;          /* client generation = base + txn generation */
+  char *out;              /* output captured during an attempt */
+  size_t outlen, outcap;
+  /* strings of the last command, kept until the next cmd_fn call */
+  char *c_source, *c_restart, *c_args;
+} Worker;
+
+static void capture(void *ud, const char *s, size_t n) {
+  Worker *w = ud;
+  if (w->outlen + n + 1 > w->outcap) {
+    size_t cap = w->outcap ? w->outcap : 4096;
+    while (cap < w->outlen + n + 1) cap *= 2;
+    char *p = realloc(w->out, cap);
+    if (!p) return;
+    w->out = p;
+    w->outcap = cap;
+  }
+  memcpy(w->out + w->outlen, s, n);
+  w->outlen += n;
+  w->out[w->outlen] = 0;
+}
+
+static uint64_t vis(Worker *w, uint64_t local) { return w->base + local; }
+
+/* A client generation in txn's numbering; UINT64_MAX (never current) if
+** it is older than this worker. */
+static uint64_t local_gen(Worker *w, json_t *g) {
+  if (!json_is_integer(g) || json_integer_value(g) < 0) return UINT64_MAX;
+  uint64_t v = (uint64_t)json_integer_value(g);
+  return v < w->base ? UINT64_MAX : v - w->base;
+}
+
+static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
+  int rc = wire_send(w->fd, msg, blob, len);
+  json_decref(msg);
+  if (rc) _exit(0);  /* the kernel is gone */
+}
+
+static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
+  json_t *m;
+  char err[256];
+  if (wire_recv(w->fd, &m, blob, len, err, sizeof err)) {
+    if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
+    _exit(0);
+  }
+  return m;
+}
+
+static const char *op_of(json_t *m) {
+  const char *s = json_string_value(json_object_get(m, "op"));
+  return s ? s : "";
+}
+
+/* observe JSON with the generation in client numbering */
+static json_t *observe_json(Worker *w, size_t budget) {
+  char *text = txn_observe(w->W, budget);
+  json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+  free(text);
+  if (!v) v = json_object();
+  json_object_set_new(v, "generation", json_integer((json_int_t)vis(w, txn_generation(w->W))));
+  return v;
+}
+
+static void send_view(Worker *w, json_t *req) {
+  json_t *b = json_object_get(req, "budget");
+  size_t budget = json_is_integer(b) && json_integer_value(b) > 0 ? (size_t)json_integer_value(b) : 0;
+  send_or_die(w, json_pack("{s:s, s:o}", "event", "view", "view", observe_json(w, budget)), NULL, 0);
+}
+
+/* ------------------------------------------------------------- pauses */
+
+static json_t *pause_json(Worker *w, const txn_View *v) {
+  json_t *rs = json_array();
+  for (int i = 0; i < v->nrestarts; i++)
+    json_array_append_new(rs, json_pack("{s:s, s:s, s:s}", "id", v->restarts[i].id,
+                                        "name", v->restarts[i].name ? v->restarts[i].name : "",
+                                        "report", v->restarts[i].report ? v->restarts[i].report : ""));
+  json_t *p = json_pack("{s:I, s:i, s:s, s:s, s:s, s:o, s:i, s:i}",
+                        "generation", (json_int_t)vis(w, v->generation), "pause", v->pause,
+                        "condition_type", v->condition_type ? v->condition_type : "",
+                        "report", v->report ? v->report : "",
+                        "backtrace", v->backtrace ? v->backtrace : "", "restarts", rs,
+                        "steps_used", v->steps_used, "step_budget", v->step_budget);
+  if (v->refusal != TXN_ACCEPTED) {
+    json_object_set_new(p, "refusal", json_string(txn_reason_name(v->refusal)));
+    json_object_set_new(p, "error", json_string(v->error ? v->error : ""));
+  }
+  if (v->last_value) json_object_set_new(p, "last_value", json_string(v->last_value));
+  if (w->outlen) json_object_set_new(p, "output", json_stringn(w->out, w->outlen));
+  return p;
+}
+
+static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
+  Worker *w = ud;
+  json_t *pv = pause_json(w, view);
+  w->outlen = 0;
+  send_or_die(w, json_pack("{s:s, s:o}", "event", "paused", "pause", pv), NULL, 0);
+  for (;;) {
+    json_t *m = recv_or_die(w, NULL, NULL);
+    const char *op = op_of(m);
+    if (!strcmp(op, "observe")) {
+      send_view(w, m);
+      json_decref(m);
+      continue;
+    }
+    if (strcmp(op, "command")) {  /* anything else ends the pause */
+      json_decref(m);
+      return 1;
+    }
+    const char *type = json_string_value(json_object_get(m, "type"));
+    free(w->c_source); free(w->c_restart); free(w->c_args);
+    w->c_source = w->c_restart = w->c_args = NULL;
+    const char *s = json_string_value(json_object_get(m, "source"));
+    const char *r = json_string_value(json_object_get(m, "restart_id"));
+    const char *a = json_string_value(json_object_get(m, "arguments"));
+    w->c_source = s ? strdup(s) : NULL;
+    w->c_restart = r ? strdup(r) : NULL;
+    w->c_args = a ? strdup(a) : NULL;
+    memset(cmd, 0, sizeof *cmd);
+    cmd->generation = local_gen(w, json_object_get(m, "generation"));
+    int ok = 1;
+    if (type && !strcmp(type, "evaluate")) {
+      cmd->type = TXN_CMD_EVALUATE;
+      cmd->source = w->c_source ? w->c_source : "";
+    } else if (type && !strcmp(type, "resume")) {
+      cmd->type = TXN_CMD_RESUME;
+      cmd->restart_id = w->c_restart ? w->c_restart : "";
+      cmd->args = w->c_args;
+    } else if (type && !strcmp(type, "abort")) {
+      cmd->type = TXN_CMD_ABORT;
+    } else {
+      ok = 0;
+    }
+    json_decref(m);
+    if (ok) return 0;
+    return 1;
+  }
+}
+
+/* ------------------------------------------------------------ attempts */
+
+static void send_outcome(Worker *w, txn_Outcome *o) {
+  json_t *changes = json_array();
+  size_t total = 0;
+  for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
+  unsigned char *blob = total ? malloc(total) : NULL;
+  size_t at = 0;
+  for (int i = 0; i < o->nchanges; i++) {
+    txn_Change *c = &o->changes[i];
+    size_t len = c->removed ? 0 : c->len;
+    json_array_append_new(changes, json_pack("{s:s, s:s, s:s, s:b, s:I}",
+                                             "kind", jiti_entry_kind_name(c->kind),
+                                             "name", c->name, "hash", c->hash,
+                                             "removed", c->removed, "len", (json_int_t)len));
+    if (len && blob) memcpy(blob + at, c->bytes, len);
+    at += len;
+  }
+  if (total && !blob) {  /* cannot report: restore instead */
+    json_decref(changes);
+    txn_Outcome r;
+    txn_restore(w->W, &r);
+    free(r.message);
+    r.message = strdup("out of memory reporting the changes");
+    send_outcome(w, &r);
+    txn_outcome_free(&r);
+    return;
+  }
+  json_t *m = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o}", "event", "outcome",
+                        "reason", txn_reason_name(o->reason), "message", o->message ? o->message : "",
+                        "generation", (json_int_t)vis(w, o->generation),
+                        "status", txn_status_name(txn_status(w->W)), "changes", changes);
+  if (o->value) json_object_set_new(m, "value", json_string(o->value));
+  if (w->outlen) json_object_set_new(m, "output", json_stringn(w->out, w->outlen));
+  json_t *goals = json_array();
+  for (int i = 0; i < o->ngoals; i++)
+    json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
+                                           "pass", o->goals[i].pass,
+                                           "message", o->goals[i].message ? o->goals[i].message : ""));
+  json_object_set_new(m, "goals", goals);
+  send_or_die(w, m, blob, total);
+  free(blob);
+}
+
+static void do_attempt(Worker *w, json_t *req) {
+  const char *source = json_string_value(json_object_get(req, "source"));
+  const char *k = json_string_value(json_object_get(req, "kind"));
+  txn_Kind kind = k && !strcmp(k, "application") ? TXN_APPLICATION
+                : k && !strcmp(k, "preview") ? TXN_PREVIEW : TXN_ACTION;
+  json_t *g = json_object_get(req, "generation");
+  uint64_t gen = g ? local_gen(w, g) : txn_generation(w->W);
+  txn_Outcome o;
+  w->outlen = 0;
+  if (gen != txn_generation(w->W)) {
+    memset(&o, 0, sizeof o);
+    o.reason = TXN_STALE;
+    o.generation = txn_generation(w->W);
+    char msg[160];
+    snprintf(msg, sizeof msg, "stale generation %" PRIu64 " (current %" PRIu64 ")",
+             json_is_integer(g) ? (uint64_t)json_integer_value(g) : 0, vis(w, txn_generation(w->W)));
+    o.message = strdup(msg);
+  } else {
+    int pausable = json_is_true(json_object_get(req, "pausable"));
+    txn_attempt(w->W, gen, source ? source : "", kind, pausable ? cmd_fn : NULL, w, &o);
+  }
+  send_outcome(w, &o);
+  txn_outcome_free(&o);
+  if (txn_status(w->W) != TXN_ST_AWAITING) return;
+  /* the kernel publishes, then says commit or restore */
+  json_t *m = recv_or_die(w, NULL, NULL);
+  int commit = !strcmp(op_of(m), "commit");
+  json_t *rev = json_object_get(m, "revision");
+  if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
+  json_decref(m);
+  if (commit) {
+    txn_commit(w->W);
+  } else {
+    txn_Outcome r;
+    txn_restore(w->W, &r);
+    txn_outcome_free(&r);
+  }
+  send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", commit ? "committed" : "restored",
+                           "generation", (json_int_t)vis(w, txn_generation(w->W)),
+                           "status", txn_status_name(txn_status(w->W))), NULL, 0);
+}
+
+/* ------------------------------------------------------------ startup */
+
+static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t bloblen,
+                        char *err, size_t errlen) {
+  json_t *es = json_object_get(m, "entries");
+  size_t at = 0, i;
+  json_t *e;
+  json_array_foreach(es, i, e) {
+    const char *kind = json_string_value(json_object_get(e, "kind"));
+    const char *name = json_string_value(json_object_get(e, "name"));
+    json_int_t len = json_integer_value(json_object_get(e, "len"));
+    int k = kind ? jiti_entry_kind_parse(kind) : -1;
+    if (k < 0 || !name || len < 0 || (size_t)len > bloblen - at) {
+      snprintf(err, errlen, "malformed import entry %zu", i);
+      return -1;
+    }
+    char why[512];
+    if (jiti_import_entry(txn_state(w->W), (jiti_EntryKind)k, name, blob + at, (size_t)len, why,
+                          sizeof why) != JITI_OK) {
+      snprintf(err, errlen, "cannot import %s %s: %s", kind, name, why);
+      return -1;
+    }
+    at += (size_t)len;
+  }
+  return 0;
+}
+
+#ifdef __SANITIZE_ADDRESS__
+#define WORKER_STACK ((size_t)48 << 20)
+#else
+#define WORKER_STACK ((size_t)256 << 20)
+#endif
+
+static int serve(int fd) {
+  Worker w = {.fd = fd};
+  char err[1024] = "";
+  w.W = txn_open(NULL);
+  if (!w.W) {
+    send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", "cannot open a world (out of memory)"), NULL, 0);
+    return 1;
+  }
+  jiti_set_cstack_size(txn_state(w.W), WORKER_STACK);
+  jiti_set_output(txn_state(w.W), capture, &w);
+  /* Library initialisation that opens files, done before the sandbox:
+  ** jansson's hash seed (/dev/urandom), OpenSSL's configuration (the
+  ** SHA-256 of entry hashes). */
+  json_object_seed(0);
+  char warm[65];
+  jiti_entry_hash(JITI_ENTRY_DATA, "warm-up", (const unsigned char *)"", 0, warm);
+  if (getenv("JITI_WORKER_NO_SANDBOX") == NULL || strcmp(getenv("JITI_WORKER_NO_SANDBOX"), "1")) {
+    if (worker_sandbox(fd, err, sizeof err)) {
+      send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+      return 1;
+    }
+  }
+  /* init, imports, start */
+  for (;;) {
+    unsigned char *blob;
+    size_t bl;
+    json_t *m = recv_or_die(&w, &blob, &bl);
+    const char *op = op_of(m);
+    int done = 0;
+    if (!strcmp(op, "init")) {
+      json_t *b = json_object_get(m, "base");
+      w.base = json_is_integer(b) && json_integer_value(b) > 0 ? (uint64_t)json_integer_value(b) : 0;
+      json_t *r = json_object_get(m, "revision");
+      txn_set_revision(w.W, json_is_integer(r) ? (uint64_t)json_integer_value(r) : 0);
+    } else if (!strcmp(op, "import")) {
+      if (import_frame(&w, m, blob, bl, err, sizeof err)) {
+        send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+        free(blob);
+        json_decref(m);
+        return 1;
+      }
+    } else if (!strcmp(op, "start")) {
+      done = 1;
+    }
+    free(blob);
+    json_decref(m);
+    if (done) break;
+  }
+  char msg[1024] = "";
+  int bad = txn_check_baseline(w.W, msg, sizeof msg);
+  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s}", "event", "ready",
+                            "generation", (json_int_t)vis(&w, txn_generation(w.W)),
+                            "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : ""),
+              NULL, 0);
+  for (;;) {
+    json_t *m = recv_or_die(&w, NULL, NULL);
+    const char *op = op_of(m);
+    if (!strcmp(op, "observe")) {
+      send_view(&w, m);
+    } else if (!strcmp(op, "attempt")) {
+      do_attempt(&w, m);
+    } else if (!strcmp(op, "exit")) {
+      json_decref(m);
+      break;
+    } else {
+      send_or_die(&w, json_pack("{s:s, s:s}", "event", "error", "message", "unknown request"), NULL, 0);
+    }
+    json_decref(m);
+  }
+  return 0;
+}
+
+typedef struct { int fd, status; } Job;
+
+static void *job(void *p) {
+  Job *j = p;
+  j->status = serve(j->fd);
+  return NULL;
+}
+
+int worker_main(int fd) {
+  signal(SIGPIPE, SIG_IGN);
+  Job j = {fd, 1};
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  if (pthread_attr_setstacksize(&attr, WORKER_STACK) != 0 ||
+      pthread_create(&th, &attr, job, &j) != 0) {
+    j.status = serve(fd);
+  } else {
+    pthread_join(th, NULL);
+  }
+  pthread_attr_destroy(&attr);
+  /* no atexit handlers, no leak checker (it would need ptrace) */
+  _exit(j.status);
+}
