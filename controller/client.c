@@ -136,6 +136,21 @@ static int common_opt(const char *cmd, int argc, char **argv, int *i, Common *c,
   return 0;
 }
 
+/* Parse a command line that takes only the common options.  Returns -1 to
+** go on, or the exit status to return (help shown, or a usage error). */
+static int only_common_opts(const char *cmd, int argc, char **argv, Common *c,
+                            void (*usage)(FILE *)) {
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt(cmd, argc, argv, &i, c, usage);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    fprintf(stderr, "jiti %s: unexpected argument '%s' (see 'jiti %s --help')\n", cmd, argv[i], cmd);
+    return EXIT_USAGE;
+  }
+  return -1;
+}
+
 /* ------------------------------------------------------------- eval */
 
 static void eval_usage(FILE *out) {
@@ -207,14 +222,8 @@ static void observe_usage(FILE *out) {
 
 int cmd_observe(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
-  for (int i = 1; i < argc; i++) {
-    int r = common_opt("observe", argc, argv, &i, &c, observe_usage);
-    if (r < 0) return EXIT_USAGE;
-    if (r == 2) return EXIT_OK;
-    if (r) continue;
-    fprintf(stderr, "jiti observe: unexpected argument '%s' (see 'jiti observe --help')\n", argv[i]);
-    return EXIT_USAGE;
-  }
+  int done = only_common_opts("observe", argc, argv, &c, observe_usage);
+  if (done >= 0) return done;
   json_t *r = krequest("observe", c.dir, json_pack("{s:s}", "op", "observe"));
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
@@ -360,14 +369,8 @@ static void status_usage(FILE *out) {
 
 int cmd_status(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
-  for (int i = 1; i < argc; i++) {
-    int r = common_opt("status", argc, argv, &i, &c, status_usage);
-    if (r < 0) return EXIT_USAGE;
-    if (r == 2) return EXIT_OK;
-    if (r) continue;
-    fprintf(stderr, "jiti status: unexpected argument '%s' (see 'jiti status --help')\n", argv[i]);
-    return EXIT_USAGE;
-  }
+  int done = only_common_opts("status", argc, argv, &c, status_usage);
+  if (done >= 0) return done;
   json_t *r = krequest("status", c.dir, json_pack("{s:s}", "op", "status"));
   if (!r) return EXIT_FAIL;
   if (c.json) {
@@ -402,14 +405,8 @@ static void stop_usage(FILE *out) {
 
 int cmd_stop(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
-  for (int i = 1; i < argc; i++) {
-    int r = common_opt("stop", argc, argv, &i, &c, stop_usage);
-    if (r < 0) return EXIT_USAGE;
-    if (r == 2) return EXIT_OK;
-    if (r) continue;
-    fprintf(stderr, "jiti stop: unexpected argument '%s' (see 'jiti stop --help')\n", argv[i]);
-    return EXIT_USAGE;
-  }
+  int done = only_common_opts("stop", argc, argv, &c, stop_usage);
+  if (done >= 0) return done;
   json_t *st = krequest("stop", c.dir, json_pack("{s:s}", "op", "status"));
   if (!st) return EXIT_FAIL;
   pid_t pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
