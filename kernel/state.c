@@ -206,7 +206,6 @@ static const char *condition_type_name(jt_State *S, jt_V c) {
 }
 
 static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
-  if (!res) return;
   memset(res, 0, sizeof *res);
   if (st == JITI_OK) {
     res->value = jt_print_cstr(S, value, true, 1 << 20);
@@ -234,24 +233,33 @@ static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *save
   S->stack_end = S->stack + S->stack_slots - JT_STACK_RESERVE;
 }
 
-static jiti_Status eval_common(jiti_State *S, const char *src, size_t len,
-                               const jiti_Limits *limits, jiti_Result *res) {
+/* One host call: a fresh budget (unless nested in a hook), `body` under an
+** entry point, the outcome into `res`, the state tidied for the next call. */
+static jiti_Status host_call(jiti_State *S, Body body, void *ud, const jiti_Limits *limits,
+                             jiti_Result *res) {
   bool outer = S->jmp == NULL;
   jiti_Limits saved;
   begin_call(S, limits, &saved);
-  SrcArgs a = {src, len};
   jt_V v = JT_NIL;
-  jiti_Status st = protect(S, eval_src_body, &a, &v);
+  jiti_Status st = protect(S, body, ud, &v);
   JT_ROOT(S, v);
-  fill_result(S, st, v, res);
+  jiti_Result scratch;
+  fill_result(S, st, v, res ? res : &scratch);
+  st = res ? res->status : scratch.status;
+  if (!res) jiti_result_free(&scratch);
   JT_UNROOT(S, 1);
-  if (res) st = res->status;
   if (outer) {
     S->limits = saved;
     S->pending = JT_NIL;
     S->nvals = 1;
   }
   return st;
+}
+
+static jiti_Status eval_common(jiti_State *S, const char *src, size_t len,
+                               const jiti_Limits *limits, jiti_Result *res) {
+  SrcArgs a = {src, len};
+  return host_call(S, eval_src_body, &a, limits, res);
 }
 
 jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len, jiti_Result *res) {
@@ -286,21 +294,8 @@ static jt_V call_body(jt_State *S, void *ud) {
 
 jiti_Status jiti_call(jiti_State *S, const char *name, int argc, const char *const *args,
                       jiti_Result *res) {
-  bool outer = S->jmp == NULL;
-  jiti_Limits saved;
-  begin_call(S, NULL, &saved);
   CallArgs a = {name, argc, args};
-  jt_V v = JT_NIL;
-  jiti_Status st = protect(S, call_body, &a, &v);
-  JT_ROOT(S, v);
-  fill_result(S, st, v, res);
-  JT_UNROOT(S, 1);
-  if (res) st = res->status;
-  if (outer) {
-    S->limits = saved;
-    S->pending = JT_NIL;
-  }
-  return st;
+  return host_call(S, call_body, &a, NULL, res);
 }
 
 void jiti_result_free(jiti_Result *res) {

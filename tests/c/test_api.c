@@ -65,6 +65,10 @@ int main(void) {
   jiti_result_free(&r);
   CHECK(jiti_eval_string(A, "#.(+ 1 2)", 9, &r) == JITI_READ_ERROR);
   jiti_result_free(&r);
+  /* the status does not depend on asking for the result */
+  CHECK(jiti_eval_string(A, "(1 2", 4, NULL) == JITI_READ_ERROR);
+  CHECK(jiti_eval_string(A, "(car 1)", 7, NULL) == JITI_ERROR);
+  CHECK(jiti_eval_string(A, "(+ 1 1)", 7, NULL) == JITI_OK);
   CHECK_STR(ev(A, "(no-such-function 1)"), "!UNDEFINED-FUNCTION");
   CHECK_STR(ev(A, "no-such-variable"), "!UNBOUND-VARIABLE");
   CHECK_STR(ev(A, "(f 1 2)"), "!PROGRAM-ERROR");
