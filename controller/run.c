@@ -177,7 +177,8 @@ static int run_main(int argc, char **argv) {
     jiti_Result res;
     if (jiti_eval_string(S, expr, strlen(expr), &res) == JITI_OK) {
       fflush(stdout);
-      printf("%s\n", res.value);
+      fwrite(res.value, 1, res.value_len, stdout);
+      putchar('\n');
     } else {
       status = report_failure(&res);
     }

@@ -55,7 +55,9 @@ typedef void (*jiti_WriteFn)(void *ud, const char *utf8, size_t len);
 ** result; release them with jiti_result_free. */
 typedef struct jiti_Result {
   jiti_Status status;
-  char *value;           /* prin1 of the primary value (JITI_OK), bounded */
+  char *value;           /* prin1 of the primary value (JITI_OK), bounded;
+                            NUL-terminated, but may contain NUL characters */
+  size_t value_len;      /* bytes in value, not counting the terminator */
   char *message;         /* condition report (JITI_ERROR/LIMIT/READ_ERROR) */
   char *condition_type;  /* e.g. "DIVISION-BY-ZERO" */
 } jiti_Result;

@@ -228,6 +228,8 @@ jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
 /* Print into a malloc'd UTF-8 string of at most `max` bytes, never
 ** signalling (for reports, backtraces and the host API). */
 char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max);
+/* The same, with the byte length (the text may contain NUL characters). */
+char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len);
 
 /* ----------------------------------------------------------------- reader */
 

@@ -889,6 +889,11 @@ jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)
 
 char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
 {
+  return jt_print_cstr_len(S, v, escape, max, NULL);
+}
+
+char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)
+{
   jt_Buf b = {0};
   JT_ROOT(S, v);   /* condition reports run Lisp code, which may collect */
   Printer P;
@@ -900,6 +905,7 @@ char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
   run(&P, v);
   JT_UNROOT(S, 1);
   free(P.words);
+  if (len) *len = b.n;
   jt_buf_putc(&b, '\0');
   return b.p;
 }

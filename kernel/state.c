@@ -208,7 +208,7 @@ static const char *condition_type_name(jt_State *S, jt_V c) {
 static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
   memset(res, 0, sizeof *res);
   if (st == JITI_OK) {
-    res->value = jt_print_cstr(S, value, true, 1 << 20);
+    res->value = jt_print_cstr_len(S, value, true, 1 << 20, &res->value_len);
   } else {
     jt_V c = S->pending;
     if (st == JITI_ERROR && jt_is_condition(c)) {

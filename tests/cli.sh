@@ -19,6 +19,7 @@ t run-help 0 "usage: jiti run" -- "$JITI" run --help
 t run-no-args 2 "usage: jiti run" -- "$JITI" run
 t run-expr 0 "^3$" -- "$JITI" run -e "(+ 1 2)"
 t run-prints-readably 0 '^\("a" #\\b 1/3 1.5\)$' -- "$JITI" run -e '(list "a" #\b 1/3 1.5)'
+t run-prints-nul 0 '" +\\0 +\\0 +"' -- bash -c "\"$JITI\" run -e '(make-string 2)' | od -An -c"
 t run-error 1 "UNDEFINED-FUNCTION: The function NOPE is undefined" -- "$JITI" run -e "(nope)"
 t run-reader-error 4 "READER-ERROR|END-OF-FILE" -- "$JITI" run -e "(1 2"
 t run-read-eval-refused 4 "READER-ERROR" -- "$JITI" run -e "#.(+ 1 2)"
