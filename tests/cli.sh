@@ -2,14 +2,7 @@
 # Command-line behaviour of `jiti`: help, version, exit codes, error messages.
 set -u
 JITI=$1
-pass=0 fail=0
-t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
-  local name=$1 want=$2 re=$3; shift 4
-  local out status
-  out=$("$@" 2>&1); status=$?
-  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
-  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:300}"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 t help 0 "usage: jiti" -- "$JITI" --help
 t version 0 "^jiti [0-9]+\.[0-9]+" -- "$JITI" --version
@@ -36,5 +29,4 @@ t deep-recursion-default 1 "DEPTH-EXCEEDED" -- "$JITI" run -e "(progn (defun r (
 # (a collection at every allocation would make filling 20 MB quadratic)
 t heap-limit 1 "HEAP-EXHAUSTED" -- env JITI_GC_STRESS=0 "$JITI" run --heap 20M -e "(make-list 100000000)"
 t output-limit 1 "OUTPUT-EXCEEDED" -- "$JITI" run --output 1000 -e "(loop (princ \"x\"))"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -9,17 +9,7 @@
 set -u
 JITI=$1
 CLIENT=$2
-pass=0 fail=0
-t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
-  local name=$1 want=$2 re=$3; shift 4
-  local out status
-  out=$("$@" 2>&1); status=$?
-  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
-  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:600}"; fi
-}
-ok() {  # ok NAME CONDITION-STATUS
-  if [[ $2 -eq 0 ]]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-daemon.XXXXXX)
 kpids=()
 cleanup() {
@@ -192,5 +182,4 @@ if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; th
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60
 else pass=$((pass+1)); fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

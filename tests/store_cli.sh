@@ -6,17 +6,7 @@
 #   bash tests/store_cli.sh path/to/jiti
 set -u
 JITI=$1
-pass=0 fail=0
-t() {  # t NAME EXPECTED-STATUS EXPECTED-OUTPUT-REGEX -- COMMAND...
-  local name=$1 want=$2 re=$3; shift 4
-  local out status
-  out=$("$@" 2>&1); status=$?
-  if [[ $status -eq $want && $out =~ $re ]]; then pass=$((pass+1));
-  else fail=$((fail+1)); echo "FAIL $name: status $status (want $want), output: ${out:0:600}"; fi
-}
-ok() {  # ok NAME CONDITION-STATUS
-  if [[ $2 -eq 0 ]]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d); bg=""
 trap '[[ -n $bg ]] && kill -9 $bg 2>/dev/null; rm -rf "$tmp"' EXIT
 S=$tmp/store
@@ -227,5 +217,4 @@ if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$J
   t permission-denied-log 1 "store at $S" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" log --store "$S"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish
