@@ -20,6 +20,21 @@ static int check_passed, check_failed;
                                    __FILE__, __LINE__, #got, g_ ? g_ : "(null)", w_); } \
   } while (0)
 
+/* With jiti.h included first: evaluate `src` and return its printed value,
+** or "!TYPE" for a failure (a static buffer, valid until the next call). */
+#ifdef jiti_h
+#include <stdlib.h>
+__attribute__((unused)) static const char *check_eval(jiti_State *S, const char *src) {
+  static char buf[8192];
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
+  if (st == JITI_OK) snprintf(buf, sizeof buf, "%s", r.value);
+  else snprintf(buf, sizeof buf, "!%s", r.condition_type ? r.condition_type : "?");
+  jiti_result_free(&r);
+  return buf;
+}
+#endif
+
 #define CHECK_DONE() \
   (printf("%d passed, %d failed\n", check_passed, check_failed), check_failed ? 1 : 0)
 

@@ -4,16 +4,6 @@
 #include "jiti.h"
 #include "check.h"
 
-/* Evaluate and return the printed value (static buffer) or the status name. */
-static char out[4096];
-static const char *ev(jiti_State *S, const char *src) {
-  jiti_Result r;
-  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
-  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
-  else snprintf(out, sizeof out, "!%s", r.condition_type ? r.condition_type : "?");
-  jiti_result_free(&r);
-  return out;
-}
 
 static jiti_Value c_add3(jiti_State *S, int argc, jiti_Value *argv) {
   int64_t a, b, c;
@@ -47,13 +37,13 @@ int main(void) {
   CHECK(A != NULL && B != NULL);
 
   /* two states are independent */
-  CHECK_STR(ev(A, "(defvar *who* :a)"), "*WHO*");
-  CHECK_STR(ev(B, "(defvar *who* :b)"), "*WHO*");
-  CHECK_STR(ev(A, "*who*"), ":A");
-  CHECK_STR(ev(B, "*who*"), ":B");
-  CHECK_STR(ev(A, "(defun f (x) (* x 2))"), "F");
-  CHECK_STR(ev(B, "(fboundp 'f)"), "NIL");
-  CHECK_STR(ev(A, "(f 21)"), "42");
+  CHECK_STR(check_eval(A, "(defvar *who* :a)"), "*WHO*");
+  CHECK_STR(check_eval(B, "(defvar *who* :b)"), "*WHO*");
+  CHECK_STR(check_eval(A, "*who*"), ":A");
+  CHECK_STR(check_eval(B, "*who*"), ":B");
+  CHECK_STR(check_eval(A, "(defun f (x) (* x 2))"), "F");
+  CHECK_STR(check_eval(B, "(fboundp 'f)"), "NIL");
+  CHECK_STR(check_eval(A, "(f 21)"), "42");
 
   /* statuses */
   jiti_Result r;
@@ -69,24 +59,24 @@ int main(void) {
   CHECK(jiti_eval_string(A, "(1 2", 4, NULL) == JITI_READ_ERROR);
   CHECK(jiti_eval_string(A, "(car 1)", 7, NULL) == JITI_ERROR);
   CHECK(jiti_eval_string(A, "(+ 1 1)", 7, NULL) == JITI_OK);
-  CHECK_STR(ev(A, "(no-such-function 1)"), "!UNDEFINED-FUNCTION");
-  CHECK_STR(ev(A, "no-such-variable"), "!UNBOUND-VARIABLE");
-  CHECK_STR(ev(A, "(f 1 2)"), "!PROGRAM-ERROR");
-  CHECK_STR(ev(A, "(/ 1 0)"), "!DIVISION-BY-ZERO");
+  CHECK_STR(check_eval(A, "(no-such-function 1)"), "!UNDEFINED-FUNCTION");
+  CHECK_STR(check_eval(A, "no-such-variable"), "!UNBOUND-VARIABLE");
+  CHECK_STR(check_eval(A, "(f 1 2)"), "!PROGRAM-ERROR");
+  CHECK_STR(check_eval(A, "(/ 1 0)"), "!DIVISION-BY-ZERO");
   /* the state is still usable after every error */
-  CHECK_STR(ev(A, "(f 5)"), "10");
+  CHECK_STR(check_eval(A, "(f 5)"), "10");
 
   /* C primitives */
   CHECK(jiti_register(A, "add3", c_add3, 3, 3, "(add3 a b c) Sum of three integers.") == JITI_OK);
   CHECK(jiti_register(A, "greet", c_greet, 1, 1, "(greet name)") == JITI_OK);
   CHECK(jiti_register(A, "car", c_add3, 1, 1, "no") == JITI_BADARG);  /* locked built-in */
   CHECK(jiti_register(A, "bad", c_add3, 3, 1, "no") == JITI_BADARG);
-  CHECK_STR(ev(A, "(add3 1 2 3)"), "6");
-  CHECK_STR(ev(A, "(add3 1 2)"), "!PROGRAM-ERROR");
-  CHECK_STR(ev(A, "(add3 1 2 \"x\")"), "!SIMPLE-ERROR");
-  CHECK_STR(ev(A, "(greet \"world\")"), "\"hello, world\"");
-  CHECK_STR(ev(A, "(car 1)"), "!TYPE-ERROR");
-  CHECK_STR(ev(A, "(mapcar (lambda (x) (add3 x x x)) '(1 2 3))"), "(3 6 9)");
+  CHECK_STR(check_eval(A, "(add3 1 2 3)"), "6");
+  CHECK_STR(check_eval(A, "(add3 1 2)"), "!PROGRAM-ERROR");
+  CHECK_STR(check_eval(A, "(add3 1 2 \"x\")"), "!SIMPLE-ERROR");
+  CHECK_STR(check_eval(A, "(greet \"world\")"), "\"hello, world\"");
+  CHECK_STR(check_eval(A, "(car 1)"), "!TYPE-ERROR");
+  CHECK_STR(check_eval(A, "(mapcar (lambda (x) (add3 x x x)) '(1 2 3))"), "(3 6 9)");
 
   /* jiti_call */
   const char *args[] = {"20", "(1 2)"};
@@ -102,14 +92,14 @@ int main(void) {
   /* collection at every allocation during nested evaluation */
   jiti_set_gc_stress(A, 1);
   CHECK(jiti_register(A, "nested", c_nested, 0, 0, "(nested)") == JITI_OK);
-  CHECK_STR(ev(A, "(let ((x (list 1 2 3))) (list (nested) x (nested)))"), "(\"200\" (1 2 3) \"200\")");
-  CHECK_STR(ev(A, "(let ((h (make-hash-table :test 'equal))) "
+  CHECK_STR(check_eval(A, "(let ((x (list 1 2 3))) (list (nested) x (nested)))"), "(\"200\" (1 2 3) \"200\")");
+  CHECK_STR(check_eval(A, "(let ((h (make-hash-table :test 'equal))) "
                   "(dotimes (i 50) (setf (gethash (format nil \"k~d\" i) h) (list i))) "
                   "(gethash \"k42\" h))"), "(42)");
   jiti_set_gc_stress(A, 0);
 
   /* printing a value bounded */
-  CHECK_STR(ev(A, "(defparameter *l* (make-list 100000 :initial-element 7))"), "*L*");
+  CHECK_STR(check_eval(A, "(defparameter *l* (make-list 100000 :initial-element 7))"), "*L*");
 
   jiti_close(A);
   jiti_close(B);

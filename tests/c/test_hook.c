@@ -11,17 +11,8 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static char out[8192];
 
 /* Evaluate; return the printed value, or "!TYPE" for a failure. */
-static const char *ev(jiti_State *S, const char *src) {
-  jiti_Result r;
-  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
-  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
-  else snprintf(out, sizeof out, "!%s", r.condition_type ? r.condition_type : "?");
-  jiti_result_free(&r);
-  return out;
-}
 
 /* Evaluate and keep the whole result (the caller frees it). */
 static jiti_Status ev_full(jiti_State *S, const char *src, jiti_Result *r) {
@@ -255,7 +246,7 @@ static void s_abort(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int ca
 /* -------------------------------------------------------------- tests */
 
 static void test_three_nested(jiti_State *S) {
-  CHECK_STR(ev(S, program), "LEVEL1");
+  CHECK_STR(check_eval(S, program), "LEVEL1");
   reset(s_repair_retry);
   inner_reset();
   jiti_Result r;
@@ -293,12 +284,12 @@ static void test_three_nested(jiti_State *S) {
   CHECK_STR(inner[0], "HELPER");
   CHECK_STR(inner[1], "(:NEW-HELPER 5)");
   /* the new definition stays */
-  CHECK_STR(ev(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:NEW-HELPER 0))))");
+  CHECK_STR(check_eval(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:NEW-HELPER 0))))");
   CHECK(ncalls == 1);
 
   /* a second pause gets fresh ids, distinct from the first's */
   uint32_t first_ids[2] = {s->ids[0], s->ids[1]};
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_abort);
   CHECK(ev_full(S, "(level1 1)", &r) == JITI_ABORTED);
   CHECK_STR(r.condition_type, "BAD-INPUT");
@@ -308,13 +299,13 @@ static void test_three_nested(jiti_State *S) {
   CHECK(snaps[0].ids[0] != first_ids[0] && snaps[0].ids[0] != first_ids[1]);
   CHECK(snaps[0].ids[1] != first_ids[0] && snaps[0].ids[1] != first_ids[1]);
   /* the state is usable after an abort */
-  CHECK_STR(ev(S, "(+ 1 2)"), "3");
+  CHECK_STR(check_eval(S, "(+ 1 2)"), "3");
 }
 
 static void test_use_value(jiti_State *S) {
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_use_value);
-  CHECK_STR(ev(S, "(list :outer (level1 1))"), "(:OUTER (:USED 42))");
+  CHECK_STR(check_eval(S, "(list :outer (level1 1))"), "(:OUTER (:USED 42))");
   CHECK(ncalls == 1);
   /* use-value through a restart from C's jiti_call too */
   reset(s_use_value);
@@ -328,7 +319,7 @@ static void test_use_value(jiti_State *S) {
 static void test_refused_decisions(jiti_State *S) {
   jiti_Result r;
   /* unknown id: the hook is called again with decision_error, then aborts */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_unknown_id);
   CHECK(ev_full(S, "(level1 1)", &r) == JITI_ABORTED);
   jiti_result_free(&r);
@@ -344,7 +335,7 @@ static void test_refused_decisions(jiti_State *S) {
   /* arguments that fail, then a non-list, then good arguments */
   reset(s_bad_args);
   s_bad_args_depth1 = 0;
-  CHECK_STR(ev(S, "(level1 1)"), "(:USED 7)");
+  CHECK_STR(check_eval(S, "(level1 1)"), "(:USED 7)");
   int d1 = 0, with_err = 0, args_error_at_depth1 = 0;
   const char *errs[3] = {NULL, NULL, NULL};
   for (int i = 0; i < ncalls && i < MAXSNAP; i++)
@@ -374,12 +365,12 @@ static void test_refused_decisions(jiti_State *S) {
   CHECK(strstr(snaps[1].decision_error, "returned") != NULL);
 
   /* an id from an earlier, finished pause is refused */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_remember_retry);
   inner_reset();
-  CHECK_STR(ev(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:FIXED 0))))");
+  CHECK_STR(check_eval(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:FIXED 0))))");
   CHECK(stale_id != 0);
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_stale_id);
   CHECK(ev_full(S, "(level1 1)", &r) == JITI_ABORTED);
   jiti_result_free(&r);
@@ -391,12 +382,12 @@ static void test_refused_decisions(jiti_State *S) {
 static void test_inactive_restart(jiti_State *S) {
   /* without a hook: control-error as an ordinary error */
   jiti_set_debugger_hook(S, NULL, NULL);
-  CHECK_STR(ev(S, "(defvar *saved-restart* nil)"), "*SAVED-RESTART*");
-  CHECK_STR(ev(S, "(restart-case (progn (setq *saved-restart* (find-restart 'later)) :done) (later () :later))"), ":DONE");
-  CHECK_STR(ev(S, "(not (null *saved-restart*))"), "T");
-  CHECK_STR(ev(S, "(find-restart *saved-restart*)"), "NIL");
-  CHECK_STR(ev(S, "(invoke-restart *saved-restart*)"), "!CONTROL-ERROR");
-  CHECK_STR(ev(S, "(handler-case (invoke-restart *saved-restart*) (control-error () :caught))"), ":CAUGHT");
+  CHECK_STR(check_eval(S, "(defvar *saved-restart* nil)"), "*SAVED-RESTART*");
+  CHECK_STR(check_eval(S, "(restart-case (progn (setq *saved-restart* (find-restart 'later)) :done) (later () :later))"), ":DONE");
+  CHECK_STR(check_eval(S, "(not (null *saved-restart*))"), "T");
+  CHECK_STR(check_eval(S, "(find-restart *saved-restart*)"), "NIL");
+  CHECK_STR(check_eval(S, "(invoke-restart *saved-restart*)"), "!CONTROL-ERROR");
+  CHECK_STR(check_eval(S, "(handler-case (invoke-restart *saved-restart*) (control-error () :caught))"), ":CAUGHT");
   /* with the hook: the control-error pauses */
   jiti_set_debugger_hook(S, hook, NULL);
   reset(s_abort);
@@ -408,7 +399,7 @@ static void test_inactive_restart(jiti_State *S) {
   CHECK_STR(snaps[0].type, "CONTROL-ERROR");
   /* no hook: an unhandled error returns JITI_ERROR with the report */
   jiti_set_debugger_hook(S, NULL, NULL);
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   CHECK(ev_full(S, "(level1 1)", &r) == JITI_ERROR);
   CHECK_STR(r.condition_type, "BAD-INPUT");
   CHECK_STR(r.message, "bad input 0");
@@ -417,12 +408,12 @@ static void test_inactive_restart(jiti_State *S) {
 }
 
 static void test_redefinition_rule(jiti_State *S) {
-  CHECK_STR(ev(S, "(defun h (x) (if (eq x :bad) (error \"H got ~s\" x) (list :old-h x)))"), "H");
-  CHECK_STR(ev(S, "(defun o (x n)"
+  CHECK_STR(check_eval(S, "(defun h (x) (if (eq x :bad) (error \"H got ~s\" x) (list :old-h x)))"), "H");
+  CHECK_STR(check_eval(S, "(defun o (x n)"
                   "  (list :old-o"
                   "        (restart-case (h x) (retry () :report \"Call H again.\" (h x)))"
                   "        (if (> n 0) (o :fine (- n 1)) :end)))"), "O");
-  CHECK_STR(ev(S, "(o :fine 0)"), "(:OLD-O (:OLD-H :FINE) :END)");
+  CHECK_STR(check_eval(S, "(o :fine 0)"), "(:OLD-O (:OLD-H :FINE) :END)");
   reset(s_redefine);
   inner_reset();
   jiti_Result r;
@@ -440,11 +431,11 @@ static void test_redefinition_rule(jiti_State *S) {
   CHECK_STR(inner[1], "O");
   CHECK_STR(inner[2], "(:NEW-O (:NEW-H :PROBE) 9)");
   /* afterwards every call is new */
-  CHECK_STR(ev(S, "(o :bad 3)"), "(:NEW-O (:NEW-H :BAD) 3)");
+  CHECK_STR(check_eval(S, "(o :bad 3)"), "(:NEW-O (:NEW-H :BAD) 3)");
 }
 
 static void test_gc_stress(jiti_State *S) {
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   jiti_set_gc_stress(S, 1);
   reset(s_gc);
   inner_reset();
@@ -460,22 +451,22 @@ static void test_gc_stress(jiti_State *S) {
   CHECK_STR(inner[3], "\"zzzzzzz,zzzzzzz\"");
   CHECK_STR(inner[4], snaps[0].printed);  /* same printed condition after collections */
   /* use-value with allocating arguments, under stress */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_gc_use_value);
   inner_reset();
-  CHECK_STR(ev(S, "(level1 1)"), "(:USED (\"v1\" \"v1\" \"v1\"))");
+  CHECK_STR(check_eval(S, "(level1 1)"), "(:USED (\"v1\" \"v1\" \"v1\"))");
   CHECK_STR(inner[0], "200");
   /* nested pause under stress */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_nested);
   inner_reset();
-  CHECK_STR(ev(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:AFTER-NESTED 0))))");
+  CHECK_STR(check_eval(S, "(level1 1)"), "(:L1 (:L2 (:L3 (:AFTER-NESTED 0))))");
   CHECK(inner_st[0] == JITI_ABORTED);
   jiti_set_gc_stress(S, 0);
 }
 
 static void test_nested_pause(jiti_State *S) {
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_nested);
   inner_reset();
   jiti_Result r;
@@ -503,7 +494,7 @@ static void test_nested_pause(jiti_State *S) {
   CHECK(inner_st[1] == JITI_OK);
   CHECK_STR(inner[2], "3");
   /* the depth counter is back to 1 for the next pause */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_abort);
   CHECK(ev_full(S, "(level1 1)", &r) == JITI_ABORTED);
   jiti_result_free(&r);
@@ -514,7 +505,7 @@ static void test_misc(jiti_State *S) {
   jiti_Result r;
   /* cerror: the continue restart resumes after the cerror call */
   reset(s_continue);
-  CHECK_STR(ev(S, "(list (cerror \"Go on with ~a.\" \"soft failure ~a\" 5) :after)"), "(NIL :AFTER)");
+  CHECK_STR(check_eval(S, "(list (cerror \"Go on with ~a.\" \"soft failure ~a\" 5) :after)"), "(NIL :AFTER)");
   CHECK(ncalls == 1);
   CHECK_STR(snaps[0].type, "SIMPLE-ERROR");
   CHECK_STR(snaps[0].report, "soft failure 5");
@@ -523,12 +514,12 @@ static void test_misc(jiti_State *S) {
   CHECK_STR(snaps[0].reports[0], "Go on with 5.");
   /* an error handled in Lisp never reaches the hook */
   reset(s_abort);
-  CHECK_STR(ev(S, "(handler-case (level1 1) (bad-input (c) (list :handled (bad-value c))))"), "(:HANDLED 0)");
-  CHECK_STR(ev(S, "(ignore-errors (error \"x\"))"), "NIL");
+  CHECK_STR(check_eval(S, "(handler-case (level1 1) (bad-input (c) (list :handled (bad-value c))))"), "(:HANDLED 0)");
+  CHECK_STR(check_eval(S, "(ignore-errors (error \"x\"))"), "NIL");
   CHECK(ncalls == 0);
   /* neither do signal and warn */
-  CHECK_STR(ev(S, "(signal \"just a signal\")"), "NIL");
-  CHECK_STR(ev(S, "(let ((*error-output* (make-string-output-stream))) (warn \"w\"))"), "NIL");
+  CHECK_STR(check_eval(S, "(signal \"just a signal\")"), "NIL");
+  CHECK_STR(check_eval(S, "(let ((*error-output* (make-string-output-stream))) (warn \"w\"))"), "NIL");
   CHECK(ncalls == 0);
   /* a handler that declines: the hook is called, with the stack intact */
   CHECK(ev_full(S, "(handler-bind ((error (lambda (c) c nil))) (level1 1))", &r) == JITI_ABORTED);
@@ -549,9 +540,9 @@ static void test_misc(jiti_State *S) {
   jiti_result_free(&r);
   CHECK(ncalls == 0);
   /* errors in a mapcar callback pause with mapcar's frame in the backtrace */
-  CHECK_STR(ev(S, old_helper), "HELPER");
+  CHECK_STR(check_eval(S, old_helper), "HELPER");
   reset(s_use_value);
-  CHECK_STR(ev(S, "(mapcar (lambda (x) (restart-case (helper x) (use-value (v) (list :u v)))) '(1 0 2))"),
+  CHECK_STR(check_eval(S, "(mapcar (lambda (x) (restart-case (helper x) (use-value (v) (list :u v)))) '(1 0 2))"),
             "((:OLD-HELPER 1) (:U 42) (:OLD-HELPER 2))");
   CHECK(ncalls == 1);
   CHECK(pos(snaps[0].backtrace, "MAPCAR") >= 0);
@@ -571,7 +562,7 @@ int main(void) {
   test_misc(S);
   test_gc_stress(S);
   /* the state is fine at the end */
-  CHECK_STR(ev(S, "(length (make-list 1000))"), "1000");
+  CHECK_STR(check_eval(S, "(length (make-list 1000))"), "1000");
   jiti_close(S);
   return CHECK_DONE();
 }
