@@ -184,6 +184,34 @@ static void send_view(Worker *w, json_t *req) {
   send_or_die(w, json_pack("{s:s, s:o}", "event", "view", "view", observe_json(w, budget)), NULL, 0);
 }
 
+/* JSON text from the txn layer as a value (null when absent or invalid). */
+static json_t *parsed(char *text) {
+  json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+  free(text);
+  return v ? v : json_null();
+}
+
+/* Queries, answered idle or paused: observe, inspect, invariant-list.
+** 1 when m was one of them. */
+static int answer_query(Worker *w, json_t *m) {
+  const char *op = op_of(m);
+  if (!strcmp(op, "observe")) {
+    send_view(w, m);
+  } else if (!strcmp(op, "inspect")) {
+    const char *kind = json_string_value(json_object_get(m, "kind"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    json_t *e = kind && name ? parsed(txn_inspect(w->W, kind, name)) : json_null();
+    send_or_die(w, json_pack("{s:s, s:o}", "event", "entry", "entry", e), NULL, 0);
+  } else if (!strcmp(op, "invariant-list")) {
+    json_t *l = parsed(txn_invariant_list(w->W));
+    send_or_die(w, json_pack("{s:s, s:o}", "event", "invariants", "invariants",
+                             json_is_array(l) ? l : (json_decref(l), json_array())), NULL, 0);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* ------------------------------------------------------------- pauses */
 
 static json_t *pause_json(Worker *w, const txn_View *v) {
@@ -215,8 +243,7 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
   for (;;) {
     json_t *m = recv_or_die(w, NULL, NULL);
     const char *op = op_of(m);
-    if (!strcmp(op, "observe")) {
-      send_view(w, m);
+    if (answer_query(w, m)) {
       json_decref(m);
       continue;
     }
@@ -298,6 +325,8 @@ static void send_outcome(Worker *w, txn_Outcome *o) {
   free(blob);
 }
 
+static void await_decision(Worker *w);
+
 static void do_attempt(Worker *w, json_t *req) {
   const char *source = json_string_value(json_object_get(req, "source"));
   const char *k = json_string_value(json_object_get(req, "kind"));
@@ -321,8 +350,31 @@ static void do_attempt(Worker *w, json_t *req) {
   }
   send_outcome(w, &o);
   txn_outcome_free(&o);
+  await_decision(w);
+}
+
+/* An operator's invariant-add / invariant-remove: a transaction like an
+** attempt (txn_invariant_add checks that the new set holds). */
+static void do_invariant(Worker *w, json_t *req) {
+  const char *action = json_string_value(json_object_get(req, "action"));
+  const char *name = json_string_value(json_object_get(req, "name"));
+  const char *source = json_string_value(json_object_get(req, "source"));
+  uint64_t gen = local_gen(w, json_object_get(req, "generation"));
+  txn_Outcome o;
+  w->outlen = 0;
+  if (action && !strcmp(action, "add"))
+    txn_invariant_add(w->W, gen, name ? name : "", source ? source : "", &o);
+  else
+    txn_invariant_remove(w->W, gen, name ? name : "", &o);
+  send_outcome(w, &o);
+  txn_outcome_free(&o);
+  await_decision(w);
+}
+
+/* After an accepted transaction (status awaiting commit) the kernel
+** publishes, then says commit or restore. */
+static void await_decision(Worker *w) {
   if (txn_status(w->W) != TXN_ST_AWAITING) return;
-  /* the kernel publishes, then says commit or restore */
   json_t *m = recv_or_die(w, NULL, NULL);
   int commit = !strcmp(op_of(m), "commit");
   json_t *rev = json_object_get(m, "revision");
@@ -430,13 +482,16 @@ static int serve(int fd) {
   for (;;) {
     json_t *m = recv_or_die(&w, NULL, NULL);
     const char *op = op_of(m);
-    if (!strcmp(op, "observe")) {
-      send_view(&w, m);
-    } else if (!strcmp(op, "attempt")) {
-      do_attempt(&w, m);
-    } else if (!strcmp(op, "exit")) {
+    if (!strcmp(op, "exit")) {
       json_decref(m);
       break;
+    }
+    if (answer_query(&w, m)) {
+      /* answered */
+    } else if (!strcmp(op, "attempt")) {
+      do_attempt(&w, m);
+    } else if (!strcmp(op, "invariant")) {
+      do_invariant(&w, m);
     } else {
       send_or_die(&w, json_pack("{s:s, s:s}", "event", "error", "message", "unknown request"), NULL, 0);
     }

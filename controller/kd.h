@@ -1,0 +1,127 @@
+/*
+** kd.h — the kernel daemon's internals (`jiti kernel`), shared by its
+** parts; docs/protocol.md is the reference for what they implement.
+**
+**   daemon.c       options, start-up, the poll loop, shutdown
+**   kd_clients.c   client connections: reading request lines, buffered
+**                  replies, subscribers' event lines, the request queues
+**   kd_requests.c  parsing and checking requests; answering those the
+**                  kernel answers itself (hello, status, history, ...)
+**   kd_worker.c    the worker process: start-up from CURRENT, queries,
+**                  transactions and pauses, publishing, worker death
+**
+** One Kernel object holds all of the daemon's state; the only global is the
+** SIGTERM flag, which a signal handler must reach.
+*/
+#ifndef jiti_kd_h
+#define jiti_kd_h
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "store_cli.h"
+
+#define KD_MAX_CLIENTS 1000
+#define KD_MAX_QUEUE 10000
+
+typedef struct Client {
+  int fd;
+  uint64_t serial;      /* never reused: replies find their client by it */
+  char *in;
+  size_t inlen, incap;
+  char *out;
+  size_t outlen, outoff, outcap;
+  int closing;          /* 1: close once the output is flushed; 2: now */
+  int subscribed;       /* receives event lines */
+} Client;
+
+/* A request waiting for the worker. */
+typedef struct Pending {
+  uint64_t client;      /* serial; 0 = nobody (timeouts, shutdown) */
+  json_t *id;           /* the request's id, or NULL */
+  json_t *req;
+} Pending;
+
+typedef struct Queue { Pending *v; size_t n, cap; } Queue;
+
+/* What the kernel waits for from the worker. */
+enum { W_NONE, W_QUERY, W_ATTEMPT, W_COMMIT };
+
+/* The running transaction: call, act, preview, invariant-add/-remove. */
+typedef struct Txn {
+  int active;
+  uint64_t attempt;
+  const char *command;   /* the request's op (a static string) */
+  char *source;          /* for logs and events */
+  char *summary;         /* the revision's summary when it publishes */
+  double t0;
+  uint64_t responder;    /* client to answer with the worker's next message */
+  json_t *responder_id;
+  double deadline;       /* pause timeout */
+  int timed_out, aborting_for_shutdown;
+  int published;
+  uint64_t revision;     /* published revision */
+  json_t *reply;         /* reply held until the worker acknowledges */
+} Txn;
+
+typedef struct Kernel {
+  const char *dir;
+  char sock[128];
+  char pidfile[4096];
+  store_env *s;
+  int lfd;
+  Client *clients[KD_MAX_CLIENTS];
+  int nclients;
+  uint64_t next_serial;
+  /* worker */
+  int wfd;
+  pid_t wpid;
+  uint64_t base, gen, revision;
+  char wstatus[32];
+  int wait;              /* W_... */
+  int in_pause;
+  Pending query;         /* the query the worker is answering (W_QUERY) */
+  Txn cur;
+  Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
+  /* counters */
+  uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
+  double started, pause_timeout;
+  int stopping;
+  double stop_deadline;
+  int detached;
+} Kernel;
+
+/* daemon.c */
+double kd_now(void);
+void kd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kd_snippet(const char *s, char *buf, size_t n);  /* first line, for logs */
+void kd_begin_shutdown(Kernel *K, const char *why);
+
+/* kd_clients.c */
+Client *kd_client(Kernel *K, uint64_t serial);
+void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void kd_event(Kernel *K, json_t *ev);   /* record in the store, tell subscribers; steals */
+void kd_client_flush(Client *c);
+void kd_client_read(Kernel *K, Client *c);
+void kd_client_free(Kernel *K, int i);
+void kd_accept(Kernel *K);
+int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req);
+Pending kd_pop(Queue *q);
+void kd_pending_free(Pending *p);
+
+/* kd_requests.c */
+void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len);
+
+/* kd_worker.c */
+int kd_start_worker(Kernel *K, char *err, size_t errlen);
+void kd_worker_died(Kernel *K);
+void kd_worker_readable(Kernel *K);
+void kd_pump(Kernel *K);               /* give the worker its next request */
+void kd_abort_pause(Kernel *K, const char *why);
+void kd_fail_commands(Kernel *K, const char *code, const char *why);
+void kd_stop_worker(Kernel *K);        /* ask it to exit, then reap it */
+
+#endif

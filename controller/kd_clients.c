@@ -1,0 +1,203 @@
+/*
+** kd_clients.c — the kernel daemon's client connections (kd.h): reading
+** newline-delimited requests, buffered non-blocking replies, event lines
+** for subscribers, and the queues requests wait in.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "kd.h"
+#include "kproto.h"
+
+Client *kd_client(Kernel *K, uint64_t serial) {
+  if (!serial) return NULL;
+  for (int i = 0; i < K->nclients; i++)
+    if (K->clients[i]->serial == serial) return K->clients[i];
+  return NULL;
+}
+
+void kd_client_flush(Client *c) {
+  while (c->outoff < c->outlen) {
+    ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (w <= 0) { c->closing = 2; c->outlen = c->outoff = 0; return; }  /* gone */
+    c->outoff += (size_t)w;
+  }
+  c->outlen = c->outoff = 0;
+}
+
+/* Queue one line (text[0..n) plus a newline) for a client and try to send
+** it.  A client that lets KPROTO_REPLY_MAX bytes pile up is not reading:
+** it is dropped rather than let it hold the kernel's memory. */
+static void client_write_line(Client *c, const char *text, size_t n) {
+  if (c->closing == 2) return;
+  if (c->outlen - c->outoff + n + 1 > KPROTO_REPLY_MAX) {
+    c->closing = 2;
+    return;
+  }
+  if (c->outlen + n + 1 > c->outcap) {
+    if (c->outoff) {
+      memmove(c->out, c->out + c->outoff, c->outlen - c->outoff);
+      c->outlen -= c->outoff;
+      c->outoff = 0;
+    }
+    size_t cap = c->outcap ? c->outcap : 4096;
+    while (cap < c->outlen + n + 1) cap *= 2;
+    char *p = realloc(c->out, cap);
+    if (!p) { c->closing = 2; return; }
+    c->out = p;
+    c->outcap = cap;
+  }
+  memcpy(c->out + c->outlen, text, n);
+  c->out[c->outlen + n] = '\n';
+  c->outlen += n + 1;
+  kd_client_flush(c);
+}
+
+/* Send a reply (stolen) to a client, adding its id. */
+void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
+  Client *c = kd_client(K, serial);
+  if (!c || c->closing == 2) { json_decref(msg); return; }
+  if (id) json_object_set(msg, "id", id);
+  char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(msg);
+  if (!text) return;
+  client_write_line(c, text, strlen(text));
+  free(text);
+}
+
+/* Record an event in the store and send the stored record (with the
+** store's seq and time, secrets redacted) to the subscribers. */
+static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
+  Kernel *K = arg;
+  (void)seq;
+  for (int i = 0; i < K->nclients; i++)
+    if (K->clients[i]->subscribed) client_write_line(K->clients[i], json, len);
+  return 1;  /* just this one */
+}
+
+void kd_event(Kernel *K, json_t *ev) {
+  if (!ev) return;
+  char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(ev);
+  uint64_t seq = 0;
+  if (!text || store_event_append(K->s, text, &seq) != STORE_OK) {
+    kd_log("could not record an event: %s", text ? store_errmsg(K->s) : "out of memory");
+  } else if (K->subscribers) {
+    store_events_read(K->s, seq, 1, 0, fan_out, K);
+  }
+  free(text);
+}
+
+void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  kd_reply(K, serial, id, json_pack("{s:b, s:s, s:s}", "ok", 0, "code", code, "message", msg));
+}
+
+void kd_client_free(Kernel *K, int i) {
+  Client *c = K->clients[i];
+  if (c->subscribed) K->subscribers--;
+  close(c->fd);
+  free(c->in);
+  free(c->out);
+  free(c);
+  K->clients[i] = K->clients[--K->nclients];
+}
+
+/* ------------------------------------------------------------- queues */
+
+int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 16;
+    Pending *v = realloc(q->v, cap * sizeof *v);
+    if (!v) return -1;
+    q->v = v;
+    q->cap = cap;
+  }
+  q->v[q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req)};
+  return 0;
+}
+
+Pending kd_pop(Queue *q) {
+  Pending p = q->v[0];
+  memmove(q->v, q->v + 1, (q->n - 1) * sizeof *q->v);
+  q->n--;
+  return p;
+}
+
+void kd_pending_free(Pending *p) {
+  json_decref(p->id);
+  json_decref(p->req);
+}
+
+
+void kd_client_read(Kernel *K, Client *c) {
+  for (;;) {
+    if (c->incap - c->inlen < 65536) {
+      size_t cap = c->incap ? c->incap * 2 : 65536;
+      if (cap > KPROTO_LINE_MAX + 131072) cap = KPROTO_LINE_MAX + 131072;
+      if (cap <= c->incap) break;
+      char *p = realloc(c->in, cap);
+      if (!p) { c->closing = 2; return; }
+      c->in = p;
+      c->incap = cap;
+    }
+    ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (r <= 0) { c->closing = c->outlen > c->outoff ? 1 : 2; break; }
+    c->inlen += (size_t)r;
+    if (c->inlen >= c->incap) break;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i < c->inlen && !c->closing; i++) {
+    if (c->in[i] != '\n') continue;
+    size_t len = i - start;
+    if (len && c->in[start + len - 1] == '\r') len--;
+    if (len > KPROTO_LINE_MAX) {
+      kd_reply_err(K, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", KPROTO_LINE_MAX);
+      c->closing = 1;
+    } else if (len) {
+      kd_handle_request(K, c, c->in + start, len);
+    }
+    start = i + 1;
+  }
+  if (start) {
+    memmove(c->in, c->in + start, c->inlen - start);
+    c->inlen -= start;
+  }
+  if (!c->closing && c->inlen > KPROTO_LINE_MAX) {
+    kd_reply_err(K, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
+              KPROTO_LINE_MAX);
+    c->closing = 1;
+    c->inlen = 0;
+  }
+}
+
+void kd_accept(Kernel *K) {
+  for (;;) {
+    int fd = accept4(K->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    if (K->nclients >= KD_MAX_CLIENTS) {
+      const char *m = "{\"ok\":false,\"code\":\"busy\",\"message\":\"too many clients\"}\n";
+      (void)!send(fd, m, strlen(m), MSG_NOSIGNAL);
+      close(fd);
+      continue;
+    }
+    Client *c = calloc(1, sizeof *c);
+    if (!c) { close(fd); continue; }
+    c->fd = fd;
+    c->serial = ++K->next_serial;
+    K->clients[K->nclients++] = c;
+  }
+}
+

@@ -1,0 +1,619 @@
+/*
+** kd_worker.c — the kernel daemon's worker (kd.h, docs/protocol.md "Kernel
+** and worker"): starting it from CURRENT, handing it one request at a time
+** (queries, transactions, commands to a paused transaction), publishing
+** what it accepted, and replacing it when it dies.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "kd.h"
+#include "worker.h"
+
+#define IMPORT_BATCH_BYTES ((size_t)4 << 20)
+#define IMPORT_BATCH_ENTRIES 20000
+
+/* --------------------------------------------------------------- events */
+
+static const char *event_of(const char *reason) {
+  if (!strcmp(reason, "accepted")) return "accepted";
+  if (!strcmp(reason, "aborted") || !strcmp(reason, "error") || !strcmp(reason, "repair-failed") ||
+      !strcmp(reason, "budget-exhausted"))
+    return "aborted";
+  if (!strcmp(reason, "limit") || !strcmp(reason, "publication-failed")) return "failed";
+  return "rejected";
+}
+
+/* ------------------------------------------------------------- worker */
+
+static int wsend(Kernel *K, json_t *m, const void *blob, size_t len) {
+  int rc = wire_send(K->wfd, m, blob, len);
+  json_decref(m);
+  return rc;
+}
+
+typedef struct { json_t *entries; unsigned char *blob; size_t len, cap; } Batch;
+
+static int batch_flush(Kernel *K, Batch *b) {
+  if (!json_array_size(b->entries)) return 0;
+  int rc = wsend(K, json_pack("{s:s, s:O}", "op", "import", "entries", b->entries), b->blob, b->len);
+  json_array_clear(b->entries);
+  b->len = 0;
+  return rc;
+}
+
+/* Start a worker from CURRENT.  0, or -1 with a message in err. */
+int kd_start_worker(Kernel *K, char *err, size_t errlen) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    snprintf(err, errlen, "socketpair: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(err, errlen, "fork: %s", strerror(errno));
+    close(sv[0]); close(sv[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (sv[1] != WORKER_FD) {
+      if (dup2(sv[1], WORKER_FD) < 0) _exit(127);
+    } else {
+      fcntl(WORKER_FD, F_SETFD, 0);
+    }
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
+    execl("/proc/self/exe", "jiti", "__worker", (char *)NULL);
+    _exit(127);
+  }
+  close(sv[1]);
+  K->wfd = sv[0];
+  K->wpid = pid;
+  struct timeval tv = {120, 0};
+  setsockopt(K->wfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(K->wfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+
+  int rc = store_current(K->s, &K->revision);
+  cli_map m = {.with_bytes = 1};
+  if (rc == STORE_OK) rc = cli_map_load(K->s, STORE_REV_CURRENT, &m);
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(K->s));
+    cli_map_free(&m);
+    return -1;
+  }
+  int bad = wsend(K, json_pack("{s:s, s:I, s:I}", "op", "init", "base", (json_int_t)K->base,
+                               "revision", (json_int_t)K->revision), NULL, 0);
+  static const jiti_EntryKind order[] = {JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+                                         JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  Batch b = {json_array(), NULL, 0, 0};
+  for (size_t k = 0; !bad && k < sizeof order / sizeof order[0]; k++) {
+    int sk = cli_store_kind(order[k]);
+    for (size_t i = 0; !bad && i < m.n; i++) {
+      cli_entry *e = &m.v[i];
+      if (e->kind != sk) continue;
+      if (b.len + e->len > b.cap) {
+        size_t cap = b.cap ? b.cap : 65536;
+        while (cap < b.len + e->len) cap *= 2;
+        unsigned char *p = realloc(b.blob, cap);
+        if (!p) { bad = 1; break; }
+        b.blob = p;
+        b.cap = cap;
+      }
+      memcpy(b.blob + b.len, e->bytes, e->len);
+      b.len += e->len;
+      json_array_append_new(b.entries, json_pack("{s:s, s:s, s:I}", "kind", jiti_entry_kind_name(order[k]),
+                                                 "name", e->name, "len", (json_int_t)e->len));
+      if (b.len >= IMPORT_BATCH_BYTES || json_array_size(b.entries) >= IMPORT_BATCH_ENTRIES)
+        bad = batch_flush(K, &b);
+    }
+  }
+  if (!bad) bad = batch_flush(K, &b);
+  json_decref(b.entries);
+  free(b.blob);
+  size_t n = m.n;
+  cli_map_free(&m);
+  if (!bad) bad = wsend(K, json_pack("{s:s}", "op", "start"), NULL, 0);
+  json_t *r = NULL;
+  char why[512] = "";
+  if (!bad && wire_recv(K->wfd, &r, NULL, NULL, why, sizeof why) == 0) {
+    const char *ev = json_string_value(json_object_get(r, "event"));
+    if (ev && !strcmp(ev, "ready")) {
+      K->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
+      snprintf(K->wstatus, sizeof K->wstatus, "%s", json_string_value(json_object_get(r, "status")));
+      const char *msg = json_string_value(json_object_get(r, "message"));
+      kd_log("worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
+            (int)pid, K->revision, n, K->gen, K->wstatus, msg && *msg ? ": " : "", msg ? msg : "");
+      json_decref(r);
+      K->wait = W_NONE;
+      K->in_pause = 0;
+      return 0;
+    }
+    snprintf(why, sizeof why, "%s", json_string_value(json_object_get(r, "message"))
+                                        ? json_string_value(json_object_get(r, "message")) : "unexpected reply");
+    json_decref(r);
+  } else if (!why[0]) {
+    snprintf(why, sizeof why, "the worker stopped reading");
+  }
+  /* failed: reap it */
+  kill(pid, SIGKILL);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  close(K->wfd);
+  K->wfd = -1;
+  K->wpid = 0;
+  if (!strcmp(why, "eof") || !strcmp(why, "truncated frame header"))
+    snprintf(why, sizeof why, "the worker died during startup (%s %d)",
+             WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+  snprintf(err, errlen, "%s", why);
+  return -1;
+}
+
+static void describe_status(int st, char *buf, size_t n) {
+  if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    snprintf(buf, n, "killed by signal %d (%s)%s", sig, strsignal(sig),
+             sig == SIGSYS ? ": a forbidden system call (seccomp)"
+             : sig == SIGXCPU ? ": CPU time limit" : "");
+  } else if (WIFEXITED(st)) {
+    snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
+  } else {
+    snprintf(buf, n, "ended (status %d)", st);
+  }
+}
+
+static void txn_clear(Kernel *K) {
+  Txn *t = &K->cur;
+  free(t->source);
+  free(t->summary);
+  json_decref(t->responder_id);
+  json_decref(t->reply);
+  memset(t, 0, sizeof *t);
+}
+
+/* Commands queued for a pause that has ended: their generation is old. */
+void kd_fail_commands(Kernel *K, const char *code, const char *why) {
+  while (K->cmdq.n) {
+    Pending p = kd_pop(&K->cmdq);
+    kd_reply_err(K, p.client, p.id, code, "%s", why);
+    kd_pending_free(&p);
+  }
+}
+
+static void finish_txn(Kernel *K, const char *reason, const char *extra) {
+  Txn *t = &K->cur;
+  char src[80];
+  kd_snippet(t->source, src, sizeof src);
+  kd_log("attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
+        t->command, reason, extra ? " " : "", extra ? extra : "", (kd_now() - t->t0) * 1000,
+        K->gen, src);
+  txn_clear(K);
+  K->in_pause = 0;
+  kd_fail_commands(K, "stale", "the paused transaction ended before this command ran; observe again");
+}
+
+void kd_worker_died(Kernel *K) {
+  int st = 0;
+  if (K->wpid) {
+    /* EOF first: make sure it is gone */
+    if (waitpid(K->wpid, &st, WNOHANG) == 0) {
+      kill(K->wpid, SIGKILL);
+      while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
+    }
+  }
+  close(K->wfd);
+  K->wfd = -1;
+  char how[160];
+  describe_status(st, how, sizeof how);
+  kd_log("worker %d %s", (int)K->wpid, how);
+  K->wpid = 0;
+  Txn *t = &K->cur;
+  if (t->active) {
+    if (K->wait == W_COMMIT && t->published) {
+      /* the revision is durable; the fresh worker imports it */
+      json_t *r = t->reply;
+      t->reply = NULL;
+      json_object_set_new(r, "generation", json_integer((json_int_t)(K->gen + 1)));
+      kd_reply(K, t->responder, t->responder_id, r);
+      kd_event(K, json_pack("{s:s, s:I, s:I, s:s}", "event", "accepted", "attempt", (json_int_t)t->attempt,
+                          "revision", (json_int_t)t->revision, "note", how));
+      finish_txn(K, "accepted", "(worker died after publication)");
+    } else {
+      char msg[512];
+      snprintf(msg, sizeof msg, "the worker %s during attempt %" PRIu64 "; nothing was published; "
+               "a fresh worker was started from revision %" PRIu64, how, t->attempt, K->revision);
+      kd_event(K, json_pack("{s:s, s:I, s:s, s:s}", "event", "interrupted", "attempt", (json_int_t)t->attempt,
+                          "command", t->command, "reason", how));
+      if (t->responder) kd_reply_err(K, t->responder, t->responder_id, "interrupted", "%s", msg);
+      finish_txn(K, "interrupted", how);
+    }
+  }
+  if (K->wait == W_QUERY) {  /* the fresh worker answers it, first */
+    Queue q = K->queryq;
+    K->queryq = (Queue){0};
+    kd_push(&K->queryq, K->query.client, K->query.id, K->query.req);
+    for (size_t i = 0; i < q.n; i++) {
+      kd_push(&K->queryq, q.v[i].client, q.v[i].id, q.v[i].req);
+      kd_pending_free(&q.v[i]);
+    }
+    free(q.v);
+    kd_pending_free(&K->query);
+    K->query = (Pending){0};
+  }
+  K->wait = W_NONE;
+  K->in_pause = 0;
+  K->restarts++;
+  kd_event(K, json_pack("{s:s, s:s, s:I}", "event", "worker-restarted", "reason", how,
+                      "revision", (json_int_t)K->revision));
+  if (K->stopping) return;
+  K->base = K->gen + 1;
+  char err[1024];
+  while (kd_start_worker(K, err, sizeof err) != 0) {
+    kd_log("cannot start a worker: %s", err);
+    if (++K->consecutive_failures >= 3) {
+      kd_log("giving up after 3 failed worker starts; stopping");
+      K->stopping = 1;
+      return;
+    }
+    sleep(1);
+  }
+  K->consecutive_failures = 0;
+}
+
+/* ------------------------------------------------------ transactions */
+
+static void send_or_die(Kernel *K, json_t *m) {
+  if (wsend(K, m, NULL, 0) != 0) kd_worker_died(K);
+}
+
+/* The worker request for a queued transaction; its source (for logs and
+** events) in *source and the revision summary in *summary (owned by the
+** request). */
+static json_t *txn_request(Kernel *K, json_t *req, const char **op, const char **source, char *summary,
+                           size_t sumlen) {
+  *op = json_string_value(json_object_get(req, "op"));
+  const char *name = json_string_value(json_object_get(req, "name"));
+  if (!strcmp(*op, "act")) *source = json_string_value(json_object_get(json_object_get(req, "action"), "source"));
+  else *source = json_string_value(json_object_get(req, "source"));
+  if (!*source) *source = "";
+  char src[160];
+  kd_snippet(*source, src, sizeof src);
+  json_t *m;
+  if (!strcmp(*op, "invariant-add") || !strcmp(*op, "invariant-remove")) {
+    int add = !strcmp(*op, "invariant-add");
+    snprintf(summary, sumlen, "%s %s%s%s", *op, name, add ? ": " : "", add ? src : "");
+    m = json_pack("{s:s, s:s, s:s, s:s, s:I}", "op", "invariant", "action", add ? "add" : "remove",
+                  "name", name, "source", *source, "generation", (json_int_t)K->gen);
+  } else {
+    int call = !strcmp(*op, "call"), preview = !strcmp(*op, "preview");
+    snprintf(summary, sumlen, "%s: %s", *op, src);
+    m = json_pack("{s:s, s:s, s:s, s:I, s:b}", "op", "attempt", "kind",
+                  call ? "application" : preview ? "preview" : "action", "source", *source,
+                  "generation", (json_int_t)K->gen, "pausable", !call && !preview);
+  }
+  return m;
+}
+
+static void start_txn(Kernel *K, Pending *p) {
+  json_t *gen = json_object_get(p->req, "generation");
+  if (gen && (uint64_t)json_integer_value(gen) != K->gen) {
+    kd_reply(K, p->client, p->id,
+             json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
+                       "message", "stale generation: the world changed since your view; observe again",
+                       "generation", (json_int_t)K->gen));
+    return;
+  }
+  const char *op, *source;
+  char summary[200];
+  json_t *m = txn_request(K, p->req, &op, &source, summary, sizeof summary);
+  Txn *t = &K->cur;
+  txn_clear(K);
+  t->active = 1;
+  t->attempt = K->next_attempt++;
+  K->attempts++;
+  static const char *const ops[] = {"call", "act", "preview", "invariant-add", "invariant-remove"};
+  t->command = ops[0];
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(op, ops[i])) t->command = ops[i];
+  t->source = strdup(source);
+  t->summary = strdup(summary);
+  t->t0 = kd_now();
+  t->responder = p->client;
+  t->responder_id = p->id ? json_incref(p->id) : NULL;
+  char src[1024];
+  kd_snippet(source, src, sizeof src);
+  kd_event(K, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}", "event", "started", "attempt",
+                        (json_int_t)t->attempt, "command", t->command, "source", src,
+                        "parent", (json_int_t)K->revision, "generation", (json_int_t)K->gen));
+  K->wait = W_ATTEMPT;
+  send_or_die(K, m);
+}
+
+static void send_command(Kernel *K, Pending *p) {
+  json_t *a = json_object_get(p->req, "action");
+  json_t *gen = json_object_get(p->req, "generation");
+  if ((uint64_t)json_integer_value(gen) != K->gen) {
+    kd_reply(K, p->client, p->id,
+          json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
+                    "message", "stale generation: the pause changed since your view; observe again",
+                    "generation", (json_int_t)K->gen));
+    return;
+  }
+  json_t *m = json_pack("{s:s, s:O, s:O}", "op", "command", "type", json_object_get(a, "type"),
+                        "generation", gen);
+  json_t *v;
+  if ((v = json_object_get(a, "source"))) json_object_set(m, "source", v);
+  if ((v = json_object_get(a, "restart_id"))) json_object_set(m, "restart_id", v);
+  if ((v = json_object_get(a, "arguments"))) json_object_set(m, "arguments", v);
+  Txn *t = &K->cur;
+  json_decref(t->responder_id);
+  t->responder = p->client;
+  t->responder_id = p->id ? json_incref(p->id) : NULL;
+  K->wait = W_ATTEMPT;
+  send_or_die(K, m);
+}
+
+void kd_abort_pause(Kernel *K, const char *why) {
+  Txn *t = &K->cur;
+  json_decref(t->responder_id);
+  t->responder = 0;
+  t->responder_id = NULL;
+  kd_log("attempt %" PRIu64 ": %s; aborting", t->attempt, why);
+  K->wait = W_ATTEMPT;
+  send_or_die(K, json_pack("{s:s, s:s, s:I}", "op", "command", "type", "abort",
+                           "generation", (json_int_t)K->gen));
+}
+
+/* Give the worker its next request, if it is free and one waits. */
+void kd_pump(Kernel *K) {
+  while (K->wfd >= 0 && K->wait == W_NONE) {
+    if (K->queryq.n) {
+      K->query = kd_pop(&K->queryq);
+      K->wait = W_QUERY;
+      send_or_die(K, json_deep_copy(K->query.req));
+      continue;
+    }
+    if (K->in_pause) {
+      if (K->stopping && !K->cur.aborting_for_shutdown) {
+        K->cur.aborting_for_shutdown = 1;
+        kd_abort_pause(K, "the kernel is shutting down");
+        continue;
+      }
+      if (!K->cmdq.n) return;
+      Pending p = kd_pop(&K->cmdq);
+      send_command(K, &p);
+      kd_pending_free(&p);
+      continue;
+    }
+    if (K->stopping || !K->txq.n) return;
+    Pending p = kd_pop(&K->txq);
+    start_txn(K, &p);
+    kd_pending_free(&p);
+  }
+}
+
+static json_t *changes_brief(json_t *changes) {
+  json_t *a = json_array();
+  size_t i;
+  json_t *c;
+  json_array_foreach(changes, i, c)
+    json_array_append_new(a, json_pack("{s:O, s:O, s:O}", "kind", json_object_get(c, "kind"),
+                                       "name", json_object_get(c, "name"),
+                                       "removed", json_object_get(c, "removed")));
+  return a;
+}
+
+/* The worker reported an accepted attempt awaiting commit: publish. */
+static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t bloblen) {
+  Txn *t = &K->cur;
+  json_t *changes = json_object_get(m, "changes");
+  size_t n = json_array_size(changes), nc = 0, nr = 0, at = 0;
+  store_entry *ch = calloc(n ? n : 1, sizeof *ch);
+  store_key *rm = calloc(n ? n : 1, sizeof *rm);
+  int bad = !ch || !rm;
+  char why[1024] = "";
+  for (size_t i = 0; !bad && i < n; i++) {
+    json_t *c = json_array_get(changes, i);
+    const char *kind = json_string_value(json_object_get(c, "kind"));
+    const char *name = json_string_value(json_object_get(c, "name"));
+    json_int_t len = json_integer_value(json_object_get(c, "len"));
+    int sk = kind ? store_kind_parse(kind) : 0;
+    if (!sk || !name || len < 0 || (size_t)len > bloblen - at) {
+      bad = 1;
+      snprintf(why, sizeof why, "the worker reported a malformed change");
+      break;
+    }
+    if (json_is_true(json_object_get(c, "removed"))) {
+      uint8_t h[32];
+      if (store_lookup(K->s, sk, name, h) == STORE_OK) rm[nr++] = (store_key){sk, name};
+    } else {
+      ch[nc++] = (store_entry){sk, name, blob + at, (size_t)len};
+      at += (size_t)len;
+    }
+  }
+  uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
+  uint64_t rev = K->revision;
+  if (!bad) {
+    store_rev_info info = {!strcmp(t->command, "call") ? STORE_REV_APPLICATION : STORE_REV_ACTION,
+                           gen + 1, 0, JITI_VERSION, t->summary, NULL};
+    if (store_publish(K->s, K->revision, &info, ch, nc, rm, nr, &rev) != STORE_OK) {
+      bad = 1;
+      snprintf(why, sizeof why, "%s", store_errmsg(K->s));
+    }
+  }
+  free(ch);
+  free(rm);
+  json_t *value = json_object_get(m, "value"), *output = json_object_get(m, "output");
+  if (bad) {
+    t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
+                         "publication-failed", "message", why);
+    kd_log("attempt %" PRIu64 ": publication failed: %s", t->attempt, why);
+    K->wait = W_COMMIT;
+    send_or_die(K, json_pack("{s:s}", "op", "restore"));
+    return;
+  }
+  t->published = 1;
+  t->revision = rev;
+  K->revision = rev;
+  t->reply = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision", (json_int_t)rev,
+                       "changes", changes_brief(changes));
+  if (value) json_object_set(t->reply, "value", value);
+  if (output) json_object_set(t->reply, "output", output);
+  K->wait = W_COMMIT;
+  send_or_die(K, json_pack("{s:s, s:I}", "op", "commit", "revision", (json_int_t)rev));
+}
+
+static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t bloblen) {
+  const char *ev = json_string_value(json_object_get(m, "event"));
+  if (!ev) ev = "";
+  Txn *t = &K->cur;
+  json_t *g = json_object_get(m, "generation");
+  if (json_is_integer(g)) K->gen = (uint64_t)json_integer_value(g);
+  if (K->wait == W_QUERY && (!strcmp(ev, "view") || !strcmp(ev, "entry") || !strcmp(ev, "invariants"))) {
+    K->wait = W_NONE;
+    Pending q = K->query;
+    K->query = (Pending){0};
+    json_t *r;
+    if (!strcmp(ev, "entry") && !json_is_object(json_object_get(m, "entry")))
+      r = json_pack("{s:b, s:s, s:s}", "ok", 0, "code", "not-found",
+                    "message", "no such entry; observe lists the entries (kind and name)");
+    else
+      r = json_pack("{s:b, s:O}", "ok", 1, ev, json_object_get(m, ev));
+    kd_reply(K, q.client, q.id, r);
+    kd_pending_free(&q);
+    return;
+  }
+  if (K->wait == W_ATTEMPT && !strcmp(ev, "paused")) {
+    json_t *p = json_object_get(m, "pause");
+    K->gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
+    K->wait = W_NONE;
+    int first = !K->in_pause;
+    K->in_pause = 1;
+    t->deadline = kd_now() + K->pause_timeout;
+    const char *refusal = json_string_value(json_object_get(p, "refusal"));
+    json_t *r;
+    if (refusal)
+      r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:O}", "ok", 0, "code", refusal, "message",
+                    json_string_value(json_object_get(p, "error")), "status", "paused",
+                    "generation", (json_int_t)K->gen, "pause", p);
+    else
+      r = json_pack("{s:b, s:s, s:I, s:O}", "ok", 1, "status", "paused", "generation",
+                    (json_int_t)K->gen, "pause", p);
+    json_t *lv = json_object_get(p, "last_value");
+    if (lv && !refusal) json_object_set(r, "value", lv);
+    if (first || json_integer_value(json_object_get(p, "pause")) > 0) {
+      if (first || !lv)
+        kd_event(K, json_pack("{s:s, s:I, s:O, s:I}", "event", "paused", "attempt", (json_int_t)t->attempt,
+                            "condition", json_object_get(p, "condition_type"), "generation",
+                            (json_int_t)K->gen));
+    }
+    if (first) kd_log("attempt %" PRIu64 " paused: %s", t->attempt,
+                     json_string_value(json_object_get(p, "report")));
+    kd_reply(K, t->responder, t->responder_id, r);
+    json_decref(t->responder_id);
+    t->responder = 0;
+    t->responder_id = NULL;
+    return;
+  }
+  if (K->wait == W_ATTEMPT && !strcmp(ev, "outcome")) {
+    const char *reason = json_string_value(json_object_get(m, "reason"));
+    const char *status = json_string_value(json_object_get(m, "status"));
+    if (status) snprintf(K->wstatus, sizeof K->wstatus, "%s", status);
+    K->in_pause = 0;
+    kd_fail_commands(K, "stale", "the paused transaction ended before this command ran; observe again");
+    if (reason && !strcmp(reason, "accepted") && status && !strcmp(status, "awaiting-commit")) {
+      publish(K, m, blob, bloblen);
+      return;
+    }
+    K->wait = W_NONE;
+    const char *msg = json_string_value(json_object_get(m, "message"));
+    if (t->timed_out && reason && !strcmp(reason, "aborted")) msg = "aborted: the pause timed out";
+    json_t *r;
+    if (reason && !strcmp(reason, "accepted")) {  /* a preview: already restored */
+      r = json_pack("{s:b, s:s, s:b, s:o, s:I}", "ok", 1, "outcome", "accepted", "restored", 1,
+                    "changes", changes_brief(json_object_get(m, "changes")), "generation", (json_int_t)K->gen);
+      if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
+    }
+    else
+      r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason ? reason : "error", "outcome",
+                    reason ? reason : "error", "message", msg ? msg : "", "generation", (json_int_t)K->gen);
+    json_t *v;
+    if ((v = json_object_get(m, "output"))) json_object_set(r, "output", v);
+    if (t->active) {
+      kd_event(K, json_pack("{s:s, s:I, s:s, s:s}", "event", event_of(reason ? reason : "error"),
+                          "attempt", (json_int_t)t->attempt, "outcome", reason ? reason : "error",
+                          "message", msg ? msg : ""));
+      kd_reply(K, t->responder, t->responder_id, r);
+      finish_txn(K, reason ? reason : "error", NULL);
+    } else {
+      json_decref(r);
+    }
+    return;
+  }
+  if (K->wait == W_COMMIT && (!strcmp(ev, "committed") || !strcmp(ev, "restored"))) {
+    const char *status = json_string_value(json_object_get(m, "status"));
+    if (status) snprintf(K->wstatus, sizeof K->wstatus, "%s", status);
+    K->wait = W_NONE;
+    json_t *r = t->reply;
+    t->reply = NULL;
+    if (r) json_object_set_new(r, "generation", json_integer((json_int_t)K->gen));
+    char extra[64] = "";
+    if (t->published) {
+      snprintf(extra, sizeof extra, "-> revision %" PRIu64, t->revision);
+      kd_event(K, json_pack("{s:s, s:I, s:s, s:I, s:I}", "event", "accepted", "attempt",
+                          (json_int_t)t->attempt, "outcome", "accepted", "revision",
+                          (json_int_t)t->revision, "generation", (json_int_t)K->gen));
+    } else {
+      kd_event(K, json_pack("{s:s, s:I, s:s}", "event", "failed", "attempt", (json_int_t)t->attempt,
+                          "outcome", "publication-failed"));
+    }
+    if (r) kd_reply(K, t->responder, t->responder_id, r);
+    finish_txn(K, t->published ? "accepted" : "publication-failed", extra);
+    return;
+  }
+  kd_log("unexpected message from the worker (%s) while waiting (%d); restarting it", ev, K->wait);
+  kill(K->wpid, SIGKILL);
+  kd_worker_died(K);
+}
+
+
+/* The worker's socket is readable: one message, or its death. */
+void kd_worker_readable(Kernel *K) {
+  json_t *m = NULL;
+  unsigned char *blob = NULL;
+  size_t bl = 0;
+  char why[256];
+  if (wire_recv(K->wfd, &m, &blob, &bl, why, sizeof why) == 0) {
+    on_worker_msg(K, m, blob, bl);
+    json_decref(m);
+    free(blob);
+  } else {
+    kd_worker_died(K);
+  }
+}
+
+/* At shutdown: ask the worker to exit; kill it if it has not within 2 s. */
+void kd_stop_worker(Kernel *K) {
+  if (K->wfd < 0) return;
+  wsend(K, json_pack("{s:s}", "op", "exit"), NULL, 0);
+  int st;
+  for (int i = 0; i < 100 && waitpid(K->wpid, &st, WNOHANG) == 0; i++) usleep(20000);
+  if (waitpid(K->wpid, &st, WNOHANG) == 0) {
+    kill(K->wpid, SIGKILL);
+    waitpid(K->wpid, &st, 0);
+  }
+  close(K->wfd);
+  K->wfd = -1;
+  K->wpid = 0;
+}
