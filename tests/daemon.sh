@@ -2,13 +2,15 @@
 # The kernel daemon end to end on temporary stores: start, eval / observe /
 # act round trips, a pause resumed and aborted, stale generations, a write
 # surviving stop + restart, kill -9 of the worker mid-transaction and
-# mid-pause, the pause timeout, SIGTERM, a second kernel refused, and
+# mid-pause, seccomp killing a worker that makes a forbidden system call
+# (jiti-testhooks), the pause timeout, SIGTERM, a second kernel refused, and
 # hostile input over the socket (each leaves the world unchanged and the
 # daemon serving).
-#   bash tests/daemon.sh path/to/jiti path/to/daemon_client
+#   bash tests/daemon.sh path/to/jiti path/to/daemon_client [path/to/jiti-testhooks]
 set -u
 JITI=$1
 CLIENT=$2
+HOOKS=${3:-}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-daemon.XXXXXX)
 kpids=()
@@ -20,9 +22,10 @@ trap cleanup EXIT
 S=$tmp/s
 SOCK=$S/kernel.sock
 
-start_kernel() {  # start_kernel DIR [OPTIONS...]: background, wait until it serves
-  local dir=$1; shift
-  "$JITI" kernel --store "$dir" "$@" >>"$tmp/kernel.log" 2>&1 &
+start_kernel() {  # start_kernel DIR [--jiti BINARY] [OPTIONS...]: background, wait until it serves
+  local dir=$1 bin=$JITI; shift
+  if [[ ${1:-} == --jiti ]]; then bin=$2; shift 2; fi
+  "$bin" kernel --store "$dir" "$@" >>"$tmp/kernel.log" 2>&1 &
   kp=$!
   kpids+=("$kp")
   for _ in $(seq 100); do
@@ -145,6 +148,22 @@ kill -9 "$(jfield worker_pid)"; sleep 0.3
 t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
 t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
+
+# --- the worker trips its seccomp filter (test-only primitive of jiti-testhooks)
+t no-test-hooks-in-jiti 1 "TEST-FORBIDDEN-SYSCALL is undefined" -- "$JITI" eval --store "$S" '(test-forbidden-syscall 0)'
+if [[ -n $HOOKS ]]; then
+  H=$tmp/hooks
+  start_kernel "$H" --jiti "$HOOKS"; ok hooks-kernel $?
+  "$HOOKS" eval --store "$H" '(world-put :safe 1)' >/dev/null
+  for n in 0 1 2; do
+    t "seccomp-kill-$n" 1 "interrupted: the worker killed by signal 31 .*seccomp" -- \
+      "$HOOKS" eval --store "$H" "(progn (world-put :safe 99) (test-forbidden-syscall $n))"
+    t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
+  done
+  t seccomp-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
+  t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
+  "$HOOKS" stop --store "$H" >/dev/null
+fi
 
 # --- stop, restart: the data survives (recovered from the store)
 t stop 0 "stopped the kernel for $S" -- "$JITI" stop --store "$S"

@@ -419,6 +419,33 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
   return 0;
 }
 
+#ifdef JITI_TEST_HOOKS
+/* Compiled only into the test binary `jiti-testhooks` (never into `jiti`):
+** (test-forbidden-syscall N) makes a system call the sandbox forbids —
+** 0 opens a file, 1 creates a socket, 2 forks — so the tests can check that
+** seccomp kills the worker and the kernel carries on. */
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+static jiti_Value test_forbidden_syscall(jiti_State *S, int argc, jiti_Value *argv) {
+  (void)argc;
+  int64_t which = 0;
+  if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0, 1 or 2");
+  long r = which == 0 ? syscall(SYS_openat, AT_FDCWD, "/etc/hostname", O_RDONLY)
+         : which == 1 ? syscall(SYS_socket, AF_INET, SOCK_STREAM, 0)
+         : syscall(SYS_fork);
+  return jiti_integer(S, r);  /* reached only without the sandbox */
+}
+
+static void register_test_hooks(jiti_State *S) {
+  jiti_register(S, "test-forbidden-syscall", test_forbidden_syscall, 1, 1,
+                "Test builds only: make a forbidden system call.");
+}
+#else
+static void register_test_hooks(jiti_State *S) { (void)S; }
+#endif
+
 #ifdef __SANITIZE_ADDRESS__
 #define WORKER_STACK ((size_t)48 << 20)
 #else
@@ -435,6 +462,7 @@ static int serve(int fd) {
   }
   jiti_set_cstack_size(txn_state(w.W), WORKER_STACK);
   jiti_set_output(txn_state(w.W), capture, &w);
+  register_test_hooks(txn_state(w.W));
   /* Library initialisation that opens files, done before the sandbox:
   ** jansson's hash seed (/dev/urandom), OpenSSL's configuration (the
   ** SHA-256 of entry hashes). */
