@@ -182,6 +182,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
   kd_event(K, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", "kernel-started", "pid", (int)getpid(),
                       "revision", (json_int_t)K->revision, "generation", (json_int_t)K->gen,
                       "interrupted", (json_int_t)interrupted));
+  kd_events_flush(K);
   kd_log("serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
         ", %" PRIu64 " interrupted attempt%s marked)", K->dir, K->sock, (int)getpid(), K->revision, K->gen,
         interrupted, interrupted == 1 ? "" : "s");
@@ -231,6 +232,12 @@ static int kernel_run(Kernel *K, int ready_fd) {
     double wake = 3600;
     if (K->in_pause && K->wait == W_NONE && K->cur.active && !K->cur.timed_out) wake = K->cur.deadline - now;
     if (K->stopping && K->stop_deadline - now < wake) wake = K->stop_deadline - now;
+    double due = kd_events_due(K);
+    if (due == 0) {
+      kd_events_flush(K);
+    } else if (due > 0 && due < wake) {
+      wake = due;
+    }
     if (wake < 0) wake = 0;
     struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
     int r = ppoll(pfd, (nfds_t)n, &ts, &none);
@@ -278,6 +285,9 @@ static int kernel_run(Kernel *K, int ready_fd) {
   if (K->detached) unlink(K->pidfile);
   kd_event(K, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)K->revision,
                       "generation", (json_int_t)K->gen));
+  kd_events_flush(K);
+  free(K->events.text);
+  free(K->events.time_ms);
   kd_log("stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
   store_close(K->s);
   return EXIT_OK;

@@ -48,6 +48,15 @@ typedef struct Queue { Pending *v; size_t n, cap; } Queue;
 /* What the kernel waits for from the worker. */
 enum { W_NONE, W_QUERY, W_ATTEMPT, W_COMMIT };
 
+/* Events waiting to be written to the store in one transaction (group
+** commit: one sync for many events; see kd_event). */
+typedef struct EventBuf {
+  char **text;
+  int64_t *time_ms;
+  size_t n, cap;
+  double first;          /* kd_now() when the oldest was buffered */
+} EventBuf;
+
 /* The running transaction: call, act, preview, invariant-add/-remove. */
 typedef struct Txn {
   int active;
@@ -84,6 +93,7 @@ typedef struct Kernel {
   Pending query;         /* the query the worker is answering (W_QUERY) */
   Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
+  EventBuf events;
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
   double started, pause_timeout;
@@ -103,7 +113,9 @@ Client *kd_client(Kernel *K, uint64_t serial);
 void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
 void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-void kd_event(Kernel *K, json_t *ev);   /* record in the store, tell subscribers; steals */
+void kd_event(Kernel *K, json_t *ev);   /* buffer an event for the store; steals */
+void kd_events_flush(Kernel *K);        /* write the buffered events, tell subscribers */
+double kd_events_due(Kernel *K);        /* seconds until a flush is due; < 0: none waits */
 void kd_client_flush(Client *c);
 void kd_client_read(Kernel *K, Client *c);
 void kd_client_free(Kernel *K, int i);

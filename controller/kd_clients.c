@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "kd.h"
 #include "kproto.h"
@@ -71,27 +72,67 @@ void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
   free(text);
 }
 
-/* Record an event in the store and send the stored record (with the
-** store's seq and time, secrets redacted) to the subscribers. */
-static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
-  Kernel *K = arg;
-  (void)seq;
-  for (int i = 0; i < K->nclients; i++)
-    if (K->clients[i]->subscribed) client_write_line(K->clients[i], json, len);
-  return 1;  /* just this one */
-}
+/* Events.  Every attempt records a `started` event and an outcome event;
+** writing each in its own LMDB transaction would cost two disk syncs per
+** application call.  So events are buffered and written together: before
+** any revision is published (a revision is never durable before the events
+** that led to it), when a transaction pauses, at shutdown, and otherwise
+** EVENT_DELAY after the oldest was buffered.  A kernel killed in between
+** loses at most those last few milliseconds of events, never a revision.
+** Subscribers get each event once it is stored, as stored (seq, time,
+** secrets redacted). */
+#define EVENT_DELAY 0.010
+#define EVENT_BATCH 512
 
 void kd_event(Kernel *K, json_t *ev) {
   if (!ev) return;
   char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(ev);
-  uint64_t seq = 0;
-  if (!text || store_event_append(K->s, text, &seq) != STORE_OK) {
-    kd_log("could not record an event: %s", text ? store_errmsg(K->s) : "out of memory");
-  } else if (K->subscribers) {
-    store_events_read(K->s, seq, 1, 0, fan_out, K);
+  EventBuf *b = &K->events;
+  if (text && b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
+    char **t = realloc(b->text, cap * sizeof *t);
+    if (t) b->text = t;
+    int64_t *tm = t ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
+    if (tm) { b->time_ms = tm; b->cap = cap; }
   }
-  free(text);
+  if (!text || b->n == b->cap) {
+    kd_log("could not record an event: out of memory");
+    free(text);
+    return;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  if (!b->n) b->first = kd_now();
+  b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  b->text[b->n++] = text;
+  if (b->n >= EVENT_BATCH) kd_events_flush(K);
+}
+
+static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
+  Kernel *K = arg;
+  (void)seq;
+  for (int i = 0; i < K->nclients; i++)
+    if (K->clients[i]->subscribed) client_write_line(K->clients[i], json, len);
+  return 0;
+}
+
+void kd_events_flush(Kernel *K) {
+  EventBuf *b = &K->events;
+  if (!b->n) return;
+  uint64_t first = 0;
+  if (store_events_append(K->s, (const char *const *)b->text, b->time_ms, b->n, &first) != STORE_OK)
+    kd_log("could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
+  else if (K->subscribers)
+    store_events_read(K->s, first, b->n, 0, fan_out, K);
+  for (size_t i = 0; i < b->n; i++) free(b->text[i]);
+  b->n = 0;
+}
+
+double kd_events_due(Kernel *K) {
+  if (!K->events.n) return -1;
+  double d = K->events.first + EVENT_DELAY - kd_now();
+  return d > 0 ? d : 0;
 }
 
 void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {

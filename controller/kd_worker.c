@@ -256,6 +256,7 @@ void kd_worker_died(Kernel *K) {
   K->restarts++;
   kd_event(K, json_pack("{s:s, s:s, s:I}", "event", "worker-restarted", "reason", how,
                       "revision", (json_int_t)K->revision));
+  kd_events_flush(K);
   if (K->stopping) return;
   K->base = K->gen + 1;
   char err[1024];
@@ -447,6 +448,7 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
   if (!bad) {
     store_rev_info info = {!strcmp(t->command, "call") ? STORE_REV_APPLICATION : STORE_REV_ACTION,
                            gen + 1, 0, JITI_VERSION, t->summary, NULL};
+    kd_events_flush(K);  /* the events that led to a revision are never newer than it */
     if (store_publish(K->s, K->revision, &info, ch, nc, rm, nr, &rev) != STORE_OK) {
       bad = 1;
       snprintf(why, sizeof why, "%s", store_errmsg(K->s));
@@ -520,6 +522,7 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
     }
     if (first) kd_log("attempt %" PRIu64 " paused: %s", t->attempt,
                      json_string_value(json_object_get(p, "report")));
+    kd_events_flush(K);  /* a pause may last long: its record should not wait */
     kd_reply(K, t->responder, t->responder_id, r);
     json_decref(t->responder_id);
     t->responder = 0;
@@ -540,10 +543,13 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
     const char *msg = json_string_value(json_object_get(m, "message"));
     if (t->timed_out && reason && !strcmp(reason, "aborted")) msg = "aborted: the pause timed out";
     json_t *r;
-    if (reason && !strcmp(reason, "accepted")) {  /* a preview: already restored */
-      r = json_pack("{s:b, s:s, s:b, s:o, s:I}", "ok", 1, "outcome", "accepted", "restored", 1,
-                    "changes", changes_brief(json_object_get(m, "changes")), "generation", (json_int_t)K->gen);
+    if (reason && !strcmp(reason, "accepted")) {
+      /* nothing to publish, or a preview (already restored) */
+      r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision", (json_int_t)K->revision,
+                    "changes", changes_brief(json_object_get(m, "changes")));
       if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
+      if (t->command && !strcmp(t->command, "preview")) json_object_set_new(r, "restored", json_true());
+      json_object_set_new(r, "generation", json_integer((json_int_t)K->gen));
     }
     else
       r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason ? reason : "error", "outcome",

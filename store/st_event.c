@@ -123,9 +123,10 @@ static int last_seq(store_env *s, MDB_txn *txn, uint64_t *seq) {
   return STORE_OK;
 }
 
-/* Append each of objs[0..n) as the next events, within txn. */
-static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, size_t n,
-                      uint64_t *first) {
+/* Append each of objs[0..n) as the next events, within txn; times[i] is
+** event i's time (ms), or now when times is NULL or times[i] is 0. */
+static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t *times,
+                      size_t n, uint64_t *first) {
   uint64_t seq = 0;
   int64_t now = st_now_ms();
   int r = last_seq(s, txn, &seq);
@@ -135,7 +136,7 @@ static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, size_t n,
     size_t len = 0;
     seq++;
     if (i == 0 && first) *first = seq;
-    if ((r = render(s, objs[i], seq, now, &text, &len)) != STORE_OK) break;
+    if ((r = render(s, objs[i], seq, times && times[i] ? times[i] : now, &text, &len)) != STORE_OK) break;
     st_put_u64(key, seq);
     r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
     free(text);
@@ -143,35 +144,41 @@ static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, size_t n,
   return r;
 }
 
-typedef struct app { json_t *obj; uint64_t seq; } app;
+typedef struct app { json_t **objs; const int64_t *times; size_t n; uint64_t seq; } app;
 
 static int append_txn(store_env *s, MDB_txn *txn, void *arg) {
   app *a = arg;
-  return append_all(s, txn, &a->obj, 1, &a->seq);
+  return append_all(s, txn, a->objs, a->times, a->n, &a->seq);
+}
+
+int store_events_append(store_env *s, const char *const *json, const int64_t *time_ms, size_t n,
+                        uint64_t *first_seq) {
+  json_error_t jerr;
+  app a = { NULL, time_ms, n, 0 };
+  int r = STORE_OK;
+  s->msg[0] = '\0';
+  if (!json && n) return st_fail(s, STORE_EINVAL, "no event text");
+  if (!n) return STORE_OK;
+  if (!(a.objs = calloc(n, sizeof *a.objs))) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
+  for (size_t i = 0; r == STORE_OK && i < n; i++) {
+    json_t *o = json[i] ? json_loads(json[i], JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    a.objs[i] = o;
+    if (!o || !json_is_object(o))
+      r = o ? st_fail(s, STORE_EINVAL, "an event must be a JSON object")
+            : st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
+                      json[i] ? jerr.text : "no text", json[i] ? jerr.column : 0);
+    else if (scrub(o, 0) != 0)
+      r = st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
+  }
+  if (r == STORE_OK) r = st_write(s, append_txn, &a, 0);
+  if (r == STORE_OK && first_seq) *first_seq = a.seq;
+  for (size_t i = 0; i < n; i++) json_decref(a.objs[i]);
+  free(a.objs);
+  return r;
 }
 
 int store_event_append(store_env *s, const char *json, uint64_t *seq) {
-  json_error_t jerr;
-  app a = { NULL, 0 };
-  int r;
-  s->msg[0] = '\0';
-  if (!json) return st_fail(s, STORE_EINVAL, "no event text");
-  a.obj = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
-  if (!a.obj || !json_is_object(a.obj)) {
-    r = a.obj ? st_fail(s, STORE_EINVAL, "an event must be a JSON object")
-              : st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
-                        jerr.text, jerr.column);
-    goto done;
-  }
-  if (scrub(a.obj, 0) != 0) {
-    r = st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
-    goto done;
-  }
-  r = st_write(s, append_txn, &a, 0);
-  if (r == STORE_OK && seq) *seq = a.seq;
-done:
-  json_decref(a.obj);
-  return r;
+  return store_events_append(s, &json, NULL, 1, seq);
 }
 
 int store_events_read(store_env *s, uint64_t from_seq, size_t max,
@@ -297,7 +304,7 @@ static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
                         "reason", "no outcome was recorded before the store was reopened");
     if (!objs[j++]) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
   }
-  r = append_all(s, txn, objs, nopen, NULL);
+  r = append_all(s, txn, objs, NULL, nopen, NULL);
   if (r == STORE_OK) mk->count = nopen;
 done:
   for (size_t i = 0; objs && i < nopen; i++) json_decref(objs[i]);

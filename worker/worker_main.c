@@ -347,6 +347,12 @@ static void do_attempt(Worker *w, json_t *req) {
   } else {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_attempt(w->W, gen, source ? source : "", kind, pausable ? cmd_fn : NULL, w, &o);
+    /* Nothing to publish: keep it at once and spare the kernel a round
+    ** trip (the outcome then reports status idle, not awaiting-commit). */
+    if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
+      txn_commit(w->W);
+      o.generation = txn_generation(w->W);
+    }
   }
   send_outcome(w, &o);
   txn_outcome_free(&o);
