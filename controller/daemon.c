@@ -210,7 +210,13 @@ static int kernel_run(Kernel *K, int ready_fd) {
       kd_abort_pause(K, why);
       continue;
     }
-    if (K->stopping && K->wait == W_NONE && !K->in_pause && !K->cur.active) break;
+    if (K->wait == W_START && now > K->start_deadline) {
+      kd_log("the worker did not start within 120 s; killing it");
+      kill(K->wpid, SIGKILL);  /* its EOF ends the start */
+      K->start_deadline = now + 3600;
+    }
+    if (K->restart_at && now >= K->restart_at) kd_restart_worker(K);
+    if (K->stopping && (K->wait == W_NONE || K->wait == W_START) && !K->in_pause && !K->cur.active) break;
     if (K->stopping && now >= K->stop_deadline) {
       kd_log("the worker did not finish within 10 s; killing it");
       if (K->wpid) kill(K->wpid, SIGKILL);
@@ -221,7 +227,10 @@ static int kernel_run(Kernel *K, int ready_fd) {
     int n = 0;
     if (K->lfd >= 0) pfd[n++] = (struct pollfd){K->lfd, POLLIN, 0};
     int wi = -1;
-    if (K->wfd >= 0) { wi = n; pfd[n++] = (struct pollfd){K->wfd, POLLIN, 0}; }
+    if (K->wfd >= 0) {
+      wi = n;
+      pfd[n++] = (struct pollfd){K->wfd, POLLIN | (K->wout.len > K->wout.off ? POLLOUT : 0), 0};
+    }
     int c0 = n;
     for (int i = 0; i < K->nclients; i++) {
       Client *c = K->clients[i];
@@ -232,6 +241,8 @@ static int kernel_run(Kernel *K, int ready_fd) {
     double wake = 3600;
     if (K->in_pause && K->wait == W_NONE && K->cur.active && !K->cur.timed_out) wake = K->cur.deadline - now;
     if (K->stopping && K->stop_deadline - now < wake) wake = K->stop_deadline - now;
+    if (K->restart_at && K->restart_at - now < wake) wake = K->restart_at - now;
+    if (K->wait == W_START && K->start_deadline - now < wake) wake = K->start_deadline - now;
     double due = kd_events_due(K);
     if (due == 0) {
       kd_events_flush(K);
@@ -246,7 +257,8 @@ static int kernel_run(Kernel *K, int ready_fd) {
       kd_log("poll: %s", strerror(errno));
       break;
     }
-    if (wi >= 0 && pfd[wi].revents) kd_worker_readable(K);
+    if (wi >= 0 && (pfd[wi].revents & POLLOUT)) kd_worker_writable(K);
+    if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) kd_worker_readable(K);
     /* clients: match the poll entries by position (the array may shrink below) */
     int nc = K->nclients;
     Client **snap = malloc((size_t)(nc ? nc : 1) * sizeof *snap);

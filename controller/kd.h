@@ -46,7 +46,7 @@ typedef struct Pending {
 typedef struct Queue { Pending *v; size_t n, cap; } Queue;
 
 /* What the kernel waits for from the worker. */
-enum { W_NONE, W_QUERY, W_ATTEMPT, W_COMMIT };
+enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see kd_event). */
@@ -89,6 +89,9 @@ typedef struct Kernel {
   uint64_t base, gen, revision;
   char wstatus[32];
   int wait;              /* W_... */
+  struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
+  size_t start_entries;  /* entries the starting worker imports */
+  double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
   int in_pause;
   Pending query;         /* the query the worker is answering (W_QUERY) */
   Txn cur;
@@ -128,7 +131,9 @@ void kd_pending_free(Pending *p);
 void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len);
 
 /* kd_worker.c */
-int kd_start_worker(Kernel *K, char *err, size_t errlen);
+int kd_start_worker(Kernel *K, char *err, size_t errlen);  /* the first one: waits */
+void kd_restart_worker(Kernel *K);     /* a replacement: does not wait */
+void kd_worker_writable(Kernel *K);    /* write queued start-up frames */
 void kd_worker_died(Kernel *K);
 void kd_worker_readable(Kernel *K);
 void kd_pump(Kernel *K);               /* give the worker its next request */

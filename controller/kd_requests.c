@@ -28,6 +28,7 @@ static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g
 
 static const char *state_name(Kernel *K) {
   if (K->in_pause) return "paused";
+  if (K->wfd < 0 || K->wait == W_START) return "starting";
   if (K->cur.active) return K->wait == W_COMMIT ? "publishing" : "running";
   return K->wstatus;
 }

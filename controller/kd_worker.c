@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -39,18 +40,82 @@ static int wsend(Kernel *K, json_t *m, const void *blob, size_t len) {
   return rc;
 }
 
+/* ------------------------------------------------------------ start-up
+**
+** A worker is started without blocking the kernel: fork + exec, then all of
+** its start-up frames (init, CURRENT's entries in import batches, start) are
+** built in memory and written as the socket accepts them, from the poll
+** loop (kd_worker_writable); its "ready" arrives as a message like any other.
+** Meanwhile clients are served: hello, status and history at once, queries
+** and transactions queue up.  A start that fails is retried after a second,
+** three failures in a row stop the kernel. */
+
 typedef struct { json_t *entries; unsigned char *blob; size_t len, cap; } Batch;
+
+static int frame(Kernel *K, json_t *m, const void *blob, size_t len) {
+  int rc = wire_frame(m, blob, len, &K->wout.buf, &K->wout.len, &K->wout.cap);
+  json_decref(m);
+  return rc;
+}
 
 static int batch_flush(Kernel *K, Batch *b) {
   if (!json_array_size(b->entries)) return 0;
-  int rc = wsend(K, json_pack("{s:s, s:O}", "op", "import", "entries", b->entries), b->blob, b->len);
+  int rc = frame(K, json_pack("{s:s, s:O}", "op", "import", "entries", b->entries), b->blob, b->len);
   json_array_clear(b->entries);
   b->len = 0;
   return rc;
 }
 
-/* Start a worker from CURRENT.  0, or -1 with a message in err. */
-int kd_start_worker(Kernel *K, char *err, size_t errlen) {
+/* The start-up frames: init, CURRENT's entries (definitions before the
+** data and invariants that use them), start. */
+static int startup_frames(Kernel *K, char *err, size_t errlen) {
+  int rc = store_current(K->s, &K->revision);
+  cli_map m = {.with_bytes = 1};
+  if (rc == STORE_OK) rc = cli_map_load(K->s, STORE_REV_CURRENT, &m);
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(K->s));
+    cli_map_free(&m);
+    return -1;
+  }
+  int bad = frame(K, json_pack("{s:s, s:I, s:I}", "op", "init", "base", (json_int_t)K->base,
+                               "revision", (json_int_t)K->revision), NULL, 0);
+  static const jiti_EntryKind order[] = {JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+                                         JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  Batch b = {json_array(), NULL, 0, 0};
+  for (size_t k = 0; !bad && k < sizeof order / sizeof order[0]; k++) {
+    int sk = cli_store_kind(order[k]);
+    for (size_t i = 0; !bad && i < m.n; i++) {
+      cli_entry *e = &m.v[i];
+      if (e->kind != sk) continue;
+      if (b.len + e->len > b.cap) {
+        size_t cap = b.cap ? b.cap : 65536;
+        while (cap < b.len + e->len) cap *= 2;
+        unsigned char *p = realloc(b.blob, cap);
+        if (!p) { bad = 1; break; }
+        b.blob = p;
+        b.cap = cap;
+      }
+      memcpy(b.blob + b.len, e->bytes, e->len);
+      b.len += e->len;
+      json_array_append_new(b.entries, json_pack("{s:s, s:s, s:I}", "kind", jiti_entry_kind_name(order[k]),
+                                                 "name", e->name, "len", (json_int_t)e->len));
+      if (b.len >= IMPORT_BATCH_BYTES || json_array_size(b.entries) >= IMPORT_BATCH_ENTRIES)
+        bad = batch_flush(K, &b);
+    }
+  }
+  if (!bad) bad = batch_flush(K, &b);
+  json_decref(b.entries);
+  free(b.blob);
+  K->start_entries = m.n;
+  cli_map_free(&m);
+  if (!bad) bad = frame(K, json_pack("{s:s}", "op", "start"), NULL, 0);
+  if (bad) snprintf(err, errlen, "out of memory preparing the worker's start-up");
+  return bad ? -1 : 0;
+}
+
+/* Fork and exec a worker and queue its start-up frames.  0, or -1 with a
+** message in err (nothing left running). */
+static int spawn_worker(Kernel *K, char *err, size_t errlen) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     snprintf(err, errlen, "socketpair: %s", strerror(errno));
@@ -84,79 +149,114 @@ int kd_start_worker(Kernel *K, char *err, size_t errlen) {
   struct timeval tv = {120, 0};
   setsockopt(K->wfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(K->wfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-
-  int rc = store_current(K->s, &K->revision);
-  cli_map m = {.with_bytes = 1};
-  if (rc == STORE_OK) rc = cli_map_load(K->s, STORE_REV_CURRENT, &m);
-  if (rc != STORE_OK) {
-    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(K->s));
-    cli_map_free(&m);
+  K->wout.len = K->wout.off = 0;
+  if (startup_frames(K, err, errlen) != 0) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    close(K->wfd);
+    K->wfd = -1;
+    K->wpid = 0;
     return -1;
   }
-  int bad = wsend(K, json_pack("{s:s, s:I, s:I}", "op", "init", "base", (json_int_t)K->base,
-                               "revision", (json_int_t)K->revision), NULL, 0);
-  static const jiti_EntryKind order[] = {JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
-                                         JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
-  Batch b = {json_array(), NULL, 0, 0};
-  for (size_t k = 0; !bad && k < sizeof order / sizeof order[0]; k++) {
-    int sk = cli_store_kind(order[k]);
-    for (size_t i = 0; !bad && i < m.n; i++) {
-      cli_entry *e = &m.v[i];
-      if (e->kind != sk) continue;
-      if (b.len + e->len > b.cap) {
-        size_t cap = b.cap ? b.cap : 65536;
-        while (cap < b.len + e->len) cap *= 2;
-        unsigned char *p = realloc(b.blob, cap);
-        if (!p) { bad = 1; break; }
-        b.blob = p;
-        b.cap = cap;
-      }
-      memcpy(b.blob + b.len, e->bytes, e->len);
-      b.len += e->len;
-      json_array_append_new(b.entries, json_pack("{s:s, s:s, s:I}", "kind", jiti_entry_kind_name(order[k]),
-                                                 "name", e->name, "len", (json_int_t)e->len));
-      if (b.len >= IMPORT_BATCH_BYTES || json_array_size(b.entries) >= IMPORT_BATCH_ENTRIES)
-        bad = batch_flush(K, &b);
-    }
+  K->wait = W_START;
+  K->start_deadline = kd_now() + 120;
+  return 0;
+}
+
+/* Write what the socket takes of the queued start-up frames. */
+void kd_worker_writable(Kernel *K) {
+  while (K->wout.off < K->wout.len) {
+    ssize_t w = send(K->wfd, K->wout.buf + K->wout.off, K->wout.len - K->wout.off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (w <= 0) return;  /* it died: its EOF follows */
+    K->wout.off += (size_t)w;
   }
-  if (!bad) bad = batch_flush(K, &b);
-  json_decref(b.entries);
-  free(b.blob);
-  size_t n = m.n;
-  cli_map_free(&m);
-  if (!bad) bad = wsend(K, json_pack("{s:s}", "op", "start"), NULL, 0);
-  json_t *r = NULL;
-  char why[512] = "";
-  if (!bad && wire_recv(K->wfd, &r, NULL, NULL, why, sizeof why) == 0) {
+  K->wout.len = K->wout.off = 0;
+  if (K->wout.cap > ((size_t)1 << 20)) {  /* do not keep a large world's copy */
+    free(K->wout.buf);
+    K->wout.buf = NULL;
+    K->wout.cap = 0;
+  }
+}
+
+static void worker_ready(Kernel *K, json_t *r) {
+  K->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
+  const char *st = json_string_value(json_object_get(r, "status"));
+  snprintf(K->wstatus, sizeof K->wstatus, "%s", st ? st : "idle");
+  const char *msg = json_string_value(json_object_get(r, "message"));
+  kd_log("worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
+         (int)K->wpid, K->revision, K->start_entries, K->gen, K->wstatus, msg && *msg ? ": " : "",
+         msg ? msg : "");
+  K->wait = W_NONE;
+  K->in_pause = 0;
+  K->consecutive_failures = 0;
+}
+
+/* Reap a worker that failed to start and plan the next try. */
+static void start_failed(Kernel *K, const char *why) {
+  if (K->wpid) {
+    int st;
+    kill(K->wpid, SIGKILL);
+    while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
+  }
+  if (K->wfd >= 0) close(K->wfd);
+  K->wfd = -1;
+  K->wpid = 0;
+  K->wait = W_NONE;
+  K->wout.len = K->wout.off = 0;
+  kd_log("cannot start a worker: %s", why);
+  if (++K->consecutive_failures >= 3) {
+    kd_log("giving up after 3 failed worker starts; stopping");
+    kd_begin_shutdown(K, "the worker cannot start");
+    return;
+  }
+  K->restart_at = kd_now() + 1;
+}
+
+void kd_restart_worker(Kernel *K) {
+  char err[1024];
+  K->restart_at = 0;
+  if (K->stopping || K->wfd >= 0) return;
+  if (spawn_worker(K, err, sizeof err) != 0) start_failed(K, err);
+}
+
+/* The first worker, at kernel start-up: started and waited for. */
+int kd_start_worker(Kernel *K, char *err, size_t errlen) {
+  if (spawn_worker(K, err, errlen) != 0) return -1;
+  while (K->wait == W_START) {
+    struct pollfd p = {K->wfd, POLLIN | (K->wout.len > K->wout.off ? POLLOUT : 0), 0};
+    int n = poll(&p, 1, 1000);
+    if (n < 0 && errno == EINTR) continue;
+    if (kd_now() > K->start_deadline) {
+      snprintf(err, errlen, "the worker did not start within 120 s");
+      break;
+    }
+    if (n <= 0) continue;
+    if (p.revents & POLLOUT) kd_worker_writable(K);
+    if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    json_t *r = NULL;
+    char why[512] = "";
+    if (wire_recv(K->wfd, &r, NULL, NULL, why, sizeof why) != 0) {
+      int st = 0;
+      while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
+      K->wpid = 0;
+      snprintf(err, errlen, "the worker died during start-up (%s %d)", WIFSIGNALED(st) ? "signal" : "status",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+      break;
+    }
     const char *ev = json_string_value(json_object_get(r, "event"));
-    if (ev && !strcmp(ev, "ready")) {
-      K->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
-      snprintf(K->wstatus, sizeof K->wstatus, "%s", json_string_value(json_object_get(r, "status")));
-      const char *msg = json_string_value(json_object_get(r, "message"));
-      kd_log("worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
-            (int)pid, K->revision, n, K->gen, K->wstatus, msg && *msg ? ": " : "", msg ? msg : "");
-      json_decref(r);
-      K->wait = W_NONE;
-      K->in_pause = 0;
-      return 0;
-    }
-    snprintf(why, sizeof why, "%s", json_string_value(json_object_get(r, "message"))
-                                        ? json_string_value(json_object_get(r, "message")) : "unexpected reply");
+    if (ev && !strcmp(ev, "ready")) worker_ready(K, r);
+    else snprintf(err, errlen, "%s", json_string_value(json_object_get(r, "message")) ? json_string_value(json_object_get(r, "message")) : "unexpected reply");
     json_decref(r);
-  } else if (!why[0]) {
-    snprintf(why, sizeof why, "the worker stopped reading");
+    if (K->wait == W_START) break;
   }
-  /* failed: reap it */
-  kill(pid, SIGKILL);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (K->wait == W_NONE) return 0;
+  if (K->wpid) { kill(K->wpid, SIGKILL); while (waitpid(K->wpid, NULL, 0) < 0 && errno == EINTR) {} }
   close(K->wfd);
   K->wfd = -1;
   K->wpid = 0;
-  if (!strcmp(why, "eof") || !strcmp(why, "truncated frame header"))
-    snprintf(why, sizeof why, "the worker died during startup (%s %d)",
-             WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-  snprintf(err, errlen, "%s", why);
+  K->wait = W_NONE;
   return -1;
 }
 
@@ -212,10 +312,17 @@ void kd_worker_died(Kernel *K) {
       while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
     }
   }
-  close(K->wfd);
-  K->wfd = -1;
   char how[160];
   describe_status(st, how, sizeof how);
+  if (K->wait == W_START) {
+    char why[200];
+    snprintf(why, sizeof why, "the worker %s during start-up", how);
+    K->wpid = 0;
+    start_failed(K, why);
+    return;
+  }
+  close(K->wfd);
+  K->wfd = -1;
   kd_log("worker %d %s", (int)K->wpid, how);
   K->wpid = 0;
   Txn *t = &K->cur;
@@ -259,17 +366,7 @@ void kd_worker_died(Kernel *K) {
   kd_events_flush(K);
   if (K->stopping) return;
   K->base = K->gen + 1;
-  char err[1024];
-  while (kd_start_worker(K, err, sizeof err) != 0) {
-    kd_log("cannot start a worker: %s", err);
-    if (++K->consecutive_failures >= 3) {
-      kd_log("giving up after 3 failed worker starts; stopping");
-      K->stopping = 1;
-      return;
-    }
-    sleep(1);
-  }
-  K->consecutive_failures = 0;
+  kd_restart_worker(K);
 }
 
 /* ------------------------------------------------------ transactions */
@@ -482,6 +579,15 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
   Txn *t = &K->cur;
   json_t *g = json_object_get(m, "generation");
   if (json_is_integer(g)) K->gen = (uint64_t)json_integer_value(g);
+  if (K->wait == W_START) {
+    if (!strcmp(ev, "ready")) {
+      worker_ready(K, m);
+    } else {
+      const char *msg = json_string_value(json_object_get(m, "message"));
+      start_failed(K, msg ? msg : "unexpected message during start-up");
+    }
+    return;
+  }
   if (K->wait == W_QUERY && (!strcmp(ev, "view") || !strcmp(ev, "entry") || !strcmp(ev, "invariants"))) {
     K->wait = W_NONE;
     Pending q = K->query;
@@ -611,8 +717,12 @@ void kd_worker_readable(Kernel *K) {
 
 /* At shutdown: ask the worker to exit; kill it if it has not within 2 s. */
 void kd_stop_worker(Kernel *K) {
+  free(K->wout.buf);
+  K->wout.buf = NULL;
+  K->wout.len = K->wout.off = K->wout.cap = 0;
   if (K->wfd < 0) return;
-  wsend(K, json_pack("{s:s}", "op", "exit"), NULL, 0);
+  if (K->wait == W_START) kill(K->wpid, SIGKILL);  /* mid start-up: nothing to lose */
+  else wsend(K, json_pack("{s:s}", "op", "exit"), NULL, 0);
   int st;
   for (int i = 0; i < 100 && waitpid(K->wpid, &st, WNOHANG) == 0; i++) usleep(20000);
   if (waitpid(K->wpid, &st, WNOHANG) == 0) {

@@ -25,6 +25,12 @@
 /* Send one frame (blocking, EINTR-safe).  0 on success, -1 on error. */
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen);
 
+/* Append one frame's bytes to the growing buffer *buf (*len used, *cap
+** allocated), for a sender that writes without blocking.  0, or -1 (out of
+** memory or too large; the buffer is unchanged). */
+int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
+               size_t *cap);
+
 /* Receive one frame (blocking).  *msg (a JSON object) and *blob (malloc'd,
 ** may be NULL when empty) belong to the caller.  Returns 0, or -1 with a
 ** message in err: "eof" when the peer closed between frames. */

@@ -52,18 +52,44 @@ static int read_all(int fd, void *p, size_t n) {
   return 0;
 }
 
+static void frame_header(unsigned char h[8], size_t n, size_t bloblen) {
+  uint32_t a = (uint32_t)n, b = (uint32_t)bloblen;
+  h[0] = a >> 24; h[1] = a >> 16; h[2] = a >> 8; h[3] = a;
+  h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
+}
+
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
   char *text = json_dumps(msg, JSON_COMPACT);
   if (!text) return -1;
   size_t n = strlen(text);
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   unsigned char h[8];
-  uint32_t a = (uint32_t)n, b = (uint32_t)bloblen;
-  h[0] = a >> 24; h[1] = a >> 16; h[2] = a >> 8; h[3] = a;
-  h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
+  frame_header(h, n, bloblen);
   int rc = write_all(fd, h, 8) || write_all(fd, text, n) || (bloblen && write_all(fd, blob, bloblen));
   free(text);
   return rc ? -1 : 0;
+}
+
+int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
+               size_t *cap) {
+  char *text = json_dumps(msg, JSON_COMPACT);
+  if (!text) return -1;
+  size_t n = strlen(text), need = *len + 8 + n + bloblen;
+  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
+  if (need > *cap) {
+    size_t c = *cap ? *cap : 65536;
+    while (c < need) c *= 2;
+    unsigned char *p = realloc(*buf, c);
+    if (!p) { free(text); return -1; }
+    *buf = p;
+    *cap = c;
+  }
+  frame_header(*buf + *len, n, bloblen);
+  memcpy(*buf + *len + 8, text, n);
+  if (bloblen) memcpy(*buf + *len + 8 + n, blob, bloblen);
+  *len = need;
+  free(text);
+  return 0;
 }
 
 int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
