@@ -703,11 +703,7 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
 jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V sym = n->u.def.sym;
   jt_Symbol *s = jt_symobj(S, sym);
-  if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) {
-    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
-              "cannot redefine %s: it is a built-in %s", s->cname,
-              n->u.def.kind == 1 ? "operator" : "function");
-  }
+  jt_check_definable(S, s, n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
   jt_V fn = EV(n->u.def.fn, env);
   if (n->u.def.kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
   if (n->u.def.kind == 2) {

@@ -1289,7 +1289,8 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
 /* ~mincol,colinc,minpad,padchar<...~>: segments are formatted into strings
 ** first, then laid out with padding between them.  The ~:; overflow
 ** prefix is dropped (there is no line width to overflow).  ~<...~:> is a
-** logical block: prefix, body over the list argument, suffix. */
+** logical block: prefix, body over the list argument, suffix (with ~:<,
+** missing ones default to "(" and ")"). */
 static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
 {
   jt_State *S = F->S;
@@ -1337,12 +1338,15 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
     }
     start = d->end;
     F->depth++;
+    /* ~:<...~:> without prefix / suffix clauses: "(" and ")" */
+    if (d->colon && nclause == 0) out_c(F, '(');
     for (size_t c = 0; c <= nclause; c++) {
       Dir s;
       next_sep(F, start, d, &s, 1);
       if (run(F, start, s.pos, it) != RUN_OK) break;
       start = s.end;
     }
+    if (d->colon && nclause < 2) out_c(F, ')');
     F->depth--;
     JT_UNROOT(S, 5);
     return after;

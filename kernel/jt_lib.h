@@ -78,6 +78,12 @@ uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i);
 ** char-equal and equalp hash tables all fold with jt_char_downcase. */
 uint32_t jt_char_upcase(uint32_t c);
 uint32_t jt_char_downcase(uint32_t c);
+/* The character named cs[0..n) (any case: Space, Soh, Rubout, U+41, ...),
+** as name-char and the reader's #\Name know it; false if none. */
+bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code);
+/* The name the printer and char-name give c (Nul, Soh, ..., Space, Rubout),
+** or NULL for a character without one. */
+const char *jt_char_name_of(uint32_t c);
 
 /* Grow an adjustable string/vector by one element (vector-push-extend). */
 void jt_string_push(jt_State *S, jt_V str, uint32_t c);
@@ -99,6 +105,10 @@ bool jt_iskeyword(jt_V v);
 jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
 void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
 jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+/* Signal locked-symbol-error unless user code may define s as `what` ("a
+** function", "a macro", ...): built-in symbols and special operators are
+** locked; the message says which the symbol is. */
+void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what);
 void jt_defglobal(jt_State *S, const char *name, jt_V value);  /* special var */
 /* Dynamic binding: push a binding; jt_unbind_to restores. */
 void jt_bind(jt_State *S, jt_V sym, jt_V value);

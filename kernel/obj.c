@@ -924,6 +924,15 @@ JT_FN(f_fmakunbound) {
 
 JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
 
+void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what) {
+  if (!(s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM))) return;
+  jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in %s", s->cname, what,
+            s->h.flags & JT_SYM_SPECFORM ? "special operator"
+            : s->h.flags & JT_SYM_CONSTANT ? "constant"
+            : s->function == JT_UNBOUND ? "symbol (locked)"
+            : jt_is_macro(s->function) ? "macro" : "function");
+}
+
 JT_FN(f_set_fdefinition) {
   /* (%set-fdefinition name function) */
   jt_V name = argv[0], fn = argv[1];
@@ -934,8 +943,7 @@ JT_FN(f_set_fdefinition) {
     setf = true;
   }
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, name));
-  if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM))
-    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine %s: it is a built-in function", s->cname);
+  jt_check_definable(S, s, setf ? "a setf function" : "a function");
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
   if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);

@@ -381,26 +381,11 @@ static bool is_graphic(uint32_t c)
          (c >= 0xA0 && c < JT_CHAR_LIMIT && !(c >= 0xD800 && c <= 0xDFFF));
 }
 
-static const char *char_name(uint32_t c)
-{
-  switch (c) {
-  case 0: return "Nul";
-  case 8: return "Backspace";
-  case 9: return "Tab";
-  case 10: return "Newline";
-  case 12: return "Page";
-  case 13: return "Return";
-  case 32: return "Space";
-  case 127: return "Rubout";
-  default: return NULL;
-  }
-}
-
 static void print_char(Printer *P, uint32_t c)
 {
   if (!P->escape) { out_char(P, c); return; }
   out_ascii(P, "#\\");
-  const char *name = char_name(c);
+  const char *name = jt_char_name_of(c);
   if (name) {
     out_ascii(P, name);
   } else if (is_graphic(c)) {

@@ -326,21 +326,6 @@ static jt_V read_string(Rd *d)
 
 /* --------------------------------------------------------------- characters */
 
-static const struct { const char *name; uint32_t code; } char_names[] = {
-  {"SPACE", ' '}, {"NEWLINE", '\n'}, {"LINEFEED", '\n'}, {"TAB", '\t'},
-  {"RETURN", '\r'}, {"PAGE", '\f'}, {"BACKSPACE", 8}, {"RUBOUT", 127},
-  {"DELETE", 127}, {"DEL", 127}, {"NUL", 0}, {"NULL", 0}, {"BELL", 7},
-  {"BEL", 7}, {"ESCAPE", 27}, {"ESC", 27}, {"ALTMODE", 27},
-};
-
-static int hexval(uint32_t c)
-{
-  if (c >= '0' && c <= '9') return (int)(c - '0');
-  c = upcase(c);
-  if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
-  return -1;
-}
-
 /* #\x, #\Name, #\U+XXXX; POS is just past the backslash. */
 static jt_V read_char(Rd *d, size_t start)
 {
@@ -361,22 +346,8 @@ static jt_V read_char(Rd *d, size_t start)
   POS = p;
   if (d->suppress) return JT_NIL;
   if (n == 1) return jt_mkchar(first);
-  if (n <= sizeof name / sizeof name[0]) {
-    for (size_t i = 0; i < sizeof char_names / sizeof char_names[0]; i++)
-      if (name_is(name, n, char_names[i].name)) return jt_mkchar(char_names[i].code);
-    /* U+XXXX or UXXXX */
-    if (name[0] == 'U') {
-      size_t i = name[1] == '+' ? 2 : 1;
-      uint32_t code = 0;
-      bool ok = i < n && n - i <= 6;
-      for (; ok && i < n; i++) {
-        int h = hexval(name[i]);
-        if (h < 0) ok = false;
-        else code = code * 16 + (uint32_t)h;
-      }
-      if (ok && code < JT_CHAR_LIMIT) return jt_mkchar(code);
-    }
-  }
+  uint32_t code;
+  if (n <= sizeof name / sizeof name[0] && jt_char_by_name(name, n, &code)) return jt_mkchar(code);
   jt_reader_error(d->S, start, "unknown character name #\\%.*s",
                   (int)(p - from > 40 ? 40 : p - from), SRC + from);
 }

@@ -228,25 +228,51 @@ static const struct { const char *name; uint32_t code; } name_aliases[] = {
   {"Altmode", 27}, {"Rubout", 127}, {"Del", 127}, {"Delete", 127},
 };
 
+const char *jt_char_name_of(uint32_t c)
+{
+  return c <= 32 ? control_names[c] : c == 127 ? "Rubout" : NULL;
+}
+
 /* (char-name char): graphic characters beyond ASCII have no name here;
 ** other unnamed non-graphic ones are named U<hex>, which name-char reads. */
 JT_FN(f_char_name)
 {
   uint32_t c = jt_check_char(S, argv[0]);
-  if (c <= 32) return jt_string_from_cstr(S, control_names[c]);
-  if (c == 127) return jt_string_from_cstr(S, "Rubout");
+  const char *name = jt_char_name_of(c);
+  if (name) return jt_string_from_cstr(S, name);
   if (is_graphic(c)) return JT_NIL;
   char buf[16];
   snprintf(buf, sizeof buf, "U%04X", (unsigned)c);
   return jt_string_from_cstr(S, buf);
 }
 
-static bool name_is(jt_V str, const char *name)
+static bool name_is(const uint32_t *cs, size_t n, const char *name)
 {
-  size_t n = strlen(name);
-  if (len_of(str) != n) return false;
+  if (strlen(name) != n) return false;
   for (size_t i = 0; i < n; i++)
-    if (jt_char_downcase(chars_of(str)[i]) != jt_char_downcase((unsigned char)name[i])) return false;
+    if (jt_char_downcase(cs[i]) != jt_char_downcase((unsigned char)name[i])) return false;
+  return true;
+}
+
+bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code)
+{
+  for (uint32_t c = 0; c <= 32; c++)
+    if (name_is(cs, n, control_names[c])) { *code = c; return true; }
+  for (size_t i = 0; i < sizeof name_aliases / sizeof name_aliases[0]; i++)
+    if (name_is(cs, n, name_aliases[i].name)) { *code = name_aliases[i].code; return true; }
+  /* U<hex> or U+<hex> */
+  size_t i = 1;
+  if (n < 2 || (cs[0] | 32) != 'u') return false;
+  if (cs[1] == '+') i = 2;
+  if (i == n || n - i > 6) return false;
+  uint32_t v = 0;
+  for (; i < n; i++) {
+    uint32_t w = digit_weight(cs[i]);
+    if (w >= 16) return false;
+    v = v * 16 + w;
+  }
+  if (v >= JT_CHAR_LIMIT) return false;
+  *code = v;
   return true;
 }
 
@@ -254,23 +280,8 @@ static bool name_is(jt_V str, const char *name)
 JT_FN(f_name_char)
 {
   jt_V str = jt_string_designator(S, argv[0]);
-  for (uint32_t c = 0; c <= 32; c++)
-    if (name_is(str, control_names[c])) return jt_mkchar(c);
-  for (size_t i = 0; i < sizeof name_aliases / sizeof name_aliases[0]; i++)
-    if (name_is(str, name_aliases[i].name)) return jt_mkchar(name_aliases[i].code);
-  /* U<hex> or U+<hex> */
-  size_t n = len_of(str), i = 1;
-  const uint32_t *cs = chars_of(str);
-  if (n < 2 || (cs[0] | 32) != 'u') return JT_NIL;
-  if (cs[1] == '+') i = 2;
-  if (i == n || n - i > 6) return JT_NIL;
-  uint32_t code = 0;
-  for (; i < n; i++) {
-    uint32_t w = digit_weight(cs[i]);
-    if (w >= 16) return JT_NIL;
-    code = code * 16 + w;
-  }
-  return code < JT_CHAR_LIMIT ? jt_mkchar(code) : JT_NIL;
+  uint32_t c;
+  return jt_char_by_name(chars_of(str), len_of(str), &c) ? jt_mkchar(c) : JT_NIL;
 }
 
 static uint32_t check_radix(jt_State *S, int argc, jt_V *argv, int i)

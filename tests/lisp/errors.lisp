@@ -185,5 +185,16 @@
 (is-eql (handler-case (funcall (lambda () (car 5))) (type-error () 'te)) 'te)
 (is-eql (handler-case (let ((h (make-hash-table))) (gethash 1 h) (error "after")) (simple-error () 'ok)) 'ok)
 
+;;; defining a built-in name: an error that says what the name is
+(signals error (eval '(defun car (x) x)))
+(signals error (eval '(defun pi () 3)))
+#+jiti (is (search "built-in constant"
+                   (handler-case (eval '(defun pi () 3)) (error (e) (princ-to-string e)))))
+#+jiti (is (search "built-in special operator"
+                   (handler-case (eval '(defun if (x) x)) (error (e) (princ-to-string e)))))
+#+jiti (is (search "built-in macro"
+                   (handler-case (eval '(defmacro when (x) x)) (error (e) (princ-to-string e)))))
+(is-eql (car '(1 2)) 1)
+
 (done)
 

@@ -159,6 +159,13 @@
 (is-equal (format nil "~d ~:[apples~;apple~]" 1 t) "1 apple")
 (is-equal (let ((*print-base* 10)) (format nil "~a" 10)) "10")
 
+;;; logical blocks: ~:< defaults the missing prefix and suffix to ( and )
+(is-equal (format nil "~<~a ~a~:>" '(1 2)) "1 2")
+(is-equal (format nil "~:<~a ~a~:>" '(1 2)) "(1 2)")
+(is-equal (format nil "~:<[~;~a ~a~:>" '(1 2)) "[1 2)")
+(is-equal (format nil "~:<<~;~a ~a~;>~:>" '(1 2)) "<1 2>")
+(is-equal (format nil "~:@<~a ~a~:>" 1 2) "(1 2)")
+
 ;;; errors
 (signals error (format nil "~d"))
 (signals error (format nil "~a ~a" 1))

@@ -59,6 +59,11 @@ lines\"") (concatenate 'string "two" (string #\Newline) "lines"))
 (is-eql (read-from-string "#\\\\") #\\)
 (is-eql (read-from-string "#\\0") #\0)
 (is (characterp (read-from-string "#\\x")))
+;;; the names char-name gives read back, the ASCII controls' too
+(is-eql (read-from-string "#\\Soh") (code-char 1))
+(is-eql (read-from-string "#\\rubout") (code-char 127))
+(is (loop for i below 128
+          always (eql (read-from-string (format nil "~s" (code-char i))) (code-char i))))
 
 ;;; symbols
 (is-eql (read-from-string "foo") 'foo)
