@@ -23,9 +23,9 @@ int cmd_diff(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 
-/* The kernel daemon (daemon.c) and its clients (client.c): all take --store
-** DIR; exit 0 success, 1 failure (no kernel running, an error reply, a
-** failed transaction), 2 usage.  docs/protocol.md. */
+/* The kernel daemon (daemon.c) and its clients (client.c, repl.c): all
+** take --store DIR; exit 0 success, 1 failure (no kernel running, an error
+** reply, a failed transaction), 2 usage.  docs/protocol.md. */
 int cmd_kernel(int argc, char **argv);
 int cmd_worker_internal(int argc, char **argv);  /* `jiti __worker`, hidden */
 int cmd_eval(int argc, char **argv);
@@ -33,5 +33,6 @@ int cmd_observe(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_repl(int argc, char **argv);     /* repl.c */
 
 #endif

@@ -1,95 +1,21 @@
 /*
 ** client.c — the kernel's client commands: eval, observe, act, status, stop.
 ** Each connects to DIR/kernel.sock, sends one request (docs/protocol.md)
-** and prints the reply.  Exit status: 0 success, 1 failure (no kernel, an
-** error reply, a failed transaction), 2 usage.
+** and prints the reply; the connection and the printers are kclient.c's.
+** Exit status: 0 success, 1 failure (no kernel, an error reply, a failed
+** transaction), 2 usage.
 */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
-#include "kproto.h"
+#include "kclient.h"
 #include "store_cli.h"
-
-static int kconnect(const char *cmd, const char *dir) {
-  char path[128];
-  if (kproto_socket_path(dir, path, sizeof path)) {
-    fprintf(stderr, "jiti %s: the socket path %s/%s is too long for a Unix socket\n", cmd, dir, KPROTO_SOCKET);
-    return -1;
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un a = {.sun_family = AF_UNIX};
-  memcpy(a.sun_path, path, strlen(path) + 1);  /* fits: kproto_socket_path checked */
-  if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    int e = errno;
-    if (fd >= 0) close(fd);
-    if (e == ENOENT || e == ECONNREFUSED)
-      fprintf(stderr, "jiti %s: no kernel is running for %s; start one with: jiti kernel --store %s\n",
-              cmd, dir, dir);
-    else
-      fprintf(stderr, "jiti %s: cannot connect to the kernel at %s: %s\n", cmd, path, strerror(e));
-    return -1;
-  }
-  return fd;
-}
-
-/* Send req (stolen) and read one reply line.  NULL after a message. */
-static json_t *krequest(const char *cmd, const char *dir, json_t *req) {
-  int fd = kconnect(cmd, dir);
-  if (fd < 0) { json_decref(req); return NULL; }
-  char *text = json_dumps(req, JSON_COMPACT);
-  json_decref(req);
-  size_t n = strlen(text);
-  text = realloc(text, n + 2);
-  text[n++] = '\n';
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = send(fd, text + off, n - off, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    off += (size_t)w;
-  }
-  free(text);
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  char *nl = NULL;
-  while (!nl) {
-    if (len + 65536 > cap) {
-      cap = cap ? cap * 2 : 131072;
-      if (cap > KPROTO_REPLY_MAX) break;
-      buf = realloc(buf, cap);
-    }
-    ssize_t r = recv(fd, buf + len, cap - len, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    nl = memchr(buf + len, '\n', (size_t)r);
-    len += (size_t)r;
-  }
-  close(fd);
-  json_t *rep = nl ? json_loadb(buf, (size_t)(nl - buf), 0, NULL) : NULL;
-  free(buf);
-  if (!json_is_object(rep)) {
-    fprintf(stderr, "jiti %s: the kernel for %s closed the connection without a reply "
-            "(see its log; 'jiti status --store %s')\n", cmd, dir, dir);
-    json_decref(rep);
-    return NULL;
-  }
-  return rep;
-}
-
-static const char *str(json_t *o, const char *k) {
-  const char *s = json_string_value(json_object_get(o, k));
-  return s ? s : "";
-}
 
 static void print_json(json_t *o) {
   char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -99,30 +25,19 @@ static void print_json(json_t *o) {
 
 /* An error reply: "jiti CMD: CODE: MESSAGE". */
 static int fail_reply(const char *cmd, json_t *r) {
-  fprintf(stderr, "jiti %s: %s: %s\n", cmd, str(r, "code"), str(r, "message"));
+  fprintf(stderr, "jiti %s: %s: %s\n", cmd, kclient_str(r, "code"), kclient_str(r, "message"));
   return EXIT_FAIL;
 }
 
-static void print_output(json_t *r) {
-  const char *out = json_string_value(json_object_get(r, "output"));
-  if (out && *out) {
-    fputs(out, stdout);
-    if (out[strlen(out) - 1] != '\n') fputc('\n', stdout);
-  }
+/* How to answer a pause of generation gen with `jiti act`. */
+static void act_hint(FILE *f, json_int_t gen) {
+  fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT
+          " --resume ID [--args EXPR] | --evaluate SOURCE | --abort\n", gen);
 }
 
 static void print_pause(FILE *f, json_t *p) {
-  fprintf(f, "paused (generation %" JSON_INTEGER_FORMAT "): %s: %s\n",
-          json_integer_value(json_object_get(p, "generation")), str(p, "condition_type"), str(p, "report"));
-  json_t *rs = json_object_get(p, "restarts");
-  size_t i;
-  json_t *r;
-  if (json_array_size(rs)) fprintf(f, "restarts:\n");
-  json_array_foreach(rs, i, r)
-    fprintf(f, "  %-8s %-16s %s\n", str(r, "id"), str(r, "name"), str(r, "report"));
-  fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT
-          " --resume ID [--args EXPR] | --evaluate SOURCE | --abort\n",
-          json_integer_value(json_object_get(p, "generation")));
+  kclient_print_pause(f, p);
+  act_hint(f, kclient_int(p, "generation"));
 }
 
 /* Common option parsing: --store, --json, -h. */
@@ -189,14 +104,14 @@ int cmd_eval(int argc, char **argv) {
     expr = argv[i];
   }
   if (!expr) { eval_usage(stderr); return EXIT_USAGE; }
-  json_t *r = krequest("eval", c.dir, json_pack("{s:s, s:s}", "op", "call", "source", expr));
+  json_t *r = kclient_request_once("eval", c.dir, json_pack("{s:s, s:s}", "op", "call", "source", expr));
   if (!r) return EXIT_FAIL;
   int st = json_is_true(json_object_get(r, "ok")) ? EXIT_OK : EXIT_FAIL;
   if (c.json) {
     print_json(r);
   } else {
-    print_output(r);
-    if (st == EXIT_OK) printf("%s\n", str(r, "value"));
+    kclient_print_output(stdout, r);
+    if (st == EXIT_OK) printf("%s\n", kclient_str(r, "value"));
     else fail_reply("eval", r);
   }
   json_decref(r);
@@ -224,7 +139,7 @@ int cmd_observe(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
   int done = only_common_opts("observe", argc, argv, &c, observe_usage);
   if (done >= 0) return done;
-  json_t *r = krequest("observe", c.dir, json_pack("{s:s}", "op", "observe"));
+  json_t *r = kclient_request_once("observe", c.dir, json_pack("{s:s}", "op", "observe"));
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
     int st = fail_reply("observe", r);
@@ -237,27 +152,7 @@ int cmd_observe(int argc, char **argv) {
     json_decref(r);
     return EXIT_OK;
   }
-  printf("generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s\n",
-         json_integer_value(json_object_get(v, "generation")),
-         json_integer_value(json_object_get(v, "revision")), str(v, "status"));
-  size_t i;
-  json_t *e;
-  json_array_foreach(json_object_get(v, "entries"), i, e) {
-    const char *t = str(e, "text");
-    printf("%-9s %s%s%s\n", str(e, "kind"), str(e, "name"), *t ? "\n          " : "", t);
-  }
-  json_t *d = json_object_get(v, "data");
-  if (json_integer_value(json_object_get(d, "count")))
-    printf("data (%" JSON_INTEGER_FORMAT " rows):\n", json_integer_value(json_object_get(d, "count")));
-  json_array_foreach(json_object_get(d, "rows"), i, e)
-    printf("  %s = %s\n", str(e, "key"), str(e, "value"));
-  json_array_foreach(json_object_get(v, "invariants"), i, e)
-    printf("invariant %s: %s\n", str(e, "name"), str(e, "source"));
-  json_t *p = json_object_get(v, "pause");
-  if (json_is_object(p)) {
-    json_object_set_new(p, "generation", json_integer(json_integer_value(json_object_get(v, "generation"))));
-    print_pause(stdout, p);
-  }
+  if (kclient_print_view(stdout, v)) act_hint(stdout, kclient_int(v, "generation"));
   json_decref(r);
   return EXIT_OK;
 }
@@ -326,28 +221,28 @@ int cmd_act(int argc, char **argv) {
                  : resume ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", resume)
                  : json_pack("{s:s}", "type", "abort");
   if (args) json_object_set_new(action, "arguments", json_string(args));
-  json_t *r = krequest("act", c.dir, json_pack("{s:s, s:I, s:o}", "op", "act", "generation", (json_int_t)g,
-                                               "action", action));
+  json_t *r = kclient_request_once("act", c.dir, json_pack("{s:s, s:I, s:o}", "op", "act", "generation",
+                                                           (json_int_t)g, "action", action));
   if (!r) return EXIT_FAIL;
   int ok = json_is_true(json_object_get(r, "ok"));
   if (c.json) {
     print_json(r);
   } else {
-    print_output(r);
+    kclient_print_output(stdout, r);
     json_t *p = json_object_get(r, "pause");
     if (ok && json_is_object(p)) {
-      if (json_object_get(r, "value")) printf("repair value: %s\n", str(r, "value"));
+      if (json_object_get(r, "value")) printf("repair value: %s\n", kclient_str(r, "value"));
       print_pause(stdout, p);
     } else if (ok) {
       printf("%s\naccepted: revision %" JSON_INTEGER_FORMAT ", generation %" JSON_INTEGER_FORMAT "\n",
-             str(r, "value"), json_integer_value(json_object_get(r, "revision")),
-             json_integer_value(json_object_get(r, "generation")));
+             kclient_str(r, "value"), kclient_int(r, "revision"),
+             kclient_int(r, "generation"));
     } else {
       fail_reply("act", r);
       if (json_is_object(p)) print_pause(stderr, p);
       else if (json_object_get(r, "generation"))
         fprintf(stderr, "generation is now %" JSON_INTEGER_FORMAT "\n",
-                json_integer_value(json_object_get(r, "generation")));
+                kclient_int(r, "generation"));
     }
   }
   json_decref(r);
@@ -371,23 +266,12 @@ int cmd_status(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
   int done = only_common_opts("status", argc, argv, &c, status_usage);
   if (done >= 0) return done;
-  json_t *r = krequest("status", c.dir, json_pack("{s:s}", "op", "status"));
+  json_t *r = kclient_request_once("status", c.dir, json_pack("{s:s}", "op", "status"));
   if (!r) return EXIT_FAIL;
   if (c.json) {
     print_json(r);
   } else {
-    printf("kernel %s (protocol %" JSON_INTEGER_FORMAT ") serving %s\n", str(r, "kernel"),
-           json_integer_value(json_object_get(r, "protocol")), str(r, "store"));
-    printf("pid:        %" JSON_INTEGER_FORMAT " (worker %" JSON_INTEGER_FORMAT ")\n",
-           json_integer_value(json_object_get(r, "pid")), json_integer_value(json_object_get(r, "worker_pid")));
-    printf("revision:   %" JSON_INTEGER_FORMAT "\ngeneration: %" JSON_INTEGER_FORMAT "\nstate:      %s\n",
-           json_integer_value(json_object_get(r, "revision")),
-           json_integer_value(json_object_get(r, "generation")), str(r, "state"));
-    printf("queue:      %" JSON_INTEGER_FORMAT "\nattempts:   %" JSON_INTEGER_FORMAT
-           "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
-           json_integer_value(json_object_get(r, "queue")), json_integer_value(json_object_get(r, "attempts")),
-           json_integer_value(json_object_get(r, "worker_restarts")),
-           json_real_value(json_object_get(r, "uptime")));
+    kclient_print_status(stdout, r);
   }
   json_decref(r);
   return EXIT_OK;
@@ -407,11 +291,11 @@ int cmd_stop(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
   int done = only_common_opts("stop", argc, argv, &c, stop_usage);
   if (done >= 0) return done;
-  json_t *st = krequest("stop", c.dir, json_pack("{s:s}", "op", "status"));
+  json_t *st = kclient_request_once("stop", c.dir, json_pack("{s:s}", "op", "status"));
   if (!st) return EXIT_FAIL;
-  pid_t pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
+  pid_t pid = (pid_t)kclient_int(st, "pid");
   json_decref(st);
-  json_t *r = krequest("stop", c.dir, json_pack("{s:s}", "op", "shutdown"));
+  json_t *r = kclient_request_once("stop", c.dir, json_pack("{s:s}", "op", "shutdown"));
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
     int s = fail_reply("stop", r);

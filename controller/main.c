@@ -26,6 +26,7 @@ static const struct {
   {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel"},
   {"status", cmd_status, "show the state of the store's kernel"},
   {"stop", cmd_stop, "shut the store's kernel down cleanly"},
+  {"repl", cmd_repl, "an interactive session with the running kernel"},
   {NULL, NULL, NULL}
 };
 

@@ -1,0 +1,83 @@
+/*
+** kclient.h — the client side of the kernel protocol (docs/protocol.md),
+** shared by the one-shot client commands (client.c) and `jiti repl`
+** (repl.c): a connection to DIR/kernel.sock that carries any number of
+** requests, one at a time, and the human-readable printers of replies.
+**
+** Messages name the command ("jiti CMD: ...") and go to stderr.
+*/
+#ifndef jiti_kclient_h
+#define jiti_kclient_h
+
+#include <signal.h>
+#include <stdio.h>
+#include <jansson.h>
+
+typedef struct kclient {
+  int fd;               /* -1 when not connected */
+  const char *cmd;      /* the command, for messages: "eval", "repl" */
+  const char *dir;      /* the store directory */
+  char *buf;            /* bytes received and not yet consumed */
+  size_t len, cap;
+  json_int_t next_id;   /* the "id" of the next request */
+  int quiet;            /* set: kclient_connect prints nothing */
+} kclient;
+
+/* A client of the kernel serving dir; not connected yet. */
+void kclient_init(kclient *k, const char *cmd, const char *dir);
+
+/* Connect to DIR/kernel.sock.  0, or -1 after a message (unless k->quiet):
+** when nobody listens it is "jiti CMD: no kernel is running for DIR; start
+** one with: jiti kernel --store DIR". */
+int kclient_connect(kclient *k);
+
+/* 1 when the connection is open and the kernel has not closed its end
+** (checked without waiting).  A closed connection is closed here too. */
+int kclient_alive(kclient *k);
+
+/* Close the connection (if open) and drop unread bytes; k can connect again. */
+void kclient_close(kclient *k);
+
+enum {
+  KCLIENT_OK,           /* *reply is the kernel's answer */
+  KCLIENT_UNSENT,       /* the request could not be sent: the kernel never saw it */
+  KCLIENT_NO_REPLY,     /* sent, but the connection closed (or broke) before the reply */
+  KCLIENT_INTERRUPTED   /* *intr was set while waiting; the reply will be skipped */
+};
+
+/* Send req (stolen) with a fresh "id" and wait for the reply repeating it.
+** Lines that are not replies (events) and replies to earlier, abandoned
+** requests are skipped.  The reply's "id" is removed before it is returned.
+** intr (may be NULL): a flag a signal handler sets; waiting stops when it is
+** set.  On anything but KCLIENT_OK the connection is closed, except after
+** KCLIENT_INTERRUPTED; no message is printed. */
+int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
+
+/* One request on a connection of its own (the one-shot commands): the
+** reply, or NULL after a message on stderr.  req is stolen. */
+json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req);
+
+/* ---- reading replies */
+
+/* The string member k of o, "" when absent; the integer member, 0 when absent. */
+const char *kclient_str(json_t *o, const char *k);
+json_int_t kclient_int(json_t *o, const char *k);
+
+/* ---- printers shared by `jiti observe`, `jiti status` ... and the repl */
+
+/* The program output of a transaction's reply (`output`), newline-ended. */
+void kclient_print_output(FILE *f, json_t *reply);
+
+/* A pause: "paused (generation N): TYPE: report" and the restart menu
+** (id, name, report per line).  How to answer is the caller's to say. */
+void kclient_print_pause(FILE *f, json_t *pause);
+
+/* An observe view: generation, revision, status, entries, data rows,
+** invariants and the pause (as kclient_print_pause).  Returns the view's
+** pause object, or NULL when nothing is paused. */
+json_t *kclient_print_view(FILE *f, json_t *view);
+
+/* A status reply, as `jiti status` prints it. */
+void kclient_print_status(FILE *f, json_t *reply);
+
+#endif

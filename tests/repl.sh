@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# `jiti repl` end to end on a temporary store: a piped session (a multi-line
+# defun, calls, an error, :observe, :status, an :act that pauses answered by
+# :resume, another aborted) checked on its output and on the world
+# afterwards; forms the line reader must keep whole (strings, comments,
+# character literals, quotes); the end of input inside a form; a kernel
+# restarting mid-session; a session on a terminal (script(1) gives it a pty,
+# so libedit really reads the lines) and its history file: mode 0600, an
+# existing file's mode tightened, at most 1000 entries kept.
+#   bash tests/repl.sh path/to/jiti
+set -u
+JITI=$1
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmp=$(mktemp -d /tmp/jiti-repl.XXXXXX)
+kpids=()
+cleanup() {
+  for p in "${kpids[@]}" $(cat "$tmp"/kpid.* 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+S=$tmp/s
+unset JITI_REPL_HISTORY JITI_STORE
+
+start_kernel() {  # start_kernel DIR: background, wait until it serves
+  "$JITI" kernel --store "$1" >>"$tmp/kernel.log" 2>&1 &
+  kpids+=("$!")
+  echo "$!" >"$tmp/kpid.$!"
+  for _ in $(seq 100); do
+    "$JITI" status --store "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+repl() {  # repl INPUT: pipe INPUT into a session on $S
+  printf '%s' "$1" | timeout 60 "$JITI" repl --store "$S"
+}
+typed() {  # typed KEYS...: a session on a pseudo-terminal (script(1)), each KEYS
+           # typed once one more prompt shows (typed ahead, they would reach
+           # the terminal while the repl waits for a reply, in cooked mode,
+           # where a Ctrl-D is lost); ~KEYS: typed 0.5 s after the previous
+           # ones, without waiting.  Prints the session; its exit status.
+  local outf=$tmp/tty.out n=0 k
+  rm -f "$outf.done"; : >"$outf"
+  {
+    for k in "$@"; do
+      if [[ $k == '~'* ]]; then sleep 0.5; printf '%s' "${k:1}"; continue; fi
+      n=$((n+1))
+      for _ in $(seq 300); do
+        (( $(grep -aoE 'jiti [^>]*> |\.\.\.> ' "$outf" | wc -l) >= n )) && break
+        sleep 0.1
+      done
+      printf '%s' "$k"
+    done
+    # keep the terminal open until the repl has gone: script would type an EOF
+    for _ in $(seq 300); do [[ -e $outf.done ]] && break; sleep 0.1; done
+  } | { timeout 60 script -qec "'$JITI' repl --store '$S'" /dev/null >"$outf" 2>&1; echo $? >"$outf.done"; }
+  cat "$outf"
+  return "$(cat "$outf.done")"
+}
+value() { "$JITI" eval --store "$S" "$1" 2>&1; }
+
+# --- usage, no kernel
+t help 0 "usage: jiti repl" -- "$JITI" repl --help
+t listed 0 "repl +an interactive session" -- "$JITI" --help
+t bad-option 2 "unexpected argument '--bogus'" -- "$JITI" repl --store "$S" --bogus
+t store-needs-dir 2 "" -- "$JITI" repl --store
+t no-kernel 1 "^jiti repl: no kernel is running for $S; start one with: jiti kernel --store $S$" -- \
+  repl $'(+ 1 2)\n'
+
+start_kernel "$S"; ok kernel-starts $?
+value '(world-put :keep 42)' >/dev/null
+
+# --- one piped session
+session=$(cat <<'EOF'
+(defun f (x)
+  ;; a comment with a ( in it
+  (list #\( "a)b;" (/ 10 x)))
+(f 2)
+(progn (print 5) :printed)
+(/ 1 0)
+:observe
+:status
+:act (restart-case (f 0)
+       (use-value (v) v))
+(f 1)
+:resume p1-0 (list 7)
+:act (progn (world-put :keep 0) (car 5))
+:abort
+:frobnicate
+:quit
+(world-put :after-quit 1)
+EOF
+)
+out=$(repl "$session"$'\n' 2>&1); st=$?
+ok session-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has() {  # has NAME REGEX: the session's output matches
+  if [[ $out =~ $2 ]]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: no match for $2 in: ${out:0:3000}"; fi
+}
+has defun $'^F\n; revision [0-9]+: function F\n'
+has call-value $'\n\\(#\\\\\\( "a\\)b;" 5\\)\n'
+has call-output $'\n\n5 \n:PRINTED\n'
+has call-error $'\nerror: DIVISION-BY-ZERO: [^\n]*\n'
+has observe $'\ngeneration [0-9]+, revision [0-9]+, idle\nfunction  F\n'
+has observe-data $'\ndata \\(1 rows\\):\n  :KEEP = '
+has status $'\nstate: +idle\n'
+has act-pauses $'\npaused \\(generation [0-9]+\\): DIVISION-BY-ZERO: [^\n]*\nrestarts:\n  p1-0 +USE-VALUE +USE-VALUE\nanswer with :resume ID'
+has call-while-paused $'\nthe world is paused: a call would wait until the pause ends\ngeneration [0-9]+, revision [0-9]+, paused\n'
+has resumed $'answer with [^\n]*\n7\n'
+has pause-again $'\npaused \\(generation [0-9]+\\): TYPE-ERROR'
+has aborted $'\naborted: [^\n]*\n'
+has unknown-command 'unknown command :frobnicate \(:help'
+ok stops-at-quit "$([[ ! $out =~ AFTER-QUIT|:after-quit ]]; echo $?)"
+# the world afterwards
+t world-function 0 '^\(#\\\( "a\)b;" 1\)$' -- value '(f 10)'
+t world-abort-restored 0 "^42$" -- value '(world-get :keep)'
+t world-after-quit 0 "^NIL$" -- value '(world-get :after-quit)'
+t world-status-idle 0 "state: +idle" -- "$JITI" status --store "$S"
+t world-observe 0 "function  F" -- "$JITI" observe --store "$S"
+
+# --- the line reader keeps forms whole
+t r-quote-on-its-own-line 0 '^\(A B\)$' -- repl $'\'\n(a b)\n'
+t r-character-literals 0 '^\(#\\\) #\\\( #\\;\)$' -- repl $'(list #\\)\n#\\( #\\;)\n'
+t r-string-over-lines 0 $'^"a\n\\(b"$' -- repl $'"a\n(b"\n'
+t r-block-comment 0 '^3$' -- repl $'(+ 1 #| ( #| ) |# ( |#\n 2)\n'
+t r-symbol-bars 0 '^\|a\(\|$' -- repl $'(quote |a(|)\n'
+t r-blank-and-comments-only 0 '^$' -- repl $'\n   \n; nothing (\n'
+t r-two-forms-refused 0 "^rejected-by-gate" -- repl $'(+ 1 2) (+ 3 4)\n'
+t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
+t r-help 0 ":resume ID \[ARGS\].*:inspect KIND NAME.*:quit" -- repl $':help\n'
+t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
+t r-resume-not-paused 0 "^not-paused: " -- repl $':resume p1-0\n'
+t r-eof-inside-form 1 "the input ended inside a form" -- repl $'(world-put :half\n  1\n'
+t r-eof-form-not-sent 0 "^NIL$" -- value '(world-get :half)'
+t r-eof-exit-0 0 '^3$' -- repl $'(+ 1 2)\n'
+
+# --- inspect and history: requests newer than this kernel may be
+out=$(repl $':inspect function f\n:history 3\n' 2>&1)
+if [[ $out =~ "unknown-op: unknown op 'inspect'" ]]; then
+  has inspect-unknown-op "unknown-op: unknown op 'history'"
+  echo "note: this kernel has no inspect/history requests; only their unknown-op replies were checked"
+else
+  has inspect $'^function F\nhash [0-9a-f]{64}\n\\(DEFUN F '
+  has history $'\n[0-9]+ +[^\n]* application +g[0-9]+ '
+  t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-function\n'
+fi
+
+# --- the kernel restarts mid-session: the repl says so and reconnects
+out=$( { printf '(+ 1 2)\n'; sleep 0.5
+         "$JITI" stop --store "$S" >/dev/null
+         printf '(+ 2 3)\n'; sleep 0.5
+         start_kernel "$S"
+         printf '(+ 3 4)\n:quit\n'; } | timeout 60 "$JITI" repl --store "$S" 2>&1); st=$?
+ok restart-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has restart-before $'^3\n'
+has restart-noticed "jiti repl: the kernel for $S closed the connection \(did it stop or restart\?\)"
+has restart-no-kernel "jiti repl: no kernel is running for $S"
+has restart-reconnected "jiti repl: reconnected: a new kernel serves $S \(pid [0-9]+, was [0-9]+\)"$'\n7'
+ok restart-lost-call-not-run "$([[ ! $out =~ (^|$'\n')5$'\n' ]]; echo $?)"
+
+# --- on a terminal: libedit, the prompt, Ctrl-C, Ctrl-D, the history file
+H=$S/repl_history
+rm -f "$H"
+out=$(typed $'(+ 40 2)\n' $'(defun g (x)\n' $'  (* x 2))\n' $'(g 4)\n' $'(list 1\n' $'\003' \
+            $':act (car 5)\n' $':abort\n' $':quit\n'); st=$?
+ok tty-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has tty-banner "connected to the kernel for $S \\(jiti [0-9.]+, pid [0-9]+\\)"
+has tty-prompt-idle $'jiti g[0-9]+ idle> \\(\\+ 40 2\\)\r?\n42\r?\n'
+has tty-continuation $'\n +\\.\\.\\.>   \\(\\* x 2\\)\\)\r?\nG\r?\n'
+has tty-ctrl-c $'\\(dropped the unfinished entry\\)\r?\njiti g[0-9]+ idle> :act'
+has tty-prompt-paused 'jiti g[0-9]+ PAUSED> :abort'
+ok tty-history-file "$([[ -f $H ]]; echo $?)"
+ok tty-history-mode-0600 "$([[ $(stat -c %a "$H") == 600 ]]; echo $?)"
+t tty-history-entries 0 $'^_HiStOrY_V2_\n\\(\\+\\\\04040\\\\0402\\)\n\\(defun\\\\040g\\\\040\\(x\\)\\\\012' -- cat "$H"
+ok tty-dropped-entry-not-kept "$(! grep -q 'list' "$H"; echo $?)"
+t tty-world 0 "^8$" -- value '(g 4)'
+chmod 644 "$H"
+out=$(typed $'(+ 1 1)\n' $'\004'); st=$?
+ok tty-ctrl-d-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has tty-mode-tightened "history file $H was not private \\(mode 0644\\); it is now 0600"
+ok tty-history-mode-tightened "$([[ $(stat -c %a "$H") == 600 ]]; echo $?)"
+{ echo _HiStOrY_V2_; for i in $(seq 1100); do echo "(+\\040$i)"; done; } >"$H"
+typed $'(+ 2 2)\n' $':quit\n' >/dev/null
+n=$(wc -l <"$H")
+ok tty-history-bounded "$([[ $n -le 1001 && $n -ge 900 ]]; echo $?)"
+t tty-history-newest-kept 0 $'\\(\\+\\\\0402\\\\0402\\)\n:quit$' -- cat "$H"
+# Ctrl-C while waiting for a reply: the repl stops waiting, skips the late reply
+out=$(typed $'(progn (dotimes (i 160000) (expt 7 3000)) :late)\n' '~'$'\003' $'(+ 1 2)\n' $':quit\n'); st=$?
+ok tty-interrupt-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has tty-interrupted $'\njiti repl: interrupted: no longer waiting; the kernel still has the request'
+has tty-after-interrupt $'\n3\r?\n'
+ok tty-late-reply-skipped "$([[ ! $out =~ :LATE ]]; echo $?)"
+H2=$tmp/elsewhere_history
+JITI_REPL_HISTORY=$H2 typed $':status\n' $':quit\n' >/dev/null
+ok tty-history-env "$([[ -f $H2 && $(stat -c %a "$H2") == 600 ]]; echo $?)"
+t tty-history-env-entries 0 ':status' -- cat "$H2"
+
+"$JITI" stop --store "$S" >/dev/null
+# sanitizer builds: no report from the kernel or its workers
+if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
+  fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60
+else pass=$((pass+1)); fi
+
+finish
