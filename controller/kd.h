@@ -41,6 +41,7 @@ typedef struct Pending {
   uint64_t client;      /* serial; 0 = nobody (timeouts, shutdown) */
   json_t *id;           /* the request's id, or NULL */
   json_t *req;
+  int retried;          /* a query already re-sent to a fresh worker */
 } Pending;
 
 typedef struct Queue { Pending *v; size_t n, cap; } Queue;

@@ -123,7 +123,7 @@ int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
     q->v = v;
     q->cap = cap;
   }
-  q->v[q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req)};
+  q->v[q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), 0};
   return 0;
 }
 
@@ -141,6 +141,7 @@ void kd_pending_free(Pending *p) {
 
 
 void kd_client_read(Kernel *K, Client *c) {
+  int eof = 0;  /* the client closed (or shut down) its side: answer what it sent first */
   for (;;) {
     if (c->incap - c->inlen < 65536) {
       size_t cap = c->incap ? c->incap * 2 : 65536;
@@ -154,7 +155,7 @@ void kd_client_read(Kernel *K, Client *c) {
     ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (r <= 0) { c->closing = c->outlen > c->outoff ? 1 : 2; break; }
+    if (r <= 0) { eof = 1; break; }
     c->inlen += (size_t)r;
     if (c->inlen >= c->incap) break;
   }
@@ -181,6 +182,7 @@ void kd_client_read(Kernel *K, Client *c) {
     c->closing = 1;
     c->inlen = 0;
   }
+  if (eof && !c->closing) c->closing = c->outlen > c->outoff ? 1 : 2;
 }
 
 void kd_accept(Kernel *K) {
