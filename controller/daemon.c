@@ -166,6 +166,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
     fprintf(stderr, "jiti kernel: cannot start the worker: %s\n", err);
     return EXIT_FAIL;
   }
+  K->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   /* we hold the store's lock: a socket left behind is stale */
   unlink(K->sock);
   K->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -284,6 +285,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
   free(pfd);
   /* clean shutdown */
   kd_stop_worker(K);
+  kd_events_flush(K);  /* subscribers get the last outcomes before they are cut off */
   for (int i = 0; i < K->nclients; i++) {  /* best effort: deliver what is pending */
     Client *c = K->clients[i];
     int fl = fcntl(c->fd, F_GETFL);
@@ -294,6 +296,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
   }
   while (K->nclients) kd_client_free(K, 0);
   if (K->lfd >= 0) { close(K->lfd); unlink(K->sock); }
+  if (K->spare_fd >= 0) close(K->spare_fd);
   if (K->detached) unlink(K->pidfile);
   kd_event(K, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)K->revision,
                       "generation", (json_int_t)K->gen));
@@ -310,7 +313,7 @@ int cmd_kernel(int argc, char **argv) {
   memset(&K, 0, sizeof K);
   K.dir = cli_default_store();
   K.pause_timeout = 120;
-  K.lfd = K.wfd = -1;
+  K.lfd = K.wfd = K.spare_fd = -1;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
     int r = cli_store_opt("kernel", argc, argv, &i, &K.dir);

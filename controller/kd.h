@@ -41,6 +41,7 @@ typedef struct Pending {
   uint64_t client;      /* serial; 0 = nobody (timeouts, shutdown) */
   json_t *id;           /* the request's id, or NULL */
   json_t *req;
+  int retried;          /* a query already re-sent to a fresh worker */
 } Pending;
 
 typedef struct Queue { Pending *v; size_t n, cap; } Queue;
@@ -80,6 +81,7 @@ typedef struct Kernel {
   char pidfile[4096];
   store_env *s;
   int lfd;
+  int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client *clients[KD_MAX_CLIENTS];
   int nclients;
   uint64_t next_serial;

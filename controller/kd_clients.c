@@ -5,6 +5,7 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,7 @@ int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
     q->v = v;
     q->cap = cap;
   }
-  q->v[q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req)};
+  q->v[q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), 0};
   return 0;
 }
 
@@ -182,6 +183,7 @@ void kd_pending_free(Pending *p) {
 
 
 void kd_client_read(Kernel *K, Client *c) {
+  int eof = 0;  /* the client closed (or shut down) its side: answer what it sent first */
   for (;;) {
     if (c->incap - c->inlen < 65536) {
       size_t cap = c->incap ? c->incap * 2 : 65536;
@@ -195,7 +197,7 @@ void kd_client_read(Kernel *K, Client *c) {
     ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (r <= 0) { c->closing = c->outlen > c->outoff ? 1 : 2; break; }
+    if (r <= 0) { eof = 1; break; }
     c->inlen += (size_t)r;
     if (c->inlen >= c->incap) break;
   }
@@ -222,16 +224,33 @@ void kd_client_read(Kernel *K, Client *c) {
     c->closing = 1;
     c->inlen = 0;
   }
+  if (eof && !c->closing) c->closing = c->outlen > c->outoff ? 1 : 2;
 }
 
+static void refuse(int fd, const char *why) {
+  char m[200];
+  int n = snprintf(m, sizeof m, "{\"ok\":false,\"code\":\"busy\",\"message\":\"%s; retry later\"}\n", why);
+  (void)!send(fd, m, (size_t)n, MSG_NOSIGNAL);
+  close(fd);
+}
+
+/* Accept waiting connections.  Out of descriptors (EMFILE, ENFILE), the
+** listening socket would stay readable and the loop would spin: the spare
+** descriptor kept for this moment is given up to accept the connection and
+** refuse it with `busy`, then taken back. */
 void kd_accept(Kernel *K) {
   for (;;) {
     int fd = accept4(K->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && K->spare_fd >= 0) {
+      close(K->spare_fd);
+      fd = accept4(K->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) refuse(fd, "the kernel is out of file descriptors");
+      K->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) continue;
+    }
     if (fd < 0) return;
     if (K->nclients >= KD_MAX_CLIENTS) {
-      const char *m = "{\"ok\":false,\"code\":\"busy\",\"message\":\"too many clients\"}\n";
-      (void)!send(fd, m, strlen(m), MSG_NOSIGNAL);
-      close(fd);
+      refuse(fd, "too many clients");
       continue;
     }
     Client *c = calloc(1, sizeof *c);

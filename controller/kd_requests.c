@@ -44,6 +44,7 @@ static int string_member(Req *q, const char *key, int need, size_t max, const ch
   *out = json_string_value(v);
   if ((!v && !need) || (*out && strlen(*out) <= max && strlen(*out) == json_string_length(v))) return 1;
   const char *op = json_string_value(json_object_get(q->r, "op"));
+  if (!op) op = "an act action";  /* members of act's "action" */
   if (!v) kd_reply_err(q->K, q->client, q->id, "invalid-request", "%s needs \"%s\" (a string)", op, key);
   else kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"%s\" of %s must be a string of at most %zu bytes "
                     "without NUL characters", key, op, max);
@@ -67,7 +68,11 @@ static void op_hello(Req *q) {
   json_t *p = json_object_get(q->r, "protocol");
   const char *client;
   if (!string_member(q, "client", 0, NAME_MAX_BYTES, &client)) return;
-  if (p && (!json_is_integer(p) || json_integer_value(p) != KPROTO_VERSION)) {
+  if (p && !json_is_integer(p)) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"protocol\" of hello must be an integer");
+    return;
+  }
+  if (p && json_integer_value(p) != KPROTO_VERSION) {
     kd_reply_err(q->K, q->client, q->id, "unsupported-protocol", "this kernel speaks protocol %d only", KPROTO_VERSION);
     return;
   }

@@ -346,10 +346,17 @@ void kd_worker_died(Kernel *K) {
       finish_txn(K, "interrupted", how);
     }
   }
-  if (K->wait == W_QUERY) {  /* the fresh worker answers it, first */
+  if (K->wait == W_QUERY && K->query.retried) {
+    /* the worker died on it twice: it would kill every fresh worker */
+    kd_reply_err(K, K->query.client, K->query.id, "interrupted", "the worker %s twice while answering this "
+                 "query; a fresh worker was started from revision %" PRIu64, how, K->revision);
+    kd_pending_free(&K->query);
+    K->query = (Pending){0};
+  } else if (K->wait == W_QUERY) {  /* the fresh worker answers it, first */
     Queue q = K->queryq;
     K->queryq = (Queue){0};
     kd_push(&K->queryq, K->query.client, K->query.id, K->query.req);
+    if (K->queryq.n) K->queryq.v[0].retried = 1;
     for (size_t i = 0; i < q.n; i++) {
       kd_push(&K->queryq, q.v[i].client, q.v[i].id, q.v[i].req);
       kd_pending_free(&q.v[i]);
@@ -501,14 +508,32 @@ void kd_pump(Kernel *K) {
   }
 }
 
-static json_t *changes_brief(json_t *changes) {
+/* The changes as clients see them: kind, name, removed.  The worker reports
+** every variable as a candidate (a mutation of the structure a variable holds
+** changes its value), and removals of entries made inside the transaction;
+** entries identical to CURRENT's, or removed but never published, are not
+** changes and are left out (the store skips them too). */
+static json_t *changes_brief(Kernel *K, json_t *changes) {
   json_t *a = json_array();
   size_t i;
   json_t *c;
-  json_array_foreach(changes, i, c)
+  json_array_foreach(changes, i, c) {
+    const char *kind = json_string_value(json_object_get(c, "kind"));
+    const char *name = json_string_value(json_object_get(c, "name"));
+    const char *hash = json_string_value(json_object_get(c, "hash"));
+    int sk = kind ? store_kind_parse(kind) : 0;
+    uint8_t h[32];
+    if (sk && name && store_lookup(K->s, sk, name, h) == STORE_OK) {
+      char hex[65];
+      for (int j = 0; j < 32; j++) snprintf(hex + 2 * j, 3, "%02x", h[j]);
+      if (!json_is_true(json_object_get(c, "removed")) && hash && !strcmp(hash, hex)) continue;
+    } else if (sk && name && json_is_true(json_object_get(c, "removed"))) {
+      continue;
+    }
     json_array_append_new(a, json_pack("{s:O, s:O, s:O}", "kind", json_object_get(c, "kind"),
                                        "name", json_object_get(c, "name"),
                                        "removed", json_object_get(c, "removed")));
+  }
   return a;
 }
 
@@ -516,6 +541,7 @@ static json_t *changes_brief(json_t *changes) {
 static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t bloblen) {
   Txn *t = &K->cur;
   json_t *changes = json_object_get(m, "changes");
+  json_t *brief = changes_brief(K, changes);  /* against CURRENT, before it moves */
   size_t n = json_array_size(changes), nc = 0, nr = 0, at = 0;
   store_entry *ch = calloc(n ? n : 1, sizeof *ch);
   store_key *rm = calloc(n ? n : 1, sizeof *rm);
@@ -555,6 +581,7 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
   free(rm);
   json_t *value = json_object_get(m, "value"), *output = json_object_get(m, "output");
   if (bad) {
+    json_decref(brief);
     t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
                          "publication-failed", "message", why);
     kd_log("attempt %" PRIu64 ": publication failed: %s", t->attempt, why);
@@ -566,7 +593,7 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
   t->revision = rev;
   K->revision = rev;
   t->reply = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision", (json_int_t)rev,
-                       "changes", changes_brief(changes));
+                       "changes", brief);
   if (value) json_object_set(t->reply, "value", value);
   if (output) json_object_set(t->reply, "output", output);
   K->wait = W_COMMIT;
@@ -620,12 +647,10 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
                     (json_int_t)K->gen, "pause", p);
     json_t *lv = json_object_get(p, "last_value");
     if (lv && !refusal) json_object_set(r, "value", lv);
-    if (first || json_integer_value(json_object_get(p, "pause")) > 0) {
-      if (first || !lv)
-        kd_event(K, json_pack("{s:s, s:I, s:O, s:I}", "event", "paused", "attempt", (json_int_t)t->attempt,
-                            "condition", json_object_get(p, "condition_type"), "generation",
-                            (json_int_t)K->gen));
-    }
+    if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
+      kd_event(K, json_pack("{s:s, s:I, s:O, s:I}", "event", "paused", "attempt", (json_int_t)t->attempt,
+                          "condition", json_object_get(p, "condition_type"), "generation",
+                          (json_int_t)K->gen));
     if (first) kd_log("attempt %" PRIu64 " paused: %s", t->attempt,
                      json_string_value(json_object_get(p, "report")));
     kd_events_flush(K);  /* a pause may last long: its record should not wait */
@@ -652,7 +677,7 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
     if (reason && !strcmp(reason, "accepted")) {
       /* nothing to publish, or a preview (already restored) */
       r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision", (json_int_t)K->revision,
-                    "changes", changes_brief(json_object_get(m, "changes")));
+                    "changes", changes_brief(K, json_object_get(m, "changes")));
       if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
       if (t->command && !strcmp(t->command, "preview")) json_object_set_new(r, "restored", json_true());
       json_object_set_new(r, "generation", json_integer((json_int_t)K->gen));

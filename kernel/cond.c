@@ -685,6 +685,7 @@ JT_FN(f_restart_id) {
 /* (%define-condition name parents slots report) */
 JT_FN(f_define_condition) {
   jt_V name = jt_check_symbol(S, argv[0]);
+  jt_check_type_definable(S, name, "a condition type");
   jt_V old = jt_find_layout(S, name);
   if (old != JT_NIL && !(jt_layout_(old)->h.flags & JT_LAYOUT_CONDITION))
     jt_error(S, "%s names a structure type", jt_symname(S, name));

@@ -302,23 +302,37 @@ static const jt_Reg io_fns[] = {
   {NULL, NULL, 0, 0, NULL}
 };
 
+/* The printer's and reader's control variables, with their standard values
+** (those of with-standard-io-syntax that this Lisp has). */
+static void io_syntax(jt_State *S, bool define)
+{
+  static const char *const names[] = {
+    "*STANDARD-OUTPUT*", "*ERROR-OUTPUT*", "*TRACE-OUTPUT*", "*PRINT-ESCAPE*", "*PRINT-READABLY*",
+    "*PRINT-BASE*", "*PRINT-RADIX*", "*PRINT-LENGTH*", "*PRINT-LEVEL*", "*PRINT-CIRCLE*",
+    "*PRINT-PRETTY*", "*PRINT-CASE*", "*READ-BASE*",
+  };
+  jt_V out = S->stdout_stream;
+  const jt_V values[] = {
+    out, out, out, JT_T, JT_NIL,
+    jt_mkfix(10), JT_NIL, JT_NIL, JT_NIL, JT_NIL,
+    JT_NIL, JT_SYM(S, K_UPCASE), jt_mkfix(10),
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (define) {
+      jt_defglobal(S, names[i], values[i]);
+    } else {
+      jt_Symbol *s = jt_symobj(S, jt_intern(S, names[i]));
+      JT_SET(S, s, s->value, values[i]);
+    }
+  }
+}
+
+void jt_reset_io_syntax(jt_State *S) { io_syntax(S, false); }
+
 void jt_open_io(jt_State *S)
 {
-  jt_V out = new_stream(S, JT_STREAM_HOST);
-  S->stdout_stream = out;   /* a state slot: a root from here on */
-  jt_defglobal(S, "*STANDARD-OUTPUT*", out);
-  jt_defglobal(S, "*ERROR-OUTPUT*", out);
-  jt_defglobal(S, "*TRACE-OUTPUT*", out);
-
-  jt_defglobal(S, "*PRINT-ESCAPE*", JT_T);
-  jt_defglobal(S, "*PRINT-READABLY*", JT_NIL);
-  jt_defglobal(S, "*PRINT-BASE*", jt_mkfix(10));
-  jt_defglobal(S, "*PRINT-RADIX*", JT_NIL);
-  jt_defglobal(S, "*PRINT-LENGTH*", JT_NIL);
-  jt_defglobal(S, "*PRINT-LEVEL*", JT_NIL);
-  jt_defglobal(S, "*PRINT-CIRCLE*", JT_NIL);
-  jt_defglobal(S, "*PRINT-PRETTY*", JT_NIL);
-  jt_defglobal(S, "*PRINT-CASE*", JT_SYM(S, K_UPCASE));
+  S->stdout_stream = new_stream(S, JT_STREAM_HOST);   /* a state slot: a root from here on */
+  io_syntax(S, true);
 
   jt_register(S, io_fns);
   jt_open_print(S);

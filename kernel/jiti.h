@@ -74,6 +74,13 @@ void jiti_close(jiti_State *S);
 /* Send output (print, format t, ...) to `fn`.  Default: standard output. */
 void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud);
 
+/* Give the reader's and printer's control variables (*read-base*,
+** *print-base*, *print-circle*, *print-case*, *standard-output*, ...)
+** their standard values again.  A host running untrusted code calls it
+** between evaluations, so that one evaluation's setq cannot change how the
+** next one is read or printed. */
+void jiti_reset_io_syntax(jiti_State *S);
+
 /* ---------------------------------------------------------------- limits */
 
 void jiti_set_limits(jiti_State *S, const jiti_Limits *limits);

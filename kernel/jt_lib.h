@@ -44,6 +44,7 @@ void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
 void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
+void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
 
@@ -109,6 +110,9 @@ jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function 
 ** function", "a macro", ...): built-in symbols and special operators are
 ** locked; the message says which the symbol is. */
 void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what);
+/* The same for a new structure or condition type: built-in type names
+** (error, cons, integer, ...) and locked symbols are refused. */
+void jt_check_type_definable(jt_State *S, jt_V name, const char *what);
 void jt_defglobal(jt_State *S, const char *name, jt_V value);  /* special var */
 /* Dynamic binding: push a binding; jt_unbind_to restores. */
 void jt_bind(jt_State *S, jt_V sym, jt_V value);

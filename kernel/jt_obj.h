@@ -105,6 +105,7 @@ typedef struct jt_Cons {
 #define JT_SYM_INTERNAL  0x0040  /* kernel-internal: refused in untrusted source */
 #define JT_SYM_INTERNED  0x0080
 #define JT_SYM_BUILTIN   0x0100  /* part of the language, defined at start-up */
+#define JT_SYM_TYPE      0x0200  /* names a built-in structure or condition type */
 
 typedef struct jt_Symbol {
   jt_Obj h;

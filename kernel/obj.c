@@ -924,6 +924,26 @@ JT_FN(f_fmakunbound) {
 
 JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
 
+/* Type names typep knows without a layout (see jt_typep). */
+static const char *const atomic_types[] = {
+  "ATOM", "ARRAY", "BOOLEAN", "BIGNUM", "BIT", "BASE-CHAR", "BASE-STRING", "CONS", "CHARACTER",
+  "COMPILED-FUNCTION", "COMPLEX", "DOUBLE-FLOAT", "FIXNUM", "FLOAT", "FUNCTION", "HASH-TABLE", "INTEGER",
+  "KEYWORD", "LIST", "LONG-FLOAT", "NULL", "NUMBER", "REAL", "RATIONAL", "RATIO", "RESTART", "SYMBOL",
+  "STRING", "SIMPLE-STRING", "SEQUENCE", "SIMPLE-VECTOR", "SINGLE-FLOAT", "SHORT-FLOAT", "STANDARD-CHAR",
+  "STREAM", "STRING-STREAM", "STRUCTURE-OBJECT", "SIMPLE-ARRAY", "SIGNED-BYTE", "UNSIGNED-BYTE", "VECTOR",
+  "T", "NIL",
+};
+
+void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
+  jt_Symbol *s = jt_symobj(S, name);
+  bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM | JT_SYM_CONSTANT)) != 0;
+  for (size_t i = 0; !builtin && (s->h.flags & JT_SYM_BUILTIN) && i < sizeof atomic_types / sizeof *atomic_types; i++)
+    builtin = !strcmp(s->cname, atomic_types[i]);
+  if (builtin)
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in name of the language",
+              s->cname, what);
+}
+
 void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what) {
   if (!(s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM))) return;
   jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in %s", s->cname, what,

@@ -773,7 +773,5 @@ void jt_open_read(jt_State *S)
     jt_defglobal(S, "*FEATURES*",
                  jt_list(S, 2, jt_intern_keyword(S, "JITI"),
                          jt_intern_keyword(S, "COMMON-LISP")));
-  if (jt_symobj(S, JT_SYM(S, READ_BASE))->value == JT_UNBOUND)
-    jt_defglobal(S, "*READ-BASE*", jt_mkfix(10));
   jt_register(S, read_fns);
 }

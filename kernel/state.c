@@ -62,6 +62,7 @@ static void lock_builtins(jt_State *S) {
     jt_Symbol *s = jt_sym_(v);
     if (s->function != JT_UNBOUND || s->setf_fn != JT_UNBOUND) s->h.flags |= JT_SYM_LOCKED;
     if (s->package == JT_PKG_LISP) s->h.flags |= JT_SYM_BUILTIN;
+    if (jt_find_layout(S, v) != JT_NIL) s->h.flags |= JT_SYM_TYPE;
   }
 }
 
@@ -172,6 +173,8 @@ void jiti_close(jiti_State *S) {
   free(S->bindings);
   free(S);
 }
+
+void jiti_reset_io_syntax(jiti_State *S) { jt_reset_io_syntax(S); }
 
 void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud) {
   S->write_fn = fn ? fn : stdout_write;

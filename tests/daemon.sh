@@ -156,12 +156,14 @@ if [[ -n $HOOKS ]]; then
   H=$tmp/hooks
   start_kernel "$H" --jiti "$HOOKS"; ok hooks-kernel $?
   "$HOOKS" eval --store "$H" '(world-put :safe 1)' >/dev/null
-  for n in 0 1 2; do
+  # opening a file fails (glibc's malloc may try one lazily; see sandbox.c)
+  t seccomp-open-fails 0 "^-1$" -- "$HOOKS" eval --store "$H" '(test-forbidden-syscall 0)'
+  for n in 1 2; do  # a socket, a fork: the worker is killed
     t "seccomp-kill-$n" 1 "interrupted: the worker killed by signal 31 .*seccomp" -- \
       "$HOOKS" eval --store "$H" "(progn (world-put :safe 99) (test-forbidden-syscall $n))"
     t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
   done
-  t seccomp-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
+  t seccomp-restarts 0 "restarts: +2" -- "$HOOKS" status --store "$H"
   t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
   "$HOOKS" stop --store "$H" >/dev/null
 fi

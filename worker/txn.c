@@ -103,7 +103,12 @@ static void take_events(txn_World *W, txn_Outcome *out) {
   W->nevents = W->capevents = 0;
 }
 
+/* Every transaction starts and ends with the standard reader and printer
+** variables: a (setq *read-base* 36) is the attempt's scratch, not a way to
+** change how every later transaction is read (those variables are not
+** entries: a restart or a recovery would forget it anyway). */
 static txn_Reason finish(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
+  jiti_reset_io_syntax(W->S);
   out->reason = r;
   free(out->message);
   out->message = msg ? msg : txn_strdup(txn_reason_name(r));
@@ -611,6 +616,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                   txn_fmt("the world is faulted (invalid-baseline: %s); only operator operations are accepted",
                           W->inv_msg ? W->inv_msg : ""));
   char reason[512];
+  jiti_reset_io_syntax(W->S);
   if (txn_gate_run(W, source, 0, reason, sizeof reason))
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
 
