@@ -156,7 +156,7 @@ static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
 static void snap_restore(jt_State *S, Snap *s) {
   jt_Obj *o = s->obj;
   jt_Obj *next = o->gcnext;
-  uint8_t marked = o->marked;
+  uint8_t gcflags = o->gcflags;
   switch (o->type) {
     case JT_TVECTOR: jt_free(S, ((jt_Vector *)o)->items, ((jt_Vector *)o)->cap * sizeof(jt_V)); break;
     case JT_TSTRING: jt_free(S, ((jt_String *)o)->chars, ((jt_String *)o)->cap * sizeof(uint32_t)); break;
@@ -168,7 +168,8 @@ static void snap_restore(jt_State *S, Snap *s) {
   }
   memcpy(o, s->body, s->size);
   o->gcnext = next;
-  o->marked = marked;
+  o->gcflags = gcflags;
+  jt_gc_remember(S, o);  /* the old contents may name young objects */
   switch (o->type) {
     case JT_TVECTOR: ((jt_Vector *)o)->items = s->buf; break;
     case JT_TSTRING: ((jt_String *)o)->chars = s->buf; break;
@@ -539,7 +540,10 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
                            char *err, size_t errlen) {
   char here;
   bool outer = S->jmp == NULL;
-  if (outer) S->cstack_base = &here;
+  if (outer) {
+    S->cstack_base = &here;
+    jt_gc_safepoint(S, false);
+  }
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
   if (_setjmp(j.jb) == 0) {
