@@ -409,11 +409,16 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case 0: case 1: case 6: {
       jt_V src = base[0];
       if (kind == 6 || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
-        /* not reproducible from source: recorded so export can refuse it */
-        src = jt_list(S, 2, jt_intern_keyword(S, "UNEXPORTABLE"),
-                      jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
-                                                        : "is a closure over a lexical environment"));
+        /* not reproducible from source: recorded so export can refuse it
+        ** (one allocation at a time: an argument of jt_list is not rooted
+        ** while the next one is being made) */
+        jt_V why = jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
+                                                     : "is a closure over a lexical environment");
+        JT_PUSH(S, why);
+        jt_V tag = jt_intern_keyword(S, "UNEXPORTABLE");
+        src = jt_list(S, 2, tag, base[2]);
       }
+      JT_PUSH(S, src);  /* unrecord allocates */
       unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
       record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
       break;
