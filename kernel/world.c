@@ -565,6 +565,24 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   return j.code == JITI_OK ? JITI_ERROR : (jiti_Status)j.code;
 }
 
+/* Which variables jiti_export_changed must encode.  A variable's value
+** changes by a store into its symbol, or by a change in place of some
+** object inside the value.  Every such store passed the write barrier, so
+** the open checkpoints saved a copy of the object it changed.  If all the
+** objects they saved are symbols, only the variables among those symbols
+** can have changed, and commit costs what the transaction touched; if any
+** other object changed (it may sit inside any variable's value), or no
+** checkpoint is open, every variable is encoded. */
+static bool only_symbols_touched(World *w) {
+  if (w->nlevels == 0) return false;
+  for (int l = 0; l < w->nlevels; l++) {
+    Level *L = &w->levels[l];
+    for (size_t i = 0; i < L->nsnaps; i++)
+      if (L->snaps[i].obj->type != JT_TSYMBOL) return false;
+  }
+  return true;
+}
+
 typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; } ExportArgs;
 
 static jiti_Status export_body(jt_State *S, void *ud) {
@@ -572,9 +590,9 @@ static jiti_Status export_body(jt_State *S, void *ud) {
   World *w = W(S);
   Item *items = NULL;
   size_t n = 0, cap = 0;
-  /* Keys stay reachable from the registry, the data table or the logs,
-  ** which are all GC roots; nothing below allocates on the Lisp heap
-  ** except printing names, which does not collect keys it can reach. */
+  /* Keys stay reachable from the registry, the data table, the logs or
+  ** `seen` (on the value stack until the end), which are all GC roots. */
+  jt_V *base = S->sp;
   if (!a->changed) {
     jt_Hash *r = jt_hash_(w->registry);
     for (size_t i = 0; i < r->nentries; i++)
@@ -586,9 +604,12 @@ static jiti_Status export_body(jt_State *S, void *ud) {
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
   } else {
-    /* logged keys (deduplicated), plus every variable: a variable's value
-    ** can change through mutation of the structure it holds */
+    /* logged keys (deduplicated), plus the variables whose value may have
+    ** changed (only_symbols_touched).  `seen` is scratch: exempt from the
+    ** checkpoint's copies like the managed maps, so that filling it does
+    ** not look like a change of the world. */
     jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
     for (int l = 0; l < w->nlevels; l++) {
       Level *L = &w->levels[l];
@@ -602,17 +623,37 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
       }
     }
-    jt_Hash *r = jt_hash_(w->registry);
-    for (size_t i = 0; i < r->nentries; i++) {
-      jt_V key = r->entries[i].key;
-      if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-      bool dup;
-      jt_hash_get(S, S->sp[-1], key, &dup);
-      if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+    if (only_symbols_touched(w)) {
+      for (int l = 0; l < w->nlevels; l++) {
+        Level *L = &w->levels[l];
+        for (size_t i = 0; i < L->nsnaps; i++) {
+          jt_V sym = (jt_V)L->snaps[i].obj;
+          if (sym == S->nil_sym || sym == S->t_sym) continue;
+          jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, sym);
+          JT_PUSH(S, key);
+          bool var, dup;
+          jt_hash_get(S, w->registry, key, &var);
+          jt_hash_get(S, S->sp[-2], key, &dup);
+          if (var && !dup) {
+            jt_hash_put(S, S->sp[-2], key, JT_T);
+            add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, sym);
+          }
+          JT_POP(S, 1);
+        }
+      }
+    } else {
+      jt_Hash *r = jt_hash_(w->registry);
+      for (size_t i = 0; i < r->nentries; i++) {
+        jt_V key = r->entries[i].key;
+        if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+        bool dup;
+        jt_hash_get(S, S->sp[-1], key, &dup);
+        if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+      }
     }
-    JT_POP(S, 1);
   }
   jiti_Status st = export_items(S, items, n, a->fn, a->ud, a->err, a->errlen);
+  S->sp = base;
   free_items(items, n);
   return st;
 }
