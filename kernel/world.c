@@ -200,6 +200,22 @@ static void level_free(Level *L) {
   memset(L, 0, sizeof *L);
 }
 
+/* Empty a level that is closed (restored or committed).  Its buffers stay
+** for the next checkpoint at this depth, so that a transaction does not
+** malloc and free them each time (after a young collection returned memory
+** to the system, that malloc took a page fault); a transaction that grew
+** them past LEVEL_KEEP entries gives them back. */
+#define LEVEL_KEEP 1024
+static void level_close(Level *L) {
+  for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
+  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP) {
+    level_free(L);
+    return;
+  }
+  if (L->setn) memset(L->set, 0, L->setcap * sizeof *L->set);
+  L->nsnaps = L->nlogs = L->setn = 0;
+}
+
 /* The saved copies hold the old values: they and their owners are roots. */
 static void mark_body(jt_State *S, const Snap *s) {
   const jt_Obj *b = s->body;
@@ -311,11 +327,11 @@ int jiti_checkpoint(jiti_State *S) {
     int n = w->caplevels ? w->caplevels * 2 : 4;
     Level *p = realloc(w->levels, (size_t)n * sizeof *p);
     if (!p) abort();
+    memset(p + w->caplevels, 0, (size_t)(n - w->caplevels) * sizeof *p);
     w->levels = p;
     w->caplevels = n;
   }
-  memset(&w->levels[w->nlevels], 0, sizeof(Level));
-  w->nlevels++;
+  w->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
   S->ckpt_depth = w->nlevels;
   return w->nlevels;
 }
@@ -336,7 +352,7 @@ void jiti_restore(jiti_State *S) {
   }
   for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
   S->ckpt_depth = saved_depth;
-  level_free(L);
+  level_close(L);
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
   S->gc_inhibit--;
@@ -366,7 +382,7 @@ void jiti_commit(jiti_State *S) {
       P->logs[P->nlogs++] = L->logs[i];
     }
   }
-  level_free(L);
+  level_close(L);
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
 }
@@ -961,7 +977,7 @@ static const jt_Reg world_fns[] = {
 static void world_free(jt_State *S) {
   World *w = W(S);
   if (!w) return;
-  for (int i = 0; i < w->nlevels; i++) level_free(&w->levels[i]);
+  for (int i = 0; i < w->caplevels; i++) level_free(&w->levels[i]);
   free(w->levels);
   free(w);
   S->world = NULL;
