@@ -199,7 +199,7 @@ static bool refill(jt_State *S, int cls) {
     S->avail[cls] = pg->avail_next;
     pg->avail_next = NULL;
     pg->in_avail = 0;
-    if (pg->free) break;  /* a young sweep may have found it full */
+    if (pg->free) break;  /* (a listed page always has some; be safe) */
   }
   S->freelist[cls] = pg->free;
   pg->free = NULL;
