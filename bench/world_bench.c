@@ -1,17 +1,48 @@
 /* world_bench.c — cost of checkpoint + one change + restore (and + commit)
 ** in worlds of 1e2, 1e4 and 1e6 data rows.  Issue 4's target: the largest
 ** world costs at most 1.5x the smallest (the cost follows the change, not
-** the world).  Usage: world_bench [iterations]   (default 2000) */
+** the world).
+**
+** What is measured: one round is jiti_checkpoint, jiti_eval_string of
+** "(world-put 7 (list :changed 1))" (read, analysed, evaluated and its value
+** printed, as a host would), then jiti_restore or jiti_commit.  A batch is
+** `iters` rounds timed by the process's CPU clock; restore and commit
+** batches alternate, so both see the same machine.  Each world is built in a
+** child process of its own (fresh heap and malloc state), warmed up, then
+** timed; the three worlds run one after another and the whole sequence is
+** repeated `passes` times, so slow drifts of a shared machine hit every
+** size alike.  The figure is the median over all batches.
+**
+** Steady state, not first touch: the warm-up (default 20,000 rounds,
+** about 25 MB of allocation) takes each world through several young
+** collections, the first of which promotes the freshly built rows.  A batch
+** of 2,000 rounds allocates ~2.5 MB, so every batch pays for about one
+** young collection: their cost is inside the figures.  A full collection
+** comes only when the old generation has doubled, which these rounds (about
+** 2 bytes of promoted garbage each) would take tens of millions to do.
+**
+** Usage: world_bench [--iters N] [--batches N] [--passes N] [--warmup N] [N]
+*/
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "jiti.h"
 #include "jiti_world.h"
 
-static double now(void) {
+#define NSIZES 3
+#define MAX_SAMPLES 1024
+
+static const long sizes[NSIZES] = {100, 10000, 1000000};
+
+typedef struct Opts { long iters, batches, passes, warmup; } Opts;
+
+static double cpu_now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -24,47 +55,140 @@ static void ev(jiti_State *S, const char *src) {
   jiti_result_free(&r);
 }
 
-/* Median of `reps` timings of `iters` rounds, in microseconds per round. */
-static double measure(jiti_State *S, int iters, int commit) {
-  double best[5];
-  for (int rep = 0; rep < 5; rep++) {
-    double t0 = now();
-    for (int i = 0; i < iters; i++) {
-      jiti_checkpoint(S);
-      ev(S, "(world-put 7 (list :changed 1))");
-      if (commit) jiti_commit(S); else jiti_restore(S);
-    }
-    best[rep] = (now() - t0) / iters * 1e6;
+static void rounds(jiti_State *S, long n, int commit) {
+  for (long i = 0; i < n; i++) {
+    jiti_checkpoint(S);
+    ev(S, "(world-put 7 (list :changed 1))");
+    if (commit) jiti_commit(S); else jiti_restore(S);
   }
-  for (int i = 0; i < 5; i++)
-    for (int j = i + 1; j < 5; j++)
-      if (best[j] < best[i]) { double t = best[i]; best[i] = best[j]; best[j] = t; }
-  return best[2];
+}
+
+/* CPU microseconds per round of one batch. */
+static double batch(jiti_State *S, long iters, int commit) {
+  double t0 = cpu_now();
+  rounds(S, iters, commit);
+  return (cpu_now() - t0) / iters * 1e6;
+}
+
+/* In a child: build a world of `rows` rows, warm it up, write
+** batches x {restore, commit} timings to `fd`. */
+static void run_world(long rows, const Opts *o, int fd) {
+  jiti_State *S = jiti_open();
+  if (!S) { fprintf(stderr, "world_bench: jiti_open failed\n"); exit(1); }
+  jiti_world_enable(S);
+  char src[200];
+  snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (list i \"row\")))", rows);
+  ev(S, src);
+  ev(S, "(defvar *counter* 0) (defun bump () (incf *counter*))");
+  ev(S, "(%gc)");
+  rounds(S, o->warmup / 2, 0);
+  rounds(S, o->warmup - o->warmup / 2, 1);
+  double t[2 * MAX_SAMPLES];
+  for (long b = 0; b < o->batches; b++) {
+    t[2 * b] = batch(S, o->iters, 0);
+    t[2 * b + 1] = batch(S, o->iters, 1);
+  }
+  jiti_close(S);
+  size_t n = (size_t)o->batches * 2 * sizeof(double);
+  if (write(fd, t, n) != (ssize_t)n) exit(1);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: world_bench [--iters N] [--batches N] [--passes N] [--warmup N] [N]\n"
+          "  --iters N    rounds per batch (default 2000; a bare N means the same)\n"
+          "  --batches N  restore and commit batches per world per pass (default 7)\n"
+          "  --passes N   times the three worlds are built and measured (default 3)\n"
+          "  --warmup N   rounds before timing starts (default 20000)\n"
+          "Prints the median CPU time per round of checkpoint + change + restore and\n"
+          "checkpoint + change + commit in worlds of 1e2, 1e4 and 1e6 data rows.\n");
 }
 
 int main(int argc, char **argv) {
-  int iters = argc > 1 ? atoi(argv[1]) : 2000;
-  const long sizes[] = {100, 10000, 1000000};
-  double restore[3], commit[3];
-  for (int k = 0; k < 3; k++) {
-    jiti_State *S = jiti_open();
-    jiti_world_enable(S);
-    char src[200];
-    snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (list i \"row\")))", sizes[k]);
-    ev(S, src);
-    ev(S, "(defvar *counter* 0) (defun bump () (incf *counter*))");
-    /* Start both sizes from a collected heap, so that the rounds allocate
-    ** from recycled memory in either world (steady state) instead of the
-    ** large world alone faulting in fresh pages. */
-    ev(S, "(%gc)");
-    restore[k] = measure(S, iters, 0);
-    commit[k] = measure(S, iters, 1);
-    jiti_close(S);
+  Opts o = {2000, 7, 3, 20000};
+  for (int i = 1; i < argc; i++) {
+    long *dst = NULL;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
+    if (!strcmp(argv[i], "--iters")) dst = &o.iters;
+    else if (!strcmp(argv[i], "--batches")) dst = &o.batches;
+    else if (!strcmp(argv[i], "--passes")) dst = &o.passes;
+    else if (!strcmp(argv[i], "--warmup")) dst = &o.warmup;
+    char *end;
+    const char *arg = dst ? (i + 1 < argc ? argv[++i] : "") : argv[i];
+    long v = strtol(arg, &end, 10);
+    if (*arg == 0 || *end || v < 0 || (!dst && v == 0)) { usage(stderr); return 2; }
+    *(dst ? dst : &o.iters) = v;
   }
+  if (o.iters < 1 || o.batches < 1 || o.passes < 1 || o.batches * o.passes > MAX_SAMPLES) {
+    usage(stderr);
+    return 2;
+  }
+  size_t per = (size_t)o.batches * 2;
+  double *samples[NSIZES][2];
+  for (int k = 0; k < NSIZES; k++)
+    for (int m = 0; m < 2; m++) samples[k][m] = malloc(sizeof(double) * o.passes * o.batches);
+  for (long p = 0; p < o.passes; p++) {
+    for (int k = 0; k < NSIZES; k++) {
+      int fds[2];
+      if (pipe(fds) != 0) { perror("pipe"); return 1; }
+      fflush(stdout);
+      pid_t pid = fork();
+      if (pid < 0) { perror("fork"); return 1; }
+      if (pid == 0) {
+        close(fds[0]);
+        run_world(sizes[k], &o, fds[1]);
+        _exit(0);
+      }
+      close(fds[1]);
+      double t[2 * MAX_SAMPLES];
+      size_t got = 0;
+      while (got < per * sizeof(double)) {
+        ssize_t r = read(fds[0], (char *)t + got, per * sizeof(double) - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+      }
+      close(fds[0]);
+      int status;
+      waitpid(pid, &status, 0);
+      if (got != per * sizeof(double) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "world_bench: the %ld-row world failed\n", sizes[k]);
+        return 1;
+      }
+      for (long b = 0; b < o.batches; b++) {
+        samples[k][0][p * o.batches + b] = t[2 * b];
+        samples[k][1][p * o.batches + b] = t[2 * b + 1];
+      }
+    }
+  }
+  size_t n = (size_t)(o.passes * o.batches);
+  double med[NSIZES][2], lo[NSIZES][2], hi[NSIZES][2];
+  for (int k = 0; k < NSIZES; k++)
+    for (int m = 0; m < 2; m++) {
+      med[k][m] = median(samples[k][m], n);  /* sorts */
+      lo[k][m] = samples[k][m][0];
+      hi[k][m] = samples[k][m][n - 1];
+    }
+  printf("world_bench: %ld rounds per batch, %ld batches x %ld passes per world, warm-up %ld rounds;\n"
+         "CPU time per round, median over %zu batches [min, max]\n\n",
+         o.iters, o.batches, o.passes, o.warmup, n);
   printf("| data rows | checkpoint + change + restore (us) | checkpoint + change + commit (us) |\n");
   printf("|---:|---:|---:|\n");
-  for (int k = 0; k < 3; k++) printf("| %ld | %.2f | %.2f |\n", sizes[k], restore[k], commit[k]);
+  for (int k = 0; k < NSIZES; k++)
+    printf("| %ld | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] |\n", sizes[k], med[k][0], lo[k][0],
+           hi[k][0], med[k][1], lo[k][1], hi[k][1]);
   printf("\nratio 1e6/1e2: restore %.2f, commit %.2f (target <= 1.5)\n",
-         restore[2] / restore[0], commit[2] / commit[0]);
+         med[2][0] / med[0][0], med[2][1] / med[0][1]);
+  printf("ratio 1e4/1e2: restore %.2f, commit %.2f\n", med[1][0] / med[0][0], med[1][1] / med[0][1]);
   return 0;
 }

@@ -462,7 +462,7 @@ static bool eval_args(jt_State *S, const char *src, jt_V *out) {
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
   if (_setjmp(j.jb) == 0) {
-    jt_V v = jt_eval_source(S, src, strlen(src));
+    jt_V v = jt_eval_source(S, src, strlen(src), false);
     jt_jmp_pop(S, &j);
     S->debugger_hook = hook;
     *out = v;

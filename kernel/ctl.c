@@ -59,9 +59,11 @@ void jt_unwind_to(jt_State *S, jt_Jmp *target, int code) {
       ** repair evaluated from the debugger hook) may not jump into the
       ** computation the host is suspended in.  The exit ends at the entry
       ** point as a control-error instead. */
-      jt_V args[4] = {JT_SYM(S, K_FORMAT_CONTROL), JT_NIL, JT_SYM(S, K_FORMAT_ARGUMENTS), JT_NIL};
-      args[1] = jt_string_from_cstr(S, "a non-local exit may not leave a nested evaluation");
+      jt_V msg = jt_string_from_cstr(S, "a non-local exit may not leave a nested evaluation");
+      JT_PUSH(S, msg);  /* args[] is not a root: making the condition allocates */
+      jt_V args[4] = {JT_SYM(S, K_FORMAT_CONTROL), msg, JT_SYM(S, K_FORMAT_ARGUMENTS), JT_NIL};
       S->pending = jt_make_condition(S, JT_SYM(S, CONTROL_ERROR), 4, args);
+      JT_POP(S, 1);
       target = j;
       code = JITI_ERROR;
       break;

@@ -28,8 +28,12 @@ static inline jt_V load_loc(jt_State *S, jt_VarLoc loc, jt_V env) {
 }
 
 static inline void store_loc(jt_State *S, jt_VarLoc loc, jt_V env, jt_V v) {
-  if (loc.depth < 0) S->fp[loc.index] = v;
-  else jt_frame_(frame_up(env, loc.depth))->slots[loc.index] = v;
+  if (loc.depth < 0) {
+    S->fp[loc.index] = v;
+  } else {
+    jt_V f = frame_up(env, loc.depth);
+    JT_SET_GC(S, f, jt_frame_(f)->slots[loc.index], v);  /* a closure's frame may be old */
+  }
 }
 
 static jt_V new_frame(jt_State *S, int n, jt_V parent) {
@@ -851,7 +855,7 @@ jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
   return r;
 }
 
-jt_V jt_eval_source(jt_State *S, const char *src, size_t len) {
+jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
   jt_Reader R;
   jt_reader_init(&R, src, len);
   jt_V r = JT_NIL;
@@ -860,6 +864,7 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len) {
     jt_V form = jt_read(S, &R);
     if (form == JT_EOF) break;
     r = jt_eval_toplevel(S, form);
+    if (host) jt_gc_safepoint(S, false);
   }
   JT_UNROOT(S, 1);
   return r;

@@ -1,13 +1,18 @@
 /*
-** gc.c — allocator and precise mark-and-sweep collector.
+** gc.c — allocator and precise mark-and-sweep collector with two
+** generations (the design is explained in jt_gc.h).
 **
 ** Small objects (up to 128 bytes: conses, floats, symbols, closures, small
-** frames...) come from per-size-class pages with free lists rebuilt by each
-** sweep; larger objects are their own malloc block, linked into S->objects.
-** Sanitizer builds give every object its own malloc block, so that
-** AddressSanitizer sees each freed object and the GC-stress mode (a
-** collection at every allocation) turns a missing root into an immediate
-** use-after-free report.
+** frames...) come from per-size-class pages.  The allocator takes one page
+** at a time off its class's list of pages with free slots and hands out that
+** page's free slots; a page it takes joins the young pages, the only pages a
+** young collection sweeps.  A young collection puts the pages it swept back
+** at the front of the lists, so the next allocations reuse the memory just
+** freed, which is still in the cache.  Larger objects are their own malloc
+** block, on one list per generation.  Sanitizer builds give every object
+** its own malloc block, so that AddressSanitizer sees each freed object and
+** the GC-stress mode (a collection at every allocation) turns a missing
+** root or a missing write barrier into an immediate use-after-free report.
 **
 ** Marking uses an explicit gray stack, never C recursion, so a million-long
 ** list or a deep tree cannot overflow the C stack.
@@ -18,6 +23,12 @@
 #include "jt_eval.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
+/* A safepoint collects the young generation once this much was allocated:
+** small enough to stay in the caches, large enough that the fixed cost of
+** a collection (the roots: every symbol) is spread over many calls. */
+#define GC_NURSERY ((size_t)2 << 20)
+/* Single slots remembered before the barrier falls back to whole objects. */
+#define SLOTLOG_MAX 65536
 
 #if defined(__SANITIZE_ADDRESS__)
 #define USE_POOLS 0
@@ -30,11 +41,21 @@ static const uint16_t pool_sizes[JT_POOL_CLASSES] = {32, 48, 64, 96, 128};
 #define POOL_PAGE_BYTES ((size_t)64 << 10)
 
 typedef struct jt_Page {
-  struct jt_Page *next;
+  struct jt_Page *next;        /* every page (S->pages) */
+  struct jt_Page *avail_next;  /* S->avail[cls], while in_avail */
+  struct jt_Page *young_next;  /* S->young_pages, while young */
+  jt_Obj *free;                /* free slots, while in_avail */
   uint32_t cls;
   uint32_t nslots;
+  uint8_t in_avail, young;
   max_align_t data[];
 } jt_Page;
+
+/* A slot of an old vector or hash table that was given a young value. */
+typedef struct jt_SlotRef {
+  jt_Obj *owner;
+  size_t index;    /* vector item, or hash entry (key and value) */
+} jt_SlotRef;
 
 static int pool_class(size_t size) {
   for (int i = 0; i < JT_POOL_CLASSES; i++)
@@ -74,9 +95,16 @@ static void heap_limit_check(jt_State *S, size_t n) {
   if (S->bytes_live + n > S->limits.heap) jt_limit_exceeded(S, JT_LIMIT_HEAP);
 }
 
+static void collect(jt_State *S, bool young, bool promote);
+
 static void maybe_collect(jt_State *S, size_t n) {
   if (S->gc_inhibit) return;
-  if (S->gc_stress || S->bytes_since_gc + n > S->gc_threshold) jt_gc_collect(S);
+  if (S->gc_stress) {
+    /* mostly young collections: they check every write barrier */
+    collect(S, S->gc_count % 8 != 7, false);
+  } else if (S->bytes_since_gc + n > S->gc_threshold) {
+    collect(S, false, false);
+  }
 }
 
 void jt_gc_account(jt_State *S, size_t n) {
@@ -139,11 +167,12 @@ static jt_Page *slab_page(jt_State *S) {
   return (jt_Page *)((char *)sl->pages + POOL_PAGE_BYTES * sl->used++);
 }
 
-/* A fresh page of class `cls`, its slots pushed on the free list. */
-static bool pool_grow(jt_State *S, int cls) {
+/* A fresh page of class `cls`, all its slots free. */
+static jt_Page *new_page(jt_State *S, int cls) {
   size_t osize = pool_sizes[cls];
   jt_Page *pg = slab_page(S);
-  if (!pg) return false;
+  if (!pg) return NULL;
+  memset(pg, 0, sizeof *pg);
   pg->cls = (uint32_t)cls;
   pg->nslots = (uint32_t)((POOL_PAGE_BYTES - sizeof(jt_Page)) / osize);
   pg->next = S->pages;
@@ -152,8 +181,32 @@ static bool pool_grow(jt_State *S, int cls) {
   for (uint32_t i = pg->nslots; i > 0; i--) {
     jt_Obj *o = (jt_Obj *)(base + (i - 1) * osize);
     o->type = 0;
-    o->gcnext = S->freelist[cls];
-    S->freelist[cls] = o;
+    o->gcnext = pg->free;
+    pg->free = o;
+  }
+  return pg;
+}
+
+/* The free slots of the next page of class `cls` become the free list. */
+static bool refill(jt_State *S, int cls) {
+  jt_Page *pg;
+  for (;;) {
+    pg = S->avail[cls];
+    if (!pg) {
+      if (!(pg = new_page(S, cls))) return false;
+      break;
+    }
+    S->avail[cls] = pg->avail_next;
+    pg->avail_next = NULL;
+    pg->in_avail = 0;
+    if (pg->free) break;  /* (a listed page always has some; be safe) */
+  }
+  S->freelist[cls] = pg->free;
+  pg->free = NULL;
+  if (!pg->young) {
+    pg->young = 1;
+    pg->young_next = S->young_pages;
+    S->young_pages = pg;
   }
   return true;
 }
@@ -164,7 +217,7 @@ jt_Obj *jt_alloc(jt_State *S, int t, size_t size) {
   jt_Obj *o;
   int cls = USE_POOLS ? pool_class(size) : -1;
   if (cls >= 0) {
-    if (!S->freelist[cls] && !pool_grow(S, cls)) out_of_memory(S);
+    if (!S->freelist[cls] && !refill(S, cls)) out_of_memory(S);
     o = S->freelist[cls];
     S->freelist[cls] = o->gcnext;
     memset(o, 0, pool_sizes[cls]);
@@ -173,8 +226,8 @@ jt_Obj *jt_alloc(jt_State *S, int t, size_t size) {
     o = calloc(1, size);
     if (!o) out_of_memory(S);
     o->type = (uint8_t)t;
-    o->gcnext = S->objects;
-    S->objects = o;
+    o->gcnext = S->young_objects;
+    S->young_objects = o;
   }
   S->bytes_live += size;
   S->bytes_since_gc += size;
@@ -218,11 +271,13 @@ static void gray_push(jt_State *S, jt_Obj *o) {
   S->gray[S->ngray++] = o;
 }
 
+/* In a young collection gc_skip includes JT_GC_OLD: old objects count as
+** marked, and marking stops there. */
 void jt_gc_mark(jt_State *S, jt_V v) {
   if (!jt_isptr(v)) return;
   jt_Obj *o = jt_o(v);
-  if (o->marked) return;
-  o->marked = 1;
+  if (o->gcflags & S->gc_skip) return;
+  o->gcflags |= JT_GC_MARK;
   gray_push(S, o);
 }
 
@@ -357,83 +412,253 @@ static void free_object(jt_State *S, jt_Obj *o) {
   free(o);
 }
 
-/* Sweep the pages: rebuild the free lists from dead and free slots.  Pages
-** are kept (returning memory to the system only to fault it back in at the
-** next allocation burst dominated list-heavy programs); `all` frees every
-** object, at close. */
-static void sweep_pages(jt_State *S, bool all) {
-  for (int i = 0; i < JT_POOL_CLASSES; i++) S->freelist[i] = NULL;
-  jt_Page **link = &S->pages;
-  while (*link) {
-    jt_Page *pg = *link;
-    size_t osize = pool_sizes[pg->cls];
-    char *base = (char *)pg->data;
-    jt_Obj *free_head = NULL, *free_tail = NULL;
-    for (uint32_t i = 0; i < pg->nslots; i++) {
-      jt_Obj *o = (jt_Obj *)(base + i * osize);
-      if (o->type != 0) {
-        if (o->marked && !all) { o->marked = 0; continue; }
-        release_contents(S, o);
-        o->type = 0;
-      }
-      o->gcnext = NULL;
-      if (free_tail) free_tail->gcnext = o; else free_head = o;
-      free_tail = o;
+/* ------------------------------------------------------ remembered set */
+
+/* Rescan all of old object `o` at the next young collection. */
+void jt_gc_remember(jt_State *S, jt_Obj *o) {
+  if ((o->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
+  if (S->nremembered == S->remcap) {
+    size_t n = S->remcap ? S->remcap * 2 : 256;
+    jt_Obj **r = realloc(S->remembered, n * sizeof *r);
+    if (!r) abort();  /* cannot signal from inside the write barrier */
+    S->remembered = r;
+    S->remcap = n;
+  }
+  o->gcflags |= JT_GC_REM;
+  S->remembered[S->nremembered++] = o;
+}
+
+/* Remember one slot of an old vector or hash table: a write into a table of
+** a million rows must not make the next young collection scan them all.
+** The index is checked against the buffer when it is used, so a buffer
+** replaced meanwhile (which also remembers the whole object) is harmless. */
+static void remember_slot(jt_State *S, jt_Obj *o, jt_V *slot) {
+  size_t index;
+  if (o->type == JT_TVECTOR) {
+    jt_Vector *v = (jt_Vector *)o;
+    if (slot < v->items || slot >= v->items + v->cap) { jt_gc_remember(S, o); return; }
+    index = (size_t)(slot - v->items);
+  } else {
+    jt_Hash *h = (jt_Hash *)o;
+    jt_V *first = &h->entries[0].key;
+    if (slot < first || slot >= first + 2 * h->entcap) { jt_gc_remember(S, o); return; }
+    index = (size_t)(slot - first) / 2;
+  }
+  if (S->nslotlog == S->slotlogcap) {
+    if (S->slotlogcap == SLOTLOG_MAX) {
+      /* many single slots: rescan their owners whole instead */
+      for (size_t i = 0; i < S->nslotlog; i++) jt_gc_remember(S, S->slotlog[i].owner);
+      S->nslotlog = 0;
+      jt_gc_remember(S, o);
+      return;
     }
-    if (free_tail) {
-      free_tail->gcnext = S->freelist[pg->cls];
-      S->freelist[pg->cls] = free_head;
+    size_t n = S->slotlogcap ? S->slotlogcap * 2 : 256;
+    jt_SlotRef *r = realloc(S->slotlog, n * sizeof *r);
+    if (!r) abort();
+    S->slotlog = r;
+    S->slotlogcap = n;
+  }
+  S->slotlog[S->nslotlog++] = (jt_SlotRef){o, index};
+}
+
+/* The collector's write barrier: `owner` is old and `val` is about to be
+** stored in `slot` (NULL: the whole object may change). */
+void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
+  if ((owner->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
+  if (!slot) { jt_gc_remember(S, owner); return; }
+  if (!jt_isptr(val) || (jt_o(val)->gcflags & JT_GC_OLD)) return;  /* no young object */
+  if (owner->type == JT_TVECTOR || owner->type == JT_THASH) remember_slot(S, owner, slot);
+  else jt_gc_remember(S, owner);
+}
+
+/* JT_SET and JT_TOUCH: the collector's part, then the world layer's undo
+** log while a checkpoint is open. */
+void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
+  if (owner->gcflags & JT_GC_OLD) jt_gc_barrier_slow(S, owner, slot, val);
+  if (jt_barrier_active(S) && S->barrier_log) S->barrier_log(S, owner, slot);
+}
+
+/* A young collection marks what the remembered old objects and slots
+** point to. */
+static void mark_remembered(jt_State *S) {
+  for (size_t i = 0; i < S->nremembered; i++) trace(S, S->remembered[i]);
+  for (size_t i = 0; i < S->nslotlog; i++) {
+    jt_Obj *o = S->slotlog[i].owner;
+    size_t k = S->slotlog[i].index;
+    if (o->gcflags & JT_GC_REM) continue;  /* rescanned whole */
+    if (o->type == JT_TVECTOR) {
+      jt_Vector *v = (jt_Vector *)o;
+      if (k < v->cap) M(v->items[k]);
+    } else {
+      jt_Hash *h = (jt_Hash *)o;
+      if (k < h->nentries) { M(h->entries[k].key); M(h->entries[k].val); }
     }
-    link = &pg->next;
   }
 }
 
-void jt_gc_collect(jt_State *S) {
-  if (S->gc_inhibit) return;
-  S->gc_inhibit++;
-  mark_roots(S);
-  while (S->ngray) trace(S, S->gray[--S->ngray]);
-  jt_Obj **link = &S->objects;
+/* After marking: drop the records of dead objects (a full collection), or
+** all of them (everything live is about to be old). */
+static void forget_remembered(jt_State *S, bool all) {
+  size_t k = 0;
+  for (size_t i = 0; i < S->nremembered; i++) {
+    jt_Obj *o = S->remembered[i];
+    if (!all && (o->gcflags & JT_GC_MARK)) S->remembered[k++] = o;
+    else o->gcflags &= (uint8_t)~JT_GC_REM;
+  }
+  S->nremembered = k;
+  k = 0;
+  for (size_t i = 0; i < S->nslotlog; i++)
+    if (!all && (S->slotlog[i].owner->gcflags & JT_GC_MARK)) S->slotlog[k++] = S->slotlog[i];
+  S->nslotlog = k;
+}
+
+/* ----------------------------------------------------------------- sweep */
+
+enum { SWEEP_YOUNG, SWEEP_FULL, SWEEP_ALL };
+
+/* Sweep one page: free its dead objects, clear the marks of the survivors
+** (promoting them when `promote`), rebuild its free list and offer it to
+** the allocator if at least a quarter of it is free.  Allocating into the
+** scattered holes of nearly full pages would make every young collection
+** sweep many pages of old objects for a few young ones; such a page waits
+** until a full collection frees more of it.  A young sweep leaves old
+** objects alone; SWEEP_ALL frees everything, at close.  Pages are kept
+** (returning memory to the system only to fault it back in at the next
+** allocation burst dominated list-heavy programs). */
+static void sweep_page(jt_State *S, jt_Page *pg, int mode, bool promote) {
+  size_t osize = pool_sizes[pg->cls];
+  char *base = (char *)pg->data;
+  uint8_t age = promote ? JT_GC_OLD : 0;
+  uint32_t nfree = 0;
+  jt_Obj *head = NULL, **tail = &head;
+  for (uint32_t i = 0; i < pg->nslots; i++) {
+    jt_Obj *o = (jt_Obj *)(base + i * osize);
+    if (o->type != 0) {
+      uint8_t f = o->gcflags;
+      if (mode == SWEEP_YOUNG && (f & JT_GC_OLD)) continue;
+      if ((f & JT_GC_MARK) && mode != SWEEP_ALL) {
+        o->gcflags = (uint8_t)((f & ~JT_GC_MARK) | age);
+        continue;
+      }
+      release_contents(S, o);
+      o->type = 0;
+    }
+    *tail = o;
+    tail = &o->gcnext;
+    nfree++;
+  }
+  *tail = NULL;
+  pg->free = head;
+  if (nfree >= pg->nslots / 4 && nfree > 0 && !pg->in_avail) {
+    pg->in_avail = 1;
+    pg->avail_next = S->avail[pg->cls];
+    S->avail[pg->cls] = pg;
+  }
+}
+
+/* Sweep a list of large objects; survivors move to `old` when promoted. */
+static void sweep_list(jt_State *S, jt_Obj **list, int mode, jt_Obj **old) {
+  jt_Obj **link = list;
   while (*link) {
     jt_Obj *o = *link;
-    if (o->marked) {
-      o->marked = 0;
-      link = &o->gcnext;
+    if ((o->gcflags & JT_GC_MARK) && mode != SWEEP_ALL) {
+      o->gcflags &= (uint8_t)~JT_GC_MARK;
+      if (old) {
+        *link = o->gcnext;
+        o->gcflags |= JT_GC_OLD;
+        o->gcnext = *old;
+        *old = o;
+      } else {
+        link = &o->gcnext;
+      }
     } else {
       *link = o->gcnext;
       free_object(S, o);
     }
   }
-  sweep_pages(S, false);
+}
+
+static void sweep(jt_State *S, int mode, bool promote) {
+  /* the slots left on the free lists belong to young pages: swept below */
+  for (int i = 0; i < JT_POOL_CLASSES; i++) S->freelist[i] = NULL;
+  if (mode == SWEEP_YOUNG) {
+    for (jt_Page *pg = S->young_pages; pg; pg = pg->young_next) sweep_page(S, pg, mode, promote);
+  } else {
+    for (int i = 0; i < JT_POOL_CLASSES; i++) S->avail[i] = NULL;
+    for (jt_Page *pg = S->pages; pg; pg = pg->next) {
+      pg->in_avail = 0;
+      pg->avail_next = NULL;
+      sweep_page(S, pg, mode, promote);
+    }
+    sweep_list(S, &S->objects, mode, NULL);
+  }
+  sweep_list(S, &S->young_objects, mode, promote ? &S->objects : NULL);
+  if (promote) {
+    jt_Page *pg = S->young_pages;
+    while (pg) {
+      jt_Page *next = pg->young_next;
+      pg->young = 0;
+      pg->young_next = NULL;
+      pg = next;
+    }
+    S->young_pages = NULL;
+  }
+}
+
+/* One collection: of the young generation only (`young`) or of everything;
+** `promote` only at a safepoint. */
+static void collect(jt_State *S, bool young, bool promote) {
+  if (S->gc_inhibit) return;
+  S->gc_inhibit++;
+  S->gc_skip = young ? (JT_GC_MARK | JT_GC_OLD) : JT_GC_MARK;
+  mark_roots(S);
+  if (young) mark_remembered(S);
+  while (S->ngray) trace(S, S->gray[--S->ngray]);
+  /* a young collection without promotion keeps every record: old objects
+  ** may still point to the young objects that stay young */
+  if (promote || !young) forget_remembered(S, promote);
+  sweep(S, young ? SWEEP_YOUNG : SWEEP_FULL, promote);
+  S->gc_skip = JT_GC_MARK;
   S->bytes_since_gc = 0;
   S->gc_threshold = S->bytes_live > GC_MIN_THRESHOLD ? S->bytes_live : GC_MIN_THRESHOLD;
+  if (!young) S->live_after_full = S->bytes_live;
   S->gc_count++;
+  if (young) S->gc_minor_count++;
   S->gc_inhibit--;
 }
 
-void jt_gc_free_all(jt_State *S) {
-  jt_Obj *o = S->objects;
-  while (o) {
-    jt_Obj *next = o->gcnext;
-    free_object(S, o);
-    o = next;
+void jt_gc_collect(jt_State *S) { collect(S, false, false); }
+
+void jt_gc_safepoint(jt_State *S, bool full) {
+  if (S->gc_inhibit) return;
+  if (!full && !S->gc_stress) {
+    if (S->bytes_since_gc < GC_NURSERY) return;
+    /* the old generation: what was live after the last collection */
+    size_t old = S->bytes_live > S->bytes_since_gc ? S->bytes_live - S->bytes_since_gc : 0;
+    size_t growth = S->live_after_full > GC_MIN_THRESHOLD ? S->live_after_full : GC_MIN_THRESHOLD;
+    full = old > S->live_after_full + growth;
   }
-  S->objects = NULL;
-  sweep_pages(S, true);
+  collect(S, !full, true);
+}
+
+void jt_gc_free_all(jt_State *S) {
+  sweep_list(S, &S->objects, SWEEP_ALL, NULL);
+  sweep_list(S, &S->young_objects, SWEEP_ALL, NULL);
+  for (jt_Page *pg = S->pages; pg; pg = pg->next) sweep_page(S, pg, SWEEP_ALL, false);
   while (S->slabs) {
     jt_Slab *next = S->slabs->next;
     free(S->slabs);
     S->slabs = next;
   }
-  S->pages = NULL;
+  S->pages = S->young_pages = NULL;
+  for (int i = 0; i < JT_POOL_CLASSES; i++) S->avail[i] = NULL, S->freelist[i] = NULL;
   free(S->gray);
   S->gray = NULL;
   S->ngray = S->graycap = 0;
-}
-
-/* The write barrier's slow path runs only while a checkpoint is open
-** (S->ckpt_depth > 0).  Checkpoints belong to the world layer, which
-** installs its undo log here; until one is open nothing is logged. */
-void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot) {
-  if (S->barrier_log) S->barrier_log(S, owner, slot);
+  free(S->remembered);
+  S->remembered = NULL;
+  S->nremembered = S->remcap = 0;
+  free(S->slotlog);
+  S->slotlog = NULL;
+  S->nslotlog = S->slotlogcap = 0;
 }

@@ -298,7 +298,9 @@ jt_V jt_hash_get(jt_State *S, jt_V h, jt_V key, bool *found)
 void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
 {
   jt_Hash *t = check_hash(S, h);
-  JT_TOUCH(S, h);  /* growth replaces the buffers: save them first */
+  /* The barrier sees each slot written below before the raw index and
+  ** count changes, and the whole table only when it is rebuilt: a put into
+  ** a large old table must not make the collector rescan all of it. */
   uint64_t hash = jt_sxhash(S, key, table_test(h));
   size_t at;
   long s = find_slot(S, t, key, hash, &at);
@@ -310,6 +312,7 @@ void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
     /* Compact in place when holes make up half the entries; otherwise
     ** double.  Either way the key and value must survive the allocation. */
     size_t cap = t->count + 1 <= t->entcap / 2 ? t->entcap : t->entcap * 2;
+    JT_TOUCH(S, h);  /* growth replaces the buffers: save them first */
     JT_ROOT(S, h); JT_ROOT(S, key); JT_ROOT(S, val);
     rebuild(S, h, cap);
     JT_UNROOT(S, 3);
@@ -329,7 +332,6 @@ void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
 bool jt_hash_rem(jt_State *S, jt_V h, jt_V key)
 {
   jt_Hash *t = check_hash(S, h);
-  JT_TOUCH(S, h);
   long s = find_slot(S, t, key, jt_sxhash(S, key, table_test(h)), NULL);
   if (s < 0) return false;
   int32_t e = t->index[s];

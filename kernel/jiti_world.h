@@ -48,7 +48,10 @@ jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);
 
 /* Entries changed since the outermost open checkpoint: `fn` gets the new
-** encoding, or bytes == NULL for an entry that was removed. */
+** encoding, or bytes == NULL for an entry that was removed.  Variables that
+** may have changed are included (possibly unchanged ones too): those whose
+** symbol was set or bound, or every variable when any other object was
+** changed in place.  Without an open checkpoint: every variable. */
 jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
                                 char *err, size_t errlen);
 

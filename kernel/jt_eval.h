@@ -141,7 +141,10 @@ void jt_code_free(jt_State *S, jt_Code *c);
 /* Evaluate a top-level form: analyses and runs it. */
 jt_V jt_eval(jt_State *S, jt_V form);
 /* Evaluate the forms of a source text in order. */
-jt_V jt_eval_source(jt_State *S, const char *src, size_t len);
+/* Read and evaluate every form of `src`; the value of the last.  `host`:
+** called by an outermost host call, so the end of each form is a safepoint
+** of the collector (jt_gc.h). */
+jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host);
 
 /* Macro expansion (one step); *expanded tells whether it did anything. */
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);

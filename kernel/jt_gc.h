@@ -17,6 +17,26 @@
 ** allocate (cons, make-string, intern, calling Lisp, signalling) must be
 ** rooted.  The GC-stress mode (collect at every allocation) makes a missed
 ** root fail loudly under ASan.
+**
+** Generations.  Objects are born young.  Survivors become old only at a
+** safepoint (jt_gc_safepoint): a moment between host calls, or between the
+** top-level forms of a host call, when no kernel C code is half-way through
+** filling an object.  A young collection marks from the roots but stops at
+** old objects, so its cost follows the young objects (what the recent calls
+** allocated), not the whole heap — a world of a million data rows costs
+** its transactions no more than a small one.  It is correct because every
+** store into an old object passes the write barrier (JT_SET, JT_TOUCH,
+** JT_SET_GC), which records the object (or, for a vector or hash table, the
+** one slot) when it may now point to a young object; the young collection
+** marks from those records too.  Promoting only at safepoints is what makes
+** "fresh objects may be filled directly" safe: an object being filled is
+** still young, however many collections happen meanwhile.
+**
+** Collections at an allocation never promote: they are full collections
+** (when the allocation since the last collection passes the threshold), or
+** in the stress mode alternately young and full.  A safepoint runs a young
+** collection once the young generation has passed the nursery size, or a
+** full one when the old generation has doubled since the last full one.
 */
 #ifndef jt_gc_h
 #define jt_gc_h
@@ -40,7 +60,16 @@ void *jt_malloc(jt_State *S, size_t n);
 void *jt_realloc(jt_State *S, void *p, size_t oldn, size_t newn);
 void jt_free(jt_State *S, void *p, size_t n);
 
+/* A full collection, safe anywhere; survivors keep their generation. */
 void jt_gc_collect(jt_State *S);
+/* Only where no kernel C code is in the middle of building an object (the
+** start of an outermost host call, between the top-level forms of one):
+** collects and promotes the survivors when due; `full` forces a full
+** collection. */
+void jt_gc_safepoint(jt_State *S, bool full);
+/* Tell the collector that `o` was changed behind the barrier's back (the
+** world layer's restore copies old contents back). */
+void jt_gc_remember(jt_State *S, jt_Obj *o);
 size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
 void jt_gc_free_all(jt_State *S);   /* at close */
 

@@ -79,12 +79,18 @@ enum jt_Type {
 };
 
 typedef struct jt_Obj {
-  struct jt_Obj *gcnext;  /* list of all heap objects, for the sweep */
+  struct jt_Obj *gcnext;  /* large objects: list for the sweep; free slots: free list */
   uint8_t type;           /* enum jt_Type */
-  uint8_t marked;
+  uint8_t gcflags;        /* JT_GC_* (gc.c) */
   uint16_t flags;         /* per-type flags below */
   uint32_t aux;           /* per-type small field */
 } jt_Obj;
+
+/* Collector bits of an object (see jt_gc.h): marked in the current
+** collection, in the old generation, in the remembered set. */
+#define JT_GC_MARK 0x01
+#define JT_GC_OLD  0x02
+#define JT_GC_REM  0x04
 
 #define jt_o(v)       ((jt_Obj *)(v))
 #define jt_type(v)    (jt_o(v)->type)
@@ -273,19 +279,38 @@ typedef struct jt_Foreign {
 /* Every store into a slot of an existing heap object goes through JT_SET:
 **   JT_SET(S, obj, jt_cons_(obj)->car, value);
 ** `obj` is the object that owns the slot.  Freshly allocated objects that no
-** other object points to yet may be initialised directly. */
-void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot);
+** other object points to yet may be initialised directly.  Two parties
+** listen: the world layer while a checkpoint is open (it saves the object's
+** old contents), and the collector when `obj` is in the old generation (it
+** remembers where an old object may now point to a young one). */
+void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val);
+#define jt_barrier_wanted(S, o) (jt_barrier_active(S) || ((o)->gcflags & JT_GC_OLD))
 #define JT_SET(S, obj, field, val) \
   do { \
+    jt_V jt_val_ = (val); \
     jt_V *jt_slot_ = &(field); \
-    if (jt_barrier_active(S)) jt_barrier_slow((S), jt_o(obj), jt_slot_); \
-    *jt_slot_ = (val); \
+    if (jt_barrier_wanted(S, jt_o(obj))) jt_barrier_slow((S), jt_o(obj), jt_slot_, jt_val_); \
+    *jt_slot_ = jt_val_; \
   } while (0)
 
 /* Before changing a container's buffer or length without JT_SET (raw
 ** character writes, growing, shrinking, clearing): the world layer saves
-** the whole container the first time it is touched in a checkpoint. */
+** the whole container the first time it is touched in a checkpoint, and the
+** collector rescans all of an old container at its next young collection. */
 #define JT_TOUCH(S, obj) \
-  do { if (jt_barrier_active(S)) jt_barrier_slow((S), jt_o(obj), NULL); } while (0)
+  do { \
+    if (jt_barrier_wanted(S, jt_o(obj))) jt_barrier_slow((S), jt_o(obj), NULL, JT_NIL); \
+  } while (0)
+
+/* The collector's half alone, for objects the world layer never saves
+** (lexical frames). */
+void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val);
+#define JT_SET_GC(S, obj, field, val) \
+  do { \
+    jt_V jt_val_ = (val); \
+    jt_V *jt_slot_ = &(field); \
+    if (jt_o(obj)->gcflags & JT_GC_OLD) jt_gc_barrier_slow((S), jt_o(obj), jt_slot_, jt_val_); \
+    *jt_slot_ = jt_val_; \
+  } while (0)
 
 #endif

@@ -91,19 +91,28 @@ typedef struct jt_Restart {
 } jt_Restart;
 
 struct jt_State {
-  /* ---- heap */
-  jt_Obj *objects;          /* large objects, for the sweep */
-  struct jt_Page *pages;    /* pages of small objects (gc.c) */
+  /* ---- heap (gc.c; the generations are explained in jt_gc.h) */
+  jt_Obj *objects;          /* large objects of the old generation */
+  jt_Obj *young_objects;    /* large objects of the young generation */
+  struct jt_Page *pages;    /* every page of small objects */
+  struct jt_Page *young_pages;  /* pages allocated from since the last promotion */
+  struct jt_Page *avail[JT_POOL_CLASSES];  /* pages with free slots, next to allocate from */
   struct jt_Slab *slabs;    /* the memory the pages are carved from */
-  jt_Obj *freelist[JT_POOL_CLASSES];
+  jt_Obj *freelist[JT_POOL_CLASSES];  /* free slots of the page being allocated from */
   size_t bytes_live;        /* bytes held by live objects after last GC + since */
   size_t bytes_since_gc;
-  size_t gc_threshold;
-  size_t gc_count;
+  size_t gc_threshold;      /* a full collection when bytes_since_gc passes it */
+  size_t live_after_full;   /* bytes_live after the last full collection */
+  size_t gc_count, gc_minor_count;
   int gc_stress;            /* collect at every allocation */
   int gc_inhibit;           /* > 0: do not collect (state construction) */
+  uint8_t gc_skip;          /* gcflags bits that stop marking (JT_GC_OLD in a young collection) */
   jt_Obj **gray;            /* mark stack */
   size_t ngray, graycap;
+  jt_Obj **remembered;      /* old objects to rescan whole (gcflags JT_GC_REM) */
+  size_t nremembered, remcap;
+  struct jt_SlotRef *slotlog;  /* single slots of old containers that got young values */
+  size_t nslotlog, slotlogcap;
 
   /* ---- roots: addresses of C locals holding values (see jt_gc.h) */
   jt_V **roots;

@@ -35,7 +35,11 @@ typedef jt_V (*Body)(jt_State *S, void *ud);
 static jiti_Status protect(jt_State *S, Body fn, void *ud, jt_V *out) {
   char here;
   bool outermost = S->jmp == NULL;
-  if (outermost) S->cstack_base = &here;
+  if (outermost) {
+    S->cstack_base = &here;
+    /* nothing of the kernel's is on the C stack: the collector may promote */
+    jt_gc_safepoint(S, false);
+  }
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
   if (_setjmp(j.jb) == 0) {
@@ -50,7 +54,7 @@ static jiti_Status protect(jt_State *S, Body fn, void *ud, jt_V *out) {
 static jt_V load_prelude(jt_State *S, void *ud) {
   (void)ud;
   for (int i = 0; jt_prelude_files[i].name; i++)
-    jt_eval_source(S, jt_prelude_files[i].src, jt_prelude_files[i].len);
+    jt_eval_source(S, jt_prelude_files[i].src, jt_prelude_files[i].len, true);
   return JT_NIL;
 }
 
@@ -70,6 +74,7 @@ jiti_State *jiti_open(void) {
   jt_State *volatile S = calloc(1, sizeof *S);
   if (!S) return NULL;
   S->gc_threshold = (size_t)8 << 20;
+  S->gc_skip = JT_GC_MARK;
   S->gc_inhibit = 1;
   S->stack = malloc(VALUE_STACK_SLOTS * sizeof(jt_V));
   if (!S->stack) { free(S); return NULL; }
@@ -158,7 +163,7 @@ jiti_State *jiti_open(void) {
   }
   lock_builtins(S);
   S->pending = JT_NIL;
-  jt_gc_collect(S);
+  jt_gc_safepoint(S, true);  /* the built-ins start out old */
   S->gc_stress = stress;
   return S;
 }
@@ -196,11 +201,11 @@ void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud) {
 
 /* ------------------------------------------------------------ evaluation */
 
-typedef struct { const char *src; size_t len; } SrcArgs;
+typedef struct { const char *src; size_t len; bool outer; } SrcArgs;
 
 static jt_V eval_src_body(jt_State *S, void *ud) {
   SrcArgs *a = ud;
-  return jt_eval_source(S, a->src, a->len);
+  return jt_eval_source(S, a->src, a->len, a->outer);
 }
 
 static const char *condition_type_name(jt_State *S, jt_V c) {
@@ -261,7 +266,9 @@ static jiti_Status host_call(jiti_State *S, Body body, void *ud, const jiti_Limi
 
 static jiti_Status eval_common(jiti_State *S, const char *src, size_t len,
                                const jiti_Limits *limits, jiti_Result *res) {
-  SrcArgs a = {src, len};
+  /* a call nested in a debugger hook runs while the paused evaluation may
+  ** be half-way through building objects: no safepoints there */
+  SrcArgs a = {src, len, S->jmp == NULL};
   return host_call(S, eval_src_body, &a, limits, res);
 }
 

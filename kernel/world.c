@@ -156,7 +156,7 @@ static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
 static void snap_restore(jt_State *S, Snap *s) {
   jt_Obj *o = s->obj;
   jt_Obj *next = o->gcnext;
-  uint8_t marked = o->marked;
+  uint8_t gcflags = o->gcflags;
   switch (o->type) {
     case JT_TVECTOR: jt_free(S, ((jt_Vector *)o)->items, ((jt_Vector *)o)->cap * sizeof(jt_V)); break;
     case JT_TSTRING: jt_free(S, ((jt_String *)o)->chars, ((jt_String *)o)->cap * sizeof(uint32_t)); break;
@@ -168,7 +168,8 @@ static void snap_restore(jt_State *S, Snap *s) {
   }
   memcpy(o, s->body, s->size);
   o->gcnext = next;
-  o->marked = marked;
+  o->gcflags = gcflags;
+  jt_gc_remember(S, o);  /* the old contents may name young objects */
   switch (o->type) {
     case JT_TVECTOR: ((jt_Vector *)o)->items = s->buf; break;
     case JT_TSTRING: ((jt_String *)o)->chars = s->buf; break;
@@ -197,6 +198,22 @@ static void level_free(Level *L) {
   free(L->set);
   free(L->logs);
   memset(L, 0, sizeof *L);
+}
+
+/* Empty a level that is closed (restored or committed).  Its buffers stay
+** for the next checkpoint at this depth, so that a transaction does not
+** malloc and free them each time (after a young collection returned memory
+** to the system, that malloc took a page fault); a transaction that grew
+** them past LEVEL_KEEP entries gives them back. */
+#define LEVEL_KEEP 1024
+static void level_close(Level *L) {
+  for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
+  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP) {
+    level_free(L);
+    return;
+  }
+  if (L->setn) memset(L->set, 0, L->setcap * sizeof *L->set);
+  L->nsnaps = L->nlogs = L->setn = 0;
 }
 
 /* The saved copies hold the old values: they and their owners are roots. */
@@ -310,11 +327,11 @@ int jiti_checkpoint(jiti_State *S) {
     int n = w->caplevels ? w->caplevels * 2 : 4;
     Level *p = realloc(w->levels, (size_t)n * sizeof *p);
     if (!p) abort();
+    memset(p + w->caplevels, 0, (size_t)(n - w->caplevels) * sizeof *p);
     w->levels = p;
     w->caplevels = n;
   }
-  memset(&w->levels[w->nlevels], 0, sizeof(Level));
-  w->nlevels++;
+  w->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
   S->ckpt_depth = w->nlevels;
   return w->nlevels;
 }
@@ -335,7 +352,7 @@ void jiti_restore(jiti_State *S) {
   }
   for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
   S->ckpt_depth = saved_depth;
-  level_free(L);
+  level_close(L);
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
   S->gc_inhibit--;
@@ -365,7 +382,7 @@ void jiti_commit(jiti_State *S) {
       P->logs[P->nlogs++] = L->logs[i];
     }
   }
-  level_free(L);
+  level_close(L);
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
 }
@@ -408,11 +425,16 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case 0: case 1: case 6: {
       jt_V src = base[0];
       if (kind == 6 || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
-        /* not reproducible from source: recorded so export can refuse it */
-        src = jt_list(S, 2, jt_intern_keyword(S, "UNEXPORTABLE"),
-                      jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
-                                                        : "is a closure over a lexical environment"));
+        /* not reproducible from source: recorded so export can refuse it
+        ** (one allocation at a time: an argument of jt_list is not rooted
+        ** while the next one is being made) */
+        jt_V why = jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
+                                                     : "is a closure over a lexical environment");
+        JT_PUSH(S, why);
+        jt_V tag = jt_intern_keyword(S, "UNEXPORTABLE");
+        src = jt_list(S, 2, tag, base[2]);
       }
+      JT_PUSH(S, src);  /* unrecord allocates */
       unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
       record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
       break;
@@ -539,7 +561,10 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
                            char *err, size_t errlen) {
   char here;
   bool outer = S->jmp == NULL;
-  if (outer) S->cstack_base = &here;
+  if (outer) {
+    S->cstack_base = &here;
+    jt_gc_safepoint(S, false);
+  }
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
   if (_setjmp(j.jb) == 0) {
@@ -556,6 +581,24 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   return j.code == JITI_OK ? JITI_ERROR : (jiti_Status)j.code;
 }
 
+/* Which variables jiti_export_changed must encode.  A variable's value
+** changes by a store into its symbol, or by a change in place of some
+** object inside the value.  Every such store passed the write barrier, so
+** the open checkpoints saved a copy of the object it changed.  If all the
+** objects they saved are symbols, only the variables among those symbols
+** can have changed, and commit costs what the transaction touched; if any
+** other object changed (it may sit inside any variable's value), or no
+** checkpoint is open, every variable is encoded. */
+static bool only_symbols_touched(World *w) {
+  if (w->nlevels == 0) return false;
+  for (int l = 0; l < w->nlevels; l++) {
+    Level *L = &w->levels[l];
+    for (size_t i = 0; i < L->nsnaps; i++)
+      if (L->snaps[i].obj->type != JT_TSYMBOL) return false;
+  }
+  return true;
+}
+
 typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; } ExportArgs;
 
 static jiti_Status export_body(jt_State *S, void *ud) {
@@ -563,9 +606,9 @@ static jiti_Status export_body(jt_State *S, void *ud) {
   World *w = W(S);
   Item *items = NULL;
   size_t n = 0, cap = 0;
-  /* Keys stay reachable from the registry, the data table or the logs,
-  ** which are all GC roots; nothing below allocates on the Lisp heap
-  ** except printing names, which does not collect keys it can reach. */
+  /* Keys stay reachable from the registry, the data table, the logs or
+  ** `seen` (on the value stack until the end), which are all GC roots. */
+  jt_V *base = S->sp;
   if (!a->changed) {
     jt_Hash *r = jt_hash_(w->registry);
     for (size_t i = 0; i < r->nentries; i++)
@@ -577,9 +620,12 @@ static jiti_Status export_body(jt_State *S, void *ud) {
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
   } else {
-    /* logged keys (deduplicated), plus every variable: a variable's value
-    ** can change through mutation of the structure it holds */
+    /* logged keys (deduplicated), plus the variables whose value may have
+    ** changed (only_symbols_touched).  `seen` is scratch: exempt from the
+    ** checkpoint's copies like the managed maps, so that filling it does
+    ** not look like a change of the world. */
     jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
     for (int l = 0; l < w->nlevels; l++) {
       Level *L = &w->levels[l];
@@ -593,17 +639,37 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
       }
     }
-    jt_Hash *r = jt_hash_(w->registry);
-    for (size_t i = 0; i < r->nentries; i++) {
-      jt_V key = r->entries[i].key;
-      if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-      bool dup;
-      jt_hash_get(S, S->sp[-1], key, &dup);
-      if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+    if (only_symbols_touched(w)) {
+      for (int l = 0; l < w->nlevels; l++) {
+        Level *L = &w->levels[l];
+        for (size_t i = 0; i < L->nsnaps; i++) {
+          jt_V sym = (jt_V)L->snaps[i].obj;
+          if (sym == S->nil_sym || sym == S->t_sym) continue;
+          jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, sym);
+          JT_PUSH(S, key);
+          bool var, dup;
+          jt_hash_get(S, w->registry, key, &var);
+          jt_hash_get(S, S->sp[-2], key, &dup);
+          if (var && !dup) {
+            jt_hash_put(S, S->sp[-2], key, JT_T);
+            add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, sym);
+          }
+          JT_POP(S, 1);
+        }
+      }
+    } else {
+      jt_Hash *r = jt_hash_(w->registry);
+      for (size_t i = 0; i < r->nentries; i++) {
+        jt_V key = r->entries[i].key;
+        if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+        bool dup;
+        jt_hash_get(S, S->sp[-1], key, &dup);
+        if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+      }
     }
-    JT_POP(S, 1);
   }
   jiti_Status st = export_items(S, items, n, a->fn, a->ud, a->err, a->errlen);
+  S->sp = base;
   free_items(items, n);
   return st;
 }
@@ -911,7 +977,7 @@ static const jt_Reg world_fns[] = {
 static void world_free(jt_State *S) {
   World *w = W(S);
   if (!w) return;
-  for (int i = 0; i < w->nlevels; i++) level_free(&w->levels[i]);
+  for (int i = 0; i < w->caplevels; i++) level_free(&w->levels[i]);
   free(w->levels);
   free(w);
   S->world = NULL;

@@ -135,6 +135,25 @@ int main(void) {
   free(ch.text);
   jiti_restore(S);
 
+  /* variables: those set, or all when an object changed in place (it may
+  ** be inside any of them) */
+  jiti_checkpoint(S);
+  ev(S, "(setq *str* (copy-seq \"bye\")) (let ((*vec* nil)) (world-put :answer 44))");
+  ch = (Dump){NULL, 0, 0};
+  CHECK(jiti_export_changed(S, collect, &ch, NULL, 0) == JITI_OK);
+  CHECK(ch.text && strstr(ch.text, "variable *STR*") && strstr(ch.text, "data :ANSWER"));
+  CHECK(ch.text && strstr(ch.text, "variable *VEC*"));  /* bound, so maybe changed */
+  CHECK(ch.text && !strstr(ch.text, "variable *ITEMS*") && !strstr(ch.text, "variable *TABLE*"));
+  free(ch.text);
+  jiti_restore(S);
+  jiti_checkpoint(S);
+  ev(S, "(setf (item-price (first *items*)) 5)");
+  ch = (Dump){NULL, 0, 0};
+  CHECK(jiti_export_changed(S, collect, &ch, NULL, 0) == JITI_OK);
+  CHECK(ch.text && strstr(ch.text, "variable *ITEMS*") && strstr(ch.text, "variable *TABLE*"));
+  free(ch.text);
+  jiti_restore(S);
+
   /* export -> import -> export is byte-identical */
   jiti_State *T = jiti_open();
   jiti_world_enable(T);
