@@ -437,6 +437,11 @@ void jt_gc_collect(jt_State *S) {
   S->gc_inhibit--;
 }
 
+void jt_gc_defer(jt_State *S, size_t n) {
+  size_t base = S->gc_threshold > S->bytes_since_gc ? S->gc_threshold : S->bytes_since_gc;
+  S->gc_threshold = base + n < base ? SIZE_MAX : base + n;
+}
+
 void jt_gc_free_all(jt_State *S) {
   jt_Obj *o = S->objects;
   while (o) {

@@ -65,8 +65,10 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
 
 /* Make room for n more entries of `kind` (the data table, or the registry
 ** that holds every other kind), so that a bulk import grows it once rather
-** than doubling it again and again.  Only a hint: JITI_OK, or an error
-** status (out of memory, a bad kind) that the caller may ignore. */
+** than doubling it again and again; the collector also waits for about
+** what importing n entries allocates (an import leaves next to no garbage).
+** Only a hint: JITI_OK, or an error status (out of memory, a bad kind) that
+** the caller may ignore. */
 jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n);
 
 /* Analyse now every function and macro imported but not yet called.

@@ -41,6 +41,13 @@ void *jt_realloc(jt_State *S, void *p, size_t oldn, size_t newn);
 void jt_free(jt_State *S, void *p, size_t n);
 
 void jt_gc_collect(jt_State *S);
+/* Let the next collection wait for n more bytes of allocation than it
+** otherwise would: for bulk work that builds much and leaves little
+** garbage (importing a world), where collecting each time the heap doubles
+** would only mark the growing world again and again.  The collection after
+** that sets the threshold from the live heap as usual.  No effect on the
+** GC-stress mode. */
+void jt_gc_defer(jt_State *S, size_t n);
 size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
 void jt_gc_free_all(jt_State *S);   /* at close */
 

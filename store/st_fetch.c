@@ -17,6 +17,15 @@
 #include <string.h>
 #include "st_int.h"
 
+int st_refs_reserve(st_refs *r, size_t n) {
+  if (n <= r->cap) return 0;
+  st_ref *v = realloc(r->v, n * sizeof *v);
+  if (!v) return -1;
+  r->v = v;
+  r->cap = n;
+  return 0;
+}
+
 int st_refs_add(st_refs *r, const uint8_t *key, size_t klen, const uint8_t *hash) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 1024;

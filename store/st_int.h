@@ -203,6 +203,9 @@ typedef struct st_ref {
 } st_ref;
 typedef struct st_refs { st_ref *v; size_t n, cap; } st_refs;
 
+/* Room for n refs in one allocation (an upper bound is fine: untouched
+** memory costs nothing).  0, or -1 out of memory. */
+int st_refs_reserve(st_refs *r, size_t n);
 /* Append a ref (key and hash are not copied).  0, or -1 out of memory. */
 int st_refs_add(st_refs *r, const uint8_t *key, size_t klen, const uint8_t *hash);
 void st_refs_free(st_refs *r);

@@ -423,8 +423,13 @@ static int map_walk(store_env *s, uint64_t rev, int all, const int *kinds, size_
   if (rev == STORE_REV_CURRENT) {
     /* Straight from the names database; a kind is one run of keys (the
     ** kind is their first byte). */
-    if ((rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
+    MDB_stat ms;
+    if ((rc = mdb_stat(txn, s->names, &ms)) != 0 || (rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
       r = st_mdb(s, rc, "reading the current map");
+      goto done;
+    }
+    if (st_refs_reserve(&refs, ms.ms_entries) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory reading the current map");
       goto done;
     }
     for (size_t w = 0; w < nwalks && r == STORE_OK; w++) {
@@ -434,7 +439,7 @@ static int map_walk(store_env *s, uint64_t rev, int all, const int *kinds, size_
     }
   } else {
     if ((r = load_map(s, txn, rev, &m)) != STORE_OK) goto done;
-    if (st_map_sorted(&m, &sl, &n) != 0) {
+    if (st_map_sorted(&m, &sl, &n) != 0 || st_refs_reserve(&refs, n) != 0) {
       r = st_fail(s, STORE_ENOMEM, "out of memory rebuilding revision %llu",
                   (unsigned long long)rev);
       goto done;

@@ -89,8 +89,12 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
     goto done;
   }
   /* 2: the keys first, then their entries in hash order (st_fetch.c) */
-  if ((rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
+  if ((rc = mdb_stat(txn, s->names, &ms)) != 0 || (rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
     r = st_mdb(s, rc, "reading the current map");
+    goto done;
+  }
+  if (st_refs_reserve(&refs, ms.ms_entries) != 0) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory verifying");
     goto done;
   }
   for (rc = mdb_cursor_get(cur, &k, &val, MDB_FIRST); rc == 0;
