@@ -4,14 +4,18 @@
 # 10,000 definitions from source (`sbcl --script`).
 #
 #   bench/recover_bench.sh [--runs N] [--defs N] [--rows N] [--jiti PATH] [--keep DIR]
+#                          [--compare PATH] [--no-sbcl]
 #
 # Builds the store with `jiti init` + one `jiti apply` of a generated file,
-# then times N runs of each (median wall time) and prints both and the ratio.
-# Target (issue 5): recovery <= 0.5 s.
+# then times N interleaved runs of each (median wall and CPU time, CPU being
+# user + system of all processes) and prints them and the ratios.
+# --compare PATH also times another jiti binary (say, a build of an older
+# commit) on the same store, in the same rounds.  Target (issue 5):
+# recovery <= 0.5 s.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-runs=7 defs=10000 rows=100000 jiti="$ROOT/build/jiti" keep=""
+runs=7 defs=10000 rows=100000 jiti="$ROOT/build/jiti" keep="" compare="" use_sbcl=1
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -19,7 +23,9 @@ while [ $# -gt 0 ]; do
     --rows) rows=$2; shift 2 ;;
     --jiti) jiti=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --compare) compare=$2; shift 2 ;;
+    --no-sbcl) use_sbcl=0; shift ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "recover_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -46,32 +52,38 @@ printf 'built the store: %d definitions + %d data rows, apply took %.2f s, data.
   "$defs" "$rows" "$(echo "$t1 - $t0" | bc)" "$(du -h "$store/data.mdb" | cut -f1)"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-time_one() {  # prints wall seconds of "$@"
-  local s e
-  s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N)
-  echo "$e - $s" | bc
+time_one() {  # prints "wall cpu" seconds of "$@"; cpu = user + system, children included
+  local TIMEFORMAT='%3R %3U %3S' out
+  out=$( { time "$@" >/dev/null 2>/dev/null; } 2>&1 )
+  echo "$out" | awk '{printf "%.3f %.3f\n", $1, $2 + $3}'
 }
 "$jiti" recover-session --store "$store" | sed -n '2,4p'
 echo "phases of one run (JITI_TIMING=1; wall and per-process CPU):"
 JITI_TIMING=1 "$jiti" recover-session --store "$store" 2>&1 >/dev/null | sed 's/^/  /'
 sbcl_runs=$((runs < 3 ? runs : 3))
-have_sbcl=$(command -v sbcl >/dev/null && echo 1 || echo 0)
-jt=() sb=() si=()
+have_sbcl=$(command -v sbcl >/dev/null && [ $use_sbcl = 1 ] && echo 1 || echo 0)
+jt=() jo=() sb=() si=()
 for ((r = 0; r < runs; r++)); do   # interleaved rounds
   jt+=("$(time_one "$jiti" recover-session --store "$store")")
+  [ -n "$compare" ] && jo+=("$(time_one "$compare" recover-session --store "$store")")
   if [ "$have_sbcl" = 1 ]; then
     si+=("$(time_one sbcl --script "$tmp/sbcl-interp.lisp")")
     [ $r -lt $sbcl_runs ] && sb+=("$(time_one sbcl --script "$tmp/sbcl.lisp")")
   fi
 done
-jm=$(printf '%s\n' "${jt[@]}" | median)
+col() { printf '%s\n' "${@:2}" | awk -v c="$1" '{print $c}' | median; }   # col N runs...
+jm=$(col 1 "${jt[@]}") jc=$(col 2 "${jt[@]}")
 printf '\nload average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '\n| measure | runs | median s | jiti / this |\n|---|---|---|---|\n'
-printf '| jiti recover-session (%d defs + %d rows: verify, import, invariants, mark) | %d | %.3f | |\n' "$defs" "$rows" "$runs" "$jm"
-if [ "$have_sbcl" = 1 ]; then
-  im=$(printf '%s\n' "${si[@]}" | median)
-  sm=$(printf '%s\n' "${sb[@]}" | median)
-  printf '| sbcl --script, %d defs from source, *evaluator-mode* :interpret | %d | %.3f | %.2f |\n' "$defs" "$runs" "$im" "$(echo "$jm / $im" | bc -l)"
-  printf '| sbcl --script, %d defs from source (compiles each defun) | %d | %.3f | %.2f |\n' "$defs" "$sbcl_runs" "$sm" "$(echo "$jm / $sm" | bc -l)"
+printf '\n| measure | runs | median wall s | median CPU s (user+sys) | jiti / this (wall) |\n|---|---|---|---|---|\n'
+printf '| jiti recover-session (%d defs + %d rows: verify, import, invariants, mark) | %d | %.3f | %.3f | |\n' "$defs" "$rows" "$runs" "$jm" "$jc"
+if [ -n "$compare" ]; then
+  om=$(col 1 "${jo[@]}") oc=$(col 2 "${jo[@]}")
+  printf '| %s recover-session (the same store) | %d | %.3f | %.3f | %.2f |\n' "$compare" "$runs" "$om" "$oc" "$(echo "$jm / $om" | bc -l)"
 fi
-printf '| target for jiti | | <= 0.500 | |\n'
+if [ "$have_sbcl" = 1 ]; then
+  im=$(col 1 "${si[@]}") ic=$(col 2 "${si[@]}")
+  sm=$(col 1 "${sb[@]}") sc=$(col 2 "${sb[@]}")
+  printf '| sbcl --script, %d defs from source, *evaluator-mode* :interpret | %d | %.3f | %.3f | %.2f |\n' "$defs" "$runs" "$im" "$ic" "$(echo "$jm / $im" | bc -l)"
+  printf '| sbcl --script, %d defs from source (compiles each defun) | %d | %.3f | %.3f | %.2f |\n' "$defs" "$sbcl_runs" "$sm" "$sc" "$(echo "$jm / $sm" | bc -l)"
+fi
+printf '| target for jiti | | <= 0.500 | | |\n'

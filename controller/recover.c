@@ -8,7 +8,10 @@
 **   verifier  opens the store read-only and runs store_verify (the manifest
 **             chain and the hash of every current entry);
 **   importer  opens it read-only, imports CURRENT's map into a fresh world in
-**             the kernel's order and re-runs the invariants.
+**             the kernel's order, straight from the store's read
+**             transaction, and re-runs the invariants.  Function and macro
+**             bodies are analysed at their first call (the invariants force
+**             those they use); --full analyses every one of them as well.
 ** Each reports a fixed-size record through a pipe.  Only when both succeed
 ** does the parent open the store for writing, check that CURRENT did not
 ** move meanwhile, mark attempts without an outcome as interrupted and record
@@ -72,6 +75,8 @@ static void usage(FILE *out) {
           "\n"
           "options:\n"
           "  --full            also verify the whole history (every old revision rebuildable)\n"
+          "                    and analyse every function and macro body (otherwise each is\n"
+          "                    analysed at its first call)\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  -h, --help        show this help\n"
           "\n"
@@ -96,10 +101,11 @@ static void child_verify(const char *dir, unsigned flags, Report *r) {
   if (r->store_rc != STORE_OK) {
     r->result = RES_STORE;
   } else {
-    /* CURRENT's manifest (O(its delta)) is read here, beside the import */
+    /* CURRENT's generation, kind and time, beside the import (the header
+    ** only: the delta of a big revision need not be decoded) */
     store_manifest *man = NULL;
     if ((r->store_rc = store_current(s, &r->rev)) != STORE_OK ||
-        (r->rev && (r->store_rc = store_manifest_read(s, r->rev, &man)) != STORE_OK)) {
+        (r->rev && (r->store_rc = store_manifest_read_header(s, r->rev, &man)) != STORE_OK)) {
       r->result = RES_STORE;
       snprintf(r->msg, sizeof r->msg, "%s", store_errmsg(s));
     } else if (man) {
@@ -113,10 +119,9 @@ static void child_verify(const char *dir, unsigned flags, Report *r) {
   store_close(s);
 }
 
-static void child_import(const char *dir, Report *r) {
+static void child_import(const char *dir, int analyze, Report *r) {
   store_env *s = child_open(dir, r);
   if (!s) return;
-  cli_map m = {.with_bytes = 1};
   jiti_State *S = NULL;
   if ((r->store_rc = store_current(s, &r->rev)) != STORE_OK) {
     r->result = RES_STORE;
@@ -124,45 +129,50 @@ static void child_import(const char *dir, Report *r) {
     goto out;
   }
   phase("importer: opened");
-  if ((r->store_rc = cli_map_load(s, STORE_REV_CURRENT, &m)) != STORE_OK) {
-    r->result = RES_STORE;
-    snprintf(r->msg, sizeof r->msg, "%s", store_errmsg(s));
-    goto out;
-  }
-  phase("importer: map loaded");
   if (!(S = cli_new_world("recover-session"))) {
     r->result = RES_NOMEM;
     snprintf(r->msg, sizeof r->msg, "cannot create an interpreter (out of memory?)");
     goto out;
   }
-  if (cli_import_map(S, &m, 0, r->msg, sizeof r->msg) != JITI_OK) {
-    r->result = RES_IMPORT;
-    goto out;
+  phase("importer: world created");
+  /* Straight from the store into the world, in one read transaction:
+  ** revision r->rev even if a writer published since (the parent checks
+  ** that CURRENT did not move before it writes anything). */
+  switch (cli_import_rev(S, s, r->rev, CLI_IMPORT_ALL, &r->store_rc, r->msg, sizeof r->msg)) {
+    case CLI_IMPORT_ESTORE: r->result = RES_STORE; goto out;
+    case CLI_IMPORT_EENTRY: r->result = RES_IMPORT; goto out;
+    default: break;
   }
   phase("importer: imported");
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++)
     r->counts[k] = jiti_world_count(S, (jiti_EntryKind)k);
   jiti_Limits lim = {100000000u, 10000u, 0, 0};
+  if (analyze && jiti_world_analyze(S, &lim, r->msg, sizeof r->msg) != JITI_OK) {
+    r->result = RES_IMPORT;
+    goto out;
+  }
+  if (analyze) phase("importer: every definition analysed");
   if (jiti_invariants_check(S, &lim, r->msg, sizeof r->msg) != JITI_OK) r->result = RES_INVARIANT;
   phase("importer: invariants checked");
 out:
-  /* the child exits right after: no need to free the world or the map */
+  /* the child exits right after: no need to free the world */
   (void)S;
   store_close(s);
 }
 
-typedef struct { pid_t pid; int fd; Report r; int got; } Child;
+typedef struct { pid_t pid; int fd; Report r; int got, waited; } Child;
 
 static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
+  int analyze = (flags & STORE_VERIFY_HISTORY) != 0;   /* --full */
   int p[2];
   c->pid = -1;
-  c->got = 0;
+  c->got = c->waited = 0;
   memset(&c->r, 0, sizeof c->r);
   fflush(NULL);
   if (pipe(p) != 0 || (c->pid = fork()) < 0) {
     /* no process: do it here */
     if (verify) child_verify(dir, flags, &c->r);
-    else child_import(dir, &c->r);
+    else child_import(dir, analyze, &c->r);
     c->got = 1;
     return;
   }
@@ -171,7 +181,7 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
     Report r;
     memset(&r, 0, sizeof r);
     if (verify) child_verify(dir, flags, &r);
-    else child_import(dir, &r);
+    else child_import(dir, analyze, &r);
     const char *b = (const char *)&r;
     size_t n = sizeof r;
     while (n) {
@@ -187,8 +197,18 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
   c->fd = p[0];
 }
 
-/* Collect a child's report; a child that died is reported as damage. */
-static void reap(Child *c, const char *what) {
+static int wait_child(Child *c) {
+  int st = 0;
+  if (c->pid > 0 && !c->waited)
+    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {}
+  c->waited = 1;
+  return st;
+}
+
+/* Collect a child's report; a child that died is reported as damage.  A
+** child that reported is waited for only at the end (wait_children): its
+** exit, which unmaps a whole world, then overlaps the parent's work. */
+static void collect(Child *c, const char *what) {
   if (c->got) return;
   char *b = (char *)&c->r;
   size_t n = 0;
@@ -199,9 +219,8 @@ static void reap(Child *c, const char *what) {
     n += (size_t)got;
   }
   close(c->fd);
-  int st = 0;
-  while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {}
   if (n != sizeof c->r) {
+    int st = wait_child(c);
     memset(&c->r, 0, sizeof c->r);
     c->r.result = RES_STORE;
     c->r.store_rc = STORE_ECORRUPT;
@@ -234,6 +253,8 @@ static int print_line(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir);
+
 static int recover_main(int argc, char **argv) {
   const char *dir = cli_default_store();
   unsigned flags = 0;
@@ -256,12 +277,21 @@ static int recover_main(int argc, char **argv) {
   phase("start");
   Child ver, imp;
   spawn(&ver, dir, 1, flags);
-  spawn(&imp, dir, 0, 0);
-  reap(&ver, "verification");
-  reap(&imp, "the import");
+  spawn(&imp, dir, 0, flags);
+  collect(&ver, "verification");
+  collect(&imp, "the import");
   phase("both children done");
+  int status = recover_finish(dir, flags, &ver.r, &imp.r);
+  wait_child(&ver);
+  wait_child(&imp);
+  return status;
+}
+
+/* The parent's part once both children reported: report a failure, or mark
+** the interrupted attempts, record the recovery and print the summary. */
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir) {
   /* an open failure is the same in both; report the verifier's first */
-  const Report *bad = ver.r.result != RES_OK ? &ver.r : imp.r.result != RES_OK ? &imp.r : NULL;
+  const Report *bad = vr->result != RES_OK ? vr : ir->result != RES_OK ? ir : NULL;
   if (bad) {
     const Report *r = bad;
     switch (r->result) {
@@ -301,10 +331,10 @@ static int recover_main(int argc, char **argv) {
     fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
     goto out;
   }
-  if (cur != imp.r.rev || cur != ver.r.rev) {
+  if (cur != ir->rev || cur != vr->rev) {
     fprintf(stderr, "jiti recover-session: CURRENT of the store at %s moved from %" PRIu64 " to %"
             PRIu64 " during recovery (another writer?); nothing was changed; run it again\n",
-            dir, imp.r.rev, cur);
+            dir, ir->rev, cur);
     goto out;
   }
   if (store_mark_interrupted(s, &count) != STORE_OK) {
@@ -316,24 +346,25 @@ static int recover_main(int argc, char **argv) {
   if (count) store_events_read(s, 0, (size_t)count, STORE_NEWEST_FIRST, collect_interrupted, &in);
   cli_event(s, "recover-session",
             json_pack("{s:s, s:I, s:I, s:I}", "event", "recovered", "revision", (json_int_t)cur,
-                      "generation", (json_int_t)ver.r.generation, "interrupted", (json_int_t)count));
+                      "generation", (json_int_t)vr->generation, "interrupted", (json_int_t)count));
 
-  const uint64_t *c = imp.r.counts;
+  const uint64_t *c = ir->counts;
   uint64_t total = 0;
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
   char when[40] = "?";
-  const char *kind = store_rev_kind_name(ver.r.kind) ? store_rev_kind_name(ver.r.kind) : "?";
-  if (cur) cli_iso_time(ver.r.time_ms, when, sizeof when);
+  const char *kind = store_rev_kind_name(vr->kind) ? store_rev_kind_name(vr->kind) : "?";
+  if (cur) cli_iso_time(vr->time_ms, when, sizeof when);
   phase("marked interrupted, event written");
   printf("recovered the store at %s\n", dir);
   printf("revision:    %" PRIu64 " (%s, %s)\n", cur, kind, when);
-  printf("generation:  %" PRIu64 "\n", ver.r.generation);
+  printf("generation:  %" PRIu64 "\n", vr->generation);
   printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
          ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
          c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
          c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
-  printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history"
+  printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history, "
+                                                             "every definition analysed"
                                                            : "manifest chain, entry hashes");
   if (count == 0) {
     printf("interrupted: none\n");

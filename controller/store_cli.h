@@ -87,12 +87,21 @@ typedef struct cli_map {
 int cli_map_load(store_env *s, uint64_t rev, cli_map *m);
 void cli_map_free(cli_map *m);
 
-/* Import the entries of m into S in the kernel's import order (structures,
-** macros, functions, variables, data, invariants).  skip_invariants leaves
-** the invariants out.  On failure returns the status and writes a message
-** naming the entry into err. */
-jiti_Status cli_import_map(jiti_State *S, const cli_map *m, int skip_invariants,
-                           char *err, size_t errlen);
+/* Import revision rev's map (STORE_REV_CURRENT: the current one) into S
+** straight from the store — no copy of the map — kind by kind in the
+** kernel's import order (structures, macros, functions, variables, data,
+** invariants), all of it read in one store transaction.  which: one of
+** CLI_IMPORT_ALL, _NO_INVARIANTS, _ONLY_INVARIANTS.  The data table and
+** the registry are sized for the store's counts first.  Returns
+** CLI_IMPORT_OK; CLI_IMPORT_ESTORE when reading failed (err holds
+** the store's message, *store_rc (may be NULL) its store_err); or
+** CLI_IMPORT_EENTRY when an entry cannot be imported (err: "cannot import
+** KIND NAME: why").  Functions and macros are analysed at their first call
+** (see jiti_import_entry). */
+enum { CLI_IMPORT_ALL, CLI_IMPORT_NO_INVARIANTS, CLI_IMPORT_ONLY_INVARIANTS };
+enum { CLI_IMPORT_OK, CLI_IMPORT_ESTORE, CLI_IMPORT_EENTRY };
+int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+                   char *err, size_t errlen);
 
 /* Count a manifest's changes: added, changed, removed. */
 void cli_count_changes(const store_manifest *man, size_t *added, size_t *changed,

@@ -361,17 +361,11 @@ static int rollback_main(int argc, char **argv) {
     status = cli_txn_start(&t, json_pack("{s:I}", "target", (json_int_t)target), 0);
   if (status == EXIT_OK) {
     /* REV's world with CURRENT's invariants */
-    cli_map m = {.with_bytes = 1}, inv = {.with_bytes = 1, .only_kind = STORE_INVARIANT};
     char err[1024] = "";
-    if (cli_map_load(t.s, target == t.parent ? STORE_REV_CURRENT : target, &m) != STORE_OK ||
-        cli_map_load(t.s, STORE_REV_CURRENT, &inv) != STORE_OK) {
-      snprintf(err, sizeof err, "%s", store_errmsg(t.s));
-    } else if (cli_import_map(t.S, &m, 1, err, sizeof err) == JITI_OK &&
-               cli_import_map(t.S, &inv, 0, err, sizeof err) == JITI_OK) {
-      err[0] = 0;
-    }
-    cli_map_free(&m);
-    cli_map_free(&inv);
+    if (cli_import_rev(t.S, t.s, target == t.parent ? STORE_REV_CURRENT : target,
+                       CLI_IMPORT_NO_INVARIANTS, NULL, err, sizeof err) == CLI_IMPORT_OK)
+      cli_import_rev(t.S, t.s, STORE_REV_CURRENT, CLI_IMPORT_ONLY_INVARIANTS, NULL, err,
+                     sizeof err);
     if (err[0]) {
       jiti_restore(t.S);
       fprintf(stderr, "jiti rollback: the world of revision %" PRIu64 " of the store at %s cannot be "

@@ -224,28 +224,70 @@ void cli_map_free(cli_map *m) {
   m->n = m->cap = 0;
 }
 
-jiti_Status cli_import_map(jiti_State *S, const cli_map *m, int skip_invariants,
-                           char *err, size_t errlen) {
-  static const jiti_EntryKind order[] = {
-    JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
-    JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
-  /* The store's map is sorted by (store kind, name): each kind is one run. */
-  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
-    if (skip_invariants && order[k] == JITI_ENTRY_INVARIANT) continue;
-    int sk = cli_store_kind(order[k]);
-    for (size_t i = 0; i < m->n; i++) {
-      const cli_entry *e = &m->v[i];
-      if (e->kind != sk) continue;
-      char why[512];
-      jiti_Status st = jiti_import_entry(S, order[k], e->name, e->bytes, e->len, why, sizeof why);
-      if (st != JITI_OK) {
-        snprintf(err, errlen, "cannot import %s %s: %s", jiti_entry_kind_name(order[k]),
-                 e->name, why);
-        return st;
-      }
+/* The kernel's import order: types before the code and values that use
+** them, macros before functions (see jiti_export_all). */
+static const jiti_EntryKind import_order[] = {
+  JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+  JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+
+typedef struct ImportArgs {
+  jiti_State *S;
+  int result;                /* CLI_IMPORT_... */
+  size_t sizes[JITI_ENTRY_KIND_COUNT];   /* entries per kind asked for (the store's count) */
+  const int *kinds;
+  size_t nkinds;
+  int reserved;
+  char *err;
+  size_t errlen;
+} ImportArgs;
+
+static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  ImportArgs *a = arg;
+  if (!a->reserved) {
+    /* room for every row of the data table and every other entry of the
+    ** registry at once (only a hint: a failure here is not an error) */
+    size_t rows = 0, others = 0;
+    for (size_t i = 0; i < a->nkinds; i++) {
+      if (a->kinds[i] == STORE_DATA) rows += a->sizes[i];
+      else others += a->sizes[i];
     }
+    jiti_world_reserve(a->S, JITI_ENTRY_DATA, rows);
+    jiti_world_reserve(a->S, JITI_ENTRY_FUNCTION, others);
+    a->reserved = 1;
   }
-  return JITI_OK;
+  int k = cli_kernel_kind(e->kind);
+  char why[512];
+  jiti_Status st = k < 0 ? JITI_BADARG
+                         : jiti_import_entry(a->S, (jiti_EntryKind)k, e->name, e->bytes, e->len,
+                                             why, sizeof why);
+  if (st != JITI_OK) {
+    snprintf(a->err, a->errlen, "cannot import %s %s: %s", store_kind_name(e->kind), e->name,
+             k < 0 ? "unknown kind" : why);
+    a->result = CLI_IMPORT_EENTRY;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+                   char *err, size_t errlen) {
+  int kinds[sizeof import_order / sizeof import_order[0]];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof import_order / sizeof import_order[0]; i++) {
+    int inv = import_order[i] == JITI_ENTRY_INVARIANT;
+    if ((which == CLI_IMPORT_NO_INVARIANTS && inv) || (which == CLI_IMPORT_ONLY_INVARIANTS && !inv))
+      continue;
+    kinds[n++] = cli_store_kind(import_order[i]);
+  }
+  ImportArgs a = {S, CLI_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
+  if (errlen) err[0] = '\0';
+  int rc = store_map_foreach_kinds(s, rev, kinds, n, a.sizes, import_one, &a);
+  if (store_rc) *store_rc = rc;
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "%s", store_errmsg(s));
+    return CLI_IMPORT_ESTORE;
+  }
+  return a.result;
 }
 
 static int zero_hash(const uint8_t h[32]) {

@@ -76,15 +76,13 @@ int cli_txn_start(cli_txn *t, json_t *extra, uint64_t load_rev) {
     return EXIT_FAIL;
   }
   if (load_rev) {
-    cli_map m = {.with_bytes = 1};
-    int rc = cli_map_load(t->s, load_rev == t->parent ? STORE_REV_CURRENT : load_rev, &m);
-    char err[1024];
-    if (rc != STORE_OK) {
-      snprintf(err, sizeof err, "cannot read revision %" PRIu64 ": %s", load_rev, store_errmsg(t->s));
-    } else if (cli_import_map(t->S, &m, 0, err, sizeof err) == JITI_OK) {
-      err[0] = 0;
-    }
-    cli_map_free(&m);
+    char err[1024], msg[960];
+    int r = cli_import_rev(t->S, t->s, load_rev == t->parent ? STORE_REV_CURRENT : load_rev,
+                           CLI_IMPORT_ALL, NULL, msg, sizeof msg);
+    if (r == CLI_IMPORT_ESTORE)
+      snprintf(err, sizeof err, "cannot read revision %" PRIu64 ": %s", load_rev, msg);
+    else
+      snprintf(err, sizeof err, "%s", r == CLI_IMPORT_OK ? "" : msg);
     if (err[0]) {
       fprintf(stderr, "jiti %s: the world of revision %" PRIu64 " of the store at %s cannot be "
               "rebuilt: %s\n(nothing was changed; run 'jiti recover-session --store %s')\n",

@@ -572,6 +572,7 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   S->depth++;
   jt_CallInfo ci = {S->ci, fn, argc, argv};
   S->ci = &ci;
+  if (__builtin_expect(L == NULL, 0)) L = jt_closure_lambda(S, fn);  /* first call */
   jt_V *saved_fp = S->fp, *saved_sp = S->sp;
   size_t nbind = S->nbind;
   jt_V env = jt_clo_(fn)->env;
@@ -718,6 +719,87 @@ jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   if (S->world_define) S->world_define(S, sym, n->u.def.kind, n->u.def.form, fn);
   S->nvals = 1;
   return sym;
+}
+
+/* ------------------------------------------------------ lazy definitions
+** Importing a world installs its functions and macros without analysing
+** them (jt_define_lazily); most of a big world's functions are never called
+** in a session, and analysing them all dominated recovery.  See jt_eval.h
+** for the contract. */
+
+bool jt_define_lazily(jt_State *S, jt_V form) {
+  if (!jt_iscons(form)) return false;
+  jt_V head = jt_car(form), args = jt_cdr(form);
+  int kind;
+  if (head == JT_SYM(S, DEFUN)) kind = 0;
+  else if (head == JT_SYM(S, DEFMACRO)) kind = 1;
+  else return false;
+  /* the checks of analyze_def and jt_ev_defun: anything they would refuse
+  ** is left to them, so that the error is the same */
+  if (!jt_iscons(args) || !jt_iscons(jt_cdr(args))) return false;
+  jt_V name = jt_car(args), sym = name;
+  if (kind == 0 && jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) &&
+      jt_iscons(jt_cdr(name)) && jt_cdr(jt_cdr(name)) == JT_NIL) {
+    sym = jt_car(jt_cdr(name));
+    kind = 2;
+  }
+  if (!jt_issymbol(sym) || sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return false;
+  if (jt_symobj(S, sym)->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return false;
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  jt_Closure *c = (jt_Closure *)jt_alloc(S, JT_TCLOSURE, sizeof(jt_Closure));
+  c->lam = NULL;
+  c->code = base[0];
+  c->env = JT_NIL;
+  c->name = jt_car(jt_cdr(base[0]));
+  if (kind == 1) c->h.flags |= JT_CLO_MACRO;
+  jt_V fn = (jt_V)c;
+  JT_PUSH(S, fn);
+  jt_Symbol *s = jt_symobj(S, sym);
+  if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
+  else JT_SET(S, s, s->function, fn);
+  if (S->world_define) S->world_define(S, sym, kind, base[0], fn);
+  S->sp = base;
+  return true;
+}
+
+const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn) {
+  jt_Closure *c = jt_clo_(fn);
+  if (c->lam) return c->lam;
+  if (c->h.flags & JT_CLO_ANALYSING) {
+    char buf[256], *name = jt_print_cstr(S, c->name, true, sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", name);
+    free(name);
+    jt_error(S, "%s was called while its own definition was being analysed (by a macro "
+             "it uses)", buf);
+  }
+  jt_V *base = S->sp;
+  JT_PUSH(S, fn);
+  JT_TOUCH(S, fn);   /* a checkpoint keeps the lazy state */
+  c->h.flags |= JT_CLO_ANALYSING;
+  /* the flag must not outlive an error in the analysis (a macro may signal) */
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
+  if (_setjmp(j.jb) != 0) {
+    jt_clo_(fn)->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
+    jt_Jmp *target = S->unwind_target;
+    if (!jt_jmp_active(S, target)) dead_exit(S, "non-local exit");
+    jt_unwind_to(S, target, S->unwind_code);
+  }
+  const jt_Node *root;
+  int nstack;
+  jt_V code = jt_analyze_toplevel(S, c->code, &root, &nstack);
+  jt_jmp_pop(S, &j);
+  /* root is the definition's node; its function is a lambda */
+  if (root->ev != jt_ev_defun || root->u.def.fn->ev != jt_ev_lambda) {
+    c->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
+    jt_error(S, "internal error: a lazy definition did not analyse into a definition");
+  }
+  c->lam = root->u.def.fn->u.lambda.lam;
+  JT_SET(S, c, c->code, code);
+  c->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
+  S->sp = base;
+  return c->lam;
 }
 
 /* ---------------------------------------------------- inlined built-ins

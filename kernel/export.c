@@ -300,6 +300,16 @@ static jt_V dec(Dec *d) {
     case 'I': case 'R': {
       d->pos++;
       s = get_span(d, &len);
+      if (tag == 'I' && len > 0 && len <= 18) {
+        /* the common case, a fixnum: [-]digits, at most 18 of them */
+        size_t i = s[0] == '-';
+        int64_t n = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9') n = n * 10 + (s[i++] - '0');
+        if (i == len && len > (size_t)(s[0] == '-')) {
+          r = jt_mkfix(s[0] == '-' ? -n : n);
+          break;
+        }
+      }
       jt_V v = len < sizeof tmp ? (memcpy(tmp, s, len), tmp[len] = 0, jt_num_parse(S, tmp, len, 10)) : JT_NOVALUE;
       if (len >= sizeof tmp) {
         char *big = malloc(len + 1);

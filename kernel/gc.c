@@ -19,6 +19,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "jt_lib.h"
 #include "jt_eval.h"
 
@@ -146,25 +147,50 @@ void jt_free(jt_State *S, void *p, size_t n) {
 }
 
 /* Pages are carved from slabs of SLAB_PAGES pages; slabs are released only
-** when the state closes (one free per slab instead of one per page). */
+** when the state closes (one unmap per slab instead of one free per page).
+** A slab is a mapping of its own, 2 MiB long and 2 MiB aligned, advised for
+** transparent huge pages: a growing heap then takes one page fault per slab
+** instead of 512.  On a virtual machine the faults of a fresh heap were the
+** largest single cost of bulk work such as importing a world (a third of it;
+** docs/benchmarks.md, "Recovery").  Where huge pages are disabled the advice
+** does nothing and the slab faults in page by page as before. */
 #define SLAB_PAGES 32
+#define SLAB_BYTES ((size_t)SLAB_PAGES * POOL_PAGE_BYTES)   /* 2 MiB */
 
 typedef struct jt_Slab {
   struct jt_Slab *next;
   size_t used;             /* pages handed out */
-  max_align_t pages[];
+  char *mem;               /* SLAB_BYTES, aligned to SLAB_BYTES */
 } jt_Slab;
+
+/* SLAB_BYTES of fresh memory aligned to SLAB_BYTES, or NULL. */
+static char *slab_map(void) {
+  size_t len = 2 * SLAB_BYTES;
+  char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return NULL;
+  char *mem = (char *)(((uintptr_t)raw + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1));
+  if (mem > raw) munmap(raw, (size_t)(mem - raw));
+  if (raw + len > mem + SLAB_BYTES) munmap(mem + SLAB_BYTES, (size_t)(raw + len - (mem + SLAB_BYTES)));
+#ifdef MADV_HUGEPAGE
+  madvise(mem, SLAB_BYTES, MADV_HUGEPAGE);
+#endif
+  return mem;
+}
 
 static jt_Page *slab_page(jt_State *S) {
   jt_Slab *sl = S->slabs;
   if (!sl || sl->used == SLAB_PAGES) {
-    sl = malloc(sizeof(jt_Slab) + SLAB_PAGES * POOL_PAGE_BYTES);
+    sl = malloc(sizeof *sl);
     if (!sl) return NULL;
+    if (!(sl->mem = slab_map())) {
+      free(sl);
+      return NULL;
+    }
     sl->next = S->slabs;
     sl->used = 0;
     S->slabs = sl;
   }
-  return (jt_Page *)((char *)sl->pages + POOL_PAGE_BYTES * sl->used++);
+  return (jt_Page *)(sl->mem + POOL_PAGE_BYTES * sl->used++);
 }
 
 /* A fresh page of class `cls`, all its slots free. */
@@ -641,12 +667,18 @@ void jt_gc_safepoint(jt_State *S, bool full) {
   collect(S, !full, true);
 }
 
+void jt_gc_defer(jt_State *S, size_t n) {
+  size_t base = S->gc_threshold > S->bytes_since_gc ? S->gc_threshold : S->bytes_since_gc;
+  S->gc_threshold = base + n < base ? SIZE_MAX : base + n;
+}
+
 void jt_gc_free_all(jt_State *S) {
   sweep_list(S, &S->objects, SWEEP_ALL, NULL);
   sweep_list(S, &S->young_objects, SWEEP_ALL, NULL);
   for (jt_Page *pg = S->pages; pg; pg = pg->next) sweep_page(S, pg, SWEEP_ALL, false);
   while (S->slabs) {
     jt_Slab *next = S->slabs->next;
+    munmap(S->slabs->mem, SLAB_BYTES);
     free(S->slabs);
     S->slabs = next;
   }

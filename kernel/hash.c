@@ -329,6 +329,17 @@ void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val)
   t->count++;
 }
 
+void jt_hash_reserve(jt_State *S, jt_V h, size_t n)
+{
+  jt_Hash *t = check_hash(S, h);
+  if (n > MAX_ENTRIES) n = MAX_ENTRIES;
+  if (n <= t->entcap) return;
+  JT_TOUCH(S, h);  /* the buffers are replaced: save them first */
+  JT_ROOT(S, h);
+  rebuild(S, h, n);
+  JT_UNROOT(S, 1);
+}
+
 bool jt_hash_rem(jt_State *S, jt_V h, jt_V key)
 {
   jt_Hash *t = check_hash(S, h);

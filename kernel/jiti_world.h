@@ -56,10 +56,31 @@ jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
                                 char *err, size_t errlen);
 
 /* Rebuild one entry in this state from its name and canonical encoding
-** (as given by the export callback). */
+** (as given by the export callback).  A function or macro is installed
+** without analysing its body, which happens at its first call (or
+** macro expansion) with the macros and special variables of that moment —
+** so the order functions, macros and variables are imported in does not
+** matter.  An error in a body is therefore signalled by its first call, not
+** here; jiti_world_analyze finds them all at once. */
 jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
                               const unsigned char *bytes, size_t len,
                               char *err, size_t errlen);
+
+/* Make room for n more entries of `kind` (the data table, or the registry
+** that holds every other kind), so that a bulk import grows it once rather
+** than doubling it again and again; the collector also waits for about
+** what importing n entries allocates (an import leaves next to no garbage).
+** Only a hint: JITI_OK, or an error status (out of memory, a bad kind) that
+** the caller may ignore. */
+jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n);
+
+/* Analyse now every function and macro imported but not yet called.
+** Analysis runs the macros the bodies use: limits (may be NULL) bounds their
+** fuel, as for jiti_invariants_check.  JITI_OK, or the status of the first
+** failure (JITI_LIMIT when the fuel ran out), with a message naming the
+** definition ("cannot analyse function F: ...") in err. */
+jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err,
+                               size_t errlen);
 
 /* Print an entry's encoding as Lisp text (malloc'd), for humans and diffs. */
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len);

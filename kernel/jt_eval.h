@@ -160,6 +160,24 @@ static inline bool jt_is_macro(jt_V fn) {
 /* Apply with a known closure (argv on the value stack). */
 jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
 
+/* Lazy definitions (world import).  jt_define_lazily installs the function
+** of a top-level (DEFUN name lambda-list . body) or (DEFMACRO ...) form as
+** evaluating it would — the function or setf-function cell, the macro flag,
+** the world's record of the definition — but leaves the body unanalysed:
+** the closure keeps the form.  It returns false, doing nothing, when the
+** form is anything else or would be refused (a malformed head, a bad or
+** locked name); the caller then evaluates the form, which reports why.
+** jt_closure_lambda returns a closure's analysed lambda, analysing a lazy
+** definition first, exactly as the evaluator would have analysed its form
+** (in the null lexical environment, with the macros and special
+** declarations of the moment).  The closure keeps the result; the change
+** passes the write barrier, so restoring a checkpoint taken before makes it
+** lazy again.  Analysis errors are signalled to the caller, and the closure
+** stays lazy; a call made while its own definition is being analysed (by
+** a macro it uses) is an error. */
+bool jt_define_lazily(jt_State *S, jt_V form);
+const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn);
+
 /* --------------------------------------------------------- control (ctl.c) */
 
 /* Establish a jump record: fill `j` from the state, link it.  Must be

@@ -218,6 +218,9 @@ void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
 jt_V jt_make_hash(jt_State *S, int test, size_t size);
 jt_V jt_hash_get(jt_State *S, jt_V h, jt_V key, bool *found);
 void jt_hash_put(jt_State *S, jt_V h, jt_V key, jt_V val);
+/* Grow h's buffers so that n entries fit without another rebuild (bulk
+** insertion); never shrinks. */
+void jt_hash_reserve(jt_State *S, jt_V h, size_t n);
 bool jt_hash_rem(jt_State *S, jt_V h, jt_V key);
 void jt_hash_clear(jt_State *S, jt_V h);
 uint64_t jt_sxhash(jt_State *S, jt_V v, int test);

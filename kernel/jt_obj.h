@@ -178,12 +178,17 @@ typedef struct jt_Prim {
 
 struct jt_Lambda;   /* analysed lambda, lives in a jt_Code arena */
 
-#define JT_CLO_MACRO 0x0001   /* closure flag: a macro expander */
+#define JT_CLO_MACRO     0x0001  /* closure flag: a macro expander */
+#define JT_CLO_ANALYSING 0x0002  /* a lazy definition being analysed (eval.c) */
 
+/* A closure whose lam is NULL is a *lazy definition*: a global function or
+** macro imported from a world whose body has not been analysed yet; `code`
+** then holds its defining form, (DEFUN name ...) or (DEFMACRO name ...).
+** jt_closure_lambda analyses it at its first call (see eval.c). */
 typedef struct jt_Closure {
   jt_Obj h;
-  const struct jt_Lambda *lam;
-  jt_V code;    /* jt_Code owning lam; keeps the nodes alive */
+  const struct jt_Lambda *lam;  /* NULL: not analysed yet (lazy) */
+  jt_V code;    /* jt_Code owning lam (keeps the nodes alive), or the form */
   jt_V env;     /* captured jt_Frame or NIL */
   jt_V name;    /* symbol, (setf sym) or NIL */
 } jt_Closure;

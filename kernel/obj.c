@@ -1076,7 +1076,8 @@ JT_FN(f_documentation) {
   if (jt_issymbol(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);
-    if (jt_is(f, JT_TCLOSURE) && jt_clo_(f)->lam->doc) return jt_string_from_cstr(S, jt_clo_(f)->lam->doc);
+    if (jt_is(f, JT_TCLOSURE) && jt_closure_lambda(S, f)->doc)
+      return jt_string_from_cstr(S, jt_closure_lambda(S, f)->doc);
   }
   return JT_NIL;
 }

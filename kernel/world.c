@@ -253,6 +253,12 @@ static void mark_body(jt_State *S, const Snap *s) {
       break;
     }
     case JT_TPRIM: jt_gc_mark(S, ((const jt_Prim *)b)->name); break;
+    case JT_TCLOSURE: {
+      /* a lazy definition analysed since: the copy holds its form */
+      const jt_Closure *c = (const jt_Closure *)b;
+      jt_gc_mark(S, c->code); jt_gc_mark(S, c->env); jt_gc_mark(S, c->name);
+      break;
+    }
     case JT_TRESTART: {
       const jt_Restart *r = (const jt_Restart *)b;
       jt_gc_mark(S, r->name); jt_gc_mark(S, r->function); jt_gc_mark(S, r->report);
@@ -297,6 +303,10 @@ static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
 }
 
 static void map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
+  if (W(S)->nlevels == 0) {   /* nothing to log: one lookup instead of two */
+    jt_hash_put(S, map, key, val);
+    return;
+  }
   jt_V *base = S->sp;
   JT_PUSH(S, map);
   JT_PUSH(S, key);
@@ -739,7 +749,10 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       JT_PUSH(S, form);
-      jt_eval_toplevel(S, form);
+      /* functions and macros are analysed at their first call */
+      bool lazy = (a->kind == JITI_ENTRY_FUNCTION || a->kind == JITI_ENTRY_MACRO) &&
+                  jt_define_lazily(S, form);
+      if (!lazy) jt_eval_toplevel(S, form);
       JT_POP(S, 1);
     }
   }
@@ -899,6 +912,73 @@ size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {
   for (size_t i = 0; i < r->nentries; i++)
     if (r->entries[i].key != JT_HASH_DELETED && jt_car(r->entries[i].key) == jt_mkfix(kind)) n++;
   return n;
+}
+
+typedef struct ReserveArgs { jiti_EntryKind kind; size_t n; } ReserveArgs;
+
+/* What importing an entry typically allocates (a data row of a few
+** values, a function's source form): what a bulk import defers the
+** collector by.  Only an estimate; the entries themselves are no garbage. */
+#define IMPORT_BYTES_PER_ENTRY 512
+
+static jiti_Status reserve_body(jt_State *S, void *ud) {
+  ReserveArgs *a = ud;
+  jt_V table = a->kind == JITI_ENTRY_DATA ? W(S)->data : W(S)->registry;
+  jt_hash_reserve(S, table, jt_hash_(table)->count + a->n);
+  jt_gc_defer(S, a->n > SIZE_MAX / IMPORT_BYTES_PER_ENTRY ? SIZE_MAX : a->n * IMPORT_BYTES_PER_ENTRY);
+  return JITI_OK;
+}
+
+jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n) {
+  ReserveArgs a = {kind, n};
+  if ((unsigned)kind >= JITI_ENTRY_KIND_COUNT) return JITI_BADARG;
+  return guarded(S, reserve_body, &a, NULL, 0);
+}
+
+/* ------------------------------------------------------ lazy definitions */
+
+typedef struct AnalyzeArgs { char name[256]; bool macro; } AnalyzeArgs;
+
+static jiti_Status analyze_body(jt_State *S, void *ud) {
+  AnalyzeArgs *a = ud;
+  World *w = W(S);
+  /* The closures first (analysis runs macros, which may change the
+  ** registry), in registry order: the order they were imported in. */
+  jt_V todo = JT_NIL;
+  JT_ROOT(S, todo);
+  jt_Hash *r = jt_hash_(w->registry);
+  for (size_t i = r->nentries; i-- > 0;) {
+    jt_V key = r->entries[i].key;
+    if (key == JT_HASH_DELETED) continue;
+    if (jt_car(key) != jt_mkfix(JITI_ENTRY_FUNCTION) && jt_car(key) != jt_mkfix(JITI_ENTRY_MACRO))
+      continue;
+    jt_V name = jt_cdr(key);
+    jt_V fn = jt_iscons(name) ? jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn
+                              : jt_symobj(S, name)->function;
+    if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) todo = jt_cons(S, fn, todo);
+  }
+  for (jt_V l = todo; l != JT_NIL; l = jt_cdr(l)) {
+    jt_V fn = jt_car(l);
+    char *name = jt_print_cstr(S, jt_clo_(fn)->name, true, sizeof a->name - 1);
+    snprintf(a->name, sizeof a->name, "%s", name);
+    free(name);
+    a->macro = (jt_o(fn)->flags & JT_CLO_MACRO) != 0;
+    jt_closure_lambda(S, fn);
+  }
+  JT_UNROOT(S, 1);
+  return JITI_OK;
+}
+
+jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
+  AnalyzeArgs a = {"", false};
+  char why[1024];
+  uint64_t fuel = S->fuel_left;
+  if (limits && limits->fuel) S->fuel_left = limits->fuel;
+  jiti_Status st = guarded(S, analyze_body, &a, why, sizeof why);
+  S->fuel_left = fuel;
+  if (st != JITI_OK && err)
+    snprintf(err, errlen, "cannot analyse %s %s: %s", a.macro ? "macro" : "function", a.name, why);
+  return st;
 }
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }

@@ -109,18 +109,41 @@ int st_check_key(store_env *s, int kind, const char *name, size_t *nlen) {
 
 /* ---- hashing */
 
-int st_hash(EVP_MD_CTX *reuse, int kind, const char *name, size_t nlen,
+int st_hasher_init(st_hasher *h) {
+  /* An explicitly fetched SHA-256: EVP_sha256() makes OpenSSL 3 look the
+  ** implementation up again at every EVP_DigestInit_ex. */
+  h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+  h->ctx = EVP_MD_CTX_new();
+  if (h->md && h->ctx) return STORE_OK;
+  st_hasher_free(h);
+  return STORE_ENOMEM;
+}
+
+void st_hasher_free(st_hasher *h) {
+  EVP_MD_CTX_free(h->ctx);
+  EVP_MD_free(h->md);
+  h->ctx = NULL;
+  h->md = NULL;
+}
+
+int st_hash(st_hasher *reuse, int kind, const char *name, size_t nlen,
             const void *bytes, size_t len, uint8_t out[32]) {
-  EVP_MD_CTX *ctx = reuse ? reuse : EVP_MD_CTX_new();
+  st_hasher one = { NULL, NULL };
+  st_hasher *h = reuse;
   const char *k = kind_names[kind];
   unsigned olen = 0;
-  int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-           EVP_DigestUpdate(ctx, k, strlen(k) + 1) &&   /* with its NUL */
-           EVP_DigestUpdate(ctx, name, nlen) &&
-           EVP_DigestUpdate(ctx, "", 1) &&
-           (len == 0 || EVP_DigestUpdate(ctx, bytes, len)) &&
-           EVP_DigestFinal_ex(ctx, out, &olen) && olen == 32;
-  if (!reuse) EVP_MD_CTX_free(ctx);
+  int ok;
+  if (!h) {
+    if (!(one.ctx = EVP_MD_CTX_new())) return STORE_ENOMEM;
+    h = &one;
+  }
+  ok = EVP_DigestInit_ex(h->ctx, h->md ? h->md : EVP_sha256(), NULL) &&
+       EVP_DigestUpdate(h->ctx, k, strlen(k) + 1) &&   /* with its NUL */
+       EVP_DigestUpdate(h->ctx, name, nlen) &&
+       EVP_DigestUpdate(h->ctx, "", 1) &&
+       (len == 0 || EVP_DigestUpdate(h->ctx, bytes, len)) &&
+       EVP_DigestFinal_ex(h->ctx, out, &olen) && olen == 32;
+  if (!reuse) EVP_MD_CTX_free(one.ctx);
   return ok ? STORE_OK : STORE_ENOMEM;
 }
 
@@ -338,7 +361,7 @@ int st_manifest_check(const void *v, size_t vlen, store_manifest *hdr,
   return scan(v, vlen, hdr, nadd, nrem, &strs, &after, &strbytes, why);
 }
 
-int st_manifest_decode(const void *v, size_t vlen, uint64_t rev,
+int st_manifest_decode(const void *v, size_t vlen, uint64_t rev, int changes,
                        store_manifest **out, const char **why) {
   store_manifest hdr, *m;
   rd r, strs;
@@ -351,7 +374,8 @@ int st_manifest_decode(const void *v, size_t vlen, uint64_t rev,
   memset(&hdr, 0, sizeof hdr);
   if ((rc = scan(v, vlen, &hdr, &nadd, &nrem, &strs, &r, &strbytes, why)) != STORE_OK)
     return rc;
-  nch = hdr.nchanges;
+  nch = changes ? hdr.nchanges : 0;
+  if (!changes) strbytes = 0;
   kv = take_str(&strs, &kvn);
   su = take_str(&strs, &sun);
   ri = take_str(&strs, &rin);
@@ -361,9 +385,9 @@ int st_manifest_decode(const void *v, size_t vlen, uint64_t rev,
   if (!m) return STORE_ENOMEM;
   *m = hdr;
   m->rev = rev;
-  m->nchanges = nch;
-  m->changes = (store_change *)(m + 1);
-  sp = (char *)(m->changes + nch);
+  m->nchanges = hdr.nchanges;
+  m->changes = changes ? (store_change *)(m + 1) : NULL;
+  sp = (char *)((store_change *)(m + 1) + nch);
   memcpy(sp, kv, kvn); sp[kvn] = '\0'; m->kernel_version = sp; sp += kvn + 1;
   memcpy(sp, su, sun); sp[sun] = '\0'; m->summary = sp; sp += sun + 1;
   memcpy(sp, ri, rin); sp[rin] = '\0'; m->response_id = sp; sp += rin + 1;

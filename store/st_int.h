@@ -6,6 +6,7 @@
 **                atomic creation of a new store
 **   st_codec.c   byte order, kinds, UTF-8, hashing, entry and manifest records
 **   st_map.c     an in-memory map  key -> hash  (old revisions, verify, revert)
+**   st_fetch.c   fetching the entries of many keys at once, in hash order
 **   st_rev.c     publishing and reading revisions
 **   st_verify.c  store_verify
 **   st_event.c   events
@@ -101,9 +102,16 @@ int st_utf8_valid(const char *s, size_t n);
 /* Validate kind and name; on failure record a message and return EINVAL. */
 int st_check_key(store_env *s, int kind, const char *name, size_t *nlen);
 
-/* SHA-256 of kind "\0" name "\0" bytes.  reuse: a digest context to use
-** (faster in loops), or NULL. */
-int st_hash(EVP_MD_CTX *reuse, int kind, const char *name, size_t nlen,
+/* A digest context and the SHA-256 implementation fetched once: hashing
+** many entries through one is several times cheaper than one-off calls. */
+typedef struct st_hasher { EVP_MD_CTX *ctx; EVP_MD *md; } st_hasher;
+/* STORE_OK or STORE_ENOMEM (then nothing needs freeing). */
+int st_hasher_init(st_hasher *h);
+void st_hasher_free(st_hasher *h);
+
+/* SHA-256 of kind "\0" name "\0" bytes.  reuse: a hasher (for loops), or
+** NULL. */
+int st_hash(st_hasher *reuse, int kind, const char *name, size_t nlen,
             const void *bytes, size_t len, uint8_t out[32]);
 /* SHA-256 of a buffer. */
 int st_sha256(const void *p, size_t n, uint8_t out[32]);
@@ -140,8 +148,10 @@ typedef struct st_manifest_in {
 size_t st_manifest_size(const st_manifest_in *m);
 void st_manifest_encode(uint8_t *out, const st_manifest_in *m);
 /* Decode into one allocation (store_free).  rev is stored in the result.
+** changes 0: the header only (nchanges counted, changes NULL), though the
+** checksum and the structure of the whole record are still checked.
 ** Returns STORE_OK, STORE_ECORRUPT (with *why set), STORE_ENOMEM. */
-int st_manifest_decode(const void *v, size_t vlen, uint64_t rev,
+int st_manifest_decode(const void *v, size_t vlen, uint64_t rev, int changes,
                        store_manifest **out, const char **why);
 /* Check a manifest without decoding its strings and changes: fills the
 ** header fields of *hdr (nchanges included) and counts the changes that add
@@ -181,10 +191,35 @@ int st_map_load(store_env *s, MDB_txn *txn, st_map *m);
 ** Returns STORE_OK, or STORE_ECORRUPT naming the inconsistency. */
 int st_map_undo(store_env *s, st_map *m, const store_manifest *man);
 
+/* ---- st_fetch.c: the entries of many map keys, fetched in hash order */
+
+typedef struct st_ref {
+  uint64_t top;            /* the first 8 bytes of hash, big-endian (sort key) */
+  const uint8_t *key;      /* the map key: kind byte + name */
+  size_t klen;
+  const uint8_t *hash;     /* 32 bytes */
+  const void *bytes;       /* the entry's encoding, once fetched */
+  size_t len;
+} st_ref;
+typedef struct st_refs { st_ref *v; size_t n, cap; } st_refs;
+
+/* Room for n refs in one allocation (an upper bound is fine: untouched
+** memory costs nothing).  0, or -1 out of memory. */
+int st_refs_reserve(st_refs *r, size_t n);
+/* Append a ref (key and hash are not copied).  0, or -1 out of memory. */
+int st_refs_add(st_refs *r, const uint8_t *key, size_t klen, const uint8_t *hash);
+void st_refs_free(st_refs *r);
+/* Look up the entry of every ref, in hash order, and check that it exists,
+** decodes and carries its key's kind and name; with verify (a hasher) also
+** that it re-hashes to its hash, reported in store_verify's words.  Fills
+** bytes and len.  Returns STORE_OK, or the first problem in hash order:
+** STORE_ECORRUPT, STORE_ENOMEM, STORE_EIO. */
+int st_refs_fetch(store_env *s, MDB_txn *txn, st_refs *r, st_hasher *verify);
+
 /* ---- st_rev.c */
 
 /* Read and decode revision rev's manifest in txn. */
-int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev,
+int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, int changes,
                     store_manifest **out);
 
 #endif

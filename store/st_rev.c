@@ -185,14 +185,17 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
   size_t n = nchanged + nremoved;
   uint8_t key[1 + STORE_NAME_MAX];
   static const uint8_t zero[32];
+  st_hasher hs = { NULL, NULL };
   int r;
   s->msg[0] = '\0';
   st_map_init(&seen);
   if ((r = check_info(s, info)) != STORE_OK) return r;
   if ((nchanged && !changed) || (nremoved && !removed) || n < nchanged)
     return st_fail(s, STORE_EINVAL, "invalid entry arrays");
-  if (n && !(ops = calloc(n, sizeof *ops)))
+  if ((n && !(ops = calloc(n, sizeof *ops))) || (nchanged && st_hasher_init(&hs) != STORE_OK)) {
+    free(ops);
     return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  }
   for (size_t i = 0; i < n; i++) {
     st_op *op = &ops[i];
     size_t klen;
@@ -205,7 +208,7 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
         goto done;
       }
       op->kind = e->kind; op->name = e->name; op->e = e;
-      if ((r = st_hash(NULL, e->kind, e->name, op->nlen, e->bytes, e->len, op->hash)) != STORE_OK) {
+      if ((r = st_hash(&hs, e->kind, e->name, op->nlen, e->bytes, e->len, op->hash)) != STORE_OK) {
         r = st_fail(s, r, "hashing %s %s failed", store_kind_name(e->kind), e->name);
         goto done;
       }
@@ -229,6 +232,7 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
   r = publish_ops(s, parent, info, info->kind, 0, ops, n, new_rev);
 done:
   st_map_free(&seen);
+  st_hasher_free(&hs);
   free(ops);
   return r;
 }
@@ -245,7 +249,7 @@ static int load_map(store_env *s, MDB_txn *txn, uint64_t rev, st_map *m) {
   if (rev == STORE_REV_CURRENT) return STORE_OK;
   for (uint64_t i = current; i > rev && r == STORE_OK; i--) {
     store_manifest *man;
-    if ((r = st_manifest_get(s, txn, i, &man)) != STORE_OK) break;
+    if ((r = st_manifest_get(s, txn, i, 1, &man)) != STORE_OK) break;
     r = st_map_undo(s, m, man);
     free(man);
   }
@@ -320,7 +324,8 @@ done:
 
 /* ---- reading */
 
-int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, store_manifest **out) {
+int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, int changes,
+                    store_manifest **out) {
   uint8_t key[8];
   MDB_val k = { 8, key }, v;
   const char *why = NULL;
@@ -330,7 +335,7 @@ int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, store_manifest **o
   if (rc == MDB_NOTFOUND)
     return st_fail(s, STORE_ENOENT, "no revision %llu", (unsigned long long)rev);
   if (rc) return st_mdb(s, rc, "reading a manifest");
-  r = st_manifest_decode(v.mv_data, v.mv_size, rev, out, &why);
+  r = st_manifest_decode(v.mv_data, v.mv_size, rev, changes, out, &why);
   if (r == STORE_ECORRUPT)
     return st_fail(s, r, "revision %llu: %s", (unsigned long long)rev, why);
   if (r != STORE_OK) return st_fail(s, r, "out of memory reading revision %llu",
@@ -338,96 +343,142 @@ int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, store_manifest **o
   return STORE_OK;
 }
 
-int store_manifest_read(store_env *s, uint64_t rev, store_manifest **out) {
+static int manifest_read(store_env *s, uint64_t rev, int changes, store_manifest **out) {
   MDB_txn *txn;
   int r;
   s->msg[0] = '\0';
   if (!out) return st_fail(s, STORE_EINVAL, "store_manifest_read: out is NULL");
   *out = NULL;
   if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
-  r = st_manifest_get(s, txn, rev, out);
+  r = st_manifest_get(s, txn, rev, changes, out);
   mdb_txn_abort(txn);
   return r;
 }
 
-/* Fetch and decode the entry of hash; check it carries the key it is mapped
-** from.  name is copied NUL-terminated into namebuf. */
-static int fetch(store_env *s, MDB_txn *txn, const uint8_t *key, size_t klen,
-                 const uint8_t hash[32], store_entry *e, char *namebuf) {
-  MDB_val k = { 32, (void *)hash }, v;
-  const char *name;
-  size_t nlen;
-  char hex[65];
-  int rc = mdb_get(txn, s->entries, &k, &v);
-  store_hash_hex(hash, hex);
-  if (rc == MDB_NOTFOUND)
-    return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s) is missing", hex,
-                   store_kind_name(key[0]), (int)(klen - 1), (const char *)key + 1);
-  if (rc) return st_mdb(s, rc, "reading an entry");
-  if (st_entry_decode(v.mv_data, v.mv_size, &e->kind, &name, &nlen, &e->bytes, &e->len) != 0 ||
-      e->kind != key[0] || nlen != klen - 1 || memcmp(name, key + 1, nlen) != 0)
-    return st_fail(s, STORE_ECORRUPT, "entry %s is malformed or does not belong to "
-                   "%s %.*s", hex, store_kind_name(key[0]), (int)(klen - 1),
-                   (const char *)key + 1);
-  memcpy(namebuf, name, nlen);
-  namebuf[nlen] = '\0';
-  e->name = namebuf;
-  return STORE_OK;
+int store_manifest_read(store_env *s, uint64_t rev, store_manifest **out) {
+  return manifest_read(s, rev, 1, out);
 }
 
-int store_map_foreach(store_env *s, uint64_t rev, store_entry_fn fn, void *arg) {
+int store_manifest_read_header(store_env *s, uint64_t rev, store_manifest **out) {
+  return manifest_read(s, rev, 0, out);
+}
+
+/* Gather the current map's records of one kind (kind > 0) or of all kinds
+** (kind 0), in key order, through cur. */
+static int gather_names(store_env *s, MDB_cursor *cur, int kind, st_refs *refs) {
+  uint8_t first = (uint8_t)kind;
+  MDB_val k = { 1, &first }, v;
+  int rc = kind ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (kind && (k.mv_size < 1 || ((uint8_t *)k.mv_data)[0] != kind)) return STORE_OK;
+    if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || v.mv_size != 32)
+      return st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
+    if (st_refs_add(refs, k.mv_data, k.mv_size, v.mv_data) != 0)
+      return st_fail(s, STORE_ENOMEM, "out of memory reading the current map");
+  }
+  return rc == MDB_NOTFOUND ? STORE_OK : st_mdb(s, rc, "reading the current map");
+}
+
+/* The first of the n sorted slots whose key has this kind (n if none). */
+static size_t first_of_kind(st_slot **sl, size_t n, int kind) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (sl[mid]->key[0] < kind) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* store_map_foreach (all: every kind, in key order) and
+** store_map_foreach_kinds (kinds[0..nkinds), kind by kind).  The keys are
+** gathered first, their entries fetched in hash order (st_fetch.c), then
+** handed out in key order; for the current map everything points into
+** LMDB's memory map, nothing is copied. */
+static int map_walk(store_env *s, uint64_t rev, int all, const int *kinds, size_t nkinds,
+                    size_t *counts, store_entry_fn fn, void *arg) {
   MDB_txn *txn;
   MDB_cursor *cur = NULL;
-  MDB_val k, v;
   st_map m;
   st_slot **sl = NULL;
-  size_t n = 0;
-  store_entry e;
+  st_refs refs = { NULL, 0, 0 };
+  size_t n = 0, nwalks = all ? 1 : nkinds;
   char name[STORE_NAME_MAX + 1];
   uint64_t current;
   int rc, r;
   s->msg[0] = '\0';
+  if (!fn || (!all && nkinds && !kinds))
+    return st_fail(s, STORE_EINVAL, "store_map_foreach: no callback or no kinds");
+  for (size_t i = 0; !all && i < nkinds; i++) {
+    int seen = 0;
+    for (size_t j = 0; j < i; j++) seen |= kinds[j] == kinds[i];
+    if (!st_valid_kind(kinds[i]) || seen)
+      return st_fail(s, STORE_EINVAL, "store_map_foreach_kinds: kind %d is invalid or "
+                     "given twice", kinds[i]);
+  }
   st_map_init(&m);
-  if (!fn) return st_fail(s, STORE_EINVAL, "store_map_foreach: no callback");
   if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
   if ((r = st_get_current(s, txn, &current)) != STORE_OK) goto done;
   if (rev == current) rev = STORE_REV_CURRENT;
   if (rev == STORE_REV_CURRENT) {
-    /* Straight from the names database, in key order. */
-    if ((rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
+    /* Straight from the names database; a kind is one run of keys (the
+    ** kind is their first byte). */
+    MDB_stat ms;
+    if ((rc = mdb_stat(txn, s->names, &ms)) != 0 || (rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
       r = st_mdb(s, rc, "reading the current map");
       goto done;
     }
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-      if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || v.mv_size != 32) {
-        r = st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
-        goto done;
-      }
-      if ((r = fetch(s, txn, k.mv_data, k.mv_size, v.mv_data, &e, name)) != STORE_OK)
-        goto done;
-      if (fn(arg, &e, v.mv_data)) goto done;
-    }
-    if (rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading the current map");
-    goto done;
-  }
-  if ((r = load_map(s, txn, rev, &m)) != STORE_OK) goto done;
-  if (st_map_sorted(&m, &sl, &n) != 0) {
-    r = st_fail(s, STORE_ENOMEM, "out of memory rebuilding revision %llu",
-                (unsigned long long)rev);
-    goto done;
-  }
-  for (size_t i = 0; i < n; i++) {
-    if ((r = fetch(s, txn, sl[i]->key, sl[i]->klen, sl[i]->hash, &e, name)) != STORE_OK)
+    if (st_refs_reserve(&refs, ms.ms_entries) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory reading the current map");
       goto done;
-    if (fn(arg, &e, sl[i]->hash)) break;
+    }
+    for (size_t w = 0; w < nwalks && r == STORE_OK; w++) {
+      size_t before = refs.n;
+      r = gather_names(s, cur, all ? 0 : kinds[w], &refs);
+      if (counts) counts[w] = refs.n - before;
+    }
+  } else {
+    if ((r = load_map(s, txn, rev, &m)) != STORE_OK) goto done;
+    if (st_map_sorted(&m, &sl, &n) != 0 || st_refs_reserve(&refs, n) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory rebuilding revision %llu",
+                  (unsigned long long)rev);
+      goto done;
+    }
+    for (size_t w = 0; w < nwalks && r == STORE_OK; w++) {
+      size_t i = all ? 0 : first_of_kind(sl, n, kinds[w]), before = refs.n;
+      for (; i < n && (all || sl[i]->key[0] == kinds[w]); i++)
+        if (st_refs_add(&refs, sl[i]->key, sl[i]->klen, sl[i]->hash) != 0) {
+          r = st_fail(s, STORE_ENOMEM, "out of memory rebuilding revision %llu",
+                      (unsigned long long)rev);
+          break;
+        }
+      if (counts) counts[w] = refs.n - before;
+    }
+  }
+  if (r == STORE_OK) r = st_refs_fetch(s, txn, &refs, NULL);
+  for (size_t i = 0; r == STORE_OK && i < refs.n; i++) {
+    const st_ref *x = &refs.v[i];
+    store_entry e = { x->key[0], name, x->bytes, x->len };
+    memcpy(name, x->key + 1, x->klen - 1);
+    name[x->klen - 1] = '\0';
+    if (fn(arg, &e, x->hash)) break;
   }
 done:
   if (cur) mdb_cursor_close(cur);
   mdb_txn_abort(txn);
+  st_refs_free(&refs);
   free(sl);
   st_map_free(&m);
   return r;
+}
+
+int store_map_foreach(store_env *s, uint64_t rev, store_entry_fn fn, void *arg) {
+  return map_walk(s, rev, 1, NULL, 0, NULL, fn, arg);
+}
+
+int store_map_foreach_kinds(store_env *s, uint64_t rev, const int *kinds, size_t nkinds,
+                            size_t *counts, store_entry_fn fn, void *arg) {
+  return map_walk(s, rev, 0, kinds, nkinds, counts, fn, arg);
 }
 
 int store_lookup(store_env *s, int kind, const char *name, uint8_t hash[32]) {

@@ -3,7 +3,8 @@
 **
 ** 1. The revisions database holds exactly 1..CURRENT.
 ** 2. Every entry of the current map exists, decodes, carries the kind and
-**    name of its key, and re-hashes to its hash (streamed, no copy).
+**    name of its key, and re-hashes to its hash (looked up in hash order,
+**    st_fetch.c; nothing copied).
 ** 3. From CURRENT down to 1, each manifest has a good checksum and a sound
 **    structure, parent = number - 1, and the entry counts agree: the map has
 **    CURRENT's count, and each revision's count is its parent's plus what it
@@ -24,37 +25,6 @@ static int is_zero(const uint8_t h[32]) {
   return 1;
 }
 
-/* Step 2, one entry. */
-static int check_entry(store_env *s, MDB_txn *txn, EVP_MD_CTX *ctx, const st_slot *sl) {
-  MDB_val k = { 32, (void *)sl->hash }, v;
-  const char *name;
-  const void *bytes;
-  size_t nlen, len;
-  uint8_t h[32];
-  char hex[65];
-  int kind, rc = mdb_get(txn, s->entries, &k, &v);
-  int klen = (int)sl->klen - 1;
-  const char *kname = (const char *)sl->key + 1, *kk = store_kind_name(sl->key[0]);
-  store_hash_hex(sl->hash, hex);
-  if (rc == MDB_NOTFOUND)
-    return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s) of the current map is "
-                   "missing", hex, kk, klen, kname);
-  if (rc) return st_mdb(s, rc, "reading an entry");
-  if (st_entry_decode(v.mv_data, v.mv_size, &kind, &name, &nlen, &bytes, &len) != 0)
-    return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s) is malformed", hex, kk,
-                   klen, kname);
-  if (kind != sl->key[0] || nlen != sl->klen - 1 || memcmp(name, kname, nlen) != 0)
-    return st_fail(s, STORE_ECORRUPT, "entry %s is filed under %s %.*s but holds "
-                   "%s %.*s", hex, kk, klen, kname, store_kind_name(kind),
-                   (int)nlen, name);
-  if (st_hash(ctx, kind, name, nlen, bytes, len, h) != STORE_OK)
-    return st_fail(s, STORE_ENOMEM, "out of memory hashing");
-  if (memcmp(h, sl->hash, 32) != 0)
-    return st_fail(s, STORE_ECORRUPT, "entry %s (%s %.*s): its contents do not "
-                   "match its hash (the bytes are damaged)", hex, kk, klen, kname);
-  return STORE_OK;
-}
-
 /* Step 4. */
 static int verify_history(store_env *s, MDB_txn *txn, uint64_t current) {
   st_map m;
@@ -64,7 +34,7 @@ static int verify_history(store_env *s, MDB_txn *txn, uint64_t current) {
   if ((r = st_map_load(s, txn, &m)) != STORE_OK) goto done;
   for (uint64_t rev = current; rev >= 1; rev--) {
     store_manifest *man;
-    if ((r = st_manifest_get(s, txn, rev, &man)) != STORE_OK) goto done;
+    if ((r = st_manifest_get(s, txn, rev, 1, &man)) != STORE_OK) goto done;
     for (size_t i = 0; r == STORE_OK && i < man->nchanges; i++) {
       const store_change *c = &man->changes[i];
       MDB_val hk = { 32, (void *)c->new_hash };
@@ -96,9 +66,10 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
   MDB_stat ms;
   MDB_cursor *cur = NULL;
   MDB_val k, val;
-  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  st_hasher hs;
+  st_refs refs = { NULL, 0, 0 };
   int rc, r;
-  if (!ctx) return st_fail(s, STORE_ENOMEM, "out of memory verifying");
+  if (st_hasher_init(&hs) != STORE_OK) return st_fail(s, STORE_ENOMEM, "out of memory verifying");
   if ((r = st_get_current(s, txn, &current)) != STORE_OK) goto done;
   /* 1 */
   if ((rc = mdb_stat(txn, s->revs, &ms)) != 0 ||
@@ -117,26 +88,30 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
                 (unsigned long long)ms.ms_entries, (unsigned long long)last);
     goto done;
   }
-  /* 2 */
-  if ((rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
+  /* 2: the keys first, then their entries in hash order (st_fetch.c) */
+  if ((rc = mdb_stat(txn, s->names, &ms)) != 0 || (rc = mdb_cursor_open(txn, s->names, &cur)) != 0) {
     r = st_mdb(s, rc, "reading the current map");
+    goto done;
+  }
+  if (st_refs_reserve(&refs, ms.ms_entries) != 0) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory verifying");
     goto done;
   }
   for (rc = mdb_cursor_get(cur, &k, &val, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
-    st_slot sl;
     if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || val.mv_size != 32 ||
         !st_valid_kind(((uint8_t *)k.mv_data)[0])) {
       r = st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
       goto done;
     }
-    sl.key = k.mv_data;
-    sl.klen = k.mv_size;
-    memcpy(sl.hash, val.mv_data, 32);
-    if ((r = check_entry(s, txn, ctx, &sl)) != STORE_OK) goto done;
-    count++;
+    if (st_refs_add(&refs, k.mv_data, k.mv_size, val.mv_data) != 0) {
+      r = st_fail(s, STORE_ENOMEM, "out of memory verifying");
+      goto done;
+    }
   }
   if (rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading the current map"); goto done; }
+  if ((r = st_refs_fetch(s, txn, &refs, &hs)) != STORE_OK) goto done;
+  count = refs.n;
   /* 3 */
   expect = count;
   for (uint64_t rev = current; rev >= 1; rev--) {
@@ -182,7 +157,8 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
   if (flags & STORE_VERIFY_HISTORY) r = verify_history(s, txn, current);
 done:
   if (cur) mdb_cursor_close(cur);
-  EVP_MD_CTX_free(ctx);
+  st_hasher_free(&hs);
+  st_refs_free(&refs);
   return r;
 }
 

@@ -240,6 +240,13 @@ typedef struct store_manifest {
 ** STORE_ECORRUPT (a damaged record), STORE_ENOMEM, STORE_EIO. */
 int store_manifest_read(store_env *s, uint64_t rev, store_manifest **out);
 
+/* The same without the changes: every field but `changes` (NULL) is filled,
+** nchanges included.  The record's checksum and structure are checked all
+** the same, but nothing is allocated per change, so it is the cheap way to
+** learn a revision's generation, kind or time.  Returns as
+** store_manifest_read. */
+int store_manifest_read_header(store_env *s, uint64_t rev, store_manifest **out);
+
 /* Release memory returned by this API.  NULL is ignored. */
 void store_free(void *p);
 
@@ -253,10 +260,29 @@ typedef int (*store_entry_fn)(void *arg, const store_entry *e,
 /* Call fn for every entry of revision rev's map (STORE_REV_CURRENT: the
 ** current map, read directly, O(entries)).  An older revision's map is
 ** rebuilt by undoing the deltas from CURRENT back to rev: O(entries +
-** changes made after rev) time and O(entries) memory.
+** changes made after rev) time.  Either way the keys are gathered first and
+** their entries looked up in hash order before fn sees any (O(entries)
+** memory, ~50 bytes each; the bytes handed out point into the store's
+** memory map and are valid only during the call).
 ** Returns STORE_OK, STORE_ENOENT (no such revision), STORE_ECORRUPT,
 ** STORE_ENOMEM, STORE_EIO. */
 int store_map_foreach(store_env *s, uint64_t rev, store_entry_fn fn, void *arg);
+
+/* The same, kind by kind: first every entry of kinds[0] (by name), then
+** every entry of kinds[1], ...; kinds not listed are skipped.  This lets a
+** reader take the entries in an order of its own (the kernel imports types
+** before code) straight from the store, without a copy of the map.  All of
+** it is one read transaction, so the entries are those of one revision even
+** while a writer publishes.  For the current map each kind is one cursor
+** range.  counts (NULL, or nkinds slots) receive the number of entries of
+** each listed kind before fn is first called (to size tables ahead).
+** Every entry is looked up and checked before the first call (in hash
+** order, the cheapest way through the entries database), so a damaged or
+** missing entry is reported without fn having seen any.  Returns as
+** store_map_foreach, and STORE_EINVAL if a kind is invalid or given twice
+** (nothing is read then). */
+int store_map_foreach_kinds(store_env *s, uint64_t rev, const int *kinds, size_t nkinds,
+                            size_t *counts, store_entry_fn fn, void *arg);
 
 /* The hash of the entry with key (kind, name) in the current map.
 ** Returns STORE_OK, STORE_ENOENT, STORE_EINVAL, STORE_EIO. */

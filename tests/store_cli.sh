@@ -179,6 +179,19 @@ t recover-invalid-baseline 1 "an invariant fails on revision 3 of the store at $
 the world would be faulted \(invalid-baseline\)
 nothing was changed" -- "$JITI" recover-session --store "$S2"
 
+# a function whose source no longer analyses (its macro changed since):
+# imported lazily, so every command works until it is called; --full finds it
+S3=$tmp/s3
+"$JITI" init --store "$S3" >/dev/null
+"$JITI" apply --store "$S3" -e '(progn (defvar *v* 1) (defmacro m () 1) (defun g () (m)) (defun h () (let ((*v* 2)) (v))) (defun v () *v*))' >/dev/null
+"$JITI" apply --store "$S3" -e '(defmacro m () (error "m is gone"))' >/dev/null
+t lazy-recover 0 "recovered the store at $S3" -- "$JITI" recover-session --store "$S3"
+t lazy-recover-full 1 "revision 3 of the store at $S3 cannot be rebuilt: cannot analyse function G: m is gone
+nothing was changed" -- "$JITI" recover-session --full --store "$S3"
+t lazy-special-binding 0 "revision 4" -- "$JITI" apply --store "$S3" -e '(world-put :h (h))'
+t lazy-special-binding-value 0 "\(WORLD-PUT :H 2\)" -- "$JITI" show HEAD --store "$S3"
+t lazy-call-fails 1 "m is gone" -- "$JITI" apply --store "$S3" -e '(g)'
+
 # --- damaged stores: exit 1 naming the store; nothing changes
 C=$tmp/copy
 cp -r "$S" "$C"

@@ -49,6 +49,73 @@ static int import_one(void *ud, jiti_EntryKind k, const char *name, const unsign
   return 0;
 }
 
+/* A fresh world holding an export of S's entries (imported in export
+** order, as the store commands do). */
+static jiti_State *copy_world(jiti_State *S) {
+  jiti_State *T = jiti_open();
+  jiti_world_enable(T);
+  Copy c = {T, 0};
+  char err[512];
+  CHECK(jiti_export_all(S, import_one, &c, err, sizeof err) == JITI_OK);
+  CHECK(c.failures == 0);
+  return T;
+}
+
+/* Imported functions and macros are analysed at their first call. */
+static void test_lazy_definitions(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  /* A special variable bound by a function imported before it (functions
+  ** come before variables in import order): analysed at the first call,
+  ** the binding is dynamic, as in the original world. */
+  CHECK_STR(ev(S, "(defvar *depth* 1) (defun depth () *depth*)"
+                  "(defun deeper () (let ((*depth* 2)) (depth))) (deeper)"), "2");
+  /* f's body expands m, whose expander calls f: fine when f was defined
+  ** first, a loop when f is analysed lazily. */
+  CHECK_STR(ev(S, "(defun f () 1) (defmacro m () (f)) (defun f () (+ 10 (m))) (f)"), "11");
+  /* g was analysed with the first m2; m2 now fails: g's source cannot be
+  ** analysed any more. */
+  CHECK_STR(ev(S, "(defmacro m2 () 5) (defun g () (m2))"
+                  "(defmacro m2 () (error \"m2 is gone\")) (g)"), "5");
+  CHECK_STR(ev(S, "(defmacro twice (x) `(progn ,x ,x)) (defun h (n) (let ((c 0)) (twice (incf c n)) c))"
+                  "(defun documented () \"says hello\" 1)"
+                  "(defun (setf slot-of) (v) (world-put :slot v))"), "SLOT-OF");
+
+  jiti_State *T = copy_world(S);
+  jiti_set_gc_stress(T, 1);
+  CHECK_STR(ev(T, "(deeper)"), "2");
+  CHECK_STR(ev(T, "(list (h 3) (documentation 'documented 'function) (setf (slot-of) 4))"),
+            "(6 \"says hello\" 4)");
+  /* the loop is an error naming f; afterwards f is no longer "being analysed" */
+  CHECK(strstr(ev(T, "(f)"), "F was called while its own definition was being analysed"));
+  CHECK(strstr(ev(T, "(f)"), "being analysed"));
+  CHECK_STR(ev(T, "(defmacro m () 1) (f)"), "11");
+  /* g fails at its first call, not at import */
+  CHECK_STR(ev(T, "(g)"), "!SIMPLE-ERROR: m2 is gone");
+  char err[512];
+  CHECK(jiti_world_analyze(T, NULL, err, sizeof err) == JITI_ERROR);
+  CHECK(strstr(err, "cannot analyse function G: m2 is gone") != NULL);
+  CHECK_STR(ev(T, "(defmacro m2 () 6) (g)"), "6");
+  CHECK(jiti_world_analyze(T, NULL, err, sizeof err) == JITI_OK);
+  jiti_set_gc_stress(T, 0);
+  jiti_close(T);
+
+  /* Analysing inside a checkpoint: a restore makes the function lazy
+  ** again, so it is analysed with the macros of the restored world. */
+  CHECK_STR(ev(S, "(defmacro m3 () 1) (defun k () (m3))"), "K");
+  T = copy_world(S);
+  jiti_checkpoint(T);
+  CHECK_STR(ev(T, "(defmacro m3 () 2) (k)"), "2");
+  jiti_restore(T);
+  CHECK_STR(ev(T, "(k)"), "1");
+  jiti_checkpoint(T);
+  CHECK_STR(ev(T, "(k)"), "1");
+  jiti_commit(T);
+  CHECK_STR(ev(T, "(defmacro m3 () 3) (k)"), "1");   /* analysed: keeps its expansion */
+  jiti_close(T);
+  jiti_close(S);
+}
+
 static const char *WORLD =
   "(defstruct item name (price 0) tags)"
   "(defun total (items) (reduce #'+ items :key #'item-price))"
@@ -64,6 +131,7 @@ static const char *WORLD =
   "(world-put '(composite key) (make-item :name \"row\"))";
 
 int main(void) {
+  test_lazy_definitions();
   jiti_State *S = jiti_open();
   jiti_world_enable(S);
   CHECK(strncmp(ev(S, WORLD), "!", 1) != 0);

@@ -145,6 +145,51 @@ static void test_round_trip(void) {
   int seen = 0;
   CHECK(store_map_foreach(s, STORE_REV_CURRENT, stop_after_one, &seen) == STORE_OK && seen == 1);
 
+  /* Kind by kind, in the caller's order, with the counts known up front;
+  ** the current map and a rebuilt one alike. */
+  {
+    const int order[] = { STORE_INVARIANT, STORE_DATA, STORE_FUNCTION };
+    size_t counts[3] = { 9, 9, 9 };
+    c.n = 0; c.buf[0] = '\0';
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, order, 3, counts, collect, &c) == STORE_OK);
+    CHECK_STR(c.buf, "invariant positive-rate=(> *rate* 0);data \"bread\"=2.50;"
+                     "data \"milk\"=1.20;function area=(defun area (r) (* pi r r));");
+    CHECK(counts[0] == 1 && counts[1] == 2 && counts[2] == 1);
+    c.n = 0; c.buf[0] = '\0';
+    CHECK(store_map_foreach_kinds(s, 1, order, 3, counts, collect, &c) == STORE_OK);
+    CHECK_STR(c.buf, "invariant positive-rate=(> *rate* 0);data \"milk\"=1.20;"
+                     "function area=(defun area (r) (* 3 r r));");
+    CHECK(counts[0] == 1 && counts[1] == 1 && counts[2] == 1);
+    const int none[] = { STORE_MACRO, STORE_STRUCTURE };
+    c.n = 0; c.buf[0] = '\0';
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 2, counts, collect, &c) == STORE_OK);
+    CHECK_STR(c.buf, "");
+    CHECK(counts[0] == 0 && counts[1] == 0);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 0, NULL, collect, &c) == STORE_OK);
+    seen = 0;
+    CHECK(store_map_foreach_kinds(s, 2, order, 3, NULL, stop_after_one, &seen) == STORE_OK &&
+          seen == 1);
+    const int twice[] = { STORE_DATA, STORE_DATA }, bad[] = { 0 };
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, twice, 2, NULL, collect, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, bad, 1, NULL, collect, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, NULL, 1, NULL, collect, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, 3, order, 3, NULL, collect, &c) == STORE_ENOENT);
+  }
+
+  /* The header of a manifest without its changes. */
+  CHECK(store_manifest_read_header(s, 2, &m) == STORE_OK && m);
+  if (m) {
+    CHECK(m->rev == 2 && m->parent == 1 && m->generation == 7 && m->kind == STORE_REV_ACTION);
+    CHECK(m->nentries == 5 && m->nchanges == 2 && m->changes == NULL);
+    CHECK_STR(m->summary, "use pi");
+    CHECK_STR(m->kernel_version, "jiti-test 0");
+  }
+  store_free(m);
+  CHECK(store_manifest_read_header(s, 1, &m) == STORE_OK && m && m->nchanges == 4);
+  if (m) CHECK_STR(m->response_id, "resp_123");
+  store_free(m);
+  CHECK(store_manifest_read_header(s, 3, &m) == STORE_ENOENT && m == NULL);
+
   /* An action with no change publishes nothing. */
   CHECK(store_publish(s, 2, &i2, e2, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
   CHECK(store_current(s, &cur) == STORE_OK && cur == 2);
