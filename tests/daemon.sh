@@ -39,6 +39,12 @@ jfield() {  # jfield FIELD: the integer FIELD of `jiti status --json`
   "$JITI" status --json --store "$S" | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"
 }
 gen() { jfield generation; }
+wait_idle() {  # until the kernel's state is idle (a fresh worker may still be starting)
+  for _ in $(seq 300); do
+    "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *idle" && return 0
+    sleep 0.1
+  done
+}
 raw() {  # raw INPUT [N]: send INPUT bytes, print N reply lines
   printf '%s' "$1" | "$CLIENT" "$SOCK" "${2:-1}"
 }
@@ -144,8 +150,10 @@ sleep 0.3; kill -9 "$wpid"; wait $!
 t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
 t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 ok new-worker "$([[ $(jfield worker_pid) != "$wpid" ]]; echo $?)"
+wait_idle  # its generation is known once it is ready
 t pause-for-kill 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 0) (car 5))'
 kill -9 "$(jfield worker_pid)"; sleep 0.3
+wait_idle  # the replacement starts while the kernel serves ("starting")
 t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
 t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
