@@ -13,7 +13,9 @@
 **     kernel's socket (and writing stderr), memory management without
 **     PROT_EXEC, futexes, clocks, getrandom, rseq, signal returns, exit.
 **     clone3 fails with ENOSYS (glibc then falls back to clone, which is
-**     killed).  No open, socket, connect, execve, fork, ptrace, ...
+**     killed); open and openat fail with EACCES (glibc's lazy read of
+**     /proc/sys/vm/overcommit_memory).  No socket, connect, execve, fork,
+**     ptrace, ...
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -128,6 +130,14 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   ALLOW(readlink);
 #endif
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  /* Opening a file fails (nothing is opened) instead of killing: glibc
+  ** opens /proc/sys/vm/overcommit_memory lazily the first time free()
+  ** shrinks a thread arena's heap (check_may_shrink_heap), and the world
+  ** runs on a thread — a call that exports a few thousand rows did that and
+  ** the worker was killed.  glibc treats the failure as "no overcommit
+  ** limit" and goes on. */
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 0);
 #undef ALLOW
 #undef ALLOW1
   /* every thread of the process (the main thread waits in pthread_join) */
