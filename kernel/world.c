@@ -578,8 +578,11 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
   } else {
     /* logged keys (deduplicated), plus every variable: a variable's value
-    ** can change through mutation of the structure it holds */
-    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    ** can change through mutation of the structure it holds.  Nothing
+    ** logged (a call that only read): nothing to deduplicate against. */
+    size_t nlogs = 0;
+    for (int l = 0; l < w->nlevels; l++) nlogs += w->levels[l].nlogs;
+    jt_V seen = nlogs ? jt_make_hash(S, JT_HASH_EQUAL, 64) : JT_NIL;
     JT_PUSH(S, seen);
     for (int l = 0; l < w->nlevels; l++) {
       Level *L = &w->levels[l];
@@ -597,8 +600,8 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     for (size_t i = 0; i < r->nentries; i++) {
       jt_V key = r->entries[i].key;
       if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-      bool dup;
-      jt_hash_get(S, S->sp[-1], key, &dup);
+      bool dup = false;
+      if (nlogs) jt_hash_get(S, S->sp[-1], key, &dup);
       if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
     }
     JT_POP(S, 1);
@@ -822,7 +825,12 @@ void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char 
   EVP_DigestUpdate(ctx, bytes, len);
   EVP_DigestFinal_ex(ctx, md, &mdlen);
   EVP_MD_CTX_free(ctx);
-  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[64] = 0;
 }
 
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {

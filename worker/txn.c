@@ -549,17 +549,6 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
 
 /* ----------------------------------------------------------- attempts */
 
-static uint32_t restart_watermark(txn_World *W) {
-  static const char probe[] =
-    "(restart-case (%restart-id (find-restart '%txn-probe)) (%txn-probe () 0))";
-  jiti_Result r;
-  uint32_t id = 0;
-  if (jiti_eval_string(W->S, probe, sizeof probe - 1, &r) == JITI_OK && r.value)
-    id = (uint32_t)strtoul(r.value, NULL, 10);
-  jiti_result_free(&r);
-  return id;
-}
-
 /* Restore the attempt's checkpoint and report `r`. */
 static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
   jiti_restore(W->S);
@@ -620,7 +609,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
   W->kind = kind;
   W->cmd_fn = cmd_fn;
   W->ud = ud;
-  W->watermark = restart_watermark(W);
+  W->watermark = jiti_restart_watermark(W->S);  /* the attempt's restarts are newer */
   event(W, "started", kind == TXN_PREVIEW ? "preview" : kind == TXN_APPLICATION ? "application"
                       : kind == TXN_OPERATOR ? "operator" : "action");
   jiti_checkpoint(W->S);
