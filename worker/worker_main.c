@@ -20,34 +20,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "txn.h"
 #include "worker.h"
 
 /* ------------------------------------------------------------- framing */
 
-static int write_all(int fd, const void *p, size_t n) {
-  const char *b = p;
-  while (n) {
-    ssize_t w = write(fd, b, n);
+/* Send the iovecs whole (blocking, EINTR-safe): one system call for a
+** frame in the usual case, so the peer wakes once and reads it without
+** waiting for the rest. */
+static int send_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return -1;
-    b += w;
-    n -= (size_t)w;
+    size_t k = (size_t)w;
+    while (n > 0 && k >= iov->iov_len) { k -= iov->iov_len; iov++; n--; }
+    if (n > 0) { iov->iov_base = (char *)iov->iov_base + k; iov->iov_len -= k; }
   }
   return 0;
 }
 
+/* Read-ahead for the worker's side of the socket: the kernel sends each
+** frame with one system call, so one read usually brings a whole frame.
+** Only the worker uses it (it reads nothing else and never polls); the
+** kernel reads unbuffered, so that poll() sees every byte it has not
+** consumed. */
+typedef struct {
+  unsigned char buf[65536];
+  size_t off, len;
+} Reader;
+
 /* 0 ok, 1 eof before any byte, -1 error / eof in the middle */
-static int read_all(int fd, void *p, size_t n) {
+static int read_all(int fd, Reader *rd, void *p, size_t n) {
   char *b = p;
   size_t got = 0;
   while (got < n) {
-    ssize_t r = read(fd, b + got, n - got);
+    if (rd && rd->off < rd->len) {
+      size_t k = rd->len - rd->off < n - got ? rd->len - rd->off : n - got;
+      memcpy(b + got, rd->buf + rd->off, k);
+      rd->off += k;
+      got += k;
+      continue;
+    }
+    int fill = rd && n - got < sizeof rd->buf / 2;  /* big remainders go straight in */
+    ssize_t r = fill ? read(fd, rd->buf, sizeof rd->buf) : read(fd, b + got, n - got);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return -1;
     if (r == 0) return got == 0 ? 1 : -1;
-    got += (size_t)r;
+    if (fill) { rd->off = 0; rd->len = (size_t)r; }
+    else got += (size_t)r;
   }
   return 0;
 }
@@ -61,18 +86,19 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
   uint32_t a = (uint32_t)n, b = (uint32_t)bloblen;
   h[0] = a >> 24; h[1] = a >> 16; h[2] = a >> 8; h[3] = a;
   h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
-  int rc = write_all(fd, h, 8) || write_all(fd, text, n) || (bloblen && write_all(fd, blob, bloblen));
+  struct iovec iov[3] = {{h, 8}, {text, n}, {(void *)blob, bloblen}};
+  int rc = send_all(fd, iov, bloblen ? 3 : 2);
   free(text);
-  return rc ? -1 : 0;
+  return rc;
 }
 
-int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
-              char *err, size_t errlen) {
+static int recv_frame(int fd, Reader *rd, json_t **msg, unsigned char **blob, size_t *bloblen,
+                      char *err, size_t errlen) {
   *msg = NULL;
   if (blob) *blob = NULL;
   if (bloblen) *bloblen = 0;
   unsigned char h[8];
-  int r = read_all(fd, h, 8);
+  int r = read_all(fd, rd, h, 8);
   if (r) {
     snprintf(err, errlen, "%s", r == 1 ? "eof" : "truncated frame header");
     return -1;
@@ -90,7 +116,7 @@ int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
     snprintf(err, errlen, "out of memory for a frame of %zu bytes", n + b);
     return -1;
   }
-  if (read_all(fd, text, n) || (b && read_all(fd, bl, b))) {
+  if (read_all(fd, rd, text, n) || (b && read_all(fd, rd, bl, b))) {
     free(text); free(bl);
     snprintf(err, errlen, "truncated frame");
     return -1;
@@ -110,10 +136,16 @@ int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
   return 0;
 }
 
+int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
+              char *err, size_t errlen) {
+  return recv_frame(fd, NULL, msg, blob, bloblen, err, errlen);
+}
+
 /* --------------------------------------------------------------- state */
 
 typedef struct {
   int fd;
+  Reader *rd;             /* read-ahead on fd */
   txn_World *W;
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
@@ -156,7 +188,7 @@ static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
 static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   json_t *m;
   char err[256];
-  if (wire_recv(w->fd, &m, blob, len, err, sizeof err)) {
+  if (recv_frame(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
     if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
     _exit(0);
   }
@@ -379,7 +411,8 @@ static int cmp_int(const void *a, const void *b) {
 #endif
 
 static int serve(int fd) {
-  Worker w = {.fd = fd};
+  static Reader rd;
+  Worker w = {.fd = fd, .rd = &rd};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
