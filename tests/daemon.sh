@@ -191,6 +191,20 @@ t big-strings 0 "^40$" -- bash -c "for i in \$(seq 40); do printf '%s\n' '$big';
 t big-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
 "$JITI" stop --store "$B" >/dev/null
 
+# --- every variable is exported after a call (mutation is not tracked), but
+# only the ones whose value changed are reported, also after a restart
+B=$tmp/vars
+BSOCK=$B/kernel.sock
+start_kernel "$B"; ok vars-kernel $?
+t var-defined 0 '"changes":\[\{"kind":"variable","name":"\*DV\*"' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(defvar *dv* (list 1 2))\"}' | '$CLIENT' '$BSOCK' 1"
+t var-untouched 0 '"changes":\[\],' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(+ 1 2)\"}' | '$CLIENT' '$BSOCK' 1"
+t var-mutated 0 '"changes":\[\{"kind":"variable","name":"\*DV\*"' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(push 0 (cdr *dv*))\"}' | '$CLIENT' '$BSOCK' 1"
+"$JITI" stop --store "$B" >/dev/null
+start_kernel "$B"; ok vars-kernel-again $?
+t var-untouched-after-restart 0 '"changes":\[\],' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(length *dv*)\"}' | '$CLIENT' '$BSOCK' 1"
+t var-kept 0 "^\(1 0 2\)$" -- "$JITI" eval --store "$B" '*dv*'
+"$JITI" stop --store "$B" >/dev/null
+
 # sanitizer builds: no report from the kernel or its workers
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60

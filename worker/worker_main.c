@@ -394,6 +394,7 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
       snprintf(err, errlen, "cannot import %s %s: %s", kind, name, why);
       return -1;
     }
+    txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     at += (size_t)len;
   }
   return 0;
