@@ -288,7 +288,7 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 
 /* ------------------------------------------------------------ attempts */
 
-static void send_outcome(Worker *w, txn_Outcome *o) {
+static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
   json_t *changes = json_array();
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
@@ -310,7 +310,7 @@ static void send_outcome(Worker *w, txn_Outcome *o) {
     txn_restore(w->W, &r);
     free(r.message);
     r.message = strdup("out of memory reporting the changes");
-    send_outcome(w, &r);
+    send_outcome(w, &r, 0);
     txn_outcome_free(&r);
     return;
   }
@@ -326,6 +326,7 @@ static void send_outcome(Worker *w, txn_Outcome *o) {
                                            "pass", o->goals[i].pass,
                                            "message", o->goals[i].message ? o->goals[i].message : ""));
   json_object_set_new(m, "goals", goals);
+  if (committed) json_object_set_new(m, "committed", json_true());
   send_or_die(w, m, blob, total);
   free(blob);
 }
@@ -351,7 +352,18 @@ static void do_attempt(Worker *w, json_t *req) {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_attempt(w->W, gen, source ? source : "", kind, pausable ? cmd_fn : NULL, w, &o);
   }
-  send_outcome(w, &o);
+  /* "commit_unchanged": an accepted attempt that changed no entry has
+  ** nothing to publish, so commit at once and say so (saves the kernel a
+  ** commit round trip per read-only call) */
+  if (json_is_true(json_object_get(req, "commit_unchanged")) && o.nchanges == 0 &&
+      txn_status(w->W) == TXN_ST_AWAITING) {
+    txn_commit(w->W);
+    o.generation = txn_generation(w->W);
+    send_outcome(w, &o, 1);
+    txn_outcome_free(&o);
+    return;
+  }
+  send_outcome(w, &o, 0);
   txn_outcome_free(&o);
   if (txn_status(w->W) != TXN_ST_AWAITING) return;
   /* the kernel publishes, then says commit or restore */
