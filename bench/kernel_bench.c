@@ -141,7 +141,7 @@ static long reply_value(const char *line) {
 
 typedef struct {
   double secs;
-  long done, errors, warm_ok;
+  long done, errors, warm_ok, warm_errors;
   double avg, min, p50, p95, p99, max;  /* milliseconds */
   char first_error[300];
 } Result;
@@ -223,6 +223,9 @@ static Result run(const char *sock, const char *source, int nclients, long nreq,
           }
         } else if (strncmp(k->buf, "{\"ok\":true", 10) == 0) {
           res.warm_ok++;
+        } else {
+          if (!res.warm_errors) snprintf(res.first_error, sizeof res.first_error, "%s", k->buf);
+          res.warm_errors++;
         }
         size_t rest = k->len - (size_t)(nl + 1 - k->buf);
         memmove(k->buf, nl + 1, rest);
@@ -338,9 +341,9 @@ int main(int argc, char **argv) {
         printf("%-8s %7d %8ld %6ld %7.2f %10.1f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", w, nc, res.done,
                res.errors, res.secs, rps, res.avg, res.min, res.p50, res.p95, res.p99, res.max);
       fflush(stdout);
-      if (res.errors) {
-        fprintf(stderr, "kernel_bench: %ld of %ld replies were errors; first: %s\n", res.errors, res.done,
-                res.first_error);
+      if (res.errors || res.warm_errors) {
+        fprintf(stderr, "kernel_bench: %ld of %ld replies (and %ld of the warm-up) were errors; first: %s\n",
+                res.errors, res.done, res.warm_errors, res.first_error);
         failed = 1;
       }
     }

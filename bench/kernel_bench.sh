@@ -144,7 +144,9 @@ cell() {  # cell SYSTEM WORKLOAD CLIENTS COLUMN
   echo
   echo "- run: $started, $rounds round(s), \`bench/kernel_bench.sh --clients $clients --rounds $rounds --requests $requests --seconds $seconds --redis-requests $redis_requests --workloads $workloads$([ "$tmpfs" = 1 ] && echo ' --tmpfs')\`"
   echo "- machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(uname -sr); load average $load0 at the start, $load1 at the end"
-  echo "- jiti $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+changes'), store on $([ "$tmpfs" = 1 ] && echo 'tmpfs (/dev/shm)' || echo "$(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp)"); $(redis-server --version | cut -d' ' -f1-3), no persistence"
+  if [ "$jiti" = "$ROOT/build/jiti" ]; then jv="jiti $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+changes')"
+  else jv="jiti: $jiti"; fi
+  echo "- $jv, store on $([ "$tmpfs" = 1 ] && echo 'tmpfs (/dev/shm)' || echo "$(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp)"); $(redis-server --version | cut -d' ' -f1-3), no persistence"
   echo "- one outstanding request per connection (redis-benchmark -P 1); medians over the rounds; ratio = jiti req/s ÷ redis PING_INLINE req/s at the same client count"
   echo "- CPU µs/req: on-CPU time of the server processes (jiti: kernel + worker; redis: redis-server, both PING tests) per request"
   echo
