@@ -677,6 +677,8 @@ JT_FN(f_restart_report) {
   return JT_NIL;
 }
 
+uint32_t jiti_restart_watermark(jiti_State *S) { return S->next_restart_id; }
+
 JT_FN(f_restart_id) {
   if (!jt_is(argv[0], JT_TRESTART)) jt_type_error(S, argv[0], JT_SYM(S, RESTART));
   return jt_mkfix(jt_o(argv[0])->aux);

@@ -186,4 +186,9 @@ typedef void (*jiti_DebuggerHook)(jiti_State *S, const jiti_Pause *pause,
 
 void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud);
 
+/* The largest restart id handed out so far: every restart established
+** later has a larger id (a host can tell the restarts its own evaluation
+** made from older ones). */
+uint32_t jiti_restart_watermark(jiti_State *S);
+
 #endif

@@ -220,6 +220,23 @@ static int package_of(Rd *d, Tok *t)
   return -1;
 }
 
+/* The symbol named by characters [lo, hi) of the token in package `pkg`
+** when it is already interned, without allocating (most tokens name
+** existing symbols); JT_NOVALUE otherwise. */
+static jt_V find_token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, int pkg)
+{
+  enum { MAXC = 64 };
+  uint32_t cs[MAXC];
+  char name[MAXC * 4 + 1];
+  if (hi - lo > MAXC) return JT_NOVALUE;
+  Tok t2 = *t;
+  scan_token(d, &t2, cs, lo, hi);
+  size_t k = 0;
+  for (size_t i = 0; i < hi - lo; i++) k += jt_utf8_encode(cs[i], name + k);
+  name[k] = 0;
+  return jt_find_symbol(d->S, name, k, pkg);
+}
+
 static jt_V intern_name(Rd *d, jt_V name, int pkg)
 {
   JT_ROOT(d->S, name);
@@ -254,8 +271,11 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (num != JT_NOVALUE) return num;
   }
   if (t.ncolons == 0) {
+    int pkg = d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP;
+    jt_V sym = find_token_symbol(d, &t, 0, t.n, pkg);
+    if (sym != JT_NOVALUE) return sym;
     jt_V name = token_string(d, &t, 0, t.n);
-    return intern_name(d, name, d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP);
+    return intern_name(d, name, pkg);
   }
 
   /* package-qualified: the markers must be one ':' or '::' together */
@@ -289,6 +309,8 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (last + 1 == t.n)
       jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
   }
+  jt_V sym = find_token_symbol(d, &t, last + 1, t.n, pkg);
+  if (sym != JT_NOVALUE) return sym;
   jt_V name = token_string(d, &t, last + 1, t.n);
   return intern_name(d, name, pkg);
 }

@@ -901,7 +901,12 @@ void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char 
   EVP_DigestUpdate(ctx, bytes, len);
   EVP_DigestFinal_ex(ctx, md, &mdlen);
   EVP_MD_CTX_free(ctx);
-  for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[64] = 0;
 }
 
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {

@@ -215,6 +215,34 @@ t detached-serves 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t detached-stop 0 "stopped" -- "$JITI" stop --store "$S"
 ok pidfile-removed "$([[ ! -e $S/kernel.pid ]]; echo $?)"
 
+# --- glibc does some things lazily, the first time: qsort asks sysinfo the
+# machine's memory size when it sorts 1 KiB or more (an export of a few
+# hundred rows), free() reads /proc/sys/vm/overcommit_memory when it first
+# shrinks a thread's heap (calls that drop large strings).  Neither may kill
+# the sandboxed worker.
+B=$tmp/big
+start_kernel "$B"; ok big-kernel $?
+t big-write 0 "^NIL$" -- "$JITI" eval --store "$B" '(dotimes (i 2000) (world-put (list :row i) (make-string 100)))'
+t big-write-kept 0 "^1999$" -- "$JITI" eval --store "$B" '(progn (world-put (list :row 1999) 1999) (world-get (list :row 1999)))'
+big='{"op":"call","source":"(length (list (make-string 99000) (make-string 99000) (make-string 99000)))"}'
+t big-strings 0 "^40$" -- bash -c "for i in \$(seq 40); do printf '%s\n' '$big'; done | '$CLIENT' '$B/kernel.sock' 40 | grep -c '\"ok\":true,.*\"value\":\"3\"'"
+t big-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
+"$JITI" stop --store "$B" >/dev/null
+
+# --- every variable is exported after a call (mutation is not tracked), but
+# only the ones whose value changed are reported, also after a restart
+B=$tmp/vars
+BSOCK=$B/kernel.sock
+start_kernel "$B"; ok vars-kernel $?
+t var-defined 0 '"changes":\[\{"kind":"variable","name":"\*DV\*"' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(defvar *dv* (list 1 2))\"}' | '$CLIENT' '$BSOCK' 1"
+t var-untouched 0 '"changes":\[\],' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(+ 1 2)\"}' | '$CLIENT' '$BSOCK' 1"
+t var-mutated 0 '"changes":\[\{"kind":"variable","name":"\*DV\*"' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(push 0 (cdr *dv*))\"}' | '$CLIENT' '$BSOCK' 1"
+"$JITI" stop --store "$B" >/dev/null
+start_kernel "$B"; ok vars-kernel-again $?
+t var-untouched-after-restart 0 '"changes":\[\],' -- bash -c "printf '%s\n' '{\"op\":\"call\",\"source\":\"(length *dv*)\"}' | '$CLIENT' '$BSOCK' 1"
+t var-kept 0 "^\(1 0 2\)$" -- "$JITI" eval --store "$B" '*dv*'
+"$JITI" stop --store "$B" >/dev/null
+
 # sanitizer builds: no report from the kernel or its workers
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60

@@ -135,6 +135,7 @@ static jiti_Value f_escaped(jiti_State *S, int argc, jiti_Value *argv);
 static txn_World *registry_world;  /* for f_escaped: set per call */
 
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud);
+static void pend_clear(txn_World *W);
 
 static void discard_output(void *ud, const char *s, size_t n) { (void)ud; (void)s; (void)n; }
 
@@ -190,6 +191,10 @@ void txn_close(txn_World *W) {
   free(W->resume_args);
   free(W->repair_src);
   free(W->inv_msg);
+  for (size_t i = 0; i < W->capvars; i++) free(W->vars[i].name);
+  free(W->vars);
+  pend_clear(W);
+  free(W->pend);
   free(W);
 }
 
@@ -272,14 +277,90 @@ int txn_check_baseline(txn_World *W, char *msg, size_t msglen) {
   return 1;
 }
 
+/* ------------------------------------------------- variables' hashes */
+
+static size_t name_hash(const char *s) {
+  size_t h = 1469598103934665603u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+/* The slot of `name` (NULL if absent and !create, or out of memory). */
+static txn_VarHash *var_slot(txn_World *W, const char *name, int create) {
+  if (create && (W->nvars + 1) * 2 > W->capvars) {
+    size_t cap = W->capvars ? W->capvars * 2 : 64;
+    txn_VarHash *t = calloc(cap, sizeof *t);
+    if (!t) return NULL;
+    for (size_t i = 0; i < W->capvars; i++) {
+      if (!W->vars[i].name) continue;
+      size_t k = name_hash(W->vars[i].name) & (cap - 1);
+      while (t[k].name) k = (k + 1) & (cap - 1);
+      t[k] = W->vars[i];
+    }
+    free(W->vars);
+    W->vars = t;
+    W->capvars = cap;
+  }
+  if (!W->capvars) return NULL;
+  size_t k = name_hash(name) & (W->capvars - 1);
+  while (W->vars[k].name) {
+    if (!strcmp(W->vars[k].name, name)) return &W->vars[k];
+    k = (k + 1) & (W->capvars - 1);
+  }
+  if (!create || !(W->vars[k].name = txn_strdup(name))) return NULL;
+  W->vars[k].hash[0] = 0;
+  W->nvars++;
+  return &W->vars[k];
+}
+
+static void var_set(txn_World *W, const char *name, const char *hash) {
+  txn_VarHash *v = var_slot(W, name, 1);
+  if (v) snprintf(v->hash, sizeof v->hash, "%s", hash);
+}
+
+static void pend_clear(txn_World *W) {
+  for (int i = 0; i < W->npend; i++) free(W->pend[i].name);
+  W->npend = 0;
+}
+
+static void pend_add(txn_World *W, const char *name, const char *hash) {
+  if (W->npend == W->cappend) {
+    int cap = W->cappend ? 2 * W->cappend : 8;
+    txn_VarHash *p = realloc(W->pend, (size_t)cap * sizeof *p);
+    if (!p) return;
+    W->pend = p;
+    W->cappend = cap;
+  }
+  char *n = txn_strdup(name);
+  if (!n) return;
+  W->pend[W->npend].name = n;
+  snprintf(W->pend[W->npend].hash, sizeof W->pend[W->npend].hash, "%s", hash);
+  W->npend++;
+}
+
+void txn_note_entry(txn_World *W, jiti_EntryKind kind, const char *name,
+                    const unsigned char *bytes, size_t len) {
+  if (!W || kind != JITI_ENTRY_VARIABLE || !name) return;
+  char h[65] = "";
+  if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
+  var_set(W, name, h);
+}
+
 /* ------------------------------------------------------------ changes */
 
-typedef struct { txn_Outcome *out; int cap; } ChangeAcc;
+typedef struct { txn_World *W; txn_Outcome *out; int cap; } ChangeAcc;
 
 static int collect_change(void *ud, jiti_EntryKind kind, const char *name,
                           const unsigned char *bytes, size_t len) {
   ChangeAcc *a = ud;
   txn_Outcome *o = a->out;
+  if (kind == JITI_ENTRY_VARIABLE) {  /* every variable comes: only changed ones count */
+    char h[65] = "";
+    if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
+    txn_VarHash *v = var_slot(a->W, name, 0);
+    if (v && v->hash[0] && !strcmp(v->hash, h)) return 0;
+    pend_add(a->W, name, h);
+  }
   if (o->nchanges == a->cap) {
     int cap = a->cap ? 2 * a->cap : 8;
     txn_Change *c = realloc(o->changes, (size_t)cap * sizeof *c);
@@ -315,8 +396,9 @@ static void changes_clear(txn_Outcome *o) {
 /* Export the changed entries into out; 0 on success, else err names the
 ** place. */
 static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) {
-  ChangeAcc a = {out, 0};
+  ChangeAcc a = {W, out, 0};
   err[0] = 0;
+  pend_clear(W);
   jiti_Status st = jiti_export_changed(W->S, collect_change, &a, err, n);
   if (st != JITI_OK) {
     changes_clear(out);
@@ -554,17 +636,6 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
 
 /* ----------------------------------------------------------- attempts */
 
-static uint32_t restart_watermark(txn_World *W) {
-  static const char probe[] =
-    "(restart-case (%restart-id (find-restart '%txn-probe)) (%txn-probe () 0))";
-  jiti_Result r;
-  uint32_t id = 0;
-  if (jiti_eval_string(W->S, probe, sizeof probe - 1, &r) == JITI_OK && r.value)
-    id = (uint32_t)strtoul(r.value, NULL, 10);
-  jiti_result_free(&r);
-  return id;
-}
-
 /* Restore the attempt's checkpoint and report `r`. */
 static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
   jiti_restore(W->S);
@@ -626,7 +697,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
   W->kind = kind;
   W->cmd_fn = cmd_fn;
   W->ud = ud;
-  W->watermark = restart_watermark(W);
+  W->watermark = jiti_restart_watermark(W->S);  /* the attempt's restarts are newer */
   event(W, "started", kind == TXN_PREVIEW ? "preview" : kind == TXN_APPLICATION ? "application"
                       : kind == TXN_OPERATOR ? "operator" : "action");
   jiti_checkpoint(W->S);
@@ -697,6 +768,8 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
 int txn_commit(txn_World *W) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   jiti_commit(W->S);
+  for (int i = 0; i < W->npend; i++) var_set(W, W->pend[i].name, W->pend[i].hash);
+  pend_clear(W);
   W->gen++;
   W->status = TXN_ST_IDLE;
   if (W->faulted) {

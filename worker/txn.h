@@ -166,6 +166,13 @@ void txn_set_goals(txn_World *W, int n, const char *const *sources);
 ** while faulted re-runs the invariants and clears the fault when all hold. */
 int txn_check_baseline(txn_World *W, char *msg, size_t msglen);
 
+/* The encoding of an entry imported into txn_state(W) (bytes NULL: none).
+** Exports list every variable after each attempt, since a value can change
+** by mutation; txn reports a variable as changed only when its encoding
+** differs from the one noted here or last committed. */
+void txn_note_entry(txn_World *W, jiti_EntryKind kind, const char *name,
+                    const unsigned char *bytes, size_t len);
+
 /* ------------------------------------------------------- transactions */
 
 typedef enum txn_Kind {

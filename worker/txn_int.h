@@ -56,7 +56,21 @@ struct txn_World {
   /* last invariant check */
   int inv_checked, inv_ok;
   char *inv_msg;
+
+  /* Entry hashes of the variables as last committed (or imported): the
+  ** kernel exports every variable after each attempt (their values can
+  ** change by mutation), and only those whose encoding changed are
+  ** reported.  Open addressing, capvars a power of two. */
+  struct txn_VarHash *vars;
+  size_t nvars, capvars;
+  struct txn_VarHash *pend;  /* variables of the outcome awaiting commit */
+  int npend, cappend;
 };
+
+typedef struct txn_VarHash {
+  char *name;
+  char hash[65];           /* "" = removed / unknown */
+} txn_VarHash;
 
 /* gate.c */
 int txn_gate_install(jiti_State *S);

@@ -20,34 +20,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "txn.h"
 #include "worker.h"
 
 /* ------------------------------------------------------------- framing */
 
-static int write_all(int fd, const void *p, size_t n) {
-  const char *b = p;
-  while (n) {
-    ssize_t w = write(fd, b, n);
+/* Send the iovecs whole (blocking, EINTR-safe): one system call for a
+** frame in the usual case, so the peer wakes once and reads it without
+** waiting for the rest. */
+static int send_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return -1;
-    b += w;
-    n -= (size_t)w;
+    size_t k = (size_t)w;
+    while (n > 0 && k >= iov->iov_len) { k -= iov->iov_len; iov++; n--; }
+    if (n > 0) { iov->iov_base = (char *)iov->iov_base + k; iov->iov_len -= k; }
   }
   return 0;
 }
 
+/* Read-ahead for the worker's side of the socket: the kernel sends each
+** frame with one system call, so one read usually brings a whole frame.
+** Only the worker uses it (it reads nothing else and never polls); the
+** kernel reads unbuffered, so that poll() sees every byte it has not
+** consumed. */
+typedef struct {
+  unsigned char buf[65536];
+  size_t off, len;
+} Reader;
+
 /* 0 ok, 1 eof before any byte, -1 error / eof in the middle */
-static int read_all(int fd, void *p, size_t n) {
+static int read_all(int fd, Reader *rd, void *p, size_t n) {
   char *b = p;
   size_t got = 0;
   while (got < n) {
-    ssize_t r = read(fd, b + got, n - got);
+    if (rd && rd->off < rd->len) {
+      size_t k = rd->len - rd->off < n - got ? rd->len - rd->off : n - got;
+      memcpy(b + got, rd->buf + rd->off, k);
+      rd->off += k;
+      got += k;
+      continue;
+    }
+    int fill = rd && n - got < sizeof rd->buf / 2;  /* big remainders go straight in */
+    ssize_t r = fill ? read(fd, rd->buf, sizeof rd->buf) : read(fd, b + got, n - got);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return -1;
     if (r == 0) return got == 0 ? 1 : -1;
-    got += (size_t)r;
+    if (fill) { rd->off = 0; rd->len = (size_t)r; }
+    else got += (size_t)r;
   }
   return 0;
 }
@@ -65,9 +90,10 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   unsigned char h[8];
   frame_header(h, n, bloblen);
-  int rc = write_all(fd, h, 8) || write_all(fd, text, n) || (bloblen && write_all(fd, blob, bloblen));
+  struct iovec iov[3] = {{h, 8}, {text, n}, {(void *)blob, bloblen}};
+  int rc = send_all(fd, iov, bloblen ? 3 : 2);
   free(text);
-  return rc ? -1 : 0;
+  return rc;
 }
 
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
@@ -92,13 +118,13 @@ int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **bu
   return 0;
 }
 
-int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
-              char *err, size_t errlen) {
+static int recv_frame(int fd, Reader *rd, json_t **msg, unsigned char **blob, size_t *bloblen,
+                      char *err, size_t errlen) {
   *msg = NULL;
   if (blob) *blob = NULL;
   if (bloblen) *bloblen = 0;
   unsigned char h[8];
-  int r = read_all(fd, h, 8);
+  int r = read_all(fd, rd, h, 8);
   if (r) {
     snprintf(err, errlen, "%s", r == 1 ? "eof" : "truncated frame header");
     return -1;
@@ -116,7 +142,7 @@ int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
     snprintf(err, errlen, "out of memory for a frame of %zu bytes", n + b);
     return -1;
   }
-  if (read_all(fd, text, n) || (b && read_all(fd, bl, b))) {
+  if (read_all(fd, rd, text, n) || (b && read_all(fd, rd, bl, b))) {
     free(text); free(bl);
     snprintf(err, errlen, "truncated frame");
     return -1;
@@ -136,10 +162,16 @@ int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
   return 0;
 }
 
+int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
+              char *err, size_t errlen) {
+  return recv_frame(fd, NULL, msg, blob, bloblen, err, errlen);
+}
+
 /* --------------------------------------------------------------- state */
 
 typedef struct {
   int fd;
+  Reader *rd;             /* read-ahead on fd */
   txn_World *W;
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
@@ -182,7 +214,7 @@ static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
 static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   json_t *m;
   char err[256];
-  if (wire_recv(w->fd, &m, blob, len, err, sizeof err)) {
+  if (recv_frame(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
     if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
     _exit(0);
   }
@@ -309,7 +341,7 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 
 /* ------------------------------------------------------------ attempts */
 
-static void send_outcome(Worker *w, txn_Outcome *o) {
+static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
   json_t *changes = json_array();
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
@@ -331,7 +363,7 @@ static void send_outcome(Worker *w, txn_Outcome *o) {
     txn_restore(w->W, &r);
     free(r.message);
     r.message = strdup("out of memory reporting the changes");
-    send_outcome(w, &r);
+    send_outcome(w, &r, 0);
     txn_outcome_free(&r);
     return;
   }
@@ -347,6 +379,7 @@ static void send_outcome(Worker *w, txn_Outcome *o) {
                                            "pass", o->goals[i].pass,
                                            "message", o->goals[i].message ? o->goals[i].message : ""));
   json_object_set_new(m, "goals", goals);
+  if (committed) json_object_set_new(m, "committed", json_true());
   send_or_die(w, m, blob, total);
   free(blob);
 }
@@ -361,6 +394,7 @@ static void do_attempt(Worker *w, json_t *req) {
   json_t *g = json_object_get(req, "generation");
   uint64_t gen = g ? local_gen(w, g) : txn_generation(w->W);
   txn_Outcome o;
+  int committed = 0;
   w->outlen = 0;
   if (gen != txn_generation(w->W)) {
     memset(&o, 0, sizeof o);
@@ -378,9 +412,10 @@ static void do_attempt(Worker *w, json_t *req) {
     if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
       txn_commit(w->W);
       o.generation = txn_generation(w->W);
+      committed = 1;
     }
   }
-  send_outcome(w, &o);
+  send_outcome(w, &o, committed);
   txn_outcome_free(&o);
   await_decision(w);
 }
@@ -398,7 +433,7 @@ static void do_invariant(Worker *w, json_t *req) {
     txn_invariant_add(w->W, gen, name ? name : "", source ? source : "", &o);
   else
     txn_invariant_remove(w->W, gen, name ? name : "", &o);
-  send_outcome(w, &o);
+  send_outcome(w, &o, 0);
   txn_outcome_free(&o);
   await_decision(w);
 }
@@ -446,6 +481,7 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
       snprintf(err, errlen, "cannot import %s %s: %s", kind, name, why);
       return -1;
     }
+    txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     at += (size_t)len;
   }
   return 0;
@@ -485,7 +521,8 @@ static void register_test_hooks(jiti_State *S) { (void)S; }
 #endif
 
 static int serve(int fd) {
-  Worker w = {.fd = fd};
+  static Reader rd;
+  Worker w = {.fd = fd, .rd = &rd};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {

@@ -643,7 +643,70 @@ static void test_observe_budget(void) {
   txn_close(W);
 }
 
+/* Every variable is exported after an attempt (mutation is not tracked);
+** only those whose encoding changed since the last commit (or the noted
+** import) are reported. */
+static void test_variable_changes(void) {
+  txn_World *W = txn_open(NULL);
+  txn_Outcome o;
+  CHECK(run(W, "(defvar *v* (list 1 2))", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_VARIABLE, "*V*"));
+  txn_outcome_free(&o);
+  CHECK(run(W, "(length *v*)", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 0);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(push 0 (cdr *v*))", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_VARIABLE, "*V*") && o.nchanges == 1);
+  txn_outcome_free(&o);
+  /* a mutation that is restored (publication failed) is reported again */
+  CHECK(txn_attempt(W, txn_generation(W), "(push 9 (cdr *v*))", TXN_APPLICATION, NULL, NULL, &o) ==
+        TXN_ACCEPTED);
+  CHECK(o.nchanges == 1);
+  txn_outcome_free(&o);
+  CHECK(txn_restore(W, &o) == 0);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(length *v*)", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 0);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(push 9 (cdr *v*))", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1);
+  txn_outcome_free(&o);
+  /* an unchanged value written back is not a change; a preview reports
+  ** changes but they are not remembered */
+  CHECK(run(W, "(setf *v* (copy-list *v*))", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 0);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(setf *v* 5)", TXN_PREVIEW, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1);
+  txn_outcome_free(&o);
+  CHECK(run(W, "(setf *v* 5)", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "*v*"), "5");
+  txn_close(W);
+
+  /* imported variables: noted encodings count as committed */
+  txn_World *A = txn_open(NULL), *B = txn_open(NULL);
+  CHECK(run1(A, "(defvar *w* (list :a 1))") == TXN_ACCEPTED);
+  char err[256];
+  /* export A's variable, import it into B, note it */
+  CHECK(txn_attempt(A, txn_generation(A), "(push :b *w*)", TXN_APPLICATION, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1);
+  unsigned char *bytes = o.changes[0].bytes;
+  size_t len = o.changes[0].len;
+  CHECK(jiti_import_entry(txn_state(B), JITI_ENTRY_VARIABLE, "*W*", bytes, len, err, sizeof err) == JITI_OK);
+  txn_note_entry(B, JITI_ENTRY_VARIABLE, "*W*", bytes, len);
+  txn_outcome_free(&o);
+  CHECK(run(B, "(length *w*)", TXN_APPLICATION, NULL, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, "3");
+  CHECK(o.nchanges == 0);
+  txn_outcome_free(&o);
+  txn_close(A);
+  txn_close(B);
+}
+
 int main(void) {
+  test_variable_changes();
   test_unsafe();
   test_live_repair();
   test_abort_undoes_repairs();

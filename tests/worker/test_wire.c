@@ -1,0 +1,140 @@
+/*
+** test_wire.c — the worker process over its socket (worker/worker.h,
+** docs/protocol.md "Kernel and worker"), driven the way the kernel drives
+** it: a forked child runs worker_main (sandbox included) and this process
+** sends frames.  Covers attempt + commit, an attempt that changed nothing
+** (committed by the worker at once) and a large export inside the
+** sandbox (glibc's lazy file and sysinfo use must not kill the worker).
+*/
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "check.h"
+#include "worker.h"
+
+static int fd;
+
+/* Send a frame (the message is stolen). */
+static void tell(json_t *req) {
+  CHECK(wire_send(fd, req, NULL, 0) == 0);
+  json_decref(req);
+}
+
+static json_t *ask(json_t *req) {
+  tell(req);
+  json_t *m = NULL;
+  unsigned char *blob = NULL;
+  size_t len = 0;
+  char err[256] = "";
+  if (wire_recv(fd, &m, &blob, &len, err, sizeof err) != 0) {
+    fprintf(stderr, "test_wire: %s\n", err);
+    exit(1);
+  }
+  free(blob);
+  return m;
+}
+
+static const char *str(json_t *m, const char *k) {
+  const char *s = json_string_value(json_object_get(m, k));
+  return s ? s : "";
+}
+
+static json_int_t num(json_t *m, const char *k) { return json_integer_value(json_object_get(m, k)); }
+
+static json_t *attempt(const char *source, json_int_t gen, int commit_unchanged) {
+  json_t *r = json_pack("{s:s, s:s, s:s, s:I, s:b}", "op", "attempt", "kind", "application", "source", source,
+                        "generation", gen, "pausable", 0);
+  if (commit_unchanged) json_object_set_new(r, "commit_unchanged", json_true());
+  return ask(r);
+}
+
+int main(void) {
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(sv[0]);
+    worker_main(sv[1]);
+    _exit(99);
+  }
+  close(sv[1]);
+  fd = sv[0];
+  signal(SIGPIPE, SIG_IGN);
+
+  tell(json_pack("{s:s, s:i, s:i}", "op", "init", "base", 10, "revision", 1));
+  json_t *m = ask(json_pack("{s:s}", "op", "start"));
+  CHECK_STR(str(m, "event"), "ready");
+  CHECK(num(m, "generation") == 10);
+  json_decref(m);
+
+  /* a change: awaiting commit, then committed */
+  m = attempt("(world-put :a 1)", 10, 1);
+  CHECK_STR(str(m, "event"), "outcome");
+  CHECK_STR(str(m, "reason"), "accepted");
+  CHECK_STR(str(m, "status"), "awaiting-commit");
+  CHECK(json_array_size(json_object_get(m, "changes")) == 1);
+  CHECK(json_object_get(m, "committed") == NULL);
+  json_decref(m);
+  m = ask(json_pack("{s:s, s:i}", "op", "commit", "revision", 2));
+  CHECK_STR(str(m, "event"), "committed");
+  CHECK(num(m, "generation") == 11);
+  json_decref(m);
+
+  /* nothing changed: committed at once */
+  m = attempt("(world-get :a)", 11, 1);
+  CHECK_STR(str(m, "reason"), "accepted");
+  CHECK_STR(str(m, "status"), "idle");
+  CHECK(json_is_true(json_object_get(m, "committed")));
+  CHECK_STR(str(m, "value"), "1");
+  CHECK(num(m, "generation") == 12);
+  CHECK(json_array_size(json_object_get(m, "changes")) == 0);
+  json_decref(m);
+
+  /* whatever the kernel asks: nothing to publish, nothing to wait for */
+  m = attempt("(world-get :a)", 12, 0);
+  CHECK_STR(str(m, "status"), "idle");
+  CHECK(json_is_true(json_object_get(m, "committed")));
+  CHECK(num(m, "generation") == 13);
+  json_decref(m);
+
+  /* a failed call is not committed, whatever the flag */
+  m = attempt("(car 5)", 13, 1);
+  CHECK_STR(str(m, "reason"), "error");
+  CHECK_STR(str(m, "status"), "idle");
+  CHECK(json_object_get(m, "committed") == NULL);
+  json_int_t g = num(m, "generation");
+  json_decref(m);
+
+  /* in the sandbox: an export that sorts more than 1 KiB (glibc's qsort
+  ** asks sysinfo once), calls that drop large strings (free() shrinking the
+  ** thread's heap reads /proc/sys/vm/overcommit_memory once) */
+  for (int i = 0; i < 40; i++) {
+    m = attempt("(length (list (make-string 99000) (make-string 99000) (make-string 99000)))", g, 1);
+    CHECK_STR(str(m, "value"), "3");
+    g = num(m, "generation");
+    json_decref(m);
+  }
+  m = attempt("(dotimes (i 2000) (world-put (list :row i) (make-string 100)))", g, 1);
+  CHECK_STR(str(m, "reason"), "accepted");
+  CHECK(json_array_size(json_object_get(m, "changes")) == 2000);
+  json_decref(m);
+  m = ask(json_pack("{s:s}", "op", "restore"));
+  CHECK_STR(str(m, "event"), "restored");
+  g = num(m, "generation");
+  json_decref(m);
+  m = attempt("(world-get (list :row 5))", g, 1);
+  CHECK_STR(str(m, "value"), "NIL");
+  json_decref(m);
+
+  tell(json_pack("{s:s}", "op", "exit"));
+  int st = 0;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  return CHECK_DONE();
+}
