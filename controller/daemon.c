@@ -55,13 +55,18 @@ void kd_log(const char *fmt, ...) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   cli_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
-  fprintf(stderr, "%s jiti kernel: ", when);
+  /* one write per line: stderr is unbuffered, and a line per transaction
+  ** should not cost several system calls */
+  char line[2048];
+  int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
+  line[len++] = '\n';
   fflush(stderr);
+  (void)!write(2, line, len);
 }
 
 /* First line of s, at most n characters, for logs. */

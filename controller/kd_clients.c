@@ -194,12 +194,15 @@ void kd_client_read(Kernel *K, Client *c) {
       c->in = p;
       c->incap = cap;
     }
-    ssize_t r = recv(c->fd, c->in + c->inlen, c->incap - c->inlen, 0);
+    size_t room = c->incap - c->inlen;
+    ssize_t r = recv(c->fd, c->in + c->inlen, room, 0);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (r <= 0) { eof = 1; break; }
     c->inlen += (size_t)r;
-    if (c->inlen >= c->incap) break;
+    /* a short read took all there was: poll tells about the rest (and
+    ** about an end of file), without one more recv per request */
+    if (c->inlen >= c->incap || (size_t)r < room) break;
   }
   size_t start = 0;
   for (size_t i = 0; i < c->inlen && !c->closing; i++) {
