@@ -62,6 +62,18 @@ static int generation_member(Req *q, int need) {
   return 0;
 }
 
+/* The first member of o that is not in allowed (NULL-terminated), or NULL. */
+static const char *unknown_member(json_t *o, const char *const *allowed) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    int ok = 0;
+    for (int i = 0; allowed[i]; i++) ok |= !strcmp(k, allowed[i]);
+    if (!ok) return k;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------ answered by the kernel */
 
 static void op_hello(Req *q) {
@@ -211,15 +223,10 @@ static void op_act(Req *q) {
     kd_reply_err(K, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
     return;
   }
-  const char *k;
-  json_t *v;
-  json_object_foreach(a, k, v) {
-    int ok = 0;
-    for (int i = 0; allowed[i]; i++) ok |= !strcmp(k, allowed[i]);
-    if (!ok) {
-      kd_reply_err(K, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", k, type);
-      return;
-    }
+  const char *bad = unknown_member(a, allowed);
+  if (bad) {
+    kd_reply_err(K, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", bad, type);
+    return;
   }
   Req in = {K, q->client, q->id, a};
   const char *s;
@@ -242,38 +249,27 @@ static void op_act(Req *q) {
 typedef struct Op {
   const char *name;
   void (*handle)(Req *q);
-  const char *members[5];  /* besides op and id */
+  const char *members[6];  /* op, id and its own; NULL-terminated */
 } Op;
 
 static const Op ops[] = {
-    {"hello", op_hello, {"protocol", "client"}},
-    {"status", op_status, {0}},
-    {"observe", op_observe, {"budget"}},
-    {"inspect", op_inspect, {"kind", "name"}},
-    {"history", op_history, {"limit"}},
-    {"subscribe", op_subscribe, {0}},
-    {"call", op_call, {"source", "generation"}},
-    {"preview", op_call, {"source", "generation"}},
-    {"act", op_act, {"generation", "action"}},
-    {"invariant-add", op_invariant_add, {"name", "source", "generation"}},
-    {"invariant-remove", op_invariant_remove, {"name", "generation"}},
-    {"invariant-list", op_invariant_list, {0}},
-    {"shutdown", op_shutdown, {0}},
+    {"hello", op_hello, {"op", "id", "protocol", "client"}},
+    {"status", op_status, {"op", "id"}},
+    {"observe", op_observe, {"op", "id", "budget"}},
+    {"inspect", op_inspect, {"op", "id", "kind", "name"}},
+    {"history", op_history, {"op", "id", "limit"}},
+    {"subscribe", op_subscribe, {"op", "id"}},
+    {"call", op_call, {"op", "id", "source", "generation"}},
+    {"preview", op_call, {"op", "id", "source", "generation"}},
+    {"act", op_act, {"op", "id", "generation", "action"}},
+    {"invariant-add", op_invariant_add, {"op", "id", "name", "source", "generation"}},
+    {"invariant-remove", op_invariant_remove, {"op", "id", "name", "generation"}},
+    {"invariant-list", op_invariant_list, {"op", "id"}},
+    {"shutdown", op_shutdown, {"op", "id"}},
 };
 
 #define OP_NAMES "hello, status, observe, inspect, history, subscribe, call, preview, act, " \
                  "invariant-add, invariant-remove, invariant-list, shutdown"
-
-static const char *unknown_member(json_t *r, const Op *op) {
-  const char *k;
-  json_t *v;
-  json_object_foreach(r, k, v) {
-    int ok = !strcmp(k, "op") || !strcmp(k, "id");
-    for (int i = 0; i < 5 && op->members[i]; i++) ok |= !strcmp(k, op->members[i]);
-    if (!ok) return k;
-  }
-  return NULL;
-}
 
 void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len) {
   uint64_t cs = c->serial;
@@ -303,7 +299,7 @@ void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len) {
     kd_reply_err(K, cs, id, "unknown-op", "unknown op '%.100s' (" OP_NAMES ")", name);
   } else if (K->stopping && op->handle != op_hello && op->handle != op_status) {
     kd_reply_err(K, cs, id, "shutting-down", "the kernel is shutting down");
-  } else if ((bad = unknown_member(r, op))) {
+  } else if ((bad = unknown_member(r, op->members))) {
     kd_reply_err(K, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
   } else {
     Req q = {K, cs, id, r};

@@ -40,6 +40,19 @@ static int wsend(Kernel *K, json_t *m, const void *blob, size_t len) {
   return rc;
 }
 
+static void describe_status(int st, char *buf, size_t n) {
+  if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    snprintf(buf, n, "killed by signal %d (%s)%s", sig, strsignal(sig),
+             sig == SIGSYS ? ": a forbidden system call (seccomp)"
+             : sig == SIGXCPU ? ": CPU time limit" : "");
+  } else if (WIFEXITED(st)) {
+    snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
+  } else {
+    snprintf(buf, n, "ended (status %d)", st);
+  }
+}
+
 /* ------------------------------------------------------------ start-up
 **
 ** A worker is started without blocking the kernel: fork + exec, then all of
@@ -241,8 +254,9 @@ int kd_start_worker(Kernel *K, char *err, size_t errlen) {
       int st = 0;
       while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
       K->wpid = 0;
-      snprintf(err, errlen, "the worker died during start-up (%s %d)", WIFSIGNALED(st) ? "signal" : "status",
-               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+      char how[160];
+      describe_status(st, how, sizeof how);
+      snprintf(err, errlen, "the worker %s during start-up", how);
       break;
     }
     const char *ev = json_string_value(json_object_get(r, "event"));
@@ -260,18 +274,6 @@ int kd_start_worker(Kernel *K, char *err, size_t errlen) {
   return -1;
 }
 
-static void describe_status(int st, char *buf, size_t n) {
-  if (WIFSIGNALED(st)) {
-    int sig = WTERMSIG(st);
-    snprintf(buf, n, "killed by signal %d (%s)%s", sig, strsignal(sig),
-             sig == SIGSYS ? ": a forbidden system call (seccomp)"
-             : sig == SIGXCPU ? ": CPU time limit" : "");
-  } else if (WIFEXITED(st)) {
-    snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
-  } else {
-    snprintf(buf, n, "ended (status %d)", st);
-  }
-}
 
 static void txn_clear(Kernel *K) {
   Txn *t = &K->cur;
@@ -525,7 +527,7 @@ static json_t *changes_brief(Kernel *K, json_t *changes) {
     uint8_t h[32];
     if (sk && name && store_lookup(K->s, sk, name, h) == STORE_OK) {
       char hex[65];
-      for (int j = 0; j < 32; j++) snprintf(hex + 2 * j, 3, "%02x", h[j]);
+      store_hash_hex(h, hex);
       if (!json_is_true(json_object_get(c, "removed")) && hash && !strcmp(hash, hex)) continue;
     } else if (sk && name && json_is_true(json_object_get(c, "removed"))) {
       continue;
