@@ -306,24 +306,20 @@ static const jt_Reg io_fns[] = {
 ** (those of with-standard-io-syntax that this Lisp has). */
 static void io_syntax(jt_State *S, bool define)
 {
-  static const char *const names[] = {
-    "*STANDARD-OUTPUT*", "*ERROR-OUTPUT*", "*TRACE-OUTPUT*", "*PRINT-ESCAPE*", "*PRINT-READABLY*",
-    "*PRINT-BASE*", "*PRINT-RADIX*", "*PRINT-LENGTH*", "*PRINT-LEVEL*", "*PRINT-CIRCLE*",
-    "*PRINT-PRETTY*", "*PRINT-CASE*", "*READ-BASE*",
-  };
   jt_V out = S->stdout_stream;
-  const jt_V values[] = {
-    out, out, out, JT_T, JT_NIL,
-    jt_mkfix(10), JT_NIL, JT_NIL, JT_NIL, JT_NIL,
-    JT_NIL, JT_SYM(S, K_UPCASE), jt_mkfix(10),
+  const struct { jt_V sym, value; } vars[] = {
+    {JT_SYM(S, STANDARD_OUTPUT), out}, {JT_SYM(S, ERROR_OUTPUT), out},
+    {JT_SYM(S, TRACE_OUTPUT), out}, {JT_SYM(S, PRINT_ESCAPE), JT_T},
+    {JT_SYM(S, PRINT_READABLY), JT_NIL}, {JT_SYM(S, PRINT_BASE), jt_mkfix(10)},
+    {JT_SYM(S, PRINT_RADIX), JT_NIL}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
+    {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
+    {JT_SYM(S, PRINT_PRETTY), JT_NIL}, {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)},
+    {JT_SYM(S, READ_BASE), jt_mkfix(10)},
   };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    if (define) {
-      jt_defglobal(S, names[i], values[i]);
-    } else {
-      jt_Symbol *s = jt_symobj(S, jt_intern(S, names[i]));
-      JT_SET(S, s, s->value, values[i]);
-    }
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    jt_Symbol *s = jt_symobj(S, vars[i].sym);
+    if (define) jt_defglobal(S, s->cname, vars[i].value);
+    else JT_SET(S, s, s->value, vars[i].value);
   }
 }
 
