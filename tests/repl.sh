@@ -39,6 +39,8 @@ typed() {  # typed KEYS...: a session on a pseudo-terminal (script(1)), each KEY
            # the terminal while the repl waits for a reply, in cooked mode,
            # where a Ctrl-D is lost); ~KEYS: typed 0.5 s after the previous
            # ones, without waiting.  Prints the session; its exit status.
+           # `exec`: script runs $SHELL -c; a dash there would stay the
+           # parent and die of the Ctrl-C meant for the repl.
   local outf=$tmp/tty.out n=0 k
   rm -f "$outf.done"; : >"$outf"
   {
@@ -53,7 +55,7 @@ typed() {  # typed KEYS...: a session on a pseudo-terminal (script(1)), each KEY
     done
     # keep the terminal open until the repl has gone: script would type an EOF
     for _ in $(seq 300); do [[ -e $outf.done ]] && break; sleep 0.1; done
-  } | { timeout 60 script -qec "'$JITI' repl --store '$S'" /dev/null >"$outf" 2>&1; echo $? >"$outf.done"; }
+  } | { timeout 60 script -qec "exec '$JITI' repl --store '$S'" /dev/null >"$outf" 2>&1; echo $? >"$outf.done"; }
   cat "$outf"
   return "$(cat "$outf.done")"
 }
