@@ -21,9 +21,11 @@
 #include <sys/types.h>
 #include <jansson.h>
 #include "store_cli.h"
+#include "worker.h"
 
 #define KD_MAX_CLIENTS 1000
 #define KD_MAX_QUEUE 10000
+#define KD_MAX_BATCH 64   /* application calls handed to the worker at once */
 
 typedef struct Client {
   int fd;
@@ -44,7 +46,8 @@ typedef struct Pending {
   int retried;          /* a query already re-sent to a fresh worker */
 } Pending;
 
-typedef struct Queue { Pending *v; size_t n, cap; } Queue;
+/* FIFO: the n requests v[head..head+n); popping is O(1). */
+typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 
 /* What the kernel waits for from the worker. */
 enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
@@ -92,12 +95,14 @@ typedef struct Kernel {
   char wstatus[32];
   int wait;              /* W_... */
   struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
+  wire_reader win;       /* frames read from the worker, not yet handled */
   size_t start_entries;  /* entries the starting worker imports */
   double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
   int in_pause;
   Pending query;         /* the query the worker is answering (W_QUERY) */
   Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
+  Queue batch;           /* calls sent to the worker with cur, to run after it */
   EventBuf events;
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
@@ -127,6 +132,8 @@ void kd_client_free(Kernel *K, int i);
 void kd_accept(Kernel *K);
 int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req);
 Pending kd_pop(Queue *q);
+Pending *kd_peek(Queue *q);                   /* the head, or NULL */
+int kd_push_front(Queue *q, Pending p);       /* takes p's references */
 void kd_pending_free(Pending *p);
 
 /* kd_requests.c */

@@ -159,6 +159,7 @@ static int spawn_worker(Kernel *K, char *err, size_t errlen) {
   close(sv[1]);
   K->wfd = sv[0];
   K->wpid = pid;
+  wire_reader_reset(&K->win);
   struct timeval tv = {120, 0};
   setsockopt(K->wfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(K->wfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -218,6 +219,7 @@ static void start_failed(Kernel *K, const char *why) {
   K->wpid = 0;
   K->wait = W_NONE;
   K->wout.len = K->wout.off = 0;
+  wire_reader_reset(&K->win);
   kd_log("cannot start a worker: %s", why);
   if (++K->consecutive_failures >= 3) {
     kd_log("giving up after 3 failed worker starts; stopping");
@@ -250,7 +252,7 @@ int kd_start_worker(Kernel *K, char *err, size_t errlen) {
     if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
     json_t *r = NULL;
     char why[512] = "";
-    if (wire_recv(K->wfd, &r, NULL, NULL, why, sizeof why) != 0) {
+    if (wire_recv(K->wfd, &K->win, &r, NULL, NULL, why, sizeof why) != 0) {
       int st = 0;
       while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
       K->wpid = 0;
@@ -325,6 +327,7 @@ void kd_worker_died(Kernel *K) {
   }
   close(K->wfd);
   K->wfd = -1;
+  wire_reader_reset(&K->win);
   kd_log("worker %d %s", (int)K->wpid, how);
   K->wpid = 0;
   Txn *t = &K->cur;
@@ -355,18 +358,26 @@ void kd_worker_died(Kernel *K) {
     kd_pending_free(&K->query);
     K->query = (Pending){0};
   } else if (K->wait == W_QUERY) {  /* the fresh worker answers it, first */
-    Queue q = K->queryq;
-    K->queryq = (Queue){0};
-    kd_push(&K->queryq, K->query.client, K->query.id, K->query.req);
-    if (K->queryq.n) K->queryq.v[0].retried = 1;
-    for (size_t i = 0; i < q.n; i++) {
-      kd_push(&K->queryq, q.v[i].client, q.v[i].id, q.v[i].req);
-      kd_pending_free(&q.v[i]);
+    K->query.retried = 1;
+    if (kd_push_front(&K->queryq, K->query) != 0) {
+      kd_reply_err(K, K->query.client, K->query.id, "interrupted", "the worker %s while answering this "
+                   "query (and the kernel is out of memory)", how);
+      kd_pending_free(&K->query);
     }
-    free(q.v);
-    kd_pending_free(&K->query);
     K->query = (Pending){0};
   }
+  /* calls sent with the one that was running never started: they run on
+  ** the fresh worker, first, in their order */
+  while (K->batch.n) {
+    Pending p = K->batch.v[K->batch.head + K->batch.n - 1];
+    K->batch.n--;
+    if (kd_push_front(&K->txq, p) != 0) {
+      kd_reply_err(K, p.client, p.id, "interrupted", "the worker %s before this call ran (and the kernel "
+                   "is out of memory)", how);
+      kd_pending_free(&p);
+    }
+  }
+  if (!K->batch.n) K->batch.head = 0;
   K->wait = W_NONE;
   K->in_pause = 0;
   K->restarts++;
@@ -412,18 +423,14 @@ static json_t *txn_request(Kernel *K, json_t *req, const char **op, const char *
   return m;
 }
 
-static void start_txn(Kernel *K, Pending *p) {
-  json_t *gen = json_object_get(p->req, "generation");
-  if (gen && (uint64_t)json_integer_value(gen) != K->gen) {
-    kd_reply(K, p->client, p->id,
-             json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
-                       "message", "stale generation: the world changed since your view; observe again",
-                       "generation", (json_int_t)K->gen));
-    return;
-  }
+/* Make p the running transaction (its attempt number, its "started"
+** event); its request to the worker in *m when m is not NULL. */
+static void begin_txn(Kernel *K, Pending *p, json_t **m) {
   const char *op, *source;
   char summary[200];
-  json_t *m = txn_request(K, p->req, &op, &source, summary, sizeof summary);
+  json_t *req = txn_request(K, p->req, &op, &source, summary, sizeof summary);
+  if (m) *m = req;
+  else json_decref(req);
   Txn *t = &K->cur;
   txn_clear(K);
   t->active = 1;
@@ -444,6 +451,48 @@ static void start_txn(Kernel *K, Pending *p) {
                         (json_int_t)t->attempt, "command", t->command, "source", src,
                         "parent", (json_int_t)K->revision, "generation", (json_int_t)K->gen));
   K->wait = W_ATTEMPT;
+}
+
+/* An application call without a generation: it can run right after the
+** call before it, whatever that one changed. */
+static int batchable(const Pending *p) {
+  return p && !strcmp(json_string_value(json_object_get(p->req, "op")), "call") &&
+         !json_object_get(p->req, "generation");
+}
+
+/* Start the transaction p.  A call takes the batchable calls queued behind
+** it along (up to KD_MAX_BATCH in all): the worker gets them in one
+** "attempts" request and runs them back to back, sending each outcome as
+** it is known, so a crowd of clients costs one hand-over, not one each. */
+static void start_txn(Kernel *K, Pending *p) {
+  json_t *gen = json_object_get(p->req, "generation");
+  if (gen && (uint64_t)json_integer_value(gen) != K->gen) {
+    kd_reply(K, p->client, p->id,
+             json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
+                       "message", "stale generation: the world changed since your view; observe again",
+                       "generation", (json_int_t)K->gen));
+    return;
+  }
+  json_t *m;
+  begin_txn(K, p, &m);
+  if (!strcmp(K->cur.command, "call")) {
+    json_t *items = NULL;
+    while (K->batch.n + 1 < KD_MAX_BATCH && batchable(kd_peek(&K->txq))) {
+      Pending q = kd_pop(&K->txq);
+      const char *op, *source;
+      char summary[8];
+      json_t *r = txn_request(K, q.req, &op, &source, summary, sizeof summary);
+      json_object_del(r, "generation");  /* it runs after the others, at theirs */
+      if (!items) items = json_pack("[o]", m);
+      json_array_append_new(items, r);
+      if (kd_push(&K->batch, q.client, q.id, q.req) != 0) {
+        kd_reply_err(K, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+        json_array_remove(items, json_array_size(items) - 1);
+      }
+      kd_pending_free(&q);
+    }
+    if (items) m = json_pack("{s:s, s:o}", "op", "attempts", "items", items);
+  }
   send_or_die(K, m);
 }
 
@@ -485,6 +534,12 @@ void kd_abort_pause(Kernel *K, const char *why) {
 /* Give the worker its next request, if it is free and one waits. */
 void kd_pump(Kernel *K) {
   while (K->wfd >= 0 && K->wait == W_NONE) {
+    if (K->batch.n) {  /* the worker goes on with the calls it was sent */
+      Pending p = kd_pop(&K->batch);
+      begin_txn(K, &p, NULL);
+      kd_pending_free(&p);
+      return;
+    }
     if (K->queryq.n) {
       K->query = kd_pop(&K->queryq);
       K->wait = W_QUERY;
@@ -727,19 +782,33 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
 }
 
 
-/* The worker's socket is readable: one message, or its death. */
+/* The worker's socket is readable: one read, then every whole frame it
+** brought (a batch's outcomes arrive in bursts), then its death if it
+** closed the socket. */
 void kd_worker_readable(Kernel *K) {
-  json_t *m = NULL;
-  unsigned char *blob = NULL;
-  size_t bl = 0;
-  char why[256];
-  if (wire_recv(K->wfd, &m, &blob, &bl, why, sizeof why) == 0) {
+  pid_t pid = K->wpid;
+  ssize_t k = wire_fill(K->wfd, &K->win);
+  int gone = k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  for (;;) {
+    json_t *m;
+    unsigned char *blob;
+    size_t bl;
+    char why[256];
+    int got = wire_next(&K->win, &m, &blob, &bl, why, sizeof why);
+    if (got == 0) break;
+    if (got < 0) {
+      kd_log("unreadable message from the worker (%s); restarting it", why);
+      kd_worker_died(K);
+      return;
+    }
     on_worker_msg(K, m, blob, bl);
     json_decref(m);
     free(blob);
-  } else {
-    kd_worker_died(K);
+    if (K->wpid != pid || K->wfd < 0) return;  /* it was replaced meanwhile */
+    kd_pump(K);  /* the next frame may be the next call's outcome */
+    if (K->wpid != pid || K->wfd < 0) return;
   }
+  if (gone) kd_worker_died(K);
 }
 
 /* At shutdown: ask the worker to exit; kill it if it has not within 2 s. */
@@ -759,4 +828,5 @@ void kd_stop_worker(Kernel *K) {
   close(K->wfd);
   K->wfd = -1;
   K->wpid = 0;
+  wire_reader_reset(&K->win);
 }

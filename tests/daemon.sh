@@ -172,6 +172,12 @@ if [[ -n $HOOKS ]]; then
     t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
   done
   t seccomp-restarts 0 "restarts: +2" -- "$HOOKS" status --store "$H"
+  # a worker killed in the middle of a batch of calls sent at once: the
+  # calls after the killing one run on the fresh worker, in order
+  batch=$'{"op":"call","source":"(+ 1 1)"}\n{"op":"call","source":"(progn (world-put :safe 99) (test-forbidden-syscall 1))"}\n{"op":"call","source":"(+ 2 2)"}\n{"op":"call","source":"(world-get :safe)"}\n'
+  out=$(printf '%s' "$batch" | "$CLIENT" "$H/kernel.sock" 4)
+  t seccomp-batch-replies 0 $'"value":"2".*\n.*"code":"interrupted".*\n.*"value":"4".*\n.*"value":"1"' -- echo "$out"
+  t seccomp-batch-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
   t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
   "$HOOKS" stop --store "$H" >/dev/null
 fi
@@ -227,6 +233,21 @@ t big-write-kept 0 "^1999$" -- "$JITI" eval --store "$B" '(progn (world-put (lis
 big='{"op":"call","source":"(length (list (make-string 99000) (make-string 99000) (make-string 99000)))"}'
 t big-strings 0 "^40$" -- bash -c "for i in \$(seq 40); do printf '%s\n' '$big'; done | '$CLIENT' '$B/kernel.sock' 40 | grep -c '\"ok\":true,.*\"value\":\"3\"'"
 t big-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
+# --- calls sent at once run as batches: writes, reads and failures
+# interleaved keep their order, every write is published, nothing restarts
+lines=
+for i in $(seq 20); do
+  lines+='{"op":"call","source":"(world-put :n (1+ (or (world-get :n) 0)))"}'$'\n'
+  lines+='{"op":"call","source":"(world-get :n)"}'$'\n'
+  lines+='{"op":"call","source":"(progn (world-put :n -1) (car (world-get :n)))"}'$'\n'
+done
+out=$(printf '%s' "$lines" | "$CLIENT" "$B/kernel.sock" 60)
+reads=$(echo "$out" | sed -n '2~3s/.*"value":"\([-0-9]*\)".*/\1/p' | tr '\n' ' ')
+t batch-reads-in-order 0 "^1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 $" -- echo "$reads"
+t batch-failures-restored 0 "^20$" -- bash -c "echo '$out' | sed -n '3~3p' | grep -c '\"code\":\"error\"'"
+t batch-writes-published 0 "^20$" -- bash -c "echo '$out' | sed -n '1~3p' | grep -c '\"outcome\":\"accepted\",\"revision\":[0-9]*,\"changes\":\[{'"
+t batch-final 0 "^20$" -- "$JITI" eval --store "$B" '(world-get :n)'
+t batch-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
 "$JITI" stop --store "$B" >/dev/null
 
 # --- every variable is exported after a call (mutation is not tracked), but

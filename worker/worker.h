@@ -16,6 +16,7 @@
 #define jiti_worker_h
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #define WORKER_FD 3
@@ -31,11 +32,30 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen);
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
                size_t *cap);
 
-/* Receive one frame (blocking).  *msg (a JSON object) and *blob (malloc'd,
-** may be NULL when empty) belong to the caller.  Returns 0, or -1 with a
-** message in err: "eof" when the peer closed between frames. */
-int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
+/* Buffered reading of frames: one read() brings what the socket holds. */
+typedef struct wire_reader {
+  unsigned char *buf;
+  size_t off, len, cap;   /* unread bytes are buf[off..len) */
+  size_t want;            /* bytes of the incomplete frame at off, once known */
+} wire_reader;
+
+/* The next whole frame already read: 1 (then *msg, a JSON object, and
+** *blob, malloc'd or NULL when empty, belong to the caller; blob may be
+** NULL to drop it), 0 when no whole frame is buffered, -1 with a message in
+** err when the stream is malformed. */
+int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
+              size_t errlen);
+
+/* One read() into the buffer: bytes read, 0 at end of file, -1 (errno). */
+ssize_t wire_fill(int fd, wire_reader *r);
+
+/* Receive one frame (blocking).  0, or -1 with a message in err: "eof"
+** when the peer closed between frames. */
+int wire_recv(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen,
               char *err, size_t errlen);
+
+/* Drop whatever is buffered and free the buffer (for a new connection). */
+void wire_reader_reset(wire_reader *r);
 
 /* Serve the kernel on fd until it says "exit" or goes away.  Returns the
 ** process exit status.  Runs the world on a thread with a large stack. */

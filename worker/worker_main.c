@@ -4,7 +4,8 @@
 **
 ** Life: open the world (no client input yet) -> enter the sandbox -> receive
 ** "init" and CURRENT's entries ("import" frames) -> "start": check the
-** baseline, answer "ready" -> serve requests one at a time.
+** baseline, answer "ready" -> serve requests one at a time ("attempts" is
+** a batch of application calls, served as consecutive attempts).
 **
 ** Generations.  txn counts from 0 in every worker; the kernel hands a base
 ** in "init" and the worker adds it to every generation it reports and
@@ -26,152 +27,11 @@
 #include "txn.h"
 #include "worker.h"
 
-/* ------------------------------------------------------------- framing */
-
-/* Send the iovecs whole (blocking, EINTR-safe): one system call for a
-** frame in the usual case, so the peer wakes once and reads it without
-** waiting for the rest. */
-static int send_all(int fd, struct iovec *iov, int n) {
-  while (n > 0) {
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-    ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    size_t k = (size_t)w;
-    while (n > 0 && k >= iov->iov_len) { k -= iov->iov_len; iov++; n--; }
-    if (n > 0) { iov->iov_base = (char *)iov->iov_base + k; iov->iov_len -= k; }
-  }
-  return 0;
-}
-
-/* Read-ahead for the worker's side of the socket: the kernel sends each
-** frame with one system call, so one read usually brings a whole frame.
-** Only the worker uses it (it reads nothing else and never polls); the
-** kernel reads unbuffered, so that poll() sees every byte it has not
-** consumed. */
-typedef struct {
-  unsigned char buf[65536];
-  size_t off, len;
-} Reader;
-
-/* 0 ok, 1 eof before any byte, -1 error / eof in the middle */
-static int read_all(int fd, Reader *rd, void *p, size_t n) {
-  char *b = p;
-  size_t got = 0;
-  while (got < n) {
-    if (rd && rd->off < rd->len) {
-      size_t k = rd->len - rd->off < n - got ? rd->len - rd->off : n - got;
-      memcpy(b + got, rd->buf + rd->off, k);
-      rd->off += k;
-      got += k;
-      continue;
-    }
-    int fill = rd && n - got < sizeof rd->buf / 2;  /* big remainders go straight in */
-    ssize_t r = fill ? read(fd, rd->buf, sizeof rd->buf) : read(fd, b + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) return got == 0 ? 1 : -1;
-    if (fill) { rd->off = 0; rd->len = (size_t)r; }
-    else got += (size_t)r;
-  }
-  return 0;
-}
-
-static void frame_header(unsigned char h[8], size_t n, size_t bloblen) {
-  uint32_t a = (uint32_t)n, b = (uint32_t)bloblen;
-  h[0] = a >> 24; h[1] = a >> 16; h[2] = a >> 8; h[3] = a;
-  h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
-}
-
-int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text);
-  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
-  unsigned char h[8];
-  frame_header(h, n, bloblen);
-  struct iovec iov[3] = {{h, 8}, {text, n}, {(void *)blob, bloblen}};
-  int rc = send_all(fd, iov, bloblen ? 3 : 2);
-  free(text);
-  return rc;
-}
-
-int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
-               size_t *cap) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text), need = *len + 8 + n + bloblen;
-  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
-  if (need > *cap) {
-    size_t c = *cap ? *cap : 65536;
-    while (c < need) c *= 2;
-    unsigned char *p = realloc(*buf, c);
-    if (!p) { free(text); return -1; }
-    *buf = p;
-    *cap = c;
-  }
-  frame_header(*buf + *len, n, bloblen);
-  memcpy(*buf + *len + 8, text, n);
-  if (bloblen) memcpy(*buf + *len + 8 + n, blob, bloblen);
-  *len = need;
-  free(text);
-  return 0;
-}
-
-static int recv_frame(int fd, Reader *rd, json_t **msg, unsigned char **blob, size_t *bloblen,
-                      char *err, size_t errlen) {
-  *msg = NULL;
-  if (blob) *blob = NULL;
-  if (bloblen) *bloblen = 0;
-  unsigned char h[8];
-  int r = read_all(fd, rd, h, 8);
-  if (r) {
-    snprintf(err, errlen, "%s", r == 1 ? "eof" : "truncated frame header");
-    return -1;
-  }
-  size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
-  size_t b = (size_t)h[4] << 24 | (size_t)h[5] << 16 | (size_t)h[6] << 8 | h[7];
-  if (n == 0 || n > WIRE_JSON_MAX || b > WIRE_BLOB_MAX) {
-    snprintf(err, errlen, "bad frame sizes %zu/%zu", n, b);
-    return -1;
-  }
-  char *text = malloc(n);
-  unsigned char *bl = b ? malloc(b) : NULL;
-  if (!text || (b && !bl)) {
-    free(text); free(bl);
-    snprintf(err, errlen, "out of memory for a frame of %zu bytes", n + b);
-    return -1;
-  }
-  if (read_all(fd, rd, text, n) || (b && read_all(fd, rd, bl, b))) {
-    free(text); free(bl);
-    snprintf(err, errlen, "truncated frame");
-    return -1;
-  }
-  json_error_t je;
-  json_t *m = json_loadb(text, n, 0, &je);
-  free(text);
-  if (!json_is_object(m)) {
-    json_decref(m);
-    free(bl);
-    snprintf(err, errlen, "frame is not a JSON object: %s", je.text);
-    return -1;
-  }
-  *msg = m;
-  if (blob) *blob = bl; else free(bl);
-  if (bloblen) *bloblen = b;
-  return 0;
-}
-
-int wire_recv(int fd, json_t **msg, unsigned char **blob, size_t *bloblen,
-              char *err, size_t errlen) {
-  return recv_frame(fd, NULL, msg, blob, bloblen, err, errlen);
-}
-
 /* --------------------------------------------------------------- state */
 
 typedef struct {
   int fd;
-  Reader *rd;             /* read-ahead on fd */
+  wire_reader *rd;        /* read-ahead on fd */
   txn_World *W;
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
@@ -214,7 +74,7 @@ static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
 static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   json_t *m;
   char err[256];
-  if (recv_frame(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
+  if (wire_recv(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
     if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
     _exit(0);
   }
@@ -521,7 +381,7 @@ static void register_test_hooks(jiti_State *S) { (void)S; }
 #endif
 
 static int serve(int fd) {
-  static Reader rd;
+  wire_reader rd = {0};
   Worker w = {.fd = fd, .rd = &rd};
   char err[1024] = "";
   w.W = txn_open(NULL);
@@ -587,6 +447,13 @@ static int serve(int fd) {
       /* answered */
     } else if (!strcmp(op, "attempt")) {
       do_attempt(&w, m);
+    } else if (!strcmp(op, "attempts")) {
+      /* application calls, run in order as one attempt each: every outcome
+      ** goes out as soon as it is known; one that awaits its commit waits
+      ** for the kernel's decision before the next item runs */
+      size_t i;
+      json_t *item;
+      json_array_foreach(json_object_get(m, "items"), i, item) do_attempt(&w, item);
     } else if (!strcmp(op, "invariant")) {
       do_invariant(&w, m);
     } else {
@@ -594,6 +461,7 @@ static int serve(int fd) {
     }
     json_decref(m);
   }
+  wire_reader_reset(&rd);
   return 0;
 }
 

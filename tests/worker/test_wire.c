@@ -18,6 +18,7 @@
 #include "worker.h"
 
 static int fd;
+static wire_reader rd;  /* frames from the worker */
 
 /* Send a frame (the message is stolen). */
 static void tell(json_t *req) {
@@ -31,7 +32,7 @@ static json_t *ask(json_t *req) {
   unsigned char *blob = NULL;
   size_t len = 0;
   char err[256] = "";
-  if (wire_recv(fd, &m, &blob, &len, err, sizeof err) != 0) {
+  if (wire_recv(fd, &rd, &m, &blob, &len, err, sizeof err) != 0) {
     fprintf(stderr, "test_wire: %s\n", err);
     exit(1);
   }
