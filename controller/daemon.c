@@ -49,14 +49,14 @@ double kd_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void kd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void kd_log(const char *fmt, ...) {
+/* Log lines are buffered and written together before the loop waits
+** (kd_log_flush): a line per transaction should not cost a system call
+** each when a batch of calls finishes at once. */
+void kd_log(Kernel *K, const char *fmt, ...) {
   char when[40];
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   cli_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
-  /* one write per line: stderr is unbuffered, and a line per transaction
-  ** should not cost several system calls */
   char line[2048];
   int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
   va_list ap;
@@ -65,8 +65,28 @@ void kd_log(const char *fmt, ...) {
   va_end(ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
   line[len++] = '\n';
-  fflush(stderr);
-  (void)!write(2, line, len);
+  if (K->log.len + len > K->log.cap) {
+    size_t cap = K->log.cap ? K->log.cap * 2 : 16384;
+    while (cap < K->log.len + len) cap *= 2;
+    char *p = realloc(K->log.buf, cap);
+    if (!p) { kd_log_flush(K); (void)!write(2, line, len); return; }
+    K->log.buf = p;
+    K->log.cap = cap;
+  }
+  memcpy(K->log.buf + K->log.len, line, len);
+  K->log.len += len;
+  if (K->log.len >= 65536) kd_log_flush(K);
+}
+
+void kd_log_flush(Kernel *K) {
+  size_t off = 0;
+  while (off < K->log.len) {
+    ssize_t w = write(2, K->log.buf + off, K->log.len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;  /* nowhere to log: drop it */
+    off += (size_t)w;
+  }
+  K->log.len = 0;
 }
 
 /* First line of s, at most n characters, for logs. */
@@ -82,7 +102,7 @@ void kd_begin_shutdown(Kernel *K, const char *why) {
   if (K->stopping) return;
   K->stopping = 1;
   K->stop_deadline = kd_now() + 10;
-  kd_log("shutting down (%s)", why);
+  kd_log(K, "shutting down (%s)", why);
   if (K->lfd >= 0) { close(K->lfd); K->lfd = -1; unlink(K->sock); }
   while (K->txq.n) {
     Pending p = kd_pop(&K->txq);
@@ -168,6 +188,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
   snprintf(K->pidfile, sizeof K->pidfile, "%s/%s", K->dir, KPROTO_PIDFILE);
   K->wfd = -1;
   if (kd_start_worker(K, err, sizeof err) != 0) {
+    kd_log_flush(K);
     fprintf(stderr, "jiti kernel: cannot start the worker: %s\n", err);
     return EXIT_FAIL;
   }
@@ -189,9 +210,10 @@ static int kernel_run(Kernel *K, int ready_fd) {
                       "revision", (json_int_t)K->revision, "generation", (json_int_t)K->gen,
                       "interrupted", (json_int_t)interrupted));
   kd_events_flush(K);
-  kd_log("serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
+  kd_log(K, "serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
         ", %" PRIu64 " interrupted attempt%s marked)", K->dir, K->sock, (int)getpid(), K->revision, K->gen,
         interrupted, interrupted == 1 ? "" : "s");
+  kd_log_flush(K);  /* before `--detach` says ready: the line is its output */
   if (K->detached) {
     FILE *f = fopen(K->pidfile, "w");
     if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
@@ -217,14 +239,14 @@ static int kernel_run(Kernel *K, int ready_fd) {
       continue;
     }
     if (K->wait == W_START && now > K->start_deadline) {
-      kd_log("the worker did not start within 120 s; killing it");
+      kd_log(K, "the worker did not start within 120 s; killing it");
       kill(K->wpid, SIGKILL);  /* its EOF ends the start */
       K->start_deadline = now + 3600;
     }
     if (K->restart_at && now >= K->restart_at) kd_restart_worker(K);
     if (K->stopping && (K->wait == W_NONE || K->wait == W_START) && !K->in_pause && !K->cur.active) break;
     if (K->stopping && now >= K->stop_deadline) {
-      kd_log("the worker did not finish within 10 s; killing it");
+      kd_log(K, "the worker did not finish within 10 s; killing it");
       if (K->wpid) kill(K->wpid, SIGKILL);
       if (K->wfd >= 0) kd_worker_died(K);
       break;
@@ -257,10 +279,11 @@ static int kernel_run(Kernel *K, int ready_fd) {
     }
     if (wake < 0) wake = 0;
     struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
+    kd_log_flush(K);
     int r = ppoll(pfd, (nfds_t)n, &ts, &none);
     if (r < 0) {
       if (errno == EINTR) continue;
-      kd_log("poll: %s", strerror(errno));
+      kd_log(K, "poll: %s", strerror(errno));
       break;
     }
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) kd_worker_writable(K);
@@ -308,7 +331,9 @@ static int kernel_run(Kernel *K, int ready_fd) {
   kd_events_flush(K);
   free(K->events.text);
   free(K->events.time_ms);
-  kd_log("stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
+  kd_log(K, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
+  kd_log_flush(K);
+  free(K->log.buf);
   store_close(K->s);
   return EXIT_OK;
 }

@@ -98,7 +98,7 @@ void kd_event(Kernel *K, json_t *ev) {
     if (tm) { b->time_ms = tm; b->cap = cap; }
   }
   if (!text || b->n == b->cap) {
-    kd_log("could not record an event: out of memory");
+    kd_log(K, "could not record an event: out of memory");
     free(text);
     return;
   }
@@ -123,7 +123,7 @@ void kd_events_flush(Kernel *K) {
   if (!b->n) return;
   uint64_t first = 0;
   if (store_events_append(K->s, (const char *const *)b->text, b->time_ms, b->n, &first) != STORE_OK)
-    kd_log("could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
+    kd_log(K, "could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
   else if (K->subscribers)
     store_events_read(K->s, first, b->n, 0, fan_out, K);
   for (size_t i = 0; i < b->n; i++) free(b->text[i]);

@@ -199,7 +199,7 @@ static void worker_ready(Kernel *K, json_t *r) {
   const char *st = json_string_value(json_object_get(r, "status"));
   snprintf(K->wstatus, sizeof K->wstatus, "%s", st ? st : "idle");
   const char *msg = json_string_value(json_object_get(r, "message"));
-  kd_log("worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
+  kd_log(K, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
          (int)K->wpid, K->revision, K->start_entries, K->gen, K->wstatus, msg && *msg ? ": " : "",
          msg ? msg : "");
   K->wait = W_NONE;
@@ -220,9 +220,9 @@ static void start_failed(Kernel *K, const char *why) {
   K->wait = W_NONE;
   K->wout.len = K->wout.off = 0;
   wire_reader_reset(&K->win);
-  kd_log("cannot start a worker: %s", why);
+  kd_log(K, "cannot start a worker: %s", why);
   if (++K->consecutive_failures >= 3) {
-    kd_log("giving up after 3 failed worker starts; stopping");
+    kd_log(K, "giving up after 3 failed worker starts; stopping");
     kd_begin_shutdown(K, "the worker cannot start");
     return;
   }
@@ -299,7 +299,7 @@ static void finish_txn(Kernel *K, const char *reason, const char *extra) {
   Txn *t = &K->cur;
   char src[80];
   kd_snippet(t->source, src, sizeof src);
-  kd_log("attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
+  kd_log(K, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
         t->command, reason, extra ? " " : "", extra ? extra : "", (kd_now() - t->t0) * 1000,
         K->gen, src);
   txn_clear(K);
@@ -328,7 +328,7 @@ void kd_worker_died(Kernel *K) {
   close(K->wfd);
   K->wfd = -1;
   wire_reader_reset(&K->win);
-  kd_log("worker %d %s", (int)K->wpid, how);
+  kd_log(K, "worker %d %s", (int)K->wpid, how);
   K->wpid = 0;
   Txn *t = &K->cur;
   if (t->active) {
@@ -525,7 +525,7 @@ void kd_abort_pause(Kernel *K, const char *why) {
   json_decref(t->responder_id);
   t->responder = 0;
   t->responder_id = NULL;
-  kd_log("attempt %" PRIu64 ": %s; aborting", t->attempt, why);
+  kd_log(K, "attempt %" PRIu64 ": %s; aborting", t->attempt, why);
   K->wait = W_ATTEMPT;
   send_or_die(K, json_pack("{s:s, s:s, s:I}", "op", "command", "type", "abort",
                            "generation", (json_int_t)K->gen));
@@ -641,7 +641,7 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
     json_decref(brief);
     t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
                          "publication-failed", "message", why);
-    kd_log("attempt %" PRIu64 ": publication failed: %s", t->attempt, why);
+    kd_log(K, "attempt %" PRIu64 ": publication failed: %s", t->attempt, why);
     K->wait = W_COMMIT;
     send_or_die(K, json_pack("{s:s}", "op", "restore"));
     return;
@@ -708,7 +708,7 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
       kd_event(K, json_pack("{s:s, s:I, s:O, s:I}", "event", "paused", "attempt", (json_int_t)t->attempt,
                           "condition", json_object_get(p, "condition_type"), "generation",
                           (json_int_t)K->gen));
-    if (first) kd_log("attempt %" PRIu64 " paused: %s", t->attempt,
+    if (first) kd_log(K, "attempt %" PRIu64 " paused: %s", t->attempt,
                      json_string_value(json_object_get(p, "report")));
     kd_events_flush(K);  /* a pause may last long: its record should not wait */
     kd_reply(K, t->responder, t->responder_id, r);
@@ -776,7 +776,7 @@ static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t blob
     finish_txn(K, t->published ? "accepted" : "publication-failed", extra);
     return;
   }
-  kd_log("unexpected message from the worker (%s) while waiting (%d); restarting it", ev, K->wait);
+  kd_log(K, "unexpected message from the worker (%s) while waiting (%d); restarting it", ev, K->wait);
   kill(K->wpid, SIGKILL);
   kd_worker_died(K);
 }
@@ -797,7 +797,7 @@ void kd_worker_readable(Kernel *K) {
     int got = wire_next(&K->win, &m, &blob, &bl, why, sizeof why);
     if (got == 0) break;
     if (got < 0) {
-      kd_log("unreadable message from the worker (%s); restarting it", why);
+      kd_log(K, "unreadable message from the worker (%s); restarting it", why);
       kd_worker_died(K);
       return;
     }
