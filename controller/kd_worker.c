@@ -460,10 +460,34 @@ static int batchable(const Pending *p) {
          !json_object_get(p->req, "generation");
 }
 
+/* Move the batchable calls at the head of the transaction queue (up to
+** KD_MAX_BATCH in flight) behind the running one, their worker requests
+** appended to items.  How many moved. */
+static size_t take_batch(Kernel *K, json_t *items) {
+  size_t moved = 0;
+  while (K->batch.n + 1 < KD_MAX_BATCH && batchable(kd_peek(&K->txq))) {
+    Pending q = kd_pop(&K->txq);
+    const char *op, *source;
+    char summary[8];
+    json_t *r = txn_request(K, q.req, &op, &source, summary, sizeof summary);
+    json_object_del(r, "generation");  /* it runs after the others, at theirs */
+    if (kd_push(&K->batch, q.client, q.id, q.req) == 0) {
+      json_array_append_new(items, r);
+      moved++;
+    } else {
+      json_decref(r);
+      kd_reply_err(K, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+    }
+    kd_pending_free(&q);
+  }
+  return moved;
+}
+
 /* Start the transaction p.  A call takes the batchable calls queued behind
-** it along (up to KD_MAX_BATCH in all): the worker gets them in one
-** "attempts" request and runs them back to back, sending each outcome as
-** it is known, so a crowd of clients costs one hand-over, not one each. */
+** it along: the worker gets them in one "attempts" request and runs them
+** back to back, sending each outcome as it is known, so a crowd of clients
+** costs one hand-over, not one each (see also kd_pump: calls arriving
+** while a batch runs are sent after it). */
 static void start_txn(Kernel *K, Pending *p) {
   json_t *gen = json_object_get(p->req, "generation");
   if (gen && (uint64_t)json_integer_value(gen) != K->gen) {
@@ -476,22 +500,13 @@ static void start_txn(Kernel *K, Pending *p) {
   json_t *m;
   begin_txn(K, p, &m);
   if (!strcmp(K->cur.command, "call")) {
-    json_t *items = NULL;
-    while (K->batch.n + 1 < KD_MAX_BATCH && batchable(kd_peek(&K->txq))) {
-      Pending q = kd_pop(&K->txq);
-      const char *op, *source;
-      char summary[8];
-      json_t *r = txn_request(K, q.req, &op, &source, summary, sizeof summary);
-      json_object_del(r, "generation");  /* it runs after the others, at theirs */
-      if (!items) items = json_pack("[o]", m);
-      json_array_append_new(items, r);
-      if (kd_push(&K->batch, q.client, q.id, q.req) != 0) {
-        kd_reply_err(K, q.client, q.id, "busy", "the kernel is out of memory; retry later");
-        json_array_remove(items, json_array_size(items) - 1);
-      }
-      kd_pending_free(&q);
+    json_t *items = json_pack("[o]", m);
+    if (take_batch(K, items)) {
+      m = json_pack("{s:s, s:o}", "op", "attempts", "items", items);
+    } else {
+      m = json_incref(json_array_get(items, 0));
+      json_decref(items);
     }
-    if (items) m = json_pack("{s:s, s:o}", "op", "attempts", "items", items);
   }
   send_or_die(K, m);
 }
@@ -533,6 +548,17 @@ void kd_abort_pause(Kernel *K, const char *why) {
 
 /* Give the worker its next request, if it is free and one waits. */
 void kd_pump(Kernel *K) {
+  /* While the worker runs calls, calls that arrive join them: the worker
+  ** runs what it was sent in order, and takes them up without waiting for
+  ** the kernel, which meanwhile reads and answers clients (a pipeline over
+  ** the two processes).  Not when a query or another kind of transaction
+  ** waits: those would wait for the end of the stream. */
+  if (K->wfd >= 0 && (K->wait == W_ATTEMPT || K->wait == W_COMMIT) && K->cur.active &&
+      !strcmp(K->cur.command, "call") && !K->stopping && !K->queryq.n && batchable(kd_peek(&K->txq))) {
+    json_t *items = json_array();
+    if (take_batch(K, items)) send_or_die(K, json_pack("{s:s, s:o}", "op", "attempts", "items", items));
+    else json_decref(items);
+  }
   while (K->wfd >= 0 && K->wait == W_NONE) {
     if (K->batch.n) {  /* the worker goes on with the calls it was sent */
       Pending p = kd_pop(&K->batch);

@@ -36,6 +36,7 @@ typedef struct {
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
   size_t outlen, outcap;
+  json_t *inbox;          /* requests that arrived while a commit was awaited */
   /* strings of the last command, kept until the next cmd_fn call */
   char *c_source, *c_restart, *c_args;
 } Worker;
@@ -302,7 +303,10 @@ static void do_invariant(Worker *w, json_t *req) {
 ** publishes, then says commit or restore. */
 static void await_decision(Worker *w) {
   if (txn_status(w->W) != TXN_ST_AWAITING) return;
-  json_t *m = recv_or_die(w, NULL, NULL);
+  json_t *m;
+  /* the kernel may have sent more calls meanwhile: they run after this */
+  while (m = recv_or_die(w, NULL, NULL), strcmp(op_of(m), "commit") && strcmp(op_of(m), "restore"))
+    json_array_append_new(w->inbox, m);
   int commit = !strcmp(op_of(m), "commit");
   json_t *rev = json_object_get(m, "revision");
   if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
@@ -382,7 +386,7 @@ static void register_test_hooks(jiti_State *S) { (void)S; }
 
 static int serve(int fd) {
   wire_reader rd = {0};
-  Worker w = {.fd = fd, .rd = &rd};
+  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array()};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
@@ -437,7 +441,13 @@ static int serve(int fd) {
                             "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : ""),
               NULL, 0);
   for (;;) {
-    json_t *m = recv_or_die(&w, NULL, NULL);
+    json_t *m;
+    if (json_array_size(w.inbox)) {
+      m = json_incref(json_array_get(w.inbox, 0));
+      json_array_remove(w.inbox, 0);
+    } else {
+      m = recv_or_die(&w, NULL, NULL);
+    }
     const char *op = op_of(m);
     if (!strcmp(op, "exit")) {
       json_decref(m);
@@ -462,6 +472,7 @@ static int serve(int fd) {
     json_decref(m);
   }
   wire_reader_reset(&rd);
+  json_decref(w.inbox);
   return 0;
 }
 
