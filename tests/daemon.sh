@@ -87,6 +87,13 @@ t act-evaluate 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "
 t act-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun g () 1)'
 ok act-stale-ran-nothing "$("$JITI" observe --store "$S" | grep -q '^function  G'; [[ $? -ne 0 ]]; echo $?)"
 t eval-defined 0 "^5$" -- "$JITI" eval --store "$S" '(f 2)'
+# a call that changes nothing leaves views current; one that publishes does not
+g=$(gen)
+t read-keeps-generation 0 "\"generation\":$g[,}]" -- raw $'{"op":"call","source":"(world-get :keep)"}\n'
+t act-after-read 0 "accepted" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun h () 1)'
+g=$(gen)
+"$JITI" eval --store "$S" '(world-put :other 1)' >/dev/null
+t act-after-write-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun h () 2)'
 
 # --- a pause: repair, resume; then a pause aborted
 g=$(gen)

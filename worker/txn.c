@@ -748,6 +748,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("preview: restored"));
       } else {
         W->status = TXN_ST_AWAITING;
+        W->awaiting_changes = out->nchanges;
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("completed, awaiting commit"));
       }
     }
@@ -770,7 +771,11 @@ int txn_commit(txn_World *W) {
   jiti_commit(W->S);
   for (int i = 0; i < W->npend; i++) var_set(W, W->pend[i].name, W->pend[i].hash);
   pend_clear(W);
-  W->gen++;
+  /* Keeping what changed nothing is no change a view could show (a
+  ** read-only call leaves every view current); a faulted world's status
+  ** may change below. */
+  if (W->awaiting_changes || W->faulted) W->gen++;
+  W->awaiting_changes = 0;
   W->status = TXN_ST_IDLE;
   if (W->faulted) {
     char err[1024];
@@ -783,6 +788,7 @@ int txn_commit(txn_World *W) {
 int txn_restore(txn_World *W, txn_Outcome *out) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   if (out) memset(out, 0, sizeof *out);
+  W->awaiting_changes = 0;
   jiti_restore(W->S);
   W->gen++;
   W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
@@ -825,6 +831,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
     res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
   } else {
     W->status = TXN_ST_AWAITING;
+    W->awaiting_changes = out->nchanges;
     event(W, "completed", name);
     res = finish(W, out, TXN_ACCEPTED, txn_strdup("completed, awaiting commit"));
   }

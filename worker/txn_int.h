@@ -23,6 +23,7 @@ struct txn_World {
   uint64_t gen, revision;
   txn_Status status;      /* idle / awaiting / faulted (paused is derived) */
   int faulted;
+  int awaiting_changes;   /* entries the attempt awaiting commit changed */
 
   /* the attempt in progress */
   int in_txn;             /* an attempt/operation is running */
