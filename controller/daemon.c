@@ -329,7 +329,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
   kd_event(K, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)K->revision,
                       "generation", (json_int_t)K->gen));
   kd_events_flush(K);
-  free(K->events.text);
+  free(K->events.ev);
   free(K->events.time_ms);
   kd_log(K, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
   kd_log_flush(K);

@@ -55,7 +55,7 @@ enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see kd_event). */
 typedef struct EventBuf {
-  char **text;
+  json_t **ev;
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* kd_now() when the oldest was buffered */

@@ -87,26 +87,24 @@ void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
 
 void kd_event(Kernel *K, json_t *ev) {
   if (!ev) return;
-  char *text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(ev);
   EventBuf *b = &K->events;
-  if (text && b->n == b->cap) {
+  if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 64;
-    char **t = realloc(b->text, cap * sizeof *t);
-    if (t) b->text = t;
-    int64_t *tm = t ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
+    json_t **e = realloc(b->ev, cap * sizeof *e);
+    if (e) b->ev = e;
+    int64_t *tm = e ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
     if (tm) { b->time_ms = tm; b->cap = cap; }
   }
-  if (!text || b->n == b->cap) {
+  if (b->n == b->cap) {
     kd_log(K, "could not record an event: out of memory");
-    free(text);
+    json_decref(ev);
     return;
   }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   if (!b->n) b->first = kd_now();
   b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-  b->text[b->n++] = text;
+  b->ev[b->n++] = ev;
   if (b->n >= EVENT_BATCH) kd_events_flush(K);
 }
 
@@ -122,11 +120,11 @@ void kd_events_flush(Kernel *K) {
   EventBuf *b = &K->events;
   if (!b->n) return;
   uint64_t first = 0;
-  if (store_events_append(K->s, (const char *const *)b->text, b->time_ms, b->n, &first) != STORE_OK)
+  if (store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first) != STORE_OK)
     kd_log(K, "could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
   else if (K->subscribers)
     store_events_read(K->s, first, b->n, 0, fan_out, K);
-  for (size_t i = 0; i < b->n; i++) free(b->text[i]);
+  for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
 }
 

@@ -64,28 +64,34 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max) {
   return max;
 }
 
-/* Build the stored text: seq and time first, then the caller's members.
-** *out is malloc'd. */
-static int render(store_env *s, const json_t *src, uint64_t seq, int64_t now,
-                  char **out, size_t *len) {
-  json_t *o = json_object(), *ev;
-  const char *k;
-  json_t *v;
-  char *text = NULL;
-  int r = STORE_OK;
-  if (!o) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
-  json_object_set_new(o, "seq", json_integer((json_int_t)seq));
-  json_object_set_new(o, "time", json_integer((json_int_t)now));
-  json_object_foreach((json_t *)src, k, v) {
-    if (strcmp(k, "seq") == 0 || strcmp(k, "time") == 0) continue;
-    json_object_set(o, k, v);
+/* Build the stored text: seq and time first, then the caller's members
+** (src loses any "seq" and "time" of its own).  *out is malloc'd. */
+static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **out, size_t *len) {
+  json_object_del(src, "seq");
+  json_object_del(src, "time");
+  char head[64];
+  int h = snprintf(head, sizeof head, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq,
+                   (long long)now);
+  char *body = json_dumps(src, JSON_COMPACT | JSON_ENSURE_ASCII);
+  size_t bl = body ? strlen(body) : 0;
+  char *text = body ? malloc((size_t)h + bl + 1) : NULL;
+  if (!text) {
+    free(body);
+    return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
   }
-  text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-  if (text && strlen(text) > STORE_EVENT_MAX) {
+  memcpy(text, head, (size_t)h);  /* then ",members}" or, for {}, "}" */
+  if (bl > 2) {
+    text[h] = ',';
+    memcpy(text + h + 1, body + 1, bl);  /* "members}" and the NUL */
+  } else {
+    memcpy(text + h, "}", 2);
+  }
+  free(body);
+  size_t full = strlen(text);
+  if (full > STORE_EVENT_MAX) {
     /* Too long: keep what identifies it and the start of the text. */
-    json_t *t = json_object();
-    size_t full = strlen(text);
-    if (!t) { r = st_fail(s, STORE_ENOMEM, "out of memory writing an event"); goto done; }
+    json_t *t = json_object(), *ev;
+    if (!t) { free(text); return st_fail(s, STORE_ENOMEM, "out of memory writing an event"); }
     json_object_set_new(t, "seq", json_integer((json_int_t)seq));
     json_object_set_new(t, "time", json_integer((json_int_t)now));
     ev = json_object_get(src, "event");
@@ -98,15 +104,12 @@ static int render(store_env *s, const json_t *src, uint64_t seq, int64_t now,
     free(text);
     text = json_dumps(t, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(t);
+    if (!text) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    full = strlen(text);
   }
-  if (!text) { r = st_fail(s, STORE_ENOMEM, "out of memory writing an event"); goto done; }
   *out = text;
-  *len = strlen(text);
-  text = NULL;
-done:
-  free(text);
-  json_decref(o);
-  return r;
+  *len = full;
+  return STORE_OK;
 }
 
 static int last_seq(store_env *s, MDB_txn *txn, uint64_t *seq) {
@@ -151,29 +154,39 @@ static int append_txn(store_env *s, MDB_txn *txn, void *arg) {
   return append_all(s, txn, a->objs, a->times, a->n, &a->seq);
 }
 
+int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
+                                uint64_t *first_seq) {
+  app a = { (json_t **)objs, time_ms, n, 0 };
+  s->msg[0] = '\0';
+  if (!n) return STORE_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (!json_is_object(objs[i])) return st_fail(s, STORE_EINVAL, "an event must be a JSON object");
+    if (scrub(objs[i], 0) != 0) return st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
+  }
+  int r = st_write(s, append_txn, &a, 0);
+  if (r == STORE_OK && first_seq) *first_seq = a.seq;
+  return r;
+}
+
 int store_events_append(store_env *s, const char *const *json, const int64_t *time_ms, size_t n,
                         uint64_t *first_seq) {
   json_error_t jerr;
-  app a = { NULL, time_ms, n, 0 };
   int r = STORE_OK;
   s->msg[0] = '\0';
   if (!json && n) return st_fail(s, STORE_EINVAL, "no event text");
   if (!n) return STORE_OK;
-  if (!(a.objs = calloc(n, sizeof *a.objs))) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
+  json_t **objs = calloc(n, sizeof *objs);
+  if (!objs) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
   for (size_t i = 0; r == STORE_OK && i < n; i++) {
     json_t *o = json[i] ? json_loads(json[i], JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    a.objs[i] = o;
-    if (!o || !json_is_object(o))
-      r = o ? st_fail(s, STORE_EINVAL, "an event must be a JSON object")
-            : st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
-                      json[i] ? jerr.text : "no text", json[i] ? jerr.column : 0);
-    else if (scrub(o, 0) != 0)
-      r = st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
+    objs[i] = o;
+    if (!o)
+      r = st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
+                  json[i] ? jerr.text : "no text", json[i] ? jerr.column : 0);
   }
-  if (r == STORE_OK) r = st_write(s, append_txn, &a, 0);
-  if (r == STORE_OK && first_seq) *first_seq = a.seq;
-  for (size_t i = 0; i < n; i++) json_decref(a.objs[i]);
-  free(a.objs);
+  if (r == STORE_OK) r = store_events_append_objects(s, objs, time_ms, n, first_seq);
+  for (size_t i = 0; i < n; i++) json_decref(objs[i]);
+  free(objs);
   return r;
 }
 

@@ -352,6 +352,14 @@ int store_event_append(store_env *s, const char *json, uint64_t *seq);
 int store_events_append(store_env *s, const char *const *json, const int64_t *time_ms, size_t n,
                         uint64_t *first_seq);
 
+/* The same for events already parsed (jansson objects, as the kernel
+** daemon builds them): no text to parse again.  The objects are redacted in
+** place and their "seq" and "time" members removed; the caller still owns
+** them.  Returns as store_event_append. */
+struct json_t;
+int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
+                                size_t n, uint64_t *first_seq);
+
 #define STORE_NEWEST_FIRST 0x1u
 
 /* Called per event; return 0 to go on, nonzero to stop. */

@@ -135,6 +135,26 @@ static void test_redaction_and_bounds(void) {
   free(buf);
   event_text(s, seq, &g);
   CHECK(g.lastlen <= STORE_EVENT_MAX);
+
+  /* Parsed events: an empty object, and members named seq and time (the
+  ** store's own come first and are the only ones); redacted in place. */
+  json_t *objs[2] = {json_object(), json_pack("{s:i, s:s, s:i, s:s}", "seq", 99, "event", "y", "time", 5,
+                                               "token", "t1")};
+  uint64_t first = 0;
+  int64_t when[2] = {1000, 2000};
+  CHECK(store_events_append_objects(s, objs, when, 2, &first) == STORE_OK && first == seq + 1);
+  char want[128];
+  snprintf(want, sizeof want, "{\"seq\":%llu,\"time\":1000}", (unsigned long long)first);
+  CHECK_STR(event_text(s, first, &g), want);
+  snprintf(want, sizeof want, "{\"seq\":%llu,\"time\":2000,\"event\":\"y\",\"token\":\"[redacted]\"}",
+           (unsigned long long)first + 1);
+  CHECK_STR(event_text(s, first + 1, &g), want);
+  CHECK_STR(json_string_value(json_object_get(objs[1], "token")), "[redacted]");
+  json_t *arr = json_array();
+  CHECK(store_events_append_objects(s, &arr, NULL, 1, NULL) == STORE_EINVAL);
+  json_decref(arr);
+  json_decref(objs[0]);
+  json_decref(objs[1]);
   store_close(s);
   rm_store(dir);
 }
