@@ -331,6 +331,10 @@ static int kernel_run(Kernel *K, int ready_fd) {
   kd_events_flush(K);
   free(K->events.ev);
   free(K->events.time_ms);
+  free(K->txq.v);  /* empty by now: shutdown answered what was queued */
+  free(K->queryq.v);
+  free(K->cmdq.v);
+  free(K->batch.v);
   kd_log(K, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
   kd_log_flush(K);
   free(K->log.buf);

@@ -367,11 +367,14 @@ void kd_worker_died(Kernel *K) {
     K->query = (Pending){0};
   }
   /* calls sent with the one that was running never started: they run on
-  ** the fresh worker, first, in their order */
+  ** the fresh worker, first, in their order (none comes when stopping) */
   while (K->batch.n) {
     Pending p = K->batch.v[K->batch.head + K->batch.n - 1];
     K->batch.n--;
-    if (kd_push_front(&K->txq, p) != 0) {
+    if (K->stopping) {
+      kd_reply_err(K, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+      kd_pending_free(&p);
+    } else if (kd_push_front(&K->txq, p) != 0) {
       kd_reply_err(K, p.client, p.id, "interrupted", "the worker %s before this call ran (and the kernel "
                    "is out of memory)", how);
       kd_pending_free(&p);
