@@ -127,6 +127,8 @@ void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, cons
     __attribute__((format(printf, 5, 6)));
 void kd_event(Kernel *K, json_t *ev);   /* buffer an event for the store; steals */
 void kd_events_flush(Kernel *K);        /* write the buffered events, tell subscribers */
+void kd_events_written(Kernel *K, uint64_t first);  /* they were written from seq first
+                                                    ** on (0: lost): tell, drop them */
 double kd_events_due(Kernel *K);        /* seconds until a flush is due; < 0: none waits */
 void kd_client_flush(Client *c);
 void kd_client_read(Kernel *K, Client *c);

@@ -120,10 +120,16 @@ void kd_events_flush(Kernel *K) {
   EventBuf *b = &K->events;
   if (!b->n) return;
   uint64_t first = 0;
-  if (store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first) != STORE_OK)
+  if (store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first) != STORE_OK) {
     kd_log(K, "could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
-  else if (K->subscribers)
-    store_events_read(K->s, first, b->n, 0, fan_out, K);
+    first = 0;
+  }
+  kd_events_written(K, first);
+}
+
+void kd_events_written(Kernel *K, uint64_t first) {
+  EventBuf *b = &K->events;
+  if (first && K->subscribers) store_events_read(K->s, first, b->n, 0, fan_out, K);
   for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
 }

@@ -657,10 +657,14 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
   if (!bad) {
     store_rev_info info = {!strcmp(t->command, "call") ? STORE_REV_APPLICATION : STORE_REV_ACTION,
                            gen + 1, 0, JITI_VERSION, t->summary, NULL};
-    kd_events_flush(K);  /* the events that led to a revision are never newer than it */
-    if (store_publish(K->s, K->revision, &info, ch, nc, rm, nr, &rev) != STORE_OK) {
+    /* the events that led to the revision go in its transaction: one sync */
+    uint64_t first = 0;
+    if (store_publish_with_events(K->s, K->revision, &info, ch, nc, rm, nr, K->events.ev,
+                                  K->events.time_ms, K->events.n, &rev, &first) != STORE_OK) {
       bad = 1;
       snprintf(why, sizeof why, "%s", store_errmsg(K->s));
+    } else {
+      kd_events_written(K, first);
     }
   }
   free(ch);

@@ -128,8 +128,8 @@ static int last_seq(store_env *s, MDB_txn *txn, uint64_t *seq) {
 
 /* Append each of objs[0..n) as the next events, within txn; times[i] is
 ** event i's time (ms), or now when times is NULL or times[i] is 0. */
-static int append_all(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t *times,
-                      size_t n, uint64_t *first) {
+int st_events_put(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t *times, size_t n,
+                  uint64_t *first) {
   uint64_t seq = 0;
   int64_t now = st_now_ms();
   int r = last_seq(s, txn, &seq);
@@ -151,7 +151,16 @@ typedef struct app { json_t **objs; const int64_t *times; size_t n; uint64_t seq
 
 static int append_txn(store_env *s, MDB_txn *txn, void *arg) {
   app *a = arg;
-  return append_all(s, txn, a->objs, a->times, a->n, &a->seq);
+  return st_events_put(s, txn, a->objs, a->times, a->n, &a->seq);
+}
+
+int st_events_check(store_env *s, json_t *const *objs, size_t n) {
+  if (n && !objs) return st_fail(s, STORE_EINVAL, "no events");
+  for (size_t i = 0; i < n; i++) {
+    if (!json_is_object(objs[i])) return st_fail(s, STORE_EINVAL, "an event must be a JSON object");
+    if (scrub(objs[i], 0) != 0) return st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
+  }
+  return STORE_OK;
 }
 
 int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
@@ -159,11 +168,9 @@ int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t
   app a = { (json_t **)objs, time_ms, n, 0 };
   s->msg[0] = '\0';
   if (!n) return STORE_OK;
-  for (size_t i = 0; i < n; i++) {
-    if (!json_is_object(objs[i])) return st_fail(s, STORE_EINVAL, "an event must be a JSON object");
-    if (scrub(objs[i], 0) != 0) return st_fail(s, STORE_ENOMEM, "out of memory redacting an event");
-  }
-  int r = st_write(s, append_txn, &a, 0);
+  int r = st_events_check(s, objs, n);
+  if (r != STORE_OK) return r;
+  r = st_write(s, append_txn, &a, 0);
   if (r == STORE_OK && first_seq) *first_seq = a.seq;
   return r;
 }
@@ -317,7 +324,7 @@ static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
                         "reason", "no outcome was recorded before the store was reopened");
     if (!objs[j++]) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
   }
-  r = append_all(s, txn, objs, NULL, nopen, NULL);
+  r = st_events_put(s, txn, objs, NULL, nopen, NULL);
   if (r == STORE_OK) mk->count = nopen;
 done:
   for (size_t i = 0; objs && i < nopen; i++) json_decref(objs[i]);

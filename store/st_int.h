@@ -65,6 +65,14 @@ typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
 ** double the map and run again, or an error to abort and return it.
 ** With hooks, the test hook is called before and after mdb_txn_commit. */
 int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks);
+
+/* st_event.c: events inside a write transaction.  st_events_check
+** validates and redacts them first (outside it); st_events_put appends
+** them, the first sequence number in *first (may be NULL). */
+struct json_t;
+int st_events_check(store_env *s, struct json_t *const *objs, size_t n);
+int st_events_put(store_env *s, MDB_txn *txn, struct json_t *const *objs, const int64_t *times,
+                  size_t n, uint64_t *first);
 /* Begin a read-only transaction (adopting a map grown by another process). */
 int st_read_begin(store_env *s, MDB_txn **txn);
 void st_hook(store_env *s, store_point at);

@@ -24,6 +24,10 @@ typedef struct pub {
   st_change *changes;       /* nops slots */
   uint8_t *buf;             /* scratch for entry records, bufcap bytes */
   size_t bufcap;
+  struct json_t *const *events;  /* appended in the same transaction */
+  const int64_t *event_times;
+  size_t nevents;
+  uint64_t first_event;
 } pub;
 
 static int cmp_changes(const void *a, const void *b) {
@@ -106,7 +110,8 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
   }
   if (nch == 0 && (p->kind == STORE_REV_ACTION || p->kind == STORE_REV_APPLICATION)) {
     p->new_rev = p->parent;
-    return ST_NOCHANGE;
+    if (!p->nevents) return ST_NOCHANGE;
+    return st_events_put(s, txn, p->events, p->event_times, p->nevents, &p->first_event);
   }
   st_hook(s, STORE_AT_AFTER_ENTRIES);
   if ((rc = mdb_stat(txn, s->names, &ms)) != 0) return st_mdb(s, rc, "counting the map");
@@ -137,16 +142,23 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
   if (rc) return st_mdb(s, rc, "writing the manifest");
   st_hook(s, STORE_AT_AFTER_MANIFEST);
   st_put_u64(cur, p->new_rev);
-  return st_put(s, txn, s->meta, "current", 7, cur, 8, 0, "moving CURRENT");
+  if ((r = st_put(s, txn, s->meta, "current", 7, cur, 8, 0, "moving CURRENT")) != STORE_OK) return r;
+  if (!p->nevents) return STORE_OK;
+  return st_events_put(s, txn, p->events, p->event_times, p->nevents, &p->first_event);
 }
 
 /* Run a publish of ops; ops are validated and hashed already. */
 static int publish_ops(store_env *s, uint64_t parent, const store_rev_info *info,
                        int kind, uint64_t rollback_of, const st_op *ops,
-                       size_t nops, uint64_t *new_rev) {
+                       size_t nops, uint64_t *new_rev, pub *ev) {
   pub p;
   int r;
   memset(&p, 0, sizeof p);
+  if (ev) {
+    p.events = ev->events;
+    p.event_times = ev->event_times;
+    p.nevents = ev->nevents;
+  }
   p.parent = parent;
   p.rollback_of = rollback_of;
   p.kind = kind;
@@ -159,6 +171,7 @@ static int publish_ops(store_env *s, uint64_t parent, const store_rev_info *info
   st_hook(s, STORE_AT_BEFORE_TXN);
   r = st_write(s, publish_txn, &p, 1);
   if (r == STORE_OK && new_rev) *new_rev = p.new_rev;
+  if (r == STORE_OK && ev) ev->first_event = p.first_event;
   free(p.changes);
   free(p.buf);
   return r;
@@ -180,6 +193,16 @@ static int check_info(store_env *s, const store_rev_info *info) {
 int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
                   const store_entry *changed, size_t nchanged,
                   const store_key *removed, size_t nremoved, uint64_t *new_rev) {
+  return store_publish_with_events(s, parent, info, changed, nchanged, removed, nremoved, NULL, NULL,
+                                   0, new_rev, NULL);
+}
+
+int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_info *info,
+                              const store_entry *changed, size_t nchanged,
+                              const store_key *removed, size_t nremoved,
+                              struct json_t *const *events, const int64_t *event_times,
+                              size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq) {
+  pub ev = { .events = events, .event_times = event_times, .nevents = nevents };
   st_op *ops = NULL;
   st_map seen;
   size_t n = nchanged + nremoved;
@@ -190,6 +213,7 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
   s->msg[0] = '\0';
   st_map_init(&seen);
   if ((r = check_info(s, info)) != STORE_OK) return r;
+  if ((r = st_events_check(s, events, nevents)) != STORE_OK) return r;
   if ((nchanged && !changed) || (nremoved && !removed) || n < nchanged)
     return st_fail(s, STORE_EINVAL, "invalid entry arrays");
   if ((n && !(ops = calloc(n, sizeof *ops))) || (nchanged && st_hasher_init(&hs) != STORE_OK)) {
@@ -229,7 +253,8 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
     }
   }
   st_map_free(&seen);  /* not needed during the transaction */
-  r = publish_ops(s, parent, info, info->kind, 0, ops, n, new_rev);
+  r = publish_ops(s, parent, info, info->kind, 0, ops, n, new_rev, &ev);
+  if (r == STORE_OK && first_event_seq) *first_event_seq = ev.first_event;
 done:
   st_map_free(&seen);
   st_hasher_free(&hs);
@@ -312,7 +337,7 @@ int store_publish_revert(store_env *s, uint64_t parent, uint64_t target,
   }
   mdb_txn_abort(txn);
   txn = NULL;
-  r = publish_ops(s, parent, &ri, STORE_REV_ROLLBACK, target, ops, nops, new_rev);
+  r = publish_ops(s, parent, &ri, STORE_REV_ROLLBACK, target, ops, nops, new_rev, NULL);
 done:
   if (txn) mdb_txn_abort(txn);
   free(v);

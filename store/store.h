@@ -205,6 +205,19 @@ int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
                   const store_key *removed, size_t nremoved,
                   uint64_t *new_rev);
 
+/* store_publish, with events[0..nevents) appended in the same transaction
+** (as store_events_append_objects does: redacted in place; event_times may
+** be NULL): the revision and the events that led to it cost one sync.  The
+** events are written even when nothing changes; *first_event_seq (may be
+** NULL) receives the first one's sequence number.  On failure neither is
+** written. */
+struct json_t;
+int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_info *info,
+                              const store_entry *changed, size_t nchanged,
+                              const store_key *removed, size_t nremoved,
+                              struct json_t *const *events, const int64_t *event_times,
+                              size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq);
+
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is
 ** computed against CURRENT.  Returns as store_publish, and STORE_ENOENT if
@@ -356,7 +369,6 @@ int store_events_append(store_env *s, const char *const *json, const int64_t *ti
 ** daemon builds them): no text to parse again.  The objects are redacted in
 ** place and their "seq" and "time" members removed; the caller still owns
 ** them.  Returns as store_event_append. */
-struct json_t;
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
 

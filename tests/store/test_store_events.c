@@ -210,8 +210,49 @@ static void test_mark_interrupted(void) {
   rm_store(dir);
 }
 
+/* A revision and the events that led to it, in one transaction: both or
+** neither. */
+static void test_publish_with_events(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  uint64_t rev = 0, first = 0, cur;
+  got g;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  store_entry e = {STORE_DATA, ":k", (const uint8_t *)"1", 1};
+  store_rev_info info = {STORE_REV_INITIAL, 1, 0, "t", "first", NULL};
+  json_t *ev[2] = {json_pack("{s:s, s:i}", "event", "started", "attempt", 1),
+                   json_pack("{s:s, s:s}", "event", "note", "password", "pw")};
+  CHECK(store_publish_with_events(s, 0, &info, &e, 1, NULL, 0, ev, NULL, 2, &rev, &first) == STORE_OK);
+  CHECK(rev == 1 && first == 1);
+  CHECK(strstr(event_text(s, 1, &g), "\"event\":\"started\"") != NULL);
+  CHECK(strstr(event_text(s, 2, &g), "\"password\":\"[redacted]\"") != NULL);
+  /* nothing changes: no revision, the events are still written */
+  info.kind = STORE_REV_APPLICATION;
+  CHECK(store_publish_with_events(s, 1, &info, &e, 1, NULL, 0, ev, NULL, 1, &rev, &first) == STORE_OK);
+  CHECK(rev == 1 && first == 3);
+  CHECK(store_current(s, &cur) == STORE_OK && cur == 1);
+  /* a stale parent: neither */
+  store_entry e2 = {STORE_DATA, ":k", (const uint8_t *)"2", 1};
+  CHECK(store_publish_with_events(s, 0, &info, &e2, 1, NULL, 0, ev, NULL, 2, &rev, &first) == STORE_ESTALE);
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 3);
+  CHECK(store_current(s, &cur) == STORE_OK && cur == 1);
+  /* a bad event: neither */
+  json_t *bad = json_array();
+  CHECK(store_publish_with_events(s, 1, &info, &e2, 1, NULL, 0, &bad, NULL, 1, &rev, &first) == STORE_EINVAL);
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 3);
+  CHECK(store_current(s, &cur) == STORE_OK && cur == 1);
+  json_decref(bad);
+  json_decref(ev[0]);
+  json_decref(ev[1]);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_append_read();
+  test_publish_with_events();
   test_redaction_and_bounds();
   test_mark_interrupted();
   return CHECK_DONE();
