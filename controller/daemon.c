@@ -187,9 +187,8 @@ static int kernel_run(Kernel *K, int ready_fd) {
   }
   snprintf(K->pidfile, sizeof K->pidfile, "%s/%s", K->dir, KPROTO_PIDFILE);
   K->wfd = -1;
-  if (kd_start_worker(K, err, sizeof err) != 0) {
+  if (kd_start_worker(K) != 0) {
     kd_log_flush(K);
-    fprintf(stderr, "jiti kernel: cannot start the worker: %s\n", err);
     return EXIT_FAIL;
   }
   K->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -144,7 +144,7 @@ void kd_pending_free(Pending *p);
 void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len);
 
 /* kd_worker.c */
-int kd_start_worker(Kernel *K, char *err, size_t errlen);  /* the first one: waits */
+int kd_start_worker(Kernel *K);       /* the first one: waits; -1 (logged) */
 void kd_restart_worker(Kernel *K);     /* a replacement: does not wait */
 void kd_worker_writable(Kernel *K);    /* write queued start-up frames */
 void kd_worker_died(Kernel *K);

@@ -236,46 +236,30 @@ void kd_restart_worker(Kernel *K) {
   if (spawn_worker(K, err, sizeof err) != 0) start_failed(K, err);
 }
 
-/* The first worker, at kernel start-up: started and waited for. */
-int kd_start_worker(Kernel *K, char *err, size_t errlen) {
-  if (spawn_worker(K, err, errlen) != 0) return -1;
+/* The first worker, at kernel start-up: started and waited for, its
+** frames handled as the poll loop would (kd_worker_readable); a failure is
+** logged by start_failed. */
+int kd_start_worker(Kernel *K) {
+  char err[1024];
+  if (spawn_worker(K, err, sizeof err) != 0) {
+    kd_log(K, "cannot start a worker: %s", err);
+    return -1;
+  }
   while (K->wait == W_START) {
     struct pollfd p = {K->wfd, POLLIN | (K->wout.len > K->wout.off ? POLLOUT : 0), 0};
     int n = poll(&p, 1, 1000);
     if (n < 0 && errno == EINTR) continue;
     if (kd_now() > K->start_deadline) {
-      snprintf(err, errlen, "the worker did not start within 120 s");
+      start_failed(K, "it did not start within 120 s");
       break;
     }
     if (n <= 0) continue;
     if (p.revents & POLLOUT) kd_worker_writable(K);
-    if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    json_t *r = NULL;
-    char why[512] = "";
-    if (wire_recv(K->wfd, &K->win, &r, NULL, NULL, why, sizeof why) != 0) {
-      int st = 0;
-      while (waitpid(K->wpid, &st, 0) < 0 && errno == EINTR) {}
-      K->wpid = 0;
-      char how[160];
-      describe_status(st, how, sizeof how);
-      snprintf(err, errlen, "the worker %s during start-up", how);
-      break;
-    }
-    const char *ev = json_string_value(json_object_get(r, "event"));
-    if (ev && !strcmp(ev, "ready")) worker_ready(K, r);
-    else snprintf(err, errlen, "%s", json_string_value(json_object_get(r, "message")) ? json_string_value(json_object_get(r, "message")) : "unexpected reply");
-    json_decref(r);
-    if (K->wait == W_START) break;
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) kd_worker_readable(K);
   }
-  if (K->wait == W_NONE) return 0;
-  if (K->wpid) { kill(K->wpid, SIGKILL); while (waitpid(K->wpid, NULL, 0) < 0 && errno == EINTR) {} }
-  close(K->wfd);
-  K->wfd = -1;
-  K->wpid = 0;
-  K->wait = W_NONE;
-  return -1;
+  K->restart_at = 0;  /* the caller gives up instead */
+  return K->wfd >= 0 && K->wait == W_NONE ? 0 : -1;
 }
-
 
 static void txn_clear(Kernel *K) {
   Txn *t = &K->cur;
