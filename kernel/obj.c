@@ -518,74 +518,20 @@ static JT_NORETURN void unknown_type(jt_State *S, jt_V type) {
   jt_error(S, "%s", S->msgbuf);
 }
 
-bool jt_typep(jt_State *S, jt_V v, jt_V type) {
-  if (type == JT_T) return true;
-  if (type == JT_NIL) return false;
-  if (jt_iscons(type)) {
-    jt_V head = jt_car(type);
-    if (head == JT_SYM(S, OR)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_typep(S, v, jt_car(l))) return true;
-      return false;
-    }
-    if (head == JT_SYM(S, AND)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (!jt_typep(S, v, jt_car(l))) return false;
-      return true;
-    }
-    if (head == JT_SYM(S, NOT) && jt_iscons(jt_cdr(type))) return !jt_typep(S, v, jt_car(jt_cdr(type)));
-    if (head == JT_SYM(S, MEMBER)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_eql(v, jt_car(l))) return true;
-      return false;
-    }
-    if (head == JT_SYM(S, EQL) && jt_iscons(jt_cdr(type))) return jt_eql(v, jt_car(jt_cdr(type)));
-    if (head == JT_SYM(S, SATISFIES) && jt_iscons(jt_cdr(type)))
-      return jt_funcall(S, jt_car(jt_cdr(type)), 1, v) != JT_NIL;
-    if (head == JT_SYM(S, INTEGER)) return jt_isinteger(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, RATIONAL)) return jt_isrational(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, REAL)) return jt_isnumber(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
-      return jt_isfloat(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
-      return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0 && jt_num_cmp(S, v, jt_car(jt_cdr(type))) < 0;
-    if (head == JT_SYM(S, UNSIGNED_BYTE)) {
-      if (!jt_isinteger(v) || jt_num_cmp(S, v, jt_mkfix(0)) < 0) return false;
-      if (!jt_iscons(jt_cdr(type)) || !jt_isfix(jt_car(jt_cdr(type)))) return true;
-      intptr_t bits = jt_fixval(jt_car(jt_cdr(type)));
-      if (jt_isfix(v)) return bits >= 62 || jt_fixval(v) < ((intptr_t)1 << bits);
-      mpz_t z; mpz_init(z); jt_to_mpz(v, z);
-      bool ok = mpz_sizeinbase(z, 2) <= (size_t)bits;
-      mpz_clear(z);
-      return ok;
-    }
-    if (head == JT_SYM(S, CONS)) {
-      if (!jt_iscons(v)) return false;
-      jt_V a = jt_cdr(type);
-      if (jt_iscons(a) && !sym_is(jt_car(a), "*") && !jt_typep(S, jt_car(v), jt_car(a))) return false;
-      if (jt_iscons(a) && jt_iscons(jt_cdr(a)) && !sym_is(jt_car(jt_cdr(a)), "*") &&
-          !jt_typep(S, jt_cdr(v), jt_car(jt_cdr(a)))) return false;
-      return true;
-    }
-    if (jt_issymbol(head)) {
-      /* (vector ...), (simple-array ...), (string n) etc.: check the base type */
-      if (sym_is(head, "SIMPLE-ARRAY") || head == JT_SYM(S, ARRAY)) return jt_isvector(v) || jt_isstring(v);
-      return jt_typep(S, v, head);
-    }
-    unknown_type(S, type);
-  }
-  if (!jt_issymbol(type)) unknown_type(S, type);
-  const char *n = jt_symname(S, type);
+/* The atomic type names typep knows without a layout: 1 or 0 whether v is
+** of type n, -1 when n is not one of them (jt_check_type_definable asks
+** with v = NIL to learn whether a name is taken). */
+static int atomic_typep(jt_State *S, const char *n, jt_V v) {
   switch (n[0]) {
     case 'A':
       if (!strcmp(n, "ATOM")) return !jt_iscons(v);
       if (!strcmp(n, "ARRAY")) return jt_isvector(v) || jt_isstring(v);
-      if (!strcmp(n, "ARITHMETIC-ERROR")) break;
       break;
     case 'B':
       if (!strcmp(n, "BOOLEAN")) return v == JT_NIL || v == JT_T;
       if (!strcmp(n, "BIGNUM")) return jt_isbig(v);
       if (!strcmp(n, "BIT")) return v == jt_mkfix(0) || v == jt_mkfix(1);
-      if (!strcmp(n, "BASE-CHAR") || !strcmp(n, "BASE-STRING") == 0) {
-        if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
-      }
+      if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
       if (!strcmp(n, "BASE-STRING")) return jt_isstring(v);
       break;
     case 'C':
@@ -644,6 +590,65 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       if (!strcmp(n, "VECTOR")) return jt_isvector(v) || jt_isstring(v);
       break;
   }
+  return -1;
+}
+
+bool jt_typep(jt_State *S, jt_V v, jt_V type) {
+  if (type == JT_T) return true;
+  if (type == JT_NIL) return false;
+  if (jt_iscons(type)) {
+    jt_V head = jt_car(type);
+    if (head == JT_SYM(S, OR)) {
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_typep(S, v, jt_car(l))) return true;
+      return false;
+    }
+    if (head == JT_SYM(S, AND)) {
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (!jt_typep(S, v, jt_car(l))) return false;
+      return true;
+    }
+    if (head == JT_SYM(S, NOT) && jt_iscons(jt_cdr(type))) return !jt_typep(S, v, jt_car(jt_cdr(type)));
+    if (head == JT_SYM(S, MEMBER)) {
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_eql(v, jt_car(l))) return true;
+      return false;
+    }
+    if (head == JT_SYM(S, EQL) && jt_iscons(jt_cdr(type))) return jt_eql(v, jt_car(jt_cdr(type)));
+    if (head == JT_SYM(S, SATISFIES) && jt_iscons(jt_cdr(type)))
+      return jt_funcall(S, jt_car(jt_cdr(type)), 1, v) != JT_NIL;
+    if (head == JT_SYM(S, INTEGER)) return jt_isinteger(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, RATIONAL)) return jt_isrational(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, REAL)) return jt_isnumber(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
+      return jt_isfloat(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
+      return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0 && jt_num_cmp(S, v, jt_car(jt_cdr(type))) < 0;
+    if (head == JT_SYM(S, UNSIGNED_BYTE)) {
+      if (!jt_isinteger(v) || jt_num_cmp(S, v, jt_mkfix(0)) < 0) return false;
+      if (!jt_iscons(jt_cdr(type)) || !jt_isfix(jt_car(jt_cdr(type)))) return true;
+      intptr_t bits = jt_fixval(jt_car(jt_cdr(type)));
+      if (jt_isfix(v)) return bits >= 62 || jt_fixval(v) < ((intptr_t)1 << bits);
+      mpz_t z; mpz_init(z); jt_to_mpz(v, z);
+      bool ok = mpz_sizeinbase(z, 2) <= (size_t)bits;
+      mpz_clear(z);
+      return ok;
+    }
+    if (head == JT_SYM(S, CONS)) {
+      if (!jt_iscons(v)) return false;
+      jt_V a = jt_cdr(type);
+      if (jt_iscons(a) && !sym_is(jt_car(a), "*") && !jt_typep(S, jt_car(v), jt_car(a))) return false;
+      if (jt_iscons(a) && jt_iscons(jt_cdr(a)) && !sym_is(jt_car(jt_cdr(a)), "*") &&
+          !jt_typep(S, jt_cdr(v), jt_car(jt_cdr(a)))) return false;
+      return true;
+    }
+    if (jt_issymbol(head)) {
+      /* (vector ...), (simple-array ...), (string n) etc.: check the base type */
+      if (sym_is(head, "SIMPLE-ARRAY") || head == JT_SYM(S, ARRAY)) return jt_isvector(v) || jt_isstring(v);
+      return jt_typep(S, v, head);
+    }
+    unknown_type(S, type);
+  }
+  if (!jt_issymbol(type)) unknown_type(S, type);
+  int atomic = atomic_typep(S, jt_symname(S, type), v);
+  if (atomic >= 0) return atomic;
   jt_V l = jt_find_layout(S, type);
   if (l != JT_NIL) return jt_isstruct(v) && jt_subtypep_layout(jt_struct_(v)->layout, l);
   /* deftype: (get name '%deftype) holds an expander */
@@ -924,21 +929,10 @@ JT_FN(f_fmakunbound) {
 
 JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
 
-/* Type names typep knows without a layout (see jt_typep). */
-static const char *const atomic_types[] = {
-  "ATOM", "ARRAY", "BOOLEAN", "BIGNUM", "BIT", "BASE-CHAR", "BASE-STRING", "CONS", "CHARACTER",
-  "COMPILED-FUNCTION", "COMPLEX", "DOUBLE-FLOAT", "FIXNUM", "FLOAT", "FUNCTION", "HASH-TABLE", "INTEGER",
-  "KEYWORD", "LIST", "LONG-FLOAT", "NULL", "NUMBER", "REAL", "RATIONAL", "RATIO", "RESTART", "SYMBOL",
-  "STRING", "SIMPLE-STRING", "SEQUENCE", "SIMPLE-VECTOR", "SINGLE-FLOAT", "SHORT-FLOAT", "STANDARD-CHAR",
-  "STREAM", "STRING-STREAM", "STRUCTURE-OBJECT", "SIMPLE-ARRAY", "SIGNED-BYTE", "UNSIGNED-BYTE", "VECTOR",
-  "T", "NIL",
-};
-
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
   bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM | JT_SYM_CONSTANT)) != 0;
-  for (size_t i = 0; !builtin && (s->h.flags & JT_SYM_BUILTIN) && i < sizeof atomic_types / sizeof *atomic_types; i++)
-    builtin = !strcmp(s->cname, atomic_types[i]);
+  if (!builtin && (s->h.flags & JT_SYM_BUILTIN)) builtin = atomic_typep(S, s->cname, JT_NIL) >= 0;
   if (builtin)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in name of the language",
               s->cname, what);

@@ -195,6 +195,13 @@
 #+jiti (is (search "built-in macro"
                    (handler-case (eval '(defmacro when (x) x)) (error (e) (princ-to-string e)))))
 (is-eql (car '(1 2)) 1)
+;;; built-in type names: atomic ones (known to typep without a layout) too
+(signals error (eval '(defstruct cons a)))
+(is (typep (cons 1 2) 'cons))
+#+jiti (is (search "built-in name of the language"
+                   (handler-case (eval '(defstruct fixnum a)) (error (e) (princ-to-string e)))))
+#+jiti (is (search "built-in name of the language"
+                   (handler-case (eval '(define-condition hash-table () ())) (error (e) (princ-to-string e)))))
 
 (done)
 
