@@ -98,7 +98,7 @@ static void op_status(Req *q) {
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", KPROTO_VERSION, "store", K->dir,
                      "pid", (int)getpid(), "worker_pid", (int)K->wpid, "revision", (json_int_t)K->revision,
-                     "generation", (json_int_t)K->gen, "state", state_name(K), "queue", (json_int_t)K->txq.n,
+                     "generation", (json_int_t)K->gen, "state", state_name(K), "queue", (json_int_t)(K->txq.n + K->batch.n),
                      "attempts", (json_int_t)K->attempts,
                      "current_attempt", (json_int_t)(K->cur.active ? K->cur.attempt : 0),
                      "worker_restarts", (json_int_t)K->restarts, "clients", K->nclients,
