@@ -1,6 +1,7 @@
-"""Concurrency: acts racing with one generation (exactly one runs), and 1,000
+"""Concurrency: acts racing with one generation (exactly one runs), 1,000
 interleaved calls from 4 clients (the data equals the sequential result and
-every write is in its own revision)."""
+every write is in its own revision), and a stream of calls that must not
+hold back another client's query."""
 import threading
 import time
 
@@ -13,6 +14,8 @@ def run(R):
         R.run('concurrency/racing-acts-one-generation', lambda: racing_acts(k))
     with Kernel() as k:
         R.run('concurrency/interleaved-calls', lambda: interleaved_calls(k))
+    with Kernel() as k:
+        R.run('concurrency/query-not-held-by-a-call-stream', lambda: query_not_held(k))
 
 
 def racing_acts(k, rounds=None):
@@ -109,3 +112,33 @@ def interleaved_calls(k, clients=4, per_client=None, window=8):
     assert interleaved > clients, 'the clients did not interleave (%d switches)' % interleaved
     print('     %d calls from %d clients in %.1fs (%.1f ms each); %d client switches in the history'
           % (total, clients, dt, dt * 1000 / total, interleaved), flush=True)
+
+
+def query_not_held(k, n=None):
+    """Client A sends a slow call and n writing calls at once; client B then
+    asks observe.  The calls go to the worker in batches and keep streaming
+    to it, but a waiting query stops the stream: B's view must come after at
+    most one batch (64 calls), not after A's n calls; then A gets all its
+    replies, in order, each write its own revision."""
+    n = n or (150 if proto.GC_STRESS else 1000)
+    a, b = k.conn(), k.conn()
+    rev0 = k.status()['revision']
+    slow = '(let ((s 0)) (dotimes (i %d) (setq s (+ s i))) s)' % (20000 if proto.GC_STRESS else 300000)
+    write = '(world-put :n (1+ (world-get :n 0)))'
+    lines = []
+    for i in range(n + 1):
+        req = {'op': 'call', 'source': slow if i == 0 else write, 'id': 'a%d' % i}
+        proto.schemas().check('request-call.json', req, 'request')
+        a.pending[req['id']] = ('call', True)
+        lines.append(proto.json.dumps(req).encode() + b'\n')
+    a.sock.sendall(b''.join(lines))
+    view = expect_ok(b.request({'op': 'observe'}))['view']
+    before = view['revision'] - rev0
+    assert before <= 64, 'observe waited for %d of %d calls' % (before, n)
+    for i in range(n + 1):
+        r = expect_ok(a.reply('a%d' % i))
+        if i:
+            assert r['revision'] == rev0 + i, 'call %d: revision %d' % (i, r['revision'])
+    assert k.value('(world-get :n)') == str(n)
+    a.close()
+    b.close()
