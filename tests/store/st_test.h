@@ -1,5 +1,6 @@
 /* st_test.h — helpers shared by the store tests: temporary store
-** directories, and test-only damage done through LMDB directly. */
+** directories, work in a child process, and test-only damage done through
+** LMDB directly. */
 #ifndef st_test_h
 #define st_test_h
 #define _GNU_SOURCE
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <lmdb.h>
 #include "store.h"
@@ -34,6 +36,35 @@ static inline void rm_store(const char *path) {
   char *slash = strrchr(parent, '/');
   if (slash) *slash = '\0';
   nftw(parent, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Work done in a child process (a store opened there is never shared
+** with the parent across fork): fn writes its message into err and returns
+** its exit status. */
+typedef int (*st_child_fn)(const char *dir, void *arg, char *err, size_t n);
+
+/* Run fn in a child; its message in msg.  Returns its exit status, or
+** -signal if it died of one. */
+static inline int st_in_child(st_child_fn fn, const char *dir, void *arg, char *msg, size_t n) {
+  int fds[2], status;
+  if (pipe(fds) != 0) { perror("pipe"); exit(2); }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    char err[1024] = "";
+    close(fds[0]);
+    int r = fn(dir, arg, err, sizeof err);
+    if (write(fds[1], err, strlen(err)) < 0) _exit(100);
+    _exit(r);
+  }
+  close(fds[1]);
+  ssize_t got = 0, k;
+  while ((k = read(fds[0], msg + got, n - 1 - (size_t)got)) > 0) got += k;
+  msg[got] = '\0';
+  close(fds[0]);
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return WEXITSTATUS(status);
 }
 
 static inline store_entry ent(int kind, const char *name, const char *text) {

@@ -35,43 +35,23 @@ static void build(const char *dir) {
   store_close(s);
 }
 
-typedef int (*child_fn)(const char *dir, char *err, size_t n);
-
 /* Run fn in a child; returns its exit code, or -signal if it died. */
-static int in_child(child_fn fn, const char *dir, char *msg, size_t n) {
-  int fds[2], status;
-  pid_t pid;
-  if (pipe(fds) != 0) { perror("pipe"); exit(2); }
-  fflush(NULL);
-  pid = fork();
-  if (pid == 0) {
-    char err[1024] = "";
-    close(fds[0]);
-    int r = fn(dir, err, sizeof err);
-    if (write(fds[1], err, strlen(err)) < 0) _exit(100);
-    _exit(r);
-  }
-  close(fds[1]);
-  ssize_t got = 0, k;
-  while ((k = read(fds[0], msg + got, n - 1 - (size_t)got)) > 0) got += k;
-  msg[got] = '\0';
-  close(fds[0]);
-  waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) {
-    fprintf(stderr, "FINDING: the child died of signal %d\n", WTERMSIG(status));
-    return -WTERMSIG(status);
-  }
-  return WEXITSTATUS(status);
+static int in_child(st_child_fn fn, const char *dir, char *msg, size_t n) {
+  int r = st_in_child(fn, dir, NULL, msg, n);
+  if (r < 0) fprintf(stderr, "FINDING: the child died of signal %d\n", -r);
+  return r;
 }
 
-static int do_open(const char *dir, char *err, size_t n) {
+static int do_open(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   store_env *s;
   int r = store_open(dir, 0, &s, err, n);
   store_close(s);
   return r;
 }
 
-static int do_verify(const char *dir, char *err, size_t n) {
+static int do_verify(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   store_env *s;
   int r = store_open(dir, 0, &s, err, n);
   if (r == STORE_OK) r = store_verify(s, STORE_VERIFY_HISTORY, err, n);
@@ -79,7 +59,8 @@ static int do_verify(const char *dir, char *err, size_t n) {
   return r;
 }
 
-static int do_verify_quick(const char *dir, char *err, size_t n) {
+static int do_verify_quick(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   store_env *s;
   int r = store_open(dir, 0, &s, err, n);
   if (r == STORE_OK) r = store_verify(s, 0, err, n);
@@ -93,7 +74,8 @@ static int cb_nothing(void *a, const store_entry *e, const uint8_t h[32]) {
 }
 
 /* Reading the current map and rolling back, on a store with a missing entry. */
-static int do_read_and_revert(const char *dir, char *err, size_t n) {
+static int do_read_and_revert(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   store_env *s;
   uint64_t rev;
   int r = store_open(dir, 0, &s, err, n);
@@ -117,12 +99,14 @@ static int drop_root(char *err, size_t n) {
   return 0;
 }
 
-static int do_open_as_nobody(const char *dir, char *err, size_t n) {
+static int do_open_as_nobody(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   int r = drop_root(err, n);
-  return r ? r : do_open(dir, err, n);
+  return r ? r : do_open(dir, NULL, err, n);
 }
 
-static int do_open_ro_as_nobody(const char *dir, char *err, size_t n) {
+static int do_open_ro_as_nobody(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
   store_env *s;
   int r = drop_root(err, n);
   if (r) return r;
@@ -153,7 +137,7 @@ static void poke(const char *dir, off_t off, const void *bytes, size_t n) {
 }
 
 /* Expect fn to report STORE_ECORRUPT with a message holding want and dir. */
-static void expect_corrupt(const char *what, child_fn fn, const char *dir, const char *want) {
+static void expect_corrupt(const char *what, st_child_fn fn, const char *dir, const char *want) {
   char msg[2048];
   int r = in_child(fn, dir, msg, sizeof msg);
   if (r != STORE_ECORRUPT || !strstr(msg, want) || !strstr(msg, dir)) {

@@ -35,31 +35,21 @@ static pid_t start_holder(const char *dir, int *to_child, int *from_child) {
   return pid;
 }
 
-/* Child B: try to open; exit status = result; message on stdout pipe. */
+/* Child B: open with flags *arg; exit status = the result, message = the
+** error, or CURRENT when it opened. */
+static int open_child(const char *dir, void *arg, char *err, size_t n) {
+  store_env *s;
+  uint64_t c = 0;
+  int r = store_open(dir, *(unsigned *)arg, &s, err, n);
+  if (r == STORE_OK && store_current(s, &c) == STORE_OK) snprintf(err, n, "%llu", (unsigned long long)c);
+  store_close(s);
+  return r;
+}
+
 static int try_open(const char *dir, unsigned flags, char *msg, size_t n, uint64_t *cur) {
-  int fds[2], status;
-  if (pipe(fds)) { perror("pipe"); exit(2); }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    char err[1024] = "";
-    store_env *s;
-    uint64_t c = 0;
-    close(fds[0]);
-    int r = store_open(dir, flags, &s, err, sizeof err);
-    if (r == STORE_OK && store_current(s, &c) == STORE_OK) snprintf(err, sizeof err, "%llu", (unsigned long long)c);
-    store_close(s);
-    if (write(fds[1], err, strlen(err)) < 0) _exit(100);
-    _exit(r);
-  }
-  close(fds[1]);
-  ssize_t got = 0, k;
-  while ((k = read(fds[0], msg + got, n - 1 - (size_t)got)) > 0) got += k;
-  msg[got] = '\0';
-  close(fds[0]);
-  waitpid(pid, &status, 0);
+  int r = st_in_child(open_child, dir, &flags, msg, n);
   if (cur) *cur = strtoull(msg, NULL, 10);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 int main(void) {
