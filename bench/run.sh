@@ -266,6 +266,27 @@ header() {
   echo "$h"; echo "$s"
 }
 
+ratio_table() {  # ratio_table MEDIANS: peer / jiti per program (MED_T or MED_C)
+  local -n med=$1
+  local prog impl key jkey row
+  header
+  for prog in "${PROGS[@]}"; do
+    row="| $prog |"
+    jkey="$prog/jiti"
+    for impl in "${PEERS[@]}"; do
+      key="$prog/$impl"
+      if [ "${AVAIL[$impl]}" != 1 ]; then row+=" n/a |"
+      elif [ "${STATUS[$jkey]:-}" != ok ]; then row+=" – |"
+      elif [ "${STATUS[$key]:-}" != ok ]; then row+=" $(cell_time "$prog" "$impl") |"
+      else
+        row+=" $(awk -v a="${med[$key]}" -v b="${med[$jkey]}" 'BEGIN{
+          if (b <= 0) b = 0.0005; if (a <= 0) a = 0.0005; printf "%.2f", a/b }') |"
+      fi
+    done
+    echo "$row"
+  done
+}
+
 {
   echo "# jiti benchmark results"
   echo
@@ -300,17 +321,7 @@ header() {
   echo
   echo "## CPU time ratio peer / jiti (>1: jiti is faster)"
   echo
-  header
-  for prog in "${PROGS[@]}"; do
-    row="| $prog |"
-    jkey="$prog/jiti"
-    for impl in "${PEERS[@]}"; do
-      key="$prog/$impl"
-      if [ "${STATUS[$key]:-}" != ok ] || [ "${STATUS[$jkey]:-}" != ok ]; then row+=" – |"
-      else row+=" $(awk -v a="${MED_C[$key]}" -v b="${MED_C[$jkey]}" 'BEGIN{printf "%.2f", a/b}') |"; fi
-    done
-    echo "$row"
-  done
+  ratio_table MED_C
   echo
   echo "## Peak RSS (median of per-run peak, MiB)"
   echo
@@ -330,22 +341,7 @@ header() {
   echo
   echo "## Time ratio peer / jiti (>1: jiti is faster; <1: the peer is faster)"
   echo
-  header
-  for prog in "${PROGS[@]}"; do
-    row="| $prog |"
-    jkey="$prog/jiti"
-    for impl in "${PEERS[@]}"; do
-      key="$prog/$impl"
-      if [ "${AVAIL[$impl]}" != 1 ]; then row+=" n/a |"
-      elif [ "${STATUS[$jkey]:-}" != ok ]; then row+=" – |"
-      elif [ "${STATUS[$key]:-}" != ok ]; then row+=" $(cell_time "$prog" "$impl") |"
-      else
-        row+=" $(awk -v a="${MED_T[$key]}" -v b="${MED_T[$jkey]}" 'BEGIN{
-          if (b <= 0) b = 0.0005; if (a <= 0) a = 0.0005; printf "%.2f", a/b }') |"
-      fi
-    done
-    echo "$row"
-  done
+  ratio_table MED_T
   if [ "${AVAIL[jiti]:-0}" != 1 ]; then
     echo
     echo "(jiti not built at $jiti: ratio table empty)"
