@@ -49,20 +49,18 @@ double kd_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Log lines are buffered and written together before the loop waits
-** (kd_log_flush): a line per transaction should not cost a system call
-** each when a batch of calls finishes at once. */
-void kd_log(Kernel *K, const char *fmt, ...) {
+/* Log lines are buffered.  kd_log's are written before the loop next
+** waits; kd_log_soon's (the line per finished transaction) wait for the
+** next write of the events (kd_events_written, at most 10 ms later), so a
+** stream of calls costs a write per group commit, not one per call. */
+static void log_line(Kernel *K, int urgent, const char *fmt, va_list ap) {
   char when[40];
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   cli_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
   char line[2048];
   int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
-  va_list ap;
-  va_start(ap, fmt);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  va_end(ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
   line[len++] = '\n';
   if (K->log.len + len > K->log.cap) {
@@ -75,7 +73,22 @@ void kd_log(Kernel *K, const char *fmt, ...) {
   }
   memcpy(K->log.buf + K->log.len, line, len);
   K->log.len += len;
+  K->log.urgent |= urgent;
   if (K->log.len >= 65536) kd_log_flush(K);
+}
+
+void kd_log(Kernel *K, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(K, 1, fmt, ap);
+  va_end(ap);
+}
+
+void kd_log_soon(Kernel *K, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(K, 0, fmt, ap);
+  va_end(ap);
 }
 
 void kd_log_flush(Kernel *K) {
@@ -87,6 +100,7 @@ void kd_log_flush(Kernel *K) {
     off += (size_t)w;
   }
   K->log.len = 0;
+  K->log.urgent = 0;
 }
 
 /* First line of s, at most n characters, for logs. */
@@ -278,7 +292,7 @@ static int kernel_run(Kernel *K, int ready_fd) {
     }
     if (wake < 0) wake = 0;
     struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
-    kd_log_flush(K);
+    if (K->log.urgent || !K->events.n) kd_log_flush(K);  /* else: with the events */
     int r = ppoll(pfd, (nfds_t)n, &ts, &none);
     if (r < 0) {
       if (errno == EINTR) continue;

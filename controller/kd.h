@@ -110,12 +110,14 @@ typedef struct Kernel {
   int stopping;
   double stop_deadline;
   int detached;
-  struct { char *buf; size_t len, cap; } log;  /* log lines not yet written */
+  struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
 } Kernel;
 
 /* daemon.c */
 double kd_now(void);
 void kd_log(Kernel *K, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
+void kd_log_soon(Kernel *K, const char *fmt, ...)  /* buffered until the next events write */
+    __attribute__((format(printf, 2, 3)));
 void kd_log_flush(Kernel *K);         /* write the buffered log lines */
 void kd_snippet(const char *s, char *buf, size_t n);  /* first line, for logs */
 void kd_begin_shutdown(Kernel *K, const char *why);

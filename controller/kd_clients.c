@@ -132,6 +132,7 @@ void kd_events_written(Kernel *K, uint64_t first) {
   if (first && K->subscribers) store_events_read(K->s, first, b->n, 0, fan_out, K);
   for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
+  kd_log_flush(K);  /* the transactions' log lines go with their events */
 }
 
 double kd_events_due(Kernel *K) {

@@ -283,7 +283,7 @@ static void finish_txn(Kernel *K, const char *reason, const char *extra) {
   Txn *t = &K->cur;
   char src[80];
   kd_snippet(t->source, src, sizeof src);
-  kd_log(K, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
+  kd_log_soon(K, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
         t->command, reason, extra ? " " : "", extra ? extra : "", (kd_now() - t->t0) * 1000,
         K->gen, src);
   txn_clear(K);

@@ -79,6 +79,10 @@ t eval-output 0 $'^\n5 \n5$' -- "$JITI" eval --store "$S" '(print 5)'
 t eval-write 0 "^42$" -- "$JITI" eval --store "$S" '(world-put :keep 42)'
 t eval-read 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t eval-error 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(/ 1 0)'
+# a log line per transaction, written with its events (within ~10 ms)
+for _ in $(seq 50); do grep -q "call error " "$tmp/kernel.log" && break; sleep 0.1; done
+t log-line-per-call 0 "attempt [0-9]+ call accepted \([0-9.]+ ms, generation [0-9]+\): \(world-get :keep\)" -- cat "$tmp/kernel.log"
+t log-line-error 0 "attempt [0-9]+ call error \([0-9.]+ ms, generation [0-9]+\): \(/ 1 0\)" -- cat "$tmp/kernel.log"
 t eval-error-rolls-back 0 "^42$" -- bash -c "'$JITI' eval --store '$S' '(progn (world-put :keep 0) (/ 1 0))' 2>/dev/null; '$JITI' eval --store '$S' '(world-get :keep)'"
 t observe 0 "revision [0-9]+, idle" -- "$JITI" observe --store "$S"
 t observe-json 0 '"status": "idle"' -- "$JITI" observe --json --store "$S"
