@@ -382,58 +382,59 @@ static void send_or_die(Kernel *K, json_t *m) {
   if (wsend(K, m, NULL, 0) != 0) kd_worker_died(K);
 }
 
-/* The worker request for a queued transaction; its source (for logs and
-** events) in *source and the revision summary in *summary (owned by the
-** request). */
-static json_t *txn_request(Kernel *K, json_t *req, const char **op, const char **source, char *summary,
-                           size_t sumlen) {
-  *op = json_string_value(json_object_get(req, "op"));
-  const char *name = json_string_value(json_object_get(req, "name"));
-  if (!strcmp(*op, "act")) *source = json_string_value(json_object_get(json_object_get(req, "action"), "source"));
-  else *source = json_string_value(json_object_get(req, "source"));
-  if (!*source) *source = "";
-  char src[160];
-  kd_snippet(*source, src, sizeof src);
+/* A queued transaction's source: the form of a call, a preview, an
+** invariant or an act's evaluate ("" for resume and abort). */
+static const char *txn_source(json_t *req) {
+  json_t *src = json_object_get(req, "source");
+  if (!src) src = json_object_get(json_object_get(req, "action"), "source");
+  return json_is_string(src) ? json_string_value(src) : "";
+}
+
+/* The worker request for a queued transaction; with_gen: carrying the
+** current generation (a call run behind others in a batch runs at
+** whatever generation they leave). */
+static json_t *worker_request(Kernel *K, json_t *req, int with_gen) {
+  const char *op = json_string_value(json_object_get(req, "op"));
   json_t *m;
-  if (!strcmp(*op, "invariant-add") || !strcmp(*op, "invariant-remove")) {
-    int add = !strcmp(*op, "invariant-add");
-    snprintf(summary, sumlen, "%s %s%s%s", *op, name, add ? ": " : "", add ? src : "");
-    m = json_pack("{s:s, s:s, s:s, s:s, s:I}", "op", "invariant", "action", add ? "add" : "remove",
-                  "name", name, "source", *source, "generation", (json_int_t)K->gen);
-  } else {
-    int call = !strcmp(*op, "call"), preview = !strcmp(*op, "preview");
-    snprintf(summary, sumlen, "%s: %s", *op, src);
-    m = json_pack("{s:s, s:s, s:s, s:I, s:b}", "op", "attempt", "kind",
-                  call ? "application" : preview ? "preview" : "action", "source", *source,
-                  "generation", (json_int_t)K->gen, "pausable", !call && !preview);
-  }
+  if (!strcmp(op, "invariant-add") || !strcmp(op, "invariant-remove"))
+    m = json_pack("{s:s, s:s, s:O, s:s}", "op", "invariant", "action", !strcmp(op, "invariant-add") ? "add" : "remove",
+                  "name", json_object_get(req, "name"), "source", txn_source(req));
+  else
+    m = json_pack("{s:s, s:s, s:s, s:b}", "op", "attempt", "kind",
+                  !strcmp(op, "call") ? "application" : !strcmp(op, "preview") ? "preview" : "action",
+                  "source", txn_source(req), "pausable", strcmp(op, "call") && strcmp(op, "preview"));
+  if (with_gen) json_object_set_new(m, "generation", json_integer((json_int_t)K->gen));
   return m;
 }
 
-/* Make p the running transaction (its attempt number, its "started"
-** event); its request to the worker in *m when m is not NULL. */
-static void begin_txn(Kernel *K, Pending *p, json_t **m) {
-  const char *op, *source;
-  char summary[200];
-  json_t *req = txn_request(K, p->req, &op, &source, summary, sizeof summary);
-  if (m) *m = req;
-  else json_decref(req);
+/* Make p the running transaction: its attempt number, its log source and
+** revision summary, its "started" event. */
+static void begin_txn(Kernel *K, Pending *p) {
+  static const char *const ops[] = {"call", "act", "preview", "invariant-add", "invariant-remove"};
+  const char *op = json_string_value(json_object_get(p->req, "op")), *source = txn_source(p->req);
   Txn *t = &K->cur;
   txn_clear(K);
   t->active = 1;
   t->attempt = K->next_attempt++;
   K->attempts++;
-  static const char *const ops[] = {"call", "act", "preview", "invariant-add", "invariant-remove"};
   t->command = ops[0];
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) t->command = ops[i];
+  char src[1024], brief[160], summary[200];
+  kd_snippet(source, src, sizeof src);
+  kd_snippet(source, brief, sizeof brief);
+  if (!strncmp(op, "invariant-", 10)) {
+    int add = !strcmp(op, "invariant-add");
+    snprintf(summary, sizeof summary, "%s %s%s%s", op, json_string_value(json_object_get(p->req, "name")),
+             add ? ": " : "", add ? brief : "");
+  } else {
+    snprintf(summary, sizeof summary, "%s: %s", op, brief);
+  }
   t->source = strdup(source);
   t->summary = strdup(summary);
   t->t0 = kd_now();
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
-  char src[1024];
-  kd_snippet(source, src, sizeof src);
   kd_event(K, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}", "event", "started", "attempt",
                         (json_int_t)t->attempt, "command", t->command, "source", src,
                         "parent", (json_int_t)K->revision, "generation", (json_int_t)K->gen));
@@ -454,10 +455,7 @@ static size_t take_batch(Kernel *K, json_t *items) {
   size_t moved = 0;
   while (K->batch.n + 1 < KD_MAX_BATCH && batchable(kd_peek(&K->txq))) {
     Pending q = kd_pop(&K->txq);
-    const char *op, *source;
-    char summary[8];
-    json_t *r = txn_request(K, q.req, &op, &source, summary, sizeof summary);
-    json_object_del(r, "generation");  /* it runs after the others, at theirs */
+    json_t *r = worker_request(K, q.req, 0);
     if (kd_push(&K->batch, q.client, q.id, q.req) == 0) {
       json_array_append_new(items, r);
       moved++;
@@ -470,6 +468,14 @@ static size_t take_batch(Kernel *K, json_t *items) {
   return moved;
 }
 
+/* Refuse p: its generation is not the current one; nothing ran. */
+static void reply_stale(Kernel *K, Pending *p, const char *what) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "stale generation: %s; observe again", what);
+  kd_reply(K, p->client, p->id, json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale", "message", msg,
+                                          "generation", (json_int_t)K->gen));
+}
+
 /* Start the transaction p.  A call takes the batchable calls queued behind
 ** it along: the worker gets them in one "attempts" request and runs them
 ** back to back, sending each outcome as it is known, so a crowd of clients
@@ -478,20 +484,17 @@ static size_t take_batch(Kernel *K, json_t *items) {
 static void start_txn(Kernel *K, Pending *p) {
   json_t *gen = json_object_get(p->req, "generation");
   if (gen && (uint64_t)json_integer_value(gen) != K->gen) {
-    kd_reply(K, p->client, p->id,
-             json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
-                       "message", "stale generation: the world changed since your view; observe again",
-                       "generation", (json_int_t)K->gen));
+    reply_stale(K, p, "the world changed since your view");
     return;
   }
-  json_t *m;
-  begin_txn(K, p, &m);
+  json_t *m = worker_request(K, p->req, 1);
+  begin_txn(K, p);
   if (!strcmp(K->cur.command, "call")) {
-    json_t *items = json_pack("[o]", m);
+    json_t *items = json_array();
     if (take_batch(K, items)) {
+      json_array_insert_new(items, 0, m);
       m = json_pack("{s:s, s:o}", "op", "attempts", "items", items);
     } else {
-      m = json_incref(json_array_get(items, 0));
       json_decref(items);
     }
   }
@@ -502,10 +505,7 @@ static void send_command(Kernel *K, Pending *p) {
   json_t *a = json_object_get(p->req, "action");
   json_t *gen = json_object_get(p->req, "generation");
   if ((uint64_t)json_integer_value(gen) != K->gen) {
-    kd_reply(K, p->client, p->id,
-          json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale",
-                    "message", "stale generation: the pause changed since your view; observe again",
-                    "generation", (json_int_t)K->gen));
+    reply_stale(K, p, "the pause changed since your view");
     return;
   }
   json_t *m = json_pack("{s:s, s:O, s:O}", "op", "command", "type", json_object_get(a, "type"),
@@ -549,7 +549,7 @@ void kd_pump(Kernel *K) {
   while (K->wfd >= 0 && K->wait == W_NONE) {
     if (K->batch.n) {  /* the worker goes on with the calls it was sent */
       Pending p = kd_pop(&K->batch);
-      begin_txn(K, &p, NULL);
+      begin_txn(K, &p);
       kd_pending_free(&p);
       return;
     }
