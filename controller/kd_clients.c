@@ -75,10 +75,10 @@ void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
 
 /* Events.  Every attempt records a `started` event and an outcome event;
 ** writing each in its own LMDB transaction would cost two disk syncs per
-** application call.  So events are buffered and written together: before
-** any revision is published (a revision is never durable before the events
-** that led to it), when a transaction pauses, at shutdown, and otherwise
-** EVENT_DELAY after the oldest was buffered.  A kernel killed in between
+** application call.  So events are buffered and written together: inside
+** the LMDB transaction of any revision published (a revision is never
+** durable without the events that led to it), when a transaction pauses,
+** at shutdown, and otherwise EVENT_DELAY after the oldest was buffered.  A kernel killed in between
 ** loses at most those last few milliseconds of events, never a revision.
 ** Subscribers get each event once it is stored, as stored (seq, time,
 ** secrets redacted). */
