@@ -354,9 +354,9 @@ static int collect_change(void *ud, jiti_EntryKind kind, const char *name,
                           const unsigned char *bytes, size_t len) {
   ChangeAcc *a = ud;
   txn_Outcome *o = a->out;
+  char h[65] = "";  /* the entry hash, computed once */
+  if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
   if (kind == JITI_ENTRY_VARIABLE) {  /* every variable comes: only changed ones count */
-    char h[65] = "";
-    if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
     txn_VarHash *v = var_slot(a->W, name, 0);
     if (v && v->hash[0] && !strcmp(v->hash, h)) return 0;
     pend_add(a->W, name, h);
@@ -376,7 +376,7 @@ static int collect_change(void *ud, jiti_EntryKind kind, const char *name,
     c->bytes = malloc(len ? len : 1);
     if (c->bytes) memcpy(c->bytes, bytes, len);
     c->len = len;
-    jiti_entry_hash(kind, name, bytes, len, c->hash);
+    memcpy(c->hash, h, sizeof h);
   } else {
     c->removed = 1;
   }
