@@ -344,13 +344,7 @@ uint64_t cli_next_attempt(store_env *s) {
 
 void cli_event(store_env *s, const char *cmd, json_t *obj) {
   if (!obj) return;
-  char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(obj);
-  if (!text) {
-    fprintf(stderr, "jiti %s: warning: could not encode an event\n", cmd);
-    return;
-  }
-  if (store_event_append(s, text, NULL) != STORE_OK)
+  if (store_events_append_objects(s, &obj, NULL, 1, NULL) != STORE_OK)
     fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));
-  free(text);
+  json_decref(obj);
 }

@@ -175,30 +175,16 @@ int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t
   return r;
 }
 
-int store_events_append(store_env *s, const char *const *json, const int64_t *time_ms, size_t n,
-                        uint64_t *first_seq) {
-  json_error_t jerr;
-  int r = STORE_OK;
-  s->msg[0] = '\0';
-  if (!json && n) return st_fail(s, STORE_EINVAL, "no event text");
-  if (!n) return STORE_OK;
-  json_t **objs = calloc(n, sizeof *objs);
-  if (!objs) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
-  for (size_t i = 0; r == STORE_OK && i < n; i++) {
-    json_t *o = json[i] ? json_loads(json[i], JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    objs[i] = o;
-    if (!o)
-      r = st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)",
-                  json[i] ? jerr.text : "no text", json[i] ? jerr.column : 0);
-  }
-  if (r == STORE_OK) r = store_events_append_objects(s, objs, time_ms, n, first_seq);
-  for (size_t i = 0; i < n; i++) json_decref(objs[i]);
-  free(objs);
-  return r;
-}
-
 int store_event_append(store_env *s, const char *json, uint64_t *seq) {
-  return store_events_append(s, &json, NULL, 1, seq);
+  json_error_t jerr;
+  s->msg[0] = '\0';
+  json_t *o = json ? json_loads(json, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+  if (!o)
+    return st_fail(s, STORE_EINVAL, "an event is not valid JSON: %s (column %d)", json ? jerr.text : "no text",
+                   json ? jerr.column : 0);
+  int r = store_events_append_objects(s, &o, NULL, 1, seq);
+  json_decref(o);
+  return r;
 }
 
 int store_events_read(store_env *s, uint64_t from_seq, size_t max,

@@ -358,17 +358,13 @@ int store_verify(store_env *s, unsigned flags, char *errbuf, size_t errlen);
 ** (read-only), STORE_EIO, STORE_ENOMEM. */
 int store_event_append(store_env *s, const char *json, uint64_t *seq);
 
-/* Append json[0..n) as consecutive events in one transaction (one sync):
+/* Append objs[0..n) (jansson objects, as the kernel daemon builds them:
+** no text to parse) as consecutive events in one transaction (one sync):
 ** all or none.  time_ms[i] is event i's time in ms since the epoch (NULL,
-** or 0, for now).  first_seq receives the first event's sequence number
-** (may be NULL).  Returns as store_event_append. */
-int store_events_append(store_env *s, const char *const *json, const int64_t *time_ms, size_t n,
-                        uint64_t *first_seq);
-
-/* The same for events already parsed (jansson objects, as the kernel
-** daemon builds them): no text to parse again.  The objects are redacted in
-** place and their "seq" and "time" members removed; the caller still owns
-** them.  Returns as store_event_append. */
+** or 0, for now).  The objects are redacted in place and their "seq" and
+** "time" members removed; the caller still owns them.  first_seq receives
+** the first event's sequence number (may be NULL).  Returns as
+** store_event_append. */
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
 
