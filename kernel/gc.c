@@ -649,7 +649,6 @@ static void collect(jt_State *S, bool young, bool promote) {
   S->gc_threshold = S->bytes_live > GC_MIN_THRESHOLD ? S->bytes_live : GC_MIN_THRESHOLD;
   if (!young) S->live_after_full = S->bytes_live;
   S->gc_count++;
-  if (young) S->gc_minor_count++;
   S->gc_inhibit--;
 }
 
@@ -665,11 +664,6 @@ void jt_gc_safepoint(jt_State *S, bool full) {
     full = old > S->live_after_full + growth;
   }
   collect(S, !full, true);
-}
-
-void jt_gc_defer(jt_State *S, size_t n) {
-  size_t base = S->gc_threshold > S->bytes_since_gc ? S->gc_threshold : S->bytes_since_gc;
-  S->gc_threshold = base + n < base ? SIZE_MAX : base + n;
 }
 
 void jt_gc_free_all(jt_State *S) {

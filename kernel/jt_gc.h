@@ -70,13 +70,6 @@ void jt_gc_safepoint(jt_State *S, bool full);
 /* Tell the collector that `o` was changed behind the barrier's back (the
 ** world layer's restore copies old contents back). */
 void jt_gc_remember(jt_State *S, jt_Obj *o);
-/* Let the next collection wait for n more bytes of allocation than it
-** otherwise would: for bulk work that builds much and leaves little
-** garbage (importing a world), where collecting each time the heap doubles
-** would only mark the growing world again and again.  The collection after
-** that sets the threshold from the live heap as usual.  No effect on the
-** GC-stress mode. */
-void jt_gc_defer(jt_State *S, size_t n);
 size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
 void jt_gc_free_all(jt_State *S);   /* at close */
 

@@ -103,7 +103,7 @@ struct jt_State {
   size_t bytes_since_gc;
   size_t gc_threshold;      /* a full collection when bytes_since_gc passes it */
   size_t live_after_full;   /* bytes_live after the last full collection */
-  size_t gc_count, gc_minor_count;
+  size_t gc_count;
   int gc_stress;            /* collect at every allocation */
   int gc_inhibit;           /* > 0: do not collect (state construction) */
   uint8_t gc_skip;          /* gcflags bits that stop marking (JT_GC_OLD in a young collection) */

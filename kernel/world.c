@@ -921,16 +921,10 @@ size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {
 
 typedef struct ReserveArgs { jiti_EntryKind kind; size_t n; } ReserveArgs;
 
-/* What importing an entry typically allocates (a data row of a few
-** values, a function's source form): what a bulk import defers the
-** collector by.  Only an estimate; the entries themselves are no garbage. */
-#define IMPORT_BYTES_PER_ENTRY 512
-
 static jiti_Status reserve_body(jt_State *S, void *ud) {
   ReserveArgs *a = ud;
   jt_V table = a->kind == JITI_ENTRY_DATA ? W(S)->data : W(S)->registry;
   jt_hash_reserve(S, table, jt_hash_(table)->count + a->n);
-  jt_gc_defer(S, a->n > SIZE_MAX / IMPORT_BYTES_PER_ENTRY ? SIZE_MAX : a->n * IMPORT_BYTES_PER_ENTRY);
   return JITI_OK;
 }
 
