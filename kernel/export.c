@@ -292,7 +292,6 @@ static jt_V dec(Dec *d) {
   jt_V r;
   size_t len;
   const char *s;
-  char tmp[128];
   switch (tag) {
     case 'N': d->pos++; r = JT_NIL; break;
     case 'T': d->pos++; r = JT_T; break;
@@ -300,25 +299,7 @@ static jt_V dec(Dec *d) {
     case 'I': case 'R': {
       d->pos++;
       s = get_span(d, &len);
-      if (tag == 'I' && len > 0 && len <= 18) {
-        /* the common case, a fixnum: [-]digits, at most 18 of them */
-        size_t i = s[0] == '-';
-        int64_t n = 0;
-        while (i < len && s[i] >= '0' && s[i] <= '9') n = n * 10 + (s[i++] - '0');
-        if (i == len && len > (size_t)(s[0] == '-')) {
-          r = jt_mkfix(s[0] == '-' ? -n : n);
-          break;
-        }
-      }
-      jt_V v = len < sizeof tmp ? (memcpy(tmp, s, len), tmp[len] = 0, jt_num_parse(S, tmp, len, 10)) : JT_NOVALUE;
-      if (len >= sizeof tmp) {
-        char *big = malloc(len + 1);
-        if (!big) bad(d, "out of memory");
-        memcpy(big, s, len);
-        big[len] = 0;
-        v = jt_num_parse(S, big, len, 10);
-        free(big);
-      }
+      jt_V v = jt_num_parse(S, s, len, 10);  /* reads s[0..len) only */
       if (v == JT_NOVALUE || !jt_isrational(v)) bad(d, "bad number");
       r = v;
       break;
