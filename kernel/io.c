@@ -302,9 +302,10 @@ static const jt_Reg io_fns[] = {
   {NULL, NULL, 0, 0, NULL}
 };
 
-/* The printer's and reader's control variables, with their standard values
-** (those of with-standard-io-syntax that this Lisp has). */
-static void io_syntax(jt_State *S, bool define)
+/* The printer's and reader's control variables, declared special, with
+** their standard values (those of with-standard-io-syntax that this Lisp
+** has): at start-up, and again whenever the host wants them back. */
+void jt_reset_io_syntax(jt_State *S)
 {
   jt_V out = S->stdout_stream;
   const struct { jt_V sym, value; } vars[] = {
@@ -318,17 +319,15 @@ static void io_syntax(jt_State *S, bool define)
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     jt_Symbol *s = jt_symobj(S, vars[i].sym);
-    if (define) jt_defglobal(S, s->cname, vars[i].value);
-    else JT_SET(S, s, s->value, vars[i].value);
+    s->h.flags |= JT_SYM_SPECIAL;
+    JT_SET(S, s, s->value, vars[i].value);
   }
 }
-
-void jt_reset_io_syntax(jt_State *S) { io_syntax(S, false); }
 
 void jt_open_io(jt_State *S)
 {
   S->stdout_stream = new_stream(S, JT_STREAM_HOST);   /* a state slot: a root from here on */
-  io_syntax(S, true);
+  jt_reset_io_syntax(S);
 
   jt_register(S, io_fns);
   jt_open_print(S);
