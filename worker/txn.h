@@ -306,6 +306,13 @@ char *txn_observe(txn_World *W, size_t budget_bytes);
 ** jiti_entry_kind_name); for data rows name is the printed key. */
 char *txn_inspect(txn_World *W, const char *kind, const char *name);
 
+/* The same three as jansson values (the caller decrefs; NULL where the
+** text versions return NULL), for a host that sends them on as JSON. */
+struct json_t;
+struct json_t *txn_observe_value(txn_World *W, size_t budget_bytes);
+struct json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name);
+struct json_t *txn_invariant_list_value(txn_World *W);
+
 /* The gate alone (used by txn_attempt, commands and tests): 0 when `source`
 ** may be evaluated, else 1 with the reason in `reason`. */
 int txn_gate(txn_World *W, const char *source, char *reason, size_t reasonlen);

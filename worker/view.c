@@ -82,7 +82,7 @@ static json_t *pause_json(txn_World *W) {
   return p;
 }
 
-char *txn_observe(txn_World *W, size_t budget) {
+json_t *txn_observe_value(txn_World *W, size_t budget) {
   if (!W) return NULL;
   if (!budget) budget = 64 << 10;
   json_t *o = json_object();
@@ -166,40 +166,36 @@ char *txn_observe(txn_World *W, size_t budget) {
   json_object_set_new(o, "truncated", tr);
   if (W->pause.active) json_object_set_new(o, "pause", pause_json(W));
   ents_free(&e);
-  char *s = json_dumps(o, JSON_COMPACT);
-  json_decref(o);
-  return s;
+  return o;
 }
 
-char *txn_inspect(txn_World *W, const char *kind, const char *name) {
+json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name) {
   if (!W || !kind || !name) return NULL;
   int k = jiti_entry_kind_parse(kind);
   if (k < 0) return NULL;
   Ents e = {0};
   char err[1024];
   export_all(W, &e, err, sizeof err);
-  char *s = NULL;
+  json_t *j = NULL;
   for (size_t i = 0; i < e.n; i++) {
     Ent *x = &e.v[i];
     if ((int)x->kind != k || strcmp(x->name, name) != 0) continue;
     char hash[65];
     jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
     char *t = entry_text(W, x, 0);
-    json_t *j = json_object();
+    j = json_object();
     json_object_set_new(j, "kind", json_string(kind));
     json_object_set_new(j, "name", jstr(x->name));
     json_object_set_new(j, "hash", json_string(hash));
     json_object_set_new(j, "text", jstr(t));
     free(t);
-    s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
     break;
   }
   ents_free(&e);
-  return s;
+  return j;
 }
 
-char *txn_invariant_list(txn_World *W) {
+json_t *txn_invariant_list_value(txn_World *W) {
   if (!W) return NULL;
   Ents e = {0};
   char err[1024];
@@ -219,7 +215,21 @@ char *txn_invariant_list(txn_World *W) {
     json_array_append_new(a, j);
   }
   ents_free(&e);
-  char *s = json_dumps(a, JSON_COMPACT);
-  json_decref(a);
+  return a;
+}
+
+/* ------------------------------------------------------- as JSON text */
+
+static char *dumped(json_t *v) {
+  char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
+  json_decref(v);
   return s;
 }
+
+char *txn_observe(txn_World *W, size_t budget) { return dumped(txn_observe_value(W, budget)); }
+
+char *txn_inspect(txn_World *W, const char *kind, const char *name) {
+  return dumped(txn_inspect_value(W, kind, name));
+}
+
+char *txn_invariant_list(txn_World *W) { return dumped(txn_invariant_list_value(W)); }

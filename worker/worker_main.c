@@ -87,9 +87,7 @@ static const char *op_of(json_t *m) {
 
 /* observe JSON with the generation in client numbering */
 static json_t *observe_json(Worker *w, size_t budget) {
-  char *text = txn_observe(w->W, budget);
-  json_t *v = text ? json_loads(text, 0, NULL) : NULL;
-  free(text);
+  json_t *v = txn_observe_value(w->W, budget);
   if (!v) v = json_object();
   json_object_set_new(v, "generation", json_integer((json_int_t)vis(w, txn_generation(w->W))));
   return v;
@@ -101,13 +99,6 @@ static void send_view(Worker *w, json_t *req) {
   send_or_die(w, json_pack("{s:s, s:o}", "event", "view", "view", observe_json(w, budget)), NULL, 0);
 }
 
-/* JSON text from the txn layer as a value (null when absent or invalid). */
-static json_t *parsed(char *text) {
-  json_t *v = text ? json_loads(text, 0, NULL) : NULL;
-  free(text);
-  return v ? v : json_null();
-}
-
 /* Queries, answered idle or paused: observe, inspect, invariant-list.
 ** 1 when m was one of them. */
 static int answer_query(Worker *w, json_t *m) {
@@ -117,12 +108,12 @@ static int answer_query(Worker *w, json_t *m) {
   } else if (!strcmp(op, "inspect")) {
     const char *kind = json_string_value(json_object_get(m, "kind"));
     const char *name = json_string_value(json_object_get(m, "name"));
-    json_t *e = kind && name ? parsed(txn_inspect(w->W, kind, name)) : json_null();
+    json_t *e = kind && name ? txn_inspect_value(w->W, kind, name) : NULL;
+    if (!e) e = json_null();
     send_or_die(w, json_pack("{s:s, s:o}", "event", "entry", "entry", e), NULL, 0);
   } else if (!strcmp(op, "invariant-list")) {
-    json_t *l = parsed(txn_invariant_list(w->W));
-    send_or_die(w, json_pack("{s:s, s:o}", "event", "invariants", "invariants",
-                             json_is_array(l) ? l : (json_decref(l), json_array())), NULL, 0);
+    json_t *l = txn_invariant_list_value(w->W);
+    send_or_die(w, json_pack("{s:s, s:o}", "event", "invariants", "invariants", l ? l : json_array()), NULL, 0);
   } else {
     return 0;
   }
