@@ -145,3 +145,18 @@ int st_refs_fetch(store_env *s, MDB_txn *txn, st_refs *r, st_hasher *verify) {
   free(ix);
   return res;
 }
+
+int st_refs_gather(store_env *s, MDB_cursor *cur, int kind, int check_kind, st_refs *refs) {
+  uint8_t first = (uint8_t)kind;
+  MDB_val k = { 1, &first }, v;
+  int rc = kind ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (kind && (k.mv_size < 1 || ((uint8_t *)k.mv_data)[0] != kind)) return STORE_OK;
+    if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || v.mv_size != 32 ||
+        (check_kind && !st_valid_kind(((uint8_t *)k.mv_data)[0])))
+      return st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
+    if (st_refs_add(refs, k.mv_data, k.mv_size, v.mv_data) != 0)
+      return st_fail(s, STORE_ENOMEM, "out of memory reading the current map");
+  }
+  return rc == MDB_NOTFOUND ? STORE_OK : st_mdb(s, rc, "reading the current map");
+}

@@ -217,6 +217,12 @@ int st_refs_reserve(st_refs *r, size_t n);
 /* Append a ref (key and hash are not copied).  0, or -1 out of memory. */
 int st_refs_add(st_refs *r, const uint8_t *key, size_t klen, const uint8_t *hash);
 void st_refs_free(st_refs *r);
+/* Append the current map's records of one kind (kind > 0) or of all kinds
+** (kind 0) in key order, read through cur (a cursor on the names
+** database); check_kind: a record of no valid kind is malformed too.
+** Returns STORE_OK, STORE_ECORRUPT (a malformed record), STORE_ENOMEM,
+** STORE_EIO. */
+int st_refs_gather(store_env *s, MDB_cursor *cur, int kind, int check_kind, st_refs *refs);
 /* Look up the entry of every ref, in hash order, and check that it exists,
 ** decodes and carries its key's kind and name; with verify (a hasher) also
 ** that it re-hashes to its hash, reported in store_verify's words.  Fills

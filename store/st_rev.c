@@ -388,22 +388,6 @@ int store_manifest_read_header(store_env *s, uint64_t rev, store_manifest **out)
   return manifest_read(s, rev, 0, out);
 }
 
-/* Gather the current map's records of one kind (kind > 0) or of all kinds
-** (kind 0), in key order, through cur. */
-static int gather_names(store_env *s, MDB_cursor *cur, int kind, st_refs *refs) {
-  uint8_t first = (uint8_t)kind;
-  MDB_val k = { 1, &first }, v;
-  int rc = kind ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-  for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    if (kind && (k.mv_size < 1 || ((uint8_t *)k.mv_data)[0] != kind)) return STORE_OK;
-    if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || v.mv_size != 32)
-      return st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
-    if (st_refs_add(refs, k.mv_data, k.mv_size, v.mv_data) != 0)
-      return st_fail(s, STORE_ENOMEM, "out of memory reading the current map");
-  }
-  return rc == MDB_NOTFOUND ? STORE_OK : st_mdb(s, rc, "reading the current map");
-}
-
 /* The first of the n sorted slots whose key has this kind (n if none). */
 static size_t first_of_kind(st_slot **sl, size_t n, int kind) {
   size_t lo = 0, hi = n;
@@ -459,7 +443,7 @@ static int map_walk(store_env *s, uint64_t rev, int all, const int *kinds, size_
     }
     for (size_t w = 0; w < nwalks && r == STORE_OK; w++) {
       size_t before = refs.n;
-      r = gather_names(s, cur, all ? 0 : kinds[w], &refs);
+      r = st_refs_gather(s, cur, all ? 0 : kinds[w], 0, &refs);
       if (counts) counts[w] = refs.n - before;
     }
   } else {

@@ -97,19 +97,7 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
     r = st_fail(s, STORE_ENOMEM, "out of memory verifying");
     goto done;
   }
-  for (rc = mdb_cursor_get(cur, &k, &val, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
-    if (k.mv_size < 2 || k.mv_size > 1 + STORE_NAME_MAX || val.mv_size != 32 ||
-        !st_valid_kind(((uint8_t *)k.mv_data)[0])) {
-      r = st_fail(s, STORE_ECORRUPT, "the current map holds a malformed record");
-      goto done;
-    }
-    if (st_refs_add(&refs, k.mv_data, k.mv_size, val.mv_data) != 0) {
-      r = st_fail(s, STORE_ENOMEM, "out of memory verifying");
-      goto done;
-    }
-  }
-  if (rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading the current map"); goto done; }
+  if ((r = st_refs_gather(s, cur, 0, 1, &refs)) != STORE_OK) goto done;
   if ((r = st_refs_fetch(s, txn, &refs, &hs)) != STORE_OK) goto done;
   count = refs.n;
   /* 3 */
