@@ -611,6 +611,15 @@ static bool only_symbols_touched(World *w) {
 
 typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; } ExportArgs;
 
+/* True the first time key is put in seen (an EQUAL table, rooted by the
+** caller); false when it was there already. */
+static bool first_time(jt_State *S, jt_V seen, jt_V key) {
+  bool dup;
+  jt_hash_get(S, seen, key, &dup);
+  if (!dup) jt_hash_put(S, seen, key, JT_T);
+  return !dup;
+}
+
 static jiti_Status export_body(jt_State *S, void *ud) {
   ExportArgs *a = ud;
   World *w = W(S);
@@ -641,10 +650,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
       Level *L = &w->levels[l];
       for (size_t i = 0; i < L->nlogs; i++) {
         jt_V key = L->logs[i].key;
-        bool dup;
-        jt_hash_get(S, S->sp[-1], key, &dup);
-        if (dup) continue;
-        jt_hash_put(S, S->sp[-1], key, JT_T);
+        if (!first_time(S, seen, key)) continue;
         if (L->logs[i].map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
         else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
       }
@@ -657,13 +663,9 @@ static jiti_Status export_body(jt_State *S, void *ud) {
           if (sym == S->nil_sym || sym == S->t_sym) continue;
           jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, sym);
           JT_PUSH(S, key);
-          bool var, dup;
+          bool var;
           jt_hash_get(S, w->registry, key, &var);
-          jt_hash_get(S, S->sp[-2], key, &dup);
-          if (var && !dup) {
-            jt_hash_put(S, S->sp[-2], key, JT_T);
-            add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, sym);
-          }
+          if (var && first_time(S, seen, key)) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, sym);
           JT_POP(S, 1);
         }
       }
@@ -673,7 +675,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         jt_V key = r->entries[i].key;
         if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
         bool dup;
-        jt_hash_get(S, S->sp[-1], key, &dup);
+        jt_hash_get(S, seen, key, &dup);
         if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
       }
     }
