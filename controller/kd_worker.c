@@ -63,7 +63,15 @@ static void describe_status(int st, char *buf, size_t n) {
 ** and transactions queue up.  A start that fails is retried after a second,
 ** three failures in a row stop the kernel. */
 
-typedef struct { json_t *entries; unsigned char *blob; size_t len, cap; } Batch;
+/* CURRENT's entries, gathered into "import" frames as the store hands
+** them out. */
+typedef struct {
+  Kernel *K;
+  json_t *entries;
+  unsigned char *blob;
+  size_t len, cap;
+  int bad;
+} Batch;
 
 static int frame(Kernel *K, json_t *m, const void *blob, size_t len) {
   int rc = wire_frame(m, blob, len, &K->wout.buf, &K->wout.len, &K->wout.cap);
@@ -71,59 +79,59 @@ static int frame(Kernel *K, json_t *m, const void *blob, size_t len) {
   return rc;
 }
 
-static int batch_flush(Kernel *K, Batch *b) {
+static int batch_flush(Batch *b) {
   if (!json_array_size(b->entries)) return 0;
-  int rc = frame(K, json_pack("{s:s, s:O}", "op", "import", "entries", b->entries), b->blob, b->len);
+  int rc = frame(b->K, json_pack("{s:s, s:O}", "op", "import", "entries", b->entries), b->blob, b->len);
   json_array_clear(b->entries);
   b->len = 0;
   return rc;
 }
 
-/* The start-up frames: init, CURRENT's entries (definitions before the
-** data and invariants that use them), start. */
+static int batch_entry(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  Batch *b = arg;
+  (void)hash;
+  if (b->len + e->len > b->cap) {
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < b->len + e->len) cap *= 2;
+    unsigned char *p = realloc(b->blob, cap);
+    if (!p) return b->bad = 1;
+    b->blob = p;
+    b->cap = cap;
+  }
+  memcpy(b->blob + b->len, e->bytes, e->len);
+  b->len += e->len;
+  json_array_append_new(b->entries, json_pack("{s:s, s:s, s:I}", "kind",
+                                              jiti_entry_kind_name((jiti_EntryKind)cli_kernel_kind(e->kind)),
+                                              "name", e->name, "len", (json_int_t)e->len));
+  if (b->len >= IMPORT_BATCH_BYTES || json_array_size(b->entries) >= IMPORT_BATCH_ENTRIES)
+    b->bad = batch_flush(b);
+  return b->bad;
+}
+
+/* The start-up frames: init, CURRENT's entries in the import order
+** (definitions before the data and invariants that use them), start. */
 static int startup_frames(Kernel *K, char *err, size_t errlen) {
   int rc = store_current(K->s, &K->revision);
-  cli_map m = {.with_bytes = 1};
-  if (rc == STORE_OK) rc = cli_map_load(K->s, STORE_REV_CURRENT, &m);
-  if (rc != STORE_OK) {
-    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(K->s));
-    cli_map_free(&m);
-    return -1;
-  }
-  int bad = frame(K, json_pack("{s:s, s:I, s:I}", "op", "init", "base", (json_int_t)K->base,
+  Batch b = {K, json_array(), NULL, 0, 0, 0};
+  int kinds[JITI_ENTRY_KIND_COUNT];
+  size_t nkinds = cli_import_kinds(CLI_IMPORT_ALL, kinds), counts[JITI_ENTRY_KIND_COUNT] = {0};
+  if (rc == STORE_OK)
+    b.bad = frame(K, json_pack("{s:s, s:I, s:I}", "op", "init", "base", (json_int_t)K->base,
                                "revision", (json_int_t)K->revision), NULL, 0);
-  static const jiti_EntryKind order[] = {JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
-                                         JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
-  Batch b = {json_array(), NULL, 0, 0};
-  for (size_t k = 0; !bad && k < sizeof order / sizeof order[0]; k++) {
-    int sk = cli_store_kind(order[k]);
-    for (size_t i = 0; !bad && i < m.n; i++) {
-      cli_entry *e = &m.v[i];
-      if (e->kind != sk) continue;
-      if (b.len + e->len > b.cap) {
-        size_t cap = b.cap ? b.cap : 65536;
-        while (cap < b.len + e->len) cap *= 2;
-        unsigned char *p = realloc(b.blob, cap);
-        if (!p) { bad = 1; break; }
-        b.blob = p;
-        b.cap = cap;
-      }
-      memcpy(b.blob + b.len, e->bytes, e->len);
-      b.len += e->len;
-      json_array_append_new(b.entries, json_pack("{s:s, s:s, s:I}", "kind", jiti_entry_kind_name(order[k]),
-                                                 "name", e->name, "len", (json_int_t)e->len));
-      if (b.len >= IMPORT_BATCH_BYTES || json_array_size(b.entries) >= IMPORT_BATCH_ENTRIES)
-        bad = batch_flush(K, &b);
-    }
-  }
-  if (!bad) bad = batch_flush(K, &b);
+  if (rc == STORE_OK && !b.bad)
+    rc = store_map_foreach_kinds(K->s, STORE_REV_CURRENT, kinds, nkinds, counts, batch_entry, &b);
+  if (rc == STORE_OK && !b.bad) b.bad = batch_flush(&b);
   json_decref(b.entries);
   free(b.blob);
-  K->start_entries = m.n;
-  cli_map_free(&m);
-  if (!bad) bad = frame(K, json_pack("{s:s}", "op", "start"), NULL, 0);
-  if (bad) snprintf(err, errlen, "out of memory preparing the worker's start-up");
-  return bad ? -1 : 0;
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(K->s));
+    return -1;
+  }
+  K->start_entries = 0;
+  for (size_t i = 0; i < nkinds; i++) K->start_entries += counts[i];
+  if (!b.bad) b.bad = frame(K, json_pack("{s:s}", "op", "start"), NULL, 0);
+  if (b.bad) snprintf(err, errlen, "out of memory preparing the worker's start-up");
+  return b.bad ? -1 : 0;
 }
 
 /* Fork and exec a worker and queue its start-up frames.  0, or -1 with a

@@ -99,6 +99,10 @@ void cli_map_free(cli_map *m);
 ** KIND NAME: why").  Functions and macros are analysed at their first call
 ** (see jiti_import_entry). */
 enum { CLI_IMPORT_ALL, CLI_IMPORT_NO_INVARIANTS, CLI_IMPORT_ONLY_INVARIANTS };
+/* The store kinds of an import (which: CLI_IMPORT_...) in the kernel's
+** import order (types, macros, functions, variables, data, invariants);
+** how many. */
+size_t cli_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]);
 enum { CLI_IMPORT_OK, CLI_IMPORT_ESTORE, CLI_IMPORT_EENTRY };
 int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
                    char *err, size_t errlen);

@@ -269,9 +269,7 @@ static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   return 0;
 }
 
-int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
-                   char *err, size_t errlen) {
-  int kinds[sizeof import_order / sizeof import_order[0]];
+size_t cli_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof import_order / sizeof import_order[0]; i++) {
     int inv = import_order[i] == JITI_ENTRY_INVARIANT;
@@ -279,6 +277,13 @@ int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *st
       continue;
     kinds[n++] = cli_store_kind(import_order[i]);
   }
+  return n;
+}
+
+int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+                   char *err, size_t errlen) {
+  int kinds[JITI_ENTRY_KIND_COUNT];
+  size_t n = cli_import_kinds(which, kinds);
   ImportArgs a = {S, CLI_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
   if (errlen) err[0] = '\0';
   int rc = store_map_foreach_kinds(s, rev, kinds, n, a.sizes, import_one, &a);
