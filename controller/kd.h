@@ -138,6 +138,7 @@ void kd_client_free(Kernel *K, int i);
 void kd_accept(Kernel *K);
 int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req);
 Pending kd_pop(Queue *q);
+Pending kd_pop_back(Queue *q);
 Pending *kd_peek(Queue *q);                   /* the head, or NULL */
 int kd_push_front(Queue *q, Pending p);       /* takes p's references */
 void kd_pending_free(Pending *p);

@@ -203,6 +203,12 @@ Pending kd_pop(Queue *q) {
   return p;
 }
 
+Pending kd_pop_back(Queue *q) {
+  Pending p = q->v[q->head + --q->n];
+  if (!q->n) q->head = 0;
+  return p;
+}
+
 Pending *kd_peek(Queue *q) { return q->n ? &q->v[q->head] : NULL; }
 
 void kd_pending_free(Pending *p) {

@@ -361,8 +361,7 @@ void kd_worker_died(Kernel *K) {
   /* calls sent with the one that was running never started: they run on
   ** the fresh worker, first, in their order (none comes when stopping) */
   while (K->batch.n) {
-    Pending p = K->batch.v[K->batch.head + K->batch.n - 1];
-    K->batch.n--;
+    Pending p = kd_pop_back(&K->batch);
     if (K->stopping) {
       kd_reply_err(K, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
       kd_pending_free(&p);
@@ -372,7 +371,6 @@ void kd_worker_died(Kernel *K) {
       kd_pending_free(&p);
     }
   }
-  if (!K->batch.n) K->batch.head = 0;
   K->wait = W_NONE;
   K->in_pause = 0;
   K->restarts++;
