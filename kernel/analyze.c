@@ -1072,28 +1072,34 @@ static jt_Node *sf_macro_lambda(A *a, jt_V form, jt_V args, bool tail) {
 /* defun and defmacro are special forms here (CL allows implementing a
 ** standard macro as a special form); analysing them directly keeps loading
 ** large files fast. */
-static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
-  jt_State *S = a->S;
-  if (!jt_iscons(args) || !jt_iscons(jt_cdr(args))) syntax_error(a, "malformed definition: %s", form);
+int jt_def_name(jt_State *S, jt_V args, int kind, jt_V *sym) {
+  if (!jt_iscons(args) || !jt_iscons(jt_cdr(args))) return -1;
   jt_V name = jt_car(args);
-  jt_V sym = name;
-  bool setf = false;
+  *sym = name;
   if (kind == 0 && jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) &&
       jt_iscons(jt_cdr(name)) && jt_cdr(jt_cdr(name)) == JT_NIL) {
-    sym = jt_car(jt_cdr(name));
-    setf = true;
+    *sym = jt_car(jt_cdr(name));
+    kind = 2;
   }
-  if (!jt_issymbol(sym) || sym == JT_NIL || sym == JT_T || jt_iskeyword(sym))
-    syntax_error(a, "bad function name in %s", form);
+  if (!jt_issymbol(*sym) || *sym == JT_NIL || *sym == JT_T || jt_iskeyword(*sym)) return -2;
+  return kind;
+}
+
+static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
+  jt_State *S = a->S;
+  jt_V sym = JT_NIL;
+  int def = jt_def_name(S, args, kind, &sym);
+  if (def == -1) syntax_error(a, "malformed definition: %s", form);
+  if (def == -2) syntax_error(a, "bad function name in %s", form);
   jt_Node *n = mknode(a, jt_ev_defun);
   n->u.def.sym = konst(a, sym);
-  n->u.def.kind = kind == 1 ? 1 : (setf ? 2 : 0);
+  n->u.def.kind = def;
   n->u.def.form = konst(a, form);
   jt_Node *fn = mknode(a, jt_ev_lambda);
   if (kind == 1)
     fn->u.lambda.lam = macro_lambda(a, sym, jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)));
   else
-    fn->u.lambda.lam = analyze_lambda(a, name, jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)),
+    fn->u.lambda.lam = analyze_lambda(a, jt_car(args), jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)),
                                       LL_ORDINARY, true);
   n->u.def.fn = fn;
   return n;

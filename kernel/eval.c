@@ -705,18 +705,21 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
   return r;
 }
 
+/* Install fn as sym's definition of this kind (0 function, 1 macro, 2 setf
+** function) made by form, and tell the world. */
+static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V fn) {
+  jt_Symbol *s = jt_symobj(S, sym);
+  if (kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
+  if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
+  else JT_SET(S, s, s->function, fn);
+  if (S->world_define) S->world_define(S, sym, kind, form, fn);
+}
+
 jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V sym = n->u.def.sym;
-  jt_Symbol *s = jt_symobj(S, sym);
-  jt_check_definable(S, s, n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
-  jt_V fn = EV(n->u.def.fn, env);
-  if (n->u.def.kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
-  if (n->u.def.kind == 2) {
-    JT_SET(S, s, s->setf_fn, fn);
-  } else {
-    JT_SET(S, s, s->function, fn);
-  }
-  if (S->world_define) S->world_define(S, sym, n->u.def.kind, n->u.def.form, fn);
+  jt_check_definable(S, jt_symobj(S, sym),
+                     n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
+  install_definition(S, sym, n->u.def.kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
   return sym;
 }
@@ -736,15 +739,9 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   else return false;
   /* the checks of analyze_def and jt_ev_defun: anything they would refuse
   ** is left to them, so that the error is the same */
-  if (!jt_iscons(args) || !jt_iscons(jt_cdr(args))) return false;
-  jt_V name = jt_car(args), sym = name;
-  if (kind == 0 && jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) &&
-      jt_iscons(jt_cdr(name)) && jt_cdr(jt_cdr(name)) == JT_NIL) {
-    sym = jt_car(jt_cdr(name));
-    kind = 2;
-  }
-  if (!jt_issymbol(sym) || sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return false;
-  if (jt_symobj(S, sym)->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return false;
+  jt_V sym = JT_NIL;
+  kind = jt_def_name(S, args, kind, &sym);
+  if (kind < 0 || !jt_definable(jt_symobj(S, sym))) return false;
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   jt_Closure *c = (jt_Closure *)jt_alloc(S, JT_TCLOSURE, sizeof(jt_Closure));
@@ -752,13 +749,9 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   c->code = base[0];
   c->env = JT_NIL;
   c->name = jt_car(jt_cdr(base[0]));
-  if (kind == 1) c->h.flags |= JT_CLO_MACRO;
   jt_V fn = (jt_V)c;
   JT_PUSH(S, fn);
-  jt_Symbol *s = jt_symobj(S, sym);
-  if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
-  else JT_SET(S, s, s->function, fn);
-  if (S->world_define) S->world_define(S, sym, kind, base[0], fn);
+  install_definition(S, sym, kind, base[0], fn);
   S->sp = base;
   return true;
 }

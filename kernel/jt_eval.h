@@ -176,6 +176,13 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
 ** stays lazy; a call made while its own definition is being analysed (by
 ** a macro it uses) is an error. */
 bool jt_define_lazily(jt_State *S, jt_V form);
+
+/* The name of a (DEFUN name ...) (kind 0) or (DEFMACRO name ...) (kind 1)
+** whose cdr is args: the symbol in *sym, and the definition's kind — 0
+** function, 1 macro, 2 setf function ((DEFUN (SETF name) ...)).  -1 when
+** args is too short, -2 when the name is not a definable function name
+** (not a symbol, or NIL, T, a keyword). */
+int jt_def_name(jt_State *S, jt_V args, int kind, jt_V *sym);
 const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn);
 
 /* --------------------------------------------------------- control (ctl.c) */

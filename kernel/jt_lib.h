@@ -110,6 +110,10 @@ jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function 
 ** function", "a macro", ...): built-in symbols and special operators are
 ** locked; the message says which the symbol is. */
 void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what);
+/* Whether jt_check_definable would let it be defined. */
+static inline bool jt_definable(const jt_Symbol *s) {
+  return !(s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM));
+}
 /* The same for a new structure or condition type: built-in type names
 ** (error, cons, integer, ...) and locked symbols are refused. */
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what);

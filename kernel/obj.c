@@ -939,7 +939,7 @@ void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
 }
 
 void jt_check_definable(jt_State *S, jt_Symbol *s, const char *what) {
-  if (!(s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM))) return;
+  if (jt_definable(s)) return;
   jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in %s", s->cname, what,
             s->h.flags & JT_SYM_SPECFORM ? "special operator"
             : s->h.flags & JT_SYM_CONSTANT ? "constant"
