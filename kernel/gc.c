@@ -376,6 +376,8 @@ static void trace(jt_State *S, jt_Obj *o) {
   }
 }
 
+void jt_gc_trace_fields(jt_State *S, const jt_Obj *o) { trace(S, (jt_Obj *)o); }
+
 static void mark_roots(jt_State *S) {
   for (jt_V *p = S->stack; p < S->sp; p++) M(*p);
   for (size_t i = 0; i < S->nroots; i++) M(*S->roots[i]);

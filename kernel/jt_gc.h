@@ -70,6 +70,9 @@ void jt_gc_safepoint(jt_State *S, bool full);
 /* Tell the collector that `o` was changed behind the barrier's back (the
 ** world layer's restore copies old contents back). */
 void jt_gc_remember(jt_State *S, jt_Obj *o);
+/* Mark what the fields of o refer to, as a collection would (o may be a
+** copy of an object's fixed part: the world's saved bodies). */
+void jt_gc_trace_fields(jt_State *S, const jt_Obj *o);
 size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
 void jt_gc_free_all(jt_State *S);   /* at close */
 

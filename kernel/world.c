@@ -216,57 +216,21 @@ static void level_close(Level *L) {
   L->nsnaps = L->nlogs = L->setn = 0;
 }
 
-/* The saved copies hold the old values: they and their owners are roots. */
+/* The saved copies hold the old values: they and their owners are roots.
+** A copy's fields are traced as the object's would be, except the items of
+** vectors and hash tables, which were saved in s->buf. */
 static void mark_body(jt_State *S, const Snap *s) {
   const jt_Obj *b = s->body;
   jt_gc_mark(S, (jt_V)s->obj);
-  switch (b->type) {
-    case JT_TCONS: jt_gc_mark(S, ((const jt_Cons *)b)->car); jt_gc_mark(S, ((const jt_Cons *)b)->cdr); break;
-    case JT_TSYMBOL: {
-      const jt_Symbol *y = (const jt_Symbol *)b;
-      jt_gc_mark(S, y->name); jt_gc_mark(S, y->value); jt_gc_mark(S, y->function);
-      jt_gc_mark(S, y->plist); jt_gc_mark(S, y->setf_fn);
-      break;
-    }
-    case JT_TSTRUCT: {
-      const jt_Struct *t = (const jt_Struct *)b;
-      jt_gc_mark(S, t->layout);
-      for (uint32_t i = 0; i < b->aux; i++) jt_gc_mark(S, t->slots[i]);
-      break;
-    }
-    case JT_TLAYOUT: {
-      const jt_Layout *l = (const jt_Layout *)b;
-      jt_gc_mark(S, l->name); jt_gc_mark(S, l->parents); jt_gc_mark(S, l->slot_names);
-      jt_gc_mark(S, l->initargs); jt_gc_mark(S, l->initforms); jt_gc_mark(S, l->report);
-      jt_gc_mark(S, l->conc_name);
-      break;
-    }
-    case JT_TVECTOR: {
-      const jt_V *items = s->buf;
-      for (size_t i = 0; i < s->bufbytes / sizeof(jt_V); i++) jt_gc_mark(S, items[i]);
-      break;
-    }
-    case JT_THASH: {
-      const jt_HashEntry *e = s->buf;
-      size_t n = ((const jt_Hash *)b)->nentries;
-      for (size_t i = 0; i < n; i++) { jt_gc_mark(S, e[i].key); jt_gc_mark(S, e[i].val); }
-      break;
-    }
-    case JT_TPRIM: jt_gc_mark(S, ((const jt_Prim *)b)->name); break;
-    case JT_TCLOSURE: {
-      /* a lazy definition analysed since: the copy holds its form */
-      const jt_Closure *c = (const jt_Closure *)b;
-      jt_gc_mark(S, c->code); jt_gc_mark(S, c->env); jt_gc_mark(S, c->name);
-      break;
-    }
-    case JT_TRESTART: {
-      const jt_Restart *r = (const jt_Restart *)b;
-      jt_gc_mark(S, r->name); jt_gc_mark(S, r->function); jt_gc_mark(S, r->report);
-      jt_gc_mark(S, r->test); jt_gc_mark(S, r->interactive);
-      break;
-    }
-    case JT_TFOREIGN: jt_gc_mark(S, ((const jt_Foreign *)b)->tag); break;
-    default: break;
+  if (b->type == JT_TVECTOR) {
+    const jt_V *items = s->buf;
+    for (size_t i = 0; i < s->bufbytes / sizeof(jt_V); i++) jt_gc_mark(S, items[i]);
+  } else if (b->type == JT_THASH) {
+    const jt_HashEntry *e = s->buf;
+    size_t n = ((const jt_Hash *)b)->nentries;
+    for (size_t i = 0; i < n; i++) { jt_gc_mark(S, e[i].key); jt_gc_mark(S, e[i].val); }
+  } else {
+    jt_gc_trace_fields(S, b);
   }
 }
 
