@@ -278,10 +278,7 @@ static jt_V get_symbol(Dec *d) {
   const char *s = get_span(d, &len);
   if (pkg == 0) return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
   if (pkg != JT_PKG_LISP && pkg != JT_PKG_KEYWORD) bad(d, "unknown package");
-  jt_V found = jt_find_symbol(d->S, s, len, pkg);
-  if (found != JT_NOVALUE) return found;
-  jt_V name = jt_string_from_utf8(d->S, s, len);
-  return jt_intern_string(d->S, name, pkg);
+  return jt_intern_bytes(d->S, s, len, pkg);
 }
 
 static jt_V dec(Dec *d) {

@@ -97,6 +97,7 @@ jt_V jt_intern_keyword(jt_State *S, const char *name);  /* name without ':' */
 /* Put an existing symbol object into the symbol table (bootstrap). */
 void jt_intern_symbol_object(jt_State *S, jt_V sym);
 jt_V jt_intern_string(jt_State *S, jt_V name, int package);
+jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package);  /* UTF-8 */
 jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package);
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym);  /* handles NIL and T */
 const char *jt_symname(jt_State *S, jt_V sym);

@@ -283,15 +283,16 @@ jt_V jt_intern_keyword(jt_State *S, const char *name) {
   return intern_bytes(S, name, strlen(name), JT_PKG_KEYWORD, JT_NIL);
 }
 
+jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package) {
+  return intern_bytes(S, name, len, package, JT_NIL);
+}
+
 jt_V jt_intern_string(jt_State *S, jt_V name, int package) {
   size_t len;
   JT_PUSH(S, name);
   char *c = jt_string_utf8(S, name, &len);
-  jt_V found = jt_find_symbol(S, c, len, package);
-  if (found == JT_NOVALUE) {
-    /* the symbol gets its own copy of the name: strings are mutable */
-    found = intern_bytes(S, c, len, package, JT_NIL);
-  }
+  /* the symbol gets its own copy of the name: strings are mutable */
+  jt_V found = intern_bytes(S, c, len, package, JT_NIL);
   free(c);
   JT_POP(S, 1);
   return found;

@@ -220,29 +220,28 @@ static int package_of(Rd *d, Tok *t)
   return -1;
 }
 
-/* The symbol named by characters [lo, hi) of the token in package `pkg`
-** when it is already interned, without allocating (most tokens name
-** existing symbols); JT_NOVALUE otherwise. */
-static jt_V find_token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, int pkg)
+/* The symbol named by characters [lo, hi) of the token in package `pkg`,
+** interned if new.  A name of up to 64 characters is encoded once, on the
+** stack, and looked up without allocating (most tokens name existing
+** symbols); a longer one goes through a Lisp string. */
+static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, int pkg)
 {
   enum { MAXC = 64 };
+  if (hi - lo > MAXC) {
+    jt_V name = token_string(d, t, lo, hi);
+    JT_ROOT(d->S, name);
+    jt_V sym = jt_intern_string(d->S, name, pkg);
+    JT_UNROOT(d->S, 1);
+    return sym;
+  }
   uint32_t cs[MAXC];
   char name[MAXC * 4 + 1];
-  if (hi - lo > MAXC) return JT_NOVALUE;
   Tok t2 = *t;
   scan_token(d, &t2, cs, lo, hi);
   size_t k = 0;
   for (size_t i = 0; i < hi - lo; i++) k += jt_utf8_encode(cs[i], name + k);
   name[k] = 0;
-  return jt_find_symbol(d->S, name, k, pkg);
-}
-
-static jt_V intern_name(Rd *d, jt_V name, int pkg)
-{
-  JT_ROOT(d->S, name);
-  jt_V sym = jt_intern_string(d->S, name, pkg);
-  JT_UNROOT(d->S, 1);
-  return sym;
+  return jt_intern_bytes(d->S, name, k, pkg);
 }
 
 /* Read a token: a number or a symbol.  `uninterned` after #:. */
@@ -271,11 +270,7 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (num != JT_NOVALUE) return num;
   }
   if (t.ncolons == 0) {
-    int pkg = d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP;
-    jt_V sym = find_token_symbol(d, &t, 0, t.n, pkg);
-    if (sym != JT_NOVALUE) return sym;
-    jt_V name = token_string(d, &t, 0, t.n);
-    return intern_name(d, name, pkg);
+    return token_symbol(d, &t, 0, t.n, d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP);
   }
 
   /* package-qualified: the markers must be one ':' or '::' together */
@@ -309,10 +304,7 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (last + 1 == t.n)
       jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
   }
-  jt_V sym = find_token_symbol(d, &t, last + 1, t.n, pkg);
-  if (sym != JT_NOVALUE) return sym;
-  jt_V name = token_string(d, &t, last + 1, t.n);
-  return intern_name(d, name, pkg);
+  return token_symbol(d, &t, last + 1, t.n, pkg);
 }
 
 /* ----------------------------------------------------------------- strings */
