@@ -47,6 +47,13 @@ void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
+void jt_open_meta(jt_State *S);     /* meta.c: kernel properties of symbols */
+
+/* Kernel properties of a symbol (meta.c): a deftype's expander under
+** %DEFTYPE, a defsetf's under %SETF-UPDATER / %SETF-EXPANDER.  Kept apart
+** from the symbol's own plist, which user code can rewrite. */
+jt_V jt_meta_get(jt_State *S, jt_V sym, jt_V key);
+void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val);
 
 /* ----------------------------------------------------------- constructors */
 
@@ -107,6 +114,9 @@ bool jt_iskeyword(jt_V v);
 jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
 void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
 jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+/* In a primitive: return if its caller is kernel code, else signal that the
+** primitive is an undefined function (see obj.c). */
+void jt_check_kernel_caller(jt_State *S);
 /* Signal locked-symbol-error unless user code may define s as `what` ("a
 ** function", "a macro", ...): built-in symbols and special operators are
 ** locked; the message says which the symbol is. */

@@ -1005,6 +1005,7 @@ JT_FN(f_world_count) { return jt_mkfix(jt_hash_(W(S)->data)->count); }
 /* (%record-type name form): defstruct and define-condition expansions call
 ** this so the type is one structure entry (its accessors come with it). */
 JT_FN(f_record_type) {
+  jt_check_kernel_caller(S);  /* records any form as the type's definition */
   world_define(S, jt_check_symbol(S, argv[0]), 5, argv[1], JT_NIL);
   return argv[0];
 }
