@@ -175,6 +175,15 @@ t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
 t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
 
+# --- the sandboxed worker holds its socket and stderr, nothing else: not the
+# store (the kernel's data.mdb), not what the kernel itself inherited
+exec 7</dev/null  # a descriptor the kernel inherits from this script
+start_kernel "$tmp/fds"; ok fds-kernel $?
+wfds=$(ls /proc/"$("$JITI" status --json --store "$tmp/fds" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')"/fd | sort -n | tr '\n' ' ')
+t worker-fds 0 "^2 3 $" -- echo "$wfds"
+exec 7<&-
+"$JITI" stop --store "$tmp/fds" >/dev/null
+
 # --- the worker trips its seccomp filter (test-only primitive of jiti-testhooks)
 t no-test-hooks-in-jiti 1 "TEST-FORBIDDEN-SYSCALL is undefined" -- "$JITI" eval --store "$S" '(test-forbidden-syscall 0)'
 if [[ -n $HOOKS ]]; then
@@ -183,18 +192,18 @@ if [[ -n $HOOKS ]]; then
   "$HOOKS" eval --store "$H" '(world-put :safe 1)' >/dev/null
   # opening a file fails (glibc's malloc may try one lazily; see sandbox.c)
   t seccomp-open-fails 0 "^-1$" -- "$HOOKS" eval --store "$H" '(test-forbidden-syscall 0)'
-  for n in 1 2; do  # a socket, a fork: the worker is killed
+  for n in 1 2 3; do  # a socket, a fork, a shared mapping of a file (stderr): the worker is killed
     t "seccomp-kill-$n" 1 "interrupted: the worker killed by signal 31 .*seccomp" -- \
       "$HOOKS" eval --store "$H" "(progn (world-put :safe 99) (test-forbidden-syscall $n))"
     t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
   done
-  t seccomp-restarts 0 "restarts: +2" -- "$HOOKS" status --store "$H"
+  t seccomp-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
   # a worker killed in the middle of a batch of calls sent at once: the
   # calls after the killing one run on the fresh worker, in order
   batch=$'{"op":"call","source":"(+ 1 1)"}\n{"op":"call","source":"(progn (world-put :safe 99) (test-forbidden-syscall 1))"}\n{"op":"call","source":"(+ 2 2)"}\n{"op":"call","source":"(world-get :safe)"}\n'
   out=$(printf '%s' "$batch" | "$CLIENT" "$H/kernel.sock" 4)
   t seccomp-batch-replies 0 $'"value":"2".*\n.*"code":"interrupted".*\n.*"value":"4".*\n.*"value":"1"' -- echo "$out"
-  t seccomp-batch-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
+  t seccomp-batch-restarts 0 "restarts: +4" -- "$HOOKS" status --store "$H"
   t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
   "$HOOKS" stop --store "$H" >/dev/null
 fi
