@@ -955,3 +955,9 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
 }
 
 void jt_fuel_tick(jt_State *S) { jt_tick(S); }
+
+void jt_fuel_charge(jt_State *S, uint64_t n) {
+  if (S->fuel_left > n) { S->fuel_left -= n; return; }
+  S->fuel_left = 1;
+  jt_tick(S);
+}

@@ -191,6 +191,9 @@ jt_V jt_values2(jt_State *S, jt_V a, jt_V b);
 /* Count one evaluation step against the fuel budget (loops in C call this
 ** once per iteration that runs user code). */
 void jt_fuel_tick(jt_State *S);
+/* Pay n units of fuel at once (work done in one step: a huge bignum
+** operation); signals fuel exhaustion when fewer are left. */
+void jt_fuel_charge(jt_State *S, uint64_t n);
 
 /* --------------------------------------------------------- char buffers */
 
@@ -227,6 +230,8 @@ jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
 ** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
 ** suppressed since *read-default-float-format* is double-float). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+/* Charge the fuel that printing a big integer or ratio costs (num.c). */
+void jt_num_charge_print(jt_State *S, jt_V num);
 
 /* ---------------------------------------------------------- hash tables */
 

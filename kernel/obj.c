@@ -423,12 +423,17 @@ static bool string_eq(jt_V a, jt_V b, bool fold) {
 
 #define EQUAL_MAX_DEPTH 100000
 
-static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
+/* Comparing shared structure can visit far more nodes than it holds (a DAG
+** of depth 60 has 2^60 paths): every 16 visits cost a unit of fuel. */
+#define EQUAL_TICK(S, steps) do { if ((++*(steps) & 15u) == 0) jt_fuel_tick(S); } while (0)
+
+static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
   for (;;) {
     if (jt_eql(a, b)) return true;
+    EQUAL_TICK(S, steps);
     if (depth > EQUAL_MAX_DEPTH) jt_error(S, "structure too deep to compare (circular?)");
     if (jt_iscons(a) && jt_iscons(b)) {
-      if (!equal_rec(S, jt_car(a), jt_car(b), depth + 1)) return false;
+      if (!equal_rec(S, jt_car(a), jt_car(b), depth + 1, steps)) return false;
       a = jt_cdr(a);
       b = jt_cdr(b);
       depth++;
@@ -439,16 +444,20 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   }
 }
 
-bool jt_equal(jt_State *S, jt_V a, jt_V b) { return equal_rec(S, a, b, 0); }
+bool jt_equal(jt_State *S, jt_V a, jt_V b) {
+  uint64_t steps = 0;
+  return equal_rec(S, a, b, 0, &steps);
+}
 
-static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
+static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
   for (;;) {
     if (a == b) return true;
+    EQUAL_TICK(S, steps);
     if (depth > EQUAL_MAX_DEPTH) jt_error(S, "structure too deep to compare (circular?)");
     if (jt_ischar(a) && jt_ischar(b)) return jt_char_downcase(jt_charcode(a)) == jt_char_downcase(jt_charcode(b));
     if (jt_isnumber(a) && jt_isnumber(b)) return jt_num_equal(S, a, b);
     if (jt_iscons(a) && jt_iscons(b)) {
-      if (!equalp_rec(S, jt_car(a), jt_car(b), depth + 1)) return false;
+      if (!equalp_rec(S, jt_car(a), jt_car(b), depth + 1, steps)) return false;
       a = jt_cdr(a);
       b = jt_cdr(b);
       depth++;
@@ -462,7 +471,7 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
       for (size_t i = 0; i < la; i++) {
         jt_V x = sa ? jt_mkchar(jt_str_(a)->chars[i]) : jt_vec_(a)->items[i];
         jt_V y = sb ? jt_mkchar(jt_str_(b)->chars[i]) : jt_vec_(b)->items[i];
-        if (!equalp_rec(S, x, y, depth + 1)) return false;
+        if (!equalp_rec(S, x, y, depth + 1, steps)) return false;
       }
       return true;
     }
@@ -470,7 +479,7 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
       jt_Struct *x = jt_struct_(a), *y = jt_struct_(b);
       if (x->layout != y->layout || x->h.aux != y->h.aux) return false;
       for (uint32_t i = 0; i < x->h.aux; i++)
-        if (!equalp_rec(S, x->slots[i], y->slots[i], depth + 1)) return false;
+        if (!equalp_rec(S, x->slots[i], y->slots[i], depth + 1, steps)) return false;
       return true;
     }
     if (jt_ishash(a) && jt_ishash(b)) {
@@ -480,7 +489,7 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
         if (x->entries[i].key == JT_HASH_DELETED) continue;
         bool found;
         jt_V v = jt_hash_get(S, b, x->entries[i].key, &found);
-        if (!found || !equalp_rec(S, x->entries[i].val, v, depth + 1)) return false;
+        if (!found || !equalp_rec(S, x->entries[i].val, v, depth + 1, steps)) return false;
       }
       return true;
     }
@@ -488,7 +497,10 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   }
 }
 
-bool jt_equalp(jt_State *S, jt_V a, jt_V b) { return equalp_rec(S, a, b, 0); }
+bool jt_equalp(jt_State *S, jt_V a, jt_V b) {
+  uint64_t steps = 0;
+  return equalp_rec(S, a, b, 0, &steps);
+}
 
 /* ------------------------------------------------------------------ lists */
 

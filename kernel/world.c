@@ -478,8 +478,13 @@ static jiti_Status emit(jt_State *S, int kind, jt_V name, jt_V src, jiti_EntryFn
   char *n = entry_name(S, name);
   jiti_Status st = JITI_OK;
   if (!encode_entry(S, kind, name, src, &b, &why)) {
-    if (err) snprintf(err, errlen, "%s %s holds an unexportable value: %s", kind_names[kind], n, why);
-    st = JITI_ERROR;
+    if (jt_encode_limit(why) >= 0) {
+      if (err) snprintf(err, errlen, "%s %s: %s", kind_names[kind], n, why);
+      st = JITI_LIMIT;
+    } else {
+      if (err) snprintf(err, errlen, "%s %s holds an unexportable value: %s", kind_names[kind], n, why);
+      st = JITI_ERROR;
+    }
   } else if (fn(ud, (jiti_EntryKind)kind, n, (const unsigned char *)b.p, b.n)) {
     *stop = true;
   }
@@ -538,6 +543,7 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   if (outer) {
     S->cstack_base = &here;
     jt_gc_safepoint(S, false);
+    S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;  /* export pays as it goes */
   }
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
@@ -1016,6 +1022,8 @@ static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
   const char *why = NULL;
   if (!jt_encode(S, v, &b, &why)) {
     jt_buf_free(&b);
+    int limit = jt_encode_limit(why);
+    if (limit >= 0) jt_limit_exceeded(S, limit);
     char *p = jt_print_cstr(S, v, true, 200);
     snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s is not storable in the world: %s", what, p, why);
     free(p);
