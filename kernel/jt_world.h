@@ -21,4 +21,8 @@ jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *p
 
 void jt_open_world(jt_State *S);
 
+/* A class was redefined: update the instances reachable from the world's
+** managed state now (see world.c). */
+void jt_world_update_instances(jt_State *S);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_clos.h"
 
 /* ----------------------------------------------------------- constructors */
 
@@ -647,11 +648,14 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
     }
     unknown_type(S, type);
   }
+  if (jt_is(type, JT_TCLASS)) return jt_clos_typep(S, v, type) == 1;
   if (!jt_issymbol(type)) unknown_type(S, type);
   int atomic = atomic_typep(S, jt_symname(S, type), v);
   if (atomic >= 0) return atomic;
   jt_V l = jt_find_layout(S, type);
   if (l != JT_NIL) return jt_isstruct(v) && jt_subtypep_layout(jt_struct_(v)->layout, l);
+  int c = jt_clos_typep(S, v, type);   /* classes: defclass names, standard-object ... */
+  if (c >= 0) return c;
   /* deftype: (get name '%deftype) holds an expander */
   jt_V plist = jt_symobj(S, type)->plist;
   for (jt_V p = plist; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p)))
@@ -680,6 +684,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
     case JT_TSTREAM: return JT_SYM(S, STREAM);
     case JT_TRESTART: return JT_SYM(S, RESTART);
+    case JT_TINSTANCE: case JT_TCLASS: case JT_TGENERIC: case JT_TMETHOD: return jt_clos_type_of(S, v);
     default: return JT_T;
   }
 }

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include "jt_eval.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -330,6 +331,7 @@ void jiti_restore(jiti_State *S) {
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
   S->gc_inhibit--;
+  jt_clos_changed(S);   /* CLOS caches filled since the checkpoint are stale */
 }
 
 void jiti_commit(jiti_State *S) {
@@ -947,6 +949,33 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 }
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
+
+/* ------------------------------------------------------ class redefinition */
+
+/* A class was redefined: bring every instance reachable from managed state
+** (variables, data rows) to the class's new shape now, inside the
+** transaction.  A data row whose instances changed is logged as changed,
+** so the commit exports it; the instances themselves were saved by the
+** write barrier, so a restore brings back their old shape. */
+void jt_world_update_instances(jt_State *S) {
+  World *w = W(S);
+  if (!w) return;
+  /* the update methods run user code, which may change either table:
+  ** re-read the entries at every step */
+  for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+    jt_V key = jt_hash_(w->registry)->entries[i].key;
+    if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+    jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+  }
+  for (size_t i = 0; i < jt_hash_(w->data)->nentries; i++) {
+    jt_HashEntry e = jt_hash_(w->data)->entries[i];
+    if (e.key == JT_HASH_DELETED || !jt_isptr(e.val)) continue;
+    JT_PUSH(S, e.key);
+    JT_PUSH(S, e.val);
+    if (jt_class_update_reachable(S, e.val)) map_put(S, w->data, S->sp[-2], S->sp[-1]);
+    JT_POP(S, 2);
+  }
+}
 
 /* ------------------------------------------------------------- data table */
 
