@@ -1153,17 +1153,12 @@ JT_FN(f_add_method) {
   return gf;
 }
 
-JT_FN(f_gf_methods) { return GF(check_gf(S, argv[0]))->methods; }
-JT_FN(f_gf_name) { return GF(check_gf(S, argv[0]))->name; }
-JT_FN(f_gf_lambda_list) { return GF(check_gf(S, argv[0]))->lambda_list; }
 
 static jt_V check_method_arg(jt_State *S, jt_V m) {
   if (!jt_is(m, JT_TMETHOD)) jt_type_error(S, m, CLS(JT_CLASS(S, METHOD))->name);
   return m;
 }
 JT_FN(f_method_qualifiers) { return METH(check_method_arg(S, argv[0]))->qualifiers; }
-JT_FN(f_method_specializers) { return METH(check_method_arg(S, argv[0]))->specializers; }
-JT_FN(f_method_generic_function) { return METH(check_method_arg(S, argv[0]))->gf; }
 
 /* (compute-applicable-methods gf arguments) */
 JT_FN(f_compute_applicable_methods) {
@@ -1198,12 +1193,7 @@ static const jt_Reg gf_fns[] = {
   {"FIND-METHOD", f_find_method, 3, 4, "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
   {"REMOVE-METHOD", f_remove_method, 2, 2, "(remove-method gf method) Remove METHOD from GF; returns GF."},
   {"ADD-METHOD", f_add_method, 2, 2, "(add-method gf method) Add METHOD (replacing one with the same specializers); returns GF."},
-  {"GENERIC-FUNCTION-METHODS", f_gf_methods, 1, 1, "(generic-function-methods gf) The methods of GF."},
-  {"GENERIC-FUNCTION-NAME", f_gf_name, 1, 1, "(generic-function-name gf) The name of GF."},
-  {"GENERIC-FUNCTION-LAMBDA-LIST", f_gf_lambda_list, 1, 1, "(generic-function-lambda-list gf) The lambda list of GF."},
   {"METHOD-QUALIFIERS", f_method_qualifiers, 1, 1, "(method-qualifiers method) The qualifiers of METHOD."},
-  {"METHOD-SPECIALIZERS", f_method_specializers, 1, 1, "(method-specializers method) The specializers of METHOD."},
-  {"METHOD-GENERIC-FUNCTION", f_method_generic_function, 1, 1, "(method-generic-function method) The generic function of METHOD, or NIL."},
   {"COMPUTE-APPLICABLE-METHODS", f_compute_applicable_methods, 2, 2, "(compute-applicable-methods gf arguments) The methods that apply, most specific first."},
   {NULL, NULL, 0, 0, NULL}
 };
