@@ -909,6 +909,14 @@ static void instance_update(jt_State *S, jt_V inst) {
   S->sp = base;
 }
 
+jt_V jt_instance_read(jt_V obj, jt_V name) {
+  if (!jt_is(obj, JT_TINSTANCE) || jt_instance_obsolete(obj)) return JT_NOVALUE;
+  int i = name_index(jt_vec_(jt_inst_(obj)->wrapper)->items[JT_W_NAMES], name);
+  if (i < 0) return JT_NOVALUE;
+  jt_V v = jt_vec_(jt_inst_(obj)->slots)->items[i];
+  return v == JT_UNBOUND ? JT_NOVALUE : v;
+}
+
 jt_V jt_instance_slots(jt_State *S, jt_V inst) {
   if (jt_instance_obsolete(inst)) instance_update(S, inst);
   return jt_inst_(inst)->slots;

@@ -35,7 +35,6 @@
 #define CLS(v) jt_class_(v)
 
 enum { EM_BEFORES, EM_PRIMARIES, EM_AFTERS, EM_COUNT };
-enum { CTX_NEXT, CTX_ARGS, CTX_METHOD, CTX_COUNT };
 #define EM_NONE jt_mkfix(0)       /* no applicable method */
 #define EM_NO_PRIMARY jt_mkfix(1) /* qualified methods but no primary one */
 #define MAX_KEYS 8                /* specialised positions that are cached */
@@ -523,15 +522,13 @@ static jt_V call_method(jt_State *S, jt_V m, jt_V next, int argc, jt_V *argv) {
     return argv[0];
   }
   if (!(M->h.flags & JT_METH_CTX)) return apply_copy(S, M->function, argc, argv);
+  /* the context: (method next . arguments), conses only */
   jt_V *base = S->sp;
   JT_PUSH(S, m);
   JT_PUSH(S, next);
-  jt_V args = jt_list_from(S, argc, argv);
-  JT_PUSH(S, args);
-  jt_V ctx = jt_make_vector(S, CTX_COUNT, JT_NIL);
-  jt_vec_(ctx)->items[CTX_NEXT] = base[1];
-  jt_vec_(ctx)->items[CTX_ARGS] = base[2];
-  jt_vec_(ctx)->items[CTX_METHOD] = base[0];
+  jt_V ctx = jt_list_from(S, argc, argv);
+  ctx = jt_cons(S, base[1], ctx);
+  ctx = jt_cons(S, base[0], ctx);
   jt_V *args_at = S->sp;
   if (S->sp + argc + 2 >= S->stack_end) jt_stack_overflow(S);
   *S->sp++ = ctx;
@@ -633,12 +630,20 @@ jt_V jt_gf_call(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_Generic *g = GF(gf);
   if (argc < g->nreq || (!(g->h.flags & JT_GF_REST) && argc > g->nreq + g->nopt)) wrong_args(S, argc);
   jt_V em = effective_method(S, gf, argc, argv);
-  if (jt_is(em, JT_TMETHOD) && !(jt_method_(em)->h.flags & (JT_METH_CTX | JT_METH_READER | JT_METH_WRITER))) {
-    /* the fast path: one primary method, called like an ordinary function
-    ** (its arguments are already on top of the stack) */
-    jt_V fn = jt_method_(em)->function;
-    if (jt_is(fn, JT_TCLOSURE)) return jt_apply_closure(S, fn, argc, argv);
-    return jt_apply(S, fn, argc, argv);
+  if (jt_is(em, JT_TMETHOD)) {
+    unsigned flags = jt_method_(em)->h.flags;
+    if (!(flags & (JT_METH_CTX | JT_METH_READER | JT_METH_WRITER))) {
+      /* the fast path: one primary method, called like an ordinary
+      ** function (its arguments are already on top of the stack) */
+      jt_V fn = jt_method_(em)->function;
+      if (jt_is(fn, JT_TCLOSURE)) return jt_apply_closure(S, fn, argc, argv);
+      return jt_apply(S, fn, argc, argv);
+    }
+    if ((flags & JT_METH_READER) && argc == 1) {
+      /* a slot reader on an up-to-date instance: read it here */
+      jt_V v = jt_instance_read(argv[0], jt_method_(em)->slot);
+      if (v != JT_NOVALUE) { S->nvals = 1; return v; }
+    }
   }
   JT_PUSH(S, gf);
   jt_V r = run_chain(S, S->sp[-1], em, argc, argv);
@@ -651,51 +656,56 @@ bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   return !(jt_is(em, JT_TMETHOD) && (jt_method_(em)->h.flags & JT_METH_LOCKED));
 }
 
-/* (%call-next-method context arguments) and (%next-method-p context): the
-** local functions of a method body.  The context is checked, so a forged
+/* (%call-next-method context), (%call-next-method-with context arg...) and
+** (%next-method-p context): what call-next-method and next-method-p
+** expand into inside a method body.  The context is checked, so a forged
 ** one can only reach methods the caller could have called anyway. */
-static jt_V check_ctx(jt_State *S, jt_V ctx) {
-  if (!jt_isvector(ctx) || jt_vec_(ctx)->len != CTX_COUNT || !jt_is(jt_vec_(ctx)->items[CTX_METHOD], JT_TMETHOD))
+static void check_ctx(jt_State *S, jt_V ctx) {
+  if (!jt_iscons(ctx) || !jt_is(jt_car(ctx), JT_TMETHOD) || !jt_iscons(jt_cdr(ctx)))
     jt_error(S, "call-next-method: not inside a method");
-  return ctx;
+}
+
+static jt_V call_next(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
+  jt_V m = jt_car(ctx), next = jt_car(jt_cdr(ctx));
+  jt_V gf = METH(m)->gf;
+  if (next == JT_NIL) {
+    jt_V *base = S->sp;
+    JT_PUSH(S, JT_GENERIC(S, NO_NEXT_METHOD));
+    JT_PUSH(S, gf);
+    JT_PUSH(S, m);
+    for (int i = 0; i < argc; i++) JT_PUSH(S, argv[i]);
+    jt_V r = jt_apply(S, base[0], argc + 2, base + 1);
+    S->sp = base;
+    return r;
+  }
+  if (!jt_is(gf, JT_TGENERIC) || argc < GF(gf)->nreq) wrong_args(S, argc);
+  return run_chain(S, gf, next, argc, argv);
 }
 
 JT_FN(f_call_next_method) {
-  jt_V ctx = check_ctx(S, argv[0]);
-  jt_V args = argc > 1 && argv[1] != JT_NIL ? argv[1] : jt_vec_(ctx)->items[CTX_ARGS];
-  jt_V m = jt_vec_(ctx)->items[CTX_METHOD];
-  jt_V gf = METH(m)->gf;
+  check_ctx(S, argv[0]);
   jt_V *base = S->sp;
-  JT_PUSH(S, ctx);
-  JT_PUSH(S, gf);
+  JT_PUSH(S, argv[0]);
   int n = 0;
-  jt_V l = args;
+  jt_V l = jt_cdr(jt_cdr(argv[0]));
   for (; jt_iscons(l); l = jt_cdr(l)) {
     if (n > 100000) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "call-next-method: too many arguments");
     JT_PUSH(S, jt_car(l));
     n++;
   }
-  if (l != JT_NIL) jt_type_error(S, args, JT_SYM(S, LIST));
-  jt_V next = jt_vec_(base[0])->items[CTX_NEXT];
-  jt_V r;
-  if (next == JT_NIL) {
-    jt_V *nb = S->sp;
-    JT_PUSH(S, JT_GENERIC(S, NO_NEXT_METHOD));
-    JT_PUSH(S, base[1]);
-    JT_PUSH(S, jt_vec_(base[0])->items[CTX_METHOD]);
-    for (int i = 0; i < n; i++) JT_PUSH(S, base[2 + i]);
-    r = jt_apply(S, nb[0], n + 2, nb + 1);
-  } else {
-    if (gf == JT_NIL || (n < GF(gf)->nreq)) wrong_args(S, n);
-    r = run_chain(S, base[1], next, n, base + 2);
-  }
+  jt_V r = call_next(S, base[0], n, base + 1);
   S->sp = base;
   return r;
 }
 
+JT_FN(f_call_next_method_with) {
+  check_ctx(S, argv[0]);
+  return call_next(S, argv[0], argc - 1, argv + 1);
+}
+
 JT_FN(f_next_method_p) {
-  JT_UNUSED_ARGS;
-  return jt_bool(jt_vec_(check_ctx(S, argv[0]))->items[CTX_NEXT] != JT_NIL);
+  check_ctx(S, argv[0]);
+  return jt_bool(jt_car(jt_cdr(argv[0])) != JT_NIL);
 }
 
 /* ------------------------------------------------------------ defmethod */
@@ -777,6 +787,89 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
     if (q == JT_CSYM(S, K_AROUND)) return JT_METH_AROUND;
   }
   form_error(S, "the standard method combination accepts no qualifiers but :before, :after and :around", form);
+}
+
+/* Whether the tree contains (function call-next-method) or (function
+** next-method-p): the local functions are then needed as objects. */
+static bool next_as_function(jt_State *S, jt_V x, size_t *budget) {
+  while (jt_iscons(x)) {
+    if (*budget == 0) return true;
+    --*budget;
+    jt_V a = jt_car(x);
+    if (a == JT_SYM(S, FUNCTION) && jt_iscons(jt_cdr(x)) &&
+        (jt_car(jt_cdr(x)) == JT_CSYM(S, CALL_NEXT_METHOD) || jt_car(jt_cdr(x)) == JT_CSYM(S, NEXT_METHOD_P)))
+      return true;
+    if (next_as_function(S, a, budget)) return true;
+    x = jt_cdr(x);
+  }
+  return false;
+}
+
+/* The body of a method that uses call-next-method or next-method-p,
+** around `body`, with `ctx` the variable holding the context.  Local
+** macros when the body only calls them — no closure to make at each call,
+** and the method's variables stay on the stack:
+**   (macrolet ((call-next-method (&rest a)
+**                (if a (list* '%call-next-method-with 'ctx a)
+**                      (list '%call-next-method 'ctx)))
+**              (next-method-p () (list '%next-method-p 'ctx)))
+**     . body)
+** and local functions when it takes them as objects (#'call-next-method):
+**   (flet ((call-next-method (&rest a)
+**            (if a (apply #'%call-next-method-with ctx a) (%call-next-method ctx)))
+**          (next-method-p () (%next-method-p ctx)))
+**     . body) */
+static jt_V next_method_wrapper(jt_State *S, jt_V ctx, jt_V body) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, ctx);
+  JT_PUSH(S, body);
+  size_t budget = 1000000;
+  bool fns = next_as_function(S, body, &budget);
+  jt_V a = jt_make_symbol(S, jt_string_from_cstr(S, "ARGS"));
+  JT_PUSH(S, a);                                   /* base[2] */
+  jt_V q = jt_list(S, 2, JT_SYM(S, QUOTE), base[0]);
+  JT_PUSH(S, q);                                   /* base[3]: 'ctx */
+  jt_V with = jt_intern(S, "%CALL-NEXT-METHOD-WITH");
+  JT_PUSH(S, with);                                /* base[4] */
+  jt_V then, els, np;
+  if (fns) {
+    jt_V fw = jt_list(S, 2, JT_SYM(S, FUNCTION), base[4]);
+    JT_PUSH(S, fw);
+    then = jt_list(S, 4, JT_SYM(S, APPLY), S->sp[-1], base[0], base[2]);
+    JT_PUSH(S, then);
+    els = jt_list(S, 2, JT_CSYM(S, PCALL_NEXT), base[0]);
+    JT_PUSH(S, els);
+    np = jt_list(S, 2, JT_CSYM(S, PNEXT_P), base[0]);
+    JT_PUSH(S, np);
+  } else {
+    jt_V qw = jt_list(S, 2, JT_SYM(S, QUOTE), base[4]);
+    JT_PUSH(S, qw);
+    then = jt_list(S, 4, jt_intern(S, "LIST*"), S->sp[-1], base[3], base[2]);
+    JT_PUSH(S, then);
+    jt_V qc = jt_list(S, 2, JT_SYM(S, QUOTE), JT_CSYM(S, PCALL_NEXT));
+    JT_PUSH(S, qc);
+    els = jt_list(S, 3, JT_SYM(S, LIST), S->sp[-1], base[3]);
+    S->sp[-1] = els;
+    jt_V qn = jt_list(S, 2, JT_SYM(S, QUOTE), JT_CSYM(S, PNEXT_P));
+    JT_PUSH(S, qn);
+    np = jt_list(S, 3, JT_SYM(S, LIST), S->sp[-1], base[3]);
+    S->sp[-1] = np;
+  }
+  /* stack now: ..., then, els, np */
+  jt_V iff = jt_list(S, 4, jt_intern(S, "IF"), base[2], S->sp[-3], S->sp[-2]);
+  JT_PUSH(S, iff);
+  jt_V ll1 = jt_list(S, 2, JT_SYM(S, AND_REST), base[2]);
+  JT_PUSH(S, ll1);
+  jt_V d1 = jt_list(S, 3, JT_CSYM(S, CALL_NEXT_METHOD), S->sp[-1], S->sp[-2]);
+  JT_PUSH(S, d1);
+  jt_V d2 = jt_list(S, 3, JT_CSYM(S, NEXT_METHOD_P), JT_NIL, S->sp[-4]);
+  JT_PUSH(S, d2);
+  jt_V defs = jt_list(S, 2, S->sp[-2], S->sp[-1]);
+  JT_PUSH(S, defs);
+  jt_V w = jt_cons(S, S->sp[-1], base[1]);
+  w = jt_cons(S, fns ? JT_CSYM(S, FLET) : jt_intern(S, "MACROLET"), w);
+  S->sp = base;
+  return w;
 }
 
 /* Build a method from (DEFMETHOD name qualifier* lambda-list . body) — a
@@ -867,29 +960,8 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
   if (ctx) {
     jt_V cvar = jt_make_symbol(S, jt_string_from_cstr(S, "NEXT"));
     JT_PUSH(S, cvar);                         /* base[10] */
-    jt_V avar = jt_make_symbol(S, jt_string_from_cstr(S, "ARGS"));
-    JT_PUSH(S, avar);                         /* base[11] */
-    /* (flet ((call-next-method (&rest a) (%call-next-method ctx a))
-    **        (next-method-p () (%next-method-p ctx))) . body) */
-    jt_V c1 = jt_list(S, 3, JT_CSYM(S, PCALL_NEXT), base[10], base[11]);
-    JT_PUSH(S, c1);
-    jt_V ll1 = jt_list(S, 2, JT_SYM(S, AND_REST), base[11]);
-    JT_PUSH(S, ll1);
-    jt_V d1 = jt_list(S, 3, JT_CSYM(S, CALL_NEXT_METHOD), S->sp[-1], S->sp[-2]);
-    JT_POP(S, 2);
-    JT_PUSH(S, d1);
-    jt_V c2 = jt_list(S, 2, JT_CSYM(S, PNEXT_P), base[10]);
-    JT_PUSH(S, c2);
-    jt_V d2 = jt_list(S, 3, JT_CSYM(S, NEXT_METHOD_P), JT_NIL, S->sp[-1]);
-    JT_POP(S, 1);
-    JT_PUSH(S, d2);
-    jt_V defs = jt_list(S, 2, S->sp[-2], S->sp[-1]);
-    JT_POP(S, 2);
-    JT_PUSH(S, defs);
-    jt_V fl = jt_cons(S, S->sp[-1], base[5]);
-    fl = jt_cons(S, JT_CSYM(S, FLET), fl);
-    JT_POP(S, 1);
-    base[9] = jt_list(S, 1, fl);
+    jt_V wrapper = next_method_wrapper(S, base[10], base[5]);
+    base[9] = jt_list(S, 1, wrapper);
     base[8] = jt_cons(S, base[10], base[8]);
   }
   /* declarations stay at the head of the function's body */
@@ -1188,7 +1260,8 @@ JT_FN(f_compute_applicable_methods) {
 static const jt_Reg gf_fns[] = {
   {"%DEFGENERIC", f_defgeneric, 1, 1, "(%defgeneric form) Define a generic function from a defgeneric form."},
   {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
-  {"%CALL-NEXT-METHOD", f_call_next_method, 1, 2, "(%call-next-method context &optional arguments)"},
+  {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},
+  {"%CALL-NEXT-METHOD-WITH", f_call_next_method_with, 1, -1, "(%call-next-method-with context &rest arguments) The next method with these arguments."},
   {"%NEXT-METHOD-P", f_next_method_p, 1, 1, "(%next-method-p context)"},
   {"FIND-METHOD", f_find_method, 3, 4, "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
   {"REMOVE-METHOD", f_remove_method, 2, 2, "(remove-method gf method) Remove METHOD from GF; returns GF."},

@@ -149,6 +149,9 @@ jt_V jt_instance_make(jt_State *S, jt_V cls);     /* allocate-instance: all unbo
 ** (update-instance-for-redefined-class when it is obsolete). */
 jt_V jt_instance_slots(jt_State *S, jt_V inst);
 bool jt_instance_obsolete(jt_V inst);
+/* The value of a bound local slot of an up-to-date instance, or JT_NOVALUE
+** (anything else: the caller takes the general path).  Never signals. */
+jt_V jt_instance_read(jt_V obj, jt_V name);
 /* Slot access by name on instances, structures and conditions; signals
 ** through slot-missing / slot-unbound as CL does.  JT_UNBOUND never
 ** escapes. */
