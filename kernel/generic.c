@@ -611,8 +611,22 @@ static jt_V run_chain(jt_State *S, jt_V gf, jt_V chain, int argc, jt_V *argv) {
   gf_error(S, JT_SYM(S, SIMPLE_ERROR), "not an effective method: %s", chain);
 }
 
+/* Instances of a redefined class are brought up to date when they are
+** dispatched on, before any method sees them (as PCL does). */
+static void update_obsolete_args(jt_State *S, jt_Generic *g, jt_V *argv) {
+  uint32_t mask = g->dispatch;
+  for (int i = 0; mask; i++, mask >>= 1)
+    if ((mask & 1) && jt_is(argv[i], JT_TINSTANCE) && jt_instance_obsolete(argv[i]))
+      jt_instance_slots(S, argv[i]);
+}
+
 static jt_V effective_method(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_Generic *g = GF(gf);
+  if (g->dispatch) {
+    JT_PUSH(S, gf);
+    update_obsolete_args(S, g, argv);
+    JT_POP(S, 1);
+  }
   cache_check_epoch(S, g);
   jt_V keys[MAX_KEYS];
   int nk = call_keys(S, g, argv, keys);
