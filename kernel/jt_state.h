@@ -134,6 +134,7 @@ struct jt_State {
   jt_V clos;                /* CLOS roots: classes, built-in generics (clos.c) */
   uint64_t clos_epoch;      /* bumped by every class or method change and every
                                restore: dispatch caches of older epochs are stale */
+  jt_V symmeta;             /* hash table: symbol -> kernel properties (meta.c) */
 
   /* ---- evaluation */
   int nvals;                /* number of values of the last form */
@@ -153,6 +154,11 @@ struct jt_State {
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */
+  /* Loading the kernel's (or a host's) own library: %-names read and
+  ** interned now are internal, and the functions analysed now are kernel
+  ** code (jt_Lambda.kernel), which alone may call the guarded internals. */
+  bool kernel_mode;
+  uint32_t restart_floor;   /* restarts with smaller ids may not be invoked */
 
   /* ---- limits (0 = unlimited); see jiti.h */
   jiti_Limits limits;
