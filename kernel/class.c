@@ -519,6 +519,14 @@ static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V ol
   return sd;
 }
 
+static bool same_names(jt_V a, jt_V b) {
+  jt_Vector *x = jt_vec_(a), *y = jt_vec_(b);
+  if (x->len != y->len) return false;
+  for (size_t i = 0; i < x->len; i++)
+    if (x->items[i] != y->items[i]) return false;
+  return true;
+}
+
 /* Build the effective slot definitions, default initargs and wrapper of a
 ** class whose precedence list is known. */
 static void compute_slots(jt_State *S, jt_V cls) {
@@ -594,9 +602,18 @@ static void compute_slots(jt_State *S, jt_V cls) {
     if (SD(sd, SD_INDEX) != JT_NIL) jt_vec_(base[5])->items[jt_fixval(SD(sd, SD_INDEX))] = SD(sd, SD_NAME);
     else base[6] = jt_cons(S, SD(sd, SD_CELL), base[6]);
   }
-  /* keep the old wrapper when nothing about the instances' layout changed */
+  /* keep the old wrapper when nothing about the instances' layout changed;
+  ** a provisional one (import) is adopted when its slots are the class's */
   jt_V ow = CLS(base[0])->wrapper;
   bool same = jt_isvector(ow);
+  if (same && jt_vec_(ow)->items[JT_W_SHARED] == JT_T) {
+    if (same_names(jt_vec_(ow)->items[JT_W_NAMES], base[5])) {
+      JT_SET(S, ow, jt_vec_(ow)->items[JT_W_SHARED], base[6]);
+      S->sp = base;
+      return;
+    }
+    same = false;
+  }
   if (same) {
     jt_Vector *on = jt_vec_(jt_vec_(ow)->items[JT_W_NAMES]);
     same = on->len == (size_t)index;
@@ -1263,4 +1280,86 @@ void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs) {
     free(c);
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
   }
+}
+
+void jt_class_set_shared(jt_State *S, jt_V cls, jt_V cells) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, cls);
+  JT_PUSH(S, cells);
+  for (jt_V l = cells; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V c = jt_car(l);
+    if (!jt_iscons(c)) class_error(S, CLS(base[0])->name, "malformed shared slot values of class %s");
+    jt_V cell = JT_NIL;
+    for (jt_V d = CLS(base[0])->dslots; jt_iscons(d); d = jt_cdr(d))
+      if (SD(jt_car(d), SD_NAME) == jt_car(c) && SD(jt_car(d), SD_CELL) != JT_NIL) cell = SD(jt_car(d), SD_CELL);
+    if (cell == JT_NIL) class_error(S, jt_car(c), "the class has no shared slot %s");
+    JT_SET(S, cell, jt_cons_(cell)->cdr, jt_cdr(c));
+  }
+  S->sp = base;
+}
+
+/* -------------------------------------------------------- import and text */
+
+static jt_V instance_with_wrapper(jt_State *S, jt_V w, size_t n) {
+  JT_PUSH(S, w);
+  jt_V slots = jt_make_vector(S, n, JT_UNBOUND);
+  JT_PUSH(S, slots);
+  jt_Instance *in = (jt_Instance *)jt_alloc(S, JT_TINSTANCE, sizeof(jt_Instance));
+  in->wrapper = S->sp[-2];
+  in->slots = S->sp[-1];
+  JT_POP(S, 2);
+  return (jt_V)in;
+}
+
+/* An instance being imported, slots unbound: of its class when the class
+** is defined; otherwise (a :class slot of a class imported before the
+** class of its value) of a forward-referenced class with a provisional
+** wrapper — marked by T in place of the shared cells — that the class
+** adopts when it is defined with these slots (compute_slots). */
+jt_V jt_instance_for_import(jt_State *S, jt_V name, jt_V names) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, names);
+  jt_V cls = jt_class_ensure(S, name);
+  JT_PUSH(S, cls);
+  int kind = JT_CLASS_KIND(CLS(cls));
+  if (kind != JT_CLASS_STANDARD && kind != JT_CLASS_FORWARD)
+    class_error(S, name, "import: %s is not a standard class");
+  jt_V inst;
+  if (CLS(cls)->h.flags & JT_CLASS_FINALIZED) {
+    inst = jt_instance_make(S, cls);
+  } else {
+    jt_V w = CLS(cls)->wrapper;
+    if (!jt_isvector(w) || jt_vec_(w)->items[JT_W_SHARED] != JT_T || !same_names(jt_vec_(w)->items[JT_W_NAMES], base[0])) {
+      w = jt_make_vector(S, JT_W_COUNT, JT_NIL);
+      jt_vec_(w)->items[JT_W_CLASS] = base[1];
+      jt_vec_(w)->items[JT_W_NAMES] = base[0];
+      jt_vec_(w)->items[JT_W_SHARED] = JT_T;
+      if (CLS(base[1])->wrapper == JT_NIL) JT_SET(S, base[1], CLS(base[1])->wrapper, w);
+    }
+    inst = instance_with_wrapper(S, w, jt_vec_(base[0])->len);
+  }
+  S->sp = base;
+  return inst;
+}
+
+/* A stand-in for reading an instance without its class: the wrapper names
+** the class by its symbol instead of a class object (print.c prints it). */
+jt_V jt_instance_stand_in(jt_State *S, jt_V name, jt_V names) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  JT_PUSH(S, names);
+  jt_V w = jt_make_vector(S, JT_W_COUNT, JT_NIL);
+  jt_vec_(w)->items[JT_W_CLASS] = base[0];
+  jt_vec_(w)->items[JT_W_NAMES] = base[1];
+  jt_V inst = instance_with_wrapper(S, w, jt_vec_(base[1])->len);
+  S->sp = base;
+  return inst;
+}
+
+bool jt_instance_import_slot(jt_State *S, jt_V inst, jt_V name, jt_V value) {
+  jt_V w = jt_inst_(inst)->wrapper;
+  int i = name_index(jt_vec_(w)->items[JT_W_NAMES], name);
+  if (i < 0) return false;
+  JT_SET(S, jt_inst_(inst)->slots, jt_vec_(jt_inst_(inst)->slots)->items[i], value);
+  return true;
 }

@@ -663,3 +663,16 @@ jt_V jt_clos_print_object_string(jt_State *S, jt_V v, bool escape) {
   JT_POP(S, 3);
   return r;
 }
+
+jt_V jt_clos_documentation(jt_State *S, jt_V x, jt_V doc_type) {
+  if (jt_is(x, JT_TGENERIC)) return jt_gf_(x)->doc;
+  if (jt_is(x, JT_TCLASS)) return CLS(x)->doc;
+  if (jt_is(x, JT_TMETHOD)) return jt_method_(x)->doc;
+  if (!jt_issymbol(x) || jt_is_internal(x)) return JT_NOVALUE;
+  if (doc_type == jt_intern(S, "TYPE")) {
+    jt_V c = jt_find_class(S, x);
+    return c != JT_NIL ? CLS(c)->doc : JT_NOVALUE;
+  }
+  jt_V f = jt_symobj(S, x)->function;
+  return jt_is(f, JT_TGENERIC) ? jt_gf_(f)->doc : JT_NOVALUE;
+}

@@ -722,6 +722,7 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
 ** function) made by form, and tell the world. */
 static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V fn) {
   jt_Symbol *s = jt_symobj(S, sym);
+  jt_clos_forget_generic(S, kind == 2 ? s->setf_fn : s->function);
   if (kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
   if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);

@@ -1016,7 +1016,8 @@ static void check_function_name(jt_State *S, jt_V form, jt_V name) {
     form_error(S, "not a function name in", form);
 }
 
-jt_V jt_method_define(jt_State *S, jt_V form, bool lazy) {
+jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
+  JT_PUSH(S, expect);                          /* base[-1] */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   if (!proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
@@ -1033,6 +1034,14 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy) {
     base[1] = jt_gf_ensure(S, name, ll);
   }
   check_builtin_gf(S, base[1], base[2]);
+  if (base[-1] != JT_NOVALUE) {
+    /* import: the form must define the method its entry is named after */
+    JT_SET(S, base[2], METH(base[2])->gf, base[1]);
+    jt_V key = jt_method_key(S, base[2]);
+    JT_SET(S, base[2], METH(base[2])->gf, JT_NIL);
+    if (!jt_equal(S, key, base[-1]))
+      form_error(S, "the stored form does not define the method its entry is named after", base[0]);
+  }
   jt_V old = jt_gf_find_method(S, base[1], METH(base[2])->qualifiers, METH(base[2])->specializers);
   if (old != JT_NIL && (METH(old)->h.flags & JT_METH_LOCKED))
     gf_error(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot replace the built-in method %s", old);
@@ -1043,7 +1052,7 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy) {
     S->world_define(S, key, JT_DEF_METHOD, base[0], base[2]);
   }
   m = base[2];
-  S->sp = base;
+  S->sp = base - 1;
   return m;
 }
 
@@ -1179,7 +1188,7 @@ static jt_V check_gf(jt_State *S, jt_V gf) {
 
 /* (%defgeneric form) (%defmethod form): the expansions of the macros */
 JT_FN(f_defgeneric) { JT_UNUSED_ARGS; return jt_gf_define(S, argv[0], false); }
-JT_FN(f_defmethod) { JT_UNUSED_ARGS; return jt_method_define(S, argv[0], false); }
+JT_FN(f_defmethod) { JT_UNUSED_ARGS; return jt_method_define(S, argv[0], false, JT_NOVALUE); }
 
 /* (find-method gf qualifiers specializers &optional (errorp t)) */
 JT_FN(f_find_method) {

@@ -110,7 +110,8 @@ enum {
 #define JT_CSYM(S, id)    JT_CLOS(S, JT_CLOS_S_##id)
 
 /* The world layer's kinds of definition (S->world_define). */
-enum { JT_DEF_CLASS = 7, JT_DEF_GENERIC = 8, JT_DEF_METHOD = 9, JT_DEF_METHOD_REMOVED = 10 };
+enum { JT_DEF_CLASS = 7, JT_DEF_GENERIC = 8, JT_DEF_METHOD = 9, JT_DEF_METHOD_REMOVED = 10,
+       JT_DEF_GENERIC_REMOVED = 11 };
 
 /* Every class or method change: caches of older epochs are stale. */
 static inline void jt_clos_changed(jt_State *S) { S->clos_epoch++; }
@@ -180,8 +181,17 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
 /* Bring every obsolete instance reachable from `v` up to date; true if any
 ** changed (the world layer walks its managed state with it). */
 bool jt_class_update_reachable(jt_State *S, jt_V v);
-/* The (name . value) cells of the :class slots a class declares itself. */
+/* The (name . value) cells of the :class slots a class declares itself;
+** setting them from such a list (import), each named slot must be one. */
 jt_V jt_class_shared_cells(jt_State *S, jt_V cls);
+void jt_class_set_shared(jt_State *S, jt_V cls, jt_V cells);
+/* Decoding (export.c): an instance to fill for import (its class, or a
+** provisional layout the class adopts when it is imported), a stand-in
+** for reading (text mode: the wrapper holds the class's name, not a
+** class), and a slot of either set by name (false: no such slot). */
+jt_V jt_instance_for_import(jt_State *S, jt_V class_name, jt_V slot_names);
+jt_V jt_instance_stand_in(jt_State *S, jt_V class_name, jt_V slot_names);
+bool jt_instance_import_slot(jt_State *S, jt_V inst, jt_V slot, jt_V value);
 /* Effective slots and wrapper of a built-in standard class (start-up). */
 void jt_class_finalize_root(jt_State *S, jt_V cls);
 
@@ -208,7 +218,9 @@ void jt_gf_remove_method(jt_State *S, jt_V gf, jt_V method);
 jt_V jt_gf_find_method(jt_State *S, jt_V gf, jt_V qualifiers, jt_V specializers);
 /* Define from a defgeneric / defmethod form. */
 jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy);
-jt_V jt_method_define(jt_State *S, jt_V form, bool lazy);
+/* `key` (or JT_NOVALUE): the registry name the method must have (import
+** checks the stored form defines the entry it is stored under). */
+jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key);
 /* The effective method the standard combination makes for these
 ** arguments: NIL when only the built-in (locked) methods apply, so C
 ** callers can take their own fast path; T otherwise. */
@@ -217,11 +229,22 @@ bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv);
 ** a class standing for its name and (EQL x) for itself. */
 jt_V jt_method_key(jt_State *S, jt_V method);
 
+/* `old` (a function cell's value) is being replaced or removed: if it is a
+** generic function, the world forgets its defgeneric and defmethod
+** entries. */
+static inline void jt_clos_forget_generic(jt_State *S, jt_V old) {
+  if (jt_is(old, JT_TGENERIC) && S->world_define)
+    S->world_define(S, jt_gf_(old)->name, JT_DEF_GENERIC_REMOVED, JT_NIL, old);
+}
+
 /* -------------------------------------------------------- protocol (clos.c) */
 
 /* typep on a class name or class object: 1/0, or -1 when `type` is
 ** neither (the caller tries other type specifiers). */
 int jt_clos_typep(jt_State *S, jt_V v, jt_V type);
+/* documentation of a generic function, class or method (or a symbol
+** naming one, doc-type TYPE for classes); JT_NOVALUE for anything else. */
+jt_V jt_clos_documentation(jt_State *S, jt_V x, jt_V doc_type);
 /* type-of of instances and metaobjects: the name of the class. */
 jt_V jt_clos_type_of(jt_State *S, jt_V v);
 /* Print v to stream with print-object (*print-escape* bound to `escape`)

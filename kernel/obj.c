@@ -975,6 +975,7 @@ JT_FN(f_fmakunbound) {
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
   if (s->h.flags & JT_SYM_LOCKED)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot undefine the built-in %s", s->cname);
+  jt_clos_forget_generic(S, s->function);
   JT_SET(S, s, s->function, JT_UNBOUND);
   if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
   return argv[0];
@@ -1011,6 +1012,7 @@ JT_FN(f_set_fdefinition) {
   }
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, name));
   jt_check_definable(S, s, setf ? "a setf function" : "a function");
+  jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
   if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);
@@ -1129,6 +1131,8 @@ JT_FN(f_gc) { jt_gc_collect(S); return JT_NIL; }
 
 JT_FN(f_documentation) {
   jt_V x = argv[0];
+  jt_V d = jt_clos_documentation(S, x, argc > 1 ? argv[1] : JT_NIL);
+  if (d != JT_NOVALUE) return d;
   if (jt_issymbol(x) && !jt_is_internal(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);

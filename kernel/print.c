@@ -702,9 +702,25 @@ static bool print_via_method(Printer *P, jt_V v)
 
 static void print_instance(Printer *P, jt_V v, intptr_t depth)
 {
+  jt_V w = jt_inst_(v)->wrapper;
+  if (!jt_is(jt_vec_(w)->items[JT_W_CLASS], JT_TCLASS)) {
+    /* a stand-in decoded for reading (jt_decode_text): #<NAME :SLOT v ...> */
+    unreadable(P, v, "an instance");
+    if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+    out_ascii(P, "#<");
+    print_escaped(P, jt_vec_(w)->items[JT_W_CLASS], depth + 1);
+    jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
+    for (size_t i = 0; i < names->len && !P->full; i++) {
+      out_char(P, ' ');
+      print_as_keyword(P, names->items[i]);
+      out_char(P, ' ');
+      print_obj(P, jt_vec_(jt_inst_(v)->slots)->items[i], depth + 1);
+    }
+    out_char(P, '>');
+    return;
+  }
   if (print_via_method(P, v)) return;
   unreadable(P, v, "an instance");
-  jt_V w = jt_inst_(v)->wrapper;
   out_ascii(P, "#<");
   print_escaped(P, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name, depth + 1);
   out_char(P, ' ');

@@ -48,7 +48,8 @@ typedef struct World {
 #define W(S) ((World *)(S)->world)
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
-  "function", "macro", "variable", "structure", "data", "invariant"};
+  "function", "macro", "variable", "structure", "data", "invariant",
+  "class", "generic", "method"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -387,9 +388,33 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   JT_POP(S, 1);
 }
 
+/* Entries of a generic function that is going away (its name was
+** fmakunbound or defined as an ordinary function): its defgeneric and the
+** methods defmethod made. */
+static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  JT_PUSH(S, gf);
+  unrecord(S, JITI_ENTRY_GENERIC, name);
+  if (jt_is(gf, JT_TGENERIC))
+    for (jt_V l = jt_gf_(gf)->methods; jt_iscons(l); l = jt_cdr(l)) {
+      if (jt_method_(jt_car(l))->form == JT_NIL) continue;
+      JT_PUSH(S, l);
+      jt_V key = jt_method_key(S, jt_car(l));
+      JT_PUSH(S, key);
+      unrecord(S, JITI_ENTRY_METHOD, key);
+      JT_POP(S, 1);
+      l = S->sp[-1];
+      JT_POP(S, 1);
+    }
+  S->sp = base;
+}
+
 /* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
 ** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
-** -1 fmakunbound, 6 function set without a defining form. */
+** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
+** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
+** key), a removed method, a generic function going away (fn: it). */
 static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
   World *w = W(S);
   if (!w->enabled) return;
@@ -427,6 +452,11 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
       break;
+    case JT_DEF_CLASS: record(S, JITI_ENTRY_CLASS, name, base[0]); break;
+    case JT_DEF_GENERIC: record(S, JITI_ENTRY_GENERIC, name, base[0]); break;
+    case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
+    case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
+    case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
   }
   S->sp = base;
 }
@@ -442,8 +472,9 @@ typedef struct Item { int kind; char *name; jt_V key; } Item;
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_MACRO] = 1, [JITI_ENTRY_FUNCTION] = 2,
-  [JITI_ENTRY_VARIABLE] = 3, [JITI_ENTRY_DATA] = 4, [JITI_ENTRY_INVARIANT] = 5};
+  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_CLASS] = 1, [JITI_ENTRY_MACRO] = 2,
+  [JITI_ENTRY_FUNCTION] = 3, [JITI_ENTRY_VARIABLE] = 4, [JITI_ENTRY_GENERIC] = 5,
+  [JITI_ENTRY_METHOD] = 6, [JITI_ENTRY_DATA] = 7, [JITI_ENTRY_INVARIANT] = 8};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -462,6 +493,17 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
     case JITI_ENTRY_DATA: {
       jt_buf_putc(out, 'R');
       return jt_encode(S, name, out, why) && jt_encode(S, src, out, why);
+    }
+    case JITI_ENTRY_CLASS: {
+      /* the defclass form, then the values of the class's own :class
+      ** slots as a list of (name . value), unbound ones as unbound */
+      jt_V cls = jt_find_class(S, name);
+      jt_V cells = jt_is(cls, JT_TCLASS) ? jt_class_shared_cells(S, cls) : JT_NIL;
+      JT_PUSH(S, cells);
+      jt_buf_putc(out, 'C');
+      bool ok = jt_encode(S, src, out, why) && jt_encode(S, S->sp[-1], out, why);
+      JT_POP(S, 1);
+      return ok;
     }
     default:
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
@@ -642,13 +684,19 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         }
       }
     } else {
-      jt_Hash *r = jt_hash_(w->registry);
-      for (size_t i = 0; i < r->nentries; i++) {
-        jt_V key = r->entries[i].key;
-        if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-        bool dup;
-        jt_hash_get(S, seen, key, &dup);
-        if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+      /* every variable, and every class with :class slots (their values
+      ** are exported with the class and may have changed in place too) */
+      for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+        jt_V key = jt_hash_(w->registry)->entries[i].key;
+        if (key == JT_HASH_DELETED) continue;
+        int kind = (int)jt_fixval(jt_car(key));
+        if (kind == JITI_ENTRY_CLASS) {
+          jt_V cls = jt_find_class(S, jt_cdr(key));
+          if (!jt_is(cls, JT_TCLASS) || jt_class_shared_cells(S, cls) == JT_NIL) continue;
+        } else if (kind != JITI_ENTRY_VARIABLE) {
+          continue;
+        }
+        if (first_time(S, seen, key)) add_item(S, &items, &n, &cap, kind, key, jt_cdr(key));
       }
     }
   }
@@ -699,6 +747,10 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
         return n == name;
       }
       return head == jt_intern(S, "DEFINE-CONDITION") && second == name;
+    case JITI_ENTRY_CLASS: return head == jt_intern(S, "DEFCLASS") && second == name;
+    case JITI_ENTRY_GENERIC: return head == jt_intern(S, "DEFGENERIC") && jt_equal(S, second, name);
+    case JITI_ENTRY_METHOD:  /* the rest of the name is checked when the method is made */
+      return head == jt_intern(S, "DEFMETHOD") && jt_iscons(name) && jt_equal(S, second, jt_car(name));
     default:
       return false;
   }
@@ -707,7 +759,8 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
 static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V form) {
   static const char *const wanted[JITI_ENTRY_KIND_COUNT] = {
     [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
-    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION"};
+    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION", [JITI_ENTRY_CLASS] = "a DEFCLASS",
+    [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
@@ -782,6 +835,39 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 2);
       break;
     }
+    case JITI_ENTRY_CLASS: {
+      if (tag != 'C') jt_error(S, "not a class encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, form);
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      /* initforms are analysed at their first use, like imported functions */
+      jt_V cls = jt_class_define(S, form, true);
+      JT_PUSH(S, cls);
+      jt_V cells = jt_decode_at(S, a->bytes, a->len, &pos);
+      if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");
+      jt_class_set_shared(S, S->sp[-1], cells);
+      JT_POP(S, 3);
+      break;
+    }
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      JT_PUSH(S, form);
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      /* (eql form) specializers are evaluated: under the import budget */
+      if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+      if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
+      S->fuel_left = S->limits.fuel;
+      S->limit_tripped = 0;
+      if (a->kind == JITI_ENTRY_GENERIC) jt_gf_define(S, form, true);
+      else jt_method_define(S, form, true, S->sp[-2]);
+      JT_POP(S, 2);
+      break;
+    }
     default:
       jt_error(S, "unknown entry kind %d", (int)a->kind);
   }
@@ -805,13 +891,33 @@ static jiti_Status text_body(jt_State *S, void *ud) {
   size_t pos = 1;
   if (a->len < 1) jt_error(S, "empty entry encoding");
   if (a->bytes[0] == 'R') {
-    jt_V key = jt_decode_at(S, a->bytes, a->len, &pos);
+    jt_V key = jt_decode_text_at(S, a->bytes, a->len, &pos);
     JT_PUSH(S, key);
-    jt_V val = jt_decode_at(S, a->bytes, a->len, &pos);
+    jt_V val = jt_decode_text_at(S, a->bytes, a->len, &pos);
     v = jt_list(S, 3, jt_intern(S, "WORLD-PUT"), S->sp[-1], val);
     JT_POP(S, 1);
+  } else if (a->bytes[0] == 'C') {
+    /* a class: its form, then a comment line per shared slot value */
+    jt_V form = jt_decode_text_at(S, a->bytes, a->len, &pos);
+    JT_PUSH(S, form);
+    jt_V cells = jt_decode_text_at(S, a->bytes, a->len, &pos);
+    JT_PUSH(S, cells);
+    jt_Buf b = {0};
+    char *f = jt_print_cstr(S, S->sp[-2], true, (size_t)1 << 24);
+    jt_buf_puts(&b, f);
+    free(f);
+    for (jt_V l = S->sp[-1]; jt_iscons(l); l = jt_cdr(l)) {
+      char *c = jt_print_cstr(S, jt_car(l), true, (size_t)1 << 20);
+      jt_buf_puts(&b, "\n;; :class slot ");
+      jt_buf_puts(&b, c);
+      free(c);
+    }
+    jt_buf_putc(&b, '\0');
+    *(char **)a->name = b.p;
+    JT_POP(S, 2);
+    return JITI_OK;
   } else {
-    v = jt_decode(S, a->bytes + 1, a->len - 1);
+    v = jt_decode_text(S, a->bytes + 1, a->len - 1);
   }
   JT_PUSH(S, v);
   *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);
