@@ -1086,63 +1086,88 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
 /* ------------------------------------------------ updating reachable state */
 
 /* Walk v (conses, vectors, hash tables, structures, instances) and update
-** every obsolete instance.  A depth bound and a visited table (for shared
-** and circular structure) keep it finite. */
+** every obsolete instance.  Lists are followed without a table (along the
+** cdr with a slower pointer that meets a circular tail, recursing into the
+** cars to a bounded depth, as the encoder does); other containers are
+** remembered in a table made at the first one, so shared and circular
+** structure is visited once and a row of plain lists costs no allocation. */
 typedef struct Walk { jt_V seen; bool changed; } Walk;
 
-static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
-  while (jt_isptr(v)) {
-    if (depth > 100000) return;
-    int t = jt_type(v);
-    if (t != JT_TCONS && t != JT_TVECTOR && t != JT_THASH && t != JT_TSTRUCT && t != JT_TINSTANCE) return;
-    bool seen;
-    jt_hash_get(S, w->seen, v, &seen);
-    if (seen) return;
+static bool walk_first_visit(jt_State *S, Walk *w, jt_V v) {
+  if (w->seen == JT_NIL) {
     JT_PUSH(S, v);
-    jt_hash_put(S, w->seen, v, JT_T);
-    switch (t) {
-      case JT_TCONS:
-        walk(S, w, jt_car(v), depth + 1);
-        v = jt_cdr(S->sp[-1]);
-        JT_POP(S, 1);
-        continue;   /* along the cdr without recursing */
-      case JT_TVECTOR:
-        for (size_t i = 0; i < jt_vec_(S->sp[-1])->len; i++) walk(S, w, jt_vec_(S->sp[-1])->items[i], depth + 1);
-        break;
-      case JT_THASH:
-        for (size_t i = 0; i < jt_hash_(S->sp[-1])->nentries; i++) {
-          jt_HashEntry e = jt_hash_(S->sp[-1])->entries[i];
-          if (e.key == JT_HASH_DELETED) continue;
-          walk(S, w, e.key, depth + 1);
-          walk(S, w, jt_hash_(S->sp[-1])->entries[i].val, depth + 1);
-        }
-        break;
-      case JT_TSTRUCT:
-        for (uint32_t i = 0; i < jt_o(S->sp[-1])->aux; i++) walk(S, w, jt_struct_(S->sp[-1])->slots[i], depth + 1);
-        break;
-      case JT_TINSTANCE:
-        if (jt_instance_obsolete(S->sp[-1])) {
-          instance_update(S, S->sp[-1]);
-          w->changed = true;
-        }
-        for (size_t i = 0; i < jt_vec_(jt_inst_(S->sp[-1])->slots)->len; i++)
-          walk(S, w, jt_vec_(jt_inst_(S->sp[-1])->slots)->items[i], depth + 1);
-        break;
-    }
+    w->seen = jt_make_hash(S, JT_HASH_EQ, 16);
+    jt_o(w->seen)->flags |= JT_HASH_MANAGED;   /* scratch: never a change of the world */
     JT_POP(S, 1);
-    return;
   }
+  bool seen;
+  jt_hash_get(S, w->seen, v, &seen);
+  if (seen) return false;
+  JT_PUSH(S, v);
+  jt_hash_put(S, w->seen, v, JT_T);
+  JT_POP(S, 1);
+  return true;
+}
+
+static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
+  if (!jt_isptr(v) || depth > 10000) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, v);
+  switch (jt_type(v)) {
+    case JT_TCONS: {
+      jt_V slow = v;
+      size_t n = 0;
+      for (jt_V l = v; jt_iscons(l); l = jt_cdr(l)) {
+        JT_PUSH(S, l);
+        walk(S, w, jt_car(l), depth + 1);
+        l = S->sp[-1];
+        JT_POP(S, 1);
+        if ((++n & 1) == 0) {
+          slow = jt_cdr(slow);
+          if (slow == jt_cdr(l)) break;   /* a circular tail: every cell seen */
+        }
+        if (!jt_iscons(jt_cdr(l))) walk(S, w, jt_cdr(l), depth + 1);
+      }
+      break;
+    }
+    case JT_TVECTOR:
+      if (!walk_first_visit(S, w, v)) break;
+      for (size_t i = 0; i < jt_vec_(base[0])->len; i++) walk(S, w, jt_vec_(base[0])->items[i], depth + 1);
+      break;
+    case JT_THASH:
+      if (!walk_first_visit(S, w, v)) break;
+      for (size_t i = 0; i < jt_hash_(base[0])->nentries; i++) {
+        jt_HashEntry e = jt_hash_(base[0])->entries[i];
+        if (e.key == JT_HASH_DELETED) continue;
+        walk(S, w, e.key, depth + 1);
+        walk(S, w, jt_hash_(base[0])->entries[i].val, depth + 1);
+      }
+      break;
+    case JT_TSTRUCT:
+      if (!walk_first_visit(S, w, v)) break;
+      for (uint32_t i = 0; i < jt_o(base[0])->aux; i++) walk(S, w, jt_struct_(base[0])->slots[i], depth + 1);
+      break;
+    case JT_TINSTANCE:
+      if (!jt_is(jt_vec_(jt_inst_(v)->wrapper)->items[JT_W_CLASS], JT_TCLASS)) break;  /* a stand-in */
+      if (!walk_first_visit(S, w, v)) break;
+      if (jt_instance_obsolete(base[0])) {
+        instance_update(S, base[0]);
+        w->changed = true;
+      }
+      for (size_t i = 0; i < jt_vec_(jt_inst_(base[0])->slots)->len; i++)
+        walk(S, w, jt_vec_(jt_inst_(base[0])->slots)->items[i], depth + 1);
+      break;
+    default:
+      break;
+  }
+  S->sp = base;
 }
 
 bool jt_class_update_reachable(jt_State *S, jt_V v) {
-  Walk w;
-  JT_PUSH(S, v);
-  w.seen = jt_make_hash(S, JT_HASH_EQ, 16);
-  jt_o(w.seen)->flags |= JT_HASH_MANAGED;   /* scratch: never a change of the world */
-  JT_PUSH(S, w.seen);
-  w.changed = false;
-  walk(S, &w, S->sp[-2], 0);
-  JT_POP(S, 2);
+  Walk w = {JT_NIL, false};
+  JT_ROOT(S, w.seen);
+  walk(S, &w, v, 0);
+  JT_UNROOT(S, 1);
   return w.changed;
 }
 

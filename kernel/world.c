@@ -63,9 +63,17 @@ int jiti_entry_kind_parse(const char *name) {
 
 /* ------------------------------------------------------------- snapshots */
 
+/* Home slot of o in a table of cap (a power of two) slots.  Objects of
+** one size are allocated side by side, so the address bits are mixed:
+** a plain shift of the address made long runs of neighbouring slots, and
+** probing them made saving 1e5 instances quadratic. */
+static inline size_t set_home(const jt_Obj *o, size_t cap) {
+  return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
 static bool set_has(Level *L, jt_Obj *o) {
   if (!L->setcap) return false;
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) {
     if (L->set[k] == o) return true;
     k = (k + 1) & (L->setcap - 1);
@@ -80,7 +88,7 @@ static void set_add(Level *L, jt_Obj *o) {
     if (!t) abort();
     for (size_t i = 0; i < L->setcap; i++)
       if (L->set[i]) {
-        size_t k = ((uintptr_t)L->set[i] >> 4) & (ncap - 1);
+        size_t k = set_home(L->set[i], ncap);
         while (t[k]) k = (k + 1) & (ncap - 1);
         t[k] = L->set[i];
       }
@@ -88,7 +96,7 @@ static void set_add(Level *L, jt_Obj *o) {
     L->set = t;
     L->setcap = ncap;
   }
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) k = (k + 1) & (L->setcap - 1);
   L->set[k] = o;
   L->setn++;
