@@ -181,85 +181,94 @@ static jt_V supers_of(jt_V c, jt_V cls, jt_V own) {
   return c == cls && own != JT_NOVALUE ? own : CLS(c)->supers;
 }
 
-/* k must precede c: c is a direct superclass of k, or k comes before c in
-** some class's list of direct superclasses (the local precedence orders). */
-static bool precedes(jt_V k, jt_V c, const jt_V *cs, size_t n, jt_V cls, jt_V own) {
-  if (memq(c, supers_of(k, cls, own))) return true;
-  for (size_t m = 0; m < n; m++) {
-    bool seen_k = false;
-    for (jt_V s = supers_of(cs[m], cls, own); jt_iscons(s); s = jt_cdr(s)) {
-      if (jt_car(s) == k) seen_k = true;
-      else if (jt_car(s) == c) { if (seen_k) return true; break; }
-    }
-  }
-  return false;
-}
-
 /* The standard algorithm (CLHS 4.3.5): a topological sort of the local
-** precedence orders; among several candidates, the one that is a direct
-** superclass of the most recently placed class.  `own` (or JT_NOVALUE)
-** stands for cls's direct superclasses.  Returns JT_NOVALUE when some
-** superclass is only forward-referenced; signals when the orders are
-** inconsistent. */
+** precedence orders (each class before its first direct superclass, each
+** direct superclass before the next); among several candidates, the one
+** that is a direct superclass of the most recently placed class.  `own`
+** (or JT_NOVALUE) stands for cls's direct superclasses.  Returns JT_NOVALUE
+** when some superclass is only forward-referenced; signals when the orders
+** are inconsistent.  The work lives in Lisp objects (running out of fuel
+** half-way leaks nothing), and costs about the number of classes times
+** their direct superclasses, plus the candidates' tie-breaks. */
 static jt_V compute_cpl(jt_State *S, jt_V cls, jt_V own) {
-  /* gathered without allocating Lisp objects: every class here is
-  ** reachable from cls and own, which the caller keeps rooted */
-  size_t n = 0, cap = 16;
-  jt_V *cs = malloc(cap * sizeof *cs);
-  if (!cs) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  cs[n++] = cls;
-  for (size_t i = 0; i < n; i++) {
-    if (JT_CLASS_KIND(CLS(cs[i])) == JT_CLASS_FORWARD) { free(cs); return JT_NOVALUE; }
-    for (jt_V l = supers_of(cs[i], cls, own); jt_iscons(l); l = jt_cdr(l)) {
-      jt_V s = jt_car(l);
-      bool seen = false;
-      for (size_t k = 0; k < n && !seen; k++) seen = cs[k] == s;
-      if (seen) continue;
-      if (n == cap) {
-        jt_V *p = realloc(cs, 2 * cap * sizeof *cs);
-        if (!p) { free(cs); jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory"); }
-        cs = p;
-        cap *= 2;
-      }
-      cs[n++] = s;
-    }
-  }
-  jt_V *out = malloc(n * sizeof *out);
-  bool *done = calloc(n, sizeof *done), *cand = calloc(n, sizeof *cand);
-  if (!out || !done || !cand) {
-    free(cs); free(out); free(done); free(cand);
-    jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  }
-  size_t nout = 0;
-  bool ok = true;
-  while (nout < n && ok) {
-    size_t ncand = 0, pick = n;
-    for (size_t c = 0; c < n; c++) {
-      cand[c] = false;
-      if (done[c]) continue;
-      bool free_ = true;
-      for (size_t k = 0; k < n && free_; k++)
-        if (!done[k] && k != c && precedes(cs[k], cs[c], cs, n, cls, own)) free_ = false;
-      if (free_) { cand[c] = true; ncand++; pick = c; }
-    }
-    if (ncand == 0) { ok = false; break; }
-    if (ncand > 1)
-      for (size_t o = nout, found = 0; o-- > 0 && !found;)
-        for (jt_V l = supers_of(out[o], cls, own); jt_iscons(l) && !found; l = jt_cdr(l))
-          for (size_t c = 0; c < n; c++)
-            if (cand[c] && cs[c] == jt_car(l)) { pick = c; found = 1; break; }
-    done[pick] = true;
-    out[nout++] = cs[pick];
-  }
-  if (!ok) {
-    free(cs); free(out); free(done); free(cand);
-    class_error(S, CLS(cls)->name, "cannot compute the class precedence list of %s: "
-                "the orders of its superclasses are inconsistent");
-  }
   jt_V *base = S->sp;
-  for (size_t i = 0; i < n; i++) JT_PUSH(S, out[i]);
-  free(cs); free(out); free(done); free(cand);
-  jt_V l = jt_list_from(S, (int)n, base);
+  JT_PUSH(S, cls);
+  JT_PUSH(S, own);
+  jt_V csv = jt_make_vector(S, 0, JT_NIL);
+  jt_o(csv)->flags |= JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR;
+  JT_PUSH(S, csv);                                   /* base[2]: the classes */
+  jt_V index = jt_make_hash(S, JT_HASH_EQ, 16);
+  jt_o(index)->flags |= JT_HASH_MANAGED;             /* scratch */
+  JT_PUSH(S, index);                                 /* base[3]: class -> position */
+  jt_vector_push(S, base[2], cls);
+  jt_hash_put(S, base[3], cls, jt_mkfix(0));
+  for (size_t i = 0; i < jt_vec_(base[2])->len; i++) {
+    jt_V c = jt_vec_(base[2])->items[i];
+    if (JT_CLASS_KIND(CLS(c)) == JT_CLASS_FORWARD) { S->sp = base; return JT_NOVALUE; }
+    jt_fuel_tick(S);
+    for (jt_V l = supers_of(c, base[0], base[1]); jt_iscons(l); l = jt_cdr(l)) {
+      bool seen;
+      jt_hash_get(S, base[3], jt_car(l), &seen);
+      if (seen) continue;
+      JT_PUSH(S, l);
+      jt_hash_put(S, base[3], jt_car(l), jt_mkfix((intptr_t)jt_vec_(base[2])->len));
+      jt_vector_push(S, base[2], jt_car(S->sp[-1]));
+      l = S->sp[-1];
+      JT_POP(S, 1);
+    }
+  }
+  size_t n = jt_vec_(base[2])->len;
+  /* successors (lists of positions) and in-degrees */
+  jt_V succ = jt_make_vector(S, n, JT_NIL);
+  JT_PUSH(S, succ);                                  /* base[4] */
+  jt_V indeg = jt_make_vector(S, n, jt_mkfix(0));
+  JT_PUSH(S, indeg);                                 /* base[5] */
+  for (size_t i = 0; i < n; i++) {
+    jt_V prev = jt_mkfix((intptr_t)i);
+    for (jt_V l = supers_of(jt_vec_(base[2])->items[i], base[0], base[1]); jt_iscons(l); l = jt_cdr(l)) {
+      bool found;
+      jt_V to = jt_hash_get(S, base[3], jt_car(l), &found);
+      JT_PUSH(S, l);
+      jt_V cell = jt_cons(S, to, jt_vec_(base[4])->items[jt_fixval(prev)]);
+      jt_vec_(base[4])->items[jt_fixval(prev)] = cell;
+      jt_vec_(base[5])->items[jt_fixval(to)] = jt_mkfix(jt_fixval(jt_vec_(base[5])->items[jt_fixval(to)]) + 1);
+      l = S->sp[-1];
+      JT_POP(S, 1);
+      prev = to;
+    }
+  }
+  jt_V outv = jt_make_vector(S, n, JT_NIL);
+  JT_PUSH(S, outv);                                  /* base[6]: the order */
+  jt_V *cs = jt_vec_(base[2])->items, *sc = jt_vec_(base[4])->items;
+  jt_V *deg = jt_vec_(base[5])->items, *out = jt_vec_(base[6])->items;
+  cls = base[0];
+  own = base[1];
+  /* placed: deg = -1; candidates: deg = 0 */
+  for (size_t nout = 0; nout < n; nout++) {
+    size_t pick = n, ncand = 0;
+    for (size_t c = 0; c < n; c++)
+      if (deg[c] == jt_mkfix(0)) { ncand++; pick = c; }
+    if ((nout & 63) == 0) jt_fuel_tick(S);
+    if (ncand == 0)
+      class_error(S, CLS(cls)->name, "cannot compute the class precedence list of %s: "
+                  "the orders of its superclasses are inconsistent");
+    if (ncand > 1) {
+      bool found = false;
+      for (size_t o = nout; o-- > 0 && !found;)
+        for (jt_V l = supers_of(out[o], cls, own); jt_iscons(l) && !found; l = jt_cdr(l)) {
+          bool f;
+          jt_V at = jt_hash_get(S, base[3], jt_car(l), &f);
+          if (deg[jt_fixval(at)] == jt_mkfix(0)) { pick = (size_t)jt_fixval(at); found = true; }
+        }
+    }
+    deg[pick] = jt_mkfix(-1);
+    out[nout] = cs[pick];
+    for (jt_V l = sc[pick]; jt_iscons(l); l = jt_cdr(l)) {
+      intptr_t t = jt_fixval(jt_car(l));
+      deg[t] = jt_mkfix(jt_fixval(deg[t]) - 1);
+    }
+  }
+  jt_V l = jt_list_from(S, (int)n, jt_vec_(base[6])->items);
   S->sp = base;
   return l;
 }
@@ -634,26 +643,64 @@ static void compute_slots(jt_State *S, jt_V cls) {
   S->sp = base;
 }
 
-/* Compute a standard class and, recursively, its subclasses.  A class with
-** a forward-referenced superclass stays unfinalized (no instances yet). */
-static void finalize(jt_State *S, jt_V cls, int depth) {
-  if (depth > 1000) class_error(S, CLS(cls)->name, "the class hierarchy under %s is too deep");
+/* Compute one standard class.  A class with a forward-referenced
+** superclass stays unfinalized (it can have no instances yet). */
+static void finalize_one(jt_State *S, jt_V cls) {
+  if (JT_CLASS_KIND(CLS(cls)) != JT_CLASS_STANDARD) return;
   jt_V *base = S->sp;
   JT_PUSH(S, cls);
-  if (JT_CLASS_KIND(CLS(cls)) == JT_CLASS_STANDARD) {
-    jt_V cpl = compute_cpl(S, cls, JT_NOVALUE);
-    if (cpl == JT_NOVALUE) {
-      JT_TOUCH(S, base[0]);
-      CLS(base[0])->h.flags &= (uint16_t)~JT_CLASS_FINALIZED;
-      JT_SET(S, base[0], CLS(base[0])->cpl, JT_NIL);
-    } else {
-      JT_SET(S, base[0], CLS(base[0])->cpl, cpl);
-      compute_slots(S, base[0]);
-      JT_TOUCH(S, base[0]);
-      CLS(base[0])->h.flags |= JT_CLASS_FINALIZED;
+  jt_V cpl = compute_cpl(S, cls, JT_NOVALUE);
+  if (cpl == JT_NOVALUE) {
+    JT_TOUCH(S, base[0]);
+    CLS(base[0])->h.flags &= (uint16_t)~JT_CLASS_FINALIZED;
+    JT_SET(S, base[0], CLS(base[0])->cpl, JT_NIL);
+  } else {
+    JT_SET(S, base[0], CLS(base[0])->cpl, cpl);
+    compute_slots(S, base[0]);
+    JT_TOUCH(S, base[0]);
+    CLS(base[0])->h.flags |= JT_CLASS_FINALIZED;
+  }
+  S->sp = base;
+}
+
+/* Compute cls and every class below it, each once (a class reached by
+** several paths is not recomputed for each: a lattice of diamonds would
+** make that exponential).  The order does not matter: a class's
+** precedence list and slots come from its superclasses' direct
+** definitions. */
+static void finalize(jt_State *S, jt_V cls) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, cls);
+  base[0] = jt_list(S, 1, cls);            /* base[0]: the classes, in order found */
+  JT_PUSH(S, base[0]);                     /* base[1]: its last cons */
+  jt_V seen = jt_make_hash(S, JT_HASH_EQ, 16);
+  jt_o(seen)->flags |= JT_HASH_MANAGED;    /* scratch: never a change of the world */
+  JT_PUSH(S, seen);                        /* base[2] */
+  jt_hash_put(S, base[2], cls, JT_T);
+  for (jt_V l = base[0]; jt_iscons(l); l = jt_cdr(l)) {
+    for (jt_V s = CLS(jt_car(l))->subs; jt_iscons(s); s = jt_cdr(s)) {
+      jt_fuel_tick(S);
+      bool found;
+      jt_hash_get(S, base[2], jt_car(s), &found);
+      if (found) continue;
+      JT_PUSH(S, l);
+      JT_PUSH(S, s);
+      jt_hash_put(S, base[2], jt_car(s), JT_T);
+      s = S->sp[-1];
+      jt_V cell = jt_cons(S, jt_car(s), JT_NIL);
+      JT_POP(S, 1);
+      JT_SET(S, base[1], jt_cons_(base[1])->cdr, cell);
+      base[1] = cell;
+      l = S->sp[-1];
+      JT_POP(S, 1);
     }
   }
-  for (jt_V l = CLS(base[0])->subs; jt_iscons(l); l = jt_cdr(l)) finalize(S, jt_car(l), depth + 1);
+  for (jt_V l = base[0]; jt_iscons(l); l = jt_cdr(l)) {
+    JT_PUSH(S, l);
+    finalize_one(S, jt_car(l));
+    l = S->sp[-1];
+    JT_POP(S, 1);
+  }
   S->sp = base;
 }
 
@@ -747,12 +794,30 @@ static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool laz
 
 /* Whether cls is reachable from the classes `l` through direct
 ** superclasses (forward references included): making them its
-** superclasses would make a cycle. */
-static bool reaches(jt_V l, jt_V cls, int depth) {
-  if (depth > 1000) return true;
-  for (; jt_iscons(l); l = jt_cdr(l))
-    if (jt_car(l) == cls || reaches(CLS(jt_car(l))->supers, cls, depth + 1)) return true;
-  return false;
+** superclasses would make a cycle.  Each class is visited once. */
+static bool reaches(jt_State *S, jt_V l, jt_V cls) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, cls);
+  JT_PUSH(S, l);                                   /* base[1]: to visit */
+  jt_V seen = jt_make_hash(S, JT_HASH_EQ, 16);
+  jt_o(seen)->flags |= JT_HASH_MANAGED;            /* scratch */
+  JT_PUSH(S, seen);                                /* base[2] */
+  bool found = false;
+  while (jt_iscons(base[1]) && !found) {
+    jt_V c = jt_car(base[1]);
+    base[1] = jt_cdr(base[1]);
+    if (c == base[0]) { found = true; break; }
+    bool f;
+    jt_hash_get(S, base[2], c, &f);
+    if (f) continue;
+    JT_PUSH(S, c);
+    jt_hash_put(S, base[2], c, JT_T);
+    jt_fuel_tick(S);
+    for (jt_V s = CLS(S->sp[-1])->supers; jt_iscons(s); s = jt_cdr(s)) base[1] = jt_cons(S, jt_car(s), base[1]);
+    JT_POP(S, 1);
+  }
+  S->sp = base;
+  return found;
 }
 
 jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
@@ -793,7 +858,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   if (base[1] == JT_NIL) base[1] = jt_list(S, 1, JT_CLASS(S, STANDARD_OBJECT));
   jt_V cls = old != JT_NIL ? old : class_alloc(S, name, JT_CLASS_STANDARD);
   JT_PUSH(S, cls);                  /* base[2] */
-  if (reaches(base[1], cls, 0)) class_error(S, name, "the superclasses of %s would make a cycle");
+  if (reaches(S, base[1], cls)) class_error(S, name, "the superclasses of %s would make a cycle");
   compute_cpl(S, cls, base[1]);     /* signals now if the orders are inconsistent */
   /* direct slots and options; nothing has changed yet */
   JT_PUSH(S, JT_NIL);               /* base[3]: direct slots */
@@ -830,7 +895,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
     JT_SET(S, s, CLS(s)->subs, subs);
   }
   if (old == JT_NIL) class_register(S, base[2]);
-  finalize(S, base[2], 0);
+  finalize(S, base[2]);
   add_accessors(S, base[2]);
   jt_clos_changed(S);
   if (S->world_define) S->world_define(S, name, JT_DEF_CLASS, base[0], base[2]);
