@@ -230,6 +230,7 @@ static void test_migration(void) {
   jiti_commit(S);
   Ents e = {0};
   CHECK(jiti_export_all(S, keep, &e, NULL, 0) == JITI_OK);
+  free(before);
   before = dump(S);
   jiti_State *T = import_all(&e, false);
   after = dump(T);
