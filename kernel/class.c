@@ -63,11 +63,6 @@ static JT_NORETURN void class_error(jt_State *S, jt_V obj, const char *fmt) {
   jt_error(S, "%s", S->msgbuf);
 }
 
-static bool memq(jt_V x, jt_V l) {
-  for (; jt_iscons(l); l = jt_cdr(l))
-    if (jt_car(l) == x) return true;
-  return false;
-}
 
 static jt_V list_reverse(jt_State *S, jt_V l) {
   jt_V r = JT_NIL;
@@ -131,7 +126,7 @@ jt_V jt_class_ensure(jt_State *S, jt_V name) {
 
 bool jt_class_subclassp(jt_V c, jt_V cls) {
   if (c == cls) return true;
-  return memq(cls, CLS(c)->cpl);
+  return jt_clos_memq(cls, CLS(c)->cpl);
 }
 
 jt_V jt_class_of(jt_State *S, jt_V v) {
@@ -413,26 +408,13 @@ static jt_V init_name(jt_State *S, jt_V cls_name, jt_V slot_name) {
 
 /* ------------------------------------------------------------ defclass */
 
+/* "malformed defclass (WHAT): FORM" */
 static JT_NORETURN void defclass_error(jt_State *S, jt_V form, const char *what) {
-  char *f = jt_print_cstr(S, form, true, 200);
-  snprintf(S->msgbuf, sizeof S->msgbuf, "malformed defclass: %s in %s", what, f);
-  free(f);
-  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  char why[200];
+  snprintf(why, sizeof why, "malformed defclass (%s)", what);
+  jt_clos_form_error(S, why, form);
 }
 
-static bool proper_list(jt_V l) {
-  size_t n = 0;
-  for (; jt_iscons(l); l = jt_cdr(l))
-    if (++n > 100000) return false;
-  return l == JT_NIL;
-}
-
-static bool function_name_p(jt_State *S, jt_V n) {
-  if (jt_iscons(n))
-    return jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)) && jt_cdr(jt_cdr(n)) == JT_NIL &&
-           jt_issymbol(jt_car(jt_cdr(n))) && jt_car(jt_cdr(n)) != JT_NIL;
-  return jt_issymbol(n) && n != JT_NIL && n != JT_T && !jt_iskeyword(n);
-}
 
 /* Parse one slot specifier into a direct slot definition.  `old` is the
 ** class's previous direct slots (a :class slot keeps its cell, and so its
@@ -448,7 +430,7 @@ static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V ol
   JT_PUSH(S, sd);            /* base[1] */
   SD(sd, SD_ALLOC) = JT_CSYM(S, K_INSTANCE);
   jt_V opts = jt_iscons(spec) ? jt_cdr(spec) : JT_NIL;
-  if (!proper_list(opts)) defclass_error(S, form, "a slot specifier is not a proper list");
+  if (!jt_clos_proper_list(opts)) defclass_error(S, form, "a slot specifier is not a proper list");
   bool seen_initform = false, seen_alloc = false, seen_type = false, seen_doc = false;
   for (jt_V o = opts; jt_iscons(o); o = jt_cdr(jt_cdr(o))) {
     if (!jt_iscons(jt_cdr(o))) defclass_error(S, form, "a slot option has no value");
@@ -464,7 +446,7 @@ static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V ol
       seen_initform = true;
       SD(base[1], SD_INITFORM) = val;
     } else if (key == JT_CSYM(S, K_READER) || key == JT_CSYM(S, K_ACCESSOR)) {
-      if (!function_name_p(S, val) || jt_iscons(val)) defclass_error(S, form, "a reader name is not a symbol");
+      if (!jt_clos_function_name_p(S, val) || jt_iscons(val)) defclass_error(S, form, "a reader name is not a symbol");
       cell = jt_cons(S, val, SD(base[1], SD_READERS));
       SD(base[1], SD_READERS) = cell;
       if (key == JT_CSYM(S, K_ACCESSOR)) {
@@ -473,7 +455,7 @@ static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V ol
         SD(base[1], SD_WRITERS) = cell;
       }
     } else if (key == JT_CSYM(S, K_WRITER)) {
-      if (!function_name_p(S, val)) defclass_error(S, form, "a writer name is not a function name");
+      if (!jt_clos_function_name_p(S, val)) defclass_error(S, form, "a writer name is not a function name");
       cell = jt_cons(S, val, SD(base[1], SD_WRITERS));
       SD(base[1], SD_WRITERS) = cell;
     } else if (key == JT_CSYM(S, K_ALLOCATION)) {
@@ -548,7 +530,7 @@ static void compute_slots(jt_State *S, jt_V cls) {
   JT_PUSH(S, rcpl);                  /* base[2] */
   for (jt_V k = base[2]; jt_iscons(k); k = jt_cdr(k))
     for (jt_V d = CLS(jt_car(k))->dslots; jt_iscons(d); d = jt_cdr(d))
-      if (!memq(SD(jt_car(d), SD_NAME), base[1])) base[1] = jt_cons(S, SD(jt_car(d), SD_NAME), base[1]);
+      if (!jt_clos_memq(SD(jt_car(d), SD_NAME), base[1])) base[1] = jt_cons(S, SD(jt_car(d), SD_NAME), base[1]);
   base[1] = jt_nreverse_list(base[1]);
   jt_V effs = JT_NIL;
   JT_PUSH(S, effs);                  /* base[3] */
@@ -575,7 +557,7 @@ static void compute_slots(jt_State *S, jt_V cls) {
         if (!have_type && SD(sd, SD_TYPE) != JT_T) { SD(eff, SD_TYPE) = SD(sd, SD_TYPE); have_type = true; }
         if (!have_doc && SD(sd, SD_DOC) != JT_NIL) { SD(eff, SD_DOC) = SD(sd, SD_DOC); have_doc = true; }
         for (jt_V ia = SD(sd, SD_INITARGS); jt_iscons(ia); ia = jt_cdr(ia))
-          if (!memq(jt_car(ia), SD(eff, SD_INITARGS))) {
+          if (!jt_clos_memq(jt_car(ia), SD(eff, SD_INITARGS))) {
             jt_V c = jt_cons(S, jt_car(ia), SD(eff, SD_INITARGS));
             eff = S->sp[-1];
             SD(eff, SD_INITARGS) = c;
@@ -629,7 +611,7 @@ static void compute_slots(jt_State *S, jt_V cls) {
     for (size_t i = 0; same && i < on->len; i++) same = on->items[i] == jt_vec_(base[5])->items[i];
     jt_V os = jt_vec_(ow)->items[JT_W_SHARED];
     size_t nos = 0, nns = 0;
-    for (jt_V l = os; jt_iscons(l); l = jt_cdr(l)) { nos++; same = same && memq(jt_car(l), base[6]); }
+    for (jt_V l = os; jt_iscons(l); l = jt_cdr(l)) { nos++; same = same && jt_clos_memq(jt_car(l), base[6]); }
     for (jt_V l = base[6]; jt_iscons(l); l = jt_cdr(l)) nns++;
     same = same && nos == nns;
   }
@@ -755,7 +737,7 @@ static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool laz
   bool seen_dia = false, seen_doc = false;
   for (jt_V o = opts; jt_iscons(o); o = jt_cdr(o)) {
     jt_V opt = jt_car(o);
-    if (!jt_iscons(opt) || !proper_list(opt)) defclass_error(S, form, "a class option is not a list");
+    if (!jt_iscons(opt) || !jt_clos_proper_list(opt)) defclass_error(S, form, "a class option is not a list");
     jt_V key = jt_car(opt);
     if (key == JT_CSYM(S, K_DEFAULT_INITARGS)) {
       if (seen_dia) defclass_error(S, form, ":default-initargs given twice");
@@ -823,7 +805,7 @@ static bool reaches(jt_State *S, jt_V l, jt_V cls) {
 jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
-  if (!proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))) ||
+  if (!jt_clos_proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))) ||
       !jt_iscons(jt_cdr(jt_cdr(jt_cdr(form)))))
     defclass_error(S, form, "too few parts");
   jt_V name = jt_car(jt_cdr(form));
@@ -831,7 +813,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   jt_V slot_specs = jt_car(jt_cdr(jt_cdr(jt_cdr(form))));
   if (!jt_issymbol(name) || name == JT_NIL || name == JT_T || jt_iskeyword(name))
     defclass_error(S, form, "the class name is not a symbol");
-  if (!proper_list(supers_names) || !proper_list(slot_specs))
+  if (!jt_clos_proper_list(supers_names) || !jt_clos_proper_list(slot_specs))
     defclass_error(S, form, "the superclasses and slots must be lists");
   jt_V old = class_lookup(S, name);
   if (old != JT_NIL && (CLS(old)->h.flags & JT_CLASS_LOCKED))
@@ -1067,7 +1049,7 @@ void jt_slot_set(jt_State *S, jt_V obj, jt_V name, jt_V value) {
 /* The value of the first occurrence of any of `keys` in the plist. */
 static bool initarg_value(jt_V keys, int n2, const jt_V *initargs, jt_V *out) {
   for (int k = 0; k + 1 < n2; k += 2)
-    if (memq(initargs[k], keys)) { *out = initargs[k + 1]; return true; }
+    if (jt_clos_memq(initargs[k], keys)) { *out = initargs[k + 1]; return true; }
   return false;
 }
 
@@ -1089,7 +1071,7 @@ void jt_instance_initialize(jt_State *S, jt_V inst, jt_V names, int n2, jt_V *in
       continue;
     }
     if (*p.at != JT_UNBOUND || SD(sd, SD_INITFN) == JT_NIL) continue;
-    if (base[1] != JT_T && !memq(SD(sd, SD_NAME), base[1])) continue;
+    if (base[1] != JT_T && !jt_clos_memq(SD(sd, SD_NAME), base[1])) continue;
     JT_PUSH(S, l);
     v = init_value(S, SD(sd, SD_INITFN));
     l = S->sp[-1];
@@ -1362,7 +1344,7 @@ void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs) {
   jt_V valid = valid_initargs(S, cls);
   if (valid == JT_T) return;
   for (int k = 0; k + 1 < n2; k += 2) {
-    if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) || memq(initargs[k], valid)) continue;
+    if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) || jt_clos_memq(initargs[k], valid)) continue;
     char *a = jt_print_cstr(S, initargs[k], true, 100);
     char *c = jt_print_cstr(S, cls, true, 200);
     snprintf(S->msgbuf, sizeof S->msgbuf, "Invalid initialization argument: %s in call for class %s.", a, c);

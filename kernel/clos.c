@@ -18,6 +18,35 @@
 
 void jt_open_generic(jt_State *S);   /* generic.c */
 
+/* ------------------------------------------------------------- helpers */
+
+bool jt_clos_memq(jt_V x, jt_V l) {
+  for (; jt_iscons(l); l = jt_cdr(l))
+    if (jt_car(l) == x) return true;
+  return false;
+}
+
+bool jt_clos_proper_list(jt_V l) {
+  size_t n = 0;
+  for (; jt_iscons(l); l = jt_cdr(l))
+    if (++n > 100000) return false;
+  return l == JT_NIL;
+}
+
+bool jt_clos_function_name_p(jt_State *S, jt_V n) {
+  if (jt_iscons(n))
+    return jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)) && jt_cdr(jt_cdr(n)) == JT_NIL &&
+           jt_issymbol(jt_car(jt_cdr(n))) && jt_car(jt_cdr(n)) != JT_NIL;
+  return jt_issymbol(n) && n != JT_NIL && n != JT_T && !jt_iskeyword(n);
+}
+
+void jt_clos_form_error(jt_State *S, const char *what, jt_V form) {
+  char *f = jt_print_cstr(S, form, true, 200);
+  snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s", what, f);
+  free(f);
+  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+}
+
 /* ------------------------------------------------------ built-in classes */
 
 /* Direct superclasses of the built-in classes, in JT_CLOS_BUILTIN_CLASSES
@@ -628,12 +657,10 @@ static void call_print_object(jt_State *S, jt_V stream, jt_V v, bool escape) {
 
 bool jt_clos_print_object(jt_State *S, jt_V stream, jt_V v, bool escape) {
   if (S->clos == JT_NIL) return false;
-  jt_V args[2] = {v, stream};
   JT_PUSH(S, v);
   JT_PUSH(S, stream);
   bool user = jt_gf_user_methods_apply(S, JT_GENERIC(S, PRINT_OBJECT), 2, S->sp - 2);
   JT_POP(S, 2);
-  (void)args;
   if (!user) return false;
   call_print_object(S, stream, v, escape);
   return true;

@@ -39,11 +39,6 @@ enum { EM_BEFORES, EM_PRIMARIES, EM_AFTERS, EM_COUNT };
 #define EM_NO_PRIMARY jt_mkfix(1) /* qualified methods but no primary one */
 #define MAX_KEYS 8                /* specialised positions that are cached */
 
-static bool memq(jt_V x, jt_V l) {
-  for (; jt_iscons(l); l = jt_cdr(l))
-    if (jt_car(l) == x) return true;
-  return false;
-}
 
 static JT_NORETURN void gf_error(jt_State *S, jt_V type, const char *fmt, jt_V obj) {
   char *n = jt_print_cstr(S, obj, true, 300);
@@ -724,20 +719,6 @@ JT_FN(f_next_method_p) {
 
 /* ------------------------------------------------------------ defmethod */
 
-static JT_NORETURN void form_error(jt_State *S, const char *what, jt_V form) {
-  char *f = jt_print_cstr(S, form, true, 200);
-  snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s", what, f);
-  free(f);
-  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
-}
-
-static bool proper_list(jt_V l) {
-  size_t n = 0;
-  for (; jt_iscons(l); l = jt_cdr(l))
-    if (++n > 100000) return false;
-  return l == JT_NIL;
-}
-
 /* Whether the tree mentions call-next-method or next-method-p (bounded:
 ** source read with #n# can share structure). */
 static bool mentions_next(jt_State *S, jt_V x, size_t *budget) {
@@ -800,7 +781,7 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
     if (q == JT_CSYM(S, K_AFTER)) return JT_METH_AFTER;
     if (q == JT_CSYM(S, K_AROUND)) return JT_METH_AROUND;
   }
-  form_error(S, "the standard method combination accepts no qualifiers but :before, :after and :around", form);
+  jt_clos_form_error(S, "the standard method combination accepts no qualifiers but :before, :after and :around", form);
 }
 
 /* Whether the tree contains (function call-next-method) or (function
@@ -898,12 +879,12 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
   JT_PUSH(S, JT_NIL);                         /* base[2]: qualifiers (reversed) */
   for (; jt_iscons(rest) && !jt_islist(jt_car(rest)); rest = jt_cdr(rest))
     base[2] = jt_cons(S, jt_car(rest), base[2]);
-  if (!jt_iscons(rest)) form_error(S, "malformed defmethod (no lambda list)", form);
+  if (!jt_iscons(rest)) jt_clos_form_error(S, "malformed defmethod (no lambda list)", form);
   base[2] = jt_nreverse_list(base[2]);
   unsigned qual = qualifier_kind(S, base[2], form);
   jt_V sll = jt_car(rest);
   jt_V body = jt_cdr(rest);
-  if (!proper_list(sll)) form_error(S, "malformed specialized lambda list", form);
+  if (!jt_clos_proper_list(sll)) jt_clos_form_error(S, "malformed specialized lambda list", form);
   /* required parameters: names and specializers */
   JT_PUSH(S, JT_NIL);                         /* base[3]: specializers (reversed) */
   JT_PUSH(S, JT_NIL);                         /* base[4]: plain lambda list (reversed) */
@@ -914,24 +895,24 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
     jt_V p = jt_car(l), var = p;
     JT_PUSH(S, JT_CLASS(S, T));               /* pb[1]: the specializer */
     if (jt_iscons(p)) {
-      if (!jt_iscons(jt_cdr(p)) || jt_cdr(jt_cdr(p)) != JT_NIL) form_error(S, "malformed specialized parameter", p);
+      if (!jt_iscons(jt_cdr(p)) || jt_cdr(jt_cdr(p)) != JT_NIL) jt_clos_form_error(S, "malformed specialized parameter", p);
       var = jt_car(p);
       jt_V sname = jt_car(jt_cdr(p));
       if (jt_iscons(sname)) {
         if (jt_car(sname) != JT_SYM(S, EQL) || !jt_iscons(jt_cdr(sname)) || jt_cdr(jt_cdr(sname)) != JT_NIL)
-          form_error(S, "malformed specializer", sname);
+          jt_clos_form_error(S, "malformed specializer", sname);
         jt_V v = jt_eval(S, jt_car(jt_cdr(sname)));   /* (eql form): the form's value */
         JT_PUSH(S, v);
         pb[1] = jt_list(S, 2, JT_SYM(S, EQL), v);
       } else {
-        if (!jt_issymbol(sname)) form_error(S, "malformed specializer", sname);
+        if (!jt_issymbol(sname)) jt_clos_form_error(S, "malformed specializer", sname);
         bool found;
         pb[1] = jt_hash_get(S, JT_CLOS(S, JT_CLOS_CLASSES), sname, &found);
         if (!found) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "there is no class named %s", sname);
       }
     }
     if (!jt_issymbol(var) || var == JT_NIL || var == JT_T || jt_iskeyword(var))
-      form_error(S, "a required parameter is not a symbol", form);
+      jt_clos_form_error(S, "a required parameter is not a symbol", form);
     base[3] = jt_cons(S, pb[1], base[3]);
     base[4] = jt_cons(S, var, base[4]);       /* var is in the form: reachable */
     l = pb[0];
@@ -945,12 +926,12 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
     t = &jt_cons_(*t)->cdr;
   }
   LL info;
-  if (!ll_parse(S, base[4], &info)) form_error(S, "malformed lambda list in", form);
+  if (!ll_parse(S, base[4], &info)) jt_clos_form_error(S, "malformed lambda list in", form);
   /* documentation and declarations */
   JT_PUSH(S, body);                           /* base[5]: body */
   JT_PUSH(S, JT_NIL);                         /* base[6]: doc */
   JT_PUSH(S, JT_NIL);                         /* base[7]: declarations (reversed) */
-  if (!proper_list(body)) form_error(S, "malformed method body", form);
+  if (!jt_clos_proper_list(body)) jt_clos_form_error(S, "malformed method body", form);
   for (;;) {
     jt_V b = base[5];
     if (!jt_iscons(b)) break;
@@ -1009,19 +990,15 @@ static void check_builtin_gf(jt_State *S, jt_V gf, jt_V m) {
 }
 
 static void check_function_name(jt_State *S, jt_V form, jt_V name) {
-  if (jt_iscons(name) ? !(jt_car(name) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(name)) &&
-                          jt_cdr(jt_cdr(name)) == JT_NIL && jt_issymbol(jt_car(jt_cdr(name))) &&
-                          jt_car(jt_cdr(name)) != JT_NIL)
-                      : !(jt_issymbol(name) && name != JT_NIL && name != JT_T && !jt_iskeyword(name)))
-    form_error(S, "not a function name in", form);
+  if (!jt_clos_function_name_p(S, name)) jt_clos_form_error(S, "not a function name in", form);
 }
 
 jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
   JT_PUSH(S, expect);                          /* base[-1] */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
-  if (!proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
-    form_error(S, "malformed defmethod", form);
+  if (!jt_clos_proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
+    jt_clos_form_error(S, "malformed defmethod", form);
   jt_V name = jt_car(jt_cdr(form));
   check_function_name(S, form, name);
   jt_V gf = jt_gf_find(S, name);
@@ -1040,7 +1017,7 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
     jt_V key = jt_method_key(S, base[2]);
     JT_SET(S, base[2], METH(base[2])->gf, JT_NIL);
     if (!jt_equal(S, key, base[-1]))
-      form_error(S, "the stored form does not define the method its entry is named after", base[0]);
+      jt_clos_form_error(S, "the stored form does not define the method its entry is named after", base[0]);
   }
   jt_V old = jt_gf_find_method(S, base[1], METH(base[2])->qualifiers, METH(base[2])->specializers);
   if (old != JT_NIL && (METH(old)->h.flags & JT_METH_LOCKED))
@@ -1086,21 +1063,21 @@ jt_V jt_method_key(jt_State *S, jt_V m) {
 jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
-  if (!proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
-    form_error(S, "malformed defgeneric", form);
+  if (!jt_clos_proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
+    jt_clos_form_error(S, "malformed defgeneric", form);
   jt_V name = jt_car(jt_cdr(form));
   check_function_name(S, form, name);
   jt_V ll = jt_car(jt_cdr(jt_cdr(form)));
   LL info;
-  if (!ll_parse(S, ll, &info) || info.aux) form_error(S, "malformed generic function lambda list in", form);
+  if (!ll_parse(S, ll, &info) || info.aux) jt_clos_form_error(S, "malformed generic function lambda list in", form);
   for (jt_V l = ll; jt_iscons(l); l = jt_cdr(l))
-    if (jt_iscons(jt_car(l)) && !memq(JT_SYM(S, AND_KEY), ll))
-      form_error(S, "a generic function's optional parameters have no defaults", form);
+    if (jt_iscons(jt_car(l)) && !jt_clos_memq(JT_SYM(S, AND_KEY), ll))
+      jt_clos_form_error(S, "a generic function's optional parameters have no defaults", form);
   /* options: checked before anything changes */
   jt_V doc = JT_NIL;
   for (jt_V o = jt_cdr(jt_cdr(jt_cdr(form))); jt_iscons(o); o = jt_cdr(o)) {
     jt_V opt = jt_car(o);
-    if (!jt_iscons(opt) || !proper_list(opt)) form_error(S, "malformed defgeneric option", opt);
+    if (!jt_iscons(opt) || !jt_clos_proper_list(opt)) jt_clos_form_error(S, "malformed defgeneric option", opt);
     jt_V k = jt_car(opt);
     if (k == JT_CSYM(S, K_METHOD) || k == JT_SYM(S, DECLARE)) continue;
     if (k == JT_CSYM(S, K_DOCUMENTATION) && jt_iscons(jt_cdr(opt)) && jt_isstring(jt_car(jt_cdr(opt)))) {
@@ -1120,7 +1097,7 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
       for (; jt_iscons(a) && jt_iscons(r) && jt_car(a) == jt_car(r); a = jt_cdr(a), r = jt_cdr(r)) {}
       if (a == JT_NIL && (r == JT_NIL || lambda_keyword(S, jt_car(r)))) continue;
     }
-    form_error(S, "unsupported defgeneric option", opt);
+    jt_clos_form_error(S, "unsupported defgeneric option", opt);
   }
   JT_PUSH(S, doc);                              /* base[1] */
   jt_V gf = jt_gf_find(S, name);

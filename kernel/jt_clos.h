@@ -85,8 +85,7 @@
   X(K_GENERIC_FUNCTION_CLASS, ":GENERIC-FUNCTION-CLASS") \
   X(K_METHOD_CLASS, ":METHOD-CLASS") \
   X(K_BEFORE, ":BEFORE") X(K_AFTER, ":AFTER") X(K_AROUND, ":AROUND") \
-  X(STANDARD, "STANDARD") X(QUOTE, "QUOTE") X(SLOT_VALUE, "SLOT-VALUE") \
-  X(SETF_SLOT_VALUE, "%SET-SLOT-VALUE") X(SLOT_BOUNDP, "SLOT-BOUNDP") \
+  X(STANDARD, "STANDARD") X(SLOT_BOUNDP, "SLOT-BOUNDP") \
   X(SLOT_MAKUNBOUND, "SLOT-MAKUNBOUND") X(INSTANCE, "INSTANCE") \
   X(NEW_VALUE, "NEW-VALUE")
 
@@ -221,9 +220,8 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy);
 /* `key` (or JT_NOVALUE): the registry name the method must have (import
 ** checks the stored form defines the entry it is stored under). */
 jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key);
-/* The effective method the standard combination makes for these
-** arguments: NIL when only the built-in (locked) methods apply, so C
-** callers can take their own fast path; T otherwise. */
+/* Whether anything but a built-in (locked) method would run for these
+** arguments: the printer asks before calling print-object. */
 bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv);
 /* The registry name of a method: (gf-name qualifier... (specializer...)),
 ** a class standing for its name and (EQL x) for itself. */
@@ -236,6 +234,16 @@ static inline void jt_clos_forget_generic(jt_State *S, jt_V old) {
   if (jt_is(old, JT_TGENERIC) && S->world_define)
     S->world_define(S, jt_gf_(old)->name, JT_DEF_GENERIC_REMOVED, JT_NIL, old);
 }
+
+/* ------------------------------------------- shared by the three files (clos.c) */
+
+bool jt_clos_memq(jt_V x, jt_V l);
+/* A proper list (of at most 100000 elements: longer counts as not). */
+bool jt_clos_proper_list(jt_V l);
+/* A symbol or (setf symbol) that may name a function (not NIL, T or a keyword). */
+bool jt_clos_function_name_p(jt_State *S, jt_V name);
+/* program-error "WHAT: FORM" (a malformed defining form). */
+JT_NORETURN void jt_clos_form_error(jt_State *S, const char *what, jt_V form);
 
 /* -------------------------------------------------------- protocol (clos.c) */
 

@@ -962,7 +962,9 @@ static void run(Printer *P, jt_V v)
 
 /* ------------------------------------------------------------ entry points */
 
-void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
+/* Print v to a stream; `plain` is printed without its print-object method
+** (print-object's default method is printing it), or JT_NOVALUE. */
+static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V plain)
 {
   Printer P;
   printer_init(&P, S);
@@ -971,25 +973,21 @@ void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
   JT_ROOT(S, P.stream);
   JT_ROOT(S, P.table);
   load_settings(&P, escape);
+  P.plain = plain;
   run(&P, v);
   flush(&P);
   JT_UNROOT(S, 3);
 }
 
+void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
+{
+  print_stream(S, stream, v, escape, JT_NOVALUE);
+}
+
 void jt_print_default(jt_State *S, jt_V stream, jt_V v)
 {
-  Printer P;
-  printer_init(&P, S);
-  P.stream = jt_output_stream(S, stream);
-  JT_ROOT(S, v);
-  JT_ROOT(S, P.stream);
-  JT_ROOT(S, P.table);
   jt_V e = jt_symobj(S, JT_SYM(S, PRINT_ESCAPE))->value;
-  load_settings(&P, e != JT_NIL && e != JT_UNBOUND);
-  P.plain = v;
-  run(&P, v);
-  flush(&P);
-  JT_UNROOT(S, 3);
+  print_stream(S, stream, v, e != JT_NIL && e != JT_UNBOUND, v);
 }
 
 jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)

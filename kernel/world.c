@@ -755,10 +755,10 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
         return n == name;
       }
       return head == jt_intern(S, "DEFINE-CONDITION") && second == name;
-    case JITI_ENTRY_CLASS: return head == jt_intern(S, "DEFCLASS") && second == name;
-    case JITI_ENTRY_GENERIC: return head == jt_intern(S, "DEFGENERIC") && jt_equal(S, second, name);
+    case JITI_ENTRY_CLASS: return head == JT_CSYM(S, DEFCLASS) && second == name;
+    case JITI_ENTRY_GENERIC: return head == JT_CSYM(S, DEFGENERIC) && jt_equal(S, second, name);
     case JITI_ENTRY_METHOD:  /* the rest of the name is checked when the method is made */
-      return head == jt_intern(S, "DEFMETHOD") && jt_iscons(name) && jt_equal(S, second, jt_car(name));
+      return head == JT_CSYM(S, DEFMETHOD) && jt_iscons(name) && jt_equal(S, second, jt_car(name));
     default:
       return false;
   }
@@ -781,6 +781,13 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
 ** otherwise. */
 enum { IMPORT_FUEL = 10000000 };
 #define IMPORT_HEAP ((uint64_t)1 << 30)
+
+static void import_budget(jt_State *S) {
+  if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+  if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
+  S->fuel_left = S->limits.fuel;
+  S->limit_tripped = 0;
+}
 
 static jiti_Status import_body(jt_State *S, void *ud) {
   ImportArgs *a = ud;
@@ -823,22 +830,23 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 1);
       break;
     }
-    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: {
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
-      if (a->kind == JITI_ENTRY_STRUCTURE) {
-        if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
-        if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
-        S->fuel_left = S->limits.fuel;
-        S->limit_tripped = 0;
-        jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
-      } else if (!jt_define_lazily(S, form)) {
-        /* functions and macros are analysed at their first call */
-        bad_entry_form(S, a->kind, form);
+      /* jiti_import_entry puts the limits import_budget sets back */
+      switch (a->kind) {
+        case JITI_ENTRY_STRUCTURE: import_budget(S); jt_eval_toplevel(S, form); break;
+        /* bodies are analysed at their first call; (eql form) specializers
+        ** are evaluated now */
+        case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
+        default:  /* functions and macros are analysed at their first call */
+          if (!jt_define_lazily(S, form)) bad_entry_form(S, a->kind, form);
       }
       JT_POP(S, 2);
       break;
@@ -857,23 +865,6 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");
       jt_class_set_shared(S, S->sp[-1], cells);
       JT_POP(S, 3);
-      break;
-    }
-    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
-      if (tag != 'F') jt_error(S, "not a source encoding");
-      jt_V name = read_name(S, a->name);
-      JT_PUSH(S, name);
-      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
-      JT_PUSH(S, form);
-      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
-      /* (eql form) specializers are evaluated: under the import budget */
-      if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
-      if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
-      S->fuel_left = S->limits.fuel;
-      S->limit_tripped = 0;
-      if (a->kind == JITI_ENTRY_GENERIC) jt_gf_define(S, form, true);
-      else jt_method_define(S, form, true, S->sp[-2]);
-      JT_POP(S, 2);
       break;
     }
     default:

@@ -7,15 +7,7 @@
 #include "jiti_world.h"
 #include "check.h"
 
-static char out[16384];
-static const char *ev(jiti_State *S, const char *src) {
-  jiti_Result r;
-  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
-  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
-  else snprintf(out, sizeof out, "!%s: %s", r.condition_type, r.message);
-  jiti_result_free(&r);
-  return out;
-}
+#define ev check_eval_message
 
 /* An export as entries kept in memory (kind, name, bytes). */
 typedef struct { jiti_EntryKind kind; char *name; unsigned char *bytes; size_t len; } Ent;
@@ -264,7 +256,7 @@ static void test_locks_and_removal(void) {
   CHECK(strstr(ev(S, "(defclass error () ())"), "LOCKED-SYMBOL-ERROR"));
   CHECK(strstr(ev(S, "(remove-method #'print-object (first (compute-applicable-methods #'print-object (list 1 t))))"),
                "LOCKED-SYMBOL-ERROR"));
-  CHECK(strstr(ev(S, "(defmethod car ((x t)) 1)"), "!") == out);
+  CHECK(ev(S, "(defmethod car ((x t)) 1)")[0] == '!');
   CHECK_STR(ev(S, "(progn (defclass c () ()) (defmethod print-object ((x c) s) (princ \"c!\" s)) (prin1-to-string (make-instance 'c)))"),
             "\"c!\"");
   CHECK_STR(ev(S, "(prin1-to-string 5)"), "\"5\"");
