@@ -304,17 +304,27 @@ static inline jt_V eql_key(jt_State *S, jt_V specs, jt_V arg) {
 }
 
 /* Keys of a call: for each dispatched position, the canonical EQL
-** specializer the argument matches or its class.  Returns the count, or -1
-** when more positions are dispatched than the cache handles. */
+** specializer the argument matches or its class.  Returns the count, -1
+** when more positions are dispatched than the cache handles, or -2 when an
+** argument is an instance of a redefined class not yet updated. */
 static int call_keys(jt_State *S, jt_Generic *g, jt_V *argv, jt_V *keys) {
   uint32_t mask = g->dispatch;
   int nk = 0;
   for (int i = 0; mask; i++, mask >>= 1) {
     if (!(mask & 1)) continue;
     if (nk == MAX_KEYS) return -1;
-    jt_V k = JT_NIL;
-    if (g->eqls != JT_NIL) k = eql_key(S, jt_vec_(g->eqls)->items[i], argv[i]);
-    keys[nk++] = k != JT_NIL ? k : jt_class_of(S, argv[i]);
+    jt_V a = argv[i], k = JT_NIL;
+    if (g->eqls != JT_NIL) k = eql_key(S, jt_vec_(g->eqls)->items[i], a);
+    if (k == JT_NIL) {
+      if (jt_is(a, JT_TINSTANCE)) {
+        jt_V w = jt_inst_(a)->wrapper;
+        k = jt_vec_(w)->items[JT_W_CLASS];
+        if (jt_class_(k)->wrapper != w) return -2;
+      } else {
+        k = jt_class_of(S, a);
+      }
+    }
+    keys[nk++] = k;
   }
   return nk;
 }
@@ -617,14 +627,18 @@ static void update_obsolete_args(jt_State *S, jt_Generic *g, jt_V *argv) {
 
 static jt_V effective_method(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_Generic *g = GF(gf);
-  if (g->dispatch) {
-    JT_PUSH(S, gf);
-    update_obsolete_args(S, g, argv);
-    JT_POP(S, 1);
-  }
   cache_check_epoch(S, g);
   jt_V keys[MAX_KEYS];
   int nk = call_keys(S, g, argv, keys);
+  if (nk == -2) {
+    JT_PUSH(S, gf);
+    update_obsolete_args(S, g, argv);   /* may run methods: anything may change */
+    gf = S->sp[-1];
+    JT_POP(S, 1);
+    g = GF(gf);
+    cache_check_epoch(S, g);
+    nk = call_keys(S, g, argv, keys);
+  }
   if (nk < 0) return compute_em(S, gf, argc, argv);
   jt_V em = cache_lookup(g, keys, nk);
   if (em != JT_NOVALUE) return em;
