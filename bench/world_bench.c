@@ -105,12 +105,6 @@ static void run_world(long rows, const Opts *o, int fd) {
 
 /* ------------------------------------------------------------------ CLOS */
 
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 typedef struct { jiti_EntryKind *kind; char **name; unsigned char **bytes; size_t *len; size_t n, cap, total; } Ents;
 
 static int keep(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
@@ -160,22 +154,22 @@ static const char *PT =
 static const char *PT2 =
   "(defclass pt () ((x :initarg :x :accessor px) (y :initarg :y :accessor py) (z :initform 0)))";
 
-/* Seconds of wall time of one redefinition migrating what the world holds,
+/* CPU seconds of one redefinition migrating what the world holds,
 ** its export of changed entries and the restore. */
 static void migrate(jiti_State *S, double *t_def, double *t_export, double *t_restore, size_t *changed) {
   jiti_checkpoint(S);
-  double t0 = wall_now();
+  double t0 = cpu_now();
   ev(S, PT2);
-  double t1 = wall_now();
+  double t1 = cpu_now();
   Ents ch = {0};
   char err[512];
   if (jiti_export_changed(S, keep, &ch, err, sizeof err) != JITI_OK) {
     fprintf(stderr, "world_bench: export_changed: %s\n", err);
     exit(1);
   }
-  double t2 = wall_now();
+  double t2 = cpu_now();
   jiti_restore(S);
-  double t3 = wall_now();
+  double t3 = cpu_now();
   *t_def = t1 - t0;
   *t_export = t2 - t1;
   *t_restore = t3 - t2;
@@ -196,30 +190,30 @@ static double method_rounds(jiti_State *S, long iters) {
 
 static int clos_main(long n) {
   char src[300];
-  printf("world_bench --clos: %ld instances, one per data row; wall-clock seconds\n\n", n);
+  printf("world_bench --clos: %ld instances, one per data row; CPU seconds of the process\n\n", n);
   jiti_State *S = clos_open();
   ev(S, PT);
-  double t0 = wall_now();
+  double t0 = cpu_now();
   snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (make-instance 'pt :x i :y (list i \"row\"))))", n);
   ev(S, src);
-  double t_build = wall_now() - t0;
+  double t_build = cpu_now() - t0;
   Ents a = {0}, b = {0};
   char err[512];
-  t0 = wall_now();
+  t0 = cpu_now();
   if (jiti_export_all(S, keep, &a, err, sizeof err) != JITI_OK) { fprintf(stderr, "world_bench: %s\n", err); return 1; }
-  double t_export = wall_now() - t0;
+  double t_export = cpu_now() - t0;
   jiti_State *T = clos_open();
-  t0 = wall_now();
+  t0 = cpu_now();
   jiti_world_reserve(T, JITI_ENTRY_DATA, (size_t)n);
   for (size_t i = 0; i < a.n; i++)
     if (jiti_import_entry(T, a.kind[i], a.name[i], a.bytes[i], a.len[i], err, sizeof err) != JITI_OK) {
       fprintf(stderr, "world_bench: import %s: %s\n", a.name[i], err);
       return 1;
     }
-  double t_import = wall_now() - t0;
-  t0 = wall_now();
+  double t_import = cpu_now() - t0;
+  t0 = cpu_now();
   jiti_export_all(T, keep, &b, err, sizeof err);
-  double t_reexport = wall_now() - t0;
+  double t_reexport = cpu_now() - t0;
   bool same = ents_equal(&a, &b);
   jiti_close(T);
   double d, e, r;
