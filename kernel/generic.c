@@ -705,20 +705,32 @@ static jt_V call_next(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
   return run_chain(S, gf, next, argc, argv);
 }
 
-JT_FN(f_call_next_method) {
-  check_ctx(S, argv[0]);
+/* The next method with the arguments in a list. */
+static jt_V call_next_list(jt_State *S, jt_V ctx, jt_V args) {
   jt_V *base = S->sp;
-  JT_PUSH(S, argv[0]);
+  JT_PUSH(S, ctx);
+  JT_PUSH(S, args);
   int n = 0;
-  jt_V l = jt_cdr(jt_cdr(argv[0]));
+  jt_V l = args;
   for (; jt_iscons(l); l = jt_cdr(l)) {
     if (n > 100000) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "call-next-method: too many arguments");
     JT_PUSH(S, jt_car(l));
     n++;
   }
-  jt_V r = call_next(S, base[0], n, base + 1);
+  if (l != JT_NIL) jt_type_error(S, base[1], JT_SYM(S, LIST));
+  jt_V r = call_next(S, base[0], n, base + 2);
   S->sp = base;
   return r;
+}
+
+JT_FN(f_call_next_method) {
+  check_ctx(S, argv[0]);
+  return call_next_list(S, argv[0], jt_cdr(jt_cdr(argv[0])));
+}
+
+JT_FN(f_call_next_method_list) {
+  check_ctx(S, argv[0]);
+  return call_next_list(S, argv[0], argv[1]);
 }
 
 JT_FN(f_call_next_method_with) {
@@ -825,7 +837,7 @@ static bool next_as_function(jt_State *S, jt_V x, size_t *budget) {
 **     . body)
 ** and local functions when it takes them as objects (#'call-next-method):
 **   (flet ((call-next-method (&rest a)
-**            (if a (apply #'%call-next-method-with ctx a) (%call-next-method ctx)))
+**            (if a (%call-next-method-list ctx a) (%call-next-method ctx)))
 **          (next-method-p () (%next-method-p ctx)))
 **     . body) */
 static jt_V next_method_wrapper(jt_State *S, jt_V ctx, jt_V body) {
@@ -842,9 +854,8 @@ static jt_V next_method_wrapper(jt_State *S, jt_V ctx, jt_V body) {
   JT_PUSH(S, with);                                /* base[4] */
   jt_V then, els, np;
   if (fns) {
-    jt_V fw = jt_list(S, 2, JT_SYM(S, FUNCTION), base[4]);
-    JT_PUSH(S, fw);
-    then = jt_list(S, 4, JT_SYM(S, APPLY), S->sp[-1], base[0], base[2]);
+    JT_PUSH(S, JT_NIL);
+    then = jt_list(S, 3, jt_intern(S, "%CALL-NEXT-METHOD-LIST"), base[0], base[2]);
     JT_PUSH(S, then);
     els = jt_list(S, 2, JT_CSYM(S, PCALL_NEXT), base[0]);
     JT_PUSH(S, els);
@@ -1276,6 +1287,7 @@ static const jt_Reg gf_fns[] = {
   {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
   {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},
   {"%CALL-NEXT-METHOD-WITH", f_call_next_method_with, 1, -1, "(%call-next-method-with context &rest arguments) The next method with these arguments."},
+  {"%CALL-NEXT-METHOD-LIST", f_call_next_method_list, 2, 2, "(%call-next-method-list context arguments) The next method with the arguments of a list."},
   {"%NEXT-METHOD-P", f_next_method_p, 1, 1, "(%next-method-p context)"},
   {"FIND-METHOD", f_find_method, 3, 4, "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
   {"REMOVE-METHOD", f_remove_method, 2, 2, "(remove-method gf method) Remove METHOD from GF; returns GF."},

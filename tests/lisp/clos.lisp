@@ -318,6 +318,15 @@
 (defmethod only-before :before ((x t)) 1)
 (signals error (only-before 1))
 
+;;; call-next-method and next-method-p as function objects
+(defgeneric cnm-as-function (x))
+(defmethod cnm-as-function ((x t)) (list 'base x))
+(defmethod cnm-as-function ((x integer))
+  (let ((f #'call-next-method)) (list 'int (funcall f) (funcall f (1+ x)) (funcall #'next-method-p))))
+(defmethod cnm-as-function ((x string)) (apply #'call-next-method (list "z")))
+(is-equal (cnm-as-function 5) '(int (base 5) (base 6) t))
+(is-equal (cnm-as-function "a") '(base "z"))
+
 ;;; return-from the generic function's name inside a method
 (defgeneric early (x))
 (defmethod early ((x integer)) (when (> x 0) (return-from early 'positive)) 'other)
