@@ -131,6 +131,9 @@ struct jt_State {
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
+  jt_V clos;                /* CLOS roots: classes, built-in generics (clos.c) */
+  uint64_t clos_epoch;      /* bumped by every class or method change and every
+                               restore: dispatch caches of older epochs are stale */
   jt_V symmeta;             /* hash table: symbol -> kernel properties (meta.c) */
 
   /* ---- evaluation */

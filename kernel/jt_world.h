@@ -17,11 +17,20 @@ int jt_encode_limit(const char *why);
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+/* The same for reading (show, diff, views): structures and instances
+** decode as stand-ins that print without their type being defined and
+** without running the program's print-object methods. */
+jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len);
+jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 
 /* Flag on a hash table that the world manages with operation logs (the data
 ** table, the entry registry): the object barrier leaves it alone. */
 #define JT_HASH_MANAGED 0x8000
 
 void jt_open_world(jt_State *S);
+
+/* A class was redefined: update the instances reachable from the world's
+** managed state now (see world.c). */
+void jt_world_update_instances(jt_State *S);
 
 #endif

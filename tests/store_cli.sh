@@ -162,7 +162,7 @@ ok bad-rev-no-side-effect "$([[ $(cur "$S") == 7 ]]; echo $?)"
 t recover 0 "recovered the store at $S
 revision: +7 \(rollback, [0-9-]+T[0-9:]+Z\)
 generation: +7
-entries: +4 \(functions 2, macros 0, variables 1, structures 0, data 1, invariants 0\).*
+entries: +4 \(functions 2, macros 0, variables 1, structures 0, classes 0, generic functions 0, methods 0, data 1, invariants 0\).*
 interrupted: none
 last events:
   [0-9]+ .*recovered" -- "$JITI" recover-session --store "$S"
