@@ -52,7 +52,8 @@ static void check_no_key(const model_Reply *r) {
 static json_t *control(const char *path, json_t *body) {
   char url[256];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-  char *text = json_dumps(body ? body : json_object(), JSON_COMPACT);
+  if (!body) body = json_object();
+  char *text = json_dumps(body, JSON_COMPACT);
   json_decref(body);
   mhttp_Response r;
   mhttp_post(ctl, url, NULL, text, strlen(text), NULL, NULL, &r);
