@@ -1272,7 +1272,7 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
           return n;
         }
     }
-    jt_Node *n = mknode(a, jt_ev_callg);
+    jt_Node *n = mknode(a, head == JT_NIL || head == JT_T ? jt_ev_callundef : jt_ev_callg);
     n->u.callg.sym = konst(a, head);
     n->u.callg.argc = argc;
     n->u.callg.args = analyze_args(a, args, argc);

@@ -198,18 +198,27 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
 
 /* --------------------------------------------------------------- signal */
 
+/* While a cluster's clauses are tested and its handlers run, only the
+** outer clusters are active: an error signalled by the test itself (an
+** unknown type name in a clause) or by a handler goes outward, so signalling
+** cannot re-enter the cluster that raised it.  Nested signals still consume
+** C stack in handlers that signal again, so the C stack budget bounds them
+** like any other recursion. */
 void jt_signal(jt_State *S, jt_V cond) {
+  char probe;
+  if (S->cstack_base && S->cstack_limit && (size_t)(S->cstack_base - &probe) > S->cstack_limit)
+    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
   JT_PUSH(S, cond);
-  for (jt_Handlers *h = S->handlers; h; h = h->prev) {
+  jt_Handlers *saved = S->handlers;
+  for (jt_Handlers *h = saved; h; h = h->prev) {
+    S->handlers = h->prev;
     for (jt_V l = h->list; jt_iscons(l); l = jt_cdr(l)) {
       jt_V b = jt_car(l);
       if (!jt_iscons(b) || !jt_typep(S, cond, jt_car(b))) continue;
-      jt_Handlers *saved = S->handlers;
-      S->handlers = h->prev;   /* only the outer clusters are active */
       jt_funcall(S, jt_cdr(b), 1, cond);
-      S->handlers = saved;
     }
   }
+  S->handlers = saved;
   JT_POP(S, 1);
 }
 

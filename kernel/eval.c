@@ -404,6 +404,14 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
   return r;
 }
 
+/* A call whose operator is NIL or T: those are immediates with no function
+** cell and can never be defined, so the call is an undefined function once
+** its arguments have been evaluated (as for any other undefined one). */
+jt_V jt_ev_callundef(jt_State *S, const jt_Node *n, jt_V env) {
+  for (int i = 0; i < n->u.callg.argc; i++) EV(n->u.callg.args[i], env);
+  jt_undefined_function(S, n->u.callg.sym);
+}
+
 jt_V jt_ev_calll(jt_State *S, const jt_Node *n, jt_V env) {
   int argc = n->u.calll.argc;
   jt_V *base = S->sp;
