@@ -154,7 +154,8 @@ static void op_subscribe(Req *q) {
 ** written with the kernel's next group commit.  Only client event kinds
 ** ("session" and "session-...") are accepted: a client cannot forge the
 ** kernel's attempt records.  The store keeps a record over 16 KiB as its
-** head (docs/store.md, "Events"). */
+** head (docs/store.md, "Events").  With "sync": true the buffered events
+** are written before the reply (a client that reads the store next). */
 static void op_record(Req *q) {
   json_t *ev = json_object_get(q->r, "event");
   const char *kind = json_string_value(json_object_get(ev, "event"));
@@ -167,7 +168,13 @@ static void op_record(Req *q) {
     kd_reply_err(q->K, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
     return;
   }
+  json_t *sync = json_object_get(q->r, "sync");
+  if (sync && !json_is_boolean(sync)) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
+    return;
+  }
   kd_event(q->K, json_deep_copy(ev));
+  if (json_is_true(sync)) kd_events_flush(q->K);   /* written (with what was buffered) before the reply */
   kd_reply(q->K, q->client, q->id, json_pack("{s:b}", "ok", 1));
 }
 
@@ -301,7 +308,7 @@ static const Op ops[] = {
     {"invariant-add", op_invariant_add, {"op", "id", "name", "source", "generation"}},
     {"invariant-remove", op_invariant_remove, {"op", "id", "name", "generation"}},
     {"invariant-list", op_invariant_list, {"op", "id"}},
-    {"record", op_record, {"op", "id", "event"}},
+    {"record", op_record, {"op", "id", "event", "sync"}},
     {"shutdown", op_shutdown, {"op", "id"}},
 };
 

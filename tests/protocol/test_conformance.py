@@ -2,6 +2,7 @@
 commands, event lines, shutdown and a worker death — each on its own kernel."""
 import os
 import signal
+import subprocess
 import socket
 import time
 
@@ -509,13 +510,18 @@ def goals_and_records(R, k):
         sub = k.conn()
         expect_ok(sub.request({'op': 'subscribe'}), subscribed=True)
         expect_ok(c.request({'op': 'record', 'event': {'event': 'session-step', 'session': 'x1', 'step': 1}}))
-        expect_ok(c.request({'op': 'record', 'event': {'event': 'session', 'nested': {'a': [1, 2]}}}))
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session', 'nested': {'a': [1, 2]}}, 'sync': True}))
+        # sync: already in the store when the reply comes
+        out = subprocess.run([proto.JITI, 'events', '--store', k.store, '-n', '1'], capture_output=True, text=True)
+        assert 'session' in out.stdout and 'nested' in out.stdout, out.stdout
         e = sub.wait_event(lambda e: e['event'] == 'session-step', what='session-step')
         assert e['session'] == 'x1' and e['step'] == 1 and e['seq'] >= 1 and e['time'] > 0, e
         sub.wait_event(lambda e: e['event'] == 'session', what='session')
         for bad in [{'event': 'accepted'}, {'event': 'sessionx'}, {'event': 5}, {'x': 1}, 'session',
                     {'event': 'session-x', 'seq': 1}, {'event': 'session-x', 'time': 1}]:
             expect_error(c.request({'op': 'record', 'event': bad}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'record', 'event': {'event': 'session-x'}, 'sync': 1}, valid=False),
+                     'invalid-request')
         expect_error(c.request({'op': 'record'}, valid=False), 'invalid-request')
         # a long record is kept as its head
         expect_ok(c.request({'op': 'record', 'event': {'event': 'session-x', 'big': 'y' * 70000}}))
