@@ -60,7 +60,7 @@ static const Kind kinds[MA_KIND_COUNT] = {
     {{"kind", F_ENTRY_KIND_NULL, "The entry's kind, or null to look in every kind."},
      {"name", F_TEXT, "The entry's name as the view prints it, e.g. TOTAL-PRICE or :RATE."}}},
   [MA_CHECK] = {"check",
-    "Run the goals and invariants against the world now and show their results.",
+    "Run the goals against the world now and show their results, with the last invariant check.",
     {{NULL, 0, NULL}}},
   [MA_ROLLBACK] = {"rollback",
     "Publish a new revision equal to an older one; the invariants are checked again.",

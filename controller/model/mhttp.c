@@ -17,6 +17,7 @@ struct mhttp {
   CURL *curl;
   long connect_ms, request_ms;
   size_t max_body;
+  volatile sig_atomic_t *intr;
 };
 
 typedef struct Xfer {
@@ -64,6 +65,19 @@ void mhttp_free(mhttp *h) {
 void mhttp_set_timeouts(mhttp *h, long connect_ms, long request_ms) {
   if (connect_ms > 0) h->connect_ms = connect_ms;
   if (request_ms > 0) h->request_ms = request_ms;
+}
+
+void mhttp_set_interrupt(mhttp *h, volatile sig_atomic_t *intr) { h->intr = intr; }
+
+/* curl calls this about once a second, and whenever data moves. */
+static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln) {
+  (void)dlt, (void)dln, (void)ult, (void)uln;
+  Xfer *x = ud;
+  if (x->h->intr && *x->h->intr) {
+    x->stopped = 1;
+    return 1;
+  }
+  return 0;
 }
 
 void mhttp_set_max_body(mhttp *h, size_t max) {
@@ -216,6 +230,11 @@ mhttp_Error mhttp_post(mhttp *h, const char *url, const char *const *headers, co
   curl_easy_setopt(c, CURLOPT_USERAGENT, "jiti/" JITI_MODEL_VERSION);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);     /* never resend the key to another place */
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (h->intr) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  }
   CURLcode rc = curl_easy_perform(c);
   curl_slist_free_all(hl);
   long status = 0;

@@ -14,6 +14,7 @@
 #ifndef jiti_mhttp_h
 #define jiti_mhttp_h
 
+#include <signal.h>
 #include <stddef.h>
 
 typedef struct mhttp mhttp;
@@ -24,7 +25,7 @@ typedef enum mhttp_Error {
   MHTTP_ECONNECT,     /* could not resolve or connect */
   MHTTP_ETIMEOUT,     /* the connect or request timeout expired */
   MHTTP_ETRANSPORT,   /* the connection broke: reset, truncated body, bad HTTP */
-  MHTTP_ESTOPPED,     /* the body callback asked to stop */
+  MHTTP_ESTOPPED,     /* the body callback asked to stop, or the interrupt flag was set */
   MHTTP_ETOOBIG,      /* a collected body passed its limit */
   MHTTP_ENOMEM
 } mhttp_Error;
@@ -55,6 +56,10 @@ void mhttp_free(mhttp *h);
 
 /* Timeouts in milliseconds; 0 keeps the current value. */
 void mhttp_set_timeouts(mhttp *h, long connect_ms, long request_ms);
+
+/* A flag a signal handler sets (may be NULL): a request in flight stops
+** (MHTTP_ESTOPPED) within about a second of it being set. */
+void mhttp_set_interrupt(mhttp *h, volatile sig_atomic_t *intr);
 
 /* The largest body collected in memory (default 64 MiB); error bodies of
 ** a streamed request are collected up to 1 MiB. */

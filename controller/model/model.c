@@ -100,6 +100,7 @@ static model *open_http(const model_Class *cls, const model_Options *o, char *er
     return NULL;
   }
   mhttp_set_timeouts(m->http, o->connect_timeout_ms, o->request_timeout_ms);
+  mhttp_set_interrupt(m->http, o->intr);
   snprintf(m->describe, sizeof m->describe, "%s %s (%s%s)", cls->kind, m->name,
            o->mode == MODEL_MODE_STRUCTURED ? "structured output" : "tools", o->stream ? ", streaming" : "");
   return m;
