@@ -418,14 +418,24 @@ static jt_V find_restart(jt_State *S, jt_V id, jt_V cond) {
   return JT_NIL;
 }
 
-static jt_V invoke_restart(jt_State *S, jt_V id, int argc, jt_V *argv) {
+/* An active restart that the running code may invoke: see the floor set
+** around the debugger hook. */
+static jt_V invocable_restart(jt_State *S, jt_V id) {
   jt_V r = find_restart(S, id, JT_NOVALUE);
-  if (r == JT_NIL) {
+  if (r == JT_NIL || jt_o(r)->aux < S->restart_floor) {
     char *n = jt_print_cstr(S, id, true, 100);
-    snprintf(S->msgbuf, sizeof S->msgbuf, "restart %s is not active", n);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             r == JT_NIL ? "restart %s is not active"
+                         : "restart %s belongs to the paused computation: it is chosen by resuming the pause, "
+                           "not invoked from a repair", n);
     free(n);
     jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "%s", S->msgbuf);
   }
+  return r;
+}
+
+static jt_V invoke_restart(jt_State *S, jt_V id, int argc, jt_V *argv) {
+  jt_V r = invocable_restart(S, id);
   return jt_apply(S, ((jt_Restart *)r)->function, argc, argv);
 }
 
@@ -522,9 +532,15 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     jiti_Decision d;
     memset(&d, 0, sizeof d);
     d.action = JITI_DECIDE_ABORT;
+    /* Evaluations nested in the hook (repairs) may invoke the restarts they
+    ** establish themselves, never those of the paused computation: those
+    ** are chosen by the hook's decision, below. */
+    uint32_t floor = S->restart_floor;
+    S->restart_floor = S->next_restart_id + 1;
     S->pause_depth++;
     S->debugger_hook(S, &p, &d, S->debugger_ud);
     S->pause_depth--;
+    S->restart_floor = floor;
     free(report);
     free(bt);
     for (i = 0; i < n; i++) {
@@ -663,8 +679,7 @@ JT_FN(f_invoke_restart) {
 }
 
 JT_FN(f_invoke_restart_interactively) {
-  jt_V r = find_restart(S, argv[0], JT_NOVALUE);
-  if (r == JT_NIL) jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "restart is not active");
+  jt_V r = invocable_restart(S, argv[0]);
   JT_PUSH(S, r);
   jt_V args = JT_NIL;
   if (((jt_Restart *)r)->interactive != JT_NIL) args = jt_funcall(S, ((jt_Restart *)r)->interactive, 0);
@@ -695,6 +710,7 @@ JT_FN(f_restart_id) {
 
 /* (%define-condition name parents slots report) */
 JT_FN(f_define_condition) {
+  jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
   jt_check_type_definable(S, name, "a condition type");
   jt_V old = jt_find_layout(S, name);
