@@ -16,7 +16,7 @@ With --key, a request whose Authorization is not "Bearer KEY" gets 401 with
 a message that quotes the key it got (clients must redact it).
 
 A reply is an object with "kind" (and "repeat": N to serve it N times, -1
-forever):
+forever; "delay": X to wait X seconds before answering):
   action      {"action": {"type": ..., fields}}: the action as one function
               call (when the request has tools) or as structured output
               {"action": ...}; "reasoning": true puts a reasoning item first;
@@ -372,6 +372,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def serve(self, reply, body, chat, tools, stream):
         kind = reply["kind"]
+        if reply.get("delay"):
+            time.sleep(reply["delay"])
         if kind == "status":
             err = {"message": reply.get("message", "error %d" % reply["status"]),
                    "type": reply.get("type", "server_error"), "code": reply.get("code")}

@@ -302,18 +302,59 @@ static char *server_message(const char *body) {
   return out;
 }
 
+/* The request as it is kept for the record: still JSON, without what is
+** the same in every request (the instructions, the tools, the schema:
+** named with their sizes instead), and when still too long without the
+** conversation's oldest items (their number is said), so that the latest
+** turns, which differ, are what is kept. */
+static char *request_record(model *m, json_t *body, size_t max) {
+  json_t *c = json_deep_copy(body);
+  char note[96];
+  const char *ins = json_string_value(json_object_get(c, "instructions"));
+  if (ins) {
+    snprintf(note, sizeof note, "[the instructions: %zu characters]", strlen(ins));
+    json_object_set_new(c, "instructions", json_string(note));
+  }
+  json_t *msgs = json_object_get(c, "messages"), *first = json_array_get(msgs, 0);
+  const char *sys = json_string_value(json_object_get(first, "content"));
+  if (sys && !strcmp(json_string_value(json_object_get(first, "role")), "system")) {
+    snprintf(note, sizeof note, "[the instructions: %zu characters]", strlen(sys));
+    json_object_set_new(first, "content", json_string(note));
+  }
+  if (json_object_get(c, "tools")) {
+    snprintf(note, sizeof note, "[%zu strict function tools, one per action]", json_array_size(json_object_get(c, "tools")));
+    json_object_set_new(c, "tools", json_string(note));
+  }
+  json_t *fmt = json_object_get(json_object_get(c, "text"), "format");
+  if (!fmt) fmt = json_object_get(json_object_get(c, "response_format"), "json_schema");
+  if (json_object_get(fmt, "schema")) json_object_set_new(fmt, "schema", json_string("[the action schema]"));
+  json_t *conv = msgs ? msgs : json_object_get(c, "input");
+  size_t keep_first = msgs ? 1 : 0, omitted = 0;
+  char *text = json_dumps(c, JSON_COMPACT);
+  while (text && strlen(text) > max && json_array_size(conv) > keep_first + 1) {
+    json_array_remove(conv, keep_first);
+    json_object_set_new(c, "omitted_items", json_integer((json_int_t)++omitted));
+    free(text);
+    text = json_dumps(c, JSON_COMPACT);
+  }
+  json_decref(c);
+  char *out = text ? bounded(m, text, strlen(text), max) : NULL;
+  free(text);
+  return out;
+}
+
 int model_post(model *m, const char *path, json_t *body, mhttp_sink sink, void *ud, model_Reply *r,
                mhttp_Response *resp) {
   memset(resp, 0, sizeof *resp);
   char *text = json_dumps(body, JSON_COMPACT);
+  free(r->request_body);
+  r->request_body = request_record(m, body, max_recorded(m));
   json_decref(body);
   if (!text) {
     model_fail(m, r, MODEL_TRANSPORT, "transport", "out of memory building the request");
     return -1;
   }
   size_t len = strlen(text);
-  free(r->request_body);
-  r->request_body = bounded(m, text, len, max_recorded(m));
   r->request_bytes = len;
   char *url = NULL, *auth = NULL, *org = NULL, *proj = NULL;
   const char *headers[6];

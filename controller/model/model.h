@@ -121,8 +121,11 @@ typedef struct model_Reply {
   int nattempts;               /* HTTP attempts made (0 for scripted) */
   mretry_Attempt attempts[16]; /* the first 16 of them, with the waits chosen */
   int nreasoning;              /* reasoning items in the output */
-  /* for the record: request and response bodies, key redacted, each cut to
-     max_recorded_body bytes; *_bytes are their full sizes */
+  /* for the record: request and response bodies, key redacted, each at
+     most max_recorded_body bytes (the request without the instructions,
+     tools and schema, which are named with their sizes, and without its
+     oldest conversation items when still too long); *_bytes are the full
+     sizes */
   char *request_body, *response_body;
   size_t request_bytes, response_bytes;
   /* what the model said, echoed into the conversation by model_conv_reply */

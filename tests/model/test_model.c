@@ -715,6 +715,41 @@ static void test_wrong_key(void) {
   unsetenv("OPENAI_PROJECT_ID");
 }
 
+/* The recorded request: JSON, without the constant parts, the oldest turns
+** dropped (and counted) when too long, the latest kept. */
+static void test_recorded_request(void) {
+  model_Options o;
+  model_options_init(&o);
+  o.max_recorded_body = 3000;
+  char err[256];
+  model *m = model_open("openai", &o, err, sizeof err);
+  model_Conv *c = model_conv_new("Long instructions. Long instructions. Long instructions.");
+  char big[600];
+  for (int i = 0; i < 20; i++) {
+    snprintf(big, sizeof big, "message %d %0500d", i, 0);
+    model_conv_user(c, big);
+  }
+  model_conv_user(c, "the latest message");
+  char q[512];
+  snprintf(q, sizeof q, "[%s]", ACTION_EVAL);
+  queue(q);
+  model_Reply r;
+  CHECK(model_next(m, c, &r) == MODEL_OK);
+  json_t *rec = json_loads(r.request_body, 0, NULL);
+  CHECK(rec != NULL);
+  CHECK(strlen(r.request_body) <= 3000 && r.request_bytes > 10000);
+  CHECK_STR(json_string_value(json_object_get(rec, "instructions")), "[the instructions: 56 characters]");
+  CHECK(json_is_string(json_object_get(rec, "tools")));
+  CHECK(json_integer_value(json_object_get(rec, "omitted_items")) > 10);
+  json_t *in = json_object_get(rec, "input");
+  CHECK_STR(json_string_value(json_object_get(json_array_get(in, json_array_size(in) - 1), "content")),
+            "the latest message");
+  json_decref(rec);
+  model_reply_free(&r);
+  model_conv_free(c);
+  model_close(m);
+}
+
 /* Nobody listens: connection errors are retried, then reported. */
 static void test_refused(void) {
   setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", 1);
@@ -789,6 +824,7 @@ int main(int argc, char **argv) {
   test_retries("openai", 0);
   test_retries("chat", 1);
   test_wrong_key();
+  test_recorded_request();
   test_refused();
   stop_server();
   return CHECK_DONE();
