@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
-#include "msse.h"
 
 /* ------------------------------------------------------------ request */
 
@@ -126,16 +125,12 @@ typedef struct Frag {   /* a tool call assembled from deltas */
 typedef struct Stream {
   model *m;
   model_Reply *r;
-  msse sse;
   Frag *frags;
   int nfrags;
   char *refusal;
   char *finish_reason;
   json_t *error;
-  char *bad_event;
-  int done;               /* [DONE] arrived */
   size_t chars;
-  model_Raw raw;
 } Stream;
 
 static void cat(char **dst, const char *s, size_t n) {
@@ -170,18 +165,9 @@ static void tool_delta(Stream *s, json_t *tc) {
   }
 }
 
-static int on_event(void *ud, const char *event, const char *data, size_t len) {
+static void on_event(void *ud, const char *event, json_t *ch) {
   Stream *s = ud;
   (void)event;
-  if (len == 6 && !memcmp(data, "[DONE]", 6)) {
-    s->done = 1;
-    return 0;
-  }
-  json_t *ch = json_loadb(data, len, 0, NULL);
-  if (!ch) {
-    if (!s->bad_event) s->bad_event = strndup(data, len < 200 ? len : 200);
-    return 0;
-  }
   const char *id = json_string_value(json_object_get(ch, "id"));
   const char *served = json_string_value(json_object_get(ch, "model"));
   if (id && !s->r->response_id) s->r->response_id = strdup(id);
@@ -208,22 +194,13 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
     free(s->finish_reason);
     s->finish_reason = strdup(fr);
   }
-  json_decref(ch);
-  return 0;
-}
-
-static int on_bytes(void *ud, const char *data, size_t len) {
-  Stream *s = ud;
-  model_raw_add(&s->raw, data, len);
-  return msse_feed(&s->sse, data, len) ? 1 : 0;
 }
 
 static model_Status next_streamed(model *m, const model_Conv *c, model_Reply *r) {
   Stream s = {.m = m, .r = r};
-  msse_init(&s.sse, on_event, &s, 0);
-  mhttp_Response resp;
-  if (model_post(m, "/chat/completions", request_body(m, c), on_bytes, &s, r, &resp) == 0) {
-    model_record_response(m, r, s.raw.p, s.raw.len);
+  model_Stream st;
+  if (model_stream(m, "/chat/completions", request_body(m, c), on_event, &s, r, &st) == 0) {
+    model_record_response(m, r, st.raw.p, st.raw.len);
     for (int i = 0; i < s.nfrags; i++)
       if (s.frags[i].name || s.frags[i].args) model_add_call(r, s.frags[i].id, s.frags[i].name, s.frags[i].args);
     if (s.refusal && *s.refusal && !r->text) r->text = strdup(s.refusal);
@@ -231,20 +208,13 @@ static model_Status next_streamed(model *m, const model_Conv *c, model_Reply *r)
       const char *msg = json_is_object(s.error) ? json_string_value(json_object_get(s.error, "message"))
                                                 : json_string_value(s.error);
       model_fail(m, r, MODEL_INVALID, "error-event", "the server reported an error: %s", msg ? msg : "no message");
-    } else if (s.bad_event) {
-      model_fail(m, r, MODEL_INVALID, "invalid-json", "the stream carried a chunk that is not JSON: %s", s.bad_event);
-    } else if (!s.done && !s.finish_reason) {
-      if (resp.error != MHTTP_OK)
-        model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream broke before it ended (%s); nothing was run",
-                   resp.errmsg);
-      else
-        model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream ended %sbefore [DONE]; nothing was run",
-                   msse_cut(&s.sse) ? "in the middle of a chunk " : "");
+    } else if (st.bad_event || (!st.done && !s.finish_reason)) {
+      model_stream_fail(m, r, &st, "[DONE]");
     } else {
       finish(m, r, s.finish_reason, s.refusal);
     }
-    mhttp_response_free(&resp);
   }
+  model_stream_free(&st);
   for (int i = 0; i < s.nfrags; i++) {
     free(s.frags[i].id);
     free(s.frags[i].name);
@@ -254,29 +224,12 @@ static model_Status next_streamed(model *m, const model_Conv *c, model_Reply *r)
   free(s.refusal);
   free(s.finish_reason);
   json_decref(s.error);
-  free(s.bad_event);
-  free(s.raw.p);
-  msse_free(&s.sse);
-  return r->status;
-}
-
-static model_Status next_plain(model *m, const model_Conv *c, model_Reply *r) {
-  mhttp_Response resp;
-  if (model_post(m, "/chat/completions", request_body(m, c), NULL, NULL, r, &resp)) return r->status;
-  model_record_response(m, r, resp.body, resp.len);
-  json_error_t je;
-  json_t *j = json_loadb(resp.body, resp.len, 0, &je);
-  if (!json_is_object(j))
-    model_fail(m, r, MODEL_INVALID, "invalid-json", "the response body is not a JSON object (%s)", je.text);
-  else
-    read_completion(m, r, j);
-  json_decref(j);
-  mhttp_response_free(&resp);
   return r->status;
 }
 
 static model_Status chat_next(model *m, const model_Conv *c, model_Reply *r) {
-  return m->opt.stream ? next_streamed(m, c, r) : next_plain(m, c, r);
+  return m->opt.stream ? next_streamed(m, c, r)
+                       : model_post_json(m, "/chat/completions", request_body(m, c), r, read_completion);
 }
 
 const model_Class model_chat_class = {"chat", chat_next, NULL};

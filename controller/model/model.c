@@ -459,3 +459,71 @@ void model_decide(model *m, model_Reply *r) {
     r->action = a, r->status = MODEL_OK, r->code = "ok";
   json_decref(args);
 }
+
+/* ------------------------------------------------------- plain and streamed */
+
+model_Status model_post_json(model *m, const char *path, json_t *body, model_Reply *r,
+                             void (*read)(model *m, model_Reply *r, json_t *obj)) {
+  mhttp_Response resp;
+  if (model_post(m, path, body, NULL, NULL, r, &resp)) return r->status;
+  model_record_response(m, r, resp.body, resp.len);
+  json_error_t je;
+  json_t *j = json_loadb(resp.body, resp.len, 0, &je);
+  if (!json_is_object(j))
+    model_fail(m, r, MODEL_INVALID, "invalid-json", "the response body is not a JSON object (%s)", je.text);
+  else
+    read(m, r, j);
+  json_decref(j);
+  mhttp_response_free(&resp);
+  return r->status;
+}
+
+static int stream_event(void *ud, const char *event, const char *data, size_t len) {
+  model_Stream *s = ud;
+  if (len == 6 && !memcmp(data, "[DONE]", 6)) {
+    s->done = 1;
+    return 0;
+  }
+  json_t *j = json_loadb(data, len, 0, NULL);
+  if (!j) {
+    if (!s->bad_event) s->bad_event = strndup(data, len < 200 ? len : 200);
+    return 0;
+  }
+  s->fn(s->ud, event, j);
+  json_decref(j);
+  return 0;
+}
+
+static int stream_bytes(void *ud, const char *data, size_t len) {
+  model_Stream *s = ud;
+  model_raw_add(&s->raw, data, len);
+  return msse_feed(&s->sse, data, len) ? 1 : 0;
+}
+
+int model_stream(model *m, const char *path, json_t *body, model_event_fn fn, void *ud, model_Reply *r,
+                 model_Stream *s) {
+  memset(s, 0, sizeof *s);
+  s->fn = fn;
+  s->ud = ud;
+  msse_init(&s->sse, stream_event, s, 0);
+  return model_post(m, path, body, stream_bytes, s, r, &s->resp);
+}
+
+void model_stream_fail(model *m, model_Reply *r, model_Stream *s, const char *what) {
+  if (s->bad_event)
+    model_fail(m, r, MODEL_INVALID, "invalid-json", "the stream carried an event that is not JSON: %s", s->bad_event);
+  else if (s->resp.error != MHTTP_OK)
+    model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream broke before %s (%s); nothing was run", what,
+               s->resp.errmsg);
+  else
+    model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream ended %sbefore %s; nothing was run",
+               msse_cut(&s->sse) ? "in the middle of an event " : "", what);
+}
+
+void model_stream_free(model_Stream *s) {
+  msse_free(&s->sse);
+  free(s->raw.p);
+  free(s->bad_event);
+  mhttp_response_free(&s->resp);
+  memset(s, 0, sizeof *s);
+}

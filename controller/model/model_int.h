@@ -7,6 +7,7 @@
 
 #include "model.h"
 #include "mhttp.h"
+#include "msse.h"
 
 /* ---- conversations (mconv.c) */
 
@@ -68,6 +69,45 @@ void model_fail(model *m, model_Reply *r, model_Status st, const char *code, con
 int model_post(model *m, const char *path, json_t *body, mhttp_sink sink, void *ud, model_Reply *r,
                mhttp_Response *resp);
 
+/* The bytes of a stream as received, kept (up to 16 MiB) so that a stream
+** that fails can be recorded as it came. */
+typedef struct model_Raw {
+  char *p;        /* NUL-terminated; NULL until something arrived */
+  size_t len, cap;
+} model_Raw;
+void model_raw_add(model_Raw *b, const char *data, size_t len);
+
+/* POST body (stolen) without streaming, record the response, and hand it
+** to read when it is a JSON object (else r fails: invalid-json).  Returns
+** r->status. */
+model_Status model_post_json(model *m, const char *path, json_t *body, model_Reply *r,
+                             void (*read)(model *m, model_Reply *r, json_t *obj));
+
+/* A streamed POST: server-sent events whose data is JSON go to fn (event
+** name, parsed data; its return value is ignored); data that is not JSON is
+** noted (bad_event), "[DONE]" sets done. */
+typedef void (*model_event_fn)(void *ud, const char *event, json_t *data);
+
+typedef struct model_Stream {
+  msse sse;
+  model_Raw raw;           /* the bytes received */
+  mhttp_Response resp;     /* resp.error: whether the transfer broke */
+  model_event_fn fn;
+  void *ud;
+  char *bad_event;         /* the start of the first event that is not JSON */
+  int done;                /* "data: [DONE]" arrived */
+} model_Stream;
+
+/* POST body (stolen) as a stream.  0 when a 2xx response arrived (then
+** events went to fn; call model_stream_end), -1 after failing r. */
+int model_stream(model *m, const char *path, json_t *body, model_event_fn fn, void *ud, model_Reply *r,
+                 model_Stream *s);
+/* Fail r for a stream that ended without its last event (named by what):
+** invalid-json when an event was not JSON, else stream-cut (broken or
+** ended early).  */
+void model_stream_fail(model *m, model_Reply *r, model_Stream *s, const char *what);
+void model_stream_free(model_Stream *s);
+
 /* Keep a bounded, redacted copy of a response body in r. */
 void model_record_response(model *m, model_Reply *r, const char *body, size_t len);
 
@@ -96,13 +136,6 @@ int64_t model_int(json_t *o, const char *k);
 ** or the Chat names (prompt_tokens, completion_tokens, *_details). */
 void model_usage_from(json_t *u, model_Usage *out);
 
-/* The bytes of a stream as received, kept (up to 16 MiB) so that a stream
-** that fails can be recorded as it came. */
-typedef struct model_Raw {
-  char *p;        /* NUL-terminated; NULL until something arrived */
-  size_t len, cap;
-} model_Raw;
-void model_raw_add(model_Raw *b, const char *data, size_t len);
 
 /* Call the progress callback. */
 void model_progress(model *m, size_t chars);

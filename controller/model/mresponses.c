@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
-#include "msse.h"
 
 /* ------------------------------------------------------------ request */
 
@@ -140,23 +139,14 @@ static void read_response(model *m, model_Reply *r, json_t *resp, json_t *collec
 
 typedef struct Stream {
   model *m;
-  model_Reply *r;
-  msse sse;
   json_t *final;          /* the terminal event's response */
   json_t *items;          /* from output_item.done */
   json_t *error_event;    /* an "error" event */
-  char *bad_event;        /* an event whose data is not JSON */
   size_t chars;           /* streamed text and argument characters */
-  model_Raw raw;          /* the stream as received (for the record when it fails) */
 } Stream;
 
-static int on_event(void *ud, const char *event, const char *data, size_t len) {
+static void on_event(void *ud, const char *event, json_t *ev) {
   Stream *s = ud;
-  json_t *ev = json_loadb(data, len, 0, NULL);
-  if (!ev) {
-    if (!s->bad_event) s->bad_event = strndup(data, len < 200 ? len : 200);
-    return 0;
-  }
   const char *type = json_string_value(json_object_get(ev, "type"));
   if (!type) type = event;
   if (!strcmp(type, "response.output_text.delta") || !strcmp(type, "response.function_call_arguments.delta") ||
@@ -176,72 +166,41 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
   } else if (!strcmp(type, "error")) {
     if (!s->error_event) s->error_event = json_incref(ev);
   }
-  json_decref(ev);
-  return 0;
-}
-
-static int on_bytes(void *ud, const char *data, size_t len) {
-  Stream *s = ud;
-  model_raw_add(&s->raw, data, len);
-  return msse_feed(&s->sse, data, len) ? 1 : 0;
 }
 
 static model_Status next_streamed(model *m, const model_Conv *c, model_Reply *r) {
-  Stream s = {.m = m, .r = r, .items = json_array()};
-  msse_init(&s.sse, on_event, &s, 0);
-  mhttp_Response resp;
-  if (model_post(m, "/responses", request_body(m, c), on_bytes, &s, r, &resp) == 0) {
+  Stream s = {.m = m, .items = json_array()};
+  model_Stream st;
+  if (model_stream(m, "/responses", request_body(m, c), on_event, &s, r, &st) == 0) {
     if (s.final) {
       char *dump = json_dumps(s.final, JSON_COMPACT);
       model_record_response(m, r, dump, dump ? strlen(dump) : 0);
       free(dump);
     } else {
-      model_record_response(m, r, s.raw.p, s.raw.len);
+      model_record_response(m, r, st.raw.p, st.raw.len);
     }
     if (s.error_event) {
       const char *msg = json_string_value(json_object_get(s.error_event, "message"));
       const char *code = json_string_value(json_object_get(s.error_event, "code"));
       model_fail(m, r, MODEL_INVALID, "error-event", "the server reported an error%s%s%s: %s", code ? " (" : "",
                  code ? code : "", code ? ")" : "", msg ? msg : "no message");
-    } else if (s.final) {
+    } else if (s.final && !st.bad_event) {
       read_response(m, r, s.final, s.items);
-    } else if (s.bad_event) {
-      model_fail(m, r, MODEL_INVALID, "invalid-json", "the stream carried an event that is not JSON: %s", s.bad_event);
-    } else if (resp.error != MHTTP_OK) {
-      model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream broke before the response completed (%s); "
-                 "nothing was run", resp.errmsg);
     } else {
-      model_fail(m, r, MODEL_INVALID, "stream-cut", "the stream ended %sbefore the response completed; nothing was run",
-                 msse_cut(&s.sse) ? "in the middle of an event " : "");
+      model_stream_fail(m, r, &st, "the response completed");
     }
-    mhttp_response_free(&resp);
   }
-  msse_free(&s.sse);
+  model_stream_free(&st);
   json_decref(s.final);
   json_decref(s.items);
   json_decref(s.error_event);
-  free(s.bad_event);
-  free(s.raw.p);
   return r->status;
 }
 
-static model_Status next_plain(model *m, const model_Conv *c, model_Reply *r) {
-  mhttp_Response resp;
-  if (model_post(m, "/responses", request_body(m, c), NULL, NULL, r, &resp)) return r->status;
-  model_record_response(m, r, resp.body, resp.len);
-  json_error_t je;
-  json_t *j = json_loadb(resp.body, resp.len, 0, &je);
-  if (!json_is_object(j))
-    model_fail(m, r, MODEL_INVALID, "invalid-json", "the response body is not a JSON object (%s)", je.text);
-  else
-    read_response(m, r, j, NULL);
-  json_decref(j);
-  mhttp_response_free(&resp);
-  return r->status;
-}
+static void read_plain(model *m, model_Reply *r, json_t *obj) { read_response(m, r, obj, NULL); }
 
 static model_Status responses_next(model *m, const model_Conv *c, model_Reply *r) {
-  return m->opt.stream ? next_streamed(m, c, r) : next_plain(m, c, r);
+  return m->opt.stream ? next_streamed(m, c, r) : model_post_json(m, "/responses", request_body(m, c), r, read_plain);
 }
 
 const model_Class model_responses_class = {"openai", responses_next, NULL};

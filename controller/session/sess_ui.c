@@ -101,12 +101,17 @@ static const char *str(json_t *o, const char *k) {
   return s ? s : "";
 }
 
+/* --json: one object per line, flushed (a reader follows the session live). */
+static void json_line(json_t *o) {
+  char *t = json_dumps(o, JSON_COMPACT);
+  if (t) puts(t);
+  free(t);
+  fflush(stdout);
+}
+
 void sess_ui_step(sess_UI *u, json_t *step) {
   if (u->o->json) {
-    char *t = json_dumps(step, JSON_COMPACT);
-    if (t) puts(t);
-    free(t);
-    fflush(stdout);
+    json_line(step);
     return;
   }
   if (u->o->quiet) return;
@@ -137,10 +142,7 @@ void sess_ui_step(sess_UI *u, json_t *step) {
 
 void sess_ui_end(sess_UI *u, json_t *end) {
   if (u->o->json) {
-    char *t = json_dumps(end, JSON_COMPACT);
-    if (t) puts(t);
-    free(t);
-    fflush(stdout);
+    json_line(end);
     return;
   }
   json_t *usage = json_object_get(end, "usage");
