@@ -10,9 +10,16 @@
 # SIGKILL, the store recovered, and the recovered world asked for totals.
 #
 #   JITI=build/jiti bash examples/sales-tax/demo.sh
-#   JITI_DEMO_MODEL=gpt-5-mini bash examples/sales-tax/demo.sh   # a real model (OPENAI_API_KEY)
-#   DEMO_DIR=/tmp/calc bash examples/sales-tax/demo.sh          # keep the store there
+#   bash examples/sales-tax/demo.sh --model gpt-5-mini   # a real model (OPENAI_API_KEY);
+#                                                        # also JITI_DEMO_MODEL=gpt-5-mini
+#   DEMO_DIR=/tmp/calc bash examples/sales-tax/demo.sh   # keep the store there
 set -u
+case "${1:-}" in
+  --model) JITI_DEMO_MODEL=${2:?--model needs a model name}; shift 2 ;;
+  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  '') ;;
+  *) echo "demo.sh: unknown argument '$1' (--model M)" >&2; exit 2 ;;
+esac
 J=${JITI:-build/jiti}
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${DEMO_DIR:-}" ]; then

@@ -242,6 +242,55 @@ with open(bad, 'w') as f:
 st, out, err = session('--task', bad, '--scripted', script)
 check('task file error: exit 2 naming the file and line', st == 2 and 'bad.lisp:1:' in err and ':colour' in err, err)
 
+# ---- 11b. interactive on a terminal: libedit, a private history file
+import pty
+import select
+hist = os.path.join(tmp, 'hist')
+script = os.path.join(tmp, 'tty.jsonl')
+with open(script, 'w') as f:
+    f.write('{"type":"evaluate","source":"(defun t1 () 1)"}\n{"type":"finish","summary":"t1"}\n')
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ['JITI_SESSION_HISTORY'] = hist
+    os.execv(L.JITI, [L.JITI, 'session', *S, '--scripted', script])
+seen = b''
+
+
+def read_until(pattern, timeout=60, count=1):
+    global seen
+    end = time.time() + timeout
+    while seen.count(pattern) < count and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return seen.count(pattern) >= count
+
+
+check('tty: the prompt', read_until(b'request> '), seen)
+os.write(fd, b'define t1\r')
+check('tty: the session ran', read_until(b'finished after'), seen)
+check('tty: prompt again', read_until(b'request> ', 30, count=2), seen)
+time.sleep(0.3)   # libedit has the terminal now: a Ctrl-D typed earlier would be lost
+os.write(fd, b'\x04')
+for _ in range(600):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    status = -1
+check('tty: exit 0 at end of input', os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status)
+check('tty: history file, mode 0600', os.path.exists(hist) and (os.stat(hist).st_mode & 0o777) == 0o600)
+with open(hist) as f:
+    h = f.read()
+    check('tty: the request is in the history', 'define t1' in h or 'define\\040t1' in h, h)
+os.close(fd)
+
 # ---- 12. usage errors and no kernel
 for args, want in [(['--budget', '0'], 'whole number'), (['--frobnicate'], 'unknown option'),
                    (['--scripted', 'x', '--model', 'y'], 'cannot be combined'), (['--request'], 'needs a value')]:
