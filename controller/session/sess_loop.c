@@ -154,6 +154,7 @@ static void count(sess_Session *s, const char *outcome) {
 
 /* End: abort a pause this session left, record and show the end. */
 static int finish(sess_Session *s, int status, const char *outcome, double t0) {
+  if (s->intr) *s->intr = 0;   /* the session ends either way: its last requests must get through */
   if (s->paused && s->pause_ours && status != SESS_FAIL) {
     json_t *rep = sess_call(s, json_pack("{s:s, s:I, s:{s:s}}", "op", "act", "generation", (json_int_t)s->gen,
                                          "action", "type", "abort"));
@@ -216,7 +217,6 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
   double t0 = mono();
   make_id(s->id, sizeof s->id);
   int status = SESS_FAIL;
-  const char *outcome = "kernel-lost";
   char *instructions = sess_instructions();
   json_t *tools = maction_tools(MACTION_RESPONSES);
   char *tools_text = json_dumps(tools, JSON_COMPACT);
@@ -315,7 +315,8 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
       json_decref(reply);
       json_decref(action);
       model_reply_free(&r);
-      status = finish(s, SESS_FAIL, "kernel-lost", t0);
+      if (intr && *intr) status = finish(s, SESS_INTERRUPTED, "interrupted", t0);
+      else status = finish(s, SESS_FAIL, "kernel-lost", t0);
       break;
     }
     count(s, oc);
@@ -344,8 +345,7 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
     if (status >= 0) break;
   }
 out:
-  if (status == SESS_FAIL && !strcmp(outcome, "kernel-lost") && !s->view)
-    fprintf(stderr, "jiti session: could not observe the world of %s\n", o->store);
+  if (!s->view) fprintf(stderr, "jiti session: could not observe the world of %s\n", o->store);
   model_conv_free(s->conv);
   json_decref(s->view);
   for (int i = 0; i < s->nlines; i++) free(s->lines[i]);
