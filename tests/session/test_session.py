@@ -179,6 +179,23 @@ log = requests()
 check('concurrency: the model was told the action was stale', 'Stale' in log[1]['body']['input'][-1]['output'],
       log[1]['body']['input'][-1])
 
+# ---- 7b. Ctrl-C while the model thinks, with a pause open: exit 130, the pause aborted
+srv.queue([ev('(restart-case (error "stop here") (use-value (v) v))'), ev('(+ 1 1)') | {'delay': 30}])
+proc = subprocess.Popen([L.JITI, 'session', *S, '--request', 'Pause, then wait.', '--goal', '(fboundp (quote never))'],
+                        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+for _ in range(1000):
+    if len(requests()) >= 2:
+        break
+    time.sleep(0.01)
+time.sleep(0.2)
+proc.send_signal(2)
+out, err = proc.communicate(timeout=60)
+outputs.append(out + err)
+check('interrupt: exit 130', proc.returncode == 130, (proc.returncode, out, err))
+check('interrupt: recorded', K.end(last_n()).get('outcome') == 'interrupted', K.end(last_n()))
+st, o, _ = L.jiti('status', '--store', K.store)
+check('interrupt: the session aborted its pause', 'paused' not in o, o)
+
 # ---- 8. Chat Completions, streaming; structured output
 srv.queue([ev('(defun c1 () 1)')])
 st, out, err = session('--chat', '--request', 'Define c1.', '--goal', '(= (c1) 1)', '--stream')
