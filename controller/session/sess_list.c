@@ -260,6 +260,11 @@ static int export(Sess *s, int number, const char *path) {
               str(e, "code"));
       continue;
     }
+    if (json_is_false(json_object_get(e, "action_complete"))) {
+      fprintf(f, "# step %lld: %s, its source too long to be recorded whole, not replayed\n", num(e, "step"),
+              str(a, "type"));
+      continue;
+    }
     json_t *line = json_deep_copy(a);
     if (json_is_true(json_object_get(e, "pinned")))
       json_object_set(line, "generation", json_object_get(e, "generation"));

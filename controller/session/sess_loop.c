@@ -24,6 +24,7 @@
 #define KEEP_STEPS 4            /* steps kept whole when older ones are summarised */
 #define RAW_MAX 2048            /* bytes of an invalid response kept in its step record */
 #define MESSAGE_MAX 2048
+#define ACTION_MAX 10240        /* bytes of an action kept whole in its step record */
 
 static double mono(void) {
   struct timespec ts;
@@ -113,6 +114,16 @@ static json_t *step_json(sess_Session *s, const model_Reply *r, json_t *action, 
                          ms(r->seconds), "kernel_ms", ms(kernel_s), "prompt_chars",
                          (json_int_t)model_conv_chars(s->conv));
   if (!action) json_object_set_new(st, "raw", bounded(r->text, RAW_MAX));
+  /* a store record is at most 16 KiB: a longer source is kept shortened
+     and marked, so the rest of the step survives (export skips it) */
+  char *dump = action ? json_dumps(action, JSON_COMPACT) : NULL;
+  if (dump && strlen(dump) > ACTION_MAX) {
+    json_t *a = json_deep_copy(action);
+    json_object_set_new(a, "source", bounded(json_string_value(json_object_get(action, "source")), ACTION_MAX / 2));
+    json_object_set_new(st, "action", a);
+    json_object_set_new(st, "action_complete", json_false());
+  }
+  free(dump);
   const char *msg = r->status != MODEL_OK ? r->message : json_string_value(json_object_get(reply, "message"));
   if (msg) json_object_set_new(st, "message", bounded(msg, MESSAGE_MAX));
   const char *reason = json_string_value(json_object_get(reply, "code"));

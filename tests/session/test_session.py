@@ -253,6 +253,16 @@ with open(script, 'w') as f:
     f.write('{"type":"evaluate","source":"(+ 1 1)"}\n')
 st, out, err = session('--request', 'Define k.', '--goal', '(fboundp (quote k))', '--scripted', script)
 check('script runs out with goals unmet: exit 3', st == 3 and K.end(last_n())['outcome'] == 'exhausted', out + err)
+big = os.path.join(tmp, 'big.jsonl')
+with open(big, 'w') as f:
+    f.write(json.dumps({'type': 'evaluate', 'source': '(defun big () "%s")' % ('x' * 13000)}) + '\n')
+st, out, err = session('--request', 'A long definition.', '--goal', '(fboundp (quote big))', '--scripted', big)
+steps = K.steps(last_n())
+check('a long action: accepted, its step kept (shortened, marked)', st == 0 and steps and
+      steps[0]['outcome'] == 'accepted' and steps[0].get('action_complete') is False and 'truncated' not in steps[0],
+      steps)
+st, o, e = L.jiti('sessions', 'export', last_n(), '--store', K.store)
+check('a long action: export says it cannot replay it', 'too long to be recorded whole' in o, o)
 bad = os.path.join(tmp, 'bad.lisp')
 with open(bad, 'w') as f:
     f.write('(:request "x" :goals ((= 1 1)) :colour 3)\n')
