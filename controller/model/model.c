@@ -308,35 +308,62 @@ static char *server_message(const char *body) {
 ** conversation's oldest items (their number is said), so that the latest
 ** turns, which differ, are what is kept. */
 static char *request_record(model *m, json_t *body, size_t max) {
-  json_t *c = json_deep_copy(body);
+  /* shallow copies: only what is replaced is copied, the conversation's
+     items are shared with the request */
+  json_t *c = json_copy(body);
   char note[96];
   const char *ins = json_string_value(json_object_get(c, "instructions"));
   if (ins) {
     snprintf(note, sizeof note, "[the instructions: %zu characters]", strlen(ins));
     json_object_set_new(c, "instructions", json_string(note));
   }
-  json_t *msgs = json_object_get(c, "messages"), *first = json_array_get(msgs, 0);
+  json_t *msgs = json_object_get(c, "messages");
+  if (msgs) json_object_set_new(c, "messages", msgs = json_copy(msgs));
+  json_t *first = json_array_get(msgs, 0);
   const char *sys = json_string_value(json_object_get(first, "content"));
   if (sys && !strcmp(json_string_value(json_object_get(first, "role")), "system")) {
     snprintf(note, sizeof note, "[the instructions: %zu characters]", strlen(sys));
-    json_object_set_new(first, "content", json_string(note));
+    json_array_set_new(msgs, 0, json_pack("{s:s, s:s}", "role", "system", "content", note));
   }
   if (json_object_get(c, "tools")) {
     snprintf(note, sizeof note, "[%zu strict function tools, one per action]", json_array_size(json_object_get(c, "tools")));
     json_object_set_new(c, "tools", json_string(note));
   }
-  json_t *fmt = json_object_get(json_object_get(c, "text"), "format");
-  if (!fmt) fmt = json_object_get(json_object_get(c, "response_format"), "json_schema");
-  if (json_object_get(fmt, "schema")) json_object_set_new(fmt, "schema", json_string("[the action schema]"));
-  json_t *conv = msgs ? msgs : json_object_get(c, "input");
-  size_t keep_first = msgs ? 1 : 0, omitted = 0;
-  char *text = json_dumps(c, JSON_COMPACT);
-  while (text && strlen(text) > max && json_array_size(conv) > keep_first + 1) {
-    json_array_remove(conv, keep_first);
-    json_object_set_new(c, "omitted_items", json_integer((json_int_t)++omitted));
-    free(text);
-    text = json_dumps(c, JSON_COMPACT);
+  const char *outer = json_object_get(c, "text") ? "text" : "response_format";
+  const char *inner = json_object_get(c, "text") ? "format" : "json_schema";
+  json_t *o = json_object_get(c, outer), *fmt = json_object_get(o, inner);
+  if (json_object_get(fmt, "schema")) {
+    json_object_set_new(c, outer, o = json_copy(o));
+    json_object_set_new(o, inner, fmt = json_copy(fmt));
+    json_object_set_new(fmt, "schema", json_string("[the action schema]"));
   }
+  json_t *conv = msgs;
+  if (!conv && json_object_get(c, "input")) json_object_set_new(c, "input", conv = json_copy(json_object_get(c, "input")));
+  size_t keep_first = msgs ? 1 : 0, n = json_array_size(conv);
+  if (n > keep_first + 1) {
+    /* the newest items that fit, each measured once (never the whole
+       conversation twice: this runs every turn) */
+    json_t *all = json_incref(conv);
+    json_t *kept = json_array();
+    for (size_t i = 0; i < keep_first; i++) json_array_append(kept, json_array_get(all, i));
+    json_object_set(c, msgs ? "messages" : "input", kept);
+    char *head = json_dumps(c, JSON_COMPACT);
+    size_t used = head ? strlen(head) + 32 : max, first = n;
+    free(head);
+    while (first > keep_first) {
+      char *d = json_dumps(json_array_get(all, first - 1), JSON_COMPACT);
+      size_t len = d ? strlen(d) + 1 : max;
+      free(d);
+      if (used + len > max && first < n) break;   /* the newest one stays, whatever its size */
+      used += len;
+      first--;
+    }
+    for (size_t i = first; i < n; i++) json_array_append(kept, json_array_get(all, i));
+    if (first > keep_first) json_object_set_new(c, "omitted_items", json_integer((json_int_t)(first - keep_first)));
+    json_decref(kept);
+    json_decref(all);
+  }
+  char *text = json_dumps(c, JSON_COMPACT);
   json_decref(c);
   char *out = text ? bounded(m, text, strlen(text), max) : NULL;
   free(text);

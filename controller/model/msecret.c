@@ -129,6 +129,12 @@ char *msecret_redact(const char *s, size_t len, const char *key, size_t *outlen)
   if (!b.p) return NULL;
   size_t i = 0, lit = 0;   /* s[lit..i) is copied as it is */
   while (i < len) {
+    /* most bytes start nothing to redact: one test before the comparisons */
+    char ch = s[i];
+    if (ch != 'b' && ch != 'B' && ch != 's' && !(klen && ch == key[0])) {
+      i++;
+      continue;
+    }
     size_t skip = 0;
     const char *keep = NULL;
     size_t keep_len = 0;
