@@ -1081,6 +1081,13 @@ JT_FN(f_macroexpand) {
 JT_FN(f_declare_special) {
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
   if (s->h.flags & JT_SYM_CONSTANT) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s is a constant", s->cname);
+  /* The language's own special variables (*features*, *print-base*, ...)
+  ** are not the world's to define: as managed state they would change
+  ** how every later transaction reads and prints. */
+  if ((s->h.flags & (JT_SYM_BUILTIN | JT_SYM_SPECIAL)) == (JT_SYM_BUILTIN | JT_SYM_SPECIAL) && !S->kernel_mode)
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot define %s as a variable: it is a built-in variable of the language (bind it with let instead)",
+              s->cname);
   s->h.flags |= JT_SYM_SPECIAL;
   if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];

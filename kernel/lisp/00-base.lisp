@@ -239,3 +239,10 @@
          ,@decls
          ,@forms
          (get-output-stream-string ,var)))))
+
+;; (define-foreign name "library" "symbol" result-type (argument-types...)):
+;; one call with the whole form (ffi.c), so the helper does exactly what the
+;; declaration says.
+(defmacro define-foreign (&whole whole &rest parts)
+  (declare (ignore parts))
+  `(%define-foreign ',whole))
