@@ -1,6 +1,7 @@
 /*
-** mhttp.h — HTTP POST over one reused libcurl handle (the only file of
-** jiti that uses libcurl).
+** mhttp.h — HTTP POST over one reused libcurl handle.  controller/model/
+** is the only part of jiti that uses libcurl: here, and curl_getdate for
+** retry-after dates (mretry.c).
 **
 ** One mhttp is one connection cache: consecutive requests to the same
 ** server reuse the TCP/TLS connection (keep-alive).  Not thread-safe; use
