@@ -45,15 +45,22 @@ typedef struct Enc {
   const char **why;    /* set on failure */
   jt_Obj **path;       /* objects on the current path: cycle detection */
   int depth, cap;
-  uint64_t *nodes;     /* values encoded so far (shared with sub-encoders) */
+  struct Meter *meter;  /* work done and paid for (shared with sub-encoders) */
 } Enc;
+
+/* Work is counted in units of about one value written; every 64 units or
+** more are paid at a unit of fuel per four. */
+typedef struct Meter { uint64_t work, paid; } Meter;
 
 static bool enc_paid(Enc *e) {
   jt_State *S = e->S;
-  if ((++*e->nodes & 63) != 0) return true;
+  Meter *m = e->meter;
+  if (++m->work - m->paid < 64) return true;
+  uint64_t owe = (m->work - m->paid) / 4;
+  m->paid = m->work;
   if (S->limits.heap && e->out->n > S->limits.heap) { *e->why = jt_encode_out_of_heap; return false; }
-  if (S->fuel_left <= 16) { *e->why = jt_encode_out_of_fuel; return false; }
-  S->fuel_left -= 16;
+  if (S->fuel_left <= owe) { *e->why = jt_encode_out_of_fuel; return false; }
+  S->fuel_left -= owe;
   return true;
 }
 
@@ -79,6 +86,7 @@ static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
 static bool enc(Enc *e, jt_V v);
 
 static bool push_path(Enc *e, jt_V v) {
+  e->meter->work += (uint64_t)e->depth / 16;  /* the scan below is work too */
   for (int i = 0; i < e->depth; i++)
     if (e->path[i] == jt_o(v)) { *e->why = "circular structure"; return false; }
   if (e->depth >= MAX_DEPTH) { *e->why = "structure nested too deeply"; return false; }
@@ -93,13 +101,17 @@ static bool push_path(Enc *e, jt_V v) {
   return true;
 }
 
-static void put_symbol(Enc *e, jt_V v) {
+/* A kernel-internal symbol has no name a store can give back (the reader
+** never makes one): user code that got hold of one cannot store it. */
+static bool put_symbol(Enc *e, jt_V v) {
+  if (jt_is_internal(v)) { *e->why = "a kernel-internal symbol"; return false; }
   jt_Symbol *s = jt_symobj(e->S, v);
   jt_buf_putc(e->out, 'Y');
   jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
   size_t n = strlen(s->cname);
   put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
+  return true;
 }
 
 typedef struct { char *p; size_t n; size_t idx; } KeyBytes;
@@ -165,12 +177,16 @@ static bool enc(Enc *e, jt_V v) {
   if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
   switch (jt_type(v)) {
     case JT_TBIGNUM: {
+      e->meter->work += 4 * jt_num_print_cost(v);  /* a conversion to digits: paid first */
+      if (!enc_paid(e)) return false;
       char *s = mpz_get_str(NULL, 10, jt_big_(v)->z);
       put_bytes(e->out, 'I', s, strlen(s));
       free(s);
       return true;
     }
     case JT_TRATIO: {
+      e->meter->work += 4 * jt_num_print_cost(v);
+      if (!enc_paid(e)) return false;
       char *s = mpq_get_str(NULL, 10, jt_ratio_(v)->q);
       put_bytes(e->out, 'R', s, strlen(s));
       free(s);
@@ -191,7 +207,7 @@ static bool enc(Enc *e, jt_V v) {
       free(s);
       return true;
     }
-    case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TSYMBOL: return put_symbol(e, v);
     case JT_TCONS: {
       if (!push_path(e, v)) return false;
       size_t n = 0;
@@ -234,13 +250,10 @@ static bool enc(Enc *e, jt_V v) {
       if (!push_path(e, v)) return false;
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
-      put_symbol(e, L->name);
-      put_uleb(e->out, L->nslots);
-      bool ok = true;
-      for (uint32_t i = 0; i < L->nslots && ok; i++) {
-        put_symbol(e, jt_vec_(L->slot_names)->items[i]);
-        ok = enc(e, jt_struct_(v)->slots[i]);
-      }
+      bool ok = put_symbol(e, L->name);
+      if (ok) put_uleb(e->out, L->nslots);
+      for (uint32_t i = 0; i < L->nslots && ok; i++)
+        ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
       e->depth--;
       return ok;
     }
@@ -253,8 +266,8 @@ static bool enc(Enc *e, jt_V v) {
 }
 
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
-  uint64_t nodes = 0;
-  Enc e = {S, out, why, NULL, 0, 0, &nodes};
+  Meter meter = {0, 0};
+  Enc e = {S, out, why, NULL, 0, 0, &meter};
   bool ok = enc(&e, v);
   free(e.path);
   return ok;
