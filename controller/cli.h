@@ -35,4 +35,8 @@ int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_repl(int argc, char **argv);     /* repl.c */
 
+/* A model grows the world (session/): exit statuses in session/sess.h. */
+int cmd_session(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+
 #endif

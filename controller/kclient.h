@@ -53,6 +53,12 @@ enum {
 ** KCLIENT_INTERRUPTED; no message is printed. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
 
+/* Send req (stolen) with a fresh "id" without waiting for its reply, which
+** the next kclient_call skips (a request whose answer does not matter, such
+** as a record: it costs no round trip).  KCLIENT_OK or KCLIENT_UNSENT (then
+** the connection is closed). */
+int kclient_send(kclient *k, json_t *req);
+
 /* One request on a connection of its own (the one-shot commands): the
 ** reply, or NULL after a message on stderr.  req is stolen. */
 json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req);

@@ -150,6 +150,34 @@ static void op_subscribe(Req *q) {
   kd_reply(q->K, q->client, q->id, json_pack("{s:b, s:b}", "ok", 1, "subscribed", 1));
 }
 
+/* A client's own event (a session's transcript) into the store's events,
+** written with the kernel's next group commit.  Only client event kinds
+** ("session" and "session-...") are accepted: a client cannot forge the
+** kernel's attempt records.  The store keeps a record over 16 KiB as its
+** head (docs/store.md, "Events").  With "sync": true the buffered events
+** are written before the reply (a client that reads the store next). */
+static void op_record(Req *q) {
+  json_t *ev = json_object_get(q->r, "event");
+  const char *kind = json_string_value(json_object_get(ev, "event"));
+  if (!json_is_object(ev) || !kind || (strcmp(kind, "session") && strncmp(kind, "session-", 8))) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"event\" must be an object whose \"event\" is "
+                 "\"session\" or starts with \"session-\"");
+    return;
+  }
+  if (json_object_get(ev, "seq") || json_object_get(ev, "time")) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
+    return;
+  }
+  json_t *sync = json_object_get(q->r, "sync");
+  if (sync && !json_is_boolean(sync)) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
+    return;
+  }
+  kd_event(q->K, json_deep_copy(ev));
+  if (json_is_true(sync)) kd_events_flush(q->K);   /* written (with what was buffered) before the reply */
+  kd_reply(q->K, q->client, q->id, json_pack("{s:b}", "ok", 1));
+}
+
 static void op_shutdown(Req *q) {
   kd_reply(q->K, q->client, q->id, json_pack("{s:b, s:s}", "ok", 1, "message", "shutting down"));
   kd_begin_shutdown(q->K, "shutdown request");
@@ -157,10 +185,25 @@ static void op_shutdown(Req *q) {
 
 /* ---------------------------------------------------- answered by the worker */
 
+/* observe's optional "goals": at most OBSERVE_GOALS_MAX sources, each one
+** string of at most GOAL_SOURCE_MAX bytes without NUL characters. */
+#define OBSERVE_GOALS_MAX 64
+#define GOAL_SOURCE_MAX 16384
+
 static void op_observe(Req *q) {
   json_t *b = json_object_get(q->r, "budget");
   if (b && !(json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) <= (16 << 20))) {
     kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"budget\" must be a byte count from 1 to 16777216");
+    return;
+  }
+  json_t *g = json_object_get(q->r, "goals"), *src;
+  size_t i;
+  int ok = !g || (json_is_array(g) && json_array_size(g) <= OBSERVE_GOALS_MAX);
+  json_array_foreach(g, i, src) ok = ok && json_is_string(src) && json_string_length(src) <= GOAL_SOURCE_MAX &&
+                                     strlen(json_string_value(src)) == json_string_length(src);
+  if (!ok) {
+    kd_reply_err(q->K, q->client, q->id, "invalid-request", "\"goals\" must be an array of at most %d strings "
+                 "(Lisp sources of at most %d bytes)", OBSERVE_GOALS_MAX, GOAL_SOURCE_MAX);
     return;
   }
   queue(q, &q->K->queryq, "requests");
@@ -255,7 +298,7 @@ typedef struct Op {
 static const Op ops[] = {
     {"hello", op_hello, {"op", "id", "protocol", "client"}},
     {"status", op_status, {"op", "id"}},
-    {"observe", op_observe, {"op", "id", "budget"}},
+    {"observe", op_observe, {"op", "id", "budget", "goals"}},
     {"inspect", op_inspect, {"op", "id", "kind", "name"}},
     {"history", op_history, {"op", "id", "limit"}},
     {"subscribe", op_subscribe, {"op", "id"}},
@@ -265,11 +308,12 @@ static const Op ops[] = {
     {"invariant-add", op_invariant_add, {"op", "id", "name", "source", "generation"}},
     {"invariant-remove", op_invariant_remove, {"op", "id", "name", "generation"}},
     {"invariant-list", op_invariant_list, {"op", "id"}},
+    {"record", op_record, {"op", "id", "event", "sync"}},
     {"shutdown", op_shutdown, {"op", "id"}},
 };
 
 #define OP_NAMES "hello, status, observe, inspect, history, subscribe, call, preview, act, " \
-                 "invariant-add, invariant-remove, invariant-list, shutdown"
+                 "invariant-add, invariant-remove, invariant-list, record, shutdown"
 
 void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len) {
   uint64_t cs = c->serial;
