@@ -12,8 +12,10 @@
 **    form, and walks the whole tree iteratively — quoted lists, vectors,
 **    backquote templates — refusing shared or circular structure, strings
 **    holding the ~/name/ format directive (a call by name), THROW in a
-**    repair (it could leave the pause), and, as a backstop, any
-**    kernel-internal symbol (the reader cannot produce one).
+**    repair (it could leave the pause), a define-foreign naming a library
+**    the operator did not grant (early and with the option that grants it:
+**    ffi.c refuses the declaration itself whatever the route), and, as a
+**    backstop, any kernel-internal symbol (the reader cannot produce one).
 **
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
@@ -51,6 +53,9 @@ static const char *gate_lisp =
   "                     (when (gethash x seen)\n"
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
+  "                     (when (and (eq (car x) 'define-foreign) (consp (cdr x)) (consp (cddr x))\n"
+  "                                (stringp (caddr x)) (not (%foreign-granted-p (caddr x))))\n"
+  "                       (return-from gate (format nil \"define-foreign: the library ~a is not granted to this world (the operator grants it with --allow-foreign ~a)\" (caddr x) (caddr x))))\n"
   "                     (push (cdr x) stack)\n"
   "                     (push (car x) stack))\n"
   "                    ((stringp x)\n"

@@ -448,6 +448,30 @@ static void test_stale(void) {
   txn_close(W);
 }
 
+/* Declarations of granted libraries pass the gate; a declaration built at
+** run time (which the gate cannot see) is refused by the kernel itself. */
+static void test_gate_foreign(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  const char *decl = "(define-foreign c \"libm.so.6\" \"cos\" :double (:double))";
+  CHECK(txn_gate(W, decl, why, sizeof why) == 1);
+  CHECK(jiti_foreign_grant(txn_state(W), "libm.so.6", why, sizeof why) == JITI_OK);
+  CHECK(txn_gate(W, decl, why, sizeof why) == 0);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, txn_generation(W), decl, TXN_ACTION, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1 && o.changes[0].kind == JITI_ENTRY_FOREIGN && !strcmp(o.changes[0].name, "C"));
+  txn_outcome_free(&o);
+  txn_commit(W);
+  CHECK_STR(ev(W, "(c 0)"), "1.0");
+  const char *sly = "(eval (list 'define-foreign 's (concatenate 'string \"libc\" \".so.6\") \"strlen\" :size '(:string)))";
+  CHECK(txn_gate(W, sly, why, sizeof why) == 0);
+  CHECK(txn_attempt(W, txn_generation(W), sly, TXN_APPLICATION, NULL, NULL, &o) == TXN_ERROR);
+  CHECK(strstr(o.message, "--allow-foreign libc.so.6") != NULL);
+  txn_outcome_free(&o);
+  CHECK(jiti_world_count(txn_state(W), JITI_ENTRY_FOREIGN) == 1);
+  txn_close(W);
+}
+
 static void test_gate(void) {
   txn_World *W = txn_open(NULL);
   char why[512];
@@ -464,6 +488,10 @@ static void test_gate(void) {
     {"(format nil \"~/car/\" 1)", "~/"},
     {"(car", "does not read"},
     {"(list #+sbcl (foo:bar) 1)", "FOO"},   /* conservative: scanned even when skipped */
+    /* a library the operator did not grant: refused, naming the option */
+    {"(define-foreign c \"libm.so.6\" \"cos\" :double (:double))", "--allow-foreign libm.so.6"},
+    {"(progn (defun f () 1) (when t (define-foreign s \"libc.so.6\" \"strlen\" :size (:string))))",
+     "the library libc.so.6 is not granted"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int r = txn_gate(W, bad[i].src, why, sizeof why);
@@ -527,6 +555,7 @@ static void test_gate(void) {
   CHECK(s.seen[1].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[1].error, "#."));
   CHECK(s.seen[2].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[2].error, "THROW"));
   txn_close(W);
+  test_gate_foreign();
 }
 
 static void test_preview_application_goals(void) {
