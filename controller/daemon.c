@@ -429,5 +429,5 @@ int cmd_worker_internal(int argc, char **argv) {
     fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
     return EXIT_USAGE;
   }
-  return worker_main(WORKER_FD);
+  return worker_main(WORKER_FD, NULL);
 }

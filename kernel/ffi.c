@@ -374,7 +374,12 @@ size_t jiti_foreign_unavailable(jiti_State *S, jiti_ForeignFn fn, void *ud) {
     ** (and a restore might bring back) is not part of the world */
     if (!d->unavailable || decl_of(S, jt_symobj(S, d->name)->function) != d) continue;
     n++;
-    if (fn) fn(ud, jt_symname(S, d->name), d->library, d->symbol, d->unavailable);
+    if (!fn) continue;
+    /* named as the world's entries are (printing a symbol allocates no
+    ** Lisp object, so this needs no entry point) */
+    char *name = jt_print_cstr(S, d->name, true, 4096);
+    fn(ud, name ? name : jt_symname(S, d->name), d->library, d->symbol, d->unavailable);
+    free(name);
   }
   return n;
 }

@@ -158,7 +158,7 @@ const char *jiti_foreign_grant_name(jiti_State *S, size_t i);  /* NULL past the 
 /* The foreign declarations in force that cannot be called: imported (from
 ** a store) while their library was not granted, did not open, or lacked
 ** their symbol.  fn (may be NULL) is called for each with the function's
-** name, the library, the symbol and why, a sentence naming the library and
+** name (printed as the name of its world entry), the library, the symbol and why, a sentence naming the library and
 ** --allow-foreign where a grant is the remedy; the strings are valid
 ** during the call only.  Returns how many there are. */
 typedef void (*jiti_ForeignFn)(void *ud, const char *name, const char *library, const char *symbol,
