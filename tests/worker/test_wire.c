@@ -123,7 +123,9 @@ static void test_foreign(void) {
   pid_t pid = spawn(&opt);
   tell(json_pack("{s:s, s:i, s:i}", "op", "init", "base", 1, "revision", 1));
   json_t *entries = json_pack("[{s:s, s:s, s:I}]", "kind", "foreign", "name", "MY-STRLEN", "len", (json_int_t)f.len);
-  CHECK(wire_send(fd, json_pack("{s:s, s:o}", "op", "import", "entries", entries), f.bytes, f.len) == 0);
+  json_t *imp = json_pack("{s:s, s:o}", "op", "import", "entries", entries);
+  CHECK(wire_send(fd, imp, f.bytes, f.len) == 0);
+  json_decref(imp);
   free(f.bytes);
   json_t *m = ask(json_pack("{s:s}", "op", "start"));
   CHECK_STR(str(m, "event"), "ready");
