@@ -472,6 +472,34 @@ static void test_gate_foreign(void) {
   txn_close(W);
 }
 
+/* A transaction that declares a foreign function and calls it (and calls it
+** again from a repair while paused), then is aborted: the declaration and
+** every change to the world are undone.  What the C function did to its
+** own memory is not: the library's state lies outside the world. */
+static void test_foreign_pause_abort(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  CHECK(jiti_foreign_grant(txn_state(W), PROBE_LIB, why, sizeof why) == JITI_OK);
+  CHECK(run1(W, "(define-foreign p-count \"" PROBE_LIB "\" \"probe_count\" :int ())") == TXN_ACCEPTED);
+  CHECK_STR(ev(W, "(p-count)"), "0");
+  uint64_t g0 = txn_generation(W);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(progn (p-bump) (world-put :repaired (p-count)))", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
+  };
+  Script s = {steps, 2, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(progn (define-foreign p-bump \"" PROBE_LIB "\" \"probe_bump\" :void ()) (p-bump)"
+               " (world-put :n (p-count)) (error \"stop after ~a\" (p-count)))", TXN_ACTION, &s, &o) == TXN_ABORTED);
+  txn_outcome_free(&o);
+  CHECK(s.nseen == 2 && strstr(s.seen[0].report, "stop after 1") != NULL);
+  CHECK(txn_generation(W) > g0);
+  CHECK_STR(ev(W, "(list (fboundp 'p-bump) (world-get :n) (world-get :repaired))"), "(NIL NIL NIL)");
+  CHECK(jiti_world_count(txn_state(W), JITI_ENTRY_FOREIGN) == 1);
+  CHECK_STR(ev(W, "(p-count)"), "2");
+  txn_close(W);
+}
+
 static void test_gate(void) {
   txn_World *W = txn_open(NULL);
   char why[512];
@@ -856,6 +884,7 @@ int main(void) {
   test_budget();
   test_stale();
   test_gate();
+  test_foreign_pause_abort();
   test_internal_wall();
   test_repair_restarts();
   test_preview_application_goals();
