@@ -190,7 +190,13 @@ static int kernel_run(Kernel *K, int ready_fd) {
     if (lf >= 0) { dup2(lf, 2); close(lf); }
   }
   K->revision = cur;
-  K->base = cli_generation(K->s, cur);
+  /* past every generation ever handed out for this store (by an earlier
+  ** kernel, killed or not, or an offline command) */
+  if (store_generation(K->s, &K->gen_saved) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(K->s));
+    return EXIT_FAIL;
+  }
+  K->base = K->gen_saved + 1;
   uint64_t interrupted = 0;
   store_mark_interrupted(K->s, &interrupted);
   K->next_attempt = cli_next_attempt(K->s);

@@ -75,6 +75,7 @@ typedef struct Txn {
   int timed_out, aborting_for_shutdown;
   int published;
   uint64_t revision;     /* published revision */
+  uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
 } Txn;
 
@@ -92,6 +93,8 @@ typedef struct Kernel {
   int wfd;
   pid_t wpid;
   uint64_t base, gen, revision;
+  uint64_t gen_saved;    /* the store's generation high-water mark: no
+                         ** generation above it may reach a client */
   char wstatus[32];
   int wait;              /* W_... */
   struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */

@@ -61,10 +61,13 @@ static void client_write_line(Client *c, const char *text, size_t n) {
   kd_client_flush(c);
 }
 
-/* Send a reply (stolen) to a client, adding its id. */
+/* Send a reply (stolen) to a client, adding its id.  A generation reaches
+** a client only once the store has recorded it (kd_events_flush), so that
+** no kernel started later can hand it out again. */
 void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
   Client *c = kd_client(K, serial);
   if (!c || c->closing == 2) { json_decref(msg); return; }
+  if (K->gen > K->gen_saved) kd_events_flush(K);
   if (id) json_object_set(msg, "id", id);
   char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(msg);
@@ -116,13 +119,21 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
+/* Write the buffered events, and the generation when it moved past what the
+** store has recorded (a pause, a resume, a new worker): one transaction. */
 void kd_events_flush(Kernel *K) {
   EventBuf *b = &K->events;
-  if (!b->n) return;
+  int gen = K->gen > K->gen_saved;
+  if (!b->n && !gen) return;
   uint64_t first = 0;
-  if (store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first) != STORE_OK) {
-    kd_log(K, "could not record %zu event%s: %s", b->n, b->n == 1 ? "" : "s", store_errmsg(K->s));
+  int rc = gen ? store_advance_generation(K->s, K->gen, b->ev, b->time_ms, b->n, &first)
+               : store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first);
+  if (rc != STORE_OK) {
+    kd_log(K, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
+           gen ? " and the generation" : "", store_errmsg(K->s));
     first = 0;
+  } else if (gen) {
+    K->gen_saved = K->gen;
   }
   kd_events_written(K, first);
 }

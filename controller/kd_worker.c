@@ -328,7 +328,8 @@ void kd_worker_died(Kernel *K) {
       /* the revision is durable; the fresh worker imports it */
       json_t *r = t->reply;
       t->reply = NULL;
-      json_object_set_new(r, "generation", json_integer((json_int_t)(K->gen + 1)));
+      K->gen = t->published_gen;  /* recorded with the revision; the next worker counts past it */
+      json_object_set_new(r, "generation", json_integer((json_int_t)K->gen));
       kd_reply(K, t->responder, t->responder_id, r);
       kd_event(K, json_pack("{s:s, s:I, s:I, s:s}", "event", "accepted", "attempt", (json_int_t)t->attempt,
                           "revision", (json_int_t)t->revision, "note", how));
@@ -645,6 +646,7 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
   uint64_t rev = K->revision;
   if (!bad) {
+    /* the generation after the commit, recorded with the revision */
     store_rev_info info = {!strcmp(t->command, "call") ? STORE_REV_APPLICATION : STORE_REV_ACTION,
                            gen + 1, 0, JITI_VERSION, t->summary, NULL};
     /* the events that led to the revision go in its transaction: one sync */
@@ -669,15 +671,21 @@ static void publish(Kernel *K, json_t *m, const unsigned char *blob, size_t blob
     send_or_die(K, json_pack("{s:s}", "op", "restore"));
     return;
   }
+  /* Entries identical to CURRENT's are no change: nothing was written, and
+  ** the worker keeps the attempt without moving the generation. */
+  int changed = rev != K->revision;
   t->published = 1;
   t->revision = rev;
+  t->published_gen = changed ? gen + 1 : gen;
+  if (changed && gen + 1 > K->gen_saved) K->gen_saved = gen + 1;
   K->revision = rev;
   t->reply = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision", (json_int_t)rev,
                        "changes", brief);
   if (value) json_object_set(t->reply, "value", value);
   if (output) json_object_set(t->reply, "output", output);
   K->wait = W_COMMIT;
-  send_or_die(K, json_pack("{s:s, s:I}", "op", "commit", "revision", (json_int_t)rev));
+  send_or_die(K, json_pack("{s:s, s:I, s:b}", "op", "commit", "revision", (json_int_t)rev,
+                           "changed", changed));
 }
 
 static void on_worker_msg(Kernel *K, json_t *m, unsigned char *blob, size_t bloblen) {

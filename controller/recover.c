@@ -344,9 +344,22 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   uint64_t attempts[64];
   Interrupted in = {count < 64 ? count : 64, attempts, 0};
   if (count) store_events_read(s, 0, (size_t)count, STORE_NEWEST_FIRST, collect_interrupted, &in);
-  cli_event(s, "recover-session",
-            json_pack("{s:s, s:I, s:I, s:I}", "event", "recovered", "revision", (json_int_t)cur,
-                      "generation", (json_int_t)vr->generation, "interrupted", (json_int_t)count));
+  /* The recovered world gets a generation never handed out: a view taken
+  ** before the crash (say, of a paused transaction) is stale from now on. */
+  uint64_t gen = 0;
+  if (store_generation(s, &gen) != STORE_OK) {
+    fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
+    goto out;
+  }
+  gen++;
+  json_t *ev = json_pack("{s:s, s:I, s:I, s:I}", "event", "recovered", "revision", (json_int_t)cur,
+                         "generation", (json_int_t)gen, "interrupted", (json_int_t)count);
+  if (store_advance_generation(s, gen, &ev, NULL, 1, NULL) != STORE_OK) {
+    fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
+    json_decref(ev);
+    goto out;
+  }
+  json_decref(ev);
 
   const uint64_t *c = ir->counts;
   uint64_t total = 0;
@@ -357,7 +370,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   phase("marked interrupted, event written");
   printf("recovered the store at %s\n", dir);
   printf("revision:    %" PRIu64 " (%s, %s)\n", cur, kind, when);
-  printf("generation:  %" PRIu64 "\n", vr->generation);
+  printf("generation:  %" PRIu64 "\n", gen);
   printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
          ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
          c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],

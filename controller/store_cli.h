@@ -133,7 +133,7 @@ typedef struct cli_txn {
   const char *cmd;         /* "apply", "invariant add", ... */
   store_env *s;
   uint64_t parent;         /* CURRENT when the store was opened */
-  uint64_t generation;     /* CURRENT's generation */
+  uint64_t generation;     /* the store's generation high-water mark */
   uint64_t attempt;        /* 0 until started */
   jiti_State *S;
   jiti_Limits limits;

@@ -27,13 +27,11 @@ int cli_txn_open(cli_txn *t, const char *cmd, const char *dir) {
             cmd, store_path(t->s), store_path(t->s));
     return EXIT_FAIL;
   }
-  store_manifest *man = NULL;
-  if (store_manifest_read(t->s, t->parent, &man) != STORE_OK) {
+  /* the store's high-water mark: the revision gets the next generation */
+  if (store_generation(t->s, &t->generation) != STORE_OK) {
     fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(t->s));
     return EXIT_FAIL;
   }
-  t->generation = man->generation;
-  store_free(man);
   return EXIT_OK;
 }
 

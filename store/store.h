@@ -191,7 +191,9 @@ typedef struct store_rev_info {
 **   new_rev   receives the new revision number (may be NULL).
 ** An entry identical to the one already in the map is not a change.  When
 ** nothing changes, an ACTION or APPLICATION publish writes nothing and
-** *new_rev is the parent; INITIAL, IMPORT and ROLLBACK always publish.
+** *new_rev is the parent; INITIAL, IMPORT and ROLLBACK always publish.  A
+** revision written also raises the generation high-water mark to
+** info->generation (store_generation).
 ** Returns STORE_OK, or:
 **   STORE_ESTALE    CURRENT != parent; nothing was written
 **   STORE_EINVAL    a bad kind, name (empty, too long, not UTF-8), size,
@@ -318,6 +320,32 @@ typedef struct store_stat {
 } store_stat;
 
 int store_stats(store_env *s, store_stat *st);
+
+/* ---- generations
+**
+** A generation is the kernel's concurrency token (docs/transactions.md): a
+** store-wide counter that only grows, so that no generation is ever handed
+** out twice for two different worlds — across kernel restarts, crashes,
+** recoveries and offline commands.  The store keeps its high-water mark,
+** the largest generation a writer recorded, in `meta`.  A writer records a
+** generation before it hands it out: every publish records
+** info->generation in its own transaction, and store_advance_generation
+** records one that moved without a revision (a pause, a resume, a kernel
+** start).  A writer starting up counts on from store_generation + 1. */
+
+/* The high-water mark: the largest generation recorded, and at least
+** CURRENT's manifest generation (stores written before the mark was kept);
+** 0 for an empty store.  Returns STORE_OK, STORE_ECORRUPT, STORE_EIO,
+** STORE_EINVAL (gen NULL). */
+int store_generation(store_env *s, uint64_t *gen);
+
+/* Raise the high-water mark to gen (a smaller gen leaves it unchanged) and
+** append events[0..nevents) (nevents may be 0; as
+** store_events_append_objects, with first_seq), in one write transaction:
+** one sync.  Returns STORE_OK, STORE_EPERM (read-only), STORE_EINVAL (an
+** event is not an object), STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_advance_generation(store_env *s, uint64_t gen, struct json_t *const *events,
+                             const int64_t *event_times, size_t nevents, uint64_t *first_seq);
 
 /* ---- verification */
 

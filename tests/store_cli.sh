@@ -146,7 +146,7 @@ ok bad-rev-no-side-effect "$([[ $(cur "$S") == 7 ]]; echo $?)"
 # --- recover-session
 t recover 0 "recovered the store at $S
 revision: +7 \(rollback, [0-9-]+T[0-9:]+Z\)
-generation: +7
+generation: +8
 entries: +4 \(functions 2, macros 0, variables 1, structures 0, data 1, invariants 0\).*
 interrupted: none
 last events:

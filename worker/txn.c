@@ -636,10 +636,18 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
 
 /* ----------------------------------------------------------- attempts */
 
+/* A restore brings back the world as it was when the attempt began.  Views
+** made before the attempt saw exactly that world, so they stay current —
+** unless the generation moved during the attempt (a pause, a resume): views
+** made since showed the attempt's own state, and must become stale. */
+static void restored(txn_World *W) {
+  if (W->gen != W->gen0) W->gen++;
+}
+
 /* Restore the attempt's checkpoint and report `r`. */
 static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
   jiti_restore(W->S);
-  W->gen++;
+  restored(W);
   W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
   event(W, "restored", txn_reason_name(r));
   changes_clear(out);
@@ -693,6 +701,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
 
   registry_world = W;
   reset_attempt(W);
+  W->gen0 = W->gen;
   W->in_txn = 1;
   W->kind = kind;
   W->cmd_fn = cmd_fn;
@@ -735,14 +744,14 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
     out->value = txn_strdup(r.value);
     event(W, "completed", r.value);
     if (!(W->faulted && kind == TXN_OPERATOR) && check_invariants(W, err, sizeof err)) {
-      res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unsafe: %s", err));
+      res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
     } else if (collect_changes(W, out, err, sizeof err)) {
       res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
     } else {
       run_goals(W, out);
       if (kind == TXN_PREVIEW) {
         jiti_restore(W->S);
-        W->gen++;
+        restored(W);
         W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
         event(W, "restored", "preview");
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("preview: restored"));
@@ -766,15 +775,17 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
   return res;
 }
 
-int txn_commit(txn_World *W) {
+/* Keep an accepted attempt; changed: its entries differ from what views
+** showed before it. */
+static int commit(txn_World *W, int changed) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   jiti_commit(W->S);
   for (int i = 0; i < W->npend; i++) var_set(W, W->pend[i].name, W->pend[i].hash);
   pend_clear(W);
   /* Keeping what changed nothing is no change a view could show (a
-  ** read-only call leaves every view current); a faulted world's status
-  ** may change below. */
-  if (W->awaiting_changes || W->faulted) W->gen++;
+  ** read-only call, a definition evaluated again unchanged: views stay
+  ** current); a faulted world's status may change below. */
+  if ((changed && W->awaiting_changes) || W->faulted) W->gen++;
   W->awaiting_changes = 0;
   W->status = TXN_ST_IDLE;
   if (W->faulted) {
@@ -785,12 +796,16 @@ int txn_commit(txn_World *W) {
   return 0;
 }
 
+int txn_commit(txn_World *W) { return commit(W, 1); }
+
+int txn_commit_unchanged(txn_World *W) { return commit(W, 0); }
+
 int txn_restore(txn_World *W, txn_Outcome *out) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   if (out) memset(out, 0, sizeof *out);
   W->awaiting_changes = 0;
   jiti_restore(W->S);
-  W->gen++;
+  restored(W);
   W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
   if (out) {
     event(W, "restored", "publication-failed");
@@ -816,6 +831,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
   W->in_txn = 1;
+  W->gen0 = W->gen;
   event(W, "started", add ? "invariant-add" : "invariant-remove");
   jiti_checkpoint(W->S);
   char err[1024] = "";
@@ -826,7 +842,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
     res = restore_with(W, out, TXN_INVALID_ARGUMENTS,
                        txn_fmt("%s", err[0] ? err : add ? "the invariant was refused" : "no such invariant"));
   } else if (add && !W->faulted && check_invariants(W, err, sizeof err)) {
-    res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unsafe: %s", err));
+    res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
   } else if (collect_changes(W, out, err, sizeof err)) {
     res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
   } else {

@@ -10,9 +10,13 @@
 **   -> caller commits (txn_commit) or restores (txn_restore).
 **
 ** Generations.  W has a generation counter, starting at 0, incremented on
-** every observable state change: a commit, a restore, a pause, a resume (and
-** entering or leaving the faulted state).  Every operation that changes the
-** world takes the caller's generation; a mismatch is refused with reason
+** every change a view could show: a commit of changed entries, a pause, a
+** resume, the restore of an attempt during which the generation moved (it
+** paused), entering or leaving the faulted state.  A restore of an attempt
+** that never paused brings back exactly the world views made before it
+** showed, so it leaves the generation alone; so does the commit of an
+** attempt that changed nothing.  Every operation that changes the world
+** takes the caller's generation; a mismatch is refused with reason
 ** TXN_STALE, nothing executes and the world is unchanged.
 **
 ** Ownership.  Every char * returned by this API is malloc'd and owned by
@@ -249,11 +253,12 @@ typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
 ** once.  Ends:
 **   TXN_ACCEPTED            completed, invariants hold, changes exported;
 **                           status TXN_ST_AWAITING (checkpoint still open) —
-**                           except TXN_PREVIEW: restored (generation++),
+**                           except TXN_PREVIEW: restored (as a failure),
 **                           status back to idle, changes reported anyway
 **   TXN_UNSAFE, TXN_REPAIR_FAILED, TXN_ABORTED, TXN_ERROR (application calls
 **   instead of TXN_ABORTED), TXN_LIMIT, TXN_BUDGET_EXHAUSTED
-**                           restored (generation++), status idle/faulted
+**                           restored (generation++ only if the attempt
+**                           paused), status idle/faulted
 ** out->value holds the printed value for TXN_ACCEPTED.  Always fills *out
 ** (free it with txn_outcome_free) and returns out->reason. */
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
@@ -261,12 +266,19 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Outcome *out);
 
 /* Keep an accepted attempt (after publishing it): closes the checkpoint,
-** generation++, status idle (or faulted if still invalid).  Returns 0, or
-** -1 (nothing done) when the status is not TXN_ST_AWAITING. */
+** generation++ when it changed entries, status idle (or faulted if still
+** invalid).  Returns 0, or -1 (nothing done) when the status is not
+** TXN_ST_AWAITING. */
 int txn_commit(txn_World *W);
 
+/* The same, for an attempt whose changes turned out to be no change (the
+** store holds identical entries already: e.g. a definition evaluated again
+** unchanged): the generation stays, since no view could tell. */
+int txn_commit_unchanged(txn_World *W);
+
 /* Undo an accepted attempt (publication failed): restores the checkpoint,
-** generation++, status idle.  Fills *out (may be NULL) with reason
+** status idle; generation++ only if the generation moved during the attempt
+** (it paused).  Fills *out (may be NULL) with reason
 ** TXN_PUBLICATION_FAILED.  Returns 0, or -1 when not TXN_ST_AWAITING. */
 int txn_restore(txn_World *W, txn_Outcome *out);
 

@@ -21,6 +21,9 @@ struct txn_World {
   int budget;
   size_t max_source;
   uint64_t gen, revision;
+  uint64_t gen0;          /* the generation when the running (or awaiting)
+                             attempt began: a restore moves the generation
+                             only if it moved since (a pause was seen) */
   txn_Status status;      /* idle / awaiting / faulted (paused is derived) */
   int faulted;
   int awaiting_changes;   /* entries the attempt awaiting commit changed */

@@ -298,9 +298,12 @@ static void await_decision(Worker *w) {
     json_array_append_new(w->inbox, m);
   int commit = !strcmp(op_of(m), "commit");
   json_t *rev = json_object_get(m, "revision");
+  int unchanged = json_is_false(json_object_get(m, "changed"));
   if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
   json_decref(m);
-  if (commit) {
+  if (commit && unchanged) {
+    txn_commit_unchanged(w->W);  /* the store had every entry already */
+  } else if (commit) {
     txn_commit(w->W);
   } else {
     txn_Outcome r;
