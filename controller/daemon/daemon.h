@@ -3,14 +3,14 @@
 ** parts; docs/protocol.md is the reference for what they implement.
 **
 **   daemon.c       options, start-up, the poll loop, shutdown
-**   kd_clients.c   client connections: reading request lines, buffered
+**   dclients_finds.c   client connections: reading request lines, buffered
 **                  replies, subscribers' event lines, the request queues
 **   kd_requests.c  parsing and checking requests; answering those the
 **                  kernel answers itself (hello, status, history, ...)
 **   kd_worker.c    the worker process: start-up from CURRENT, queries,
 **                  transactions and pauses, publishing, worker death
 **
-** One Kernel object holds all of the daemon's state; the only global is the
+** One Daemon object holds all of the daemon's state; the only global is the
 ** SIGTERM flag, which a signal handler must reach.
 */
 #ifndef jiti_kd_h
@@ -20,12 +20,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
-#include "store_cli.h"
+#include "engine.h"
 #include "worker.h"
 
-#define KD_MAX_CLIENTS 1000
-#define KD_MAX_QUEUE 10000
-#define KD_MAX_BATCH 64   /* application calls handed to the worker at once */
+#define DAEMON_MAX_CLIENTS 1000
+#define DAEMON_MAX_QUEUE 10000
+#define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
 
 typedef struct Client {
   int fd;
@@ -53,12 +53,12 @@ typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 
 /* Events waiting to be written to the store in one transaction (group
-** commit: one sync for many events; see kd_event). */
+** commit: one sync for many events; see devents_add). */
 typedef struct EventBuf {
   json_t **ev;
   int64_t *time_ms;
   size_t n, cap;
-  double first;          /* kd_now() when the oldest was buffered */
+  double first;          /* daemon_now() when the oldest was buffered */
 } EventBuf;
 
 /* The running transaction: call, act, preview, invariant-add/-remove. */
@@ -79,14 +79,14 @@ typedef struct Txn {
   json_t *reply;         /* reply held until the worker acknowledges */
 } Txn;
 
-typedef struct Kernel {
+typedef struct Daemon {
   const char *dir;
   char sock[128];
   char pidfile[4096];
   store_env *s;
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
-  Client *clients[KD_MAX_CLIENTS];
+  Client *clients[DAEMON_MAX_CLIENTS];
   int nclients;
   uint64_t next_serial;
   /* worker */
@@ -114,50 +114,50 @@ typedef struct Kernel {
   double stop_deadline;
   int detached;
   struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
-} Kernel;
+} Daemon;
 
 /* daemon.c */
-double kd_now(void);
-void kd_log(Kernel *K, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
-void kd_log_soon(Kernel *K, const char *fmt, ...)  /* buffered until the next events write */
+double daemon_now(void);
+void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
+void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next events write */
     __attribute__((format(printf, 2, 3)));
-void kd_log_flush(Kernel *K);         /* write the buffered log lines */
-void kd_snippet(const char *s, char *buf, size_t n);  /* first line, for logs */
-void kd_begin_shutdown(Kernel *K, const char *why);
+void dlog_flush(Daemon *D);         /* write the buffered log lines */
+void dlog_snippet(const char *s, char *buf, size_t n);  /* first line, for logs */
+void dloop_shutdown(Daemon *D, const char *why);
 
-/* kd_clients.c */
-Client *kd_client(Kernel *K, uint64_t serial);
-void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
-void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
+/* dclients_finds.c */
+Client *dclients_find(Daemon *D, uint64_t serial);
+void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-void kd_event(Kernel *K, json_t *ev);   /* buffer an event for the store; steals */
-void kd_events_flush(Kernel *K);        /* write the buffered events, tell subscribers */
-void kd_events_written(Kernel *K, uint64_t first);  /* they were written from seq first
+void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+void devents_flush(Daemon *D);        /* write the buffered events, tell subscribers */
+void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
                                                     ** on (0: lost): tell, drop them */
-double kd_events_due(Kernel *K);        /* seconds until a flush is due; < 0: none waits */
-void kd_client_flush(Client *c);
-void kd_client_read(Kernel *K, Client *c);
-void kd_client_free(Kernel *K, int i);
-void kd_accept(Kernel *K);
-int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req);
-Pending kd_pop(Queue *q);
-Pending kd_pop_back(Queue *q);
-Pending *kd_peek(Queue *q);                   /* the head, or NULL */
-int kd_push_front(Queue *q, Pending p);       /* takes p's references */
-void kd_pending_free(Pending *p);
+double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+void dclients_flush(Client *c);
+void dclients_read(Daemon *D, Client *c);
+void dclients_free(Daemon *D, int i);
+void dclients_accept(Daemon *D);
+int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req);
+Pending dqueue_pop(Queue *q);
+Pending dqueue_pop_back(Queue *q);
+Pending *dqueue_peek(Queue *q);                   /* the head, or NULL */
+int dqueue_push_front(Queue *q, Pending p);       /* takes p's references */
+void dqueue_pending_free(Pending *p);
 
 /* kd_requests.c */
-void kd_handle_request(Kernel *K, Client *c, const char *line, size_t len);
+void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
 
 /* kd_worker.c */
-int kd_start_worker(Kernel *K);       /* the first one: waits; -1 (logged) */
-void kd_restart_worker(Kernel *K);     /* a replacement: does not wait */
-void kd_worker_writable(Kernel *K);    /* write queued start-up frames */
-void kd_worker_died(Kernel *K);
-void kd_worker_readable(Kernel *K);
-void kd_pump(Kernel *K);               /* give the worker its next request */
-void kd_abort_pause(Kernel *K, const char *why);
-void kd_fail_commands(Kernel *K, const char *code, const char *why);
-void kd_stop_worker(Kernel *K);        /* ask it to exit, then reap it */
+int dworker_start_first(Daemon *D);       /* the first one: waits; -1 (logged) */
+void dworker_restart(Daemon *D);     /* a replacement: does not wait */
+void dworker_writable(Daemon *D);    /* write queued start-up frames */
+void dworker_died(Daemon *D);
+void dworker_readable(Daemon *D);
+void dsched_pump(Daemon *D);               /* give the worker its next request */
+void dsched_abort_pause(Daemon *D, const char *why);
+void dsched_fail_commands(Daemon *D, const char *code, const char *why);
+void dworker_stop(Daemon *D);        /* ask it to exit, then reap it */
 
 #endif

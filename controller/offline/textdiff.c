@@ -6,7 +6,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include "store_cli.h"
+#include "offline.h"
 
 typedef struct { const char **p; size_t *n; size_t count; } Lines;
 
@@ -38,7 +38,7 @@ typedef struct { char op; size_t line; } Op;
 #define MAX_CELLS ((size_t)16 << 20)
 #define CONTEXT 3
 
-void cli_unified_diff(FILE *out, const char *label_a, const char *a,
+void textdiff_unified(FILE *out, const char *label_a, const char *a,
                       const char *label_b, const char *b) {
   if (!strcmp(a, b)) return;
   Lines A = {0}, B = {0};

@@ -1,8 +1,8 @@
 /*
-** store_common.c — what every store command shares: the --store option,
-** opening the store with a clear message, REV syntax, time formatting,
-** entry kinds, loading a revision's map and importing it into a world,
-** attempt numbers and events.
+** storeio.c — the store as the commands and the daemon use it (engine.h):
+** opening it with a clear message, REV syntax, time formatting, entry
+** kinds, loading a revision's map and importing it into a world, attempt
+** numbers and events.
 */
 #define _GNU_SOURCE  /* memmem */
 #include <errno.h>
@@ -11,61 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
-#include "store_cli.h"
+#include "engine.h"
+#include "cli.h"
 
-const char *cli_default_store(void) {
-  const char *e = getenv("JITI_STORE");
-  return e && *e ? e : ".jiti";
-}
-
-int cli_store_opt(const char *cmd, int argc, char **argv, int *i, const char **dir) {
-  const char *a = argv[*i];
-  if (!strncmp(a, "--store=", 8)) {
-    *dir = a + 8;
-  } else if (!strcmp(a, "--store")) {
-    if (*i + 1 >= argc) {
-      fprintf(stderr, "jiti %s: --store needs a directory\n", cmd);
-      return -1;
-    }
-    *dir = argv[++*i];
-  } else {
-    return 0;
-  }
-  if (!**dir) {
-    fprintf(stderr, "jiti %s: --store needs a non-empty directory\n", cmd);
-    return -1;
-  }
-  return 1;
-}
-
-int cli_parse_count(const char *s, uint64_t *out) {
-  if (!s || !*s) return 0;
-  for (const char *p = s; *p; p++)
-    if (*p < '0' || *p > '9') return 0;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return 0;
-  *out = v;
-  return 1;
-}
-
-int cli_parse_size(const char *s, uint64_t *out) {
-  if (!s || *s < '0' || *s > '9') return 0;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno) return 0;
-  unsigned shift = 0;
-  if (*end == 'k' || *end == 'K') { shift = 10; end++; }
-  else if (*end == 'm' || *end == 'M') { shift = 20; end++; }
-  else if (*end == 'g' || *end == 'G') { shift = 30; end++; }
-  if (*end || (shift && v > (UINT64_MAX >> shift))) return 0;
-  *out = v << shift;
-  return 1;
-}
-
-store_env *cli_open_store(const char *cmd, const char *dir, int writer) {
+store_env *storeio_open(const char *cmd, const char *dir, int writer) {
   char err[1024] = "";
   store_env *s = NULL;
   int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, err, sizeof err);
@@ -88,7 +37,7 @@ static int parse_positive(const char *p, uint64_t *out) {
   return 1;
 }
 
-int cli_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
+int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
   uint64_t cur = 0, back = 0, r = 0;
   int rc = store_current(s, &cur);
   if (rc != STORE_OK) {
@@ -134,32 +83,32 @@ bad:
   return EXIT_USAGE;
 }
 
-void cli_iso_time(int64_t ms, char *buf, size_t len) {
+void storeio_iso_time(int64_t ms, char *buf, size_t len) {
   time_t t = (time_t)(ms / 1000);
   struct tm tm;
   if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
     snprintf(buf, len, "@%" PRId64 "ms", ms);
 }
 
-int cli_store_kind(jiti_EntryKind k) {
+int storeio_store_kind(jiti_EntryKind k) {
   return store_kind_parse(jiti_entry_kind_name(k));
 }
 
-int cli_kernel_kind(int store_kind) {
+int storeio_kernel_kind(int store_kind) {
   const char *n = store_kind_name(store_kind);
   return n ? jiti_entry_kind_parse(n) : -1;
 }
 
 /* ---- maps */
 
-typedef struct { cli_map *m; int rc; } LoadArgs;
+typedef struct { storeio_map *m; int rc; } LoadArgs;
 
 /* Names and bytes are copied into chunks of at least 1 MiB: one malloc per
 ** chunk instead of one per entry (a world has ~10^5 entries). */
-struct cli_chunk { struct cli_chunk *next; size_t used, cap; char data[]; };
+struct storeio_chunk { struct storeio_chunk *next; size_t used, cap; char data[]; };
 
-static char *map_alloc(cli_map *m, size_t n) {
-  struct cli_chunk *c = m->chunks;
+static char *map_alloc(storeio_map *m, size_t n) {
+  struct storeio_chunk *c = m->chunks;
   if (!c || c->cap - c->used < n) {
     size_t cap = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
     c = malloc(sizeof *c + cap);
@@ -182,16 +131,16 @@ static char *map_alloc(cli_map *m, size_t n) {
 
 static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   LoadArgs *a = arg;
-  cli_map *m = a->m;
+  storeio_map *m = a->m;
   if (m->only_kind && e->kind != m->only_kind) return 0;
   if (m->n == m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 1024;
-    cli_entry *v = realloc(m->v, cap * sizeof *v);
+    storeio_entry *v = realloc(m->v, cap * sizeof *v);
     if (!v) { a->rc = STORE_ENOMEM; return 1; }
     m->v = v;
     m->cap = cap;
   }
-  cli_entry *x = &m->v[m->n];
+  storeio_entry *x = &m->v[m->n];
   size_t nl = strlen(e->name) + 1;
   size_t bl = m->with_bytes ? e->len : 0;
   char *p = map_alloc(m, nl + bl);
@@ -207,15 +156,15 @@ static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   return 0;
 }
 
-int cli_map_load(store_env *s, uint64_t rev, cli_map *m) {
+int storeio_map_load(store_env *s, uint64_t rev, storeio_map *m) {
   LoadArgs a = {m, STORE_OK};
   int rc = store_map_foreach(s, rev, load_one, &a);
   return rc != STORE_OK ? rc : a.rc;
 }
 
-void cli_map_free(cli_map *m) {
+void storeio_map_free(storeio_map *m) {
   while (m->chunks) {
-    struct cli_chunk *c = m->chunks;
+    struct storeio_chunk *c = m->chunks;
     m->chunks = c->next;
     free(c);
   }
@@ -232,7 +181,7 @@ static const jiti_EntryKind import_order[] = {
 
 typedef struct ImportArgs {
   jiti_State *S;
-  int result;                /* CLI_IMPORT_... */
+  int result;                /* STOREIO_IMPORT_... */
   size_t sizes[JITI_ENTRY_KIND_COUNT];   /* entries per kind asked for (the store's count) */
   const int *kinds;
   size_t nkinds;
@@ -255,7 +204,7 @@ static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
     jiti_world_reserve(a->S, JITI_ENTRY_FUNCTION, others);
     a->reserved = 1;
   }
-  int k = cli_kernel_kind(e->kind);
+  int k = storeio_kernel_kind(e->kind);
   char why[512];
   jiti_Status st = k < 0 ? JITI_BADARG
                          : jiti_import_entry(a->S, (jiti_EntryKind)k, e->name, e->bytes, e->len,
@@ -263,34 +212,34 @@ static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   if (st != JITI_OK) {
     snprintf(a->err, a->errlen, "cannot import %s %s: %s", store_kind_name(e->kind), e->name,
              k < 0 ? "unknown kind" : why);
-    a->result = CLI_IMPORT_EENTRY;
+    a->result = STOREIO_IMPORT_EENTRY;
     return 1;
   }
   return 0;
 }
 
-size_t cli_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]) {
+size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof import_order / sizeof import_order[0]; i++) {
     int inv = import_order[i] == JITI_ENTRY_INVARIANT;
-    if ((which == CLI_IMPORT_NO_INVARIANTS && inv) || (which == CLI_IMPORT_ONLY_INVARIANTS && !inv))
+    if ((which == STOREIO_IMPORT_NO_INVARIANTS && inv) || (which == STOREIO_IMPORT_ONLY_INVARIANTS && !inv))
       continue;
-    kinds[n++] = cli_store_kind(import_order[i]);
+    kinds[n++] = storeio_store_kind(import_order[i]);
   }
   return n;
 }
 
-int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
                    char *err, size_t errlen) {
   int kinds[JITI_ENTRY_KIND_COUNT];
-  size_t n = cli_import_kinds(which, kinds);
-  ImportArgs a = {S, CLI_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
+  size_t n = storeio_import_kinds(which, kinds);
+  ImportArgs a = {S, STOREIO_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
   if (errlen) err[0] = '\0';
   int rc = store_map_foreach_kinds(s, rev, kinds, n, a.sizes, import_one, &a);
   if (store_rc) *store_rc = rc;
   if (rc != STORE_OK) {
     snprintf(err, errlen, "%s", store_errmsg(s));
-    return CLI_IMPORT_ESTORE;
+    return STOREIO_IMPORT_ESTORE;
   }
   return a.result;
 }
@@ -301,7 +250,7 @@ static int zero_hash(const uint8_t h[32]) {
   return 1;
 }
 
-void cli_count_changes(const store_manifest *man, size_t *added, size_t *changed,
+void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
                        size_t *removed) {
   *added = *changed = *removed = 0;
   for (size_t i = 0; i < man->nchanges; i++) {
@@ -309,14 +258,6 @@ void cli_count_changes(const store_manifest *man, size_t *added, size_t *changed
     else if (zero_hash(man->changes[i].new_hash)) ++*removed;
     else ++*changed;
   }
-}
-
-uint64_t cli_generation(store_env *s, uint64_t rev) {
-  store_manifest *man = NULL;
-  if (rev == 0 || store_manifest_read(s, rev, &man) != STORE_OK) return 0;
-  uint64_t g = man->generation;
-  store_free(man);
-  return g;
 }
 
 /* ---- events */
@@ -339,7 +280,7 @@ static int scan_attempt(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-uint64_t cli_next_attempt(store_env *s) {
+uint64_t storeio_next_attempt(store_env *s) {
   /* Every attempt writes "started" first, with a number above all before
   ** it, so the newest few thousand events hold the largest number. */
   AttemptScan a = {0, 0};
@@ -347,7 +288,7 @@ uint64_t cli_next_attempt(store_env *s) {
   return a.max + 1;
 }
 
-void cli_event(store_env *s, const char *cmd, json_t *obj) {
+void storeio_event(store_env *s, const char *cmd, json_t *obj) {
   if (!obj) return;
   if (store_events_append_objects(s, &obj, NULL, 1, NULL) != STORE_OK)
     fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));

@@ -27,8 +27,8 @@
 #include <jansson.h>
 #include "cli.h"
 #include "kclient.h"
-#include "kproto.h"
-#include "store_cli.h"
+#include "proto.h"
+#include "engine.h"
 
 #define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
 #define REPL_HISTORY_FILE "repl_history"
@@ -150,7 +150,7 @@ static int reconnect(Repl *R, int quiet) {
   R->k.quiet = 0;
   if (r) return 0;
   json_t *rep;
-  if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", KPROTO_VERSION, "client",
+  if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", PROTO_VERSION, "client",
                                     "jiti repl"),
                    &rep, NULL) != KCLIENT_OK) {
     if (!quiet) say("the kernel for %s closed the connection without a reply (see its log)", R->dir);
@@ -346,7 +346,7 @@ static json_int_t count_of(json_t *o, const char *k) {
 static void run_history(Repl *R, char *args) {
   uint64_t n = 10;
   char *a = strtok(args, WS);
-  if (a && (!cli_parse_count(a, &n) || n == 0 || n > 100000 || strtok(NULL, WS))) {
+  if (a && (!opts_count(a, &n) || n == 0 || n > 100000 || strtok(NULL, WS))) {
     printf("usage: :history [N]  (the last N revisions, default 10)\n");
     return;
   }
@@ -362,7 +362,7 @@ static void run_history(Repl *R, char *args) {
   json_array_foreach(json_object_get(r, "revisions"), i, v) {
     char when[40];
     json_t *t = json_object_get(v, "time");
-    if (json_is_integer(t)) cli_iso_time((int64_t)json_integer_value(t), when, sizeof when);
+    if (json_is_integer(t)) storeio_iso_time((int64_t)json_integer_value(t), when, sizeof when);
     else snprintf(when, sizeof when, "%s", json_is_string(t) ? json_string_value(t) : "-");
     json_int_t rev = kclient_int(v, "revision"), parent = kclient_int(v, "parent");
     const char *summary = kclient_str(v, "summary");
@@ -545,7 +545,7 @@ static void run_entry(Repl *R) {
   const char *form = R->text + R->form_off;
   size_t n = R->len - R->form_off;
   while (n && isspace((unsigned char)form[n - 1])) n--;
-  if (!kproto_utf8_valid(form, n)) {
+  if (!proto_utf8_valid(form, n)) {
     printf("the input is not valid UTF-8; nothing was sent\n");
     return;
   }
@@ -695,9 +695,9 @@ static void repl_usage(FILE *out) {
 }
 
 int cmd_repl(int argc, char **argv) {
-  const char *dir = cli_default_store();
+  const char *dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("repl", argc, argv, &i, &dir);
+    int r = opts_store("repl", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "kclient.h"
-#include "kproto.h"
+#include "proto.h"
 
 void kclient_init(kclient *k, const char *cmd, const char *dir) {
   memset(k, 0, sizeof *k);
@@ -25,15 +25,15 @@ void kclient_init(kclient *k, const char *cmd, const char *dir) {
 int kclient_connect(kclient *k) {
   kclient_close(k);
   char path[128];
-  if (kproto_socket_path(k->dir, path, sizeof path)) {
+  if (proto_socket_path(k->dir, path, sizeof path)) {
     if (!k->quiet)
       fprintf(stderr, "jiti %s: the socket path %s/%s is too long for a Unix socket\n", k->cmd,
-              k->dir, KPROTO_SOCKET);
+              k->dir, PROTO_SOCKET);
     return -1;
   }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
-  memcpy(a.sun_path, path, strlen(path) + 1);  /* fits: kproto_socket_path checked */
+  memcpy(a.sun_path, path, strlen(path) + 1);  /* fits: proto_socket_path checked */
   if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     int e = errno;
     if (fd >= 0) close(fd);
@@ -63,7 +63,7 @@ void kclient_close(kclient *k) {
 static int fill(kclient *k, int wait) {
   if (k->cap - k->len < 65536) {
     size_t cap = k->cap ? k->cap * 2 : 131072;
-    if (cap > KPROTO_REPLY_MAX + 131072) return 0;  /* a reply this long: give up */
+    if (cap > PROTO_REPLY_MAX + 131072) return 0;  /* a reply this long: give up */
     char *p = realloc(k->buf, cap);
     if (!p) return 0;
     k->buf = p;

@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
-#include "store_cli.h"
+#include "offline.h"
 
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
 ** (used by bench/recover_bench.sh when profiling). */
@@ -129,7 +129,7 @@ static void child_import(const char *dir, int analyze, Report *r) {
     goto out;
   }
   phase("importer: opened");
-  if (!(S = cli_new_world("recover-session"))) {
+  if (!(S = stack_new_world("recover-session"))) {
     r->result = RES_NOMEM;
     snprintf(r->msg, sizeof r->msg, "cannot create an interpreter (out of memory?)");
     goto out;
@@ -138,9 +138,9 @@ static void child_import(const char *dir, int analyze, Report *r) {
   /* Straight from the store into the world, in one read transaction:
   ** revision r->rev even if a writer published since (the parent checks
   ** that CURRENT did not move before it writes anything). */
-  switch (cli_import_rev(S, s, r->rev, CLI_IMPORT_ALL, &r->store_rc, r->msg, sizeof r->msg)) {
-    case CLI_IMPORT_ESTORE: r->result = RES_STORE; goto out;
-    case CLI_IMPORT_EENTRY: r->result = RES_IMPORT; goto out;
+  switch (storeio_import_rev(S, s, r->rev, STOREIO_IMPORT_ALL, &r->store_rc, r->msg, sizeof r->msg)) {
+    case STOREIO_IMPORT_ESTORE: r->result = RES_STORE; goto out;
+    case STOREIO_IMPORT_EENTRY: r->result = RES_IMPORT; goto out;
     default: break;
   }
   phase("importer: imported");
@@ -249,17 +249,17 @@ static int collect_interrupted(void *arg, uint64_t seq, const char *json, size_t
 
 static int print_line(void *arg, uint64_t seq, const char *json, size_t len) {
   fputs("  ", stdout);
-  cli_event_line(stdout, json, len);
+  history_event_line(stdout, json, len);
   return 0;
 }
 
 static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir);
 
 static int recover_main(int argc, char **argv) {
-  const char *dir = cli_default_store();
+  const char *dir = opts_default_store();
   unsigned flags = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("recover-session", argc, argv, &i, &dir);
+    int r = opts_store("recover-session", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
@@ -323,7 +323,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     return EXIT_FAIL;
   }
 
-  store_env *s = cli_open_store("recover-session", dir, 1);
+  store_env *s = storeio_open("recover-session", dir, 1);
   if (!s) return EXIT_FAIL;
   uint64_t cur = 0, count = 0;
   int status = EXIT_FAIL;
@@ -366,7 +366,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
   char when[40] = "?";
   const char *kind = store_rev_kind_name(vr->kind) ? store_rev_kind_name(vr->kind) : "?";
-  if (cur) cli_iso_time(vr->time_ms, when, sizeof when);
+  if (cur) storeio_iso_time(vr->time_ms, when, sizeof when);
   phase("marked interrupted, event written");
   printf("recovered the store at %s\n", dir);
   printf("revision:    %" PRIu64 " (%s, %s)\n", cur, kind, when);
@@ -395,5 +395,5 @@ out:
 }
 
 int cmd_recover_session(int argc, char **argv) {
-  return cli_on_big_stack(recover_main, argc, argv);
+  return stack_run(recover_main, argc, argv);
 }

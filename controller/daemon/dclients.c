@@ -1,5 +1,5 @@
 /*
-** kd_clients.c — the kernel daemon's client connections (kd.h): reading
+** dclients_finds.c — the kernel daemon's client connections (kd.h): reading
 ** newline-delimited requests, buffered non-blocking replies, event lines
 ** for subscribers, and the queues requests wait in.
 */
@@ -12,17 +12,17 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "kd.h"
-#include "kproto.h"
+#include "daemon.h"
+#include "proto.h"
 
-Client *kd_client(Kernel *K, uint64_t serial) {
+Client *dclients_find(Daemon *D, uint64_t serial) {
   if (!serial) return NULL;
-  for (int i = 0; i < K->nclients; i++)
-    if (K->clients[i]->serial == serial) return K->clients[i];
+  for (int i = 0; i < D->nclients; i++)
+    if (D->clients[i]->serial == serial) return D->clients[i];
   return NULL;
 }
 
-void kd_client_flush(Client *c) {
+void dclients_flush(Client *c) {
   while (c->outoff < c->outlen) {
     ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
@@ -34,11 +34,11 @@ void kd_client_flush(Client *c) {
 }
 
 /* Queue one line (text[0..n) plus a newline) for a client and try to send
-** it.  A client that lets KPROTO_REPLY_MAX bytes pile up is not reading:
+** it.  A client that lets PROTO_REPLY_MAX bytes pile up is not reading:
 ** it is dropped rather than let it hold the kernel's memory. */
 static void client_write_line(Client *c, const char *text, size_t n) {
   if (c->closing == 2) return;
-  if (c->outlen - c->outoff + n + 1 > KPROTO_REPLY_MAX) {
+  if (c->outlen - c->outoff + n + 1 > PROTO_REPLY_MAX) {
     c->closing = 2;
     return;
   }
@@ -58,16 +58,16 @@ static void client_write_line(Client *c, const char *text, size_t n) {
   memcpy(c->out + c->outlen, text, n);
   c->out[c->outlen + n] = '\n';
   c->outlen += n + 1;
-  kd_client_flush(c);
+  dclients_flush(c);
 }
 
 /* Send a reply (stolen) to a client, adding its id.  A generation reaches
-** a client only once the store has recorded it (kd_events_flush), so that
+** a client only once the store has recorded it (devents_flush), so that
 ** no kernel started later can hand it out again. */
-void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
-  Client *c = kd_client(K, serial);
+void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
+  Client *c = dclients_find(D, serial);
   if (!c || c->closing == 2) { json_decref(msg); return; }
-  if (K->gen > K->gen_saved) kd_events_flush(K);
+  if (D->gen > D->gen_saved) devents_flush(D);
   if (id) json_object_set(msg, "id", id);
   char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(msg);
@@ -88,9 +88,9 @@ void kd_reply(Kernel *K, uint64_t serial, json_t *id, json_t *msg) {
 #define EVENT_DELAY 0.010
 #define EVENT_BATCH 512
 
-void kd_event(Kernel *K, json_t *ev) {
+void devents_add(Daemon *D, json_t *ev) {
   if (!ev) return;
-  EventBuf *b = &K->events;
+  EventBuf *b = &D->events;
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 64;
     json_t **e = realloc(b->ev, cap * sizeof *e);
@@ -99,76 +99,76 @@ void kd_event(Kernel *K, json_t *ev) {
     if (tm) { b->time_ms = tm; b->cap = cap; }
   }
   if (b->n == b->cap) {
-    kd_log(K, "could not record an event: out of memory");
+    dlog(D, "could not record an event: out of memory");
     json_decref(ev);
     return;
   }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  if (!b->n) b->first = kd_now();
+  if (!b->n) b->first = daemon_now();
   b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
   b->ev[b->n++] = ev;
-  if (b->n >= EVENT_BATCH) kd_events_flush(K);
+  if (b->n >= EVENT_BATCH) devents_flush(D);
 }
 
 static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
-  Kernel *K = arg;
+  Daemon *D = arg;
   (void)seq;
-  for (int i = 0; i < K->nclients; i++)
-    if (K->clients[i]->subscribed) client_write_line(K->clients[i], json, len);
+  for (int i = 0; i < D->nclients; i++)
+    if (D->clients[i]->subscribed) client_write_line(D->clients[i], json, len);
   return 0;
 }
 
 /* Write the buffered events, and the generation when it moved past what the
 ** store has recorded (a pause, a resume, a new worker): one transaction. */
-void kd_events_flush(Kernel *K) {
-  EventBuf *b = &K->events;
-  int gen = K->gen > K->gen_saved;
+void devents_flush(Daemon *D) {
+  EventBuf *b = &D->events;
+  int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
   uint64_t first = 0;
-  int rc = gen ? store_advance_generation(K->s, K->gen, b->ev, b->time_ms, b->n, &first)
-               : store_events_append_objects(K->s, b->ev, b->time_ms, b->n, &first);
+  int rc = gen ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
+               : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
   if (rc != STORE_OK) {
-    kd_log(K, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
-           gen ? " and the generation" : "", store_errmsg(K->s));
+    dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
+           gen ? " and the generation" : "", store_errmsg(D->s));
     first = 0;
   } else if (gen) {
-    K->gen_saved = K->gen;
+    D->gen_saved = D->gen;
   }
-  kd_events_written(K, first);
+  devents_written(D, first);
 }
 
-void kd_events_written(Kernel *K, uint64_t first) {
-  EventBuf *b = &K->events;
-  if (first && K->subscribers) store_events_read(K->s, first, b->n, 0, fan_out, K);
+void devents_written(Daemon *D, uint64_t first) {
+  EventBuf *b = &D->events;
+  if (first && D->subscribers) store_events_read(D->s, first, b->n, 0, fan_out, D);
   for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
-  kd_log_flush(K);  /* the transactions' log lines go with their events */
+  dlog_flush(D);  /* the transactions' log lines go with their events */
 }
 
-double kd_events_due(Kernel *K) {
-  if (!K->events.n) return -1;
-  double d = K->events.first + EVENT_DELAY - kd_now();
+double devents_due(Daemon *D) {
+  if (!D->events.n) return -1;
+  double d = D->events.first + EVENT_DELAY - daemon_now();
   return d > 0 ? d : 0;
 }
 
-void kd_reply_err(Kernel *K, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
+void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
   char msg[2048];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  kd_reply(K, serial, id, json_pack("{s:b, s:s, s:s}", "ok", 0, "code", code, "message", msg));
+  dclients_reply(D, serial, id, json_pack("{s:b, s:s, s:s}", "ok", 0, "code", code, "message", msg));
 }
 
-void kd_client_free(Kernel *K, int i) {
-  Client *c = K->clients[i];
-  if (c->subscribed) K->subscribers--;
+void dclients_free(Daemon *D, int i) {
+  Client *c = D->clients[i];
+  if (c->subscribed) D->subscribers--;
   close(c->fd);
   free(c->in);
   free(c->out);
   free(c);
-  K->clients[i] = K->clients[--K->nclients];
+  D->clients[i] = D->clients[--D->nclients];
 }
 
 /* ------------------------------------------------------------- queues */
@@ -190,13 +190,13 @@ static int queue_room(Queue *q) {
   return 0;
 }
 
-int kd_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
+int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
   if (queue_room(q)) return -1;
   q->v[q->head + q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), 0};
   return 0;
 }
 
-int kd_push_front(Queue *q, Pending p) {
+int dqueue_push_front(Queue *q, Pending p) {
   if (!q->head) {
     if (queue_room(q)) return -1;
     memmove(q->v + 1, q->v, q->n * sizeof *q->v);
@@ -207,33 +207,33 @@ int kd_push_front(Queue *q, Pending p) {
   return 0;
 }
 
-Pending kd_pop(Queue *q) {
+Pending dqueue_pop(Queue *q) {
   Pending p = q->v[q->head];
   q->n--;
   q->head = q->n ? q->head + 1 : 0;
   return p;
 }
 
-Pending kd_pop_back(Queue *q) {
+Pending dqueue_pop_back(Queue *q) {
   Pending p = q->v[q->head + --q->n];
   if (!q->n) q->head = 0;
   return p;
 }
 
-Pending *kd_peek(Queue *q) { return q->n ? &q->v[q->head] : NULL; }
+Pending *dqueue_peek(Queue *q) { return q->n ? &q->v[q->head] : NULL; }
 
-void kd_pending_free(Pending *p) {
+void dqueue_pending_free(Pending *p) {
   json_decref(p->id);
   json_decref(p->req);
 }
 
 
-void kd_client_read(Kernel *K, Client *c) {
+void dclients_read(Daemon *D, Client *c) {
   int eof = 0;  /* the client closed (or shut down) its side: answer what it sent first */
   for (;;) {
     if (c->incap - c->inlen < 65536) {
       size_t cap = c->incap ? c->incap * 2 : 65536;
-      if (cap > KPROTO_LINE_MAX + 131072) cap = KPROTO_LINE_MAX + 131072;
+      if (cap > PROTO_LINE_MAX + 131072) cap = PROTO_LINE_MAX + 131072;
       if (cap <= c->incap) break;
       char *p = realloc(c->in, cap);
       if (!p) { c->closing = 2; return; }
@@ -255,11 +255,11 @@ void kd_client_read(Kernel *K, Client *c) {
     if (c->in[i] != '\n') continue;
     size_t len = i - start;
     if (len && c->in[start + len - 1] == '\r') len--;
-    if (len > KPROTO_LINE_MAX) {
-      kd_reply_err(K, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", KPROTO_LINE_MAX);
+    if (len > PROTO_LINE_MAX) {
+      dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", PROTO_LINE_MAX);
       c->closing = 1;
     } else if (len) {
-      kd_handle_request(K, c, c->in + start, len);
+      drequests_handle(D, c, c->in + start, len);
     }
     start = i + 1;
   }
@@ -267,9 +267,9 @@ void kd_client_read(Kernel *K, Client *c) {
     memmove(c->in, c->in + start, c->inlen - start);
     c->inlen -= start;
   }
-  if (!c->closing && c->inlen > KPROTO_LINE_MAX) {
-    kd_reply_err(K, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
-              KPROTO_LINE_MAX);
+  if (!c->closing && c->inlen > PROTO_LINE_MAX) {
+    dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
+              PROTO_LINE_MAX);
     c->closing = 1;
     c->inlen = 0;
   }
@@ -287,26 +287,26 @@ static void refuse(int fd, const char *why) {
 ** listening socket would stay readable and the loop would spin: the spare
 ** descriptor kept for this moment is given up to accept the connection and
 ** refuse it with `busy`, then taken back. */
-void kd_accept(Kernel *K) {
+void dclients_accept(Daemon *D) {
   for (;;) {
-    int fd = accept4(K->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && K->spare_fd >= 0) {
-      close(K->spare_fd);
-      fd = accept4(K->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = accept4(D->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && D->spare_fd >= 0) {
+      close(D->spare_fd);
+      fd = accept4(D->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) refuse(fd, "the kernel is out of file descriptors");
-      K->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      D->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
       if (fd >= 0) continue;
     }
     if (fd < 0) return;
-    if (K->nclients >= KD_MAX_CLIENTS) {
+    if (D->nclients >= DAEMON_MAX_CLIENTS) {
       refuse(fd, "too many clients");
       continue;
     }
     Client *c = calloc(1, sizeof *c);
     if (!c) { close(fd); continue; }
     c->fd = fd;
-    c->serial = ++K->next_serial;
-    K->clients[K->nclients++] = c;
+    c->serial = ++D->next_serial;
+    D->clients[D->nclients++] = c;
   }
 }
 

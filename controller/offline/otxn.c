@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "store_cli.h"
+#include "offline.h"
 
-int cli_txn_open(cli_txn *t, const char *cmd, const char *dir) {
+int otxn_open(otxn *t, const char *cmd, const char *dir) {
   memset(t, 0, sizeof *t);
   t->cmd = cmd;
   t->limits = (jiti_Limits){100000000u, 10000u, (size_t)512 << 20, 0};
-  t->s = cli_open_store(cmd, dir, 1);
+  t->s = storeio_open(cmd, dir, 1);
   if (!t->s) return EXIT_FAIL;
   if (store_current(t->s, &t->parent) != STORE_OK) {
     fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(t->s));
@@ -35,13 +35,13 @@ int cli_txn_open(cli_txn *t, const char *cmd, const char *dir) {
   return EXIT_OK;
 }
 
-void cli_txn_outcome(cli_txn *t, const char *event, const char *outcome, json_t *extra) {
+void otxn_outcome(otxn *t, const char *event, const char *outcome, json_t *extra) {
   if (t->outcome_written || !t->attempt) { json_decref(extra); return; }
   json_t *o = json_pack("{s:s, s:I, s:s, s:s}", "event", event, "attempt", (json_int_t)t->attempt,
                         "command", t->cmd, "outcome", outcome);
   if (o && extra) json_object_update(o, extra);
   json_decref(extra);
-  cli_event(t->s, t->cmd, o);
+  storeio_event(t->s, t->cmd, o);
   t->outcome_written = 1;
 }
 
@@ -59,33 +59,33 @@ static void fresh_line(void) {
   fflush(stdout);
 }
 
-int cli_txn_start(cli_txn *t, json_t *extra, uint64_t load_rev) {
-  t->attempt = cli_next_attempt(t->s);
+int otxn_start(otxn *t, json_t *extra, uint64_t load_rev) {
+  t->attempt = storeio_next_attempt(t->s);
   json_t *o = json_pack("{s:s, s:I, s:s, s:I, s:I}", "event", "started",
                         "attempt", (json_int_t)t->attempt, "command", t->cmd,
                         "parent", (json_int_t)t->parent, "generation", (json_int_t)t->generation);
   if (o && extra) json_object_update(o, extra);
   json_decref(extra);
-  cli_event(t->s, t->cmd, o);
+  storeio_event(t->s, t->cmd, o);
 
-  t->S = cli_new_world(t->cmd);
+  t->S = stack_new_world(t->cmd);
   if (!t->S) {
-    cli_txn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", "out of memory"));
+    otxn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", "out of memory"));
     return EXIT_FAIL;
   }
   if (load_rev) {
     char err[1024], msg[960];
-    int r = cli_import_rev(t->S, t->s, load_rev == t->parent ? STORE_REV_CURRENT : load_rev,
-                           CLI_IMPORT_ALL, NULL, msg, sizeof msg);
-    if (r == CLI_IMPORT_ESTORE)
+    int r = storeio_import_rev(t->S, t->s, load_rev == t->parent ? STORE_REV_CURRENT : load_rev,
+                           STOREIO_IMPORT_ALL, NULL, msg, sizeof msg);
+    if (r == STOREIO_IMPORT_ESTORE)
       snprintf(err, sizeof err, "cannot read revision %" PRIu64 ": %s", load_rev, msg);
     else
-      snprintf(err, sizeof err, "%s", r == CLI_IMPORT_OK ? "" : msg);
+      snprintf(err, sizeof err, "%s", r == STOREIO_IMPORT_OK ? "" : msg);
     if (err[0]) {
       fprintf(stderr, "jiti %s: the world of revision %" PRIu64 " of the store at %s cannot be "
               "rebuilt: %s\n(nothing was changed; run 'jiti recover-session --store %s')\n",
               t->cmd, load_rev, store_path(t->s), err, store_path(t->s));
-      cli_txn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", err));
+      otxn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", err));
       return EXIT_FAIL;
     }
   }
@@ -94,7 +94,7 @@ int cli_txn_start(cli_txn *t, json_t *extra, uint64_t load_rev) {
   return EXIT_OK;
 }
 
-int cli_txn_eval_failed(cli_txn *t, const jiti_Result *res) {
+int otxn_eval_failed(otxn *t, const jiti_Result *res) {
   jiti_restore(t->S);
   fresh_line();
   const char *type = res->condition_type ? res->condition_type : "ERROR";
@@ -102,11 +102,11 @@ int cli_txn_eval_failed(cli_txn *t, const jiti_Result *res) {
   const char *outcome = res->status == JITI_LIMIT ? "limit" : "error";
   fprintf(stderr, "jiti %s: %s: %s: %s\nnothing was published; CURRENT stays revision %" PRIu64
           " of the store at %s\n", t->cmd, outcome, type, msg, t->parent, store_path(t->s));
-  cli_txn_outcome(t, "failed", outcome, json_pack("{s:s, s:s}", "type", type, "report", msg));
+  otxn_outcome(t, "failed", outcome, json_pack("{s:s, s:s}", "type", type, "report", msg));
   return EXIT_FAIL;
 }
 
-int cli_txn_check_invariants(cli_txn *t) {
+int otxn_check_invariants(otxn *t) {
   char err[1024] = "";
   jiti_Status st = jiti_invariants_check(t->S, &t->limits, err, sizeof err);
   if (st == JITI_OK) return EXIT_OK;
@@ -114,7 +114,7 @@ int cli_txn_check_invariants(cli_txn *t) {
   fresh_line();
   fprintf(stderr, "unsafe: %s\nnothing was published; CURRENT stays revision %" PRIu64
           " of the store at %s\n", err[0] ? err : "an invariant failed", t->parent, store_path(t->s));
-  cli_txn_outcome(t, "rejected", "unsafe", json_pack("{s:s}", "reason", err));
+  otxn_outcome(t, "rejected", "unsafe", json_pack("{s:s}", "reason", err));
   return EXIT_FAIL;
 }
 
@@ -132,7 +132,7 @@ typedef struct {
 static int collect(void *ud, jiti_EntryKind kind, const char *name,
                    const unsigned char *bytes, size_t len) {
   Changes *c = ud;
-  int sk = cli_store_kind(kind);
+  int sk = storeio_store_kind(kind);
   if (!bytes) {
     /* removed: only keys CURRENT has (an entry made and removed within the
     ** transaction is no change) */
@@ -173,7 +173,7 @@ static void changes_free(Changes *c) {
   free(c->removed);
 }
 
-int cli_txn_publish(cli_txn *t, const char *summary) {
+int otxn_publish(otxn *t, const char *summary) {
   Changes c = {.s = t->s};
   char err[1024] = "";
   jiti_Status st = jiti_export_changed(t->S, collect, &c, err, sizeof err);
@@ -183,7 +183,7 @@ int cli_txn_publish(cli_txn *t, const char *summary) {
     const char *why = c.oom ? "out of memory" : err;
     fprintf(stderr, "jiti %s: rejected: %s\nnothing was published; CURRENT stays revision %" PRIu64
             " of the store at %s\n", t->cmd, why, t->parent, store_path(t->s));
-    cli_txn_outcome(t, "rejected", "rejected", json_pack("{s:s}", "reason", why));
+    otxn_outcome(t, "rejected", "rejected", json_pack("{s:s}", "reason", why));
     changes_free(&c);
     return EXIT_FAIL;
   }
@@ -197,7 +197,7 @@ int cli_txn_publish(cli_txn *t, const char *summary) {
     fprintf(stderr, "jiti %s: %s: %s\nnothing was published; CURRENT stays revision %" PRIu64 "\n",
             t->cmd, rc == STORE_EINVAL || rc == STORE_ESTALE ? "rejected" : "error",
             store_errmsg(t->s), t->parent);
-    cli_txn_outcome(t, rc == STORE_EINVAL || rc == STORE_ESTALE ? "rejected" : "failed",
+    otxn_outcome(t, rc == STORE_EINVAL || rc == STORE_ESTALE ? "rejected" : "failed",
                     rc == STORE_EINVAL || rc == STORE_ESTALE ? "rejected" : "error",
                     json_pack("{s:s}", "reason", store_errmsg(t->s)));
     return EXIT_FAIL;
@@ -206,26 +206,26 @@ int cli_txn_publish(cli_txn *t, const char *summary) {
   fresh_line();
   if (rev == t->parent) {
     printf("no change: revision %" PRIu64 " stays CURRENT\n", rev);
-    cli_txn_outcome(t, "accepted", "accepted",
+    otxn_outcome(t, "accepted", "accepted",
                     json_pack("{s:I, s:b}", "revision", (json_int_t)rev, "changed", 0));
     return EXIT_OK;
   }
   size_t a = 0, ch = 0, r = 0;
   store_manifest *man = NULL;
-  if (store_manifest_read(t->s, rev, &man) == STORE_OK) cli_count_changes(man, &a, &ch, &r);
+  if (store_manifest_read(t->s, rev, &man) == STORE_OK) storeio_count_changes(man, &a, &ch, &r);
   store_free(man);
   printf("revision %" PRIu64 " (generation %" PRIu64 "): +%zu ~%zu -%zu\n", rev,
          t->generation + 1, a, ch, r);
-  cli_txn_outcome(t, "accepted", "accepted",
+  otxn_outcome(t, "accepted", "accepted",
                   json_pack("{s:I, s:I, s:I, s:I, s:I}", "revision", (json_int_t)rev,
                             "generation", (json_int_t)(t->generation + 1), "added", (json_int_t)a,
                             "changed", (json_int_t)ch, "removed", (json_int_t)r));
   return EXIT_OK;
 }
 
-void cli_txn_close(cli_txn *t) {
+void otxn_close(otxn *t) {
   if (t->attempt && !t->outcome_written)
-    cli_txn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", "the command ended early"));
+    otxn_outcome(t, "failed", "error", json_pack("{s:s}", "reason", "the command ended early"));
   if (t->S) jiti_close(t->S);
   store_close(t->s);
   t->S = NULL;

@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include "cli.h"
 #include "kclient.h"
-#include "store_cli.h"
+#include "engine.h"
 
 static void print_json(json_t *o) {
   char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -44,7 +44,7 @@ static void print_pause(FILE *f, json_t *p) {
 typedef struct { const char *dir; int json; } Common;
 
 static int common_opt(const char *cmd, int argc, char **argv, int *i, Common *c, void (*usage)(FILE *)) {
-  int r = cli_store_opt(cmd, argc, argv, i, &c->dir);
+  int r = opts_store(cmd, argc, argv, i, &c->dir);
   if (r) return r < 0 ? -1 : 1;
   if (!strcmp(argv[*i], "--json")) { c->json = 1; return 1; }
   if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) { usage(stdout); return 2; }
@@ -86,7 +86,7 @@ static void eval_usage(FILE *out) {
 }
 
 int cmd_eval(int argc, char **argv) {
-  Common c = {cli_default_store(), 0};
+  Common c = {opts_default_store(), 0};
   const char *expr = NULL;
   for (int i = 1; i < argc; i++) {
     int r = common_opt("eval", argc, argv, &i, &c, eval_usage);
@@ -136,7 +136,7 @@ static void observe_usage(FILE *out) {
 }
 
 int cmd_observe(int argc, char **argv) {
-  Common c = {cli_default_store(), 0};
+  Common c = {opts_default_store(), 0};
   int done = only_common_opts("observe", argc, argv, &c, observe_usage);
   if (done >= 0) return done;
   json_t *r = kclient_request_once("observe", c.dir, json_pack("{s:s}", "op", "observe"));
@@ -180,7 +180,7 @@ static void act_usage(FILE *out) {
 }
 
 int cmd_act(int argc, char **argv) {
-  Common c = {cli_default_store(), 0};
+  Common c = {opts_default_store(), 0};
   const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL;
   int nacts = 0;
   for (int i = 1; i < argc; i++) {
@@ -205,7 +205,7 @@ int cmd_act(int argc, char **argv) {
     return EXIT_USAGE;
   }
   uint64_t g;
-  if (!gen || !cli_parse_count(gen, &g)) {
+  if (!gen || !opts_count(gen, &g)) {
     fprintf(stderr, "jiti act: --generation N is required: the generation of your view (jiti observe)\n");
     return EXIT_USAGE;
   }
@@ -263,7 +263,7 @@ static void status_usage(FILE *out) {
 }
 
 int cmd_status(int argc, char **argv) {
-  Common c = {cli_default_store(), 0};
+  Common c = {opts_default_store(), 0};
   int done = only_common_opts("status", argc, argv, &c, status_usage);
   if (done >= 0) return done;
   json_t *r = kclient_request_once("status", c.dir, json_pack("{s:s}", "op", "status"));
@@ -288,7 +288,7 @@ static void stop_usage(FILE *out) {
 }
 
 int cmd_stop(int argc, char **argv) {
-  Common c = {cli_default_store(), 0};
+  Common c = {opts_default_store(), 0};
   int done = only_common_opts("stop", argc, argv, &c, stop_usage);
   if (done >= 0) return done;
   json_t *st = kclient_request_once("stop", c.dir, json_pack("{s:s}", "op", "status"));

@@ -37,74 +37,74 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
-#include "kd.h"
-#include "kproto.h"
+#include "daemon.h"
+#include "proto.h"
 #include "worker.h"
 
 /* ------------------------------------------------------------ helpers */
 
-double kd_now(void) {
+double daemon_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Log lines are buffered.  kd_log's are written before the loop next
-** waits; kd_log_soon's (the line per finished transaction) wait for the
-** next write of the events (kd_events_written, at most 10 ms later), so a
+/* Log lines are buffered.  dlog's are written before the loop next
+** waits; dlog_soon's (the line per finished transaction) wait for the
+** next write of the events (devents_written, at most 10 ms later), so a
 ** stream of calls costs a write per group commit, not one per call. */
-static void log_line(Kernel *K, int urgent, const char *fmt, va_list ap) {
+static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
   char when[40];
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  cli_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
+  storeio_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
   char line[2048];
   int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
   line[len++] = '\n';
-  if (K->log.len + len > K->log.cap) {
-    size_t cap = K->log.cap ? K->log.cap * 2 : 16384;
-    while (cap < K->log.len + len) cap *= 2;
-    char *p = realloc(K->log.buf, cap);
-    if (!p) { kd_log_flush(K); (void)!write(2, line, len); return; }
-    K->log.buf = p;
-    K->log.cap = cap;
+  if (D->log.len + len > D->log.cap) {
+    size_t cap = D->log.cap ? D->log.cap * 2 : 16384;
+    while (cap < D->log.len + len) cap *= 2;
+    char *p = realloc(D->log.buf, cap);
+    if (!p) { dlog_flush(D); (void)!write(2, line, len); return; }
+    D->log.buf = p;
+    D->log.cap = cap;
   }
-  memcpy(K->log.buf + K->log.len, line, len);
-  K->log.len += len;
-  K->log.urgent |= urgent;
-  if (K->log.len >= 65536) kd_log_flush(K);
+  memcpy(D->log.buf + D->log.len, line, len);
+  D->log.len += len;
+  D->log.urgent |= urgent;
+  if (D->log.len >= 65536) dlog_flush(D);
 }
 
-void kd_log(Kernel *K, const char *fmt, ...) {
+void dlog(Daemon *D, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_line(K, 1, fmt, ap);
+  log_line(D, 1, fmt, ap);
   va_end(ap);
 }
 
-void kd_log_soon(Kernel *K, const char *fmt, ...) {
+void dlog_soon(Daemon *D, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_line(K, 0, fmt, ap);
+  log_line(D, 0, fmt, ap);
   va_end(ap);
 }
 
-void kd_log_flush(Kernel *K) {
+void dlog_flush(Daemon *D) {
   size_t off = 0;
-  while (off < K->log.len) {
-    ssize_t w = write(2, K->log.buf + off, K->log.len - off);
+  while (off < D->log.len) {
+    ssize_t w = write(2, D->log.buf + off, D->log.len - off);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) break;  /* nowhere to log: drop it */
     off += (size_t)w;
   }
-  K->log.len = 0;
-  K->log.urgent = 0;
+  D->log.len = 0;
+  D->log.urgent = 0;
 }
 
 /* First line of s, at most n characters, for logs. */
-void kd_snippet(const char *s, char *buf, size_t n) {
+void dlog_snippet(const char *s, char *buf, size_t n) {
   size_t j = 0;
   for (size_t i = 0; s && s[i] && j + 4 < n; i++) buf[j++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
   if (s && strlen(s) > j) { buf[j++] = '.'; buf[j++] = '.'; buf[j++] = '.'; }
@@ -112,18 +112,18 @@ void kd_snippet(const char *s, char *buf, size_t n) {
 }
 
 
-void kd_begin_shutdown(Kernel *K, const char *why) {
-  if (K->stopping) return;
-  K->stopping = 1;
-  K->stop_deadline = kd_now() + 10;
-  kd_log(K, "shutting down (%s)", why);
-  if (K->lfd >= 0) { close(K->lfd); K->lfd = -1; unlink(K->sock); }
-  while (K->txq.n) {
-    Pending p = kd_pop(&K->txq);
-    kd_reply_err(K, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
-    kd_pending_free(&p);
+void dloop_shutdown(Daemon *D, const char *why) {
+  if (D->stopping) return;
+  D->stopping = 1;
+  D->stop_deadline = daemon_now() + 10;
+  dlog(D, "shutting down (%s)", why);
+  if (D->lfd >= 0) { close(D->lfd); D->lfd = -1; unlink(D->sock); }
+  while (D->txq.n) {
+    Pending p = dqueue_pop(&D->txq);
+    dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+    dqueue_pending_free(&p);
   }
-  kd_fail_commands(K, "shutting-down", "the kernel is shutting down; the pause is aborted");
+  dsched_fail_commands(D, "shutting-down", "the kernel is shutting down; the pause is aborted");
 }
 
 static volatile sig_atomic_t got_term;
@@ -153,234 +153,234 @@ static void usage(FILE *out) {
           "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n");
 }
 
-static int kernel_run(Kernel *K, int ready_fd) {
+static int kernel_run(Daemon *D, int ready_fd) {
   char err[1024] = "";
-  int rc = store_open(K->dir, 0, &K->s, err, sizeof err);
+  int rc = store_open(D->dir, 0, &D->s, err, sizeof err);
   if (rc == STORE_EBUSY) {
     fprintf(stderr, "jiti kernel: the store at %s is in use: %s\nif a kernel is running there, "
             "talk to it (jiti status --store %s) or stop it (jiti stop --store %s)\n",
-            K->dir, err, K->dir, K->dir);
+            D->dir, err, D->dir, D->dir);
     return EXIT_FAIL;
   }
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", K->dir, err[0] ? err : store_strerror(rc));
+    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", D->dir, err[0] ? err : store_strerror(rc));
     return EXIT_FAIL;
   }
   uint64_t cur = 0;
-  if (store_current(K->s, &cur) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(K->s));
+  if (store_current(D->s, &cur) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
     return EXIT_FAIL;
   }
   if (cur == 0) {
     store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL};
-    if (store_publish(K->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
-      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(K->s));
+    if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
+      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
       return EXIT_FAIL;
     }
   }
-  if (store_verify(K->s, 0, err, sizeof err) != STORE_OK) {
+  if (store_verify(D->s, 0, err, sizeof err) != STORE_OK) {
     fprintf(stderr, "jiti kernel: the store at %s is damaged: %s\nrun 'jiti recover-session --store %s' "
-            "for details; the kernel did not start\n", K->dir, err, K->dir);
+            "for details; the kernel did not start\n", D->dir, err, D->dir);
     return EXIT_FAIL;
   }
-  if (K->detached) {  /* from here on, messages go to DIR/kernel.log */
+  if (D->detached) {  /* from here on, messages go to DIR/kernel.log */
     char logpath[4096];
-    snprintf(logpath, sizeof logpath, "%s/%s", K->dir, KPROTO_LOG);
+    snprintf(logpath, sizeof logpath, "%s/%s", D->dir, PROTO_LOG);
     int lf = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (lf >= 0) { dup2(lf, 2); close(lf); }
   }
-  K->revision = cur;
+  D->revision = cur;
   /* past every generation ever handed out for this store (by an earlier
   ** kernel, killed or not, or an offline command) */
-  if (store_generation(K->s, &K->gen_saved) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(K->s));
+  if (store_generation(D->s, &D->gen_saved) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
     return EXIT_FAIL;
   }
-  K->base = K->gen_saved + 1;
+  D->base = D->gen_saved + 1;
   uint64_t interrupted = 0;
-  store_mark_interrupted(K->s, &interrupted);
-  K->next_attempt = cli_next_attempt(K->s);
-  if (kproto_socket_path(K->dir, K->sock, sizeof K->sock)) {
+  store_mark_interrupted(D->s, &interrupted);
+  D->next_attempt = storeio_next_attempt(D->s);
+  if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
-            "store path\n", K->dir, KPROTO_SOCKET);
+            "store path\n", D->dir, PROTO_SOCKET);
     return EXIT_FAIL;
   }
-  snprintf(K->pidfile, sizeof K->pidfile, "%s/%s", K->dir, KPROTO_PIDFILE);
-  K->wfd = -1;
-  if (kd_start_worker(K) != 0) {
-    kd_log_flush(K);
+  snprintf(D->pidfile, sizeof D->pidfile, "%s/%s", D->dir, PROTO_PIDFILE);
+  D->wfd = -1;
+  if (dworker_start_first(D) != 0) {
+    dlog_flush(D);
     return EXIT_FAIL;
   }
-  K->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  D->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   /* we hold the store's lock: a socket left behind is stale */
-  unlink(K->sock);
-  K->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  unlink(D->sock);
+  D->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
-  memcpy(a.sun_path, K->sock, strlen(K->sock) + 1);  /* fits: checked above */
+  memcpy(a.sun_path, D->sock, strlen(D->sock) + 1);  /* fits: checked above */
   mode_t old = umask(0177);
-  int b = K->lfd >= 0 ? bind(K->lfd, (struct sockaddr *)&a, sizeof a) : -1;
+  int b = D->lfd >= 0 ? bind(D->lfd, (struct sockaddr *)&a, sizeof a) : -1;
   umask(old);
-  if (b != 0 || chmod(K->sock, 0600) != 0 || listen(K->lfd, 128) != 0) {
-    fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", K->sock, strerror(errno));
-    kill(K->wpid, SIGKILL);
+  if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0) {
+    fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", D->sock, strerror(errno));
+    kill(D->wpid, SIGKILL);
     return EXIT_FAIL;
   }
-  kd_event(K, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", "kernel-started", "pid", (int)getpid(),
-                      "revision", (json_int_t)K->revision, "generation", (json_int_t)K->gen,
+  devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", "kernel-started", "pid", (int)getpid(),
+                      "revision", (json_int_t)D->revision, "generation", (json_int_t)D->gen,
                       "interrupted", (json_int_t)interrupted));
-  kd_events_flush(K);
-  kd_log(K, "serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
-        ", %" PRIu64 " interrupted attempt%s marked)", K->dir, K->sock, (int)getpid(), K->revision, K->gen,
+  devents_flush(D);
+  dlog(D, "serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
+        ", %" PRIu64 " interrupted attempt%s marked)", D->dir, D->sock, (int)getpid(), D->revision, D->gen,
         interrupted, interrupted == 1 ? "" : "s");
-  kd_log_flush(K);  /* before `--detach` says ready: the line is its output */
-  if (K->detached) {
-    FILE *f = fopen(K->pidfile, "w");
+  dlog_flush(D);  /* before `--detach` says ready: the line is its output */
+  if (D->detached) {
+    FILE *f = fopen(D->pidfile, "w");
     if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
   }
   if (ready_fd >= 0) {
     (void)!write(ready_fd, "ok", 2);
     close(ready_fd);
   }
-  K->started = kd_now();
+  D->started = daemon_now();
 
   sigset_t none;
   sigemptyset(&none);
-  struct pollfd *pfd = malloc((KD_MAX_CLIENTS + 2) * sizeof *pfd);
+  struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 2) * sizeof *pfd);
   for (;;) {
-    if (got_term && !K->stopping) kd_begin_shutdown(K, "SIGTERM");
-    kd_pump(K);
-    double now = kd_now();
-    if (K->in_pause && K->wait == W_NONE && K->cur.active && now >= K->cur.deadline && !K->cur.timed_out) {
-      K->cur.timed_out = 1;
+    if (got_term && !D->stopping) dloop_shutdown(D, "SIGTERM");
+    dsched_pump(D);
+    double now = daemon_now();
+    if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
+      D->cur.timed_out = 1;
       char why[80];
-      snprintf(why, sizeof why, "the pause timed out after %g s", K->pause_timeout);
-      kd_abort_pause(K, why);
+      snprintf(why, sizeof why, "the pause timed out after %g s", D->pause_timeout);
+      dsched_abort_pause(D, why);
       continue;
     }
-    if (K->wait == W_START && now > K->start_deadline) {
-      kd_log(K, "the worker did not start within 120 s; killing it");
-      kill(K->wpid, SIGKILL);  /* its EOF ends the start */
-      K->start_deadline = now + 3600;
+    if (D->wait == W_START && now > D->start_deadline) {
+      dlog(D, "the worker did not start within 120 s; killing it");
+      kill(D->wpid, SIGKILL);  /* its EOF ends the start */
+      D->start_deadline = now + 3600;
     }
-    if (K->restart_at && now >= K->restart_at) kd_restart_worker(K);
-    if (K->stopping && (K->wait == W_NONE || K->wait == W_START) && !K->in_pause && !K->cur.active) break;
-    if (K->stopping && now >= K->stop_deadline) {
-      kd_log(K, "the worker did not finish within 10 s; killing it");
-      if (K->wpid) kill(K->wpid, SIGKILL);
-      if (K->wfd >= 0) kd_worker_died(K);
+    if (D->restart_at && now >= D->restart_at) dworker_restart(D);
+    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active) break;
+    if (D->stopping && now >= D->stop_deadline) {
+      dlog(D, "the worker did not finish within 10 s; killing it");
+      if (D->wpid) kill(D->wpid, SIGKILL);
+      if (D->wfd >= 0) dworker_died(D);
       break;
     }
-    if (K->stopping && K->wfd < 0) break;
+    if (D->stopping && D->wfd < 0) break;
     int n = 0;
-    if (K->lfd >= 0) pfd[n++] = (struct pollfd){K->lfd, POLLIN, 0};
+    if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
     int wi = -1;
-    if (K->wfd >= 0) {
+    if (D->wfd >= 0) {
       wi = n;
-      pfd[n++] = (struct pollfd){K->wfd, POLLIN | (K->wout.len > K->wout.off ? POLLOUT : 0), 0};
+      pfd[n++] = (struct pollfd){D->wfd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
     }
     int c0 = n;
-    for (int i = 0; i < K->nclients; i++) {
-      Client *c = K->clients[i];
+    for (int i = 0; i < D->nclients; i++) {
+      Client *c = D->clients[i];
       short ev = c->closing ? 0 : POLLIN;
       if (c->outlen > c->outoff) ev |= POLLOUT;
       pfd[n++] = (struct pollfd){c->fd, ev, 0};
     }
     double wake = 3600;
-    if (K->in_pause && K->wait == W_NONE && K->cur.active && !K->cur.timed_out) wake = K->cur.deadline - now;
-    if (K->stopping && K->stop_deadline - now < wake) wake = K->stop_deadline - now;
-    if (K->restart_at && K->restart_at - now < wake) wake = K->restart_at - now;
-    if (K->wait == W_START && K->start_deadline - now < wake) wake = K->start_deadline - now;
-    double due = kd_events_due(K);
+    if (D->in_pause && D->wait == W_NONE && D->cur.active && !D->cur.timed_out) wake = D->cur.deadline - now;
+    if (D->stopping && D->stop_deadline - now < wake) wake = D->stop_deadline - now;
+    if (D->restart_at && D->restart_at - now < wake) wake = D->restart_at - now;
+    if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
+    double due = devents_due(D);
     if (due == 0) {
-      kd_events_flush(K);
+      devents_flush(D);
     } else if (due > 0 && due < wake) {
       wake = due;
     }
     if (wake < 0) wake = 0;
     struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
-    if (K->log.urgent || !K->events.n) kd_log_flush(K);  /* else: with the events */
+    if (D->log.urgent || !D->events.n) dlog_flush(D);  /* else: with the events */
     int r = ppoll(pfd, (nfds_t)n, &ts, &none);
     if (r < 0) {
       if (errno == EINTR) continue;
-      kd_log(K, "poll: %s", strerror(errno));
+      dlog(D, "poll: %s", strerror(errno));
       break;
     }
-    if (wi >= 0 && (pfd[wi].revents & POLLOUT)) kd_worker_writable(K);
-    if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) kd_worker_readable(K);
+    if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
+    if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
     /* clients: match the poll entries by position (the array may shrink below) */
-    int nc = K->nclients;
+    int nc = D->nclients;
     Client **snap = malloc((size_t)(nc ? nc : 1) * sizeof *snap);
-    memcpy(snap, K->clients, (size_t)nc * sizeof *snap);
+    memcpy(snap, D->clients, (size_t)nc * sizeof *snap);
     for (int i = 0; i < nc; i++) {
       Client *c = snap[i];
       short re = pfd[c0 + i].revents;
       if (!re) continue;
-      if (re & POLLOUT) kd_client_flush(c);
+      if (re & POLLOUT) dclients_flush(c);
       if (re & (POLLIN | POLLHUP | POLLERR)) {
         if (c->closing) c->closing = 2;
-        else kd_client_read(K, c);
+        else dclients_read(D, c);
       }
     }
     free(snap);
-    for (int i = 0; i < K->nclients;) {
-      Client *c = K->clients[i];
-      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff)) kd_client_free(K, i);
+    for (int i = 0; i < D->nclients;) {
+      Client *c = D->clients[i];
+      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff)) dclients_free(D, i);
       else i++;
     }
-    if (K->lfd >= 0 && pfd[0].revents) kd_accept(K);
+    if (D->lfd >= 0 && pfd[0].revents) dclients_accept(D);
   }
   free(pfd);
   /* clean shutdown */
-  kd_stop_worker(K);
-  kd_events_flush(K);  /* subscribers get the last outcomes before they are cut off */
-  for (int i = 0; i < K->nclients; i++) {  /* best effort: deliver what is pending */
-    Client *c = K->clients[i];
+  dworker_stop(D);
+  devents_flush(D);  /* subscribers get the last outcomes before they are cut off */
+  for (int i = 0; i < D->nclients; i++) {  /* best effort: deliver what is pending */
+    Client *c = D->clients[i];
     int fl = fcntl(c->fd, F_GETFL);
     fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
     struct timeval tv = {1, 0};
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    kd_client_flush(c);
+    dclients_flush(c);
   }
-  while (K->nclients) kd_client_free(K, 0);
-  if (K->lfd >= 0) { close(K->lfd); unlink(K->sock); }
-  if (K->spare_fd >= 0) close(K->spare_fd);
-  if (K->detached) unlink(K->pidfile);
-  kd_event(K, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)K->revision,
-                      "generation", (json_int_t)K->gen));
-  kd_events_flush(K);
-  free(K->events.ev);
-  free(K->events.time_ms);
-  free(K->txq.v);  /* empty by now: shutdown answered what was queued */
-  free(K->queryq.v);
-  free(K->cmdq.v);
-  free(K->batch.v);
-  kd_log(K, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", K->revision, K->gen);
-  kd_log_flush(K);
-  free(K->log.buf);
-  store_close(K->s);
+  while (D->nclients) dclients_free(D, 0);
+  if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
+  if (D->spare_fd >= 0) close(D->spare_fd);
+  if (D->detached) unlink(D->pidfile);
+  devents_add(D, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)D->revision,
+                      "generation", (json_int_t)D->gen));
+  devents_flush(D);
+  free(D->events.ev);
+  free(D->events.time_ms);
+  free(D->txq.v);  /* empty by now: shutdown answered what was queued */
+  free(D->queryq.v);
+  free(D->cmdq.v);
+  free(D->batch.v);
+  dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
+  dlog_flush(D);
+  free(D->log.buf);
+  store_close(D->s);
   return EXIT_OK;
 }
 
 int cmd_kernel(int argc, char **argv) {
-  static Kernel K;
-  memset(&K, 0, sizeof K);
-  K.dir = cli_default_store();
-  K.pause_timeout = 120;
-  K.lfd = K.wfd = K.spare_fd = -1;
+  static Daemon D;
+  memset(&D, 0, sizeof D);
+  D.dir = opts_default_store();
+  D.pause_timeout = 120;
+  D.lfd = D.wfd = D.spare_fd = -1;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("kernel", argc, argv, &i, &K.dir);
+    int r = opts_store("kernel", argc, argv, &i, &D.dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
     if (!strcmp(argv[i], "--pause-timeout")) {
       uint64_t v;
-      if (i + 1 >= argc || !cli_parse_count(argv[i + 1], &v) || v == 0 || v > 86400 * 7) {
+      if (i + 1 >= argc || !opts_count(argv[i + 1], &v) || v == 0 || v > 86400 * 7) {
         fprintf(stderr, "jiti kernel: --pause-timeout needs a number of seconds from 1 to 604800\n");
         return EXIT_USAGE;
       }
-      K.pause_timeout = (double)v;
+      D.pause_timeout = (double)v;
       i++;
       continue;
     }
@@ -397,7 +397,7 @@ int cmd_kernel(int argc, char **argv) {
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGINT);
   sigprocmask(SIG_BLOCK, &block, NULL);  /* delivered only inside ppoll */
-  if (!detach) return kernel_run(&K, -1);
+  if (!detach) return kernel_run(&D, -1);
 
   int p[2];
   if (pipe(p) != 0) { perror("jiti kernel: pipe"); return EXIT_FAIL; }
@@ -411,21 +411,21 @@ int cmd_kernel(int argc, char **argv) {
     while ((n = read(p[0], buf, 2)) < 0 && errno == EINTR) {}
     if (n == 2 && !memcmp(buf, "ok", 2)) {
       printf("jiti kernel: serving the store at %s (pid %d; log %s/%s; stop with 'jiti stop --store %s')\n",
-             K.dir, (int)pid, K.dir, KPROTO_LOG, K.dir);
+             D.dir, (int)pid, D.dir, PROTO_LOG, D.dir);
       return EXIT_OK;
     }
     int st;
     waitpid(pid, &st, 0);
     fprintf(stderr, "jiti kernel: the kernel did not start (see the messages above, or %s/%s)\n",
-            K.dir, KPROTO_LOG);
+            D.dir, PROTO_LOG);
     return EXIT_FAIL;
   }
   close(p[0]);
   setsid();
-  K.detached = 1;
+  D.detached = 1;
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
-  _exit(kernel_run(&K, p[1]));
+  _exit(kernel_run(&D, p[1]));
 }
 
 int cmd_worker_internal(int argc, char **argv) {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "cli.h"
-#include "store_cli.h"
+#include "offline.h"
 
 static const char STORE_HELP[] =
   "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
@@ -30,16 +30,16 @@ typedef struct {
 } Args;
 
 static int parse_args(Args *a, int argc, char **argv) {
-  a->dir = cli_default_store();
+  a->dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
-    int r = cli_store_opt(a->cmd, argc, argv, &i, &a->dir);
+    int r = opts_store(a->cmd, argc, argv, &i, &a->dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(s, "-h") || !strcmp(s, "--help")) { a->usage(stdout); return -1; }
     if (a->allow_n && (!strcmp(s, "-n") || !strncmp(s, "-n", 2))) {
       const char *v = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v || !cli_parse_count(v, &a->n) || a->n == 0) {
+      if (!v || !opts_count(v, &a->n) || a->n == 0) {
         fprintf(stderr, "jiti %s: -n needs a positive number\n", a->cmd);
         return EXIT_USAGE;
       }
@@ -82,7 +82,7 @@ int cmd_log(int argc, char **argv) {
   Args a = {.cmd = "log", .usage = log_usage, .allow_n = 1, .allow_graph = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = cli_open_store("log", a.dir, 0);
+  store_env *s = storeio_open("log", a.dir, 0);
   if (!s) return EXIT_FAIL;
   uint64_t cur = 0;
   int status = EXIT_OK;
@@ -101,9 +101,9 @@ int cmd_log(int argc, char **argv) {
       break;
     }
     char when[40];
-    cli_iso_time(m->time_ms, when, sizeof when);
+    storeio_iso_time(m->time_ms, when, sizeof when);
     size_t ad, ch, rm;
-    cli_count_changes(m, &ad, &ch, &rm);
+    storeio_count_changes(m, &ad, &ch, &rm);
     char kind[48];
     if (m->kind == STORE_REV_ROLLBACK)
       snprintf(kind, sizeof kind, "rollback(%" PRIu64 ")", m->rollback_of);
@@ -164,20 +164,20 @@ static int show_main(int argc, char **argv) {
   Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = cli_open_store("show", a.dir, 0);
+  store_env *s = storeio_open("show", a.dir, 0);
   if (!s) return EXIT_FAIL;
   uint64_t rev;
-  int status = cli_resolve_rev("show", s, a.pos[0], &rev);
+  int status = storeio_resolve_rev("show", s, a.pos[0], &rev);
   store_manifest *m = NULL;
   if (status == EXIT_OK && store_manifest_read(s, rev, &m) != STORE_OK) {
     fprintf(stderr, "jiti show: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
   jiti_State *S = NULL;
-  if (status == EXIT_OK && !(S = cli_new_world("show"))) status = EXIT_FAIL;
+  if (status == EXIT_OK && !(S = stack_new_world("show"))) status = EXIT_FAIL;
   if (status == EXIT_OK) {
     char when[40];
-    cli_iso_time(m->time_ms, when, sizeof when);
+    storeio_iso_time(m->time_ms, when, sizeof when);
     printf("revision %" PRIu64 "\n", m->rev);
     printf("parent:         %" PRIu64 "\n", m->parent);
     printf("generation:     %" PRIu64 "\n", m->generation);
@@ -189,7 +189,7 @@ static int show_main(int argc, char **argv) {
     printf("response id:    %s\n", m->response_id[0] ? m->response_id : "-");
     printf("entries:        %" PRIu64 "\n", m->nentries);
     size_t ad, ch, rm;
-    cli_count_changes(m, &ad, &ch, &rm);
+    storeio_count_changes(m, &ad, &ch, &rm);
     printf("changes:        +%zu ~%zu -%zu\n", ad, ch, rm);
     for (size_t i = 0; i < m->nchanges && status == EXIT_OK; i++) {
       const store_change *c = &m->changes[i];
@@ -210,7 +210,7 @@ static int show_main(int argc, char **argv) {
   return status;
 }
 
-int cmd_show(int argc, char **argv) { return cli_on_big_stack(show_main, argc, argv); }
+int cmd_show(int argc, char **argv) { return stack_run(show_main, argc, argv); }
 
 /* ------------------------------------------------------------------ diff */
 
@@ -226,7 +226,7 @@ static void diff_usage(FILE *out) {
           REV_HELP, STORE_HELP);
 }
 
-static int key_cmp(const cli_entry *x, const cli_entry *y) {
+static int key_cmp(const storeio_entry *x, const storeio_entry *y) {
   if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
   return strcmp(x->name, y->name);
 }
@@ -236,29 +236,29 @@ static int diff_main(int argc, char **argv) {
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   uint64_t ra = 0, rb = 0, cur = 0;
-  store_env *s = cli_open_store("diff", a.dir, 0);
+  store_env *s = storeio_open("diff", a.dir, 0);
   if (!s) return EXIT_FAIL;
-  int status = cli_resolve_rev("diff", s, a.pos[0], &ra);
-  if (status == EXIT_OK) status = cli_resolve_rev("diff", s, a.pos[1], &rb);
+  int status = storeio_resolve_rev("diff", s, a.pos[0], &ra);
+  if (status == EXIT_OK) status = storeio_resolve_rev("diff", s, a.pos[1], &rb);
   if (status == EXIT_OK) store_current(s, &cur);
-  cli_map ma = {0}, mb = {0};
+  storeio_map ma = {0}, mb = {0};
   jiti_State *S = NULL;
   if (status == EXIT_OK &&
-      (cli_map_load(s, ra == cur ? STORE_REV_CURRENT : ra, &ma) != STORE_OK ||
-       cli_map_load(s, rb == cur ? STORE_REV_CURRENT : rb, &mb) != STORE_OK)) {
+      (storeio_map_load(s, ra == cur ? STORE_REV_CURRENT : ra, &ma) != STORE_OK ||
+       storeio_map_load(s, rb == cur ? STORE_REV_CURRENT : rb, &mb) != STORE_OK)) {
     fprintf(stderr, "jiti diff: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
-  if (status == EXIT_OK && !(S = cli_new_world("diff"))) status = EXIT_FAIL;
+  if (status == EXIT_OK && !(S = stack_new_world("diff"))) status = EXIT_FAIL;
   size_t i = 0, j = 0, nad = 0, nch = 0, nrm = 0;
   while (status == EXIT_OK && (i < ma.n || j < mb.n)) {
     int c = i == ma.n ? 1 : j == mb.n ? -1 : key_cmp(&ma.v[i], &mb.v[j]);
-    const cli_entry *x = c <= 0 ? &ma.v[i] : NULL, *y = c >= 0 ? &mb.v[j] : NULL;
+    const storeio_entry *x = c <= 0 ? &ma.v[i] : NULL, *y = c >= 0 ? &mb.v[j] : NULL;
     if (c < 0) i++;
     else if (c > 0) j++;
     else { i++; j++; }
     if (x && y && !memcmp(x->hash, y->hash, 32)) continue;
-    const cli_entry *e = x ? x : y;
+    const storeio_entry *e = x ? x : y;
     const char *k = store_kind_name(e->kind) ? store_kind_name(e->kind) : "?";
     char *ta = x ? entry_text("diff", s, S, x->hash) : strdup("");
     char *tb = y ? entry_text("diff", s, S, y->hash) : strdup("");
@@ -278,7 +278,7 @@ static int diff_main(int argc, char **argv) {
     if (fa && fb) {
       snprintf(fa, na + 2, "%s%s", ta, na ? "\n" : "");
       snprintf(fb, nb + 2, "%s%s", tb, nb ? "\n" : "");
-      cli_unified_diff(stdout, la, fa, lb, fb);
+      textdiff_unified(stdout, la, fa, lb, fb);
     }
     free(fa); free(fb); free(ta); free(tb);
   }
@@ -286,13 +286,13 @@ static int diff_main(int argc, char **argv) {
     printf("%s%" PRIu64 " -> %" PRIu64 ": +%zu ~%zu -%zu\n", nad + nch + nrm ? "\n" : "", ra, rb,
            nad, nch, nrm);
   if (S) jiti_close(S);
-  cli_map_free(&ma);
-  cli_map_free(&mb);
+  storeio_map_free(&ma);
+  storeio_map_free(&mb);
   store_close(s);
   return status;
 }
 
-int cmd_diff(int argc, char **argv) { return cli_on_big_stack(diff_main, argc, argv); }
+int cmd_diff(int argc, char **argv) { return stack_run(diff_main, argc, argv); }
 
 /* ---------------------------------------------------------------- events */
 
@@ -312,7 +312,7 @@ static void events_usage(FILE *out) {
 }
 
 /* One line for an event: seq, time, event, attempt, then the other members. */
-void cli_event_line(FILE *out, const char *json, size_t len) {
+void history_event_line(FILE *out, const char *json, size_t len) {
   json_error_t jerr;
   json_t *o = json_loadb(json, len, 0, &jerr);
   if (!json_is_object(o)) {
@@ -322,7 +322,7 @@ void cli_event_line(FILE *out, const char *json, size_t len) {
   }
   char when[40] = "?";
   json_t *t = json_object_get(o, "time");
-  if (json_is_integer(t)) cli_iso_time((int64_t)json_integer_value(t), when, sizeof when);
+  if (json_is_integer(t)) storeio_iso_time((int64_t)json_integer_value(t), when, sizeof when);
   json_t *seq = json_object_get(o, "seq"), *ev = json_object_get(o, "event");
   json_t *att = json_object_get(o, "attempt");
   fprintf(out, "%-5" JSON_INTEGER_FORMAT " %s  %-12s", json_is_integer(seq) ? json_integer_value(seq) : 0,
@@ -353,7 +353,7 @@ typedef struct { int json; } EvArgs;
 static int print_event(void *arg, uint64_t seq, const char *json, size_t len) {
   EvArgs *a = arg;
   if (a->json) printf("%.*s\n", (int)len, json);
-  else cli_event_line(stdout, json, len);
+  else history_event_line(stdout, json, len);
   return 0;
 }
 
@@ -361,7 +361,7 @@ int cmd_events(int argc, char **argv) {
   Args a = {.cmd = "events", .usage = events_usage, .allow_n = 1, .allow_json = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = cli_open_store("events", a.dir, 0);
+  store_env *s = storeio_open("events", a.dir, 0);
   if (!s) return EXIT_FAIL;
   EvArgs ea = {a.json};
   int status = EXIT_OK;

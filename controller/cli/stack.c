@@ -6,7 +6,7 @@
 */
 #include <pthread.h>
 #include <stdio.h>
-#include "store_cli.h"
+#include "cli.h"
 
 typedef struct { int (*cmd)(int, char **); int argc; char **argv; int status; } Job;
 
@@ -16,12 +16,12 @@ static void *job_thread(void *p) {
   return NULL;
 }
 
-int cli_on_big_stack(int (*cmd)(int, char **), int argc, char **argv) {
+int stack_run(int (*cmd)(int, char **), int argc, char **argv) {
   Job job = {cmd, argc, argv, EXIT_FAIL};
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, CLI_STACK_SIZE) != 0 ||
+  if (pthread_attr_setstacksize(&attr, STACK_SIZE) != 0 ||
       pthread_create(&th, &attr, job_thread, &job) != 0) {
     pthread_attr_destroy(&attr);
     return cmd(argc, argv);
@@ -31,13 +31,13 @@ int cli_on_big_stack(int (*cmd)(int, char **), int argc, char **argv) {
   return job.status;
 }
 
-jiti_State *cli_new_world(const char *who) {
+jiti_State *stack_new_world(const char *who) {
   jiti_State *S = jiti_open();
   if (!S) {
     fprintf(stderr, "jiti %s: cannot create an interpreter (out of memory?)\n", who);
     return NULL;
   }
-  jiti_set_cstack_size(S, CLI_STACK_SIZE);
+  jiti_set_cstack_size(S, STACK_SIZE);
   jiti_world_enable(S);
   return S;
 }

@@ -8,17 +8,17 @@
 
 #include <stddef.h>
 
-#define KPROTO_VERSION 1
-#define KPROTO_LINE_MAX ((size_t)1 << 20)        /* bytes of one request line */
-#define KPROTO_REPLY_MAX ((size_t)64 << 20)      /* bytes a client accepts */
-#define KPROTO_SOCKET "kernel.sock"
-#define KPROTO_PIDFILE "kernel.pid"
-#define KPROTO_LOG "kernel.log"
+#define PROTO_VERSION 1
+#define PROTO_LINE_MAX ((size_t)1 << 20)        /* bytes of one request line */
+#define PROTO_REPLY_MAX ((size_t)64 << 20)      /* bytes a client accepts */
+#define PROTO_SOCKET "kernel.sock"
+#define PROTO_PIDFILE "kernel.pid"
+#define PROTO_LOG "kernel.log"
 
 /* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
-int kproto_socket_path(const char *dir, char *buf, size_t len);
+int proto_socket_path(const char *dir, char *buf, size_t len);
 
 /* 1 when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates). */
-int kproto_utf8_valid(const char *s, size_t n);
+int proto_utf8_valid(const char *s, size_t n);
 
 #endif

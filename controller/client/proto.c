@@ -5,16 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
-#include "kproto.h"
+#include "proto.h"
 
-int kproto_socket_path(const char *dir, char *buf, size_t len) {
+int proto_socket_path(const char *dir, char *buf, size_t len) {
   struct sockaddr_un a;
-  int n = snprintf(buf, len, "%s/%s", dir, KPROTO_SOCKET);
+  int n = snprintf(buf, len, "%s/%s", dir, PROTO_SOCKET);
   if (n < 0 || (size_t)n >= len || (size_t)n >= sizeof a.sun_path) return -1;
   return 0;
 }
 
-int kproto_utf8_valid(const char *str, size_t n) {
+int proto_utf8_valid(const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
   size_t i = 0;
   while (i < n) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "cli.h"
-#include "store_cli.h"
+#include "offline.h"
 
 static const char STORE_HELP[] =
   "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
@@ -30,9 +30,9 @@ static void init_usage(FILE *out) {
 }
 
 int cmd_init(int argc, char **argv) {
-  const char *dir = cli_default_store();
+  const char *dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("init", argc, argv, &i, &dir);
+    int r = opts_store("init", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { init_usage(stdout); return EXIT_OK; }
@@ -59,7 +59,7 @@ int cmd_init(int argc, char **argv) {
     if (store_publish(s, 0, &info, NULL, 0, NULL, 0, &rev) != STORE_OK) {
       fprintf(stderr, "jiti init: %s\n", store_errmsg(s));
     } else {
-      cli_event(s, "init", json_pack("{s:s, s:I}", "event", "initialised", "revision", (json_int_t)rev));
+      storeio_event(s, "init", json_pack("{s:s, s:I}", "event", "initialised", "revision", (json_int_t)rev));
       printf("initialised the store at %s: revision %" PRIu64 " (initial, empty world)\n", dir, rev);
       status = EXIT_OK;
     }
@@ -127,7 +127,7 @@ static int limit_opt(const char *cmd, int argc, char **argv, int *i, jiti_Limits
   int heap = !strcmp(a, "--heap"), output = !strcmp(a, "--output");
   if (!fuel && !depth && !heap && !output) return 0;
   uint64_t v;
-  if (*i + 1 >= argc || !(heap ? cli_parse_size(argv[*i + 1], &v) : cli_parse_count(argv[*i + 1], &v))) {
+  if (*i + 1 >= argc || !(heap ? opts_size(argv[*i + 1], &v) : opts_count(argv[*i + 1], &v))) {
     fprintf(stderr, "jiti %s: %s needs a non-negative number%s\n", cmd, a,
             heap ? " (suffixes K, M, G)" : "");
     return -1;
@@ -141,11 +141,11 @@ static int limit_opt(const char *cmd, int argc, char **argv, int *i, jiti_Limits
 }
 
 static int apply_main(int argc, char **argv) {
-  const char *dir = cli_default_store(), *expr = NULL, *file = NULL, *summary = NULL;
+  const char *dir = opts_default_store(), *expr = NULL, *file = NULL, *summary = NULL;
   jiti_Limits lim = {100000000u, 10000u, (size_t)512 << 20, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int r = cli_store_opt("apply", argc, argv, &i, &dir);
+    int r = opts_store("apply", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     r = limit_opt("apply", argc, argv, &i, &lim);
@@ -197,27 +197,27 @@ static int apply_main(int argc, char **argv) {
     summary = defsum;
   }
 
-  cli_txn t;
-  int status = cli_txn_open(&t, "apply", dir);
+  otxn t;
+  int status = otxn_open(&t, "apply", dir);
   if (status == EXIT_OK) {
     t.limits = lim;
-    status = cli_txn_start(&t, json_pack("{s:s, s:I}", "summary", summary, "source_bytes", (json_int_t)len),
+    status = otxn_start(&t, json_pack("{s:s, s:I}", "summary", summary, "source_bytes", (json_int_t)len),
                            t.parent);
   }
   if (status == EXIT_OK) {
     jiti_Result res;
     if (jiti_eval_limited(t.S, src, len, &lim, &res) != JITI_OK)
-      status = cli_txn_eval_failed(&t, &res);
+      status = otxn_eval_failed(&t, &res);
     jiti_result_free(&res);
   }
-  if (status == EXIT_OK) status = cli_txn_check_invariants(&t);
-  if (status == EXIT_OK) status = cli_txn_publish(&t, summary);
-  cli_txn_close(&t);
+  if (status == EXIT_OK) status = otxn_check_invariants(&t);
+  if (status == EXIT_OK) status = otxn_publish(&t, summary);
+  otxn_close(&t);
   free(src);
   return status;
 }
 
-int cmd_apply(int argc, char **argv) { return cli_on_big_stack(apply_main, argc, argv); }
+int cmd_apply(int argc, char **argv) { return stack_run(apply_main, argc, argv); }
 
 /* ------------------------------------------------------------- invariant */
 
@@ -239,17 +239,17 @@ static void invariant_usage(FILE *out) {
 }
 
 static int invariant_list(const char *dir) {
-  store_env *s = cli_open_store("invariant list", dir, 0);
+  store_env *s = storeio_open("invariant list", dir, 0);
   if (!s) return EXIT_FAIL;
-  cli_map m = {.with_bytes = 1, .only_kind = STORE_INVARIANT};
+  storeio_map m = {.with_bytes = 1, .only_kind = STORE_INVARIANT};
   int status = EXIT_OK;
-  if (cli_map_load(s, STORE_REV_CURRENT, &m) != STORE_OK) {
+  if (storeio_map_load(s, STORE_REV_CURRENT, &m) != STORE_OK) {
     fprintf(stderr, "jiti invariant list: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   } else if (m.n == 0) {
     printf("no invariants\n");
   } else {
-    jiti_State *S = cli_new_world("invariant list");
+    jiti_State *S = stack_new_world("invariant list");
     if (!S) status = EXIT_FAIL;
     for (size_t i = 0; S && i < m.n; i++) {
       char *text = jiti_entry_text(S, m.v[i].bytes, m.v[i].len);
@@ -258,17 +258,17 @@ static int invariant_list(const char *dir) {
     }
     if (S) jiti_close(S);
   }
-  cli_map_free(&m);
+  storeio_map_free(&m);
   store_close(s);
   return status;
 }
 
 static int invariant_main(int argc, char **argv) {
-  const char *dir = cli_default_store();
+  const char *dir = opts_default_store();
   const char *pos[4];
   int npos = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("invariant", argc, argv, &i, &dir);
+    int r = opts_store("invariant", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { invariant_usage(stdout); return EXIT_OK; }
@@ -292,33 +292,33 @@ static int invariant_main(int argc, char **argv) {
   const char *name = pos[1];
   char summary[600];
   snprintf(summary, sizeof summary, "invariant %s %.500s", add ? "add" : "remove", name);
-  cli_txn t;
-  int status = cli_txn_open(&t, add ? "invariant add" : "invariant remove", dir);
+  otxn t;
+  int status = otxn_open(&t, add ? "invariant add" : "invariant remove", dir);
   if (status == EXIT_OK)
-    status = cli_txn_start(&t, json_pack("{s:s, s:s}", "summary", summary, "name", name), t.parent);
+    status = otxn_start(&t, json_pack("{s:s, s:s}", "summary", summary, "name", name), t.parent);
   if (status == EXIT_OK) {
     char err[1024] = "";
     if (add && jiti_invariant_add(t.S, name, pos[2], err, sizeof err) != JITI_OK) {
       jiti_restore(t.S);
       fprintf(stderr, "jiti invariant add: cannot add %s: %s\n", name, err);
-      cli_txn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", err));
+      otxn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", err));
       status = EXIT_FAIL;
     } else if (rem && jiti_invariant_remove(t.S, name) != JITI_OK) {
       jiti_restore(t.S);
       fprintf(stderr, "jiti invariant remove: CURRENT (revision %" PRIu64 " of the store at %s) "
               "has no invariant named %s (see 'jiti invariant list')\n",
               t.parent, store_path(t.s), name);
-      cli_txn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", "no such invariant"));
+      otxn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", "no such invariant"));
       status = EXIT_FAIL;
     }
   }
-  if (status == EXIT_OK) status = cli_txn_check_invariants(&t);
-  if (status == EXIT_OK) status = cli_txn_publish(&t, summary);
-  cli_txn_close(&t);
+  if (status == EXIT_OK) status = otxn_check_invariants(&t);
+  if (status == EXIT_OK) status = otxn_publish(&t, summary);
+  otxn_close(&t);
   return status;
 }
 
-int cmd_invariant(int argc, char **argv) { return cli_on_big_stack(invariant_main, argc, argv); }
+int cmd_invariant(int argc, char **argv) { return stack_run(invariant_main, argc, argv); }
 
 /* -------------------------------------------------------------- rollback */
 
@@ -340,9 +340,9 @@ static void rollback_usage(FILE *out) {
 }
 
 static int rollback_main(int argc, char **argv) {
-  const char *dir = cli_default_store(), *revtext = NULL;
+  const char *dir = opts_default_store(), *revtext = NULL;
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("rollback", argc, argv, &i, &dir);
+    int r = opts_store("rollback", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { rollback_usage(stdout); return EXIT_OK; }
@@ -353,28 +353,28 @@ static int rollback_main(int argc, char **argv) {
     revtext = argv[i];
   }
   if (!revtext) { rollback_usage(stderr); return EXIT_USAGE; }
-  cli_txn t;
+  otxn t;
   uint64_t target = 0;
-  int status = cli_txn_open(&t, "rollback", dir);
-  if (status == EXIT_OK) status = cli_resolve_rev("rollback", t.s, revtext, &target);
+  int status = otxn_open(&t, "rollback", dir);
+  if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
   if (status == EXIT_OK)
-    status = cli_txn_start(&t, json_pack("{s:I}", "target", (json_int_t)target), 0);
+    status = otxn_start(&t, json_pack("{s:I}", "target", (json_int_t)target), 0);
   if (status == EXIT_OK) {
     /* REV's world with CURRENT's invariants */
     char err[1024] = "";
-    if (cli_import_rev(t.S, t.s, target == t.parent ? STORE_REV_CURRENT : target,
-                       CLI_IMPORT_NO_INVARIANTS, NULL, err, sizeof err) == CLI_IMPORT_OK)
-      cli_import_rev(t.S, t.s, STORE_REV_CURRENT, CLI_IMPORT_ONLY_INVARIANTS, NULL, err,
+    if (storeio_import_rev(t.S, t.s, target == t.parent ? STORE_REV_CURRENT : target,
+                       STOREIO_IMPORT_NO_INVARIANTS, NULL, err, sizeof err) == STOREIO_IMPORT_OK)
+      storeio_import_rev(t.S, t.s, STORE_REV_CURRENT, STOREIO_IMPORT_ONLY_INVARIANTS, NULL, err,
                      sizeof err);
     if (err[0]) {
       jiti_restore(t.S);
       fprintf(stderr, "jiti rollback: the world of revision %" PRIu64 " of the store at %s cannot be "
               "rebuilt: %s\nnothing was published\n", target, store_path(t.s), err);
-      cli_txn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", err));
+      otxn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", err));
       status = EXIT_FAIL;
     }
   }
-  if (status == EXIT_OK) status = cli_txn_check_invariants(&t);
+  if (status == EXIT_OK) status = otxn_check_invariants(&t);
   if (status == EXIT_OK) {
     char summary[64];
     snprintf(summary, sizeof summary, "rollback to revision %" PRIu64, target);
@@ -382,21 +382,21 @@ static int rollback_main(int argc, char **argv) {
     uint64_t rev = 0;
     if (store_publish_revert(t.s, t.parent, target, &info, &rev) != STORE_OK) {
       fprintf(stderr, "jiti rollback: %s\nnothing was published\n", store_errmsg(t.s));
-      cli_txn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", store_errmsg(t.s)));
+      otxn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", store_errmsg(t.s)));
       status = EXIT_FAIL;
     } else {
       size_t a = 0, c = 0, r = 0;
       store_manifest *man = NULL;
-      if (store_manifest_read(t.s, rev, &man) == STORE_OK) cli_count_changes(man, &a, &c, &r);
+      if (store_manifest_read(t.s, rev, &man) == STORE_OK) storeio_count_changes(man, &a, &c, &r);
       store_free(man);
       printf("revision %" PRIu64 " (rollback to %" PRIu64 ", generation %" PRIu64 "): +%zu ~%zu -%zu\n",
              rev, target, t.generation + 1, a, c, r);
-      cli_txn_outcome(&t, "accepted", "accepted",
+      otxn_outcome(&t, "accepted", "accepted",
                       json_pack("{s:I, s:I}", "revision", (json_int_t)rev, "target", (json_int_t)target));
     }
   }
-  cli_txn_close(&t);
+  otxn_close(&t);
   return status;
 }
 
-int cmd_rollback(int argc, char **argv) { return cli_on_big_stack(rollback_main, argc, argv); }
+int cmd_rollback(int argc, char **argv) { return stack_run(rollback_main, argc, argv); }
