@@ -375,6 +375,25 @@ int store_verify(store_env *s, unsigned flags, char *errbuf, size_t errlen);
 ** failed, interrupted, condition, paused, resumed, model_request, ...),
 ** "attempt" (an integer identifying a transaction attempt). */
 
+/* The event names the kernel, its worker's outcomes and the store
+** commands record (docs/store.md, "Events"): one table, store_event_name.
+** The outcomes of an attempt are ACCEPTED, REJECTED, ABORTED, FAILED and
+** INTERRUPTED (store_event_is_outcome); an attempt is a "started" event and
+** at most one outcome with the same "attempt" number. */
+typedef enum store_event {
+  STORE_EV_STARTED, STORE_EV_ACCEPTED, STORE_EV_REJECTED, STORE_EV_ABORTED, STORE_EV_FAILED,
+  STORE_EV_INTERRUPTED, STORE_EV_PAUSED, STORE_EV_WORKER_RESTARTED, STORE_EV_KERNEL_STARTED,
+  STORE_EV_KERNEL_STOPPED, STORE_EV_INITIALISED, STORE_EV_RECOVERED, STORE_EV_DROPPED,
+  STORE_EV_COUNT
+} store_event;
+
+/* "started", "accepted", ...; NULL if invalid. */
+const char *store_event_name(int ev);
+/* The event named s, or -1. */
+int store_event_parse(const char *s);
+/* 1 for the outcome events. */
+int store_event_is_outcome(int ev);
+
 /* Append one event.  json is one JSON object (text).  String values under a
 ** key containing "key", "token", "secret", "authorization" or "password"
 ** (any case), and string values starting with "Bearer " or "sk-", become

@@ -77,13 +77,15 @@ t hello-bad-protocol 0 '"code":"unsupported-protocol"' -- raw $'{"op":"hello","p
 t eval-value 0 "^3$" -- "$JITI" eval --store "$S" '(+ 1 2)'
 t eval-output 0 $'^\n5 \n5$' -- "$JITI" eval --store "$S" '(print 5)'
 t eval-write 0 "^42$" -- "$JITI" eval --store "$S" '(world-put :keep 42)'
-t eval-read 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t eval-read 0 $'^42\nT$' -- "$JITI" eval --store "$S" '(world-get :keep)'   # both values
+t eval-values 0 $'^1\n2\n3$' -- "$JITI" eval --store "$S" '(values 1 2 3)'
+t eval-no-values 0 '^; no values$' -- "$JITI" eval --store "$S" '(values)'
 t eval-error 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(/ 1 0)'
 # a log line per transaction, written with its events (within ~10 ms)
 for _ in $(seq 50); do grep -q "call error " "$tmp/kernel.log" && break; sleep 0.1; done
 t log-line-per-call 0 "attempt [0-9]+ call accepted \([0-9.]+ ms, generation [0-9]+\): \(world-get :keep\)" -- cat "$tmp/kernel.log"
 t log-line-error 0 "attempt [0-9]+ call error \([0-9.]+ ms, generation [0-9]+\): \(/ 1 0\)" -- cat "$tmp/kernel.log"
-t eval-error-rolls-back 0 "^42$" -- bash -c "'$JITI' eval --store '$S' '(progn (world-put :keep 0) (/ 1 0))' 2>/dev/null; '$JITI' eval --store '$S' '(world-get :keep)'"
+t eval-error-rolls-back 0 "^42$" -- bash -c "'$JITI' eval --store '$S' '(progn (world-put :keep 0) (/ 1 0))' 2>/dev/null; '$JITI' eval --store '$S' '(values (world-get :keep))'"
 t observe 0 "revision [0-9]+, idle" -- "$JITI" observe --store "$S"
 t observe-json 0 '"status": "idle"' -- "$JITI" observe --json --store "$S"
 g=$(gen)
@@ -106,14 +108,19 @@ t act-pauses 0 "paused \(generation [0-9]+\): DIVISION-BY-ZERO.*p1-0 +USE-VALUE"
 g=$(gen)
 t status-paused 0 "state: +paused" -- "$JITI" status --store "$S"
 t observe-while-paused 0 "paused" -- "$JITI" observe --store "$S"
-t call-queued-while-paused 0 "^7$" -- bash -c "'$JITI' eval --store '$S' 7 & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(list (f 0))' >/dev/null; wait"
+t pause-display 0 "restarts .*
+  p1-0 +USE-VALUE \(V\) .*
+backtrace \(innermost first\):
+  0: " -- "$JITI" observe --store "$S"
+t call-refused-while-paused 1 "jiti eval: paused: a transaction is paused.*--wait" -- "$JITI" eval --store "$S" 7
+t call-waits-while-paused 0 "^7$" -- bash -c "'$JITI' eval --wait --store '$S' 7 & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(f 0)' >/dev/null; wait"
 t repaired-and-resumed 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
 g=$(gen)
 t pause-again 0 "paused" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(progn (world-put :keep 1) (car 5))'
 g=$(gen)
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
-t abort 1 "aborted" -- "$JITI" act --store "$S" --generation "$g" --abort
-t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t abort 0 "^aborted: everything the paused transaction did is restored" -- "$JITI" act --store "$S" --generation "$g" --abort
+t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t resume-not-paused 1 "not-paused" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-1
 
 # --- hostile input over the socket: each refused, the world unchanged
@@ -149,7 +156,7 @@ t h-pipelined 0 '"id":1.*
 # clients vanishing mid-request
 for i in $(seq 10); do printf '{"op":"call","sou' | timeout 0.2 "$CLIENT" "$SOCK" 1 >/dev/null 2>&1; done
 printf '{"op":"call","source":"(world-get :keep)"}\n' | timeout 0.1 "$CLIENT" "$SOCK" 1 >/dev/null 2>&1
-t h-still-serving 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t h-still-serving 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 after=$(fingerprint)
 ok h-world-unchanged "$([[ "$before" == "$after" ]]; echo $?)"
 
@@ -159,14 +166,14 @@ kill -STOP "$wpid"  # the attempt is sent but cannot finish before the kill, wha
 ( "$JITI" eval --store "$S" '(progn (world-put :keep 0) :done)' >"$tmp/killed.out" 2>&1; echo $? >"$tmp/killed.rc" ) &
 sleep 0.3; kill -9 "$wpid"; wait $!
 t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
-t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 ok new-worker "$([[ $(jfield worker_pid) != "$wpid" ]]; echo $?)"
 wait_idle  # its generation is known once it is ready
 t pause-for-kill 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 0) (car 5))'
 kill -9 "$(jfield worker_pid)"; sleep 0.3
 wait_idle  # the replacement starts while the kernel serves ("starting")
 t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
-t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
 
 # --- the worker trips its seccomp filter (test-only primitive of jiti-testhooks)
@@ -180,7 +187,7 @@ if [[ -n $HOOKS ]]; then
   for n in 1 2; do  # a socket, a fork: the worker is killed
     t "seccomp-kill-$n" 1 "interrupted: the worker killed by signal 31 .*seccomp" -- \
       "$HOOKS" eval --store "$H" "(progn (world-put :safe 99) (test-forbidden-syscall $n))"
-    t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
+    t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(values (world-get :safe))'
   done
   t seccomp-restarts 0 "restarts: +2" -- "$HOOKS" status --store "$H"
   # a worker killed in the middle of a batch of calls sent at once: the
@@ -198,14 +205,14 @@ fi
 t many-rows 0 "^:OK$" -- "$JITI" eval --store "$S" '(progn (dotimes (i 3000) (world-put i (list i "row"))) :ok)'
 kill -9 "$(jfield worker_pid)"
 t many-rows-status-while-starting 0 "state:" -- "$JITI" status --store "$S"
-t many-rows-reimported 0 '^\(2999 "row"\)$' -- "$JITI" eval --store "$S" '(world-get 2999)'
+t many-rows-reimported 0 '^\(2999 "row"\)$' -- "$JITI" eval --store "$S" '(values (world-get 2999))'
 t many-rows-removed 0 "^:OK$" -- "$JITI" eval --store "$S" '(progn (dotimes (i 3000) (world-rem i)) :ok)'
 
 # --- stop, restart: the data survives (recovered from the store)
 t stop 0 "stopped the kernel for $S" -- "$JITI" stop --store "$S"
 ok socket-removed "$([[ ! -e $SOCK ]]; echo $?)"
 start_kernel "$S"; ok restart $?
-t data-survives 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t data-survives 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t function-survives 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
 
 # --- SIGTERM with a paused transaction: aborted, restored, clean exit
@@ -213,7 +220,7 @@ t pause-before-term 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)"
 kill -TERM "$kp"; wait "$kp"; ok sigterm-exit-0 $?
 ok sigterm-socket-removed "$([[ ! -e $SOCK ]]; echo $?)"
 start_kernel "$S"; ok restart-after-term $?
-t term-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t term-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 "$JITI" stop --store "$S" >/dev/null
 
 # --- the pause timeout aborts
@@ -221,14 +228,14 @@ start_kernel "$S" --pause-timeout 1; ok kernel-short-timeout $?
 t pause-to-time-out 0 "paused" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(progn (world-put :keep 9) (car 5))'
 sleep 2
 t timed-out 0 "state: +idle" -- "$JITI" status --store "$S"
-t timed-out-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t timed-out-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t timed-out-logged 0 "pause timed out" -- cat "$tmp/kernel.log"
 
 # --- --detach and a pid file
 "$JITI" stop --store "$S" >/dev/null
 t detach 0 "serving the store at $S" -- "$JITI" kernel --detach --store "$S"
 [[ -f $S/kernel.pid ]] && kpids+=("$(cat "$S/kernel.pid")")
-t detached-serves 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
+t detached-serves 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t detached-stop 0 "stopped" -- "$JITI" stop --store "$S"
 ok pidfile-removed "$([[ ! -e $S/kernel.pid ]]; echo $?)"
 
@@ -240,7 +247,7 @@ ok pidfile-removed "$([[ ! -e $S/kernel.pid ]]; echo $?)"
 B=$tmp/big
 start_kernel "$B"; ok big-kernel $?
 t big-write 0 "^NIL$" -- "$JITI" eval --store "$B" '(dotimes (i 2000) (world-put (list :row i) (make-string 100)))'
-t big-write-kept 0 "^1999$" -- "$JITI" eval --store "$B" '(progn (world-put (list :row 1999) 1999) (world-get (list :row 1999)))'
+t big-write-kept 0 "^1999$" -- "$JITI" eval --store "$B" '(progn (world-put (list :row 1999) 1999) (values (world-get (list :row 1999))))'
 big='{"op":"call","source":"(length (list (make-string 99000) (make-string 99000) (make-string 99000)))"}'
 t big-strings 0 "^40$" -- bash -c "for i in \$(seq 40); do printf '%s\n' '$big'; done | '$CLIENT' '$B/kernel.sock' 40 | grep -c '\"ok\":true,.*\"value\":\"3\"'"
 t big-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
@@ -257,7 +264,7 @@ reads=$(echo "$out" | sed -n '2~3s/.*"value":"\([-0-9]*\)".*/\1/p' | tr '\n' ' '
 t batch-reads-in-order 0 "^1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 $" -- echo "$reads"
 t batch-failures-restored 0 "^20$" -- bash -c "echo '$out' | sed -n '3~3p' | grep -c '\"code\":\"error\"'"
 t batch-writes-published 0 "^20$" -- bash -c "echo '$out' | sed -n '1~3p' | grep -c '\"outcome\":\"accepted\",\"revision\":[0-9]*,\"changes\":\[{'"
-t batch-final 0 "^20$" -- "$JITI" eval --store "$B" '(world-get :n)'
+t batch-final 0 "^20$" -- "$JITI" eval --store "$B" '(values (world-get :n))'
 t batch-same-worker 0 "restarts: +0" -- "$JITI" status --store "$B"
 "$JITI" stop --store "$B" >/dev/null
 

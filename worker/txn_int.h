@@ -12,7 +12,7 @@ typedef struct txn_PauseInfo {
   int nrestarts;
   txn_Restart restarts[TXN_MAXR];
   uint32_t kernel_ids[TXN_MAXR];
-  char *ids[TXN_MAXR], *names[TXN_MAXR], *reports[TXN_MAXR];
+  char *ids[TXN_MAXR], *names[TXN_MAXR], *reports[TXN_MAXR], *lambdas[TXN_MAXR];
 } txn_PauseInfo;
 
 struct txn_World {

@@ -74,6 +74,7 @@ static json_t *pause_json(txn_World *W) {
     json_object_set_new(r, "id", jstr(P->ids[i]));
     json_object_set_new(r, "name", jstr(P->names[i]));
     json_object_set_new(r, "report", jstr(P->reports[i]));
+    json_object_set_new(r, "lambda_list", jstr(P->lambdas[i]));
     json_array_append_new(rs, r);
   }
   json_object_set_new(p, "restarts", rs);

@@ -38,6 +38,8 @@ int cmd_events(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_worker_internal(int argc, char **argv);  /* `jiti __worker`, hidden */
 int cmd_eval(int argc, char **argv);
+int cmd_preview(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 int cmd_observe(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 int cmd_status(int argc, char **argv);

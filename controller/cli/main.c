@@ -1,5 +1,6 @@
 /*
-** main.c — the `jiti` command: dispatches to subcommands, like git.
+** main.c — the `jiti` command: the table of subcommands (cli.h), and the
+** dispatch to them, like git.
 */
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,7 @@ static const struct {
 } commands[] = {
   {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world"},
   {"init", cmd_init, "create a store holding the initial, empty world"},
-  {"apply", cmd_apply, "run forms as one checked transaction on a store (offline)"},
+  {"apply", cmd_apply, "run forms as one checked transaction on a store"},
   {"invariant", cmd_invariant, "add, remove or list the world's safety invariants"},
   {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world"},
   {"log", cmd_log, "list a store's revisions, newest first"},
@@ -22,6 +23,8 @@ static const struct {
   {"events", cmd_events, "list a store's events, newest first"},
   {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)"},
   {"eval", cmd_eval, "run an application call on the running kernel"},
+  {"preview", cmd_preview, "evaluate on the running kernel, report, restore everything"},
+  {"inspect", cmd_inspect, "print one entry of the running kernel's world in full"},
   {"observe", cmd_observe, "show the running kernel's world"},
   {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel"},
   {"status", cmd_status, "show the state of the store's kernel"},

@@ -31,42 +31,6 @@ static void run_usage(FILE *out) {
           "3 a file could not be read; 4 a reader (syntax) error.\n");
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (!buf) break;
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
-    if (n == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) { free(buf); buf = NULL; break; }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  if (f != stdin) fclose(f);
-  *len = n;
-  return buf;
-}
-
-static int parse_size(const char *s, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || s[0] == '-') return 0;
-  unsigned long long mul = 1;
-  if (*end == 'k' || *end == 'K') { mul = 1ull << 10; end++; }
-  else if (*end == 'm' || *end == 'M') { mul = 1ull << 20; end++; }
-  else if (*end == 'g' || *end == 'G') { mul = 1ull << 30; end++; }
-  if (*end) return 0;
-  *out = v * mul;
-  return 1;
-}
-
 static int report_failure(const jiti_Result *res) {
   fflush(stdout);
   fprintf(stderr, "jiti: %s: %s\n", res->condition_type ? res->condition_type : "ERROR",
@@ -74,39 +38,11 @@ static int report_failure(const jiti_Result *res) {
   return res->status == JITI_READ_ERROR ? 4 : 1;
 }
 
-/* The interpreter runs on a thread with a large stack so that deep (but
-** bounded) recursion works; the pages are only touched when used. */
-#ifdef __SANITIZE_ADDRESS__
-/* ASan cannot unpoison a stack unwound by more than ~64 MiB at once. */
-#define RUN_STACK_SIZE ((size_t)48 << 20)
-#else
-#define RUN_STACK_SIZE ((size_t)1 << 30)
-#endif
-
-typedef struct { int argc; char **argv; int status; } RunJob;
-
 static int run_main(int argc, char **argv);
 
-static void *run_thread(void *p) {
-  RunJob *job = p;
-  job->status = run_main(job->argc, job->argv);
-  return NULL;
-}
-
-int cmd_run(int argc, char **argv) {
-  RunJob job = {argc, argv, 1};
-  pthread_attr_t attr;
-  pthread_t th;
-  pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, RUN_STACK_SIZE) != 0 ||
-      pthread_create(&th, &attr, run_thread, &job) != 0) {
-    pthread_attr_destroy(&attr);
-    return run_main(argc, argv);  /* fall back to the main thread's stack */
-  }
-  pthread_attr_destroy(&attr);
-  pthread_join(th, NULL);
-  return job.status;
-}
+/* The interpreter runs on a thread with a large stack (stack.c) so that
+** deep (but bounded) recursion works. */
+int cmd_run(int argc, char **argv) { return stack_run(run_main, argc, argv); }
 
 static int run_main(int argc, char **argv) {
   const char *expr = NULL;
@@ -116,7 +52,7 @@ static int run_main(int argc, char **argv) {
   char **files = calloc((size_t)argc + 1, sizeof *files);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    unsigned long long v;
+    uint64_t v;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       run_usage(stdout);
       free(files);
@@ -126,7 +62,7 @@ static int run_main(int argc, char **argv) {
       expr = argv[i];
     } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") ||
                !strcmp(a, "--output")) {
-      if (++i >= argc || !parse_size(argv[i], &v)) {
+      if (++i >= argc || !opts_size(argv[i], &v)) {
         fprintf(stderr, "jiti run: %s needs a non-negative number\n", a);
         free(files);
         return 2;
@@ -157,12 +93,12 @@ static int run_main(int argc, char **argv) {
     return 1;
   }
   jiti_set_limits(S, &limits);
-  jiti_set_cstack_size(S, RUN_STACK_SIZE);
+  jiti_set_cstack_size(S, STACK_SIZE);
   if (gc_stress) jiti_set_gc_stress(S, 1);
   int status = 0;
   for (int i = 0; i < nfiles && status == 0; i++) {
     size_t len;
-    char *src = read_file(files[i], &len);
+    char *src = opts_read_file(files[i], &len);
     if (!src) {
       fprintf(stderr, "jiti run: cannot read %s: %s\n", files[i], strerror(errno));
       status = 3;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include "cli.h"
+#include "jiti_world.h"
 
 typedef struct { int (*cmd)(int, char **); int argc; char **argv; int status; } Job;
 

@@ -1,7 +1,8 @@
 /*
 ** kclient.c — the client side of the kernel protocol: connections to
-** DIR/kernel.sock, requests matched to replies by "id", and the printers
-** the client commands and the repl share.  kclient.h documents each call.
+** DIR/kernel.sock and requests matched to replies by "id".  It prints
+** nothing but the connection's own failures (render.c prints replies).
+** kclient.h documents each call.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,6 +156,15 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
   return KCLIENT_NO_REPLY;
 }
 
+int kclient_serving(const char *dir) {
+  kclient k;
+  kclient_init(&k, "", dir);
+  k.quiet = 1;
+  int up = kclient_connect(&k) == 0;
+  kclient_close(&k);
+  return up;
+}
+
 json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req) {
   if (!req) {
     fprintf(stderr, "jiti %s: cannot encode the request (is the text valid UTF-8?)\n", cmd);
@@ -174,7 +184,7 @@ json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req) {
   return rep;
 }
 
-/* ---------------------------------------------------------- printers */
+/* ------------------------------------------------------------ replies */
 
 const char *kclient_str(json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
@@ -183,61 +193,4 @@ const char *kclient_str(json_t *o, const char *k) {
 
 json_int_t kclient_int(json_t *o, const char *k) {
   return json_integer_value(json_object_get(o, k));
-}
-
-void kclient_print_output(FILE *f, json_t *r) {
-  json_t *o = json_object_get(r, "output");
-  const char *out = json_string_value(o);
-  size_t n = json_string_length(o);
-  if (out && n) {
-    fwrite(out, 1, n, f);
-    if (out[n - 1] != '\n') fputc('\n', f);
-  }
-}
-
-void kclient_print_pause(FILE *f, json_t *p) {
-  fprintf(f, "paused (generation %" JSON_INTEGER_FORMAT "): %s: %s\n", kclient_int(p, "generation"),
-          kclient_str(p, "condition_type"), kclient_str(p, "report"));
-  json_t *rs = json_object_get(p, "restarts");
-  size_t i;
-  json_t *r;
-  if (json_array_size(rs)) fprintf(f, "restarts:\n");
-  json_array_foreach(rs, i, r)
-    fprintf(f, "  %-8s %-16s %s\n", kclient_str(r, "id"), kclient_str(r, "name"), kclient_str(r, "report"));
-}
-
-json_t *kclient_print_view(FILE *f, json_t *v) {
-  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s\n",
-          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"));
-  size_t i;
-  json_t *e;
-  json_array_foreach(json_object_get(v, "entries"), i, e) {
-    const char *t = kclient_str(e, "text");
-    fprintf(f, "%-9s %s%s%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), *t ? "\n          " : "", t);
-  }
-  json_t *d = json_object_get(v, "data");
-  if (kclient_int(d, "count"))
-    fprintf(f, "data (%" JSON_INTEGER_FORMAT " rows):\n", kclient_int(d, "count"));
-  json_array_foreach(json_object_get(d, "rows"), i, e)
-    fprintf(f, "  %s = %s\n", kclient_str(e, "key"), kclient_str(e, "value"));
-  json_array_foreach(json_object_get(v, "invariants"), i, e)
-    fprintf(f, "invariant %s: %s\n", kclient_str(e, "name"), kclient_str(e, "source"));
-  json_t *p = json_object_get(v, "pause");
-  if (!json_is_object(p)) return NULL;
-  json_object_set_new(p, "generation", json_integer(kclient_int(v, "generation")));
-  kclient_print_pause(f, p);
-  return p;
-}
-
-void kclient_print_status(FILE *f, json_t *r) {
-  fprintf(f, "kernel %s (protocol %" JSON_INTEGER_FORMAT ") serving %s\n", kclient_str(r, "kernel"),
-          kclient_int(r, "protocol"), kclient_str(r, "store"));
-  fprintf(f, "pid:        %" JSON_INTEGER_FORMAT " (worker %" JSON_INTEGER_FORMAT ")\n",
-          kclient_int(r, "pid"), kclient_int(r, "worker_pid"));
-  fprintf(f, "revision:   %" JSON_INTEGER_FORMAT "\ngeneration: %" JSON_INTEGER_FORMAT "\nstate:      %s\n",
-          kclient_int(r, "revision"), kclient_int(r, "generation"), kclient_str(r, "state"));
-  fprintf(f, "queue:      %" JSON_INTEGER_FORMAT "\nattempts:   %" JSON_INTEGER_FORMAT
-          "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
-          kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),
-          json_real_value(json_object_get(r, "uptime")));
 }

@@ -1,8 +1,9 @@
 /*
 ** kclient.h — the client side of the kernel protocol (docs/protocol.md),
-** shared by the one-shot client commands (client.c) and `jiti repl`
-** (repl.c): a connection to DIR/kernel.sock that carries any number of
-** requests, one at a time, and the human-readable printers of replies.
+** shared by the one-shot client commands (commands.c), `jiti repl`
+** (repl.c) and the store commands when a kernel serves the store: a
+** connection to DIR/kernel.sock that carries any number of requests, one
+** at a time.  Printing replies is render.h's.
 **
 ** Messages name the command ("jiti CMD: ...") and go to stderr.
 */
@@ -53,6 +54,10 @@ enum {
 ** KCLIENT_INTERRUPTED; no message is printed. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
 
+/* 1 when a kernel serves dir (its socket accepts a connection), 0 when
+** none does; prints nothing. */
+int kclient_serving(const char *dir);
+
 /* One request on a connection of its own (the one-shot commands): the
 ** reply, or NULL after a message on stderr.  req is stolen. */
 json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req);
@@ -62,22 +67,5 @@ json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req);
 /* The string member k of o, "" when absent; the integer member, 0 when absent. */
 const char *kclient_str(json_t *o, const char *k);
 json_int_t kclient_int(json_t *o, const char *k);
-
-/* ---- printers shared by `jiti observe`, `jiti status` ... and the repl */
-
-/* The program output of a transaction's reply (`output`), newline-ended. */
-void kclient_print_output(FILE *f, json_t *reply);
-
-/* A pause: "paused (generation N): TYPE: report" and the restart menu
-** (id, name, report per line).  How to answer is the caller's to say. */
-void kclient_print_pause(FILE *f, json_t *pause);
-
-/* An observe view: generation, revision, status, entries, data rows,
-** invariants and the pause (as kclient_print_pause).  Returns the view's
-** pause object, or NULL when nothing is paused. */
-json_t *kclient_print_view(FILE *f, json_t *view);
-
-/* A status reply, as `jiti status` prints it. */
-void kclient_print_status(FILE *f, json_t *reply);
 
 #endif

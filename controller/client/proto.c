@@ -1,11 +1,23 @@
 /*
-** kproto.c — small helpers of the client protocol shared by the kernel
-** daemon and its clients (kproto.h).
+** proto.c — the client protocol's vocabulary and small helpers, shared by
+** the kernel daemon and its clients (proto.h).
 */
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
 #include "proto.h"
+
+static const char *const op_names[PROTO_OP_COUNT] = {
+  "hello", "status", "observe", "inspect", "history", "subscribe", "call", "preview", "act", "apply",
+  "invariant-add", "invariant-remove", "invariant-list", "rollback", "shutdown"};
+
+const char *proto_op_name(proto_Op op) { return (unsigned)op < PROTO_OP_COUNT ? op_names[op] : "?"; }
+
+int proto_op_parse(const char *s) {
+  for (int i = 0; s && i < PROTO_OP_COUNT; i++)
+    if (!strcmp(s, op_names[i])) return i;
+  return -1;
+}
 
 int proto_socket_path(const char *dir, char *buf, size_t len) {
   struct sockaddr_un a;

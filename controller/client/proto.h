@@ -1,10 +1,10 @@
 /*
-** kproto.h — shared by the kernel daemon (daemon.c) and its clients
-** (client.c): the protocol version, limits and the socket's place.
-** docs/protocol.md is the reference.
+** proto.h — the client protocol's vocabulary, shared by the kernel daemon
+** (daemon/) and its clients (client/): the version, the limits, the
+** socket's place and the ops.  docs/protocol.md is the reference.
 */
-#ifndef jiti_kproto_h
-#define jiti_kproto_h
+#ifndef jiti_proto_h
+#define jiti_proto_h
 
 #include <stddef.h>
 
@@ -14,6 +14,17 @@
 #define PROTO_SOCKET "kernel.sock"
 #define PROTO_PIDFILE "kernel.pid"
 #define PROTO_LOG "kernel.log"
+
+/* The requests (docs/protocol.md, "Requests"): one name table. */
+typedef enum proto_Op {
+  PROTO_HELLO, PROTO_STATUS, PROTO_OBSERVE, PROTO_INSPECT, PROTO_HISTORY, PROTO_SUBSCRIBE,
+  PROTO_CALL, PROTO_PREVIEW, PROTO_ACT, PROTO_APPLY, PROTO_INVARIANT_ADD, PROTO_INVARIANT_REMOVE,
+  PROTO_INVARIANT_LIST, PROTO_ROLLBACK, PROTO_SHUTDOWN, PROTO_OP_COUNT
+} proto_Op;
+
+/* "hello", "status", ...; the op named s, or -1. */
+const char *proto_op_name(proto_Op op);
+int proto_op_parse(const char *s);
 
 /* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
 int proto_socket_path(const char *dir, char *buf, size_t len);

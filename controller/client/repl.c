@@ -27,6 +27,7 @@
 #include <jansson.h>
 #include "cli.h"
 #include "kclient.h"
+#include "render.h"
 #include "proto.h"
 #include "engine.h"
 
@@ -237,14 +238,14 @@ static void pause_hint(void) {
 }
 
 static void print_pause(json_t *p) {
-  kclient_print_pause(stdout, p);
+  render_pause(stdout, p);
   pause_hint();
 }
 
 /* The reply to a call or an act: output, then the value (and the revision
 ** it published), the pause and its menu, or the error. */
 static void print_reply(json_t *r) {
-  kclient_print_output(stdout, r);
+  render_output(stdout, r);
   json_t *p = json_object_get(r, "pause");
   int ok = json_is_true(json_object_get(r, "ok"));
   if (ok && json_is_object(p)) {
@@ -280,7 +281,7 @@ static void show_observe(Repl *R) {
   json_t *r = request(R, json_pack("{s:s}", "op", "observe"), 0);
   if (!r) return;
   if (!json_is_true(json_object_get(r, "ok"))) print_error(r);
-  else if (kclient_print_view(stdout, json_object_get(r, "view"))) pause_hint();
+  else if (render_view(stdout, json_object_get(r, "view"), NULL)) pause_hint();
   json_decref(r);
 }
 
@@ -380,8 +381,8 @@ static void print_help(void) {
   printf("FORM                 run one Lisp form as an application call (it may span lines)\n"
          ":act FORM            an action: evaluate FORM at the current generation (a new\n"
          "                     transaction that may pause, or a repair inside the pause)\n"
-         ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: Lisp\n"
-         "                     source of an expression returning the argument list)\n"
+         ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
+         "                     arguments as written in a call, each form evaluated)\n"
          ":abort               abort the paused transaction: what it did is restored\n"
          ":observe             show the world (and, while paused, the restart menu)\n"
          ":status              show the kernel's state\n"
@@ -558,7 +559,13 @@ static void run_entry(Repl *R) {
     break;
   case PEND_RESUME: {
     json_t *a = json_pack("{s:s, s:s}", "type", "resume", "restart_id", R->restart);
-    if (a && n) json_object_set_new(a, "arguments", json_stringn(form, n));
+    if (a && n) {  /* the arguments as written: each form evaluated */
+      size_t len = n + 16;
+      char *e = malloc(len);
+      if (e) snprintf(e, len, "(list\n%.*s\n)", (int)n, form);
+      json_object_set_new(a, "arguments", json_string(e ? e : ""));
+      free(e);
+    }
     run_act(R, a);
     break;
   }
@@ -585,7 +592,7 @@ static int command(Repl *R) {
     show_observe(R);
   } else if (IS("status")) {
     json_t *r = request(R, json_pack("{s:s}", "op", "status"), 0);
-    if (r) kclient_print_status(stdout, r);
+    if (r) render_status(stdout, r);
     json_decref(r);
   } else if (IS("abort")) {
     run_act(R, json_pack("{s:s}", "type", "abort"));

@@ -1,7 +1,7 @@
 /*
-** dclients_finds.c — the kernel daemon's client connections (kd.h): reading
-** newline-delimited requests, buffered non-blocking replies, event lines
-** for subscribers, and the queues requests wait in.
+** dclients.c — the daemon's client connections (daemon.h): reading
+** newline-delimited requests, buffered non-blocking replies and event
+** lines, accepting and refusing connections.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include "daemon.h"
 #include "proto.h"
@@ -36,7 +35,7 @@ void dclients_flush(Client *c) {
 /* Queue one line (text[0..n) plus a newline) for a client and try to send
 ** it.  A client that lets PROTO_REPLY_MAX bytes pile up is not reading:
 ** it is dropped rather than let it hold the kernel's memory. */
-static void client_write_line(Client *c, const char *text, size_t n) {
+void dclients_line(Client *c, const char *text, size_t n) {
   if (c->closing == 2) return;
   if (c->outlen - c->outoff + n + 1 > PROTO_REPLY_MAX) {
     c->closing = 2;
@@ -72,84 +71,8 @@ void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
   char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(msg);
   if (!text) return;
-  client_write_line(c, text, strlen(text));
+  dclients_line(c, text, strlen(text));
   free(text);
-}
-
-/* Events.  Every attempt records a `started` event and an outcome event;
-** writing each in its own LMDB transaction would cost two disk syncs per
-** application call.  So events are buffered and written together: inside
-** the LMDB transaction of any revision published (a revision is never
-** durable without the events that led to it), when a transaction pauses,
-** at shutdown, and otherwise EVENT_DELAY after the oldest was buffered.  A kernel killed in between
-** loses at most those last few milliseconds of events, never a revision.
-** Subscribers get each event once it is stored, as stored (seq, time,
-** secrets redacted). */
-#define EVENT_DELAY 0.010
-#define EVENT_BATCH 512
-
-void devents_add(Daemon *D, json_t *ev) {
-  if (!ev) return;
-  EventBuf *b = &D->events;
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    json_t **e = realloc(b->ev, cap * sizeof *e);
-    if (e) b->ev = e;
-    int64_t *tm = e ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
-    if (tm) { b->time_ms = tm; b->cap = cap; }
-  }
-  if (b->n == b->cap) {
-    dlog(D, "could not record an event: out of memory");
-    json_decref(ev);
-    return;
-  }
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  if (!b->n) b->first = daemon_now();
-  b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-  b->ev[b->n++] = ev;
-  if (b->n >= EVENT_BATCH) devents_flush(D);
-}
-
-static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
-  Daemon *D = arg;
-  (void)seq;
-  for (int i = 0; i < D->nclients; i++)
-    if (D->clients[i]->subscribed) client_write_line(D->clients[i], json, len);
-  return 0;
-}
-
-/* Write the buffered events, and the generation when it moved past what the
-** store has recorded (a pause, a resume, a new worker): one transaction. */
-void devents_flush(Daemon *D) {
-  EventBuf *b = &D->events;
-  int gen = D->gen > D->gen_saved;
-  if (!b->n && !gen) return;
-  uint64_t first = 0;
-  int rc = gen ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
-               : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
-  if (rc != STORE_OK) {
-    dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
-           gen ? " and the generation" : "", store_errmsg(D->s));
-    first = 0;
-  } else if (gen) {
-    D->gen_saved = D->gen;
-  }
-  devents_written(D, first);
-}
-
-void devents_written(Daemon *D, uint64_t first) {
-  EventBuf *b = &D->events;
-  if (first && D->subscribers) store_events_read(D->s, first, b->n, 0, fan_out, D);
-  for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
-  b->n = 0;
-  dlog_flush(D);  /* the transactions' log lines go with their events */
-}
-
-double devents_due(Daemon *D) {
-  if (!D->events.n) return -1;
-  double d = D->events.first + EVENT_DELAY - daemon_now();
-  return d > 0 ? d : 0;
 }
 
 void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
@@ -170,63 +93,6 @@ void dclients_free(Daemon *D, int i) {
   free(c);
   D->clients[i] = D->clients[--D->nclients];
 }
-
-/* ------------------------------------------------------------- queues */
-
-/* Room for one more at the tail (the live part moves to the front once
-** the popped slots are the larger half). */
-static int queue_room(Queue *q) {
-  if (q->head + q->n < q->cap) return 0;
-  if (q->head && q->head >= q->n) {
-    memmove(q->v, q->v + q->head, q->n * sizeof *q->v);
-    q->head = 0;
-    return 0;
-  }
-  size_t cap = q->cap ? q->cap * 2 : 16;
-  Pending *v = realloc(q->v, cap * sizeof *v);
-  if (!v) return -1;
-  q->v = v;
-  q->cap = cap;
-  return 0;
-}
-
-int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req) {
-  if (queue_room(q)) return -1;
-  q->v[q->head + q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), 0};
-  return 0;
-}
-
-int dqueue_push_front(Queue *q, Pending p) {
-  if (!q->head) {
-    if (queue_room(q)) return -1;
-    memmove(q->v + 1, q->v, q->n * sizeof *q->v);
-    q->head = 1;
-  }
-  q->v[--q->head] = p;
-  q->n++;
-  return 0;
-}
-
-Pending dqueue_pop(Queue *q) {
-  Pending p = q->v[q->head];
-  q->n--;
-  q->head = q->n ? q->head + 1 : 0;
-  return p;
-}
-
-Pending dqueue_pop_back(Queue *q) {
-  Pending p = q->v[q->head + --q->n];
-  if (!q->n) q->head = 0;
-  return p;
-}
-
-Pending *dqueue_peek(Queue *q) { return q->n ? &q->v[q->head] : NULL; }
-
-void dqueue_pending_free(Pending *p) {
-  json_decref(p->id);
-  json_decref(p->req);
-}
-
 
 void dclients_read(Daemon *D, Client *c) {
   int eof = 0;  /* the client closed (or shut down) its side: answer what it sent first */
@@ -273,7 +139,12 @@ void dclients_read(Daemon *D, Client *c) {
     c->closing = 1;
     c->inlen = 0;
   }
-  if (eof && !c->closing) c->closing = c->outlen > c->outoff ? 1 : 2;
+  /* The end of its input: once its output is flushed and nothing it asked
+  ** for waits any more, the connection closes (dloop.c).  A client that only
+  ** shut down its sending side still gets its replies; one that closed its
+  ** socket is gone at the next poll (POLLHUP), and what it asked for that
+  ** has not begun is dropped. */
+  if (eof && !c->closing) c->closing = 1;
 }
 
 static void refuse(int fd, const char *why) {

@@ -1,24 +1,27 @@
 /*
-** daemon.c — `jiti kernel --store DIR`: the kernel daemon (DESIGN.md
-** sections 2, 4, 5; docs/protocol.md).
+** dloop.c — `jiti kernel --store DIR`: the kernel daemon (daemon.h,
+** docs/protocol.md): options, start-up, the poll loop and shutdown.
 **
 ** One process per store.  It holds the store's write lock for its whole
 ** life, recovers CURRENT, starts one sandboxed worker (`jiti __worker`,
 ** connected by a socketpair) and streams CURRENT's entries to it, then
 ** serves newline-delimited JSON requests on DIR/kernel.sock with one
-** poll() loop.  Transactions (call, act evaluate) are serialized in arrival
-** order; while one is paused, commands (act evaluate/resume/abort) go to
-** it, observe still answers, other transactions wait.  The kernel publishes
-** every accepted attempt to the store before it tells the worker to commit;
-** a failed publish tells it to restore.  If the worker dies, the running
-** transaction is marked interrupted and a fresh worker starts from CURRENT.
+** poll() loop.  Transactions (call, act evaluate, ...) are serialized in
+** arrival order; while one is paused, commands (act evaluate/resume/abort)
+** go to it, observe still answers, other transactions wait.  The daemon
+** publishes every accepted attempt to the store before it tells the worker
+** to commit; a failed publish tells it to restore.  If the worker dies, the
+** running transaction is marked interrupted and a fresh worker starts from
+** CURRENT.
 **
-** Generations seen by clients only grow: each worker counts from a base the
-** kernel gives it (CURRENT's recorded generation at start, one past the last
-** generation seen when a worker is replaced).
+** Generations seen by clients only grow, across restarts too: each worker
+** counts from a base the daemon gives it (one past the store's high-water
+** mark at start, one past the last generation seen when a worker is
+** replaced), and no generation reaches a client before the store has
+** recorded it (devents.c).
 **
-** This file: options, start-up, the poll loop and shutdown; kd.h lists the
-** other parts.
+** This file is the top of the daemon: the loop calls the other parts,
+** which never call it; to stop, a part sets D->stop_why.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,78 +44,7 @@
 #include "proto.h"
 #include "worker.h"
 
-/* ------------------------------------------------------------ helpers */
-
-double daemon_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Log lines are buffered.  dlog's are written before the loop next
-** waits; dlog_soon's (the line per finished transaction) wait for the
-** next write of the events (devents_written, at most 10 ms later), so a
-** stream of calls costs a write per group commit, not one per call. */
-static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
-  char when[40];
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  storeio_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
-  char line[2048];
-  int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
-  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
-  line[len++] = '\n';
-  if (D->log.len + len > D->log.cap) {
-    size_t cap = D->log.cap ? D->log.cap * 2 : 16384;
-    while (cap < D->log.len + len) cap *= 2;
-    char *p = realloc(D->log.buf, cap);
-    if (!p) { dlog_flush(D); (void)!write(2, line, len); return; }
-    D->log.buf = p;
-    D->log.cap = cap;
-  }
-  memcpy(D->log.buf + D->log.len, line, len);
-  D->log.len += len;
-  D->log.urgent |= urgent;
-  if (D->log.len >= 65536) dlog_flush(D);
-}
-
-void dlog(Daemon *D, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  log_line(D, 1, fmt, ap);
-  va_end(ap);
-}
-
-void dlog_soon(Daemon *D, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  log_line(D, 0, fmt, ap);
-  va_end(ap);
-}
-
-void dlog_flush(Daemon *D) {
-  size_t off = 0;
-  while (off < D->log.len) {
-    ssize_t w = write(2, D->log.buf + off, D->log.len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;  /* nowhere to log: drop it */
-    off += (size_t)w;
-  }
-  D->log.len = 0;
-  D->log.urgent = 0;
-}
-
-/* First line of s, at most n characters, for logs. */
-void dlog_snippet(const char *s, char *buf, size_t n) {
-  size_t j = 0;
-  for (size_t i = 0; s && s[i] && j + 4 < n; i++) buf[j++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
-  if (s && strlen(s) > j) { buf[j++] = '.'; buf[j++] = '.'; buf[j++] = '.'; }
-  buf[j] = 0;
-}
-
-
-void dloop_shutdown(Daemon *D, const char *why) {
+static void shutdown_begin(Daemon *D, const char *why) {
   if (D->stopping) return;
   D->stopping = 1;
   D->stop_deadline = daemon_now() + 10;
@@ -134,7 +66,7 @@ static void on_term(int sig) { (void)sig; got_term = 1; }
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: jiti kernel [--store DIR] [--pause-timeout SECONDS] [--detach]\n"
+          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS] [--detach]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -142,15 +74,20 @@ static void usage(FILE *out) {
           "per transaction is logged on stderr.  SIGTERM or 'jiti stop' shuts it down\n"
           "cleanly (a paused transaction is aborted and restored first).\n"
           "\n"
+          "The limits below are every transaction's (the form, its repairs, the\n"
+          "invariants); a call, an action or a preview may lower them for itself, the\n"
+          "operator's requests (apply, invariant, rollback) may also raise them.\n"
+          "\n"
           "options:\n"
-          "  --store DIR              the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "  --pause-timeout SECONDS  abort a pause nobody answers after this long (default 120)\n"
-          "  --detach                 run in the background: log to DIR/kernel.log, pid in\n"
-          "                           DIR/kernel.pid; returns once the kernel serves\n"
-          "  -h, --help               show this help\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "%s%s"
+          "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
+          "                    DIR/kernel.pid; returns once the kernel serves\n"
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
-          "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n");
+          "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
+          LIMITS_HELP, LIMITS_PAUSE_HELP);
 }
 
 static int kernel_run(Daemon *D, int ready_fd) {
@@ -206,7 +143,6 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   snprintf(D->pidfile, sizeof D->pidfile, "%s/%s", D->dir, PROTO_PIDFILE);
-  D->wfd = -1;
   if (dworker_start_first(D) != 0) {
     dlog_flush(D);
     return EXIT_FAIL;
@@ -222,10 +158,10 @@ static int kernel_run(Daemon *D, int ready_fd) {
   umask(old);
   if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0) {
     fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", D->sock, strerror(errno));
-    kill(D->wpid, SIGKILL);
+    kill(D->w.pid, SIGKILL);
     return EXIT_FAIL;
   }
-  devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", "kernel-started", "pid", (int)getpid(),
+  devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STARTED), "pid", (int)getpid(),
                       "revision", (json_int_t)D->revision, "generation", (json_int_t)D->gen,
                       "interrupted", (json_int_t)interrupted));
   devents_flush(D);
@@ -247,36 +183,37 @@ static int kernel_run(Daemon *D, int ready_fd) {
   sigemptyset(&none);
   struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 2) * sizeof *pfd);
   for (;;) {
-    if (got_term && !D->stopping) dloop_shutdown(D, "SIGTERM");
+    if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
+    if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
     dsched_pump(D);
     double now = daemon_now();
     if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
       D->cur.timed_out = 1;
       char why[80];
-      snprintf(why, sizeof why, "the pause timed out after %g s", D->pause_timeout);
+      snprintf(why, sizeof why, "the pause timed out after %g s", D->limits.pause_timeout);
       dsched_abort_pause(D, why);
       continue;
     }
     if (D->wait == W_START && now > D->start_deadline) {
       dlog(D, "the worker did not start within 120 s; killing it");
-      kill(D->wpid, SIGKILL);  /* its EOF ends the start */
+      kill(D->w.pid, SIGKILL);  /* its EOF ends the start */
       D->start_deadline = now + 3600;
     }
     if (D->restart_at && now >= D->restart_at) dworker_restart(D);
     if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active) break;
     if (D->stopping && now >= D->stop_deadline) {
       dlog(D, "the worker did not finish within 10 s; killing it");
-      if (D->wpid) kill(D->wpid, SIGKILL);
-      if (D->wfd >= 0) dworker_died(D);
+      if (D->w.pid) kill(D->w.pid, SIGKILL);
+      if (D->w.fd >= 0) dworker_died(D);
       break;
     }
-    if (D->stopping && D->wfd < 0) break;
+    if (D->stopping && D->w.fd < 0) break;
     int n = 0;
     if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
     int wi = -1;
-    if (D->wfd >= 0) {
+    if (D->w.fd >= 0) {
       wi = n;
-      pfd[n++] = (struct pollfd){D->wfd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
+      pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
     }
     int c0 = n;
     for (int i = 0; i < D->nclients; i++) {
@@ -324,7 +261,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
     free(snap);
     for (int i = 0; i < D->nclients;) {
       Client *c = D->clients[i];
-      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff)) dclients_free(D, i);
+      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
+        dclients_free(D, i);
       else i++;
     }
     if (D->lfd >= 0 && pfd[0].revents) dclients_accept(D);
@@ -345,7 +283,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
   if (D->spare_fd >= 0) close(D->spare_fd);
   if (D->detached) unlink(D->pidfile);
-  devents_add(D, json_pack("{s:s, s:I, s:I}", "event", "kernel-stopped", "revision", (json_int_t)D->revision,
+  devents_add(D, json_pack("{s:s, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STOPPED), "revision", (json_int_t)D->revision,
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
   free(D->events.ev);
@@ -365,25 +303,16 @@ int cmd_kernel(int argc, char **argv) {
   static Daemon D;
   memset(&D, 0, sizeof D);
   D.dir = opts_default_store();
-  D.pause_timeout = 120;
-  D.lfd = D.wfd = D.spare_fd = -1;
+  limits_default(&D.limits);
+  D.lfd = D.w.fd = D.spare_fd = -1;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
     int r = opts_store("kernel", argc, argv, &i, &D.dir);
+    if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
-    if (!strcmp(argv[i], "--pause-timeout")) {
-      uint64_t v;
-      if (i + 1 >= argc || !opts_count(argv[i + 1], &v) || v == 0 || v > 86400 * 7) {
-        fprintf(stderr, "jiti kernel: --pause-timeout needs a number of seconds from 1 to 604800\n");
-        return EXIT_USAGE;
-      }
-      D.pause_timeout = (double)v;
-      i++;
-      continue;
-    }
     fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
     return EXIT_USAGE;
   }

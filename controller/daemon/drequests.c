@@ -1,8 +1,8 @@
 /*
-** kd_requests.c — the kernel daemon's requests (kd.h, docs/protocol.md
+** drequests.c — the daemon's requests (daemon.h, docs/protocol.md
 ** "Requests"): each line is checked against its op's members and types
 ** before anything is queued, so a malformed request never reaches the
-** worker.  The kernel answers hello, status, history, subscribe and
+** worker.  The daemon answers hello, status, history, subscribe and
 ** shutdown itself; queries (observe, inspect, invariant-list) and
 ** transactions (call, act, preview, invariant-add, invariant-remove) wait
 ** for the worker in arrival order.
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
+#include "txn.h"
 #include "proto.h"
 
 #define NAME_MAX_BYTES 1024
@@ -22,20 +23,25 @@ typedef struct Req {
   Daemon *D;
   uint64_t client;
   json_t *id, *r;
+  proto_Op op;
 } Req;
 
 static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g) >= 0; }
 
 static const char *state_name(Daemon *D) {
   if (D->in_pause) return "paused";
-  if (D->wfd < 0 || D->wait == W_START) return "starting";
+  if (D->w.fd < 0 || D->wait == W_START) return "starting";
   if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
   return D->wstatus;
 }
 
 static void queue(Req *q, Queue *to, const char *what) {
-  if (to->n >= DAEMON_MAX_QUEUE) dclients_reply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
-  else dqueue_push(to, q->client, q->id, q->r);
+  if (to->n >= DAEMON_MAX_QUEUE)
+    dclients_reply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
+  else if (to == &q->D->txq && q->D->in_pause && !json_is_true(json_object_get(q->r, "wait")))
+    dsched_reply_paused(q->D, q->client, q->id);  /* it would wait for the pause's answer */
+  else
+    dqueue_push(to, q->client, q->id, q->r, q->op);
 }
 
 /* A string member: required (need) or optional; 0 after an error reply. */
@@ -58,7 +64,7 @@ static int generation_member(Req *q, int need) {
   dclients_reply_err(q->D, q->client, q->id, "invalid-request",
                need ? "%s needs \"generation\": the generation of the view the action was made from"
                     : "\"generation\" of %s must be a non-negative integer",
-               json_string_value(json_object_get(q->r, "op")));
+               proto_op_name(q->op));
   return 0;
 }
 
@@ -97,7 +103,7 @@ static void op_status(Req *q) {
   dclients_reply(D, q->client, q->id,
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
-                     "pid", (int)getpid(), "worker_pid", (int)D->wpid, "revision", (json_int_t)D->revision,
+                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)D->revision,
                      "generation", (json_int_t)D->gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
                      "attempts", (json_int_t)D->attempts,
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
@@ -152,7 +158,7 @@ static void op_subscribe(Req *q) {
 
 static void op_shutdown(Req *q) {
   dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:s}", "ok", 1, "message", "shutting down"));
-  dloop_shutdown(q->D, "shutdown request");
+  q->D->stop_why = "shutdown request";  /* the loop begins the shutdown */
 }
 
 /* ---------------------------------------------------- answered by the worker */
@@ -168,8 +174,8 @@ static void op_observe(Req *q) {
 
 static void op_inspect(Req *q) {
   const char *kind, *name;
-  if (!string_member(q, "kind", 1, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
-  if (jiti_entry_kind_parse(kind) < 0) {
+  if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
+  if (kind && jiti_entry_kind_parse(kind) < 0) {
     dclients_reply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
                  "variable, structure, data, invariant)", kind);
     return;
@@ -179,16 +185,49 @@ static void op_inspect(Req *q) {
 
 static void op_invariant_list(Req *q) { queue(q, &q->D->queryq, "requests"); }
 
-static void op_call(Req *q) {  /* call and preview */
-  const char *source;
-  if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !generation_member(q, 0)) return;
+/* The members every transaction may have: "generation" (the view it was
+** made from), "limits" (its own limits: within the kernel's, or any for the
+** operator's requests; replaced by the whole set the worker gets) and
+** "wait" (wait behind a pause instead of being answered "paused"). */
+static int txn_members(Req *q) {
+  Daemon *D = q->D;
+  if (!generation_member(q, q->op == PROTO_ACT)) return 0;
+  json_t *w = json_object_get(q->r, "wait");
+  if (w && !json_is_boolean(w)) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "\"wait\" of %s must be true or false",
+                       proto_op_name(q->op));
+    return 0;
+  }
+  json_t *l = json_object_get(q->r, "limits");
+  if (!l) return 1;
+  int operator = q->op == PROTO_APPLY || q->op == PROTO_INVARIANT_ADD || q->op == PROTO_INVARIANT_REMOVE ||
+                 q->op == PROTO_ROLLBACK;
+  jiti_Limits lim;
+  char err[300];
+  if (limits_from_json(l, &D->limits.eval, !operator, &lim, err, sizeof err) != 0) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "%s", err);
+    return 0;
+  }
+  json_object_set_new(q->r, "limits", limits_json(&lim));
+  return 1;
+}
+
+static void op_call(Req *q) {  /* call, preview and apply */
+  const char *source, *summary;
+  if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q)) return;
+  if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
+  json_t *p = json_object_get(q->r, "program");
+  if (p && !json_is_boolean(p)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
+    return;
+  }
   queue(q, &q->D->txq, "transactions");
 }
 
 static void op_invariant_add(Req *q) {
   const char *name, *source;
   if (!string_member(q, "name", 1, NAME_MAX_BYTES, &name) ||
-      !string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !generation_member(q, 0))
+      !string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q))
     return;
   if (!*name) {
     dclients_reply_err(q->D, q->client, q->id, "invalid-request", "an invariant needs a non-empty \"name\"");
@@ -199,42 +238,54 @@ static void op_invariant_add(Req *q) {
 
 static void op_invariant_remove(Req *q) {
   const char *name;
-  if (!string_member(q, "name", 1, NAME_MAX_BYTES, &name) || !generation_member(q, 0)) return;
+  if (!string_member(q, "name", 1, NAME_MAX_BYTES, &name) || !txn_members(q)) return;
   queue(q, &q->D->txq, "transactions");
 }
 
-/* act: an action of DESIGN.md section 6.  evaluate starts a transaction, or
+static void op_rollback(Req *q) {
+  json_t *r = json_object_get(q->r, "revision");
+  if (!json_is_integer(r) || json_integer_value(r) < 1 || (uint64_t)json_integer_value(r) > q->D->revision) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "rollback needs \"revision\": a revision from 1 "
+                       "to CURRENT (%" PRIu64 ")", q->D->revision);
+    return;
+  }
+  if (!txn_members(q)) return;
+  queue(q, &q->D->txq, "transactions");
+}
+
+/* act: one action of the model-facing protocol.  evaluate starts a transaction, or
 ** is a repair when something is paused; resume and abort need a pause. */
 static void op_act(Req *q) {
   Daemon *D = q->D;
   json_t *a = json_object_get(q->r, "action");
   const char *type = json_string_value(json_object_get(a, "type"));
-  if (!generation_member(q, 1)) return;
+  if (!txn_members(q)) return;
   if (!json_is_object(a) || !type) {
     dclients_reply_err(D, q->client, q->id, "invalid-request",
                  "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
     return;
   }
-  static const char *const ev[] = {"type", "source", NULL}, *const rs[] = {"type", "restart_id", "arguments", NULL},
-                           *const ab[] = {"type", NULL};
-  const char *const *allowed = !strcmp(type, "evaluate") ? ev : !strcmp(type, "resume") ? rs
-                             : !strcmp(type, "abort") ? ab : NULL;
-  if (!allowed) {
+  /* each action's members, by txn_CmdType */
+  static const char *const members[TXN_CMD_COUNT][4] = {
+      [TXN_CMD_EVALUATE] = {"type", "source"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
+      [TXN_CMD_ABORT] = {"type"}};
+  int t = txn_cmd_parse(type);
+  if (t < 0) {
     dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
     return;
   }
-  const char *bad = unknown_member(a, allowed);
+  const char *bad = unknown_member(a, members[t]);
   if (bad) {
     dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", bad, type);
     return;
   }
-  Req in = {D, q->client, q->id, a};
+  Req in = {D, q->client, q->id, a, PROTO_ACT};
   const char *s;
   int pause_cmd = 1;
-  if (!strcmp(type, "evaluate")) {
+  if (t == TXN_CMD_EVALUATE) {
     if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s)) return;
     pause_cmd = D->in_pause;
-  } else if (!strcmp(type, "resume")) {
+  } else if (t == TXN_CMD_RESUME) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
   }
   if (pause_cmd && !D->in_pause)
@@ -247,29 +298,36 @@ static void op_act(Req *q) {
 /* ------------------------------------------------------------ dispatch */
 
 typedef struct Op {
-  const char *name;
   void (*handle)(Req *q);
-  const char *members[6];  /* op, id and its own; NULL-terminated */
+  const char *members[8];  /* op, id and its own; NULL-terminated */
 } Op;
 
-static const Op ops[] = {
-    {"hello", op_hello, {"op", "id", "protocol", "client"}},
-    {"status", op_status, {"op", "id"}},
-    {"observe", op_observe, {"op", "id", "budget"}},
-    {"inspect", op_inspect, {"op", "id", "kind", "name"}},
-    {"history", op_history, {"op", "id", "limit"}},
-    {"subscribe", op_subscribe, {"op", "id"}},
-    {"call", op_call, {"op", "id", "source", "generation"}},
-    {"preview", op_call, {"op", "id", "source", "generation"}},
-    {"act", op_act, {"op", "id", "generation", "action"}},
-    {"invariant-add", op_invariant_add, {"op", "id", "name", "source", "generation"}},
-    {"invariant-remove", op_invariant_remove, {"op", "id", "name", "generation"}},
-    {"invariant-list", op_invariant_list, {"op", "id"}},
-    {"shutdown", op_shutdown, {"op", "id"}},
+/* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
+static const Op ops[PROTO_OP_COUNT] = {
+    [PROTO_HELLO] = {op_hello, {"op", "id", "protocol", "client"}},
+    [PROTO_STATUS] = {op_status, {"op", "id"}},
+    [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget"}},
+    [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
+    [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
+    [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
+    [PROTO_CALL] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "program"}},
+    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait"}},
+    [PROTO_ACT] = {op_act, {"op", "id", "generation", "action", "limits"}},
+    [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_ADD] = {op_invariant_add, {"op", "id", "name", "source", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_REMOVE] = {op_invariant_remove, {"op", "id", "name", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_LIST] = {op_invariant_list, {"op", "id"}},
+    [PROTO_ROLLBACK] = {op_rollback, {"op", "id", "revision", "generation", "limits", "wait"}},
+    [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
 };
 
-#define OP_NAMES "hello, status, observe, inspect, history, subscribe, call, preview, act, " \
-                 "invariant-add, invariant-remove, invariant-list, shutdown"
+/* The ops this daemon serves, for messages. */
+static void op_names(char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i < PROTO_OP_COUNT && at < n; i++)
+    if (ops[i].handle) at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "", proto_op_name(i));
+}
 
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   uint64_t cs = c->serial;
@@ -285,24 +343,26 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   }
   json_t *id = json_object_get(r, "id");
   const char *name = json_string_value(json_object_get(r, "op"));
-  const Op *op = NULL;
-  for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
-    if (!strcmp(name, ops[i].name)) op = &ops[i];
+  int opn = proto_op_parse(name);
+  const Op *op = opn >= 0 && ops[opn].handle ? &ops[opn] : NULL;
   const char *bad;
+  char names[400];
   if (!json_is_object(r)) {
     dclients_reply_err(D, cs, NULL, "invalid-request", "a request is one JSON object with an \"op\" member");
   } else if (id && !json_is_string(id) && !json_is_integer(id)) {
     dclients_reply_err(D, cs, NULL, "invalid-request", "\"id\" must be a string or an integer");
   } else if (!name) {
-    dclients_reply_err(D, cs, id, "invalid-request", "the request has no \"op\" (a string: " OP_NAMES ")");
+    op_names(names, sizeof names);
+    dclients_reply_err(D, cs, id, "invalid-request", "the request has no \"op\" (a string: %s)", names);
   } else if (!op) {
-    dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (" OP_NAMES ")", name);
-  } else if (D->stopping && op->handle != op_hello && op->handle != op_status) {
+    op_names(names, sizeof names);
+    dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
+  } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
     dclients_reply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {
     dclients_reply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
   } else {
-    Req q = {D, cs, id, r};
+    Req q = {D, cs, id, r, (proto_Op)opn};
     op->handle(&q);
   }
   json_decref(r);

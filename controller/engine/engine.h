@@ -1,8 +1,11 @@
 /*
-** engine.h — what the store commands and the kernel daemon share on the
-** store's side of a transaction: opening a store with a clear message, REV
-** syntax, revisions' maps and their import into a world, attempt numbers
-** and events.  Internal to the controller.
+** engine.h — the one transaction engine's controller half, shared by the
+** store commands (offline/) and the kernel daemon (daemon/): the limits
+** table, the publish step, the records of an attempt, and the store as
+** both use it (opening it with a clear message, REV syntax, revisions' maps
+** and their import into a world, attempt numbers).  The other half is the
+** worker (worker/txn.h: gate, checkpoint, limits, invariants), which both
+** run as a sandboxed process (workerproc.h).  Internal to the controller.
 */
 #ifndef jiti_engine_h
 #define jiti_engine_h
@@ -13,6 +16,8 @@
 #include "jiti.h"
 #include "jiti_world.h"
 #include "store.h"
+
+struct json_t;
 
 /* ---- storeio.c */
 
@@ -75,6 +80,10 @@ enum { STOREIO_IMPORT_OK, STOREIO_IMPORT_ESTORE, STOREIO_IMPORT_EENTRY };
 int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
                    char *err, size_t errlen);
 
+/* Revision rev's changes as clients see them: [{kind, name, removed,
+** added?}] (empty when the manifest cannot be read). */
+struct json_t *storeio_revision_changes(store_env *s, uint64_t rev);
+
 /* Count a manifest's changes: added, changed, removed. */
 void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
                        size_t *removed);
@@ -85,7 +94,100 @@ uint64_t storeio_next_attempt(store_env *s);
 
 /* Append an event built from a jansson object (stolen).  Failures are
 ** reported on stderr but do not change the command's outcome. */
-struct json_t;
 void storeio_event(store_env *s, const char *cmd, struct json_t *obj);
+
+/* ---- limits.c: one table of limits for every transaction */
+
+#define LIMITS_FUEL 10000000u
+#define LIMITS_DEPTH 10000u
+#define LIMITS_DEPTH_MAX 10000000u
+#define LIMITS_HEAP ((size_t)256 << 20)
+#define LIMITS_OUTPUT ((size_t)64 << 10)
+#define LIMITS_PAUSE_TIMEOUT 120.0
+#define LIMITS_PAUSE_MAX 604800
+
+typedef struct limits_Table {
+  jiti_Limits eval;        /* the form's evaluation, its repairs, the
+                              invariants and goals: 0 = unlimited */
+  double pause_timeout;    /* seconds a pause may wait for an answer */
+  unsigned given;          /* which were set by an option: bit 0 fuel,
+                              1 depth, 2 heap, 3 output, 4 pause timeout */
+} limits_Table;
+
+/* The option lines of --help for the four evaluation limits, and for
+** --pause-timeout. */
+extern const char LIMITS_HELP[];
+extern const char LIMITS_PAUSE_HELP[];
+
+void limits_default(limits_Table *L);
+
+/* If argv[*i] is --fuel N, --depth N, --heap BYTES, --output N (or, with
+** pause, --pause-timeout SECONDS), consume it into L and return 1; -1 after
+** a message for a bad value; 0 for another argument. */
+int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *L, int pause);
+
+/* {fuel, depth, heap, output} */
+struct json_t *limits_json(const jiti_Limits *l);
+
+/* The evaluation limits options set, as a request's "limits" member (NULL
+** when none was). */
+struct json_t *limits_given_json(const limits_Table *L);
+
+/* A request's "limits" member (NULL: none) over base into *out: each member
+** optional, a non-negative integer, 0 = unlimited.  cap: none may exceed
+** base's (0 in base is unlimited).  0, or -1 with a message in err. */
+int limits_from_json(struct json_t *o, const jiti_Limits *base, int cap, jiti_Limits *out, char *err,
+                     size_t n);
+
+/* ---- publish.c: an accepted attempt's changes become a revision */
+
+typedef struct publish_Result {
+  int code;                 /* STORE_OK, or what store_publish returned */
+  uint64_t revision;        /* CURRENT after: the new revision, or the parent */
+  int changed;              /* a revision was written */
+  struct json_t *changes;   /* [{kind, name, removed, added?}] against CURRENT
+                               before; the caller owns it (NULL on failure) */
+  uint64_t first_event;     /* the sequence number of events[0] */
+  char error[1024];         /* the store's message when code != STORE_OK */
+} publish_Result;
+
+/* Publish what an outcome frame reports (changes: its "changes" array;
+** blob: the entry bytes) on top of parent, with info (kind, summary, and
+** the generation after the commit: info->generation) and
+** events[0..nevents), then the attempt's outcome event `accepted` (may be
+** NULL; stolen) completed with its revision and generation, all in the same
+** LMDB transaction: a revision is never durable without the records of the
+** attempt that made it.  Entries identical to CURRENT's and removals of keys
+** CURRENT lacks are no change; when nothing changes only the events are
+** written (and the generation after is info->generation - 1: the worker
+** keeps the attempt without moving it).  Returns r->code: STORE_OK,
+** STORE_EINVAL (a malformed change), or a store error (nothing written). */
+int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
+                    const unsigned char *blob, size_t bloblen, struct json_t *const *events,
+                    const int64_t *times, size_t nevents, struct json_t *accepted, publish_Result *r);
+
+/* The changes as clients see them (as publish_Result.changes), without
+** publishing: a preview's. */
+struct json_t *publish_brief(store_env *s, struct json_t *changes);
+
+/* ---- events.c: the records of an attempt */
+
+/* The store event recording an outcome reason (txn reason names, and
+** "interrupted"): STORE_EV_ACCEPTED, _REJECTED, _ABORTED, _FAILED or
+** _INTERRUPTED. */
+int events_of_reason(const char *reason);
+
+/* {"event":"started", attempt, command, source, parent, generation} */
+struct json_t *events_started(uint64_t attempt, const char *command, const char *source, uint64_t parent,
+                              uint64_t generation);
+
+/* {"event": events_of_reason(reason), attempt, command, "outcome": reason,
+** message?}; the caller adds revision, generation ... */
+struct json_t *events_outcome(uint64_t attempt, const char *command, const char *reason,
+                              const char *message);
+
+/* The outcome "accepted" with the revision CURRENT is after the attempt and
+** the generation after it (publish_outcome makes the one of a revision). */
+struct json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation);
 
 #endif

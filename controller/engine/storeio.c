@@ -260,6 +260,21 @@ void storeio_count_changes(const store_manifest *man, size_t *added, size_t *cha
   }
 }
 
+json_t *storeio_revision_changes(store_env *s, uint64_t rev) {
+  json_t *a = json_array();
+  store_manifest *man = NULL;
+  if (store_manifest_read(s, rev, &man) != STORE_OK) return a;
+  for (size_t i = 0; i < man->nchanges; i++) {
+    const store_change *c = &man->changes[i];
+    int removed = zero_hash(c->new_hash);
+    json_t *x = json_pack("{s:s, s:s, s:b}", "kind", store_kind_name(c->kind), "name", c->name, "removed", removed);
+    if (!removed && zero_hash(c->old_hash)) json_object_set_new(x, "added", json_true());
+    json_array_append_new(a, x);
+  }
+  store_free(man);
+  return a;
+}
+
 /* ---- events */
 
 typedef struct { uint64_t max; size_t seen; } AttemptScan;

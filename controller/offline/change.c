@@ -1,7 +1,12 @@
 /*
-** store_cmds.c — the commands that change a store offline: `jiti init`,
+** change.c — the operator's commands that change a store: `jiti init`,
 ** `jiti apply`, `jiti invariant add|remove|list` and `jiti rollback`.
-** Each change is one transaction (txn.c) producing at most one revision.
+**
+** When a kernel serves the store they go through it (its socket: the
+** requests apply, invariant-add, invariant-remove, invariant-list, rollback);
+** otherwise they run offline on the same engine (otxn.c).  Either way each
+** change is one transaction producing at most one revision, and its result
+** is printed by the same code (render.h).
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,11 +14,28 @@
 #include <string.h>
 #include <jansson.h>
 #include "cli.h"
+#include "kclient.h"
 #include "offline.h"
+#include "render.h"
+#include "txn.h"
 
 static const char STORE_HELP[] =
   "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
   "  -h, --help        show this help\n";
+
+static const char LIVE_HELP[] =
+  "When a kernel serves the store (jiti kernel), the change goes through it, as\n"
+  "one of its transactions; otherwise it runs on the store directly, on the same\n"
+  "engine (a sandboxed worker rebuilt from CURRENT).\n";
+
+/* The kernel's reply to req (stolen), printed as a change; the exit status. */
+static int through_kernel(const char *cmd, const char *dir, json_t *req) {
+  json_t *r = kclient_request_once(cmd, dir, req);
+  if (!r) return EXIT_FAIL;
+  int st = render_change(cmd, r, dir);
+  json_decref(r);
+  return st;
+}
 
 /* ------------------------------------------------------------------ init */
 
@@ -59,7 +81,8 @@ int cmd_init(int argc, char **argv) {
     if (store_publish(s, 0, &info, NULL, 0, NULL, 0, &rev) != STORE_OK) {
       fprintf(stderr, "jiti init: %s\n", store_errmsg(s));
     } else {
-      storeio_event(s, "init", json_pack("{s:s, s:I}", "event", "initialised", "revision", (json_int_t)rev));
+      storeio_event(s, "init", json_pack("{s:s, s:I}", "event", store_event_name(STORE_EV_INITIALISED),
+                                         "revision", (json_int_t)rev));
       printf("initialised the store at %s: revision %" PRIu64 " (initial, empty world)\n", dir, rev);
       status = EXIT_OK;
     }
@@ -76,79 +99,31 @@ static void apply_usage(FILE *out) {
           "       jiti apply [options] -e SOURCE\n"
           "\n"
           "Run the forms of FILE (- for standard input) or SOURCE as one transaction on the\n"
-          "world of the store's CURRENT revision, offline (without a daemon): the world is\n"
-          "rebuilt from CURRENT, the forms run under limits inside a checkpoint, every\n"
-          "invariant is checked, and the entries that changed are published as a new\n"
-          "revision.  On an error, a tripped limit or a failing invariant nothing is\n"
-          "published and CURRENT stays as it was.  Every attempt is recorded as events.\n"
+          "world of the store's CURRENT revision: the forms run in order under the limits\n"
+          "inside a checkpoint (each checked by the form gate), every invariant is\n"
+          "checked, and the entries that changed are published as a new revision.  On an\n"
+          "error, a tripped limit or a failing invariant nothing is published and CURRENT\n"
+          "stays as it was.  Every attempt is recorded as events.\n"
+          "\n%s"
           "\n"
           "options:\n"
           "  -e, --eval SOURCE run SOURCE instead of a file\n"
           "  --summary TEXT    the revision's summary (default: the command)\n"
-          "  --fuel N          evaluation steps (default 100000000; 0 = unlimited)\n"
-          "  --depth N         maximum call depth (default 10000)\n"
-          "  --heap BYTES      maximum live heap bytes (default 512M; suffixes K, M, G)\n"
-          "  --output N        maximum characters printed (default 0 = unlimited)\n"
-          "%s"
+          "%s%s"
           "\n"
           "Exit status: 0 published (or nothing changed); 1 an error, a limit, an unsafe\n"
           "result or a store problem (nothing published); 2 usage.\n",
-          STORE_HELP);
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) break;
-    if (n == cap) {
-      char *nb = realloc(buf, cap * 2 + 1);
-      if (!nb) { free(buf); buf = NULL; break; }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  int bad = ferror(f);
-  if (f != stdin) fclose(f);
-  if (bad) { free(buf); errno = EIO; return NULL; }
-  if (buf) buf[n] = 0;
-  *len = n;
-  return buf;
-}
-
-/* Parses a limit option at argv[*i]; 1 consumed, 0 not a limit, -1 bad. */
-static int limit_opt(const char *cmd, int argc, char **argv, int *i, jiti_Limits *lim) {
-  const char *a = argv[*i];
-  int fuel = !strcmp(a, "--fuel"), depth = !strcmp(a, "--depth");
-  int heap = !strcmp(a, "--heap"), output = !strcmp(a, "--output");
-  if (!fuel && !depth && !heap && !output) return 0;
-  uint64_t v;
-  if (*i + 1 >= argc || !(heap ? opts_size(argv[*i + 1], &v) : opts_count(argv[*i + 1], &v))) {
-    fprintf(stderr, "jiti %s: %s needs a non-negative number%s\n", cmd, a,
-            heap ? " (suffixes K, M, G)" : "");
-    return -1;
-  }
-  ++*i;
-  if (fuel) lim->fuel = v;
-  else if (depth) lim->depth = (uint32_t)(v > 10000000 ? 10000000 : v);
-  else if (heap) lim->heap = (size_t)v;
-  else lim->output = (size_t)v;
-  return 1;
+          LIVE_HELP, LIMITS_HELP, STORE_HELP);
 }
 
 static int apply_main(int argc, char **argv) {
   const char *dir = opts_default_store(), *expr = NULL, *file = NULL, *summary = NULL;
-  jiti_Limits lim = {100000000u, 10000u, (size_t)512 << 20, 0};
+  limits_Table L;
+  limits_default(&L);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int r = opts_store("apply", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
-    if (r) continue;
-    r = limit_opt("apply", argc, argv, &i, &lim);
+    if (r == 0) r = limits_option("apply", argc, argv, &i, &L, 0);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { apply_usage(stdout); return EXIT_OK; }
@@ -180,8 +155,13 @@ static int apply_main(int argc, char **argv) {
   if (expr) {
     src = strdup(expr);
     len = strlen(expr);
-  } else if (!(src = slurp(file, &len))) {
+  } else if (!(src = opts_read_file(file, &len))) {
     fprintf(stderr, "jiti apply: cannot read %s: %s\n", file, strerror(errno));
+    return EXIT_FAIL;
+  }
+  if (strlen(src) != len) {
+    fprintf(stderr, "jiti apply: %s holds a NUL byte; nothing was run\n", expr ? "the source" : file);
+    free(src);
     return EXIT_FAIL;
   }
   char defsum[160];
@@ -196,23 +176,27 @@ static int apply_main(int argc, char **argv) {
     }
     summary = defsum;
   }
-
-  otxn t;
-  int status = otxn_open(&t, "apply", dir);
-  if (status == EXIT_OK) {
-    t.limits = lim;
-    status = otxn_start(&t, json_pack("{s:s, s:I}", "summary", summary, "source_bytes", (json_int_t)len),
-                           t.parent);
+  int status;
+  if (kclient_serving(dir)) {
+    json_t *req = json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY), "source", src,
+                            "summary", summary);
+    json_t *lim = limits_given_json(&L);
+    if (req && lim) json_object_set_new(req, "limits", lim);
+    else json_decref(lim);
+    status = through_kernel("apply", dir, req);
+  } else {
+    otxn t;
+    status = otxn_open(&t, "apply", PROTO_APPLY, dir, &L);
+    if (status == EXIT_OK) status = otxn_start(&t, src, t.parent, 0);
+    if (status == EXIT_OK) {
+      json_t *r = otxn_run(&t, json_pack("{s:s, s:s, s:s, s:b, s:b}", "op", wire_op_name(WIRE_ATTEMPT), "kind",
+                                         txn_kind_name(TXN_OPERATOR), "source", src, "program", 1, "pausable", 0),
+                           summary);
+      status = render_change("apply", r, dir);
+      json_decref(r);
+    }
+    otxn_close(&t);
   }
-  if (status == EXIT_OK) {
-    jiti_Result res;
-    if (jiti_eval_limited(t.S, src, len, &lim, &res) != JITI_OK)
-      status = otxn_eval_failed(&t, &res);
-    jiti_result_free(&res);
-  }
-  if (status == EXIT_OK) status = otxn_check_invariants(&t);
-  if (status == EXIT_OK) status = otxn_publish(&t, summary);
-  otxn_close(&t);
   free(src);
   return status;
 }
@@ -231,14 +215,15 @@ static void invariant_usage(FILE *out) {
           "Lisp expression that must return true after every transaction.  add and\n"
           "remove are transactions producing a revision; add is refused when the new\n"
           "invariant does not hold on CURRENT's world.\n"
+          "\n%s"
           "\n"
-          "options:\n%s"
+          "options:\n%s%s"
           "\n"
           "Exit status: 0 done; 1 refused (unsafe, no such invariant, store problem); 2 usage.\n",
-          STORE_HELP);
+          LIVE_HELP, LIMITS_HELP, STORE_HELP);
 }
 
-static int invariant_list(const char *dir) {
+static int invariant_list_offline(const char *dir) {
   store_env *s = storeio_open("invariant list", dir, 0);
   if (!s) return EXIT_FAIL;
   storeio_map m = {.with_bytes = 1, .only_kind = STORE_INVARIANT};
@@ -263,12 +248,30 @@ static int invariant_list(const char *dir) {
   return status;
 }
 
+static int invariant_list_live(const char *dir) {
+  json_t *r = kclient_request_once("invariant list", dir, json_pack("{s:s}", "op",
+                                                                    proto_op_name(PROTO_INVARIANT_LIST)));
+  if (!r) return EXIT_FAIL;
+  int ok = json_is_true(json_object_get(r, "ok"));
+  json_t *l = json_object_get(r, "invariants");
+  if (!ok) fprintf(stderr, "jiti invariant list: %s: %s\n", kclient_str(r, "code"), kclient_str(r, "message"));
+  else if (!json_array_size(l)) printf("no invariants\n");
+  size_t i;
+  json_t *e;
+  json_array_foreach(l, i, e) printf("%s  %s\n", kclient_str(e, "name"), kclient_str(e, "source"));
+  json_decref(r);
+  return ok ? EXIT_OK : EXIT_FAIL;
+}
+
 static int invariant_main(int argc, char **argv) {
   const char *dir = opts_default_store();
   const char *pos[4];
   int npos = 0;
+  limits_Table L;
+  limits_default(&L);
   for (int i = 1; i < argc; i++) {
     int r = opts_store("invariant", argc, argv, &i, &dir);
+    if (r == 0 && argv[i][0] == '-') r = limits_option("invariant", argc, argv, &i, &L, 0);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { invariant_usage(stdout); return EXIT_OK; }
@@ -288,32 +291,28 @@ static int invariant_main(int argc, char **argv) {
     invariant_usage(stderr);
     return EXIT_USAGE;
   }
-  if (list) return invariant_list(dir);
-  const char *name = pos[1];
+  int live = kclient_serving(dir);
+  if (list) return live ? invariant_list_live(dir) : invariant_list_offline(dir);
+  const char *name = pos[1], *cmd = add ? "invariant add" : "invariant remove";
+  proto_Op op = add ? PROTO_INVARIANT_ADD : PROTO_INVARIANT_REMOVE;
+  if (live) {
+    json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
+    if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
+    return through_kernel(cmd, dir, req);
+  }
   char summary[600];
   snprintf(summary, sizeof summary, "invariant %s %.500s", add ? "add" : "remove", name);
   otxn t;
-  int status = otxn_open(&t, add ? "invariant add" : "invariant remove", dir);
-  if (status == EXIT_OK)
-    status = otxn_start(&t, json_pack("{s:s, s:s}", "summary", summary, "name", name), t.parent);
+  int status = otxn_open(&t, cmd, op, dir, &L);
+  if (status == EXIT_OK) status = otxn_start(&t, add ? pos[2] : name, t.parent, 0);
   if (status == EXIT_OK) {
-    char err[1024] = "";
-    if (add && jiti_invariant_add(t.S, name, pos[2], err, sizeof err) != JITI_OK) {
-      jiti_restore(t.S);
-      fprintf(stderr, "jiti invariant add: cannot add %s: %s\n", name, err);
-      otxn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", err));
-      status = EXIT_FAIL;
-    } else if (rem && jiti_invariant_remove(t.S, name) != JITI_OK) {
-      jiti_restore(t.S);
-      fprintf(stderr, "jiti invariant remove: CURRENT (revision %" PRIu64 " of the store at %s) "
-              "has no invariant named %s (see 'jiti invariant list')\n",
-              t.parent, store_path(t.s), name);
-      otxn_outcome(&t, "rejected", "rejected", json_pack("{s:s}", "reason", "no such invariant"));
-      status = EXIT_FAIL;
-    }
+    json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "op", wire_op_name(WIRE_INVARIANT), "action",
+                            add ? "add" : "remove", "name", name, "generation", (json_int_t)t.generation);
+    if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
+    json_t *r = otxn_run(&t, req, summary);
+    status = render_change(cmd, r, dir);
+    json_decref(r);
   }
-  if (status == EXIT_OK) status = otxn_check_invariants(&t);
-  if (status == EXIT_OK) status = otxn_publish(&t, summary);
   otxn_close(&t);
   return status;
 }
@@ -332,17 +331,40 @@ static void rollback_usage(FILE *out) {
           "\n"
           "REV: a revision number (1, 2, ...), HEAD (CURRENT), HEAD~N (N before CURRENT)\n"
           "or previous (CURRENT-1).\n"
+          "\n%s"
           "\n"
-          "options:\n%s"
+          "options:\n%s%s"
           "\n"
           "Exit status: 0 rolled back; 1 unsafe, no such revision or a store problem; 2 usage.\n",
-          STORE_HELP);
+          LIVE_HELP, LIMITS_HELP, STORE_HELP);
+}
+
+/* The offline rollback: REV's world with CURRENT's invariants, checked by a
+** worker, then the revert published. */
+static json_t *rollback_offline(otxn *t, uint64_t target) {
+  if (t->faulted) return otxn_refuse(t, txn_reason_name(TXN_UNSAFE), t->fault);
+  char summary[64];
+  snprintf(summary, sizeof summary, "rollback to revision %" PRIu64, target);
+  store_rev_info info = {STORE_REV_ROLLBACK, t->generation + 1, 0, JITI_VERSION, summary, NULL};
+  uint64_t rev = 0;
+  if (store_publish_revert(t->s, t->parent, target, &info, &rev) != STORE_OK)
+    return otxn_refuse(t, txn_reason_name(TXN_PUBLICATION_FAILED), store_errmsg(t->s));
+  json_t *ev = events_accepted(t->attempt, proto_op_name(t->op), rev, t->generation + 1);
+  json_object_set_new(ev, "target", json_integer((json_int_t)target));
+  storeio_event(t->s, t->cmd, ev);
+  t->outcome_written = 1;
+  return json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED),
+                   "revision", (json_int_t)rev, "target", (json_int_t)target, "changes",
+                   storeio_revision_changes(t->s, rev), "generation", (json_int_t)(t->generation + 1));
 }
 
 static int rollback_main(int argc, char **argv) {
   const char *dir = opts_default_store(), *revtext = NULL;
+  limits_Table L;
+  limits_default(&L);
   for (int i = 1; i < argc; i++) {
     int r = opts_store("rollback", argc, argv, &i, &dir);
+    if (r == 0) r = limits_option("rollback", argc, argv, &i, &L, 0);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { rollback_usage(stdout); return EXIT_OK; }
@@ -353,47 +375,26 @@ static int rollback_main(int argc, char **argv) {
     revtext = argv[i];
   }
   if (!revtext) { rollback_usage(stderr); return EXIT_USAGE; }
-  otxn t;
   uint64_t target = 0;
-  int status = otxn_open(&t, "rollback", dir);
-  if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
-  if (status == EXIT_OK)
-    status = otxn_start(&t, json_pack("{s:I}", "target", (json_int_t)target), 0);
-  if (status == EXIT_OK) {
-    /* REV's world with CURRENT's invariants */
-    char err[1024] = "";
-    if (storeio_import_rev(t.S, t.s, target == t.parent ? STORE_REV_CURRENT : target,
-                       STOREIO_IMPORT_NO_INVARIANTS, NULL, err, sizeof err) == STOREIO_IMPORT_OK)
-      storeio_import_rev(t.S, t.s, STORE_REV_CURRENT, STOREIO_IMPORT_ONLY_INVARIANTS, NULL, err,
-                     sizeof err);
-    if (err[0]) {
-      jiti_restore(t.S);
-      fprintf(stderr, "jiti rollback: the world of revision %" PRIu64 " of the store at %s cannot be "
-              "rebuilt: %s\nnothing was published\n", target, store_path(t.s), err);
-      otxn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", err));
-      status = EXIT_FAIL;
-    }
+  if (kclient_serving(dir)) {
+    store_env *s = storeio_open("rollback", dir, 0);  /* read-only, beside the kernel: REV's number */
+    if (!s) return EXIT_FAIL;
+    int st = storeio_resolve_rev("rollback", s, revtext, &target);
+    store_close(s);
+    if (st != EXIT_OK) return st;
+    return through_kernel("rollback", dir, json_pack("{s:s, s:I}", "op", proto_op_name(PROTO_ROLLBACK),
+                                                     "revision", (json_int_t)target));
   }
-  if (status == EXIT_OK) status = otxn_check_invariants(&t);
+  otxn t;
+  int status = otxn_open(&t, "rollback", PROTO_ROLLBACK, dir, &L);
+  if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
+  char what[64];
+  snprintf(what, sizeof what, "rollback to revision %" PRIu64, target);
+  if (status == EXIT_OK) status = otxn_start(&t, what, target, 1);
   if (status == EXIT_OK) {
-    char summary[64];
-    snprintf(summary, sizeof summary, "rollback to revision %" PRIu64, target);
-    store_rev_info info = {STORE_REV_ROLLBACK, t.generation + 1, 0, JITI_VERSION, summary, NULL};
-    uint64_t rev = 0;
-    if (store_publish_revert(t.s, t.parent, target, &info, &rev) != STORE_OK) {
-      fprintf(stderr, "jiti rollback: %s\nnothing was published\n", store_errmsg(t.s));
-      otxn_outcome(&t, "failed", "error", json_pack("{s:s}", "reason", store_errmsg(t.s)));
-      status = EXIT_FAIL;
-    } else {
-      size_t a = 0, c = 0, r = 0;
-      store_manifest *man = NULL;
-      if (store_manifest_read(t.s, rev, &man) == STORE_OK) storeio_count_changes(man, &a, &c, &r);
-      store_free(man);
-      printf("revision %" PRIu64 " (rollback to %" PRIu64 ", generation %" PRIu64 "): +%zu ~%zu -%zu\n",
-             rev, target, t.generation + 1, a, c, r);
-      otxn_outcome(&t, "accepted", "accepted",
-                      json_pack("{s:I, s:I}", "revision", (json_int_t)rev, "target", (json_int_t)target));
-    }
+    json_t *r = rollback_offline(&t, target);
+    status = render_change("rollback", r, dir);
+    json_decref(r);
   }
   otxn_close(&t);
   return status;

@@ -8,53 +8,53 @@
 #include <stdio.h>
 #include "cli.h"
 #include "engine.h"
+#include "proto.h"
+#include "workerproc.h"
 
-/* ---- txn.c: an offline transaction on the store (the daemon will run
-** these itself; until then the commands do).  Usage:
-**   otxn_open → [resolve arguments] → otxn_start → evaluate / change
-**   the world → otxn_check_invariants → otxn_publish → otxn_close.
-** Every step after otxn_start that fails restores the checkpoint, writes
-** the attempt's outcome event and prints why; nothing is published. */
+/* ---- otxn.c: a transaction on a store no kernel serves, on the same
+** engine as the kernel: a sandboxed worker started from a revision runs it
+** (gate, limits, invariants), the publish step of engine.h publishes it, and
+** its records are the kernel's.  Usage:
+**   otxn_open -> [resolve arguments] -> otxn_start -> otxn_run (a frame)
+**   -> render_change (the reply) -> otxn_close.
+** Every step records what it must in the store's events and prints why it
+** failed; nothing is published on a failure. */
 typedef struct otxn {
-  const char *cmd;         /* "apply", "invariant add", ... */
+  const char *cmd;         /* for messages: "apply", "invariant add", ... */
+  proto_Op op;             /* the request it is, as the kernel names it (events) */
   store_env *s;
-  uint64_t parent;         /* CURRENT when the store was opened */
+  uint64_t parent;         /* CURRENT */
   uint64_t generation;     /* the store's generation high-water mark */
   uint64_t attempt;        /* 0 until started */
-  jiti_State *S;
-  jiti_Limits limits;
+  limits_Table limits;
+  wproc w;
   int outcome_written;
+  int faulted;             /* the world started faulted: an invariant fails */
+  char fault[1024];        /* why */
 } otxn;
 
-/* Open the store for writing and read CURRENT.  EXIT_OK or EXIT_FAIL. */
-int otxn_open(otxn *t, const char *cmd, const char *dir);
+/* Open the store for writing, read CURRENT and the generation; L: the
+** limits (NULL: the defaults).  EXIT_OK, or EXIT_FAIL after a message. */
+int otxn_open(otxn *t, const char *cmd, proto_Op op, const char *dir, const limits_Table *L);
 
-/* Write the "started" event (extra members from `extra`, stolen, may be
-** NULL), make a fresh world, import revision load_rev into it (0: nothing)
-** and open a checkpoint.  EXIT_OK or EXIT_FAIL. */
-int otxn_start(otxn *t, struct json_t *extra, uint64_t load_rev);
+/* Record the "started" event (source: what it runs, for the record) and
+** start a worker from revision rev's world (current_invariants: without
+** rev's invariants, with CURRENT's).  EXIT_OK, or EXIT_FAIL after a message
+** (its outcome recorded). */
+int otxn_start(otxn *t, const char *source, uint64_t rev, int current_invariants);
 
-/* Write the attempt's outcome event: event is a store outcome name
-** (accepted, rejected, failed), outcome the specific one (accepted, unsafe,
-** error, limit, rejected); extra (stolen, may be NULL) adds members. */
-void otxn_outcome(otxn *t, const char *event, const char *outcome,
-                     struct json_t *extra);
+/* Send the worker one request frame (stolen: "attempt", "invariant") and
+** carry it through: its outcome, the publish of what it accepted (a revision
+** of kind action with summary, the outcome event in the same LMDB
+** transaction), the commit or restore.  Returns the reply the kernel would
+** give (docs/protocol.md; failures also carry "revision": CURRENT). */
+json_t *otxn_run(otxn *t, json_t *request, const char *summary);
 
-/* Run every invariant of the world.  On failure: restore, print
-** "unsafe: <reason>", write the outcome and return EXIT_FAIL. */
-int otxn_check_invariants(otxn *t);
+/* Refuse before running: record the outcome; the failure reply. */
+json_t *otxn_refuse(otxn *t, const char *reason, const char *message);
 
-/* Report an evaluation result that is not JITI_OK: restore, print the
-** condition, write the outcome (error or limit); returns EXIT_FAIL. */
-int otxn_eval_failed(otxn *t, const jiti_Result *res);
-
-/* Publish what changed since the checkpoint as an `action` revision with
-** generation + 1 (only entries that differ from CURRENT), commit the
-** checkpoint, write "accepted" and print the revision.  EXIT_OK or
-** EXIT_FAIL (then nothing was published). */
-int otxn_publish(otxn *t, const char *summary);
-
-/* Release the world and the store. */
+/* Stop the worker, close the store (an attempt left without an outcome gets
+** one: error). */
 void otxn_close(otxn *t);
 
 /* history.c: one human-readable line for an event record. */

@@ -93,8 +93,10 @@ def kill_worker():
         g = k.gen()
         wpid = k.status()['worker_pid']
         os.kill(wpid, 9)
-        wait_for(lambda: k.status()['worker_pid'] not in (0, wpid) and k.status()['state'] == 'idle',
-                 30 * proto.SLOW, 'a fresh worker')
+        def fresh():
+            st = k.status()
+            return st['worker_pid'] not in (0, wpid) and st['state'] == 'idle'
+        wait_for(fresh, 30 * proto.SLOW, 'a fresh worker')
         assert k.gen() > g
         expect_error(act(k, g, '(world-put :a 2)'), 'stale')
 
@@ -171,9 +173,9 @@ class History:
         self.log.append('%s -> g%d %s' % (what, gen, world))
         prev = self.seen.get(gen)
         assert prev is None or prev == world, 'generation %d was handed out for %s and for %s\n%s' % (
-            gen, prev, world, '\n'.join(self.log[-15:]))
+            gen, prev, world, '\n'.join(self.log[-40:]))
         assert gen >= self.last or gen in self.seen, 'generation went back from %d to %d\n%s' % (
-            self.last, gen, '\n'.join(self.log[-15:]))
+            self.last, gen, '\n'.join(self.log[-40:]))
         self.seen[gen] = world
         self.last = max(self.last, gen)
 
@@ -189,7 +191,7 @@ class History:
         for g in old:
             r = act(self.k, g, '(world-put :stale 1)')
             assert r.get('code') == 'stale', 'a view of generation %d made before %s ran: %s\n%s' % (
-                g, what, proto.snippet(r), '\n'.join(self.log[-15:]))
+                g, what, proto.snippet(r), '\n'.join(self.log[-40:]))
         self.views = [st['generation']]
 
     def step(self):
@@ -227,8 +229,10 @@ class History:
             wpid = k.status()['worker_pid']
             if wpid:
                 os.kill(wpid, 9)
-            wait_for(lambda: k.status()['state'] not in ('starting', 'running') and
-                     k.status()['worker_pid'] not in (0, wpid), 30 * proto.SLOW, 'a fresh worker')
+            def fresh():
+                st = k.status()
+                return st['state'] not in ('starting', 'running') and st['worker_pid'] not in (0, wpid)
+            wait_for(fresh, 30 * proto.SLOW, 'a fresh worker')
             self.paused = None
             self.restarted(what)
         elif op in ('write', 'read', 'fail', 'same', 'preview'):
