@@ -316,6 +316,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
     {JT_SYM(S, PRINT_PRETTY), JT_NIL}, {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)},
     {JT_SYM(S, READ_BASE), jt_mkfix(10)},
+    {JT_SYM(S, FEATURES), jt_list(S, 2, jt_intern_keyword(S, "JITI"), jt_intern_keyword(S, "COMMON-LISP"))},
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     jt_Symbol *s = jt_symobj(S, vars[i].sym);
