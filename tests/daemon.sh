@@ -223,6 +223,50 @@ t many-rows-status-while-starting 0 "state:" -- "$JITI" status --store "$S"
 t many-rows-reimported 0 '^\(2999 "row"\)$' -- "$JITI" eval --store "$S" '(values (world-get 2999))'
 t many-rows-removed 0 "^:OK$" -- "$JITI" eval --store "$S" '(progn (dotimes (i 3000) (world-rem i)) :ok)'
 
+# --- the operator's commands go through the running kernel (no "in use"):
+# apply (a file's forms, one transaction), invariant add/list/remove,
+# rollback, recover-session (a report only), preview, inspect, eval --file
+O=$tmp/op
+start_kernel "$O" --fuel 1000000; ok op-kernel $?
+cat > "$tmp/prog.lisp" <<'L'
+(defmacro twice (x) `(* 2 ,x))
+(defun price (n) (twice n))   ; uses the macro defined just above
+(world-put :stock 3)
+(princ "applied")
+L
+t op-apply-file 0 $'^applied\nrevision 2 \\(generation [0-9]+\\): \\+3 ~0 -0$' -- "$JITI" apply --store "$O" "$tmp/prog.lisp"
+t op-apply-summary 0 "apply .*prog.lisp" -- "$JITI" log -n 1 --store "$O"
+t op-apply-no-change 0 "^no change: revision 2 stays CURRENT$" -- "$JITI" apply --store "$O" -e '(price 2)'
+t op-apply-error 1 "jiti apply: error: DIVISION-BY-ZERO.*
+nothing was published; CURRENT stays revision 2 of the store at $O" -- "$JITI" apply --store "$O" -e '(world-put :stock 9) (/ 1 0)'
+t op-apply-gate 1 "jiti apply: rejected-by-gate: " -- "$JITI" apply --store "$O" -e '(world-put :x #.(+ 1 2))'
+t op-apply-limit 1 "jiti apply: limit: FUEL-EXHAUSTED" -- "$JITI" apply --store "$O" -e '(dotimes (i 10000000) i)'
+t op-apply-raises-fuel 0 "no change" -- "$JITI" apply --store "$O" --fuel 0 -e '(dotimes (i 2000000) i)'
+t op-call-cannot-raise 1 "not-allowed: the limit fuel 0 is above the kernel's 1000000" -- "$JITI" eval --store "$O" --fuel 0 '(+ 1 2)'
+t op-call-lowers 1 "limit: FUEL-EXHAUSTED" -- "$JITI" eval --store "$O" --fuel 1000 '(dotimes (i 100000) i)'
+t op-invariant-add 0 "^revision 3 " -- "$JITI" invariant add --store "$O" stock-positive '(> (world-get :stock 0) 0)'
+t op-invariant-list 0 "^STOCK-POSITIVE  \(> \(WORLD-GET :STOCK 0\) 0\)$" -- "$JITI" invariant list --store "$O"
+t op-invariant-unsafe 1 "jiti invariant add: unsafe: invariant NEVER" -- "$JITI" invariant add --store "$O" never nil
+t op-unsafe-call 1 "unsafe: invariant STOCK-POSITIVE returned NIL" -- "$JITI" eval --store "$O" '(world-put :stock 0)'
+t op-invariant-remove 0 "^revision 4 .*-1$" -- "$JITI" invariant remove --store "$O" stock-positive
+t op-rollback 0 "^revision 5 \(rollback to 3, generation [0-9]+\): \+1 ~0 -0$" -- "$JITI" rollback --store "$O" previous
+t op-rollback-world 0 "^STOCK-POSITIVE " -- "$JITI" invariant list --store "$O"
+t op-rollback-serving 0 "state: +idle" -- "$JITI" status --store "$O"
+t op-rollback-unsafe 1 "jiti rollback: unsafe: .*STOCK-POSITIVE" -- bash -c "'$JITI' eval --store '$O' '(world-rem :stock)' >/dev/null 2>&1; '$JITI' rollback --store '$O' 1"
+t op-rollback-bad-rev 1 "no revision 99" -- "$JITI" rollback --store "$O" 99
+t op-recover-report 0 "a kernel serves the store at $O: .*report
+only, nothing was written.*
+revision: +5 .*generation: +[0-9]+ \(the kernel's\)" -- "$JITI" recover-session --store "$O"
+t op-preview 0 $'^4\nrestored; it would change 1 entry:\n  changed data :STOCK$' -- "$JITI" preview --store "$O" '(world-put :stock 4)'
+t op-preview-kept 0 "^3$" -- "$JITI" eval --store "$O" '(values (world-get :stock))'
+t op-inspect 0 $'^function PRICE\nhash [0-9a-f]{64}\n\\(DEFUN PRICE \\(N\\) \\(TWICE N\\)\\)$' -- "$JITI" inspect --store "$O" price
+t op-inspect-kind 0 "^data :STOCK" -- "$JITI" inspect --store "$O" --kind data :stock
+t op-inspect-missing 1 "not-found" -- "$JITI" inspect --store "$O" nothing-here
+t op-eval-file 0 '^6$' -- bash -c "printf '(world-put :a 1)\n(+ (world-get :a) (price 2) 1)\n' | '$JITI' eval --store '$O' -"
+t op-eval-file-one-txn 0 "^NIL$" -- bash -c "printf '(world-put :b 1)\n(car 1)\n' | '$JITI' eval --store '$O' --file - >/dev/null 2>&1; '$JITI' eval --store '$O' '(values (world-get :b))'"
+t op-events 0 "started +attempt [0-9]+ +command=apply" -- "$JITI" events --store "$O"
+"$JITI" stop --store "$O" >/dev/null
+
 # --- stop, restart: the data survives (recovered from the store)
 t stop 0 "stopped the kernel for $S" -- "$JITI" stop --store "$S"
 ok socket-removed "$([[ ! -e $SOCK ]]; echo $?)"

@@ -204,8 +204,12 @@ static int txn_members(Req *q) {
                  q->op == PROTO_ROLLBACK;
   jiti_Limits lim;
   char err[300];
-  if (limits_from_json(l, &D->limits.eval, !operator, &lim, err, sizeof err) != 0) {
+  if (limits_from_json(l, &D->limits.eval, 0, &lim, err, sizeof err) != 0) {
     dclients_reply_err(D, q->client, q->id, "invalid-request", "%s", err);
+    return 0;
+  }
+  if (!operator && limits_from_json(l, &D->limits.eval, 1, &lim, err, sizeof err) != 0) {
+    dclients_reply_err(D, q->client, q->id, "not-allowed", "%s", err);
     return 0;
   }
   json_object_set_new(q->r, "limits", limits_json(&lim));
@@ -244,9 +248,14 @@ static void op_invariant_remove(Req *q) {
 
 static void op_rollback(Req *q) {
   json_t *r = json_object_get(q->r, "revision");
-  if (!json_is_integer(r) || json_integer_value(r) < 1 || (uint64_t)json_integer_value(r) > q->D->revision) {
+  if (!json_is_integer(r) || json_integer_value(r) < 1) {
     dclients_reply_err(q->D, q->client, q->id, "invalid-request", "rollback needs \"revision\": a revision from 1 "
                        "to CURRENT (%" PRIu64 ")", q->D->revision);
+    return;
+  }
+  if ((uint64_t)json_integer_value(r) > q->D->revision) {
+    dclients_reply_err(q->D, q->client, q->id, "not-found", "no revision %" JSON_INTEGER_FORMAT " (CURRENT is %" PRIu64
+                       ")", json_integer_value(r), q->D->revision);
     return;
   }
   if (!txn_members(q)) return;

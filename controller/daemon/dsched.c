@@ -555,6 +555,8 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   } else {
     r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
                   msg ? msg : "", "generation", (json_int_t)D->gen);
+    if (t->op == PROTO_APPLY || t->op == PROTO_INVARIANT_ADD || t->op == PROTO_INVARIANT_REMOVE)
+      json_object_set_new(r, "revision", json_integer((json_int_t)D->revision));  /* as it stays */
   }
   json_t *v;
   if ((v = json_object_get(m, "output"))) json_object_set(r, "output", v);

@@ -37,6 +37,19 @@ static void trace(const char *way, json_t *m) {
   fclose(f);
 }
 
+/* The frames of a buffer about to be written (the start-up frames). */
+static void trace_buffer(const unsigned char *b, size_t len) {
+  if (!getenv("JITI_WIRE_TRACE")) return;
+  for (size_t at = 0; at + 8 <= len;) {
+    size_t n = (size_t)b[at] << 24 | (size_t)b[at + 1] << 16 | (size_t)b[at + 2] << 8 | b[at + 3];
+    size_t bl = (size_t)b[at + 4] << 24 | (size_t)b[at + 5] << 16 | (size_t)b[at + 6] << 8 | b[at + 7];
+    json_t *m = json_loadb((const char *)b + at + 8, n, 0, NULL);
+    if (m) trace(">", m);
+    json_decref(m);
+    at += 8 + n + bl;
+  }
+}
+
 int dworker_send(Daemon *D, json_t *m) {
   trace(">", m);
   if (wproc_send(&D->w, m, NULL, 0) == 0) return 0;
@@ -62,6 +75,7 @@ static int spawn(Daemon *D, char *err, size_t errlen) {
     wproc_stop(&D->w, 1);
     return -1;
   }
+  trace_buffer(D->wout.buf, D->wout.len);
   D->wait = W_START;
   D->start_deadline = daemon_now() + 120;
   return 0;
@@ -230,5 +244,10 @@ void dworker_stop(Daemon *D) {
   D->wout.buf = NULL;
   D->wout.len = D->wout.off = D->wout.cap = 0;
   if (D->w.fd < 0) return;
+  if (D->wait != W_START) {  /* wproc_stop says exit */
+    json_t *m = json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT));
+    trace(">", m);
+    json_decref(m);
+  }
   wproc_stop(&D->w, D->wait == W_START);  /* mid start-up: nothing to lose */
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
+#include "kclient.h"
 #include "offline.h"
 
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
@@ -73,15 +74,20 @@ static void usage(FILE *out) {
           "the revision, generation, entry counts, interrupted attempts and the last events.\n"
           "Nothing is written when any check fails.\n"
           "\n"
+          "When a kernel serves the store, it is checked beside it (read only) and reported;\n"
+          "nothing is written: the kernel recovered CURRENT when it started.\n"
+          "\n"
           "options:\n"
           "  --full            also verify the whole history (every old revision rebuildable)\n"
           "                    and analyse every function and macro body (otherwise each is\n"
           "                    analysed at its first call)\n"
+          "%s"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 recovered; 1 missing, unreadable or damaged store, an entry that\n"
-          "cannot be imported, or a failing invariant; 2 usage.\n");
+          "Exit status: 0 recovered (beside a kernel: every check passed); 1 missing,\n"
+          "unreadable or damaged store, an entry that cannot be imported, or a failing\n"
+          "invariant; 2 usage.\n", LIMITS_HELP);
 }
 
 /* Open read-only; a missing store and open failures become a report. */
@@ -119,7 +125,7 @@ static void child_verify(const char *dir, unsigned flags, Report *r) {
   store_close(s);
 }
 
-static void child_import(const char *dir, int analyze, Report *r) {
+static void child_import(const char *dir, int analyze, const jiti_Limits *lim, Report *r) {
   store_env *s = child_open(dir, r);
   if (!s) return;
   jiti_State *S = NULL;
@@ -146,13 +152,13 @@ static void child_import(const char *dir, int analyze, Report *r) {
   phase("importer: imported");
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++)
     r->counts[k] = jiti_world_count(S, (jiti_EntryKind)k);
-  jiti_Limits lim = {100000000u, 10000u, 0, 0};
-  if (analyze && jiti_world_analyze(S, &lim, r->msg, sizeof r->msg) != JITI_OK) {
+  /* the same limits as every transaction's invariants (the limits table) */
+  if (analyze && jiti_world_analyze(S, lim, r->msg, sizeof r->msg) != JITI_OK) {
     r->result = RES_IMPORT;
     goto out;
   }
   if (analyze) phase("importer: every definition analysed");
-  if (jiti_invariants_check(S, &lim, r->msg, sizeof r->msg) != JITI_OK) r->result = RES_INVARIANT;
+  if (jiti_invariants_check(S, lim, r->msg, sizeof r->msg) != JITI_OK) r->result = RES_INVARIANT;
   phase("importer: invariants checked");
 out:
   /* the child exits right after: no need to free the world */
@@ -162,7 +168,7 @@ out:
 
 typedef struct { pid_t pid; int fd; Report r; int got, waited; } Child;
 
-static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
+static void spawn(Child *c, const char *dir, int verify, unsigned flags, const jiti_Limits *lim) {
   int analyze = (flags & STORE_VERIFY_HISTORY) != 0;   /* --full */
   int p[2];
   c->pid = -1;
@@ -172,7 +178,7 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
   if (pipe(p) != 0 || (c->pid = fork()) < 0) {
     /* no process: do it here */
     if (verify) child_verify(dir, flags, &c->r);
-    else child_import(dir, analyze, &c->r);
+    else child_import(dir, analyze, lim, &c->r);
     c->got = 1;
     return;
   }
@@ -181,7 +187,7 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags) {
     Report r;
     memset(&r, 0, sizeof r);
     if (verify) child_verify(dir, flags, &r);
-    else child_import(dir, analyze, &r);
+    else child_import(dir, analyze, lim, &r);
     const char *b = (const char *)&r;
     size_t n = sizeof r;
     while (n) {
@@ -253,13 +259,62 @@ static int print_line(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir);
+/* What the recovery found and did: the summary both modes print. */
+typedef struct Found {
+  uint64_t rev, gen, count;   /* CURRENT, its generation, interrupted attempts marked */
+  uint64_t attempts[64];
+  size_t n;                   /* attempts[0..n) */
+} Found;
+
+static void report(store_env *s, const char *dir, unsigned flags, const Report *vr, const Report *ir,
+                   const Found *f, int live) {
+  const uint64_t *c = ir->counts;
+  uint64_t total = 0;
+  for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
+  char when[40] = "?";
+  const char *kind = store_rev_kind_name(vr->kind) ? store_rev_kind_name(vr->kind) : "?";
+  if (f->rev) storeio_iso_time(vr->time_ms, when, sizeof when);
+  if (live)
+    printf("a kernel serves the store at %s: it recovered CURRENT when it started; this is a report\n"
+           "only, nothing was written (to recover offline: jiti stop --store %s, then jiti recover-session)\n",
+           dir, dir);
+  else
+    printf("recovered the store at %s\n", dir);
+  printf("revision:    %" PRIu64 " (%s, %s)\n", f->rev, kind, when);
+  printf("generation:  %" PRIu64 "%s\n", f->gen, live ? " (the kernel's)" : "");
+  printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
+         ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
+         c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
+         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
+  printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
+  printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history, "
+                                                             "every definition analysed"
+                                                           : "manifest chain, entry hashes");
+  if (live) {
+    /* nothing marked now: the kernel marked them when it started */
+  } else if (f->count == 0) {
+    printf("interrupted: none\n");
+  } else {
+    printf("interrupted: %" PRIu64 " attempt%s (", f->count, f->count == 1 ? "" : "s");
+    for (size_t i = f->n; i-- > 0;) printf("%s%" PRIu64, i + 1 == f->n ? "" : ", ", f->attempts[i]);
+    printf("%s); never replayed\n", f->n < f->count ? ", ..." : "");
+  }
+  printf("last events:\n");
+  store_events_read(s, 0, 5, STORE_NEWEST_FIRST, print_line, NULL);
+}
+
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir, int live);
+
+
 
 static int recover_main(int argc, char **argv) {
   const char *dir = opts_default_store();
   unsigned flags = 0;
+  limits_Table L;
+  limits_default(&L);
   for (int i = 1; i < argc; i++) {
     int r = opts_store("recover-session", argc, argv, &i, &dir);
+    if (r == 0) r = limits_option("recover-session", argc, argv, &i, &L, 0);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
@@ -276,12 +331,13 @@ static int recover_main(int argc, char **argv) {
   }
   phase("start");
   Child ver, imp;
-  spawn(&ver, dir, 1, flags);
-  spawn(&imp, dir, 0, flags);
+  int live = kclient_serving(dir);  /* then: read-only children, a report only */
+  spawn(&ver, dir, 1, flags, &L.eval);
+  spawn(&imp, dir, 0, flags, &L.eval);
   collect(&ver, "verification");
   collect(&imp, "the import");
   phase("both children done");
-  int status = recover_finish(dir, flags, &ver.r, &imp.r);
+  int status = recover_finish(dir, flags, &ver.r, &imp.r, live);
   wait_child(&ver);
   wait_child(&imp);
   return status;
@@ -289,7 +345,7 @@ static int recover_main(int argc, char **argv) {
 
 /* The parent's part once both children reported: report a failure, or mark
 ** the interrupted attempts, record the recovery and print the summary. */
-static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir) {
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir, int live) {
   /* an open failure is the same in both; report the verifier's first */
   const Report *bad = vr->result != RES_OK ? vr : ir->result != RES_OK ? ir : NULL;
   if (bad) {
@@ -323,9 +379,21 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     return EXIT_FAIL;
   }
 
+  Found f = {0};
+  if (live) {  /* beside the kernel: read only; the generation is the kernel's */
+    store_env *s = storeio_open("recover-session", dir, 0);
+    if (!s) return EXIT_FAIL;
+    json_t *st = kclient_request_once("recover-session", dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+    f.rev = ir->rev;
+    f.gen = st ? (uint64_t)kclient_int(st, "generation") : vr->generation;
+    json_decref(st);
+    report(s, dir, flags, vr, ir, &f, 1);
+    store_close(s);
+    return EXIT_OK;
+  }
   store_env *s = storeio_open("recover-session", dir, 1);
   if (!s) return EXIT_FAIL;
-  uint64_t cur = 0, count = 0;
+  uint64_t cur = 0;
   int status = EXIT_FAIL;
   if (store_current(s, &cur) != STORE_OK) {
     fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
@@ -337,57 +405,31 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
             dir, ir->rev, cur);
     goto out;
   }
-  if (store_mark_interrupted(s, &count) != STORE_OK) {
+  if (store_mark_interrupted(s, &f.count) != STORE_OK) {
     fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
     goto out;
   }
-  uint64_t attempts[64];
-  Interrupted in = {count < 64 ? count : 64, attempts, 0};
-  if (count) store_events_read(s, 0, (size_t)count, STORE_NEWEST_FIRST, collect_interrupted, &in);
+  Interrupted in = {f.count < 64 ? f.count : 64, f.attempts, 0};
+  if (f.count) store_events_read(s, 0, (size_t)f.count, STORE_NEWEST_FIRST, collect_interrupted, &in);
+  f.n = in.n;
+  f.rev = cur;
   /* The recovered world gets a generation never handed out: a view taken
   ** before the crash (say, of a paused transaction) is stale from now on. */
-  uint64_t gen = 0;
-  if (store_generation(s, &gen) != STORE_OK) {
+  if (store_generation(s, &f.gen) != STORE_OK) {
     fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
     goto out;
   }
-  gen++;
-  json_t *ev = json_pack("{s:s, s:I, s:I, s:I}", "event", "recovered", "revision", (json_int_t)cur,
-                         "generation", (json_int_t)gen, "interrupted", (json_int_t)count);
-  if (store_advance_generation(s, gen, &ev, NULL, 1, NULL) != STORE_OK) {
-    fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
-    json_decref(ev);
-    goto out;
-  }
+  f.gen++;
+  json_t *ev = json_pack("{s:s, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_RECOVERED), "revision",
+                         (json_int_t)cur, "generation", (json_int_t)f.gen, "interrupted", (json_int_t)f.count);
+  int rc = store_advance_generation(s, f.gen, &ev, NULL, 1, NULL);
   json_decref(ev);
-
-  const uint64_t *c = ir->counts;
-  uint64_t total = 0;
-  for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
-  char when[40] = "?";
-  const char *kind = store_rev_kind_name(vr->kind) ? store_rev_kind_name(vr->kind) : "?";
-  if (cur) storeio_iso_time(vr->time_ms, when, sizeof when);
-  phase("marked interrupted, event written");
-  printf("recovered the store at %s\n", dir);
-  printf("revision:    %" PRIu64 " (%s, %s)\n", cur, kind, when);
-  printf("generation:  %" PRIu64 "\n", gen);
-  printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
-         ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
-         c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
-         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
-  printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
-  printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history, "
-                                                             "every definition analysed"
-                                                           : "manifest chain, entry hashes");
-  if (count == 0) {
-    printf("interrupted: none\n");
-  } else {
-    printf("interrupted: %" PRIu64 " attempt%s (", count, count == 1 ? "" : "s");
-    for (size_t i = in.n; i-- > 0;) printf("%s%" PRIu64, i + 1 == in.n ? "" : ", ", attempts[i]);
-    printf("%s); never replayed\n", in.n < count ? ", ..." : "");
+  if (rc != STORE_OK) {
+    fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
+    goto out;
   }
-  printf("last events:\n");
-  store_events_read(s, 0, 5, STORE_NEWEST_FIRST, print_line, NULL);
+  phase("marked interrupted, event written");
+  report(s, dir, flags, vr, ir, &f, 0);
   status = EXIT_OK;
 out:
   store_close(s);
