@@ -265,6 +265,19 @@ t op-inspect-missing 1 "not-found" -- "$JITI" inspect --store "$O" nothing-here
 t op-eval-file 0 '^6$' -- bash -c "printf '(world-put :a 1)\n(+ (world-get :a) (price 2) 1)\n' | '$JITI' eval --store '$O' -"
 t op-eval-file-one-txn 0 "^NIL$" -- bash -c "printf '(world-put :b 1)\n(car 1)\n' | '$JITI' eval --store '$O' --file - >/dev/null 2>&1; '$JITI' eval --store '$O' '(values (world-get :b))'"
 t op-events 0 "started +attempt [0-9]+ +command=apply" -- "$JITI" events --store "$O"
+
+# --- insertion order survives a restart: data rows, a hash table in a
+# variable, one nested in it; a row removed in a failed call keeps its place
+t order-rows 0 '^\("W1" "G1" "B1"\)$' -- bash -c "for k in W1 G1 B1; do '$JITI' eval --store '$O' \"(world-put \\\"\$k\\\" 1)\" >/dev/null; done; '$JITI' eval --store '$O' '(remove-if-not (function stringp) (world-keys))'"
+"$JITI" eval --store "$O" '(progn (defvar *ord* (make-hash-table :test (quote equal))) (setf (gethash "w" *ord*) 1 (gethash "g" *ord*) (make-hash-table) (gethash "b" *ord*) 3) (setf (gethash :z (gethash "g" *ord*)) 1 (gethash :a (gethash "g" *ord*)) 2) t)' >/dev/null
+"$JITI" eval --store "$O" '(progn (world-rem "W1") (car 1))' >/dev/null 2>&1
+"$JITI" stop --store "$O" >/dev/null
+start_kernel "$O"; ok op-kernel-again $?
+t order-rows-after-restart 0 '^\("W1" "G1" "B1"\)$' -- "$JITI" eval --store "$O" '(remove-if-not (function stringp) (world-keys))'
+t order-table-after-restart 0 '^\("w" "g" "b" :Z :A\)$' -- "$JITI" eval --store "$O" '(let (r) (maphash (lambda (k v) (push k r)) *ord*) (maphash (lambda (k v) (push k r)) (gethash "g" *ord*)) (reverse r))'
+# observe says when it left things out, and how to see them
+t observe-truncated 0 "truncated: [0-9]+ entr(y|ies) shown without (its|their) text, [0-9]+ left out; see more with --limit BYTES" -- "$JITI" observe --store "$O" --limit 300
+t observe-limit-bad 2 "limit needs" -- "$JITI" observe --store "$O" --limit 0
 "$JITI" stop --store "$O" >/dev/null
 
 # --- stop, restart: the data survives (recovered from the store)

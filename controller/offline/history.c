@@ -138,6 +138,10 @@ static int zero(const uint8_t h[32]) {
   return 1;
 }
 
+/* Entries as show and diff print them: pasteable forms in lines of at most
+** this many characters. */
+#define TEXT_WIDTH 78
+
 /* The text of the entry with hash h (malloc'd), or NULL after a message. */
 static char *entry_text(const char *cmd, store_env *s, jiti_State *S, const uint8_t h[32]) {
   store_entry *e = NULL;
@@ -145,16 +149,7 @@ static char *entry_text(const char *cmd, store_env *s, jiti_State *S, const uint
     fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
     return NULL;
   }
-  char *t = jiti_entry_text(S, e->bytes, e->len);
-  if (t && e->kind == STORE_VARIABLE && e->len > 0) {
-    /* the encoding holds the value only: show it as its definition */
-    const char *def = ((const char *)e->bytes)[0] == 'K' ? "DEFCONSTANT" : "DEFPARAMETER";
-    size_t n = strlen(def) + strlen(e->name) + strlen(t) + 8;
-    char *w = malloc(n);
-    if (w) snprintf(w, n, "(%s %s %s)", def, e->name, t);
-    free(t);
-    t = w;
-  }
+  char *t = jiti_entry_form(S, e->name, e->bytes, e->len, TEXT_WIDTH);
   store_free(e);
   if (!t) fprintf(stderr, "jiti %s: out of memory\n", cmd);
   return t;
