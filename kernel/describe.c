@@ -411,8 +411,8 @@ static size_t lay(jt_Buf *b, Doc *d, size_t col, size_t width) {
 typedef struct Parts { Pool pool; Node *a, *b; Doc *doc; } Parts;
 
 /* The entry's document: its source form, a variable as DEFPARAMETER /
-** DEFCONSTANT name (or its value alone without a name), a data row as
-** (WORLD-PUT key value). */
+** DEFCONSTANT name, a data row as (WORLD-PUT key value) — or, without a
+** name, a variable's or a row's value alone. */
 static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   if (r->n < 1) broken(r, "empty entry encoding");
   char tag = (char)r->p[r->pos++];
@@ -433,6 +433,7 @@ static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
       if (tag == 'Q') uleb(r);
       p->a = read_value(r);
       p->b = read_value(r);
+      if (!name) return doc_of(p->b, C_EVAL);
       d = doc_new("(", ")");
       d = doc_add(d, doc_new("WORLD-PUT", NULL));
       d = doc_add(d, doc_of(p->a, C_EVAL));

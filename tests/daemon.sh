@@ -88,6 +88,7 @@ t log-line-error 0 "attempt [0-9]+ call error \([0-9.]+ ms, generation [0-9]+\):
 t eval-error-rolls-back 0 "^42$" -- bash -c "'$JITI' eval --store '$S' '(progn (world-put :keep 0) (/ 1 0))' 2>/dev/null; '$JITI' eval --store '$S' '(values (world-get :keep))'"
 t observe 0 "revision [0-9]+, idle" -- "$JITI" observe --store "$S"
 t observe-json 0 '"status": "idle"' -- "$JITI" observe --json --store "$S"
+t observe-row-value 0 $'\n  :KEEP = 42(\n|$)' -- "$JITI" observe --store "$S"   # the value, not a form
 g=$(gen)
 t act-evaluate 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun f (x) (/ 10 x))'
 t act-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun g () 1)'

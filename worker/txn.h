@@ -3,7 +3,7 @@
 **
 ** A txn_World wraps one jiti_State whose world is enabled (see
 ** kernel/jiti_world.h) and runs every unit of work on it as a transaction
-** (DESIGN.md sections 4-6, docs/transactions.md):
+** (docs/transactions.md):
 **
 **   gate -> checkpoint -> evaluate under limits -> [pause: evaluate repairs,
 **   resume, abort] -> invariants -> changed entries -> goals

@@ -111,12 +111,12 @@ static char *source_of(const char *cmd, const char *expr, const char *file, int 
 /* ------------------------------------------------------- eval, preview */
 
 static const char TXN_OPTIONS[] =
-  "  --file FILE   the forms of FILE (- for standard input) instead of EXPR\n"
-  "  --wait        wait behind a paused transaction instead of being refused\n"
-  "  --generation N  run only if the world is still at generation N (else stale)\n"
-  "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
-  "  --json        print the kernel's reply as JSON\n"
-  "  -h, --help    show this help\n";
+  "  --file FILE       the forms of FILE (- for standard input) instead of EXPR\n"
+  "  --wait            wait behind a paused transaction instead of being refused\n"
+  "  --generation N    run only if the world is still at generation N (else stale)\n"
+  "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+  "  --json            print the kernel's reply as JSON\n"
+  "  -h, --help        show this help\n";
 
 static void eval_usage(FILE *out) {
   fprintf(out,
@@ -242,10 +242,10 @@ static void inspect_usage(FILE *out) {
           "variables, structures, data rows and invariants.\n"
           "\n"
           "options:\n"
-          "  --kind KIND   function, macro, variable, structure, data or invariant\n"
-          "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "  --json        print the kernel's reply as JSON\n"
-          "  -h, --help    show this help\n"
+          "  --kind KIND       function, macro, variable, structure, data or invariant\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            print the kernel's reply as JSON\n"
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n");
 }
@@ -318,10 +318,10 @@ static void observe_usage(FILE *out) {
           "entries are shown without their text, then left out, and the view says how many.\n"
           "\n"
           "options:\n"
-          "  --limit BYTES the size of the view (suffixes K, M; at most 16M)\n"
-          "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "  --json        the view as JSON (docs/protocol.md, \"observe\")\n"
-          "  -h, --help    show this help\n"
+          "  --limit BYTES     the size of the view (suffixes K, M; at most 16M)\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            the view as JSON (docs/protocol.md, \"observe\")\n"
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 success; 1 no kernel is running or it refused; 2 usage.\n");
 }
@@ -387,9 +387,9 @@ static void act_usage(FILE *out) {
           "\n"
           "options:\n"
           "%s"
-          "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "  --json        print the kernel's reply as JSON\n"
-          "  -h, --help    show this help\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            print the kernel's reply as JSON\n"
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 accepted, paused (the menu is printed) or aborted as asked;\n"
           "1 refused, failed or no kernel; 2 usage.\n", LIMITS_HELP);

@@ -693,8 +693,8 @@ static void repl_usage(FILE *out) {
           "prompts or history.\n"
           "\n"
           "options:\n"
-          "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "  -h, --help    show this help\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 at :quit or the end of input; 1 no kernel is running, or the\n"
           "input ended inside a form; 2 usage.\n",
