@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # readme.sh — the README's examples run as written, in order, in a fresh
-# directory: every command of its sh blocks (but the bootstrap ones) must
+# directory: every command of the sh blocks of its section "Using it" must
 # exit 0, and print the text shown after "#=>" (on its line or the next).
 # Usage: bash tests/readme.sh path/to/jiti [README]
 set -u
@@ -15,11 +15,10 @@ cd "$tmp" || exit 2
 
 # The commands, one a line: "CMD<TAB>EXPECTED" (EXPECTED may be empty).
 awk '
-  /^```sh$/ { inblock = 1; skip = 0; next }
+  /^## /    { using = ($0 == "## Using it"); next }
+  /^```sh$/ { inblock = using; next }
   /^```$/   { if (inblock && n) flush(); inblock = 0; next }
   !inblock  { next }
-  /scripts\/bootstrap/ { skip = 1 }
-  skip      { next }
   /^ *#=>/  { sub(/^ *#=> */, ""); want[n] = $0; next }
   /^ *$/    { next }
   { line = $0; w = ""
