@@ -11,8 +11,8 @@ cd "$root" || exit 2
 declare -A may=(
   [cli]="kernel"
   [protocol]=""
-  [engine]="cli kernel store worker"
-  [workerproc]="engine cli kernel store worker"
+  [engine]="protocol cli kernel store worker"
+  [workerproc]="engine protocol cli kernel store worker"
   [client]="protocol engine cli kernel store"
   [offline]="client workerproc protocol engine cli kernel store worker"
   [daemon]="workerproc protocol engine cli kernel store worker"

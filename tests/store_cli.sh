@@ -199,7 +199,7 @@ ok events-json-parses "$([[ $nj =~ ^[0-9]+$ && $nj -gt 10 ]]; echo $?)"
 t rollback-unsafe 1 "jiti rollback: unsafe: .*invariant STOCK-POSITIVE" -- "$JITI" rollback 1 --store "$S"
 t rollback-previous 0 "revision 6 \(rollback to 4, generation 6\): \+0 ~0 -1" -- "$JITI" rollback previous --store "$S"
 t log-rollback 0 "^6 .*rollback\(4\) .*rollback to revision 4" -- "$JITI" log -n 1 --store "$S"
-t rollback-history-kept 0 "^5 .*invariant add" -- bash -c "'$JITI' log --store '$S' | sed -n 2p"
+t rollback-history-kept 0 "^5 .*invariant-add stock-positive: \\(> \\(world-get :stock\\) 0\\)" -- bash -c "'$JITI' log --store '$S' | sed -n 2p"
 t show-rollback 0 "kind: +rollback \(to revision 4\).*removed invariant STOCK-POSITIVE" -- "$JITI" show 6 --store "$S"
 t rollback-to-head 0 "revision 7 \(rollback to 6" -- "$JITI" rollback HEAD --store "$S"
 

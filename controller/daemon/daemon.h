@@ -139,7 +139,6 @@ void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next events write */
     __attribute__((format(printf, 2, 3)));
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
-void dlog_snippet(const char *s, char *buf, size_t n);  /* first line, for logs */
 
 /* dclients.c */
 Client *dclients_find(Daemon *D, uint64_t serial);

@@ -62,10 +62,3 @@ void dlog_flush(Daemon *D) {
   D->log.len = 0;
   D->log.urgent = 0;
 }
-
-void dlog_snippet(const char *s, char *buf, size_t n) {
-  size_t j = 0;
-  for (size_t i = 0; s && s[i] && j + 4 < n; i++) buf[j++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
-  if (s && strlen(s) > j) { buf[j++] = '.'; buf[j++] = '.'; buf[j++] = '.'; }
-  buf[j] = 0;
-}

@@ -65,7 +65,7 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
 static void finish_txn(Daemon *D, const char *reason, const char *extra) {
   Txn *t = &D->cur;
   char src[80];
-  dlog_snippet(t->source, src, sizeof src);
+  request_snippet(t->source, src, sizeof src);
   dlog_soon(D, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
             proto_op_name(t->op), reason, extra ? " " : "", extra ? extra : "", (daemon_now() - t->t0) * 1000,
             D->gen, src);
@@ -137,60 +137,19 @@ void dsched_worker_died(Daemon *D, const char *how) {
 
 /* A queued transaction's source: the form of a call, a preview, an
 ** invariant or an act's evaluate ("" for resume and abort). */
-static const char *txn_source(json_t *req) {
-  json_t *src = json_object_get(req, "source");
-  if (!src) src = json_object_get(json_object_get(req, "action"), "source");
-  return json_is_string(src) ? json_string_value(src) : "";
-}
-
-/* The frame for a queued transaction; with_gen: carrying the current
-** generation (a call run behind others in a batch runs at whatever
-** generation they leave). */
-static json_t *worker_request(Daemon *D, const Pending *p, int with_gen) {
-  json_t *m;
-  if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE) {
-    m = json_pack("{s:s, s:s, s:O, s:s}", "op", wire_op_name(WIRE_INVARIANT), "action",
-                  p->op == PROTO_INVARIANT_ADD ? "add" : "remove", "name", json_object_get(p->req, "name"),
-                  "source", txn_source(p->req));
-  } else {
-    txn_Kind kind = p->op == PROTO_CALL ? TXN_APPLICATION : p->op == PROTO_PREVIEW ? TXN_PREVIEW
-                  : p->op == PROTO_APPLY ? TXN_OPERATOR : TXN_ACTION;
-    int program = p->op == PROTO_APPLY || json_is_true(json_object_get(p->req, "program"));
-    m = json_pack("{s:s, s:s, s:s, s:b, s:b}", "op", wire_op_name(WIRE_ATTEMPT), "kind", txn_kind_name(kind),
-                  "source", txn_source(p->req), "pausable", kind == TXN_ACTION, "program", program);
-  }
-  json_t *lim = json_object_get(p->req, "limits");  /* checked and completed by drequests.c */
-  if (lim) json_object_set(m, "limits", lim);
-  if (with_gen) json_object_set_new(m, "generation", json_integer((json_int_t)D->gen));
-  return m;
-}
-
 /* Make p the running transaction: its attempt number, its log source and
 ** revision summary, its "started" event. */
 static void begin_txn(Daemon *D, Pending *p) {
-  const char *source = txn_source(p->req);
+  const char *source = request_source(p->req);
   Txn *t = &D->cur;
   txn_clear(D);
   t->active = 1;
   t->attempt = D->next_attempt++;
   D->attempts++;
   t->op = p->op;
-  char src[1024], brief[160], summary[200];
-  dlog_snippet(source, src, sizeof src);
-  dlog_snippet(source, brief, sizeof brief);
-  const char *given = json_string_value(json_object_get(p->req, "summary"));
-  if (given) {
-    snprintf(summary, sizeof summary, "%s", given);
-  } else if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE) {
-    int add = p->op == PROTO_INVARIANT_ADD;
-    snprintf(summary, sizeof summary, "%s %s%s%s", proto_op_name(p->op),
-             json_string_value(json_object_get(p->req, "name")), add ? ": " : "", add ? brief : "");
-  } else if (p->op == PROTO_ROLLBACK) {
-    snprintf(summary, sizeof summary, "rollback to revision %" JSON_INTEGER_FORMAT,
-             json_integer_value(json_object_get(p->req, "revision")));
-  } else {
-    snprintf(summary, sizeof summary, "%s: %s", proto_op_name(p->op), brief);
-  }
+  char src[1024], summary[200];
+  request_brief(p->op, p->req, src, sizeof src);
+  request_summary(p->op, p->req, summary, sizeof summary);
   t->source = strdup(source);
   t->summary = strdup(summary);
   t->t0 = daemon_now();
@@ -211,7 +170,7 @@ static int batchable(const Pending *p) {
 static int dropped(Daemon *D, Pending *p) {
   if (!p->client || dclients_find(D, p->client)) return 0;
   char src[200];
-  dlog_snippet(txn_source(p->req), src, sizeof src);
+  request_brief(p->op, p->req, src, sizeof src);
   dlog(D, "dropped a %s of a client that left before it began: %s", proto_op_name(p->op), src);
   devents_add(D, json_pack("{s:s, s:s, s:s}", "event", store_event_name(STORE_EV_DROPPED), "command",
                            proto_op_name(p->op), "source", src));
@@ -229,7 +188,7 @@ static size_t take_batch(Daemon *D, json_t *items) {
       dqueue_pending_free(&q);
       continue;
     }
-    json_t *r = worker_request(D, &q, 0);
+    json_t *r = request_frame(q.op, q.req, 0, 0);
     if (dqueue_push(&D->batch, q.client, q.id, q.req, q.op) == 0) {
       json_array_append_new(items, r);
       moved++;
@@ -336,7 +295,7 @@ static void start_txn(Daemon *D, Pending *p) {
     rollback(D, p);
     return;
   }
-  json_t *m = worker_request(D, p, 1);
+  json_t *m = request_frame(p->op, p->req, 1, D->gen);
   begin_txn(D, p);
   if (D->cur.op == PROTO_CALL) {
     json_t *items = json_array();

@@ -16,6 +16,7 @@
 #include "jiti.h"
 #include "jiti_world.h"
 #include "store.h"
+#include "proto.h"
 
 struct json_t;
 
@@ -169,6 +170,31 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, s
 /* The changes as clients see them (as publish_Result.changes), without
 ** publishing: a preview's. */
 struct json_t *publish_brief(store_env *s, struct json_t *changes);
+
+/* ---- request.c: a client request (docs/protocol.md), of op op, as the
+** engine runs it */
+
+/* Its "source" (an act's action's), "" when it has none. */
+const char *request_source(struct json_t *req);
+
+/* s on one line (newlines and tabs as spaces), cut to fit n with "...". */
+void request_snippet(const char *s, char *buf, size_t n);
+
+/* The worker frame that runs it (docs/worker-frames.md): an invariant
+** frame, or an attempt of the kind the op is (call: application, preview,
+** apply: operator and a program of forms, act: action, the only pausable
+** one), with the request's limits (already checked and complete) and, if
+** with_gen, the generation it must find.  NULL when out of memory. */
+struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
+
+/* The summary of the revision it makes: its own "summary", else "OP:
+** source", "invariant-add NAME: source", "invariant-remove NAME",
+** "rollback to revision N". */
+void request_summary(proto_Op op, struct json_t *req, char *buf, size_t n);
+
+/* What it runs, for events and logs: its source cut to n, or its summary
+** when it has no source. */
+void request_brief(proto_Op op, struct json_t *req, char *buf, size_t n);
 
 /* ---- events.c: the records of an attempt */
 

@@ -37,6 +37,29 @@ static int through_kernel(const char *cmd, const char *dir, json_t *req) {
   return st;
 }
 
+/* One change, req (stolen) the protocol request for it: through the kernel
+** serving dir (with the limits L's options set), else offline on the same
+** engine under L.  The exit status. */
+static int change(const char *cmd, const char *dir, const limits_Table *L, json_t *req) {
+  if (!req) { fprintf(stderr, "jiti %s: out of memory\n", cmd); return EXIT_FAIL; }
+  if (kclient_serving(dir)) {
+    json_t *lim = limits_given_json(L);
+    if (lim) json_object_set_new(req, "limits", lim);
+    return through_kernel(cmd, dir, req);
+  }
+  otxn t;
+  int status = otxn_open(&t, cmd, dir, L);
+  if (status == EXIT_OK) status = otxn_start(&t, req, t.parent, 0);
+  if (status == EXIT_OK) {
+    json_t *r = otxn_run(&t);
+    status = render_change(cmd, r, dir);
+    json_decref(r);
+  }
+  otxn_close(&t);
+  json_decref(req);
+  return status;
+}
+
 /* ------------------------------------------------------------------ init */
 
 static void init_usage(FILE *out) {
@@ -176,27 +199,8 @@ static int apply_main(int argc, char **argv) {
     }
     summary = defsum;
   }
-  int status;
-  if (kclient_serving(dir)) {
-    json_t *req = json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY), "source", src,
-                            "summary", summary);
-    json_t *lim = limits_given_json(&L);
-    if (req && lim) json_object_set_new(req, "limits", lim);
-    else json_decref(lim);
-    status = through_kernel("apply", dir, req);
-  } else {
-    otxn t;
-    status = otxn_open(&t, "apply", PROTO_APPLY, dir, &L);
-    if (status == EXIT_OK) status = otxn_start(&t, src, t.parent, 0);
-    if (status == EXIT_OK) {
-      json_t *r = otxn_run(&t, json_pack("{s:s, s:s, s:s, s:b, s:b}", "op", wire_op_name(WIRE_ATTEMPT), "kind",
-                                         txn_kind_name(TXN_OPERATOR), "source", src, "program", 1, "pausable", 0),
-                           summary);
-      status = render_change("apply", r, dir);
-      json_decref(r);
-    }
-    otxn_close(&t);
-  }
+  int status = change("apply", dir, &L, json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY),
+                                                  "source", src, "summary", summary));
   free(src);
   return status;
 }
@@ -291,30 +295,12 @@ static int invariant_main(int argc, char **argv) {
     invariant_usage(stderr);
     return EXIT_USAGE;
   }
-  int live = kclient_serving(dir);
-  if (list) return live ? invariant_list_live(dir) : invariant_list_offline(dir);
+  if (list) return kclient_serving(dir) ? invariant_list_live(dir) : invariant_list_offline(dir);
   const char *name = pos[1], *cmd = add ? "invariant add" : "invariant remove";
   proto_Op op = add ? PROTO_INVARIANT_ADD : PROTO_INVARIANT_REMOVE;
-  if (live) {
-    json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
-    if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
-    return through_kernel(cmd, dir, req);
-  }
-  char summary[600];
-  snprintf(summary, sizeof summary, "invariant %s %.500s", add ? "add" : "remove", name);
-  otxn t;
-  int status = otxn_open(&t, cmd, op, dir, &L);
-  if (status == EXIT_OK) status = otxn_start(&t, add ? pos[2] : name, t.parent, 0);
-  if (status == EXIT_OK) {
-    json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "op", wire_op_name(WIRE_INVARIANT), "action",
-                            add ? "add" : "remove", "name", name, "generation", (json_int_t)t.generation);
-    if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
-    json_t *r = otxn_run(&t, req, summary);
-    status = render_change(cmd, r, dir);
-    json_decref(r);
-  }
-  otxn_close(&t);
-  return status;
+  json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
+  if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
+  return change(cmd, dir, &L, req);
 }
 
 int cmd_invariant(int argc, char **argv) { return stack_run(invariant_main, argc, argv); }
@@ -343,8 +329,8 @@ static void rollback_usage(FILE *out) {
 ** worker, then the revert published. */
 static json_t *rollback_offline(otxn *t, uint64_t target) {
   if (t->faulted) return otxn_refuse(t, txn_reason_name(TXN_UNSAFE), t->fault);
-  char summary[64];
-  snprintf(summary, sizeof summary, "rollback to revision %" PRIu64, target);
+  char summary[200];
+  request_summary(t->op, t->req, summary, sizeof summary);
   store_rev_info info = {STORE_REV_ROLLBACK, t->generation + 1, 0, JITI_VERSION, summary, NULL};
   uint64_t rev = 0;
   if (store_publish_revert(t->s, t->parent, target, &info, &rev) != STORE_OK)
@@ -356,6 +342,10 @@ static json_t *rollback_offline(otxn *t, uint64_t target) {
   return json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED),
                    "revision", (json_int_t)rev, "target", (json_int_t)target, "changes",
                    storeio_revision_changes(t->s, rev), "generation", (json_int_t)(t->generation + 1));
+}
+
+static json_t *rollback_request(uint64_t target) {
+  return json_pack("{s:s, s:I}", "op", proto_op_name(PROTO_ROLLBACK), "revision", (json_int_t)target);
 }
 
 static int rollback_main(int argc, char **argv) {
@@ -382,21 +372,20 @@ static int rollback_main(int argc, char **argv) {
     int st = storeio_resolve_rev("rollback", s, revtext, &target);
     store_close(s);
     if (st != EXIT_OK) return st;
-    return through_kernel("rollback", dir, json_pack("{s:s, s:I}", "op", proto_op_name(PROTO_ROLLBACK),
-                                                     "revision", (json_int_t)target));
+    return change("rollback", dir, &L, rollback_request(target));
   }
   otxn t;
-  int status = otxn_open(&t, "rollback", PROTO_ROLLBACK, dir, &L);
+  json_t *req = NULL;
+  int status = otxn_open(&t, "rollback", dir, &L);
   if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
-  char what[64];
-  snprintf(what, sizeof what, "rollback to revision %" PRIu64, target);
-  if (status == EXIT_OK) status = otxn_start(&t, what, target, 1);
+  if (status == EXIT_OK) status = (req = rollback_request(target)) ? otxn_start(&t, req, target, 1) : EXIT_FAIL;
   if (status == EXIT_OK) {
     json_t *r = rollback_offline(&t, target);
     status = render_change("rollback", r, dir);
     json_decref(r);
   }
   otxn_close(&t);
+  json_decref(req);
   return status;
 }
 

@@ -15,13 +15,16 @@
 ** engine as the kernel: a sandboxed worker started from a revision runs it
 ** (gate, limits, invariants), the publish step of engine.h publishes it, and
 ** its records are the kernel's.  Usage:
-**   otxn_open -> [resolve arguments] -> otxn_start -> otxn_run (a frame)
-**   -> render_change (the reply) -> otxn_close.
+**   otxn_open -> [resolve arguments] -> otxn_start (the request)
+**   -> otxn_run -> render_change (the reply) -> otxn_close.
+** The request is the one the kernel would get (docs/protocol.md): its
+** frame, summary and records come from engine.h, as the kernel's do.
 ** Every step records what it must in the store's events and prints why it
 ** failed; nothing is published on a failure. */
 typedef struct otxn {
   const char *cmd;         /* for messages: "apply", "invariant add", ... */
-  proto_Op op;             /* the request it is, as the kernel names it (events) */
+  json_t *req;             /* the protocol request (borrowed), from otxn_start */
+  proto_Op op;             /* its op */
   store_env *s;
   uint64_t parent;         /* CURRENT */
   uint64_t generation;     /* the store's generation high-water mark */
@@ -35,20 +38,21 @@ typedef struct otxn {
 
 /* Open the store for writing, read CURRENT and the generation; L: the
 ** limits (NULL: the defaults).  EXIT_OK, or EXIT_FAIL after a message. */
-int otxn_open(otxn *t, const char *cmd, proto_Op op, const char *dir, const limits_Table *L);
+int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L);
 
-/* Record the "started" event (source: what it runs, for the record) and
-** start a worker from revision rev's world (current_invariants: without
-** rev's invariants, with CURRENT's).  EXIT_OK, or EXIT_FAIL after a message
-** (its outcome recorded). */
-int otxn_start(otxn *t, const char *source, uint64_t rev, int current_invariants);
+/* Record the "started" event of req (borrowed: it must outlive t; its "op"
+** one of apply, invariant-add, invariant-remove, rollback) and start a
+** worker from revision rev's world (current_invariants: without rev's
+** invariants, with CURRENT's).  EXIT_OK, or EXIT_FAIL after a message (its
+** outcome recorded). */
+int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants);
 
-/* Send the worker one request frame (stolen: "attempt", "invariant") and
-** carry it through: its outcome, the publish of what it accepted (a revision
-** of kind action with summary, the outcome event in the same LMDB
-** transaction), the commit or restore.  Returns the reply the kernel would
-** give (docs/protocol.md; failures also carry "revision": CURRENT). */
-json_t *otxn_run(otxn *t, json_t *request, const char *summary);
+/* Run the request in the worker and carry it through: its outcome, the
+** publish of what it accepted (a revision of kind action with the request's
+** summary, the outcome event in the same LMDB transaction), the commit or
+** restore.  Returns the reply the kernel would give (docs/protocol.md;
+** failures also carry "revision": CURRENT). */
+json_t *otxn_run(otxn *t);
 
 /* Refuse before running: record the outcome; the failure reply. */
 json_t *otxn_refuse(otxn *t, const char *reason, const char *message);

@@ -13,10 +13,9 @@
 #include "offline.h"
 #include "txn.h"
 
-int otxn_open(otxn *t, const char *cmd, proto_Op op, const char *dir, const limits_Table *L) {
+int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L) {
   memset(t, 0, sizeof *t);
   t->cmd = cmd;
-  t->op = op;
   t->w.fd = -1;
   if (L) t->limits = *L;
   else limits_default(&t->limits);
@@ -42,10 +41,12 @@ static void record_outcome(otxn *t, const char *reason, const char *message) {
   t->outcome_written = 1;
 }
 
-int otxn_start(otxn *t, const char *source, uint64_t rev, int current_invariants) {
+int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
+  t->req = req;
+  t->op = (proto_Op)proto_op_parse(json_string_value(json_object_get(req, "op")));
   t->attempt = storeio_next_attempt(t->s);
   char src[1024];
-  snprintf(src, sizeof src, "%.1000s%s", source, strlen(source) > 1000 ? "..." : "");
+  request_brief(t->op, req, src, sizeof src);
   storeio_event(t->s, t->cmd, events_started(t->attempt, proto_op_name(t->op), src, t->parent, t->generation));
   /* The worker counts from the store's mark: what it publishes gets the
   ** next generation.  Nobody sees the generation it starts with. */
@@ -85,9 +86,11 @@ json_t *otxn_refuse(otxn *t, const char *reason, const char *message) {
   return failure(t, reason, message, NULL);
 }
 
-json_t *otxn_run(otxn *t, json_t *request, const char *summary) {
-  char err[1024];
-  if (wproc_send(&t->w, request, NULL, 0) != 0) return otxn_refuse(t, txn_reason_name(TXN_ERROR), "the worker is gone");
+json_t *otxn_run(otxn *t) {
+  char err[1024], summary[200];
+  request_summary(t->op, t->req, summary, sizeof summary);
+  json_t *frame = request_frame(t->op, t->req, 1, t->generation);
+  if (!frame || wproc_send(&t->w, frame, NULL, 0) != 0) return otxn_refuse(t, txn_reason_name(TXN_ERROR), "the worker is gone");
   json_t *m = NULL;
   unsigned char *blob = NULL;
   size_t bloblen = 0;
