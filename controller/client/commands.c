@@ -208,7 +208,7 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   json_t *lim = limits_given_json(&L);
   if (req && lim) json_object_set_new(req, "limits", lim);
   else json_decref(lim);
-  json_t *r = kclient_request_once(cmd, c.dir, req);
+  json_t *r = render_request_once(cmd, c.dir, req);
   if (!r) return EXIT_FAIL;
   int st = print_txn_reply(cmd, r, c.json);
   if (st == EXIT_OK && !c.json && op == PROTO_PREVIEW) {
@@ -290,7 +290,7 @@ int cmd_inspect(int argc, char **argv) {
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(PROTO_INSPECT), "name", name);
   if (req && kind) json_object_set_new(req, "kind", json_string(kind));
   free(name);
-  json_t *r = kclient_request_once("inspect", c.dir, req);
+  json_t *r = render_request_once("inspect", c.dir, req);
   if (!r) return EXIT_FAIL;
   int ok = json_is_true(json_object_get(r, "ok"));
   if (c.json) {
@@ -347,7 +347,7 @@ int cmd_observe(int argc, char **argv) {
   }
   json_t *req = json_pack("{s:s}", "op", proto_op_name(PROTO_OBSERVE));
   if (req && limit) json_object_set_new(req, "budget", json_integer((json_int_t)limit));
-  json_t *r = kclient_request_once("observe", c.dir, req);
+  json_t *r = render_request_once("observe", c.dir, req);
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
     int st = fail_reply("observe", r);
@@ -459,7 +459,7 @@ int cmd_act(int argc, char **argv) {
   json_t *lim = limits_given_json(&L);
   if (req && lim) json_object_set_new(req, "limits", lim);
   else json_decref(lim);
-  json_t *r = kclient_request_once("act", c.dir, req);
+  json_t *r = render_request_once("act", c.dir, req);
   if (!r) return EXIT_FAIL;
   int ok = json_is_true(json_object_get(r, "ok"));
   /* an abort that restored what was paused did what was asked */
@@ -512,7 +512,7 @@ int cmd_status(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   int done = only_common_opts("status", argc, argv, &c, status_usage);
   if (done >= 0) return done;
-  json_t *r = kclient_request_once("status", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+  json_t *r = render_request_once("status", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
   if (!r) return EXIT_FAIL;
   if (c.json) print_json(r);
   else render_status(stdout, r);
@@ -534,11 +534,11 @@ int cmd_stop(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   int done = only_common_opts("stop", argc, argv, &c, stop_usage);
   if (done >= 0) return done;
-  json_t *st = kclient_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+  json_t *st = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
   if (!st) return EXIT_FAIL;
   pid_t pid = (pid_t)kclient_int(st, "pid");
   json_decref(st);
-  json_t *r = kclient_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_SHUTDOWN)));
+  json_t *r = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_SHUTDOWN)));
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
     int s = fail_reply("stop", r);

@@ -27,9 +27,8 @@ int kclient_connect(kclient *k) {
   kclient_close(k);
   char path[128];
   if (proto_socket_path(k->dir, path, sizeof path)) {
-    if (!k->quiet)
-      fprintf(stderr, "jiti %s: the socket path %s/%s is too long for a Unix socket\n", k->cmd,
-              k->dir, PROTO_SOCKET);
+    snprintf(k->err, sizeof k->err, "the socket path %s/%s is too long for a Unix socket", k->dir,
+             PROTO_SOCKET);
     return -1;
   }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -38,12 +37,11 @@ int kclient_connect(kclient *k) {
   if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     int e = errno;
     if (fd >= 0) close(fd);
-    if (k->quiet) return -1;
     if (e == ENOENT || e == ECONNREFUSED)
-      fprintf(stderr, "jiti %s: no kernel is running for %s; start one with: jiti kernel --store %s\n",
-              k->cmd, k->dir, k->dir);
+      snprintf(k->err, sizeof k->err, "no kernel is running for %s; start one with: jiti kernel --store %s",
+               k->dir, k->dir);
     else
-      fprintf(stderr, "jiti %s: cannot connect to the kernel at %s: %s\n", k->cmd, path, strerror(e));
+      snprintf(k->err, sizeof k->err, "cannot connect to the kernel at %s: %s", path, strerror(e));
     return -1;
   }
   k->fd = fd;
@@ -115,19 +113,36 @@ static int send_all(int fd, const char *p, size_t n) {
 
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
-  if (k->fd < 0 || !req) { json_decref(req); return KCLIENT_UNSENT; }
+  if (k->fd < 0 || !req) {
+    snprintf(k->err, sizeof k->err, k->fd < 0 ? "not connected to the kernel for %s"
+             : "cannot encode the request (is the text valid UTF-8?)", k->dir);
+    json_decref(req);
+    return KCLIENT_UNSENT;
+  }
   json_int_t id = k->next_id++;
   json_object_set_new(req, "id", json_integer(id));
   char *text = json_dumps(req, JSON_COMPACT);
   json_decref(req);
-  if (!text) return KCLIENT_UNSENT;
+  if (!text) {
+    snprintf(k->err, sizeof k->err, "cannot encode the request (is the text valid UTF-8?)");
+    return KCLIENT_UNSENT;
+  }
   size_t n = strlen(text);
   char *line = realloc(text, n + 2);
-  if (!line) { free(text); return KCLIENT_UNSENT; }
+  if (!line) {
+    free(text);
+    snprintf(k->err, sizeof k->err, "out of memory");
+    return KCLIENT_UNSENT;
+  }
   line[n++] = '\n';
   int sent = send_all(k->fd, line, n);
   free(line);
-  if (sent) { kclient_close(k); return KCLIENT_UNSENT; }
+  if (sent) {
+    snprintf(k->err, sizeof k->err, "the kernel for %s closed the connection before the request was sent",
+             k->dir);
+    kclient_close(k);
+    return KCLIENT_UNSENT;
+  }
   for (;;) {
     int got;
     json_t *j = take_line(k, &got);
@@ -143,7 +158,10 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
       json_decref(j);  /* an event, or the reply to an abandoned request */
       continue;
     }
-    if (intr && *intr) return KCLIENT_INTERRUPTED;
+    if (intr && *intr) {
+      snprintf(k->err, sizeof k->err, "interrupted while waiting for the kernel's reply");
+      return KCLIENT_INTERRUPTED;
+    }
     struct pollfd p = {.fd = k->fd, .events = POLLIN};
     int r = poll(&p, 1, -1);
     if (r < 0 && errno == EINTR) continue;  /* the flag is checked above */
@@ -152,6 +170,8 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
     if (r == -1) continue;
     if (r == 0) break;
   }
+  snprintf(k->err, sizeof k->err, "the kernel for %s closed the connection without a reply (see its log; "
+           "'jiti status --store %s')", k->dir, k->dir);
   kclient_close(k);
   return KCLIENT_NO_REPLY;
 }
@@ -159,26 +179,28 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
 int kclient_serving(const char *dir) {
   kclient k;
   kclient_init(&k, "", dir);
-  k.quiet = 1;
   int up = kclient_connect(&k) == 0;
   kclient_close(&k);
   return up;
 }
 
-json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req) {
+json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen) {
+  kclient k;
+  kclient_init(&k, "", dir);
   if (!req) {
-    fprintf(stderr, "jiti %s: cannot encode the request (is the text valid UTF-8?)\n", cmd);
+    snprintf(err, errlen, "cannot encode the request (is the text valid UTF-8?)");
     return NULL;
   }
-  kclient k;
-  kclient_init(&k, cmd, dir);
-  if (kclient_connect(&k)) { json_decref(req); return NULL; }
+  if (kclient_connect(&k)) {
+    json_decref(req);
+    snprintf(err, errlen, "%s", k.err);
+    return NULL;
+  }
   json_t *rep;
   int r = kclient_call(&k, req, &rep, NULL);
   kclient_close(&k);
   if (r != KCLIENT_OK) {
-    fprintf(stderr, "jiti %s: the kernel for %s closed the connection without a reply "
-            "(see its log; 'jiti status --store %s')\n", cmd, dir, dir);
+    snprintf(err, errlen, "%s", k.err);
     return NULL;
   }
   return rep;

@@ -3,9 +3,8 @@
 ** shared by the one-shot client commands (commands.c), `jiti repl`
 ** (repl.c) and the store commands when a kernel serves the store: a
 ** connection to DIR/kernel.sock that carries any number of requests, one
-** at a time.  Printing replies is render.h's.
-**
-** Messages name the command ("jiti CMD: ...") and go to stderr.
+** at a time.  It prints nothing: a failure leaves its message in k->err,
+** and printing (replies, failures) is render.h's.
 */
 #ifndef jiti_kclient_h
 #define jiti_kclient_h
@@ -16,20 +15,20 @@
 
 typedef struct kclient {
   int fd;               /* -1 when not connected */
-  const char *cmd;      /* the command, for messages: "eval", "repl" */
+  const char *cmd;      /* the command it serves ("eval", "repl"), for the caller's messages */
   const char *dir;      /* the store directory */
   char *buf;            /* bytes received and not yet consumed */
   size_t len, cap;
   json_int_t next_id;   /* the "id" of the next request */
-  int quiet;            /* set: kclient_connect prints nothing */
+  char err[512];        /* why the last failure happened, for people */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */
 void kclient_init(kclient *k, const char *cmd, const char *dir);
 
-/* Connect to DIR/kernel.sock.  0, or -1 after a message (unless k->quiet):
-** when nobody listens it is "jiti CMD: no kernel is running for DIR; start
-** one with: jiti kernel --store DIR". */
+/* Connect to DIR/kernel.sock.  0, or -1 with k->err set: when nobody
+** listens "no kernel is running for DIR; start one with: jiti kernel
+** --store DIR". */
 int kclient_connect(kclient *k);
 
 /* 1 when the connection is open and the kernel has not closed its end
@@ -51,16 +50,17 @@ enum {
 ** requests are skipped.  The reply's "id" is removed before it is returned.
 ** intr (may be NULL): a flag a signal handler sets; waiting stops when it is
 ** set.  On anything but KCLIENT_OK the connection is closed, except after
-** KCLIENT_INTERRUPTED; no message is printed. */
+** KCLIENT_INTERRUPTED, and k->err says what happened. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
 
 /* 1 when a kernel serves dir (its socket accepts a connection), 0 when
-** none does; prints nothing. */
+** none does. */
 int kclient_serving(const char *dir);
 
-/* One request on a connection of its own (the one-shot commands): the
-** reply, or NULL after a message on stderr.  req is stolen. */
-json_t *kclient_request_once(const char *cmd, const char *dir, json_t *req);
+/* One request on a connection of its own: the reply, or NULL with the
+** reason in err (errlen bytes).  req is stolen (NULL: it could not be
+** made).  render_request_once prints the reason. */
+json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen);
 
 /* ---- reading replies */
 

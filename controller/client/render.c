@@ -10,6 +10,13 @@
 #include "kclient.h"
 #include "render.h"
 
+json_t *render_request_once(const char *cmd, const char *dir, json_t *req) {
+  char err[600];
+  json_t *r = kclient_once(dir, req, err, sizeof err);
+  if (!r) fprintf(stderr, "jiti %s: %s\n", cmd, err);
+  return r;
+}
+
 void render_output(FILE *f, json_t *r) {
   json_t *o = json_object_get(r, "output");
   const char *out = json_string_value(o);

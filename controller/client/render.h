@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <jansson.h>
 
+/* One request on a connection of its own (kclient_once): the reply, or
+** NULL after "jiti CMD: why" on stderr.  req is stolen. */
+json_t *render_request_once(const char *cmd, const char *dir, json_t *req);
+
 /* The program output of a transaction's reply (`output`), newline-ended. */
 void render_output(FILE *f, json_t *reply);
 

@@ -146,10 +146,10 @@ static int form_state(const char *s, size_t n) {
 /* Connect (or reconnect) and greet the kernel.  1 connected; 0 after a
 ** message (unless quiet). */
 static int reconnect(Repl *R, int quiet) {
-  R->k.quiet = quiet;
-  int r = kclient_connect(&R->k);
-  R->k.quiet = 0;
-  if (r) return 0;
+  if (kclient_connect(&R->k)) {
+    if (!quiet) say("%s", R->k.err);
+    return 0;
+  }
   json_t *rep;
   if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", PROTO_VERSION, "client",
                                     "jiti repl"),

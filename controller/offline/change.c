@@ -30,7 +30,7 @@ static const char LIVE_HELP[] =
 
 /* The kernel's reply to req (stolen), printed as a change; the exit status. */
 static int through_kernel(const char *cmd, const char *dir, json_t *req) {
-  json_t *r = kclient_request_once(cmd, dir, req);
+  json_t *r = render_request_once(cmd, dir, req);
   if (!r) return EXIT_FAIL;
   int st = render_change(cmd, r, dir);
   json_decref(r);
@@ -253,7 +253,7 @@ static int invariant_list_offline(const char *dir) {
 }
 
 static int invariant_list_live(const char *dir) {
-  json_t *r = kclient_request_once("invariant list", dir, json_pack("{s:s}", "op",
+  json_t *r = render_request_once("invariant list", dir, json_pack("{s:s}", "op",
                                                                     proto_op_name(PROTO_INVARIANT_LIST)));
   if (!r) return EXIT_FAIL;
   int ok = json_is_true(json_object_get(r, "ok"));

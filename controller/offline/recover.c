@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "kclient.h"
 #include "offline.h"
+#include "render.h"
 
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
 ** (used by bench/recover_bench.sh when profiling). */
@@ -383,7 +384,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   if (live) {  /* beside the kernel: read only; the generation is the kernel's */
     store_env *s = storeio_open("recover-session", dir, 0);
     if (!s) return EXIT_FAIL;
-    json_t *st = kclient_request_once("recover-session", dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+    json_t *st = render_request_once("recover-session", dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
     f.rev = ir->rev;
     f.gen = st ? (uint64_t)kclient_int(st, "generation") : vr->generation;
     json_decref(st);
