@@ -111,16 +111,16 @@ static int send_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
-  *reply = NULL;
+/* Send req (stolen) with the next id (in *id); KCLIENT_OK or KCLIENT_UNSENT. */
+static int send_request(kclient *k, json_t *req, json_int_t *id) {
   if (k->fd < 0 || !req) {
-    snprintf(k->err, sizeof k->err, k->fd < 0 ? "not connected to the kernel for %s"
-             : "cannot encode the request (is the text valid UTF-8?)", k->dir);
+    if (k->fd < 0) snprintf(k->err, sizeof k->err, "not connected to the kernel for %s", k->dir);
+    else snprintf(k->err, sizeof k->err, "cannot encode the request (is the text valid UTF-8?)");
     json_decref(req);
     return KCLIENT_UNSENT;
   }
-  json_int_t id = k->next_id++;
-  json_object_set_new(req, "id", json_integer(id));
+  *id = k->next_id++;
+  json_object_set_new(req, "id", json_integer(*id));
   char *text = json_dumps(req, JSON_COMPACT);
   json_decref(req);
   if (!text) {
@@ -143,6 +143,18 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
     kclient_close(k);
     return KCLIENT_UNSENT;
   }
+  return KCLIENT_OK;
+}
+
+int kclient_send(kclient *k, json_t *req) {
+  json_int_t id;
+  return send_request(k, req, &id);
+}
+
+int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
+  *reply = NULL;
+  json_int_t id;
+  if (send_request(k, req, &id) != KCLIENT_OK) return KCLIENT_UNSENT;
   for (;;) {
     int got;
     json_t *j = take_line(k, &got);

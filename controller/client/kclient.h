@@ -53,6 +53,12 @@ enum {
 ** KCLIENT_INTERRUPTED, and k->err says what happened. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
 
+/* Send req (stolen) with a fresh "id" without waiting for its reply, which
+** the next kclient_call skips (a request whose answer does not matter: it
+** costs no round trip).  KCLIENT_OK or KCLIENT_UNSENT (then the connection
+** is closed and k->err says why). */
+int kclient_send(kclient *k, json_t *req);
+
 /* 1 when a kernel serves dir (its socket accepts a connection), 0 when
 ** none does. */
 int kclient_serving(const char *dir);
