@@ -82,6 +82,7 @@ if [[ -z $started ]]; then echo "demo: the long change never started" >&2; exit 
 pid=$(cat "$dir/calc.jiti/kernel.pid")
 echo "\$ kill -9 $pid   # the kernel; its worker dies with it"
 kill -9 "$pid"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 wait "$client"
 echo "(the client's exit status: $?)"
 

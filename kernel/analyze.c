@@ -59,7 +59,7 @@ void jt_code_free(jt_State *S, jt_Code *c) {
 
 /* --------------------------------------------------------- analysis state */
 
-enum { VAR_LEX, VAR_SPECIAL, VAR_FUN, VAR_MACRO, VAR_BLOCK, VAR_TAGBODY };
+enum { VAR_LEX, VAR_SPECIAL, VAR_FUN, VAR_MACRO, VAR_BLOCK, VAR_TAGBODY, VAR_SYMMACRO };
 enum { SC_LAMBDA, SC_LET };
 
 typedef struct Scope Scope;
@@ -74,7 +74,7 @@ typedef struct Var {
   jt_Node *node;       /* block / tagbody node */
   int level;           /* opaque level where the block/tagbody was made */
   jt_V tags;           /* tagbody: list of tags, position = tag index */
-  jt_V macro;          /* macrolet expander */
+  jt_V macro;          /* macrolet expander; symbol-macrolet expansion */
 } Var;
 
 struct Scope {
@@ -184,6 +184,8 @@ static Var *lookup(A *a, jt_V name, unsigned mask) {
 }
 
 #define VARKINDS ((1u << VAR_LEX) | (1u << VAR_SPECIAL))
+/* a symbol macro shadows and is shadowed by variables */
+#define VALKINDS (VARKINDS | (1u << VAR_SYMMACRO))
 #define FUNKINDS ((1u << VAR_FUN) | (1u << VAR_MACRO))
 
 /* Record a reference from the current scope; marks capture across lambdas. */
@@ -296,7 +298,8 @@ static jt_Node *var_ref(A *a, jt_V sym) {
   jt_State *S = a->S;
   if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return const_node(a, sym);
   check_user_variable(a, sym, sym);
-  Var *v = lookup(a, sym, VARKINDS);
+  Var *v = lookup(a, sym, VALKINDS);
+  if (v && v->kind == VAR_SYMMACRO) return analyze(a, v->macro);
   if (v && v->kind == VAR_LEX) {
     jt_Node *n = mknode(a, jt_ev_lref);
     ref_add(a, &n->u.var, v, n);
@@ -583,6 +586,9 @@ static jt_Node *function_node(A *a, jt_V spec, jt_V form) {
       return n;
     }
     if (v) syntax_error(a, "cannot take the function of local macro %s", form);
+    /* the kernel's helpers are reached only by calls in its own code and
+    ** expansions: as a function object (for funcall, apply) not at all */
+    if (jt_is_internal(spec) && !S->kernel_mode) jt_undefined_function(S, spec);
     jt_Node *n = mknode(a, jt_ev_fglobal);
     n->u.gset.sym = konst(a, spec);
     return n;
@@ -730,17 +736,33 @@ static jt_Node *sf_letstar(A *a, jt_V form, jt_V args, bool tail) {
   return analyze_let(a, form, args, tail, true);
 }
 
+/* One (setq sym value): through setf when sym is a symbol macro. */
+static jt_Node *setq_pair(A *a, jt_V sym, jt_V valform, jt_V form) {
+  jt_State *S = a->S;
+  Var *v = jt_issymbol(sym) ? lookup(a, sym, VALKINDS) : NULL;
+  if (v && v->kind == VAR_SYMMACRO) {
+    jt_V *base = S->sp;
+    JT_PUSH(S, valform);
+    jt_V f = jt_list(S, 3, JT_SYM(S, SETF), v->macro, valform);
+    JT_PUSH(S, f);
+    jt_Node *n = analyze(a, f);
+    S->sp = base;
+    return n;
+  }
+  return var_set(a, sym, analyze(a, valform), form);
+}
+
 static jt_Node *sf_setq(A *a, jt_V form, jt_V args, bool tail) {
   int n = list_len(a, args, form);
   if (n % 2) syntax_error(a, "odd number of arguments to setq: %s", form);
   if (n == 0) return const_node(a, JT_NIL);
-  if (n == 2) return var_set(a, jt_car(args), analyze(a, jt_car(jt_cdr(args))), form);
+  if (n == 2) return setq_pair(a, jt_car(args), jt_car(jt_cdr(args)), form);
   jt_Node *p = mknode(a, jt_ev_progn);
   p->u.progn.n = n / 2;
   const jt_Node **v = NEWN(a, const jt_Node *, n / 2);
   int i = 0;
   for (jt_V l = args; jt_iscons(l); l = jt_cdr(jt_cdr(l)), i++)
-    v[i] = var_set(a, jt_car(l), analyze(a, jt_car(jt_cdr(l))), form);
+    v[i] = setq_pair(a, jt_car(l), jt_car(jt_cdr(l)), form);
   p->u.progn.body = v;
   return p;
 }
@@ -814,11 +836,37 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     jt_V mf = jt_cons(S, JT_SYM(S, MACRO_LAMBDA), d);
     JT_PUSH(S, mf);
     jt_V fn = jt_eval(S, mf);
-    JT_POP(S, 1);
+    S->sp[-1] = fn;   /* var_add allocates (the arena), which may collect */
     Var *v = var_add(a, jt_car(d), VAR_MACRO);
     v->macro = konst(a, fn);
+    JT_POP(S, 1);
   }
   jt_Node *n = progn_of(a, jt_cdr(args), tail);
+  scope_close(a, s);
+  return n;
+}
+
+/* (symbol-macrolet ((symbol expansion)...) decl* body): a reference to
+** symbol is the expansion, and setq of it is setf of the expansion. */
+static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
+  jt_State *S = a->S;
+  if (!jt_iscons(args)) syntax_error(a, "malformed symbol-macrolet: %s", form);
+  Scope *s = scope_open(a, SC_LET);
+  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
+    jt_V d = jt_car(l);
+    if (!jt_iscons(d) || !jt_issymbol(jt_car(d)) || !jt_iscons(jt_cdr(d)) || jt_cdr(jt_cdr(d)) != JT_NIL)
+      syntax_error(a, "malformed symbol-macrolet binding in %s", form);
+    jt_V sym = jt_car(d);
+    if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym) || is_constant_sym(S, sym) || is_special_sym(S, sym))
+      syntax_error(a, "symbol-macrolet cannot bind a constant or special variable: %s", form);
+    Var *v = var_add(a, sym, VAR_SYMMACRO);
+    v->macro = konst(a, jt_car(jt_cdr(d)));
+  }
+  jt_V specials = JT_NIL;
+  JT_ROOT(S, specials);
+  jt_V body = parse_decls(a, jt_cdr(args), &specials, false, NULL);
+  jt_Node *n = progn_of(a, body, tail);
+  JT_UNROOT(S, 1);
   scope_close(a, s);
   return n;
 }
@@ -1217,7 +1265,7 @@ static const struct { const char *name; SpecialFn fn; } special_forms[] = {
   {"QUOTE", sf_quote}, {"FUNCTION", sf_function}, {"IF", sf_if},
   {"PROGN", sf_progn}, {"LET", sf_let}, {"LET*", sf_letstar},
   {"SETQ", sf_setq}, {"FLET", sf_flet}, {"LABELS", sf_labels},
-  {"MACROLET", sf_macrolet}, {"BLOCK", sf_block},
+  {"MACROLET", sf_macrolet}, {"SYMBOL-MACROLET", sf_symbol_macrolet}, {"BLOCK", sf_block},
   {"RETURN-FROM", sf_return_from}, {"TAGBODY", sf_tagbody}, {"GO", sf_go},
   {"CATCH", sf_catch}, {"THROW", sf_throw},
   {"UNWIND-PROTECT", sf_unwind_protect}, {"THE", sf_the},

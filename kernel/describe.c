@@ -6,9 +6,11 @@
 ** the value refers to has to exist: a structure of a type this state does not
 ** know prints as #S(NAME :SLOT value ...), and a hash table, which has no
 ** printed form a reader takes back, with its contents as a form that builds
-** it.  Only atoms (numbers, characters, strings, symbols) are decoded, one at
-** a time, and printed by the printer, so they read exactly as evaluated text
-** does.
+** it, and an instance of a standard class as a form that allocates it and
+** sets its bound slots.  Only atoms (numbers, characters, strings, symbols)
+** are decoded, one at a time, and printed by the printer, so they read
+** exactly as evaluated text does; no print-object method of the program
+** runs.
 **
 ** A form is then laid out in lines of at most `width` characters where it
 ** can: a group that fits stays on one line; one that does not puts its
@@ -19,9 +21,9 @@
 **
 ** Values are written as forms that evaluate to them wherever a form is
 ** expected (a variable's value, a data row's key and value): a symbol or a
-** list quoted, a list holding a hash table backquoted with the table's
-** constructor unquoted inside.  (A hash table inside a vector or a structure
-** is shown by its constructor too; such a value does not paste back.)
+** list quoted, a list holding a hash table or an instance backquoted with
+** its constructor unquoted inside.  (One inside a vector or a structure is
+** shown by its constructor too; such a value does not paste back.)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,15 +35,18 @@
 
 /* ------------------------------------------------------------ the tree */
 
-enum { N_ATOM, N_LIST, N_VECTOR, N_STRUCT, N_HASH };
+enum { N_ATOM, N_LIST, N_VECTOR, N_STRUCT, N_HASH, N_INSTANCE };
 
 typedef struct Node {
   int type;
-  char *text;            /* atom: printed; struct: type name; hash: test name */
+  char *text;            /* atom: printed; struct, instance: type name; hash:
+                            test name */
   int symbol;            /* atom: a symbol that does not evaluate to itself */
-  int hashes;            /* a hash table is in it (itself included) */
-  struct Node **kids;    /* list, vector: elements; struct: name, value...;
-                            hash: key, value, ... */
+  int unbound;           /* atom: an unbound slot's marker */
+  int built;             /* a hash table or an instance is in it (itself
+                            included): only a form that builds it shows it */
+  struct Node **kids;    /* list, vector: elements; struct: :slot, value...;
+                            instance: slot, value...; hash: key, value, ... */
   size_t nkids;
   struct Node *tail;     /* a dotted list's tail, or NULL */
 } Node;
@@ -102,7 +107,7 @@ static uint64_t uleb(Reader *r) {
 static void add_kid(Reader *r, Node *x, Node *k, size_t cap) {
   if (!x->kids && !(x->kids = calloc(cap ? cap : 1, sizeof *x->kids))) no_memory(r->S);
   x->kids[x->nkids++] = k;
-  x->hashes |= k->hashes;
+  x->built |= k->built;
 }
 
 /* An atom: decoded alone and printed. */
@@ -133,7 +138,7 @@ static Node *read_value(Reader *r) {
       if (x->tail->type == N_ATOM && !strcmp(x->tail->text, "NIL")) {
         x->tail = NULL;  /* a proper list (the pool frees the node) */
       } else {
-        x->hashes |= x->tail->hashes;
+        x->built |= x->tail->built;
       }
       if (!n && !x->tail) {  /* () is NIL */
         x->type = N_ATOM;
@@ -173,6 +178,30 @@ static Node *read_value(Reader *r) {
       }
       break;
     }
+    case 'O': {  /* instance: class name, n, (slot name, value or 'U')* */
+      r->pos++;
+      x = node(r, N_INSTANCE);
+      Node *name = atom(r);
+      x->text = name->text;
+      name->text = NULL;
+      x->built = 1;
+      uint64_t n = uleb(r);
+      if (n > r->n - r->pos) broken(r, "instance larger than its encoding");
+      for (uint64_t i = 0; i < n; i++) {
+        Node *slot = atom(r);
+        Node *v = read_value(r);
+        if (v->unbound) continue;  /* left unbound by the constructor too */
+        add_kid(r, x, slot, (size_t)(2 * n));
+        add_kid(r, x, v, (size_t)(2 * n));
+      }
+      break;
+    }
+    case 'U':  /* an unbound slot */
+      r->pos++;
+      x = node(r, N_ATOM);
+      if (!(x->text = strdup("#<UNBOUND>"))) no_memory(r->S);
+      x->unbound = 1;
+      break;
     case 'H': {  /* hash table: test, n, (key, value)* in its order */
       r->pos++;
       if (r->pos >= r->n) broken(r, "truncated hash table");
@@ -183,7 +212,7 @@ static Node *read_value(Reader *r) {
       if (n > r->n - r->pos) broken(r, "hash table larger than its encoding");
       x = node(r, N_HASH);
       x->text = strdup(tests[test]);
-      x->hashes = 1;
+      x->built = 1;
       for (uint64_t i = 0; i < 2 * n; i++) add_kid(r, x, read_value(r), (size_t)(2 * n));
       break;
     }
@@ -301,9 +330,38 @@ static Doc *hash_constructor(Node *x) {
   return g;
 }
 
+/* (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'NAME)))) (SETF (SLOT-VALUE I 'S) V) ... I) */
+static Doc *instance_constructor(Node *x) {
+  size_t n = strlen(x->text) + 64;
+  char *make = malloc(n);
+  if (!make) return NULL;
+  snprintf(make, n, "((I (ALLOCATE-INSTANCE (FIND-CLASS '%s))))", x->text);
+  Doc *g = doc_new("(", ")");
+  g = doc_add(g, doc_new("LET", NULL));
+  g = doc_add(g, doc_new(make, NULL));
+  free(make);
+  for (size_t i = 0; g && i + 1 < x->nkids; i += 2) {
+    Doc *set = doc_new("(", ")");
+    set = doc_add(set, doc_new("SETF", NULL));
+    Doc *slot = doc_new("(", ")");
+    slot = doc_add(slot, doc_new("SLOT-VALUE", NULL));
+    slot = doc_add(slot, doc_new("I", NULL));
+    slot = doc_add(slot, prefixed("'", doc_new(x->kids[i]->text, NULL)));
+    set = doc_add(set, slot);
+    set = doc_add(set, doc_of(x->kids[i + 1], C_EVAL));
+    g = doc_add(g, set);
+  }
+  g = doc_add(g, doc_new("I", NULL));
+  if (g) { g->style = S_BODY; g->header = 1; }
+  return g;
+}
+
 static Doc *doc_of(Node *x, int ctx) {
   Doc *d;
   switch (x->type) {
+    case N_INSTANCE:
+      d = instance_constructor(x);
+      return ctx == C_BACKQUOTED ? prefixed(",", d) : d;
     case N_ATOM:
       d = doc_new(x->text, NULL);
       return ctx == C_EVAL && x->symbol ? prefixed("'", d) : d;
@@ -322,8 +380,8 @@ static Doc *doc_of(Node *x, int ctx) {
       int inner = ctx;
       const char *prefix = "";
       if (ctx == C_EVAL) {
-        inner = x->hashes ? C_BACKQUOTED : C_QUOTED;
-        prefix = x->hashes ? "`" : "'";
+        inner = x->built ? C_BACKQUOTED : C_QUOTED;
+        prefix = x->built ? "`" : "'";
       }
       d = doc_new("(", ")");
       for (size_t i = 0; d && i < x->nkids; i++) d = doc_add(d, doc_of(x->kids[i], inner));
@@ -408,11 +466,13 @@ static size_t lay(jt_Buf *b, Doc *d, size_t col, size_t width) {
 
 /* ------------------------------------------------------------- entries */
 
-typedef struct Parts { Pool pool; Node *a, *b; Doc *doc; } Parts;
+typedef struct Parts { Pool pool; Node *a, *b, *cells; Doc *doc; } Parts;
 
 /* The entry's document: its source form, a variable as DEFPARAMETER /
 ** DEFCONSTANT name, a data row as (WORLD-PUT key value) — or, without a
-** name, a variable's or a row's value alone. */
+** name, a variable's or a row's value alone.  A class is its DEFCLASS form;
+** with a name, p->cells holds the values of its :class slots, which
+** jt_describe writes as comment lines after it. */
 static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   if (r->n < 1) broken(r, "empty entry encoding");
   char tag = (char)r->p[r->pos++];
@@ -420,6 +480,11 @@ static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   switch (tag) {
     case 'F':
       p->a = read_value(r);
+      return doc_of(p->a, C_CODE);
+    case 'C':  /* the DEFCLASS form, then ((slot . value) ...) */
+      p->a = read_value(r);
+      p->b = read_value(r);
+      if (name) p->cells = p->b;
       return doc_of(p->a, C_CODE);
     case 'V': case 'K':
       p->a = read_value(r);
@@ -458,6 +523,26 @@ char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const cha
   measure(p->doc);
   jt_Buf b = {0};
   lay(&b, p->doc, 0, width > 0 ? (size_t)width : 0);
+  Node *cells = p->cells && p->cells->type == N_LIST ? p->cells : NULL;
+  for (size_t i = 0; cells && i < cells->nkids; i++) {
+    Node *c = cells->kids[i];  /* (slot . value) */
+    if (c->type != N_LIST || c->nkids < 1) continue;
+    Node rest = *c;            /* the value: the cell's tail, or the rest of it when it is a list */
+    rest.kids = c->kids + 1;
+    rest.nkids = c->nkids - 1;
+    Node *value = c->nkids == 1 ? c->tail : &rest;
+    jt_buf_printf(&b, "\n;; :class slot %s ", c->kids[0]->text);
+    if (value && value->unbound) {
+      jt_buf_puts(&b, "is unbound");
+    } else {
+      Doc *v = value ? doc_of(value, C_EVAL) : doc_new("NIL", NULL);
+      if (!v) no_memory(S);
+      measure(v);
+      jt_buf_puts(&b, "= ");
+      lay(&b, v, 0, 0);
+      doc_free(v);
+    }
+  }
   return b.p ? b.p : strdup("");
 }
 

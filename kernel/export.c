@@ -17,6 +17,9 @@
 **   'V' n items        simple vector
 **   'H' test n (k v)*  hash table, pairs in the table's (insertion) order
 **   'D' name n (slot v)*  structure instance (by type name and slot names)
+**   'O' name n (slot v)*  instance of a standard class: its local slots in
+**                      the class's order, 'U' for an unbound one (the
+**                      :class slots are exported with the class)
 **
 ** Anything else (functions, streams, restarts, layouts, foreign pointers)
 ** and circular structure is refused with a reason.
@@ -27,6 +30,7 @@
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 #define MAX_DEPTH 10000
 
@@ -45,15 +49,22 @@ typedef struct Enc {
   const char **why;    /* set on failure */
   jt_Obj **path;       /* objects on the current path: cycle detection */
   int depth, cap;
-  uint64_t *nodes;     /* values encoded so far (shared with sub-encoders) */
+  struct Meter *meter;  /* work done and paid for (shared with sub-encoders) */
 } Enc;
+
+/* Work is counted in units of about one value written; every 64 units or
+** more are paid at a unit of fuel per four. */
+typedef struct Meter { uint64_t work, paid; } Meter;
 
 static bool enc_paid(Enc *e) {
   jt_State *S = e->S;
-  if ((++*e->nodes & 63) != 0) return true;
+  Meter *m = e->meter;
+  if (++m->work - m->paid < 64) return true;
+  uint64_t owe = (m->work - m->paid) / 4;
+  m->paid = m->work;
   if (S->limits.heap && e->out->n > S->limits.heap) { *e->why = jt_encode_out_of_heap; return false; }
-  if (S->fuel_left <= 16) { *e->why = jt_encode_out_of_fuel; return false; }
-  S->fuel_left -= 16;
+  if (S->fuel_left <= owe) { *e->why = jt_encode_out_of_fuel; return false; }
+  S->fuel_left -= owe;
   return true;
 }
 
@@ -79,6 +90,7 @@ static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
 static bool enc(Enc *e, jt_V v);
 
 static bool push_path(Enc *e, jt_V v) {
+  e->meter->work += (uint64_t)e->depth / 16;  /* the scan below is work too */
   for (int i = 0; i < e->depth; i++)
     if (e->path[i] == jt_o(v)) { *e->why = "circular structure"; return false; }
   if (e->depth >= MAX_DEPTH) { *e->why = "structure nested too deeply"; return false; }
@@ -93,13 +105,17 @@ static bool push_path(Enc *e, jt_V v) {
   return true;
 }
 
-static void put_symbol(Enc *e, jt_V v) {
+/* A kernel-internal symbol has no name a store can give back (the reader
+** never makes one): user code that got hold of one cannot store it. */
+static bool put_symbol(Enc *e, jt_V v) {
+  if (jt_is_internal(v)) { *e->why = "a kernel-internal symbol"; return false; }
   jt_Symbol *s = jt_symobj(e->S, v);
   jt_buf_putc(e->out, 'Y');
   jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
   size_t n = strlen(s->cname);
   jt_put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
+  return true;
 }
 
 /* A hash table: its pairs in its own order, which is insertion order
@@ -139,12 +155,16 @@ static bool enc(Enc *e, jt_V v) {
   if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
   switch (jt_type(v)) {
     case JT_TBIGNUM: {
+      e->meter->work += 4 * jt_num_print_cost(v);  /* a conversion to digits: paid first */
+      if (!enc_paid(e)) return false;
       char *s = mpz_get_str(NULL, 10, jt_big_(v)->z);
       put_bytes(e->out, 'I', s, strlen(s));
       free(s);
       return true;
     }
     case JT_TRATIO: {
+      e->meter->work += 4 * jt_num_print_cost(v);
+      if (!enc_paid(e)) return false;
       char *s = mpq_get_str(NULL, 10, jt_ratio_(v)->q);
       put_bytes(e->out, 'R', s, strlen(s));
       free(s);
@@ -165,7 +185,7 @@ static bool enc(Enc *e, jt_V v) {
       free(s);
       return true;
     }
-    case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TSYMBOL: return put_symbol(e, v);
     case JT_TCONS: {
       if (!push_path(e, v)) return false;
       size_t n = 0;
@@ -208,17 +228,37 @@ static bool enc(Enc *e, jt_V v) {
       if (!push_path(e, v)) return false;
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
-      put_symbol(e, L->name);
-      jt_put_uleb(e->out, L->nslots);
+      bool ok = put_symbol(e, L->name);
+      if (ok) jt_put_uleb(e->out, L->nslots);
+      for (uint32_t i = 0; i < L->nslots && ok; i++)
+        ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
+      e->depth--;
+      return ok;
+    }
+    case JT_TINSTANCE: {
+      jt_V w = jt_inst_(v)->wrapper;
+      if (!jt_is(jt_vec_(w)->items[JT_W_CLASS], JT_TCLASS)) { *e->why = "an internal object"; return false; }
+      if (jt_instance_obsolete(v)) {
+        *e->why = "an instance of a class redefined since the instance was last used "
+                  "(using it once, with slot-value say, brings it up to date)";
+        return false;
+      }
+      if (!push_path(e, v)) return false;
+      jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
+      jt_buf_putc(e->out, 'O');
+      put_symbol(e, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name);
+      jt_put_uleb(e->out, names->len);
       bool ok = true;
-      for (uint32_t i = 0; i < L->nslots && ok; i++) {
-        put_symbol(e, jt_vec_(L->slot_names)->items[i]);
-        ok = enc(e, jt_struct_(v)->slots[i]);
+      for (size_t i = 0; i < names->len && ok; i++) {
+        put_symbol(e, names->items[i]);
+        ok = enc(e, jt_vec_(jt_inst_(v)->slots)->items[i]);
       }
       e->depth--;
       return ok;
     }
-    case JT_TPRIM: case JT_TCLOSURE: *e->why = "a function"; return false;
+    case JT_TPRIM: case JT_TCLOSURE: case JT_TGENERIC: *e->why = "a function"; return false;
+    case JT_TCLASS: *e->why = "a class"; return false;
+    case JT_TMETHOD: *e->why = "a method"; return false;
     case JT_TSTREAM: *e->why = "a stream"; return false;
     case JT_TRESTART: *e->why = "a restart"; return false;
     case JT_TFOREIGN: *e->why = "a foreign pointer"; return false;
@@ -227,8 +267,8 @@ static bool enc(Enc *e, jt_V v) {
 }
 
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
-  uint64_t nodes = 0;
-  Enc e = {S, out, why, NULL, 0, 0, &nodes};
+  Meter meter = {0, 0};
+  Enc e = {S, out, why, NULL, 0, 0, &meter};
   bool ok = enc(&e, v);
   free(e.path);
   return ok;
@@ -241,6 +281,8 @@ typedef struct Dec {
   const unsigned char *p;
   size_t n, pos;
   int depth;
+  bool text;   /* for reading, not for use: structures and instances come
+                  back as stand-ins that need no type (see decode_record) */
 } Dec;
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
@@ -289,6 +331,72 @@ static jt_V get_symbol(Dec *d) {
   if (pkg == 0) return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
   if (pkg != JT_PKG_LISP && pkg != JT_PKG_KEYWORD) bad(d, "unknown package");
   return jt_intern_bytes(d->S, s, len, pkg);
+}
+
+/* 'D' and 'O': a type name and (slot value) pairs.  Pairs are read first
+** (onto the stack), then the object is made: a structure of the named
+** type, an instance of the named class (one whose class is not defined yet
+** — a :class slot imported before the class of its value — gets a
+** provisional layout the class adopts when it is defined).  In text mode
+** both are stand-ins with their own unregistered layout, which print as
+** #S(NAME ...) and #<NAME ...> without the type being known or any of
+** the program's print-object methods running. */
+static jt_V decode_record(Dec *d, char tag) {
+  jt_State *S = d->S;
+  jt_V *base = S->sp;
+  jt_V name = get_symbol(d);
+  JT_PUSH(S, name);                                /* base[0] */
+  uint64_t n = get_uleb(d);
+  if (n > d->n - d->pos) bad(d, "more slots than bytes");
+  for (uint64_t i = 0; i < n; i++) {
+    jt_V sn = get_symbol(d);
+    JT_PUSH(S, sn);
+    jt_V v = dec(d);
+    JT_PUSH(S, v);
+  }
+  jt_V *pairs = base + 1;
+  jt_V names = jt_make_vector(S, (size_t)n, JT_NIL);
+  JT_PUSH(S, names);                               /* base[1 + 2n] */
+  for (uint64_t i = 0; i < n; i++) jt_vec_(names)->items[i] = pairs[2 * i];
+  jt_V obj;
+  if (tag == 'D' && !d->text) {
+    jt_V layout = jt_find_layout(S, base[0]);
+    if (layout == JT_NIL) jt_error(S, "import: unknown structure type %s", jt_symname(S, base[0]));
+    JT_PUSH(S, layout);
+    obj = jt_make_struct(S, layout, jt_layout_(layout)->nslots);
+    JT_PUSH(S, obj);
+    for (uint64_t i = 0; i < n; i++) {
+      jt_Layout *L = jt_layout_(S->sp[-2]);
+      bool placed = false;
+      for (uint32_t k = 0; k < L->nslots && !placed; k++)
+        if (jt_vec_(L->slot_names)->items[k] == pairs[2 * i]) {
+          jt_struct_(S->sp[-1])->slots[k] = pairs[2 * i + 1];
+          placed = true;
+        }
+      if (!placed)
+        jt_error(S, "import: structure %s has no slot %s", jt_symname(S, base[0]), jt_symname(S, pairs[2 * i]));
+    }
+  } else if (tag == 'D') {
+    jt_Layout *L = (jt_Layout *)jt_alloc(S, JT_TLAYOUT, sizeof(jt_Layout));
+    L->name = base[0];
+    L->parents = L->initargs = L->initforms = L->report = L->conc_name = L->class = JT_NIL;
+    L->slot_names = S->sp[-1];
+    L->nslots = (uint32_t)n;
+    JT_PUSH(S, (jt_V)L);
+    obj = jt_make_struct(S, (jt_V)L, (uint32_t)n);
+    for (uint64_t i = 0; i < n; i++) jt_struct_(obj)->slots[i] = pairs[2 * i + 1];
+    JT_PUSH(S, obj);
+  } else {
+    obj = d->text ? jt_instance_stand_in(S, base[0], S->sp[-1])
+                  : jt_instance_for_import(S, base[0], S->sp[-1]);
+    JT_PUSH(S, obj);
+    for (uint64_t i = 0; i < n; i++)
+      if (!jt_instance_import_slot(S, S->sp[-1], pairs[2 * i], pairs[2 * i + 1]))
+        jt_error(S, "import: class %s has no slot %s", jt_symname(S, base[0]), jt_symname(S, pairs[2 * i]));
+  }
+  obj = S->sp[-1];
+  S->sp = base;
+  return obj;
 }
 
 static jt_V dec(Dec *d) {
@@ -375,49 +483,36 @@ static jt_V dec(Dec *d) {
       JT_POP(S, 1);
       break;
     }
-    case 'D': {
-      d->pos++;
-      jt_V name = get_symbol(d);
-      jt_V layout = jt_find_layout(S, name);
-      if (layout == JT_NIL) jt_error(S, "import: unknown structure type %s", jt_symname(S, name));
-      JT_PUSH(S, layout);
-      uint64_t n = get_uleb(d);
-      jt_V obj = jt_make_struct(S, layout, jt_layout_(layout)->nslots);
-      JT_PUSH(S, obj);
-      for (uint64_t i = 0; i < n; i++) {
-        jt_V sn = get_symbol(d);
-        JT_PUSH(S, sn);
-        jt_V v = dec(d);
-        jt_Layout *L = jt_layout_(S->sp[-3]);
-        bool placed = false;
-        for (uint32_t k = 0; k < L->nslots; k++)
-          if (jt_vec_(L->slot_names)->items[k] == S->sp[-1]) {
-            jt_struct_(S->sp[-2])->slots[k] = v;
-            placed = true;
-          }
-        if (!placed) jt_error(S, "import: structure %s has no slot %s", jt_symname(S, name), jt_symname(S, S->sp[-1]));
-        JT_POP(S, 1);
-      }
-      r = S->sp[-1];
-      JT_POP(S, 2);
-      break;
-    }
+    case 'D': case 'O': d->pos++; r = decode_record(d, tag); break;
     default: bad(d, "unknown tag");
   }
   d->depth--;
   return r;
 }
 
-jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
-  Dec d = {S, bytes, len, 0, 0};
+static jt_V decode(jt_State *S, const unsigned char *bytes, size_t len, bool text) {
+  Dec d = {S, bytes, len, 0, 0, text};
   jt_V v = dec(&d);
   if (d.pos != len) bad(&d, "trailing bytes");
   return v;
 }
 
-jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
-  Dec d = {S, bytes, len, *pos, 0};
+static jt_V decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos, bool text) {
+  Dec d = {S, bytes, len, *pos, 0, text};
   jt_V v = dec(&d);
   *pos = d.pos;
   return v;
+}
+
+jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
+  return decode(S, bytes, len, false);
+}
+jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  return decode_at(S, bytes, len, pos, false);
+}
+jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len) {
+  return decode(S, bytes, len, true);
+}
+jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  return decode_at(S, bytes, len, pos, true);
 }

@@ -14,6 +14,7 @@
 typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
+  JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 
@@ -41,8 +42,9 @@ int jiti_checkpoint_depth(jiti_State *S);
 typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
-/* Export every managed entry in import order: structures, macros,
-** functions, variables, data rows, invariants; by name within a kind.  JITI_ERROR when
+/* Export every managed entry in import order: structures, classes,
+** macros, functions, variables, generic functions, methods, data rows,
+** invariants; by name within a kind.  JITI_ERROR when
 ** a managed place holds an unexportable value; `err` names the place. */
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);
@@ -65,6 +67,12 @@ jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
 jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
                               const unsigned char *bytes, size_t len,
                               char *err, size_t errlen);
+
+/* After the last jiti_import_entry: JITI_OK, or JITI_ERROR naming the types
+** still waiting for a type they include or inherit from, which no imported
+** entry defined.  (Types may be imported in any order: one that names a
+** type not yet defined waits for it.) */
+jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen);
 
 /* Make room for n more entries of `kind` (the data table, or the registry
 ** that holds every other kind), so that a bulk import grows it once rather

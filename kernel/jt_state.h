@@ -133,6 +133,9 @@ struct jt_State {
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
+  jt_V clos;                /* CLOS roots: classes, built-in generics (clos.c) */
+  uint64_t clos_epoch;      /* bumped by every class or method change and every
+                               restore: dispatch caches of older epochs are stale */
   jt_V symmeta;             /* hash table: symbol -> kernel properties (meta.c) */
 
   /* ---- evaluation */
@@ -168,6 +171,8 @@ struct jt_State {
   size_t cstack_limit;      /* bytes of C stack evaluation may use */
   bool in_limit;            /* a limit condition is being signalled */
   uint8_t limit_tripped;    /* bit per JT_LIMIT_*: tripped in this call */
+  uint32_t work;            /* C-side steps (comparisons, calls from C): every
+                               16 cost a unit of fuel (JT_WORK) */
 
   /* ---- I/O */
   jiti_WriteFn write_fn;

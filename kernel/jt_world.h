@@ -21,6 +21,11 @@ void jt_put_uleb(jt_Buf *b, uint64_t v);
 uint64_t jt_get_uleb(const unsigned char *p, size_t n, size_t *pos);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+/* The same for reading (show, diff, views): structures and instances
+** decode as stand-ins that print without their type being defined and
+** without running the program's print-object methods. */
+jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len);
+jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 
 /* describe.c: the entry encoded in bytes as text, laid out in lines of at
 ** most width characters (0: one line); name: the entry's name, which a
@@ -36,5 +41,9 @@ void jt_describe_free(void *scratch);
 #define JT_HASH_MANAGED 0x8000
 
 void jt_open_world(jt_State *S);
+
+/* A class was redefined: update the instances reachable from the world's
+** managed state now (see world.c). */
+void jt_world_update_instances(jt_State *S);
 
 #endif

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include "jt_eval.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -44,12 +45,16 @@ typedef struct World {
                        private copy; seq orders the rows (below) */
   jt_V defining;    /* symbol %DEFINING-TYPE */
   int64_t next_seq; /* the seq of the next new row */
+  jt_Buf copybuf;   /* world-put / world-get copies: the world's, so that an
+                       error while decoding one leaks nothing */
+  jt_V pending;     /* imported types waiting for a type they name: list of forms */
 } World;
 
 #define W(S) ((World *)(S)->world)
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
-  "function", "macro", "variable", "structure", "data", "invariant"};
+  "function", "macro", "variable", "structure", "data", "invariant",
+  "class", "generic", "method"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -63,9 +68,17 @@ int jiti_entry_kind_parse(const char *name) {
 
 /* ------------------------------------------------------------- snapshots */
 
+/* Home slot of o in a table of cap (a power of two) slots.  Objects of
+** one size are allocated side by side, so the address bits are mixed:
+** a plain shift of the address made long runs of neighbouring slots, and
+** probing them made saving 1e5 instances quadratic. */
+static inline size_t set_home(const jt_Obj *o, size_t cap) {
+  return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
 static bool set_has(Level *L, jt_Obj *o) {
   if (!L->setcap) return false;
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) {
     if (L->set[k] == o) return true;
     k = (k + 1) & (L->setcap - 1);
@@ -80,7 +93,7 @@ static void set_add(Level *L, jt_Obj *o) {
     if (!t) abort();
     for (size_t i = 0; i < L->setcap; i++)
       if (L->set[i]) {
-        size_t k = ((uintptr_t)L->set[i] >> 4) & (ncap - 1);
+        size_t k = set_home(L->set[i], ncap);
         while (t[k]) k = (k + 1) & (ncap - 1);
         t[k] = L->set[i];
       }
@@ -88,7 +101,7 @@ static void set_add(Level *L, jt_Obj *o) {
     L->set = t;
     L->setcap = ncap;
   }
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) k = (k + 1) & (L->setcap - 1);
   L->set[k] = o;
   L->setn++;
@@ -241,6 +254,7 @@ static void world_mark(jt_State *S, void *ud) {
   jt_gc_mark(S, w->registry);
   jt_gc_mark(S, w->data);
   jt_gc_mark(S, w->defining);
+  jt_gc_mark(S, w->pending);
   for (int i = 0; i < w->nlevels; i++) {
     Level *L = &w->levels[i];
     for (size_t k = 0; k < L->nsnaps; k++) mark_body(S, &L->snaps[k]);
@@ -352,6 +366,7 @@ void jiti_restore(jiti_State *S) {
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
   S->gc_inhibit--;
+  jt_clos_changed(S);   /* CLOS caches filled since the checkpoint are stale */
 }
 
 void jiti_commit(jiti_State *S) {
@@ -407,13 +422,60 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   JT_POP(S, 1);
 }
 
+/* Entries of a generic function that is going away (its name was
+** fmakunbound or defined as an ordinary function): its defgeneric and the
+** methods defmethod made. */
+static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  JT_PUSH(S, gf);
+  unrecord(S, JITI_ENTRY_GENERIC, name);
+  if (jt_is(gf, JT_TGENERIC))
+    for (jt_V l = jt_gf_(gf)->methods; jt_iscons(l); l = jt_cdr(l)) {
+      if (jt_method_(jt_car(l))->form == JT_NIL) continue;
+      JT_PUSH(S, l);
+      jt_V key = jt_method_key(S, jt_car(l));
+      JT_PUSH(S, key);
+      unrecord(S, JITI_ENTRY_METHOD, key);
+      JT_POP(S, 1);
+      l = S->sp[-1];
+      JT_POP(S, 1);
+    }
+  S->sp = base;
+}
+
 /* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
 ** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
-** -1 fmakunbound, 6 function set without a defining form. */
+** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
+** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
+** key), a removed method, a generic function going away (fn: it). */
+/* True when a type's definition is installing the function `name` (kind 0
+** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
+** then holds the names the type defines (40-struct.lisp). */
+static bool type_owns(jt_State *S, jt_V name, int kind) {
+  for (jt_V l = jt_sym_(W(S)->defining)->value; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V n = jt_car(l);
+    if (kind == 2 ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
+  }
+  return false;
+}
+
 static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
   World *w = W(S);
   if (!w->enabled) return;
-  if (jt_sym_(w->defining)->value != JT_NIL && (kind == 0 || kind == 2 || kind == 6)) return;
+  if ((kind == 0 || kind == 2 || kind == 6) && type_owns(S, name, kind)) {
+    /* the type's entry rebuilds it: no entry of its own, nor a stale one */
+    if (kind == 2) {
+      jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
+      JT_PUSH(S, sname);
+      unrecord(S, JITI_ENTRY_FUNCTION, sname);
+      JT_POP(S, 1);
+    } else {
+      unrecord(S, JITI_ENTRY_FUNCTION, name);
+      unrecord(S, JITI_ENTRY_MACRO, name);
+    }
+    return;
+  }
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   JT_PUSH(S, fn);
@@ -447,6 +509,11 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
       break;
+    case JT_DEF_CLASS: record(S, JITI_ENTRY_CLASS, name, base[0]); break;
+    case JT_DEF_GENERIC: record(S, JITI_ENTRY_GENERIC, name, base[0]); break;
+    case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
+    case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
+    case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
   }
   S->sp = base;
 }
@@ -457,17 +524,31 @@ static char *entry_name(jt_State *S, jt_V name) {
   return jt_print_cstr(S, name, true, 4096);
 }
 
-typedef struct Item { int kind; char *name; jt_V key; } Item;
+/* depth: for a type, how many types it stands on (its :include chain, its
+** parent conditions), so that a type is imported after those it names. */
+typedef struct Item { int kind; int depth; char *name; jt_V key; } Item;
+
+static int layout_depth(jt_V layout, int guard) {
+  int d = 0;
+  if (guard > 64) return d;
+  for (jt_V p = jt_layout_(layout)->parents; jt_iscons(p); p = jt_cdr(p)) {
+    int k = 1 + layout_depth(jt_car(p), guard + 1);
+    if (k > d) d = k;
+  }
+  return d;
+}
 
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_MACRO] = 1, [JITI_ENTRY_FUNCTION] = 2,
-  [JITI_ENTRY_VARIABLE] = 3, [JITI_ENTRY_DATA] = 4, [JITI_ENTRY_INVARIANT] = 5};
+  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_CLASS] = 1, [JITI_ENTRY_MACRO] = 2,
+  [JITI_ENTRY_FUNCTION] = 3, [JITI_ENTRY_VARIABLE] = 4, [JITI_ENTRY_GENERIC] = 5,
+  [JITI_ENTRY_METHOD] = 6, [JITI_ENTRY_DATA] = 7, [JITI_ENTRY_INVARIANT] = 8};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
   if (x->kind != y->kind) return import_rank[x->kind] - import_rank[y->kind];
+  if (x->depth != y->depth) return x->depth - y->depth;
   return strcmp(x->name, y->name);
 }
 
@@ -483,6 +564,17 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       jt_buf_putc(out, 'Q');
       jt_put_uleb(out, (uint64_t)jt_fixval(jt_car(src)));
       return jt_encode(S, name, out, why) && jt_encode(S, jt_cdr(src), out, why);
+    }
+    case JITI_ENTRY_CLASS: {
+      /* the defclass form, then the values of the class's own :class
+      ** slots as a list of (name . value), unbound ones as unbound */
+      jt_V cls = jt_find_class(S, name);
+      jt_V cells = jt_is(cls, JT_TCLASS) ? jt_class_shared_cells(S, cls) : JT_NIL;
+      JT_PUSH(S, cells);
+      jt_buf_putc(out, 'C');
+      bool ok = jt_encode(S, src, out, why) && jt_encode(S, S->sp[-1], out, why);
+      JT_POP(S, 1);
+      return ok;
     }
     default:
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
@@ -546,6 +638,8 @@ static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind
     *items = p;
   }
   (*items)[*n].kind = kind;
+  jt_V layout = kind == JITI_ENTRY_STRUCTURE && jt_issymbol(name) ? jt_find_layout(S, name) : JT_NIL;
+  (*items)[*n].depth = layout != JT_NIL ? layout_depth(layout, 0) : 0;
   (*items)[*n].name = entry_name(S, name);
   (*items)[*n].key = key;
   (*n)++;
@@ -663,13 +757,19 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         }
       }
     } else {
-      jt_Hash *r = jt_hash_(w->registry);
-      for (size_t i = 0; i < r->nentries; i++) {
-        jt_V key = r->entries[i].key;
-        if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-        bool dup;
-        jt_hash_get(S, seen, key, &dup);
-        if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+      /* every variable, and every class with :class slots (their values
+      ** are exported with the class and may have changed in place too) */
+      for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+        jt_V key = jt_hash_(w->registry)->entries[i].key;
+        if (key == JT_HASH_DELETED) continue;
+        int kind = (int)jt_fixval(jt_car(key));
+        if (kind == JITI_ENTRY_CLASS) {
+          jt_V cls = jt_find_class(S, jt_cdr(key));
+          if (!jt_is(cls, JT_TCLASS) || jt_class_shared_cells(S, cls) == JT_NIL) continue;
+        } else if (kind != JITI_ENTRY_VARIABLE) {
+          continue;
+        }
+        if (first_time(S, seen, key)) add_item(S, &items, &n, &cap, kind, key, jt_cdr(key));
       }
     }
   }
@@ -720,6 +820,10 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
         return n == name;
       }
       return head == jt_intern(S, "DEFINE-CONDITION") && second == name;
+    case JITI_ENTRY_CLASS: return head == JT_CSYM(S, DEFCLASS) && second == name;
+    case JITI_ENTRY_GENERIC: return head == JT_CSYM(S, DEFGENERIC) && jt_equal(S, second, name);
+    case JITI_ENTRY_METHOD:  /* the rest of the name is checked when the method is made */
+      return head == JT_CSYM(S, DEFMETHOD) && jt_iscons(name) && jt_equal(S, second, jt_car(name));
     default:
       return false;
   }
@@ -728,12 +832,55 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
 static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V form) {
   static const char *const wanted[JITI_ENTRY_KIND_COUNT] = {
     [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
-    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION"};
+    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION", [JITI_ENTRY_CLASS] = "a DEFCLASS",
+    [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
   free(f);
   jt_error(S, "%s", S->msgbuf);
+}
+
+/* The types a DEFSTRUCT (:include) or DEFINE-CONDITION (parents) form
+** names.  The store hands entries over in its own order (by name), so a type
+** can arrive before the type it stands on: such a form waits in
+** W->pending and is defined as soon as what it names is. */
+static bool type_ready(jt_State *S, jt_V form) {
+  jt_V second = jt_car(jt_cdr(form));
+  if (jt_car(form) == jt_intern(S, "DEFSTRUCT")) {
+    for (jt_V o = jt_iscons(second) ? jt_cdr(second) : JT_NIL; jt_iscons(o); o = jt_cdr(o)) {
+      jt_V opt = jt_car(o);
+      if (jt_iscons(opt) && jt_car(opt) == jt_intern_keyword(S, "INCLUDE") && jt_iscons(jt_cdr(opt)) &&
+          jt_issymbol(jt_car(jt_cdr(opt))) && jt_find_layout(S, jt_car(jt_cdr(opt))) == JT_NIL)
+        return false;
+    }
+    return true;
+  }
+  jt_V rest = jt_cdr(jt_cdr(form));
+  for (jt_V p = jt_iscons(rest) ? jt_car(rest) : JT_NIL; jt_iscons(p); p = jt_cdr(p))
+    if (jt_issymbol(jt_car(p)) && jt_find_layout(S, jt_car(p)) == JT_NIL) return false;
+  return true;
+}
+
+/* Define every waiting type whose types now exist, until none is left that
+** can be. */
+static void define_pending(jt_State *S) {
+  World *w = W(S);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (jt_V l = w->pending, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_cdr(l)) {
+      jt_V form = jt_car(l);
+      if (!type_ready(S, form)) continue;
+      if (prev == JT_NIL) w->pending = jt_cdr(l);
+      else JT_SET(S, prev, jt_cons_(prev)->cdr, jt_cdr(l));
+      JT_PUSH(S, form);
+      jt_eval_toplevel(S, form);
+      JT_POP(S, 1);
+      progress = true;
+      break;
+    }
+  }
 }
 
 /* Importing evaluates only the kernel's own defining macros, but under a
@@ -742,8 +889,16 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
 enum { IMPORT_FUEL = 10000000 };
 #define IMPORT_HEAP ((uint64_t)1 << 30)
 
+static void import_budget(jt_State *S) {
+  if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+  if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
+  S->fuel_left = S->limits.fuel;
+  S->limit_tripped = 0;
+}
+
 static jiti_Status import_body(jt_State *S, void *ud) {
   ImportArgs *a = ud;
+  World *w = W(S);
   if (a->len < 1) jt_error(S, "empty entry encoding");
   char tag = (char)a->bytes[0];
   size_t pos = 1;
@@ -788,24 +943,49 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 1);
       break;
     }
-    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: {
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
-      if (a->kind == JITI_ENTRY_STRUCTURE) {
-        if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
-        if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
-        S->fuel_left = S->limits.fuel;
-        S->limit_tripped = 0;
-        jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
-      } else if (!jt_define_lazily(S, form)) {
-        /* functions and macros are analysed at their first call */
-        bad_entry_form(S, a->kind, form);
+      /* jiti_import_entry puts the limits import_budget sets back */
+      switch (a->kind) {
+        case JITI_ENTRY_STRUCTURE:
+          import_budget(S);
+          if (!type_ready(S, form)) {
+            w->pending = jt_cons(S, form, w->pending);
+          } else {
+            jt_eval_toplevel(S, form);
+            define_pending(S);
+          }
+          break;
+        /* bodies are analysed at their first call; (eql form) specializers
+        ** are evaluated now */
+        case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
+        default:  /* functions and macros are analysed at their first call */
+          if (!jt_define_lazily(S, form)) bad_entry_form(S, a->kind, form);
       }
       JT_POP(S, 2);
+      break;
+    }
+    case JITI_ENTRY_CLASS: {
+      if (tag != 'C') jt_error(S, "not a class encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, form);
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      /* initforms are analysed at their first use, like imported functions */
+      jt_V cls = jt_class_define(S, form, true);
+      JT_PUSH(S, cls);
+      jt_V cells = jt_decode_at(S, a->bytes, a->len, &pos);
+      if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");
+      jt_class_set_shared(S, S->sp[-1], cells);
+      JT_POP(S, 3);
       break;
     }
     default:
@@ -852,6 +1032,24 @@ static char *describe(jiti_State *S, const unsigned char *bytes, size_t len, con
     if (a.out) snprintf(a.out, n, "#<undecodable: %s>", err);
   }
   return a.out;
+}
+
+jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen) {
+  World *w = W(S);
+  if (w->pending == JT_NIL) return JITI_OK;
+  if (err) {
+    jt_Buf b = {0};
+    for (jt_V l = w->pending; jt_iscons(l); l = jt_cdr(l)) {
+      jt_V second = jt_car(jt_cdr(jt_car(l)));
+      char *n = jt_print_cstr(S, jt_iscons(second) ? jt_car(second) : second, true, 100);
+      jt_buf_printf(&b, "%s%s", b.n ? ", " : "", n);
+      free(n);
+    }
+    snprintf(err, errlen, "the types %.*s name types the world does not define", (int)b.n, b.p ? b.p : "");
+    jt_buf_free(&b);
+  }
+  w->pending = JT_NIL;
+  return JITI_ERROR;
 }
 
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len) {
@@ -1047,14 +1245,42 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 
+/* ------------------------------------------------------ class redefinition */
+
+/* A class was redefined: bring every instance reachable from managed state
+** (variables, data rows) to the class's new shape now, inside the
+** transaction.  A data row whose instances changed is logged as changed,
+** so the commit exports it; the instances themselves were saved by the
+** write barrier, so a restore brings back their old shape. */
+void jt_world_update_instances(jt_State *S) {
+  World *w = W(S);
+  if (!w) return;
+  /* the update methods run user code, which may change either table:
+  ** re-read the entries at every step */
+  for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+    jt_V key = jt_hash_(w->registry)->entries[i].key;
+    if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+    jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+  }
+  for (size_t i = 0; i < jt_hash_(w->data)->nentries; i++) {
+    jt_HashEntry e = jt_hash_(w->data)->entries[i];
+    if (e.key == JT_HASH_DELETED || !jt_isptr(e.val)) continue;
+    JT_PUSH(S, e.key);
+    JT_PUSH(S, e.val);
+    if (jt_class_update_reachable(S, e.val)) map_put(S, w->data, S->sp[-2], S->sp[-1]);
+    JT_POP(S, 2);
+  }
+}
+
 /* ------------------------------------------------------------- data table */
 
 /* A private copy through the canonical encoding: rows have value semantics. */
 static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
-  jt_Buf b = {0};
+  jt_Buf *b = &W(S)->copybuf;
+  b->n = 0;
   const char *why = NULL;
-  if (!jt_encode(S, v, &b, &why)) {
-    jt_buf_free(&b);
+  if (!jt_encode(S, v, b, &why)) {
+    if (b->cap > ((size_t)1 << 20)) jt_buf_free(b);
     int limit = jt_encode_limit(why);
     if (limit >= 0) jt_limit_exceeded(S, limit);
     char *p = jt_print_cstr(S, v, true, 200);
@@ -1062,8 +1288,8 @@ static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
     free(p);
     jt_error(S, "%s", S->msgbuf);
   }
-  jt_V r = jt_decode(S, (const unsigned char *)b.p, b.n);
-  jt_buf_free(&b);
+  jt_V r = jt_decode(S, (const unsigned char *)b->p, b->n);
+  if (b->cap > ((size_t)1 << 20)) jt_buf_free(b);  /* keep a small one for the next copy */
   return r;
 }
 
@@ -1145,6 +1371,7 @@ static void world_free(jt_State *S) {
   if (!w) return;
   for (int i = 0; i < w->caplevels; i++) level_free(&w->levels[i]);
   free(w->levels);
+  jt_buf_free(&w->copybuf);
   free(w);
   S->world = NULL;
 }
@@ -1152,7 +1379,7 @@ static void world_free(jt_State *S) {
 void jt_open_world(jt_State *S) {
   World *w = calloc(1, sizeof *w);
   if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  w->registry = w->data = w->defining = JT_NIL;
+  w->registry = w->data = w->defining = w->pending = JT_NIL;
   S->world = w;
   S->world_mark = world_mark;
   S->world_define = world_define;

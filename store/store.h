@@ -66,7 +66,7 @@ typedef struct store_env store_env;
 
 typedef enum store_kind {
   STORE_FUNCTION = 1, STORE_MACRO, STORE_VARIABLE, STORE_DATA,
-  STORE_STRUCTURE, STORE_INVARIANT
+  STORE_STRUCTURE, STORE_INVARIANT, STORE_CLASS, STORE_GENERIC, STORE_METHOD
 } store_kind;
 
 typedef enum store_rev_kind {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # layers.sh — the controller's folders include only what docs/architecture.md
-# allows ("Who may include whom").  Usage: bash tests/layers.sh [SOURCE_DIR]
+# allows ("Who may include whom"), and the explicit source lists of the
+# CMake files name every source there is.  Usage: bash tests/layers.sh [SOURCE_DIR]
 # Every quoted include of a controller file is resolved to the folder that
 # holds the header; an include the table below does not allow fails.
 set -u
@@ -47,4 +48,15 @@ for f in controller/*/*.[ch]; do
   done < <(sed -n 's/^#include \("[^"]*"\).*/\1/p' "$f")
 done
 echo "$checked includes checked, $fails not allowed"
-[[ $fails == 0 ]]
+
+# every source is in its list (a file a merge brings in is not forgotten)
+missing=0
+for f in kernel/*.c kernel/lisp/*.lisp; do
+  grep -qw "$(basename "$f")" CMakeLists.txt || { echo "FAIL $f is not in CMakeLists.txt's lists"; missing=$((missing+1)); }
+done
+for f in controller/*/*.c; do
+  grep -qw "${f#controller/}" controller/CMakeLists.txt ||
+    { echo "FAIL $f is not in controller/CMakeLists.txt's lists"; missing=$((missing+1)); }
+done
+echo "$missing sources missing from the CMake lists"
+[[ $fails == 0 && $missing == 0 ]]

@@ -21,8 +21,9 @@ trap cleanup EXIT
 S=$tmp/s
 unset JITI_REPL_HISTORY JITI_STORE
 
-start_kernel() {  # start_kernel DIR: background, wait until it serves
-  "$JITI" kernel --store "$1" >>"$tmp/kernel.log" 2>&1 &
+start_kernel() {  # start_kernel DIR: background, wait until it serves (no fuel limit:
+                  # the long call the Ctrl-C test interrupts must outlast 0.5 s)
+  "$JITI" kernel --store "$1" --fuel 0 >>"$tmp/kernel.log" 2>&1 &
   kpids+=("$!")
   echo "$!" >"$tmp/kpid.$!"
   for _ in $(seq 100); do

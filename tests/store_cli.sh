@@ -218,7 +218,7 @@ ok bad-rev-no-side-effect "$([[ $(cur "$S") == 7 ]]; echo $?)"
 t recover 0 "recovered the store at $S
 revision: +7 \(rollback, [0-9-]+T[0-9:]+Z\)
 generation: +8
-entries: +4 \(functions 2, macros 0, variables 1, structures 0, data 1, invariants 0\).*
+entries: +4 \(functions 2, macros 0, variables 1, structures 0, classes 0, generic functions 0, methods 0, data 1, invariants 0\).*
 interrupted: none
 last events:
   [0-9]+ .*recovered" -- "$JITI" recover-session --store "$S"
@@ -296,6 +296,16 @@ t corrupt-header 1 "store at $C" -- "$JITI" recover-session --store "$C"
 t corrupt-header-show 1 "store at $C" -- "$JITI" show 1 --store "$C"
 mkdir -p "$tmp/empty"
 t not-a-store 1 "no store at $tmp/empty|store at $tmp/empty" -- "$JITI" recover-session --store "$tmp/empty"
+
+# types imported whatever order the store hands them over in: a type that
+# includes (or inherits from) one whose name sorts after it, and a report
+# function defined after the condition that names it
+D=$tmp/deps
+"$JITI" init --store "$D" >/dev/null
+t types-applied 0 "revision 2" -- "$JITI" apply --store "$D" -e '(progn (defstruct zbase a) (defstruct (abc (:include zbase)) b) (define-condition zc (error) ()) (define-condition ac (zc) ()) (define-condition c1 (error) () (:report my-report)) (defun my-report (c s) (declare (ignore c)) (format s "reported")))'
+t types-recover 0 "recovered the store" -- "$JITI" recover-session --store "$D"
+t types-work 0 "revision 3" -- "$JITI" apply --store "$D" -e '(world-put :check (list (abc-a (make-abc :a 1)) (princ-to-string (make-condition (quote c1))) (typep (make-condition (quote ac)) (quote zc))))'
+t types-values 0 '\(1 "reported" T\)' -- "$JITI" show HEAD --store "$D"
 
 # permission denied (as root: run as nobody)
 if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" --version >/dev/null 2>&1; then

@@ -239,10 +239,12 @@ static void inspect_usage(FILE *out) {
           "text.  NAME as observe prints it (e.g. TOTAL-PRICE, *RATE*, :STOCK); it is read\n"
           "as the reader would (folded to upper case unless written with |...|, \"...\" or\n"
           "\\).  Without --kind, the first entry of that name among functions, macros,\n"
-          "variables, structures, data rows and invariants.\n"
+          "variables, structures, classes, generic functions, methods, data rows and\n"
+          "invariants.\n"
           "\n"
           "options:\n"
-          "  --kind KIND       function, macro, variable, structure, data or invariant\n"
+          "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
+          "                    data or invariant\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
@@ -268,7 +270,8 @@ int cmd_inspect(int argc, char **argv) {
     if (r) continue;
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
-        fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, data or invariant\n");
+        fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
+                        "method, data or invariant\n");
         free(name);
         return EXIT_USAGE;
       }

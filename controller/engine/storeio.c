@@ -174,10 +174,12 @@ void storeio_map_free(storeio_map *m) {
 }
 
 /* The kernel's import order: types before the code and values that use
-** them, macros before functions (see jiti_export_all). */
+** them, macros before functions, methods after the functions and variables
+** their (eql ...) specializers may use (see jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
-  JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
-  JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+  JITI_ENTRY_VARIABLE, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA,
+  JITI_ENTRY_INVARIANT};
 
 typedef struct ImportArgs {
   jiti_State *S;
@@ -240,6 +242,11 @@ int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int
   if (rc != STORE_OK) {
     snprintf(err, errlen, "%s", store_errmsg(s));
     return STOREIO_IMPORT_ESTORE;
+  }
+  char why[512];
+  if (a.result == STOREIO_IMPORT_OK && jiti_import_done(S, why, sizeof why) != JITI_OK) {
+    snprintf(err, errlen, "cannot import: %s", why);
+    return STOREIO_IMPORT_EENTRY;
   }
   return a.result;
 }

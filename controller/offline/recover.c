@@ -284,9 +284,11 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
   printf("revision:    %" PRIu64 " (%s, %s)\n", f->rev, kind, when);
   printf("generation:  %" PRIu64 "%s\n", f->gen, live ? " (the kernel's)" : "");
   printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
-         ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
+         ", structures %" PRIu64 ", classes %" PRIu64 ", generic functions %" PRIu64 ", methods %" PRIu64
+         ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
          c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
-         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
+         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_CLASS], c[JITI_ENTRY_GENERIC], c[JITI_ENTRY_METHOD],
+         c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
   printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history, "
                                                              "every definition analysed"
@@ -381,12 +383,18 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   }
 
   Found f = {0};
-  if (live) {  /* beside the kernel: read only; the generation is the kernel's */
+  char why[600];
+  /* beside the kernel: read only; the generation is the kernel's.  A kernel
+  ** that was going away when it was asked (killed a moment before) does
+  ** not answer now: then this is an offline recovery after all (and if a
+  ** kernel does serve again, its lock refuses the write below). */
+  json_t *st = live ? kclient_once(dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)), why, sizeof why)
+                    : NULL;
+  if (st) {
     store_env *s = storeio_open("recover-session", dir, 0);
-    if (!s) return EXIT_FAIL;
-    json_t *st = render_request_once("recover-session", dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+    if (!s) { json_decref(st); return EXIT_FAIL; }
     f.rev = ir->rev;
-    f.gen = st ? (uint64_t)kclient_int(st, "generation") : vr->generation;
+    f.gen = (uint64_t)kclient_int(st, "generation");
     json_decref(st);
     report(s, dir, flags, vr, ir, &f, 1);
     store_close(s);
