@@ -224,6 +224,16 @@ last events:
   [0-9]+ .*recovered" -- "$JITI" recover-session --store "$S"
 t recover-full 0 "whole history" -- "$JITI" recover-session --full --store "$S"
 t recover-bad-arg 2 "unexpected argument" -- "$JITI" recover-session extra --store "$S"
+# a socket that accepts but answers nothing (a kernel killed a moment ago):
+# no kernel serves, so this is an offline recovery
+/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16)
+while True:
+    c, _ = s.accept(); c.close()' "$S/kernel.sock" & mute=$!
+for _ in $(seq 100); do [[ -S $S/kernel.sock ]] && break; sleep 0.05; done
+t recover-beside-dying-kernel 0 "^recovered the store at $S" -- "$JITI" recover-session --store "$S"
+kill "$mute"; wait "$mute" 2>/dev/null; rm -f "$S/kernel.sock"
 
 # kill -9 of a long apply: CURRENT stays, the attempt is reported interrupted
 "$JITI" apply --store "$S" --fuel 0 -e '(world-put :half 1) (loop)' >/dev/null 2>&1 & bg=$!
