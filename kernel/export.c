@@ -1,9 +1,9 @@
 /*
 ** export.c — the canonical encoding of readable values.
 **
-** The bytes depend only on the value, never on heap layout or hash-table
-** insertion order, so equal worlds export identical bytes and content
-** hashes.  Format (one tag byte, then the payload; lengths and counts are
+** The bytes depend only on the value, never on heap layout, so equal
+** worlds export identical bytes and content hashes.  (A hash table's order
+** is part of its value: its pairs go in its insertion order.)  Format (one tag byte, then the payload; lengths and counts are
 ** unsigned LEB128):
 **
 **   'N' nil            'T' t              'U' unbound marker
@@ -15,7 +15,7 @@
 **   'Y' pkg len name   symbol (pkg 1 = lisp, 2 = keyword, 0 = uninterned)
 **   'L' n items tail   proper or dotted list: n elements then the tail
 **   'V' n items        simple vector
-**   'H' test n (k v)*  hash table, pairs sorted by the bytes of k
+**   'H' test n (k v)*  hash table, pairs in the table's (insertion) order
 **   'D' name n (slot v)*  structure instance (by type name and slot names)
 **   'O' name n (slot v)*  instance of a standard class: its local slots in
 **                      the class's order, 'U' for an unbound one (the
@@ -72,7 +72,7 @@ int jt_encode_limit(const char *why) {
   return why == jt_encode_out_of_fuel ? JT_LIMIT_FUEL : why == jt_encode_out_of_heap ? JT_LIMIT_HEAP : -1;
 }
 
-static void put_uleb(jt_Buf *b, uint64_t v) {
+void jt_put_uleb(jt_Buf *b, uint64_t v) {
   do {
     unsigned char c = v & 0x7F;
     v >>= 7;
@@ -83,7 +83,7 @@ static void put_uleb(jt_Buf *b, uint64_t v) {
 
 static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
   jt_buf_putc(b, tag);
-  put_uleb(b, n);
+  jt_put_uleb(b, n);
   jt_buf_put(b, s, n);
 }
 
@@ -113,51 +113,25 @@ static bool put_symbol(Enc *e, jt_V v) {
   jt_buf_putc(e->out, 'Y');
   jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
   size_t n = strlen(s->cname);
-  put_uleb(e->out, n);
+  jt_put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
   return true;
 }
 
-typedef struct { char *p; size_t n; size_t idx; } KeyBytes;
-
-static int cmp_keys(const void *a, const void *b) {
-  const KeyBytes *x = a, *y = b;
-  size_t n = x->n < y->n ? x->n : y->n;
-  int c = memcmp(x->p, y->p, n);
-  if (c) return c;
-  return x->n < y->n ? -1 : x->n > y->n;
-}
-
+/* A hash table: its pairs in its own order, which is insertion order
+** (hash.c): order is something a program sees (maphash, loop), so it is
+** part of the value, and comes back from an import. */
 static bool enc_hash(Enc *e, jt_V v) {
   jt_Hash *h = jt_hash_(v);
-  size_t n = h->count, k = 0;
-  KeyBytes *keys = calloc(n ? n : 1, sizeof *keys);
-  if (!keys) { *e->why = "out of memory"; return false; }
+  jt_buf_putc(e->out, 'H');
+  jt_buf_putc(e->out, (char)h->h.aux);
+  jt_put_uleb(e->out, h->count);
   bool ok = true;
-  for (size_t i = 0; i < h->nentries && ok; i++) {
-    if (h->entries[i].key == JT_HASH_DELETED) continue;
-    jt_Buf kb = {0};
-    Enc sub = *e;
-    sub.out = &kb;
-    ok = enc(&sub, h->entries[i].key);
-    e->path = sub.path; e->cap = sub.cap;
-    keys[k].p = kb.p;
-    keys[k].n = kb.n;
-    keys[k].idx = i;
-    k++;
+  for (size_t i = 0; i < jt_hash_(v)->nentries && ok; i++) {
+    jt_HashEntry *x = &jt_hash_(v)->entries[i];
+    if (x->key == JT_HASH_DELETED) continue;
+    ok = enc(e, x->key) && enc(e, jt_hash_(v)->entries[i].val);
   }
-  if (ok) {
-    qsort(keys, k, sizeof *keys, cmp_keys);
-    jt_buf_putc(e->out, 'H');
-    jt_buf_putc(e->out, (char)h->h.aux);
-    put_uleb(e->out, k);
-    for (size_t i = 0; i < k && ok; i++) {
-      jt_buf_put(e->out, keys[i].p ? keys[i].p : "", keys[i].n);
-      ok = enc(e, jt_hash_(v)->entries[keys[i].idx].val);
-    }
-  }
-  for (size_t i = 0; i < k; i++) free(keys[i].p);
-  free(keys);
   return ok;
 }
 
@@ -175,7 +149,7 @@ static bool enc(Enc *e, jt_V v) {
   }
   if (jt_ischar(v)) {
     jt_buf_putc(e->out, 'C');
-    put_uleb(e->out, jt_charcode(v));
+    jt_put_uleb(e->out, jt_charcode(v));
     return true;
   }
   if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
@@ -226,7 +200,7 @@ static bool enc(Enc *e, jt_V v) {
         }
       }
       jt_buf_putc(e->out, 'L');
-      put_uleb(e->out, n);
+      jt_put_uleb(e->out, n);
       bool ok = true;
       for (l = v; jt_iscons(l) && ok; l = jt_cdr(l)) ok = enc(e, jt_car(l));
       if (ok) ok = enc(e, l);
@@ -237,7 +211,7 @@ static bool enc(Enc *e, jt_V v) {
       if (!push_path(e, v)) return false;
       jt_Vector *x = jt_vec_(v);
       jt_buf_putc(e->out, 'V');
-      put_uleb(e->out, x->len);
+      jt_put_uleb(e->out, x->len);
       bool ok = true;
       for (size_t i = 0; i < jt_vec_(v)->len && ok; i++) ok = enc(e, jt_vec_(v)->items[i]);
       e->depth--;
@@ -255,7 +229,7 @@ static bool enc(Enc *e, jt_V v) {
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
       bool ok = put_symbol(e, L->name);
-      if (ok) put_uleb(e->out, L->nslots);
+      if (ok) jt_put_uleb(e->out, L->nslots);
       for (uint32_t i = 0; i < L->nslots && ok; i++)
         ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
       e->depth--;
@@ -273,7 +247,7 @@ static bool enc(Enc *e, jt_V v) {
       jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
       jt_buf_putc(e->out, 'O');
       put_symbol(e, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name);
-      put_uleb(e->out, names->len);
+      jt_put_uleb(e->out, names->len);
       bool ok = true;
       for (size_t i = 0; i < names->len && ok; i++) {
         put_symbol(e, names->items[i]);
@@ -313,6 +287,16 @@ typedef struct Dec {
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
   jt_error(d->S, "corrupt entry encoding at byte %zu: %s", d->pos, what);
+}
+
+uint64_t jt_get_uleb(const unsigned char *p, size_t n, size_t *pos) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && *pos < n; shift += 7) {
+    unsigned char c = p[(*pos)++];
+    v |= (uint64_t)(c & 0x7F) << shift;
+    if (!(c & 0x80)) return v;
+  }
+  return UINT64_MAX;
 }
 
 static uint64_t get_uleb(Dec *d) {

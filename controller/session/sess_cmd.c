@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "sess.h"
-#include "store_cli.h"
+#include "engine.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -102,7 +102,7 @@ int cmd_session(int argc, char **argv) {
   sess_Options o;
   memset(&o, 0, sizeof o);
   model_options_init(&o.mopt);
-  o.store = cli_default_store();
+  o.store = opts_default_store();
   o.budget = 20;
   o.max_format_errors = 3;
   o.prompt_budget = 24000;
@@ -114,7 +114,7 @@ int cmd_session(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long n;
-    int r = cli_store_opt("session", argc, argv, &i, &o.store);
+    int r = opts_store("session", argc, argv, &i, &o.store);
     if (r < 0) goto done;
     if (r) continue;
     if (takes_value(a) && i + 1 >= argc) {
@@ -243,7 +243,11 @@ int cmd_session(int argc, char **argv) {
   char err[1024];
   model *m = NULL;
   status = SESS_FAIL;
-  if (!ui || kclient_connect(&k)) goto close;
+  if (!ui) goto close;
+  if (kclient_connect(&k)) {
+    fprintf(stderr, "jiti session: %s\n", k.err);
+    goto close;
+  }
   m = model_open(o.model_spec, &o.mopt, err, sizeof err);
   if (!m) {
     fprintf(stderr, "jiti session: %s\n", err);

@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "maction.h"
 #include "sess.h"
-#include "store_cli.h"
+#include "engine.h"
 
 typedef struct Sess {
   char *id;
@@ -135,7 +136,7 @@ static void list(All *a, int json) {
       continue;
     }
     char when[32], model[40], req[64], who[300];
-    cli_iso_time(num(s->start, "time"), when, sizeof when);
+    storeio_iso_time(num(s->start, "time"), when, sizeof when);
     const char *name = str(s->start, "model_name"), *slash = strrchr(name, '/');
     snprintf(who, sizeof who, "%s %s", str(s->start, "client"), slash ? slash + 1 : name);
     one_line(who, model, sizeof model, 34);
@@ -163,7 +164,7 @@ static void indented(const char *text, const char *pad) {
 
 static void show(Sess *s, int number, int bodies) {
   char when[32];
-  cli_iso_time(num(s->start, "time"), when, sizeof when);
+  storeio_iso_time(num(s->start, "time"), when, sizeof when);
   printf("session %d (%s), started %s\n", number, s->id, when);
   printf("model:    %s\n", str(s->start, "model"));
   printf("request:  %s\n", str(s->start, "request"));
@@ -297,10 +298,10 @@ static void usage(FILE *f) {
 }
 
 int sess_cmd_sessions(int argc, char **argv) {
-  const char *dir = cli_default_store(), *which = NULL, *out = NULL, *verb = "list";
+  const char *dir = opts_default_store(), *which = NULL, *out = NULL, *verb = "list";
   int json = 0, bodies = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_store_opt("sessions", argc, argv, &i, &dir);
+    int r = opts_store("sessions", argc, argv, &i, &dir);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     const char *a = argv[i];
@@ -326,7 +327,7 @@ int sess_cmd_sessions(int argc, char **argv) {
     fprintf(stderr, "jiti sessions %s: which session? (a number from 'jiti sessions', or an id)\n", verb);
     return EXIT_USAGE;
   }
-  store_env *s = cli_open_store("sessions", dir, 0);
+  store_env *s = storeio_open("sessions", dir, 0);
   if (!s) return EXIT_FAIL;
   All a = {0};
   int status = EXIT_OK;

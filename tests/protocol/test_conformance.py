@@ -52,7 +52,7 @@ def requests(R, k):
     def call_accepted():
         g = k.gen()
         r = expect_ok(c.request({'op': 'call', 'source': '(world-put :a 1)'}), outcome='accepted', revision=2,
-                      value='1', changes=[{'kind': 'data', 'name': ':A', 'removed': False}])
+                      value='1', changes=[{'kind': 'data', 'name': ':A', 'removed': False, 'added': True}])
         assert r['generation'] > g and r['generation'] == k.gen(), (g, r)
         r = expect_ok(c.request({'op': 'call', 'source': '(+ 1 2)'}), outcome='accepted', revision=2, value='3',
                       changes=[])
@@ -85,7 +85,7 @@ def requests(R, k):
                                 ('(defvar *rate* 7)', 'variable', '*RATE*'),
                                 ('(defstruct point x y)', 'structure', 'POINT')]:
             r = expect_ok(c.request({'op': 'call', 'source': src}), outcome='accepted')
-            assert {'kind': kind, 'name': name, 'removed': False} in r['changes'], r
+            assert {'kind': kind, 'name': name, 'removed': False, 'added': True} in r['changes'], r
         assert k.value('(f 21)') == '42' and k.value('(twice 4)') == '8'
     R.run('conformance/call-definitions', definitions)
 
@@ -93,7 +93,7 @@ def requests(R, k):
         # a variable holding a structure is exported on every transaction (it might
         # have been mutated); identical to CURRENT's, it is not a change
         expect_ok(c.request({'op': 'call', 'source': '(defvar *table* (make-hash-table))'}),
-                  changes=[{'kind': 'variable', 'name': '*TABLE*', 'removed': False}])
+                  changes=[{'kind': 'variable', 'name': '*TABLE*', 'removed': False, 'added': True}])
         rev = k.status()['revision']
         expect_ok(c.request({'op': 'call', 'source': '(+ 1 1)'}), changes=[], revision=rev)
         expect_ok(c.request({'op': 'preview', 'source': '(world-get :a)'}), changes=[])
@@ -152,18 +152,20 @@ def requests(R, k):
         r = expect_ok(c.request({'op': 'preview', 'source': '(progn (print :p) (world-put :a 2))'}), outcome='accepted',
                       restored=True, value='2', output='\n:P ',
                       changes=[{'kind': 'data', 'name': ':A', 'removed': False}])
-        assert r['generation'] > g, r
+        assert r['generation'] == g, r   # nothing a view showed changed
         assert k.fingerprint() == before and k.value('(world-get :a)') == '1'
         expect_error(c.request({'op': 'preview', 'source': '(car 5)'}), 'aborted', 'TYPE-ERROR')
         expect_error(c.request({'op': 'preview', 'source': '#.(x)'}), 'rejected-by-gate')
-        expect_error(c.request({'op': 'preview', 'source': '1', 'generation': g}), 'stale')
+        assert k.gen() == g
+        expect_ok(c.request({'op': 'preview', 'source': '1', 'generation': g}), value='1')
+        expect_error(c.request({'op': 'preview', 'source': '1', 'generation': g - 1}), 'stale')
         assert k.fingerprint() == before
     R.run('conformance/preview', preview)
 
     def act():
         g = k.gen()
         r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': '(world-put :b 2)'}}),
-                      outcome='accepted', value='2', changes=[{'kind': 'data', 'name': ':B', 'removed': False}])
+                      outcome='accepted', value='2', changes=[{'kind': 'data', 'name': ':B', 'removed': False, 'added': True}])
         h = c.request({'op': 'history', 'limit': 1})['revisions'][0]
         assert h['kind'] == 'action' and h['summary'] == 'act: (world-put :b 2)' and h['revision'] == r['revision'], h
         r = expect_error(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': '(world-put :b 3)'}}),
@@ -178,7 +180,7 @@ def requests(R, k):
     def invariants():
         expect_ok(c.request({'op': 'invariant-list'}), invariants=[])
         r = expect_ok(c.request({'op': 'invariant-add', 'name': 'a-positive', 'source': '(> (world-get :a 0) 0)'}),
-                      outcome='accepted', changes=[{'kind': 'invariant', 'name': 'A-POSITIVE', 'removed': False}])
+                      outcome='accepted', changes=[{'kind': 'invariant', 'name': 'A-POSITIVE', 'removed': False, 'added': True}])
         rev = r['revision']
         h = c.request({'op': 'history', 'limit': 1})['revisions'][0]
         assert h['kind'] == 'action' and h['summary'].startswith('invariant-add a-positive'), h
@@ -239,7 +241,7 @@ def pauses_and_events(R, k):
         p = r['pause']
         assert r['generation'] == p['generation'] == g + 1, r
         assert p['pause'] == 1 and p['condition_type'] == 'DIVISION-BY-ZERO' and p['steps_used'] == 0, p
-        assert {'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE'} in p['restarts'], p
+        assert {'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE', 'lambda_list': '(V)'} in p['restarts'], p
         started = sub.wait_event(lambda e: e['event'] == 'started' and e['source'] == DIVIDE, what='started')
         assert started == dict(started, command='act', parent=rev, generation=g), started
         st['attempt'] = started['attempt']
@@ -256,9 +258,13 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'inspect', 'kind': 'data', 'name': ':P'}))  # the paused attempt's write
         expect_ok(c.request({'op': 'invariant-list'}))
         expect_ok(c.request({'op': 'history', 'limit': 1}))
-        # a call waits in the queue while the act is paused
+        # a call is refused at once while the act is paused: it would wait for the answer
+        r = expect_error(c.request({'op': 'call', 'source': '(world-get :p)'}), 'paused')
+        assert r['status'] == 'paused' and r['generation'] == st['gen'] and r['pause']['pause'] == 1, r
+        expect_error(c.request({'op': 'preview', 'source': '1'}), 'paused')
+        # unless it asks to wait: then it waits in the queue
         st['queued'] = k2 = k.conn()
-        st['queued_id'] = k2.send({'op': 'call', 'source': '(world-get :p)'})
+        st['queued_id'] = k2.send({'op': 'call', 'source': '(world-get :p)', 'wait': True})
         try:
             k2.reply(st['queued_id'], timeout=0.5)
             raise AssertionError('a call was answered while an act was paused')
@@ -291,7 +297,7 @@ def pauses_and_events(R, k):
         r = expect_ok(c.request({'op': 'act', 'generation': st['gen'],
                                  'action': {'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(list 7)'}}),
                       outcome='accepted', value='7', revision=rev + 1,
-                      changes=[{'kind': 'data', 'name': ':P', 'removed': False}])
+                      changes=[{'kind': 'data', 'name': ':P', 'removed': False, 'added': True}])
         acc = sub.wait_event(lambda e: e['event'] == 'accepted' and e['attempt'] == st['attempt'], what='accepted')
         assert acc['revision'] == rev + 1 and acc['generation'] == r['generation'], (acc, r)
         q = st['queued'].reply(st['queued_id'])
@@ -360,8 +366,9 @@ def pauses_and_events(R, k):
             out = sub.wait_event(lambda e: e.get('attempt') == started['attempt'] and e['event'] != 'started',
                                  what='outcome of ' + src)
             assert out['event'] == event and out.get('outcome', 'accepted') == (code or 'accepted'), out
-            if op == 'preview':
-                assert 'revision' not in out and out['message'].startswith('preview'), out
+            if code is None:
+                assert out['command'] == op and out['revision'] == r['revision'], (out, r)
+                assert out['generation'] == r['generation'], (out, r)
         r = expect_error(c.request({'op': 'invariant-add', 'name': 'no', 'source': 'nil'}), 'unsafe')
         sub.wait_event(lambda e: e['event'] == 'rejected' and e['outcome'] == 'unsafe', what='rejected unsafe')
     R.run('conformance/outcome-events', outcome_events)
@@ -408,7 +415,7 @@ def shutdown(R):
                                       'action': {'type': 'evaluate', 'source': '(progn (world-put :kept 2) (car 5))'}}),
                           status='paused')
             att = sub.wait_event(lambda e: e['event'] == 'paused', what='paused')['attempt']
-            qid = c2.send({'op': 'call', 'source': '(world-put :kept 3)'})
+            qid = c2.send({'op': 'call', 'source': '(world-put :kept 3)', 'wait': True})
             wait_for(lambda: k.status()['queue'] == 1, 10 * proto.SLOW, 'the call to be queued')
             expect_ok(c3.request({'op': 'shutdown'}), message='shutting down')
             expect_error(c2.reply(qid), 'shutting-down')
