@@ -109,6 +109,14 @@ void render_status(FILE *f, json_t *r) {
           "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
           kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),
           json_real_value(json_object_get(r, "uptime")));
+  json_t *fo = json_object_get(r, "foreign"), *x;
+  size_t i;
+  fprintf(f, "foreign:   ");
+  if (!json_array_size(json_object_get(fo, "granted"))) fprintf(f, " none granted");
+  json_array_foreach(json_object_get(fo, "granted"), i, x) fprintf(f, " %s", json_string_value(x));
+  fprintf(f, "\n");
+  json_array_foreach(json_object_get(fo, "failed"), i, x)
+    fprintf(f, "            %s did not open: %s\n", kclient_str(x, "library"), kclient_str(x, "message"));
 }
 
 /* Added, changed and removed entries of a reply's "changes". */

@@ -101,6 +101,10 @@ typedef struct Daemon {
   int nclients;
   uint64_t next_serial;
   limits_Table limits;   /* every transaction's, and the pause timeout */
+  grant_List grant;      /* the C libraries granted (--allow-foreign) */
+  char grant_text[STORE_FOREIGN_MAX + 1];  /* as each revision's manifest records it */
+  json_t *foreign_failed;  /* the granted libraries the worker could not open:
+                           ** [{library, message}] from its last "ready" */
   /* the worker */
   wproc w;
   uint64_t base, gen, revision;

@@ -66,7 +66,8 @@ static void on_term(int sig) { (void)sig; got_term = 1; }
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS] [--detach]\n"
+          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS]\n"
+          "                   [--allow-foreign LIB]... [--detach]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -80,14 +81,14 @@ static void usage(FILE *out) {
           "\n"
           "options:\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "%s%s"
+          "%s%s%s"
           "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
           "                    DIR/kernel.pid; returns once the kernel serves\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
           "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
-          LIMITS_HELP, LIMITS_PAUSE_HELP);
+          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP);
 }
 
 static int kernel_run(Daemon *D, int ready_fd) {
@@ -109,7 +110,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   if (cur == 0) {
-    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL};
+    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL, NULL};
     if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
       fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
       return EXIT_FAIL;
@@ -292,6 +293,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   free(D->queryq.v);
   free(D->cmdq.v);
   free(D->batch.v);
+  json_decref(D->foreign_failed);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);
   free(D->log.buf);
@@ -309,6 +311,7 @@ int cmd_kernel(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     int r = opts_store("kernel", argc, argv, &i, &D.dir);
     if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
+    if (r == 0) r = grant_option("kernel", argc, argv, &i, &D.grant);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
@@ -316,6 +319,7 @@ int cmd_kernel(int argc, char **argv) {
     fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
     return EXIT_USAGE;
   }
+  grant_manifest(&D.grant, D.grant_text, sizeof D.grant_text);
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa = {0};
   sa.sa_handler = on_term;
@@ -357,12 +361,20 @@ int cmd_kernel(int argc, char **argv) {
   _exit(kernel_run(&D, p[1]));
 }
 
+/* `jiti __worker [--allow-foreign LIB]...`: started by workerproc.c only. */
 int cmd_worker_internal(int argc, char **argv) {
-  (void)argc; (void)argv;
   struct stat sb;
   if (fstat(WORKER_FD, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
     fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
     return EXIT_USAGE;
   }
-  return worker_main(WORKER_FD, NULL);
+  grant_List g = {0};
+  for (int i = 1; i < argc; i++) {
+    int r = grant_option("__worker", argc, argv, &i, &g);
+    if (r == 1) continue;
+    if (r == 0) fprintf(stderr, "jiti __worker: unexpected argument '%s'\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  worker_Options opt = {g.lib, g.n};
+  return worker_main(WORKER_FD, &opt);
 }

@@ -223,7 +223,7 @@ static void rollback(Daemon *D, Pending *p) {
   char err[1024];
   limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
   wproc chk;
-  wproc_Plan plan = {target, 1, target, 0, &lim};
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant};
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
@@ -244,7 +244,7 @@ static void rollback(Daemon *D, Pending *p) {
   uint64_t g = D->gen + 1, rev = 0;
   if (!reason) {
     devents_flush(D);  /* the attempt's start goes first */
-    store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL};
+    store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL, D->grant_text};
     if (store_publish_revert(D->s, D->revision, target, &info, &rev) != STORE_OK) {
       reason = txn_reason_name(TXN_PUBLICATION_FAILED);
       snprintf(why, sizeof why, "%s", store_errmsg(D->s));
@@ -396,7 +396,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
   /* the generation after the commit, recorded with the revision */
   store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
-                         JITI_VERSION, t->summary, NULL};
+                         JITI_VERSION, t->summary, NULL, D->grant_text};
   publish_Result pr;
   publish_outcome(D->s, D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
                   D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);

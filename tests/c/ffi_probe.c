@@ -1,12 +1,16 @@
 /* ffi_probe.c — a small C library for the foreign-function tests: one
 ** function per foreign type, a pointer round trip, and faults on request
-** (the worker running it must die alone). */
+** (the worker running it must die alone).  Built a second time with
+** PROBE_LEAN, without probe_add: the library a store's declaration finds
+** lacking its symbol when it is recovered. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef PROBE_LEAN
 int probe_add(int a, int b) { return a + b; }
+#endif
 long probe_long(long a) { return a * 2; }
 int64_t probe_i64(int64_t a) { return a - 1; }
 uint64_t probe_u64(uint64_t a) { return a + 1; }
