@@ -316,8 +316,18 @@ static void print_libraries(const char *text) {
   }
 }
 
-/* The grant, what CURRENT was made with, and every foreign problem: on
-** stdout in the summary, each problem also on stderr as an error. */
+/* Every foreign problem, as an error on stderr (before the summary). */
+static void report_foreign_errors(const Report *ir) {
+  uint32_t shown = 0;
+  for (const char *p = ir->foreign; *p; shown++) {
+    size_t n = strcspn(p, "\n");
+    fprintf(stderr, "jiti recover-session: error: %.*s\n", (int)n, p);
+    p += n + (p[n] == '\n');
+  }
+  if (shown < ir->nforeign) fprintf(stderr, "jiti recover-session: ... and %u more\n", ir->nforeign - shown);
+}
+
+/* The summary's line: the grant, the problems, what CURRENT was made with. */
 static void report_foreign(const Report *vr, const Report *ir, const grant_List *g) {
   char granted[STORE_FOREIGN_MAX + 1];
   grant_manifest(g, granted, sizeof granted);
@@ -325,24 +335,17 @@ static void report_foreign(const Report *vr, const Report *ir, const grant_List 
   printf("foreign:    ");
   print_libraries(granted);
   printf(" granted");
+  if (ir->nforeign) printf("; %u problem%s (above)", ir->nforeign, ir->nforeign == 1 ? "" : "s");
   if (strcmp(granted, vr->made_with)) {
     printf("; CURRENT was made with");
     print_libraries(vr->made_with);
   }
   printf("\n");
-  fflush(stdout);
-  uint32_t shown = 0;
-  for (const char *p = ir->foreign; *p; shown++) {
-    size_t n = strcspn(p, "\n");
-    printf("  %.*s\n", (int)n, p);
-    fprintf(stderr, "jiti recover-session: error: %.*s\n", (int)n, p);
-    p += n + (p[n] == '\n');
-  }
-  if (shown < ir->nforeign) printf("  (and %u more)\n", ir->nforeign - shown);
 }
 
 static void report(store_env *s, const char *dir, unsigned flags, const Report *vr, const Report *ir,
                    const grant_List *g, const Found *f, int live) {
+  report_foreign_errors(ir);
   const uint64_t *c = ir->counts;
   uint64_t total = 0;
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
