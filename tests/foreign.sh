@@ -105,6 +105,9 @@ t kernel-log-library 0 "error: the granted library libnothere.so.9 did not open"
 t kernel-rest-recovered 0 "^\(1.0 42 8\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (world-get :sum) (twice 4))'
 t kernel-unavailable-call 1 "GADD.*probe_add" -- "$JITI" eval --store "$S" '(gadd 1 2)'
 t observe-unavailable 0 '"unavailable": \[.*"GADD"' -- "$JITI" observe --json --store "$S"
+t observe-unavailable-text 0 "unavailable foreign function GADD: .*probe_add" -- "$JITI" observe --store "$S"
+t inspect-unavailable 0 '"unavailable": ".*probe_add' -- "$JITI" inspect --json --store "$S" GADD
+t inspect-unavailable-text 0 $'^foreign GADD\n.*\nunavailable: .*probe_add' -- "$JITI" inspect --store "$S" --kind foreign GADD
 t apply-through-kernel 0 "--allow-foreign is ignored" -- "$JITI" apply --store "$S" --allow-foreign libm.so.6 -e '(twice 1)'
 stop_kernel
 

@@ -244,7 +244,7 @@ static void inspect_usage(FILE *out) {
           "\n"
           "options:\n"
           "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    data or invariant\n"
+          "                    foreign, data or invariant\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
@@ -271,7 +271,7 @@ int cmd_inspect(int argc, char **argv) {
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
         fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
-                        "method, data or invariant\n");
+                        "method, foreign, data or invariant\n");
         free(name);
         return EXIT_USAGE;
       }
@@ -304,6 +304,8 @@ int cmd_inspect(int argc, char **argv) {
     json_t *e = json_object_get(r, "entry");
     printf("%s %s\nhash %s\n%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"),
            kclient_str(e, "text"));
+    if (json_is_string(json_object_get(e, "unavailable")))
+      printf("unavailable: %s\n", kclient_str(e, "unavailable"));
   }
   json_decref(r);
   return ok ? EXIT_OK : EXIT_FAIL;

@@ -85,6 +85,8 @@ json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {
     fprintf(f, "  %s = %s\n", kclient_str(e, "key"), kclient_str(e, "value"));
   json_array_foreach(json_object_get(v, "invariants"), i, e)
     fprintf(f, "invariant %s: %s\n", kclient_str(e, "name"), kclient_str(e, "source"));
+  json_array_foreach(json_object_get(json_object_get(v, "foreign"), "unavailable"), i, e)
+    fprintf(f, "unavailable foreign function %s: %s\n", kclient_str(e, "name"), kclient_str(e, "reason"));
   json_t *tr = json_object_get(v, "truncated");
   json_int_t summarized = kclient_int(tr, "summarized"), omitted = kclient_int(tr, "omitted");
   if (summarized || omitted)
