@@ -229,6 +229,7 @@ void txn_close(txn_World *W) {
   free(W->resume_args);
   free(W->repair_src);
   free(W->inv_msg);
+  free(W->import_fault);
   for (size_t i = 0; i < W->capvars; i++) free(W->vars[i].name);
   free(W->vars);
   pend_clear(W);
@@ -303,8 +304,27 @@ static int check_invariants(txn_World *W, char *err, size_t n) {
   return st == JITI_OK ? 0 : 1;
 }
 
+void txn_set_import_fault(txn_World *W, const char *msg) {
+  if (!W || W->import_fault) return;  /* the first failure is the one to fix */
+  W->import_fault = txn_strdup(msg);
+}
+
+/* The refusal of every transaction in a world that did not import whole. */
+static char *import_refusal(txn_World *W) {
+  return txn_fmt("the world of revision %llu could not be imported (%s); it answers queries only: return to "
+                 "a revision that imports with 'jiti rollback REV' (for example 'jiti rollback previous')",
+                 (unsigned long long)W->revision, W->import_fault);
+}
+
 int txn_check_baseline(txn_World *W, char *msg, size_t msglen) {
   char err[1024];
+  if (W->import_fault) {
+    if (!W->faulted) W->gen++;
+    W->faulted = 1;
+    W->status = TXN_ST_FAULTED;
+    if (msg && msglen) snprintf(msg, msglen, "import-failed: %s", W->import_fault);
+    return 1;
+  }
   if (check_invariants(W, err, sizeof err) == 0) {
     if (W->faulted) { W->faulted = 0; W->gen++; }
     W->status = TXN_ST_IDLE;
@@ -784,6 +804,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     return finish(W, out, TXN_STALE,
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
+  if (W->import_fault) return finish(W, out, TXN_FAULTED, import_refusal(W));
   if (W->faulted && kind != TXN_OPERATOR)
     return finish(W, out, TXN_FAULTED,
                   txn_fmt("the world is faulted (invalid-baseline: %s); only operator operations are accepted",
@@ -930,6 +951,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
     return finish(W, out, TXN_STALE,
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
+  if (W->import_fault) return finish(W, out, TXN_FAULTED, import_refusal(W));
   W->in_txn = 1;
   W->gen0 = W->gen;
   event(W, "started", add ? "invariant-add" : "invariant-remove");

@@ -508,7 +508,8 @@ static void status_usage(FILE *out) {
           "generation, state (idle, running, paused, publishing, faulted, starting),\n"
           "queued transactions, attempts and worker restarts.\n"
           "\n"
-          "Exit status: 0 a kernel is running; 1 none is; 2 usage.\n");
+          "Exit status: 0 a kernel is running and answered; 1 none is, or it answered\n"
+          "with an error (busy, shutting down: the message is printed); 2 usage.\n");
 }
 
 int cmd_status(int argc, char **argv) {
@@ -517,10 +518,12 @@ int cmd_status(int argc, char **argv) {
   if (done >= 0) return done;
   json_t *r = render_request_once("status", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
   if (!r) return EXIT_FAIL;
+  int ok = json_is_true(json_object_get(r, "ok"));
   if (c.json) print_json(r);
-  else render_status(stdout, r);
+  else if (ok) render_status(stdout, r);
+  else fprintf(stderr, "jiti status: %s: %s\n", kclient_str(r, "code"), kclient_str(r, "message"));
   json_decref(r);
-  return EXIT_OK;
+  return ok ? EXIT_OK : EXIT_FAIL;
 }
 
 static void stop_usage(FILE *out) {

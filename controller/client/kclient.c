@@ -44,12 +44,31 @@ int kclient_connect(kclient *k) {
       snprintf(k->err, sizeof k->err, "cannot connect to the kernel at %s: %s", path, strerror(e));
     return -1;
   }
+  /* Whoever listens receives the source of every request and could forge
+  ** every reply: it must run as this user.  (Another user who can write the
+  ** store directory could replace the socket with a server of their own.) */
+  struct ucred cr;
+  socklen_t crlen = sizeof cr;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+    snprintf(k->err, sizeof k->err, "cannot tell who serves %s: %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (cr.uid != geteuid()) {
+    snprintf(k->err, sizeof k->err, "refusing the kernel socket %s: it is served by user %u (pid %d), not by "
+             "you (user %u); someone else can write %s: stop that server, then run: chmod go-w %s",
+             path, (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(), k->dir, k->dir);
+    close(fd);
+    return -1;
+  }
   k->fd = fd;
   return 0;
 }
 
 void kclient_close(kclient *k) {
   if (k->fd >= 0) close(k->fd);
+  json_decref(k->refused);
+  k->refused = NULL;
   k->fd = -1;
   free(k->buf);
   k->buf = NULL;
@@ -140,7 +159,13 @@ static int send_request(kclient *k, json_t *req, json_int_t *id) {
   if (sent) {
     snprintf(k->err, sizeof k->err, "the kernel for %s closed the connection before the request was sent",
              k->dir);
+    /* a kernel that refuses a connection (busy) says why before it closes it */
+    while (fill(k, 0) == 1) {}
+    int got;
+    json_t *j = take_line(k, &got);
     kclient_close(k);
+    if (json_is_object(j) && json_is_false(json_object_get(j, "ok")) && !json_object_get(j, "id")) k->refused = j;
+    else json_decref(j);
     return KCLIENT_UNSENT;
   }
   return KCLIENT_OK;
@@ -154,7 +179,12 @@ int kclient_send(kclient *k, json_t *req) {
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
   json_int_t id;
-  if (send_request(k, req, &id) != KCLIENT_OK) return KCLIENT_UNSENT;
+  if (send_request(k, req, &id) != KCLIENT_OK) {
+    if (!k->refused) return KCLIENT_UNSENT;
+    *reply = k->refused;  /* the refusal answers the request */
+    k->refused = NULL;
+    return KCLIENT_OK;
+  }
   for (;;) {
     int got;
     json_t *j = take_line(k, &got);

@@ -21,6 +21,8 @@ typedef struct kclient {
   size_t len, cap;
   json_int_t next_id;   /* the "id" of the next request */
   char err[512];        /* why the last failure happened, for people */
+  json_t *refused;      /* the kernel's refusal of the connection (busy), read
+                        ** when a request could not be sent */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */

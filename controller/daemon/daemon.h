@@ -24,6 +24,7 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -33,7 +34,10 @@
 #include "proto.h"
 #include "workerproc.h"
 
-#define DAEMON_MAX_CLIENTS 1000
+#define DAEMON_MAX_CLIENTS 1000     /* default --max-clients */
+#define DAEMON_RESERVED_SLOTS 8     /* connections past it, served status and stop only */
+#define DAEMON_IDLE_TIMEOUT 600     /* default --idle-timeout, seconds */
+#define DAEMON_OUTPUT_MAX ((size_t)256 << 20)  /* unread replies held for all clients */
 #define DAEMON_MAX_QUEUE 10000
 #define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
 
@@ -46,6 +50,10 @@ typedef struct Client {
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
   int subscribed;       /* receives event lines */
+  int reserved;         /* accepted into an operator slot: status and stop only */
+  int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
+  double active;        /* daemon_now() of its last request or accepted output */
+  size_t *held;         /* the daemon's count of unread reply bytes (outbytes) */
 } Client;
 
 /* A request waiting for the worker. */
@@ -97,8 +105,12 @@ typedef struct Daemon {
   store_env *s;
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
-  Client *clients[DAEMON_MAX_CLIENTS];
-  int nclients;
+  Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
+  struct pollfd *pfd;    /* the poll loop's, one per client and two */
+  int nclients, max_clients;
+  double idle_timeout;   /* close a connection idle this long (0: never) */
+  double idle_sweep;     /* daemon_now() of the next look for idle ones */
+  size_t outbytes;       /* unread reply bytes of all clients (DAEMON_OUTPUT_MAX) */
   uint64_t next_serial;
   limits_Table limits;   /* every transaction's, and the pause timeout */
   /* the worker */
@@ -150,6 +162,11 @@ void dclients_flush(Client *c);
 void dclients_read(Daemon *D, Client *c);
 void dclients_free(Daemon *D, int i);
 void dclients_accept(Daemon *D);
+double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
+                                        ** the next look is due */
+int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
+                                        ** reserved slot's connection asked for more
+                                        ** than status or stop (answered busy) */
 
 /* dqueue.c */
 int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op);

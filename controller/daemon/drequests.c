@@ -410,6 +410,8 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   } else if (!op) {
     op_names(names, sizeof names);
     dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
+  } else if (dclients_reserved_refuses(D, c, (proto_Op)opn, id)) {
+    /* answered */
   } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
     dclients_reply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {

@@ -95,7 +95,8 @@ void dsched_worker_died(Daemon *D, const char *how) {
     } else {
       char msg[512];
       snprintf(msg, sizeof msg, "the worker %s during attempt %" PRIu64 "; nothing was published; "
-               "a fresh worker was started from revision %" PRIu64, how, t->attempt, D->revision);
+               "the kernel is starting a fresh worker from revision %" PRIu64 " ('jiti status' shows when it "
+               "serves)", how, t->attempt, D->revision);
       json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
       json_object_set_new(ev, "reason", json_string(how));
       devents_add(D, ev);
@@ -106,7 +107,7 @@ void dsched_worker_died(Daemon *D, const char *how) {
   if (D->wait == W_QUERY && D->query.retried) {
     /* the worker died on it twice: it would kill every fresh worker */
     dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
-                       "query; a fresh worker was started from revision %" PRIu64, how, D->revision);
+                       "query; the kernel is starting a fresh worker from revision %" PRIu64, how, D->revision);
     dqueue_pending_free(&D->query);
     D->query = (Pending){0};
   } else if (D->wait == W_QUERY) {  /* the fresh worker answers it, first */
@@ -451,7 +452,9 @@ static void on_paused(Daemon *D, json_t *m) {
   D->in_pause = 1;
   json_decref(D->pause);
   D->pause = json_incref(p);
-  t->deadline = daemon_now() + D->limits.pause_timeout;
+  /* an absolute deadline from the pause: repairs that pause again do not
+  ** extend it (a caller could hold the worker for ever) */
+  if (first) t->deadline = daemon_now() + D->limits.pause_timeout;
   const char *refusal = json_string_value(json_object_get(p, "refusal"));
   json_t *r;
   if (refusal)
