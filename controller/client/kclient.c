@@ -7,8 +7,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -246,6 +249,65 @@ json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen) {
     return NULL;
   }
   return rep;
+}
+
+/* A fresh idempotency key: 128 random bits in hex. */
+void kclient_fresh_key(char out[33]) {
+  unsigned char b[16];
+  if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {  /* no entropy: time and pid */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(out, 33, "%016llx%08x%08x", (unsigned long long)ts.tv_sec, (unsigned)ts.tv_nsec, (unsigned)getpid());
+    return;
+  }
+  for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+int kclient_key_running(json_t *reply) {
+  return !json_is_true(json_object_get(reply, "ok")) && !strcmp(kclient_str(reply, "code"), "busy") &&
+         strstr(kclient_str(reply, "message"), "with key") != NULL;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
+                           void (*progress)(const char *line), char *err, size_t errlen) {
+  if (!req) {
+    snprintf(err, errlen, "cannot encode the request (is the text valid UTF-8?)");
+    return NULL;
+  }
+  char fresh[33];
+  if (!key) kclient_fresh_key(fresh);
+  json_object_set_new(req, "key", json_string(key ? key : fresh));
+  double until = now_s() + patience;
+  kclient k;
+  kclient_init(&k, "", dir);
+  for (int tries = 0;; tries++) {
+    json_t *rep = NULL;
+    int rc = kclient_connect(&k) ? KCLIENT_UNSENT : kclient_call(&k, json_incref(req), &rep, NULL);
+    kclient_close(&k);
+    int running = rc == KCLIENT_OK && kclient_key_running(rep);
+    if (rc == KCLIENT_OK && !running) {
+      json_decref(req);
+      return rep;
+    }
+    json_decref(rep);
+    /* the first try never reached a kernel: nothing to retry */
+    if ((tries == 0 && rc == KCLIENT_UNSENT) || now_s() > until) break;
+    if (progress && (rc == KCLIENT_NO_REPLY || tries == 0))
+      progress(rc == KCLIENT_NO_REPLY ? "the connection to the kernel dropped before the reply; retrying with the "
+                                        "same key (the request will not run twice)"
+                                      : "the first try is still running; waiting for its outcome");
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  json_decref(req);
+  snprintf(err, errlen, "%s", k.err[0] ? k.err : "the kernel did not answer");
+  return NULL;
 }
 
 /* ------------------------------------------------------------ replies */

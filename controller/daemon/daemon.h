@@ -14,6 +14,7 @@
 **                answers with, the ends of transactions and publishing
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
+**   dkeys.c      idempotency keys: outcomes replayed to retried requests
 **   devents.c    the attempts' events, group-committed to the store with
 **                the generation; subscribers' event lines
 **   dlog.c       log lines, buffered
@@ -96,6 +97,7 @@ typedef struct Txn {
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
+  char *key;             /* the request's idempotency key, or NULL */
 } Txn;
 
 typedef struct Daemon {
@@ -138,6 +140,12 @@ typedef struct Daemon {
   double stop_deadline;
   int detached;
   struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
+  struct {
+    json_t *done;        /* key -> {reply, bytes}: outcomes to replay */
+    json_t *flight;      /* "client id" -> key: keyed requests not answered yet */
+    json_t *order;       /* keys of done, oldest first */
+    size_t bytes;        /* of the recorded replies */
+  } keys;                /* dkeys.c */
 } Daemon;
 
 static inline double daemon_now(void) {
@@ -167,6 +175,19 @@ double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
 int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
                                         ** reserved slot's connection asked for more
                                         ** than status or stop (answered busy) */
+
+/* dkeys.c: idempotency keys */
+void dkeys_init(Daemon *D);
+void dkeys_free(Daemon *D);
+void dkeys_load(Daemon *D);            /* the keys of the newest outcome events */
+const char *dkeys_of(json_t *req);     /* the request's key, or NULL */
+int dkeys_in_flight(Daemon *D, const char *key);  /* a request with key waits or runs */
+int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* 1: answered
+                                       ** with the outcome recorded for its key */
+void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* it was queued */
+void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply);  /* record it */
+void dkeys_forget(Daemon *D, uint64_t client, json_t *id);  /* dropped unanswered */
+void dkeys_tag_event(Daemon *D, json_t *ev);  /* the running attempt's key on its events */
 
 /* dqueue.c */
 int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op);

@@ -79,6 +79,7 @@ void dclients_line(Client *c, const char *text, size_t n) {
 ** a client only once the store has recorded it (devents_flush), so that
 ** no kernel started later can hand it out again. */
 void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
+  dkeys_replied(D, serial, id, msg);  /* recorded even when its client left */
   Client *c = dclients_find(D, serial);
   if (!c || c->closing == 2) { json_decref(msg); return; }
   if (D->gen > D->gen_saved) devents_flush(D);

@@ -149,6 +149,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   uint64_t interrupted = 0;
   store_mark_interrupted(D->s, &interrupted);
   D->next_attempt = storeio_next_attempt(D->s);
+  dkeys_load(D);
   if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
             "store path\n", D->dir, PROTO_SOCKET);
@@ -296,6 +297,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   while (D->nclients) dclients_free(D, 0);
   free(D->clients);
   free(D->pfd);
+  dkeys_free(D);
   if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
   if (D->spare_fd >= 0) close(D->spare_fd);
   if (D->detached) unlink(D->pidfile);
@@ -322,6 +324,7 @@ int cmd_kernel(int argc, char **argv) {
   limits_default(&D.limits);
   D.lfd = D.w.fd = D.spare_fd = -1;
   D.max_clients = DAEMON_MAX_CLIENTS;
+  dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
   int detach = 0;
   for (int i = 1; i < argc; i++) {

@@ -22,6 +22,7 @@ static void txn_clear(Daemon *D) {
   free(t->summary);
   json_decref(t->responder_id);
   json_decref(t->reply);
+  free(t->key);
   memset(t, 0, sizeof *t);
 }
 
@@ -77,7 +78,9 @@ static void finish_txn(Daemon *D, const char *reason, const char *extra) {
 /* The outcome event of the running transaction (message may be NULL);
 ** more members may be added to what it returns before it is recorded. */
 static json_t *outcome_event(Daemon *D, const char *reason, const char *message) {
-  return events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+  json_t *ev = events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+  dkeys_tag_event(D, ev);  /* also when it goes to the store with the revision */
+  return ev;
 }
 
 void dsched_worker_died(Daemon *D, const char *how) {
@@ -156,6 +159,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->t0 = daemon_now();
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
+  t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
   devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
   D->wait = W_ATTEMPT;
 }
@@ -173,6 +177,7 @@ static int dropped(Daemon *D, Pending *p) {
   char src[200];
   request_brief(p->op, p->req, src, sizeof src);
   dlog(D, "dropped a %s of a client that left before it began: %s", proto_op_name(p->op), src);
+  dkeys_forget(D, p->client, p->id);  /* a retry with its key runs */
   devents_add(D, json_pack("{s:s, s:s, s:s}", "event", store_event_name(STORE_EV_DROPPED), "command",
                            proto_op_name(p->op), "source", src));
   return 1;

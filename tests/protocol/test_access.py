@@ -1,4 +1,6 @@
-"""Who gets served: connections that say nothing are closed after the idle
+"""Who gets served, and how often: idempotency keys (a retried call gets
+the first one's outcome, also after a kernel restart, and `jiti eval`
+retries with its key when its connection drops).  Who gets served: connections that say nothing are closed after the idle
 timeout (subscribers stay), whoever holds every ordinary slot cannot keep
 `jiti status` and `jiti stop` out (the reserved slots), clients that never
 read their replies are cut off once all of them together hold too much, a
@@ -24,6 +26,8 @@ def run(R):
     R.run('access/output-cap-of-all-clients', output_cap)
     R.run('access/pause-deadline-is-absolute', pause_deadline)
     R.run('access/foreign-socket-refused', foreign_socket)
+    R.run('access/idempotent-calls', idempotent_calls)
+    R.run('access/eval-retries-across-a-kill', eval_retries)
 
 
 def jiti(*args, **kw):
@@ -181,3 +185,74 @@ def foreign_socket():
         server.kill()
         server.wait()
         shutil.rmtree(d, ignore_errors=True)
+
+
+COUNT = '(world-put :n (1+ (world-get :n 0)))'
+SLOW_COUNT = '(progn (dotimes (i 3000000)) (world-put :n (1+ (world-get :n 0))))'
+
+
+def idempotent_calls():
+    with Kernel() as k:
+        first = expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': 'k-1'}), value='1')
+        assert 'replayed' not in first
+        again = expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': 'k-1'}), value='1', replayed=True)
+        assert again['revision'] == first['revision'] and again['changes'] == first['changes'], (first, again)
+        assert k.value('(world-get :n)') == '1'
+        # malformed keys run nothing
+        expect_error(k.request({'op': 'call', 'source': COUNT, 'key': ''}, valid=False), 'invalid-request', 'empty')
+        with k.conn() as c:
+            c.send_raw(check_line(b'{"op":"call","source":"(world-put :n 0)","key":"k-2"}\n'))
+            expect_error(c.reply(), 'invalid-request', 'needs an "id"')
+        # a refusal where nothing ran is not recorded: the retry runs
+        expect_error(k.request({'op': 'call', 'source': COUNT, 'key': 'k-3', 'generation': k.gen() + 5}), 'stale')
+        expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': 'k-3'}), value='2')
+        # while the first try runs, the same key is told to come back; then gets its outcome
+        sub = k.conn()
+        expect_ok(sub.request({'op': 'subscribe'}))
+        a = k.conn()
+        a.send({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4', 'id': 'slow'})
+        a.pending['slow'] = ('call', True)
+        sub.wait_event(lambda e: e['event'] == 'started' and e.get('idempotency') == 'k-4', what='the slow call')
+        expect_error(k.request({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4'}), 'busy', 'still waiting or running')
+        a.close()   # its client gives up: the call still runs to its end
+        r = wait_for(lambda: (lambda x: x if x.get('ok') else None)(
+            k.request({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4'})), 60 * proto.SLOW, 'the outcome of k-4')
+        assert r.get('replayed') is True and r['value'] == '3', r
+        assert k.value('(world-get :n)') == '3'
+        done = sub.wait_event(lambda e: e['event'] == 'accepted' and e.get('idempotency') == 'k-4', what='its outcome')
+        sub.close()
+        # a kernel started later replays what the store kept
+        k.stop()
+        k.start()
+        r = expect_ok(k.request({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4'}), replayed=True,
+                      outcome='accepted', revision=done['revision'])
+        assert 'value' not in r and r['changes'] == [{'kind': 'data', 'name': ':N', 'removed': False}], r
+        assert k.value('(world-get :n)') == '3'
+
+
+def check_line(line):
+    """Raw bytes of a request the schemas accept (the kernel refuses it for
+    what they cannot say: a key without an id)."""
+    proto.schemas().check('request-call.json', proto.json.loads(line), 'request')
+    return line
+
+
+def eval_retries():
+    """kill -9 of the kernel while a `jiti eval` waits: it reconnects to the
+    next kernel and sends its call again with its key; the call had not been
+    published, so it runs now, once."""
+    with Kernel('--fuel', '0') as k:
+        expect_ok(k.call(COUNT))
+        p = subprocess.Popen([proto.JITI, 'eval', '--store', k.store, '--key', 'e-1', SLOW_COUNT.replace('3000000', '30000000')],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: k.status()['state'] == 'running', 30 * proto.SLOW, 'the call to run')
+        k.kill()
+        k.start()
+        out, err = p.communicate(timeout=120 * proto.SLOW)
+        assert p.returncode == 0 and out.strip() == '2', (p.returncode, out, err)
+        assert 'retrying with the same key' in err, err
+        assert k.value('(world-get :n)') == '2'
+        # the same key once more: replayed, nothing runs
+        r = jiti('eval', '--store', k.store, '--key', 'e-1', SLOW_COUNT)
+        assert r.returncode == 0 and 'replayed' in r.stderr and r.stdout.strip() == '2', r
+        assert k.value('(world-get :n)') == '2'
