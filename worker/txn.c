@@ -20,6 +20,23 @@ char *txn_strdup(const char *s) {
   return p;
 }
 
+/* A printed value (n bytes) for people and models: a NUL character in it
+** (a string holding (code-char 0)) is shown as U+2400 SYMBOL FOR NULL, as
+** the kernel shows it in entries, so the value is not cut there. */
+static char *shown_value(const char *s, size_t n) {
+  if (!s) return NULL;
+  size_t nul = 0;
+  for (size_t i = 0; i < n; i++) nul += s[i] == 0;
+  char *p = malloc(n + 2 * nul + 1), *q = p;
+  if (!p) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i]) *q++ = s[i];
+    else { memcpy(q, "\xe2\x90\x80", 3); q += 3; }
+  }
+  *q = 0;
+  return p;
+}
+
 char *txn_fmt(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -678,7 +695,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         jiti_result_free(&r);
         break;
       }
-      last_value = txn_strdup(r.value);
+      last_value = shown_value(r.value, r.value_len);
       event(W, "repaired", c.source);
       jiti_result_free(&r);
       continue;
@@ -857,7 +874,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     res = restore_with(W, out, er, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
                                            r.message ? r.message : ""));
   } else {
-    out->value = txn_strdup(r.value);
+    out->value = shown_value(r.value, r.value_len);
     if (r.values) {  /* not exactly one value: every one of them */
       out->values = r.values;
       out->nvalues = r.nvalues;
