@@ -415,6 +415,26 @@ t clos-recovered-dispatch 0 '^"#<ACCOUNT alice 10>"$' -- "$JITI" eval --store "$
 "$JITI" stop --store "$S" >/dev/null
 S=$main_store
 
+# --- under umask 000 every file jiti creates is still private
+U=$tmp/umask
+( umask 000; "$JITI" init --store "$U" >/dev/null && "$JITI" kernel --store "$U" --detach >/dev/null )
+[[ -f $U/kernel.pid ]] && kpids+=("$(cat "$U/kernel.pid")")
+modes=$(cd "$U" && stat -c '%n %a' . * | sort | tr '\n' ' ')
+ok umask-private "$([[ ! $modes =~ [0-7][1-7][0-7]\  && ! $modes =~ [0-7][0-7][1-7]\  ]]; echo $?)" || echo "modes: $modes"
+t umask-pidfile 0 "^600$" -- stat -c %a "$U/kernel.pid"
+t umask-socket 0 "^600$" -- stat -c %a "$U/kernel.sock"
+"$JITI" stop --store "$U" >/dev/null
+
+# --- a row holding a NUL character prints whole (shown as U+2400), everywhere
+N=$tmp/nul
+start_kernel "$N"; ok nul-kernel $?
+t nul-put 0 "^5$" -- "$JITI" eval --store "$N" '(length (world-put :r (format nil "ab~acd" (code-char 0))))'
+t nul-eval 0 $'^"ab\u2400cd"$' -- "$JITI" eval --store "$N" '(values (world-get :r))'
+t nul-observe 0 $':R = "ab\u2400cd"' -- "$JITI" observe --store "$N"
+t nul-inspect 0 $'\\(WORLD-PUT :R "ab\u2400cd"\\)' -- "$JITI" inspect --store "$N" --kind data :R
+t nul-show 0 $'\\(WORLD-PUT :R "ab\u2400cd"\\)' -- "$JITI" show HEAD --store "$N"
+"$JITI" stop --store "$N" >/dev/null
+
 # sanitizer builds: no report from the kernel or its workers
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60

@@ -128,7 +128,7 @@ t kernel-show-grant 0 "foreign grant:  libm.so.6 $PROBE $GONE" -- "$JITI" show H
 # --- containment: a foreign call that aborts, one that writes through NULL
 for how in 1 2; do
   rev=$(jfield revision); restarts=$(jfield worker_restarts); wpid=$(jfield worker_pid); kpid=$(jfield pid)
-  t "crash-$how-interrupted" 1 "interrupted: the worker .* during attempt [0-9]+; nothing was published; a fresh worker was started from revision $rev" \
+  t "crash-$how-interrupted" 1 "interrupted: the worker .* during attempt [0-9]+; nothing was published; the kernel is starting a fresh worker from revision $rev" \
     -- "$JITI" eval --store "$S" "(progn (world-put :crashed $how) (defun lost () 1) (pfault $how))"
   wait_idle
   ok "crash-$how-kernel-alive" "$([[ $(jfield pid) == "$kpid" ]]; echo $?)"

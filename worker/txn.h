@@ -192,6 +192,13 @@ void txn_goal_results_free(txn_GoalResult *g, int n);
 ** while faulted re-runs the invariants and clears the fault when all hold. */
 int txn_check_baseline(txn_World *W, char *msg, size_t msglen);
 
+/* The world did not import whole: msg names the entry and why.  W stays
+** faulted for good: queries are answered (observe shows what did import),
+** every transaction and invariant operation gets TXN_FAULTED naming the
+** fix (a rollback, which replaces the world); txn_check_baseline reports
+** "import-failed: msg". */
+void txn_set_import_fault(txn_World *W, const char *msg);
+
 /* The encoding of an entry imported into txn_state(W) (bytes NULL: none).
 ** Exports list every variable after each attempt, since a value can change
 ** by mutation; txn reports a variable as changed only when its encoding

@@ -393,10 +393,15 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
     char why[512];
     if (jiti_import_entry(txn_state(w->W), (jiti_EntryKind)k, name, blob + at, (size_t)len, why,
                           sizeof why) != JITI_OK) {
-      snprintf(err, errlen, "cannot import %s %s: %s", kind, name, why);
-      return -1;
+      /* the rest imports: the world is served faulted, for queries and the
+      ** operator's way out (a stored entry that cannot import, however it
+      ** got there, must not keep the kernel down) */
+      char msg[700];
+      snprintf(msg, sizeof msg, "cannot import %s %s: %s", kind, name, why);
+      txn_set_import_fault(w->W, msg);
+    } else {
+      txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     }
-    txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     at += (size_t)len;
   }
   return 0;
@@ -502,10 +507,7 @@ static int serve(int fd, const worker_Options *opt) {
       char why[512];
       if (jiti_import_done(txn_state(w.W), why, sizeof why) != JITI_OK) {
         snprintf(err, sizeof err, "cannot import: %s", why);
-        send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
-        free(blob);
-        json_decref(m);
-        return 1;
+        txn_set_import_fault(w.W, err);
       }
       done = 1;
     }

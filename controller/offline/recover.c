@@ -453,7 +453,8 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
         break;
       case RES_IMPORT:
         fprintf(stderr, "jiti recover-session: revision %" PRIu64 " of the store at %s cannot be "
-                "rebuilt: %s\n", r->rev, dir, r->msg);
+                "rebuilt: %s\nreturn to a revision that imports with 'jiti rollback REV --store %s' (for "
+                "example 'previous'; 'jiti log' lists them)\n", r->rev, dir, r->msg, dir);
         break;
       case RES_INVARIANT:
         fprintf(stderr, "jiti recover-session: an invariant fails on revision %" PRIu64 " of the "
