@@ -50,7 +50,7 @@ GONE=$tmp/libgone.so
 cp "$PROBE" "$GONE"
 
 # --- help and usage
-for c in kernel apply rollback recover-session; do
+for c in kernel apply rollback recover-session run; do
   t "help-$c" 0 "--allow-foreign LIB" -- "$JITI" $c --help
 done
 t help-invariant 0 "--allow-foreign LIB" -- "$JITI" invariant --help
@@ -58,6 +58,13 @@ t kernel-grant-needs-lib 2 "allow-foreign needs a library" -- "$JITI" kernel --s
 t apply-grant-needs-lib 2 "allow-foreign needs a library" -- "$JITI" apply --store "$S" -e 1 --allow-foreign
 t apply-grant-empty 2 "needs a library name" -- "$JITI" apply --store "$S" -e 1 --allow-foreign ''
 t worker-direct 2 "internal command" -- "$JITI" __worker --allow-foreign libm.so.6
+
+# --- jiti run: a world of its own, granted on its command line
+t run-granted 0 "^1.0$" -- "$JITI" run --allow-foreign libm.so.6 -e '(progn (define-foreign c "libm.so.6" "cos" :double (:double)) (c 0))'
+t run-refused 1 "PROGRAM-ERROR: define-foreign: the library libm.so.6 is not granted.*--allow-foreign libm.so.6" \
+  -- "$JITI" run -e '(define-foreign c "libm.so.6" "cos" :double (:double))'
+t run-no-library 1 "jiti run: cannot open libnothere.so.9" -- "$JITI" run --allow-foreign libnothere.so.9 -e 1
+t run-grant-needs-lib 2 "allow-foreign needs a library" -- "$JITI" run -e 1 --allow-foreign
 
 # --- offline: refused without the grant, published with it
 "$JITI" init --store "$S" >/dev/null
