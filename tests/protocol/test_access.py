@@ -154,11 +154,12 @@ def pause_deadline():
                     ended = True
                     break
                 g = r['generation']
-                time.sleep(0.2)
+                time.sleep(timeout / 8)   # 8 repairs fit in the timeout; a pause allows 20 commands
             took = time.time() - t0
             assert ended, 'the pause outlived %d s of repairs' % (4 * timeout)
             assert took < timeout + 1.5 * proto.SLOW, 'the pause ended after %.1f s' % took
-        assert 'pause timed out' in k.log()
+            wait_for(lambda: 'pause timed out' in k.log(), 10 * proto.SLOW,
+                     'the timeout in the log (the pause ended with %s after %.1f s)' % (proto.snippet(r, 300), took))
         assert k.value('(world-get :p)') == 'NIL'
 
 
