@@ -1165,10 +1165,20 @@ static jiti_Status check_body(jt_State *S, void *ud) {
   return st;
 }
 
+/* The invariants run under the whole of the given limits — heap, depth and
+** output as well as fuel — so an invariant passes or trips the same way in
+** the kernel, an offline change and a recovery. */
 jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
   CheckArgs c = {limits, err, errlen};
   if (err && errlen) err[0] = 0;
+  jiti_Limits saved = S->limits;
+  size_t output_used = S->output_used;
+  if (limits) S->limits = *limits;
+  S->output_used = 0;
+  S->limit_tripped = 0;
   jiti_Status st = guarded(S, check_body, &c, err, errlen);
+  S->limits = saved;
+  S->output_used = output_used;
   return st;
 }
 

@@ -122,6 +122,12 @@ g=$(gen)
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
 t abort 0 "^aborted: everything the paused transaction did is restored" -- "$JITI" act --store "$S" --generation "$g" --abort
 t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
+# restart arguments that are not what --args / --args-expr take say what is wanted
+id=$("$JITI" act --store "$S" --generation "$(gen)" --evaluate '(restart-case (car 5) (use-value (v) v))' | grep -o 'p[0-9]*-0' | head -1)
+g=$(gen)
+t resume-args-call 1 "illegal function call: \(5\)" -- "$JITI" act --store "$S" --generation "$g" --resume "$id" --args '(5)'
+t resume-args-expr-not-list 1 "must evaluate to a list.*--args-expr '\(list 5\)'" -- "$JITI" act --store "$S" --generation "$g" --resume "$id" --args-expr 5
+"$JITI" act --store "$S" --generation "$g" --abort >/dev/null
 t resume-not-paused 1 "not-paused" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-1
 
 # --- hostile input over the socket: each refused, the world unchanged
@@ -253,6 +259,10 @@ t op-invariant-add 0 "^revision 3 " -- "$JITI" invariant add --store "$O" stock-
 t op-invariant-list 0 "^STOCK-POSITIVE  \(> \(WORLD-GET :STOCK 0\) 0\)$" -- "$JITI" invariant list --store "$O"
 t op-invariant-unsafe 1 "jiti invariant add: unsafe: invariant NEVER" -- "$JITI" invariant add --store "$O" never nil
 t op-unsafe-call 1 "unsafe: invariant STOCK-POSITIVE returned NIL" -- "$JITI" eval --store "$O" '(world-put :stock 0)'
+# invariants run under the kernel's whole limits: heap, depth and output too
+t op-invariant-heap 1 "unsafe: invariant BIG exceeded a limit: heap limit" -- "$JITI" invariant add --store "$O" big '(progn (make-array 40000000) t)'
+t op-invariant-depth 1 "unsafe: invariant DEEP exceeded a limit: call depth limit" -- "$JITI" invariant add --store "$O" deep '(labels ((d (n) (if (= n 0) t (1+ (d (1- n)))))) (d 50000))'
+t op-invariant-output 1 "unsafe: invariant LOUD exceeded a limit: output limit" -- "$JITI" invariant add --store "$O" loud '(progn (dotimes (i 100000) (princ "xxxxxxxxxx")) t)'
 t op-invariant-remove 0 "^revision 4 .*-1$" -- "$JITI" invariant remove --store "$O" stock-positive
 t op-rollback 0 "^revision 5 \(rollback to 3, generation [0-9]+\): \+1 ~0 -0$" -- "$JITI" rollback --store "$O" previous
 t op-rollback-world 0 "^STOCK-POSITIVE " -- "$JITI" invariant list --store "$O"

@@ -63,7 +63,7 @@ static const char *gate_lisp =
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (when (search \"~/\" x)\n"
-  "                       (return-from gate \"the format directive ~~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
+  "                       (return-from gate \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
   "                    ((vectorp x)\n"
   "                     (when (gethash x seen)\n"
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"

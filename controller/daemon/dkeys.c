@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
+#include "txn.h"
 
 #define DKEYS_MAX 10000
 #define DKEYS_BYTES ((size_t)32 << 20)
@@ -151,7 +152,7 @@ static int load_event(void *arg, uint64_t seq, const char *json, size_t len) {
   int ev = name ? store_event_parse(name) : -1;
   const char *outcome = json_string_value(json_object_get(e, "outcome"));
   if (key && outcome && ev >= 0 && store_event_is_outcome(ev) && !json_object_get(D->keys.done, key)) {
-    int ok = !strcmp(outcome, "accepted");
+    int ok = !strcmp(outcome, txn_reason_name(TXN_ACCEPTED));
     json_t *r = json_pack("{s:b}", "ok", ok);
     if (!ok) json_object_set_new(r, "code", json_string(outcome));
     json_t *v;

@@ -34,13 +34,19 @@ def jiti(*args, **kw):
     return subprocess.run([proto.JITI] + list(args), capture_output=True, text=True, timeout=60 * proto.SLOW, **kw)
 
 
+def hold(k, n):
+    """n raw connections to k that say nothing."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(k.sock_path)
+        socks.append(s)
+    return socks
+
+
 def idle_connections():
     with Kernel('--idle-timeout', '1') as k:
-        idle = []
-        for _ in range(20):
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(k.sock_path)
-            idle.append(s)
+        idle = hold(k, 20)
         talker = k.conn()
         expect_ok(talker.request({'op': 'hello'}))
         sub = k.conn()
@@ -60,22 +66,14 @@ def idle_connections():
 
 def operator_slots():
     with Kernel('--max-clients', '10') as k:
-        holders = []
-        for _ in range(10):
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(k.sock_path)
-            holders.append(s)
+        holders = hold(k, 10)
         wait_for(lambda: k.status()['clients'] >= 10, 10 * proto.SLOW, 'ten connections held')
         r = jiti('status', '--store', k.store)
         assert r.returncode == 0 and 'idle' in r.stdout, r
         r = jiti('eval', '--store', k.store, '(+ 1 2)')
         assert r.returncode == 1 and 'only ask for status or stop' in r.stderr, r
         # the reserved slots held too: the oldest gives way
-        extra = []
-        for _ in range(8):
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(k.sock_path)
-            extra.append(s)
+        extra = hold(k, 8)
         time.sleep(0.3)
         r = jiti('status', '--store', k.store)
         assert r.returncode == 0, r
@@ -94,10 +92,7 @@ def status_error_reply():
     socks = []
     try:
         r = None
-        for _ in range(80):
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(k.sock_path)
-            socks.append(s)
+        socks += hold(k, 80)
         time.sleep(0.3)
         r = jiti('status', '--store', k.store)
         assert r.returncode == 1 and 'busy' in r.stderr and 'file descriptors' in r.stderr, r
@@ -154,11 +149,12 @@ def pause_deadline():
                     ended = True
                     break
                 g = r['generation']
-                time.sleep(0.2)
+                time.sleep(timeout / 8)   # 8 repairs fit in the timeout; a pause allows 20 commands
             took = time.time() - t0
             assert ended, 'the pause outlived %d s of repairs' % (4 * timeout)
             assert took < timeout + 1.5 * proto.SLOW, 'the pause ended after %.1f s' % took
-        assert 'pause timed out' in k.log()
+            wait_for(lambda: 'pause timed out' in k.log(), 10 * proto.SLOW,
+                     'the timeout in the log (the pause ended with %s after %.1f s)' % (proto.snippet(r, 300), took))
         assert k.value('(world-get :p)') == 'NIL'
 
 
