@@ -181,7 +181,9 @@ ok h-world-unchanged "$([[ "$before" == "$after" ]]; echo $?)"
 wpid=$(jfield worker_pid)
 kill -STOP "$wpid"  # the attempt is sent but cannot finish before the kill, whatever the load
 ( "$JITI" eval --store "$S" '(progn (world-put :keep 0) :done)' >"$tmp/killed.out" 2>&1; echo $? >"$tmp/killed.rc" ) &
-sleep 0.3; kill -9 "$wpid"; wait $!
+# the kill waits until the kernel has handed the call to the (stopped) worker
+for _ in $(seq 200); do "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *running" && break; sleep 0.05; done
+kill -9 "$wpid"; wait $!
 t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
 t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 ok new-worker "$([[ $(jfield worker_pid) != "$wpid" ]]; echo $?)"
