@@ -148,6 +148,7 @@ t h-heap-bomb 0 '"code":"limit".*HEAP' -- raw $'{"op":"call","source":"(let ((l 
 t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop (princ \\"xxxxxxxx\\"))"}\n'
 t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
 t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
+t gate-text-after-form 1 "text after its form \(from character 10\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2))'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'
 # a user's %-name is its own symbol: the worker's helper stays out of reach
 t h-internal-symbol 0 '"outcome":"error".*%TXN-ESCAPED is undefined' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
