@@ -1187,18 +1187,27 @@ JT_FN(f_merge) {
 
 /* --------------------------------------------------------------- coerce */
 
+/* Does a sequence type specifier ask for a simple array? */
+static bool simple_type(jt_State *S, jt_V type) {
+  jt_V head = jt_iscons(type) ? jt_car(type) : type;
+  return head == JT_SYM(S, SIMPLE_VECTOR) || head == JT_SYM(S, SIMPLE_STRING) ||
+         jt_lisp_sym_named(S, head, "SIMPLE-BASE-STRING") ||
+         jt_lisp_sym_named(S, head, "SIMPLE-ARRAY");
+}
+
 JT_FN(f_coerce) {
   jt_V x = argv[0], type = argv[1];
   if (type == JT_T || type == JT_SYM(S, T_TYPE)) return x;
   int rt = seq_type(S, type);
   if (rt == RT_LIST || rt == RT_VECTOR || rt == RT_STRING) {
     check_seq(S, x);
+    /* an object already of the type is returned as is; a simple type
+    ** wanted of an adjustable or fill-pointered vector makes a copy */
+    bool simple = !isvec(x) || (jt_o(x)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE)) == 0 ||
+                  !simple_type(S, type);
     if (rt == RT_LIST && jt_islist(x)) return x;
-    if (rt == RT_STRING && jt_isstring(x)) return x;
-    if (rt == RT_VECTOR && jt_isvector(x) &&
-        (type != JT_SYM(S, SIMPLE_VECTOR) ||
-         !(jt_o(x)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE))))
-      return x;
+    if (rt == RT_STRING && jt_isstring(x) && simple) return x;
+    if (rt == RT_VECTOR && jt_isvector(x) && simple) return x;
     if (rt == RT_VECTOR && jt_isstring(x) && type == JT_SYM(S, VECTOR)) return x;
     size_t n = seq_length(S, x);
     jt_V v = to_vector(S, x, 0, n);

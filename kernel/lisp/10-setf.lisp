@@ -168,12 +168,14 @@
       (lambda (place)
         (multiple-value-bind (temps vals stores setter getter)
             (get-setf-expansion (car (cdr place)))
-          (let ((ind (gensym "IND")) (new (gensym "NEW")))
-            (values (append temps (list ind))
-                    (append vals (list (car (cdr (cdr place)))))
+          ;; (getf plist-place indicator [default]): the default is read
+          ;; by the getter (incf of an absent property starts from it)
+          (let ((ind (gensym "IND")) (def (gensym "DEFAULT")) (new (gensym "NEW")))
+            (values (append temps (list ind def))
+                    (append vals (list (car (cdr (cdr place))) (car (cdr (cdr (cdr place))))))
                     (list new)
                     `(let ((,(car stores) (%putf ,getter ,ind ,new))) ,setter ,new)
-                    `(getf ,getter ,ind))))))
+                    `(getf ,getter ,ind ,def))))))
 
 (defun %remf (plist indicator)
   (cond ((null plist) (values nil nil))
