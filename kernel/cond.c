@@ -41,13 +41,17 @@ static const struct { const char *name; const char *parents[2]; const char *slot
   {"ARITHMETIC-ERROR", {"ERROR"}, {"OPERATION", "OPERANDS", NULL}},
   {"DIVISION-BY-ZERO", {"ARITHMETIC-ERROR"}, {NULL}},
   {"FLOATING-POINT-OVERFLOW", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-UNDERFLOW", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-INEXACT", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-INVALID-OPERATION", {"ARITHMETIC-ERROR"}, {NULL}},
   {"STORAGE-CONDITION", {"SERIOUS-CONDITION"}, {NULL}},
   {"PARSE-ERROR", {"ERROR"}, {NULL}},
-  {"STREAM-ERROR", {"ERROR"}, {NULL}},
+  {"STREAM-ERROR", {"ERROR"}, {"STREAM", NULL}},
+  {"FILE-ERROR", {"ERROR"}, {"PATHNAME", NULL}},
   {"READER-ERROR", {"PARSE-ERROR", "STREAM-ERROR"}, {"POSITION", NULL}},
   {"END-OF-FILE", {"STREAM-ERROR"}, {"POSITION", NULL}},
-  {"PACKAGE-ERROR", {"ERROR"}, {NULL}},
-  {"PRINT-NOT-READABLE", {"ERROR"}, {NULL}},
+  {"PACKAGE-ERROR", {"ERROR"}, {"PACKAGE", NULL}},
+  {"PRINT-NOT-READABLE", {"ERROR"}, {"OBJECT", NULL}},
   {"LOCKED-SYMBOL-ERROR", {"PACKAGE-ERROR"}, {NULL}},
   {"RESOURCE-LIMIT-EXCEEDED", {"STORAGE-CONDITION"}, {"LIMIT", NULL}},
   {"FUEL-EXHAUSTED", {"RESOURCE-LIMIT-EXCEEDED"}, {NULL}},
@@ -710,6 +714,10 @@ JT_FN(f_expected) { return cond_slot(S, argv[0], JT_SYM(S, EXPECTED_TYPE), JT_SY
 JT_FN(f_cell_name) { return cond_slot(S, argv[0], JT_SYM(S, NAME), JT_SYM(S, CELL_ERROR)); }
 JT_FN(f_arith_op) { return cond_slot(S, argv[0], JT_SYM(S, OPERATION), JT_SYM(S, ARITHMETIC_ERROR)); }
 JT_FN(f_arith_operands) { return cond_slot(S, argv[0], JT_SYM(S, OPERANDS), JT_SYM(S, ARITHMETIC_ERROR)); }
+JT_FN(f_stream_error_stream) { return cond_slot(S, argv[0], JT_SYM(S, STREAM), JT_SYM(S, STREAM_ERROR)); }
+JT_FN(f_package_error_package) { return cond_slot(S, argv[0], jt_intern(S, "PACKAGE"), JT_SYM(S, PACKAGE_ERROR)); }
+JT_FN(f_print_not_readable_object) { return cond_slot(S, argv[0], jt_intern(S, "OBJECT"), JT_SYM(S, PRINT_NOT_READABLE)); }
+JT_FN(f_file_error_pathname) { return cond_slot(S, argv[0], jt_intern(S, "PATHNAME"), jt_intern(S, "FILE-ERROR")); }
 
 JT_FN(f_backtrace) {
   char *bt = jt_backtrace(S, 40, 8000);
@@ -742,6 +750,10 @@ static const jt_Reg cond_fns[] = {
   {"CELL-ERROR-NAME", f_cell_name, 1, 1, "(cell-error-name c)"},
   {"ARITHMETIC-ERROR-OPERATION", f_arith_op, 1, 1, "(arithmetic-error-operation c)"},
   {"ARITHMETIC-ERROR-OPERANDS", f_arith_operands, 1, 1, "(arithmetic-error-operands c)"},
+  {"STREAM-ERROR-STREAM", f_stream_error_stream, 1, 1, "(stream-error-stream c)"},
+  {"PACKAGE-ERROR-PACKAGE", f_package_error_package, 1, 1, "(package-error-package c)"},
+  {"PRINT-NOT-READABLE-OBJECT", f_print_not_readable_object, 1, 1, "(print-not-readable-object c)"},
+  {"FILE-ERROR-PATHNAME", f_file_error_pathname, 1, 1, "(file-error-pathname c)"},
   {"%BACKTRACE", f_backtrace, 0, 0, "(%backtrace) The current call stack as a string."},
   {NULL, NULL, 0, 0, NULL}
 };

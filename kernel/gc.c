@@ -365,7 +365,7 @@ static void trace(jt_State *S, jt_Obj *o) {
       for (uint32_t i = 0; i < o->aux; i++) M(s->slots[i]);
       break;
     }
-    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); break;
+    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); break;
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;
       M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive);
@@ -394,6 +394,7 @@ static void mark_roots(jt_State *S) {
   for (jt_Jmp *j = S->jmp; j; j = j->prev) M(j->tag);
   M(S->pending);
   M(S->stdout_stream);
+  M(S->stdin_stream);
   M(S->xfer_val);
   if (S->world_mark) S->world_mark(S, S->world);
 }

@@ -233,6 +233,23 @@ uint64_t jt_sxhash(jt_State *S, jt_V v, int test);
 /* ---------------------------------------------------------------- streams */
 
 jt_V jt_make_string_stream(jt_State *S);
+/* An input stream reading characters start..end of `str` (not copied). */
+jt_V jt_make_string_input_stream(jt_State *S, jt_V str, size_t start, size_t end);
+/* T or NIL -> *standard-input*; otherwise must be an open input stream. */
+jt_V jt_input_stream(jt_State *S, jt_V designator);
+/* The next character of an input stream (consumed if `consume`), or -1 at
+** its end. */
+int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume);
+/* Put back c, the last character read (signals if it was not). */
+void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c);
+/* Signal end-of-file on stream. */
+JT_NORETURN void jt_end_of_file(jt_State *S, jt_V stream);
+/* Read from an input stream with the reader: begin sets R up on the
+** stream's characters (as UTF-8), end advances the stream past what R
+** consumed.  The stream must stay reachable in between. */
+struct jt_Reader;
+void jt_stream_reader_begin(jt_State *S, jt_V stream, struct jt_Reader *R);
+void jt_stream_reader_end(jt_State *S, jt_V stream, const struct jt_Reader *R);
 jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear);
 /* T or NIL -> *standard-output*; otherwise must be a stream. */
 jt_V jt_output_stream(jt_State *S, jt_V designator);
@@ -260,11 +277,15 @@ typedef struct jt_Reader {
   size_t len;
   size_t pos;
   int depth;
+  bool bom;         /* skip a UTF-8 byte order mark at position 0 (default) */
+  bool preserve_whitespace;  /* leave the whitespace after a datum unread */
 } jt_Reader;
 
 void jt_reader_init(jt_Reader *R, const char *src, size_t len);
 /* The next datum, or JT_EOF at end of input.  Signals reader-error (or
-** end-of-file inside an unfinished datum) with the byte position. */
+** end-of-file inside an unfinished datum) with the byte position.  Like
+** READ, the one whitespace character that ends a datum is consumed, unless
+** preserve_whitespace is set. */
 jt_V jt_read(jt_State *S, jt_Reader *R);
 
 /* ------------------------------------------------------------- conditions

@@ -227,13 +227,23 @@ typedef struct jt_Struct {
   jt_V slots[];
 } jt_Struct;
 
-/* Streams: all output goes through jt_stream_* (jt_io.h) so that output
-** limits and capture work in one place. */
-enum { JT_STREAM_STRING, JT_STREAM_HOST };
+/* Streams: all output goes through jt_stream_* (jt_lib.h) so that output
+** limits and capture work in one place; all input through jt_stream_read*.
+** A string output stream writes into `buffer`: its own adjustable string,
+** or (JT_STREAM_TARGET) a caller's string with a fill pointer.  A string
+** input stream reads characters pos..end of `buffer`, a private copy;
+** `bytes` holds their UTF-8 for the reader once READ is used on it, and
+** `bpos` is then the byte offset of pos. */
+enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
+#define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
+#define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
-  jt_V buffer;  /* JT_STREAM_STRING: adjustable string */
-  size_t column;  /* for fresh-line and ~& */
+  jt_V buffer;  /* the string written to or read from */
+  jt_V bytes;   /* input: UTF-8 of buffer for the reader, or NIL */
+  size_t column;  /* output: for fresh-line and ~& */
+  size_t pos, end;    /* input: next character and end (character indices) */
+  size_t bpos, bend;  /* input with bytes: the byte offsets of pos and end */
 } jt_Stream;
 
 typedef struct jt_Foreign {

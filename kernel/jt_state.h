@@ -165,6 +165,7 @@ struct jt_State {
   jiti_WriteFn write_fn;
   void *write_ud;
   jt_V stdout_stream;
+  jt_V stdin_stream;         /* *standard-input*: an empty string input stream */
 
   /* ---- debugger hook */
   jiti_DebuggerHook debugger_hook;

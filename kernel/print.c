@@ -342,8 +342,13 @@ static void unreadable(Printer *P, jt_V v, const char *what)
 {
   if (!P->readably) return;
   flush(P);
-  jt_errorc(P->S, JT_SYM(P->S, PRINT_NOT_READABLE),
-            "cannot print %s readably", what);
+  jt_State *S = P->S;
+  char msg[96];
+  snprintf(msg, sizeof msg, "cannot print %s readably", what);
+  JT_PUSH(S, v);
+  jt_V args[4] = {jt_intern_keyword(S, "OBJECT"), v, JT_SYM(S, K_FORMAT_CONTROL),
+                  jt_string_from_cstr(S, msg)};
+  jt_signal_error(S, jt_make_condition(S, JT_SYM(S, PRINT_NOT_READABLE), 4, args));
 }
 
 /* ----------------------------------------------------------------- atoms */
@@ -454,6 +459,7 @@ static bool needs_escape_char(uint32_t c)
 {
   if (c < 33 || c == 127) return true;
   if (c >= 'a' && c <= 'z') return true;   /* the reader upcases */
+  if (c >= 128 && jt_char_upcase(c) != c) return true;
   switch (c) {
   case '(': case ')': case '\'': case '"': case ';': case '`': case ',':
   case '|': case '\\': case ':':
@@ -488,10 +494,11 @@ static void print_name(Printer *P, const uint32_t *c, size_t n)
   bool word_start = true;
   for (size_t i = 0; i < n && !P->full; i++) {
     uint32_t ch = c[i];
-    bool upper = ch >= 'A' && ch <= 'Z';
-    bool alnum = upper || (ch >= 'a' && ch <= 'z') || is_digit(ch);
+    uint32_t lower = jt_char_downcase(ch);
+    bool upper = lower != ch;
+    bool alnum = upper || jt_char_upcase(ch) != ch || is_digit(ch);
     if (upper && (P->pcase == CASE_DOWN || (P->pcase == CASE_CAP && !word_start)))
-      ch += 'a' - 'A';
+      ch = lower;
     word_start = !alnum;
     out_char(P, ch);
   }
@@ -735,7 +742,8 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
   case JT_TSTREAM:
     unreadable(P, v, "a stream");
     out_ascii(P, jt_o(v)->aux == JT_STREAM_STRING ? "#<STRING-OUTPUT-STREAM>"
-                                                  : "#<HOST-OUTPUT-STREAM>");
+                 : jt_o(v)->aux == JT_STREAM_STRING_INPUT ? "#<STRING-INPUT-STREAM>"
+                                                          : "#<HOST-OUTPUT-STREAM>");
     return;
   case JT_TRESTART:
     unreadable(P, v, "a restart");

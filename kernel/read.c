@@ -2,7 +2,7 @@
 ** read.c — the reader.
 **
 ** A recursive-descent reader over UTF-8 source with the standard syntax
-** (readtable case :upcase, one package model).  Positions are byte offsets.
+** (readtable case :upcase).  Positions are byte offsets.
 **
 ** Tokens are scanned twice: a first pass finds their extent and shape
 ** (escapes, package markers, dots) without allocating, so that an error in
@@ -29,6 +29,7 @@ typedef struct Rd {
   bool suppress;   /* reading a form only to skip it */
   int bq;          /* backquote nesting: commas are legal when > 0 */
   int base;        /* *read-base* */
+  uint32_t delim;  /* read-delimited-list: its character also ends tokens */
   jt_V labels;     /* #n= labels: alist (n . object-or-placeholder), rooted */
 } Rd;
 
@@ -67,7 +68,12 @@ static bool is_delim(uint32_t c)
          c == ';' || c == '`' || c == ',';
 }
 
-static uint32_t upcase(uint32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
+/* Readtable case :upcase, for every character that has case. */
+static uint32_t upcase(uint32_t c)
+{
+  if (c < 128) return c >= 'a' && c <= 'z' ? c - 32 : c;
+  return jt_char_upcase(c);
+}
 
 JT_NORETURN static void eof_error(Rd *d, const char *what, size_t start)
 {
@@ -167,7 +173,7 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       esc = true;
     } else if (bar) {
       esc = true;
-    } else if (is_delim(c)) {
+    } else if (is_delim(c) || (c == d->delim && c != 0)) {
       break;
     }
     p = np;
@@ -694,18 +700,26 @@ void jt_reader_init(jt_Reader *R, const char *src, size_t len)
   R->len = len;
   R->pos = 0;
   R->depth = 0;
+  R->bom = true;
+  R->preserve_whitespace = false;
+}
+
+static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
+{
+  *d = (Rd){S, R, false, false, 0, 10, 0, JT_NIL};
+  jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
+  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
+    d->base = (int)jt_fixval(b);
+  R->depth = 0;
+  /* a UTF-8 byte order mark at the very start is not part of the source */
+  if (R->bom && R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
+    R->pos = 3;
 }
 
 jt_V jt_read(jt_State *S, jt_Reader *R)
 {
-  Rd d = {S, R, false, false, 0, 10, JT_NIL};
-  jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
-  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
-    d.base = (int)jt_fixval(b);
-  R->depth = 0;
-  /* a UTF-8 byte order mark at the very start is not part of the source */
-  if (R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
-    R->pos = 3;
+  Rd d;
+  rd_init(&d, S, R);
   JT_ROOT(S, d.labels);
   for (;;) {
     skip_ws(&d);
@@ -716,22 +730,88 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
     if (x == JT_NOVALUE) continue;
     /* Like read (not read-preserving-whitespace), consume one whitespace
     ** character after the datum, so read-from-string's index lies after it. */
-    if (R->pos < R->len && is_ws((unsigned char)R->src[R->pos])) R->pos++;
+    if (!R->preserve_whitespace && R->pos < R->len && is_ws((unsigned char)R->src[R->pos]))
+      R->pos++;
     JT_UNROOT(S, 1);
     return x;
   }
+}
+
+/* The objects up to the character `close` (consumed), as a list. */
+static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
+{
+  Rd d;
+  rd_init(&d, S, R);
+  d.delim = close;
+  jt_V head = JT_NIL, tail = JT_NIL;
+  JT_ROOT(S, d.labels);
+  JT_ROOT(S, head);
+  JT_ROOT(S, tail);
+  size_t start = R->pos;
+  for (;;) {
+    skip_ws(&d);
+    if (R->pos >= R->len) eof_error(&d, "READ-DELIMITED-LIST", start);
+    size_t np;
+    if (char_at(&d, R->pos, &np) == close) { R->pos = np; break; }
+    if (R->src[R->pos] == ')')
+      jt_reader_error(S, R->pos, "unmatched close parenthesis");
+    jt_V x = read_item(&d);
+    if (x == JT_NOVALUE) continue;
+    jt_V cell = cons_rooted(S, x, JT_NIL);
+    if (head == JT_NIL) head = cell;
+    else jt_cons_(tail)->cdr = cell;
+    tail = cell;
+  }
+  JT_UNROOT(S, 3);
+  return head;
+}
+
+/* (read &optional stream (eof-error-p t) eof-value recursive-p), and with
+** `preserve` read-preserving-whitespace */
+static jt_V read_stream(jt_State *S, int argc, jt_V *argv, bool preserve)
+{
+  jt_V stream = jt_input_stream(S, argc > 0 ? argv[0] : JT_NIL);
+  JT_PUSH(S, stream);
+  jt_Reader R;
+  jt_stream_reader_begin(S, stream, &R);
+  R.preserve_whitespace = preserve;
+  jt_V x = jt_read(S, &R);
+  jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
+  if (x == JT_EOF) {
+    if (argc <= 1 || argv[1] != JT_NIL) jt_end_of_file(S, stream);
+    return argc > 2 ? argv[2] : JT_NIL;
+  }
+  return x;
+}
+
+JT_FN(f_read) { return read_stream(S, argc, argv, false); }
+JT_FN(f_read_preserving_whitespace) { return read_stream(S, argc, argv, true); }
+
+/* (read-delimited-list char &optional stream recursive-p) */
+JT_FN(f_read_delimited_list)
+{
+  uint32_t close = jt_check_char(S, argv[0]);
+  jt_V stream = jt_input_stream(S, argc > 1 ? argv[1] : JT_NIL);
+  JT_PUSH(S, stream);
+  jt_Reader R;
+  jt_stream_reader_begin(S, stream, &R);
+  jt_V l = read_delimited(S, &R, close);
+  jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
+  return l;
 }
 
 /* (read-from-string string &optional (eof-error-p t) eof-value
 **  &key start end) => object, index */
 JT_FN(f_read_from_string)
 {
-  static const int keys[] = {JT_S_K_START, JT_S_K_END};
+  static const int keys[] = {JT_S_K_START, JT_S_K_END, JT_S_K_PRESERVE_WHITESPACE};
   jt_V str = jt_check_string(S, argv[0]);
   jt_V eof_error_p = argc > 1 ? argv[1] : JT_T;
   jt_V eof_value = argc > 2 ? argv[2] : JT_NIL;
-  jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
-  if (argc > 3) jt_parse_keys(S, argc, argv, 3, keys, 2, kv);
+  jt_V kv[3] = {JT_NOVALUE, JT_NOVALUE, JT_NOVALUE};
+  if (argc > 3) jt_parse_keys(S, argc, argv, 3, keys, 3, kv);
   size_t len = jt_str_(str)->len;
   size_t start = kv[0] == JT_NOVALUE ? 0 : jt_check_index(S, kv[0]);
   size_t end = (kv[1] == JT_NOVALUE || kv[1] == JT_NIL) ? len
@@ -759,6 +839,7 @@ JT_FN(f_read_from_string)
 
   jt_Reader R;
   jt_reader_init(&R, bytes, nbytes);
+  R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
   jt_V x = jt_read(S, &R);
   /* index = start + characters consumed: count UTF-8 lead bytes */
   size_t idx = start;
@@ -775,9 +856,19 @@ JT_FN(f_read_from_string)
 }
 
 static const jt_Reg read_fns[] = {
+  {"READ", f_read, 0, 4,
+   "(read &optional stream (eof-error-p t) eof-value recursive-p) Read one "
+   "object from STREAM."},
+  {"READ-PRESERVING-WHITESPACE", f_read_preserving_whitespace, 0, 4,
+   "(read-preserving-whitespace &optional stream (eof-error-p t) eof-value "
+   "recursive-p) Read one object, leaving the whitespace after it unread."},
+  {"READ-DELIMITED-LIST", f_read_delimited_list, 1, 3,
+   "(read-delimited-list char &optional stream recursive-p) Read objects up "
+   "to CHAR; return them as a list."},
   {"READ-FROM-STRING", f_read_from_string, 1, -1,
    "(read-from-string string &optional (eof-error-p t) eof-value &key start "
-   "end) Read one object from STRING; return it and the index after it."},
+   "end preserve-whitespace) Read one object from STRING; return it and the "
+   "index after it."},
   {NULL, NULL, 0, 0, NULL}
 };
 

@@ -88,6 +88,7 @@ jiti_State *jiti_open(void) {
   S->layouts = JT_NIL;
   S->nil_sym = S->t_sym = JT_NIL;
   S->stdout_stream = JT_NIL;
+  S->stdin_stream = JT_NIL;
   S->cstack_limit = cstack_budget();
   S->fuel_left = UINT64_MAX;
   S->write_fn = stdout_write;

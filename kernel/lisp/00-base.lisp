@@ -233,9 +233,29 @@
 (defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))
 
 (defmacro with-output-to-string (spec &body body)
-  (let ((var (car spec)))
+  ;; (var &optional string &key element-type): with a string (which must
+  ;; have a fill pointer) the output is appended to it and the body's
+  ;; values are returned; otherwise a fresh string of the output
+  (let ((var (car spec)) (string (car (cdr spec))))
     (multiple-value-bind (decls forms) (%parse-body body)
-      `(let ((,var (make-string-output-stream)))
-         ,@decls
-         ,@forms
-         (get-output-stream-string ,var)))))
+      (if string
+          `(let ((,var (%make-string-output-stream-to ,string)))
+             ,@decls
+             (unwind-protect (progn ,@forms) (close ,var)))
+          `(let ((,var (make-string-output-stream)))
+             ,@decls
+             ,@forms
+             (get-output-stream-string ,var))))))
+
+(defmacro with-input-from-string (spec &body body)
+  ;; (var string &key index start end): INDEX, a place, is set to the index
+  ;; of the first character not read when the body returns
+  (let ((var (car spec)) (string (car (cdr spec))) (keys (cdr (cdr spec))))
+    (let ((index (getf keys :index)) (start (getf keys :start 0)) (end (getf keys :end)))
+      (multiple-value-bind (decls forms) (%parse-body body)
+        `(let ((,var (make-string-input-stream ,string ,start ,end)))
+           ,@decls
+           ,(if index
+                `(multiple-value-prog1 (progn ,@forms)
+                   (setf ,index (%string-input-stream-index ,var)))
+                `(progn ,@forms)))))))
