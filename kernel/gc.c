@@ -83,6 +83,7 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TSTREAM: return sizeof(jt_Stream);
     case JT_TRESTART: return sizeof(jt_Restart);
     case JT_TFOREIGN: return sizeof(jt_Foreign);
+    case JT_TARRAY: return sizeof(jt_Array) + o->aux * sizeof(size_t);
   }
   return sizeof(jt_Obj);
 }
@@ -372,6 +373,7 @@ static void trace(jt_State *S, jt_Obj *o) {
       break;
     }
     case JT_TFOREIGN: M(((jt_Foreign *)o)->tag); break;
+    case JT_TARRAY: M(((jt_Array *)o)->data); break;
     default: break;
   }
 }

@@ -128,7 +128,34 @@ static uint64_t hash_rec(jt_State *S, jt_V v, int test, int depth, int *budget)
       h = combine(h, mix64(fold_char(s->chars[i])));
     return h;
   }
-  case JT_TVECTOR:
+  case JT_TVECTOR: case JT_TARRAY:
+    if (test == JT_HASH_EQUAL && (jt_bit_vector_p(v) || jt_stringp(v))) {
+      /* equal compares bit vectors and displaced strings by contents; a
+      ** displaced string hashes as the simple string it equals */
+      size_t n = jt_vector_length(v);
+      uint64_t h = hash_int((int64_t)n);
+      for (size_t i = 0; i < n; i++) {
+        jt_V e = jt_array_ref(S, v, i);
+        h = (h ^ (jt_ischar(e) ? jt_charcode(e) : (uint64_t)jt_fixval(e))) * 0x100000001b3ULL;
+      }
+      return mix64(h);
+    }
+    if (test == JT_HASH_EQUALP && !jt_vectorp(v)) {
+      /* equalp arrays have the same dimensions */
+      uint64_t h = hash_int((int64_t)jt_array_total(v));
+      for (int i = 0; i < jt_array_rank(v); i++) h = combine(h, hash_int((int64_t)jt_array_dim(v, i)));
+      return h;
+    }
+    if (test == JT_HASH_EQUALP && jt_is(v, JT_TARRAY)) {
+      size_t n = jt_vector_length(v);
+      uint64_t h = hash_int((int64_t)n);
+      for (size_t i = 0; i < n && *budget > 0; i++, --*budget) {
+        jt_V e = jt_array_ref(S, v, i);
+        h = combine(h, jt_ischar(e) ? mix64(fold_char(jt_charcode(e)))
+                                    : hash_rec(S, e, test, depth - 1, budget));
+      }
+      return h;
+    }
     if (test == JT_HASH_EQUALP) {
       jt_Vector *vec = jt_vec_(v);
       uint64_t h = hash_int((int64_t)vec->len);

@@ -756,6 +756,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, PRINT_RADIX), JT_NIL}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
     {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
     {JT_SYM(S, PRINT_PRETTY), JT_NIL}, {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)},
+    {JT_SYM(S, PRINT_ARRAY), JT_T},
     {JT_SYM(S, READ_BASE), jt_mkfix(10)}, {JT_SYM(S, STANDARD_INPUT), S->stdin_stream},
     {JT_SYM(S, READ_EVAL), JT_NIL},
   };

@@ -40,6 +40,7 @@ void jt_open_cond(jt_State *S);     /* cond.c: conditions and restarts */
 void jt_open_num(jt_State *S);      /* num.c */
 void jt_open_list(jt_State *S);     /* list.c: conses and lists */
 void jt_open_seq(jt_State *S);      /* seq.c: generic sequence functions */
+void jt_open_array(jt_State *S);    /* array.c: arrays and bit vectors */
 void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
@@ -151,6 +152,7 @@ jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
 intptr_t jt_check_fixnum(jt_State *S, jt_V v);
 size_t jt_check_index(jt_State *S, jt_V v);          /* non-negative fixnum */
 jt_V jt_check_symbol(jt_State *S, jt_V v);
+/* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
 jt_V jt_check_list(jt_State *S, jt_V v);
 jt_V jt_check_cons(jt_State *S, jt_V v);
@@ -217,6 +219,44 @@ jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
 ** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
 ** suppressed since *read-default-float-format* is double-float). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+
+/* ----------------------------------------------------------------- arrays
+** array.c.  A one-dimensional array that is not displaced is an object of
+** its own: a string (JT_TSTRING), a vector (JT_TVECTOR) or a bit vector (a
+** JT_TVECTOR flagged JT_ARR_BIT, items the fixnums 0 and 1); any other
+** array is a header (JT_TARRAY).  These work on all of them. */
+
+enum { JT_ELT_T, JT_ELT_CHAR, JT_ELT_BIT };   /* upgraded element types */
+bool jt_arrayp(jt_V v);
+bool jt_vectorp(jt_V v);          /* an array of rank 1 */
+bool jt_stringp(jt_V v);          /* a vector of characters */
+bool jt_bit_vector_p(jt_V v);     /* a vector of bits */
+bool jt_simple_array_p(jt_V v);   /* an array, not adjustable, displaced or with a fill pointer */
+int jt_array_rank(jt_V a);
+int jt_array_elt(jt_V a);         /* JT_ELT_* */
+size_t jt_array_dim(jt_V a, int axis);
+size_t jt_array_total(jt_V a);    /* total size, fill pointer ignored */
+size_t jt_vector_length(jt_V v);  /* active length (the fill pointer if any) */
+/* Element i (row-major, below the total size) of any array; set checks the
+** element type.  Signal when a displaced array's target lost the element. */
+jt_V jt_array_ref(jt_State *S, jt_V a, size_t i);
+void jt_array_set(jt_State *S, jt_V a, size_t i, jt_V x);
+/* The same as jt_array_ref without signalling: false instead (printer). */
+bool jt_array_peek(jt_V a, size_t i, jt_V *out);
+/* Set the fill pointer of a vector that has one (n within its size). */
+void jt_set_fill_pointer(jt_State *S, jt_V v, size_t n);
+/* A simple vector, string or bit vector of n elements (NIL, code 0, 0). */
+jt_V jt_make_simple_array1(jt_State *S, int elt, size_t n);
+/* A fresh simple string of the active characters of a string. */
+jt_V jt_simple_string_copy(jt_State *S, jt_V str);
+int jt_upgraded_elt(jt_State *S, jt_V type);   /* JT_ELT_* of an element type */
+/* A general array of the given rank from nested sequences (#nA). */
+jt_V jt_make_array_from_contents(jt_State *S, int rank, jt_V contents);
+/* typep of an array type named `name` (atomic: args JT_NOVALUE; compound:
+** the head's name and its arguments): 1 or 0, or -1 when it is none. */
+int jt_array_typep(jt_State *S, jt_V v, const char *name, jt_V args);
+jt_V jt_array_type_of(jt_State *S, jt_V v);    /* SIMPLE-VECTOR, STRING, ARRAY, ... */
+jt_V jt_array_element_type(jt_State *S, jt_V a);
 
 /* ---------------------------------------------------------- hash tables */
 

@@ -75,6 +75,7 @@ enum jt_Type {
   JT_TSTREAM,    /* output stream */
   JT_TRESTART,   /* restart object (dynamic extent, see jt_cond.h) */
   JT_TFOREIGN,   /* opaque foreign pointer */
+  JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
   JT_TYPE_COUNT
 };
 
@@ -127,9 +128,12 @@ typedef struct jt_Symbol {
 
 enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2 };
 
-/* Array flags (strings and vectors) */
+/* Array flags (strings, vectors and array headers) */
 #define JT_ARR_ADJUSTABLE 0x0001
 #define JT_ARR_FILLPTR    0x0002
+#define JT_ARR_BIT        0x0004  /* a bit vector: items are the fixnums 0 and 1 */
+#define JT_ARR_CHAR       0x0008  /* header: elements are characters */
+#define JT_ARR_DISPLACED  0x0010  /* header: data is the array displaced to */
 
 typedef struct jt_String {
   jt_Obj h;
@@ -144,6 +148,20 @@ typedef struct jt_Vector {
   size_t len;
   size_t cap;
 } jt_Vector;
+
+/* An array header: every array that is not a plain vector, string or bit
+** vector (rank other than 1, or displaced).  `data` holds the elements in
+** row-major order: a private simple vector, string or bit vector, or (with
+** JT_ARR_DISPLACED) the array displaced to, starting at `offset`.  The
+** element type (JT_ARR_CHAR, JT_ARR_BIT, else T) is in the flags. */
+typedef struct jt_Array {
+  jt_Obj h;       /* aux = rank */
+  jt_V data;
+  size_t offset;  /* displaced index offset */
+  size_t fill;    /* rank 1 with JT_ARR_FILLPTR: the fill pointer */
+  size_t total;   /* product of the dimensions */
+  size_t dims[];
+} jt_Array;
 
 typedef struct jt_Bignum { jt_Obj h; mpz_t z; } jt_Bignum;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
@@ -269,6 +287,7 @@ typedef struct jt_Foreign {
 #define jt_layout_(v) ((jt_Layout *)(v))
 #define jt_struct_(v) ((jt_Struct *)(v))
 #define jt_stream_(v) ((jt_Stream *)(v))
+#define jt_arr_(v)    ((jt_Array *)(v))
 
 #define jt_iscons(v)    jt_is(v, JT_TCONS)
 #define jt_islist(v)    ((v) == JT_NIL || jt_iscons(v))

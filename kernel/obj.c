@@ -396,6 +396,16 @@ static bool string_eq(jt_V a, jt_V b, bool fold) {
 
 #define EQUAL_MAX_DEPTH 100000
 
+/* Two vectors of the same active length and EQL elements (equal on bit
+** vectors and displaced strings). */
+static bool vectors_eql(jt_State *S, jt_V a, jt_V b) {
+  size_t n = jt_vector_length(a);
+  if (n != jt_vector_length(b)) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!jt_eql(jt_array_ref(S, a, i), jt_array_ref(S, b, i))) return false;
+  return true;
+}
+
 static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   for (;;) {
     if (jt_eql(a, b)) return true;
@@ -408,6 +418,8 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
       continue;
     }
     if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, false);
+    if ((jt_stringp(a) && jt_stringp(b)) || (jt_bit_vector_p(a) && jt_bit_vector_p(b)))
+      return vectors_eql(S, a, b);
     return false;
   }
 }
@@ -427,16 +439,22 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
       depth++;
       continue;
     }
-    bool sa = jt_isstring(a), sb = jt_isstring(b), va = jt_isvector(a), vb = jt_isvector(b);
-    if (sa && sb) return string_eq(a, b, true);
-    if ((sa || va) && (sb || vb)) {
-      size_t la = sa ? jt_str_(a)->len : jt_vec_(a)->len, lb = sb ? jt_str_(b)->len : jt_vec_(b)->len;
-      if (la != lb) return false;
-      for (size_t i = 0; i < la; i++) {
-        jt_V x = sa ? jt_mkchar(jt_str_(a)->chars[i]) : jt_vec_(a)->items[i];
-        jt_V y = sb ? jt_mkchar(jt_str_(b)->chars[i]) : jt_vec_(b)->items[i];
-        if (!equalp_rec(S, x, y, depth + 1)) return false;
+    if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, true);
+    if (jt_arrayp(a) && jt_arrayp(b)) {
+      /* vectors by their active elements, other arrays by dimensions */
+      size_t n;
+      if (jt_vectorp(a) && jt_vectorp(b)) {
+        n = jt_vector_length(a);
+        if (n != jt_vector_length(b)) return false;
+      } else {
+        int rank = jt_array_rank(a);
+        if (rank != jt_array_rank(b)) return false;
+        for (int i = 0; i < rank; i++)
+          if (jt_array_dim(a, i) != jt_array_dim(b, i)) return false;
+        n = jt_array_total(a);
       }
+      for (size_t i = 0; i < n; i++)
+        if (!equalp_rec(S, jt_array_ref(S, a, i), jt_array_ref(S, b, i), depth + 1)) return false;
       return true;
     }
     if (jt_isstruct(a) && jt_isstruct(b)) {
@@ -523,17 +541,17 @@ static JT_NORETURN void unknown_type(jt_State *S, jt_V type) {
 ** of type n, -1 when n is not one of them (jt_check_type_definable asks
 ** with v = NIL to learn whether a name is taken). */
 static int atomic_typep(jt_State *S, const char *n, jt_V v) {
+  int arr = jt_array_typep(S, v, n, JT_NOVALUE);
+  if (arr >= 0) return arr;
   switch (n[0]) {
     case 'A':
       if (!strcmp(n, "ATOM")) return !jt_iscons(v);
-      if (!strcmp(n, "ARRAY")) return jt_isvector(v) || jt_isstring(v);
       break;
     case 'B':
       if (!strcmp(n, "BOOLEAN")) return v == JT_NIL || v == JT_T;
       if (!strcmp(n, "BIGNUM")) return jt_isbig(v);
       if (!strcmp(n, "BIT")) return v == jt_mkfix(0) || v == jt_mkfix(1);
       if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
-      if (!strcmp(n, "BASE-STRING")) return jt_isstring(v);
       break;
     case 'C':
       if (!strcmp(n, "CONS")) return jt_iscons(v);
@@ -574,21 +592,15 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
-      if (!strcmp(n, "STRING") || !strcmp(n, "SIMPLE-STRING")) return jt_isstring(v);
-      if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_isvector(v) || jt_isstring(v);
-      if (!strcmp(n, "SIMPLE-VECTOR")) return jt_isvector(v) && !(jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR));
+      if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
       if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
       if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
-      if (!strcmp(n, "SIMPLE-ARRAY")) return jt_isvector(v) || jt_isstring(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
       break;
     case 'U':
       if (!strcmp(n, "UNSIGNED-BYTE")) return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0;
-      break;
-    case 'V':
-      if (!strcmp(n, "VECTOR")) return jt_isvector(v) || jt_isstring(v);
       break;
   }
   return -1;
@@ -641,8 +653,8 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       return true;
     }
     if (jt_issymbol(head)) {
-      /* (vector ...), (simple-array ...), (string n) etc.: check the base type */
-      if (sym_is(head, "SIMPLE-ARRAY") || head == JT_SYM(S, ARRAY)) return jt_isvector(v) || jt_isstring(v);
+      int arr = jt_array_typep(S, v, jt_symname(S, head), jt_cdr(type));
+      if (arr >= 0) return arr;
       return jt_typep(S, v, head);
     }
     unknown_type(S, type);
@@ -670,8 +682,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
   switch (jt_type(v)) {
     case JT_TCONS: return JT_SYM(S, CONS);
     case JT_TSYMBOL: return jt_iskeyword(v) ? JT_SYM(S, KEYWORD) : JT_SYM(S, SYMBOL);
-    case JT_TSTRING: return JT_SYM(S, STRING);
-    case JT_TVECTOR: return (jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)) ? JT_SYM(S, VECTOR) : JT_SYM(S, SIMPLE_VECTOR);
+    case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_of(S, v);
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
@@ -703,8 +714,10 @@ jt_V jt_check_symbol(jt_State *S, jt_V v) {
 }
 
 jt_V jt_check_string(jt_State *S, jt_V v) {
-  if (!jt_isstring(v)) jt_type_error(S, v, JT_SYM(S, STRING));
-  return v;
+  if (jt_isstring(v)) return v;
+  /* a displaced string: its characters as a simple string */
+  if (jt_stringp(v)) return jt_simple_string_copy(S, v);
+  jt_type_error(S, v, JT_SYM(S, STRING));
 }
 
 jt_V jt_check_list(jt_State *S, jt_V v) {
@@ -734,6 +747,7 @@ jt_V jt_check_function(jt_State *S, jt_V v) {
 
 jt_V jt_string_designator(jt_State *S, jt_V v) {
   if (jt_isstring(v)) return v;
+  if (jt_stringp(v)) return jt_simple_string_copy(S, v);
   if (jt_issymbol(v)) return jt_symobj(S, v)->name;
   if (jt_ischar(v)) return jt_make_string(S, 1, jt_charcode(v));
   jt_type_error(S, v, jt_list(S, 4, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, SYMBOL), JT_SYM(S, CHARACTER)));

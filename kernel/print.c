@@ -45,7 +45,7 @@ typedef struct Printer {
   bool full;            /* budget exhausted: print nothing more */
   bool safe;
   /* settings, read once from the special variables */
-  bool escape, readably, radix, circle;
+  bool escape, readably, radix, circle, array;
   int base, pcase;
   intptr_t length, level;  /* -1: unlimited */
   int maxrec, rec;
@@ -155,6 +155,7 @@ static void load_settings(Printer *P, bool escape)
   P->escape = escape || P->readably;
   P->radix = var(P, JT_SYM(S, PRINT_RADIX), JT_NIL) != JT_NIL;
   P->circle = var(P, JT_SYM(S, PRINT_CIRCLE), JT_NIL) != JT_NIL;
+  P->array = P->readably || var(P, JT_SYM(S, PRINT_ARRAY), JT_T) != JT_NIL;
   jt_V c = var(P, JT_SYM(S, PRINT_CASE), JT_NIL);
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
@@ -199,7 +200,7 @@ static void tick(Printer *P)
 
 static bool shareable(jt_V v)
 {
-  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v);
+  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v) || jt_is(v, JT_TARRAY);
 }
 
 static size_t slot_of(jt_V key, size_t cap)
@@ -296,6 +297,12 @@ static void scan(Printer *P, jt_V v, int rec)
     } else if (jt_isvector(v)) {
       for (size_t i = 0; i < jt_vec_(v)->len; i++)
         scan(P, jt_vec_(v)->items[i], rec + 1);
+      return;
+    } else if (jt_is(v, JT_TARRAY)) {
+      jt_V x;
+      if (jt_array_elt(v) != JT_ELT_T) return;
+      for (size_t i = 0; i < jt_array_total(v) && jt_array_peek(v, i, &x); i++)
+        scan(P, x, rec + 1);
       return;
     } else {
       jt_Struct *st = jt_struct_(v);
@@ -586,8 +593,104 @@ static void print_list(Printer *P, jt_V v, intptr_t depth)
   JT_UNROOT(S, 1);
 }
 
+/* #<(SIMPLE-VECTOR 3) {id}>: an array under *print-array* NIL. */
+static void print_array_unreadably(Printer *P, jt_V v)
+{
+  jt_State *S = P->S;
+  out_ascii(P, "#<(");
+  out_ascii(P, jt_symname(S, jt_array_type_of(S, v)));
+  for (int i = 0; i < jt_array_rank(v); i++) {
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, " %zu", jt_array_dim(v, i));
+    out_ascii(P, tmp);
+  }
+  out_ascii(P, ") ");
+  out_hexid(P, v);
+  out_char(P, '>');
+}
+
+/* #*0101: a bit vector (its active bits). */
+static void print_bits(Printer *P, jt_V v)
+{
+  if (!P->array) { print_array_unreadably(P, v); return; }
+  out_ascii(P, "#*");
+  jt_V x;
+  for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+    out_char(P, x == jt_mkfix(1) ? '1' : '0');
+    tick(P);
+  }
+}
+
+/* The elements of an array header along `axis`, from row-major index
+** *k on, as nested lists: #2A((1 2) (3 4)). */
+static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
+{
+  int rank = jt_array_rank(v);
+  if (axis == rank) {
+    jt_V x = JT_NIL;
+    if (!jt_array_peek(v, (*k)++, &x)) { out_ascii(P, "#<MISSING>"); return; }
+    print_obj(P, x, depth);
+    return;
+  }
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  size_t n = jt_array_dim(v, axis), stride = 1;
+  for (int a = axis + 1; a < rank; a++) stride *= jt_array_dim(v, a);
+  out_char(P, '(');
+  for (size_t i = 0; i < n && !P->full; i++) {
+    if (i) out_char(P, ' ');
+    if (P->length >= 0 && i >= (size_t)P->length) {
+      out_ascii(P, "...");
+      *k += (n - i) * stride;
+      break;
+    }
+    print_axis(P, v, axis + 1, k, depth + 1);
+  }
+  out_char(P, ')');
+}
+
+/* An array header: a displaced vector prints like a vector of its kind,
+** any other rank as #nA. */
+static void print_array(Printer *P, jt_V v, intptr_t depth)
+{
+  if (jt_vectorp(v)) {
+    if (jt_stringp(v)) {
+      jt_V x;
+      if (P->escape) out_char(P, '"');
+      for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+        uint32_t c = jt_charcode(x);
+        if (P->escape && (c == '"' || c == '\\')) out_char(P, '\\');
+        out_char(P, c);
+      }
+      if (P->escape) out_char(P, '"');
+      return;
+    }
+    if (jt_bit_vector_p(v)) { print_bits(P, v); return; }
+  }
+  if (!P->array) { print_array_unreadably(P, v); return; }
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  if (jt_vectorp(v)) {
+    jt_V x;
+    out_ascii(P, "#(");
+    for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+      if (i) out_char(P, ' ');
+      if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
+      print_obj(P, x, depth + 1);
+      tick(P);
+    }
+    out_char(P, ')');
+    return;
+  }
+  char tmp[32];
+  snprintf(tmp, sizeof tmp, "#%dA", jt_array_rank(v));
+  out_ascii(P, tmp);
+  size_t k = 0;
+  print_axis(P, v, 0, &k, depth);
+}
+
 static void print_vector(Printer *P, jt_V v, intptr_t depth)
 {
+  if (jt_o(v)->flags & JT_ARR_BIT) { print_bits(P, v); return; }
+  if (!P->array) { print_array_unreadably(P, v); return; }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   out_ascii(P, "#(");
   /* len is re-read each time: a report function could shrink the vector */
@@ -823,6 +926,9 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
   case JT_TVECTOR:
     if (!circle_mark(P, v)) print_vector(P, v, depth);
     break;
+  case JT_TARRAY:
+    if (!circle_mark(P, v)) print_array(P, v, depth);
+    break;
   case JT_TSTRUCT:
     if (!circle_mark(P, v)) print_struct(P, v, depth);
     break;
@@ -847,7 +953,7 @@ static void printer_init(Printer *P, jt_State *S)
 
 static void run(Printer *P, jt_V v)
 {
-  if (P->circle && (jt_iscons(v) || jt_isvector(v) || jt_isstruct(v))) {
+  if (P->circle && shareable(v)) {
     scan(P, v, 0);
     P->scanned = 0;
   }
@@ -946,7 +1052,8 @@ JT_FN(f_pprint)
 /* The keys of write and write-to-string, in order; :stream first. */
 static const int write_keys[] = {
   JT_S_K_STREAM, JT_S_K_ESCAPE, JT_S_K_READABLY, JT_S_K_BASE, JT_S_K_RADIX,
-  JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE
+  JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE,
+  JT_S_K_ARRAY
 };
 #define NWRITE_KEYS ((int)(sizeof write_keys / sizeof write_keys[0]))
 
@@ -957,7 +1064,7 @@ static jt_V bind_write_keys(jt_State *S, int argc, jt_V *argv)
   const int vars[NWRITE_KEYS] = {
     -1, JT_S_PRINT_ESCAPE, JT_S_PRINT_READABLY, JT_S_PRINT_BASE,
     JT_S_PRINT_RADIX, JT_S_PRINT_LEVEL, JT_S_PRINT_LENGTH, JT_S_PRINT_CIRCLE,
-    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE
+    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE, JT_S_PRINT_ARRAY
   };
   jt_V out[NWRITE_KEYS];
   jt_parse_keys(S, argc, argv, 1, write_keys, NWRITE_KEYS, out);
@@ -1018,10 +1125,10 @@ static const jt_Reg print_fns[] = {
    "return no values."},
   {"WRITE", f_write, 1, -1,
    "(write object &key stream escape readably base radix level length circle "
-   "pretty case) Print OBJECT with the given printer settings; return it."},
+   "pretty case array) Print OBJECT with the given printer settings; return it."},
   {"WRITE-TO-STRING", f_write_to_string, 1, -1,
    "(write-to-string object &key escape readably base radix level length "
-   "circle pretty case) Return what write would print, as a string."},
+   "circle pretty case array) Return what write would print, as a string."},
   {"PRIN1-TO-STRING", f_prin1_to_string, 1, 1,
    "(prin1-to-string object) Return what prin1 would print, as a string."},
   {"PRINC-TO-STRING", f_princ_to_string, 1, 1,

@@ -607,6 +607,44 @@ static jt_V wrap(Rd *d, jt_V head, const char *what, size_t start)
   return jt_list(d->S, 2, head, x);
 }
 
+/* #*0101 and #n*: a simple bit vector; POS is past the '*'. */
+static jt_V read_bits(Rd *d, long n, size_t start)
+{
+  jt_State *S = d->S;
+  size_t p = POS, nbits = 0;
+  while (p < LEN && !is_delim((unsigned char)SRC[p])) {
+    if (SRC[p] != '0' && SRC[p] != '1' && !d->suppress)
+      jt_reader_error(S, start, "#* takes only the digits 0 and 1");
+    p++;
+    nbits++;
+  }
+  if (d->suppress) { POS = p; return JT_NIL; }
+  size_t size = n < 0 ? nbits : (size_t)n;
+  if (nbits > size) jt_reader_error(S, start, "#%ld* has more than %ld bits", n, n);
+  if (nbits == 0 && size > 0) jt_reader_error(S, start, "#%ld* has no bits", n);
+  jt_V v = jt_make_simple_array1(S, JT_ELT_BIT, size);
+  jt_V *it = jt_vec_(v)->items;
+  for (size_t i = 0; i < size; i++)
+    it[i] = jt_mkfix(SRC[POS + (i < nbits ? i : nbits - 1)] - '0');
+  POS = p;
+  return v;
+}
+
+/* #nA contents: an array of rank n; POS is past the 'A'. */
+static jt_V read_array(Rd *d, long rank, size_t start)
+{
+  if (rank < 0 && !d->suppress) jt_reader_error(d->S, start, "#A needs a rank, as in #2A");
+  enter(d);
+  jt_V contents = read_required(d, "#A", start);
+  leave(d);
+  if (d->suppress) return JT_NIL;
+  if (rank > 64) jt_reader_error(d->S, start, "#%ldA: the rank is too large", rank);
+  JT_ROOT(d->S, contents);
+  jt_V a = jt_make_array_from_contents(d->S, (int)rank, contents);
+  JT_UNROOT(d->S, 1);
+  return a;
+}
+
 /* POS is at '#'. */
 static jt_V read_dispatch(Rd *d)
 {
@@ -635,6 +673,8 @@ static jt_V read_dispatch(Rd *d)
     if (arg < 2 || arg > 36)
       jt_reader_error(S, start, "#r needs a radix between 2 and 36");
     return read_radix(d, (int)arg, start);
+  case '*': return read_bits(d, arg, start);
+  case 'a': case 'A': return read_array(d, arg, start);
   case '=': return read_label_def(d, arg, start);
   case '#': return read_label_ref(d, arg, start);
   case '.':

@@ -134,6 +134,7 @@ jiti_State *jiti_open(void) {
       jt_open_num(S);
       jt_open_list(S);
       jt_open_seq(S);
+      jt_open_array(S);
       jt_open_str(S);
       jt_open_hash(S);
       jt_open_struct(S);

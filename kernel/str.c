@@ -334,18 +334,32 @@ JT_FN(f_standard_char_p)
 
 /* --------------------------------------------------------------- strings */
 
-JT_FN(f_stringp) { return jt_bool(jt_isstring(argv[0])); }
+JT_FN(f_stringp) { return jt_bool(jt_stringp(argv[0])); }
 
 JT_FN(f_simple_string_p)
 {
-  return jt_bool(jt_isstring(argv[0])
-                 && !(jt_o(argv[0])->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)));
+  return jt_bool(jt_isstring(argv[0]) && jt_simple_array_p(argv[0]));
+}
+
+/* A displaced string (an array header of characters): char and the
+** destructive functions reach its elements through the header. */
+static bool displaced_string(jt_V v) { return jt_is(v, JT_TARRAY) && jt_stringp(v); }
+
+static size_t header_index(jt_State *S, jt_V str, jt_V iv)
+{
+  size_t n = jt_vector_length(str);
+  if (!jt_isfix(iv) || jt_fixval(iv) < 0 || (size_t)jt_fixval(iv) >= n)
+    jt_type_error(S, iv, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                                 jt_list(S, 1, jt_mkfix((intptr_t)n))));
+  return (size_t)jt_fixval(iv);
 }
 
 /* (char string index); schar is the same here: simple strings need no
 ** special path.  Indices are checked against the active length. */
 JT_FN(f_char)
 {
+  if (displaced_string(argv[0]))
+    return jt_array_ref(S, argv[0], header_index(S, argv[0], argv[1]));
   jt_V str = jt_check_string(S, argv[0]);
   return jt_mkchar(chars_of(str)[char_index(S, str, argv[1])]);
 }
@@ -353,6 +367,10 @@ JT_FN(f_char)
 /* (%set-char string index char) => char */
 JT_FN(f_set_char)
 {
+  if (displaced_string(argv[0])) {
+    jt_array_set(S, argv[0], header_index(S, argv[0], argv[1]), argv[2]);
+    return argv[2];
+  }
   jt_V str = jt_check_string(S, argv[0]);
   size_t i = char_index(S, str, argv[1]);
   uint32_t c = jt_check_char(S, argv[2]);
@@ -428,6 +446,14 @@ static jt_V case_inplace(jt_State *S, int argc, jt_V *argv, int mode)
   get_bounds(S, kv[0], kv[1], len_of(str), &start, &end);
   JT_TOUCH(S, str);
   convert_case(chars_of(str), start, end, mode);
+  if (str != argv[0]) {
+    /* a displaced string: convert its copy, then write the copy back */
+    JT_PUSH(S, str);
+    for (size_t i = start; i < end; i++)
+      jt_array_set(S, argv[0], i, jt_mkchar(chars_of(str)[i]));
+    JT_POP(S, 1);
+    return argv[0];
+  }
   return str;
 }
 
