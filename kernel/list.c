@@ -112,7 +112,9 @@ JT_FN(f_nconc) {
     if (i < argc - 1 && !jt_iscons(l)) jt_not_list(S, l);
     if (last == JT_NIL) head = l;
     else JT_SET(S, last, jt_cons_(last)->cdr, l);
-    if (jt_iscons(l)) last = last_cons(S, l);
+    /* the last list is not walked: it may share structure with (even be)
+    ** an earlier one, as in (nconc s s) */
+    if (jt_iscons(l) && i < argc - 1) last = last_cons(S, l);
   }
   return head;
 }
