@@ -10,6 +10,7 @@
 **   'I' len digits     integer in decimal ("-" allowed)
 **   'R' len text       ratio "n/d"
 **   'F' 8 bytes        double, IEEE-754 big-endian
+**   'X' re im          complex number: its two parts
 **   'C' code           character
 **   'S' len utf8       simple string
 **   'B' n bytes        simple bit vector of n bits, packed 8 to a byte from
@@ -237,6 +238,9 @@ static bool enc(Enc *e, jt_V v) {
       return true;
     }
     case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TCOMPLEX:
+      jt_buf_putc(e->out, 'X');
+      return enc(e, jt_complex_(v)->re) && enc(e, jt_complex_(v)->im);
     case JT_TCONS: {
       if (!push_path(e, v)) return false;
       size_t n = 0;
@@ -481,6 +485,17 @@ static jt_V dec(Dec *d) {
       break;
     }
     case 'A': d->pos++; r = get_array(d); break;
+    case 'X': {
+      d->pos++;
+      jt_V re = dec(d);
+      if (!jt_isreal(re)) bad(d, "bad complex part");
+      JT_PUSH(S, re);
+      jt_V im = dec(d);
+      if (!jt_isreal(im) || jt_isfloat(re) != jt_isfloat(im)) bad(d, "bad complex part");
+      r = jt_make_complex(S, S->sp[-1], im);
+      JT_POP(S, 1);
+      break;
+    }
     case 'Y': r = get_symbol(d); break;
     case 'L': {
       d->pos++;

@@ -84,6 +84,7 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TRESTART: return sizeof(jt_Restart);
     case JT_TFOREIGN: return sizeof(jt_Foreign);
     case JT_TARRAY: return sizeof(jt_Array) + o->aux * sizeof(size_t);
+    case JT_TCOMPLEX: return sizeof(jt_Complex);
   }
   return sizeof(jt_Obj);
 }
@@ -374,6 +375,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     }
     case JT_TFOREIGN: M(((jt_Foreign *)o)->tag); break;
     case JT_TARRAY: M(((jt_Array *)o)->data); break;
+    case JT_TCOMPLEX: M(((jt_Complex *)o)->re); M(((jt_Complex *)o)->im); break;
     default: break;
   }
 }

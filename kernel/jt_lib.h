@@ -258,6 +258,33 @@ int jt_array_typep(jt_State *S, jt_V v, const char *name, jt_V args);
 jt_V jt_array_type_of(jt_State *S, jt_V v);    /* SIMPLE-VECTOR, STRING, ARRAY, ... */
 jt_V jt_array_element_type(jt_State *S, jt_V a);
 
+/* ---------------------------------------------------------------- complex
+** complex.c.  A complex has two rational or two float parts; one with
+** rational parts and an exact zero imaginary part is that rational. */
+
+enum { JT_OP_ADD, JT_OP_SUB, JT_OP_MUL, JT_OP_DIV };
+enum { JT_CX_SQRT, JT_CX_EXP, JT_CX_LOG, JT_CX_SIN, JT_CX_COS, JT_CX_TAN, JT_CX_ASIN,
+       JT_CX_ACOS, JT_CX_ATAN, JT_CX_SINH, JT_CX_COSH, JT_CX_TANH, JT_CX_ASINH,
+       JT_CX_ACOSH, JT_CX_ATANH };
+/* (complex re im) in canonical form; re and im must be reals. */
+jt_V jt_make_complex(jt_State *S, jt_V re, jt_V im);
+jt_V jt_realpart(jt_V z);
+jt_V jt_imagpart(jt_State *S, jt_V z);
+/* a op b (JT_OP_*) where a or b is complex; the other any number. */
+jt_V jt_complex_arith(jt_State *S, int op, jt_V a, jt_V b);
+bool jt_complex_equal(jt_State *S, jt_V a, jt_V b);   /* = with a complex */
+bool jt_complex_eql(jt_V a, jt_V b);                  /* both complex */
+bool jt_complex_zerop(jt_V z);
+jt_V jt_complex_negate(jt_State *S, jt_V z);
+jt_V jt_conjugate(jt_State *S, jt_V z);
+jt_V jt_complex_abs(jt_State *S, jt_V z);             /* a float */
+jt_V jt_phase(jt_State *S, jt_V z);
+/* A transcendental function (JT_CX_*) of a number, as a complex: for a
+** complex argument, or a real one whose result is not real. */
+jt_V jt_complex_fn(jt_State *S, int fn, jt_V x);
+jt_V jt_complex_expt(jt_State *S, jt_V base, jt_V power);
+void jt_open_complex(jt_State *S);
+
 /* ---------------------------------------------------------- hash tables */
 
 jt_V jt_make_hash(jt_State *S, int test, size_t size);

@@ -76,6 +76,7 @@ enum jt_Type {
   JT_TRESTART,   /* restart object (dynamic extent, see jt_cond.h) */
   JT_TFOREIGN,   /* opaque foreign pointer */
   JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
+  JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */
   JT_TYPE_COUNT
 };
 
@@ -164,6 +165,7 @@ typedef struct jt_Array {
 } jt_Array;
 
 typedef struct jt_Bignum { jt_Obj h; mpz_t z; } jt_Bignum;
+typedef struct jt_Complex { jt_Obj h; jt_V re, im; } jt_Complex;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 
@@ -288,6 +290,7 @@ typedef struct jt_Foreign {
 #define jt_struct_(v) ((jt_Struct *)(v))
 #define jt_stream_(v) ((jt_Stream *)(v))
 #define jt_arr_(v)    ((jt_Array *)(v))
+#define jt_complex_(v) ((jt_Complex *)(v))
 
 #define jt_iscons(v)    jt_is(v, JT_TCONS)
 #define jt_islist(v)    ((v) == JT_NIL || jt_iscons(v))
@@ -299,7 +302,9 @@ typedef struct jt_Foreign {
 #define jt_isfloat(v)   jt_is(v, JT_TFLOAT)
 #define jt_isinteger(v) (jt_isfix(v) || jt_isbig(v))
 #define jt_isrational(v) (jt_isinteger(v) || jt_isratio(v))
-#define jt_isnumber(v)  (jt_isrational(v) || jt_isfloat(v))
+#define jt_isreal(v)    (jt_isrational(v) || jt_isfloat(v))
+#define jt_iscomplex(v) jt_is(v, JT_TCOMPLEX)
+#define jt_isnumber(v)  (jt_isreal(v) || jt_iscomplex(v))
 #define jt_ishash(v)    jt_is(v, JT_THASH)
 #define jt_isfunction(v) (jt_is(v, JT_TPRIM) || jt_is(v, JT_TCLOSURE))
 #define jt_isstruct(v)  jt_is(v, JT_TSTRUCT)

@@ -53,23 +53,6 @@ JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
 }
 
-/* We have no complex numbers: say so instead of returning one. */
-JT_NORETURN static void complex_fail(jt_State *S, const char *op, jt_V x) {
-  char shown[80];
-  jt_Buf b = {0};
-  jt_num_print(S, x, 10, false, &b);
-  if (b.n < sizeof shown) {
-    memcpy(shown, b.p, b.n);
-    shown[b.n] = 0;
-  } else {
-    memcpy(shown, b.p, sizeof shown - 4);
-    strcpy(shown + sizeof shown - 4, "...");
-  }
-  jt_buf_free(&b);
-  jt_error(S, "(%s %s): the result would be a complex number, which is not "
-           "supported", op, shown);
-}
-
 /* Refuse an integer result of about `bits` bits before computing it: past
 ** MAX_BITS always, and past the heap limit (heap-exhausted) when one is set. */
 static void reserve_bits(jt_State *S, uint64_t bits, const char *op) {
@@ -107,7 +90,7 @@ static jt_V check_integer(jt_State *S, jt_V v) {
 }
 
 static jt_V check_real(jt_State *S, jt_V v) {
-  if (!jt_isnumber(v)) jt_type_error(S, v, JT_SYM(S, REAL));
+  if (!jt_isreal(v)) jt_type_error(S, v, JT_SYM(S, REAL));
   return v;
 }
 
@@ -346,7 +329,7 @@ double jt_to_double(jt_State *S, jt_V v) {
 
 /* ------------------------------------------------------------ arithmetic */
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+enum { OP_ADD = JT_OP_ADD, OP_SUB = JT_OP_SUB, OP_MUL = JT_OP_MUL, OP_DIV = JT_OP_DIV };
 static const char *const OP_NAMES[] = {"+", "-", "*", "/"};
 
 static bool is_zero(jt_V v) {
@@ -365,6 +348,7 @@ static size_t limbs_of(jt_V v) {
 /* The general case of the four operations; the fixnum fast paths are in the
 ** public entry points. */
 static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
+  if (jt_iscomplex(a) || jt_iscomplex(b)) return jt_complex_arith(S, op, a, b);
   int ka = kind_of(S, a, JT_SYM(S, NUMBER));
   int kb = kind_of(S, b, JT_SYM(S, NUMBER));
   if (ka == NK_FLOAT || kb == NK_FLOAT) {
@@ -478,6 +462,7 @@ jt_V jt_num_div(jt_State *S, jt_V a, jt_V b) {
 
 static jt_V num_neg(jt_State *S, jt_V x) {
   jt_V r;
+  if (jt_iscomplex(x)) return jt_complex_negate(S, x);
   switch (kind_of(S, x, JT_SYM(S, NUMBER))) {
   case NK_FIX: return jt_make_integer(S, -jt_fixval(x));
   case NK_FLOAT: return jt_make_float(S, -jt_floatval(x));
@@ -501,6 +486,7 @@ static jt_V num_neg(jt_State *S, jt_V x) {
 }
 
 static jt_V num_abs(jt_State *S, jt_V x) {
+  if (jt_iscomplex(x)) return jt_complex_abs(S, x);
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
     return signbit(d) ? jt_make_float(S, -d) : x;
@@ -558,6 +544,7 @@ int jt_num_cmp(jt_State *S, jt_V a, jt_V b) {
 
 bool jt_num_equal(jt_State *S, jt_V a, jt_V b) {
   if (jt_isfix(a) && jt_isfix(b)) return a == b;
+  if (jt_iscomplex(a) || jt_iscomplex(b)) return jt_complex_equal(S, a, b);
   return cmp_slow(S, a, b, JT_SYM(S, NUMBER)) == 0;
 }
 
@@ -572,6 +559,7 @@ bool jt_num_eql(jt_V a, jt_V b) {
     double x = jt_floatval(a), y = jt_floatval(b);
     return memcmp(&x, &y, sizeof x) == 0;
   }
+  case JT_TCOMPLEX: return jt_complex_eql(a, b);
   default: return false;
   }
 }
@@ -605,6 +593,8 @@ uint64_t jt_num_hash(jt_V v) {
     memcpy(&bits, &d, sizeof bits);
     return mix64(bits ^ 0x5bd1e9955bd1e995ull);
   }
+  case JT_TCOMPLEX:
+    return mix64(jt_num_hash(jt_complex_(v)->re) * 31 + jt_num_hash(jt_complex_(v)->im));
   default: return 0;
   }
 }
@@ -1034,7 +1024,13 @@ static void put_float(jt_Buf *out, double d) {
 
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out) {
   if (base < 2 || base > 36) base = 10;
-  if (jt_isfloat(num)) {
+  if (jt_iscomplex(num)) {
+    jt_buf_puts(out, "#C(");
+    jt_num_print(S, jt_complex_(num)->re, base, radix, out);
+    jt_buf_putc(out, ' ');
+    jt_num_print(S, jt_complex_(num)->im, base, radix, out);
+    jt_buf_putc(out, ')');
+  } else if (jt_isfloat(num)) {
     put_float(out, jt_floatval(num));
   } else if (jt_isratio(num)) {
     if (radix) put_radix(out, base);
@@ -1141,9 +1137,14 @@ enum { CMP_EQ, CMP_LT, CMP_GT, CMP_LE, CMP_GE };
 ** is known, as an error in any argument is an error of the call. */
 static jt_V compare_chain(jt_State *S, int argc, jt_V *argv, int test) {
   jt_V type = test == CMP_EQ ? JT_SYM(S, NUMBER) : JT_SYM(S, REAL);
-  for (int i = 0; i < argc; i++) kind_of(S, argv[i], type);
+  for (int i = 0; i < argc; i++)
+    if (!(test == CMP_EQ && jt_iscomplex(argv[i]))) kind_of(S, argv[i], type);
   for (int i = 0; i + 1 < argc; i++) {
     jt_V a = argv[i], b = argv[i + 1];
+    if (jt_iscomplex(a) || jt_iscomplex(b)) {
+      if (!jt_complex_equal(S, a, b)) return JT_NIL;
+      continue;
+    }
     int c = jt_isfix(a) && jt_isfix(b)
                 ? ((intptr_t)a > (intptr_t)b) - ((intptr_t)a < (intptr_t)b)
                 : cmp_slow(S, a, b, type);
@@ -1167,7 +1168,8 @@ JT_FN(f_le) { return compare_chain(S, argc, argv, CMP_LE); }
 JT_FN(f_ge) { return compare_chain(S, argc, argv, CMP_GE); }
 
 JT_FN(f_numne) {
-  for (int i = 0; i < argc; i++) kind_of(S, argv[i], JT_SYM(S, NUMBER));
+  for (int i = 0; i < argc; i++)
+    if (!jt_isnumber(argv[i])) jt_type_error(S, argv[i], JT_SYM(S, NUMBER));
   for (int i = 0; i < argc; i++)
     for (int j = i + 1; j < argc; j++)
       if (jt_num_equal(S, argv[i], argv[j])) return JT_NIL;
@@ -1175,6 +1177,7 @@ JT_FN(f_numne) {
 }
 
 JT_FN(f_zerop) {
+  if (jt_iscomplex(argv[0])) return jt_bool(jt_complex_zerop(argv[0]));
   kind_of(S, argv[0], JT_SYM(S, NUMBER));
   return jt_bool(is_zero(argv[0]));
 }
@@ -1193,6 +1196,10 @@ JT_FN(f_abs) { return num_abs(S, argv[0]); }
 
 JT_FN(f_signum) {
   jt_V x = argv[0];
+  if (jt_iscomplex(x)) {   /* z / |z|, or z itself when zero */
+    if (jt_complex_zerop(x)) return x;
+    return jt_num_div(S, x, jt_complex_abs(S, x));
+  }
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
     return d == 0 ? x : jt_make_float(S, d > 0 ? 1.0 : -1.0);
@@ -1329,6 +1336,7 @@ static jt_V expt_exact(jt_State *S, jt_V base, unsigned long e) {
 
 JT_FN(f_expt) {
   jt_V base = argv[0], power = argv[1];
+  if (jt_iscomplex(base) || jt_iscomplex(power)) return jt_complex_expt(S, base, power);
   int kb = kind_of(S, base, JT_SYM(S, NUMBER));
   int kp = kind_of(S, power, JT_SYM(S, NUMBER));
   if (kp == NK_FIX || kp == NK_BIG) {
@@ -1354,15 +1362,16 @@ JT_FN(f_expt) {
   }
   /* a ratio or float exponent: the result is a float */
   double b = jt_to_double(S, base), p = jt_to_double(S, power);
-  if (b < 0) complex_fail(S, "EXPT", base);
+  if (b < 0) return jt_complex_expt(S, base, power);
   if (b == 0 && p < 0) div_zero(S, "EXPT", base, power);
   return float_result(S, pow(b, p), "EXPT", base, power);
 }
 
 JT_FN(f_sqrt) {
   jt_V x = argv[0];
+  if (jt_iscomplex(x)) return jt_complex_fn(S, JT_CX_SQRT, x);
   double d = jt_to_double(S, x);
-  if (d < 0) complex_fail(S, "SQRT", x);
+  if (d < 0) return jt_complex_fn(S, JT_CX_SQRT, x);
   return jt_make_float(S, sqrt(d));
 }
 
@@ -1382,6 +1391,7 @@ JT_FN(f_isqrt) {
 }
 
 JT_FN(f_exp) {
+  if (jt_iscomplex(argv[0])) return jt_complex_fn(S, JT_CX_EXP, argv[0]);
   return float_result(S, exp(jt_to_double(S, argv[0])), "EXP", argv[0], JT_NOVALUE);
 }
 
@@ -1391,7 +1401,6 @@ static double real_log(jt_State *S, jt_V x) {
   int k = kind_of(S, x, JT_SYM(S, REAL));
   int s = sign_of(x);
   if (s == 0) div_zero(S, "LOG", x, JT_NOVALUE);
-  if (s < 0) complex_fail(S, "LOG", x);
   if (k == NK_FIX || k == NK_FLOAT) return log(jt_to_double(S, x));
   long e1, e2 = 0;
   double m1, m2 = 1.0;
@@ -1408,7 +1417,23 @@ static double real_log(jt_State *S, jt_V x) {
   return log(m1) - log(m2) + (double)(e1 - e2) * M_LN2;
 }
 
+/* Is x a real whose logarithm is real (positive, or an exact zero that
+** signals)? */
+static bool real_log_p(jt_V x) {
+  return jt_isreal(x) && (sign_of(x) > 0 || (sign_of(x) == 0 && !jt_isfloat(x)));
+}
+
 JT_FN(f_log) {
+  if (!real_log_p(argv[0]) || (argc > 1 && !real_log_p(argv[1]))) {
+    /* a complex result: log z, or log z / log b */
+    jt_V l = jt_complex_fn(S, JT_CX_LOG, argv[0]);
+    if (argc == 1) return l;
+    JT_PUSH(S, l);
+    jt_V lb = jt_complex_fn(S, JT_CX_LOG, argv[1]);
+    jt_V r = jt_num_div(S, S->sp[-1], lb);
+    JT_POP(S, 1);
+    return r;
+  }
   double l = real_log(S, argv[0]);
   if (argc == 1) return jt_make_float(S, l);
   double lb = real_log(S, argv[1]);
@@ -1416,49 +1441,61 @@ JT_FN(f_log) {
   return float_result(S, l / lb, "LOG", argv[0], argv[1]);
 }
 
-JT_FN(f_sin) { return jt_make_float(S, sin(jt_to_double(S, argv[0]))); }
-JT_FN(f_cos) { return jt_make_float(S, cos(jt_to_double(S, argv[0]))); }
+/* A function of one number with a complex argument goes to complex.c. */
+#define COMPLEX_ARG(fn) \
+  do { if (jt_iscomplex(argv[0])) return jt_complex_fn(S, fn, argv[0]); } while (0)
+
+JT_FN(f_sin) { COMPLEX_ARG(JT_CX_SIN); return jt_make_float(S, sin(jt_to_double(S, argv[0]))); }
+JT_FN(f_cos) { COMPLEX_ARG(JT_CX_COS); return jt_make_float(S, cos(jt_to_double(S, argv[0]))); }
 JT_FN(f_tan) {
+  COMPLEX_ARG(JT_CX_TAN);
   return float_result(S, tan(jt_to_double(S, argv[0])), "TAN", argv[0], JT_NOVALUE);
 }
 
 JT_FN(f_asin) {
+  COMPLEX_ARG(JT_CX_ASIN);
   double d = jt_to_double(S, argv[0]);
-  if (d < -1 || d > 1) complex_fail(S, "ASIN", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ASIN, argv[0]);
   return jt_make_float(S, asin(d));
 }
 
 JT_FN(f_acos) {
+  COMPLEX_ARG(JT_CX_ACOS);
   double d = jt_to_double(S, argv[0]);
-  if (d < -1 || d > 1) complex_fail(S, "ACOS", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ACOS, argv[0]);
   return jt_make_float(S, acos(d));
 }
 
 JT_FN(f_atan) {
+  if (argc == 1) COMPLEX_ARG(JT_CX_ATAN);
   double y = jt_to_double(S, argv[0]);
   if (argc == 1) return jt_make_float(S, atan(y));
   return jt_make_float(S, atan2(y, jt_to_double(S, argv[1])));
 }
 
 JT_FN(f_sinh) {
+  COMPLEX_ARG(JT_CX_SINH);
   return float_result(S, sinh(jt_to_double(S, argv[0])), "SINH", argv[0], JT_NOVALUE);
 }
 JT_FN(f_cosh) {
+  COMPLEX_ARG(JT_CX_COSH);
   return float_result(S, cosh(jt_to_double(S, argv[0])), "COSH", argv[0], JT_NOVALUE);
 }
-JT_FN(f_tanh) { return jt_make_float(S, tanh(jt_to_double(S, argv[0]))); }
-JT_FN(f_asinh) { return jt_make_float(S, asinh(jt_to_double(S, argv[0]))); }
+JT_FN(f_tanh) { COMPLEX_ARG(JT_CX_TANH); return jt_make_float(S, tanh(jt_to_double(S, argv[0]))); }
+JT_FN(f_asinh) { COMPLEX_ARG(JT_CX_ASINH); return jt_make_float(S, asinh(jt_to_double(S, argv[0]))); }
 
 JT_FN(f_acosh) {
+  COMPLEX_ARG(JT_CX_ACOSH);
   double d = jt_to_double(S, argv[0]);
-  if (d < 1) complex_fail(S, "ACOSH", argv[0]);
+  if (d < 1) return jt_complex_fn(S, JT_CX_ACOSH, argv[0]);
   return jt_make_float(S, acosh(d));
 }
 
 JT_FN(f_atanh) {
+  COMPLEX_ARG(JT_CX_ATANH);
   double d = jt_to_double(S, argv[0]);
   if (d == 1 || d == -1) div_zero(S, "ATANH", argv[0], JT_NOVALUE);
-  if (d < -1 || d > 1) complex_fail(S, "ATANH", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ATANH, argv[0]);
   return jt_make_float(S, atanh(d));
 }
 
@@ -1550,9 +1587,8 @@ JT_FN(f_rationalize) {
 JT_FN(f_numberp) { return jt_bool(jt_isnumber(argv[0])); }
 JT_FN(f_integerp) { return jt_bool(jt_isinteger(argv[0])); }
 JT_FN(f_rationalp) { return jt_bool(jt_isrational(argv[0])); }
-JT_FN(f_realp) { return jt_bool(jt_isnumber(argv[0])); }
+JT_FN(f_realp) { return jt_bool(jt_isreal(argv[0])); }
 JT_FN(f_floatp) { return jt_bool(jt_isfloat(argv[0])); }
-JT_FN(f_complexp) { return JT_NIL; }
 
 /* ------------------------------------------------------- bit operations */
 
@@ -1936,7 +1972,6 @@ static const jt_Reg num_fns[] = {
   {"RATIONALP", f_rationalp, 1, 1, "(rationalp object) True if OBJECT is an integer or a ratio."},
   {"REALP", f_realp, 1, 1, "(realp object) True if OBJECT is a real number."},
   {"FLOATP", f_floatp, 1, 1, "(floatp object) True if OBJECT is a float."},
-  {"COMPLEXP", f_complexp, 1, 1, "(complexp object) Always false: complex numbers are not supported."},
   {"LOGAND", f_logand, 0, -1, "(logand &rest integers) Bitwise and (-1 if none)."},
   {"LOGIOR", f_logior, 0, -1, "(logior &rest integers) Bitwise inclusive or (0 if none)."},
   {"LOGXOR", f_logxor, 0, -1, "(logxor &rest integers) Bitwise exclusive or (0 if none)."},
@@ -1978,12 +2013,24 @@ void jt_open_num(jt_State *S) {
   defconstant(S, "PI", jt_make_float(S, M_PI));
   defconstant(S, "MOST-POSITIVE-FIXNUM", jt_mkfix(JT_FIXMAX));
   defconstant(S, "MOST-NEGATIVE-FIXNUM", jt_mkfix(JT_FIXMIN));
-  defconstant(S, "MOST-POSITIVE-DOUBLE-FLOAT", jt_make_float(S, 0x1.fffffffffffffp+1023));
-  defconstant(S, "MOST-NEGATIVE-DOUBLE-FLOAT", jt_make_float(S, -0x1.fffffffffffffp+1023));
-  defconstant(S, "LEAST-POSITIVE-DOUBLE-FLOAT", jt_make_float(S, 0x1p-1074));
-  defconstant(S, "LEAST-NEGATIVE-DOUBLE-FLOAT", jt_make_float(S, -0x1p-1074));
-  defconstant(S, "LEAST-POSITIVE-NORMALIZED-DOUBLE-FLOAT", jt_make_float(S, 0x1p-1022));
-  /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-53 (1 + 2^-52) */
-  defconstant(S, "DOUBLE-FLOAT-EPSILON", jt_make_float(S, 0x1.0000000000001p-53));
-  defconstant(S, "DOUBLE-FLOAT-NEGATIVE-EPSILON", jt_make_float(S, 0x1.0000000000001p-54));
+  /* every float is a double: the constants of the four float types are the
+  ** double-float ones */
+  static const char *const kinds[] = {"SHORT", "SINGLE", "DOUBLE", "LONG"};
+  static const struct { const char *fmt; double value; } limits[] = {
+    {"MOST-POSITIVE-%s-FLOAT", 0x1.fffffffffffffp+1023},
+    {"MOST-NEGATIVE-%s-FLOAT", -0x1.fffffffffffffp+1023},
+    {"LEAST-POSITIVE-%s-FLOAT", 0x1p-1074},
+    {"LEAST-NEGATIVE-%s-FLOAT", -0x1p-1074},
+    {"LEAST-POSITIVE-NORMALIZED-%s-FLOAT", 0x1p-1022},
+    {"LEAST-NEGATIVE-NORMALIZED-%s-FLOAT", -0x1p-1022},
+    /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-53 (1 + 2^-52) */
+    {"%s-FLOAT-EPSILON", 0x1.0000000000001p-53},
+    {"%s-FLOAT-NEGATIVE-EPSILON", 0x1.0000000000001p-54},
+  };
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+      char name[64];
+      snprintf(name, sizeof name, limits[i].fmt, kinds[k]);
+      defconstant(S, name, jt_make_float(S, limits[i].value));
+    }
 }

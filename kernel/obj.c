@@ -378,7 +378,7 @@ bool jt_eql(jt_V a, jt_V b) {
   if (a == b) return true;
   if (!jt_isptr(a) || !jt_isptr(b) || jt_type(a) != jt_type(b)) return false;
   switch (jt_type(a)) {
-    case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: return jt_num_eql(a, b);
+    case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX: return jt_num_eql(a, b);
     default: return false;
   }
 }
@@ -522,7 +522,7 @@ static bool in_range(jt_State *S, jt_V v, jt_V spec) {
     if (sym_is(b, "*")) continue;
     bool excl = jt_iscons(b);
     if (excl) b = jt_car(b);
-    if (!jt_isnumber(b)) jt_error(S, "malformed type specifier bound");
+    if (!jt_isreal(b)) jt_error(S, "malformed type specifier bound");
     int c = jt_num_cmp(S, v, b);
     if (k == 0 && (excl ? c <= 0 : c < 0)) return false;
     if (k == 1 && (excl ? c >= 0 : c > 0)) return false;
@@ -557,7 +557,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "CONS")) return jt_iscons(v);
       if (!strcmp(n, "CHARACTER")) return jt_ischar(v);
       if (!strcmp(n, "COMPILED-FUNCTION")) return jt_isfunction(v);
-      if (!strcmp(n, "COMPLEX")) return false;
+      if (!strcmp(n, "COMPLEX")) return jt_iscomplex(v);
       break;
     case 'D':
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v);
@@ -585,7 +585,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "NUMBER")) return jt_isnumber(v);
       break;
     case 'R':
-      if (!strcmp(n, "REAL")) return jt_isnumber(v);
+      if (!strcmp(n, "REAL")) return jt_isreal(v);
       if (!strcmp(n, "RATIONAL")) return jt_isrational(v);
       if (!strcmp(n, "RATIO")) return jt_isratio(v);
       if (!strcmp(n, "RESTART")) return jt_is(v, JT_TRESTART);
@@ -629,7 +629,15 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       return jt_funcall(S, jt_car(jt_cdr(type)), 1, v) != JT_NIL;
     if (head == JT_SYM(S, INTEGER)) return jt_isinteger(v) && in_range(S, v, type);
     if (head == JT_SYM(S, RATIONAL)) return jt_isrational(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, REAL)) return jt_isnumber(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, REAL)) return jt_isreal(v) && in_range(S, v, type);
+    if (sym_is(head, "COMPLEX")) {
+      /* (complex part-type): the parts are of the upgraded part type */
+      if (!jt_iscomplex(v)) return false;
+      jt_V pt = jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : jt_intern(S, "*");
+      if (sym_is(pt, "*")) return true;
+      jt_V up = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "UPGRADED-COMPLEX-PART-TYPE")), 1, pt);
+      return jt_typep(S, jt_complex_(v)->re, up);
+    }
     if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
       return jt_isfloat(v) && in_range(S, v, type);
     if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
@@ -686,6 +694,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
+    case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;

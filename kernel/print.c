@@ -910,7 +910,7 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
   switch (jt_type(v)) {
   case JT_TSYMBOL: print_symbol(P, v); return;
   case JT_TSTRING: print_string(P, v); return;
-  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: print_number(P, v); return;
+  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX: print_number(P, v); return;
   case JT_THASH: print_hash(P, v); return;
   default: break;
   }

@@ -645,6 +645,22 @@ static jt_V read_array(Rd *d, long rank, size_t start)
   return a;
 }
 
+/* #C(real imag): a complex number; POS is past the 'C'. */
+static jt_V read_complex(Rd *d, size_t start)
+{
+  enter(d);
+  jt_V parts = read_required(d, "#C", start);
+  leave(d);
+  if (d->suppress) return JT_NIL;
+  if (!jt_iscons(parts) || !jt_iscons(jt_cdr(parts)) || jt_cdr(jt_cdr(parts)) != JT_NIL ||
+      !jt_isreal(jt_car(parts)) || !jt_isreal(jt_car(jt_cdr(parts))))
+    jt_reader_error(d->S, start, "#C needs a list of two reals, as in #C(1 2)");
+  JT_ROOT(d->S, parts);
+  jt_V z = jt_make_complex(d->S, jt_car(parts), jt_car(jt_cdr(parts)));
+  JT_UNROOT(d->S, 1);
+  return z;
+}
+
 /* POS is at '#'. */
 static jt_V read_dispatch(Rd *d)
 {
@@ -674,6 +690,7 @@ static jt_V read_dispatch(Rd *d)
       jt_reader_error(S, start, "#r needs a radix between 2 and 36");
     return read_radix(d, (int)arg, start);
   case '*': return read_bits(d, arg, start);
+  case 'c': case 'C': return read_complex(d, start);
   case 'a': case 'A': return read_array(d, arg, start);
   case '=': return read_label_def(d, arg, start);
   case '#': return read_label_ref(d, arg, start);

@@ -1293,6 +1293,23 @@ JT_FN(f_coerce) {
       return jt_eval(S, jt_list(S, 2, JT_SYM(S, FUNCTION), x));
     jt_type_error(S, x, JT_SYM(S, FUNCTION));
   }
+  jt_V head = jt_iscons(type) ? jt_car(type) : type;
+  if (jt_lisp_sym_named(S, head, "COMPLEX")) {
+    /* a rational stays itself; a float, or a part type of floats, makes
+    ** a complex with float parts */
+    if (!jt_isnumber(x)) jt_type_error(S, x, JT_SYM(S, NUMBER));
+    jt_V pt = jt_iscons(type) && jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : JT_NIL;
+    bool floats = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    jt_V re = jt_realpart(x), im = jt_imagpart(S, x);
+    if (!floats && !jt_isfloat(re)) return x;
+    JT_PUSH(S, im);
+    re = jt_make_float(S, jt_to_double(S, re));
+    JT_PUSH(S, re);
+    im = jt_make_float(S, jt_to_double(S, S->sp[-2]));
+    jt_V r = jt_make_complex(S, S->sp[-1], im);
+    JT_POP(S, 2);
+    return r;
+  }
   if (jt_typep(S, x, type)) return x;
   jt_type_error(S, x, type);
 }

@@ -132,6 +132,7 @@ jiti_State *jiti_open(void) {
       jt_open_cond(S);
       jt_open_base(S);
       jt_open_num(S);
+      jt_open_complex(S);
       jt_open_list(S);
       jt_open_seq(S);
       jt_open_array(S);

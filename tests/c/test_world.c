@@ -117,8 +117,9 @@ static void test_lazy_definitions(void) {
 }
 
 /* Arrays of every kind are stored with their shape, element type, fill
-** pointer and adjustability; a checkpoint restores changes made in place. */
-static void test_arrays(void) {
+** pointer and adjustability, complex numbers with their parts; a
+** checkpoint restores changes made in place. */
+static void test_data_kinds(void) {
   jiti_State *S = jiti_open();
   jiti_world_enable(S);
   CHECK(strncmp(ev(S,
@@ -133,7 +134,9 @@ static void test_arrays(void) {
     "(defvar *adj* (make-array '(2 2) :adjustable t :initial-contents '((1 2) (3 4))))"
     "(setf (aref *grid* 1 1) 'center)"
     "(world-put :board #2A((x o) (o x)))"
-    "(world-put :mask #*0011)"), "!", 1) != 0);
+    "(world-put :mask #*0011)"
+    "(defvar *z* #c(1/2 -3))"
+    "(world-put :zs (list #c(1.5 2.5) (sqrt -4) (vector #c(0 1))))"), "!", 1) != 0);
   jiti_Status st;
   char *before = dump(S, &st);
   CHECK(st == JITI_OK);
@@ -165,6 +168,8 @@ static void test_arrays(void) {
                   " (progn (vector-push-extend #\\! *buf*) *buf*) *flags* (fill-pointer *flags*)"
                   " (adjustable-array-p *adj*) (world-get :board) (world-get :mask))"),
             "(\"wx\" 2 4 T \"wx!\" #*000 3 T #2A((X O) (O X)) #*0011)");
+  CHECK_STR(ev(T, "(list *z* (world-get :zs) (* *z* 2) (complexp (second (world-get :zs))))"),
+            "(#C(1/2 -3) (#C(1.5 2.5) #C(0.0 2.0) #(#C(0 1))) #C(1 -6) T)");
   jiti_close(T);
 
   /* a displaced array whose target shrank is refused, naming the place */
@@ -194,7 +199,7 @@ static const char *WORLD =
 
 int main(void) {
   test_lazy_definitions();
-  test_arrays();
+  test_data_kinds();
   jiti_State *S = jiti_open();
   jiti_world_enable(S);
   CHECK(strncmp(ev(S, WORLD), "!", 1) != 0);
