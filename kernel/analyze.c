@@ -259,6 +259,8 @@ static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *d
       if (jt_iscons(spec) && jt_car(spec) == JT_SYM(S, SPECIAL))
         for (jt_V n = jt_cdr(spec); jt_iscons(n); n = jt_cdr(n)) {
           jt_V sym = jt_car(n);
+          if (jt_is_internal(sym) && !S->kernel_mode)
+            syntax_error(a, "a kernel-internal symbol cannot be declared special: %s", spec);
           *specials = jt_cons(S, sym, *specials);
         }
     }
@@ -273,9 +275,17 @@ static bool memq(jt_V x, jt_V l) {
   return false;
 }
 
+/* The kernel's internal variables (%DEFINING-TYPE) are its own: user code
+** that got hold of such a symbol may not read, bind or assign it. */
+static void check_user_variable(A *a, jt_V sym, jt_V form) {
+  if (jt_is_internal(sym) && !a->S->kernel_mode)
+    syntax_error(a, "a kernel-internal symbol cannot be used as a variable: %s", form);
+}
+
 static void check_bindable(A *a, jt_V sym, jt_V form) {
   jt_State *S = a->S;
   if (!jt_issymbol(sym)) syntax_error(a, "not a variable name in %s", form);
+  check_user_variable(a, sym, form);
   if (is_constant_sym(S, sym) || jt_iskeyword(sym))
     syntax_error(a, "cannot bind a constant in %s", form);
 }
@@ -285,6 +295,7 @@ static void check_bindable(A *a, jt_V sym, jt_V form) {
 static jt_Node *var_ref(A *a, jt_V sym) {
   jt_State *S = a->S;
   if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return const_node(a, sym);
+  check_user_variable(a, sym, sym);
   Var *v = lookup(a, sym, VARKINDS);
   if (v && v->kind == VAR_LEX) {
     jt_Node *n = mknode(a, jt_ev_lref);
@@ -303,6 +314,7 @@ static jt_Node *var_ref(A *a, jt_V sym) {
 static jt_Node *var_set(A *a, jt_V sym, jt_Node *val, jt_V form) {
   jt_State *S = a->S;
   if (!jt_issymbol(sym)) syntax_error(a, "setq of a non-symbol in %s", form);
+  check_user_variable(a, sym, form);
   if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym) || is_constant_sym(S, sym)) {
     Var *v = lookup(a, sym, VARKINDS);
     if (!v || v->kind != VAR_LEX) syntax_error(a, "cannot assign to a constant in %s", form);
@@ -366,6 +378,7 @@ static void param_pattern(A *a, jt_Param *p, jt_V spec, int kind, jt_V specials,
 static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V form) {
   jt_State *S = a->S;
   jt_Lambda *L = NEW(a, jt_Lambda);
+  L->kernel = S->kernel_mode;
   L->lambda_list = konst(a, ll);
   enum { REQ, OPT, REST, KEY, AUX, DONE } state = REQ;
   int cap = 1;
@@ -1272,7 +1285,7 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
           return n;
         }
     }
-    jt_Node *n = mknode(a, jt_ev_callg);
+    jt_Node *n = mknode(a, head == JT_NIL || head == JT_T ? jt_ev_callundef : jt_ev_callg);
     n->u.callg.sym = konst(a, head);
     n->u.callg.argc = argc;
     n->u.callg.args = analyze_args(a, args, argc);

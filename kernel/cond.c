@@ -202,18 +202,27 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
 
 /* --------------------------------------------------------------- signal */
 
+/* While a cluster's clauses are tested and its handlers run, only the
+** outer clusters are active: an error signalled by the test itself (an
+** unknown type name in a clause) or by a handler goes outward, so signalling
+** cannot re-enter the cluster that raised it.  Nested signals still consume
+** C stack in handlers that signal again, so the C stack budget bounds them
+** like any other recursion. */
 void jt_signal(jt_State *S, jt_V cond) {
+  char probe;
+  if (S->cstack_base && S->cstack_limit && (size_t)(S->cstack_base - &probe) > S->cstack_limit)
+    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
   JT_PUSH(S, cond);
-  for (jt_Handlers *h = S->handlers; h; h = h->prev) {
+  jt_Handlers *saved = S->handlers;
+  for (jt_Handlers *h = saved; h; h = h->prev) {
+    S->handlers = h->prev;
     for (jt_V l = h->list; jt_iscons(l); l = jt_cdr(l)) {
       jt_V b = jt_car(l);
       if (!jt_iscons(b) || !jt_typep(S, cond, jt_car(b))) continue;
-      jt_Handlers *saved = S->handlers;
-      S->handlers = h->prev;   /* only the outer clusters are active */
       jt_funcall(S, jt_cdr(b), 1, cond);
-      S->handlers = saved;
     }
   }
+  S->handlers = saved;
   JT_POP(S, 1);
 }
 
@@ -413,14 +422,24 @@ static jt_V find_restart(jt_State *S, jt_V id, jt_V cond) {
   return JT_NIL;
 }
 
-static jt_V invoke_restart(jt_State *S, jt_V id, int argc, jt_V *argv) {
+/* An active restart that the running code may invoke: see the floor set
+** around the debugger hook. */
+static jt_V invocable_restart(jt_State *S, jt_V id) {
   jt_V r = find_restart(S, id, JT_NOVALUE);
-  if (r == JT_NIL) {
+  if (r == JT_NIL || jt_o(r)->aux < S->restart_floor) {
     char *n = jt_print_cstr(S, id, true, 100);
-    snprintf(S->msgbuf, sizeof S->msgbuf, "restart %s is not active", n);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             r == JT_NIL ? "restart %s is not active"
+                         : "restart %s belongs to the paused computation: it is chosen by resuming the pause, "
+                           "not invoked from a repair", n);
     free(n);
     jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "%s", S->msgbuf);
   }
+  return r;
+}
+
+static jt_V invoke_restart(jt_State *S, jt_V id, int argc, jt_V *argv) {
+  jt_V r = invocable_restart(S, id);
   return jt_apply(S, ((jt_Restart *)r)->function, argc, argv);
 }
 
@@ -517,9 +536,15 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     jiti_Decision d;
     memset(&d, 0, sizeof d);
     d.action = JITI_DECIDE_ABORT;
+    /* Evaluations nested in the hook (repairs) may invoke the restarts they
+    ** establish themselves, never those of the paused computation: those
+    ** are chosen by the hook's decision, below. */
+    uint32_t floor = S->restart_floor;
+    S->restart_floor = S->next_restart_id + 1;
     S->pause_depth++;
     S->debugger_hook(S, &p, &d, S->debugger_ud);
     S->pause_depth--;
+    S->restart_floor = floor;
     free(report);
     free(bt);
     for (i = 0; i < n; i++) {
@@ -658,8 +683,7 @@ JT_FN(f_invoke_restart) {
 }
 
 JT_FN(f_invoke_restart_interactively) {
-  jt_V r = find_restart(S, argv[0], JT_NOVALUE);
-  if (r == JT_NIL) jt_errorc(S, JT_SYM(S, CONTROL_ERROR), "restart is not active");
+  jt_V r = invocable_restart(S, argv[0]);
   JT_PUSH(S, r);
   jt_V args = JT_NIL;
   if (((jt_Restart *)r)->interactive != JT_NIL) args = jt_funcall(S, ((jt_Restart *)r)->interactive, 0);
@@ -690,6 +714,7 @@ JT_FN(f_restart_id) {
 
 /* (%define-condition name parents slots report) */
 JT_FN(f_define_condition) {
+  jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
   jt_check_type_definable(S, name, "a condition type");
   jt_V old = jt_find_layout(S, name);

@@ -404,6 +404,14 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
   return r;
 }
 
+/* A call whose operator is NIL or T: those are immediates with no function
+** cell and can never be defined, so the call is an undefined function once
+** its arguments have been evaluated (as for any other undefined one). */
+jt_V jt_ev_callundef(jt_State *S, const jt_Node *n, jt_V env) {
+  for (int i = 0; i < n->u.callg.argc; i++) EV(n->u.callg.args[i], env);
+  jt_undefined_function(S, n->u.callg.sym);
+}
+
 jt_V jt_ev_calll(jt_State *S, const jt_Node *n, jt_V env) {
   int argc = n->u.calll.argc;
   jt_V *base = S->sp;
@@ -696,6 +704,7 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
   for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) {
     jt_V sym = jt_check_symbol(S, jt_car(l));
     if (jt_symobj(S, sym)->h.flags & JT_SYM_CONSTANT) jt_error(S, "progv: cannot bind the constant %s", jt_symname(S, sym));
+    if (jt_is_internal(sym)) jt_error(S, "progv: cannot bind the kernel-internal symbol %s", jt_symname(S, sym));
     if (jt_iscons(vals)) { jt_bind(S, sym, jt_car(vals)); vals = jt_cdr(vals); }
     else jt_bind(S, sym, JT_UNBOUND);
   }
@@ -946,3 +955,9 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
 }
 
 void jt_fuel_tick(jt_State *S) { jt_tick(S); }
+
+void jt_fuel_charge(jt_State *S, uint64_t n) {
+  if (S->fuel_left > n) { S->fuel_left -= n; return; }
+  S->fuel_left = 1;
+  jt_tick(S);
+}

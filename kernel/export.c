@@ -38,13 +38,36 @@
 
 #define MAX_DEPTH 10000
 
+/* Encoding is work the caller asked for in one step, possibly a great deal
+** of it (a DAG shared 60 levels deep has 2^60 nodes to write): it is paid
+** for as it goes, a unit of fuel per four values, and the encoding itself
+** may not outgrow the heap limit.  A budget running out stops the encoder
+** with one of these reasons, so that the caller can free what it holds
+** before signalling the limit (jt_encode_limit). */
+const char jt_encode_out_of_fuel[] = "the fuel limit was reached while encoding";
+const char jt_encode_out_of_heap[] = "the heap limit was reached while encoding";
+
 typedef struct Enc {
   jt_State *S;
   jt_Buf *out;
   const char **why;    /* set on failure */
   jt_Obj **path;       /* objects on the current path: cycle detection */
   int depth, cap;
+  uint64_t *nodes;     /* values encoded so far (shared with sub-encoders) */
 } Enc;
+
+static bool enc_paid(Enc *e) {
+  jt_State *S = e->S;
+  if ((++*e->nodes & 63) != 0) return true;
+  if (S->limits.heap && e->out->n > S->limits.heap) { *e->why = jt_encode_out_of_heap; return false; }
+  if (S->fuel_left <= 16) { *e->why = jt_encode_out_of_fuel; return false; }
+  S->fuel_left -= 16;
+  return true;
+}
+
+int jt_encode_limit(const char *why) {
+  return why == jt_encode_out_of_fuel ? JT_LIMIT_FUEL : why == jt_encode_out_of_heap ? JT_LIMIT_HEAP : -1;
+}
 
 static void put_uleb(jt_Buf *b, uint64_t v) {
   do {
@@ -194,6 +217,7 @@ static bool enc_array(Enc *e, jt_V v) {
 static bool enc(Enc *e, jt_V v) {
   jt_State *S = e->S;
   char tmp[64];
+  if (!enc_paid(e)) return false;
   if (v == JT_NIL) { jt_buf_putc(e->out, 'N'); return true; }
   if (v == JT_T) { jt_buf_putc(e->out, 'T'); return true; }
   if (v == JT_UNBOUND) { jt_buf_putc(e->out, 'U'); return true; }
@@ -318,7 +342,8 @@ static bool enc(Enc *e, jt_V v) {
 }
 
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
-  Enc e = {S, out, why, NULL, 0, 0};
+  uint64_t nodes = 0;
+  Enc e = {S, out, why, NULL, 0, 0, &nodes};
   bool ok = enc(&e, v);
   free(e.path);
   return ok;

@@ -487,6 +487,7 @@ static const uint32_t *int_digits(jt_State *S, jt_V v, int base, uint32_t *buf,
     *neg = x < 0;
     return buf;
   }
+  jt_num_charge_print(S, v);
   mpz_srcptr z = jt_big_(v)->z;
   size_t cap = mpz_sizeinbase(z, base) + 2;
   *store = jt_make_string(S, cap, 0);

@@ -389,6 +389,7 @@ static void mark_roots(jt_State *S) {
   M(S->nil_sym); M(S->t_sym);
   for (int i = 0; i < JT_S_COUNT; i++) M(S->sym[i]);
   M(S->layouts);
+  M(S->symmeta);
   for (int i = 0; i < S->nvals && i < JT_MV_LIMIT; i++) M(S->mv[i]);
   M(S->mv[0]);
   for (size_t i = 0; i < S->nbind; i++) { M(S->bindings[i].sym); M(S->bindings[i].old); }

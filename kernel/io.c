@@ -759,6 +759,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, PRINT_ARRAY), JT_T},
     {JT_SYM(S, READ_BASE), jt_mkfix(10)}, {JT_SYM(S, STANDARD_INPUT), S->stdin_stream},
     {JT_SYM(S, READ_EVAL), JT_NIL},
+    {JT_SYM(S, FEATURES), jt_list(S, 2, jt_intern_keyword(S, "JITI"), jt_intern_keyword(S, "COMMON-LISP"))},
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     jt_Symbol *s = jt_symobj(S, vars[i].sym);

@@ -114,6 +114,16 @@ jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,
 jiti_Status jiti_call(jiti_State *S, const char *name, int argc,
                       const char *const *args, jiti_Result *res);
 
+/* Like jiti_call, with `limits` for this call only. */
+jiti_Status jiti_call_limited(jiti_State *S, const char *name, int argc, const char *const *args,
+                              const jiti_Limits *limits, jiti_Result *res);
+
+/* Evaluate a host's own Lisp library: like jiti_eval_string, except that
+** names beginning with % it reads are the host's private helpers — user
+** code evaluated later cannot name them (its %FOO is another symbol), and
+** they are locked.  The host reaches them with jiti_call("%NAME", ...). */
+jiti_Status jiti_load_library(jiti_State *S, const char *src, size_t len, jiti_Result *res);
+
 void jiti_result_free(jiti_Result *res);
 
 /* ---------------------------------------------------- C primitives */

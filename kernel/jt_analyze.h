@@ -9,7 +9,7 @@
 
 #define JT_EV_LIST(X) \
   X(const) X(lref_stack) X(lref0) X(lref) X(lset_stack) X(lset) \
-  X(gref) X(gset) X(if) X(progn) X(let) X(lambda) X(callg) X(calll) \
+  X(gref) X(gset) X(if) X(progn) X(let) X(lambda) X(callg) X(callundef) X(calll) \
   X(callx) X(block) X(block_nl) X(return_local) X(return_nl) X(tagbody) \
   X(go_local) X(go_nl) X(catch) X(throw) X(unwind_protect) X(fglobal) \
   X(fsetf) X(mvcall) X(mvprog1) X(mvbind) X(dbind) X(defun) X(progv) \

@@ -68,6 +68,7 @@ typedef struct jt_Lambda {
   jt_V lambda_list;      /* original, for printing and describe */
   jt_V code;             /* the jt_Code whose arena holds this lambda */
   const char *doc;
+  bool kernel;            /* analysed in kernel mode: see jt_kernel_caller */
 } jt_Lambda;
 
 /* Variable reference target, resolved after analysis. */

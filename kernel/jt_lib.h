@@ -48,6 +48,13 @@ void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
+void jt_open_meta(jt_State *S);     /* meta.c: kernel properties of symbols */
+
+/* Kernel properties of a symbol (meta.c): a deftype's expander under
+** %DEFTYPE, a defsetf's under %SETF-UPDATER / %SETF-EXPANDER.  Kept apart
+** from the symbol's own plist, which user code can rewrite. */
+jt_V jt_meta_get(jt_State *S, jt_V sym, jt_V key);
+void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val);
 
 /* ----------------------------------------------------------- constructors */
 
@@ -108,6 +115,9 @@ bool jt_iskeyword(jt_V v);
 jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
 void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
 jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+/* In a primitive: return if its caller is kernel code, else signal that the
+** primitive is an undefined function (see obj.c). */
+void jt_check_kernel_caller(jt_State *S);
 /* Signal locked-symbol-error unless user code may define s as `what` ("a
 ** function", "a macro", ...): built-in symbols and special operators are
 ** locked; the message says which the symbol is. */
@@ -183,6 +193,9 @@ jt_V jt_values2(jt_State *S, jt_V a, jt_V b);
 /* Count one evaluation step against the fuel budget (loops in C call this
 ** once per iteration that runs user code). */
 void jt_fuel_tick(jt_State *S);
+/* Pay n units of fuel at once (work done in one step: a huge bignum
+** operation); signals fuel exhaustion when fewer are left. */
+void jt_fuel_charge(jt_State *S, uint64_t n);
 
 /* --------------------------------------------------------- char buffers */
 
@@ -219,6 +232,8 @@ jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
 ** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
 ** suppressed since *read-default-float-format* is double-float). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+/* Charge the fuel that printing a big integer or ratio costs (num.c). */
+void jt_num_charge_print(jt_State *S, jt_V num);
 
 /* ----------------------------------------------------------------- arrays
 ** array.c.  A one-dimensional array that is not displaced is an object of

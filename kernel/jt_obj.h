@@ -127,7 +127,14 @@ typedef struct jt_Symbol {
   uint8_t package;  /* JT_PKG_* */
 } jt_Symbol;
 
-enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2 };
+/* JT_PKG_INTERNAL is the home of the kernel's own helpers (names beginning
+** with %, interned by C code or read while a library is loaded in kernel
+** mode).  Nothing user code can do names it: the reader, INTERN and
+** FIND-SYMBOL outside kernel mode use JT_PKG_LISP, so a user's %FOO is a
+** different symbol; and no function reaches an internal symbol's function
+** or value cell from a designator (see jt_is_internal's callers). */
+enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2, JT_PKG_INTERNAL = 3 };
+#define jt_is_internal(v) (jt_is(v, JT_TSYMBOL) && ((jt_Symbol *)(v))->package == JT_PKG_INTERNAL)
 
 /* Array flags (strings, vectors and array headers) */
 #define JT_ARR_ADJUSTABLE 0x0001

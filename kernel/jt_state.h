@@ -131,6 +131,7 @@ struct jt_State {
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
+  jt_V symmeta;             /* hash table: symbol -> kernel properties (meta.c) */
 
   /* ---- evaluation */
   int nvals;                /* number of values of the last form */
@@ -150,6 +151,11 @@ struct jt_State {
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */
+  /* Loading the kernel's (or a host's) own library: %-names read and
+  ** interned now are internal, and the functions analysed now are kernel
+  ** code (jt_Lambda.kernel), which alone may call the guarded internals. */
+  bool kernel_mode;
+  uint32_t restart_floor;   /* restarts with smaller ids may not be invoked */
 
   /* ---- limits (0 = unlimited); see jiti.h */
   jiti_Limits limits;

@@ -11,6 +11,9 @@
 ** returns false with *why describing the unexportable part.  jt_decode
 ** signals an error on malformed bytes. */
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why);
+/* JT_LIMIT_FUEL or JT_LIMIT_HEAP when jt_encode stopped because that
+** budget ran out (the caller frees what it holds, then signals it), else -1. */
+int jt_encode_limit(const char *why);
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);

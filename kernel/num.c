@@ -53,12 +53,32 @@ JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
 }
 
+/* GMP cannot be interrupted, so an operation on big numbers is paid for
+** in fuel before it starts, in proportion to the time it takes: about
+** n log n for a product of n limbs, n log^2 n for a conversion to digits
+** (one unit of fuel is about one evaluation step, ~0.1 us).  Small numbers
+** cost nothing extra: the step that asked for them paid. */
+static uint64_t log2_of(uint64_t n) { return n ? 64 - (uint64_t)__builtin_clzll(n) : 0; }
+
+static void charge_product(jt_State *S, uint64_t limbs) {
+  if (limbs >= 256) jt_fuel_charge(S, limbs * log2_of(limbs) / 8);
+}
+
+void jt_num_charge_print(jt_State *S, jt_V num) {
+  uint64_t limbs = jt_isbig(num) ? mpz_size(jt_big_(num)->z)
+                 : jt_isratio(num) ? mpz_size(mpq_numref(jt_ratio_(num)->q)) + mpz_size(mpq_denref(jt_ratio_(num)->q))
+                 : 0;
+  if (limbs >= 256) jt_fuel_charge(S, limbs * log2_of(limbs) * log2_of(limbs) / 8);
+}
+
 /* Refuse an integer result of about `bits` bits before computing it: past
-** MAX_BITS always, and past the heap limit (heap-exhausted) when one is set. */
+** MAX_BITS always, and past the heap limit (heap-exhausted) when one is set;
+** charge the fuel it costs. */
 static void reserve_bits(jt_State *S, uint64_t bits, const char *op) {
   if (bits > MAX_BITS)
     jt_error(S, "%s: the result would need about %llu bits, which is too "
              "large", op, (unsigned long long)bits);
+  charge_product(S, bits / GMP_NUMB_BITS);
   size_t bytes = (size_t)(bits / 8);
   if (S->limits.heap != 0 && bytes > ((size_t)1 << 20)) {
     jt_gc_account(S, bytes);   /* signals heap-exhausted when over */

@@ -242,6 +242,15 @@ jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package) {
   }
 }
 
+/* The package a %-name goes to: C code (trusted) and kernel-mode reading
+** intern the kernel's helpers in the internal home; everything else, the
+** user's own %FOO included, in the Lisp package. */
+static int home_of(jt_State *S, const char *name, size_t len, int package, bool trusted) {
+  if (package == JT_PKG_LISP && len > 1 && name[0] == '%' && (trusted || S->kernel_mode))
+    return JT_PKG_INTERNAL;
+  return package;
+}
+
 static jt_V intern_bytes(jt_State *S, const char *name, size_t len, int package, jt_V namestr) {
   jt_V found = jt_find_symbol(S, name, len, package);
   if (found != JT_NOVALUE) return found;
@@ -276,7 +285,8 @@ void jt_intern_symbol_object(jt_State *S, jt_V sym) {
 }
 
 jt_V jt_intern(jt_State *S, const char *name) {
-  return intern_bytes(S, name, strlen(name), JT_PKG_LISP, JT_NIL);
+  size_t len = strlen(name);
+  return intern_bytes(S, name, len, home_of(S, name, len, JT_PKG_LISP, true), JT_NIL);
 }
 
 jt_V jt_intern_keyword(jt_State *S, const char *name) {
@@ -284,7 +294,7 @@ jt_V jt_intern_keyword(jt_State *S, const char *name) {
 }
 
 jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package) {
-  return intern_bytes(S, name, len, package, JT_NIL);
+  return intern_bytes(S, name, len, home_of(S, name, len, package, false), JT_NIL);
 }
 
 jt_V jt_intern_string(jt_State *S, jt_V name, int package) {
@@ -292,7 +302,7 @@ jt_V jt_intern_string(jt_State *S, jt_V name, int package) {
   JT_PUSH(S, name);
   char *c = jt_string_utf8(S, name, &len);
   /* the symbol gets its own copy of the name: strings are mutable */
-  jt_V found = intern_bytes(S, c, len, package, JT_NIL);
+  jt_V found = intern_bytes(S, c, len, home_of(S, c, len, package, false), JT_NIL);
   free(c);
   JT_POP(S, 1);
   return found;
@@ -335,9 +345,26 @@ jt_V jt_fdefinition(jt_State *S, jt_V name) {
   }
   if (!jt_issymbol(name)) jt_type_error(S, name, JT_SYM(S, SYMBOL));
   jt_V f = jt_symobj(S, name)->function;
-  if (f == JT_UNBOUND || jt_is_macro(f) || (jt_symobj(S, name)->h.flags & JT_SYM_SPECFORM))
+  if (f == JT_UNBOUND || jt_is_macro(f) || (jt_symobj(S, name)->h.flags & JT_SYM_SPECFORM) ||
+      jt_is_internal(name))
     jt_undefined_function(S, name);
   return f;
+}
+
+/* The kernel's guarded helpers (those that define types or record entries
+** without the checks of the public form that uses them) may be called
+** only by kernel code: the closure calling the primitive now running was
+** analysed in kernel mode, or a kernel library is being loaded.  User code
+** that got hold of such a helper's symbol (from a macro expansion, say)
+** gets an undefined function, as if it did not exist. */
+void jt_check_kernel_caller(jt_State *S) {
+  if (S->kernel_mode) return;
+  jt_CallInfo *ci = S->ci, *caller = ci ? ci->prev : NULL;
+  if (caller && jt_is(caller->fn, JT_TCLOSURE)) {
+    const jt_Lambda *L = jt_clo_(caller->fn)->lam;
+    if (L && L->kernel) return;
+  }
+  jt_undefined_function(S, ci && jt_is(ci->fn, JT_TPRIM) ? jt_prim_(ci->fn)->name : JT_NIL);
 }
 
 void jt_defglobal(jt_State *S, const char *name, jt_V value) {
@@ -406,12 +433,17 @@ static bool vectors_eql(jt_State *S, jt_V a, jt_V b) {
   return true;
 }
 
-static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
+/* Comparing shared structure can visit far more nodes than it holds (a DAG
+** of depth 60 has 2^60 paths): every 16 visits cost a unit of fuel. */
+#define EQUAL_TICK(S, steps) do { if ((++*(steps) & 15u) == 0) jt_fuel_tick(S); } while (0)
+
+static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
   for (;;) {
     if (jt_eql(a, b)) return true;
+    EQUAL_TICK(S, steps);
     if (depth > EQUAL_MAX_DEPTH) jt_error(S, "structure too deep to compare (circular?)");
     if (jt_iscons(a) && jt_iscons(b)) {
-      if (!equal_rec(S, jt_car(a), jt_car(b), depth + 1)) return false;
+      if (!equal_rec(S, jt_car(a), jt_car(b), depth + 1, steps)) return false;
       a = jt_cdr(a);
       b = jt_cdr(b);
       depth++;
@@ -424,16 +456,20 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   }
 }
 
-bool jt_equal(jt_State *S, jt_V a, jt_V b) { return equal_rec(S, a, b, 0); }
+bool jt_equal(jt_State *S, jt_V a, jt_V b) {
+  uint64_t steps = 0;
+  return equal_rec(S, a, b, 0, &steps);
+}
 
-static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
+static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
   for (;;) {
     if (a == b) return true;
+    EQUAL_TICK(S, steps);
     if (depth > EQUAL_MAX_DEPTH) jt_error(S, "structure too deep to compare (circular?)");
     if (jt_ischar(a) && jt_ischar(b)) return jt_char_downcase(jt_charcode(a)) == jt_char_downcase(jt_charcode(b));
     if (jt_isnumber(a) && jt_isnumber(b)) return jt_num_equal(S, a, b);
     if (jt_iscons(a) && jt_iscons(b)) {
-      if (!equalp_rec(S, jt_car(a), jt_car(b), depth + 1)) return false;
+      if (!equalp_rec(S, jt_car(a), jt_car(b), depth + 1, steps)) return false;
       a = jt_cdr(a);
       b = jt_cdr(b);
       depth++;
@@ -454,14 +490,14 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
         n = jt_array_total(a);
       }
       for (size_t i = 0; i < n; i++)
-        if (!equalp_rec(S, jt_array_ref(S, a, i), jt_array_ref(S, b, i), depth + 1)) return false;
+        if (!equalp_rec(S, jt_array_ref(S, a, i), jt_array_ref(S, b, i), depth + 1, steps)) return false;
       return true;
     }
     if (jt_isstruct(a) && jt_isstruct(b)) {
       jt_Struct *x = jt_struct_(a), *y = jt_struct_(b);
       if (x->layout != y->layout || x->h.aux != y->h.aux) return false;
       for (uint32_t i = 0; i < x->h.aux; i++)
-        if (!equalp_rec(S, x->slots[i], y->slots[i], depth + 1)) return false;
+        if (!equalp_rec(S, x->slots[i], y->slots[i], depth + 1, steps)) return false;
       return true;
     }
     if (jt_ishash(a) && jt_ishash(b)) {
@@ -471,7 +507,7 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
         if (x->entries[i].key == JT_HASH_DELETED) continue;
         bool found;
         jt_V v = jt_hash_get(S, b, x->entries[i].key, &found);
-        if (!found || !equalp_rec(S, x->entries[i].val, v, depth + 1)) return false;
+        if (!found || !equalp_rec(S, x->entries[i].val, v, depth + 1, steps)) return false;
       }
       return true;
     }
@@ -479,7 +515,10 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth) {
   }
 }
 
-bool jt_equalp(jt_State *S, jt_V a, jt_V b) { return equalp_rec(S, a, b, 0); }
+bool jt_equalp(jt_State *S, jt_V a, jt_V b) {
+  uint64_t steps = 0;
+  return equalp_rec(S, a, b, 0, &steps);
+}
 
 /* ------------------------------------------------------------------ lists */
 
@@ -672,13 +711,8 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
   if (atomic >= 0) return atomic;
   jt_V l = jt_find_layout(S, type);
   if (l != JT_NIL) return jt_isstruct(v) && jt_subtypep_layout(jt_struct_(v)->layout, l);
-  /* deftype: (get name '%deftype) holds an expander */
-  jt_V plist = jt_symobj(S, type)->plist;
-  for (jt_V p = plist; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p)))
-    if (sym_is(jt_car(p), "%DEFTYPE")) {
-      jt_V expansion = jt_funcall(S, jt_car(jt_cdr(p)), 0);
-      return jt_typep(S, v, expansion);
-    }
+  jt_V expander = jt_meta_get(S, type, jt_intern(S, "%DEFTYPE"));
+  if (expander != JT_NIL) return jt_typep(S, v, jt_funcall(S, expander, 0));
   unknown_type(S, type);
 }
 
@@ -917,18 +951,30 @@ JT_FN(f_gensym) {
   return jt_make_symbol(S, jt_string_from_cstr(S, buf));
 }
 
-JT_FN(f_symbol_value) { return jt_symbol_value(S, jt_check_symbol(S, argv[0])); }
-JT_FN(f_set) { jt_set_symbol_value(S, jt_check_symbol(S, argv[0]), argv[1]); return argv[1]; }
-JT_FN(f_set_symbol_value) { jt_set_symbol_value(S, jt_check_symbol(S, argv[0]), argv[1]); return argv[1]; }
+/* A symbol user code may reach the value cell of: not a kernel-internal
+** one (those are unbound as far as user code can tell, and cannot be set). */
+static jt_V user_variable(jt_State *S, jt_V v, bool setting) {
+  jt_V sym = jt_check_symbol(S, v);
+  if (jt_is_internal(sym)) {
+    if (setting) jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot set the kernel-internal symbol %s", jt_symname(S, sym));
+    jt_unbound_variable(S, sym);
+  }
+  return sym;
+}
+
+JT_FN(f_symbol_value) { return jt_symbol_value(S, user_variable(S, argv[0], false)); }
+JT_FN(f_set) { jt_set_symbol_value(S, user_variable(S, argv[0], true), argv[1]); return argv[1]; }
+JT_FN(f_set_symbol_value) { jt_set_symbol_value(S, user_variable(S, argv[0], true), argv[1]); return argv[1]; }
 
 JT_FN(f_boundp) {
   jt_V s = jt_check_symbol(S, argv[0]);
   if (s == JT_NIL || s == JT_T) return JT_T;
+  if (jt_is_internal(s)) return JT_NIL;
   return jt_bool(jt_sym_(s)->value != JT_UNBOUND);
 }
 
 JT_FN(f_makunbound) {
-  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  jt_Symbol *s = jt_symobj(S, user_variable(S, argv[0], true));
   if (s->h.flags & JT_SYM_CONSTANT) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot unbind the constant %s", s->cname);
   JT_SET(S, s, s->value, JT_UNBOUND);
   return argv[0];
@@ -938,6 +984,7 @@ JT_FN(f_fboundp) {
   jt_V n = argv[0];
   if (jt_iscons(n) && jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)))
     return jt_bool(jt_symobj(S, jt_check_symbol(S, jt_car(jt_cdr(n))))->setf_fn != JT_UNBOUND);
+  if (jt_is_internal(n)) return JT_NIL;
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, n));
   return jt_bool(s->function != JT_UNBOUND || (s->h.flags & JT_SYM_SPECFORM));
 }
@@ -989,12 +1036,14 @@ JT_FN(f_set_fdefinition) {
 }
 
 JT_FN(f_macro_function) {
-  jt_V f = jt_symobj(S, jt_check_symbol(S, argv[0]))->function;
-  return jt_is_macro(f) ? f : JT_NIL;
+  jt_V sym = jt_check_symbol(S, argv[0]);
+  jt_V f = jt_symobj(S, sym)->function;
+  return jt_is_macro(f) && !jt_is_internal(sym) ? f : JT_NIL;
 }
 
 JT_FN(f_special_operator_p) {
-  return jt_bool(jt_special_form_p(S, jt_check_symbol(S, argv[0])));
+  jt_V sym = jt_check_symbol(S, argv[0]);
+  return jt_bool(jt_special_form_p(S, sym) && !jt_is_internal(sym));
 }
 
 JT_FN(f_funcall) {
@@ -1055,6 +1104,13 @@ JT_FN(f_macroexpand) {
 JT_FN(f_declare_special) {
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
   if (s->h.flags & JT_SYM_CONSTANT) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s is a constant", s->cname);
+  /* The language's own special variables (*features*, *print-base*, ...)
+  ** are not the world's to define: as managed state they would change
+  ** how every later transaction reads and prints. */
+  if ((s->h.flags & (JT_SYM_BUILTIN | JT_SYM_SPECIAL)) == (JT_SYM_BUILTIN | JT_SYM_SPECIAL) && !S->kernel_mode)
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot define %s as a variable: it is a built-in variable of the language (bind it with let instead)",
+              s->cname);
   s->h.flags |= JT_SYM_SPECIAL;
   if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];
@@ -1091,7 +1147,7 @@ JT_FN(f_gc) { jt_gc_collect(S); return JT_NIL; }
 
 JT_FN(f_documentation) {
   jt_V x = argv[0];
-  if (jt_issymbol(x)) {
+  if (jt_issymbol(x) && !jt_is_internal(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);
     if (jt_is(f, JT_TCLOSURE) && jt_closure_lambda(S, f)->doc)

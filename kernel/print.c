@@ -363,6 +363,23 @@ static void unreadable(Printer *P, jt_V v, const char *what)
 static void print_number(Printer *P, jt_V v)
 {
   jt_Buf b = {0};
+  if (P->safe) {
+    /* Safe mode may not signal, so it cannot pay for converting a huge
+    ** number: one longer than the whole budget is described instead. */
+    size_t bits = jt_isbig(v) ? mpz_sizeinbase(jt_big_(v)->z, 2)
+                : jt_isratio(v) ? mpz_sizeinbase(mpq_numref(jt_ratio_(v)->q), 2) +
+                                  mpz_sizeinbase(mpq_denref(jt_ratio_(v)->q), 2)
+                : 0;
+    if (bits / 4 > P->max) {
+      char d[96];
+      snprintf(d, sizeof d, "#<%s of about %zu digits>", jt_isbig(v) ? "INTEGER" : "RATIO",
+               (size_t)((double)bits * 0.30103) + 1);
+      out_bytes(P, d, strlen(d));
+      return;
+    }
+  } else {
+    jt_num_charge_print(P->S, v);
+  }
   jt_num_print(P->S, v, P->base, P->radix, &b);
   if (P->safe) {
     out_bytes(P, b.p, b.n);

@@ -931,9 +931,5 @@ static const jt_Reg read_fns[] = {
 
 void jt_open_read(jt_State *S)
 {
-  if (jt_symobj(S, JT_SYM(S, FEATURES))->value == JT_UNBOUND)
-    jt_defglobal(S, "*FEATURES*",
-                 jt_list(S, 2, jt_intern_keyword(S, "JITI"),
-                         jt_intern_keyword(S, "COMMON-LISP")));
   jt_register(S, read_fns);
 }

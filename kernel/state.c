@@ -1,6 +1,7 @@
 /*
 ** state.c — opening and closing a state, and the embedding API (jiti.h).
 */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,10 @@ static jiti_Status protect(jt_State *S, Body fn, void *ud, jt_V *out) {
 
 static jt_V load_prelude(jt_State *S, void *ud) {
   (void)ud;
+  S->kernel_mode = true;
   for (int i = 0; jt_prelude_files[i].name; i++)
     jt_eval_source(S, jt_prelude_files[i].src, jt_prelude_files[i].len, true);
+  S->kernel_mode = false;
   return JT_NIL;
 }
 
@@ -64,7 +67,8 @@ static void lock_builtins(jt_State *S) {
     jt_V v = S->symtab[i];
     if (v == JT_NIL) continue;
     jt_Symbol *s = jt_sym_(v);
-    if (s->function != JT_UNBOUND || s->setf_fn != JT_UNBOUND) s->h.flags |= JT_SYM_LOCKED;
+    if (s->function != JT_UNBOUND || s->setf_fn != JT_UNBOUND || s->package == JT_PKG_INTERNAL)
+      s->h.flags |= JT_SYM_LOCKED;
     if (s->package == JT_PKG_LISP) s->h.flags |= JT_SYM_BUILTIN;
     if (jt_find_layout(S, v) != JT_NIL) s->h.flags |= JT_SYM_TYPE;
   }
@@ -86,6 +90,7 @@ jiti_State *jiti_open(void) {
   S->pending = JT_NIL;
   S->xfer_val = JT_NIL;
   S->layouts = JT_NIL;
+  S->symmeta = JT_NIL;
   S->nil_sym = S->t_sym = JT_NIL;
   S->stdout_stream = JT_NIL;
   S->stdin_stream = JT_NIL;
@@ -143,6 +148,7 @@ jiti_State *jiti_open(void) {
       jt_open_read(S);
       jt_open_format(S);
       jt_open_world(S);
+      jt_open_meta(S);
       jt_jmp_pop(S, &j);
     } else {
       st = (jiti_Status)j.code;
@@ -286,11 +292,22 @@ jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,
 
 typedef struct { const char *name; int argc; const char *const *args; } CallArgs;
 
+/* The host names the function, so a %-name is the kernel's or the host's
+** own helper (interned as C code interns); any other name is read. */
 static jt_V call_body(jt_State *S, void *ud) {
   CallArgs *a = ud;
   jt_Reader R;
-  jt_reader_init(&R, a->name, strlen(a->name));
-  jt_V fn = jt_read(S, &R);
+  jt_V fn;
+  if (a->name[0] == '%') {
+    char up[256];
+    size_t n = strlen(a->name);
+    if (n >= sizeof up) jt_error(S, "function name too long: %.40s...", a->name);
+    for (size_t i = 0; i <= n; i++) up[i] = (char)toupper((unsigned char)a->name[i]);
+    fn = jt_intern(S, up);
+  } else {
+    jt_reader_init(&R, a->name, strlen(a->name));
+    fn = jt_read(S, &R);
+  }
   if (!jt_issymbol(fn)) jt_error(S, "not a function name: %s", a->name);
   jt_V *base = S->sp;
   JT_PUSH(S, fn);
@@ -300,7 +317,9 @@ static jt_V call_body(jt_State *S, void *ud) {
     if (v == JT_EOF) jt_errorc(S, JT_SYM(S, READER_ERROR), "empty argument %d", i + 1);
     JT_PUSH(S, v);
   }
-  jt_V r = jt_apply(S, jt_fdefinition(S, base[0]), a->argc, base + 1);
+  jt_V f = jt_symobj(S, base[0])->function;
+  if (f == JT_UNBOUND || jt_is_macro(f)) jt_undefined_function(S, base[0]);
+  jt_V r = jt_apply(S, f, a->argc, base + 1);
   S->sp = base;
   return r;
 }
@@ -309,6 +328,28 @@ jiti_Status jiti_call(jiti_State *S, const char *name, int argc, const char *con
                       jiti_Result *res) {
   CallArgs a = {name, argc, args};
   return host_call(S, call_body, &a, NULL, res);
+}
+
+jiti_Status jiti_call_limited(jiti_State *S, const char *name, int argc, const char *const *args,
+                              const jiti_Limits *limits, jiti_Result *res) {
+  CallArgs a = {name, argc, args};
+  return host_call(S, call_body, &a, limits, res);
+}
+
+/* Internal symbols a library defined are locked like the kernel's own. */
+static void lock_internals(jt_State *S) {
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_V v = S->symtab[i];
+    if (v != JT_NIL && jt_sym_(v)->package == JT_PKG_INTERNAL) jt_sym_(v)->h.flags |= JT_SYM_LOCKED;
+  }
+}
+
+jiti_Status jiti_load_library(jiti_State *S, const char *src, size_t len, jiti_Result *res) {
+  S->kernel_mode = true;
+  jiti_Status st = eval_common(S, src, len, NULL, res);
+  S->kernel_mode = false;
+  lock_internals(S);
+  return st;
 }
 
 void jiti_result_free(jiti_Result *res) {

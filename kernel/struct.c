@@ -183,6 +183,7 @@ static jt_V check_layout(jt_State *S, jt_V name) {
 /* (%define-structure name parent slots) -> name
 ** slots: list of (name nil initform-thunk) */
 JT_FN(f_define_structure) {
+  jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
   jt_check_type_definable(S, name, "a structure type");
   jt_V parents = argv[1] == JT_NIL ? JT_NIL : jt_list(S, 1, argv[1]);

@@ -478,8 +478,13 @@ static jiti_Status emit(jt_State *S, int kind, jt_V name, jt_V src, jiti_EntryFn
   char *n = entry_name(S, name);
   jiti_Status st = JITI_OK;
   if (!encode_entry(S, kind, name, src, &b, &why)) {
-    if (err) snprintf(err, errlen, "%s %s holds an unexportable value: %s", kind_names[kind], n, why);
-    st = JITI_ERROR;
+    if (jt_encode_limit(why) >= 0) {
+      if (err) snprintf(err, errlen, "%s %s: %s", kind_names[kind], n, why);
+      st = JITI_LIMIT;
+    } else {
+      if (err) snprintf(err, errlen, "%s %s holds an unexportable value: %s", kind_names[kind], n, why);
+      st = JITI_ERROR;
+    }
   } else if (fn(ud, (jiti_EntryKind)kind, n, (const unsigned char *)b.p, b.n)) {
     *stop = true;
   }
@@ -538,6 +543,7 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   if (outer) {
     S->cstack_base = &here;
     jt_gc_safepoint(S, false);
+    S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;  /* export pays as it goes */
   }
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
@@ -670,6 +676,49 @@ static jt_V read_name(jt_State *S, const char *name) {
   return v;
 }
 
+/* True when `form` is what an entry of `kind` named `name` must hold: the
+** defining form of that very name, and nothing else.  A store written by
+** another program (or damaged) can hold anything; importing evaluates only
+** forms this admits, so no entry can run code of its own at import. */
+static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
+  if (!jt_iscons(form) || !jt_iscons(jt_cdr(form))) return false;
+  jt_V head = jt_car(form), second = jt_car(jt_cdr(form));
+  switch (kind) {
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: {
+      if (head != (kind == JITI_ENTRY_MACRO ? JT_SYM(S, DEFMACRO) : JT_SYM(S, DEFUN))) return false;
+      jt_V sym = JT_NIL;
+      int k = jt_def_name(S, jt_cdr(form), kind == JITI_ENTRY_MACRO ? 1 : 0, &sym);
+      if (k == 2) return jt_equal(S, name, second);
+      return k >= 0 && name == sym;
+    }
+    case JITI_ENTRY_STRUCTURE:
+      if (head == jt_intern(S, "DEFSTRUCT")) {
+        jt_V n = jt_iscons(second) ? jt_car(second) : second;
+        return n == name;
+      }
+      return head == jt_intern(S, "DEFINE-CONDITION") && second == name;
+    default:
+      return false;
+  }
+}
+
+static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V form) {
+  static const char *const wanted[JITI_ENTRY_KIND_COUNT] = {
+    [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
+    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION"};
+  char *f = jt_print_cstr(S, form, true, 120);
+  snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
+           f, wanted[kind] ? wanted[kind] : "a defining");
+  free(f);
+  jt_error(S, "%s", S->msgbuf);
+}
+
+/* Importing evaluates only the kernel's own defining macros, but under a
+** budget all the same: the state's limits where the host set them, these
+** otherwise. */
+enum { IMPORT_FUEL = 10000000 };
+#define IMPORT_HEAP ((uint64_t)1 << 30)
+
 static jiti_Status import_body(jt_State *S, void *ud) {
   ImportArgs *a = ud;
   World *w = W(S);
@@ -711,16 +760,28 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 1);
       break;
     }
-    default: {
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: {
       if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       JT_PUSH(S, form);
-      /* functions and macros are analysed at their first call */
-      bool lazy = (a->kind == JITI_ENTRY_FUNCTION || a->kind == JITI_ENTRY_MACRO) &&
-                  jt_define_lazily(S, form);
-      if (!lazy) jt_eval_toplevel(S, form);
-      JT_POP(S, 1);
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      if (a->kind == JITI_ENTRY_STRUCTURE) {
+        if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+        if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
+        S->fuel_left = S->limits.fuel;
+        S->limit_tripped = 0;
+        jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
+      } else if (!jt_define_lazily(S, form)) {
+        /* functions and macros are analysed at their first call */
+        bad_entry_form(S, a->kind, form);
+      }
+      JT_POP(S, 2);
+      break;
     }
+    default:
+      jt_error(S, "unknown entry kind %d", (int)a->kind);
   }
   return JITI_OK;
 }
@@ -728,7 +789,12 @@ static jiti_Status import_body(jt_State *S, void *ud) {
 jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
                               const unsigned char *bytes, size_t len, char *err, size_t errlen) {
   ImportArgs a = {kind, name, bytes, len};
-  return guarded(S, import_body, &a, err, errlen);
+  jiti_Limits saved = S->limits;
+  uint64_t fuel = S->fuel_left;
+  jiti_Status st = guarded(S, import_body, &a, err, errlen);
+  S->limits = saved;
+  S->fuel_left = fuel;
+  return st;
 }
 
 static jiti_Status text_body(jt_State *S, void *ud) {
@@ -956,6 +1022,8 @@ static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
   const char *why = NULL;
   if (!jt_encode(S, v, &b, &why)) {
     jt_buf_free(&b);
+    int limit = jt_encode_limit(why);
+    if (limit >= 0) jt_limit_exceeded(S, limit);
     char *p = jt_print_cstr(S, v, true, 200);
     snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s is not storable in the world: %s", what, p, why);
     free(p);
@@ -1005,6 +1073,7 @@ JT_FN(f_world_count) { return jt_mkfix(jt_hash_(W(S)->data)->count); }
 /* (%record-type name form): defstruct and define-condition expansions call
 ** this so the type is one structure entry (its accessors come with it). */
 JT_FN(f_record_type) {
+  jt_check_kernel_caller(S);  /* records any form as the type's definition */
   world_define(S, jt_check_symbol(S, argv[0]), 5, argv[1], JT_NIL);
   return argv[0];
 }

@@ -2,6 +2,7 @@
 ** write-transaction runner that grows the map, and small shared helpers. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,10 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     goto fail;
   }
   if (lock_mdb_new && !(flags & STORE_RDONLY)) (void)chmod(lockmdb, 0600);
+  /* LMDB opens the data file without close-on-exec: a process the kernel
+  ** starts (its worker) must not inherit write access to the store */
+  mdb_filehandle_t dfd;
+  if (mdb_env_get_fd(s->env, &dfd) == 0) (void)fcntl(dfd, F_SETFD, fcntl(dfd, F_GETFD) | FD_CLOEXEC);
   if ((rc = mdb_reader_check(s->env, &dead)) != 0) {
     r = st_mdb(s, rc, "clearing stale readers");
     goto fail;

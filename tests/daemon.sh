@@ -135,8 +135,14 @@ t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop
 t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
 t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'
-t h-internal-symbol 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
-t h-invoke-restart 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(invoke-restart (quote abort))"}\n'
+# a user's %-name is its own symbol: the worker's helper stays out of reach
+t h-internal-symbol 0 '"outcome":"error".*%TXN-ESCAPED is undefined' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
+t h-invoke-restart 0 '"outcome":"error".*restart ABORT is not active' -- raw $'{"op":"call","source":"(invoke-restart (quote abort))"}\n'
+# a helper found in a macro expansion cannot record a poisoned type
+t h-expansion-helper 0 '"outcome":"error"' -- raw $'{"op":"call","source":"(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \\"RECORD-TYPE\\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (funcall (w (funcall (macro-function (quote defstruct)) (quote (defstruct pt a)) nil)) (quote zz) (quote (error \\"poisoned\\"))))"}\n'
+t h-expansion-defstruct 0 '"outcome":"error".*not a DEFSTRUCT form' -- raw $'{"op":"call","source":"(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \\"DEFSTRUCT\\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (eval (list (w (macroexpand-1 (quote (defstruct pt a)))) (quote (quote (error \\"poisoned\\"))) nil)))"}\n'
+t h-nil-call 0 '"outcome":"error".*The function NIL is undefined' -- raw $'{"op":"call","source":"(nil)"}\n'
+t h-unknown-handler-type 0 '"value":":OUTER"' -- raw $'{"op":"call","source":"(handler-case (handler-case (error (quote cnd-base)) (cnd-base () :inner)) (error () :outer))"}\n'
 t h-circular 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(quote #1=(a . #1#))"}\n'
 t h-resume-not-paused 0 '"code":"not-paused"' -- raw "{\"op\":\"act\",\"generation\":$g,\"action\":{\"type\":\"resume\",\"restart_id\":\"p1-1\"}}"$'\n'
 t h-act-no-generation 0 '"code":"invalid-request"' -- raw $'{"op":"act","action":{"type":"abort"}}\n'
@@ -169,6 +175,15 @@ t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
 t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(world-get :keep)'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
 
+# --- the sandboxed worker holds its socket and stderr, nothing else: not the
+# store (the kernel's data.mdb), not what the kernel itself inherited
+exec 7</dev/null  # a descriptor the kernel inherits from this script
+start_kernel "$tmp/fds"; ok fds-kernel $?
+wfds=$(ls /proc/"$("$JITI" status --json --store "$tmp/fds" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')"/fd | sort -n | tr '\n' ' ')
+t worker-fds 0 "^2 3 $" -- echo "$wfds"
+exec 7<&-
+"$JITI" stop --store "$tmp/fds" >/dev/null
+
 # --- the worker trips its seccomp filter (test-only primitive of jiti-testhooks)
 t no-test-hooks-in-jiti 1 "TEST-FORBIDDEN-SYSCALL is undefined" -- "$JITI" eval --store "$S" '(test-forbidden-syscall 0)'
 if [[ -n $HOOKS ]]; then
@@ -177,18 +192,18 @@ if [[ -n $HOOKS ]]; then
   "$HOOKS" eval --store "$H" '(world-put :safe 1)' >/dev/null
   # opening a file fails (glibc's malloc may try one lazily; see sandbox.c)
   t seccomp-open-fails 0 "^-1$" -- "$HOOKS" eval --store "$H" '(test-forbidden-syscall 0)'
-  for n in 1 2; do  # a socket, a fork: the worker is killed
+  for n in 1 2 3; do  # a socket, a fork, a shared mapping of a file (stderr): the worker is killed
     t "seccomp-kill-$n" 1 "interrupted: the worker killed by signal 31 .*seccomp" -- \
       "$HOOKS" eval --store "$H" "(progn (world-put :safe 99) (test-forbidden-syscall $n))"
     t "seccomp-nothing-published-$n" 0 "^1$" -- "$HOOKS" eval --store "$H" '(world-get :safe)'
   done
-  t seccomp-restarts 0 "restarts: +2" -- "$HOOKS" status --store "$H"
+  t seccomp-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
   # a worker killed in the middle of a batch of calls sent at once: the
   # calls after the killing one run on the fresh worker, in order
   batch=$'{"op":"call","source":"(+ 1 1)"}\n{"op":"call","source":"(progn (world-put :safe 99) (test-forbidden-syscall 1))"}\n{"op":"call","source":"(+ 2 2)"}\n{"op":"call","source":"(world-get :safe)"}\n'
   out=$(printf '%s' "$batch" | "$CLIENT" "$H/kernel.sock" 4)
   t seccomp-batch-replies 0 $'"value":"2".*\n.*"code":"interrupted".*\n.*"value":"4".*\n.*"value":"1"' -- echo "$out"
-  t seccomp-batch-restarts 0 "restarts: +3" -- "$HOOKS" status --store "$H"
+  t seccomp-batch-restarts 0 "restarts: +4" -- "$HOOKS" status --store "$H"
   t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
   "$HOOKS" stop --store "$H" >/dev/null
 fi

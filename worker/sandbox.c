@@ -1,17 +1,19 @@
 /*
-** sandbox.c — the worker's sandbox (DESIGN.md section 2, issue 6).
+** sandbox.c — the worker's sandbox.
 **
 ** Entered before the worker evaluates anything a client sent (and before it
 ** imports the store's entries):
 **   - PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG(SIGKILL) (and exit if the kernel
 **     is already gone), PR_SET_DUMPABLE 0;
+**   - every descriptor closed but the kernel's socket and stderr, whatever
+**     the worker inherited (the kernel's store, its own parent's files);
 **   - rlimits: address space 2 GiB (not under AddressSanitizer, whose shadow
 **     memory needs terabytes), CPU seconds (a backstop behind the fuel
-**     limit), no core files, no new descriptors, no processes, no file
-**     growth;
+**     limit), no core files, no new descriptors, no processes;
 **   - a seccomp allow-list, default kill-process: reading and writing the
-**     kernel's socket (and writing stderr), memory management without
-**     PROT_EXEC, futexes, clocks, getrandom, sysinfo, rseq, signal returns, exit.
+**     kernel's socket (and writing stderr), anonymous memory only (mmap of
+**     a descriptor is killed) and never executable, futexes, clocks,
+**     getrandom, sysinfo, rseq, signal returns, exit.
 **     clone3 fails with ENOSYS (glibc then falls back to clone, which is
 **     killed); open and openat fail with EACCES (glibc's lazy read of
 **     /proc/sys/vm/overcommit_memory).  No socket, connect, execve, fork,
@@ -25,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <seccomp.h>
 #include "worker.h"
@@ -39,6 +42,21 @@
 
 #define WORKER_AS_LIMIT ((rlim_t)2 << 30)
 #define WORKER_CPU_LIMIT ((rlim_t)3600)
+
+/* Close every descriptor but `keep` and stderr. */
+static int close_others(int keep, char *err, size_t errlen) {
+  unsigned lo = 0;
+  int keeps[2] = {keep < 2 ? keep : 2, keep < 2 ? 2 : keep};
+  for (int i = 0; i < 2; i++) {
+    if ((unsigned)keeps[i] > lo && syscall(SYS_close_range, lo, (unsigned)keeps[i] - 1, 0) != 0) goto fail;
+    lo = (unsigned)keeps[i] + 1;
+  }
+  if (syscall(SYS_close_range, lo, ~0u, 0) != 0) goto fail;
+  return 0;
+fail:
+  snprintf(err, errlen, "close_range: %s", strerror(errno));
+  return -1;
+}
 
 static int set_limit(int res, rlim_t v, const char *what, char *err, size_t errlen) {
   struct rlimit rl = {v, v};
@@ -66,9 +84,9 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
     return -1;
   }
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (close_others(fd, err, errlen)) return -1;
 #ifndef WORKER_ASAN
   if (set_limit(RLIMIT_AS, WORKER_AS_LIMIT, "RLIMIT_AS", err, errlen)) return -1;
-  if (set_limit(RLIMIT_FSIZE, 0, "RLIMIT_FSIZE", err, errlen)) return -1;
 #endif
   if (set_limit(RLIMIT_CPU, WORKER_CPU_LIMIT, "RLIMIT_CPU", err, errlen) ||
       set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE", err, errlen) ||
@@ -96,11 +114,15 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   /* memory: never executable */
   ALLOW(brk);
 #ifdef WORKER_ASAN
-  ALLOW(mmap);
   ALLOW(mprotect);
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                         SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu));
 #else
-  ALLOW1(mmap, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   ALLOW1(mprotect, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  /* anonymous memory only: the descriptor argument is -1 (an int: compare
+  ** its low 32 bits) */
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0),
+                         SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu));
 #endif
   ALLOW(munmap);
   ALLOW(mremap);

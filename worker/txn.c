@@ -33,6 +33,22 @@ char *txn_fmt(const char *fmt, ...) {
   return p;
 }
 
+/* S as a Lisp string literal ("..." with " and \\ escaped), malloc'd. */
+char *txn_string_literal(const char *s) {
+  size_t len = strlen(s);
+  char *p = malloc(2 * len + 3);
+  if (!p) return NULL;
+  size_t k = 0;
+  p[k++] = '"';
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '"' || s[i] == '\\') p[k++] = '\\';
+    p[k++] = s[i];
+  }
+  p[k++] = '"';
+  p[k] = 0;
+  return p;
+}
+
 static const char *reason_names[TXN_REASON_COUNT] = {
   "accepted", "unsafe", "rejected-by-gate", "repair-failed", "invalid-arguments",
   "aborted", "limit", "budget-exhausted", "stale", "publication-failed", "error", "faulted"};
@@ -160,9 +176,9 @@ txn_World *txn_open(const txn_Options *opt) {
   if (!W->S) { free(W); return NULL; }
   jiti_set_output(W->S, discard_output, NULL);
   /* scratch helpers, defined before the world is enabled: never entries */
-  if (txn_gate_install(W->S) != 0 ||
-      jiti_register(W->S, "%txn-escaped", f_escaped, 0, 0,
-                    "(%txn-escaped) Marks the end of a repair (txn).") != JITI_OK) {
+  if (jiti_register(W->S, "%txn-escaped", f_escaped, 0, 0,
+                    "(%txn-escaped) Marks the end of a repair (txn).") != JITI_OK ||
+      txn_gate_install(W->S) != 0) {
     jiti_close(W->S);
     free(W);
     return NULL;
@@ -576,12 +592,12 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         continue;
       }
       free(W->repair_src);  /* kept in W: an escaping repair never comes back */
-      W->repair_src = txn_fmt("(unwind-protect (progn\n%s\n) (%%txn-escaped))", c.source);
-      char *src = W->repair_src;
+      W->repair_src = txn_string_literal(c.source);
+      const char *args[1] = {W->repair_src};
       W->repair_open = 1;
       W->escape_flag = 0;
       jiti_Result r;
-      jiti_Status st = jiti_eval_limited(S, src, strlen(src), &W->lim, &r);
+      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 1, args, &W->lim, &r);
       W->repair_open = 0;
       W->escape_flag = 0;
       free(W->repair_src);

@@ -80,5 +80,6 @@ int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, siz
 /* helpers */
 char *txn_strdup(const char *s);
 char *txn_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *txn_string_literal(const char *s);
 
 #endif

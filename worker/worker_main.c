@@ -343,19 +343,22 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 #ifdef JITI_TEST_HOOKS
 /* Compiled only into the test binary `jiti-testhooks` (never into `jiti`):
 ** (test-forbidden-syscall N) makes a system call the sandbox forbids —
-** 0 opens a file, 1 creates a socket, 2 forks — so the tests can check that
-** seccomp kills the worker and the kernel carries on. */
+** 0 opens a file, 1 creates a socket, 2 forks, 3 maps stderr's file shared —
+** so the tests can check that seccomp kills the worker and the kernel
+** carries on. */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
 static jiti_Value test_forbidden_syscall(jiti_State *S, int argc, jiti_Value *argv) {
   (void)argc;
   int64_t which = 0;
-  if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0, 1 or 2");
+  if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0 to 3");
   long r = which == 0 ? syscall(SYS_openat, AT_FDCWD, "/etc/hostname", O_RDONLY)
          : which == 1 ? syscall(SYS_socket, AF_INET, SOCK_STREAM, 0)
-         : syscall(SYS_fork);
+         : which == 2 ? syscall(SYS_fork)
+         : (long)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, 2, 0);
   return jiti_integer(S, r);  /* reached only without the sandbox */
 }
 

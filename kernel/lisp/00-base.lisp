@@ -227,7 +227,7 @@
 
 (defmacro deftype (name lambda-list &body body)
   (if lambda-list (error "DEFTYPE: parameterised types are not supported: ~S" name))
-  `(progn (setf (get ',name '%deftype) (lambda () ,@body)) ',name))
+  `(%define-type ',name (lambda () ,@body)))
 
 (defun complement (f) (lambda (&rest args) (not (apply f args))))
 (defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))

@@ -6,10 +6,6 @@
 ;;;; provide one per built-in accessor, taking the accessor's arguments and
 ;;;; then the new value); or the function (SETF ACC).
 
-(defun %setter-symbol (acc)
-  (let ((s (find-symbol (concatenate 'string "%SET-" (symbol-name acc)))))
-    (if (and s (fboundp s)) s nil)))
-
 ;; The five values of CL's get-setf-expansion:
 ;; temporaries, their value forms, store variables, writer form, reader form.
 (defun get-setf-expansion (place &optional env)
@@ -21,7 +17,7 @@
     ((not (consp place)) (error "SETF: ~S is not a place" place))
     (t
      (let* ((acc (car place))
-            (expander (and (symbolp acc) (get acc '%setf-expander))))
+            (expander (and (symbolp acc) (%meta acc '%setf-expander))))
        (cond
          (expander (funcall expander place))
          ((eq acc 'the) (get-setf-expansion (car (cdr (cdr place)))))
@@ -32,7 +28,7 @@
           (let* ((args (cdr place))
                  (temps (mapcar (lambda (a) (declare (ignore a)) (gensym "T")) args))
                  (store (gensym "NEW"))
-                 (updater (and (symbolp acc) (get acc '%setf-updater)))
+                 (updater (and (symbolp acc) (%meta acc '%setf-updater)))
                  (setter (%setter-symbol acc))
                  (wargs (if (and (eq acc 'gethash) (cdr (cdr temps)))
                             (list (car temps) (car (cdr temps)))
@@ -47,7 +43,7 @@
   (if (symbolp place)
       `(setq ,place ,value)
       (let ((acc (and (consp place) (car place))))
-        (if (and (symbolp acc) (not (get acc '%setf-expander)) (not (get acc '%setf-updater))
+        (if (and (symbolp acc) (not (%meta acc '%setf-expander)) (not (%meta acc '%setf-updater))
                  (%setter-symbol acc)
                  (not (and (eq acc 'gethash) (cdr (cdr (cdr place))))))
             `(,(%setter-symbol acc) ,@(cdr place) ,value)
@@ -130,12 +126,12 @@
 
 (defmacro defsetf (access-fn &rest rest)
   (if (and rest (symbolp (car rest)))
-      `(progn (setf (get ',access-fn '%setf-updater) ',(car rest)) ',access-fn)
+      `(progn (%define-setf ',access-fn :updater ',(car rest)) ',access-fn)
       ;; long form: (defsetf acc lambda-list (store) body...): BODY computes
       ;; the writer form from the temporaries and the store variable.
       (let ((lambda-list (car rest)) (stores (car (cdr rest))) (body (cdr (cdr rest))))
         `(progn
-           (setf (get ',access-fn '%setf-expander)
+           (%define-setf ',access-fn :expander
                  (lambda (place)
                    (let* ((args (cdr place))
                           (temps (mapcar (lambda (a) (declare (ignore a)) (gensym "T")) args))
@@ -164,7 +160,7 @@
       (setf (car (cdr p)) value)
       (return plist))))
 
-(setf (get 'getf '%setf-expander)
+(%define-setf 'getf :expander
       (lambda (place)
         (multiple-value-bind (temps vals stores setter getter)
             (get-setf-expansion (car (cdr place)))

@@ -57,8 +57,8 @@
                   `(let ((,(car stores) (,depositor ,new ,btemp ,getter))) ,setter ,new)
                   `(,(car form) ,btemp ,getter)))))))
 
-(setf (get 'ldb '%setf-expander) (%byte-place-expander 'dpb))
-(setf (get 'mask-field '%setf-expander) (%byte-place-expander 'deposit-field))
+(%define-setf 'ldb :expander (%byte-place-expander 'dpb))
+(%define-setf 'mask-field :expander (%byte-place-expander 'deposit-field))
 
 ;;; boole and its sixteen operations
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/resource.h>
 #include "jiti.h"
+#include "jiti_world.h"
 #include "check.h"
 
 /* ------------------------------------------------------------ output */
@@ -371,6 +372,39 @@ static void test_depth_default(jiti_State *S) {
   check_usable(S, "the C-stack depth trip");
 }
 
+
+/* Work that a single step asks for is metered too: copying structure into
+** the world (through the encoder), comparing shared structure, big-number
+** arithmetic and printing.  Each ends as a limit, quickly, and the state
+** goes on working. */
+static void test_single_step_work(jiti_State *S) {
+  jiti_Limits lim = {.fuel = 10000000, .depth = 10000, .heap = 256u << 20, .output = 1 << 20};
+  jiti_world_enable(S);
+  const char *dag = "(let ((x nil)) (dotimes (i 60) (setq x (cons x x))) x)";
+  char src[512];
+  snprintf(src, sizeof src, "(world-put :dag %s)", dag);
+  CHECK(evl(S, src, &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  snprintf(src, sizeof src, "(equal %s %s)", dag, dag);
+  CHECK(evl(S, src, &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  snprintf(src, sizeof src, "(equalp %s %s)", dag, dag);
+  CHECK(evl(S, src, &lim) == JITI_LIMIT);
+  CHECK(evl(S, "(progn (expt 10 100000000) 1)", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  CHECK(evl(S, "(length (princ-to-string (expt 7 30000000)))", &lim) == JITI_LIMIT);
+  CHECK(evl(S, "(length (format nil \"~d\" (expt 7 30000000)))", &lim) == JITI_LIMIT);
+  /* moderate sizes are unaffected */
+  CHECK(evl(S, "(length (princ-to-string (expt 10 10000)))", &lim) == JITI_OK);
+  CHECK_STR(val, "10001");
+  CHECK(evl(S, "(progn (world-put :list (make-list 1000 :initial-element '(a b))) (length (world-get :list)))", &lim) == JITI_OK);
+  CHECK_STR(val, "1000");
+  /* a value too big to print in a result is described, not converted */
+  CHECK(evl(S, "(expt 10 3000000)", &lim) == JITI_OK);
+  CHECK(strstr(val, "#<INTEGER of about 3000001 digits>") != NULL);
+  check_usable(S, "single-step work");
+}
+
 int main(void) {
   const char *env = getenv("JITI_GC_STRESS");
   gc_stress = env && env[0] && env[0] != '0';
@@ -384,6 +418,7 @@ int main(void) {
   test_no_escape(S);
   test_heap_quick(S);
   test_depth_default(S);
+  test_single_step_work(S);
   jiti_close(S);
   return CHECK_DONE();
 }

@@ -203,5 +203,24 @@
 #+jiti (is (search "built-in name of the language"
                    (handler-case (eval '(define-condition hash-table () ())) (error (e) (princ-to-string e)))))
 
+;;; Calling NIL or T (immediates with no function cell) is an undefined
+;;; function, arguments evaluated first; never a crash.
+(signals undefined-function (eval '(nil)))
+(signals undefined-function (eval '(t)))
+(signals undefined-function (eval '(nil 1 2)))
+(is-eql (handler-case (eval '(nil)) (undefined-function (c) (cell-error-name c))) nil)
+(is-eql (handler-case (eval '(t 1)) (undefined-function (c) (cell-error-name c))) t)
+
+;;; A handler clause naming an unknown type: testing it signals an error
+;;; that goes to the outer handlers (it cannot re-enter its own cluster).
+(is-eql (handler-case (handler-case (error 'err-no-such-condition)
+                        (err-no-such-condition () :inner))
+          (error () :outer))
+        :outer)
+(is-eql (handler-case (handler-case (signal "plain")
+                        (err-no-such-condition () :inner))
+          (error () :outer))
+        :outer)
+
 (done)
 

@@ -152,7 +152,7 @@ def requests(R, k):
         assert r['generation'] > g, r
         assert k.fingerprint() == before and k.value('(world-get :a)') == '1'
         expect_error(c.request({'op': 'preview', 'source': '(car 5)'}), 'aborted', 'TYPE-ERROR')
-        expect_error(c.request({'op': 'preview', 'source': '(%x)'}), 'rejected-by-gate')
+        expect_error(c.request({'op': 'preview', 'source': '#.(x)'}), 'rejected-by-gate')
         expect_error(c.request({'op': 'preview', 'source': '1', 'generation': g}), 'stale')
         assert k.fingerprint() == before
     R.run('conformance/preview', preview)
@@ -343,7 +343,7 @@ def pauses_and_events(R, k):
     R.run('conformance/pause-repair-failed', repair_failed)
 
     def outcome_events():
-        cases = [('call', '(loop)', 'limit', 'failed'), ('call', '(%x)', 'rejected-by-gate', 'rejected'),
+        cases = [('call', '(loop)', 'limit', 'failed'), ('call', '#.(x)', 'rejected-by-gate', 'rejected'),
                  ('call', '(car 1)', 'error', 'aborted'), ('preview', '(world-put :pv 1)', None, 'accepted'),
                  ('call', '(world-put :ev 1)', None, 'accepted')]
         for op, src, code, event in cases:

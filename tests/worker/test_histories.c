@@ -245,9 +245,9 @@ static int step(txn_World *W, Model *m, const Op *o, char *why, size_t n) {
     want = TXN_STALE;
     break;
   case OP_INVALID: {
-    const char *forms[] = {"(progn (world-put :k%d %d) '(a (b (%%gc))))",
+    const char *forms[] = {"(progn (world-put :k%d %d) (format nil \"~/car/\" '(a (b))))",
                            "(world-put :k%d %d) (world-put :k0 1)",
-                           "(progn (world-put :k%d %d) (invoke-restart 'abort))",
+                           "(progn (world-put :k%d %d) '#1=(a . #1#))",
                            "(world-put :k%d #.(+ %d 1))"};
     snprintf(src, sizeof src, forms[(o->v2 + 5) % 4], o->k, o->v);
     r = attempt(W, g, src, TXN_ACTION, NULL, &out);

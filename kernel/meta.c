@@ -1,0 +1,115 @@
+/*
+** meta.c — what the kernel knows about a symbol beyond its cells: the type
+** a DEFTYPE defined, the setf expander or updater a DEFSETF defined, the
+** primitive that writes a built-in place.
+**
+** These live in a table of the state's (symbol -> property list keyed by
+** kernel-internal symbols), not in the symbol's own property list: user
+** code can read and rewrite any plist it can reach, and a setf expander or
+** type expander planted on CAR's plist would change the language for every
+** later transaction.  Writes go through the defining operators below, each
+** of which refuses the locked built-in names exactly as DEFUN does; the
+** table is an ordinary hash table, so a checkpoint restores it like any
+** other object.
+*/
+#include <string.h>
+#include "jt_eval.h"
+
+static jt_V meta_plist(jt_State *S, jt_V sym) {
+  bool found;
+  jt_V p = jt_hash_get(S, S->symmeta, sym, &found);
+  return found ? p : JT_NIL;
+}
+
+jt_V jt_meta_get(jt_State *S, jt_V sym, jt_V key) {
+  for (jt_V p = meta_plist(S, sym); jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p)))
+    if (jt_car(p) == key) return jt_car(jt_cdr(p));
+  return JT_NIL;
+}
+
+void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, sym);
+  JT_PUSH(S, key);
+  JT_PUSH(S, val);
+  for (jt_V p = meta_plist(S, sym); jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p)))
+    if (jt_car(p) == key) {
+      jt_V cell = jt_cdr(p);
+      JT_SET(S, cell, jt_cons_(cell)->car, val);
+      S->sp = base;
+      return;
+    }
+  jt_V p = jt_cons(S, base[2], meta_plist(S, base[0]));
+  JT_PUSH(S, p);
+  p = jt_cons(S, base[1], p);
+  JT_PUSH(S, p);
+  jt_hash_put(S, S->symmeta, base[0], p);
+  S->sp = base;
+}
+
+/* (%meta symbol key) The kernel property KEY of SYMBOL, or NIL. */
+JT_FN(f_meta) { return jt_meta_get(S, jt_check_symbol(S, argv[0]), argv[1]); }
+
+static jt_V key(jt_State *S, const char *name) { return jt_intern(S, name); }
+
+/* (%define-type name expander) What (deftype name () ...) does. */
+JT_FN(f_define_type) {
+  jt_V name = jt_check_symbol(S, argv[0]);
+  if (!jt_isfunction(argv[1])) jt_type_error(S, argv[1], JT_SYM(S, FUNCTION));
+  if (!S->kernel_mode) jt_check_type_definable(S, name, "a type");
+  jt_meta_put(S, name, key(S, "%DEFTYPE"), argv[1]);
+  return name;
+}
+
+/* (%define-setf name kind fn) What defsetf does: kind :updater (short form,
+** fn names the updating function) or :expander (long form, fn computes the
+** expansion).  Either replaces the other. */
+JT_FN(f_define_setf) {
+  jt_V name = jt_check_symbol(S, argv[0]);
+  bool updater = argv[1] == jt_intern_keyword(S, "UPDATER");
+  if (!updater && argv[1] != jt_intern_keyword(S, "EXPANDER"))
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%%define-setf: kind must be :updater or :expander");
+  if (updater ? !jt_issymbol(argv[2]) : !jt_isfunction(argv[2]))
+    jt_type_error(S, argv[2], updater ? JT_SYM(S, SYMBOL) : JT_SYM(S, FUNCTION));
+  if (!S->kernel_mode) jt_check_definable(S, jt_symobj(S, name), "a setf expander");
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  jt_meta_put(S, name, key(S, updater ? "%SETF-EXPANDER" : "%SETF-UPDATER"), JT_NIL);
+  jt_meta_put(S, base[0], key(S, updater ? "%SETF-UPDATER" : "%SETF-EXPANDER"), argv[2]);
+  S->sp = base;
+  return argv[0];
+}
+
+/* (%setter-symbol acc) The primitive %SET-ACC writing the built-in place
+** ACC, or NIL. */
+JT_FN(f_setter_symbol) {
+  jt_V acc = jt_check_symbol(S, argv[0]);
+  const char *name = jt_symname(S, acc);
+  size_t n = strlen(name);
+  if (n > 200 || (jt_is(acc, JT_TSYMBOL) && jt_sym_(acc)->package != JT_PKG_LISP && acc != JT_NIL))
+    return JT_NIL;
+  char buf[208];
+  memcpy(buf, "%SET-", 5);
+  memcpy(buf + 5, name, n);
+  jt_V s = jt_find_symbol(S, buf, n + 5, JT_PKG_INTERNAL);
+  if (s == JT_NOVALUE || jt_symobj(S, s)->function == JT_UNBOUND) return JT_NIL;
+  return s;
+}
+
+/* (%internal-symbol-p x) True if X is one of the kernel's (or a host
+** library's) internal symbols, which user code cannot name. */
+JT_FN(f_internal_symbol_p) { return jt_bool(jt_is_internal(argv[0])); }
+
+static const jt_Reg meta_fns[] = {
+  {"%INTERNAL-SYMBOL-P", f_internal_symbol_p, 1, 1, "(%internal-symbol-p x) True if X is a kernel-internal symbol."},
+  {"%META", f_meta, 2, 2, "(%meta symbol key) The kernel property KEY of SYMBOL, or NIL."},
+  {"%DEFINE-TYPE", f_define_type, 2, 2, "(%define-type name expander) Define NAME as a type (deftype)."},
+  {"%DEFINE-SETF", f_define_setf, 3, 3, "(%define-setf name kind fn) Define how NAME is written by setf (defsetf)."},
+  {"%SETTER-SYMBOL", f_setter_symbol, 1, 1, "(%setter-symbol acc) The primitive writing the built-in place ACC, or NIL."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_meta(jt_State *S) {
+  S->symmeta = jt_make_hash(S, JT_HASH_EQ, 64);
+  jt_register(S, meta_fns);
+}
