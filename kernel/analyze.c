@@ -59,7 +59,7 @@ void jt_code_free(jt_State *S, jt_Code *c) {
 
 /* --------------------------------------------------------- analysis state */
 
-enum { VAR_LEX, VAR_SPECIAL, VAR_FUN, VAR_MACRO, VAR_BLOCK, VAR_TAGBODY };
+enum { VAR_LEX, VAR_SPECIAL, VAR_FUN, VAR_MACRO, VAR_BLOCK, VAR_TAGBODY, VAR_SYMMACRO };
 enum { SC_LAMBDA, SC_LET };
 
 typedef struct Scope Scope;
@@ -74,7 +74,7 @@ typedef struct Var {
   jt_Node *node;       /* block / tagbody node */
   int level;           /* opaque level where the block/tagbody was made */
   jt_V tags;           /* tagbody: list of tags, position = tag index */
-  jt_V macro;          /* macrolet expander */
+  jt_V macro;          /* macrolet expander; symbol-macrolet expansion */
 } Var;
 
 struct Scope {
@@ -183,7 +183,7 @@ static Var *lookup(A *a, jt_V name, unsigned mask) {
   return NULL;
 }
 
-#define VARKINDS ((1u << VAR_LEX) | (1u << VAR_SPECIAL))
+#define VARKINDS ((1u << VAR_LEX) | (1u << VAR_SPECIAL) | (1u << VAR_SYMMACRO))
 #define FUNKINDS ((1u << VAR_FUN) | (1u << VAR_MACRO))
 
 /* Record a reference from the current scope; marks capture across lambdas. */
@@ -292,10 +292,30 @@ static void check_bindable(A *a, jt_V sym, jt_V form) {
 
 /* ------------------------------------------------------------- variables */
 
+/* The expansion of `sym` as a symbol macro where it is referred to: a
+** symbol-macrolet binding, or else a define-symbol-macro of a symbol that
+** is not lexically bound; JT_NOVALUE when it is no symbol macro. */
+static jt_V symbol_macro(A *a, jt_V sym) {
+  if (!jt_is(sym, JT_TSYMBOL)) return JT_NOVALUE;
+  Var *v = lookup(a, sym, VARKINDS);
+  if (v) return v->kind == VAR_SYMMACRO ? v->macro : JT_NOVALUE;
+  jt_V box = jt_meta_get(a->S, sym, jt_intern(a->S, "%SYMBOL-MACRO"));
+  return jt_iscons(box) ? jt_car(box) : JT_NOVALUE;
+}
+
 static jt_Node *var_ref(A *a, jt_V sym) {
   jt_State *S = a->S;
   if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return const_node(a, sym);
   check_user_variable(a, sym, sym);
+  jt_V expansion = symbol_macro(a, sym);
+  if (expansion != JT_NOVALUE) {
+    JT_PUSH(S, expansion);
+    S->nest++;
+    jt_Node *n = analyze(a, expansion);
+    S->nest--;
+    JT_POP(S, 1);
+    return n;
+  }
   Var *v = lookup(a, sym, VARKINDS);
   if (v && v->kind == VAR_LEX) {
     jt_Node *n = mknode(a, jt_ev_lref);
@@ -515,7 +535,7 @@ static void fix_param(Scope *s, jt_Param *p) {
 static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
                                  bool block) {
   jt_State *S = a->S;
-  jt_V specials = JT_NIL, doc = JT_NIL;
+  jt_V specials = JT_NIL, doc = JT_NIL, whole_body = body;
   JT_ROOT(S, specials);
   body = parse_decls(a, body, &specials, true, &doc);
   int saved_opaque = a->opaque;
@@ -523,6 +543,7 @@ static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
   Scope *s = scope_open(a, SC_LAMBDA);
   jt_Lambda *L = parse_lambda_list(a, ll, kind, specials, ll);
   L->name = konst(a, name);
+  L->body_form = konst(a, whole_body);
   L->code = a->code;
   /* Declared-special free references inside the body. */
   for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l))
@@ -730,19 +751,68 @@ static jt_Node *sf_letstar(A *a, jt_V form, jt_V args, bool tail) {
   return analyze_let(a, form, args, tail, true);
 }
 
+/* One pair of a setq: a symbol macro is assigned as (setf expansion value). */
+static jt_Node *setq_pair(A *a, jt_V sym, jt_V value, jt_V form) {
+  jt_State *S = a->S;
+  jt_V expansion = symbol_macro(a, sym);
+  if (expansion != JT_NOVALUE) {
+    jt_V f = jt_list(S, 3, JT_SYM(S, SETF), expansion, value);
+    JT_PUSH(S, f);
+    jt_Node *n = analyze(a, f);
+    JT_POP(S, 1);
+    return n;
+  }
+  return var_set(a, sym, analyze(a, value), form);
+}
+
 static jt_Node *sf_setq(A *a, jt_V form, jt_V args, bool tail) {
   int n = list_len(a, args, form);
   if (n % 2) syntax_error(a, "odd number of arguments to setq: %s", form);
   if (n == 0) return const_node(a, JT_NIL);
-  if (n == 2) return var_set(a, jt_car(args), analyze(a, jt_car(jt_cdr(args))), form);
+  if (n == 2) return setq_pair(a, jt_car(args), jt_car(jt_cdr(args)), form);
   jt_Node *p = mknode(a, jt_ev_progn);
   p->u.progn.n = n / 2;
   const jt_Node **v = NEWN(a, const jt_Node *, n / 2);
   int i = 0;
   for (jt_V l = args; jt_iscons(l); l = jt_cdr(jt_cdr(l)), i++)
-    v[i] = var_set(a, jt_car(l), analyze(a, jt_car(jt_cdr(l))), form);
+    v[i] = setq_pair(a, jt_car(l), jt_car(jt_cdr(l)), form);
   p->u.progn.body = v;
   return p;
+}
+
+/* (symbol-macrolet ((symbol expansion)*) declaration* form*) */
+static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
+  jt_State *S = a->S;
+  if (!jt_iscons(args)) syntax_error(a, "malformed symbol-macrolet: %s", form);
+  jt_V specials = JT_NIL;
+  JT_ROOT(S, specials);
+  jt_V body = parse_decls(a, jt_cdr(args), &specials, false, NULL);
+  Scope *s = scope_open(a, SC_LET);
+  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
+    jt_V b = jt_car(l);
+    if (!jt_iscons(b) || !jt_iscons(jt_cdr(b)) || jt_cdr(jt_cdr(b)) != JT_NIL)
+      syntax_error(a, "malformed symbol-macrolet binding in %s", form);
+    jt_V sym = jt_car(b);
+    check_bindable(a, sym, form);
+    if (is_special_sym(S, sym) || memq(sym, specials))
+      syntax_error(a, "a special variable cannot be a symbol macro: %s", form);
+    Var *v = var_add(a, sym, VAR_SYMMACRO);
+    v->macro = konst(a, jt_car(jt_cdr(b)));
+  }
+  jt_Node *n = progn_of(a, body, tail);
+  scope_close(a, s);
+  JT_UNROOT(S, 1);
+  return n;
+}
+
+/* (load-time-value form [read-only-p]): FORM is evaluated once, in the null
+** lexical environment, when the code around it is analysed (there is no
+** separate loading: analysis is when code is prepared to run). */
+static jt_Node *sf_load_time_value(A *a, jt_V form, jt_V args, bool tail) {
+  (void)tail;
+  int n = list_len(a, args, form);
+  if (n < 1 || n > 2) syntax_error(a, "malformed load-time-value: %s", form);
+  return const_node(a, jt_eval(a->S, jt_car(args)));
 }
 
 /* flet / labels / macrolet: local function bindings. */
@@ -1228,6 +1298,7 @@ static const struct { const char *name; SpecialFn fn; } special_forms[] = {
   {"DEFUN", sf_defun}, {"DEFMACRO", sf_defmacro}, {"PROGV", sf_progv},
   {"%MACRO-LAMBDA", sf_macro_lambda}, {"QUASIQUOTE", sf_quasiquote}, {"UNQUOTE", sf_unquote},
   {"UNQUOTE-SPLICING", sf_unquote},
+  {"SYMBOL-MACROLET", sf_symbol_macrolet}, {"LOAD-TIME-VALUE", sf_load_time_value},
   {NULL, NULL}
 };
 
@@ -1327,6 +1398,12 @@ static jt_V expand_1(jt_State *S, A *a, jt_V form, bool *expanded) {
 }
 
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded) {
+  if (jt_is(form, JT_TSYMBOL)) {
+    /* a global symbol macro (there is no lexical environment here) */
+    jt_V box = jt_meta_get(S, form, jt_intern(S, "%SYMBOL-MACRO"));
+    *expanded = jt_iscons(box);
+    return *expanded ? jt_car(box) : form;
+  }
   return expand_1(S, NULL, form, expanded);
 }
 

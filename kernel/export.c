@@ -11,6 +11,7 @@
 **   'R' len text       ratio "n/d"
 **   'F' 8 bytes        double, IEEE-754 big-endian
 **   'X' re im          complex number: its two parts
+**   'Q' 32 bytes       random state: its four words, big-endian
 **   'C' code           character
 **   'S' len utf8       simple string
 **   'B' n bytes        simple bit vector of n bits, packed 8 to a byte from
@@ -262,6 +263,11 @@ static bool enc(Enc *e, jt_V v) {
       return true;
     }
     case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TRANDOM:
+      jt_buf_putc(e->out, 'Q');
+      for (int w = 0; w < 4; w++)
+        for (int i = 7; i >= 0; i--) jt_buf_putc(e->out, (char)(((jt_Random *)v)->s[w] >> (i * 8)));
+      return true;
     case JT_TCOMPLEX:
       jt_buf_putc(e->out, 'X');
       return enc(e, jt_complex_(v)->re) && enc(e, jt_complex_(v)->im);
@@ -510,6 +516,15 @@ static jt_V dec(Dec *d) {
       break;
     }
     case 'A': d->pos++; r = get_array(d); break;
+    case 'Q': {
+      d->pos++;
+      if (d->n - d->pos < 32) bad(d, "truncated random state");
+      uint64_t words[4] = {0, 0, 0, 0};
+      for (int w = 0; w < 4; w++)
+        for (int i = 0; i < 8; i++) words[w] = (words[w] << 8) | d->p[d->pos++];
+      r = jt_make_random_state(S, words);
+      break;
+    }
     case 'X': {
       d->pos++;
       jt_V re = dec(d);

@@ -85,6 +85,7 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TFOREIGN: return sizeof(jt_Foreign);
     case JT_TARRAY: return sizeof(jt_Array) + o->aux * sizeof(size_t);
     case JT_TCOMPLEX: return sizeof(jt_Complex);
+    case JT_TRANDOM: return sizeof(jt_Random);
   }
   return sizeof(jt_Obj);
 }
@@ -400,6 +401,7 @@ static void mark_roots(jt_State *S) {
   M(S->pending);
   M(S->stdout_stream);
   M(S->stdin_stream);
+  M(S->random_state);
   M(S->xfer_val);
   if (S->world_mark) S->world_mark(S, S->world);
 }

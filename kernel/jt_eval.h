@@ -66,6 +66,7 @@ typedef struct jt_Lambda {
   int nstack;            /* stack slots of an activation */
   const jt_Node *body;
   jt_V lambda_list;      /* original, for printing and describe */
+  jt_V body_form;        /* the original body (function-lambda-expression) */
   jt_V code;             /* the jt_Code whose arena holds this lambda */
   const char *doc;
   bool kernel;            /* analysed in kernel mode: see jt_kernel_caller */

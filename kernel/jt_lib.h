@@ -300,6 +300,9 @@ jt_V jt_complex_fn(jt_State *S, int fn, jt_V x);
 jt_V jt_complex_expt(jt_State *S, jt_V base, jt_V power);
 void jt_open_complex(jt_State *S);
 
+/* A random state holding these generator words (num.c). */
+jt_V jt_make_random_state(jt_State *S, const uint64_t words[4]);
+
 /* ---------------------------------------------------------- hash tables */
 
 jt_V jt_make_hash(jt_State *S, int test, size_t size);

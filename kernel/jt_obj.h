@@ -77,6 +77,7 @@ enum jt_Type {
   JT_TFOREIGN,   /* opaque foreign pointer */
   JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
   JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */
+  JT_TRANDOM,    /* random state: the words of the generator (num.c) */
   JT_TYPE_COUNT
 };
 
@@ -173,6 +174,11 @@ typedef struct jt_Array {
 
 typedef struct jt_Bignum { jt_Obj h; mpz_t z; } jt_Bignum;
 typedef struct jt_Complex { jt_Obj h; jt_V re, im; } jt_Complex;
+/* A random state: xoshiro256** words.  The state's own *random-state* is
+** flagged JT_RANDOM_SCRATCH: like the generator before random states
+** existed, it is not part of a world (a checkpoint does not save it). */
+#define JT_RANDOM_SCRATCH 0x0001
+typedef struct jt_Random { jt_Obj h; uint64_t s[4]; } jt_Random;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 

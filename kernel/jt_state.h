@@ -127,7 +127,6 @@ struct jt_State {
   size_t nsyms, symcap;
   jt_V nil_sym, t_sym;      /* symbol objects standing for NIL and T */
   jt_V sym[JT_S_COUNT];
-  uint64_t gensym_counter;
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
@@ -178,8 +177,8 @@ struct jt_State {
   void *debugger_ud;
   int pause_depth;          /* nesting of active debugger hook calls */
 
-  /* ---- random numbers */
-  uint64_t rng[4];
+  /* ---- random numbers: the initial *random-state* (also a root) */
+  jt_V random_state;
 
   /* ---- world layer (checkpoints); 0 when no checkpoint is open */
   int ckpt_depth;

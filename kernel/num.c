@@ -1066,13 +1066,17 @@ void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out) {
 
 /* ------------------------------------------------------- random numbers */
 
-/* xoshiro256** over S->rng: fast, good statistically, and per state. */
+/* xoshiro256** over the words of a random state: fast, good statistically.
+** Random states are objects (jt_Random): *random-state* holds the current
+** one, make-random-state copies one, and a state is stored in a world like
+** any readable value.  Nothing is seeded from the clock: a new world always
+** starts from the same state, and (make-random-state t) derives its seed
+** from the current state, so runs stay reproducible. */
 static inline uint64_t rotl64(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(jt_State *S) {
-  uint64_t *s = S->rng;
+static uint64_t rng_next(uint64_t *s) {
   uint64_t out = rotl64(s[1] * 5, 7) * 9;
   uint64_t t = s[1] << 17;
   s[2] ^= s[0];
@@ -1086,22 +1090,37 @@ static uint64_t rng_next(jt_State *S) {
 
 /* Fill the state from one seed with splitmix64, as xoshiro's authors
 ** recommend: it never yields the all-zero state. */
-static void rng_seed(jt_State *S, uint64_t seed) {
+static void rng_seed(uint64_t *s, uint64_t seed) {
   for (int i = 0; i < 4; i++) {
     uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    S->rng[i] = z ^ (z >> 31);
+    s[i] = z ^ (z >> 31);
   }
 }
 
 /* Uniform in [0, n), n > 0, without modulo bias. */
-static uint64_t rng_below(jt_State *S, uint64_t n) {
+static uint64_t rng_below(uint64_t *s, uint64_t n) {
   uint64_t cut = -n % n;   /* 2^64 mod n: values below it are rejected */
   for (;;) {
-    uint64_t r = rng_next(S);
+    uint64_t r = rng_next(s);
     if (r >= cut) return r % n;
   }
+}
+
+jt_V jt_make_random_state(jt_State *S, const uint64_t words[4]) {
+  jt_Random *r = (jt_Random *)jt_alloc(S, JT_TRANDOM, sizeof(jt_Random));
+  memcpy(r->s, words, sizeof r->s);
+  return (jt_V)r;
+}
+
+/* The random state argument of RANDOM (or *random-state*), about to be
+** drawn from: the barrier sees the change first. */
+static uint64_t *state_words(jt_State *S, int argc, jt_V *argv) {
+  jt_V st = argc > 1 ? argv[1] : jt_symbol_value(S, JT_SYM(S, RANDOM_STATE));
+  if (!jt_is(st, JT_TRANDOM)) jt_type_error(S, st, jt_intern(S, "RANDOM-STATE"));
+  JT_TOUCH(S, st);
+  return ((jt_Random *)st)->s;
 }
 
 /* ----------------------------------------------------------- built-ins */
@@ -1898,11 +1917,12 @@ JT_FN(f_parse_integer) {
 JT_FN(f_random) {
   jt_V lim = argv[0];
   if (jt_isfix(lim) && jt_fixval(lim) > 0)
-    return jt_mkfix((intptr_t)rng_below(S, (uint64_t)jt_fixval(lim)));
+    return jt_mkfix((intptr_t)rng_below(state_words(S, argc, argv), (uint64_t)jt_fixval(lim)));
   if (jt_isfloat(lim) && jt_floatval(lim) > 0) {
+    uint64_t *w = state_words(S, argc, argv);
     double l = jt_floatval(lim), r;
     do   /* u * l can round up to l itself */
-      r = (double)(rng_next(S) >> 11) * 0x1p-53 * l;
+      r = (double)(rng_next(w) >> 11) * 0x1p-53 * l;
     while (r >= l);
     return jt_make_float(S, r);
   }
@@ -1912,9 +1932,10 @@ JT_FN(f_random) {
     size_t nl = (bits + GMP_NUMB_BITS - 1) / GMP_NUMB_BITS;
     unsigned topbits = (unsigned)(bits - (nl - 1) * GMP_NUMB_BITS);
     jt_Bignum *r = new_big(S);
+    uint64_t *w = state_words(S, argc, argv);   /* objects never move */
     do {   /* draw `bits` random bits until below n: under two tries on average */
       mp_limb_t *lp = mpz_limbs_write(r->z, (mp_size_t)nl);
-      for (size_t i = 0; i < nl; i++) lp[i] = (mp_limb_t)rng_next(S);
+      for (size_t i = 0; i < nl; i++) lp[i] = (mp_limb_t)rng_next(w);
       if (topbits < GMP_NUMB_BITS) lp[nl - 1] &= ((mp_limb_t)1 << topbits) - 1;
       mpz_limbs_finish(r->z, (mp_size_t)nl);
     } while (mpz_cmp(r->z, n) >= 0);
@@ -1928,6 +1949,25 @@ JT_FN(f_random) {
   jt_V itype = jt_list(S, 2, JT_SYM(S, INTEGER), jt_mkfix(1));
   jt_type_error(S, lim, jt_list(S, 3, JT_SYM(S, OR), itype, ftype));
 }
+
+/* (make-random-state &optional state): a copy of STATE (NIL: of
+** *random-state*); T: a new state seeded from draws of the current one. */
+JT_FN(f_make_random_state) {
+  jt_V st = argc > 0 ? argv[0] : JT_NIL;
+  uint64_t words[4];
+  if (st == JT_T) {
+    uint64_t *cur = state_words(S, 0, argv);
+    rng_seed(words, rng_next(cur) ^ rotl64(rng_next(cur), 32));
+    return jt_make_random_state(S, words);
+  }
+  if (st == JT_NIL) st = jt_symbol_value(S, JT_SYM(S, RANDOM_STATE));
+  if (!jt_is(st, JT_TRANDOM))
+    jt_type_error(S, st, jt_list(S, 3, JT_SYM(S, OR), jt_intern(S, "RANDOM-STATE"), JT_SYM(S, BOOLEAN)));
+  memcpy(words, ((jt_Random *)st)->s, sizeof words);
+  return jt_make_random_state(S, words);
+}
+
+JT_FN(f_random_state_p) { return jt_bool(jt_is(argv[0], JT_TRANDOM)); }
 
 /* ----------------------------------------------------------- registration */
 
@@ -2016,6 +2056,8 @@ static const jt_Reg num_fns[] = {
   {"FLOAT-PRECISION", f_float_precision, 1, 1, "(float-precision float) Significant digits of FLOAT (fewer when subnormal)."},
   {"FLOAT-RADIX", f_float_radix, 1, 1, "(float-radix float) The radix of floats: 2."},
   {"PARSE-INTEGER", f_parse_integer, 1, -1, "(parse-integer string &key start end radix junk-allowed) The integer written in STRING, and the index where parsing stopped."},
+  {"MAKE-RANDOM-STATE", f_make_random_state, 0, 1, "(make-random-state &optional state) A copy of STATE (NIL: the current one), or with T a new state seeded from the current one."},
+  {"RANDOM-STATE-P", f_random_state_p, 1, 1, "(random-state-p object) True if OBJECT is a random state."},
   {"RANDOM", f_random, 1, 2, "(random limit &optional state) A uniform random number in [0, LIMIT): integer for an integer LIMIT, float for a float."},
   {NULL, NULL, 0, 0, NULL}
 };
@@ -2028,7 +2070,11 @@ static void defconstant(jt_State *S, const char *name, jt_V value) {
 }
 
 void jt_open_num(jt_State *S) {
-  rng_seed(S, 0x6a09e667f3bcc909ull);   /* fixed: runs are reproducible */
+  uint64_t words[4];
+  rng_seed(words, 0x6a09e667f3bcc909ull);   /* fixed: runs are reproducible */
+  S->random_state = jt_make_random_state(S, words);
+  jt_o(S->random_state)->flags |= JT_RANDOM_SCRATCH;
+  jt_defglobal(S, "*RANDOM-STATE*", S->random_state);
   jt_register(S, num_fns);
   defconstant(S, "PI", jt_make_float(S, M_PI));
   defconstant(S, "MOST-POSITIVE-FIXNUM", jt_mkfix(JT_FIXMAX));

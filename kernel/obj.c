@@ -628,6 +628,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "RATIONAL")) return jt_isrational(v);
       if (!strcmp(n, "RATIO")) return jt_isratio(v);
       if (!strcmp(n, "RESTART")) return jt_is(v, JT_TRESTART);
+      if (!strcmp(n, "RANDOM-STATE")) return jt_is(v, JT_TRANDOM);
       break;
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
@@ -729,6 +730,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TRATIO: return JT_SYM(S, RATIO);
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
     case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
+    case JT_TRANDOM: return jt_intern(S, "RANDOM-STATE");
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
@@ -937,18 +939,58 @@ JT_FN(f_find_symbol) {
 
 JT_FN(f_make_symbol) { return jt_make_symbol(S, jt_check_string(S, argv[0])); }
 
+/* (gensym &optional x): a fresh uninterned symbol named X (default "G")
+** followed by *gensym-counter*, which is incremented; an integer X is used
+** as the suffix instead, and the counter stays. */
 JT_FN(f_gensym) {
-  char buf[64];
-  const char *prefix = "G";
-  char *owned = NULL;
-  if (argc > 0 && jt_isstring(argv[0])) prefix = owned = jt_string_utf8(S, argv[0], NULL);
-  if (argc > 0 && jt_isfix(argv[0])) {
-    snprintf(buf, sizeof buf, "G%ld", (long)jt_fixval(argv[0]));
+  jt_V prefix = JT_NIL, suffix;
+  if (argc > 0 && jt_isstring(argv[0])) prefix = argv[0];
+  else if (argc > 0 && !(jt_isinteger(argv[0]) && jt_num_cmp(S, argv[0], jt_mkfix(0)) >= 0))
+    jt_type_error(S, argv[0], jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, UNSIGNED_BYTE)));
+  if (argc > 0 && jt_isinteger(argv[0])) {
+    suffix = argv[0];
   } else {
-    snprintf(buf, sizeof buf, "%.40s%llu", prefix, (unsigned long long)S->gensym_counter++);
+    suffix = jt_symbol_value(S, JT_SYM(S, GENSYM_COUNTER));
+    if (!jt_isinteger(suffix) || jt_num_cmp(S, suffix, jt_mkfix(0)) < 0) {
+      jt_V bad = suffix;
+      jt_set_symbol_value(S, JT_SYM(S, GENSYM_COUNTER), jt_mkfix(0));
+      jt_type_error(S, bad, JT_SYM(S, UNSIGNED_BYTE));
+    }
+    JT_PUSH(S, suffix);
+    jt_set_symbol_value(S, JT_SYM(S, GENSYM_COUNTER), jt_num_add(S, suffix, jt_mkfix(1)));
+    JT_POP(S, 1);
   }
-  free(owned);
-  return jt_make_symbol(S, jt_string_from_cstr(S, buf));
+  JT_PUSH(S, suffix);
+  jt_Buf b = {0};
+  jt_num_print(S, suffix, 10, false, &b);   /* decimal whatever *print-base* is */
+  jt_V digits = jt_string_from_utf8(S, b.p, b.n);
+  jt_buf_free(&b);
+  JT_PUSH(S, digits);
+  size_t np = prefix == JT_NIL ? 1 : jt_str_(prefix)->len, nd = jt_str_(digits)->len;
+  jt_V name = jt_make_string(S, np + nd, 'G');
+  if (prefix != JT_NIL) memcpy(jt_str_(name)->chars, jt_str_(prefix)->chars, np * sizeof(uint32_t));
+  memcpy(jt_str_(name)->chars + np, jt_str_(digits)->chars, nd * sizeof(uint32_t));
+  JT_POP(S, 2);
+  return jt_make_symbol(S, name);
+}
+
+/* (copy-symbol symbol &optional copy-properties): a fresh uninterned
+** symbol of the same name; with COPY-PROPERTIES also its value, function
+** and property list (a copy of the list). */
+JT_FN(f_copy_symbol) {
+  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  jt_V sym = jt_make_symbol(S, s->name);
+  if (argc > 1 && argv[1] != JT_NIL && !jt_is_internal(argv[0])) {
+    JT_PUSH(S, sym);
+    jt_V plist = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "COPY-LIST")), 1, s->plist);
+    jt_Symbol *n = jt_sym_(S->sp[-1]);   /* fresh: filled without the barrier */
+    n->plist = plist;
+    n->value = s->value;
+    n->function = s->function;
+    n->h.flags |= s->h.flags & (JT_SYM_MACRO | JT_SYM_CONSTANT);
+    JT_POP(S, 1);
+  }
+  return sym;
 }
 
 /* A symbol user code may reach the value cell of: not a kernel-internal
@@ -1156,6 +1198,28 @@ JT_FN(f_documentation) {
   return JT_NIL;
 }
 
+/* (function-lambda-expression function) => lambda-expression, closure-p,
+** name.  The lambda expression of a function written in Lisp is its source
+** (NIL for a built-in written in C); closure-p is true when it captured a
+** lexical environment. */
+JT_FN(f_function_lambda_expression) {
+  jt_V f = argv[0];
+  if (!jt_isfunction(f)) jt_type_error(S, f, JT_SYM(S, FUNCTION));
+  jt_V vals[3] = {JT_NIL, JT_NIL, JT_NIL};
+  if (jt_is(f, JT_TPRIM)) {
+    vals[2] = jt_prim_(f)->name;
+    return jt_values(S, 3, vals);
+  }
+  const jt_Lambda *L = jt_closure_lambda(S, f);
+  vals[1] = jt_bool(jt_clo_(f)->env != JT_NIL);
+  vals[2] = jt_clo_(f)->name;
+  if (L->body_form != 0 && !jt_is_macro(f)) {
+    jt_V rest = jt_cons(S, L->lambda_list, L->body_form);
+    vals[0] = jt_cons(S, JT_SYM(S, LAMBDA), rest);
+  }
+  return jt_values(S, 3, vals);
+}
+
 static const jt_Reg base_fns[] = {
   {"CAR", f_car, 1, 1, "(car list) The first element of LIST."},
   {"CDR", f_cdr, 1, 1, "(cdr list) LIST without its first element."},
@@ -1180,6 +1244,8 @@ static const jt_Reg base_fns[] = {
   {"FIND-SYMBOL", f_find_symbol, 1, 2, "(find-symbol string &optional package) The symbol or NIL."},
   {"MAKE-SYMBOL", f_make_symbol, 1, 1, "(make-symbol string) A new uninterned symbol."},
   {"GENSYM", f_gensym, 0, 1, "(gensym &optional prefix) A new uninterned symbol."},
+  {"FUNCTION-LAMBDA-EXPRESSION", f_function_lambda_expression, 1, 1, "(function-lambda-expression function) Its lambda expression (or NIL), whether it is a closure, and its name."},
+  {"COPY-SYMBOL", f_copy_symbol, 1, 2, "(copy-symbol symbol &optional copy-properties) A new uninterned symbol named like SYMBOL."},
   {"SYMBOL-VALUE", f_symbol_value, 1, 1, "(symbol-value symbol) Its dynamic value."},
   {"SET", f_set, 2, 2, "(set symbol value) Set the dynamic value of SYMBOL."},
   {"%SET-SYMBOL-VALUE", f_set_symbol_value, 2, 2, "(%set-symbol-value symbol value)"},
@@ -1209,4 +1275,7 @@ static const jt_Reg base_fns[] = {
   {NULL, NULL, 0, 0, NULL}
 };
 
-void jt_open_base(jt_State *S) { jt_register(S, base_fns); }
+void jt_open_base(jt_State *S) {
+  jt_register(S, base_fns);
+  jt_defglobal(S, "*GENSYM-COUNTER*", jt_mkfix(0));
+}

@@ -893,6 +893,12 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
       out_ascii(P, tmp);
     }
     return;
+  case JT_TRANDOM:
+    unreadable(P, v, "a random state");
+    out_ascii(P, "#<RANDOM-STATE ");
+    out_hexid(P, v);
+    out_char(P, '>');
+    return;
   case JT_TFRAME:
     unreadable(P, v, "an environment");
     out_ascii(P, "#<ENVIRONMENT>");

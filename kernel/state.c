@@ -97,10 +97,7 @@ jiti_State *jiti_open(void) {
   S->cstack_limit = cstack_budget();
   S->fuel_left = UINT64_MAX;
   S->write_fn = stdout_write;
-  S->rng[0] = 0x9E3779B97F4A7C15ull;
-  S->rng[1] = 0xBF58476D1CE4E5B9ull;
-  S->rng[2] = 0x94D049BB133111EBull;
-  S->rng[3] = 0x2545F4914F6CDD1Dull;
+  S->random_state = JT_NIL;
   for (int i = 0; i < JT_S_COUNT; i++) S->sym[i] = JT_NIL;
 
   /* Bootstrapping: nothing may signal until the condition types exist, and

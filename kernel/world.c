@@ -117,6 +117,7 @@ static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
   if (o->type == JT_THASH && (o->flags & JT_HASH_MANAGED)) return;
   /* frames, code and closures are never part of the world's state */
   if (o->type == JT_TFRAME || o->type == JT_TCODE || o->type == JT_TSTREAM) return;
+  if (o->type == JT_TRANDOM && (o->flags & JT_RANDOM_SCRATCH)) return;
   Level *L = &w->levels[w->nlevels - 1];
   if (set_has(L, o)) return;
   set_add(L, o);

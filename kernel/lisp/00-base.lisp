@@ -215,6 +215,17 @@
 
 (defmacro multiple-value-list (form) `(multiple-value-call #'list ,form))
 
+;;; prog and prog*: a block NIL around bindings around a tagbody.
+(defun %prog-expand (let-op vars body)
+  (multiple-value-bind (decls forms) (%parse-body body)
+    `(block nil (,let-op ,vars ,@decls (tagbody ,@forms)))))
+
+(defmacro prog (vars &body body) (%prog-expand 'let vars body))
+(defmacro prog* (vars &body body) (%prog-expand 'let* vars body))
+
+(defmacro define-symbol-macro (name expansion)
+  `(progn (%define-symbol-macro ',name ',expansion) ',name))
+
 (defmacro nth-value (n form) `(nth ,n (multiple-value-list ,form)))
 
 (defmacro multiple-value-setq (vars form)

@@ -48,8 +48,11 @@
                  (not (and (eq acc 'gethash) (cdr (cdr (cdr place))))))
             `(,(%setter-symbol acc) ,@(cdr place) ,value)
             (multiple-value-bind (temps vals stores setter) (get-setf-expansion place)
-              `(let* (,@(mapcar #'list temps vals) (,(car stores) ,value))
-                 ,setter))))))
+              (if (cdr stores)
+                  `(let* ,(mapcar #'list temps vals)
+                     (multiple-value-bind ,stores ,value ,setter))
+                  `(let* (,@(mapcar #'list temps vals) (,(car stores) ,value))
+                     ,setter)))))))
 
 (defmacro setf (&rest pairs)
   (cond ((null pairs) nil)
@@ -188,6 +191,30 @@
          (multiple-value-bind (,(car stores) ,found) (%remf ,getter ,indicator)
            ,setter
            ,found)))))
+
+(defmacro define-setf-expander (access-fn lambda-list &body body)
+  ;; BODY, run with LAMBDA-LIST bound to the place's arguments, returns the
+  ;; five values of get-setf-expansion (&environment is bound to NIL)
+  (let ((place (gensym "PLACE")))
+    `(progn
+       (%define-setf ',access-fn :expander
+                     (lambda (,place)
+                       (destructuring-bind ,lambda-list (cdr ,place) ,@body)))
+       ',access-fn)))
+
+;; (setf (values place...) form): each place gets the corresponding value
+;; of FORM (NIL when FORM has fewer); the values stored are returned.
+(%define-setf 'values :expander
+      (lambda (form)
+        (let ((temps nil) (vals nil) (stores nil) (setters nil) (getters nil))
+          (dolist (place (cdr form))
+            (multiple-value-bind (ts vs ss setter getter) (get-setf-expansion place)
+              (setq temps (append temps ts) vals (append vals vs))
+              (setq stores (append stores (list (car ss))))
+              (setq setters (append setters (list setter)) getters (append getters (list getter)))))
+          (values temps vals stores
+                  `(values ,@setters)
+                  `(values ,@getters)))))
 
 (defmacro define-modify-macro (name lambda-list function &optional doc)
   (declare (ignore doc))

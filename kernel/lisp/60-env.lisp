@@ -1,0 +1,48 @@
+;;;; 60-env.lisp — functions and macros about the environment of a
+;;;; program: compiling (there is no compiler: code is analysed once),
+;;;; symbols made by name, hash-table iteration by macro.
+
+;; (compile name &optional definition) => function-or-name, warnings-p,
+;; failure-p.  Code is analysed when it is defined, so there is nothing
+;; more to do: a lambda expression becomes a function, a function stays
+;; itself, and a name is returned as it is.
+(defun compile (name &optional (definition nil definition-p))
+  (let ((fn (cond ((not definition-p)
+                   (unless name (error "COMPILE: NIL with no definition"))
+                   (or (macro-function name) (fdefinition name)))
+                  ((functionp definition) definition)
+                  ((and (consp definition) (eq (car definition) 'lambda))
+                   (coerce definition 'function))
+                  (t (error 'type-error :datum definition
+                                        :expected-type '(or function (cons (eql lambda) list)))))))
+    (when (and name definition-p)
+      (setf (fdefinition name) fn))
+    (values (or name fn) nil nil)))
+
+;; (gentemp &optional (prefix "T") package): a fresh symbol interned in
+;; PACKAGE whose name is PREFIX followed by a number.  The counter is the
+;; function's own (a closed-over variable).
+(let ((counter 0))
+  (defun gentemp (&optional (prefix "T") (package nil package-p))
+    (check-type prefix string)
+    (loop
+      (setq counter (+ counter 1))
+      (let ((name (format nil "~a~d" prefix counter)))
+        (unless (if package-p (find-symbol name package) (find-symbol name))
+          (return (if package-p (intern name package) (intern name))))))))
+
+;; (with-hash-table-iterator (name table) body): (name) returns the next
+;; entry as (values t key value), or NIL when there are no more.  The
+;; entries are those of the moment the form is entered.
+(defmacro with-hash-table-iterator ((name table) &body body)
+  (let ((entries (gensym "ENTRIES")))
+    `(let ((,entries (let ((l nil))
+                       (maphash (lambda (k v) (setq l (cons (cons k v) l))) ,table)
+                       (nreverse l))))
+       (macrolet ((,name ()
+                    '(if ,entries
+                         (let ((e (car ,entries)))
+                           (setq ,entries (cdr ,entries))
+                           (values t (car e) (cdr e)))
+                         nil)))
+         ,@body))))
