@@ -41,6 +41,7 @@ void jt_open_num(jt_State *S);      /* num.c */
 void jt_open_list(jt_State *S);     /* list.c: conses and lists */
 void jt_open_seq(jt_State *S);      /* seq.c: generic sequence functions */
 void jt_open_array(jt_State *S);    /* array.c: arrays and bit vectors */
+void jt_open_env(jt_State *S);      /* env.c: the clock and the environment */
 void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */

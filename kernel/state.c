@@ -144,6 +144,7 @@ jiti_State *jiti_open(void) {
       jt_open_io(S);
       jt_open_read(S);
       jt_open_format(S);
+      jt_open_env(S);
       jt_open_world(S);
       jt_open_meta(S);
       jt_jmp_pop(S, &j);

@@ -208,6 +208,10 @@ if [[ -n $HOOKS ]]; then
   "$HOOKS" stop --store "$H" >/dev/null
 fi
 
+# --- the sandboxed worker reads the clocks and sleeps (nanosleep is allowed)
+t worker-clock 0 "^:OK$" -- "$JITI" eval --store "$S" \
+  '(progn (sleep 0.01) (get-universal-time) (get-internal-run-time) (get-internal-real-time) (decode-universal-time 0) :ok)'
+
 # --- one transaction changing thousands of rows (glibc's qsort asks
 # sysinfo: once killed the sandboxed worker); a replacement worker imports them
 t many-rows 0 "^:OK$" -- "$JITI" eval --store "$S" '(progn (dotimes (i 3000) (world-put i (list i "row"))) :ok)'

@@ -46,3 +46,36 @@
                            (values t (car e) (cdr e)))
                          nil)))
          ,@body))))
+
+;; (time form): evaluate FORM, print how long it took to *trace-output*,
+;; return its values.
+(defun %time (thunk)
+  (let ((real (get-internal-real-time)) (run (get-internal-run-time)))
+    (let ((values (multiple-value-list (funcall thunk))))
+      (format *trace-output* "~&Evaluation took:~%  ~,6f seconds of real time~%  ~,6f seconds of run time~%"
+              (/ (- (get-internal-real-time) real) internal-time-units-per-second)
+              (/ (- (get-internal-run-time) run) internal-time-units-per-second))
+      (values-list values))))
+
+(defmacro time (form) `(%time (lambda () ,form)))
+
+;; (describe object &optional stream): what OBJECT is, and for a symbol
+;; what it names.
+(defun describe (object &optional stream)
+  (let ((out (cond ((null stream) *standard-output*) ((eq stream t) *standard-output*) (t stream))))
+    (format out "~&~s~%  is a ~(~a~).~%" object (type-of object))
+    (when (symbolp object)
+      (when (boundp object) (format out "  Its value is ~s.~%" (symbol-value object)))
+      (when (fboundp object)
+        (format out "  It names a ~a.~%"
+                (cond ((special-operator-p object) "special operator")
+                      ((macro-function object) "macro")
+                      (t "function")))
+        (let ((doc (documentation object 'function)))
+          (when doc (format out "  ~a~%" doc))))
+      (when (symbol-plist object) (format out "  Its property list is ~s.~%" (symbol-plist object))))
+    (when (hash-table-p object)
+      (format out "  It holds ~d entries (test ~s).~%" (hash-table-count object) (hash-table-test object)))
+    (when (and (arrayp object) (not (stringp object)))
+      (format out "  Dimensions ~s, element type ~s.~%" (array-dimensions object) (array-element-type object)))
+    (values)))
