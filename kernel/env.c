@@ -190,40 +190,80 @@ JT_FN(f_room)
   return jt_values(S, 0, NULL);
 }
 
-/* Symbols whose name contains `sub` (a string), in the order of the
-** symbol table, excluding the kernel's internal ones. */
-static jt_V apropos_symbols(jt_State *S, jt_V sub)
+/* Does `sub` occur in the name of sym (case-insensitively)? */
+static bool name_contains(jt_State *S, jt_V sym, jt_String *sub)
 {
-  jt_V result = JT_NIL;
-  JT_ROOT(S, result);
-  jt_String *str = jt_str_(sub);
-  for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v == JT_NIL || jt_is_internal(v)) continue;
-    jt_String *n = jt_str_(jt_symobj(S, v)->name);
-    bool found = str->len == 0;
-    for (size_t k = 0; !found && k + str->len <= n->len; k++) {
-      size_t j = 0;
-      while (j < str->len && jt_char_upcase(n->chars[k + j]) == jt_char_upcase(str->chars[j])) j++;
-      found = j == str->len;
-    }
-    if (found) result = jt_cons(S, v, result);
+  jt_String *n = jt_str_(jt_symobj(S, sym)->name);
+  if (sub->len == 0) return true;
+  for (size_t k = 0; k + sub->len <= n->len; k++) {
+    size_t j = 0;
+    while (j < sub->len && jt_char_upcase(n->chars[k + j]) == jt_char_upcase(sub->chars[j])) j++;
+    if (j == sub->len) return true;
   }
-  JT_UNROOT(S, 1);
+  return false;
+}
+
+/* Is the package of index pi one apropos looks in: a named package, and
+** with a package argument that one or one it uses (for its externals)? */
+static bool searched(jt_State *S, int pi, bool external, jt_V only)
+{
+  jt_V p = jt_package_of_index(S, pi);
+  if (p == JT_NIL || jt_find_package(S, p) != p || pi == JT_PKG_INTERNAL) return false;
+  if (only == JT_NIL || p == only) return true;
+  if (!external) return false;
+  for (jt_V u = jt_pkg_(only)->use_list; jt_iscons(u); u = jt_cdr(u))
+    if (jt_car(u) == p) return true;
+  return false;
+}
+
+/* The symbols whose name contains `sub`, each once: of every package, or
+** those accessible in `only`.  The kernel's internal ones are never seen. */
+static jt_V apropos_symbols(jt_State *S, jt_V sub, jt_V only)
+{
+  jt_V result = JT_NIL, seen = jt_make_hash(S, JT_HASH_EQ, 64);
+  JT_ROOT(S, result);
+  JT_ROOT(S, seen);
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_SymEntry *e = &S->symtab[i];
+    if (e->sym == 0 || e->sym == JT_UNBOUND || !searched(S, e->pkg, e->flags & JT_SE_EXTERNAL, only))
+      continue;
+    if (!name_contains(S, e->sym, jt_str_(sub))) continue;
+    jt_V sym = e->sym == S->nil_sym ? JT_NIL : e->sym == S->t_sym ? JT_T : e->sym;
+    bool dup;
+    jt_hash_get(S, seen, sym, &dup);
+    if (dup) continue;
+    jt_hash_put(S, seen, sym, JT_T);
+    result = jt_cons(S, sym, result);
+  }
+  JT_UNROOT(S, 2);
   return result;
+}
+
+static jt_V apropos_package(jt_State *S, int argc, jt_V *argv)
+{
+  if (argc < 2 || argv[1] == JT_NIL) return JT_NIL;
+  jt_V p = jt_find_package(S, argv[1]);
+  if (p == JT_NIL) jt_type_error(S, argv[1], JT_SYM(S, PACKAGE));
+  return p;
 }
 
 /* (apropos-list string &optional package) */
 JT_FN(f_apropos_list)
 {
-  return apropos_symbols(S, jt_string_designator(S, argv[0]));
+  jt_V only = apropos_package(S, argc, argv);
+  JT_PUSH(S, only);
+  jt_V l = apropos_symbols(S, jt_string_designator(S, argv[0]), only);
+  JT_POP(S, 1);
+  return l;
 }
 
 /* (apropos string &optional package): print each symbol, with what it
 ** names. */
 JT_FN(f_apropos)
 {
-  jt_V l = apropos_symbols(S, jt_string_designator(S, argv[0]));
+  jt_V only = apropos_package(S, argc, argv);
+  JT_PUSH(S, only);
+  jt_V l = apropos_symbols(S, jt_string_designator(S, argv[0]), only);
   JT_PUSH(S, l);
   jt_V out = jt_output_stream(S, JT_NIL);
   JT_PUSH(S, out);
@@ -237,7 +277,7 @@ JT_FN(f_apropos)
       jt_stream_puts(S, out, (s->h.flags & JT_SYM_CONSTANT) ? " (constant)" : " (variable)");
     jt_stream_putc(S, out, '\n');
   }
-  JT_POP(S, 2);
+  JT_POP(S, 3);
   return jt_values(S, 0, NULL);
 }
 

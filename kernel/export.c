@@ -22,7 +22,10 @@
 **                      2 bits (packed as in 'B'); dims and fill in LEB128;
 **                      the elements in row-major order (a displaced array
 **                      is stored with its own copy of its elements)
-**   'Y' pkg len name   symbol (pkg 1 = lisp, 2 = keyword, 0 = uninterned)
+**   'Y' pkg len name   symbol: pkg 1 the symbol this name designates in
+**                      COMMON-LISP-USER, 2 a keyword, 0 uninterned; or
+**   'Y' 3 len pkgname len name  a symbol of another home package
+**                      (a kernel-internal symbol is refused)
 **   'L' n items tail   proper or dotted list: n elements then the tail
 **   'V' n items        simple vector
 **   'H' test n (k v)*  hash table, pairs sorted by the bytes of k
@@ -102,13 +105,31 @@ static bool push_path(Enc *e, jt_V v) {
   return true;
 }
 
-static void put_symbol(Enc *e, jt_V v) {
-  jt_Symbol *s = jt_symobj(e->S, v);
+/* A symbol is named as the reader would name it in COMMON-LISP-USER: a bare
+** name when that is what the name designates there (stores written before
+** packages existed hold only such names, and keep meaning the same), else
+** with its home package. */
+static bool put_symbol(Enc *e, jt_V v) {
+  jt_State *S = e->S;
+  jt_Symbol *s = jt_symobj(S, v);
+  if (s->package == JT_PKG_INTERNAL) { *e->why = "a kernel-internal symbol"; return false; }
+  jt_V home = jt_package_of_index(S, s->package);
+  int kind = s->package == JT_PKG_KEYWORD ? 2
+           : s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL ? 0
+           : jt_symbol_accessible(S, v, jt_package_of_index(S, JT_PKG_USER)) ? 1 : 3;
   jt_buf_putc(e->out, 'Y');
-  jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
+  jt_buf_putc(e->out, (char)kind);
+  if (kind == 3) {
+    size_t pn;
+    char *p = jt_string_utf8(S, jt_pkg_(home)->name, &pn);
+    put_uleb(e->out, pn);
+    jt_buf_put(e->out, p, pn);
+    free(p);
+  }
   size_t n = strlen(s->cname);
   put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
+  return true;
 }
 
 typedef struct { char *p; size_t n; size_t idx; } KeyBytes;
@@ -262,7 +283,7 @@ static bool enc(Enc *e, jt_V v) {
       free(s);
       return true;
     }
-    case JT_TSYMBOL: put_symbol(e, v); return true;
+    case JT_TSYMBOL: return put_symbol(e, v);
     case JT_TRANDOM:
       jt_buf_putc(e->out, 'Q');
       for (int w = 0; w < 4; w++)
@@ -329,12 +350,10 @@ static bool enc(Enc *e, jt_V v) {
       if (!push_path(e, v)) return false;
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
-      put_symbol(e, L->name);
+      bool ok = put_symbol(e, L->name);
       put_uleb(e->out, L->nslots);
-      bool ok = true;
       for (uint32_t i = 0; i < L->nslots && ok; i++) {
-        put_symbol(e, jt_vec_(L->slot_names)->items[i]);
-        ok = enc(e, jt_struct_(v)->slots[i]);
+        ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
       }
       e->depth--;
       return ok;
@@ -459,12 +478,22 @@ static jt_V get_symbol(Dec *d) {
   if (d->pos >= d->n || d->p[d->pos] != 'Y') bad(d, "expected a symbol");
   d->pos++;
   if (d->pos >= d->n) bad(d, "truncated symbol");
-  int pkg = d->p[d->pos++];
-  size_t len;
+  int kind = d->p[d->pos++];
+  size_t len, plen = 0;
+  const char *p = NULL;
+  if (kind == 3) p = get_span(d, &plen);
   const char *s = get_span(d, &len);
-  if (pkg == 0) return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
-  if (pkg != JT_PKG_LISP && pkg != JT_PKG_KEYWORD) bad(d, "unknown package");
-  return jt_intern_bytes(d->S, s, len, pkg);
+  switch (kind) {
+  case 0: return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
+  case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
+  case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
+  case 3: {
+    jt_V pkg = jt_package_named(d->S, p, plen);
+    if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
+    return jt_read_intern(d->S, pkg, s, len);
+  }
+  default: bad(d, "unknown package");
+  }
 }
 
 static jt_V dec(Dec *d) {

@@ -1439,17 +1439,26 @@ static void fmt_indirect(Fmt *F, const Dir *d, Args *a)
 static void fmt_call(Fmt *F, const Dir *d, Args *a)
 {
   jt_State *S = F->S;
-  char name[128];
-  size_t n = 0;
-  size_t from = d->name_start;
-  /* A package prefix names the only package there is. */
+  char name[128], pname[128];
+  size_t n = 0, pn = 0;
+  size_t from = d->name_start, colon = d->name_end;
+  /* pkg:name or pkg::name; without a package, COMMON-LISP-USER */
   for (size_t i = d->name_start; i < d->name_end; i++)
-    if (cat(F, i) == ':') from = i + 1;
+    if (cat(F, i) == ':') {
+      if (colon == d->name_end) colon = i;
+      from = i + 1;
+    }
+  for (size_t i = d->name_start; i < colon && colon < d->name_end; i++) {
+    if (pn > sizeof pname - 8) fmt_error(F, d->pos, "package name too long");
+    pn += jt_utf8_encode(upcase(cat(F, i)), pname + pn);
+  }
   for (size_t i = from; i < d->name_end; i++) {
     if (n > sizeof name - 8) fmt_error(F, d->pos, "function name too long");
     n += jt_utf8_encode(upcase(cat(F, i)), name + n);
   }
-  jt_V sym = jt_find_symbol(S, name, n, JT_PKG_LISP);
+  jt_V pkg = colon < d->name_end ? jt_package_named(S, pname, pn) : jt_package_of_index(S, JT_PKG_USER);
+  if (pkg == JT_NIL) fmt_error(F, d->pos, "~/%.*s/ names a package that does not exist", (int)pn, pname);
+  jt_V sym = jt_find_accessible(S, pkg, name, n);
   if (sym == JT_NOVALUE || sym == JT_UNBOUND || sym == 0)
     fmt_error(F, d->pos, "~/%.*s/ names no function", (int)n, name);
   jt_V fn = jt_fdefinition(S, sym);

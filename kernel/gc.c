@@ -86,6 +86,7 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TARRAY: return sizeof(jt_Array) + o->aux * sizeof(size_t);
     case JT_TCOMPLEX: return sizeof(jt_Complex);
     case JT_TRANDOM: return sizeof(jt_Random);
+    case JT_TPACKAGE: return sizeof(jt_Package);
   }
   return sizeof(jt_Obj);
 }
@@ -377,6 +378,11 @@ static void trace(jt_State *S, jt_Obj *o) {
     case JT_TFOREIGN: M(((jt_Foreign *)o)->tag); break;
     case JT_TARRAY: M(((jt_Array *)o)->data); break;
     case JT_TCOMPLEX: M(((jt_Complex *)o)->re); M(((jt_Complex *)o)->im); break;
+    case JT_TPACKAGE: {
+      jt_Package *p = (jt_Package *)o;
+      M(p->name); M(p->nicknames); M(p->use_list); M(p->used_by); M(p->shadowing); M(p->doc);
+      break;
+    }
     default: break;
   }
 }
@@ -386,7 +392,10 @@ void jt_gc_trace_fields(jt_State *S, const jt_Obj *o) { trace(S, (jt_Obj *)o); }
 static void mark_roots(jt_State *S) {
   for (jt_V *p = S->stack; p < S->sp; p++) M(*p);
   for (size_t i = 0; i < S->nroots; i++) M(*S->roots[i]);
-  for (size_t i = 0; i < S->symcap; i++) M(S->symtab[i]);
+  for (size_t i = 0; i < S->symcap; i++)
+    if (S->symtab[i].sym != 0 && S->symtab[i].sym != JT_UNBOUND) M(S->symtab[i].sym);
+  for (size_t i = 0; i < S->npackages; i++) M(S->packages[i]);
+  M(S->package_names);
   M(S->nil_sym); M(S->t_sym);
   for (int i = 0; i < JT_S_COUNT; i++) M(S->sym[i]);
   M(S->layouts);

@@ -101,6 +101,10 @@ void jt_vector_push(jt_State *S, jt_V vec, jt_V v);
 
 /* ---------------------------------------------------------------- symbols */
 
+/* Symbols and packages (package.c).  jt_intern is for C code naming the
+** kernel's own symbols: a standard name gives COMMON-LISP's symbol, a
+** %-name the internal one, any other JITI's.  The others take a package
+** index (JT_PKG_*); jt_find_symbol finds a symbol present in it. */
 jt_V jt_intern(jt_State *S, const char *name);          /* exact name */
 jt_V jt_intern_keyword(jt_State *S, const char *name);  /* name without ':' */
 /* Put an existing symbol object into the symbol table (bootstrap). */
@@ -108,6 +112,28 @@ void jt_intern_symbol_object(jt_State *S, jt_V sym);
 jt_V jt_intern_string(jt_State *S, jt_V name, int package);
 jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package);  /* UTF-8 */
 jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package);
+uint32_t jt_symbol_name_hash(const char *name, size_t len);
+void jt_open_packages(jt_State *S);     /* the fixed packages, first of all */
+void jt_open_package_fns(jt_State *S);  /* the package functions */
+void jt_packages_finish(jt_State *S);   /* after the library: split COMMON-LISP and JITI */
+jt_V jt_package_of_index(jt_State *S, int index);
+/* The package named by a string designator (or a package), or NIL. */
+jt_V jt_find_package(jt_State *S, jt_V designator);
+jt_V jt_package_named(jt_State *S, const char *name, size_t len);
+/* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
+jt_V jt_current_package(jt_State *S);
+int jt_current_package_index(jt_State *S);
+/* The reader's lookups in pkg: an unqualified name (interned when new;
+** refused in a locked package), and pkg:name (external only; NOVALUE). */
+jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
+jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len);
+/* Make a JITI symbol external (a name the host defined). */
+void jt_publish(jt_State *S, jt_V sym);
+/* The symbol named `name` accessible in pkg, or JT_NOVALUE. */
+jt_V jt_find_accessible(jt_State *S, jt_V pkg, const char *name, size_t len);
+/* Is sym what its name designates in pkg?  Is it external in its home? */
+bool jt_symbol_accessible(jt_State *S, jt_V sym, jt_V pkg);
+bool jt_symbol_external(jt_State *S, jt_V sym);
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym);  /* handles NIL and T */
 const char *jt_symname(jt_State *S, jt_V sym);
 bool jt_iskeyword(jt_V v);
@@ -353,6 +379,9 @@ jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
 /* Print into a malloc'd UTF-8 string of at most `max` bytes, never
 ** signalling (for reports, backtraces and the host API). */
 char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max);
+/* prin1 as the world names things: symbols relative to COMMON-LISP-USER,
+** qualified with "::" whatever is exported (jt_print_cstr otherwise). */
+char *jt_print_canonical(jt_State *S, jt_V v, size_t max);
 /* The same, with the byte length (the text may contain NUL characters). */
 char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len);
 

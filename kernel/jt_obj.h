@@ -78,6 +78,7 @@ enum jt_Type {
   JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
   JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */
   JT_TRANDOM,    /* random state: the words of the generator (num.c) */
+  JT_TPACKAGE,   /* package (package.c) */
   JT_TYPE_COUNT
 };
 
@@ -124,17 +125,23 @@ typedef struct jt_Symbol {
   jt_V plist;
   jt_V setf_fn;   /* function for (setf name), or JT_UNBOUND */
   char *cname;    /* the name as NUL-terminated UTF-8, owned by the symbol */
-  uint32_t hash;
-  uint8_t package;  /* JT_PKG_* */
+  uint32_t hash;  /* of the name alone: it never changes (sxhash) */
+  uint16_t package;  /* the home package's index (JT_PKG_*), 0 for none */
 } jt_Symbol;
 
-/* JT_PKG_INTERNAL is the home of the kernel's own helpers (names beginning
+/* Package indices (package.c).  A symbol's home is a small index into the
+** state's table of packages; the first ones are fixed.
+**
+** JT_PKG_INTERNAL is the home of the kernel's own helpers (names beginning
 ** with %, interned by C code or read while a library is loaded in kernel
-** mode).  Nothing user code can do names it: the reader, INTERN and
-** FIND-SYMBOL outside kernel mode use JT_PKG_LISP, so a user's %FOO is a
-** different symbol; and no function reaches an internal symbol's function
-** or value cell from a designator (see jt_is_internal's callers). */
-enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2, JT_PKG_INTERNAL = 3 };
+** mode).  It has no name: nothing user code can do names it (the reader,
+** INTERN, FIND-SYMBOL, FIND-PACKAGE and LIST-ALL-PACKAGES never reach it),
+** so a user's %FOO is a different symbol; and no function reaches an
+** internal symbol's function or value cell from a designator (see
+** jt_is_internal's callers).  JT_PKG_JITI holds jiti's own extensions and
+** the names the library uses; COMMON-LISP-USER uses it and COMMON-LISP. */
+enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2, JT_PKG_INTERNAL = 3,
+       JT_PKG_USER = 4, JT_PKG_JITI = 5, JT_PKG_FIRST_FREE = 6 };
 #define jt_is_internal(v) (jt_is(v, JT_TSYMBOL) && ((jt_Symbol *)(v))->package == JT_PKG_INTERNAL)
 
 /* Array flags (strings, vectors and array headers) */
@@ -179,6 +186,21 @@ typedef struct jt_Complex { jt_Obj h; jt_V re, im; } jt_Complex;
 ** existed, it is not part of a world (a checkpoint does not save it). */
 #define JT_RANDOM_SCRATCH 0x0001
 typedef struct jt_Random { jt_Obj h; uint64_t s[4]; } jt_Random;
+
+/* A package: its name and relations.  Which symbols are present in it (and
+** which of those are external) is kept in the state's symbol table, keyed
+** by package index; see package.c. */
+#define JT_PACKAGE_LOCKED  0x0001  /* COMMON-LISP, JITI: nothing may change */
+#define JT_PACKAGE_DELETED 0x0002
+typedef struct jt_Package {
+  jt_Obj h;         /* aux = index */
+  jt_V name;        /* string; NIL once deleted */
+  jt_V nicknames;   /* list of strings */
+  jt_V use_list;    /* packages used, in order */
+  jt_V used_by;     /* packages using this one */
+  jt_V shadowing;   /* the shadowing symbols */
+  jt_V doc;         /* documentation string or NIL */
+} jt_Package;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 
@@ -304,6 +326,7 @@ typedef struct jt_Foreign {
 #define jt_stream_(v) ((jt_Stream *)(v))
 #define jt_arr_(v)    ((jt_Array *)(v))
 #define jt_complex_(v) ((jt_Complex *)(v))
+#define jt_pkg_(v)    ((jt_Package *)(v))
 
 #define jt_iscons(v)    jt_is(v, JT_TCONS)
 #define jt_islist(v)    ((v) == JT_NIL || jt_iscons(v))

@@ -22,6 +22,17 @@
 #define JT_STACK_RESERVE 4096  /* value-stack slots kept for signalling overflow */
 #define JT_STACK_GUARD 64
 
+/* An entry of the symbol table: `sym` is present in the package of index
+** `pkg`.  A symbol is present in its home package and in every package it
+** was imported into. */
+typedef struct jt_SymEntry {
+  jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
+  uint32_t hash;     /* of the name and the package */
+  uint16_t pkg;
+  uint16_t flags;    /* JT_SE_EXTERNAL */
+} jt_SymEntry;
+#define JT_SE_EXTERNAL 0x0001
+
 /* A call record: one per active function call, for backtraces. */
 typedef struct jt_CallInfo {
   struct jt_CallInfo *prev;
@@ -122,9 +133,12 @@ struct jt_State {
   jt_V *stack, *sp, *stack_end;
   size_t stack_slots;
 
-  /* ---- symbols */
-  jt_V *symtab;             /* open-addressing table of interned symbols */
-  size_t nsyms, symcap;
+  /* ---- symbols and packages (package.c) */
+  struct jt_SymEntry *symtab;  /* (package, symbol) for every symbol present in a package */
+  size_t nsyms, nsymdel, symcap;  /* live entries, deleted entries, slots */
+  jt_V *packages;           /* index -> package object (never reused) */
+  size_t npackages, pkgcap;
+  jt_V package_names;       /* managed EQUAL hash: name or nickname -> package */
   jt_V nil_sym, t_sym;      /* symbol objects standing for NIL and T */
   jt_V sym[JT_S_COUNT];
 

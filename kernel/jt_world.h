@@ -24,4 +24,15 @@ jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *p
 
 void jt_open_world(jt_State *S);
 
+/* While a checkpoint is open, record how to undo a change of a C-side
+** table: fn(S, a, b, c) runs when the checkpoint is restored (newest
+** first; a and b are kept alive until then).  fn must not signal. */
+typedef void (*jt_UndoFn)(jt_State *S, jt_V a, jt_V b, uintptr_t c);
+void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c);
+
+/* Put and remove in a managed map (a hash table flagged JT_HASH_MANAGED)
+** of another module: logged, so that a restore undoes them. */
+void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val);
+bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
+
 #endif

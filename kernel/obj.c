@@ -174,12 +174,6 @@ jt_V jt_make_foreign(jt_State *S, void *ptr, jt_V tag) {
 
 /* ---------------------------------------------------------------- symbols */
 
-static uint32_t hash_name(const char *s, size_t n, int package) {
-  uint32_t h = 2166136261u ^ (uint32_t)package;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
-}
-
 static jt_V new_symbol(jt_State *S, jt_V name, const char *cname, size_t clen) {
   JT_PUSH(S, name);
   jt_Symbol *s = (jt_Symbol *)jt_alloc(S, JT_TSYMBOL, sizeof(jt_Symbol));
@@ -193,6 +187,7 @@ static jt_V new_symbol(jt_State *S, jt_V name, const char *cname, size_t clen) {
   if (!s->cname) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
   memcpy(s->cname, cname, clen);
   s->cname[clen] = 0;
+  s->hash = jt_symbol_name_hash(cname, clen);
   return (jt_V)s;
 }
 
@@ -202,110 +197,6 @@ jt_V jt_make_symbol(jt_State *S, jt_V name) {
   jt_V sym = new_symbol(S, name, c, len);
   free(c);
   return sym;
-}
-
-static void symtab_grow(jt_State *S) {
-  size_t ncap = S->symcap ? S->symcap * 2 : 4096;
-  jt_V *t = calloc(ncap, sizeof(jt_V));
-  if (!t) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  for (size_t i = 0; i < ncap; i++) t[i] = JT_NIL;
-  for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v == JT_NIL) continue;
-    size_t k = jt_sym_(v)->hash & (ncap - 1);
-    while (t[k] != JT_NIL) k = (k + 1) & (ncap - 1);
-    t[k] = v;
-  }
-  free(S->symtab);
-  S->symtab = t;
-  S->symcap = ncap;
-}
-
-static jt_V immediate_of(jt_State *S, jt_V sym) {
-  if (sym == S->nil_sym) return JT_NIL;
-  if (sym == S->t_sym) return JT_T;
-  return sym;
-}
-
-jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package) {
-  if (!S->symcap) return JT_NOVALUE;
-  uint32_t h = hash_name(name, len, package);
-  size_t k = h & (S->symcap - 1);
-  for (;;) {
-    jt_V v = S->symtab[k];
-    if (v == JT_NIL) return JT_NOVALUE;
-    jt_Symbol *s = jt_sym_(v);
-    if (s->hash == h && s->package == package && strncmp(s->cname, name, len) == 0 &&
-        s->cname[len] == 0)
-      return immediate_of(S, v);
-    k = (k + 1) & (S->symcap - 1);
-  }
-}
-
-/* The package a %-name goes to: C code (trusted) and kernel-mode reading
-** intern the kernel's helpers in the internal home; everything else, the
-** user's own %FOO included, in the Lisp package. */
-static int home_of(jt_State *S, const char *name, size_t len, int package, bool trusted) {
-  if (package == JT_PKG_LISP && len > 1 && name[0] == '%' && (trusted || S->kernel_mode))
-    return JT_PKG_INTERNAL;
-  return package;
-}
-
-static jt_V intern_bytes(jt_State *S, const char *name, size_t len, int package, jt_V namestr) {
-  jt_V found = jt_find_symbol(S, name, len, package);
-  if (found != JT_NOVALUE) return found;
-  if ((S->nsyms + 1) * 2 > S->symcap) symtab_grow(S);
-  if (namestr == JT_NIL) namestr = jt_string_from_utf8(S, name, len);
-  jt_V sym = new_symbol(S, namestr, name, len);
-  jt_Symbol *s = jt_sym_(sym);
-  s->hash = hash_name(name, len, package);
-  s->package = (uint8_t)package;
-  s->h.flags |= JT_SYM_INTERNED;
-  if (package == JT_PKG_KEYWORD) {
-    s->value = sym;
-    s->h.flags |= JT_SYM_KEYWORD | JT_SYM_CONSTANT;
-  }
-  size_t k = s->hash & (S->symcap - 1);
-  while (S->symtab[k] != JT_NIL) k = (k + 1) & (S->symcap - 1);
-  S->symtab[k] = sym;
-  S->nsyms++;
-  return sym;
-}
-
-void jt_intern_symbol_object(jt_State *S, jt_V sym) {
-  if ((S->nsyms + 1) * 2 > S->symcap) symtab_grow(S);
-  jt_Symbol *s = jt_sym_(sym);
-  s->hash = hash_name(s->cname, strlen(s->cname), JT_PKG_LISP);
-  s->package = JT_PKG_LISP;
-  s->h.flags |= JT_SYM_INTERNED;
-  size_t k = s->hash & (S->symcap - 1);
-  while (S->symtab[k] != JT_NIL) k = (k + 1) & (S->symcap - 1);
-  S->symtab[k] = sym;
-  S->nsyms++;
-}
-
-jt_V jt_intern(jt_State *S, const char *name) {
-  size_t len = strlen(name);
-  return intern_bytes(S, name, len, home_of(S, name, len, JT_PKG_LISP, true), JT_NIL);
-}
-
-jt_V jt_intern_keyword(jt_State *S, const char *name) {
-  return intern_bytes(S, name, strlen(name), JT_PKG_KEYWORD, JT_NIL);
-}
-
-jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package) {
-  return intern_bytes(S, name, len, home_of(S, name, len, package, false), JT_NIL);
-}
-
-jt_V jt_intern_string(jt_State *S, jt_V name, int package) {
-  size_t len;
-  JT_PUSH(S, name);
-  char *c = jt_string_utf8(S, name, &len);
-  /* the symbol gets its own copy of the name: strings are mutable */
-  jt_V found = intern_bytes(S, c, len, home_of(S, c, len, package, false), JT_NIL);
-  free(c);
-  JT_POP(S, 1);
-  return found;
 }
 
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym) {
@@ -909,34 +800,6 @@ JT_FN(f_identity) { return argv[0]; }
 
 JT_FN(f_symbol_name) { return jt_symobj(S, jt_check_symbol(S, argv[0]))->name; }
 
-JT_FN(f_intern) {
-  jt_V name = jt_check_string(S, argv[0]);
-  size_t len;
-  char *c = jt_string_utf8(S, name, &len);
-  int pkg = JT_PKG_LISP;
-  if (argc > 1 && argv[1] != JT_NIL) {
-    jt_V p = jt_string_designator(S, argv[1]);
-    char *pn = jt_string_utf8(S, p, NULL);
-    if (!strcmp(pn, "KEYWORD")) pkg = JT_PKG_KEYWORD;
-    free(pn);
-  }
-  jt_V found = jt_find_symbol(S, c, len, pkg);
-  jt_V status = found == JT_NOVALUE ? JT_NIL : jt_intern_keyword(S, "INTERNAL");
-  if (found == JT_NOVALUE) found = intern_bytes(S, c, len, pkg, JT_NIL);
-  free(c);
-  return jt_values2(S, found, status);
-}
-
-JT_FN(f_find_symbol) {
-  jt_V name = jt_check_string(S, argv[0]);
-  size_t len;
-  char *c = jt_string_utf8(S, name, &len);
-  jt_V found = jt_find_symbol(S, c, len, JT_PKG_LISP);
-  free(c);
-  if (found == JT_NOVALUE) return jt_values2(S, JT_NIL, JT_NIL);
-  return jt_values2(S, found, jt_intern_keyword(S, "INTERNAL"));
-}
-
 JT_FN(f_make_symbol) { return jt_make_symbol(S, jt_check_string(S, argv[0])); }
 
 /* (gensym &optional x): a fresh uninterned symbol named X (default "G")
@@ -1240,8 +1103,6 @@ static const jt_Reg base_fns[] = {
   {"TYPE-OF", f_type_of, 1, 1, "(type-of object) A type specifier for OBJECT."},
   {"IDENTITY", f_identity, 1, 1, "(identity x) X."},
   {"SYMBOL-NAME", f_symbol_name, 1, 1, "(symbol-name symbol) Its name as a string."},
-  {"INTERN", f_intern, 1, 2, "(intern string &optional package) The symbol named STRING."},
-  {"FIND-SYMBOL", f_find_symbol, 1, 2, "(find-symbol string &optional package) The symbol or NIL."},
   {"MAKE-SYMBOL", f_make_symbol, 1, 1, "(make-symbol string) A new uninterned symbol."},
   {"GENSYM", f_gensym, 0, 1, "(gensym &optional prefix) A new uninterned symbol."},
   {"FUNCTION-LAMBDA-EXPRESSION", f_function_lambda_expression, 1, 1, "(function-lambda-expression function) Its lambda expression (or NIL), whether it is a closure, and its name."},

@@ -45,7 +45,12 @@ typedef struct Printer {
   bool full;            /* budget exhausted: print nothing more */
   bool safe;
   /* settings, read once from the special variables */
-  bool escape, readably, radix, circle, array;
+  bool escape, readably, radix, circle, array, gensym;
+  /* canonical: symbols are qualified relative to COMMON-LISP-USER, always
+  ** with "::" (entry names and keys of a world: they must not depend on
+  ** the current package or on what is exported) */
+  bool canonical;
+  jt_V package;         /* the current package (prefixes are relative to it) */
   int base, pcase;
   intptr_t length, level;  /* -1: unlimited */
   int maxrec, rec;
@@ -156,6 +161,11 @@ static void load_settings(Printer *P, bool escape)
   P->radix = var(P, JT_SYM(S, PRINT_RADIX), JT_NIL) != JT_NIL;
   P->circle = var(P, JT_SYM(S, PRINT_CIRCLE), JT_NIL) != JT_NIL;
   P->array = P->readably || var(P, JT_SYM(S, PRINT_ARRAY), JT_T) != JT_NIL;
+  P->gensym = P->readably || var(P, JT_SYM(S, PRINT_GENSYM), JT_T) != JT_NIL;
+  jt_V pkg = var(P, JT_SYM(S, PACKAGE_VAR), JT_NIL);
+  if (!jt_is(pkg, JT_TPACKAGE) || jt_pkg_(pkg)->name == JT_NIL || P->canonical)
+    pkg = jt_package_of_index(S, JT_PKG_USER);
+  P->package = pkg;
   jt_V c = var(P, JT_SYM(S, PRINT_CASE), JT_NIL);
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
@@ -528,13 +538,29 @@ static void print_name(Printer *P, const uint32_t *c, size_t n)
   }
 }
 
+/* The package prefix of a symbol that is not accessible in the current
+** package: its home's name and ':' (external) or '::'.  The kernel's
+** internal symbols print bare: their home has no name. */
+static void print_prefix(Printer *P, jt_V v, jt_Symbol *s)
+{
+  jt_State *S = P->S;
+  if (s->package == JT_PKG_KEYWORD) { out_char(P, ':'); return; }
+  if (s->package == JT_PKG_INTERNAL) return;
+  jt_V home = jt_package_of_index(S, s->package);
+  if (s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL) {
+    if (P->gensym) out_ascii(P, "#:");
+    return;
+  }
+  if (P->package == JT_NIL || jt_symbol_accessible(S, v, P->package)) return;
+  jt_V name = jt_pkg_(home)->name;
+  print_name(P, jt_str_(name)->chars, jt_str_(name)->len);
+  out_ascii(P, !P->canonical && jt_symbol_external(S, v) ? ":" : "::");
+}
+
 static void print_symbol(Printer *P, jt_V v)
 {
   jt_Symbol *s = jt_symobj(P->S, v);
-  if (P->escape) {
-    if (s->package == JT_PKG_KEYWORD) out_char(P, ':');
-    else if (s->package == JT_PKG_NONE) out_ascii(P, "#:");
-  }
+  if (P->escape) print_prefix(P, v, s);
   if (jt_isstring(s->name)) {
     print_name(P, jt_str_(s->name)->chars, jt_str_(s->name)->len);
   } else if (s->cname) {
@@ -893,6 +919,19 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
       out_ascii(P, tmp);
     }
     return;
+  case JT_TPACKAGE:
+    unreadable(P, v, "a package");
+    out_ascii(P, "#<PACKAGE ");
+    if (jt_isstring(jt_pkg_(v)->name)) {
+      bool e = P->escape;
+      P->escape = true;
+      print_string(P, jt_pkg_(v)->name);
+      P->escape = e;
+    } else {
+      out_ascii(P, "(deleted)");
+    }
+    out_char(P, '>');
+    return;
   case JT_TRANDOM:
     unreadable(P, v, "a random state");
     out_ascii(P, "#<RANDOM-STATE ");
@@ -972,6 +1011,7 @@ static void printer_init(Printer *P, jt_State *S)
   P->S = S;
   P->stream = JT_NIL;
   P->table = JT_NIL;
+  P->package = JT_NIL;
 }
 
 static void run(Printer *P, jt_V v)
@@ -1014,13 +1054,14 @@ char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
   return jt_print_cstr_len(S, v, escape, max, NULL);
 }
 
-char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)
+static char *print_safely(jt_State *S, jt_V v, bool escape, bool canonical, size_t max, size_t *len)
 {
   jt_Buf b = {0};
   JT_ROOT(S, v);   /* condition reports run Lisp code, which may collect */
   Printer P;
   printer_init(&P, S);
   P.safe = true;
+  P.canonical = canonical;
   P.cbuf = &b;
   P.max = max;
   load_settings(&P, escape);
@@ -1030,6 +1071,16 @@ char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *le
   if (len) *len = b.n;
   jt_buf_putc(&b, '\0');
   return b.p;
+}
+
+char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)
+{
+  return print_safely(S, v, escape, false, max, len);
+}
+
+char *jt_print_canonical(jt_State *S, jt_V v, size_t max)
+{
+  return print_safely(S, v, true, true, max, NULL);
 }
 
 /* --------------------------------------------------------------- built-ins */

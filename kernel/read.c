@@ -201,53 +201,90 @@ static jt_V token_string(Rd *d, Tok *t, size_t lo, size_t hi)
   return s;
 }
 
-static bool name_is(const uint32_t *c, size_t n, const char *name)
+/* The UTF-8 of characters [lo, hi) of the token, for a symbol or package
+** name.  Up to 64 characters are encoded on the stack (in buf), so that
+** looking up an existing name allocates nothing; a longer name is encoded
+** in the storage of a scratch string, which *holder keeps alive (the caller
+** roots it). */
+enum { MAXC = 64 };
+static const char *token_bytes(Rd *d, Tok *t, size_t lo, size_t hi, char buf[MAXC * 4 + 1],
+                               size_t *len, jt_V *holder)
 {
-  size_t k = strlen(name);
-  if (n != k) return false;
-  for (size_t i = 0; i < n; i++)
-    if (c[i] != (unsigned char)name[i]) return false;
-  return true;
-}
-
-/* Map a package name to our single package model (-1: no such package). */
-static int package_of(Rd *d, Tok *t)
-{
-  uint32_t buf[24];
-  if (t->colon1 > sizeof buf / sizeof buf[0]) return -1;
-  Tok t2 = *t;
-  scan_token(d, &t2, buf, 0, t->colon1);
-  size_t n = t->colon1;
-  if (name_is(buf, n, "KEYWORD")) return JT_PKG_KEYWORD;
-  if (name_is(buf, n, "CL") || name_is(buf, n, "COMMON-LISP") ||
-      name_is(buf, n, "CL-USER") || name_is(buf, n, "COMMON-LISP-USER") ||
-      name_is(buf, n, "JITI") || name_is(buf, n, "JITI-USER"))
-    return JT_PKG_LISP;
-  return -1;
-}
-
-/* The symbol named by characters [lo, hi) of the token in package `pkg`,
-** interned if new.  A name of up to 64 characters is encoded once, on the
-** stack, and looked up without allocating (most tokens name existing
-** symbols); a longer one goes through a Lisp string. */
-static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, int pkg)
-{
-  enum { MAXC = 64 };
-  if (hi - lo > MAXC) {
-    jt_V name = token_string(d, t, lo, hi);
-    JT_ROOT(d->S, name);
-    jt_V sym = jt_intern_string(d->S, name, pkg);
-    JT_UNROOT(d->S, 1);
-    return sym;
+  size_t n = hi - lo, k = 0;
+  char *out = buf;
+  uint32_t small[MAXC];
+  uint32_t *cs = small;
+  if (n > MAXC) {
+    jt_V str = token_string(d, t, lo, hi);
+    *holder = str;
+    cs = jt_str_(str)->chars;
+    size_t bytes = 0;
+    char u[4];
+    for (size_t i = 0; i < n; i++) bytes += jt_utf8_encode(cs[i], u);
+    jt_V store = jt_make_string(d->S, bytes / sizeof(uint32_t) + 1, 0);
+    cs = jt_str_(*holder)->chars;   /* objects never move; re-read for clarity */
+    *holder = store;                /* the characters are no longer needed */
+    out = (char *)jt_str_(store)->chars;
+    for (size_t i = 0; i < n; i++) k += jt_utf8_encode(cs[i], out + k);
+  } else {
+    Tok t2 = *t;
+    scan_token(d, &t2, cs, lo, hi);
+    for (size_t i = 0; i < n; i++) k += jt_utf8_encode(cs[i], out + k);
   }
-  uint32_t cs[MAXC];
-  char name[MAXC * 4 + 1];
-  Tok t2 = *t;
-  scan_token(d, &t2, cs, lo, hi);
-  size_t k = 0;
-  for (size_t i = 0; i < hi - lo; i++) k += jt_utf8_encode(cs[i], name + k);
-  name[k] = 0;
-  return jt_intern_bytes(d->S, name, k, pkg);
+  out[k] = 0;
+  *len = k;
+  return out;
+}
+
+/* The package named by the token's prefix, or a reader error. */
+static jt_V token_package(Rd *d, Tok *t)
+{
+  char buf[MAXC * 4 + 1];
+  size_t len;
+  jt_V holder = JT_NIL;
+  JT_ROOT(d->S, holder);
+  const char *name = token_bytes(d, t, 0, t->colon1, buf, &len, &holder);
+  jt_V pkg = jt_package_named(d->S, name, len);
+  if (pkg == JT_NIL)
+    jt_reader_error(d->S, t->start, "package %.64s%s does not exist", name, len > 64 ? "..." : "");
+  JT_UNROOT(d->S, 1);
+  return pkg;
+}
+
+/* The symbol named by characters [lo, hi) of the token: a keyword; an
+** external symbol of pkg (`external`); or the symbol of that name
+** accessible in pkg, interned there when new. */
+static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool keyword,
+                         bool external)
+{
+  jt_State *S = d->S;
+  char buf[MAXC * 4 + 1];
+  size_t len;
+  jt_V holder = JT_NIL;
+  JT_ROOT(S, holder);
+  JT_ROOT(S, pkg);
+  const char *name = token_bytes(d, t, lo, hi, buf, &len, &holder);
+  jt_V sym;
+  if (keyword) {
+    sym = jt_intern_bytes(S, name, len, JT_PKG_KEYWORD);
+  } else if (external) {
+    sym = jt_read_external(S, pkg, name, len);
+    if (sym == JT_NOVALUE) {
+      jt_V pname = jt_pkg_(pkg)->name;
+      char *pn = jt_string_utf8(S, pname, NULL);
+      char msg[200];
+      snprintf(msg, sizeof msg, "%.64s", pn);
+      free(pn);
+      jt_reader_error(S, t->start, "%s %.64s in package %s",
+                      jt_find_symbol(S, name, len, (int)jt_o(pkg)->aux) != JT_NOVALUE
+                          ? "there is no external symbol named" : "there is no symbol named",
+                      name, msg);
+    }
+  } else {
+    sym = jt_read_intern(S, pkg, name, len);
+  }
+  JT_UNROOT(S, 2);
+  return sym;
 }
 
 /* Read a token: a number or a symbol.  `uninterned` after #:. */
@@ -276,7 +313,8 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (num != JT_NOVALUE) return num;
   }
   if (t.ncolons == 0) {
-    return token_symbol(d, &t, 0, t.n, d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP);
+    if (d->keywords) return token_symbol(d, &t, 0, t.n, JT_NIL, true, false);
+    return token_symbol(d, &t, 0, t.n, jt_current_package(d->S), false, false);
   }
 
   /* package-qualified: the markers must be one ':' or '::' together */
@@ -291,26 +329,37 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (second != ':')
       jt_reader_error(d->S, t.start, "too many package markers in a symbol");
   }
-  int pkg;
   if (t.colon1 == 0) {
     if (t.ncolons != 1)
       jt_reader_error(d->S, t.start, "too many package markers in a keyword");
-    pkg = JT_PKG_KEYWORD;
-  } else {
-    pkg = package_of(d, &t);
-    if (pkg < 0) {
-      char *name = NULL;
-      jt_V pname = token_string(d, &t, 0, t.colon1);
-      name = jt_string_utf8(d->S, pname, NULL);
-      char msg[96];
-      snprintf(msg, sizeof msg, "%.64s%s", name, strlen(name) > 64 ? "..." : "");
-      free(name);
-      jt_reader_error(d->S, t.start, "package %s does not exist", msg);
-    }
-    if (last + 1 == t.n)
-      jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+    return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   }
-  return token_symbol(d, &t, last + 1, t.n, pkg);
+  jt_V pkg = token_package(d, &t);
+  if (last + 1 == t.n)
+    jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+  if (jt_o(pkg)->aux == JT_PKG_KEYWORD) return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
+  if (t.ncolons == 2 && (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) && !d->S->kernel_mode) {
+    /* pkg::name in a locked package names only what is there already */
+    JT_ROOT(d->S, pkg);
+    char buf[MAXC * 4 + 1];
+    size_t len;
+    jt_V holder = JT_NIL;
+    JT_ROOT(d->S, holder);
+    const char *name = token_bytes(d, &t, last + 1, t.n, buf, &len, &holder);
+    if (jt_find_symbol(d->S, name, len, (int)jt_o(pkg)->aux) == JT_NOVALUE &&
+        jt_read_external(d->S, pkg, name, len) == JT_NOVALUE) {
+      int st = 0;
+      (void)st;
+      jt_V acc = JT_NOVALUE;
+      for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u) && acc == JT_NOVALUE; u = jt_cdr(u))
+        acc = jt_read_external(d->S, jt_car(u), name, len);
+      if (acc == JT_NOVALUE)
+        jt_reader_error(d->S, t.start, "cannot make the symbol %.64s in the locked package %s",
+                        name, jt_o(pkg)->aux == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
+    }
+    JT_UNROOT(d->S, 2);
+  }
+  return token_symbol(d, &t, last + 1, t.n, pkg, false, t.ncolons == 1);
 }
 
 /* ----------------------------------------------------------------- strings */

@@ -26,6 +26,14 @@ typedef struct MapLog {
   jt_V map, key, old;  /* old == JT_NOVALUE: the key was absent */
 } MapLog;
 
+/* How to undo a change of a C-side table (the symbol table): run by a
+** restore, newest first. */
+typedef struct UndoRec {
+  jt_UndoFn fn;
+  jt_V a, b;
+  uintptr_t c;
+} UndoRec;
+
 typedef struct Level {
   Snap *snaps;
   size_t nsnaps, capsnaps;
@@ -33,6 +41,8 @@ typedef struct Level {
   size_t setcap, setn;
   MapLog *logs;
   size_t nlogs, caplogs;
+  UndoRec *undos;
+  size_t nundos, capundos;
 } Level;
 
 typedef struct World {
@@ -198,6 +208,7 @@ static void level_free(Level *L) {
   free(L->snaps);
   free(L->set);
   free(L->logs);
+  free(L->undos);
   memset(L, 0, sizeof *L);
 }
 
@@ -209,12 +220,13 @@ static void level_free(Level *L) {
 #define LEVEL_KEEP 1024
 static void level_close(Level *L) {
   for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
-  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP) {
+  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP ||
+      L->capundos > LEVEL_KEEP) {
     level_free(L);
     return;
   }
   if (L->setn) memset(L->set, 0, L->setcap * sizeof *L->set);
-  L->nsnaps = L->nlogs = L->setn = 0;
+  L->nsnaps = L->nlogs = L->setn = L->nundos = 0;
 }
 
 /* The saved copies hold the old values: they and their owners are roots.
@@ -248,6 +260,10 @@ static void world_mark(jt_State *S, void *ud) {
       jt_gc_mark(S, L->logs[k].key);
       jt_gc_mark(S, L->logs[k].old);
     }
+    for (size_t k = 0; k < L->nundos; k++) {
+      jt_gc_mark(S, L->undos[k].a);
+      jt_gc_mark(S, L->undos[k].b);
+    }
   }
 }
 
@@ -265,6 +281,23 @@ static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
     L->caplogs = n;
   }
   L->logs[L->nlogs++] = (MapLog){map, key, old};
+}
+
+static void undo_push(Level *L, UndoRec r) {
+  if (L->nundos == L->capundos) {
+    size_t n = L->capundos ? L->capundos * 2 : 64;
+    UndoRec *p = realloc(L->undos, n * sizeof *p);
+    if (!p) abort();  /* the change is already made: it must be undoable */
+    L->undos = p;
+    L->capundos = n;
+  }
+  L->undos[L->nundos++] = r;
+}
+
+void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c) {
+  World *w = W(S);
+  if (!w || w->nlevels == 0) return;
+  undo_push(&w->levels[w->nlevels - 1], (UndoRec){fn, a, b, c});
 }
 
 static void map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
@@ -294,6 +327,18 @@ static bool map_rem(jt_State *S, jt_V map, jt_V key) {
   return true;
 }
 
+/* The managed maps of other modules (the package registry): logged like
+** the world's own, so a restore undoes them at the cost of the change. */
+void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
+  if (!W(S)) jt_hash_put(S, map, key, val);
+  else map_put(S, map, key, val);
+}
+
+bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key) {
+  if (!W(S)) return jt_hash_rem(S, map, key);
+  return map_rem(S, map, key);
+}
+
 /* ------------------------------------------------------------ checkpoints */
 
 int jiti_checkpoint(jiti_State *S) {
@@ -320,6 +365,10 @@ void jiti_restore(jiti_State *S) {
   S->gc_inhibit++;
   int saved_depth = S->ckpt_depth;
   S->ckpt_depth = 0;  /* the replay itself must not be logged */
+  for (size_t i = L->nundos; i > 0; i--) {
+    UndoRec *u = &L->undos[i - 1];
+    u->fn(S, u->a, u->b, u->c);
+  }
   for (size_t i = L->nlogs; i > 0; i--) {
     MapLog *m = &L->logs[i - 1];
     if (m->old == JT_NOVALUE) jt_hash_rem(S, m->map, m->key);
@@ -356,6 +405,7 @@ void jiti_commit(jiti_State *S) {
       }
       P->logs[P->nlogs++] = L->logs[i];
     }
+    for (size_t i = 0; i < L->nundos; i++) undo_push(P, L->undos[i]);
   }
   level_close(L);
   w->nlevels--;

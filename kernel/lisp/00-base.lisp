@@ -234,7 +234,10 @@
        ,@(mapcar (lambda (v) (setq i (1+ i)) `(setq ,v (nth ,i ,g))) vars)
        (car ,g))))
 
-(defmacro in-package (name) (declare (ignore name)) nil)
+;; (in-package name): make the package named NAME current.
+(defmacro in-package (name)
+  `(eval-when (:compile-toplevel :load-toplevel :execute)
+     (%in-package ,(if (stringp name) name (symbol-name name)))))
 
 (defmacro deftype (name lambda-list &body body)
   (if lambda-list (error "DEFTYPE: parameterised types are not supported: ~S" name))

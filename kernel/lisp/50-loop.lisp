@@ -301,6 +301,18 @@
            (let ((kind (next-form)) (keys nil) (tbl nil) (other nil))
              (cond ((%loop-kw-in kind '("HASH-KEY" "HASH-KEYS")) (setq keys t))
                    ((%loop-kw-in kind '("HASH-VALUE" "HASH-VALUES")) (setq keys nil))
+                   ((%loop-kw-in kind '("SYMBOL" "SYMBOLS" "PRESENT-SYMBOL" "PRESENT-SYMBOLS"
+                                        "EXTERNAL-SYMBOL" "EXTERNAL-SYMBOLS"))
+                    ;; the symbols of a package (default *package*)
+                    (let ((pkg '*package*)
+                          (kinds (cond ((%loop-kw-in kind '("SYMBOL" "SYMBOLS")) 3)
+                                       ((%loop-kw-in kind '("PRESENT-SYMBOL" "PRESENT-SYMBOLS")) 1)
+                                       (t 2))))
+                      (when (and (more) (%loop-kw-in (peek) '("OF" "IN")))
+                        (next-form)
+                        (setq pkg (next-form)))
+                      (return-from for-being
+                        (iter-list var (list 'mapcar '(function car) (list '%package-symbols pkg kinds))))))
                    (t (error "LOOP: unsupported iteration BEING THE ~s" kind)))
              (unless (and (more) (%loop-kw-in (peek) '("OF" "IN")))
                (error "LOOP: expected OF or IN after ~s" kind))
