@@ -224,10 +224,11 @@ void cli_map_free(cli_map *m) {
   m->n = m->cap = 0;
 }
 
-/* The kernel's import order: types before the code and values that use
-** them, macros before functions (see jiti_export_all). */
+/* The kernel's import order: packages before the names in them, types
+** before the code and values that use them, macros before functions (see
+** jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
-  JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+  JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
   JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
 
 typedef struct ImportArgs {

@@ -381,6 +381,7 @@ typedef struct Dec {
   const unsigned char *p;
   size_t n, pos;
   int depth;
+  bool showing;  /* decoding to show: a missing package is made */
 } Dec;
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
@@ -488,7 +489,7 @@ static jt_V get_symbol(Dec *d) {
   case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
   case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
   case 3: {
-    jt_V pkg = jt_package_named(d->S, p, plen);
+    jt_V pkg = d->showing ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
     if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
     return jt_read_intern(d->S, pkg, s, len);
   }
@@ -644,14 +645,21 @@ static jt_V dec(Dec *d) {
 }
 
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
-  Dec d = {S, bytes, len, 0, 0};
+  Dec d = {S, bytes, len, 0, 0, false};
   jt_V v = dec(&d);
   if (d.pos != len) bad(&d, "trailing bytes");
   return v;
 }
 
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
-  Dec d = {S, bytes, len, *pos, 0};
+  Dec d = {S, bytes, len, *pos, 0, false};
+  jt_V v = dec(&d);
+  *pos = d.pos;
+  return v;
+}
+
+jt_V jt_decode_showing(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  Dec d = {S, bytes, len, *pos, 0, true};
   jt_V v = dec(&d);
   *pos = d.pos;
   return v;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "jt_lib.h"
 #include "jt_eval.h"   /* jt_limit_exceeded */
+#include "jt_world.h"  /* jt_world_current_package */
 
 void jt_open_print(jt_State *S);  /* print.c: the printer's built-ins */
 
@@ -765,6 +766,11 @@ void jt_reset_io_syntax(jt_State *S)
     jt_Symbol *s = jt_symobj(S, vars[i].sym);
     s->h.flags |= JT_SYM_SPECIAL;
     JT_SET(S, s, s->value, vars[i].value);
+  }
+  /* the current package is the world's (once the packages are made) */
+  if (jt_packages_ready(S)) {
+    jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));
+    JT_SET(S, s, s->value, jt_world_current_package(S));
   }
 }
 

@@ -117,9 +117,11 @@ void jt_open_packages(jt_State *S);     /* the fixed packages, first of all */
 void jt_open_package_fns(jt_State *S);  /* the package functions */
 void jt_packages_finish(jt_State *S);   /* after the library: split COMMON-LISP and JITI */
 jt_V jt_package_of_index(jt_State *S, int index);
+bool jt_packages_ready(jt_State *S);    /* true once jt_packages_finish ran */
 /* The package named by a string designator (or a package), or NIL. */
 jt_V jt_find_package(jt_State *S, jt_V designator);
 jt_V jt_package_named(jt_State *S, const char *name, size_t len);
+jt_V jt_package_named_or_made(jt_State *S, const char *name, size_t len);
 /* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
 jt_V jt_current_package(jt_State *S);
 int jt_current_package_index(jt_State *S);
@@ -127,6 +129,11 @@ int jt_current_package_index(jt_State *S);
 ** refused in a locked package), and pkg:name (external only; NOVALUE). */
 jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
 jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len);
+/* A package's definition as a world stores it (a canonical DEFPACKAGE
+** form), and the package made (or brought up to date) from one, leniently:
+** packages and symbols it names but that are not there yet are made. */
+jt_V jt_package_definition(jt_State *S, jt_V pkg);
+void jt_package_import(jt_State *S, jt_V form);
 /* Make a JITI symbol external (a name the host defined). */
 void jt_publish(jt_State *S, jt_V sym);
 /* The symbol named `name` accessible in pkg, or JT_NOVALUE. */

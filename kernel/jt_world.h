@@ -17,12 +17,19 @@ int jt_encode_limit(const char *why);
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+/* jt_decode_at for showing an entry: a package it names that does not exist
+** is made (empty), so that the entry can be printed. */
+jt_V jt_decode_showing(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 
 /* Flag on a hash table that the world manages with operation logs (the data
 ** table, the entry registry): the object barrier leaves it alone. */
 #define JT_HASH_MANAGED 0x8000
 
 void jt_open_world(jt_State *S);
+
+/* The world's current package (its entry *PACKAGE*, else
+** COMMON-LISP-USER). */
+jt_V jt_world_current_package(jt_State *S);
 
 /* While a checkpoint is open, record how to undo a change of a C-side
 ** table: fn(S, a, b, c) runs when the checkpoint is restored (newest

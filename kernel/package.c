@@ -292,6 +292,11 @@ static jt_V pkg_at(jt_State *S, int index)
 
 jt_V jt_package_of_index(jt_State *S, int index) { return pkg_at(S, index); }
 
+bool jt_packages_ready(jt_State *S)
+{
+  return S->npackages > JT_PKG_JITI && jt_pkg_(S->packages[JT_PKG_JITI])->name != JT_NIL;
+}
+
 static int pkg_index(jt_V pkg) { return (int)jt_o(pkg)->aux; }
 
 static bool locked(jt_V pkg) { return (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) != 0; }
@@ -783,6 +788,15 @@ static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
   return pkg;
 }
 
+/* The package named name, made (using nothing) when there is none: for
+** showing a stored entry outside the world it was written in. */
+jt_V jt_package_named_or_made(jt_State *S, const char *name, size_t len)
+{
+  jt_V pkg = jt_package_named(S, name, len);
+  if (pkg != JT_NIL) return pkg;
+  return make_package(S, jt_string_from_utf8(S, name, len), JT_NIL, JT_NIL);
+}
+
 /* A name the host gave meaning (jiti_register): external in JITI, so that
 ** COMMON-LISP-USER sees it. */
 void jt_publish(jt_State *S, jt_V sym)
@@ -1103,8 +1117,34 @@ JT_FN(f_package_documentation)
   return jt_pkg_(pkg)->doc;
 }
 
+/* In a lenient %defpackage (a world importing its packages, in any order):
+** a package named but not there yet is made empty (its own definition
+** comes later), a symbol named but not there is interned in it. */
+static jt_V lenient_package(jt_State *S, jt_V designator, bool lenient)
+{
+  jt_V p = jt_find_package(S, designator);
+  if (p != JT_NIL || !lenient) return need_package(S, designator);
+  return make_package(S, designator, JT_NIL, JT_NIL);
+}
+
+static jt_V lenient_symbol(jt_State *S, jt_V from, jt_V sname, bool lenient)
+{
+  int st;
+  jt_V sym = find_in_string(S, from, sname, &st);
+  if (sym != JT_NOVALUE) return sym;
+  char b[200], pb[200];
+  if (!lenient)
+    package_error(S, from, "no symbol named %s in the package %s", text_of(S, sname, b, sizeof b),
+                  pkg_cname(S, from, pb, sizeof pb));
+  size_t len;
+  char *c = jt_string_utf8(S, sname, &len);
+  sym = make_present(S, c, len, pkg_index(from), JT_NIL);
+  free(c);
+  return sym;
+}
+
 /* (%defpackage name nicknames use shadow shadowing-import-from import-from
-**  intern export doc): the effect of a defpackage form.  A package that
+**  intern export doc lenient): the effect of a defpackage form.  A package that
 ** exists keeps what it has and gets what the form adds (uses, exports,
 ** ...); its nicknames become the form's.  Options are applied in the
 ** standard's order: shadows, uses, imports and interns, exports.  The
@@ -1114,6 +1154,7 @@ JT_FN(f_defpackage)
   jt_V *base = S->sp;
   jt_V name = jt_string_designator(S, argv[0]);
   JT_PUSH(S, name);
+  bool lenient = argv[9] != JT_NIL;
   jt_V pkg = jt_find_package(S, name);
   if (pkg == JT_NIL) {
     pkg = make_package(S, name, argv[1], JT_NIL);
@@ -1138,31 +1179,31 @@ JT_FN(f_defpackage)
   JT_PUSH(S, pkg);
   for (jt_V l = argv[3]; jt_iscons(l); l = jt_cdr(l)) shadow_one(S, pkg, jt_string_designator(S, jt_car(l)));
   for (jt_V l = argv[4]; jt_iscons(l); l = jt_cdr(l)) {
-    jt_V from = need_package(S, jt_car(jt_car(l)));
-    for (jt_V n = jt_cdr(jt_car(l)); jt_iscons(n); n = jt_cdr(n)) {
-      int st;
-      jt_V sym = find_in_string(S, from, jt_string_designator(S, jt_car(n)), &st);
-      if (sym == JT_NOVALUE) {
-        char b[200];
-        package_error(S, from, "no symbol named %s in the package",
-                      text_of(S, jt_string_designator(S, jt_car(n)), b, sizeof b));
-      }
-      import_one(S, pkg, sym, true);
+    jt_V from = lenient_package(S, jt_car(jt_car(l)), lenient);
+    JT_PUSH(S, from);
+    for (jt_V n = jt_cdr(jt_car(l)); jt_iscons(n); n = jt_cdr(n))
+      import_one(S, pkg, lenient_symbol(S, from, jt_string_designator(S, jt_car(n)), lenient), true);
+    JT_POP(S, 1);
+  }
+  if (lenient) {
+    /* an imported definition is the package's whole use list */
+    jt_V keep = argv[2];
+    for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u);) {
+      jt_V used = jt_car(u);
+      u = jt_cdr(u);
+      bool listed = false;
+      for (jt_V k = keep; jt_iscons(k) && !listed; k = jt_cdr(k))
+        listed = jt_find_package(S, jt_car(k)) == used;
+      if (!listed) unuse_one(S, pkg, used);
     }
   }
-  for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) use_one(S, pkg, need_package(S, jt_car(l)));
+  for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) use_one(S, pkg, lenient_package(S, jt_car(l), lenient));
   for (jt_V l = argv[5]; jt_iscons(l); l = jt_cdr(l)) {
-    jt_V from = need_package(S, jt_car(jt_car(l)));
-    for (jt_V n = jt_cdr(jt_car(l)); jt_iscons(n); n = jt_cdr(n)) {
-      int st;
-      jt_V sname = jt_string_designator(S, jt_car(n));
-      jt_V sym = find_in_string(S, from, sname, &st);
-      if (sym == JT_NOVALUE) {
-        char b[200];
-        package_error(S, from, "no symbol named %s in the package", text_of(S, sname, b, sizeof b));
-      }
-      import_one(S, pkg, sym, false);
-    }
+    jt_V from = lenient_package(S, jt_car(jt_car(l)), lenient);
+    JT_PUSH(S, from);
+    for (jt_V n = jt_cdr(jt_car(l)); jt_iscons(n); n = jt_cdr(n))
+      import_one(S, pkg, lenient_symbol(S, from, jt_string_designator(S, jt_car(n)), lenient), false);
+    JT_POP(S, 1);
   }
   for (jt_V l = argv[6]; jt_iscons(l); l = jt_cdr(l)) {
     jt_V sname = jt_string_designator(S, jt_car(l));
@@ -1222,10 +1263,147 @@ static const jt_Reg package_fns[] = {
   {"%PACKAGE-SYMBOLS", f_package_symbols, 2, 2, "(%package-symbols package kinds) (symbol . status) pairs."},
   {"%IN-PACKAGE", f_in_package, 1, 1, "(%in-package name) Make the package named NAME current."},
   {"%PACKAGE-DOCUMENTATION", f_package_documentation, 1, 2, "(%package-documentation package [doc])"},
-  {"%DEFPACKAGE", f_defpackage, 9, 9, "(%defpackage name nicknames use shadow shadowing-import-from "
-   "import-from intern export doc) What defpackage does."},
+  {"%DEFPACKAGE", f_defpackage, 10, 10, "(%defpackage name nicknames use shadow shadowing-import-from "
+   "import-from intern export doc lenient) What defpackage does."},
   {NULL, NULL, 0, 0, NULL}
 };
+
+/* ------------------------------------------------------ stored definition */
+
+/* Strings sorted (string<), for a canonical definition. */
+static jt_V sorted_strings(jt_State *S, jt_V l)
+{
+  if (l == JT_NIL) return l;
+  JT_PUSH(S, l);
+  jt_V r = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "SORT")), 2, l,
+                      jt_fdefinition(S, jt_intern(S, "STRING<")));
+  JT_POP(S, 1);
+  return r;
+}
+
+static jt_V option(jt_State *S, const char *key, jt_V items)
+{
+  JT_PUSH(S, items);
+  jt_V k = jt_intern_keyword(S, key);
+  jt_V r = jt_cons(S, k, S->sp[-1]);
+  JT_POP(S, 1);
+  return r;
+}
+
+/* (from-package-name symbol-name ...) groups of the symbols in `syms`
+** (a list), by home package, each sorted, the groups by package name. */
+static jt_V grouped(jt_State *S, jt_V syms)
+{
+  jt_V *base = S->sp;
+  JT_PUSH(S, syms);
+  JT_PUSH(S, JT_NIL);   /* alist home-name -> names */
+  for (jt_V l = base[0]; jt_iscons(l); l = jt_cdr(l)) {
+    jt_Symbol *s = jt_symobj(S, jt_car(l));
+    jt_V home = pkg_at(S, s->package);
+    jt_V hname = home != JT_NIL && jt_pkg_(home)->name != JT_NIL ? jt_pkg_(home)->name : JT_NIL;
+    if (hname == JT_NIL) continue;
+    jt_V cell = JT_NIL;
+    for (jt_V a = base[1]; jt_iscons(a); a = jt_cdr(a))
+      if (jt_equal(S, jt_car(jt_car(a)), hname)) cell = jt_car(a);
+    if (cell == JT_NIL) {
+      cell = jt_cons(S, hname, JT_NIL);
+      JT_PUSH(S, cell);
+      base[1] = jt_cons(S, cell, base[1]);
+      JT_POP(S, 1);
+    }
+    jt_V n = jt_cons(S, s->name, jt_cdr(cell));
+    JT_SET(S, cell, jt_cons_(cell)->cdr, n);
+  }
+  jt_V groups = JT_NIL;
+  JT_PUSH(S, groups);
+  for (jt_V a = base[1]; jt_iscons(a); a = jt_cdr(a)) {
+    jt_V names = sorted_strings(S, jt_cdr(jt_car(a)));
+    jt_V g = jt_cons(S, jt_car(jt_car(a)), names);
+    base[2] = jt_cons(S, g, base[2]);
+  }
+  jt_V r = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "SORT")), 4, base[2],
+                      jt_fdefinition(S, jt_intern(S, "STRING<")), JT_SYM(S, K_KEY),
+                      jt_fdefinition(S, jt_intern(S, "CAR")));
+  S->sp = base;
+  return r;
+}
+
+/* A package's definition as the world stores it: (DEFPACKAGE "NAME"
+** (:NICKNAMES ...) (:USE ...) (:SHADOW ...) (:SHADOWING-IMPORT-FROM ...)
+** (:IMPORT-FROM ...) (:EXPORT ...) (:DOCUMENTATION ...)), every list sorted,
+** so that it depends only on the package. */
+jt_V jt_package_definition(jt_State *S, jt_V pkg)
+{
+  jt_V *base = S->sp;
+  JT_PUSH(S, pkg);
+  int pi = pkg_index(pkg);
+  jt_V shadow = JT_NIL, shimport = JT_NIL, import = JT_NIL, export = JT_NIL, uses = JT_NIL;
+  JT_PUSH(S, shadow);   /* base[1] */
+  JT_PUSH(S, shimport); /* base[2] */
+  JT_PUSH(S, import);   /* base[3] */
+  JT_PUSH(S, export);   /* base[4] */
+  JT_PUSH(S, uses);     /* base[5] */
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_SymEntry *e = &S->symtab[i];
+    if (e->sym == EMPTY || e->sym == GONE || e->pkg != pi) continue;
+    jt_V sym = immediate_of(S, e->sym);
+    jt_Symbol *s = jt_sym_(e->sym);
+    bool shadowing = memq(sym, jt_pkg_(pkg)->shadowing);
+    if (s->package == pi) {
+      if (shadowing) base[1] = jt_cons(S, s->name, base[1]);
+    } else if (shadowing) {
+      base[2] = jt_cons(S, sym, base[2]);
+    } else {
+      base[3] = jt_cons(S, sym, base[3]);
+    }
+    if (e->flags & JT_SE_EXTERNAL) base[4] = jt_cons(S, s->name, base[4]);
+  }
+  for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u); u = jt_cdr(u))
+    base[5] = jt_cons(S, jt_pkg_(jt_car(u))->name, base[5]);
+  jt_V opts = JT_NIL;
+  JT_PUSH(S, opts);     /* base[6] */
+  if (jt_pkg_(pkg)->doc != JT_NIL) {
+    jt_V d = jt_list(S, 1, jt_pkg_(pkg)->doc);
+    base[6] = jt_cons(S, option(S, "DOCUMENTATION", d), base[6]);
+  }
+  jt_V parts[] = {base[4], base[3], base[2], base[1], base[5], jt_pkg_(pkg)->nicknames};
+  const char *keys[] = {"EXPORT", "IMPORT-FROM", "SHADOWING-IMPORT-FROM", "SHADOW", "USE", "NICKNAMES"};
+  for (int k = 0; k < 6; k++) {
+    jt_V items = (k == 1 || k == 2) ? grouped(S, parts[k]) : sorted_strings(S, jt_funcall(S, jt_fdefinition(S, jt_intern(S, "COPY-LIST")), 1, parts[k]));
+    if (items == JT_NIL) continue;
+    JT_PUSH(S, items);
+    jt_V o = option(S, keys[k], items);
+    JT_POP(S, 1);
+    base[6] = jt_cons(S, o, base[6]);
+  }
+  jt_V form = jt_cons(S, jt_pkg_(pkg)->name, base[6]);
+  form = jt_cons(S, jt_intern(S, "DEFPACKAGE"), form);
+  S->sp = base;
+  return form;
+}
+
+/* Make a package from its stored definition (see jt_package_definition). */
+void jt_package_import(jt_State *S, jt_V form)
+{
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  jt_V args[10];
+  for (int i = 0; i < 10; i++) args[i] = JT_NIL;
+  args[0] = jt_car(jt_cdr(form));
+  const char *keys[] = {NULL, "NICKNAMES", "USE", "SHADOW", "SHADOWING-IMPORT-FROM", "IMPORT-FROM",
+                        "INTERN", "EXPORT", "DOCUMENTATION"};
+  for (jt_V o = jt_cdr(jt_cdr(form)); jt_iscons(o); o = jt_cdr(o)) {
+    jt_V opt = jt_car(o);
+    if (!jt_iscons(opt) || !jt_iskeyword(jt_car(opt))) jt_error(S, "a malformed package definition");
+    for (int k = 1; k < 9; k++)
+      if (!strcmp(jt_symname(S, jt_car(opt)), keys[k]))
+        args[k] = k == 8 ? jt_car(jt_cdr(opt)) : jt_cdr(opt);
+  }
+  args[9] = JT_T;
+  for (int i = 0; i < 10; i++) JT_PUSH(S, args[i]);
+  f_defpackage(S, 10, base + 1);
+  S->sp = base;
+}
 
 /* ------------------------------------------------------------- bootstrap */
 
@@ -1290,8 +1468,11 @@ void jt_packages_finish(jt_State *S)
   for (size_t i = 0; i < lh->nentries; i++) {
     if (lh->entries[i].key == JT_HASH_DELETED) continue;
     jt_V names = jt_layout_(lh->entries[i].val)->slot_names;
-    for (size_t k = 0; jt_isvector(names) && k < jt_vec_(names)->len; k++)
-      jt_hash_put(S, standard, jt_vec_(names)->items[k], jt_mkfix(1));
+    for (size_t k = 0; jt_isvector(names) && k < jt_vec_(names)->len; k++) {
+      bool found;
+      jt_hash_get(S, standard, jt_vec_(names)->items[k], &found);
+      if (!found) jt_hash_put(S, standard, jt_vec_(names)->items[k], jt_mkfix(1));
+    }
   }
   /* move the others */
   jt_V movers = JT_NIL;

@@ -57,7 +57,7 @@ typedef struct World {
 #define W(S) ((World *)(S)->world)
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
-  "function", "macro", "variable", "structure", "data", "invariant"};
+  "function", "macro", "variable", "structure", "data", "invariant", "package"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -471,6 +471,10 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       break;
     }
     case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
+    /* a package (here `name`) was made or changed; -7: it goes (renamed or
+    ** deleted).  Its definition is taken from the package when exported. */
+    case 7: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
+    case -7: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
     case 5: record(S, JITI_ENTRY_STRUCTURE, name, base[0]); break;
     case -1:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
@@ -483,7 +487,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
 /* Name of an entry as text: symbols print as their name, (setf f) as a
 ** list; data keys print readably. */
 static char *entry_name(jt_State *S, jt_V name) {
-  return jt_print_cstr(S, name, true, 4096);
+  return jt_print_canonical(S, name, 4096);
 }
 
 typedef struct Item { int kind; char *name; jt_V key; } Item;
@@ -491,8 +495,9 @@ typedef struct Item { int kind; char *name; jt_V key; } Item;
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_MACRO] = 1, [JITI_ENTRY_FUNCTION] = 2,
-  [JITI_ENTRY_VARIABLE] = 3, [JITI_ENTRY_DATA] = 4, [JITI_ENTRY_INVARIANT] = 5};
+  [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_MACRO] = 2,
+  [JITI_ENTRY_FUNCTION] = 3, [JITI_ENTRY_VARIABLE] = 4, [JITI_ENTRY_DATA] = 5,
+  [JITI_ENTRY_INVARIANT] = 6};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -505,8 +510,15 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
   switch (kind) {
     case JITI_ENTRY_VARIABLE: {
       jt_V v = jt_symobj(S, name)->value;
+      /* the world's current package is stored by name */
+      if (name == JT_SYM(S, PACKAGE_VAR)) v = jt_is(src, JT_TPACKAGE) ? jt_pkg_(src)->name : JT_NIL;
       jt_buf_putc(out, src == JT_T ? 'K' : 'V');   /* constant or variable */
       return jt_encode(S, v, out, why);
+    }
+    case JITI_ENTRY_PACKAGE: {
+      jt_V form = jt_package_definition(S, src);
+      jt_buf_putc(out, 'F');
+      return jt_encode(S, form, out, why);
     }
     case JITI_ENTRY_DATA: {
       jt_buf_putc(out, 'R');
@@ -641,11 +653,14 @@ static bool first_time(jt_State *S, jt_V seen, jt_V key) {
   return !dup;
 }
 
+static void note_current_package(jt_State *S);
+
 static jiti_Status export_body(jt_State *S, void *ud) {
   ExportArgs *a = ud;
   World *w = W(S);
   Item *items = NULL;
   size_t n = 0, cap = 0;
+  note_current_package(S);
   /* Keys stay reachable from the registry, the data table, the logs or
   ** `seen` (on the value stack until the end), which are all GC roots. */
   jt_V *base = S->sp;
@@ -673,7 +688,9 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         jt_V key = L->logs[i].key;
         if (!first_time(S, seen, key)) continue;
         if (L->logs[i].map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
-        else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
+        else if (L->logs[i].map == w->registry)
+          add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
+        /* other managed maps (the package registry) are not entries */
       }
     }
     if (only_symbols_touched(w)) {
@@ -719,12 +736,62 @@ jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud, char *
 
 typedef struct ImportArgs { int kind; const char *name; const unsigned char *bytes; size_t len; } ImportArgs;
 
+/* An entry's name, read as it was printed: in COMMON-LISP-USER. */
 static jt_V read_name(jt_State *S, const char *name) {
   jt_Reader R;
   jt_reader_init(&R, name, strlen(name));
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), jt_package_of_index(S, JT_PKG_USER));
   jt_V v = jt_read(S, &R);
+  jt_unbind_to(S, mark);
   if (v == JT_EOF) jt_error(S, "empty entry name");
   return v;
+}
+
+/* ---------------------------------------------------- the current package */
+
+/* The world's current package is *package*'s global value (in-package at
+** top level changes it; a restored checkpoint puts it back).  The entry
+** *PACKAGE* (variable kind) records it, as of the last export or import;
+** when *package* holds no live package, that one, else COMMON-LISP-USER. */
+static jt_V live_package(jt_V p) {
+  return jt_is(p, JT_TPACKAGE) && jt_pkg_(p)->name != JT_NIL ? p : JT_NIL;
+}
+
+static jt_V recorded_package(jt_State *S) {
+  World *w = W(S);
+  if (!w || w->registry == JT_NIL) return JT_NIL;
+  jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR));
+  bool found;
+  jt_V p = jt_hash_get(S, w->registry, key, &found);
+  return found ? live_package(p) : JT_NIL;
+}
+
+jt_V jt_world_current_package(jt_State *S) {
+  jt_V user = jt_package_of_index(S, JT_PKG_USER);
+  if (user == JT_NIL) return user;
+  jt_V cur = live_package(jt_symobj(S, JT_SYM(S, PACKAGE_VAR))->value);
+  if (cur != JT_NIL) return cur;
+  jt_V rec = recorded_package(S);
+  return rec != JT_NIL ? rec : user;
+}
+
+char *jiti_world_package(jiti_State *S) {
+  jt_V p = jt_world_current_package(S);
+  if (p == JT_NIL) return strdup("COMMON-LISP-USER");
+  return jt_string_utf8(S, jt_pkg_(p)->name, NULL);
+}
+
+/* At export: *package*'s global value is the world's current package
+** (in-package changed it); when it differs from the recorded one, the
+** entry *PACKAGE* is recorded again (a logged change, undone by a
+** restore). */
+static void note_current_package(jt_State *S) {
+  jt_V cur = jt_symobj(S, JT_SYM(S, PACKAGE_VAR))->value;
+  if (!jt_is(cur, JT_TPACKAGE) || jt_pkg_(cur)->name == JT_NIL) return;
+  if (cur == recorded_package(S)) return;
+  if (recorded_package(S) == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER)) return;
+  record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
 }
 
 /* True when `form` is what an entry of `kind` named `name` must hold: the
@@ -782,6 +849,16 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       jt_V sym = jt_check_symbol(S, read_name(S, a->name));
       JT_PUSH(S, sym);
       jt_V v = jt_decode(S, a->bytes + 1, a->len - 1);
+      if (sym == JT_SYM(S, PACKAGE_VAR)) {
+        /* the world's current package, by name */
+        jt_V pkg = jt_find_package(S, v);
+        if (pkg == JT_NIL) jt_error(S, "the current package of the world does not exist");
+        JT_PUSH(S, pkg);
+        jt_set_symbol_value(S, sym, pkg);
+        record(S, JITI_ENTRY_VARIABLE, sym, pkg);
+        JT_POP(S, 2);
+        break;
+      }
       jt_Symbol *s = jt_symobj(S, sym);
       if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT))
         jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot import variable %s: it is a built-in or constant", s->cname);
@@ -809,6 +886,21 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       record(S, JITI_ENTRY_INVARIANT, S->sp[-1], form);
       JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_PACKAGE: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      JT_PUSH(S, form);
+      if (!jt_iscons(form) || jt_car(form) != jt_intern(S, "DEFPACKAGE") || !jt_iscons(jt_cdr(form)) ||
+          !jt_isstring(name) || !jt_equal(S, jt_car(jt_cdr(form)), name))
+        bad_entry_form(S, a->kind, form);
+      jt_package_import(S, form);
+      jt_V pkg = jt_find_package(S, name);
+      record(S, JITI_ENTRY_PACKAGE, jt_pkg_(pkg)->name, pkg);
+      JT_POP(S, 2);
       break;
     }
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: {
@@ -854,13 +946,14 @@ static jiti_Status text_body(jt_State *S, void *ud) {
   size_t pos = 1;
   if (a->len < 1) jt_error(S, "empty entry encoding");
   if (a->bytes[0] == 'R') {
-    jt_V key = jt_decode_at(S, a->bytes, a->len, &pos);
+    jt_V key = jt_decode_showing(S, a->bytes, a->len, &pos);
     JT_PUSH(S, key);
-    jt_V val = jt_decode_at(S, a->bytes, a->len, &pos);
+    jt_V val = jt_decode_showing(S, a->bytes, a->len, &pos);
     v = jt_list(S, 3, jt_intern(S, "WORLD-PUT"), S->sp[-1], val);
     JT_POP(S, 1);
   } else {
-    v = jt_decode(S, a->bytes + 1, a->len - 1);
+    v = jt_decode_showing(S, a->bytes, a->len, &pos);
+    if (pos != a->len) jt_error(S, "corrupt entry encoding: trailing bytes");
   }
   JT_PUSH(S, v);
   *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);

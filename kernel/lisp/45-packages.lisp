@@ -33,7 +33,7 @@
                                    :format-arguments (list name (car opt)))))))
     `(eval-when (:compile-toplevel :load-toplevel :execute)
        (%defpackage ,(%string-name name) ',nicknames ',(if use-p use '("COMMON-LISP"))
-                    ',shadow ',shadowing ',import ',intern ',export ,doc))))
+                    ',shadow ',shadowing ',import ',intern ',export ,doc nil))))
 
 ;; do-symbols, do-external-symbols, do-all-symbols: VAR takes each symbol
 ;; in turn (the symbols of the moment the loop starts); RESULT is evaluated

@@ -256,7 +256,87 @@ static void test_import_refuses_foreign_forms(void) {
   jiti_close(S);
 }
 
+/* Packages are managed entries (their DEFPACKAGE form); names in them are
+** stored with their package; the current package is a variable entry;
+** a restored checkpoint undoes every package change. */
+static char pkgbuf[256];
+static const char *current_package(jiti_State *S) {
+  char *p = jiti_world_package(S);
+  snprintf(pkgbuf, sizeof pkgbuf, "%s", p ? p : "(null)");
+  free(p);
+  return pkgbuf;
+}
+
+static void test_packages(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S,
+    "(defpackage :geom (:use :cl) (:nicknames :g) (:export #:area #:shape) (:shadow #:abs) (:intern #:helper))"
+    "(defpackage :app (:use :cl :geom) (:import-from :geom #:helper))"
+    "(defun geom:area (w h) (* w h))"
+    "(defun geom::helper () 'geom::inside)"
+    "(defvar geom::*unit* 'geom::cm)"
+    "(defun app::run () (list (geom:area 2 3) (geom::helper) geom::*unit*))"
+    "(defstruct (geom:shape) sides)"
+    "(world-put 'app::key (list :k 'geom::inside 'plain))"
+    "(in-package :app)"), "!", 1) != 0);
+  CHECK(jiti_world_count(S, JITI_ENTRY_PACKAGE) == 2);
+  CHECK_STR(current_package(S), "APP");
+  jiti_Status st;
+  char *before = dump(S, &st);
+  CHECK(st == JITI_OK);
+  CHECK(strstr(before, "package \"APP\" ") && strstr(before, "package \"GEOM\" "));
+  CHECK(strstr(before, "function GEOM::AREA ") && strstr(before, "function APP::RUN "));
+  CHECK(strstr(before, "variable GEOM::*UNIT* ") && strstr(before, "structure GEOM::SHAPE "));
+  CHECK(strstr(before, "variable *PACKAGE* "));
+
+  /* restore undoes making, exporting, uninterning and the current package */
+  jiti_checkpoint(S);
+  ev(S, "(cl:in-package :cl-user)"
+        "(make-package :scratch)"
+        "(export (intern \"EXTRA\" :geom) :geom)"
+        "(unintern 'geom::helper :geom)"
+        "(rename-package :app :app2)"
+        "(use-package :geom)");
+  CHECK_STR(ev(S, "(list (package-name (find-package :app2)) (find-symbol \"HELPER\" :geom))"), "(\"APP2\" NIL)");
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(list (package-name *package*) (find-package :scratch) (find-package :app2)"
+                  " (find-symbol \"EXTRA\" :geom) (nth-value 1 (find-symbol \"HELPER\" :geom))"
+                  " (nth-value 1 (find-symbol \"AREA\" :cl-user)))"),
+            "(\"APP\" NIL NIL NIL :INTERNAL NIL)");
+  char *after = dump(S, &st);
+  CHECK_STR(after, before);
+  free(after);
+
+  /* export -> import -> export is identical; the packages come back first */
+  jiti_State *T = copy_world(S);
+  char *copy = dump(T, &st);
+  CHECK_STR(copy, before);
+  free(copy);
+  CHECK_STR(current_package(T), "APP");
+  CHECK_STR(ev(T, "(list (run) (package-name *package*) (package-nicknames :geom)"
+                  " (mapcar #'package-name (package-use-list :app))"
+                  " (eq 'helper 'geom::helper) (cl-user::shape-sides (cl-user::make-shape :sides 3))"
+                  " (jiti:world-get 'key) (symbol-package (third (jiti:world-get 'key))))"),
+            "((6 GEOM::INSIDE GEOM::CM) \"APP\" (\"G\") (\"COMMON-LISP\" \"GEOM\") T 3"
+            " (:K GEOM::INSIDE COMMON-LISP-USER::PLAIN) #<PACKAGE \"COMMON-LISP-USER\">)");
+  CHECK_STR(ev(T, "(list (find-symbol \"ABS\" :geom) (package-shadowing-symbols :geom))"),
+            "(GEOM::ABS (GEOM::ABS))");
+  jiti_close(T);
+
+  /* deleting a package removes its entry; its symbols stay */
+  CHECK(strncmp(ev(S, "(cl:in-package :cl-user) (defpackage :doomed (:use)) (delete-package :doomed)"), "!", 1) != 0);
+  CHECK(jiti_world_count(S, JITI_ENTRY_PACKAGE) == 2);
+  CHECK_STR(current_package(S), "COMMON-LISP-USER");
+
+  /* kernel internals are not reachable by any package route */
+  CHECK_STR(ev(S, "(list (find-package \"\") (find-symbol \"%DEFINE-SETF\" :jiti)"
+                  " (find-symbol \"%DEFINE-SETF\" :cl-user))"), "(NIL NIL NIL)");
+  jiti_close(S);
+}
+
 int main(void) {
+  test_packages();
   test_lazy_definitions();
   test_data_kinds();
   test_import_refuses_foreign_forms();
