@@ -1,9 +1,10 @@
 # Thin wrapper around CMake and ctest.  `bash scripts/bootstrap <target>`
 # installs the Debian packages first; these targets assume they are there.
 JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-normal test-gcstress test-asan bench clean
+.PHONY: all build demo test test-normal test-gcstress test-asan test-fuzz bench clean
 
 all: build
 
@@ -16,8 +17,9 @@ demo: build
 	JITI=build/jiti bash examples/demo.sh
 
 # The whole suite under the normal build, a GC-stress build (a collection at
-# every allocation) and an AddressSanitizer+UBSan build.
-test: test-normal test-gcstress test-asan
+# every allocation) and an AddressSanitizer+UBSan build, then a short run of
+# each fuzz harness (libFuzzer; the long run is in docs/security.md).
+test: test-normal test-gcstress test-asan test-fuzz
 
 test-normal: build
 	cd build && ctest --output-on-failure -j $(JOBS)
@@ -32,8 +34,11 @@ test-asan:
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
+test-fuzz:
+	bash tests/fuzz/run.sh --seconds $(FUZZ_SECONDS)
+
 bench: build
 	bash bench/run.sh
 
 clean:
-	rm -rf build build-gcstress build-asan
+	rm -rf build build-gcstress build-asan build-fuzz

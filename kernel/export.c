@@ -36,6 +36,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_world.h"
@@ -524,6 +525,7 @@ static jt_V dec(Dec *d) {
       for (int i = 0; i < 8; i++) bits = (bits << 8) | d->p[d->pos++];
       double x;
       memcpy(&x, &bits, 8);
+      if (!isfinite(x)) bad(d, "not a finite float");  /* the language has no infinities */
       r = jt_make_float(S, x);
       break;
     }

@@ -158,6 +158,25 @@ void jt_free(jt_State *S, void *p, size_t n) {
 ** largest single cost of bulk work such as importing a world (a third of it;
 ** docs/benchmarks.md, "Recovery").  Where huge pages are disabled the advice
 ** does nothing and the slab faults in page by page as before. */
+/* Under LeakSanitizer a slab is a root region: objects keep malloc'd
+** buffers (string characters, vector items) that only the slab points to,
+** and LSan does not scan mappings of its own accord. */
+#if defined(__SANITIZE_ADDRESS__)
+#define JT_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JT_LSAN 1
+#endif
+#endif
+#ifdef JT_LSAN
+#include <sanitizer/lsan_interface.h>
+#define slab_watch(p, n) __lsan_register_root_region((p), (n))
+#define slab_unwatch(p, n) __lsan_unregister_root_region((p), (n))
+#else
+#define slab_watch(p, n) ((void)0)
+#define slab_unwatch(p, n) ((void)0)
+#endif
+
 #define SLAB_PAGES 32
 #define SLAB_BYTES ((size_t)SLAB_PAGES * POOL_PAGE_BYTES)   /* 2 MiB */
 
@@ -178,6 +197,7 @@ static char *slab_map(void) {
 #ifdef MADV_HUGEPAGE
   madvise(mem, SLAB_BYTES, MADV_HUGEPAGE);
 #endif
+  slab_watch(mem, SLAB_BYTES);
   return mem;
 }
 
@@ -691,6 +711,7 @@ void jt_gc_free_all(jt_State *S) {
   for (jt_Page *pg = S->pages; pg; pg = pg->next) sweep_page(S, pg, SWEEP_ALL, false);
   while (S->slabs) {
     jt_Slab *next = S->slabs->next;
+    slab_unwatch(S->slabs->mem, SLAB_BYTES);
     munmap(S->slabs->mem, SLAB_BYTES);
     free(S->slabs);
     S->slabs = next;

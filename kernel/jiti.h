@@ -139,6 +139,19 @@ typedef jiti_Value (*jiti_CFunction)(jiti_State *S, int argc, jiti_Value *argv);
 jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn,
                           int minargs, int maxargs, const char *doc);
 
+/* ------------------------------------------------- foreign functions */
+
+/* Grant the state the C library `library` (a name dlopen understands, e.g.
+** "libm.so.6"): it is opened now, so that code in the state can later
+** declare its functions with (define-foreign ...).  Grant before entering a
+** sandbox that forbids executable mappings.  JITI_OK (also when granted
+** already); JITI_ERROR with the loader's message when it cannot be opened;
+** JITI_BADARG for an empty name.  Declarations that were unavailable for
+** want of this library become usable. */
+jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, size_t errlen);
+size_t jiti_foreign_grant_count(jiti_State *S);
+const char *jiti_foreign_grant_name(jiti_State *S, size_t i);  /* NULL past the end */
+
 /* Signal a simple-error with a printf-style message.  Does not return. */
 void jiti_error(jiti_State *S, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));

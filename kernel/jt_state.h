@@ -203,6 +203,9 @@ struct jt_State {
   void (*world_free)(jt_State *S);
   void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */
 
+  /* ---- foreign functions (ffi.c): granted libraries, declarations */
+  struct jt_FFI *ffi;
+
   /* ---- scratch for printing C-side messages */
   char msgbuf[512];
 };

@@ -998,6 +998,10 @@ static void put_float(jt_Buf *out, double d) {
     jt_buf_puts(out, "0.0");
     return;
   }
+  if (!isfinite(d)) {  /* never made by the language; printed, not crashed on */
+    jt_buf_puts(out, isnan(d) ? "#<NaN>" : "#<infinity>");
+    return;
+  }
   char text[64], digs[48], digits[24], probe[48];
   snprintf(text, sizeof text, "%.40e", d);
   char *e = strchr(text, 'e');

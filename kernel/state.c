@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "jt_eval.h"
+#include "jt_ffi.h"
 #include "jt_world.h"
 
 #define VALUE_STACK_SLOTS ((size_t)1 << 20)
@@ -157,6 +158,7 @@ jiti_State *jiti_open(void) {
       jt_open_world(S);
       jt_open_meta(S);
       jt_open_package_fns(S);
+      jt_open_ffi(S);
       jt_jmp_pop(S, &j);
     } else {
       st = (jiti_Status)j.code;
@@ -189,6 +191,7 @@ jiti_State *jiti_open(void) {
 void jiti_close(jiti_State *S) {
   if (!S) return;
   if (S->world_free) S->world_free(S);
+  jt_ffi_close(S);
   jt_gc_free_all(S);
   free(S->stack);
   free(S->roots);

@@ -247,6 +247,18 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     r = st_fail(s, STORE_EINVAL, "not a directory");
     goto fail;
   }
+  /* Another user who can write the directory can replace the kernel's
+  ** socket or the store's files under it: refuse, naming the fix. */
+  if (st.st_uid != geteuid()) {
+    r = st_fail(s, STORE_EPERM, "the directory belongs to another user (uid %u); a store must be its owner's",
+                (unsigned)st.st_uid);
+    goto fail;
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    r = st_fail(s, STORE_EPERM, "the directory is writable by %s (mode %03o); run: chmod go-w %s",
+                (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st.st_mode & 0777), dir);
+    goto fail;
+  }
   if (!(flags & STORE_RDONLY) && (r = st_lock(s)) != STORE_OK) goto fail;
   r = st_check_datafile(s, &hdr_mapsize);
   if (r == STORE_ENOENT) {

@@ -39,6 +39,21 @@ t default-store-env 1 "no store at $tmp/env" -- env JITI_STORE="$tmp/env" "$JITI
 # --- init, apply, log, show, diff
 t init 0 "revision 1 \(initial" -- "$JITI" init --store "$S"
 t init-again 1 "exists already" -- "$JITI" init --store "$S"
+# a store directory another user could write (or owns) is refused, naming the fix
+W=$tmp/shared; mkdir -p "$W"; chmod 777 "$W"
+t init-world-writable 1 "writable by others \(mode 777\); run: chmod go-w $W" -- "$JITI" init --store "$W"
+chmod 775 "$W"
+t init-group-writable 1 "writable by its group" -- "$JITI" init --store "$W"
+chmod 755 "$W"
+t init-owner-only 0 "revision 1" -- "$JITI" init --store "$W"
+chmod 777 "$W"
+t log-world-writable 1 "chmod go-w" -- "$JITI" log --store "$W"
+chmod 755 "$W"
+if id nobody >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+  chown nobody "$W"
+  t store-of-another-user 1 "belongs to another user" -- "$JITI" log --store "$W"
+  chown "$(id -u)" "$W"
+fi
 ok store-mode-0700 "$([[ $(stat -c %a "$S") == 700 ]]; echo $?)"
 t apply-expr 0 "^revision 2 \(generation 2\): \+4 ~0 -0$" -- "$JITI" apply --store "$S" \
   -e '(defun price (n) (* n 10)) (defvar *rate* 5) (world-put :stock 3) (world-put "item" (list 1 "two"))'
@@ -226,7 +241,7 @@ t not-a-store 1 "no store at $tmp/empty|store at $tmp/empty" -- "$JITI" recover-
 # permission denied (as root: run as nobody)
 if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" --version >/dev/null 2>&1; then
   chmod 755 "$tmp"
-  t permission-denied 1 "store at $S.*(ermission|EPERM)" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" recover-session --store "$S"
+  t permission-denied 1 "store at $S.*(ermission|EPERM|another user)" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" recover-session --store "$S"
   t permission-denied-log 1 "store at $S" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" log --store "$S"
 fi
 

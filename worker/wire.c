@@ -107,7 +107,11 @@ ssize_t wire_fill(int fd, wire_reader *r) {
     r->off = r->len = 0;
     if (r->cap > KEEP_CAP) { free(r->buf); r->buf = NULL; r->cap = 0; }
   }
-  size_t want = r->want > r->len - r->off + READ_CHUNK ? r->want : r->len - r->off + READ_CHUNK;
+  /* Room for the rest of an incomplete frame, but grown by doubling what
+  ** has arrived: a header alone never makes the reader allocate the
+  ** gigabyte it may claim. */
+  size_t have = r->len - r->off, want = have + READ_CHUNK;
+  if (r->want > want) want = r->want < 2 * have + READ_CHUNK ? r->want : 2 * have + READ_CHUNK;
   if (r->cap - r->len < READ_CHUNK && reserve(r, want) != 0) { errno = ENOMEM; return -1; }
   for (;;) {
     ssize_t k = read(fd, r->buf + r->len, r->cap - r->len);
@@ -131,12 +135,8 @@ int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloble
     snprintf(err, errlen, "bad frame sizes %zu/%zu", n, b);
     return -1;
   }
-  if (have < 8 + n + b) {  /* incomplete: make room for the whole of it */
+  if (have < 8 + n + b) {  /* incomplete: wire_fill makes room as it arrives */
     r->want = 8 + n + b;
-    if (reserve(r, r->want) != 0) {
-      snprintf(err, errlen, "out of memory for a frame of %zu bytes", n + b);
-      return -1;
-    }
     return 0;
   }
   r->want = 0;

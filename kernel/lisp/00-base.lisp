@@ -273,3 +273,10 @@
                 `(multiple-value-prog1 (progn ,@forms)
                    (setf ,index (%string-input-stream-index ,var)))
                 `(progn ,@forms)))))))
+
+;; (define-foreign name "library" "symbol" result-type (argument-types...)):
+;; one call with the whole form (ffi.c), so the helper does exactly what the
+;; declaration says.
+(defmacro define-foreign (&whole whole &rest parts)
+  (declare (ignore parts))
+  `(%define-foreign ',whole))

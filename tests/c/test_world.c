@@ -251,6 +251,14 @@ static void test_import_refuses_foreign_forms(void) {
   CHECK(jiti_import_entry(T, JITI_ENTRY_STRUCTURE, "PT", st.bytes, st.len, err, sizeof err) == JITI_OK);
   CHECK(jiti_import_entry(T, JITI_ENTRY_FUNCTION, "ZZ", fn.bytes, fn.len, err, sizeof err) == JITI_OK);
   CHECK_STR(ev(T, "(list (fboundp 'zz) (pt-a (make-pt :a 1)))"), "(T 1)");
+  /* a float that is not finite (the language makes none) is refused, and
+  ** shown as damage (found by fuzzing: the printer read past its buffer) */
+  const unsigned char nan[] = {'V', 'F', 0x7f, 0xf8, 0, 0, 0, 0, 0, 0};
+  CHECK(jiti_import_entry(T, JITI_ENTRY_VARIABLE, "*X*", nan, sizeof nan, err, sizeof err) != JITI_OK);
+  CHECK(strstr(err, "not a finite float") != NULL);
+  char *text = jiti_entry_text(T, nan, sizeof nan);
+  CHECK(text && strstr(text, "undecodable"));
+  free(text);
   for (int i = 0; i < 4; i++) free(gs[i]->bytes);
   jiti_close(T);
   jiti_close(S);

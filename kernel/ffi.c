@@ -1,0 +1,367 @@
+/*
+** ffi.c — foreign functions through libffi, a capability the host grants.
+**
+** The host grants libraries by name before anything untrusted runs
+** (jiti_foreign_grant: the library is opened then, so that a sandbox that
+** forbids executable mappings can come down afterwards).  Lisp declares a
+** function of a granted library with
+**
+**   (define-foreign name "libm.so.6" "cos" :double (:double))
+**
+** which resolves the symbol, prepares the libffi call interface once, and
+** makes NAME a primitive whose calls convert and range-check every argument
+** (a wrong type or an integer out of range is a type-error, a wrong count a
+** program-error), pay fuel like a built-in, and call through ffi_call.  A
+** library that is not granted is refused, naming the option that grants it.
+**
+** Types: :int :long :int64 :uint64 :size :double :float :bool :void,
+** :string (NUL-terminated UTF-8, copied in for the call and copied out of a
+** result; NIL is the null pointer), :pointer (an opaque object Lisp can pass
+** back but not make or do arithmetic on; NIL is the null pointer).
+**
+** A declaration lives in a table of the state's (its primitive's aux field
+** is the index).  Declaring a name again makes a new entry: a checkpoint
+** restored puts the old primitive back, and it must still find its own
+** types.  A declaration can be unavailable — its library or symbol missing
+** when a world is imported — and then a call signals why.
+*/
+#include <dlfcn.h>
+#include <ffi.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jt_eval.h"
+#include "jt_ffi.h"
+
+#define MAX_ARGS 16
+
+/* One name table for the foreign types. */
+enum { FT_VOID, FT_INT, FT_LONG, FT_INT64, FT_UINT64, FT_SIZE, FT_DOUBLE, FT_FLOAT,
+       FT_BOOL, FT_STRING, FT_POINTER, FT_COUNT };
+static const struct { const char *name; ffi_type *type; } ftypes[FT_COUNT] = {
+  [FT_VOID] = {"VOID", &ffi_type_void},       [FT_INT] = {"INT", &ffi_type_sint},
+  [FT_LONG] = {"LONG", &ffi_type_slong},      [FT_INT64] = {"INT64", &ffi_type_sint64},
+  [FT_UINT64] = {"UINT64", &ffi_type_uint64}, [FT_SIZE] = {"SIZE", &ffi_type_uint64},
+  [FT_DOUBLE] = {"DOUBLE", &ffi_type_double}, [FT_FLOAT] = {"FLOAT", &ffi_type_float},
+  [FT_BOOL] = {"BOOL", &ffi_type_sint},       [FT_STRING] = {"STRING", &ffi_type_pointer},
+  [FT_POINTER] = {"POINTER", &ffi_type_pointer},
+};
+
+typedef struct Grant { char *name; void *handle; } Grant;
+
+typedef struct Decl {
+  jt_V name;                /* kept alive by its primitive, the only caller */
+  char *library, *symbol;
+  int ret, nargs, args[MAX_ARGS];
+  ffi_type *atypes[MAX_ARGS];
+  ffi_cif cif;
+  void (*fn)(void);
+  char *unavailable;        /* why calls fail, or NULL */
+} Decl;
+
+/* Declarations are allocated one by one: a prepared call interface points
+** into its own declaration (the argument types), so a declaration never
+** moves. */
+struct jt_FFI {
+  Grant *grants;
+  size_t ngrants;
+  Decl **decls;
+  size_t ndecls, cap;
+  jt_Buf scratch;           /* a call's argument strings: owned by the state,
+                               so an error converting the result leaks nothing */
+};
+
+static jt_FFI *ffi(jt_State *S) {
+  if (!S->ffi) {
+    S->ffi = calloc(1, sizeof *S->ffi);
+    if (!S->ffi) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
+  }
+  return S->ffi;
+}
+
+void jt_ffi_close(jt_State *S) {
+  jt_FFI *F = S->ffi;
+  if (!F) return;
+  for (size_t i = 0; i < F->ngrants; i++) {
+    free(F->grants[i].name);
+    if (F->grants[i].handle) dlclose(F->grants[i].handle);
+  }
+  for (size_t i = 0; i < F->ndecls; i++) {
+    free(F->decls[i]->library);
+    free(F->decls[i]->symbol);
+    free(F->decls[i]->unavailable);
+    free(F->decls[i]);
+  }
+  free(F->grants);
+  free(F->decls);
+  jt_buf_free(&F->scratch);
+  free(F);
+  S->ffi = NULL;
+}
+
+/* ---------------------------------------------------------------- grants */
+
+static Grant *find_grant(jt_FFI *F, const char *library) {
+  for (size_t i = 0; F && i < F->ngrants; i++)
+    if (strcmp(F->grants[i].name, library) == 0) return &F->grants[i];
+  return NULL;
+}
+
+jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, size_t errlen) {
+  if (!library || !*library) {
+    if (err) snprintf(err, errlen, "no library named");
+    return JITI_BADARG;
+  }
+  if (!S->ffi && !(S->ffi = calloc(1, sizeof *S->ffi))) return JITI_ERROR;
+  jt_FFI *F = S->ffi;
+  if (find_grant(F, library)) return JITI_OK;
+  void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    if (err) snprintf(err, errlen, "cannot open %s: %s", library, dlerror());
+    return JITI_ERROR;
+  }
+  Grant *g = realloc(F->grants, (F->ngrants + 1) * sizeof *g);
+  char *name = strdup(library);
+  if (!g || !name) {
+    free(name);
+    if (g) F->grants = g;
+    dlclose(h);
+    return JITI_ERROR;
+  }
+  F->grants = g;
+  F->grants[F->ngrants++] = (Grant){name, h};
+  /* declarations left unavailable for want of this library can work now */
+  for (size_t i = 0; i < F->ndecls; i++) {
+    Decl *d = F->decls[i];
+    if (!d->unavailable || strcmp(d->library, library) != 0) continue;
+    void *p = dlsym(h, d->symbol);
+    if (p) {
+      d->fn = (void (*)(void))p;
+      free(d->unavailable);
+      d->unavailable = NULL;
+    }
+  }
+  return JITI_OK;
+}
+
+size_t jiti_foreign_grant_count(jiti_State *S) { return S->ffi ? S->ffi->ngrants : 0; }
+
+const char *jiti_foreign_grant_name(jiti_State *S, size_t i) {
+  return S->ffi && i < S->ffi->ngrants ? S->ffi->grants[i].name : NULL;
+}
+
+/* ------------------------------------------------------------ declaring */
+
+static int type_of(jt_State *S, jt_V k, bool result) {
+  if (jt_iskeyword(k))
+    for (int t = 0; t < FT_COUNT; t++)
+      if ((t != FT_VOID || result) && strcmp(jt_symname(S, k), ftypes[t].name) == 0) return t;
+  char *p = jt_print_cstr(S, k, true, 80);
+  snprintf(S->msgbuf, sizeof S->msgbuf,
+           "define-foreign: %s is not a foreign %s type (:int :long :int64 :uint64 :size :double :float "
+           ":bool :string :pointer%s)", p, result ? "result" : "argument", result ? " :void" : "");
+  free(p);
+  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+}
+
+static char *string_arg(jt_State *S, jt_V v, const char *what) {
+  if (!jt_isstring(v)) {
+    snprintf(S->msgbuf, sizeof S->msgbuf, "define-foreign: the %s must be a string", what);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  return jt_string_utf8(S, v, NULL);
+}
+
+static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv);
+
+/* (%define-foreign '(define-foreign name library symbol result (args...)))
+** What the macro DEFINE-FOREIGN expands into: the whole form, so calling
+** this directly does exactly what writing the declaration does. */
+JT_FN(f_define_foreign) {
+  jt_V form = argv[0];
+  jt_V parts[6];
+  int n = 0;
+  for (jt_V l = form; jt_iscons(l) && n < 6; l = jt_cdr(l)) parts[n++] = jt_car(l);
+  if (n != 6 || jt_list_length(S, form) != 6)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "define-foreign wants (define-foreign name \"library\" \"symbol\" result-type (argument-types...))");
+  jt_V name = jt_check_symbol(S, parts[1]);
+  jt_Symbol *s = jt_symobj(S, name);
+  jt_check_definable(S, s, "a foreign function");
+  int ret = type_of(S, parts[4], true), args[MAX_ARGS], nargs = 0;
+  if (!jt_islist(parts[5])) jt_type_error(S, parts[5], JT_SYM(S, LIST));
+  for (jt_V l = parts[5]; jt_iscons(l); l = jt_cdr(l)) {
+    if (nargs == MAX_ARGS)
+      jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "define-foreign: at most %d arguments", MAX_ARGS);
+    args[nargs++] = type_of(S, jt_car(l), false);
+  }
+  jt_FFI *F = ffi(S);
+  /* the strings last: nothing below signals before they are owned */
+  char *library = string_arg(S, parts[2], "library");
+  Grant *g = find_grant(F, library);
+  if (!g) {
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "define-foreign: the library %s is not granted to this world (the operator grants it with "
+             "--allow-foreign %s)", library, library);
+    free(library);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  char *symbol = string_arg(S, parts[3], "symbol");
+  void *p = dlsym(g->handle, symbol);
+  if (!p) {
+    snprintf(S->msgbuf, sizeof S->msgbuf, "define-foreign: %s has no symbol %s", library, symbol);
+    free(library);
+    free(symbol);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  Decl *d = calloc(1, sizeof *d);
+  if (d && F->ndecls == F->cap) {
+    size_t cap = F->cap ? 2 * F->cap : 8;
+    Decl **nd = realloc(F->decls, cap * sizeof *nd);
+    if (nd) { F->decls = nd; F->cap = cap; }
+  }
+  if (!d || F->ndecls == F->cap) {
+    free(d); free(library); free(symbol);
+    jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
+  }
+  size_t i = F->ndecls++;
+  F->decls[i] = d;
+  d->name = name;
+  d->library = library;
+  d->symbol = symbol;
+  d->unavailable = NULL;
+  d->ret = ret;
+  d->nargs = nargs;
+  for (int k = 0; k < nargs; k++) { d->args[k] = args[k]; d->atypes[k] = ftypes[args[k]].type; }
+  d->fn = (void (*)(void))p;
+  if (ffi_prep_cif(&d->cif, FFI_DEFAULT_ABI, (unsigned)nargs, ftypes[ret].type, d->atypes) != FFI_OK) {
+    d->unavailable = strdup("libffi cannot prepare the call");
+    jt_error(S, "define-foreign: libffi cannot prepare a call of %s", d->symbol);
+  }
+  jt_V fn = jt_make_prim(S, name, f_foreign_call, nargs, nargs, "A foreign function (define-foreign).");
+  jt_o(fn)->aux = (uint32_t)i;
+  JT_PUSH(S, fn);
+  JT_SET(S, s, s->function, fn);
+  if (S->world_define) S->world_define(S, name, 7, form, fn);
+  JT_POP(S, 1);
+  return name;
+}
+
+/* ---------------------------------------------------------------- calling */
+
+typedef union Val { int i; long l; int64_t i64; uint64_t u64; double d; float f; void *p; } Val;
+
+/* A type-error whose expected type is (SIGNED-BYTE bits) or (UNSIGNED-BYTE
+** bits), or the symbol `name` when bits is 0. */
+static JT_NORETURN void range_error(jt_State *S, jt_V v, const char *name, int bits) {
+  JT_PUSH(S, v);
+  jt_V t = jt_intern(S, name);
+  if (bits) t = jt_list(S, 2, t, jt_mkfix(bits));
+  JT_POP(S, 1);
+  jt_type_error(S, v, t);
+}
+
+/* Check and convert one argument.  Nothing here allocates: strings are
+** copied afterwards, once every argument has passed. */
+static void convert(jt_State *S, int t, jt_V v, Val *out) {
+  switch (t) {
+    case FT_INT: case FT_BOOL:
+      if (t == FT_BOOL) { out->i = v != JT_NIL; return; }
+      if (!jt_isfix(v) || jt_fixval(v) < INT_MIN || jt_fixval(v) > INT_MAX) range_error(S, v, "SIGNED-BYTE", 32);
+      out->i = (int)jt_fixval(v);
+      return;
+    case FT_LONG: case FT_INT64:
+      if (!jt_isinteger(v)) jt_type_error(S, v, JT_SYM(S, INTEGER));
+      if (jt_isfix(v)) { out->i64 = jt_fixval(v); return; }
+      if (!mpz_fits_slong_p(jt_big_(v)->z)) range_error(S, v, "SIGNED-BYTE", 64);
+      out->i64 = mpz_get_si(jt_big_(v)->z);
+      return;
+    case FT_UINT64: case FT_SIZE:
+      if (!jt_isinteger(v)) jt_type_error(S, v, JT_SYM(S, INTEGER));
+      if (jt_isfix(v)) {
+        if (jt_fixval(v) < 0) range_error(S, v, "UNSIGNED-BYTE", 64);
+        out->u64 = (uint64_t)jt_fixval(v);
+        return;
+      }
+      if (mpz_sgn(jt_big_(v)->z) < 0 || mpz_sizeinbase(jt_big_(v)->z, 2) > 64)
+        range_error(S, v, "UNSIGNED-BYTE", 64);
+      out->u64 = mpz_get_ui(jt_big_(v)->z);
+      return;
+    case FT_DOUBLE: out->d = jt_to_double(S, v); return;
+    case FT_FLOAT: {
+      double d = jt_to_double(S, v);
+      if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) range_error(S, v, "SINGLE-FLOAT", 0);
+      out->f = (float)d;
+      return;
+    }
+    case FT_STRING:
+      if (v != JT_NIL && !jt_isstring(v)) jt_type_error(S, v, JT_SYM(S, STRING));
+      out->p = NULL;
+      return;
+    case FT_POINTER:
+      if (v == JT_NIL) { out->p = NULL; return; }
+      if (!jt_is(v, JT_TFOREIGN)) jt_type_error(S, v, jt_intern_keyword(S, "POINTER"));
+      out->p = ((jt_Foreign *)v)->ptr;
+      return;
+  }
+}
+
+static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv) {
+  jt_FFI *F = S->ffi;
+  Decl *d = F->decls[jt_o(S->ci->fn)->aux];
+  if (d->unavailable)
+    jt_error(S, "the foreign function %s is unavailable: %s", jt_symname(S, d->name), d->unavailable);
+  jt_fuel_charge(S, 1);
+  Val vals[MAX_ARGS];
+  void *avals[MAX_ARGS];
+  for (int k = 0; k < argc; k++) {
+    convert(S, d->args[k], argv[k], &vals[k]);
+    avals[k] = &vals[k];
+  }
+  /* strings as UTF-8 in the scratch buffer, pointed to once it stops moving */
+  size_t at[MAX_ARGS];
+  F->scratch.n = 0;
+  for (int k = 0; k < argc; k++) {
+    if (d->args[k] != FT_STRING || argv[k] == JT_NIL) continue;
+    at[k] = F->scratch.n;
+    jt_String *str = jt_str_(argv[k]);
+    for (size_t i = 0; i < str->len; i++) {
+      char u[4];
+      jt_buf_put(&F->scratch, u, jt_utf8_encode(str->chars[i], u));
+    }
+    jt_buf_putc(&F->scratch, 0);
+  }
+  for (int k = 0; k < argc; k++)
+    if (d->args[k] == FT_STRING && argv[k] != JT_NIL) vals[k].p = F->scratch.p + at[k];
+  union { ffi_arg a; ffi_sarg s; int64_t i64; uint64_t u64; double d; float f; void *p; } r;
+  memset(&r, 0, sizeof r);
+  ffi_call(&d->cif, d->fn, &r, avals);
+  switch (d->ret) {
+    case FT_VOID: return JT_NIL;
+    case FT_INT: return jt_make_integer(S, (int)r.s);
+    case FT_BOOL: return jt_bool((int)r.s != 0);
+    case FT_LONG: case FT_INT64: return jt_make_integer(S, r.i64);
+    case FT_UINT64: case FT_SIZE: {
+      if (r.u64 <= (uint64_t)INT64_MAX) return jt_make_integer(S, (int64_t)r.u64);
+      mpz_t z;
+      mpz_init_set_ui(z, r.u64);
+      jt_V v = jt_make_integer_mpz(S, z);
+      mpz_clear(z);
+      return v;
+    }
+    case FT_DOUBLE: return jt_make_float(S, r.d);
+    case FT_FLOAT: return jt_make_float(S, (double)r.f);
+    case FT_STRING: return r.p ? jt_string_from_cstr(S, r.p) : JT_NIL;
+    case FT_POINTER: return r.p ? jt_make_foreign(S, r.p, jt_intern_keyword(S, "POINTER")) : JT_NIL;
+  }
+  return JT_NIL;
+}
+
+static const jt_Reg ffi_fns[] = {
+  {"%DEFINE-FOREIGN", f_define_foreign, 1, 1, "(%define-foreign form) What (define-foreign ...) does."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_ffi(jt_State *S) { jt_register(S, ffi_fns); }

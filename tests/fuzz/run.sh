@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Build the fuzz harnesses (clang, libFuzzer, ASan + UBSan) and run each for
+# a while on its corpus: the evaluator (reader + evaluator), the store's
+# entry decoder, the kernel<->worker framing.
+#   bash tests/fuzz/run.sh [--seconds N] [SURFACE...]     (default 30 s each)
+# The corpora grow in build-fuzz/corpus/SURFACE (seeded from the test suites);
+# a finding is written to build-fuzz/findings/SURFACE and makes the run fail.
+# The long run of docs/security.md is the same with --seconds 3600.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=30
+surfaces=()
+while (($#)); do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    eval|entry|frames) surfaces+=("$1"); shift ;;
+    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames)" >&2; exit 2 ;;
+  esac
+done
+((${#surfaces[@]})) || surfaces=(eval entry frames)
+
+B=build-fuzz
+cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_FUZZ=ON >/dev/null
+cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_seeds >/dev/null
+
+# seeds: every top-level form of the Lisp suites and examples; a sample
+# world's entries; sample frames
+seed=$B/seed
+rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames"
+python3 - "$seed/eval" tests/lisp/*.lisp examples/*.lisp <<'PY'
+import sys, os
+out, files = sys.argv[1], sys.argv[2:]
+n = 0
+for f in files:
+    s = open(f, encoding='utf-8').read()
+    depth, start, i, instr = 0, None, 0, False
+    while i < len(s):
+        c = s[i]
+        if instr:
+            if c == '\\': i += 1
+            elif c == '"': instr = False
+        elif c == ';':
+            while i < len(s) and s[i] != '\n': i += 1
+        elif c == '"': instr = True
+        elif c == '(':
+            if depth == 0: start = i
+            depth += 1
+        elif c == ')' and depth:
+            depth -= 1
+            if depth == 0 and start is not None and i + 1 - start <= 4096:
+                open(os.path.join(out, 'form-%05d' % n), 'w').write(s[start:i + 1]); n += 1
+        i += 1
+print('seeds: %d forms' % n)
+PY
+"$B/tests/fuzz/fuzz_seeds" "$seed/entry" "$seed/frames"
+
+fail=0
+for s in "${surfaces[@]}"; do
+  corpus=$B/corpus/$s findings=$B/findings/$s
+  mkdir -p "$corpus" "$findings"
+  log=$B/fuzz-$s.log
+  set +e
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$B/tests/fuzz/fuzz_$s" "$corpus" "$seed/$s" \
+    -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=8192 -print_final_stats=1 \
+    -artifact_prefix="$findings/" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  if ((rc != 0)) || compgen -G "$findings/*" >/dev/null; then
+    echo "fuzz $s: FINDING after ${execs:-?} executions (see $log and $findings)"
+    grep -m5 -E "ERROR|SUMMARY|runtime error" "$log" || true
+    fail=1
+  else
+    echo "fuzz $s: ${execs:-?} executions in ${seconds} s, no finding (corpus $(ls "$corpus" | wc -l) inputs)"
+  fi
+done
+exit $fail
