@@ -70,13 +70,15 @@ static int only_common_opts(const char *cmd, int argc, char **argv, Common *c,
 
 static void eval_usage(FILE *out) {
   fprintf(out,
-          "usage: jiti eval [--store DIR] [--json] EXPR\n"
+          "usage: jiti eval [--store DIR] [--json] [--package NAME] EXPR\n"
           "\n"
           "Run EXPR (one Lisp form) as an application call on the running kernel: a\n"
           "transaction that publishes what it changes, or restores everything if it fails.\n"
           "Prints the program's output and the value.\n"
           "\n"
           "options:\n"
+          "  --package NAME  read and evaluate EXPR in package NAME (default: the world's\n"
+          "                current package)\n"
           "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json        print the kernel's reply as JSON\n"
           "  -h, --help    show this help\n"
@@ -87,12 +89,20 @@ static void eval_usage(FILE *out) {
 
 int cmd_eval(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
-  const char *expr = NULL;
+  const char *expr = NULL, *package = NULL;
   for (int i = 1; i < argc; i++) {
     int r = common_opt("eval", argc, argv, &i, &c, eval_usage);
     if (r < 0) return EXIT_USAGE;
     if (r == 2) return EXIT_OK;
     if (r) continue;
+    if (!strcmp(argv[i], "--package")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "jiti eval: --package needs a value (see 'jiti eval --help')\n");
+        return EXIT_USAGE;
+      }
+      package = argv[++i];
+      continue;
+    }
     if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "jiti eval: unknown option '%s' (see 'jiti eval --help')\n", argv[i]);
       return EXIT_USAGE;
@@ -104,7 +114,9 @@ int cmd_eval(int argc, char **argv) {
     expr = argv[i];
   }
   if (!expr) { eval_usage(stderr); return EXIT_USAGE; }
-  json_t *r = kclient_request_once("eval", c.dir, json_pack("{s:s, s:s}", "op", "call", "source", expr));
+  json_t *req = json_pack("{s:s, s:s}", "op", "call", "source", expr);
+  if (package) json_object_set_new(req, "package", json_string(package));
+  json_t *r = kclient_request_once("eval", c.dir, req);
   if (!r) return EXIT_FAIL;
   int st = json_is_true(json_object_get(r, "ok")) ? EXIT_OK : EXIT_FAIL;
   if (c.json) {
@@ -162,13 +174,15 @@ int cmd_observe(int argc, char **argv) {
 static void act_usage(FILE *out) {
   fprintf(out,
           "usage: jiti act [--store DIR] [--json] --generation N\n"
-          "                (--evaluate SOURCE | --resume ID [--args EXPR] | --abort)\n"
+          "                (--evaluate SOURCE [--package NAME] | --resume ID [--args EXPR] | --abort)\n"
           "\n"
           "Send one action to the running kernel, as a model would (the same form gate).\n"
           "N is the generation of the view the action was made from (jiti observe); a\n"
           "stale generation is refused and nothing runs.  --evaluate starts a transaction,\n"
           "or repairs inside a paused one; --resume continues a pause with a restart of its\n"
           "menu (EXPR: Lisp source of the argument list); --abort restores a paused one.\n"
+          "--package reads and evaluates SOURCE in package NAME (default: the world's\n"
+          "current package; a repair's, the paused action's).\n"
           "\n"
           "options:\n"
           "  --store DIR   the store directory (default: $JITI_STORE, else ./.jiti)\n"
@@ -181,7 +195,7 @@ static void act_usage(FILE *out) {
 
 int cmd_act(int argc, char **argv) {
   Common c = {cli_default_store(), 0};
-  const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL;
+  const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *package = NULL;
   int nacts = 0;
   for (int i = 1; i < argc; i++) {
     int r = common_opt("act", argc, argv, &i, &c, act_usage);
@@ -190,7 +204,8 @@ int cmd_act(int argc, char **argv) {
     if (r) continue;
     const char *a = argv[i];
     const char **slot = !strcmp(a, "--generation") ? &gen : !strcmp(a, "--evaluate") ? &evaluate
-                      : !strcmp(a, "--resume") ? &resume : !strcmp(a, "--args") ? &args : NULL;
+                      : !strcmp(a, "--resume") ? &resume : !strcmp(a, "--args") ? &args
+                      : !strcmp(a, "--package") ? &package : NULL;
     if (slot) {
       if (i + 1 >= argc) {
         fprintf(stderr, "jiti act: %s needs a value (see 'jiti act --help')\n", a);
@@ -217,10 +232,15 @@ int cmd_act(int argc, char **argv) {
     fprintf(stderr, "jiti act: --args goes with --resume\n");
     return EXIT_USAGE;
   }
+  if (package && !evaluate) {
+    fprintf(stderr, "jiti act: --package goes with --evaluate\n");
+    return EXIT_USAGE;
+  }
   json_t *action = evaluate ? json_pack("{s:s, s:s}", "type", "evaluate", "source", evaluate)
                  : resume ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", resume)
                  : json_pack("{s:s}", "type", "abort");
   if (args) json_object_set_new(action, "arguments", json_string(args));
+  if (package) json_object_set_new(action, "package", json_string(package));
   json_t *r = kclient_request_once("act", c.dir, json_pack("{s:s, s:I, s:o}", "op", "act", "generation",
                                                            (json_int_t)g, "action", action));
   if (!r) return EXIT_FAIL;

@@ -207,8 +207,9 @@ void kclient_print_pause(FILE *f, json_t *p) {
 }
 
 json_t *kclient_print_view(FILE *f, json_t *v) {
-  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s\n",
-          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"));
+  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s, package %s\n",
+          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"),
+          kclient_str(v, "package"));
   size_t i;
   json_t *e;
   json_array_foreach(json_object_get(v, "entries"), i, e) {

@@ -180,8 +180,10 @@ static void op_inspect(Req *q) {
 static void op_invariant_list(Req *q) { queue(q, &q->K->queryq, "requests"); }
 
 static void op_call(Req *q) {  /* call and preview */
-  const char *source;
-  if (!string_member(q, "source", 1, KPROTO_LINE_MAX, &source) || !generation_member(q, 0)) return;
+  const char *source, *package;
+  if (!string_member(q, "source", 1, KPROTO_LINE_MAX, &source) || !generation_member(q, 0) ||
+      !string_member(q, "package", 0, NAME_MAX_BYTES, &package))
+    return;
   queue(q, &q->K->txq, "transactions");
 }
 
@@ -215,7 +217,7 @@ static void op_act(Req *q) {
                  "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
     return;
   }
-  static const char *const ev[] = {"type", "source", NULL}, *const rs[] = {"type", "restart_id", "arguments", NULL},
+  static const char *const ev[] = {"type", "source", "package", NULL}, *const rs[] = {"type", "restart_id", "arguments", NULL},
                            *const ab[] = {"type", NULL};
   const char *const *allowed = !strcmp(type, "evaluate") ? ev : !strcmp(type, "resume") ? rs
                              : !strcmp(type, "abort") ? ab : NULL;
@@ -232,7 +234,9 @@ static void op_act(Req *q) {
   const char *s;
   int pause_cmd = 1;
   if (!strcmp(type, "evaluate")) {
-    if (!string_member(&in, "source", 1, KPROTO_LINE_MAX, &s)) return;
+    if (!string_member(&in, "source", 1, KPROTO_LINE_MAX, &s) ||
+        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
+      return;
     pause_cmd = K->in_pause;
   } else if (!strcmp(type, "resume")) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, KPROTO_LINE_MAX, &s)) return;
@@ -259,8 +263,8 @@ static const Op ops[] = {
     {"inspect", op_inspect, {"op", "id", "kind", "name"}},
     {"history", op_history, {"op", "id", "limit"}},
     {"subscribe", op_subscribe, {"op", "id"}},
-    {"call", op_call, {"op", "id", "source", "generation"}},
-    {"preview", op_call, {"op", "id", "source", "generation"}},
+    {"call", op_call, {"op", "id", "source", "generation", "package"}},
+    {"preview", op_call, {"op", "id", "source", "generation", "package"}},
     {"act", op_act, {"op", "id", "generation", "action"}},
     {"invariant-add", op_invariant_add, {"op", "id", "name", "source", "generation"}},
     {"invariant-remove", op_invariant_remove, {"op", "id", "name", "generation"}},

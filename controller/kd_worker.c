@@ -409,6 +409,9 @@ static json_t *worker_request(Kernel *K, json_t *req, int with_gen) {
     m = json_pack("{s:s, s:s, s:s, s:b}", "op", "attempt", "kind",
                   !strcmp(op, "call") ? "application" : !strcmp(op, "preview") ? "preview" : "action",
                   "source", txn_source(req), "pausable", strcmp(op, "call") && strcmp(op, "preview"));
+  json_t *pkg = json_object_get(req, "package");
+  if (!pkg) pkg = json_object_get(json_object_get(req, "action"), "package");
+  if (json_is_string(pkg) && strncmp(op, "invariant", 9)) json_object_set(m, "package", pkg);
   if (with_gen) json_object_set_new(m, "generation", json_integer((json_int_t)K->gen));
   return m;
 }
@@ -520,6 +523,7 @@ static void send_command(Kernel *K, Pending *p) {
   if ((v = json_object_get(a, "source"))) json_object_set(m, "source", v);
   if ((v = json_object_get(a, "restart_id"))) json_object_set(m, "restart_id", v);
   if ((v = json_object_get(a, "arguments"))) json_object_set(m, "arguments", v);
+  if ((v = json_object_get(a, "package"))) json_object_set(m, "package", v);
   Txn *t = &K->cur;
   json_decref(t->responder_id);
   t->responder = p->client;

@@ -109,6 +109,15 @@ jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits,
 ** action, changes it. */
 char *jiti_world_package(jiti_State *S);
 
+/* Read and evaluate in the package `name` (a name or nickname, exact or
+** else upper-cased, as the reader reads an unescaped name) until
+** jiti_package_unbind: *package* is bound to it, so the world's current
+** package stays as it was (an in-package evaluated meanwhile changes the
+** binding only).  JITI_ERROR with a message if no package has that name;
+** JITI_BADARG if one is bound already. */
+jiti_Status jiti_package_bind(jiti_State *S, const char *name, char *err, size_t errlen);
+void jiti_package_unbind(jiti_State *S);
+
 /* Number of data rows and of entries of each kind. */
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind);
 

@@ -9,6 +9,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <openssl/evp.h>
 #include "jt_eval.h"
@@ -52,6 +53,8 @@ typedef struct World {
   jt_V registry;    /* managed equal hash: (kind . name) -> source form or T */
   jt_V data;        /* managed equal hash: key -> value (private copies) */
   jt_V defining;    /* symbol %DEFINING-TYPE */
+  size_t package_mark;   /* binding depth below jiti_package_bind's binding */
+  bool package_bound;
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -767,13 +770,57 @@ static jt_V recorded_package(jt_State *S) {
   return found ? live_package(p) : JT_NIL;
 }
 
+/* *package*'s global value: the value under its outermost dynamic
+** binding when it is bound (jiti_package_bind, or a LET in the code). */
+static jt_V package_global(jt_State *S) {
+  jt_V sym = JT_SYM(S, PACKAGE_VAR);
+  for (size_t i = 0; i < S->nbind; i++)
+    if (S->bindings[i].sym == sym) return S->bindings[i].old;
+  return jt_symobj(S, sym)->value;
+}
+
 jt_V jt_world_current_package(jt_State *S) {
   jt_V user = jt_package_of_index(S, JT_PKG_USER);
   if (user == JT_NIL) return user;
-  jt_V cur = live_package(jt_symobj(S, JT_SYM(S, PACKAGE_VAR))->value);
+  jt_V cur = live_package(package_global(S));
   if (cur != JT_NIL) return cur;
   jt_V rec = recorded_package(S);
   return rec != JT_NIL ? rec : user;
+}
+
+typedef struct BindArgs { const char *name; } BindArgs;
+
+static jiti_Status bind_body(jt_State *S, void *ud) {
+  const char *name = ((BindArgs *)ud)->name;
+  size_t len = strlen(name);
+  jt_V pkg = jt_package_named(S, name, len);
+  if (pkg == JT_NIL) {   /* as the reader reads the name unescaped */
+    char *up = malloc(len + 1);
+    if (!up) jt_error(S, "out of memory");
+    for (size_t i = 0; i <= len; i++) up[i] = (char)toupper((unsigned char)name[i]);
+    pkg = jt_package_named(S, up, len);
+    free(up);
+  }
+  if (pkg == JT_NIL) jt_error(S, "no package is named %.200s", name);
+  W(S)->package_mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), pkg);
+  W(S)->package_bound = true;
+  return JITI_OK;
+}
+
+jiti_Status jiti_package_bind(jiti_State *S, const char *name, char *err, size_t errlen) {
+  if (!W(S) || W(S)->package_bound || !name) {
+    if (err) snprintf(err, errlen, "%s", !name ? "no package name" : "a package is already bound");
+    return JITI_BADARG;
+  }
+  BindArgs a = {name};
+  return guarded(S, bind_body, &a, err, errlen);
+}
+
+void jiti_package_unbind(jiti_State *S) {
+  if (!W(S) || !W(S)->package_bound) return;
+  jt_unbind_to(S, W(S)->package_mark);
+  W(S)->package_bound = false;
 }
 
 char *jiti_world_package(jiti_State *S) {
@@ -787,7 +834,7 @@ char *jiti_world_package(jiti_State *S) {
 ** entry *PACKAGE* is recorded again (a logged change, undone by a
 ** restore). */
 static void note_current_package(jt_State *S) {
-  jt_V cur = jt_symobj(S, JT_SYM(S, PACKAGE_VAR))->value;
+  jt_V cur = package_global(S);
   if (!jt_is(cur, JT_TPACKAGE) || jt_pkg_(cur)->name == JT_NIL) return;
   if (cur == recorded_package(S)) return;
   if (recorded_package(S) == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER)) return;

@@ -61,6 +61,8 @@ t no-kernel-status 1 "no kernel is running" -- "$JITI" status --store "$S"
 t no-kernel-stop 1 "no kernel is running" -- "$JITI" stop --store "$S"
 t act-needs-generation 2 "generation N is required" -- "$JITI" act --store "$S" --abort
 t act-one-action 2 "exactly one of" -- "$JITI" act --store "$S" --generation 1 --abort --evaluate 1
+t act-package-needs-evaluate 2 "--package goes with --evaluate" -- "$JITI" act --store "$S" --generation 1 --abort --package cl-user
+t eval-package-needs-value 2 "--package needs a value" -- "$JITI" eval --store "$S" 1 --package
 t kernel-bad-timeout 2 "pause-timeout needs" -- "$JITI" kernel --store "$S" --pause-timeout x
 t eval-no-expr 2 "usage: jiti eval" -- "$JITI" eval --store "$S"
 
@@ -91,6 +93,17 @@ t act-evaluate 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "
 t act-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun g () 1)'
 ok act-stale-ran-nothing "$("$JITI" observe --store "$S" | grep -q '^function  G'; [[ $? -ne 0 ]]; echo $?)"
 t eval-defined 0 "^5$" -- "$JITI" eval --store "$S" '(f 2)'
+# packages: a call or an action may name the package it is read in; in-package
+# as an action changes the world's current package
+t eval-defpackage 0 '#<PACKAGE "SHOP">' -- "$JITI" eval --store "$S" '(defpackage :shop (:use :cl))'
+t eval-in-package 0 "^TAX$" -- "$JITI" eval --store "$S" --package shop '(defun tax (x) (* x 2))'
+t eval-no-package 1 "no package is named NOPE" -- "$JITI" eval --store "$S" --package NOPE '1'
+t observe-package 0 "idle, package COMMON-LISP-USER" -- "$JITI" observe --store "$S"
+t act-in-package 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(in-package :shop)'
+t observe-package-changed 0 "idle, package SHOP" -- "$JITI" observe --store "$S"
+t eval-in-current-package 0 "^6$" -- "$JITI" eval --store "$S" '(tax 3)'
+t act-package 0 "^T" -- "$JITI" act --store "$S" --generation "$(gen)" --package cl-user --evaluate "(eq 'f 'cl-user::f)"
+t act-back-to-user 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(cl:in-package :cl-user)'
 # a call that changes nothing leaves views current; one that publishes does not
 g=$(gen)
 t read-keeps-generation 0 "\"generation\":$g[,}]" -- raw $'{"op":"call","source":"(world-get :keep)"}\n'

@@ -584,7 +584,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     }
     if (c.type == TXN_CMD_EVALUATE) {
       char reason[512];
-      if (txn_gate_run(W, c.source, 1, reason, sizeof reason)) {
+      if (txn_gate_run(W, c.source, c.package, 1, reason, sizeof reason)) {
         snprintf(errbuf, sizeof errbuf, "%s", reason);
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
@@ -593,11 +593,13 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       free(W->repair_src);  /* kept in W: an escaping repair never comes back */
       W->repair_src = txn_string_literal(c.source);
-      const char *args[1] = {W->repair_src};
+      char *plit = c.package ? txn_string_literal(c.package) : NULL;
+      const char *args[2] = {W->repair_src, plit ? plit : "nil"};
       W->repair_open = 1;
       W->escape_flag = 0;
       jiti_Result r;
-      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 1, args, &W->lim, &r);
+      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 2, args, &W->lim, &r);
+      free(plit);
       W->repair_open = 0;
       W->escape_flag = 0;
       free(W->repair_src);
@@ -626,7 +628,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         continue;
       }
       char reason[512];
-      if (c.args && txn_gate_run(W, c.args, 1, reason, sizeof reason)) {
+      if (c.args && txn_gate_run(W, c.args, NULL, 1, reason, sizeof reason)) {
         snprintf(errbuf, sizeof errbuf, "arguments: %s", reason);
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
@@ -681,6 +683,12 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
+  return txn_attempt_in(W, generation, source, NULL, kind, cmd_fn, ud, out);
+}
+
+txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
+                          const char *package, txn_Kind kind, txn_CommandFn cmd_fn,
+                          void *ud, txn_Outcome *out) {
   if (!out) return TXN_INVALID_ARGUMENTS;
   memset(out, 0, sizeof *out);
   if (!W) {
@@ -704,8 +712,14 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                           W->inv_msg ? W->inv_msg : ""));
   char reason[512];
   jiti_reset_io_syntax(W->S);
-  if (txn_gate_run(W, source, 0, reason, sizeof reason))
+  /* the source is read and evaluated in `package`; the world's current
+  ** package stays (the binding ends with the attempt) */
+  if (package && jiti_package_bind(W->S, package, reason, sizeof reason) != JITI_OK)
+    return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(reason));
+  if (txn_gate_run(W, source, NULL, 0, reason, sizeof reason)) {
+    jiti_package_unbind(W->S);
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
+  }
 
   registry_world = W;
   reset_attempt(W);
@@ -779,6 +793,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
   W->repair_src = NULL;
   pause_clear(&W->pause);
   registry_world = NULL;
+  jiti_package_unbind(W->S);
   return res;
 }
 

@@ -224,6 +224,8 @@ typedef struct txn_Command {
   const char *args;        /* RESUME: Lisp source of an expression that
                               evaluates to the argument list (gated);
                               NULL = no arguments */
+  const char *package;     /* EVALUATE: the package the repair is read and
+                              evaluated in; NULL = the paused action's */
 } txn_Command;
 
 /* Called while paused to get the next command.  Fill *cmd and return 0;
@@ -236,12 +238,10 @@ typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
 ** Refused before anything runs: TXN_INVALID_ARGUMENTS (NULL W/source/out,
 ** unknown kind, status paused or awaiting commit), TXN_STALE (generation !=
 ** W's), TXN_FAULTED (faulted world, kind != TXN_OPERATOR),
-** TXN_REJECTED_BY_GATE (see docs/transactions.md: one form, <= 16 KiB, no
-** #., no symbol named %..., no invoke-restart / invoke-restart-interactively
-** / invoke-debugger / intern / find-symbol / read-from-string / macroexpand /
-** macroexpand-1, no package prefix other than cl:, common-lisp:, cl-user:,
-** common-lisp-user:, keyword:, no shared or circular literal (#n= / #n#), no
-** format directive ~/.../ in a string literal).
+** TXN_REJECTED_BY_GATE (see gate.c and docs/transactions.md: one form,
+** <= 16 KiB, that reads (#. never evaluates; a package prefix must name a
+** package of the world), no kernel-internal symbol, no shared or circular
+** literal (#n= / #n#), no format directive ~/.../ in a string literal).
 **
 ** Otherwise a checkpoint is opened and the form evaluated under the limits.
 ** An unhandled error pauses (generation++) when cmd_fn is given: cmd_fn is
@@ -259,6 +259,15 @@ typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out);
+
+/* txn_attempt with the source read and evaluated in the package named
+** `package` (NULL: the world's current package).  The world's current
+** package stays as it was: an in-package in such a source changes the
+** attempt's binding only.  No package of that name: TXN_INVALID_ARGUMENTS,
+** nothing ran. */
+txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
+                          const char *package, txn_Kind kind, txn_CommandFn cmd_fn,
+                          void *ud, txn_Outcome *out);
 
 /* Keep an accepted attempt (after publishing it): closes the checkpoint,
 ** generation++, status idle (or faulted if still invalid).  Returns 0, or

@@ -36,7 +36,7 @@ typedef struct {
   size_t outlen, outcap;
   json_t *inbox;          /* requests that arrived while a commit was awaited */
   /* strings of the last command, kept until the next cmd_fn call */
-  char *c_source, *c_restart, *c_args;
+  char *c_source, *c_restart, *c_args, *c_package;
 } Worker;
 
 static void capture(void *ud, const char *s, size_t n) {
@@ -160,9 +160,11 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
       return 1;
     }
     const char *type = json_string_value(json_object_get(m, "type"));
-    free(w->c_source); free(w->c_restart); free(w->c_args);
-    w->c_source = w->c_restart = w->c_args = NULL;
+    free(w->c_source); free(w->c_restart); free(w->c_args); free(w->c_package);
+    w->c_source = w->c_restart = w->c_args = w->c_package = NULL;
     const char *s = json_string_value(json_object_get(m, "source"));
+    const char *pk = json_string_value(json_object_get(m, "package"));
+    w->c_package = pk ? strdup(pk) : NULL;
     const char *r = json_string_value(json_object_get(m, "restart_id"));
     const char *a = json_string_value(json_object_get(m, "arguments"));
     w->c_source = s ? strdup(s) : NULL;
@@ -174,6 +176,7 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
     if (type && !strcmp(type, "evaluate")) {
       cmd->type = TXN_CMD_EVALUATE;
       cmd->source = w->c_source ? w->c_source : "";
+      cmd->package = w->c_package;
     } else if (type && !strcmp(type, "resume")) {
       cmd->type = TXN_CMD_RESUME;
       cmd->restart_id = w->c_restart ? w->c_restart : "";
@@ -256,7 +259,8 @@ static void do_attempt(Worker *w, json_t *req) {
     o.message = strdup(msg);
   } else {
     int pausable = json_is_true(json_object_get(req, "pausable"));
-    txn_attempt(w->W, gen, source ? source : "", kind, pausable ? cmd_fn : NULL, w, &o);
+    const char *package = json_string_value(json_object_get(req, "package"));
+    txn_attempt_in(w->W, gen, source ? source : "", package, kind, pausable ? cmd_fn : NULL, w, &o);
     /* Nothing to publish: keep it at once and spare the kernel a round
     ** trip (the outcome then reports status idle, not awaiting-commit). */
     if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
