@@ -1016,6 +1016,13 @@ JT_FN(f_declare_special) {
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
               "cannot define %s as a variable: it is a built-in variable of the language (bind it with let instead)",
               s->cname);
+  /* Nor may a name of COMMON-LISP or JITI become special: every binding
+  ** of it, the library's included, would turn dynamic. */
+  if (!(s->h.flags & JT_SYM_SPECIAL) && !S->kernel_mode &&
+      (s->package == JT_PKG_LISP || s->package == JT_PKG_JITI))
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot define %s as a variable: it is a symbol of the locked package %s", s->cname,
+              s->package == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
   s->h.flags |= JT_SYM_SPECIAL;
   if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];

@@ -193,6 +193,10 @@
 (signals error (unexport 'car "COMMON-LISP"))
 (signals error (delete-package "COMMON-LISP"))
 (signals error (rename-package "COMMON-LISP" "MINE"))
+(signals error (eval '(defvar list 1)))
+(signals error (eval '(defun car (x) x)))
+(signals error (eval '(defmacro cons (x) x)))
+(signals error (eval '(defconstant append 3)))
 
 ;;; keywords evaluate to themselves
 (is (eq (symbol-value (intern "FRESH-KEY" "KEYWORD")) (intern "FRESH-KEY" "KEYWORD")))
