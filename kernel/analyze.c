@@ -1356,6 +1356,18 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
           return n;
         }
     }
+    /* A standard name with no definition cannot get one (COMMON-LISP is
+    ** locked): its call is refused when reached, before its arguments are
+    ** evaluated, so the report says why (refuse.c) and nothing else fails
+    ** first.  The kernel's own library may still be defining it. */
+    if (s->package == JT_PKG_LISP && s->function == JT_UNBOUND && !(s->h.flags & JT_SYM_SPECFORM) &&
+        !S->kernel_mode && jt_packages_ready(S)) {
+      jt_Node *n = mknode(a, jt_ev_callundef);
+      n->u.callg.sym = konst(a, head);
+      n->u.callg.argc = 0;
+      n->u.callg.args = NULL;
+      return n;
+    }
     jt_Node *n = mknode(a, head == JT_NIL || head == JT_T ? jt_ev_callundef : jt_ev_callg);
     n->u.callg.sym = konst(a, head);
     n->u.callg.argc = argc;
@@ -1394,7 +1406,16 @@ static jt_V expand_1(jt_State *S, A *a, jt_V form, bool *expanded) {
     fn = s->function;
   }
   *expanded = true;
-  return jt_funcall(S, fn, 2, form, JT_NIL);
+  /* every expansion goes through *macroexpand-hook* (FUNCALL unless the
+  ** program binds another function) */
+  jt_V hook = jt_sym_(JT_SYM(S, MACROEXPAND_HOOK))->value;
+  if (hook == JT_UNBOUND || hook == JT_NIL || hook == JT_SYM(S, FUNCALL) ||
+      hook == jt_sym_(JT_SYM(S, FUNCALL))->function)
+    return jt_funcall(S, fn, 2, form, JT_NIL);
+  JT_PUSH(S, fn);
+  jt_V r = jt_funcall(S, hook, 3, fn, form, JT_NIL);
+  JT_POP(S, 1);
+  return r;
 }
 
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded) {

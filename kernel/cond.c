@@ -173,6 +173,11 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     jt_stream_puts(S, stream, " is not of type ");
     print_to(S, stream, slot(S, cond, JT_SYM(S, EXPECTED_TYPE)), true);
     jt_stream_puts(S, stream, ".");
+  } else if (cond_typep(S, cond, JT_SYM(S, UNBOUND_VARIABLE)) &&
+             jt_refusal_report(S, slot(S, cond, JT_SYM(S, NAME)), false, stream)) {
+    /* a standard name left out: why */
+  } else if (cond_typep(S, cond, JT_SYM(S, UNDEFINED_FUNCTION)) &&
+             jt_refusal_report(S, slot(S, cond, JT_SYM(S, NAME)), true, stream)) {
   } else if (cond_typep(S, cond, JT_SYM(S, UNBOUND_VARIABLE))) {
     jt_stream_puts(S, stream, "The variable ");
     print_to(S, stream, slot(S, cond, JT_SYM(S, NAME)), true);

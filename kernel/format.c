@@ -1670,7 +1670,33 @@ JT_FN(f_format)
   return JT_NIL;
 }
 
+/* (%format-with-rest stream control args): format ARGS (a list) under the
+** string CONTROL to STREAM; the arguments not consumed.  What a function
+** made by formatter returns. */
+JT_FN(f_format_with_rest)
+{
+  JT_UNUSED_ARGS;
+  jt_V stream = jt_output_stream(S, argv[0]);
+  if (!jt_isstring(argv[1])) jt_type_error(S, argv[1], JT_SYM(S, STRING));
+  jt_V *base = S->sp;
+  int n = 0;
+  for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  Fmt F = {S, stream, argv[1], 0};
+  JT_ROOT(S, F.stream);
+  JT_ROOT(S, F.ctl);
+  Args a;
+  args_vector(&a, base, n);
+  run(&F, 0, (size_t)-1, &a);
+  JT_UNROOT(S, 2);
+  jt_V rest = argv[2];
+  for (size_t i = 0; i < a.pos && jt_iscons(rest); i++) rest = jt_cdr(rest);
+  S->sp = base;
+  return rest;
+}
+
 static const jt_Reg format_fns[] = {
+  {"%FORMAT-WITH-REST", f_format_with_rest, 3, 3,
+   "(%format-with-rest stream control args) Format ARGS; the ones not consumed."},
   {"FORMAT", f_format, 2, -1,
    "(format destination control-string &rest args) Format ARGS under "
    "CONTROL-STRING to DESTINATION: NIL returns a string, T writes to "

@@ -122,6 +122,13 @@ bool jt_packages_ready(jt_State *S);    /* true once jt_packages_finish ran */
 jt_V jt_find_package(jt_State *S, jt_V designator);
 jt_V jt_package_named(jt_State *S, const char *name, size_t len);
 jt_V jt_package_named_or_made(jt_State *S, const char *name, size_t len);
+
+/* refuse.c: why a standard name jiti leaves out is missing (NULL: no
+** recorded reason); jt_refusal_report writes the report of an undefined
+** function or unbound variable named by a COMMON-LISP symbol and returns
+** true, false for any other name. */
+const char *jt_refusal_reason(const char *name);
+bool jt_refusal_report(jt_State *S, jt_V sym, bool function, jt_V stream);
 /* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
 jt_V jt_current_package(jt_State *S);
 int jt_current_package_index(jt_State *S);

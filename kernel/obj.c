@@ -479,6 +479,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'B':
       if (!strcmp(n, "BOOLEAN")) return v == JT_NIL || v == JT_T;
+      if (!strcmp(n, "BROADCAST-STREAM")) return 0;
       if (!strcmp(n, "BIGNUM")) return jt_isbig(v);
       if (!strcmp(n, "BIT")) return v == jt_mkfix(0) || v == jt_mkfix(1);
       if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
@@ -488,14 +489,21 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "CHARACTER")) return jt_ischar(v);
       if (!strcmp(n, "COMPILED-FUNCTION")) return jt_isfunction(v);
       if (!strcmp(n, "COMPLEX")) return jt_iscomplex(v);
+      if (!strcmp(n, "CONCATENATED-STREAM")) return 0;
       break;
     case 'D':
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v);
+      break;
+    case 'E':
+      /* every character is a base character; the other stream kinds,
+      ** pathnames and readtables do not exist inside a world */
+      if (!strcmp(n, "EXTENDED-CHAR") || !strcmp(n, "ECHO-STREAM")) return 0;
       break;
     case 'F':
       if (!strcmp(n, "FIXNUM")) return jt_isfix(v);
       if (!strcmp(n, "FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "FUNCTION")) return jt_isfunction(v);
+      if (!strcmp(n, "FILE-STREAM")) return 0;
       break;
     case 'H':
       if (!strcmp(n, "HASH-TABLE")) return jt_ishash(v);
@@ -509,10 +517,15 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
       if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
       if (!strcmp(n, "NULL")) return v == JT_NIL;
       if (!strcmp(n, "NUMBER")) return jt_isnumber(v);
+      break;
+    case 'P':
+      if (!strcmp(n, "PACKAGE")) return jt_is(v, JT_TPACKAGE);
+      if (!strcmp(n, "PATHNAME")) return 0;
       break;
     case 'R':
       if (!strcmp(n, "REAL")) return jt_isreal(v);
@@ -520,6 +533,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "RATIO")) return jt_isratio(v);
       if (!strcmp(n, "RESTART")) return jt_is(v, JT_TRESTART);
       if (!strcmp(n, "RANDOM-STATE")) return jt_is(v, JT_TRANDOM);
+      if (!strcmp(n, "READTABLE")) return 0;
       break;
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
@@ -529,6 +543,10 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
+      if (!strcmp(n, "SYNONYM-STREAM")) return 0;
+      break;
+    case 'T':
+      if (!strcmp(n, "TWO-WAY-STREAM")) return 0;
       break;
     case 'U':
       if (!strcmp(n, "UNSIGNED-BYTE")) return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0;
@@ -622,6 +640,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
     case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
     case JT_TRANDOM: return jt_intern(S, "RANDOM-STATE");
+    case JT_TPACKAGE: return jt_intern(S, "PACKAGE");
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;

@@ -482,7 +482,7 @@ static jt_V read_list(Rd *d, bool allow_dot)
   }
   leave(d);
   JT_UNROOT(S, 2);
-  return head;
+  return d->suppress ? JT_NIL : head;
 }
 
 /* #( ... ) and #n( ... ); POS is at '('.  n < 0: no length given. */
@@ -816,6 +816,8 @@ static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
   jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
   if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
     d->base = (int)jt_fixval(b);
+  jt_V sup = jt_symobj(S, JT_SYM(S, READ_SUPPRESS))->value;
+  d->suppress = sup != JT_UNBOUND && sup != JT_NIL;   /* every object reads as NIL */
   R->depth = 0;
   /* a UTF-8 byte order mark at the very start is not part of the source */
   if (R->bom && R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)

@@ -79,3 +79,42 @@
     (when (and (arrayp object) (not (stringp object)))
       (format out "  Dimensions ~s, element type ~s.~%" (array-dimensions object) (array-element-type object)))
     (values)))
+
+;; Compiler macros.  An implementation may ignore them, and jiti does: a
+;; definition is kept (compiler-macro-function returns it, for code that
+;; calls it by hand) but calls are never rewritten through it.
+(let ((compiler-macros (make-hash-table :test 'equal)))
+  (defun compiler-macro-function (name &optional environment)
+    (declare (ignore environment))
+    (values (gethash name compiler-macros)))
+  (defun (setf compiler-macro-function) (function name &optional environment)
+    (declare (ignore environment))
+    (if function
+        (setf (gethash name compiler-macros) function)
+        (remhash name compiler-macros))
+    function))
+
+(defmacro define-compiler-macro (name lambda-list &body body)
+  (let* ((form (gensym "FORM")) (env (gensym "ENV"))
+         (whole (and (eq (car lambda-list) '&whole) (cadr lambda-list)))
+         (rest (if whole (cddr lambda-list) lambda-list))
+         (envp (member '&environment rest))
+         (env-var (cadr envp))
+         (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
+    `(progn
+       (setf (compiler-macro-function ',name)
+             (function (lambda (,form ,env)
+                         (declare (ignorable ,env))
+                         (let (,@(and whole `((,whole ,form))) ,@(and env-var `((,env-var ,env))))
+                           (destructuring-bind ,rest
+                               (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                             ,@body)))))
+       ',name)))
+
+;; Every function is analysed when it is made: all are compiled functions.
+(defun compiled-function-p (object) (functionp object))
+
+;; There is no compiler to batch warnings for: the body runs as it is.
+(defmacro with-compilation-unit ((&rest options) &body body)
+  (declare (ignore options))
+  `(progn ,@body))

@@ -141,4 +141,17 @@
 #+jiti (signals reader-error (let ((*read-eval* t)) (read-from-string "#.(+ 1 2)")))
 (signals reader-error (let ((*read-eval* nil)) (read-from-string "#.(+ 1 2)")))
 
+
+;;; with-open-stream closes however the body exits; external formats
+(is-equal (let ((s (make-string-input-stream "abc")))
+            (list (with-open-stream (in s) (read-char in)) (open-stream-p s)))
+          '(#\a nil))
+(is (let ((s (make-string-output-stream)))
+      (catch 'out (with-open-stream (o s) (throw 'out nil)))
+      (not (open-stream-p s))))
+(is (progn (stream-external-format (make-string-output-stream)) t))
+(is (not (pathnamep "x")))
+(is (not (typep (make-string-output-stream) 'file-stream)))
+(is (typep (find-package "CL") 'package))
+
 (done)
