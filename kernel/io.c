@@ -753,6 +753,9 @@ void jt_reset_io_syntax(jt_State *S)
   const struct { jt_V sym, value; } vars[] = {
     {JT_SYM(S, STANDARD_OUTPUT), out}, {JT_SYM(S, ERROR_OUTPUT), out},
     {JT_SYM(S, TRACE_OUTPUT), out}, {JT_SYM(S, PRINT_ESCAPE), JT_T},
+    /* no terminal: what is written to it is the transaction's output too */
+    {jt_intern(S, "*TERMINAL-IO*"), out}, {jt_intern(S, "*QUERY-IO*"), out},
+    {jt_intern(S, "*DEBUG-IO*"), out},
     {JT_SYM(S, PRINT_READABLY), JT_NIL}, {JT_SYM(S, PRINT_BASE), jt_mkfix(10)},
     {JT_SYM(S, PRINT_RADIX), JT_NIL}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
     {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},

@@ -533,7 +533,6 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "RATIO")) return jt_isratio(v);
       if (!strcmp(n, "RESTART")) return jt_is(v, JT_TRESTART);
       if (!strcmp(n, "RANDOM-STATE")) return jt_is(v, JT_TRANDOM);
-      if (!strcmp(n, "READTABLE")) return 0;
       break;
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);

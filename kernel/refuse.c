@@ -19,10 +19,11 @@
 #define BYTES "a world's streams are character streams over strings: there are no bytes to read or write"
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
-#define TERMINAL "a world has no terminal: nobody is there to answer or to watch"
+#define TERMINAL "a world has no terminal: nobody is there to answer"
 #define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
                  "and the pause is answered through the protocol"
-#define READTABLES "the reader's syntax is fixed: a world's source must read the same way in every transaction"
+#define READTABLES "the reader's syntax is fixed (readtables can be copied, not changed): a world's " \
+                   "source must read the same way in every transaction"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
 
@@ -31,23 +32,18 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*BREAK-ON-SIGNALS*", DEBUGGER},
   {"*COMPILE-FILE-PATHNAME*", FILES},
   {"*COMPILE-FILE-TRUENAME*", FILES},
-  {"*DEBUG-IO*", TERMINAL},
   {"*DEBUGGER-HOOK*", DEBUGGER},
   {"*DEFAULT-PATHNAME-DEFAULTS*", PATHNAMES},
   {"*LOAD-PATHNAME*", FILES},
   {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
-  {"*QUERY-IO*", TERMINAL},
-  {"*READTABLE*", READTABLES},
-  {"*TERMINAL-IO*", TERMINAL},
   {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
   {"COPY-PPRINT-DISPATCH", PRETTY},
-  {"COPY-READTABLE", READTABLES},
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
@@ -97,7 +93,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
   {"READ-BYTE", BYTES},
-  {"READTABLE-CASE", READTABLES},
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SET-DISPATCH-MACRO-CHARACTER", READTABLES},

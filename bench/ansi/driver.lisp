@@ -21,6 +21,7 @@
 
 (defvar *ansi-skip* nil "Names (strings) of tests not to run (they hung before).")
 (defvar *ansi-errors* 0 "Support forms that did not read or signalled.")
+(defvar *ansi-verbose* nil "Report each support form that fails (run.sh --verbose).")
 (defvar *ansi-eof* (list :eof))
 
 (defun ansi-same (x y)
@@ -80,7 +81,13 @@
 
 (defun ansi-eval (form)
   (handler-case (progn (eval form) t)
-    (serious-condition () (incf *ansi-errors*) nil)))
+    (serious-condition (c)
+      (incf *ansi-errors*)
+      (when *ansi-verbose*
+        (format t "~%@@ANSI SUPPORT-ERROR ~a: ~a~%"
+                (let ((*print-length* 3) (*print-level* 2)) (ansi-describe (prin1-to-string form)))
+                (ansi-describe c)))
+      nil)))
 
 ;; The start of the next line that begins with "(", after pos; or NIL.
 (defun ansi-next-toplevel (text pos)
@@ -91,8 +98,39 @@
         (return (1+ p)))
       (setq p (position #\Newline text :start (1+ p))))))
 
-;; Call fn on each top-level form of text; a form that does not read is
-;; counted and skipped up to the next line that begins with "(".
+;; TEXT with each #.FORM outside strings, comments and character names
+;; replaced by the printed value of FORM.  A world's reader never
+;; evaluates #. (a Lisp that does reads the text as it is); the suite uses
+;; it for constants, which the driver computes for it.
+(defun ansi-expand-sharp-dot (text)
+  (with-output-to-string (out)
+    (let ((i 0) (n (length text)))
+      (flet ((copy (k) (write-string text out :start i :end (min n (+ i k))) (setq i (min n (+ i k)))))
+        (loop while (< i n) do
+          (let ((c (char text i)))
+            (cond ((char= c #\")
+                   (copy 1)
+                   (loop while (and (< i n) (char/= (char text i) #\"))
+                         do (copy (if (char= (char text i) #\\) 2 1)))
+                   (copy 1))
+                  ((char= c #\;)
+                   (let ((e (or (position #\Newline text :start i) n))) (copy (- e i))))
+                  ((and (char= c #\#) (< (1+ i) n) (char= (char text (1+ i)) #\|))
+                   (let ((e (search "|#" text :start2 (+ i 2)))) (copy (if e (- (+ e 2) i) (- n i)))))
+                  ((and (char= c #\#) (< (1+ i) n) (char= (char text (1+ i)) #\\))
+                   (copy 3))
+                  ((and (char= c #\#) (< (1+ i) n) (char= (char text (1+ i)) #\.))
+                   (multiple-value-bind (form next) (read-from-string text t nil :start (+ i 2))
+                     (let ((*print-length* nil) (*print-level* nil) (*print-readably* nil))
+                       (write-string " " out)
+                       (prin1 (eval form) out)
+                       (write-string " " out))
+                     (setq i next)))
+                  (t (copy 1)))))))))
+
+;; Call fn on each form of TEXT.  A form that does not read is read again
+;; with its #. forms computed (ansi-expand-sharp-dot); if it still does not,
+;; it is counted and skipped up to the next line that begins with "(".
 (defun ansi-each-form (text fn)
   (let ((pos 0))
     (loop
@@ -101,9 +139,17 @@
                         (read-from-string text nil *ansi-eof* :start pos))
           (serious-condition () (setq next nil)))
         (cond ((null next)
-               (incf *ansi-errors*)
-               (setq pos (ansi-next-toplevel text pos))
-               (unless pos (return)))
+               (let* ((end (or (ansi-next-toplevel text pos) (length text)))
+                      (chunk (handler-case (ansi-expand-sharp-dot (subseq text pos end))
+                               (serious-condition () nil))))
+                 (if (and chunk (search "#." text :start2 pos :end2 end))
+                     (ansi-each-form chunk fn)
+                     (progn
+                       (incf *ansi-errors*)
+                       (when *ansi-verbose*
+                         (format t "~%@@ANSI SUPPORT-ERROR unreadable form at ~d~%" pos))))
+                 (setq pos (if (< end (length text)) end nil))
+                 (unless pos (return))))
               ((eq form *ansi-eof*) (return))
               (t (setq pos next) (funcall fn form)))))))
 

@@ -3,7 +3,8 @@
 # (github.com/pfdietz/ansi-test) under jiti (or SBCL) and print pass rates.
 #
 #   bench/ansi/run.sh [--suite DIR] [--lisp jiti|sbcl] [--jiti PATH]
-#                     [--chapters a,b,...] [--timeout S] [--keep DIR]
+#                     [--chapters a,b,...] [--files x.lsp,...] [--timeout S]
+#                     [--keep DIR] [--verbose]
 #
 # The suite is not part of this repository.  It is found at run time:
 # --suite DIR (a checkout), else $ANSI_TEST_DIR, else $ANSI_TEST_GIT (a git
@@ -16,7 +17,9 @@
 # in (that test fails), so one hanging test costs only itself.  Tests named
 # by "(deftest NAME" in a file but never reported count as failed.
 # Output: one line per chapter (passed/total, %), then the total; per-test
-# results in --keep DIR (default: a temporary directory, removed).
+# results in --keep DIR (default: a temporary directory, removed).  --files
+# runs only those test files of the chapters; --verbose keeps each run's
+# log in the --keep directory, with every support form that failed.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,6 +31,8 @@ jiti="$ROOT/build/jiti"
 suite="${ANSI_TEST_DIR:-}"
 timeout_s=120
 keep=""
+files=""
+verbose=""
 
 usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
@@ -39,6 +44,8 @@ while [ $# -gt 0 ]; do
     --chapters) chapters=${2:?}; shift 2 ;;
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --keep) keep=${2:?}; shift 2 ;;
+    --files) files=,${2:?},; shift 2 ;;
+    --verbose) verbose=t; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -83,6 +90,7 @@ gen() {
   printf '(setq cl-user::*ansi-skip* (quote ('
   [ -s "$skip" ] && sed 's/.*/"&"/' "$skip" | tr '\n' ' '
   printf ')))\n'
+  [ -n "$verbose" ] && printf '(setq cl-user::*ansi-verbose* t)\n'
   for f in rt-package.lsp; do
     printf '(cl-user::ansi-load "%s" ' "$f"; lisp_string "$suite/$f"; printf ')\n'
   done
@@ -123,6 +131,7 @@ for ch in "${chs[@]}"; do
   : >"$out/$ch.results"
   for tf in $(test_files "$ch"); do
     [ -f "$suite/$ch/$tf" ] || continue
+    [ -z "$files" ] || [[ $files == *,$tf,* ]] || continue
     skip=$work/skip
     : >"$skip"
     results=$work/res
@@ -147,6 +156,7 @@ for ch in "${chs[@]}"; do
     awk '{print $2}' "$results" | sort -u >"$work/seen"
     comm -23 "$work/named" "$work/seen" | sed 's/.*/FAIL & not reported (did not read or run)/' >>"$results"
     sed "s|^|$tf |" "$results" >>"$out/$ch.results"
+    [ -n "$verbose" ] && cp "$work/log" "$out/$ch.$tf.log"
   done
   p=$(awk '$2 == "PASS"' "$out/$ch.results" | wc -l)
   n=$(wc -l <"$out/$ch.results")

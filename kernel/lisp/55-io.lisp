@@ -63,9 +63,30 @@
   (check-type stream stream)
   :default)
 
-;; A world holds no pathnames and no readtables.
+;; A world holds no pathnames.
 (defun pathnamep (object) (declare (ignore object)) nil)
-(defun readtablep (object) (declare (ignore object)) nil)
+
+;; Readtables exist as values (copied, compared, stored) but the reader's
+;; syntax is fixed: a world's source must read the same way in every
+;; transaction.  A readtable's case is :upcase and stays so; the functions
+;; that would change a syntax are refused.
+(defstruct (readtable (:constructor %make-readtable) (:copier nil) (:predicate readtablep))
+  (case :upcase))
+
+(defvar *readtable* (%make-readtable))
+
+(defun copy-readtable (&optional (from *readtable*) to)
+  (when from (check-type from readtable))
+  (if to
+      (progn (check-type to readtable) to)
+      (%make-readtable)))
+
+(defun (setf readtable-case) (mode readtable)
+  (check-type readtable readtable)
+  (check-type mode (member :upcase :downcase :preserve :invert))
+  (unless (eq mode :upcase)
+    (error "READTABLE-CASE ~s: the reader's syntax is fixed: a world's source must read the same way in every transaction" mode))
+  mode)
 
 ;; The pretty printer's directives.  Without a pretty printer (no stream is
 ;; a pretty-printing stream) newlines, indentation and tabs do nothing, and
