@@ -293,6 +293,11 @@ int cli_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *st
     snprintf(err, errlen, "%s", store_errmsg(s));
     return CLI_IMPORT_ESTORE;
   }
+  char why[512];
+  if (a.result == CLI_IMPORT_OK && jiti_import_done(S, why, sizeof why) != JITI_OK) {
+    snprintf(err, errlen, "cannot import: %s", why);
+    return CLI_IMPORT_EENTRY;
+  }
   return a.result;
 }
 

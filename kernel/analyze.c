@@ -604,6 +604,9 @@ static jt_Node *function_node(A *a, jt_V spec, jt_V form) {
       return n;
     }
     if (v) syntax_error(a, "cannot take the function of local macro %s", form);
+    /* the kernel's helpers are reached only by calls in its own code and
+    ** expansions: as a function object (for funcall, apply) not at all */
+    if (jt_is_internal(spec) && !S->kernel_mode) jt_undefined_function(S, spec);
     jt_Node *n = mknode(a, jt_ev_fglobal);
     n->u.gset.sym = konst(a, spec);
     return n;

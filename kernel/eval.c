@@ -452,6 +452,7 @@ jt_V jt_apply(jt_State *S, jt_V fn, int argc, jt_V *argv) {
     fn = base[0];
   }
   if (jt_issymbol(fn)) fn = jt_fdefinition(S, fn);
+  JT_WORK(S);  /* a closure ticks on its own; a primitive called from C would not */
   jt_V r = call(S, fn, argc, argv);
   S->sp = base;
   return r;

@@ -58,15 +58,22 @@ typedef struct Enc {
   const char **why;    /* set on failure */
   jt_Obj **path;       /* objects on the current path: cycle detection */
   int depth, cap;
-  uint64_t *nodes;     /* values encoded so far (shared with sub-encoders) */
+  struct Meter *meter;  /* work done and paid for (shared with sub-encoders) */
 } Enc;
+
+/* Work is counted in units of about one value written; every 64 units or
+** more are paid at a unit of fuel per four. */
+typedef struct Meter { uint64_t work, paid; } Meter;
 
 static bool enc_paid(Enc *e) {
   jt_State *S = e->S;
-  if ((++*e->nodes & 63) != 0) return true;
+  Meter *m = e->meter;
+  if (++m->work - m->paid < 64) return true;
+  uint64_t owe = (m->work - m->paid) / 4;
+  m->paid = m->work;
   if (S->limits.heap && e->out->n > S->limits.heap) { *e->why = jt_encode_out_of_heap; return false; }
-  if (S->fuel_left <= 16) { *e->why = jt_encode_out_of_fuel; return false; }
-  S->fuel_left -= 16;
+  if (S->fuel_left <= owe) { *e->why = jt_encode_out_of_fuel; return false; }
+  S->fuel_left -= owe;
   return true;
 }
 
@@ -92,6 +99,7 @@ static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
 static bool enc(Enc *e, jt_V v);
 
 static bool push_path(Enc *e, jt_V v) {
+  e->meter->work += (uint64_t)e->depth / 16;  /* the scan below is work too */
   for (int i = 0; i < e->depth; i++)
     if (e->path[i] == jt_o(v)) { *e->why = "circular structure"; return false; }
   if (e->depth >= MAX_DEPTH) { *e->why = "structure nested too deeply"; return false; }
@@ -109,11 +117,13 @@ static bool push_path(Enc *e, jt_V v) {
 /* A symbol is named as the reader would name it in COMMON-LISP-USER: a bare
 ** name when that is what the name designates there (stores written before
 ** packages existed hold only such names, and keep meaning the same), else
-** with its home package. */
+** with its home package.  A kernel-internal symbol has no name a store can
+** give back (the reader never makes one): user code that got hold of one
+** cannot store it. */
 static bool put_symbol(Enc *e, jt_V v) {
   jt_State *S = e->S;
+  if (jt_is_internal(v)) { *e->why = "a kernel-internal symbol"; return false; }
   jt_Symbol *s = jt_symobj(S, v);
-  if (s->package == JT_PKG_INTERNAL) { *e->why = "a kernel-internal symbol"; return false; }
   jt_V home = jt_package_of_index(S, s->package);
   int kind = s->package == JT_PKG_KEYWORD ? 2
            : s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL ? 0
@@ -257,12 +267,16 @@ static bool enc(Enc *e, jt_V v) {
   if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
   switch (jt_type(v)) {
     case JT_TBIGNUM: {
+      e->meter->work += 4 * jt_num_print_cost(v);  /* a conversion to digits: paid first */
+      if (!enc_paid(e)) return false;
       char *s = mpz_get_str(NULL, 10, jt_big_(v)->z);
       put_bytes(e->out, 'I', s, strlen(s));
       free(s);
       return true;
     }
     case JT_TRATIO: {
+      e->meter->work += 4 * jt_num_print_cost(v);
+      if (!enc_paid(e)) return false;
       char *s = mpq_get_str(NULL, 10, jt_ratio_(v)->q);
       put_bytes(e->out, 'R', s, strlen(s));
       free(s);
@@ -352,10 +366,9 @@ static bool enc(Enc *e, jt_V v) {
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
       bool ok = put_symbol(e, L->name);
-      put_uleb(e->out, L->nslots);
-      for (uint32_t i = 0; i < L->nslots && ok; i++) {
+      if (ok) put_uleb(e->out, L->nslots);
+      for (uint32_t i = 0; i < L->nslots && ok; i++)
         ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
-      }
       e->depth--;
       return ok;
     }
@@ -368,8 +381,8 @@ static bool enc(Enc *e, jt_V v) {
 }
 
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
-  uint64_t nodes = 0;
-  Enc e = {S, out, why, NULL, 0, 0, &nodes};
+  Meter meter = {0, 0};
+  Enc e = {S, out, why, NULL, 0, 0, &meter};
   bool ok = enc(&e, v);
   free(e.path);
   return ok;

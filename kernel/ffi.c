@@ -36,6 +36,9 @@
 #include "jt_ffi.h"
 
 #define MAX_ARGS 16
+/* Declarations are kept for the state's life (a restored checkpoint may
+** bring back any of them), so their number is bounded. */
+#define MAX_DECLS 10000
 
 /* One name table for the foreign types. */
 enum { FT_VOID, FT_INT, FT_LONG, FT_INT64, FT_UINT64, FT_SIZE, FT_DOUBLE, FT_FLOAT,
@@ -198,7 +201,13 @@ JT_FN(f_define_foreign) {
     args[nargs++] = type_of(S, jt_car(l), false);
   }
   jt_FFI *F = ffi(S);
-  /* the strings last: nothing below signals before they are owned */
+  if (F->ndecls >= MAX_DECLS)
+    jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "define-foreign: more than %d declarations in one world", MAX_DECLS);
+  /* both strings checked before either is copied: a signal then leaks nothing */
+  if (!jt_isstring(parts[2]) || !jt_isstring(parts[3])) {
+    string_arg(S, parts[2], "library");
+    string_arg(S, parts[3], "symbol");
+  }
   char *library = string_arg(S, parts[2], "library");
   Grant *g = find_grant(F, library);
   if (!g) {

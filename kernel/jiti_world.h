@@ -68,6 +68,12 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
                               const unsigned char *bytes, size_t len,
                               char *err, size_t errlen);
 
+/* After the last jiti_import_entry: JITI_OK, or JITI_ERROR naming the types
+** still waiting for a type they include or inherit from, which no imported
+** entry defined.  (Types may be imported in any order: one that names a
+** type not yet defined waits for it.) */
+jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen);
+
 /* Make room for n more entries of `kind` (the data table, or the registry
 ** that holds every other kind), so that a bulk import grows it once rather
 ** than doubling it again and again; the collector also waits for about

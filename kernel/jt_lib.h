@@ -237,6 +237,9 @@ void jt_fuel_tick(jt_State *S);
 /* Pay n units of fuel at once (work done in one step: a huge bignum
 ** operation); signals fuel exhaustion when fewer are left. */
 void jt_fuel_charge(jt_State *S, uint64_t n);
+/* One step of work done in C on the caller's behalf (a comparison inside
+** SEARCH, a call of a primitive from C): 16 of them cost a unit of fuel. */
+#define JT_WORK(S) do { if ((++(S)->work & 15u) == 0) jt_fuel_tick(S); } while (0)
 
 /* --------------------------------------------------------- char buffers */
 
@@ -273,7 +276,8 @@ jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
 ** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
 ** suppressed since *read-default-float-format* is double-float). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
-/* Charge the fuel that printing a big integer or ratio costs (num.c). */
+/* The fuel that printing a big integer or ratio costs, and charging it (num.c). */
+uint64_t jt_num_print_cost(jt_V num);
 void jt_num_charge_print(jt_State *S, jt_V num);
 
 /* ----------------------------------------------------------------- arrays

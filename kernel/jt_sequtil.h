@@ -101,6 +101,7 @@ static inline jt_V jt_test_keyed(jt_State *S, const jt_Test *t, jt_V x) {
 ** (predicate b). */
 static inline bool jt_test_cmp(jt_State *S, const jt_Test *t, jt_V a, jt_V b) {
   bool r;
+  JT_WORK(S);
   switch (t->kind) {
     case JT_TEST_EQL: r = jt_eqlv(a, b); break;
     case JT_TEST_EQ: r = a == b; break;

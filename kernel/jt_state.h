@@ -179,6 +179,8 @@ struct jt_State {
   size_t cstack_limit;      /* bytes of C stack evaluation may use */
   bool in_limit;            /* a limit condition is being signalled */
   uint8_t limit_tripped;    /* bit per JT_LIMIT_*: tripped in this call */
+  uint32_t work;            /* C-side steps (comparisons, calls from C): every
+                               16 cost a unit of fuel (JT_WORK) */
 
   /* ---- I/O */
   jiti_WriteFn write_fn;

@@ -53,6 +53,15 @@ JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
 }
 
+/* Limbs of an integer or ratio, to bound the size of a product. */
+static size_t limbs_of(jt_V v) {
+  if (jt_isbig(v)) return mpz_size(jt_big_(v)->z);
+  if (jt_isratio(v))
+    return mpz_size(mpq_numref(jt_ratio_(v)->q)) +
+           mpz_size(mpq_denref(jt_ratio_(v)->q));
+  return 1;
+}
+
 /* GMP cannot be interrupted, so an operation on big numbers is paid for
 ** in fuel before it starts, in proportion to the time it takes: about
 ** n log n for a product of n limbs, n log^2 n for a conversion to digits
@@ -64,11 +73,22 @@ static void charge_product(jt_State *S, uint64_t limbs) {
   if (limbs >= 256) jt_fuel_charge(S, limbs * log2_of(limbs) / 8);
 }
 
-void jt_num_charge_print(jt_State *S, jt_V num) {
+/* gcd (and so every rational result, which is reduced): n log^2 n */
+static void charge_gcd(jt_State *S, uint64_t limbs) {
+  if (limbs >= 256) jt_fuel_charge(S, limbs * log2_of(limbs) * log2_of(limbs) / 8);
+}
+
+
+uint64_t jt_num_print_cost(jt_V num) {
   uint64_t limbs = jt_isbig(num) ? mpz_size(jt_big_(num)->z)
                  : jt_isratio(num) ? mpz_size(mpq_numref(jt_ratio_(num)->q)) + mpz_size(mpq_denref(jt_ratio_(num)->q))
                  : 0;
-  if (limbs >= 256) jt_fuel_charge(S, limbs * log2_of(limbs) * log2_of(limbs) / 8);
+  return limbs >= 256 ? limbs * log2_of(limbs) * log2_of(limbs) / 8 : 0;
+}
+
+void jt_num_charge_print(jt_State *S, jt_V num) {
+  uint64_t cost = jt_num_print_cost(num);
+  if (cost) jt_fuel_charge(S, cost);
 }
 
 /* Refuse an integer result of about `bits` bits before computing it: past
@@ -356,14 +376,6 @@ static bool is_zero(jt_V v) {
   return v == jt_mkfix(0) || (jt_isfloat(v) && jt_floatval(v) == 0.0);
 }
 
-/* Limbs of an integer or ratio, to bound the size of a product. */
-static size_t limbs_of(jt_V v) {
-  if (jt_isbig(v)) return mpz_size(jt_big_(v)->z);
-  if (jt_isratio(v))
-    return mpz_size(mpq_numref(jt_ratio_(v)->q)) +
-           mpz_size(mpq_denref(jt_ratio_(v)->q));
-  return 1;
-}
 
 /* The general case of the four operations; the fixnum fast paths are in the
 ** public entry points. */
@@ -390,6 +402,7 @@ static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
   if (op == OP_MUL || op == OP_DIV)
     reserve_bits(S, (uint64_t)(limbs_of(a) + limbs_of(b)) * GMP_NUMB_BITS,
                  OP_NAMES[op]);
+  if (op == OP_DIV || ka == NK_RATIO || kb == NK_RATIO) charge_gcd(S, limbs_of(a) + limbs_of(b));
   jt_V result;
   if (ka != NK_RATIO && kb != NK_RATIO && op != OP_DIV) {
     jt_Bignum *r = new_big(S);
@@ -729,6 +742,7 @@ static void divide(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
     r = jt_mkfix(ri);
     q = jt_make_integer(S, qi);
   } else if (kx != NK_RATIO && ky != NK_RATIO) {
+    charge_product(S, limbs_of(x) + limbs_of(y));
     jt_Bignum *qb = new_big(S);
     jt_V qv = (jt_V)qb;
     JT_ROOT(S, qv);
@@ -1302,6 +1316,7 @@ JT_FN(f_rem) {
 static jt_V gcd2(jt_State *S, jt_V a, jt_V b) {
   if (jt_isfix(a) && jt_isfix(b))
     return make_unsigned(S, (uint64_t)gcd_word(jt_fixval(a), jt_fixval(b)));
+  charge_gcd(S, limbs_of(a) + limbs_of(b));
   JT_ROOT(S, a);
   JT_ROOT(S, b);
   jt_Bignum *g = new_big(S);
@@ -1428,6 +1443,7 @@ JT_FN(f_isqrt) {
     while ((r + 1) * (r + 1) <= n) r++;
     return jt_mkfix((intptr_t)r);
   }
+  charge_product(S, limbs_of(x));
   jt_Bignum *r = new_big(S);
   mpz_sqrt(r->z, jt_big_(x)->z);   /* x is argv[0]: rooted */
   return big_norm(S, r);

@@ -926,7 +926,7 @@ JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
   bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM | JT_SYM_CONSTANT)) != 0;
-  if (!builtin && (s->h.flags & JT_SYM_BUILTIN)) builtin = atomic_typep(S, s->cname, JT_NIL) >= 0;
+  if (!builtin) builtin = atomic_typep(S, s->cname, JT_NIL) >= 0;  /* BIT, EXTENDED-CHAR, ... */
   if (builtin)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in name of the language",
               s->cname, what);

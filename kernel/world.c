@@ -53,6 +53,9 @@ typedef struct World {
   jt_V registry;    /* managed equal hash: (kind . name) -> source form or T */
   jt_V data;        /* managed equal hash: key -> value (private copies) */
   jt_V defining;    /* symbol %DEFINING-TYPE */
+  jt_Buf copybuf;   /* world-put / world-get copies: the world's, so that an
+                       error while decoding one leaks nothing */
+  jt_V pending;     /* imported types waiting for a type they name: list of forms */
   size_t package_mark;   /* binding depth below jiti_package_bind's binding */
   bool package_bound;
 } World;
@@ -255,6 +258,7 @@ static void world_mark(jt_State *S, void *ud) {
   jt_gc_mark(S, w->registry);
   jt_gc_mark(S, w->data);
   jt_gc_mark(S, w->defining);
+  jt_gc_mark(S, w->pending);
   for (int i = 0; i < w->nlevels; i++) {
     Level *L = &w->levels[i];
     for (size_t k = 0; k < L->nsnaps; k++) mark_body(S, &L->snaps[k]);
@@ -442,10 +446,33 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
 /* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
 ** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
 ** -1 fmakunbound, 6 function set without a defining form. */
+/* True when a type's definition is installing the function `name` (kind 0
+** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
+** then holds the names the type defines (40-struct.lisp). */
+static bool type_owns(jt_State *S, jt_V name, int kind) {
+  for (jt_V l = jt_sym_(W(S)->defining)->value; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V n = jt_car(l);
+    if (kind == 2 ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
+  }
+  return false;
+}
+
 static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
   World *w = W(S);
   if (!w->enabled) return;
-  if (jt_sym_(w->defining)->value != JT_NIL && (kind == 0 || kind == 2 || kind == 6)) return;
+  if ((kind == 0 || kind == 2 || kind == 6) && type_owns(S, name, kind)) {
+    /* the type's entry rebuilds it: no entry of its own, nor a stale one */
+    if (kind == 2) {
+      jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
+      JT_PUSH(S, sname);
+      unrecord(S, JITI_ENTRY_FUNCTION, sname);
+      JT_POP(S, 1);
+    } else {
+      unrecord(S, JITI_ENTRY_FUNCTION, name);
+      unrecord(S, JITI_ENTRY_MACRO, name);
+    }
+    return;
+  }
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   JT_PUSH(S, fn);
@@ -493,7 +520,19 @@ static char *entry_name(jt_State *S, jt_V name) {
   return jt_print_canonical(S, name, 4096);
 }
 
-typedef struct Item { int kind; char *name; jt_V key; } Item;
+/* depth: for a type, how many types it stands on (its :include chain, its
+** parent conditions), so that a type is imported after those it names. */
+typedef struct Item { int kind; int depth; char *name; jt_V key; } Item;
+
+static int layout_depth(jt_V layout, int guard) {
+  int d = 0;
+  if (guard > 64) return d;
+  for (jt_V p = jt_layout_(layout)->parents; jt_iscons(p); p = jt_cdr(p)) {
+    int k = 1 + layout_depth(jt_car(p), guard + 1);
+    if (k > d) d = k;
+  }
+  return d;
+}
 
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in. */
@@ -505,6 +544,7 @@ static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
   if (x->kind != y->kind) return import_rank[x->kind] - import_rank[y->kind];
+  if (x->depth != y->depth) return x->depth - y->depth;
   return strcmp(x->name, y->name);
 }
 
@@ -589,6 +629,8 @@ static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind
     *items = p;
   }
   (*items)[*n].kind = kind;
+  jt_V layout = kind == JITI_ENTRY_STRUCTURE && jt_issymbol(name) ? jt_find_layout(S, name) : JT_NIL;
+  (*items)[*n].depth = layout != JT_NIL ? layout_depth(layout, 0) : 0;
   (*items)[*n].name = entry_name(S, name);
   (*items)[*n].key = key;
   (*n)++;
@@ -878,6 +920,48 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
   jt_error(S, "%s", S->msgbuf);
 }
 
+/* The types a DEFSTRUCT (:include) or DEFINE-CONDITION (parents) form
+** names.  The store hands entries over in its own order (by name), so a type
+** can arrive before the type it stands on: such a form waits in
+** W->pending and is defined as soon as what it names is. */
+static bool type_ready(jt_State *S, jt_V form) {
+  jt_V second = jt_car(jt_cdr(form));
+  if (jt_car(form) == jt_intern(S, "DEFSTRUCT")) {
+    for (jt_V o = jt_iscons(second) ? jt_cdr(second) : JT_NIL; jt_iscons(o); o = jt_cdr(o)) {
+      jt_V opt = jt_car(o);
+      if (jt_iscons(opt) && jt_car(opt) == jt_intern_keyword(S, "INCLUDE") && jt_iscons(jt_cdr(opt)) &&
+          jt_issymbol(jt_car(jt_cdr(opt))) && jt_find_layout(S, jt_car(jt_cdr(opt))) == JT_NIL)
+        return false;
+    }
+    return true;
+  }
+  jt_V rest = jt_cdr(jt_cdr(form));
+  for (jt_V p = jt_iscons(rest) ? jt_car(rest) : JT_NIL; jt_iscons(p); p = jt_cdr(p))
+    if (jt_issymbol(jt_car(p)) && jt_find_layout(S, jt_car(p)) == JT_NIL) return false;
+  return true;
+}
+
+/* Define every waiting type whose types now exist, until none is left that
+** can be. */
+static void define_pending(jt_State *S) {
+  World *w = W(S);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (jt_V l = w->pending, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_cdr(l)) {
+      jt_V form = jt_car(l);
+      if (!type_ready(S, form)) continue;
+      if (prev == JT_NIL) w->pending = jt_cdr(l);
+      else JT_SET(S, prev, jt_cons_(prev)->cdr, jt_cdr(l));
+      JT_PUSH(S, form);
+      jt_eval_toplevel(S, form);
+      JT_POP(S, 1);
+      progress = true;
+      break;
+    }
+  }
+}
+
 /* Importing evaluates only the kernel's own defining macros, but under a
 ** budget all the same: the state's limits where the host set them, these
 ** otherwise. */
@@ -962,7 +1046,12 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
         S->fuel_left = S->limits.fuel;
         S->limit_tripped = 0;
-        jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
+        if (!type_ready(S, form)) {
+          w->pending = jt_cons(S, form, w->pending);
+        } else {
+          jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
+          define_pending(S);
+        }
       } else if (!jt_define_lazily(S, form)) {
         /* functions and macros are analysed at their first call */
         bad_entry_form(S, a->kind, form);
@@ -1006,6 +1095,24 @@ static jiti_Status text_body(jt_State *S, void *ud) {
   *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);
   JT_POP(S, 1);
   return JITI_OK;
+}
+
+jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen) {
+  World *w = W(S);
+  if (w->pending == JT_NIL) return JITI_OK;
+  if (err) {
+    jt_Buf b = {0};
+    for (jt_V l = w->pending; jt_iscons(l); l = jt_cdr(l)) {
+      jt_V second = jt_car(jt_cdr(jt_car(l)));
+      char *n = jt_print_cstr(S, jt_iscons(second) ? jt_car(second) : second, true, 100);
+      jt_buf_printf(&b, "%s%s", b.n ? ", " : "", n);
+      free(n);
+    }
+    snprintf(err, errlen, "the types %.*s name types the world does not define", (int)b.n, b.p ? b.p : "");
+    jt_buf_free(&b);
+  }
+  w->pending = JT_NIL;
+  return JITI_ERROR;
 }
 
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len) {
@@ -1209,10 +1316,11 @@ void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 
 /* A private copy through the canonical encoding: rows have value semantics. */
 static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
-  jt_Buf b = {0};
+  jt_Buf *b = &W(S)->copybuf;
+  b->n = 0;
   const char *why = NULL;
-  if (!jt_encode(S, v, &b, &why)) {
-    jt_buf_free(&b);
+  if (!jt_encode(S, v, b, &why)) {
+    if (b->cap > ((size_t)1 << 20)) jt_buf_free(b);
     int limit = jt_encode_limit(why);
     if (limit >= 0) jt_limit_exceeded(S, limit);
     char *p = jt_print_cstr(S, v, true, 200);
@@ -1220,8 +1328,8 @@ static jt_V copy_value(jt_State *S, jt_V v, const char *what) {
     free(p);
     jt_error(S, "%s", S->msgbuf);
   }
-  jt_V r = jt_decode(S, (const unsigned char *)b.p, b.n);
-  jt_buf_free(&b);
+  jt_V r = jt_decode(S, (const unsigned char *)b->p, b->n);
+  if (b->cap > ((size_t)1 << 20)) jt_buf_free(b);  /* keep a small one for the next copy */
   return r;
 }
 
@@ -1284,6 +1392,7 @@ static void world_free(jt_State *S) {
   if (!w) return;
   for (int i = 0; i < w->caplevels; i++) level_free(&w->levels[i]);
   free(w->levels);
+  jt_buf_free(&w->copybuf);
   free(w);
   S->world = NULL;
 }
@@ -1291,7 +1400,7 @@ static void world_free(jt_State *S) {
 void jt_open_world(jt_State *S) {
   World *w = calloc(1, sizeof *w);
   if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  w->registry = w->data = w->defining = JT_NIL;
+  w->registry = w->data = w->defining = w->pending = JT_NIL;
   S->world = w;
   S->world_mark = world_mark;
   S->world_define = world_define;

@@ -153,7 +153,11 @@ t h-internal-symbol 0 '"outcome":"error".*%TXN-ESCAPED is undefined' -- raw $'{"
 t h-invoke-restart 0 '"outcome":"error".*restart ABORT is not active' -- raw $'{"op":"call","source":"(invoke-restart (quote abort))"}\n'
 # a helper found in a macro expansion cannot record a poisoned type
 t h-expansion-helper 0 '"outcome":"error"' -- raw $'{"op":"call","source":"(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \\"RECORD-TYPE\\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (funcall (w (funcall (macro-function (quote defstruct)) (quote (defstruct pt a)) nil)) (quote zz) (quote (error \\"poisoned\\"))))"}\n'
-t h-expansion-defstruct 0 '"outcome":"error".*not a DEFSTRUCT form' -- raw $'{"op":"call","source":"(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \\"DEFSTRUCT\\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (eval (list (w (macroexpand-1 (quote (defstruct pt a)))) (quote (quote (error \\"poisoned\\"))) nil)))"}\n'
+t h-expansion-defstruct 0 '"outcome":"error".*not a DEFSTRUCT form' -- raw $'{"op":"call","source":"(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \\"DEFSTRUCT\\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (eval (list (w (macroexpand-1 (quote (defstruct pt a)))) (quote (quote (error \\"poisoned\\"))))))"}\n'
+# an internal symbol held as a value cannot be stored (it could not be read back)
+W_SETCAR='(labels ((w (x) (cond ((and (symbolp x) (string= (symbol-name x) (concatenate (quote string) (string (code-char 37)) \"SET-CAR\"))) x) ((consp x) (or (w (car x)) (w (cdr x))))))) (w (macroexpand (quote (setf (car y) 1)))))'
+t h-store-internal-var 0 '"ok":false.*kernel-internal symbol' -- raw "{\"op\":\"call\",\"source\":\"(eval (list (quote defvar) (quote *leak*) (list (quote quote) $W_SETCAR)))\"}"$'\n'
+t h-store-internal-row 0 '"outcome":"error".*kernel-internal symbol' -- raw "{\"op\":\"call\",\"source\":\"(world-put :leak $W_SETCAR)\"}"$'\n'
 t h-nil-call 0 '"outcome":"error".*The function NIL is undefined' -- raw $'{"op":"call","source":"(nil)"}\n'
 t h-unknown-handler-type 0 '"value":":OUTER"' -- raw $'{"op":"call","source":"(handler-case (handler-case (error (quote cnd-base)) (cnd-base () :inner)) (error () :outer))"}\n'
 t h-circular 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(quote #1=(a . #1#))"}\n'

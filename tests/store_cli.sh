@@ -238,6 +238,16 @@ t corrupt-header-show 1 "store at $C" -- "$JITI" show 1 --store "$C"
 mkdir -p "$tmp/empty"
 t not-a-store 1 "no store at $tmp/empty|store at $tmp/empty" -- "$JITI" recover-session --store "$tmp/empty"
 
+# types imported whatever order the store hands them over in: a type that
+# includes (or inherits from) one whose name sorts after it, and a report
+# function defined after the condition that names it
+D=$tmp/deps
+"$JITI" init --store "$D" >/dev/null
+t types-applied 0 "revision 2" -- "$JITI" apply --store "$D" -e '(progn (defstruct zbase a) (defstruct (abc (:include zbase)) b) (define-condition zc (error) ()) (define-condition ac (zc) ()) (define-condition c1 (error) () (:report my-report)) (defun my-report (c s) (declare (ignore c)) (format s "reported")))'
+t types-recover 0 "recovered the store" -- "$JITI" recover-session --store "$D"
+t types-work 0 "revision 3" -- "$JITI" apply --store "$D" -e '(world-put :check (list (abc-a (make-abc :a 1)) (princ-to-string (make-condition (quote c1))) (typep (make-condition (quote ac)) (quote zc))))'
+t types-values 0 '\(1 "reported" T\)' -- "$JITI" show HEAD --store "$D"
+
 # permission denied (as root: run as nobody)
 if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" --version >/dev/null 2>&1; then
   chmod 755 "$tmp"

@@ -424,6 +424,14 @@ static int serve(int fd) {
         return 1;
       }
     } else if (!strcmp(op, "start")) {
+      char why[512];
+      if (jiti_import_done(txn_state(w.W), why, sizeof why) != JITI_OK) {
+        snprintf(err, sizeof err, "cannot import: %s", why);
+        send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+        free(blob);
+        json_decref(m);
+        return 1;
+      }
       done = 1;
     }
     free(blob);

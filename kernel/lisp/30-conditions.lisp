@@ -133,9 +133,12 @@
   (restart-case (apply #'error datum arguments)
     (continue () :report (lambda (s) (apply #'format s continue-format arguments)) nil)))
 
-;; Like DEFSTRUCT: the expansion calls %DEFINE-CONDITION-FORM with the whole
-;; form, the slots' initforms and the report closed over where the
-;; definition is; everything else comes from the form itself.
+;; Like DEFSTRUCT (40-struct.lisp): the expansion calls
+;; %DEFINE-CONDITION-FORM with the whole form, which makes the initforms and
+;; the report into functions (in the null lexical environment, while
+;; definitions are recorded), then defines the type and its readers.  A
+;; report naming a function is looked up when a report is made, so the
+;; function may be defined later (as an imported world defines it).
 (defun %condition-slot-specs (whole)
   (mapcar (lambda (s)
             (let ((opts (if (consp s) (cdr s) nil)))
@@ -145,44 +148,44 @@
           (car (cdr (cdr (cdr whole))))))
 
 (defmacro define-condition (&whole whole name parents slots &rest options)
-  (declare (ignore name parents slots))
-  (let ((report (car (cdr (assoc :report options)))))
-    `(%define-condition-form
-      ',whole
-      (list ,@(mapcar (lambda (spec)
-                        (if (car (cdr (cdr spec))) `(lambda () ,(car (cdr (car (cdr (cdr spec)))))) nil))
-                      (%condition-slot-specs whole)))
-      ,(cond ((null report) nil)
-             ((stringp report) report)
-             (t `(function ,report))))))
+  (declare (ignore name parents slots options))
+  `(%define-condition-form ',whole))
 
-(defun %define-condition-form (whole initform-thunks report)
+(defun %define-condition-form (whole)
   (unless (and (consp whole) (eq (car whole) 'define-condition) (consp (cdr whole))
                (symbolp (car (cdr whole))) (consp (cdr (cdr whole))) (listp (car (cdr (cdr whole))))
-               (consp (cdr (cdr (cdr whole)))) (listp (car (cdr (cdr (cdr whole))))))
+               (consp (cdr (cdr (cdr whole)))) (listp (car (cdr (cdr (cdr whole)))))
+               (listp (cdr (cdr (cdr (cdr whole))))))
     (error "~S is not a DEFINE-CONDITION form" whole))
-  (let ((name (car (cdr whole)))
-        (parents (car (cdr (cdr whole))))
-        (specs (%condition-slot-specs whole))
-        (readers nil))
-    (unless (and (listp initform-thunks) (= (length initform-thunks) (length specs))
-                 (every (lambda (f) (or (null f) (functionp f))) initform-thunks))
-      (error "DEFINE-CONDITION ~S: one initform function or NIL per slot is wanted" name))
-    (unless (or (null report) (stringp report) (functionp report))
-      (error "DEFINE-CONDITION ~S: the report must be a string or a function" name))
+  (let* ((name (car (cdr whole)))
+         (parents (car (cdr (cdr whole))))
+         (options (cdr (cdr (cdr (cdr whole)))))
+         (report-option (car (cdr (assoc :report options))))
+         (specs (%condition-slot-specs whole))
+         (readers nil))
     (dolist (spec specs)
       (do ((o (car (cdr spec)) (cdr (cdr o)))) ((null o))
         (when (member (car o) '(:reader :accessor))
           (push (list (car (cdr o)) (car spec) (eq (car o) :accessor)) readers))))
-    (%define-condition name parents
-                       (mapcar (lambda (spec thunk) (list (car spec) (getf (car (cdr spec)) :initarg) thunk))
-                               specs initform-thunks)
-                       report)
-    (let ((%defining-type name))
-      (dolist (r readers)
-        (eval `(defun ,(car r) (c) (slot-value c ',(car (cdr r)))))
-        (when (car (cdr (cdr r)))
-          (eval `(defun (setf ,(car r)) (v c) (%set-slot-value c ',(car (cdr r)) v))))))
+    (let ((thunks (mapcar (lambda (spec)
+                            (if (car (cdr (cdr spec))) (eval `(lambda () ,(car (cdr (car (cdr (cdr spec))))))) nil))
+                          specs))
+          (report (cond ((null report-option) nil)
+                        ((stringp report-option) report-option)
+                        ((symbolp report-option)
+                         (lambda (c s) (funcall report-option c s)))
+                        (t (eval `(function ,report-option))))))
+      (%define-condition name parents
+                         (mapcar (lambda (spec thunk) (list (car spec) (getf (car (cdr spec)) :initarg) thunk))
+                                 specs thunks)
+                         report)
+      (let ((%defining-type (append (mapcar #'car readers)
+                                    (mapcan (lambda (r) (if (car (cdr (cdr r))) (list (list 'setf (car r))) nil))
+                                            readers))))
+        (dolist (r readers)
+          (eval `(defun ,(car r) (c) (slot-value c ',(car (cdr r)))))
+          (when (car (cdr (cdr r)))
+            (eval `(defun (setf ,(car r)) (v c) (%set-slot-value c ',(car (cdr r)) v)))))))
     (%record-type name whole)
     name))
 

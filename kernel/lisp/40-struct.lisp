@@ -27,23 +27,32 @@
           ll))
 
 (defun %struct-constructor (name cname boa all-names)
+  ;; a function form for the constructor CNAME
   (if boa
       (let ((missing (remove-if (lambda (n) (member n (%lambda-list-vars boa))) all-names)))
-        `(defun ,cname ,boa
-           (let* ,(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) missing)
-             (%make-structure ',name ,@all-names))))
-      `(defun ,cname (&key ,@(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) all-names))
-         (%make-structure ',name ,@all-names))))
+        `(function (named-lambda ,cname ,boa
+                     (let* ,(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) missing)
+                       (%make-structure ',name ,@all-names)))))
+      `(function (named-lambda ,cname (&key ,@(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) all-names))
+                   (%make-structure ',name ,@all-names)))))
 
-;; (defstruct ...) expands into a call of %DEFSTRUCT with the whole form and
-;; the slots' initforms closed over in the definition's lexical environment.
-;; %DEFSTRUCT does everything else from the form itself, so calling it
-;; directly (it can be found in the expansion) does exactly what writing
-;; the DEFSTRUCT would, and what it records is the form it was given.
+;; (defstruct ...) expands into a call of %DEFSTRUCT with the whole form,
+;; which does everything from the form itself: calling it directly (it can
+;; be found in the expansion) does exactly what writing the DEFSTRUCT would,
+;; and what it records is the form it was given.  Initforms and BOA
+;; defaults are evaluated in the null lexical environment, as for a
+;; top-level DEFSTRUCT.
+;;
+;; The functions the type defines (accessors, constructors, predicate,
+;; copier) belong to the type's entry, not to entries of their own: they are
+;; installed while %DEFINING-TYPE holds their names, which the world layer
+;; reads.  Only the kernel's own code runs then: anything of the user's
+;; (initforms, BOA defaults, and any macro they use) is turned into a
+;; function before, while every definition is recorded as usual.
 
 (defun %struct-slot-specs (whole)
-  ;; (name initform-or-nil has-initform) for the :include overrides, then
-  ;; the slots, in the order %DEFSTRUCT defines them
+  ;; (name initform has-initform) for the :include overrides, then the
+  ;; slots, in the order %DEFSTRUCT defines them
   (let* ((name-and-options (car (cdr whole)))
          (options (if (consp name-and-options) (cdr name-and-options) nil))
          (include-opt (%struct-option options :include))
@@ -61,12 +70,9 @@
 
 (defmacro defstruct (&whole whole name-and-options &rest slot-descriptions)
   (declare (ignore name-and-options slot-descriptions))
-  `(%defstruct ',whole
-               (list ,@(mapcar (lambda (spec)
-                                 (if (car (cdr (cdr spec))) `(lambda () ,(car (cdr spec))) nil))
-                               (%struct-slot-specs whole)))))
+  `(%defstruct ',whole))
 
-(defun %defstruct (whole initform-thunks)
+(defun %defstruct (whole)
   (unless (and (consp whole) (eq (car whole) 'defstruct) (consp (cdr whole)) (listp (cdr (cdr whole))))
     (error "~S is not a DEFSTRUCT form" whole))
   (let* ((name-and-options (car (cdr whole)))
@@ -98,22 +104,27 @@
                                        (mapcar #'car own))))
          (value-var (gensym "VALUE")) (obj (gensym "OBJ")))
     (unless (and name (symbolp name)) (error "DEFSTRUCT: ~S is not a structure name" name))
-    (unless (and (listp initform-thunks) (= (length initform-thunks) (length specs))
-                 (every (lambda (f) (or (null f) (functionp f))) initform-thunks))
-      (error "DEFSTRUCT ~S: one initform function or NIL per slot is wanted" name))
-    (%define-structure name include
-                       (mapcar (lambda (spec thunk) (list (car spec) nil thunk)) specs initform-thunks))
-    (let ((%defining-type name) (i -1))
-      (dolist (sname all-names)
-        (setq i (1+ i))
-        (let ((acc (%symbolicate conc-name sname)))
+    ;; the user's code, made into functions while definitions are recorded
+    (let* ((thunks (mapcar (lambda (spec) (if (car (cdr (cdr spec))) (eval `(lambda () ,(car (cdr spec)))) nil))
+                           specs))
+           (ctors (mapcar (lambda (c) (cons (car c) (eval (%struct-constructor name (car c) (cdr c) all-names))))
+                          (%struct-constructors name constructors)))
+           (accessors (mapcar (lambda (sname) (%symbolicate conc-name sname)) all-names))
+           (has-predicate (not (and pred-opt (cdr pred-opt) (null (car (cdr pred-opt))))))
+           (has-copier (not (and copier-opt (cdr copier-opt) (null (car (cdr copier-opt)))))))
+      (%define-structure name include
+                         (mapcar (lambda (spec thunk) (list (car spec) nil thunk)) specs thunks))
+      (let ((%defining-type (append accessors (mapcar (lambda (a) (list 'setf a)) accessors)
+                                    (mapcar #'car ctors)
+                                    (if has-predicate (list predicate) nil)
+                                    (if has-copier (list copier) nil)))
+            (i -1))
+        (dolist (acc accessors)
+          (setq i (1+ i))
           (eval `(defun ,acc (,obj) (%struct-ref ,obj ',name ,i)))
-          (eval `(defun (setf ,acc) (,value-var ,obj) (%struct-set ,obj ',name ,i ,value-var)))))
-      (dolist (c (%struct-constructors name constructors))
-        (eval (%struct-constructor name (car c) (cdr c) all-names)))
-      (unless (and pred-opt (cdr pred-opt) (null (car (cdr pred-opt))))
-        (eval `(defun ,predicate (x) (%struct-typep x ',name))))
-      (unless (and copier-opt (cdr copier-opt) (null (car (cdr copier-opt))))
-        (eval `(defun ,copier (x) (copy-structure x)))))
+          (eval `(defun (setf ,acc) (,value-var ,obj) (%struct-set ,obj ',name ,i ,value-var))))
+        (dolist (c ctors) (setf (fdefinition (car c)) (cdr c)))
+        (when has-predicate (eval `(defun ,predicate (x) (%struct-typep x ',name))))
+        (when has-copier (eval `(defun ,copier (x) (copy-structure x))))))
     (%record-type name whole)
     name))

@@ -390,10 +390,30 @@ static void test_single_step_work(jiti_State *S) {
   CHECK_STR(val, "FUEL-EXHAUSTED");
   snprintf(src, sizeof src, "(equalp %s %s)", dag, dag);
   CHECK(evl(S, src, &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  snprintf(src, sizeof src, "(tree-equal %s %s)", dag, dag);
+  CHECK(evl(S, src, &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  /* comparisons inside one sequence function, and primitives called from C */
+  CHECK(evl(S, "(let ((a (make-string 200000 :initial-element #\\a)) (b (make-string 100000 :initial-element #\\a))) "
+               "(setf (char b 99999) #\\b) (search b a))", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  CHECK(evl(S, "(let ((l (loop for i below 100000 collect i))) (length (remove-duplicates l :test #'=)))", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  CHECK(evl(S, "(let ((v (make-array 2000000 :initial-element 0))) (dotimes (i 200) (position 1 v)))", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  /* big-number work GMP does in one go is paid before it starts */
+  CHECK(evl(S, "(let ((a (1+ (ash 1 30000000))) (b (1+ (ash 3 29000000)))) (gcd a b) 1)", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  /* an internal symbol cannot be stored */
+  CHECK(evl(S, "(world-put :k (find-if (lambda (x) (and (symbolp x) (char= (char (symbol-name x) 0) #\\%))) "
+               "(macroexpand '(setf (car y) 1))))", &lim) == JITI_ERROR);
   CHECK(evl(S, "(progn (expt 10 100000000) 1)", &lim) == JITI_LIMIT);
   CHECK_STR(val, "FUEL-EXHAUSTED");
   CHECK(evl(S, "(length (princ-to-string (expt 7 30000000)))", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
   CHECK(evl(S, "(length (format nil \"~d\" (expt 7 30000000)))", &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
   /* moderate sizes are unaffected */
   CHECK(evl(S, "(length (princ-to-string (expt 10 10000)))", &lim) == JITI_OK);
   CHECK_STR(val, "10001");
