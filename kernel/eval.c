@@ -527,7 +527,7 @@ static void bind_args(jt_State *S, const jt_Lambda *L, int argc, jt_V *argv, jt_
     if ((argc - i) % 2 != 0) bad_args(S, fn, "%s: odd number of keyword arguments%s", JT_NOVALUE);
     bool allow = L->allow_other_keys;
     for (int k = i; k < argc; k += 2)
-      if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = argv[k + 1] != JT_NIL; break; }
+      if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = allow || argv[k + 1] != JT_NIL; break; }
     if (!allow)
       for (int k = i; k < argc; k += 2) {
         bool known = argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS);
@@ -727,8 +727,10 @@ static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V 
 
 jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V sym = n->u.def.sym;
-  jt_check_definable(S, jt_symobj(S, sym),
-                     n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
+  /* the library gives built-in accessors their setf functions */
+  if (!(S->kernel_mode && n->u.def.kind == 2))
+    jt_check_definable(S, jt_symobj(S, sym),
+                       n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
   install_definition(S, sym, n->u.def.kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
   return sym;

@@ -150,6 +150,13 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host);
 
 /* Macro expansion (one step); *expanded tells whether it did anything. */
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);
+/* The same in the lexical environment ENV an expander received (NIL: the
+** global one). */
+jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded);
+/* The internal special form a standard macro that is a special form here
+** (defun, defmacro, lambda, multiple-value-bind, destructuring-bind)
+** expands into; NIL for any other symbol. */
+jt_V jt_standard_macro_alias(jt_State *S, jt_V sym);
 
 /* Evaluate a form as a top-level form: progn subforms and macro expansions
 ** of the top level are processed one at a time, so a macro defined by an

@@ -206,6 +206,10 @@ jt_V jt_check_symbol(jt_State *S, jt_V v);
 /* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
 jt_V jt_check_list(jt_State *S, jt_V v);
+/* A type-error for V, which was to be a proper list: its datum is the atom
+** ending a dotted list (expected LIST), or the circular list itself
+** (expected (SATISFIES LIST-LENGTH)). */
+JT_NORETURN void jt_improper_list(jt_State *S, jt_V v);
 jt_V jt_check_cons(jt_State *S, jt_V v);
 uint32_t jt_check_char(jt_State *S, jt_V v);
 double jt_check_real_double(jt_State *S, jt_V v);

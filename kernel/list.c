@@ -43,6 +43,7 @@ JT_FN(f_make_list) {
 ** (copy-alist) each element that is a cons is copied too. */
 static jt_V copy_list(jt_State *S, jt_V list, bool pairs) {
   if (!jt_islist(list)) jt_not_list(S, list);
+  if (pairs) jt_list_length(S, list);   /* an alist is a proper list */
   jt_Coll c;
   jt_coll_init(S, &c);
   unsigned n = 0;
@@ -413,6 +414,8 @@ JT_FN(f_acons) {
 
 JT_FN(f_pairlis) {
   jt_V ks = argv[0], ds = argv[1];
+  jt_list_length(S, ks);   /* both proper lists (type-errors) */
+  jt_list_length(S, ds);
   jt_V r = argc > 2 ? argv[2] : JT_NIL;
   JT_ROOT(S, r);
   for (; jt_iscons(ks) && jt_iscons(ds); ks = jt_cdr(ks), ds = jt_cdr(ds)) {
@@ -451,6 +454,7 @@ JT_FN(f_getf) {
 JT_FN(f_get_properties) {
   jt_V p = argv[0];
   unsigned k = 0;
+  jt_list_length(S, argv[1]);   /* the indicators: a proper list */
   for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p))) {
     jt_V inds = argv[1];
     for (; jt_iscons(inds); inds = jt_cdr(inds))
@@ -618,9 +622,10 @@ static jt_V filter_set(jt_State *S, const jt_Test *t, jt_V a, jt_V b, bool want,
   return r;
 }
 
+/* The two lists of a set function: proper lists (else a type-error). */
 static void check_lists(jt_State *S, jt_V *argv) {
-  if (!jt_islist(argv[0])) jt_not_list(S, argv[0]);
-  if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
+  jt_list_length(S, argv[0]);
+  jt_list_length(S, argv[1]);
 }
 
 JT_FN(f_adjoin) {
@@ -744,6 +749,7 @@ static jt_V do_subst(jt_State *S, int argc, jt_V *argv, int mode, bool destructi
   s.alist = mode == 3;
   s.new_ = mode == 3 ? JT_NIL : argv[0];
   s.old = mode == 3 ? argv[0] : argv[1];
+  if (mode == 3) jt_list_length(S, argv[0]);   /* the alist: a proper list */
   if (mode == 0 || mode == 3) jt_test_parse(S, &s.t, argc, argv, nfixed);
   else jt_test_parse_pred(S, &s.t, argv[1], argc, argv, nfixed, mode == 2);
   jt_V tree = argv[nfixed - 1];
@@ -787,6 +793,7 @@ JT_FN(f_tree_equal) {
   jt_test_init(S, &t, JT_NOVALUE, kv[0], kv[1]);
   bool r = tree_equal(S, &t, argv[0], argv[1]);
   JT_UNROOT(S, 2);
+  S->nvals = 1;   /* not the test's other values */
   return jt_bool(r);
 }
 

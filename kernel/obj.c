@@ -413,15 +413,36 @@ bool jt_equalp(jt_State *S, jt_V a, jt_V b) {
 
 /* ------------------------------------------------------------------ lists */
 
+/* V was to be a proper list.  The type-error's datum is what is wrong: the
+** atom ending a dotted list (not a list), or a circular list, whose type
+** (satisfies list-length) it fails. */
+void jt_improper_list(jt_State *S, jt_V v) {
+  if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, LIST));
+  jt_V slow = v, l = v;
+  for (size_t n = 1;; n++) {
+    l = jt_cdr(l);
+    if (!jt_iscons(l)) {
+      if (l == JT_NIL) jt_type_error(S, v, JT_SYM(S, LIST));  /* proper after all */
+      jt_type_error(S, l, JT_SYM(S, LIST));
+    }
+    if ((n & 1) == 0) slow = jt_cdr(slow);
+    if (slow == l) break;
+  }
+  JT_PUSH(S, v);
+  jt_V type = jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, "LIST-LENGTH"));
+  JT_POP(S, 1);
+  jt_type_error(S, v, type);
+}
+
 size_t jt_list_length(jt_State *S, jt_V list) {
   size_t n = 0;
   jt_V slow = list;
   for (jt_V l = list; l != JT_NIL; l = jt_cdr(l)) {
-    if (!jt_iscons(l)) jt_type_error(S, list, JT_SYM(S, LIST));
+    if (!jt_iscons(l)) jt_improper_list(S, list);
     n++;
     if ((n & 1) == 0) {
       slow = jt_cdr(slow);
-      if (slow == jt_cdr(l)) jt_type_error(S, list, JT_SYM(S, LIST));
+      if (slow == jt_cdr(l)) jt_improper_list(S, list);
     }
   }
   return n;
@@ -903,25 +924,67 @@ JT_FN(f_makunbound) {
   return argv[0];
 }
 
+/* A function name: a symbol or (setf symbol); anything else is a
+** type-error.  Returns the symbol; *setf tells which. */
+static jt_V function_name(jt_State *S, jt_V n, bool *setf) {
+  *setf = false;
+  if (jt_issymbol(n)) return n;
+  if (jt_iscons(n) && jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)) &&
+      jt_issymbol(jt_car(jt_cdr(n))) && jt_cdr(jt_cdr(n)) == JT_NIL) {
+    *setf = true;
+    return jt_car(jt_cdr(n));
+  }
+  jt_V type = jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, SYMBOL),
+                      jt_list(S, 3, JT_SYM(S, CONS), jt_list(S, 2, JT_SYM(S, EQL), JT_SYM(S, SETF)),
+                              jt_list(S, 3, JT_SYM(S, CONS), JT_SYM(S, SYMBOL), JT_SYM(S, NULL_))));
+  jt_type_error(S, n, type);
+}
+
 JT_FN(f_fboundp) {
-  jt_V n = argv[0];
-  if (jt_iscons(n) && jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)))
-    return jt_bool(jt_symobj(S, jt_check_symbol(S, jt_car(jt_cdr(n))))->setf_fn != JT_UNBOUND);
-  if (jt_is_internal(n)) return JT_NIL;
-  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, n));
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  if (setf) return jt_bool(jt_symobj(S, sym)->setf_fn != JT_UNBOUND);
+  if (jt_is_internal(sym)) return JT_NIL;
+  jt_Symbol *s = jt_symobj(S, sym);
   return jt_bool(s->function != JT_UNBOUND || (s->h.flags & JT_SYM_SPECFORM));
 }
 
 JT_FN(f_fmakunbound) {
-  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & JT_SYM_LOCKED)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot undefine the built-in %s", s->cname);
-  JT_SET(S, s, s->function, JT_UNBOUND);
-  if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
+  if (setf) {
+    JT_SET(S, s, s->setf_fn, JT_UNBOUND);
+    if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
+  } else {
+    JT_SET(S, s, s->function, JT_UNBOUND);
+    if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
+  }
   return argv[0];
 }
 
-JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
+/* (fdefinition name): a macro's or a special operator's name gives an
+** object that is no function to call (the standard leaves it open): the
+** macro function, or a function that says NAME is a special operator. */
+JT_FN(f_fdefinition) {
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  if (!setf && !jt_is_internal(sym)) {
+    jt_Symbol *s = jt_symobj(S, sym);
+    if (jt_standard_macro_alias(S, sym) != JT_NIL)
+      return jt_symobj(S, jt_intern(S, "%STANDARD-MACRO-EXPANDER"))->function;
+    if (s->function != JT_UNBOUND && jt_is_macro(s->function)) return s->function;
+    if (s->h.flags & JT_SYM_SPECFORM) return jt_symobj(S, jt_intern(S, "%SPECIAL-OPERATOR"))->function;
+  }
+  return jt_fdefinition(S, argv[0]);
+}
+
+JT_FN(f_special_operator) {
+  JT_UNUSED_ARGS;
+  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "a special operator cannot be called as a function");
+}
 
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
@@ -960,13 +1023,25 @@ JT_FN(f_set_fdefinition) {
 
 JT_FN(f_macro_function) {
   jt_V sym = jt_check_symbol(S, argv[0]);
+  if (jt_standard_macro_alias(S, sym) != JT_NIL)
+    return jt_symobj(S, jt_intern(S, "%STANDARD-MACRO-EXPANDER"))->function;
   jt_V f = jt_symobj(S, sym)->function;
   return jt_is_macro(f) && !jt_is_internal(sym) ? f : JT_NIL;
 }
 
+/* (%standard-macro-expander form env): the macro function of a standard
+** macro that is a special form here (jt_standard_macro_alias). */
+JT_FN(f_standard_macro_expander) {
+  JT_UNUSED_ARGS;
+  jt_V form = argv[0];
+  jt_V alias = jt_iscons(form) ? jt_standard_macro_alias(S, jt_car(form)) : JT_NIL;
+  if (alias == JT_NIL) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "not a form of a standard macro");
+  return jt_cons(S, alias, jt_cdr(form));
+}
+
 JT_FN(f_special_operator_p) {
   jt_V sym = jt_check_symbol(S, argv[0]);
-  return jt_bool(jt_special_form_p(S, sym) && !jt_is_internal(sym));
+  return jt_bool(jt_special_form_p(S, sym) && !jt_is_internal(sym) && jt_standard_macro_alias(S, sym) == JT_NIL);
 }
 
 JT_FN(f_funcall) {
@@ -985,7 +1060,7 @@ JT_FN(f_apply) {
     JT_PUSH(S, jt_car(l));
     n++;
   }
-  if (l != JT_NIL) jt_type_error(S, last, JT_SYM(S, LIST));
+  if (l != JT_NIL) jt_improper_list(S, last);
   jt_V r = jt_apply(S, argv[0], n, base);
   S->sp = base;
   return r;
@@ -996,7 +1071,8 @@ JT_FN(f_values) { return jt_values(S, argc, argv); }
 JT_FN(f_values_list) {
   jt_V *base = S->sp;
   int n = 0;
-  for (jt_V l = jt_check_list(S, argv[0]); jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  jt_list_length(S, argv[0]);   /* a proper list */
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
   jt_V r = jt_values(S, n, base);
   S->sp = base;
   return r;
@@ -1006,16 +1082,16 @@ JT_FN(f_eval) { return jt_eval_toplevel(S, argv[0]); }
 
 JT_FN(f_macroexpand_1) {
   bool expanded;
-  jt_V r = jt_macroexpand_1(S, argv[0], &expanded);
+  jt_V r = jt_macroexpand_1_env(S, argv[0], argc > 1 ? argv[1] : JT_NIL, &expanded);
   return jt_values2(S, r, jt_bool(expanded));
 }
 
 JT_FN(f_macroexpand) {
-  jt_V form = argv[0];
+  jt_V form = argv[0], env = argc > 1 ? argv[1] : JT_NIL;
   bool any = false, expanded;
   JT_ROOT(S, form);
   for (int i = 0; i < 10000; i++) {
-    form = jt_macroexpand_1(S, form, &expanded);
+    form = jt_macroexpand_1_env(S, form, env, &expanded);
     if (!expanded) break;
     any = true;
   }
@@ -1145,19 +1221,23 @@ static const jt_Reg base_fns[] = {
   {"%SET-SYMBOL-FUNCTION", f_set_fdefinition, 2, 2, "(%set-symbol-function symbol function)"},
   {"MACRO-FUNCTION", f_macro_function, 1, 2, "(macro-function symbol) The macro expander or NIL."},
   {"SPECIAL-OPERATOR-P", f_special_operator_p, 1, 1, "(special-operator-p symbol)"},
+  {"%SPECIAL-OPERATOR", f_special_operator, 0, -1, "What fdefinition gives for a special operator."},
+  {"%STANDARD-MACRO-EXPANDER", f_standard_macro_expander, 2, 2,
+   "(%standard-macro-expander form env) The expansion of a standard macro that is a special form here."},
   {"FUNCALL", f_funcall, 1, -1, "(funcall function &rest args) Call FUNCTION."},
   {"APPLY", f_apply, 2, -1, "(apply function &rest args list) Call FUNCTION with ARGS and LIST's elements."},
   {"VALUES", f_values, 0, -1, "(values &rest objects) Return OBJECTS as multiple values."},
   {"VALUES-LIST", f_values_list, 1, 1, "(values-list list) Return LIST's elements as values."},
   {"EVAL", f_eval, 1, 1, "(eval form) Evaluate FORM in the null lexical environment."},
-  {"MACROEXPAND-1", f_macroexpand_1, 1, 2, "(macroexpand-1 form) Expand FORM once."},
-  {"MACROEXPAND", f_macroexpand, 1, 2, "(macroexpand form) Expand FORM until it is no macro form."},
+  {"MACROEXPAND-1", f_macroexpand_1, 1, 2, "(macroexpand-1 form &optional env) Expand FORM once."},
+  {"MACROEXPAND", f_macroexpand, 1, 2, "(macroexpand form &optional env) Expand FORM until it is no macro form."},
   {"%DECLARE-SPECIAL", f_declare_special, 1, 1, "(%declare-special symbol)"},
   {"%DEFCONSTANT", f_defconstant, 2, 2, "(%defconstant symbol value)"},
   {"CONSTANTP", f_constantp, 1, 2, "(constantp form) True if FORM evaluates to itself or a constant."},
   {"%SPECIAL-VARIABLE-P", f_special_variable_p, 1, 1, "(%special-variable-p symbol)"},
   {"%GC", f_gc, 0, 0, "(%gc) Collect garbage now."},
-  {"DOCUMENTATION", f_documentation, 1, 2, "(documentation name &optional type) Doc string or NIL."},
+  {"%FUNCTION-DOCUMENTATION", f_documentation, 1, 2,
+   "(%function-documentation name) The doc string of NAME's function or macro, or NIL."},
   {NULL, NULL, 0, 0, NULL}
 };
 

@@ -129,6 +129,11 @@ const char *jt_refusal_reason(const char *name) {
 ** COMMON-LISP: why it is missing.  False when `sym` is not such a name. */
 bool jt_refusal_report(jt_State *S, jt_V sym, bool function, jt_V stream) {
   if (!jt_issymbol(sym) || sym == JT_NIL || sym == JT_T || jt_sym_(sym)->package != JT_PKG_LISP) return false;
+  /* only a name jiti leaves undefined: a macro or special operator called
+  ** as a function is an ordinary undefined function */
+  const jt_Symbol *s = jt_sym_(sym);
+  if (function ? s->function != JT_UNBOUND || (s->h.flags & JT_SYM_SPECFORM) : s->value != JT_UNBOUND)
+    return false;
   const char *name = jt_sym_(sym)->cname;
   const char *why = jt_refusal_reason(name);
   jt_stream_puts(S, stream, name);

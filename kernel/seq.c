@@ -479,7 +479,10 @@ static bool multi_next(jt_State *S, int n, const jt_V *seqs, jt_V *cur, jt_V *ar
   for (int i = 0; i < n; i++) {
     jt_V s = seqs[i], c = cur[i];
     if (jt_islist(s)) {
-      if (!jt_iscons(c)) return false;
+      if (!jt_iscons(c)) {
+        if (c != JT_NIL) jt_not_list(S, s);   /* a dotted list */
+        return false;
+      }
       args[i] = jt_car(c);
       cur[i] = jt_cdr(c);
     } else {
@@ -599,6 +602,7 @@ static jt_V quantify(jt_State *S, int argc, jt_V *argv, int q) {
     if (q == Q_NOTEVERY && v == JT_NIL) { r = JT_T; break; }
   }
   JT_POP(S, 2 * n + 1);
+  S->nvals = 1;   /* not the predicate's other values */
   return r;
 }
 

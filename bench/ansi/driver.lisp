@@ -5,8 +5,9 @@
 ;;;; ANSI-LOAD on each support file and ANSI-RUN-FILE on one test file, each
 ;;;; with the file's text as a string (the Lisp under test needs no file
 ;;;; system).  Every top-level form is read and evaluated on its own, so a
-;;;; form that does not read or fails is counted and skipped; each DEFTEST
-;;;; is run at once and reported on its own line:
+;;;; form that does not read or fails is counted and skipped; the DEFTESTs
+;;;; of the test file are run after it, in order, each reported on its own
+;;;; line:
 ;;;;
 ;;;;   @@ANSI PASS <name>      @@ANSI FAIL <name> <why>
 ;;;;
@@ -160,12 +161,27 @@
                              nil
                              (ansi-eval form)))))
 
+;; As the suite's own harness does: the file's other forms are evaluated as
+;; they come, its tests (DEFTEST forms, and those macros make) are run after
+;; the whole file, in order.
+(defvar *ansi-tests* nil "The test file's tests, newest first, while it loads.")
+(defvar *ansi-collecting* nil)
+
+(defun ansi-add-test (run-form)
+  (if *ansi-collecting*
+      (push run-form *ansi-tests*)
+      (ansi-eval run-form)))
+
 (defun ansi-run-file (name text)
   (declare (ignore name))
+  (setq *ansi-tests* nil *ansi-collecting* t)
   (ansi-each-form text (lambda (form)
                          (if (ansi-deftest-form-p form)
-                             (ansi-eval (ansi-deftest-expansion form))
-                             (ansi-eval form)))))
+                             (ansi-add-test (ansi-deftest-expansion form))
+                             (ansi-eval form))))
+  (setq *ansi-collecting* nil)
+  (dolist (test (reverse *ansi-tests*))
+    (ansi-eval test)))
 
 ;; What the suite's package files expect of its harness and loader: a
 ;; COMPILE-AND-LOAD in the user package that the test package imports, and
@@ -180,7 +196,8 @@
     (when pkg
       (flet ((sym (name) (if (eq pkg :none) (intern name) (funcall 'intern name pkg))))
         (ansi-eval (list 'defmacro (sym "DEFTEST") '(&whole whole &rest rest)
-                         '(declare (ignore rest)) '(ansi-deftest-expansion whole)))
+                         '(declare (ignore rest))
+                         '(list 'ansi-add-test (list 'quote (ansi-deftest-expansion whole)))))
         (ansi-eval (list 'defmacro (sym "DEFNOTE") '(&rest rest)
                          '(declare (ignore rest)) nil))
         (ansi-eval (list 'defun (sym "MY-AREF") '(a &rest subs) '(apply #'aref a subs)))

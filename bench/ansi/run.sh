@@ -109,6 +109,19 @@ aux_files() {
     sed 's/.*AUX;\([^"]*\)"/auxiliary\/\1/'
 }
 
+# The tests a file names ("(deftest NAME" at the start of a line), outside
+# #| ... |# comments, upcased.
+named_tests() {
+  awk '{ line = $0; out = "";
+         while (line != "") {
+           if (depth > 0) { i = index(line, "|#"); j = index(line, "#|");
+                            if (j && (!i || j < i)) { depth++; line = substr(line, j + 2) }
+                            else if (i) { depth--; line = substr(line, i + 2) } else line = "" }
+           else { j = index(line, "#|"); if (j) { out = out substr(line, 1, j - 1); depth++; line = substr(line, j + 2) }
+                  else { out = out line; line = "" } } }
+         print out }' "$1" | grep -o '^(deftest [^ )]*' | awk '{print toupper($2)}'
+}
+
 # Test files a chapter's load.lsp loads, in order.
 test_files() {
   grep -o '(load\(-here\)\? "[^"]*\.lsp")' "$suite/$1/load.lsp" | sed 's/.*"\(.*\)")/\1/'
@@ -144,7 +157,7 @@ for ch in "${chs[@]}"; do
       grep -aq '^@@ANSI ERRORS' "$work/log" && break
       # did not finish: the test after the last one reported hung or crashed
       last=$(tail -n 1 "$results" | awk '{print $2}')
-      next=$(grep -o '^(deftest [^ )]*' "$suite/$ch/$tf" | awk '{print toupper($2)}' |
+      next=$(named_tests "$suite/$ch/$tf" |
              awk -v last="$last" 'found {print; exit} $0 == last {found=1} last == "" {print; exit}')
       [ -z "$next" ] && break
       grep -qx "$next" "$skip" && break
@@ -152,7 +165,7 @@ for ch in "${chs[@]}"; do
       echo "  $ch/$tf: run $attempt stopped (status $rc) in or after $next" >&2
     done
     # tests named in the file but never reported failed
-    grep -o '^(deftest [^ )]*' "$suite/$ch/$tf" | awk '{print toupper($2)}' | sort -u >"$work/named"
+    named_tests "$suite/$ch/$tf" | sort -u >"$work/named"
     awk '{print $2}' "$results" | sort -u >"$work/seen"
     comm -23 "$work/named" "$work/seen" | sed 's/.*/FAIL & not reported (did not read or run)/' >>"$results"
     sed "s|^|$tf |" "$results" >>"$out/$ch.results"

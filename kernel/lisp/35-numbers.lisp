@@ -47,9 +47,9 @@
 ;; (setf (ldb bytespec place) new) and (setf (mask-field bytespec place) new)
 ;; store into PLACE with dpb / deposit-field and return NEW.
 (defun %byte-place-expander (depositor)
-  (lambda (form)
+  (lambda (form &optional env)
     (let ((spec (car (cdr form))) (place (car (cdr (cdr form)))))
-      (multiple-value-bind (temps vals stores setter getter) (get-setf-expansion place)
+      (multiple-value-bind (temps vals stores setter getter) (get-setf-expansion place env)
         (let ((btemp (gensym "BYTE")) (new (gensym "NEW")))
           (values (cons btemp temps)
                   (cons spec vals)

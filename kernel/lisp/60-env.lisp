@@ -118,3 +118,18 @@
 (defmacro with-compilation-unit ((&rest options) &body body)
   (declare (ignore options))
   `(progn ,@body))
+
+;; (documentation x doc-type): a doc string given to a definition or set
+;; with (setf documentation); a function's or macro's own otherwise.
+(defun documentation (x &optional (doc-type 'function))
+  (multiple-value-bind (doc found) (%documentation x doc-type)
+    (cond (found doc)
+          ((and (member doc-type '(function t)) (or (symbolp x) (functionp x)))
+           (if (functionp x)
+               (nth-value 0 (%documentation x 'function))
+               (%function-documentation x)))
+          (t nil))))
+
+(defun (setf documentation) (new-value x doc-type)
+  (check-type new-value (or null string))
+  (%set-documentation x doc-type new-value))
