@@ -383,6 +383,13 @@ void jt_limit_exceeded(jt_State *S, int which) {
 /* ------------------------------------------------------------- restarts */
 
 static bool restart_applicable(jt_State *S, jt_Restart *r, jt_V cond) {
+  /* given a condition: a restart associated with conditions must be
+  ** associated with this one */
+  if (cond != JT_NOVALUE && cond != JT_NIL && r->conditions != JT_NIL) {
+    bool found = false;
+    for (jt_V l = r->conditions; jt_iscons(l) && !found; l = jt_cdr(l)) found = jt_car(l) == cond;
+    if (!found) return false;
+  }
   if (r->test == JT_NIL) return true;
   return jt_funcall(S, r->test, 1, cond == JT_NOVALUE ? JT_NIL : cond) != JT_NIL;
 }
@@ -672,7 +679,33 @@ JT_FN(f_make_restart) {
   r->report = argc > 2 ? argv[2] : JT_NIL;
   r->test = argc > 3 ? argv[3] : JT_NIL;
   r->interactive = argc > 4 ? argv[4] : JT_NIL;
+  r->conditions = JT_NIL;
   return (jt_V)r;
+}
+
+/* (%restart-associate restarts condition add) with-condition-restarts:
+** associate each of RESTARTS with CONDITION (ADD true) or undo it. */
+JT_FN(f_restart_associate) {
+  JT_UNUSED_ARGS;
+  jt_V cond = argv[1];
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V rv = jt_car(l);
+    if (!jt_is(rv, JT_TRESTART)) jt_type_error(S, rv, JT_SYM(S, RESTART));
+    jt_Restart *r = (jt_Restart *)rv;
+    if (argv[2] != JT_NIL) {
+      jt_V c = jt_cons(S, cond, r->conditions);
+      JT_SET(S, r, r->conditions, c);
+    } else {   /* remove one occurrence */
+      jt_V prev = JT_NIL;
+      for (jt_V m = r->conditions; jt_iscons(m); prev = m, m = jt_cdr(m))
+        if (jt_car(m) == cond) {
+          if (prev == JT_NIL) JT_SET(S, r, r->conditions, jt_cdr(m));
+          else JT_SET(S, prev, jt_cons_(prev)->cdr, jt_cdr(m));
+          break;
+        }
+    }
+  }
+  return JT_NIL;
 }
 
 JT_FN(f_compute_restarts) {
@@ -764,6 +797,8 @@ static const jt_Reg cond_fns[] = {
   {"MAKE-CONDITION", f_make_condition, 1, -1, "(make-condition type &rest initargs) Make a condition."},
   {"%HANDLER-BIND", f_handler_bind, 2, 2, "(%handler-bind bindings thunk) Run THUNK with handlers."},
   {"%RESTART-BIND", f_restart_bind, 2, 2, "(%restart-bind restarts thunk) Run THUNK with restarts."},
+  {"%RESTART-ASSOCIATE", f_restart_associate, 3, 3,
+   "(%restart-associate restarts condition add) Associate RESTARTS with CONDITION, or undo it."},
   {"%MAKE-RESTART", f_make_restart, 2, 5, "(%make-restart name function &optional report test interactive)"},
   {"COMPUTE-RESTARTS", f_compute_restarts, 0, 1, "(compute-restarts &optional condition) Active restarts, innermost first."},
   {"FIND-RESTART", f_find_restart, 1, 2, "(find-restart identifier &optional condition) An active restart or NIL."},

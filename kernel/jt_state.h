@@ -96,6 +96,7 @@ typedef struct jt_Restart {
   jt_V report;       /* string, function or NIL */
   jt_V test;         /* function or NIL */
   jt_V interactive;  /* function or NIL */
+  jt_V conditions;   /* the conditions it is associated with (with-condition-restarts) */
   jt_Jmp *jmp;       /* restart-case clause target, or NULL for restart-bind */
   int clause;
   bool active;       /* false once its establishing frame has been left */
