@@ -135,14 +135,20 @@ bool jt_complex_eql(jt_V a, jt_V b)
 
 jt_V jt_complex_negate(jt_State *S, jt_V z)
 {
-  return jt_complex_arith(S, JT_OP_SUB, jt_mkfix(0), z);
+  JT_PUSH(S, z);   /* each part negated: -0.0 for 0.0 */
+  jt_V re = jt_num_negate(S, jt_complex_(z)->re);
+  JT_PUSH(S, re);
+  jt_V im = jt_num_negate(S, jt_complex_(S->sp[-2])->im);
+  jt_V r = jt_make_complex(S, S->sp[-1], im);
+  JT_POP(S, 2);
+  return r;
 }
 
 jt_V jt_conjugate(jt_State *S, jt_V z)
 {
   if (!jt_iscomplex(z)) return check_number(S, z);
   JT_PUSH(S, z);
-  jt_V im = jt_num_sub(S, jt_mkfix(0), jt_complex_(z)->im);
+  jt_V im = jt_num_negate(S, jt_complex_(z)->im);   /* -0.0 for 0.0 */
   jt_V r = jt_make_complex(S, jt_complex_(S->sp[-1])->re, im);
   JT_POP(S, 1);
   return r;

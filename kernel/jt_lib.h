@@ -340,6 +340,7 @@ bool jt_complex_equal(jt_State *S, jt_V a, jt_V b);   /* = with a complex */
 bool jt_complex_eql(jt_V a, jt_V b);                  /* both complex */
 bool jt_complex_zerop(jt_V z);
 jt_V jt_complex_negate(jt_State *S, jt_V z);
+jt_V jt_num_negate(jt_State *S, jt_V x);   /* (- x), a float's sign flipped even at zero */
 jt_V jt_conjugate(jt_State *S, jt_V z);
 jt_V jt_complex_abs(jt_State *S, jt_V z);             /* a float */
 jt_V jt_phase(jt_State *S, jt_V z);

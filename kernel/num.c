@@ -518,6 +518,8 @@ static jt_V num_neg(jt_State *S, jt_V x) {
   return r;
 }
 
+jt_V jt_num_negate(jt_State *S, jt_V x) { return num_neg(S, x); }
+
 static jt_V num_abs(jt_State *S, jt_V x) {
   if (jt_iscomplex(x)) return jt_complex_abs(S, x);
   if (jt_isfloat(x)) {
@@ -1148,7 +1150,7 @@ JT_FN(f_add) {
   if (argc == 0) return jt_mkfix(0);
   jt_V acc = argv[0];
   if (argc == 1) {
-    kind_of(S, acc, JT_SYM(S, NUMBER));
+    if (!jt_iscomplex(acc)) kind_of(S, acc, JT_SYM(S, NUMBER));
     return acc;
   }
   JT_ROOT(S, acc);
@@ -1161,7 +1163,7 @@ JT_FN(f_mul) {
   if (argc == 0) return jt_mkfix(1);
   jt_V acc = argv[0];
   if (argc == 1) {
-    kind_of(S, acc, JT_SYM(S, NUMBER));
+    if (!jt_iscomplex(acc)) kind_of(S, acc, JT_SYM(S, NUMBER));
     return acc;
   }
   JT_ROOT(S, acc);

@@ -12,8 +12,9 @@
 ;;;;   @@ANSI PASS <name>      @@ANSI FAIL <name> <why>
 ;;;;
 ;;;; The test's values are compared with the expected ones by ANSI-SAME:
-;;;; EQL, except that conses, arrays (by dimensions and elements) and
-;;;; strings (case-sensitively) compare by contents, and zeros of one type
+;;;; EQL, except that conses, vectors (their active elements), other arrays
+;;;; (by dimensions and elements) and strings (case-sensitively) compare by
+;;;; contents, and zeros of one type
 ;;;; are the same whatever their sign.
 ;;;;
 ;;;; Written to run on a Lisp with or without packages: nothing here uses a
@@ -29,6 +30,11 @@
   (cond ((eq x y) t)
         ((consp x) (and (consp y) (ansi-same (car x) (car y)) (ansi-same (cdr x) (cdr y))))
         ((and (stringp x) (stringp y)) (string= x y))
+        ((and (vectorp x) (vectorp y))   ; the active elements (fill pointers)
+         (and (= (length x) (length y))
+              (let ((ok t))
+                (dotimes (i (length x) ok)
+                  (unless (ansi-same (aref x i) (aref y i)) (setq ok nil))))))
         ((and (arrayp x) (arrayp y))
          (and (equal (array-dimensions x) (array-dimensions y))
               (let ((n (array-total-size x)) (ok t))
