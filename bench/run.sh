@@ -15,7 +15,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 
-ALL_PROGS=(fib tak list hash strings defuns startup)
+ALL_PROGS=(fib tak list hash strings defuns startup calls dispatch combo eqlspec instances)
 ALL_PEERS=(jiti sbcl sbcl-interp clisp ecl guile lua)
 
 declare -A EXPECTED=(
@@ -26,6 +26,11 @@ declare -A EXPECTED=(
   [strings]=2088890
   [defuns]=10000
   [startup]=3
+  [calls]=1999999
+  [dispatch]=1999999
+  [combo]=3000000
+  [eqlspec]=2500000
+  [instances]=800000
 )
 
 rounds=5
@@ -112,6 +117,15 @@ fi
 
 src_for() { # prog ext
   if [ "$1" = defuns ]; then echo "$HERE/gen/defuns.$2"; else echo "$HERE/programs/$1.$2"; fi
+}
+
+# Whether impl has a version of prog (the CLOS programs exist in Lisp only).
+has_source() { # impl prog
+  case "$1" in
+    guile) [ -f "$(src_for "$2" scm)" ] ;;
+    lua)   [ -f "$(src_for "$2" lua)" ] ;;
+    *)     true ;;
+  esac
 }
 
 # Sets the array CMD to the command line for (impl, prog).
@@ -229,6 +243,7 @@ for ((r = 1; r <= rounds; r++)); do
   for prog in "${PROGS[@]}"; do
     for impl in "${PEERS[@]}"; do
       [ "${AVAIL[$impl]}" = 1 ] || continue
+      has_source "$impl" "$prog" || continue
       # a pair that timed out once is not re-run (it would only cost time)
       [ "${STATUS[$prog/$impl]:-ok}" = TIMEOUT ] && continue
       run_one "$r" "$prog" "$impl"
@@ -241,7 +256,7 @@ done
 declare -A MED_T MED_M MED_C
 cell_time() { # prog impl -> text
   local key="$1/$2"
-  if [ "${AVAIL[$2]}" != 1 ]; then echo "n/a"; return; fi
+  if [ "${AVAIL[$2]}" != 1 ] || ! has_source "$2" "$1"; then echo "n/a"; return; fi
   case "${STATUS[$key]:-}" in
     ok) printf '%.3f' "${MED_T[$key]}" ;;
     TIMEOUT) echo "TIMEOUT" ;;
@@ -275,7 +290,7 @@ ratio_table() {  # ratio_table MEDIANS: peer / jiti per program (MED_T or MED_C)
     jkey="$prog/jiti"
     for impl in "${PEERS[@]}"; do
       key="$prog/$impl"
-      if [ "${AVAIL[$impl]}" != 1 ]; then row+=" n/a |"
+      if [ "${AVAIL[$impl]}" != 1 ] || ! has_source "$impl" "$prog"; then row+=" n/a |"
       elif [ "${STATUS[$jkey]:-}" != ok ]; then row+=" – |"
       elif [ "${STATUS[$key]:-}" != ok ]; then row+=" $(cell_time "$prog" "$impl") |"
       else

@@ -22,8 +22,18 @@
 ** 2 bytes of promoted garbage each) would take tens of millions to do.
 **
 ** Usage: world_bench [--iters N] [--batches N] [--passes N] [--warmup N] [N]
+**
+** world_bench --clos [N] measures CLOS in the world instead (N instances,
+** default 100000, each in a data row): building them, exporting the world,
+** importing it into a fresh state and exporting that again (compared byte
+** for byte); redefining the class with one more slot inside a checkpoint
+** (every instance migrated), exporting the changed entries and restoring;
+** the same redefinition when the N rows hold plain data and only 100 hold
+** instances (the walk over managed state); and checkpoint + defmethod +
+** restore in worlds of 1e2, 1e4 and N instances (it should not grow).
 */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +103,159 @@ static void run_world(long rows, const Opts *o, int fd) {
   if (write(fd, t, n) != (ssize_t)n) exit(1);
 }
 
+/* ------------------------------------------------------------------ CLOS */
+
+typedef struct { jiti_EntryKind *kind; char **name; unsigned char **bytes; size_t *len; size_t n, cap, total; } Ents;
+
+static int keep(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  Ents *e = ud;
+  if (e->n == e->cap) {
+    e->cap = e->cap ? e->cap * 2 : 1024;
+    e->kind = realloc(e->kind, e->cap * sizeof *e->kind);
+    e->name = realloc(e->name, e->cap * sizeof *e->name);
+    e->bytes = realloc(e->bytes, e->cap * sizeof *e->bytes);
+    e->len = realloc(e->len, e->cap * sizeof *e->len);
+  }
+  e->kind[e->n] = k;
+  e->name[e->n] = strdup(name);
+  e->bytes[e->n] = b ? malloc(len ? len : 1) : NULL;
+  if (b) memcpy(e->bytes[e->n], b, len);
+  e->len[e->n] = len;
+  e->total += len;
+  e->n++;
+  return 0;
+}
+
+static void ents_free(Ents *e) {
+  for (size_t i = 0; i < e->n; i++) { free(e->name[i]); free(e->bytes[i]); }
+  free(e->kind); free(e->name); free(e->bytes); free(e->len);
+  memset(e, 0, sizeof *e);
+}
+
+static bool ents_equal(const Ents *a, const Ents *b) {
+  if (a->n != b->n) return false;
+  for (size_t i = 0; i < a->n; i++)
+    if (a->kind[i] != b->kind[i] || strcmp(a->name[i], b->name[i]) || a->len[i] != b->len[i] ||
+        memcmp(a->bytes[i], b->bytes[i], a->len[i]))
+      return false;
+  return true;
+}
+
+static jiti_State *clos_open(void) {
+  jiti_State *S = jiti_open();
+  if (!S) { fprintf(stderr, "world_bench: jiti_open failed\n"); exit(1); }
+  jiti_world_enable(S);
+  return S;
+}
+
+static const char *PT =
+  "(defclass pt () ((x :initarg :x :accessor px) (y :initarg :y :accessor py)))"
+  "(defmethod print-object ((p pt) s) (format s \"<~a>\" (px p)))";
+static const char *PT2 =
+  "(defclass pt () ((x :initarg :x :accessor px) (y :initarg :y :accessor py) (z :initform 0)))";
+
+/* CPU seconds of one redefinition migrating what the world holds,
+** its export of changed entries and the restore. */
+static void migrate(jiti_State *S, double *t_def, double *t_export, double *t_restore, size_t *changed) {
+  jiti_checkpoint(S);
+  double t0 = cpu_now();
+  ev(S, PT2);
+  double t1 = cpu_now();
+  Ents ch = {0};
+  char err[512];
+  if (jiti_export_changed(S, keep, &ch, err, sizeof err) != JITI_OK) {
+    fprintf(stderr, "world_bench: export_changed: %s\n", err);
+    exit(1);
+  }
+  double t2 = cpu_now();
+  jiti_restore(S);
+  double t3 = cpu_now();
+  *t_def = t1 - t0;
+  *t_export = t2 - t1;
+  *t_restore = t3 - t2;
+  *changed = ch.n;
+  ents_free(&ch);
+}
+
+/* Microseconds per round of checkpoint + defmethod + restore. */
+static double method_rounds(jiti_State *S, long iters) {
+  double t0 = cpu_now();
+  for (long i = 0; i < iters; i++) {
+    jiti_checkpoint(S);
+    ev(S, "(defmethod area ((p pt)) (* (px p) 2))");
+    jiti_restore(S);
+  }
+  return (cpu_now() - t0) / iters * 1e6;
+}
+
+static int clos_main(long n) {
+  char src[300];
+  printf("world_bench --clos: %ld instances, one per data row; CPU seconds of the process\n\n", n);
+  jiti_State *S = clos_open();
+  ev(S, PT);
+  double t0 = cpu_now();
+  snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (make-instance 'pt :x i :y (list i \"row\"))))", n);
+  ev(S, src);
+  double t_build = cpu_now() - t0;
+  Ents a = {0}, b = {0};
+  char err[512];
+  t0 = cpu_now();
+  if (jiti_export_all(S, keep, &a, err, sizeof err) != JITI_OK) { fprintf(stderr, "world_bench: %s\n", err); return 1; }
+  double t_export = cpu_now() - t0;
+  jiti_State *T = clos_open();
+  t0 = cpu_now();
+  jiti_world_reserve(T, JITI_ENTRY_DATA, (size_t)n);
+  for (size_t i = 0; i < a.n; i++)
+    if (jiti_import_entry(T, a.kind[i], a.name[i], a.bytes[i], a.len[i], err, sizeof err) != JITI_OK) {
+      fprintf(stderr, "world_bench: import %s: %s\n", a.name[i], err);
+      return 1;
+    }
+  double t_import = cpu_now() - t0;
+  t0 = cpu_now();
+  jiti_export_all(T, keep, &b, err, sizeof err);
+  double t_reexport = cpu_now() - t0;
+  bool same = ents_equal(&a, &b);
+  jiti_close(T);
+  double d, e, r;
+  size_t changed;
+  migrate(S, &d, &e, &r, &changed);
+  printf("| step | seconds | per instance (us) |\n|---|---:|---:|\n");
+  printf("| make-instance + world-put | %.3f | %.2f |\n", t_build, t_build / n * 1e6);
+  printf("| export (%zu entries, %.1f MB) | %.3f | %.2f |\n", a.n, a.total / 1e6, t_export, t_export / n * 1e6);
+  printf("| import into a fresh world | %.3f | %.2f |\n", t_import, t_import / n * 1e6);
+  printf("| export again: %s | %.3f | %.2f |\n", same ? "byte-identical" : "DIFFERENT", t_reexport, t_reexport / n * 1e6);
+  printf("| redefine the class: migrate every instance | %.3f | %.2f |\n", d, d / n * 1e6);
+  printf("| export the changed entries (%zu) | %.3f | %.2f |\n", changed, e, e / n * 1e6);
+  printf("| restore (class and instances as before) | %.3f | %.2f |\n", r, r / n * 1e6);
+  ents_free(&a);
+  ents_free(&b);
+  jiti_close(S);
+
+  /* the same redefinition when the rows are plain data and 100 hold instances */
+  S = clos_open();
+  ev(S, PT);
+  snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (if (< i 100) (make-instance 'pt :x i) (list i \"row\"))))", n);
+  ev(S, src);
+  migrate(S, &d, &e, &r, &changed);
+  printf("| redefine with 100 instances among %ld rows | %.3f | - |\n", n, d);
+  printf("| export the changed entries (%zu) + restore | %.3f | - |\n", changed, e + r);
+  jiti_close(S);
+
+  /* checkpoint + defmethod + restore does not grow with the world */
+  printf("\n| instances | checkpoint + defmethod + restore (us, CPU) |\n|---:|---:|\n");
+  long ns[3] = {100, 10000, n};
+  for (int k = 0; k < 3; k++) {
+    S = clos_open();
+    ev(S, PT);
+    snprintf(src, sizeof src, "(defgeneric area (s)) (dotimes (i %ld) (world-put i (make-instance 'pt :x i)))", ns[k]);
+    ev(S, src);
+    method_rounds(S, 200);   /* warm-up */
+    printf("| %ld | %.1f |\n", ns[k], method_rounds(S, 2000));
+    jiti_close(S);
+  }
+  return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -111,11 +274,17 @@ static void usage(FILE *f) {
           "  --passes N   times the three worlds are built and measured (default 3)\n"
           "  --warmup N   rounds before timing starts (default 20000)\n"
           "Prints the median CPU time per round of checkpoint + change + restore and\n"
-          "checkpoint + change + commit in worlds of 1e2, 1e4 and 1e6 data rows.\n");
+          "checkpoint + change + commit in worlds of 1e2, 1e4 and 1e6 data rows.\n"
+          "world_bench --clos [N]: CLOS in the world (see the top of bench/world_bench.c).\n");
 }
 
 int main(int argc, char **argv) {
   Opts o = {2000, 7, 3, 20000};
+  if (argc > 1 && !strcmp(argv[1], "--clos")) {
+    long n = argc > 2 ? strtol(argv[2], NULL, 10) : 100000;
+    if (n < 100) { usage(stderr); return 2; }
+    return clos_main(n);
+  }
   for (int i = 1; i < argc; i++) {
     long *dst = NULL;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }

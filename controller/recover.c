@@ -359,9 +359,11 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   printf("revision:    %" PRIu64 " (%s, %s)\n", cur, kind, when);
   printf("generation:  %" PRIu64 "\n", vr->generation);
   printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
-         ", structures %" PRIu64 ", data %" PRIu64 ", invariants %" PRIu64, total,
+         ", structures %" PRIu64 ", classes %" PRIu64 ", generic functions %" PRIu64 ", methods %" PRIu64
+         ", data %" PRIu64 ", invariants %" PRIu64, total,
          c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
-         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
+         c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_CLASS], c[JITI_ENTRY_GENERIC], c[JITI_ENTRY_METHOD],
+         c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
   if (c[JITI_ENTRY_PACKAGE]) printf(", packages %" PRIu64, c[JITI_ENTRY_PACKAGE]);
   printf(")\n");
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");

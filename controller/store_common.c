@@ -225,11 +225,13 @@ void cli_map_free(cli_map *m) {
 }
 
 /* The kernel's import order: packages before the names in them, types
-** before the code and values that use them, macros before functions (see
-** jiti_export_all). */
+** before the code and values that use them, macros before functions,
+** methods after the functions and variables their (eql ...) specializers
+** may use (see jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
-  JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
-  JITI_ENTRY_VARIABLE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+  JITI_ENTRY_VARIABLE, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA,
+  JITI_ENTRY_INVARIANT};
 
 typedef struct ImportArgs {
   jiti_State *S;

@@ -921,9 +921,10 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     jt_V mf = jt_cons(S, JT_SYM(S, MACRO_LAMBDA), d);
     JT_PUSH(S, mf);
     jt_V fn = jt_eval(S, mf);
-    JT_POP(S, 1);
+    S->sp[-1] = fn;   /* var_add allocates (the arena), which may collect */
     Var *v = var_add(a, jt_car(d), VAR_MACRO);
     v->macro = konst(a, fn);
+    JT_POP(S, 1);
   }
   jt_Node *n = sf_locally(a, form, jt_cdr(args), tail);   /* its declarations too */
   scope_close(a, s);

@@ -37,7 +37,7 @@ static const struct { const char *name; const char *parents[2]; const char *slot
   {"CELL-ERROR", {"ERROR"}, {"NAME", NULL}},
   {"UNBOUND-VARIABLE", {"CELL-ERROR"}, {NULL}},
   {"UNDEFINED-FUNCTION", {"CELL-ERROR"}, {NULL}},
-  {"UNBOUND-SLOT", {"CELL-ERROR"}, {NULL}},
+  {"UNBOUND-SLOT", {"CELL-ERROR"}, {"INSTANCE", NULL}},
   {"ARITHMETIC-ERROR", {"ERROR"}, {"OPERATION", "OPERANDS", NULL}},
   {"DIVISION-BY-ZERO", {"ARITHMETIC-ERROR"}, {NULL}},
   {"FLOATING-POINT-OVERFLOW", {"ARITHMETIC-ERROR"}, {NULL}},

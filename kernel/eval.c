@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_analyze.h"
+#include "jt_clos.h"
 
 #define EV(node, e) ((node)->ev(S, (node), (e)))
 
@@ -378,7 +379,10 @@ static JT_NORETURN void not_a_function(jt_State *S, jt_V fn) {
 /* Call `fn` with argv[0..argc) which lie on the value stack. */
 static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   if (jt_is(fn, JT_TCLOSURE)) return jt_apply_closure(S, fn, argc, argv);
-  if (!jt_is(fn, JT_TPRIM)) not_a_function(S, fn);
+  if (!jt_is(fn, JT_TPRIM)) {
+    if (jt_is(fn, JT_TGENERIC)) return jt_gf_call(S, fn, argc, argv);
+    not_a_function(S, fn);
+  }
   jt_Prim *p = jt_prim_(fn);
   if (argc < p->minargs || (p->maxargs >= 0 && argc > p->maxargs)) jt_arg_count_error(S, fn, argc);
   jt_CallInfo ci = {S->ci, fn, argc, argv};
@@ -719,6 +723,7 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
 ** function) made by form, and tell the world. */
 static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V fn) {
   jt_Symbol *s = jt_symobj(S, sym);
+  jt_clos_forget_generic(S, kind == 2 ? s->setf_fn : s->function);
   if (kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
   if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
@@ -756,16 +761,22 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   if (kind < 0 || !jt_definable(jt_symobj(S, sym))) return false;
   jt_V *base = S->sp;
   JT_PUSH(S, form);
-  jt_Closure *c = (jt_Closure *)jt_alloc(S, JT_TCLOSURE, sizeof(jt_Closure));
-  c->lam = NULL;
-  c->code = base[0];
-  c->env = JT_NIL;
-  c->name = jt_car(jt_cdr(base[0]));
-  jt_V fn = (jt_V)c;
+  jt_V fn = jt_make_lazy_closure(S, form);
   JT_PUSH(S, fn);
   install_definition(S, sym, kind, base[0], fn);
   S->sp = base;
   return true;
+}
+
+jt_V jt_make_lazy_closure(jt_State *S, jt_V form) {
+  JT_PUSH(S, form);
+  jt_Closure *c = (jt_Closure *)jt_alloc(S, JT_TCLOSURE, sizeof(jt_Closure));
+  c->lam = NULL;
+  c->code = S->sp[-1];
+  c->env = JT_NIL;
+  c->name = jt_car(jt_cdr(S->sp[-1]));
+  JT_POP(S, 1);
+  return (jt_V)c;
 }
 
 const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn) {

@@ -30,6 +30,9 @@
 **   'V' n items        simple vector
 **   'H' test n (k v)*  hash table, pairs sorted by the bytes of k
 **   'D' name n (slot v)*  structure instance (by type name and slot names)
+**   'O' name n (slot v)*  instance of a standard class: its local slots in
+**                      the class's order, 'U' for an unbound one (the
+**                      :class slots are exported with the class)
 **
 ** Anything else (functions, streams, restarts, layouts, foreign pointers)
 ** and circular structure is refused with a reason.
@@ -40,6 +43,7 @@
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 #define MAX_DEPTH 10000
 
@@ -372,7 +376,30 @@ static bool enc(Enc *e, jt_V v) {
       e->depth--;
       return ok;
     }
-    case JT_TPRIM: case JT_TCLOSURE: *e->why = "a function"; return false;
+    case JT_TINSTANCE: {
+      jt_V w = jt_inst_(v)->wrapper;
+      if (!jt_is(jt_vec_(w)->items[JT_W_CLASS], JT_TCLASS)) { *e->why = "an internal object"; return false; }
+      if (jt_instance_obsolete(v)) {
+        *e->why = "an instance of a class redefined since the instance was last used "
+                  "(using it once, with slot-value say, brings it up to date)";
+        return false;
+      }
+      if (!push_path(e, v)) return false;
+      jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
+      jt_buf_putc(e->out, 'O');
+      put_symbol(e, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name);
+      put_uleb(e->out, names->len);
+      bool ok = true;
+      for (size_t i = 0; i < names->len && ok; i++) {
+        put_symbol(e, names->items[i]);
+        ok = enc(e, jt_vec_(jt_inst_(v)->slots)->items[i]);
+      }
+      e->depth--;
+      return ok;
+    }
+    case JT_TPRIM: case JT_TCLOSURE: case JT_TGENERIC: *e->why = "a function"; return false;
+    case JT_TCLASS: *e->why = "a class"; return false;
+    case JT_TMETHOD: *e->why = "a method"; return false;
     case JT_TSTREAM: *e->why = "a stream"; return false;
     case JT_TRESTART: *e->why = "a restart"; return false;
     case JT_TFOREIGN: *e->why = "a foreign pointer"; return false;
@@ -395,7 +422,9 @@ typedef struct Dec {
   const unsigned char *p;
   size_t n, pos;
   int depth;
-  bool showing;  /* decoding to show: a missing package is made */
+  bool text;   /* for reading, not for use: structures and instances come
+                  back as stand-ins that need no type (see decode_record),
+                  and a package that does not exist is made (empty) */
 } Dec;
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
@@ -503,12 +532,78 @@ static jt_V get_symbol(Dec *d) {
   case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
   case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
   case 3: {
-    jt_V pkg = d->showing ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
+    jt_V pkg = d->text ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
     if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
     return jt_read_intern(d->S, pkg, s, len);
   }
   default: bad(d, "unknown package");
   }
+}
+
+/* 'D' and 'O': a type name and (slot value) pairs.  Pairs are read first
+** (onto the stack), then the object is made: a structure of the named
+** type, an instance of the named class (one whose class is not defined yet
+** — a :class slot imported before the class of its value — gets a
+** provisional layout the class adopts when it is defined).  In text mode
+** both are stand-ins with their own unregistered layout, which print as
+** #S(NAME ...) and #<NAME ...> without the type being known or any of
+** the program's print-object methods running. */
+static jt_V decode_record(Dec *d, char tag) {
+  jt_State *S = d->S;
+  jt_V *base = S->sp;
+  jt_V name = get_symbol(d);
+  JT_PUSH(S, name);                                /* base[0] */
+  uint64_t n = get_uleb(d);
+  if (n > d->n - d->pos) bad(d, "more slots than bytes");
+  for (uint64_t i = 0; i < n; i++) {
+    jt_V sn = get_symbol(d);
+    JT_PUSH(S, sn);
+    jt_V v = dec(d);
+    JT_PUSH(S, v);
+  }
+  jt_V *pairs = base + 1;
+  jt_V names = jt_make_vector(S, (size_t)n, JT_NIL);
+  JT_PUSH(S, names);                               /* base[1 + 2n] */
+  for (uint64_t i = 0; i < n; i++) jt_vec_(names)->items[i] = pairs[2 * i];
+  jt_V obj;
+  if (tag == 'D' && !d->text) {
+    jt_V layout = jt_find_layout(S, base[0]);
+    if (layout == JT_NIL) jt_error(S, "import: unknown structure type %s", jt_symname(S, base[0]));
+    JT_PUSH(S, layout);
+    obj = jt_make_struct(S, layout, jt_layout_(layout)->nslots);
+    JT_PUSH(S, obj);
+    for (uint64_t i = 0; i < n; i++) {
+      jt_Layout *L = jt_layout_(S->sp[-2]);
+      bool placed = false;
+      for (uint32_t k = 0; k < L->nslots && !placed; k++)
+        if (jt_vec_(L->slot_names)->items[k] == pairs[2 * i]) {
+          jt_struct_(S->sp[-1])->slots[k] = pairs[2 * i + 1];
+          placed = true;
+        }
+      if (!placed)
+        jt_error(S, "import: structure %s has no slot %s", jt_symname(S, base[0]), jt_symname(S, pairs[2 * i]));
+    }
+  } else if (tag == 'D') {
+    jt_Layout *L = (jt_Layout *)jt_alloc(S, JT_TLAYOUT, sizeof(jt_Layout));
+    L->name = base[0];
+    L->parents = L->initargs = L->initforms = L->report = L->conc_name = L->class = JT_NIL;
+    L->slot_names = S->sp[-1];
+    L->nslots = (uint32_t)n;
+    JT_PUSH(S, (jt_V)L);
+    obj = jt_make_struct(S, (jt_V)L, (uint32_t)n);
+    for (uint64_t i = 0; i < n; i++) jt_struct_(obj)->slots[i] = pairs[2 * i + 1];
+    JT_PUSH(S, obj);
+  } else {
+    obj = d->text ? jt_instance_stand_in(S, base[0], S->sp[-1])
+                  : jt_instance_for_import(S, base[0], S->sp[-1]);
+    JT_PUSH(S, obj);
+    for (uint64_t i = 0; i < n; i++)
+      if (!jt_instance_import_slot(S, S->sp[-1], pairs[2 * i], pairs[2 * i + 1]))
+        jt_error(S, "import: class %s has no slot %s", jt_symname(S, base[0]), jt_symname(S, pairs[2 * i]));
+  }
+  obj = S->sp[-1];
+  S->sp = base;
+  return obj;
 }
 
 static jt_V dec(Dec *d) {
@@ -626,56 +721,36 @@ static jt_V dec(Dec *d) {
       JT_POP(S, 1);
       break;
     }
-    case 'D': {
-      d->pos++;
-      jt_V name = get_symbol(d);
-      jt_V layout = jt_find_layout(S, name);
-      if (layout == JT_NIL) jt_error(S, "import: unknown structure type %s", jt_symname(S, name));
-      JT_PUSH(S, layout);
-      uint64_t n = get_uleb(d);
-      jt_V obj = jt_make_struct(S, layout, jt_layout_(layout)->nslots);
-      JT_PUSH(S, obj);
-      for (uint64_t i = 0; i < n; i++) {
-        jt_V sn = get_symbol(d);
-        JT_PUSH(S, sn);
-        jt_V v = dec(d);
-        jt_Layout *L = jt_layout_(S->sp[-3]);
-        bool placed = false;
-        for (uint32_t k = 0; k < L->nslots; k++)
-          if (jt_vec_(L->slot_names)->items[k] == S->sp[-1]) {
-            jt_struct_(S->sp[-2])->slots[k] = v;
-            placed = true;
-          }
-        if (!placed) jt_error(S, "import: structure %s has no slot %s", jt_symname(S, name), jt_symname(S, S->sp[-1]));
-        JT_POP(S, 1);
-      }
-      r = S->sp[-1];
-      JT_POP(S, 2);
-      break;
-    }
+    case 'D': case 'O': d->pos++; r = decode_record(d, tag); break;
     default: bad(d, "unknown tag");
   }
   d->depth--;
   return r;
 }
 
-jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
-  Dec d = {S, bytes, len, 0, 0, false};
+static jt_V decode(jt_State *S, const unsigned char *bytes, size_t len, bool text) {
+  Dec d = {S, bytes, len, 0, 0, text};
   jt_V v = dec(&d);
   if (d.pos != len) bad(&d, "trailing bytes");
   return v;
 }
 
-jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
-  Dec d = {S, bytes, len, *pos, 0, false};
+static jt_V decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos, bool text) {
+  Dec d = {S, bytes, len, *pos, 0, text};
   jt_V v = dec(&d);
   *pos = d.pos;
   return v;
 }
 
-jt_V jt_decode_showing(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
-  Dec d = {S, bytes, len, *pos, 0, true};
-  jt_V v = dec(&d);
-  *pos = d.pos;
-  return v;
+jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len) {
+  return decode(S, bytes, len, false);
+}
+jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  return decode_at(S, bytes, len, pos, false);
+}
+jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len) {
+  return decode(S, bytes, len, true);
+}
+jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos) {
+  return decode_at(S, bytes, len, pos, true);
 }

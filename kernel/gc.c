@@ -87,6 +87,10 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TCOMPLEX: return sizeof(jt_Complex);
     case JT_TRANDOM: return sizeof(jt_Random);
     case JT_TPACKAGE: return sizeof(jt_Package);
+    case JT_TINSTANCE: return sizeof(jt_Instance);
+    case JT_TCLASS: return sizeof(jt_Class);
+    case JT_TGENERIC: return sizeof(jt_Generic);
+    case JT_TMETHOD: return sizeof(jt_Method);
   }
   return sizeof(jt_Obj);
 }
@@ -380,7 +384,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     case JT_TLAYOUT: {
       jt_Layout *l = (jt_Layout *)o;
       M(l->name); M(l->parents); M(l->slot_names); M(l->initargs);
-      M(l->initforms); M(l->report); M(l->conc_name);
+      M(l->initforms); M(l->report); M(l->conc_name); M(l->class);
       break;
     }
     case JT_TSTRUCT: {
@@ -403,6 +407,25 @@ static void trace(jt_State *S, jt_Obj *o) {
       M(p->name); M(p->nicknames); M(p->use_list); M(p->used_by); M(p->shadowing); M(p->doc);
       break;
     }
+    case JT_TINSTANCE: M(((jt_Instance *)o)->wrapper); M(((jt_Instance *)o)->slots); break;
+    case JT_TCLASS: {
+      jt_Class *c = (jt_Class *)o;
+      M(c->name); M(c->supers); M(c->subs); M(c->cpl); M(c->dslots); M(c->slots);
+      M(c->wrapper); M(c->dinitargs); M(c->initargs); M(c->doc); M(c->form); M(c->valid);
+      break;
+    }
+    case JT_TGENERIC: {
+      jt_Generic *g = (jt_Generic *)o;
+      M(g->name); M(g->lambda_list); M(g->methods); M(g->eqls); M(g->doc); M(g->form);
+      M(g->cache);
+      break;
+    }
+    case JT_TMETHOD: {
+      jt_Method *m = (jt_Method *)o;
+      M(m->gf); M(m->qualifiers); M(m->specializers); M(m->lambda_list); M(m->function);
+      M(m->slot); M(m->form); M(m->doc);
+      break;
+    }
     default: break;
   }
 }
@@ -419,6 +442,7 @@ static void mark_roots(jt_State *S) {
   M(S->nil_sym); M(S->t_sym);
   for (int i = 0; i < JT_S_COUNT; i++) M(S->sym[i]);
   M(S->layouts);
+  M(S->clos);
   M(S->symmeta);
   for (int i = 0; i < S->nvals && i < JT_MV_LIMIT; i++) M(S->mv[i]);
   M(S->mv[0]);

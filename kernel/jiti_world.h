@@ -14,6 +14,7 @@
 typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
+  JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
   JITI_ENTRY_PACKAGE,
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
@@ -43,8 +44,8 @@ typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
 /* Export every managed entry in import order: packages, structures,
-** macros, functions, variables, data rows, invariants; by name within a
-** kind.  JITI_ERROR when
+** classes, macros, functions, variables, generic functions, methods, data
+** rows, invariants; by name within a kind.  JITI_ERROR when
 ** a managed place holds an unexportable value; `err` names the place. */
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);

@@ -185,6 +185,11 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
 ** stays lazy; a call made while its own definition is being analysed (by
 ** a macro it uses) is an error. */
 bool jt_define_lazily(jt_State *S, jt_V form);
+/* A closure of the null lexical environment whose definition is `form`, a
+** (DEFUN name lambda-list . body), analysed at its first call (or by
+** jt_closure_lambda); nothing is installed or recorded.  CLOS makes method
+** functions and initforms this way. */
+jt_V jt_make_lazy_closure(jt_State *S, jt_V form);
 
 /* The name of a (DEFUN name ...) (kind 0) or (DEFMACRO name ...) (kind 1)
 ** whose cdr is args: the symbol in *sym, and the definition's kind — 0

@@ -79,6 +79,10 @@ enum jt_Type {
   JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */
   JT_TRANDOM,    /* random state: the words of the generator (num.c) */
   JT_TPACKAGE,   /* package (package.c) */
+  JT_TINSTANCE,  /* instance of a standard class (CLOS, jt_clos.h) */
+  JT_TCLASS,     /* class metaobject */
+  JT_TGENERIC,   /* generic function: funcallable, dispatches to methods */
+  JT_TMETHOD,    /* method of a generic function */
   JT_TYPE_COUNT
 };
 
@@ -273,6 +277,7 @@ typedef struct jt_Layout {
   jt_V initforms;   /* vector: thunk (function of no args) or NIL per slot */
   jt_V report;      /* condition report: string, function, or NIL */
   jt_V conc_name;   /* structures: accessor prefix string or NIL */
+  jt_V class;       /* the class metaobject naming this type (jt_clos.h) */
   uint32_t nslots;
 } jt_Layout;
 
@@ -281,6 +286,85 @@ typedef struct jt_Struct {
   jt_V layout;
   jt_V slots[];
 } jt_Struct;
+
+/* CLOS (clos.c, jt_clos.h).  An instance points at a *wrapper* (a simple
+** vector: class, instance slot names, shared slot cells of that version of
+** the class) and a separate simple vector of slot values (JT_UNBOUND for an
+** unbound slot).  Redefining a class gives it a new wrapper; an instance
+** whose wrapper is not its class's current one is obsolete and is updated
+** (new slot vector, same object) before its slots are next used.  Keeping
+** the slots out of line is what lets change-class and redefinition change
+** an instance's size without moving it. */
+typedef struct jt_Instance {
+  jt_Obj h;
+  jt_V wrapper;
+  jt_V slots;
+} jt_Instance;
+
+/* Class flags: the kind of class in the low bits, then properties. */
+enum { JT_CLASS_STANDARD = 0, JT_CLASS_BUILTIN = 1, JT_CLASS_STRUCTURE = 2,
+       JT_CLASS_CONDITION = 3, JT_CLASS_FORWARD = 4 };
+#define JT_CLASS_KIND(c)      ((c)->h.flags & 0x7)
+#define JT_CLASS_LOCKED       0x0010  /* part of the language: no redefinition */
+#define JT_CLASS_FINALIZED    0x0020  /* cpl and effective slots computed */
+
+typedef struct jt_Class {
+  jt_Obj h;
+  jt_V name;        /* symbol */
+  jt_V supers;      /* direct superclasses (list of classes) */
+  jt_V subs;        /* direct subclasses (list of classes) */
+  jt_V cpl;         /* class precedence list, the class first; NIL until finalized */
+  jt_V dslots;      /* direct slot definitions (list of simple vectors, clos.c) */
+  jt_V slots;       /* effective slot definitions (list), in instance order */
+  jt_V wrapper;     /* standard: the current wrapper; structure/condition: the layout */
+  jt_V dinitargs;   /* direct :default-initargs, list of (key form function) */
+  jt_V initargs;    /* effective default initargs, same shape */
+  jt_V doc;         /* :documentation or NIL */
+  jt_V form;        /* the defclass form, NIL for built-in classes */
+  jt_V valid;       /* cache: initargs make-instance accepts (list, or T for any) */
+  uint64_t valid_epoch;  /* the CLOS epoch `valid` was computed in (0: none) */
+} jt_Class;
+
+/* Generic function flags. */
+#define JT_GF_LOCKED   0x0001  /* built-in: no redefinition, guarded methods */
+#define JT_GF_REST     0x0002  /* lambda list has &rest or &key */
+#define JT_GF_KEY      0x0004  /* lambda list has &key */
+
+typedef struct jt_Generic {
+  jt_Obj h;
+  jt_V name;        /* symbol or (setf symbol) */
+  jt_V lambda_list;
+  jt_V methods;     /* list of methods, most recently added first */
+  jt_V eqls;        /* NIL, or simple vector: per required argument, its EQL specializers */
+  jt_V doc;
+  jt_V form;        /* defgeneric form, or NIL for an implicit generic function */
+  jt_V cache;       /* dispatch cache (clos.c); never part of the world's state */
+  uint64_t epoch;   /* the CLOS epoch the cache was filled in */
+  uint32_t dispatch;  /* bit i: required argument i is specialized by some method */
+  uint16_t nreq, nopt;
+  uint32_t ncached;   /* entries in the cache */
+} jt_Generic;
+
+/* Method flags: the qualifier in the low bits, then properties. */
+enum { JT_METH_PRIMARY = 0, JT_METH_BEFORE = 1, JT_METH_AFTER = 2, JT_METH_AROUND = 3 };
+#define JT_METH_QUAL(m)   ((m)->h.flags & 0x3)
+#define JT_METH_CTX       0x0004  /* the function takes the next-method context first */
+#define JT_METH_READER    0x0008  /* a slot reader: `slot` names the slot, no function */
+#define JT_METH_WRITER    0x0010  /* a slot writer (new-value object) */
+#define JT_METH_LOCKED    0x0020  /* a built-in method */
+#define JT_METH_INLINE    0x0040  /* defined by a defgeneric :method option */
+
+typedef struct jt_Method {
+  jt_Obj h;
+  jt_V gf;            /* the generic function, NIL once removed */
+  jt_V qualifiers;    /* list */
+  jt_V specializers;  /* list, one per required argument: a class or (EQL object) */
+  jt_V lambda_list;   /* as written, specializers removed */
+  jt_V function;      /* closure or primitive; NIL for slot readers and writers */
+  jt_V slot;          /* slot readers and writers: the slot name */
+  jt_V form;          /* the defmethod form, or NIL */
+  jt_V doc;
+} jt_Method;
 
 /* Streams: all output goes through jt_stream_* (jt_lib.h) so that output
 ** limits and capture work in one place; all input through jt_stream_read*.
@@ -327,6 +411,10 @@ typedef struct jt_Foreign {
 #define jt_arr_(v)    ((jt_Array *)(v))
 #define jt_complex_(v) ((jt_Complex *)(v))
 #define jt_pkg_(v)    ((jt_Package *)(v))
+#define jt_inst_(v)   ((jt_Instance *)(v))
+#define jt_class_(v)  ((jt_Class *)(v))
+#define jt_gf_(v)     ((jt_Generic *)(v))
+#define jt_method_(v) ((jt_Method *)(v))
 
 #define jt_iscons(v)    jt_is(v, JT_TCONS)
 #define jt_islist(v)    ((v) == JT_NIL || jt_iscons(v))
@@ -342,7 +430,7 @@ typedef struct jt_Foreign {
 #define jt_iscomplex(v) jt_is(v, JT_TCOMPLEX)
 #define jt_isnumber(v)  (jt_isreal(v) || jt_iscomplex(v))
 #define jt_ishash(v)    jt_is(v, JT_THASH)
-#define jt_isfunction(v) (jt_is(v, JT_TPRIM) || jt_is(v, JT_TCLOSURE))
+#define jt_isfunction(v) (jt_is(v, JT_TPRIM) || jt_is(v, JT_TCLOSURE) || jt_is(v, JT_TGENERIC))
 #define jt_isstruct(v)  jt_is(v, JT_TSTRUCT)
 
 #define jt_car(v)  (jt_cons_(v)->car)

@@ -25,6 +25,10 @@
 /* An entry of the symbol table: `sym` is present in the package of index
 ** `pkg`.  A symbol is present in its home package and in every package it
 ** was imported into. */
+/* The world layer's kind of definition for a package made or changed, and
+** for one going (renamed or deleted): S->world_define(S, package, kind, ...). */
+enum { JT_DEF_PACKAGE = 20, JT_DEF_PACKAGE_GONE = -20 };
+
 typedef struct jt_SymEntry {
   jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
   uint32_t hash;     /* of the name and the package */
@@ -145,6 +149,9 @@ struct jt_State {
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
+  jt_V clos;                /* CLOS roots: classes, built-in generics (clos.c) */
+  uint64_t clos_epoch;      /* bumped by every class or method change and every
+                               restore: dispatch caches of older epochs are stale */
   jt_V symmeta;             /* hash table: symbol -> kernel properties (meta.c) */
 
   /* ---- evaluation */
@@ -202,6 +209,7 @@ struct jt_State {
   void *world;
   void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
   /* a definition was evaluated: see world.c for the kinds */
+  /* kinds: see world.c (world_define); packages use JT_DEF_PACKAGE(_GONE) */
   void (*world_define)(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
   void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */

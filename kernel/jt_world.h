@@ -17,9 +17,12 @@ int jt_encode_limit(const char *why);
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
-/* jt_decode_at for showing an entry: a package it names that does not exist
-** is made (empty), so that the entry can be printed. */
-jt_V jt_decode_showing(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+/* The same for reading (show, diff, views): structures and instances
+** decode as stand-ins that print without their type being defined and
+** without running the program's print-object methods; a package that does
+** not exist is made (empty), so that names in it can be printed. */
+jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len);
+jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 
 /* Flag on a hash table that the world manages with operation logs (the data
 ** table, the entry registry): the object barrier leaves it alone. */
@@ -41,5 +44,9 @@ void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c);
 ** of another module: logged, so that a restore undoes them. */
 void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val);
 bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
+
+/* A class was redefined: update the instances reachable from the world's
+** managed state now (see world.c). */
+void jt_world_update_instances(jt_State *S);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_clos.h"
 
 /* ----------------------------------------------------------- constructors */
 
@@ -636,11 +637,14 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
     }
     unknown_type(S, type);
   }
+  if (jt_is(type, JT_TCLASS)) return jt_clos_typep(S, v, type) == 1;
   if (!jt_issymbol(type)) unknown_type(S, type);
   int atomic = atomic_typep(S, jt_symname(S, type), v);
   if (atomic >= 0) return atomic;
   jt_V l = jt_find_layout(S, type);
   if (l != JT_NIL) return jt_isstruct(v) && jt_subtypep_layout(jt_struct_(v)->layout, l);
+  int c = jt_clos_typep(S, v, type);   /* classes: defclass names, standard-object ... */
+  if (c >= 0) return c;
   jt_V expander = jt_meta_get(S, type, jt_intern(S, "%DEFTYPE"));
   if (expander != JT_NIL) return jt_typep(S, v, jt_funcall(S, expander, 0));
   unknown_type(S, type);
@@ -666,6 +670,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
     case JT_TSTREAM: return JT_SYM(S, STREAM);
     case JT_TRESTART: return JT_SYM(S, RESTART);
+    case JT_TINSTANCE: case JT_TCLASS: case JT_TGENERIC: case JT_TMETHOD: return jt_clos_type_of(S, v);
     default: return JT_T;
   }
 }
@@ -955,13 +960,10 @@ JT_FN(f_fmakunbound) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & JT_SYM_LOCKED)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot undefine the built-in %s", s->cname);
-  if (setf) {
-    JT_SET(S, s, s->setf_fn, JT_UNBOUND);
-    if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
-  } else {
-    JT_SET(S, s, s->function, JT_UNBOUND);
-    if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
-  }
+  jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
+  if (setf) JT_SET(S, s, s->setf_fn, JT_UNBOUND);
+  else JT_SET(S, s, s->function, JT_UNBOUND);
+  if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1015,6 +1017,7 @@ JT_FN(f_set_fdefinition) {
   }
   jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, name));
   jt_check_definable(S, s, setf ? "a setf function" : "a function");
+  jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
   if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);
@@ -1153,6 +1156,8 @@ JT_FN(f_gc) { jt_gc_collect(S); return JT_NIL; }
 
 JT_FN(f_documentation) {
   jt_V x = argv[0];
+  jt_V d = jt_clos_documentation(S, x, argc > 1 ? argv[1] : JT_NIL);
+  if (d != JT_NOVALUE) return d;
   if (jt_issymbol(x) && !jt_is_internal(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);

@@ -575,7 +575,7 @@ static jt_V list_append1(jt_State *S, jt_V l, jt_V x)
 static void changed(jt_State *S, jt_V pkg)
 {
   if (S->world_define && pkg_index(pkg) >= JT_PKG_USER && pkg_index(pkg) != JT_PKG_JITI)
-    S->world_define(S, pkg, 7, JT_NIL, JT_NIL);
+    S->world_define(S, pkg, JT_DEF_PACKAGE, JT_NIL, JT_NIL);
 }
 
 static void shadowing_add(jt_State *S, jt_V pkg, jt_V sym)
@@ -990,7 +990,7 @@ JT_FN(f_rename_package)
     S->sp[-1] = jt_cons(S, n, S->sp[-1]);
   }
   S->sp[-1] = jt_nreverse_list(S->sp[-1]);
-  if (S->world_define) S->world_define(S, pkg, -7, JT_NIL, JT_NIL);   /* the old name's entry goes */
+  if (S->world_define) S->world_define(S, pkg, JT_DEF_PACKAGE_GONE, JT_NIL, JT_NIL);   /* the old name's entry goes */
   jt_world_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
   for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l))
     jt_world_map_rem(S, S->package_names, jt_car(l));
@@ -1030,7 +1030,7 @@ JT_FN(f_delete_package)
       jt_sym_(so)->package = JT_PKG_NONE;
     }
   }
-  if (S->world_define) S->world_define(S, pkg, -7, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, pkg, JT_DEF_PACKAGE_GONE, JT_NIL, JT_NIL);
   jt_world_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
   for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l))
     jt_world_map_rem(S, S->package_names, jt_car(l));

@@ -24,6 +24,7 @@
 #include <string.h>
 #include "jt_lib.h"
 #include "jt_eval.h"   /* jt_Lambda: anonymous functions print their lambda list */
+#include "jt_clos.h"   /* print-object, metaobjects */
 
 #define MAX_REC       10000  /* stream mode: deeper car nesting prints "..." */
 #define MAX_REC_SAFE  100    /* safe mode: deeper nesting prints "#" */
@@ -62,6 +63,7 @@ typedef struct Printer {
   size_t cap, count;
   intptr_t nextlabel;
   size_t scanned;
+  jt_V plain;           /* print-object's default method: printed without it */
 } Printer;
 
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
@@ -813,8 +815,58 @@ static void print_condition(Printer *P, jt_V v, jt_V layout, intptr_t depth)
   JT_POP(S, 1);
 }
 
+/* Print v with a print-object method of the program's when one applies
+** (instances, structures, conditions); false when the printer's own
+** representation is wanted.  Safe mode runs the method into a string,
+** with its errors contained. */
+static bool print_via_method(Printer *P, jt_V v)
+{
+  jt_State *S = P->S;
+  if (P->plain == v) return false;
+  if (P->safe) {
+    jt_V str = jt_clos_print_object_string(S, v, P->escape);
+    if (!jt_isstring(str)) return false;
+    size_t n;
+    char *u = jt_string_utf8(S, str, &n);
+    out_bytes(P, u, n);
+    free(u);
+    return true;
+  }
+  flush(P);
+  return jt_clos_print_object(S, P->stream, v, P->escape);
+}
+
+static void print_instance(Printer *P, jt_V v, intptr_t depth)
+{
+  jt_V w = jt_inst_(v)->wrapper;
+  if (!jt_is(jt_vec_(w)->items[JT_W_CLASS], JT_TCLASS)) {
+    /* a stand-in decoded for reading (jt_decode_text): #<NAME :SLOT v ...> */
+    unreadable(P, v, "an instance");
+    if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+    out_ascii(P, "#<");
+    print_escaped(P, jt_vec_(w)->items[JT_W_CLASS], depth + 1);
+    jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
+    for (size_t i = 0; i < names->len && !P->full; i++) {
+      out_char(P, ' ');
+      print_as_keyword(P, names->items[i]);
+      out_char(P, ' ');
+      print_obj(P, jt_vec_(jt_inst_(v)->slots)->items[i], depth + 1);
+    }
+    out_char(P, '>');
+    return;
+  }
+  if (print_via_method(P, v)) return;
+  unreadable(P, v, "an instance");
+  out_ascii(P, "#<");
+  print_escaped(P, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name, depth + 1);
+  out_char(P, ' ');
+  out_hexid(P, v);
+  out_char(P, '>');
+}
+
 static void print_struct(Printer *P, jt_V v, intptr_t depth)
 {
+  if (print_via_method(P, v)) return;
   jt_Struct *st = jt_struct_(v);
   jt_V layout = st->layout;
   if (!jt_is(layout, JT_TLAYOUT)) {
@@ -909,6 +961,47 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
     print_escaped(P, jt_layout_(v)->name, depth + 1);
     out_char(P, '>');
     return;
+  case JT_TCLASS: {
+    static const char *const kinds[] = {"#<STANDARD-CLASS ", "#<BUILT-IN-CLASS ", "#<STRUCTURE-CLASS ",
+                                        "#<CONDITION-CLASS ", "#<FORWARD-REFERENCED-CLASS "};
+    unreadable(P, v, "a class");
+    unsigned k = JT_CLASS_KIND(jt_class_(v));
+    out_ascii(P, k < 5 ? kinds[k] : "#<CLASS ");
+    print_escaped(P, jt_class_(v)->name, depth + 1);
+    out_char(P, '>');
+    return;
+  }
+  case JT_TGENERIC: {
+    unreadable(P, v, "a generic function");
+    out_ascii(P, "#<STANDARD-GENERIC-FUNCTION ");
+    print_escaped(P, jt_gf_(v)->name, depth + 1);
+    size_t n = 0;
+    for (jt_V l = jt_gf_(v)->methods; jt_iscons(l); l = jt_cdr(l)) n++;
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, " (%zu)>", n);
+    out_ascii(P, tmp);
+    return;
+  }
+  case JT_TMETHOD: {
+    jt_Method *m = jt_method_(v);
+    unreadable(P, v, "a method");
+    out_ascii(P, "#<STANDARD-METHOD ");
+    print_escaped(P, m->gf != JT_NIL ? jt_gf_(m->gf)->name : JT_NIL, depth + 1);
+    for (jt_V q = m->qualifiers; jt_iscons(q); q = jt_cdr(q)) {
+      out_char(P, ' ');
+      print_escaped(P, jt_car(q), depth + 1);
+    }
+    out_ascii(P, " (");
+    for (jt_V l = m->specializers; jt_iscons(l); l = jt_cdr(l)) {
+      jt_V sp = jt_car(l);
+      print_escaped(P, jt_is(sp, JT_TCLASS) ? jt_class_(sp)->name : sp, depth + 1);
+      if (jt_iscons(jt_cdr(l))) out_char(P, ' ');
+    }
+    out_ascii(P, ") ");
+    out_hexid(P, v);
+    out_char(P, '>');
+    return;
+  }
   case JT_TFOREIGN:
     unreadable(P, v, "a foreign pointer");
     out_ascii(P, "#<FOREIGN ");
@@ -997,6 +1090,9 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
   case JT_TPRIM: case JT_TCLOSURE:
     print_function(P, v, depth);
     break;
+  case JT_TINSTANCE:
+    print_instance(P, v, depth);
+    break;
   default:
     print_other(P, v, depth);
     break;
@@ -1012,6 +1108,7 @@ static void printer_init(Printer *P, jt_State *S)
   P->stream = JT_NIL;
   P->table = JT_NIL;
   P->package = JT_NIL;
+  P->plain = JT_NOVALUE;
 }
 
 static void run(Printer *P, jt_V v)
@@ -1025,7 +1122,9 @@ static void run(Printer *P, jt_V v)
 
 /* ------------------------------------------------------------ entry points */
 
-void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
+/* Print v to a stream; `plain` is printed without its print-object method
+** (print-object's default method is printing it), or JT_NOVALUE. */
+static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V plain)
 {
   Printer P;
   printer_init(&P, S);
@@ -1034,9 +1133,21 @@ void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
   JT_ROOT(S, P.stream);
   JT_ROOT(S, P.table);
   load_settings(&P, escape);
+  P.plain = plain;
   run(&P, v);
   flush(&P);
   JT_UNROOT(S, 3);
+}
+
+void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
+{
+  print_stream(S, stream, v, escape, JT_NOVALUE);
+}
+
+void jt_print_default(jt_State *S, jt_V stream, jt_V v)
+{
+  jt_V e = jt_symobj(S, JT_SYM(S, PRINT_ESCAPE))->value;
+  print_stream(S, stream, v, e != JT_NIL && e != JT_UNBOUND, v);
 }
 
 jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)

@@ -745,7 +745,7 @@ static jt_V read_dispatch(Rd *d)
   case '#': return read_label_ref(d, arg, start);
   case '.':
     if (d->suppress) { read_required(d, "#.", start); return JT_NIL; }
-    jt_reader_error(S, start, "read-time evaluation (#.) is not allowed");
+    jt_reader_error(S, start, "read-time evaluation (#.) is not allowed: evaluate the expression instead");
   default:
     if (d->suppress && !is_delim(c)) {
       /* foreign syntax in a skipped form: skip the object it prefixes */

@@ -9,6 +9,7 @@
 #include "jt_eval.h"
 #include "jt_ffi.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 #define VALUE_STACK_SLOTS ((size_t)1 << 20)
 #define DEFAULT_CSTACK ((size_t)8 << 20)
@@ -98,6 +99,7 @@ jiti_State *jiti_open(void) {
   S->pending = JT_NIL;
   S->xfer_val = JT_NIL;
   S->layouts = JT_NIL;
+  S->clos = JT_NIL;
   S->symmeta = JT_NIL;
   S->nil_sym = S->t_sym = JT_NIL;
   S->stdout_stream = JT_NIL;
@@ -141,6 +143,7 @@ jiti_State *jiti_open(void) {
     jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
     if (_setjmp(j.jb) == 0) {
       jt_analyze_init(S);
+      jt_open_clos(S);   /* before any layout: every layout gets a class */
       jt_open_cond(S);
       jt_open_base(S);
       jt_open_num(S);
@@ -182,6 +185,7 @@ jiti_State *jiti_open(void) {
     return NULL;
   }
   lock_builtins(S);
+  jt_clos_finish(S);
   S->pending = JT_NIL;
   jt_gc_safepoint(S, true);  /* the built-ins start out old */
   S->gc_stress = stress;

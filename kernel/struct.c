@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_clos.h"
 
 jt_V jt_find_layout(jt_State *S, jt_V name) {
   bool found;
@@ -132,10 +133,12 @@ jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V rep
   L->initforms = vf;
   L->report = base[3];
   L->conc_name = JT_NIL;
+  L->class = JT_NIL;
   L->nslots = (uint32_t)n;
   if (condition) L->h.flags |= JT_LAYOUT_CONDITION;
   JT_PUSH(S, (jt_V)L);
   jt_hash_put(S, S->layouts, base[0], (jt_V)L);
+  jt_class_note_layout(S, (jt_V)L);
   S->sp = base;
   return (jt_V)L;
 }
@@ -256,24 +259,6 @@ JT_FN(f_slot_names) {
   return jt_list_from(S, (int)v->len, v->items);
 }
 
-/* (slot-value obj name) */
-JT_FN(f_slot_value) {
-  jt_V v = jt_slot_value(S, argv[0], argv[1]);
-  if (v == JT_NOVALUE) {
-    if (!jt_isstruct(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, STRUCTURE_OBJECT));
-    jt_error(S, "the object has no slot named %s", jt_symname(S, argv[1]));
-  }
-  return v;
-}
-
-JT_FN(f_set_slot_value) {
-  if (!jt_isstruct(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, STRUCTURE_OBJECT));
-  int i = slot_index(jt_struct_(argv[0])->layout, argv[1]);
-  if (i < 0) jt_error(S, "the object has no slot named %s", jt_symname(S, argv[1]));
-  JT_SET(S, argv[0], jt_struct_(argv[0])->slots[i], argv[2]);
-  return argv[2];
-}
-
 /* (%slot-default type slot) -> the slot's initform value, or NIL */
 JT_FN(f_slot_default) {
   jt_V l = check_layout(S, argv[0]);
@@ -292,8 +277,6 @@ static const jt_Reg struct_fns[] = {
   {"%STRUCT-TYPEP", f_struct_typep, 2, 2, "(%struct-typep obj type) True if OBJ is an instance of TYPE."},
   {"COPY-STRUCTURE", f_copy_structure, 1, 1, "(copy-structure s) Return a shallow copy of structure S."},
   {"%STRUCTURE-SLOT-NAMES", f_slot_names, 1, 1, "(%structure-slot-names type) Slot names of TYPE."},
-  {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) Read a slot of a structure or condition."},
-  {"%SET-SLOT-VALUE", f_set_slot_value, 3, 3, "(%set-slot-value object slot-name value) Write a slot."},
   {NULL, NULL, 0, 0, NULL}
 };
 

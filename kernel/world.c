@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include "jt_eval.h"
 #include "jt_world.h"
+#include "jt_clos.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -63,7 +64,8 @@ typedef struct World {
 #define W(S) ((World *)(S)->world)
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
-  "function", "macro", "variable", "structure", "data", "invariant", "package"};
+  "function", "macro", "variable", "structure", "data", "invariant",
+  "class", "generic", "method", "package"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -77,9 +79,17 @@ int jiti_entry_kind_parse(const char *name) {
 
 /* ------------------------------------------------------------- snapshots */
 
+/* Home slot of o in a table of cap (a power of two) slots.  Objects of
+** one size are allocated side by side, so the address bits are mixed:
+** a plain shift of the address made long runs of neighbouring slots, and
+** probing them made saving 1e5 instances quadratic. */
+static inline size_t set_home(const jt_Obj *o, size_t cap) {
+  return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
 static bool set_has(Level *L, jt_Obj *o) {
   if (!L->setcap) return false;
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) {
     if (L->set[k] == o) return true;
     k = (k + 1) & (L->setcap - 1);
@@ -94,7 +104,7 @@ static void set_add(Level *L, jt_Obj *o) {
     if (!t) abort();
     for (size_t i = 0; i < L->setcap; i++)
       if (L->set[i]) {
-        size_t k = ((uintptr_t)L->set[i] >> 4) & (ncap - 1);
+        size_t k = set_home(L->set[i], ncap);
         while (t[k]) k = (k + 1) & (ncap - 1);
         t[k] = L->set[i];
       }
@@ -102,7 +112,7 @@ static void set_add(Level *L, jt_Obj *o) {
     L->set = t;
     L->setcap = ncap;
   }
-  size_t k = ((uintptr_t)o >> 4) & (L->setcap - 1);
+  size_t k = set_home(o, L->setcap);
   while (L->set[k]) k = (k + 1) & (L->setcap - 1);
   L->set[k] = o;
   L->setn++;
@@ -387,6 +397,7 @@ void jiti_restore(jiti_State *S) {
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
   S->gc_inhibit--;
+  jt_clos_changed(S);   /* CLOS caches filled since the checkpoint are stale */
 }
 
 void jiti_commit(jiti_State *S) {
@@ -443,9 +454,33 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   JT_POP(S, 1);
 }
 
+/* Entries of a generic function that is going away (its name was
+** fmakunbound or defined as an ordinary function): its defgeneric and the
+** methods defmethod made. */
+static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  JT_PUSH(S, gf);
+  unrecord(S, JITI_ENTRY_GENERIC, name);
+  if (jt_is(gf, JT_TGENERIC))
+    for (jt_V l = jt_gf_(gf)->methods; jt_iscons(l); l = jt_cdr(l)) {
+      if (jt_method_(jt_car(l))->form == JT_NIL) continue;
+      JT_PUSH(S, l);
+      jt_V key = jt_method_key(S, jt_car(l));
+      JT_PUSH(S, key);
+      unrecord(S, JITI_ENTRY_METHOD, key);
+      JT_POP(S, 1);
+      l = S->sp[-1];
+      JT_POP(S, 1);
+    }
+  S->sp = base;
+}
+
 /* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
 ** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
-** -1 fmakunbound, 6 function set without a defining form. */
+** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
+** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
+** key), a removed method, a generic function going away (fn: it). */
 /* True when a type's definition is installing the function `name` (kind 0
 ** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
 ** then holds the names the type defines (40-struct.lisp). */
@@ -501,15 +536,20 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       break;
     }
     case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
-    /* a package (here `name`) was made or changed; -7: it goes (renamed or
+    /* a package (here `name`) was made or changed, or goes (renamed or
     ** deleted).  Its definition is taken from the package when exported. */
-    case 7: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
-    case -7: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
+    case JT_DEF_PACKAGE: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
+    case JT_DEF_PACKAGE_GONE: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
     case 5: record(S, JITI_ENTRY_STRUCTURE, name, base[0]); break;
     case -1:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
       break;
+    case JT_DEF_CLASS: record(S, JITI_ENTRY_CLASS, name, base[0]); break;
+    case JT_DEF_GENERIC: record(S, JITI_ENTRY_GENERIC, name, base[0]); break;
+    case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
+    case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
+    case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
   }
   S->sp = base;
 }
@@ -537,9 +577,10 @@ static int layout_depth(jt_V layout, int guard) {
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_MACRO] = 2,
-  [JITI_ENTRY_FUNCTION] = 3, [JITI_ENTRY_VARIABLE] = 4, [JITI_ENTRY_DATA] = 5,
-  [JITI_ENTRY_INVARIANT] = 6};
+  [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2,
+  [JITI_ENTRY_MACRO] = 3, [JITI_ENTRY_FUNCTION] = 4, [JITI_ENTRY_VARIABLE] = 5,
+  [JITI_ENTRY_GENERIC] = 6, [JITI_ENTRY_METHOD] = 7, [JITI_ENTRY_DATA] = 8,
+  [JITI_ENTRY_INVARIANT] = 9};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -566,6 +607,17 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
     case JITI_ENTRY_DATA: {
       jt_buf_putc(out, 'R');
       return jt_encode(S, name, out, why) && jt_encode(S, src, out, why);
+    }
+    case JITI_ENTRY_CLASS: {
+      /* the defclass form, then the values of the class's own :class
+      ** slots as a list of (name . value), unbound ones as unbound */
+      jt_V cls = jt_find_class(S, name);
+      jt_V cells = jt_is(cls, JT_TCLASS) ? jt_class_shared_cells(S, cls) : JT_NIL;
+      JT_PUSH(S, cells);
+      jt_buf_putc(out, 'C');
+      bool ok = jt_encode(S, src, out, why) && jt_encode(S, S->sp[-1], out, why);
+      JT_POP(S, 1);
+      return ok;
     }
     default:
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
@@ -753,13 +805,19 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         }
       }
     } else {
-      jt_Hash *r = jt_hash_(w->registry);
-      for (size_t i = 0; i < r->nentries; i++) {
-        jt_V key = r->entries[i].key;
-        if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-        bool dup;
-        jt_hash_get(S, seen, key, &dup);
-        if (!dup) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, jt_cdr(key));
+      /* every variable, and every class with :class slots (their values
+      ** are exported with the class and may have changed in place too) */
+      for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+        jt_V key = jt_hash_(w->registry)->entries[i].key;
+        if (key == JT_HASH_DELETED) continue;
+        int kind = (int)jt_fixval(jt_car(key));
+        if (kind == JITI_ENTRY_CLASS) {
+          jt_V cls = jt_find_class(S, jt_cdr(key));
+          if (!jt_is(cls, JT_TCLASS) || jt_class_shared_cells(S, cls) == JT_NIL) continue;
+        } else if (kind != JITI_ENTRY_VARIABLE) {
+          continue;
+        }
+        if (first_time(S, seen, key)) add_item(S, &items, &n, &cap, kind, key, jt_cdr(key));
       }
     }
   }
@@ -904,6 +962,10 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
         return n == name;
       }
       return head == jt_intern(S, "DEFINE-CONDITION") && second == name;
+    case JITI_ENTRY_CLASS: return head == JT_CSYM(S, DEFCLASS) && second == name;
+    case JITI_ENTRY_GENERIC: return head == JT_CSYM(S, DEFGENERIC) && jt_equal(S, second, name);
+    case JITI_ENTRY_METHOD:  /* the rest of the name is checked when the method is made */
+      return head == JT_CSYM(S, DEFMETHOD) && jt_iscons(name) && jt_equal(S, second, jt_car(name));
     default:
       return false;
   }
@@ -912,7 +974,8 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
 static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V form) {
   static const char *const wanted[JITI_ENTRY_KIND_COUNT] = {
     [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
-    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION"};
+    [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION", [JITI_ENTRY_CLASS] = "a DEFCLASS",
+    [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
@@ -967,6 +1030,13 @@ static void define_pending(jt_State *S) {
 ** otherwise. */
 enum { IMPORT_FUEL = 10000000 };
 #define IMPORT_HEAP ((uint64_t)1 << 30)
+
+static void import_budget(jt_State *S) {
+  if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+  if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
+  S->fuel_left = S->limits.fuel;
+  S->limit_tripped = 0;
+}
 
 static jiti_Status import_body(jt_State *S, void *ud) {
   ImportArgs *a = ud;
@@ -1034,29 +1104,49 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 2);
       break;
     }
-    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: {
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
-      if (a->kind == JITI_ENTRY_STRUCTURE) {
-        if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
-        if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
-        S->fuel_left = S->limits.fuel;
-        S->limit_tripped = 0;
-        if (!type_ready(S, form)) {
-          w->pending = jt_cons(S, form, w->pending);
-        } else {
-          jt_eval_toplevel(S, form);  /* jiti_import_entry puts the limits back */
-          define_pending(S);
-        }
-      } else if (!jt_define_lazily(S, form)) {
-        /* functions and macros are analysed at their first call */
-        bad_entry_form(S, a->kind, form);
+      /* jiti_import_entry puts the limits import_budget sets back */
+      switch (a->kind) {
+        case JITI_ENTRY_STRUCTURE:
+          import_budget(S);
+          if (!type_ready(S, form)) {
+            w->pending = jt_cons(S, form, w->pending);
+          } else {
+            jt_eval_toplevel(S, form);
+            define_pending(S);
+          }
+          break;
+        /* bodies are analysed at their first call; (eql form) specializers
+        ** are evaluated now */
+        case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
+        default:  /* functions and macros are analysed at their first call */
+          if (!jt_define_lazily(S, form)) bad_entry_form(S, a->kind, form);
       }
       JT_POP(S, 2);
+      break;
+    }
+    case JITI_ENTRY_CLASS: {
+      if (tag != 'C') jt_error(S, "not a class encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, form);
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      /* initforms are analysed at their first use, like imported functions */
+      jt_V cls = jt_class_define(S, form, true);
+      JT_PUSH(S, cls);
+      jt_V cells = jt_decode_at(S, a->bytes, a->len, &pos);
+      if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");
+      jt_class_set_shared(S, S->sp[-1], cells);
+      JT_POP(S, 3);
       break;
     }
     default:
@@ -1082,14 +1172,33 @@ static jiti_Status text_body(jt_State *S, void *ud) {
   size_t pos = 1;
   if (a->len < 1) jt_error(S, "empty entry encoding");
   if (a->bytes[0] == 'R') {
-    jt_V key = jt_decode_showing(S, a->bytes, a->len, &pos);
+    jt_V key = jt_decode_text_at(S, a->bytes, a->len, &pos);
     JT_PUSH(S, key);
-    jt_V val = jt_decode_showing(S, a->bytes, a->len, &pos);
+    jt_V val = jt_decode_text_at(S, a->bytes, a->len, &pos);
     v = jt_list(S, 3, jt_intern(S, "WORLD-PUT"), S->sp[-1], val);
     JT_POP(S, 1);
+  } else if (a->bytes[0] == 'C') {
+    /* a class: its form, then a comment line per shared slot value */
+    jt_V form = jt_decode_text_at(S, a->bytes, a->len, &pos);
+    JT_PUSH(S, form);
+    jt_V cells = jt_decode_text_at(S, a->bytes, a->len, &pos);
+    JT_PUSH(S, cells);
+    jt_Buf b = {0};
+    char *f = jt_print_cstr(S, S->sp[-2], true, (size_t)1 << 24);
+    jt_buf_puts(&b, f);
+    free(f);
+    for (jt_V l = S->sp[-1]; jt_iscons(l); l = jt_cdr(l)) {
+      char *c = jt_print_cstr(S, jt_car(l), true, (size_t)1 << 20);
+      jt_buf_puts(&b, "\n;; :class slot ");
+      jt_buf_puts(&b, c);
+      free(c);
+    }
+    jt_buf_putc(&b, '\0');
+    *(char **)a->name = b.p;
+    JT_POP(S, 2);
+    return JITI_OK;
   } else {
-    v = jt_decode_showing(S, a->bytes, a->len, &pos);
-    if (pos != a->len) jt_error(S, "corrupt entry encoding: trailing bytes");
+    v = jt_decode_text(S, a->bytes + 1, a->len - 1);
   }
   JT_PUSH(S, v);
   *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);
@@ -1311,6 +1420,33 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 }
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
+
+/* ------------------------------------------------------ class redefinition */
+
+/* A class was redefined: bring every instance reachable from managed state
+** (variables, data rows) to the class's new shape now, inside the
+** transaction.  A data row whose instances changed is logged as changed,
+** so the commit exports it; the instances themselves were saved by the
+** write barrier, so a restore brings back their old shape. */
+void jt_world_update_instances(jt_State *S) {
+  World *w = W(S);
+  if (!w) return;
+  /* the update methods run user code, which may change either table:
+  ** re-read the entries at every step */
+  for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
+    jt_V key = jt_hash_(w->registry)->entries[i].key;
+    if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
+    jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+  }
+  for (size_t i = 0; i < jt_hash_(w->data)->nentries; i++) {
+    jt_HashEntry e = jt_hash_(w->data)->entries[i];
+    if (e.key == JT_HASH_DELETED || !jt_isptr(e.val)) continue;
+    JT_PUSH(S, e.key);
+    JT_PUSH(S, e.val);
+    if (jt_class_update_reachable(S, e.val)) map_put(S, w->data, S->sp[-2], S->sp[-1]);
+    JT_POP(S, 2);
+  }
+}
 
 /* ------------------------------------------------------------- data table */
 

@@ -39,7 +39,8 @@ uint64_t st_get_u64(const uint8_t *p) {
 /* ---- kinds */
 
 static const char *const kind_names[] = {
-  NULL, "function", "macro", "variable", "data", "structure", "invariant", "package"
+  NULL, "function", "macro", "variable", "data", "structure", "invariant",
+  "class", "generic", "method", "package"
 };
 static const char *const rev_kind_names[] = {
   NULL, "action", "application", "rollback", "import", "initial"

@@ -69,7 +69,8 @@ typedef struct store_env store_env;
 
 typedef enum store_kind {
   STORE_FUNCTION = 1, STORE_MACRO, STORE_VARIABLE, STORE_DATA,
-  STORE_STRUCTURE, STORE_INVARIANT, STORE_PACKAGE
+  STORE_STRUCTURE, STORE_INVARIANT, STORE_CLASS, STORE_GENERIC, STORE_METHOD,
+  STORE_PACKAGE
 } store_kind;
 
 typedef enum store_rev_kind {

@@ -311,6 +311,56 @@ t var-untouched-after-restart 0 '"changes":\[\],' -- bash -c "printf '%s\n' '{\"
 t var-kept 0 "^\(1 0 2\)$" -- "$JITI" eval --store "$B" '*dv*'
 "$JITI" stop --store "$B" >/dev/null
 
+# --- CLOS: a class defined by act, instances stored by eval; the class
+# redefined with a new slot and an update-instance-for-redefined-class
+# method migrates every stored instance in that transaction; a migration
+# that fails pauses and its abort restores class and instances; kill -9 of
+# the kernel and a restart bring the instances back in their new shape;
+# show and diff read instances without a live world
+main_store=$S
+S=$tmp/clos
+start_kernel "$S"; ok clos-kernel $?
+t clos-defclass 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defclass account () ((owner :initarg :owner :reader owner) (balance :initarg :balance :initform 0 :accessor balance)))'
+t clos-print-object 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defmethod print-object ((a account) s) (print-unreadable-object (a s :type t) (format s "~a ~a" (owner a) (balance a))))'
+t clos-store 0 "^#<ACCOUNT bob 5>$" -- "$JITI" eval --store "$S" \
+  '(progn (world-put :alice (make-instance (quote account) :owner "alice" :balance 10)) (world-put :bob (make-instance (quote account) :owner "bob" :balance 5)))'
+t clos-variable 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defvar *vip* (list (make-instance (quote account) :owner "carol" :balance 99)))'
+t clos-stored 0 "^\(10 5\)$" -- "$JITI" eval --store "$S" '(list (balance (world-get :alice)) (balance (world-get :bob)))'
+before_redefine=$(jfield revision)
+t clos-migration-method 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defmethod update-instance-for-redefined-class :after ((a account) added discarded plist &key) (when (member (quote history) added) (setf (slot-value a (quote history)) (list (list :opened (balance a))))))'
+t clos-redefine 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defclass account () ((owner :initarg :owner :reader owner) (balance :initarg :balance :initform 0 :accessor balance) (history :initform nil :accessor history)))'
+after_redefine=$(jfield revision)
+t clos-migrated 0 '^\(\(\(:OPENED 10\)\) \(\(:OPENED 5\)\) \(\(:OPENED 99\)\)\)$' -- "$JITI" eval --store "$S" \
+  '(list (history (world-get :alice)) (history (world-get :bob)) (history (first *vip*)))'
+t clos-show-class 0 "HISTORY :INITFORM NIL" -- "$JITI" show HEAD --store "$S"
+t clos-show-instance 0 '#<ACCOUNT :OWNER "bob" :BALANCE 5 :HISTORY \(\(:OPENED 5\)\)>' -- "$JITI" show HEAD --store "$S"
+t clos-diff-class 0 $'changed class ACCOUNT.*\n.*\+.*HISTORY' -- "$JITI" diff "$before_redefine" "$after_redefine" --store "$S"
+t clos-diff-instance 0 '\+\(WORLD-PUT :ALICE #<ACCOUNT :OWNER "alice" :BALANCE 10 :HISTORY \(\(:OPENED 10\)\)>\)' -- \
+  "$JITI" diff "$before_redefine" "$after_redefine" --store "$S"
+# a migration that fails pauses the transaction; its abort restores everything
+t clos-failing-migration-method 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defmethod update-instance-for-redefined-class :before ((a account) added discarded plist &key) (when (member (quote risk) added) (when (< (balance a) 10) (error "cannot rate ~a" (owner a)))))'
+fp_before=$(fingerprint)
+t clos-migration-pauses 0 "paused .*cannot rate bob" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(defclass account () ((owner :initarg :owner :reader owner) (balance :initarg :balance :initform 0 :accessor balance) (history :initform nil :accessor history) (risk :initform :low)))'
+t clos-migration-abort 1 "aborted" -- "$JITI" act --store "$S" --generation "$(gen)" --abort
+ok clos-abort-restored-world "$([[ "$fp_before" == "$(fingerprint)" ]]; echo $?)"
+t clos-abort-restored-instances 0 '^\(NIL NIL \(\(:OPENED 10\)\)\)$' -- "$JITI" eval --store "$S" \
+  '(list (slot-exists-p (world-get :alice) (quote risk)) (slot-exists-p (first *vip*) (quote risk)) (history (world-get :alice)))'
+# kill -9 of the kernel: a new kernel recovers CURRENT, instances in the new shape
+kill -9 "$(jfield worker_pid)" "$kp"; wait "$kp" 2>/dev/null
+start_kernel "$S"; ok clos-recovered $?
+t clos-recovered-instances 0 '^\(\(\(:OPENED 5\)\) "carol" 99\)$' -- "$JITI" eval --store "$S" \
+  '(list (history (world-get :bob)) (owner (first *vip*)) (balance (first *vip*)))'
+t clos-recovered-dispatch 0 '^"#<ACCOUNT alice 10>"$' -- "$JITI" eval --store "$S" '(prin1-to-string (world-get :alice))'
+"$JITI" stop --store "$S" >/dev/null
+S=$main_store
+
 # sanitizer builds: no report from the kernel or its workers
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$tmp/kernel.log" | head -60

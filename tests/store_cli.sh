@@ -162,7 +162,7 @@ ok bad-rev-no-side-effect "$([[ $(cur "$S") == 7 ]]; echo $?)"
 t recover 0 "recovered the store at $S
 revision: +7 \(rollback, [0-9-]+T[0-9:]+Z\)
 generation: +7
-entries: +4 \(functions 2, macros 0, variables 1, structures 0, data 1, invariants 0\).*
+entries: +4 \(functions 2, macros 0, variables 1, structures 0, classes 0, generic functions 0, methods 0, data 1, invariants 0\).*
 interrupted: none
 last events:
   [0-9]+ .*recovered" -- "$JITI" recover-session --store "$S"
@@ -263,7 +263,7 @@ mkdir -p "$V1"; cp "$(dirname "${BASH_SOURCE[0]}")/fixtures/v1-store/data.mdb" "
 chmod 600 "$V1/data.mdb"
 t v1-log 0 "invariant add origin-is-zero" -- "$JITI" log --store "$V1"
 t v1-show 0 "added function NORM" -- "$JITI" show 2 --store "$V1"
-t v1-recover 0 "entries: +8 \(functions 2, macros 1, variables 1, structures 1, data 2, invariants 1\)" -- \
+t v1-recover 0 "entries: +8 \(functions 2, macros 1, variables 1, structures 1, classes 0, generic functions 0, methods 0, data 2, invariants 1\)" -- \
   "$JITI" recover-session --store "$V1"
 t v1-use 0 '\(14 14 NORM "COMMON-LISP-USER"\)' -- "$JITI" apply --store "$V1" -e \
   '(print (list (doubled-norm (make-point :x 3 :y -4)) (twice (norm (make-point :x -7 :y 0))) (quote cl-user::norm) (package-name (symbol-package (quote norm)))))'

@@ -39,34 +39,34 @@ static const char *gate_lisp =
   "                               (return-from gate (format nil \"no package is named ~a\" package)))\n"
   "                           *package*)))\n"
   "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
-  "        (when (eq form eof) (return-from gate \"the source contains no form\"))\n"
+  "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
   "        (unless (eq (read-from-string src nil eof :start pos) eof)\n"
-  "          (return-from gate \"the source contains more than one form\"))\n"
+  "          (return-from gate \"the source contains more than one form: wrap them in (progn ...)\"))\n"
   "        (let ((seen (make-hash-table :test 'eq)) (stack (list form)) (n 0))\n"
   "          (loop while stack do\n"
   "            (let ((x (pop stack)))\n"
   "              (incf n)\n"
-  "              (when (> n 200000) (return-from gate \"the form is too large\"))\n"
+  "              (when (> n 200000) (return-from gate \"the form is too large (more than 200,000 parts): split the change into smaller actions\"))\n"
   "              (cond ((symbolp x)\n"
   "                     (when (%internal-symbol-p x)\n"
   "                       (return-from gate (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name x))))\n"
   "                     (when (and repair (string= (symbol-name x) \"THROW\"))\n"
-  "                       (return-from gate \"THROW is not allowed in a repair: it could leave the pause\")))\n"
+  "                       (return-from gate \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")))\n"
   "                    ((consp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (push (cdr x) stack)\n"
   "                     (push (car x) stack))\n"
   "                    ((stringp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (when (search \"~/\" x)\n"
-  "                       (return-from gate \"the format directive ~~/name/ (a call by name) is not allowed\")))\n"
+  "                       (return-from gate \"the format directive ~~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
   "                    ((vectorp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed\"))\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
   "          nil))\n"
@@ -138,7 +138,7 @@ static int text_scan(const char *s, size_t len, char *reason, size_t n) {
       if (j >= len) return 0;  /* the reader will complain */
       char d = s[j];
       if ((d == '=' || d == '#') && j > i + 1) {
-        snprintf(reason, n, "shared or circular literal structure (#n= / #n#) is not allowed");
+        snprintf(reason, n, "shared or circular literal structure (#n= / #n#) is not allowed: build it at run time instead");
         return 1;
       }
       if (d == '|') {          /* block comment, nested */
@@ -187,7 +187,8 @@ int txn_gate_run(txn_World *W, const char *source, const char *package, int repa
   if (!source) { snprintf(reason, n, "no source"); return 1; }
   size_t len = strlen(source);
   if (len > W->max_source) {
-    snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, W->max_source);
+    snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu: split the change into smaller actions",
+             len, W->max_source);
     return 1;
   }
   if (text_scan(source, len, reason, n)) return 1;

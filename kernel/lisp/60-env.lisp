@@ -59,26 +59,6 @@
 
 (defmacro time (form) `(%time (lambda () ,form)))
 
-;; (describe object &optional stream): what OBJECT is, and for a symbol
-;; what it names.
-(defun describe (object &optional stream)
-  (let ((out (cond ((null stream) *standard-output*) ((eq stream t) *standard-output*) (t stream))))
-    (format out "~&~s~%  is a ~(~a~).~%" object (type-of object))
-    (when (symbolp object)
-      (when (boundp object) (format out "  Its value is ~s.~%" (symbol-value object)))
-      (when (fboundp object)
-        (format out "  It names a ~a.~%"
-                (cond ((special-operator-p object) "special operator")
-                      ((macro-function object) "macro")
-                      (t "function")))
-        (let ((doc (documentation object 'function)))
-          (when doc (format out "  ~a~%" doc))))
-      (when (symbol-plist object) (format out "  Its property list is ~s.~%" (symbol-plist object))))
-    (when (hash-table-p object)
-      (format out "  It holds ~d entries (test ~s).~%" (hash-table-count object) (hash-table-test object)))
-    (when (and (arrayp object) (not (stringp object)))
-      (format out "  Dimensions ~s, element type ~s.~%" (array-dimensions object) (array-element-type object)))
-    (values)))
 
 ;; Compiler macros.  An implementation may ignore them, and jiti does: a
 ;; definition is kept (compiler-macro-function returns it, for code that
@@ -120,15 +100,13 @@
   `(progn ,@body))
 
 ;; (documentation x doc-type): a doc string given to a definition or set
-;; with (setf documentation); a function's or macro's own otherwise.
+;; with (setf documentation); else what the object or name carries (a
+;; function's, macro's, class's or generic function's own).
 (defun documentation (x &optional (doc-type 'function))
   (multiple-value-bind (doc found) (%documentation x doc-type)
     (cond (found doc)
-          ((and (member doc-type '(function t)) (or (symbolp x) (functionp x)))
-           (if (functionp x)
-               (nth-value 0 (%documentation x 'function))
-               (%function-documentation x)))
-          (t nil))))
+          ((eq doc-type 'variable) nil)
+          (t (%function-documentation x doc-type)))))
 
 (defun (setf documentation) (new-value x doc-type)
   (check-type new-value (or null string))

@@ -33,6 +33,17 @@ __attribute__((unused)) static const char *check_eval(jiti_State *S, const char 
   jiti_result_free(&r);
   return buf;
 }
+
+/* The same with the condition's message: "!TYPE: message". */
+__attribute__((unused)) static const char *check_eval_message(jiti_State *S, const char *src) {
+  static char buf[16384];
+  jiti_Result r;
+  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
+  if (st == JITI_OK) snprintf(buf, sizeof buf, "%s", r.value);
+  else snprintf(buf, sizeof buf, "!%s: %s", r.condition_type ? r.condition_type : "?", r.message ? r.message : "");
+  jiti_result_free(&r);
+  return buf;
+}
 #endif
 
 #define CHECK_DONE() \

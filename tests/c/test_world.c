@@ -4,15 +4,7 @@
 #include "jiti_world.h"
 #include "check.h"
 
-static char out[8192];
-static const char *ev(jiti_State *S, const char *src) {
-  jiti_Result r;
-  jiti_Status st = jiti_eval_string(S, src, strlen(src), &r);
-  if (st == JITI_OK) snprintf(out, sizeof out, "%s", r.value);
-  else snprintf(out, sizeof out, "!%s: %s", r.condition_type, r.message);
-  jiti_result_free(&r);
-  return out;
-}
+#define ev check_eval_message
 
 /* Collects an export as text: "kind name hash\n" per entry. */
 typedef struct { char *text; size_t n; size_t entries; } Dump;
