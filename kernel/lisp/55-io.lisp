@@ -147,3 +147,11 @@
   (declare (ignore at-sign-p))
   (check-type tabsize (integer 1))
   (%pprint-list stream list colon-p tabsize))
+
+;; (character designator): a character, a string of one character, or a
+;; symbol whose name is one character.
+(defun character (object)
+  (cond ((characterp object) object)
+        ((and (stringp object) (= (length object) 1)) (char object 0))
+        ((and (symbolp object) (= (length (symbol-name object)) 1)) (char (symbol-name object) 0))
+        (t (error 'type-error :datum object :expected-type '(or character (string 1))))))

@@ -148,5 +148,10 @@
 (signals type-error (string= 1 "a"))
 (signals type-error (code-char 'a))
 
-(done)
 
+;;; character of a designator
+(is-equal (list (character #\a) (character "b") (character 'c)) '(#\a #\b #\C))
+(signals type-error (character "ab"))
+(signals type-error (character 65))
+
+(done)
