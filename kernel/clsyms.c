@@ -4,7 +4,7 @@
 **
 ** At start-up every name gets a symbol in COMMON-LISP, external there:
 ** those jiti implements are defined by the modules and the library; the
-** others are refused with a message saying why (see refuse.lisp).  Every
+** others are refused with a message saying why (see refuse.c).  Every
 ** other name the kernel and its library use lives in JITI.
 */
 #include "jt_lib.h"

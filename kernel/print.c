@@ -1238,7 +1238,8 @@ JT_FN(f_pprint)
 static const int write_keys[] = {
   JT_S_K_STREAM, JT_S_K_ESCAPE, JT_S_K_READABLY, JT_S_K_BASE, JT_S_K_RADIX,
   JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE,
-  JT_S_K_ARRAY
+  JT_S_K_ARRAY, JT_S_K_GENSYM, JT_S_K_LINES, JT_S_K_MISER_WIDTH, JT_S_K_RIGHT_MARGIN,
+  JT_S_K_PPRINT_DISPATCH
 };
 #define NWRITE_KEYS ((int)(sizeof write_keys / sizeof write_keys[0]))
 
@@ -1249,12 +1250,14 @@ static jt_V bind_write_keys(jt_State *S, int argc, jt_V *argv)
   const int vars[NWRITE_KEYS] = {
     -1, JT_S_PRINT_ESCAPE, JT_S_PRINT_READABLY, JT_S_PRINT_BASE,
     JT_S_PRINT_RADIX, JT_S_PRINT_LEVEL, JT_S_PRINT_LENGTH, JT_S_PRINT_CIRCLE,
-    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE, JT_S_PRINT_ARRAY
+    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE, JT_S_PRINT_ARRAY, JT_S_PRINT_GENSYM,
+    JT_S_PRINT_LINES, JT_S_PRINT_MISER_WIDTH, JT_S_PRINT_RIGHT_MARGIN,
+    -1   /* :pprint-dispatch: there is no pretty printer */
   };
   jt_V out[NWRITE_KEYS];
   jt_parse_keys(S, argc, argv, 1, write_keys, NWRITE_KEYS, out);
   for (int i = 1; i < NWRITE_KEYS; i++)
-    if (out[i] != JT_NOVALUE) jt_bind(S, S->sym[vars[i]], out[i]);
+    if (out[i] != JT_NOVALUE && vars[i] >= 0) jt_bind(S, S->sym[vars[i]], out[i]);
   return out[0];
 }
 

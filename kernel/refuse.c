@@ -26,6 +26,9 @@
                    "source must read the same way in every transaction"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
+#define LOADFORM "there is no file compiler to write load forms for"
+#define COMBINATION "jiti's CLOS has only the standard method combination"
+#define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
@@ -40,10 +43,12 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
+  {"CALL-METHOD", COMBINATION},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
   {"COPY-PPRINT-DISPATCH", PRETTY},
+  {"DEFINE-METHOD-COMBINATION", COMBINATION},
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
@@ -54,15 +59,18 @@ static const struct { const char *name, *why; } reasons[] = {
   {"ED", TERMINAL},
   {"ENOUGH-NAMESTRING", PATHNAMES},
   {"ENSURE-DIRECTORIES-EXIST", FILES},
+  {"ENSURE-GENERIC-FUNCTION", MOP},
   {"FILE-AUTHOR", FILES},
   {"FILE-LENGTH", FILES},
   {"FILE-NAMESTRING", PATHNAMES},
   {"FILE-STRING-LENGTH", FILES},
   {"FILE-WRITE-DATE", FILES},
+  {"FUNCTION-KEYWORDS", MOP},
   {"GET-DISPATCH-MACRO-CHARACTER", READTABLES},
   {"GET-MACRO-CHARACTER", READTABLES},
   {"HOST-NAMESTRING", PATHNAMES},
   {"INSPECT", DEBUGGER},
+  {"INVALID-METHOD-ERROR", COMBINATION},
   {"LOAD", FILES},
   {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"LOGICAL-PATHNAME", PATHNAMES},
@@ -71,10 +79,14 @@ static const struct { const char *name, *why; } reasons[] = {
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
   {"MAKE-DISPATCH-MACRO-CHARACTER", READTABLES},
   {"MAKE-ECHO-STREAM", COMPOUND},
+  {"MAKE-INSTANCES-OBSOLETE", MOP},
+  {"MAKE-LOAD-FORM", LOADFORM},
+  {"MAKE-LOAD-FORM-SAVING-SLOTS", LOADFORM},
   {"MAKE-PATHNAME", PATHNAMES},
   {"MAKE-SYNONYM-STREAM", COMPOUND},
   {"MAKE-TWO-WAY-STREAM", COMPOUND},
   {"MERGE-PATHNAMES", PATHNAMES},
+  {"METHOD-COMBINATION-ERROR", COMBINATION},
   {"NAMESTRING", PATHNAMES},
   {"OPEN", FILES},
   {"PARSE-NAMESTRING", PATHNAMES},
