@@ -332,6 +332,7 @@ static void test_packages(void) {
   /* kernel internals are not reachable by any package route */
   CHECK_STR(ev(S, "(list (find-package \"\") (find-symbol \"%DEFINE-SETF\" :jiti)"
                   " (find-symbol \"%DEFINE-SETF\" :cl-user))"), "(NIL NIL NIL)");
+  free(before);
   jiti_close(S);
 }
 
