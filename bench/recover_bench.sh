@@ -10,7 +10,7 @@
 # then times N interleaved runs of each (median wall and CPU time, CPU being
 # user + system of all processes) and prints them and the ratios.
 # --compare PATH also times another jiti binary (say, a build of an older
-# commit) on the same store, in the same rounds.  Target (issue 5):
+# commit) on the same store, in the same rounds.  Target:
 # recovery <= 0.5 s.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

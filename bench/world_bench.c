@@ -1,5 +1,5 @@
 /* world_bench.c — cost of checkpoint + one change + restore (and + commit)
-** in worlds of 1e2, 1e4 and 1e6 data rows.  Issue 4's target: the largest
+** in worlds of 1e2, 1e4 and 1e6 data rows.  The target: the largest
 ** world costs at most 1.5x the smallest (the cost follows the change, not
 ** the world).
 **

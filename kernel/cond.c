@@ -531,6 +531,8 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
       jt_V str = jt_stream_contents(S, s, true);
       info[i].report = jt_string_utf8(S, str, NULL);
       JT_POP(S, 1);
+      info[i].lambda_list = r->lambda_list == JT_T ? strdup("") : r->lambda_list == JT_NIL ? strdup("()")
+                                                   : jt_print_cstr(S, r->lambda_list, true, 400);
     }
     jiti_Pause p;
     memset(&p, 0, sizeof p);
@@ -562,6 +564,7 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     for (i = 0; i < n; i++) {
       free((char *)info[i].name);
       free((char *)info[i].report);
+      free((char *)info[i].lambda_list);
     }
     free(info);
     if (d.action != JITI_DECIDE_RESTART) jt_abort_to_top(S, JITI_ABORTED, cond);
@@ -670,7 +673,7 @@ JT_FN(f_restart_bind) {
   return r;
 }
 
-/* (%make-restart name function report test interactive) */
+/* (%make-restart name function report test interactive lambda-list) */
 JT_FN(f_make_restart) {
   jt_Restart *r = (jt_Restart *)jt_alloc(S, JT_TRESTART, sizeof(jt_Restart));
   r->h.aux = ++S->next_restart_id;
@@ -680,6 +683,7 @@ JT_FN(f_make_restart) {
   r->test = argc > 3 ? argv[3] : JT_NIL;
   r->interactive = argc > 4 ? argv[4] : JT_NIL;
   r->conditions = JT_NIL;
+  r->lambda_list = argc > 5 ? argv[5] : JT_T;
   return (jt_V)r;
 }
 
@@ -799,7 +803,8 @@ static const jt_Reg cond_fns[] = {
   {"%RESTART-BIND", f_restart_bind, 2, 2, "(%restart-bind restarts thunk) Run THUNK with restarts."},
   {"%RESTART-ASSOCIATE", f_restart_associate, 3, 3,
    "(%restart-associate restarts condition add) Associate RESTARTS with CONDITION, or undo it."},
-  {"%MAKE-RESTART", f_make_restart, 2, 5, "(%make-restart name function &optional report test interactive)"},
+  {"%MAKE-RESTART", f_make_restart, 2, 6,
+   "(%make-restart name function &optional report test interactive lambda-list)"},
   {"COMPUTE-RESTARTS", f_compute_restarts, 0, 1, "(compute-restarts &optional condition) Active restarts, innermost first."},
   {"FIND-RESTART", f_find_restart, 1, 2, "(find-restart identifier &optional condition) An active restart or NIL."},
   {"INVOKE-RESTART", f_invoke_restart, 1, -1, "(invoke-restart restart &rest arguments) Transfer to a restart."},

@@ -1,9 +1,9 @@
 /*
 ** export.c — the canonical encoding of readable values.
 **
-** The bytes depend only on the value, never on heap layout or hash-table
-** insertion order, so equal worlds export identical bytes and content
-** hashes.  Format (one tag byte, then the payload; lengths and counts are
+** The bytes depend only on the value, never on heap layout, so equal
+** worlds export identical bytes and content hashes.  (A hash table's order
+** is part of its value: its pairs go in its insertion order.)  Format (one tag byte, then the payload; lengths and counts are
 ** unsigned LEB128):
 **
 **   'N' nil            'T' t              'U' unbound marker
@@ -11,7 +11,7 @@
 **   'R' len text       ratio "n/d"
 **   'F' 8 bytes        double, IEEE-754 big-endian
 **   'X' re im          complex number: its two parts
-**   'Q' 32 bytes       random state: its four words, big-endian
+**   'G' 32 bytes       random state: its four words, big-endian
 **   'C' code           character
 **   'S' len utf8       simple string
 **   'B' n bytes        simple bit vector of n bits, packed 8 to a byte from
@@ -28,7 +28,7 @@
 **                      (a kernel-internal symbol is refused)
 **   'L' n items tail   proper or dotted list: n elements then the tail
 **   'V' n items        simple vector
-**   'H' test n (k v)*  hash table, pairs sorted by the bytes of k
+**   'H' test n (k v)*  hash table, pairs in the table's (insertion) order
 **   'D' name n (slot v)*  structure instance (by type name and slot names)
 **   'O' name n (slot v)*  instance of a standard class: its local slots in
 **                      the class's order, 'U' for an unbound one (the
@@ -85,7 +85,7 @@ int jt_encode_limit(const char *why) {
   return why == jt_encode_out_of_fuel ? JT_LIMIT_FUEL : why == jt_encode_out_of_heap ? JT_LIMIT_HEAP : -1;
 }
 
-static void put_uleb(jt_Buf *b, uint64_t v) {
+void jt_put_uleb(jt_Buf *b, uint64_t v) {
   do {
     unsigned char c = v & 0x7F;
     v >>= 7;
@@ -96,7 +96,7 @@ static void put_uleb(jt_Buf *b, uint64_t v) {
 
 static void put_bytes(jt_Buf *b, char tag, const char *s, size_t n) {
   jt_buf_putc(b, tag);
-  put_uleb(b, n);
+  jt_put_uleb(b, n);
   jt_buf_put(b, s, n);
 }
 
@@ -137,56 +137,30 @@ static bool put_symbol(Enc *e, jt_V v) {
   if (kind == 3) {
     size_t pn;
     char *p = jt_string_utf8(S, jt_pkg_(home)->name, &pn);
-    put_uleb(e->out, pn);
+    jt_put_uleb(e->out, pn);
     jt_buf_put(e->out, p, pn);
     free(p);
   }
   size_t n = strlen(s->cname);
-  put_uleb(e->out, n);
+  jt_put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
   return true;
 }
 
-typedef struct { char *p; size_t n; size_t idx; } KeyBytes;
-
-static int cmp_keys(const void *a, const void *b) {
-  const KeyBytes *x = a, *y = b;
-  size_t n = x->n < y->n ? x->n : y->n;
-  int c = memcmp(x->p, y->p, n);
-  if (c) return c;
-  return x->n < y->n ? -1 : x->n > y->n;
-}
-
+/* A hash table: its pairs in its own order, which is insertion order
+** (hash.c): order is something a program sees (maphash, loop), so it is
+** part of the value, and comes back from an import. */
 static bool enc_hash(Enc *e, jt_V v) {
   jt_Hash *h = jt_hash_(v);
-  size_t n = h->count, k = 0;
-  KeyBytes *keys = calloc(n ? n : 1, sizeof *keys);
-  if (!keys) { *e->why = "out of memory"; return false; }
+  jt_buf_putc(e->out, 'H');
+  jt_buf_putc(e->out, (char)h->h.aux);
+  jt_put_uleb(e->out, h->count);
   bool ok = true;
-  for (size_t i = 0; i < h->nentries && ok; i++) {
-    if (h->entries[i].key == JT_HASH_DELETED) continue;
-    jt_Buf kb = {0};
-    Enc sub = *e;
-    sub.out = &kb;
-    ok = enc(&sub, h->entries[i].key);
-    e->path = sub.path; e->cap = sub.cap;
-    keys[k].p = kb.p;
-    keys[k].n = kb.n;
-    keys[k].idx = i;
-    k++;
+  for (size_t i = 0; i < jt_hash_(v)->nentries && ok; i++) {
+    jt_HashEntry *x = &jt_hash_(v)->entries[i];
+    if (x->key == JT_HASH_DELETED) continue;
+    ok = enc(e, x->key) && enc(e, jt_hash_(v)->entries[i].val);
   }
-  if (ok) {
-    qsort(keys, k, sizeof *keys, cmp_keys);
-    jt_buf_putc(e->out, 'H');
-    jt_buf_putc(e->out, (char)h->h.aux);
-    put_uleb(e->out, k);
-    for (size_t i = 0; i < k && ok; i++) {
-      jt_buf_put(e->out, keys[i].p ? keys[i].p : "", keys[i].n);
-      ok = enc(e, jt_hash_(v)->entries[keys[i].idx].val);
-    }
-  }
-  for (size_t i = 0; i < k; i++) free(keys[i].p);
-  free(keys);
   return ok;
 }
 
@@ -234,16 +208,16 @@ static bool enc_array(Enc *e, jt_V v) {
   jt_buf_putc(e->out, 'A');
   jt_buf_putc(e->out, (char)((f & JT_ARR_ADJUSTABLE ? 1 : 0) | (f & JT_ARR_FILLPTR ? 2 : 0)));
   jt_buf_putc(e->out, (char)elt);
-  put_uleb(e->out, (uint64_t)rank);
-  for (int i = 0; i < rank; i++) put_uleb(e->out, jt_array_dim(v, i));
-  if (f & JT_ARR_FILLPTR) put_uleb(e->out, jt_vector_length(v));
+  jt_put_uleb(e->out, (uint64_t)rank);
+  for (int i = 0; i < rank; i++) jt_put_uleb(e->out, jt_array_dim(v, i));
+  if (f & JT_ARR_FILLPTR) jt_put_uleb(e->out, jt_vector_length(v));
   bool ok = true;
   if (elt == JT_ELT_BIT) {
     put_bits(e, v, total);
   } else {
     for (size_t i = 0; i < total && ok; i++) {
       jt_array_peek(v, i, &x);
-      if (elt == JT_ELT_CHAR) put_uleb(e->out, jt_charcode(x));
+      if (elt == JT_ELT_CHAR) jt_put_uleb(e->out, jt_charcode(x));
       else ok = enc(e, x);
     }
   }
@@ -265,7 +239,7 @@ static bool enc(Enc *e, jt_V v) {
   }
   if (jt_ischar(v)) {
     jt_buf_putc(e->out, 'C');
-    put_uleb(e->out, jt_charcode(v));
+    jt_put_uleb(e->out, jt_charcode(v));
     return true;
   }
   if (!jt_isptr(v)) { *e->why = "an internal marker"; return false; }
@@ -304,7 +278,7 @@ static bool enc(Enc *e, jt_V v) {
     }
     case JT_TSYMBOL: return put_symbol(e, v);
     case JT_TRANDOM:
-      jt_buf_putc(e->out, 'Q');
+      jt_buf_putc(e->out, 'G');
       for (int w = 0; w < 4; w++)
         for (int i = 7; i >= 0; i--) jt_buf_putc(e->out, (char)(((jt_Random *)v)->s[w] >> (i * 8)));
       return true;
@@ -325,7 +299,7 @@ static bool enc(Enc *e, jt_V v) {
         }
       }
       jt_buf_putc(e->out, 'L');
-      put_uleb(e->out, n);
+      jt_put_uleb(e->out, n);
       bool ok = true;
       for (l = v; jt_iscons(l) && ok; l = jt_cdr(l)) ok = enc(e, jt_car(l));
       if (ok) ok = enc(e, l);
@@ -342,13 +316,13 @@ static bool enc(Enc *e, jt_V v) {
       size_t n = jt_vector_length(v);
       if (jt_array_elt(v) == JT_ELT_BIT) {
         jt_buf_putc(e->out, 'B');
-        put_uleb(e->out, n);
+        jt_put_uleb(e->out, n);
         put_bits(e, v, n);
         return true;
       }
       if (!push_path(e, v)) return false;
       jt_buf_putc(e->out, 'V');
-      put_uleb(e->out, n);
+      jt_put_uleb(e->out, n);
       bool ok = true;
       jt_V x = JT_NIL;
       for (size_t i = 0; i < n && ok; i++) {
@@ -370,7 +344,7 @@ static bool enc(Enc *e, jt_V v) {
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
       jt_buf_putc(e->out, 'D');
       bool ok = put_symbol(e, L->name);
-      if (ok) put_uleb(e->out, L->nslots);
+      if (ok) jt_put_uleb(e->out, L->nslots);
       for (uint32_t i = 0; i < L->nslots && ok; i++)
         ok = put_symbol(e, jt_vec_(L->slot_names)->items[i]) && enc(e, jt_struct_(v)->slots[i]);
       e->depth--;
@@ -388,7 +362,7 @@ static bool enc(Enc *e, jt_V v) {
       jt_Vector *names = jt_vec_(jt_vec_(w)->items[JT_W_NAMES]);
       jt_buf_putc(e->out, 'O');
       put_symbol(e, jt_class_(jt_vec_(w)->items[JT_W_CLASS])->name);
-      put_uleb(e->out, names->len);
+      jt_put_uleb(e->out, names->len);
       bool ok = true;
       for (size_t i = 0; i < names->len && ok; i++) {
         put_symbol(e, names->items[i]);
@@ -429,6 +403,16 @@ typedef struct Dec {
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
   jt_error(d->S, "corrupt entry encoding at byte %zu: %s", d->pos, what);
+}
+
+uint64_t jt_get_uleb(const unsigned char *p, size_t n, size_t *pos) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && *pos < n; shift += 7) {
+    unsigned char c = p[(*pos)++];
+    v |= (uint64_t)(c & 0x7F) << shift;
+    if (!(c & 0x80)) return v;
+  }
+  return UINT64_MAX;
 }
 
 static uint64_t get_uleb(Dec *d) {
@@ -656,7 +640,7 @@ static jt_V dec(Dec *d) {
       break;
     }
     case 'A': d->pos++; r = get_array(d); break;
-    case 'Q': {
+    case 'G': {
       d->pos++;
       if (d->n - d->pos < 32) bad(d, "truncated random state");
       uint64_t words[4] = {0, 0, 0, 0};

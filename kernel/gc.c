@@ -397,6 +397,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;
       M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive); M(r->conditions);
+      M(r->lambda_list);
       break;
     }
     case JT_TFOREIGN: M(((jt_Foreign *)o)->tag); break;

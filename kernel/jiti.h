@@ -58,6 +58,9 @@ typedef struct jiti_Result {
   char *value;           /* prin1 of the primary value (JITI_OK), bounded;
                             NUL-terminated, but may contain NUL characters */
   size_t value_len;      /* bytes in value, not counting the terminator */
+  int nvalues;           /* JITI_OK: how many values the last form returned */
+  char **values;         /* when nvalues is not 1: prin1 of each (bounded);
+                            NULL for exactly one (it is `value`) */
   char *message;         /* condition report (JITI_ERROR/LIMIT/READ_ERROR) */
   char *condition_type;  /* e.g. "DIVISION-BY-ZERO" */
 } jiti_Result;
@@ -177,6 +180,8 @@ typedef struct jiti_RestartInfo {
   uint32_t id;        /* identity, valid while this pause lasts */
   const char *name;   /* symbol name, or "" for an unnamed restart */
   const char *report; /* report text */
+  const char *lambda_list;  /* the arguments it takes, as Lisp text (restart-case:
+                               its clause's lambda list); "" when unknown */
 } jiti_RestartInfo;
 
 typedef struct jiti_Pause {

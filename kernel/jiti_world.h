@@ -91,8 +91,20 @@ jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n);
 jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err,
                                size_t errlen);
 
-/* Print an entry's encoding as Lisp text (malloc'd), for humans and diffs. */
+/* An entry as Lisp text, from its encoding alone: no type it uses need be
+** defined in S (a structure prints as #S(NAME :SLOT value ...), a hash table
+** with its contents, as a form that builds it).  jiti_entry_text: what the
+** entry holds, on one line — a source form, a variable's or a data row's
+** value; values are written as forms that evaluate to them (quoted where
+** they must be), so the text can be pasted back.  jiti_entry_form: the
+** whole entry as such a form (a variable, named name, as (DEFPARAMETER name
+** value), a constant DEFCONSTANT, a data row as (WORLD-PUT key value)) laid
+** out in lines of at most width characters where it can (0: one line),
+** definitions with their bodies indented, data one element per line, so
+** that a diff of two versions shows the lines that changed.  Malloc'd; "#<undecodable: why>"
+** for a malformed encoding; NULL when memory is exhausted. */
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len);
+char *jiti_entry_form(jiti_State *S, const char *name, const unsigned char *bytes, size_t len, int width);
 
 /* SHA-256 of kind, name and bytes, as 64 hex characters plus NUL. */
 void jiti_entry_hash(jiti_EntryKind kind, const char *name,

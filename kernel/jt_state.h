@@ -101,6 +101,8 @@ typedef struct jt_Restart {
   jt_V test;         /* function or NIL */
   jt_V interactive;  /* function or NIL */
   jt_V conditions;   /* the conditions it is associated with (with-condition-restarts) */
+  jt_V lambda_list;  /* restart-case: the clause's lambda list (for a pause's
+                        menu); T when unknown (restart-bind) */
   jt_Jmp *jmp;       /* restart-case clause target, or NULL for restart-bind */
   int clause;
   bool active;       /* false once its establishing frame has been left */

@@ -15,6 +15,10 @@ bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why);
 ** budget ran out (the caller frees what it holds, then signals it), else -1. */
 int jt_encode_limit(const char *why);
 jt_V jt_decode(jt_State *S, const unsigned char *bytes, size_t len);
+/* Unsigned LEB128, as the encoding writes counts and lengths: append v; read
+** one at *pos (advancing it; UINT64_MAX when malformed or truncated). */
+void jt_put_uleb(jt_Buf *b, uint64_t v);
+uint64_t jt_get_uleb(const unsigned char *p, size_t n, size_t *pos);
 /* Decode one value starting at *pos, advancing it. */
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 /* The same for reading (show, diff, views): structures and instances
@@ -23,6 +27,15 @@ jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *p
 ** not exist is made (empty), so that names in it can be printed. */
 jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len);
 jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
+
+/* describe.c: the entry encoded in bytes as text, laid out in lines of at
+** most width characters (0: one line); name: the entry's name, which a
+** variable's form needs (NULL: a variable shows its value alone).  Signals
+** on a malformed encoding; *scratch (set first) must be released with
+** jt_describe_free after the call, whether it returned or not. */
+char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const char *name, int width,
+                  void **scratch);
+void jt_describe_free(void *scratch);
 
 /* Flag on a hash table that the world manages with operation logs (the data
 ** table, the entry registry): the object barrier leaves it alone. */

@@ -508,6 +508,37 @@ static jt_V read_vector(Rd *d, long n, size_t start)
   return v;
 }
 
+/* #S(name :slot value ...): a structure, as the printer writes one.  Slots
+** not named are NIL (no constructor runs: the object is the one printed). */
+static jt_V read_struct(Rd *d, size_t start)
+{
+  jt_State *S = d->S;
+  if (at_end(d) || SRC[POS] != '(') jt_reader_error(S, start, "#S needs a list: #S(name :slot value ...)");
+  jt_V spec = read_list(d, false);
+  if (d->suppress) return JT_NIL;
+  JT_ROOT(S, spec);
+  jt_V name = jt_iscons(spec) ? jt_car(spec) : JT_NIL;
+  jt_V layout = jt_issymbol(name) ? jt_find_layout(S, name) : JT_NIL;
+  if (layout == JT_NIL)
+    jt_reader_error(S, start, "#S: no structure type named %s", jt_issymbol(name) ? jt_symname(S, name) : "?");
+  jt_Layout *L = jt_layout_(layout);
+  if (L->h.flags & JT_LAYOUT_CONDITION) jt_reader_error(S, start, "#S: %s is a condition type", jt_symname(S, name));
+  jt_V obj = jt_make_struct(S, layout, L->nslots);
+  JT_ROOT(S, obj);
+  for (jt_V l = jt_cdr(spec); jt_iscons(l); l = jt_cdr(jt_cdr(l))) {
+    if (!jt_iscons(jt_cdr(l)) || !jt_issymbol(jt_car(l)))
+      jt_reader_error(S, start, "#S(%s ...): slots come as :slot value pairs", jt_symname(S, name));
+    const char *key = jt_symname(S, jt_car(l));
+    L = jt_layout_(layout);
+    uint32_t k = 0;
+    while (k < L->nslots && strcmp(jt_symname(S, jt_vec_(L->slot_names)->items[k]), key)) k++;
+    if (k == L->nslots) jt_reader_error(S, start, "#S: structure %s has no slot %s", jt_symname(S, name), key);
+    jt_struct_(obj)->slots[k] = jt_car(jt_cdr(l));
+  }
+  JT_UNROOT(S, 2);
+  return obj;
+}
+
 /* ------------------------------------------------------------- features */
 
 static bool keyword_named(jt_State *S, jt_V v, const char *name)
@@ -728,6 +759,7 @@ static jt_V read_dispatch(Rd *d)
   case '\\': return read_char(d, start);
   case '\'': return wrap(d, JT_SYM(S, FUNCTION), "#'", start);
   case '(': POS--; return read_vector(d, arg, start);
+  case 's': case 'S': return read_struct(d, start);
   case ':': return read_token(d, true);
   case '|': skip_block_comment(d, start); return JT_NOVALUE;
   case '+': case '-': return read_conditional(d, c == '+', start);

@@ -241,6 +241,16 @@ static const char *condition_type_name(jt_State *S, jt_V c) {
 
 static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
   memset(res, 0, sizeof *res);
+  if (st == JITI_OK) res->nvalues = S->nvals < JT_MV_LIMIT ? S->nvals : JT_MV_LIMIT;
+  if (st == JITI_OK && res->nvalues != 1) {
+    /* all the values, held before printing one (a print method could set them) */
+    int n = res->nvalues;
+    jt_V *base = S->sp;
+    for (int i = 0; i < n; i++) JT_PUSH(S, S->mv[i]);
+    res->values = calloc((size_t)n + 1, sizeof *res->values);
+    for (int i = 0; res->values && i < n; i++) res->values[i] = jt_print_cstr(S, base[i], true, 1 << 20);
+    S->sp = base;
+  }
   if (st == JITI_OK) {
     res->value = jt_print_cstr_len(S, value, true, 1 << 20, &res->value_len);
   } else {
@@ -379,6 +389,8 @@ jiti_Status jiti_load_library(jiti_State *S, const char *src, size_t len, jiti_R
 void jiti_result_free(jiti_Result *res) {
   if (!res) return;
   free(res->value);
+  for (int i = 0; res->values && i < res->nvalues; i++) free(res->values[i]);
+  free(res->values);
   free(res->message);
   free(res->condition_type);
   memset(res, 0, sizeof *res);

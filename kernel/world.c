@@ -52,8 +52,10 @@ typedef struct World {
   Level *levels;
   int nlevels, caplevels;
   jt_V registry;    /* managed equal hash: (kind . name) -> source form or T */
-  jt_V data;        /* managed equal hash: key -> value (private copies) */
+  jt_V data;        /* managed equal hash: key -> (seq . value), the value a
+                       private copy; seq orders the rows (below) */
   jt_V defining;    /* symbol %DEFINING-TYPE */
+  int64_t next_seq; /* the seq of the next new row */
   jt_Buf copybuf;   /* world-put / world-get copies: the world's, so that an
                        error while decoding one leaks nothing */
   jt_V pending;     /* imported types waiting for a type they name: list of forms */
@@ -356,6 +358,26 @@ bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key) {
   return map_rem(S, map, key);
 }
 
+/* A data row: (seq . value) under its key.  seq orders the rows as they
+** were first put — world-keys returns them so, and export keeps it, so
+** the order survives export and import (and a checkpoint's restore).  A
+** key put again keeps its seq; a new key (seq < 0) gets the next one; an
+** imported row brings its own. */
+static void row_put(jt_State *S, jt_V key, jt_V val, int64_t seq) {
+  World *w = W(S);
+  JT_PUSH(S, key);
+  JT_PUSH(S, val);
+  if (seq < 0) {
+    bool found;
+    jt_V old = jt_hash_get(S, w->data, key, &found);
+    seq = found ? jt_fixval(jt_car(old)) : w->next_seq;
+  }
+  if (seq >= w->next_seq) w->next_seq = seq + 1;
+  jt_V cell = jt_cons(S, jt_mkfix(seq), S->sp[-1]);
+  map_put(S, w->data, S->sp[-2], cell);
+  JT_POP(S, 2);
+}
+
 /* ------------------------------------------------------------ checkpoints */
 
 int jiti_checkpoint(jiti_State *S) {
@@ -604,9 +626,10 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       jt_buf_putc(out, 'F');
       return jt_encode(S, form, out, why);
     }
-    case JITI_ENTRY_DATA: {
-      jt_buf_putc(out, 'R');
-      return jt_encode(S, name, out, why) && jt_encode(S, src, out, why);
+    case JITI_ENTRY_DATA: {  /* src: the row's (seq . value) */
+      jt_buf_putc(out, 'Q');
+      jt_put_uleb(out, (uint64_t)jt_fixval(jt_car(src)));
+      return jt_encode(S, name, out, why) && jt_encode(S, jt_cdr(src), out, why);
     }
     case JITI_ENTRY_CLASS: {
       /* the defclass form, then the values of the class's own :class
@@ -1071,12 +1094,18 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       break;
     }
     case JITI_ENTRY_DATA: {
-      if (tag != 'R') jt_error(S, "not a data row encoding");
+      if (tag != 'Q' && tag != 'R') jt_error(S, "not a data row encoding");
+      int64_t seq = -1;  /* 'R' (no position): after the rows there are */
+      if (tag == 'Q') {
+        uint64_t q = jt_get_uleb(a->bytes, a->len, &pos);
+        if (q > ((uint64_t)1 << 60)) jt_error(S, "bad row position in a data row encoding");
+        seq = (int64_t)q;
+      }
       jt_V key = jt_decode_at(S, a->bytes, a->len, &pos);
       JT_PUSH(S, key);
       jt_V val = jt_decode_at(S, a->bytes, a->len, &pos);
       if (pos != a->len) jt_error(S, "trailing bytes in a data row encoding");
-      map_put(S, w->data, S->sp[-1], val);
+      row_put(S, S->sp[-1], val, seq);
       JT_POP(S, 1);
       break;
     }
@@ -1166,44 +1195,33 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
   return st;
 }
 
+typedef struct TextArgs {
+  const unsigned char *bytes;
+  size_t len;
+  const char *name;
+  int width;
+  char *out;
+  void *scratch;
+} TextArgs;
+
 static jiti_Status text_body(jt_State *S, void *ud) {
-  ImportArgs *a = ud;
-  jt_V v;
-  size_t pos = 1;
-  if (a->len < 1) jt_error(S, "empty entry encoding");
-  if (a->bytes[0] == 'R') {
-    jt_V key = jt_decode_text_at(S, a->bytes, a->len, &pos);
-    JT_PUSH(S, key);
-    jt_V val = jt_decode_text_at(S, a->bytes, a->len, &pos);
-    v = jt_list(S, 3, jt_intern(S, "WORLD-PUT"), S->sp[-1], val);
-    JT_POP(S, 1);
-  } else if (a->bytes[0] == 'C') {
-    /* a class: its form, then a comment line per shared slot value */
-    jt_V form = jt_decode_text_at(S, a->bytes, a->len, &pos);
-    JT_PUSH(S, form);
-    jt_V cells = jt_decode_text_at(S, a->bytes, a->len, &pos);
-    JT_PUSH(S, cells);
-    jt_Buf b = {0};
-    char *f = jt_print_cstr(S, S->sp[-2], true, (size_t)1 << 24);
-    jt_buf_puts(&b, f);
-    free(f);
-    for (jt_V l = S->sp[-1]; jt_iscons(l); l = jt_cdr(l)) {
-      char *c = jt_print_cstr(S, jt_car(l), true, (size_t)1 << 20);
-      jt_buf_puts(&b, "\n;; :class slot ");
-      jt_buf_puts(&b, c);
-      free(c);
-    }
-    jt_buf_putc(&b, '\0');
-    *(char **)a->name = b.p;
-    JT_POP(S, 2);
-    return JITI_OK;
-  } else {
-    v = jt_decode_text(S, a->bytes + 1, a->len - 1);
-  }
-  JT_PUSH(S, v);
-  *(char **)a->name = jt_print_cstr(S, v, true, (size_t)1 << 24);
-  JT_POP(S, 1);
+  TextArgs *a = ud;
+  a->out = jt_describe(S, a->bytes, a->len, a->name, a->width, &a->scratch);
   return JITI_OK;
+}
+
+static char *describe(jiti_State *S, const unsigned char *bytes, size_t len, const char *name, int width) {
+  TextArgs a = {bytes, len, name, width, NULL, NULL};
+  char err[256];
+  jiti_Status st = guarded(S, text_body, &a, err, sizeof err);
+  jt_describe_free(a.scratch);
+  if (st != JITI_OK) {
+    free(a.out);
+    size_t n = strlen(err) + 32;
+    a.out = malloc(n);
+    if (a.out) snprintf(a.out, n, "#<undecodable: %s>", err);
+  }
+  return a.out;
 }
 
 jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen) {
@@ -1225,15 +1243,11 @@ jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen) {
 }
 
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len) {
-  char *out = NULL;
-  ImportArgs a = {0, (const char *)&out, bytes, len};
-  char err[256];
-  if (guarded(S, text_body, &a, err, sizeof err) != JITI_OK) {
-    size_t n = strlen(err) + 32;
-    out = malloc(n);
-    if (out) snprintf(out, n, "#<undecodable: %s>", err);
-  }
-  return out;
+  return describe(S, bytes, len, NULL, 0);
+}
+
+char *jiti_entry_form(jiti_State *S, const char *name, const unsigned char *bytes, size_t len, int width) {
+  return describe(S, bytes, len, name, width);
 }
 
 /* ------------------------------------------------------------- invariants */
@@ -1473,7 +1487,7 @@ JT_FN(f_world_get) {
   bool found;
   jt_V v = jt_hash_get(S, W(S)->data, argv[0], &found);
   if (!found) return jt_values2(S, argc > 1 ? argv[1] : JT_NIL, JT_NIL);
-  v = copy_value(S, v, "world-get");
+  v = copy_value(S, jt_cdr(v), "world-get");
   return jt_values2(S, v, JT_T);
 }
 
@@ -1481,24 +1495,43 @@ JT_FN(f_world_put) {
   jt_V key = copy_value(S, argv[0], "world-put");
   JT_PUSH(S, key);
   jt_V val = copy_value(S, argv[1], "world-put");
-  map_put(S, W(S)->data, key, val);
+  row_put(S, S->sp[-1], val, -1);
   JT_POP(S, 1);
   return argv[1];
 }
 
 JT_FN(f_world_rem) { return jt_bool(map_rem(S, W(S)->data, argv[0])); }
 
+/* A row on the value stack while world-keys sorts: its seq and its key. */
+typedef struct RowAt { jt_V seq, key; } RowAt;
+
+static int row_cmp(const void *a, const void *b) {
+  intptr_t x = jt_fixval(((const RowAt *)a)->seq), y = jt_fixval(((const RowAt *)b)->seq);
+  return x < y ? -1 : x > y;
+}
+
 JT_FN(f_world_keys) {
-  jt_Hash *d = jt_hash_(W(S)->data);
+  /* In insertion order: by seq.  The table's own order is that order until
+  ** an import (rows come in the store's order) or a restore (a removed row
+  ** goes back at the end) changes it; then the copies are sorted, in place
+  ** on the value stack (nothing to free if a copy signals). */
   jt_V *base = S->sp;
-  int n = 0;
-  for (size_t i = 0; i < d->nentries; i++)
-    if (d->entries[i].key != JT_HASH_DELETED) {
-      jt_V k = copy_value(S, jt_hash_(W(S)->data)->entries[i].key, "world-keys");
-      JT_PUSH(S, k);
-      n++;
-    }
-  jt_V l = jt_list_from(S, n, base);
+  size_t n = 0;
+  bool sorted = true;
+  for (size_t i = 0; i < jt_hash_(W(S)->data)->nentries; i++) {
+    jt_Hash *d = jt_hash_(W(S)->data);
+    if (d->entries[i].key == JT_HASH_DELETED) continue;
+    jt_V seq = jt_car(d->entries[i].val);
+    if (n && jt_fixval(seq) < jt_fixval(base[2 * n - 2])) sorted = false;
+    JT_PUSH(S, seq);
+    jt_V k = copy_value(S, jt_hash_(W(S)->data)->entries[i].key, "world-keys");
+    JT_PUSH(S, k);
+    n++;
+  }
+  if (!sorted) qsort(base, n, sizeof(RowAt), row_cmp);
+  for (size_t k = 0; k < n; k++) base[k] = base[2 * k + 1];
+  S->sp = base + n;
+  jt_V l = jt_list_from(S, (int)n, base);
   S->sp = base;
   return l;
 }

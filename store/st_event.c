@@ -8,6 +8,27 @@
 
 #define HEAD_MAX 2048   /* bytes of the original kept in a truncated record */
 
+/* ---- names */
+
+static const char *const event_names[STORE_EV_COUNT] = {
+  "started", "accepted", "rejected", "aborted", "failed", "interrupted", "paused",
+  "worker-restarted", "kernel-started", "kernel-stopped", "initialised", "recovered", "dropped"};
+
+const char *store_event_name(int ev) {
+  return ev >= 0 && ev < STORE_EV_COUNT ? event_names[ev] : NULL;
+}
+
+int store_event_parse(const char *s) {
+  for (int i = 0; s && i < STORE_EV_COUNT; i++)
+    if (!strcmp(s, event_names[i])) return i;
+  return -1;
+}
+
+int store_event_is_outcome(int ev) {
+  return ev == STORE_EV_ACCEPTED || ev == STORE_EV_REJECTED || ev == STORE_EV_ABORTED ||
+         ev == STORE_EV_FAILED || ev == STORE_EV_INTERRUPTED;
+}
+
 /* ---- redaction */
 
 static int secret_key(const char *k) {
@@ -231,14 +252,6 @@ out:
 
 /* ---- interrupted attempts */
 
-static int is_outcome(const char *ev) {
-  static const char *const outcomes[] = {
-    "accepted", "rejected", "aborted", "failed", "interrupted"
-  };
-  for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++)
-    if (strcmp(ev, outcomes[i]) == 0) return 1;
-  return 0;
-}
 
 typedef struct open_attempt { json_int_t attempt; uint64_t started; int open; } open_attempt;
 typedef struct mark { uint64_t count; } mark;
@@ -260,14 +273,14 @@ static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
     json_t *o = json_loadb(v.mv_data, v.mv_size, 0, NULL);
     json_t *ev = json_object_get(o, "event"), *at = json_object_get(o, "attempt");
     if (json_is_string(ev) && json_is_integer(at)) {
-      const char *e = json_string_value(ev);
+      int e = store_event_parse(json_string_value(ev));
       json_int_t id = json_integer_value(at);
       uint8_t key[1 + sizeof id], slot[32] = { 0 };
       const uint8_t *found;
       key[0] = 1;
       memcpy(key + 1, &id, sizeof id);
       found = st_map_get(&idx, key, sizeof key);
-      if (strcmp(e, "started") == 0) {
+      if (e == STORE_EV_STARTED) {
         size_t i;
         if (found) memcpy(&i, found, sizeof i);
         else {
@@ -289,7 +302,7 @@ static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
         att[i].attempt = id;
         att[i].started = st_get_u64(k.mv_data);
         att[i].open = 1;
-      } else if (found && is_outcome(e)) {
+      } else if (found && store_event_is_outcome(e)) {
         size_t i;
         memcpy(&i, found, sizeof i);
         att[i].open = 0;
@@ -305,7 +318,7 @@ static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
   if (!(objs = calloc(nopen, sizeof *objs))) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
   for (size_t i = 0, j = 0; i < natt; i++) {
     if (!att[i].open) continue;
-    objs[j] = json_pack("{s:s, s:I, s:I, s:s}", "event", "interrupted",
+    objs[j] = json_pack("{s:s, s:I, s:I, s:s}", "event", store_event_name(STORE_EV_INTERRUPTED),
                         "attempt", att[i].attempt, "started_seq", (json_int_t)att[i].started,
                         "reason", "no outcome was recorded before the store was reopened");
     if (!objs[j++]) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }

@@ -12,7 +12,8 @@
 **   st_event.c   events
 **
 ** Keys and values in the named databases (all integers big-endian):
-**   meta       "format" -> u32,  "id" -> 16 bytes,  "current" -> u64
+**   meta       "format" -> u32,  "id" -> 16 bytes,  "current" -> u64,
+**              "generation" -> u64 (the high-water mark; absent until raised)
 **   revisions  u64 revision -> manifest (st_codec.c)
 **   entries    32-byte hash -> u8 kind, u16 name length, name, bytes
 **   names      u8 kind, name -> 32-byte hash           (the current map)
@@ -239,6 +240,10 @@ int st_refs_gather(store_env *s, MDB_cursor *cur, int kind, int check_kind, st_r
 int st_refs_fetch(store_env *s, MDB_txn *txn, st_refs *r, st_hasher *verify);
 
 /* ---- st_rev.c */
+
+/* Raise the generation high-water mark to gen within txn (a smaller gen
+** leaves it alone). */
+int st_raise_generation(store_env *s, MDB_txn *txn, uint64_t gen);
 
 /* Read and decode revision rev's manifest in txn. */
 int st_manifest_get(store_env *s, MDB_txn *txn, uint64_t rev, int changes,

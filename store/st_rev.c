@@ -2,6 +2,7 @@
 ** reading them back (manifests, maps, single entries). */
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "st_int.h"
 
 /* One change requested of a publish. */
@@ -143,6 +144,7 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
   st_hook(s, STORE_AT_AFTER_MANIFEST);
   st_put_u64(cur, p->new_rev);
   if ((r = st_put(s, txn, s->meta, "current", 7, cur, 8, 0, "moving CURRENT")) != STORE_OK) return r;
+  if ((r = st_raise_generation(s, txn, p->info->generation)) != STORE_OK) return r;
   if (!p->nevents) return STORE_OK;
   return st_events_put(s, txn, p->events, p->event_times, p->nevents, &p->first_event);
 }
@@ -344,6 +346,69 @@ done:
   free(ops);
   st_map_free(&cur);
   st_map_free(&old);
+  return r;
+}
+
+/* ---- generations */
+
+/* The recorded high-water mark in txn (0 when none was recorded). */
+static int get_generation(store_env *s, MDB_txn *txn, uint64_t *gen) {
+  MDB_val k = { 10, "generation" }, v;
+  int rc = mdb_get(txn, s->meta, &k, &v);
+  *gen = 0;
+  if (rc == MDB_NOTFOUND) return STORE_OK;
+  if (rc) return st_mdb(s, rc, "reading the generation");
+  if (v.mv_size != 8) return st_fail(s, STORE_ECORRUPT, "the generation record is malformed");
+  *gen = st_get_u64(v.mv_data);
+  return STORE_OK;
+}
+
+int st_raise_generation(store_env *s, MDB_txn *txn, uint64_t gen) {
+  uint64_t old;
+  uint8_t buf[8];
+  int r;
+  if ((r = get_generation(s, txn, &old)) != STORE_OK || gen <= old) return r;
+  st_put_u64(buf, gen);
+  return st_put(s, txn, s->meta, "generation", 10, buf, 8, 0, "recording the generation");
+}
+
+int store_generation(store_env *s, uint64_t *gen) {
+  MDB_txn *txn;
+  uint64_t g = 0, current = 0;
+  int r;
+  s->msg[0] = '\0';
+  if (!gen) return st_fail(s, STORE_EINVAL, "store_generation: gen is NULL");
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((r = get_generation(s, txn, &g)) == STORE_OK && (r = st_get_current(s, txn, &current)) == STORE_OK &&
+      current) {
+    /* a store written before the mark was kept: CURRENT's generation */
+    store_manifest *man = NULL;
+    if ((r = st_manifest_get(s, txn, current, 0, &man)) == STORE_OK && man->generation > g)
+      g = man->generation;
+    free(man);
+  }
+  mdb_txn_abort(txn);
+  if (r == STORE_OK) *gen = g;
+  return r;
+}
+
+typedef struct adv { uint64_t gen; json_t *const *events; const int64_t *times; size_t n; uint64_t first; } adv;
+
+static int advance_txn(store_env *s, MDB_txn *txn, void *arg) {
+  adv *a = arg;
+  int r = st_raise_generation(s, txn, a->gen);
+  if (r == STORE_OK && a->n) r = st_events_put(s, txn, a->events, a->times, a->n, &a->first);
+  return r;
+}
+
+int store_advance_generation(store_env *s, uint64_t gen, json_t *const *events,
+                             const int64_t *event_times, size_t nevents, uint64_t *first_seq) {
+  adv a = { gen, events, event_times, nevents, 0 };
+  int r;
+  s->msg[0] = '\0';
+  if ((r = st_events_check(s, events, nevents)) != STORE_OK) return r;
+  r = st_write(s, advance_txn, &a, 0);
+  if (r == STORE_OK && first_seq) *first_seq = a.first;
   return r;
 }
 

@@ -195,7 +195,9 @@ typedef struct store_rev_info {
 **   new_rev   receives the new revision number (may be NULL).
 ** An entry identical to the one already in the map is not a change.  When
 ** nothing changes, an ACTION or APPLICATION publish writes nothing and
-** *new_rev is the parent; INITIAL, IMPORT and ROLLBACK always publish.
+** *new_rev is the parent; INITIAL, IMPORT and ROLLBACK always publish.  A
+** revision written also raises the generation high-water mark to
+** info->generation (store_generation).
 ** Returns STORE_OK, or:
 **   STORE_ESTALE    CURRENT != parent; nothing was written
 **   STORE_EINVAL    a bad kind, name (empty, too long, not UTF-8), size,
@@ -323,6 +325,32 @@ typedef struct store_stat {
 
 int store_stats(store_env *s, store_stat *st);
 
+/* ---- generations
+**
+** A generation is the kernel's concurrency token (docs/transactions.md): a
+** store-wide counter that only grows, so that no generation is ever handed
+** out twice for two different worlds — across kernel restarts, crashes,
+** recoveries and offline commands.  The store keeps its high-water mark,
+** the largest generation a writer recorded, in `meta`.  A writer records a
+** generation before it hands it out: every publish records
+** info->generation in its own transaction, and store_advance_generation
+** records one that moved without a revision (a pause, a resume, a kernel
+** start).  A writer starting up counts on from store_generation + 1. */
+
+/* The high-water mark: the largest generation recorded, and at least
+** CURRENT's manifest generation (stores written before the mark was kept);
+** 0 for an empty store.  Returns STORE_OK, STORE_ECORRUPT, STORE_EIO,
+** STORE_EINVAL (gen NULL). */
+int store_generation(store_env *s, uint64_t *gen);
+
+/* Raise the high-water mark to gen (a smaller gen leaves it unchanged) and
+** append events[0..nevents) (nevents may be 0; as
+** store_events_append_objects, with first_seq), in one write transaction:
+** one sync.  Returns STORE_OK, STORE_EPERM (read-only), STORE_EINVAL (an
+** event is not an object), STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_advance_generation(store_env *s, uint64_t gen, struct json_t *const *events,
+                             const int64_t *event_times, size_t nevents, uint64_t *first_seq);
+
 /* ---- verification */
 
 /* Check the store, in one read transaction:
@@ -350,6 +378,25 @@ int store_verify(store_env *s, unsigned flags, char *errbuf, size_t errlen);
 ** Conventional members: "event" (started, accepted, rejected, aborted,
 ** failed, interrupted, condition, paused, resumed, model_request, ...),
 ** "attempt" (an integer identifying a transaction attempt). */
+
+/* The event names the kernel, its worker's outcomes and the store
+** commands record (docs/store.md, "Events"): one table, store_event_name.
+** The outcomes of an attempt are ACCEPTED, REJECTED, ABORTED, FAILED and
+** INTERRUPTED (store_event_is_outcome); an attempt is a "started" event and
+** at most one outcome with the same "attempt" number. */
+typedef enum store_event {
+  STORE_EV_STARTED, STORE_EV_ACCEPTED, STORE_EV_REJECTED, STORE_EV_ABORTED, STORE_EV_FAILED,
+  STORE_EV_INTERRUPTED, STORE_EV_PAUSED, STORE_EV_WORKER_RESTARTED, STORE_EV_KERNEL_STARTED,
+  STORE_EV_KERNEL_STOPPED, STORE_EV_INITIALISED, STORE_EV_RECOVERED, STORE_EV_DROPPED,
+  STORE_EV_COUNT
+} store_event;
+
+/* "started", "accepted", ...; NULL if invalid. */
+const char *store_event_name(int ev);
+/* The event named s, or -1. */
+int store_event_parse(const char *s);
+/* 1 for the outcome events. */
+int store_event_is_outcome(int ev);
 
 /* Append one event.  json is one JSON object (text).  String values under a
 ** key containing "key", "token", "secret", "authorization" or "password"

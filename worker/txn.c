@@ -57,6 +57,25 @@ const char *txn_reason_name(txn_Reason r) {
   return (unsigned)r < TXN_REASON_COUNT ? reason_names[r] : "?";
 }
 
+/* The index of s in names[0..n), or -1. */
+static int name_index(const char *const *names, int n, const char *s) {
+  for (int i = 0; s && i < n; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+int txn_reason_parse(const char *s) { return name_index(reason_names, TXN_REASON_COUNT, s); }
+
+static const char *const kind_names[TXN_KIND_COUNT] = {"action", "application", "preview", "operator"};
+
+const char *txn_kind_name(txn_Kind k) { return (unsigned)k < TXN_KIND_COUNT ? kind_names[k] : "?"; }
+int txn_kind_parse(const char *s) { return name_index(kind_names, TXN_KIND_COUNT, s); }
+
+static const char *const cmd_names[TXN_CMD_COUNT] = {"evaluate", "resume", "abort"};
+
+const char *txn_cmd_name(txn_CmdType t) { return (unsigned)t < TXN_CMD_COUNT ? cmd_names[t] : "?"; }
+int txn_cmd_parse(const char *s) { return name_index(cmd_names, TXN_CMD_COUNT, s); }
+
 const char *txn_status_name(txn_Status s) {
   switch (s) {
     case TXN_ST_IDLE: return "idle";
@@ -71,6 +90,8 @@ void txn_outcome_free(txn_Outcome *o) {
   if (!o) return;
   free(o->message);
   free(o->value);
+  for (int i = 0; o->values && i < o->nvalues; i++) free(o->values[i]);
+  free(o->values);
   for (int i = 0; i < o->nchanges; i++) {
     free(o->changes[i].name);
     free(o->changes[i].bytes);
@@ -141,6 +162,7 @@ static void pause_clear(txn_PauseInfo *p) {
     free(p->ids[i]);
     free(p->names[i]);
     free(p->reports[i]);
+    free(p->lambdas[i]);
   }
   memset(p, 0, sizeof *p);
 }
@@ -224,6 +246,9 @@ txn_Status txn_status(txn_World *W) {
 uint64_t txn_generation(txn_World *W) { return W->gen; }
 
 void txn_set_revision(txn_World *W, uint64_t revision) { W->revision = revision; }
+
+void txn_set_limits(txn_World *W, const jiti_Limits *limits) { W->lim = *limits; }
+void txn_get_limits(txn_World *W, jiti_Limits *limits) { *limits = W->lim; }
 
 static void goal_results_free(txn_World *W) {
   if (!W->goal_results) return;
@@ -426,6 +451,24 @@ static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) 
 
 /* --------------------------------------------------------------- goals */
 
+/* Evaluate one goal in a checkpoint that is always restored, so a goal
+** never changes the world (nor the generation: nothing a view shows moved). */
+static void eval_goal(txn_World *W, const char *src, txn_GoalResult *g) {
+  jiti_Result r;
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_checkpoint(W->S);
+  jiti_Status st = jiti_eval_limited(W->S, src, strlen(src), &W->lim, &r);
+  jiti_restore(W->S);
+  W->pausable = saved;
+  g->source = txn_strdup(src);
+  g->pass = st == JITI_OK && r.value && strcmp(r.value, "NIL") != 0;
+  g->message = st == JITI_OK ? txn_strdup(r.value ? r.value : "")
+                             : txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
+                                       r.message ? r.message : "");
+  jiti_result_free(&r);
+}
+
 static void run_goals(txn_World *W, txn_Outcome *out) {
   goal_results_free(W);
   if (W->ngoals == 0) return;
@@ -433,29 +476,33 @@ static void run_goals(txn_World *W, txn_Outcome *out) {
   out->goals = calloc((size_t)W->ngoals, sizeof *out->goals);
   if (!W->goal_results || !out->goals) return;
   out->ngoals = W->ngoals;
-  int saved = W->pausable;
-  W->pausable = 0;
   for (int i = 0; i < W->ngoals; i++) {
-    jiti_Result r;
-    jiti_checkpoint(W->S);
-    jiti_Status st = jiti_eval_limited(W->S, W->goals[i], strlen(W->goals[i]), &W->lim, &r);
-    jiti_restore(W->S);
-    int pass = st == JITI_OK && r.value && strcmp(r.value, "NIL") != 0;
-    char *msg = st == JITI_OK ? txn_strdup(r.value ? r.value : "")
-                              : txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
-                                        r.message ? r.message : "");
-    jiti_result_free(&r);
-    W->goal_results[i].source = txn_strdup(W->goals[i]);
-    W->goal_results[i].pass = pass;
-    W->goal_results[i].message = txn_strdup(msg);
-    out->goals[i].source = txn_strdup(W->goals[i]);
-    out->goals[i].pass = pass;
-    out->goals[i].message = msg;
-    char *d = txn_fmt("%s %s", pass ? "pass" : "fail", W->goals[i]);
+    eval_goal(W, W->goals[i], &W->goal_results[i]);
+    out->goals[i].source = txn_strdup(W->goal_results[i].source);
+    out->goals[i].pass = W->goal_results[i].pass;
+    out->goals[i].message = txn_strdup(W->goal_results[i].message);
+    char *d = txn_fmt("%s %s", out->goals[i].pass ? "pass" : "fail", W->goals[i]);
     event(W, "goal", d);
     free(d);
   }
-  W->pausable = saved;
+}
+
+txn_GoalResult *txn_eval_goals(txn_World *W, int n, const char *const *sources) {
+  txn_Status st = txn_status(W);
+  if (n <= 0 || (st != TXN_ST_IDLE && st != TXN_ST_FAULTED)) return NULL;
+  txn_GoalResult *g = calloc((size_t)n, sizeof *g);
+  if (!g) return NULL;
+  for (int i = 0; i < n; i++) eval_goal(W, sources[i], &g[i]);
+  return g;
+}
+
+void txn_goal_results_free(txn_GoalResult *g, int n) {
+  if (!g) return;
+  for (int i = 0; i < n; i++) {
+    free(g[i].source);
+    free(g[i].message);
+  }
+  free(g);
 }
 
 /* ---------------------------------------------------------- the hook */
@@ -493,6 +540,8 @@ static void pause_fill(txn_World *W, const jiti_Pause *p) {
     P->ids[k] = txn_fmt("p%d-%d", W->npauses, k);
     P->names[k] = txn_strdup(p->restarts[i].name ? p->restarts[i].name : "");
     P->reports[k] = txn_strdup(p->restarts[i].report ? p->restarts[i].report : "");
+    P->lambdas[k] = txn_strdup(p->restarts[i].lambda_list ? p->restarts[i].lambda_list : "");
+    P->restarts[k].lambda_list = P->lambdas[k];
     P->restarts[k].id = P->ids[k];
     P->restarts[k].name = P->names[k];
     P->restarts[k].report = P->reports[k];
@@ -654,10 +703,18 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
 
 /* ----------------------------------------------------------- attempts */
 
+/* A restore brings back the world as it was when the attempt began.  Views
+** made before the attempt saw exactly that world, so they stay current —
+** unless the generation moved during the attempt (a pause, a resume): views
+** made since showed the attempt's own state, and must become stale. */
+static void restored(txn_World *W) {
+  if (W->gen != W->gen0) W->gen++;
+}
+
 /* Restore the attempt's checkpoint and report `r`. */
 static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
   jiti_restore(W->S);
-  W->gen++;
+  restored(W);
   W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
   event(W, "restored", txn_reason_name(r));
   changes_clear(out);
@@ -683,13 +740,36 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  return txn_attempt_in(W, generation, source, NULL, kind, cmd_fn, ud, out);
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL};
+  return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
-txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
-                          const char *package, txn_Kind kind, txn_CommandFn cmd_fn,
-                          void *ud, txn_Outcome *out) {
+/* The gate for a request: one form, or every form of a program (wrapped in
+** a PROGN for the check only, so that the gate sees them as one form; the
+** newlines keep a final comment from swallowing the closing parenthesis). */
+static int gate_request(txn_World *W, const txn_Request *rq, char *reason, size_t n) {
+  if (!rq->program) return txn_gate_run(W, rq->source, NULL, 0, reason, n);
+  size_t len = strlen(rq->source);
+  if (len > TXN_PROGRAM_MAX) {
+    snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, (size_t)TXN_PROGRAM_MAX);
+    return 1;
+  }
+  char *wrapped = txn_fmt("(progn\n%s\n)", rq->source);
+  if (!wrapped) { snprintf(reason, n, "out of memory"); return 1; }
+  size_t saved = W->max_source;
+  W->max_source = TXN_PROGRAM_MAX + 16;
+  int refused = txn_gate_run(W, wrapped, NULL, 0, reason, n);
+  W->max_source = saved;
+  free(wrapped);
+  return refused;
+}
+
+txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, void *ud,
+                   txn_Outcome *out) {
   if (!out) return TXN_INVALID_ARGUMENTS;
+  uint64_t generation = rq ? rq->generation : 0;
+  const char *source = rq ? rq->source : NULL;
+  txn_Kind kind = rq ? rq->kind : TXN_ACTION;
   memset(out, 0, sizeof *out);
   if (!W) {
     out->reason = TXN_INVALID_ARGUMENTS;
@@ -697,7 +777,7 @@ txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
     return out->reason;
   }
   take_events(W, NULL);
-  if (!source || kind < TXN_ACTION || kind > TXN_OPERATOR)
+  if (!source || kind < TXN_ACTION || kind >= TXN_KIND_COUNT)
     return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(!source ? "no source" : "unknown kind"));
   if (busy(W))
     return finish(W, out, TXN_INVALID_ARGUMENTS,
@@ -712,28 +792,28 @@ txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
                           W->inv_msg ? W->inv_msg : ""));
   char reason[512];
   jiti_reset_io_syntax(W->S);
-  /* the source is read and evaluated in `package`; the world's current
-  ** package stays (the binding ends with the attempt) */
-  if (package && jiti_package_bind(W->S, package, reason, sizeof reason) != JITI_OK)
+  /* the source is read and evaluated in the request's package; the world's
+  ** current package stays (the binding ends with the attempt) */
+  if (rq->package && jiti_package_bind(W->S, rq->package, reason, sizeof reason) != JITI_OK)
     return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(reason));
-  if (txn_gate_run(W, source, NULL, 0, reason, sizeof reason)) {
+  if (gate_request(W, rq, reason, sizeof reason)) {
     jiti_package_unbind(W->S);
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
   }
 
   registry_world = W;
   reset_attempt(W);
+  W->gen0 = W->gen;
   W->in_txn = 1;
   W->kind = kind;
   W->cmd_fn = cmd_fn;
   W->ud = ud;
   W->watermark = jiti_restart_watermark(W->S);  /* the attempt's restarts are newer */
-  event(W, "started", kind == TXN_PREVIEW ? "preview" : kind == TXN_APPLICATION ? "application"
-                      : kind == TXN_OPERATOR ? "operator" : "action");
+  event(W, "started", txn_kind_name(kind));
   jiti_checkpoint(W->S);
   W->pausable = 1;
   jiti_Result r;
-  jiti_Status st = jiti_eval_limited(W->S, source, strlen(source), &W->lim, &r);
+  jiti_Status st = jiti_eval_limited(W->S, source, strlen(source), rq->limits ? rq->limits : &W->lim, &r);
   W->pausable = 0;
   W->pause.active = 0;
   if (W->repair_open) {  /* control left a repair and never came back */
@@ -757,22 +837,29 @@ txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
     res = restore_with(W, out, TXN_LIMIT, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "limit",
                                                   r.message ? r.message : ""));
   } else if (st != JITI_OK) {
-    txn_Reason er = kind == TXN_APPLICATION ? TXN_ERROR : TXN_ABORTED;
+    /* with nobody to answer a pause (an application call, an operator's
+    ** command), an unhandled error is the attempt's outcome */
+    txn_Reason er = kind == TXN_APPLICATION || kind == TXN_OPERATOR ? TXN_ERROR : TXN_ABORTED;
     if (st == JITI_READ_ERROR) er = TXN_REJECTED_BY_GATE;
     res = restore_with(W, out, er, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
                                            r.message ? r.message : ""));
   } else {
     out->value = txn_strdup(r.value);
+    if (r.values) {  /* not exactly one value: every one of them */
+      out->values = r.values;
+      out->nvalues = r.nvalues;
+      r.values = NULL;
+    }
     event(W, "completed", r.value);
     if (!(W->faulted && kind == TXN_OPERATOR) && check_invariants(W, err, sizeof err)) {
-      res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unsafe: %s", err));
+      res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
     } else if (collect_changes(W, out, err, sizeof err)) {
       res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
     } else {
       run_goals(W, out);
       if (kind == TXN_PREVIEW) {
         jiti_restore(W->S);
-        W->gen++;
+        restored(W);
         W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
         event(W, "restored", "preview");
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("preview: restored"));
@@ -797,15 +884,17 @@ txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
   return res;
 }
 
-int txn_commit(txn_World *W) {
+/* Keep an accepted attempt; changed: its entries differ from what views
+** showed before it. */
+static int commit(txn_World *W, int changed) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   jiti_commit(W->S);
   for (int i = 0; i < W->npend; i++) var_set(W, W->pend[i].name, W->pend[i].hash);
   pend_clear(W);
   /* Keeping what changed nothing is no change a view could show (a
-  ** read-only call leaves every view current); a faulted world's status
-  ** may change below. */
-  if (W->awaiting_changes || W->faulted) W->gen++;
+  ** read-only call, a definition evaluated again unchanged: views stay
+  ** current); a faulted world's status may change below. */
+  if ((changed && W->awaiting_changes) || W->faulted) W->gen++;
   W->awaiting_changes = 0;
   W->status = TXN_ST_IDLE;
   if (W->faulted) {
@@ -816,12 +905,16 @@ int txn_commit(txn_World *W) {
   return 0;
 }
 
+int txn_commit(txn_World *W) { return commit(W, 1); }
+
+int txn_commit_unchanged(txn_World *W) { return commit(W, 0); }
+
 int txn_restore(txn_World *W, txn_Outcome *out) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
   if (out) memset(out, 0, sizeof *out);
   W->awaiting_changes = 0;
   jiti_restore(W->S);
-  W->gen++;
+  restored(W);
   W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
   if (out) {
     event(W, "restored", "publication-failed");
@@ -847,6 +940,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
   W->in_txn = 1;
+  W->gen0 = W->gen;
   event(W, "started", add ? "invariant-add" : "invariant-remove");
   jiti_checkpoint(W->S);
   char err[1024] = "";
@@ -855,9 +949,10 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
   txn_Reason res;
   if (st != JITI_OK) {
     res = restore_with(W, out, TXN_INVALID_ARGUMENTS,
-                       txn_fmt("%s", err[0] ? err : add ? "the invariant was refused" : "no such invariant"));
+                       err[0] ? txn_strdup(err) : add ? txn_strdup("the invariant was refused")
+                       : txn_fmt("there is no invariant named %s (see the invariant list)", name));
   } else if (add && !W->faulted && check_invariants(W, err, sizeof err)) {
-    res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unsafe: %s", err));
+    res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
   } else if (collect_changes(W, out, err, sizeof err)) {
     res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
   } else {

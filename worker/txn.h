@@ -3,16 +3,20 @@
 **
 ** A txn_World wraps one jiti_State whose world is enabled (see
 ** kernel/jiti_world.h) and runs every unit of work on it as a transaction
-** (DESIGN.md sections 4-6, docs/transactions.md):
+** (docs/transactions.md):
 **
 **   gate -> checkpoint -> evaluate under limits -> [pause: evaluate repairs,
 **   resume, abort] -> invariants -> changed entries -> goals
 **   -> caller commits (txn_commit) or restores (txn_restore).
 **
 ** Generations.  W has a generation counter, starting at 0, incremented on
-** every observable state change: a commit, a restore, a pause, a resume (and
-** entering or leaving the faulted state).  Every operation that changes the
-** world takes the caller's generation; a mismatch is refused with reason
+** every change a view could show: a commit of changed entries, a pause, a
+** resume, the restore of an attempt during which the generation moved (it
+** paused), entering or leaving the faulted state.  A restore of an attempt
+** that never paused brings back exactly the world views made before it
+** showed, so it leaves the generation alone; so does the commit of an
+** attempt that changed nothing.  Every operation that changes the world
+** takes the caller's generation; a mismatch is refused with reason
 ** TXN_STALE, nothing executes and the world is unchanged.
 **
 ** Ownership.  Every char * returned by this API is malloc'd and owned by
@@ -69,8 +73,9 @@ typedef enum txn_Reason {
   TXN_STALE,               /* generation mismatch; nothing ran */
   TXN_PUBLICATION_FAILED,  /* the caller restored an accepted attempt with
                               txn_restore (publication failed) */
-  TXN_ERROR,               /* an application call signalled an error and was
-                              aborted; its partial writes restored */
+  TXN_ERROR,               /* an application call or an operator's command
+                              signalled an error and was aborted; its
+                              partial writes restored */
   TXN_FAULTED,             /* the world is faulted (invalid baseline): only
                               operator operations are accepted; nothing ran */
   TXN_REASON_COUNT
@@ -78,8 +83,11 @@ typedef enum txn_Reason {
 
 /* "accepted", "unsafe", "rejected-by-gate", "repair-failed",
 ** "invalid-arguments", "aborted", "limit", "budget-exhausted", "stale",
-** "publication-failed", "error", "faulted". */
+** "publication-failed", "error", "faulted" (one table: the kernel daemon,
+** its worker and the store's events all use these names). */
 const char *txn_reason_name(txn_Reason r);
+/* The reason named s, or -1. */
+int txn_reason_parse(const char *s);
 
 /* One changed managed entry. */
 typedef struct txn_Change {
@@ -111,7 +119,10 @@ typedef struct txn_Outcome {
   char *message;           /* human-readable, names the invariant, the gate
                               rule or the place; never NULL after a call */
   uint64_t generation;     /* W's generation after the operation */
-  char *value;             /* prin1 of the value (bounded), or NULL */
+  char *value;             /* prin1 of the (primary) value (bounded), or NULL */
+  int nvalues;             /* with values: how many the form returned */
+  char **values;           /* prin1 of each value when there are not
+                              exactly one, else NULL */
   int nchanges;
   txn_Change *changes;
   int nevents;
@@ -151,11 +162,26 @@ uint64_t txn_generation(txn_World *W);
 ** revisions: the store's chain). */
 void txn_set_revision(txn_World *W, uint64_t revision);
 
+/* The limits of every evaluation from now on — attempts, repairs,
+** invariants, goals — exactly as given (0: unlimited; txn_Options' zeros
+** mean the defaults instead).  A request may lower them for its own
+** evaluation (txn_Request.limits). */
+void txn_set_limits(txn_World *W, const jiti_Limits *limits);
+void txn_get_limits(txn_World *W, jiti_Limits *limits);
+
 /* Goal predicates for the following requests: n Lisp sources, each one
 ** expression that should return true.  Copied.  Evaluated after each
 ** accepted attempt, in the provisional world, inside a checkpoint that is
 ** always restored; a failing goal never rejects a safe step.  n = 0 clears. */
 void txn_set_goals(txn_World *W, int n, const char *const *sources);
+
+/* Evaluate n goal sources now against the world, each in a checkpoint that
+** is always restored (the world and the generation stay as they were),
+** without touching the goals of txn_set_goals.  Only when idle or faulted:
+** NULL otherwise (and when n <= 0 or memory is exhausted).  Release with
+** txn_goal_results_free. */
+txn_GoalResult *txn_eval_goals(txn_World *W, int n, const char *const *sources);
+void txn_goal_results_free(txn_GoalResult *g, int n);
 
 /* Run every invariant against the current world (call after importing).
 ** Returns 0 when all hold (status idle).  Otherwise the status becomes
@@ -179,9 +205,14 @@ typedef enum txn_Kind {
   TXN_ACTION = 0,          /* a model action */
   TXN_APPLICATION,         /* an application call (`jiti eval`) */
   TXN_PREVIEW,             /* evaluate, report, always restore */
-  TXN_OPERATOR             /* an operator command; allowed while faulted,
+  TXN_OPERATOR,            /* an operator command; allowed while faulted,
                               where invariants are not required to hold */
+  TXN_KIND_COUNT
 } txn_Kind;
+
+/* "action", "application", "preview", "operator"; the kind named s, or -1. */
+const char *txn_kind_name(txn_Kind k);
+int txn_kind_parse(const char *s);
 
 /* A restart offered at a pause.  `id` is pause-scoped: "p<N>-<i>" where N
 ** is the attempt's pause number; it is refused at any other pause. */
@@ -189,6 +220,7 @@ typedef struct txn_Restart {
   const char *id;
   const char *name;        /* symbol name, "" for an unnamed restart */
   const char *report;
+  const char *lambda_list; /* the arguments it takes ("" when unknown) */
 } txn_Restart;
 
 /* What cmd_fn sees while an attempt is paused.  Every pointer is owned by
@@ -212,7 +244,11 @@ typedef struct txn_View {
   const char *last_value;  /* printed value of the previous repair, or NULL */
 } txn_View;
 
-typedef enum txn_CmdType { TXN_CMD_EVALUATE, TXN_CMD_RESUME, TXN_CMD_ABORT } txn_CmdType;
+typedef enum txn_CmdType { TXN_CMD_EVALUATE, TXN_CMD_RESUME, TXN_CMD_ABORT, TXN_CMD_COUNT } txn_CmdType;
+
+/* "evaluate", "resume", "abort"; the command type named s, or -1. */
+const char *txn_cmd_name(txn_CmdType t);
+int txn_cmd_parse(const char *s);
 
 /* A command while paused.  Strings are copied before cmd_fn is called
 ** again, so they only need to live until cmd_fn's next call. */
@@ -249,33 +285,58 @@ typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
 ** once.  Ends:
 **   TXN_ACCEPTED            completed, invariants hold, changes exported;
 **                           status TXN_ST_AWAITING (checkpoint still open) —
-**                           except TXN_PREVIEW: restored (generation++),
+**                           except TXN_PREVIEW: restored (as a failure),
 **                           status back to idle, changes reported anyway
 **   TXN_UNSAFE, TXN_REPAIR_FAILED, TXN_ABORTED, TXN_ERROR (application calls
-**   instead of TXN_ABORTED), TXN_LIMIT, TXN_BUDGET_EXHAUSTED
-**                           restored (generation++), status idle/faulted
+**   and operator commands instead of TXN_ABORTED), TXN_LIMIT,
+**   TXN_BUDGET_EXHAUSTED
+**                           restored (generation++ only if the attempt
+**                           paused), status idle/faulted
 ** out->value holds the printed value for TXN_ACCEPTED.  Always fills *out
 ** (free it with txn_outcome_free) and returns out->reason. */
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out);
 
-/* txn_attempt with the source read and evaluated in the package named
-** `package` (NULL: the world's current package).  The world's current
-** package stays as it was: an in-package in such a source changes the
-** attempt's binding only.  No package of that name: TXN_INVALID_ARGUMENTS,
-** nothing ran. */
-txn_Reason txn_attempt_in(txn_World *W, uint64_t generation, const char *source,
-                          const char *package, txn_Kind kind, txn_CommandFn cmd_fn,
-                          void *ud, txn_Outcome *out);
+/* txn_attempt with more to say: the whole request. */
+typedef struct txn_Request {
+  txn_Kind kind;
+  uint64_t generation;
+  const char *source;
+  int program;               /* source is any number of forms, evaluated in
+                                order as one transaction (an operator's
+                                file, `jiti eval --file`): the gate checks
+                                every form, and allows up to TXN_PROGRAM_MAX
+                                bytes instead of the single form's limit */
+  const jiti_Limits *limits; /* the evaluation's limits (NULL: the world's);
+                                invariants always run under the world's */
+  const char *package;       /* the package the source is read and evaluated
+                                in (NULL: the world's current package).  The
+                                world's current package stays as it was: an
+                                in-package in such a source changes the
+                                attempt's binding only.  No package of that
+                                name: TXN_INVALID_ARGUMENTS, nothing ran */
+} txn_Request;
+
+#define TXN_PROGRAM_MAX ((size_t)16 << 20)
+
+txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, void *ud,
+                   txn_Outcome *out);
 
 /* Keep an accepted attempt (after publishing it): closes the checkpoint,
-** generation++, status idle (or faulted if still invalid).  Returns 0, or
-** -1 (nothing done) when the status is not TXN_ST_AWAITING. */
+** generation++ when it changed entries, status idle (or faulted if still
+** invalid).  Returns 0, or -1 (nothing done) when the status is not
+** TXN_ST_AWAITING. */
 int txn_commit(txn_World *W);
 
+/* The same, for an attempt whose changes turned out to be no change (the
+** store holds identical entries already: e.g. a definition evaluated again
+** unchanged): the generation stays, since no view could tell. */
+int txn_commit_unchanged(txn_World *W);
+
 /* Undo an accepted attempt (publication failed): restores the checkpoint,
-** generation++, status idle.  Fills *out (may be NULL) with reason
+** status idle; generation++ only if the generation moved during the attempt
+** (it paused).  Fills *out (may be NULL) with reason
 ** TXN_PUBLICATION_FAILED.  Returns 0, or -1 when not TXN_ST_AWAITING. */
 int txn_restore(txn_World *W, txn_Outcome *out);
 

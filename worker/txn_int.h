@@ -12,7 +12,7 @@ typedef struct txn_PauseInfo {
   int nrestarts;
   txn_Restart restarts[TXN_MAXR];
   uint32_t kernel_ids[TXN_MAXR];
-  char *ids[TXN_MAXR], *names[TXN_MAXR], *reports[TXN_MAXR];
+  char *ids[TXN_MAXR], *names[TXN_MAXR], *reports[TXN_MAXR], *lambdas[TXN_MAXR];
 } txn_PauseInfo;
 
 struct txn_World {
@@ -21,6 +21,9 @@ struct txn_World {
   int budget;
   size_t max_source;
   uint64_t gen, revision;
+  uint64_t gen0;          /* the generation when the running (or awaiting)
+                             attempt began: a restore moves the generation
+                             only if it moved since (a pause was seen) */
   txn_Status status;      /* idle / awaiting / faulted (paused is derived) */
   int faulted;
   int awaiting_changes;   /* entries the attempt awaiting commit changed */

@@ -47,10 +47,15 @@ static jiti_Status export_all(txn_World *W, Ents *e, char *err, size_t n) {
   return st;
 }
 
-static char *entry_text(txn_World *W, const Ent *x, size_t max) {
+/* An entry's text: on one line for a view (cut to max bytes, 0: whole), or
+** the whole entry as a form laid out for reading (inspect: max 0, laid). */
+#define INSPECT_WIDTH 78
+
+static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
   int saved = W->pausable;
   W->pausable = 0;
-  char *t = jiti_entry_text(W->S, x->bytes, x->len);
+  char *t = laid ? jiti_entry_form(W->S, x->name, x->bytes, x->len, INSPECT_WIDTH)
+                 : jiti_entry_text(W->S, x->bytes, x->len);
   W->pausable = saved;
   if (t && max && strlen(t) > max) {
     t[max] = 0;
@@ -74,6 +79,7 @@ static json_t *pause_json(txn_World *W) {
     json_object_set_new(r, "id", jstr(P->ids[i]));
     json_object_set_new(r, "name", jstr(P->names[i]));
     json_object_set_new(r, "report", jstr(P->reports[i]));
+    json_object_set_new(r, "lambda_list", jstr(P->lambdas[i]));
     json_array_append_new(rs, r);
   }
   json_object_set_new(p, "restarts", rs);
@@ -124,7 +130,7 @@ json_t *txn_observe_value(txn_World *W, size_t budget) {
       json_object_set_new(j, "hash", json_string(hash));
       used += base;
       if (pass == 0 || used < budget) {
-        char *t = entry_text(W, x, pass == 0 ? 0 : 2000);
+        char *t = entry_text(W, x, pass == 0 ? 0 : 2000, 0);
         size_t tl = t ? strlen(t) : 0;
         if (pass == 0 || used + tl <= budget) {
           json_object_set_new(j, is_inv ? "source" : is_data ? "value" : "text", jstr(t));
@@ -185,7 +191,7 @@ json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name) {
     if ((int)x->kind != k || strcmp(x->name, name) != 0) continue;
     char hash[65];
     jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
-    char *t = entry_text(W, x, 0);
+    char *t = entry_text(W, x, 0, 1);
     j = json_object();
     json_object_set_new(j, "kind", json_string(kind));
     json_object_set_new(j, "name", jstr(x->name));
@@ -209,7 +215,7 @@ json_t *txn_invariant_list_value(txn_World *W) {
     if (x->kind != JITI_ENTRY_INVARIANT) continue;
     char hash[65];
     jiti_entry_hash(x->kind, x->name, x->bytes, x->len, hash);
-    char *t = entry_text(W, x, 0);
+    char *t = entry_text(W, x, 0, 0);
     json_t *j = json_object();
     json_object_set_new(j, "name", jstr(x->name));
     json_object_set_new(j, "source", jstr(t));

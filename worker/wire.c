@@ -25,6 +25,32 @@
 #define READ_CHUNK ((size_t)64 << 10)
 #define KEEP_CAP ((size_t)1 << 20)   /* a larger buffer is freed once empty */
 
+/* --------------------------------------------------------- vocabulary */
+
+static const char *const op_names[WIRE_OP_COUNT] = {
+  "init", "import", "start", "observe", "inspect", "invariant-list", "invariant", "attempt",
+  "attempts", "command", "commit", "restore", "exit"};
+
+static const char *const event_names[WIRE_EVENT_COUNT] = {
+  "ready", "fatal", "view", "entry", "invariants", "paused", "outcome", "committed", "restored",
+  "error"};
+
+static int lookup(const char *const *names, int n, const char *s) {
+  for (int i = 0; s && i < n; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+const char *wire_op_name(wire_Op op) { return (unsigned)op < WIRE_OP_COUNT ? op_names[op] : "?"; }
+int wire_op_of(json_t *m) { return lookup(op_names, WIRE_OP_COUNT, json_string_value(json_object_get(m, "op"))); }
+
+const char *wire_event_name(wire_Event ev) {
+  return (unsigned)ev < WIRE_EVENT_COUNT ? event_names[ev] : "?";
+}
+int wire_event_of(json_t *m) {
+  return lookup(event_names, WIRE_EVENT_COUNT, json_string_value(json_object_get(m, "event")));
+}
+
 /* ------------------------------------------------------------ sending */
 
 /* Send the iovecs whole (blocking, EINTR-safe). */

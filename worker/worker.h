@@ -23,6 +23,27 @@
 #define WIRE_JSON_MAX ((size_t)64 << 20)    /* bytes of one frame's JSON */
 #define WIRE_BLOB_MAX ((size_t)1 << 30)     /* bytes of one frame's blob */
 
+/* The vocabulary of the frames (docs/worker-frames.md, schema
+** docs/schema/frames.json): what the kernel asks ("op") and what the worker
+** answers ("event").  One name table each, shared by both ends. */
+typedef enum wire_Op {
+  WIRE_INIT, WIRE_IMPORT, WIRE_START, WIRE_OBSERVE, WIRE_INSPECT, WIRE_INVARIANT_LIST,
+  WIRE_INVARIANT, WIRE_ATTEMPT, WIRE_ATTEMPTS, WIRE_COMMAND, WIRE_COMMIT, WIRE_RESTORE,
+  WIRE_EXIT, WIRE_OP_COUNT
+} wire_Op;
+
+typedef enum wire_Event {
+  WIRE_READY, WIRE_FATAL, WIRE_VIEW, WIRE_ENTRY, WIRE_INVARIANTS, WIRE_PAUSED, WIRE_OUTCOME,
+  WIRE_COMMITTED, WIRE_RESTORED, WIRE_ERROR, WIRE_EVENT_COUNT
+} wire_Event;
+
+/* "init", "import", ...; the op named by a frame's "op" member, or -1. */
+const char *wire_op_name(wire_Op op);
+int wire_op_of(json_t *msg);
+/* "ready", "fatal", ...; the event named by a frame's "event" member, or -1. */
+const char *wire_event_name(wire_Event ev);
+int wire_event_of(json_t *msg);
+
 /* Send one frame (blocking, EINTR-safe).  0 on success, -1 on error. */
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen);
 

@@ -80,11 +80,6 @@ static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   return m;
 }
 
-static const char *op_of(json_t *m) {
-  const char *s = json_string_value(json_object_get(m, "op"));
-  return s ? s : "";
-}
-
 /* observe JSON with the generation in client numbering */
 static json_t *observe_json(Worker *w, size_t budget) {
   json_t *v = txn_observe_value(w->W, budget);
@@ -93,30 +88,79 @@ static json_t *observe_json(Worker *w, size_t budget) {
   return v;
 }
 
+static json_t *event_msg(wire_Event ev) { return json_pack("{s:s}", "event", wire_event_name(ev)); }
+
+/* The results of goals a client sent with observe, evaluated now (the
+** view's own "goals" are the task goals of txn_set_goals, unused here). */
+static json_t *goals_now(Worker *w, json_t *sources) {
+  size_t n = json_array_size(sources);
+  const char **v = calloc(n ? n : 1, sizeof *v);
+  json_t *out = json_array();
+  if (!v) return out;
+  for (size_t i = 0; i < n; i++) v[i] = json_string_value(json_array_get(sources, i));
+  txn_GoalResult *g = txn_eval_goals(w->W, (int)n, v);
+  for (size_t i = 0; i < n; i++) {
+    if (g)
+      json_array_append_new(out, json_pack("{s:s, s:b, s:s}", "source", g[i].source, "pass", g[i].pass,
+                                           "message", g[i].message ? g[i].message : ""));
+    else
+      json_array_append_new(out, json_pack("{s:s, s:n, s:s}", "source", v[i], "pass", "message",
+                                           "not evaluated: a transaction is paused"));
+  }
+  txn_goal_results_free(g, (int)n);
+  free(v);
+  return out;
+}
+
 static void send_view(Worker *w, json_t *req) {
   json_t *b = json_object_get(req, "budget");
   size_t budget = json_is_integer(b) && json_integer_value(b) > 0 ? (size_t)json_integer_value(b) : 0;
-  send_or_die(w, json_pack("{s:s, s:o}", "event", "view", "view", observe_json(w, budget)), NULL, 0);
+  json_t *view = observe_json(w, budget);
+  json_t *goals = json_object_get(req, "goals");
+  if (json_is_array(goals)) json_object_set_new(view, "goals", goals_now(w, goals));
+  json_t *m = event_msg(WIRE_VIEW);
+  json_object_set_new(m, "view", view);
+  send_or_die(w, m, NULL, 0);
+}
+
+/* inspect: kind and name, or (no kind) the first entry of that name in the
+** order of jiti_EntryKind. */
+static json_t *inspect(Worker *w, json_t *req) {
+  const char *kind = json_string_value(json_object_get(req, "kind"));
+  const char *name = json_string_value(json_object_get(req, "name"));
+  if (!name) return NULL;
+  if (kind) return txn_inspect_value(w->W, kind, name);
+  for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) {
+    json_t *e = txn_inspect_value(w->W, jiti_entry_kind_name((jiti_EntryKind)k), name);
+    if (e) return e;
+  }
+  return NULL;
 }
 
 /* Queries, answered idle or paused: observe, inspect, invariant-list.
 ** 1 when m was one of them. */
 static int answer_query(Worker *w, json_t *m) {
-  const char *op = op_of(m);
-  if (!strcmp(op, "observe")) {
+  json_t *r;
+  switch (wire_op_of(m)) {
+  case WIRE_OBSERVE:
     send_view(w, m);
-  } else if (!strcmp(op, "inspect")) {
-    const char *kind = json_string_value(json_object_get(m, "kind"));
-    const char *name = json_string_value(json_object_get(m, "name"));
-    json_t *e = kind && name ? txn_inspect_value(w->W, kind, name) : NULL;
-    if (!e) e = json_null();
-    send_or_die(w, json_pack("{s:s, s:o}", "event", "entry", "entry", e), NULL, 0);
-  } else if (!strcmp(op, "invariant-list")) {
+    return 1;
+  case WIRE_INSPECT: {
+    json_t *e = inspect(w, m);
+    r = event_msg(WIRE_ENTRY);
+    json_object_set_new(r, "entry", e ? e : json_null());
+    break;
+  }
+  case WIRE_INVARIANT_LIST: {
     json_t *l = txn_invariant_list_value(w->W);
-    send_or_die(w, json_pack("{s:s, s:o}", "event", "invariants", "invariants", l ? l : json_array()), NULL, 0);
-  } else {
+    r = event_msg(WIRE_INVARIANTS);
+    json_object_set_new(r, "invariants", l ? l : json_array());
+    break;
+  }
+  default:
     return 0;
   }
+  send_or_die(w, r, NULL, 0);
   return 1;
 }
 
@@ -125,9 +169,10 @@ static int answer_query(Worker *w, json_t *m) {
 static json_t *pause_json(Worker *w, const txn_View *v) {
   json_t *rs = json_array();
   for (int i = 0; i < v->nrestarts; i++)
-    json_array_append_new(rs, json_pack("{s:s, s:s, s:s}", "id", v->restarts[i].id,
+    json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s}", "id", v->restarts[i].id,
                                         "name", v->restarts[i].name ? v->restarts[i].name : "",
-                                        "report", v->restarts[i].report ? v->restarts[i].report : ""));
+                                        "report", v->restarts[i].report ? v->restarts[i].report : "",
+                                        "lambda_list", v->restarts[i].lambda_list ? v->restarts[i].lambda_list : ""));
   json_t *p = json_pack("{s:I, s:i, s:s, s:s, s:s, s:o, s:i, s:i}",
                         "generation", (json_int_t)vis(w, v->generation), "pause", v->pause,
                         "condition_type", v->condition_type ? v->condition_type : "",
@@ -147,19 +192,20 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
   Worker *w = ud;
   json_t *pv = pause_json(w, view);
   w->outlen = 0;
-  send_or_die(w, json_pack("{s:s, s:o}", "event", "paused", "pause", pv), NULL, 0);
+  json_t *pm = event_msg(WIRE_PAUSED);
+  json_object_set_new(pm, "pause", pv);
+  send_or_die(w, pm, NULL, 0);
   for (;;) {
     json_t *m = recv_or_die(w, NULL, NULL);
-    const char *op = op_of(m);
     if (answer_query(w, m)) {
       json_decref(m);
       continue;
     }
-    if (strcmp(op, "command")) {  /* anything else ends the pause */
+    if (wire_op_of(m) != WIRE_COMMAND) {  /* anything else ends the pause */
       json_decref(m);
       return 1;
     }
-    const char *type = json_string_value(json_object_get(m, "type"));
+    int type = txn_cmd_parse(json_string_value(json_object_get(m, "type")));
     free(w->c_source); free(w->c_restart); free(w->c_args); free(w->c_package);
     w->c_source = w->c_restart = w->c_args = w->c_package = NULL;
     const char *s = json_string_value(json_object_get(m, "source"));
@@ -172,23 +218,14 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
     w->c_args = a ? strdup(a) : NULL;
     memset(cmd, 0, sizeof *cmd);
     cmd->generation = local_gen(w, json_object_get(m, "generation"));
-    int ok = 1;
-    if (type && !strcmp(type, "evaluate")) {
-      cmd->type = TXN_CMD_EVALUATE;
-      cmd->source = w->c_source ? w->c_source : "";
-      cmd->package = w->c_package;
-    } else if (type && !strcmp(type, "resume")) {
-      cmd->type = TXN_CMD_RESUME;
-      cmd->restart_id = w->c_restart ? w->c_restart : "";
-      cmd->args = w->c_args;
-    } else if (type && !strcmp(type, "abort")) {
-      cmd->type = TXN_CMD_ABORT;
-    } else {
-      ok = 0;
-    }
     json_decref(m);
-    if (ok) return 0;
-    return 1;
+    if (type < 0) return 1;
+    cmd->type = (txn_CmdType)type;
+    cmd->source = w->c_source ? w->c_source : "";
+    cmd->restart_id = w->c_restart ? w->c_restart : "";
+    cmd->args = w->c_args;
+    cmd->package = w->c_package;
+    return 0;
   }
 }
 
@@ -220,11 +257,16 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
     txn_outcome_free(&r);
     return;
   }
-  json_t *m = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o}", "event", "outcome",
+  json_t *m = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
                         "reason", txn_reason_name(o->reason), "message", o->message ? o->message : "",
                         "generation", (json_int_t)vis(w, o->generation),
                         "status", txn_status_name(txn_status(w->W)), "changes", changes);
   if (o->value) json_object_set_new(m, "value", json_string(o->value));
+  if (o->values) {  /* not exactly one value */
+    json_t *vs = json_array();
+    for (int i = 0; i < o->nvalues; i++) json_array_append_new(vs, json_string(o->values[i] ? o->values[i] : ""));
+    json_object_set_new(m, "values", vs);
+  }
   if (w->outlen) json_object_set_new(m, "output", json_stringn(w->out, w->outlen));
   json_t *goals = json_array();
   for (int i = 0; i < o->ngoals; i++)
@@ -239,11 +281,25 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
 
 static void await_decision(Worker *w);
 
+/* Limits from a frame's "limits" member {fuel, depth, heap, output} (each
+** optional: missing ones are the world's); 0 when absent. */
+static int limits_of(Worker *w, json_t *o, jiti_Limits *lim) {
+  if (!json_is_object(o)) return 0;
+  txn_get_limits(w->W, lim);
+  json_t *v;
+  if (json_is_integer(v = json_object_get(o, "fuel"))) lim->fuel = (uint64_t)json_integer_value(v);
+  if (json_is_integer(v = json_object_get(o, "depth"))) lim->depth = (uint32_t)json_integer_value(v);
+  if (json_is_integer(v = json_object_get(o, "heap"))) lim->heap = (size_t)json_integer_value(v);
+  if (json_is_integer(v = json_object_get(o, "output"))) lim->output = (size_t)json_integer_value(v);
+  return 1;
+}
+
 static void do_attempt(Worker *w, json_t *req) {
   const char *source = json_string_value(json_object_get(req, "source"));
-  const char *k = json_string_value(json_object_get(req, "kind"));
-  txn_Kind kind = k && !strcmp(k, "application") ? TXN_APPLICATION
-                : k && !strcmp(k, "preview") ? TXN_PREVIEW : TXN_ACTION;
+  int k = txn_kind_parse(json_string_value(json_object_get(req, "kind")));
+  txn_Kind kind = k < 0 ? TXN_ACTION : (txn_Kind)k;
+  jiti_Limits lim;
+  int limited = limits_of(w, json_object_get(req, "limits"), &lim);
   json_t *g = json_object_get(req, "generation");
   uint64_t gen = g ? local_gen(w, g) : txn_generation(w->W);
   txn_Outcome o;
@@ -259,8 +315,9 @@ static void do_attempt(Worker *w, json_t *req) {
     o.message = strdup(msg);
   } else {
     int pausable = json_is_true(json_object_get(req, "pausable"));
-    const char *package = json_string_value(json_object_get(req, "package"));
-    txn_attempt_in(w->W, gen, source ? source : "", package, kind, pausable ? cmd_fn : NULL, w, &o);
+    txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
+                      limited ? &lim : NULL, json_string_value(json_object_get(req, "package"))};
+    txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
     /* Nothing to publish: keep it at once and spare the kernel a round
     ** trip (the outcome then reports status idle, not awaiting-commit). */
     if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
@@ -298,20 +355,23 @@ static void await_decision(Worker *w) {
   if (txn_status(w->W) != TXN_ST_AWAITING) return;
   json_t *m;
   /* the kernel may have sent more calls meanwhile: they run after this */
-  while (m = recv_or_die(w, NULL, NULL), strcmp(op_of(m), "commit") && strcmp(op_of(m), "restore"))
+  while (m = recv_or_die(w, NULL, NULL), wire_op_of(m) != WIRE_COMMIT && wire_op_of(m) != WIRE_RESTORE)
     json_array_append_new(w->inbox, m);
-  int commit = !strcmp(op_of(m), "commit");
+  int commit = wire_op_of(m) == WIRE_COMMIT;
   json_t *rev = json_object_get(m, "revision");
+  int unchanged = json_is_false(json_object_get(m, "changed"));
   if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
   json_decref(m);
-  if (commit) {
+  if (commit && unchanged) {
+    txn_commit_unchanged(w->W);  /* the store had every entry already */
+  } else if (commit) {
     txn_commit(w->W);
   } else {
     txn_Outcome r;
     txn_restore(w->W, &r);
     txn_outcome_free(&r);
   }
-  send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", commit ? "committed" : "restored",
+  send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED),
                            "generation", (json_int_t)vis(w, txn_generation(w->W)),
                            "status", txn_status_name(txn_status(w->W))), NULL, 0);
 }
@@ -386,7 +446,8 @@ static int serve(int fd) {
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
-    send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", "cannot open a world (out of memory)"), NULL, 0);
+    send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message",
+                              "cannot open a world (out of memory)"), NULL, 0);
     return 1;
   }
   jiti_set_cstack_size(txn_state(w.W), WORKER_STACK);
@@ -400,7 +461,7 @@ static int serve(int fd) {
   jiti_entry_hash(JITI_ENTRY_DATA, "warm-up", (const unsigned char *)"", 0, warm);
   if (getenv("JITI_WORKER_NO_SANDBOX") == NULL || strcmp(getenv("JITI_WORKER_NO_SANDBOX"), "1")) {
     if (worker_sandbox(fd, err, sizeof err)) {
-      send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+      send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
       return 1;
     }
   }
@@ -409,25 +470,26 @@ static int serve(int fd) {
     unsigned char *blob;
     size_t bl;
     json_t *m = recv_or_die(&w, &blob, &bl);
-    const char *op = op_of(m);
-    int done = 0;
-    if (!strcmp(op, "init")) {
+    int op = wire_op_of(m), done = 0;
+    if (op == WIRE_INIT) {
       json_t *b = json_object_get(m, "base");
       w.base = json_is_integer(b) && json_integer_value(b) > 0 ? (uint64_t)json_integer_value(b) : 0;
       json_t *r = json_object_get(m, "revision");
       txn_set_revision(w.W, json_is_integer(r) ? (uint64_t)json_integer_value(r) : 0);
-    } else if (!strcmp(op, "import")) {
+      jiti_Limits lim;
+      if (limits_of(&w, json_object_get(m, "limits"), &lim)) txn_set_limits(w.W, &lim);
+    } else if (op == WIRE_IMPORT) {
       if (import_frame(&w, m, blob, bl, err, sizeof err)) {
-        send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+        send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
         free(blob);
         json_decref(m);
         return 1;
       }
-    } else if (!strcmp(op, "start")) {
+    } else if (op == WIRE_START) {
       char why[512];
       if (jiti_import_done(txn_state(w.W), why, sizeof why) != JITI_OK) {
         snprintf(err, sizeof err, "cannot import: %s", why);
-        send_or_die(&w, json_pack("{s:s, s:s}", "event", "fatal", "message", err), NULL, 0);
+        send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
         free(blob);
         json_decref(m);
         return 1;
@@ -440,7 +502,7 @@ static int serve(int fd) {
   }
   char msg[1024] = "";
   int bad = txn_check_baseline(w.W, msg, sizeof msg);
-  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s}", "event", "ready",
+  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s}", "event", wire_event_name(WIRE_READY),
                             "generation", (json_int_t)vis(&w, txn_generation(w.W)),
                             "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : ""),
               NULL, 0);
@@ -452,26 +514,27 @@ static int serve(int fd) {
     } else {
       m = recv_or_die(&w, NULL, NULL);
     }
-    const char *op = op_of(m);
-    if (!strcmp(op, "exit")) {
+    int op = wire_op_of(m);
+    if (op == WIRE_EXIT) {
       json_decref(m);
       break;
     }
     if (answer_query(&w, m)) {
       /* answered */
-    } else if (!strcmp(op, "attempt")) {
+    } else if (op == WIRE_ATTEMPT) {
       do_attempt(&w, m);
-    } else if (!strcmp(op, "attempts")) {
+    } else if (op == WIRE_ATTEMPTS) {
       /* application calls, run in order as one attempt each: every outcome
       ** goes out as soon as it is known; one that awaits its commit waits
       ** for the kernel's decision before the next item runs */
       size_t i;
       json_t *item;
       json_array_foreach(json_object_get(m, "items"), i, item) do_attempt(&w, item);
-    } else if (!strcmp(op, "invariant")) {
+    } else if (op == WIRE_INVARIANT) {
       do_invariant(&w, m);
     } else {
-      send_or_die(&w, json_pack("{s:s, s:s}", "event", "error", "message", "unknown request"), NULL, 0);
+      send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_ERROR), "message", "unknown request"),
+                  NULL, 0);
     }
     json_decref(m);
   }

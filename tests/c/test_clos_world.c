@@ -122,21 +122,25 @@ static void test_entries_and_round_trip(void) {
   CHECK(find(&e, JITI_ENTRY_GENERIC, "AREA") != NULL);
   CHECK(find(&e, JITI_ENTRY_CLASS, "B-SQUARE") != NULL);
 
-  /* readable without the classes: a fresh world decodes instances and
-  ** shared slot values as stand-ins */
+  /* readable without the classes: a fresh world writes an instance as the
+  ** form that builds it (unbound slots left out), a class with the values
+  ** of its shared slots */
   jiti_State *R = jiti_open();
   const Ent *row = find(&e, JITI_ENTRY_DATA, ":ONE");
-  char *t = jiti_entry_text(R, row->bytes, row->len);
-  CHECK_STR(t, "(WORLD-PUT :ONE #<B-SQUARE :NAME \"row\" :NOTE #<UNBOUND> :SIDE 5>)");
+  static const char one[] =
+    "(WORLD-PUT :ONE (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'B-SQUARE)))) "
+    "(SETF (SLOT-VALUE I 'NAME) \"row\") (SETF (SLOT-VALUE I 'SIDE) 5) I))";
+  char *t = jiti_entry_form(R, row->name, row->bytes, row->len, 0);
+  CHECK_STR(t, one);
   free(t);
   const Ent *cl = find(&e, JITI_ENTRY_CLASS, "SHAPE");
-  t = jiti_entry_text(R, cl->bytes, cl->len);
+  t = jiti_entry_form(R, cl->name, cl->bytes, cl->len, 0);
   CHECK(strstr(t, "(DEFCLASS SHAPE NIL") == t);
-  CHECK(strstr(t, "\n;; :class slot (MADE . 4)\n;; :class slot (REGISTRY \"plain\" \"row\" \"big\" \"sq\")") != NULL);
+  CHECK(strstr(t, "\n;; :class slot MADE = 4\n;; :class slot REGISTRY = '(\"plain\" \"row\" \"big\" \"sq\")") != NULL);
   free(t);
   /* a live world's view decodes them the same way: no print-object runs */
-  t = jiti_entry_text(S, row->bytes, row->len);
-  CHECK_STR(t, "(WORLD-PUT :ONE #<B-SQUARE :NAME \"row\" :NOTE #<UNBOUND> :SIDE 5>)");
+  t = jiti_entry_form(S, row->name, row->bytes, row->len, 0);
+  CHECK_STR(t, one);
   free(t);
   jiti_close(R);
 
@@ -155,6 +159,11 @@ static void test_entries_and_round_trip(void) {
     CHECK_STR(ev(T, "(progn (make-instance 'b-square :side 1) (list (made (first *shapes*)) (first (registry (first *shapes*)))))"),
               "(5 \"sq\")");
     CHECK_STR(ev(T, "(documentation 'area 'function)"), "\"the area\"");
+    /* the shown form builds an instance like the stored one */
+    CHECK_STR(ev(T, "(let ((i (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'B-SQUARE)))) "
+                    "(SETF (SLOT-VALUE I 'NAME) \"row\") (SETF (SLOT-VALUE I 'SIDE) 5) I))) "
+                    "(list (slot-value i 'name) (slot-value i 'side) (slot-boundp i 'note) (area i)))"),
+              "(\"row\" 5 NIL (:AREA 25))");
     jiti_close(T);
   }
   free(before);
@@ -191,8 +200,9 @@ static void test_migration(void) {
   /* the changed row holds the new shape */
   jiti_State *R = jiti_open();
   const Ent *p = find(&ch, JITI_ENTRY_DATA, ":P");
-  char *t = jiti_entry_text(R, p->bytes, p->len);
-  CHECK_STR(t, "(WORLD-PUT :P #<PT :R 30 :Z 0>)");
+  char *t = jiti_entry_form(R, p->name, p->bytes, p->len, 0);
+  CHECK_STR(t, "(WORLD-PUT :P (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'PT)))) (SETF (SLOT-VALUE I 'R) 30) "
+               "(SETF (SLOT-VALUE I 'Z) 0) I))");
   free(t);
   jiti_close(R);
   ents_free(&ch);

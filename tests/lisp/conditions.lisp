@@ -1,4 +1,4 @@
-;;;; conditions.lisp -- the condition system (issue 3): define-condition,
+;;;; conditions.lisp -- the condition system: define-condition,
 ;;;; signalling, handlers, restarts, the standard functions built on them,
 ;;;; and the tricky semantics (declining, handler clusters, restart
 ;;;; visibility and extent, unwind-protect ordering, conditions signalled

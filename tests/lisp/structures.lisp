@@ -110,6 +110,14 @@
 ;;; errors
 (signals type-error (point-x 5))
 (signals type-error (point-x (make-st-person)))
+;;; #S reads a structure back as the printer writes it
+(is-eql (point-y (read-from-string "#S(POINT :X 1 :Y 2)")) 2)
+(is-eql (point-x (read-from-string "#S(POINT :Y 2)")) nil)
+(is (point-p (read-from-string (prin1-to-string (make-point :x '(1 "a") :y #\b)))))
+(is-equal (point-x (read-from-string (prin1-to-string (make-point :x '(1 "a"))))) '(1 "a"))
+(signals error (read-from-string "#S(NO-SUCH-TYPE :A 1)"))
+(signals error (read-from-string "#S(POINT :Z 1)"))
+
 (signals type-error (setf (point-y '(1 2)) 3))
 (signals error (make-point :z 1))
 (signals error (st-make-vec 1))

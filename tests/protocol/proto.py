@@ -42,8 +42,8 @@ JITI = None
 SLOW = 1          # timeouts and waits are multiplied by this (ASan, GC stress)
 GC_STRESS = False
 
-OPS = ['hello', 'status', 'observe', 'inspect', 'history', 'subscribe', 'call', 'preview', 'act',
-       'invariant-add', 'invariant-remove', 'invariant-list', 'shutdown']
+OPS = ['hello', 'status', 'observe', 'inspect', 'history', 'subscribe', 'call', 'preview', 'act', 'apply',
+       'invariant-add', 'invariant-remove', 'invariant-list', 'rollback', 'record', 'shutdown']
 # Codes with which the kernel refuses a request it cannot parse or check.
 REFUSAL_CODES = {'malformed-json', 'invalid-utf8', 'invalid-request', 'unknown-op', 'unsupported-protocol'}
 

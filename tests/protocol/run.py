@@ -11,6 +11,13 @@ Parts (each starts its own kernels on temporary stores):
                error, leaves the world unchanged and the daemon serving
   concurrency  racing acts with one generation; 1,000 interleaved calls from
                4 clients
+  operator     the operator's requests (apply, rollback), per-request limits,
+               inspect without a kind, values, calls dropped when their client left
+  frames       every frame between a kernel and its worker against
+               docs/schema/frames.json
+  generations  generations never go back nor repeat: each path (stop/start,
+               kill -9, offline commands, failed calls) and a property test
+               over random histories of them
 
 Exit status 0 when every case passed (known bugs, marked xfail, do not fail it).
 """
@@ -32,7 +39,7 @@ def main():
     ap.add_argument('--gc-stress', action='store_true', help='the binary collects at every allocation')
     ap.add_argument('-k', dest='pattern', help='run only the cases whose name matches this regex')
     ap.add_argument('-v', dest='verbose', action='store_true', help='print every passing case')
-    ap.add_argument('parts', nargs='*', help='schema, conformance, hostile, concurrency (default: all)')
+    ap.add_argument('parts', nargs='*', help='schema, conformance, hostile, concurrency, operator, frames, generations (default: all)')
     a = ap.parse_args()
     env_stress = os.environ.get('JITI_GC_STRESS', '')
     proto.GC_STRESS = a.gc_stress or (env_stress not in ('', '0'))
@@ -49,8 +56,12 @@ def main():
     import test_conformance
     import test_hostile
     import test_concurrency
+    import test_generations
+    import test_operator
+    import test_frames
     parts = {'schema': test_schema, 'conformance': test_conformance, 'hostile': test_hostile,
-             'concurrency': test_concurrency}
+             'concurrency': test_concurrency, 'operator': test_operator, 'frames': test_frames,
+             'generations': test_generations}
     chosen = a.parts or list(parts)
     R = proto.Reporter(a.pattern, a.verbose)
     print('protocol suite: %s (slow factor %g%s)' % (proto.JITI, proto.SLOW, ', GC stress' if proto.GC_STRESS else ''),

@@ -2,6 +2,7 @@
 commands, event lines, shutdown and a worker death — each on its own kernel."""
 import os
 import signal
+import subprocess
 import socket
 import time
 
@@ -14,6 +15,8 @@ def run(R):
         requests(R, k)
     with Kernel() as k:
         pauses_and_events(R, k)
+    with Kernel() as k:
+        goals_and_records(R, k)
     shutdown(R)
     worker_death(R)
 
@@ -49,7 +52,7 @@ def requests(R, k):
     def call_accepted():
         g = k.gen()
         r = expect_ok(c.request({'op': 'call', 'source': '(world-put :a 1)'}), outcome='accepted', revision=2,
-                      value='1', changes=[{'kind': 'data', 'name': ':A', 'removed': False}])
+                      value='1', changes=[{'kind': 'data', 'name': ':A', 'removed': False, 'added': True}])
         assert r['generation'] > g and r['generation'] == k.gen(), (g, r)
         r = expect_ok(c.request({'op': 'call', 'source': '(+ 1 2)'}), outcome='accepted', revision=2, value='3',
                       changes=[])
@@ -82,7 +85,7 @@ def requests(R, k):
                                 ('(defvar *rate* 7)', 'variable', '*RATE*'),
                                 ('(defstruct point x y)', 'structure', 'POINT')]:
             r = expect_ok(c.request({'op': 'call', 'source': src}), outcome='accepted')
-            assert {'kind': kind, 'name': name, 'removed': False} in r['changes'], r
+            assert {'kind': kind, 'name': name, 'removed': False, 'added': True} in r['changes'], r
         assert k.value('(f 21)') == '42' and k.value('(twice 4)') == '8'
     R.run('conformance/call-definitions', definitions)
 
@@ -90,7 +93,7 @@ def requests(R, k):
         # a variable holding a structure is exported on every transaction (it might
         # have been mutated); identical to CURRENT's, it is not a change
         expect_ok(c.request({'op': 'call', 'source': '(defvar *table* (make-hash-table))'}),
-                  changes=[{'kind': 'variable', 'name': '*TABLE*', 'removed': False}])
+                  changes=[{'kind': 'variable', 'name': '*TABLE*', 'removed': False, 'added': True}])
         rev = k.status()['revision']
         expect_ok(c.request({'op': 'call', 'source': '(+ 1 1)'}), changes=[], revision=rev)
         expect_ok(c.request({'op': 'preview', 'source': '(world-get :a)'}), changes=[])
@@ -149,18 +152,20 @@ def requests(R, k):
         r = expect_ok(c.request({'op': 'preview', 'source': '(progn (print :p) (world-put :a 2))'}), outcome='accepted',
                       restored=True, value='2', output='\n:P ',
                       changes=[{'kind': 'data', 'name': ':A', 'removed': False}])
-        assert r['generation'] > g, r
+        assert r['generation'] == g, r   # nothing a view showed changed
         assert k.fingerprint() == before and k.value('(world-get :a)') == '1'
         expect_error(c.request({'op': 'preview', 'source': '(car 5)'}), 'aborted', 'TYPE-ERROR')
         expect_error(c.request({'op': 'preview', 'source': '#.(x)'}), 'rejected-by-gate')
-        expect_error(c.request({'op': 'preview', 'source': '1', 'generation': g}), 'stale')
+        assert k.gen() == g
+        expect_ok(c.request({'op': 'preview', 'source': '1', 'generation': g}), value='1')
+        expect_error(c.request({'op': 'preview', 'source': '1', 'generation': g - 1}), 'stale')
         assert k.fingerprint() == before
     R.run('conformance/preview', preview)
 
     def act():
         g = k.gen()
         r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': '(world-put :b 2)'}}),
-                      outcome='accepted', value='2', changes=[{'kind': 'data', 'name': ':B', 'removed': False}])
+                      outcome='accepted', value='2', changes=[{'kind': 'data', 'name': ':B', 'removed': False, 'added': True}])
         h = c.request({'op': 'history', 'limit': 1})['revisions'][0]
         assert h['kind'] == 'action' and h['summary'] == 'act: (world-put :b 2)' and h['revision'] == r['revision'], h
         r = expect_error(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': '(world-put :b 3)'}}),
@@ -175,7 +180,7 @@ def requests(R, k):
     def invariants():
         expect_ok(c.request({'op': 'invariant-list'}), invariants=[])
         r = expect_ok(c.request({'op': 'invariant-add', 'name': 'a-positive', 'source': '(> (world-get :a 0) 0)'}),
-                      outcome='accepted', changes=[{'kind': 'invariant', 'name': 'A-POSITIVE', 'removed': False}])
+                      outcome='accepted', changes=[{'kind': 'invariant', 'name': 'A-POSITIVE', 'removed': False, 'added': True}])
         rev = r['revision']
         h = c.request({'op': 'history', 'limit': 1})['revisions'][0]
         assert h['kind'] == 'action' and h['summary'].startswith('invariant-add a-positive'), h
@@ -207,12 +212,12 @@ def requests(R, k):
 
     def packages():
         r = expect_ok(c.request({'op': 'call', 'source': '(defpackage :shop (:use :cl :jiti) (:export #:price))'}),
-                      outcome='accepted', changes=[{'kind': 'package', 'name': '"SHOP"', 'removed': False}])
+                      outcome='accepted', changes=[{'kind': 'package', 'name': '"SHOP"', 'removed': False, 'added': True}])
         v = c.request({'op': 'observe'})['view']
         assert v['package'] == 'COMMON-LISP-USER' and v['counts']['package'] == 1, v
         # read and evaluated in SHOP, for this call only
         expect_ok(c.request({'op': 'call', 'source': '(defun price (x) (* 2 x))', 'package': 'SHOP'}),
-                  changes=[{'kind': 'function', 'name': 'SHOP::PRICE', 'removed': False}])
+                  changes=[{'kind': 'function', 'name': 'SHOP::PRICE', 'removed': False, 'added': True}])
         assert c.request({'op': 'observe'})['view']['package'] == 'COMMON-LISP-USER'
         assert k.value('(shop:price 4)') == '8'
         r = expect_ok(c.request({'op': 'preview', 'source': '(list (price 1) (package-name *package*))',
@@ -265,7 +270,7 @@ def pauses_and_events(R, k):
         p = r['pause']
         assert r['generation'] == p['generation'] == g + 1, r
         assert p['pause'] == 1 and p['condition_type'] == 'DIVISION-BY-ZERO' and p['steps_used'] == 0, p
-        assert {'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE'} in p['restarts'], p
+        assert {'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE', 'lambda_list': '(V)'} in p['restarts'], p
         started = sub.wait_event(lambda e: e['event'] == 'started' and e['source'] == DIVIDE, what='started')
         assert started == dict(started, command='act', parent=rev, generation=g), started
         st['attempt'] = started['attempt']
@@ -282,9 +287,13 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'inspect', 'kind': 'data', 'name': ':P'}))  # the paused attempt's write
         expect_ok(c.request({'op': 'invariant-list'}))
         expect_ok(c.request({'op': 'history', 'limit': 1}))
-        # a call waits in the queue while the act is paused
+        # a call is refused at once while the act is paused: it would wait for the answer
+        r = expect_error(c.request({'op': 'call', 'source': '(world-get :p)'}), 'paused')
+        assert r['status'] == 'paused' and r['generation'] == st['gen'] and r['pause']['pause'] == 1, r
+        expect_error(c.request({'op': 'preview', 'source': '1'}), 'paused')
+        # unless it asks to wait: then it waits in the queue
         st['queued'] = k2 = k.conn()
-        st['queued_id'] = k2.send({'op': 'call', 'source': '(world-get :p)'})
+        st['queued_id'] = k2.send({'op': 'call', 'source': '(world-get :p)', 'wait': True})
         try:
             k2.reply(st['queued_id'], timeout=0.5)
             raise AssertionError('a call was answered while an act was paused')
@@ -325,7 +334,7 @@ def pauses_and_events(R, k):
         r = expect_ok(c.request({'op': 'act', 'generation': st['gen'],
                                  'action': {'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(list 7)'}}),
                       outcome='accepted', value='7', revision=rev + 1,
-                      changes=[{'kind': 'data', 'name': ':P', 'removed': False}])
+                      changes=[{'kind': 'data', 'name': ':P', 'removed': False, 'added': True}])
         acc = sub.wait_event(lambda e: e['event'] == 'accepted' and e['attempt'] == st['attempt'], what='accepted')
         assert acc['revision'] == rev + 1 and acc['generation'] == r['generation'], (acc, r)
         q = st['queued'].reply(st['queued_id'])
@@ -394,8 +403,9 @@ def pauses_and_events(R, k):
             out = sub.wait_event(lambda e: e.get('attempt') == started['attempt'] and e['event'] != 'started',
                                  what='outcome of ' + src)
             assert out['event'] == event and out.get('outcome', 'accepted') == (code or 'accepted'), out
-            if op == 'preview':
-                assert 'revision' not in out and out['message'].startswith('preview'), out
+            if code is None:
+                assert out['command'] == op and out['revision'] == r['revision'], (out, r)
+                assert out['generation'] == r['generation'], (out, r)
         r = expect_error(c.request({'op': 'invariant-add', 'name': 'no', 'source': 'nil'}), 'unsafe')
         sub.wait_event(lambda e: e['event'] == 'rejected' and e['outcome'] == 'unsafe', what='rejected unsafe')
     R.run('conformance/outcome-events', outcome_events)
@@ -442,7 +452,7 @@ def shutdown(R):
                                       'action': {'type': 'evaluate', 'source': '(progn (world-put :kept 2) (car 5))'}}),
                           status='paused')
             att = sub.wait_event(lambda e: e['event'] == 'paused', what='paused')['attempt']
-            qid = c2.send({'op': 'call', 'source': '(world-put :kept 3)'})
+            qid = c2.send({'op': 'call', 'source': '(world-put :kept 3)', 'wait': True})
             wait_for(lambda: k.status()['queue'] == 1, 10 * proto.SLOW, 'the call to be queued')
             expect_ok(c3.request({'op': 'shutdown'}), message='shutting down')
             expect_error(c2.reply(qid), 'shutting-down')
@@ -508,3 +518,57 @@ def worker_death(R):
             c.close()
             sub.close()
         R.run('conformance/worker-killed', run_it)
+
+
+# ------------------------------------------------ observe goals and record
+
+def goals_and_records(R, k):
+    c = k.conn()
+
+    def observe_goals():
+        expect_ok(c.request({'op': 'call', 'source': '(defun f (x) (* 2 x))'}), outcome='accepted')
+        g = k.gen()
+        v = expect_ok(c.request({'op': 'observe', 'goals': ['(= (f 2) 4)', '(= (f 2) 5)', '(car 1)',
+                                                            '(progn (world-put :w 1) t)']}))['view']
+        assert [x['pass'] for x in v['goals']] == [True, False, False, True], v['goals']
+        assert v['goals'][0] == {'source': '(= (f 2) 4)', 'pass': True, 'message': 'T'}, v['goals']
+        assert v['goals'][2]['message'].startswith('TYPE-ERROR'), v['goals']
+        assert v['generation'] == g == k.gen(), (g, v['generation'])   # goals change nothing
+        assert k.value('(world-get :w)') == 'NIL'
+        assert expect_ok(c.request({'op': 'observe', 'goals': []}))['view']['goals'] == []
+        for bad in [5, [1], ['x' * 16385], ['(f)'] * 65]:
+            expect_error(c.request({'op': 'observe', 'goals': bad}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'observe', 'goals': ['a\u0000b']}, valid=False), 'malformed-json')
+    R.run('conformance/observe-goals', observe_goals)
+
+    def observe_goals_paused():
+        g = k.gen()
+        r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': DIVIDE}}),
+                      status='paused')
+        v = expect_ok(c.request({'op': 'observe', 'goals': ['t']}))['view']
+        assert v['goals'] == [{'source': 't', 'pass': None, 'message': 'not evaluated: a transaction is paused'}], v
+        expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}), 'aborted')
+    R.run('conformance/observe-goals-paused', observe_goals_paused)
+
+    def record():
+        sub = k.conn()
+        expect_ok(sub.request({'op': 'subscribe'}), subscribed=True)
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session-step', 'session': 'x1', 'step': 1}}))
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session', 'nested': {'a': [1, 2]}}, 'sync': True}))
+        # sync: already in the store when the reply comes
+        out = subprocess.run([proto.JITI, 'events', '--store', k.store, '-n', '1'], capture_output=True, text=True)
+        assert 'session' in out.stdout and 'nested' in out.stdout, out.stdout
+        e = sub.wait_event(lambda e: e['event'] == 'session-step', what='session-step')
+        assert e['session'] == 'x1' and e['step'] == 1 and e['seq'] >= 1 and e['time'] > 0, e
+        sub.wait_event(lambda e: e['event'] == 'session', what='session')
+        for bad in [{'event': 'accepted'}, {'event': 'sessionx'}, {'event': 5}, {'x': 1}, 'session',
+                    {'event': 'session-x', 'seq': 1}, {'event': 'session-x', 'time': 1}]:
+            expect_error(c.request({'op': 'record', 'event': bad}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'record', 'event': {'event': 'session-x'}, 'sync': 1}, valid=False),
+                     'invalid-request')
+        expect_error(c.request({'op': 'record'}, valid=False), 'invalid-request')
+        # a long record is kept as its head
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session-x', 'big': 'y' * 70000}}))
+        e = sub.wait_event(lambda e: e['event'] == 'session-x', what='session-x')
+        assert e.get('truncated') is True and e['original_bytes'] > 70000, e
+    R.run('conformance/record', record)

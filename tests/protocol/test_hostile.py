@@ -286,17 +286,20 @@ def pipelined_burst(k):
 def queue_full(k):
     """10,000 queued transactions: the next one is refused busy."""
     with k.conn() as c, k.conn() as flood:
+        # the requests are built (and checked against the schemas) before the
+        # pause begins: its timeout must not run out meanwhile
+        ids = []
+        data = []
+        for i in range(10001):
+            rid = 'q%d' % i
+            ids.append(rid)
+            data.append(check_request(b'{"op":"call","source":"(world-put :keep 0)","generation":0,"wait":true,'
+                                      b'"id":"%s"}\n' % rid.encode()))
         r = expect_ok(c.request({'op': 'act', 'generation': k.gen(),
                                  'action': {'type': 'evaluate', 'source': PAUSING}}), status='paused')
         try:
-            ids = []
-            data = []
-            for i in range(10001):
-                rid = 'q%d' % i
+            for rid in ids:
                 flood.pending[rid] = ('call', True)
-                ids.append(rid)
-                data.append(check_request(b'{"op":"call","source":"(world-put :keep 0)","generation":0,"id":"%s"}\n'
-                                          % rid.encode()))
             flood.sock.sendall(b''.join(data))
             busy = expect_error(flood.reply(), 'busy')
             assert busy['id'] == 'q10000', busy
@@ -317,7 +320,8 @@ def vanishing_pauser(k):
     c.close()
     with k.conn() as d:
         t0 = time.time()
-        qid = d.send({'op': 'call', 'source': '(world-get :keep)'})
+        expect_error(d.request({'op': 'call', 'source': '(world-get :keep)'}), 'paused')
+        qid = d.send({'op': 'call', 'source': '(world-get :keep)', 'wait': True})
         expect_ok(d.request({'op': 'observe'}))
         r = expect_ok(d.reply(qid, timeout=(PAUSE_TIMEOUT + 30) * proto.SLOW), value='42')
         assert time.time() - t0 < (PAUSE_TIMEOUT + 30) * proto.SLOW

@@ -3,6 +3,7 @@
 ** argument checking, read-only handles, format versions. */
 #include "st_test.h"
 #include <sys/stat.h>
+#include <jansson.h>
 
 /* Collect a map as "kind name=bytes;" text. */
 typedef struct coll { char buf[8192]; size_t n; } coll;
@@ -407,6 +408,67 @@ static void test_closed_std_fds(void) {
   rm_store(dir);
 }
 
+
+/* The generation high-water mark: recorded by publishes (revert too) and by
+** store_advance_generation (with its events, one transaction), never lowered,
+** kept across reopening; a store without the record reports CURRENT's
+** generation. */
+static void test_generation(void) {
+  char dir[4096], err[1024];
+  store_env *s, *ro;
+  uint64_t g = 99, rev, seq = 0;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 0);
+  CHECK(store_generation(s, NULL) == STORE_EINVAL);
+  store_rev_info in = info_of(STORE_REV_INITIAL, 1, "init");
+  CHECK(store_publish(s, 0, &in, NULL, 0, NULL, 0, &rev) == STORE_OK);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 1);
+  /* advanced without a revision, with an event in the same transaction */
+  json_t *ev = json_pack("{s:s, s:i}", "event", "paused", "attempt", 3);
+  CHECK(store_advance_generation(s, 40, &ev, NULL, 1, &seq) == STORE_OK && seq == 1);
+  json_decref(ev);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 40);
+  /* never lowered: by a smaller advance or by a publish recording less */
+  CHECK(store_advance_generation(s, 7, NULL, NULL, 0, NULL) == STORE_OK);
+  store_rev_info act = info_of(STORE_REV_ACTION, 2, "stale generation");
+  store_entry a = ent(STORE_FUNCTION, "f", "(defun f () 1)");
+  CHECK(store_publish(s, 1, &act, &a, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 40);
+  /* a publish recording more raises it; so does a rollback */
+  act.generation = 41;
+  store_entry b = ent(STORE_FUNCTION, "f", "(defun f () 2)");
+  CHECK(store_publish(s, 2, &act, &b, 1, NULL, 0, &rev) == STORE_OK && rev == 3);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 41);
+  store_rev_info rb = info_of(STORE_REV_ROLLBACK, 42, "rollback");
+  CHECK(store_publish_revert(s, 3, 2, &rb, &rev) == STORE_OK && rev == 4);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 42);
+  /* a publish that changes nothing records nothing */
+  act.generation = 50;
+  CHECK(store_publish(s, 4, &act, &a, 1, NULL, 0, &rev) == STORE_OK && rev == 4);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 42);
+  /* a bad event: nothing written */
+  json_t *bad = json_integer(1);
+  CHECK(store_advance_generation(s, 60, &bad, NULL, 1, NULL) == STORE_EINVAL);
+  json_decref(bad);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 42);
+  store_close(s);
+  /* kept across reopening; readable beside a writer; not writable read-only */
+  CHECK(store_open(dir, STORE_RDONLY, &ro, err, sizeof err) == STORE_OK);
+  CHECK(store_generation(ro, &g) == STORE_OK && g == 42);
+  CHECK(store_advance_generation(ro, 43, NULL, NULL, 0, NULL) == STORE_EPERM);
+  store_close(ro);
+  /* a store written before the record existed: CURRENT's generation */
+  CHECK(raw_del(dir, "meta", "generation", 10) == 0);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 42);  /* the rollback's manifest */
+  CHECK(store_advance_generation(s, 43, NULL, NULL, 0, NULL) == STORE_OK);
+  CHECK(store_generation(s, &g) == STORE_OK && g == 43);
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_hashes();
   test_round_trip();
@@ -414,5 +476,6 @@ int main(void) {
   test_invalid_args();
   test_readonly_and_version();
   test_closed_std_fds();
+  test_generation();
   return CHECK_DONE();
 }

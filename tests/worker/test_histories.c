@@ -210,8 +210,7 @@ static int step(txn_World *W, Model *m, const Op *o, char *why, size_t n) {
     snprintf(src, sizeof src, "(progn (defun f%d () %d) (world-put :k%d %d) (error \"boom ~a\" %d))",
              o->f, o->v, o->k, o->v2, o->v);
     r = attempt(W, g, src, TXN_ACTION, NULL, &out);
-    want = TXN_ABORTED;
-    m->gen += 1;
+    want = TXN_ABORTED;  /* restored, never paused: the generation stays */
     break;
   case OP_REPAIR_RESUME: {
     /* a call fails inside a restart-case; the repair defines f; retry
@@ -257,8 +256,7 @@ static int step(txn_World *W, Model *m, const Op *o, char *why, size_t n) {
   case OP_PREVIEW:
     snprintf(src, sizeof src, "(progn (world-put :k%d %d) (defun f%d () %d))", o->k, o->v, o->f, o->v2);
     r = attempt(W, g, src, TXN_PREVIEW, NULL, &out);
-    want = TXN_ACCEPTED;
-    m->gen += 1;
+    want = TXN_ACCEPTED;  /* restored, never paused: the generation stays */
     if (r == TXN_ACCEPTED && out.nchanges < 2) { snprintf(why, n, "preview reported %d changes", out.nchanges); txn_outcome_free(&out); return 0; }
     break;
   case OP_ABORT: {
@@ -277,14 +275,12 @@ static int step(txn_World *W, Model *m, const Op *o, char *why, size_t n) {
   case OP_UNSAFE:
     snprintf(src, sizeof src, "(progn (defun f%d () %d) (world-put :k%d %d) (world-put :k0 13))", o->f, o->v, o->k, o->v2);
     r = attempt(W, g, src, TXN_ACTION, NULL, &out);
-    want = TXN_UNSAFE;
-    m->gen += 1;
+    want = TXN_UNSAFE;  /* restored, never paused */
     break;
   case OP_APP_FAIL:
     snprintf(src, sizeof src, "(progn (world-put :k%d %d) (car %d))", o->k, o->v, o->v2);
     r = attempt(W, g, src, TXN_APPLICATION, NULL, &out);
-    want = TXN_ERROR;
-    m->gen += 1;
+    want = TXN_ERROR;  /* restored, never paused */
     break;
   case OP_PUB_FAIL:
   default:
@@ -295,8 +291,7 @@ static int step(txn_World *W, Model *m, const Op *o, char *why, size_t n) {
       txn_Outcome o2;
       txn_restore(W, &o2);
       if (o2.reason != TXN_PUBLICATION_FAILED) r = o2.reason;
-      txn_outcome_free(&o2);
-      m->gen += 1;
+      txn_outcome_free(&o2);  /* restored, never paused: the generation stays */
     }
     break;
   }

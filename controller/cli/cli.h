@@ -1,0 +1,87 @@
+/*
+** cli.h — the `jiti` command line: the exit statuses every command shares,
+** the entry point of each subcommand (the table in main.c), and the option
+** helpers they use (opts.c, stack.c).
+**
+** Exit statuses: 0 success, 1 failure (the message names the store or the
+** kernel, and the fix where there is one), 2 usage error; `jiti run` also 3
+** (a file could not be read) and 4 (a syntax error).
+*/
+#ifndef jiti_cli_h
+#define jiti_cli_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "jiti.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* ---- the subcommands */
+
+int cmd_run(int argc, char **argv);       /* cli/run.c */
+
+/* Store commands (offline/): --store DIR (default $JITI_STORE, else
+** ./.jiti).  apply, invariant and rollback go through the store's kernel
+** when one serves it, else run on the store directly. */
+int cmd_init(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_invariant(int argc, char **argv);
+int cmd_recover_session(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+
+/* The kernel daemon (daemon/) and its clients (client/): --store DIR;
+** docs/protocol.md. */
+int cmd_kernel(int argc, char **argv);
+int cmd_worker_internal(int argc, char **argv);  /* `jiti __worker`, hidden */
+int cmd_eval(int argc, char **argv);
+int cmd_preview(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_observe(int argc, char **argv);
+int cmd_act(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_repl(int argc, char **argv);
+
+/* A model grows the world (session/): exit statuses in session/sess.h. */
+int cmd_session(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+
+/* ---- opts.c: options */
+
+/* The store directory: --store DIR, else $JITI_STORE, else ./.jiti. */
+const char *opts_default_store(void);
+
+/* If argv[*i] is --store DIR or --store=DIR, consume it into *dir and return
+** 1; return -1 (after a message) when DIR is missing; 0 otherwise. */
+int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir);
+
+/* Parse a non-negative decimal count (for -n, --fuel ...); 1 on success. */
+int opts_count(const char *s, uint64_t *out);
+/* Parse a byte size with an optional K, M or G suffix; 1 on success. */
+int opts_size(const char *s, uint64_t *out);
+
+/* The whole of a file (path "-": standard input), NUL-terminated, its
+** length in *len; NULL with errno set when it cannot be read. */
+char *opts_read_file(const char *path, size_t *len);
+
+/* ---- stack.c: evaluation needs a large C stack */
+
+#ifdef __SANITIZE_ADDRESS__
+#define STACK_SIZE ((size_t)48 << 20)
+#else
+#define STACK_SIZE ((size_t)1 << 30)
+#endif
+
+/* Run cmd(argc, argv) on a thread with a STACK_SIZE stack (or on this
+** thread if one cannot be made) and return its status. */
+int stack_run(int (*cmd)(int, char **), int argc, char **argv);
+
+/* A fresh interpreter with the world layer enabled and the stack size set.
+** NULL (with a message on stderr naming `who`) when memory is exhausted. */
+jiti_State *stack_new_world(const char *who);
+
+#endif

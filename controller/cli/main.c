@@ -1,0 +1,69 @@
+/*
+** main.c — the `jiti` command: the table of subcommands (cli.h), and the
+** dispatch to them, like git.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} commands[] = {
+  {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world"},
+  {"init", cmd_init, "create a store holding the initial, empty world"},
+  {"apply", cmd_apply, "run forms as one checked transaction on a store"},
+  {"invariant", cmd_invariant, "add, remove or list the world's safety invariants"},
+  {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world"},
+  {"log", cmd_log, "list a store's revisions, newest first"},
+  {"show", cmd_show, "show a revision's manifest and changed entries"},
+  {"diff", cmd_diff, "compare the worlds of two revisions"},
+  {"rollback", cmd_rollback, "publish a revision equal to an older one"},
+  {"events", cmd_events, "list a store's events, newest first"},
+  {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)"},
+  {"eval", cmd_eval, "run an application call on the running kernel"},
+  {"preview", cmd_preview, "evaluate on the running kernel, report, restore everything"},
+  {"inspect", cmd_inspect, "print one entry of the running kernel's world in full"},
+  {"observe", cmd_observe, "show the running kernel's world"},
+  {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel"},
+  {"status", cmd_status, "show the state of the store's kernel"},
+  {"stop", cmd_stop, "shut the store's kernel down cleanly"},
+  {"repl", cmd_repl, "an interactive session with the running kernel"},
+  {"session", cmd_session, "let a model grow the world, one checked action at a time"},
+  {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
+  {NULL, NULL, NULL}
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti [--version] [--help] <command> [<args>]\n"
+          "\n"
+          "jiti keeps a Lisp world running and grows it one checked transaction at a time.\n"
+          "\n"
+          "commands:\n");
+  for (int i = 0; commands[i].name; i++)
+    fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    printf("jiti %s\n", JITI_VERSION);
+    return 0;
+  }
+  if (!strcmp(cmd, "__worker")) return cmd_worker_internal(argc - 1, argv + 1);
+  for (int i = 0; commands[i].name; i++)
+    if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
+  return 2;
+}

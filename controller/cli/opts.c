@@ -1,0 +1,86 @@
+/*
+** opts.c — the option helpers every command shares (cli.h): the store
+** directory, counts and sizes, reading a file or standard input.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+const char *opts_default_store(void) {
+  const char *e = getenv("JITI_STORE");
+  return e && *e ? e : ".jiti";
+}
+
+int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir) {
+  const char *a = argv[*i];
+  if (!strncmp(a, "--store=", 8)) {
+    *dir = a + 8;
+  } else if (!strcmp(a, "--store")) {
+    if (*i + 1 >= argc) {
+      fprintf(stderr, "jiti %s: --store needs a directory\n", cmd);
+      return -1;
+    }
+    *dir = argv[++*i];
+  } else {
+    return 0;
+  }
+  if (!**dir) {
+    fprintf(stderr, "jiti %s: --store needs a non-empty directory\n", cmd);
+    return -1;
+  }
+  return 1;
+}
+
+int opts_count(const char *s, uint64_t *out) {
+  if (!s || !*s) return 0;
+  for (const char *p = s; *p; p++)
+    if (*p < '0' || *p > '9') return 0;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+int opts_size(const char *s, uint64_t *out) {
+  if (!s || *s < '0' || *s > '9') return 0;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return 0;
+  unsigned shift = 0;
+  if (*end == 'k' || *end == 'K') { shift = 10; end++; }
+  else if (*end == 'm' || *end == 'M') { shift = 20; end++; }
+  else if (*end == 'g' || *end == 'G') { shift = 30; end++; }
+  if (*end || (shift && v > (UINT64_MAX >> shift))) return 0;
+  *out = v << shift;
+  return 1;
+}
+
+char *opts_read_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) break;
+    if (n == cap) {
+      char *nb = realloc(buf, cap * 2 + 1);
+      if (!nb) { free(buf); buf = NULL; break; }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  if (f != stdin) fclose(f);
+  if (bad) { free(buf); errno = EIO; return NULL; }
+  if (!buf) { errno = ENOMEM; return NULL; }
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}

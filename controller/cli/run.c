@@ -1,0 +1,127 @@
+/*
+** run.c — `jiti run`: evaluate files or one expression in a fresh in-memory
+** world (no daemon, no store).
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static void run_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti run [options] FILE...\n"
+          "       jiti run [options] -e EXPR\n"
+          "\n"
+          "Evaluate the forms of each FILE in order, in one fresh world, printing only\n"
+          "what the program prints; or print the value of EXPR (with prin1).\n"
+          "\n"
+          "options:\n"
+          "  -e, --eval EXPR   evaluate EXPR and print its value\n"
+          "  --fuel N          evaluation steps per run (default 0 = unlimited)\n"
+          "  --depth N         maximum call depth (default 100000)\n"
+          "  --heap BYTES      maximum live heap bytes (default 0 = unlimited;\n"
+          "                    suffixes K, M, G)\n"
+          "  --output N        maximum characters printed (default 0 = unlimited)\n"
+          "  --gc-stress       collect garbage at every allocation (slow; for testing)\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 success; 1 an unhandled error or a resource limit; 2 usage;\n"
+          "3 a file could not be read; 4 a reader (syntax) error.\n");
+}
+
+static int report_failure(const jiti_Result *res) {
+  fflush(stdout);
+  fprintf(stderr, "jiti: %s: %s\n", res->condition_type ? res->condition_type : "ERROR",
+          res->message ? res->message : "(no message)");
+  return res->status == JITI_READ_ERROR ? 4 : 1;
+}
+
+static int run_main(int argc, char **argv);
+
+/* The interpreter runs on a thread with a large stack (stack.c) so that
+** deep (but bounded) recursion works. */
+int cmd_run(int argc, char **argv) { return stack_run(run_main, argc, argv); }
+
+static int run_main(int argc, char **argv) {
+  const char *expr = NULL;
+  jiti_Limits limits = {0, 100000, 0, 0};
+  int gc_stress = 0;
+  int nfiles = 0;
+  char **files = calloc((size_t)argc + 1, sizeof *files);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    uint64_t v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      run_usage(stdout);
+      free(files);
+      return 0;
+    } else if (!strcmp(a, "-e") || !strcmp(a, "--eval")) {
+      if (++i >= argc) { fprintf(stderr, "jiti run: %s needs an expression\n", a); free(files); return 2; }
+      expr = argv[i];
+    } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") ||
+               !strcmp(a, "--output")) {
+      if (++i >= argc || !opts_size(argv[i], &v)) {
+        fprintf(stderr, "jiti run: %s needs a non-negative number\n", a);
+        free(files);
+        return 2;
+      }
+      if (!strcmp(a, "--fuel")) limits.fuel = v;
+      else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > 10000000 ? 10000000 : v);
+      else if (!strcmp(a, "--heap")) limits.heap = (size_t)v;
+      else limits.output = (size_t)v;
+    } else if (!strcmp(a, "--gc-stress")) {
+      gc_stress = 1;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "jiti run: unknown option %s (see 'jiti run --help')\n", a);
+      free(files);
+      return 2;
+    } else {
+      files[nfiles++] = argv[i];
+    }
+  }
+  if (!expr && nfiles == 0) {
+    run_usage(stderr);
+    free(files);
+    return 2;
+  }
+  jiti_State *S = jiti_open();
+  if (!S) {
+    fprintf(stderr, "jiti: cannot create an interpreter (out of memory?)\n");
+    free(files);
+    return 1;
+  }
+  jiti_set_limits(S, &limits);
+  jiti_set_cstack_size(S, STACK_SIZE);
+  if (gc_stress) jiti_set_gc_stress(S, 1);
+  int status = 0;
+  for (int i = 0; i < nfiles && status == 0; i++) {
+    size_t len;
+    char *src = opts_read_file(files[i], &len);
+    if (!src) {
+      fprintf(stderr, "jiti run: cannot read %s: %s\n", files[i], strerror(errno));
+      status = 3;
+      break;
+    }
+    jiti_Result res;
+    if (jiti_eval_string(S, src, len, &res) != JITI_OK) status = report_failure(&res);
+    jiti_result_free(&res);
+    free(src);
+  }
+  if (status == 0 && expr) {
+    jiti_Result res;
+    if (jiti_eval_string(S, expr, strlen(expr), &res) == JITI_OK) {
+      fflush(stdout);
+      fwrite(res.value, 1, res.value_len, stdout);
+      putchar('\n');
+    } else {
+      status = report_failure(&res);
+    }
+    jiti_result_free(&res);
+  }
+  fflush(stdout);
+  jiti_close(S);
+  free(files);
+  return status;
+}

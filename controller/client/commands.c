@@ -1,0 +1,584 @@
+/*
+** commands.c — the kernel's client commands: eval, preview, inspect,
+** observe, act, status, stop.  Each connects to DIR/kernel.sock, sends one
+** request (docs/protocol.md) and prints the reply (render.h).
+** Exit status: 0 success, 1 failure (no kernel, an error reply, a failed
+** transaction), 2 usage.
+*/
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "cli.h"
+#include "engine.h"
+#include "kclient.h"
+#include "proto.h"
+#include "render.h"
+
+static void print_json(json_t *o) {
+  char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  if (t) puts(t);
+  free(t);
+}
+
+/* An error reply: "jiti CMD: CODE: MESSAGE". */
+static int fail_reply(const char *cmd, json_t *r) {
+  fflush(stdout);
+  fprintf(stderr, "jiti %s: %s: %s\n", cmd, kclient_str(r, "code"), kclient_str(r, "message"));
+  return EXIT_FAIL;
+}
+
+/* How to answer a pause of generation gen with `jiti act`. */
+static void act_hint(FILE *f, json_int_t gen) {
+  fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT
+          " --resume ID [--args 'ARG ...'] | --evaluate SOURCE | --abort\n", gen);
+}
+
+static void print_pause(FILE *f, json_t *p) {
+  render_pause(f, p);
+  act_hint(f, kclient_int(p, "generation"));
+}
+
+/* Common option parsing: --store, --json, -h. */
+typedef struct { const char *dir; int json; } Common;
+
+static int common_opt(const char *cmd, int argc, char **argv, int *i, Common *c, void (*usage)(FILE *)) {
+  int r = opts_store(cmd, argc, argv, i, &c->dir);
+  if (r) return r < 0 ? -1 : 1;
+  if (!strcmp(argv[*i], "--json")) { c->json = 1; return 1; }
+  if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) { usage(stdout); return 2; }
+  return 0;
+}
+
+/* Parse a command line that takes only the common options.  Returns -1 to
+** go on, or the exit status to return (help shown, or a usage error). */
+static int only_common_opts(const char *cmd, int argc, char **argv, Common *c,
+                            void (*usage)(FILE *)) {
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt(cmd, argc, argv, &i, c, usage);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    fprintf(stderr, "jiti %s: unexpected argument '%s' (see 'jiti %s --help')\n", cmd, argv[i], cmd);
+    return EXIT_USAGE;
+  }
+  return -1;
+}
+
+/* A transaction's reply (call, preview): the output, the value(s), the
+** changes it made (or would make), or the failure.  A "paused" refusal says
+** how to go on. */
+static int print_txn_reply(const char *cmd, json_t *r, int json) {
+  int ok = json_is_true(json_object_get(r, "ok"));
+  if (json) {
+    print_json(r);
+    return ok ? EXIT_OK : EXIT_FAIL;
+  }
+  render_output(stdout, r);
+  if (!ok) {
+    fail_reply(cmd, r);
+    if (!strcmp(kclient_str(r, "code"), "paused"))
+      fprintf(stderr, "(see it with 'jiti observe'; or run this again with --wait)\n");
+    return EXIT_FAIL;
+  }
+  render_value(stdout, r);
+  return EXIT_OK;
+}
+
+/* The source of eval and preview: EXPR, or all the forms of a file (-
+** standard input) when given --file F or "-".  Malloc'd; NULL after a
+** message. */
+static char *source_of(const char *cmd, const char *expr, const char *file, int *program) {
+  *program = file != NULL;
+  if (!file) return strdup(expr);
+  size_t len;
+  char *src = opts_read_file(file, &len);
+  if (!src) fprintf(stderr, "jiti %s: cannot read %s: %s\n", cmd, strcmp(file, "-") ? file : "standard input",
+                    strerror(errno));
+  else if (strlen(src) != len) {
+    fprintf(stderr, "jiti %s: %s holds a NUL byte; nothing was sent\n", cmd, file);
+    free(src);
+    src = NULL;
+  }
+  return src;
+}
+
+/* ------------------------------------------------------- eval, preview */
+
+static const char TXN_OPTIONS[] =
+  "  --file FILE       the forms of FILE (- for standard input) instead of EXPR\n"
+  "  --wait            wait behind a paused transaction instead of being refused\n"
+  "  --generation N    run only if the world is still at generation N (else stale)\n"
+  "  --package NAME    read and evaluate in package NAME (default: the world's\n"
+  "                    current package)\n"
+  "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+  "  --json            print the kernel's reply as JSON\n"
+  "  -h, --help        show this help\n";
+
+static void eval_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti eval [options] EXPR\n"
+          "       jiti eval [options] (--file FILE | -)\n"
+          "\n"
+          "Run EXPR (one Lisp form), or all the forms of FILE (- or --file -: standard\n"
+          "input) in order, as one application call on the running kernel: a transaction\n"
+          "that publishes what it changes, or restores everything if it fails.  Prints the\n"
+          "program's output and the value (each of several values on a line of its own).\n"
+          "While a transaction is paused the call is refused at once (\"paused\"), unless\n"
+          "--wait says to wait until the pause is answered.\n"
+          "\n"
+          "options:\n%s%s"
+          "\n"
+          "The limits may only lower the kernel's (jiti kernel --help).\n"
+          "\n"
+          "Exit status: 0 the call completed; 1 it failed (the condition is printed), it was\n"
+          "refused or no kernel is running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
+}
+
+static void preview_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti preview [options] EXPR\n"
+          "       jiti preview [options] (--file FILE | -)\n"
+          "\n"
+          "Evaluate EXPR as an action would, report its value and the entries it would\n"
+          "change, and restore everything: nothing is published and the generation stays.\n"
+          "\n"
+          "options:\n%s%s"
+          "\n"
+          "Exit status: 0 the preview completed; 1 it failed, it was refused or no kernel is\n"
+          "running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
+}
+
+/* eval and preview: one call or preview request. */
+static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  const char *expr = NULL, *file = NULL, *gen = NULL, *package = NULL;
+  int wait = 0;
+  limits_Table L;
+  limits_default(&L);
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt(cmd, argc, argv, &i, &c, usage);
+    if (r == 0) r = limits_option(cmd, argc, argv, &i, &L, 0);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    const char *a = argv[i];
+    if (!strcmp(a, "--wait")) { wait = 1; continue; }
+    if (!strcmp(a, "--file") || !strcmp(a, "--generation") || !strcmp(a, "--package")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "jiti %s: %s needs %s\n", cmd, a, a[2] == 'f' ? "a file (- for standard input)"
+                                                        : a[2] == 'p' ? "a package name" : "a number");
+        return EXIT_USAGE;
+      }
+      if (a[2] == 'f') file = argv[++i];
+      else if (a[2] == 'p') package = argv[++i];
+      else gen = argv[++i];
+      continue;
+    }
+    if (!strcmp(a, "-")) { file = "-"; continue; }
+    if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "jiti %s: unknown option '%s' (see 'jiti %s --help')\n", cmd, a, cmd);
+      return EXIT_USAGE;
+    }
+    if (expr) {
+      fprintf(stderr, "jiti %s: one expression only (quote it: jiti %s '(f 1 2)'; several forms: --file)\n", cmd, cmd);
+      return EXIT_USAGE;
+    }
+    expr = a;
+  }
+  if ((expr != NULL) == (file != NULL)) {
+    if (expr) fprintf(stderr, "jiti %s: give EXPR or --file, not both\n", cmd);
+    else usage(stderr);
+    return EXIT_USAGE;
+  }
+  uint64_t g = 0;
+  if (gen && !opts_count(gen, &g)) {
+    fprintf(stderr, "jiti %s: --generation needs a number (the generation of your view: jiti observe)\n", cmd);
+    return EXIT_USAGE;
+  }
+  int program;
+  char *src = source_of(cmd, expr, file, &program);
+  if (!src) return EXIT_FAIL;
+  json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "source", src);
+  free(src);
+  if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
+  if (req && wait) json_object_set_new(req, "wait", json_true());
+  if (req && gen) json_object_set_new(req, "generation", json_integer((json_int_t)g));
+  if (req && package) json_object_set_new(req, "package", json_string(package));
+  json_t *lim = limits_given_json(&L);
+  if (req && lim) json_object_set_new(req, "limits", lim);
+  else json_decref(lim);
+  json_t *r = render_request_once(cmd, c.dir, req);
+  if (!r) return EXIT_FAIL;
+  int st = print_txn_reply(cmd, r, c.json);
+  if (st == EXIT_OK && !c.json && op == PROTO_PREVIEW) {
+    size_t i;
+    json_t *ch;
+    printf("restored; it would change %zu entr%s%s\n", json_array_size(json_object_get(r, "changes")),
+           json_array_size(json_object_get(r, "changes")) == 1 ? "y" : "ies",
+           json_array_size(json_object_get(r, "changes")) ? ":" : "");
+    json_array_foreach(json_object_get(r, "changes"), i, ch)
+      printf("  %s %s %s\n", json_is_true(json_object_get(ch, "removed")) ? "removed"
+                             : json_is_true(json_object_get(ch, "added")) ? "added" : "changed",
+             kclient_str(ch, "kind"), kclient_str(ch, "name"));
+  }
+  json_decref(r);
+  return st;
+}
+
+int cmd_eval(int argc, char **argv) { return run_txn("eval", PROTO_CALL, eval_usage, argc, argv); }
+int cmd_preview(int argc, char **argv) { return run_txn("preview", PROTO_PREVIEW, preview_usage, argc, argv); }
+
+/* ------------------------------------------------------------- inspect */
+
+static void inspect_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti inspect [--kind KIND] [--store DIR] [--json] NAME\n"
+          "\n"
+          "Print one entry of the running kernel's world in full: its kind, name, hash and\n"
+          "text.  NAME as observe prints it (e.g. TOTAL-PRICE, *RATE*, :STOCK); it is read\n"
+          "as the reader would (folded to upper case unless written with |...|, \"...\" or\n"
+          "\\); a name of another package than COMMON-LISP-USER with its package\n"
+          "(APP::RUN), a package by its name as a string (\"APP\").  Without --kind, the\n"
+          "first entry of that name among functions, macros, variables, structures,\n"
+          "classes, generic functions, methods, data rows, invariants and packages.\n"
+          "\n"
+          "options:\n"
+          "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
+          "                    data, invariant or package\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            print the kernel's reply as JSON\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n");
+}
+
+/* NAME as the reader would read it: folded to upper case unless written
+** with |...|, "..." or \ (then exactly as typed). */
+static void fold_name(char *s) {
+  if (strpbrk(s, "|\"\\")) return;
+  for (; *s; s++) *s = (char)toupper((unsigned char)*s);
+}
+
+int cmd_inspect(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  const char *kind = NULL;
+  char *name = NULL;
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt("inspect", argc, argv, &i, &c, inspect_usage);
+    if (r < 0) { free(name); return EXIT_USAGE; }
+    if (r == 2) { free(name); return EXIT_OK; }
+    if (r) continue;
+    if (!strcmp(argv[i], "--kind")) {
+      if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
+        fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
+                        "method, data or invariant\n");
+        free(name);
+        return EXIT_USAGE;
+      }
+      kind = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "jiti inspect: unknown option '%s' (see 'jiti inspect --help')\n", argv[i]);
+      free(name);
+      return EXIT_USAGE;
+    } else if (name) {
+      fprintf(stderr, "jiti inspect: one NAME only\n");
+      free(name);
+      return EXIT_USAGE;
+    } else {
+      name = strdup(argv[i]);
+    }
+  }
+  if (!name) { inspect_usage(stderr); return EXIT_USAGE; }
+  fold_name(name);
+  json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(PROTO_INSPECT), "name", name);
+  if (req && kind) json_object_set_new(req, "kind", json_string(kind));
+  free(name);
+  json_t *r = render_request_once("inspect", c.dir, req);
+  if (!r) return EXIT_FAIL;
+  int ok = json_is_true(json_object_get(r, "ok"));
+  if (c.json) {
+    print_json(r);
+  } else if (!ok) {
+    fail_reply("inspect", r);
+  } else {
+    json_t *e = json_object_get(r, "entry");
+    printf("%s %s\nhash %s\n%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"),
+           kclient_str(e, "text"));
+  }
+  json_decref(r);
+  return ok ? EXIT_OK : EXIT_FAIL;
+}
+
+/* ---------------------------------------------------------- observe */
+
+static void observe_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti observe [--limit BYTES] [--store DIR] [--json]\n"
+          "\n"
+          "Show the running kernel's world: generation, revision, status, entries, data,\n"
+          "invariants and, when a transaction is paused, its condition, restarts and\n"
+          "backtrace.  A view is at most about --limit bytes (default 64K): past it,\n"
+          "entries are shown without their text, then left out, and the view says how many.\n"
+          "\n"
+          "options:\n"
+          "  --limit BYTES     the size of the view (suffixes K, M; at most 16M)\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            the view as JSON (docs/protocol.md, \"observe\")\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 success; 1 no kernel is running or it refused; 2 usage.\n");
+}
+
+int cmd_observe(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  uint64_t limit = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt("observe", argc, argv, &i, &c, observe_usage);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    if (!strcmp(argv[i], "--limit")) {
+      if (i + 1 >= argc || !opts_size(argv[i + 1], &limit) || limit == 0 || limit > ((uint64_t)16 << 20)) {
+        fprintf(stderr, "jiti observe: --limit needs a byte count from 1 to 16M\n");
+        return EXIT_USAGE;
+      }
+      i++;
+      continue;
+    }
+    fprintf(stderr, "jiti observe: unexpected argument '%s' (see 'jiti observe --help')\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  json_t *req = json_pack("{s:s}", "op", proto_op_name(PROTO_OBSERVE));
+  if (req && limit) json_object_set_new(req, "budget", json_integer((json_int_t)limit));
+  json_t *r = render_request_once("observe", c.dir, req);
+  if (!r) return EXIT_FAIL;
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    int st = fail_reply("observe", r);
+    json_decref(r);
+    return st;
+  }
+  json_t *v = json_object_get(r, "view");
+  if (c.json) {
+    print_json(v);
+    json_decref(r);
+    return EXIT_OK;
+  }
+  if (render_view(stdout, v, "see more with --limit BYTES")) act_hint(stdout, kclient_int(v, "generation"));
+  json_decref(r);
+  return EXIT_OK;
+}
+
+/* -------------------------------------------------------------- act */
+
+static void act_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti act [--store DIR] [--json] --generation N\n"
+          "                (--evaluate SOURCE [--package NAME]\n"
+          "                 | --resume ID [--args 'ARG ...' | --args-expr EXPR]\n"
+          "                 | --abort)\n"
+          "\n"
+          "Send one action to the running kernel, as a model would (the same form gate).\n"
+          "N is the generation of the view the action was made from (jiti observe); a\n"
+          "stale generation is refused and nothing runs.  --evaluate starts a transaction,\n"
+          "or repairs inside a paused one; --resume continues a pause with a restart of its\n"
+          "menu; --abort restores a paused one.  --package reads and evaluates SOURCE in\n"
+          "package NAME (default: the world's current package; a repair's, the paused\n"
+          "action's).\n"
+          "\n"
+          "A restart's arguments: --args takes them as you would write them in a call,\n"
+          "each form evaluated (--args '5 \"x\"' passes 5 and \"x\"; --args \"'(1 2)\" passes\n"
+          "one list); --args-expr takes one expression returning the list of arguments\n"
+          "(--args-expr '(list 5 \"x\")').  The restart menu shows each restart's lambda\n"
+          "list.\n"
+          "\n"
+          "options:\n"
+          "%s"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --json            print the kernel's reply as JSON\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 accepted, paused (the menu is printed) or aborted as asked;\n"
+          "1 refused, failed or no kernel; 2 usage.\n", LIMITS_HELP);
+}
+
+int cmd_act(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *args_expr = NULL,
+             *package = NULL;
+  int nacts = 0, abort_ = 0;
+  limits_Table L;
+  limits_default(&L);
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt("act", argc, argv, &i, &c, act_usage);
+    if (r == 0) r = limits_option("act", argc, argv, &i, &L, 0);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    const char *a = argv[i];
+    const char **slot = !strcmp(a, "--generation") ? &gen : !strcmp(a, "--evaluate") ? &evaluate
+                      : !strcmp(a, "--resume") ? &resume : !strcmp(a, "--args") ? &args
+                      : !strcmp(a, "--args-expr") ? &args_expr
+                      : !strcmp(a, "--package") ? &package : NULL;
+    if (slot) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "jiti act: %s needs a value (see 'jiti act --help')\n", a);
+        return EXIT_USAGE;
+      }
+      *slot = argv[++i];
+      if (slot == &evaluate || slot == &resume) nacts++;
+      continue;
+    }
+    if (!strcmp(a, "--abort")) { nacts++; abort_ = 1; continue; }
+    fprintf(stderr, "jiti act: unknown option '%s' (see 'jiti act --help')\n", a);
+    return EXIT_USAGE;
+  }
+  uint64_t g;
+  if (!gen || !opts_count(gen, &g)) {
+    fprintf(stderr, "jiti act: --generation N is required: the generation of your view (jiti observe)\n");
+    return EXIT_USAGE;
+  }
+  if (nacts != 1) {
+    fprintf(stderr, "jiti act: give exactly one of --evaluate SOURCE, --resume ID, --abort\n");
+    return EXIT_USAGE;
+  }
+  if ((args || args_expr) && !resume) {
+    fprintf(stderr, "jiti act: --args and --args-expr go with --resume\n");
+    return EXIT_USAGE;
+  }
+  if (package && !evaluate) {
+    fprintf(stderr, "jiti act: --package goes with --evaluate\n");
+    return EXIT_USAGE;
+  }
+  if (args && args_expr) {
+    fprintf(stderr, "jiti act: give --args (the arguments as written) or --args-expr (an expression "
+            "returning their list), not both\n");
+    return EXIT_USAGE;
+  }
+  json_t *action = evaluate ? json_pack("{s:s, s:s}", "type", "evaluate", "source", evaluate)
+                 : resume ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", resume)
+                 : json_pack("{s:s}", "type", "abort");
+  if (args) {  /* the forms as written: their values are the arguments */
+    size_t n = strlen(args) + 16;
+    char *e = malloc(n);
+    if (e) snprintf(e, n, "(list\n%s\n)", args);
+    json_object_set_new(action, "arguments", json_string(e ? e : ""));
+    free(e);
+  } else if (args_expr) {
+    json_object_set_new(action, "arguments", json_string(args_expr));
+  }
+  if (package) json_object_set_new(action, "package", json_string(package));
+  json_t *req = json_pack("{s:s, s:I, s:o}", "op", proto_op_name(PROTO_ACT), "generation", (json_int_t)g,
+                          "action", action);
+  json_t *lim = limits_given_json(&L);
+  if (req && lim) json_object_set_new(req, "limits", lim);
+  else json_decref(lim);
+  json_t *r = render_request_once("act", c.dir, req);
+  if (!r) return EXIT_FAIL;
+  int ok = json_is_true(json_object_get(r, "ok"));
+  /* an abort that restored what was paused did what was asked */
+  int aborted = abort_ && !ok && !strcmp(kclient_str(r, "code"), "aborted");
+  if (c.json) {
+    print_json(r);
+  } else {
+    render_output(stdout, r);
+    json_t *p = json_object_get(r, "pause");
+    if (ok && json_is_object(p)) {
+      if (json_object_get(r, "value")) printf("repair value: %s\n", kclient_str(r, "value"));
+      print_pause(stdout, p);
+    } else if (ok) {
+      printf("%s\naccepted: revision %" JSON_INTEGER_FORMAT ", generation %" JSON_INTEGER_FORMAT "\n",
+             kclient_str(r, "value"), kclient_int(r, "revision"), kclient_int(r, "generation"));
+    } else if (aborted) {
+      printf("aborted: everything the paused transaction did is restored; generation %" JSON_INTEGER_FORMAT "\n",
+             kclient_int(r, "generation"));
+    } else {
+      fail_reply("act", r);
+      const char *m = kclient_str(r, "message");
+      if ((args || args_expr) && strstr(m, "argument"))
+        fprintf(stderr, "%s\n", args ? "(--args: the arguments as you would write them in a call, e.g. "
+                                       "--args '5 \"x\"')"
+                                     : "(--args-expr: one expression returning the list of arguments, e.g. "
+                                       "--args-expr '(list 5)')");
+      if (json_is_object(p)) print_pause(stderr, p);
+      else if (json_object_get(r, "generation"))
+        fprintf(stderr, "generation is now %" JSON_INTEGER_FORMAT "\n", kclient_int(r, "generation"));
+    }
+  }
+  json_decref(r);
+  return ok || aborted ? EXIT_OK : EXIT_FAIL;
+}
+
+/* ----------------------------------------------------- status, stop */
+
+static void status_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti status [--store DIR] [--json]\n"
+          "\n"
+          "Show whether a kernel serves the store, its pid, the worker's pid, revision,\n"
+          "generation, state (idle, running, paused, publishing, faulted, starting),\n"
+          "queued transactions, attempts and worker restarts.\n"
+          "\n"
+          "Exit status: 0 a kernel is running; 1 none is; 2 usage.\n");
+}
+
+int cmd_status(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  int done = only_common_opts("status", argc, argv, &c, status_usage);
+  if (done >= 0) return done;
+  json_t *r = render_request_once("status", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+  if (!r) return EXIT_FAIL;
+  if (c.json) print_json(r);
+  else render_status(stdout, r);
+  json_decref(r);
+  return EXIT_OK;
+}
+
+static void stop_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti stop [--store DIR]\n"
+          "\n"
+          "Ask the store's kernel to shut down cleanly (a paused transaction is aborted and\n"
+          "restored first) and wait until it has stopped (at most 30 s).\n"
+          "\n"
+          "Exit status: 0 stopped; 1 no kernel is running or it did not stop in time; 2 usage.\n");
+}
+
+int cmd_stop(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  int done = only_common_opts("stop", argc, argv, &c, stop_usage);
+  if (done >= 0) return done;
+  json_t *st = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
+  if (!st) return EXIT_FAIL;
+  pid_t pid = (pid_t)kclient_int(st, "pid");
+  json_decref(st);
+  json_t *r = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_SHUTDOWN)));
+  if (!r) return EXIT_FAIL;
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    int s = fail_reply("stop", r);
+    json_decref(r);
+    return s;
+  }
+  json_decref(r);
+  /* the kernel holds the store lock until it exits: wait for the process */
+  for (int i = 0; i < 300; i++) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      printf("stopped the kernel for %s (pid %d)\n", c.dir, (int)pid);
+      return EXIT_OK;
+    }
+    store_env *s = NULL;
+    if (store_open(c.dir, STORE_NOCREATE, &s, NULL, 0) == STORE_OK) {  /* lock released */
+      store_close(s);
+      printf("stopped the kernel for %s (pid %d)\n", c.dir, (int)pid);
+      return EXIT_OK;
+    }
+    usleep(100000);
+  }
+  fprintf(stderr, "jiti stop: the kernel for %s (pid %d) did not stop within 30 s\n", c.dir, (int)pid);
+  return EXIT_FAIL;
+}

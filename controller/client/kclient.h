@@ -1,0 +1,77 @@
+/*
+** kclient.h — the client side of the kernel protocol (docs/protocol.md),
+** shared by the one-shot client commands (commands.c), `jiti repl`
+** (repl.c) and the store commands when a kernel serves the store: a
+** connection to DIR/kernel.sock that carries any number of requests, one
+** at a time.  It prints nothing: a failure leaves its message in k->err,
+** and printing (replies, failures) is render.h's.
+*/
+#ifndef jiti_kclient_h
+#define jiti_kclient_h
+
+#include <signal.h>
+#include <stdio.h>
+#include <jansson.h>
+
+typedef struct kclient {
+  int fd;               /* -1 when not connected */
+  const char *cmd;      /* the command it serves ("eval", "repl"), for the caller's messages */
+  const char *dir;      /* the store directory */
+  char *buf;            /* bytes received and not yet consumed */
+  size_t len, cap;
+  json_int_t next_id;   /* the "id" of the next request */
+  char err[512];        /* why the last failure happened, for people */
+} kclient;
+
+/* A client of the kernel serving dir; not connected yet. */
+void kclient_init(kclient *k, const char *cmd, const char *dir);
+
+/* Connect to DIR/kernel.sock.  0, or -1 with k->err set: when nobody
+** listens "no kernel is running for DIR; start one with: jiti kernel
+** --store DIR". */
+int kclient_connect(kclient *k);
+
+/* 1 when the connection is open and the kernel has not closed its end
+** (checked without waiting).  A closed connection is closed here too. */
+int kclient_alive(kclient *k);
+
+/* Close the connection (if open) and drop unread bytes; k can connect again. */
+void kclient_close(kclient *k);
+
+enum {
+  KCLIENT_OK,           /* *reply is the kernel's answer */
+  KCLIENT_UNSENT,       /* the request could not be sent: the kernel never saw it */
+  KCLIENT_NO_REPLY,     /* sent, but the connection closed (or broke) before the reply */
+  KCLIENT_INTERRUPTED   /* *intr was set while waiting; the reply will be skipped */
+};
+
+/* Send req (stolen) with a fresh "id" and wait for the reply repeating it.
+** Lines that are not replies (events) and replies to earlier, abandoned
+** requests are skipped.  The reply's "id" is removed before it is returned.
+** intr (may be NULL): a flag a signal handler sets; waiting stops when it is
+** set.  On anything but KCLIENT_OK the connection is closed, except after
+** KCLIENT_INTERRUPTED, and k->err says what happened. */
+int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
+
+/* Send req (stolen) with a fresh "id" without waiting for its reply, which
+** the next kclient_call skips (a request whose answer does not matter: it
+** costs no round trip).  KCLIENT_OK or KCLIENT_UNSENT (then the connection
+** is closed and k->err says why). */
+int kclient_send(kclient *k, json_t *req);
+
+/* 1 when a kernel serves dir (its socket accepts a connection), 0 when
+** none does. */
+int kclient_serving(const char *dir);
+
+/* One request on a connection of its own: the reply, or NULL with the
+** reason in err (errlen bytes).  req is stolen (NULL: it could not be
+** made).  render_request_once prints the reason. */
+json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen);
+
+/* ---- reading replies */
+
+/* The string member k of o, "" when absent; the integer member, 0 when absent. */
+const char *kclient_str(json_t *o, const char *k);
+json_int_t kclient_int(json_t *o, const char *k);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+** render.c — replies of the kernel protocol as people read them (render.h):
+** program output, pauses, views, the status, and the result of a change
+** (apply, invariant, rollback) the same whether the kernel or an offline
+** command made it.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "kclient.h"
+#include "render.h"
+
+json_t *render_request_once(const char *cmd, const char *dir, json_t *req) {
+  char err[600];
+  json_t *r = kclient_once(dir, req, err, sizeof err);
+  if (!r) fprintf(stderr, "jiti %s: %s\n", cmd, err);
+  return r;
+}
+
+void render_output(FILE *f, json_t *r) {
+  json_t *o = json_object_get(r, "output");
+  const char *out = json_string_value(o);
+  size_t n = json_string_length(o);
+  if (out && n) {
+    fwrite(out, 1, n, f);
+    if (out[n - 1] != '\n') fputc('\n', f);
+  }
+}
+
+void render_value(FILE *f, json_t *r) {
+  json_t *vs = json_object_get(r, "values");
+  if (!vs) {
+    fprintf(f, "%s\n", kclient_str(r, "value"));
+    return;
+  }
+  if (!json_array_size(vs)) fprintf(f, "; no values\n");
+  size_t i;
+  json_t *v;
+  json_array_foreach(vs, i, v) fprintf(f, "%s\n", json_string_value(v) ? json_string_value(v) : "");
+}
+
+/* Lines of text, each indented. */
+static void indented(FILE *f, const char *text, const char *indent) {
+  while (*text) {
+    size_t n = strcspn(text, "\n");
+    fprintf(f, "%s%.*s\n", indent, (int)n, text);
+    text += n + (text[n] == '\n');
+  }
+}
+
+void render_pause(FILE *f, json_t *p) {
+  fprintf(f, "paused (generation %" JSON_INTEGER_FORMAT "): %s: %s\n", kclient_int(p, "generation"),
+          kclient_str(p, "condition_type"), kclient_str(p, "report"));
+  json_t *rs = json_object_get(p, "restarts");
+  size_t i;
+  json_t *r;
+  if (json_array_size(rs)) fprintf(f, "restarts (resume with the id and the arguments its lambda list takes):\n");
+  json_array_foreach(rs, i, r) {
+    char head[160];
+    const char *ll = kclient_str(r, "lambda_list");
+    snprintf(head, sizeof head, "%s %s", *kclient_str(r, "name") ? kclient_str(r, "name") : "(unnamed)",
+             *ll ? ll : "");
+    fprintf(f, "  %-8s %-24s %s\n", kclient_str(r, "id"), head, kclient_str(r, "report"));
+  }
+  const char *bt = kclient_str(p, "backtrace");
+  if (*bt) {
+    fprintf(f, "backtrace (innermost first):\n");
+    indented(f, bt, "  ");
+  }
+}
+
+json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {
+  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s, package %s\n",
+          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"),
+          kclient_str(v, "package"));
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(v, "entries"), i, e) {
+    const char *t = kclient_str(e, "text");
+    fprintf(f, "%-9s %s%s%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), *t ? "\n          " : "", t);
+  }
+  json_t *d = json_object_get(v, "data");
+  if (kclient_int(d, "count"))
+    fprintf(f, "data (%" JSON_INTEGER_FORMAT " rows):\n", kclient_int(d, "count"));
+  json_array_foreach(json_object_get(d, "rows"), i, e)
+    fprintf(f, "  %s = %s\n", kclient_str(e, "key"), kclient_str(e, "value"));
+  json_array_foreach(json_object_get(v, "invariants"), i, e)
+    fprintf(f, "invariant %s: %s\n", kclient_str(e, "name"), kclient_str(e, "source"));
+  json_t *tr = json_object_get(v, "truncated");
+  json_int_t summarized = kclient_int(tr, "summarized"), omitted = kclient_int(tr, "omitted");
+  if (summarized || omitted)
+    fprintf(f, "truncated: %" JSON_INTEGER_FORMAT " entr%s shown without %s text, %" JSON_INTEGER_FORMAT
+            " left out%s%s\n", summarized, summarized == 1 ? "y" : "ies", summarized == 1 ? "its" : "their",
+            omitted, limit_hint ? "; " : "", limit_hint ? limit_hint : "");
+  json_t *p = json_object_get(v, "pause");
+  if (!json_is_object(p)) return NULL;
+  json_object_set_new(p, "generation", json_integer(kclient_int(v, "generation")));
+  render_pause(f, p);
+  return p;
+}
+
+void render_status(FILE *f, json_t *r) {
+  fprintf(f, "kernel %s (protocol %" JSON_INTEGER_FORMAT ") serving %s\n", kclient_str(r, "kernel"),
+          kclient_int(r, "protocol"), kclient_str(r, "store"));
+  fprintf(f, "pid:        %" JSON_INTEGER_FORMAT " (worker %" JSON_INTEGER_FORMAT ")\n",
+          kclient_int(r, "pid"), kclient_int(r, "worker_pid"));
+  fprintf(f, "revision:   %" JSON_INTEGER_FORMAT "\ngeneration: %" JSON_INTEGER_FORMAT "\nstate:      %s\n",
+          kclient_int(r, "revision"), kclient_int(r, "generation"), kclient_str(r, "state"));
+  fprintf(f, "queue:      %" JSON_INTEGER_FORMAT "\nattempts:   %" JSON_INTEGER_FORMAT
+          "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
+          kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),
+          json_real_value(json_object_get(r, "uptime")));
+}
+
+/* Added, changed and removed entries of a reply's "changes". */
+static void count(json_t *changes, size_t *a, size_t *c, size_t *r) {
+  size_t i;
+  json_t *x;
+  *a = *c = *r = 0;
+  json_array_foreach(changes, i, x) {
+    if (json_is_true(json_object_get(x, "removed"))) ++*r;
+    else if (json_is_true(json_object_get(x, "added"))) ++*a;
+    else ++*c;
+  }
+}
+
+int render_change(const char *cmd, json_t *r, const char *dir) {
+  render_output(stdout, r);
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    fflush(stdout);
+    fprintf(stderr, "jiti %s: %s: %s\n", cmd, kclient_str(r, "code"), kclient_str(r, "message"));
+    if (json_object_get(r, "revision"))
+      fprintf(stderr, "nothing was published; CURRENT stays revision %" JSON_INTEGER_FORMAT " of the store at %s\n",
+              kclient_int(r, "revision"), dir);
+    return 1;
+  }
+  json_t *changes = json_object_get(r, "changes");
+  size_t a, c, x;
+  count(changes, &a, &c, &x);
+  if (json_object_get(r, "target"))
+    printf("revision %" JSON_INTEGER_FORMAT " (rollback to %" JSON_INTEGER_FORMAT ", generation %"
+           JSON_INTEGER_FORMAT "): +%zu ~%zu -%zu\n", kclient_int(r, "revision"), kclient_int(r, "target"),
+           kclient_int(r, "generation"), a, c, x);
+  else if (json_array_size(changes))
+    printf("revision %" JSON_INTEGER_FORMAT " (generation %" JSON_INTEGER_FORMAT "): +%zu ~%zu -%zu\n",
+           kclient_int(r, "revision"), kclient_int(r, "generation"), a, c, x);
+  else
+    printf("no change: revision %" JSON_INTEGER_FORMAT " stays CURRENT\n", kclient_int(r, "revision"));
+  return 0;
+}

@@ -1,0 +1,755 @@
+/*
+** repl.c — `jiti repl`: an interactive session with the store's running
+** kernel over one connection (kclient.c).  A Lisp form (read over as many
+** lines as its parentheses need) runs as an application call (`call`);
+** colon commands observe the world, act as a model would and answer pauses.
+**
+** On a terminal, lines are read with libedit (editing, a history kept in a
+** file of mode 0600) behind a prompt showing the kernel's generation and
+** state, e.g. `jiti g12 idle> `, `jiti g14 PAUSED> `.  Otherwise lines are
+** read as they come, without prompts, so a session can be piped in.
+**
+** Exit status: 0 at :quit or the end of input; 1 no kernel is running when
+** the session starts, or the input ended inside a form; 2 usage.
+*/
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <histedit.h>
+#include <jansson.h>
+#include "cli.h"
+#include "kclient.h"
+#include "render.h"
+#include "proto.h"
+#include "engine.h"
+
+#define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
+#define REPL_HISTORY_FILE "repl_history"
+#define WS " \t\r\n"                /* separates the arguments of a command */
+
+/* What the lines being collected are for. */
+typedef enum { PEND_CALL, PEND_ACT, PEND_RESUME } PendKind;
+
+typedef struct Repl {
+  kclient k;
+  const char *dir;
+  int tty;                  /* stdin is a terminal: libedit, prompts, the history file */
+  EditLine *el;
+  History *hist;
+  char *histfile;           /* NULL: no history file */
+  int hist_warned;
+  json_int_t pid;           /* the kernel's pid (hello); 0 before the first connection */
+  int known;                /* gen and state: the last status reply */
+  json_int_t gen;
+  char state[32];
+  char prompt[96];
+  /* the entry being read: its lines as typed; the form starts at form_off */
+  char *text;
+  size_t len, cap, form_off;
+  PendKind kind;
+  char restart[128];        /* PEND_RESUME: the restart id */
+  char *line;               /* getline's buffer */
+  size_t linecap;
+} Repl;
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+/* Before a message on stderr: what stdout holds goes first. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  fflush(stdout);
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("jiti repl: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* ------------------------------------------------------------ forms */
+
+enum { FORM_EMPTY, FORM_OPEN, FORM_DONE };
+
+/* Where the text typed so far stands, by the reader's rules as far as they
+** decide when a form ends: FORM_EMPTY (blanks and comments only),
+** FORM_OPEN (inside a list, a string, a |symbol|, a #| comment |#, or after
+** a quote or #), FORM_DONE.  `;` comments, strings and character literals
+** such as #\( do not count as parentheses.  A surplus `)` ends the form:
+** the kernel's reader reports it. */
+static int form_state(const char *s, size_t n) {
+  int depth = 0, seen = 0, prefix = 0, block = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (block) {  /* inside #| ... |#, which nest */
+      if (c == '|' && i + 1 < n && s[i + 1] == '#') block--, i++;
+      else if (c == '#' && i + 1 < n && s[i + 1] == '|') block++, i++;
+      continue;
+    }
+    switch (c) {
+    case ';':
+      while (i + 1 < n && s[i + 1] != '\n') i++;
+      break;
+    case '"': case '|':  /* up to the closing one; \ escapes inside */
+      for (i++; i < n && s[i] != c; i++)
+        if (s[i] == '\\') i++;
+      if (i >= n) return FORM_OPEN;
+      seen = 1, prefix = 0;
+      break;
+    case '#':
+      if (i + 1 < n && s[i + 1] == '|') { block = 1, i++; break; }
+      if (i + 1 < n && s[i + 1] == '\\') {  /* #\x: x is a character, whatever it is */
+        i += 2;
+        if (i >= n) return FORM_OPEN;
+        seen = 1, prefix = 0;
+        break;
+      }
+      if (i + 1 < n && s[i + 1] == '\'') i++;
+      seen = 1, prefix = 1;  /* #' #( #: #x ... : what follows belongs to it */
+      break;
+    case '(':
+      depth++, seen = 1, prefix = 0;
+      break;
+    case ')':
+      depth--, seen = 1, prefix = 0;
+      break;
+    case '\'': case '`': case ',':
+      if (c == ',' && i + 1 < n && s[i + 1] == '@') i++;
+      seen = 1, prefix = 1;
+      break;
+    case '\\':  /* a single escape in a token */
+      if (++i >= n) return FORM_OPEN;
+      seen = 1, prefix = 0;
+      break;
+    default:
+      if (!isspace((unsigned char)c)) seen = 1, prefix = 0;
+    }
+  }
+  if (block || depth > 0 || prefix) return FORM_OPEN;
+  return seen ? FORM_DONE : FORM_EMPTY;
+}
+
+/* ------------------------------------------------------- connection */
+
+/* Connect (or reconnect) and greet the kernel.  1 connected; 0 after a
+** message (unless quiet). */
+static int reconnect(Repl *R, int quiet) {
+  if (kclient_connect(&R->k)) {
+    if (!quiet) say("%s", R->k.err);
+    return 0;
+  }
+  json_t *rep;
+  if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", PROTO_VERSION, "client",
+                                    "jiti repl"),
+                   &rep, NULL) != KCLIENT_OK) {
+    if (!quiet) say("the kernel for %s closed the connection without a reply (see its log)", R->dir);
+    return 0;
+  }
+  if (!json_is_true(json_object_get(rep, "ok"))) {
+    if (!quiet)
+      say("the kernel refused this client: %s: %s", kclient_str(rep, "code"), kclient_str(rep, "message"));
+    json_decref(rep);
+    kclient_close(&R->k);
+    return 0;
+  }
+  json_int_t pid = kclient_int(rep, "pid");
+  if (R->pid && pid != R->pid)
+    say("reconnected: a new kernel serves %s (pid %" JSON_INTEGER_FORMAT ", was %" JSON_INTEGER_FORMAT ")",
+        R->dir, pid, R->pid);
+  else if (R->pid)
+    say("reconnected to the kernel for %s", R->dir);
+  else if (R->tty)
+    printf("connected to the kernel for %s (jiti %s, pid %" JSON_INTEGER_FORMAT "); :help lists the "
+           "commands, Ctrl-D quits\n", R->dir, kclient_str(rep, "kernel"), pid);
+  R->pid = pid;
+  json_decref(rep);
+  return 1;
+}
+
+/* The connection, reopened if the kernel closed it.  1 connected. */
+static int connected(Repl *R, int quiet) {
+  int was_open = R->k.fd >= 0;
+  if (kclient_alive(&R->k)) return 1;
+  if (was_open) say("the kernel for %s closed the connection (did it stop or restart?)", R->dir);
+  return reconnect(R, quiet);
+}
+
+/* Send req (stolen) and return the reply, or NULL after a message.  A
+** request that could not be sent (the kernel had closed the connection) is
+** sent again once on a new connection; one that was sent is never resent. */
+static json_t *request(Repl *R, json_t *req, int quiet) {
+  if (!req) {
+    say("cannot encode the request (is the text valid UTF-8?)");
+    return NULL;
+  }
+  json_t *rep = NULL;
+  int rc = KCLIENT_UNSENT;
+  interrupted = 0;
+  for (int attempt = 0; attempt < 2 && rc == KCLIENT_UNSENT; attempt++) {
+    if (!connected(R, quiet)) break;
+    json_incref(req);
+    rc = kclient_call(&R->k, req, &rep, &interrupted);
+  }
+  json_decref(req);
+  if (rc == KCLIENT_OK) return rep;
+  if (quiet) return NULL;
+  if (rc == KCLIENT_INTERRUPTED && R->tty) fputc('\n', stdout);  /* after the ^C */
+  if (rc == KCLIENT_INTERRUPTED)
+    say("interrupted: no longer waiting; the kernel still has the request (:status, :observe)");
+  else if (rc == KCLIENT_NO_REPLY)
+    say("the kernel for %s closed the connection before it answered; the request may or may not have "
+        "run (:observe shows the world)", R->dir);
+  return NULL;
+}
+
+/* Ask for the kernel's generation and state.  1 when known. */
+static int refresh(Repl *R, int quiet) {
+  R->known = 0;
+  json_t *r = request(R, json_pack("{s:s}", "op", "status"), quiet);
+  if (!r) return 0;
+  R->known = json_is_true(json_object_get(r, "ok"));
+  R->gen = kclient_int(r, "generation");
+  snprintf(R->state, sizeof R->state, "%s", kclient_str(r, "state"));
+  json_decref(r);
+  return R->known;
+}
+
+/* ---------------------------------------------------------- replies */
+
+static void print_error(json_t *r) {
+  printf("%s: %s\n", kclient_str(r, "code"), kclient_str(r, "message"));
+}
+
+/* After a pause's menu: how to answer it. */
+static void pause_hint(void) {
+  printf("answer with :resume ID [ARGS], :abort, or :act FORM (a repair inside the pause)\n");
+}
+
+static void print_pause(json_t *p) {
+  render_pause(stdout, p);
+  pause_hint();
+}
+
+/* The reply to a call or an act: output, then the value (and the revision
+** it published), the pause and its menu, or the error. */
+static void print_reply(json_t *r) {
+  render_output(stdout, r);
+  json_t *p = json_object_get(r, "pause");
+  int ok = json_is_true(json_object_get(r, "ok"));
+  if (ok && json_is_object(p)) {
+    if (json_object_get(r, "value")) printf("repair value: %s\n", kclient_str(r, "value"));
+    print_pause(p);
+    return;
+  }
+  if (!ok) {
+    print_error(r);
+    if (json_is_object(p)) print_pause(p);
+    else if (!strcmp(kclient_str(r, "code"), "stale"))
+      printf("generation is now %" JSON_INTEGER_FORMAT "\n", kclient_int(r, "generation"));
+    return;
+  }
+  json_t *v = json_object_get(r, "value");
+  fwrite(json_string_value(v) ? json_string_value(v) : "", 1, json_string_length(v), stdout);
+  fputc('\n', stdout);
+  json_t *ch = json_object_get(r, "changes");
+  if (json_array_size(ch)) {
+    printf("; revision %" JSON_INTEGER_FORMAT ":", kclient_int(r, "revision"));
+    size_t i;
+    json_t *c;
+    json_array_foreach(ch, i, c)
+      printf("%s %s %s%s", i ? "," : "", kclient_str(c, "kind"), kclient_str(c, "name"),
+             json_is_true(json_object_get(c, "removed")) ? " (removed)" : "");
+    printf("\n");
+  }
+}
+
+/* ------------------------------------------------------- operations */
+
+static void show_observe(Repl *R) {
+  json_t *r = request(R, json_pack("{s:s}", "op", "observe"), 0);
+  if (!r) return;
+  if (!json_is_true(json_object_get(r, "ok"))) print_error(r);
+  else if (render_view(stdout, json_object_get(r, "view"), NULL)) pause_hint();
+  json_decref(r);
+}
+
+static void run_call(Repl *R, const char *src, size_t n) {
+  if (!refresh(R, 0)) return;
+  if (!strcmp(R->state, "paused")) {
+    printf("the world is paused: a call would wait until the pause ends\n");
+    show_observe(R);
+    return;
+  }
+  json_t *r = request(R, json_pack("{s:s, s:s%}", "op", "call", "source", src, n), 0);
+  if (!r) return;
+  print_reply(r);
+  json_decref(r);
+}
+
+/* An act at the kernel's current generation; action is stolen. */
+static void run_act(Repl *R, json_t *action) {
+  if (!action) {
+    say("cannot encode the request (is the text valid UTF-8?)");
+    return;
+  }
+  if (!refresh(R, 0)) { json_decref(action); return; }
+  json_t *r = request(R, json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action),
+                      0);
+  if (!r) return;
+  print_reply(r);
+  json_decref(r);
+}
+
+/* NAME as the reader would read it: folded to upper case unless written
+** with |...|, "..." or \ (then exactly as typed). */
+static void fold_name(char *s) {
+  if (strpbrk(s, "|\"\\")) return;
+  for (; *s; s++) *s = (char)toupper((unsigned char)*s);
+}
+
+static void run_inspect(Repl *R, char *args) {
+  char *kind = strtok(args, WS), *name = strtok(NULL, WS);
+  if (!kind || !name || strtok(NULL, WS)) {
+    printf("usage: :inspect KIND NAME  (KIND: function, macro, variable, structure, data, invariant)\n");
+    return;
+  }
+  fold_name(name);
+  json_t *r = request(R, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kind, "name", name), 0);
+  if (!r) return;
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    print_error(r);
+  } else {
+    json_t *e = json_object_get(r, "entry");
+    printf("%s %s\nhash %s\n%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"),
+           kclient_str(e, "text"));
+  }
+  json_decref(r);
+}
+
+/* A count member that may be a number or a list. */
+static json_int_t count_of(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  return json_is_array(v) ? (json_int_t)json_array_size(v) : json_integer_value(v);
+}
+
+static void run_history(Repl *R, char *args) {
+  uint64_t n = 10;
+  char *a = strtok(args, WS);
+  if (a && (!opts_count(a, &n) || n == 0 || n > 100000 || strtok(NULL, WS))) {
+    printf("usage: :history [N]  (the last N revisions, default 10)\n");
+    return;
+  }
+  json_t *r = request(R, json_pack("{s:s, s:I}", "op", "history", "limit", (json_int_t)n), 0);
+  if (!r) return;
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    print_error(r);
+    json_decref(r);
+    return;
+  }
+  size_t i;
+  json_t *v;
+  json_array_foreach(json_object_get(r, "revisions"), i, v) {
+    char when[40];
+    json_t *t = json_object_get(v, "time");
+    if (json_is_integer(t)) storeio_iso_time((int64_t)json_integer_value(t), when, sizeof when);
+    else snprintf(when, sizeof when, "%s", json_is_string(t) ? json_string_value(t) : "-");
+    json_int_t rev = kclient_int(v, "revision"), parent = kclient_int(v, "parent");
+    const char *summary = kclient_str(v, "summary");
+    printf("%-5" JSON_INTEGER_FORMAT " %s  %-12s g%-5" JSON_INTEGER_FORMAT " +%" JSON_INTEGER_FORMAT
+           " -%" JSON_INTEGER_FORMAT "  %s", rev, when, kclient_str(v, "kind"), kclient_int(v, "generation"),
+           count_of(v, "added"), count_of(v, "removed"), *summary ? summary : "-");
+    if (rev > 1 && parent != rev - 1) printf(" (parent %" JSON_INTEGER_FORMAT ")", parent);
+    printf("\n");
+  }
+  if (!json_array_size(json_object_get(r, "revisions"))) printf("no revisions\n");
+  json_decref(r);
+}
+
+static void print_help(void) {
+  printf("FORM                 run one Lisp form as an application call (it may span lines)\n"
+         ":act FORM            an action: evaluate FORM at the current generation (a new\n"
+         "                     transaction that may pause, or a repair inside the pause)\n"
+         ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
+         "                     arguments as written in a call, each form evaluated)\n"
+         ":abort               abort the paused transaction: what it did is restored\n"
+         ":observe             show the world (and, while paused, the restart menu)\n"
+         ":status              show the kernel's state\n"
+         ":inspect KIND NAME   one entry in full (KIND: function, macro, variable,\n"
+         "                     structure, data, invariant; NAME folded to upper case\n"
+         "                     unless written with |...|, \"...\" or \\)\n"
+         ":history [N]         the last N revisions (default 10)\n"
+         ":help                this list\n"
+         ":quit                leave (also Ctrl-D)\n"
+         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n");
+}
+
+/* ------------------------------------------------------------ input */
+
+static void pend_reset(Repl *R) {
+  R->len = R->form_off = 0;
+  R->kind = PEND_CALL;
+  R->restart[0] = 0;
+}
+
+static void pend_add(Repl *R, const char *s, size_t n) {
+  if (R->len + n + 2 > R->cap) {
+    size_t cap = R->cap ? R->cap : 256;
+    while (cap < R->len + n + 2) cap *= 2;
+    char *p = realloc(R->text, cap);
+    if (!p) { say("out of memory"); exit(EXIT_FAIL); }
+    R->text = p;
+    R->cap = cap;
+  }
+  memcpy(R->text + R->len, s, n);
+  R->len += n;
+  if (!n || s[n - 1] != '\n') R->text[R->len++] = '\n';
+  R->text[R->len] = 0;
+}
+
+static char *prompt_fn(EditLine *el) {
+  Repl *R = NULL;
+  el_get(el, EL_CLIENTDATA, &R);
+  return R ? R->prompt : "> ";
+}
+
+static void make_prompt(Repl *R) {
+  if (R->len) {  /* a continuation line: dots as wide as the prompt */
+    size_t w = strlen(R->prompt);
+    if (w < 5 || w >= sizeof R->prompt) w = 5;
+    memset(R->prompt, ' ', w - 5);
+    memcpy(R->prompt + w - 5, "...> ", 6);
+    return;
+  }
+  refresh(R, 1);  /* the world may have moved on while we waited */
+  if (R->k.fd < 0) {
+    snprintf(R->prompt, sizeof R->prompt, "jiti (no kernel)> ");
+  } else if (!R->known) {
+    snprintf(R->prompt, sizeof R->prompt, "jiti> ");
+  } else {
+    char st[32];
+    snprintf(st, sizeof st, "%s", R->state);
+    if (!strcmp(st, "paused"))
+      for (char *c = st; *c; c++) *c = (char)toupper((unsigned char)*c);
+    snprintf(R->prompt, sizeof R->prompt, "jiti g%" JSON_INTEGER_FORMAT " %s> ", R->gen, st);
+  }
+}
+
+/* Read one line into *line (its length in *n).  1 a line; 0 end of input;
+** -1 interrupted (Ctrl-C). */
+static int read_line(Repl *R, const char **line, size_t *n) {
+  if (!R->tty) {
+    ssize_t r = getline(&R->line, &R->linecap, stdin);
+    if (r < 0) return 0;
+    *line = R->line;
+    *n = (size_t)r;
+    return 1;
+  }
+  make_prompt(R);
+  interrupted = 0;
+  int count = 0;
+  const char *s = el_gets(R->el, &count);
+  if (interrupted || (!s && count < 0 && errno == EINTR)) return -1;
+  if (!s || count <= 0) return 0;
+  *line = s;
+  *n = (size_t)count;
+  return 1;
+}
+
+/* ---------------------------------------------------------- history */
+
+/* Open (creating it) the history file and make sure only its owner can
+** read it; load it.  Without a usable file the session keeps no history. */
+static void history_open(Repl *R) {
+  HistEvent ev;
+  R->hist = history_init();
+  if (!R->hist) return;
+  history(R->hist, &ev, H_SETSIZE, REPL_HISTORY_SIZE);
+  history(R->hist, &ev, H_SETUNIQUE, 1);
+  const char *env = getenv("JITI_REPL_HISTORY");
+  if (env && !*env) return;  /* set and empty: no history file */
+  if (env) {
+    R->histfile = strdup(env);
+  } else if (asprintf(&R->histfile, "%s/%s", R->dir, REPL_HISTORY_FILE) < 0) {
+    R->histfile = NULL;
+  }
+  if (!R->histfile) return;
+  int fd = open(R->histfile, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    say("cannot use %s as the history file: %s; this session keeps no history", R->histfile,
+        fd < 0 ? strerror(errno) : "not a regular file");
+    if (fd >= 0) close(fd);
+    free(R->histfile);
+    R->histfile = NULL;
+    return;
+  }
+  if ((st.st_mode & 07777) != 0600) {
+    if (fchmod(fd, 0600) != 0) {
+      say("cannot make the history file %s private (mode 0600): %s; this session keeps no history",
+          R->histfile, strerror(errno));
+      close(fd);
+      free(R->histfile);
+      R->histfile = NULL;
+      return;
+    }
+    if (st.st_mode & 077)
+      say("the history file %s was not private (mode %04o); it is now 0600", R->histfile,
+          (unsigned)(st.st_mode & 07777));
+  }
+  close(fd);
+  if (st.st_size > 0) history(R->hist, &ev, H_LOAD, R->histfile);
+}
+
+/* Rewrite the history file with the kept entries. */
+static void history_save(Repl *R) {
+  if (!R->histfile) return;
+  HistEvent ev;
+  int fd = open(R->histfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  int bad = !f || fchmod(fd, 0600) != 0 || history(R->hist, &ev, H_SAVE_FP, f) < 0;
+  if (f) bad |= fclose(f) != 0;
+  else if (fd >= 0) close(fd);
+  if (bad && !R->hist_warned) {
+    say("cannot write the history file %s: %s", R->histfile, strerror(errno));
+    R->hist_warned = 1;
+  }
+}
+
+static void history_add(Repl *R) {
+  if (!R->hist) return;
+  size_t n = R->len;
+  while (n && (R->text[n - 1] == '\n' || R->text[n - 1] == '\r')) n--;
+  char save = R->text[n];
+  R->text[n] = 0;
+  HistEvent ev;
+  if (n) history(R->hist, &ev, H_ENTER, R->text);
+  R->text[n] = save;
+  history_save(R);
+}
+
+/* ---------------------------------------------------------- session */
+
+/* A complete entry: run what it is for. */
+static void run_entry(Repl *R) {
+  const char *form = R->text + R->form_off;
+  size_t n = R->len - R->form_off;
+  while (n && isspace((unsigned char)form[n - 1])) n--;
+  if (!proto_utf8_valid(form, n)) {
+    printf("the input is not valid UTF-8; nothing was sent\n");
+    return;
+  }
+  switch (R->kind) {
+  case PEND_CALL:
+    run_call(R, form, n);
+    break;
+  case PEND_ACT:
+    run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", form, n));
+    break;
+  case PEND_RESUME: {
+    json_t *a = json_pack("{s:s, s:s}", "type", "resume", "restart_id", R->restart);
+    if (a && n) {  /* the arguments as written: each form evaluated */
+      size_t len = n + 16;
+      char *e = malloc(len);
+      if (e) snprintf(e, len, "(list\n%.*s\n)", (int)n, form);
+      json_object_set_new(a, "arguments", json_string(e ? e : ""));
+      free(e);
+    }
+    run_act(R, a);
+    break;
+  }
+  }
+}
+
+/* A colon command at the start of an entry (the text holds its line).
+** Returns 1 to quit, 0 when it is done, 2 when it continues as a form
+** (R->kind, R->form_off set). */
+static int command(Repl *R) {
+  char *s = R->text;
+  while (isspace((unsigned char)*s)) s++;
+  s++;  /* the ':' */
+  char *name = s;
+  while (*s && !isspace((unsigned char)*s)) s++;
+  size_t nlen = (size_t)(s - name);
+  while (*s && isspace((unsigned char)*s)) s++;
+  char *args = s;  /* up to the end of the text, newline included */
+#define IS(w) (nlen == strlen(w) && !strncmp(name, w, nlen))
+  if (IS("quit") || IS("q") || IS("exit")) return 1;
+  if (IS("help") || IS("h") || IS("?")) {
+    print_help();
+  } else if (IS("observe")) {
+    show_observe(R);
+  } else if (IS("status")) {
+    json_t *r = request(R, json_pack("{s:s}", "op", "status"), 0);
+    if (r) render_status(stdout, r);
+    json_decref(r);
+  } else if (IS("abort")) {
+    run_act(R, json_pack("{s:s}", "type", "abort"));
+  } else if (IS("act")) {
+    if (!*args) { printf("usage: :act FORM\n"); return 0; }
+    R->kind = PEND_ACT;
+    R->form_off = (size_t)(args - R->text);
+    return 2;
+  } else if (IS("resume")) {
+    char *id = args;
+    while (*args && !isspace((unsigned char)*args)) args++;
+    size_t idlen = (size_t)(args - id);
+    if (!idlen || idlen >= sizeof R->restart) { printf("usage: :resume ID [ARGS]\n"); return 0; }
+    memcpy(R->restart, id, idlen);
+    R->restart[idlen] = 0;
+    R->kind = PEND_RESUME;
+    R->form_off = (size_t)(args - R->text);
+    return 2;
+  } else if (IS("inspect")) {
+    run_inspect(R, args);
+  } else if (IS("history")) {
+    run_history(R, args);
+  } else {
+    printf("unknown command :%.*s (:help lists them; to evaluate a keyword write (values :k))\n",
+           (int)nlen, name);
+  }
+#undef IS
+  return 0;
+}
+
+static int session(Repl *R) {
+  int status = EXIT_OK;
+  for (;;) {
+    const char *line;
+    size_t n;
+    int r = read_line(R, &line, &n);
+    if (r < 0) {  /* Ctrl-C: drop the entry being typed */
+      printf("\n");
+      if (R->len) printf("(dropped the unfinished entry)\n");
+      pend_reset(R);
+      continue;
+    }
+    if (r == 0) {
+      if (R->len && form_state(R->text + R->form_off, R->len - R->form_off) == FORM_OPEN) {
+        say("the input ended inside a form (unbalanced parentheses or an open string); it was not sent");
+        status = EXIT_FAIL;
+      }
+      if (R->tty) printf("\n");
+      break;
+    }
+    int fresh = R->len == 0;
+    pend_add(R, line, n);
+    if (fresh) {
+      const char *p = R->text;
+      while (*p == ' ' || *p == '\t') p++;
+      if (*p == ':') {
+        int c = command(R);
+        if (c != 2) {  /* done, or quit */
+          history_add(R);
+          pend_reset(R);
+          if (c == 1) break;
+          fflush(stdout);
+          continue;
+        }
+      }
+    }
+    int st = form_state(R->text + R->form_off, R->len - R->form_off);
+    if (st == FORM_OPEN) continue;
+    history_add(R);
+    if (st == FORM_DONE || R->kind == PEND_RESUME) run_entry(R);  /* :resume ID: no arguments */
+    else if (R->kind == PEND_ACT) printf("usage: :act FORM\n");
+    pend_reset(R);
+    fflush(stdout);
+  }
+  fflush(stdout);
+  return status;
+}
+
+static void repl_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti repl [--store DIR]\n"
+          "\n"
+          "An interactive session with the store's running kernel.  Each Lisp form you type\n"
+          "(over several lines until its parentheses balance) runs as an application call;\n"
+          "its output and value are printed, or the error.  Commands (:help in the session):\n"
+          "  :act FORM, :resume ID [ARGS], :abort   act as a model would; answer a pause\n"
+          "  :observe, :status                      the world, the kernel\n"
+          "  :inspect KIND NAME, :history [N]       one entry in full, the last revisions\n"
+          "  :help, :quit (or Ctrl-D)\n"
+          "When the world is paused the condition and the restart menu are printed, the\n"
+          "prompt shows PAUSED (e.g. 'jiti g14 PAUSED> ') and forms are not sent until the\n"
+          "pause is answered.\n"
+          "\n"
+          "On a terminal: line editing and a history (libedit) kept in $JITI_REPL_HISTORY,\n"
+          "else DIR/repl_history (mode 0600, the last %d entries; JITI_REPL_HISTORY set but\n"
+          "empty: none); Ctrl-C drops the entry being typed, or stops waiting for a reply\n"
+          "(the kernel keeps the request).  Otherwise lines are read as they come, without\n"
+          "prompts or history.\n"
+          "\n"
+          "options:\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 at :quit or the end of input; 1 no kernel is running, or the\n"
+          "input ended inside a form; 2 usage.\n",
+          REPL_HISTORY_SIZE);
+}
+
+int cmd_repl(int argc, char **argv) {
+  const char *dir = opts_default_store();
+  for (int i = 1; i < argc; i++) {
+    int r = opts_store("repl", argc, argv, &i, &dir);
+    if (r < 0) return EXIT_USAGE;
+    if (r) continue;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      repl_usage(stdout);
+      return EXIT_OK;
+    }
+    fprintf(stderr, "jiti repl: unexpected argument '%s' (see 'jiti repl --help')\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  Repl R;
+  memset(&R, 0, sizeof R);
+  R.dir = dir;
+  R.tty = isatty(STDIN_FILENO);
+  kclient_init(&R.k, "repl", dir);
+  if (R.tty) {
+    setlocale(LC_CTYPE, "");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;  /* no SA_RESTART: a read or a wait is interrupted */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+  }
+  if (!reconnect(&R, 0)) return EXIT_FAIL;
+  if (R.tty) {
+    history_open(&R);
+    R.el = el_init("jiti", stdin, stdout, stderr);
+    if (!R.el) {
+      say("cannot set up line editing; reading plain lines");
+      R.tty = 0;
+    } else {
+      el_set(R.el, EL_CLIENTDATA, (void *)&R);
+      el_set(R.el, EL_PROMPT, prompt_fn);
+      el_set(R.el, EL_EDITOR, "emacs");
+      el_set(R.el, EL_SIGNAL, 1);
+      if (R.hist) el_set(R.el, EL_HIST, history, R.hist);
+      el_source(R.el, NULL);  /* ~/.editrc */
+    }
+  }
+  pend_reset(&R);
+  int status = session(&R);
+  if (R.el) el_end(R.el);
+  if (R.hist) history_end(R.hist);
+  free(R.histfile);
+  free(R.text);
+  free(R.line);
+  kclient_close(&R.k);
+  return status;
+}

@@ -1,0 +1,192 @@
+/*
+** daemon.h — the kernel daemon (`jiti kernel`): its state and its parts;
+** docs/protocol.md is the reference for what they implement.
+**
+**   dloop.c      options, start-up, the poll loop, shutdown.  The top: no
+**                other part calls into it (to stop, a part sets stop_why)
+**   dclients.c   client connections: request lines in, buffered replies out
+**   drequests.c  each request checked against its op before anything is
+**                queued; those the daemon answers itself (hello, status,
+**                history, subscribe, shutdown)
+**   dqueue.c     the FIFO queues requests wait in
+**   dsched.c     what the worker does next (queries, transactions, batches
+**                of calls, commands to a paused transaction), the frames it
+**                answers with, the ends of transactions and publishing
+**   dworker.c    the worker process: its start from CURRENT (workerproc.h)
+**                without blocking the loop, its frames in, its death
+**   devents.c    the attempts' events, group-committed to the store with
+**                the generation; subscribers' event lines
+**   dlog.c       log lines, buffered
+**
+** One Daemon object holds all of the daemon's state; the only global is the
+** SIGTERM flag, which a signal handler must reach.
+*/
+#ifndef jiti_daemon_h
+#define jiti_daemon_h
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "engine.h"
+#include "proto.h"
+#include "workerproc.h"
+
+#define DAEMON_MAX_CLIENTS 1000
+#define DAEMON_MAX_QUEUE 10000
+#define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
+
+typedef struct Client {
+  int fd;
+  uint64_t serial;      /* never reused: replies find their client by it */
+  char *in;
+  size_t inlen, incap;
+  char *out;
+  size_t outlen, outoff, outcap;
+  int closing;          /* 1: close once the output is flushed; 2: now */
+  int subscribed;       /* receives event lines */
+} Client;
+
+/* A request waiting for the worker. */
+typedef struct Pending {
+  uint64_t client;      /* serial; 0 = nobody (timeouts, shutdown) */
+  json_t *id;           /* the request's id, or NULL */
+  json_t *req;
+  proto_Op op;
+  int retried;          /* a query already re-sent to a fresh worker */
+} Pending;
+
+/* FIFO: the n requests v[head..head+n); popping is O(1). */
+typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
+
+/* What the daemon waits for from the worker. */
+enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
+
+/* Events waiting to be written to the store in one transaction (group
+** commit: one sync for many events; see devents.c). */
+typedef struct EventBuf {
+  json_t **ev;
+  int64_t *time_ms;
+  size_t n, cap;
+  double first;          /* daemon_now() when the oldest was buffered */
+} EventBuf;
+
+/* The running transaction: call, act, preview, apply, invariant-add/-remove. */
+typedef struct Txn {
+  int active;
+  uint64_t attempt;
+  proto_Op op;
+  char *source;          /* for logs and events */
+  char *summary;         /* the revision's summary when it publishes */
+  double t0;
+  uint64_t responder;    /* client to answer with the worker's next message */
+  json_t *responder_id;
+  double deadline;       /* pause timeout */
+  int timed_out, aborting_for_shutdown;
+  int published;
+  uint64_t revision;     /* published revision */
+  uint64_t published_gen;  /* the generation after its commit */
+  json_t *reply;         /* reply held until the worker acknowledges */
+} Txn;
+
+typedef struct Daemon {
+  const char *dir;
+  char sock[128];
+  char pidfile[4096];
+  store_env *s;
+  int lfd;
+  int spare_fd;          /* given up to refuse a client when out of descriptors */
+  Client *clients[DAEMON_MAX_CLIENTS];
+  int nclients;
+  uint64_t next_serial;
+  limits_Table limits;   /* every transaction's, and the pause timeout */
+  /* the worker */
+  wproc w;
+  uint64_t base, gen, revision;
+  uint64_t gen_saved;    /* the store's generation high-water mark: no
+                         ** generation above it may reach a client */
+  char wstatus[32];
+  int wait;              /* W_... */
+  struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
+  size_t start_entries;  /* entries the starting worker imports */
+  double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
+  int in_pause;
+  json_t *pause;         /* the pause (as the worker reported it) while in_pause */
+  Pending query;         /* the query the worker is answering (W_QUERY) */
+  Txn cur;
+  Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
+  Queue batch;           /* calls sent to the worker with cur, to run after it */
+  EventBuf events;
+  /* counters */
+  uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
+  double started;
+  const char *stop_why;  /* set by any part: the loop begins the shutdown */
+  int stopping;
+  double stop_deadline;
+  int detached;
+  struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
+} Daemon;
+
+static inline double daemon_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* dlog.c */
+void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
+void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next events write */
+    __attribute__((format(printf, 2, 3)));
+void dlog_flush(Daemon *D);           /* write the buffered log lines */
+
+/* dclients.c */
+Client *dclients_find(Daemon *D, uint64_t serial);
+void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void dclients_line(Client *c, const char *text, size_t n);  /* one line to a client */
+void dclients_flush(Client *c);
+void dclients_read(Daemon *D, Client *c);
+void dclients_free(Daemon *D, int i);
+void dclients_accept(Daemon *D);
+
+/* dqueue.c */
+int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op);
+Pending dqueue_pop(Queue *q);
+Pending dqueue_pop_back(Queue *q);
+Pending *dqueue_peek(Queue *q);                   /* the head, or NULL */
+int dqueue_push_front(Queue *q, Pending p);       /* takes p's references */
+void dqueue_pending_free(Pending *p);
+
+/* devents.c */
+void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+void devents_flush(Daemon *D);        /* write the buffered events (and the
+                                      ** generation), tell subscribers */
+void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
+                                                    ** on (0: lost): tell, drop them */
+double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+
+/* drequests.c */
+void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
+
+/* dsched.c */
+void dsched_pump(Daemon *D);           /* give the worker its next request */
+void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen);  /* a frame from it */
+void dsched_worker_died(Daemon *D, const char *how);  /* what it was doing ends */
+void dsched_abort_pause(Daemon *D, const char *why);
+void dsched_fail_commands(Daemon *D, const char *code, const char *why);
+int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
+void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
+                                      ** that would wait behind the pause */
+
+/* dworker.c */
+int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */
+void dworker_restart(Daemon *D);       /* a replacement: does not wait */
+void dworker_writable(Daemon *D);      /* write queued start-up frames */
+void dworker_readable(Daemon *D);
+int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) */
+void dworker_died(Daemon *D);
+void dworker_stop(Daemon *D);          /* ask it to exit, then reap it */
+
+#endif

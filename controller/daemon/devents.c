@@ -1,0 +1,85 @@
+/*
+** devents.c — the events of the daemon's attempts (daemon.h).
+**
+** Every attempt records a `started` event and an outcome event; writing each
+** in its own LMDB transaction would cost two disk syncs per application
+** call.  So events are buffered and written together: inside the LMDB
+** transaction of any revision published (a revision is never durable
+** without the events that led to it), when a transaction pauses, at
+** shutdown, and otherwise EVENT_DELAY after the oldest was buffered.  A
+** kernel killed in between loses at most those last few milliseconds of
+** events, never a revision.  A generation that moved without a revision (a
+** pause, a resume, a new worker) is recorded with them, before any reply
+** can carry it.  Subscribers get each event once it is stored, as stored
+** (seq, time, secrets redacted).
+*/
+#include <stdlib.h>
+#include <time.h>
+#include "daemon.h"
+
+#define EVENT_DELAY 0.010
+#define EVENT_BATCH 512
+
+void devents_add(Daemon *D, json_t *ev) {
+  if (!ev) return;
+  EventBuf *b = &D->events;
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
+    json_t **e = realloc(b->ev, cap * sizeof *e);
+    if (e) b->ev = e;
+    int64_t *tm = e ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
+    if (tm) { b->time_ms = tm; b->cap = cap; }
+  }
+  if (b->n == b->cap) {
+    dlog(D, "could not record an event: out of memory");
+    json_decref(ev);
+    return;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  if (!b->n) b->first = daemon_now();
+  b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  b->ev[b->n++] = ev;
+  if (b->n >= EVENT_BATCH) devents_flush(D);
+}
+
+static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
+  Daemon *D = arg;
+  (void)seq;
+  for (int i = 0; i < D->nclients; i++)
+    if (D->clients[i]->subscribed) dclients_line(D->clients[i], json, len);
+  return 0;
+}
+
+void devents_flush(Daemon *D) {
+  EventBuf *b = &D->events;
+  int gen = D->gen > D->gen_saved;
+  if (!b->n && !gen) return;
+  uint64_t first = 0;
+  int rc = gen ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
+               : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  if (rc != STORE_OK) {
+    dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
+         gen ? " and the generation" : "", store_errmsg(D->s));
+    first = 0;
+  } else if (gen) {
+    D->gen_saved = D->gen;
+  }
+  devents_written(D, first);
+}
+
+void devents_written(Daemon *D, uint64_t first) {
+  EventBuf *b = &D->events;
+  /* everything from first on: the daemon is the store's only writer, so
+  ** that is what was just written (with a revision: one more, its outcome) */
+  if (first && D->subscribers) store_events_read(D->s, first, 0, 0, fan_out, D);
+  for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
+  b->n = 0;
+  dlog_flush(D);  /* the transactions' log lines go with their events */
+}
+
+double devents_due(Daemon *D) {
+  if (!D->events.n) return -1;
+  double d = D->events.first + EVENT_DELAY - daemon_now();
+  return d > 0 ? d : 0;
+}

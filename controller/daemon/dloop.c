@@ -1,0 +1,368 @@
+/*
+** dloop.c — `jiti kernel --store DIR`: the kernel daemon (daemon.h,
+** docs/protocol.md): options, start-up, the poll loop and shutdown.
+**
+** One process per store.  It holds the store's write lock for its whole
+** life, recovers CURRENT, starts one sandboxed worker (`jiti __worker`,
+** connected by a socketpair) and streams CURRENT's entries to it, then
+** serves newline-delimited JSON requests on DIR/kernel.sock with one
+** poll() loop.  Transactions (call, act evaluate, ...) are serialized in
+** arrival order; while one is paused, commands (act evaluate/resume/abort)
+** go to it, observe still answers, other transactions wait.  The daemon
+** publishes every accepted attempt to the store before it tells the worker
+** to commit; a failed publish tells it to restore.  If the worker dies, the
+** running transaction is marked interrupted and a fresh worker starts from
+** CURRENT.
+**
+** Generations seen by clients only grow, across restarts too: each worker
+** counts from a base the daemon gives it (one past the store's high-water
+** mark at start, one past the last generation seen when a worker is
+** replaced), and no generation reaches a client before the store has
+** recorded it (devents.c).
+**
+** This file is the top of the daemon: the loop calls the other parts,
+** which never call it; to stop, a part sets D->stop_why.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "cli.h"
+#include "daemon.h"
+#include "proto.h"
+#include "worker.h"
+
+static void shutdown_begin(Daemon *D, const char *why) {
+  if (D->stopping) return;
+  D->stopping = 1;
+  D->stop_deadline = daemon_now() + 10;
+  dlog(D, "shutting down (%s)", why);
+  if (D->lfd >= 0) { close(D->lfd); D->lfd = -1; unlink(D->sock); }
+  while (D->txq.n) {
+    Pending p = dqueue_pop(&D->txq);
+    dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+    dqueue_pending_free(&p);
+  }
+  dsched_fail_commands(D, "shutting-down", "the kernel is shutting down; the pause is aborted");
+}
+
+static volatile sig_atomic_t got_term;
+static void on_term(int sig) { (void)sig; got_term = 1; }
+
+
+/* ------------------------------------------------------------- main */
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS] [--detach]\n"
+          "\n"
+          "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
+          "initial, empty revision if there is none), start the sandboxed worker and serve\n"
+          "clients on DIR/kernel.sock (newline-delimited JSON, docs/protocol.md).  One line\n"
+          "per transaction is logged on stderr.  SIGTERM or 'jiti stop' shuts it down\n"
+          "cleanly (a paused transaction is aborted and restored first).\n"
+          "\n"
+          "The limits below are every transaction's (the form, its repairs, the\n"
+          "invariants); a call, an action or a preview may lower them for itself, the\n"
+          "operator's requests (apply, invariant, rollback) may also raise them.\n"
+          "\n"
+          "options:\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "%s%s"
+          "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
+          "                    DIR/kernel.pid; returns once the kernel serves\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
+          "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
+          LIMITS_HELP, LIMITS_PAUSE_HELP);
+}
+
+static int kernel_run(Daemon *D, int ready_fd) {
+  char err[1024] = "";
+  int rc = store_open(D->dir, 0, &D->s, err, sizeof err);
+  if (rc == STORE_EBUSY) {
+    fprintf(stderr, "jiti kernel: the store at %s is in use: %s\nif a kernel is running there, "
+            "talk to it (jiti status --store %s) or stop it (jiti stop --store %s)\n",
+            D->dir, err, D->dir, D->dir);
+    return EXIT_FAIL;
+  }
+  if (rc != STORE_OK) {
+    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", D->dir, err[0] ? err : store_strerror(rc));
+    return EXIT_FAIL;
+  }
+  uint64_t cur = 0;
+  if (store_current(D->s, &cur) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+    return EXIT_FAIL;
+  }
+  if (cur == 0) {
+    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL};
+    if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
+      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
+      return EXIT_FAIL;
+    }
+  }
+  if (store_verify(D->s, 0, err, sizeof err) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: the store at %s is damaged: %s\nrun 'jiti recover-session --store %s' "
+            "for details; the kernel did not start\n", D->dir, err, D->dir);
+    return EXIT_FAIL;
+  }
+  if (D->detached) {  /* from here on, messages go to DIR/kernel.log */
+    char logpath[4096];
+    snprintf(logpath, sizeof logpath, "%s/%s", D->dir, PROTO_LOG);
+    int lf = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (lf >= 0) { dup2(lf, 2); close(lf); }
+  }
+  D->revision = cur;
+  /* past every generation ever handed out for this store (by an earlier
+  ** kernel, killed or not, or an offline command) */
+  if (store_generation(D->s, &D->gen_saved) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+    return EXIT_FAIL;
+  }
+  D->base = D->gen_saved + 1;
+  uint64_t interrupted = 0;
+  store_mark_interrupted(D->s, &interrupted);
+  D->next_attempt = storeio_next_attempt(D->s);
+  if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
+    fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
+            "store path\n", D->dir, PROTO_SOCKET);
+    return EXIT_FAIL;
+  }
+  snprintf(D->pidfile, sizeof D->pidfile, "%s/%s", D->dir, PROTO_PIDFILE);
+  if (dworker_start_first(D) != 0) {
+    dlog_flush(D);
+    return EXIT_FAIL;
+  }
+  D->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  /* we hold the store's lock: a socket left behind is stale */
+  unlink(D->sock);
+  D->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  memcpy(a.sun_path, D->sock, strlen(D->sock) + 1);  /* fits: checked above */
+  mode_t old = umask(0177);
+  int b = D->lfd >= 0 ? bind(D->lfd, (struct sockaddr *)&a, sizeof a) : -1;
+  umask(old);
+  if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0) {
+    fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", D->sock, strerror(errno));
+    kill(D->w.pid, SIGKILL);
+    return EXIT_FAIL;
+  }
+  devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STARTED), "pid", (int)getpid(),
+                      "revision", (json_int_t)D->revision, "generation", (json_int_t)D->gen,
+                      "interrupted", (json_int_t)interrupted));
+  devents_flush(D);
+  dlog(D, "serving the store at %s on %s (pid %d, revision %" PRIu64 ", generation %" PRIu64
+        ", %" PRIu64 " interrupted attempt%s marked)", D->dir, D->sock, (int)getpid(), D->revision, D->gen,
+        interrupted, interrupted == 1 ? "" : "s");
+  dlog_flush(D);  /* before `--detach` says ready: the line is its output */
+  if (D->detached) {
+    FILE *f = fopen(D->pidfile, "w");
+    if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+  }
+  if (ready_fd >= 0) {
+    (void)!write(ready_fd, "ok", 2);
+    close(ready_fd);
+  }
+  D->started = daemon_now();
+
+  sigset_t none;
+  sigemptyset(&none);
+  struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 2) * sizeof *pfd);
+  for (;;) {
+    if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
+    if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
+    dsched_pump(D);
+    double now = daemon_now();
+    if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
+      D->cur.timed_out = 1;
+      char why[80];
+      snprintf(why, sizeof why, "the pause timed out after %g s", D->limits.pause_timeout);
+      dsched_abort_pause(D, why);
+      continue;
+    }
+    if (D->wait == W_START && now > D->start_deadline) {
+      dlog(D, "the worker did not start within 120 s; killing it");
+      kill(D->w.pid, SIGKILL);  /* its EOF ends the start */
+      D->start_deadline = now + 3600;
+    }
+    if (D->restart_at && now >= D->restart_at) dworker_restart(D);
+    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active) break;
+    if (D->stopping && now >= D->stop_deadline) {
+      dlog(D, "the worker did not finish within 10 s; killing it");
+      if (D->w.pid) kill(D->w.pid, SIGKILL);
+      if (D->w.fd >= 0) dworker_died(D);
+      break;
+    }
+    if (D->stopping && D->w.fd < 0) break;
+    int n = 0;
+    if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
+    int wi = -1;
+    if (D->w.fd >= 0) {
+      wi = n;
+      pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
+    }
+    int c0 = n;
+    for (int i = 0; i < D->nclients; i++) {
+      Client *c = D->clients[i];
+      short ev = c->closing ? 0 : POLLIN;
+      if (c->outlen > c->outoff) ev |= POLLOUT;
+      pfd[n++] = (struct pollfd){c->fd, ev, 0};
+    }
+    double wake = 3600;
+    if (D->in_pause && D->wait == W_NONE && D->cur.active && !D->cur.timed_out) wake = D->cur.deadline - now;
+    if (D->stopping && D->stop_deadline - now < wake) wake = D->stop_deadline - now;
+    if (D->restart_at && D->restart_at - now < wake) wake = D->restart_at - now;
+    if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
+    double due = devents_due(D);
+    if (due == 0) {
+      devents_flush(D);
+    } else if (due > 0 && due < wake) {
+      wake = due;
+    }
+    if (wake < 0) wake = 0;
+    struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
+    if (D->log.urgent || !D->events.n) dlog_flush(D);  /* else: with the events */
+    int r = ppoll(pfd, (nfds_t)n, &ts, &none);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      dlog(D, "poll: %s", strerror(errno));
+      break;
+    }
+    if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
+    if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
+    /* clients: match the poll entries by position (the array may shrink below) */
+    int nc = D->nclients;
+    Client **snap = malloc((size_t)(nc ? nc : 1) * sizeof *snap);
+    memcpy(snap, D->clients, (size_t)nc * sizeof *snap);
+    for (int i = 0; i < nc; i++) {
+      Client *c = snap[i];
+      short re = pfd[c0 + i].revents;
+      if (!re) continue;
+      if (re & POLLOUT) dclients_flush(c);
+      if (re & (POLLIN | POLLHUP | POLLERR)) {
+        if (c->closing) c->closing = 2;
+        else dclients_read(D, c);
+      }
+    }
+    free(snap);
+    for (int i = 0; i < D->nclients;) {
+      Client *c = D->clients[i];
+      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
+        dclients_free(D, i);
+      else i++;
+    }
+    if (D->lfd >= 0 && pfd[0].revents) dclients_accept(D);
+  }
+  free(pfd);
+  /* clean shutdown */
+  dworker_stop(D);
+  devents_flush(D);  /* subscribers get the last outcomes before they are cut off */
+  for (int i = 0; i < D->nclients; i++) {  /* best effort: deliver what is pending */
+    Client *c = D->clients[i];
+    int fl = fcntl(c->fd, F_GETFL);
+    fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+    struct timeval tv = {1, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    dclients_flush(c);
+  }
+  while (D->nclients) dclients_free(D, 0);
+  if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
+  if (D->spare_fd >= 0) close(D->spare_fd);
+  if (D->detached) unlink(D->pidfile);
+  devents_add(D, json_pack("{s:s, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STOPPED), "revision", (json_int_t)D->revision,
+                      "generation", (json_int_t)D->gen));
+  devents_flush(D);
+  free(D->events.ev);
+  free(D->events.time_ms);
+  free(D->txq.v);  /* empty by now: shutdown answered what was queued */
+  free(D->queryq.v);
+  free(D->cmdq.v);
+  free(D->batch.v);
+  dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
+  dlog_flush(D);
+  free(D->log.buf);
+  store_close(D->s);
+  return EXIT_OK;
+}
+
+int cmd_kernel(int argc, char **argv) {
+  static Daemon D;
+  memset(&D, 0, sizeof D);
+  D.dir = opts_default_store();
+  limits_default(&D.limits);
+  D.lfd = D.w.fd = D.spare_fd = -1;
+  int detach = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = opts_store("kernel", argc, argv, &i, &D.dir);
+    if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
+    if (r < 0) return EXIT_USAGE;
+    if (r) continue;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
+    if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
+    fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_term;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, NULL);  /* delivered only inside ppoll */
+  if (!detach) return kernel_run(&D, -1);
+
+  int p[2];
+  if (pipe(p) != 0) { perror("jiti kernel: pipe"); return EXIT_FAIL; }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) { perror("jiti kernel: fork"); return EXIT_FAIL; }
+  if (pid > 0) {
+    close(p[1]);
+    char buf[4] = "";
+    ssize_t n;
+    while ((n = read(p[0], buf, 2)) < 0 && errno == EINTR) {}
+    if (n == 2 && !memcmp(buf, "ok", 2)) {
+      printf("jiti kernel: serving the store at %s (pid %d; log %s/%s; stop with 'jiti stop --store %s')\n",
+             D.dir, (int)pid, D.dir, PROTO_LOG, D.dir);
+      return EXIT_OK;
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    fprintf(stderr, "jiti kernel: the kernel did not start (see the messages above, or %s/%s)\n",
+            D.dir, PROTO_LOG);
+    return EXIT_FAIL;
+  }
+  close(p[0]);
+  setsid();
+  D.detached = 1;
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
+  _exit(kernel_run(&D, p[1]));
+}
+
+int cmd_worker_internal(int argc, char **argv) {
+  (void)argc; (void)argv;
+  struct stat sb;
+  if (fstat(WORKER_FD, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
+    fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
+    return EXIT_USAGE;
+  }
+  return worker_main(WORKER_FD);
+}

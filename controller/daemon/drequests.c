@@ -1,0 +1,426 @@
+/*
+** drequests.c — the daemon's requests (daemon.h, docs/protocol.md
+** "Requests"): each line is checked against its op's members and types
+** before anything is queued, so a malformed request never reaches the
+** worker.  The daemon answers hello, status, history, subscribe and
+** shutdown itself; queries (observe, inspect, invariant-list) and
+** transactions (call, act, preview, invariant-add, invariant-remove) wait
+** for the worker in arrival order.
+*/
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon.h"
+#include "txn.h"
+#include "proto.h"
+
+#define NAME_MAX_BYTES 1024
+#define HISTORY_DEFAULT 20
+#define HISTORY_MAX 1000
+
+typedef struct Req {
+  Daemon *D;
+  uint64_t client;
+  json_t *id, *r;
+  proto_Op op;
+} Req;
+
+static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g) >= 0; }
+
+static const char *state_name(Daemon *D) {
+  if (D->in_pause) return "paused";
+  if (D->w.fd < 0 || D->wait == W_START) return "starting";
+  if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
+  return D->wstatus;
+}
+
+static void queue(Req *q, Queue *to, const char *what) {
+  if (to->n >= DAEMON_MAX_QUEUE)
+    dclients_reply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
+  else if (to == &q->D->txq && q->D->in_pause && !json_is_true(json_object_get(q->r, "wait")))
+    dsched_reply_paused(q->D, q->client, q->id);  /* it would wait for the pause's answer */
+  else
+    dqueue_push(to, q->client, q->id, q->r, q->op);
+}
+
+/* A string member: required (need) or optional; 0 after an error reply. */
+static int string_member(Req *q, const char *key, int need, size_t max, const char **out) {
+  json_t *v = json_object_get(q->r, key);
+  *out = json_string_value(v);
+  if ((!v && !need) || (*out && strlen(*out) <= max && strlen(*out) == json_string_length(v))) return 1;
+  const char *op = json_string_value(json_object_get(q->r, "op"));
+  if (!op) op = "an act action";  /* members of act's "action" */
+  if (!v) dclients_reply_err(q->D, q->client, q->id, "invalid-request", "%s needs \"%s\" (a string)", op, key);
+  else dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"%s\" of %s must be a string of at most %zu bytes "
+                    "without NUL characters", key, op, max);
+  return 0;
+}
+
+/* Optional "generation": a non-negative integer. */
+static int generation_member(Req *q, int need) {
+  json_t *g = json_object_get(q->r, "generation");
+  if ((!g && !need) || is_gen(g)) return 1;
+  dclients_reply_err(q->D, q->client, q->id, "invalid-request",
+               need ? "%s needs \"generation\": the generation of the view the action was made from"
+                    : "\"generation\" of %s must be a non-negative integer",
+               proto_op_name(q->op));
+  return 0;
+}
+
+/* The first member of o that is not in allowed (NULL-terminated), or NULL. */
+static const char *unknown_member(json_t *o, const char *const *allowed) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    int ok = 0;
+    for (int i = 0; allowed[i]; i++) ok |= !strcmp(k, allowed[i]);
+    if (!ok) return k;
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------ answered by the kernel */
+
+static void op_hello(Req *q) {
+  json_t *p = json_object_get(q->r, "protocol");
+  const char *client;
+  if (!string_member(q, "client", 0, NAME_MAX_BYTES, &client)) return;
+  if (p && !json_is_integer(p)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"protocol\" of hello must be an integer");
+    return;
+  }
+  if (p && json_integer_value(p) != PROTO_VERSION) {
+    dclients_reply_err(q->D, q->client, q->id, "unsupported-protocol", "this kernel speaks protocol %d only", PROTO_VERSION);
+    return;
+  }
+  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:i, s:s, s:s, s:i}", "ok", 1, "protocol", PROTO_VERSION,
+                                             "kernel", JITI_VERSION, "store", q->D->dir, "pid", (int)getpid()));
+}
+
+static void op_status(Req *q) {
+  Daemon *D = q->D;
+  dclients_reply(D, q->client, q->id,
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
+                     "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
+                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)D->revision,
+                     "generation", (json_int_t)D->gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
+                     "attempts", (json_int_t)D->attempts,
+                     "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
+                     "worker_restarts", (json_int_t)D->restarts, "clients", D->nclients,
+                     "uptime", daemon_now() - D->started, "stopping", D->stopping));
+}
+
+/* The revision chain from CURRENT back, newest first. */
+static void op_history(Req *q) {
+  Daemon *D = q->D;
+  json_t *l = json_object_get(q->r, "limit");
+  if (l && !(json_is_integer(l) && json_integer_value(l) >= 1 && json_integer_value(l) <= HISTORY_MAX)) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "\"limit\" must be an integer from 1 to %d", HISTORY_MAX);
+    return;
+  }
+  size_t limit = l ? (size_t)json_integer_value(l) : HISTORY_DEFAULT;
+  json_t *revs = json_array();
+  uint64_t rev = D->revision;
+  while (rev && json_array_size(revs) < limit) {
+    store_manifest *m;
+    if (store_manifest_read(D->s, rev, &m) != STORE_OK) {
+      json_decref(revs);
+      dclients_reply_err(D, q->client, q->id, "store-error", "cannot read revision %" PRIu64 ": %s", rev,
+                   store_errmsg(D->s));
+      return;
+    }
+    size_t added, changed, removed;
+    storeio_count_changes(m, &added, &changed, &removed);
+    char when[40];
+    storeio_iso_time(m->time_ms, when, sizeof when);
+    json_array_append_new(revs, json_pack("{s:I, s:I, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I}",
+                                          "revision", (json_int_t)m->rev, "parent", (json_int_t)m->parent,
+                                          "kind", store_rev_kind_name(m->kind), "generation",
+                                          (json_int_t)m->generation, "time", when, "summary", m->summary,
+                                          "added", (json_int_t)added, "changed", (json_int_t)changed,
+                                          "removed", (json_int_t)removed, "entries", (json_int_t)m->nentries));
+    rev = m->parent;
+    store_free(m);
+  }
+  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)D->revision,
+                                          "revisions", revs));
+}
+
+/* A client's own event (a session's transcript) into the store's events,
+** written with the kernel's next group commit.  Only client event kinds
+** ("session" and "session-...") are accepted: a client cannot forge the
+** kernel's attempt records.  The store keeps a record over 16 KiB as its
+** head (docs/store.md, "Events").  With "sync": true the buffered events
+** are written before the reply (a client that reads the store next). */
+static void op_record(Req *q) {
+  json_t *ev = json_object_get(q->r, "event");
+  const char *kind = json_string_value(json_object_get(ev, "event"));
+  if (!json_is_object(ev) || !kind || (strcmp(kind, "session") && strncmp(kind, "session-", 8))) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"event\" must be an object whose \"event\" "
+                       "is \"session\" or starts with \"session-\"");
+    return;
+  }
+  if (json_object_get(ev, "seq") || json_object_get(ev, "time")) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
+    return;
+  }
+  json_t *sync = json_object_get(q->r, "sync");
+  if (sync && !json_is_boolean(sync)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
+    return;
+  }
+  devents_add(q->D, json_deep_copy(ev));
+  if (json_is_true(sync)) devents_flush(q->D);  /* written (with what was buffered) before the reply */
+  dclients_reply(q->D, q->client, q->id, json_pack("{s:b}", "ok", 1));
+}
+
+static void op_subscribe(Req *q) {
+  Client *c = dclients_find(q->D, q->client);
+  if (c && !c->subscribed) {
+    c->subscribed = 1;
+    q->D->subscribers++;
+  }
+  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:b}", "ok", 1, "subscribed", 1));
+}
+
+static void op_shutdown(Req *q) {
+  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:s}", "ok", 1, "message", "shutting down"));
+  q->D->stop_why = "shutdown request";  /* the loop begins the shutdown */
+}
+
+/* ---------------------------------------------------- answered by the worker */
+
+/* observe's optional "goals": at most OBSERVE_GOALS_MAX sources, each one
+** string of at most GOAL_SOURCE_MAX bytes without NUL characters. */
+#define OBSERVE_GOALS_MAX 64
+#define GOAL_SOURCE_MAX 16384
+
+static void op_observe(Req *q) {
+  json_t *b = json_object_get(q->r, "budget");
+  if (b && !(json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) <= (16 << 20))) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"budget\" must be a byte count from 1 to 16777216");
+    return;
+  }
+  json_t *g = json_object_get(q->r, "goals"), *src;
+  size_t i;
+  int ok = !g || (json_is_array(g) && json_array_size(g) <= OBSERVE_GOALS_MAX);
+  json_array_foreach(g, i, src) ok = ok && json_is_string(src) && json_string_length(src) <= GOAL_SOURCE_MAX &&
+                                     strlen(json_string_value(src)) == json_string_length(src);
+  if (!ok) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"goals\" must be an array of at most %d "
+                       "strings (Lisp sources of at most %d bytes)", OBSERVE_GOALS_MAX, GOAL_SOURCE_MAX);
+    return;
+  }
+  queue(q, &q->D->queryq, "requests");
+}
+
+static void op_inspect(Req *q) {
+  const char *kind, *name;
+  if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
+  if (kind && jiti_entry_kind_parse(kind) < 0) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
+                 "variable, structure, data, invariant)", kind);
+    return;
+  }
+  queue(q, &q->D->queryq, "requests");
+}
+
+static void op_invariant_list(Req *q) { queue(q, &q->D->queryq, "requests"); }
+
+/* The members every transaction may have: "generation" (the view it was
+** made from), "limits" (its own limits: within the kernel's, or any for the
+** operator's requests; replaced by the whole set the worker gets) and
+** "wait" (wait behind a pause instead of being answered "paused"). */
+static int txn_members(Req *q) {
+  Daemon *D = q->D;
+  if (!generation_member(q, q->op == PROTO_ACT)) return 0;
+  json_t *w = json_object_get(q->r, "wait");
+  if (w && !json_is_boolean(w)) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "\"wait\" of %s must be true or false",
+                       proto_op_name(q->op));
+    return 0;
+  }
+  json_t *l = json_object_get(q->r, "limits");
+  if (!l) return 1;
+  int operator = q->op == PROTO_APPLY || q->op == PROTO_INVARIANT_ADD || q->op == PROTO_INVARIANT_REMOVE ||
+                 q->op == PROTO_ROLLBACK;
+  jiti_Limits lim;
+  char err[300];
+  if (limits_from_json(l, &D->limits.eval, 0, &lim, err, sizeof err) != 0) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "%s", err);
+    return 0;
+  }
+  if (!operator && limits_from_json(l, &D->limits.eval, 1, &lim, err, sizeof err) != 0) {
+    dclients_reply_err(D, q->client, q->id, "not-allowed", "%s", err);
+    return 0;
+  }
+  json_object_set_new(q->r, "limits", limits_json(&lim));
+  return 1;
+}
+
+static void op_call(Req *q) {  /* call, preview and apply */
+  const char *source, *summary, *package;
+  if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q) ||
+      !string_member(q, "package", 0, NAME_MAX_BYTES, &package))
+    return;
+  if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
+  json_t *p = json_object_get(q->r, "program");
+  if (p && !json_is_boolean(p)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
+    return;
+  }
+  queue(q, &q->D->txq, "transactions");
+}
+
+static void op_invariant_add(Req *q) {
+  const char *name, *source;
+  if (!string_member(q, "name", 1, NAME_MAX_BYTES, &name) ||
+      !string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q))
+    return;
+  if (!*name) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "an invariant needs a non-empty \"name\"");
+    return;
+  }
+  queue(q, &q->D->txq, "transactions");
+}
+
+static void op_invariant_remove(Req *q) {
+  const char *name;
+  if (!string_member(q, "name", 1, NAME_MAX_BYTES, &name) || !txn_members(q)) return;
+  queue(q, &q->D->txq, "transactions");
+}
+
+static void op_rollback(Req *q) {
+  json_t *r = json_object_get(q->r, "revision");
+  if (!json_is_integer(r) || json_integer_value(r) < 1) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "rollback needs \"revision\": a revision from 1 "
+                       "to CURRENT (%" PRIu64 ")", q->D->revision);
+    return;
+  }
+  if ((uint64_t)json_integer_value(r) > q->D->revision) {
+    dclients_reply_err(q->D, q->client, q->id, "not-found", "no revision %" JSON_INTEGER_FORMAT " (CURRENT is %" PRIu64
+                       ")", json_integer_value(r), q->D->revision);
+    return;
+  }
+  if (!txn_members(q)) return;
+  queue(q, &q->D->txq, "transactions");
+}
+
+/* act: one action of the model-facing protocol.  evaluate starts a transaction, or
+** is a repair when something is paused; resume and abort need a pause. */
+static void op_act(Req *q) {
+  Daemon *D = q->D;
+  json_t *a = json_object_get(q->r, "action");
+  const char *type = json_string_value(json_object_get(a, "type"));
+  if (!txn_members(q)) return;
+  if (!json_is_object(a) || !type) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request",
+                 "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
+    return;
+  }
+  /* each action's members, by txn_CmdType */
+  static const char *const members[TXN_CMD_COUNT][4] = {
+      [TXN_CMD_EVALUATE] = {"type", "source", "package"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
+      [TXN_CMD_ABORT] = {"type"}};
+  int t = txn_cmd_parse(type);
+  if (t < 0) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
+    return;
+  }
+  const char *bad = unknown_member(a, members[t]);
+  if (bad) {
+    dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", bad, type);
+    return;
+  }
+  Req in = {D, q->client, q->id, a, PROTO_ACT};
+  const char *s;
+  int pause_cmd = 1;
+  if (t == TXN_CMD_EVALUATE) {
+    if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
+        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
+      return;
+    pause_cmd = D->in_pause;
+  } else if (t == TXN_CMD_RESUME) {
+    if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
+  }
+  if (pause_cmd && !D->in_pause)
+    dclients_reply_err(D, q->client, q->id, "not-paused", "no transaction is paused; %s needs a pause (observe to see "
+                 "the status)", type);
+  else
+    queue(q, pause_cmd ? &D->cmdq : &D->txq, "requests");
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct Op {
+  void (*handle)(Req *q);
+  const char *members[9];  /* op, id and its own; NULL-terminated */
+} Op;
+
+/* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
+static const Op ops[PROTO_OP_COUNT] = {
+    [PROTO_HELLO] = {op_hello, {"op", "id", "protocol", "client"}},
+    [PROTO_STATUS] = {op_status, {"op", "id"}},
+    [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget", "goals"}},
+    [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
+    [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
+    [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
+    [PROTO_CALL] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "program", "package"}},
+    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
+    [PROTO_ACT] = {op_act, {"op", "id", "generation", "action", "limits"}},
+    [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_ADD] = {op_invariant_add, {"op", "id", "name", "source", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_REMOVE] = {op_invariant_remove, {"op", "id", "name", "generation", "limits", "wait"}},
+    [PROTO_INVARIANT_LIST] = {op_invariant_list, {"op", "id"}},
+    [PROTO_ROLLBACK] = {op_rollback, {"op", "id", "revision", "generation", "limits", "wait"}},
+    [PROTO_RECORD] = {op_record, {"op", "id", "event", "sync"}},
+    [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
+};
+
+/* The ops this daemon serves, for messages. */
+static void op_names(char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i < PROTO_OP_COUNT && at < n; i++)
+    if (ops[i].handle) at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "", proto_op_name(i));
+}
+
+void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
+  uint64_t cs = c->serial;
+  if (!proto_utf8_valid(line, len)) {
+    dclients_reply_err(D, cs, NULL, "invalid-utf8", "the request is not valid UTF-8");
+    return;
+  }
+  json_error_t je;
+  json_t *r = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+  if (!r) {
+    dclients_reply_err(D, cs, NULL, "malformed-json", "the request is not valid JSON: %s (column %d)", je.text, je.column);
+    return;
+  }
+  json_t *id = json_object_get(r, "id");
+  const char *name = json_string_value(json_object_get(r, "op"));
+  int opn = proto_op_parse(name);
+  const Op *op = opn >= 0 && ops[opn].handle ? &ops[opn] : NULL;
+  const char *bad;
+  char names[400];
+  if (!json_is_object(r)) {
+    dclients_reply_err(D, cs, NULL, "invalid-request", "a request is one JSON object with an \"op\" member");
+  } else if (id && !json_is_string(id) && !json_is_integer(id)) {
+    dclients_reply_err(D, cs, NULL, "invalid-request", "\"id\" must be a string or an integer");
+  } else if (!name) {
+    op_names(names, sizeof names);
+    dclients_reply_err(D, cs, id, "invalid-request", "the request has no \"op\" (a string: %s)", names);
+  } else if (!op) {
+    op_names(names, sizeof names);
+    dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
+  } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
+    dclients_reply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
+  } else if ((bad = unknown_member(r, op->members))) {
+    dclients_reply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
+  } else {
+    Req q = {D, cs, id, r, (proto_Op)opn};
+    op->handle(&q);
+  }
+  json_decref(r);
+}

@@ -1,0 +1,568 @@
+/*
+** dsched.c — what the daemon's worker does next, and what comes of it
+** (daemon.h, docs/protocol.md "Transactions", docs/worker-frames.md):
+** queries, transactions (calls, actions, previews, invariant changes), the
+** batches calls are handed over in, commands to a paused transaction; the
+** frames the worker answers with; publishing what it accepted (engine.h,
+** the same publish step as the store commands); and the end of whatever it
+** was doing when it died.
+*/
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon.h"
+#include "txn.h"
+
+/* ------------------------------------------------------------- the end */
+
+static void txn_clear(Daemon *D) {
+  Txn *t = &D->cur;
+  free(t->source);
+  free(t->summary);
+  json_decref(t->responder_id);
+  json_decref(t->reply);
+  memset(t, 0, sizeof *t);
+}
+
+/* Commands queued for a pause that has ended: their generation is old. */
+void dsched_fail_commands(Daemon *D, const char *code, const char *why) {
+  while (D->cmdq.n) {
+    Pending p = dqueue_pop(&D->cmdq);
+    dclients_reply_err(D, p.client, p.id, code, "%s", why);
+    dqueue_pending_free(&p);
+  }
+}
+
+/* The pause (if any) is over. */
+static void pause_end(Daemon *D) {
+  D->in_pause = 0;
+  json_decref(D->pause);
+  D->pause = NULL;
+}
+
+static int queued(Queue *q, uint64_t client) {
+  for (size_t i = 0; i < q->n; i++)
+    if (q->v[q->head + i].client == client) return 1;
+  return 0;
+}
+
+int dsched_client_waits(Daemon *D, uint64_t client) {
+  return (D->cur.active && D->cur.responder == client) || (D->wait == W_QUERY && D->query.client == client) ||
+         queued(&D->txq, client) || queued(&D->queryq, client) || queued(&D->cmdq, client) ||
+         queued(&D->batch, client);
+}
+
+void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
+  json_t *r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", "paused", "message",
+                        "a transaction is paused: answer it first (act: evaluate a repair, resume, abort), or "
+                        "send this with \"wait\": true to wait until the pause ends", "status", "paused",
+                        "generation", (json_int_t)D->gen);
+  if (D->pause) json_object_set(r, "pause", D->pause);
+  dclients_reply(D, client, id, r);
+}
+
+static void finish_txn(Daemon *D, const char *reason, const char *extra) {
+  Txn *t = &D->cur;
+  char src[80];
+  request_snippet(t->source, src, sizeof src);
+  dlog_soon(D, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
+            proto_op_name(t->op), reason, extra ? " " : "", extra ? extra : "", (daemon_now() - t->t0) * 1000,
+            D->gen, src);
+  txn_clear(D);
+  pause_end(D);
+  dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
+}
+
+/* The outcome event of the running transaction (message may be NULL);
+** more members may be added to what it returns before it is recorded. */
+static json_t *outcome_event(Daemon *D, const char *reason, const char *message) {
+  return events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+}
+
+void dsched_worker_died(Daemon *D, const char *how) {
+  Txn *t = &D->cur;
+  if (t->active) {
+    if (D->wait == W_COMMIT && t->published) {
+      /* the revision is durable; the fresh worker imports it */
+      json_t *r = t->reply;
+      t->reply = NULL;
+      D->gen = t->published_gen;  /* recorded with the revision; the next worker counts past it */
+      json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
+      dclients_reply(D, t->responder, t->responder_id, r);
+      /* its outcome was recorded with the revision */
+      finish_txn(D, "accepted", "(worker died after publication)");
+    } else {
+      char msg[512];
+      snprintf(msg, sizeof msg, "the worker %s during attempt %" PRIu64 "; nothing was published; "
+               "a fresh worker was started from revision %" PRIu64, how, t->attempt, D->revision);
+      json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
+      json_object_set_new(ev, "reason", json_string(how));
+      devents_add(D, ev);
+      if (t->responder) dclients_reply_err(D, t->responder, t->responder_id, "interrupted", "%s", msg);
+      finish_txn(D, "interrupted", how);
+    }
+  }
+  if (D->wait == W_QUERY && D->query.retried) {
+    /* the worker died on it twice: it would kill every fresh worker */
+    dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
+                       "query; a fresh worker was started from revision %" PRIu64, how, D->revision);
+    dqueue_pending_free(&D->query);
+    D->query = (Pending){0};
+  } else if (D->wait == W_QUERY) {  /* the fresh worker answers it, first */
+    D->query.retried = 1;
+    if (dqueue_push_front(&D->queryq, D->query) != 0) {
+      dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s while answering this "
+                         "query (and the kernel is out of memory)", how);
+      dqueue_pending_free(&D->query);
+    }
+    D->query = (Pending){0};
+  }
+  /* calls sent with the one that was running never started: they run on
+  ** the fresh worker, first, in their order (none comes when stopping) */
+  while (D->batch.n) {
+    Pending p = dqueue_pop_back(&D->batch);
+    if (D->stopping) {
+      dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+      dqueue_pending_free(&p);
+    } else if (dqueue_push_front(&D->txq, p) != 0) {
+      dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s before this call ran (and the kernel "
+                         "is out of memory)", how);
+      dqueue_pending_free(&p);
+    }
+  }
+}
+
+/* ------------------------------------------------------ transactions */
+
+/* A queued transaction's source: the form of a call, a preview, an
+** invariant or an act's evaluate ("" for resume and abort). */
+/* Make p the running transaction: its attempt number, its log source and
+** revision summary, its "started" event. */
+static void begin_txn(Daemon *D, Pending *p) {
+  const char *source = request_source(p->req);
+  Txn *t = &D->cur;
+  txn_clear(D);
+  t->active = 1;
+  t->attempt = D->next_attempt++;
+  D->attempts++;
+  t->op = p->op;
+  char src[1024], summary[200];
+  request_brief(p->op, p->req, src, sizeof src);
+  request_summary(p->op, p->req, summary, sizeof summary);
+  t->source = strdup(source);
+  t->summary = strdup(summary);
+  t->t0 = daemon_now();
+  t->responder = p->client;
+  t->responder_id = p->id ? json_incref(p->id) : NULL;
+  devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
+  D->wait = W_ATTEMPT;
+}
+
+/* An application call without a generation: it can run right after the
+** call before it, whatever that one changed. */
+static int batchable(const Pending *p) {
+  return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation");
+}
+
+/* A transaction whose client went away before it began runs for nobody: it
+** is dropped (logged and recorded), not run.  1 when p was dropped. */
+static int dropped(Daemon *D, Pending *p) {
+  if (!p->client || dclients_find(D, p->client)) return 0;
+  char src[200];
+  request_brief(p->op, p->req, src, sizeof src);
+  dlog(D, "dropped a %s of a client that left before it began: %s", proto_op_name(p->op), src);
+  devents_add(D, json_pack("{s:s, s:s, s:s}", "event", store_event_name(STORE_EV_DROPPED), "command",
+                           proto_op_name(p->op), "source", src));
+  return 1;
+}
+
+/* Move the batchable calls at the head of the transaction queue (up to
+** DAEMON_MAX_BATCH in flight) behind the running one, their frames
+** appended to items.  How many moved. */
+static size_t take_batch(Daemon *D, json_t *items) {
+  size_t moved = 0;
+  while (D->batch.n + 1 < DAEMON_MAX_BATCH && batchable(dqueue_peek(&D->txq))) {
+    Pending q = dqueue_pop(&D->txq);
+    if (dropped(D, &q)) {
+      dqueue_pending_free(&q);
+      continue;
+    }
+    json_t *r = request_frame(q.op, q.req, 0, 0);
+    if (dqueue_push(&D->batch, q.client, q.id, q.req, q.op) == 0) {
+      json_array_append_new(items, r);
+      moved++;
+    } else {
+      json_decref(r);
+      dclients_reply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+    }
+    dqueue_pending_free(&q);
+  }
+  return moved;
+}
+
+/* Refuse p: its generation is not the current one; nothing ran. */
+static void reply_stale(Daemon *D, Pending *p, const char *what) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "stale generation: %s; observe again", what);
+  dclients_reply(D, p->client, p->id, json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale", "message", msg,
+                                                "generation", (json_int_t)D->gen));
+}
+
+/* A rollback: REV's world with CURRENT's invariants is checked by a worker
+** of its own (as offline: workerproc.h), the revert published, and the
+** live worker replaced by one started from the new CURRENT.  The check runs
+** to its end before the loop goes on (about a second per 100,000 entries
+** on a small machine): a rollback is an operator's rare request. */
+static void rollback(Daemon *D, Pending *p) {
+  uint64_t target = (uint64_t)json_integer_value(json_object_get(p->req, "revision"));
+  begin_txn(D, p);
+  Txn *t = &D->cur;
+  D->wait = W_NONE;
+  jiti_Limits lim = D->limits.eval;
+  char err[1024];
+  limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
+  wproc chk;
+  wproc_Plan plan = {target, 1, target, 0, &lim};
+  json_t *ready = NULL, *r;
+  const char *reason = NULL, *msg = NULL;
+  char why[1100];
+  if (wproc_start(&chk, D->s, &plan, &ready, err, sizeof err) != 0) {
+    reason = txn_reason_name(TXN_ERROR);
+    snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
+    msg = why;
+  } else {
+    const char *st = json_string_value(json_object_get(ready, "status"));
+    if (st && !strcmp(st, txn_status_name(TXN_ST_FAULTED))) {
+      reason = txn_reason_name(TXN_UNSAFE);
+      snprintf(why, sizeof why, "%s", json_string_value(json_object_get(ready, "message")));
+      msg = why;
+    }
+    wproc_stop(&chk, 0);
+  }
+  json_decref(ready);
+  uint64_t g = D->gen + 1, rev = 0;
+  if (!reason) {
+    devents_flush(D);  /* the attempt's start goes first */
+    store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL};
+    if (store_publish_revert(D->s, D->revision, target, &info, &rev) != STORE_OK) {
+      reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+      snprintf(why, sizeof why, "%s", store_errmsg(D->s));
+      msg = why;
+    }
+  }
+  if (reason) {
+    devents_add(D, outcome_event(D, reason, msg));
+    r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I}", "ok", 0, "code", reason, "outcome", reason, "message", msg,
+                  "generation", (json_int_t)D->gen, "revision", (json_int_t)D->revision);
+    dclients_reply(D, t->responder, t->responder_id, r);
+    finish_txn(D, reason, NULL);
+    return;
+  }
+  D->revision = rev;
+  D->gen = g;  /* recorded with the revision: the new worker's */
+  if (g > D->gen_saved) D->gen_saved = g;
+  json_t *ev = events_accepted(t->attempt, proto_op_name(t->op), rev, g);
+  json_object_set_new(ev, "target", json_integer((json_int_t)target));
+  devents_add(D, ev);
+  r = json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED), "revision",
+                (json_int_t)rev, "target", (json_int_t)target, "changes", storeio_revision_changes(D->s, rev),
+                "generation", (json_int_t)g);
+  dclients_reply(D, t->responder, t->responder_id, r);
+  char extra[64];
+  snprintf(extra, sizeof extra, "-> revision %" PRIu64, rev);
+  finish_txn(D, txn_reason_name(TXN_ACCEPTED), extra);
+  /* the live world becomes REV's: a fresh worker from the new CURRENT */
+  dworker_stop(D);
+  D->wait = W_NONE;
+  D->base = g;
+  dworker_restart(D);
+}
+
+/* Start the transaction p.  A call takes the batchable calls queued behind
+** it along: the worker gets them in one "attempts" request and runs them
+** back to back, sending each outcome as it is known, so a crowd of clients
+** costs one hand-over, not one each (see also dsched_pump: calls arriving
+** while a batch runs are sent after it). */
+static void start_txn(Daemon *D, Pending *p) {
+  json_t *gen = json_object_get(p->req, "generation");
+  if (dropped(D, p)) return;
+  if (gen && (uint64_t)json_integer_value(gen) != D->gen) {
+    reply_stale(D, p, "the world changed since your view");
+    return;
+  }
+  if (p->op == PROTO_ROLLBACK) {
+    rollback(D, p);
+    return;
+  }
+  json_t *m = request_frame(p->op, p->req, 1, D->gen);
+  begin_txn(D, p);
+  if (D->cur.op == PROTO_CALL) {
+    json_t *items = json_array();
+    if (take_batch(D, items)) {
+      json_array_insert_new(items, 0, m);
+      m = json_pack("{s:s, s:o}", "op", wire_op_name(WIRE_ATTEMPTS), "items", items);
+    } else {
+      json_decref(items);
+    }
+  }
+  dworker_send(D, m);
+}
+
+static void send_command(Daemon *D, Pending *p) {
+  json_t *a = json_object_get(p->req, "action");
+  json_t *gen = json_object_get(p->req, "generation");
+  if ((uint64_t)json_integer_value(gen) != D->gen) {
+    reply_stale(D, p, "the pause changed since your view");
+    return;
+  }
+  json_t *m = json_pack("{s:s, s:O, s:O}", "op", wire_op_name(WIRE_COMMAND), "type", json_object_get(a, "type"),
+                        "generation", gen);
+  json_t *v;
+  if ((v = json_object_get(a, "source"))) json_object_set(m, "source", v);
+  if ((v = json_object_get(a, "restart_id"))) json_object_set(m, "restart_id", v);
+  if ((v = json_object_get(a, "arguments"))) json_object_set(m, "arguments", v);
+  if ((v = json_object_get(a, "package"))) json_object_set(m, "package", v);
+  Txn *t = &D->cur;
+  json_decref(t->responder_id);
+  t->responder = p->client;
+  t->responder_id = p->id ? json_incref(p->id) : NULL;
+  D->wait = W_ATTEMPT;
+  dworker_send(D, m);
+}
+
+void dsched_abort_pause(Daemon *D, const char *why) {
+  Txn *t = &D->cur;
+  json_decref(t->responder_id);
+  t->responder = 0;
+  t->responder_id = NULL;
+  dlog(D, "attempt %" PRIu64 ": %s; aborting", t->attempt, why);
+  D->wait = W_ATTEMPT;
+  dworker_send(D, json_pack("{s:s, s:s, s:I}", "op", wire_op_name(WIRE_COMMAND), "type",
+                            txn_cmd_name(TXN_CMD_ABORT), "generation", (json_int_t)D->gen));
+}
+
+/* Give the worker its next request, if it is free and one waits. */
+void dsched_pump(Daemon *D) {
+  /* While the worker runs calls, calls that arrive join them: the worker
+  ** runs what it was sent in order, and takes them up without waiting for
+  ** the daemon, which meanwhile reads and answers clients (a pipeline over
+  ** the two processes).  Not when a query or another kind of transaction
+  ** waits: those would wait for the end of the stream. */
+  if (D->w.fd >= 0 && (D->wait == W_ATTEMPT || D->wait == W_COMMIT) && D->cur.active &&
+      D->cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
+    json_t *items = json_array();
+    if (take_batch(D, items)) dworker_send(D, json_pack("{s:s, s:o}", "op", wire_op_name(WIRE_ATTEMPTS), "items", items));
+    else json_decref(items);
+  }
+  while (D->w.fd >= 0 && D->wait == W_NONE) {
+    if (D->batch.n) {  /* the worker goes on with the calls it was sent */
+      Pending p = dqueue_pop(&D->batch);
+      begin_txn(D, &p);
+      dqueue_pending_free(&p);
+      return;
+    }
+    if (D->queryq.n) {
+      D->query = dqueue_pop(&D->queryq);
+      D->wait = W_QUERY;
+      dworker_send(D, json_deep_copy(D->query.req));
+      continue;
+    }
+    if (D->in_pause) {
+      if (D->stopping && !D->cur.aborting_for_shutdown) {
+        D->cur.aborting_for_shutdown = 1;
+        dsched_abort_pause(D, "the kernel is shutting down");
+        continue;
+      }
+      if (!D->cmdq.n) return;
+      Pending p = dqueue_pop(&D->cmdq);
+      send_command(D, &p);
+      dqueue_pending_free(&p);
+      continue;
+    }
+    if (D->stopping || !D->txq.n) return;
+    Pending p = dqueue_pop(&D->txq);
+    start_txn(D, &p);
+    dqueue_pending_free(&p);
+  }
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* The worker reported an accepted attempt awaiting commit: publish it, with
+** the events that led to it, in one LMDB transaction; then tell the worker
+** to commit (or restore, when publishing failed). */
+static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
+  Txn *t = &D->cur;
+  uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
+  /* the generation after the commit, recorded with the revision */
+  store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
+                         JITI_VERSION, t->summary, NULL};
+  publish_Result pr;
+  publish_outcome(D->s, D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
+                  D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
+  if (pr.code == STORE_OK) devents_written(D, pr.first_event);
+  json_t *value = json_object_get(m, "value"), *output = json_object_get(m, "output");
+  if (pr.code != STORE_OK) {
+    t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
+                         "publication-failed", "message", pr.error);
+    dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
+    D->wait = W_COMMIT;
+    dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
+    return;
+  }
+  /* Entries identical to CURRENT's are no change: nothing was written, and
+  ** the worker keeps the attempt without moving the generation. */
+  t->published = 1;
+  t->revision = pr.revision;
+  t->published_gen = pr.changed ? gen + 1 : gen;
+  if (pr.changed && gen + 1 > D->gen_saved) D->gen_saved = gen + 1;
+  D->revision = pr.revision;
+  t->reply = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision",
+                       (json_int_t)pr.revision, "changes", pr.changes);
+  if (value) json_object_set(t->reply, "value", value);
+  if (json_object_get(m, "values")) json_object_set(t->reply, "values", json_object_get(m, "values"));
+  if (output) json_object_set(t->reply, "output", output);
+  D->wait = W_COMMIT;
+  dworker_send(D, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
+                            (json_int_t)pr.revision, "changed", pr.changed));
+}
+
+static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
+  D->wait = W_NONE;
+  Pending q = D->query;
+  D->query = (Pending){0};
+  json_t *r;
+  const char *member = wire_event_name(ev);
+  if (ev == WIRE_ENTRY && !json_is_object(json_object_get(m, "entry")))
+    r = json_pack("{s:b, s:s, s:s}", "ok", 0, "code", "not-found",
+                  "message", "no such entry; observe lists the entries (kind and name)");
+  else
+    r = json_pack("{s:b, s:O}", "ok", 1, member, json_object_get(m, member));
+  dclients_reply(D, q.client, q.id, r);
+  dqueue_pending_free(&q);
+}
+
+static void on_paused(Daemon *D, json_t *m) {
+  Txn *t = &D->cur;
+  json_t *p = json_object_get(m, "pause");
+  D->gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
+  D->wait = W_NONE;
+  int first = !D->in_pause;
+  D->in_pause = 1;
+  json_decref(D->pause);
+  D->pause = json_incref(p);
+  t->deadline = daemon_now() + D->limits.pause_timeout;
+  const char *refusal = json_string_value(json_object_get(p, "refusal"));
+  json_t *r;
+  if (refusal)
+    r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:O}", "ok", 0, "code", refusal, "message",
+                  json_string_value(json_object_get(p, "error")), "status", "paused",
+                  "generation", (json_int_t)D->gen, "pause", p);
+  else
+    r = json_pack("{s:b, s:s, s:I, s:O}", "ok", 1, "status", "paused", "generation",
+                  (json_int_t)D->gen, "pause", p);
+  json_t *lv = json_object_get(p, "last_value");
+  if (lv && !refusal) json_object_set(r, "value", lv);
+  if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
+    devents_add(D, json_pack("{s:s, s:I, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
+                             (json_int_t)t->attempt, "condition", json_object_get(p, "condition_type"),
+                             "generation", (json_int_t)D->gen));
+  if (first) dlog(D, "attempt %" PRIu64 " paused: %s", t->attempt, json_string_value(json_object_get(p, "report")));
+  devents_flush(D);  /* a pause may last long: its record should not wait */
+  dclients_reply(D, t->responder, t->responder_id, r);
+  json_decref(t->responder_id);
+  t->responder = 0;
+  t->responder_id = NULL;
+  if (first) {  /* the transactions waiting behind it that did not ask to wait */
+    size_t n = D->txq.n;
+    for (size_t i = 0; i < n; i++) {  /* once round the queue: the waiting keep their order */
+      Pending q = dqueue_pop(&D->txq);
+      if (!json_is_true(json_object_get(q.req, "wait")))
+        dsched_reply_paused(D, q.client, q.id);
+      else if (dqueue_push(&D->txq, q.client, q.id, q.req, q.op) != 0)
+        dclients_reply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+      dqueue_pending_free(&q);
+    }
+  }
+}
+
+static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
+  Txn *t = &D->cur;
+  const char *reason = json_string_value(json_object_get(m, "reason"));
+  const char *status = json_string_value(json_object_get(m, "status"));
+  if (!reason) reason = txn_reason_name(TXN_ERROR);
+  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
+  if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
+  pause_end(D);
+  dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
+  if (accepted && status && !strcmp(status, txn_status_name(TXN_ST_AWAITING))) {
+    publish(D, m, blob, bloblen);
+    return;
+  }
+  D->wait = W_NONE;
+  const char *msg = json_string_value(json_object_get(m, "message"));
+  if (t->timed_out && txn_reason_parse(reason) == TXN_ABORTED) msg = "aborted: the pause timed out";
+  json_t *r;
+  if (accepted) {
+    /* nothing to publish, or a preview (already restored) */
+    r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", reason, "revision", (json_int_t)D->revision,
+                  "changes", publish_brief(D->s, json_object_get(m, "changes")));
+    if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
+    if (json_object_get(m, "values")) json_object_set(r, "values", json_object_get(m, "values"));
+    if (t->op == PROTO_PREVIEW) json_object_set_new(r, "restored", json_true());
+    json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
+  } else {
+    r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
+                  msg ? msg : "", "generation", (json_int_t)D->gen);
+    if (t->op == PROTO_APPLY || t->op == PROTO_INVARIANT_ADD || t->op == PROTO_INVARIANT_REMOVE)
+      json_object_set_new(r, "revision", json_integer((json_int_t)D->revision));  /* as it stays */
+  }
+  json_t *v;
+  if ((v = json_object_get(m, "output"))) json_object_set(r, "output", v);
+  if (!t->active) {
+    json_decref(r);
+    return;
+  }
+  devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
+                          : outcome_event(D, reason, msg ? msg : ""));
+  dclients_reply(D, t->responder, t->responder_id, r);
+  finish_txn(D, reason, NULL);
+}
+
+static void on_committed(Daemon *D, json_t *m) {
+  Txn *t = &D->cur;
+  const char *status = json_string_value(json_object_get(m, "status"));
+  if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
+  D->wait = W_NONE;
+  json_t *r = t->reply;
+  t->reply = NULL;
+  if (r) json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
+  char extra[64] = "";
+  if (t->published) {  /* its outcome was recorded with the revision */
+    snprintf(extra, sizeof extra, "-> revision %" PRIu64, t->revision);
+  } else {
+    devents_add(D, outcome_event(D, txn_reason_name(TXN_PUBLICATION_FAILED), NULL));
+  }
+  if (r) dclients_reply(D, t->responder, t->responder_id, r);
+  finish_txn(D, txn_reason_name(t->published ? TXN_ACCEPTED : TXN_PUBLICATION_FAILED), extra);
+}
+
+void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
+  int ev = wire_event_of(m);
+  json_t *g = json_object_get(m, "generation");
+  if (json_is_integer(g)) D->gen = (uint64_t)json_integer_value(g);
+  if (D->wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
+    on_query_answer(D, m, (wire_Event)ev);
+  } else if (D->wait == W_ATTEMPT && ev == WIRE_PAUSED) {
+    on_paused(D, m);
+  } else if (D->wait == W_ATTEMPT && ev == WIRE_OUTCOME) {
+    on_outcome(D, m, blob, bloblen);
+  } else if (D->wait == W_COMMIT && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
+    on_committed(D, m);
+  } else {
+    dlog(D, "unexpected message from the worker (%s) while waiting (%d); restarting it",
+         ev >= 0 ? wire_event_name((wire_Event)ev) : "?", D->wait);
+    dworker_died(D);
+  }
+}

@@ -1,0 +1,253 @@
+/*
+** dworker.c — the daemon's worker process (daemon.h, docs/worker-frames.md):
+** starting it from CURRENT without blocking the loop, its frames in, its
+** death and replacement.  What it is asked to do is dsched.c's.
+**
+** A worker is started without blocking the daemon: fork + exec, then all of
+** its start-up frames (init, CURRENT's entries in import batches, start)
+** are built in memory (workerproc.h) and written as the socket accepts
+** them, from the poll loop (dworker_writable); its "ready" arrives as a
+** frame like any other.  Meanwhile clients are served: hello, status and
+** history at once, queries and transactions queue up.  A start that fails
+** is retried after a second; three failures in a row stop the daemon.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "daemon.h"
+
+/* JITI_WIRE_TRACE=FILE in the daemon's environment appends every frame's
+** JSON, both ways, one per line (`>` sent, `<` received): the frames
+** conformance test validates them against docs/schema/frames.json. */
+static void trace(const char *way, json_t *m) {
+  const char *path = getenv("JITI_WIRE_TRACE");
+  if (!path || !*path) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  char *t = json_dumps(m, JSON_COMPACT);
+  if (t) fprintf(f, "%s %s\n", way, t);
+  free(t);
+  fclose(f);
+}
+
+/* The frames of a buffer about to be written (the start-up frames). */
+static void trace_buffer(const unsigned char *b, size_t len) {
+  if (!getenv("JITI_WIRE_TRACE")) return;
+  for (size_t at = 0; at + 8 <= len;) {
+    size_t n = (size_t)b[at] << 24 | (size_t)b[at + 1] << 16 | (size_t)b[at + 2] << 8 | b[at + 3];
+    size_t bl = (size_t)b[at + 4] << 24 | (size_t)b[at + 5] << 16 | (size_t)b[at + 6] << 8 | b[at + 7];
+    json_t *m = json_loadb((const char *)b + at + 8, n, 0, NULL);
+    if (m) trace(">", m);
+    json_decref(m);
+    at += 8 + n + bl;
+  }
+}
+
+int dworker_send(Daemon *D, json_t *m) {
+  trace(">", m);
+  if (wproc_send(&D->w, m, NULL, 0) == 0) return 0;
+  dworker_died(D);
+  return -1;
+}
+
+/* ------------------------------------------------------------ start-up */
+
+/* Start a worker from CURRENT and queue its start-up frames.  0, or -1
+** with a message in err (nothing left running). */
+static int spawn(Daemon *D, char *err, size_t errlen) {
+  if (wproc_spawn(&D->w, err, errlen) != 0) return -1;
+  D->wout.len = D->wout.off = 0;
+  if (store_current(D->s, &D->revision) != STORE_OK) {
+    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(D->s));
+    wproc_stop(&D->w, 1);
+    return -1;
+  }
+  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval};
+  if (wproc_frames(D->s, &plan, &D->wout.buf, &D->wout.len, &D->wout.cap, &D->start_entries, err,
+                   errlen) != 0) {
+    wproc_stop(&D->w, 1);
+    return -1;
+  }
+  trace_buffer(D->wout.buf, D->wout.len);
+  D->wait = W_START;
+  D->start_deadline = daemon_now() + 120;
+  return 0;
+}
+
+/* Write what the socket takes of the queued start-up frames. */
+void dworker_writable(Daemon *D) {
+  while (D->wout.off < D->wout.len) {
+    ssize_t w = send(D->w.fd, D->wout.buf + D->wout.off, D->wout.len - D->wout.off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (w <= 0) return;  /* it died: its EOF follows */
+    D->wout.off += (size_t)w;
+  }
+  D->wout.len = D->wout.off = 0;
+  if (D->wout.cap > ((size_t)1 << 20)) {  /* do not keep a large world's copy */
+    free(D->wout.buf);
+    D->wout.buf = NULL;
+    D->wout.cap = 0;
+  }
+}
+
+static void ready(Daemon *D, json_t *r) {
+  D->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
+  const char *st = json_string_value(json_object_get(r, "status"));
+  snprintf(D->wstatus, sizeof D->wstatus, "%s", st ? st : "idle");
+  const char *msg = json_string_value(json_object_get(r, "message"));
+  dlog(D, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
+       (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, msg && *msg ? ": " : "",
+       msg ? msg : "");
+  D->wait = W_NONE;
+  D->in_pause = 0;
+  D->consecutive_failures = 0;
+}
+
+/* Reap a worker that failed to start and plan the next try. */
+static void start_failed(Daemon *D, const char *why) {
+  wproc_stop(&D->w, 1);
+  D->wait = W_NONE;
+  D->wout.len = D->wout.off = 0;
+  dlog(D, "cannot start a worker: %s", why);
+  if (++D->consecutive_failures >= 3) {
+    dlog(D, "giving up after 3 failed worker starts; stopping");
+    D->stop_why = "the worker cannot start";
+    return;
+  }
+  D->restart_at = daemon_now() + 1;
+}
+
+void dworker_restart(Daemon *D) {
+  char err[1024];
+  D->restart_at = 0;
+  if (D->stopping || D->w.fd >= 0) return;
+  if (spawn(D, err, sizeof err) != 0) start_failed(D, err);
+}
+
+/* The first worker, at daemon start-up: started and waited for, its
+** frames handled as the poll loop would (dworker_readable); a failure is
+** logged by start_failed. */
+int dworker_start_first(Daemon *D) {
+  char err[1024];
+  if (spawn(D, err, sizeof err) != 0) {
+    dlog(D, "cannot start a worker: %s", err);
+    return -1;
+  }
+  while (D->wait == W_START) {
+    struct pollfd p = {D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
+    int n = poll(&p, 1, 1000);
+    if (n < 0 && errno == EINTR) continue;
+    if (daemon_now() > D->start_deadline) {
+      start_failed(D, "it did not start within 120 s");
+      break;
+    }
+    if (n <= 0) continue;
+    if (p.revents & POLLOUT) dworker_writable(D);
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) dworker_readable(D);
+  }
+  D->restart_at = 0;  /* the caller gives up instead */
+  return D->w.fd >= 0 && D->wait == W_NONE ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- death */
+
+void dworker_died(Daemon *D) {
+  int st = 0;
+  if (D->w.pid) {
+    /* EOF first: make sure it is gone */
+    if (waitpid(D->w.pid, &st, WNOHANG) == 0) {
+      kill(D->w.pid, SIGKILL);
+      while (waitpid(D->w.pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+  }
+  char how[160];
+  wproc_describe(st, how, sizeof how);
+  pid_t pid = D->w.pid;
+  D->w.pid = 0;  /* reaped */
+  if (D->wait == W_START) {
+    char why[200];
+    snprintf(why, sizeof why, "the worker %s during start-up", how);
+    start_failed(D, why);
+    return;
+  }
+  wproc_stop(&D->w, 1);
+  dlog(D, "worker %d %s", (int)pid, how);
+  dsched_worker_died(D, how);
+  D->wait = W_NONE;
+  D->in_pause = 0;
+  D->restarts++;
+  devents_add(D, json_pack("{s:s, s:s, s:I}", "event", store_event_name(STORE_EV_WORKER_RESTARTED),
+                           "reason", how, "revision", (json_int_t)D->revision));
+  /* The world the dead worker showed is gone: from now on (status while the
+  ** next one starts too) the generation is the next worker's, past it. */
+  D->base = D->gen + 1;
+  D->gen = D->base;
+  devents_flush(D);
+  if (D->stopping) return;
+  dworker_restart(D);
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static void frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
+  trace("<", m);
+  if (D->wait != W_START) {
+    dsched_frame(D, m, blob, bloblen);
+  } else if (wire_event_of(m) == WIRE_READY) {
+    ready(D, m);
+  } else {
+    const char *msg = json_string_value(json_object_get(m, "message"));
+    start_failed(D, msg ? msg : "unexpected message during start-up");
+  }
+}
+
+/* The worker's socket is readable: one read, then every whole frame it
+** brought (a batch's outcomes arrive in bursts), then its death if it
+** closed the socket. */
+void dworker_readable(Daemon *D) {
+  pid_t pid = D->w.pid;
+  ssize_t k = wire_fill(D->w.fd, &D->w.rd);
+  int gone = k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  for (;;) {
+    json_t *m;
+    unsigned char *blob;
+    size_t bl;
+    char why[256];
+    int got = wire_next(&D->w.rd, &m, &blob, &bl, why, sizeof why);
+    if (got == 0) break;
+    if (got < 0) {
+      dlog(D, "unreadable message from the worker (%s); restarting it", why);
+      dworker_died(D);
+      return;
+    }
+    frame(D, m, blob, bl);
+    json_decref(m);
+    free(blob);
+    if (D->w.pid != pid || D->w.fd < 0) return;  /* it was replaced meanwhile */
+    dsched_pump(D);  /* the next frame may be the next call's outcome */
+    if (D->w.pid != pid || D->w.fd < 0) return;
+  }
+  if (gone) dworker_died(D);
+}
+
+/* At shutdown: ask the worker to exit; kill it if it has not within 2 s. */
+void dworker_stop(Daemon *D) {
+  free(D->wout.buf);
+  D->wout.buf = NULL;
+  D->wout.len = D->wout.off = D->wout.cap = 0;
+  if (D->w.fd < 0) return;
+  if (D->wait != W_START) {  /* wproc_stop says exit */
+    json_t *m = json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT));
+    trace(">", m);
+    json_decref(m);
+  }
+  wproc_stop(&D->w, D->wait == W_START);  /* mid start-up: nothing to lose */
+}

@@ -1,0 +1,219 @@
+/*
+** engine.h — the one transaction engine's controller half, shared by the
+** store commands (offline/) and the kernel daemon (daemon/): the limits
+** table, the publish step, the records of an attempt, and the store as
+** both use it (opening it with a clear message, REV syntax, revisions' maps
+** and their import into a world, attempt numbers).  The other half is the
+** worker (worker/txn.h: gate, checkpoint, limits, invariants), which both
+** run as a sandboxed process (workerproc.h).  Internal to the controller.
+*/
+#ifndef jiti_engine_h
+#define jiti_engine_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "jiti.h"
+#include "jiti_world.h"
+#include "store.h"
+#include "proto.h"
+
+struct json_t;
+
+/* ---- storeio.c */
+
+/* Open the store in dir (it must exist).  writer: take the write lock.
+** On failure prints "jiti CMD: <message>" and returns NULL. */
+store_env *storeio_open(const char *cmd, const char *dir, int writer);
+
+/* Resolve a REV argument against CURRENT: a positive decimal number,
+** "previous" (CURRENT-1), "HEAD" (CURRENT) or "HEAD~N".  Returns EXIT_OK
+** with *rev set, EXIT_USAGE for malformed text, EXIT_FAIL for a revision
+** that does not exist; messages go to stderr. */
+int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev);
+
+/* ISO 8601 UTC time of ms since the epoch into buf (at least 32 bytes). */
+void storeio_iso_time(int64_t ms, char *buf, size_t len);
+
+/* Kind conversions between the kernel (jiti_EntryKind) and the store. */
+int storeio_store_kind(jiti_EntryKind k);
+int storeio_kernel_kind(int store_kind);   /* -1 if unknown */
+
+/* One entry of a map held in memory. */
+typedef struct storeio_entry {
+  int kind;            /* store kind */
+  char *name;
+  unsigned char *bytes;
+  size_t len;
+  uint8_t hash[32];
+} storeio_entry;
+
+typedef struct storeio_map {
+  storeio_entry *v;
+  size_t n, cap;
+  int with_bytes;       /* set before loading: copy the bytes too */
+  int only_kind;        /* set before loading: keep only this store kind (0: all) */
+  struct storeio_chunk *chunks;  /* names and bytes live here */
+} storeio_map;
+
+/* Load revision rev's map (STORE_REV_CURRENT for the current one), in the
+** store's (kind, name) order.  Returns a store_err. */
+int storeio_map_load(store_env *s, uint64_t rev, storeio_map *m);
+void storeio_map_free(storeio_map *m);
+
+/* Import revision rev's map (STORE_REV_CURRENT: the current one) into S
+** straight from the store — no copy of the map — kind by kind in the
+** kernel's import order (structures, macros, functions, variables, data,
+** invariants), all of it read in one store transaction.  which: one of
+** STOREIO_IMPORT_ALL, _NO_INVARIANTS, _ONLY_INVARIANTS.  The data table and
+** the registry are sized for the store's counts first.  Returns
+** STOREIO_IMPORT_OK; STOREIO_IMPORT_ESTORE when reading failed (err holds
+** the store's message, *store_rc (may be NULL) its store_err); or
+** STOREIO_IMPORT_EENTRY when an entry cannot be imported (err: "cannot import
+** KIND NAME: why").  Functions and macros are analysed at their first call
+** (see jiti_import_entry). */
+enum { STOREIO_IMPORT_ALL, STOREIO_IMPORT_NO_INVARIANTS, STOREIO_IMPORT_ONLY_INVARIANTS };
+/* The store kinds of an import (which: STOREIO_IMPORT_...) in the kernel's
+** import order (types, macros, functions, variables, data, invariants);
+** how many. */
+size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]);
+enum { STOREIO_IMPORT_OK, STOREIO_IMPORT_ESTORE, STOREIO_IMPORT_EENTRY };
+int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+                   char *err, size_t errlen);
+
+/* Revision rev's changes as clients see them: [{kind, name, removed,
+** added?}] (empty when the manifest cannot be read). */
+struct json_t *storeio_revision_changes(store_env *s, uint64_t rev);
+
+/* Count a manifest's changes: added, changed, removed. */
+void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
+                       size_t *removed);
+
+/* The next attempt number: one more than the largest "attempt" of the
+** recent events. */
+uint64_t storeio_next_attempt(store_env *s);
+
+/* Append an event built from a jansson object (stolen).  Failures are
+** reported on stderr but do not change the command's outcome. */
+void storeio_event(store_env *s, const char *cmd, struct json_t *obj);
+
+/* ---- limits.c: one table of limits for every transaction */
+
+#define LIMITS_FUEL 10000000u
+#define LIMITS_DEPTH 10000u
+#define LIMITS_DEPTH_MAX 10000000u
+#define LIMITS_HEAP ((size_t)256 << 20)
+#define LIMITS_OUTPUT ((size_t)64 << 10)
+#define LIMITS_PAUSE_TIMEOUT 120.0
+#define LIMITS_PAUSE_MAX 604800
+
+typedef struct limits_Table {
+  jiti_Limits eval;        /* the form's evaluation, its repairs, the
+                              invariants and goals: 0 = unlimited */
+  double pause_timeout;    /* seconds a pause may wait for an answer */
+  unsigned given;          /* which were set by an option: bit 0 fuel,
+                              1 depth, 2 heap, 3 output, 4 pause timeout */
+} limits_Table;
+
+/* The option lines of --help for the four evaluation limits, and for
+** --pause-timeout. */
+extern const char LIMITS_HELP[];
+extern const char LIMITS_PAUSE_HELP[];
+
+void limits_default(limits_Table *L);
+
+/* If argv[*i] is --fuel N, --depth N, --heap BYTES, --output N (or, with
+** pause, --pause-timeout SECONDS), consume it into L and return 1; -1 after
+** a message for a bad value; 0 for another argument. */
+int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *L, int pause);
+
+/* {fuel, depth, heap, output} */
+struct json_t *limits_json(const jiti_Limits *l);
+
+/* The evaluation limits options set, as a request's "limits" member (NULL
+** when none was). */
+struct json_t *limits_given_json(const limits_Table *L);
+
+/* A request's "limits" member (NULL: none) over base into *out: each member
+** optional, a non-negative integer, 0 = unlimited.  cap: none may exceed
+** base's (0 in base is unlimited).  0, or -1 with a message in err. */
+int limits_from_json(struct json_t *o, const jiti_Limits *base, int cap, jiti_Limits *out, char *err,
+                     size_t n);
+
+/* ---- publish.c: an accepted attempt's changes become a revision */
+
+typedef struct publish_Result {
+  int code;                 /* STORE_OK, or what store_publish returned */
+  uint64_t revision;        /* CURRENT after: the new revision, or the parent */
+  int changed;              /* a revision was written */
+  struct json_t *changes;   /* [{kind, name, removed, added?}] against CURRENT
+                               before; the caller owns it (NULL on failure) */
+  uint64_t first_event;     /* the sequence number of events[0] */
+  char error[1024];         /* the store's message when code != STORE_OK */
+} publish_Result;
+
+/* Publish what an outcome frame reports (changes: its "changes" array;
+** blob: the entry bytes) on top of parent, with info (kind, summary, and
+** the generation after the commit: info->generation) and
+** events[0..nevents), then the attempt's outcome event `accepted` (may be
+** NULL; stolen) completed with its revision and generation, all in the same
+** LMDB transaction: a revision is never durable without the records of the
+** attempt that made it.  Entries identical to CURRENT's and removals of keys
+** CURRENT lacks are no change; when nothing changes only the events are
+** written (and the generation after is info->generation - 1: the worker
+** keeps the attempt without moving it).  Returns r->code: STORE_OK,
+** STORE_EINVAL (a malformed change), or a store error (nothing written). */
+int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
+                    const unsigned char *blob, size_t bloblen, struct json_t *const *events,
+                    const int64_t *times, size_t nevents, struct json_t *accepted, publish_Result *r);
+
+/* The changes as clients see them (as publish_Result.changes), without
+** publishing: a preview's. */
+struct json_t *publish_brief(store_env *s, struct json_t *changes);
+
+/* ---- request.c: a client request (docs/protocol.md), of op op, as the
+** engine runs it */
+
+/* Its "source" (an act's action's), "" when it has none. */
+const char *request_source(struct json_t *req);
+
+/* s on one line (newlines and tabs as spaces), cut to fit n with "...". */
+void request_snippet(const char *s, char *buf, size_t n);
+
+/* The worker frame that runs it (docs/worker-frames.md): an invariant
+** frame, or an attempt of the kind the op is (call: application, preview,
+** apply: operator and a program of forms, act: action, the only pausable
+** one), with the request's limits (already checked and complete) and, if
+** with_gen, the generation it must find.  NULL when out of memory. */
+struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
+
+/* The summary of the revision it makes: its own "summary", else "OP:
+** source", "invariant-add NAME: source", "invariant-remove NAME",
+** "rollback to revision N". */
+void request_summary(proto_Op op, struct json_t *req, char *buf, size_t n);
+
+/* What it runs, for events and logs: its source cut to n, or its summary
+** when it has no source. */
+void request_brief(proto_Op op, struct json_t *req, char *buf, size_t n);
+
+/* ---- events.c: the records of an attempt */
+
+/* The store event recording an outcome reason (txn reason names, and
+** "interrupted"): STORE_EV_ACCEPTED, _REJECTED, _ABORTED, _FAILED or
+** _INTERRUPTED. */
+int events_of_reason(const char *reason);
+
+/* {"event":"started", attempt, command, source, parent, generation} */
+struct json_t *events_started(uint64_t attempt, const char *command, const char *source, uint64_t parent,
+                              uint64_t generation);
+
+/* {"event": events_of_reason(reason), attempt, command, "outcome": reason,
+** message?}; the caller adds revision, generation ... */
+struct json_t *events_outcome(uint64_t attempt, const char *command, const char *reason,
+                              const char *message);
+
+/* The outcome "accepted" with the revision CURRENT is after the attempt and
+** the generation after it (publish_outcome makes the one of a revision). */
+struct json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+** storeio.c — the store as the commands and the daemon use it (engine.h):
+** opening it with a clear message, REV syntax, time formatting, entry
+** kinds, loading a revision's map and importing it into a world, attempt
+** numbers and events.
+*/
+#define _GNU_SOURCE  /* memmem */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "engine.h"
+#include "cli.h"
+
+store_env *storeio_open(const char *cmd, const char *dir, int writer) {
+  char err[1024] = "";
+  store_env *s = NULL;
+  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, err, sizeof err);
+  if (rc == STORE_OK) return s;
+  if (rc == STORE_ENOENT)
+    fprintf(stderr, "jiti %s: no store at %s (create one with 'jiti init --store %s', "
+            "or name another with --store DIR or $JITI_STORE)\n", cmd, dir, dir);
+  else
+    fprintf(stderr, "jiti %s: cannot open the store at %s: %s\n", cmd, dir,
+            err[0] ? err : store_strerror(rc));
+  return NULL;
+}
+
+/* [1-9][0-9]* that fits in 63 bits. */
+static int parse_positive(const char *p, uint64_t *out) {
+  if (*p < '1' || *p > '9') return 0;
+  size_t n = strspn(p, "0123456789");
+  if (p[n] || n > 18) return 0;
+  *out = strtoull(p, NULL, 10);
+  return 1;
+}
+
+int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
+  uint64_t cur = 0, back = 0, r = 0;
+  int rc = store_current(s, &cur);
+  if (rc != STORE_OK) {
+    fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
+    return EXIT_FAIL;
+  }
+  if (!strcmp(text, "HEAD")) {
+    r = cur;
+  } else if (!strcmp(text, "previous")) {
+    back = 1;
+  } else if (!strncmp(text, "HEAD~", 5)) {
+    const char *p = text + 5;
+    size_t n = strspn(p, "0123456789");
+    if (n == 0 || p[n] || n > 18) goto bad;
+    back = strtoull(p, NULL, 10);
+  } else if (parse_positive(text, &r)) {
+    if (r > cur) {
+      fprintf(stderr, "jiti %s: no revision %s in the store at %s (CURRENT is %" PRIu64 ")\n",
+              cmd, text, store_path(s), cur);
+      return EXIT_FAIL;
+    }
+  } else {
+    goto bad;
+  }
+  if (back) {
+    if (back >= cur) {
+      fprintf(stderr, "jiti %s: %s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")\n",
+              cmd, text, store_path(s), cur);
+      return EXIT_FAIL;
+    }
+    r = cur - back;
+  }
+  if (r == 0) {
+    fprintf(stderr, "jiti %s: the store at %s has no revisions yet (run 'jiti init')\n",
+            cmd, store_path(s));
+    return EXIT_FAIL;
+  }
+  *rev = r;
+  return EXIT_OK;
+bad:
+  fprintf(stderr, "jiti %s: '%s' is not a revision: use a number from 1, HEAD, HEAD~N "
+          "or previous\n", cmd, text);
+  return EXIT_USAGE;
+}
+
+void storeio_iso_time(int64_t ms, char *buf, size_t len) {
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, len, "@%" PRId64 "ms", ms);
+}
+
+int storeio_store_kind(jiti_EntryKind k) {
+  return store_kind_parse(jiti_entry_kind_name(k));
+}
+
+int storeio_kernel_kind(int store_kind) {
+  const char *n = store_kind_name(store_kind);
+  return n ? jiti_entry_kind_parse(n) : -1;
+}
+
+/* ---- maps */
+
+typedef struct { storeio_map *m; int rc; } LoadArgs;
+
+/* Names and bytes are copied into chunks of at least 1 MiB: one malloc per
+** chunk instead of one per entry (a world has ~10^5 entries). */
+struct storeio_chunk { struct storeio_chunk *next; size_t used, cap; char data[]; };
+
+static char *map_alloc(storeio_map *m, size_t n) {
+  struct storeio_chunk *c = m->chunks;
+  if (!c || c->cap - c->used < n) {
+    size_t cap = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    c = malloc(sizeof *c + cap);
+    if (!c) return NULL;
+    c->used = 0;
+    c->cap = cap;
+    if (m->chunks && n > ((size_t)1 << 19)) {
+      /* a big one: keep filling the current chunk afterwards */
+      c->next = m->chunks->next;
+      m->chunks->next = c;
+    } else {
+      c->next = m->chunks;
+      m->chunks = c;
+    }
+  }
+  char *p = c->data + c->used;
+  c->used += n;
+  return p;
+}
+
+static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  LoadArgs *a = arg;
+  storeio_map *m = a->m;
+  if (m->only_kind && e->kind != m->only_kind) return 0;
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    storeio_entry *v = realloc(m->v, cap * sizeof *v);
+    if (!v) { a->rc = STORE_ENOMEM; return 1; }
+    m->v = v;
+    m->cap = cap;
+  }
+  storeio_entry *x = &m->v[m->n];
+  size_t nl = strlen(e->name) + 1;
+  size_t bl = m->with_bytes ? e->len : 0;
+  char *p = map_alloc(m, nl + bl);
+  if (!p) { a->rc = STORE_ENOMEM; return 1; }
+  memcpy(p, e->name, nl);
+  if (bl) memcpy(p + nl, e->bytes, bl);
+  x->kind = e->kind;
+  x->name = p;
+  x->bytes = m->with_bytes ? (unsigned char *)p + nl : NULL;
+  x->len = m->with_bytes ? e->len : 0;
+  memcpy(x->hash, hash, 32);
+  m->n++;
+  return 0;
+}
+
+int storeio_map_load(store_env *s, uint64_t rev, storeio_map *m) {
+  LoadArgs a = {m, STORE_OK};
+  int rc = store_map_foreach(s, rev, load_one, &a);
+  return rc != STORE_OK ? rc : a.rc;
+}
+
+void storeio_map_free(storeio_map *m) {
+  while (m->chunks) {
+    struct storeio_chunk *c = m->chunks;
+    m->chunks = c->next;
+    free(c);
+  }
+  free(m->v);
+  m->v = NULL;
+  m->n = m->cap = 0;
+}
+
+/* The kernel's import order: packages before the names in them, types
+** before the code and values that use them, macros before functions,
+** methods after the functions and variables their (eql ...) specializers
+** may use (see jiti_export_all). */
+static const jiti_EntryKind import_order[] = {
+  JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_MACRO, JITI_ENTRY_FUNCTION,
+  JITI_ENTRY_VARIABLE, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA,
+  JITI_ENTRY_INVARIANT};
+
+typedef struct ImportArgs {
+  jiti_State *S;
+  int result;                /* STOREIO_IMPORT_... */
+  size_t sizes[JITI_ENTRY_KIND_COUNT];   /* entries per kind asked for (the store's count) */
+  const int *kinds;
+  size_t nkinds;
+  int reserved;
+  char *err;
+  size_t errlen;
+} ImportArgs;
+
+static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  ImportArgs *a = arg;
+  if (!a->reserved) {
+    /* room for every row of the data table and every other entry of the
+    ** registry at once (only a hint: a failure here is not an error) */
+    size_t rows = 0, others = 0;
+    for (size_t i = 0; i < a->nkinds; i++) {
+      if (a->kinds[i] == STORE_DATA) rows += a->sizes[i];
+      else others += a->sizes[i];
+    }
+    jiti_world_reserve(a->S, JITI_ENTRY_DATA, rows);
+    jiti_world_reserve(a->S, JITI_ENTRY_FUNCTION, others);
+    a->reserved = 1;
+  }
+  int k = storeio_kernel_kind(e->kind);
+  char why[512];
+  jiti_Status st = k < 0 ? JITI_BADARG
+                         : jiti_import_entry(a->S, (jiti_EntryKind)k, e->name, e->bytes, e->len,
+                                             why, sizeof why);
+  if (st != JITI_OK) {
+    snprintf(a->err, a->errlen, "cannot import %s %s: %s", store_kind_name(e->kind), e->name,
+             k < 0 ? "unknown kind" : why);
+    a->result = STOREIO_IMPORT_EENTRY;
+    return 1;
+  }
+  return 0;
+}
+
+size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof import_order / sizeof import_order[0]; i++) {
+    int inv = import_order[i] == JITI_ENTRY_INVARIANT;
+    if ((which == STOREIO_IMPORT_NO_INVARIANTS && inv) || (which == STOREIO_IMPORT_ONLY_INVARIANTS && !inv))
+      continue;
+    kinds[n++] = storeio_store_kind(import_order[i]);
+  }
+  return n;
+}
+
+int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
+                   char *err, size_t errlen) {
+  int kinds[JITI_ENTRY_KIND_COUNT];
+  size_t n = storeio_import_kinds(which, kinds);
+  ImportArgs a = {S, STOREIO_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
+  if (errlen) err[0] = '\0';
+  int rc = store_map_foreach_kinds(s, rev, kinds, n, a.sizes, import_one, &a);
+  if (store_rc) *store_rc = rc;
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "%s", store_errmsg(s));
+    return STOREIO_IMPORT_ESTORE;
+  }
+  char why[512];
+  if (a.result == STOREIO_IMPORT_OK && jiti_import_done(S, why, sizeof why) != JITI_OK) {
+    snprintf(err, errlen, "cannot import: %s", why);
+    return STOREIO_IMPORT_EENTRY;
+  }
+  return a.result;
+}
+
+static int zero_hash(const uint8_t h[32]) {
+  for (int i = 0; i < 32; i++)
+    if (h[i]) return 0;
+  return 1;
+}
+
+void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
+                       size_t *removed) {
+  *added = *changed = *removed = 0;
+  for (size_t i = 0; i < man->nchanges; i++) {
+    if (zero_hash(man->changes[i].old_hash)) ++*added;
+    else if (zero_hash(man->changes[i].new_hash)) ++*removed;
+    else ++*changed;
+  }
+}
+
+json_t *storeio_revision_changes(store_env *s, uint64_t rev) {
+  json_t *a = json_array();
+  store_manifest *man = NULL;
+  if (store_manifest_read(s, rev, &man) != STORE_OK) return a;
+  for (size_t i = 0; i < man->nchanges; i++) {
+    const store_change *c = &man->changes[i];
+    int removed = zero_hash(c->new_hash);
+    json_t *x = json_pack("{s:s, s:s, s:b}", "kind", store_kind_name(c->kind), "name", c->name, "removed", removed);
+    if (!removed && zero_hash(c->old_hash)) json_object_set_new(x, "added", json_true());
+    json_array_append_new(a, x);
+  }
+  store_free(man);
+  return a;
+}
+
+/* ---- events */
+
+typedef struct { uint64_t max; size_t seen; } AttemptScan;
+
+static int scan_attempt(void *arg, uint64_t seq, const char *json, size_t len) {
+  AttemptScan *a = arg;
+  const char *key = "\"attempt\":";
+  const char *end = json + len;
+  for (const char *p = json; p && p < end; ) {
+    p = memmem(p, (size_t)(end - p), key, strlen(key));
+    if (!p) break;
+    p += strlen(key);
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9' && v < UINT64_MAX / 10) v = v * 10 + (uint64_t)(*p++ - '0');
+    if (v > a->max) a->max = v;
+  }
+  a->seen++;
+  return 0;
+}
+
+uint64_t storeio_next_attempt(store_env *s) {
+  /* Every attempt writes "started" first, with a number above all before
+  ** it, so the newest few thousand events hold the largest number. */
+  AttemptScan a = {0, 0};
+  store_events_read(s, 0, 4096, STORE_NEWEST_FIRST, scan_attempt, &a);
+  return a.max + 1;
+}
+
+void storeio_event(store_env *s, const char *cmd, json_t *obj) {
+  if (!obj) return;
+  if (store_events_append_objects(s, &obj, NULL, 1, NULL) != STORE_OK)
+    fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));
+  json_decref(obj);
+}

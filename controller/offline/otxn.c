@@ -1,0 +1,161 @@
+/*
+** otxn.c — a transaction on a store that no kernel serves (offline.h): the
+** same engine the kernel daemon runs, driven synchronously.  A sandboxed
+** worker starts from the revision (workerproc.h) and runs the form under
+** the gate, the limits of the limits table and the invariants (worker/txn.h);
+** what it accepts is published by the same publish step (engine.h), with
+** the attempt's events; then the worker commits or restores and exits.
+*/
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "offline.h"
+#include "txn.h"
+
+int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L) {
+  memset(t, 0, sizeof *t);
+  t->cmd = cmd;
+  t->w.fd = -1;
+  if (L) t->limits = *L;
+  else limits_default(&t->limits);
+  t->s = storeio_open(cmd, dir, 1);
+  if (!t->s) return EXIT_FAIL;
+  if (store_current(t->s, &t->parent) != STORE_OK || store_generation(t->s, &t->generation) != STORE_OK) {
+    fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(t->s));
+    return EXIT_FAIL;
+  }
+  if (t->parent == 0) {
+    fprintf(stderr, "jiti %s: the store at %s has no revisions yet (run 'jiti init --store %s')\n",
+            cmd, store_path(t->s), store_path(t->s));
+    return EXIT_FAIL;
+  }
+  return EXIT_OK;
+}
+
+/* Record the attempt's outcome (not accepted: that one goes with its
+** revision). */
+static void record_outcome(otxn *t, const char *reason, const char *message) {
+  if (!t->attempt || t->outcome_written) return;
+  storeio_event(t->s, t->cmd, events_outcome(t->attempt, proto_op_name(t->op), reason, message));
+  t->outcome_written = 1;
+}
+
+int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
+  t->req = req;
+  t->op = (proto_Op)proto_op_parse(json_string_value(json_object_get(req, "op")));
+  t->attempt = storeio_next_attempt(t->s);
+  char src[1024];
+  request_brief(t->op, req, src, sizeof src);
+  storeio_event(t->s, t->cmd, events_started(t->attempt, proto_op_name(t->op), src, t->parent, t->generation));
+  /* The worker counts from the store's mark: what it publishes gets the
+  ** next generation.  Nobody sees the generation it starts with. */
+  wproc_Plan plan = {rev == t->parent ? STORE_REV_CURRENT : rev, current_invariants, t->parent, t->generation,
+                     &t->limits.eval};
+  char err[1024];
+  json_t *ready = NULL;
+  if (wproc_start(&t->w, t->s, &plan, &ready, err, sizeof err) != 0) {
+    fprintf(stderr, "jiti %s: the world of revision %" PRIu64 " of the store at %s cannot be rebuilt: %s\n"
+            "nothing was changed (run 'jiti recover-session --store %s')\n", t->cmd, rev, store_path(t->s), err,
+            store_path(t->s));
+    record_outcome(t, txn_reason_name(TXN_ERROR), err);
+    return EXIT_FAIL;
+  }
+  const char *st = json_string_value(json_object_get(ready, "status"));
+  t->faulted = st && !strcmp(st, txn_status_name(TXN_ST_FAULTED));
+  if (t->faulted) {
+    const char *msg = json_string_value(json_object_get(ready, "message"));
+    snprintf(t->fault, sizeof t->fault, "%s", msg ? msg : "an invariant fails");
+  }
+  json_decref(ready);
+  return EXIT_OK;
+}
+
+/* The reply to the caller, as the kernel gives it (docs/protocol.md): on
+** failure {ok:false, code, outcome, message, generation, revision, output?}. */
+static json_t *failure(otxn *t, const char *reason, const char *message, json_t *output) {
+  json_t *r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I}", "ok", 0, "code", reason, "outcome", reason,
+                        "message", message ? message : "", "generation", (json_int_t)t->generation,
+                        "revision", (json_int_t)t->parent);
+  if (output) json_object_set(r, "output", output);
+  return r;
+}
+
+json_t *otxn_refuse(otxn *t, const char *reason, const char *message) {
+  record_outcome(t, reason, message);
+  return failure(t, reason, message, NULL);
+}
+
+json_t *otxn_run(otxn *t) {
+  char err[1024], summary[200];
+  request_summary(t->op, t->req, summary, sizeof summary);
+  json_t *frame = request_frame(t->op, t->req, 1, t->generation);
+  if (!frame || wproc_send(&t->w, frame, NULL, 0) != 0) return otxn_refuse(t, txn_reason_name(TXN_ERROR), "the worker is gone");
+  json_t *m = NULL;
+  unsigned char *blob = NULL;
+  size_t bloblen = 0;
+  for (;;) {  /* nobody answers a pause here: abort it (an operator's request never pauses) */
+    if (wproc_recv(&t->w, &m, &blob, &bloblen, err, sizeof err) != 0)
+      return otxn_refuse(t, store_event_name(STORE_EV_INTERRUPTED), err);
+    if (wire_event_of(m) != WIRE_PAUSED) break;
+    json_t *p = json_object_get(m, "pause");
+    wproc_send(&t->w, json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type",
+                                txn_cmd_name(TXN_CMD_ABORT), "generation", json_object_get(p, "generation")),
+               NULL, 0);
+    json_decref(m);
+  }
+  const char *reason = json_string_value(json_object_get(m, "reason"));
+  const char *status = json_string_value(json_object_get(m, "status"));
+  const char *message = json_string_value(json_object_get(m, "message"));
+  json_t *output = json_object_get(m, "output"), *value = json_object_get(m, "value");
+  json_t *reply;
+  if (wire_event_of(m) != WIRE_OUTCOME || !reason) {
+    reply = otxn_refuse(t, txn_reason_name(TXN_ERROR), "the worker sent an unexpected message");
+  } else if (txn_reason_parse(reason) != TXN_ACCEPTED) {
+    record_outcome(t, reason, message);
+    reply = failure(t, reason, message, output);
+  } else if (!status || strcmp(status, txn_status_name(TXN_ST_AWAITING))) {
+    /* kept at once: it changed no entry */
+    storeio_event(t->s, t->cmd, events_accepted(t->attempt, proto_op_name(t->op), t->parent, t->generation));
+    t->outcome_written = 1;
+    reply = json_pack("{s:b, s:s, s:I, s:[], s:I}", "ok", 1, "outcome", reason, "revision",
+                      (json_int_t)t->parent, "changes", "generation", (json_int_t)t->generation);
+  } else {
+    uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
+    store_rev_info info = {STORE_REV_ACTION, gen + 1, 0, JITI_VERSION, summary, NULL};
+    publish_Result pr;
+    publish_outcome(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL, NULL, 0,
+                    events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), &pr);
+    json_t *ack = NULL;
+    if (pr.code != STORE_OK) {
+      wproc_send(&t->w, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)), NULL, 0);
+      wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err);
+      record_outcome(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error);
+      reply = failure(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error, output);
+    } else {
+      t->outcome_written = 1;
+      wproc_send(&t->w, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
+                                  (json_int_t)pr.revision, "changed", pr.changed), NULL, 0);
+      wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err);
+      reply = json_pack("{s:b, s:s, s:I, s:o, s:I}", "ok", 1, "outcome", reason, "revision",
+                        (json_int_t)pr.revision, "changes", pr.changes, "generation",
+                        (json_int_t)(pr.changed ? gen + 1 : t->generation));
+      t->parent = pr.revision;
+    }
+    json_decref(ack);
+  }
+  if (reply && value && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "value", value);
+  json_t *values = json_object_get(m, "values");
+  if (reply && values && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "values", values);
+  if (reply && output && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "output", output);
+  json_decref(m);
+  free(blob);
+  return reply;
+}
+
+void otxn_close(otxn *t) {
+  if (t->attempt && !t->outcome_written) record_outcome(t, txn_reason_name(TXN_ERROR), "the command ended early");
+  if (t->w.pid || t->w.fd >= 0) wproc_stop(&t->w, 0);
+  store_close(t->s);
+  t->s = NULL;
+}

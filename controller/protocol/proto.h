@@ -1,0 +1,35 @@
+/*
+** proto.h — the client protocol's vocabulary, shared by the kernel daemon
+** (daemon/) and its clients (client/): the version, the limits, the
+** socket's place and the ops.  docs/protocol.md is the reference.
+*/
+#ifndef jiti_proto_h
+#define jiti_proto_h
+
+#include <stddef.h>
+
+#define PROTO_VERSION 1
+#define PROTO_LINE_MAX ((size_t)1 << 20)        /* bytes of one request line */
+#define PROTO_REPLY_MAX ((size_t)64 << 20)      /* bytes a client accepts */
+#define PROTO_SOCKET "kernel.sock"
+#define PROTO_PIDFILE "kernel.pid"
+#define PROTO_LOG "kernel.log"
+
+/* The requests (docs/protocol.md, "Requests"): one name table. */
+typedef enum proto_Op {
+  PROTO_HELLO, PROTO_STATUS, PROTO_OBSERVE, PROTO_INSPECT, PROTO_HISTORY, PROTO_SUBSCRIBE,
+  PROTO_CALL, PROTO_PREVIEW, PROTO_ACT, PROTO_APPLY, PROTO_INVARIANT_ADD, PROTO_INVARIANT_REMOVE,
+  PROTO_INVARIANT_LIST, PROTO_ROLLBACK, PROTO_RECORD, PROTO_SHUTDOWN, PROTO_OP_COUNT
+} proto_Op;
+
+/* "hello", "status", ...; the op named s, or -1. */
+const char *proto_op_name(proto_Op op);
+int proto_op_parse(const char *s);
+
+/* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
+int proto_socket_path(const char *dir, char *buf, size_t len);
+
+/* 1 when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates). */
+int proto_utf8_valid(const char *s, size_t n);
+
+#endif

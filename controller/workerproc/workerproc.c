@@ -1,0 +1,245 @@
+/*
+** workerproc.c — a sandboxed worker started from a revision (workerproc.h):
+** the process, its start-up frames straight from the store, and a
+** synchronous conversation for the callers that have nothing else to do
+** meanwhile (the store commands; the daemon writes the same frames from its
+** poll loop).
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "workerproc.h"
+
+#define IMPORT_BATCH_BYTES ((size_t)4 << 20)
+#define IMPORT_BATCH_ENTRIES 20000
+
+/* ------------------------------------------------------------- process */
+
+int wproc_spawn(wproc *w, char *err, size_t errlen) {
+  int sv[2];
+  memset(w, 0, sizeof *w);
+  w->fd = -1;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    snprintf(err, errlen, "socketpair: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(err, errlen, "fork: %s", strerror(errno));
+    close(sv[0]); close(sv[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (sv[1] != WORKER_FD) {
+      if (dup2(sv[1], WORKER_FD) < 0) _exit(127);
+    } else {
+      fcntl(WORKER_FD, F_SETFD, 0);
+    }
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
+    execl("/proc/self/exe", "jiti", "__worker", (char *)NULL);
+    _exit(127);
+  }
+  close(sv[1]);
+  w->fd = sv[0];
+  w->pid = pid;
+  struct timeval tv = {120, 0};
+  setsockopt(w->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  return 0;
+}
+
+void wproc_describe(int st, char *buf, size_t n) {
+  if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    snprintf(buf, n, "killed by signal %d (%s)%s", sig, strsignal(sig),
+             sig == SIGSYS ? ": a forbidden system call (seccomp)"
+             : sig == SIGXCPU ? ": CPU time limit" : "");
+  } else if (WIFEXITED(st)) {
+    snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
+  } else {
+    snprintf(buf, n, "ended (status %d)", st);
+  }
+}
+
+/* ---------------------------------------------------- start-up frames */
+
+/* A map's entries, gathered into "import" frames as the store hands them
+** out. */
+typedef struct Batch {
+  unsigned char **buf;
+  size_t *len, *cap;
+  json_t *entries;
+  unsigned char *blob;
+  size_t blen, bcap, count;
+  int bad;
+} Batch;
+
+static int frame(Batch *b, json_t *m, const void *blob, size_t len) {
+  int rc = m ? wire_frame(m, blob, len, b->buf, b->len, b->cap) : -1;
+  json_decref(m);
+  return rc;
+}
+
+static int batch_flush(Batch *b) {
+  if (!json_array_size(b->entries)) return 0;
+  int rc = frame(b, json_pack("{s:s, s:O}", "op", wire_op_name(WIRE_IMPORT), "entries", b->entries), b->blob,
+                 b->blen);
+  json_array_clear(b->entries);
+  b->blen = 0;
+  return rc;
+}
+
+static int batch_entry(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  Batch *b = arg;
+  (void)hash;
+  if (b->blen + e->len > b->bcap) {
+    size_t cap = b->bcap ? b->bcap : 65536;
+    while (cap < b->blen + e->len) cap *= 2;
+    unsigned char *p = realloc(b->blob, cap);
+    if (!p) return b->bad = 1;
+    b->blob = p;
+    b->bcap = cap;
+  }
+  memcpy(b->blob + b->blen, e->bytes, e->len);
+  b->blen += e->len;
+  b->count++;
+  json_array_append_new(b->entries, json_pack("{s:s, s:s, s:I}", "kind",
+                                              jiti_entry_kind_name((jiti_EntryKind)storeio_kernel_kind(e->kind)),
+                                              "name", e->name, "len", (json_int_t)e->len));
+  if (b->blen >= IMPORT_BATCH_BYTES || json_array_size(b->entries) >= IMPORT_BATCH_ENTRIES)
+    b->bad = batch_flush(b);
+  return b->bad;
+}
+
+int wproc_frames(store_env *s, const wproc_Plan *p, unsigned char **buf, size_t *len, size_t *cap,
+                 size_t *nentries, char *err, size_t errlen) {
+  Batch b = {buf, len, cap, json_array(), NULL, 0, 0, 0, 0};
+  limits_Table L;
+  limits_default(&L);
+  json_t *init = json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_INIT), "base", (json_int_t)p->base,
+                           "revision", (json_int_t)p->shown, "limits", limits_json(p->limits ? p->limits : &L.eval));
+  b.bad = !b.entries || frame(&b, init, NULL, 0);
+  int kinds[JITI_ENTRY_KIND_COUNT], rc = STORE_OK;
+  size_t nk = storeio_import_kinds(p->current_invariants ? STOREIO_IMPORT_NO_INVARIANTS : STOREIO_IMPORT_ALL,
+                                   kinds);
+  if (!b.bad) rc = store_map_foreach_kinds(s, p->rev, kinds, nk, NULL, batch_entry, &b);
+  if (!b.bad && rc == STORE_OK && p->current_invariants) {
+    nk = storeio_import_kinds(STOREIO_IMPORT_ONLY_INVARIANTS, kinds);
+    rc = store_map_foreach_kinds(s, STORE_REV_CURRENT, kinds, nk, NULL, batch_entry, &b);
+  }
+  if (!b.bad && rc == STORE_OK) b.bad = batch_flush(&b);
+  if (!b.bad && rc == STORE_OK) b.bad = frame(&b, json_pack("{s:s}", "op", wire_op_name(WIRE_START)), NULL, 0);
+  json_decref(b.entries);
+  free(b.blob);
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "cannot read the revision's entries: %s", store_errmsg(s));
+    return -1;
+  }
+  if (b.bad) {
+    snprintf(err, errlen, "out of memory preparing the worker's start-up");
+    return -1;
+  }
+  if (nentries) *nentries = b.count;
+  return 0;
+}
+
+/* ------------------------------------------------------- conversation */
+
+int wproc_send(wproc *w, json_t *msg, const void *blob, size_t len) {
+  int rc = w->fd >= 0 && msg ? wire_send(w->fd, msg, blob, len) : -1;
+  json_decref(msg);
+  return rc;
+}
+
+/* The worker is gone (or must go): reap it and say how it ended. */
+static void reap(wproc *w, char *err, size_t errlen) {
+  int st = 0;
+  if (w->pid) {
+    if (waitpid(w->pid, &st, WNOHANG) == 0) {
+      kill(w->pid, SIGKILL);
+      while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+    char how[160];
+    wproc_describe(st, how, sizeof how);
+    snprintf(err, errlen, "the worker %s", how);
+  }
+  if (w->fd >= 0) close(w->fd);
+  wire_reader_reset(&w->rd);
+  w->fd = -1;
+  w->pid = 0;
+}
+
+int wproc_recv(wproc *w, json_t **msg, unsigned char **blob, size_t *bloblen, char *err, size_t errlen) {
+  char why[256];
+  *msg = NULL;
+  if (w->fd < 0) {
+    snprintf(err, errlen, "the worker is gone");
+    return -1;
+  }
+  if (wire_recv(w->fd, &w->rd, msg, blob, bloblen, why, sizeof why) == 0) return 0;
+  reap(w, err, errlen);
+  return -1;
+}
+
+int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, char *err, size_t errlen) {
+  unsigned char *buf = NULL;
+  size_t len = 0, cap = 0;
+  *ready = NULL;
+  if (wproc_spawn(w, err, errlen) != 0) return -1;
+  if (wproc_frames(s, plan, &buf, &len, &cap, NULL, err, errlen) != 0) {
+    free(buf);
+    wproc_stop(w, 1);
+    return -1;
+  }
+  /* The worker reads its frames while it imports; a world larger than the
+  ** socket buffer is written as it reads. */
+  size_t off = 0;
+  while (off < len) {
+    ssize_t k = send(w->fd, buf + off, len - off, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    off += (size_t)k;
+  }
+  free(buf);
+  json_t *m;
+  if (wproc_recv(w, &m, NULL, NULL, err, errlen) != 0) return -1;
+  if (wire_event_of(m) != WIRE_READY) {
+    const char *why = json_string_value(json_object_get(m, "message"));
+    snprintf(err, errlen, "%s", why ? why : "the worker did not start");
+    json_decref(m);
+    wproc_stop(w, 1);
+    return -1;
+  }
+  *ready = m;
+  return 0;
+}
+
+void wproc_stop(wproc *w, int now) {
+  if (w->fd >= 0 && !now) wproc_send(w, json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT)), NULL, 0);
+  if (w->pid) {
+    int st;
+    if (now) kill(w->pid, SIGKILL);
+    for (int i = 0; i < 100 && waitpid(w->pid, &st, WNOHANG) == 0; i++) usleep(20000);
+    if (waitpid(w->pid, &st, WNOHANG) == 0) {
+      kill(w->pid, SIGKILL);
+      while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+  }
+  if (w->fd >= 0) close(w->fd);
+  wire_reader_reset(&w->rd);
+  w->fd = -1;
+  w->pid = 0;
+}
