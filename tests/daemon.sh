@@ -430,6 +430,26 @@ t clos-recovered-instances 0 '^\(\(\(:OPENED 5\)\) "carol" 99\)$' -- "$JITI" eva
   '(list (history (world-get :bob)) (owner (first *vip*)) (balance (first *vip*)))'
 t clos-recovered-dispatch 0 '^"#<ACCOUNT alice 10>"$' -- "$JITI" eval --store "$S" '(prin1-to-string (world-get :alice))'
 "$JITI" stop --store "$S" >/dev/null
+
+# --- packages, arrays of any rank, bit vectors and complex numbers in the
+# world survive a kill -9 (a new kernel recovers CURRENT) and recover-session
+S=$tmp/lang
+"$JITI" init --store "$S" >/dev/null
+start_kernel "$S"; ok lang-kernel $?
+t lang-defpackage 0 '#<PACKAGE "GRID">' -- "$JITI" eval --store "$S" '(defpackage :grid (:use :cl) (:export #:cell #:*board*))'
+t lang-defs 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --package grid --evaluate \
+  '(progn (defvar *board* (make-array (quote (2 3)) :initial-contents (quote ((1 2 3) (4 5 6))))) (defun cell (i j) (aref *board* i j)))'
+t lang-data 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(progn (world-put :bits (copy-seq #*1011)) (world-put :z (sqrt -4)) (world-put :cube (make-array (quote (2 2 2)) :element-type (quote bit) :initial-element 1)) (world-put :buf (make-array 5 :element-type (quote character) :adjustable t :fill-pointer 2 :initial-element #\x)))'
+t lang-in-package 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(in-package :grid)'
+kill -9 "$(jfield worker_pid)" "$kp"; wait "$kp" 2>/dev/null
+start_kernel "$S"; ok lang-recovered $?
+t lang-recovered-package 0 "idle, package GRID" -- "$JITI" observe --store "$S"
+t lang-recovered-values 0 '^\(6 #\*1011 #C\(0.0 2.0\) 1 "xx" T 5 #2A\(\(1 2 3\) \(4 5 6\)\)\)$' -- "$JITI" eval --store "$S" --package cl-user \
+  '(let ((b (world-get :buf))) (list (grid:cell 1 2) (world-get :bits) (world-get :z) (aref (world-get :cube) 1 1 1) b (adjustable-array-p b) (array-dimension b 0) grid:*board*))'
+"$JITI" stop --store "$S" >/dev/null
+t lang-recover-session 0 "packages 1" -- "$JITI" recover-session --store "$S"
+t lang-show 0 "\(DEFPARAMETER GRID::?\*BOARD\* #2A\(\(1 2 3\) \(4 5 6\)\)\)" -- "$JITI" show 3 --store "$S"
 S=$main_store
 
 # sanitizer builds: no report from the kernel or its workers
