@@ -183,7 +183,10 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
 ** passes the write barrier, so restoring a checkpoint taken before makes it
 ** lazy again.  Analysis errors are signalled to the caller, and the closure
 ** stays lazy; a call made while its own definition is being analysed (by
-** a macro it uses) is an error. */
+** a macro it uses) is an error.  In kernel mode (the library's DEFUNs,
+** jt_eval_toplevel) the closure is marked JT_CLO_KERNEL: its analysis is
+** done in kernel mode, is not world state (a restore keeps it), and costs
+** the caller neither fuel nor heap allowance. */
 bool jt_define_lazily(jt_State *S, jt_V form);
 /* A closure of the null lexical environment whose definition is `form`, a
 ** (DEFUN name lambda-list . body), analysed at its first call (or by

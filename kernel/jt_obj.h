@@ -239,6 +239,9 @@ struct jt_Lambda;   /* analysed lambda, lives in a jt_Code arena */
 
 #define JT_CLO_MACRO     0x0001  /* closure flag: a macro expander */
 #define JT_CLO_ANALYSING 0x0002  /* a lazy definition being analysed (eval.c) */
+#define JT_CLO_KERNEL    0x0004  /* a lazy function of the kernel's library:
+                                    analysed in kernel mode, once, outside
+                                    the caller's limits and checkpoints */
 
 /* A closure whose lam is NULL is a *lazy definition*: a global function or
 ** macro imported from a world whose body has not been analysed yet; `code`

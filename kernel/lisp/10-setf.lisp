@@ -183,51 +183,58 @@
                                      exps (append (cdr olds) (list (car olds))))
                            nil)))))
 
+;; The expander of a long-form defsetf: WRITER, called with the environment,
+;; the store variables and the temporaries (bound to the place's arguments),
+;; returns the writer form.  Shared by every defsetf, so a definition costs
+;; only its own body.
+(defun %defsetf-expander (access-fn nstores writer)
+  (lambda (place &optional env)
+    (let* ((args (cdr place))
+           (temps (mapcar (lambda (a) (declare (ignore a)) (gensym "T")) args))
+           (stores (let ((l nil)) (dotimes (i nstores l) (push (gensym "NEW") l)))))
+      (values temps args stores
+              (apply writer env (append stores temps))
+              (cons access-fn temps)))))
+
 ;; (defsetf access-fn update-fn [doc]) or (defsetf access-fn lambda-list
 ;; (store...) [doc] body...): in the long form BODY computes the writer form
-;; from the temporaries (bound to the place's arguments) and the stores.
+;; from the temporaries (bound to the place's arguments) and the stores,
+;; inside a block named ACCESS-FN.
 (defmacro defsetf (access-fn &rest rest)
   (if (and rest (symbolp (car rest)) (car rest))
       `(progn (%define-setf ',access-fn :updater ',(car rest)) ',access-fn)
       (let* ((lambda-list (car rest)) (stores (car (cdr rest))) (body (cdr (cdr rest)))
              (envp (member '&environment lambda-list))
-             (env-var (car (cdr envp)))
+             (env-var (or (car (cdr envp)) (gensym "ENV")))
              (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
              (body (if (and (stringp (car body)) (cdr body)) (cdr body) body))
-             (place (gensym "PLACE")) (env (gensym "ENV")))
+             (args (gensym "ARGS")))
         `(progn
            (%define-setf ',access-fn :expander
-                 (lambda (,place &optional ,env)
-                   (declare (ignorable ,env))
-                   (let* ((args (cdr ,place))
-                          (temps (mapcar (lambda (a) (declare (ignore a)) (gensym "T")) args))
-                          (stores (mapcar (lambda (s) (declare (ignore s)) (gensym "NEW")) ',stores)))
-                     (values temps args stores
-                             (apply (lambda (,@(if env-var (list env-var)) ,@stores &rest args)
-                                      ,@(if env-var `((declare (ignorable ,env-var))))
-                                      (apply (lambda ,lambda-list ,@body) args))
-                                    ,@(if env-var (list env))
-                                    (append stores temps))
-                             (cons ',access-fn temps)))))
+                         (%defsetf-expander ',access-fn ,(length stores)
+                                            (lambda (,env-var ,@stores &rest ,args)
+                                              (declare (ignorable ,env-var))
+                                              (apply (lambda ,lambda-list (block ,access-fn ,@body)) ,args))))
            ',access-fn))))
 
-;; c[ad]{2,4}r places that have no %SET- primitive: write through the
-;; shorter accessor.
-(defmacro %define-cxr-setf (name outer inner)
-  `(defsetf ,name (x) (v) (list 'setf (list ',outer (list ',inner x)) v)))
-(%define-cxr-setf caar car car)   (%define-cxr-setf cdar cdr car)
-(%define-cxr-setf caaar car caar) (%define-cxr-setf caadr car cadr)
-(%define-cxr-setf cadar car cdar) (%define-cxr-setf cdaar cdr caar)
-(%define-cxr-setf cdadr cdr cadr) (%define-cxr-setf cddar cdr cdar)
-(%define-cxr-setf cdddr cdr cddr)
-(%define-cxr-setf caaaar car caaar) (%define-cxr-setf caaadr car caadr)
-(%define-cxr-setf caadar car cadar) (%define-cxr-setf caaddr car caddr)
-(%define-cxr-setf cadaar car cdaar) (%define-cxr-setf cadadr car cdadr)
-(%define-cxr-setf caddar car cddar) (%define-cxr-setf cadddr car cdddr)
-(%define-cxr-setf cdaaar cdr caaar) (%define-cxr-setf cdaadr cdr caadr)
-(%define-cxr-setf cdadar cdr cadar) (%define-cxr-setf cdaddr cdr caddr)
-(%define-cxr-setf cddaar cdr cdaar) (%define-cxr-setf cddadr cdr cdadr)
-(%define-cxr-setf cdddar cdr cddar) (%define-cxr-setf cddddr cdr cdddr)
+;; c[ad]{2,4}r places that have no %SET- primitive write through the
+;; shorter accessor: (setf (cadar x) v) is (setf (car (cdar x)) v).
+(defun %cxr-expander (outer inner)
+  (lambda (place &optional env)
+    (declare (ignore env))
+    (let ((x (gensym "T")) (v (gensym "NEW")))
+      (values (list x) (list (car (cdr place))) (list v)
+              (list 'setf (list outer (list inner x)) v)
+              (list (car place) x)))))
+
+(dolist (d '((caar car car) (cdar cdr car) (caaar car caar) (caadr car cadr)
+             (cadar car cdar) (cdaar cdr caar) (cdadr cdr cadr) (cddar cdr cdar)
+             (cdddr cdr cddr) (caaaar car caaar) (caaadr car caadr) (caadar car cadar)
+             (caaddr car caddr) (cadaar car cdaar) (cadadr car cdadr) (caddar car cddar)
+             (cadddr car cdddr) (cdaaar cdr caaar) (cdaadr cdr caadr) (cdadar cdr cadar)
+             (cdaddr cdr caddr) (cddaar cdr cdaar) (cddadr cdr cdadr) (cdddar cdr cddar)
+             (cddddr cdr cdddr)))
+  (%define-setf (car d) :expander (%cxr-expander (car (cdr d)) (car (cdr (cdr d))))))
 
 ;; getf as a place: writes a fresh plist back to the underlying place.
 (defun %putf (plist indicator value)
