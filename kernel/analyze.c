@@ -852,7 +852,11 @@ static void check_local_function(A *a, jt_V d, jt_V form) {
   jt_State *S = a->S;
   if (!jt_iscons(d) || !jt_iscons(jt_cdr(d)) || !(jt_issymbol(jt_car(d)) || setf_name_p(S, jt_car(d))))
     syntax_error(a, "malformed local function in %s", form);
-  if (jt_issymbol(jt_car(d)) && (jt_symobj(S, jt_car(d))->h.flags & JT_SYM_LOCKED))
+  /* a locked name may be bound locally only when it names no function,
+  ** macro or special operator (NIL, T, a standard name jiti leaves out) */
+  jt_V name = jt_car(d);
+  if (jt_issymbol(name) && (jt_symobj(S, name)->h.flags & JT_SYM_LOCKED) &&
+      (jt_symobj(S, name)->function != JT_UNBOUND || jt_special_form_p(S, name) || jt_is_internal(name)))
     syntax_error(a, "cannot bind a built-in function locally: %s", form);
 }
 

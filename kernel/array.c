@@ -992,6 +992,107 @@ int jt_array_typep(jt_State *S, jt_V v, const char *n, jt_V args)
   }
 }
 
+/* An array type spec as subtypep compares it: simple or not, the upgraded
+** element kind (-1: any), the rank (-1: any) and each dimension (-1: any;
+** at most ARR_TYPE_RANKS are told apart, a longer list is not parsed). */
+#define ARR_TYPE_RANKS 8
+typedef struct ArrType {
+  bool simple;
+  int elt, rank;
+  int64_t dims[ARR_TYPE_RANKS];
+} ArrType;
+
+/* A dimension spec: *, a size, or a list of sizes and *s. */
+static bool parse_type_dims(jt_State *S, jt_V spec, ArrType *t)
+{
+  if (sym_named(S, spec, "*")) { t->rank = -1; return true; }
+  if (jt_isfix(spec)) {
+    if (jt_fixval(spec) < 0 || jt_fixval(spec) > ARR_TYPE_RANKS) return false;
+    t->rank = (int)jt_fixval(spec);
+    for (int i = 0; i < t->rank; i++) t->dims[i] = -1;
+    return true;
+  }
+  t->rank = 0;
+  for (jt_V l = spec; jt_iscons(l); l = jt_cdr(l)) {
+    if (t->rank == ARR_TYPE_RANKS) return false;
+    jt_V d = jt_car(l);
+    if (sym_named(S, d, "*")) t->dims[t->rank++] = -1;
+    else if (jt_isfix(d) && jt_fixval(d) >= 0) t->dims[t->rank++] = jt_fixval(d);
+    else return false;
+  }
+  return spec == JT_NIL || jt_iscons(spec);
+}
+
+/* Parse an array type (ARRAY, VECTOR, STRING, BIT-VECTOR, ..., atomic or
+** compound) into *t; false for any other type. */
+static bool parse_array_type(jt_State *S, jt_V type, ArrType *t)
+{
+  static const char *const names[] = {
+    "ARRAY", "SIMPLE-ARRAY", "VECTOR", "SIMPLE-VECTOR", "STRING", "SIMPLE-STRING",
+    "BASE-STRING", "SIMPLE-BASE-STRING", "BIT-VECTOR", "SIMPLE-BIT-VECTOR", NULL};
+  jt_V head = jt_iscons(type) ? jt_car(type) : type, args = jt_iscons(type) ? jt_cdr(type) : JT_NIL;
+  if (!jt_issymbol(head) || jt_symobj(S, head)->package != JT_PKG_LISP) return false;
+  const char *n = jt_symname(S, head);
+  int k = 0;
+  while (names[k] && strcmp(names[k], n)) k++;
+  if (!names[k]) return false;
+  jt_V star = jt_intern(S, "*");
+  jt_V a1 = jt_iscons(args) ? jt_car(args) : star;
+  jt_V a2 = jt_iscons(args) && jt_iscons(jt_cdr(args)) ? jt_car(jt_cdr(args)) : star;
+  t->simple = strncmp(n, "SIMPLE-", 7) == 0;
+  t->rank = 1;
+  t->dims[0] = -1;
+  jt_V size = a1;
+  switch (k) {
+  case 0: case 1:   /* (array elt dims) */
+    t->elt = a1 == star ? -1 : jt_upgraded_elt(S, a1);
+    return parse_type_dims(S, a2, t);
+  case 2:           /* (vector elt size) */
+    t->elt = a1 == star ? -1 : jt_upgraded_elt(S, a1);
+    size = a2;
+    break;
+  case 3: t->elt = JT_ELT_T; break;
+  case 8: case 9: t->elt = JT_ELT_BIT; break;
+  default: t->elt = JT_ELT_CHAR; break;
+  }
+  if (size == star) return true;
+  if (!jt_isfix(size) || jt_fixval(size) < 0) return false;
+  t->dims[0] = jt_fixval(size);
+  return true;
+}
+
+/* Is every array of type a one of type b? */
+static bool arr_subtype(const ArrType *a, const ArrType *b)
+{
+  if (b->simple && !a->simple) return false;
+  if (b->elt >= 0 && a->elt != b->elt) return false;
+  if (b->rank < 0) return true;
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < b->rank; i++)
+    if (b->dims[i] >= 0 && a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+int jt_array_subtypep(jt_State *S, jt_V a, jt_V b)
+{
+  ArrType ta, tb;
+  bool pa = parse_array_type(S, a, &ta), pb = parse_array_type(S, b, &tb);
+  if (pa && pb) return arr_subtype(&ta, &tb);
+  if (pa) {
+    bool lisp = jt_issymbol(b) && jt_symobj(S, b)->package == JT_PKG_LISP;
+    if (lisp && sym_named(S, b, "SEQUENCE")) return ta.rank == 1;
+    if (lisp && sym_named(S, b, "ATOM")) return 1;
+    return -1;
+  }
+  return -1;
+}
+
+bool jt_array_type_spec_p(jt_State *S, jt_V type)
+{
+  ArrType t;
+  return parse_array_type(S, type, &t);
+}
+
 /* The type-of of an array: a name, without element type or dimensions. */
 jt_V jt_array_type_of(jt_State *S, jt_V v)
 {

@@ -754,7 +754,18 @@ JT_FN(f_restart_id) {
   return jt_mkfix(jt_o(argv[0])->aux);
 }
 
-/* (%define-condition name parents slots report) */
+/* Does a layout's initarg entry (a keyword, NIL, or a list of keywords)
+** name key? */
+static bool initarg_names(jt_V entry, jt_V key) {
+  if (entry == key) return true;
+  for (; jt_iscons(entry); entry = jt_cdr(entry))
+    if (jt_car(entry) == key) return true;
+  return false;
+}
+
+/* (%define-condition name parents slots report defaults): defaults, the
+** :default-initargs as (key . thunk) pairs, become the initforms of the
+** slots (own or inherited) those initargs fill. */
 JT_FN(f_define_condition) {
   jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
@@ -764,8 +775,17 @@ JT_FN(f_define_condition) {
     jt_error(S, "%s names a structure type", jt_symname(S, name));
   jt_V parents = argv[1] == JT_NIL ? jt_list(S, 1, JT_SYM(S, CONDITION)) : argv[1];
   JT_PUSH(S, parents);
-  jt_define_layout(S, name, parents, argv[2], argv[3], true);
-  JT_POP(S, 1);
+  jt_V layout = jt_define_layout(S, name, parents, argv[2], argv[3], true);
+  JT_PUSH(S, layout);
+  jt_Layout *L = jt_layout_(layout);
+  for (jt_V d = argc > 4 ? argv[4] : JT_NIL; jt_iscons(d); d = jt_cdr(d)) {
+    jt_V pair = jt_car(d);
+    if (!jt_iscons(pair)) continue;
+    for (uint32_t i = 0; i < L->nslots; i++)
+      if (initarg_names(jt_vec_(L->initargs)->items[i], jt_car(pair)))
+        JT_SET(S, jt_vec_(L->initforms), jt_vec_(L->initforms)->items[i], jt_cdr(pair));
+  }
+  JT_POP(S, 2);
   return name;
 }
 
@@ -812,7 +832,7 @@ static const jt_Reg cond_fns[] = {
   {"RESTART-NAME", f_restart_name, 1, 1, "(restart-name restart) The restart's name."},
   {"%RESTART-REPORT", f_restart_report, 2, 2, "(%restart-report restart stream) Write the restart's report."},
   {"%RESTART-ID", f_restart_id, 1, 1, "(%restart-id restart) The restart's numeric identity."},
-  {"%DEFINE-CONDITION", f_define_condition, 4, 4, "(%define-condition name parents slots report)"},
+  {"%DEFINE-CONDITION", f_define_condition, 4, 5, "(%define-condition name parents slots report &optional defaults)"},
   {"SIMPLE-CONDITION-FORMAT-CONTROL", f_fc, 1, 1, "(simple-condition-format-control c)"},
   {"SIMPLE-CONDITION-FORMAT-ARGUMENTS", f_fa, 1, 1, "(simple-condition-format-arguments c)"},
   {"TYPE-ERROR-DATUM", f_datum, 1, 1, "(type-error-datum c)"},

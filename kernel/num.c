@@ -1422,6 +1422,8 @@ JT_FN(f_expt) {
   }
   /* a ratio or float exponent: the result is a float */
   double b = jt_to_double(S, base), p = jt_to_double(S, power);
+  /* a zero power gives one, as a float (of a negative base too) */
+  if (kp == NK_FLOAT && p == 0) return jt_make_float(S, 1.0);
   if (b < 0) return jt_complex_expt(S, base, power);
   if (b == 0 && p < 0) div_zero(S, "EXPT", base, power);
   return float_result(S, pow(b, p), "EXPT", base, power);

@@ -194,8 +194,14 @@ static size_t count_arg(jt_State *S, jt_V v) {
 enum { RT_NIL, RT_LIST, RT_VECTOR, RT_STRING, RT_BITVEC, RT_NONE };
 
 
+/* A class given as a type specifier stands for its name. */
+static jt_V type_name(jt_V type) {
+  return jt_is(type, JT_TCLASS) ? jt_class_(type)->name : type;
+}
+
 /* Classify a sequence type specifier; RT_NONE if it is not one. */
 static int seq_type(jt_State *S, jt_V type) {
+  type = type_name(type);
   if (type == JT_NIL) return RT_NIL;
   if (type == JT_SYM(S, LIST) || type == JT_SYM(S, CONS) ||
       type == JT_SYM(S, NULL_))
@@ -234,6 +240,17 @@ static int seq_type(jt_State *S, jt_V type) {
     }
   }
   return RT_NONE;
+}
+
+/* A result made for a sequence type must be of it: (vector * 4) of three
+** elements, NULL of one or CONS of none is a type-error. */
+static jt_V check_result(jt_State *S, jt_V r, jt_V type) {
+  type = type_name(type);
+  if ((jt_iscons(type) || type == JT_SYM(S, NULL_) || type == JT_SYM(S, CONS)) && !jt_typep(S, r, type)) {
+    JT_PUSH(S, r);
+    jt_type_error(S, r, type);
+  }
+  return r;
 }
 
 static int check_seq_type(jt_State *S, jt_V type, bool allow_nil) {
@@ -423,7 +440,7 @@ JT_FN(f_concatenate) {
       }
     }
     JT_UNROOT(S, 2);
-    return c.head;
+    return check_result(S, c.head, argv[0]);
   }
   size_t total = 0;
   for (int i = 1; i < argc; i++) total += seq_length(S, argv[i]);
@@ -443,7 +460,7 @@ JT_FN(f_concatenate) {
     }
   }
   JT_POP(S, 1);
-  return r;
+  return check_result(S, r, argv[0]);
 }
 
 JT_FN(f_make_sequence) {
@@ -452,22 +469,23 @@ JT_FN(f_make_sequence) {
   int rt = check_seq_type(S, argv[0], false);
   size_t n = jt_check_index(S, argv[1]);
   jt_parse_keys(S, argc, argv, 2, keys, 1, kv);
+  jt_V r;
   if (rt == RT_STRING) {
-    uint32_t c = kv[0] == JT_NOVALUE ? ' ' : jt_check_char(S, kv[0]);
-    return jt_make_string(S, n, c);
-  }
-  if (rt == RT_BITVEC) {
-    jt_V r = jt_make_simple_array1(S, JT_ELT_BIT, n);
+    /* as make-string: code 0 without an initial element */
+    uint32_t c = kv[0] == JT_NOVALUE ? 0 : jt_check_char(S, kv[0]);
+    r = jt_make_string(S, n, c);
+  } else if (rt == RT_BITVEC) {
+    r = jt_make_simple_array1(S, JT_ELT_BIT, n);
     if (kv[0] != JT_NOVALUE) {
       JT_PUSH(S, r);
       for (size_t i = 0; i < n; i++) jt_array_set(S, r, i, kv[0]);
       JT_POP(S, 1);
     }
-    return r;
+  } else {
+    jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
+    r = rt == RT_VECTOR ? jt_make_vector(S, n, init) : jt_make_list(S, n, init);
   }
-  jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
-  if (rt == RT_VECTOR) return jt_make_vector(S, n, init);
-  return jt_make_list(S, n, init);
+  return check_result(S, r, argv[0]);
 }
 
 /* ------------------------------------------------- mapping over several */
@@ -549,7 +567,7 @@ JT_FN(f_map) {
     JT_POP(S, 1);
   }
   JT_POP(S, 2 * n + 1);
-  return r;
+  return rt == RT_NIL ? r : check_result(S, r, argv[0]);
 }
 
 JT_FN(f_map_into) {
@@ -1223,7 +1241,7 @@ JT_FN(f_merge) {
   while (j < n2) o[k++] = y[j++];
   jt_V r = rt == RT_VECTOR ? out : from_values(S, rt, k, o);
   JT_UNROOT(S, 5);
-  return r;
+  return check_result(S, r, argv[0]);
 }
 
 /* --------------------------------------------------------------- coerce */
@@ -1258,20 +1276,20 @@ JT_FN(f_coerce) {
     ** wanted of an adjustable, displaced or fill-pointered vector makes a
     ** copy */
     bool simple = !isvec(x) || jt_simple_array_p(x) || !simple_type(S, type);
-    if (rt == RT_LIST && jt_islist(x)) return x;
+    if (rt == RT_LIST && jt_islist(x)) return check_result(S, x, type);
     if (isvec(x) && simple) {
       int elt = jt_array_elt(x);
-      if (rt == RT_STRING && elt == JT_ELT_CHAR) return x;
-      if (rt == RT_BITVEC && elt == JT_ELT_BIT) return x;
-      if (rt == RT_VECTOR && (elt == JT_ELT_T || any_element_type(S, type))) return x;
+      if ((rt == RT_STRING && elt == JT_ELT_CHAR) || (rt == RT_BITVEC && elt == JT_ELT_BIT) ||
+          (rt == RT_VECTOR && (elt == JT_ELT_T || any_element_type(S, type))))
+        return check_result(S, x, type);
     }
     size_t n = seq_length(S, x);
     jt_V v = to_vector(S, x, 0, n);
-    if (rt == RT_VECTOR) return v;
+    if (rt == RT_VECTOR) return check_result(S, v, type);
     JT_PUSH(S, v);
     jt_V r = from_values(S, rt, n, jt_vec_(v)->items);
     JT_POP(S, 1);
-    return r;
+    return check_result(S, r, type);
   }
   if (type == JT_SYM(S, CHARACTER)) {
     if (jt_ischar(x)) return x;

@@ -132,15 +132,6 @@ static uint32_t *chars_of(jt_V s) { return jt_str_(s)->chars; }
 static size_t len_of(jt_V s) { return jt_str_(s)->len; }
 
 /* A valid index into `str` for char, schar and their setters. */
-static size_t char_index(jt_State *S, jt_V str, jt_V idx)
-{
-  size_t len = len_of(str);
-  if (!jt_isfix(idx) || jt_fixval(idx) < 0 || (size_t)jt_fixval(idx) >= len)
-    jt_type_error(S, idx, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
-                                  jt_list(S, 1, jt_mkfix(len))));
-  return (size_t)jt_fixval(idx);
-}
-
 static jt_V copy_string(jt_State *S, jt_V str, size_t from, size_t to)
 {
   JT_ROOT(S, str);
@@ -345,9 +336,11 @@ JT_FN(f_simple_string_p)
 ** destructive functions reach its elements through the header. */
 static bool displaced_string(jt_V v) { return jt_is(v, JT_TARRAY) && jt_stringp(v); }
 
+/* An index of char and schar: below the total size, whatever the fill
+** pointer says. */
 static size_t header_index(jt_State *S, jt_V str, jt_V iv)
 {
-  size_t n = jt_vector_length(str);
+  size_t n = jt_array_total(str);
   if (!jt_isfix(iv) || jt_fixval(iv) < 0 || (size_t)jt_fixval(iv) >= n)
     jt_type_error(S, iv, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
                                  jt_list(S, 1, jt_mkfix((intptr_t)n))));
@@ -355,13 +348,13 @@ static size_t header_index(jt_State *S, jt_V str, jt_V iv)
 }
 
 /* (char string index); schar is the same here: simple strings need no
-** special path.  Indices are checked against the active length. */
+** special path.  Both ignore a fill pointer. */
 JT_FN(f_char)
 {
   if (displaced_string(argv[0]))
     return jt_array_ref(S, argv[0], header_index(S, argv[0], argv[1]));
   jt_V str = jt_check_string(S, argv[0]);
-  return jt_mkchar(chars_of(str)[char_index(S, str, argv[1])]);
+  return jt_mkchar(chars_of(str)[header_index(S, str, argv[1])]);
 }
 
 /* (%set-char string index char) => char */
@@ -372,7 +365,7 @@ JT_FN(f_set_char)
     return argv[2];
   }
   jt_V str = jt_check_string(S, argv[0]);
-  size_t i = char_index(S, str, argv[1]);
+  size_t i = header_index(S, str, argv[1]);
   uint32_t c = jt_check_char(S, argv[2]);
   JT_TOUCH(S, str);
   chars_of(str)[i] = c;

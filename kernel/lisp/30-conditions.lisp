@@ -181,6 +181,14 @@
   (declare (ignore name parents slots options))
   `(%define-condition-form ',whole))
 
+;; The :initarg options of a slot's options: NIL, one, or the list of them
+;; (the layout's initarg entry for the slot).
+(defun %slot-initargs (options)
+  (let ((all nil))
+    (do ((o options (cdr (cdr o)))) ((null o))
+      (when (eq (car o) :initarg) (push (car (cdr o)) all)))
+    (if (cdr all) (nreverse all) (car all))))
+
 (defun %define-condition-form (whole)
   (unless (and (consp whole) (eq (car whole) 'define-condition) (consp (cdr whole))
                (symbolp (car (cdr whole))) (consp (cdr (cdr whole))) (listp (car (cdr (cdr whole))))
@@ -206,9 +214,14 @@
                          (lambda (c s) (funcall report-option c s)))
                         (t (eval `(function ,report-option))))))
       (%define-condition name parents
-                         (mapcar (lambda (spec thunk) (list (car spec) (getf (car (cdr spec)) :initarg) thunk))
+                         (mapcar (lambda (spec thunk) (list (car spec) (%slot-initargs (car (cdr spec))) thunk))
                                  specs thunks)
-                         report)
+                         report
+                         ;; (:default-initargs key form ...): (key . thunk) pairs
+                         (let ((pairs nil))
+                           (do ((d (cdr (assoc :default-initargs options)) (cdr (cdr d)))) ((null d))
+                             (push (cons (car d) (eval `(lambda () ,(car (cdr d))))) pairs))
+                           (nreverse pairs)))
       (let ((%defining-type (append (mapcar #'car readers)
                                     (mapcan (lambda (r) (if (car (cdr (cdr r))) (list (list 'setf (car r))) nil))
                                             readers))))

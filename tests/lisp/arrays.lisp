@@ -202,4 +202,21 @@
 (is (simple-string-p (make-string 2)))
 (is-equal (let ((*print-array* nil)) (subseq (prin1-to-string (vector 1 2)) 0 2)) "#<")
 
+;;; subtypep of array types: simpleness, element type, rank and dimensions
+(is-equal (multiple-value-list (subtypep 'simple-string 'string)) '(t t))
+(is-equal (multiple-value-list (subtypep 'string 'vector)) '(t t))
+(is-equal (multiple-value-list (subtypep 'vector 'string)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'string 'simple-string)) '(nil t))
+(is-equal (multiple-value-list (subtypep '(simple-array character (*)) 'simple-string)) '(t t))
+(is-equal (multiple-value-list (subtypep 'bit-vector '(vector bit))) '(t t))
+(is-equal (multiple-value-list (subtypep '(simple-bit-vector 3) '(simple-array bit (3)))) '(t t))
+(is-equal (multiple-value-list (subtypep '(simple-bit-vector 3) '(simple-array bit (4)))) '(nil t))
+(is-equal (multiple-value-list (subtypep '(vector * 4) '(array t (*)))) '(nil t))
+(is-equal (multiple-value-list (subtypep '(array t (2 2)) '(array * 2))) '(t t))
+(is-equal (multiple-value-list (subtypep '(array t (2 2)) '(array t (* 3)))) '(nil t))
+(is-equal (multiple-value-list (subtypep 'simple-vector 'sequence)) '(t t))
+(is-equal (multiple-value-list (subtypep '(array t (2 2)) 'sequence)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'cons 'string)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'simple-string 'atom)) '(t t))
+
 (done)

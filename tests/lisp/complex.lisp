@@ -137,5 +137,9 @@
 (is (floatp single-float-epsilon))
 (is (floatp least-negative-normalized-long-float))
 (is (< short-float-epsilon 1))
+;; a zero float power of a real gives a float one, of a negative base too
+(is-eql (expt -3 0.0d0) 1.0d0)
+(is-eql (expt -2.5d0 0.0d0) 1.0d0)
+(is-eql (expt 5 0.0d0) 1.0d0)
 
 (done)

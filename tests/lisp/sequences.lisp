@@ -160,5 +160,21 @@
 (signals type-error (sort 5 #'<))
 (signals type-error (remove 1 5))
 
+;;; result types: a class stands for its name, and the result must be of the type
+(is-equal (make-sequence (find-class 'list) 2 :initial-element 0) '(0 0))
+(is-equalp (concatenate (find-class 'vector) "ab" "c") #(#\a #\b #\c))
+(signals type-error (make-sequence '(vector * 4) 3))
+(signals type-error (make-sequence '(string 2) 3))
+(signals type-error (make-sequence 'cons 0))
+(signals type-error (make-sequence 'null 1))
+(signals type-error (concatenate '(vector t 2) '(1 2) '(3)))
+(signals type-error (map '(vector t 1) #'identity '(1 2)))
+(signals type-error (merge '(vector t 1) (list 1) (list 2) #'<))
+(signals type-error (coerce '(1 2) '(vector * 3)))
+(signals type-error (coerce #(1 2) '(simple-vector 3)))
+(is-equalp (coerce '(1 2) '(vector * 2)) #(1 2))
+(is-eql (length (concatenate '(vector t 3) '(1 2) '(3))) 3)
+(is (equalp (make-sequence 'string 3) (make-string 3)))
+
 (done)
 
