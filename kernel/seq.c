@@ -246,10 +246,11 @@ static int seq_type(jt_State *S, jt_V type) {
 ** elements, NULL of one or CONS of none is a type-error. */
 static jt_V check_result(jt_State *S, jt_V r, jt_V type) {
   type = type_name(type);
-  if ((jt_iscons(type) || type == JT_SYM(S, NULL_) || type == JT_SYM(S, CONS)) && !jt_typep(S, r, type)) {
-    JT_PUSH(S, r);
-    jt_type_error(S, r, type);
-  }
+  if (!(jt_iscons(type) || type == JT_SYM(S, NULL_) || type == JT_SYM(S, CONS))) return r;
+  JT_PUSH(S, r);   /* typep may allocate */
+  if (!jt_typep(S, S->sp[-1], type)) jt_type_error(S, S->sp[-1], type);
+  r = S->sp[-1];
+  JT_POP(S, 1);
   return r;
 }
 
