@@ -57,7 +57,7 @@ typedef struct world {
 /* Publish the initial world in batches of 5000 entries. */
 static void build(world *w, const char *dir, int ndefs, int nrows) {
   char err[1024];
-  store_rev_info in = { STORE_REV_INITIAL, 1, 0, "bench", "initial", NULL };
+  store_rev_info in = { STORE_REV_INITIAL, 1, 0, "bench", "initial", NULL, NULL };
   enum { BATCH = 5000 };
   store_entry *es = calloc(BATCH, sizeof *es);
   char (*names)[24] = calloc(BATCH, 24);
@@ -92,7 +92,7 @@ static void build(world *w, const char *dir, int ndefs, int nrows) {
 /* One revision changing definition i to version v. */
 static void change_one(world *w, int i, int v) {
   char name[24], body[320];
-  store_rev_info act = { STORE_REV_ACTION, (uint64_t)v, 0, "bench", "change one definition", "resp_0123456789" };
+  store_rev_info act = { STORE_REV_ACTION, (uint64_t)v, 0, "bench", "change one definition", "resp_0123456789", NULL };
   snprintf(name, sizeof name, "fn-%d", i);
   store_entry e = { STORE_FUNCTION, name, body, defun(body, sizeof body, i, v) };
   if (store_publish(w->s, w->rev, &act, &e, 1, NULL, 0, &w->rev) != STORE_OK)

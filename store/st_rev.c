@@ -126,6 +126,7 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
   mi.kernel_version = p->info->kernel_version;
   mi.summary = p->info->summary;
   mi.response_id = p->info->response_id;
+  mi.foreign = p->info->foreign;
   mi.changes = p->changes;
   mi.nchanges = nch;
   mlen = st_manifest_size(&mi);
@@ -189,6 +190,8 @@ static int check_info(store_env *s, const store_rev_info *info) {
   if (info->response_id && strlen(info->response_id) > STORE_RESPONSE_MAX)
     return st_fail(s, STORE_EINVAL, "the response id is longer than %u bytes",
                    STORE_RESPONSE_MAX);
+  if (info->foreign && strlen(info->foreign) > STORE_FOREIGN_MAX)
+    return st_fail(s, STORE_EINVAL, "the foreign grant is longer than %u bytes", STORE_FOREIGN_MAX);
   return STORE_OK;
 }
 

@@ -13,8 +13,10 @@
 **    form, and walks the whole tree iteratively — quoted lists, vectors,
 **    backquote templates — refusing shared or circular structure, strings
 **    holding the ~/name/ format directive (a call by name), THROW in a
-**    repair (it could leave the pause), and, as a backstop, any
-**    kernel-internal symbol (the reader cannot produce one).
+**    repair (it could leave the pause), a define-foreign naming a library
+**    the operator did not grant (early and with the option that grants it:
+**    ffi.c refuses the declaration itself whatever the route), and, as a
+**    backstop, any kernel-internal symbol (the reader cannot produce one).
 **
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
@@ -40,8 +42,8 @@ static const char *gate_lisp =
   "                           *package*)))\n"
   "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
   "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
-  "        (unless (eq (read-from-string src nil eof :start pos) eof)\n"
-  "          (return-from gate \"the source contains more than one form: wrap them in (progn ...)\"))\n"
+  "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
+  "          (return-from gate (format nil \"the source has more than one form, or text after its form (from character ~d): wrap several forms in (progn ...)\" pos)))\n"
   "        (let ((seen (make-hash-table :test 'eq)) (stack (list form)) (n 0))\n"
   "          (loop while stack do\n"
   "            (let ((x (pop stack)))\n"
@@ -56,6 +58,9 @@ static const char *gate_lisp =
   "                     (when (gethash x seen)\n"
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
+  "                     (when (and (eq (car x) 'define-foreign) (consp (cdr x)) (consp (cddr x))\n"
+  "                                (stringp (caddr x)) (not (%foreign-granted-p (caddr x))))\n"
+  "                       (return-from gate (format nil \"define-foreign: the library ~a is not granted to this world (the operator grants it with --allow-foreign ~a)\" (caddr x) (caddr x))))\n"
   "                     (push (cdr x) stack)\n"
   "                     (push (car x) stack))\n"
   "                    ((stringp x)\n"
@@ -63,7 +68,7 @@ static const char *gate_lisp =
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (when (search \"~/\" x)\n"
-  "                       (return-from gate \"the format directive ~~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
+  "                       (return-from gate \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
   "                    ((vectorp x)\n"
   "                     (when (gethash x seen)\n"
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
