@@ -737,9 +737,9 @@ void jt_parse_keys(jt_State *S, int argc, jt_V *argv, int start, const int *keys
                    jt_V *out) {
   for (int i = 0; i < nkeys; i++) out[i] = JT_NOVALUE;
   if ((argc - start) % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of keyword arguments");
-  bool allow = false;
+  bool allow = false;   /* the leftmost :allow-other-keys decides */
   for (int k = start; k < argc; k += 2)
-    if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) && argv[k + 1] != JT_NIL) allow = true;
+    if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = argv[k + 1] != JT_NIL; break; }
   for (int k = start; k < argc; k += 2) {
     bool known = argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS);
     for (int i = 0; i < nkeys; i++)
