@@ -88,6 +88,7 @@ bool jt_is_condition(jt_V v) {
 }
 
 jt_V jt_make_condition(jt_State *S, jt_V type, int n2, const jt_V *initargs) {
+  if (jt_is(type, JT_TCLASS)) type = jt_class_(type)->name;   /* a condition class */
   jt_V l = jt_find_layout(S, type);
   if (l == JT_NIL || !(jt_layout_(l)->h.flags & JT_LAYOUT_CONDITION)) {
     char *n = jt_print_cstr(S, type, true, 100);

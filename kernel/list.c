@@ -480,18 +480,21 @@ JT_FN(f_get) {
   return argc > 2 ? argv[2] : JT_NIL;
 }
 
+/* (%set-get symbol indicator [default] value): the place (get s i d)
+** evaluates its default, which the store then ignores. */
 JT_FN(f_set_get) {
   jt_Symbol *sym = check_sym(S, argv[0]);
+  jt_V value = argv[argc - 1];
   jt_V c = plist_find(S, sym->plist, argv[1]);
   if (c != JT_NIL) {
     jt_V vc = jt_cdr(c);
-    JT_SET(S, vc, jt_cons_(vc)->car, argv[2]);
+    JT_SET(S, vc, jt_cons_(vc)->car, value);
   } else {
-    jt_V p = jt_cons(S, argv[2], sym->plist);
+    jt_V p = jt_cons(S, value, sym->plist);
     p = jt_cons(S, argv[1], p);
     JT_SET(S, sym, sym->plist, p);
   }
-  return argv[2];
+  return value;
 }
 
 JT_FN(f_remprop) {
@@ -974,7 +977,7 @@ static const jt_Reg list_fns[] = {
   {"%SET-CADDR", f_set_caddr, 2, 2, "(%set-caddr x value) Setter of CADDR."},
   {"%SET-CDDDR", f_set_cdddr, 2, 2, "(%set-cdddr x value) Setter of CDDDR."},
   {"%SET-NTH", f_set_nth, 3, 3, "(%set-nth n list value) Setter of NTH."},
-  {"%SET-GET", f_set_get, 3, 3, "(%set-get symbol indicator value) Setter of GET."},
+  {"%SET-GET", f_set_get, 3, 4, "(%set-get symbol indicator [default] value) Setter of GET."},
   {"%SET-SYMBOL-PLIST", f_set_symbol_plist, 2, 2,
    "(%set-symbol-plist symbol plist) Setter of SYMBOL-PLIST."},
   {NULL, NULL, 0, 0, NULL}

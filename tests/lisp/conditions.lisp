@@ -95,6 +95,9 @@
 (is-eql (cnd-two-a (make-condition 'cnd-defaults :a 'given)) 'given)
 (is-eql (- (cnd-defaults-c (make-condition 'cnd-defaults)) (cnd-defaults-c (make-condition 'cnd-defaults))) -1)
 (is-eql (cnd-defaults-c (make-condition 'cnd-defaults :c 0)) 0)
+;; make-condition takes a condition class too
+(is (typep (make-condition (find-class 'cnd-child) :code 2) 'cnd-base))
+(is-eql (cnd-code (make-condition (find-class 'cnd-child) :code 2)) 2)
 ;; define-condition returns the name
 (is-eql (define-condition cnd-defined-here (error) ()) 'cnd-defined-here)
 

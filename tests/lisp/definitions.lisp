@@ -82,6 +82,10 @@
 (defvar *with-value* 42)
 (is-eql (symbol-value (copy-symbol '*with-value* t)) 42)
 (is-equal (get (let ((s (make-symbol "P"))) (setf (get s 'k) 'v) (copy-symbol s t)) 'k) 'v)
+;; (get s i default) as a place: the default is evaluated, the store ignores it
+(is-equal (let ((s (make-symbol "Q")) (ev nil))
+            (list (setf (get s :a (progn (setq ev t) 0)) 1) (get s :a) ev (incf (get s :n 10)) (get s :n)))
+          '(1 1 t 11 11))
 (is (let ((s (gentemp "GT"))) (and (eq s (find-symbol (symbol-name s))) (string= "GT" (subseq (symbol-name s) 0 2)))))
 (is (not (eq (gentemp) (gentemp))))
 (is-equal (let ((*gensym-counter* 42)) (symbol-name (gensym))) "G42")
