@@ -159,7 +159,7 @@ static void target_write(jt_State *S, jt_V str, const uint32_t *cs, size_t n)
   if (!(t->h.flags & JT_ARR_ADJUSTABLE) && t->len + n > t->cap)
     jt_error(S, "the string given to WITH-OUTPUT-TO-STRING is full (%zu "
              "characters) and not adjustable", t->cap);
-  for (size_t i = 0; i < n; i++) jt_string_push(S, str, cs[i]);
+  jt_string_append(S, str, cs, n);
 }
 
 /* `stream` must be reachable (rooted by the caller): writing to a string
@@ -177,7 +177,7 @@ void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
   } else if (st->h.flags & JT_STREAM_TARGET) {
     target_write(S, st->buffer, cs, n);
   } else {
-    for (size_t i = 0; i < n; i++) jt_string_push(S, st->buffer, cs[i]);
+    jt_string_append(S, st->buffer, cs, n);
   }
   update_column(st, cs, n);
 }

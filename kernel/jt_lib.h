@@ -95,8 +95,10 @@ bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code);
 ** or NULL for a character without one. */
 const char *jt_char_name_of(uint32_t c);
 
-/* Grow an adjustable string/vector by one element (vector-push-extend). */
+/* Grow an adjustable string/vector by one element (vector-push-extend);
+** jt_string_append adds n characters at once (cs may be the string's own). */
 void jt_string_push(jt_State *S, jt_V str, uint32_t c);
+void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n);
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v);
 
 /* ---------------------------------------------------------------- symbols */

@@ -147,6 +147,27 @@ void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
   s->chars[s->len++] = c;
 }
 
+void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n) {
+  jt_String *s = jt_str_(str);
+  JT_TOUCH(S, str);
+  if (s->cap - s->len < n) {
+    size_t cap = s->cap < 8 ? 16 : s->cap * 2;
+    while (cap - s->len < n) cap *= 2;
+    /* the characters may be the string's own (a string written to a
+    ** stream into itself): they move with the buffer */
+    bool own = cs >= s->chars && cs < s->chars + s->cap;
+    size_t at = own ? (size_t)(cs - s->chars) : 0;
+    JT_PUSH(S, str);
+    uint32_t *p = jt_realloc(S, s->chars, s->cap * sizeof(uint32_t), cap * sizeof(uint32_t));
+    JT_POP(S, 1);
+    s->chars = p;
+    s->cap = cap;
+    if (own) cs = p + at;
+  }
+  memmove(s->chars + s->len, cs, n * sizeof(uint32_t));
+  s->len += n;
+}
+
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v) {
   jt_Vector *x = jt_vec_(vec);
   JT_TOUCH(S, vec);
