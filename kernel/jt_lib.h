@@ -68,6 +68,8 @@ jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
 jt_V jt_string_from_cstr(jt_State *S, const char *s);
 jt_V jt_make_symbol(jt_State *S, jt_V name);  /* uninterned */
+/* The same, given the name's UTF-8 too (not kept: the symbol copies it). */
+jt_V jt_make_symbol_utf8(jt_State *S, jt_V name, const char *utf8, size_t len);
 jt_V jt_make_struct(jt_State *S, jt_V layout, uint32_t nslots);
 jt_V jt_make_foreign(jt_State *S, void *ptr, jt_V tag);
 

@@ -106,12 +106,15 @@ uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i) {
 }
 
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len) {
-  size_t n = 0;
-  for (size_t i = 0; i < len; n++) jt_utf8_decode(s, len, &i);
-  jt_V str = jt_make_string(S, n, ' ');
+  size_t ascii = 0;
+  while (ascii < len && (unsigned char)s[ascii] < 0x80) ascii++;
+  size_t n = ascii;
+  for (size_t i = ascii; i < len; n++) jt_utf8_decode(s, len, &i);
+  jt_V str = jt_make_string(S, n, 0);
   uint32_t *out = jt_str_(str)->chars;
-  size_t k = 0;
-  for (size_t i = 0; i < len;) out[k++] = jt_utf8_decode(s, len, &i);
+  for (size_t k = 0; k < ascii; k++) out[k] = (unsigned char)s[k];
+  size_t k = ascii;
+  for (size_t i = ascii; i < len;) out[k++] = jt_utf8_decode(s, len, &i);
   return str;
 }
 
@@ -219,6 +222,10 @@ jt_V jt_make_symbol(jt_State *S, jt_V name) {
   jt_V sym = new_symbol(S, name, c, len);
   free(c);
   return sym;
+}
+
+jt_V jt_make_symbol_utf8(jt_State *S, jt_V name, const char *utf8, size_t len) {
+  return new_symbol(S, name, utf8, len);
 }
 
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym) {

@@ -205,7 +205,7 @@ static jt_V make_present(jt_State *S, const char *name, size_t len, int pkg, jt_
 {
   if (namestr == JT_NIL) namestr = jt_string_from_utf8(S, name, len);
   JT_PUSH(S, namestr);
-  jt_V sym = jt_make_symbol(S, namestr);
+  jt_V sym = jt_make_symbol_utf8(S, namestr, name, len);
   JT_POP(S, 1);
   jt_Symbol *s = jt_sym_(sym);
   s->package = (uint16_t)pkg;
