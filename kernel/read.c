@@ -55,13 +55,15 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
   return c;
 }
 
-/* The syntax of the ASCII characters, one table lookup per character. */
-enum { C_WS = 1, C_DELIM = 2 };
+/* The syntax of the ASCII characters that are not plain constituents
+** (those are 0): one table lookup per character. */
+enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8 };
 #define WS_ C_WS | C_DELIM
 static const unsigned char ascii_class[128] = {
   ['\t'] = WS_, ['\n'] = WS_, ['\v'] = WS_, ['\f'] = WS_, ['\r'] = WS_, [' '] = WS_,
   ['('] = C_DELIM, [')'] = C_DELIM, ['\''] = C_DELIM, ['"'] = C_DELIM,
   [';'] = C_DELIM, ['`'] = C_DELIM, [','] = C_DELIM,
+  ['|'] = C_ESC, ['\\'] = C_ESC, [':'] = C_COLON,
 };
 #undef WS_
 
@@ -114,20 +116,24 @@ static void skip_block_comment(Rd *d, size_t start)
 /* Skip whitespace and comments. */
 static void skip_ws(Rd *d)
 {
-  while (POS < LEN) {
-    char c = SRC[POS];
+  const char *src = SRC;
+  size_t len = LEN, p = POS;
+  while (p < len) {
+    char c = src[p];
     if (is_ws((unsigned char)c)) {
-      POS++;
+      p++;
     } else if (c == ';') {
-      while (POS < LEN && SRC[POS] != '\n') POS++;
-    } else if (c == '#' && POS + 1 < LEN && SRC[POS + 1] == '|') {
-      size_t start = POS;
-      POS += 2;
-      skip_block_comment(d, start);
+      const char *nl = memchr(src + p, '\n', len - p);
+      p = nl ? (size_t)(nl - src) : len;
+    } else if (c == '#' && p + 1 < len && src[p + 1] == '|') {
+      POS = p + 2;
+      skip_block_comment(d, p);
+      p = POS;
     } else {
-      return;
+      break;
     }
   }
+  POS = p;
 }
 
 /* A lone unescaped dot at POS (as in (a . b)). */
@@ -174,19 +180,27 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
     const unsigned char *src = (const unsigned char *)SRC;
     size_t len = LEN;
     uint32_t stop = d->delim;
+    bool digit = false, nondot = false;
     for (;;) {
       if (p >= len) break;
       unsigned char c = src[p];
-      if (c >= 128 || c == '|' || c == '\\') goto general;
-      if ((ascii_class[c] & C_DELIM) || (c == stop && c != 0)) break;
+      if (c >= 128) goto general;
+      if (c == stop && stop != 0) break;
+      unsigned k = ascii_class[c];
+      if (k) {
+        if (k & C_DELIM) break;
+        if (k & C_ESC) goto general;
+        if (t->ncolons++ == 0) t->colon1 = i;   /* C_COLON */
+      }
       if (i == MAXC) goto general;
-      if (c >= 'a' && c <= 'z') c = (unsigned char)(c - 32);
-      else if (c >= '0' && c <= '9') t->digit = true;
-      if (c != '.') t->alldots = false;
-      if (c == ':' && t->ncolons++ == 0) t->colon1 = i;
+      if ((unsigned)(c - 'a') < 26) c = (unsigned char)(c - 32);
+      else if ((unsigned)(c - '0') < 10) digit = true;
+      nondot |= c != '.';
       t->text[i++] = (char)c;
       p++;
     }
+    t->digit = digit;
+    t->alldots = !nondot;
     t->plain = true;
     t->end = p;
     t->n = i;
