@@ -97,11 +97,14 @@ const char *store_strerror(int err);
 #define STORE_RDONLY 0x1u  /* read-only: no lock, no writes, must exist */
 #define STORE_NOCREATE 0x2u /* fail with STORE_ENOENT if the store is missing */
 
-/* Points in store_publish where a test hook is called (see store_options). */
+/* Points in a publish (store_publish, store_publish_group, store_publish_revert)
+** where a test hook is called (see store_options). */
 typedef enum store_point {
   STORE_AT_BEFORE_TXN = 1,   /* before the write transaction begins */
-  STORE_AT_AFTER_ENTRIES,    /* entries and map written, no manifest yet */
-  STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved */
+  STORE_AT_AFTER_ENTRIES,    /* entries and map written, no manifest yet
+                                (once per revision of a group) */
+  STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved
+                                (once per revision of a group) */
   STORE_AT_BEFORE_COMMIT,    /* everything written, mdb_txn_commit next */
   STORE_AT_AFTER_COMMIT      /* mdb_txn_commit returned success */
 } store_point;
@@ -219,6 +222,56 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               const store_key *removed, size_t nremoved,
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq);
+
+/* ---- group commit
+**
+** Several revisions in ONE write transaction: one sync for all of them.
+** Each is still a revision of its own — its own number, manifest (parent,
+** generation, summary, delta) and events — exactly as if published one
+** after the other: revision i+1's delta is taken against revision i's map,
+** and CURRENT ends at the last.  All or nothing: if any of them is refused
+** or the commit fails, nothing of any of them is written, and after a crash
+** the store shows CURRENT before the group or at its last revision, never
+** in between. */
+
+/* One revision of a group: in as for store_publish_with_events; rev and
+** first_event are filled on success. */
+typedef struct store_rev_in {
+  const store_rev_info *info;
+  const store_entry *changed;
+  size_t nchanged;
+  const store_key *removed;
+  size_t nremoved;
+  struct json_t *const *events;   /* appended after the revision (may be NULL) */
+  const int64_t *event_times;     /* may be NULL */
+  size_t nevents;
+  uint64_t rev;                   /* out: its revision, or the revision it left
+                                     CURRENT at when it changed nothing */
+  uint64_t first_event;           /* out: the seq of events[0] (0: none) */
+} store_rev_in;
+
+/* Called inside the write transaction once revision i is decided — rev is
+** its number (or, unchanged, the revision before it), changed whether it
+** wrote one — and before its events are appended: the caller may still
+** complete them (an "accepted" event naming its revision).  It must not
+** call this API.  A transaction that finds the map full runs again from the
+** start, so fn may be called again for the same i: it must only set what
+** it computes from its arguments. */
+typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
+
+#define STORE_GROUP_ABSENT_OK 0x1u  /* a removal of a key the map (as left by
+                                       the revisions before) lacks is no
+                                       change, not STORE_EINVAL */
+
+/* Publish revs[0..n) on top of parent in one write transaction, in order.
+** An ACTION or APPLICATION revision that changes nothing writes no revision
+** (its events are still appended); the others always publish.  fn may be
+** NULL.  Every revision's arguments are checked before the transaction
+** begins.  Returns STORE_OK, or as store_publish (the message names the
+** revision's entry); on failure nothing at all was written.  STORE_EINVAL
+** also for n == 0, revs NULL or unknown flags. */
+int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                        unsigned flags, store_group_fn fn, void *arg);
 
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is

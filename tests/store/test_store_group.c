@@ -1,0 +1,347 @@
+/* test_store_group.c — several revisions in one write transaction
+** (store_publish_group): numbering, manifests chained inside the group,
+** deltas against the revision before (not against CURRENT), revisions that
+** change nothing, events and the per-revision callback, all-or-nothing on
+** every kind of refusal, map growth in the middle of a group, and that the
+** history of a grouped store verifies and rebuilds like any other. */
+#include "st_test.h"
+#include <jansson.h>
+
+typedef struct coll { char buf[8192]; size_t n; } coll;
+
+static int collect(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  coll *c = arg;
+  int w = snprintf(c->buf + c->n, sizeof c->buf - c->n, "%s %s=%.*s;",
+                   store_kind_name(e->kind), e->name, (int)e->len, (const char *)e->bytes);
+  (void)hash;
+  if (w > 0 && (size_t)w < sizeof c->buf - c->n) c->n += (size_t)w;
+  return 0;
+}
+
+static const char *map_of(store_env *s, uint64_t rev, coll *c) {
+  c->n = 0;
+  c->buf[0] = '\0';
+  if (store_map_foreach(s, rev, collect, c) != STORE_OK) return "(error)";
+  return c->buf;
+}
+
+/* The events from seq on, as "event:attempt[:revision]," text. */
+static int ev_collect(void *arg, uint64_t seq, const char *json, size_t len) {
+  coll *c = arg;
+  json_t *o = json_loadb(json, len, 0, NULL);
+  json_t *r = json_object_get(o, "revision");
+  char rev[32] = "";
+  if (r) snprintf(rev, sizeof rev, ":%lld", (long long)json_integer_value(r));
+  int w = snprintf(c->buf + c->n, sizeof c->buf - c->n, "%s:%lld%s,",
+                   json_string_value(json_object_get(o, "event")),
+                   (long long)json_integer_value(json_object_get(o, "attempt")), rev);
+  (void)seq;
+  if (w > 0 && (size_t)w < sizeof c->buf - c->n) c->n += (size_t)w;
+  json_decref(o);
+  return 0;
+}
+
+static const char *events_from(store_env *s, uint64_t from, coll *c) {
+  c->n = 0;
+  c->buf[0] = '\0';
+  if (store_events_read(s, from, 0, 0, ev_collect, c) != STORE_OK) return "(error)";
+  return c->buf;
+}
+
+static uint64_t current(store_env *s) {
+  uint64_t c = 0;
+  CHECK(store_current(s, &c) == STORE_OK);
+  return c;
+}
+
+static uint64_t last_event(store_env *s) {
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK);
+  return st.last_event;
+}
+
+/* The callback: the "accepted" event of revision i names its revision. */
+typedef struct acc { json_t *ev[8]; int calls; uint64_t revs[8]; int changed[8]; } acc;
+
+static void on_rev(void *arg, size_t i, uint64_t rev, int changed) {
+  acc *a = arg;
+  a->calls++;
+  a->revs[i] = rev;
+  a->changed[i] = changed;
+  if (a->ev[i]) json_object_set_new(a->ev[i], "revision", json_integer((json_int_t)rev));
+}
+
+static store_rev_in rev_in(const store_rev_info *info, const store_entry *ch, size_t nch,
+                           const store_key *rm, size_t nrm, json_t *const *ev, size_t nev) {
+  store_rev_in r = { info, ch, nch, rm, nrm, ev, NULL, nev, 0, 0 };
+  return r;
+}
+
+static void test_group(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  coll c;
+  store_manifest *m;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  store_entry base[] = { ent(STORE_FUNCTION, "f", "(defun f () 0)"), ent(STORE_DATA, "k", "0") };
+  CHECK(store_publish(s, 0, &i0, base, 2, NULL, 0, NULL) == STORE_OK);
+
+  /* Four revisions: f=1; f=2 and k removed; nothing (f=2 again); k back. */
+  store_rev_info a = info_of(STORE_REV_APPLICATION, 2, "one"), b = info_of(STORE_REV_APPLICATION, 3, "two"),
+                 n = info_of(STORE_REV_APPLICATION, 4, "none"), d = info_of(STORE_REV_ACTION, 5, "four");
+  store_entry ea = ent(STORE_FUNCTION, "f", "(defun f () 1)"), eb = ent(STORE_FUNCTION, "f", "(defun f () 2)"),
+              ed = ent(STORE_DATA, "k", "4");
+  store_key kb = { STORE_DATA, "k" };
+  acc ac = { { NULL }, 0, { 0 }, { 0 } };
+  json_t *started[4], *accepted[4];
+  for (int i = 0; i < 4; i++) {
+    started[i] = json_pack("{s:s, s:i}", "event", "started", "attempt", 10 + i);
+    accepted[i] = json_pack("{s:s, s:i}", "event", "accepted", "attempt", 10 + i);
+    ac.ev[i] = accepted[i];
+  }
+  json_t *e0[] = { started[0], accepted[0] }, *e1[] = { started[1], accepted[1] },
+         *e2[] = { started[2], accepted[2] }, *e3[] = { started[3], accepted[3] };
+  store_rev_in g[] = { rev_in(&a, &ea, 1, NULL, 0, e0, 2), rev_in(&b, &eb, 1, &kb, 1, e1, 2),
+                       rev_in(&n, &eb, 1, NULL, 0, e2, 2), rev_in(&d, &ed, 1, NULL, 0, e3, 2) };
+  uint64_t ev_before = last_event(s);
+  CHECK(store_publish_group(s, 1, g, 4, 0, on_rev, &ac) == STORE_OK);
+  CHECK(current(s) == 4);
+  CHECK(g[0].rev == 2 && g[1].rev == 3 && g[2].rev == 3 && g[3].rev == 4);
+  CHECK(ac.calls == 4 && ac.revs[0] == 2 && ac.revs[2] == 3 && ac.revs[3] == 4);
+  CHECK(ac.changed[0] && ac.changed[1] && !ac.changed[2] && ac.changed[3]);
+  CHECK(g[0].first_event == ev_before + 1 && g[1].first_event == ev_before + 3 &&
+        g[2].first_event == ev_before + 5 && g[3].first_event == ev_before + 7);
+  CHECK_STR(events_from(s, ev_before + 1, &c),
+            "started:10,accepted:10:2,started:11,accepted:11:3,started:12,accepted:12:3,"
+            "started:13,accepted:13:4,");
+  /* Each its own revision, chained, its delta against the one before. */
+  CHECK(store_manifest_read(s, 2, &m) == STORE_OK);
+  CHECK(m->parent == 1 && m->generation == 2 && m->kind == STORE_REV_APPLICATION && m->nchanges == 1 &&
+        m->nentries == 2);
+  CHECK_STR(m->summary, "one");
+  store_free(m);
+  CHECK(store_manifest_read(s, 3, &m) == STORE_OK);
+  CHECK(m->parent == 2 && m->generation == 3 && m->nchanges == 2 && m->nentries == 1);
+  {
+    uint8_t h1[32];
+    CHECK(store_entry_hash(&ea, h1, NULL) == STORE_OK);
+    /* f's old hash is revision 2's f, not CURRENT's (revision 1's) */
+    CHECK(m->changes[0].kind == STORE_FUNCTION && memcmp(m->changes[0].old_hash, h1, 32) == 0);
+    CHECK(m->changes[1].kind == STORE_DATA && !m->changes[1].new_hash[0] && !m->changes[1].new_hash[31]);
+  }
+  store_free(m);
+  CHECK(store_manifest_read(s, 4, &m) == STORE_OK);
+  CHECK(m->parent == 3 && m->generation == 5 && m->kind == STORE_REV_ACTION && m->nentries == 2);
+  CHECK_STR(m->summary, "four");
+  store_free(m);
+  CHECK(store_manifest_read(s, 5, &m) == STORE_ENOENT);
+  CHECK_STR(map_of(s, 2, &c), "function f=(defun f () 1);data k=0;");
+  CHECK_STR(map_of(s, 3, &c), "function f=(defun f () 2);");
+  CHECK_STR(map_of(s, 4, &c), "function f=(defun f () 2);data k=4;");
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+
+  /* A group whose revisions change nothing and carry no events writes
+  ** nothing; with events, only the events. */
+  store_rev_in same[] = { rev_in(&a, &ed, 1, NULL, 0, NULL, 0), rev_in(&b, &eb, 1, NULL, 0, NULL, 0) };
+  ev_before = last_event(s);
+  CHECK(store_publish_group(s, 4, same, 2, 0, NULL, NULL) == STORE_OK);
+  CHECK(current(s) == 4 && same[0].rev == 4 && same[1].rev == 4 && last_event(s) == ev_before);
+  json_t *lone = json_pack("{s:s, s:i}", "event", "started", "attempt", 20);
+  same[1].events = &lone;
+  same[1].nevents = 1;
+  CHECK(store_publish_group(s, 4, same, 2, 0, NULL, NULL) == STORE_OK);
+  CHECK(current(s) == 4 && last_event(s) == ev_before + 1 && same[1].first_event == ev_before + 1);
+  json_decref(lone);
+  for (int i = 0; i < 4; i++) json_decref(started[i]), json_decref(accepted[i]);
+  store_close(s);
+  rm_store(dir);
+}
+
+/* Every refusal leaves the store exactly as it was: no revision, no entry,
+** no event of any revision of the group. */
+static void test_all_or_nothing(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  coll c;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  store_entry base = ent(STORE_FUNCTION, "f", "(defun f () 0)");
+  CHECK(store_publish(s, 0, &i0, &base, 1, NULL, 0, NULL) == STORE_OK);
+  store_stat before, after;
+  CHECK(store_stats(s, &before) == STORE_OK);
+  store_rev_info a = info_of(STORE_REV_APPLICATION, 2, "a"), bad = info_of(99, 3, "bad");
+  store_entry e1 = ent(STORE_FUNCTION, "g", "(defun g () 1)"), e2 = ent(STORE_DATA, "r", "2"),
+              twice[] = { ent(STORE_DATA, "x", "1"), ent(STORE_DATA, "x", "2") },
+              badkind = { 42, "q", "1", 1 }, noname = ent(STORE_DATA, "", "1");
+  store_key absent = { STORE_DATA, "nope" };
+  json_t *ev = json_pack("{s:s, s:i}", "event", "started", "attempt", 1);
+  json_t *notobj = json_string("x");
+  json_t *evs[] = { ev }, *bads[] = { notobj };
+  struct { const char *what; store_rev_in second; int code; } cases[] = {
+    { "a removed key the map lacks", rev_in(&a, &e2, 1, &absent, 1, evs, 1), STORE_EINVAL },
+    { "a key twice in one revision", rev_in(&a, twice, 2, NULL, 0, evs, 1), STORE_EINVAL },
+    { "an invalid entry kind", rev_in(&a, &badkind, 1, NULL, 0, evs, 1), STORE_EINVAL },
+    { "an empty name", rev_in(&a, &noname, 1, NULL, 0, evs, 1), STORE_EINVAL },
+    { "an invalid revision kind", rev_in(&bad, &e2, 1, NULL, 0, evs, 1), STORE_EINVAL },
+    { "an event that is not an object", rev_in(&a, &e2, 1, NULL, 0, bads, 1), STORE_EINVAL },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    store_rev_in g[] = { rev_in(&a, &e1, 1, NULL, 0, evs, 1), cases[i].second };
+    int r = store_publish_group(s, 1, g, 2, 0, NULL, NULL);
+    if (r != cases[i].code) fprintf(stderr, "case %s: %d (%s)\n", cases[i].what, r, store_errmsg(s));
+    CHECK(r == cases[i].code);
+    CHECK(store_errmsg(s)[0] != '\0');
+    CHECK(store_stats(s, &after) == STORE_OK);
+    CHECK(after.current == 1 && after.revisions == before.revisions && after.entries == before.entries &&
+          after.events == before.events && after.names == before.names);
+  }
+  /* A stale parent: nothing. */
+  store_rev_in g2[] = { rev_in(&a, &e1, 1, NULL, 0, evs, 1), rev_in(&a, &e2, 1, NULL, 0, evs, 1) };
+  CHECK(store_publish_group(s, 0, g2, 2, 0, NULL, NULL) == STORE_ESTALE);
+  CHECK(store_stats(s, &after) == STORE_OK && after.current == 1 && after.events == before.events);
+  /* Bad calls. */
+  CHECK(store_publish_group(s, 1, g2, 0, 0, NULL, NULL) == STORE_EINVAL);
+  CHECK(store_publish_group(s, 1, NULL, 2, 0, NULL, NULL) == STORE_EINVAL);
+  CHECK(store_publish_group(s, 1, g2, 2, 0x80, NULL, NULL) == STORE_EINVAL);
+  /* The same removal is no change with STORE_GROUP_ABSENT_OK; a key the
+  ** first revision adds, the second may remove. */
+  store_key rg = { STORE_FUNCTION, "g" };
+  store_rev_in g3[] = { rev_in(&a, &e1, 1, &absent, 1, NULL, 0), rev_in(&a, NULL, 0, &rg, 1, NULL, 0),
+                        rev_in(&a, NULL, 0, &absent, 1, NULL, 0) };
+  CHECK(store_publish_group(s, 1, g3, 3, 0, NULL, NULL) == STORE_EINVAL);
+  CHECK(store_publish_group(s, 1, g3, 3, STORE_GROUP_ABSENT_OK, NULL, NULL) == STORE_OK);
+  CHECK(g3[0].rev == 2 && g3[1].rev == 3 && g3[2].rev == 3 && current(s) == 3);
+  CHECK_STR(map_of(s, 2, &c), "function f=(defun f () 0);function g=(defun g () 1);");
+  CHECK_STR(map_of(s, 3, &c), "function f=(defun f () 0);");
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  /* Read-only handles cannot. */
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_publish_group(s, 3, g2, 2, 0, NULL, NULL) == STORE_EPERM);
+  store_close(s);
+  json_decref(ev);
+  json_decref(notobj);
+  rm_store(dir);
+}
+
+/* A group bigger than the map: the transaction runs again from the start
+** after the map grows, and the callback sees the same numbers again. */
+static void test_group_grows_map(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  store_options opt = { 256 << 10, NULL, NULL };
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open_with(dir, 0, &opt, &s, err, sizeof err) == STORE_OK);
+  enum { N = 8, PER = 40 };
+  static char names[N][PER][16], body[4000];
+  store_entry es[N][PER];
+  store_rev_info infos[N];
+  store_rev_in g[N];
+  memset(body, 'x', sizeof body - 1);
+  for (int i = 0; i < N; i++) {
+    infos[i] = info_of(i == 0 ? STORE_REV_INITIAL : STORE_REV_APPLICATION, (uint64_t)i + 1, "grow");
+    for (int k = 0; k < PER; k++) {
+      snprintf(names[i][k], 16, "r%d-%d", i, k);
+      es[i][k] = (store_entry){ STORE_DATA, names[i][k], body, sizeof body - 1 };
+    }
+    g[i] = rev_in(&infos[i], es[i], PER, NULL, 0, NULL, 0);
+  }
+  acc ac = { { NULL }, 0, { 0 }, { 0 } };
+  CHECK(store_publish_group(s, 0, g, N, 0, on_rev, &ac) == STORE_OK);
+  CHECK(current(s) == N && g[N - 1].rev == N);
+  CHECK(ac.calls > N);   /* it ran more than once */
+  for (int i = 0; i < N; i++) CHECK(ac.revs[i] == (uint64_t)i + 1 && ac.changed[i]);
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK && st.mapsize > (size_t)(256 << 10) && st.names == N * PER);
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
+
+/* Random groups against a model: every revision's map rebuilt from the
+** store equals the model's, whatever the group boundaries. */
+static void test_random_groups(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  enum { KEYS = 12, REVS = 120 };
+  static int model[REVS + 2][KEYS];   /* -1 absent, else the value */
+  static char names[KEYS][8], vals[REVS + 2][KEYS][16];
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  srand(7);
+  for (int k = 0; k < KEYS; k++) {
+    snprintf(names[k], sizeof names[k], "k%d", k);
+    model[0][k] = model[1][k] = -1;
+  }
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  CHECK(store_publish(s, 0, &i0, NULL, 0, NULL, 0, NULL) == STORE_OK);
+  uint64_t rev = 1;   /* model index = revision */
+  int steps = 0;
+  while (rev < REVS && steps++ < 1000) {
+    int n = 1 + rand() % 4;
+    store_rev_in g[4];
+    store_rev_info infos[4];
+    store_entry es[4][KEYS];
+    store_key rm[4][KEYS];
+    int view[KEYS], expect_rev[4];
+    uint64_t r = rev;
+    memcpy(view, model[rev], sizeof view);
+    for (int i = 0; i < n; i++) {
+      size_t ne = 0, nr = 0;
+      infos[i] = info_of(STORE_REV_APPLICATION, r + 1, "random");
+      for (int k = 0; k < KEYS; k++) {
+        int roll = rand() % 6;
+        if (roll == 0 && view[k] >= 0) {
+          rm[i][nr++] = (store_key){ STORE_DATA, names[k] };
+          view[k] = -1;
+        } else if (roll == 1) {
+          int v = rand() % 3;   /* often the same value: no change */
+          snprintf(vals[r + 1][k], 16, "%d", v);
+          es[i][ne++] = (store_entry){ STORE_DATA, names[k], vals[r + 1][k], strlen(vals[r + 1][k]) };
+          view[k] = v;
+        }
+      }
+      g[i] = rev_in(&infos[i], es[i], ne, rm[i], nr, NULL, 0);
+      int changed = memcmp(view, model[r], sizeof view) != 0;
+      if (changed) memcpy(model[++r], view, sizeof view);
+      expect_rev[i] = (int)r;
+      if (r >= REVS) { n = i + 1; break; }
+    }
+    if (store_publish_group(s, rev, g, (size_t)n, 0, NULL, NULL) != STORE_OK) {
+      fprintf(stderr, "random group: %s\n", store_errmsg(s));
+      CHECK(0);
+      break;
+    }
+    for (int i = 0; i < n; i++) CHECK(g[i].rev == (uint64_t)expect_rev[i]);
+    rev = r;
+    CHECK(current(s) == rev);
+  }
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  for (uint64_t r = 1; r <= rev; r++) {
+    coll c, want;
+    want.n = 0;
+    want.buf[0] = '\0';
+    /* the store's map order is (kind, name): k0, k1, k10, k11, k2, ... */
+    const int order[KEYS] = { 0, 1, 10, 11, 2, 3, 4, 5, 6, 7, 8, 9 };
+    for (int i = 0; i < KEYS; i++) {
+      int k = order[i];
+      if (model[r][k] >= 0)
+        want.n += (size_t)snprintf(want.buf + want.n, sizeof want.buf - want.n, "data %s=%d;", names[k],
+                                   model[r][k]);
+    }
+    CHECK_STR(map_of(s, r, &c), want.buf);
+  }
+  store_close(s);
+  rm_store(dir);
+}
+
+int main(void) {
+  test_group();
+  test_all_or_nothing();
+  test_group_grows_map();
+  test_random_groups();
+  return CHECK_DONE();
+}
