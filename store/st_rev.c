@@ -124,8 +124,12 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
       return r;
     nch++;
   }
-  j->rev = *cur;
-  if (nch || (j->kind != STORE_REV_ACTION && j->kind != STORE_REV_APPLICATION)) {
+  int writes = nch || (j->kind != STORE_REV_ACTION && j->kind != STORE_REV_APPLICATION);
+  j->rev = writes ? before + 1 : before;
+  /* the caller may still set the revision's generation and complete its
+  ** events, now that it knows whether it writes one */
+  if (p->fn) p->fn(p->fn_arg, (size_t)(j - p->jobs), j->rev, writes);
+  if (writes) {
     st_hook(s, STORE_AT_AFTER_ENTRIES);
     if ((rc = mdb_stat(txn, s->names, &ms)) != 0) return st_mdb(s, rc, "counting the map");
     if (nch > 1) qsort(p->changes, nch, sizeof *p->changes, cmp_changes);
@@ -143,7 +147,6 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     mlen = st_manifest_size(&mi);
     if ((r = scratch(s, p, mlen)) != STORE_OK) return r;
     st_manifest_encode(p->buf, &mi);
-    j->rev = *cur + 1;
     st_put_u64(revkey, j->rev);
     k.mv_data = revkey; k.mv_size = 8;
     v.mv_data = p->buf; v.mv_size = mlen;
@@ -156,7 +159,6 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     if ((r = st_raise_generation(s, txn, j->info->generation)) != STORE_OK) return r;
     *cur = j->rev;
   }
-  if (p->fn) p->fn(p->fn_arg, (size_t)(j - p->jobs), j->rev, j->rev != before);
   if (!j->nevents) return STORE_OK;
   return st_events_put(s, txn, j->events, j->event_times, j->nevents, &j->first_event);
 }

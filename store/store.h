@@ -235,7 +235,8 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
 ** in between. */
 
 /* One revision of a group: in as for store_publish_with_events; rev and
-** first_event are filled on success. */
+** first_event are filled on success.  info is checked before the
+** transaction; a callback may change its generation during it. */
 typedef struct store_rev_in {
   const store_rev_info *info;
   const store_entry *changed;
@@ -250,13 +251,17 @@ typedef struct store_rev_in {
   uint64_t first_event;           /* out: the seq of events[0] (0: none) */
 } store_rev_in;
 
-/* Called inside the write transaction once revision i is decided — rev is
-** its number (or, unchanged, the revision before it), changed whether it
-** wrote one — and before its events are appended: the caller may still
-** complete them (an "accepted" event naming its revision).  It must not
-** call this API.  A transaction that finds the map full runs again from the
-** start, so fn may be called again for the same i: it must only set what
-** it computes from its arguments. */
+/* Called inside the write transaction for each revision in order, once
+** its changes are applied to the map and before its manifest and events
+** are written: rev is its number (or, when it changes nothing and writes
+** no revision, the revision before it), changed whether it writes one.
+** The caller may still change what revs[i].info points to (its
+** generation: a caller that numbers only the revisions written) and
+** complete its events (an "accepted" event naming its revision); the
+** store reads them after fn returns.  fn must not call this API.  A
+** transaction that finds the map full runs again from the start, so fn is
+** then called again from i = 0: it must compute what it sets from its
+** arguments (and from what it set for the revisions before i). */
 typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 
 #define STORE_GROUP_ABSENT_OK 0x1u  /* a removal of a key the map (as left by

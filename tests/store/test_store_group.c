@@ -159,6 +159,42 @@ static void test_group(void) {
   rm_store(dir);
 }
 
+/* A callback that numbers only the revisions written: each gets the next
+** generation, which the manifest records. */
+typedef struct numbering { store_rev_info *infos; uint64_t base, gen; } numbering;
+
+static void number(void *arg, size_t i, uint64_t rev, int changed) {
+  numbering *nb = arg;
+  (void)rev;
+  if (i == 0) nb->gen = nb->base;   /* a rerun starts again */
+  if (changed) nb->infos[i].generation = ++nb->gen;
+}
+
+static void test_generations_in_callback(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  store_manifest *m;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 7, "initial");
+  store_entry x0 = ent(STORE_DATA, "x", "0"), x1 = ent(STORE_DATA, "x", "1"), y1 = ent(STORE_DATA, "y", "1");
+  CHECK(store_publish(s, 0, &i0, &x0, 1, NULL, 0, NULL) == STORE_OK);
+  store_rev_info infos[4];
+  for (int i = 0; i < 4; i++) infos[i] = info_of(STORE_REV_APPLICATION, 999, "n");
+  /* x=0 again (nothing), x=1, x=1 again (nothing), y=1 */
+  store_rev_in g[] = { rev_in(&infos[0], &x0, 1, NULL, 0, NULL, 0), rev_in(&infos[1], &x1, 1, NULL, 0, NULL, 0),
+                       rev_in(&infos[2], &x1, 1, NULL, 0, NULL, 0), rev_in(&infos[3], &y1, 1, NULL, 0, NULL, 0) };
+  numbering nb = { infos, 7, 0 };
+  CHECK(store_publish_group(s, 1, g, 4, 0, number, &nb) == STORE_OK);
+  CHECK(g[0].rev == 1 && g[1].rev == 2 && g[2].rev == 2 && g[3].rev == 3 && nb.gen == 9);
+  CHECK(store_manifest_read_header(s, 2, &m) == STORE_OK && m->generation == 8);
+  store_free(m);
+  CHECK(store_manifest_read_header(s, 3, &m) == STORE_OK && m->generation == 9);
+  store_free(m);
+  store_close(s);
+  rm_store(dir);
+}
+
 /* Every refusal leaves the store exactly as it was: no revision, no entry,
 ** no event of any revision of the group. */
 static void test_all_or_nothing(void) {
@@ -340,6 +376,7 @@ static void test_random_groups(void) {
 
 int main(void) {
   test_group();
+  test_generations_in_callback();
   test_all_or_nothing();
   test_group_grows_map();
   test_random_groups();
