@@ -34,6 +34,9 @@ typedef struct Level {
   size_t setcap, setn;
   MapLog *logs;
   size_t nlogs, caplogs;
+  int64_t next_seq;    /* the world's next row seq when it was opened: a
+                          restore puts it back, so that a row's encoding
+                          does not depend on attempts that were undone */
 } Level;
 
 typedef struct World {
@@ -341,6 +344,7 @@ int jiti_checkpoint(jiti_State *S) {
     w->levels = p;
     w->caplevels = n;
   }
+  w->levels[w->nlevels].next_seq = w->next_seq;
   w->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
   S->ckpt_depth = w->nlevels;
   return w->nlevels;
@@ -361,6 +365,7 @@ void jiti_restore(jiti_State *S) {
     else jt_hash_put(S, m->map, m->key, m->old);
   }
   for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
+  w->next_seq = L->next_seq;
   S->ckpt_depth = saved_depth;
   level_close(L);
   w->nlevels--;

@@ -746,7 +746,7 @@ static int level_push(txn_World *W, int changes) {
   }
   txn_Level *L = &W->levels[W->nlevels++];
   L->changes = changes;
-  L->gen0 = W->gen0;
+  L->moved = W->gen != W->gen0;
   L->vars = W->pend;
   L->nvars = W->npend;
   W->pend = NULL;
@@ -958,15 +958,15 @@ int txn_keep_unchanged(txn_World *W) {
 int txn_restore(txn_World *W, txn_Outcome *out) {
   if (!W || W->status != TXN_ST_AWAITING || W->in_txn || !W->nlevels) return -1;
   if (out) memset(out, 0, sizeof *out);
-  int n = W->nlevels;
-  /* views made before the oldest began saw exactly the world restored,
-  ** unless the generation moved since (as for one attempt: restored) */
-  W->gen0 = W->levels[0].gen0;
+  int n = W->nlevels, moved = 0;
   while (W->nlevels) {   /* newest first */
+    moved |= W->levels[W->nlevels - 1].moved;
     jiti_restore(W->S);
     level_drop(W, W->nlevels - 1);
   }
-  restored(W);
+  /* as for one attempt (restored): the world is what views showed before
+  ** the oldest began, unless one of them paused and views showed its state */
+  if (moved) W->gen++;
   W->status = resting_status(W);
   if (out) {
     char *d = txn_fmt("publication-failed (%d attempt%s)", n, n == 1 ? "" : "s");

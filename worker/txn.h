@@ -334,7 +334,7 @@ int txn_keep_unchanged(txn_World *W);
 /* Undo EVERY accepted attempt awaiting its commit (publication failed: the
 ** failed revision and all that ran on top of it): restores their
 ** checkpoints newest first, status idle; generation++ only if the
-** generation moved since the oldest of them began (one paused).  Fills
+** generation moved while one of them ran (it paused).  Fills
 ** *out (may be NULL) with reason TXN_PUBLICATION_FAILED.  Returns 0, or -1
 ** when not TXN_ST_AWAITING or an attempt is running. */
 int txn_restore(txn_World *W, txn_Outcome *out);

@@ -80,7 +80,7 @@ struct txn_World {
 /* An accepted attempt awaiting its commit. */
 typedef struct txn_Level {
   int changes;             /* entries it changed */
-  uint64_t gen0;           /* the generation when it began */
+  int moved;               /* the generation moved while it ran (it paused) */
   struct txn_VarHash *vars;  /* the new hashes of the variables it changed */
   int nvars;
 } txn_Level;
