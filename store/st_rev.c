@@ -28,6 +28,7 @@ typedef struct job {
   size_t nevents;
   uint64_t rev;                   /* out: the revision, or its parent (no change) */
   uint64_t first_event;           /* out */
+  uint8_t *effects;               /* out, may be NULL: a store_effect per op */
 } job;
 
 /* A write transaction of revisions on top of parent. */
@@ -86,6 +87,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     memset(c, 0, sizeof *c);
     c->kind = op->kind; c->name = op->name; c->nlen = op->nlen;
     if (rc == 0) { c->has_old = 1; memcpy(c->old_hash, v.mv_data, 32); }
+    if (j->effects) j->effects[i] = STORE_SAME;
     if (op->remove) {
       if (!c->has_old) {
         if (p->flags & STORE_GROUP_ABSENT_OK) continue;   /* no change */
@@ -94,6 +96,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
       }
       if ((rc = mdb_del(txn, s->names, &k, NULL)) != 0)
         return st_mdb(s, rc, "updating the current map");
+      if (j->effects) j->effects[i] = STORE_REMOVED;
       nch++;
       continue;
     }
@@ -122,6 +125,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     if ((r = st_put(s, txn, s->names, key, klen, op->hash, 32, 0,
                     "updating the current map")) != STORE_OK)
       return r;
+    if (j->effects) j->effects[i] = c->has_old ? STORE_REPLACED : STORE_ADDED;
     nch++;
   }
   int writes = nch || (j->kind != STORE_REV_ACTION && j->kind != STORE_REV_APPLICATION);
@@ -292,6 +296,7 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
     j->events = in->events;
     j->event_times = in->event_times;
     j->nevents = in->nevents;
+    j->effects = in->effects;
     at += j->nops;
   }
   if ((r = publish_jobs(s, &p)) == STORE_OK)
@@ -319,7 +324,7 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               const store_key *removed, size_t nremoved,
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq) {
-  store_rev_in in = { info, changed, nchanged, removed, nremoved, events, event_times, nevents, 0, 0 };
+  store_rev_in in = { info, changed, nchanged, removed, nremoved, events, event_times, nevents, 0, 0, NULL };
   int r = store_publish_group(s, parent, &in, 1, 0, NULL, NULL);
   if (r == STORE_OK && new_rev) *new_rev = in.rev;
   if (r == STORE_OK && first_event_seq) *first_event_seq = in.first_event;

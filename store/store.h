@@ -249,7 +249,19 @@ typedef struct store_rev_in {
   uint64_t rev;                   /* out: its revision, or the revision it left
                                      CURRENT at when it changed nothing */
   uint64_t first_event;           /* out: the seq of events[0] (0: none) */
+  uint8_t *effects;               /* out, may be NULL: nchanged + nremoved
+                                     slots, one store_effect per entry of
+                                     changed[] then of removed[] */
 } store_rev_in;
+
+/* What a revision of a group did with each entry it was given. */
+typedef enum store_effect {
+  STORE_SAME = 0,   /* nothing: identical to the map's, or (ABSENT_OK) a
+                       removal of a key the map lacks */
+  STORE_ADDED,      /* a key the map lacked */
+  STORE_REPLACED,   /* another entry under the key before */
+  STORE_REMOVED     /* the key taken out */
+} store_effect;
 
 /* Called inside the write transaction for each revision in order, once
 ** its changes are applied to the map and before its manifest and events

@@ -203,7 +203,7 @@ static void child(const char *dir, int fd, int point, int nth, script *sc) {
         const wmap *b = script_map(sc, R + i), *a = script_map(sc, R + i - 1);  /* b may grow it */
         size_t ne, nr;
         diff_maps(a, b, es[i], &ne, rm[i], &nr, names, bodies, &slot);
-        g[i] = (store_rev_in){ &infos[i], es[i], ne, rm[i], nr, &accepted[i], NULL, 1, 0, 0 };
+        g[i] = (store_rev_in){ &infos[i], es[i], ne, rm[i], nr, &accepted[i], NULL, 1, 0, 0, NULL };
       }
       naming nm = { accepted, &ca };
       r = store_publish_group(s, cur, g, n, 0, name_revision, &nm);

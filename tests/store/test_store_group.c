@@ -73,7 +73,7 @@ static void on_rev(void *arg, size_t i, uint64_t rev, int changed) {
 
 static store_rev_in rev_in(const store_rev_info *info, const store_entry *ch, size_t nch,
                            const store_key *rm, size_t nrm, json_t *const *ev, size_t nev) {
-  store_rev_in r = { info, ch, nch, rm, nrm, ev, NULL, nev, 0, 0 };
+  store_rev_in r = { info, ch, nch, rm, nrm, ev, NULL, nev, 0, 0, NULL };
   return r;
 }
 
@@ -105,8 +105,13 @@ static void test_group(void) {
          *e2[] = { started[2], accepted[2] }, *e3[] = { started[3], accepted[3] };
   store_rev_in g[] = { rev_in(&a, &ea, 1, NULL, 0, e0, 2), rev_in(&b, &eb, 1, &kb, 1, e1, 2),
                        rev_in(&n, &eb, 1, NULL, 0, e2, 2), rev_in(&d, &ed, 1, NULL, 0, e3, 2) };
+  uint8_t fx[4][2];
+  memset(fx, 0xff, sizeof fx);
+  for (int i = 0; i < 4; i++) g[i].effects = fx[i];
   uint64_t ev_before = last_event(s);
   CHECK(store_publish_group(s, 1, g, 4, 0, on_rev, &ac) == STORE_OK);
+  CHECK(fx[0][0] == STORE_REPLACED && fx[1][0] == STORE_REPLACED && fx[1][1] == STORE_REMOVED &&
+        fx[2][0] == STORE_SAME && fx[3][0] == STORE_ADDED);
   CHECK(current(s) == 4);
   CHECK(g[0].rev == 2 && g[1].rev == 3 && g[2].rev == 3 && g[3].rev == 4);
   CHECK(ac.calls == 4 && ac.revs[0] == 2 && ac.revs[2] == 3 && ac.revs[3] == 4);
@@ -248,7 +253,10 @@ static void test_all_or_nothing(void) {
   store_rev_in g3[] = { rev_in(&a, &e1, 1, &absent, 1, NULL, 0), rev_in(&a, NULL, 0, &rg, 1, NULL, 0),
                         rev_in(&a, NULL, 0, &absent, 1, NULL, 0) };
   CHECK(store_publish_group(s, 1, g3, 3, 0, NULL, NULL) == STORE_EINVAL);
+  uint8_t fx3[3][2];
+  for (int i = 0; i < 3; i++) g3[i].effects = fx3[i];
   CHECK(store_publish_group(s, 1, g3, 3, STORE_GROUP_ABSENT_OK, NULL, NULL) == STORE_OK);
+  CHECK(fx3[0][0] == STORE_ADDED && fx3[0][1] == STORE_SAME && fx3[1][0] == STORE_REMOVED && fx3[2][0] == STORE_SAME);
   CHECK(g3[0].rev == 2 && g3[1].rev == 3 && g3[2].rev == 3 && current(s) == 3);
   CHECK_STR(map_of(s, 2, &c), "function f=(defun f () 0);function g=(defun g () 1);");
   CHECK_STR(map_of(s, 3, &c), "function f=(defun f () 0);");
