@@ -7,6 +7,14 @@
 ** baseline, answer "ready" -> serve requests one at a time ("attempts" is
 ** a batch of application calls, served as consecutive attempts).
 **
+** Commits.  An accepted attempt awaits the kernel's "commit" (its revision
+** is durable) or "restore" (it is not).  With "stack": N in "init" (the
+** kernel's group commit) up to N await at once: the next attempts run on
+** top of them (txn_set_stacking) while the kernel makes them durable, and
+** "commit" / "restore" are taken as soon as they arrive between attempts,
+** ahead of the requests queued before them (those wait in the inbox).
+** Without it, or once N await, the worker waits for the decision.
+**
 ** Generations.  txn counts from 0 in every worker; the kernel hands a base
 ** in "init" and the worker adds it to every generation it reports and
 ** subtracts it from every generation it receives, so generations seen by
@@ -34,7 +42,8 @@ typedef struct {
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
   size_t outlen, outcap;
-  json_t *inbox;          /* requests that arrived while a commit was awaited */
+  json_t *inbox;          /* requests that arrived while decisions were taken */
+  int stack;              /* accepted attempts that may await their commit */
   /* strings of the last command, kept until the next cmd_fn call */
   char *c_source, *c_restart, *c_args;
 } Worker;
@@ -251,7 +260,7 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
   free(blob);
 }
 
-static void await_decision(Worker *w);
+static void decisions(Worker *w);
 
 /* Limits from a frame's "limits" member {fuel, depth, heap, output} (each
 ** optional: missing ones are the world's); 0 when absent. */
@@ -291,16 +300,17 @@ static void do_attempt(Worker *w, json_t *req) {
                       limited ? &lim : NULL};
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
     /* Nothing to publish: keep it at once and spare the kernel a round
-    ** trip (the outcome then reports status idle, not awaiting-commit). */
+    ** trip (the outcome then reports committed; on top of attempts that
+    ** await their commit it stands or falls with them). */
     if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
-      txn_commit(w->W);
+      txn_keep_unchanged(w->W);
       o.generation = txn_generation(w->W);
       committed = 1;
     }
   }
   send_outcome(w, &o, committed);
   txn_outcome_free(&o);
-  await_decision(w);
+  decisions(w);
 }
 
 /* An operator's invariant-add / invariant-remove: a transaction like an
@@ -318,26 +328,27 @@ static void do_invariant(Worker *w, json_t *req) {
     txn_invariant_remove(w->W, gen, name ? name : "", &o);
   send_outcome(w, &o, 0);
   txn_outcome_free(&o);
-  await_decision(w);
+  decisions(w);
 }
 
-/* After an accepted transaction (status awaiting commit) the kernel
-** publishes, then says commit or restore. */
-static void await_decision(Worker *w) {
-  if (txn_status(w->W) != TXN_ST_AWAITING) return;
-  json_t *m;
-  /* the kernel may have sent more calls meanwhile: they run after this */
-  while (m = recv_or_die(w, NULL, NULL), wire_op_of(m) != WIRE_COMMIT && wire_op_of(m) != WIRE_RESTORE)
-    json_array_append_new(w->inbox, m);
+/* A commit (of the count oldest awaiting attempts; "unchanged": those of
+** them whose entries the store had already) or a restore (of all of
+** them), answered with the generation after it. */
+static void decide(Worker *w, json_t *m) {
   int commit = wire_op_of(m) == WIRE_COMMIT;
   json_t *rev = json_object_get(m, "revision");
-  int unchanged = json_is_false(json_object_get(m, "changed"));
   if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
-  json_decref(m);
-  if (commit && unchanged) {
-    txn_commit_unchanged(w->W);  /* the store had every entry already */
-  } else if (commit) {
-    txn_commit(w->W);
+  if (commit) {
+    json_t *cnt = json_object_get(m, "count"), *unch = json_object_get(m, "unchanged");
+    json_int_t n = json_is_integer(cnt) ? json_integer_value(cnt) : 1;
+    for (json_int_t i = 0; i < n; i++) {
+      int same = i == 0 && json_is_false(json_object_get(m, "changed"));
+      size_t k;
+      json_t *u;
+      json_array_foreach(unch, k, u) same |= json_integer_value(u) == i;
+      if (same) txn_commit_unchanged(w->W);  /* the store had every entry already */
+      else txn_commit(w->W);
+    }
   } else {
     txn_Outcome r;
     txn_restore(w->W, &r);
@@ -346,6 +357,31 @@ static void await_decision(Worker *w) {
   send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED),
                            "generation", (json_int_t)vis(w, txn_generation(w->W)),
                            "status", txn_status_name(txn_status(w->W))), NULL, 0);
+}
+
+/* Take the decisions the kernel has sent: without waiting, or — while as
+** many attempts await their commit as may (txn_set_stacking; one without
+** group commit) — waiting for them.  Other requests that arrive meanwhile
+** run after the current one, in order (the inbox). */
+static void decisions(Worker *w) {
+  for (;;) {
+    int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
+    json_t *m = NULL;
+    char err[256];
+    if (full) {
+      m = recv_or_die(w, NULL, NULL);
+    } else {
+      int got = wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err);
+      if (got == 0) return;
+      if (got < 0) {
+        if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
+        _exit(0);
+      }
+    }
+    if (wire_op_of(m) == WIRE_COMMIT || wire_op_of(m) == WIRE_RESTORE) decide(w, m);
+    else json_array_append_new(w->inbox, json_incref(m));
+    json_decref(m);
+  }
 }
 
 /* ------------------------------------------------------------ startup */
@@ -414,7 +450,7 @@ static void register_test_hooks(jiti_State *S) { (void)S; }
 
 static int serve(int fd) {
   wire_reader rd = {0};
-  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array()};
+  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array(), .stack = 1};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
@@ -450,6 +486,11 @@ static int serve(int fd) {
       txn_set_revision(w.W, json_is_integer(r) ? (uint64_t)json_integer_value(r) : 0);
       jiti_Limits lim;
       if (limits_of(&w, json_object_get(m, "limits"), &lim)) txn_set_limits(w.W, &lim);
+      json_t *st = json_object_get(m, "stack");
+      if (json_is_integer(st) && json_integer_value(st) > 1 && json_integer_value(st) <= 100000) {
+        w.stack = (int)json_integer_value(st);
+        txn_set_stacking(w.W, w.stack);
+      }
     } else if (op == WIRE_IMPORT) {
       if (import_frame(&w, m, blob, bl, err, sizeof err)) {
         send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
@@ -480,6 +521,7 @@ static int serve(int fd) {
               NULL, 0);
   for (;;) {
     json_t *m;
+    decisions(&w);
     if (json_array_size(w.inbox)) {
       m = json_incref(json_array_get(w.inbox, 0));
       json_array_remove(w.inbox, 0);
@@ -495,10 +537,13 @@ static int serve(int fd) {
       /* answered */
     } else if (op == WIRE_ATTEMPT) {
       do_attempt(&w, m);
+    } else if (op == WIRE_COMMIT || op == WIRE_RESTORE) {
+      decide(&w, m);  /* (taken from the inbox: it came behind a request) */
     } else if (op == WIRE_ATTEMPTS) {
       /* application calls, run in order as one attempt each: every outcome
-      ** goes out as soon as it is known; one that awaits its commit waits
-      ** for the kernel's decision before the next item runs */
+      ** goes out as soon as it is known; between them the kernel's
+      ** decisions are taken (and waited for when as many await their
+      ** commit as may) */
       size_t i;
       json_t *item;
       json_array_foreach(json_object_get(m, "items"), i, item) do_attempt(&w, item);

@@ -12,6 +12,9 @@
 **   dsched.c     what the worker does next (queries, transactions, batches
 **                of calls, commands to a paused transaction), the frames it
 **                answers with, the ends of transactions and publishing
+**   dgroup.c     group commit: the calls the worker finished ahead of the
+**                durable revisions, held, then published together in one
+**                store transaction (or undone together)
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
 **   devents.c    the attempts' events, group-committed to the store with
@@ -36,6 +39,8 @@
 #define DAEMON_MAX_CLIENTS 1000
 #define DAEMON_MAX_QUEUE 10000
 #define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
+#define DAEMON_MAX_AHEAD 1024 /* accepted calls the worker may hold awaiting
+                                 their commit (its stacking) */
 
 typedef struct Client {
   int fd;
@@ -84,11 +89,37 @@ typedef struct Txn {
   json_t *responder_id;
   double deadline;       /* pause timeout */
   int timed_out, aborting_for_shutdown;
+  int grouped;           /* a call without a generation: published by
+                            group commit (dgroup.c) */
   int published;
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
 } Txn;
+
+/* A call the worker finished whose reply must wait: it wrote a revision
+** not yet durable, or ran on top of one (dgroup.c). */
+typedef struct Held {
+  uint64_t attempt, client;
+  json_t *id;
+  double t0;
+  char *source;          /* for the log */
+  char *summary;         /* its revision's */
+  json_t *reply;         /* its reply, less what the commit decides */
+  json_t *event;         /* its outcome event */
+  json_t *changes;       /* what it wrote (the outcome's "changes"); NULL: nothing */
+  unsigned char *blob;   /* their encodings */
+  size_t bloblen;
+} Held;
+
+typedef struct Group {
+  Held *v;               /* FIFO: v[head..head+n), oldest first */
+  size_t head, n, cap;
+  int restoring;         /* a restore was sent and not yet answered: the
+                            outcomes before its answer ran on what it undid */
+  int acks;              /* commit / restore frames not yet answered */
+  uint64_t commits, revisions;  /* group commits, revisions published in them */
+} Group;
 
 typedef struct Daemon {
   const char *dir;
@@ -117,6 +148,7 @@ typedef struct Daemon {
   Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
   Queue batch;           /* calls sent to the worker with cur, to run after it */
+  Group group;           /* calls finished ahead of the durable revisions */
   EventBuf events;
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
@@ -179,6 +211,17 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why);
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
+
+/* dgroup.c */
+int dgroup_holds(Daemon *D);          /* 1: replies of later calls must wait, and
+                                      ** other transactions and queries too */
+int dgroup_waits(Daemon *D, uint64_t client);  /* 1: a reply of the client's is held */
+/* A grouped call's outcome (frame m, its blob): held, or answered now when
+** nothing below it awaits durability.  1 when it took the outcome. */
+int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen);
+void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
+int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
+void dgroup_worker_died(Daemon *D, const char *how);
 
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */

@@ -186,6 +186,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
     if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
     dsched_pump(D);
+    /* Everything the worker finished ahead of the durable revisions, in one
+    ** store transaction; what it finishes meanwhile is the next group. */
+    dgroup_publish(D);
     double now = daemon_now();
     if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
       D->cur.timed_out = 1;
@@ -200,7 +203,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
       D->start_deadline = now + 3600;
     }
     if (D->restart_at && now >= D->restart_at) dworker_restart(D);
-    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active) break;
+    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active &&
+        !dgroup_holds(D))
+      break;
     if (D->stopping && now >= D->stop_deadline) {
       dlog(D, "the worker did not finish within 10 s; killing it");
       if (D->w.pid) kill(D->w.pid, SIGKILL);

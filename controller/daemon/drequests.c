@@ -32,6 +32,9 @@ static const char *state_name(Daemon *D) {
   if (D->in_pause) return "paused";
   if (D->w.fd < 0 || D->wait == W_START) return "starting";
   if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
+  if (dgroup_holds(D)) return "publishing";
+  /* calls accepted on top of those just committed are still on their way */
+  if (!strcmp(D->wstatus, txn_status_name(TXN_ST_AWAITING))) return "running";
   return D->wstatus;
 }
 

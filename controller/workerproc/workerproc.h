@@ -36,6 +36,9 @@ typedef struct wproc_Plan {
   uint64_t base;             /* its generations count from here */
   const jiti_Limits *limits; /* every evaluation's (NULL: the defaults of
                                 the limits table) */
+  int stack;                 /* accepted attempts that may await their
+                                commit at once (0 or 1: one; the kernel's
+                                group commit runs later calls on top) */
 } wproc_Plan;
 
 /* Start a worker process; w->fd and w->pid set.  0, or -1 with a message in

@@ -1,0 +1,397 @@
+/*
+** dgroup.c — group commit of the application calls (daemon.h,
+** docs/transactions.md "Group commit", docs/protocol.md).
+**
+** A writing call's revision must be durable before its client hears of it,
+** and a durable commit costs a disk sync or two.  So the worker does not
+** wait for it: a call without a generation that the worker accepted stays
+** open in the worker (txn_set_stacking: each in its own checkpoint, on top
+** of the ones before) while the worker goes on with the next calls, and its
+** outcome is *held* here.  At the top of every turn of the poll loop
+** everything held is published in one store transaction
+** (store_publish_group) — each call still its own revision, with its own
+** number, manifest, generation and events, in the order they ran — and
+** then, durable, answered; the worker is told to keep them ("commit" with
+** their count).  Calls the worker finishes while that transaction syncs
+** are the next group.
+**
+** A call that ran on top of held ones — one that changed nothing, or
+** failed — saw their state, so its reply is held too and goes out with
+** them.  If the group cannot be published, nothing of it was written: every
+** held call and everything the worker ran on top of them is undone (one
+** "restore") and their clients get publication-failed.  Outcomes that
+** arrive between that restore and its answer ran on undone state: they are
+** answered publication-failed too.  So a client never sees a state that is
+** not durable (docs/transactions.md says exactly what it may see).
+**
+** Other transactions (actions, previews, operator commands, calls with a
+** generation) and queries wait until nothing is held and no restore is
+** pending (dsched.c): they run alone, as before.
+*/
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon.h"
+#include "txn.h"
+
+/* ---------------------------------------------------------------- queue */
+
+static Held *at(Group *g, size_t i) { return &g->v[(g->head + i) % g->cap]; }
+
+static int push(Group *g, Held h) {
+  if (g->n == g->cap) {
+    size_t cap = g->cap ? g->cap * 2 : 64;
+    Held *v = malloc(cap * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < g->n; i++) v[i] = *at(g, i);
+    free(g->v);
+    g->v = v;
+    g->cap = cap;
+    g->head = 0;
+  }
+  *at(g, g->n++) = h;
+  return 0;
+}
+
+static void held_free(Held *h) {
+  json_decref(h->id);
+  json_decref(h->reply);
+  json_decref(h->event);
+  json_decref(h->changes);
+  free(h->blob);
+  free(h->source);
+  free(h->summary);
+  memset(h, 0, sizeof *h);
+}
+
+int dgroup_holds(Daemon *D) { return D->group.n || D->group.restoring; }
+
+int dgroup_waits(Daemon *D, uint64_t client) {
+  for (size_t i = 0; i < D->group.n; i++)
+    if (at(&D->group, i)->client == client) return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------ outcomes */
+
+static const char UNDONE[] =
+  "the revision this call ran on could not be published, so it was undone, and this call with it: "
+  "nothing of it was kept; retry it";
+
+/* Answer a call that ran on state since undone. */
+static void answer_undone(Daemon *D, Txn *t) {
+  const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+  devents_add(D, events_outcome(t->attempt, proto_op_name(t->op), reason, UNDONE));
+  dclients_reply(D, t->responder, t->responder_id,
+                 json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
+                           UNDONE, "generation", (json_int_t)D->gen));
+  dlog_soon(D, "attempt %" PRIu64 " %s %s: ran on a revision that could not be published", t->attempt,
+            proto_op_name(t->op), reason);
+}
+
+int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen) {
+  Group *g = &D->group;
+  const char *reason = json_string_value(json_object_get(m, "reason"));
+  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
+  int writes = accepted && !json_is_true(json_object_get(m, "committed"));
+  if (g->restoring) {
+    answer_undone(D, t);
+    return 1;
+  }
+  if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
+  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0};
+  /* The reply in the shape an unheld one has (dsched.c); revision,
+  ** changes and generation are placeholders the commit fills in. */
+  json_t *v;
+  if (accepted) {
+    h.reply = json_pack("{s:b, s:s, s:i, s:[]}", "ok", 1, "outcome", reason, "revision", 0, "changes");
+    if ((v = json_object_get(m, "value"))) json_object_set(h.reply, "value", v);
+    if ((v = json_object_get(m, "values"))) json_object_set(h.reply, "values", v);
+    if (!writes) json_object_set_new(h.reply, "generation", json_integer(0));
+    h.event = events_accepted(t->attempt, proto_op_name(t->op), 0, 0);
+  } else {
+    const char *msg = json_string_value(json_object_get(m, "message"));
+    h.reply = json_pack("{s:b, s:s, s:s, s:s, s:i}", "ok", 0, "code", reason ? reason : "error", "outcome",
+                        reason ? reason : "error", "message", msg ? msg : "", "generation", 0);
+    h.event = events_outcome(t->attempt, proto_op_name(t->op), reason, msg ? msg : "");
+  }
+  if ((v = json_object_get(m, "output"))) json_object_set(h.reply, "output", v);
+  if (writes) {
+    h.changes = json_incref(json_object_get(m, "changes"));
+    if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
+    h.bloblen = h.blob ? bloblen : 0;
+  }
+  if (!h.reply || !h.event || (writes && bloblen && !h.blob) || push(g, h) != 0) {
+    h.id = NULL;   /* still the Txn's */
+    h.source = h.summary = NULL;
+    held_free(&h);
+    dclients_reply_err(D, t->responder, t->responder_id, "busy", "the kernel is out of memory; retry later");
+    if (writes) {  /* it cannot be held, so nothing on top of it may stand */
+      dlog(D, "attempt %" PRIu64 ": out of memory holding its outcome; undoing the calls not yet durable",
+           t->attempt);
+      for (size_t i = 0; i < g->n; i++) {
+        Held *o = at(g, i);
+        dclients_reply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
+        held_free(o);
+      }
+      g->n = 0;
+      g->restoring = 1;
+      g->acks++;
+      dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
+    }
+    return 1;
+  }
+  t->responder_id = NULL;   /* now the held call's */
+  t->source = t->summary = NULL;
+  return 1;
+}
+
+/* ------------------------------------------------------------ publishing */
+
+/* Per published revision: where its entries and events are, and what the
+** store did with them. */
+typedef struct Rev {
+  size_t held;               /* its index in the group */
+  size_t first, n;           /* its events: all[first..first+n) */
+  size_t *slot;              /* per worker change: its index in effects */
+  uint8_t *effects;
+} Rev;
+
+typedef struct Pub {
+  Daemon *D;
+  store_rev_info *infos;
+  Rev *revs;
+  size_t nrevs;
+  uint64_t gen;              /* the generation before the group */
+  uint64_t *held_rev, *held_gen;  /* per held call: the revision and generation it answers */
+} Pub;
+
+/* The store decided revision i: number the generations of the revisions
+** written, and complete the events and the answers of it and of the calls
+** after it (up to the next revision). */
+static void decided(void *arg, size_t i, uint64_t rev, int changed) {
+  Pub *p = arg;
+  Group *g = &p->D->group;
+  uint64_t gen = i == 0 ? p->gen : p->held_gen[p->revs[i - 1].held];
+  if (changed) p->infos[i].generation = ++gen;
+  size_t end = i + 1 < p->nrevs ? p->revs[i + 1].held : g->n;
+  for (size_t k = p->revs[i].held; k < end; k++) {
+    Held *h = at(g, k);
+    p->held_rev[k] = rev;
+    p->held_gen[k] = gen;
+    json_object_set_new(h->event, "revision", json_integer((json_int_t)rev));
+    json_object_set_new(h->event, "generation", json_integer((json_int_t)gen));
+  }
+}
+
+/* Entries and removals of held call h for the store; slot[k]: where the
+** store reports what became of its k-th change. */
+static int entries_of(Held *h, store_entry *ch, size_t *nc, store_key *rm, size_t *nr, size_t *slot,
+                      char *err, size_t errlen) {
+  size_t at_ = 0, k;
+  json_t *c;
+  *nc = *nr = 0;
+  json_array_foreach(h->changes, k, c) {
+    const char *kind = json_string_value(json_object_get(c, "kind"));
+    const char *name = json_string_value(json_object_get(c, "name"));
+    json_int_t len = json_integer_value(json_object_get(c, "len"));
+    int sk = kind ? store_kind_parse(kind) : 0;
+    if (!sk || !name || len < 0 || (size_t)len > h->bloblen - at_) {
+      snprintf(err, errlen, "the worker reported a malformed change");
+      return -1;
+    }
+    if (json_is_true(json_object_get(c, "removed"))) {
+      rm[(*nr)++] = (store_key){sk, name};
+    } else {
+      ch[*nc] = (store_entry){sk, name, h->blob + at_, (size_t)len};
+      slot[k] = (*nc)++;
+      at_ += (size_t)len;
+    }
+  }
+  /* removals after the entries: their effects follow the entries' */
+  size_t r = 0;
+  json_array_foreach(h->changes, k, c)
+    if (json_is_true(json_object_get(c, "removed"))) slot[k] = *nc + r++;
+  return 0;
+}
+
+/* What a revision changed, as clients see it (as publish_brief). */
+static json_t *brief(Held *h, const Rev *r) {
+  json_t *a = json_array();
+  size_t k;
+  json_t *c;
+  json_array_foreach(h->changes, k, c) {
+    int e = r->effects[r->slot[k]];
+    if (e == STORE_SAME) continue;
+    json_t *b = json_pack("{s:O, s:O, s:b}", "kind", json_object_get(c, "kind"), "name",
+                          json_object_get(c, "name"), "removed", e == STORE_REMOVED);
+    if (e == STORE_ADDED) json_object_set_new(b, "added", json_true());
+    json_array_append_new(a, b);
+  }
+  return a;
+}
+
+/* The group could not be published: nothing of it was written.  Its calls
+** and everything the worker ran on top of them are undone. */
+static void failed(Daemon *D, const char *why) {
+  Group *g = &D->group;
+  const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+  dlog(D, "publishing %zu call%s failed: %s; undoing them", g->n, g->n == 1 ? "" : "s", why);
+  for (size_t i = 0; i < g->n; i++) {
+    Held *h = at(g, i);
+    devents_add(D, events_outcome(h->attempt, "call", reason, why));
+    dclients_reply(D, h->client, h->id,
+                   json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
+                             why, "generation", (json_int_t)D->gen));
+    held_free(h);
+  }
+  g->n = g->head = 0;
+  g->restoring = 1;
+  g->acks++;
+  dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
+}
+
+void dgroup_publish(Daemon *D) {
+  Group *g = &D->group;
+  if (!g->n || g->restoring || D->w.fd < 0) return;
+  size_t nrevs = 0, nev = D->events.n + g->n, nchanges = 0;
+  for (size_t i = 0; i < g->n; i++)
+    if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
+  Pub p = {D, NULL, NULL, nrevs, D->gen, NULL, NULL};
+  store_rev_in *in = calloc(nrevs + 1, sizeof *in);
+  p.infos = calloc(nrevs + 1, sizeof *p.infos);
+  p.revs = calloc(nrevs + 1, sizeof *p.revs);
+  p.held_rev = calloc(g->n, sizeof *p.held_rev);
+  p.held_gen = calloc(g->n, sizeof *p.held_gen);
+  json_t **all = calloc(nev, sizeof *all);
+  int64_t *times = calloc(nev, sizeof *times);
+  store_entry *ch = calloc(nchanges + 1, sizeof *ch);
+  store_key *rm = calloc(nchanges + 1, sizeof *rm);
+  size_t *slots = calloc(nchanges + 1, sizeof *slots);
+  uint8_t *effects = calloc(nchanges + 1, 1);
+  char err[1024] = "";
+  int ok = in && p.infos && p.revs && p.held_rev && p.held_gen && all && times && ch && rm && slots && effects;
+  if (!ok) snprintf(err, sizeof err, "out of memory publishing");
+  if (ok && !at(g, 0)->changes) {  /* a held call always follows a revision */
+    snprintf(err, sizeof err, "internal error: a held call ran on no revision");
+    ok = 0;
+  }
+  /* The events: those buffered (started, ...) go first, with the first
+  ** revision; then each call's outcome, after the revision it wrote or ran
+  ** on.  Each revision's entries and removals take the next stretch of
+  ** ch / rm / effects, as long as its list of changes. */
+  size_t ne = 0, nr = 0, used = 0;
+  for (size_t i = 0; ok && i < D->events.n; i++) all[ne] = D->events.ev[i], times[ne++] = D->events.time_ms[i];
+  for (size_t i = 0; ok && i < g->n; i++) {
+    Held *h = at(g, i);
+    if (h->changes) {
+      Rev *r = &p.revs[nr];
+      size_t nc, nrm;
+      r->held = i;
+      r->first = nr ? ne : 0;
+      r->slot = slots + used;
+      r->effects = effects + used;
+      if (entries_of(h, ch + used, &nc, rm + used, &nrm, r->slot, err, sizeof err) != 0) {
+        ok = 0;
+        break;
+      }
+      p.infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p.gen, 0, JITI_VERSION, h->summary, NULL};
+      in[nr] = (store_rev_in){&p.infos[nr], ch + used, nc, rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
+      used += json_array_size(h->changes);
+      nr++;
+    }
+    all[ne] = h->event;
+    times[ne++] = 0;
+    p.revs[nr - 1].n = ne - p.revs[nr - 1].first;
+  }
+  for (size_t i = 0; ok && i < nrevs; i++) {
+    in[i].events = all + p.revs[i].first;
+    in[i].event_times = times + p.revs[i].first;
+    in[i].nevents = p.revs[i].n;
+  }
+  if (ok && store_publish_group(D->s, D->revision, in, nrevs, STORE_GROUP_ABSENT_OK, decided, &p) != STORE_OK) {
+    snprintf(err, sizeof err, "%s", store_errmsg(D->s));
+    ok = 0;
+  }
+  if (!ok) {
+    failed(D, err);
+  } else {
+    /* durable: the buffered events were written with it (the held calls'
+    ** are theirs to free); subscribers get them all, from the first */
+    for (size_t i = 0; i < D->events.n; i++) json_decref(D->events.ev[i]);
+    D->events.n = 0;
+    devents_written(D, in[0].first_event);
+    uint64_t before = D->revision;
+    D->revision = in[nrevs - 1].rev;
+    D->gen = p.held_gen[g->n - 1];
+    if (D->gen > D->gen_saved) D->gen_saved = D->gen;  /* recorded with the revisions */
+    json_t *unchanged = json_array();
+    for (size_t r = 0; r < nrevs; r++) {
+      uint64_t prev = r ? in[r - 1].rev : before;
+      if (in[r].rev == prev) json_array_append_new(unchanged, json_integer((json_int_t)r));
+    }
+    for (size_t i = 0, r = 0; i < g->n; i++) {
+      Held *h = at(g, i);
+      json_t *rep = h->reply;
+      h->reply = NULL;
+      if (json_object_get(rep, "revision")) json_object_set_new(rep, "revision", json_integer((json_int_t)p.held_rev[i]));
+      if (h->changes) json_object_set_new(rep, "changes", brief(h, &p.revs[r++]));
+      json_object_set_new(rep, "generation", json_integer((json_int_t)p.held_gen[i]));
+      char src[80];
+      request_snippet(h->source, src, sizeof src);
+      dlog_soon(D, "attempt %" PRIu64 " call %s (%.1f ms, generation %" PRIu64 ") -> revision %" PRIu64 ": %s",
+                h->attempt, json_string_value(json_object_get(rep, "outcome")), (daemon_now() - h->t0) * 1000,
+                p.held_gen[i], p.held_rev[i], src);
+      dclients_reply(D, h->client, h->id, rep);
+      held_free(h);
+    }
+    g->n = g->head = 0;
+    g->commits++;
+    g->revisions += nrevs;
+    g->acks++;
+    dworker_send(D, json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_COMMIT), "revision",
+                              (json_int_t)D->revision, "count", (json_int_t)nrevs, "unchanged", unchanged));
+  }
+  free(in);
+  free(p.infos);
+  free(p.revs);
+  free(p.held_rev);
+  free(p.held_gen);
+  free(all);
+  free(times);
+  free(ch);
+  free(rm);
+  free(slots);
+  free(effects);
+}
+
+/* ---------------------------------------------------------------- acks */
+
+int dgroup_ack(Daemon *D, json_t *m, int ev) {
+  Group *g = &D->group;
+  if (!g->acks || (ev != WIRE_COMMITTED && ev != WIRE_RESTORED)) return 0;
+  g->acks--;
+  json_t *gen = json_object_get(m, "generation");
+  if (json_is_integer(gen) && (uint64_t)json_integer_value(gen) > D->gen) D->gen = (uint64_t)json_integer_value(gen);
+  const char *st = json_string_value(json_object_get(m, "status"));
+  if (st) snprintf(D->wstatus, sizeof D->wstatus, "%s", st);
+  if (ev == WIRE_RESTORED) g->restoring = 0;
+  return 1;
+}
+
+void dgroup_worker_died(Daemon *D, const char *how) {
+  Group *g = &D->group;
+  for (size_t i = 0; i < g->n; i++) {
+    Held *h = at(g, i);
+    json_t *ev = events_outcome(h->attempt, "call", store_event_name(STORE_EV_INTERRUPTED), NULL);
+    json_object_set_new(ev, "reason", json_string(how));
+    devents_add(D, ev);
+    dclients_reply_err(D, h->client, h->id, "interrupted",
+                       "the worker %s before this call's revision was published; nothing of it was kept", how);
+    held_free(h);
+  }
+  g->n = g->head = 0;
+  g->restoring = 0;
+  g->acks = 0;
+}
