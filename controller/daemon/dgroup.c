@@ -310,6 +310,16 @@ void dgroup_publish(Daemon *D) {
     in[i].event_times = times + p.revs[i].first;
     in[i].nevents = p.revs[i].n;
   }
+#ifdef JITI_TEST_HOOKS
+  /* jiti-testhooks only: JITI_TEST_FAIL_PUBLISH=N fails the Nth group as
+  ** a store error would (the crash tests' undo path) */
+  static int publishes;
+  const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
+  if (ok && fail && ++publishes == atoi(fail)) {
+    snprintf(err, sizeof err, "store %s: the test hook failed this group", D->dir);
+    ok = 0;
+  }
+#endif
   if (ok && store_publish_group(D->s, D->revision, in, nrevs, STORE_GROUP_ABSENT_OK, decided, &p) != STORE_OK) {
     snprintf(err, sizeof err, "%s", store_errmsg(D->s));
     ok = 0;

@@ -90,9 +90,46 @@ static void usage(FILE *out) {
           LIMITS_HELP, LIMITS_PAUSE_HELP);
 }
 
+#ifdef JITI_TEST_HOOKS
+/* Compiled only into the test binary `jiti-testhooks`: JITI_TEST_KILL_AT=
+** POINT:N makes the kernel kill itself (SIGKILL) the Nth time a publish
+** reaches POINT (before-txn, after-entries, after-manifest, before-commit,
+** after-commit; the middle two once per revision of a group), so that the
+** crash tests can stop it at every point of a group commit. */
+#include <signal.h>
+typedef struct KillAt { int point, nth, seen; } KillAt;
+
+static void kill_hook(void *arg, store_point at) {
+  KillAt *k = arg;
+  if ((int)at == k->point && ++k->seen == k->nth) raise(SIGKILL);
+}
+
+static int open_store(Daemon *D, char *err, size_t errlen) {
+  static KillAt k;
+  static const char *const names[] = {"", "before-txn", "after-entries", "after-manifest", "before-commit",
+                                      "after-commit"};
+  store_options opt = {0};
+  const char *at = getenv("JITI_TEST_KILL_AT");
+  if (at && *at) {
+    const char *colon = strchr(at, ':');
+    for (int i = 1; i < 6; i++)
+      if (colon && (size_t)(colon - at) == strlen(names[i]) && !strncmp(at, names[i], strlen(names[i])))
+        k.point = i;
+    k.nth = colon ? atoi(colon + 1) : 0;
+    if (k.point && k.nth > 0) {
+      opt.hook = kill_hook;
+      opt.hook_arg = &k;
+    }
+  }
+  return store_open_with(D->dir, 0, &opt, &D->s, err, errlen);
+}
+#else
+static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->s, err, errlen); }
+#endif
+
 static int kernel_run(Daemon *D, int ready_fd) {
   char err[1024] = "";
-  int rc = store_open(D->dir, 0, &D->s, err, sizeof err);
+  int rc = open_store(D, err, sizeof err);
   if (rc == STORE_EBUSY) {
     fprintf(stderr, "jiti kernel: the store at %s is in use: %s\nif a kernel is running there, "
             "talk to it (jiti status --store %s) or stop it (jiti stop --store %s)\n",
