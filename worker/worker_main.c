@@ -212,7 +212,11 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 
 /* ------------------------------------------------------------ attempts */
 
-static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
+/* The outcome frame.  Only what the kernel reads: the message of a failure,
+** goals when there are some, the changes' hashes for a preview (the kernel
+** compares them with CURRENT's; a publish learns what changed from the
+** store itself) — every member costs a parse per call in the kernel. */
+static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
   json_t *changes = json_array();
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
@@ -221,10 +225,10 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
   for (int i = 0; i < o->nchanges; i++) {
     txn_Change *c = &o->changes[i];
     size_t len = c->removed ? 0 : c->len;
-    json_array_append_new(changes, json_pack("{s:s, s:s, s:s, s:b, s:I}",
-                                             "kind", jiti_entry_kind_name(c->kind),
-                                             "name", c->name, "hash", c->hash,
-                                             "removed", c->removed, "len", (json_int_t)len));
+    json_t *cj = json_pack("{s:s, s:s, s:b, s:I}", "kind", jiti_entry_kind_name(c->kind), "name", c->name,
+                           "removed", c->removed, "len", (json_int_t)len);
+    if (hashes) json_object_set_new(cj, "hash", json_string(c->hash));
+    json_array_append_new(changes, cj);
     if (len && blob) memcpy(blob + at, c->bytes, len);
     at += len;
   }
@@ -234,14 +238,14 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
     txn_restore(w->W, &r);
     free(r.message);
     r.message = strdup("out of memory reporting the changes");
-    send_outcome(w, &r, 0);
+    send_outcome(w, &r, 0, 0);
     txn_outcome_free(&r);
     return;
   }
-  json_t *m = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
-                        "reason", txn_reason_name(o->reason), "message", o->message ? o->message : "",
-                        "generation", (json_int_t)vis(w, o->generation),
+  json_t *m = json_pack("{s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
+                        "reason", txn_reason_name(o->reason), "generation", (json_int_t)vis(w, o->generation),
                         "status", txn_status_name(txn_status(w->W)), "changes", changes);
+  if (o->reason != TXN_ACCEPTED) json_object_set_new(m, "message", json_string(o->message ? o->message : ""));
   if (o->value) json_object_set_new(m, "value", json_string(o->value));
   if (o->values) {  /* not exactly one value */
     json_t *vs = json_array();
@@ -249,12 +253,14 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
     json_object_set_new(m, "values", vs);
   }
   if (w->outlen) json_object_set_new(m, "output", json_stringn(w->out, w->outlen));
-  json_t *goals = json_array();
-  for (int i = 0; i < o->ngoals; i++)
-    json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
-                                           "pass", o->goals[i].pass,
-                                           "message", o->goals[i].message ? o->goals[i].message : ""));
-  json_object_set_new(m, "goals", goals);
+  if (o->ngoals) {
+    json_t *goals = json_array();
+    for (int i = 0; i < o->ngoals; i++)
+      json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
+                                             "pass", o->goals[i].pass,
+                                             "message", o->goals[i].message ? o->goals[i].message : ""));
+    json_object_set_new(m, "goals", goals);
+  }
   if (committed) json_object_set_new(m, "committed", json_true());
   send_or_die(w, m, blob, total);
   free(blob);
@@ -308,7 +314,7 @@ static void do_attempt(Worker *w, json_t *req) {
       committed = 1;
     }
   }
-  send_outcome(w, &o, committed);
+  send_outcome(w, &o, committed, kind == TXN_PREVIEW);
   txn_outcome_free(&o);
   decisions(w);
 }
@@ -326,7 +332,7 @@ static void do_invariant(Worker *w, json_t *req) {
     txn_invariant_add(w->W, gen, name ? name : "", source ? source : "", &o);
   else
     txn_invariant_remove(w->W, gen, name ? name : "", &o);
-  send_outcome(w, &o, 0);
+  send_outcome(w, &o, 0, 0);
   txn_outcome_free(&o);
   decisions(w);
 }

@@ -185,53 +185,6 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   }
 }
 
-/* Entries and removals of held call h for the store; slot[k]: where the
-** store reports what became of its k-th change. */
-static int entries_of(Held *h, store_entry *ch, size_t *nc, store_key *rm, size_t *nr, size_t *slot,
-                      char *err, size_t errlen) {
-  size_t at_ = 0, k;
-  json_t *c;
-  *nc = *nr = 0;
-  json_array_foreach(h->changes, k, c) {
-    const char *kind = json_string_value(json_object_get(c, "kind"));
-    const char *name = json_string_value(json_object_get(c, "name"));
-    json_int_t len = json_integer_value(json_object_get(c, "len"));
-    int sk = kind ? store_kind_parse(kind) : 0;
-    if (!sk || !name || len < 0 || (size_t)len > h->bloblen - at_) {
-      snprintf(err, errlen, "the worker reported a malformed change");
-      return -1;
-    }
-    if (json_is_true(json_object_get(c, "removed"))) {
-      rm[(*nr)++] = (store_key){sk, name};
-    } else {
-      ch[*nc] = (store_entry){sk, name, h->blob + at_, (size_t)len};
-      slot[k] = (*nc)++;
-      at_ += (size_t)len;
-    }
-  }
-  /* removals after the entries: their effects follow the entries' */
-  size_t r = 0;
-  json_array_foreach(h->changes, k, c)
-    if (json_is_true(json_object_get(c, "removed"))) slot[k] = *nc + r++;
-  return 0;
-}
-
-/* What a revision changed, as clients see it (as publish_brief). */
-static json_t *brief(Held *h, const Rev *r) {
-  json_t *a = json_array();
-  size_t k;
-  json_t *c;
-  json_array_foreach(h->changes, k, c) {
-    int e = r->effects[r->slot[k]];
-    if (e == STORE_SAME) continue;
-    json_t *b = json_pack("{s:O, s:O, s:b}", "kind", json_object_get(c, "kind"), "name",
-                          json_object_get(c, "name"), "removed", e == STORE_REMOVED);
-    if (e == STORE_ADDED) json_object_set_new(b, "added", json_true());
-    json_array_append_new(a, b);
-  }
-  return a;
-}
-
 /* The group could not be published: nothing of it was written.  Its calls
 ** and everything the worker ran on top of them are undone. */
 static void failed(Daemon *D, const char *why) {
@@ -292,7 +245,8 @@ void dgroup_publish(Daemon *D) {
       r->first = nr ? ne : 0;
       r->slot = slots + used;
       r->effects = effects + used;
-      if (entries_of(h, ch + used, &nc, rm + used, &nrm, r->slot, err, sizeof err) != 0) {
+      if (publish_entries(h->changes, h->blob, h->bloblen, ch + used, &nc, rm + used, &nrm, r->slot) != 0) {
+        snprintf(err, sizeof err, "the worker reported a malformed change");
         ok = 0;
         break;
       }
@@ -346,7 +300,10 @@ void dgroup_publish(Daemon *D) {
       json_t *rep = h->reply;
       h->reply = NULL;
       if (json_object_get(rep, "revision")) json_object_set_new(rep, "revision", json_integer((json_int_t)p.held_rev[i]));
-      if (h->changes) json_object_set_new(rep, "changes", brief(h, &p.revs[r++]));
+      if (h->changes) {
+        json_object_set_new(rep, "changes", publish_effects(h->changes, p.revs[r].slot, p.revs[r].effects));
+        r++;
+      }
       json_object_set_new(rep, "generation", json_integer((json_int_t)p.held_gen[i]));
       char src[80];
       request_snippet(h->source, src, sizeof src);
