@@ -157,7 +157,8 @@ typedef struct Daemon {
   int stopping;
   double stop_deadline;
   int detached;
-  struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
+  struct { char *buf; size_t len, cap; int urgent; time_t second; char when[40]; } log;  /* log lines not yet
+                         ** written; the time of their second */
 } Daemon;
 
 static inline double daemon_now(void) {
