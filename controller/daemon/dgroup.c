@@ -190,13 +190,15 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
 static void failed(Daemon *D, const char *why) {
   Group *g = &D->group;
   const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+  char msg[1200];
+  snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
   dlog(D, "publishing %zu call%s failed: %s; undoing them", g->n, g->n == 1 ? "" : "s", why);
   for (size_t i = 0; i < g->n; i++) {
     Held *h = at(g, i);
     devents_add(D, events_outcome(h->attempt, "call", reason, why));
     dclients_reply(D, h->client, h->id,
                    json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
-                             why, "generation", (json_int_t)D->gen));
+                             msg, "generation", (json_int_t)D->gen));
     held_free(h);
   }
   g->n = g->head = 0;
