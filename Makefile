@@ -12,9 +12,11 @@ build:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build build -j $(JOBS)
 
-# The main demo: the sales-tax calculator grown as checked revisions of a store.
+# The main demo: the sales-tax calculator grown by a (scripted, offline)
+# model in three requests, each action checked by the kernel; then a kill -9
+# of the kernel and recovery (examples/sales-tax/).
 demo: build
-	JITI=build/jiti bash examples/demo.sh
+	JITI=build/jiti bash examples/sales-tax/demo.sh
 
 # The whole suite under the normal build, a GC-stress build (a collection at
 # every allocation) and an AddressSanitizer+UBSan build, then a short run of

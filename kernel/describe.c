@@ -307,51 +307,38 @@ enum { C_CODE, C_EVAL, C_QUOTED, C_BACKQUOTED };
 
 static Doc *doc_of(Node *x, int ctx);
 
-/* (LET ((H (MAKE-HASH-TABLE :TEST 'TEST))) (SETF (GETHASH K H) V) ... H) */
-static Doc *hash_constructor(Node *x) {
-  char make[64];
-  snprintf(make, sizeof make, "((H (MAKE-HASH-TABLE :TEST '%s)))", x->text);
-  Doc *g = doc_new("(", ")");
-  g = doc_add(g, doc_new("LET", NULL));
-  g = doc_add(g, doc_new(make, NULL));
-  for (size_t i = 0; g && i + 1 < x->nkids; i += 2) {
-    Doc *set = doc_new("(", ")");
-    set = doc_add(set, doc_new("SETF", NULL));
-    Doc *get = doc_new("(", ")");
-    get = doc_add(get, doc_new("GETHASH", NULL));
-    get = doc_add(get, doc_of(x->kids[i], C_EVAL));
-    get = doc_add(get, doc_new("H", NULL));
-    set = doc_add(set, get);
-    set = doc_add(set, doc_of(x->kids[i + 1], C_EVAL));
-    g = doc_add(g, set);
-  }
-  g = doc_add(g, doc_new("H", NULL));
-  if (g) { g->style = S_BODY; g->header = 1; }
-  return g;
-}
-
-/* (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'NAME)))) (SETF (SLOT-VALUE I 'S) V) ... I) */
-static Doc *instance_constructor(Node *x) {
+/* The form that builds a hash table or an instance (x: pairs of kids):
+**   (LET ((H (MAKE-HASH-TABLE :TEST 'TEST))) (SETF (GETHASH K H) V) ... H)
+**   (LET ((I (ALLOCATE-INSTANCE (FIND-CLASS 'NAME)))) (SETF (SLOT-VALUE I 'S) V) ... I) */
+static Doc *constructor(Node *x) {
+  int hash = x->type == N_HASH;
+  const char *var = hash ? "H" : "I";
   size_t n = strlen(x->text) + 64;
   char *make = malloc(n);
   if (!make) return NULL;
-  snprintf(make, n, "((I (ALLOCATE-INSTANCE (FIND-CLASS '%s))))", x->text);
+  snprintf(make, n, hash ? "((H (MAKE-HASH-TABLE :TEST '%s)))" : "((I (ALLOCATE-INSTANCE (FIND-CLASS '%s))))",
+           x->text);
   Doc *g = doc_new("(", ")");
   g = doc_add(g, doc_new("LET", NULL));
   g = doc_add(g, doc_new(make, NULL));
   free(make);
   for (size_t i = 0; g && i + 1 < x->nkids; i += 2) {
+    Doc *place = doc_new("(", ")");
+    place = doc_add(place, doc_new(hash ? "GETHASH" : "SLOT-VALUE", NULL));
+    if (hash) {
+      place = doc_add(place, doc_of(x->kids[i], C_EVAL));
+      place = doc_add(place, doc_new(var, NULL));
+    } else {
+      place = doc_add(place, doc_new(var, NULL));
+      place = doc_add(place, prefixed("'", doc_new(x->kids[i]->text, NULL)));
+    }
     Doc *set = doc_new("(", ")");
     set = doc_add(set, doc_new("SETF", NULL));
-    Doc *slot = doc_new("(", ")");
-    slot = doc_add(slot, doc_new("SLOT-VALUE", NULL));
-    slot = doc_add(slot, doc_new("I", NULL));
-    slot = doc_add(slot, prefixed("'", doc_new(x->kids[i]->text, NULL)));
-    set = doc_add(set, slot);
+    set = doc_add(set, place);
     set = doc_add(set, doc_of(x->kids[i + 1], C_EVAL));
     g = doc_add(g, set);
   }
-  g = doc_add(g, doc_new("I", NULL));
+  g = doc_add(g, doc_new(var, NULL));
   if (g) { g->style = S_BODY; g->header = 1; }
   return g;
 }
@@ -359,14 +346,11 @@ static Doc *instance_constructor(Node *x) {
 static Doc *doc_of(Node *x, int ctx) {
   Doc *d;
   switch (x->type) {
-    case N_INSTANCE:
-      d = instance_constructor(x);
-      return ctx == C_BACKQUOTED ? prefixed(",", d) : d;
     case N_ATOM:
       d = doc_new(x->text, NULL);
       return ctx == C_EVAL && x->symbol ? prefixed("'", d) : d;
-    case N_HASH:
-      d = hash_constructor(x);
+    case N_HASH: case N_INSTANCE:
+      d = constructor(x);
       return ctx == C_BACKQUOTED ? prefixed(",", d) : d;
     case N_VECTOR: case N_STRUCT: {
       int inner = ctx == C_CODE ? C_CODE : C_QUOTED;

@@ -472,6 +472,24 @@ static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) 
 
 /* --------------------------------------------------------------- goals */
 
+/* Evaluate one goal in a checkpoint that is always restored, so a goal
+** never changes the world (nor the generation: nothing a view shows moved). */
+static void eval_goal(txn_World *W, const char *src, txn_GoalResult *g) {
+  jiti_Result r;
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_checkpoint(W->S);
+  jiti_Status st = jiti_eval_limited(W->S, src, strlen(src), &W->lim, &r);
+  jiti_restore(W->S);
+  W->pausable = saved;
+  g->source = txn_strdup(src);
+  g->pass = st == JITI_OK && r.value && strcmp(r.value, "NIL") != 0;
+  g->message = st == JITI_OK ? txn_strdup(r.value ? r.value : "")
+                             : txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
+                                       r.message ? r.message : "");
+  jiti_result_free(&r);
+}
+
 static void run_goals(txn_World *W, txn_Outcome *out) {
   goal_results_free(W);
   if (W->ngoals == 0) return;
@@ -479,29 +497,33 @@ static void run_goals(txn_World *W, txn_Outcome *out) {
   out->goals = calloc((size_t)W->ngoals, sizeof *out->goals);
   if (!W->goal_results || !out->goals) return;
   out->ngoals = W->ngoals;
-  int saved = W->pausable;
-  W->pausable = 0;
   for (int i = 0; i < W->ngoals; i++) {
-    jiti_Result r;
-    jiti_checkpoint(W->S);
-    jiti_Status st = jiti_eval_limited(W->S, W->goals[i], strlen(W->goals[i]), &W->lim, &r);
-    jiti_restore(W->S);
-    int pass = st == JITI_OK && r.value && strcmp(r.value, "NIL") != 0;
-    char *msg = st == JITI_OK ? txn_strdup(r.value ? r.value : "")
-                              : txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
-                                        r.message ? r.message : "");
-    jiti_result_free(&r);
-    W->goal_results[i].source = txn_strdup(W->goals[i]);
-    W->goal_results[i].pass = pass;
-    W->goal_results[i].message = txn_strdup(msg);
-    out->goals[i].source = txn_strdup(W->goals[i]);
-    out->goals[i].pass = pass;
-    out->goals[i].message = msg;
-    char *d = txn_fmt("%s %s", pass ? "pass" : "fail", W->goals[i]);
+    eval_goal(W, W->goals[i], &W->goal_results[i]);
+    out->goals[i].source = txn_strdup(W->goal_results[i].source);
+    out->goals[i].pass = W->goal_results[i].pass;
+    out->goals[i].message = txn_strdup(W->goal_results[i].message);
+    char *d = txn_fmt("%s %s", out->goals[i].pass ? "pass" : "fail", W->goals[i]);
     event(W, "goal", d);
     free(d);
   }
-  W->pausable = saved;
+}
+
+txn_GoalResult *txn_eval_goals(txn_World *W, int n, const char *const *sources) {
+  txn_Status st = txn_status(W);
+  if (n <= 0 || (st != TXN_ST_IDLE && st != TXN_ST_FAULTED)) return NULL;
+  txn_GoalResult *g = calloc((size_t)n, sizeof *g);
+  if (!g) return NULL;
+  for (int i = 0; i < n; i++) eval_goal(W, sources[i], &g[i]);
+  return g;
+}
+
+void txn_goal_results_free(txn_GoalResult *g, int n) {
+  if (!g) return;
+  for (int i = 0; i < n; i++) {
+    free(g[i].source);
+    free(g[i].message);
+  }
+  free(g);
 }
 
 /* ---------------------------------------------------------- the hook */

@@ -175,6 +175,14 @@ void txn_get_limits(txn_World *W, jiti_Limits *limits);
 ** always restored; a failing goal never rejects a safe step.  n = 0 clears. */
 void txn_set_goals(txn_World *W, int n, const char *const *sources);
 
+/* Evaluate n goal sources now against the world, each in a checkpoint that
+** is always restored (the world and the generation stay as they were),
+** without touching the goals of txn_set_goals.  Only when idle or faulted:
+** NULL otherwise (and when n <= 0 or memory is exhausted).  Release with
+** txn_goal_results_free. */
+txn_GoalResult *txn_eval_goals(txn_World *W, int n, const char *const *sources);
+void txn_goal_results_free(txn_GoalResult *g, int n);
+
 /* Run every invariant against the current world (call after importing).
 ** Returns 0 when all hold (status idle).  Otherwise the status becomes
 ** TXN_ST_FAULTED (reason "invalid-baseline", generation incremented) and 1 is

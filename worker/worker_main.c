@@ -99,11 +99,36 @@ static json_t *observe_json(Worker *w, size_t budget) {
 
 static json_t *event_msg(wire_Event ev) { return json_pack("{s:s}", "event", wire_event_name(ev)); }
 
+/* The results of goals a client sent with observe, evaluated now (the
+** view's own "goals" are the task goals of txn_set_goals, unused here). */
+static json_t *goals_now(Worker *w, json_t *sources) {
+  size_t n = json_array_size(sources);
+  const char **v = calloc(n ? n : 1, sizeof *v);
+  json_t *out = json_array();
+  if (!v) return out;
+  for (size_t i = 0; i < n; i++) v[i] = json_string_value(json_array_get(sources, i));
+  txn_GoalResult *g = txn_eval_goals(w->W, (int)n, v);
+  for (size_t i = 0; i < n; i++) {
+    if (g)
+      json_array_append_new(out, json_pack("{s:s, s:b, s:s}", "source", g[i].source, "pass", g[i].pass,
+                                           "message", g[i].message ? g[i].message : ""));
+    else
+      json_array_append_new(out, json_pack("{s:s, s:n, s:s}", "source", v[i], "pass", "message",
+                                           "not evaluated: a transaction is paused"));
+  }
+  txn_goal_results_free(g, (int)n);
+  free(v);
+  return out;
+}
+
 static void send_view(Worker *w, json_t *req) {
   json_t *b = json_object_get(req, "budget");
   size_t budget = json_is_integer(b) && json_integer_value(b) > 0 ? (size_t)json_integer_value(b) : 0;
+  json_t *view = observe_json(w, budget);
+  json_t *goals = json_object_get(req, "goals");
+  if (json_is_array(goals)) json_object_set_new(view, "goals", goals_now(w, goals));
   json_t *m = event_msg(WIRE_VIEW);
-  json_object_set_new(m, "view", observe_json(w, budget));
+  json_object_set_new(m, "view", view);
   send_or_die(w, m, NULL, 0);
 }
 

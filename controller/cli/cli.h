@@ -46,6 +46,10 @@ int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_repl(int argc, char **argv);
 
+/* A model grows the world (session/): exit statuses in session/sess.h. */
+int cmd_session(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+
 /* ---- opts.c: options */
 
 /* The store directory: --store DIR, else $JITI_STORE, else ./.jiti. */

@@ -30,6 +30,8 @@ static const struct {
   {"status", cmd_status, "show the state of the store's kernel"},
   {"stop", cmd_stop, "shut the store's kernel down cleanly"},
   {"repl", cmd_repl, "an interactive session with the running kernel"},
+  {"session", cmd_session, "let a model grow the world, one checked action at a time"},
+  {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
   {NULL, NULL, NULL}
 };
 

@@ -150,6 +150,34 @@ static void op_history(Req *q) {
                                           "revisions", revs));
 }
 
+/* A client's own event (a session's transcript) into the store's events,
+** written with the kernel's next group commit.  Only client event kinds
+** ("session" and "session-...") are accepted: a client cannot forge the
+** kernel's attempt records.  The store keeps a record over 16 KiB as its
+** head (docs/store.md, "Events").  With "sync": true the buffered events
+** are written before the reply (a client that reads the store next). */
+static void op_record(Req *q) {
+  json_t *ev = json_object_get(q->r, "event");
+  const char *kind = json_string_value(json_object_get(ev, "event"));
+  if (!json_is_object(ev) || !kind || (strcmp(kind, "session") && strncmp(kind, "session-", 8))) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"event\" must be an object whose \"event\" "
+                       "is \"session\" or starts with \"session-\"");
+    return;
+  }
+  if (json_object_get(ev, "seq") || json_object_get(ev, "time")) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
+    return;
+  }
+  json_t *sync = json_object_get(q->r, "sync");
+  if (sync && !json_is_boolean(sync)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
+    return;
+  }
+  devents_add(q->D, json_deep_copy(ev));
+  if (json_is_true(sync)) devents_flush(q->D);  /* written (with what was buffered) before the reply */
+  dclients_reply(q->D, q->client, q->id, json_pack("{s:b}", "ok", 1));
+}
+
 static void op_subscribe(Req *q) {
   Client *c = dclients_find(q->D, q->client);
   if (c && !c->subscribed) {
@@ -166,10 +194,25 @@ static void op_shutdown(Req *q) {
 
 /* ---------------------------------------------------- answered by the worker */
 
+/* observe's optional "goals": at most OBSERVE_GOALS_MAX sources, each one
+** string of at most GOAL_SOURCE_MAX bytes without NUL characters. */
+#define OBSERVE_GOALS_MAX 64
+#define GOAL_SOURCE_MAX 16384
+
 static void op_observe(Req *q) {
   json_t *b = json_object_get(q->r, "budget");
   if (b && !(json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) <= (16 << 20))) {
     dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"budget\" must be a byte count from 1 to 16777216");
+    return;
+  }
+  json_t *g = json_object_get(q->r, "goals"), *src;
+  size_t i;
+  int ok = !g || (json_is_array(g) && json_array_size(g) <= OBSERVE_GOALS_MAX);
+  json_array_foreach(g, i, src) ok = ok && json_is_string(src) && json_string_length(src) <= GOAL_SOURCE_MAX &&
+                                     strlen(json_string_value(src)) == json_string_length(src);
+  if (!ok) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"goals\" must be an array of at most %d "
+                       "strings (Lisp sources of at most %d bytes)", OBSERVE_GOALS_MAX, GOAL_SOURCE_MAX);
     return;
   }
   queue(q, &q->D->queryq, "requests");
@@ -318,7 +361,7 @@ typedef struct Op {
 static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_HELLO] = {op_hello, {"op", "id", "protocol", "client"}},
     [PROTO_STATUS] = {op_status, {"op", "id"}},
-    [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget"}},
+    [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget", "goals"}},
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
@@ -330,6 +373,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INVARIANT_REMOVE] = {op_invariant_remove, {"op", "id", "name", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_LIST] = {op_invariant_list, {"op", "id"}},
     [PROTO_ROLLBACK] = {op_rollback, {"op", "id", "revision", "generation", "limits", "wait"}},
+    [PROTO_RECORD] = {op_record, {"op", "id", "event", "sync"}},
     [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
 };
 

@@ -26,7 +26,8 @@ typedef struct {
   const char *pos[2];
   int npos, maxpos;
   uint64_t n;          /* -n N; 0 = all */
-  int allow_n, graph, json, allow_graph, allow_json;
+  uint64_t show;       /* --show SEQ (events); 0 = none */
+  int allow_n, graph, json, allow_graph, allow_json, allow_show;
 } Args;
 
 static int parse_args(Args *a, int argc, char **argv) {
@@ -41,6 +42,11 @@ static int parse_args(Args *a, int argc, char **argv) {
       const char *v = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v || !opts_count(v, &a->n) || a->n == 0) {
         fprintf(stderr, "jiti %s: -n needs a positive number\n", a->cmd);
+        return EXIT_USAGE;
+      }
+    } else if (a->allow_show && !strcmp(s, "--show")) {
+      if (i + 1 >= argc || !opts_count(argv[++i], &a->show) || a->show == 0) {
+        fprintf(stderr, "jiti %s: --show needs an event's sequence number\n", a->cmd);
         return EXIT_USAGE;
       }
     } else if (a->allow_graph && !strcmp(s, "--graph")) {
@@ -293,14 +299,16 @@ int cmd_diff(int argc, char **argv) { return stack_run(diff_main, argc, argv); }
 
 static void events_usage(FILE *out) {
   fprintf(out,
-          "usage: jiti events [-n N] [--json] [--store DIR]\n"
+          "usage: jiti events [-n N] [--json] [--show SEQ] [--store DIR]\n"
           "\n"
-          "List the store's events (attempts, outcomes, recoveries), newest first: one\n"
-          "line each, or with --json the stored JSON records, one per line.\n"
+          "List the store's events (attempts, outcomes, recoveries, sessions), newest\n"
+          "first: one line each, or with --json the stored JSON records, one per line.\n"
           "\n"
           "options:\n"
           "  -n N              show at most N events\n"
           "  --json            print the raw records\n"
+          "  --show SEQ        print event SEQ in full (a model request or response\n"
+          "                    body, recorded by jiti session, decoded)\n"
           "%s"
           "\nExit status: 0 success; 1 a store problem; 2 usage.\n",
           STORE_HELP);
@@ -345,6 +353,29 @@ void history_event_line(FILE *out, const char *json, size_t len) {
 
 typedef struct { int json; } EvArgs;
 
+/* --show: one event in full; a "body" member holding JSON (a model
+** request or response recorded by a session) is decoded too. */
+static int show_event(void *arg, uint64_t seq, const char *json, size_t len) {
+  *(int *)arg = 1;
+  json_t *o = json_loadb(json, len, 0, NULL);
+  char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+  printf("%s\n", t ? t : "(unreadable event)");
+  free(t);
+  const char *body = json_string_value(json_object_get(o, "body"));
+  json_t *b = body ? json_loads(body, 0, NULL) : NULL;
+  if (b) {
+    t = json_dumps(b, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    printf("body, decoded:\n%s\n", t ? t : "");
+    free(t);
+  } else if (body) {
+    printf("body:\n%s\n", body);
+  }
+  json_decref(b);
+  json_decref(o);
+  (void)seq;
+  return 1;
+}
+
 static int print_event(void *arg, uint64_t seq, const char *json, size_t len) {
   EvArgs *a = arg;
   if (a->json) printf("%.*s\n", (int)len, json);
@@ -353,11 +384,19 @@ static int print_event(void *arg, uint64_t seq, const char *json, size_t len) {
 }
 
 int cmd_events(int argc, char **argv) {
-  Args a = {.cmd = "events", .usage = events_usage, .allow_n = 1, .allow_json = 1};
+  Args a = {.cmd = "events", .usage = events_usage, .allow_n = 1, .allow_json = 1, .allow_show = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   store_env *s = storeio_open("events", a.dir, 0);
   if (!s) return EXIT_FAIL;
+  if (a.show) {
+    int found = 0;
+    int r = store_events_read(s, a.show, 1, 0, show_event, &found);
+    if (r != STORE_OK) fprintf(stderr, "jiti events: %s\n", store_errmsg(s));
+    else if (!found) fprintf(stderr, "jiti events: no event %llu in %s\n", (unsigned long long)a.show, a.dir);
+    store_close(s);
+    return r == STORE_OK && found ? EXIT_OK : EXIT_FAIL;
+  }
   EvArgs ea = {a.json};
   int status = EXIT_OK;
   if (store_events_read(s, 0, (size_t)a.n, STORE_NEWEST_FIRST, print_event, &ea) != STORE_OK) {

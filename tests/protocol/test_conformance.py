@@ -2,6 +2,7 @@
 commands, event lines, shutdown and a worker death — each on its own kernel."""
 import os
 import signal
+import subprocess
 import socket
 import time
 
@@ -14,6 +15,8 @@ def run(R):
         requests(R, k)
     with Kernel() as k:
         pauses_and_events(R, k)
+    with Kernel() as k:
+        goals_and_records(R, k)
     shutdown(R)
     worker_death(R)
 
@@ -478,3 +481,57 @@ def worker_death(R):
             c.close()
             sub.close()
         R.run('conformance/worker-killed', run_it)
+
+
+# ------------------------------------------------ observe goals and record
+
+def goals_and_records(R, k):
+    c = k.conn()
+
+    def observe_goals():
+        expect_ok(c.request({'op': 'call', 'source': '(defun f (x) (* 2 x))'}), outcome='accepted')
+        g = k.gen()
+        v = expect_ok(c.request({'op': 'observe', 'goals': ['(= (f 2) 4)', '(= (f 2) 5)', '(car 1)',
+                                                            '(progn (world-put :w 1) t)']}))['view']
+        assert [x['pass'] for x in v['goals']] == [True, False, False, True], v['goals']
+        assert v['goals'][0] == {'source': '(= (f 2) 4)', 'pass': True, 'message': 'T'}, v['goals']
+        assert v['goals'][2]['message'].startswith('TYPE-ERROR'), v['goals']
+        assert v['generation'] == g == k.gen(), (g, v['generation'])   # goals change nothing
+        assert k.value('(world-get :w)') == 'NIL'
+        assert expect_ok(c.request({'op': 'observe', 'goals': []}))['view']['goals'] == []
+        for bad in [5, [1], ['x' * 16385], ['(f)'] * 65]:
+            expect_error(c.request({'op': 'observe', 'goals': bad}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'observe', 'goals': ['a\u0000b']}, valid=False), 'malformed-json')
+    R.run('conformance/observe-goals', observe_goals)
+
+    def observe_goals_paused():
+        g = k.gen()
+        r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': DIVIDE}}),
+                      status='paused')
+        v = expect_ok(c.request({'op': 'observe', 'goals': ['t']}))['view']
+        assert v['goals'] == [{'source': 't', 'pass': None, 'message': 'not evaluated: a transaction is paused'}], v
+        expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}), 'aborted')
+    R.run('conformance/observe-goals-paused', observe_goals_paused)
+
+    def record():
+        sub = k.conn()
+        expect_ok(sub.request({'op': 'subscribe'}), subscribed=True)
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session-step', 'session': 'x1', 'step': 1}}))
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session', 'nested': {'a': [1, 2]}}, 'sync': True}))
+        # sync: already in the store when the reply comes
+        out = subprocess.run([proto.JITI, 'events', '--store', k.store, '-n', '1'], capture_output=True, text=True)
+        assert 'session' in out.stdout and 'nested' in out.stdout, out.stdout
+        e = sub.wait_event(lambda e: e['event'] == 'session-step', what='session-step')
+        assert e['session'] == 'x1' and e['step'] == 1 and e['seq'] >= 1 and e['time'] > 0, e
+        sub.wait_event(lambda e: e['event'] == 'session', what='session')
+        for bad in [{'event': 'accepted'}, {'event': 'sessionx'}, {'event': 5}, {'x': 1}, 'session',
+                    {'event': 'session-x', 'seq': 1}, {'event': 'session-x', 'time': 1}]:
+            expect_error(c.request({'op': 'record', 'event': bad}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'record', 'event': {'event': 'session-x'}, 'sync': 1}, valid=False),
+                     'invalid-request')
+        expect_error(c.request({'op': 'record'}, valid=False), 'invalid-request')
+        # a long record is kept as its head
+        expect_ok(c.request({'op': 'record', 'event': {'event': 'session-x', 'big': 'y' * 70000}}))
+        e = sub.wait_event(lambda e: e['event'] == 'session-x', what='session-x')
+        assert e.get('truncated') is True and e['original_bytes'] > 70000, e
+    R.run('conformance/record', record)

@@ -28,7 +28,7 @@ def session(k):
     expect_ok(c.request({'op': 'call', 'source': '(defun f (x) x)'}))
     expect_ok(c.request({'op': 'call', 'source': '(defun f (x) x)'}))        # commit of nothing new
     expect_error(c.request({'op': 'call', 'source': '(car 1)'}), 'error')
-    c.request({'op': 'observe'})
+    c.request({'op': 'observe', 'goals': ['(= 1 1)']})
     c.request({'op': 'inspect', 'kind': 'function', 'name': 'F'})
     c.request({'op': 'inspect', 'name': 'F'})
     c.request({'op': 'invariant-list'})

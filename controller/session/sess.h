@@ -1,0 +1,196 @@
+/*
+** sess.h — the parts of `jiti session` and `jiti sessions` (docs/model.md,
+** docs/guide.md):
+**
+**   sess_cmd.c      options of `jiti session`; opens the kernel connection
+**                   and the model; one request, or interactive requests
+**   sess_task.c     task files (a request with its goals and invariants)
+**   sess_kernel.c   the kernel requests a session makes (observe with
+**                   goals, act, preview, inspect, invariants, record)
+**   sess_prompt.c   the model's instructions, the request, views, outcomes
+**                   and summaries of older steps, as text for the model
+**   sess_loop.c     one request: observe -> model -> validate -> act ->
+**                   record, until a stop condition; exit statuses
+**   sess_ui.c       what the operator sees: spinner, step lines, --json,
+**                   --confirm
+**   sess_repl.c     interactive requests with line editing and history
+**   sess_list.c     `jiti sessions`: list, show, export (read-only store)
+**
+** A session is one request worked to an end.  Everything it does is
+** recorded in the store's events through the kernel's record op:
+** session-start, session-request / session-response (bodies, for HTTP
+** models), session-step, session-end — all with the same "session" id.
+*/
+#ifndef jiti_sess_h
+#define jiti_sess_h
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "kclient.h"
+#include "model.h"
+
+/* Exit statuses of `jiti session` (the last request's, in interactive
+** mode the worst one). */
+enum {
+  SESS_OK = 0,          /* every goal holds (or, without goals, the model finished) */
+  SESS_FAIL = 1,        /* unrecoverable: no kernel, the model API refused, transport */
+  SESS_USAGE = 2,
+  SESS_GAVE_UP = 3,     /* the model finished, or ran out of actions, with goals unmet */
+  SESS_BUDGET = 4,      /* the step budget is spent */
+  SESS_TOKENS = 5,      /* --max-tokens reached */
+  SESS_FORMAT = 6,      /* --max-format-errors invalid responses in a row */
+  SESS_INTERRUPTED = 130
+};
+
+/* ------------------------------------------------------------ tasks */
+
+typedef struct sess_Invariant {
+  char *name, *source;
+} sess_Invariant;
+
+typedef struct sess_Task {
+  char *request;                /* NULL: none given */
+  char **goals;
+  int ngoals;
+  sess_Invariant *invariants;
+  int ninvariants;
+} sess_Task;
+
+/* Load a task file: Lisp (a property list (:request "..." :goals (FORM ...)
+** :invariants ((NAME FORM) ...))) or JSON ({"request", "goals": [source],
+** "invariants": [{"name","source"}]}), chosen by the first character.
+** Adds to t (which may hold --goal/--invariant already).  0, or -1 with
+** err ("FILE:LINE: why"). */
+int sess_task_load(const char *path, sess_Task *t, char *err, size_t errlen);
+int sess_task_add_goal(sess_Task *t, const char *source);
+/* name NULL: "session-invariant-N" */
+int sess_task_add_invariant(sess_Task *t, const char *name, const char *source);
+void sess_task_free(sess_Task *t);
+
+/* ------------------------------------------------------------ options */
+
+typedef struct sess_Options {
+  const char *store;
+  char *model_spec;             /* "openai", "chat", "scripted:FILE" */
+  model_Options mopt;
+  sess_Task task;
+  int budget;                   /* steps per request (default 20) */
+  int max_format_errors;        /* default 3 */
+  int64_t max_tokens;           /* 0: no limit */
+  long prompt_budget;           /* tokens (estimate) before older steps are summarised */
+  long view_budget;             /* bytes of entry text in a view */
+  int confirm, json, quiet;
+  int interactive;              /* no --request: read requests from the terminal */
+} sess_Options;
+
+/* ------------------------------------------------------------ a session */
+
+typedef struct sess_Totals {
+  int steps, accepted, rejected, stale, paused, invalid;
+  model_Usage usage;
+  double model_seconds, kernel_seconds;
+} sess_Totals;
+
+typedef struct sess_UI sess_UI;
+
+typedef struct sess_Session {
+  const sess_Options *o;
+  kclient *k;
+  model *m;
+  sess_UI *ui;
+  volatile sig_atomic_t *intr;
+  char id[48];                  /* this request's session id */
+  const char *request;
+  model_Conv *conv;
+  json_t *view;                 /* the last view (observe), with goal results */
+  int64_t gen;                  /* its generation: what the next action is tagged with */
+  int64_t revision;
+  int paused;                   /* the world is paused (maybe by this session) */
+  int pause_ours;               /* ... by an action of this session */
+  sess_Totals t;
+  char **lines;                 /* one line per step, for summaries */
+  int nlines;
+  int summarised;               /* steps already folded into a summary */
+  int kernel_calls;             /* round trips to the kernel */
+} sess_Session;
+
+/* ---- sess_kernel.c: every call returns the reply (new reference) or
+** NULL after a message on stderr (the connection is lost). */
+
+/* observe with the task's goals; updates s->view, s->gen, s->revision,
+** s->paused.  0 or -1. */
+int sess_observe(sess_Session *s);
+/* 1 when the view has goals and every one passes. */
+int sess_goals_hold(const sess_Session *s);
+/* How many of the view's goals pass, of how many. */
+void sess_goal_counts(const sess_Session *s, int *pass, int *total);
+/* One request, waiting for its reply. */
+json_t *sess_call(sess_Session *s, json_t *req);
+/* Record an event (kind "session-..."; stolen) with this session's id,
+** without waiting (no round trip); sync: wait until it is in the store
+** (the session's last record, so that `jiti sessions` sees it at once). */
+void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync);
+/* Add (or replace) the task's invariants before the first step.  0, or -1
+** after a message naming the invariant and the kernel's reason. */
+int sess_add_invariants(kclient *k, const sess_Task *t);
+/* Run one action (canonical, maction.h) tagged with generation gen and
+** return the kernel's reply (inspect/check/finish: a reply made here,
+** {"ok":true,...}); NULL when the connection is lost. */
+json_t *sess_execute(sess_Session *s, json_t *action, int64_t gen);
+
+/* ---- sess_prompt.c */
+
+/* The model's instructions: how a session works, the actions (maction.h),
+** and the documentation sections the build embeds (managed entries, the
+** form gate, the dialect's differences).  malloc'd. */
+char *sess_instructions(void);
+/* The first user message: request, goals, invariants, the view. */
+char *sess_request_text(const sess_Session *s);
+/* What happened to an action, then goals and the fresh view. */
+char *sess_result_text(const sess_Session *s, json_t *action, json_t *reply, const char *outcome);
+/* What to tell the model about an invalid response. */
+char *sess_invalid_text(const sess_Session *s, const model_Reply *r);
+/* The view as text for the model (bounded by the observe budget). */
+void sess_view_text(FILE *f, json_t *view);
+/* The outcome name of a kernel reply to an action: "accepted",
+** "unchanged", "rejected", "stale", "paused", "refused", "aborted",
+** "previewed", "inspected", "checked", "finished", "unavailable". */
+const char *sess_outcome(json_t *action, json_t *reply);
+
+/* ---- sess_loop.c */
+
+/* Work one request to an end; returns an exit status (SESS_...). */
+int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, const char *request,
+                     volatile sig_atomic_t *intr);
+
+/* ---- sess_ui.c */
+
+sess_UI *sess_ui_new(const sess_Options *o);
+void sess_ui_free(sess_UI *u);
+/* The model is working: a spinner with elapsed time and streamed
+** characters (a terminal only); stop ends it. */
+void sess_ui_wait_start(sess_UI *u, const char *what);
+void sess_ui_progress(void *u, size_t chars);   /* model_Options.on_progress */
+void sess_ui_wait_stop(sess_UI *u);
+/* One step: a line, or (--json) the step event as one JSON line. */
+void sess_ui_step(sess_UI *u, json_t *step);
+/* The session's end: a summary line, or the end event as JSON. */
+void sess_ui_end(sess_UI *u, json_t *end);
+/* A message for the operator (stderr; not in --json). */
+void sess_ui_note(sess_UI *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* --confirm: show the action and ask.  Returns 'y', 'n', or 'e' with
+** *edited = a new canonical action (validated); 'q' at end of input. */
+int sess_ui_confirm(sess_UI *u, json_t *action, json_t **edited);
+
+/* ---- sess_repl.c */
+
+/* Requests from the terminal (or piped lines) until end of input. */
+int sess_interactive(const sess_Options *o, kclient *k, model *m, sess_UI *ui, volatile sig_atomic_t *intr);
+
+/* ---- sess_list.c */
+
+int sess_cmd_sessions(int argc, char **argv);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+** sess_kernel.c — the kernel requests of a session (sess.h,
+** docs/protocol.md).  A step costs two round trips: the action, then one
+** observe that also evaluates the goals; records go without waiting.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "maction.h"
+#include "sess.h"
+
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+json_t *sess_call(sess_Session *s, json_t *req) {
+  json_t *rep = NULL;
+  double t0 = mono();
+  int rc = kclient_call(s->k, req, &rep, s->intr);
+  s->t.kernel_seconds += mono() - t0;
+  s->kernel_calls++;
+  if (rc == KCLIENT_OK) return rep;
+  if (rc != KCLIENT_INTERRUPTED)
+    fprintf(stderr, "jiti session: lost the connection to the kernel of %s (is it still running? 'jiti status "
+                    "--store %s')\n", s->o->store, s->o->store);
+  return NULL;
+}
+
+void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync) {
+  if (!ev) return;
+  json_object_set_new(ev, "event", json_string(kind));
+  json_object_set_new(ev, "session", json_string(s->id));
+  json_t *req = json_pack("{s:s, s:o}", "op", "record", "event", ev);
+  if (!sync) {
+    kclient_send(s->k, req);
+    return;
+  }
+  json_object_set_new(req, "sync", json_true());
+  json_decref(sess_call(s, req));
+}
+
+int sess_observe(sess_Session *s) {
+  json_t *req = json_pack("{s:s, s:I}", "op", "observe", "budget", (json_int_t)s->o->view_budget);
+  if (s->o->task.ngoals) {
+    json_t *g = json_array();
+    for (int i = 0; i < s->o->task.ngoals; i++) json_array_append_new(g, json_string(s->o->task.goals[i]));
+    json_object_set_new(req, "goals", g);
+  }
+  json_t *rep = sess_call(s, req);
+  json_t *view = json_object_get(rep, "view");
+  if (!json_is_object(view)) {
+    if (rep) fprintf(stderr, "jiti session: observe failed: %s\n", kclient_str(rep, "message"));
+    json_decref(rep);
+    return -1;
+  }
+  json_decref(s->view);
+  s->view = json_incref(view);
+  json_decref(rep);
+  s->gen = kclient_int(view, "generation");
+  s->revision = kclient_int(view, "revision");
+  s->paused = json_is_object(json_object_get(view, "pause"));
+  if (!s->paused) s->pause_ours = 0;
+  return 0;
+}
+
+void sess_goal_counts(const sess_Session *s, int *pass, int *total) {
+  json_t *g = json_object_get(s->view, "goals"), *x;
+  size_t i;
+  *pass = *total = 0;
+  json_array_foreach(g, i, x) {
+    (*total)++;
+    *pass += json_is_true(json_object_get(x, "pass"));
+  }
+}
+
+int sess_goals_hold(const sess_Session *s) {
+  int pass, total;
+  sess_goal_counts(s, &pass, &total);
+  return total > 0 && pass == total;
+}
+
+int sess_add_invariants(kclient *k, const sess_Task *t) {
+  for (int i = 0; i < t->ninvariants; i++) {
+    json_t *rep = NULL;
+    int rc = kclient_call(k, json_pack("{s:s, s:s, s:s}", "op", "invariant-add", "name", t->invariants[i].name,
+                                       "source", t->invariants[i].source), &rep, NULL);
+    if (rc != KCLIENT_OK) {
+      fprintf(stderr, "jiti session: lost the connection to the kernel while adding invariant %s\n",
+              t->invariants[i].name);
+      return -1;
+    }
+    int ok = json_is_true(json_object_get(rep, "ok"));
+    if (!ok)
+      fprintf(stderr, "jiti session: the invariant %s was refused (%s): %s\n", t->invariants[i].name,
+              kclient_str(rep, "code"), kclient_str(rep, "message"));
+    json_decref(rep);
+    if (!ok) return -1;
+  }
+  return 0;
+}
+
+/* inspect without a kind: each kind in turn until one has the name. */
+static json_t *inspect_any(sess_Session *s, const char *name) {
+  static const char *const kinds[] = {"function", "macro", "variable", "structure", "data", "invariant"};
+  json_t *rep = NULL;
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    json_decref(rep);
+    rep = sess_call(s, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kinds[i], "name", name));
+    if (!rep || json_is_true(json_object_get(rep, "ok"))) return rep;
+  }
+  return rep;
+}
+
+json_t *sess_execute(sess_Session *s, json_t *action, int64_t gen) {
+  const char *src = json_string_value(json_object_get(action, "source"));
+  json_t *act = NULL;
+  switch (maction_kind_of(action)) {
+  case MA_EVALUATE:
+    act = json_pack("{s:s, s:s}", "type", "evaluate", "source", src);
+    break;
+  case MA_RESUME: {
+    act = json_pack("{s:s, s:O}", "type", "resume", "restart_id", json_object_get(action, "restart_id"));
+    json_t *args = json_object_get(action, "arguments");
+    if (args) json_object_set(act, "arguments", args);
+    break;
+  }
+  case MA_ABORT:
+    act = json_pack("{s:s}", "type", "abort");
+    break;
+  case MA_PREVIEW:
+    return sess_call(s, json_pack("{s:s, s:s, s:I}", "op", "preview", "source", src, "generation", (json_int_t)gen));
+  case MA_INSPECT: {
+    const char *kind = json_string_value(json_object_get(action, "kind"));
+    const char *name = json_string_value(json_object_get(action, "name"));
+    if (!kind) return inspect_any(s, name);
+    return sess_call(s, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kind, "name", name));
+  }
+  case MA_ROLLBACK: {
+    json_t *rep = sess_call(s, json_pack("{s:s, s:O, s:I}", "op", "rollback", "revision",
+                                         json_object_get(action, "revision"), "generation", (json_int_t)gen));
+    if (rep && !strcmp(kclient_str(rep, "code"), "unknown-op")) {
+      json_decref(rep);
+      char msg[512];
+      snprintf(msg, sizeof msg, "this kernel cannot roll back through its socket; the operator can run: jiti "
+                                "rollback --store %s REVISION", s->o->store);
+      return json_pack("{s:b, s:s, s:s}", "ok", 0, "code", "unavailable", "message", msg);
+    }
+    return rep;
+  }
+  case MA_CHECK:
+    return json_pack("{s:b, s:b}", "ok", 1, "checked", 1);
+  case MA_FINISH:
+    return json_pack("{s:b, s:b}", "ok", 1, "finished", 1);
+  default:
+    return json_pack("{s:b, s:s, s:s}", "ok", 0, "code", "invalid-action", "message", "unknown action");
+  }
+  return sess_call(s, json_pack("{s:s, s:I, s:o}", "op", "act", "generation", (json_int_t)gen, "action", act));
+}
