@@ -104,13 +104,14 @@ static void op_hello(Req *q) {
 static void op_status(Req *q) {
   Daemon *D = q->D;
   dclients_reply(D, q->client, q->id,
-           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)D->revision,
                      "generation", (json_int_t)D->gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
                      "attempts", (json_int_t)D->attempts,
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
-                     "worker_restarts", (json_int_t)D->restarts, "clients", D->nclients,
+                     "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
+                     "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping));
 }
 
