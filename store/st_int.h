@@ -42,6 +42,7 @@ struct store_env {
   MDB_env *env;
   MDB_dbi meta, revs, entries, names, events;
   int lockfd;                /* -1 for a read-only handle */
+  int datafd;                /* data.mdb (LMDB's), for store_sync; -1 read-only */
   unsigned flags;
   void (*hook)(void *, store_point);
   void *hook_arg;
@@ -64,8 +65,12 @@ typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
 /* Run fn in a write transaction and commit it.  fn returns STORE_OK to
 ** commit, ST_NOCHANGE to abort and report success, ST_MAPFULL to abort,
 ** double the map and run again, or an error to abort and return it.
-** With hooks, the test hook is called before and after mdb_txn_commit. */
-int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks);
+** flags: ST_W_HOOKS calls the test hook before and after mdb_txn_commit;
+** ST_W_SYNC_LATER commits without syncing the meta page (see
+** STORE_GROUP_SYNC_LATER). */
+#define ST_W_HOOKS 0x1
+#define ST_W_SYNC_LATER 0x2
+int st_write(store_env *s, st_txn_fn fn, void *arg, int flags);
 
 /* st_event.c: events inside a write transaction.  st_events_check
 ** validates and redacts them first (outside it); st_events_put appends

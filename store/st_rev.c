@@ -197,7 +197,7 @@ static int publish_jobs(store_env *s, pub *p) {
   if (most && !(p->changes = malloc(most * sizeof *p->changes)))
     return st_fail(s, STORE_ENOMEM, "out of memory publishing");
   st_hook(s, STORE_AT_BEFORE_TXN);
-  r = st_write(s, publish_txn, p, 1);
+  r = st_write(s, publish_txn, p, ST_W_HOOKS | ((p->flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0));
   free(p->changes);
   free(p->buf);
   p->changes = NULL;
@@ -265,7 +265,7 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
   s->msg[0] = '\0';
   st_map_init(&seen);
   if (!n || !revs) return st_fail(s, STORE_EINVAL, "no revisions to publish");
-  if (flags & ~(unsigned)STORE_GROUP_ABSENT_OK)
+  if (flags & ~(unsigned)(STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER))
     return st_fail(s, STORE_EINVAL, "unknown publish flags 0x%x", flags);
   for (size_t i = 0; i < n; i++) {
     const store_rev_in *in = &revs[i];

@@ -106,7 +106,9 @@ typedef enum store_point {
   STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved
                                 (once per revision of a group) */
   STORE_AT_BEFORE_COMMIT,    /* everything written, mdb_txn_commit next */
-  STORE_AT_AFTER_COMMIT      /* mdb_txn_commit returned success */
+  STORE_AT_AFTER_COMMIT,     /* mdb_txn_commit returned success */
+  STORE_AT_BEFORE_SYNC,      /* store_sync: fdatasync next */
+  STORE_AT_AFTER_SYNC        /* store_sync: fdatasync returned success */
 } store_point;
 
 /* Options for store_open_with; zero-initialise and set what you need. */
@@ -279,6 +281,16 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 #define STORE_GROUP_ABSENT_OK 0x1u  /* a removal of a key the map (as left by
                                        the revisions before) lacks is no
                                        change, not STORE_EINVAL */
+#define STORE_GROUP_SYNC_LATER 0x2u /* the commit syncs the revisions' pages
+                                       but not the meta page that makes them
+                                       CURRENT on disk (LMDB's
+                                       MDB_NOMETASYNC): from its return they
+                                       are visible (to other processes too)
+                                       and survive a crash of the process,
+                                       but a crash of the machine only once
+                                       a store_sync begun after it, or any
+                                       later commit, has returned.  The store
+                                       stays consistent either way. */
 
 /* Publish revs[0..n) on top of parent in one write transaction, in order.
 ** An ACTION or APPLICATION revision that changes nothing writes no revision
@@ -289,6 +301,16 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 ** also for n == 0, revs NULL or unknown flags. */
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                         unsigned flags, store_group_fn fn, void *arg);
+
+/* Make every commit returned so far durable (fdatasync of the data file):
+** the second half of a STORE_GROUP_SYNC_LATER publish.  The one store call
+** that may run on another thread while this handle is used by its own (it
+** reads only the handle's file descriptor and test hook, both fixed at
+** open): a sync may overlap the next write transaction.  A failure is
+** written to err (errlen bytes), not to store_errmsg.  Returns STORE_OK,
+** STORE_EPERM (read-only), STORE_EIO (the file's state on disk is
+** unknown: stop writing). */
+int store_sync(store_env *s, char *err, size_t errlen);
 
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is

@@ -8,7 +8,9 @@ the kernel publishes them in groups), and kills the kernel in the middle:
 - at an injected point of a publish (JITI_TEST_KILL_AT=POINT:N, the kernel
   kills itself: before the write transaction, after a revision's entries or
   its manifest — the Nth revision, so often inside a group — before
-  mdb_txn_commit, after it),
+  mdb_txn_commit, after it (the revisions written, not yet synced), in the
+  sync thread before and after its fdatasync), or at a failed sync
+  (JITI_TEST_FAIL_SYNC=N: the kernel stops at once, answering nobody),
 - or with kill -9 from outside after a random delay,
 - or by killing only its worker (the kernel stays; held calls are
   interrupted, published ones answered),
@@ -44,7 +46,8 @@ import tempfile
 import threading
 import time
 
-POINTS = ['before-txn', 'after-entries', 'after-manifest', 'before-commit', 'after-commit']
+POINTS = ['before-txn', 'after-entries', 'after-manifest', 'before-commit', 'after-commit', 'before-sync',
+          'after-sync', 'fail-sync']
 WRITE = '(world-put (list :w %d %d) (world-put :seq (1+ (world-get :seq 0))))'
 
 
@@ -141,7 +144,9 @@ class Round:
 
 
 def parse_rows(text):
-    """'((c k pos) ...)' -> list of tuples."""
+    """'((c k pos) ...)' -> list of tuples ('NIL': none, a round killed before any write)."""
+    if text.strip() == 'NIL':
+        return []
     nums = text.replace('(', ' ').replace(')', ' ').split()
     vals = [int(x) for x in nums]
     return [tuple(vals[i:i + 3]) for i in range(0, len(vals), 3)]
@@ -221,7 +226,10 @@ def main():
             if mode in (0, 1, 2):
                 point = POINTS[rng.randrange(len(POINTS))]
                 nth = 1 + rng.randrange(24)
-                env['JITI_TEST_KILL_AT'] = '%s:%d' % (point, nth)
+                if point == 'fail-sync':
+                    env['JITI_TEST_FAIL_SYNC'] = str(nth)
+                else:
+                    env['JITI_TEST_KILL_AT'] = '%s:%d' % (point, nth)
                 what = 'injected %s:%d' % (point, nth)
             elif mode == 3:
                 what = 'kill -9 from outside'

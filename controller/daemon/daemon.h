@@ -14,7 +14,10 @@
 **                answers with, the ends of transactions and publishing
 **   dgroup.c     group commit: the calls the worker finished ahead of the
 **                durable revisions, held, then published together in one
-**                store transaction (or undone together)
+**                store transaction (or undone together), answered once
+**                synced
+**   dsync.c      the thread that finishes a group's commit (its sync) off
+**                the loop
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
 **   devents.c    the attempts' events, group-committed to the store with
@@ -75,6 +78,8 @@ typedef struct EventBuf {
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* daemon_now() when the oldest was buffered */
+  uint64_t told;         /* the last stored event subscribers got; 0: none
+                            yet (or nobody listened) */
 } EventBuf;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
@@ -110,11 +115,29 @@ typedef struct Held {
   json_t *changes;       /* what it wrote (the outcome's "changes"); NULL: nothing */
   unsigned char *blob;   /* their encodings */
   size_t bloblen;
+  uint64_t rev, gen;     /* what its commit decided: the reply's */
 } Held;
 
+/* Groups committed whose sync has not yet returned (dsync.c), oldest first:
+** each covers the next n held calls of the FIFO. */
+#define GROUP_SYNCING_MAX 8
+typedef struct Synced {
+  size_t n;              /* its calls */
+  uint64_t seq;          /* durable once the sync thread covered this many commits */
+  uint64_t rev0, gen0;   /* the durable revision and generation before it */
+  uint64_t first_event;  /* its events in the store: first_event.. */
+  size_t nevents;
+} Synced;
+
+typedef struct DSync DSync;
+
 typedef struct Group {
-  Held *v;               /* FIFO: v[head..head+n), oldest first */
-  size_t head, n, cap;
+  Held *v;               /* FIFO: v[head..head+n), oldest first; the first
+                            `committed` are written, awaiting their sync */
+  size_t head, n, cap, committed;
+  Synced syncing[GROUP_SYNCING_MAX];
+  size_t nsyncing;
+  uint64_t seq;          /* commits made that wait for a sync */
   int restoring;         /* a restore was sent and not yet answered: the
                             outcomes before its answer ran on what it undid */
   int acks;              /* commit / restore frames not yet answered */
@@ -149,6 +172,7 @@ typedef struct Daemon {
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
   Queue batch;           /* calls sent to the worker with cur, to run after it */
   Group group;           /* calls finished ahead of the durable revisions */
+  DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
@@ -198,6 +222,8 @@ void devents_flush(Daemon *D);        /* write the buffered events (and the
                                       ** generation), tell subscribers */
 void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
                                                     ** on (0: lost): tell, drop them */
+void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the n stored
+                                                    ** from seq first on */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 
 /* drequests.c */
@@ -223,6 +249,18 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
 void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
+void dgroup_synced(Daemon *D);        /* the sync thread woke the loop: answer what is durable */
+/* The durable revision and generation: before the oldest group still syncing. */
+void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
+
+/* dsync.c */
+int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */
+void dsync_stop(Daemon *D);           /* waits for a sync under way */
+int dsync_fd(Daemon *D);              /* readable when a sync ended; -1 */
+void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable */
+/* The commits made durable so far (and drain the wake-up); -1 when a sync
+** failed, its reason in err. */
+int dsync_done(Daemon *D, uint64_t *done, char *err, size_t errlen);
 
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */

@@ -32,6 +32,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "cli.h"
 #include "daemon.h"
 #include "txn.h"
 
@@ -100,7 +102,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     return 1;
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
-  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0};
+  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0, 0, 0};
   /* The reply in the shape an unheld one has (dsched.c); revision,
   ** changes and generation are placeholders the commit fills in. */
   json_t *v;
@@ -130,12 +132,12 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     if (writes) {  /* it cannot be held, so nothing on top of it may stand */
       dlog(D, "attempt %" PRIu64 ": out of memory holding its outcome; undoing the calls not yet durable",
            t->attempt);
-      for (size_t i = 0; i < g->n; i++) {
+      for (size_t i = g->committed; i < g->n; i++) {   /* those written stand */
         Held *o = at(g, i);
         dclients_reply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
         held_free(o);
       }
-      g->n = 0;
+      g->n = g->committed;
       g->restoring = 1;
       g->acks++;
       dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
@@ -185,15 +187,17 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   }
 }
 
-/* The group could not be published: nothing of it was written.  Its calls
-** and everything the worker ran on top of them are undone. */
+/* The group v[committed..n) could not be published: nothing of it was
+** written.  Its calls and everything the worker ran on top of them are
+** undone; the groups before it, written, are not (the worker keeps them). */
 static void failed(Daemon *D, const char *why) {
   Group *g = &D->group;
   const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
   char msg[1200];
   snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
-  dlog(D, "publishing %zu call%s failed: %s; undoing them", g->n, g->n == 1 ? "" : "s", why);
-  for (size_t i = 0; i < g->n; i++) {
+  size_t k = g->n - g->committed;
+  dlog(D, "publishing %zu call%s failed: %s; undoing them", k, k == 1 ? "" : "s", why);
+  for (size_t i = g->committed; i < g->n; i++) {
     Held *h = at(g, i);
     devents_add(D, events_outcome(h->attempt, "call", reason, why));
     dclients_reply(D, h->client, h->id,
@@ -201,18 +205,61 @@ static void failed(Daemon *D, const char *why) {
                              msg, "generation", (json_int_t)D->gen));
     held_free(h);
   }
-  g->n = g->head = 0;
+  g->n = g->committed;
   g->restoring = 1;
   g->acks++;
   dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
 }
 
+/* Complete held call i's reply with what its commit decided; it is sent
+** once durable (answer). */
+static void complete(Held *h, uint64_t rev, uint64_t gen, json_t *changes) {
+  json_t *rep = h->reply;
+  if (json_object_get(rep, "revision")) json_object_set_new(rep, "revision", json_integer((json_int_t)rev));
+  if (changes) json_object_set_new(rep, "changes", changes);
+  json_object_set_new(rep, "generation", json_integer((json_int_t)gen));
+  h->rev = rev;
+  h->gen = gen;
+}
+
+static void answer(Daemon *D);
+
+/* Group v[committed..n) was written: it waits for its sync, in order
+** behind the ones before. */
+static void syncing(Daemon *D, uint64_t rev0, uint64_t gen0, uint64_t first_event, size_t nevents) {
+  Group *g = &D->group;
+  g->syncing[g->nsyncing++] = (Synced){g->n - g->committed, ++g->seq, rev0, gen0, first_event, nevents};
+  g->committed = g->n;
+  dsync_want(D, g->seq);
+}
+
 void dgroup_publish(Daemon *D) {
   Group *g = &D->group;
-  if (!g->n || g->restoring || D->w.fd < 0) return;
+  size_t c = g->committed;
+  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX) return;
   size_t nrevs = 0, nev = D->events.n + g->n, nchanges = 0;
-  for (size_t i = 0; i < g->n; i++)
+  for (size_t i = c; i < g->n; i++)
     if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
+  if (!nrevs) {
+    /* calls that wrote nothing, run on a group still syncing: answered
+    ** with it, their events written with the next */
+    for (size_t i = c; i < g->n; i++) {
+      Held *h = at(g, i);
+      complete(h, D->revision, D->gen, NULL);
+      json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
+      json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
+      devents_add(D, json_incref(h->event));
+    }
+    if (g->nsyncing) {
+      g->syncing[g->nsyncing - 1].n += g->n - c;
+      g->committed = g->n;
+    } else {   /* not held behind a write (cannot happen): durable already */
+      g->syncing[g->nsyncing++] = (Synced){g->n - c, g->seq, D->revision, D->gen, 0, 0};
+      g->committed = g->n;
+      answer(D);
+    }
+    return;
+  }
   Pub p = {D, NULL, NULL, nrevs, D->gen, NULL, NULL};
   store_rev_in *in = calloc(nrevs + 1, sizeof *in);
   p.infos = calloc(nrevs + 1, sizeof *p.infos);
@@ -228,18 +275,17 @@ void dgroup_publish(Daemon *D) {
   char err[1024] = "";
   int ok = in && p.infos && p.revs && p.held_rev && p.held_gen && all && times && ch && rm && slots && effects;
   if (!ok) snprintf(err, sizeof err, "out of memory publishing");
-  if (ok && !at(g, 0)->changes) {  /* a held call always follows a revision */
-    snprintf(err, sizeof err, "internal error: a held call ran on no revision");
-    ok = 0;
-  }
   /* The events: those buffered (started, ...) go first, with the first
   ** revision; then each call's outcome, after the revision it wrote or ran
-  ** on.  Each revision's entries and removals take the next stretch of
-  ** ch / rm / effects, as long as its list of changes. */
+  ** on (calls before the first revision ran on the group before: theirs
+  ** go with the first too).  Each revision's entries and removals take the
+  ** next stretch of ch / rm / effects, as long as its list of changes. */
   size_t ne = 0, nr = 0, used = 0;
   for (size_t i = 0; ok && i < D->events.n; i++) all[ne] = D->events.ev[i], times[ne++] = D->events.time_ms[i];
-  for (size_t i = 0; ok && i < g->n; i++) {
+  for (size_t i = c; ok && i < g->n; i++) {
     Held *h = at(g, i);
+    p.held_rev[i] = D->revision;   /* until a revision of this group decides */
+    p.held_gen[i] = D->gen;
     if (h->changes) {
       Rev *r = &p.revs[nr];
       size_t nc, nrm;
@@ -256,10 +302,13 @@ void dgroup_publish(Daemon *D) {
       in[nr] = (store_rev_in){&p.infos[nr], ch + used, nc, rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;
+    } else if (!nr) {
+      json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
+      json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
     }
     all[ne] = h->event;
     times[ne++] = 0;
-    p.revs[nr - 1].n = ne - p.revs[nr - 1].first;
+    if (nr) p.revs[nr - 1].n = ne - p.revs[nr - 1].first;
   }
   for (size_t i = 0; ok && i < nrevs; i++) {
     in[i].events = all + p.revs[i].first;
@@ -276,49 +325,44 @@ void dgroup_publish(Daemon *D) {
     ok = 0;
   }
 #endif
-  if (ok && store_publish_group(D->s, D->revision, in, nrevs, STORE_GROUP_ABSENT_OK, decided, &p) != STORE_OK) {
+  /* the meta page's sync is the sync thread's: the loop goes on meanwhile */
+  if (ok && store_publish_group(D->s, D->revision, in, nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
+                                decided, &p) != STORE_OK) {
     snprintf(err, sizeof err, "%s", store_errmsg(D->s));
     ok = 0;
   }
   if (!ok) {
     failed(D, err);
   } else {
-    /* durable: the buffered events were written with it (the held calls'
-    ** are theirs to free); subscribers get them all, from the first */
-    for (size_t i = 0; i < D->events.n; i++) json_decref(D->events.ev[i]);
-    D->events.n = 0;
-    devents_written(D, in[0].first_event);
-    uint64_t before = D->revision;
+    /* written: the buffered events with it (the held calls' are theirs to
+    ** free); subscribers get them all once durable */
+    devents_written(D, 0);
+    uint64_t rev0 = D->revision, gen0 = D->gen;
     D->revision = in[nrevs - 1].rev;
     D->gen = p.held_gen[g->n - 1];
     if (D->gen > D->gen_saved) D->gen_saved = D->gen;  /* recorded with the revisions */
     json_t *unchanged = json_array();
     for (size_t r = 0; r < nrevs; r++) {
-      uint64_t prev = r ? in[r - 1].rev : before;
+      uint64_t prev = r ? in[r - 1].rev : rev0;
       if (in[r].rev == prev) json_array_append_new(unchanged, json_integer((json_int_t)r));
     }
-    for (size_t i = 0, r = 0; i < g->n; i++) {
+    for (size_t i = c, r = 0; i < g->n; i++) {
       Held *h = at(g, i);
-      json_t *rep = h->reply;
-      h->reply = NULL;
-      if (json_object_get(rep, "revision")) json_object_set_new(rep, "revision", json_integer((json_int_t)p.held_rev[i]));
+      json_t *changes = NULL;
       if (h->changes) {
-        json_object_set_new(rep, "changes", publish_effects(h->changes, p.revs[r].slot, p.revs[r].effects));
+        changes = publish_effects(h->changes, p.revs[r].slot, p.revs[r].effects);
         r++;
       }
-      json_object_set_new(rep, "generation", json_integer((json_int_t)p.held_gen[i]));
-      char src[80];
-      request_snippet(h->source, src, sizeof src);
-      dlog_soon(D, "attempt %" PRIu64 " call %s (%.1f ms, generation %" PRIu64 ") -> revision %" PRIu64 ": %s",
-                h->attempt, json_string_value(json_object_get(rep, "outcome")), (daemon_now() - h->t0) * 1000,
-                p.held_gen[i], p.held_rev[i], src);
-      dclients_reply(D, h->client, h->id, rep);
-      held_free(h);
+      complete(h, p.held_rev[i], p.held_gen[i], changes);
     }
-    g->n = g->head = 0;
     g->commits++;
     g->revisions += nrevs;
     g->acks++;
+    uint64_t first = in[0].first_event, last = in[nrevs - 1].first_event + in[nrevs - 1].nevents;
+    syncing(D, rev0, gen0, first, first ? (size_t)(last - first) : 0);
+    /* the worker keeps them now: they are in the store, whatever happens
+    ** to the sync (a failed one stops the kernel).  After syncing(): a
+    ** worker found dead by this send loses only the calls not written. */
     dworker_send(D, json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_COMMIT), "revision",
                               (json_int_t)D->revision, "count", (json_int_t)nrevs, "unchanged", unchanged));
   }
@@ -333,6 +377,54 @@ void dgroup_publish(Daemon *D) {
   free(rm);
   free(slots);
   free(effects);
+}
+
+/* The oldest group syncing is durable: its subscribers' events, then its
+** answers. */
+static void answer(Daemon *D) {
+  Group *g = &D->group;
+  Synced y = g->syncing[0];
+  memmove(g->syncing, g->syncing + 1, (g->nsyncing - 1) * sizeof *g->syncing);
+  g->nsyncing--;
+  devents_tell(D, y.first_event, y.nevents);
+  for (size_t i = 0; i < y.n; i++) {
+    Held *h = at(g, 0);
+    json_t *rep = h->reply;
+    h->reply = NULL;
+    char src[80];
+    request_snippet(h->source, src, sizeof src);
+    dlog_soon(D, "attempt %" PRIu64 " call %s (%.1f ms, generation %" PRIu64 ") -> revision %" PRIu64 ": %s",
+              h->attempt, json_string_value(json_object_get(rep, "outcome")), (daemon_now() - h->t0) * 1000, h->gen,
+              h->rev, src);
+    dclients_reply(D, h->client, h->id, rep);
+    held_free(h);
+    g->head = (g->head + 1) % g->cap;
+    g->n--;
+    g->committed--;
+  }
+  if (!g->n) g->head = 0;
+}
+
+void dgroup_synced(Daemon *D) {
+  Group *g = &D->group;
+  uint64_t done;
+  char err[1024] = "";
+  if (dsync_done(D, &done, err, sizeof err) != 0) {
+    /* the disk's state is unknown: nothing more may be written or
+    ** answered.  The clients waiting lose their connections; recovery
+    ** starts from what the disk kept. */
+    dlog(D, "%s; stopping at once", err);
+    dlog_flush(D);
+    _exit(EXIT_FAIL);
+  }
+  while (g->nsyncing && g->syncing[0].seq <= done) answer(D);
+  dlog_flush(D);
+}
+
+void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
+  Group *g = &D->group;
+  *rev = g->nsyncing ? g->syncing[0].rev0 : D->revision;
+  *gen = g->nsyncing ? g->syncing[0].gen0 : D->gen;
 }
 
 /* ---------------------------------------------------------------- acks */
@@ -351,7 +443,9 @@ int dgroup_ack(Daemon *D, json_t *m, int ev) {
 
 void dgroup_worker_died(Daemon *D, const char *how) {
   Group *g = &D->group;
-  for (size_t i = 0; i < g->n; i++) {
+  /* the groups written stand (a fresh worker imports them) and are
+  ** answered once synced; the calls after them are lost */
+  for (size_t i = g->committed; i < g->n; i++) {
     Held *h = at(g, i);
     json_t *ev = events_outcome(h->attempt, "call", store_event_name(STORE_EV_INTERRUPTED), NULL);
     json_object_set_new(ev, "reason", json_string(how));
@@ -360,7 +454,8 @@ void dgroup_worker_died(Daemon *D, const char *how) {
                        "the worker %s before this call's revision was published; nothing of it was kept", how);
     held_free(h);
   }
-  g->n = g->head = 0;
+  g->n = g->committed;
+  if (!g->n) g->head = 0;
   g->restoring = 0;
   g->acks = 0;
 }

@@ -94,8 +94,9 @@ static void usage(FILE *out) {
 /* Compiled only into the test binary `jiti-testhooks`: JITI_TEST_KILL_AT=
 ** POINT:N makes the kernel kill itself (SIGKILL) the Nth time a publish
 ** reaches POINT (before-txn, after-entries, after-manifest, before-commit,
-** after-commit; the middle two once per revision of a group), so that the
-** crash tests can stop it at every point of a group commit. */
+** after-commit; the middle two once per revision of a group; before-sync,
+** after-sync: the sync thread's, dsync.c), so that the crash tests can stop
+** it at every point of a group commit. */
 #include <signal.h>
 typedef struct KillAt { int point, nth, seen; } KillAt;
 
@@ -106,13 +107,13 @@ static void kill_hook(void *arg, store_point at) {
 
 static int open_store(Daemon *D, char *err, size_t errlen) {
   static KillAt k;
-  static const char *const names[] = {"", "before-txn", "after-entries", "after-manifest", "before-commit",
-                                      "after-commit"};
+  static const char *const names[] = {"",           "before-txn",  "after-entries", "after-manifest",
+                                      "before-commit", "after-commit", "before-sync",  "after-sync"};
   store_options opt = {0};
   const char *at = getenv("JITI_TEST_KILL_AT");
   if (at && *at) {
     const char *colon = strchr(at, ':');
-    for (int i = 1; i < 6; i++)
+    for (int i = 1; i < 8; i++)
       if (colon && (size_t)(colon - at) == strlen(names[i]) && !strncmp(at, names[i], strlen(names[i])))
         k.point = i;
     k.nth = colon ? atoi(colon + 1) : 0;
@@ -215,10 +216,16 @@ static int kernel_run(Daemon *D, int ready_fd) {
     close(ready_fd);
   }
   D->started = daemon_now();
+  if (dsync_start(D, err, sizeof err) != 0) {
+    dlog(D, "%s", err);
+    dlog_flush(D);
+    kill(D->w.pid, SIGKILL);
+    return EXIT_FAIL;
+  }
 
   sigset_t none;
   sigemptyset(&none);
-  struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 2) * sizeof *pfd);
+  struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 3) * sizeof *pfd);
   for (;;) {
     if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
     if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
@@ -257,6 +264,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
       wi = n;
       pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
     }
+    int si = n;   /* a group's sync ended (dsync.c) */
+    pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
     int c0 = n;
     for (int i = 0; i < D->nclients; i++) {
       Client *c = D->clients[i];
@@ -284,6 +293,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
       dlog(D, "poll: %s", strerror(errno));
       break;
     }
+    if (pfd[si].revents & POLLIN) dgroup_synced(D);
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
     if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
     /* clients: match the poll entries by position (the array may shrink below) */
@@ -337,6 +347,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);
   free(D->log.buf);
+  dsync_stop(D);
   store_close(D->s);
   return EXIT_OK;
 }

@@ -103,11 +103,13 @@ static void op_hello(Req *q) {
 
 static void op_status(Req *q) {
   Daemon *D = q->D;
+  uint64_t rev, gen;
+  dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
   dclients_reply(D, q->client, q->id,
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
-                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)D->revision,
-                     "generation", (json_int_t)D->gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
+                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
+                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
                      "attempts", (json_int_t)D->attempts,
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
@@ -125,7 +127,9 @@ static void op_history(Req *q) {
   }
   size_t limit = l ? (size_t)json_integer_value(l) : HISTORY_DEFAULT;
   json_t *revs = json_array();
-  uint64_t rev = D->revision;
+  uint64_t rev, gen, cur;
+  dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
+  cur = rev;
   while (rev && json_array_size(revs) < limit) {
     store_manifest *m;
     if (store_manifest_read(D->s, rev, &m) != STORE_OK) {
@@ -147,7 +151,7 @@ static void op_history(Req *q) {
     rev = m->parent;
     store_free(m);
   }
-  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)D->revision,
+  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)cur,
                                           "revisions", revs));
 }
 

@@ -6,6 +6,7 @@
 ** history of a grouped store verifies and rebuilds like any other. */
 #include "st_test.h"
 #include <jansson.h>
+#include <signal.h>
 
 typedef struct coll { char buf[8192]; size_t n; } coll;
 
@@ -382,8 +383,90 @@ static void test_random_groups(void) {
   rm_store(dir);
 }
 
+/* STORE_GROUP_SYNC_LATER: the group is CURRENT at once — for this handle,
+** for another process, and after this process dies before store_sync —
+** and store_sync is where the sync hooks run.  A read-only handle cannot
+** sync; unknown flags are still refused. */
+typedef struct points { int seen[16]; } points;
+
+static void record_point(void *arg, store_point at) { ((points *)arg)->seen[at]++; }
+
+static int child_current(const char *dir, void *arg, char *err, size_t n) {
+  store_env *r;
+  uint64_t cur = 0;
+  if (store_open(dir, STORE_RDONLY, &r, err, n) != STORE_OK) return 1;
+  int ok = store_current(r, &cur) == STORE_OK && cur == *(uint64_t *)arg;
+  char e[256] = "";
+  int rc = store_sync(r, e, sizeof e);
+  ok = ok && rc == STORE_EPERM && strstr(e, "read-only");
+  if (!ok) snprintf(err, n, "current %llu, sync %d (%s)", (unsigned long long)cur, rc, e);
+  store_close(r);
+  return ok ? 0 : 1;
+}
+
+/* Commit a group without its sync, then die (as a kernel killed before
+** its sync thread ran). */
+static int child_commit_and_die(const char *dir, void *arg, char *err, size_t n) {
+  store_env *s;
+  (void)arg;
+  if (store_open(dir, 0, &s, err, n) != STORE_OK) return 1;
+  store_rev_info info = info_of(STORE_REV_APPLICATION, 50, "unsynced");
+  store_entry z = ent(STORE_DATA, "z", "9");
+  store_rev_in g = rev_in(&info, &z, 1, NULL, 0, NULL, 0);
+  if (store_publish_group(s, 3, &g, 1, STORE_GROUP_SYNC_LATER, NULL, NULL) != STORE_OK || g.rev != 4) {
+    snprintf(err, n, "%s", store_errmsg(s));
+    return 1;
+  }
+  raise(SIGKILL);
+  return 1;
+}
+
+static void test_sync_later(void) {
+  char dir[4096], err[1024], msg[1024];
+  store_env *s;
+  coll c;
+  points pt = {{0}};
+  store_options opt = {0};
+  opt.hook = record_point;
+  opt.hook_arg = &pt;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open_with(dir, 0, &opt, &s, err, sizeof err) == STORE_OK);
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  CHECK(store_publish(s, 0, &i0, NULL, 0, NULL, 0, NULL) == STORE_OK);
+  store_rev_info infos[2] = { info_of(STORE_REV_APPLICATION, 2, "a"), info_of(STORE_REV_APPLICATION, 3, "b") };
+  store_entry x = ent(STORE_DATA, "x", "1"), y = ent(STORE_DATA, "y", "2");
+  store_rev_in g[] = { rev_in(&infos[0], &x, 1, NULL, 0, NULL, 0), rev_in(&infos[1], &y, 1, NULL, 0, NULL, 0) };
+  memset(&pt, 0, sizeof pt);
+  CHECK(store_publish_group(s, 1, g, 2, STORE_GROUP_SYNC_LATER, NULL, NULL) == STORE_OK);
+  CHECK(g[1].rev == 3 && current(s) == 3);
+  CHECK(!strcmp(map_of(s, 3, &c), "data x=1;data y=2;"));
+  CHECK(pt.seen[STORE_AT_AFTER_COMMIT] == 1 && pt.seen[STORE_AT_BEFORE_SYNC] == 0);
+  uint64_t want = 3;
+  CHECK(st_in_child(child_current, dir, &want, msg, sizeof msg) == 0);
+  if (msg[0]) fprintf(stderr, "child: %s\n", msg);
+  CHECK(store_sync(s, err, sizeof err) == STORE_OK);
+  CHECK(pt.seen[STORE_AT_BEFORE_SYNC] == 1 && pt.seen[STORE_AT_AFTER_SYNC] == 1);
+  /* a plain publish after it syncs in full, as before */
+  store_rev_info i3 = info_of(STORE_REV_APPLICATION, 4, "c");
+  store_entry x2 = ent(STORE_DATA, "x", "2");
+  g[0] = rev_in(&i3, &x2, 1, NULL, 0, NULL, 0);
+  CHECK(store_publish_group(s, 3, g, 1, 0x4u, NULL, NULL) == STORE_EINVAL);
+  CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
+  store_close(s);
+  /* committed, then killed before any sync: still there for the next opener */
+  int rc = st_in_child(child_commit_and_die, dir, NULL, msg, sizeof msg);
+  CHECK(rc == -SIGKILL);
+  if (rc != -SIGKILL) fprintf(stderr, "child: %d %s\n", rc, msg);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 4 && !strcmp(map_of(s, 4, &c), "data x=1;data y=2;data z=9;"));
+  CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_group();
+  test_sync_later();
   test_generations_in_callback();
   test_all_or_nothing();
   test_group_grows_map();
