@@ -128,7 +128,7 @@ void st_hasher_free(st_hasher *h);
 int st_hash(st_hasher *reuse, int kind, const char *name, size_t nlen,
             const void *bytes, size_t len, uint8_t out[32]);
 /* SHA-256 of a buffer. */
-int st_sha256(const void *p, size_t n, uint8_t out[32]);
+int st_sha256(st_hasher *reuse, const void *p, size_t n, uint8_t out[32]);   /* reuse may be NULL */
 
 /* The names-database key: u8 kind, name.  buf: 1 + STORE_NAME_MAX bytes. */
 size_t st_key_make(uint8_t *buf, int kind, const char *name, size_t nlen);
@@ -160,7 +160,7 @@ typedef struct st_manifest_in {
 } st_manifest_in;
 
 size_t st_manifest_size(const st_manifest_in *m);
-void st_manifest_encode(uint8_t *out, const st_manifest_in *m);
+void st_manifest_encode(uint8_t *out, const st_manifest_in *m, st_hasher *hs);   /* hs may be NULL */
 /* Decode into one allocation (store_free).  rev is stored in the result.
 ** changes 0: the header only (nchanges counted, changes NULL), though the
 ** checksum and the structure of the whole record are still checked.

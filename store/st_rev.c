@@ -42,6 +42,7 @@ typedef struct pub {
   st_change *changes;       /* room for the largest job's ops */
   uint8_t *buf;             /* scratch for entry records and manifests */
   size_t bufcap;
+  st_hasher hs;             /* the manifests' hashes: SHA-256 fetched once a group */
 } pub;
 
 static int cmp_changes(const void *a, const void *b) {
@@ -150,7 +151,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     mi.nchanges = nch;
     mlen = st_manifest_size(&mi);
     if ((r = scratch(s, p, mlen)) != STORE_OK) return r;
-    st_manifest_encode(p->buf, &mi);
+    st_manifest_encode(p->buf, &mi, p->hs.md ? &p->hs : NULL);
     st_put_u64(revkey, j->rev);
     k.mv_data = revkey; k.mv_size = 8;
     v.mv_data = p->buf; v.mv_size = mlen;
@@ -196,8 +197,10 @@ static int publish_jobs(store_env *s, pub *p) {
     if (p->jobs[i].nops > most) most = p->jobs[i].nops;
   if (most && !(p->changes = malloc(most * sizeof *p->changes)))
     return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  if (st_hasher_init(&p->hs) != STORE_OK) p->hs = (st_hasher){NULL, NULL};  /* EVP_Digest then */
   st_hook(s, STORE_AT_BEFORE_TXN);
   r = st_write(s, publish_txn, p, ST_W_HOOKS | ((p->flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0));
+  st_hasher_free(&p->hs);
   free(p->changes);
   free(p->buf);
   p->changes = NULL;
