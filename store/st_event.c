@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "jtext.h"
 #include "st_int.h"
 
 #define HEAD_MAX 2048   /* bytes of the original kept in a truncated record */
@@ -97,7 +98,7 @@ static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **o
   size_t h = n;
   /* then ",members}" (src's text less its "{"), or, for {}, "}" */
   char *room = NULL;
-  if (store_json_append(src, 1, &text, &n, &cap) != 0 || !(room = n + 2 > cap ? realloc(text, n + 2) : text)) {
+  if (jtext_append(src, 1, &text, &n, &cap) != 0 || !(room = n + 2 > cap ? realloc(text, n + 2) : text)) {
     free(text);
     return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
   }

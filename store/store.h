@@ -526,16 +526,4 @@ int store_events_read(store_env *s, uint64_t from_seq, size_t max,
 ** be NULL).  Returns STORE_OK, STORE_EPERM, STORE_EIO, STORE_ENOMEM. */
 int store_mark_interrupted(store_env *s, uint64_t *count);
 
-/* ---- JSON text */
-
-/* Append the compact JSON text of v to *buf (*len bytes used of *cap; *buf
-** may be NULL and is realloc'd as needed; no NUL is added): the same bytes
-** as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY), with ascii also
-** JSON_ENSURE_ASCII, several times faster (st_json.c; the events' text is
-** written this way, and a caller may write its own JSON so).  Returns 0, or
-** -1 when json_dumps would fail (a string that is not UTF-8, a cycle) or
-** memory ran out; *len is then unchanged. */
-struct json_t;
-int store_json_append(struct json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
-
 #endif

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "jtext.h"
 #include "worker.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
@@ -74,9 +75,12 @@ static void frame_header(unsigned char h[8], size_t n, size_t bloblen) {
 }
 
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text);
+  char *text = NULL;
+  size_t n = 0, tcap = 0;
+  if (jtext_append(msg, 0, &text, &n, &tcap) != 0) {
+    free(text);
+    return -1;
+  }
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   unsigned char h[8];
   frame_header(h, n, bloblen);
@@ -88,9 +92,13 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
 
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
                size_t *cap) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text), need = *len + 8 + n + bloblen;
+  char *text = NULL;
+  size_t n = 0, tcap = 0;
+  if (jtext_append(msg, 0, &text, &n, &tcap) != 0) {
+    free(text);
+    return -1;
+  }
+  size_t need = *len + 8 + n + bloblen;
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   if (need > *cap) {
     size_t c = *cap ? *cap : 65536;
@@ -179,7 +187,7 @@ int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloble
     memcpy(bl, h + 8 + n, b);
   }
   json_error_t je;
-  json_t *m = json_loadb((const char *)h + 8, n, 0, &je);
+  json_t *m = jtext_load((const char *)h + 8, n, &je);
   r->off += 8 + n + b;
   if (!json_is_object(m)) {
     json_decref(m);

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "daemon.h"
+#include "jtext.h"
 #include "proto.h"
 
 Client *dclients_find(Daemon *D, uint64_t serial) {
@@ -68,9 +69,9 @@ void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
   if (!c || c->closing == 2) { json_decref(msg); return; }
   if (D->gen > D->gen_saved) devents_flush(D);
   if (id) json_object_set(msg, "id", id);
-  char *text = NULL;   /* json_dumps' text, written faster (store.h) */
+  char *text = NULL;   /* json_dumps' text, written faster (jtext.h) */
   size_t len = 0, cap = 0;
-  int rc = store_json_append(msg, 0, &text, &len, &cap);
+  int rc = jtext_append(msg, 0, &text, &len, &cap);
   json_decref(msg);
   if (rc == 0) dclients_line(c, text, len);
   free(text);

@@ -1,11 +1,19 @@
-/* test_store_json.c — store_json_append writes exactly what json_dumps
+/* test_jtext.c — jtext_load reads what json_loadb reads (the same values,
+** members in the same order; the same failures, with jansson's message),
+** for random values in both text forms, for every kind of malformed or
+** borderline text and for random mutations of valid ones; and
+** jtext_append writes exactly what json_dumps
 ** (JSON_COMPACT, with and without JSON_ENSURE_ASCII) writes: every escape,
 ** every byte below 0x80, UTF-8 of every length, surrogate pairs, integers
 ** at both ends, reals, member order, nesting, empty containers, appending
 ** to a buffer already in use; and fails where json_dumps fails (a string
 ** that is not UTF-8).  Random values against jansson itself. */
-#include "st_test.h"
-#include <jansson.h>
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../c/check.h"
+#include "jtext.h"
 
 static unsigned long long rng = 88172645463325252ULL;
 static unsigned rnd(unsigned n) {
@@ -71,7 +79,7 @@ static int same(json_t *v, int ascii) {
   char *buf = malloc(4);
   size_t len = 3, cap = 4;
   memcpy(buf, "ab,", 3);
-  int rc = store_json_append(v, ascii, &buf, &len, &cap);
+  int rc = jtext_append(v, ascii, &buf, &len, &cap);
   int ok = want ? rc == 0 && len == 3 + strlen(want) && !memcmp(buf + 3, want, len - 3)
                 : rc == -1 && len == 3;
   if (!ok) fprintf(stderr, "want %s\n got %.*s\n", want ? want : "(failure)", (int)len, buf);
@@ -117,8 +125,76 @@ static void test_random(void) {
   CHECK(bad == 0);
 }
 
+/* s[0..n) read both ways: both fail alike, or give values whose texts
+** are the same. */
+static int reads_alike(const char *s, size_t n) {
+  json_error_t e1, e2;
+  json_t *a = jtext_load(s, n, &e1), *b = json_loadb(s, n, 0, &e2);
+  int ok;
+  if (!a || !b) {
+    ok = !a && !b && !strcmp(e1.text, e2.text) && e1.position == e2.position;
+  } else {
+    char *ta = json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY), *tb = json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);
+    ok = ta && tb && !strcmp(ta, tb) && json_equal(a, b);
+    free(ta);
+    free(tb);
+  }
+  if (!ok) fprintf(stderr, "reads differently: %.*s\n", (int)(n > 200 ? 200 : n), s);
+  json_decref(a);
+  json_decref(b);
+  return ok;
+}
+
+static int reads(const char *s) { return reads_alike(s, strlen(s)); }
+
+static void test_load_fixed(void) {
+  static const char *const texts[] = {
+    "{}", "[]", " { } ", "\t[\r\n]\n", "[0]", "[-0]", "[01]", "[-]", "[1.5]", "[1e5]", "[-2E-3]", "[1.]",
+    "[9223372036854775807]", "[9223372036854775808]", "[-9223372036854775808]", "[-9223372036854775809]",
+    "[12345678901234567890123]", "[true,false,null]", "[tru]", "[nul]", "[True]",
+    "{\"a\":1,\"a\":2,\"b\":3}", "{\"a\" : [ 1 , { \"b\" : \"c\" } ] }",
+    "[\"\\u00e9\\u20AC\\ud83d\\ude00\"]", "[\"\\ud83d\"]", "[\"\\ude00\"]", "[\"\\ud83dx\"]",
+    "[\"\\u0000\"]", "[\"\\u12\"]", "[\"\\x\"]", "[\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"]",
+    "[\"\x01\"]", "[\"\xff\"]", "[\"\xc3\xa9\"]", "[\"\xed\xa0\x80\"]", "[\"unterminated]",
+    "{\"a\":1}x", "{\"a\":1} ", "{\"a\" 1}", "{\"a\":}", "{,}", "[1,]", "[,1]", "{\"a\":1,}", "",
+    "   ", "1", "\"s\"", "null", "[1 2]", "{1:2}", "{\"\":0}",
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) bad += !reads(texts[i]);
+  /* a NUL inside the text, and nesting past what jtext follows */
+  bad += !reads_alike("[\"a\0b\"]", 6);
+  char deep[2 * 700 + 1];
+  for (int i = 0; i < 700; i++) deep[i] = '[', deep[1399 - i] = ']';
+  deep[1400] = '\0';
+  bad += !reads(deep);
+  CHECK(bad == 0);
+}
+
+static void test_load_random(void) {
+  int bad = 0;
+  for (int i = 0; i < 20000 && bad < 5; i++) {
+    json_t *v = json_array();
+    json_array_append_new(v, rand_value(0));
+    char *t = json_dumps(v, JSON_COMPACT | (i & 1 ? JSON_ENSURE_ASCII : 0) | (i & 2 ? JSON_INDENT(1) : 0));
+    size_t n = strlen(t);
+    if (!reads_alike(t, n)) bad++;
+    /* a few bytes changed: read alike still, whatever they make of it */
+    for (int m = 0; m < 3 && n; m++) {
+      size_t at = rnd((unsigned)n);
+      static const char pool[] = "{}[]\",:\\u0123456789.eE-+tfnl \x01\x80\xc3\xa9";
+      t[at] = pool[rnd(sizeof pool - 1)];
+      if (!reads_alike(t, n - rnd(2))) bad++;
+    }
+    free(t);
+    json_decref(v);
+  }
+  CHECK(bad == 0);
+}
+
 int main(void) {
   test_fixed();
   test_random();
+  test_load_fixed();
+  test_load_random();
   return CHECK_DONE();
 }
