@@ -354,7 +354,14 @@ static json_t *container(R *r, int depth, char close) {
         ws(r);
         v = read_value(r, depth + 1);
       }
-      int bad = !v || json_object_setn_new_nocheck(c, key, kn, v) != 0;
+      /* a key given twice: jansson keeps the last, or refuses it (its message) */
+      int bad = !v;
+      if (!bad && json_object_getn(c, key, kn)) {
+        json_decref(v);
+        bad = 1;
+      } else if (!bad && json_object_setn_new_nocheck(c, key, kn, v) != 0) {   /* v freed */
+        bad = 1;
+      }
       if (key != small) free(key);
       if (bad) break;
     }
@@ -397,14 +404,15 @@ static json_t *read_value(R *r, int depth) {
   }
 }
 
-json_t *jtext_load(const char *s, size_t n, json_error_t *err) {
+json_t *jtext_load(const char *s, size_t n, size_t flags, json_error_t *err) {
   R r = {s, s + n, NULL, 0};
   json_t *v = NULL;
   ws(&r);
-  if (r.p < r.end && (*r.p == '{' || *r.p == '[')) v = read_value(&r, 1);
+  if ((flags & ~(size_t)JSON_REJECT_DUPLICATES) == 0 && r.p < r.end && (*r.p == '{' || *r.p == '['))
+    v = read_value(&r, 1);
   ws(&r);
   free(r.tmp);
   if (v && r.p == r.end) return v;
   json_decref(v);
-  return json_loadb(s, n, 0, err);   /* not this reader's: jansson's value, or its error */
+  return json_loadb(s, n, flags, err);   /* not this reader's: jansson's value, or its error */
 }

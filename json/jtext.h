@@ -23,11 +23,12 @@
 ** unchanged. */
 int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
 
-/* The value of the JSON text s[0..n) as json_loadb(s, n, 0, err) reads it
-** (an object or an array, nothing after it but white space).  What this
-** reader does not take itself (a real number, a value nested over 2,048
-** deep, any error) goes to json_loadb, whose value or error (in err, may
-** be NULL) it returns. */
-json_t *jtext_load(const char *s, size_t n, json_error_t *err);
+/* The value of the JSON text s[0..n) as json_loadb(s, n, flags, err) reads
+** it (an object or an array, nothing after it but white space); flags 0 or
+** JSON_REJECT_DUPLICATES.  What this reader does not take itself (a real
+** number, a value nested deeper than 512, a key given twice, other flags,
+** any error) goes to json_loadb, whose value or error (in err, may be
+** NULL) it returns. */
+json_t *jtext_load(const char *s, size_t n, size_t flags, json_error_t *err);
 
 #endif

@@ -187,7 +187,7 @@ int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloble
     memcpy(bl, h + 8 + n, b);
   }
   json_error_t je;
-  json_t *m = jtext_load((const char *)h + 8, n, &je);
+  json_t *m = jtext_load((const char *)h + 8, n, 0, &je);
   r->off += 8 + n + b;
   if (!json_is_object(m)) {
     json_decref(m);

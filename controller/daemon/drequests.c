@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
+#include "jtext.h"
 #include "txn.h"
 #include "proto.h"
 
@@ -397,7 +398,7 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
     return;
   }
   json_error_t je;
-  json_t *r = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+  json_t *r = jtext_load(line, len, JSON_REJECT_DUPLICATES, &je);   /* json_loadb, faster */
   if (!r) {
     dclients_reply_err(D, cs, NULL, "malformed-json", "the request is not valid JSON: %s (column %d)", je.text, je.column);
     return;

@@ -127,9 +127,9 @@ static void test_random(void) {
 
 /* s[0..n) read both ways: both fail alike, or give values whose texts
 ** are the same. */
-static int reads_alike(const char *s, size_t n) {
+static int reads_alike_flags(const char *s, size_t n, size_t flags) {
   json_error_t e1, e2;
-  json_t *a = jtext_load(s, n, &e1), *b = json_loadb(s, n, 0, &e2);
+  json_t *a = jtext_load(s, n, flags, &e1), *b = json_loadb(s, n, flags, &e2);
   int ok;
   if (!a || !b) {
     ok = !a && !b && !strcmp(e1.text, e2.text) && e1.position == e2.position;
@@ -145,6 +145,10 @@ static int reads_alike(const char *s, size_t n) {
   return ok;
 }
 
+static int reads_alike(const char *s, size_t n) {
+  return reads_alike_flags(s, n, 0) && reads_alike_flags(s, n, JSON_REJECT_DUPLICATES);
+}
+
 static int reads(const char *s) { return reads_alike(s, strlen(s)); }
 
 static void test_load_fixed(void) {
@@ -152,7 +156,7 @@ static void test_load_fixed(void) {
     "{}", "[]", " { } ", "\t[\r\n]\n", "[0]", "[-0]", "[01]", "[-]", "[1.5]", "[1e5]", "[-2E-3]", "[1.]",
     "[9223372036854775807]", "[9223372036854775808]", "[-9223372036854775808]", "[-9223372036854775809]",
     "[12345678901234567890123]", "[true,false,null]", "[tru]", "[nul]", "[True]",
-    "{\"a\":1,\"a\":2,\"b\":3}", "{\"a\" : [ 1 , { \"b\" : \"c\" } ] }",
+    "{\"a\":1,\"a\":2,\"b\":3}", "{\"a\":{\"b\":1,\"b\":[]}}", "[{\"k\":1},{\"k\":2}]", "{\"a\" : [ 1 , { \"b\" : \"c\" } ] }",
     "[\"\\u00e9\\u20AC\\ud83d\\ude00\"]", "[\"\\ud83d\"]", "[\"\\ude00\"]", "[\"\\ud83dx\"]",
     "[\"\\u0000\"]", "[\"\\u12\"]", "[\"\\x\"]", "[\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"]",
     "[\"\x01\"]", "[\"\xff\"]", "[\"\xc3\xa9\"]", "[\"\xed\xa0\x80\"]", "[\"unterminated]",
