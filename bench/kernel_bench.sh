@@ -118,9 +118,15 @@ done
 # on-CPU nanoseconds of all threads of a process
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 worker_pid() { pgrep -P "$kpid" | head -1; }
+# "commits revisions" of the kernel's group commits so far (jiti status)
+groups() {
+  "$jiti" status --store "$STORE" --json 2>/dev/null |
+    awk -F'[:,]' '/"group_commits"/ {c = $2} /"group_revisions"/ {r = $2} END {printf "%d %d", c, r}'
+}
 
 raw=$tmp/raw.tsv   # round system workload clients rps p50 p99 cpu_us_per_request
 : >"$raw"
+: >"$tmp/groups.tsv"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 IFS=, read -ra CL <<<"$clients"
@@ -143,11 +149,15 @@ for r in $(seq "$rounds"); do
     for w in "${WL[@]}"; do
       say "round $r/$rounds, $c client(s): jiti call '$w' (-n $requests, at most ${seconds}s) ..."
       wp=$(worker_pid)
+      g0=$(groups)
       k0=$(cpu_ns "$kpid"); w0=$(cpu_ns "$wp")
       "$kbench" --store "$STORE" -c "$c" -n "$requests" -d "$seconds" -w "$w" --csv >"$tmp/kb.csv"
       st=$?
       line=$(tail -n +2 "$tmp/kb.csv")
       k1=$(cpu_ns "$kpid"); w1=$(cpu_ns "$wp")
+      g1=$(groups)
+      # revisions per group commit in this run (writing calls)
+      echo "$g0 $g1" | awk -v r="$r" -v w="$w" -v c="$c" '$3 > $1 {printf "%s\t%s\t%s\t%.1f\n", r, w, c, ($4 - $2) / ($3 - $1)}' >>"$tmp/groups.tsv"
       [ "$st" = 0 ] || say "kernel_bench reported errors (see above)"
       # "workload","clients","requests","errors","seconds","rps","avg","min","p50","p95","p99","max"
       echo "$line" | tr -d '"' | awk -F, -v r="$r" -v cpu=$((k1 - k0 + w1 - w0)) \
@@ -191,6 +201,13 @@ cell() {  # cell SYSTEM WORKLOAD CLIENTS COLUMN
         "$(cell jiti "$w" "$c" 6)" "$(cell jiti "$w" "$c" 7)" "$(cell jiti "$w" "$c" 8)" "$ratio"
     done
   done
+  if [ -s "$tmp/groups.tsv" ]; then
+    echo
+    for c in "${CL[@]}"; do
+      awk -F'\t' -v c="$c" '$2 == "write" && $3 == c {print $4}' "$tmp/groups.tsv" | median |
+        awk -v c="$c" '{printf "Writing calls at %s client(s): %s revisions per group commit (median over the rounds).\n", c, $1}'
+    done
+  fi
   echo
   echo "Workloads: read = \`(world-get :counter)\`, write = \`(world-put :counter (1+ (or (world-get :counter) 0)))\` (publishes one revision per call), add = \`(+ 1 2)\`."
 } >"$tmp/table.md"

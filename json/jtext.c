@@ -71,6 +71,7 @@ static int reserve(W *w, size_t k) {
 }
 
 static int put(W *w, const char *s, size_t k) {
+  if (!k) return 0;   /* memcpy with a buffer not yet allocated */
   if (reserve(w, k)) return -1;
   memcpy(w->b + w->n, s, k);
   w->n += k;
@@ -211,6 +212,7 @@ static int hex4(const char *p, unsigned *v) {
 }
 
 static int tmp_put(R *r, size_t at, const char *s, size_t k) {
+  if (!k) return 0;
   if (at + k > r->cap) {
     size_t c = r->cap ? r->cap : 256;
     while (c < at + k) c *= 2;
