@@ -76,7 +76,7 @@ typedef struct world {
 /* Publish the initial world in batches of 5000 entries. */
 static void build(world *w, const char *dir, int ndefs, int nrows) {
   char err[1024];
-  store_rev_info in = { STORE_REV_INITIAL, 1, 0, "bench", "initial", NULL };
+  store_rev_info in = { STORE_REV_INITIAL, 1, 0, "bench", "initial", NULL, NULL };
   enum { BATCH = 5000 };
   store_entry *es = calloc(BATCH, sizeof *es);
   char (*names)[24] = calloc(BATCH, 24);
@@ -111,7 +111,7 @@ static void build(world *w, const char *dir, int ndefs, int nrows) {
 /* One revision changing definition i to version v. */
 static void change_one(world *w, int i, int v) {
   char name[24], body[320];
-  store_rev_info act = { STORE_REV_ACTION, (uint64_t)v, 0, "bench", "change one definition", "resp_0123456789" };
+  store_rev_info act = { STORE_REV_ACTION, (uint64_t)v, 0, "bench", "change one definition", "resp_0123456789", NULL };
   snprintf(name, sizeof name, "fn-%d", i);
   store_entry e = { STORE_FUNCTION, name, body, defun(body, sizeof body, i, v) };
   if (store_publish(w->s, w->rev, &act, &e, 1, NULL, 0, &w->rev) != STORE_OK)
@@ -128,7 +128,7 @@ static void change_group(world *w, int n, int i, int v) {
   for (int k = 0; k < n && k < GMAX; k++) {
     snprintf(names[k], sizeof names[k], "fn-%d", (i + k) % w->ndefs);
     es[k] = (store_entry){ STORE_FUNCTION, names[k], bodies[k], defun(bodies[k], sizeof bodies[k], (i + k) % w->ndefs, v + k) };
-    infos[k] = (store_rev_info){ STORE_REV_APPLICATION, (uint64_t)(v + k), 0, "bench", "change one definition", NULL };
+    infos[k] = (store_rev_info){ STORE_REV_APPLICATION, (uint64_t)(v + k), 0, "bench", "change one definition", NULL, NULL };
     g[k] = (store_rev_in){ &infos[k], &es[k], 1, NULL, 0, NULL, NULL, 0, 0, 0, NULL };
   }
   if (store_publish_group(w->s, w->rev, g, (size_t)n, 0, NULL, NULL) != STORE_OK)

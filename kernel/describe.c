@@ -527,7 +527,7 @@ char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const cha
       doc_free(v);
     }
   }
-  return b.p ? b.p : strdup("");
+  return jt_buf_cstr(&b);  /* a string holding NUL stays whole */
 }
 
 void jt_describe_free(void *scratch) {

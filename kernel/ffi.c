@@ -19,6 +19,12 @@
 ** result; NIL is the null pointer), :pointer (an opaque object Lisp can pass
 ** back but not make or do arithmetic on; NIL is the null pointer).
 **
+** Declarations are managed entries of the world (kind foreign): the world
+** records each one's canonical form, and importing a world declares them
+** again (jt_ffi_import) — where a library is no longer granted or a symbol
+** is gone, the declaration is kept but unavailable, so that the rest of
+** the world still comes back, and granting the library later repairs it.
+**
 ** A declaration lives in a table of the state's (its primitive's aux field
 ** is the index).  Declaring a name again makes a new entry: a checkpoint
 ** restored puts the old primitive back, and it must still find its own
@@ -28,12 +34,14 @@
 #include <dlfcn.h>
 #include <ffi.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_ffi.h"
+#include "jt_clos.h"
 
 #define MAX_ARGS 16
 /* Declarations are kept for the state's life (a restored checkpoint may
@@ -52,7 +60,11 @@ static const struct { const char *name; ffi_type *type; } ftypes[FT_COUNT] = {
   [FT_POINTER] = {"POINTER", &ffi_type_pointer},
 };
 
-typedef struct Grant { char *name; void *handle; } Grant;
+typedef struct Grant {
+  char *name;
+  void *handle;             /* NULL: the grant failed (why says how) */
+  char *why;
+} Grant;
 
 typedef struct Decl {
   jt_V name;                /* kept alive by its primitive, the only caller */
@@ -68,7 +80,7 @@ typedef struct Decl {
 ** into its own declaration (the argument types), so a declaration never
 ** moves. */
 struct jt_FFI {
-  Grant *grants;
+  Grant *grants;            /* opened and failed alike, in grant order */
   size_t ngrants;
   Decl **decls;
   size_t ndecls, cap;
@@ -89,6 +101,7 @@ void jt_ffi_close(jt_State *S) {
   if (!F) return;
   for (size_t i = 0; i < F->ngrants; i++) {
     free(F->grants[i].name);
+    free(F->grants[i].why);
     if (F->grants[i].handle) dlclose(F->grants[i].handle);
   }
   for (size_t i = 0; i < F->ndecls; i++) {
@@ -104,12 +117,48 @@ void jt_ffi_close(jt_State *S) {
   S->ffi = NULL;
 }
 
+/* A malloc'd printf, or NULL when memory is exhausted. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  int n = vsnprintf(NULL, 0, f, ap);
+  va_end(ap);
+  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (p) {
+    va_start(ap, f);
+    vsnprintf(p, (size_t)n + 1, f, ap);
+    va_end(ap);
+  }
+  return p;
+}
+
 /* ---------------------------------------------------------------- grants */
 
 static Grant *find_grant(jt_FFI *F, const char *library) {
   for (size_t i = 0; F && i < F->ngrants; i++)
     if (strcmp(F->grants[i].name, library) == 0) return &F->grants[i];
   return NULL;
+}
+
+/* Why a declaration naming `library` cannot be made (malloc'd, NULL when
+** memory is exhausted): the library was never granted, or its grant
+** failed to open it.  Both name the option that grants it. */
+static char *why_no_library(jt_FFI *F, const char *library) {
+  Grant *g = find_grant(F, library);
+  if (g && g->why)
+    return fmt("the library %s is granted (--allow-foreign %s) but cannot be opened: %s", library, library, g->why);
+  return fmt("the library %s is not granted to this world (the operator grants it with --allow-foreign %s)",
+             library, library);
+}
+
+static char *why_no_symbol(const char *library, const char *symbol) {
+  return fmt("the library %s has no symbol %s", library, symbol);
+}
+
+static void set_why(Decl *d, char *why) {
+  free(d->unavailable);
+  d->unavailable = why ? why : strdup("unavailable");  /* NULL only when out of memory */
 }
 
 jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, size_t errlen) {
@@ -119,40 +168,54 @@ jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, si
   }
   if (!S->ffi && !(S->ffi = calloc(1, sizeof *S->ffi))) return JITI_ERROR;
   jt_FFI *F = S->ffi;
-  if (find_grant(F, library)) return JITI_OK;
-  void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    if (err) snprintf(err, errlen, "cannot open %s: %s", library, dlerror());
-    return JITI_ERROR;
+  Grant *g = find_grant(F, library);
+  if (g && g->handle) return JITI_OK;
+  if (!g) {
+    Grant *ng = realloc(F->grants, (F->ngrants + 1) * sizeof *ng);
+    char *name = strdup(library);
+    if (!ng || !name) {
+      free(name);
+      if (ng) F->grants = ng;
+      if (err) snprintf(err, errlen, "out of memory");
+      return JITI_ERROR;
+    }
+    F->grants = ng;
+    g = &F->grants[F->ngrants++];
+    *g = (Grant){name, NULL, NULL};
   }
-  Grant *g = realloc(F->grants, (F->ngrants + 1) * sizeof *g);
-  char *name = strdup(library);
-  if (!g || !name) {
-    free(name);
-    if (g) F->grants = g;
-    dlclose(h);
-    return JITI_ERROR;
-  }
-  F->grants = g;
-  F->grants[F->ngrants++] = (Grant){name, h};
-  /* declarations left unavailable for want of this library can work now */
+  /* A grant that fails is kept, so that declarations of its library say
+  ** why they cannot be made; granting the library again retries. */
+  g->handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  free(g->why);
+  g->why = g->handle ? NULL : strdup(dlerror());
+  if (!g->handle && err) snprintf(err, errlen, "cannot open %s: %s", library, g->why ? g->why : "?");
+  /* declarations left unavailable for want of this library: resolve them
+  ** again, or say why not now */
   for (size_t i = 0; i < F->ndecls; i++) {
     Decl *d = F->decls[i];
     if (!d->unavailable || strcmp(d->library, library) != 0) continue;
-    void *p = dlsym(h, d->symbol);
+    void *p = g->handle ? dlsym(g->handle, d->symbol) : NULL;
     if (p) {
       d->fn = (void (*)(void))p;
       free(d->unavailable);
       d->unavailable = NULL;
+    } else {
+      set_why(d, g->handle ? why_no_symbol(library, d->symbol) : why_no_library(F, library));
     }
   }
-  return JITI_OK;
+  return g->handle ? JITI_OK : JITI_ERROR;
 }
 
-size_t jiti_foreign_grant_count(jiti_State *S) { return S->ffi ? S->ffi->ngrants : 0; }
+size_t jiti_foreign_grant_count(jiti_State *S) {
+  size_t n = 0;
+  for (size_t i = 0; S->ffi && i < S->ffi->ngrants; i++) n += S->ffi->grants[i].handle != NULL;
+  return n;
+}
 
 const char *jiti_foreign_grant_name(jiti_State *S, size_t i) {
-  return S->ffi && i < S->ffi->ngrants ? S->ffi->grants[i].name : NULL;
+  for (size_t k = 0; S->ffi && k < S->ffi->ngrants; k++)
+    if (S->ffi->grants[k].handle && i-- == 0) return S->ffi->grants[k].name;
+  return NULL;
 }
 
 /* ------------------------------------------------------------ declaring */
@@ -179,11 +242,39 @@ static char *string_arg(jt_State *S, jt_V v, const char *what) {
 
 static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv);
 
-/* (%define-foreign '(define-foreign name library symbol result (args...)))
-** What the macro DEFINE-FOREIGN expands into: the whole form, so calling
-** this directly does exactly what writing the declaration does. */
-JT_FN(f_define_foreign) {
-  jt_V form = argv[0];
+/* The declaration primitive fn calls, or NULL when fn is not one. */
+static Decl *decl_of(jt_State *S, jt_V fn) {
+  if (!jt_is(fn, JT_TPRIM) || jt_prim_(fn)->fn != f_foreign_call || !S->ffi) return NULL;
+  uint32_t i = jt_o(fn)->aux;
+  return i < S->ffi->ndecls ? S->ffi->decls[i] : NULL;
+}
+
+/* The entry the world records: the declaration spelled one way whatever
+** the source looked like (fresh strings, the types as keywords), so that
+** what is exported is what was declared, even if the source form is
+** changed afterwards. */
+static jt_V canonical_form(jt_State *S, const Decl *d) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, jt_intern(S, "DEFINE-FOREIGN"));
+  JT_PUSH(S, d->name);
+  JT_PUSH(S, jt_string_from_cstr(S, d->library));
+  JT_PUSH(S, jt_string_from_cstr(S, d->symbol));
+  JT_PUSH(S, jt_intern_keyword(S, ftypes[d->ret].name));
+  for (int k = 0; k < d->nargs; k++) JT_PUSH(S, jt_intern_keyword(S, ftypes[d->args[k]].name));
+  jt_V args = jt_list_from(S, d->nargs, base + 5);
+  S->sp = base + 5;
+  JT_PUSH(S, args);
+  jt_V form = jt_list_from(S, 6, base);
+  S->sp = base;
+  return form;
+}
+
+/* Check a declaration form, make its declaration and install NAME's
+** primitive.  A form that is not a declaration, a bad type or a name that
+** cannot be defined signals.  A library that is not granted (or did not
+** open) or a symbol it lacks signals too, unless `importing`: a world being
+** rebuilt keeps the declaration, unavailable, and a call says why. */
+static jt_V declare(jt_State *S, jt_V form, bool importing) {
   jt_V parts[6];
   int n = 0;
   for (jt_V l = form; jt_iscons(l) && n < 6; l = jt_cdr(l)) parts[n++] = jt_car(l);
@@ -209,20 +300,15 @@ JT_FN(f_define_foreign) {
     string_arg(S, parts[3], "symbol");
   }
   char *library = string_arg(S, parts[2], "library");
-  Grant *g = find_grant(F, library);
-  if (!g) {
-    snprintf(S->msgbuf, sizeof S->msgbuf,
-             "define-foreign: the library %s is not granted to this world (the operator grants it with "
-             "--allow-foreign %s)", library, library);
-    free(library);
-    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
-  }
   char *symbol = string_arg(S, parts[3], "symbol");
-  void *p = dlsym(g->handle, symbol);
-  if (!p) {
-    snprintf(S->msgbuf, sizeof S->msgbuf, "define-foreign: %s has no symbol %s", library, symbol);
+  Grant *g = find_grant(F, library);
+  void *p = g && g->handle ? dlsym(g->handle, symbol) : NULL;
+  char *why = p ? NULL : g && g->handle ? why_no_symbol(library, symbol) : why_no_library(F, library);
+  if (!p && !importing) {
+    snprintf(S->msgbuf, sizeof S->msgbuf, "define-foreign: %s", why ? why : "out of memory");
     free(library);
     free(symbol);
+    free(why);
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
   }
   Decl *d = calloc(1, sizeof *d);
@@ -231,8 +317,8 @@ JT_FN(f_define_foreign) {
     Decl **nd = realloc(F->decls, cap * sizeof *nd);
     if (nd) { F->decls = nd; F->cap = cap; }
   }
-  if (!d || F->ndecls == F->cap) {
-    free(d); free(library); free(symbol);
+  if (!d || F->ndecls == F->cap || (!p && !why)) {
+    free(d); free(library); free(symbol); free(why);
     jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
   }
   size_t i = F->ndecls++;
@@ -240,22 +326,62 @@ JT_FN(f_define_foreign) {
   d->name = name;
   d->library = library;
   d->symbol = symbol;
-  d->unavailable = NULL;
+  d->unavailable = why;
   d->ret = ret;
   d->nargs = nargs;
   for (int k = 0; k < nargs; k++) { d->args[k] = args[k]; d->atypes[k] = ftypes[args[k]].type; }
   d->fn = (void (*)(void))p;
   if (ffi_prep_cif(&d->cif, FFI_DEFAULT_ABI, (unsigned)nargs, ftypes[ret].type, d->atypes) != FFI_OK) {
-    d->unavailable = strdup("libffi cannot prepare the call");
+    set_why(d, strdup("libffi cannot prepare the call"));
     jt_error(S, "define-foreign: libffi cannot prepare a call of %s", d->symbol);
   }
-  jt_V fn = jt_make_prim(S, name, f_foreign_call, nargs, nargs, "A foreign function (define-foreign).");
-  jt_o(fn)->aux = (uint32_t)i;
-  JT_PUSH(S, fn);
-  JT_SET(S, s, s->function, fn);
-  if (S->world_define) S->world_define(S, name, 7, form, fn);
-  JT_POP(S, 1);
+  /* From here on the declaration is complete; what follows only allocates
+  ** Lisp objects.  A signal leaves it in the table, unreferenced. */
+  jt_V *base = S->sp;
+  JT_PUSH(S, canonical_form(S, d));
+  JT_PUSH(S, jt_make_prim(S, name, f_foreign_call, nargs, nargs, "A foreign function (define-foreign)."));
+  jt_o(base[1])->aux = (uint32_t)i;
+  jt_clos_forget_generic(S, s->function);
+  JT_SET(S, s, s->function, base[1]);
+  if (S->world_define) S->world_define(S, name, JT_DEF_FOREIGN, base[0], base[1]);
+  S->sp = base;
   return name;
+}
+
+/* (%define-foreign '(define-foreign name library symbol result (args...)))
+** What the macro DEFINE-FOREIGN expands into: the whole form, so calling
+** this directly does exactly what writing the declaration does. */
+JT_FN(f_define_foreign) { (void)argc; return declare(S, argv[0], false); }
+
+jt_V jt_ffi_import(jt_State *S, jt_V form) { return declare(S, form, true); }
+
+/* (%foreign-granted-p library) True when the host granted LIBRARY (a
+** string) and it opened: the worker's gate asks before a declaration runs. */
+JT_FN(f_foreign_granted_p) {
+  (void)argc;
+  if (!jt_isstring(argv[0]) || !S->ffi) return JT_NIL;
+  char *library = jt_string_utf8(S, argv[0], NULL);
+  Grant *g = find_grant(S->ffi, library);
+  free(library);
+  return jt_bool(g && g->handle);
+}
+
+size_t jiti_foreign_unavailable(jiti_State *S, jiti_ForeignFn fn, void *ud) {
+  size_t n = 0;
+  for (size_t i = 0; S->ffi && i < S->ffi->ndecls; i++) {
+    Decl *d = S->ffi->decls[i];
+    /* only the declarations in force: an older one a redefinition replaced
+    ** (and a restore might bring back) is not part of the world */
+    if (!d->unavailable || decl_of(S, jt_symobj(S, d->name)->function) != d) continue;
+    n++;
+    if (!fn) continue;
+    /* named as the world's entries are (printing a symbol allocates no
+    ** Lisp object, so this needs no entry point) */
+    char *name = jt_print_cstr(S, d->name, true, 4096);
+    fn(ud, name ? name : jt_symname(S, d->name), d->library, d->symbol, d->unavailable);
+    free(name);
+  }
+  return n;
 }
 
 /* ---------------------------------------------------------------- calling */
@@ -307,6 +433,9 @@ static void convert(jt_State *S, int t, jt_V v, Val *out) {
     }
     case FT_STRING:
       if (v != JT_NIL && !jt_isstring(v)) jt_type_error(S, v, JT_SYM(S, STRING));
+      /* C would see the string end at its first NUL: refused, not cut */
+      for (size_t i = 0; v != JT_NIL && i < jt_str_(v)->len; i++)
+        if (jt_str_(v)->chars[i] == 0) jt_error(S, "a string holding a NUL character cannot be passed to C as :string");
       out->p = NULL;
       return;
     case FT_POINTER:
@@ -321,7 +450,8 @@ static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv) {
   jt_FFI *F = S->ffi;
   Decl *d = F->decls[jt_o(S->ci->fn)->aux];
   if (d->unavailable)
-    jt_error(S, "the foreign function %s is unavailable: %s", jt_symname(S, d->name), d->unavailable);
+    jt_error(S, "the foreign function %s (%s of %s) is unavailable: %s", jt_symname(S, d->name), d->symbol,
+             d->library, d->unavailable);
   jt_fuel_charge(S, 1);
   Val vals[MAX_ARGS];
   void *avals[MAX_ARGS];
@@ -370,6 +500,7 @@ static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv) {
 
 static const jt_Reg ffi_fns[] = {
   {"%DEFINE-FOREIGN", f_define_foreign, 1, 1, "(%define-foreign form) What (define-foreign ...) does."},
+  {"%FOREIGN-GRANTED-P", f_foreign_granted_p, 1, 1, "(%foreign-granted-p library) True if LIBRARY is granted."},
   {NULL, NULL, 0, 0, NULL}
 };
 

@@ -148,12 +148,25 @@ jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn,
 ** "libm.so.6"): it is opened now, so that code in the state can later
 ** declare its functions with (define-foreign ...).  Grant before entering a
 ** sandbox that forbids executable mappings.  JITI_OK (also when granted
-** already); JITI_ERROR with the loader's message when it cannot be opened;
-** JITI_BADARG for an empty name.  Declarations that were unavailable for
-** want of this library become usable. */
+** already); JITI_ERROR with the loader's message when it cannot be opened
+** (the state remembers it: a declaration of that library then says why it
+** cannot be made, and granting again retries); JITI_BADARG for an empty
+** name.  Declarations that were unavailable for want of this library
+** become usable (or, if it lacks their symbol, say so). */
 jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, size_t errlen);
+/* The libraries granted and opened, in grant order. */
 size_t jiti_foreign_grant_count(jiti_State *S);
 const char *jiti_foreign_grant_name(jiti_State *S, size_t i);  /* NULL past the end */
+
+/* The foreign declarations in force that cannot be called: imported (from
+** a store) while their library was not granted, did not open, or lacked
+** their symbol.  fn (may be NULL) is called for each with the function's
+** name (printed as the name of its world entry), the library, the symbol and why, a sentence naming the library and
+** --allow-foreign where a grant is the remedy; the strings are valid
+** during the call only.  Returns how many there are. */
+typedef void (*jiti_ForeignFn)(void *ud, const char *name, const char *library, const char *symbol,
+                               const char *why);
+size_t jiti_foreign_unavailable(jiti_State *S, jiti_ForeignFn fn, void *ud);
 
 /* Signal a simple-error with a printf-style message.  Does not return. */
 void jiti_error(jiti_State *S, const char *fmt, ...)

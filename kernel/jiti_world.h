@@ -15,6 +15,7 @@ typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
   JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
+  JITI_ENTRY_FOREIGN,
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 
@@ -49,8 +50,8 @@ typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
 /* Export every managed entry in import order: structures, classes,
-** macros, functions, variables, generic functions, methods, data rows,
-** invariants; by name within a kind.  JITI_ERROR when
+** foreign declarations, macros, functions, variables, generic functions,
+** methods, data rows, invariants; by name within a kind.  JITI_ERROR when
 ** a managed place holds an unexportable value; `err` names the place. */
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);
@@ -75,7 +76,10 @@ jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn,
 ** macro expansion) with the macros and special variables of that moment —
 ** so the order functions, macros and variables are imported in does not
 ** matter.  An error in a body is therefore signalled by its first call, not
-** here; jiti_world_analyze finds them all at once. */
+** here; jiti_world_analyze finds them all at once.  A foreign declaration
+** whose library is not granted (or whose symbol is missing) is imported
+** unavailable, with JITI_OK: jiti_foreign_unavailable (jiti.h) lists such
+** declarations and says why. */
 jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
                               const unsigned char *bytes, size_t len,
                               char *err, size_t errlen);

@@ -207,6 +207,7 @@ void jt_buf_put(jt_Buf *b, const char *s, size_t n);
 void jt_buf_puts(jt_Buf *b, const char *s);
 void jt_buf_printf(jt_Buf *b, const char *fmt, ...) JT_PRINTF(2, 3);
 void jt_buf_free(jt_Buf *b);
+char *jt_buf_cstr(jt_Buf *b);  /* for display: NUL characters shown as U+2400 */
 
 /* ----------------------------------------------------------------- numbers
 ** num.c.  Integers are fixnums when they fit, bignums otherwise; ratios are

@@ -836,6 +836,26 @@ void jt_buf_printf(jt_Buf *b, const char *fmt, ...) {
   b->n += (size_t)n;
 }
 
+/* The buffer as a C string for display: a NUL character the text holds
+** (a string with (code-char 0) in it) would end the string early, and
+** every row, value or entry shown through C would be cut there; it is
+** shown as U+2400 SYMBOL FOR NULL instead.  Returns the buffer's string
+** (never NULL; the caller frees it). */
+char *jt_buf_cstr(jt_Buf *b) {
+  if (!b->p) return strdup("");
+  size_t nul = 0;
+  for (size_t i = 0; i < b->n; i++) nul += b->p[i] == 0;
+  if (!nul) return b->p;
+  jt_Buf v = {0};
+  buf_reserve(&v, b->n + 2 * nul);
+  for (size_t i = 0; i < b->n; i++) {
+    if (b->p[i]) jt_buf_putc(&v, b->p[i]);
+    else jt_buf_put(&v, "\xe2\x90\x80", 3);
+  }
+  jt_buf_free(b);
+  return v.p;
+}
+
 void jt_buf_free(jt_Buf *b) {
   free(b->p);
   b->p = NULL;

@@ -1000,9 +1000,15 @@ jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)
   return res;
 }
 
+/* A C string for display (reports, values shown by the kernel): a NUL
+** character in the text does not end it (jt_buf_cstr). */
 char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
 {
-  return jt_print_cstr_len(S, v, escape, max, NULL);
+  size_t n;
+  char *p = jt_print_cstr_len(S, v, escape, max, &n);
+  if (!memchr(p, 0, n)) return p;
+  jt_Buf b = {p, n, n + 1};
+  return jt_buf_cstr(&b);
 }
 
 char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)

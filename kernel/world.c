@@ -14,6 +14,7 @@
 #include "jt_eval.h"
 #include "jt_world.h"
 #include "jt_clos.h"
+#include "jt_ffi.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -57,7 +58,7 @@ typedef struct World {
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
   "function", "macro", "variable", "structure", "data", "invariant",
-  "class", "generic", "method"};
+  "class", "generic", "method", "foreign"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -473,7 +474,10 @@ static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
 ** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
 ** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
 ** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
-** key), a removed method, a generic function going away (fn: it). */
+** key), a removed method, a generic function going away (fn: it); and
+** JT_DEF_FOREIGN, a define-foreign (form: its canonical form).  A name's
+** function cell holds one definition: whichever kind defines it replaces
+** the entries of the others. */
 /* True when a type's definition is installing the function `name` (kind 0
 ** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
 ** then holds the names the type defines (40-struct.lisp). */
@@ -498,6 +502,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     } else {
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
+      unrecord(S, JITI_ENTRY_FOREIGN, name);
     }
     return;
   }
@@ -519,6 +524,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       }
       JT_PUSH(S, src);  /* unrecord allocates */
       unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
+      unrecord(S, JITI_ENTRY_FOREIGN, name);
       record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
       break;
     }
@@ -533,6 +539,12 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case -1:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
+      unrecord(S, JITI_ENTRY_FOREIGN, name);
+      break;
+    case JT_DEF_FOREIGN:
+      unrecord(S, JITI_ENTRY_FUNCTION, name);
+      unrecord(S, JITI_ENTRY_MACRO, name);
+      record(S, JITI_ENTRY_FOREIGN, name, base[0]);
       break;
     case JT_DEF_CLASS: record(S, JITI_ENTRY_CLASS, name, base[0]); break;
     case JT_DEF_GENERIC: record(S, JITI_ENTRY_GENERIC, name, base[0]); break;
@@ -564,11 +576,14 @@ static int layout_depth(jt_V layout, int guard) {
 }
 
 /* Export order is import order: types before the code and values that use
-** them, macros before the functions whose bodies they expand in. */
+** them, macros before the functions whose bodies they expand in.  Foreign
+** declarations stand on nothing; they come before the code that calls
+** them. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_CLASS] = 1, [JITI_ENTRY_MACRO] = 2,
-  [JITI_ENTRY_FUNCTION] = 3, [JITI_ENTRY_VARIABLE] = 4, [JITI_ENTRY_GENERIC] = 5,
-  [JITI_ENTRY_METHOD] = 6, [JITI_ENTRY_DATA] = 7, [JITI_ENTRY_INVARIANT] = 8};
+  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_CLASS] = 1, [JITI_ENTRY_FOREIGN] = 2,
+  [JITI_ENTRY_MACRO] = 3, [JITI_ENTRY_FUNCTION] = 4, [JITI_ENTRY_VARIABLE] = 5,
+  [JITI_ENTRY_GENERIC] = 6, [JITI_ENTRY_METHOD] = 7, [JITI_ENTRY_DATA] = 8,
+  [JITI_ENTRY_INVARIANT] = 9};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -860,6 +875,8 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
     case JITI_ENTRY_GENERIC: return head == JT_CSYM(S, DEFGENERIC) && jt_equal(S, second, name);
     case JITI_ENTRY_METHOD:  /* the rest of the name is checked when the method is made */
       return head == JT_CSYM(S, DEFMETHOD) && jt_iscons(name) && jt_equal(S, second, jt_car(name));
+    case JITI_ENTRY_FOREIGN:  /* the rest is checked as the declaration is made */
+      return head == jt_intern(S, "DEFINE-FOREIGN") && jt_issymbol(name) && second == name;
     default:
       return false;
   }
@@ -869,7 +886,8 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
   static const char *const wanted[JITI_ENTRY_KIND_COUNT] = {
     [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
     [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION", [JITI_ENTRY_CLASS] = "a DEFCLASS",
-    [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD"};
+    [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD",
+    [JITI_ENTRY_FOREIGN] = "a DEFINE-FOREIGN"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
@@ -980,7 +998,7 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       break;
     }
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
-    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: {
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
@@ -1002,6 +1020,8 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         ** are evaluated now */
         case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
         case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
+        /* unavailable rather than an error when its library is not granted */
+        case JITI_ENTRY_FOREIGN: jt_ffi_import(S, form); break;
         default:  /* functions and macros are analysed at their first call */
           if (!jt_define_lazily(S, form)) bad_entry_form(S, a->kind, form);
       }
@@ -1181,10 +1201,20 @@ static jiti_Status check_body(jt_State *S, void *ud) {
   return st;
 }
 
+/* The invariants run under the whole of the given limits — heap, depth and
+** output as well as fuel — so an invariant passes or trips the same way in
+** the kernel, an offline change and a recovery. */
 jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
   CheckArgs c = {limits, err, errlen};
   if (err && errlen) err[0] = 0;
+  jiti_Limits saved = S->limits;
+  size_t output_used = S->output_used;
+  if (limits) S->limits = *limits;
+  S->output_used = 0;
+  S->limit_tripped = 0;
   jiti_Status st = guarded(S, check_body, &c, err, errlen);
+  S->limits = saved;
+  S->output_used = output_used;
   return st;
 }
 

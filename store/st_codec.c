@@ -2,16 +2,19 @@
 ** checks, content hashes, entry records and manifests.
 **
 ** A manifest (the value of revisions[rev]; integers big-endian):
-**   u8  'M'                 u8  manifest version (1)
+**   u8  'M'                 u8  manifest version (1 or 2)
 **   u64 parent              u64 generation          i64 time (ms)
 **   u8  kind                u64 rollback_of         u64 nentries
 **   u16 n + kernel version  u16 n + summary         u16 n + response id
+**   version 2 only: u16 n + foreign grant
 **   u32 nchanges, then per change, sorted by (kind, name):
 **       u8 kind, u16 n + name, u8 flags (1: old hash follows, 2: new hash
 **       follows), [32 old hash], [32 new hash]
 **   32  SHA-256 of every byte before it
 ** The delta is reversible (each change carries the hash it replaced), so an
-** old revision's map is rebuilt by undoing deltas from CURRENT. */
+** old revision's map is rebuilt by undoing deltas from CURRENT.  A revision
+** made without a foreign grant is written as version 1, byte for byte what
+** it was before grants existed. */
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
@@ -40,13 +43,13 @@ uint64_t st_get_u64(const uint8_t *p) {
 
 static const char *const kind_names[] = {
   NULL, "function", "macro", "variable", "data", "structure", "invariant",
-  "class", "generic", "method"
+  "class", "generic", "method", "foreign"
 };
 static const char *const rev_kind_names[] = {
   NULL, "action", "application", "rollback", "import", "initial"
 };
 
-int st_valid_kind(int kind) { return kind >= STORE_FUNCTION && kind <= STORE_METHOD; }
+int st_valid_kind(int kind) { return kind >= STORE_FUNCTION && kind <= STORE_FOREIGN; }
 
 const char *store_kind_name(int kind) {
   return st_valid_kind(kind) ? kind_names[kind] : NULL;
@@ -55,7 +58,7 @@ const char *store_rev_kind_name(int kind) {
   return kind >= STORE_REV_ACTION && kind <= STORE_REV_INITIAL ? rev_kind_names[kind] : NULL;
 }
 int store_kind_parse(const char *s) {
-  for (int i = STORE_FUNCTION; s && i <= STORE_METHOD; i++)
+  for (int i = STORE_FUNCTION; s && i <= STORE_FOREIGN; i++)
     if (strcmp(s, kind_names[i]) == 0) return i;
   return 0;
 }
@@ -247,6 +250,7 @@ size_t st_manifest_size(const st_manifest_in *m) {
   n += str_len(m->kernel_version, STORE_VERSION_MAX) +
        utf8_cut(m->summary, STORE_SUMMARY_MAX) +
        str_len(m->response_id, STORE_RESPONSE_MAX);
+  if (str_len(m->foreign, STORE_FOREIGN_MAX)) n += 2 + str_len(m->foreign, STORE_FOREIGN_MAX);
   for (size_t i = 0; i < m->nchanges; i++) {
     const st_change *c = &m->changes[i];
     n += 1 + 2 + c->nlen + 1 + (c->has_old ? 32 : 0) + (c->has_new ? 32 : 0);
@@ -262,8 +266,9 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t n) {
 
 void st_manifest_encode(uint8_t *out, const st_manifest_in *m, st_hasher *hs) {
   uint8_t *p = out;
+  size_t nforeign = str_len(m->foreign, STORE_FOREIGN_MAX);
   *p++ = 'M';
-  *p++ = 1;
+  *p++ = nforeign ? 2 : 1;
   st_put_u64(p, m->parent); p += 8;
   st_put_u64(p, m->generation); p += 8;
   st_put_u64(p, (uint64_t)m->time_ms); p += 8;
@@ -273,6 +278,7 @@ void st_manifest_encode(uint8_t *out, const st_manifest_in *m, st_hasher *hs) {
   p = put_str(p, m->kernel_version, str_len(m->kernel_version, STORE_VERSION_MAX));
   p = put_str(p, m->summary, utf8_cut(m->summary, STORE_SUMMARY_MAX));
   p = put_str(p, m->response_id, str_len(m->response_id, STORE_RESPONSE_MAX));
+  if (nforeign) p = put_str(p, m->foreign, nforeign);
   st_put_u32(p, (uint32_t)m->nchanges); p += 4;
   for (size_t i = 0; i < m->nchanges; i++) {
     const st_change *c = &m->changes[i];
@@ -306,7 +312,7 @@ static const uint8_t *take_str(rd *r, size_t *n) {
 ** that add (*nadd) and remove (*nrem) keys.  *after points at the first
 ** change.  Returns STORE_OK or STORE_ECORRUPT with *why. */
 static int scan(const void *v, size_t vlen, store_manifest *m, uint64_t *nadd,
-                uint64_t *nrem, rd *strs, rd *after, size_t *strbytes, const char **why) {
+                uint64_t *nrem, rd *strs, rd *after, size_t *strbytes, int *v2, const char **why) {
   rd r = { v, (const uint8_t *)v + vlen, 0 };
   uint8_t sum[32];
   const uint8_t *h;
@@ -318,10 +324,12 @@ static int scan(const void *v, size_t vlen, store_manifest *m, uint64_t *nadd,
     return STORE_ECORRUPT;
   }
   r.end -= 32;
-  if (take8(&r) != 'M' || take8(&r) != 1) {
+  unsigned version = take8(&r) == 'M' ? take8(&r) : 0;
+  if (version != 1 && version != 2) {
     *why = "the manifest has an unknown encoding";
     return STORE_ECORRUPT;
   }
+  *v2 = version == 2;
   if ((h = take(&r, 8 * 3 + 1 + 8 * 2)) != NULL) {
     m->parent = st_get_u64(h);
     m->generation = st_get_u64(h + 8);
@@ -334,6 +342,7 @@ static int scan(const void *v, size_t vlen, store_manifest *m, uint64_t *nadd,
   take_str(&r, &n);
   take_str(&r, &n);
   take_str(&r, &n);
+  if (*v2) take_str(&r, &n);
   { const uint8_t *q = take(&r, 4); m->nchanges = q ? st_get_u32(q) : 0; }
   *after = r;
   *nadd = *nrem = 0;
@@ -360,31 +369,34 @@ int st_manifest_check(const void *v, size_t vlen, store_manifest *hdr,
                       uint64_t *nadd, uint64_t *nrem, const char **why) {
   rd strs, after;
   size_t strbytes;
+  int v2;
   memset(hdr, 0, sizeof *hdr);
-  return scan(v, vlen, hdr, nadd, nrem, &strs, &after, &strbytes, why);
+  return scan(v, vlen, hdr, nadd, nrem, &strs, &after, &strbytes, &v2, why);
 }
 
 int st_manifest_decode(const void *v, size_t vlen, uint64_t rev, int changes,
                        store_manifest **out, const char **why) {
   store_manifest hdr, *m;
   rd r, strs;
-  const uint8_t *kv, *su, *ri;
-  size_t kvn, sun, rin, nch, strbytes;
+  const uint8_t *kv, *su, *ri, *fo = NULL;
+  size_t kvn, sun, rin, fon = 0, nch, strbytes;
+  int v2;
   uint64_t nadd, nrem;
   char *sp;
   int rc;
   *out = NULL;
   memset(&hdr, 0, sizeof hdr);
-  if ((rc = scan(v, vlen, &hdr, &nadd, &nrem, &strs, &r, &strbytes, why)) != STORE_OK)
+  if ((rc = scan(v, vlen, &hdr, &nadd, &nrem, &strs, &r, &strbytes, &v2, why)) != STORE_OK)
     return rc;
   nch = changes ? hdr.nchanges : 0;
   if (!changes) strbytes = 0;
   kv = take_str(&strs, &kvn);
   su = take_str(&strs, &sun);
   ri = take_str(&strs, &rin);
+  if (v2) fo = take_str(&strs, &fon);
   if (nch > (SIZE_MAX - sizeof *m - strbytes) / (sizeof(store_change) + 1))
     return STORE_ENOMEM;
-  m = malloc(sizeof *m + nch * sizeof(store_change) + strbytes + kvn + sun + rin + 3);
+  m = malloc(sizeof *m + nch * sizeof(store_change) + strbytes + kvn + sun + rin + fon + 4);
   if (!m) return STORE_ENOMEM;
   *m = hdr;
   m->rev = rev;
@@ -394,6 +406,8 @@ int st_manifest_decode(const void *v, size_t vlen, uint64_t rev, int changes,
   memcpy(sp, kv, kvn); sp[kvn] = '\0'; m->kernel_version = sp; sp += kvn + 1;
   memcpy(sp, su, sun); sp[sun] = '\0'; m->summary = sp; sp += sun + 1;
   memcpy(sp, ri, rin); sp[rin] = '\0'; m->response_id = sp; sp += rin + 1;
+  if (fon) memcpy(sp, fo, fon);
+  sp[fon] = '\0'; m->foreign = sp; sp += fon + 1;
   for (size_t i = 0; i < nch; i++) {
     store_change *c = &m->changes[i];
     size_t n;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "st_int.h"
@@ -54,9 +55,23 @@ int st_code(int rc) {
   }
 }
 
+/* LMDB reports a write that the file system cut short as EIO: a full file
+** system is told apart by its free space (less than 1 MiB left, counting
+** the blocks kept for root when running as root). */
+static int disk_full(store_env *s, int rc) {
+  if (rc == ENOSPC || rc == EDQUOT) return 1;
+  struct statvfs v;
+  if (rc != EIO || statvfs(s->path, &v) != 0) return 0;
+  unsigned long long blocks = geteuid() == 0 ? v.f_bfree : v.f_bavail;
+  return blocks * (unsigned long long)v.f_frsize < (1ull << 20);
+}
+
 int st_mdb(store_env *s, int rc, const char *what) {
   int code = st_code(rc);
   if (code == ST_MAPFULL) return code;
+  if (disk_full(s, rc))
+    return st_fail(s, STORE_EIO, "%s: no space left on device: the file system holding the store is full; "
+                   "nothing was written; free some space there, then retry", what);
   return st_fail(s, code, "%s: %s", what, mdb_strerror(rc));
 }
 

@@ -154,7 +154,7 @@ typedef struct st_manifest_in {
   uint64_t parent, generation, rollback_of, nentries;
   int64_t time_ms;
   int kind;
-  const char *kernel_version, *summary, *response_id;
+  const char *kernel_version, *summary, *response_id, *foreign;
   const st_change *changes;
   size_t nchanges;
 } st_manifest_in;

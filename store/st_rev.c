@@ -147,6 +147,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     mi.kernel_version = j->info->kernel_version;
     mi.summary = j->info->summary;
     mi.response_id = j->info->response_id;
+    mi.foreign = j->info->foreign;
     mi.changes = p->changes;
     mi.nchanges = nch;
     mlen = st_manifest_size(&mi);
@@ -218,6 +219,8 @@ static int check_info(store_env *s, const store_rev_info *info) {
   if (info->response_id && strlen(info->response_id) > STORE_RESPONSE_MAX)
     return st_fail(s, STORE_EINVAL, "the response id is longer than %u bytes",
                    STORE_RESPONSE_MAX);
+  if (info->foreign && strlen(info->foreign) > STORE_FOREIGN_MAX)
+    return st_fail(s, STORE_EINVAL, "the foreign grant is longer than %u bytes", STORE_FOREIGN_MAX);
   return STORE_OK;
 }
 

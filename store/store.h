@@ -2,7 +2,8 @@
 **
 ** A store is one directory holding one LMDB environment.  It records the
 ** world's managed entries (functions, macros, variables, data rows,
-** structures, invariants) as a chain of revisions 1, 2, 3 ... ending at
+** structures, invariants, classes, generic functions, methods, foreign
+** function declarations) as a chain of revisions 1, 2, 3 ... ending at
 ** CURRENT, plus a log of events.  docs/store.md describes the on-disk layout
 ** and the guarantees; this header is the contract.
 **
@@ -66,7 +67,8 @@ typedef struct store_env store_env;
 
 typedef enum store_kind {
   STORE_FUNCTION = 1, STORE_MACRO, STORE_VARIABLE, STORE_DATA,
-  STORE_STRUCTURE, STORE_INVARIANT, STORE_CLASS, STORE_GENERIC, STORE_METHOD
+  STORE_STRUCTURE, STORE_INVARIANT, STORE_CLASS, STORE_GENERIC, STORE_METHOD,
+  STORE_FOREIGN
 } store_kind;
 
 typedef enum store_rev_kind {
@@ -91,6 +93,7 @@ const char *store_strerror(int err);
 #define STORE_VERSION_MAX  128u          /* kernel version string */
 #define STORE_RESPONSE_MAX 256u          /* model response id */
 #define STORE_EVENT_MAX    16384u        /* bytes of a stored event record */
+#define STORE_FOREIGN_MAX  4096u         /* bytes of a revision's foreign grant */
 
 /* ---- opening */
 
@@ -186,6 +189,9 @@ typedef struct store_rev_info {
   const char *kernel_version; /* may be NULL; at most STORE_VERSION_MAX */
   const char *summary;        /* may be NULL; cut to STORE_SUMMARY_MAX */
   const char *response_id;    /* model response id; NULL if none */
+  const char *foreign;        /* the C libraries the world was granted
+                                 (--allow-foreign), each followed by '\n';
+                                 NULL or "" if none; at most STORE_FOREIGN_MAX */
 } store_rev_info;
 
 /* Publish a revision: CURRENT's map, with changed[0..nchanged) put (added
@@ -203,7 +209,8 @@ typedef struct store_rev_info {
 **   STORE_ESTALE    CURRENT != parent; nothing was written
 **   STORE_EINVAL    a bad kind, name (empty, too long, not UTF-8), size,
 **                   a key given twice, a removed key not in the map, info
-**                   kind invalid; nothing was written
+**                   kind invalid, an info string too long; nothing was
+**                   written
 **   STORE_EPERM     the handle is read-only
 **   STORE_ECORRUPT  the map refers to a missing entry, or a record is damaged
 **   STORE_EIO, STORE_ENOMEM */
@@ -338,6 +345,7 @@ typedef struct store_manifest {
   uint64_t rollback_of;     /* the target of a rollback, else 0 */
   uint64_t nentries;        /* entries in this revision's map */
   const char *kernel_version, *summary, *response_id;  /* "" if none */
+  const char *foreign;      /* as store_rev_info's; "" if none */
   size_t nchanges;
   store_change *changes;    /* sorted by (kind, name) */
 } store_manifest;

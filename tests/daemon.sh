@@ -122,6 +122,12 @@ g=$(gen)
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
 t abort 0 "^aborted: everything the paused transaction did is restored" -- "$JITI" act --store "$S" --generation "$g" --abort
 t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
+# restart arguments that are not what --args / --args-expr take say what is wanted
+id=$("$JITI" act --store "$S" --generation "$(gen)" --evaluate '(restart-case (car 5) (use-value (v) v))' | grep -o 'p[0-9]*-0' | head -1)
+g=$(gen)
+t resume-args-call 1 "illegal function call: \(5\)" -- "$JITI" act --store "$S" --generation "$g" --resume "$id" --args '(5)'
+t resume-args-expr-not-list 1 "must evaluate to a list.*--args-expr '\(list 5\)'" -- "$JITI" act --store "$S" --generation "$g" --resume "$id" --args-expr 5
+"$JITI" act --store "$S" --generation "$g" --abort >/dev/null
 t resume-not-paused 1 "not-paused" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-1
 
 # --- hostile input over the socket: each refused, the world unchanged
@@ -142,6 +148,7 @@ t h-heap-bomb 0 '"code":"limit".*HEAP' -- raw $'{"op":"call","source":"(let ((l 
 t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop (princ \\"xxxxxxxx\\"))"}\n'
 t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
 t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
+t gate-text-after-form 1 "text after its form \(from character 10\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2))'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'
 # a user's %-name is its own symbol: the worker's helper stays out of reach
 t h-internal-symbol 0 '"outcome":"error".*%TXN-ESCAPED is undefined' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
@@ -175,7 +182,9 @@ ok h-world-unchanged "$([[ "$before" == "$after" ]]; echo $?)"
 wpid=$(jfield worker_pid)
 kill -STOP "$wpid"  # the attempt is sent but cannot finish before the kill, whatever the load
 ( "$JITI" eval --store "$S" '(progn (world-put :keep 0) :done)' >"$tmp/killed.out" 2>&1; echo $? >"$tmp/killed.rc" ) &
-sleep 0.3; kill -9 "$wpid"; wait $!
+# the kill waits until the kernel has handed the call to the (stopped) worker
+for _ in $(seq 200); do "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *running" && break; sleep 0.05; done
+kill -9 "$wpid"; wait $!
 t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
 t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 ok new-worker "$([[ $(jfield worker_pid) != "$wpid" ]]; echo $?)"
@@ -278,6 +287,10 @@ t op-invariant-add 0 "^revision 3 " -- "$JITI" invariant add --store "$O" stock-
 t op-invariant-list 0 "^STOCK-POSITIVE  \(> \(WORLD-GET :STOCK 0\) 0\)$" -- "$JITI" invariant list --store "$O"
 t op-invariant-unsafe 1 "jiti invariant add: unsafe: invariant NEVER" -- "$JITI" invariant add --store "$O" never nil
 t op-unsafe-call 1 "unsafe: invariant STOCK-POSITIVE returned NIL" -- "$JITI" eval --store "$O" '(world-put :stock 0)'
+# invariants run under the kernel's whole limits: heap, depth and output too
+t op-invariant-heap 1 "unsafe: invariant BIG exceeded a limit: heap limit" -- "$JITI" invariant add --store "$O" big '(progn (make-array 40000000) t)'
+t op-invariant-depth 1 "unsafe: invariant DEEP exceeded a limit: call depth limit" -- "$JITI" invariant add --store "$O" deep '(labels ((d (n) (if (= n 0) t (1+ (d (1- n)))))) (d 50000))'
+t op-invariant-output 1 "unsafe: invariant LOUD exceeded a limit: output limit" -- "$JITI" invariant add --store "$O" loud '(progn (dotimes (i 100000) (princ "xxxxxxxxxx")) t)'
 t op-invariant-remove 0 "^revision 4 .*-1$" -- "$JITI" invariant remove --store "$O" stock-positive
 t op-rollback 0 "^revision 5 \(rollback to 3, generation [0-9]+\): \+1 ~0 -0$" -- "$JITI" rollback --store "$O" previous
 t op-rollback-world 0 "^STOCK-POSITIVE " -- "$JITI" invariant list --store "$O"
@@ -439,6 +452,26 @@ t clos-recovered-instances 0 '^\(\(\(:OPENED 5\)\) "carol" 99\)$' -- "$JITI" eva
 t clos-recovered-dispatch 0 '^"#<ACCOUNT alice 10>"$' -- "$JITI" eval --store "$S" '(prin1-to-string (world-get :alice))'
 "$JITI" stop --store "$S" >/dev/null
 S=$main_store
+
+# --- under umask 000 every file jiti creates is still private
+U=$tmp/umask
+( umask 000; "$JITI" init --store "$U" >/dev/null && "$JITI" kernel --store "$U" --detach >/dev/null )
+[[ -f $U/kernel.pid ]] && kpids+=("$(cat "$U/kernel.pid")")
+modes=$(cd "$U" && stat -c '%n %a' . * | sort | tr '\n' ' ')
+ok umask-private "$([[ ! $modes =~ [0-7][1-7][0-7]\  && ! $modes =~ [0-7][0-7][1-7]\  ]]; echo $?)" || echo "modes: $modes"
+t umask-pidfile 0 "^600$" -- stat -c %a "$U/kernel.pid"
+t umask-socket 0 "^600$" -- stat -c %a "$U/kernel.sock"
+"$JITI" stop --store "$U" >/dev/null
+
+# --- a row holding a NUL character prints whole (shown as U+2400), everywhere
+N=$tmp/nul
+start_kernel "$N"; ok nul-kernel $?
+t nul-put 0 "^5$" -- "$JITI" eval --store "$N" '(length (world-put :r (format nil "ab~acd" (code-char 0))))'
+t nul-eval 0 $'^"ab\u2400cd"$' -- "$JITI" eval --store "$N" '(values (world-get :r))'
+t nul-observe 0 $':R = "ab\u2400cd"' -- "$JITI" observe --store "$N"
+t nul-inspect 0 $'\\(WORLD-PUT :R "ab\u2400cd"\\)' -- "$JITI" inspect --store "$N" --kind data :R
+t nul-show 0 $'\\(WORLD-PUT :R "ab\u2400cd"\\)' -- "$JITI" show HEAD --store "$N"
+"$JITI" stop --store "$N" >/dev/null
 
 # sanitizer builds: no report from the kernel or its workers
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$tmp/kernel.log"; then

@@ -271,6 +271,7 @@ S3=$tmp/s3
 "$JITI" apply --store "$S3" -e '(defmacro m () (error "m is gone"))' >/dev/null
 t lazy-recover 0 "recovered the store at $S3" -- "$JITI" recover-session --store "$S3"
 t lazy-recover-full 1 "revision 3 of the store at $S3 cannot be rebuilt: cannot analyse function G: m is gone
+return to a revision that imports with 'jiti rollback REV --store $S3'.*
 nothing was changed" -- "$JITI" recover-session --full --store "$S3"
 t lazy-special-binding 0 "revision 4" -- "$JITI" apply --store "$S3" -e '(world-put :h (h))'
 t lazy-special-binding-value 0 "\(WORLD-PUT :H 2\)" -- "$JITI" show HEAD --store "$S3"

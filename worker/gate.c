@@ -9,13 +9,17 @@
 **    kernel mode: user code cannot name or redefine it): it reads the
 **    source with the kernel reader (so #+/#-, escapes and #. are handled
 **    exactly as evaluation would; #. never reads), requires exactly one
-**    form, and walks the whole tree — quoted lists, vectors, backquote
-**    templates — refusing shared or circular structure, strings holding
-**    the ~/name/ format directive (a call by name), THROW in a repair (it
-**    could leave the pause), and, as a backstop, any kernel-internal symbol
-**    (the reader cannot produce one).  The walk is the kernel's
-**    %FORM-CENSUS (kernel/census.c: the same walk in C, ten times cheaper
-**    than it was in Lisp); what each finding means is said here.
+**    form, and walks the whole tree iteratively — quoted lists, vectors,
+**    backquote templates — refusing shared or circular structure, strings
+**    holding the ~/name/ format directive (a call by name), THROW in a
+**    repair (it could leave the pause), a define-foreign naming a library
+**    the operator did not grant (early and with the option that grants it:
+**    ffi.c refuses the declaration itself whatever the route), and, as a
+**    backstop, any kernel-internal symbol (the reader cannot produce one).
+**    The walk is the kernel's %FORM-CENSUS (kernel/census.c: the same walk
+**    in C, ten times cheaper than in Lisp); a form that names
+**    DEFINE-FOREIGN is walked again in Lisp (%txn-gate-walk), which also
+**    checks the libraries its declarations name.
 **
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
@@ -31,22 +35,59 @@
 #include "txn_int.h"
 
 static const char *gate_lisp =
+  /* The whole walk in Lisp, for a form that names DEFINE-FOREIGN: it also
+  ** refuses a declaration of a library the world was not granted. */
+  "(defun %txn-gate-walk (form repair)\n"
+  "  (block gate\n"
+  "        (let ((seen (make-hash-table :test 'eq)) (stack (list form)) (n 0))\n"
+  "          (loop while stack do\n"
+  "            (let ((x (pop stack)))\n"
+  "              (incf n)\n"
+  "              (when (> n 200000) (return-from gate \"the form is too large (more than 200,000 parts): split the change into smaller actions\"))\n"
+  "              (cond ((symbolp x)\n"
+  "                     (when (%internal-symbol-p x)\n"
+  "                       (return-from gate (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name x))))\n"
+  "                     (when (and repair (string= (symbol-name x) \"THROW\"))\n"
+  "                       (return-from gate \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")))\n"
+  "                    ((consp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (when (and (eq (car x) 'define-foreign) (consp (cdr x)) (consp (cddr x))\n"
+  "                                (stringp (caddr x)) (not (%foreign-granted-p (caddr x))))\n"
+  "                       (return-from gate (format nil \"define-foreign: the library ~a is not granted to this world (the operator grants it with --allow-foreign ~a)\" (caddr x) (caddr x))))\n"
+  "                     (push (cdr x) stack)\n"
+  "                     (push (car x) stack))\n"
+  "                    ((stringp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (when (search \"~/\" x)\n"
+  "                       (return-from gate \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
+  "                    ((vectorp x)\n"
+  "                     (when (gethash x seen)\n"
+  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                     (setf (gethash x seen) t)\n"
+  "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
+  "          nil)))\n"
   "(defun %txn-gate (src repair)\n"
   "  (block gate\n"
   "    (handler-case\n"
   "      (let ((form nil) (pos 0) (eof (list :eof)))\n"
   "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
   "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
-  "        (unless (eq (read-from-string src nil eof :start pos) eof)\n"
-  "          (return-from gate \"the source contains more than one form: wrap them in (progn ...)\"))\n"
-  "        (let ((found (%form-census form 200000 (if repair '(\"THROW\") nil) '(\"~/\"))))\n"
-  "          (case (car found)\n"
-  "            ((nil) nil)\n"
-  "            (:too-large \"the form is too large (more than 200,000 parts): split the change into smaller actions\")\n"
-  "            (:internal (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name (cadr found))))\n"
-  "            (:symbol \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")\n"
-  "            (:shared \"shared or circular literal structure is not allowed: build shared structure at run time instead\")\n"
-  "            (:substring \"the format directive ~~/name/ (a call by name) is not allowed: call the function and format its result\"))))\n"
+  "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
+  "          (return-from gate (format nil \"the source has more than one form, or text after its form (from character ~d): wrap several forms in (progn ...)\" pos)))\n"
+  "        (let ((found (%form-census form 200000 (if repair '(\"THROW\" \"DEFINE-FOREIGN\") '(\"DEFINE-FOREIGN\")) '(\"~/\"))))\n"
+  "          (if (and (eq (car found) :symbol) (string= (symbol-name (cadr found)) \"DEFINE-FOREIGN\"))\n"
+  "              (%txn-gate-walk form repair)\n"
+  "              (case (car found)\n"
+  "                ((nil) nil)\n"
+  "                (:too-large \"the form is too large (more than 200,000 parts): split the change into smaller actions\")\n"
+  "                (:internal (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name (cadr found))))\n"
+  "                (:symbol \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")\n"
+  "                (:shared \"shared or circular literal structure is not allowed: build shared structure at run time instead\")\n"
+  "                (:substring \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))))\n"
   "      (error (c) (format nil \"the source does not read: ~a\" c)))))\n"
   /* A repair: the source's one form, evaluated so that an exit past the
   ** pause is noticed (%txn-escaped runs in the cleanup). */

@@ -20,6 +20,23 @@ char *txn_strdup(const char *s) {
   return p;
 }
 
+/* A printed value (n bytes) for people and models: a NUL character in it
+** (a string holding (code-char 0)) is shown as U+2400 SYMBOL FOR NULL, as
+** the kernel shows it in entries, so the value is not cut there. */
+static char *shown_value(const char *s, size_t n) {
+  if (!s) return NULL;
+  size_t nul = 0;
+  for (size_t i = 0; i < n; i++) nul += s[i] == 0;
+  char *p = malloc(n + 2 * nul + 1), *q = p;
+  if (!p) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i]) *q++ = s[i];
+    else { memcpy(q, "\xe2\x90\x80", 3); q += 3; }
+  }
+  *q = 0;
+  return p;
+}
+
 char *txn_fmt(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -231,6 +248,7 @@ void txn_close(txn_World *W) {
   free(W->resume_args);
   free(W->repair_src);
   free(W->inv_msg);
+  free(W->import_fault);
   for (size_t i = 0; i < W->capvars; i++) free(W->vars[i].name);
   free(W->vars);
   pend_clear(W);
@@ -311,8 +329,27 @@ static int check_invariants(txn_World *W, char *err, size_t n) {
   return st == JITI_OK ? 0 : 1;
 }
 
+void txn_set_import_fault(txn_World *W, const char *msg) {
+  if (!W || W->import_fault) return;  /* the first failure is the one to fix */
+  W->import_fault = txn_strdup(msg);
+}
+
+/* The refusal of every transaction in a world that did not import whole. */
+static char *import_refusal(txn_World *W) {
+  return txn_fmt("the world of revision %llu could not be imported (%s); it answers queries only: return to "
+                 "a revision that imports with 'jiti rollback REV' (for example 'jiti rollback previous')",
+                 (unsigned long long)W->revision, W->import_fault);
+}
+
 int txn_check_baseline(txn_World *W, char *msg, size_t msglen) {
   char err[1024];
+  if (W->import_fault) {
+    if (!W->faulted) W->gen++;
+    W->faulted = 1;
+    W->status = TXN_ST_FAULTED;
+    if (msg && msglen) snprintf(msg, msglen, "import-failed: %s", W->import_fault);
+    return 1;
+  }
   if (check_invariants(W, err, sizeof err) == 0) {
     if (W->faulted) { W->faulted = 0; W->gen++; }
     W->status = TXN_ST_IDLE;
@@ -679,7 +716,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         jiti_result_free(&r);
         break;
       }
-      last_value = txn_strdup(r.value);
+      last_value = shown_value(r.value, r.value_len);
       event(W, "repaired", c.source);
       jiti_result_free(&r);
       continue;
@@ -847,6 +884,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     return finish(W, out, TXN_STALE,
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
+  if (W->import_fault) return finish(W, out, TXN_FAULTED, import_refusal(W));
   if (W->faulted && kind != TXN_OPERATOR)
     return finish(W, out, TXN_FAULTED,
                   txn_fmt("the world is faulted (invalid-baseline: %s); only operator operations are accepted",
@@ -899,7 +937,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     res = restore_with(W, out, er, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
                                            r.message ? r.message : ""));
   } else {
-    out->value = txn_strdup(r.value);
+    out->value = shown_value(r.value, r.value_len);
     if (r.values) {  /* not exactly one value: every one of them */
       out->values = r.values;
       out->nvalues = r.nvalues;
@@ -1017,6 +1055,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
     return finish(W, out, TXN_STALE,
                   txn_fmt("stale generation %llu (current %llu)",
                           (unsigned long long)generation, (unsigned long long)W->gen));
+  if (W->import_fault) return finish(W, out, TXN_FAULTED, import_refusal(W));
   W->in_txn = 1;
   W->gen0 = W->gen;
   event(W, "started", add ? "invariant-add" : "invariant-remove");

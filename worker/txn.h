@@ -192,6 +192,13 @@ void txn_goal_results_free(txn_GoalResult *g, int n);
 ** while faulted re-runs the invariants and clears the fault when all hold. */
 int txn_check_baseline(txn_World *W, char *msg, size_t msglen);
 
+/* The world did not import whole: msg names the entry and why.  W stays
+** faulted for good: queries are answered (observe shows what did import),
+** every transaction and invariant operation gets TXN_FAULTED naming the
+** fix (a rollback, which replaces the world); txn_check_baseline reports
+** "import-failed: msg". */
+void txn_set_import_fault(txn_World *W, const char *msg);
+
 /* The encoding of an entry imported into txn_state(W) (bytes NULL: none).
 ** Exports list every variable after each attempt, since a value can change
 ** by mutation; txn reports a variable as changed only when its encoding
@@ -395,14 +402,17 @@ char *txn_invariant_list(txn_World *W);
 **  "goals":[{"source","pass","message"}],
 **  "truncated": {"summarized": n, "omitted": n},
 **  "pause": {...} when paused: condition_type, report, backtrace,
-**           restarts [{id,name,report}], steps_used, step_budget}
+**           restarts [{id,name,report}], steps_used, step_budget,
+**  "foreign": txn_foreign_value's, when a library is granted or a foreign
+**           declaration is unavailable}
 ** Past the budget entries carry only name and hash; past twice the budget
 ** they are only counted (truncated.omitted). */
 char *txn_observe(txn_World *W, size_t budget_bytes);
 
 /* One entry in full as JSON {"kind","name","hash","text"}, or NULL when
 ** there is no such entry.  kind is "function", "data", ... (see
-** jiti_entry_kind_name); for data rows name is the printed key. */
+** jiti_entry_kind_name); for data rows name is the printed key.  A foreign
+** declaration that cannot be called also has "unavailable": why. */
 char *txn_inspect(txn_World *W, const char *kind, const char *name);
 
 /* The same three as jansson values (the caller decrefs; NULL where the
@@ -411,6 +421,11 @@ struct json_t;
 struct json_t *txn_observe_value(txn_World *W, size_t budget_bytes);
 struct json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name);
 struct json_t *txn_invariant_list_value(txn_World *W);
+
+/* The world's foreign functions: {"granted": [library...] (opened, in
+** grant order), "unavailable": [{"name","library","symbol","reason"}]}
+** (jiti_foreign_grant, jiti_foreign_unavailable). */
+struct json_t *txn_foreign_value(txn_World *W);
 
 /* The gate alone (used by txn_attempt, commands and tests): 0 when `source`
 ** may be evaluated, else 1 with the reason in `reason`. */

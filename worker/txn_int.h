@@ -66,6 +66,7 @@ struct txn_World {
   /* last invariant check */
   int inv_checked, inv_ok;
   char *inv_msg;
+  char *import_fault;     /* the world did not import whole: why (txn_set_import_fault) */
 
   /* Entry hashes of the variables as last committed (or imported): the
   ** kernel exports every variable after each attempt (their values can

@@ -1,6 +1,7 @@
 /*
 ** view.c — JSON views of a txn_World (jansson): txn_observe (bounded by a
-** byte budget), txn_inspect (one entry in full), txn_invariant_list.
+** byte budget), txn_inspect (one entry in full), txn_invariant_list,
+** txn_foreign_value.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,29 @@ static json_t *pause_json(txn_World *W) {
   return p;
 }
 
+static void add_unavailable(void *ud, const char *name, const char *library, const char *symbol,
+                            const char *why) {
+  json_array_append_new(ud, json_pack("{s:s, s:s, s:s, s:s}", "name", name, "library", library,
+                                      "symbol", symbol, "reason", why));
+}
+
+json_t *txn_foreign_value(txn_World *W) {
+  if (!W) return NULL;
+  json_t *granted = json_array(), *unavailable = json_array();
+  for (size_t i = 0; i < jiti_foreign_grant_count(W->S); i++)
+    json_array_append_new(granted, jstr(jiti_foreign_grant_name(W->S, i)));
+  jiti_foreign_unavailable(W->S, add_unavailable, unavailable);
+  return json_pack("{s:o, s:o}", "granted", granted, "unavailable", unavailable);
+}
+
+/* The reason the foreign declaration `name` cannot be called, or NULL. */
+typedef struct { const char *name; char *why; } WhyArgs;
+static void find_why(void *ud, const char *name, const char *library, const char *symbol, const char *why) {
+  (void)library; (void)symbol;
+  WhyArgs *a = ud;
+  if (!a->why && !strcmp(name, a->name)) a->why = txn_strdup(why);
+}
+
 json_t *txn_observe_value(txn_World *W, size_t budget) {
   if (!W) return NULL;
   if (!budget) budget = 64 << 10;
@@ -171,6 +195,8 @@ json_t *txn_observe_value(txn_World *W, size_t budget) {
   json_object_set_new(tr, "omitted", json_integer((json_int_t)omitted));
   json_object_set_new(o, "truncated", tr);
   if (W->pause.active) json_object_set_new(o, "pause", pause_json(W));
+  if (jiti_foreign_grant_count(W->S) || jiti_foreign_unavailable(W->S, NULL, NULL))
+    json_object_set_new(o, "foreign", txn_foreign_value(W));
   ents_free(&e);
   return o;
 }
@@ -195,6 +221,10 @@ json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name) {
     json_object_set_new(j, "hash", json_string(hash));
     json_object_set_new(j, "text", jstr(t));
     free(t);
+    WhyArgs why = {x->name, NULL};
+    if (x->kind == JITI_ENTRY_FOREIGN) jiti_foreign_unavailable(W->S, find_why, &why);
+    if (why.why) json_object_set_new(j, "unavailable", json_string(why.why));
+    free(why.why);
     break;
   }
   ents_free(&e);

@@ -84,9 +84,17 @@ int wire_poll(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t
 /* Drop whatever is buffered and free the buffer (for a new connection). */
 void wire_reader_reset(wire_reader *r);
 
+/* How the kernel starts its worker (`jiti __worker` arguments). */
+typedef struct worker_Options {
+  const char *const *foreign;  /* C libraries granted (--allow-foreign): opened
+                                  before the sandbox, which forbids it later */
+  size_t nforeign;
+} worker_Options;
+
 /* Serve the kernel on fd until it says "exit" or goes away.  Returns the
-** process exit status.  Runs the world on a thread with a large stack. */
-int worker_main(int fd);
+** process exit status.  Runs the world on a thread with a large stack.
+** opt may be NULL (no grants). */
+int worker_main(int fd, const worker_Options *opt);
 
 /* Enter the sandbox: no new privileges, parent-death signal, resource
 ** limits and the seccomp allow-list (kill-process on anything else).

@@ -2,7 +2,8 @@
 ** worker_main.c — the worker process: one txn_World served to the kernel
 ** over a socketpair (worker.h, docs/protocol.md "Kernel and worker").
 **
-** Life: open the world (no client input yet) -> enter the sandbox -> receive
+** Life: open the world (no client input yet) -> open the granted foreign
+** libraries -> enter the sandbox -> receive
 ** "init" and CURRENT's entries ("import" frames) -> "start": check the
 ** baseline, answer "ready" -> serve requests one at a time ("attempts" is
 ** a batch of application calls, served as consecutive attempts).
@@ -434,10 +435,15 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
     char why[512];
     if (jiti_import_entry(txn_state(w->W), (jiti_EntryKind)k, name, blob + at, (size_t)len, why,
                           sizeof why) != JITI_OK) {
-      snprintf(err, errlen, "cannot import %s %s: %s", kind, name, why);
-      return -1;
+      /* the rest imports: the world is served faulted, for queries and the
+      ** operator's way out (a stored entry that cannot import, however it
+      ** got there, must not keep the kernel down) */
+      char msg[700];
+      snprintf(msg, sizeof msg, "cannot import %s %s: %s", kind, name, why);
+      txn_set_import_fault(w->W, msg);
+    } else {
+      txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     }
-    txn_note_entry(w->W, (jiti_EntryKind)k, name, blob + at, (size_t)len);
     at += (size_t)len;
   }
   return 0;
@@ -479,7 +485,21 @@ static void register_test_hooks(jiti_State *S) { (void)S; }
 #define WORKER_STACK ((size_t)256 << 20)
 #endif
 
-static int serve(int fd) {
+/* Grant the world each library of opt before the sandbox comes down (it
+** forbids the executable mappings loading one makes).  A library that
+** does not open is no reason to stop: the world is imported all the same,
+** its declarations unavailable, and "ready" says why (failed). */
+static json_t *grant_foreign(jiti_State *S, const worker_Options *opt) {
+  json_t *failed = json_array();
+  for (size_t i = 0; opt && i < opt->nforeign; i++) {
+    char why[1024];
+    if (jiti_foreign_grant(S, opt->foreign[i], why, sizeof why) != JITI_OK)
+      json_array_append_new(failed, json_pack("{s:s, s:s}", "library", opt->foreign[i], "message", why));
+  }
+  return failed;
+}
+
+static int serve(int fd, const worker_Options *opt) {
   wire_reader rd = {0};
   Worker w = {.fd = fd, .rd = &rd, .inbox = json_array(), .stack = 1};
   char err[1024] = "";
@@ -498,6 +518,7 @@ static int serve(int fd) {
   json_object_seed(0);
   char warm[65];
   jiti_entry_hash(JITI_ENTRY_DATA, "warm-up", (const unsigned char *)"", 0, warm);
+  json_t *grant_failed = grant_foreign(txn_state(w.W), opt);
   if (getenv("JITI_WORKER_NO_SANDBOX") == NULL || strcmp(getenv("JITI_WORKER_NO_SANDBOX"), "1")) {
     if (worker_sandbox(fd, err, sizeof err)) {
       send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
@@ -533,10 +554,7 @@ static int serve(int fd) {
       char why[512];
       if (jiti_import_done(txn_state(w.W), why, sizeof why) != JITI_OK) {
         snprintf(err, sizeof err, "cannot import: %s", why);
-        send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
-        free(blob);
-        json_decref(m);
-        return 1;
+        txn_set_import_fault(w.W, err);
       }
       done = 1;
     }
@@ -546,9 +564,12 @@ static int serve(int fd) {
   }
   char msg[1024] = "";
   int bad = txn_check_baseline(w.W, msg, sizeof msg);
-  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s}", "event", wire_event_name(WIRE_READY),
+  json_t *foreign = txn_foreign_value(w.W);
+  json_object_set_new(foreign, "failed", grant_failed);
+  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s, s:o}", "event", wire_event_name(WIRE_READY),
                             "generation", (json_int_t)vis(&w, txn_generation(w.W)),
-                            "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : ""),
+                            "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : "",
+                            "foreign", foreign),
               NULL, 0);
   for (;;) {
     json_t *m;
@@ -591,23 +612,23 @@ static int serve(int fd) {
   return 0;
 }
 
-typedef struct { int fd, status; } Job;
+typedef struct { int fd, status; const worker_Options *opt; } Job;
 
 static void *job(void *p) {
   Job *j = p;
-  j->status = serve(j->fd);
+  j->status = serve(j->fd, j->opt);
   return NULL;
 }
 
-int worker_main(int fd) {
+int worker_main(int fd, const worker_Options *opt) {
   signal(SIGPIPE, SIG_IGN);
-  Job j = {fd, 1};
+  Job j = {fd, 1, opt};
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
   if (pthread_attr_setstacksize(&attr, WORKER_STACK) != 0 ||
       pthread_create(&th, &attr, job, &j) != 0) {
-    j.status = serve(fd);
+    j.status = serve(fd, opt);
   } else {
     pthread_join(th, NULL);
   }

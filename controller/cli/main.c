@@ -4,6 +4,7 @@
 */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 
 static const struct {
@@ -48,6 +49,9 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  /* Every file and directory jiti creates (stores, sockets, pid files, logs,
+  ** histories, transcripts) is private to its user, whatever the umask. */
+  umask(077);
   if (argc < 2) {
     usage(stderr);
     return 2;

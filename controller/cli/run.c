@@ -24,6 +24,9 @@ static void run_usage(FILE *out) {
           "  --heap BYTES      maximum live heap bytes (default 0 = unlimited;\n"
           "                    suffixes K, M, G)\n"
           "  --output N        maximum characters printed (default 0 = unlimited)\n"
+          "  --allow-foreign LIB  grant the run the C library LIB (e.g. libm.so.6): its\n"
+          "                    functions may be declared with define-foreign (repeatable;\n"
+          "                    docs/security.md)\n"
           "  --gc-stress       collect garbage at every allocation (slow; for testing)\n"
           "  -h, --help        show this help\n"
           "\n"
@@ -48,34 +51,46 @@ static int run_main(int argc, char **argv) {
   const char *expr = NULL;
   jiti_Limits limits = {0, 100000, 0, 0};
   int gc_stress = 0;
-  int nfiles = 0;
+  int nfiles = 0, ngrant = 0;
   char **files = calloc((size_t)argc + 1, sizeof *files);
+  const char **grant = calloc((size_t)argc + 1, sizeof *grant);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     uint64_t v;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       run_usage(stdout);
       free(files);
+      free(grant);
       return 0;
     } else if (!strcmp(a, "-e") || !strcmp(a, "--eval")) {
-      if (++i >= argc) { fprintf(stderr, "jiti run: %s needs an expression\n", a); free(files); return 2; }
+      if (++i >= argc) { fprintf(stderr, "jiti run: %s needs an expression\n", a); free(files); free(grant); return 2; }
       expr = argv[i];
     } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") ||
                !strcmp(a, "--output")) {
       if (++i >= argc || !opts_size(argv[i], &v)) {
         fprintf(stderr, "jiti run: %s needs a non-negative number\n", a);
         free(files);
+        free(grant);
         return 2;
       }
       if (!strcmp(a, "--fuel")) limits.fuel = v;
       else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > 10000000 ? 10000000 : v);
       else if (!strcmp(a, "--heap")) limits.heap = (size_t)v;
       else limits.output = (size_t)v;
+    } else if (!strcmp(a, "--allow-foreign")) {
+      if (++i >= argc || !*argv[i]) {
+        fprintf(stderr, "jiti run: --allow-foreign needs a library (e.g. --allow-foreign libm.so.6)\n");
+        free(files);
+        free(grant);
+        return 2;
+      }
+      grant[ngrant++] = argv[i];
     } else if (!strcmp(a, "--gc-stress")) {
       gc_stress = 1;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "jiti run: unknown option %s (see 'jiti run --help')\n", a);
       free(files);
+      free(grant);
       return 2;
     } else {
       files[nfiles++] = argv[i];
@@ -84,18 +99,28 @@ static int run_main(int argc, char **argv) {
   if (!expr && nfiles == 0) {
     run_usage(stderr);
     free(files);
+    free(grant);
     return 2;
   }
   jiti_State *S = jiti_open();
   if (!S) {
     fprintf(stderr, "jiti: cannot create an interpreter (out of memory?)\n");
     free(files);
+    free(grant);
     return 1;
   }
+  int status = 0;
+  for (int i = 0; i < ngrant && status == 0; i++) {
+    char why[1024];
+    if (jiti_foreign_grant(S, grant[i], why, sizeof why) != JITI_OK) {
+      fprintf(stderr, "jiti run: %s\n", why);
+      status = 1;
+    }
+  }
+  free(grant);
   jiti_set_limits(S, &limits);
   jiti_set_cstack_size(S, STACK_SIZE);
   if (gc_stress) jiti_set_gc_stress(S, 1);
-  int status = 0;
   for (int i = 0; i < nfiles && status == 0; i++) {
     size_t len;
     char *src = opts_read_file(files[i], &len);

@@ -130,7 +130,15 @@ static void eval_usage(FILE *out) {
           "While a transaction is paused the call is refused at once (\"paused\"), unless\n"
           "--wait says to wait until the pause is answered.\n"
           "\n"
-          "options:\n%s%s"
+          "The call carries an idempotency key: if the connection drops before the reply\n"
+          "(the kernel was restarted), jiti eval reconnects for up to 30 s and sends it\n"
+          "again with the same key; the kernel replays the outcome if it ran, so it never\n"
+          "runs twice.\n"
+          "\n"
+          "options:\n"
+          "  --key KEY         the idempotency key (default: a random one); a later\n"
+          "                    jiti eval with the same KEY gets the recorded outcome\n"
+          "%s%s"
           "\n"
           "The limits may only lower the kernel's (jiti kernel --help).\n"
           "\n"
@@ -153,9 +161,15 @@ static void preview_usage(FILE *out) {
 }
 
 /* eval and preview: one call or preview request. */
+/* How long a keyed call keeps retrying after its connection dropped (a
+** kernel being restarted takes a second or two). */
+#define KEYED_PATIENCE 30.0
+
+static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n", line); }
+
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
-  const char *expr = NULL, *file = NULL, *gen = NULL;
+  const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL;
   int wait = 0;
   limits_Table L;
   limits_default(&L);
@@ -167,6 +181,14 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
     if (r) continue;
     const char *a = argv[i];
     if (!strcmp(a, "--wait")) { wait = 1; continue; }
+    if (op == PROTO_CALL && !strcmp(a, "--key")) {
+      if (i + 1 >= argc || !argv[i + 1][0] || strlen(argv[i + 1]) > 200) {
+        fprintf(stderr, "jiti %s: --key needs a key of 1 to 200 bytes\n", cmd);
+        return EXIT_USAGE;
+      }
+      key = argv[++i];
+      continue;
+    }
     if (!strcmp(a, "--file") || !strcmp(a, "--generation")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "jiti %s: %s needs %s\n", cmd, a, a[2] == 'f' ? "a file (- for standard input)" : "a number");
@@ -208,8 +230,17 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   json_t *lim = limits_given_json(&L);
   if (req && lim) json_object_set_new(req, "limits", lim);
   else json_decref(lim);
-  json_t *r = render_request_once(cmd, c.dir, req);
+  json_t *r;
+  if (op == PROTO_CALL) {  /* a call runs once, even when its reply is lost: keyed */
+    char err[600];
+    r = kclient_once_keyed(c.dir, req, key, KEYED_PATIENCE, retry_progress, err, sizeof err);
+    if (!r) fprintf(stderr, "jiti %s: %s\n", cmd, err);
+  } else {
+    r = render_request_once(cmd, c.dir, req);
+  }
   if (!r) return EXIT_FAIL;
+  if (json_is_true(json_object_get(r, "replayed")) && !c.json)
+    fprintf(stderr, "jiti %s: replayed: a call with this key ran before; this is its outcome, nothing ran now\n", cmd);
   int st = print_txn_reply(cmd, r, c.json);
   if (st == EXIT_OK && !c.json && op == PROTO_PREVIEW) {
     size_t i;
@@ -244,7 +275,7 @@ static void inspect_usage(FILE *out) {
           "\n"
           "options:\n"
           "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    data or invariant\n"
+          "                    foreign, data or invariant\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
@@ -271,7 +302,7 @@ int cmd_inspect(int argc, char **argv) {
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
         fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
-                        "method, data or invariant\n");
+                        "method, foreign, data or invariant\n");
         free(name);
         return EXIT_USAGE;
       }
@@ -304,6 +335,8 @@ int cmd_inspect(int argc, char **argv) {
     json_t *e = json_object_get(r, "entry");
     printf("%s %s\nhash %s\n%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"),
            kclient_str(e, "text"));
+    if (json_is_string(json_object_get(e, "unavailable")))
+      printf("unavailable: %s\n", kclient_str(e, "unavailable"));
   }
   json_decref(r);
   return ok ? EXIT_OK : EXIT_FAIL;
@@ -508,7 +541,8 @@ static void status_usage(FILE *out) {
           "generation, state (idle, running, paused, publishing, faulted, starting),\n"
           "queued transactions, attempts and worker restarts.\n"
           "\n"
-          "Exit status: 0 a kernel is running; 1 none is; 2 usage.\n");
+          "Exit status: 0 a kernel is running and answered; 1 none is, or it answered\n"
+          "with an error (busy, shutting down: the message is printed); 2 usage.\n");
 }
 
 int cmd_status(int argc, char **argv) {
@@ -517,10 +551,12 @@ int cmd_status(int argc, char **argv) {
   if (done >= 0) return done;
   json_t *r = render_request_once("status", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
   if (!r) return EXIT_FAIL;
+  int ok = json_is_true(json_object_get(r, "ok"));
   if (c.json) print_json(r);
-  else render_status(stdout, r);
+  else if (ok) render_status(stdout, r);
+  else fprintf(stderr, "jiti status: %s: %s\n", kclient_str(r, "code"), kclient_str(r, "message"));
   json_decref(r);
-  return EXIT_OK;
+  return ok ? EXIT_OK : EXIT_FAIL;
 }
 
 static void stop_usage(FILE *out) {

@@ -7,8 +7,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -44,12 +47,31 @@ int kclient_connect(kclient *k) {
       snprintf(k->err, sizeof k->err, "cannot connect to the kernel at %s: %s", path, strerror(e));
     return -1;
   }
+  /* Whoever listens receives the source of every request and could forge
+  ** every reply: it must run as this user.  (Another user who can write the
+  ** store directory could replace the socket with a server of their own.) */
+  struct ucred cr;
+  socklen_t crlen = sizeof cr;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+    snprintf(k->err, sizeof k->err, "cannot tell who serves %s: %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (cr.uid != geteuid()) {
+    snprintf(k->err, sizeof k->err, "refusing the kernel socket %s: it is served by user %u (pid %d), not by "
+             "you (user %u); someone else can write %s: stop that server, then run: chmod go-w %s",
+             path, (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid(), k->dir, k->dir);
+    close(fd);
+    return -1;
+  }
   k->fd = fd;
   return 0;
 }
 
 void kclient_close(kclient *k) {
   if (k->fd >= 0) close(k->fd);
+  json_decref(k->refused);
+  k->refused = NULL;
   k->fd = -1;
   free(k->buf);
   k->buf = NULL;
@@ -140,7 +162,13 @@ static int send_request(kclient *k, json_t *req, json_int_t *id) {
   if (sent) {
     snprintf(k->err, sizeof k->err, "the kernel for %s closed the connection before the request was sent",
              k->dir);
+    /* a kernel that refuses a connection (busy) says why before it closes it */
+    while (fill(k, 0) == 1) {}
+    int got;
+    json_t *j = take_line(k, &got);
     kclient_close(k);
+    if (json_is_object(j) && json_is_false(json_object_get(j, "ok")) && !json_object_get(j, "id")) k->refused = j;
+    else json_decref(j);
     return KCLIENT_UNSENT;
   }
   return KCLIENT_OK;
@@ -154,7 +182,12 @@ int kclient_send(kclient *k, json_t *req) {
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
   json_int_t id;
-  if (send_request(k, req, &id) != KCLIENT_OK) return KCLIENT_UNSENT;
+  if (send_request(k, req, &id) != KCLIENT_OK) {
+    if (!k->refused) return KCLIENT_UNSENT;
+    *reply = k->refused;  /* the refusal answers the request */
+    k->refused = NULL;
+    return KCLIENT_OK;
+  }
   for (;;) {
     int got;
     json_t *j = take_line(k, &got);
@@ -216,6 +249,65 @@ json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen) {
     return NULL;
   }
   return rep;
+}
+
+/* A fresh idempotency key: 128 random bits in hex. */
+void kclient_fresh_key(char out[33]) {
+  unsigned char b[16];
+  if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {  /* no entropy: time and pid */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(out, 33, "%016llx%08x%08x", (unsigned long long)ts.tv_sec, (unsigned)ts.tv_nsec, (unsigned)getpid());
+    return;
+  }
+  for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+int kclient_key_running(json_t *reply) {
+  return !json_is_true(json_object_get(reply, "ok")) && !strcmp(kclient_str(reply, "code"), "busy") &&
+         strstr(kclient_str(reply, "message"), "with key") != NULL;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
+                           void (*progress)(const char *line), char *err, size_t errlen) {
+  if (!req) {
+    snprintf(err, errlen, "cannot encode the request (is the text valid UTF-8?)");
+    return NULL;
+  }
+  char fresh[33];
+  if (!key) kclient_fresh_key(fresh);
+  json_object_set_new(req, "key", json_string(key ? key : fresh));
+  double until = now_s() + patience;
+  kclient k;
+  kclient_init(&k, "", dir);
+  for (int tries = 0;; tries++) {
+    json_t *rep = NULL;
+    int rc = kclient_connect(&k) ? KCLIENT_UNSENT : kclient_call(&k, json_incref(req), &rep, NULL);
+    kclient_close(&k);
+    int running = rc == KCLIENT_OK && kclient_key_running(rep);
+    if (rc == KCLIENT_OK && !running) {
+      json_decref(req);
+      return rep;
+    }
+    json_decref(rep);
+    /* the first try never reached a kernel: nothing to retry */
+    if ((tries == 0 && rc == KCLIENT_UNSENT) || now_s() > until) break;
+    if (progress && (rc == KCLIENT_NO_REPLY || tries == 0))
+      progress(rc == KCLIENT_NO_REPLY ? "the connection to the kernel dropped before the reply; retrying with the "
+                                        "same key (the request will not run twice)"
+                                      : "the first try is still running; waiting for its outcome");
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  json_decref(req);
+  snprintf(err, errlen, "%s", k.err[0] ? k.err : "the kernel did not answer");
+  return NULL;
 }
 
 /* ------------------------------------------------------------ replies */

@@ -21,6 +21,8 @@ typedef struct kclient {
   size_t len, cap;
   json_int_t next_id;   /* the "id" of the next request */
   char err[512];        /* why the last failure happened, for people */
+  json_t *refused;      /* the kernel's refusal of the connection (busy), read
+                        ** when a request could not be sent */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */
@@ -67,6 +69,25 @@ int kclient_serving(const char *dir);
 ** reason in err (errlen bytes).  req is stolen (NULL: it could not be
 ** made).  render_request_once prints the reason. */
 json_t *kclient_once(const char *dir, json_t *req, char *err, size_t errlen);
+
+/* A fresh idempotency key (128 random bits, in hex). */
+void kclient_fresh_key(char out[33]);
+
+/* 1 when reply says a request with its key is still waiting or running
+** (come back for its outcome). */
+int kclient_key_running(json_t *reply);
+
+/* kclient_once for a transaction that must not run twice: req (stolen, a
+** call or an act) gets the idempotency key `key` (NULL: a fresh random
+** one).  When the connection drops before the reply (the kernel was
+** restarted or killed), or the kernel says the first try is still running,
+** it reconnects and sends the same request again, with the same key, for up
+** to `patience` seconds: the kernel replays the first try's outcome if it
+** ran, or runs it if it did not.  progress (may be NULL) is called before
+** each retry with a line for people.  The reply (its "replayed" member says
+** it was recorded earlier), or NULL with the reason in err. */
+json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
+                           void (*progress)(const char *line), char *err, size_t errlen);
 
 /* ---- reading replies */
 

@@ -85,6 +85,8 @@ json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {
     fprintf(f, "  %s = %s\n", kclient_str(e, "key"), kclient_str(e, "value"));
   json_array_foreach(json_object_get(v, "invariants"), i, e)
     fprintf(f, "invariant %s: %s\n", kclient_str(e, "name"), kclient_str(e, "source"));
+  json_array_foreach(json_object_get(json_object_get(v, "foreign"), "unavailable"), i, e)
+    fprintf(f, "unavailable foreign function %s: %s\n", kclient_str(e, "name"), kclient_str(e, "reason"));
   json_t *tr = json_object_get(v, "truncated");
   json_int_t summarized = kclient_int(tr, "summarized"), omitted = kclient_int(tr, "omitted");
   if (summarized || omitted)
@@ -113,6 +115,14 @@ void render_status(FILE *f, json_t *r) {
   if (commits)
     fprintf(f, "groups:     %" JSON_INTEGER_FORMAT " revisions in %" JSON_INTEGER_FORMAT " commits (%.1f each)\n",
             revs, commits, (double)revs / (double)commits);
+  json_t *fo = json_object_get(r, "foreign"), *x;
+  size_t i;
+  fprintf(f, "foreign:   ");
+  if (!json_array_size(json_object_get(fo, "granted"))) fprintf(f, " none granted");
+  json_array_foreach(json_object_get(fo, "granted"), i, x) fprintf(f, " %s", json_string_value(x));
+  fprintf(f, "\n");
+  json_array_foreach(json_object_get(fo, "failed"), i, x)
+    fprintf(f, "            %s did not open: %s\n", kclient_str(x, "library"), kclient_str(x, "message"));
 }
 
 /* Added, changed and removed entries of a reply's "changes". */

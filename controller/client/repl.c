@@ -168,8 +168,6 @@ static int reconnect(Repl *R, int quiet) {
   if (R->pid && pid != R->pid)
     say("reconnected: a new kernel serves %s (pid %" JSON_INTEGER_FORMAT ", was %" JSON_INTEGER_FORMAT ")",
         R->dir, pid, R->pid);
-  else if (R->pid)
-    say("reconnected to the kernel for %s", R->dir);
   else if (R->tty)
     printf("connected to the kernel for %s (jiti %s, pid %" JSON_INTEGER_FORMAT "); :help lists the "
            "commands, Ctrl-D quits\n", R->dir, kclient_str(rep, "kernel"), pid);
@@ -178,12 +176,19 @@ static int reconnect(Repl *R, int quiet) {
   return 1;
 }
 
-/* The connection, reopened if the kernel closed it.  1 connected. */
+/* The connection, reopened if the kernel closed it.  1 connected.  The
+** same kernel closes a connection left idle past its --idle-timeout: the
+** repl then reconnects without a word; another kernel is announced. */
 static int connected(Repl *R, int quiet) {
   int was_open = R->k.fd >= 0;
   if (kclient_alive(&R->k)) return 1;
-  if (was_open) say("the kernel for %s closed the connection (did it stop or restart?)", R->dir);
-  return reconnect(R, quiet);
+  if (!was_open) return reconnect(R, quiet);
+  if (reconnect(R, 1)) return 1;
+  if (!quiet) {
+    say("the kernel for %s closed the connection (did it stop or restart?)", R->dir);
+    if (R->k.err[0]) say("%s", R->k.err);
+  }
+  return 0;
 }
 
 /* Send req (stolen) and return the reply, or NULL after a message.  A

@@ -20,6 +20,7 @@
 **                the loop
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
+**   dkeys.c      idempotency keys: outcomes replayed to retried requests
 **   devents.c    the attempts' events, group-committed to the store with
 **                the generation; subscribers' event lines
 **   dlog.c       log lines, buffered
@@ -30,6 +31,7 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -39,7 +41,10 @@
 #include "proto.h"
 #include "workerproc.h"
 
-#define DAEMON_MAX_CLIENTS 1000
+#define DAEMON_MAX_CLIENTS 1000     /* default --max-clients */
+#define DAEMON_RESERVED_SLOTS 8     /* connections past it, served status and stop only */
+#define DAEMON_IDLE_TIMEOUT 600     /* default --idle-timeout, seconds */
+#define DAEMON_OUTPUT_MAX ((size_t)256 << 20)  /* unread replies held for all clients */
 #define DAEMON_MAX_QUEUE 10000
 #define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
 #define DAEMON_MAX_AHEAD 1024 /* accepted calls the worker may hold awaiting
@@ -54,6 +59,10 @@ typedef struct Client {
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
   int subscribed;       /* receives event lines */
+  int reserved;         /* accepted into an operator slot: status and stop only */
+  int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
+  double active;        /* daemon_now() of its last request or accepted output */
+  size_t *held;         /* the daemon's count of unread reply bytes (outbytes) */
 } Client;
 
 /* A request waiting for the worker. */
@@ -100,6 +109,7 @@ typedef struct Txn {
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
+  char *key;             /* the request's idempotency key, or NULL */
 } Txn;
 
 /* A call the worker finished whose reply must wait: it wrote a revision
@@ -151,10 +161,18 @@ typedef struct Daemon {
   store_env *s;
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
-  Client *clients[DAEMON_MAX_CLIENTS];
-  int nclients;
+  Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
+  struct pollfd *pfd;    /* the poll loop's, one per client and two */
+  int nclients, max_clients;
+  double idle_timeout;   /* close a connection idle this long (0: never) */
+  double idle_sweep;     /* daemon_now() of the next look for idle ones */
+  size_t outbytes;       /* unread reply bytes of all clients (DAEMON_OUTPUT_MAX) */
   uint64_t next_serial;
   limits_Table limits;   /* every transaction's, and the pause timeout */
+  grant_List grant;      /* the C libraries granted (--allow-foreign) */
+  char grant_text[STORE_FOREIGN_MAX + 1];  /* as each revision's manifest records it */
+  json_t *foreign_failed;  /* the granted libraries the worker could not open:
+                           ** [{library, message}] from its last "ready" */
   /* the worker */
   wproc w;
   uint64_t base, gen, revision;
@@ -183,6 +201,12 @@ typedef struct Daemon {
   int detached;
   struct { char *buf; size_t len, cap; int urgent; time_t second; char when[40]; } log;  /* log lines not yet
                          ** written; the time of their second */
+  struct {
+    json_t *done;        /* key -> {reply, bytes}: outcomes to replay */
+    json_t *flight;      /* "client id" -> key: keyed requests not answered yet */
+    json_t *order;       /* keys of done, oldest first */
+    size_t bytes;        /* of the recorded replies */
+  } keys;                /* dkeys.c */
 } Daemon;
 
 static inline double daemon_now(void) {
@@ -207,6 +231,24 @@ void dclients_flush(Client *c);
 void dclients_read(Daemon *D, Client *c);
 void dclients_free(Daemon *D, int i);
 void dclients_accept(Daemon *D);
+double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
+                                        ** the next look is due */
+int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
+                                        ** reserved slot's connection asked for more
+                                        ** than status or stop (answered busy) */
+
+/* dkeys.c: idempotency keys */
+void dkeys_init(Daemon *D);
+void dkeys_free(Daemon *D);
+void dkeys_load(Daemon *D);            /* the keys of the newest outcome events */
+const char *dkeys_of(json_t *req);     /* the request's key, or NULL */
+int dkeys_in_flight(Daemon *D, const char *key);  /* a request with key waits or runs */
+int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* 1: answered
+                                       ** with the outcome recorded for its key */
+void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* it was queued */
+void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply);  /* record it */
+void dkeys_forget(Daemon *D, uint64_t client, json_t *id);  /* dropped unanswered */
+void dkeys_tag_event(Daemon *D, json_t *ev);  /* the running attempt's key on its events */
 
 /* dqueue.c */
 int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +23,37 @@ Client *dclients_find(Daemon *D, uint64_t serial) {
   return NULL;
 }
 
+/* Drop a client's unread output (it is gone, or cut off). */
+static void drop_output(Client *c) {
+  *c->held -= c->outlen - c->outoff;
+  c->outlen = c->outoff = 0;
+}
+
 void dclients_flush(Client *c) {
   while (c->outoff < c->outlen) {
     ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (w <= 0) { c->closing = 2; c->outlen = c->outoff = 0; return; }  /* gone */
+    if (w <= 0) { c->closing = 2; drop_output(c); return; }  /* gone */
     c->outoff += (size_t)w;
+    *c->held -= (size_t)w;
+    c->active = daemon_now();  /* it reads: not idle */
   }
   c->outlen = c->outoff = 0;
 }
 
 /* Queue one line (text[0..n) plus a newline) for a client and try to send
-** it.  A client that lets PROTO_REPLY_MAX bytes pile up is not reading:
-** it is dropped rather than let it hold the kernel's memory. */
+** it.  A client that lets PROTO_REPLY_MAX bytes pile up is not reading,
+** and all clients together may not hold more than DAEMON_OUTPUT_MAX: past
+** either, the client is cut off rather than let it hold the kernel's
+** memory (dclients_free logs it). */
 void dclients_line(Client *c, const char *text, size_t n) {
   if (c->closing == 2) return;
-  if (c->outlen - c->outoff + n + 1 > PROTO_REPLY_MAX) {
+  int one = c->outlen - c->outoff + n + 1 > PROTO_REPLY_MAX;
+  if (one || *c->held + n + 1 > DAEMON_OUTPUT_MAX) {
     c->closing = 2;
+    c->cut_off = one ? 1 : 2;
+    drop_output(c);
     return;
   }
   if (c->outlen + n + 1 > c->outcap) {
@@ -58,6 +72,7 @@ void dclients_line(Client *c, const char *text, size_t n) {
   memcpy(c->out + c->outlen, text, n);
   c->out[c->outlen + n] = '\n';
   c->outlen += n + 1;
+  *c->held += n + 1;
   dclients_flush(c);
 }
 
@@ -65,6 +80,7 @@ void dclients_line(Client *c, const char *text, size_t n) {
 ** a client only once the store has recorded it (devents_flush), so that
 ** no kernel started later can hand it out again. */
 void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
+  dkeys_replied(D, serial, id, msg);  /* recorded even when its client left */
   Client *c = dclients_find(D, serial);
   if (!c || c->closing == 2) { json_decref(msg); return; }
   if (D->gen > D->gen_saved) devents_flush(D);
@@ -88,6 +104,10 @@ void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code
 
 void dclients_free(Daemon *D, int i) {
   Client *c = D->clients[i];
+  if (c->cut_off)
+    dlog(D, "client %" PRIu64 " cut off: its unread replies passed %s", c->serial,
+         c->cut_off == 1 ? "the limit of one client (64 MiB)" : "the limit of all clients together (256 MiB)");
+  drop_output(c);
   if (c->subscribed) D->subscribers--;
   close(c->fd);
   free(c->in);
@@ -114,6 +134,7 @@ void dclients_read(Daemon *D, Client *c) {
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (r <= 0) { eof = 1; break; }
     c->inlen += (size_t)r;
+    c->active = daemon_now();
     /* a short read took all there was: poll tells about the rest (and
     ** about an end of file), without one more recv per request */
     if (c->inlen >= c->incap || (size_t)r < room) break;
@@ -149,6 +170,8 @@ void dclients_read(Daemon *D, Client *c) {
   if (eof && !c->closing) c->closing = 1;
 }
 
+static int free_reserved_slot(Daemon *D);
+
 static void refuse(int fd, const char *why) {
   char m[200];
   int n = snprintf(m, sizeof m, "{\"ok\":false,\"code\":\"busy\",\"message\":\"%s; retry later\"}\n", why);
@@ -171,7 +194,8 @@ void dclients_accept(Daemon *D) {
       if (fd >= 0) continue;
     }
     if (fd < 0) return;
-    if (D->nclients >= DAEMON_MAX_CLIENTS) {
+    int reserved = D->nclients >= D->max_clients;
+    if (reserved && D->nclients >= D->max_clients + DAEMON_RESERVED_SLOTS && !free_reserved_slot(D)) {
       refuse(fd, "too many clients");
       continue;
     }
@@ -179,7 +203,55 @@ void dclients_accept(Daemon *D) {
     if (!c) { close(fd); continue; }
     c->fd = fd;
     c->serial = ++D->next_serial;
+    c->reserved = reserved;
+    c->active = daemon_now();
+    c->held = &D->outbytes;
     D->clients[D->nclients++] = c;
   }
+}
+
+/* Every reserved slot is taken: the one held longest gives way to the new
+** connection (a reserved connection has one quick thing to do), so that
+** whoever holds the ordinary slots cannot keep `jiti stop` out.  1 freed. */
+static int free_reserved_slot(Daemon *D) {
+  int oldest = -1;
+  for (int i = 0; i < D->nclients; i++)
+    if (D->clients[i]->reserved && D->clients[i]->closing != 2 &&
+        (oldest < 0 || D->clients[i]->serial < D->clients[oldest]->serial))
+      oldest = i;
+  if (oldest < 0) return 0;
+  dlog(D, "client %" PRIu64 " closed: its operator slot was needed", D->clients[oldest]->serial);
+  dclients_free(D, oldest);
+  return 1;
+}
+
+int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id) {
+  if (!c->reserved || op == PROTO_HELLO || op == PROTO_STATUS || op == PROTO_SHUTDOWN) return 0;
+  dclients_reply_err(D, c->serial, id, "busy",
+                     "the kernel serves %d clients (its --max-clients); this connection may only ask for "
+                     "status or stop; retry later", D->max_clients);
+  c->closing = 1;
+  return 1;
+}
+
+/* A connection is idle when it has asked for nothing for idle_timeout
+** seconds, nothing it asked for waits, it has no reply to read and it has
+** not subscribed to events.  Idle connections are closed: a client that
+** opens many and says nothing cannot keep the slots.  (`jiti repl`
+** reconnects quietly.) */
+double dclients_sweep_idle(Daemon *D) {
+  if (D->idle_timeout <= 0) return -1;
+  double now = daemon_now();
+  if (now < D->idle_sweep) return D->idle_sweep - now;
+  double every = D->idle_timeout / 4 < 1 ? D->idle_timeout / 4 : 1;
+  D->idle_sweep = now + every;
+  for (int i = 0; i < D->nclients; i++) {
+    Client *c = D->clients[i];
+    if (c->closing || c->subscribed || c->outlen > c->outoff || now - c->active < D->idle_timeout ||
+        dsched_client_waits(D, c->serial))
+      continue;
+    c->closing = 1;  /* freed by the loop */
+  }
+  return every;
 }
 

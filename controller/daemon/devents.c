@@ -22,6 +22,7 @@
 
 void devents_add(Daemon *D, json_t *ev) {
   if (!ev) return;
+  dkeys_tag_event(D, ev);
   EventBuf *b = &D->events;
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 64;

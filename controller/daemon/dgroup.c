@@ -119,6 +119,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     h.event = events_outcome(t->attempt, proto_op_name(t->op), reason, msg ? msg : "");
   }
   if ((v = json_object_get(m, "output"))) json_object_set(h.reply, "output", v);
+  dkeys_tag_event(D, h.event);   /* its idempotency key, durable with its outcome */
   if (writes) {
     h.changes = json_incref(json_object_get(m, "changes"));
     if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
@@ -298,7 +299,7 @@ void dgroup_publish(Daemon *D) {
         ok = 0;
         break;
       }
-      p.infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p.gen, 0, JITI_VERSION, h->summary, NULL};
+      p.infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p.gen, 0, JITI_VERSION, h->summary, NULL, D->grant_text};
       in[nr] = (store_rev_in){&p.infos[nr], ch + used, nc, rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;

@@ -66,7 +66,9 @@ static void on_term(int sig) { (void)sig; got_term = 1; }
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS] [--detach]\n"
+          "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS]\n"
+          "                   [--max-clients N] [--idle-timeout SECONDS]\n"
+          "                   [--allow-foreign LIB]... [--detach]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -80,14 +82,18 @@ static void usage(FILE *out) {
           "\n"
           "options:\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "%s%s"
+          "%s%s%s"
+          "  --max-clients N   connections served at once (default 1000); 8 more are kept\n"
+          "                    for 'jiti status' and 'jiti stop'\n"
+          "  --idle-timeout SECONDS  close a connection that asked for nothing this long\n"
+          "                    (default 600; 0 = never; subscribers are never idle)\n"
           "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
           "                    DIR/kernel.pid; returns once the kernel serves\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
           "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
-          LIMITS_HELP, LIMITS_PAUSE_HELP);
+          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP);
 }
 
 #ifdef JITI_TEST_HOOKS
@@ -130,6 +136,13 @@ static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D
 
 static int kernel_run(Daemon *D, int ready_fd) {
   char err[1024] = "";
+  D->clients = calloc((size_t)D->max_clients + DAEMON_RESERVED_SLOTS, sizeof *D->clients);
+  /* kept in D (static): reachable whichever way the function returns */
+  struct pollfd *pfd = D->pfd = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS + 3) * sizeof *pfd);   /* + listener, worker, sync */
+  if (!D->clients || !pfd) {
+    fprintf(stderr, "jiti kernel: out of memory for %d clients (see --max-clients)\n", D->max_clients);
+    return EXIT_FAIL;
+  }
   int rc = open_store(D, err, sizeof err);
   if (rc == STORE_EBUSY) {
     fprintf(stderr, "jiti kernel: the store at %s is in use: %s\nif a kernel is running there, "
@@ -147,7 +160,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   if (cur == 0) {
-    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL};
+    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL, NULL};
     if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
       fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
       return EXIT_FAIL;
@@ -175,6 +188,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   uint64_t interrupted = 0;
   store_mark_interrupted(D->s, &interrupted);
   D->next_attempt = storeio_next_attempt(D->s);
+  dkeys_load(D);
   if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
             "store path\n", D->dir, PROTO_SOCKET);
@@ -208,8 +222,10 @@ static int kernel_run(Daemon *D, int ready_fd) {
         interrupted, interrupted == 1 ? "" : "s");
   dlog_flush(D);  /* before `--detach` says ready: the line is its output */
   if (D->detached) {
-    FILE *f = fopen(D->pidfile, "w");
+    int pfd = open(D->pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = pfd >= 0 ? fdopen(pfd, "w") : NULL;
     if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+    else if (pfd >= 0) close(pfd);
   }
   if (ready_fd >= 0) {
     (void)!write(ready_fd, "ok", 2);
@@ -225,7 +241,6 @@ static int kernel_run(Daemon *D, int ready_fd) {
 
   sigset_t none;
   sigemptyset(&none);
-  struct pollfd *pfd = malloc((DAEMON_MAX_CLIENTS + 3) * sizeof *pfd);
   for (;;) {
     if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
     if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
@@ -278,6 +293,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->stopping && D->stop_deadline - now < wake) wake = D->stop_deadline - now;
     if (D->restart_at && D->restart_at - now < wake) wake = D->restart_at - now;
     if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
+    double sweep = dclients_sweep_idle(D);
+    if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
     double due = devents_due(D);
     if (due == 0) {
       devents_flush(D);
@@ -319,7 +336,6 @@ static int kernel_run(Daemon *D, int ready_fd) {
     }
     if (D->lfd >= 0 && pfd[0].revents) dclients_accept(D);
   }
-  free(pfd);
   /* clean shutdown */
   dworker_stop(D);
   devents_flush(D);  /* subscribers get the last outcomes before they are cut off */
@@ -332,6 +348,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
     dclients_flush(c);
   }
   while (D->nclients) dclients_free(D, 0);
+  free(D->clients);
+  free(D->pfd);
+  dkeys_free(D);
   if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
   if (D->spare_fd >= 0) close(D->spare_fd);
   if (D->detached) unlink(D->pidfile);
@@ -344,6 +363,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   free(D->queryq.v);
   free(D->cmdq.v);
   free(D->batch.v);
+  json_decref(D->foreign_failed);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);
   free(D->log.buf);
@@ -358,17 +378,37 @@ int cmd_kernel(int argc, char **argv) {
   D.dir = opts_default_store();
   limits_default(&D.limits);
   D.lfd = D.w.fd = D.spare_fd = -1;
+  D.max_clients = DAEMON_MAX_CLIENTS;
+  dkeys_init(&D);
+  D.idle_timeout = DAEMON_IDLE_TIMEOUT;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
     int r = opts_store("kernel", argc, argv, &i, &D.dir);
     if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
+    if (r == 0) r = grant_option("kernel", argc, argv, &i, &D.grant);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
+    if (!strcmp(argv[i], "--max-clients") || !strcmp(argv[i], "--idle-timeout")) {
+      int clients = argv[i][2] == 'm';
+      long v;
+      char *end;
+      if (i + 1 >= argc || (v = strtol(argv[i + 1], &end, 10), *end || end == argv[i + 1]) ||
+          v < (clients ? 1 : 0) || v > (clients ? 100000 : 86400)) {
+        fprintf(stderr, "jiti kernel: %s needs %s\n", argv[i],
+                clients ? "a number of clients from 1 to 100000" : "a number of seconds from 0 (never) to 86400");
+        return EXIT_USAGE;
+      }
+      if (clients) D.max_clients = (int)v;
+      else D.idle_timeout = (double)v;
+      i++;
+      continue;
+    }
     fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
     return EXIT_USAGE;
   }
+  grant_manifest(&D.grant, D.grant_text, sizeof D.grant_text);
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa = {0};
   sa.sa_handler = on_term;
@@ -410,12 +450,20 @@ int cmd_kernel(int argc, char **argv) {
   _exit(kernel_run(&D, p[1]));
 }
 
+/* `jiti __worker [--allow-foreign LIB]...`: started by workerproc.c only. */
 int cmd_worker_internal(int argc, char **argv) {
-  (void)argc; (void)argv;
   struct stat sb;
   if (fstat(WORKER_FD, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
     fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
     return EXIT_USAGE;
   }
-  return worker_main(WORKER_FD);
+  grant_List g = {0};
+  for (int i = 1; i < argc; i++) {
+    int r = grant_option("__worker", argc, argv, &i, &g);
+    if (r == 1) continue;
+    if (r == 0) fprintf(stderr, "jiti __worker: unexpected argument '%s'\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  worker_Options opt = {g.lib, g.n};
+  return worker_main(WORKER_FD, &opt);
 }

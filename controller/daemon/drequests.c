@@ -40,13 +40,20 @@ static const char *state_name(Daemon *D) {
 }
 
 static void queue(Req *q, Queue *to, const char *what) {
-  if (to->n >= DAEMON_MAX_QUEUE)
+  const char *key = dkeys_of(q->r);
+  if (key && dkeys_replay(q->D, q->client, q->id, q->r))
+    return;  /* it ran before: its outcome again */
+  if (key && dkeys_in_flight(q->D, key))
+    dclients_reply_err(q->D, q->client, q->id, "busy", "a request with key %.80s is still waiting or running; "
+                       "retry shortly to get its outcome", key);
+  else if (to->n >= DAEMON_MAX_QUEUE)
     dclients_reply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
   else if (to == &q->D->txq && q->D->in_pause && !json_is_true(json_object_get(q->r, "wait")))
     dsched_reply_paused(q->D, q->client, q->id);  /* it would wait for the pause's answer */
-  else
-    dqueue_push(to, q->client, q->id, q->r, q->op);
+  else if (dqueue_push(to, q->client, q->id, q->r, q->op) == 0)
+    dkeys_expect(q->D, q->client, q->id, q->r);
 }
+
 
 /* A string member: required (need) or optional; 0 after an error reply. */
 static int string_member(Req *q, const char *key, int need, size_t max, const char **out) {
@@ -70,6 +77,19 @@ static int generation_member(Req *q, int need) {
                     : "\"generation\" of %s must be a non-negative integer",
                proto_op_name(q->op));
   return 0;
+}
+
+/* Optional "key" (call, act): an idempotency key, which needs an "id" to
+** tell its reply.  0 after an error reply. */
+static int key_member(Req *q) {
+  const char *key;
+  if (!string_member(q, "key", 0, 200, &key)) return 0;
+  if (key && (!*key || !q->id)) {
+    dclients_reply_err(q->D, q->client, q->id, "invalid-request",
+                       !*key ? "\"key\" must not be empty" : "a request with a \"key\" needs an \"id\"");
+    return 0;
+  }
+  return 1;
 }
 
 /* The first member of o that is not in allowed (NULL-terminated), or NULL. */
@@ -102,12 +122,19 @@ static void op_hello(Req *q) {
                                              "kernel", JITI_VERSION, "store", q->D->dir, "pid", (int)getpid()));
 }
 
+/* The grant: the libraries the kernel was started with, and those of them
+** its worker could not open. */
+static json_t *foreign_status(Daemon *D) {
+  return json_pack("{s:o, s:o}", "granted", grant_json(&D->grant), "failed",
+                   D->foreign_failed ? json_incref(D->foreign_failed) : json_array());
+}
+
 static void op_status(Req *q) {
   Daemon *D = q->D;
   uint64_t rev, gen;
   dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
   dclients_reply(D, q->client, q->id,
-           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b}",
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
                      "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
@@ -115,7 +142,8 @@ static void op_status(Req *q) {
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
-                     "uptime", daemon_now() - D->started, "stopping", D->stopping));
+                     "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
+                     foreign_status(D)));
 }
 
 /* The revision chain from CURRENT back, newest first. */
@@ -271,6 +299,7 @@ static int txn_members(Req *q) {
 static void op_call(Req *q) {  /* call, preview and apply */
   const char *source, *summary;
   if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q)) return;
+  if (q->op == PROTO_CALL && !key_member(q)) return;
   if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
   json_t *p = json_object_get(q->r, "program");
   if (p && !json_is_boolean(p)) {
@@ -320,7 +349,7 @@ static void op_act(Req *q) {
   Daemon *D = q->D;
   json_t *a = json_object_get(q->r, "action");
   const char *type = json_string_value(json_object_get(a, "type"));
-  if (!txn_members(q)) return;
+  if (!txn_members(q) || !key_member(q)) return;
   if (!json_is_object(a) || !type) {
     dclients_reply_err(D, q->client, q->id, "invalid-request",
                  "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
@@ -360,7 +389,7 @@ static void op_act(Req *q) {
 
 typedef struct Op {
   void (*handle)(Req *q);
-  const char *members[8];  /* op, id and its own; NULL-terminated */
+  const char *members[10];  /* op, id and its own; NULL-terminated */
 } Op;
 
 /* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
@@ -371,9 +400,9 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
-    [PROTO_CALL] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "program"}},
+    [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program"}},
     [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait"}},
-    [PROTO_ACT] = {op_act, {"op", "id", "generation", "action", "limits"}},
+    [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
     [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_ADD] = {op_invariant_add, {"op", "id", "name", "source", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_REMOVE] = {op_invariant_remove, {"op", "id", "name", "generation", "limits", "wait"}},
@@ -419,6 +448,8 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   } else if (!op) {
     op_names(names, sizeof names);
     dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
+  } else if (dclients_reserved_refuses(D, c, (proto_Op)opn, id)) {
+    /* answered */
   } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
     dclients_reply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {

@@ -22,6 +22,7 @@ static void txn_clear(Daemon *D) {
   free(t->summary);
   json_decref(t->responder_id);
   json_decref(t->reply);
+  free(t->key);
   memset(t, 0, sizeof *t);
 }
 
@@ -78,7 +79,9 @@ static void finish_txn(Daemon *D, const char *reason, const char *extra) {
 /* The outcome event of the running transaction (message may be NULL);
 ** more members may be added to what it returns before it is recorded. */
 static json_t *outcome_event(Daemon *D, const char *reason, const char *message) {
-  return events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+  json_t *ev = events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+  dkeys_tag_event(D, ev);  /* also when it goes to the store with the revision */
+  return ev;
 }
 
 void dsched_worker_died(Daemon *D, const char *how) {
@@ -97,7 +100,8 @@ void dsched_worker_died(Daemon *D, const char *how) {
     } else {
       char msg[512];
       snprintf(msg, sizeof msg, "the worker %s during attempt %" PRIu64 "; nothing was published; "
-               "a fresh worker was started from revision %" PRIu64, how, t->attempt, D->revision);
+               "the kernel is starting a fresh worker from revision %" PRIu64 " ('jiti status' shows when it "
+               "serves)", how, t->attempt, D->revision);
       json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
       json_object_set_new(ev, "reason", json_string(how));
       devents_add(D, ev);
@@ -108,7 +112,7 @@ void dsched_worker_died(Daemon *D, const char *how) {
   if (D->wait == W_QUERY && D->query.retried) {
     /* the worker died on it twice: it would kill every fresh worker */
     dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
-                       "query; a fresh worker was started from revision %" PRIu64, how, D->revision);
+                       "query; the kernel is starting a fresh worker from revision %" PRIu64, how, D->revision);
     dqueue_pending_free(&D->query);
     D->query = (Pending){0};
   } else if (D->wait == W_QUERY) {  /* the fresh worker answers it, first */
@@ -164,6 +168,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->grouped = batchable(p);
+  t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
   devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
   D->wait = W_ATTEMPT;
 }
@@ -176,6 +181,7 @@ static int dropped(Daemon *D, Pending *p) {
   char src[200];
   request_brief(p->op, p->req, src, sizeof src);
   dlog(D, "dropped a %s of a client that left before it began: %s", proto_op_name(p->op), src);
+  dkeys_forget(D, p->client, p->id);  /* a retry with its key runs */
   devents_add(D, json_pack("{s:s, s:s, s:s}", "event", store_event_name(STORE_EV_DROPPED), "command",
                            proto_op_name(p->op), "source", src));
   return 1;
@@ -227,7 +233,7 @@ static void rollback(Daemon *D, Pending *p) {
   char err[1024];
   limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
   wproc chk;
-  wproc_Plan plan = {target, 1, target, 0, &lim, 1};
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
@@ -248,7 +254,7 @@ static void rollback(Daemon *D, Pending *p) {
   uint64_t g = D->gen + 1, rev = 0;
   if (!reason) {
     devents_flush(D);  /* the attempt's start goes first */
-    store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL};
+    store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL, D->grant_text};
     if (store_publish_revert(D->s, D->revision, target, &info, &rev) != STORE_OK) {
       reason = txn_reason_name(TXN_PUBLICATION_FAILED);
       snprintf(why, sizeof why, "%s", store_errmsg(D->s));
@@ -406,7 +412,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
   /* the generation after the commit, recorded with the revision */
   store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
-                         JITI_VERSION, t->summary, NULL};
+                         JITI_VERSION, t->summary, NULL, D->grant_text};
   publish_Result pr;
   publish_outcome(D->s, D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
                   D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
@@ -461,7 +467,9 @@ static void on_paused(Daemon *D, json_t *m) {
   D->in_pause = 1;
   json_decref(D->pause);
   D->pause = json_incref(p);
-  t->deadline = daemon_now() + D->limits.pause_timeout;
+  /* an absolute deadline from the pause: repairs that pause again do not
+  ** extend it (a caller could hold the worker for ever) */
+  if (first) t->deadline = daemon_now() + D->limits.pause_timeout;
   const char *refusal = json_string_value(json_object_get(p, "refusal"));
   json_t *r;
   if (refusal)

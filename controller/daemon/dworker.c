@@ -62,14 +62,14 @@ int dworker_send(Daemon *D, json_t *m) {
 /* Start a worker from CURRENT and queue its start-up frames.  0, or -1
 ** with a message in err (nothing left running). */
 static int spawn(Daemon *D, char *err, size_t errlen) {
-  if (wproc_spawn(&D->w, err, errlen) != 0) return -1;
+  if (wproc_spawn(&D->w, &D->grant, err, errlen) != 0) return -1;
   D->wout.len = D->wout.off = 0;
   if (store_current(D->s, &D->revision) != STORE_OK) {
     snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(D->s));
     wproc_stop(&D->w, 1);
     return -1;
   }
-  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval, DAEMON_MAX_AHEAD};
+  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval, &D->grant, DAEMON_MAX_AHEAD};
   if (wproc_frames(D->s, &plan, &D->wout.buf, &D->wout.len, &D->wout.cap, &D->start_entries, err,
                    errlen) != 0) {
     wproc_stop(&D->w, 1);
@@ -98,6 +98,23 @@ void dworker_writable(Daemon *D) {
   }
 }
 
+/* What a fresh worker says of the grant: the libraries that did not open
+** (kept for status) and the foreign declarations of CURRENT that cannot be
+** called, each logged once per start with its library, symbol and why. */
+static void foreign_ready(Daemon *D, json_t *f) {
+  json_t *failed = json_object_get(f, "failed"), *x;
+  size_t i;
+  json_decref(D->foreign_failed);
+  D->foreign_failed = json_is_array(failed) ? json_incref(failed) : json_array();
+  json_array_foreach(D->foreign_failed, i, x)
+    dlog(D, "error: the granted library %s did not open: %s", json_string_value(json_object_get(x, "library")),
+         json_string_value(json_object_get(x, "message")));
+  json_array_foreach(json_object_get(f, "unavailable"), i, x)
+    dlog(D, "error: foreign function %s (library %s, symbol %s) is unavailable: %s",
+         json_string_value(json_object_get(x, "name")), json_string_value(json_object_get(x, "library")),
+         json_string_value(json_object_get(x, "symbol")), json_string_value(json_object_get(x, "reason")));
+}
+
 static void ready(Daemon *D, json_t *r) {
   D->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
   const char *st = json_string_value(json_object_get(r, "status"));
@@ -106,6 +123,7 @@ static void ready(Daemon *D, json_t *r) {
   dlog(D, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
        (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, msg && *msg ? ": " : "",
        msg ? msg : "");
+  foreign_ready(D, json_object_get(r, "foreign"));
   D->wait = W_NONE;
   D->in_pause = 0;
   D->consecutive_failures = 0;

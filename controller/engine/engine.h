@@ -63,7 +63,8 @@ void storeio_map_free(storeio_map *m);
 
 /* Import revision rev's map (STORE_REV_CURRENT: the current one) into S
 ** straight from the store — no copy of the map — kind by kind in the
-** kernel's import order (structures, macros, functions, variables, data,
+** kernel's import order (structures, classes, foreign declarations, macros,
+** functions, variables, generic functions, methods, data,
 ** invariants), all of it read in one store transaction.  which: one of
 ** STOREIO_IMPORT_ALL, _NO_INVARIANTS, _ONLY_INVARIANTS.  The data table and
 ** the registry are sized for the store's counts first.  Returns
@@ -74,7 +75,8 @@ void storeio_map_free(storeio_map *m);
 ** (see jiti_import_entry). */
 enum { STOREIO_IMPORT_ALL, STOREIO_IMPORT_NO_INVARIANTS, STOREIO_IMPORT_ONLY_INVARIANTS };
 /* The store kinds of an import (which: STOREIO_IMPORT_...) in the kernel's
-** import order (types, macros, functions, variables, data, invariants);
+** import order (types, foreign declarations, macros, functions, variables,
+** data, invariants);
 ** how many. */
 size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]);
 enum { STOREIO_IMPORT_OK, STOREIO_IMPORT_ESTORE, STOREIO_IMPORT_EENTRY };
@@ -139,6 +141,36 @@ struct json_t *limits_given_json(const limits_Table *L);
 ** base's (0 in base is unlimited).  0, or -1 with a message in err. */
 int limits_from_json(struct json_t *o, const jiti_Limits *base, int cap, jiti_Limits *out, char *err,
                      size_t n);
+
+/* ---- grant.c: the C libraries the operator grants a world (--allow-foreign) */
+
+#define GRANT_MAX 32
+
+/* The libraries, in the order granted, without repeats; the strings are
+** borrowed (argv's). */
+typedef struct grant_List {
+  const char *lib[GRANT_MAX];
+  size_t n;
+} grant_List;
+
+/* The option line of --help for --allow-foreign. */
+extern const char GRANT_HELP[];
+
+/* Grant lib (borrowed) once.  0, or -1 with a message in err: an empty name
+** or one holding a newline, more than GRANT_MAX libraries, or more than a
+** manifest's STORE_FOREIGN_MAX bytes in all. */
+int grant_add(grant_List *g, const char *lib, char *err, size_t errlen);
+
+/* If argv[*i] is --allow-foreign LIB, consume it into g and return 1; -1
+** after a message for a missing or refused LIB; 0 for another argument. */
+int grant_option(const char *cmd, int argc, char **argv, int *i, grant_List *g);
+
+/* The grant as a manifest records it (store_rev_info.foreign): each
+** library followed by '\n'; "" for none.  n: at least STORE_FOREIGN_MAX+1. */
+void grant_manifest(const grant_List *g, char *buf, size_t n);
+
+/* The libraries as a JSON array (g may be NULL: empty). */
+struct json_t *grant_json(const grant_List *g);
 
 /* ---- publish.c: an accepted attempt's changes become a revision */
 

@@ -25,8 +25,19 @@ static const char STORE_HELP[] =
 
 static const char LIVE_HELP[] =
   "When a kernel serves the store (jiti kernel), the change goes through it, as\n"
-  "one of its transactions; otherwise it runs on the store directly, on the same\n"
-  "engine (a sandboxed worker rebuilt from CURRENT).\n";
+  "one of its transactions (under its limits and its --allow-foreign grant);\n"
+  "otherwise it runs on the store directly, on the same engine (a sandboxed worker\n"
+  "rebuilt from CURRENT, granted the libraries of --allow-foreign).\n";
+
+/* The options of every change: --store, the limits, --allow-foreign.  1
+** when argv[*i] was one (consumed), -1 after a message, 0 otherwise. */
+static int change_option(const char *cmd, int argc, char **argv, int *i, const char **dir, limits_Table *L,
+                         grant_List *g) {
+  int r = opts_store(cmd, argc, argv, i, dir);
+  if (r == 0 && argv[*i][0] == '-') r = limits_option(cmd, argc, argv, i, L, 0);
+  if (r == 0) r = grant_option(cmd, argc, argv, i, g);
+  return r;
+}
 
 /* The kernel's reply to req (stolen), printed as a change; the exit status. */
 static int through_kernel(const char *cmd, const char *dir, json_t *req) {
@@ -37,18 +48,26 @@ static int through_kernel(const char *cmd, const char *dir, json_t *req) {
   return st;
 }
 
+/* A grant given where a kernel serves the store: the kernel's own applies. */
+static void grant_ignored(const char *cmd, const char *dir, const grant_List *g) {
+  if (g->n)
+    fprintf(stderr, "jiti %s: a kernel serves the store at %s: the libraries it was started with are "
+            "granted ('jiti status' lists them); --allow-foreign is ignored\n", cmd, dir);
+}
+
 /* One change, req (stolen) the protocol request for it: through the kernel
 ** serving dir (with the limits L's options set), else offline on the same
-** engine under L.  The exit status. */
-static int change(const char *cmd, const char *dir, const limits_Table *L, json_t *req) {
+** engine under L, granted g.  The exit status. */
+static int change(const char *cmd, const char *dir, const limits_Table *L, const grant_List *g, json_t *req) {
   if (!req) { fprintf(stderr, "jiti %s: out of memory\n", cmd); return EXIT_FAIL; }
   if (kclient_serving(dir)) {
+    grant_ignored(cmd, dir, g);
     json_t *lim = limits_given_json(L);
     if (lim) json_object_set_new(req, "limits", lim);
     return through_kernel(cmd, dir, req);
   }
   otxn t;
-  int status = otxn_open(&t, cmd, dir, L);
+  int status = otxn_open(&t, cmd, dir, L, g);
   if (status == EXIT_OK) status = otxn_start(&t, req, t.parent, 0);
   if (status == EXIT_OK) {
     json_t *r = otxn_run(&t);
@@ -100,7 +119,7 @@ int cmd_init(int argc, char **argv) {
     fprintf(stderr, "jiti init: the store at %s exists already (CURRENT is revision %" PRIu64
             "); nothing was changed\n", dir, cur);
   } else {
-    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL};
+    store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL, NULL};
     if (store_publish(s, 0, &info, NULL, 0, NULL, 0, &rev) != STORE_OK) {
       fprintf(stderr, "jiti init: %s\n", store_errmsg(s));
     } else {
@@ -132,21 +151,21 @@ static void apply_usage(FILE *out) {
           "options:\n"
           "  -e, --eval SOURCE run SOURCE instead of a file\n"
           "  --summary TEXT    the revision's summary (default: the command)\n"
-          "%s%s"
+          "%s%s%s"
           "\n"
           "Exit status: 0 published (or nothing changed); 1 an error, a limit, an unsafe\n"
           "result or a store problem (nothing published); 2 usage.\n",
-          LIVE_HELP, LIMITS_HELP, STORE_HELP);
+          LIVE_HELP, LIMITS_HELP, GRANT_HELP, STORE_HELP);
 }
 
 static int apply_main(int argc, char **argv) {
   const char *dir = opts_default_store(), *expr = NULL, *file = NULL, *summary = NULL;
   limits_Table L;
   limits_default(&L);
+  grant_List g = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int r = opts_store("apply", argc, argv, &i, &dir);
-    if (r == 0) r = limits_option("apply", argc, argv, &i, &L, 0);
+    int r = change_option("apply", argc, argv, &i, &dir, &L, &g);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { apply_usage(stdout); return EXIT_OK; }
@@ -199,7 +218,7 @@ static int apply_main(int argc, char **argv) {
     }
     summary = defsum;
   }
-  int status = change("apply", dir, &L, json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY),
+  int status = change("apply", dir, &L, &g, json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY),
                                                   "source", src, "summary", summary));
   free(src);
   return status;
@@ -211,8 +230,8 @@ int cmd_apply(int argc, char **argv) { return stack_run(apply_main, argc, argv);
 
 static void invariant_usage(FILE *out) {
   fprintf(out,
-          "usage: jiti invariant add NAME SOURCE [--store DIR]\n"
-          "       jiti invariant remove NAME [--store DIR]\n"
+          "usage: jiti invariant add NAME SOURCE [options]\n"
+          "       jiti invariant remove NAME [options]\n"
           "       jiti invariant list [--store DIR]\n"
           "\n"
           "Manage the world's safety invariants (operator only).  An invariant is one\n"
@@ -221,10 +240,10 @@ static void invariant_usage(FILE *out) {
           "invariant does not hold on CURRENT's world.\n"
           "\n%s"
           "\n"
-          "options:\n%s%s"
+          "options:\n%s%s%s"
           "\n"
           "Exit status: 0 done; 1 refused (unsafe, no such invariant, store problem); 2 usage.\n",
-          LIVE_HELP, LIMITS_HELP, STORE_HELP);
+          LIVE_HELP, LIMITS_HELP, GRANT_HELP, STORE_HELP);
 }
 
 static int invariant_list_offline(const char *dir) {
@@ -273,9 +292,9 @@ static int invariant_main(int argc, char **argv) {
   int npos = 0;
   limits_Table L;
   limits_default(&L);
+  grant_List g = {0};
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("invariant", argc, argv, &i, &dir);
-    if (r == 0 && argv[i][0] == '-') r = limits_option("invariant", argc, argv, &i, &L, 0);
+    int r = change_option("invariant", argc, argv, &i, &dir, &L, &g);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { invariant_usage(stdout); return EXIT_OK; }
@@ -300,7 +319,7 @@ static int invariant_main(int argc, char **argv) {
   proto_Op op = add ? PROTO_INVARIANT_ADD : PROTO_INVARIANT_REMOVE;
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
   if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
-  return change(cmd, dir, &L, req);
+  return change(cmd, dir, &L, &g, req);
 }
 
 int cmd_invariant(int argc, char **argv) { return stack_run(invariant_main, argc, argv); }
@@ -309,7 +328,7 @@ int cmd_invariant(int argc, char **argv) { return stack_run(invariant_main, argc
 
 static void rollback_usage(FILE *out) {
   fprintf(out,
-          "usage: jiti rollback REV [--store DIR]\n"
+          "usage: jiti rollback REV [options]\n"
           "\n"
           "Publish a new revision (kind rollback) whose world equals revision REV's, after\n"
           "checking CURRENT's invariants against REV's world.  History is kept: the\n"
@@ -319,10 +338,10 @@ static void rollback_usage(FILE *out) {
           "or previous (CURRENT-1).\n"
           "\n%s"
           "\n"
-          "options:\n%s%s"
+          "options:\n%s%s%s"
           "\n"
           "Exit status: 0 rolled back; 1 unsafe, no such revision or a store problem; 2 usage.\n",
-          LIVE_HELP, LIMITS_HELP, STORE_HELP);
+          LIVE_HELP, LIMITS_HELP, GRANT_HELP, STORE_HELP);
 }
 
 /* The offline rollback: REV's world with CURRENT's invariants, checked by a
@@ -331,7 +350,7 @@ static json_t *rollback_offline(otxn *t, uint64_t target) {
   if (t->faulted) return otxn_refuse(t, txn_reason_name(TXN_UNSAFE), t->fault);
   char summary[200];
   request_summary(t->op, t->req, summary, sizeof summary);
-  store_rev_info info = {STORE_REV_ROLLBACK, t->generation + 1, 0, JITI_VERSION, summary, NULL};
+  store_rev_info info = {STORE_REV_ROLLBACK, t->generation + 1, 0, JITI_VERSION, summary, NULL, t->grant_text};
   uint64_t rev = 0;
   if (store_publish_revert(t->s, t->parent, target, &info, &rev) != STORE_OK)
     return otxn_refuse(t, txn_reason_name(TXN_PUBLICATION_FAILED), store_errmsg(t->s));
@@ -352,9 +371,9 @@ static int rollback_main(int argc, char **argv) {
   const char *dir = opts_default_store(), *revtext = NULL;
   limits_Table L;
   limits_default(&L);
+  grant_List g = {0};
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("rollback", argc, argv, &i, &dir);
-    if (r == 0) r = limits_option("rollback", argc, argv, &i, &L, 0);
+    int r = change_option("rollback", argc, argv, &i, &dir, &L, &g);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { rollback_usage(stdout); return EXIT_OK; }
@@ -372,11 +391,11 @@ static int rollback_main(int argc, char **argv) {
     int st = storeio_resolve_rev("rollback", s, revtext, &target);
     store_close(s);
     if (st != EXIT_OK) return st;
-    return change("rollback", dir, &L, rollback_request(target));
+    return change("rollback", dir, &L, &g, rollback_request(target));
   }
   otxn t;
   json_t *req = NULL;
-  int status = otxn_open(&t, "rollback", dir, &L);
+  int status = otxn_open(&t, "rollback", dir, &L, &g);
   if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
   if (status == EXIT_OK) status = (req = rollback_request(target)) ? otxn_start(&t, req, target, 1) : EXIT_FAIL;
   if (status == EXIT_OK) {

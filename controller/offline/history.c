@@ -131,7 +131,8 @@ static void show_usage(FILE *out) {
           "usage: jiti show REV [--store DIR]\n"
           "\n"
           "Print revision REV's manifest (parent, generation, time, kernel version, kind,\n"
-          "summary, model response id) and the text of every entry it added or changed;\n"
+          "summary, model response id, the C libraries the world was granted with\n"
+          "--allow-foreign when it was) and the text of every entry it added or changed;\n"
           "removed entries are listed.\n"
           "\n%s\noptions:\n%s"
           "\nExit status: 0 success; 1 no such revision or a store problem; 2 usage.\n",
@@ -188,6 +189,15 @@ static int show_main(int argc, char **argv) {
     if (m->kind == STORE_REV_ROLLBACK) printf(" (to revision %" PRIu64 ")", m->rollback_of);
     printf("\nsummary:        %s\n", m->summary[0] ? m->summary : "-");
     printf("response id:    %s\n", m->response_id[0] ? m->response_id : "-");
+    if (m->foreign[0]) {  /* the libraries the world was granted: what it needs to run */
+      printf("foreign grant: ");
+      for (const char *p = m->foreign; *p;) {
+        size_t n = strcspn(p, "\n");
+        printf(" %.*s", (int)n, p);
+        p += n + (p[n] == '\n');
+      }
+      printf("\n");
+    }
     printf("entries:        %" PRIu64 "\n", m->nentries);
     size_t ad, ch, rm;
     storeio_count_changes(m, &ad, &ch, &rm);

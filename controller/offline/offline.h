@@ -30,6 +30,8 @@ typedef struct otxn {
   uint64_t generation;     /* the store's generation high-water mark */
   uint64_t attempt;        /* 0 until started */
   limits_Table limits;
+  grant_List grant;        /* the C libraries its worker is granted */
+  char grant_text[STORE_FOREIGN_MAX + 1];  /* as the revision records it */
   wproc w;
   int outcome_written;
   int faulted;             /* the world started faulted: an invariant fails */
@@ -37,8 +39,9 @@ typedef struct otxn {
 } otxn;
 
 /* Open the store for writing, read CURRENT and the generation; L: the
-** limits (NULL: the defaults).  EXIT_OK, or EXIT_FAIL after a message. */
-int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L);
+** limits (NULL: the defaults); g: the libraries granted (NULL: none).
+** EXIT_OK, or EXIT_FAIL after a message. */
+int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, const grant_List *g);
 
 /* Record the "started" event of req (borrowed: it must outlive t; its "op"
 ** one of apply, invariant-add, invariant-remove, rollback) and start a

@@ -13,12 +13,14 @@
 #include "offline.h"
 #include "txn.h"
 
-int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L) {
+int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, const grant_List *g) {
   memset(t, 0, sizeof *t);
   t->cmd = cmd;
   t->w.fd = -1;
   if (L) t->limits = *L;
   else limits_default(&t->limits);
+  if (g) t->grant = *g;
+  grant_manifest(&t->grant, t->grant_text, sizeof t->grant_text);
   t->s = storeio_open(cmd, dir, 1);
   if (!t->s) return EXIT_FAIL;
   if (store_current(t->s, &t->parent) != STORE_OK || store_generation(t->s, &t->generation) != STORE_OK) {
@@ -51,7 +53,7 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
   /* The worker counts from the store's mark: what it publishes gets the
   ** next generation.  Nobody sees the generation it starts with. */
   wproc_Plan plan = {rev == t->parent ? STORE_REV_CURRENT : rev, current_invariants, t->parent, t->generation,
-                     &t->limits.eval, 1};
+                     &t->limits.eval, &t->grant, 1};
   char err[1024];
   json_t *ready = NULL;
   if (wproc_start(&t->w, t->s, &plan, &ready, err, sizeof err) != 0) {
@@ -63,6 +65,10 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
   }
   const char *st = json_string_value(json_object_get(ready, "status"));
   t->faulted = st && !strcmp(st, txn_status_name(TXN_ST_FAULTED));
+  /* a world that starts faulted (an invariant fails: a foreign function
+  ** not granted, say) has moved one generation past its base */
+  json_int_t g = json_integer_value(json_object_get(ready, "generation"));
+  if (g > 0 && (uint64_t)g > t->generation) t->generation = (uint64_t)g;
   if (t->faulted) {
     const char *msg = json_string_value(json_object_get(ready, "message"));
     snprintf(t->fault, sizeof t->fault, "%s", msg ? msg : "an invariant fails");
@@ -122,7 +128,7 @@ json_t *otxn_run(otxn *t) {
                       (json_int_t)t->parent, "changes", "generation", (json_int_t)t->generation);
   } else {
     uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
-    store_rev_info info = {STORE_REV_ACTION, gen + 1, 0, JITI_VERSION, summary, NULL};
+    store_rev_info info = {STORE_REV_ACTION, gen + 1, 0, JITI_VERSION, summary, NULL, t->grant_text};
     publish_Result pr;
     publish_outcome(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL, NULL, 0,
                     events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), &pr);

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,11 +63,14 @@ typedef struct {
   int64_t time_ms;            /* its time (verifier) */
   uint64_t counts[JITI_ENTRY_KIND_COUNT];
   char msg[3000];
+  char made_with[STORE_FOREIGN_MAX + 1];  /* CURRENT's manifest's grant (verifier) */
+  uint32_t nforeign;          /* foreign problems found (importer) ... */
+  char foreign[4000];         /* ... one line each, as many as fit */
 } Report;
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: jiti recover-session [--full] [--store DIR]\n"
+          "usage: jiti recover-session [--full] [--allow-foreign LIB]... [--store DIR]\n"
           "\n"
           "Check that the store's CURRENT revision can be recovered, as the kernel does at\n"
           "start: verify the manifest chain and the hash of every entry, import CURRENT's\n"
@@ -78,17 +82,24 @@ static void usage(FILE *out) {
           "When a kernel serves the store, it is checked beside it (read only) and reported;\n"
           "nothing is written: the kernel recovered CURRENT when it started.\n"
           "\n"
+          "Foreign functions (define-foreign) are made again from the libraries granted\n"
+          "with --allow-foreign, as 'jiti kernel --allow-foreign' would.  One whose library\n"
+          "is not granted, does not open or lacks its symbol is reported as an error naming\n"
+          "both; the rest of the world still recovers and the function stays unavailable\n"
+          "(calling it says why) until a kernel is started with the library granted.\n"
+          "\n"
           "options:\n"
           "  --full            also verify the whole history (every old revision rebuildable)\n"
           "                    and analyse every function and macro body (otherwise each is\n"
           "                    analysed at its first call)\n"
-          "%s"
+          "%s%s"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 recovered (beside a kernel: every check passed); 1 missing,\n"
           "unreadable or damaged store, an entry that cannot be imported, or a failing\n"
-          "invariant; 2 usage.\n", LIMITS_HELP);
+          "invariant (an unavailable foreign function is not a failure); 2 usage.\n",
+          LIMITS_HELP, GRANT_HELP);
 }
 
 /* Open read-only; a missing store and open failures become a report. */
@@ -119,6 +130,7 @@ static void child_verify(const char *dir, unsigned flags, Report *r) {
       r->generation = man->generation;
       r->kind = man->kind;
       r->time_ms = man->time_ms;
+      snprintf(r->made_with, sizeof r->made_with, "%s", man->foreign);
     }
     store_free(man);
     phase("verifier: manifest read");
@@ -126,7 +138,26 @@ static void child_verify(const char *dir, unsigned flags, Report *r) {
   store_close(s);
 }
 
-static void child_import(const char *dir, int analyze, const jiti_Limits *lim, Report *r) {
+/* One line of the report's foreign problems, while it has room. */
+static void foreign_line(Report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void foreign_line(Report *r, const char *fmt, ...) {
+  size_t at = strlen(r->foreign);
+  r->nforeign++;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = at + 1 < sizeof r->foreign ? vsnprintf(r->foreign + at, sizeof r->foreign - at, fmt, ap) : -1;
+  va_end(ap);
+  if (n < 0 || (size_t)n + 1 >= sizeof r->foreign - at) r->foreign[at] = 0;  /* no room: counted only */
+  else strcat(r->foreign + at, "\n");
+}
+
+static void unavailable_line(void *ud, const char *name, const char *library, const char *symbol,
+                             const char *why) {
+  foreign_line(ud, "foreign function %s (library %s, symbol %s) is unavailable: %s", name, library, symbol, why);
+}
+
+static void child_import(const char *dir, int analyze, const jiti_Limits *lim, const grant_List *g,
+                         Report *r) {
   store_env *s = child_open(dir, r);
   if (!s) return;
   jiti_State *S = NULL;
@@ -142,6 +173,12 @@ static void child_import(const char *dir, int analyze, const jiti_Limits *lim, R
     goto out;
   }
   phase("importer: world created");
+  /* the operator's grant, as the kernel's worker gets it before the import */
+  for (size_t k = 0; k < g->n; k++) {
+    char why[1024];
+    if (jiti_foreign_grant(S, g->lib[k], why, sizeof why) != JITI_OK)
+      foreign_line(r, "the granted library %s did not open: %s", g->lib[k], why);
+  }
   /* Straight from the store into the world, in one read transaction:
   ** revision r->rev even if a writer published since (the parent checks
   ** that CURRENT did not move before it writes anything). */
@@ -151,6 +188,7 @@ static void child_import(const char *dir, int analyze, const jiti_Limits *lim, R
     default: break;
   }
   phase("importer: imported");
+  jiti_foreign_unavailable(S, unavailable_line, r);
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++)
     r->counts[k] = jiti_world_count(S, (jiti_EntryKind)k);
   /* the same limits as every transaction's invariants (the limits table) */
@@ -169,7 +207,8 @@ out:
 
 typedef struct { pid_t pid; int fd; Report r; int got, waited; } Child;
 
-static void spawn(Child *c, const char *dir, int verify, unsigned flags, const jiti_Limits *lim) {
+static void spawn(Child *c, const char *dir, int verify, unsigned flags, const jiti_Limits *lim,
+                  const grant_List *g) {
   int analyze = (flags & STORE_VERIFY_HISTORY) != 0;   /* --full */
   int p[2];
   c->pid = -1;
@@ -179,7 +218,7 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags, const j
   if (pipe(p) != 0 || (c->pid = fork()) < 0) {
     /* no process: do it here */
     if (verify) child_verify(dir, flags, &c->r);
-    else child_import(dir, analyze, lim, &c->r);
+    else child_import(dir, analyze, lim, g, &c->r);
     c->got = 1;
     return;
   }
@@ -188,7 +227,7 @@ static void spawn(Child *c, const char *dir, int verify, unsigned flags, const j
     Report r;
     memset(&r, 0, sizeof r);
     if (verify) child_verify(dir, flags, &r);
-    else child_import(dir, analyze, lim, &r);
+    else child_import(dir, analyze, lim, g, &r);
     const char *b = (const char *)&r;
     size_t n = sizeof r;
     while (n) {
@@ -267,8 +306,46 @@ typedef struct Found {
   size_t n;                   /* attempts[0..n) */
 } Found;
 
+/* The libraries of a manifest's grant ("a\nb\n") on one line. */
+static void print_libraries(const char *text) {
+  if (!*text) printf(" none");
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, "\n");
+    printf(" %.*s", (int)n, p);
+    p += n + (p[n] == '\n');
+  }
+}
+
+/* Every foreign problem, as an error on stderr (before the summary). */
+static void report_foreign_errors(const Report *ir) {
+  uint32_t shown = 0;
+  for (const char *p = ir->foreign; *p; shown++) {
+    size_t n = strcspn(p, "\n");
+    fprintf(stderr, "jiti recover-session: error: %.*s\n", (int)n, p);
+    p += n + (p[n] == '\n');
+  }
+  if (shown < ir->nforeign) fprintf(stderr, "jiti recover-session: ... and %u more\n", ir->nforeign - shown);
+}
+
+/* The summary's line: the grant, the problems, what CURRENT was made with. */
+static void report_foreign(const Report *vr, const Report *ir, const grant_List *g) {
+  char granted[STORE_FOREIGN_MAX + 1];
+  grant_manifest(g, granted, sizeof granted);
+  if (!g->n && !vr->made_with[0] && !ir->nforeign) return;
+  printf("foreign:    ");
+  print_libraries(granted);
+  printf(" granted");
+  if (ir->nforeign) printf("; %u problem%s (above)", ir->nforeign, ir->nforeign == 1 ? "" : "s");
+  if (strcmp(granted, vr->made_with)) {
+    printf("; CURRENT was made with");
+    print_libraries(vr->made_with);
+  }
+  printf("\n");
+}
+
 static void report(store_env *s, const char *dir, unsigned flags, const Report *vr, const Report *ir,
-                   const Found *f, int live) {
+                   const grant_List *g, const Found *f, int live) {
+  report_foreign_errors(ir);
   const uint64_t *c = ir->counts;
   uint64_t total = 0;
   for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++) total += c[k];
@@ -285,11 +362,14 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
   printf("generation:  %" PRIu64 "%s\n", f->gen, live ? " (the kernel's)" : "");
   printf("entries:     %" PRIu64 " (functions %" PRIu64 ", macros %" PRIu64 ", variables %" PRIu64
          ", structures %" PRIu64 ", classes %" PRIu64 ", generic functions %" PRIu64 ", methods %" PRIu64
-         ", data %" PRIu64 ", invariants %" PRIu64 ")\n", total,
+         ", data %" PRIu64 ", invariants %" PRIu64, total,
          c[JITI_ENTRY_FUNCTION], c[JITI_ENTRY_MACRO], c[JITI_ENTRY_VARIABLE],
          c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_CLASS], c[JITI_ENTRY_GENERIC], c[JITI_ENTRY_METHOD],
          c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
+  if (c[JITI_ENTRY_FOREIGN]) printf(", foreign functions %" PRIu64, c[JITI_ENTRY_FOREIGN]);
+  printf(")\n");
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
+  report_foreign(vr, ir, g);
   printf("verified:    %s\n", flags & STORE_VERIFY_HISTORY ? "manifest chain, entry hashes, whole history, "
                                                              "every definition analysed"
                                                            : "manifest chain, entry hashes");
@@ -306,7 +386,8 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
   store_events_read(s, 0, 5, STORE_NEWEST_FIRST, print_line, NULL);
 }
 
-static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir, int live);
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir,
+                          const grant_List *g, int live);
 
 
 
@@ -315,9 +396,11 @@ static int recover_main(int argc, char **argv) {
   unsigned flags = 0;
   limits_Table L;
   limits_default(&L);
+  grant_List g = {0};
   for (int i = 1; i < argc; i++) {
     int r = opts_store("recover-session", argc, argv, &i, &dir);
     if (r == 0) r = limits_option("recover-session", argc, argv, &i, &L, 0);
+    if (r == 0) r = grant_option("recover-session", argc, argv, &i, &g);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
@@ -335,12 +418,12 @@ static int recover_main(int argc, char **argv) {
   phase("start");
   Child ver, imp;
   int live = kclient_serving(dir);  /* then: read-only children, a report only */
-  spawn(&ver, dir, 1, flags, &L.eval);
-  spawn(&imp, dir, 0, flags, &L.eval);
+  spawn(&ver, dir, 1, flags, &L.eval, &g);
+  spawn(&imp, dir, 0, flags, &L.eval, &g);
   collect(&ver, "verification");
   collect(&imp, "the import");
   phase("both children done");
-  int status = recover_finish(dir, flags, &ver.r, &imp.r, live);
+  int status = recover_finish(dir, flags, &ver.r, &imp.r, &g, live);
   wait_child(&ver);
   wait_child(&imp);
   return status;
@@ -348,7 +431,8 @@ static int recover_main(int argc, char **argv) {
 
 /* The parent's part once both children reported: report a failure, or mark
 ** the interrupted attempts, record the recovery and print the summary. */
-static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir, int live) {
+static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir,
+                          const grant_List *g, int live) {
   /* an open failure is the same in both; report the verifier's first */
   const Report *bad = vr->result != RES_OK ? vr : ir->result != RES_OK ? ir : NULL;
   if (bad) {
@@ -369,7 +453,8 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
         break;
       case RES_IMPORT:
         fprintf(stderr, "jiti recover-session: revision %" PRIu64 " of the store at %s cannot be "
-                "rebuilt: %s\n", r->rev, dir, r->msg);
+                "rebuilt: %s\nreturn to a revision that imports with 'jiti rollback REV --store %s' (for "
+                "example 'previous'; 'jiti log' lists them)\n", r->rev, dir, r->msg, dir);
         break;
       case RES_INVARIANT:
         fprintf(stderr, "jiti recover-session: an invariant fails on revision %" PRIu64 " of the "
@@ -396,7 +481,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     f.rev = ir->rev;
     f.gen = (uint64_t)kclient_int(st, "generation");
     json_decref(st);
-    report(s, dir, flags, vr, ir, &f, 1);
+    report(s, dir, flags, vr, ir, g, &f, 1);
     store_close(s);
     return EXIT_OK;
   }
@@ -438,7 +523,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     goto out;
   }
   phase("marked interrupted, event written");
-  report(s, dir, flags, vr, ir, &f, 0);
+  report(s, dir, flags, vr, ir, g, &f, 0);
   status = EXIT_OK;
 out:
   store_close(s);

@@ -22,8 +22,16 @@
 
 /* ------------------------------------------------------------- process */
 
-int wproc_spawn(wproc *w, char *err, size_t errlen) {
+int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   int sv[2];
+  /* argv before the fork: the child only execs */
+  const char *argv[3 + 2 * GRANT_MAX] = {"jiti", "__worker"};
+  size_t argc = 2;
+  for (size_t k = 0; grant && k < grant->n; k++) {
+    argv[argc++] = "--allow-foreign";
+    argv[argc++] = grant->lib[k];
+  }
+  argv[argc] = NULL;
   memset(w, 0, sizeof *w);
   w->fd = -1;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -49,7 +57,7 @@ int wproc_spawn(wproc *w, char *err, size_t errlen) {
     }
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
-    execl("/proc/self/exe", "jiti", "__worker", (char *)NULL);
+    execv("/proc/self/exe", (char *const *)argv);
     _exit(127);
   }
   close(sv[1]);
@@ -199,7 +207,7 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
   unsigned char *buf = NULL;
   size_t len = 0, cap = 0;
   *ready = NULL;
-  if (wproc_spawn(w, err, errlen) != 0) return -1;
+  if (wproc_spawn(w, plan->grant, err, errlen) != 0) return -1;
   if (wproc_frames(s, plan, &buf, &len, &cap, NULL, err, errlen) != 0) {
     free(buf);
     wproc_stop(w, 1);

@@ -36,14 +36,17 @@ typedef struct wproc_Plan {
   uint64_t base;             /* its generations count from here */
   const jiti_Limits *limits; /* every evaluation's (NULL: the defaults of
                                 the limits table) */
+  const grant_List *grant;   /* the C libraries it opens before its sandbox
+                                (NULL: none) */
   int stack;                 /* accepted attempts that may await their
                                 commit at once (0 or 1: one; the kernel's
                                 group commit runs later calls on top) */
 } wproc_Plan;
 
-/* Start a worker process; w->fd and w->pid set.  0, or -1 with a message in
-** err (nothing left running). */
-int wproc_spawn(wproc *w, char *err, size_t errlen);
+/* Start a worker process granted the libraries of grant (NULL: none; they
+** become its --allow-foreign arguments); w->fd and w->pid set.  0, or -1
+** with a message in err (nothing left running). */
+int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen);
 
 /* Append the start-up frames of plan — init, the map's entries in import
 ** batches (straight from the store, kind by kind in the import order), start

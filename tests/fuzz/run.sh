@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the fuzz harnesses (clang, libFuzzer, ASan + UBSan) and run each for
 # a while on its corpus: the evaluator (reader + evaluator), the store's
-# entry decoder, the kernel<->worker framing.
+# entry decoder, the kernel<->worker framing, the client protocol decoder.
 #   bash tests/fuzz/run.sh [--seconds N] [SURFACE...]     (default 30 s each)
 # The corpora grow in build-fuzz/corpus/SURFACE (seeded from the test suites);
 # a finding is written to build-fuzz/findings/SURFACE and makes the run fail.
@@ -14,20 +14,20 @@ while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    eval|entry|frames) surfaces+=("$1"); shift ;;
-    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames)" >&2; exit 2 ;;
+    eval|entry|frames|requests) surfaces+=("$1"); shift ;;
+    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames requests)" >&2; exit 2 ;;
   esac
 done
-((${#surfaces[@]})) || surfaces=(eval entry frames)
+((${#surfaces[@]})) || surfaces=(eval entry frames requests)
 
 B=build-fuzz
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_FUZZ=ON >/dev/null
-cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_seeds >/dev/null
+cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_requests fuzz_seeds >/dev/null
 
 # seeds: every top-level form of the Lisp suites and examples; a sample
 # world's entries; sample frames
 seed=$B/seed
-rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames"
+rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames" "$seed/requests"
 python3 - "$seed/eval" tests/lisp/*.lisp examples/*.lisp <<'PY'
 import sys, os
 out, files = sys.argv[1], sys.argv[2:]
@@ -54,6 +54,28 @@ for f in files:
 print('seeds: %d forms' % n)
 PY
 "$B/tests/fuzz/fuzz_seeds" "$seed/entry" "$seed/frames"
+# requests: the examples of the protocol's documentation, a few per file
+python3 - "$seed/requests" docs/protocol.md docs/schema/*.json <<'PY'
+import json, re, sys, os
+out, files = sys.argv[1], sys.argv[2:]
+reqs = []
+for f in files:
+    for m in re.finditer(r'\{"op": ?"[a-z-]+"[^\n]*\}', open(f, encoding='utf-8').read()):
+        try:
+            json.loads(m.group(0)); reqs.append(m.group(0))
+        except ValueError:
+            pass
+ops = ['hello', 'status', 'history', 'observe', 'inspect', 'invariant-list', 'subscribe']
+reqs += ['{"op":"%s","id":%d}' % (o, i) for i, o in enumerate(ops)]
+reqs += ['{"op":"call","id":"c","key":"k","source":"(+ 1 2)","limits":{"fuel":1000}}',
+         '{"op":"act","id":1,"generation":3,"action":{"type":"resume","restart_id":"r1","arguments":"(5)"}}',
+         '{"op":"record","event":{"event":"session","n":1},"sync":true}',
+         '{"op":"observe","goals":["(= 1 1)"],"budget":4096}']
+for i, r in enumerate(reqs):
+    open(os.path.join(out, 'req-%04d' % i), 'w').write(r + '\n')
+open(os.path.join(out, 'pipelined'), 'w').write('\n'.join(reqs[:20]) + '\n')
+print('seeds: %d requests' % len(reqs))
+PY
 
 fail=0
 for s in "${surfaces[@]}"; do

@@ -18,6 +18,9 @@ Parts (each starts its own kernels on temporary stores):
   generations  generations never go back nor repeat: each path (stop/start,
                kill -9, offline commands, failed calls) and a property test
                over random histories of them
+  access       idle connections closed, the operator's reserved slots, the cap
+               on all clients' unread replies, the pause's absolute deadline,
+               a socket served by another user refused
 
 Exit status 0 when every case passed (known bugs, marked xfail, do not fail it).
 """
@@ -39,7 +42,7 @@ def main():
     ap.add_argument('--gc-stress', action='store_true', help='the binary collects at every allocation')
     ap.add_argument('-k', dest='pattern', help='run only the cases whose name matches this regex')
     ap.add_argument('-v', dest='verbose', action='store_true', help='print every passing case')
-    ap.add_argument('parts', nargs='*', help='schema, conformance, hostile, concurrency, operator, frames, generations (default: all)')
+    ap.add_argument('parts', nargs='*', help='schema, conformance, hostile, concurrency, operator, frames, generations, access (default: all)')
     a = ap.parse_args()
     env_stress = os.environ.get('JITI_GC_STRESS', '')
     proto.GC_STRESS = a.gc_stress or (env_stress not in ('', '0'))
@@ -59,9 +62,10 @@ def main():
     import test_generations
     import test_operator
     import test_frames
+    import test_access
     parts = {'schema': test_schema, 'conformance': test_conformance, 'hostile': test_hostile,
              'concurrency': test_concurrency, 'operator': test_operator, 'frames': test_frames,
-             'generations': test_generations}
+             'generations': test_generations, 'access': test_access}
     chosen = a.parts or list(parts)
     R = proto.Reporter(a.pattern, a.verbose)
     print('protocol suite: %s (slow factor %g%s)' % (proto.JITI, proto.SLOW, ', GC stress' if proto.GC_STRESS else ''),

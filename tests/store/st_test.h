@@ -73,7 +73,7 @@ static inline store_entry ent(int kind, const char *name, const char *text) {
 }
 
 static inline store_rev_info info_of(int kind, uint64_t gen, const char *summary) {
-  store_rev_info i = { kind, gen, 0, "jiti-test 0", summary, NULL };
+  store_rev_info i = { kind, gen, 0, "jiti-test 0", summary, NULL, NULL };
   return i;
 }
 

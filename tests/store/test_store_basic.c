@@ -385,6 +385,56 @@ static void test_closed_std_fds(void) {
   rm_store(dir);
 }
 
+/* Foreign declarations are entries like any other, and a revision's
+** manifest records the libraries the world was granted; a revision made
+** without a grant keeps the first manifest encoding. */
+static void test_foreign(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  coll c;
+  uint64_t rev;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK_STR(store_kind_name(STORE_FOREIGN), "foreign");
+  CHECK(store_kind_parse("foreign") == STORE_FOREIGN);
+  store_rev_info in = info_of(STORE_REV_INITIAL, 1, "init");
+  CHECK(store_publish(s, 0, &in, NULL, 0, NULL, 0, &rev) == STORE_OK && rev == 1);
+  store_entry e[] = { ent(STORE_FOREIGN, "MY-COS", "(define-foreign my-cos \"libm.so.6\" \"cos\" :double (:double))") };
+  store_rev_info act = info_of(STORE_REV_ACTION, 2, "declare cos");
+  act.foreign = "libm.so.6\nlibc.so.6\n";
+  CHECK(store_publish(s, 1, &act, e, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
+  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c),
+            "foreign MY-COS=(define-foreign my-cos \"libm.so.6\" \"cos\" :double (:double));");
+  store_manifest *m = NULL;
+  CHECK(store_manifest_read(s, 2, &m) == STORE_OK && m);
+  if (m) {
+    CHECK_STR(m->foreign, "libm.so.6\nlibc.so.6\n");
+    CHECK_STR(m->summary, "declare cos");
+    CHECK(m->nchanges == 1 && m->changes[0].kind == STORE_FOREIGN);
+  }
+  store_free(m);
+  CHECK(store_manifest_read_header(s, 2, &m) == STORE_OK && m);
+  if (m) CHECK_STR(m->foreign, "libm.so.6\nlibc.so.6\n");
+  store_free(m);
+  CHECK(store_manifest_read(s, 1, &m) == STORE_OK && m);
+  if (m) CHECK_STR(m->foreign, "");
+  store_free(m);
+  /* too long a grant is refused, nothing written */
+  char big[STORE_FOREIGN_MAX + 2];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  act.foreign = big;
+  store_entry e2[] = { ent(STORE_FOREIGN, "MY-SIN", "x") };
+  CHECK(store_publish(s, 2, &act, e2, 1, NULL, 0, &rev) == STORE_EINVAL);
+  CHECK(strstr(store_errmsg(s), "foreign grant") != NULL);
+  big[STORE_FOREIGN_MAX] = 0;
+  CHECK(store_publish(s, 2, &act, e2, 1, NULL, 0, &rev) == STORE_OK && rev == 3);
+  CHECK(store_manifest_read(s, 3, &m) == STORE_OK && m && strlen(m->foreign) == STORE_FOREIGN_MAX);
+  store_free(m);
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
 
 /* The generation high-water mark: recorded by publishes (revert too) and by
 ** store_advance_generation (with its events, one transaction), never lowered,
@@ -448,6 +498,7 @@ static void test_generation(void) {
 
 int main(void) {
   test_hashes();
+  test_foreign();
   test_round_trip();
   test_dedup_stale_remove_history();
   test_invalid_args();

@@ -220,7 +220,7 @@ static void test_publish_with_events(void) {
   tmp_store(dir, sizeof dir);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
   store_entry e = {STORE_DATA, ":k", (const uint8_t *)"1", 1};
-  store_rev_info info = {STORE_REV_INITIAL, 1, 0, "t", "first", NULL};
+  store_rev_info info = {STORE_REV_INITIAL, 1, 0, "t", "first", NULL, NULL};
   json_t *ev[2] = {json_pack("{s:s, s:i}", "event", "started", "attempt", 1),
                    json_pack("{s:s, s:s}", "event", "note", "password", "pw")};
   CHECK(store_publish_with_events(s, 0, &info, &e, 1, NULL, 0, ev, NULL, 2, &rev, &first) == STORE_OK);

@@ -449,6 +449,58 @@ static void test_stale(void) {
   txn_close(W);
 }
 
+/* Declarations of granted libraries pass the gate; a declaration built at
+** run time (which the gate cannot see) is refused by the kernel itself. */
+static void test_gate_foreign(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  const char *decl = "(define-foreign c \"libm.so.6\" \"cos\" :double (:double))";
+  CHECK(txn_gate(W, decl, why, sizeof why) == 1);
+  CHECK(jiti_foreign_grant(txn_state(W), "libm.so.6", why, sizeof why) == JITI_OK);
+  CHECK(txn_gate(W, decl, why, sizeof why) == 0);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, txn_generation(W), decl, TXN_ACTION, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 1 && o.changes[0].kind == JITI_ENTRY_FOREIGN && !strcmp(o.changes[0].name, "C"));
+  txn_outcome_free(&o);
+  txn_commit(W);
+  CHECK_STR(ev(W, "(c 0)"), "1.0");
+  const char *sly = "(eval (list 'define-foreign 's (concatenate 'string \"libc\" \".so.6\") \"strlen\" :size '(:string)))";
+  CHECK(txn_gate(W, sly, why, sizeof why) == 0);
+  CHECK(txn_attempt(W, txn_generation(W), sly, TXN_APPLICATION, NULL, NULL, &o) == TXN_ERROR);
+  CHECK(strstr(o.message, "--allow-foreign libc.so.6") != NULL);
+  txn_outcome_free(&o);
+  CHECK(jiti_world_count(txn_state(W), JITI_ENTRY_FOREIGN) == 1);
+  txn_close(W);
+}
+
+/* A transaction that declares a foreign function and calls it (and calls it
+** again from a repair while paused), then is aborted: the declaration and
+** every change to the world are undone.  What the C function did to its
+** own memory is not: the library's state lies outside the world. */
+static void test_foreign_pause_abort(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  CHECK(jiti_foreign_grant(txn_state(W), PROBE_LIB, why, sizeof why) == JITI_OK);
+  CHECK(run1(W, "(define-foreign p-count \"" PROBE_LIB "\" \"probe_count\" :int ())") == TXN_ACCEPTED);
+  CHECK_STR(ev(W, "(p-count)"), "0");
+  uint64_t g0 = txn_generation(W);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(progn (p-bump) (world-put :repaired (p-count)))", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
+  };
+  Script s = {steps, 2, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(progn (define-foreign p-bump \"" PROBE_LIB "\" \"probe_bump\" :void ()) (p-bump)"
+               " (world-put :n (p-count)) (error \"stop after ~a\" (p-count)))", TXN_ACTION, &s, &o) == TXN_ABORTED);
+  txn_outcome_free(&o);
+  CHECK(s.nseen == 2 && strstr(s.seen[0].report, "stop after 1") != NULL);
+  CHECK(txn_generation(W) > g0);
+  CHECK_STR(ev(W, "(list (fboundp 'p-bump) (world-get :n) (world-get :repaired))"), "(NIL NIL NIL)");
+  CHECK(jiti_world_count(txn_state(W), JITI_ENTRY_FOREIGN) == 1);
+  CHECK_STR(ev(W, "(p-count)"), "2");
+  txn_close(W);
+}
+
 static void test_gate(void) {
   txn_World *W = txn_open(NULL);
   char why[512];
@@ -465,6 +517,10 @@ static void test_gate(void) {
     {"(format nil \"~/car/\" 1)", "~/"},
     {"(car", "does not read"},
     {"(list #+sbcl (foo:bar) 1)", "FOO"},   /* conservative: scanned even when skipped */
+    /* a library the operator did not grant: refused, naming the option */
+    {"(define-foreign c \"libm.so.6\" \"cos\" :double (:double))", "--allow-foreign libm.so.6"},
+    {"(progn (defun f () 1) (when t (define-foreign s \"libc.so.6\" \"strlen\" :size (:string))))",
+     "the library libc.so.6 is not granted"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int r = txn_gate(W, bad[i].src, why, sizeof why);
@@ -528,6 +584,7 @@ static void test_gate(void) {
   CHECK(s.seen[1].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[1].error, "#."));
   CHECK(s.seen[2].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[2].error, "THROW"));
   txn_close(W);
+  test_gate_foreign();
 }
 
 static void test_preview_application_goals(void) {
@@ -838,6 +895,7 @@ int main(void) {
   test_budget();
   test_stale();
   test_gate();
+  test_foreign_pause_abort();
   test_internal_wall();
   test_repair_restarts();
   test_preview_application_goals();

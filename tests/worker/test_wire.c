@@ -6,7 +6,9 @@
 ** (committed by the worker at once, same generation), a batch of calls
 ** ("attempts") with more sent while a commit is awaited, and a large
 ** export inside the sandbox (glibc's lazy file and sysinfo use must not
-** kill the worker).
+** kill the worker); foreign libraries granted before the sandbox (one that
+** does not open, a declaration imported without its grant, calls inside
+** the sandbox).
 */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -16,6 +18,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "jiti.h"
+#include "jiti_world.h"
 #include "check.h"
 #include "worker.h"
 
@@ -60,19 +64,120 @@ static json_t *attempt(const char *source, json_int_t gen, int commit_unchanged)
   return ask(r);
 }
 
-int main(void) {
+/* A worker in a child process, talked to on fd. */
+static pid_t spawn(const worker_Options *opt) {
   int sv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     close(sv[0]);
-    worker_main(sv[1]);
+    worker_main(sv[1], opt);
     _exit(99);
   }
   close(sv[1]);
   fd = sv[0];
+  wire_reader_reset(&rd);
+  return pid;
+}
+
+static void stop(pid_t pid) {
+  tell(json_pack("{s:s}", "op", "exit"));
+  int st = 0;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(fd);
+}
+
+/* The encoding of one entry of a world, found by kind and name. */
+typedef struct { int kind; const char *name; unsigned char *bytes; size_t len; } Find;
+static int find_entry(void *ud, jiti_EntryKind kind, const char *name, const unsigned char *bytes, size_t len) {
+  Find *f = ud;
+  if ((int)kind != f->kind || strcmp(name, f->name)) return 0;
+  f->bytes = malloc(len);
+  memcpy(f->bytes, bytes, len);
+  f->len = len;
+  return 1;
+}
+
+/* Grants reach the world before its sandbox: a declaration of a granted
+** library is made and called inside it; a library that does not open and a
+** declaration imported without its grant are reported in "ready". */
+static void test_foreign(void) {
+  /* the stored form of a declaration of libc's strlen */
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  char err[256];
+  CHECK(jiti_foreign_grant(S, "libc.so.6", err, sizeof err) == JITI_OK);
+  jiti_Result r;
+  const char *decl = "(define-foreign my-strlen \"libc.so.6\" \"strlen\" :size (:string))";
+  CHECK(jiti_eval_string(S, decl, strlen(decl), &r) == JITI_OK);
+  jiti_result_free(&r);
+  Find f = {JITI_ENTRY_FOREIGN, "MY-STRLEN", NULL, 0};
+  jiti_export_all(S, find_entry, &f, err, sizeof err);
+  jiti_close(S);
+  CHECK(f.bytes != NULL);
+
+  const char *libs[] = {"libm.so.6", "/no/such/libjiti-none.so"};
+  worker_Options opt = {libs, 2};
+  pid_t pid = spawn(&opt);
+  tell(json_pack("{s:s, s:i, s:i}", "op", "init", "base", 1, "revision", 1));
+  json_t *entries = json_pack("[{s:s, s:s, s:I}]", "kind", "foreign", "name", "MY-STRLEN", "len", (json_int_t)f.len);
+  json_t *imp = json_pack("{s:s, s:o}", "op", "import", "entries", entries);
+  CHECK(wire_send(fd, imp, f.bytes, f.len) == 0);
+  json_decref(imp);
+  free(f.bytes);
+  json_t *m = ask(json_pack("{s:s}", "op", "start"));
+  CHECK_STR(str(m, "event"), "ready");
+  json_t *fo = json_object_get(m, "foreign");
+  CHECK(json_array_size(json_object_get(fo, "granted")) == 1);
+  CHECK_STR(json_string_value(json_array_get(json_object_get(fo, "granted"), 0)), "libm.so.6");
+  json_t *failed = json_array_get(json_object_get(fo, "failed"), 0);
+  CHECK_STR(str(failed, "library"), "/no/such/libjiti-none.so");
+  CHECK(strstr(str(failed, "message"), "libjiti-none") != NULL);
+  json_t *un = json_array_get(json_object_get(fo, "unavailable"), 0);
+  CHECK_STR(str(un, "name"), "MY-STRLEN");
+  CHECK_STR(str(un, "library"), "libc.so.6");
+  CHECK_STR(str(un, "symbol"), "strlen");
+  CHECK(strstr(str(un, "reason"), "--allow-foreign libc.so.6") != NULL);
+  json_int_t g = num(m, "generation");
+  json_decref(m);
+  /* declared and called inside the sandbox */
+  m = attempt("(define-foreign my-cos \"libm.so.6\" \"cos\" :double (:double))", g, 1);
+  CHECK_STR(str(m, "reason"), "accepted");
+  json_decref(m);
+  m = ask(json_pack("{s:s, s:i}", "op", "commit", "revision", 2));
+  g = num(m, "generation");
+  json_decref(m);
+  m = attempt("(my-cos 0)", g, 1);
+  CHECK_STR(str(m, "value"), "1.0");
+  json_decref(m);
+  m = attempt("(my-strlen \"abc\")", g, 1);
+  CHECK_STR(str(m, "reason"), "error");
+  CHECK(strstr(str(m, "message"), "--allow-foreign libc.so.6") != NULL);
+  g = num(m, "generation");
+  json_decref(m);
+  /* the gate refuses a library not granted, and one that did not open */
+  m = attempt("(define-foreign my-sin \"/no/such/libjiti-none.so\" \"sin\" :double (:double))", g, 1);
+  CHECK_STR(str(m, "reason"), "rejected-by-gate");
+  CHECK(strstr(str(m, "message"), "--allow-foreign /no/such/libjiti-none.so") != NULL);
+  json_decref(m);
+  /* inspect and observe say what is unavailable */
+  m = ask(json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", "foreign", "name", "MY-STRLEN"));
+  CHECK(strstr(str(json_object_get(m, "entry"), "unavailable"), "not granted") != NULL);
+  json_decref(m);
+  m = ask(json_pack("{s:s}", "op", "observe"));
+  fo = json_object_get(json_object_get(m, "view"), "foreign");
+  CHECK(json_array_size(json_object_get(fo, "unavailable")) == 1);
+  CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(m, "view"), "counts"), "foreign")) == 2);
+  json_decref(m);
+  stop(pid);
+}
+
+int main(void) {
   signal(SIGPIPE, SIG_IGN);
+  test_foreign();
+  pid_t pid = spawn(NULL);
 
   tell(json_pack("{s:s, s:i, s:i}", "op", "init", "base", 10, "revision", 1));
   json_t *m = ask(json_pack("{s:s}", "op", "start"));
@@ -173,9 +278,6 @@ int main(void) {
   CHECK_STR(str(m, "value"), "NIL");
   json_decref(m);
 
-  tell(json_pack("{s:s}", "op", "exit"));
-  int st = 0;
-  CHECK(waitpid(pid, &st, 0) == pid);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  stop(pid);
   return CHECK_DONE();
 }
