@@ -102,7 +102,8 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     return 1;
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
-  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0, 0, 0};
+  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0, 0, 0,
+            daemon_now()};
   /* The reply in the shape an unheld one has (dsched.c); revision,
   ** changes and generation are placeholders the commit fills in. */
   json_t *v;
@@ -234,10 +235,24 @@ static void syncing(Daemon *D, uint64_t rev0, uint64_t gen0, uint64_t first_even
   dsync_want(D, g->seq);
 }
 
+/* Calls the worker was sent and has not answered yet: finished in a
+** moment, they can join the group about to be written. */
+static int worker_busy(Daemon *D) { return D->batch.n || (D->cur.active && D->cur.grouped); }
+
+double dgroup_due(Daemon *D) {
+  Group *g = &D->group;
+  if (g->n == g->committed || g->restoring) return -1;
+  double d = at(g, g->committed)->held_at + GROUP_DELAY - daemon_now();
+  return d > 0 ? d : 0;
+}
+
 void dgroup_publish(Daemon *D) {
   Group *g = &D->group;
   size_t c = g->committed;
   if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX) return;
+  /* the calls the worker is finishing go with this group, unless the
+  ** oldest held one has waited GROUP_DELAY: one sync for all of them */
+  if (worker_busy(D) && dgroup_due(D) > 0) return;
   size_t nrevs = 0, nev = D->events.n + g->n, nchanges = 0;
   for (size_t i = c; i < g->n; i++)
     if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
