@@ -102,6 +102,7 @@ typedef struct A {
   Scope *scope;
   int opaque;
   Ref *refs;
+  jt_V setf_keys;      /* alist symbol -> the key its local (setf symbol) is bound under */
 } A;
 
 #define CODE(a) jt_code_(a->code)
@@ -183,9 +184,7 @@ static Var *lookup(A *a, jt_V name, unsigned mask) {
   return NULL;
 }
 
-#define VARKINDS ((1u << VAR_LEX) | (1u << VAR_SPECIAL))
-/* a symbol macro shadows and is shadowed by variables */
-#define VALKINDS (VARKINDS | (1u << VAR_SYMMACRO))
+#define VARKINDS ((1u << VAR_LEX) | (1u << VAR_SPECIAL) | (1u << VAR_SYMMACRO))
 #define FUNKINDS ((1u << VAR_FUN) | (1u << VAR_MACRO))
 
 /* Record a reference from the current scope; marks capture across lambdas. */
@@ -294,12 +293,31 @@ static void check_bindable(A *a, jt_V sym, jt_V form) {
 
 /* ------------------------------------------------------------- variables */
 
+/* The expansion of `sym` as a symbol macro where it is referred to: a
+** symbol-macrolet binding, or else a define-symbol-macro of a symbol that
+** is not lexically bound; JT_NOVALUE when it is no symbol macro. */
+static jt_V symbol_macro(A *a, jt_V sym) {
+  if (!jt_is(sym, JT_TSYMBOL)) return JT_NOVALUE;
+  Var *v = lookup(a, sym, VARKINDS);
+  if (v) return v->kind == VAR_SYMMACRO ? v->macro : JT_NOVALUE;
+  jt_V box = jt_meta_get(a->S, sym, jt_intern(a->S, "%SYMBOL-MACRO"));
+  return jt_iscons(box) ? jt_car(box) : JT_NOVALUE;
+}
+
 static jt_Node *var_ref(A *a, jt_V sym) {
   jt_State *S = a->S;
   if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym)) return const_node(a, sym);
   check_user_variable(a, sym, sym);
-  Var *v = lookup(a, sym, VALKINDS);
-  if (v && v->kind == VAR_SYMMACRO) return analyze(a, v->macro);
+  jt_V expansion = symbol_macro(a, sym);
+  if (expansion != JT_NOVALUE) {
+    JT_PUSH(S, expansion);
+    S->nest++;
+    jt_Node *n = analyze(a, expansion);
+    S->nest--;
+    JT_POP(S, 1);
+    return n;
+  }
+  Var *v = lookup(a, sym, VARKINDS);
   if (v && v->kind == VAR_LEX) {
     jt_Node *n = mknode(a, jt_ev_lref);
     ref_add(a, &n->u.var, v, n);
@@ -518,7 +536,7 @@ static void fix_param(Scope *s, jt_Param *p) {
 static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
                                  bool block) {
   jt_State *S = a->S;
-  jt_V specials = JT_NIL, doc = JT_NIL;
+  jt_V specials = JT_NIL, doc = JT_NIL, whole_body = body;
   JT_ROOT(S, specials);
   body = parse_decls(a, body, &specials, true, &doc);
   int saved_opaque = a->opaque;
@@ -526,6 +544,7 @@ static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
   Scope *s = scope_open(a, SC_LAMBDA);
   jt_Lambda *L = parse_lambda_list(a, ll, kind, specials, ll);
   L->name = konst(a, name);
+  L->body_form = konst(a, whole_body);
   L->code = a->code;
   /* Declared-special free references inside the body. */
   for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l))
@@ -576,6 +595,29 @@ static jt_Node *sf_quote(A *a, jt_V form, jt_V args, bool tail) {
   return const_node(a, jt_car(args));
 }
 
+/* A local function named (setf sym) is bound under a symbol of its own,
+** the same for every binding and reference in one analysis (kept rooted
+** among the code's constants). */
+static jt_V setf_key(A *a, jt_V sym) {
+  jt_State *S = a->S;
+  for (jt_V l = a->setf_keys; jt_iscons(l); l = jt_cdr(l))
+    if (jt_car(jt_car(l)) == sym) return jt_cdr(jt_car(l));
+  char name[300];
+  snprintf(name, sizeof name, "(SETF %.250s)", jt_symobj(S, sym)->cname);
+  jt_V key = jt_make_symbol(S, jt_string_from_cstr(S, name));
+  JT_PUSH(S, key);
+  jt_V pair = jt_cons(S, sym, key);
+  JT_PUSH(S, pair);
+  a->setf_keys = konst(a, jt_cons(S, pair, a->setf_keys));
+  S->sp -= 2;
+  return key;
+}
+
+static bool setf_name_p(jt_State *S, jt_V x) {
+  return jt_iscons(x) && jt_car(x) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(x)) &&
+         jt_issymbol(jt_car(jt_cdr(x))) && jt_cdr(jt_cdr(x)) == JT_NIL;
+}
+
 static jt_Node *function_node(A *a, jt_V spec, jt_V form) {
   jt_State *S = a->S;
   if (jt_issymbol(spec)) {
@@ -600,10 +642,13 @@ static jt_Node *function_node(A *a, jt_V spec, jt_V form) {
     jt_V rest = jt_cdr(spec);
     return lambda_node(a, jt_car(rest), jt_car(jt_cdr(rest)), jt_cdr(jt_cdr(rest)));
   }
-  if (jt_iscons(spec) && jt_car(spec) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(spec)) &&
-      jt_issymbol(jt_car(jt_cdr(spec)))) {
-    Var *v = lookup(a, spec, FUNKINDS);
-    (void)v;
+  if (setf_name_p(S, spec)) {
+    Var *v = lookup(a, setf_key(a, jt_car(jt_cdr(spec))), 1u << VAR_FUN);
+    if (v) {   /* a local (setf f) */
+      jt_Node *n = mknode(a, jt_ev_lref);
+      ref_add(a, &n->u.var, v, n);
+      return n;
+    }
     jt_Node *n = mknode(a, jt_ev_fsetf);
     n->u.gset.sym = konst(a, jt_car(jt_cdr(spec)));
     return n;
@@ -736,20 +781,18 @@ static jt_Node *sf_letstar(A *a, jt_V form, jt_V args, bool tail) {
   return analyze_let(a, form, args, tail, true);
 }
 
-/* One (setq sym value): through setf when sym is a symbol macro. */
-static jt_Node *setq_pair(A *a, jt_V sym, jt_V valform, jt_V form) {
+/* One pair of a setq: a symbol macro is assigned as (setf expansion value). */
+static jt_Node *setq_pair(A *a, jt_V sym, jt_V value, jt_V form) {
   jt_State *S = a->S;
-  Var *v = jt_issymbol(sym) ? lookup(a, sym, VALKINDS) : NULL;
-  if (v && v->kind == VAR_SYMMACRO) {
-    jt_V *base = S->sp;
-    JT_PUSH(S, valform);
-    jt_V f = jt_list(S, 3, JT_SYM(S, SETF), v->macro, valform);
+  jt_V expansion = symbol_macro(a, sym);
+  if (expansion != JT_NOVALUE) {
+    jt_V f = jt_list(S, 3, JT_SYM(S, SETF), expansion, value);
     JT_PUSH(S, f);
     jt_Node *n = analyze(a, f);
-    S->sp = base;
+    JT_POP(S, 1);
     return n;
   }
-  return var_set(a, sym, analyze(a, valform), form);
+  return var_set(a, sym, analyze(a, value), form);
 }
 
 static jt_Node *sf_setq(A *a, jt_V form, jt_V args, bool tail) {
@@ -767,7 +810,60 @@ static jt_Node *sf_setq(A *a, jt_V form, jt_V args, bool tail) {
   return p;
 }
 
+/* (symbol-macrolet ((symbol expansion)*) declaration* form*) */
+static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
+  jt_State *S = a->S;
+  if (!jt_iscons(args)) syntax_error(a, "malformed symbol-macrolet: %s", form);
+  jt_V specials = JT_NIL;
+  JT_ROOT(S, specials);
+  jt_V body = parse_decls(a, jt_cdr(args), &specials, false, NULL);
+  Scope *s = scope_open(a, SC_LET);
+  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
+    jt_V b = jt_car(l);
+    if (!jt_iscons(b) || !jt_iscons(jt_cdr(b)) || jt_cdr(jt_cdr(b)) != JT_NIL)
+      syntax_error(a, "malformed symbol-macrolet binding in %s", form);
+    jt_V sym = jt_car(b);
+    check_bindable(a, sym, form);
+    if (is_special_sym(S, sym) || memq(sym, specials))
+      syntax_error(a, "a special variable cannot be a symbol macro: %s", form);
+    Var *v = var_add(a, sym, VAR_SYMMACRO);
+    v->macro = konst(a, jt_car(jt_cdr(b)));
+  }
+  jt_Node *n = progn_of(a, body, tail);
+  scope_close(a, s);
+  JT_UNROOT(S, 1);
+  return n;
+}
+
+/* (load-time-value form [read-only-p]): FORM is evaluated once, in the null
+** lexical environment, when the code around it is analysed (there is no
+** separate loading: analysis is when code is prepared to run). */
+static jt_Node *sf_load_time_value(A *a, jt_V form, jt_V args, bool tail) {
+  (void)tail;
+  int n = list_len(a, args, form);
+  if (n < 1 || n > 2) syntax_error(a, "malformed load-time-value: %s", form);
+  return const_node(a, jt_eval(a->S, jt_car(args)));
+}
+
 /* flet / labels / macrolet: local function bindings. */
+/* A local function definition (name lambda-list . body): NAME a symbol
+** that is not a built-in, or (setf symbol). */
+static void check_local_function(A *a, jt_V d, jt_V form) {
+  jt_State *S = a->S;
+  if (!jt_iscons(d) || !jt_iscons(jt_cdr(d)) || !(jt_issymbol(jt_car(d)) || setf_name_p(S, jt_car(d))))
+    syntax_error(a, "malformed local function in %s", form);
+  /* a locked name may be bound locally only when it names no function,
+  ** macro or special operator (NIL, T, a standard name jiti leaves out) */
+  jt_V name = jt_car(d);
+  if (jt_issymbol(name) && (jt_symobj(S, name)->h.flags & JT_SYM_LOCKED) &&
+      (jt_symobj(S, name)->function != JT_UNBOUND || jt_special_form_p(S, name) || jt_is_internal(name)))
+    syntax_error(a, "cannot bind a built-in function locally: %s", form);
+}
+
+static jt_V local_fname(A *a, jt_V name) {
+  return setf_name_p(a->S, name) ? setf_key(a, jt_car(jt_cdr(name))) : name;
+}
+
 static jt_Node *analyze_flet(A *a, jt_V form, jt_V args, bool tail, bool labels) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed flet: %s", form);
@@ -785,28 +881,21 @@ static jt_Node *analyze_flet(A *a, jt_V form, jt_V args, bool tail, bool labels)
     s = scope_open(a, SC_LET);
     int i = 0;
     for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++) {
-      jt_V d = jt_car(l);
-      if (!jt_iscons(d) || !jt_issymbol(jt_car(d)) || !jt_iscons(jt_cdr(d)))
-        syntax_error(a, "malformed local function in %s", form);
-      if (jt_symobj(S, jt_car(d))->h.flags & JT_SYM_LOCKED)
-        syntax_error(a, "cannot bind a built-in function locally: %s", form);
-      vars[i] = var_add(a, jt_car(d), VAR_FUN);
+      check_local_function(a, jt_car(l), form);
+      vars[i] = var_add(a, local_fname(a, jt_car(jt_car(l))), VAR_FUN);
     }
   }
   int i = 0;
   for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++) {
     jt_V d = jt_car(l);
-    if (!jt_iscons(d) || !jt_issymbol(jt_car(d)) || !jt_iscons(jt_cdr(d)))
-      syntax_error(a, "malformed local function in %s", form);
-    if (jt_symobj(S, jt_car(d))->h.flags & JT_SYM_LOCKED)
-      syntax_error(a, "cannot bind a built-in function locally: %s", form);
+    check_local_function(a, d, form);
     n->u.let.inits[i] = lambda_node(a, jt_car(d), jt_car(jt_cdr(d)), jt_cdr(jt_cdr(d)));
   }
   if (!labels) {
     s = scope_open(a, SC_LET);
     i = 0;
     for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++)
-      vars[i] = var_add(a, jt_car(jt_car(l)), VAR_FUN);
+      vars[i] = var_add(a, local_fname(a, jt_car(jt_car(l))), VAR_FUN);
   }
   jt_V specials = JT_NIL;
   JT_ROOT(S, specials);
@@ -841,32 +930,7 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     v->macro = konst(a, fn);
     JT_POP(S, 1);
   }
-  jt_Node *n = progn_of(a, jt_cdr(args), tail);
-  scope_close(a, s);
-  return n;
-}
-
-/* (symbol-macrolet ((symbol expansion)...) decl* body): a reference to
-** symbol is the expansion, and setq of it is setf of the expansion. */
-static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
-  jt_State *S = a->S;
-  if (!jt_iscons(args)) syntax_error(a, "malformed symbol-macrolet: %s", form);
-  Scope *s = scope_open(a, SC_LET);
-  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
-    jt_V d = jt_car(l);
-    if (!jt_iscons(d) || !jt_issymbol(jt_car(d)) || !jt_iscons(jt_cdr(d)) || jt_cdr(jt_cdr(d)) != JT_NIL)
-      syntax_error(a, "malformed symbol-macrolet binding in %s", form);
-    jt_V sym = jt_car(d);
-    if (sym == JT_NIL || sym == JT_T || jt_iskeyword(sym) || is_constant_sym(S, sym) || is_special_sym(S, sym))
-      syntax_error(a, "symbol-macrolet cannot bind a constant or special variable: %s", form);
-    Var *v = var_add(a, sym, VAR_SYMMACRO);
-    v->macro = konst(a, jt_car(jt_cdr(d)));
-  }
-  jt_V specials = JT_NIL;
-  JT_ROOT(S, specials);
-  jt_V body = parse_decls(a, jt_cdr(args), &specials, false, NULL);
-  jt_Node *n = progn_of(a, body, tail);
-  JT_UNROOT(S, 1);
+  jt_Node *n = sf_locally(a, form, jt_cdr(args), tail);   /* its declarations too */
   scope_close(a, s);
   return n;
 }
@@ -1074,20 +1138,48 @@ static jt_Node *sf_dbind(A *a, jt_V form, jt_V args, bool tail) {
   return analyze_bind(a, form, args, tail, LL_DESTRUCTURING);
 }
 
-/* A macro expander: (lambda (form &optional env)
+/* A macro expander: (lambda (form env)
 **   (destructuring-bind ll (cdr form) (block name . body)))
-** with &whole bound to the form.  Built as a form, then analysed. */
+** with &whole bound to the form and &environment to ENV.  Built as a form,
+** then analysed. */
 static jt_Lambda *macro_lambda(A *a, jt_V name, jt_V ll, jt_V body) {
   jt_State *S = a->S;
-  jt_V whole = JT_NIL, doc = JT_NIL;
+  jt_V whole = JT_NIL, doc = JT_NIL, envvar = JT_NIL;
   if (jt_iscons(ll) && jt_car(ll) == JT_SYM(S, AND_WHOLE) && jt_iscons(jt_cdr(ll))) {
     whole = jt_car(jt_cdr(ll));
     ll = jt_cdr(jt_cdr(ll));
+  }
+  /* &environment var, anywhere at the top level: taken out of the list */
+  for (jt_V l = ll, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_cdr(l)) {
+    if (jt_car(l) != JT_SYM(S, AND_ENVIRONMENT)) continue;
+    if (!jt_iscons(jt_cdr(l))) syntax_error(a, "&environment needs a variable in %s", ll);
+    envvar = jt_car(jt_cdr(l));
+    jt_V rest = jt_cdr(jt_cdr(l));
+    if (prev == JT_NIL) {
+      ll = rest;
+    } else {
+      JT_PUSH(S, rest);
+      jt_V head = JT_NIL, tail = JT_NIL;
+      JT_PUSH(S, ll);
+      for (jt_V m = ll; m != l; m = jt_cdr(m)) {   /* copy the part before it */
+        jt_V c = jt_cons(S, jt_car(m), JT_NIL);
+        if (head == JT_NIL) { head = c; JT_PUSH(S, head); } else jt_cons_(tail)->cdr = c;
+        tail = c;
+      }
+      jt_cons_(tail)->cdr = S->sp[-3];
+      ll = head;
+      S->sp -= 3;
+    }
+    break;
   }
   if (jt_iscons(body) && jt_isstring(jt_car(body)) && jt_iscons(jt_cdr(body))) {
     doc = jt_car(body);
     body = jt_cdr(body);
   }
+  /* the body's declarations go before the block, into the binding form */
+  jt_V decls = body;
+  while (jt_iscons(body) && jt_iscons(jt_car(body)) && jt_car(jt_car(body)) == JT_SYM(S, DECLARE))
+    body = jt_cdr(body);
   jt_V *base = S->sp;
   JT_PUSH(S, ll);
   JT_PUSH(S, body);
@@ -1102,20 +1194,44 @@ static jt_Lambda *macro_lambda(A *a, jt_V name, jt_V ll, jt_V body) {
   JT_PUSH(S, x);
   jt_V target = jt_list(S, 2, JT_SYM(S, CDR), formsym);  /* (cdr form) */
   JT_PUSH(S, target);
-  x = jt_list(S, 4, JT_SYM(S, DESTRUCTURING_BIND), ll, target, x);
+  /* (destructuring-bind ll (cdr form) decls... (block name . body)) */
+  JT_PUSH(S, decls);                                     /* base[8] */
+  size_t nd = 0;
+  for (jt_V d = decls; d != body; d = jt_cdr(d)) nd++;
+  x = jt_list(S, 1, base[6]);
+  JT_PUSH(S, x);                                         /* base[9] */
+  for (size_t i = nd; i > 0; i--) {
+    jt_V d = base[8];
+    for (size_t k = 1; k < i; k++) d = jt_cdr(d);
+    base[9] = jt_cons(S, jt_car(d), base[9]);
+  }
+  base[9] = jt_cons(S, base[7], base[9]);
+  base[9] = jt_cons(S, base[0], base[9]);
+  x = jt_cons(S, JT_SYM(S, DESTRUCTURING_BIND), base[9]);
   base[6] = x;
-  if (whole != JT_NIL) {
+  if (jt_iscons(whole)) {          /* &whole (pattern): destructured too */
+    x = jt_list(S, 4, JT_SYM(S, DESTRUCTURING_BIND), whole, formsym, base[6]);
+    base[6] = x;
+  } else if (whole != JT_NIL) {
     jt_V b = jt_list(S, 2, whole, formsym);
     b = jt_list(S, 1, b);
     x = jt_list(S, 3, JT_SYM(S, LET), b, base[6]);
     base[6] = x;
+  }
+  if (envvar != JT_NIL) {
+    JT_PUSH(S, envvar);
+    jt_V b = jt_list(S, 2, envvar, envsym);
+    b = jt_list(S, 1, b);
+    x = jt_list(S, 3, JT_SYM(S, LET), b, base[6]);
+    base[6] = x;
+    JT_POP(S, 1);
   }
   jt_V decl = jt_list(S, 2, JT_SYM(S, IGNORABLE), envsym);
   decl = jt_list(S, 2, JT_SYM(S, DECLARE), decl);
   jt_V lbody = jt_list(S, 2, decl, base[6]);
   if (doc != JT_NIL) lbody = jt_cons(S, doc, lbody);
   base[7] = lbody;
-  jt_V lam = jt_list(S, 3, formsym, JT_SYM(S, AND_OPTIONAL), envsym);
+  jt_V lam = jt_list(S, 2, formsym, envsym);
   JT_PUSH(S, lam);
   jt_Lambda *L = analyze_lambda(a, name, lam, base[7], LL_ORDINARY, false);
   S->sp = base;
@@ -1265,7 +1381,7 @@ static const struct { const char *name; SpecialFn fn; } special_forms[] = {
   {"QUOTE", sf_quote}, {"FUNCTION", sf_function}, {"IF", sf_if},
   {"PROGN", sf_progn}, {"LET", sf_let}, {"LET*", sf_letstar},
   {"SETQ", sf_setq}, {"FLET", sf_flet}, {"LABELS", sf_labels},
-  {"MACROLET", sf_macrolet}, {"SYMBOL-MACROLET", sf_symbol_macrolet}, {"BLOCK", sf_block},
+  {"MACROLET", sf_macrolet}, {"BLOCK", sf_block},
   {"RETURN-FROM", sf_return_from}, {"TAGBODY", sf_tagbody}, {"GO", sf_go},
   {"CATCH", sf_catch}, {"THROW", sf_throw},
   {"UNWIND-PROTECT", sf_unwind_protect}, {"THE", sf_the},
@@ -1276,8 +1392,29 @@ static const struct { const char *name; SpecialFn fn; } special_forms[] = {
   {"DEFUN", sf_defun}, {"DEFMACRO", sf_defmacro}, {"PROGV", sf_progv},
   {"%MACRO-LAMBDA", sf_macro_lambda}, {"QUASIQUOTE", sf_quasiquote}, {"UNQUOTE", sf_unquote},
   {"UNQUOTE-SPLICING", sf_unquote},
+  {"SYMBOL-MACROLET", sf_symbol_macrolet}, {"LOAD-TIME-VALUE", sf_load_time_value},
+  /* the standard's macros that are special forms here, by the names their
+  ** macro functions expand into (jt_standard_macro_alias) */
+  {"%DEFUN", sf_defun}, {"%DEFMACRO", sf_defmacro}, {"%LAMBDA", sf_lambda},
+  {"%MULTIPLE-VALUE-BIND", sf_mvbind}, {"%DESTRUCTURING-BIND", sf_dbind},
   {NULL, NULL}
 };
+
+/* DEFUN, DEFMACRO, LAMBDA, MULTIPLE-VALUE-BIND and DESTRUCTURING-BIND are
+** macros in the standard and special forms here.  The standard requires
+** them to have macro functions too: theirs expand into the internal
+** special form of the same meaning.  Returns that form's operator, or NIL
+** for any other symbol. */
+jt_V jt_standard_macro_alias(jt_State *S, jt_V sym) {
+  static const char *const names[][2] = {
+    {"DEFUN", "%DEFUN"}, {"DEFMACRO", "%DEFMACRO"}, {"LAMBDA", "%LAMBDA"},
+    {"MULTIPLE-VALUE-BIND", "%MULTIPLE-VALUE-BIND"},
+    {"DESTRUCTURING-BIND", "%DESTRUCTURING-BIND"}};
+  if (!jt_issymbol(sym) || jt_symobj(S, sym)->package != JT_PKG_LISP) return JT_NIL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(jt_symobj(S, sym)->cname, names[i][0]) == 0) return jt_intern(S, names[i][1]);
+  return JT_NIL;
+}
 
 void jt_analyze_init(jt_State *S) {
   for (int i = 0; special_forms[i].name; i++) {
@@ -1333,6 +1470,18 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
           return n;
         }
     }
+    /* A standard name with no definition cannot get one (COMMON-LISP is
+    ** locked): its call is refused when reached, before its arguments are
+    ** evaluated, so the report says why (refuse.c) and nothing else fails
+    ** first.  The kernel's own library may still be defining it. */
+    if (s->package == JT_PKG_LISP && s->function == JT_UNBOUND && !(s->h.flags & JT_SYM_SPECFORM) &&
+        !S->kernel_mode && jt_packages_ready(S)) {
+      jt_Node *n = mknode(a, jt_ev_callundef);
+      n->u.callg.sym = konst(a, head);
+      n->u.callg.argc = 0;
+      n->u.callg.args = NULL;
+      return n;
+    }
     jt_Node *n = mknode(a, head == JT_NIL || head == JT_T ? jt_ev_callundef : jt_ev_callg);
     n->u.callg.sym = konst(a, head);
     n->u.callg.argc = argc;
@@ -1350,6 +1499,70 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
 }
 
 /* ------------------------------------------------------ macro expansion */
+
+/* The lexical environment a macro expander receives (&environment): NIL
+** when no local macro or symbol macro is in scope, else (:ENVIRONMENT .
+** entries), innermost first, each (name :macro . expander), (name
+** :function), (name :symbol-macro . expansion) or (name :variable), so that
+** macroexpand with it sees what the code around the form sees. */
+static jt_V lexical_env(A *a) {
+  if (!a) return JT_NIL;
+  bool any = false;
+  for (Scope *s = a->scope; s && !any; s = s->parent)
+    for (int i = 0; i < s->nvars; i++)
+      if (s->vars[i]->kind == VAR_MACRO || s->vars[i]->kind == VAR_SYMMACRO) { any = true; break; }
+  if (!any) return JT_NIL;
+  jt_State *S = a->S;
+  jt_V *base = S->sp;
+  JT_PUSH(S, JT_NIL);   /* entries, reversed */
+  for (Scope *s = a->scope; s; s = s->parent)
+    for (int i = s->nvars - 1; i >= 0; i--) {
+      Var *v = s->vars[i];
+      jt_V kind;
+      bool with_value = false;
+      switch (v->kind) {
+        case VAR_MACRO: kind = jt_intern_keyword(S, "MACRO"); with_value = true; break;
+        case VAR_SYMMACRO: kind = jt_intern_keyword(S, "SYMBOL-MACRO"); with_value = true; break;
+        case VAR_FUN: kind = jt_intern_keyword(S, "FUNCTION"); break;
+        case VAR_LEX: case VAR_SPECIAL: kind = jt_intern_keyword(S, "VARIABLE"); break;
+        default: continue;
+      }
+      jt_V tail = with_value ? jt_cons(S, kind, v->macro) : jt_list(S, 1, kind);
+      JT_PUSH(S, tail);
+      jt_V e = jt_cons(S, v->name, tail);
+      S->sp[-1] = e;
+      base[0] = jt_cons(S, e, base[0]);
+      JT_POP(S, 1);
+    }
+  jt_V env = jt_cons(S, jt_intern_keyword(S, "ENVIRONMENT"), jt_nreverse_list(base[0]));
+  S->sp = base;
+  return env;
+}
+
+/* The entry for `name` in an environment made by lexical_env, in the
+** function namespace (fn) or the variable one; NIL when none. */
+static jt_V env_entry(jt_State *S, jt_V env, jt_V name, bool fn) {
+  if (!jt_iscons(env) || jt_car(env) != jt_intern_keyword(S, "ENVIRONMENT")) return JT_NIL;
+  jt_V mac = jt_intern_keyword(S, fn ? "MACRO" : "SYMBOL-MACRO");
+  jt_V plain = jt_intern_keyword(S, fn ? "FUNCTION" : "VARIABLE");
+  for (jt_V l = jt_cdr(env); jt_iscons(l); l = jt_cdr(l)) {
+    jt_V e = jt_car(l);
+    if (!jt_iscons(e) || jt_car(e) != name || !jt_iscons(jt_cdr(e))) continue;
+    jt_V k = jt_car(jt_cdr(e));
+    if (k == mac || k == plain) return e;
+  }
+  return JT_NIL;
+}
+
+/* Call a macro expander through *macroexpand-hook* (FUNCALL unless the
+** program binds another function). */
+static jt_V call_expander(jt_State *S, jt_V fn, jt_V form, jt_V env) {
+  jt_V hook = jt_sym_(JT_SYM(S, MACROEXPAND_HOOK))->value;
+  if (hook == JT_UNBOUND || hook == JT_NIL || hook == JT_SYM(S, FUNCALL) ||
+      hook == jt_sym_(JT_SYM(S, FUNCALL))->function)
+    return jt_funcall(S, fn, 2, form, env);
+  return jt_funcall(S, hook, 3, fn, form, env);
+}
 
 static jt_V local_macro(A *a, jt_V head) {
   if (!a || !jt_issymbol(head)) return JT_NOVALUE;
@@ -1371,11 +1584,45 @@ static jt_V expand_1(jt_State *S, A *a, jt_V form, bool *expanded) {
     fn = s->function;
   }
   *expanded = true;
-  return jt_funcall(S, fn, 2, form, JT_NIL);
+  jt_V *base = S->sp;
+  JT_PUSH(S, fn);
+  JT_PUSH(S, form);
+  jt_V env = lexical_env(a);
+  JT_PUSH(S, env);
+  jt_V r = call_expander(S, fn, form, env);
+  S->sp = base;
+  return r;
 }
 
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded) {
-  return expand_1(S, NULL, form, expanded);
+  return jt_macroexpand_1_env(S, form, JT_NIL, expanded);
+}
+
+jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded) {
+  *expanded = false;
+  if (jt_is(form, JT_TSYMBOL)) {
+    jt_V e = env_entry(S, env, form, false);
+    if (e != JT_NIL) {   /* lexically a symbol macro, or a variable */
+      *expanded = jt_car(jt_cdr(e)) == jt_intern_keyword(S, "SYMBOL-MACRO");
+      return *expanded ? jt_cdr(jt_cdr(e)) : form;
+    }
+    jt_V box = jt_meta_get(S, form, jt_intern(S, "%SYMBOL-MACRO"));
+    *expanded = jt_iscons(box);
+    return *expanded ? jt_car(box) : form;
+  }
+  if (jt_iscons(form) && jt_issymbol(jt_car(form))) {
+    jt_V e = env_entry(S, env, jt_car(form), true);
+    if (e != JT_NIL) {   /* a local macro, or a local function shadowing one */
+      if (jt_car(jt_cdr(e)) != jt_intern_keyword(S, "MACRO")) return form;
+      *expanded = true;
+      return call_expander(S, jt_cdr(jt_cdr(e)), form, env);
+    }
+    jt_Symbol *s = jt_symobj(S, jt_car(form));
+    if (!jt_is_macro(s->function) || (s->h.flags & JT_SYM_SPECFORM)) return form;
+    *expanded = true;
+    return call_expander(S, s->function, form, env);
+  }
+  return form;
 }
 
 /* ---------------------------------------------------------------- analyse */
@@ -1419,6 +1666,7 @@ jt_V jt_analyze_toplevel(jt_State *S, jt_V form, const jt_Node **root, int *nsta
   memset(&a, 0, sizeof a);
   a.S = S;
   a.code = JT_NIL;
+  a.setf_keys = JT_NIL;
   JT_ROOT(S, form);
   JT_ROOT(S, a.code);
   a.code = (jt_V)jt_alloc(S, JT_TCODE, sizeof(jt_Code));

@@ -502,6 +502,33 @@ static jt_V type_class(jt_State *S, jt_V t) {
   return JT_NOVALUE;
 }
 
+/* The character types: 1 CHARACTER or BASE-CHAR (the same set here), 2
+** STANDARD-CHAR, 3 EXTENDED-CHAR (empty here); 0 another type. */
+static int char_type(jt_State *S, jt_V t) {
+  if (t == JT_SYM(S, CHARACTER) || t == jt_intern(S, "BASE-CHAR")) return 1;
+  if (t == JT_SYM(S, STANDARD_CHAR)) return 2;
+  if (t == jt_intern(S, "EXTENDED-CHAR")) return 3;
+  return 0;
+}
+
+/* subtypep for the character types and ATOM, when one of a and b is one:
+** 1, 0, or -1 when it cannot say. */
+static int atom_char_subtype(jt_State *S, jt_V a, jt_V b, jt_V ca, jt_V cb) {
+  int ka = char_type(S, a), kb = char_type(S, b);
+  jt_V atom = jt_intern(S, "ATOM"), cons = jt_find_class(S, JT_SYM(S, CONS));
+  if (ka == 3) return 1;
+  if (ka && kb) return kb == 1 || ka == kb;
+  if (ka) return b == atom ? 1 : cb != JT_NOVALUE ? jt_class_subclassp(ca, cb) : -1;
+  if (kb) return cb != JT_NOVALUE && ca != JT_NOVALUE ? jt_class_subclassp(ca, cb) : -1;
+  if (b == atom) {
+    if (ca == JT_NOVALUE) return -1;
+    /* a class is within ATOM when it is no superclass or subclass of CONS */
+    return !jt_class_subclassp(ca, cons) && !jt_class_subclassp(cons, ca);
+  }
+  if (a == atom) return cb != JT_NOVALUE ? 0 : -1;
+  return -1;
+}
+
 /* 1 yes, 0 no, -1 unknown */
 static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
   if (depth > 100) return -1;
@@ -547,7 +574,15 @@ static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
       return -1;
     }
   }
+  /* arrays: by simpleness, element kind, rank and dimensions */
+  int r = jt_array_subtypep(S, a, b);
+  if (r >= 0) return r;
   jt_V ca = type_class(S, a), cb = type_class(S, b);
+  if ((r = atom_char_subtype(S, a, b, ca, cb)) >= 0) return r;
+  /* a class other than the array classes has no array among its instances */
+  if (ca != JT_NOVALUE && jt_array_type_spec_p(S, b) &&
+      !jt_class_subclassp(ca, jt_find_class(S, JT_SYM(S, ARRAY))))
+    return 0;
   if (ca != JT_NOVALUE && cb != JT_NOVALUE) {
     if (!(CLS(ca)->h.flags & JT_CLASS_FINALIZED)) return -1;
     return jt_class_subclassp(ca, cb) ? 1 : 0;
@@ -622,8 +657,8 @@ void jt_clos_finish(jt_State *S) {
     CLS(c)->h.flags |= JT_CLASS_LOCKED;
   }
   for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v == JT_NIL) continue;
+    jt_V v = S->symtab[i].sym;
+    if (v == 0 || v == JT_UNBOUND || !jt_is(v, JT_TSYMBOL)) continue;   /* empty or removed */
     jt_Symbol *s = jt_sym_(v);
     jt_V fns[2] = {s->function, s->setf_fn};
     for (int k = 0; k < 2; k++) {

@@ -41,13 +41,17 @@ static const struct { const char *name; const char *parents[2]; const char *slot
   {"ARITHMETIC-ERROR", {"ERROR"}, {"OPERATION", "OPERANDS", NULL}},
   {"DIVISION-BY-ZERO", {"ARITHMETIC-ERROR"}, {NULL}},
   {"FLOATING-POINT-OVERFLOW", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-UNDERFLOW", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-INEXACT", {"ARITHMETIC-ERROR"}, {NULL}},
+  {"FLOATING-POINT-INVALID-OPERATION", {"ARITHMETIC-ERROR"}, {NULL}},
   {"STORAGE-CONDITION", {"SERIOUS-CONDITION"}, {NULL}},
   {"PARSE-ERROR", {"ERROR"}, {NULL}},
-  {"STREAM-ERROR", {"ERROR"}, {NULL}},
+  {"STREAM-ERROR", {"ERROR"}, {"STREAM", NULL}},
+  {"FILE-ERROR", {"ERROR"}, {"PATHNAME", NULL}},
   {"READER-ERROR", {"PARSE-ERROR", "STREAM-ERROR"}, {"POSITION", NULL}},
   {"END-OF-FILE", {"STREAM-ERROR"}, {"POSITION", NULL}},
-  {"PACKAGE-ERROR", {"ERROR"}, {NULL}},
-  {"PRINT-NOT-READABLE", {"ERROR"}, {NULL}},
+  {"PACKAGE-ERROR", {"ERROR"}, {"PACKAGE", NULL}},
+  {"PRINT-NOT-READABLE", {"ERROR"}, {"OBJECT", NULL}},
   {"LOCKED-SYMBOL-ERROR", {"PACKAGE-ERROR"}, {NULL}},
   {"RESOURCE-LIMIT-EXCEEDED", {"STORAGE-CONDITION"}, {"LIMIT", NULL}},
   {"FUEL-EXHAUSTED", {"RESOURCE-LIMIT-EXCEEDED"}, {NULL}},
@@ -84,6 +88,7 @@ bool jt_is_condition(jt_V v) {
 }
 
 jt_V jt_make_condition(jt_State *S, jt_V type, int n2, const jt_V *initargs) {
+  if (jt_is(type, JT_TCLASS)) type = jt_class_(type)->name;   /* a condition class */
   jt_V l = jt_find_layout(S, type);
   if (l == JT_NIL || !(jt_layout_(l)->h.flags & JT_LAYOUT_CONDITION)) {
     char *n = jt_print_cstr(S, type, true, 100);
@@ -169,6 +174,11 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     jt_stream_puts(S, stream, " is not of type ");
     print_to(S, stream, slot(S, cond, JT_SYM(S, EXPECTED_TYPE)), true);
     jt_stream_puts(S, stream, ".");
+  } else if (cond_typep(S, cond, JT_SYM(S, UNBOUND_VARIABLE)) &&
+             jt_refusal_report(S, slot(S, cond, JT_SYM(S, NAME)), false, stream)) {
+    /* a standard name left out: why */
+  } else if (cond_typep(S, cond, JT_SYM(S, UNDEFINED_FUNCTION)) &&
+             jt_refusal_report(S, slot(S, cond, JT_SYM(S, NAME)), true, stream)) {
   } else if (cond_typep(S, cond, JT_SYM(S, UNBOUND_VARIABLE))) {
     jt_stream_puts(S, stream, "The variable ");
     print_to(S, stream, slot(S, cond, JT_SYM(S, NAME)), true);
@@ -374,6 +384,13 @@ void jt_limit_exceeded(jt_State *S, int which) {
 /* ------------------------------------------------------------- restarts */
 
 static bool restart_applicable(jt_State *S, jt_Restart *r, jt_V cond) {
+  /* given a condition: a restart associated with conditions must be
+  ** associated with this one */
+  if (cond != JT_NOVALUE && cond != JT_NIL && r->conditions != JT_NIL) {
+    bool found = false;
+    for (jt_V l = r->conditions; jt_iscons(l) && !found; l = jt_cdr(l)) found = jt_car(l) == cond;
+    if (!found) return false;
+  }
   if (r->test == JT_NIL) return true;
   return jt_funcall(S, r->test, 1, cond == JT_NOVALUE ? JT_NIL : cond) != JT_NIL;
 }
@@ -666,8 +683,34 @@ JT_FN(f_make_restart) {
   r->report = argc > 2 ? argv[2] : JT_NIL;
   r->test = argc > 3 ? argv[3] : JT_NIL;
   r->interactive = argc > 4 ? argv[4] : JT_NIL;
+  r->conditions = JT_NIL;
   r->lambda_list = argc > 5 ? argv[5] : JT_T;
   return (jt_V)r;
+}
+
+/* (%restart-associate restarts condition add) with-condition-restarts:
+** associate each of RESTARTS with CONDITION (ADD true) or undo it. */
+JT_FN(f_restart_associate) {
+  JT_UNUSED_ARGS;
+  jt_V cond = argv[1];
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V rv = jt_car(l);
+    if (!jt_is(rv, JT_TRESTART)) jt_type_error(S, rv, JT_SYM(S, RESTART));
+    jt_Restart *r = (jt_Restart *)rv;
+    if (argv[2] != JT_NIL) {
+      jt_V c = jt_cons(S, cond, r->conditions);
+      JT_SET(S, r, r->conditions, c);
+    } else {   /* remove one occurrence */
+      jt_V prev = JT_NIL;
+      for (jt_V m = r->conditions; jt_iscons(m); prev = m, m = jt_cdr(m))
+        if (jt_car(m) == cond) {
+          if (prev == JT_NIL) JT_SET(S, r, r->conditions, jt_cdr(m));
+          else JT_SET(S, prev, jt_cons_(prev)->cdr, jt_cdr(m));
+          break;
+        }
+    }
+  }
+  return JT_NIL;
 }
 
 JT_FN(f_compute_restarts) {
@@ -712,7 +755,18 @@ JT_FN(f_restart_id) {
   return jt_mkfix(jt_o(argv[0])->aux);
 }
 
-/* (%define-condition name parents slots report) */
+/* Does a layout's initarg entry (a keyword, NIL, or a list of keywords)
+** name key? */
+static bool initarg_names(jt_V entry, jt_V key) {
+  if (entry == key) return true;
+  for (; jt_iscons(entry); entry = jt_cdr(entry))
+    if (jt_car(entry) == key) return true;
+  return false;
+}
+
+/* (%define-condition name parents slots report defaults): defaults, the
+** :default-initargs as (key . thunk) pairs, become the initforms of the
+** slots (own or inherited) those initargs fill. */
 JT_FN(f_define_condition) {
   jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
@@ -722,8 +776,17 @@ JT_FN(f_define_condition) {
     jt_error(S, "%s names a structure type", jt_symname(S, name));
   jt_V parents = argv[1] == JT_NIL ? jt_list(S, 1, JT_SYM(S, CONDITION)) : argv[1];
   JT_PUSH(S, parents);
-  jt_define_layout(S, name, parents, argv[2], argv[3], true);
-  JT_POP(S, 1);
+  jt_V layout = jt_define_layout(S, name, parents, argv[2], argv[3], true);
+  JT_PUSH(S, layout);
+  jt_Layout *L = jt_layout_(layout);
+  for (jt_V d = argc > 4 ? argv[4] : JT_NIL; jt_iscons(d); d = jt_cdr(d)) {
+    jt_V pair = jt_car(d);
+    if (!jt_iscons(pair)) continue;
+    for (uint32_t i = 0; i < L->nslots; i++)
+      if (initarg_names(jt_vec_(L->initargs)->items[i], jt_car(pair)))
+        JT_SET(S, jt_vec_(L->initforms), jt_vec_(L->initforms)->items[i], jt_cdr(pair));
+  }
+  JT_POP(S, 2);
   return name;
 }
 
@@ -739,6 +802,10 @@ JT_FN(f_expected) { return cond_slot(S, argv[0], JT_SYM(S, EXPECTED_TYPE), JT_SY
 JT_FN(f_cell_name) { return cond_slot(S, argv[0], JT_SYM(S, NAME), JT_SYM(S, CELL_ERROR)); }
 JT_FN(f_arith_op) { return cond_slot(S, argv[0], JT_SYM(S, OPERATION), JT_SYM(S, ARITHMETIC_ERROR)); }
 JT_FN(f_arith_operands) { return cond_slot(S, argv[0], JT_SYM(S, OPERANDS), JT_SYM(S, ARITHMETIC_ERROR)); }
+JT_FN(f_stream_error_stream) { return cond_slot(S, argv[0], JT_SYM(S, STREAM), JT_SYM(S, STREAM_ERROR)); }
+JT_FN(f_package_error_package) { return cond_slot(S, argv[0], jt_intern(S, "PACKAGE"), JT_SYM(S, PACKAGE_ERROR)); }
+JT_FN(f_print_not_readable_object) { return cond_slot(S, argv[0], jt_intern(S, "OBJECT"), JT_SYM(S, PRINT_NOT_READABLE)); }
+JT_FN(f_file_error_pathname) { return cond_slot(S, argv[0], jt_intern(S, "PATHNAME"), jt_intern(S, "FILE-ERROR")); }
 
 JT_FN(f_backtrace) {
   char *bt = jt_backtrace(S, 40, 8000);
@@ -755,6 +822,8 @@ static const jt_Reg cond_fns[] = {
   {"MAKE-CONDITION", f_make_condition, 1, -1, "(make-condition type &rest initargs) Make a condition."},
   {"%HANDLER-BIND", f_handler_bind, 2, 2, "(%handler-bind bindings thunk) Run THUNK with handlers."},
   {"%RESTART-BIND", f_restart_bind, 2, 2, "(%restart-bind restarts thunk) Run THUNK with restarts."},
+  {"%RESTART-ASSOCIATE", f_restart_associate, 3, 3,
+   "(%restart-associate restarts condition add) Associate RESTARTS with CONDITION, or undo it."},
   {"%MAKE-RESTART", f_make_restart, 2, 6,
    "(%make-restart name function &optional report test interactive lambda-list)"},
   {"COMPUTE-RESTARTS", f_compute_restarts, 0, 1, "(compute-restarts &optional condition) Active restarts, innermost first."},
@@ -764,7 +833,7 @@ static const jt_Reg cond_fns[] = {
   {"RESTART-NAME", f_restart_name, 1, 1, "(restart-name restart) The restart's name."},
   {"%RESTART-REPORT", f_restart_report, 2, 2, "(%restart-report restart stream) Write the restart's report."},
   {"%RESTART-ID", f_restart_id, 1, 1, "(%restart-id restart) The restart's numeric identity."},
-  {"%DEFINE-CONDITION", f_define_condition, 4, 4, "(%define-condition name parents slots report)"},
+  {"%DEFINE-CONDITION", f_define_condition, 4, 5, "(%define-condition name parents slots report &optional defaults)"},
   {"SIMPLE-CONDITION-FORMAT-CONTROL", f_fc, 1, 1, "(simple-condition-format-control c)"},
   {"SIMPLE-CONDITION-FORMAT-ARGUMENTS", f_fa, 1, 1, "(simple-condition-format-arguments c)"},
   {"TYPE-ERROR-DATUM", f_datum, 1, 1, "(type-error-datum c)"},
@@ -772,6 +841,10 @@ static const jt_Reg cond_fns[] = {
   {"CELL-ERROR-NAME", f_cell_name, 1, 1, "(cell-error-name c)"},
   {"ARITHMETIC-ERROR-OPERATION", f_arith_op, 1, 1, "(arithmetic-error-operation c)"},
   {"ARITHMETIC-ERROR-OPERANDS", f_arith_operands, 1, 1, "(arithmetic-error-operands c)"},
+  {"STREAM-ERROR-STREAM", f_stream_error_stream, 1, 1, "(stream-error-stream c)"},
+  {"PACKAGE-ERROR-PACKAGE", f_package_error_package, 1, 1, "(package-error-package c)"},
+  {"PRINT-NOT-READABLE-OBJECT", f_print_not_readable_object, 1, 1, "(print-not-readable-object c)"},
+  {"FILE-ERROR-PATHNAME", f_file_error_pathname, 1, 1, "(file-error-pathname c)"},
   {"%BACKTRACE", f_backtrace, 0, 0, "(%backtrace) The current call stack as a string."},
   {NULL, NULL, 0, 0, NULL}
 };

@@ -110,10 +110,12 @@ static void add_kid(Reader *r, Node *x, Node *k, size_t cap) {
   x->built |= k->built;
 }
 
-/* An atom: decoded alone and printed. */
+/* An atom: decoded alone and printed.  Decoded for reading: a symbol of a
+** package the world lacks makes that package (empty), so that it prints
+** with its prefix; a structure inside an array becomes a stand-in. */
 static Node *atom(Reader *r) {
   jt_State *S = r->S;
-  jt_V v = jt_decode_at(S, r->p, r->n, &r->pos);
+  jt_V v = jt_decode_text_at(S, r->p, r->n, &r->pos);
   JT_PUSH(S, v);
   Node *x = node(r, N_ATOM);
   x->text = jt_print_cstr(S, v, true, (size_t)1 << 20);

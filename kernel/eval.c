@@ -531,7 +531,7 @@ static void bind_args(jt_State *S, const jt_Lambda *L, int argc, jt_V *argv, jt_
     if ((argc - i) % 2 != 0) bad_args(S, fn, "%s: odd number of keyword arguments%s", JT_NOVALUE);
     bool allow = L->allow_other_keys;
     for (int k = i; k < argc; k += 2)
-      if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = argv[k + 1] != JT_NIL; break; }
+      if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = allow || argv[k + 1] != JT_NIL; break; }
     if (!allow)
       for (int k = i; k < argc; k += 2) {
         bool known = argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS);
@@ -732,8 +732,10 @@ static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V 
 
 jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V sym = n->u.def.sym;
-  jt_check_definable(S, jt_symobj(S, sym),
-                     n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
+  /* the library gives built-in accessors their setf functions */
+  if (!(S->kernel_mode && n->u.def.kind == 2))
+    jt_check_definable(S, jt_symobj(S, sym),
+                       n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
   install_definition(S, sym, n->u.def.kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
   return sym;
@@ -760,6 +762,7 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   jt_V fn = jt_make_lazy_closure(S, form);
+  if (S->kernel_mode) jt_o(fn)->flags |= JT_CLO_KERNEL;
   JT_PUSH(S, fn);
   install_definition(S, sym, kind, base[0], fn);
   S->sp = base;
@@ -789,13 +792,35 @@ const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn) {
   }
   jt_V *base = S->sp;
   JT_PUSH(S, fn);
-  JT_TOUCH(S, fn);   /* a checkpoint keeps the lazy state */
+  /* A function of the world: a checkpoint keeps its lazy state.  One of
+  ** the kernel's library is analysed as the library is, in kernel mode,
+  ** and is no part of the world: its analysis is kept whatever a restore
+  ** does, and costs the caller no fuel and no heap allowance, so that what
+  ** a program is charged does not depend on which library functions the
+  ** process happened to call before. */
+  bool kernel = (c->h.flags & JT_CLO_KERNEL) != 0;
+  volatile bool saved_mode = S->kernel_mode;
+  volatile uint64_t saved_fuel = S->fuel_left;
+  volatile size_t saved_heap = S->limits.heap;
+  if (kernel) {
+    S->kernel_mode = true;
+    S->fuel_left = UINT64_MAX;
+    S->limits.heap = 0;
+  } else {
+    JT_TOUCH(S, fn);
+  }
   c->h.flags |= JT_CLO_ANALYSING;
-  /* the flag must not outlive an error in the analysis (a macro may signal) */
+  /* the flag and the caller's mode and limits must not outlive an error in
+  ** the analysis (a macro may signal) */
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
   if (_setjmp(j.jb) != 0) {
     jt_clo_(fn)->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
+    if (kernel) {
+      S->kernel_mode = saved_mode;
+      S->fuel_left = saved_fuel;
+      S->limits.heap = saved_heap;
+    }
     jt_Jmp *target = S->unwind_target;
     if (!jt_jmp_active(S, target)) dead_exit(S, "non-local exit");
     jt_unwind_to(S, target, S->unwind_code);
@@ -804,13 +829,19 @@ const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn) {
   int nstack;
   jt_V code = jt_analyze_toplevel(S, c->code, &root, &nstack);
   jt_jmp_pop(S, &j);
+  if (kernel) {
+    S->kernel_mode = saved_mode;
+    S->fuel_left = saved_fuel;
+    S->limits.heap = saved_heap;
+  }
   /* root is the definition's node; its function is a lambda */
   if (root->ev != jt_ev_defun || root->u.def.fn->ev != jt_ev_lambda) {
     c->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
     jt_error(S, "internal error: a lazy definition did not analyse into a definition");
   }
   c->lam = root->u.def.fn->u.lambda.lam;
-  JT_SET(S, c, c->code, code);
+  if (kernel) JT_SET_GC(S, c, c->code, code);   /* not world state (above) */
+  else JT_SET(S, c, c->code, code);
   c->h.flags &= (uint16_t)~JT_CLO_ANALYSING;
   S->sp = base;
   return c->lam;
@@ -945,6 +976,15 @@ jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
     if (!expanded) break;
     form = e;
     base[0] = e;
+  }
+  /* The library's functions are analysed at their first call: a program
+  ** calls few of them, and analysing them all was most of the start-up.
+  ** (Its macros are analysed now: an expander runs while other definitions
+  ** are analysed, and may use itself.) */
+  if (S->kernel_mode && jt_iscons(form) && jt_car(form) == JT_SYM(S, DEFUN) && jt_define_lazily(S, form)) {
+    S->sp = base;
+    S->nvals = 1;
+    return jt_car(jt_cdr(form));
   }
   jt_V r = jt_eval(S, form);
   S->sp = base;

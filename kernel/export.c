@@ -10,9 +10,22 @@
 **   'I' len digits     integer in decimal ("-" allowed)
 **   'R' len text       ratio "n/d"
 **   'F' 8 bytes        double, IEEE-754 big-endian
+**   'X' re im          complex number: its two parts
+**   'G' 32 bytes       random state: its four words, big-endian
 **   'C' code           character
-**   'S' len utf8       string (simple; fill pointers are not preserved)
-**   'Y' pkg len name   symbol (pkg 1 = lisp, 2 = keyword, 0 = uninterned)
+**   'S' len utf8       simple string
+**   'B' n bytes        simple bit vector of n bits, packed 8 to a byte from
+**                      the most significant bit
+**   'A' flags elt rank dims [fill] elements
+**                      any other array: flags 1 adjustable, 2 fill pointer;
+**                      elt 0 T (encoded values), 1 characters (codes),
+**                      2 bits (packed as in 'B'); dims and fill in LEB128;
+**                      the elements in row-major order (a displaced array
+**                      is stored with its own copy of its elements)
+**   'Y' pkg len name   symbol: pkg 1 the symbol this name designates in
+**                      COMMON-LISP-USER, 2 a keyword, 0 uninterned; or
+**   'Y' 3 len pkgname len name  a symbol of another home package
+**                      (a kernel-internal symbol is refused)
 **   'L' n items tail   proper or dotted list: n elements then the tail
 **   'V' n items        simple vector
 **   'H' test n (k v)*  hash table, pairs in the table's (insertion) order
@@ -105,13 +118,29 @@ static bool push_path(Enc *e, jt_V v) {
   return true;
 }
 
-/* A kernel-internal symbol has no name a store can give back (the reader
-** never makes one): user code that got hold of one cannot store it. */
+/* A symbol is named as the reader would name it in COMMON-LISP-USER: a bare
+** name when that is what the name designates there (stores written before
+** packages existed hold only such names, and keep meaning the same), else
+** with its home package.  A kernel-internal symbol has no name a store can
+** give back (the reader never makes one): user code that got hold of one
+** cannot store it. */
 static bool put_symbol(Enc *e, jt_V v) {
+  jt_State *S = e->S;
   if (jt_is_internal(v)) { *e->why = "a kernel-internal symbol"; return false; }
-  jt_Symbol *s = jt_symobj(e->S, v);
+  jt_Symbol *s = jt_symobj(S, v);
+  jt_V home = jt_package_of_index(S, s->package);
+  int kind = s->package == JT_PKG_KEYWORD ? 2
+           : s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL ? 0
+           : jt_symbol_accessible(S, v, jt_package_of_index(S, JT_PKG_USER)) ? 1 : 3;
   jt_buf_putc(e->out, 'Y');
-  jt_buf_putc(e->out, (char)(s->h.flags & JT_SYM_INTERNED ? s->package : 0));
+  jt_buf_putc(e->out, (char)kind);
+  if (kind == 3) {
+    size_t pn;
+    char *p = jt_string_utf8(S, jt_pkg_(home)->name, &pn);
+    jt_put_uleb(e->out, pn);
+    jt_buf_put(e->out, p, pn);
+    free(p);
+  }
   size_t n = strlen(s->cname);
   jt_put_uleb(e->out, n);
   jt_buf_put(e->out, s->cname, n);
@@ -132,6 +161,67 @@ static bool enc_hash(Enc *e, jt_V v) {
     if (x->key == JT_HASH_DELETED) continue;
     ok = enc(e, x->key) && enc(e, jt_hash_(v)->entries[i].val);
   }
+  return ok;
+}
+
+/* Bits 0..n-1 of a bit array, packed. */
+static void put_bits(Enc *e, jt_V v, size_t n) {
+  unsigned char byte = 0;
+  for (size_t i = 0; i < n; i++) {
+    jt_V b = JT_NIL;
+    jt_array_peek(v, i, &b);
+    if (b == jt_mkfix(1)) byte |= (unsigned char)(0x80 >> (i & 7));
+    if ((i & 7) == 7) { jt_buf_putc(e->out, (char)byte); byte = 0; }
+  }
+  if (n & 7) jt_buf_putc(e->out, (char)byte);
+}
+
+/* Does every element of v exist (a displaced array's target may have
+** shrunk since)? */
+static bool displaced_fits(jt_V v) {
+  jt_V x;
+  size_t total = jt_array_total(v);
+  return total == 0 || jt_array_peek(v, total - 1, &x);
+}
+
+/* 'A': an array that is not a simple vector, string or bit vector (or a
+** displaced string: see below). */
+static bool enc_array(Enc *e, jt_V v) {
+  int elt = jt_array_elt(v), rank = jt_array_rank(v);
+  uint16_t f = jt_o(v)->flags;
+  size_t total = jt_array_total(v);
+  jt_V x = JT_NIL;
+  if (!displaced_fits(v)) {
+    *e->why = "an array displaced to an array too small for it";
+    return false;
+  }
+  if (rank == 1 && elt == JT_ELT_CHAR && !(f & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR))) {
+    /* a displaced string: stored as a simple string of its characters */
+    jt_V str = jt_simple_string_copy(e->S, v);
+    size_t n;
+    char *s = jt_string_utf8(e->S, str, &n);
+    put_bytes(e->out, 'S', s, n);
+    free(s);
+    return true;
+  }
+  if (!push_path(e, v)) return false;
+  jt_buf_putc(e->out, 'A');
+  jt_buf_putc(e->out, (char)((f & JT_ARR_ADJUSTABLE ? 1 : 0) | (f & JT_ARR_FILLPTR ? 2 : 0)));
+  jt_buf_putc(e->out, (char)elt);
+  jt_put_uleb(e->out, (uint64_t)rank);
+  for (int i = 0; i < rank; i++) jt_put_uleb(e->out, jt_array_dim(v, i));
+  if (f & JT_ARR_FILLPTR) jt_put_uleb(e->out, jt_vector_length(v));
+  bool ok = true;
+  if (elt == JT_ELT_BIT) {
+    put_bits(e, v, total);
+  } else {
+    for (size_t i = 0; i < total && ok; i++) {
+      jt_array_peek(v, i, &x);
+      if (elt == JT_ELT_CHAR) jt_put_uleb(e->out, jt_charcode(x));
+      else ok = enc(e, x);
+    }
+  }
+  e->depth--;
   return ok;
 }
 
@@ -179,6 +269,7 @@ static bool enc(Enc *e, jt_V v) {
       return true;
     }
     case JT_TSTRING: {
+      if (jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)) return enc_array(e, v);
       size_t n;
       char *s = jt_string_utf8(S, v, &n);
       put_bytes(e->out, 'S', s, n);
@@ -186,6 +277,14 @@ static bool enc(Enc *e, jt_V v) {
       return true;
     }
     case JT_TSYMBOL: return put_symbol(e, v);
+    case JT_TRANDOM:
+      jt_buf_putc(e->out, 'G');
+      for (int w = 0; w < 4; w++)
+        for (int i = 7; i >= 0; i--) jt_buf_putc(e->out, (char)(((jt_Random *)v)->s[w] >> (i * 8)));
+      return true;
+    case JT_TCOMPLEX:
+      jt_buf_putc(e->out, 'X');
+      return enc(e, jt_complex_(v)->re) && enc(e, jt_complex_(v)->im);
     case JT_TCONS: {
       if (!push_path(e, v)) return false;
       size_t n = 0;
@@ -207,13 +306,29 @@ static bool enc(Enc *e, jt_V v) {
       e->depth--;
       return ok;
     }
-    case JT_TVECTOR: {
+    case JT_TVECTOR: case JT_TARRAY: {
+      /* a vector that is neither adjustable nor has a fill pointer is
+      ** stored as a simple one (a displaced one with a copy of its
+      ** elements), every other array with its shape */
+      if (jt_array_rank(v) != 1 || (jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)) ||
+          jt_array_elt(v) == JT_ELT_CHAR || !displaced_fits(v))
+        return enc_array(e, v);
+      size_t n = jt_vector_length(v);
+      if (jt_array_elt(v) == JT_ELT_BIT) {
+        jt_buf_putc(e->out, 'B');
+        jt_put_uleb(e->out, n);
+        put_bits(e, v, n);
+        return true;
+      }
       if (!push_path(e, v)) return false;
-      jt_Vector *x = jt_vec_(v);
       jt_buf_putc(e->out, 'V');
-      jt_put_uleb(e->out, x->len);
+      jt_put_uleb(e->out, n);
       bool ok = true;
-      for (size_t i = 0; i < jt_vec_(v)->len && ok; i++) ok = enc(e, jt_vec_(v)->items[i]);
+      jt_V x = JT_NIL;
+      for (size_t i = 0; i < n && ok; i++) {
+        jt_array_peek(v, i, &x);
+        ok = enc(e, x);
+      }
       e->depth--;
       return ok;
     }
@@ -282,7 +397,8 @@ typedef struct Dec {
   size_t n, pos;
   int depth;
   bool text;   /* for reading, not for use: structures and instances come
-                  back as stand-ins that need no type (see decode_record) */
+                  back as stand-ins that need no type (see decode_record),
+                  and a package that does not exist is made (empty) */
 } Dec;
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
@@ -321,16 +437,91 @@ static const char *get_span(Dec *d, size_t *len) {
 
 static jt_V dec(Dec *d);
 
+/* n packed bits into the bit array v from row-major index 0. */
+static void get_bits(Dec *d, jt_V v, size_t n) {
+  size_t nbytes = (n + 7) / 8;
+  if (nbytes > d->n - d->pos) bad(d, "truncated bits");
+  for (size_t i = 0; i < n; i++) {
+    int bit = (d->p[d->pos + i / 8] >> (7 - (i & 7))) & 1;
+    jt_array_set(d->S, v, i, jt_mkfix(bit));
+  }
+  d->pos += nbytes;
+}
+
+/* 'A' (the tag already read). */
+static jt_V get_array(Dec *d) {
+  jt_State *S = d->S;
+  if (d->n - d->pos < 2) bad(d, "truncated array");
+  int flags = d->p[d->pos++], elt = d->p[d->pos++];
+  if (elt > JT_ELT_BIT || flags > 3) bad(d, "bad array header");
+  uint64_t rank = get_uleb(d);
+  if (rank > 64) bad(d, "bad array rank");
+  jt_V *base = S->sp;
+  jt_V dims = JT_NIL;
+  JT_PUSH(S, dims);
+  uint64_t total = 1;
+  jt_V *cells = S->sp;
+  for (uint64_t i = 0; i < rank; i++) {
+    uint64_t n = get_uleb(d);
+    if (n > (uint64_t)JT_FIXMAX || (n && total > (uint64_t)JT_FIXMAX / n)) bad(d, "array too large");
+    total *= n;
+    JT_PUSH(S, jt_mkfix((intptr_t)n));
+  }
+  if (total > (d->n - d->pos) * 8 + 8) bad(d, "array larger than its encoding");
+  base[0] = jt_list_from(S, (int)rank, cells);
+  size_t fill = 0;
+  if (flags & 2) {
+    if (rank != 1) bad(d, "fill pointer of an array that is not a vector");
+    fill = get_uleb(d);
+    if (fill > total) bad(d, "fill pointer beyond the array");
+  }
+  jt_V et = elt == JT_ELT_CHAR ? JT_SYM(S, CHARACTER) : elt == JT_ELT_BIT ? jt_intern(S, "BIT") : JT_T;
+  jt_V args[] = {base[0], JT_SYM(S, K_ELEMENT_TYPE), et, JT_SYM(S, K_ADJUSTABLE),
+                 jt_bool(flags & 1), JT_SYM(S, K_FILL_POINTER),
+                 flags & 2 ? jt_mkfix((intptr_t)fill) : JT_NIL};
+  for (int i = 0; i < 7; i++) JT_PUSH(S, args[i]);
+  jt_V a = jt_apply(S, jt_fdefinition(S, jt_intern(S, "MAKE-ARRAY")), 7, S->sp - 7);
+  S->sp = base;
+  JT_PUSH(S, a);
+  if (elt == JT_ELT_BIT) {
+    get_bits(d, a, (size_t)total);
+  } else {
+    for (uint64_t i = 0; i < total; i++) {
+      if (elt == JT_ELT_CHAR) {
+        uint64_t c = get_uleb(d);
+        if (c >= JT_CHAR_LIMIT) bad(d, "bad character");
+        jt_array_set(S, S->sp[-1], (size_t)i, jt_mkchar((uint32_t)c));
+      } else {
+        jt_V x = dec(d);
+        jt_array_set(S, S->sp[-1], (size_t)i, x);
+      }
+    }
+  }
+  jt_V r = S->sp[-1];
+  S->sp = base;
+  return r;
+}
+
 static jt_V get_symbol(Dec *d) {
   if (d->pos >= d->n || d->p[d->pos] != 'Y') bad(d, "expected a symbol");
   d->pos++;
   if (d->pos >= d->n) bad(d, "truncated symbol");
-  int pkg = d->p[d->pos++];
-  size_t len;
+  int kind = d->p[d->pos++];
+  size_t len, plen = 0;
+  const char *p = NULL;
+  if (kind == 3) p = get_span(d, &plen);
   const char *s = get_span(d, &len);
-  if (pkg == 0) return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
-  if (pkg != JT_PKG_LISP && pkg != JT_PKG_KEYWORD) bad(d, "unknown package");
-  return jt_intern_bytes(d->S, s, len, pkg);
+  switch (kind) {
+  case 0: return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
+  case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
+  case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
+  case 3: {
+    jt_V pkg = d->text ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
+    if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
+    return jt_read_intern(d->S, pkg, s, len);
+  }
+  default: bad(d, "unknown package");
+  }
 }
 
 /* 'D' and 'O': a type name and (slot value) pairs.  Pairs are read first
@@ -438,6 +629,37 @@ static jt_V dec(Dec *d) {
       break;
     }
     case 'S': d->pos++; s = get_span(d, &len); r = jt_string_from_utf8(S, s, len); break;
+    case 'B': {
+      d->pos++;
+      uint64_t n = get_uleb(d);
+      if (n > (d->n - d->pos) * 8) bad(d, "bit vector longer than its encoding");
+      r = jt_make_simple_array1(S, JT_ELT_BIT, (size_t)n);
+      JT_PUSH(S, r);
+      get_bits(d, r, (size_t)n);
+      JT_POP(S, 1);
+      break;
+    }
+    case 'A': d->pos++; r = get_array(d); break;
+    case 'G': {
+      d->pos++;
+      if (d->n - d->pos < 32) bad(d, "truncated random state");
+      uint64_t words[4] = {0, 0, 0, 0};
+      for (int w = 0; w < 4; w++)
+        for (int i = 0; i < 8; i++) words[w] = (words[w] << 8) | d->p[d->pos++];
+      r = jt_make_random_state(S, words);
+      break;
+    }
+    case 'X': {
+      d->pos++;
+      jt_V re = dec(d);
+      if (!jt_isreal(re)) bad(d, "bad complex part");
+      JT_PUSH(S, re);
+      jt_V im = dec(d);
+      if (!jt_isreal(im) || jt_isfloat(re) != jt_isfloat(im)) bad(d, "bad complex part");
+      r = jt_make_complex(S, S->sp[-1], im);
+      JT_POP(S, 1);
+      break;
+    }
     case 'Y': r = get_symbol(d); break;
     case 'L': {
       d->pos++;

@@ -1439,17 +1439,26 @@ static void fmt_indirect(Fmt *F, const Dir *d, Args *a)
 static void fmt_call(Fmt *F, const Dir *d, Args *a)
 {
   jt_State *S = F->S;
-  char name[128];
-  size_t n = 0;
-  size_t from = d->name_start;
-  /* A package prefix names the only package there is. */
+  char name[128], pname[128];
+  size_t n = 0, pn = 0;
+  size_t from = d->name_start, colon = d->name_end;
+  /* pkg:name or pkg::name; without a package, COMMON-LISP-USER */
   for (size_t i = d->name_start; i < d->name_end; i++)
-    if (cat(F, i) == ':') from = i + 1;
+    if (cat(F, i) == ':') {
+      if (colon == d->name_end) colon = i;
+      from = i + 1;
+    }
+  for (size_t i = d->name_start; i < colon && colon < d->name_end; i++) {
+    if (pn > sizeof pname - 8) fmt_error(F, d->pos, "package name too long");
+    pn += jt_utf8_encode(upcase(cat(F, i)), pname + pn);
+  }
   for (size_t i = from; i < d->name_end; i++) {
     if (n > sizeof name - 8) fmt_error(F, d->pos, "function name too long");
     n += jt_utf8_encode(upcase(cat(F, i)), name + n);
   }
-  jt_V sym = jt_find_symbol(S, name, n, JT_PKG_LISP);
+  jt_V pkg = colon < d->name_end ? jt_package_named(S, pname, pn) : jt_package_of_index(S, JT_PKG_USER);
+  if (pkg == JT_NIL) fmt_error(F, d->pos, "~/%.*s/ names a package that does not exist", (int)pn, pname);
+  jt_V sym = jt_find_accessible(S, pkg, name, n);
   if (sym == JT_NOVALUE || sym == JT_UNBOUND || sym == 0)
     fmt_error(F, d->pos, "~/%.*s/ names no function", (int)n, name);
   jt_V fn = jt_fdefinition(S, sym);
@@ -1661,7 +1670,33 @@ JT_FN(f_format)
   return JT_NIL;
 }
 
+/* (%format-with-rest stream control args): format ARGS (a list) under the
+** string CONTROL to STREAM; the arguments not consumed.  What a function
+** made by formatter returns. */
+JT_FN(f_format_with_rest)
+{
+  JT_UNUSED_ARGS;
+  jt_V stream = jt_output_stream(S, argv[0]);
+  if (!jt_isstring(argv[1])) jt_type_error(S, argv[1], JT_SYM(S, STRING));
+  jt_V *base = S->sp;
+  int n = 0;
+  for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  Fmt F = {S, stream, argv[1], 0};
+  JT_ROOT(S, F.stream);
+  JT_ROOT(S, F.ctl);
+  Args a;
+  args_vector(&a, base, n);
+  run(&F, 0, (size_t)-1, &a);
+  JT_UNROOT(S, 2);
+  jt_V rest = argv[2];
+  for (size_t i = 0; i < a.pos && jt_iscons(rest); i++) rest = jt_cdr(rest);
+  S->sp = base;
+  return rest;
+}
+
 static const jt_Reg format_fns[] = {
+  {"%FORMAT-WITH-REST", f_format_with_rest, 3, 3,
+   "(%format-with-rest stream control args) Format ARGS; the ones not consumed."},
   {"FORMAT", f_format, 2, -1,
    "(format destination control-string &rest args) Format ARGS under "
    "CONTROL-STRING to DESTINATION: NIL returns a string, T writes to "

@@ -83,6 +83,10 @@ size_t jt_gc_obj_size(const jt_Obj *o) {
     case JT_TSTREAM: return sizeof(jt_Stream);
     case JT_TRESTART: return sizeof(jt_Restart);
     case JT_TFOREIGN: return sizeof(jt_Foreign);
+    case JT_TARRAY: return sizeof(jt_Array) + o->aux * sizeof(size_t);
+    case JT_TCOMPLEX: return sizeof(jt_Complex);
+    case JT_TRANDOM: return sizeof(jt_Random);
+    case JT_TPACKAGE: return sizeof(jt_Package);
     case JT_TINSTANCE: return sizeof(jt_Instance);
     case JT_TCLASS: return sizeof(jt_Class);
     case JT_TGENERIC: return sizeof(jt_Generic);
@@ -389,13 +393,21 @@ static void trace(jt_State *S, jt_Obj *o) {
       for (uint32_t i = 0; i < o->aux; i++) M(s->slots[i]);
       break;
     }
-    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); break;
+    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); break;
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;
-      M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive); M(r->lambda_list);
+      M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive); M(r->conditions);
+      M(r->lambda_list);
       break;
     }
     case JT_TFOREIGN: M(((jt_Foreign *)o)->tag); break;
+    case JT_TARRAY: M(((jt_Array *)o)->data); break;
+    case JT_TCOMPLEX: M(((jt_Complex *)o)->re); M(((jt_Complex *)o)->im); break;
+    case JT_TPACKAGE: {
+      jt_Package *p = (jt_Package *)o;
+      M(p->name); M(p->nicknames); M(p->use_list); M(p->used_by); M(p->shadowing); M(p->doc);
+      break;
+    }
     case JT_TINSTANCE: M(((jt_Instance *)o)->wrapper); M(((jt_Instance *)o)->slots); break;
     case JT_TCLASS: {
       jt_Class *c = (jt_Class *)o;
@@ -424,7 +436,10 @@ void jt_gc_trace_fields(jt_State *S, const jt_Obj *o) { trace(S, (jt_Obj *)o); }
 static void mark_roots(jt_State *S) {
   for (jt_V *p = S->stack; p < S->sp; p++) M(*p);
   for (size_t i = 0; i < S->nroots; i++) M(*S->roots[i]);
-  for (size_t i = 0; i < S->symcap; i++) M(S->symtab[i]);
+  for (size_t i = 0; i < S->symcap; i++)
+    if (S->symtab[i].sym != 0 && S->symtab[i].sym != JT_UNBOUND) M(S->symtab[i].sym);
+  for (size_t i = 0; i < S->npackages; i++) M(S->packages[i]);
+  M(S->package_names);
   M(S->nil_sym); M(S->t_sym);
   for (int i = 0; i < JT_S_COUNT; i++) M(S->sym[i]);
   M(S->layouts);
@@ -439,6 +454,8 @@ static void mark_roots(jt_State *S) {
   for (jt_Jmp *j = S->jmp; j; j = j->prev) M(j->tag);
   M(S->pending);
   M(S->stdout_stream);
+  M(S->stdin_stream);
+  M(S->random_state);
   M(S->xfer_val);
   if (S->world_mark) S->world_mark(S, S->world);
 }

@@ -71,6 +71,13 @@ static uint64_t hash_number_equalp(jt_V v)
   }
   if (jt_isbig(v)) return hash_double(mpz_get_d(jt_big_(v)->z));
   if (jt_isratio(v)) return hash_double(mpq_get_d(jt_ratio_(v)->q));
+  if (jt_iscomplex(v)) {
+    /* = to a real when its imaginary part is zero: hash as that real */
+    jt_V im = jt_complex_(v)->im;
+    uint64_t h = hash_number_equalp(jt_complex_(v)->re);
+    if (jt_isfloat(im) && jt_floatval(im) == 0.0) return h;
+    return combine(h, hash_number_equalp(im));
+  }
   return mix64(v);
 }
 
@@ -101,7 +108,7 @@ static uint64_t hash_rec(jt_State *S, jt_V v, int test, int depth, int *budget)
   if (jt_issymbol(v)) return hash_symbol(S, v);
   if (!jt_isptr(v)) return mix64(v);
   switch (jt_type(v)) {
-  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT:
+  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX:
     return test == JT_HASH_EQUALP ? hash_number_equalp(v) : jt_num_hash(v);
   case JT_TCONS: {
     /* the cars of the spine, each one level deeper, then the tail */
@@ -128,7 +135,34 @@ static uint64_t hash_rec(jt_State *S, jt_V v, int test, int depth, int *budget)
       h = combine(h, mix64(fold_char(s->chars[i])));
     return h;
   }
-  case JT_TVECTOR:
+  case JT_TVECTOR: case JT_TARRAY:
+    if (test == JT_HASH_EQUAL && (jt_bit_vector_p(v) || jt_stringp(v))) {
+      /* equal compares bit vectors and displaced strings by contents; a
+      ** displaced string hashes as the simple string it equals */
+      size_t n = jt_vector_length(v);
+      uint64_t h = hash_int((int64_t)n);
+      for (size_t i = 0; i < n; i++) {
+        jt_V e = jt_array_ref(S, v, i);
+        h = (h ^ (jt_ischar(e) ? jt_charcode(e) : (uint64_t)jt_fixval(e))) * 0x100000001b3ULL;
+      }
+      return mix64(h);
+    }
+    if (test == JT_HASH_EQUALP && !jt_vectorp(v)) {
+      /* equalp arrays have the same dimensions */
+      uint64_t h = hash_int((int64_t)jt_array_total(v));
+      for (int i = 0; i < jt_array_rank(v); i++) h = combine(h, hash_int((int64_t)jt_array_dim(v, i)));
+      return h;
+    }
+    if (test == JT_HASH_EQUALP && jt_is(v, JT_TARRAY)) {
+      size_t n = jt_vector_length(v);
+      uint64_t h = hash_int((int64_t)n);
+      for (size_t i = 0; i < n && *budget > 0; i++, --*budget) {
+        jt_V e = jt_array_ref(S, v, i);
+        h = combine(h, jt_ischar(e) ? mix64(fold_char(jt_charcode(e)))
+                                    : hash_rec(S, e, test, depth - 1, budget));
+      }
+      return h;
+    }
     if (test == JT_HASH_EQUALP) {
       jt_Vector *vec = jt_vec_(v);
       uint64_t h = hash_int((int64_t)vec->len);
@@ -165,7 +199,7 @@ uint64_t jt_sxhash(jt_State *S, jt_V v, int test)
   case JT_HASH_EQ:
     return mix64(v);
   case JT_HASH_EQL:
-    if (jt_isptr(v) && (jt_isbig(v) || jt_isratio(v) || jt_isfloat(v)))
+    if (jt_isptr(v) && (jt_isbig(v) || jt_isratio(v) || jt_isfloat(v) || jt_iscomplex(v)))
       return jt_num_hash(v);
     return mix64(v);
   default: {
@@ -417,7 +451,7 @@ JT_FN(f_make_hash_table)
   }
   if (kv[3] != JT_NOVALUE) {
     jt_V r = kv[3];
-    if (!jt_isnumber(r) || jt_num_cmp(S, r, jt_mkfix(0)) < 0
+    if (!jt_isreal(r) || jt_num_cmp(S, r, jt_mkfix(0)) < 0
         || jt_num_cmp(S, r, jt_mkfix(1)) > 0)
       jt_type_error(S, r, jt_list(S, 3, JT_SYM(S, REAL), jt_mkfix(0),
                                   jt_mkfix(1)));

@@ -15,7 +15,7 @@ typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
   JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
-  JITI_ENTRY_FOREIGN,
+  JITI_ENTRY_FOREIGN, JITI_ENTRY_PACKAGE,
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 
@@ -49,9 +49,9 @@ int jiti_checkpoint_depth(jiti_State *S);
 typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
-/* Export every managed entry in import order: structures, classes,
-** foreign declarations, macros, functions, variables, generic functions,
-** methods, data rows, invariants; by name within a kind.  JITI_ERROR when
+/* Export every managed entry in import order: packages, structures,
+** classes, foreign declarations, macros, functions, variables, generic
+** functions, methods, data rows, invariants; by name within a kind.  JITI_ERROR when
 ** a managed place holds an unexportable value; `err` names the place. */
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);
@@ -137,6 +137,20 @@ jiti_Status jiti_invariant_remove(jiti_State *S, const char *name);
 ** of the first failure and a message naming the invariant. */
 jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits,
                                   char *err, size_t errlen);
+
+/* The name of the world's current package (malloc'd): the package an
+** action's source is read in unless it names another; in-package, as an
+** action, changes it. */
+char *jiti_world_package(jiti_State *S);
+
+/* Read and evaluate in the package `name` (a name or nickname, exact or
+** else upper-cased, as the reader reads an unescaped name) until
+** jiti_package_unbind: *package* is bound to it, so the world's current
+** package stays as it was (an in-package evaluated meanwhile changes the
+** binding only).  JITI_ERROR with a message if no package has that name;
+** JITI_BADARG if one is bound already. */
+jiti_Status jiti_package_bind(jiti_State *S, const char *name, char *err, size_t errlen);
+void jiti_package_unbind(jiti_State *S);
 
 /* Number of data rows and of entries of each kind. */
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind);

@@ -66,6 +66,7 @@ typedef struct jt_Lambda {
   int nstack;            /* stack slots of an activation */
   const jt_Node *body;
   jt_V lambda_list;      /* original, for printing and describe */
+  jt_V body_form;        /* the original body (function-lambda-expression) */
   jt_V code;             /* the jt_Code whose arena holds this lambda */
   const char *doc;
   bool kernel;            /* analysed in kernel mode: see jt_kernel_caller */
@@ -149,6 +150,13 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host);
 
 /* Macro expansion (one step); *expanded tells whether it did anything. */
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);
+/* The same in the lexical environment ENV an expander received (NIL: the
+** global one). */
+jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded);
+/* The internal special form a standard macro that is a special form here
+** (defun, defmacro, lambda, multiple-value-bind, destructuring-bind)
+** expands into; NIL for any other symbol. */
+jt_V jt_standard_macro_alias(jt_State *S, jt_V sym);
 
 /* Evaluate a form as a top-level form: progn subforms and macro expansions
 ** of the top level are processed one at a time, so a macro defined by an
@@ -175,7 +183,10 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv);
 ** passes the write barrier, so restoring a checkpoint taken before makes it
 ** lazy again.  Analysis errors are signalled to the caller, and the closure
 ** stays lazy; a call made while its own definition is being analysed (by
-** a macro it uses) is an error. */
+** a macro it uses) is an error.  In kernel mode (the library's DEFUNs,
+** jt_eval_toplevel) the closure is marked JT_CLO_KERNEL: its analysis is
+** done in kernel mode, is not world state (a restore keeps it), and costs
+** the caller neither fuel nor heap allowance. */
 bool jt_define_lazily(jt_State *S, jt_V form);
 /* A closure of the null lexical environment whose definition is `form`, a
 ** (DEFUN name lambda-list . body), analysed at its first call (or by

@@ -40,6 +40,8 @@ void jt_open_cond(jt_State *S);     /* cond.c: conditions and restarts */
 void jt_open_num(jt_State *S);      /* num.c */
 void jt_open_list(jt_State *S);     /* list.c: conses and lists */
 void jt_open_seq(jt_State *S);      /* seq.c: generic sequence functions */
+void jt_open_array(jt_State *S);    /* array.c: arrays and bit vectors */
+void jt_open_env(jt_State *S);      /* env.c: the clock and the environment */
 void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
@@ -100,6 +102,10 @@ void jt_vector_push(jt_State *S, jt_V vec, jt_V v);
 
 /* ---------------------------------------------------------------- symbols */
 
+/* Symbols and packages (package.c).  jt_intern is for C code naming the
+** kernel's own symbols: a standard name gives COMMON-LISP's symbol, a
+** %-name the internal one, any other JITI's.  The others take a package
+** index (JT_PKG_*); jt_find_symbol finds a symbol present in it. */
 jt_V jt_intern(jt_State *S, const char *name);          /* exact name */
 jt_V jt_intern_keyword(jt_State *S, const char *name);  /* name without ':' */
 /* Put an existing symbol object into the symbol table (bootstrap). */
@@ -107,6 +113,42 @@ void jt_intern_symbol_object(jt_State *S, jt_V sym);
 jt_V jt_intern_string(jt_State *S, jt_V name, int package);
 jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package);  /* UTF-8 */
 jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package);
+uint32_t jt_symbol_name_hash(const char *name, size_t len);
+void jt_open_packages(jt_State *S);     /* the fixed packages, first of all */
+void jt_open_package_fns(jt_State *S);  /* the package functions */
+void jt_packages_finish(jt_State *S);   /* after the library: split COMMON-LISP and JITI */
+jt_V jt_package_of_index(jt_State *S, int index);
+bool jt_packages_ready(jt_State *S);    /* true once jt_packages_finish ran */
+/* The package named by a string designator (or a package), or NIL. */
+jt_V jt_find_package(jt_State *S, jt_V designator);
+jt_V jt_package_named(jt_State *S, const char *name, size_t len);
+jt_V jt_package_named_or_made(jt_State *S, const char *name, size_t len);
+
+/* refuse.c: why a standard name jiti leaves out is missing (NULL: no
+** recorded reason); jt_refusal_report writes the report of an undefined
+** function or unbound variable named by a COMMON-LISP symbol and returns
+** true, false for any other name. */
+const char *jt_refusal_reason(const char *name);
+bool jt_refusal_report(jt_State *S, jt_V sym, bool function, jt_V stream);
+/* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
+jt_V jt_current_package(jt_State *S);
+int jt_current_package_index(jt_State *S);
+/* The reader's lookups in pkg: an unqualified name (interned when new;
+** refused in a locked package), and pkg:name (external only; NOVALUE). */
+jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
+jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len);
+/* A package's definition as a world stores it (a canonical DEFPACKAGE
+** form), and the package made (or brought up to date) from one, leniently:
+** packages and symbols it names but that are not there yet are made. */
+jt_V jt_package_definition(jt_State *S, jt_V pkg);
+void jt_package_import(jt_State *S, jt_V form);
+/* Make a JITI symbol external (a name the host defined). */
+void jt_publish(jt_State *S, jt_V sym);
+/* The symbol named `name` accessible in pkg, or JT_NOVALUE. */
+jt_V jt_find_accessible(jt_State *S, jt_V pkg, const char *name, size_t len);
+/* Is sym what its name designates in pkg?  Is it external in its home? */
+bool jt_symbol_accessible(jt_State *S, jt_V sym, jt_V pkg);
+bool jt_symbol_external(jt_State *S, jt_V sym);
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym);  /* handles NIL and T */
 const char *jt_symname(jt_State *S, jt_V sym);
 bool jt_iskeyword(jt_V v);
@@ -162,8 +204,13 @@ jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
 intptr_t jt_check_fixnum(jt_State *S, jt_V v);
 size_t jt_check_index(jt_State *S, jt_V v);          /* non-negative fixnum */
 jt_V jt_check_symbol(jt_State *S, jt_V v);
+/* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
 jt_V jt_check_list(jt_State *S, jt_V v);
+/* A type-error for V, which was to be a proper list: its datum is the atom
+** ending a dotted list (expected LIST), or the circular list itself
+** (expected (SATISFIES LIST-LENGTH)). */
+JT_NORETURN void jt_improper_list(jt_State *S, jt_V v);
 jt_V jt_check_cons(jt_State *S, jt_V v);
 uint32_t jt_check_char(jt_State *S, jt_V v);
 double jt_check_real_double(jt_State *S, jt_V v);
@@ -239,6 +286,80 @@ void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
 uint64_t jt_num_print_cost(jt_V num);
 void jt_num_charge_print(jt_State *S, jt_V num);
 
+/* ----------------------------------------------------------------- arrays
+** array.c.  A one-dimensional array that is not displaced is an object of
+** its own: a string (JT_TSTRING), a vector (JT_TVECTOR) or a bit vector (a
+** JT_TVECTOR flagged JT_ARR_BIT, items the fixnums 0 and 1); any other
+** array is a header (JT_TARRAY).  These work on all of them. */
+
+enum { JT_ELT_T, JT_ELT_CHAR, JT_ELT_BIT };   /* upgraded element types */
+bool jt_arrayp(jt_V v);
+bool jt_vectorp(jt_V v);          /* an array of rank 1 */
+bool jt_stringp(jt_V v);          /* a vector of characters */
+bool jt_bit_vector_p(jt_V v);     /* a vector of bits */
+bool jt_simple_array_p(jt_V v);   /* an array, not adjustable, displaced or with a fill pointer */
+int jt_array_rank(jt_V a);
+int jt_array_elt(jt_V a);         /* JT_ELT_* */
+size_t jt_array_dim(jt_V a, int axis);
+size_t jt_array_total(jt_V a);    /* total size, fill pointer ignored */
+size_t jt_vector_length(jt_V v);  /* active length (the fill pointer if any) */
+/* Element i (row-major, below the total size) of any array; set checks the
+** element type.  Signal when a displaced array's target lost the element. */
+jt_V jt_array_ref(jt_State *S, jt_V a, size_t i);
+void jt_array_set(jt_State *S, jt_V a, size_t i, jt_V x);
+/* The same as jt_array_ref without signalling: false instead (printer). */
+bool jt_array_peek(jt_V a, size_t i, jt_V *out);
+/* Set the fill pointer of a vector that has one (n within its size). */
+void jt_set_fill_pointer(jt_State *S, jt_V v, size_t n);
+/* A simple vector, string or bit vector of n elements (NIL, code 0, 0). */
+jt_V jt_make_simple_array1(jt_State *S, int elt, size_t n);
+/* A fresh simple string of the active characters of a string. */
+jt_V jt_simple_string_copy(jt_State *S, jt_V str);
+int jt_upgraded_elt(jt_State *S, jt_V type);   /* JT_ELT_* of an element type */
+/* A general array of the given rank from nested sequences (#nA). */
+jt_V jt_make_array_from_contents(jt_State *S, int rank, jt_V contents);
+/* typep of an array type named `name` (atomic: args JT_NOVALUE; compound:
+** the head's name and its arguments): 1 or 0, or -1 when it is none. */
+int jt_array_typep(jt_State *S, jt_V v, const char *name, jt_V args);
+jt_V jt_array_type_of(jt_State *S, jt_V v);    /* SIMPLE-VECTOR, STRING, ARRAY, ... */
+/* subtypep when a is an array type (ARRAY, VECTOR, STRING, BIT-VECTOR and
+** their simple and compound forms): 1 or 0 against another array type,
+** SEQUENCE or ATOM; -1 when a is none, or b is another type. */
+int jt_array_subtypep(jt_State *S, jt_V a, jt_V b);
+bool jt_array_type_spec_p(jt_State *S, jt_V type);   /* one of those types */
+jt_V jt_array_element_type(jt_State *S, jt_V a);
+
+/* ---------------------------------------------------------------- complex
+** complex.c.  A complex has two rational or two float parts; one with
+** rational parts and an exact zero imaginary part is that rational. */
+
+enum { JT_OP_ADD, JT_OP_SUB, JT_OP_MUL, JT_OP_DIV };
+enum { JT_CX_SQRT, JT_CX_EXP, JT_CX_LOG, JT_CX_SIN, JT_CX_COS, JT_CX_TAN, JT_CX_ASIN,
+       JT_CX_ACOS, JT_CX_ATAN, JT_CX_SINH, JT_CX_COSH, JT_CX_TANH, JT_CX_ASINH,
+       JT_CX_ACOSH, JT_CX_ATANH };
+/* (complex re im) in canonical form; re and im must be reals. */
+jt_V jt_make_complex(jt_State *S, jt_V re, jt_V im);
+jt_V jt_realpart(jt_V z);
+jt_V jt_imagpart(jt_State *S, jt_V z);
+/* a op b (JT_OP_*) where a or b is complex; the other any number. */
+jt_V jt_complex_arith(jt_State *S, int op, jt_V a, jt_V b);
+bool jt_complex_equal(jt_State *S, jt_V a, jt_V b);   /* = with a complex */
+bool jt_complex_eql(jt_V a, jt_V b);                  /* both complex */
+bool jt_complex_zerop(jt_V z);
+jt_V jt_complex_negate(jt_State *S, jt_V z);
+jt_V jt_num_negate(jt_State *S, jt_V x);   /* (- x), a float's sign flipped even at zero */
+jt_V jt_conjugate(jt_State *S, jt_V z);
+jt_V jt_complex_abs(jt_State *S, jt_V z);             /* a float */
+jt_V jt_phase(jt_State *S, jt_V z);
+/* A transcendental function (JT_CX_*) of a number, as a complex: for a
+** complex argument, or a real one whose result is not real. */
+jt_V jt_complex_fn(jt_State *S, int fn, jt_V x);
+jt_V jt_complex_expt(jt_State *S, jt_V base, jt_V power);
+void jt_open_complex(jt_State *S);
+
+/* A random state holding these generator words (num.c). */
+jt_V jt_make_random_state(jt_State *S, const uint64_t words[4]);
+
 /* ---------------------------------------------------------- hash tables */
 
 jt_V jt_make_hash(jt_State *S, int test, size_t size);
@@ -254,6 +375,23 @@ uint64_t jt_sxhash(jt_State *S, jt_V v, int test);
 /* ---------------------------------------------------------------- streams */
 
 jt_V jt_make_string_stream(jt_State *S);
+/* An input stream reading characters start..end of `str` (not copied). */
+jt_V jt_make_string_input_stream(jt_State *S, jt_V str, size_t start, size_t end);
+/* T or NIL -> *standard-input*; otherwise must be an open input stream. */
+jt_V jt_input_stream(jt_State *S, jt_V designator);
+/* The next character of an input stream (consumed if `consume`), or -1 at
+** its end. */
+int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume);
+/* Put back c, the last character read (signals if it was not). */
+void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c);
+/* Signal end-of-file on stream. */
+JT_NORETURN void jt_end_of_file(jt_State *S, jt_V stream);
+/* Read from an input stream with the reader: begin sets R up on the
+** stream's characters (as UTF-8), end advances the stream past what R
+** consumed.  The stream must stay reachable in between. */
+struct jt_Reader;
+void jt_stream_reader_begin(jt_State *S, jt_V stream, struct jt_Reader *R);
+void jt_stream_reader_end(jt_State *S, jt_V stream, const struct jt_Reader *R);
 jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear);
 /* T or NIL -> *standard-output*; otherwise must be a stream. */
 jt_V jt_output_stream(jt_State *S, jt_V designator);
@@ -271,6 +409,9 @@ jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
 /* Print into a malloc'd UTF-8 string of at most `max` bytes, never
 ** signalling (for reports, backtraces and the host API). */
 char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max);
+/* prin1 as the world names things: symbols relative to COMMON-LISP-USER,
+** qualified with "::" whatever is exported (jt_print_cstr otherwise). */
+char *jt_print_canonical(jt_State *S, jt_V v, size_t max);
 /* The same, with the byte length (the text may contain NUL characters). */
 char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len);
 
@@ -281,11 +422,15 @@ typedef struct jt_Reader {
   size_t len;
   size_t pos;
   int depth;
+  bool bom;         /* skip a UTF-8 byte order mark at position 0 (default) */
+  bool preserve_whitespace;  /* leave the whitespace after a datum unread */
 } jt_Reader;
 
 void jt_reader_init(jt_Reader *R, const char *src, size_t len);
 /* The next datum, or JT_EOF at end of input.  Signals reader-error (or
-** end-of-file inside an unfinished datum) with the byte position. */
+** end-of-file inside an unfinished datum) with the byte position.  Like
+** READ, the one whitespace character that ends a datum is consumed, unless
+** preserve_whitespace is set. */
 jt_V jt_read(jt_State *S, jt_Reader *R);
 
 /* ------------------------------------------------------------- conditions

@@ -75,6 +75,10 @@ enum jt_Type {
   JT_TSTREAM,    /* output stream */
   JT_TRESTART,   /* restart object (dynamic extent, see jt_cond.h) */
   JT_TFOREIGN,   /* opaque foreign pointer */
+  JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
+  JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */
+  JT_TRANDOM,    /* random state: the words of the generator (num.c) */
+  JT_TPACKAGE,   /* package (package.c) */
   JT_TINSTANCE,  /* instance of a standard class (CLOS, jt_clos.h) */
   JT_TCLASS,     /* class metaobject */
   JT_TGENERIC,   /* generic function: funcallable, dispatches to methods */
@@ -125,22 +129,31 @@ typedef struct jt_Symbol {
   jt_V plist;
   jt_V setf_fn;   /* function for (setf name), or JT_UNBOUND */
   char *cname;    /* the name as NUL-terminated UTF-8, owned by the symbol */
-  uint32_t hash;
-  uint8_t package;  /* JT_PKG_* */
+  uint32_t hash;  /* of the name alone: it never changes (sxhash) */
+  uint16_t package;  /* the home package's index (JT_PKG_*), 0 for none */
 } jt_Symbol;
 
-/* JT_PKG_INTERNAL is the home of the kernel's own helpers (names beginning
+/* Package indices (package.c).  A symbol's home is a small index into the
+** state's table of packages; the first ones are fixed.
+**
+** JT_PKG_INTERNAL is the home of the kernel's own helpers (names beginning
 ** with %, interned by C code or read while a library is loaded in kernel
-** mode).  Nothing user code can do names it: the reader, INTERN and
-** FIND-SYMBOL outside kernel mode use JT_PKG_LISP, so a user's %FOO is a
-** different symbol; and no function reaches an internal symbol's function
-** or value cell from a designator (see jt_is_internal's callers). */
-enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2, JT_PKG_INTERNAL = 3 };
+** mode).  It has no name: nothing user code can do names it (the reader,
+** INTERN, FIND-SYMBOL, FIND-PACKAGE and LIST-ALL-PACKAGES never reach it),
+** so a user's %FOO is a different symbol; and no function reaches an
+** internal symbol's function or value cell from a designator (see
+** jt_is_internal's callers).  JT_PKG_JITI holds jiti's own extensions and
+** the names the library uses; COMMON-LISP-USER uses it and COMMON-LISP. */
+enum { JT_PKG_NONE = 0, JT_PKG_LISP = 1, JT_PKG_KEYWORD = 2, JT_PKG_INTERNAL = 3,
+       JT_PKG_USER = 4, JT_PKG_JITI = 5, JT_PKG_FIRST_FREE = 6 };
 #define jt_is_internal(v) (jt_is(v, JT_TSYMBOL) && ((jt_Symbol *)(v))->package == JT_PKG_INTERNAL)
 
-/* Array flags (strings and vectors) */
+/* Array flags (strings, vectors and array headers) */
 #define JT_ARR_ADJUSTABLE 0x0001
 #define JT_ARR_FILLPTR    0x0002
+#define JT_ARR_BIT        0x0004  /* a bit vector: items are the fixnums 0 and 1 */
+#define JT_ARR_CHAR       0x0008  /* header: elements are characters */
+#define JT_ARR_DISPLACED  0x0010  /* header: data is the array displaced to */
 
 typedef struct jt_String {
   jt_Obj h;
@@ -156,7 +169,42 @@ typedef struct jt_Vector {
   size_t cap;
 } jt_Vector;
 
+/* An array header: every array that is not a plain vector, string or bit
+** vector (rank other than 1, or displaced).  `data` holds the elements in
+** row-major order: a private simple vector, string or bit vector, or (with
+** JT_ARR_DISPLACED) the array displaced to, starting at `offset`.  The
+** element type (JT_ARR_CHAR, JT_ARR_BIT, else T) is in the flags. */
+typedef struct jt_Array {
+  jt_Obj h;       /* aux = rank */
+  jt_V data;
+  size_t offset;  /* displaced index offset */
+  size_t fill;    /* rank 1 with JT_ARR_FILLPTR: the fill pointer */
+  size_t total;   /* product of the dimensions */
+  size_t dims[];
+} jt_Array;
+
 typedef struct jt_Bignum { jt_Obj h; mpz_t z; } jt_Bignum;
+typedef struct jt_Complex { jt_Obj h; jt_V re, im; } jt_Complex;
+/* A random state: xoshiro256** words.  The state's own *random-state* is
+** flagged JT_RANDOM_SCRATCH: like the generator before random states
+** existed, it is not part of a world (a checkpoint does not save it). */
+#define JT_RANDOM_SCRATCH 0x0001
+typedef struct jt_Random { jt_Obj h; uint64_t s[4]; } jt_Random;
+
+/* A package: its name and relations.  Which symbols are present in it (and
+** which of those are external) is kept in the state's symbol table, keyed
+** by package index; see package.c. */
+#define JT_PACKAGE_LOCKED  0x0001  /* COMMON-LISP, JITI: nothing may change */
+#define JT_PACKAGE_DELETED 0x0002
+typedef struct jt_Package {
+  jt_Obj h;         /* aux = index */
+  jt_V name;        /* string; NIL once deleted */
+  jt_V nicknames;   /* list of strings */
+  jt_V use_list;    /* packages used, in order */
+  jt_V used_by;     /* packages using this one */
+  jt_V shadowing;   /* the shadowing symbols */
+  jt_V doc;         /* documentation string or NIL */
+} jt_Package;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 
@@ -191,6 +239,9 @@ struct jt_Lambda;   /* analysed lambda, lives in a jt_Code arena */
 
 #define JT_CLO_MACRO     0x0001  /* closure flag: a macro expander */
 #define JT_CLO_ANALYSING 0x0002  /* a lazy definition being analysed (eval.c) */
+#define JT_CLO_KERNEL    0x0004  /* a lazy function of the kernel's library:
+                                    analysed in kernel mode, once, outside
+                                    the caller's limits and checkpoints */
 
 /* A closure whose lam is NULL is a *lazy definition*: a global function or
 ** macro imported from a world whose body has not been analysed yet; `code`
@@ -318,13 +369,23 @@ typedef struct jt_Method {
   jt_V doc;
 } jt_Method;
 
-/* Streams: all output goes through jt_stream_* (jt_io.h) so that output
-** limits and capture work in one place. */
-enum { JT_STREAM_STRING, JT_STREAM_HOST };
+/* Streams: all output goes through jt_stream_* (jt_lib.h) so that output
+** limits and capture work in one place; all input through jt_stream_read*.
+** A string output stream writes into `buffer`: its own adjustable string,
+** or (JT_STREAM_TARGET) a caller's string with a fill pointer.  A string
+** input stream reads characters pos..end of `buffer`, a private copy;
+** `bytes` holds their UTF-8 for the reader once READ is used on it, and
+** `bpos` is then the byte offset of pos. */
+enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
+#define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
+#define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
-  jt_V buffer;  /* JT_STREAM_STRING: adjustable string */
-  size_t column;  /* for fresh-line and ~& */
+  jt_V buffer;  /* the string written to or read from */
+  jt_V bytes;   /* input: UTF-8 of buffer for the reader, or NIL */
+  size_t column;  /* output: for fresh-line and ~& */
+  size_t pos, end;    /* input: next character and end (character indices) */
+  size_t bpos, bend;  /* input with bytes: the byte offsets of pos and end */
 } jt_Stream;
 
 typedef struct jt_Foreign {
@@ -350,6 +411,9 @@ typedef struct jt_Foreign {
 #define jt_layout_(v) ((jt_Layout *)(v))
 #define jt_struct_(v) ((jt_Struct *)(v))
 #define jt_stream_(v) ((jt_Stream *)(v))
+#define jt_arr_(v)    ((jt_Array *)(v))
+#define jt_complex_(v) ((jt_Complex *)(v))
+#define jt_pkg_(v)    ((jt_Package *)(v))
 #define jt_inst_(v)   ((jt_Instance *)(v))
 #define jt_class_(v)  ((jt_Class *)(v))
 #define jt_gf_(v)     ((jt_Generic *)(v))
@@ -365,7 +429,9 @@ typedef struct jt_Foreign {
 #define jt_isfloat(v)   jt_is(v, JT_TFLOAT)
 #define jt_isinteger(v) (jt_isfix(v) || jt_isbig(v))
 #define jt_isrational(v) (jt_isinteger(v) || jt_isratio(v))
-#define jt_isnumber(v)  (jt_isrational(v) || jt_isfloat(v))
+#define jt_isreal(v)    (jt_isrational(v) || jt_isfloat(v))
+#define jt_iscomplex(v) jt_is(v, JT_TCOMPLEX)
+#define jt_isnumber(v)  (jt_isreal(v) || jt_iscomplex(v))
 #define jt_ishash(v)    jt_is(v, JT_THASH)
 #define jt_isfunction(v) (jt_is(v, JT_TPRIM) || jt_is(v, JT_TCLOSURE) || jt_is(v, JT_TGENERIC))
 #define jt_isstruct(v)  jt_is(v, JT_TSTRUCT)

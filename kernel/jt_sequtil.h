@@ -22,7 +22,7 @@
   do { if ((++(n) & 255u) == 0) jt_fuel_tick(S); } while (0)
 
 static inline JT_NORETURN void jt_not_list(jt_State *S, jt_V v) {
-  jt_type_error(S, v, JT_SYM(S, LIST));
+  jt_improper_list(S, v);
 }
 
 static inline bool jt_eqlv(jt_V a, jt_V b) {
@@ -35,6 +35,7 @@ static inline jt_V jt_call1(jt_State *S, jt_V fn, jt_V a) {
   JT_PUSH(S, a);
   jt_V r = jt_apply(S, fn, 1, S->sp - 1);
   JT_POP(S, 1);
+  S->nvals = 1;   /* its other values are not the caller's */
   return r;
 }
 
@@ -43,6 +44,7 @@ static inline jt_V jt_call2(jt_State *S, jt_V fn, jt_V a, jt_V b) {
   JT_PUSH(S, b);
   jt_V r = jt_apply(S, fn, 2, S->sp - 2);
   JT_POP(S, 2);
+  S->nvals = 1;
   return r;
 }
 

@@ -22,6 +22,21 @@
 #define JT_STACK_RESERVE 4096  /* value-stack slots kept for signalling overflow */
 #define JT_STACK_GUARD 64
 
+/* An entry of the symbol table: `sym` is present in the package of index
+** `pkg`.  A symbol is present in its home package and in every package it
+** was imported into. */
+/* The world layer's kind of definition for a package made or changed, and
+** for one going (renamed or deleted): S->world_define(S, package, kind, ...). */
+enum { JT_DEF_PACKAGE = 20, JT_DEF_PACKAGE_GONE = -20 };
+
+typedef struct jt_SymEntry {
+  jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
+  uint32_t hash;     /* of the name and the package */
+  uint16_t pkg;
+  uint16_t flags;    /* JT_SE_EXTERNAL */
+} jt_SymEntry;
+#define JT_SE_EXTERNAL 0x0001
+
 /* A call record: one per active function call, for backtraces. */
 typedef struct jt_CallInfo {
   struct jt_CallInfo *prev;
@@ -85,6 +100,7 @@ typedef struct jt_Restart {
   jt_V report;       /* string, function or NIL */
   jt_V test;         /* function or NIL */
   jt_V interactive;  /* function or NIL */
+  jt_V conditions;   /* the conditions it is associated with (with-condition-restarts) */
   jt_V lambda_list;  /* restart-case: the clause's lambda list (for a pause's
                         menu); T when unknown (restart-bind) */
   jt_Jmp *jmp;       /* restart-case clause target, or NULL for restart-bind */
@@ -124,12 +140,14 @@ struct jt_State {
   jt_V *stack, *sp, *stack_end;
   size_t stack_slots;
 
-  /* ---- symbols */
-  jt_V *symtab;             /* open-addressing table of interned symbols */
-  size_t nsyms, symcap;
+  /* ---- symbols and packages (package.c) */
+  struct jt_SymEntry *symtab;  /* (package, symbol) for every symbol present in a package */
+  size_t nsyms, nsymdel, symcap;  /* live entries, deleted entries, slots */
+  jt_V *packages;           /* index -> package object (never reused) */
+  size_t npackages, pkgcap;
+  jt_V package_names;       /* managed EQUAL hash: name or nickname -> package */
   jt_V nil_sym, t_sym;      /* symbol objects standing for NIL and T */
   jt_V sym[JT_S_COUNT];
-  uint64_t gensym_counter;
 
   /* ---- types */
   jt_V layouts;             /* hash table: symbol -> layout */
@@ -178,20 +196,22 @@ struct jt_State {
   jiti_WriteFn write_fn;
   void *write_ud;
   jt_V stdout_stream;
+  jt_V stdin_stream;         /* *standard-input*: an empty string input stream */
 
   /* ---- debugger hook */
   jiti_DebuggerHook debugger_hook;
   void *debugger_ud;
   int pause_depth;          /* nesting of active debugger hook calls */
 
-  /* ---- random numbers */
-  uint64_t rng[4];
+  /* ---- random numbers: the initial *random-state* (also a root) */
+  jt_V random_state;
 
   /* ---- world layer (checkpoints); 0 when no checkpoint is open */
   int ckpt_depth;
   void *world;
   void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
   /* a definition was evaluated: see world.c for the kinds */
+  /* kinds: see world.c (world_define); packages use JT_DEF_PACKAGE(_GONE) */
   void (*world_define)(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
   void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */

@@ -23,7 +23,8 @@ uint64_t jt_get_uleb(const unsigned char *p, size_t n, size_t *pos);
 jt_V jt_decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 /* The same for reading (show, diff, views): structures and instances
 ** decode as stand-ins that print without their type being defined and
-** without running the program's print-object methods. */
+** without running the program's print-object methods; a package that does
+** not exist is made (empty), so that names in it can be printed. */
 jt_V jt_decode_text(jt_State *S, const unsigned char *bytes, size_t len);
 jt_V jt_decode_text_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos);
 
@@ -41,6 +42,21 @@ void jt_describe_free(void *scratch);
 #define JT_HASH_MANAGED 0x8000
 
 void jt_open_world(jt_State *S);
+
+/* The world's current package (its entry *PACKAGE*, else
+** COMMON-LISP-USER). */
+jt_V jt_world_current_package(jt_State *S);
+
+/* While a checkpoint is open, record how to undo a change of a C-side
+** table: fn(S, a, b, c) runs when the checkpoint is restored (newest
+** first; a and b are kept alive until then).  fn must not signal. */
+typedef void (*jt_UndoFn)(jt_State *S, jt_V a, jt_V b, uintptr_t c);
+void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c);
+
+/* Put and remove in a managed map (a hash table flagged JT_HASH_MANAGED)
+** of another module: logged, so that a restore undoes them. */
+void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val);
+bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
 
 /* A class was redefined: update the instances reachable from the world's
 ** managed state now (see world.c). */

@@ -43,6 +43,7 @@ JT_FN(f_make_list) {
 ** (copy-alist) each element that is a cons is copied too. */
 static jt_V copy_list(jt_State *S, jt_V list, bool pairs) {
   if (!jt_islist(list)) jt_not_list(S, list);
+  if (pairs) jt_list_length(S, list);   /* an alist is a proper list */
   jt_Coll c;
   jt_coll_init(S, &c);
   unsigned n = 0;
@@ -112,7 +113,9 @@ JT_FN(f_nconc) {
     if (i < argc - 1 && !jt_iscons(l)) jt_not_list(S, l);
     if (last == JT_NIL) head = l;
     else JT_SET(S, last, jt_cons_(last)->cdr, l);
-    if (jt_iscons(l)) last = last_cons(S, l);
+    /* the last list is not walked: it may share structure with (even be)
+    ** an earlier one, as in (nconc s s) */
+    if (jt_iscons(l) && i < argc - 1) last = last_cons(S, l);
   }
   return head;
 }
@@ -411,6 +414,8 @@ JT_FN(f_acons) {
 
 JT_FN(f_pairlis) {
   jt_V ks = argv[0], ds = argv[1];
+  jt_list_length(S, ks);   /* both proper lists (type-errors) */
+  jt_list_length(S, ds);
   jt_V r = argc > 2 ? argv[2] : JT_NIL;
   JT_ROOT(S, r);
   for (; jt_iscons(ks) && jt_iscons(ds); ks = jt_cdr(ks), ds = jt_cdr(ds)) {
@@ -449,6 +454,7 @@ JT_FN(f_getf) {
 JT_FN(f_get_properties) {
   jt_V p = argv[0];
   unsigned k = 0;
+  jt_list_length(S, argv[1]);   /* the indicators: a proper list */
   for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p))) {
     jt_V inds = argv[1];
     for (; jt_iscons(inds); inds = jt_cdr(inds))
@@ -474,18 +480,21 @@ JT_FN(f_get) {
   return argc > 2 ? argv[2] : JT_NIL;
 }
 
+/* (%set-get symbol indicator [default] value): the place (get s i d)
+** evaluates its default, which the store then ignores. */
 JT_FN(f_set_get) {
   jt_Symbol *sym = check_sym(S, argv[0]);
+  jt_V value = argv[argc - 1];
   jt_V c = plist_find(S, sym->plist, argv[1]);
   if (c != JT_NIL) {
     jt_V vc = jt_cdr(c);
-    JT_SET(S, vc, jt_cons_(vc)->car, argv[2]);
+    JT_SET(S, vc, jt_cons_(vc)->car, value);
   } else {
-    jt_V p = jt_cons(S, argv[2], sym->plist);
+    jt_V p = jt_cons(S, value, sym->plist);
     p = jt_cons(S, argv[1], p);
     JT_SET(S, sym, sym->plist, p);
   }
-  return argv[2];
+  return value;
 }
 
 JT_FN(f_remprop) {
@@ -616,9 +625,10 @@ static jt_V filter_set(jt_State *S, const jt_Test *t, jt_V a, jt_V b, bool want,
   return r;
 }
 
+/* The two lists of a set function: proper lists (else a type-error). */
 static void check_lists(jt_State *S, jt_V *argv) {
-  if (!jt_islist(argv[0])) jt_not_list(S, argv[0]);
-  if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
+  jt_list_length(S, argv[0]);
+  jt_list_length(S, argv[1]);
 }
 
 JT_FN(f_adjoin) {
@@ -742,6 +752,7 @@ static jt_V do_subst(jt_State *S, int argc, jt_V *argv, int mode, bool destructi
   s.alist = mode == 3;
   s.new_ = mode == 3 ? JT_NIL : argv[0];
   s.old = mode == 3 ? argv[0] : argv[1];
+  if (mode == 3) jt_list_length(S, argv[0]);   /* the alist: a proper list */
   if (mode == 0 || mode == 3) jt_test_parse(S, &s.t, argc, argv, nfixed);
   else jt_test_parse_pred(S, &s.t, argv[1], argc, argv, nfixed, mode == 2);
   jt_V tree = argv[nfixed - 1];
@@ -785,6 +796,7 @@ JT_FN(f_tree_equal) {
   jt_test_init(S, &t, JT_NOVALUE, kv[0], kv[1]);
   bool r = tree_equal(S, &t, argv[0], argv[1]);
   JT_UNROOT(S, 2);
+  S->nvals = 1;   /* not the test's other values */
   return jt_bool(r);
 }
 
@@ -965,7 +977,7 @@ static const jt_Reg list_fns[] = {
   {"%SET-CADDR", f_set_caddr, 2, 2, "(%set-caddr x value) Setter of CADDR."},
   {"%SET-CDDDR", f_set_cdddr, 2, 2, "(%set-cdddr x value) Setter of CDDDR."},
   {"%SET-NTH", f_set_nth, 3, 3, "(%set-nth n list value) Setter of NTH."},
-  {"%SET-GET", f_set_get, 3, 3, "(%set-get symbol indicator value) Setter of GET."},
+  {"%SET-GET", f_set_get, 3, 4, "(%set-get symbol indicator [default] value) Setter of GET."},
   {"%SET-SYMBOL-PLIST", f_set_symbol_plist, 2, 2,
    "(%set-symbol-plist symbol plist) Setter of SYMBOL-PLIST."},
   {NULL, NULL, 0, 0, NULL}

@@ -80,6 +80,23 @@ JT_FN(f_define_setf) {
   return argv[0];
 }
 
+/* (%define-symbol-macro name expansion) What define-symbol-macro does: NAME
+** then stands for EXPANSION wherever it is not lexically bound. */
+JT_FN(f_define_symbol_macro) {
+  jt_V name = jt_check_symbol(S, argv[0]);
+  jt_Symbol *s = jt_symobj(S, name);
+  if (s->h.flags & (JT_SYM_SPECIAL | JT_SYM_CONSTANT))
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a symbol macro: it is a %s variable",
+              s->cname, s->h.flags & JT_SYM_CONSTANT ? "constant" : "special");
+  if (!S->kernel_mode && (s->h.flags & JT_SYM_BUILTIN) && (s->h.flags & JT_SYM_LOCKED))
+    jt_check_definable(S, s, "a symbol macro");
+  jt_V box = jt_cons(S, argv[1], JT_NIL);
+  JT_PUSH(S, box);
+  jt_meta_put(S, name, key(S, "%SYMBOL-MACRO"), box);
+  JT_POP(S, 1);
+  return name;
+}
+
 /* (%setter-symbol acc) The primitive %SET-ACC writing the built-in place
 ** ACC, or NIL. */
 JT_FN(f_setter_symbol) {
@@ -105,6 +122,7 @@ static const jt_Reg meta_fns[] = {
   {"%META", f_meta, 2, 2, "(%meta symbol key) The kernel property KEY of SYMBOL, or NIL."},
   {"%DEFINE-TYPE", f_define_type, 2, 2, "(%define-type name expander) Define NAME as a type (deftype)."},
   {"%DEFINE-SETF", f_define_setf, 3, 3, "(%define-setf name kind fn) Define how NAME is written by setf (defsetf)."},
+  {"%DEFINE-SYMBOL-MACRO", f_define_symbol_macro, 2, 2, "(%define-symbol-macro name expansion) Define NAME as a global symbol macro."},
   {"%SETTER-SYMBOL", f_setter_symbol, 1, 1, "(%setter-symbol acc) The primitive writing the built-in place ACC, or NIL."},
   {NULL, NULL, 0, 0, NULL}
 };

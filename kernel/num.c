@@ -53,23 +53,6 @@ JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
 }
 
-/* We have no complex numbers: say so instead of returning one. */
-JT_NORETURN static void complex_fail(jt_State *S, const char *op, jt_V x) {
-  char shown[80];
-  jt_Buf b = {0};
-  jt_num_print(S, x, 10, false, &b);
-  if (b.n < sizeof shown) {
-    memcpy(shown, b.p, b.n);
-    shown[b.n] = 0;
-  } else {
-    memcpy(shown, b.p, sizeof shown - 4);
-    strcpy(shown + sizeof shown - 4, "...");
-  }
-  jt_buf_free(&b);
-  jt_error(S, "(%s %s): the result would be a complex number, which is not "
-           "supported", op, shown);
-}
-
 /* Limbs of an integer or ratio, to bound the size of a product. */
 static size_t limbs_of(jt_V v) {
   if (jt_isbig(v)) return mpz_size(jt_big_(v)->z);
@@ -147,7 +130,7 @@ static jt_V check_integer(jt_State *S, jt_V v) {
 }
 
 static jt_V check_real(jt_State *S, jt_V v) {
-  if (!jt_isnumber(v)) jt_type_error(S, v, JT_SYM(S, REAL));
+  if (!jt_isreal(v)) jt_type_error(S, v, JT_SYM(S, REAL));
   return v;
 }
 
@@ -386,7 +369,7 @@ double jt_to_double(jt_State *S, jt_V v) {
 
 /* ------------------------------------------------------------ arithmetic */
 
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+enum { OP_ADD = JT_OP_ADD, OP_SUB = JT_OP_SUB, OP_MUL = JT_OP_MUL, OP_DIV = JT_OP_DIV };
 static const char *const OP_NAMES[] = {"+", "-", "*", "/"};
 
 static bool is_zero(jt_V v) {
@@ -397,6 +380,7 @@ static bool is_zero(jt_V v) {
 /* The general case of the four operations; the fixnum fast paths are in the
 ** public entry points. */
 static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
+  if (jt_iscomplex(a) || jt_iscomplex(b)) return jt_complex_arith(S, op, a, b);
   int ka = kind_of(S, a, JT_SYM(S, NUMBER));
   int kb = kind_of(S, b, JT_SYM(S, NUMBER));
   if (ka == NK_FLOAT || kb == NK_FLOAT) {
@@ -511,6 +495,7 @@ jt_V jt_num_div(jt_State *S, jt_V a, jt_V b) {
 
 static jt_V num_neg(jt_State *S, jt_V x) {
   jt_V r;
+  if (jt_iscomplex(x)) return jt_complex_negate(S, x);
   switch (kind_of(S, x, JT_SYM(S, NUMBER))) {
   case NK_FIX: return jt_make_integer(S, -jt_fixval(x));
   case NK_FLOAT: return jt_make_float(S, -jt_floatval(x));
@@ -533,7 +518,10 @@ static jt_V num_neg(jt_State *S, jt_V x) {
   return r;
 }
 
+jt_V jt_num_negate(jt_State *S, jt_V x) { return num_neg(S, x); }
+
 static jt_V num_abs(jt_State *S, jt_V x) {
+  if (jt_iscomplex(x)) return jt_complex_abs(S, x);
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
     return signbit(d) ? jt_make_float(S, -d) : x;
@@ -591,6 +579,7 @@ int jt_num_cmp(jt_State *S, jt_V a, jt_V b) {
 
 bool jt_num_equal(jt_State *S, jt_V a, jt_V b) {
   if (jt_isfix(a) && jt_isfix(b)) return a == b;
+  if (jt_iscomplex(a) || jt_iscomplex(b)) return jt_complex_equal(S, a, b);
   return cmp_slow(S, a, b, JT_SYM(S, NUMBER)) == 0;
 }
 
@@ -605,6 +594,7 @@ bool jt_num_eql(jt_V a, jt_V b) {
     double x = jt_floatval(a), y = jt_floatval(b);
     return memcmp(&x, &y, sizeof x) == 0;
   }
+  case JT_TCOMPLEX: return jt_complex_eql(a, b);
   default: return false;
   }
 }
@@ -638,6 +628,8 @@ uint64_t jt_num_hash(jt_V v) {
     memcpy(&bits, &d, sizeof bits);
     return mix64(bits ^ 0x5bd1e9955bd1e995ull);
   }
+  case JT_TCOMPLEX:
+    return mix64(jt_num_hash(jt_complex_(v)->re) * 31 + jt_num_hash(jt_complex_(v)->im));
   default: return 0;
   }
 }
@@ -1072,7 +1064,13 @@ static void put_float(jt_Buf *out, double d) {
 
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out) {
   if (base < 2 || base > 36) base = 10;
-  if (jt_isfloat(num)) {
+  if (jt_iscomplex(num)) {
+    jt_buf_puts(out, "#C(");
+    jt_num_print(S, jt_complex_(num)->re, base, radix, out);
+    jt_buf_putc(out, ' ');
+    jt_num_print(S, jt_complex_(num)->im, base, radix, out);
+    jt_buf_putc(out, ')');
+  } else if (jt_isfloat(num)) {
     put_float(out, jt_floatval(num));
   } else if (jt_isratio(num)) {
     if (radix) put_radix(out, base);
@@ -1088,13 +1086,17 @@ void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out) {
 
 /* ------------------------------------------------------- random numbers */
 
-/* xoshiro256** over S->rng: fast, good statistically, and per state. */
+/* xoshiro256** over the words of a random state: fast, good statistically.
+** Random states are objects (jt_Random): *random-state* holds the current
+** one, make-random-state copies one, and a state is stored in a world like
+** any readable value.  Nothing is seeded from the clock: a new world always
+** starts from the same state, and (make-random-state t) derives its seed
+** from the current state, so runs stay reproducible. */
 static inline uint64_t rotl64(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(jt_State *S) {
-  uint64_t *s = S->rng;
+static uint64_t rng_next(uint64_t *s) {
   uint64_t out = rotl64(s[1] * 5, 7) * 9;
   uint64_t t = s[1] << 17;
   s[2] ^= s[0];
@@ -1108,22 +1110,37 @@ static uint64_t rng_next(jt_State *S) {
 
 /* Fill the state from one seed with splitmix64, as xoshiro's authors
 ** recommend: it never yields the all-zero state. */
-static void rng_seed(jt_State *S, uint64_t seed) {
+static void rng_seed(uint64_t *s, uint64_t seed) {
   for (int i = 0; i < 4; i++) {
     uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    S->rng[i] = z ^ (z >> 31);
+    s[i] = z ^ (z >> 31);
   }
 }
 
 /* Uniform in [0, n), n > 0, without modulo bias. */
-static uint64_t rng_below(jt_State *S, uint64_t n) {
+static uint64_t rng_below(uint64_t *s, uint64_t n) {
   uint64_t cut = -n % n;   /* 2^64 mod n: values below it are rejected */
   for (;;) {
-    uint64_t r = rng_next(S);
+    uint64_t r = rng_next(s);
     if (r >= cut) return r % n;
   }
+}
+
+jt_V jt_make_random_state(jt_State *S, const uint64_t words[4]) {
+  jt_Random *r = (jt_Random *)jt_alloc(S, JT_TRANDOM, sizeof(jt_Random));
+  memcpy(r->s, words, sizeof r->s);
+  return (jt_V)r;
+}
+
+/* The random state argument of RANDOM (or *random-state*), about to be
+** drawn from: the barrier sees the change first. */
+static uint64_t *state_words(jt_State *S, int argc, jt_V *argv) {
+  jt_V st = argc > 1 ? argv[1] : jt_symbol_value(S, JT_SYM(S, RANDOM_STATE));
+  if (!jt_is(st, JT_TRANDOM)) jt_type_error(S, st, jt_intern(S, "RANDOM-STATE"));
+  JT_TOUCH(S, st);
+  return ((jt_Random *)st)->s;
 }
 
 /* ----------------------------------------------------------- built-ins */
@@ -1133,7 +1150,7 @@ JT_FN(f_add) {
   if (argc == 0) return jt_mkfix(0);
   jt_V acc = argv[0];
   if (argc == 1) {
-    kind_of(S, acc, JT_SYM(S, NUMBER));
+    if (!jt_iscomplex(acc)) kind_of(S, acc, JT_SYM(S, NUMBER));
     return acc;
   }
   JT_ROOT(S, acc);
@@ -1146,7 +1163,7 @@ JT_FN(f_mul) {
   if (argc == 0) return jt_mkfix(1);
   jt_V acc = argv[0];
   if (argc == 1) {
-    kind_of(S, acc, JT_SYM(S, NUMBER));
+    if (!jt_iscomplex(acc)) kind_of(S, acc, JT_SYM(S, NUMBER));
     return acc;
   }
   JT_ROOT(S, acc);
@@ -1179,9 +1196,14 @@ enum { CMP_EQ, CMP_LT, CMP_GT, CMP_LE, CMP_GE };
 ** is known, as an error in any argument is an error of the call. */
 static jt_V compare_chain(jt_State *S, int argc, jt_V *argv, int test) {
   jt_V type = test == CMP_EQ ? JT_SYM(S, NUMBER) : JT_SYM(S, REAL);
-  for (int i = 0; i < argc; i++) kind_of(S, argv[i], type);
+  for (int i = 0; i < argc; i++)
+    if (!(test == CMP_EQ && jt_iscomplex(argv[i]))) kind_of(S, argv[i], type);
   for (int i = 0; i + 1 < argc; i++) {
     jt_V a = argv[i], b = argv[i + 1];
+    if (jt_iscomplex(a) || jt_iscomplex(b)) {
+      if (!jt_complex_equal(S, a, b)) return JT_NIL;
+      continue;
+    }
     int c = jt_isfix(a) && jt_isfix(b)
                 ? ((intptr_t)a > (intptr_t)b) - ((intptr_t)a < (intptr_t)b)
                 : cmp_slow(S, a, b, type);
@@ -1205,7 +1227,8 @@ JT_FN(f_le) { return compare_chain(S, argc, argv, CMP_LE); }
 JT_FN(f_ge) { return compare_chain(S, argc, argv, CMP_GE); }
 
 JT_FN(f_numne) {
-  for (int i = 0; i < argc; i++) kind_of(S, argv[i], JT_SYM(S, NUMBER));
+  for (int i = 0; i < argc; i++)
+    if (!jt_isnumber(argv[i])) jt_type_error(S, argv[i], JT_SYM(S, NUMBER));
   for (int i = 0; i < argc; i++)
     for (int j = i + 1; j < argc; j++)
       if (jt_num_equal(S, argv[i], argv[j])) return JT_NIL;
@@ -1213,6 +1236,7 @@ JT_FN(f_numne) {
 }
 
 JT_FN(f_zerop) {
+  if (jt_iscomplex(argv[0])) return jt_bool(jt_complex_zerop(argv[0]));
   kind_of(S, argv[0], JT_SYM(S, NUMBER));
   return jt_bool(is_zero(argv[0]));
 }
@@ -1231,6 +1255,10 @@ JT_FN(f_abs) { return num_abs(S, argv[0]); }
 
 JT_FN(f_signum) {
   jt_V x = argv[0];
+  if (jt_iscomplex(x)) {   /* z / |z|, or z itself when zero */
+    if (jt_complex_zerop(x)) return x;
+    return jt_num_div(S, x, jt_complex_abs(S, x));
+  }
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
     return d == 0 ? x : jt_make_float(S, d > 0 ? 1.0 : -1.0);
@@ -1368,6 +1396,7 @@ static jt_V expt_exact(jt_State *S, jt_V base, unsigned long e) {
 
 JT_FN(f_expt) {
   jt_V base = argv[0], power = argv[1];
+  if (jt_iscomplex(base) || jt_iscomplex(power)) return jt_complex_expt(S, base, power);
   int kb = kind_of(S, base, JT_SYM(S, NUMBER));
   int kp = kind_of(S, power, JT_SYM(S, NUMBER));
   if (kp == NK_FIX || kp == NK_BIG) {
@@ -1393,15 +1422,18 @@ JT_FN(f_expt) {
   }
   /* a ratio or float exponent: the result is a float */
   double b = jt_to_double(S, base), p = jt_to_double(S, power);
-  if (b < 0) complex_fail(S, "EXPT", base);
+  /* a zero power gives one, as a float (of a negative base too) */
+  if (kp == NK_FLOAT && p == 0) return jt_make_float(S, 1.0);
+  if (b < 0) return jt_complex_expt(S, base, power);
   if (b == 0 && p < 0) div_zero(S, "EXPT", base, power);
   return float_result(S, pow(b, p), "EXPT", base, power);
 }
 
 JT_FN(f_sqrt) {
   jt_V x = argv[0];
+  if (jt_iscomplex(x)) return jt_complex_fn(S, JT_CX_SQRT, x);
   double d = jt_to_double(S, x);
-  if (d < 0) complex_fail(S, "SQRT", x);
+  if (d < 0) return jt_complex_fn(S, JT_CX_SQRT, x);
   return jt_make_float(S, sqrt(d));
 }
 
@@ -1422,6 +1454,7 @@ JT_FN(f_isqrt) {
 }
 
 JT_FN(f_exp) {
+  if (jt_iscomplex(argv[0])) return jt_complex_fn(S, JT_CX_EXP, argv[0]);
   return float_result(S, exp(jt_to_double(S, argv[0])), "EXP", argv[0], JT_NOVALUE);
 }
 
@@ -1431,7 +1464,6 @@ static double real_log(jt_State *S, jt_V x) {
   int k = kind_of(S, x, JT_SYM(S, REAL));
   int s = sign_of(x);
   if (s == 0) div_zero(S, "LOG", x, JT_NOVALUE);
-  if (s < 0) complex_fail(S, "LOG", x);
   if (k == NK_FIX || k == NK_FLOAT) return log(jt_to_double(S, x));
   long e1, e2 = 0;
   double m1, m2 = 1.0;
@@ -1448,7 +1480,23 @@ static double real_log(jt_State *S, jt_V x) {
   return log(m1) - log(m2) + (double)(e1 - e2) * M_LN2;
 }
 
+/* Is x a real whose logarithm is real (positive, or an exact zero that
+** signals)? */
+static bool real_log_p(jt_V x) {
+  return jt_isreal(x) && (sign_of(x) > 0 || (sign_of(x) == 0 && !jt_isfloat(x)));
+}
+
 JT_FN(f_log) {
+  if (!real_log_p(argv[0]) || (argc > 1 && !real_log_p(argv[1]))) {
+    /* a complex result: log z, or log z / log b */
+    jt_V l = jt_complex_fn(S, JT_CX_LOG, argv[0]);
+    if (argc == 1) return l;
+    JT_PUSH(S, l);
+    jt_V lb = jt_complex_fn(S, JT_CX_LOG, argv[1]);
+    jt_V r = jt_num_div(S, S->sp[-1], lb);
+    JT_POP(S, 1);
+    return r;
+  }
   double l = real_log(S, argv[0]);
   if (argc == 1) return jt_make_float(S, l);
   double lb = real_log(S, argv[1]);
@@ -1456,49 +1504,61 @@ JT_FN(f_log) {
   return float_result(S, l / lb, "LOG", argv[0], argv[1]);
 }
 
-JT_FN(f_sin) { return jt_make_float(S, sin(jt_to_double(S, argv[0]))); }
-JT_FN(f_cos) { return jt_make_float(S, cos(jt_to_double(S, argv[0]))); }
+/* A function of one number with a complex argument goes to complex.c. */
+#define COMPLEX_ARG(fn) \
+  do { if (jt_iscomplex(argv[0])) return jt_complex_fn(S, fn, argv[0]); } while (0)
+
+JT_FN(f_sin) { COMPLEX_ARG(JT_CX_SIN); return jt_make_float(S, sin(jt_to_double(S, argv[0]))); }
+JT_FN(f_cos) { COMPLEX_ARG(JT_CX_COS); return jt_make_float(S, cos(jt_to_double(S, argv[0]))); }
 JT_FN(f_tan) {
+  COMPLEX_ARG(JT_CX_TAN);
   return float_result(S, tan(jt_to_double(S, argv[0])), "TAN", argv[0], JT_NOVALUE);
 }
 
 JT_FN(f_asin) {
+  COMPLEX_ARG(JT_CX_ASIN);
   double d = jt_to_double(S, argv[0]);
-  if (d < -1 || d > 1) complex_fail(S, "ASIN", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ASIN, argv[0]);
   return jt_make_float(S, asin(d));
 }
 
 JT_FN(f_acos) {
+  COMPLEX_ARG(JT_CX_ACOS);
   double d = jt_to_double(S, argv[0]);
-  if (d < -1 || d > 1) complex_fail(S, "ACOS", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ACOS, argv[0]);
   return jt_make_float(S, acos(d));
 }
 
 JT_FN(f_atan) {
+  if (argc == 1) COMPLEX_ARG(JT_CX_ATAN);
   double y = jt_to_double(S, argv[0]);
   if (argc == 1) return jt_make_float(S, atan(y));
   return jt_make_float(S, atan2(y, jt_to_double(S, argv[1])));
 }
 
 JT_FN(f_sinh) {
+  COMPLEX_ARG(JT_CX_SINH);
   return float_result(S, sinh(jt_to_double(S, argv[0])), "SINH", argv[0], JT_NOVALUE);
 }
 JT_FN(f_cosh) {
+  COMPLEX_ARG(JT_CX_COSH);
   return float_result(S, cosh(jt_to_double(S, argv[0])), "COSH", argv[0], JT_NOVALUE);
 }
-JT_FN(f_tanh) { return jt_make_float(S, tanh(jt_to_double(S, argv[0]))); }
-JT_FN(f_asinh) { return jt_make_float(S, asinh(jt_to_double(S, argv[0]))); }
+JT_FN(f_tanh) { COMPLEX_ARG(JT_CX_TANH); return jt_make_float(S, tanh(jt_to_double(S, argv[0]))); }
+JT_FN(f_asinh) { COMPLEX_ARG(JT_CX_ASINH); return jt_make_float(S, asinh(jt_to_double(S, argv[0]))); }
 
 JT_FN(f_acosh) {
+  COMPLEX_ARG(JT_CX_ACOSH);
   double d = jt_to_double(S, argv[0]);
-  if (d < 1) complex_fail(S, "ACOSH", argv[0]);
+  if (d < 1) return jt_complex_fn(S, JT_CX_ACOSH, argv[0]);
   return jt_make_float(S, acosh(d));
 }
 
 JT_FN(f_atanh) {
+  COMPLEX_ARG(JT_CX_ATANH);
   double d = jt_to_double(S, argv[0]);
   if (d == 1 || d == -1) div_zero(S, "ATANH", argv[0], JT_NOVALUE);
-  if (d < -1 || d > 1) complex_fail(S, "ATANH", argv[0]);
+  if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ATANH, argv[0]);
   return jt_make_float(S, atanh(d));
 }
 
@@ -1590,9 +1650,8 @@ JT_FN(f_rationalize) {
 JT_FN(f_numberp) { return jt_bool(jt_isnumber(argv[0])); }
 JT_FN(f_integerp) { return jt_bool(jt_isinteger(argv[0])); }
 JT_FN(f_rationalp) { return jt_bool(jt_isrational(argv[0])); }
-JT_FN(f_realp) { return jt_bool(jt_isnumber(argv[0])); }
+JT_FN(f_realp) { return jt_bool(jt_isreal(argv[0])); }
 JT_FN(f_floatp) { return jt_bool(jt_isfloat(argv[0])); }
-JT_FN(f_complexp) { return JT_NIL; }
 
 /* ------------------------------------------------------- bit operations */
 
@@ -1882,11 +1941,12 @@ JT_FN(f_parse_integer) {
 JT_FN(f_random) {
   jt_V lim = argv[0];
   if (jt_isfix(lim) && jt_fixval(lim) > 0)
-    return jt_mkfix((intptr_t)rng_below(S, (uint64_t)jt_fixval(lim)));
+    return jt_mkfix((intptr_t)rng_below(state_words(S, argc, argv), (uint64_t)jt_fixval(lim)));
   if (jt_isfloat(lim) && jt_floatval(lim) > 0) {
+    uint64_t *w = state_words(S, argc, argv);
     double l = jt_floatval(lim), r;
     do   /* u * l can round up to l itself */
-      r = (double)(rng_next(S) >> 11) * 0x1p-53 * l;
+      r = (double)(rng_next(w) >> 11) * 0x1p-53 * l;
     while (r >= l);
     return jt_make_float(S, r);
   }
@@ -1896,9 +1956,10 @@ JT_FN(f_random) {
     size_t nl = (bits + GMP_NUMB_BITS - 1) / GMP_NUMB_BITS;
     unsigned topbits = (unsigned)(bits - (nl - 1) * GMP_NUMB_BITS);
     jt_Bignum *r = new_big(S);
+    uint64_t *w = state_words(S, argc, argv);   /* objects never move */
     do {   /* draw `bits` random bits until below n: under two tries on average */
       mp_limb_t *lp = mpz_limbs_write(r->z, (mp_size_t)nl);
-      for (size_t i = 0; i < nl; i++) lp[i] = (mp_limb_t)rng_next(S);
+      for (size_t i = 0; i < nl; i++) lp[i] = (mp_limb_t)rng_next(w);
       if (topbits < GMP_NUMB_BITS) lp[nl - 1] &= ((mp_limb_t)1 << topbits) - 1;
       mpz_limbs_finish(r->z, (mp_size_t)nl);
     } while (mpz_cmp(r->z, n) >= 0);
@@ -1912,6 +1973,25 @@ JT_FN(f_random) {
   jt_V itype = jt_list(S, 2, JT_SYM(S, INTEGER), jt_mkfix(1));
   jt_type_error(S, lim, jt_list(S, 3, JT_SYM(S, OR), itype, ftype));
 }
+
+/* (make-random-state &optional state): a copy of STATE (NIL: of
+** *random-state*); T: a new state seeded from draws of the current one. */
+JT_FN(f_make_random_state) {
+  jt_V st = argc > 0 ? argv[0] : JT_NIL;
+  uint64_t words[4];
+  if (st == JT_T) {
+    uint64_t *cur = state_words(S, 0, argv);
+    rng_seed(words, rng_next(cur) ^ rotl64(rng_next(cur), 32));
+    return jt_make_random_state(S, words);
+  }
+  if (st == JT_NIL) st = jt_symbol_value(S, JT_SYM(S, RANDOM_STATE));
+  if (!jt_is(st, JT_TRANDOM))
+    jt_type_error(S, st, jt_list(S, 3, JT_SYM(S, OR), jt_intern(S, "RANDOM-STATE"), JT_SYM(S, BOOLEAN)));
+  memcpy(words, ((jt_Random *)st)->s, sizeof words);
+  return jt_make_random_state(S, words);
+}
+
+JT_FN(f_random_state_p) { return jt_bool(jt_is(argv[0], JT_TRANDOM)); }
 
 /* ----------------------------------------------------------- registration */
 
@@ -1976,7 +2056,6 @@ static const jt_Reg num_fns[] = {
   {"RATIONALP", f_rationalp, 1, 1, "(rationalp object) True if OBJECT is an integer or a ratio."},
   {"REALP", f_realp, 1, 1, "(realp object) True if OBJECT is a real number."},
   {"FLOATP", f_floatp, 1, 1, "(floatp object) True if OBJECT is a float."},
-  {"COMPLEXP", f_complexp, 1, 1, "(complexp object) Always false: complex numbers are not supported."},
   {"LOGAND", f_logand, 0, -1, "(logand &rest integers) Bitwise and (-1 if none)."},
   {"LOGIOR", f_logior, 0, -1, "(logior &rest integers) Bitwise inclusive or (0 if none)."},
   {"LOGXOR", f_logxor, 0, -1, "(logxor &rest integers) Bitwise exclusive or (0 if none)."},
@@ -2001,6 +2080,8 @@ static const jt_Reg num_fns[] = {
   {"FLOAT-PRECISION", f_float_precision, 1, 1, "(float-precision float) Significant digits of FLOAT (fewer when subnormal)."},
   {"FLOAT-RADIX", f_float_radix, 1, 1, "(float-radix float) The radix of floats: 2."},
   {"PARSE-INTEGER", f_parse_integer, 1, -1, "(parse-integer string &key start end radix junk-allowed) The integer written in STRING, and the index where parsing stopped."},
+  {"MAKE-RANDOM-STATE", f_make_random_state, 0, 1, "(make-random-state &optional state) A copy of STATE (NIL: the current one), or with T a new state seeded from the current one."},
+  {"RANDOM-STATE-P", f_random_state_p, 1, 1, "(random-state-p object) True if OBJECT is a random state."},
   {"RANDOM", f_random, 1, 2, "(random limit &optional state) A uniform random number in [0, LIMIT): integer for an integer LIMIT, float for a float."},
   {NULL, NULL, 0, 0, NULL}
 };
@@ -2013,17 +2094,33 @@ static void defconstant(jt_State *S, const char *name, jt_V value) {
 }
 
 void jt_open_num(jt_State *S) {
-  rng_seed(S, 0x6a09e667f3bcc909ull);   /* fixed: runs are reproducible */
+  uint64_t words[4];
+  rng_seed(words, 0x6a09e667f3bcc909ull);   /* fixed: runs are reproducible */
+  S->random_state = jt_make_random_state(S, words);
+  jt_o(S->random_state)->flags |= JT_RANDOM_SCRATCH;
+  jt_defglobal(S, "*RANDOM-STATE*", S->random_state);
   jt_register(S, num_fns);
   defconstant(S, "PI", jt_make_float(S, M_PI));
   defconstant(S, "MOST-POSITIVE-FIXNUM", jt_mkfix(JT_FIXMAX));
   defconstant(S, "MOST-NEGATIVE-FIXNUM", jt_mkfix(JT_FIXMIN));
-  defconstant(S, "MOST-POSITIVE-DOUBLE-FLOAT", jt_make_float(S, 0x1.fffffffffffffp+1023));
-  defconstant(S, "MOST-NEGATIVE-DOUBLE-FLOAT", jt_make_float(S, -0x1.fffffffffffffp+1023));
-  defconstant(S, "LEAST-POSITIVE-DOUBLE-FLOAT", jt_make_float(S, 0x1p-1074));
-  defconstant(S, "LEAST-NEGATIVE-DOUBLE-FLOAT", jt_make_float(S, -0x1p-1074));
-  defconstant(S, "LEAST-POSITIVE-NORMALIZED-DOUBLE-FLOAT", jt_make_float(S, 0x1p-1022));
-  /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-53 (1 + 2^-52) */
-  defconstant(S, "DOUBLE-FLOAT-EPSILON", jt_make_float(S, 0x1.0000000000001p-53));
-  defconstant(S, "DOUBLE-FLOAT-NEGATIVE-EPSILON", jt_make_float(S, 0x1.0000000000001p-54));
+  /* every float is a double: the constants of the four float types are the
+  ** double-float ones */
+  static const char *const kinds[] = {"SHORT", "SINGLE", "DOUBLE", "LONG"};
+  static const struct { const char *fmt; double value; } limits[] = {
+    {"MOST-POSITIVE-%s-FLOAT", 0x1.fffffffffffffp+1023},
+    {"MOST-NEGATIVE-%s-FLOAT", -0x1.fffffffffffffp+1023},
+    {"LEAST-POSITIVE-%s-FLOAT", 0x1p-1074},
+    {"LEAST-NEGATIVE-%s-FLOAT", -0x1p-1074},
+    {"LEAST-POSITIVE-NORMALIZED-%s-FLOAT", 0x1p-1022},
+    {"LEAST-NEGATIVE-NORMALIZED-%s-FLOAT", -0x1p-1022},
+    /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-53 (1 + 2^-52) */
+    {"%s-FLOAT-EPSILON", 0x1.0000000000001p-53},
+    {"%s-FLOAT-NEGATIVE-EPSILON", 0x1.0000000000001p-54},
+  };
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+      char name[64];
+      snprintf(name, sizeof name, limits[i].fmt, kinds[k]);
+      defconstant(S, name, jt_make_float(S, limits[i].value));
+    }
 }

@@ -175,12 +175,6 @@ jt_V jt_make_foreign(jt_State *S, void *ptr, jt_V tag) {
 
 /* ---------------------------------------------------------------- symbols */
 
-static uint32_t hash_name(const char *s, size_t n, int package) {
-  uint32_t h = 2166136261u ^ (uint32_t)package;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
-}
-
 static jt_V new_symbol(jt_State *S, jt_V name, const char *cname, size_t clen) {
   JT_PUSH(S, name);
   jt_Symbol *s = (jt_Symbol *)jt_alloc(S, JT_TSYMBOL, sizeof(jt_Symbol));
@@ -194,6 +188,7 @@ static jt_V new_symbol(jt_State *S, jt_V name, const char *cname, size_t clen) {
   if (!s->cname) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
   memcpy(s->cname, cname, clen);
   s->cname[clen] = 0;
+  s->hash = jt_symbol_name_hash(cname, clen);
   return (jt_V)s;
 }
 
@@ -203,110 +198,6 @@ jt_V jt_make_symbol(jt_State *S, jt_V name) {
   jt_V sym = new_symbol(S, name, c, len);
   free(c);
   return sym;
-}
-
-static void symtab_grow(jt_State *S) {
-  size_t ncap = S->symcap ? S->symcap * 2 : 4096;
-  jt_V *t = calloc(ncap, sizeof(jt_V));
-  if (!t) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  for (size_t i = 0; i < ncap; i++) t[i] = JT_NIL;
-  for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v == JT_NIL) continue;
-    size_t k = jt_sym_(v)->hash & (ncap - 1);
-    while (t[k] != JT_NIL) k = (k + 1) & (ncap - 1);
-    t[k] = v;
-  }
-  free(S->symtab);
-  S->symtab = t;
-  S->symcap = ncap;
-}
-
-static jt_V immediate_of(jt_State *S, jt_V sym) {
-  if (sym == S->nil_sym) return JT_NIL;
-  if (sym == S->t_sym) return JT_T;
-  return sym;
-}
-
-jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package) {
-  if (!S->symcap) return JT_NOVALUE;
-  uint32_t h = hash_name(name, len, package);
-  size_t k = h & (S->symcap - 1);
-  for (;;) {
-    jt_V v = S->symtab[k];
-    if (v == JT_NIL) return JT_NOVALUE;
-    jt_Symbol *s = jt_sym_(v);
-    if (s->hash == h && s->package == package && strncmp(s->cname, name, len) == 0 &&
-        s->cname[len] == 0)
-      return immediate_of(S, v);
-    k = (k + 1) & (S->symcap - 1);
-  }
-}
-
-/* The package a %-name goes to: C code (trusted) and kernel-mode reading
-** intern the kernel's helpers in the internal home; everything else, the
-** user's own %FOO included, in the Lisp package. */
-static int home_of(jt_State *S, const char *name, size_t len, int package, bool trusted) {
-  if (package == JT_PKG_LISP && len > 1 && name[0] == '%' && (trusted || S->kernel_mode))
-    return JT_PKG_INTERNAL;
-  return package;
-}
-
-static jt_V intern_bytes(jt_State *S, const char *name, size_t len, int package, jt_V namestr) {
-  jt_V found = jt_find_symbol(S, name, len, package);
-  if (found != JT_NOVALUE) return found;
-  if ((S->nsyms + 1) * 2 > S->symcap) symtab_grow(S);
-  if (namestr == JT_NIL) namestr = jt_string_from_utf8(S, name, len);
-  jt_V sym = new_symbol(S, namestr, name, len);
-  jt_Symbol *s = jt_sym_(sym);
-  s->hash = hash_name(name, len, package);
-  s->package = (uint8_t)package;
-  s->h.flags |= JT_SYM_INTERNED;
-  if (package == JT_PKG_KEYWORD) {
-    s->value = sym;
-    s->h.flags |= JT_SYM_KEYWORD | JT_SYM_CONSTANT;
-  }
-  size_t k = s->hash & (S->symcap - 1);
-  while (S->symtab[k] != JT_NIL) k = (k + 1) & (S->symcap - 1);
-  S->symtab[k] = sym;
-  S->nsyms++;
-  return sym;
-}
-
-void jt_intern_symbol_object(jt_State *S, jt_V sym) {
-  if ((S->nsyms + 1) * 2 > S->symcap) symtab_grow(S);
-  jt_Symbol *s = jt_sym_(sym);
-  s->hash = hash_name(s->cname, strlen(s->cname), JT_PKG_LISP);
-  s->package = JT_PKG_LISP;
-  s->h.flags |= JT_SYM_INTERNED;
-  size_t k = s->hash & (S->symcap - 1);
-  while (S->symtab[k] != JT_NIL) k = (k + 1) & (S->symcap - 1);
-  S->symtab[k] = sym;
-  S->nsyms++;
-}
-
-jt_V jt_intern(jt_State *S, const char *name) {
-  size_t len = strlen(name);
-  return intern_bytes(S, name, len, home_of(S, name, len, JT_PKG_LISP, true), JT_NIL);
-}
-
-jt_V jt_intern_keyword(jt_State *S, const char *name) {
-  return intern_bytes(S, name, strlen(name), JT_PKG_KEYWORD, JT_NIL);
-}
-
-jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package) {
-  return intern_bytes(S, name, len, home_of(S, name, len, package, false), JT_NIL);
-}
-
-jt_V jt_intern_string(jt_State *S, jt_V name, int package) {
-  size_t len;
-  JT_PUSH(S, name);
-  char *c = jt_string_utf8(S, name, &len);
-  /* the symbol gets its own copy of the name: strings are mutable */
-  jt_V found = intern_bytes(S, c, len, home_of(S, c, len, package, false), JT_NIL);
-  free(c);
-  JT_POP(S, 1);
-  return found;
 }
 
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym) {
@@ -406,7 +297,7 @@ bool jt_eql(jt_V a, jt_V b) {
   if (a == b) return true;
   if (!jt_isptr(a) || !jt_isptr(b) || jt_type(a) != jt_type(b)) return false;
   switch (jt_type(a)) {
-    case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: return jt_num_eql(a, b);
+    case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX: return jt_num_eql(a, b);
     default: return false;
   }
 }
@@ -423,6 +314,16 @@ static bool string_eq(jt_V a, jt_V b, bool fold) {
 }
 
 #define EQUAL_MAX_DEPTH 100000
+
+/* Two vectors of the same active length and EQL elements (equal on bit
+** vectors and displaced strings). */
+static bool vectors_eql(jt_State *S, jt_V a, jt_V b) {
+  size_t n = jt_vector_length(a);
+  if (n != jt_vector_length(b)) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!jt_eql(jt_array_ref(S, a, i), jt_array_ref(S, b, i))) return false;
+  return true;
+}
 
 /* Comparing shared structure can visit far more nodes than it holds (a DAG
 ** of depth 60 has 2^60 paths): every 16 visits cost a unit of fuel. */
@@ -441,6 +342,8 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
       continue;
     }
     if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, false);
+    if ((jt_stringp(a) && jt_stringp(b)) || (jt_bit_vector_p(a) && jt_bit_vector_p(b)))
+      return vectors_eql(S, a, b);
     return false;
   }
 }
@@ -464,16 +367,22 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) 
       depth++;
       continue;
     }
-    bool sa = jt_isstring(a), sb = jt_isstring(b), va = jt_isvector(a), vb = jt_isvector(b);
-    if (sa && sb) return string_eq(a, b, true);
-    if ((sa || va) && (sb || vb)) {
-      size_t la = sa ? jt_str_(a)->len : jt_vec_(a)->len, lb = sb ? jt_str_(b)->len : jt_vec_(b)->len;
-      if (la != lb) return false;
-      for (size_t i = 0; i < la; i++) {
-        jt_V x = sa ? jt_mkchar(jt_str_(a)->chars[i]) : jt_vec_(a)->items[i];
-        jt_V y = sb ? jt_mkchar(jt_str_(b)->chars[i]) : jt_vec_(b)->items[i];
-        if (!equalp_rec(S, x, y, depth + 1, steps)) return false;
+    if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, true);
+    if (jt_arrayp(a) && jt_arrayp(b)) {
+      /* vectors by their active elements, other arrays by dimensions */
+      size_t n;
+      if (jt_vectorp(a) && jt_vectorp(b)) {
+        n = jt_vector_length(a);
+        if (n != jt_vector_length(b)) return false;
+      } else {
+        int rank = jt_array_rank(a);
+        if (rank != jt_array_rank(b)) return false;
+        for (int i = 0; i < rank; i++)
+          if (jt_array_dim(a, i) != jt_array_dim(b, i)) return false;
+        n = jt_array_total(a);
       }
+      for (size_t i = 0; i < n; i++)
+        if (!equalp_rec(S, jt_array_ref(S, a, i), jt_array_ref(S, b, i), depth + 1, steps)) return false;
       return true;
     }
     if (jt_isstruct(a) && jt_isstruct(b)) {
@@ -505,15 +414,36 @@ bool jt_equalp(jt_State *S, jt_V a, jt_V b) {
 
 /* ------------------------------------------------------------------ lists */
 
+/* V was to be a proper list.  The type-error's datum is what is wrong: the
+** atom ending a dotted list (not a list), or a circular list, whose type
+** (satisfies list-length) it fails. */
+void jt_improper_list(jt_State *S, jt_V v) {
+  if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, LIST));
+  jt_V slow = v, l = v;
+  for (size_t n = 1;; n++) {
+    l = jt_cdr(l);
+    if (!jt_iscons(l)) {
+      if (l == JT_NIL) jt_type_error(S, v, JT_SYM(S, LIST));  /* proper after all */
+      jt_type_error(S, l, JT_SYM(S, LIST));
+    }
+    if ((n & 1) == 0) slow = jt_cdr(slow);
+    if (slow == l) break;
+  }
+  JT_PUSH(S, v);
+  jt_V type = jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, "LIST-LENGTH"));
+  JT_POP(S, 1);
+  jt_type_error(S, v, type);
+}
+
 size_t jt_list_length(jt_State *S, jt_V list) {
   size_t n = 0;
   jt_V slow = list;
   for (jt_V l = list; l != JT_NIL; l = jt_cdr(l)) {
-    if (!jt_iscons(l)) jt_type_error(S, list, JT_SYM(S, LIST));
+    if (!jt_iscons(l)) jt_improper_list(S, list);
     n++;
     if ((n & 1) == 0) {
       slow = jt_cdr(slow);
-      if (slow == jt_cdr(l)) jt_type_error(S, list, JT_SYM(S, LIST));
+      if (slow == jt_cdr(l)) jt_improper_list(S, list);
     }
   }
   return n;
@@ -544,7 +474,7 @@ static bool in_range(jt_State *S, jt_V v, jt_V spec) {
     if (sym_is(b, "*")) continue;
     bool excl = jt_iscons(b);
     if (excl) b = jt_car(b);
-    if (!jt_isnumber(b)) jt_error(S, "malformed type specifier bound");
+    if (!jt_isreal(b)) jt_error(S, "malformed type specifier bound");
     int c = jt_num_cmp(S, v, b);
     if (k == 0 && (excl ? c <= 0 : c < 0)) return false;
     if (k == 1 && (excl ? c >= 0 : c > 0)) return false;
@@ -563,31 +493,39 @@ static JT_NORETURN void unknown_type(jt_State *S, jt_V type) {
 ** of type n, -1 when n is not one of them (jt_check_type_definable asks
 ** with v = NIL to learn whether a name is taken). */
 static int atomic_typep(jt_State *S, const char *n, jt_V v) {
+  int arr = jt_array_typep(S, v, n, JT_NOVALUE);
+  if (arr >= 0) return arr;
   switch (n[0]) {
     case 'A':
       if (!strcmp(n, "ATOM")) return !jt_iscons(v);
-      if (!strcmp(n, "ARRAY")) return jt_isvector(v) || jt_isstring(v);
       break;
     case 'B':
       if (!strcmp(n, "BOOLEAN")) return v == JT_NIL || v == JT_T;
+      if (!strcmp(n, "BROADCAST-STREAM")) return 0;
       if (!strcmp(n, "BIGNUM")) return jt_isbig(v);
       if (!strcmp(n, "BIT")) return v == jt_mkfix(0) || v == jt_mkfix(1);
       if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
-      if (!strcmp(n, "BASE-STRING")) return jt_isstring(v);
       break;
     case 'C':
       if (!strcmp(n, "CONS")) return jt_iscons(v);
       if (!strcmp(n, "CHARACTER")) return jt_ischar(v);
       if (!strcmp(n, "COMPILED-FUNCTION")) return jt_isfunction(v);
-      if (!strcmp(n, "COMPLEX")) return false;
+      if (!strcmp(n, "COMPLEX")) return jt_iscomplex(v);
+      if (!strcmp(n, "CONCATENATED-STREAM")) return 0;
       break;
     case 'D':
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v);
+      break;
+    case 'E':
+      /* every character is a base character; the other stream kinds,
+      ** pathnames and readtables do not exist inside a world */
+      if (!strcmp(n, "EXTENDED-CHAR") || !strcmp(n, "ECHO-STREAM")) return 0;
       break;
     case 'F':
       if (!strcmp(n, "FIXNUM")) return jt_isfix(v);
       if (!strcmp(n, "FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "FUNCTION")) return jt_isfunction(v);
+      if (!strcmp(n, "FILE-STREAM")) return 0;
       break;
     case 'H':
       if (!strcmp(n, "HASH-TABLE")) return jt_ishash(v);
@@ -601,34 +539,38 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
       if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
       if (!strcmp(n, "NULL")) return v == JT_NIL;
       if (!strcmp(n, "NUMBER")) return jt_isnumber(v);
       break;
+    case 'P':
+      if (!strcmp(n, "PACKAGE")) return jt_is(v, JT_TPACKAGE);
+      if (!strcmp(n, "PATHNAME")) return 0;
+      break;
     case 'R':
-      if (!strcmp(n, "REAL")) return jt_isnumber(v);
+      if (!strcmp(n, "REAL")) return jt_isreal(v);
       if (!strcmp(n, "RATIONAL")) return jt_isrational(v);
       if (!strcmp(n, "RATIO")) return jt_isratio(v);
       if (!strcmp(n, "RESTART")) return jt_is(v, JT_TRESTART);
+      if (!strcmp(n, "RANDOM-STATE")) return jt_is(v, JT_TRANDOM);
       break;
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
-      if (!strcmp(n, "STRING") || !strcmp(n, "SIMPLE-STRING")) return jt_isstring(v);
-      if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_isvector(v) || jt_isstring(v);
-      if (!strcmp(n, "SIMPLE-VECTOR")) return jt_isvector(v) && !(jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR));
+      if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
       if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
       if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
-      if (!strcmp(n, "SIMPLE-ARRAY")) return jt_isvector(v) || jt_isstring(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
+      if (!strcmp(n, "SYNONYM-STREAM")) return 0;
+      break;
+    case 'T':
+      if (!strcmp(n, "TWO-WAY-STREAM")) return 0;
       break;
     case 'U':
       if (!strcmp(n, "UNSIGNED-BYTE")) return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0;
-      break;
-    case 'V':
-      if (!strcmp(n, "VECTOR")) return jt_isvector(v) || jt_isstring(v);
       break;
   }
   return -1;
@@ -657,7 +599,15 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       return jt_funcall(S, jt_car(jt_cdr(type)), 1, v) != JT_NIL;
     if (head == JT_SYM(S, INTEGER)) return jt_isinteger(v) && in_range(S, v, type);
     if (head == JT_SYM(S, RATIONAL)) return jt_isrational(v) && in_range(S, v, type);
-    if (head == JT_SYM(S, REAL)) return jt_isnumber(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, REAL)) return jt_isreal(v) && in_range(S, v, type);
+    if (sym_is(head, "COMPLEX")) {
+      /* (complex part-type): the parts are of the upgraded part type */
+      if (!jt_iscomplex(v)) return false;
+      jt_V pt = jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : jt_intern(S, "*");
+      if (sym_is(pt, "*")) return true;
+      jt_V up = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "UPGRADED-COMPLEX-PART-TYPE")), 1, pt);
+      return jt_typep(S, jt_complex_(v)->re, up);
+    }
     if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
       return jt_isfloat(v) && in_range(S, v, type);
     if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
@@ -681,8 +631,8 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       return true;
     }
     if (jt_issymbol(head)) {
-      /* (vector ...), (simple-array ...), (string n) etc.: check the base type */
-      if (sym_is(head, "SIMPLE-ARRAY") || head == JT_SYM(S, ARRAY)) return jt_isvector(v) || jt_isstring(v);
+      int arr = jt_array_typep(S, v, jt_symname(S, head), jt_cdr(type));
+      if (arr >= 0) return arr;
       return jt_typep(S, v, head);
     }
     unknown_type(S, type);
@@ -708,11 +658,13 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
   switch (jt_type(v)) {
     case JT_TCONS: return JT_SYM(S, CONS);
     case JT_TSYMBOL: return jt_iskeyword(v) ? JT_SYM(S, KEYWORD) : JT_SYM(S, SYMBOL);
-    case JT_TSTRING: return JT_SYM(S, STRING);
-    case JT_TVECTOR: return (jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)) ? JT_SYM(S, VECTOR) : JT_SYM(S, SIMPLE_VECTOR);
+    case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_of(S, v);
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
+    case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
+    case JT_TRANDOM: return jt_intern(S, "RANDOM-STATE");
+    case JT_TPACKAGE: return jt_intern(S, "PACKAGE");
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
@@ -742,8 +694,10 @@ jt_V jt_check_symbol(jt_State *S, jt_V v) {
 }
 
 jt_V jt_check_string(jt_State *S, jt_V v) {
-  if (!jt_isstring(v)) jt_type_error(S, v, JT_SYM(S, STRING));
-  return v;
+  if (jt_isstring(v)) return v;
+  /* a displaced string: its characters as a simple string */
+  if (jt_stringp(v)) return jt_simple_string_copy(S, v);
+  jt_type_error(S, v, JT_SYM(S, STRING));
 }
 
 jt_V jt_check_list(jt_State *S, jt_V v) {
@@ -773,6 +727,7 @@ jt_V jt_check_function(jt_State *S, jt_V v) {
 
 jt_V jt_string_designator(jt_State *S, jt_V v) {
   if (jt_isstring(v)) return v;
+  if (jt_stringp(v)) return jt_simple_string_copy(S, v);
   if (jt_issymbol(v)) return jt_symobj(S, v)->name;
   if (jt_ischar(v)) return jt_make_string(S, 1, jt_charcode(v));
   jt_type_error(S, v, jt_list(S, 4, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, SYMBOL), JT_SYM(S, CHARACTER)));
@@ -782,9 +737,9 @@ void jt_parse_keys(jt_State *S, int argc, jt_V *argv, int start, const int *keys
                    jt_V *out) {
   for (int i = 0; i < nkeys; i++) out[i] = JT_NOVALUE;
   if ((argc - start) % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of keyword arguments");
-  bool allow = false;
+  bool allow = false;   /* the leftmost :allow-other-keys decides */
   for (int k = start; k < argc; k += 2)
-    if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) && argv[k + 1] != JT_NIL) allow = true;
+    if (argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) { allow = argv[k + 1] != JT_NIL; break; }
   for (int k = start; k < argc; k += 2) {
     bool known = argv[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS);
     for (int i = 0; i < nkeys; i++)
@@ -909,48 +864,60 @@ JT_FN(f_identity) { return argv[0]; }
 
 JT_FN(f_symbol_name) { return jt_symobj(S, jt_check_symbol(S, argv[0]))->name; }
 
-JT_FN(f_intern) {
-  jt_V name = jt_check_string(S, argv[0]);
-  size_t len;
-  char *c = jt_string_utf8(S, name, &len);
-  int pkg = JT_PKG_LISP;
-  if (argc > 1 && argv[1] != JT_NIL) {
-    jt_V p = jt_string_designator(S, argv[1]);
-    char *pn = jt_string_utf8(S, p, NULL);
-    if (!strcmp(pn, "KEYWORD")) pkg = JT_PKG_KEYWORD;
-    free(pn);
-  }
-  jt_V found = jt_find_symbol(S, c, len, pkg);
-  jt_V status = found == JT_NOVALUE ? JT_NIL : jt_intern_keyword(S, "INTERNAL");
-  if (found == JT_NOVALUE) found = intern_bytes(S, c, len, pkg, JT_NIL);
-  free(c);
-  return jt_values2(S, found, status);
-}
-
-JT_FN(f_find_symbol) {
-  jt_V name = jt_check_string(S, argv[0]);
-  size_t len;
-  char *c = jt_string_utf8(S, name, &len);
-  jt_V found = jt_find_symbol(S, c, len, JT_PKG_LISP);
-  free(c);
-  if (found == JT_NOVALUE) return jt_values2(S, JT_NIL, JT_NIL);
-  return jt_values2(S, found, jt_intern_keyword(S, "INTERNAL"));
-}
-
 JT_FN(f_make_symbol) { return jt_make_symbol(S, jt_check_string(S, argv[0])); }
 
+/* (gensym &optional x): a fresh uninterned symbol named X (default "G")
+** followed by *gensym-counter*, which is incremented; an integer X is used
+** as the suffix instead, and the counter stays. */
 JT_FN(f_gensym) {
-  char buf[64];
-  const char *prefix = "G";
-  char *owned = NULL;
-  if (argc > 0 && jt_isstring(argv[0])) prefix = owned = jt_string_utf8(S, argv[0], NULL);
-  if (argc > 0 && jt_isfix(argv[0])) {
-    snprintf(buf, sizeof buf, "G%ld", (long)jt_fixval(argv[0]));
+  jt_V prefix = JT_NIL, suffix;
+  if (argc > 0 && jt_isstring(argv[0])) prefix = argv[0];
+  else if (argc > 0 && !(jt_isinteger(argv[0]) && jt_num_cmp(S, argv[0], jt_mkfix(0)) >= 0))
+    jt_type_error(S, argv[0], jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, UNSIGNED_BYTE)));
+  if (argc > 0 && jt_isinteger(argv[0])) {
+    suffix = argv[0];
   } else {
-    snprintf(buf, sizeof buf, "%.40s%llu", prefix, (unsigned long long)S->gensym_counter++);
+    suffix = jt_symbol_value(S, JT_SYM(S, GENSYM_COUNTER));
+    if (!jt_isinteger(suffix) || jt_num_cmp(S, suffix, jt_mkfix(0)) < 0) {
+      jt_V bad = suffix;
+      jt_set_symbol_value(S, JT_SYM(S, GENSYM_COUNTER), jt_mkfix(0));
+      jt_type_error(S, bad, JT_SYM(S, UNSIGNED_BYTE));
+    }
+    JT_PUSH(S, suffix);
+    jt_set_symbol_value(S, JT_SYM(S, GENSYM_COUNTER), jt_num_add(S, suffix, jt_mkfix(1)));
+    JT_POP(S, 1);
   }
-  free(owned);
-  return jt_make_symbol(S, jt_string_from_cstr(S, buf));
+  JT_PUSH(S, suffix);
+  jt_Buf b = {0};
+  jt_num_print(S, suffix, 10, false, &b);   /* decimal whatever *print-base* is */
+  jt_V digits = jt_string_from_utf8(S, b.p, b.n);
+  jt_buf_free(&b);
+  JT_PUSH(S, digits);
+  size_t np = prefix == JT_NIL ? 1 : jt_str_(prefix)->len, nd = jt_str_(digits)->len;
+  jt_V name = jt_make_string(S, np + nd, 'G');
+  if (prefix != JT_NIL) memcpy(jt_str_(name)->chars, jt_str_(prefix)->chars, np * sizeof(uint32_t));
+  memcpy(jt_str_(name)->chars + np, jt_str_(digits)->chars, nd * sizeof(uint32_t));
+  JT_POP(S, 2);
+  return jt_make_symbol(S, name);
+}
+
+/* (copy-symbol symbol &optional copy-properties): a fresh uninterned
+** symbol of the same name; with COPY-PROPERTIES also its value, function
+** and property list (a copy of the list). */
+JT_FN(f_copy_symbol) {
+  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  jt_V sym = jt_make_symbol(S, s->name);
+  if (argc > 1 && argv[1] != JT_NIL && !jt_is_internal(argv[0])) {
+    JT_PUSH(S, sym);
+    jt_V plist = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "COPY-LIST")), 1, s->plist);
+    jt_Symbol *n = jt_sym_(S->sp[-1]);   /* fresh: filled without the barrier */
+    n->plist = plist;
+    n->value = s->value;
+    n->function = s->function;
+    n->h.flags |= s->h.flags & (JT_SYM_MACRO | JT_SYM_CONSTANT);
+    JT_POP(S, 1);
+  }
+  return sym;
 }
 
 /* A symbol user code may reach the value cell of: not a kernel-internal
@@ -982,26 +949,64 @@ JT_FN(f_makunbound) {
   return argv[0];
 }
 
+/* A function name: a symbol or (setf symbol); anything else is a
+** type-error.  Returns the symbol; *setf tells which. */
+static jt_V function_name(jt_State *S, jt_V n, bool *setf) {
+  *setf = false;
+  if (jt_issymbol(n)) return n;
+  if (jt_iscons(n) && jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)) &&
+      jt_issymbol(jt_car(jt_cdr(n))) && jt_cdr(jt_cdr(n)) == JT_NIL) {
+    *setf = true;
+    return jt_car(jt_cdr(n));
+  }
+  jt_V type = jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, SYMBOL),
+                      jt_list(S, 3, JT_SYM(S, CONS), jt_list(S, 2, JT_SYM(S, EQL), JT_SYM(S, SETF)),
+                              jt_list(S, 3, JT_SYM(S, CONS), JT_SYM(S, SYMBOL), JT_SYM(S, NULL_))));
+  jt_type_error(S, n, type);
+}
+
 JT_FN(f_fboundp) {
-  jt_V n = argv[0];
-  if (jt_iscons(n) && jt_car(n) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(n)))
-    return jt_bool(jt_symobj(S, jt_check_symbol(S, jt_car(jt_cdr(n))))->setf_fn != JT_UNBOUND);
-  if (jt_is_internal(n)) return JT_NIL;
-  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, n));
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  if (setf) return jt_bool(jt_symobj(S, sym)->setf_fn != JT_UNBOUND);
+  if (jt_is_internal(sym)) return JT_NIL;
+  jt_Symbol *s = jt_symobj(S, sym);
   return jt_bool(s->function != JT_UNBOUND || (s->h.flags & JT_SYM_SPECFORM));
 }
 
 JT_FN(f_fmakunbound) {
-  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & JT_SYM_LOCKED)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot undefine the built-in %s", s->cname);
-  jt_clos_forget_generic(S, s->function);
-  JT_SET(S, s, s->function, JT_UNBOUND);
+  jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
+  if (setf) JT_SET(S, s, s->setf_fn, JT_UNBOUND);
+  else JT_SET(S, s, s->function, JT_UNBOUND);
   if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
   return argv[0];
 }
 
-JT_FN(f_fdefinition) { return jt_fdefinition(S, argv[0]); }
+/* (fdefinition name): a macro's or a special operator's name gives an
+** object that is no function to call (the standard leaves it open): the
+** macro function, or a function that says NAME is a special operator. */
+JT_FN(f_fdefinition) {
+  bool setf;
+  jt_V sym = function_name(S, argv[0], &setf);
+  if (!setf && !jt_is_internal(sym)) {
+    jt_Symbol *s = jt_symobj(S, sym);
+    if (jt_standard_macro_alias(S, sym) != JT_NIL)
+      return jt_symobj(S, jt_intern(S, "%STANDARD-MACRO-EXPANDER"))->function;
+    if (s->function != JT_UNBOUND && jt_is_macro(s->function)) return s->function;
+    if (s->h.flags & JT_SYM_SPECFORM) return jt_symobj(S, jt_intern(S, "%SPECIAL-OPERATOR"))->function;
+  }
+  return jt_fdefinition(S, argv[0]);
+}
+
+JT_FN(f_special_operator) {
+  JT_UNUSED_ARGS;
+  jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "a special operator cannot be called as a function");
+}
 
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
@@ -1041,13 +1046,25 @@ JT_FN(f_set_fdefinition) {
 
 JT_FN(f_macro_function) {
   jt_V sym = jt_check_symbol(S, argv[0]);
+  if (jt_standard_macro_alias(S, sym) != JT_NIL)
+    return jt_symobj(S, jt_intern(S, "%STANDARD-MACRO-EXPANDER"))->function;
   jt_V f = jt_symobj(S, sym)->function;
   return jt_is_macro(f) && !jt_is_internal(sym) ? f : JT_NIL;
 }
 
+/* (%standard-macro-expander form env): the macro function of a standard
+** macro that is a special form here (jt_standard_macro_alias). */
+JT_FN(f_standard_macro_expander) {
+  JT_UNUSED_ARGS;
+  jt_V form = argv[0];
+  jt_V alias = jt_iscons(form) ? jt_standard_macro_alias(S, jt_car(form)) : JT_NIL;
+  if (alias == JT_NIL) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "not a form of a standard macro");
+  return jt_cons(S, alias, jt_cdr(form));
+}
+
 JT_FN(f_special_operator_p) {
   jt_V sym = jt_check_symbol(S, argv[0]);
-  return jt_bool(jt_special_form_p(S, sym) && !jt_is_internal(sym));
+  return jt_bool(jt_special_form_p(S, sym) && !jt_is_internal(sym) && jt_standard_macro_alias(S, sym) == JT_NIL);
 }
 
 JT_FN(f_funcall) {
@@ -1066,7 +1083,7 @@ JT_FN(f_apply) {
     JT_PUSH(S, jt_car(l));
     n++;
   }
-  if (l != JT_NIL) jt_type_error(S, last, JT_SYM(S, LIST));
+  if (l != JT_NIL) jt_improper_list(S, last);
   jt_V r = jt_apply(S, argv[0], n, base);
   S->sp = base;
   return r;
@@ -1077,7 +1094,8 @@ JT_FN(f_values) { return jt_values(S, argc, argv); }
 JT_FN(f_values_list) {
   jt_V *base = S->sp;
   int n = 0;
-  for (jt_V l = jt_check_list(S, argv[0]); jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  jt_list_length(S, argv[0]);   /* a proper list */
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
   jt_V r = jt_values(S, n, base);
   S->sp = base;
   return r;
@@ -1087,16 +1105,16 @@ JT_FN(f_eval) { return jt_eval_toplevel(S, argv[0]); }
 
 JT_FN(f_macroexpand_1) {
   bool expanded;
-  jt_V r = jt_macroexpand_1(S, argv[0], &expanded);
+  jt_V r = jt_macroexpand_1_env(S, argv[0], argc > 1 ? argv[1] : JT_NIL, &expanded);
   return jt_values2(S, r, jt_bool(expanded));
 }
 
 JT_FN(f_macroexpand) {
-  jt_V form = argv[0];
+  jt_V form = argv[0], env = argc > 1 ? argv[1] : JT_NIL;
   bool any = false, expanded;
   JT_ROOT(S, form);
   for (int i = 0; i < 10000; i++) {
-    form = jt_macroexpand_1(S, form, &expanded);
+    form = jt_macroexpand_1_env(S, form, env, &expanded);
     if (!expanded) break;
     any = true;
   }
@@ -1115,6 +1133,13 @@ JT_FN(f_declare_special) {
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
               "cannot define %s as a variable: it is a built-in variable of the language (bind it with let instead)",
               s->cname);
+  /* Nor may a name of COMMON-LISP or JITI become special: every binding
+  ** of it, the library's included, would turn dynamic. */
+  if (!(s->h.flags & JT_SYM_SPECIAL) && !S->kernel_mode &&
+      (s->package == JT_PKG_LISP || s->package == JT_PKG_JITI))
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot define %s as a variable: it is a symbol of the locked package %s", s->cname,
+              s->package == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
   s->h.flags |= JT_SYM_SPECIAL;
   if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];
@@ -1162,6 +1187,28 @@ JT_FN(f_documentation) {
   return JT_NIL;
 }
 
+/* (function-lambda-expression function) => lambda-expression, closure-p,
+** name.  The lambda expression of a function written in Lisp is its source
+** (NIL for a built-in written in C); closure-p is true when it captured a
+** lexical environment. */
+JT_FN(f_function_lambda_expression) {
+  jt_V f = argv[0];
+  if (!jt_isfunction(f)) jt_type_error(S, f, JT_SYM(S, FUNCTION));
+  jt_V vals[3] = {JT_NIL, JT_NIL, JT_NIL};
+  if (jt_is(f, JT_TPRIM)) {
+    vals[2] = jt_prim_(f)->name;
+    return jt_values(S, 3, vals);
+  }
+  const jt_Lambda *L = jt_closure_lambda(S, f);
+  vals[1] = jt_bool(jt_clo_(f)->env != JT_NIL);
+  vals[2] = jt_clo_(f)->name;
+  if (L->body_form != 0 && !jt_is_macro(f)) {
+    jt_V rest = jt_cons(S, L->lambda_list, L->body_form);
+    vals[0] = jt_cons(S, JT_SYM(S, LAMBDA), rest);
+  }
+  return jt_values(S, 3, vals);
+}
+
 static const jt_Reg base_fns[] = {
   {"CAR", f_car, 1, 1, "(car list) The first element of LIST."},
   {"CDR", f_cdr, 1, 1, "(cdr list) LIST without its first element."},
@@ -1182,10 +1229,10 @@ static const jt_Reg base_fns[] = {
   {"TYPE-OF", f_type_of, 1, 1, "(type-of object) A type specifier for OBJECT."},
   {"IDENTITY", f_identity, 1, 1, "(identity x) X."},
   {"SYMBOL-NAME", f_symbol_name, 1, 1, "(symbol-name symbol) Its name as a string."},
-  {"INTERN", f_intern, 1, 2, "(intern string &optional package) The symbol named STRING."},
-  {"FIND-SYMBOL", f_find_symbol, 1, 2, "(find-symbol string &optional package) The symbol or NIL."},
   {"MAKE-SYMBOL", f_make_symbol, 1, 1, "(make-symbol string) A new uninterned symbol."},
   {"GENSYM", f_gensym, 0, 1, "(gensym &optional prefix) A new uninterned symbol."},
+  {"FUNCTION-LAMBDA-EXPRESSION", f_function_lambda_expression, 1, 1, "(function-lambda-expression function) Its lambda expression (or NIL), whether it is a closure, and its name."},
+  {"COPY-SYMBOL", f_copy_symbol, 1, 2, "(copy-symbol symbol &optional copy-properties) A new uninterned symbol named like SYMBOL."},
   {"SYMBOL-VALUE", f_symbol_value, 1, 1, "(symbol-value symbol) Its dynamic value."},
   {"SET", f_set, 2, 2, "(set symbol value) Set the dynamic value of SYMBOL."},
   {"%SET-SYMBOL-VALUE", f_set_symbol_value, 2, 2, "(%set-symbol-value symbol value)"},
@@ -1199,20 +1246,27 @@ static const jt_Reg base_fns[] = {
   {"%SET-SYMBOL-FUNCTION", f_set_fdefinition, 2, 2, "(%set-symbol-function symbol function)"},
   {"MACRO-FUNCTION", f_macro_function, 1, 2, "(macro-function symbol) The macro expander or NIL."},
   {"SPECIAL-OPERATOR-P", f_special_operator_p, 1, 1, "(special-operator-p symbol)"},
+  {"%SPECIAL-OPERATOR", f_special_operator, 0, -1, "What fdefinition gives for a special operator."},
+  {"%STANDARD-MACRO-EXPANDER", f_standard_macro_expander, 2, 2,
+   "(%standard-macro-expander form env) The expansion of a standard macro that is a special form here."},
   {"FUNCALL", f_funcall, 1, -1, "(funcall function &rest args) Call FUNCTION."},
   {"APPLY", f_apply, 2, -1, "(apply function &rest args list) Call FUNCTION with ARGS and LIST's elements."},
   {"VALUES", f_values, 0, -1, "(values &rest objects) Return OBJECTS as multiple values."},
   {"VALUES-LIST", f_values_list, 1, 1, "(values-list list) Return LIST's elements as values."},
   {"EVAL", f_eval, 1, 1, "(eval form) Evaluate FORM in the null lexical environment."},
-  {"MACROEXPAND-1", f_macroexpand_1, 1, 2, "(macroexpand-1 form) Expand FORM once."},
-  {"MACROEXPAND", f_macroexpand, 1, 2, "(macroexpand form) Expand FORM until it is no macro form."},
+  {"MACROEXPAND-1", f_macroexpand_1, 1, 2, "(macroexpand-1 form &optional env) Expand FORM once."},
+  {"MACROEXPAND", f_macroexpand, 1, 2, "(macroexpand form &optional env) Expand FORM until it is no macro form."},
   {"%DECLARE-SPECIAL", f_declare_special, 1, 1, "(%declare-special symbol)"},
   {"%DEFCONSTANT", f_defconstant, 2, 2, "(%defconstant symbol value)"},
   {"CONSTANTP", f_constantp, 1, 2, "(constantp form) True if FORM evaluates to itself or a constant."},
   {"%SPECIAL-VARIABLE-P", f_special_variable_p, 1, 1, "(%special-variable-p symbol)"},
   {"%GC", f_gc, 0, 0, "(%gc) Collect garbage now."},
-  {"DOCUMENTATION", f_documentation, 1, 2, "(documentation name &optional type) Doc string or NIL."},
+  {"%FUNCTION-DOCUMENTATION", f_documentation, 1, 2,
+   "(%function-documentation name) The doc string of NAME's function or macro, or NIL."},
   {NULL, NULL, 0, 0, NULL}
 };
 
-void jt_open_base(jt_State *S) { jt_register(S, base_fns); }
+void jt_open_base(jt_State *S) {
+  jt_register(S, base_fns);
+  jt_defglobal(S, "*GENSYM-COUNTER*", jt_mkfix(0));
+}

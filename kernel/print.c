@@ -46,7 +46,12 @@ typedef struct Printer {
   bool full;            /* budget exhausted: print nothing more */
   bool safe;
   /* settings, read once from the special variables */
-  bool escape, readably, radix, circle;
+  bool escape, readably, radix, circle, array, gensym;
+  /* canonical: symbols are qualified relative to COMMON-LISP-USER, always
+  ** with "::" (entry names and keys of a world: they must not depend on
+  ** the current package or on what is exported) */
+  bool canonical;
+  jt_V package;         /* the current package (prefixes are relative to it) */
   int base, pcase;
   intptr_t length, level;  /* -1: unlimited */
   int maxrec, rec;
@@ -157,6 +162,12 @@ static void load_settings(Printer *P, bool escape)
   P->escape = escape || P->readably;
   P->radix = var(P, JT_SYM(S, PRINT_RADIX), JT_NIL) != JT_NIL;
   P->circle = var(P, JT_SYM(S, PRINT_CIRCLE), JT_NIL) != JT_NIL;
+  P->array = P->readably || var(P, JT_SYM(S, PRINT_ARRAY), JT_T) != JT_NIL;
+  P->gensym = P->readably || var(P, JT_SYM(S, PRINT_GENSYM), JT_T) != JT_NIL;
+  jt_V pkg = var(P, JT_SYM(S, PACKAGE_VAR), JT_NIL);
+  if (!jt_is(pkg, JT_TPACKAGE) || jt_pkg_(pkg)->name == JT_NIL || P->canonical)
+    pkg = jt_package_of_index(S, JT_PKG_USER);
+  P->package = pkg;
   jt_V c = var(P, JT_SYM(S, PRINT_CASE), JT_NIL);
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
@@ -201,7 +212,7 @@ static void tick(Printer *P)
 
 static bool shareable(jt_V v)
 {
-  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v);
+  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v) || jt_is(v, JT_TARRAY);
 }
 
 static size_t slot_of(jt_V key, size_t cap)
@@ -299,6 +310,12 @@ static void scan(Printer *P, jt_V v, int rec)
       for (size_t i = 0; i < jt_vec_(v)->len; i++)
         scan(P, jt_vec_(v)->items[i], rec + 1);
       return;
+    } else if (jt_is(v, JT_TARRAY)) {
+      jt_V x;
+      if (jt_array_elt(v) != JT_ELT_T) return;
+      for (size_t i = 0; i < jt_array_total(v) && jt_array_peek(v, i, &x); i++)
+        scan(P, x, rec + 1);
+      return;
     } else {
       jt_Struct *st = jt_struct_(v);
       if (jt_isstruct(st->layout) &&
@@ -344,8 +361,13 @@ static void unreadable(Printer *P, jt_V v, const char *what)
 {
   if (!P->readably) return;
   flush(P);
-  jt_errorc(P->S, JT_SYM(P->S, PRINT_NOT_READABLE),
-            "cannot print %s readably", what);
+  jt_State *S = P->S;
+  char msg[96];
+  snprintf(msg, sizeof msg, "cannot print %s readably", what);
+  JT_PUSH(S, v);
+  jt_V args[4] = {jt_intern_keyword(S, "OBJECT"), v, JT_SYM(S, K_FORMAT_CONTROL),
+                  jt_string_from_cstr(S, msg)};
+  jt_signal_error(S, jt_make_condition(S, JT_SYM(S, PRINT_NOT_READABLE), 4, args));
 }
 
 /* ----------------------------------------------------------------- atoms */
@@ -473,6 +495,7 @@ static bool needs_escape_char(uint32_t c)
 {
   if (c < 33 || c == 127) return true;
   if (c >= 'a' && c <= 'z') return true;   /* the reader upcases */
+  if (c >= 128 && jt_char_upcase(c) != c) return true;
   switch (c) {
   case '(': case ')': case '\'': case '"': case ';': case '`': case ',':
   case '|': case '\\': case ':':
@@ -507,22 +530,39 @@ static void print_name(Printer *P, const uint32_t *c, size_t n)
   bool word_start = true;
   for (size_t i = 0; i < n && !P->full; i++) {
     uint32_t ch = c[i];
-    bool upper = ch >= 'A' && ch <= 'Z';
-    bool alnum = upper || (ch >= 'a' && ch <= 'z') || is_digit(ch);
+    uint32_t lower = jt_char_downcase(ch);
+    bool upper = lower != ch;
+    bool alnum = upper || jt_char_upcase(ch) != ch || is_digit(ch);
     if (upper && (P->pcase == CASE_DOWN || (P->pcase == CASE_CAP && !word_start)))
-      ch += 'a' - 'A';
+      ch = lower;
     word_start = !alnum;
     out_char(P, ch);
   }
 }
 
+/* The package prefix of a symbol that is not accessible in the current
+** package: its home's name and ':' (external) or '::'.  The kernel's
+** internal symbols print bare: their home has no name. */
+static void print_prefix(Printer *P, jt_V v, jt_Symbol *s)
+{
+  jt_State *S = P->S;
+  if (s->package == JT_PKG_KEYWORD) { out_char(P, ':'); return; }
+  if (s->package == JT_PKG_INTERNAL) return;
+  jt_V home = jt_package_of_index(S, s->package);
+  if (s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL) {
+    if (P->gensym) out_ascii(P, "#:");
+    return;
+  }
+  if (P->package == JT_NIL || jt_symbol_accessible(S, v, P->package)) return;
+  jt_V name = jt_pkg_(home)->name;
+  print_name(P, jt_str_(name)->chars, jt_str_(name)->len);
+  out_ascii(P, !P->canonical && jt_symbol_external(S, v) ? ":" : "::");
+}
+
 static void print_symbol(Printer *P, jt_V v)
 {
   jt_Symbol *s = jt_symobj(P->S, v);
-  if (P->escape) {
-    if (s->package == JT_PKG_KEYWORD) out_char(P, ':');
-    else if (s->package == JT_PKG_NONE) out_ascii(P, "#:");
-  }
+  if (P->escape) print_prefix(P, v, s);
   if (jt_isstring(s->name)) {
     print_name(P, jt_str_(s->name)->chars, jt_str_(s->name)->len);
   } else if (s->cname) {
@@ -598,8 +638,104 @@ static void print_list(Printer *P, jt_V v, intptr_t depth)
   JT_UNROOT(S, 1);
 }
 
+/* #<(SIMPLE-VECTOR 3) {id}>: an array under *print-array* NIL. */
+static void print_array_unreadably(Printer *P, jt_V v)
+{
+  jt_State *S = P->S;
+  out_ascii(P, "#<(");
+  out_ascii(P, jt_symname(S, jt_array_type_of(S, v)));
+  for (int i = 0; i < jt_array_rank(v); i++) {
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, " %zu", jt_array_dim(v, i));
+    out_ascii(P, tmp);
+  }
+  out_ascii(P, ") ");
+  out_hexid(P, v);
+  out_char(P, '>');
+}
+
+/* #*0101: a bit vector (its active bits). */
+static void print_bits(Printer *P, jt_V v)
+{
+  if (!P->array) { print_array_unreadably(P, v); return; }
+  out_ascii(P, "#*");
+  jt_V x;
+  for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+    out_char(P, x == jt_mkfix(1) ? '1' : '0');
+    tick(P);
+  }
+}
+
+/* The elements of an array header along `axis`, from row-major index
+** *k on, as nested lists: #2A((1 2) (3 4)). */
+static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
+{
+  int rank = jt_array_rank(v);
+  if (axis == rank) {
+    jt_V x = JT_NIL;
+    if (!jt_array_peek(v, (*k)++, &x)) { out_ascii(P, "#<MISSING>"); return; }
+    print_obj(P, x, depth);
+    return;
+  }
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  size_t n = jt_array_dim(v, axis), stride = 1;
+  for (int a = axis + 1; a < rank; a++) stride *= jt_array_dim(v, a);
+  out_char(P, '(');
+  for (size_t i = 0; i < n && !P->full; i++) {
+    if (i) out_char(P, ' ');
+    if (P->length >= 0 && i >= (size_t)P->length) {
+      out_ascii(P, "...");
+      *k += (n - i) * stride;
+      break;
+    }
+    print_axis(P, v, axis + 1, k, depth + 1);
+  }
+  out_char(P, ')');
+}
+
+/* An array header: a displaced vector prints like a vector of its kind,
+** any other rank as #nA. */
+static void print_array(Printer *P, jt_V v, intptr_t depth)
+{
+  if (jt_vectorp(v)) {
+    if (jt_stringp(v)) {
+      jt_V x;
+      if (P->escape) out_char(P, '"');
+      for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+        uint32_t c = jt_charcode(x);
+        if (P->escape && (c == '"' || c == '\\')) out_char(P, '\\');
+        out_char(P, c);
+      }
+      if (P->escape) out_char(P, '"');
+      return;
+    }
+    if (jt_bit_vector_p(v)) { print_bits(P, v); return; }
+  }
+  if (!P->array) { print_array_unreadably(P, v); return; }
+  if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  if (jt_vectorp(v)) {
+    jt_V x;
+    out_ascii(P, "#(");
+    for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
+      if (i) out_char(P, ' ');
+      if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
+      print_obj(P, x, depth + 1);
+      tick(P);
+    }
+    out_char(P, ')');
+    return;
+  }
+  char tmp[32];
+  snprintf(tmp, sizeof tmp, "#%dA", jt_array_rank(v));
+  out_ascii(P, tmp);
+  size_t k = 0;
+  print_axis(P, v, 0, &k, depth);
+}
+
 static void print_vector(Printer *P, jt_V v, intptr_t depth)
 {
+  if (jt_o(v)->flags & JT_ARR_BIT) { print_bits(P, v); return; }
+  if (!P->array) { print_array_unreadably(P, v); return; }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   out_ascii(P, "#(");
   /* len is re-read each time: a report function could shrink the vector */
@@ -804,7 +940,8 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
   case JT_TSTREAM:
     unreadable(P, v, "a stream");
     out_ascii(P, jt_o(v)->aux == JT_STREAM_STRING ? "#<STRING-OUTPUT-STREAM>"
-                                                  : "#<HOST-OUTPUT-STREAM>");
+                 : jt_o(v)->aux == JT_STREAM_STRING_INPUT ? "#<STRING-INPUT-STREAM>"
+                                                          : "#<HOST-OUTPUT-STREAM>");
     return;
   case JT_TRESTART:
     unreadable(P, v, "a restart");
@@ -875,6 +1012,25 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
       out_ascii(P, tmp);
     }
     return;
+  case JT_TPACKAGE:
+    unreadable(P, v, "a package");
+    out_ascii(P, "#<PACKAGE ");
+    if (jt_isstring(jt_pkg_(v)->name)) {
+      bool e = P->escape;
+      P->escape = true;
+      print_string(P, jt_pkg_(v)->name);
+      P->escape = e;
+    } else {
+      out_ascii(P, "(deleted)");
+    }
+    out_char(P, '>');
+    return;
+  case JT_TRANDOM:
+    unreadable(P, v, "a random state");
+    out_ascii(P, "#<RANDOM-STATE ");
+    out_hexid(P, v);
+    out_char(P, '>');
+    return;
   case JT_TFRAME:
     unreadable(P, v, "an environment");
     out_ascii(P, "#<ENVIRONMENT>");
@@ -909,7 +1065,7 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
   switch (jt_type(v)) {
   case JT_TSYMBOL: print_symbol(P, v); return;
   case JT_TSTRING: print_string(P, v); return;
-  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: print_number(P, v); return;
+  case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX: print_number(P, v); return;
   case JT_THASH: print_hash(P, v); return;
   default: break;
   }
@@ -924,6 +1080,9 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
     break;
   case JT_TVECTOR:
     if (!circle_mark(P, v)) print_vector(P, v, depth);
+    break;
+  case JT_TARRAY:
+    if (!circle_mark(P, v)) print_array(P, v, depth);
     break;
   case JT_TSTRUCT:
     if (!circle_mark(P, v)) print_struct(P, v, depth);
@@ -948,12 +1107,13 @@ static void printer_init(Printer *P, jt_State *S)
   P->S = S;
   P->stream = JT_NIL;
   P->table = JT_NIL;
+  P->package = JT_NIL;
   P->plain = JT_NOVALUE;
 }
 
 static void run(Printer *P, jt_V v)
 {
-  if (P->circle && (jt_iscons(v) || jt_isvector(v) || jt_isstruct(v))) {
+  if (P->circle && shareable(v)) {
     scan(P, v, 0);
     P->scanned = 0;
   }
@@ -1011,13 +1171,14 @@ char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
   return jt_buf_cstr(&b);
 }
 
-char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)
+static char *print_safely(jt_State *S, jt_V v, bool escape, bool canonical, size_t max, size_t *len)
 {
   jt_Buf b = {0};
   JT_ROOT(S, v);   /* condition reports run Lisp code, which may collect */
   Printer P;
   printer_init(&P, S);
   P.safe = true;
+  P.canonical = canonical;
   P.cbuf = &b;
   P.max = max;
   load_settings(&P, escape);
@@ -1027,6 +1188,16 @@ char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *le
   if (len) *len = b.n;
   jt_buf_putc(&b, '\0');
   return b.p;
+}
+
+char *jt_print_cstr_len(jt_State *S, jt_V v, bool escape, size_t max, size_t *len)
+{
+  return print_safely(S, v, escape, false, max, len);
+}
+
+char *jt_print_canonical(jt_State *S, jt_V v, size_t max)
+{
+  return print_safely(S, v, true, true, max, NULL);
 }
 
 /* --------------------------------------------------------------- built-ins */
@@ -1072,7 +1243,9 @@ JT_FN(f_pprint)
 /* The keys of write and write-to-string, in order; :stream first. */
 static const int write_keys[] = {
   JT_S_K_STREAM, JT_S_K_ESCAPE, JT_S_K_READABLY, JT_S_K_BASE, JT_S_K_RADIX,
-  JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE
+  JT_S_K_LEVEL, JT_S_K_LENGTH, JT_S_K_CIRCLE, JT_S_K_PRETTY, JT_S_K_CASE,
+  JT_S_K_ARRAY, JT_S_K_GENSYM, JT_S_K_LINES, JT_S_K_MISER_WIDTH, JT_S_K_RIGHT_MARGIN,
+  JT_S_K_PPRINT_DISPATCH
 };
 #define NWRITE_KEYS ((int)(sizeof write_keys / sizeof write_keys[0]))
 
@@ -1083,12 +1256,14 @@ static jt_V bind_write_keys(jt_State *S, int argc, jt_V *argv)
   const int vars[NWRITE_KEYS] = {
     -1, JT_S_PRINT_ESCAPE, JT_S_PRINT_READABLY, JT_S_PRINT_BASE,
     JT_S_PRINT_RADIX, JT_S_PRINT_LEVEL, JT_S_PRINT_LENGTH, JT_S_PRINT_CIRCLE,
-    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE
+    JT_S_PRINT_PRETTY, JT_S_PRINT_CASE, JT_S_PRINT_ARRAY, JT_S_PRINT_GENSYM,
+    JT_S_PRINT_LINES, JT_S_PRINT_MISER_WIDTH, JT_S_PRINT_RIGHT_MARGIN,
+    -1   /* :pprint-dispatch: there is no pretty printer */
   };
   jt_V out[NWRITE_KEYS];
   jt_parse_keys(S, argc, argv, 1, write_keys, NWRITE_KEYS, out);
   for (int i = 1; i < NWRITE_KEYS; i++)
-    if (out[i] != JT_NOVALUE) jt_bind(S, S->sym[vars[i]], out[i]);
+    if (out[i] != JT_NOVALUE && vars[i] >= 0) jt_bind(S, S->sym[vars[i]], out[i]);
   return out[0];
 }
 
@@ -1144,10 +1319,10 @@ static const jt_Reg print_fns[] = {
    "return no values."},
   {"WRITE", f_write, 1, -1,
    "(write object &key stream escape readably base radix level length circle "
-   "pretty case) Print OBJECT with the given printer settings; return it."},
+   "pretty case array) Print OBJECT with the given printer settings; return it."},
   {"WRITE-TO-STRING", f_write_to_string, 1, -1,
    "(write-to-string object &key escape readably base radix level length "
-   "circle pretty case) Return what write would print, as a string."},
+   "circle pretty case array) Return what write would print, as a string."},
   {"PRIN1-TO-STRING", f_prin1_to_string, 1, 1,
    "(prin1-to-string object) Return what prin1 would print, as a string."},
   {"PRINC-TO-STRING", f_princ_to_string, 1, 1,

@@ -2,7 +2,7 @@
 ** read.c — the reader.
 **
 ** A recursive-descent reader over UTF-8 source with the standard syntax
-** (readtable case :upcase, one package model).  Positions are byte offsets.
+** (readtable case :upcase).  Positions are byte offsets.
 **
 ** Tokens are scanned twice: a first pass finds their extent and shape
 ** (escapes, package markers, dots) without allocating, so that an error in
@@ -29,6 +29,7 @@ typedef struct Rd {
   bool suppress;   /* reading a form only to skip it */
   int bq;          /* backquote nesting: commas are legal when > 0 */
   int base;        /* *read-base* */
+  uint32_t delim;  /* read-delimited-list: its character also ends tokens */
   jt_V labels;     /* #n= labels: alist (n . object-or-placeholder), rooted */
 } Rd;
 
@@ -67,7 +68,12 @@ static bool is_delim(uint32_t c)
          c == ';' || c == '`' || c == ',';
 }
 
-static uint32_t upcase(uint32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
+/* Readtable case :upcase, for every character that has case. */
+static uint32_t upcase(uint32_t c)
+{
+  if (c < 128) return c >= 'a' && c <= 'z' ? c - 32 : c;
+  return jt_char_upcase(c);
+}
 
 JT_NORETURN static void eof_error(Rd *d, const char *what, size_t start)
 {
@@ -167,7 +173,7 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       esc = true;
     } else if (bar) {
       esc = true;
-    } else if (is_delim(c)) {
+    } else if (is_delim(c) || (c == d->delim && c != 0)) {
       break;
     }
     p = np;
@@ -195,53 +201,90 @@ static jt_V token_string(Rd *d, Tok *t, size_t lo, size_t hi)
   return s;
 }
 
-static bool name_is(const uint32_t *c, size_t n, const char *name)
+/* The UTF-8 of characters [lo, hi) of the token, for a symbol or package
+** name.  Up to 64 characters are encoded on the stack (in buf), so that
+** looking up an existing name allocates nothing; a longer name is encoded
+** in the storage of a scratch string, which *holder keeps alive (the caller
+** roots it). */
+enum { MAXC = 64 };
+static const char *token_bytes(Rd *d, Tok *t, size_t lo, size_t hi, char buf[MAXC * 4 + 1],
+                               size_t *len, jt_V *holder)
 {
-  size_t k = strlen(name);
-  if (n != k) return false;
-  for (size_t i = 0; i < n; i++)
-    if (c[i] != (unsigned char)name[i]) return false;
-  return true;
-}
-
-/* Map a package name to our single package model (-1: no such package). */
-static int package_of(Rd *d, Tok *t)
-{
-  uint32_t buf[24];
-  if (t->colon1 > sizeof buf / sizeof buf[0]) return -1;
-  Tok t2 = *t;
-  scan_token(d, &t2, buf, 0, t->colon1);
-  size_t n = t->colon1;
-  if (name_is(buf, n, "KEYWORD")) return JT_PKG_KEYWORD;
-  if (name_is(buf, n, "CL") || name_is(buf, n, "COMMON-LISP") ||
-      name_is(buf, n, "CL-USER") || name_is(buf, n, "COMMON-LISP-USER") ||
-      name_is(buf, n, "JITI") || name_is(buf, n, "JITI-USER"))
-    return JT_PKG_LISP;
-  return -1;
-}
-
-/* The symbol named by characters [lo, hi) of the token in package `pkg`,
-** interned if new.  A name of up to 64 characters is encoded once, on the
-** stack, and looked up without allocating (most tokens name existing
-** symbols); a longer one goes through a Lisp string. */
-static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, int pkg)
-{
-  enum { MAXC = 64 };
-  if (hi - lo > MAXC) {
-    jt_V name = token_string(d, t, lo, hi);
-    JT_ROOT(d->S, name);
-    jt_V sym = jt_intern_string(d->S, name, pkg);
-    JT_UNROOT(d->S, 1);
-    return sym;
+  size_t n = hi - lo, k = 0;
+  char *out = buf;
+  uint32_t small[MAXC];
+  uint32_t *cs = small;
+  if (n > MAXC) {
+    jt_V str = token_string(d, t, lo, hi);
+    *holder = str;
+    cs = jt_str_(str)->chars;
+    size_t bytes = 0;
+    char u[4];
+    for (size_t i = 0; i < n; i++) bytes += jt_utf8_encode(cs[i], u);
+    jt_V store = jt_make_string(d->S, bytes / sizeof(uint32_t) + 1, 0);
+    cs = jt_str_(*holder)->chars;   /* objects never move; re-read for clarity */
+    *holder = store;                /* the characters are no longer needed */
+    out = (char *)jt_str_(store)->chars;
+    for (size_t i = 0; i < n; i++) k += jt_utf8_encode(cs[i], out + k);
+  } else {
+    Tok t2 = *t;
+    scan_token(d, &t2, cs, lo, hi);
+    for (size_t i = 0; i < n; i++) k += jt_utf8_encode(cs[i], out + k);
   }
-  uint32_t cs[MAXC];
-  char name[MAXC * 4 + 1];
-  Tok t2 = *t;
-  scan_token(d, &t2, cs, lo, hi);
-  size_t k = 0;
-  for (size_t i = 0; i < hi - lo; i++) k += jt_utf8_encode(cs[i], name + k);
-  name[k] = 0;
-  return jt_intern_bytes(d->S, name, k, pkg);
+  out[k] = 0;
+  *len = k;
+  return out;
+}
+
+/* The package named by the token's prefix, or a reader error. */
+static jt_V token_package(Rd *d, Tok *t)
+{
+  char buf[MAXC * 4 + 1];
+  size_t len;
+  jt_V holder = JT_NIL;
+  JT_ROOT(d->S, holder);
+  const char *name = token_bytes(d, t, 0, t->colon1, buf, &len, &holder);
+  jt_V pkg = jt_package_named(d->S, name, len);
+  if (pkg == JT_NIL)
+    jt_reader_error(d->S, t->start, "package %.64s%s does not exist", name, len > 64 ? "..." : "");
+  JT_UNROOT(d->S, 1);
+  return pkg;
+}
+
+/* The symbol named by characters [lo, hi) of the token: a keyword; an
+** external symbol of pkg (`external`); or the symbol of that name
+** accessible in pkg, interned there when new. */
+static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool keyword,
+                         bool external)
+{
+  jt_State *S = d->S;
+  char buf[MAXC * 4 + 1];
+  size_t len;
+  jt_V holder = JT_NIL;
+  JT_ROOT(S, holder);
+  JT_ROOT(S, pkg);
+  const char *name = token_bytes(d, t, lo, hi, buf, &len, &holder);
+  jt_V sym;
+  if (keyword) {
+    sym = jt_intern_bytes(S, name, len, JT_PKG_KEYWORD);
+  } else if (external) {
+    sym = jt_read_external(S, pkg, name, len);
+    if (sym == JT_NOVALUE) {
+      jt_V pname = jt_pkg_(pkg)->name;
+      char *pn = jt_string_utf8(S, pname, NULL);
+      char msg[200];
+      snprintf(msg, sizeof msg, "%.64s", pn);
+      free(pn);
+      jt_reader_error(S, t->start, "%s %.64s in package %s",
+                      jt_find_symbol(S, name, len, (int)jt_o(pkg)->aux) != JT_NOVALUE
+                          ? "there is no external symbol named" : "there is no symbol named",
+                      name, msg);
+    }
+  } else {
+    sym = jt_read_intern(S, pkg, name, len);
+  }
+  JT_UNROOT(S, 2);
+  return sym;
 }
 
 /* Read a token: a number or a symbol.  `uninterned` after #:. */
@@ -270,7 +313,8 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (num != JT_NOVALUE) return num;
   }
   if (t.ncolons == 0) {
-    return token_symbol(d, &t, 0, t.n, d->keywords ? JT_PKG_KEYWORD : JT_PKG_LISP);
+    if (d->keywords) return token_symbol(d, &t, 0, t.n, JT_NIL, true, false);
+    return token_symbol(d, &t, 0, t.n, jt_current_package(d->S), false, false);
   }
 
   /* package-qualified: the markers must be one ':' or '::' together */
@@ -285,26 +329,37 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (second != ':')
       jt_reader_error(d->S, t.start, "too many package markers in a symbol");
   }
-  int pkg;
   if (t.colon1 == 0) {
     if (t.ncolons != 1)
       jt_reader_error(d->S, t.start, "too many package markers in a keyword");
-    pkg = JT_PKG_KEYWORD;
-  } else {
-    pkg = package_of(d, &t);
-    if (pkg < 0) {
-      char *name = NULL;
-      jt_V pname = token_string(d, &t, 0, t.colon1);
-      name = jt_string_utf8(d->S, pname, NULL);
-      char msg[96];
-      snprintf(msg, sizeof msg, "%.64s%s", name, strlen(name) > 64 ? "..." : "");
-      free(name);
-      jt_reader_error(d->S, t.start, "package %s does not exist", msg);
-    }
-    if (last + 1 == t.n)
-      jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+    return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   }
-  return token_symbol(d, &t, last + 1, t.n, pkg);
+  jt_V pkg = token_package(d, &t);
+  if (last + 1 == t.n)
+    jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+  if (jt_o(pkg)->aux == JT_PKG_KEYWORD) return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
+  if (t.ncolons == 2 && (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) && !d->S->kernel_mode) {
+    /* pkg::name in a locked package names only what is there already */
+    JT_ROOT(d->S, pkg);
+    char buf[MAXC * 4 + 1];
+    size_t len;
+    jt_V holder = JT_NIL;
+    JT_ROOT(d->S, holder);
+    const char *name = token_bytes(d, &t, last + 1, t.n, buf, &len, &holder);
+    if (jt_find_symbol(d->S, name, len, (int)jt_o(pkg)->aux) == JT_NOVALUE &&
+        jt_read_external(d->S, pkg, name, len) == JT_NOVALUE) {
+      int st = 0;
+      (void)st;
+      jt_V acc = JT_NOVALUE;
+      for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u) && acc == JT_NOVALUE; u = jt_cdr(u))
+        acc = jt_read_external(d->S, jt_car(u), name, len);
+      if (acc == JT_NOVALUE)
+        jt_reader_error(d->S, t.start, "cannot make the symbol %.64s in the locked package %s",
+                        name, jt_o(pkg)->aux == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
+    }
+    JT_UNROOT(d->S, 2);
+  }
+  return token_symbol(d, &t, last + 1, t.n, pkg, false, t.ncolons == 1);
 }
 
 /* ----------------------------------------------------------------- strings */
@@ -427,7 +482,7 @@ static jt_V read_list(Rd *d, bool allow_dot)
   }
   leave(d);
   JT_UNROOT(S, 2);
-  return head;
+  return d->suppress ? JT_NIL : head;
 }
 
 /* #( ... ) and #n( ... ); POS is at '('.  n < 0: no length given. */
@@ -632,6 +687,60 @@ static jt_V wrap(Rd *d, jt_V head, const char *what, size_t start)
   return jt_list(d->S, 2, head, x);
 }
 
+/* #*0101 and #n*: a simple bit vector; POS is past the '*'. */
+static jt_V read_bits(Rd *d, long n, size_t start)
+{
+  jt_State *S = d->S;
+  size_t p = POS, nbits = 0;
+  while (p < LEN && !is_delim((unsigned char)SRC[p])) {
+    if (SRC[p] != '0' && SRC[p] != '1' && !d->suppress)
+      jt_reader_error(S, start, "#* takes only the digits 0 and 1");
+    p++;
+    nbits++;
+  }
+  if (d->suppress) { POS = p; return JT_NIL; }
+  size_t size = n < 0 ? nbits : (size_t)n;
+  if (nbits > size) jt_reader_error(S, start, "#%ld* has more than %ld bits", n, n);
+  if (nbits == 0 && size > 0) jt_reader_error(S, start, "#%ld* has no bits", n);
+  jt_V v = jt_make_simple_array1(S, JT_ELT_BIT, size);
+  jt_V *it = jt_vec_(v)->items;
+  for (size_t i = 0; i < size; i++)
+    it[i] = jt_mkfix(SRC[POS + (i < nbits ? i : nbits - 1)] - '0');
+  POS = p;
+  return v;
+}
+
+/* #nA contents: an array of rank n; POS is past the 'A'. */
+static jt_V read_array(Rd *d, long rank, size_t start)
+{
+  if (rank < 0 && !d->suppress) jt_reader_error(d->S, start, "#A needs a rank, as in #2A");
+  enter(d);
+  jt_V contents = read_required(d, "#A", start);
+  leave(d);
+  if (d->suppress) return JT_NIL;
+  if (rank > 64) jt_reader_error(d->S, start, "#%ldA: the rank is too large", rank);
+  JT_ROOT(d->S, contents);
+  jt_V a = jt_make_array_from_contents(d->S, (int)rank, contents);
+  JT_UNROOT(d->S, 1);
+  return a;
+}
+
+/* #C(real imag): a complex number; POS is past the 'C'. */
+static jt_V read_complex(Rd *d, size_t start)
+{
+  enter(d);
+  jt_V parts = read_required(d, "#C", start);
+  leave(d);
+  if (d->suppress) return JT_NIL;
+  if (!jt_iscons(parts) || !jt_iscons(jt_cdr(parts)) || jt_cdr(jt_cdr(parts)) != JT_NIL ||
+      !jt_isreal(jt_car(parts)) || !jt_isreal(jt_car(jt_cdr(parts))))
+    jt_reader_error(d->S, start, "#C needs a list of two reals, as in #C(1 2)");
+  JT_ROOT(d->S, parts);
+  jt_V z = jt_make_complex(d->S, jt_car(parts), jt_car(jt_cdr(parts)));
+  JT_UNROOT(d->S, 1);
+  return z;
+}
+
 /* POS is at '#'. */
 static jt_V read_dispatch(Rd *d)
 {
@@ -661,6 +770,9 @@ static jt_V read_dispatch(Rd *d)
     if (arg < 2 || arg > 36)
       jt_reader_error(S, start, "#r needs a radix between 2 and 36");
     return read_radix(d, (int)arg, start);
+  case '*': return read_bits(d, arg, start);
+  case 'c': case 'C': return read_complex(d, start);
+  case 'a': case 'A': return read_array(d, arg, start);
   case '=': return read_label_def(d, arg, start);
   case '#': return read_label_ref(d, arg, start);
   case '.':
@@ -726,18 +838,28 @@ void jt_reader_init(jt_Reader *R, const char *src, size_t len)
   R->len = len;
   R->pos = 0;
   R->depth = 0;
+  R->bom = true;
+  R->preserve_whitespace = false;
+}
+
+static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
+{
+  *d = (Rd){S, R, false, false, 0, 10, 0, JT_NIL};
+  jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
+  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
+    d->base = (int)jt_fixval(b);
+  jt_V sup = jt_symobj(S, JT_SYM(S, READ_SUPPRESS))->value;
+  d->suppress = sup != JT_UNBOUND && sup != JT_NIL;   /* every object reads as NIL */
+  R->depth = 0;
+  /* a UTF-8 byte order mark at the very start is not part of the source */
+  if (R->bom && R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
+    R->pos = 3;
 }
 
 jt_V jt_read(jt_State *S, jt_Reader *R)
 {
-  Rd d = {S, R, false, false, 0, 10, JT_NIL};
-  jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
-  if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
-    d.base = (int)jt_fixval(b);
-  R->depth = 0;
-  /* a UTF-8 byte order mark at the very start is not part of the source */
-  if (R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
-    R->pos = 3;
+  Rd d;
+  rd_init(&d, S, R);
   JT_ROOT(S, d.labels);
   for (;;) {
     skip_ws(&d);
@@ -748,22 +870,88 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
     if (x == JT_NOVALUE) continue;
     /* Like read (not read-preserving-whitespace), consume one whitespace
     ** character after the datum, so read-from-string's index lies after it. */
-    if (R->pos < R->len && is_ws((unsigned char)R->src[R->pos])) R->pos++;
+    if (!R->preserve_whitespace && R->pos < R->len && is_ws((unsigned char)R->src[R->pos]))
+      R->pos++;
     JT_UNROOT(S, 1);
     return x;
   }
+}
+
+/* The objects up to the character `close` (consumed), as a list. */
+static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
+{
+  Rd d;
+  rd_init(&d, S, R);
+  d.delim = close;
+  jt_V head = JT_NIL, tail = JT_NIL;
+  JT_ROOT(S, d.labels);
+  JT_ROOT(S, head);
+  JT_ROOT(S, tail);
+  size_t start = R->pos;
+  for (;;) {
+    skip_ws(&d);
+    if (R->pos >= R->len) eof_error(&d, "READ-DELIMITED-LIST", start);
+    size_t np;
+    if (char_at(&d, R->pos, &np) == close) { R->pos = np; break; }
+    if (R->src[R->pos] == ')')
+      jt_reader_error(S, R->pos, "unmatched close parenthesis");
+    jt_V x = read_item(&d);
+    if (x == JT_NOVALUE) continue;
+    jt_V cell = cons_rooted(S, x, JT_NIL);
+    if (head == JT_NIL) head = cell;
+    else jt_cons_(tail)->cdr = cell;
+    tail = cell;
+  }
+  JT_UNROOT(S, 3);
+  return head;
+}
+
+/* (read &optional stream (eof-error-p t) eof-value recursive-p), and with
+** `preserve` read-preserving-whitespace */
+static jt_V read_stream(jt_State *S, int argc, jt_V *argv, bool preserve)
+{
+  jt_V stream = jt_input_stream(S, argc > 0 ? argv[0] : JT_NIL);
+  JT_PUSH(S, stream);
+  jt_Reader R;
+  jt_stream_reader_begin(S, stream, &R);
+  R.preserve_whitespace = preserve;
+  jt_V x = jt_read(S, &R);
+  jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
+  if (x == JT_EOF) {
+    if (argc <= 1 || argv[1] != JT_NIL) jt_end_of_file(S, stream);
+    return argc > 2 ? argv[2] : JT_NIL;
+  }
+  return x;
+}
+
+JT_FN(f_read) { return read_stream(S, argc, argv, false); }
+JT_FN(f_read_preserving_whitespace) { return read_stream(S, argc, argv, true); }
+
+/* (read-delimited-list char &optional stream recursive-p) */
+JT_FN(f_read_delimited_list)
+{
+  uint32_t close = jt_check_char(S, argv[0]);
+  jt_V stream = jt_input_stream(S, argc > 1 ? argv[1] : JT_NIL);
+  JT_PUSH(S, stream);
+  jt_Reader R;
+  jt_stream_reader_begin(S, stream, &R);
+  jt_V l = read_delimited(S, &R, close);
+  jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
+  return l;
 }
 
 /* (read-from-string string &optional (eof-error-p t) eof-value
 **  &key start end) => object, index */
 JT_FN(f_read_from_string)
 {
-  static const int keys[] = {JT_S_K_START, JT_S_K_END};
+  static const int keys[] = {JT_S_K_START, JT_S_K_END, JT_S_K_PRESERVE_WHITESPACE};
   jt_V str = jt_check_string(S, argv[0]);
   jt_V eof_error_p = argc > 1 ? argv[1] : JT_T;
   jt_V eof_value = argc > 2 ? argv[2] : JT_NIL;
-  jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
-  if (argc > 3) jt_parse_keys(S, argc, argv, 3, keys, 2, kv);
+  jt_V kv[3] = {JT_NOVALUE, JT_NOVALUE, JT_NOVALUE};
+  if (argc > 3) jt_parse_keys(S, argc, argv, 3, keys, 3, kv);
   size_t len = jt_str_(str)->len;
   size_t start = kv[0] == JT_NOVALUE ? 0 : jt_check_index(S, kv[0]);
   size_t end = (kv[1] == JT_NOVALUE || kv[1] == JT_NIL) ? len
@@ -791,6 +979,7 @@ JT_FN(f_read_from_string)
 
   jt_Reader R;
   jt_reader_init(&R, bytes, nbytes);
+  R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
   jt_V x = jt_read(S, &R);
   /* index = start + characters consumed: count UTF-8 lead bytes */
   size_t idx = start;
@@ -807,9 +996,19 @@ JT_FN(f_read_from_string)
 }
 
 static const jt_Reg read_fns[] = {
+  {"READ", f_read, 0, 4,
+   "(read &optional stream (eof-error-p t) eof-value recursive-p) Read one "
+   "object from STREAM."},
+  {"READ-PRESERVING-WHITESPACE", f_read_preserving_whitespace, 0, 4,
+   "(read-preserving-whitespace &optional stream (eof-error-p t) eof-value "
+   "recursive-p) Read one object, leaving the whitespace after it unread."},
+  {"READ-DELIMITED-LIST", f_read_delimited_list, 1, 3,
+   "(read-delimited-list char &optional stream recursive-p) Read objects up "
+   "to CHAR; return them as a list."},
   {"READ-FROM-STRING", f_read_from_string, 1, -1,
    "(read-from-string string &optional (eof-error-p t) eof-value &key start "
-   "end) Read one object from STRING; return it and the index after it."},
+   "end preserve-whitespace) Read one object from STRING; return it and the "
+   "index after it."},
   {NULL, NULL, 0, 0, NULL}
 };
 

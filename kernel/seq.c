@@ -17,7 +17,12 @@
 #include "jt_sequtil.h"
 
 static inline bool truthy(jt_V v) { return v != JT_NOVALUE && v != JT_NIL; }
-static inline bool isvec(jt_V v) { return jt_isvector(v) || jt_isstring(v); }
+/* Vectors are plain vectors, strings and bit vectors (objects of their
+** own, reached directly) and one-dimensional array headers (displaced
+** vectors, reached through jt_array_ref/set).  Bit vectors need no code of
+** their own beyond the element check in raw_set and the kind of a fresh
+** result (new_like, RT_BITVEC). */
+static inline bool isvec(jt_V v) { return jt_vectorp(v); }
 
 static JT_NORETURN void not_seq(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, SEQUENCE));
@@ -35,28 +40,29 @@ static JT_NORETURN void bad_bound(jt_State *S, jt_V v, size_t n) {
                               jt_mkfix((intptr_t)n)));
 }
 
-static inline size_t vlen(jt_V v) {
-  return jt_isvector(v) ? jt_vec_(v)->len : jt_str_(v)->len;
-}
+static inline size_t vlen(jt_V v) { return jt_vector_length(v); }
 
-/* Element i of a vector or string, unchecked (i below the buffer's size). */
-static inline jt_V raw_ref(jt_V a, size_t i) {
-  return jt_isvector(a) ? jt_vec_(a)->items[i] : jt_mkchar(jt_str_(a)->chars[i]);
+/* Element i of a vector (i below its total size). */
+static inline jt_V raw_ref(jt_State *S, jt_V a, size_t i) {
+  if (jt_isvector(a)) return jt_vec_(a)->items[i];
+  if (jt_isstring(a)) return jt_mkchar(jt_str_(a)->chars[i]);
+  return jt_array_ref(S, a, i);
 }
 
 static inline void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
-  if (jt_isvector(a)) JT_SET(S, a, jt_vec_(a)->items[i], v);
-  else {
-    uint32_t c = jt_check_char(S, v);
-    JT_TOUCH(S, a);
-    jt_str_(a)->chars[i] = c;
-  }
+  if (jt_isvector(a) && !(jt_o(a)->flags & JT_ARR_BIT)) JT_SET(S, a, jt_vec_(a)->items[i], v);
+  else jt_array_set(S, a, i, v);
 }
 
-/* Element i of a vector or string, re-checked against the current length. */
+/* Element i of a vector, re-checked against the current length. */
 static inline jt_V vget(jt_State *S, jt_V v, size_t i) {
   if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
-  return raw_ref(v, i);
+  return raw_ref(S, v, i);
+}
+
+/* A fresh simple vector of n elements of the same kind as vector v. */
+static jt_V new_like(jt_State *S, jt_V v, size_t n) {
+  return jt_make_simple_array1(S, jt_array_elt(v), n);
 }
 
 static inline void vset(jt_State *S, jt_V v, size_t i, jt_V x) {
@@ -185,15 +191,17 @@ static size_t count_arg(jt_State *S, jt_V v) {
 
 /* ------------------------------------------------------ result types */
 
-enum { RT_NIL, RT_LIST, RT_VECTOR, RT_STRING, RT_NONE };
+enum { RT_NIL, RT_LIST, RT_VECTOR, RT_STRING, RT_BITVEC, RT_NONE };
 
-static bool char_type(jt_State *S, jt_V et) {
-  return et == JT_SYM(S, CHARACTER) || et == JT_SYM(S, STANDARD_CHAR) ||
-         jt_lisp_sym_named(S, et, "BASE-CHAR");
+
+/* A class given as a type specifier stands for its name. */
+static jt_V type_name(jt_V type) {
+  return jt_is(type, JT_TCLASS) ? jt_class_(type)->name : type;
 }
 
 /* Classify a sequence type specifier; RT_NONE if it is not one. */
 static int seq_type(jt_State *S, jt_V type) {
+  type = type_name(type);
   if (type == JT_NIL) return RT_NIL;
   if (type == JT_SYM(S, LIST) || type == JT_SYM(S, CONS) ||
       type == JT_SYM(S, NULL_))
@@ -205,6 +213,8 @@ static int seq_type(jt_State *S, jt_V type) {
       jt_lisp_sym_named(S, type, "BASE-STRING") ||
       jt_lisp_sym_named(S, type, "SIMPLE-BASE-STRING"))
     return RT_STRING;
+  if (jt_lisp_sym_named(S, type, "BIT-VECTOR") || jt_lisp_sym_named(S, type, "SIMPLE-BIT-VECTOR"))
+    return RT_BITVEC;
   if (jt_iscons(type)) {
     jt_V head = jt_car(type);
     jt_V rest = jt_cdr(type);
@@ -214,13 +224,34 @@ static int seq_type(jt_State *S, jt_V type) {
         jt_lisp_sym_named(S, head, "BASE-STRING") ||
         jt_lisp_sym_named(S, head, "SIMPLE-BASE-STRING"))
       return RT_STRING;
+    if (jt_lisp_sym_named(S, head, "BIT-VECTOR") || jt_lisp_sym_named(S, head, "SIMPLE-BIT-VECTOR"))
+      return RT_BITVEC;
     if (head == JT_SYM(S, VECTOR) || head == JT_SYM(S, ARRAY) ||
         jt_lisp_sym_named(S, head, "SIMPLE-ARRAY")) {
-      jt_V et = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
-      return char_type(S, et) ? RT_STRING : RT_VECTOR;
+      jt_V et = jt_iscons(rest) ? jt_car(rest) : jt_intern(S, "*");
+      /* (array et dims) names a vector only with one dimension */
+      if (head != JT_SYM(S, VECTOR) && jt_iscons(rest) && jt_iscons(jt_cdr(rest))) {
+        jt_V d = jt_car(jt_cdr(rest));
+        if (!(jt_iscons(d) && jt_cdr(d) == JT_NIL) && d != jt_mkfix(1)) return RT_NONE;
+      }
+      if (jt_lisp_sym_named(S, et, "*")) return RT_VECTOR;
+      int elt = jt_upgraded_elt(S, et);
+      return elt == JT_ELT_CHAR ? RT_STRING : elt == JT_ELT_BIT ? RT_BITVEC : RT_VECTOR;
     }
   }
   return RT_NONE;
+}
+
+/* A result made for a sequence type must be of it: (vector * 4) of three
+** elements, NULL of one or CONS of none is a type-error. */
+static jt_V check_result(jt_State *S, jt_V r, jt_V type) {
+  type = type_name(type);
+  if (!(jt_iscons(type) || type == JT_SYM(S, NULL_) || type == JT_SYM(S, CONS))) return r;
+  JT_PUSH(S, r);   /* typep may allocate */
+  if (!jt_typep(S, S->sp[-1], type)) jt_type_error(S, S->sp[-1], type);
+  r = S->sp[-1];
+  JT_POP(S, 1);
+  return r;
 }
 
 static int check_seq_type(jt_State *S, jt_V type, bool allow_nil) {
@@ -230,11 +261,24 @@ static int check_seq_type(jt_State *S, jt_V type, bool allow_nil) {
   return rt;
 }
 
+/* The element kind of a vector result type. */
+static int rt_elt(int rt) {
+  return rt == RT_STRING ? JT_ELT_CHAR : rt == RT_BITVEC ? JT_ELT_BIT : JT_ELT_T;
+}
+
 /* A fresh sequence of kind rt from n values (a stable buffer). */
 static jt_V from_values(jt_State *S, int rt, size_t n, const jt_V *items) {
   if (rt == RT_LIST) return jt_list_from(S, (int)n, items);
   if (rt == RT_VECTOR) {
     jt_V r = jt_make_vector(S, n, JT_NIL);
+    memcpy(jt_vec_(r)->items, items, n * sizeof(jt_V));
+    return r;
+  }
+  if (rt == RT_BITVEC) {
+    for (size_t i = 0; i < n; i++)
+      if (items[i] != jt_mkfix(0) && items[i] != jt_mkfix(1))
+        jt_type_error(S, items[i], jt_intern(S, "BIT"));
+    jt_V r = jt_make_simple_array1(S, JT_ELT_BIT, n);
     memcpy(jt_vec_(r)->items, items, n * sizeof(jt_V));
     return r;
   }
@@ -299,17 +343,20 @@ static jt_V copy_range(jt_State *S, jt_V seq, size_t s, size_t e, bool rev) {
     return c.head;
   }
   size_t n = e - s;
+  jt_V r = new_like(S, seq, n);
   if (jt_isstring(seq)) {
-    jt_V r = jt_make_string(S, n, 0);
     const uint32_t *src = jt_str_(seq)->chars + s;
     uint32_t *dst = jt_str_(r)->chars;
     for (size_t i = 0; i < n; i++) dst[i] = src[rev ? n - 1 - i : i];
-    return r;
+  } else if (jt_isvector(seq)) {
+    const jt_V *src = jt_vec_(seq)->items + s;
+    jt_V *dst = jt_vec_(r)->items;
+    for (size_t i = 0; i < n; i++) dst[i] = src[rev ? n - 1 - i : i];
+  } else {
+    JT_PUSH(S, r);
+    for (size_t i = 0; i < n; i++) raw_set(S, r, i, vget(S, seq, s + (rev ? n - 1 - i : i)));
+    JT_POP(S, 1);
   }
-  jt_V r = jt_make_vector(S, n, JT_NIL);
-  const jt_V *src = jt_vec_(seq)->items + s;
-  jt_V *dst = jt_vec_(r)->items;
-  for (size_t i = 0; i < n; i++) dst[i] = src[rev ? n - 1 - i : i];
   return r;
 }
 
@@ -340,12 +387,11 @@ JT_FN(f_nreverse) {
     }
     return seq;
   }
-  if (!jt_isvector(seq)) not_seq(S, seq);
-  jt_V *it = jt_vec_(seq)->items;
+  if (!isvec(seq)) not_seq(S, seq);
   for (size_t i = 0, j = vlen(seq); i + 1 < j; i++, j--) {
-    jt_V a = it[i], b = it[j - 1];
-    JT_SET(S, seq, it[i], b);
-    JT_SET(S, seq, it[j - 1], a);
+    jt_V a = raw_ref(S, seq, i), b = raw_ref(S, seq, j - 1);
+    raw_set(S, seq, i, b);
+    raw_set(S, seq, j - 1, a);
   }
   return seq;
 }
@@ -395,12 +441,12 @@ JT_FN(f_concatenate) {
       }
     }
     JT_UNROOT(S, 2);
-    return c.head;
+    return check_result(S, c.head, argv[0]);
   }
   size_t total = 0;
   for (int i = 1; i < argc; i++) total += seq_length(S, argv[i]);
-  jt_V r = rt == RT_STRING ? jt_make_string(S, total, 0)
-                           : jt_make_vector(S, total, JT_NIL);
+  jt_V r = jt_make_simple_array1(S, rt_elt(rt), total);
+  JT_PUSH(S, r);
   size_t k = 0;
   for (int i = 1; i < argc; i++) {
     jt_V q = argv[i];
@@ -414,7 +460,8 @@ JT_FN(f_concatenate) {
       for (size_t j = 0; j < vlen(q) && k < total; j++) vset(S, r, k++, vget(S, q, j));
     }
   }
-  return r;
+  JT_POP(S, 1);
+  return check_result(S, r, argv[0]);
 }
 
 JT_FN(f_make_sequence) {
@@ -423,13 +470,23 @@ JT_FN(f_make_sequence) {
   int rt = check_seq_type(S, argv[0], false);
   size_t n = jt_check_index(S, argv[1]);
   jt_parse_keys(S, argc, argv, 2, keys, 1, kv);
+  jt_V r;
   if (rt == RT_STRING) {
-    uint32_t c = kv[0] == JT_NOVALUE ? ' ' : jt_check_char(S, kv[0]);
-    return jt_make_string(S, n, c);
+    /* as make-string: code 0 without an initial element */
+    uint32_t c = kv[0] == JT_NOVALUE ? 0 : jt_check_char(S, kv[0]);
+    r = jt_make_string(S, n, c);
+  } else if (rt == RT_BITVEC) {
+    r = jt_make_simple_array1(S, JT_ELT_BIT, n);
+    if (kv[0] != JT_NOVALUE) {
+      JT_PUSH(S, r);
+      for (size_t i = 0; i < n; i++) jt_array_set(S, r, i, kv[0]);
+      JT_POP(S, 1);
+    }
+  } else {
+    jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
+    r = rt == RT_VECTOR ? jt_make_vector(S, n, init) : jt_make_list(S, n, init);
   }
-  jt_V init = kv[0] == JT_NOVALUE ? JT_NIL : kv[0];
-  if (rt == RT_VECTOR) return jt_make_vector(S, n, init);
-  return jt_make_list(S, n, init);
+  return check_result(S, r, argv[0]);
 }
 
 /* ------------------------------------------------- mapping over several */
@@ -437,18 +494,20 @@ JT_FN(f_make_sequence) {
 /* Cursors: the remaining list for a list, a fixnum index for a vector.
 ** Fill args with the next element of each; false at the end of the
 ** shortest sequence. */
-static bool multi_next(int n, const jt_V *seqs, jt_V *cur, jt_V *args) {
+static bool multi_next(jt_State *S, int n, const jt_V *seqs, jt_V *cur, jt_V *args) {
   for (int i = 0; i < n; i++) {
     jt_V s = seqs[i], c = cur[i];
     if (jt_islist(s)) {
-      if (!jt_iscons(c)) return false;
+      if (!jt_iscons(c)) {
+        if (c != JT_NIL) jt_not_list(S, s);   /* a dotted list */
+        return false;
+      }
       args[i] = jt_car(c);
       cur[i] = jt_cdr(c);
     } else {
       size_t k = (size_t)jt_fixval(c);
       if (k >= vlen(s)) return false;
-      args[i] = jt_isvector(s) ? jt_vec_(s)->items[k]
-                               : jt_mkchar(jt_str_(s)->chars[k]);
+      args[i] = raw_ref(S, s, k);
       cur[i] = jt_mkfix((intptr_t)k + 1);
     }
   }
@@ -492,24 +551,24 @@ JT_FN(f_map) {
   jt_V *cur = args - n;
   jt_V r = JT_NIL;
   if (rt == RT_NIL) {
-    while (multi_next(n, seqs, cur, args)) jt_apply(S, fn, n, args);
+    while (multi_next(S, n, seqs, cur, args)) jt_apply(S, fn, n, args);
   } else if (rt == RT_LIST) {
     jt_Coll c;
     jt_coll_init(S, &c);
-    while (multi_next(n, seqs, cur, args))
+    while (multi_next(S, n, seqs, cur, args))
       jt_coll_add(S, &c, jt_apply(S, fn, n, args));
     JT_UNROOT(S, 2);
     r = c.head;
   } else {
     size_t m = min_length(S, n, seqs);
-    r = rt == RT_STRING ? jt_make_string(S, m, ' ') : jt_make_vector(S, m, JT_NIL);
+    r = jt_make_simple_array1(S, rt_elt(rt), m);
     JT_PUSH(S, r);
-    for (size_t i = 0; i < m && multi_next(n, seqs, cur, args); i++)
+    for (size_t i = 0; i < m && multi_next(S, n, seqs, cur, args); i++)
       vset(S, r, i, jt_apply(S, fn, n, args));
     JT_POP(S, 1);
   }
   JT_POP(S, 2 * n + 1);
-  return r;
+  return rt == RT_NIL ? r : check_result(S, r, argv[0]);
 }
 
 JT_FN(f_map_into) {
@@ -523,7 +582,7 @@ JT_FN(f_map_into) {
   if (jt_islist(res)) {
     jt_V l = res;
     JT_ROOT(S, l);
-    for (; jt_iscons(l) && multi_next(n, seqs, cur, args); l = jt_cdr(l)) {
+    for (; jt_iscons(l) && multi_next(S, n, seqs, cur, args); l = jt_cdr(l)) {
       jt_V v = jt_apply(S, fn, n, args);
       if (!jt_iscons(l)) break;
       JT_SET(S, l, jt_cons_(l)->car, v);
@@ -531,21 +590,15 @@ JT_FN(f_map_into) {
     JT_UNROOT(S, 1);
   } else {
     /* the fill pointer is ignored, then set to the count stored */
-    JT_TOUCH(S, res);
     bool fp = (jt_o(res)->flags & JT_ARR_FILLPTR) != 0;
-    size_t total = fp ? (jt_isvector(res) ? jt_vec_(res)->cap : jt_str_(res)->cap)
-                      : vlen(res);
+    size_t total = fp ? jt_array_total(res) : vlen(res);
     size_t i = 0;
-    for (; i < total && multi_next(n, seqs, cur, args); i++) {
+    for (; i < total && multi_next(S, n, seqs, cur, args); i++) {
       jt_V v = jt_apply(S, fn, n, args);
-      size_t cap = jt_isvector(res) ? jt_vec_(res)->cap : jt_str_(res)->cap;
-      if (i >= cap) break;
-      if (jt_isvector(res)) JT_SET(S, res, jt_vec_(res)->items[i], v);
-      else jt_str_(res)->chars[i] = jt_check_char(S, v);
+      if (i >= jt_array_total(res)) break;
+      raw_set(S, res, i, v);
     }
-    if (fp) {
-      if (jt_isvector(res)) jt_vec_(res)->len = i; else jt_str_(res)->len = i;
-    }
+    if (fp) jt_set_fill_pointer(S, res, i);
   }
   JT_POP(S, 2 * n + 1);
   return res;
@@ -560,7 +613,7 @@ static jt_V quantify(jt_State *S, int argc, jt_V *argv, int q) {
   jt_V *args = multi_start(S, fn, n, seqs);
   jt_V *cur = args - n;
   jt_V r = (q == Q_EVERY || q == Q_NOTANY) ? JT_T : JT_NIL;
-  while (multi_next(n, seqs, cur, args)) {
+  while (multi_next(S, n, seqs, cur, args)) {
     jt_V v = jt_apply(S, fn, n, args);
     if (q == Q_SOME && v != JT_NIL) { r = v; break; }
     if (q == Q_NOTANY && v != JT_NIL) { r = JT_NIL; break; }
@@ -568,6 +621,7 @@ static jt_V quantify(jt_State *S, int argc, jt_V *argv, int q) {
     if (q == Q_NOTEVERY && v == JT_NIL) { r = JT_T; break; }
   }
   JT_POP(S, 2 * n + 1);
+  S->nvals = 1;   /* not the predicate's other values */
   return r;
 }
 
@@ -758,11 +812,12 @@ static jt_V build_removed(jt_State *S, jt_V seq, size_t s, size_t e,
     return r;
   }
   size_t n = vlen(seq);
-  jt_V r = jt_isstring(seq) ? jt_make_string(S, n - nm, 0)
-                            : jt_make_vector(S, n - nm, JT_NIL);
+  jt_V r = new_like(S, seq, n - nm);
+  JT_PUSH(S, r);
   size_t k = 0;
   for (size_t i = 0; i < n && k < n - nm; i++)
     if (i < s || i >= e || !marks[i - s]) vset(S, r, k++, vget(S, seq, i));
+  JT_POP(S, 1);
   return r;
 }
 
@@ -771,7 +826,12 @@ static jt_V build_substituted(jt_State *S, jt_V seq, size_t s, size_t e,
                               const uint32_t *marks, size_t nm, jt_V nv,
                               bool destructive) {
   if (nm == 0) return seq;
-  if (jt_isstring(seq)) jt_check_char(S, nv);
+  if (isvec(seq)) {
+    int elt = jt_array_elt(seq);
+    if (elt == JT_ELT_CHAR) jt_check_char(S, nv);
+    if (elt == JT_ELT_BIT && nv != jt_mkfix(0) && nv != jt_mkfix(1))
+      jt_type_error(S, nv, jt_intern(S, "BIT"));
+  }
   if (destructive) {
     if (jt_islist(seq)) {
       jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
@@ -917,7 +977,7 @@ JT_FN(f_fill) {
     JT_TOUCH(S, seq);
     for (size_t i = s; i < e; i++) jt_str_(seq)->chars[i] = c;
   } else {
-    for (size_t i = s; i < e; i++) JT_SET(S, seq, jt_vec_(seq)->items[i], argv[1]);
+    for (size_t i = s; i < e; i++) raw_set(S, seq, i, argv[1]);
   }
   return seq;
 }
@@ -1182,31 +1242,55 @@ JT_FN(f_merge) {
   while (j < n2) o[k++] = y[j++];
   jt_V r = rt == RT_VECTOR ? out : from_values(S, rt, k, o);
   JT_UNROOT(S, 5);
-  return r;
+  return check_result(S, r, argv[0]);
 }
 
 /* --------------------------------------------------------------- coerce */
+
+/* Does a sequence type specifier ask for a simple array? */
+static bool simple_type(jt_State *S, jt_V type) {
+  jt_V head = jt_iscons(type) ? jt_car(type) : type;
+  return head == JT_SYM(S, SIMPLE_VECTOR) || head == JT_SYM(S, SIMPLE_STRING) ||
+         jt_lisp_sym_named(S, head, "SIMPLE-BASE-STRING") ||
+         jt_lisp_sym_named(S, head, "SIMPLE-BIT-VECTOR") ||
+         jt_lisp_sym_named(S, head, "SIMPLE-ARRAY");
+}
+
+/* Does a vector type specifier leave the element type open ((vector *),
+** vector, array)?  Otherwise RT_VECTOR means element type T. */
+static bool any_element_type(jt_State *S, jt_V type) {
+  if (!jt_iscons(type))
+    return type == JT_SYM(S, VECTOR) || type == JT_SYM(S, ARRAY) ||
+           jt_lisp_sym_named(S, type, "SIMPLE-ARRAY");
+  jt_V head = jt_car(type), rest = jt_cdr(type);
+  if (head == JT_SYM(S, SIMPLE_VECTOR)) return false;
+  return !jt_iscons(rest) || jt_lisp_sym_named(S, jt_car(rest), "*");
+}
 
 JT_FN(f_coerce) {
   jt_V x = argv[0], type = argv[1];
   if (type == JT_T || type == JT_SYM(S, T_TYPE)) return x;
   int rt = seq_type(S, type);
-  if (rt == RT_LIST || rt == RT_VECTOR || rt == RT_STRING) {
+  if (rt == RT_LIST || rt == RT_VECTOR || rt == RT_STRING || rt == RT_BITVEC) {
     check_seq(S, x);
-    if (rt == RT_LIST && jt_islist(x)) return x;
-    if (rt == RT_STRING && jt_isstring(x)) return x;
-    if (rt == RT_VECTOR && jt_isvector(x) &&
-        (type != JT_SYM(S, SIMPLE_VECTOR) ||
-         !(jt_o(x)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE))))
-      return x;
-    if (rt == RT_VECTOR && jt_isstring(x) && type == JT_SYM(S, VECTOR)) return x;
+    /* an object already of the type is returned as is; a simple type
+    ** wanted of an adjustable, displaced or fill-pointered vector makes a
+    ** copy */
+    bool simple = !isvec(x) || jt_simple_array_p(x) || !simple_type(S, type);
+    if (rt == RT_LIST && jt_islist(x)) return check_result(S, x, type);
+    if (isvec(x) && simple) {
+      int elt = jt_array_elt(x);
+      if ((rt == RT_STRING && elt == JT_ELT_CHAR) || (rt == RT_BITVEC && elt == JT_ELT_BIT) ||
+          (rt == RT_VECTOR && (elt == JT_ELT_T || any_element_type(S, type))))
+        return check_result(S, x, type);
+    }
     size_t n = seq_length(S, x);
     jt_V v = to_vector(S, x, 0, n);
-    if (rt == RT_VECTOR) return v;
+    if (rt == RT_VECTOR) return check_result(S, v, type);
     JT_PUSH(S, v);
     jt_V r = from_values(S, rt, n, jt_vec_(v)->items);
     JT_POP(S, 1);
-    return r;
+    return check_result(S, r, type);
   }
   if (type == JT_SYM(S, CHARACTER)) {
     if (jt_ischar(x)) return x;
@@ -1232,274 +1316,28 @@ JT_FN(f_coerce) {
       return jt_eval(S, jt_list(S, 2, JT_SYM(S, FUNCTION), x));
     jt_type_error(S, x, JT_SYM(S, FUNCTION));
   }
+  jt_V head = jt_iscons(type) ? jt_car(type) : type;
+  if (jt_lisp_sym_named(S, head, "COMPLEX")) {
+    /* a rational stays itself; a float, or a part type of floats, makes
+    ** a complex with float parts */
+    if (!jt_isnumber(x)) jt_type_error(S, x, JT_SYM(S, NUMBER));
+    jt_V pt = jt_iscons(type) && jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : JT_NIL;
+    bool floats = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    jt_V re = jt_realpart(x), im = jt_imagpart(S, x);
+    if (!floats && !jt_isfloat(re)) return x;
+    JT_PUSH(S, im);
+    re = jt_make_float(S, jt_to_double(S, re));
+    JT_PUSH(S, re);
+    im = jt_make_float(S, jt_to_double(S, S->sp[-2]));
+    jt_V r = jt_make_complex(S, S->sp[-1], im);
+    JT_POP(S, 2);
+    return r;
+  }
   if (jt_typep(S, x, type)) return x;
   jt_type_error(S, x, type);
 }
 
-/* --------------------------------------------------------------- arrays */
-
-static JT_NORETURN void not_array(jt_State *S, jt_V v) {
-  jt_type_error(S, v, JT_SYM(S, ARRAY));
-}
-
-static inline size_t total_size(jt_V v) {
-  if (!(jt_o(v)->flags & JT_ARR_FILLPTR)) return vlen(v);
-  return jt_isvector(v) ? jt_vec_(v)->cap : jt_str_(v)->cap;
-}
-
-/* Resize the buffer of a vector or string to exactly `cap` elements; new
-** slots hold `fill` (a value, or a character for strings). */
-static void set_capacity(jt_State *S, jt_V v, size_t cap, jt_V fill) {
-  JT_TOUCH(S, v);
-  if (jt_isvector(v)) {
-    jt_Vector *x = jt_vec_(v);
-    if (cap > SIZE_MAX / sizeof(jt_V)) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "array too large");
-    jt_V *p = jt_realloc(S, x->items, x->cap * sizeof(jt_V), cap * sizeof(jt_V));
-    for (size_t i = x->cap; i < cap; i++) p[i] = fill;
-    x->items = p;
-    x->cap = cap;
-    if (x->len > cap) x->len = cap;
-  } else {
-    jt_String *x = jt_str_(v);
-    uint32_t c = jt_ischar(fill) ? jt_charcode(fill) : 0;
-    if (cap > SIZE_MAX / sizeof(uint32_t)) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "array too large");
-    uint32_t *p = jt_realloc(S, x->chars, x->cap * sizeof(uint32_t),
-                             cap * sizeof(uint32_t));
-    for (size_t i = x->cap; i < cap; i++) p[i] = c;
-    x->chars = p;
-    x->cap = cap;
-    if (x->len > cap) x->len = cap;
-  }
-}
-
-/* The single dimension of a dimension designator: n or (n). */
-static size_t one_dimension(jt_State *S, jt_V d) {
-  if (jt_iscons(d) && jt_cdr(d) == JT_NIL) d = jt_car(d);
-  else if (jt_islist(d))
-    jt_error(S, "only one-dimensional arrays are supported, not dimensions %s",
-             d == JT_NIL ? "()" : "with several axes");
-  return jt_check_index(S, d);
-}
-
-static void set_len(jt_State *S, jt_V v, size_t n) {
-  JT_TOUCH(S, v);
-  if (jt_isvector(v)) jt_vec_(v)->len = n; else jt_str_(v)->len = n;
-}
-
-/* A fill-pointer argument: T means the whole size. */
-static size_t fill_pointer_arg(jt_State *S, jt_V fp, size_t n) {
-  if (fp == JT_T) return n;
-  size_t k = jt_check_index(S, fp);
-  if (k > n) bad_bound(S, fp, n);
-  return k;
-}
-
-static const int keys_array[] = {JT_S_K_ELEMENT_TYPE, JT_S_K_INITIAL_ELEMENT,
-                                  JT_S_K_INITIAL_CONTENTS, JT_S_K_ADJUSTABLE,
-                                  JT_S_K_FILL_POINTER};
-
-JT_FN(f_make_array) {
-  jt_V kv[5];
-  size_t n = one_dimension(S, argv[0]);
-  jt_parse_keys(S, argc, argv, 1, keys_array, 5, kv);
-  jt_V et = kv[0], init = kv[1], contents = kv[2];
-  if (init != JT_NOVALUE && contents != JT_NOVALUE)
-    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
-              "both :INITIAL-ELEMENT and :INITIAL-CONTENTS were supplied");
-  bool str = et != JT_NOVALUE && char_type(S, et);
-  jt_V r;
-  if (str) r = jt_make_string(S, n, init == JT_NOVALUE ? 0 : jt_check_char(S, init));
-  else r = jt_make_vector(S, n, init == JT_NOVALUE ? JT_NIL : init);
-  if (contents != JT_NOVALUE) {
-    JT_PUSH(S, r);
-    size_t m = seq_length(S, contents);
-    if (m != n)
-      jt_error(S, "MAKE-ARRAY: :INITIAL-CONTENTS has %zu elements, not %zu", m, n);
-    replace_range(S, r, 0, n, contents, 0, n);
-    JT_POP(S, 1);
-  }
-  if (truthy(kv[3])) jt_o(r)->flags |= JT_ARR_ADJUSTABLE;
-  if (truthy(kv[4])) {
-    set_len(S, r, fill_pointer_arg(S, kv[4], n));
-    jt_o(r)->flags |= JT_ARR_FILLPTR;
-  }
-  return r;
-}
-
-JT_FN(f_vector) {
-  jt_V r = jt_make_vector(S, (size_t)argc, JT_NIL);
-  memcpy(jt_vec_(r)->items, argv, (size_t)argc * sizeof(jt_V));
-  return r;
-}
-
-static size_t aref_index(jt_State *S, int argc, jt_V *argv, int nsubs) {
-  jt_V a = argv[0];
-  if (!isvec(a)) not_array(S, a);
-  if (nsubs != 1)
-    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
-              "wrong number of subscripts, %d, for a one-dimensional array", nsubs);
-  size_t i = jt_check_index(S, argv[1]);
-  if (i >= total_size(a)) bad_index(S, argv[1], total_size(a));
-  return i;
-}
-
-JT_FN(f_aref) {
-  size_t i = aref_index(S, argc, argv, argc - 1);
-  return raw_ref(argv[0], i);
-}
-
-JT_FN(f_set_aref) {
-  size_t i = aref_index(S, argc, argv, argc - 2);
-  raw_set(S, argv[0], i, argv[argc - 1]);
-  return argv[argc - 1];
-}
-
-static bool simple_vector_p(jt_V v) {
-  return jt_isvector(v) && !(jt_o(v)->flags & (JT_ARR_FILLPTR | JT_ARR_ADJUSTABLE));
-}
-
-JT_FN(f_svref) {
-  if (!simple_vector_p(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, SIMPLE_VECTOR));
-  size_t i = aref_index(S, 2, argv, 1);
-  return jt_vec_(argv[0])->items[i];
-}
-
-JT_FN(f_set_svref) {
-  if (!simple_vector_p(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, SIMPLE_VECTOR));
-  size_t i = aref_index(S, 2, argv, 1);
-  JT_SET(S, argv[0], jt_vec_(argv[0])->items[i], argv[2]);
-  return argv[2];
-}
-
-JT_FN(f_array_dimension) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  if (argv[1] != jt_mkfix(0)) bad_index(S, argv[1], 1);
-  return jt_mkfix((intptr_t)total_size(argv[0]));
-}
-
-JT_FN(f_array_dimensions) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  return jt_list(S, 1, jt_mkfix((intptr_t)total_size(argv[0])));
-}
-
-JT_FN(f_array_total_size) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  return jt_mkfix((intptr_t)total_size(argv[0]));
-}
-
-JT_FN(f_array_rank) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  return jt_mkfix(1);
-}
-
-JT_FN(f_arrayp) { return jt_bool(isvec(argv[0])); }
-JT_FN(f_simple_vector_p) { return jt_bool(simple_vector_p(argv[0])); }
-
-JT_FN(f_adjustable_array_p) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  return jt_bool(jt_o(argv[0])->flags & JT_ARR_ADJUSTABLE);
-}
-
-JT_FN(f_array_has_fill_pointer_p) {
-  if (!isvec(argv[0])) not_array(S, argv[0]);
-  return jt_bool(jt_o(argv[0])->flags & JT_ARR_FILLPTR);
-}
-
-static jt_V check_fill_pointer(jt_State *S, jt_V v) {
-  if (!isvec(v) || !(jt_o(v)->flags & JT_ARR_FILLPTR)) {
-    jt_V sat = jt_list(S, 2, JT_SYM(S, SATISFIES),
-                       jt_intern(S, "ARRAY-HAS-FILL-POINTER-P"));
-    jt_type_error(S, v, jt_list(S, 3, JT_SYM(S, AND), JT_SYM(S, VECTOR), sat));
-  }
-  return v;
-}
-
-JT_FN(f_fill_pointer) {
-  return jt_mkfix((intptr_t)vlen(check_fill_pointer(S, argv[0])));
-}
-
-JT_FN(f_set_fill_pointer) {
-  jt_V v = check_fill_pointer(S, argv[0]);
-  set_len(S, v, fill_pointer_arg(S, argv[1], total_size(v)));
-  return argv[1];
-}
-
-/* vector-push, and with `extend` vector-push-extend, which grows a full
-** vector instead of returning NIL. */
-static jt_V vector_push(jt_State *S, int argc, jt_V *argv, bool extend) {
-  jt_V v = check_fill_pointer(S, argv[1]);
-  size_t n = vlen(v);
-  if (extend && jt_isstring(v)) jt_check_char(S, argv[0]);
-  if (n >= total_size(v)) {
-    if (!extend) return JT_NIL;
-    size_t ext = argc > 2 ? jt_check_index(S, argv[2]) : 0;
-    size_t grow = n < 16 ? 16 : n;  /* doubling keeps pushes amortised O(1) */
-    if (ext > grow) grow = ext;
-    set_capacity(S, v, n + grow, jt_isstring(v) ? jt_mkchar(0) : JT_NIL);
-  }
-  raw_set(S, v, n, argv[0]);
-  set_len(S, v, n + 1);
-  return jt_mkfix((intptr_t)n);
-}
-
-JT_FN(f_vector_push) { return vector_push(S, argc, argv, false); }
-JT_FN(f_vector_push_extend) { return vector_push(S, argc, argv, true); }
-
-JT_FN(f_vector_pop) {
-  jt_V v = check_fill_pointer(S, argv[0]);
-  size_t n = vlen(v);
-  if (n == 0) jt_error(S, "VECTOR-POP: the fill pointer of the vector is zero");
-  set_len(S, v, n - 1);
-  return raw_ref(v, n - 1);
-}
-
-JT_FN(f_adjust_array) {
-  jt_V a = argv[0];
-  if (!isvec(a)) not_array(S, a);
-  size_t n = one_dimension(S, argv[1]);
-  jt_V kv[5];
-  jt_parse_keys(S, argc, argv, 2, keys_array, 5, kv);
-  jt_V init = kv[1], contents = kv[2];
-  bool str = jt_isstring(a);
-  jt_V fill = init != JT_NOVALUE ? init : str ? jt_mkchar(0) : JT_NIL;
-  if (str) jt_check_char(S, fill);
-  bool has_fp = (jt_o(a)->flags & JT_ARR_FILLPTR) != 0;
-  size_t fp = n;
-  if (kv[4] != JT_NOVALUE && kv[4] != JT_NIL) fp = fill_pointer_arg(S, kv[4], n);
-  else if (has_fp) {
-    fp = vlen(a);
-    if (fp > n) bad_bound(S, jt_mkfix((intptr_t)fp), n);
-  }
-  size_t old = total_size(a);
-  jt_V r = a;
-  if (jt_o(a)->flags & JT_ARR_ADJUSTABLE) {
-    /* in place: elements up to the old total size stay visible */
-    set_len(S, a, old < n ? old : n);
-    set_capacity(S, a, n, fill);
-    set_len(S, a, n);
-  } else {
-    r = str ? jt_make_string(S, n, jt_charcode(fill)) : jt_make_vector(S, n, fill);
-    size_t k = old < n ? old : n;
-    if (str) memcpy(jt_str_(r)->chars, jt_str_(a)->chars, k * sizeof(uint32_t));
-    else memcpy(jt_vec_(r)->items, jt_vec_(a)->items, k * sizeof(jt_V));
-  }
-  JT_PUSH(S, r);
-  if (contents != JT_NOVALUE) {
-    if (seq_length(S, contents) != n)
-      jt_error(S, "ADJUST-ARRAY: :INITIAL-CONTENTS must have %zu elements", n);
-    replace_range(S, r, 0, n, contents, 0, n);
-  }
-  JT_POP(S, 1);
-  if (has_fp || (kv[4] != JT_NOVALUE && kv[4] != JT_NIL)) {
-    jt_o(r)->flags |= JT_ARR_FILLPTR;
-    set_len(S, r, fp);
-  }
-  return r;
-}
-
 /* ------------------------------------------------------------ registry */
-
-JT_FN(f_vectorp) { return jt_bool(isvec(argv[0])); }
 
 static const jt_Reg seq_fns[] = {
   {"LENGTH", f_length, 1, 1, "(length sequence) The number of elements of SEQUENCE."},
@@ -1589,47 +1427,8 @@ static const jt_Reg seq_fns[] = {
    "(merge result-type seq1 seq2 predicate &key key) Merge two sorted sequences."},
   {"COERCE", f_coerce, 2, 2,
    "(coerce object result-type) OBJECT converted to RESULT-TYPE."},
-  {"MAKE-ARRAY", f_make_array, 1, -1,
-   "(make-array dimensions &key element-type initial-element initial-contents adjustable fill-pointer)"
-   " A one-dimensional array."},
-  {"VECTOR", f_vector, 0, -1, "(vector &rest objects) A simple vector of OBJECTS."},
-  {"AREF", f_aref, 1, -1, "(aref array &rest subscripts) The element of ARRAY at SUBSCRIPTS."},
-  {"ROW-MAJOR-AREF", f_aref, 2, 2,
-   "(row-major-aref array index) The element of ARRAY at row-major INDEX."},
-  {"SVREF", f_svref, 2, 2, "(svref simple-vector index) The element at INDEX."},
-  {"ARRAY-DIMENSION", f_array_dimension, 2, 2,
-   "(array-dimension array axis) The size of ARRAY along AXIS."},
-  {"ARRAY-DIMENSIONS", f_array_dimensions, 1, 1,
-   "(array-dimensions array) The list of ARRAY's dimensions."},
-  {"ARRAY-TOTAL-SIZE", f_array_total_size, 1, 1,
-   "(array-total-size array) The number of elements of ARRAY."},
-  {"ARRAY-RANK", f_array_rank, 1, 1, "(array-rank array) The number of dimensions: 1."},
-  {"ARRAYP", f_arrayp, 1, 1, "(arrayp object) True if OBJECT is an array."},
-  {"VECTORP", f_vectorp, 1, 1, "(vectorp object) True if OBJECT is a vector."},
-  {"SIMPLE-VECTOR-P", f_simple_vector_p, 1, 1,
-   "(simple-vector-p object) True if OBJECT is a simple general vector."},
-  {"ADJUSTABLE-ARRAY-P", f_adjustable_array_p, 1, 1,
-   "(adjustable-array-p array) True if ARRAY is adjustable."},
-  {"ARRAY-HAS-FILL-POINTER-P", f_array_has_fill_pointer_p, 1, 1,
-   "(array-has-fill-pointer-p array) True if ARRAY has a fill pointer."},
-  {"FILL-POINTER", f_fill_pointer, 1, 1, "(fill-pointer vector) VECTOR's fill pointer."},
-  {"VECTOR-PUSH", f_vector_push, 2, 2,
-   "(vector-push object vector) Store OBJECT at the fill pointer and advance it; NIL if full."},
-  {"VECTOR-PUSH-EXTEND", f_vector_push_extend, 2, 3,
-   "(vector-push-extend object vector &optional extension) VECTOR-PUSH, growing VECTOR when full."},
-  {"VECTOR-POP", f_vector_pop, 1, 1,
-   "(vector-pop vector) Decrease the fill pointer and return the element there."},
-  {"ADJUST-ARRAY", f_adjust_array, 2, -1,
-   "(adjust-array array dimensions &key initial-element initial-contents fill-pointer)"
-   " ARRAY resized."},
   /* setters (see jt_lib.h) */
-  {"%SET-AREF", f_set_aref, 2, -1, "(%set-aref array subscript... value) Setter of AREF."},
-  {"%SET-ROW-MAJOR-AREF", f_set_aref, 3, 3,
-   "(%set-row-major-aref array index value) Setter of ROW-MAJOR-AREF."},
-  {"%SET-SVREF", f_set_svref, 3, 3, "(%set-svref vector index value) Setter of SVREF."},
   {"%SET-ELT", f_set_elt, 3, 3, "(%set-elt sequence index value) Setter of ELT."},
-  {"%SET-FILL-POINTER", f_set_fill_pointer, 2, 2,
-   "(%set-fill-pointer vector n) Setter of FILL-POINTER."},
   {"%SET-SUBSEQ", f_set_subseq, 3, 4,
    "(%set-subseq sequence start [end] new) Setter of SUBSEQ."},
   {NULL, NULL, 0, 0, NULL}

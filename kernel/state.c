@@ -63,17 +63,24 @@ static jt_V load_prelude(jt_State *S, void *ud) {
   return JT_NIL;
 }
 
-/* After the library is loaded every symbol it defined is a locked built-in. */
+/* After the library is loaded every symbol it defined is a locked built-in;
+** every name of COMMON-LISP and JITI is the language's. */
 static void lock_builtins(jt_State *S) {
   for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v == JT_NIL) continue;
+    jt_V v = S->symtab[i].sym;
+    if (v == 0 || v == JT_UNBOUND) continue;
     jt_Symbol *s = jt_sym_(v);
     if (s->function != JT_UNBOUND || s->setf_fn != JT_UNBOUND || s->package == JT_PKG_INTERNAL)
       s->h.flags |= JT_SYM_LOCKED;
-    if (s->package == JT_PKG_LISP) s->h.flags |= JT_SYM_BUILTIN;
+    if (s->package == JT_PKG_LISP || s->package == JT_PKG_JITI) s->h.flags |= JT_SYM_BUILTIN;
     if (jt_find_layout(S, v) != JT_NIL) s->h.flags |= JT_SYM_TYPE;
   }
+}
+
+static jt_V finish_packages(jt_State *S, void *ud) {
+  (void)ud;
+  jt_packages_finish(S);
+  return JT_NIL;
 }
 
 jiti_State *jiti_open(void) {
@@ -96,17 +103,17 @@ jiti_State *jiti_open(void) {
   S->symmeta = JT_NIL;
   S->nil_sym = S->t_sym = JT_NIL;
   S->stdout_stream = JT_NIL;
+  S->stdin_stream = JT_NIL;
   S->cstack_limit = cstack_budget();
   S->fuel_left = UINT64_MAX;
   S->write_fn = stdout_write;
-  S->rng[0] = 0x9E3779B97F4A7C15ull;
-  S->rng[1] = 0xBF58476D1CE4E5B9ull;
-  S->rng[2] = 0x94D049BB133111EBull;
-  S->rng[3] = 0x2545F4914F6CDD1Dull;
+  S->random_state = JT_NIL;
   for (int i = 0; i < JT_S_COUNT; i++) S->sym[i] = JT_NIL;
+  S->package_names = JT_NIL;
 
   /* Bootstrapping: nothing may signal until the condition types exist, and
   ** the collector stays off (gc_inhibit) until the state is complete. */
+  jt_open_packages(S);
   jt_V nilname = jt_string_from_cstr(S, "NIL");
   S->nil_sym = jt_make_symbol(S, nilname);
   jt_V tname = jt_string_from_cstr(S, "T");
@@ -140,17 +147,21 @@ jiti_State *jiti_open(void) {
       jt_open_cond(S);
       jt_open_base(S);
       jt_open_num(S);
+      jt_open_complex(S);
       jt_open_list(S);
       jt_open_seq(S);
+      jt_open_array(S);
       jt_open_str(S);
       jt_open_hash(S);
       jt_open_struct(S);
       jt_open_io(S);
       jt_open_read(S);
       jt_open_format(S);
+      jt_open_env(S);
       jt_open_world(S);
       jt_open_meta(S);
       jt_open_census(S);
+      jt_open_package_fns(S);
       jt_open_ffi(S);
       jt_jmp_pop(S, &j);
     } else {
@@ -166,6 +177,7 @@ jiti_State *jiti_open(void) {
   const char *env = getenv("JITI_GC_STRESS");
   if (env) stress = env[0] && env[0] != '0';
   if (st == JITI_OK) st = protect(S, load_prelude, NULL, NULL);
+  if (st == JITI_OK) st = protect(S, finish_packages, NULL, NULL);
   if (st != JITI_OK) {
     char *m = S->pending != JT_NIL ? jt_print_cstr(S, S->pending, false, 500) : NULL;
     fprintf(stderr, "jiti: the built-in library failed to load: %s\n", m ? m : "?");
@@ -189,6 +201,7 @@ void jiti_close(jiti_State *S) {
   free(S->stack);
   free(S->roots);
   free(S->symtab);
+  free(S->packages);
   free(S->bindings);
   free(S);
 }
@@ -354,15 +367,22 @@ jiti_Status jiti_call_limited(jiti_State *S, const char *name, int argc, const c
 /* Internal symbols a library defined are locked like the kernel's own. */
 static void lock_internals(jt_State *S) {
   for (size_t i = 0; i < S->symcap; i++) {
-    jt_V v = S->symtab[i];
-    if (v != JT_NIL && jt_sym_(v)->package == JT_PKG_INTERNAL) jt_sym_(v)->h.flags |= JT_SYM_LOCKED;
+    jt_V v = S->symtab[i].sym;
+    if (v != 0 && v != JT_UNBOUND && jt_sym_(v)->package == JT_PKG_INTERNAL)
+      jt_sym_(v)->h.flags |= JT_SYM_LOCKED;
   }
 }
 
+/* A host library is read in JITI: its names are the host's, not the
+** user's (and its %-names are internal). */
 jiti_Status jiti_load_library(jiti_State *S, const char *src, size_t len, jiti_Result *res) {
+  jt_Symbol *pv = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));
+  jt_V saved = pv->value;
+  pv->value = jt_package_of_index(S, JT_PKG_JITI);
   S->kernel_mode = true;
   jiti_Status st = eval_common(S, src, len, NULL, res);
   S->kernel_mode = false;
+  pv->value = saved;
   lock_internals(S);
   return st;
 }
@@ -395,6 +415,7 @@ static jt_V register_body(jt_State *S, void *ud) {
   if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return JT_NIL;
   jt_V p = jt_make_prim(S, sym, a->fn, a->min, a->max, a->doc);
   JT_SET(S, s, s->function, p);
+  jt_publish(S, sym);
   return JT_T;
 }
 

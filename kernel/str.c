@@ -132,15 +132,6 @@ static uint32_t *chars_of(jt_V s) { return jt_str_(s)->chars; }
 static size_t len_of(jt_V s) { return jt_str_(s)->len; }
 
 /* A valid index into `str` for char, schar and their setters. */
-static size_t char_index(jt_State *S, jt_V str, jt_V idx)
-{
-  size_t len = len_of(str);
-  if (!jt_isfix(idx) || jt_fixval(idx) < 0 || (size_t)jt_fixval(idx) >= len)
-    jt_type_error(S, idx, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
-                                  jt_list(S, 1, jt_mkfix(len))));
-  return (size_t)jt_fixval(idx);
-}
-
 static jt_V copy_string(jt_State *S, jt_V str, size_t from, size_t to)
 {
   JT_ROOT(S, str);
@@ -334,27 +325,47 @@ JT_FN(f_standard_char_p)
 
 /* --------------------------------------------------------------- strings */
 
-JT_FN(f_stringp) { return jt_bool(jt_isstring(argv[0])); }
+JT_FN(f_stringp) { return jt_bool(jt_stringp(argv[0])); }
 
 JT_FN(f_simple_string_p)
 {
-  return jt_bool(jt_isstring(argv[0])
-                 && !(jt_o(argv[0])->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)));
+  return jt_bool(jt_isstring(argv[0]) && jt_simple_array_p(argv[0]));
+}
+
+/* A displaced string (an array header of characters): char and the
+** destructive functions reach its elements through the header. */
+static bool displaced_string(jt_V v) { return jt_is(v, JT_TARRAY) && jt_stringp(v); }
+
+/* An index of char and schar: below the total size, whatever the fill
+** pointer says. */
+static size_t header_index(jt_State *S, jt_V str, jt_V iv)
+{
+  size_t n = jt_array_total(str);
+  if (!jt_isfix(iv) || jt_fixval(iv) < 0 || (size_t)jt_fixval(iv) >= n)
+    jt_type_error(S, iv, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                                 jt_list(S, 1, jt_mkfix((intptr_t)n))));
+  return (size_t)jt_fixval(iv);
 }
 
 /* (char string index); schar is the same here: simple strings need no
-** special path.  Indices are checked against the active length. */
+** special path.  Both ignore a fill pointer. */
 JT_FN(f_char)
 {
+  if (displaced_string(argv[0]))
+    return jt_array_ref(S, argv[0], header_index(S, argv[0], argv[1]));
   jt_V str = jt_check_string(S, argv[0]);
-  return jt_mkchar(chars_of(str)[char_index(S, str, argv[1])]);
+  return jt_mkchar(chars_of(str)[header_index(S, str, argv[1])]);
 }
 
 /* (%set-char string index char) => char */
 JT_FN(f_set_char)
 {
+  if (displaced_string(argv[0])) {
+    jt_array_set(S, argv[0], header_index(S, argv[0], argv[1]), argv[2]);
+    return argv[2];
+  }
   jt_V str = jt_check_string(S, argv[0]);
-  size_t i = char_index(S, str, argv[1]);
+  size_t i = header_index(S, str, argv[1]);
   uint32_t c = jt_check_char(S, argv[2]);
   JT_TOUCH(S, str);
   chars_of(str)[i] = c;
@@ -428,6 +439,14 @@ static jt_V case_inplace(jt_State *S, int argc, jt_V *argv, int mode)
   get_bounds(S, kv[0], kv[1], len_of(str), &start, &end);
   JT_TOUCH(S, str);
   convert_case(chars_of(str), start, end, mode);
+  if (str != argv[0]) {
+    /* a displaced string: convert its copy, then write the copy back */
+    JT_PUSH(S, str);
+    for (size_t i = start; i < end; i++)
+      jt_array_set(S, argv[0], i, jt_mkchar(chars_of(str)[i]));
+    JT_POP(S, 1);
+    return argv[0];
+  }
   return str;
 }
 

@@ -155,9 +155,14 @@ jt_V jt_instance_from_initargs(jt_State *S, jt_V layout, int n2, const jt_V *ini
   for (uint32_t i = 0; i < L->nslots; i++) {
     jt_V key = jt_vec_(L->initargs)->items[i];
     jt_V v = JT_NOVALUE;
+    /* key: the slot's initarg, or the list of its initargs (a condition
+    ** slot may have several); the leftmost given wins */
     if (key != JT_NIL)
-      for (int k = 0; k < n2; k += 2)
-        if (initargs[k] == key) { v = initargs[k + 1]; break; }
+      for (int k = 0; k < n2 && v == JT_NOVALUE; k += 2) {
+        if (initargs[k] == key) v = initargs[k + 1];
+        for (jt_V l = key; jt_iscons(l) && v == JT_NOVALUE; l = jt_cdr(l))
+          if (initargs[k] == jt_car(l)) v = initargs[k + 1];
+      }
     if (v == JT_NOVALUE) {
       jt_V thunk = jt_vec_(L->initforms)->items[i];
       v = thunk != JT_NIL ? jt_funcall(S, thunk, 0) : JT_NIL;

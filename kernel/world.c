@@ -9,6 +9,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <openssl/evp.h>
 #include "jt_eval.h"
@@ -28,6 +29,14 @@ typedef struct MapLog {
   jt_V map, key, old;  /* old == JT_NOVALUE: the key was absent */
 } MapLog;
 
+/* How to undo a change of a C-side table (the symbol table): run by a
+** restore, newest first. */
+typedef struct UndoRec {
+  jt_UndoFn fn;
+  jt_V a, b;
+  uintptr_t c;
+} UndoRec;
+
 typedef struct Level {
   Snap *snaps;
   size_t nsnaps, capsnaps;
@@ -38,6 +47,8 @@ typedef struct Level {
   int64_t next_seq;    /* the world's next row seq when it was opened: a
                           restore puts it back, so that a row's encoding
                           does not depend on attempts that were undone */
+  UndoRec *undos;
+  size_t nundos, capundos;
 } Level;
 
 typedef struct World {
@@ -52,13 +63,15 @@ typedef struct World {
   jt_Buf copybuf;   /* world-put / world-get copies: the world's, so that an
                        error while decoding one leaks nothing */
   jt_V pending;     /* imported types waiting for a type they name: list of forms */
+  size_t package_mark;   /* binding depth below jiti_package_bind's binding */
+  bool package_bound;
 } World;
 
 #define W(S) ((World *)(S)->world)
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
   "function", "macro", "variable", "structure", "data", "invariant",
-  "class", "generic", "method", "foreign"};
+  "class", "generic", "method", "foreign", "package"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -136,6 +149,7 @@ static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
   if (o->type == JT_THASH && (o->flags & JT_HASH_MANAGED)) return;
   /* frames, code and closures are never part of the world's state */
   if (o->type == JT_TFRAME || o->type == JT_TCODE || o->type == JT_TSTREAM) return;
+  if (o->type == JT_TRANDOM && (o->flags & JT_RANDOM_SCRATCH)) return;
   Level *L = &w->levels[w->nlevels - 1];
   if (set_has(L, o)) return;
   set_add(L, o);
@@ -216,6 +230,7 @@ static void level_free(Level *L) {
   free(L->snaps);
   free(L->set);
   free(L->logs);
+  free(L->undos);
   memset(L, 0, sizeof *L);
 }
 
@@ -227,12 +242,13 @@ static void level_free(Level *L) {
 #define LEVEL_KEEP 1024
 static void level_close(Level *L) {
   for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
-  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP) {
+  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP ||
+      L->capundos > LEVEL_KEEP) {
     level_free(L);
     return;
   }
   if (L->setn) memset(L->set, 0, L->setcap * sizeof *L->set);
-  L->nsnaps = L->nlogs = L->setn = 0;
+  L->nsnaps = L->nlogs = L->setn = L->nundos = 0;
 }
 
 /* The saved copies hold the old values: they and their owners are roots.
@@ -267,6 +283,10 @@ static void world_mark(jt_State *S, void *ud) {
       jt_gc_mark(S, L->logs[k].key);
       jt_gc_mark(S, L->logs[k].old);
     }
+    for (size_t k = 0; k < L->nundos; k++) {
+      jt_gc_mark(S, L->undos[k].a);
+      jt_gc_mark(S, L->undos[k].b);
+    }
   }
 }
 
@@ -284,6 +304,23 @@ static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
     L->caplogs = n;
   }
   L->logs[L->nlogs++] = (MapLog){map, key, old};
+}
+
+static void undo_push(Level *L, UndoRec r) {
+  if (L->nundos == L->capundos) {
+    size_t n = L->capundos ? L->capundos * 2 : 64;
+    UndoRec *p = realloc(L->undos, n * sizeof *p);
+    if (!p) abort();  /* the change is already made: it must be undoable */
+    L->undos = p;
+    L->capundos = n;
+  }
+  L->undos[L->nundos++] = r;
+}
+
+void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c) {
+  World *w = W(S);
+  if (!w || w->nlevels == 0) return;
+  undo_push(&w->levels[w->nlevels - 1], (UndoRec){fn, a, b, c});
 }
 
 static void map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
@@ -311,6 +348,18 @@ static bool map_rem(jt_State *S, jt_V map, jt_V key) {
   jt_hash_rem(S, map, key);
   JT_POP(S, 1);
   return true;
+}
+
+/* The managed maps of other modules (the package registry): logged like
+** the world's own, so a restore undoes them at the cost of the change. */
+void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
+  if (!W(S)) jt_hash_put(S, map, key, val);
+  else map_put(S, map, key, val);
+}
+
+bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key) {
+  if (!W(S)) return jt_hash_rem(S, map, key);
+  return map_rem(S, map, key);
 }
 
 /* A data row: (seq . value) under its key.  seq orders the rows as they
@@ -360,6 +409,10 @@ void jiti_restore(jiti_State *S) {
   S->gc_inhibit++;
   int saved_depth = S->ckpt_depth;
   S->ckpt_depth = 0;  /* the replay itself must not be logged */
+  for (size_t i = L->nundos; i > 0; i--) {
+    UndoRec *u = &L->undos[i - 1];
+    u->fn(S, u->a, u->b, u->c);
+  }
   for (size_t i = L->nlogs; i > 0; i--) {
     MapLog *m = &L->logs[i - 1];
     if (m->old == JT_NOVALUE) jt_hash_rem(S, m->map, m->key);
@@ -398,6 +451,7 @@ void jiti_commit(jiti_State *S) {
       }
       P->logs[P->nlogs++] = L->logs[i];
     }
+    for (size_t i = 0; i < L->nundos; i++) undo_push(P, L->undos[i]);
   }
   level_close(L);
   w->nlevels--;
@@ -535,6 +589,10 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       break;
     }
     case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
+    /* a package (here `name`) was made or changed, or goes (renamed or
+    ** deleted).  Its definition is taken from the package when exported. */
+    case JT_DEF_PACKAGE: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
+    case JT_DEF_PACKAGE_GONE: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
     case 5: record(S, JITI_ENTRY_STRUCTURE, name, base[0]); break;
     case -1:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
@@ -558,7 +616,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
 /* Name of an entry as text: symbols print as their name, (setf f) as a
 ** list; data keys print readably. */
 static char *entry_name(jt_State *S, jt_V name) {
-  return jt_print_cstr(S, name, true, 4096);
+  return jt_print_canonical(S, name, 4096);
 }
 
 /* depth: for a type, how many types it stands on (its :include chain, its
@@ -580,10 +638,10 @@ static int layout_depth(jt_V layout, int guard) {
 ** declarations stand on nothing; they come before the code that calls
 ** them. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
-  [JITI_ENTRY_STRUCTURE] = 0, [JITI_ENTRY_CLASS] = 1, [JITI_ENTRY_FOREIGN] = 2,
-  [JITI_ENTRY_MACRO] = 3, [JITI_ENTRY_FUNCTION] = 4, [JITI_ENTRY_VARIABLE] = 5,
-  [JITI_ENTRY_GENERIC] = 6, [JITI_ENTRY_METHOD] = 7, [JITI_ENTRY_DATA] = 8,
-  [JITI_ENTRY_INVARIANT] = 9};
+  [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2, [JITI_ENTRY_FOREIGN] = 3,
+  [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_FUNCTION] = 5, [JITI_ENTRY_VARIABLE] = 6,
+  [JITI_ENTRY_GENERIC] = 7, [JITI_ENTRY_METHOD] = 8, [JITI_ENTRY_DATA] = 9,
+  [JITI_ENTRY_INVARIANT] = 10};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -597,8 +655,15 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
   switch (kind) {
     case JITI_ENTRY_VARIABLE: {
       jt_V v = jt_symobj(S, name)->value;
+      /* the world's current package is stored by name */
+      if (name == JT_SYM(S, PACKAGE_VAR)) v = jt_is(src, JT_TPACKAGE) ? jt_pkg_(src)->name : JT_NIL;
       jt_buf_putc(out, src == JT_T ? 'K' : 'V');   /* constant or variable */
       return jt_encode(S, v, out, why);
+    }
+    case JITI_ENTRY_PACKAGE: {
+      jt_V form = jt_package_definition(S, src);
+      jt_buf_putc(out, 'F');
+      return jt_encode(S, form, out, why);
     }
     case JITI_ENTRY_DATA: {  /* src: the row's (seq . value) */
       jt_buf_putc(out, 'Q');
@@ -749,11 +814,14 @@ static bool first_time(jt_State *S, jt_V seen, jt_V key) {
   return !dup;
 }
 
+static void note_current_package(jt_State *S);
+
 static jiti_Status export_body(jt_State *S, void *ud) {
   ExportArgs *a = ud;
   World *w = W(S);
   Item *items = NULL;
   size_t n = 0, cap = 0;
+  note_current_package(S);
   /* Keys stay reachable from the registry, the data table, the logs or
   ** `seen` (on the value stack until the end), which are all GC roots. */
   jt_V *base = S->sp;
@@ -781,7 +849,9 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         jt_V key = L->logs[i].key;
         if (!first_time(S, seen, key)) continue;
         if (L->logs[i].map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
-        else add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
+        else if (L->logs[i].map == w->registry)
+          add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
+        /* other managed maps (the package registry) are not entries */
       }
     }
     if (only_symbols_touched(w, a->from)) {
@@ -842,12 +912,106 @@ jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn,
 
 typedef struct ImportArgs { int kind; const char *name; const unsigned char *bytes; size_t len; } ImportArgs;
 
+/* An entry's name, read as it was printed: in COMMON-LISP-USER. */
 static jt_V read_name(jt_State *S, const char *name) {
   jt_Reader R;
   jt_reader_init(&R, name, strlen(name));
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), jt_package_of_index(S, JT_PKG_USER));
   jt_V v = jt_read(S, &R);
+  jt_unbind_to(S, mark);
   if (v == JT_EOF) jt_error(S, "empty entry name");
   return v;
+}
+
+/* ---------------------------------------------------- the current package */
+
+/* The world's current package is *package*'s global value (in-package at
+** top level changes it; a restored checkpoint puts it back).  The entry
+** *PACKAGE* (variable kind) records it, as of the last export or import;
+** when *package* holds no live package, that one, else COMMON-LISP-USER. */
+static jt_V live_package(jt_V p) {
+  return jt_is(p, JT_TPACKAGE) && jt_pkg_(p)->name != JT_NIL ? p : JT_NIL;
+}
+
+static jt_V recorded_package(jt_State *S) {
+  World *w = W(S);
+  if (!w || w->registry == JT_NIL) return JT_NIL;
+  jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR));
+  bool found;
+  jt_V p = jt_hash_get(S, w->registry, key, &found);
+  return found ? live_package(p) : JT_NIL;
+}
+
+/* *package*'s global value: the value under its outermost dynamic
+** binding when it is bound (jiti_package_bind, or a LET in the code). */
+static jt_V package_global(jt_State *S) {
+  jt_V sym = JT_SYM(S, PACKAGE_VAR);
+  for (size_t i = 0; i < S->nbind; i++)
+    if (S->bindings[i].sym == sym) return S->bindings[i].old;
+  return jt_symobj(S, sym)->value;
+}
+
+jt_V jt_world_current_package(jt_State *S) {
+  jt_V user = jt_package_of_index(S, JT_PKG_USER);
+  if (user == JT_NIL) return user;
+  jt_V cur = live_package(package_global(S));
+  if (cur != JT_NIL) return cur;
+  jt_V rec = recorded_package(S);
+  return rec != JT_NIL ? rec : user;
+}
+
+typedef struct BindArgs { const char *name; } BindArgs;
+
+static jiti_Status bind_body(jt_State *S, void *ud) {
+  const char *name = ((BindArgs *)ud)->name;
+  size_t len = strlen(name);
+  jt_V pkg = jt_package_named(S, name, len);
+  if (pkg == JT_NIL) {   /* as the reader reads the name unescaped */
+    char *up = malloc(len + 1);
+    if (!up) jt_error(S, "out of memory");
+    for (size_t i = 0; i <= len; i++) up[i] = (char)toupper((unsigned char)name[i]);
+    pkg = jt_package_named(S, up, len);
+    free(up);
+  }
+  if (pkg == JT_NIL) jt_error(S, "no package is named %.200s", name);
+  W(S)->package_mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), pkg);
+  W(S)->package_bound = true;
+  return JITI_OK;
+}
+
+jiti_Status jiti_package_bind(jiti_State *S, const char *name, char *err, size_t errlen) {
+  if (!W(S) || W(S)->package_bound || !name) {
+    if (err) snprintf(err, errlen, "%s", !name ? "no package name" : "a package is already bound");
+    return JITI_BADARG;
+  }
+  BindArgs a = {name};
+  return guarded(S, bind_body, &a, err, errlen);
+}
+
+void jiti_package_unbind(jiti_State *S) {
+  if (!W(S) || !W(S)->package_bound) return;
+  jt_unbind_to(S, W(S)->package_mark);
+  W(S)->package_bound = false;
+}
+
+char *jiti_world_package(jiti_State *S) {
+  jt_V p = jt_world_current_package(S);
+  if (p == JT_NIL) return strdup("COMMON-LISP-USER");
+  return jt_string_utf8(S, jt_pkg_(p)->name, NULL);
+}
+
+/* At export: *package*'s global value is the world's current package
+** (in-package changed it); when it differs from the recorded one, the
+** entry *PACKAGE* is recorded again (a logged change, undone by a
+** restore). */
+static void note_current_package(jt_State *S) {
+  jt_V cur = package_global(S);
+  if (!jt_is(cur, JT_TPACKAGE) || jt_pkg_(cur)->name == JT_NIL) return;
+  if (cur == recorded_package(S)) return;
+  if (recorded_package(S) == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER)) return;
+  record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
 }
 
 /* True when `form` is what an entry of `kind` named `name` must hold: the
@@ -962,6 +1126,16 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       jt_V sym = jt_check_symbol(S, read_name(S, a->name));
       JT_PUSH(S, sym);
       jt_V v = jt_decode(S, a->bytes + 1, a->len - 1);
+      if (sym == JT_SYM(S, PACKAGE_VAR)) {
+        /* the world's current package, by name */
+        jt_V pkg = jt_find_package(S, v);
+        if (pkg == JT_NIL) jt_error(S, "the current package of the world does not exist");
+        JT_PUSH(S, pkg);
+        jt_set_symbol_value(S, sym, pkg);
+        record(S, JITI_ENTRY_VARIABLE, sym, pkg);
+        JT_POP(S, 2);
+        break;
+      }
       jt_Symbol *s = jt_symobj(S, sym);
       if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT))
         jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot import variable %s: it is a built-in or constant", s->cname);
@@ -995,6 +1169,21 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
       record(S, JITI_ENTRY_INVARIANT, S->sp[-1], form);
       JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_PACKAGE: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V name = read_name(S, a->name);
+      JT_PUSH(S, name);
+      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      JT_PUSH(S, form);
+      if (!jt_iscons(form) || jt_car(form) != jt_intern(S, "DEFPACKAGE") || !jt_iscons(jt_cdr(form)) ||
+          !jt_isstring(name) || !jt_equal(S, jt_car(jt_cdr(form)), name))
+        bad_entry_form(S, a->kind, form);
+      jt_package_import(S, form);
+      jt_V pkg = jt_find_package(S, name);
+      record(S, JITI_ENTRY_PACKAGE, jt_pkg_(pkg)->name, pkg);
+      JT_POP(S, 2);
       break;
     }
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:

@@ -202,9 +202,8 @@ static int open_dbis(store_env *s) {
   }
   if (rc) { r = st_mdb(s, rc, "reading the format version"); goto done; }
   format = st_get_u32(v.mv_data);
-  if (format != STORE_FORMAT_VERSION) {
-    r = st_fail(s, STORE_EVERSION, "the store has format version %u; this "
-                "program reads format version %u only", format, STORE_FORMAT_VERSION);
+  if (format < ST_FORMAT_OLDEST || format > STORE_FORMAT_VERSION) {
+    r = st_format_check(s, format);
     goto done;
   }
   k.mv_data = "id"; k.mv_size = 2;
@@ -219,6 +218,7 @@ static int open_dbis(store_env *s) {
   rc = mdb_txn_commit(txn);
   txn = NULL;
   if (rc) r = st_mdb(s, rc, "opening the databases");
+  else r = st_format_check(s, format);   /* an older format: upgraded when writable */
 done:
   if (txn) mdb_txn_abort(txn);
   return r;

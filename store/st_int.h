@@ -50,6 +50,14 @@ struct store_env {
   char msg[ST_MSG_MAX];
 };
 
+/* ---- st_migrate.c */
+
+#define ST_FORMAT_OLDEST 1u   /* the oldest format a migration brings up to date */
+/* A store of format `format` may be used: the current version, or an older
+** one (read as is by a read-only handle, upgraded in one write transaction
+** otherwise); else STORE_EVERSION. */
+int st_format_check(store_env *s, uint32_t format);
+
 /* ---- st_env.c */
 
 /* Record "store PATH: <fmt ...>" as the message and return code. */

@@ -45,7 +45,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_FORMAT_VERSION 1u
+/* Format 2: entry names and stored symbols are package-qualified, and
+** there are package entries.  A format-1 store is read as is and upgraded
+** when opened for writing (see st_migrate.c). */
+#define STORE_FORMAT_VERSION 2u
 
 /* Return codes.  The messages of store_strerror name them. */
 typedef enum store_err {
@@ -68,7 +71,7 @@ typedef struct store_env store_env;
 typedef enum store_kind {
   STORE_FUNCTION = 1, STORE_MACRO, STORE_VARIABLE, STORE_DATA,
   STORE_STRUCTURE, STORE_INVARIANT, STORE_CLASS, STORE_GENERIC, STORE_METHOD,
-  STORE_FOREIGN
+  STORE_FOREIGN, STORE_PACKAGE
 } store_kind;
 
 typedef enum store_rev_kind {

@@ -61,6 +61,8 @@ t no-kernel-status 1 "no kernel is running" -- "$JITI" status --store "$S"
 t no-kernel-stop 1 "no kernel is running" -- "$JITI" stop --store "$S"
 t act-needs-generation 2 "generation N is required" -- "$JITI" act --store "$S" --abort
 t act-one-action 2 "exactly one of" -- "$JITI" act --store "$S" --generation 1 --abort --evaluate 1
+t act-package-needs-evaluate 2 "--package goes with --evaluate" -- "$JITI" act --store "$S" --generation 1 --abort --package cl-user
+t eval-package-needs-value 2 "--package needs a package name" -- "$JITI" eval --store "$S" 1 --package
 t kernel-bad-timeout 2 "pause-timeout needs" -- "$JITI" kernel --store "$S" --pause-timeout x
 t eval-no-expr 2 "usage: jiti eval" -- "$JITI" eval --store "$S"
 
@@ -94,6 +96,17 @@ t act-evaluate 0 "accepted: revision" -- "$JITI" act --store "$S" --generation "
 t act-stale 1 "stale" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(defun g () 1)'
 ok act-stale-ran-nothing "$("$JITI" observe --store "$S" | grep -q '^function  G'; [[ $? -ne 0 ]]; echo $?)"
 t eval-defined 0 "^5$" -- "$JITI" eval --store "$S" '(f 2)'
+# packages: a call or an action may name the package it is read in; in-package
+# as an action changes the world's current package
+t eval-defpackage 0 '#<PACKAGE "SHOP">' -- "$JITI" eval --store "$S" '(defpackage :shop (:use :cl))'
+t eval-in-package 0 "^TAX$" -- "$JITI" eval --store "$S" --package shop '(defun tax (x) (* x 2))'
+t eval-no-package 1 "no package is named NOPE" -- "$JITI" eval --store "$S" --package NOPE '1'
+t observe-package 0 "idle, package COMMON-LISP-USER" -- "$JITI" observe --store "$S"
+t act-in-package 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(in-package :shop)'
+t observe-package-changed 0 "idle, package SHOP" -- "$JITI" observe --store "$S"
+t eval-in-current-package 0 "^6$" -- "$JITI" eval --store "$S" '(tax 3)'
+t act-package 0 "^T" -- "$JITI" act --store "$S" --generation "$(gen)" --package cl-user --evaluate "(eq 'f 'cl-user::f)"
+t act-back-to-user 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(cl:in-package :cl-user)'
 # a call that changes nothing leaves views current; one that publishes does not
 g=$(gen)
 t read-keeps-generation 0 "\"generation\":$g[,}]" -- raw $'{"op":"call","source":"(world-get :keep)"}\n'
@@ -253,6 +266,10 @@ if [[ -n $HOOKS ]]; then
   t group-history 0 "^$((2 + acked))$" -- bash -c "'$HOOKS' log --store '$G' | grep -c application"
   "$HOOKS" stop --store "$G" >/dev/null
 fi
+
+# --- the sandboxed worker reads the clocks and sleeps (nanosleep is allowed)
+t worker-clock 0 "^:OK$" -- "$JITI" eval --store "$S" \
+  '(progn (sleep 0.01) (get-universal-time) (get-internal-run-time) (get-internal-real-time) (decode-universal-time 0) :ok)'
 
 # --- one transaction changing thousands of rows (glibc's qsort asks
 # sysinfo: once killed the sandboxed worker); a replacement worker imports them
@@ -451,6 +468,26 @@ t clos-recovered-instances 0 '^\(\(\(:OPENED 5\)\) "carol" 99\)$' -- "$JITI" eva
   '(list (history (world-get :bob)) (owner (first *vip*)) (balance (first *vip*)))'
 t clos-recovered-dispatch 0 '^"#<ACCOUNT alice 10>"$' -- "$JITI" eval --store "$S" '(prin1-to-string (world-get :alice))'
 "$JITI" stop --store "$S" >/dev/null
+
+# --- packages, arrays of any rank, bit vectors and complex numbers in the
+# world survive a kill -9 (a new kernel recovers CURRENT) and recover-session
+S=$tmp/lang
+"$JITI" init --store "$S" >/dev/null
+start_kernel "$S"; ok lang-kernel $?
+t lang-defpackage 0 '#<PACKAGE "GRID">' -- "$JITI" eval --store "$S" '(defpackage :grid (:use :cl) (:export #:cell #:*board*))'
+t lang-defs 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --package grid --evaluate \
+  '(progn (defvar *board* (make-array (quote (2 3)) :initial-contents (quote ((1 2 3) (4 5 6))))) (defun cell (i j) (aref *board* i j)))'
+t lang-data 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate \
+  '(progn (world-put :bits (copy-seq #*1011)) (world-put :z (sqrt -4)) (world-put :cube (make-array (quote (2 2 2)) :element-type (quote bit) :initial-element 1)) (world-put :buf (make-array 5 :element-type (quote character) :adjustable t :fill-pointer 2 :initial-element #\x)))'
+t lang-in-package 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(in-package :grid)'
+kill -9 "$(jfield worker_pid)" "$kp"; wait "$kp" 2>/dev/null
+start_kernel "$S"; ok lang-recovered $?
+t lang-recovered-package 0 "idle, package GRID" -- "$JITI" observe --store "$S"
+t lang-recovered-values 0 '^\(6 #\*1011 #C\(0.0 2.0\) 1 "xx" T 5 #2A\(\(1 2 3\) \(4 5 6\)\)\)$' -- "$JITI" eval --store "$S" --package cl-user \
+  '(let ((b (world-get :buf))) (list (grid:cell 1 2) (world-get :bits) (world-get :z) (aref (world-get :cube) 1 1 1) b (adjustable-array-p b) (array-dimension b 0) grid:*board*))'
+"$JITI" stop --store "$S" >/dev/null
+t lang-recover-session 0 "packages 1" -- "$JITI" recover-session --store "$S"
+t lang-show 0 "\(DEFPARAMETER GRID::?\*BOARD\* #2A\(\(1 2 3\) \(4 5 6\)\)\)" -- "$JITI" show 3 --store "$S"
 S=$main_store
 
 # --- under umask 000 every file jiti creates is still private

@@ -325,4 +325,22 @@ if [[ $(id -u) == 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups "$J
   t permission-denied-log 1 "store at $S" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$JITI" log --store "$S"
 fi
 
+# --- a store written by format 1 (no packages) is read as it is and
+# upgraded in place by the first command that writes; its names read as
+# COMMON-LISP-USER's
+V1=$tmp/v1
+mkdir -p "$V1"; cp "$(dirname "${BASH_SOURCE[0]}")/fixtures/v1-store/data.mdb" "$V1/"
+chmod 600 "$V1/data.mdb"
+t v1-log 0 "invariant add origin-is-zero" -- "$JITI" log --store "$V1"
+t v1-show 0 "added function NORM" -- "$JITI" show 2 --store "$V1"
+t v1-recover 0 "entries: +8 \(functions 2, macros 1, variables 1, structures 1, classes 0, generic functions 0, methods 0, data 2, invariants 1\)" -- \
+  "$JITI" recover-session --store "$V1"
+t v1-use 0 '\(14 14 NORM "COMMON-LISP-USER"\)' -- "$JITI" apply --store "$V1" -e \
+  '(print (list (doubled-norm (make-point :x 3 :y -4)) (twice (norm (make-point :x -7 :y 0))) (quote cl-user::norm) (package-name (symbol-package (quote norm)))))'
+t v1-apply 0 "revision 4" -- "$JITI" apply --store "$V1" -e '(defpackage :geo (:use :cl) (:export #:dist))'
+t v1-apply-pkg 0 "revision 5" -- "$JITI" apply --store "$V1" -e '(defun geo:dist (p) (norm p))'
+t v1-after 0 "packages 1" -- "$JITI" recover-session --store "$V1"
+t v1-show-pkg 0 $'added function GEO::DIST\n\\(DEFUN GEO::DIST \\(P\\) \\(NORM P\\)\\)' -- "$JITI" show 5 --store "$V1"
+t v1-invariant 0 "ORIGIN-IS-ZERO" -- "$JITI" invariant list --store "$V1"
+
 finish

@@ -2,9 +2,10 @@
 ** gate.c — the form gate: decides whether model- or operator-supplied
 ** source may be evaluated at all.  Two passes:
 **
-** 1. A C scan of the source text: size, package prefixes (only cl:,
-**    common-lisp:, cl-user:, common-lisp-user: and keywords), labels
-**    #n= / #n# (shared or circular literal structure).
+** 1. A C scan of the source text: size, labels #n= / #n# (shared or
+**    circular literal structure).  Package prefixes are the reader's: one
+**    must name a package of the world, and the kernel's internal home has
+**    no name, so no prefix reaches it.
 ** 2. %TXN-GATE, a Lisp function of the worker's own library (loaded in
 **    kernel mode: user code cannot name or redefine it): it reads the
 **    source with the kernel reader (so #+/#-, escapes and #. are handled
@@ -70,10 +71,14 @@ static const char *gate_lisp =
   "                     (setf (gethash x seen) t)\n"
   "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
   "          nil)))\n"
-  "(defun %txn-gate (src repair)\n"
+  "(defun %txn-gate (src repair &optional package)\n"
   "  (block gate\n"
   "    (handler-case\n"
-  "      (let ((form nil) (pos 0) (eof (list :eof)))\n"
+  "      (let ((form nil) (pos 0) (eof (list :eof))\n"
+  "            (*package* (if package\n"
+  "                           (or (find-package package) (find-package (string-upcase package))\n"
+  "                               (return-from gate (format nil \"no package is named ~a\" package)))\n"
+  "                           *package*)))\n"
   "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
   "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
   "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
@@ -91,8 +96,11 @@ static const char *gate_lisp =
   "      (error (c) (format nil \"the source does not read: ~a\" c)))))\n"
   /* A repair: the source's one form, evaluated so that an exit past the
   ** pause is noticed (%txn-escaped runs in the cleanup). */
-  "(defun %txn-repair (src)\n"
-  "  (unwind-protect (eval (read-from-string src)) (%txn-escaped)))\n";
+  "(defun %txn-repair (src &optional package)\n"
+  "  (let ((*package* (if package\n"
+  "                        (or (find-package package) (find-package (string-upcase package)))\n"
+  "                        *package*)))\n"
+  "    (unwind-protect (eval (read-from-string src)) (%txn-escaped))))\n";
 
 int txn_gate_install(jiti_State *S) {
   jiti_Result r;
@@ -111,63 +119,27 @@ static int is_term(unsigned char c) {
   return is_ws(c) || c == '(' || c == ')' || c == '\'' || c == '"' || c == ';' || c == '`' || c == ',';
 }
 
-static int prefix_allowed(const char *p, size_t n) {
-  static const char *ok[] = {"CL", "COMMON-LISP", "CL-USER", "COMMON-LISP-USER", "KEYWORD", NULL};
-  for (int i = 0; ok[i]; i++) {
-    size_t k = strlen(ok[i]);
-    if (k != n) continue;
-    size_t j = 0;
-    while (j < n && toupper((unsigned char)p[j]) == ok[i][j]) j++;
-    if (j == n) return 1;
-  }
-  return 0;
-}
-
-/* Scan one token starting at s[*i]; check its package prefix. */
-static int scan_token(const char *s, size_t len, size_t *i, char *reason, size_t n) {
-  char prefix[64];
-  size_t plen = 0;
-  int overflow = 0, colon_seen = 0, colon_at_start = 0, first = 1;
+/* Skip one token starting at s[*i] (escapes included): a package prefix
+** in it is the reader's business (it must name a package of the world, and
+** the kernel's internal home has no name). */
+static void skip_token(const char *s, size_t len, size_t *i) {
   while (*i < len && !is_term((unsigned char)s[*i])) {
     unsigned char c = (unsigned char)s[*i];
-    if (c == '\\') {            /* single escape: next char is a constituent */
-      (*i)++;
-      if (*i < len) {
-        if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = s[*i]; else overflow = 1; }
-        (*i)++;
-      }
-      first = 0;
+    if (c == '\\') {            /* single escape: the next char is a constituent */
+      *i += *i + 1 < len ? 2 : 1;
       continue;
     }
     if (c == '|') {             /* multiple escape */
       (*i)++;
       while (*i < len && s[*i] != '|') {
         if (s[*i] == '\\' && *i + 1 < len) (*i)++;
-        if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = s[*i]; else overflow = 1; }
         (*i)++;
       }
       if (*i < len) (*i)++;
-      first = 0;
       continue;
     }
-    if (c == ':' && !colon_seen) {
-      colon_seen = 1;
-      colon_at_start = first;
-      (*i)++;
-      continue;
-    }
-    if (!colon_seen) { if (plen < sizeof prefix - 1) prefix[plen++] = (char)c; else overflow = 1; }
-    first = 0;
     (*i)++;
   }
-  if (colon_seen && !colon_at_start && (overflow || !prefix_allowed(prefix, plen))) {
-    prefix[plen] = 0;
-    for (size_t j = 0; j < plen; j++) prefix[j] = (char)toupper((unsigned char)prefix[j]);
-    snprintf(reason, n, "package prefix %s: is not allowed (use cl:, common-lisp:, cl-user: or keywords, or no prefix)",
-             overflow ? "(long)" : prefix);
-    return 1;
-  }
-  return 0;
 }
 
 static int text_scan(const char *s, size_t len, char *reason, size_t n) {
@@ -215,7 +187,7 @@ static int text_scan(const char *s, size_t len, char *reason, size_t n) {
       i = j + 1;               /* #' #( #+ #- #x ... : continue after it */
       continue;
     }
-    if (scan_token(s, len, &i, reason, n)) return 1;
+    skip_token(s, len, &i);
   }
   return 0;
 }
@@ -234,7 +206,7 @@ static void unprint(const char *v, char *out, size_t n) {
   out[k] = 0;
 }
 
-int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, size_t n) {
+int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n) {
   if (!source) { snprintf(reason, n, "no source"); return 1; }
   size_t len = strlen(source);
   if (len > W->max_source) {
@@ -243,17 +215,19 @@ int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, siz
     return 1;
   }
   if (text_scan(source, len, reason, n)) return 1;
-  /* (%txn-gate "source" repair): the source goes in as a string literal */
+  /* (%txn-gate "source" repair "package"): the strings go in as literals */
   char *lit = txn_string_literal(source);
-  if (!lit) { snprintf(reason, n, "out of memory"); return 1; }
-  const char *args[2] = {lit, repair ? "t" : "nil"};
+  char *plit = package ? txn_string_literal(package) : NULL;
+  if (!lit || (package && !plit)) { free(lit); free(plit); snprintf(reason, n, "out of memory"); return 1; }
+  const char *args[3] = {lit, repair ? "t" : "nil", plit ? plit : "nil"};
   jiti_Limits lim = {.fuel = 5000000, .depth = 1000, .heap = W->lim.heap, .output = 1000};
   int saved = W->pausable;
   W->pausable = 0;
   jiti_Result r;
-  jiti_Status st = jiti_call_limited(W->S, "%TXN-GATE", 2, args, &lim, &r);
+  jiti_Status st = jiti_call_limited(W->S, "%TXN-GATE", 3, args, &lim, &r);
   W->pausable = saved;
   free(lit);
+  free(plit);
   int refused;
   if (st != JITI_OK) {
     snprintf(reason, n, "the gate could not check the source: %s", r.message ? r.message : "?");
@@ -270,5 +244,5 @@ int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, siz
 
 int txn_gate(txn_World *W, const char *source, char *reason, size_t n) {
   if (!W) { snprintf(reason, n, "no world"); return 1; }
-  return txn_gate_run(W, source, 0, reason, n);
+  return txn_gate_run(W, source, NULL, 0, reason, n);
 }

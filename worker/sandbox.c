@@ -131,6 +131,8 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   ALLOW(futex);
   ALLOW(clock_gettime);
   ALLOW(clock_getres);
+  ALLOW(nanosleep);         /* SLEEP (paid for in fuel first) */
+  ALLOW(clock_nanosleep);
   ALLOW(gettimeofday);
   ALLOW(getrandom);
   ALLOW(sysinfo);  /* glibc's qsort asks for the memory size before sorting

@@ -691,7 +691,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     }
     if (c.type == TXN_CMD_EVALUATE) {
       char reason[512];
-      if (txn_gate_run(W, c.source, 1, reason, sizeof reason)) {
+      if (txn_gate_run(W, c.source, c.package, 1, reason, sizeof reason)) {
         snprintf(errbuf, sizeof errbuf, "%s", reason);
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
@@ -700,11 +700,13 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       free(W->repair_src);  /* kept in W: an escaping repair never comes back */
       W->repair_src = txn_string_literal(c.source);
-      const char *args[1] = {W->repair_src};
+      char *plit = c.package ? txn_string_literal(c.package) : NULL;
+      const char *args[2] = {W->repair_src, plit ? plit : "nil"};
       W->repair_open = 1;
       W->escape_flag = 0;
       jiti_Result r;
-      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 1, args, &W->lim, &r);
+      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 2, args, &W->lim, &r);
+      free(plit);
       W->repair_open = 0;
       W->escape_flag = 0;
       free(W->repair_src);
@@ -733,7 +735,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         continue;
       }
       char reason[512];
-      if (c.args && txn_gate_run(W, c.args, 1, reason, sizeof reason)) {
+      if (c.args && txn_gate_run(W, c.args, NULL, 1, reason, sizeof reason)) {
         snprintf(errbuf, sizeof errbuf, "arguments: %s", reason);
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
@@ -837,7 +839,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -845,7 +847,7 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
 ** a PROGN for the check only, so that the gate sees them as one form; the
 ** newlines keep a final comment from swallowing the closing parenthesis). */
 static int gate_request(txn_World *W, const txn_Request *rq, char *reason, size_t n) {
-  if (!rq->program) return txn_gate_run(W, rq->source, 0, reason, n);
+  if (!rq->program) return txn_gate_run(W, rq->source, NULL, 0, reason, n);
   size_t len = strlen(rq->source);
   if (len > TXN_PROGRAM_MAX) {
     snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, (size_t)TXN_PROGRAM_MAX);
@@ -855,7 +857,7 @@ static int gate_request(txn_World *W, const txn_Request *rq, char *reason, size_
   if (!wrapped) { snprintf(reason, n, "out of memory"); return 1; }
   size_t saved = W->max_source;
   W->max_source = TXN_PROGRAM_MAX + 16;
-  int refused = txn_gate_run(W, wrapped, 0, reason, n);
+  int refused = txn_gate_run(W, wrapped, NULL, 0, reason, n);
   W->max_source = saved;
   free(wrapped);
   return refused;
@@ -891,8 +893,14 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
                           W->inv_msg ? W->inv_msg : ""));
   char reason[512];
   jiti_reset_io_syntax(W->S);
-  if (gate_request(W, rq, reason, sizeof reason))
+  /* the source is read and evaluated in the request's package; the world's
+  ** current package stays (the binding ends with the attempt) */
+  if (rq->package && jiti_package_bind(W->S, rq->package, reason, sizeof reason) != JITI_OK)
+    return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(reason));
+  if (gate_request(W, rq, reason, sizeof reason)) {
+    jiti_package_unbind(W->S);
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
+  }
 
   registry_world = W;
   reset_attempt(W);
@@ -973,6 +981,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->repair_src = NULL;
   pause_clear(&W->pause);
   registry_world = NULL;
+  jiti_package_unbind(W->S);
   return res;
 }
 

@@ -267,6 +267,8 @@ typedef struct txn_Command {
   const char *args;        /* RESUME: Lisp source of an expression that
                               evaluates to the argument list (gated);
                               NULL = no arguments */
+  const char *package;     /* EVALUATE: the package the repair is read and
+                              evaluated in; NULL = the paused action's */
 } txn_Command;
 
 /* Called while paused to get the next command.  Fill *cmd and return 0;
@@ -279,12 +281,10 @@ typedef int (*txn_CommandFn)(void *ud, const txn_View *view, txn_Command *cmd);
 ** Refused before anything runs: TXN_INVALID_ARGUMENTS (NULL W/source/out,
 ** unknown kind, status paused or awaiting commit), TXN_STALE (generation !=
 ** W's), TXN_FAULTED (faulted world, kind != TXN_OPERATOR),
-** TXN_REJECTED_BY_GATE (see docs/transactions.md: one form, <= 16 KiB, no
-** #., no symbol named %..., no invoke-restart / invoke-restart-interactively
-** / invoke-debugger / intern / find-symbol / read-from-string / macroexpand /
-** macroexpand-1, no package prefix other than cl:, common-lisp:, cl-user:,
-** common-lisp-user:, keyword:, no shared or circular literal (#n= / #n#), no
-** format directive ~/.../ in a string literal).
+** TXN_REJECTED_BY_GATE (see gate.c and docs/transactions.md: one form,
+** <= 16 KiB, that reads (#. never evaluates; a package prefix must name a
+** package of the world), no kernel-internal symbol, no shared or circular
+** literal (#n= / #n#), no format directive ~/.../ in a string literal).
 **
 ** Otherwise a checkpoint is opened and the form evaluated under the limits.
 ** An unhandled error pauses (generation++) when cmd_fn is given: cmd_fn is
@@ -317,6 +317,12 @@ typedef struct txn_Request {
                                 bytes instead of the single form's limit */
   const jiti_Limits *limits; /* the evaluation's limits (NULL: the world's);
                                 invariants always run under the world's */
+  const char *package;       /* the package the source is read and evaluated
+                                in (NULL: the world's current package).  The
+                                world's current package stays as it was: an
+                                in-package in such a source changes the
+                                attempt's binding only.  No package of that
+                                name: TXN_INVALID_ARGUMENTS, nothing ran */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)

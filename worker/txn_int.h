@@ -93,7 +93,7 @@ typedef struct txn_VarHash {
 
 /* gate.c */
 int txn_gate_install(jiti_State *S);
-int txn_gate_run(txn_World *W, const char *source, int repair, char *reason, size_t n);
+int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n);
 
 /* helpers */
 char *txn_strdup(const char *s);

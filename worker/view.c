@@ -119,6 +119,9 @@ json_t *txn_observe_value(txn_World *W, size_t budget) {
   json_object_set_new(o, "generation", json_integer((json_int_t)W->gen));
   json_object_set_new(o, "revision", json_integer((json_int_t)W->revision));
   json_object_set_new(o, "status", json_string(txn_status_name(txn_status(W))));
+  char *pkg = jiti_world_package(W->S);
+  json_object_set_new(o, "package", jstr(pkg));
+  free(pkg);
   Ents e = {0};
   char err[1024];
   jiti_Status st = export_all(W, &e, err, sizeof err);

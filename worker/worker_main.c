@@ -46,7 +46,7 @@ typedef struct {
   json_t *inbox;          /* requests that arrived while decisions were taken */
   int stack;              /* accepted attempts that may await their commit */
   /* strings of the last command, kept until the next cmd_fn call */
-  char *c_source, *c_restart, *c_args;
+  char *c_source, *c_restart, *c_args, *c_package;
 } Worker;
 
 static void capture(void *ud, const char *s, size_t n) {
@@ -216,9 +216,11 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
       return 1;
     }
     int type = txn_cmd_parse(json_string_value(json_object_get(m, "type")));
-    free(w->c_source); free(w->c_restart); free(w->c_args);
-    w->c_source = w->c_restart = w->c_args = NULL;
+    free(w->c_source); free(w->c_restart); free(w->c_args); free(w->c_package);
+    w->c_source = w->c_restart = w->c_args = w->c_package = NULL;
     const char *s = json_string_value(json_object_get(m, "source"));
+    const char *pk = json_string_value(json_object_get(m, "package"));
+    w->c_package = pk ? strdup(pk) : NULL;
     const char *r = json_string_value(json_object_get(m, "restart_id"));
     const char *a = json_string_value(json_object_get(m, "arguments"));
     w->c_source = s ? strdup(s) : NULL;
@@ -232,6 +234,7 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
     cmd->source = w->c_source ? w->c_source : "";
     cmd->restart_id = w->c_restart ? w->c_restart : "";
     cmd->args = w->c_args;
+    cmd->package = w->c_package;
     return 0;
   }
 }
@@ -329,7 +332,7 @@ static void do_attempt(Worker *w, json_t *req) {
   } else {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
-                      limited ? &lim : NULL};
+                      limited ? &lim : NULL, json_string_value(json_object_get(req, "package"))};
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
     /* Nothing to publish: keep it at once and spare the kernel a round
     ** trip (the outcome then reports committed; on top of attempts that

@@ -114,6 +114,8 @@ static const char TXN_OPTIONS[] =
   "  --file FILE       the forms of FILE (- for standard input) instead of EXPR\n"
   "  --wait            wait behind a paused transaction instead of being refused\n"
   "  --generation N    run only if the world is still at generation N (else stale)\n"
+  "  --package NAME    read and evaluate in package NAME (default: the world's\n"
+  "                    current package)\n"
   "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
   "  --json            print the kernel's reply as JSON\n"
   "  -h, --help        show this help\n";
@@ -169,7 +171,7 @@ static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n"
 
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
-  const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL;
+  const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL, *package = NULL;
   int wait = 0;
   limits_Table L;
   limits_default(&L);
@@ -189,12 +191,14 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
       key = argv[++i];
       continue;
     }
-    if (!strcmp(a, "--file") || !strcmp(a, "--generation")) {
+    if (!strcmp(a, "--file") || !strcmp(a, "--generation") || !strcmp(a, "--package")) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "jiti %s: %s needs %s\n", cmd, a, a[2] == 'f' ? "a file (- for standard input)" : "a number");
+        fprintf(stderr, "jiti %s: %s needs %s\n", cmd, a, a[2] == 'f' ? "a file (- for standard input)"
+                                                        : a[2] == 'p' ? "a package name" : "a number");
         return EXIT_USAGE;
       }
       if (a[2] == 'f') file = argv[++i];
+      else if (a[2] == 'p') package = argv[++i];
       else gen = argv[++i];
       continue;
     }
@@ -227,6 +231,7 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
   if (req && wait) json_object_set_new(req, "wait", json_true());
   if (req && gen) json_object_set_new(req, "generation", json_integer((json_int_t)g));
+  if (req && package) json_object_set_new(req, "package", json_string(package));
   json_t *lim = limits_given_json(&L);
   if (req && lim) json_object_set_new(req, "limits", lim);
   else json_decref(lim);
@@ -269,13 +274,15 @@ static void inspect_usage(FILE *out) {
           "Print one entry of the running kernel's world in full: its kind, name, hash and\n"
           "text.  NAME as observe prints it (e.g. TOTAL-PRICE, *RATE*, :STOCK); it is read\n"
           "as the reader would (folded to upper case unless written with |...|, \"...\" or\n"
-          "\\).  Without --kind, the first entry of that name among functions, macros,\n"
-          "variables, structures, classes, generic functions, methods, data rows and\n"
-          "invariants.\n"
+          "\\); a name of another package than COMMON-LISP-USER with its package\n"
+          "(APP::RUN), a package by its name as a string (\"APP\").  Without --kind, the\n"
+          "first entry of that name among functions, macros, variables, structures,\n"
+          "classes, generic functions, methods, foreign declarations, data rows,\n"
+          "invariants and packages.\n"
           "\n"
           "options:\n"
           "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    foreign, data or invariant\n"
+          "                    foreign, data, invariant or package\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
@@ -406,14 +413,17 @@ int cmd_observe(int argc, char **argv) {
 static void act_usage(FILE *out) {
   fprintf(out,
           "usage: jiti act [--store DIR] [--json] --generation N\n"
-          "                (--evaluate SOURCE | --resume ID [--args 'ARG ...' | --args-expr EXPR]\n"
+          "                (--evaluate SOURCE [--package NAME]\n"
+          "                 | --resume ID [--args 'ARG ...' | --args-expr EXPR]\n"
           "                 | --abort)\n"
           "\n"
           "Send one action to the running kernel, as a model would (the same form gate).\n"
           "N is the generation of the view the action was made from (jiti observe); a\n"
           "stale generation is refused and nothing runs.  --evaluate starts a transaction,\n"
           "or repairs inside a paused one; --resume continues a pause with a restart of its\n"
-          "menu; --abort restores a paused one.\n"
+          "menu; --abort restores a paused one.  --package reads and evaluates SOURCE in\n"
+          "package NAME (default: the world's current package; a repair's, the paused\n"
+          "action's).\n"
           "\n"
           "A restart's arguments: --args takes them as you would write them in a call,\n"
           "each form evaluated (--args '5 \"x\"' passes 5 and \"x\"; --args \"'(1 2)\" passes\n"
@@ -433,7 +443,8 @@ static void act_usage(FILE *out) {
 
 int cmd_act(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
-  const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *args_expr = NULL;
+  const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *args_expr = NULL,
+             *package = NULL;
   int nacts = 0, abort_ = 0;
   limits_Table L;
   limits_default(&L);
@@ -446,7 +457,8 @@ int cmd_act(int argc, char **argv) {
     const char *a = argv[i];
     const char **slot = !strcmp(a, "--generation") ? &gen : !strcmp(a, "--evaluate") ? &evaluate
                       : !strcmp(a, "--resume") ? &resume : !strcmp(a, "--args") ? &args
-                      : !strcmp(a, "--args-expr") ? &args_expr : NULL;
+                      : !strcmp(a, "--args-expr") ? &args_expr
+                      : !strcmp(a, "--package") ? &package : NULL;
     if (slot) {
       if (i + 1 >= argc) {
         fprintf(stderr, "jiti act: %s needs a value (see 'jiti act --help')\n", a);
@@ -473,6 +485,10 @@ int cmd_act(int argc, char **argv) {
     fprintf(stderr, "jiti act: --args and --args-expr go with --resume\n");
     return EXIT_USAGE;
   }
+  if (package && !evaluate) {
+    fprintf(stderr, "jiti act: --package goes with --evaluate\n");
+    return EXIT_USAGE;
+  }
   if (args && args_expr) {
     fprintf(stderr, "jiti act: give --args (the arguments as written) or --args-expr (an expression "
             "returning their list), not both\n");
@@ -490,6 +506,7 @@ int cmd_act(int argc, char **argv) {
   } else if (args_expr) {
     json_object_set_new(action, "arguments", json_string(args_expr));
   }
+  if (package) json_object_set_new(action, "package", json_string(package));
   json_t *req = json_pack("{s:s, s:I, s:o}", "op", proto_op_name(PROTO_ACT), "generation", (json_int_t)g,
                           "action", action);
   json_t *lim = limits_given_json(&L);

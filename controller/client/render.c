@@ -70,8 +70,9 @@ void render_pause(FILE *f, json_t *p) {
 }
 
 json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {
-  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s\n",
-          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"));
+  fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s, package %s\n",
+          kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"),
+          kclient_str(v, "package"));
   size_t i;
   json_t *e;
   json_array_foreach(json_object_get(v, "entries"), i, e) {

@@ -297,8 +297,10 @@ static int txn_members(Req *q) {
 }
 
 static void op_call(Req *q) {  /* call, preview and apply */
-  const char *source, *summary;
-  if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q)) return;
+  const char *source, *summary, *package;
+  if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q) ||
+      !string_member(q, "package", 0, NAME_MAX_BYTES, &package))
+    return;
   if (q->op == PROTO_CALL && !key_member(q)) return;
   if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
   json_t *p = json_object_get(q->r, "program");
@@ -357,7 +359,7 @@ static void op_act(Req *q) {
   }
   /* each action's members, by txn_CmdType */
   static const char *const members[TXN_CMD_COUNT][4] = {
-      [TXN_CMD_EVALUATE] = {"type", "source"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
+      [TXN_CMD_EVALUATE] = {"type", "source", "package"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
       [TXN_CMD_ABORT] = {"type"}};
   int t = txn_cmd_parse(type);
   if (t < 0) {
@@ -373,7 +375,9 @@ static void op_act(Req *q) {
   const char *s;
   int pause_cmd = 1;
   if (t == TXN_CMD_EVALUATE) {
-    if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s)) return;
+    if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
+        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
+      return;
     pause_cmd = D->in_pause;
   } else if (t == TXN_CMD_RESUME) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
@@ -389,7 +393,7 @@ static void op_act(Req *q) {
 
 typedef struct Op {
   void (*handle)(Req *q);
-  const char *members[10];  /* op, id and its own; NULL-terminated */
+  const char *members[11];  /* op, id and its own; NULL-terminated */
 } Op;
 
 /* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
@@ -400,8 +404,8 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
-    [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program"}},
-    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait"}},
+    [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package"}},
+    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
     [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
     [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_ADD] = {op_invariant_add, {"op", "id", "name", "source", "generation", "limits", "wait"}},

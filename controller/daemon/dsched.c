@@ -333,6 +333,7 @@ static void send_command(Daemon *D, Pending *p) {
   if ((v = json_object_get(a, "source"))) json_object_set(m, "source", v);
   if ((v = json_object_get(a, "restart_id"))) json_object_set(m, "restart_id", v);
   if ((v = json_object_get(a, "arguments"))) json_object_set(m, "arguments", v);
+  if ((v = json_object_get(a, "package"))) json_object_set(m, "package", v);
   Txn *t = &D->cur;
   json_decref(t->responder_id);
   t->responder = p->client;

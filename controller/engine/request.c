@@ -36,6 +36,10 @@ json_t *request_frame(proto_Op op, json_t *req, int with_gen, uint64_t generatio
     int program = op == PROTO_APPLY || json_is_true(json_object_get(req, "program"));
     m = json_pack("{s:s, s:s, s:s, s:b, s:b}", "op", wire_op_name(WIRE_ATTEMPT), "kind", txn_kind_name(kind),
                   "source", request_source(req), "pausable", kind == TXN_ACTION, "program", program);
+    /* the package the source is read in: the request's, or its action's */
+    json_t *pkg = json_object_get(req, "package");
+    if (!pkg) pkg = json_object_get(json_object_get(req, "action"), "package");
+    if (m && json_is_string(pkg)) json_object_set(m, "package", pkg);
   }
   if (!m) return NULL;
   json_t *lim = json_object_get(req, "limits");  /* complete: checked by the caller */

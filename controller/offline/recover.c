@@ -367,6 +367,7 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
          c[JITI_ENTRY_STRUCTURE], c[JITI_ENTRY_CLASS], c[JITI_ENTRY_GENERIC], c[JITI_ENTRY_METHOD],
          c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
   if (c[JITI_ENTRY_FOREIGN]) printf(", foreign functions %" PRIu64, c[JITI_ENTRY_FOREIGN]);
+  if (c[JITI_ENTRY_PACKAGE]) printf(", packages %" PRIu64, c[JITI_ENTRY_PACKAGE]);
   printf(")\n");
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
   report_foreign(vr, ir, g);

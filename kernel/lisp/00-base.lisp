@@ -4,19 +4,30 @@
 ;;;; forms, built-in (C) functions and macros defined earlier in this file may
 ;;;; be used.  Everything defined here becomes a locked built-in.
 
-(defmacro defvar (name &optional (value nil value-p) doc)
-  (declare (ignore doc))
+;; Documentation strings given to definitions, by (name . doc-type); those
+;; of functions and macros are kept with their lambda (documentation).
+(let ((docs (make-hash-table :test 'equal)))
+  (defun %set-documentation (name doc-type doc)
+    (%set-gethash (cons name doc-type) docs doc)
+    doc)
+  (defun %documentation (name doc-type)
+    (gethash (cons name doc-type) docs)))
+
+(defmacro defvar (name &optional (value nil value-p) (doc nil doc-p))
   `(progn (%declare-special ',name)
           ,(if value-p `(if (boundp ',name) nil (set ',name ,value)) nil)
+          ,(if doc-p `(%set-documentation ',name 'variable ,doc) nil)
           ',name))
 
-(defmacro defparameter (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (%declare-special ',name) (set ',name ,value) ',name))
+(defmacro defparameter (name value &optional (doc nil doc-p))
+  `(progn (%declare-special ',name) (set ',name ,value)
+          ,(if doc-p `(%set-documentation ',name 'variable ,doc) nil)
+          ',name))
 
-(defmacro defconstant (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (%defconstant ',name ,value) ',name))
+(defmacro defconstant (name value &optional (doc nil doc-p))
+  `(progn (%defconstant ',name ,value)
+          ,(if doc-p `(%set-documentation ',name 'variable ,doc) nil)
+          ',name))
 
 (defmacro when (test &body body) `(if ,test (progn ,@body) nil))
 (defmacro unless (test &body body) `(if ,test nil (progn ,@body)))
@@ -102,15 +113,27 @@
            (progn (setq decls (cons (car body) decls)) (setq body (cdr body)) (go next))))
     (values (nreverse decls) body)))
 
+;; case: T or OTHERWISE as the key of the last clause makes it the default.
 (defmacro case (key &rest clauses)
   (let ((k (gensym)))
     `(let ((,k ,key))
-       (cond ,@(mapcar (lambda (c)
-                         (let ((keys (car c)))
-                           (cond ((or (eq keys t) (eq keys 'otherwise)) `(t nil ,@(cdr c)))
-                                 ((listp keys) `((member ,k ',keys) nil ,@(cdr c)))
-                                 (t `((eql ,k ',keys) nil ,@(cdr c))))))
-                       clauses)))))
+       (cond ,@(%case-clauses k clauses t)))))
+
+(defun %case-clauses (k clauses default-ok)
+  (let ((out nil))
+    (tagbody
+     next
+       (if (null clauses) (go done))
+       (let* ((c (car clauses)) (keys (car c)))
+         (setq out (cons (cond ((and default-ok (null (cdr clauses)) (or (eq keys t) (eq keys 'otherwise)))
+                                `(t nil ,@(cdr c)))
+                               ((listp keys) `((member ,k ',keys) nil ,@(cdr c)))
+                               (t `((eql ,k ',keys) nil ,@(cdr c))))
+                         out)))
+       (setq clauses (cdr clauses))
+       (go next)
+     done)
+    (nreverse out)))
 
 (defun %case-keys (clauses)
   (let ((keys nil))
@@ -121,32 +144,61 @@
           clauses)
     keys))
 
+;; ecase and ccase have no default clause: T and OTHERWISE are keys.
 (defmacro ecase (key &rest clauses)
   (let ((k (gensym)))
     `(let ((,k ,key))
-       (case ,k ,@clauses
-         (otherwise (error 'type-error :datum ,k
-                                       :expected-type '(member ,@(%case-keys clauses))))))))
+       (cond ,@(%case-clauses k clauses nil)
+             (t (error 'type-error :datum ,k :expected-type '(member ,@(%case-keys clauses))))))))
 
-(defmacro ccase (key &rest clauses) `(ecase ,key ,@clauses))
+;; ccase offers a store-value restart that writes the place and tries again.
+(defmacro ccase (keyplace &rest clauses)
+  (let ((k (gensym)) (b (gensym "CCASE")) (again (gensym "AGAIN")) (v (gensym "V")))
+    `(block ,b
+       (tagbody
+          ,again
+          (let ((,k ,keyplace))
+            (return-from ,b
+              (cond ,@(%case-clauses k clauses nil)
+                    (t (restart-case
+                           (error 'type-error :datum ,k :expected-type '(member ,@(%case-keys clauses)))
+                         (store-value (,v)
+                           :report (lambda (s) (format s "Supply a new value of ~s." ',keyplace))
+                           (setf ,keyplace ,v)
+                           (go ,again)))))))))))
+
+(defun %typecase-clauses (k clauses default-ok)
+  (mapcar (lambda (c)
+            (if (and default-ok (eq c (car (last clauses))) (or (eq (car c) t) (eq (car c) 'otherwise)))
+                `(t nil ,@(cdr c))
+                `((typep ,k ',(car c)) nil ,@(cdr c))))
+          clauses))
 
 (defmacro typecase (key &rest clauses)
   (let ((k (gensym)))
     `(let ((,k ,key))
-       (cond ,@(mapcar (lambda (c)
-                         (if (or (eq (car c) t) (eq (car c) 'otherwise))
-                             `(t nil ,@(cdr c))
-                             `((typep ,k ',(car c)) nil ,@(cdr c))))
-                       clauses)))))
+       (cond ,@(%typecase-clauses k clauses t)))))
 
 (defmacro etypecase (key &rest clauses)
   (let ((k (gensym)))
     `(let ((,k ,key))
-       (typecase ,k ,@clauses
-         (otherwise (error 'type-error :datum ,k
-                                       :expected-type '(or ,@(mapcar #'car clauses))))))))
+       (cond ,@(%typecase-clauses k clauses nil)
+             (t (error 'type-error :datum ,k :expected-type '(or ,@(mapcar #'car clauses))))))))
 
-(defmacro ctypecase (key &rest clauses) `(etypecase ,key ,@clauses))
+(defmacro ctypecase (keyplace &rest clauses)
+  (let ((k (gensym)) (b (gensym "CTYPECASE")) (again (gensym "AGAIN")) (v (gensym "V")))
+    `(block ,b
+       (tagbody
+          ,again
+          (let ((,k ,keyplace))
+            (return-from ,b
+              (cond ,@(%typecase-clauses k clauses nil)
+                    (t (restart-case
+                           (error 'type-error :datum ,k :expected-type '(or ,@(mapcar #'car clauses)))
+                         (store-value (,v)
+                           :report (lambda (s) (format s "Supply a new value of ~s." ',keyplace))
+                           (setf ,keyplace ,v)
+                           (go ,again)))))))))))
 
 ;;; Iteration.  Each loop is a block NIL around a tagbody whose jumps are
 ;;; local transfers (no setjmp per iteration); the body is itself a tagbody
@@ -215,15 +267,24 @@
 
 (defmacro multiple-value-list (form) `(multiple-value-call #'list ,form))
 
+;;; prog and prog*: a block NIL around bindings around a tagbody.
+(defun %prog-expand (let-op vars body)
+  (multiple-value-bind (decls forms) (%parse-body body)
+    `(block nil (,let-op ,vars ,@decls (tagbody ,@forms)))))
+
+(defmacro prog (vars &body body) (%prog-expand 'let vars body))
+(defmacro prog* (vars &body body) (%prog-expand 'let* vars body))
+
+(defmacro define-symbol-macro (name expansion)
+  `(progn (%define-symbol-macro ',name ',expansion) ',name))
+
 (defmacro nth-value (n form) `(nth ,n (multiple-value-list ,form)))
 
-(defmacro multiple-value-setq (vars form)
-  (let ((g (gensym)) (i -1))
-    `(let ((,g (multiple-value-list ,form)))
-       ,@(mapcar (lambda (v) (setq i (1+ i)) `(setq ,v (nth ,i ,g))) vars)
-       (car ,g))))
 
-(defmacro in-package (name) (declare (ignore name)) nil)
+;; (in-package name): make the package named NAME current.
+(defmacro in-package (name)
+  `(eval-when (:compile-toplevel :load-toplevel :execute)
+     (%in-package ,(if (stringp name) name (symbol-name name)))))
 
 (defmacro deftype (name lambda-list &body body)
   (if lambda-list (error "DEFTYPE: parameterised types are not supported: ~S" name))
@@ -233,12 +294,32 @@
 (defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))
 
 (defmacro with-output-to-string (spec &body body)
-  (let ((var (car spec)))
+  ;; (var &optional string &key element-type): with a string (which must
+  ;; have a fill pointer) the output is appended to it and the body's
+  ;; values are returned; otherwise a fresh string of the output
+  (let ((var (car spec)) (string (car (cdr spec))))
     (multiple-value-bind (decls forms) (%parse-body body)
-      `(let ((,var (make-string-output-stream)))
-         ,@decls
-         ,@forms
-         (get-output-stream-string ,var)))))
+      (if string
+          `(let ((,var (%make-string-output-stream-to ,string)))
+             ,@decls
+             (unwind-protect (progn ,@forms) (close ,var)))
+          `(let ((,var (make-string-output-stream)))
+             ,@decls
+             ,@forms
+             (get-output-stream-string ,var))))))
+
+(defmacro with-input-from-string (spec &body body)
+  ;; (var string &key index start end): INDEX, a place, is set to the index
+  ;; of the first character not read when the body returns
+  (let ((var (car spec)) (string (car (cdr spec))) (keys (cdr (cdr spec))))
+    (let ((index (getf keys :index)) (start (getf keys :start 0)) (end (getf keys :end)))
+      (multiple-value-bind (decls forms) (%parse-body body)
+        `(let ((,var (make-string-input-stream ,string ,start ,end)))
+           ,@decls
+           ,(if index
+                `(multiple-value-prog1 (progn ,@forms)
+                   (setf ,index (%string-input-stream-index ,var)))
+                `(progn ,@forms)))))))
 
 ;; (define-foreign name "library" "symbol" result-type (argument-types...)):
 ;; one call with the whole form (ffi.c), so the helper does exactly what the

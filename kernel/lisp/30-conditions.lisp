@@ -9,36 +9,38 @@
                   (lambda () ,@body)))
 
 (defmacro handler-case (form &rest clauses)
+  ;; the :no-error clause runs outside the handlers, with FORM's values
   (let* ((no-error (find :no-error clauses :key #'car))
          (clauses (remove :no-error clauses :key #'car))
          (block (gensym "HANDLER-CASE"))
+         (normal (gensym "NORMAL"))
          (cvar (gensym "CONDITION"))
          (tags (mapcar (lambda (c) (declare (ignore c)) (gensym "CLAUSE")) clauses)))
-    (let ((protected
-            (if no-error
-                `(multiple-value-call (lambda ,(car (cdr no-error)) ,@(cdr (cdr no-error)))
-                   ,form)
-                form)))
-      (if (null clauses)
-          protected
-          `(block ,block
-             (let ((,cvar nil))
-               (declare (ignorable ,cvar))
-               (tagbody
-                  (return-from ,block
-                    (%handler-bind
-                     (list ,@(mapcar (lambda (c tag)
-                                       `(cons ',(car c) (lambda (c) (setq ,cvar c) (go ,tag))))
-                                     clauses tags))
-                     (lambda () ,protected)))
-                  ,@(mapcan (lambda (c tag)
-                              (let ((var (car (car (cdr c)))) (body (cdr (cdr c))))
-                                (list tag
-                                      `(return-from ,block
-                                         ,(if var
-                                              `(let ((,var ,cvar)) ,@body)
-                                              `(locally ,@body))))))
-                            clauses tags))))))))
+    (let ((handled
+            (if (null clauses)
+                form
+                `(let ((,cvar nil))
+                   (declare (ignorable ,cvar))
+                   (tagbody
+                      (return-from ,normal
+                        (%handler-bind
+                         (list ,@(mapcar (lambda (c tag)
+                                           `(cons ',(car c) (lambda (c) (setq ,cvar c) (go ,tag))))
+                                         clauses tags))
+                         (lambda () ,form)))
+                      ,@(mapcan (lambda (c tag)
+                                  (let ((var (car (car (cdr c)))) (body (cdr (cdr c))))
+                                    (list tag
+                                          `(return-from ,block
+                                             ,(if var
+                                                  `(let ((,var ,cvar)) ,@body)
+                                                  `(locally ,@body))))))
+                                clauses tags))))))
+      `(block ,block
+         ,(if no-error
+              `(multiple-value-call (lambda ,(car (cdr no-error)) ,@(cdr (cdr no-error)))
+                 (block ,normal ,handled))
+              `(block ,normal ,handled))))))
 
 (defmacro ignore-errors (&body body)
   `(handler-case (progn ,@body) (error (c) (values nil c))))
@@ -60,16 +62,42 @@
         ((symbolp report) `(function ,report))
         (t `(function ,report))))
 
+;; (with-condition-restarts condition restarts &body body): within BODY the
+;; RESTARTS are associated with CONDITION (compute-restarts and
+;; find-restart given another condition skip them).
+(defmacro with-condition-restarts (condition-form restarts-form &body body)
+  (let ((c (gensym "CONDITION")) (rs (gensym "RESTARTS")))
+    (multiple-value-bind (decls forms) (%parse-body body)
+      `(let ((,c ,condition-form) (,rs ,restarts-form))
+         ,@decls
+         (unwind-protect (progn (%restart-associate ,rs ,c t) ,@forms)
+           (%restart-associate ,rs ,c nil))))))
+
+;; When restart-case's form is a call of signal, error, cerror or warn, the
+;; condition it signals is associated with the restarts.
+(defun %restart-case-form (form restarts)
+  (let ((op (and (consp form) (car form))))
+    (if (member op '(signal error cerror warn))
+        (let* ((c (gensym "CONDITION"))
+               (args (if (eq op 'cerror) (cdr (cdr form)) (cdr form)))
+               (default (case op (signal 'simple-condition) (warn 'simple-warning) (t 'simple-error))))
+          `(let ((,c (%coerce-to-condition ',default ,@args)))
+             (with-condition-restarts ,c ,restarts
+               ,(if (eq op 'cerror) `(cerror ,(car (cdr form)) ,c) `(,op ,c)))))
+        form)))
+
 (defmacro restart-case (form &rest clauses)
   (let* ((block (gensym "RESTART-CASE"))
          (args (gensym "ARGS"))
+         (restarts (gensym "RESTARTS"))
          (tags (mapcar (lambda (c) (declare (ignore c)) (gensym "RESTART")) clauses)))
     `(block ,block
-       (let ((,args nil))
+       (let ((,args nil) (,restarts nil))
          (tagbody
             (return-from ,block
               (%restart-bind
-               (list ,@(mapcar
+               (setq ,restarts
+                (list ,@(mapcar
                         (lambda (c tag)
                           (multiple-value-bind (report interactive test)
                               (%restart-options (cdr (cdr c)))
@@ -79,8 +107,8 @@
                                             ,(if test `(function ,test) nil)
                                             ,(if interactive `(function ,interactive) nil)
                                             ',(car (cdr c)))))
-                        clauses tags))
-               (lambda () ,form)))
+                        clauses tags)))
+               (lambda () ,(%restart-case-form form restarts))))
             ,@(mapcan (lambda (c tag)
                         (multiple-value-bind (report interactive test body)
                             (%restart-options (cdr (cdr c)))
@@ -125,6 +153,7 @@
 
 (defun warn (datum &rest arguments)
   (let ((c (apply #'%coerce-to-condition 'simple-warning datum arguments)))
+    (unless (typep c 'warning) (error 'type-error :datum c :expected-type 'warning))
     (restart-case (signal c)
       (muffle-warning () :report "Ignore the warning." (return-from warn nil)))
     (format *error-output* "~&WARNING: ~a~%" c)
@@ -152,6 +181,14 @@
   (declare (ignore name parents slots options))
   `(%define-condition-form ',whole))
 
+;; The :initarg options of a slot's options: NIL, one, or the list of them
+;; (the layout's initarg entry for the slot).
+(defun %slot-initargs (options)
+  (let ((all nil))
+    (do ((o options (cdr (cdr o)))) ((null o))
+      (when (eq (car o) :initarg) (push (car (cdr o)) all)))
+    (if (cdr all) (nreverse all) (car all))))
+
 (defun %define-condition-form (whole)
   (unless (and (consp whole) (eq (car whole) 'define-condition) (consp (cdr whole))
                (symbolp (car (cdr whole))) (consp (cdr (cdr whole))) (listp (car (cdr (cdr whole))))
@@ -177,9 +214,14 @@
                          (lambda (c s) (funcall report-option c s)))
                         (t (eval `(function ,report-option))))))
       (%define-condition name parents
-                         (mapcar (lambda (spec thunk) (list (car spec) (getf (car (cdr spec)) :initarg) thunk))
+                         (mapcar (lambda (spec thunk) (list (car spec) (%slot-initargs (car (cdr spec))) thunk))
                                  specs thunks)
-                         report)
+                         report
+                         ;; (:default-initargs key form ...): (key . thunk) pairs
+                         (let ((pairs nil))
+                           (do ((d (cdr (assoc :default-initargs options)) (cdr (cdr d)))) ((null d))
+                             (push (cons (car d) (eval `(lambda () ,(car (cdr d))))) pairs))
+                           (nreverse pairs)))
       (let ((%defining-type (append (mapcar #'car readers)
                                     (mapcan (lambda (r) (if (car (cdr (cdr r))) (list (list 'setf (car r))) nil))
                                             readers))))

@@ -425,6 +425,38 @@ static void test_single_step_work(jiti_State *S) {
   check_usable(S, "single-step work");
 }
 
+/* The library's functions are analysed at their first call, at no cost to
+** the caller: a program is charged the same fuel whether or not the process
+** called them before, and a restored checkpoint keeps their analysis. */
+static void test_library_first_call(void) {
+  const char *src = "(list (boole boole-xor 12 10) (deposit-field 7 (byte 2 1) 0))";
+  jiti_State *warm = jiti_open(), *cold = jiti_open(), *cold2 = jiti_open();
+  CHECK(warm && cold && cold2);
+  if (!warm || !cold || !cold2) return;
+  CHECK_STR(ev(warm, src), "(6 6)");
+  jiti_Limits lim = {.fuel = 1, .depth = 10000, .heap = 256u << 20, .output = 1 << 20};
+  while (lim.fuel < 100000 && evl(warm, src, &lim) != JITI_OK) lim.fuel++;
+  CHECK_STR(val, "(6 6)");
+  CHECK(evl(cold, src, &lim) == JITI_OK);
+  CHECK_STR(val, "(6 6)");
+  lim.fuel--;
+  CHECK(evl(cold2, src, &lim) == JITI_LIMIT);
+  CHECK_STR(val, "FUEL-EXHAUSTED");
+  jiti_close(warm);
+  jiti_close(cold);
+  jiti_close(cold2);
+
+  jiti_State *S = jiti_open();
+  CHECK(S != NULL);
+  if (!S) return;
+  jiti_world_enable(S);
+  jiti_checkpoint(S);
+  CHECK_STR(ev(S, "(ldb-test (byte 2 1) 6)"), "T");
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(list (ldb-test (byte 2 1) 6) (ldb-test (byte 1 0) 6))"), "(T NIL)");
+  jiti_close(S);
+}
+
 int main(void) {
   const char *env = getenv("JITI_GC_STRESS");
   gc_stress = env && env[0] && env[0] != '0';
@@ -434,6 +466,7 @@ int main(void) {
   jiti_set_output(S, capture, NULL);
   CHECK_STR(ev(S, setup), ":READY");
   test_fresh_budgets(S);
+  test_library_first_call();
   test_matrix(S);
   test_no_escape(S);
   test_heap_quick(S);

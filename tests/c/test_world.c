@@ -108,6 +108,73 @@ static void test_lazy_definitions(void) {
   jiti_close(S);
 }
 
+/* Arrays of every kind are stored with their shape, element type, fill
+** pointer and adjustability, complex numbers with their parts; a
+** checkpoint restores changes made in place. */
+static void test_data_kinds(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S,
+    "(defvar *grid* (make-array '(3 3) :initial-element 0))"
+    "(defvar *bits* (copy-seq #*10110))"
+    "(defvar *cube* (make-array '(2 2 2) :element-type 'bit :initial-element 1))"
+    "(defvar *zero* (make-array '() :initial-element 'z))"
+    "(defvar *text* (make-array '(2 2) :element-type 'character :initial-contents '(\"ab\" \"cd\")))"
+    "(defvar *buf* (make-array 4 :element-type 'character :fill-pointer 2 :adjustable t :initial-contents \"wxyz\"))"
+    "(defvar *flags* (make-array 9 :element-type 'bit :fill-pointer 3 :initial-element 0))"
+    "(defvar *view* (make-array 3 :displaced-to *grid* :displaced-index-offset 3))"
+    "(defvar *adj* (make-array '(2 2) :adjustable t :initial-contents '((1 2) (3 4))))"
+    "(setf (aref *grid* 1 1) 'center)"
+    "(world-put :board #2A((x o) (o x)))"
+    "(world-put :mask #*0011)"
+    "(defvar *z* #c(1/2 -3))"
+    "(world-put :zs (list #c(1.5 2.5) (sqrt -4) (vector #c(0 1))))"), "!", 1) != 0);
+  jiti_Status st;
+  char *before = dump(S, &st);
+  CHECK(st == JITI_OK);
+
+  /* restore undoes element writes, bit flips and adjust-array in place */
+  jiti_checkpoint(S);
+  ev(S, "(setf (aref *grid* 0 0) 'changed) (setf (bit *bits* 0) 0) (setf (aref *cube* 1 1 1) 0)"
+        "(setf (aref *zero*) 'a) (vector-push-extend #\\q *buf*) (adjust-array *adj* '(3 3) :initial-element 9)"
+        "(setf (aref *view* 0) 'through-view)");
+  CHECK_STR(ev(S, "(list (aref *grid* 1 0) (aref *adj* 2 2))"), "(THROUGH-VIEW 9)");
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(list (aref *grid* 0 0) (aref *grid* 1 0) *bits* (aref *cube* 1 1 1) (aref *zero*) *buf* *adj*)"),
+            "(0 0 #*10110 1 Z \"wx\" #2A((1 2) (3 4)))");
+  char *after = dump(S, &st);
+  CHECK_STR(after, before);
+  free(after);
+
+  /* export -> import -> export is byte-identical, and the arrays keep
+  ** their kind (displacement becomes a copy of the elements) */
+  jiti_State *T = copy_world(S);
+  char *copy = dump(T, &st);
+  CHECK_STR(copy, before);
+  free(copy);
+  CHECK_STR(ev(T, "(list (array-dimensions *grid*) (aref *grid* 1 1) *bits* (bit-vector-p *bits*)"
+                  " (array-element-type *cube*) (aref *cube* 1 0 1) (aref *zero*) *text*"
+                  " (array-element-type *text*) *view*)"),
+            "((3 3) CENTER #*10110 T BIT 1 Z #2A((#\\a #\\b) (#\\c #\\d)) CHARACTER #(0 CENTER 0))");
+  CHECK_STR(ev(T, "(list (copy-seq *buf*) (fill-pointer *buf*) (array-total-size *buf*) (adjustable-array-p *buf*)"
+                  " (progn (vector-push-extend #\\! *buf*) *buf*) *flags* (fill-pointer *flags*)"
+                  " (adjustable-array-p *adj*) (world-get :board) (world-get :mask))"),
+            "(\"wx\" 2 4 T \"wx!\" #*000 3 T #2A((X O) (O X)) #*0011)");
+  CHECK_STR(ev(T, "(list *z* (world-get :zs) (* *z* 2) (complexp (second (world-get :zs))))"),
+            "(#C(1/2 -3) (#C(1.5 2.5) #C(0.0 2.0) #(#C(0 1))) #C(1 -6) T)");
+  jiti_close(T);
+
+  /* a displaced array whose target shrank is refused, naming the place */
+  ev(S, "(defvar *big* (make-array 5 :adjustable t :initial-element 1))"
+        "(defvar *part* (make-array 3 :displaced-to *big* :displaced-index-offset 2))"
+        "(adjust-array *big* 2)");
+  char *bad = dump(S, &st);
+  CHECK(st == JITI_ERROR && strstr(bad, "*PART*") && strstr(bad, "displaced"));
+  free(bad);
+  jiti_close(S);
+  free(before);
+}
+
 static const char *WORLD =
   "(defstruct item name (price 0) tags)"
   "(defun total (items) (reduce #'+ items :key #'item-price))"
@@ -294,11 +361,92 @@ static void test_provisional_levels(void) {
   free(db);
   jiti_close(A);
   jiti_close(B);
+
+/* Packages are managed entries (their DEFPACKAGE form); names in them are
+** stored with their package; the current package is a variable entry;
+** a restored checkpoint undoes every package change. */
+static char pkgbuf[256];
+static const char *current_package(jiti_State *S) {
+  char *p = jiti_world_package(S);
+  snprintf(pkgbuf, sizeof pkgbuf, "%s", p ? p : "(null)");
+  free(p);
+  return pkgbuf;
+}
+
+static void test_packages(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S,
+    "(defpackage :geom (:use :cl) (:nicknames :g) (:export #:area #:shape) (:shadow #:abs) (:intern #:helper))"
+    "(defpackage :app (:use :cl :geom) (:import-from :geom #:helper))"
+    "(defun geom:area (w h) (* w h))"
+    "(defun geom::helper () 'geom::inside)"
+    "(defvar geom::*unit* 'geom::cm)"
+    "(defun app::run () (list (geom:area 2 3) (geom::helper) geom::*unit*))"
+    "(defstruct (geom:shape) sides)"
+    "(world-put 'app::key (list :k 'geom::inside 'plain))"
+    "(in-package :app)"), "!", 1) != 0);
+  CHECK(jiti_world_count(S, JITI_ENTRY_PACKAGE) == 2);
+  CHECK_STR(current_package(S), "APP");
+  jiti_Status st;
+  char *before = dump(S, &st);
+  CHECK(st == JITI_OK);
+  CHECK(strstr(before, "package \"APP\" ") && strstr(before, "package \"GEOM\" "));
+  CHECK(strstr(before, "function GEOM::AREA ") && strstr(before, "function APP::RUN "));
+  CHECK(strstr(before, "variable GEOM::*UNIT* ") && strstr(before, "structure GEOM::SHAPE "));
+  CHECK(strstr(before, "variable *PACKAGE* "));
+
+  /* restore undoes making, exporting, uninterning and the current package */
+  jiti_checkpoint(S);
+  ev(S, "(cl:in-package :cl-user)"
+        "(make-package :scratch)"
+        "(export (intern \"EXTRA\" :geom) :geom)"
+        "(unintern 'geom::helper :geom)"
+        "(rename-package :app :app2)"
+        "(use-package :geom)");
+  CHECK_STR(ev(S, "(list (package-name (find-package :app2)) (find-symbol \"HELPER\" :geom))"), "(\"APP2\" NIL)");
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(list (package-name *package*) (find-package :scratch) (find-package :app2)"
+                  " (find-symbol \"EXTRA\" :geom) (nth-value 1 (find-symbol \"HELPER\" :geom))"
+                  " (nth-value 1 (find-symbol \"AREA\" :cl-user)))"),
+            "(\"APP\" NIL NIL NIL :INTERNAL NIL)");
+  char *after = dump(S, &st);
+  CHECK_STR(after, before);
+  free(after);
+
+  /* export -> import -> export is identical; the packages come back first */
+  jiti_State *T = copy_world(S);
+  char *copy = dump(T, &st);
+  CHECK_STR(copy, before);
+  free(copy);
+  CHECK_STR(current_package(T), "APP");
+  CHECK_STR(ev(T, "(list (run) (package-name *package*) (package-nicknames :geom)"
+                  " (mapcar #'package-name (package-use-list :app))"
+                  " (eq 'helper 'geom::helper) (cl-user::shape-sides (cl-user::make-shape :sides 3))"
+                  " (jiti:world-get 'key) (symbol-package (third (jiti:world-get 'key))))"),
+            "((6 GEOM::INSIDE GEOM::CM) \"APP\" (\"G\") (\"COMMON-LISP\" \"GEOM\") T 3"
+            " (:K GEOM::INSIDE COMMON-LISP-USER::PLAIN) #<PACKAGE \"COMMON-LISP-USER\">)");
+  CHECK_STR(ev(T, "(list (find-symbol \"ABS\" :geom) (package-shadowing-symbols :geom))"),
+            "(GEOM::ABS (GEOM::ABS))");
+  jiti_close(T);
+
+  /* deleting a package removes its entry; its symbols stay */
+  CHECK(strncmp(ev(S, "(cl:in-package :cl-user) (defpackage :doomed (:use)) (delete-package :doomed)"), "!", 1) != 0);
+  CHECK(jiti_world_count(S, JITI_ENTRY_PACKAGE) == 2);
+  CHECK_STR(current_package(S), "COMMON-LISP-USER");
+
+  /* kernel internals are not reachable by any package route */
+  CHECK_STR(ev(S, "(list (find-package \"\") (find-symbol \"%DEFINE-SETF\" :jiti)"
+                  " (find-symbol \"%DEFINE-SETF\" :cl-user))"), "(NIL NIL NIL)");
+  free(before);
+  jiti_close(S);
 }
 
 int main(void) {
+  test_packages();
   test_lazy_definitions();
   test_provisional_levels();
+  test_data_kinds();
   test_import_refuses_foreign_forms();
   jiti_State *S = jiti_open();
   jiti_world_enable(S);

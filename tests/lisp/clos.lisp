@@ -514,6 +514,18 @@ Slots with :INSTANCE allocation:
 (is-equal (multiple-value-list (subtypep (find-class 'square) (find-class 'rect))) '(t t))
 (is-equal (multiple-value-list (subtypep 'square '(or circle rect))) '(t t))
 (is-equal (multiple-value-list (subtypep nil 'circle)) '(t t))
+;; the character types and ATOM
+(is-equal (multiple-value-list (subtypep 'base-char 'character)) '(t t))
+(is-equal (multiple-value-list (subtypep 'standard-char 'character)) '(t t))
+(is-equal (multiple-value-list (subtypep 'extended-char 'character)) '(t t))
+(is-equal (multiple-value-list (subtypep 'character 'standard-char)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'character 'number)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'null 'atom)) '(t t))
+(is-equal (multiple-value-list (subtypep 'circle 'atom)) '(t t))
+(is-equal (multiple-value-list (subtypep 'cons 'atom)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'list 'atom)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'atom 'cons)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'atom 'list)) '(nil t))
 
 ;;; ----------------------------------------------------------- errors
 

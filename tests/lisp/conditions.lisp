@@ -52,6 +52,11 @@
 
 (define-condition cnd-other-note (condition) ())
 
+;; a slot may have several initargs; the leftmost given wins
+(define-condition cnd-two-initargs (condition)
+  ((a :initarg :a :initarg :both :initform 'x :reader cnd-two-a)
+   (b :initarg :b :initarg :both :initform 'y :reader cnd-two-b)))
+
 (define-condition cnd-mixin (condition)
   ((mix :initarg :mix :initform :mixed :reader cnd-mix)))
 
@@ -78,6 +83,21 @@
 (is-eql (cnd-mix (make-condition 'cnd-multi)) :mixed)
 (is-equal (cnd-text (make-condition 'cnd-note :text "hi")) "hi")
 (is-equal (cnd-text (make-condition 'cnd-note)) "none")
+(is-equal (let ((c (make-condition 'cnd-two-initargs :both 1))) (list (cnd-two-a c) (cnd-two-b c))) '(1 1))
+(is-equal (let ((c (make-condition 'cnd-two-initargs :a 2 :both 1))) (list (cnd-two-a c) (cnd-two-b c))) '(2 1))
+(is-equal (let ((c (make-condition 'cnd-two-initargs :b 3))) (list (cnd-two-a c) (cnd-two-b c))) '(x 3))
+;; :default-initargs, evaluated at each make-condition, inherited
+(defvar *cnd-counter* 0)
+(define-condition cnd-defaults (cnd-two-initargs)
+  ((c :initarg :c :reader cnd-defaults-c))
+  (:default-initargs :a 'from-default :c (incf *cnd-counter*)))
+(is-equal (let ((c (make-condition 'cnd-defaults))) (list (cnd-two-a c) (cnd-two-b c))) '(from-default y))
+(is-eql (cnd-two-a (make-condition 'cnd-defaults :a 'given)) 'given)
+(is-eql (- (cnd-defaults-c (make-condition 'cnd-defaults)) (cnd-defaults-c (make-condition 'cnd-defaults))) -1)
+(is-eql (cnd-defaults-c (make-condition 'cnd-defaults :c 0)) 0)
+;; make-condition takes a condition class too
+(is (typep (make-condition (find-class 'cnd-child) :code 2) 'cnd-base))
+(is-eql (cnd-code (make-condition (find-class 'cnd-child) :code 2)) 2)
 ;; define-condition returns the name
 (is-eql (define-condition cnd-defined-here (error) ()) 'cnd-defined-here)
 

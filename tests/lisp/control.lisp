@@ -79,6 +79,10 @@
 (is-eql (let ((h (make-hash-table))) (setf (gethash 'k h) 'v) (gethash 'k h)) 'v)
 (is-eql (let ((pl (list :a 1))) (setf (getf pl :a) 2) (getf pl :a)) 2)
 (is-eql (let ((pl '())) (setf (getf pl :new) 'n) (getf pl :new)) 'n)
+;; getf with a default as a place: read-modify-write starts from the default
+(is-equal (let ((p '())) (incf (getf p :a 0)) p) '(:a 1))
+(is-equal (let ((p (list :b 2))) (incf (getf p :a 10) 5) (incf (getf p :b 0)) p) '(:a 15 :b 3))
+(is-equal (let ((p '()) (n 0)) (push 'x (getf p :k (progn (incf n) nil))) (list p n)) '((:k (x)) 1))
 (is-eql (progn (setf (symbol-value '*ctl-var*) 5) *ctl-var*) 5)
 (is-eql (let ((c (make-ctl-cell :value 1))) (setf (ctl-cell-value c) 2) (ctl-cell-value c)) 2)
 (is-equal (let ((l (list (list 1 2)))) (setf (car (car l)) 'q) l) '((q 2)))

@@ -195,6 +195,13 @@
 #+jiti (is (search "built-in macro"
                    (handler-case (eval '(defmacro when (x) x)) (error (e) (princ-to-string e)))))
 (is-eql (car '(1 2)) 1)
+;;; the leftmost :allow-other-keys decides
+(signals program-error (eval '(string= "a" "b" :allow-other-keys nil :allow-other-keys t :foo 'bar)))
+(is-eql (eval '(position 1 '(0 1) :allow-other-keys t :allow-other-keys nil :foo 2)) 1)
+;;; a built-in function, macro or special operator cannot be bound locally
+#+jiti (signals error (eval '(flet ((car (x) x)) (car 1))))
+#+jiti (signals error (eval '(labels ((when (x) x)) (when 1))))
+#+jiti (signals error (eval '(flet ((if (x) x)) 1)))
 ;;; built-in type names: atomic ones (known to typep without a layout) too
 (signals error (eval '(defstruct cons a)))
 (is (typep (cons 1 2) 'cons))

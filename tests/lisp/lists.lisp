@@ -143,4 +143,7 @@
 (signals type-error (mapcar #'car '(1 2)))
 (signals error (nth -1 '(1 2)))
 
+;; nconc does not walk its last argument, which may be an earlier one
+(is-equal (let ((s (list 'a 'b))) (nconc s s) (list (first s) (second s) (third s) (eq (cddr s) s)))
+          '(a b a t))
 (done)

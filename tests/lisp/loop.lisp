@@ -116,4 +116,16 @@
 (is-eql (loop for i from 1 to 10 when (evenp i) sum i) 30)
 (is-equal (loop for (k v) on '(:a 1 :b 2) by #'cddr collect (list v k)) '((1 :a) (2 :b)))
 
+;;; for nil, dotted lists, variables bound twice, typed accumulation and
+;;; WITH defaults
+(is-equal (let ((i 0)) (loop for nil from 10 to 12 collect (incf i))) '(1 2 3))
+(signals type-error (loop for x in '(a . b) collect x))
+(signals program-error (macroexpand '(loop for x in '(a) for x in '(b) collect x)))
+(signals program-error (macroexpand '(loop with foo = 1 for x in '(c) collect x into foo)))
+(signals program-error (macroexpand '(loop for i from 1 to 3 collect i always t)))
+(is (= (loop for x from 1 to 10 count (< x 5) into n float finally (return n)) 4))
+(is (floatp (loop for x from 1 to 10 count (< x 5) into n float finally (return n))))
+(is-equal (loop with (a b c) of-type (fixnum float t) return (list a (floatp b) c)) '(0 t nil))
+(is (loop with nil = (return t) return nil))
+
 (done)

@@ -117,4 +117,23 @@
 (defmacro mac-counter () (list 'quote (gensym)))
 (is (not (eq (mac-counter) (mac-counter))))
 
+
+;;; *macroexpand-hook* sees every expansion
+(defmacro mac-seven () 7)
+(defvar *mac-seen* '())
+(is-equal (let ((*macroexpand-hook*
+                  (compile nil '(lambda (f form env) (push (car form) *mac-seen*) (funcall f form env)))))
+            (list (macroexpand-1 '(mac-seven)) (and (member 'mac-seven *mac-seen*) t)))
+          '(7 t))
+;;; compiler macros: kept, callable by hand
+(defun mac-square (x) (* x x))
+(define-compiler-macro mac-square (&whole whole x) (if (numberp x) (* x x) whole))
+(is-eql (funcall (compiler-macro-function 'mac-square) '(mac-square 3) nil) 9)
+(is-equal (funcall (compiler-macro-function 'mac-square) '(mac-square y) nil) '(mac-square y))
+(is-eql (mac-square 4) 16)
+(is (null (compiler-macro-function 'no-such-compiler-macro)))
+(is (compiled-function-p #'car))
+(is (not (compiled-function-p 'car)))
+(is-eql (with-compilation-unit () 1 2) 2)
+
 (done)

@@ -144,4 +144,24 @@
 (is-eql (let ((r nil)) (with-output-to-string (*standard-output*) (setq r (prin1 42))) r) 42)
 (is-equal (let ((r nil)) (with-output-to-string (*standard-output*) (setq r (princ "s"))) r) "s")
 
+
+;;; formatter, with-standard-io-syntax, the pretty printer's directives
+;;; printing plainly, *print-gensym*
+(is-equal (with-output-to-string (s) (funcall (formatter "~a-~a") s 1 2)) "1-2")
+(is-equal (funcall (formatter "~a") (make-string-output-stream) 1 2 3) '(2 3))
+(is-equal (let ((*print-base* 16) (*print-case* :downcase))
+            (with-standard-io-syntax (prin1-to-string (list 'abc 17))))
+          "(ABC 17)")
+(is (eq (let ((*package* (find-package "KEYWORD"))) (with-standard-io-syntax *package*))
+        (find-package "COMMON-LISP-USER")))
+(is-equal (with-output-to-string (s) (pprint-fill s '(1 2 3))) "(1 2 3)")
+(is-equal (with-output-to-string (s) (pprint-linear s '(a "b") nil)) "A \"b\"")
+(is-equal (with-output-to-string (s) (pprint-tabular s '(1 2) t nil 4)) "(1   2)")
+(is-equal (with-output-to-string (s) (pprint-tabular s '(1 2))) "(1               2)")
+(is (null (pprint-newline :fill (make-string-output-stream))))
+(is (null (pprint-indent :block 2 (make-string-output-stream))))
+(is (null (pprint-tab :line 1 1 (make-string-output-stream))))
+(is-equal (let ((*print-gensym* nil)) (prin1-to-string (make-symbol "G"))) "G")
+(is-equal (let ((*print-gensym* t)) (prin1-to-string (make-symbol "G"))) "#:G")
+
 (done)

@@ -167,4 +167,10 @@ lines\"") (concatenate 'string "two" (string #\Newline) "lines"))
             (reader-error () :refused)))
         :refused)
 
+
+;;; *read-suppress*: every object reads as NIL
+(is (null (let ((*read-suppress* t)) (read-from-string "(a b c)"))))
+(is (null (let ((*read-suppress* t)) (read-from-string "no-such-package:x"))))
+(is-eql (let ((*read-suppress* t)) (nth-value 1 (read-from-string "#(1 2) rest"))) 7)
+
 (done)

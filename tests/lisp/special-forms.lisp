@@ -43,6 +43,10 @@
           '(t t))
 (is-eql (flet ((f () 1)) (funcall #'f)) 1)
 (is-eql (flet ((f (&optional (x 3)) x)) (f)) 3)
+;; a standard name that is no function, macro or special operator may be
+;; bound locally; the others may not
+(is-eql (flet ((nil () 'a)) (nil)) 'a)
+(is-eql (labels ((t (n) (if (= n 0) :done (t (1- n))))) (t 3)) :done)
 
 ;;; block, return-from
 (is-eql (block b 1 (return-from b 2) 3) 2)

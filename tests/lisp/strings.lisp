@@ -148,5 +148,17 @@
 (signals type-error (string= 1 "a"))
 (signals type-error (code-char 'a))
 
-(done)
 
+;;; character of a designator
+(is-equal (list (character #\a) (character "b") (character 'c)) '(#\a #\b #\C))
+(signals type-error (character "ab"))
+(signals type-error (character 65))
+
+;; char ignores a fill pointer: it reaches every element below the total size
+(is-equal (let ((s (make-array 6 :element-type 'character :initial-contents "abcdef" :fill-pointer 4)))
+            (setf (char s 5) #\X)
+            (list (char s 4) (progn (setf (fill-pointer s) 6) s)))
+          '(#\e "abcdeX"))
+(signals error (char (make-array 3 :element-type 'character :initial-contents "abc" :fill-pointer 1) 3))
+
+(done)

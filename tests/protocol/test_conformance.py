@@ -210,6 +210,35 @@ def requests(R, k):
         expect_ok(c.request({'op': 'call', 'source': '(world-put :a 1)'}))
     R.run('conformance/invariants', invariants)
 
+    def packages():
+        r = expect_ok(c.request({'op': 'call', 'source': '(defpackage :shop (:use :cl :jiti) (:export #:price))'}),
+                      outcome='accepted', changes=[{'kind': 'package', 'name': '"SHOP"', 'removed': False, 'added': True}])
+        v = c.request({'op': 'observe'})['view']
+        assert v['package'] == 'COMMON-LISP-USER' and v['counts']['package'] == 1, v
+        # read and evaluated in SHOP, for this call only
+        expect_ok(c.request({'op': 'call', 'source': '(defun price (x) (* 2 x))', 'package': 'SHOP'}),
+                  changes=[{'kind': 'function', 'name': 'SHOP::PRICE', 'removed': False, 'added': True}])
+        assert c.request({'op': 'observe'})['view']['package'] == 'COMMON-LISP-USER'
+        assert k.value('(shop:price 4)') == '8'
+        r = expect_ok(c.request({'op': 'preview', 'source': '(list (price 1) (package-name *package*))',
+                                 'package': 'SHOP'}), value='(2 "SHOP")')
+        expect_error(c.request({'op': 'call', 'source': '(+ 1 1)', 'package': 'NO-SUCH-PACKAGE'}),
+                     'invalid-arguments', 'NO-SUCH-PACKAGE')
+        expect_error(c.request({'op': 'call', 'source': '(+ 1 1)', 'package': 7}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'call', 'source': '(no-such-package:x)'}), 'rejected-by-gate', 'NO-SUCH-PACKAGE')
+        # in-package as an action changes the world's current package, durably
+        expect_ok(c.request({'op': 'act', 'generation': k.gen(),
+                             'action': {'type': 'evaluate', 'source': '(in-package :shop)'}}), outcome='accepted')
+        assert c.request({'op': 'observe'})['view']['package'] == 'SHOP'
+        assert k.value('(price 5)') == '10'
+        expect_ok(c.request({'op': 'act', 'generation': k.gen(),
+                             'action': {'type': 'evaluate', 'source': '(+ 1 1)', 'package': 'COMMON-LISP-USER'}}),
+                  outcome='accepted', value='2')
+        assert c.request({'op': 'observe'})['view']['package'] == 'SHOP'
+        expect_ok(c.request({'op': 'call', 'source': '(in-package :cl-user)'}))
+        assert c.request({'op': 'observe'})['view']['package'] == 'COMMON-LISP-USER'
+    R.run('conformance/packages', packages)
+
     def pipelined_ids():
         ids = [c.send({'op': op}) for op in ('hello', 'status', 'history', 'invariant-list', 'observe')]
         ids.append(c.send({'op': 'call', 'source': '(+ 2 2)'}))
@@ -277,6 +306,11 @@ def pauses_and_events(R, k):
         r = expect_ok(c.request({'op': 'act', 'generation': st['gen'], 'action': {'type': 'evaluate', 'source': '(+ 40 2)'}}),
                       status='paused', value='42', generation=st['gen'])
         assert r['pause']['last_value'] == '42' and r['pause']['steps_used'] == 1, r
+        # a repair read in another package
+        expect_ok(c.request({'op': 'act', 'generation': st['gen'],
+                             'action': {'type': 'evaluate', 'source': '(package-name *package*)',
+                                        'package': 'COMMON-LISP'}}),
+                  status='paused', value='"COMMON-LISP"')
     R.run('conformance/pause-repair', repair)
 
     def refused_commands():
@@ -286,6 +320,9 @@ def pauses_and_events(R, k):
         r = expect_error(c.request({'op': 'act', 'generation': st['gen'],
                                     'action': {'type': 'evaluate', 'source': "(throw 'x 1)"}}), 'rejected-by-gate', 'THROW')
         assert r['pause']['refusal'] == 'rejected-by-gate', r
+        expect_error(c.request({'op': 'act', 'generation': st['gen'],
+                                'action': {'type': 'evaluate', 'source': '1', 'package': 'NO-SUCH-PACKAGE'}}),
+                     'rejected-by-gate', 'no package is named NO-SUCH-PACKAGE')
         r = expect_error(c.request({'op': 'act', 'generation': st['gen'] - 1, 'action': {'type': 'abort'}}), 'stale')
         assert r['generation'] == st['gen'], r
         sub.drain()

@@ -140,6 +140,20 @@ static inline int raw_put(const char *dir, const char *db, const void *key, size
   return raw_close(&r, 1);
 }
 
+/* Read key's value of database db into buf (at most n bytes): its size, or
+** -1. */
+static inline int raw_get(const char *dir, const char *db, const void *key, size_t klen,
+                          void *buf, size_t n) {
+  raw r;
+  MDB_val k = { klen, (void *)key }, v;
+  if (raw_open(&r, dir, db) != 0) return -1;
+  if (mdb_get(r.txn, r.dbi, &k, &v) != 0) { raw_close(&r, 0); return -1; }
+  memcpy(buf, v.mv_data, v.mv_size < n ? v.mv_size : n);
+  int size = (int)v.mv_size;
+  raw_close(&r, 0);
+  return size;
+}
+
 static inline void be64(unsigned char *p, uint64_t v) {
   for (int i = 7; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
 }

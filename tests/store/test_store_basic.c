@@ -356,12 +356,35 @@ static void test_readonly_and_version(void) {
   CHECK(store_event_append(ro, "{\"event\":\"x\"}", NULL) == STORE_EPERM);
   CHECK(store_verify(ro, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   store_close(ro);
-  /* Another format version is refused, naming both. */
-  unsigned char v2[4] = { 0, 0, 0, 2 };
-  CHECK(raw_put(dir, "meta", "format", 6, v2, 4) == 0);
+  /* A store of format 1 (before package-qualified names) is read as it is
+  ** by a read-only handle and brought to format 2 by a writable one, in
+  ** one write transaction; its entries stay as they were. */
+  unsigned char v1[4] = { 0, 0, 0, 1 };
+  CHECK(raw_put(dir, "meta", "format", 6, v1, 4) == 0);
+  CHECK(store_open(dir, STORE_RDONLY, &ro, err, sizeof err) == STORE_OK);
+  CHECK(store_current(ro, &cur) == STORE_OK && cur == 1);
+  uint8_t h[32];
+  CHECK(store_lookup(ro, STORE_FUNCTION, "f", h) == STORE_OK);
+  store_close(ro);
+  unsigned char fmt[4];
+  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 1);   /* untouched */
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 2);   /* upgraded */
+  CHECK(store_lookup(s, STORE_FUNCTION, "f", h) == STORE_OK);
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_entry p = ent(STORE_PACKAGE, "\"APP\"", "(defpackage \"APP\")");
+  store_rev_info ac = info_of(STORE_REV_ACTION, 2, "a package");
+  CHECK(store_publish(s, 1, &ac, &p, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
+  store_close(s);
+  /* A newer format, or one no migration knows, is refused, naming both. */
+  unsigned char v3[4] = { 0, 0, 0, 3 }, v0[4] = { 0, 0, 0, 0 };
+  CHECK(raw_put(dir, "meta", "format", 6, v3, 4) == 0);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_EVERSION);
-  CHECK(strstr(err, "format version 2") != NULL && strstr(err, "format version 1") != NULL);
+  CHECK(strstr(err, "format version 3") != NULL && strstr(err, "format versions 1 to 2") != NULL);
   CHECK(strstr(err, dir) != NULL);
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_EVERSION);
+  CHECK(raw_put(dir, "meta", "format", 6, v0, 4) == 0);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_EVERSION);
   store_close(NULL);
   rm_store(dir);
 }

@@ -400,6 +400,7 @@ static void test_all_kinds(void) {
     "(world-put :hash (let ((h (make-hash-table))) (setf (gethash 1 h) :one (gethash 2 h) :two) h))",
     "(world-put '(composite key) :composite)",
     "(world-put \"string key\" 0)",
+    "(defpackage :hist (:use :cl) (:export #:thing))",
     NULL};
   for (int i = 0; forms[i]; i++) {
     txn_Outcome o;

@@ -510,13 +510,14 @@ static void test_gate(void) {
     {"(+ 1 2) (+ 3 4)", "more than one"},
     {"", "no form"},
     {"  ; only a comment", "no form"},
-    {"(jiti::car '(1))", "JITI"},
-    {"(jiti-user:car '(1))", "JITI-USER"},
+    {"(jiti::brand-new-name '(1))", "JITI"},         /* locked: the reader makes no symbol */
+    {"(jiti-user:car '(1))", "COMMON-LISP-USER"},    /* CAR is not external there */
+    {"(no-such-package:car '(1))", "NO-SUCH-PACKAGE"},
+    {"(||::%txn-gate \"1\" nil)", "does not read"},   /* the internal home has no name */
     {"(list '#1=(a . #1#))", "#n="},
     {"(list '(#1=(x) #1#))", "#n="},
     {"(format nil \"~/car/\" 1)", "~/"},
     {"(car", "does not read"},
-    {"(list #+sbcl (foo:bar) 1)", "FOO"},   /* conservative: scanned even when skipped */
     /* a library the operator did not grant: refused, naming the option */
     {"(define-foreign c \"libm.so.6\" \"cos\" :double (:double))", "--allow-foreign libm.so.6"},
     {"(progn (defun f () 1) (when t (define-foreign s \"libc.so.6\" \"strlen\" :size (:string))))",
@@ -534,6 +535,7 @@ static void test_gate(void) {
     "(defun f (x) (restart-case (g x) (use-value (v) v)))", "(list '(a b) '(a b))", "(list 'a 'a 'a)",
 "(list \"a\" \"a\")", "(list |a:b|)", "(list #\\( #\\))", "(list #|block %gc|# 1)",
     "(+ 1 2) ; trailing comment", "'sym%with-percent-inside",
+    "(jiti::car '(1))", "(list #+sbcl (foo:bar) 1)", "(jiti:world-get :k)",
     /* the user's own %-names are ordinary symbols: the kernel's cannot be
     ** named (the wall is tested in test_internal_wall) */
     "(progn (quote (a b (c %internal))))", "(progn 1 (progn 2 '(x (y (z #(1 (%gc)))))))",
@@ -886,7 +888,49 @@ static void test_repair_restarts(void) {
   txn_close(W);
 }
 
+/* An action whose source is read and evaluated in package `package`. */
+static txn_Reason attempt_in(txn_World *W, const char *source, const char *package, txn_Outcome *o) {
+  txn_Request rq = {TXN_ACTION, txn_generation(W), source, 0, NULL, package};
+  return txn_run(W, &rq, NULL, NULL, o);
+}
+
+/* An attempt read and evaluated in a named package: the world's current
+** package stays; an unknown name runs nothing; in-package as an action
+** changes the world's package, and a refused attempt puts it back. */
+static void test_attempt_package(void) {
+  txn_World *W = txn_open(NULL);
+  CHECK(run1(W, "(defpackage :shop (:use :cl) (:export #:price))") == TXN_ACCEPTED);
+  txn_Outcome o;
+  CHECK(attempt_in(W, "(defun price (x) (list x *package*))", "SHOP", &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_FUNCTION, "SHOP::PRICE"));
+  CHECK(txn_commit(W) == 0);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (package-name *package*) (shop:price 1))"),
+            "(\"COMMON-LISP-USER\" (1 #<PACKAGE \"COMMON-LISP-USER\">))");
+  CHECK(attempt_in(W, "(in-package :shop)", "shop", &o) == TXN_ACCEPTED);
+  CHECK(o.nchanges == 0);   /* the binding changed, not the world */
+  CHECK(txn_commit(W) == 0);
+  txn_outcome_free(&o);
+  CHECK(attempt_in(W, "1", "NO-SUCH", &o) == TXN_INVALID_ARGUMENTS);
+  CHECK(o.message && strstr(o.message, "no package is named NO-SUCH"));
+  txn_outcome_free(&o);
+  CHECK(attempt_in(W, "(no-such:x)", NULL, &o) == TXN_REJECTED_BY_GATE);
+  txn_outcome_free(&o);
+  /* durable: in-package without a package */
+  CHECK(txn_attempt(W, txn_generation(W), "(in-package :shop)", TXN_ACTION, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_VARIABLE, "*PACKAGE*"));
+  CHECK(txn_commit(W) == 0);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (package-name *package*) (price 2))"), "(\"SHOP\" (2 #<PACKAGE \"SHOP\">))");
+  CHECK(txn_attempt(W, txn_generation(W), "(progn (cl:in-package :cl-user) (car 5))", TXN_ACTION, NULL, NULL, &o)
+        == TXN_ABORTED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(package-name *package*)"), "\"SHOP\"");
+  txn_close(W);
+}
+
 int main(void) {
+  test_attempt_package();
   test_variable_changes();
   test_unsafe();
   test_live_repair();

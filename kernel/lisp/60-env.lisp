@@ -1,0 +1,113 @@
+;;;; 60-env.lisp — functions and macros about the environment of a
+;;;; program: compiling (there is no compiler: code is analysed once),
+;;;; symbols made by name, hash-table iteration by macro.
+
+;; (compile name &optional definition) => function-or-name, warnings-p,
+;; failure-p.  Code is analysed when it is defined, so there is nothing
+;; more to do: a lambda expression becomes a function, a function stays
+;; itself, and a name is returned as it is.
+(defun compile (name &optional (definition nil definition-p))
+  (let ((fn (cond ((not definition-p)
+                   (unless name (error "COMPILE: NIL with no definition"))
+                   (or (macro-function name) (fdefinition name)))
+                  ((functionp definition) definition)
+                  ((and (consp definition) (eq (car definition) 'lambda))
+                   (coerce definition 'function))
+                  (t (error 'type-error :datum definition
+                                        :expected-type '(or function (cons (eql lambda) list)))))))
+    (when (and name definition-p)
+      (setf (fdefinition name) fn))
+    (values (or name fn) nil nil)))
+
+;; (gentemp &optional (prefix "T") package): a fresh symbol interned in
+;; PACKAGE whose name is PREFIX followed by a number.  The counter is the
+;; function's own (a closed-over variable).
+(let ((counter 0))
+  (defun gentemp (&optional (prefix "T") (package nil package-p))
+    (check-type prefix string)
+    (loop
+      (setq counter (+ counter 1))
+      (let ((name (format nil "~a~d" prefix counter)))
+        (unless (if package-p (find-symbol name package) (find-symbol name))
+          (return (if package-p (intern name package) (intern name))))))))
+
+;; (with-hash-table-iterator (name table) body): (name) returns the next
+;; entry as (values t key value), or NIL when there are no more.  The
+;; entries are those of the moment the form is entered.
+(defmacro with-hash-table-iterator ((name table) &body body)
+  (let ((entries (gensym "ENTRIES")))
+    `(let ((,entries (let ((l nil))
+                       (maphash (lambda (k v) (setq l (cons (cons k v) l))) ,table)
+                       (nreverse l))))
+       (macrolet ((,name ()
+                    '(if ,entries
+                         (let ((e (car ,entries)))
+                           (setq ,entries (cdr ,entries))
+                           (values t (car e) (cdr e)))
+                         nil)))
+         ,@body))))
+
+;; (time form): evaluate FORM, print how long it took to *trace-output*,
+;; return its values.
+(defun %time (thunk)
+  (let ((real (get-internal-real-time)) (run (get-internal-run-time)))
+    (let ((values (multiple-value-list (funcall thunk))))
+      (format *trace-output* "~&Evaluation took:~%  ~,6f seconds of real time~%  ~,6f seconds of run time~%"
+              (/ (- (get-internal-real-time) real) internal-time-units-per-second)
+              (/ (- (get-internal-run-time) run) internal-time-units-per-second))
+      (values-list values))))
+
+(defmacro time (form) `(%time (lambda () ,form)))
+
+
+;; Compiler macros.  An implementation may ignore them, and jiti does: a
+;; definition is kept (compiler-macro-function returns it, for code that
+;; calls it by hand) but calls are never rewritten through it.
+(let ((compiler-macros (make-hash-table :test 'equal)))
+  (defun compiler-macro-function (name &optional environment)
+    (declare (ignore environment))
+    (values (gethash name compiler-macros)))
+  (defun (setf compiler-macro-function) (function name &optional environment)
+    (declare (ignore environment))
+    (if function
+        (setf (gethash name compiler-macros) function)
+        (remhash name compiler-macros))
+    function))
+
+(defmacro define-compiler-macro (name lambda-list &body body)
+  (let* ((form (gensym "FORM")) (env (gensym "ENV"))
+         (whole (and (eq (car lambda-list) '&whole) (cadr lambda-list)))
+         (rest (if whole (cddr lambda-list) lambda-list))
+         (envp (member '&environment rest))
+         (env-var (cadr envp))
+         (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
+    `(progn
+       (setf (compiler-macro-function ',name)
+             (function (lambda (,form ,env)
+                         (declare (ignorable ,env))
+                         (let (,@(and whole `((,whole ,form))) ,@(and env-var `((,env-var ,env))))
+                           (destructuring-bind ,rest
+                               (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                             ,@body)))))
+       ',name)))
+
+;; Every function is analysed when it is made: all are compiled functions.
+(defun compiled-function-p (object) (functionp object))
+
+;; There is no compiler to batch warnings for: the body runs as it is.
+(defmacro with-compilation-unit ((&rest options) &body body)
+  (declare (ignore options))
+  `(progn ,@body))
+
+;; (documentation x doc-type): a doc string given to a definition or set
+;; with (setf documentation); else what the object or name carries (a
+;; function's, macro's, class's or generic function's own).
+(defun documentation (x &optional (doc-type 'function))
+  (multiple-value-bind (doc found) (%documentation x doc-type)
+    (cond (found doc)
+          ((eq doc-type 'variable) nil)
+          (t (%function-documentation x doc-type)))))
+
+(defun (setf documentation) (new-value x doc-type)
+  (check-type new-value (or null string))
+  (%set-documentation x doc-type new-value))

@@ -1,0 +1,70 @@
+;;; Game of life and tic-tac-toe on 2-D arrays, as a model would write them.
+(defun make-grid (rows cols &optional cells)
+  (let ((g (make-array (list rows cols) :initial-element 0)))
+    (dolist (c cells g)
+      (setf (aref g (first c) (second c)) 1))))
+
+(defun neighbours (g r c)
+  (destructuring-bind (rows cols) (array-dimensions g)
+    (loop for dr from -1 to 1
+          sum (loop for dc from -1 to 1
+                    count (and (not (and (zerop dr) (zerop dc)))
+                               (= 1 (aref g (mod (+ r dr) rows) (mod (+ c dc) cols))))))))
+
+(defun step-grid (g)
+  (let ((new (make-array (array-dimensions g) :initial-element 0)))
+    (dotimes (r (array-dimension g 0) new)
+      (dotimes (c (array-dimension g 1))
+        (let ((n (neighbours g r c)))
+          (setf (aref new r c)
+                (if (or (= n 3) (and (= n 2) (= 1 (aref g r c)))) 1 0)))))))
+
+(defun show (g)
+  (dotimes (r (array-dimension g 0))
+    (dotimes (c (array-dimension g 1))
+      (write-char (if (= 1 (aref g r c)) #\# #\.)))
+    (terpri)))
+
+(let ((g (make-grid 6 6 '((1 2) (2 3) (3 1) (3 2) (3 3)))))
+  (dotimes (i 3)
+    (format t "generation ~d:~%" i)
+    (show g)
+    (setf g (step-grid g)))
+  (format t "alive: ~d~%" (loop for i below (array-total-size g) sum (row-major-aref g i))))
+
+;; tic-tac-toe
+(defun winner (b)
+  (flet ((line (cells)
+           (let ((v (aref b (car (first cells)) (cdr (first cells)))))
+             (and v (every (lambda (c) (eq v (aref b (car c) (cdr c)))) cells) v))))
+    (or (loop for i below 3 thereis (line (loop for j below 3 collect (cons i j))))
+        (loop for j below 3 thereis (line (loop for i below 3 collect (cons i j))))
+        (line '((0 . 0) (1 . 1) (2 . 2)))
+        (line '((0 . 2) (1 . 1) (2 . 0))))))
+
+(let ((b (make-array '(3 3) :initial-element nil)))
+  (loop for (player r c) in '((x 0 0) (o 1 1) (x 0 1) (o 2 2) (x 0 2))
+        do (setf (aref b r c) player)
+           (let ((w (winner b)))
+             (when w (format t "~a wins~%" w) (return))))
+  (print b)
+  (terpri)
+  (format t "~a~%" (array-dimensions b)))
+
+;; matrices
+(defun mat* (a b)
+  (let* ((n (array-dimension a 0)) (m (array-dimension b 1)) (k (array-dimension a 1))
+         (c (make-array (list n m) :initial-element 0)))
+    (dotimes (i n c)
+      (dotimes (j m)
+        (dotimes (x k)
+          (incf (aref c i j) (* (aref a i x) (aref b x j))))))))
+
+(let ((a #2A((1 2) (3 4))) (b #2A((0 1) (1 0))))
+  (print (mat* a b))
+  (print (mat* a a))
+  (terpri))
+(let ((bits (make-array 8 :element-type 'bit :initial-element 0)))
+  (setf (sbit bits 1) 1 (sbit bits 6) 1)
+  (format t "~a ~a ~a~%" bits (bit-not bits) (count 1 bits)))
+(format t "~a ~a~%" (sqrt -4) (* #c(1 2) #c(3 -1)))
