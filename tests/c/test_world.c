@@ -361,6 +361,7 @@ static void test_provisional_levels(void) {
   free(db);
   jiti_close(A);
   jiti_close(B);
+}
 
 /* Packages are managed entries (their DEFPACKAGE form); names in them are
 ** stored with their package; the current package is a variable entry;
