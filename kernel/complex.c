@@ -20,6 +20,18 @@
 #include <string.h>
 #include "jt_lib.h"
 
+/* C11's CMPLX keeps a zero's sign and an infinity as given; glibc defines
+** it only for the compilers it knows (not every clang). */
+#ifndef CMPLX
+static inline double complex cmplx_of(double re, double im) {
+  double complex z;
+  __real__ z = re;
+  __imag__ z = im;
+  return z;
+}
+#define CMPLX(re, im) cmplx_of((re), (im))
+#endif
+
 /* ------------------------------------------------------------ construction */
 
 static bool is_zero_rational(jt_V v) { return v == jt_mkfix(0); }
