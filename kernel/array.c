@@ -1105,6 +1105,42 @@ jt_V jt_array_type_of(jt_State *S, jt_V v)
   }
 }
 
+/* The type-of of an array, as SBCL spells it: (SIMPLE-VECTOR n),
+** (SIMPLE-ARRAY CHARACTER (n)), (SIMPLE-BIT-VECTOR n), (VECTOR T n),
+** (VECTOR CHARACTER n), (BIT-VECTOR n) for a vector that is not simple (n
+** its total size), (SIMPLE-ARRAY elt dims) or (ARRAY elt dims) otherwise. */
+jt_V jt_array_type_spec(jt_State *S, jt_V v)
+{
+  jt_V *base = S->sp;
+  JT_PUSH(S, v);
+  bool simple = jt_simple_array_p(v);
+  int elt = jt_array_elt(v);
+  jt_V r;
+  if (jt_vectorp(v)) {
+    jt_V n = jt_mkfix((intptr_t)jt_array_total(v));
+    if (simple && elt == JT_ELT_T) r = jt_list(S, 2, JT_SYM(S, SIMPLE_VECTOR), n);
+    else if (simple && elt == JT_ELT_BIT) r = jt_list(S, 2, jt_intern(S, "SIMPLE-BIT-VECTOR"), n);
+    else if (!simple && elt == JT_ELT_BIT) r = jt_list(S, 2, jt_intern(S, "BIT-VECTOR"), n);
+    else if (simple) {
+      r = jt_list(S, 1, n);
+      r = jt_list(S, 3, jt_intern(S, "SIMPLE-ARRAY"), JT_SYM(S, CHARACTER), r);
+    } else {
+      r = jt_list(S, 3, JT_SYM(S, VECTOR), elt_type_name(S, elt), n);
+    }
+  } else {
+    jt_V dims = JT_NIL;
+    JT_PUSH(S, dims);
+    for (int i = jt_array_rank(base[0]); i-- > 0;) {
+      dims = jt_cons(S, jt_mkfix((intptr_t)jt_array_dim(base[0], i)), S->sp[-1]);
+      S->sp[-1] = dims;
+    }
+    r = jt_list(S, 3, simple ? jt_intern(S, "SIMPLE-ARRAY") : JT_SYM(S, ARRAY),
+                elt_type_name(S, jt_array_elt(base[0])), S->sp[-1]);
+  }
+  S->sp = base;
+  return r;
+}
+
 /* Element i of any array without ever signalling (the printer's safe mode):
 ** false when a displaced array's target no longer holds it. */
 bool jt_array_peek(jt_V a, size_t i, jt_V *out)

@@ -322,6 +322,7 @@ jt_V jt_make_array_from_contents(jt_State *S, int rank, jt_V contents);
 ** the head's name and its arguments): 1 or 0, or -1 when it is none. */
 int jt_array_typep(jt_State *S, jt_V v, const char *name, jt_V args);
 jt_V jt_array_type_of(jt_State *S, jt_V v);    /* SIMPLE-VECTOR, STRING, ARRAY, ... */
+jt_V jt_array_type_spec(jt_State *S, jt_V v);  /* type-of: (SIMPLE-VECTOR 3), ... */
 /* subtypep when a is an array type (ARRAY, VECTOR, STRING, BIT-VECTOR and
 ** their simple and compound forms): 1 or 0 against another array type,
 ** SEQUENCE or ATOM; -1 when a is none, or b is another type. */

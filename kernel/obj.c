@@ -658,7 +658,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
   switch (jt_type(v)) {
     case JT_TCONS: return JT_SYM(S, CONS);
     case JT_TSYMBOL: return jt_iskeyword(v) ? JT_SYM(S, KEYWORD) : JT_SYM(S, SYMBOL);
-    case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_of(S, v);
+    case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_spec(S, v);
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
     case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);

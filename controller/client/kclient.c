@@ -274,40 +274,51 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
-                           void (*progress)(const char *line), char *err, size_t errlen) {
+int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
+                       void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply) {
+  *reply = NULL;
   if (!req) {
-    snprintf(err, errlen, "cannot encode the request (is the text valid UTF-8?)");
-    return NULL;
+    snprintf(k->err, sizeof k->err, "cannot encode the request (is the text valid UTF-8?)");
+    return KCLIENT_UNSENT;
   }
   char fresh[33];
   if (!key) kclient_fresh_key(fresh);
   json_object_set_new(req, "key", json_string(key ? key : fresh));
   double until = now_s() + patience;
-  kclient k;
-  kclient_init(&k, "", dir);
+  int rc = KCLIENT_UNSENT;
   for (int tries = 0;; tries++) {
     json_t *rep = NULL;
-    int rc = kclient_connect(&k) ? KCLIENT_UNSENT : kclient_call(&k, json_incref(req), &rep, NULL);
-    kclient_close(&k);
-    int running = rc == KCLIENT_OK && kclient_key_running(rep);
-    if (rc == KCLIENT_OK && !running) {
+    int refused = k->fd < 0 && kclient_connect(k) != 0;  /* no kernel listens */
+    rc = refused ? KCLIENT_UNSENT : kclient_call(k, json_incref(req), &rep, intr);
+    if (rc == KCLIENT_OK && !kclient_key_running(rep)) {
       json_decref(req);
-      return rep;
+      *reply = rep;
+      return KCLIENT_OK;
     }
     json_decref(rep);
-    /* the first try never reached a kernel: nothing to retry */
-    if ((tries == 0 && rc == KCLIENT_UNSENT) || now_s() > until) break;
-    if (progress && (rc == KCLIENT_NO_REPLY || tries == 0))
-      progress(rc == KCLIENT_NO_REPLY ? "the connection to the kernel dropped before the reply; retrying with the "
-                                        "same key (the request will not run twice)"
-                                      : "the first try is still running; waiting for its outcome");
+    /* interrupted, or the first try found no kernel: nothing to retry */
+    if (rc == KCLIENT_INTERRUPTED || (tries == 0 && refused) || now_s() > until) break;
+    if (progress && (rc != KCLIENT_OK || tries == 0))
+      progress(rc != KCLIENT_OK ? "the connection to the kernel dropped before the reply; retrying with the "
+                                  "same key (the request will not run twice)"
+                                : "the first try is still running; waiting for its outcome");
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
   json_decref(req);
-  snprintf(err, errlen, "%s", k.err[0] ? k.err : "the kernel did not answer");
-  return NULL;
+  if (rc != KCLIENT_INTERRUPTED && !k->err[0]) snprintf(k->err, sizeof k->err, "the kernel did not answer");
+  return rc == KCLIENT_INTERRUPTED ? rc : KCLIENT_NO_REPLY;
+}
+
+json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
+                           void (*progress)(const char *line), char *err, size_t errlen) {
+  kclient k;
+  kclient_init(&k, "", dir);
+  json_t *rep;
+  int rc = kclient_call_keyed(&k, req, key, patience, progress, NULL, &rep);
+  kclient_close(&k);
+  if (rc != KCLIENT_OK) snprintf(err, errlen, "%s", k.err);
+  return rc == KCLIENT_OK ? rep : NULL;
 }
 
 /* ------------------------------------------------------------ replies */

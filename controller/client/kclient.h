@@ -77,15 +77,22 @@ void kclient_fresh_key(char out[33]);
 ** (come back for its outcome). */
 int kclient_key_running(json_t *reply);
 
-/* kclient_once for a transaction that must not run twice: req (stolen, a
-** call or an act) gets the idempotency key `key` (NULL: a fresh random
-** one).  When the connection drops before the reply (the kernel was
-** restarted or killed), or the kernel says the first try is still running,
-** it reconnects and sends the same request again, with the same key, for up
-** to `patience` seconds: the kernel replays the first try's outcome if it
-** ran, or runs it if it did not.  progress (may be NULL) is called before
-** each retry with a line for people.  The reply (its "replayed" member says
-** it was recorded earlier), or NULL with the reason in err. */
+/* kclient_call for a transaction that must not run twice, on k (connected
+** or not): req (stolen, a call or an act) gets the idempotency key `key`
+** (NULL: a fresh random one).  When the connection drops before the reply
+** (the kernel was restarted or killed, or closed an idle connection), or
+** the kernel says the first try is still running, it reconnects and sends
+** the same request again, with the same key, for up to `patience` seconds:
+** the kernel replays the first try's outcome if it ran, or runs it if it
+** did not.  progress (may be NULL) is called before a retry with a line
+** for people.  KCLIENT_OK (*reply set, its "replayed" member says it was
+** recorded earlier), KCLIENT_INTERRUPTED, or KCLIENT_NO_REPLY (no kernel,
+** or none answered in time; k->err says why). */
+int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
+                       void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply);
+
+/* kclient_call_keyed on a connection of its own: the reply, or NULL with
+** the reason in err (errlen bytes).  req is stolen. */
 json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,
                            void (*progress)(const char *line), char *err, size_t errlen);
 

@@ -28,42 +28,21 @@ json_t *sess_call(sess_Session *s, json_t *req) {
   return NULL;
 }
 
+static void retry_progress(const char *line) { fprintf(stderr, "jiti session: %s\n", line); }
+
 /* An act carries an idempotency key: when the connection drops before its
-** reply (the kernel was restarted), the session reconnects and sends it
-** again with the same key for up to 30 s; the kernel replays the outcome if
-** it ran, so a step never runs twice. */
+** reply (the kernel was restarted), it is sent again with the same key for
+** up to 30 s (kclient_call_keyed), so a step never runs twice. */
 static json_t *act_keyed(sess_Session *s, json_t *req) {
-  char key[33];
-  kclient_fresh_key(key);
-  json_object_set_new(req, "key", json_string(key));
-  double until = mono() + 30;
-  int said = 0;
-  for (;;) {
-    json_t *rep = NULL;
-    double t0 = mono();
-    int rc = s->k->fd >= 0 || kclient_connect(s->k) == 0 ? kclient_call(s->k, json_incref(req), &rep, s->intr)
-                                                         : KCLIENT_UNSENT;
-    s->t.kernel_seconds += mono() - t0;
-    s->kernel_calls++;
-    if (rc == KCLIENT_OK && !kclient_key_running(rep)) {
-      json_decref(req);
-      return rep;
-    }
-    json_decref(rep);
-    if (rc == KCLIENT_INTERRUPTED) {
-      json_decref(req);
-      return NULL;
-    }
-    if (mono() > until) break;
-    if (!said++)
-      fprintf(stderr, "jiti session: the connection to the kernel dropped before the action's reply; retrying "
-                      "with its key (it will not run twice)\n");
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-  }
-  json_decref(req);
-  fprintf(stderr, "jiti session: lost the connection to the kernel of %s (is it still running? 'jiti status "
-                  "--store %s')\n", s->o->store, s->o->store);
+  json_t *rep;
+  double t0 = mono();
+  int rc = kclient_call_keyed(s->k, req, NULL, 30, retry_progress, s->intr, &rep);
+  s->t.kernel_seconds += mono() - t0;
+  s->kernel_calls++;
+  if (rc == KCLIENT_OK) return rep;
+  if (rc != KCLIENT_INTERRUPTED)
+    fprintf(stderr, "jiti session: lost the connection to the kernel of %s (is it still running? 'jiti status "
+                    "--store %s')\n", s->o->store, s->o->store);
   return NULL;
 }
 

@@ -202,6 +202,14 @@
 (is (simple-string-p (make-string 2)))
 (is-equal (let ((*print-array* nil)) (subseq (prin1-to-string (vector 1 2)) 0 2)) "#<")
 
+;;; type-of an array: a compound type, as SBCL gives it
+(is-equal (type-of (vector 1 2)) '(simple-vector 2))
+(is-equal (type-of (make-string 3)) '(simple-array character (3)))
+(is-equal (type-of (make-array 3 :element-type 'bit)) '(simple-bit-vector 3))
+(is-equal (type-of (make-array 5 :fill-pointer 2)) '(vector t 5))
+(is-equal (type-of (make-array '(2 2))) '(simple-array t (2 2)))
+(is-equal (type-of (make-array '(2 2) :adjustable t)) '(array t (2 2)))
+(is (typep "abc" (type-of "abc")))
 ;;; subtypep of array types: simpleness, element type, rank and dimensions
 (is-equal (multiple-value-list (subtypep 'simple-string 'string)) '(t t))
 (is-equal (multiple-value-list (subtypep 'string 'vector)) '(t t))
