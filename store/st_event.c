@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "jtext.h"
 #include "st_int.h"
 
 #define HEAD_MAX 2048   /* bytes of the original kept in a truncated record */
@@ -90,24 +91,25 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max) {
 static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **out, size_t *len) {
   json_object_del(src, "seq");
   json_object_del(src, "time");
-  char head[64];
-  int h = snprintf(head, sizeof head, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq,
-                   (long long)now);
-  char *body = json_dumps(src, JSON_COMPACT | JSON_ENSURE_ASCII);
-  size_t bl = body ? strlen(body) : 0;
-  char *text = body ? malloc((size_t)h + bl + 1) : NULL;
-  if (!text) {
-    free(body);
+  size_t cap = 512, n;
+  char *text = malloc(cap);
+  if (!text) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+  n = (size_t)snprintf(text, cap, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq, (long long)now);
+  size_t h = n;
+  /* then ",members}" (src's text less its "{"), or, for {}, "}" */
+  char *room = NULL;
+  if (jtext_append(src, 1, &text, &n, &cap) != 0 || !(room = n + 2 > cap ? realloc(text, n + 2) : text)) {
+    free(text);
     return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
   }
-  memcpy(text, head, (size_t)h);  /* then ",members}" or, for {}, "}" */
-  if (bl > 2) {
+  text = room;
+  if (n - h > 2) {
     text[h] = ',';
-    memcpy(text + h + 1, body + 1, bl);  /* "members}" and the NUL */
   } else {
-    memcpy(text + h, "}", 2);
+    n = h;
+    text[n++] = '}';
   }
-  free(body);
+  text[n] = '\0';
   size_t full = strlen(text);
   if (full > STORE_EVENT_MAX) {
     /* Too long: keep what identifies it and the start of the text. */

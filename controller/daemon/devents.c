@@ -46,7 +46,7 @@ void devents_add(Daemon *D, json_t *ev) {
 
 static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   Daemon *D = arg;
-  (void)seq;
+  D->events.told = seq;
   for (int i = 0; i < D->nclients; i++)
     if (D->clients[i]->subscribed) dclients_line(D->clients[i], json, len);
   return 0;
@@ -72,11 +72,28 @@ void devents_flush(Daemon *D) {
 void devents_written(Daemon *D, uint64_t first) {
   EventBuf *b = &D->events;
   /* everything from first on: the daemon is the store's only writer, so
-  ** that is what was just written (with a revision: one more, its outcome) */
-  if (first && D->subscribers) store_events_read(D->s, first, 0, 0, fan_out, D);
+  ** that is what was just written (with a revision: one more, its outcome);
+  ** and before it, the events of groups still syncing, durable now that
+  ** this commit synced in full (they are told in order) */
+  if (first && D->subscribers) {
+    uint64_t told = D->events.told;
+    store_events_read(D->s, told && told < first ? told + 1 : first, 0, 0, fan_out, D);
+  } else if (!D->subscribers) {
+    D->events.told = 0;
+  }
   for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
   dlog_flush(D);  /* the transactions' log lines go with their events */
+}
+
+void devents_tell(Daemon *D, uint64_t first, size_t n) {
+  if (!D->subscribers) {
+    D->events.told = 0;
+    return;
+  }
+  if (!first || !n || D->events.told >= first + n - 1) return;   /* told already */
+  uint64_t from = D->events.told >= first ? D->events.told + 1 : first;
+  store_events_read(D->s, from, (size_t)(first + n - from), 0, fan_out, D);
 }
 
 double devents_due(Daemon *D) {
