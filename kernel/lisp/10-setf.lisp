@@ -122,8 +122,9 @@
 ;; evaluated, left to right, before any place is written.
 (defmacro psetf (&environment env &rest pairs)
   (when (oddp (length pairs)) (error 'program-error))
-  ;; A loop of its own, not do: do steps with psetq, which is this macro
-  ;; (below), and the library's macros are analysed at their first use.
+  ;; A loop of its own, not do: do steps with psetq, which expands into
+  ;; this macro (below), and the library's macros are analysed at their
+  ;; first use.
   (let ((bindings nil) (setters nil) (p pairs))
     (tagbody
      next
