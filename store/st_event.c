@@ -102,10 +102,14 @@ static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **b
   memcpy(*buf, head, n);
   size_t h = n;
   /* then ",members}" (src's text less its "{"), or, for {}, "}" */
-  char *room = NULL;
-  if (jtext_append(src, 1, buf, &n, cap) != 0 || !(room = n + 2 > *cap ? realloc(*buf, n + 2) : *buf))
+  if (jtext_append(src, 1, buf, &n, cap) != 0)
     return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
-  if (room != *buf) *buf = room, *cap = n + 2;
+  if (n + 2 > *cap) {
+    char *room = realloc(*buf, n + 2);
+    if (!room) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    *buf = room;
+    *cap = n + 2;
+  }
   char *text = *buf;
   if (n - h > 2) {
     text[h] = ',';
