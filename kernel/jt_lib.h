@@ -196,6 +196,10 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type);
 jt_V jt_type_of(jt_State *S, jt_V v);
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
 jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
+/* The function of (object stream) a structure type's :print-function or
+** :print-object option gave, own or inherited, or NIL (also for anything
+** not a structure). */
+jt_V jt_struct_printer(jt_V obj);
 
 /* ------------------------------------------------------- argument checks */
 
