@@ -1112,7 +1112,10 @@ static void fmt_char(Fmt *F, const Dir *d, jt_V v)
   uint32_t c = jt_charcode(v);
   if (d->at && !d->colon) {
     jt_print(S, F->stream, v, true);
-  } else if (d->colon && (c <= ' ' || (c >= 0x7F && c <= 0xA0))) {
+  } else if (d->colon && jt_char_name_of(c) != NULL) {
+    const char *name = jt_char_name_of(c);   /* Space too, though graphic */
+    out_ascii(F, name, strlen(name));
+  } else if (d->colon && (c < ' ' || (c >= 0x7F && c <= 0xA0))) {
     /* A named character: the printer's name, without the #\ prefix. */
     jt_V s = jt_print_to_string(S, v, true);
     JT_ROOT(S, s);

@@ -426,7 +426,9 @@ static void print_char(Printer *P, uint32_t c)
 {
   if (!P->escape) { out_char(P, c); return; }
   out_ascii(P, "#\\");
-  const char *name = jt_char_name_of(c);
+  /* Space is graphic: printed as itself (#\ followed by a space), as SBCL
+  ** does, so output compared with SBCL's matches; it reads back. */
+  const char *name = c == ' ' ? NULL : jt_char_name_of(c);
   if (name) {
     out_ascii(P, name);
   } else if (is_graphic(c)) {

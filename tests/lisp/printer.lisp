@@ -51,8 +51,9 @@
 (is-print "a\\b" "\"a\\\\b\"")
 (is-print #\a "#\\a")
 (is-print #\A "#\\A")
-;; SBCL prints #\Space as "#\ " (allowed); jiti uses the name.
-#-sbcl (is-print #\Space "#\\Space")
+;; Space is graphic: printed as itself, as SBCL does.
+(is-print #\Space "#\\ ")
+(is-print (list #\Space #\a) "(#\\  #\\a)")
 (is-eql (read-from-string (prin1-to-string #\Space)) #\Space)
 (is-print #\Newline "#\\Newline")
 (is-print #\( "#\\(")
