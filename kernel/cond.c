@@ -188,18 +188,19 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     print_to(S, stream, slot(S, cond, JT_SYM(S, NAME)), true);
     jt_stream_puts(S, stream, " is undefined.");
   } else if (cond_typep(S, cond, JT_SYM(S, ARITHMETIC_ERROR))) {
-    jt_stream_puts(S, stream, "Arithmetic error ");
+    /* worded as SBCL words it: programs print these reports */
+    jt_stream_puts(S, stream, "arithmetic error ");
     print_to(S, stream, jt_layout_(jt_struct_(cond)->layout)->name, true);
     jt_stream_puts(S, stream, " signalled");
     jt_V op = slot(S, cond, JT_SYM(S, OPERATION));
     if (op != JT_NIL) {
-      jt_stream_puts(S, stream, ": operation was ");
+      jt_stream_puts(S, stream, "\nOperation was ");
       jt_V form = jt_cons(S, op, slot(S, cond, JT_SYM(S, OPERANDS)));
       print_to(S, stream, form, true);
+      jt_stream_puts(S, stream, ".");
     }
-    jt_stream_puts(S, stream, ".");
   } else {
-    jt_stream_puts(S, stream, "Condition of type ");
+    jt_stream_puts(S, stream, "Condition ");
     print_to(S, stream, jt_layout_(jt_struct_(cond)->layout)->name, true);
     jt_stream_puts(S, stream, " was signalled.");
   }

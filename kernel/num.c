@@ -49,6 +49,18 @@ JT_NORETURN static void div_zero(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, DIVISION_BY_ZERO), op, a, b);
 }
 
+/* Division of a by zero in /, floor, ceiling, truncate, round, mod or rem:
+** reported, as SBCL reports it, as the division (/ a b) with the operands
+** after float contagion, since programs print the report. */
+JT_NORETURN static void quotient_by_zero(jt_State *S, jt_V a, jt_V b) {
+  JT_ROOT(S, a);
+  JT_ROOT(S, b);
+  if (jt_isfloat(a) && jt_isrational(b)) b = jt_make_float(S, jt_to_double(S, b));
+  else if (jt_isfloat(b) && jt_isrational(a)) a = jt_make_float(S, jt_to_double(S, a));
+  JT_UNROOT(S, 2);
+  div_zero(S, "/", a, b);
+}
+
 JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
 }
@@ -390,7 +402,7 @@ static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
     case OP_SUB: r = x - y; break;
     case OP_MUL: r = x * y; break;
     default:
-      if (y == 0.0) div_zero(S, "/", a, b);
+      if (y == 0.0) quotient_by_zero(S, a, b);
       r = x / y;
       break;
     }
@@ -646,7 +658,7 @@ static void divide_float(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
   double xd = jt_to_double(S, x), yd = 1.0;
   if (y != JT_NOVALUE) {
     yd = jt_to_double(S, y);
-    if (yd == 0.0) div_zero(S, RND_NAMES[mode], x, y);
+    if (yd == 0.0) quotient_by_zero(S, x, y);
   }
   double div = xd / yd;
   if (!isfinite(div)) overflow(S, RND_NAMES[mode], x, y);
@@ -715,7 +727,7 @@ static void divide(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
     }
     y = jt_mkfix(1);
   }
-  if (y == jt_mkfix(0)) div_zero(S, RND_NAMES[mode], x, y);
+  if (y == jt_mkfix(0)) quotient_by_zero(S, x, y);
   jt_V q, r = JT_NIL;
   JT_ROOT(S, x);
   JT_ROOT(S, y);
@@ -1298,7 +1310,7 @@ JT_FN(f_mod) {
     if (r != 0 && (r ^ y) < 0) r += y;
     return jt_mkfix(r);
   }
-  if (is_zero(check_real(S, b))) div_zero(S, "MOD", check_real(S, a), b);
+  if (is_zero(check_real(S, b))) quotient_by_zero(S, check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_FLOOR, a, b, false, &q, &r);
   return r;
@@ -1308,7 +1320,7 @@ JT_FN(f_rem) {
   jt_V a = argv[0], b = argv[1];
   if (jt_isfix(a) && jt_isfix(b) && b != jt_mkfix(0))
     return jt_mkfix(jt_fixval(a) % jt_fixval(b));
-  if (is_zero(check_real(S, b))) div_zero(S, "REM", check_real(S, a), b);
+  if (is_zero(check_real(S, b))) quotient_by_zero(S, check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_TRUNC, a, b, false, &q, &r);
   return r;
@@ -1887,6 +1899,23 @@ static bool is_blank(uint32_t c) {
          c == 0x0b;
 }
 
+/* parse-integer's parse-error, worded as SBCL words it: programs print
+** these reports.  `blank`: the substring holds only whitespace. */
+JT_NORETURN static void parse_integer_fail(jt_State *S, jt_V str, bool blank) {
+  jt_V *base = S->sp;
+  jt_V args[4];
+  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
+  args[1] = jt_string_from_cstr(S, blank ? "no non-whitespace characters in string ~S."
+                                         : "junk in string ~S");
+  JT_PUSH(S, args[1]);
+  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
+  args[3] = jt_list(S, 1, str);
+  JT_PUSH(S, args[3]);
+  jt_V cond = jt_make_condition(S, JT_SYM(S, PARSE_ERROR), 4, args);
+  S->sp = base;
+  jt_signal_error(S, cond);
+}
+
 JT_FN(f_parse_integer) {
   jt_V str = jt_check_string(S, argv[0]);
   static const int keys[] = {JT_S_K_START, JT_S_K_END, JT_S_K_RADIX,
@@ -1914,6 +1943,7 @@ JT_FN(f_parse_integer) {
   const uint32_t *cs = jt_str_(str)->chars;
   size_t i = start;
   while (i < end && is_blank(cs[i])) i++;
+  bool blank = i == end;
   bool neg = false;
   if (i < end && (cs[i] == '+' || cs[i] == '-')) neg = cs[i++] == '-';
   size_t first = i;
@@ -1922,10 +1952,7 @@ JT_FN(f_parse_integer) {
   if (!junk_ok) {
     size_t k = i;
     while (k < end && is_blank(cs[k])) k++;
-    if (ndigits == 0 || k < end)
-      jt_errorc(S, JT_SYM(S, PARSE_ERROR), "PARSE-INTEGER: %s in the string "
-                "between positions %zu and %zu", ndigits == 0 ? "no digits"
-                : "junk after the digits", start, end);
+    if (ndigits == 0 || k < end) parse_integer_fail(S, str, blank);
     i = end;
   }
   if (ndigits == 0) return jt_values2(S, JT_NIL, jt_mkfix((intptr_t)i));
