@@ -74,6 +74,7 @@ static const struct { const char *supers[3]; int kind; } builtin_classes[] = {
   /* RATIO */ {{"RATIONAL"}, JT_CLASS_BUILTIN},
   /* FLOAT */ {{"REAL"}, JT_CLASS_BUILTIN},
   /* DOUBLE-FLOAT */ {{"FLOAT"}, JT_CLASS_BUILTIN},
+  /* SINGLE-FLOAT */ {{"FLOAT"}, JT_CLASS_BUILTIN},
   /* CHARACTER */ {{"T"}, JT_CLASS_BUILTIN},
   /* SYMBOL */ {{"T"}, JT_CLASS_BUILTIN},
   /* SEQUENCE */ {{"T"}, JT_CLASS_BUILTIN},

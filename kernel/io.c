@@ -762,6 +762,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, PRINT_PRETTY), JT_NIL}, {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)},
     {JT_SYM(S, PRINT_ARRAY), JT_T},
     {JT_SYM(S, READ_BASE), jt_mkfix(10)}, {JT_SYM(S, STANDARD_INPUT), S->stdin_stream},
+    {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)},
     {JT_SYM(S, READ_EVAL), JT_NIL}, {JT_SYM(S, READ_SUPPRESS), JT_NIL},
     {JT_SYM(S, PRINT_GENSYM), JT_T}, {JT_SYM(S, MACROEXPAND_HOOK), JT_SYM(S, FUNCALL)},
     {JT_SYM(S, FEATURES), jt_list(S, 2, jt_intern_keyword(S, "JITI"), jt_intern_keyword(S, "COMMON-LISP"))},

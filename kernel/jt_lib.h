@@ -62,7 +62,10 @@ void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val);
 jt_V jt_cons(jt_State *S, jt_V car, jt_V cdr);
 jt_V jt_list(jt_State *S, int n, ...);       /* arguments need no rooting */
 jt_V jt_list_from(jt_State *S, int n, const jt_V *items);
-jt_V jt_make_float(jt_State *S, double d);
+jt_V jt_make_float(jt_State *S, double d);   /* a double-float */
+/* A float of either format: d rounded to a single-float when `single`
+** (the result may be infinite: callers check the range). */
+jt_V jt_make_float_as(jt_State *S, double d, bool single);
 jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill);
 jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
@@ -261,7 +264,8 @@ char *jt_buf_cstr(jt_Buf *b);  /* for display: NUL characters shown as U+2400 */
 
 /* ----------------------------------------------------------------- numbers
 ** num.c.  Integers are fixnums when they fit, bignums otherwise; ratios are
-** canonical (an integral ratio is an integer).  Floats are double-floats. */
+** canonical (an integral ratio is an integer).  Floats are double-floats or
+** single-floats (JT_FLOAT_SINGLE, jt_obj.h), with SBCL's contagion rules. */
 
 jt_V jt_make_integer(jt_State *S, int64_t n);
 jt_V jt_make_integer_mpz(jt_State *S, mpz_srcptr z);   /* normalises */
@@ -273,6 +277,9 @@ jt_V jt_num_add(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_sub(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_mul(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_div(jt_State *S, jt_V a, jt_V b);
+/* The real x as a float of the given format (floating-point-overflow when
+** out of its range). */
+jt_V jt_num_to_float(jt_State *S, jt_V x, bool single);
 int jt_num_cmp(jt_State *S, jt_V a, jt_V b);   /* reals: -1, 0, 1 */
 bool jt_num_equal(jt_State *S, jt_V a, jt_V b);  /* = */
 bool jt_num_eql(jt_V a, jt_V b);  /* same type and value */
@@ -281,9 +288,13 @@ uint64_t jt_num_hash(jt_V v);     /* consistent with jt_num_eql */
 ** syntax.  Handles integers (trailing '.' = decimal), ratios, floats with
 ** e/d/f/s exponents. */
 jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
-/* Append the printed representation to `out` (floats always readable, e.g.
-** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
-** suppressed since *read-default-float-format* is double-float). */
+/* Whether *read-default-float-format* is single-float (or short-float):
+** what a float without exponent marker, or with e, reads as, and the
+** format printed without a marker. */
+bool jt_num_default_single(jt_State *S);
+/* Append the printed representation to `out`: floats as SBCL prints them,
+** readable, with an exponent marker when not of the default format
+** ("1.0", "1.0d0", "1.5d20"). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
 /* The fuel that printing a big integer or ratio costs, and charging it (num.c). */
 uint64_t jt_num_print_cost(jt_V num);

@@ -206,6 +206,9 @@ typedef struct jt_Package {
   jt_V doc;         /* documentation string or NIL */
 } jt_Package;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
+/* A float: a double-float, or a single-float (flagged JT_FLOAT_SINGLE)
+** whose d holds a C float's value exactly. */
+#define JT_FLOAT_SINGLE 0x0001
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 
 /* Hash tables keep insertion order: entries[] holds pairs in order, index[]
@@ -427,6 +430,7 @@ typedef struct jt_Foreign {
 #define jt_isbig(v)     jt_is(v, JT_TBIGNUM)
 #define jt_isratio(v)   jt_is(v, JT_TRATIO)
 #define jt_isfloat(v)   jt_is(v, JT_TFLOAT)
+#define jt_issingle(v)  (jt_isfloat(v) && (jt_o(v)->flags & JT_FLOAT_SINGLE))
 #define jt_isinteger(v) (jt_isfix(v) || jt_isbig(v))
 #define jt_isrational(v) (jt_isinteger(v) || jt_isratio(v))
 #define jt_isreal(v)    (jt_isrational(v) || jt_isfloat(v))

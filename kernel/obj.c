@@ -48,6 +48,16 @@ jt_V jt_make_float(jt_State *S, double d) {
   return (jt_V)f;
 }
 
+jt_V jt_make_float_as(jt_State *S, double d, bool single) {
+  jt_Float *f = (jt_Float *)jt_alloc(S, JT_TFLOAT, sizeof(jt_Float));
+  if (single) {
+    f->h.flags |= JT_FLOAT_SINGLE;
+    d = (double)(float)d;
+  }
+  f->d = d;
+  return (jt_V)f;
+}
+
 jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill) {
   JT_PUSH(S, fill);
   jt_Vector *v = (jt_Vector *)jt_alloc(S, JT_TVECTOR, sizeof(jt_Vector));
@@ -514,7 +524,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "CONCATENATED-STREAM")) return 0;
       break;
     case 'D':
-      if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       break;
     case 'E':
       /* every character is a base character; the other stream kinds,
@@ -538,7 +548,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
-      if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
@@ -559,7 +569,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
       if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
-      if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_issingle(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
       if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
@@ -608,8 +618,11 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       jt_V up = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "UPGRADED-COMPLEX-PART-TYPE")), 1, pt);
       return jt_typep(S, jt_complex_(v)->re, up);
     }
-    if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
-      return jt_isfloat(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, FLOAT)) return jt_isfloat(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, DOUBLE_FLOAT) || sym_is(head, "LONG-FLOAT"))
+      return jt_isfloat(v) && !jt_issingle(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, SINGLE_FLOAT) || sym_is(head, "SHORT-FLOAT"))
+      return jt_issingle(v) && in_range(S, v, type);
     if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
       return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0 && jt_num_cmp(S, v, jt_car(jt_cdr(type))) < 0;
     if (head == JT_SYM(S, UNSIGNED_BYTE)) {
@@ -661,7 +674,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_spec(S, v);
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
-    case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
+    case JT_TFLOAT: return jt_issingle(v) ? JT_SYM(S, SINGLE_FLOAT) : JT_SYM(S, DOUBLE_FLOAT);
     case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
     case JT_TRANDOM: return jt_intern(S, "RANDOM-STATE");
     case JT_TPACKAGE: return jt_intern(S, "PACKAGE");

@@ -1305,9 +1305,10 @@ JT_FN(f_coerce) {
   if (type == JT_SYM(S, FLOAT) || type == JT_SYM(S, DOUBLE_FLOAT) ||
       type == JT_SYM(S, SINGLE_FLOAT) || jt_lisp_sym_named(S, type, "SHORT-FLOAT") ||
       jt_lisp_sym_named(S, type, "LONG-FLOAT")) {
-    if (jt_isfloat(x)) return x;
-    if (!jt_isrational(x)) jt_type_error(S, x, JT_SYM(S, REAL));
-    return jt_make_float(S, jt_to_double(S, x));
+    if (!jt_isreal(x)) jt_type_error(S, x, JT_SYM(S, REAL));
+    if (type == JT_SYM(S, FLOAT)) return jt_isfloat(x) ? x : jt_num_to_float(S, x, true);
+    bool single = type == JT_SYM(S, SINGLE_FLOAT) || jt_lisp_sym_named(S, type, "SHORT-FLOAT");
+    return jt_num_to_float(S, x, single);
   }
   if (type == JT_SYM(S, FUNCTION)) {
     if (jt_isfunction(x)) return x;
@@ -1322,13 +1323,16 @@ JT_FN(f_coerce) {
     ** a complex with float parts */
     if (!jt_isnumber(x)) jt_type_error(S, x, JT_SYM(S, NUMBER));
     jt_V pt = jt_iscons(type) && jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : JT_NIL;
-    bool floats = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    /* the part format: the part type's, else the number's own */
+    bool dbl = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    bool sgl = pt != JT_NIL && jt_typep(S, jt_make_float_as(S, 0.0, true), pt);
     jt_V re = jt_realpart(x), im = jt_imagpart(S, x);
-    if (!floats && !jt_isfloat(re)) return x;
+    if (!dbl && !sgl && !jt_isfloat(re)) return x;
+    bool single = sgl && !dbl ? true : dbl && !sgl ? false : !jt_isfloat(re) || jt_issingle(re);
     JT_PUSH(S, im);
-    re = jt_make_float(S, jt_to_double(S, re));
+    re = jt_num_to_float(S, re, single);
     JT_PUSH(S, re);
-    im = jt_make_float(S, jt_to_double(S, S->sp[-2]));
+    im = jt_num_to_float(S, S->sp[-2], single);
     jt_V r = jt_make_complex(S, S->sp[-1], im);
     JT_POP(S, 2);
     return r;
