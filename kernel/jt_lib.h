@@ -417,6 +417,17 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 
 /* ---------------------------------------------------------------- printer */
 
+/* pretty.c.  The printer records marks, pairs (kind, position in the flat
+** text): where a list (or a function call, or a vector) opens, where a
+** space separates two of its elements, and the position after it closes.
+** jt_pretty_layout returns the text laid out in lines of at most `width`
+** columns, the first starting at column col0 (malloc'd, its length in
+** *outlen; NULL when out of memory). */
+enum { JT_PP_OPEN = 1, JT_PP_OPEN_VEC, JT_PP_OPEN_CALL, JT_PP_SEP, JT_PP_LINEAR,
+       JT_PP_CLOSE };   /* SEP: a fill newline's space, LINEAR: a linear one's */
+uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
+                           size_t nmarks, size_t col0, size_t width, size_t *outlen);
+
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape);

@@ -382,6 +382,7 @@ typedef struct jt_Method {
 enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
 #define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
 #define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
+#define JT_STREAM_PRETTY 0x0004  /* the printer's own, capturing text to lay out */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
   jt_V buffer;  /* the string written to or read from */
