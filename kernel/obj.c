@@ -666,8 +666,28 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
 jt_V jt_type_of(jt_State *S, jt_V v) {
   if (v == JT_NIL) return JT_SYM(S, NULL_);
   if (v == JT_T) return JT_SYM(S, BOOLEAN);
-  if (jt_isfix(v)) return JT_SYM(S, FIXNUM);
-  if (jt_ischar(v)) return JT_SYM(S, CHARACTER);
+  /* integers and characters are named as SBCL names them, since programs
+  ** print what type-of says: BIT, (INTEGER 0 most-positive-fixnum),
+  ** FIXNUM (negative), (INTEGER most-positive-fixnum+1), BIGNUM
+  ** (negative); STANDARD-CHAR, BASE-CHAR (other ASCII) or CHARACTER */
+  if (jt_isfix(v)) {
+    intptr_t n = jt_fixval(v);
+    if (n == 0 || n == 1) return jt_intern(S, "BIT");
+    if (n < 0) return JT_SYM(S, FIXNUM);
+    return jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), jt_mkfix(JT_FIXMAX));
+  }
+  if (jt_ischar(v)) {
+    uint32_t c = jt_charcode(v);
+    if (c == '\n' || (c >= 32 && c <= 126)) return JT_SYM(S, STANDARD_CHAR);
+    return c < 128 ? jt_intern(S, "BASE-CHAR") : JT_SYM(S, CHARACTER);
+  }
+  if (jt_isbig(v) && mpz_sgn(jt_big_(v)->z) > 0) {
+    jt_V lo = jt_num_add(S, jt_mkfix(JT_FIXMAX), jt_mkfix(1));
+    JT_ROOT(S, lo);
+    jt_V r = jt_list(S, 2, JT_SYM(S, INTEGER), lo);
+    JT_UNROOT(S, 1);
+    return r;
+  }
   switch (jt_type(v)) {
     case JT_TCONS: return JT_SYM(S, CONS);
     case JT_TSYMBOL: return jt_iskeyword(v) ? JT_SYM(S, KEYWORD) : JT_SYM(S, SYMBOL);

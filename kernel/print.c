@@ -806,7 +806,11 @@ static jt_V report_string(Printer *P, jt_V cond)
   if (!P->safe) {
     jt_V ss = jt_make_string_stream(S);
     JT_PUSH(S, ss);
+    /* inside #<...> a report stays on one line */
+    size_t nbind = S->nbind;
+    jt_bind(S, JT_SYM(S, PRINT_PRETTY), JT_NIL);
     jt_condition_report(S, ss, cond);
+    jt_unbind_to(S, nbind);
     jt_V r = jt_stream_contents(S, ss, false);
     JT_POP(S, 1);
     return r;
@@ -821,7 +825,11 @@ static jt_V report_string(Printer *P, jt_V cond)
   if (_setjmp(j.jb) == 0) {
     jt_V ss = jt_make_string_stream(S);
     JT_PUSH(S, ss);
+    /* the host's messages keep a report on one line too */
+    size_t nbind = S->nbind;
+    jt_bind(S, JT_SYM(S, PRINT_PRETTY), JT_NIL);
     jt_condition_report(S, ss, cond);
+    jt_unbind_to(S, nbind);
     *slot = jt_stream_contents(S, ss, false);
     JT_POP(S, 1);
     jt_jmp_pop(S, &j);
@@ -1221,7 +1229,7 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
   ** elements' print-object methods print inside it goes into the capture
   ** and stays as it is. */
   bool layout = P.pretty && !(jt_o(target)->flags & JT_STREAM_PRETTY) &&
-                (jt_iscons(v) || jt_isstruct(v) ||
+                (jt_iscons(v) || (jt_isstruct(v) && !jt_is_condition(v)) ||
                  (jt_arrayp(v) && !jt_stringp(v) && !jt_bit_vector_p(v)));
   if (layout) {
     P.stream = jt_make_string_stream(S);

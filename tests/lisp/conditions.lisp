@@ -904,4 +904,18 @@
 (is-equal (cnd-report (lambda () (let ((n 0)) (assert (< (incf n) 5)) n))) :no-error)
 (is-eql (let ((n 0)) (assert (< (incf n) 5)) n) 1)   ; the argument is evaluated once
 
+;;; a type-error's report: on four lines under *print-pretty*, indented from
+;;; where it starts, with an empty line after a datum that takes more
+(defun cnd-plus-one (x) (+ x 1))
+(is-equal (let ((*print-pretty* t))
+            (handler-case (cnd-plus-one "a") (type-error (e) (format nil "Error: ~a|" e))))
+          (format nil "Error: The value~%         \"a\"~%       is not of type~%         NUMBER|"))
+(is-equal (let ((*print-pretty* t))
+            (handler-case (cnd-plus-one (loop for i below 40 collect i))
+              (type-error (e) (format nil "~a" e))))
+          (format nil "The value~%  (0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28~%   29 30 31 32 33 34 35 36 37 38 39)~%~%is not of type~%  NUMBER"))
+(is-equal (let ((*print-pretty* nil))
+            (handler-case (cnd-plus-one "a") (type-error (e) (format nil "~a" e))))
+          "The value \"a\" is not of type NUMBER")
+
 (done)

@@ -307,4 +307,11 @@
 (is-equal (prin1-to-string 1.5f0) "1.5f0")
 (is-equal (prin1-to-string 1.5d0) "1.5")
 
+;;; type-of names integers as SBCL does
+(is-equal (mapcar #'type-of (list 0 1 2 -1 most-positive-fixnum (1+ most-positive-fixnum)
+                                  (- (expt 2 70))))
+          (list 'bit 'bit (list 'integer 0 most-positive-fixnum) 'fixnum
+                (list 'integer 0 most-positive-fixnum) (list 'integer (1+ most-positive-fixnum))
+                'bignum))
+
 (done)
