@@ -747,6 +747,10 @@ static const jt_Reg io_fns[] = {
 /* The printer's and reader's control variables, declared special, with
 ** their standard values (those of with-standard-io-syntax that this Lisp
 ** has): at start-up, and again whenever the host wants them back. */
+/* A variable already holding its standard value is left alone: a store
+** would cost a copy in every open checkpoint (the world layer saves what
+** the barrier sees), and the hosts reset before and after every
+** transaction. */
 void jt_reset_io_syntax(jt_State *S)
 {
   jt_V out = S->stdout_stream;
@@ -765,17 +769,26 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)},
     {JT_SYM(S, READ_EVAL), JT_NIL}, {JT_SYM(S, READ_SUPPRESS), JT_NIL},
     {JT_SYM(S, PRINT_GENSYM), JT_T}, {JT_SYM(S, MACROEXPAND_HOOK), JT_SYM(S, FUNCALL)},
-    {JT_SYM(S, FEATURES), jt_list(S, 2, jt_intern_keyword(S, "JITI"), jt_intern_keyword(S, "COMMON-LISP"))},
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     jt_Symbol *s = jt_symobj(S, vars[i].sym);
     s->h.flags |= JT_SYM_SPECIAL;
-    JT_SET(S, s, s->value, vars[i].value);
+    if (s->value != vars[i].value) JT_SET(S, s, s->value, vars[i].value);
   }
+  /* *features*: (:JITI :COMMON-LISP), a fresh list unless the one there
+  ** still is exactly that (it may have been changed in place) */
+  jt_V jiti = jt_intern_keyword(S, "JITI"), cl = jt_intern_keyword(S, "COMMON-LISP");
+  jt_Symbol *f = jt_symobj(S, JT_SYM(S, FEATURES));
+  f->h.flags |= JT_SYM_SPECIAL;
+  jt_V v = f->value;
+  if (!(jt_iscons(v) && jt_car(v) == jiti && jt_iscons(jt_cdr(v)) && jt_car(jt_cdr(v)) == cl &&
+        jt_cdr(jt_cdr(v)) == JT_NIL))
+    JT_SET(S, f, f->value, jt_list(S, 2, jiti, cl));
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));
-    JT_SET(S, s, s->value, jt_world_current_package(S));
+    jt_V pkg = jt_world_current_package(S);
+    if (s->value != pkg) JT_SET(S, s, s->value, pkg);
   }
 }
 

@@ -33,6 +33,12 @@ int jiti_checkpoint(jiti_State *S);
 void jiti_restore(jiti_State *S);
 /* Keep everything since the innermost checkpoint and close it. */
 void jiti_commit(jiti_State *S);
+/* Keep everything since the OUTERMOST checkpoint and close it, leaving the
+** checkpoints inside it open (they are renumbered from 1).  Each of those
+** still restores exactly the state at which it was opened.  This is how a
+** host keeps several changes provisional on top of each other and makes
+** them permanent oldest first, as each becomes durable elsewhere. */
+void jiti_commit_outermost(jiti_State *S);
 int jiti_checkpoint_depth(jiti_State *S);
 
 /* ---------------------------------------------------------------- entries */
@@ -57,6 +63,12 @@ jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
 ** changed in place.  Without an open checkpoint: every variable. */
 jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
                                 char *err, size_t errlen);
+/* The same, counting only what changed since checkpoint `depth` (1 = the
+** outermost; jiti_export_changed is depth 1) was opened: the changes of one
+** provisional level, not of those below it.  A depth past the open
+** checkpoints logs nothing, so every variable is included. */
+jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn, void *ud,
+                                      char *err, size_t errlen);
 
 /* Rebuild one entry in this state from its name and canonical encoding
 ** (as given by the export callback).  A function or macro is installed

@@ -50,6 +50,7 @@ void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variable
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
 void jt_open_meta(jt_State *S);     /* meta.c: kernel properties of symbols */
+void jt_open_census(jt_State *S);   /* census.c: a form gate's walk */
 
 /* Kernel properties of a symbol (meta.c): a deftype's expander under
 ** %DEFTYPE, a defsetf's under %SETF-UPDATER / %SETF-EXPANDER.  Kept apart

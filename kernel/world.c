@@ -44,6 +44,9 @@ typedef struct Level {
   size_t setcap, setn;
   MapLog *logs;
   size_t nlogs, caplogs;
+  int64_t next_seq;    /* the world's next row seq when it was opened: a
+                          restore puts it back, so that a row's encoding
+                          does not depend on attempts that were undone */
   UndoRec *undos;
   size_t nundos, capundos;
 } Level;
@@ -391,6 +394,7 @@ int jiti_checkpoint(jiti_State *S) {
     w->levels = p;
     w->caplevels = n;
   }
+  w->levels[w->nlevels].next_seq = w->next_seq;
   w->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
   S->ckpt_depth = w->nlevels;
   return w->nlevels;
@@ -415,6 +419,7 @@ void jiti_restore(jiti_State *S) {
     else jt_hash_put(S, m->map, m->key, m->old);
   }
   for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
+  w->next_seq = L->next_seq;
   S->ckpt_depth = saved_depth;
   level_close(L);
   w->nlevels--;
@@ -449,6 +454,26 @@ void jiti_commit(jiti_State *S) {
     for (size_t i = 0; i < L->nundos; i++) undo_push(P, L->undos[i]);
   }
   level_close(L);
+  w->nlevels--;
+  S->ckpt_depth = w->nlevels;
+}
+
+/* The outermost level's copies and logs hold the world as it was before
+** it: keeping what it did needs none of them.  The levels inside it keep
+** theirs (each holds the state as it was when that level was opened,
+** which is what a restore of it must bring back), and the closed level's
+** buffers go to the spare slot past the open ones. */
+void jiti_commit_outermost(jiti_State *S) {
+  World *w = W(S);
+  if (w->nlevels == 0) return;
+  if (w->nlevels == 1) {
+    jiti_commit(S);
+    return;
+  }
+  Level closed = w->levels[0];
+  level_close(&closed);
+  memmove(&w->levels[0], &w->levels[1], (size_t)(w->nlevels - 1) * sizeof *w->levels);
+  w->levels[w->nlevels - 1] = closed;
   w->nlevels--;
   S->ckpt_depth = w->nlevels;
 }
@@ -758,7 +783,8 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   return j.code == JITI_OK ? JITI_ERROR : (jiti_Status)j.code;
 }
 
-/* Which variables jiti_export_changed must encode.  A variable's value
+/* Which variables jiti_export_changed_since must encode (levels from
+** `from` on count).  A variable's value
 ** changes by a store into its symbol, or by a change in place of some
 ** object inside the value.  Every such store passed the write barrier, so
 ** the open checkpoints saved a copy of the object it changed.  If all the
@@ -766,9 +792,9 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
 ** can have changed, and commit costs what the transaction touched; if any
 ** other object changed (it may sit inside any variable's value), or no
 ** checkpoint is open, every variable is encoded. */
-static bool only_symbols_touched(World *w) {
-  if (w->nlevels == 0) return false;
-  for (int l = 0; l < w->nlevels; l++) {
+static bool only_symbols_touched(World *w, int from) {
+  if (from >= w->nlevels) return false;
+  for (int l = from; l < w->nlevels; l++) {
     Level *L = &w->levels[l];
     for (size_t i = 0; i < L->nsnaps; i++)
       if (L->snaps[i].obj->type != JT_TSYMBOL) return false;
@@ -776,7 +802,8 @@ static bool only_symbols_touched(World *w) {
   return true;
 }
 
-typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; } ExportArgs;
+/* from: the index of the first level whose changes count (changed only). */
+typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; int from; } ExportArgs;
 
 /* True the first time key is put in seen (an EQUAL table, rooted by the
 ** caller); false when it was there already. */
@@ -816,7 +843,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
     jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
-    for (int l = 0; l < w->nlevels; l++) {
+    for (int l = a->from; l < w->nlevels; l++) {
       Level *L = &w->levels[l];
       for (size_t i = 0; i < L->nlogs; i++) {
         jt_V key = L->logs[i].key;
@@ -827,8 +854,8 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         /* other managed maps (the package registry) are not entries */
       }
     }
-    if (only_symbols_touched(w)) {
-      for (int l = 0; l < w->nlevels; l++) {
+    if (only_symbols_touched(w, a->from)) {
+      for (int l = a->from; l < w->nlevels; l++) {
         Level *L = &w->levels[l];
         for (size_t i = 0; i < L->nsnaps; i++) {
           jt_V sym = (jt_V)L->snaps[i].obj;
@@ -865,12 +892,21 @@ static jiti_Status export_body(jt_State *S, void *ud) {
 }
 
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud, char *err, size_t errlen) {
-  ExportArgs a = {fn, ud, err, errlen, false};
+  ExportArgs a = {fn, ud, err, errlen, false, 0};
   return guarded(S, export_body, &a, err, errlen);
 }
 
 jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud, char *err, size_t errlen) {
-  ExportArgs a = {fn, ud, err, errlen, true};
+  return jiti_export_changed_since(S, 1, fn, ud, err, errlen);
+}
+
+jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn, void *ud, char *err,
+                                      size_t errlen) {
+  World *w = W(S);
+  if (depth < 1) depth = 1;
+  /* no checkpoint at that depth: nothing logged, but every variable may
+  ** have changed (only_symbols_touched is false for no level) */
+  ExportArgs a = {fn, ud, err, errlen, true, depth - 1 < w->nlevels ? depth - 1 : w->nlevels};
   return guarded(S, export_body, &a, err, errlen);
 }
 

@@ -151,10 +151,12 @@ int st_hash(st_hasher *reuse, int kind, const char *name, size_t nlen,
   return ok ? STORE_OK : STORE_ENOMEM;
 }
 
-int st_sha256(const void *p, size_t n, uint8_t out[32]) {
+int st_sha256(st_hasher *reuse, const void *p, size_t n, uint8_t out[32]) {
   unsigned olen = 0;
-  return EVP_Digest(p, n, out, &olen, EVP_sha256(), NULL) && olen == 32
-         ? STORE_OK : STORE_ENOMEM;
+  int ok = reuse ? EVP_DigestInit_ex(reuse->ctx, reuse->md, NULL) && EVP_DigestUpdate(reuse->ctx, p, n) &&
+                   EVP_DigestFinal_ex(reuse->ctx, out, &olen)
+                 : EVP_Digest(p, n, out, &olen, EVP_sha256(), NULL);
+  return ok && olen == 32 ? STORE_OK : STORE_ENOMEM;
 }
 
 void store_hash_hex(const uint8_t hash[32], char hex[65]) {
@@ -262,7 +264,7 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t n) {
   return p + 2 + n;
 }
 
-void st_manifest_encode(uint8_t *out, const st_manifest_in *m) {
+void st_manifest_encode(uint8_t *out, const st_manifest_in *m, st_hasher *hs) {
   uint8_t *p = out;
   size_t nforeign = str_len(m->foreign, STORE_FOREIGN_MAX);
   *p++ = 'M';
@@ -286,7 +288,7 @@ void st_manifest_encode(uint8_t *out, const st_manifest_in *m) {
     if (c->has_old) { memcpy(p, c->old_hash, 32); p += 32; }
     if (c->has_new) { memcpy(p, c->new_hash, 32); p += 32; }
   }
-  st_sha256(out, (size_t)(p - out), p);
+  st_sha256(hs, out, (size_t)(p - out), p);
 }
 
 /* A bounds-checked reader. */
@@ -316,7 +318,7 @@ static int scan(const void *v, size_t vlen, store_manifest *m, uint64_t *nadd,
   const uint8_t *h;
   size_t n;
   if (vlen < 32 + 2) { *why = "the manifest is too short"; return STORE_ECORRUPT; }
-  if (st_sha256(v, vlen - 32, sum) != STORE_OK) { *why = "hashing failed"; return STORE_ECORRUPT; }
+  if (st_sha256(NULL, v, vlen - 32, sum) != STORE_OK) { *why = "hashing failed"; return STORE_ECORRUPT; }
   if (memcmp(sum, (const uint8_t *)v + vlen - 32, 32) != 0) {
     *why = "the manifest's checksum does not match its contents";
     return STORE_ECORRUPT;

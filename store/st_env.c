@@ -129,7 +129,7 @@ int st_read_begin(store_env *s, MDB_txn **txn) {
   return rc ? st_mdb(s, rc, "beginning a read transaction") : STORE_OK;
 }
 
-int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks) {
+int st_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
   if (s->lockfd < 0)
     return st_fail(s, STORE_EPERM, "the store was opened read-only");
   for (;;) {
@@ -140,10 +140,15 @@ int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks) {
     if (rc) return st_mdb(s, rc, "beginning a write transaction");
     r = fn(s, txn, arg);
     if (r == STORE_OK) {
-      if (hooks) st_hook(s, STORE_AT_BEFORE_COMMIT);
+      if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_BEFORE_COMMIT);
+      /* MDB_NOMETASYNC for this commit only: every other commit of this
+      ** process syncs in full (the flag is the environment's, and only
+      ** this thread writes) */
+      if (flags & ST_W_SYNC_LATER) mdb_env_set_flags(s->env, MDB_NOMETASYNC, 1);
       rc = mdb_txn_commit(txn);   /* frees txn whatever the outcome */
+      if (flags & ST_W_SYNC_LATER) mdb_env_set_flags(s->env, MDB_NOMETASYNC, 0);
       if (rc == 0) {
-        if (hooks) st_hook(s, STORE_AT_AFTER_COMMIT);
+        if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_AFTER_COMMIT);
         return STORE_OK;
       }
       r = st_mdb(s, rc, "committing");
@@ -154,6 +159,20 @@ int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks) {
     if (r != ST_MAPFULL) return r;
     if ((r = grow(s)) != STORE_OK) return r;
   }
+}
+
+int store_sync(store_env *s, char *err, size_t errlen) {
+  if (s->datafd < 0) {
+    if (err && errlen) snprintf(err, errlen, "store %s: the store was opened read-only", s->path);
+    return STORE_EPERM;
+  }
+  st_hook(s, STORE_AT_BEFORE_SYNC);
+  if (fdatasync(s->datafd) != 0) {
+    if (err && errlen) snprintf(err, errlen, "store %s: syncing data.mdb: %s", s->path, strerror(errno));
+    return STORE_EIO;
+  }
+  st_hook(s, STORE_AT_AFTER_SYNC);
+  return STORE_OK;
 }
 
 /* ---- opening */
@@ -232,6 +251,7 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     return STORE_ENOMEM;
   }
   s->lockfd = -1;
+  s->datafd = -1;
   s->flags = flags;
   if (opts) { s->hook = opts->hook; s->hook_arg = opts->hook_arg; }
   strcpy(s->path, dir);
@@ -309,7 +329,10 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
   /* LMDB opens the data file without close-on-exec: a process the kernel
   ** starts (its worker) must not inherit write access to the store */
   mdb_filehandle_t dfd;
-  if (mdb_env_get_fd(s->env, &dfd) == 0) (void)fcntl(dfd, F_SETFD, fcntl(dfd, F_GETFD) | FD_CLOEXEC);
+  if (mdb_env_get_fd(s->env, &dfd) == 0) {
+    (void)fcntl(dfd, F_SETFD, fcntl(dfd, F_GETFD) | FD_CLOEXEC);
+    if (!(flags & STORE_RDONLY)) s->datafd = dfd;
+  }
   if ((rc = mdb_reader_check(s->env, &dead)) != 0) {
     r = st_mdb(s, rc, "clearing stale readers");
     goto fail;

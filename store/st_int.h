@@ -42,6 +42,7 @@ struct store_env {
   MDB_env *env;
   MDB_dbi meta, revs, entries, names, events;
   int lockfd;                /* -1 for a read-only handle */
+  int datafd;                /* data.mdb (LMDB's), for store_sync; -1 read-only */
   unsigned flags;
   void (*hook)(void *, store_point);
   void *hook_arg;
@@ -72,8 +73,12 @@ typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
 /* Run fn in a write transaction and commit it.  fn returns STORE_OK to
 ** commit, ST_NOCHANGE to abort and report success, ST_MAPFULL to abort,
 ** double the map and run again, or an error to abort and return it.
-** With hooks, the test hook is called before and after mdb_txn_commit. */
-int st_write(store_env *s, st_txn_fn fn, void *arg, int hooks);
+** flags: ST_W_HOOKS calls the test hook before and after mdb_txn_commit;
+** ST_W_SYNC_LATER commits without syncing the meta page (see
+** STORE_GROUP_SYNC_LATER). */
+#define ST_W_HOOKS 0x1
+#define ST_W_SYNC_LATER 0x2
+int st_write(store_env *s, st_txn_fn fn, void *arg, int flags);
 
 /* st_event.c: events inside a write transaction.  st_events_check
 ** validates and redacts them first (outside it); st_events_put appends
@@ -131,7 +136,7 @@ void st_hasher_free(st_hasher *h);
 int st_hash(st_hasher *reuse, int kind, const char *name, size_t nlen,
             const void *bytes, size_t len, uint8_t out[32]);
 /* SHA-256 of a buffer. */
-int st_sha256(const void *p, size_t n, uint8_t out[32]);
+int st_sha256(st_hasher *reuse, const void *p, size_t n, uint8_t out[32]);   /* reuse may be NULL */
 
 /* The names-database key: u8 kind, name.  buf: 1 + STORE_NAME_MAX bytes. */
 size_t st_key_make(uint8_t *buf, int kind, const char *name, size_t nlen);
@@ -163,7 +168,7 @@ typedef struct st_manifest_in {
 } st_manifest_in;
 
 size_t st_manifest_size(const st_manifest_in *m);
-void st_manifest_encode(uint8_t *out, const st_manifest_in *m);
+void st_manifest_encode(uint8_t *out, const st_manifest_in *m, st_hasher *hs);   /* hs may be NULL */
 /* Decode into one allocation (store_free).  rev is stored in the result.
 ** changes 0: the header only (nchanges counted, changes NULL), though the
 ** checksum and the structure of the whole record are still checked.

@@ -15,20 +15,34 @@ typedef struct st_op {
   const store_entry *e;     /* its bytes, or NULL: the entry must exist */
 } st_op;
 
-typedef struct pub {
-  uint64_t parent, rollback_of, new_rev;
-  int kind;
+/* One revision of a write transaction: what it asks, and what came of it. */
+typedef struct job {
   const store_rev_info *info;
+  int kind;
+  uint64_t rollback_of;
   int64_t time_ms;
   const st_op *ops;
   size_t nops;
-  st_change *changes;       /* nops slots */
-  uint8_t *buf;             /* scratch for entry records, bufcap bytes */
-  size_t bufcap;
-  struct json_t *const *events;  /* appended in the same transaction */
+  struct json_t *const *events;   /* appended after the revision */
   const int64_t *event_times;
   size_t nevents;
-  uint64_t first_event;
+  uint64_t rev;                   /* out: the revision, or its parent (no change) */
+  uint64_t first_event;           /* out */
+  uint8_t *effects;               /* out, may be NULL: a store_effect per op */
+} job;
+
+/* A write transaction of revisions on top of parent. */
+typedef struct pub {
+  uint64_t parent;
+  job *jobs;
+  size_t njobs;
+  unsigned flags;           /* STORE_GROUP_... */
+  store_group_fn fn;
+  void *fn_arg;
+  st_change *changes;       /* room for the largest job's ops */
+  uint8_t *buf;             /* scratch for entry records and manifests */
+  size_t bufcap;
+  st_hasher hs;             /* the manifests' hashes: SHA-256 fetched once a group */
 } pub;
 
 static int cmp_changes(const void *a, const void *b) {
@@ -41,22 +55,28 @@ static int cmp_changes(const void *a, const void *b) {
   return c ? c : (x->nlen > y->nlen) - (x->nlen < y->nlen);
 }
 
-static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
-  pub *p = arg;
-  uint8_t key[1 + STORE_NAME_MAX], revkey[8], cur[8], *man = NULL;
+static int scratch(store_env *s, pub *p, size_t need) {
+  if (need <= p->bufcap) return STORE_OK;
+  uint8_t *nb = realloc(p->buf, need);
+  if (!nb) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  p->buf = nb;
+  p->bufcap = need;
+  return STORE_OK;
+}
+
+/* Apply j's changes to the current map in txn and, when something changed
+** (or the kind always publishes), write revision *cur + 1 and advance *cur.
+** CURRENT itself is moved by the caller, once for the whole transaction. */
+static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur) {
+  uint8_t key[1 + STORE_NAME_MAX], revkey[8];
   size_t nch = 0, klen, mlen;
-  uint64_t current;
   MDB_stat ms;
   MDB_val k, v;
   st_manifest_in mi;
+  const uint64_t before = *cur;
   int rc, r;
-  if ((r = st_get_current(s, txn, &current)) != STORE_OK) return r;
-  if (current != p->parent)
-    return st_fail(s, STORE_ESTALE, "CURRENT is revision %llu, not the expected "
-                   "parent %llu; nothing was written", (unsigned long long)current,
-                   (unsigned long long)p->parent);
-  for (size_t i = 0; i < p->nops; i++) {
-    const st_op *op = &p->ops[i];
+  for (size_t i = 0; i < j->nops; i++) {
+    const st_op *op = &j->ops[i];
     st_change *c = &p->changes[nch];
     klen = st_key_make(key, op->kind, op->name, op->nlen);
     k.mv_data = key; k.mv_size = klen;
@@ -68,12 +88,16 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
     memset(c, 0, sizeof *c);
     c->kind = op->kind; c->name = op->name; c->nlen = op->nlen;
     if (rc == 0) { c->has_old = 1; memcpy(c->old_hash, v.mv_data, 32); }
+    if (j->effects) j->effects[i] = STORE_SAME;
     if (op->remove) {
-      if (!c->has_old)
+      if (!c->has_old) {
+        if (p->flags & STORE_GROUP_ABSENT_OK) continue;   /* no change */
         return st_fail(s, STORE_EINVAL, "cannot remove %s %.*s: it is not in the "
                        "current map", store_kind_name(op->kind), (int)op->nlen, op->name);
+      }
       if ((rc = mdb_del(txn, s->names, &k, NULL)) != 0)
         return st_mdb(s, rc, "updating the current map");
+      if (j->effects) j->effects[i] = STORE_REMOVED;
       nch++;
       continue;
     }
@@ -82,12 +106,7 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
     memcpy(c->new_hash, op->hash, 32);
     if (op->e) {
       size_t need = st_entry_size(op->nlen, op->e->len);
-      if (need > p->bufcap) {
-        uint8_t *nb = realloc(p->buf, need);
-        if (!nb) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
-        p->buf = nb;
-        p->bufcap = need;
-      }
+      if ((r = scratch(s, p, need)) != STORE_OK) return r;
       st_entry_encode(p->buf, op->kind, op->name, op->nlen, op->e->bytes, op->e->len);
       /* Each distinct entry is stored once: an existing hash is kept. */
       if ((r = st_put(s, txn, s->entries, op->hash, 32, p->buf, need,
@@ -107,76 +126,86 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
     if ((r = st_put(s, txn, s->names, key, klen, op->hash, 32, 0,
                     "updating the current map")) != STORE_OK)
       return r;
+    if (j->effects) j->effects[i] = c->has_old ? STORE_REPLACED : STORE_ADDED;
     nch++;
   }
-  if (nch == 0 && (p->kind == STORE_REV_ACTION || p->kind == STORE_REV_APPLICATION)) {
-    p->new_rev = p->parent;
-    if (!p->nevents) return ST_NOCHANGE;
-    return st_events_put(s, txn, p->events, p->event_times, p->nevents, &p->first_event);
+  int writes = nch || (j->kind != STORE_REV_ACTION && j->kind != STORE_REV_APPLICATION);
+  j->rev = writes ? before + 1 : before;
+  /* the caller may still set the revision's generation and complete its
+  ** events, now that it knows whether it writes one */
+  if (p->fn) p->fn(p->fn_arg, (size_t)(j - p->jobs), j->rev, writes);
+  if (writes) {
+    st_hook(s, STORE_AT_AFTER_ENTRIES);
+    if ((rc = mdb_stat(txn, s->names, &ms)) != 0) return st_mdb(s, rc, "counting the map");
+    if (nch > 1) qsort(p->changes, nch, sizeof *p->changes, cmp_changes);
+    mi.parent = before;
+    mi.generation = j->info->generation;
+    mi.rollback_of = j->rollback_of;
+    mi.nentries = ms.ms_entries;
+    mi.time_ms = j->time_ms;
+    mi.kind = j->kind;
+    mi.kernel_version = j->info->kernel_version;
+    mi.summary = j->info->summary;
+    mi.response_id = j->info->response_id;
+    mi.foreign = j->info->foreign;
+    mi.changes = p->changes;
+    mi.nchanges = nch;
+    mlen = st_manifest_size(&mi);
+    if ((r = scratch(s, p, mlen)) != STORE_OK) return r;
+    st_manifest_encode(p->buf, &mi, p->hs.md ? &p->hs : NULL);
+    st_put_u64(revkey, j->rev);
+    k.mv_data = revkey; k.mv_size = 8;
+    v.mv_data = p->buf; v.mv_size = mlen;
+    rc = mdb_put(txn, s->revs, &k, &v, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST)
+      return st_fail(s, STORE_ECORRUPT, "revision %llu already exists beyond CURRENT",
+                     (unsigned long long)j->rev);
+    if (rc) return st_mdb(s, rc, "writing the manifest");
+    st_hook(s, STORE_AT_AFTER_MANIFEST);
+    if ((r = st_raise_generation(s, txn, j->info->generation)) != STORE_OK) return r;
+    *cur = j->rev;
   }
-  st_hook(s, STORE_AT_AFTER_ENTRIES);
-  if ((rc = mdb_stat(txn, s->names, &ms)) != 0) return st_mdb(s, rc, "counting the map");
-  if (nch) qsort(p->changes, nch, sizeof *p->changes, cmp_changes);
-  mi.parent = p->parent;
-  mi.generation = p->info->generation;
-  mi.rollback_of = p->rollback_of;
-  mi.nentries = ms.ms_entries;
-  mi.time_ms = p->time_ms;
-  mi.kind = p->kind;
-  mi.kernel_version = p->info->kernel_version;
-  mi.summary = p->info->summary;
-  mi.response_id = p->info->response_id;
-  mi.foreign = p->info->foreign;
-  mi.changes = p->changes;
-  mi.nchanges = nch;
-  mlen = st_manifest_size(&mi);
-  if (!(man = malloc(mlen))) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
-  st_manifest_encode(man, &mi);
-  p->new_rev = p->parent + 1;
-  st_put_u64(revkey, p->new_rev);
-  k.mv_data = revkey; k.mv_size = 8;
-  v.mv_data = man; v.mv_size = mlen;
-  rc = mdb_put(txn, s->revs, &k, &v, MDB_NOOVERWRITE);
-  free(man);
-  if (rc == MDB_KEYEXIST)
-    return st_fail(s, STORE_ECORRUPT, "revision %llu already exists beyond CURRENT",
-                   (unsigned long long)p->new_rev);
-  if (rc) return st_mdb(s, rc, "writing the manifest");
-  st_hook(s, STORE_AT_AFTER_MANIFEST);
-  st_put_u64(cur, p->new_rev);
-  if ((r = st_put(s, txn, s->meta, "current", 7, cur, 8, 0, "moving CURRENT")) != STORE_OK) return r;
-  if ((r = st_raise_generation(s, txn, p->info->generation)) != STORE_OK) return r;
-  if (!p->nevents) return STORE_OK;
-  return st_events_put(s, txn, p->events, p->event_times, p->nevents, &p->first_event);
+  if (!j->nevents) return STORE_OK;
+  return st_events_put(s, txn, j->events, j->event_times, j->nevents, &j->first_event);
 }
 
-/* Run a publish of ops; ops are validated and hashed already. */
-static int publish_ops(store_env *s, uint64_t parent, const store_rev_info *info,
-                       int kind, uint64_t rollback_of, const st_op *ops,
-                       size_t nops, uint64_t *new_rev, pub *ev) {
-  pub p;
+static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
+  pub *p = arg;
+  uint8_t curbuf[8];
+  uint64_t current, cur;
+  size_t nevents = 0;
   int r;
-  memset(&p, 0, sizeof p);
-  if (ev) {
-    p.events = ev->events;
-    p.event_times = ev->event_times;
-    p.nevents = ev->nevents;
+  if ((r = st_get_current(s, txn, &current)) != STORE_OK) return r;
+  if (current != p->parent)
+    return st_fail(s, STORE_ESTALE, "CURRENT is revision %llu, not the expected "
+                   "parent %llu; nothing was written", (unsigned long long)current,
+                   (unsigned long long)p->parent);
+  cur = current;
+  for (size_t i = 0; i < p->njobs; i++) {
+    if ((r = publish_one(s, txn, p, &p->jobs[i], &cur)) != STORE_OK) return r;
+    nevents += p->jobs[i].nevents;
   }
-  p.parent = parent;
-  p.rollback_of = rollback_of;
-  p.kind = kind;
-  p.info = info;
-  p.time_ms = info->time_ms ? info->time_ms : st_now_ms();
-  p.ops = ops;
-  p.nops = nops;
-  if (nops && !(p.changes = malloc(nops * sizeof *p.changes)))
+  if (cur == current) return nevents ? STORE_OK : ST_NOCHANGE;
+  st_put_u64(curbuf, cur);
+  return st_put(s, txn, s->meta, "current", 7, curbuf, 8, 0, "moving CURRENT");
+}
+
+/* Run the write transaction of p (its jobs validated and hashed). */
+static int publish_jobs(store_env *s, pub *p) {
+  size_t most = 0;
+  int r;
+  for (size_t i = 0; i < p->njobs; i++)
+    if (p->jobs[i].nops > most) most = p->jobs[i].nops;
+  if (most && !(p->changes = malloc(most * sizeof *p->changes)))
     return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  if (st_hasher_init(&p->hs) != STORE_OK) p->hs = (st_hasher){NULL, NULL};  /* EVP_Digest then */
   st_hook(s, STORE_AT_BEFORE_TXN);
-  r = st_write(s, publish_txn, &p, 1);
-  if (r == STORE_OK && new_rev) *new_rev = p.new_rev;
-  if (r == STORE_OK && ev) ev->first_event = p.first_event;
-  free(p.changes);
-  free(p.buf);
+  r = st_write(s, publish_txn, p, ST_W_HOOKS | ((p->flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0));
+  st_hasher_free(&p->hs);
+  free(p->changes);
+  free(p->buf);
+  p->changes = NULL;
+  p->buf = NULL;
   return r;
 }
 
@@ -195,6 +224,100 @@ static int check_info(store_env *s, const store_rev_info *info) {
   return STORE_OK;
 }
 
+/* Validate and hash one revision's changes into ops[0..nchanged+nremoved):
+** valid keys and sizes, no key twice (checked in seen, which the caller
+** clears between revisions). */
+static int make_ops(store_env *s, st_hasher *hs, st_map *seen, const store_rev_in *in, st_op *ops) {
+  size_t nchanged = in->nchanged, n = in->nchanged + in->nremoved;
+  uint8_t key[1 + STORE_NAME_MAX];
+  static const uint8_t zero[32];
+  int r;
+  for (size_t i = 0; i < n; i++) {
+    st_op *op = &ops[i];
+    size_t klen;
+    if (i < nchanged) {
+      const store_entry *e = &in->changed[i];
+      if ((r = st_check_key(s, e->kind, e->name, &op->nlen)) != STORE_OK) return r;
+      if (e->len > STORE_ENTRY_MAX || (e->len && !e->bytes))
+        return st_fail(s, STORE_EINVAL, "%s %s: invalid bytes (%zu bytes; the limit is %u)",
+                       store_kind_name(e->kind), e->name, e->len, STORE_ENTRY_MAX);
+      op->kind = e->kind; op->name = e->name; op->e = e;
+      if ((r = st_hash(hs, e->kind, e->name, op->nlen, e->bytes, e->len, op->hash)) != STORE_OK)
+        return st_fail(s, r, "hashing %s %s failed", store_kind_name(e->kind), e->name);
+    } else {
+      const store_key *k = &in->removed[i - nchanged];
+      if ((r = st_check_key(s, k->kind, k->name, &op->nlen)) != STORE_OK) return r;
+      op->kind = k->kind; op->name = k->name; op->remove = 1;
+    }
+    if (n == 1) break;   /* one key cannot be given twice */
+    klen = st_key_make(key, op->kind, op->name, op->nlen);
+    if (st_map_get(seen, key, klen))
+      return st_fail(s, STORE_EINVAL, "%s %s is given twice in one publish",
+                     store_kind_name(op->kind), op->name);
+    if (st_map_set(seen, key, klen, zero) != 0)
+      return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  }
+  return STORE_OK;
+}
+
+int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                        unsigned flags, store_group_fn fn, void *arg) {
+  pub p = { .parent = parent, .njobs = n, .flags = flags, .fn = fn, .fn_arg = arg };
+  st_op *ops = NULL;
+  st_map seen;
+  st_hasher hs = { NULL, NULL };
+  size_t nops = 0, at = 0;
+  int r = STORE_OK, hashing = 0;
+  s->msg[0] = '\0';
+  st_map_init(&seen);
+  if (!n || !revs) return st_fail(s, STORE_EINVAL, "no revisions to publish");
+  if (flags & ~(unsigned)(STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER))
+    return st_fail(s, STORE_EINVAL, "unknown publish flags 0x%x", flags);
+  for (size_t i = 0; i < n; i++) {
+    const store_rev_in *in = &revs[i];
+    size_t k = in->nchanged + in->nremoved;
+    if ((r = check_info(s, in->info)) != STORE_OK) return r;
+    if ((in->nchanged && !in->changed) || (in->nremoved && !in->removed) || k < in->nchanged)
+      return st_fail(s, STORE_EINVAL, "invalid entry arrays");
+    if ((r = st_events_check(s, in->events, in->nevents)) != STORE_OK) return r;
+    if (nops + k < nops) return st_fail(s, STORE_EINVAL, "invalid entry arrays");
+    nops += k;
+    hashing |= in->nchanged != 0;
+  }
+  if (!(p.jobs = calloc(n, sizeof *p.jobs)) || (nops && !(ops = calloc(nops, sizeof *ops))) ||
+      (hashing && st_hasher_init(&hs) != STORE_OK)) {
+    r = st_fail(s, STORE_ENOMEM, "out of memory publishing");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    store_rev_in *in = &revs[i];
+    job *j = &p.jobs[i];
+    if ((r = make_ops(s, &hs, &seen, in, ops + at)) != STORE_OK) goto done;
+    st_map_free(&seen);
+    j->info = in->info;
+    j->kind = in->info->kind;
+    j->time_ms = in->info->time_ms ? in->info->time_ms : st_now_ms();
+    j->ops = ops + at;
+    j->nops = in->nchanged + in->nremoved;
+    j->events = in->events;
+    j->event_times = in->event_times;
+    j->nevents = in->nevents;
+    j->effects = in->effects;
+    at += j->nops;
+  }
+  if ((r = publish_jobs(s, &p)) == STORE_OK)
+    for (size_t i = 0; i < n; i++) {
+      revs[i].rev = p.jobs[i].rev;
+      revs[i].first_event = p.jobs[i].first_event;
+    }
+done:
+  st_map_free(&seen);
+  st_hasher_free(&hs);
+  free(ops);
+  free(p.jobs);
+  return r;
+}
+
 int store_publish(store_env *s, uint64_t parent, const store_rev_info *info,
                   const store_entry *changed, size_t nchanged,
                   const store_key *removed, size_t nremoved, uint64_t *new_rev) {
@@ -207,63 +330,10 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               const store_key *removed, size_t nremoved,
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq) {
-  pub ev = { .events = events, .event_times = event_times, .nevents = nevents };
-  st_op *ops = NULL;
-  st_map seen;
-  size_t n = nchanged + nremoved;
-  uint8_t key[1 + STORE_NAME_MAX];
-  static const uint8_t zero[32];
-  st_hasher hs = { NULL, NULL };
-  int r;
-  s->msg[0] = '\0';
-  st_map_init(&seen);
-  if ((r = check_info(s, info)) != STORE_OK) return r;
-  if ((r = st_events_check(s, events, nevents)) != STORE_OK) return r;
-  if ((nchanged && !changed) || (nremoved && !removed) || n < nchanged)
-    return st_fail(s, STORE_EINVAL, "invalid entry arrays");
-  if ((n && !(ops = calloc(n, sizeof *ops))) || (nchanged && st_hasher_init(&hs) != STORE_OK)) {
-    free(ops);
-    return st_fail(s, STORE_ENOMEM, "out of memory publishing");
-  }
-  for (size_t i = 0; i < n; i++) {
-    st_op *op = &ops[i];
-    size_t klen;
-    if (i < nchanged) {
-      const store_entry *e = &changed[i];
-      if ((r = st_check_key(s, e->kind, e->name, &op->nlen)) != STORE_OK) goto done;
-      if (e->len > STORE_ENTRY_MAX || (e->len && !e->bytes)) {
-        r = st_fail(s, STORE_EINVAL, "%s %s: invalid bytes (%zu bytes; the limit is %u)",
-                    store_kind_name(e->kind), e->name, e->len, STORE_ENTRY_MAX);
-        goto done;
-      }
-      op->kind = e->kind; op->name = e->name; op->e = e;
-      if ((r = st_hash(&hs, e->kind, e->name, op->nlen, e->bytes, e->len, op->hash)) != STORE_OK) {
-        r = st_fail(s, r, "hashing %s %s failed", store_kind_name(e->kind), e->name);
-        goto done;
-      }
-    } else {
-      const store_key *k = &removed[i - nchanged];
-      if ((r = st_check_key(s, k->kind, k->name, &op->nlen)) != STORE_OK) goto done;
-      op->kind = k->kind; op->name = k->name; op->remove = 1;
-    }
-    klen = st_key_make(key, op->kind, op->name, op->nlen);
-    if (st_map_get(&seen, key, klen)) {
-      r = st_fail(s, STORE_EINVAL, "%s %s is given twice in one publish",
-                  store_kind_name(op->kind), op->name);
-      goto done;
-    }
-    if (st_map_set(&seen, key, klen, zero) != 0) {
-      r = st_fail(s, STORE_ENOMEM, "out of memory publishing");
-      goto done;
-    }
-  }
-  st_map_free(&seen);  /* not needed during the transaction */
-  r = publish_ops(s, parent, info, info->kind, 0, ops, n, new_rev, &ev);
-  if (r == STORE_OK && first_event_seq) *first_event_seq = ev.first_event;
-done:
-  st_map_free(&seen);
-  st_hasher_free(&hs);
-  free(ops);
+  store_rev_in in = { info, changed, nchanged, removed, nremoved, events, event_times, nevents, 0, 0, NULL };
+  int r = store_publish_group(s, parent, &in, 1, 0, NULL, NULL);
+  if (r == STORE_OK && new_rev) *new_rev = in.rev;
+  if (r == STORE_OK && first_event_seq) *first_event_seq = in.first_event;
   return r;
 }
 
@@ -342,7 +412,12 @@ int store_publish_revert(store_env *s, uint64_t parent, uint64_t target,
   }
   mdb_txn_abort(txn);
   txn = NULL;
-  r = publish_ops(s, parent, &ri, STORE_REV_ROLLBACK, target, ops, nops, new_rev, NULL);
+  {
+    job j = { .info = &ri, .kind = STORE_REV_ROLLBACK, .rollback_of = target,
+              .time_ms = ri.time_ms ? ri.time_ms : st_now_ms(), .ops = ops, .nops = nops };
+    pub p = { .parent = parent, .jobs = &j, .njobs = 1 };
+    if ((r = publish_jobs(s, &p)) == STORE_OK && new_rev) *new_rev = j.rev;
+  }
 done:
   if (txn) mdb_txn_abort(txn);
   free(v);

@@ -103,13 +103,18 @@ const char *store_strerror(int err);
 #define STORE_RDONLY 0x1u  /* read-only: no lock, no writes, must exist */
 #define STORE_NOCREATE 0x2u /* fail with STORE_ENOENT if the store is missing */
 
-/* Points in store_publish where a test hook is called (see store_options). */
+/* Points in a publish (store_publish, store_publish_group, store_publish_revert)
+** where a test hook is called (see store_options). */
 typedef enum store_point {
   STORE_AT_BEFORE_TXN = 1,   /* before the write transaction begins */
-  STORE_AT_AFTER_ENTRIES,    /* entries and map written, no manifest yet */
-  STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved */
+  STORE_AT_AFTER_ENTRIES,    /* entries and map written, no manifest yet
+                                (once per revision of a group) */
+  STORE_AT_AFTER_MANIFEST,   /* manifest written, CURRENT not yet moved
+                                (once per revision of a group) */
   STORE_AT_BEFORE_COMMIT,    /* everything written, mdb_txn_commit next */
-  STORE_AT_AFTER_COMMIT      /* mdb_txn_commit returned success */
+  STORE_AT_AFTER_COMMIT,     /* mdb_txn_commit returned success */
+  STORE_AT_BEFORE_SYNC,      /* store_sync: fdatasync next */
+  STORE_AT_AFTER_SYNC        /* store_sync: fdatasync returned success */
 } store_point;
 
 /* Options for store_open_with; zero-initialise and set what you need. */
@@ -229,6 +234,93 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               const store_key *removed, size_t nremoved,
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq);
+
+/* ---- group commit
+**
+** Several revisions in ONE write transaction: one sync for all of them.
+** Each is still a revision of its own — its own number, manifest (parent,
+** generation, summary, delta) and events — exactly as if published one
+** after the other: revision i+1's delta is taken against revision i's map,
+** and CURRENT ends at the last.  All or nothing: if any of them is refused
+** or the commit fails, nothing of any of them is written, and after a crash
+** the store shows CURRENT before the group or at its last revision, never
+** in between. */
+
+/* One revision of a group: in as for store_publish_with_events; rev and
+** first_event are filled on success.  info is checked before the
+** transaction; a callback may change its generation during it. */
+typedef struct store_rev_in {
+  const store_rev_info *info;
+  const store_entry *changed;
+  size_t nchanged;
+  const store_key *removed;
+  size_t nremoved;
+  struct json_t *const *events;   /* appended after the revision (may be NULL) */
+  const int64_t *event_times;     /* may be NULL */
+  size_t nevents;
+  uint64_t rev;                   /* out: its revision, or the revision it left
+                                     CURRENT at when it changed nothing */
+  uint64_t first_event;           /* out: the seq of events[0] (0: none) */
+  uint8_t *effects;               /* out, may be NULL: nchanged + nremoved
+                                     slots, one store_effect per entry of
+                                     changed[] then of removed[] */
+} store_rev_in;
+
+/* What a revision of a group did with each entry it was given. */
+typedef enum store_effect {
+  STORE_SAME = 0,   /* nothing: identical to the map's, or (ABSENT_OK) a
+                       removal of a key the map lacks */
+  STORE_ADDED,      /* a key the map lacked */
+  STORE_REPLACED,   /* another entry under the key before */
+  STORE_REMOVED     /* the key taken out */
+} store_effect;
+
+/* Called inside the write transaction for each revision in order, once
+** its changes are applied to the map and before its manifest and events
+** are written: rev is its number (or, when it changes nothing and writes
+** no revision, the revision before it), changed whether it writes one.
+** The caller may still change what revs[i].info points to (its
+** generation: a caller that numbers only the revisions written) and
+** complete its events (an "accepted" event naming its revision); the
+** store reads them after fn returns.  fn must not call this API.  A
+** transaction that finds the map full runs again from the start, so fn is
+** then called again from i = 0: it must compute what it sets from its
+** arguments (and from what it set for the revisions before i). */
+typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
+
+#define STORE_GROUP_ABSENT_OK 0x1u  /* a removal of a key the map (as left by
+                                       the revisions before) lacks is no
+                                       change, not STORE_EINVAL */
+#define STORE_GROUP_SYNC_LATER 0x2u /* the commit syncs the revisions' pages
+                                       but not the meta page that makes them
+                                       CURRENT on disk (LMDB's
+                                       MDB_NOMETASYNC): from its return they
+                                       are visible (to other processes too)
+                                       and survive a crash of the process,
+                                       but a crash of the machine only once
+                                       a store_sync begun after it, or any
+                                       later commit, has returned.  The store
+                                       stays consistent either way. */
+
+/* Publish revs[0..n) on top of parent in one write transaction, in order.
+** An ACTION or APPLICATION revision that changes nothing writes no revision
+** (its events are still appended); the others always publish.  fn may be
+** NULL.  Every revision's arguments are checked before the transaction
+** begins.  Returns STORE_OK, or as store_publish (the message names the
+** revision's entry); on failure nothing at all was written.  STORE_EINVAL
+** also for n == 0, revs NULL or unknown flags. */
+int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                        unsigned flags, store_group_fn fn, void *arg);
+
+/* Make every commit returned so far durable (fdatasync of the data file):
+** the second half of a STORE_GROUP_SYNC_LATER publish.  The one store call
+** that may run on another thread while this handle is used by its own (it
+** reads only the handle's file descriptor and test hook, both fixed at
+** open): a sync may overlap the next write transaction.  A failure is
+** written to err (errlen bytes), not to store_errmsg.  Returns STORE_OK,
+** STORE_EPERM (read-only), STORE_EIO (the file's state on disk is
+** unknown: stop writing). */
+int store_sync(store_env *s, char *err, size_t errlen);
 
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is
@@ -425,6 +517,15 @@ int store_event_append(store_env *s, const char *json, uint64_t *seq);
 ** store_event_append. */
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
+
+/* As store_events_append_objects, but the commit syncs the events' pages
+** and not the meta page that makes them part of the store on disk (the
+** rule of STORE_GROUP_SYNC_LATER): they survive a crash of the process at
+** once, a crash of the machine once a later store_sync or full commit has
+** returned.  For the kernel's timed flushes of diagnostic events, which
+** should not hold its loop for two syncs. */
+int store_events_append_later(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
+                              size_t n, uint64_t *first_seq);
 
 #define STORE_NEWEST_FIRST 0x1u
 

@@ -32,7 +32,7 @@ t kernel 0 "serving" -- "$JITI" kernel --store "$S" --detach
 t live-full 1 "no space left on device" -- "$JITI" eval --store "$S" "$big"
 t live-unchanged 0 "^\(2 NIL\)$" -- "$JITI" eval --store "$S" '(list (world-get :small) (world-get :big))'
 t live-next-fits 0 "^3$" -- "$JITI" eval --store "$S" '(progn (world-put :small 3) 3)'
-t live-serves 0 "state: +idle" -- "$JITI" status --store "$S"
+t_until live-serves 0 "state: +idle" -- "$JITI" status --store "$S"
 t stop 0 "stopped" -- "$JITI" stop --store "$S"
 t recovers 0 "revision: +4" -- "$JITI" recover-session --store "$S"
 finish

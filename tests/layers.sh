@@ -16,7 +16,7 @@ declare -A may=(
   [workerproc]="engine protocol cli kernel store worker"
   [client]="protocol engine cli kernel store"
   [offline]="client workerproc protocol engine cli kernel store worker"
-  [daemon]="workerproc protocol engine cli kernel store worker"
+  [daemon]="workerproc protocol engine cli kernel store worker json"
   [model]=""
   [session]="model client protocol engine cli kernel store"
   [supervise]="session model client offline daemon workerproc protocol engine cli kernel store worker"
@@ -25,7 +25,7 @@ declare -A may=(
 # header name -> its folder
 declare -A home=()
 for h in controller/*/*.h; do d=${h#controller/}; home[$(basename "$h")]=${d%%/*}; done
-for part in kernel store worker; do
+for part in kernel store worker json; do
   for h in "$part"/*.h; do [[ -e $h ]] && home[$(basename "$h")]=$part; done
 done
 

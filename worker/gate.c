@@ -17,6 +17,10 @@
 **    the operator did not grant (early and with the option that grants it:
 **    ffi.c refuses the declaration itself whatever the route), and, as a
 **    backstop, any kernel-internal symbol (the reader cannot produce one).
+**    The walk is the kernel's %FORM-CENSUS (kernel/census.c: the same walk
+**    in C, ten times cheaper than in Lisp); a form that names
+**    DEFINE-FOREIGN is walked again in Lisp (%txn-gate-walk), which also
+**    checks the libraries its declarations name.
 **
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
@@ -32,18 +36,10 @@
 #include "txn_int.h"
 
 static const char *gate_lisp =
-  "(defun %txn-gate (src repair &optional package)\n"
+  /* The whole walk in Lisp, for a form that names DEFINE-FOREIGN: it also
+  ** refuses a declaration of a library the world was not granted. */
+  "(defun %txn-gate-walk (form repair)\n"
   "  (block gate\n"
-  "    (handler-case\n"
-  "      (let ((form nil) (pos 0) (eof (list :eof))\n"
-  "            (*package* (if package\n"
-  "                           (or (find-package package) (find-package (string-upcase package))\n"
-  "                               (return-from gate (format nil \"no package is named ~a\" package)))\n"
-  "                           *package*)))\n"
-  "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
-  "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
-  "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
-  "          (return-from gate (format nil \"the source has more than one form, or text after its form (from character ~d): wrap several forms in (progn ...)\" pos)))\n"
   "        (let ((seen (make-hash-table :test 'eq)) (stack (list form)) (n 0))\n"
   "          (loop while stack do\n"
   "            (let ((x (pop stack)))\n"
@@ -74,7 +70,29 @@ static const char *gate_lisp =
   "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
-  "          nil))\n"
+  "          nil)))\n"
+  "(defun %txn-gate (src repair &optional package)\n"
+  "  (block gate\n"
+  "    (handler-case\n"
+  "      (let ((form nil) (pos 0) (eof (list :eof))\n"
+  "            (*package* (if package\n"
+  "                           (or (find-package package) (find-package (string-upcase package))\n"
+  "                               (return-from gate (format nil \"no package is named ~a\" package)))\n"
+  "                           *package*)))\n"
+  "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
+  "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
+  "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
+  "          (return-from gate (format nil \"the source has more than one form, or text after its form (from character ~d): wrap several forms in (progn ...)\" pos)))\n"
+  "        (let ((found (%form-census form 200000 (if repair '(\"THROW\" \"DEFINE-FOREIGN\") '(\"DEFINE-FOREIGN\")) '(\"~/\"))))\n"
+  "          (if (and (eq (car found) :symbol) (string= (symbol-name (cadr found)) \"DEFINE-FOREIGN\"))\n"
+  "              (%txn-gate-walk form repair)\n"
+  "              (case (car found)\n"
+  "                ((nil) nil)\n"
+  "                (:too-large \"the form is too large (more than 200,000 parts): split the change into smaller actions\")\n"
+  "                (:internal (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name (cadr found))))\n"
+  "                (:symbol \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")\n"
+  "                (:shared \"shared or circular literal structure is not allowed: build shared structure at run time instead\")\n"
+  "                (:substring \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))))\n"
   "      (error (c) (format nil \"the source does not read: ~a\" c)))))\n"
   /* A repair: the source's one form, evaluated so that an exit past the
   ** pause is noticed (%txn-escaped runs in the cleanup). */

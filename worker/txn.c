@@ -191,6 +191,7 @@ static txn_World *registry_world;  /* for f_escaped: set per call */
 
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud);
 static void pend_clear(txn_World *W);
+static void level_drop(txn_World *W, int i);
 
 static void discard_output(void *ud, const char *s, size_t n) { (void)ud; (void)s; (void)n; }
 
@@ -225,6 +226,7 @@ txn_World *txn_open(const txn_Options *opt) {
   jiti_world_enable(W->S);
   jiti_set_debugger_hook(W->S, hook, W);
   W->status = TXN_ST_IDLE;
+  W->max_levels = 1;
   return W;
 }
 
@@ -251,6 +253,8 @@ void txn_close(txn_World *W) {
   free(W->vars);
   pend_clear(W);
   free(W->pend);
+  while (W->nlevels) level_drop(W, W->nlevels - 1);
+  free(W->levels);
   free(W);
 }
 
@@ -264,6 +268,10 @@ txn_Status txn_status(txn_World *W) {
 uint64_t txn_generation(txn_World *W) { return W->gen; }
 
 void txn_set_revision(txn_World *W, uint64_t revision) { W->revision = revision; }
+
+void txn_set_stacking(txn_World *W, int n) { W->max_levels = n > 1 ? n : 1; }
+
+int txn_awaiting(txn_World *W) { return W->nlevels; }
 
 void txn_set_limits(txn_World *W, const jiti_Limits *limits) { W->lim = *limits; }
 void txn_get_limits(txn_World *W, jiti_Limits *limits) { *limits = W->lim; }
@@ -416,6 +424,17 @@ static void pend_add(txn_World *W, const char *name, const char *hash) {
   W->npend++;
 }
 
+/* The hash of variable `name` as the world stands before the running
+** attempt: the newest awaiting attempt that changed it, else the last
+** committed (or imported) one; NULL when unknown. */
+static const char *var_hash_now(txn_World *W, const char *name) {
+  for (int l = W->nlevels - 1; l >= 0; l--)
+    for (int i = 0; i < W->levels[l].nvars; i++)
+      if (!strcmp(W->levels[l].vars[i].name, name)) return W->levels[l].vars[i].hash;
+  txn_VarHash *v = var_slot(W, name, 0);
+  return v ? v->hash : NULL;
+}
+
 void txn_note_entry(txn_World *W, jiti_EntryKind kind, const char *name,
                     const unsigned char *bytes, size_t len) {
   if (!W || kind != JITI_ENTRY_VARIABLE || !name) return;
@@ -435,8 +454,8 @@ static int collect_change(void *ud, jiti_EntryKind kind, const char *name,
   char h[65] = "";  /* the entry hash, computed once */
   if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
   if (kind == JITI_ENTRY_VARIABLE) {  /* every variable comes: only changed ones count */
-    txn_VarHash *v = var_slot(a->W, name, 0);
-    if (v && v->hash[0] && !strcmp(v->hash, h)) return 0;
+    const char *was = var_hash_now(a->W, name);
+    if (was && was[0] && !strcmp(was, h)) return 0;
     pend_add(a->W, name, h);
   }
   if (o->nchanges == a->cap) {
@@ -477,7 +496,9 @@ static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) 
   ChangeAcc a = {W, out, 0};
   err[0] = 0;
   pend_clear(W);
-  jiti_Status st = jiti_export_changed(W->S, collect_change, &a, err, n);
+  /* only the attempt's own level: those below are awaiting revisions of
+  ** their own */
+  jiti_Status st = jiti_export_changed_since(W->S, W->depth, collect_change, &a, err, n);
   if (st != JITI_OK) {
     changes_clear(out);
     if (!err[0]) snprintf(err, n, "the changed entries could not be exported");
@@ -748,19 +769,60 @@ static void restored(txn_World *W) {
   if (W->gen != W->gen0) W->gen++;
 }
 
+/* The status when no attempt is running: awaiting while accepted attempts
+** wait for their commit. */
+static txn_Status resting_status(txn_World *W) {
+  return W->nlevels ? TXN_ST_AWAITING : W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
+}
+
 /* Restore the attempt's checkpoint and report `r`. */
 static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg) {
   jiti_restore(W->S);
   restored(W);
-  W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
+  W->status = resting_status(W);
   event(W, "restored", txn_reason_name(r));
   changes_clear(out);
   if (r != TXN_ACCEPTED) { free(out->value); out->value = NULL; }
   return finish(W, out, r, msg);
 }
 
+/* An attempt may start on top of awaiting ones up to max_levels of them,
+** never in a faulted world (a commit there re-checks the invariants, which
+** must see only what it keeps). */
 static int busy(txn_World *W) {
-  return W->in_txn || W->status == TXN_ST_AWAITING || W->pause.active;
+  if (W->in_txn || W->pause.active) return 1;
+  return W->status == TXN_ST_AWAITING && (W->nlevels >= W->max_levels || W->faulted);
+}
+
+/* The running attempt was accepted: it awaits its commit as the newest
+** level, with the variables it changed.  -1 when out of memory (nothing
+** changed). */
+static int level_push(txn_World *W, int changes) {
+  if (W->nlevels == W->caplevels) {
+    int cap = W->caplevels ? 2 * W->caplevels : 4;
+    txn_Level *l = realloc(W->levels, (size_t)cap * sizeof *l);
+    if (!l) return -1;
+    W->levels = l;
+    W->caplevels = cap;
+  }
+  txn_Level *L = &W->levels[W->nlevels++];
+  L->changes = changes;
+  L->moved = W->gen != W->gen0;
+  L->vars = W->pend;
+  L->nvars = W->npend;
+  W->pend = NULL;
+  W->npend = W->cappend = 0;
+  W->status = TXN_ST_AWAITING;
+  return 0;
+}
+
+/* Forget level i (its checkpoint already closed) and its records. */
+static void level_drop(txn_World *W, int i) {
+  txn_Level *L = &W->levels[i];
+  for (int k = 0; k < L->nvars; k++) free(L->vars[k].name);
+  free(L->vars);
+  memmove(L, L + 1, (size_t)(W->nlevels - i - 1) * sizeof *L);
+  W->nlevels--;
 }
 
 static void reset_attempt(txn_World *W) {
@@ -818,7 +880,8 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(!source ? "no source" : "unknown kind"));
   if (busy(W))
     return finish(W, out, TXN_INVALID_ARGUMENTS,
-                  txn_strdup("a transaction is in progress (paused or awaiting commit)"));
+                  txn_strdup(W->in_txn || W->pause.active ? "a transaction is in progress (paused)"
+                             : "a transaction is in progress (awaiting commit)"));
   if (generation != W->gen)
     return finish(W, out, TXN_STALE,
                   txn_fmt("stale generation %llu (current %llu)",
@@ -848,7 +911,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->ud = ud;
   W->watermark = jiti_restart_watermark(W->S);  /* the attempt's restarts are newer */
   event(W, "started", txn_kind_name(kind));
-  jiti_checkpoint(W->S);
+  W->depth = jiti_checkpoint(W->S);
   W->pausable = 1;
   jiti_Result r;
   jiti_Status st = jiti_eval_limited(W->S, source, strlen(source), rq->limits ? rq->limits : &W->lim, &r);
@@ -898,12 +961,12 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
       if (kind == TXN_PREVIEW) {
         jiti_restore(W->S);
         restored(W);
-        W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
+        W->status = resting_status(W);
         event(W, "restored", "preview");
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("preview: restored"));
+      } else if (level_push(W, out->nchanges) != 0) {
+        res = restore_with(W, out, TXN_ERROR, txn_strdup("out of memory keeping the attempt"));
       } else {
-        W->status = TXN_ST_AWAITING;
-        W->awaiting_changes = out->nchanges;
         res = finish(W, out, TXN_ACCEPTED, txn_strdup("completed, awaiting commit"));
       }
     }
@@ -922,23 +985,26 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   return res;
 }
 
-/* Keep an accepted attempt; changed: its entries differ from what views
-** showed before it. */
+/* Keep the oldest awaiting attempt; changed: its entries differ from what
+** views showed before it. */
 static int commit(txn_World *W, int changed) {
-  if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
-  jiti_commit(W->S);
-  for (int i = 0; i < W->npend; i++) var_set(W, W->pend[i].name, W->pend[i].hash);
-  pend_clear(W);
+  if (!W || W->status != TXN_ST_AWAITING || W->in_txn || !W->nlevels) return -1;
+  txn_Level *L = &W->levels[0];
+  /* the attempts after it keep their checkpoints */
+  jiti_commit_outermost(W->S);
+  for (int i = 0; i < L->nvars; i++) var_set(W, L->vars[i].name, L->vars[i].hash);
   /* Keeping what changed nothing is no change a view could show (a
   ** read-only call, a definition evaluated again unchanged: views stay
   ** current); a faulted world's status may change below. */
-  if ((changed && W->awaiting_changes) || W->faulted) W->gen++;
-  W->awaiting_changes = 0;
-  W->status = TXN_ST_IDLE;
-  if (W->faulted) {
+  if ((changed && L->changes) || W->faulted) W->gen++;
+  level_drop(W, 0);
+  W->status = resting_status(W);
+  if (W->faulted && !W->nlevels) {
     char err[1024];
-    if (check_invariants(W, err, sizeof err) == 0) W->faulted = 0;
-    else W->status = TXN_ST_FAULTED;
+    if (check_invariants(W, err, sizeof err) == 0) {
+      W->faulted = 0;
+      W->status = TXN_ST_IDLE;
+    }
   }
   return 0;
 }
@@ -947,16 +1013,37 @@ int txn_commit(txn_World *W) { return commit(W, 1); }
 
 int txn_commit_unchanged(txn_World *W) { return commit(W, 0); }
 
+int txn_keep_unchanged(txn_World *W) {
+  if (!W || W->status != TXN_ST_AWAITING || W->in_txn || !W->nlevels ||
+      W->levels[W->nlevels - 1].changes)
+    return -1;
+  if (W->nlevels == 1) return txn_commit(W);
+  /* what it did (scratch at most) now stands or falls with the level below */
+  jiti_commit(W->S);
+  level_drop(W, W->nlevels - 1);
+  return 0;
+}
+
 int txn_restore(txn_World *W, txn_Outcome *out) {
-  if (!W || W->status != TXN_ST_AWAITING || W->in_txn) return -1;
+  if (!W || W->status != TXN_ST_AWAITING || W->in_txn || !W->nlevels) return -1;
   if (out) memset(out, 0, sizeof *out);
-  W->awaiting_changes = 0;
-  jiti_restore(W->S);
-  restored(W);
-  W->status = W->faulted ? TXN_ST_FAULTED : TXN_ST_IDLE;
+  int n = W->nlevels, moved = 0;
+  while (W->nlevels) {   /* newest first */
+    moved |= W->levels[W->nlevels - 1].moved;
+    jiti_restore(W->S);
+    level_drop(W, W->nlevels - 1);
+  }
+  /* as for one attempt (restored): the world is what views showed before
+  ** the oldest began, unless one of them paused and views showed its state */
+  if (moved) W->gen++;
+  W->status = resting_status(W);
   if (out) {
-    event(W, "restored", "publication-failed");
-    finish(W, out, TXN_PUBLICATION_FAILED, txn_strdup("restored: publication failed"));
+    char *d = txn_fmt("publication-failed (%d attempt%s)", n, n == 1 ? "" : "s");
+    event(W, "restored", d);
+    free(d);
+    finish(W, out, TXN_PUBLICATION_FAILED,
+           n == 1 ? txn_strdup("restored: publication failed")
+                  : txn_fmt("restored: publication failed (%d awaiting attempts)", n));
   }
   return 0;
 }
@@ -981,7 +1068,7 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
   W->in_txn = 1;
   W->gen0 = W->gen;
   event(W, "started", add ? "invariant-add" : "invariant-remove");
-  jiti_checkpoint(W->S);
+  W->depth = jiti_checkpoint(W->S);
   char err[1024] = "";
   jiti_Status st = add ? jiti_invariant_add(W->S, name, source, err, sizeof err)
                        : jiti_invariant_remove(W->S, name);
@@ -994,9 +1081,9 @@ static txn_Reason invariant_op(txn_World *W, uint64_t generation, const char *na
     res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
   } else if (collect_changes(W, out, err, sizeof err)) {
     res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
+  } else if (level_push(W, out->nchanges) != 0) {
+    res = restore_with(W, out, TXN_ERROR, txn_strdup("out of memory keeping the operation"));
   } else {
-    W->status = TXN_ST_AWAITING;
-    W->awaiting_changes = out->nchanges;
     event(W, "completed", name);
     res = finish(W, out, TXN_ACCEPTED, txn_strdup("completed, awaiting commit"));
   }

@@ -332,8 +332,11 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
 
 /* Keep an accepted attempt (after publishing it): closes the checkpoint,
 ** generation++ when it changed entries, status idle (or faulted if still
-** invalid).  Returns 0, or -1 (nothing done) when the status is not
-** TXN_ST_AWAITING. */
+** invalid).  With several attempts awaiting (txn_set_stacking) this keeps
+** the OLDEST one — revisions are published in the order the attempts ran —
+** and the others go on awaiting (status stays TXN_ST_AWAITING).  Returns 0,
+** or -1 (nothing done) when the status is not TXN_ST_AWAITING or an attempt
+** is running. */
 int txn_commit(txn_World *W);
 
 /* The same, for an attempt whose changes turned out to be no change (the
@@ -341,11 +344,43 @@ int txn_commit(txn_World *W);
 ** unchanged): the generation stays, since no view could tell. */
 int txn_commit_unchanged(txn_World *W);
 
-/* Undo an accepted attempt (publication failed): restores the checkpoint,
-** status idle; generation++ only if the generation moved during the attempt
-** (it paused).  Fills *out (may be NULL) with reason
-** TXN_PUBLICATION_FAILED.  Returns 0, or -1 when not TXN_ST_AWAITING. */
+/* Keep the NEWEST accepted attempt at once, which changed no entry (a
+** read-only call: nothing to publish): its checkpoint folds into the
+** awaiting attempt below it, so that it stands or falls with that one (it
+** may have read what that one wrote); with none below, as txn_commit.
+** Returns 0, or -1 (nothing done) when nothing awaits, an attempt is
+** running, or the newest awaiting attempt changed entries. */
+int txn_keep_unchanged(txn_World *W);
+
+/* Undo EVERY accepted attempt awaiting its commit (publication failed: the
+** failed revision and all that ran on top of it): restores their
+** checkpoints newest first, status idle; generation++ only if the
+** generation moved while one of them ran (it paused).  Fills
+** *out (may be NULL) with reason TXN_PUBLICATION_FAILED.  Returns 0, or -1
+** when not TXN_ST_AWAITING or an attempt is running. */
 int txn_restore(txn_World *W, txn_Outcome *out);
+
+/* ------------------------------------------------- provisional attempts
+**
+** A host that publishes revisions in groups (one durable commit for many)
+** lets later attempts run before the earlier ones are durable: up to n
+** accepted attempts await their commit at once, each in its own
+** checkpoint on top of the one before (default n = 1: none on top).  While
+** fewer than n await, txn_attempt, txn_run and the invariant operations
+** may start; each sees the world as the awaiting attempts left it, and
+** reports only its own changes (against the newest awaiting attempt, not
+** against the last commit).  txn_commit keeps them oldest first;
+** txn_restore undoes all of them; txn_keep_unchanged keeps a newest one
+** that changed nothing.  Nothing starts on top of awaiting attempts in a
+** faulted world.
+**
+** Provisional state is visible to whatever runs in the world —
+** txn_observe, txn_inspect, later attempts — so a host must not show any
+** of it to a client before the commits below it are durable (the kernel
+** daemon holds such replies; docs/transactions.md). */
+void txn_set_stacking(txn_World *W, int n);
+/* How many accepted attempts await their commit. */
+int txn_awaiting(txn_World *W);
 
 /* -------------------------------------------------------- invariants */
 

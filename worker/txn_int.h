@@ -21,12 +21,18 @@ struct txn_World {
   int budget;
   size_t max_source;
   uint64_t gen, revision;
-  uint64_t gen0;          /* the generation when the running (or awaiting)
-                             attempt began: a restore moves the generation
-                             only if it moved since (a pause was seen) */
+  uint64_t gen0;          /* the generation when the running attempt
+                             began: a restore moves the generation only if
+                             it moved since (a pause was seen) */
   txn_Status status;      /* idle / awaiting / faulted (paused is derived) */
   int faulted;
-  int awaiting_changes;   /* entries the attempt awaiting commit changed */
+
+  /* Accepted attempts awaiting their commit, oldest first: each one's
+  ** checkpoint is still open, the newest innermost (levels[i] is
+  ** checkpoint depth i + 1).  At most max_levels (txn_set_stacking). */
+  struct txn_Level *levels;
+  int nlevels, caplevels, max_levels;
+  int depth;              /* checkpoint depth of the running attempt */
 
   /* the attempt in progress */
   int in_txn;             /* an attempt/operation is running */
@@ -68,9 +74,17 @@ struct txn_World {
   ** reported.  Open addressing, capvars a power of two. */
   struct txn_VarHash *vars;
   size_t nvars, capvars;
-  struct txn_VarHash *pend;  /* variables of the outcome awaiting commit */
+  struct txn_VarHash *pend;  /* variables the running attempt changed */
   int npend, cappend;
 };
+
+/* An accepted attempt awaiting its commit. */
+typedef struct txn_Level {
+  int changes;             /* entries it changed */
+  int moved;               /* the generation moved while it ran (it paused) */
+  struct txn_VarHash *vars;  /* the new hashes of the variables it changed */
+  int nvars;
+} txn_Level;
 
 typedef struct txn_VarHash {
   char *name;

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "jtext.h"
 #include "worker.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
@@ -74,9 +75,12 @@ static void frame_header(unsigned char h[8], size_t n, size_t bloblen) {
 }
 
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text);
+  char *text = NULL;
+  size_t n = 0, tcap = 0;
+  if (jtext_append(msg, 0, &text, &n, &tcap) != 0) {
+    free(text);
+    return -1;
+  }
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   unsigned char h[8];
   frame_header(h, n, bloblen);
@@ -88,9 +92,13 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
 
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
                size_t *cap) {
-  char *text = json_dumps(msg, JSON_COMPACT);
-  if (!text) return -1;
-  size_t n = strlen(text), need = *len + 8 + n + bloblen;
+  char *text = NULL;
+  size_t n = 0, tcap = 0;
+  if (jtext_append(msg, 0, &text, &n, &tcap) != 0) {
+    free(text);
+    return -1;
+  }
+  size_t need = *len + 8 + n + bloblen;
   if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
   if (need > *cap) {
     size_t c = *cap ? *cap : 65536;
@@ -128,7 +136,8 @@ static int reserve(wire_reader *r, size_t need) {
   return 0;
 }
 
-ssize_t wire_fill(int fd, wire_reader *r) {
+/* One read into the buffer; nowait: never block (recv MSG_DONTWAIT). */
+static ssize_t fill(int fd, wire_reader *r, int nowait) {
   if (r->off == r->len) {  /* empty: start over, and give back a big buffer */
     r->off = r->len = 0;
     if (r->cap > KEEP_CAP) { free(r->buf); r->buf = NULL; r->cap = 0; }
@@ -140,12 +149,15 @@ ssize_t wire_fill(int fd, wire_reader *r) {
   if (r->want > want) want = r->want < 2 * have + READ_CHUNK ? r->want : 2 * have + READ_CHUNK;
   if (r->cap - r->len < READ_CHUNK && reserve(r, want) != 0) { errno = ENOMEM; return -1; }
   for (;;) {
-    ssize_t k = read(fd, r->buf + r->len, r->cap - r->len);
+    ssize_t k = nowait ? recv(fd, r->buf + r->len, r->cap - r->len, MSG_DONTWAIT)
+                       : read(fd, r->buf + r->len, r->cap - r->len);
     if (k < 0 && errno == EINTR) continue;
     if (k > 0) r->len += (size_t)k;
     return k;
   }
 }
+
+ssize_t wire_fill(int fd, wire_reader *r) { return fill(fd, r, 0); }
 
 int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
               size_t errlen) {
@@ -175,7 +187,7 @@ int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloble
     memcpy(bl, h + 8 + n, b);
   }
   json_error_t je;
-  json_t *m = json_loadb((const char *)h + 8, n, 0, &je);
+  json_t *m = jtext_load((const char *)h + 8, n, 0, &je);
   r->off += 8 + n + b;
   if (!json_is_object(m)) {
     json_decref(m);
@@ -197,6 +209,21 @@ int wire_recv(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t
     int between = r->off == r->len;
     ssize_t k = wire_fill(fd, r);
     if (k > 0) continue;
+    if (k == 0) snprintf(err, errlen, "%s", between ? "eof" : "truncated frame");
+    else snprintf(err, errlen, "read: %s", strerror(errno));
+    return -1;
+  }
+}
+
+int wire_poll(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
+              size_t errlen) {
+  for (int tries = 0;; tries++) {
+    int got = wire_next(r, msg, blob, bloblen, err, errlen);
+    if (got || tries) return got;
+    int between = r->off == r->len;
+    ssize_t k = fill(fd, r, 1);
+    if (k > 0) continue;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     if (k == 0) snprintf(err, errlen, "%s", between ? "eof" : "truncated frame");
     else snprintf(err, errlen, "read: %s", strerror(errno));
     return -1;

@@ -8,6 +8,14 @@
 ** baseline, answer "ready" -> serve requests one at a time ("attempts" is
 ** a batch of application calls, served as consecutive attempts).
 **
+** Commits.  An accepted attempt awaits the kernel's "commit" (its revision
+** is durable) or "restore" (it is not).  With "stack": N in "init" (the
+** kernel's group commit) up to N await at once: the next attempts run on
+** top of them (txn_set_stacking) while the kernel makes them durable, and
+** "commit" / "restore" are taken as soon as they arrive between attempts,
+** ahead of the requests queued before them (those wait in the inbox).
+** Without it, or once N await, the worker waits for the decision.
+**
 ** Generations.  txn counts from 0 in every worker; the kernel hands a base
 ** in "init" and the worker adds it to every generation it reports and
 ** subtracts it from every generation it receives, so generations seen by
@@ -35,7 +43,8 @@ typedef struct {
   uint64_t base;          /* client generation = base + txn generation */
   char *out;              /* output captured during an attempt */
   size_t outlen, outcap;
-  json_t *inbox;          /* requests that arrived while a commit was awaited */
+  json_t *inbox;          /* requests that arrived while decisions were taken */
+  int stack;              /* accepted attempts that may await their commit */
   /* strings of the last command, kept until the next cmd_fn call */
   char *c_source, *c_restart, *c_args, *c_package;
 } Worker;
@@ -232,7 +241,11 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 
 /* ------------------------------------------------------------ attempts */
 
-static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
+/* The outcome frame.  Only what the kernel reads: the message of a failure,
+** goals when there are some, the changes' hashes for a preview (the kernel
+** compares them with CURRENT's; a publish learns what changed from the
+** store itself) — every member costs a parse per call in the kernel. */
+static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
   json_t *changes = json_array();
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
@@ -241,10 +254,10 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
   for (int i = 0; i < o->nchanges; i++) {
     txn_Change *c = &o->changes[i];
     size_t len = c->removed ? 0 : c->len;
-    json_array_append_new(changes, json_pack("{s:s, s:s, s:s, s:b, s:I}",
-                                             "kind", jiti_entry_kind_name(c->kind),
-                                             "name", c->name, "hash", c->hash,
-                                             "removed", c->removed, "len", (json_int_t)len));
+    json_t *cj = json_pack("{s:s, s:s, s:b, s:I}", "kind", jiti_entry_kind_name(c->kind), "name", c->name,
+                           "removed", c->removed, "len", (json_int_t)len);
+    if (hashes) json_object_set_new(cj, "hash", json_string(c->hash));
+    json_array_append_new(changes, cj);
     if (len && blob) memcpy(blob + at, c->bytes, len);
     at += len;
   }
@@ -254,14 +267,14 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
     txn_restore(w->W, &r);
     free(r.message);
     r.message = strdup("out of memory reporting the changes");
-    send_outcome(w, &r, 0);
+    send_outcome(w, &r, 0, 0);
     txn_outcome_free(&r);
     return;
   }
-  json_t *m = json_pack("{s:s, s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
-                        "reason", txn_reason_name(o->reason), "message", o->message ? o->message : "",
-                        "generation", (json_int_t)vis(w, o->generation),
+  json_t *m = json_pack("{s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
+                        "reason", txn_reason_name(o->reason), "generation", (json_int_t)vis(w, o->generation),
                         "status", txn_status_name(txn_status(w->W)), "changes", changes);
+  if (o->reason != TXN_ACCEPTED) json_object_set_new(m, "message", json_string(o->message ? o->message : ""));
   if (o->value) json_object_set_new(m, "value", json_string(o->value));
   if (o->values) {  /* not exactly one value */
     json_t *vs = json_array();
@@ -269,18 +282,20 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed) {
     json_object_set_new(m, "values", vs);
   }
   if (w->outlen) json_object_set_new(m, "output", json_stringn(w->out, w->outlen));
-  json_t *goals = json_array();
-  for (int i = 0; i < o->ngoals; i++)
-    json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
-                                           "pass", o->goals[i].pass,
-                                           "message", o->goals[i].message ? o->goals[i].message : ""));
-  json_object_set_new(m, "goals", goals);
+  if (o->ngoals) {
+    json_t *goals = json_array();
+    for (int i = 0; i < o->ngoals; i++)
+      json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
+                                             "pass", o->goals[i].pass,
+                                             "message", o->goals[i].message ? o->goals[i].message : ""));
+    json_object_set_new(m, "goals", goals);
+  }
   if (committed) json_object_set_new(m, "committed", json_true());
   send_or_die(w, m, blob, total);
   free(blob);
 }
 
-static void await_decision(Worker *w);
+static void decisions(Worker *w);
 
 /* Limits from a frame's "limits" member {fuel, depth, heap, output} (each
 ** optional: missing ones are the world's); 0 when absent. */
@@ -320,16 +335,17 @@ static void do_attempt(Worker *w, json_t *req) {
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package"))};
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
     /* Nothing to publish: keep it at once and spare the kernel a round
-    ** trip (the outcome then reports status idle, not awaiting-commit). */
+    ** trip (the outcome then reports committed; on top of attempts that
+    ** await their commit it stands or falls with them). */
     if (o.reason == TXN_ACCEPTED && o.nchanges == 0 && txn_status(w->W) == TXN_ST_AWAITING) {
-      txn_commit(w->W);
+      txn_keep_unchanged(w->W);
       o.generation = txn_generation(w->W);
       committed = 1;
     }
   }
-  send_outcome(w, &o, committed);
+  send_outcome(w, &o, committed, kind == TXN_PREVIEW);
   txn_outcome_free(&o);
-  await_decision(w);
+  decisions(w);
 }
 
 /* An operator's invariant-add / invariant-remove: a transaction like an
@@ -345,28 +361,29 @@ static void do_invariant(Worker *w, json_t *req) {
     txn_invariant_add(w->W, gen, name ? name : "", source ? source : "", &o);
   else
     txn_invariant_remove(w->W, gen, name ? name : "", &o);
-  send_outcome(w, &o, 0);
+  send_outcome(w, &o, 0, 0);
   txn_outcome_free(&o);
-  await_decision(w);
+  decisions(w);
 }
 
-/* After an accepted transaction (status awaiting commit) the kernel
-** publishes, then says commit or restore. */
-static void await_decision(Worker *w) {
-  if (txn_status(w->W) != TXN_ST_AWAITING) return;
-  json_t *m;
-  /* the kernel may have sent more calls meanwhile: they run after this */
-  while (m = recv_or_die(w, NULL, NULL), wire_op_of(m) != WIRE_COMMIT && wire_op_of(m) != WIRE_RESTORE)
-    json_array_append_new(w->inbox, m);
+/* A commit (of the count oldest awaiting attempts; "unchanged": those of
+** them whose entries the store had already) or a restore (of all of
+** them), answered with the generation after it. */
+static void decide(Worker *w, json_t *m) {
   int commit = wire_op_of(m) == WIRE_COMMIT;
   json_t *rev = json_object_get(m, "revision");
-  int unchanged = json_is_false(json_object_get(m, "changed"));
   if (commit && json_is_integer(rev)) txn_set_revision(w->W, (uint64_t)json_integer_value(rev));
-  json_decref(m);
-  if (commit && unchanged) {
-    txn_commit_unchanged(w->W);  /* the store had every entry already */
-  } else if (commit) {
-    txn_commit(w->W);
+  if (commit) {
+    json_t *cnt = json_object_get(m, "count"), *unch = json_object_get(m, "unchanged");
+    json_int_t n = json_is_integer(cnt) ? json_integer_value(cnt) : 1;
+    for (json_int_t i = 0; i < n; i++) {
+      int same = i == 0 && json_is_false(json_object_get(m, "changed"));
+      size_t k;
+      json_t *u;
+      json_array_foreach(unch, k, u) same |= json_integer_value(u) == i;
+      if (same) txn_commit_unchanged(w->W);  /* the store had every entry already */
+      else txn_commit(w->W);
+    }
   } else {
     txn_Outcome r;
     txn_restore(w->W, &r);
@@ -375,6 +392,31 @@ static void await_decision(Worker *w) {
   send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED),
                            "generation", (json_int_t)vis(w, txn_generation(w->W)),
                            "status", txn_status_name(txn_status(w->W))), NULL, 0);
+}
+
+/* Take the decisions the kernel has sent: without waiting, or — while as
+** many attempts await their commit as may (txn_set_stacking; one without
+** group commit) — waiting for them.  Other requests that arrive meanwhile
+** run after the current one, in order (the inbox). */
+static void decisions(Worker *w) {
+  for (;;) {
+    int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
+    json_t *m = NULL;
+    char err[256];
+    if (full) {
+      m = recv_or_die(w, NULL, NULL);
+    } else {
+      int got = wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err);
+      if (got == 0) return;
+      if (got < 0) {
+        if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
+        _exit(0);
+      }
+    }
+    if (wire_op_of(m) == WIRE_COMMIT || wire_op_of(m) == WIRE_RESTORE) decide(w, m);
+    else json_array_append_new(w->inbox, json_incref(m));
+    json_decref(m);
+  }
 }
 
 /* ------------------------------------------------------------ startup */
@@ -462,7 +504,7 @@ static json_t *grant_foreign(jiti_State *S, const worker_Options *opt) {
 
 static int serve(int fd, const worker_Options *opt) {
   wire_reader rd = {0};
-  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array()};
+  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array(), .stack = 1};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
@@ -499,6 +541,11 @@ static int serve(int fd, const worker_Options *opt) {
       txn_set_revision(w.W, json_is_integer(r) ? (uint64_t)json_integer_value(r) : 0);
       jiti_Limits lim;
       if (limits_of(&w, json_object_get(m, "limits"), &lim)) txn_set_limits(w.W, &lim);
+      json_t *st = json_object_get(m, "stack");
+      if (json_is_integer(st) && json_integer_value(st) > 1 && json_integer_value(st) <= 100000) {
+        w.stack = (int)json_integer_value(st);
+        txn_set_stacking(w.W, w.stack);
+      }
     } else if (op == WIRE_IMPORT) {
       if (import_frame(&w, m, blob, bl, err, sizeof err)) {
         send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
@@ -529,6 +576,7 @@ static int serve(int fd, const worker_Options *opt) {
               NULL, 0);
   for (;;) {
     json_t *m;
+    decisions(&w);
     if (json_array_size(w.inbox)) {
       m = json_incref(json_array_get(w.inbox, 0));
       json_array_remove(w.inbox, 0);
@@ -544,10 +592,13 @@ static int serve(int fd, const worker_Options *opt) {
       /* answered */
     } else if (op == WIRE_ATTEMPT) {
       do_attempt(&w, m);
+    } else if (op == WIRE_COMMIT || op == WIRE_RESTORE) {
+      decide(&w, m);  /* (taken from the inbox: it came behind a request) */
     } else if (op == WIRE_ATTEMPTS) {
       /* application calls, run in order as one attempt each: every outcome
-      ** goes out as soon as it is known; one that awaits its commit waits
-      ** for the kernel's decision before the next item runs */
+      ** goes out as soon as it is known; between them the kernel's
+      ** decisions are taken (and waited for when as many await their
+      ** commit as may) */
       size_t i;
       json_t *item;
       json_array_foreach(json_object_get(m, "items"), i, item) do_attempt(&w, item);

@@ -112,6 +112,10 @@ void render_status(FILE *f, json_t *r) {
           "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
           kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),
           json_real_value(json_object_get(r, "uptime")));
+  json_int_t commits = kclient_int(r, "group_commits"), revs = kclient_int(r, "group_revisions");
+  if (commits)
+    fprintf(f, "groups:     %" JSON_INTEGER_FORMAT " revisions in %" JSON_INTEGER_FORMAT " commits (%.1f each)\n",
+            revs, commits, (double)revs / (double)commits);
   json_t *fo = json_object_get(r, "foreign"), *x;
   size_t i;
   fprintf(f, "foreign:   ");

@@ -12,6 +12,12 @@
 **   dsched.c     what the worker does next (queries, transactions, batches
 **                of calls, commands to a paused transaction), the frames it
 **                answers with, the ends of transactions and publishing
+**   dgroup.c     group commit: the calls the worker finished ahead of the
+**                durable revisions, held, then published together in one
+**                store transaction (or undone together), answered once
+**                synced
+**   dsync.c      the thread that finishes a group's commit (its sync) off
+**                the loop
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
 **   dkeys.c      idempotency keys: outcomes replayed to retried requests
@@ -41,6 +47,8 @@
 #define DAEMON_OUTPUT_MAX ((size_t)256 << 20)  /* unread replies held for all clients */
 #define DAEMON_MAX_QUEUE 10000
 #define DAEMON_MAX_BATCH 64   /* application calls handed to the worker at once */
+#define DAEMON_MAX_AHEAD 1024 /* accepted calls the worker may hold awaiting
+                                 their commit (its stacking) */
 
 typedef struct Client {
   int fd;
@@ -79,6 +87,8 @@ typedef struct EventBuf {
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* daemon_now() when the oldest was buffered */
+  uint64_t told;         /* the last stored event subscribers got; 0: none
+                            yet (or nobody listened) */
 } EventBuf;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
@@ -93,12 +103,58 @@ typedef struct Txn {
   json_t *responder_id;
   double deadline;       /* pause timeout */
   int timed_out, aborting_for_shutdown;
+  int grouped;           /* a call without a generation: published by
+                            group commit (dgroup.c) */
   int published;
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
   char *key;             /* the request's idempotency key, or NULL */
 } Txn;
+
+/* A call the worker finished whose reply must wait: it wrote a revision
+** not yet durable, or ran on top of one (dgroup.c). */
+typedef struct Held {
+  uint64_t attempt, client;
+  json_t *id;
+  double t0;
+  char *source;          /* for the log */
+  char *summary;         /* its revision's */
+  json_t *reply;         /* its reply, less what the commit decides */
+  json_t *event;         /* its outcome event */
+  json_t *changes;       /* what it wrote (the outcome's "changes"); NULL: nothing */
+  unsigned char *blob;   /* their encodings */
+  size_t bloblen;
+  uint64_t rev, gen;     /* what its commit decided: the reply's */
+  double held_at;        /* daemon_now() when its outcome came */
+} Held;
+
+/* Groups committed whose sync has not yet returned (dsync.c), oldest first:
+** each covers the next n held calls of the FIFO. */
+#define GROUP_SYNCING_MAX 8
+#define GROUP_DELAY 0.002     /* s a held call waits for the calls the worker is finishing */
+typedef struct Synced {
+  size_t n;              /* its calls */
+  uint64_t seq;          /* durable once the sync thread covered this many commits */
+  uint64_t rev0, gen0;   /* the durable revision and generation before it */
+  uint64_t first_event;  /* its events in the store: first_event.. */
+  size_t nevents;
+} Synced;
+
+typedef struct DSync DSync;
+
+typedef struct Group {
+  Held *v;               /* FIFO: v[head..head+n), oldest first; the first
+                            `committed` are written, awaiting their sync */
+  size_t head, n, cap, committed;
+  Synced syncing[GROUP_SYNCING_MAX];
+  size_t nsyncing;
+  uint64_t seq;          /* commits made that wait for a sync */
+  int restoring;         /* a restore was sent and not yet answered: the
+                            outcomes before its answer ran on what it undid */
+  int acks;              /* commit / restore frames not yet answered */
+  uint64_t commits, revisions;  /* group commits, revisions published in them */
+} Group;
 
 typedef struct Daemon {
   const char *dir;
@@ -135,6 +191,8 @@ typedef struct Daemon {
   Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
   Queue batch;           /* calls sent to the worker with cur, to run after it */
+  Group group;           /* calls finished ahead of the durable revisions */
+  DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
@@ -143,7 +201,8 @@ typedef struct Daemon {
   int stopping;
   double stop_deadline;
   int detached;
-  struct { char *buf; size_t len, cap; int urgent; } log;  /* log lines not yet written */
+  struct { char *buf; size_t len, cap; int urgent; time_t second; char when[40]; } log;  /* log lines not yet
+                         ** written; the time of their second */
   struct {
     json_t *done;        /* key -> {reply, bytes}: outcomes to replay */
     json_t *flight;      /* "client id" -> key: keyed requests not answered yet */
@@ -207,7 +266,11 @@ void devents_flush(Daemon *D);        /* write the buffered events (and the
                                       ** generation), tell subscribers */
 void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
                                                     ** on (0: lost): tell, drop them */
+void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the n stored
+                                                    ** from seq first on */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
+                                      ** page synced by the sync thread */
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
@@ -221,6 +284,33 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why);
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
+
+/* dgroup.c */
+int dgroup_holds(Daemon *D);          /* 1: replies of later calls must wait, and
+                                      ** other transactions and queries too */
+int dgroup_waits(Daemon *D, uint64_t client);  /* 1: a reply of the client's is held */
+/* A grouped call's outcome (frame m, its blob): held, or answered now when
+** nothing below it awaits durability.  1 when it took the outcome. */
+int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen);
+void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
+double dgroup_due(Daemon *D);         /* seconds until held calls are published whatever the
+                                      ** worker is doing; < 0: none held */
+int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
+void dgroup_worker_died(Daemon *D, const char *how);
+void dgroup_synced(Daemon *D);        /* the sync thread woke the loop: answer what is durable */
+/* The durable revision and generation: before the oldest group still syncing. */
+void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
+void dgroup_sync_later(Daemon *D);    /* a commit made with its meta sync left to the
+                                      ** sync thread: ask the thread for it */
+
+/* dsync.c */
+int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */
+void dsync_stop(Daemon *D);           /* waits for a sync under way */
+int dsync_fd(Daemon *D);              /* readable when a sync ended; -1 */
+void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable */
+/* The commits made durable so far (and drain the wake-up); -1 when a sync
+** failed, its reason in err. */
+int dsync_done(Daemon *D, uint64_t *done, char *err, size_t errlen);
 
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */

@@ -6,9 +6,10 @@
 ** call.  So events are buffered and written together: inside the LMDB
 ** transaction of any revision published (a revision is never durable
 ** without the events that led to it), when a transaction pauses, at
-** shutdown, and otherwise EVENT_DELAY after the oldest was buffered.  A
-** kernel killed in between loses at most those last few milliseconds of
-** events, never a revision.  A generation that moved without a revision (a
+** shutdown, and otherwise EVENT_DELAY after the oldest was buffered (or
+** once EVENT_BATCH are waiting), the meta page's sync then left to the sync
+** thread.  A kernel killed in between loses at most those last few
+** milliseconds of events, never a revision.  A generation that moved without a revision (a
 ** pause, a resume, a new worker) is recorded with them, before any reply
 ** can carry it.  Subscribers get each event once it is stored, as stored
 ** (seq, time, secrets redacted).
@@ -41,24 +42,31 @@ void devents_add(Daemon *D, json_t *ev) {
   if (!b->n) b->first = daemon_now();
   b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
   b->ev[b->n++] = ev;
-  if (b->n >= EVENT_BATCH) devents_flush(D);
+  if (b->n >= EVENT_BATCH) devents_flush_due(D);
 }
 
 static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   Daemon *D = arg;
-  (void)seq;
+  D->events.told = seq;
   for (int i = 0; i < D->nclients; i++)
     if (D->clients[i]->subscribed) dclients_line(D->clients[i], json, len);
   return 0;
 }
 
-void devents_flush(Daemon *D) {
+/* later: the meta page's sync is left to the sync thread (the timed
+** flushes: they would otherwise hold the loop for two syncs every
+** EVENT_DELAY while calls run); a generation that moved is always synced
+** in full, before any reply can carry it. */
+static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
   uint64_t first = 0;
-  int rc = gen ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
-               : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  later = later && D->sync && !gen;
+  int rc = gen     ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
+           : later ? store_events_append_later(D->s, b->ev, b->time_ms, b->n, &first)
+                   : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  if (rc == STORE_OK && later) dgroup_sync_later(D);
   if (rc != STORE_OK) {
     dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
          gen ? " and the generation" : "", store_errmsg(D->s));
@@ -69,14 +77,35 @@ void devents_flush(Daemon *D) {
   devents_written(D, first);
 }
 
+void devents_flush(Daemon *D) { flush(D, 0); }
+
+void devents_flush_due(Daemon *D) { flush(D, 1); }
+
 void devents_written(Daemon *D, uint64_t first) {
   EventBuf *b = &D->events;
   /* everything from first on: the daemon is the store's only writer, so
-  ** that is what was just written (with a revision: one more, its outcome) */
-  if (first && D->subscribers) store_events_read(D->s, first, 0, 0, fan_out, D);
+  ** that is what was just written (with a revision: one more, its outcome);
+  ** and before it, the events of groups still syncing, durable now that
+  ** this commit synced in full (they are told in order) */
+  if (first && D->subscribers) {
+    uint64_t told = D->events.told;
+    store_events_read(D->s, told && told < first ? told + 1 : first, 0, 0, fan_out, D);
+  } else if (!D->subscribers) {
+    D->events.told = 0;
+  }
   for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
   b->n = 0;
   dlog_flush(D);  /* the transactions' log lines go with their events */
+}
+
+void devents_tell(Daemon *D, uint64_t first, size_t n) {
+  if (!D->subscribers) {
+    D->events.told = 0;
+    return;
+  }
+  if (!first || !n || D->events.told >= first + n - 1) return;   /* told already */
+  uint64_t from = D->events.told >= first ? D->events.told + 1 : first;
+  store_events_read(D->s, from, (size_t)(first + n - from), 0, fan_out, D);
 }
 
 double devents_due(Daemon *D) {

@@ -14,12 +14,14 @@
 #include "daemon.h"
 
 static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
-  char when[40];
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  storeio_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
+  if (ts.tv_sec != D->log.second || !D->log.when[0]) {  /* formatted once a second, not per line */
+    D->log.second = ts.tv_sec;
+    storeio_iso_time((int64_t)ts.tv_sec * 1000, D->log.when, sizeof D->log.when);
+  }
   char line[2048];
-  int n = snprintf(line, sizeof line, "%s jiti kernel: ", when);
+  int n = snprintf(line, sizeof line, "%s jiti kernel: ", D->log.when);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
   line[len++] = '\n';

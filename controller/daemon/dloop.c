@@ -96,16 +96,54 @@ static void usage(FILE *out) {
           LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP);
 }
 
+#ifdef JITI_TEST_HOOKS
+/* Compiled only into the test binary `jiti-testhooks`: JITI_TEST_KILL_AT=
+** POINT:N makes the kernel kill itself (SIGKILL) the Nth time a publish
+** reaches POINT (before-txn, after-entries, after-manifest, before-commit,
+** after-commit; the middle two once per revision of a group; before-sync,
+** after-sync: the sync thread's, dsync.c), so that the crash tests can stop
+** it at every point of a group commit. */
+#include <signal.h>
+typedef struct KillAt { int point, nth, seen; } KillAt;
+
+static void kill_hook(void *arg, store_point at) {
+  KillAt *k = arg;
+  if ((int)at == k->point && ++k->seen == k->nth) raise(SIGKILL);
+}
+
+static int open_store(Daemon *D, char *err, size_t errlen) {
+  static KillAt k;
+  static const char *const names[] = {"",           "before-txn",  "after-entries", "after-manifest",
+                                      "before-commit", "after-commit", "before-sync",  "after-sync"};
+  store_options opt = {0};
+  const char *at = getenv("JITI_TEST_KILL_AT");
+  if (at && *at) {
+    const char *colon = strchr(at, ':');
+    for (int i = 1; i < 8; i++)
+      if (colon && (size_t)(colon - at) == strlen(names[i]) && !strncmp(at, names[i], strlen(names[i])))
+        k.point = i;
+    k.nth = colon ? atoi(colon + 1) : 0;
+    if (k.point && k.nth > 0) {
+      opt.hook = kill_hook;
+      opt.hook_arg = &k;
+    }
+  }
+  return store_open_with(D->dir, 0, &opt, &D->s, err, errlen);
+}
+#else
+static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->s, err, errlen); }
+#endif
+
 static int kernel_run(Daemon *D, int ready_fd) {
   char err[1024] = "";
   D->clients = calloc((size_t)D->max_clients + DAEMON_RESERVED_SLOTS, sizeof *D->clients);
   /* kept in D (static): reachable whichever way the function returns */
-  struct pollfd *pfd = D->pfd = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS + 2) * sizeof *pfd);
+  struct pollfd *pfd = D->pfd = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS + 3) * sizeof *pfd);   /* + listener, worker, sync */
   if (!D->clients || !pfd) {
     fprintf(stderr, "jiti kernel: out of memory for %d clients (see --max-clients)\n", D->max_clients);
     return EXIT_FAIL;
   }
-  int rc = store_open(D->dir, 0, &D->s, err, sizeof err);
+  int rc = open_store(D, err, sizeof err);
   if (rc == STORE_EBUSY) {
     fprintf(stderr, "jiti kernel: the store at %s is in use: %s\nif a kernel is running there, "
             "talk to it (jiti status --store %s) or stop it (jiti stop --store %s)\n",
@@ -194,6 +232,12 @@ static int kernel_run(Daemon *D, int ready_fd) {
     close(ready_fd);
   }
   D->started = daemon_now();
+  if (dsync_start(D, err, sizeof err) != 0) {
+    dlog(D, "%s", err);
+    dlog_flush(D);
+    kill(D->w.pid, SIGKILL);
+    return EXIT_FAIL;
+  }
 
   sigset_t none;
   sigemptyset(&none);
@@ -201,6 +245,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
     if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
     dsched_pump(D);
+    /* Everything the worker finished ahead of the durable revisions, in one
+    ** store transaction; what it finishes meanwhile is the next group. */
+    dgroup_publish(D);
     double now = daemon_now();
     if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
       D->cur.timed_out = 1;
@@ -215,7 +262,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
       D->start_deadline = now + 3600;
     }
     if (D->restart_at && now >= D->restart_at) dworker_restart(D);
-    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active) break;
+    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active &&
+        !dgroup_holds(D))
+      break;
     if (D->stopping && now >= D->stop_deadline) {
       dlog(D, "the worker did not finish within 10 s; killing it");
       if (D->w.pid) kill(D->w.pid, SIGKILL);
@@ -230,6 +279,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
       wi = n;
       pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
     }
+    int si = n;   /* a group's sync ended (dsync.c) */
+    pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
     int c0 = n;
     for (int i = 0; i < D->nclients; i++) {
       Client *c = D->clients[i];
@@ -244,9 +295,11 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
     double sweep = dclients_sweep_idle(D);
     if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
+    double gdue = dgroup_due(D);
+    if (gdue >= 0 && gdue < wake) wake = gdue;
     double due = devents_due(D);
     if (due == 0) {
-      devents_flush(D);
+      devents_flush_due(D);
     } else if (due > 0 && due < wake) {
       wake = due;
     }
@@ -259,6 +312,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
       dlog(D, "poll: %s", strerror(errno));
       break;
     }
+    if (pfd[si].revents & POLLIN) dgroup_synced(D);
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
     if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
     /* clients: match the poll entries by position (the array may shrink below) */
@@ -315,6 +369,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);
   free(D->log.buf);
+  dsync_stop(D);
   store_close(D->s);
   return EXIT_OK;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
+#include "jtext.h"
 #include "txn.h"
 #include "proto.h"
 
@@ -32,6 +33,9 @@ static const char *state_name(Daemon *D) {
   if (D->in_pause) return "paused";
   if (D->w.fd < 0 || D->wait == W_START) return "starting";
   if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
+  if (dgroup_holds(D)) return "publishing";
+  /* calls accepted on top of those just committed are still on their way */
+  if (!strcmp(D->wstatus, txn_status_name(TXN_ST_AWAITING))) return "running";
   return D->wstatus;
 }
 
@@ -127,14 +131,17 @@ static json_t *foreign_status(Daemon *D) {
 
 static void op_status(Req *q) {
   Daemon *D = q->D;
+  uint64_t rev, gen;
+  dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
   dclients_reply(D, q->client, q->id,
-           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o}",
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
-                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)D->revision,
-                     "generation", (json_int_t)D->gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
+                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
+                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
                      "attempts", (json_int_t)D->attempts,
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
-                     "worker_restarts", (json_int_t)D->restarts, "clients", D->nclients,
+                     "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
+                     "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
                      foreign_status(D)));
 }
@@ -149,7 +156,9 @@ static void op_history(Req *q) {
   }
   size_t limit = l ? (size_t)json_integer_value(l) : HISTORY_DEFAULT;
   json_t *revs = json_array();
-  uint64_t rev = D->revision;
+  uint64_t rev, gen, cur;
+  dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
+  cur = rev;
   while (rev && json_array_size(revs) < limit) {
     store_manifest *m;
     if (store_manifest_read(D->s, rev, &m) != STORE_OK) {
@@ -171,7 +180,7 @@ static void op_history(Req *q) {
     rev = m->parent;
     store_free(m);
   }
-  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)D->revision,
+  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)cur,
                                           "revisions", revs));
 }
 
@@ -422,7 +431,7 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
     return;
   }
   json_error_t je;
-  json_t *r = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+  json_t *r = jtext_load(line, len, JSON_REJECT_DUPLICATES, &je);   /* json_loadb, faster */
   if (!r) {
     dclients_reply_err(D, cs, NULL, "malformed-json", "the request is not valid JSON: %s (column %d)", je.text, je.column);
     return;

@@ -50,6 +50,7 @@ static int queued(Queue *q, uint64_t client) {
 
 int dsched_client_waits(Daemon *D, uint64_t client) {
   return (D->cur.active && D->cur.responder == client) || (D->wait == W_QUERY && D->query.client == client) ||
+         dgroup_waits(D, client) ||
          queued(&D->txq, client) || queued(&D->queryq, client) || queued(&D->cmdq, client) ||
          queued(&D->batch, client);
 }
@@ -85,6 +86,7 @@ static json_t *outcome_event(Daemon *D, const char *reason, const char *message)
 
 void dsched_worker_died(Daemon *D, const char *how) {
   Txn *t = &D->cur;
+  dgroup_worker_died(D, how);   /* held calls: their revisions are lost */
   if (t->active) {
     if (D->wait == W_COMMIT && t->published) {
       /* the revision is durable; the fresh worker imports it */
@@ -143,6 +145,12 @@ void dsched_worker_died(Daemon *D, const char *how) {
 ** invariant or an act's evaluate ("" for resume and abort). */
 /* Make p the running transaction: its attempt number, its log source and
 ** revision summary, its "started" event. */
+/* An application call without a generation: it can run right after the
+** call before it, whatever that one changed. */
+static int batchable(const Pending *p) {
+  return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation");
+}
+
 static void begin_txn(Daemon *D, Pending *p) {
   const char *source = request_source(p->req);
   Txn *t = &D->cur;
@@ -159,16 +167,12 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->t0 = daemon_now();
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
+  t->grouped = batchable(p);
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
   devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
   D->wait = W_ATTEMPT;
 }
 
-/* An application call without a generation: it can run right after the
-** call before it, whatever that one changed. */
-static int batchable(const Pending *p) {
-  return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation");
-}
 
 /* A transaction whose client went away before it began runs for nobody: it
 ** is dropped (logged and recorded), not run.  1 when p was dropped. */
@@ -229,7 +233,7 @@ static void rollback(Daemon *D, Pending *p) {
   char err[1024];
   limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
   wproc chk;
-  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant};
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
@@ -301,7 +305,8 @@ static void start_txn(Daemon *D, Pending *p) {
     rollback(D, p);
     return;
   }
-  json_t *m = request_frame(p->op, p->req, 1, D->gen);
+  /* a plain call runs on whatever the calls before it left: no generation */
+  json_t *m = request_frame(p->op, p->req, !batchable(p), D->gen);
   begin_txn(D, p);
   if (D->cur.op == PROTO_CALL) {
     json_t *items = json_array();
@@ -369,6 +374,9 @@ void dsched_pump(Daemon *D) {
       return;
     }
     if (D->queryq.n) {
+      /* a view never shows what is not durable: the query waits for the
+      ** held calls' commit, and no new call starts before it */
+      if (dgroup_holds(D)) return;
       D->query = dqueue_pop(&D->queryq);
       D->wait = W_QUERY;
       dworker_send(D, json_deep_copy(D->query.req));
@@ -387,6 +395,8 @@ void dsched_pump(Daemon *D) {
       continue;
     }
     if (D->stopping || !D->txq.n) return;
+    /* a transaction that is not a plain call runs alone, on durable state */
+    if (dgroup_holds(D) && !batchable(dqueue_peek(&D->txq))) return;
     Pending p = dqueue_pop(&D->txq);
     start_txn(D, &p);
     dqueue_pending_free(&p);
@@ -504,7 +514,13 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
-  if (accepted && status && !strcmp(status, txn_status_name(TXN_ST_AWAITING))) {
+  if (t->grouped && t->active && dgroup_outcome(D, t, m, blob, bloblen)) {  /* held, or answered */
+    D->wait = W_NONE;
+    txn_clear(D);
+    return;
+  }
+  if (accepted && status && !strcmp(status, txn_status_name(TXN_ST_AWAITING)) &&
+      !json_is_true(json_object_get(m, "committed"))) {
     publish(D, m, blob, bloblen);
     return;
   }
@@ -559,8 +575,12 @@ static void on_committed(Daemon *D, json_t *m) {
 void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   int ev = wire_event_of(m);
   json_t *g = json_object_get(m, "generation");
-  if (json_is_integer(g)) D->gen = (uint64_t)json_integer_value(g);
-  if (D->wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
+  /* generations only grow; a call run on top of held ones reports the
+  ** worker's count before their commits, which the daemon already made */
+  if (json_is_integer(g) && (uint64_t)json_integer_value(g) > D->gen) D->gen = (uint64_t)json_integer_value(g);
+  if (dgroup_ack(D, m, ev)) {
+    /* a group's commit or restore answered */
+  } else if (D->wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
     on_query_answer(D, m, (wire_Event)ev);
   } else if (D->wait == W_ATTEMPT && ev == WIRE_PAUSED) {
     on_paused(D, m);

@@ -69,7 +69,7 @@ static int spawn(Daemon *D, char *err, size_t errlen) {
     wproc_stop(&D->w, 1);
     return -1;
   }
-  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval, &D->grant};
+  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval, &D->grant, DAEMON_MAX_AHEAD};
   if (wproc_frames(D->s, &plan, &D->wout.buf, &D->wout.len, &D->wout.cap, &D->start_entries, err,
                    errlen) != 0) {
     wproc_stop(&D->w, 1);

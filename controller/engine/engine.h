@@ -199,6 +199,19 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, s
                     const unsigned char *blob, size_t bloblen, struct json_t *const *events,
                     const int64_t *times, size_t nevents, struct json_t *accepted, publish_Result *r);
 
+/* The entries and removals an outcome frame reports (its "changes" and the
+** blob of their encodings), for the store: ch[0..*nc) and rm[0..*nr) (room
+** for as many as there are changes); slot[i] receives where the store
+** reports the effect of change i (store_rev_in.effects: the entries', then
+** the removals').  Names point into changes, bytes into blob.  0, or -1
+** when a change is malformed. */
+int publish_entries(struct json_t *changes, const unsigned char *blob, size_t bloblen, store_entry *ch,
+                    size_t *nc, store_key *rm, size_t *nr, size_t *slot);
+
+/* The changes as clients see them ([{kind, name, removed, added?}]), from
+** what the store did with each (effects, found through slot). */
+struct json_t *publish_effects(struct json_t *changes, const size_t *slot, const uint8_t *effects);
+
 /* The changes as clients see them (as publish_Result.changes), without
 ** publishing: a preview's. */
 struct json_t *publish_brief(store_env *s, struct json_t *changes);

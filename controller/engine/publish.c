@@ -40,73 +40,113 @@ json_t *publish_brief(store_env *s, json_t *changes) {
   return a;
 }
 
-int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, json_t *changes,
-                    const unsigned char *blob, size_t bloblen, json_t *const *events,
-                    const int64_t *times, size_t nevents, json_t *accepted, publish_Result *r) {
-  memset(r, 0, sizeof *r);
-  r->revision = parent;
-  size_t n = json_array_size(changes), nc = 0, nr = 0, at = 0;
-  store_entry *ch = calloc(n ? n : 1, sizeof *ch);
-  store_key *rm = calloc(n ? n : 1, sizeof *rm);
-  int rc = STORE_OK;
-  if (!ch || !rm) {
-    rc = STORE_ENOMEM;
-    snprintf(r->error, sizeof r->error, "out of memory publishing");
-  }
-  for (size_t i = 0; rc == STORE_OK && i < n; i++) {
+int publish_entries(json_t *changes, const unsigned char *blob, size_t bloblen, store_entry *ch, size_t *nc,
+                    store_key *rm, size_t *nr, size_t *slot) {
+  size_t n = json_array_size(changes), at = 0;
+  *nc = *nr = 0;
+  for (size_t i = 0; i < n; i++) {
     json_t *c = json_array_get(changes, i);
     const char *kind = json_string_value(json_object_get(c, "kind"));
     const char *name = json_string_value(json_object_get(c, "name"));
     json_int_t len = json_integer_value(json_object_get(c, "len"));
     int sk = kind ? store_kind_parse(kind) : 0;
-    if (!sk || !name || len < 0 || (size_t)len > bloblen - at) {
-      rc = STORE_EINVAL;
-      snprintf(r->error, sizeof r->error, "the worker reported a malformed change");
-    } else if (json_is_true(json_object_get(c, "removed"))) {
-      uint8_t h[32];
-      if (store_lookup(s, sk, name, h) == STORE_OK) rm[nr++] = (store_key){sk, name};
-    } else {
-      ch[nc++] = (store_entry){sk, name, blob + at, (size_t)len};
-      at += (size_t)len;
-    }
+    if (!sk || !name || len < 0 || (size_t)len > bloblen - at) return -1;
+    if (json_is_true(json_object_get(c, "removed"))) continue;
+    slot[i] = *nc;
+    ch[(*nc)++] = (store_entry){sk, name, blob + at, (size_t)len};
+    at += (size_t)len;
   }
-  if (rc == STORE_OK) r->changes = publish_brief(s, changes);  /* against CURRENT, before it moves */
-  /* The outcome is known before the publish (the store has one writer):
-  ** it goes in the revision's own transaction, after the events before it. */
+  for (size_t i = 0; i < n; i++) {  /* the store reports the removals' effects after the entries' */
+    json_t *c = json_array_get(changes, i);
+    if (!json_is_true(json_object_get(c, "removed"))) continue;
+    slot[i] = *nc + *nr;
+    rm[(*nr)++] = (store_key){store_kind_parse(json_string_value(json_object_get(c, "kind"))),
+                              json_string_value(json_object_get(c, "name"))};
+  }
+  return 0;
+}
+
+json_t *publish_effects(json_t *changes, const size_t *slot, const uint8_t *effects) {
+  json_t *a = json_array();
+  size_t i;
+  json_t *c;
+  json_array_foreach(changes, i, c) {
+    int e = effects[slot[i]];
+    if (e == STORE_SAME) continue;
+    json_t *b = json_pack("{s:O, s:O, s:b}", "kind", json_object_get(c, "kind"), "name",
+                          json_object_get(c, "name"), "removed", e == STORE_REMOVED);
+    if (e == STORE_ADDED) json_object_set_new(b, "added", json_true());
+    json_array_append_new(a, b);
+  }
+  return a;
+}
+
+/* The accepted event names the revision the store gave the attempt and the
+** generation after it: the one asked for if a revision was written, the
+** one before (the worker keeps the attempt without moving it) if not. */
+typedef struct Naming { json_t *accepted; uint64_t generation; } Naming;
+
+static void name_revision(void *arg, size_t i, uint64_t rev, int changed) {
+  Naming *n = arg;
+  (void)i;
+  if (!n->accepted) return;
+  json_object_set_new(n->accepted, "revision", json_integer((json_int_t)rev));
+  json_object_set_new(n->accepted, "generation", json_integer((json_int_t)(changed ? n->generation : n->generation - 1)));
+}
+
+int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, json_t *changes,
+                    const unsigned char *blob, size_t bloblen, json_t *const *events,
+                    const int64_t *times, size_t nevents, json_t *accepted, publish_Result *r) {
+  memset(r, 0, sizeof *r);
+  r->revision = parent;
+  size_t n = json_array_size(changes), nc = 0, nr = 0;
+  store_entry *ch = calloc(n ? n : 1, sizeof *ch);
+  store_key *rm = calloc(n ? n : 1, sizeof *rm);
+  size_t *slot = calloc(n ? n : 1, sizeof *slot);
+  uint8_t *effects = calloc(n ? n : 1, 1);
   json_t **all = calloc(nevents + 1, sizeof *all);
   int64_t *tm = calloc(nevents + 1, sizeof *tm);
-  if (rc == STORE_OK && (!all || !tm)) {
+  int rc = STORE_OK;
+  if (!ch || !rm || !slot || !effects || !all || !tm) {
     rc = STORE_ENOMEM;
     snprintf(r->error, sizeof r->error, "out of memory publishing");
   }
+  if (rc == STORE_OK && publish_entries(changes, blob, bloblen, ch, &nc, rm, &nr, slot) != 0) {
+    rc = STORE_EINVAL;
+    snprintf(r->error, sizeof r->error, "the worker reported a malformed change");
+  }
+  /* The outcome is known before the publish (the store has one writer):
+  ** it goes in the revision's own transaction, after the events before it,
+  ** completed with the revision by the store's callback. */
   size_t n_all = nevents;
   if (rc == STORE_OK) {
     for (size_t i = 0; i < nevents; i++) {
       all[i] = events[i];
       tm[i] = times ? times[i] : 0;
     }
-    if (accepted) {
-      int will = json_array_size(r->changes) > 0;
-      json_object_set_new(accepted, "revision", json_integer((json_int_t)(will ? parent + 1 : parent)));
-      json_object_set_new(accepted, "generation", json_integer((json_int_t)(will ? info->generation
-                                                                                 : info->generation - 1)));
-      all[n_all++] = accepted;
+    if (accepted) all[n_all++] = accepted;
+    /* a removal of a key CURRENT lacks (made and removed inside the
+    ** transaction) is no change: STORE_GROUP_ABSENT_OK */
+    store_rev_in in = {info, ch, nc, rm, nr, all, tm, n_all, 0, 0, effects};
+    Naming nm = {accepted, info->generation};
+    rc = store_publish_group(s, parent, &in, 1, STORE_GROUP_ABSENT_OK, name_revision, &nm);
+    if (rc != STORE_OK) {
+      snprintf(r->error, sizeof r->error, "%s", store_errmsg(s));
+    } else {
+      r->revision = in.rev;
+      r->first_event = in.first_event;
+      r->changes = publish_effects(changes, slot, effects);
     }
-    rc = store_publish_with_events(s, parent, info, ch, nc, rm, nr, all, tm, n_all, &r->revision,
-                                   &r->first_event);
-    if (rc != STORE_OK) snprintf(r->error, sizeof r->error, "%s", store_errmsg(s));
   }
   json_decref(accepted);
   free(all);
   free(tm);
   free(ch);
   free(rm);
+  free(slot);
+  free(effects);
   r->code = rc;
   r->changed = rc == STORE_OK && r->revision != parent;
-  if (rc != STORE_OK) {
-    json_decref(r->changes);
-    r->changes = NULL;
-    r->revision = parent;
-  }
+  if (rc != STORE_OK) r->revision = parent;
   return rc;
 }

@@ -38,6 +38,9 @@ typedef struct wproc_Plan {
                                 the limits table) */
   const grant_List *grant;   /* the C libraries it opens before its sandbox
                                 (NULL: none) */
+  int stack;                 /* accepted attempts that may await their
+                                commit at once (0 or 1: one; the kernel's
+                                group commit runs later calls on top) */
 } wproc_Plan;
 
 /* Start a worker process granted the libraries of grant (NULL: none; they

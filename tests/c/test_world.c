@@ -261,6 +261,113 @@ static void test_import_refuses_foreign_forms(void) {
   jiti_close(S);
 }
 
+/* Provisional levels: changes kept on top of each other, made permanent
+** oldest first (jiti_commit_outermost) or undone newest first. */
+static void test_provisional_levels(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  ev(S, "(progn (defvar *v* (vector 0 0 0)) (defvar *n* 0) (defvar *l* (list 1 2)) "
+        "(defun f () 0) (world-put :row 0))");
+  jiti_Status st;
+  char *s0 = dump(S, &st);
+  /* A, B and C each change the same objects, one level each */
+  static const char *const change[] = {
+    "(progn (setf (aref *v* 0) 1) (incf *n*) (push :a *l*) (defun f () 1) (world-put :row 1) (world-put :a t))",
+    "(progn (setf (aref *v* 0) 2 (aref *v* 1) 2) (incf *n*) (push :b *l*) (defun f () 2) (world-put :row 2))",
+    "(progn (setf (aref *v* 2) 3) (incf *n*) (setf (car *l*) :c) (defun f () 3) (world-rem :a) (defvar *c* 3))"};
+  char *after[3];
+  for (int i = 0; i < 3; i++) {
+    CHECK(jiti_checkpoint(S) == i + 1);
+    CHECK(strncmp(ev(S, change[i]), "!", 1) != 0);
+    after[i] = dump(S, &st);
+  }
+  /* what changed since each level: its own changes only */
+  Dump ch = {NULL, 0, 0};
+  CHECK(jiti_export_changed_since(S, 3, collect, &ch, NULL, 0) == JITI_OK);
+  CHECK(ch.text && strstr(ch.text, "variable *C*") && strstr(ch.text, "data :A -") && strstr(ch.text, "function F"));
+  CHECK(ch.text && !strstr(ch.text, "data :ROW"));
+  free(ch.text);
+  ch = (Dump){NULL, 0, 0};
+  CHECK(jiti_export_changed_since(S, 2, collect, &ch, NULL, 0) == JITI_OK);
+  CHECK(ch.text && strstr(ch.text, "data :ROW") && strstr(ch.text, "variable *C*"));
+  CHECK(ch.text && strstr(ch.text, "data :A -"));   /* C removed it */
+  free(ch.text);
+  ch = (Dump){NULL, 0, 0};
+  CHECK(jiti_export_changed_since(S, 4, collect, &ch, NULL, 0) == JITI_OK);  /* none open: every variable */
+  CHECK(ch.text && strstr(ch.text, "variable *V*") && !strstr(ch.text, "data "));
+  free(ch.text);
+
+  /* A becomes permanent; B and C stay open and each still restores to
+  ** exactly the state it was opened at */
+  jiti_commit_outermost(S);
+  CHECK(jiti_checkpoint_depth(S) == 2);
+  jiti_restore(S);
+  char *d = dump(S, &st);
+  CHECK_STR(d, after[1]);
+  free(d);
+  jiti_restore(S);
+  d = dump(S, &st);
+  CHECK_STR(d, after[0]);
+  free(d);
+  CHECK(jiti_checkpoint_depth(S) == 0);
+  CHECK_STR(ev(S, "(list *v* *n* *l* (f) (world-get :row) (world-get :a) (boundp '*c*))"),
+            "(#(1 0 0) 1 (:A 1 2) 1 1 T NIL)");
+  jiti_restore(S);   /* nothing open: nothing happens */
+  jiti_commit_outermost(S);
+  d = dump(S, &st);
+  CHECK_STR(d, after[0]);
+  free(d);
+
+  /* all three kept oldest first, under collection at every allocation */
+  jiti_set_gc_stress(S, 1);
+  ev(S, "(progn (setf (aref *v* 0) 0) (setf *n* 0 *l* (list 1 2)) (defun f () 0) (world-put :row 0) (world-rem :a))");
+  d = dump(S, &st);
+  CHECK_STR(d, s0);
+  free(d);
+  for (int i = 0; i < 3; i++) {
+    jiti_checkpoint(S);
+    ev(S, change[i]);
+  }
+  for (int i = 0; i < 3; i++) {
+    jiti_commit_outermost(S);
+    CHECK(jiti_call(S, "%GC", 0, NULL, NULL) == JITI_OK);
+    CHECK(jiti_checkpoint_depth(S) == 2 - i);
+  }
+  d = dump(S, &st);
+  CHECK_STR(d, after[2]);
+  free(d);
+  /* and a level opened after the others were committed restores to its
+  ** own start, its buffers reused from the spare slots */
+  jiti_checkpoint(S);
+  ev(S, "(setf (aref *v* 0) 9 *n* 9) (world-put :row 9)");
+  jiti_checkpoint(S);
+  ev(S, "(setf (aref *v* 1) 8)");
+  jiti_commit_outermost(S);
+  jiti_restore(S);
+  CHECK_STR(ev(S, "(list *v* *n* (world-get :row))"), "(#(9 2 3) 9 9)");
+  jiti_set_gc_stress(S, 0);
+  for (int i = 0; i < 3; i++) free(after[i]);
+  free(s0);
+  jiti_close(S);
+
+  /* rows put by an attempt that was undone leave no trace in the
+  ** encodings of later rows (their insertion order numbers) */
+  jiti_State *A = jiti_open(), *B = jiti_open();
+  jiti_world_enable(A);
+  jiti_world_enable(B);
+  jiti_checkpoint(A);
+  ev(A, "(world-put :x 1) (world-put :z 3)");
+  jiti_restore(A);
+  ev(A, "(world-put :y 2)");
+  ev(B, "(world-put :y 2)");
+  char *da = dump(A, &st), *db = dump(B, &st);
+  CHECK_STR(da, db);
+  free(da);
+  free(db);
+  jiti_close(A);
+  jiti_close(B);
+}
+
 /* Packages are managed entries (their DEFPACKAGE form); names in them are
 ** stored with their package; the current package is a variable entry;
 ** a restored checkpoint undoes every package change. */
@@ -344,6 +451,7 @@ static void test_packages(void) {
 int main(void) {
   test_packages();
   test_lazy_definitions();
+  test_provisional_levels();
   test_data_kinds();
   test_import_refuses_foreign_forms();
   jiti_State *S = jiti_open();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the fuzz harnesses (clang, libFuzzer, ASan + UBSan) and run each for
 # a while on its corpus: the evaluator (reader + evaluator), the store's
-# entry decoder, the kernel<->worker framing, the client protocol decoder.
+# entry decoder, the kernel<->worker framing, the client protocol decoder,
+# the fast JSON text paths against jansson (differential).
 #   bash tests/fuzz/run.sh [--seconds N] [SURFACE...]     (default 30 s each)
 # The corpora grow in build-fuzz/corpus/SURFACE (seeded from the test suites);
 # a finding is written to build-fuzz/findings/SURFACE and makes the run fail.
@@ -14,20 +15,20 @@ while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    eval|entry|frames|requests) surfaces+=("$1"); shift ;;
-    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames requests)" >&2; exit 2 ;;
+    eval|entry|frames|requests|json) surfaces+=("$1"); shift ;;
+    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames requests json)" >&2; exit 2 ;;
   esac
 done
-((${#surfaces[@]})) || surfaces=(eval entry frames requests)
+((${#surfaces[@]})) || surfaces=(eval entry frames requests json)
 
 B=build-fuzz
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_FUZZ=ON >/dev/null
-cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_requests fuzz_seeds >/dev/null
+cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_requests fuzz_json fuzz_seeds >/dev/null
 
 # seeds: every top-level form of the Lisp suites and examples; a sample
 # world's entries; sample frames
 seed=$B/seed
-rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames" "$seed/requests"
+rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames" "$seed/requests" "$seed/json"
 python3 - "$seed/eval" tests/lisp/*.lisp examples/*.lisp <<'PY'
 import sys, os
 out, files = sys.argv[1], sys.argv[2:]
@@ -74,6 +75,8 @@ reqs += ['{"op":"call","id":"c","key":"k","source":"(+ 1 2)","limits":{"fuel":10
 for i, r in enumerate(reqs):
     open(os.path.join(out, 'req-%04d' % i), 'w').write(r + '\n')
 open(os.path.join(out, 'pipelined'), 'w').write('\n'.join(reqs[:20]) + '\n')
+for i, r in enumerate(reqs):
+    open(os.path.join(out, '..', 'json', 'req-%04d' % i), 'w').write(r)
 print('seeds: %d requests' % len(reqs))
 PY
 

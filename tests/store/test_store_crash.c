@@ -1,26 +1,37 @@
-/* test_store_crash.c — crash safety under SIGKILL.
+/* test_store_crash.c — crash safety under SIGKILL, of single publishes and
+** of groups (store_publish_group).
 **
 ** A forked child opens the store (after the fork), reads CURRENT and runs a
-** scripted series of commits from there; before each it writes
-** "committing R" to a pipe and after it "committed R".  It dies by SIGKILL
-** either at an injected point inside store_publish (the store's test hook:
-** before the write transaction, after the entries, after the manifest, just
-** before mdb_txn_commit, just after it; on the nth publish) or at a random
-** moment chosen by the parent.  The parent then opens the store, verifies
-** it, and asserts:
-**   - CURRENT is the last revision reported committed, or the one after it
-**     only if its commit had started ("committing" seen) and, for injected
-**     kills, only when the kill came after mdb_txn_commit returned;
+** scripted series of commits from there, most of them in groups of one to
+** four revisions in one write transaction; before each it writes
+** "committing FIRST LAST" to a pipe and after it "committed LAST".  Each
+** revision's "accepted" event is written inside the group's transaction,
+** completed with its revision number by the group's callback.  The child
+** dies by SIGKILL either at an injected point inside the publish (the
+** store's test hook: before the write transaction, after a revision's
+** entries, after a revision's manifest — both once per revision of a group,
+** so the nth one can be inside a group's second or third revision — just
+** before mdb_txn_commit, just after it; on the nth time the point is
+** reached) or at a random moment chosen by the parent.  The parent then
+** opens the store, verifies it, and asserts:
+**   - CURRENT is the last revision reported committed, or the last revision
+**     of the group after it only if that group's commit had started
+**     ("committing" seen) and, for injected kills, only when the kill came
+**     after mdb_txn_commit returned — never a revision inside a group;
 **   - the map of CURRENT (and of CURRENT-1, rebuilt from the deltas) equals
 **     exactly what the script says that revision holds — never a mix;
+**   - every "accepted" event names its own revision, at most CURRENT, and no
+**     revision is accepted twice;
 **   - mark_interrupted closes every attempt left open.
 ** The script: revision 1 is the initial world (30 functions, 100 data rows);
 ** each later revision changes one function (every fifth one is large, to use
 ** overflow pages), writes one row and adds or removes another; every seventh
-** is a rollback to three revisions back.  Every 250 kills a new store starts.
+** is a rollback to three revisions back, published alone.  Every 250 kills a
+** new store starts.
 **
 ** Usage: test_store_crash [KILLS]   (default 250; or JITI_STORE_SOAK=KILLS) */
 #include "st_test.h"
+#include <jansson.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -77,11 +88,19 @@ static size_t render_row(char *buf, size_t n, int i, int v) {
 
 /* ---- the child */
 
-typedef struct crash_at { int point, nth, seen; } crash_at;
+/* done: revisions of the group being written that are complete (the
+** callback saw them); fd: the report pipe. */
+typedef struct crash_at { int point, nth, seen, done, fd; } crash_at;
 
 static void crash_hook(void *arg, store_point at) {
   crash_at *c = arg;
-  if ((int)at == c->point && ++c->seen == c->nth) raise(SIGKILL);
+  if (at == STORE_AT_BEFORE_TXN) c->done = 0;
+  if ((int)at == c->point && ++c->seen == c->nth) {
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "killed-after %d\n", c->done);
+    if (write(c->fd, buf, (size_t)n) != n) _exit(20);
+    raise(SIGKILL);
+  }
 }
 
 static void say(int fd, const char *what, uint64_t r) {
@@ -90,12 +109,68 @@ static void say(int fd, const char *what, uint64_t r) {
   if (write(fd, buf, (size_t)n) != n) _exit(20);
 }
 
+static void say2(int fd, const char *what, uint64_t a, uint64_t b) {
+  char buf[80];
+  int n = snprintf(buf, sizeof buf, "%s %llu %llu\n", what, (unsigned long long)a, (unsigned long long)b);
+  if (write(fd, buf, (size_t)n) != n) _exit(20);
+}
+
+/* The revisions of the group that starts at R: a rollback (every seventh)
+** goes alone; otherwise 1 to 4 revisions, stopping before a rollback. */
+static uint64_t group_last(uint64_t R) {
+  if (R == 1 || R % 7 == 0) return R;
+  uint64_t last = R + R % 4;
+  for (uint64_t r = R + 1; r <= last; r++)
+    if (r % 7 == 0) return r - 1;
+  return last;
+}
+
+/* Fill es/rm with the changes from map a to map b; bodies and names live in
+** the slots from *slot on. */
+static void diff_maps(const wmap *a, const wmap *b, store_entry *es, size_t *ne, store_key *rm, size_t *nr,
+                      char (*names)[16], char (*bodies)[6100], size_t *slot) {
+  *ne = *nr = 0;
+  for (int i = 0; i < NFN; i++) {
+    if (a->fn[i] == b->fn[i]) continue;
+    char *nm = names[*slot], *body = bodies[*slot];
+    (*slot)++;
+    snprintf(nm, 16, "fn-%d", i);
+    size_t len = render_fn(body, sizeof bodies[0], i, b->fn[i]);
+    es[(*ne)++] = (store_entry){ STORE_FUNCTION, nm, body, len };
+  }
+  for (int i = 0; i < NROW; i++) {
+    if (a->row[i] == b->row[i]) continue;
+    char *nm = names[*slot], *body = bodies[*slot];
+    (*slot)++;
+    snprintf(nm, 16, "row-%d", i);
+    if (b->row[i] < 0) {
+      rm[(*nr)++] = (store_key){ STORE_DATA, nm };
+    } else {
+      size_t len = render_row(body, sizeof bodies[0], i, b->row[i]);
+      es[(*ne)++] = (store_entry){ STORE_DATA, nm, body, len };
+    }
+  }
+}
+
+/* Each revision's "accepted" event names the revision the store gave it. */
+typedef struct naming { json_t **accepted; crash_at *ca; } naming;
+
+static void name_revision(void *arg, size_t i, uint64_t rev, int changed) {
+  naming *nm = arg;
+  (void)changed;
+  json_object_set_new(nm->accepted[i], "revision", json_integer((json_int_t)rev));
+  nm->ca->done = (int)i + 1;
+}
+
+enum { GMAX = 4, PER_REV = NFN + NROW };
+
 static void child(const char *dir, int fd, int point, int nth, script *sc) {
-  char err[1024], names[NFN + NROW][16];
-  static char bodies[NFN + NROW][6100];
-  store_entry es[NFN + NROW];
-  store_key rm[NROW];
-  crash_at ca = { point, nth, 0 };
+  char err[1024];
+  static char names[GMAX * PER_REV][16];
+  static char bodies[GMAX * PER_REV][6100];
+  static store_entry es[GMAX][PER_REV];
+  static store_key rm[GMAX][NROW];
+  crash_at ca = { point, nth, 0, 0, fd };
   store_options opt = { 0, point ? crash_hook : NULL, &ca };
   store_env *s;
   uint64_t cur, rev;
@@ -105,50 +180,44 @@ static void child(const char *dir, int fd, int point, int nth, script *sc) {
   }
   if (store_current(s, &cur) != STORE_OK) _exit(22);
   say(fd, "opened", cur);
-  for (int k = 0; k < CHILD_COMMITS; k++) {
-    uint64_t R = cur + 1;
-    const wmap *b = script_map(sc, R), *a = script_map(sc, cur);   /* b may grow it */
-    size_t ne = 0, nr = 0;
-    char ev[128];
-    store_rev_info info = info_of(R == 1 ? STORE_REV_INITIAL : STORE_REV_ACTION, R * 10, "scripted");
-    snprintf(ev, sizeof ev, "{\"event\":\"started\",\"attempt\":%llu}", (unsigned long long)R);
-    if (store_event_append(s, ev, NULL) != STORE_OK) _exit(23);
-    say(fd, "committing", R);
+  for (int k = 0; k < CHILD_COMMITS;) {
+    uint64_t R = cur + 1, L = group_last(R);
+    size_t n = (size_t)(L - R + 1), slot = 0;
+    json_t *started[GMAX], *accepted[GMAX];
+    store_rev_info infos[GMAX];
+    store_rev_in g[GMAX];
+    for (size_t i = 0; i < n; i++) {
+      uint64_t r = R + i;
+      started[i] = json_pack("{s:s, s:I}", "event", "started", "attempt", (json_int_t)r);
+      accepted[i] = json_pack("{s:s, s:I}", "event", "accepted", "attempt", (json_int_t)r);
+      infos[i] = info_of(r == 1 ? STORE_REV_INITIAL : STORE_REV_ACTION, r * 10, "scripted");
+    }
+    if (store_events_append_objects(s, started, NULL, n, NULL) != STORE_OK) _exit(23);
+    say2(fd, "committing", R, L);
     int r;
     if (R > 1 && R % 7 == 0) {
-      r = store_publish_revert(s, cur, R - 3, &info, &rev);
+      r = store_publish_revert(s, cur, R - 3, &infos[0], &rev);
+      if (r == STORE_OK && store_events_append_objects(s, accepted, NULL, 1, NULL) != STORE_OK) _exit(25);
     } else {
-      size_t slot = 0;   /* each change has its own name and body buffer */
-      for (int i = 0; i < NFN; i++) {
-        if (a->fn[i] == b->fn[i]) continue;
-        char *nm = names[slot], *body = bodies[slot];
-        slot++;
-        snprintf(nm, 16, "fn-%d", i);
-        size_t len = render_fn(body, sizeof bodies[0], i, b->fn[i]);
-        es[ne++] = (store_entry){ STORE_FUNCTION, nm, body, len };
+      for (size_t i = 0; i < n; i++) {
+        const wmap *b = script_map(sc, R + i), *a = script_map(sc, R + i - 1);  /* b may grow it */
+        size_t ne, nr;
+        diff_maps(a, b, es[i], &ne, rm[i], &nr, names, bodies, &slot);
+        g[i] = (store_rev_in){ &infos[i], es[i], ne, rm[i], nr, &accepted[i], NULL, 1, 0, 0, NULL };
       }
-      for (int i = 0; i < NROW; i++) {
-        if (a->row[i] == b->row[i]) continue;
-        char *nm = names[slot], *body = bodies[slot];
-        slot++;
-        snprintf(nm, 16, "row-%d", i);
-        if (b->row[i] < 0) {
-          rm[nr++] = (store_key){ STORE_DATA, nm };
-        } else {
-          size_t len = render_row(body, sizeof bodies[0], i, b->row[i]);
-          es[ne++] = (store_entry){ STORE_DATA, nm, body, len };
-        }
-      }
-      r = store_publish(s, cur, &info, es, ne, rm, nr, &rev);
+      naming nm = { accepted, &ca };
+      r = store_publish_group(s, cur, g, n, 0, name_revision, &nm);
+      rev = g[n - 1].rev;
     }
-    if (r != STORE_OK || rev != R) {
-      fprintf(stderr, "child: publish %llu: %s\n", (unsigned long long)R, store_errmsg(s));
+    if (r != STORE_OK || rev != L) {
+      fprintf(stderr, "child: publish %llu..%llu: %s\n", (unsigned long long)R, (unsigned long long)L,
+              store_errmsg(s));
       _exit(24);
     }
-    say(fd, "committed", R);
-    snprintf(ev, sizeof ev, "{\"event\":\"accepted\",\"attempt\":%llu}", (unsigned long long)R);
-    if (store_event_append(s, ev, NULL) != STORE_OK) _exit(25);
-    cur = R;
+    say(fd, "committed", L);
+    for (size_t i = 0; i < n; i++) json_decref(started[i]), json_decref(accepted[i]);
+    cur = L;
+    k += (int)n;
   }
   /* Done: wait to be killed (the parent always kills). */
   for (;;) pause();
@@ -200,23 +269,50 @@ static int map_matches(store_env *s, uint64_t rev, const wmap *want, char *why, 
   return 1;
 }
 
+/* Every "accepted" event names the revision its attempt made (attempt R
+** made revision R), at most CURRENT, and no revision is accepted twice. */
+typedef struct acc_check { uint64_t cur; unsigned char *seen; int bad; char what[200]; } acc_check;
+
+static int check_accepted(void *arg, uint64_t seq, const char *json, size_t len) {
+  acc_check *a = arg;
+  json_t *o = json_loadb(json, len, 0, NULL);
+  const char *ev = json_string_value(json_object_get(o, "event"));
+  if (ev && !strcmp(ev, "accepted")) {
+    json_int_t at = json_integer_value(json_object_get(o, "attempt"));
+    json_t *rv = json_object_get(o, "revision");
+    json_int_t r = rv ? json_integer_value(rv) : at;  /* a rollback's event names none */
+    if (r != at || r < 1 || (uint64_t)r > a->cur || a->seen[r]++) {
+      snprintf(a->what, sizeof a->what, "event %llu: accepted attempt %lld revision %lld (CURRENT %llu%s)",
+               (unsigned long long)seq, (long long)at, (long long)r, (unsigned long long)a->cur,
+               r >= 1 && (uint64_t)r <= a->cur && a->seen[r] > 1 ? ", twice" : "");
+      a->bad++;
+    }
+  }
+  json_decref(o);
+  return a->bad != 0;
+}
+
 static const char *point_names[] = {
   "random", "before-txn", "after-entries", "after-manifest", "before-commit", "after-commit"
 };
 
-typedef struct outcome { long long committing, committed; } outcome;
+/* The group being committed (first and last revision) and the last
+** revision reported committed. */
+typedef struct outcome { long long committing, committing_last, committed; int killed_after; } outcome;
 
 static void read_reports(int fd, outcome *o) {
   char buf[65536];
   size_t got = 0;
   ssize_t k;
-  o->committing = o->committed = 0;
+  o->committing = o->committing_last = o->committed = 0;
+  o->killed_after = -1;
   while (got < sizeof buf - 1 && (k = read(fd, buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
   buf[got] = '\0';
   for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-    unsigned long long r;
-    if (sscanf(line, "committing %llu", &r) == 1) o->committing = (long long)r;
+    unsigned long long r, l;
+    if (sscanf(line, "committing %llu %llu", &r, &l) == 2) o->committing = (long long)r, o->committing_last = (long long)l;
     else if (sscanf(line, "committed %llu", &r) == 1) o->committed = (long long)r;
+    else if (sscanf(line, "killed-after %llu", &r) == 1) o->killed_after = (int)r;
   }
 }
 
@@ -227,7 +323,7 @@ static void read_reports(int fd, outcome *o) {
 enum { IN_OPEN, BETWEEN, MID_OLD, MID_NEW, NLANDED };
 
 static int one_kill(const char *dir, int point, int nth, long delay_us, script *sc,
-                    uint64_t *last_current, int *landed) {
+                    uint64_t *last_current, int *landed, int *mid_group) {
   int fds[2], status, ok = 1;
   char err[1024], why[512];
   outcome o;
@@ -254,6 +350,7 @@ static int one_kill(const char *dir, int point, int nth, long delay_us, script *
     kill(pid, SIGKILL);
   }   /* else the hook kills the child at its point */
   read_reports(fds[0], &o);   /* EOF when the child is dead */
+  *mid_group = o.killed_after > 0;
   if (getenv("JITI_STORE_DEBUG")) fprintf(stderr, "kill %s:%d delay %ld: committing %lld committed %lld\n", point_names[point], nth, delay_us, o.committing, o.committed);
   close(fds[0]);
   waitpid(pid, &status, 0);
@@ -273,17 +370,18 @@ static int one_kill(const char *dir, int point, int nth, long delay_us, script *
   }
   if (store_current(s, &cur) != STORE_OK) { ok = 0; goto done; }
   {
-    long long c = (long long)cur, started = o.committing;
+    long long c = (long long)cur, started = o.committing, last = o.committing_last;
     long long done_r = o.committed ? o.committed : (long long)*last_current;
     int may_be_next = started == done_r + 1;
+    /* never part of a group: all of it (its last revision) or none */
     if (point >= 1 && point <= 4) ok = c == done_r && may_be_next;
-    else if (point == 5) ok = c == done_r + 1 && may_be_next;
-    else ok = c == done_r || (may_be_next && c == done_r + 1);
+    else if (point == 5) ok = c == last && may_be_next;
+    else ok = c == done_r || (may_be_next && c == last);
     *landed = started == 0 && o.committed == 0 ? IN_OPEN
             : !may_be_next ? BETWEEN : c == done_r ? MID_OLD : MID_NEW;
     if (!ok)
-      fprintf(stderr, "FAIL kill at %s:%d: CURRENT %lld; child reported committing %lld, "
-              "committed %lld\n", point_names[point], nth, c, started, o.committed);
+      fprintf(stderr, "FAIL kill at %s:%d: CURRENT %lld; child reported committing %lld..%lld, "
+              "committed %lld\n", point_names[point], nth, c, started, last, o.committed);
   }
   if (ok && !map_matches(s, STORE_REV_CURRENT, script_map(sc, cur), why, sizeof why)) {
     fprintf(stderr, "FAIL kill at %s:%d: the map of CURRENT %llu: %s\n", point_names[point],
@@ -296,9 +394,17 @@ static int one_kill(const char *dir, int point, int nth, long delay_us, script *
     ok = 0;
   }
   if (ok) {
+    acc_check a = { cur, calloc(cur + 2, 1), 0, "" };
+    if (store_events_read(s, 1, 0, 0, check_accepted, &a) != STORE_OK || a.bad) {
+      fprintf(stderr, "FAIL kill at %s:%d: %s\n", point_names[point], nth, a.bad ? a.what : store_errmsg(s));
+      ok = 0;
+    }
+    free(a.seen);
+  }
+  if (ok) {
     uint64_t n1, n2;
     ok = store_mark_interrupted(s, &n1) == STORE_OK && store_mark_interrupted(s, &n2) == STORE_OK &&
-         n2 == 0 && n1 <= 1;
+         n2 == 0 && n1 <= GMAX;
     if (!ok) fprintf(stderr, "FAIL mark_interrupted after kill: %s\n", store_errmsg(s));
   }
   *last_current = cur;
@@ -311,7 +417,7 @@ int main(int argc, char **argv) {
   char dir[4096];
   const char *soak = getenv("JITI_STORE_SOAK");
   long kills = argc > 1 ? atol(argv[1]) : soak ? atol(soak) : 250;
-  long injected = 0, random_kills = 0, after_commit = 0, landed_n[NLANDED] = { 0 };
+  long injected = 0, random_kills = 0, after_commit = 0, mid_group = 0, landed_n[NLANDED] = { 0 };
   script sc = { NULL, 0, 0 };
   uint64_t last = 0;
   struct timespec t0, t1;
@@ -343,18 +449,19 @@ int main(int argc, char **argv) {
       delay = i % 4 == 0 ? -(rand() % 30000) - 1 : rand() % 60000;
       random_kills++;
     }
-    int landed = BETWEEN;
-    if (one_kill(dir, point, nth, delay, &sc, &last, &landed)) check_passed++;
+    int landed = BETWEEN, mid = 0;
+    if (one_kill(dir, point, nth, delay, &sc, &last, &landed, &mid)) check_passed++;
     else {
       check_failed++;
       fprintf(stderr, "  (kill %ld, store %s, seed %u)\n", i, dir, seed);
     }
     if (point == 0) landed_n[landed]++;
+    mid_group += mid;
   }
   if (dir[0]) rm_store(dir);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("%ld kills (%ld injected, %ld after commit; %ld random) in %.1f s\n", kills,
-         injected, after_commit, random_kills,
+  printf("%ld kills (%ld injected, %ld after commit, %ld inside a group past its first revision; "
+         "%ld random) in %.1f s\n", kills, injected, after_commit, mid_group, random_kills,
          (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
   printf("random kills landed: %ld before the first report, %ld between commits, "
          "%ld inside a commit (old revision kept), %ld inside a commit (new revision "
