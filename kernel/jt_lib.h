@@ -210,6 +210,13 @@ jt_V jt_struct_printer(jt_V obj);
 /* Each returns the checked value (converted) or signals type-error. */
 intptr_t jt_check_fixnum(jt_State *S, jt_V v);
 size_t jt_check_index(jt_State *S, jt_V v);          /* non-negative fixnum */
+/* The type-error of index idx outside [0, n) of sequence or array seq
+** (expected type (integer 0 (n))), reported as SBCL reports it: "Invalid
+** index 5 for (SIMPLE-VECTOR 2), should be a non-negative integer below
+** 2." (how: JT_INDEX_AREF, or JT_INDEX_ELT as elt words it), "The index 5
+** is too large for a list of length 2." for a list (array.c). */
+enum { JT_INDEX_AREF, JT_INDEX_ELT };
+JT_NORETURN void jt_index_error(jt_State *S, jt_V seq, jt_V idx, size_t n, int how);
 jt_V jt_check_symbol(jt_State *S, jt_V v);
 /* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);

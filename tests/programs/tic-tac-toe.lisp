@@ -63,3 +63,11 @@
   (print-board b)
   (multiple-value-bind (score move) (minimax b 'o)
     (format t "O to move: best ~a, score ~d~%" move score)))
+
+(let ((b (make-board)))
+  (dolist (pos '((1 1) (3 0) (0 3) (2 2)))
+    (handler-case (progn (setf (aref b (first pos) (second pos)) 'x)
+                         (format t "placed at ~a~%" pos))
+      (error (e) (format t "cannot place at ~a: ~a~%" pos e))))
+  (handler-case (format t "~a~%" (elt (moves b) 20))
+    (error (e) (format t "no such move: ~a~%" e))))
