@@ -85,10 +85,48 @@ static JT_NORETURN void not_array(jt_State *S, jt_V v)
   jt_type_error(S, v, JT_SYM(S, ARRAY));
 }
 
-static JT_NORETURN void bad_index(jt_State *S, jt_V idx, size_t n)
+void jt_index_error(jt_State *S, jt_V seq, jt_V idx, size_t n, int how)
 {
+  jt_V *base = S->sp;
+  JT_PUSH(S, seq);
+  JT_PUSH(S, idx);
   jt_V hi = jt_list(S, 1, jt_mkfix((intptr_t)n));
-  jt_type_error(S, idx, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), hi));
+  JT_PUSH(S, hi);
+  jt_V expected = jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), hi);
+  JT_PUSH(S, expected);
+  /* a negative or non-integer index keeps the plain type-error report */
+  if (!jt_isfix(idx) || jt_fixval(idx) < 0) jt_type_error(S, idx, expected);
+  const char *control;
+  jt_V args;
+  if (jt_islist(seq)) {
+    control = "The index ~W is too large for a list of length ~W.";
+    args = jt_list(S, 2, idx, jt_mkfix((intptr_t)n));
+  } else {
+    jt_V type = jt_type_of(S, seq);
+    JT_PUSH(S, type);
+    jt_V fill = jt_o(seq)->flags & JT_ARR_FILLPTR ? jt_mkfix((intptr_t)jt_vector_length(seq)) : JT_NIL;
+    if (how == JT_INDEX_ELT) {
+      control = "Invalid index ~W for ~S ~@[with fill-pointer ~W~], should be a non-negative integer below ~W.";
+      args = jt_list(S, 4, idx, type, fill, jt_mkfix((intptr_t)n));
+    } else {
+      control = "Invalid index ~W for ~S, should be a non-negative integer below ~W.";
+      args = jt_list(S, 3, idx, type, jt_mkfix((intptr_t)n));
+    }
+  }
+  JT_PUSH(S, args);
+  jt_V ctl = jt_string_from_cstr(S, control);
+  JT_PUSH(S, ctl);
+  jt_V initargs[8] = {JT_SYM(S, K_DATUM), idx, JT_SYM(S, K_EXPECTED_TYPE), expected,
+                      JT_SYM(S, K_FORMAT_CONTROL), ctl, JT_SYM(S, K_FORMAT_ARGUMENTS), args};
+  jt_V cond = jt_make_condition(S, JT_SYM(S, TYPE_ERROR), 8, initargs);
+  S->sp = base;
+  jt_signal_error(S, cond);
+}
+
+/* An index of array a outside [0, n). */
+static JT_NORETURN void bad_index(jt_State *S, jt_V a, jt_V idx, size_t n)
+{
+  jt_index_error(S, a, idx, n, JT_INDEX_AREF);
 }
 
 static JT_NORETURN void displaced_too_far(jt_State *S, size_t i)
@@ -413,7 +451,7 @@ static size_t row_major(jt_State *S, jt_V a, int n, const jt_V *subs, bool check
     if (!jt_isinteger(subs[i])) jt_type_error(S, subs[i], JT_SYM(S, INTEGER));
     if (!jt_isfix(subs[i]) || jt_fixval(subs[i]) < 0 || (size_t)jt_fixval(subs[i]) >= d) {
       if (!check) return SIZE_MAX;
-      bad_index(S, subs[i], d);
+      bad_index(S, a, subs[i], d);
     }
     idx = idx * d + (size_t)jt_fixval(subs[i]);
   }
@@ -444,7 +482,7 @@ static size_t check_row_major_index(jt_State *S, jt_V a, jt_V iv)
 {
   if (!jt_arrayp(a)) not_array(S, a);
   size_t i = jt_check_index(S, iv);
-  if (i >= jt_array_total(a)) bad_index(S, iv, jt_array_total(a));
+  if (i >= jt_array_total(a)) bad_index(S, a, iv, jt_array_total(a));
   return i;
 }
 
@@ -475,7 +513,7 @@ static size_t svref_index(jt_State *S, jt_V v, jt_V iv)
 {
   if (!simple_vector_p(v)) jt_type_error(S, v, JT_SYM(S, SIMPLE_VECTOR));
   size_t i = jt_check_index(S, iv);
-  if (i >= jt_vec_(v)->len) bad_index(S, iv, jt_vec_(v)->len);
+  if (i >= jt_vec_(v)->len) bad_index(S, v, iv, jt_vec_(v)->len);
   return i;
 }
 
@@ -535,7 +573,8 @@ JT_FN(f_array_dimension)
   jt_V a = check_array(S, argv[0]);
   int rank = jt_array_rank(a);
   if (!jt_isfix(argv[1]) || jt_fixval(argv[1]) < 0 || jt_fixval(argv[1]) >= rank)
-    bad_index(S, argv[1], (size_t)rank);
+    jt_type_error(S, argv[1], jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
+                                      jt_list(S, 1, jt_mkfix(rank))));
   return jt_mkfix((intptr_t)jt_array_dim(a, (int)jt_fixval(argv[1])));
 }
 

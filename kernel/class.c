@@ -145,7 +145,7 @@ jt_V jt_class_of(jt_State *S, jt_V v) {
                                                                      : JT_CLASS(S, SIMPLE_VECTOR);
     case JT_TBIGNUM: return JT_CLASS(S, BIGNUM);
     case JT_TRATIO: return JT_CLASS(S, RATIO);
-    case JT_TFLOAT: return JT_CLASS(S, DOUBLE_FLOAT);
+    case JT_TFLOAT: return jt_issingle(v) ? JT_CLASS(S, SINGLE_FLOAT) : JT_CLASS(S, DOUBLE_FLOAT);
     case JT_THASH: return JT_CLASS(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_CLASS(S, FUNCTION);
     case JT_TGENERIC: return JT_CLASS(S, STANDARD_GENERIC_FUNCTION);

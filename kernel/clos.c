@@ -74,6 +74,7 @@ static const struct { const char *supers[3]; int kind; } builtin_classes[] = {
   /* RATIO */ {{"RATIONAL"}, JT_CLASS_BUILTIN},
   /* FLOAT */ {{"REAL"}, JT_CLASS_BUILTIN},
   /* DOUBLE-FLOAT */ {{"FLOAT"}, JT_CLASS_BUILTIN},
+  /* SINGLE-FLOAT */ {{"FLOAT"}, JT_CLASS_BUILTIN},
   /* CHARACTER */ {{"T"}, JT_CLASS_BUILTIN},
   /* SYMBOL */ {{"T"}, JT_CLASS_BUILTIN},
   /* SEQUENCE */ {{"T"}, JT_CLASS_BUILTIN},
@@ -682,11 +683,12 @@ jt_V jt_clos_type_of(jt_State *S, jt_V v) {
   return CLS(jt_class_of(S, v))->name;
 }
 
-/* Call print-object on v with *print-escape* bound as the printer's. */
-static void call_print_object(jt_State *S, jt_V stream, jt_V v, bool escape) {
+/* Call fn (print-object or a structure's printer) on v and stream with
+** *print-escape* bound as the printer's. */
+static void call_printer(jt_State *S, jt_V fn, jt_V stream, jt_V v, bool escape) {
   size_t nbind = S->nbind;
   jt_bind(S, JT_SYM(S, PRINT_ESCAPE), jt_bool(escape));
-  jt_funcall(S, JT_GENERIC(S, PRINT_OBJECT), 2, v, stream);
+  jt_funcall(S, fn, 2, v, stream);
   jt_unbind_to(S, nbind);
 }
 
@@ -696,8 +698,15 @@ bool jt_clos_print_object(jt_State *S, jt_V stream, jt_V v, bool escape) {
   JT_PUSH(S, stream);
   bool user = jt_gf_user_methods_apply(S, JT_GENERIC(S, PRINT_OBJECT), 2, S->sp - 2);
   JT_POP(S, 2);
-  if (!user) return false;
-  call_print_object(S, stream, v, escape);
+  if (user) {
+    call_printer(S, JT_GENERIC(S, PRINT_OBJECT), stream, v, escape);
+    return true;
+  }
+  /* A structure's :print-function or :print-object option acts as its
+  ** print-object method; the program's own methods come first. */
+  jt_V printer = jt_struct_printer(v);
+  if (printer == JT_NIL) return false;
+  call_printer(S, printer, stream, v, escape);
   return true;
 }
 

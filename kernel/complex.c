@@ -36,6 +36,14 @@ static inline double complex cmplx_of(double re, double im) {
 
 static bool is_zero_rational(jt_V v) { return v == jt_mkfix(0); }
 
+/* Whether float results from number z are single-floats: unless z is (or
+** has parts that are) double-floats. */
+static bool single_num(jt_V z)
+{
+  jt_V r = jt_iscomplex(z) ? jt_complex_(z)->re : z;
+  return !jt_isfloat(r) || jt_issingle(r);
+}
+
 jt_V jt_make_complex(jt_State *S, jt_V re, jt_V im)
 {
   if (!jt_isreal(re)) jt_type_error(S, re, JT_SYM(S, REAL));
@@ -43,10 +51,12 @@ jt_V jt_make_complex(jt_State *S, jt_V re, jt_V im)
   if (jt_isrational(re) && jt_isrational(im) && is_zero_rational(im)) return re;
   JT_PUSH(S, re);
   JT_PUSH(S, im);
-  if (jt_isfloat(re) != jt_isfloat(im)) {
-    /* float contagion: both parts become floats */
-    if (!jt_isfloat(re)) S->sp[-2] = jt_make_float(S, jt_to_double(S, re));
-    else S->sp[-1] = jt_make_float(S, jt_to_double(S, im));
+  if (jt_isfloat(re) || jt_isfloat(im)) {
+    /* float contagion: both parts become floats of one format, double if
+    ** either is a double-float */
+    bool single = single_num(re) && single_num(im);
+    S->sp[-2] = jt_num_to_float(S, S->sp[-2], single);
+    S->sp[-1] = jt_num_to_float(S, S->sp[-1], single);
   }
   jt_Complex *c = (jt_Complex *)jt_alloc(S, JT_TCOMPLEX, sizeof(jt_Complex));
   c->re = S->sp[-2];
@@ -61,7 +71,7 @@ jt_V jt_realpart(jt_V z) { return jt_iscomplex(z) ? jt_complex_(z)->re : z; }
 jt_V jt_imagpart(jt_State *S, jt_V z)
 {
   if (jt_iscomplex(z)) return jt_complex_(z)->im;
-  return jt_isfloat(z) ? jt_make_float(S, 0.0 * jt_floatval(z)) : jt_mkfix(0);
+  return jt_isfloat(z) ? jt_make_float_as(S, 0.0 * jt_floatval(z), jt_issingle(z)) : jt_mkfix(0);
 }
 
 static jt_V check_number(jt_State *S, jt_V v)
@@ -182,17 +192,23 @@ static double complex to_c(jt_State *S, jt_V z)
   return CMPLX(jt_to_double(S, z), 0.0);
 }
 
+/* A complex result of op on arg, in arg's float format. */
 static jt_V from_c(jt_State *S, double complex w, const char *op, jt_V arg)
 {
+  bool single = single_num(arg);
   double re = creal(w), im = cimag(w);
+  if (single) {
+    re = (double)(float)re;
+    im = (double)(float)im;
+  }
   if (!isfinite(re) || !isfinite(im)) {
     JT_PUSH(S, arg);
     jt_V sym = jt_intern(S, op);
     jt_arith_error(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), sym, jt_list(S, 1, arg));
   }
-  jt_V r = jt_make_float(S, re);
+  jt_V r = jt_make_float_as(S, re, single);
   JT_PUSH(S, r);
-  jt_V i = jt_make_float(S, im);
+  jt_V i = jt_make_float_as(S, im, single);
   r = jt_make_complex(S, S->sp[-1], i);
   JT_POP(S, 1);
   return r;
@@ -240,7 +256,7 @@ jt_V jt_complex_fn(jt_State *S, int fn, jt_V x)
 jt_V jt_complex_abs(jt_State *S, jt_V z)
 {
   double re = jt_to_double(S, jt_complex_(z)->re), im = jt_to_double(S, jt_complex_(z)->im);
-  return jt_make_float(S, hypot(re, im));
+  return jt_make_float_as(S, hypot(re, im), single_num(z));
 }
 
 /* (expt base power) with a complex involved: exact repeated squaring for an
@@ -280,10 +296,10 @@ jt_V jt_phase(jt_State *S, jt_V z)
 {
   check_number(S, z);
   if (jt_iscomplex(z))
-    return jt_make_float(S, atan2(jt_to_double(S, jt_complex_(z)->im),
-                                  jt_to_double(S, jt_complex_(z)->re)));
+    return jt_make_float_as(S, atan2(jt_to_double(S, jt_complex_(z)->im),
+                                     jt_to_double(S, jt_complex_(z)->re)), single_num(z));
   double d = jt_to_double(S, z);
-  return jt_make_float(S, (d < 0 || (d == 0 && signbit(d))) ? M_PI : 0.0);
+  return jt_make_float_as(S, (d < 0 || (d == 0 && signbit(d))) ? M_PI : 0.0, single_num(z));
 }
 
 /* ------------------------------------------------------------- built-ins */
@@ -293,7 +309,7 @@ JT_FN(f_complex)
 {
   jt_V re = argv[0];
   if (!jt_isreal(re)) jt_type_error(S, re, JT_SYM(S, REAL));
-  if (argc < 2) return jt_isfloat(re) ? jt_make_complex(S, re, jt_make_float(S, 0.0)) : re;
+  if (argc < 2) return jt_isfloat(re) ? jt_make_complex(S, re, jt_make_float_as(S, 0.0, jt_issingle(re))) : re;
   return jt_make_complex(S, re, argv[1]);
 }
 
@@ -321,6 +337,7 @@ JT_FN(f_upgraded_complex_part_type)
       !strcmp(n, "FIXNUM") || !strcmp(n, "BIGNUM") || !strcmp(n, "BIT") ||
       !strcmp(n, "MOD") || !strcmp(n, "SIGNED-BYTE") || !strcmp(n, "UNSIGNED-BYTE"))
     return JT_SYM(S, RATIONAL);
+  if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return JT_SYM(S, SINGLE_FLOAT);
   if (strstr(n, "FLOAT")) return JT_SYM(S, DOUBLE_FLOAT);
   return JT_SYM(S, REAL);
 }

@@ -126,6 +126,17 @@ static void print_to(jt_State *S, jt_V stream, jt_V v, bool escape) {
 
 static void report_unbounded(jt_State *S, jt_V stream, jt_V cond);
 
+/* A report's break: a newline and `indent` spaces when laid out in lines,
+** else a space. */
+static void line_to(jt_State *S, jt_V stream, bool lines, size_t indent) {
+  if (!lines) {
+    jt_stream_putc(S, stream, ' ');
+    return;
+  }
+  jt_stream_putc(S, stream, '\n');
+  for (size_t i = 0; i < indent; i++) jt_stream_putc(S, stream, ' ');
+}
+
 /* Reports print the objects involved, which may be circular or huge (the
 ** datum of a type-error on a circular list): they are printed with
 ** *print-circle* on and length and level bounded unless the program chose
@@ -169,11 +180,38 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     return;
   }
   if (cond_typep(S, cond, JT_SYM(S, TYPE_ERROR))) {
-    jt_stream_puts(S, stream, "The value ");
-    print_to(S, stream, slot(S, cond, JT_SYM(S, DATUM)), true);
-    jt_stream_puts(S, stream, " is not of type ");
+    /* as SBCL reports it: under *print-pretty*, on four lines indented
+    ** from where the report starts (programs print it so) */
+    jt_V pretty = jt_symobj(S, JT_SYM(S, PRINT_PRETTY))->value;
+    bool lines = pretty != JT_NIL && pretty != JT_UNBOUND && jt_is(stream, JT_TSTREAM);
+    size_t col = lines ? jt_stream_(stream)->column : 0;
+    jt_stream_puts(S, stream, "The value");
+    line_to(S, stream, lines, col + 2);
+    if (lines) {
+      /* a datum laid out on several lines, or too long for its line, is
+      ** followed by an empty line, as in SBCL: print it apart, from the
+      ** column it starts at */
+      jt_V ss = jt_make_string_stream(S);
+      JT_PUSH(S, ss);
+      jt_stream_(ss)->column = col + 2;
+      print_to(S, ss, slot(S, cond, JT_SYM(S, DATUM)), true);
+      jt_V text = jt_stream_contents(S, ss, false);
+      JT_PUSH(S, text);
+      jt_String *t = jt_str_(text);
+      jt_stream_write(S, stream, t->chars, t->len);
+      bool multi = false;
+      for (size_t i = 0; i < jt_str_(text)->len && !multi; i++) multi = jt_str_(text)->chars[i] == '\n';
+      jt_V margin = jt_symobj(S, JT_SYM(S, PRINT_RIGHT_MARGIN))->value;
+      size_t width = jt_isfix(margin) && jt_fixval(margin) > 0 ? (size_t)jt_fixval(margin) : 80;
+      if (multi || col + 2 + jt_str_(text)->len > width) jt_stream_putc(S, stream, '\n');
+      JT_POP(S, 2);
+    } else {
+      print_to(S, stream, slot(S, cond, JT_SYM(S, DATUM)), true);
+    }
+    line_to(S, stream, lines, col);
+    jt_stream_puts(S, stream, "is not of type");
+    line_to(S, stream, lines, col + 2);
     print_to(S, stream, slot(S, cond, JT_SYM(S, EXPECTED_TYPE)), true);
-    jt_stream_puts(S, stream, ".");
   } else if (cond_typep(S, cond, JT_SYM(S, UNBOUND_VARIABLE)) &&
              jt_refusal_report(S, slot(S, cond, JT_SYM(S, NAME)), false, stream)) {
     /* a standard name left out: why */
@@ -188,18 +226,19 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     print_to(S, stream, slot(S, cond, JT_SYM(S, NAME)), true);
     jt_stream_puts(S, stream, " is undefined.");
   } else if (cond_typep(S, cond, JT_SYM(S, ARITHMETIC_ERROR))) {
-    jt_stream_puts(S, stream, "Arithmetic error ");
+    /* worded as SBCL words it: programs print these reports */
+    jt_stream_puts(S, stream, "arithmetic error ");
     print_to(S, stream, jt_layout_(jt_struct_(cond)->layout)->name, true);
     jt_stream_puts(S, stream, " signalled");
     jt_V op = slot(S, cond, JT_SYM(S, OPERATION));
     if (op != JT_NIL) {
-      jt_stream_puts(S, stream, ": operation was ");
+      jt_stream_puts(S, stream, "\nOperation was ");
       jt_V form = jt_cons(S, op, slot(S, cond, JT_SYM(S, OPERANDS)));
       print_to(S, stream, form, true);
+      jt_stream_puts(S, stream, ".");
     }
-    jt_stream_puts(S, stream, ".");
   } else {
-    jt_stream_puts(S, stream, "Condition of type ");
+    jt_stream_puts(S, stream, "Condition ");
     print_to(S, stream, jt_layout_(jt_struct_(cond)->layout)->name, true);
     jt_stream_puts(S, stream, " was signalled.");
   }

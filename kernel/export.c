@@ -9,7 +9,8 @@
 **   'N' nil            'T' t              'U' unbound marker
 **   'I' len digits     integer in decimal ("-" allowed)
 **   'R' len text       ratio "n/d"
-**   'F' 8 bytes        double, IEEE-754 big-endian
+**   'F' 8 bytes        double-float, IEEE-754 big-endian
+**   'f' 4 bytes        single-float, IEEE-754 big-endian
 **   'X' re im          complex number: its two parts
 **   'G' 32 bytes       random state: its four words, big-endian
 **   'C' code           character
@@ -261,6 +262,14 @@ static bool enc(Enc *e, jt_V v) {
       return true;
     }
     case JT_TFLOAT: {
+      if (jt_issingle(v)) {
+        uint32_t bits;
+        float f = (float)jt_floatval(v);
+        memcpy(&bits, &f, 4);
+        jt_buf_putc(e->out, 'f');
+        for (int i = 3; i >= 0; i--) jt_buf_putc(e->out, (char)(bits >> (i * 8)));
+        return true;
+      }
       uint64_t bits;
       double d = jt_floatval(v);
       memcpy(&bits, &d, 8);
@@ -619,6 +628,17 @@ static jt_V dec(Dec *d) {
       memcpy(&x, &bits, 8);
       if (!isfinite(x)) bad(d, "not a finite float");  /* the language has no infinities */
       r = jt_make_float(S, x);
+      break;
+    }
+    case 'f': {
+      d->pos++;
+      if (d->n - d->pos < 4) bad(d, "truncated float");
+      uint32_t bits = 0;
+      for (int i = 0; i < 4; i++) bits = (bits << 8) | d->p[d->pos++];
+      float x;
+      memcpy(&x, &bits, 4);
+      if (!isfinite(x)) bad(d, "not a finite float");
+      r = jt_make_float_as(S, x, true);
       break;
     }
     case 'C': {

@@ -491,7 +491,7 @@ static jt_V f_foreign_call(jt_State *S, int argc, jt_V *argv) {
       return v;
     }
     case FT_DOUBLE: return jt_make_float(S, r.d);
-    case FT_FLOAT: return jt_make_float(S, (double)r.f);
+    case FT_FLOAT: return jt_make_float_as(S, (double)r.f, true);
     case FT_STRING: return r.p ? jt_string_from_cstr(S, r.p) : JT_NIL;
     case FT_POINTER: return r.p ? jt_make_foreign(S, r.p, jt_intern_keyword(S, "POINTER")) : JT_NIL;
   }

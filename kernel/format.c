@@ -55,6 +55,7 @@ typedef struct Fmt {
   jt_V stream;
   jt_V ctl;
   int depth;
+  bool single;   /* the real ~F ~E ~G ~$ print is a single-float (real_arg) */
 } Fmt;
 
 /* The arguments a segment consumes: either a vector (format's own argv, on
@@ -687,14 +688,16 @@ static void fmt_roman(Fmt *F, jt_V v, const Dir *d, bool old)
 
 /* ---------------------------------------------------------------- floats */
 
-/* Shortest decimal digits that read back as ax (finite, > 0): 1..17 digits
-** with no trailing zeros into buf; ax = 0.DIGITS x 10^*x10. */
-static int shortest_digits(double ax, char *buf, int *x10)
+/* Shortest decimal digits that read back as ax (finite, > 0) in its
+** format (single-float when `single`): 1..17 digits with no trailing zeros
+** into buf; ax = 0.DIGITS x 10^*x10. */
+static int shortest_digits(double ax, bool single, char *buf, int *x10)
 {
   char t[48];
-  for (int prec = 0; prec < 17; prec++) {
+  int maxprec = single ? 8 : 16;   /* 9 and 17 digits always round-trip */
+  for (int prec = 0; prec <= maxprec; prec++) {
     snprintf(t, sizeof t, "%.*e", prec, ax);
-    if (prec == 16 || strtod(t, NULL) == ax) break;
+    if (prec == maxprec || (single ? (double)strtof(t, NULL) : strtod(t, NULL)) == ax) break;
   }
   int n = 0;
   const char *p = t;
@@ -801,10 +804,10 @@ static void split_fixed(Fl *f, const char *r, size_t len, size_t d, char *fb)
 
 /* Shortest digits of ax (zero gives "0" with X = 1), the decimal exponent
 ** shifted by k: ax x 10^k = 0.SD x 10^X. */
-static int digits_of(double ax, intptr_t k, char *sd, int *X)
+static int digits_of(double ax, bool single, intptr_t k, char *sd, int *X)
 {
   if (ax == 0) { strcpy(sd, "0"); *X = 1; return 1; }
-  int n = shortest_digits(ax, sd, X);
+  int n = shortest_digits(ax, single, sd, X);
   *X += (int)k;
   return n;
 }
@@ -845,11 +848,20 @@ static void fix_fraction(Fl *f, double ax, intptr_t k, size_t d, char *r,
 }
 
 /* The value as a real, or false (it is printed some other way). */
+/* The value as a real, or false (it is printed some other way); sets
+** F->single to its format.  A rational is printed as a single-float, as
+** SBCL prints it. */
 static bool real_arg(Fmt *F, jt_V v, double *x)
 {
-  if (jt_isfloat(v)) *x = jt_floatval(v);
-  else if (jt_isrational(v)) *x = jt_to_double(F->S, v);
-  else return false;
+  if (jt_isfloat(v)) {
+    *x = jt_floatval(v);
+    F->single = jt_issingle(v);
+  } else if (jt_isrational(v)) {
+    *x = (double)(float)jt_to_double(F->S, v);
+    F->single = true;
+  } else {
+    return false;
+  }
   return isfinite(*x);
 }
 
@@ -880,7 +892,7 @@ static void fixed(Fmt *F, const Dir *d, double x, intptr_t w, intptr_t dd,
   double ax = fabs(x);
   f.sign = signbit(x) ? '-' : at ? '+' : 0;
   check_scale(F, d, k);
-  int X, n = digits_of(ax, k, sd, &X);
+  int X, n = digits_of(ax, F->single, k, sd, &X);
   layout(&f, sd, n, X, ib, fb);
   if (dd >= 0) {
     fix_fraction(&f, ax, k, (size_t)dd, r, fb);
@@ -907,10 +919,10 @@ static void fixed(Fmt *F, const Dir *d, double x, intptr_t w, intptr_t dd,
 
 /* Digits of ax rounded to s significant digits: D into buf (exactly s
 ** digits), *X such that ax ~ 0.D x 10^X.  ax > 0. */
-static void round_sig(double ax, int s, char *buf, int *X)
+static void round_sig(double ax, bool single, int s, char *buf, int *X)
 {
   char sd[24];
-  shortest_digits(ax, sd, X);
+  shortest_digits(ax, single, sd, X);
   for (int tries = 0; tries < 3; tries++) {
     size_t len = round_scaled(ax, s - *X, buf);
     if (len == (size_t)s) return;
@@ -935,7 +947,7 @@ static void exponential(Fmt *F, const Dir *d, double x, intptr_t w,
   check_scale(F, d, k);
   int X, n;
   if (ax == 0) { strcpy(dg, "0"); n = 1; X = (int)k; }
-  else n = shortest_digits(ax, dg, &X);
+  else n = shortest_digits(ax, F->single, dg, &X);
 
   intptr_t s = -1;  /* significant digits wanted; -1: the shortest */
   if (dd >= 0) {
@@ -953,7 +965,7 @@ static void exponential(Fmt *F, const Dir *d, double x, intptr_t w,
   }
   if (s >= 0 && s < 1) s = 1;
   if (s >= 1 && s < n) {  /* round the exact value */
-    round_sig(ax, (int)s, dg, &X);
+    round_sig(ax, F->single, (int)s, dg, &X);
     n = (int)s;
   }
   /* Pad the digits with zeros up to s: materialised as far as the integer
@@ -995,6 +1007,14 @@ static void exponential(Fmt *F, const Dir *d, double x, intptr_t w,
   fl_emit(F, &f, w, ovf, pad, false);
 }
 
+/* The exponent marker of ~E and ~G for the real real_arg saw: e for the
+** default float format, else the format's own (d, f), as the printer. */
+static uint32_t exponent_char(Fmt *F)
+{
+  if (F->single == jt_num_default_single(F->S)) return 'e';
+  return F->single ? 'f' : 'd';
+}
+
 static void fmt_F(Fmt *F, const Dir *d, jt_V v)
 {
   max_params(F, d, 5);
@@ -1011,9 +1031,10 @@ static void fmt_E(Fmt *F, const Dir *d, jt_V v)
   intptr_t w = pint(F, d, 0, -1), dd = pint(F, d, 1, -1), e = pint(F, d, 2, -1);
   intptr_t k = pint(F, d, 3, 1);
   uint32_t ovf = pchar(F, d, 4, END_CHAR), pad = pchar(F, d, 5, ' ');
-  uint32_t expch = pchar(F, d, 6, 'e');
+  uint32_t expch = pchar(F, d, 6, 0);
   double x;
   if (!real_arg(F, v, &x)) { fmt_nonreal(F, v, w); return; }
+  if (expch == 0) expch = exponent_char(F);
   exponential(F, d, x, w, dd, e, k, ovf, pad, expch, d->at);
 }
 
@@ -1025,13 +1046,14 @@ static void fmt_G(Fmt *F, const Dir *d, jt_V v)
   intptr_t w = pint(F, d, 0, -1), dd = pint(F, d, 1, -1), e = pint(F, d, 2, -1);
   intptr_t k = pint(F, d, 3, 1);
   uint32_t ovf = pchar(F, d, 4, END_CHAR), pad = pchar(F, d, 5, ' ');
-  uint32_t expch = pchar(F, d, 6, 'e');
+  uint32_t expch = pchar(F, d, 6, 0);
   double x;
   if (!real_arg(F, v, &x)) { fmt_nonreal(F, v, w); return; }
+  if (expch == 0) expch = exponent_char(F);
   char sd[24];
   int X = 0, q = 1;
   if (x != 0) {
-    int nd = shortest_digits(fabs(x), sd, &X);
+    int nd = shortest_digits(fabs(x), F->single, sd, &X);
     q = X > 0 && X > nd ? X : nd;
   }
   intptr_t n = X;
@@ -1062,7 +1084,7 @@ static void fmt_dollar(Fmt *F, const Dir *d, jt_V v)
   Fl f = {0};
   double ax = fabs(x);
   f.sign = signbit(x) ? '-' : d->at ? '+' : 0;
-  int X, nd = digits_of(ax, 0, sd, &X);
+  int X, nd = digits_of(ax, F->single, 0, sd, &X);
   layout(&f, sd, nd, X, ib, fb);
   fix_fraction(&f, ax, 0, (size_t)dd, r, fb);
   f.lead0 = false;
@@ -1112,7 +1134,10 @@ static void fmt_char(Fmt *F, const Dir *d, jt_V v)
   uint32_t c = jt_charcode(v);
   if (d->at && !d->colon) {
     jt_print(S, F->stream, v, true);
-  } else if (d->colon && (c <= ' ' || (c >= 0x7F && c <= 0xA0))) {
+  } else if (d->colon && jt_char_name_of(c) != NULL) {
+    const char *name = jt_char_name_of(c);   /* Space too, though graphic */
+    out_ascii(F, name, strlen(name));
+  } else if (d->colon && (c < ' ' || (c >= 0x7F && c <= 0xA0))) {
     /* A named character: the printer's name, without the #\ prefix. */
     jt_V s = jt_print_to_string(S, v, true);
     JT_ROOT(S, s);
@@ -1613,7 +1638,7 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
 
 void jt_format(jt_State *S, jt_V stream, jt_V control, int argc, jt_V *argv)
 {
-  Fmt F = {S, stream, control, 0};
+  Fmt F = {S, stream, control, 0, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   if (jt_isfunction(control)) {
@@ -1681,7 +1706,7 @@ JT_FN(f_format_with_rest)
   jt_V *base = S->sp;
   int n = 0;
   for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
-  Fmt F = {S, stream, argv[1], 0};
+  Fmt F = {S, stream, argv[1], 0, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   Args a;

@@ -523,13 +523,13 @@ JT_FN(f_hash_table_size)
 JT_FN(f_hash_table_rehash_size)
 {
   check_hash(S, argv[0]);
-  return jt_make_float(S, 2.0);  /* what growth actually does */
+  return jt_make_float_as(S, 2.0, true);  /* what growth actually does */
 }
 
 JT_FN(f_hash_table_rehash_threshold)
 {
   check_hash(S, argv[0]);
-  return jt_make_float(S, 0.75);
+  return jt_make_float_as(S, 0.75, true);
 }
 
 /* (sxhash object) => non-negative fixnum, equal objects alike */

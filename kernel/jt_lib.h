@@ -63,7 +63,10 @@ void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val);
 jt_V jt_cons(jt_State *S, jt_V car, jt_V cdr);
 jt_V jt_list(jt_State *S, int n, ...);       /* arguments need no rooting */
 jt_V jt_list_from(jt_State *S, int n, const jt_V *items);
-jt_V jt_make_float(jt_State *S, double d);
+jt_V jt_make_float(jt_State *S, double d);   /* a double-float */
+/* A float of either format: d rounded to a single-float when `single`
+** (the result may be infinite: callers check the range). */
+jt_V jt_make_float_as(jt_State *S, double d, bool single);
 jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill);
 jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
@@ -201,12 +204,23 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type);
 jt_V jt_type_of(jt_State *S, jt_V v);
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
 jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
+/* The function of (object stream) a structure type's :print-function or
+** :print-object option gave, own or inherited, or NIL (also for anything
+** not a structure). */
+jt_V jt_struct_printer(jt_V obj);
 
 /* ------------------------------------------------------- argument checks */
 
 /* Each returns the checked value (converted) or signals type-error. */
 intptr_t jt_check_fixnum(jt_State *S, jt_V v);
 size_t jt_check_index(jt_State *S, jt_V v);          /* non-negative fixnum */
+/* The type-error of index idx outside [0, n) of sequence or array seq
+** (expected type (integer 0 (n))), reported as SBCL reports it: "Invalid
+** index 5 for (SIMPLE-VECTOR 2), should be a non-negative integer below
+** 2." (how: JT_INDEX_AREF, or JT_INDEX_ELT as elt words it), "The index 5
+** is too large for a list of length 2." for a list (array.c). */
+enum { JT_INDEX_AREF, JT_INDEX_ELT };
+JT_NORETURN void jt_index_error(jt_State *S, jt_V seq, jt_V idx, size_t n, int how);
 jt_V jt_check_symbol(jt_State *S, jt_V v);
 /* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
@@ -262,7 +276,8 @@ char *jt_buf_cstr(jt_Buf *b);  /* for display: NUL characters shown as U+2400 */
 
 /* ----------------------------------------------------------------- numbers
 ** num.c.  Integers are fixnums when they fit, bignums otherwise; ratios are
-** canonical (an integral ratio is an integer).  Floats are double-floats. */
+** canonical (an integral ratio is an integer).  Floats are double-floats or
+** single-floats (JT_FLOAT_SINGLE, jt_obj.h), with SBCL's contagion rules. */
 
 jt_V jt_make_integer(jt_State *S, int64_t n);
 jt_V jt_make_integer_mpz(jt_State *S, mpz_srcptr z);   /* normalises */
@@ -274,6 +289,9 @@ jt_V jt_num_add(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_sub(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_mul(jt_State *S, jt_V a, jt_V b);
 jt_V jt_num_div(jt_State *S, jt_V a, jt_V b);
+/* The real x as a float of the given format (floating-point-overflow when
+** out of its range). */
+jt_V jt_num_to_float(jt_State *S, jt_V x, bool single);
 int jt_num_cmp(jt_State *S, jt_V a, jt_V b);   /* reals: -1, 0, 1 */
 bool jt_num_equal(jt_State *S, jt_V a, jt_V b);  /* = */
 bool jt_num_eql(jt_V a, jt_V b);  /* same type and value */
@@ -282,9 +300,13 @@ uint64_t jt_num_hash(jt_V v);     /* consistent with jt_num_eql */
 ** syntax.  Handles integers (trailing '.' = decimal), ratios, floats with
 ** e/d/f/s exponents. */
 jt_V jt_num_parse(jt_State *S, const char *tok, size_t len, int base);
-/* Append the printed representation to `out` (floats always readable, e.g.
-** "1.0", "1.5d20" style chosen by the printer: we print doubles with "d0"
-** suppressed since *read-default-float-format* is double-float). */
+/* Whether *read-default-float-format* is single-float (or short-float):
+** what a float without exponent marker, or with e, reads as, and the
+** format printed without a marker. */
+bool jt_num_default_single(jt_State *S);
+/* Append the printed representation to `out`: floats as SBCL prints them,
+** readable, with an exponent marker when not of the default format
+** ("1.0", "1.0d0", "1.5d20"). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
 /* The fuel that printing a big integer or ratio costs, and charging it (num.c). */
 uint64_t jt_num_print_cost(jt_V num);
@@ -406,6 +428,17 @@ void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8);
 void jt_stream_fresh_line(jt_State *S, jt_V stream);
 
 /* ---------------------------------------------------------------- printer */
+
+/* pretty.c.  The printer records marks, pairs (kind, position in the flat
+** text): where a list (or a function call, or a vector) opens, where a
+** space separates two of its elements, and the position after it closes.
+** jt_pretty_layout returns the text laid out in lines of at most `width`
+** columns, the first starting at column col0 (malloc'd, its length in
+** *outlen; NULL when out of memory). */
+enum { JT_PP_OPEN = 1, JT_PP_OPEN_VEC, JT_PP_OPEN_CALL, JT_PP_SEP, JT_PP_LINEAR,
+       JT_PP_CLOSE };   /* SEP: a fill newline's space, LINEAR: a linear one's */
+uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
+                           size_t nmarks, size_t col0, size_t width, size_t *outlen);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */

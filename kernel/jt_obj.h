@@ -206,6 +206,9 @@ typedef struct jt_Package {
   jt_V doc;         /* documentation string or NIL */
 } jt_Package;
 typedef struct jt_Ratio  { jt_Obj h; mpq_t q; } jt_Ratio;
+/* A float: a double-float, or a single-float (flagged JT_FLOAT_SINGLE)
+** whose d holds a C float's value exactly. */
+#define JT_FLOAT_SINGLE 0x0001
 typedef struct jt_Float  { jt_Obj h; double d; } jt_Float;
 
 /* Hash tables keep insertion order: entries[] holds pairs in order, index[]
@@ -379,6 +382,7 @@ typedef struct jt_Method {
 enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
 #define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
 #define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
+#define JT_STREAM_PRETTY 0x0004  /* the printer's own, capturing text to lay out */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
   jt_V buffer;  /* the string written to or read from */
@@ -427,6 +431,7 @@ typedef struct jt_Foreign {
 #define jt_isbig(v)     jt_is(v, JT_TBIGNUM)
 #define jt_isratio(v)   jt_is(v, JT_TRATIO)
 #define jt_isfloat(v)   jt_is(v, JT_TFLOAT)
+#define jt_issingle(v)  (jt_isfloat(v) && (jt_o(v)->flags & JT_FLOAT_SINGLE))
 #define jt_isinteger(v) (jt_isfix(v) || jt_isbig(v))
 #define jt_isrational(v) (jt_isinteger(v) || jt_isratio(v))
 #define jt_isreal(v)    (jt_isrational(v) || jt_isfloat(v))

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_lib.h"
+#include "jt_sequtil.h"   /* jt_lisp_sym_named */
 
 /* Bignums larger than this are refused before GMP is asked to build them:
 ** GMP aborts the process when its own size limits are exceeded. */
@@ -47,6 +48,20 @@ JT_NORETURN static void arith_fail(jt_State *S, jt_V type, const char *op,
 
 JT_NORETURN static void div_zero(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, DIVISION_BY_ZERO), op, a, b);
+}
+
+static jt_V float_like(jt_State *S, double d, jt_V x);
+
+/* Division of a by zero in /, floor, ceiling, truncate, round, mod or rem:
+** reported, as SBCL reports it, as the division (/ a b) with the operands
+** after float contagion, since programs print the report. */
+JT_NORETURN static void quotient_by_zero(jt_State *S, jt_V a, jt_V b) {
+  JT_ROOT(S, a);
+  JT_ROOT(S, b);
+  if (jt_isfloat(a) && jt_isrational(b)) b = float_like(S, jt_to_double(S, b), a);
+  else if (jt_isfloat(b) && jt_isrational(a)) a = float_like(S, jt_to_double(S, a), b);
+  JT_UNROOT(S, 2);
+  div_zero(S, "/", a, b);
 }
 
 JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
@@ -295,10 +310,36 @@ static jt_V integer_from_double(jt_State *S, double d) {
   return big_norm(S, b);
 }
 
-/* A float result, which must be finite. */
+/* The float format of a result computed from reals a and b (b may be
+** JT_NOVALUE): double-float if either is one, else single-float -- the
+** contagion rule, under which rationals become single-floats. */
+static bool single_of(jt_V a, jt_V b) {
+  if (jt_isfloat(a) && !jt_issingle(a)) return false;
+  return b == JT_NOVALUE || !jt_isfloat(b) || jt_issingle(b);
+}
+
+/* A float result of the format single_of(a, b) gives, which must be
+** finite in that format.  Computed in double and rounded once: exact for
+** + - * / and sqrt, and SBCL too computes the other functions of a
+** single-float in double. */
 static jt_V float_result(jt_State *S, double d, const char *op, jt_V a, jt_V b) {
-  if (!isfinite(d)) overflow(S, op, a, b);
-  return jt_make_float(S, d);
+  bool single = single_of(a, b);
+  if (!isfinite(single ? (double)(float)d : d)) overflow(S, op, a, b);
+  return jt_make_float_as(S, d, single);
+}
+
+/* A real as an operand of an operation on floats of the given format: a
+** rational is first converted to that format (CLHS 12.1.4.1), so
+** (* 9/5 23.0) multiplies two single-floats. */
+static double float_operand(jt_State *S, jt_V v, bool single) {
+  double d = jt_to_double(S, v);
+  return single && !jt_isfloat(v) ? (double)(float)d : d;
+}
+
+/* A float of x's format (single for a rational); for results that cannot
+** leave the range. */
+static jt_V float_like(jt_State *S, double d, jt_V x) {
+  return jt_make_float_as(S, d, single_of(x, JT_NOVALUE));
 }
 
 /* ------------------------------------------------- conversion to double */
@@ -384,13 +425,14 @@ static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
   int ka = kind_of(S, a, JT_SYM(S, NUMBER));
   int kb = kind_of(S, b, JT_SYM(S, NUMBER));
   if (ka == NK_FLOAT || kb == NK_FLOAT) {
-    double x = jt_to_double(S, a), y = jt_to_double(S, b), r;
+    bool single = single_of(a, b);
+    double x = float_operand(S, a, single), y = float_operand(S, b, single), r;
     switch (op) {
     case OP_ADD: r = x + y; break;
     case OP_SUB: r = x - y; break;
     case OP_MUL: r = x * y; break;
     default:
-      if (y == 0.0) div_zero(S, "/", a, b);
+      if (y == 0.0) quotient_by_zero(S, a, b);
       r = x / y;
       break;
     }
@@ -498,7 +540,7 @@ static jt_V num_neg(jt_State *S, jt_V x) {
   if (jt_iscomplex(x)) return jt_complex_negate(S, x);
   switch (kind_of(S, x, JT_SYM(S, NUMBER))) {
   case NK_FIX: return jt_make_integer(S, -jt_fixval(x));
-  case NK_FLOAT: return jt_make_float(S, -jt_floatval(x));
+  case NK_FLOAT: return float_like(S, -jt_floatval(x), x);
   case NK_BIG: {
     JT_ROOT(S, x);
     jt_Bignum *b = new_big(S);
@@ -524,7 +566,7 @@ static jt_V num_abs(jt_State *S, jt_V x) {
   if (jt_iscomplex(x)) return jt_complex_abs(S, x);
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
-    return signbit(d) ? jt_make_float(S, -d) : x;
+    return signbit(d) ? float_like(S, -d, x) : x;
   }
   check_real(S, x);
   return sign_of(x) < 0 ? num_neg(S, x) : x;
@@ -590,9 +632,9 @@ bool jt_num_eql(jt_V a, jt_V b) {
   case JT_TBIGNUM: return mpz_cmp(jt_big_(a)->z, jt_big_(b)->z) == 0;
   case JT_TRATIO: return mpq_equal(jt_ratio_(a)->q, jt_ratio_(b)->q) != 0;
   case JT_TFLOAT: {
-    /* representation, not value: 0.0 and -0.0 are not eql */
+    /* representation, not value: 0.0 and -0.0 are not eql, nor 1.0 and 1.0d0 */
     double x = jt_floatval(a), y = jt_floatval(b);
-    return memcmp(&x, &y, sizeof x) == 0;
+    return jt_issingle(a) == jt_issingle(b) && memcmp(&x, &y, sizeof x) == 0;
   }
   case JT_TCOMPLEX: return jt_complex_eql(a, b);
   default: return false;
@@ -643,10 +685,11 @@ static const char *const RND_NAMES[] = {"FLOOR", "CEILING", "TRUNCATE", "ROUND"}
 ** the bit: truncate the float quotient, take the remainder, then adjust. */
 static void divide_float(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
                          jt_V *qp, jt_V *rp) {
-  double xd = jt_to_double(S, x), yd = 1.0;
+  bool single = single_of(x, y);
+  double xd = float_operand(S, x, single), yd = 1.0;
   if (y != JT_NOVALUE) {
-    yd = jt_to_double(S, y);
-    if (yd == 0.0) div_zero(S, RND_NAMES[mode], x, y);
+    yd = float_operand(S, y, single);
+    if (yd == 0.0) quotient_by_zero(S, x, y);
   }
   double div = xd / yd;
   if (!isfinite(div)) overflow(S, RND_NAMES[mode], x, y);
@@ -670,9 +713,9 @@ static void divide_float(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
   }
   default: break;
   }
-  jt_V rv = jt_make_float(S, r);
+  jt_V rv = jt_make_float_as(S, r, single);
   JT_ROOT(S, rv);
-  *qp = fquot ? jt_make_float(S, q) : integer_from_double(S, q);
+  *qp = fquot ? jt_make_float_as(S, q, single) : integer_from_double(S, q);
   *rp = rv;
   JT_UNROOT(S, 1);
 }
@@ -709,13 +752,13 @@ static void divide(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
   }
   if (y == JT_NOVALUE) {
     if (kx != NK_RATIO) {
-      *qp = fquot ? jt_make_float(S, jt_to_double(S, x)) : x;
+      *qp = fquot ? float_like(S, jt_to_double(S, x), x) : x;
       *rp = jt_mkfix(0);
       return;
     }
     y = jt_mkfix(1);
   }
-  if (y == jt_mkfix(0)) div_zero(S, RND_NAMES[mode], x, y);
+  if (y == jt_mkfix(0)) quotient_by_zero(S, x, y);
   jt_V q, r = JT_NIL;
   JT_ROOT(S, x);
   JT_ROOT(S, y);
@@ -795,7 +838,7 @@ static void divide(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
       JT_UNROOT(S, 2);
     }
   }
-  if (fquot) q = jt_make_float(S, jt_to_double(S, q));
+  if (fquot) q = float_like(S, jt_to_double(S, q), q);
   JT_UNROOT(S, 3);
   *qp = q;
   *rp = r;
@@ -843,6 +886,7 @@ static jt_V parse_digits(jt_State *S, const char *s, const uint32_t *u,
 ** strtod sees "<digits>e<exp>", which no locale can misread. */
 static jt_V parse_float(jt_State *S, const char *tok, size_t len) {
   size_t i = 0, n = 0;
+  bool single = jt_num_default_single(S);
   bool neg = false;
   if (tok[0] == '+' || tok[0] == '-') neg = tok[i++] == '-';
   char small[128];
@@ -861,6 +905,8 @@ static jt_V parse_float(jt_State *S, const char *tok, size_t len) {
     }
   }
   if (i < len) {   /* exponent marker: e s f d l, any case */
+    char m = (char)(tok[i] | 0x20);
+    if (m != 'e') single = m == 's' || m == 'f';
     i++;
     bool eneg = false;
     if (tok[i] == '+' || tok[i] == '-') eneg = tok[i++] == '-';
@@ -869,12 +915,20 @@ static jt_V parse_float(jt_State *S, const char *tok, size_t len) {
     if (eneg) exp = -exp;
   }
   snprintf(buf + n, cap - n, "e%ld", exp - frac);
-  double d = strtod(buf, NULL);
+  /* strtof rounds the decimal once, straight to a single-float */
+  double d = single ? (double)strtof(buf, NULL) : strtod(buf, NULL);
   if (buf != small) jt_free(S, buf, cap);
   if (isinf(d))
     jt_errorc(S, JT_SYM(S, READER_ERROR),
               "floating-point number out of range: %.*s", (int)(len > 60 ? 60 : len), tok);
-  return jt_make_float(S, neg ? -d : d);
+  return jt_make_float_as(S, neg ? -d : d, single);
+}
+
+bool jt_num_default_single(jt_State *S) {
+  jt_V f = jt_symobj(S, JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT))->value;
+  if (f == JT_SYM(S, DOUBLE_FLOAT)) return false;
+  if (f == JT_SYM(S, SINGLE_FLOAT) || !jt_issymbol(f)) return true;
+  return !jt_lisp_sym_named(S, f, "LONG-FLOAT");
 }
 
 /* Is tok[i..len) float syntax (after the sign)? */
@@ -1002,16 +1056,19 @@ static bool rounds_up(const char *digs, int ndigs, int nd, int exp10, double d) 
   return up;
 }
 
-/* A double as SBCL prints it when double-float is the default format: the
-** shortest digit string that reads back as the same double, in positional
-** notation for 1e-3 <= |d| < 1e7 and as d.ddde[-]x otherwise. */
-static void put_float(jt_Buf *out, double d) {
+/* A float as SBCL prints it: the shortest digit string that reads back as
+** the same float of its format (single when `single`), in positional
+** notation for 1e-3 <= |d| < 1e7 and as d.ddde[-]x otherwise.  A float not
+** of the default format carries its exponent marker (`marker`, 'd' or
+** 'f'; 0 for none): 1.0d0, 1.5d20. */
+static void put_float(jt_Buf *out, double d, bool single, char marker) {
   if (signbit(d)) {
     jt_buf_putc(out, '-');
     d = -d;
   }
   if (d == 0) {
     jt_buf_puts(out, "0.0");
+    if (marker) jt_buf_printf(out, "%c0", marker);
     return;
   }
   if (!isfinite(d)) {  /* never made by the language; printed, not crashed on */
@@ -1024,7 +1081,8 @@ static void put_float(jt_Buf *out, double d) {
   int ndigs = 0, exp10 = atoi(e + 1), nd, dexp = exp10;
   for (char *p = text; p < e; p++)   /* skip the (locale's) point */
     if (*p >= '0' && *p <= '9') digs[ndigs++] = *p;
-  for (nd = 1; nd <= 17; nd++) {
+  int maxd = single ? 9 : 17;   /* digits that always round-trip */
+  for (nd = 1; nd <= maxd; nd++) {
     memcpy(digits, digs, nd);
     dexp = exp10;
     if (rounds_up(digs, ndigs, nd, exp10, d)) {   /* carry through nines */
@@ -1038,9 +1096,9 @@ static void put_float(jt_Buf *out, double d) {
       }
     }
     snprintf(probe, sizeof probe, "%.*se%d", nd, digits, dexp - (nd - 1));
-    if (strtod(probe, NULL) == d) break;
+    if ((single ? (double)strtof(probe, NULL) : strtod(probe, NULL)) == d) break;
   }
-  if (nd > 17) nd = 17;   /* unreachable: 17 digits always round-trip */
+  if (nd > maxd) nd = maxd;   /* unreachable */
   while (nd > 1 && digits[nd - 1] == '0') nd--;
   if (d >= 1e-3 && d < 1e7) {
     if (dexp >= 0) {
@@ -1053,12 +1111,13 @@ static void put_float(jt_Buf *out, double d) {
       for (int k = 0; k < -dexp - 1; k++) jt_buf_putc(out, '0');
       jt_buf_put(out, digits, nd);
     }
+    if (marker) jt_buf_printf(out, "%c0", marker);
   } else {
     jt_buf_putc(out, digits[0]);
     jt_buf_putc(out, '.');
     if (nd > 1) jt_buf_put(out, digits + 1, nd - 1);
     else jt_buf_putc(out, '0');
-    jt_buf_printf(out, "e%d", dexp);
+    jt_buf_printf(out, "%c%d", marker ? marker : 'e', dexp);
   }
 }
 
@@ -1071,7 +1130,9 @@ void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out) {
     jt_num_print(S, jt_complex_(num)->im, base, radix, out);
     jt_buf_putc(out, ')');
   } else if (jt_isfloat(num)) {
-    put_float(out, jt_floatval(num));
+    bool single = jt_issingle(num);
+    char marker = single == jt_num_default_single(S) ? 0 : single ? 'f' : 'd';
+    put_float(out, jt_floatval(num), single, marker);
   } else if (jt_isratio(num)) {
     if (radix) put_radix(out, base);
     put_mpz(S, mpq_numref(jt_ratio_(num)->q), base, out);
@@ -1261,7 +1322,7 @@ JT_FN(f_signum) {
   }
   if (jt_isfloat(x)) {
     double d = jt_floatval(x);
-    return d == 0 ? x : jt_make_float(S, d > 0 ? 1.0 : -1.0);
+    return d == 0 ? x : float_like(S, d > 0 ? 1.0 : -1.0, x);
   }
   return jt_mkfix(sign_of(check_real(S, x)));
 }
@@ -1298,7 +1359,7 @@ JT_FN(f_mod) {
     if (r != 0 && (r ^ y) < 0) r += y;
     return jt_mkfix(r);
   }
-  if (is_zero(check_real(S, b))) div_zero(S, "MOD", check_real(S, a), b);
+  if (is_zero(check_real(S, b))) quotient_by_zero(S, check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_FLOOR, a, b, false, &q, &r);
   return r;
@@ -1308,7 +1369,7 @@ JT_FN(f_rem) {
   jt_V a = argv[0], b = argv[1];
   if (jt_isfix(a) && jt_isfix(b) && b != jt_mkfix(0))
     return jt_mkfix(jt_fixval(a) % jt_fixval(b));
-  if (is_zero(check_real(S, b))) div_zero(S, "REM", check_real(S, a), b);
+  if (is_zero(check_real(S, b))) quotient_by_zero(S, check_real(S, a), b);
   jt_V q, r;
   divide(S, RND_TRUNC, a, b, false, &q, &r);
   return r;
@@ -1423,7 +1484,7 @@ JT_FN(f_expt) {
   /* a ratio or float exponent: the result is a float */
   double b = jt_to_double(S, base), p = jt_to_double(S, power);
   /* a zero power gives one, as a float (of a negative base too) */
-  if (kp == NK_FLOAT && p == 0) return jt_make_float(S, 1.0);
+  if (kp == NK_FLOAT && p == 0) return jt_make_float_as(S, 1.0, single_of(base, power));
   if (b < 0) return jt_complex_expt(S, base, power);
   if (b == 0 && p < 0) div_zero(S, "EXPT", base, power);
   return float_result(S, pow(b, p), "EXPT", base, power);
@@ -1434,7 +1495,7 @@ JT_FN(f_sqrt) {
   if (jt_iscomplex(x)) return jt_complex_fn(S, JT_CX_SQRT, x);
   double d = jt_to_double(S, x);
   if (d < 0) return jt_complex_fn(S, JT_CX_SQRT, x);
-  return jt_make_float(S, sqrt(d));
+  return float_like(S, sqrt(d), x);
 }
 
 JT_FN(f_isqrt) {
@@ -1498,7 +1559,7 @@ JT_FN(f_log) {
     return r;
   }
   double l = real_log(S, argv[0]);
-  if (argc == 1) return jt_make_float(S, l);
+  if (argc == 1) return float_like(S, l, argv[0]);
   double lb = real_log(S, argv[1]);
   if (lb == 0) div_zero(S, "LOG", argv[0], argv[1]);
   return float_result(S, l / lb, "LOG", argv[0], argv[1]);
@@ -1508,8 +1569,8 @@ JT_FN(f_log) {
 #define COMPLEX_ARG(fn) \
   do { if (jt_iscomplex(argv[0])) return jt_complex_fn(S, fn, argv[0]); } while (0)
 
-JT_FN(f_sin) { COMPLEX_ARG(JT_CX_SIN); return jt_make_float(S, sin(jt_to_double(S, argv[0]))); }
-JT_FN(f_cos) { COMPLEX_ARG(JT_CX_COS); return jt_make_float(S, cos(jt_to_double(S, argv[0]))); }
+JT_FN(f_sin) { COMPLEX_ARG(JT_CX_SIN); return float_like(S, sin(jt_to_double(S, argv[0])), argv[0]); }
+JT_FN(f_cos) { COMPLEX_ARG(JT_CX_COS); return float_like(S, cos(jt_to_double(S, argv[0])), argv[0]); }
 JT_FN(f_tan) {
   COMPLEX_ARG(JT_CX_TAN);
   return float_result(S, tan(jt_to_double(S, argv[0])), "TAN", argv[0], JT_NOVALUE);
@@ -1519,21 +1580,21 @@ JT_FN(f_asin) {
   COMPLEX_ARG(JT_CX_ASIN);
   double d = jt_to_double(S, argv[0]);
   if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ASIN, argv[0]);
-  return jt_make_float(S, asin(d));
+  return float_like(S, asin(d), argv[0]);
 }
 
 JT_FN(f_acos) {
   COMPLEX_ARG(JT_CX_ACOS);
   double d = jt_to_double(S, argv[0]);
   if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ACOS, argv[0]);
-  return jt_make_float(S, acos(d));
+  return float_like(S, acos(d), argv[0]);
 }
 
 JT_FN(f_atan) {
   if (argc == 1) COMPLEX_ARG(JT_CX_ATAN);
   double y = jt_to_double(S, argv[0]);
-  if (argc == 1) return jt_make_float(S, atan(y));
-  return jt_make_float(S, atan2(y, jt_to_double(S, argv[1])));
+  if (argc == 1) return float_like(S, atan(y), argv[0]);
+  return jt_make_float_as(S, atan2(y, jt_to_double(S, argv[1])), single_of(argv[0], argv[1]));
 }
 
 JT_FN(f_sinh) {
@@ -1544,14 +1605,14 @@ JT_FN(f_cosh) {
   COMPLEX_ARG(JT_CX_COSH);
   return float_result(S, cosh(jt_to_double(S, argv[0])), "COSH", argv[0], JT_NOVALUE);
 }
-JT_FN(f_tanh) { COMPLEX_ARG(JT_CX_TANH); return jt_make_float(S, tanh(jt_to_double(S, argv[0]))); }
-JT_FN(f_asinh) { COMPLEX_ARG(JT_CX_ASINH); return jt_make_float(S, asinh(jt_to_double(S, argv[0]))); }
+JT_FN(f_tanh) { COMPLEX_ARG(JT_CX_TANH); return float_like(S, tanh(jt_to_double(S, argv[0])), argv[0]); }
+JT_FN(f_asinh) { COMPLEX_ARG(JT_CX_ASINH); return float_like(S, asinh(jt_to_double(S, argv[0])), argv[0]); }
 
 JT_FN(f_acosh) {
   COMPLEX_ARG(JT_CX_ACOSH);
   double d = jt_to_double(S, argv[0]);
   if (d < 1) return jt_complex_fn(S, JT_CX_ACOSH, argv[0]);
-  return jt_make_float(S, acosh(d));
+  return float_like(S, acosh(d), argv[0]);
 }
 
 JT_FN(f_atanh) {
@@ -1559,7 +1620,7 @@ JT_FN(f_atanh) {
   double d = jt_to_double(S, argv[0]);
   if (d == 1 || d == -1) div_zero(S, "ATANH", argv[0], JT_NOVALUE);
   if (d < -1 || d > 1) return jt_complex_fn(S, JT_CX_ATANH, argv[0]);
-  return jt_make_float(S, atanh(d));
+  return float_like(S, atanh(d), argv[0]);
 }
 
 JT_FN(f_numerator) {
@@ -1575,10 +1636,19 @@ JT_FN(f_denominator) {
   return jt_mkfix(1);
 }
 
+/* (float x [prototype]): x in the prototype's format; without one a float
+** stays as it is and a rational becomes a single-float. */
 JT_FN(f_float) {
-  if (argc > 1) check_float(S, argv[1]);   /* every float is a double */
-  if (jt_isfloat(argv[0])) return argv[0];
-  return jt_make_float(S, jt_to_double(S, argv[0]));
+  jt_V x = check_real(S, argv[0]);
+  if (argc > 1) return jt_num_to_float(S, x, jt_issingle(check_float(S, argv[1])));
+  return jt_isfloat(x) ? x : jt_num_to_float(S, x, true);
+}
+
+jt_V jt_num_to_float(jt_State *S, jt_V x, bool single) {
+  if (jt_isfloat(x) && jt_issingle(x) == single) return x;
+  double d = jt_to_double(S, check_real(S, x));
+  if (single && !isfinite((double)(float)d)) overflow(S, "COERCE", x, JT_NOVALUE);
+  return jt_make_float_as(S, d, single);
 }
 
 /* The exact rational a float denotes. */
@@ -1608,8 +1678,9 @@ JT_FN(f_rationalize) {
   JT_ROOT(S, rv);
   int ex;
   double frac = frexp(fabs(d), &ex);
-  uint64_t m = (uint64_t)ldexp(frac, 53);
-  long e = ex - 53;            /* |d| = m * 2^e, e < 0 here */
+  int digits = jt_issingle(x) ? 24 : 53;   /* half an ulp of the float's own format */
+  uint64_t m = (uint64_t)ldexp(frac, digits);
+  long e = ex - digits;        /* |d| = m * 2^e, e < 0 here */
   mpz_t an, ad, bn, bd, p0, q0, p1, q1, k, t;
   mpz_inits(an, ad, bn, bd, p0, q0, p1, q1, k, t, NULL);
   mpz_set_ui(an, 2 * m - 1);
@@ -1822,10 +1893,10 @@ JT_FN(f_decode_float) {
   int e = 0;
   double m = d == 0 ? 0.0 : frexp(fabs(d), &e);
   jt_V vals[3];
-  vals[0] = jt_make_float(S, m);
+  vals[0] = float_like(S, m, argv[0]);
   JT_ROOT(S, vals[0]);
   vals[1] = jt_mkfix(e);
-  vals[2] = jt_make_float(S, signbit(d) ? -1.0 : 1.0);
+  vals[2] = float_like(S, signbit(d) ? -1.0 : 1.0, argv[0]);
   JT_UNROOT(S, 1);
   return jt_values(S, 3, vals);
 }
@@ -1834,10 +1905,11 @@ JT_FN(f_integer_decode_float) {
   double d = jt_floatval(check_float(S, argv[0]));
   int e = 0;
   int64_t m = 0;
+  int digits = jt_issingle(argv[0]) ? 24 : 53;
   if (d != 0) {
     double f = frexp(fabs(d), &e);
-    m = (int64_t)ldexp(f, 53);
-    e -= 53;
+    m = (int64_t)ldexp(f, digits);
+    e -= digits;
   }
   jt_V vals[3] = {jt_mkfix(m), jt_mkfix(e), jt_mkfix(signbit(d) ? -1 : 1)};
   return jt_values(S, 3, vals);
@@ -1858,21 +1930,23 @@ JT_FN(f_scale_float) {
 JT_FN(f_float_sign) {
   double d = jt_floatval(check_float(S, argv[0]));
   double m = argc > 1 ? fabs(jt_floatval(check_float(S, argv[1]))) : 1.0;
-  return jt_make_float(S, signbit(d) ? -m : m);
+  return jt_make_float_as(S, signbit(d) ? -m : m,
+                          single_of(argv[0], argc > 1 ? argv[1] : JT_NOVALUE));
 }
 
 JT_FN(f_float_digits) {
-  check_float(S, argv[0]);
-  return jt_mkfix(53);
+  return jt_mkfix(jt_issingle(check_float(S, argv[0])) ? 24 : 53);
 }
 
 JT_FN(f_float_precision) {
   double d = fabs(jt_floatval(check_float(S, argv[0])));
+  bool single = jt_issingle(argv[0]);
+  int digits = single ? 24 : 53, emin = single ? -125 : -1021;
   if (d == 0) return jt_mkfix(0);
-  if (d >= 0x1p-1022) return jt_mkfix(53);
+  if (d >= ldexp(1.0, emin - 1)) return jt_mkfix(digits);
   int e;
   frexp(d, &e);
-  return jt_mkfix(53 - (-1021 - e));   /* subnormal: fewer significant bits */
+  return jt_mkfix(digits - (emin - e));   /* subnormal: fewer significant bits */
 }
 
 JT_FN(f_float_radix) {
@@ -1885,6 +1959,23 @@ JT_FN(f_float_radix) {
 static bool is_blank(uint32_t c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
          c == 0x0b;
+}
+
+/* parse-integer's parse-error, worded as SBCL words it: programs print
+** these reports.  `blank`: the substring holds only whitespace. */
+JT_NORETURN static void parse_integer_fail(jt_State *S, jt_V str, bool blank) {
+  jt_V *base = S->sp;
+  jt_V args[4];
+  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
+  args[1] = jt_string_from_cstr(S, blank ? "no non-whitespace characters in string ~S."
+                                         : "junk in string ~S");
+  JT_PUSH(S, args[1]);
+  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
+  args[3] = jt_list(S, 1, str);
+  JT_PUSH(S, args[3]);
+  jt_V cond = jt_make_condition(S, JT_SYM(S, PARSE_ERROR), 4, args);
+  S->sp = base;
+  jt_signal_error(S, cond);
 }
 
 JT_FN(f_parse_integer) {
@@ -1914,6 +2005,7 @@ JT_FN(f_parse_integer) {
   const uint32_t *cs = jt_str_(str)->chars;
   size_t i = start;
   while (i < end && is_blank(cs[i])) i++;
+  bool blank = i == end;
   bool neg = false;
   if (i < end && (cs[i] == '+' || cs[i] == '-')) neg = cs[i++] == '-';
   size_t first = i;
@@ -1922,10 +2014,7 @@ JT_FN(f_parse_integer) {
   if (!junk_ok) {
     size_t k = i;
     while (k < end && is_blank(cs[k])) k++;
-    if (ndigits == 0 || k < end)
-      jt_errorc(S, JT_SYM(S, PARSE_ERROR), "PARSE-INTEGER: %s in the string "
-                "between positions %zu and %zu", ndigits == 0 ? "no digits"
-                : "junk after the digits", start, end);
+    if (ndigits == 0 || k < end) parse_integer_fail(S, str, blank);
     i = end;
   }
   if (ndigits == 0) return jt_values2(S, JT_NIL, jt_mkfix((intptr_t)i));
@@ -1945,10 +2034,12 @@ JT_FN(f_random) {
   if (jt_isfloat(lim) && jt_floatval(lim) > 0) {
     uint64_t *w = state_words(S, argc, argv);
     double l = jt_floatval(lim), r;
-    do   /* u * l can round up to l itself */
+    bool single = jt_issingle(lim);
+    do {  /* u * l can round up to l itself */
       r = (double)(rng_next(w) >> 11) * 0x1p-53 * l;
-    while (r >= l);
-    return jt_make_float(S, r);
+      if (single) r = (double)(float)r;
+    } while (r >= l);
+    return jt_make_float_as(S, r, single);
   }
   if (jt_isbig(lim) && mpz_sgn(jt_big_(lim)->z) > 0) {
     mpz_srcptr n = jt_big_(lim)->z;   /* argv[0]: rooted */
@@ -1965,10 +2056,10 @@ JT_FN(f_random) {
     } while (mpz_cmp(r->z, n) >= 0);
     return big_norm(S, r);
   }
-  /* (or (integer 1) (double-float (0.0))) */
-  jt_V zero = jt_make_float(S, 0.0);
+  /* (or (integer 1) (float (0.0))) */
+  jt_V zero = jt_make_float_as(S, 0.0, true);
   JT_ROOT(S, zero);
-  jt_V ftype = jt_list(S, 2, JT_SYM(S, DOUBLE_FLOAT), jt_list(S, 1, zero));
+  jt_V ftype = jt_list(S, 2, JT_SYM(S, FLOAT), jt_list(S, 1, zero));
   JT_ROOT(S, ftype);
   jt_V itype = jt_list(S, 2, JT_SYM(S, INTEGER), jt_mkfix(1));
   jt_type_error(S, lim, jt_list(S, 3, JT_SYM(S, OR), itype, ftype));
@@ -2103,24 +2194,25 @@ void jt_open_num(jt_State *S) {
   defconstant(S, "PI", jt_make_float(S, M_PI));
   defconstant(S, "MOST-POSITIVE-FIXNUM", jt_mkfix(JT_FIXMAX));
   defconstant(S, "MOST-NEGATIVE-FIXNUM", jt_mkfix(JT_FIXMIN));
-  /* every float is a double: the constants of the four float types are the
-  ** double-float ones */
-  static const char *const kinds[] = {"SHORT", "SINGLE", "DOUBLE", "LONG"};
-  static const struct { const char *fmt; double value; } limits[] = {
-    {"MOST-POSITIVE-%s-FLOAT", 0x1.fffffffffffffp+1023},
-    {"MOST-NEGATIVE-%s-FLOAT", -0x1.fffffffffffffp+1023},
-    {"LEAST-POSITIVE-%s-FLOAT", 0x1p-1074},
-    {"LEAST-NEGATIVE-%s-FLOAT", -0x1p-1074},
-    {"LEAST-POSITIVE-NORMALIZED-%s-FLOAT", 0x1p-1022},
-    {"LEAST-NEGATIVE-NORMALIZED-%s-FLOAT", -0x1p-1022},
-    /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-53 (1 + 2^-52) */
-    {"%s-FLOAT-EPSILON", 0x1.0000000000001p-53},
-    {"%s-FLOAT-NEGATIVE-EPSILON", 0x1.0000000000001p-54},
+  /* short-float is single-float and long-float double-float, as in SBCL */
+  static const struct { const char *kind; bool single; } kinds[] = {
+    {"SHORT", true}, {"SINGLE", true}, {"DOUBLE", false}, {"LONG", false}};
+  static const struct { const char *fmt; double single, dbl; } limits[] = {
+    {"MOST-POSITIVE-%s-FLOAT", 0x1.fffffep+127, 0x1.fffffffffffffp+1023},
+    {"MOST-NEGATIVE-%s-FLOAT", -0x1.fffffep+127, -0x1.fffffffffffffp+1023},
+    {"LEAST-POSITIVE-%s-FLOAT", 0x1p-149, 0x1p-1074},
+    {"LEAST-NEGATIVE-%s-FLOAT", -0x1p-149, -0x1p-1074},
+    {"LEAST-POSITIVE-NORMALIZED-%s-FLOAT", 0x1p-126, 0x1p-1022},
+    {"LEAST-NEGATIVE-NORMALIZED-%s-FLOAT", -0x1p-126, -0x1p-1022},
+    /* the smallest e with (/= (+ 1 e) 1) under round-to-even: 2^-p (1 + 2^(1-p)) */
+    {"%s-FLOAT-EPSILON", 0x1.000002p-24, 0x1.0000000000001p-53},
+    {"%s-FLOAT-NEGATIVE-EPSILON", 0x1.000002p-25, 0x1.0000000000001p-54},
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
       char name[64];
-      snprintf(name, sizeof name, limits[i].fmt, kinds[k]);
-      defconstant(S, name, jt_make_float(S, limits[i].value));
+      snprintf(name, sizeof name, limits[i].fmt, kinds[k].kind);
+      bool single = kinds[k].single;
+      defconstant(S, name, jt_make_float_as(S, single ? limits[i].single : limits[i].dbl, single));
     }
 }

@@ -48,6 +48,16 @@ jt_V jt_make_float(jt_State *S, double d) {
   return (jt_V)f;
 }
 
+jt_V jt_make_float_as(jt_State *S, double d, bool single) {
+  jt_Float *f = (jt_Float *)jt_alloc(S, JT_TFLOAT, sizeof(jt_Float));
+  if (single) {
+    f->h.flags |= JT_FLOAT_SINGLE;
+    d = (double)(float)d;
+  }
+  f->d = d;
+  return (jt_V)f;
+}
+
 jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill) {
   JT_PUSH(S, fill);
   jt_Vector *v = (jt_Vector *)jt_alloc(S, JT_TVECTOR, sizeof(jt_Vector));
@@ -542,7 +552,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "CONCATENATED-STREAM")) return 0;
       break;
     case 'D':
-      if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       break;
     case 'E':
       /* every character is a base character; the other stream kinds,
@@ -566,7 +576,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
-      if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
@@ -587,7 +597,7 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'S':
       if (!strcmp(n, "SYMBOL")) return jt_issymbol(v);
       if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
-      if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_isfloat(v);
+      if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_issingle(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
       if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
@@ -636,8 +646,11 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       jt_V up = jt_funcall(S, jt_fdefinition(S, jt_intern(S, "UPGRADED-COMPLEX-PART-TYPE")), 1, pt);
       return jt_typep(S, jt_complex_(v)->re, up);
     }
-    if (head == JT_SYM(S, FLOAT) || head == JT_SYM(S, DOUBLE_FLOAT) || head == JT_SYM(S, SINGLE_FLOAT))
-      return jt_isfloat(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, FLOAT)) return jt_isfloat(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, DOUBLE_FLOAT) || sym_is(head, "LONG-FLOAT"))
+      return jt_isfloat(v) && !jt_issingle(v) && in_range(S, v, type);
+    if (head == JT_SYM(S, SINGLE_FLOAT) || sym_is(head, "SHORT-FLOAT"))
+      return jt_issingle(v) && in_range(S, v, type);
     if (head == JT_SYM(S, MOD) && jt_iscons(jt_cdr(type)))
       return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0 && jt_num_cmp(S, v, jt_car(jt_cdr(type))) < 0;
     if (head == JT_SYM(S, UNSIGNED_BYTE)) {
@@ -681,15 +694,35 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
 jt_V jt_type_of(jt_State *S, jt_V v) {
   if (v == JT_NIL) return JT_SYM(S, NULL_);
   if (v == JT_T) return JT_SYM(S, BOOLEAN);
-  if (jt_isfix(v)) return JT_SYM(S, FIXNUM);
-  if (jt_ischar(v)) return JT_SYM(S, CHARACTER);
+  /* integers and characters are named as SBCL names them, since programs
+  ** print what type-of says: BIT, (INTEGER 0 most-positive-fixnum),
+  ** FIXNUM (negative), (INTEGER most-positive-fixnum+1), BIGNUM
+  ** (negative); STANDARD-CHAR, BASE-CHAR (other ASCII) or CHARACTER */
+  if (jt_isfix(v)) {
+    intptr_t n = jt_fixval(v);
+    if (n == 0 || n == 1) return jt_intern(S, "BIT");
+    if (n < 0) return JT_SYM(S, FIXNUM);
+    return jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), jt_mkfix(JT_FIXMAX));
+  }
+  if (jt_ischar(v)) {
+    uint32_t c = jt_charcode(v);
+    if (c == '\n' || (c >= 32 && c <= 126)) return JT_SYM(S, STANDARD_CHAR);
+    return c < 128 ? jt_intern(S, "BASE-CHAR") : JT_SYM(S, CHARACTER);
+  }
+  if (jt_isbig(v) && mpz_sgn(jt_big_(v)->z) > 0) {
+    jt_V lo = jt_num_add(S, jt_mkfix(JT_FIXMAX), jt_mkfix(1));
+    JT_ROOT(S, lo);
+    jt_V r = jt_list(S, 2, JT_SYM(S, INTEGER), lo);
+    JT_UNROOT(S, 1);
+    return r;
+  }
   switch (jt_type(v)) {
     case JT_TCONS: return JT_SYM(S, CONS);
     case JT_TSYMBOL: return jt_iskeyword(v) ? JT_SYM(S, KEYWORD) : JT_SYM(S, SYMBOL);
     case JT_TSTRING: case JT_TVECTOR: case JT_TARRAY: return jt_array_type_spec(S, v);
     case JT_TBIGNUM: return JT_SYM(S, BIGNUM);
     case JT_TRATIO: return JT_SYM(S, RATIO);
-    case JT_TFLOAT: return JT_SYM(S, DOUBLE_FLOAT);
+    case JT_TFLOAT: return jt_issingle(v) ? JT_SYM(S, SINGLE_FLOAT) : JT_SYM(S, DOUBLE_FLOAT);
     case JT_TCOMPLEX: return jt_intern(S, "COMPLEX");
     case JT_TRANDOM: return jt_intern(S, "RANDOM-STATE");
     case JT_TPACKAGE: return jt_intern(S, "PACKAGE");

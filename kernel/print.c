@@ -64,6 +64,12 @@ typedef struct Printer {
   intptr_t nextlabel;
   size_t scanned;
   jt_V plain;           /* print-object's default method: printed without it */
+  /* pretty printing: the flat text goes to a capturing string stream while
+  ** `marks` (a vector of fixnums, kind and position pairs) records the
+  ** lists' structure for pretty.c to lay out */
+  bool pretty;
+  jt_V marks;           /* NIL: not recording */
+  size_t nmarks;
 } Printer;
 
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
@@ -77,6 +83,26 @@ static void flush(Printer *P)
     P->npend = 0;
     jt_stream_write(P->S, P->stream, P->pend, n);
   }
+}
+
+/* Record a pretty-printing mark at the current position of the captured
+** text (what the capture stream holds plus what is pending). */
+static void mark(Printer *P, intptr_t kind)
+{
+  if (P->marks == JT_NIL) return;
+  jt_State *S = P->S;
+  jt_Vector *m = jt_vec_(P->marks);
+  if (2 * P->nmarks + 2 > m->len) {
+    jt_V bigger = jt_make_vector(S, 2 * m->len, jt_mkfix(0));
+    m = jt_vec_(P->marks);
+    memcpy(jt_vec_(bigger)->items, m->items, 2 * P->nmarks * sizeof(jt_V));
+    P->marks = bigger;   /* rooted through the Printer (print_stream) */
+    m = jt_vec_(bigger);
+  }
+  size_t pos = jt_str_(jt_stream_(P->stream)->buffer)->len + P->npend;
+  m->items[2 * P->nmarks] = jt_mkfix(kind);
+  m->items[2 * P->nmarks + 1] = jt_mkfix((intptr_t)pos);
+  P->nmarks++;
 }
 
 /* Safe mode: append bytes within the budget.  On overflow the text is cut
@@ -184,6 +210,7 @@ static void load_settings(Printer *P, bool escape)
   }
   P->length = limit_var(P, JT_SYM(S, PRINT_LENGTH));
   P->level = limit_var(P, JT_SYM(S, PRINT_LEVEL));
+  P->pretty = !P->safe && var(P, JT_SYM(S, PRINT_PRETTY), JT_NIL) != JT_NIL;
   P->maxrec = P->safe ? MAX_REC_SAFE : MAX_REC;
 }
 
@@ -426,7 +453,9 @@ static void print_char(Printer *P, uint32_t c)
 {
   if (!P->escape) { out_char(P, c); return; }
   out_ascii(P, "#\\");
-  const char *name = jt_char_name_of(c);
+  /* Space is graphic: printed as itself (#\ followed by a space), as SBCL
+  ** does, so output compared with SBCL's matches; it reads back. */
+  const char *name = c == ' ' ? NULL : jt_char_name_of(c);
   if (name) {
     out_ascii(P, name);
   } else if (is_graphic(c)) {
@@ -619,6 +648,14 @@ static void print_list(Printer *P, jt_V v, intptr_t depth)
   ** keep the cursor rooted so that it stays valid whatever happens. */
   jt_V x = v;
   JT_ROOT(S, x);
+  if (P->marks != JT_NIL) {
+    /* a call of a function, macro or special operator: its arguments are
+    ** indented under the first one, as SBCL lays out code */
+    jt_V head = jt_car(v);
+    bool call = jt_is(head, JT_TSYMBOL) && !jt_iskeyword(head) && !jt_is_internal(head) &&
+                (jt_sym_(head)->function != JT_UNBOUND || (jt_sym_(head)->h.flags & JT_SYM_SPECFORM));
+    mark(P, call ? JT_PP_OPEN_CALL : JT_PP_OPEN);
+  }
   out_char(P, '(');
   for (intptr_t n = 0; !P->full; n++) {
     if (P->length >= 0 && n >= P->length) { out_ascii(P, "..."); break; }
@@ -626,15 +663,18 @@ static void print_list(Printer *P, jt_V v, intptr_t depth)
     jt_V d = jt_cdr(x);
     if (d == JT_NIL) break;
     if (!jt_iscons(d) || is_shared(P, d)) {
+      mark(P, JT_PP_SEP);
       out_ascii(P, " . ");
       print_obj(P, d, depth + 1);
       break;
     }
+    mark(P, JT_PP_SEP);
     out_char(P, ' ');
     x = d;
     tick(P);
   }
   out_char(P, ')');
+  mark(P, JT_PP_CLOSE);
   JT_UNROOT(S, 1);
 }
 
@@ -680,9 +720,11 @@ static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   size_t n = jt_array_dim(v, axis), stride = 1;
   for (int a = axis + 1; a < rank; a++) stride *= jt_array_dim(v, a);
+  mark(P, JT_PP_OPEN);
   out_char(P, '(');
   for (size_t i = 0; i < n && !P->full; i++) {
-    if (i) out_char(P, ' ');
+    /* pretty: rows one to a line, the innermost axis filled (SBCL) */
+    if (i) { mark(P, axis + 1 < rank ? JT_PP_LINEAR : JT_PP_SEP); out_char(P, ' '); }
     if (P->length >= 0 && i >= (size_t)P->length) {
       out_ascii(P, "...");
       *k += (n - i) * stride;
@@ -691,6 +733,7 @@ static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
     print_axis(P, v, axis + 1, k, depth + 1);
   }
   out_char(P, ')');
+  mark(P, JT_PP_CLOSE);
 }
 
 /* An array header: a displaced vector prints like a vector of its kind,
@@ -715,14 +758,16 @@ static void print_array(Printer *P, jt_V v, intptr_t depth)
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   if (jt_vectorp(v)) {
     jt_V x;
+    mark(P, JT_PP_OPEN_VEC);
     out_ascii(P, "#(");
     for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
-      if (i) out_char(P, ' ');
+      if (i) { mark(P, JT_PP_SEP); out_char(P, ' '); }
       if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
       print_obj(P, x, depth + 1);
       tick(P);
     }
     out_char(P, ')');
+    mark(P, JT_PP_CLOSE);
     return;
   }
   char tmp[32];
@@ -737,15 +782,17 @@ static void print_vector(Printer *P, jt_V v, intptr_t depth)
   if (jt_o(v)->flags & JT_ARR_BIT) { print_bits(P, v); return; }
   if (!P->array) { print_array_unreadably(P, v); return; }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
+  mark(P, JT_PP_OPEN_VEC);
   out_ascii(P, "#(");
   /* len is re-read each time: a report function could shrink the vector */
   for (size_t i = 0; i < jt_vec_(v)->len && !P->full; i++) {
-    if (i) out_char(P, ' ');
+    if (i) { mark(P, JT_PP_SEP); out_char(P, ' '); }
     if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
     print_obj(P, jt_vec_(v)->items[i], depth + 1);
     tick(P);
   }
   out_char(P, ')');
+  mark(P, JT_PP_CLOSE);
 }
 
 /* ------------------------------------------------------------ structures */
@@ -759,7 +806,11 @@ static jt_V report_string(Printer *P, jt_V cond)
   if (!P->safe) {
     jt_V ss = jt_make_string_stream(S);
     JT_PUSH(S, ss);
+    /* inside #<...> a report stays on one line */
+    size_t nbind = S->nbind;
+    jt_bind(S, JT_SYM(S, PRINT_PRETTY), JT_NIL);
     jt_condition_report(S, ss, cond);
+    jt_unbind_to(S, nbind);
     jt_V r = jt_stream_contents(S, ss, false);
     JT_POP(S, 1);
     return r;
@@ -774,7 +825,11 @@ static jt_V report_string(Printer *P, jt_V cond)
   if (_setjmp(j.jb) == 0) {
     jt_V ss = jt_make_string_stream(S);
     JT_PUSH(S, ss);
+    /* the host's messages keep a report on one line too */
+    size_t nbind = S->nbind;
+    jt_bind(S, JT_SYM(S, PRINT_PRETTY), JT_NIL);
     jt_condition_report(S, ss, cond);
+    jt_unbind_to(S, nbind);
     *slot = jt_stream_contents(S, ss, false);
     JT_POP(S, 1);
     jt_jmp_pop(S, &j);
@@ -880,11 +935,15 @@ static void print_struct(Printer *P, jt_V v, intptr_t depth)
     return;
   }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
-  out_ascii(P, "#S(");
+  /* pretty: one slot to a line when the structure does not fit on one */
+  out_ascii(P, "#S");
+  mark(P, JT_PP_OPEN);
+  out_char(P, '(');
   print_escaped(P, ly->name, depth + 1);
   jt_V names = ly->slot_names;
   for (uint32_t i = 0; i < st->h.aux && !P->full; i++) {
     if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, " ..."); break; }
+    mark(P, JT_PP_LINEAR);
     out_char(P, ' ');
     if (jt_isvector(names) && i < jt_vec_(names)->len &&
         jt_issymbol(jt_vec_(names)->items[i])) {
@@ -898,6 +957,7 @@ static void print_struct(Printer *P, jt_V v, intptr_t depth)
     print_obj(P, st->slots[i], depth + 1);
   }
   out_char(P, ')');
+  mark(P, JT_PP_CLOSE);
 }
 
 /* ---------------------------------------------------------- other objects */
@@ -1109,6 +1169,7 @@ static void printer_init(Printer *P, jt_State *S)
   P->table = JT_NIL;
   P->package = JT_NIL;
   P->plain = JT_NOVALUE;
+  P->marks = JT_NIL;
 }
 
 static void run(Printer *P, jt_V v)
@@ -1122,6 +1183,33 @@ static void run(Printer *P, jt_V v)
 
 /* ------------------------------------------------------------ entry points */
 
+/* Write the captured text to `target`, laid out by pretty.c within
+** *print-right-margin* (default 80) from the target's current column. */
+static void pretty_out(Printer *P, jt_V target)
+{
+  jt_State *S = P->S;
+  jt_V m = var(P, JT_SYM(S, PRINT_RIGHT_MARGIN), JT_NIL);
+  size_t width = jt_isfix(m) && jt_fixval(m) > 0 ? (size_t)jt_fixval(m) : 80;
+  jt_String *text = jt_str_(jt_stream_(P->stream)->buffer);
+  size_t nmarks = P->nmarks;
+  intptr_t *marks = malloc((2 * nmarks + 1) * sizeof *marks);
+  if (!marks) jt_error(S, "out of memory while printing");
+  for (size_t i = 0; i < 2 * nmarks; i++) marks[i] = jt_fixval(jt_vec_(P->marks)->items[i]);
+  size_t n;
+  uint32_t *out = jt_pretty_layout(text->chars, text->len, marks, nmarks,
+                                   jt_stream_(target)->column, width, &n);
+  free(marks);
+  if (!out) jt_error(S, "out of memory while printing");
+  /* writing may signal (a closed stream, a full string): copy to the heap
+  ** first so that nothing malloc'd is left behind */
+  jt_V s = jt_make_string(S, n, 0);
+  memcpy(jt_str_(s)->chars, out, n * sizeof *out);
+  free(out);
+  JT_ROOT(S, s);
+  jt_stream_write(S, target, jt_str_(s)->chars, n);
+  JT_UNROOT(S, 1);
+}
+
 /* Print v to a stream; `plain` is printed without its print-object method
 ** (print-object's default method is printing it), or JT_NOVALUE. */
 static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V plain)
@@ -1129,14 +1217,29 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
   Printer P;
   printer_init(&P, S);
   P.stream = jt_output_stream(S, stream);
+  jt_V target = P.stream;
   JT_ROOT(S, v);
   JT_ROOT(S, P.stream);
   JT_ROOT(S, P.table);
+  JT_ROOT(S, P.marks);
+  JT_ROOT(S, target);
   load_settings(&P, escape);
   P.plain = plain;
+  /* Under *print-pretty* a list or vector is laid out in lines; what its
+  ** elements' print-object methods print inside it goes into the capture
+  ** and stays as it is. */
+  bool layout = P.pretty && !(jt_o(target)->flags & JT_STREAM_PRETTY) &&
+                (jt_iscons(v) || (jt_isstruct(v) && !jt_is_condition(v)) ||
+                 (jt_arrayp(v) && !jt_stringp(v) && !jt_bit_vector_p(v)));
+  if (layout) {
+    P.stream = jt_make_string_stream(S);
+    jt_o(P.stream)->flags |= JT_STREAM_PRETTY;
+    P.marks = jt_make_vector(S, 64, jt_mkfix(0));
+  }
   run(&P, v);
   flush(&P);
-  JT_UNROOT(S, 3);
+  if (layout) pretty_out(&P, target);
+  JT_UNROOT(S, 5);
 }
 
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)

@@ -28,10 +28,9 @@ static JT_NORETURN void not_seq(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, SEQUENCE));
 }
 
-/* type-error for an index outside [0, n): expected type (INTEGER 0 (n)). */
-static JT_NORETURN void bad_index(jt_State *S, jt_V idx, size_t n) {
-  jt_V hi = jt_list(S, 1, jt_mkfix((intptr_t)n));
-  jt_type_error(S, idx, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0), hi));
+/* type-error for an index of seq outside [0, n), as elt reports it. */
+static JT_NORETURN void bad_index(jt_State *S, jt_V seq, jt_V idx, size_t n) {
+  jt_index_error(S, seq, idx, n, JT_INDEX_ELT);
 }
 
 /* type-error for a bound outside [0, n]. */
@@ -56,7 +55,7 @@ static inline void raw_set(jt_State *S, jt_V a, size_t i, jt_V v) {
 
 /* Element i of a vector, re-checked against the current length. */
 static inline jt_V vget(jt_State *S, jt_V v, size_t i) {
-  if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+  if (i >= vlen(v)) bad_index(S, v, jt_mkfix((intptr_t)i), vlen(v));
   return raw_ref(S, v, i);
 }
 
@@ -66,7 +65,7 @@ static jt_V new_like(jt_State *S, jt_V v, size_t n) {
 }
 
 static inline void vset(jt_State *S, jt_V v, size_t i, jt_V x) {
-  if (i >= vlen(v)) bad_index(S, jt_mkfix((intptr_t)i), vlen(v));
+  if (i >= vlen(v)) bad_index(S, v, jt_mkfix((intptr_t)i), vlen(v));
   raw_set(S, v, i, x);
 }
 
@@ -298,7 +297,7 @@ static jt_V list_elt(jt_State *S, jt_V list, jt_V iv, bool set, jt_V v) {
   for (size_t k = 0; k < i && jt_iscons(l); k++) l = jt_cdr(l);
   if (!jt_iscons(l)) {
     if (l != JT_NIL) jt_not_list(S, list);
-    bad_index(S, iv, jt_list_length(S, list));
+    bad_index(S, list, iv, jt_list_length(S, list));
   }
   if (!set) return jt_car(l);
   JT_SET(S, l, jt_cons_(l)->car, v);
@@ -309,7 +308,7 @@ JT_FN(f_elt) {
   if (jt_islist(argv[0])) return list_elt(S, argv[0], argv[1], false, JT_NIL);
   if (!isvec(argv[0])) not_seq(S, argv[0]);
   size_t i = jt_check_index(S, argv[1]);
-  if (i >= vlen(argv[0])) bad_index(S, argv[1], vlen(argv[0]));
+  if (i >= vlen(argv[0])) bad_index(S, argv[0], argv[1], vlen(argv[0]));
   return vget(S, argv[0], i);
 }
 
@@ -317,7 +316,7 @@ JT_FN(f_set_elt) {
   if (jt_islist(argv[0])) return list_elt(S, argv[0], argv[1], true, argv[2]);
   if (!isvec(argv[0])) not_seq(S, argv[0]);
   size_t i = jt_check_index(S, argv[1]);
-  if (i >= vlen(argv[0])) bad_index(S, argv[1], vlen(argv[0]));
+  if (i >= vlen(argv[0])) bad_index(S, argv[0], argv[1], vlen(argv[0]));
   vset(S, argv[0], i, argv[2]);
   return argv[2];
 }
@@ -1202,7 +1201,7 @@ static jt_V sort_seq(jt_State *S, int argc, jt_V *argv) {
     for (size_t i = 0; i < n && jt_iscons(l); i++, l = jt_cdr(l))
       JT_SET(S, l, jt_cons_(l)->car, it[IDX(p[i])]);
   } else {
-    if (vlen(seq) < n) bad_index(S, jt_mkfix((intptr_t)n - 1), vlen(seq));
+    if (vlen(seq) < n) bad_index(S, seq, jt_mkfix((intptr_t)n - 1), vlen(seq));
     for (size_t i = 0; i < n; i++) vset(S, seq, i, it[IDX(p[i])]);
   }
   JT_UNROOT(S, 6);
@@ -1305,9 +1304,10 @@ JT_FN(f_coerce) {
   if (type == JT_SYM(S, FLOAT) || type == JT_SYM(S, DOUBLE_FLOAT) ||
       type == JT_SYM(S, SINGLE_FLOAT) || jt_lisp_sym_named(S, type, "SHORT-FLOAT") ||
       jt_lisp_sym_named(S, type, "LONG-FLOAT")) {
-    if (jt_isfloat(x)) return x;
-    if (!jt_isrational(x)) jt_type_error(S, x, JT_SYM(S, REAL));
-    return jt_make_float(S, jt_to_double(S, x));
+    if (!jt_isreal(x)) jt_type_error(S, x, JT_SYM(S, REAL));
+    if (type == JT_SYM(S, FLOAT)) return jt_isfloat(x) ? x : jt_num_to_float(S, x, true);
+    bool single = type == JT_SYM(S, SINGLE_FLOAT) || jt_lisp_sym_named(S, type, "SHORT-FLOAT");
+    return jt_num_to_float(S, x, single);
   }
   if (type == JT_SYM(S, FUNCTION)) {
     if (jt_isfunction(x)) return x;
@@ -1322,13 +1322,16 @@ JT_FN(f_coerce) {
     ** a complex with float parts */
     if (!jt_isnumber(x)) jt_type_error(S, x, JT_SYM(S, NUMBER));
     jt_V pt = jt_iscons(type) && jt_iscons(jt_cdr(type)) ? jt_car(jt_cdr(type)) : JT_NIL;
-    bool floats = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    /* the part format: the part type's, else the number's own */
+    bool dbl = pt != JT_NIL && jt_typep(S, jt_make_float(S, 0.0), pt);
+    bool sgl = pt != JT_NIL && jt_typep(S, jt_make_float_as(S, 0.0, true), pt);
     jt_V re = jt_realpart(x), im = jt_imagpart(S, x);
-    if (!floats && !jt_isfloat(re)) return x;
+    if (!dbl && !sgl && !jt_isfloat(re)) return x;
+    bool single = sgl && !dbl ? true : dbl && !sgl ? false : !jt_isfloat(re) || jt_issingle(re);
     JT_PUSH(S, im);
-    re = jt_make_float(S, jt_to_double(S, re));
+    re = jt_num_to_float(S, re, single);
     JT_PUSH(S, re);
-    im = jt_make_float(S, jt_to_double(S, S->sp[-2]));
+    im = jt_num_to_float(S, S->sp[-2], single);
     jt_V r = jt_make_complex(S, S->sp[-1], im);
     JT_POP(S, 2);
     return r;

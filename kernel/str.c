@@ -342,8 +342,7 @@ static size_t header_index(jt_State *S, jt_V str, jt_V iv)
 {
   size_t n = jt_array_total(str);
   if (!jt_isfix(iv) || jt_fixval(iv) < 0 || (size_t)jt_fixval(iv) >= n)
-    jt_type_error(S, iv, jt_list(S, 3, JT_SYM(S, INTEGER), jt_mkfix(0),
-                                 jt_list(S, 1, jt_mkfix((intptr_t)n))));
+    jt_index_error(S, str, iv, n, JT_INDEX_AREF);
   return (size_t)jt_fixval(iv);
 }
 

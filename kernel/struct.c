@@ -188,8 +188,11 @@ static jt_V check_layout(jt_State *S, jt_V name) {
   return l;
 }
 
-/* (%define-structure name parent slots) -> name
-** slots: list of (name nil initform-thunk) */
+/* (%define-structure name parent slots &optional printer) -> name
+** slots: list of (name nil initform-thunk); printer: NIL or a function of
+** (object stream), from the :print-function or :print-object option.  It
+** is kept in the layout's report field, which only conditions use
+** otherwise. */
 JT_FN(f_define_structure) {
   jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
@@ -199,9 +202,24 @@ JT_FN(f_define_structure) {
   jt_V old = jt_find_layout(S, name);
   if (old != JT_NIL && (jt_layout_(old)->h.flags & JT_LAYOUT_CONDITION))
     jt_error(S, "%s names a condition type", jt_symname(S, name));
-  jt_define_layout(S, name, S->sp[-1], argv[2], JT_NIL, false);
+  jt_V printer = argc > 3 ? argv[3] : JT_NIL;
+  if (printer != JT_NIL && !jt_isfunction(printer)) jt_type_error(S, printer, JT_SYM(S, FUNCTION));
+  jt_define_layout(S, name, S->sp[-1], argv[2], printer, false);
   JT_POP(S, 1);
   return name;
+}
+
+jt_V jt_struct_printer(jt_V obj) {
+  if (!jt_isstruct(obj)) return JT_NIL;
+  jt_V l = jt_struct_(obj)->layout;
+  if (jt_layout_(l)->h.flags & JT_LAYOUT_CONDITION) return JT_NIL;
+  /* a structure has at most one parent: the nearest printer is inherited */
+  for (;;) {
+    if (jt_layout_(l)->report != JT_NIL) return jt_layout_(l)->report;
+    jt_V parents = jt_layout_(l)->parents;
+    if (!jt_iscons(parents)) return JT_NIL;
+    l = jt_car(parents);
+  }
 }
 
 /* (%make-structure name &rest slot-values) */
@@ -275,7 +293,7 @@ JT_FN(f_slot_default) {
 
 static const jt_Reg struct_fns[] = {
   {"%SLOT-DEFAULT", f_slot_default, 2, 2, "(%slot-default type slot) Evaluate the slot's initform."},
-  {"%DEFINE-STRUCTURE", f_define_structure, 3, 3, "(%define-structure name parent slots) Define a structure layout."},
+  {"%DEFINE-STRUCTURE", f_define_structure, 3, 4, "(%define-structure name parent slots &optional printer) Define a structure layout."},
   {"%MAKE-STRUCTURE", f_make_structure, 1, -1, "(%make-structure name &rest values) Make an instance."},
   {"%STRUCT-REF", f_struct_ref, 3, 3, "(%struct-ref obj type index) Read a slot, checking the type."},
   {"%STRUCT-SET", f_struct_set, 4, 4, "(%struct-set obj type index value) Write a slot, checking the type."},

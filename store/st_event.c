@@ -1,8 +1,8 @@
 /* st_event.c — the event log: append (with redaction and a size bound),
 ** read in either direction, and mark attempts that never got an outcome. */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <jansson.h>
 #include "jtext.h"
 #include "st_int.h"
@@ -32,15 +32,17 @@ int store_event_is_outcome(int ev) {
 
 /* ---- redaction */
 
+/* Whether member name k holds one of the words, in any case.  One pass:
+** a word can only start at a letter that starts one (member names are
+** short, and every event's are checked). */
 static int secret_key(const char *k) {
   static const char *const words[] = { "key", "token", "secret", "authorization", "password" };
-  char low[64];
-  size_t n = strlen(k);
-  if (n >= sizeof low) n = sizeof low - 1;   /* long keys: look at the start */
-  for (size_t i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)k[i]);
-  low[n] = '\0';
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-    if (strstr(low, words[i])) return 1;
+  for (; *k; k++) {
+    int c = *k | 0x20;   /* ASCII letters to lower case; the words are ASCII */
+    if (c != 'k' && c != 't' && c != 's' && c != 'a' && c != 'p') continue;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+      if (words[i][0] == c && !strncasecmp(k, words[i], strlen(words[i]))) return 1;
+  }
   return 0;
 }
 
@@ -87,22 +89,35 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max) {
 }
 
 /* Build the stored text: seq and time first, then the caller's members
-** (src loses any "seq" and "time" of its own).  *out is malloc'd. */
-static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **out, size_t *len) {
+** (src loses any "seq" and "time" of its own).  The text is written to
+** *buf (*cap bytes, realloc'd as needed: one buffer serves a whole batch);
+** *out is *buf, or malloc'd for an event cut short (the caller frees it
+** when it is not *buf). */
+static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **buf, size_t *cap, char **out,
+                  size_t *len) {
   json_object_del(src, "seq");
   json_object_del(src, "time");
-  size_t cap = 512, n;
-  char *text = malloc(cap);
-  if (!text) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
-  n = (size_t)snprintf(text, cap, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq, (long long)now);
+  char head[64];
+  size_t n = (size_t)snprintf(head, sizeof head, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq,
+                              (long long)now);
+  if (*cap < 512) {
+    char *b = realloc(*buf, 512);
+    if (!b) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    *buf = b;
+    *cap = 512;
+  }
+  memcpy(*buf, head, n);
   size_t h = n;
   /* then ",members}" (src's text less its "{"), or, for {}, "}" */
-  char *room = NULL;
-  if (jtext_append(src, 1, &text, &n, &cap) != 0 || !(room = n + 2 > cap ? realloc(text, n + 2) : text)) {
-    free(text);
+  if (jtext_append(src, 1, buf, &n, cap) != 0)
     return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+  if (n + 2 > *cap) {
+    char *room = realloc(*buf, n + 2);
+    if (!room) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    *buf = room;
+    *cap = n + 2;
   }
-  text = room;
+  char *text = *buf;
   if (n - h > 2) {
     text[h] = ',';
   } else {
@@ -110,7 +125,7 @@ static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **o
     text[n++] = '}';
   }
   text[n] = '\0';
-  size_t full = strlen(text);
+  size_t full = n;   /* compact JSON text holds no NUL: jansson escapes it */
   if (full > STORE_EVENT_MAX) {
     /* Too long: keep what identifies it and the start of the text. */
     json_t *t = json_object(), *ev;
@@ -124,7 +139,6 @@ static int render(store_env *s, json_t *src, uint64_t seq, int64_t now, char **o
     json_object_set_new(t, "truncated", json_true());
     json_object_set_new(t, "original_bytes", json_integer((json_int_t)full));
     json_object_set_new(t, "head", json_stringn(text, utf8_prefix(text, full, HEAD_MAX)));
-    free(text);
     text = json_dumps(t, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(t);
     if (!text) return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
@@ -156,17 +170,21 @@ int st_events_put(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t
   uint64_t seq = 0;
   int64_t now = st_now_ms();
   int r = last_seq(s, txn, &seq);
+  char *buf = NULL;
+  size_t cap = 0;
   for (size_t i = 0; r == STORE_OK && i < n; i++) {
     uint8_t key[8];
     char *text = NULL;
     size_t len = 0;
     seq++;
     if (i == 0 && first) *first = seq;
-    if ((r = render(s, objs[i], seq, times && times[i] ? times[i] : now, &text, &len)) != STORE_OK) break;
+    if ((r = render(s, objs[i], seq, times && times[i] ? times[i] : now, &buf, &cap, &text, &len)) != STORE_OK)
+      break;
     st_put_u64(key, seq);
     r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
-    free(text);
+    if (text != buf) free(text);
   }
+  free(buf);
   return r;
 }
 
@@ -186,16 +204,26 @@ int st_events_check(store_env *s, json_t *const *objs, size_t n) {
   return STORE_OK;
 }
 
-int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
-                                uint64_t *first_seq) {
+static int append(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n, uint64_t *first_seq,
+                  int wflags) {
   app a = { (json_t **)objs, time_ms, n, 0 };
   s->msg[0] = '\0';
   if (!n) return STORE_OK;
   int r = st_events_check(s, objs, n);
   if (r != STORE_OK) return r;
-  r = st_write(s, append_txn, &a, 0);
+  r = st_write(s, append_txn, &a, wflags);
   if (r == STORE_OK && first_seq) *first_seq = a.seq;
   return r;
+}
+
+int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
+                                uint64_t *first_seq) {
+  return append(s, objs, time_ms, n, first_seq, 0);
+}
+
+int store_events_append_later(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
+                              uint64_t *first_seq) {
+  return append(s, objs, time_ms, n, first_seq, ST_W_SYNC_LATER);
 }
 
 int store_event_append(store_env *s, const char *json, uint64_t *seq) {

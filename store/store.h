@@ -518,6 +518,15 @@ int store_event_append(store_env *s, const char *json, uint64_t *seq);
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
 
+/* As store_events_append_objects, but the commit syncs the events' pages
+** and not the meta page that makes them part of the store on disk (the
+** rule of STORE_GROUP_SYNC_LATER): they survive a crash of the process at
+** once, a crash of the machine once a later store_sync or full commit has
+** returned.  For the kernel's timed flushes of diagnostic events, which
+** should not hold its loop for two syncs. */
+int store_events_append_later(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
+                              size_t n, uint64_t *first_seq);
+
 #define STORE_NEWEST_FIRST 0x1u
 
 /* Called per event; return 0 to go on, nonzero to stop. */

@@ -127,13 +127,19 @@ t pause-display 0 "restarts .*
 backtrace \(innermost first\):
   0: " -- "$JITI" observe --store "$S"
 t call-refused-while-paused 1 "jiti eval: paused: a transaction is paused.*--wait" -- "$JITI" eval --store "$S" 7
-t call-waits-while-paused 0 "^7$" -- bash -c "'$JITI' eval --wait --store '$S' 7 & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(f 0)' >/dev/null; wait"
+t call-waits-while-paused 0 "^7$" -- bash -c "'$JITI' eval --wait --store '$S' 7 2>/dev/null & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(f 0)' >/dev/null; wait"
 t repaired-and-resumed 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
 g=$(gen)
 t pause-again 0 "paused" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(progn (world-put :keep 1) (car 5))'
 g=$(gen)
+# a call waiting behind the pause says so after a while, and runs once it ends
+"$JITI" eval --wait --store "$S" 8 >"$tmp/waited.out" 2>"$tmp/waited.err" & waiter=$!
+sleep 2.5
+t call-waiting-told 0 "^jiti eval: no reply yet: .*paused transaction" -- cat "$tmp/waited.err"
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
 t abort 0 "^aborted: everything the paused transaction did is restored" -- "$JITI" act --store "$S" --generation "$g" --abort
+wait "$waiter"; ok call-waited-exit-0 $?
+t call-waited 0 "^8$" -- cat "$tmp/waited.out"
 t abort-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 # restart arguments that are not what --args / --args-expr take say what is wanted
 id=$("$JITI" act --store "$S" --generation "$(gen)" --evaluate '(restart-case (car 5) (use-value (v) v))' | grep -o 'p[0-9]*-0' | head -1)

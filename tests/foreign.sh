@@ -60,7 +60,7 @@ t apply-grant-empty 2 "needs a library name" -- "$JITI" apply --store "$S" -e 1 
 t worker-direct 2 "internal command" -- "$JITI" __worker --allow-foreign libm.so.6
 
 # --- jiti run: a world of its own, granted on its command line
-t run-granted 0 "^1.0$" -- "$JITI" run --allow-foreign libm.so.6 -e '(progn (define-foreign c "libm.so.6" "cos" :double (:double)) (c 0))'
+t run-granted 0 "^1.0d0$" -- "$JITI" run --allow-foreign libm.so.6 -e '(progn (define-foreign c "libm.so.6" "cos" :double (:double)) (c 0))'
 t run-refused 1 "PROGRAM-ERROR: define-foreign: the library libm.so.6 is not granted.*--allow-foreign libm.so.6" \
   -- "$JITI" run -e '(define-foreign c "libm.so.6" "cos" :double (:double))'
 t run-no-library 1 "jiti run: cannot open libnothere.so.9" -- "$JITI" run --allow-foreign libnothere.so.9 -e 1
@@ -109,7 +109,7 @@ t status-grant 0 "foreign: +libm.so.6 $PROBE $GONE libnothere.so.9"$'\n'" +libno
 t status-json 0 '"granted": \[.*"libm.so.6"' -- "$JITI" status --json --store "$S"
 t kernel-log-symbol 0 "error: foreign function GADD \(library $GONE, symbol probe_add\) is unavailable" -- cat "$LOG"
 t kernel-log-library 0 "error: the granted library libnothere.so.9 did not open" -- cat "$LOG"
-t kernel-rest-recovered 0 "^\(1.0 42 8\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (world-get :sum) (twice 4))'
+t kernel-rest-recovered 0 "^\(1.0d0 42 8\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (world-get :sum) (twice 4))'
 t kernel-unavailable-call 1 "GADD.*probe_add" -- "$JITI" eval --store "$S" '(gadd 1 2)'
 t observe-unavailable 0 '"unavailable": \[.*"GADD"' -- "$JITI" observe --json --store "$S"
 t observe-unavailable-text 0 "unavailable foreign function GADD: .*probe_add" -- "$JITI" observe --store "$S"
@@ -152,7 +152,7 @@ start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign 
 kill -9 "$kp"; wait "$kp" 2>/dev/null
 start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
 ok kernel-after-kill $?
-t after-kill-calls 0 "^\(1.0 5 5 7\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (padd 2 3) (gadd 2 3) (pfault 7))'
+t after-kill-calls 0 "^\(1.0d0 5 5 7\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (padd 2 3) (gadd 2 3) (pfault 7))'
 stop_kernel
 
 finish

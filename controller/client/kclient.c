@@ -179,9 +179,17 @@ int kclient_send(kclient *k, json_t *req) {
   return send_request(k, req, &id);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
   json_int_t id;
+  double sent = now_s();
+  int told = 0;
   if (send_request(k, req, &id) != KCLIENT_OK) {
     if (!k->refused) return KCLIENT_UNSENT;
     *reply = k->refused;  /* the refusal answers the request */
@@ -208,9 +216,20 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
       return KCLIENT_INTERRUPTED;
     }
     struct pollfd p = {.fd = k->fd, .events = POLLIN};
-    int r = poll(&p, 1, -1);
+    int timeout = -1;
+    if (k->waiting && !told) {
+      double left = sent + k->waiting_after - now_s();
+      timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
+    }
+    int r = poll(&p, 1, timeout);
     if (r < 0 && errno == EINTR) continue;  /* the flag is checked above */
     if (r < 0) break;
+    if (r == 0) {  /* a slow reply: say what may hold it, once */
+      told = 1;
+      k->waiting("no reply yet: the call is still running, or waits behind a paused transaction "
+                 "(see 'jiti status'); still waiting");
+      continue;
+    }
     r = fill(k, 1);
     if (r == -1) continue;
     if (r == 0) break;
@@ -268,12 +287,6 @@ int kclient_key_running(json_t *reply) {
          strstr(kclient_str(reply, "message"), "with key") != NULL;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
                        void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply) {
   *reply = NULL;
@@ -286,11 +299,15 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
   json_object_set_new(req, "key", json_string(key ? key : fresh));
   double until = now_s() + patience;
   int rc = KCLIENT_UNSENT;
+  void (*was)(const char *) = k->waiting;   /* only this call's tries tell */
+  k->waiting = progress;
+  k->waiting_after = KCLIENT_WAITING_AFTER;
   for (int tries = 0;; tries++) {
     json_t *rep = NULL;
     int refused = k->fd < 0 && kclient_connect(k) != 0;  /* no kernel listens */
     rc = refused ? KCLIENT_UNSENT : kclient_call(k, json_incref(req), &rep, intr);
     if (rc == KCLIENT_OK && !kclient_key_running(rep)) {
+      k->waiting = was;
       json_decref(req);
       *reply = rep;
       return KCLIENT_OK;
@@ -305,6 +322,7 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }
+  k->waiting = was;
   json_decref(req);
   if (rc != KCLIENT_INTERRUPTED && !k->err[0]) snprintf(k->err, sizeof k->err, "the kernel did not answer");
   return rc == KCLIENT_INTERRUPTED ? rc : KCLIENT_NO_REPLY;

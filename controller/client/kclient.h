@@ -23,6 +23,9 @@ typedef struct kclient {
   char err[512];        /* why the last failure happened, for people */
   json_t *refused;      /* the kernel's refusal of the connection (busy), read
                         ** when a request could not be sent */
+  void (*waiting)(const char *line);  /* told once when a reply is slow to come
+                        ** (NULL: nobody is told); kclient_call_keyed sets it */
+  double waiting_after; /* seconds without a reply before it is told */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */
@@ -85,9 +88,12 @@ int kclient_key_running(json_t *reply);
 ** the same request again, with the same key, for up to `patience` seconds:
 ** the kernel replays the first try's outcome if it ran, or runs it if it
 ** did not.  progress (may be NULL) is called before a retry with a line
-** for people.  KCLIENT_OK (*reply set, its "replayed" member says it was
+** for people, and once per try when no reply has come after
+** KCLIENT_WAITING_AFTER seconds (a long call, or one behind a pause).  KCLIENT_OK (*reply set, its "replayed" member says it was
 ** recorded earlier), KCLIENT_INTERRUPTED, or KCLIENT_NO_REPLY (no kernel,
 ** or none answered in time; k->err says why). */
+#define KCLIENT_WAITING_AFTER 2.0
+
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
                        void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply);
 

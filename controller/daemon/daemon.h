@@ -269,6 +269,8 @@ void devents_written(Daemon *D, uint64_t first);  /* they were written from seq 
 void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the n stored
                                                     ** from seq first on */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
+                                      ** page synced by the sync thread */
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
@@ -298,6 +300,8 @@ void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the sync thread woke the loop: answer what is durable */
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
+void dgroup_sync_later(Daemon *D);    /* a commit made with its meta sync left to the
+                                      ** sync thread: ask the thread for it */
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */

@@ -6,9 +6,10 @@
 ** call.  So events are buffered and written together: inside the LMDB
 ** transaction of any revision published (a revision is never durable
 ** without the events that led to it), when a transaction pauses, at
-** shutdown, and otherwise EVENT_DELAY after the oldest was buffered.  A
-** kernel killed in between loses at most those last few milliseconds of
-** events, never a revision.  A generation that moved without a revision (a
+** shutdown, and otherwise EVENT_DELAY after the oldest was buffered (or
+** once EVENT_BATCH are waiting), the meta page's sync then left to the sync
+** thread.  A kernel killed in between loses at most those last few
+** milliseconds of events, never a revision.  A generation that moved without a revision (a
 ** pause, a resume, a new worker) is recorded with them, before any reply
 ** can carry it.  Subscribers get each event once it is stored, as stored
 ** (seq, time, secrets redacted).
@@ -41,7 +42,7 @@ void devents_add(Daemon *D, json_t *ev) {
   if (!b->n) b->first = daemon_now();
   b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
   b->ev[b->n++] = ev;
-  if (b->n >= EVENT_BATCH) devents_flush(D);
+  if (b->n >= EVENT_BATCH) devents_flush_due(D);
 }
 
 static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
@@ -52,13 +53,20 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-void devents_flush(Daemon *D) {
+/* later: the meta page's sync is left to the sync thread (the timed
+** flushes: they would otherwise hold the loop for two syncs every
+** EVENT_DELAY while calls run); a generation that moved is always synced
+** in full, before any reply can carry it. */
+static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
   uint64_t first = 0;
-  int rc = gen ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
-               : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  later = later && D->sync && !gen;
+  int rc = gen     ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
+           : later ? store_events_append_later(D->s, b->ev, b->time_ms, b->n, &first)
+                   : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  if (rc == STORE_OK && later) dgroup_sync_later(D);
   if (rc != STORE_OK) {
     dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
          gen ? " and the generation" : "", store_errmsg(D->s));
@@ -68,6 +76,10 @@ void devents_flush(Daemon *D) {
   }
   devents_written(D, first);
 }
+
+void devents_flush(Daemon *D) { flush(D, 0); }
+
+void devents_flush_due(Daemon *D) { flush(D, 1); }
 
 void devents_written(Daemon *D, uint64_t first) {
   EventBuf *b = &D->events;

@@ -437,6 +437,8 @@ void dgroup_synced(Daemon *D) {
   dlog_flush(D);
 }
 
+void dgroup_sync_later(Daemon *D) { dsync_want(D, ++D->group.seq); }
+
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
   Group *g = &D->group;
   *rev = g->nsyncing ? g->syncing[0].rev0 : D->revision;

@@ -299,7 +299,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (gdue >= 0 && gdue < wake) wake = gdue;
     double due = devents_due(D);
     if (due == 0) {
-      devents_flush(D);
+      devents_flush_due(D);
     } else if (due > 0 && due < wake) {
       wake = due;
     }

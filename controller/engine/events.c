@@ -30,17 +30,38 @@ int events_of_reason(const char *reason) {
   return r < 0 ? STORE_EV_FAILED : event_of_reason[r];
 }
 
+/* Built member by member: json_pack would parse its format string for
+** each of the two events every application call records. */
+static json_t *event_of(const char *name, uint64_t attempt, const char *command) {
+  json_t *o = json_object();
+  if (o && (json_object_set_new_nocheck(o, "event", json_string_nocheck(name)) ||
+            json_object_set_new_nocheck(o, "attempt", json_integer((json_int_t)attempt)) ||
+            json_object_set_new(o, "command", json_string(command)))) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
 json_t *events_started(uint64_t attempt, const char *command, const char *source, uint64_t parent,
                        uint64_t generation) {
-  return json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}", "event", store_event_name(STORE_EV_STARTED),
-                   "attempt", (json_int_t)attempt, "command", command, "source", source ? source : "",
-                   "parent", (json_int_t)parent, "generation", (json_int_t)generation);
+  json_t *o = event_of(store_event_name(STORE_EV_STARTED), attempt, command);
+  if (o && (json_object_set_new_nocheck(o, "source", json_string(source ? source : "")) ||
+            json_object_set_new_nocheck(o, "parent", json_integer((json_int_t)parent)) ||
+            json_object_set_new_nocheck(o, "generation", json_integer((json_int_t)generation)))) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 json_t *events_outcome(uint64_t attempt, const char *command, const char *reason, const char *message) {
-  json_t *o = json_pack("{s:s, s:I, s:s, s:s}", "event", store_event_name(events_of_reason(reason)),
-                        "attempt", (json_int_t)attempt, "command", command, "outcome", reason);
-  if (o && message && *message) json_object_set_new(o, "message", json_string(message));
+  json_t *o = event_of(store_event_name(events_of_reason(reason)), attempt, command);
+  if (o && (json_object_set_new(o, "outcome", json_string(reason)) ||
+            (message && *message && json_object_set_new(o, "message", json_string(message))))) {
+    json_decref(o);
+    return NULL;
+  }
   return o;
 }
 

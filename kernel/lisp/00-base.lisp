@@ -144,12 +144,19 @@
           clauses)
     keys))
 
+;; The type-error of ecase, ccase, etypecase and ctypecase, worded as SBCL
+;; words it ("3 fell through ECASE expression. Wanted one of (1 2).").
+(defun %case-failure (value operator expected)
+  (error 'type-error :datum value :expected-type expected
+                     :format-control "~S fell through ~S expression.~@[ Wanted one of ~:S.~]"
+                     :format-arguments (list value operator (cdr expected))))
+
 ;; ecase and ccase have no default clause: T and OTHERWISE are keys.
 (defmacro ecase (key &rest clauses)
   (let ((k (gensym)))
     `(let ((,k ,key))
        (cond ,@(%case-clauses k clauses nil)
-             (t (error 'type-error :datum ,k :expected-type '(member ,@(%case-keys clauses))))))))
+             (t (%case-failure ,k 'ecase '(member ,@(%case-keys clauses))))))))
 
 ;; ccase offers a store-value restart that writes the place and tries again.
 (defmacro ccase (keyplace &rest clauses)
@@ -161,7 +168,7 @@
             (return-from ,b
               (cond ,@(%case-clauses k clauses nil)
                     (t (restart-case
-                           (error 'type-error :datum ,k :expected-type '(member ,@(%case-keys clauses)))
+                           (%case-failure ,k 'ccase '(member ,@(%case-keys clauses)))
                          (store-value (,v)
                            :report (lambda (s) (format s "Supply a new value of ~s." ',keyplace))
                            (setf ,keyplace ,v)
@@ -183,7 +190,7 @@
   (let ((k (gensym)))
     `(let ((,k ,key))
        (cond ,@(%typecase-clauses k clauses nil)
-             (t (error 'type-error :datum ,k :expected-type '(or ,@(mapcar #'car clauses))))))))
+             (t (%case-failure ,k 'etypecase '(or ,@(mapcar #'car clauses))))))))
 
 (defmacro ctypecase (keyplace &rest clauses)
   (let ((k (gensym)) (b (gensym "CTYPECASE")) (again (gensym "AGAIN")) (v (gensym "V")))
@@ -194,7 +201,7 @@
             (return-from ,b
               (cond ,@(%typecase-clauses k clauses nil)
                     (t (restart-case
-                           (error 'type-error :datum ,k :expected-type '(or ,@(mapcar #'car clauses)))
+                           (%case-failure ,k 'ctypecase '(or ,@(mapcar #'car clauses)))
                          (store-value (,v)
                            :report (lambda (s) (format s "Supply a new value of ~s." ',keyplace))
                            (setf ,keyplace ,v)

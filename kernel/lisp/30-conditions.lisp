@@ -235,21 +235,46 @@
 (defmacro check-type (place type &optional type-string)
   (let ((v (gensym "V")))
     `(do ((,v ,place ,place)) ((typep ,v ',type) nil)
+       ;; worded as SBCL words it: programs print the report
        (restart-case (error 'type-error :datum ,v :expected-type ',type
-                            ,@(if type-string
-                                  `(:format-control "The value ~S is not ~A."
-                                    :format-arguments (list ,v ,type-string))
-                                  nil))
+                            :format-control "The value of ~S is ~S, which is not ~A."
+                            :format-arguments (list ',place ,v
+                                                    ,(or type-string
+                                                         `(format nil "of type ~S" ',type))))
          (store-value (new)
            :report (lambda (s) (format s "Supply a new value for ~S." ',place))
            (setf ,place new))))))
 
+(defun %assert-call-p (test)
+  ;; a test that is a function call: its arguments are shown in the report
+  (and (consp test) (symbolp (car test)) (listp (cdr test))
+       (not (macro-function (car test))) (not (special-operator-p (car test)))))
+
+(defun %assert-report (test values)
+  ;; "The assertion (> X 2) failed with X = 1.", as SBCL words it: the
+  ;; arguments of a function call that are not constants, with their values
+  (let ((pairs (mapcan (lambda (arg value) (if (constantp arg) nil (list arg value)))
+                       (if (%assert-call-p test) (cdr test) nil) values)))
+    (if pairs
+        (format nil "The assertion ~S failed with ~{~S = ~S~^, ~}." test pairs)
+        (format nil "The assertion ~S failed." test))))
+
 (defmacro assert (test &optional places datum &rest arguments)
-  `(do () (,test nil)
-     (restart-case ,(if datum
-                        `(error ,datum ,@arguments)
-                        `(error "The assertion ~S failed." ',test))
+  ;; A function call's arguments are evaluated once, before the call, so
+  ;; the report can show their values.  CHECK is NIL when the test holds,
+  ;; else (:failed . argument-values).
+  (let* ((call (%assert-call-p test))
+         (temps (if call (mapcar (lambda (a) (declare (ignore a)) (gensym "ARG")) (cdr test)) nil))
+         (check (if call
+                    `(let ,(mapcar #'list temps (cdr test))
+                       (if (,(car test) ,@temps) nil (list :failed ,@temps)))
+                    `(if ,test nil (list :failed))))
+         (failed (gensym "FAILED")))
+    `(do ((,failed ,check ,check)) ((not ,failed) nil)
+       (restart-case ,(if datum
+                          `(error ,datum ,@arguments)
+                          `(error "~A" (%assert-report ',test (cdr ,failed))))
        (continue ()
          :report "Retry the assertion."
          ,@(mapcar (lambda (p) `(setf ,p ,p)) places)
-         nil))))
+         nil)))))

@@ -26,15 +26,29 @@
                   (t (list p))))
           ll))
 
-(defun %struct-constructor (name cname boa all-names)
-  ;; a function form for the constructor CNAME
+(defun %struct-constructor (name cname boa all-names make)
+  ;; a function form for the constructor CNAME; MAKE builds the object
+  ;; from a form per slot
   (if boa
       (let ((missing (remove-if (lambda (n) (member n (%lambda-list-vars boa))) all-names)))
         `(function (named-lambda ,cname ,boa
                      (let* ,(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) missing)
-                       (%make-structure ',name ,@all-names)))))
+                       ,(funcall make all-names)))))
       `(function (named-lambda ,cname (&key ,@(mapcar (lambda (n) `(,n (%slot-default ',name ',n))) all-names))
-                   (%make-structure ',name ,@all-names)))))
+                   ,(funcall make all-names)))))
+
+(defun %struct-printer (options)
+  ;; the function of (object stream) the :print-function or :print-object
+  ;; option names, or NIL.  A symbol is called through its name, so the
+  ;; function may be defined after the structure.
+  (let* ((pf (%struct-option options :print-function))
+         (po (%struct-option options :print-object))
+         (opt (or pf po))
+         (f (car (cdr opt)))
+         (extra (if pf '(0) nil)))
+    (cond ((null f) nil)
+          ((symbolp f) (eval `(lambda (o s) (funcall ',f o s ,@extra))))
+          (t (eval `(let ((f (function ,f))) (lambda (o s) (funcall f o s ,@extra))))))))
 
 ;; (defstruct ...) expands into a call of %DEFSTRUCT with the whole form,
 ;; which does everything from the form itself: calling it directly (it can
@@ -102,18 +116,37 @@
          (all-names (append inherited
                             (remove-if (lambda (n) (member n inherited))
                                        (mapcar #'car own))))
-         (value-var (gensym "VALUE")) (obj (gensym "OBJ")))
+         (value-var (gensym "VALUE")) (obj (gensym "OBJ"))
+         ;; (:type list|vector): the structure is a list or vector whose
+         ;; slots follow :initial-offset NILs and, when :named, the name
+         (type-opt (%struct-option options :type))
+         (seq-type (cond ((null type-opt) nil)
+                         ((eq (car (cdr type-opt)) 'list) 'list)
+                         ((or (eq (car (cdr type-opt)) 'vector)
+                              (and (consp (car (cdr type-opt))) (eq (car (car (cdr type-opt))) 'vector)))
+                          'vector)
+                         (t (error "DEFSTRUCT: bad :TYPE option ~S" type-opt))))
+         (named (and seq-type (%struct-option options :named)))
+         (offset (if seq-type (or (car (cdr (%struct-option options :initial-offset))) 0) 0))
+         (first-slot (+ offset (if named 1 0)))
+         (make (if seq-type
+                   (lambda (slot-forms)
+                     `(,seq-type ,@(make-list offset) ,@(if named `(',name) nil) ,@slot-forms))
+                   (lambda (slot-forms) `(%make-structure ',name ,@slot-forms)))))
     (unless (and name (symbolp name)) (error "DEFSTRUCT: ~S is not a structure name" name))
     ;; the user's code, made into functions while definitions are recorded
     (let* ((thunks (mapcar (lambda (spec) (if (car (cdr (cdr spec))) (eval `(lambda () ,(car (cdr spec)))) nil))
                            specs))
-           (ctors (mapcar (lambda (c) (cons (car c) (eval (%struct-constructor name (car c) (cdr c) all-names))))
+           (ctors (mapcar (lambda (c) (cons (car c) (eval (%struct-constructor name (car c) (cdr c) all-names make))))
                           (%struct-constructors name constructors)))
+           (printer (if seq-type nil (%struct-printer options)))
            (accessors (mapcar (lambda (sname) (%symbolicate conc-name sname)) all-names))
-           (has-predicate (not (and pred-opt (cdr pred-opt) (null (car (cdr pred-opt))))))
+           (has-predicate (and (or named (not seq-type))
+                               (not (and pred-opt (cdr pred-opt) (null (car (cdr pred-opt)))))))
            (has-copier (not (and copier-opt (cdr copier-opt) (null (car (cdr copier-opt)))))))
       (%define-structure name include
-                         (mapcar (lambda (spec thunk) (list (car spec) nil thunk)) specs thunks))
+                         (mapcar (lambda (spec thunk) (list (car spec) nil thunk)) specs thunks)
+                         printer)
       (let ((%defining-type (append accessors (mapcar (lambda (a) (list 'setf a)) accessors)
                                     (mapcar #'car ctors)
                                     (if has-predicate (list predicate) nil)
@@ -121,10 +154,20 @@
             (i -1))
         (dolist (acc accessors)
           (setq i (1+ i))
-          (eval `(defun ,acc (,obj) (%struct-ref ,obj ',name ,i)))
-          (eval `(defun (setf ,acc) (,value-var ,obj) (%struct-set ,obj ',name ,i ,value-var))))
+          (if seq-type
+              (let ((place `(elt ,obj ,(+ first-slot i))))
+                (eval `(defun ,acc (,obj) ,place))
+                (eval `(defun (setf ,acc) (,value-var ,obj) (setf ,place ,value-var))))
+              (progn
+                (eval `(defun ,acc (,obj) (%struct-ref ,obj ',name ,i)))
+                (eval `(defun (setf ,acc) (,value-var ,obj) (%struct-set ,obj ',name ,i ,value-var))))))
         (dolist (c ctors) (setf (fdefinition (car c)) (cdr c)))
-        (when has-predicate (eval `(defun ,predicate (x) (%struct-typep x ',name))))
-        (when has-copier (eval `(defun ,copier (x) (copy-structure x))))))
+        (when has-predicate
+          (eval (if seq-type
+                    `(defun ,predicate (x)
+                       (and (typep x ',seq-type) (> (length x) ,offset) (eq (elt x ,offset) ',name)))
+                    `(defun ,predicate (x) (%struct-typep x ',name)))))
+        (when has-copier
+          (eval `(defun ,copier (x) ,(if seq-type '(copy-seq x) '(copy-structure x)))))))
     (%record-type name whole)
     name))

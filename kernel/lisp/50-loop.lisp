@@ -124,7 +124,8 @@
 
 (defun %loop-type-default (type)
   (cond ((%loop-kw-in type '("FIXNUM" "INTEGER" "NUMBER" "REAL" "RATIONAL" "BIT")) 0)
-        ((%loop-kw-in type '("FLOAT" "SINGLE-FLOAT" "DOUBLE-FLOAT" "SHORT-FLOAT" "LONG-FLOAT")) 0.0)
+        ((%loop-kw-in type '("FLOAT" "SINGLE-FLOAT" "SHORT-FLOAT")) 0.0f0)
+        ((%loop-kw-in type '("DOUBLE-FLOAT" "LONG-FLOAT")) 0.0d0)
         ((and (consp type) (%loop-kw-in (car type) '("INTEGER" "MOD" "SIGNED-BYTE" "UNSIGNED-BYTE"))) 0)
         (t nil)))
 

@@ -25,8 +25,9 @@
 (defvar *print-miser-width* nil)
 (defvar *print-right-margin* nil)
 
-;; Floats are all of one format, which reads as single-float, short-float,
-;; double-float and long-float alike.
+;; The format of a float read without exponent marker (or with e), and
+;; printed without one: single-float (short-float) or double-float
+;; (long-float).
 (defvar *read-default-float-format* 'single-float)
 
 ;; (with-standard-io-syntax &body body): BODY with the reader and printer

@@ -120,7 +120,7 @@ static void test_entries(jiti_State *S) {
   export_all(S);
   CHECK(strstr(entry(S, JITI_ENTRY_FOREIGN, "P-TWICE"), "probe_scale") != NULL);
   CHECK(entry(S, JITI_ENTRY_FOREIGN, "P-MAC") == NULL);
-  CHECK_STR(ev(S, "(p-twice 2 3)"), "6.0");
+  CHECK_STR(ev(S, "(p-twice 2 3)"), "6.0d0");
 
   /* a world rebuilt where the library is granted: every declaration works */
   export_all(S);
@@ -129,7 +129,7 @@ static void test_entries(jiti_State *S) {
   CHECK(jiti_foreign_grant(T, PROBE_LIB, err, sizeof err) == JITI_OK);
   CHECK(import_all(T, err, sizeof err) == JITI_OK);
   CHECK(jiti_foreign_unavailable(T, NULL, NULL) == 0);
-  CHECK_STR(ev(T, "(list (p-twice 2 3) (p-add 2 3) (p-echo \"x\"))"), "(6.0 5 \"x\")");
+  CHECK_STR(ev(T, "(list (p-twice 2 3) (p-add 2 3) (p-echo \"x\"))"), "(6.0d0 5 \"x\")");
   jiti_close(T);
 
   /* ... and where it is not: the rest of the world comes back, the
@@ -155,7 +155,7 @@ static void test_entries(jiti_State *S) {
   CHECK(strstr(ev(T, "(define-foreign p-x \"/no/such/libjitiprobe.so\" \"f\" :int ())"), "cannot be opened") != NULL);
   CHECK(jiti_foreign_grant(T, PROBE_LIB, err, sizeof err) == JITI_OK);
   CHECK(jiti_foreign_unavailable(T, NULL, NULL) == 0);
-  CHECK_STR(ev(T, "(list (p-twice 2 3) (p-add 2 3))"), "(6.0 5)");
+  CHECK_STR(ev(T, "(list (p-twice 2 3) (p-add 2 3))"), "(6.0d0 5)");
   jiti_close(T);
 
   /* a symbol gone from the library (the stored form of P-ADD, its symbol
@@ -217,9 +217,10 @@ static void test_limits(jiti_State *S) {
      "(18446744073709551615 0 9223372036854775808)"},
     {"(list (id-size (- (expt 2 64) 1)) (id-size 0))", "(18446744073709551615 0)"},
     {"(list (id-double most-positive-double-float) (id-double least-positive-double-float))",
-     "(1.7976931348623157e308 5.0e-324)"},
+     "(1.7976931348623157d308 5.0d-324)"},
     {"(= (id-double most-negative-double-float) most-negative-double-float)", "T"},
-    {"(id-double 1/3)", "0.3333333333333333"},
+    {"(id-double 1/3)", "0.3333333333333333d0"},
+    {"(list (type-of (id-double 1)) (type-of (id-float 1)) (id-float 1/3))", "(DOUBLE-FLOAT SINGLE-FLOAT 0.33333334)"},
     {"(list (= (id-float 3.4028234663852886d38) 3.4028234663852886d38) (id-float -0.5))", "(T -0.5)"},
     {"(list (id-bool nil) (id-bool t) (id-bool 0) (id-bool \"\"))", "(NIL T T T)"},
     {"(list (p-size \"\") (p-echo \"\") (length (p-echo (make-string 100000 :initial-element #\\a))))",
@@ -286,8 +287,8 @@ int main(void) {
   CHECK_STR(ev(S, "(p-u64 (- (expt 2 64) 2))"), "18446744073709551615");
   CHECK_STR(ev(S, "(p-size \"héllo\")"), "6");  /* UTF-8 bytes */
   CHECK_STR(ev(S, "(p-size nil)"), "0");
-  CHECK_STR(ev(S, "(p-scale 1.5 2)"), "3.0");
-  CHECK_STR(ev(S, "(p-scale 1/4 4)"), "1.0");
+  CHECK_STR(ev(S, "(p-scale 1.5 2)"), "3.0d0");
+  CHECK_STR(ev(S, "(p-scale 1/4 4)"), "1.0d0");
   CHECK_STR(ev(S, "(p-half 3)"), "1.5");
   CHECK_STR(ev(S, "(list (p-not nil) (p-not t) (p-not 0))"), "(T NIL NIL)");
   CHECK_STR(ev(S, "(p-echo \"héllo, wörld\")"), "\"héllo, wörld\"");
@@ -331,7 +332,7 @@ int main(void) {
   ** one is back with its own types */
   jiti_checkpoint(S);
   CHECK(ev(S, DECL("p-add", "probe_scale", ":double", "(:double :double)"))[0] != '!');
-  CHECK_STR(ev(S, "(p-add 2 3)"), "6.0");
+  CHECK_STR(ev(S, "(p-add 2 3)"), "6.0d0");
   jiti_restore(S);
   CHECK_STR(ev(S, "(p-add 2 3)"), "5");
   test_limits(S);

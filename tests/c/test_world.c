@@ -128,7 +128,8 @@ static void test_data_kinds(void) {
     "(world-put :board #2A((x o) (o x)))"
     "(world-put :mask #*0011)"
     "(defvar *z* #c(1/2 -3))"
-    "(world-put :zs (list #c(1.5 2.5) (sqrt -4) (vector #c(0 1))))"), "!", 1) != 0);
+    "(world-put :zs (list #c(1.5 2.5) (sqrt -4) (vector #c(0 1))))"
+    "(world-put :floats (list 1.5 1.5d0 (/ 1 3.0) (/ 1 3d0) most-positive-single-float -0.0 #c(1.5 2) #c(1d0 2)))"), "!", 1) != 0);
   jiti_Status st;
   char *before = dump(S, &st);
   CHECK(st == JITI_OK);
@@ -162,6 +163,10 @@ static void test_data_kinds(void) {
             "(\"wx\" 2 4 T \"wx!\" #*000 3 T #2A((X O) (O X)) #*0011)");
   CHECK_STR(ev(T, "(list *z* (world-get :zs) (* *z* 2) (complexp (second (world-get :zs))))"),
             "(#C(1/2 -3) (#C(1.5 2.5) #C(0.0 2.0) #(#C(0 1))) #C(1 -6) T)");
+  /* single- and double-floats keep their format */
+  CHECK_STR(ev(T, "(list (world-get :floats) (mapcar #'type-of (subseq (world-get :floats) 0 2)))"),
+            "((1.5 1.5d0 0.33333334 0.3333333333333333d0 3.4028235e38 -0.0 #C(1.5 2.0) #C(1.0d0 2.0d0))"
+            " (SINGLE-FLOAT DOUBLE-FLOAT))");
   jiti_close(T);
 
   /* a displaced array whose target shrank is refused, naming the place */

@@ -51,8 +51,9 @@
 (is-print "a\\b" "\"a\\\\b\"")
 (is-print #\a "#\\a")
 (is-print #\A "#\\A")
-;; SBCL prints #\Space as "#\ " (allowed); jiti uses the name.
-#-sbcl (is-print #\Space "#\\Space")
+;; Space is graphic: printed as itself, as SBCL does.
+(is-print #\Space "#\\ ")
+(is-print (list #\Space #\a) "(#\\  #\\a)")
 (is-eql (read-from-string (prin1-to-string #\Space)) #\Space)
 (is-print #\Newline "#\\Newline")
 (is-print #\( "#\\(")
@@ -163,5 +164,102 @@
 (is (null (pprint-tab :line 1 1 (make-string-output-stream))))
 (is-equal (let ((*print-gensym* nil)) (prin1-to-string (make-symbol "G"))) "G")
 (is-equal (let ((*print-gensym* t)) (prin1-to-string (make-symbol "G"))) "#:G")
+
+;;; The pretty printer lays data out as SBCL does: fill-style lists, calls
+;;; indented under their first argument, a structure one slot to a line
+;;; when it does not fit, within *print-right-margin* (80 by default).
+(defstruct pp-inv name items counts)
+(is-equal (let ((*print-pretty* t)) (prin1-to-string (LOOP FOR I BELOW 40
+                                                           COLLECT I)))
+          "(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+ 29 30 31 32 33 34 35 36 37 38 39)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string '(LIST APPLE BANANA CHERRY
+                                                            DATE ELDERBERRY FIG
+                                                            GRAPE HONEYDEW KIWI
+                                                            LEMON MANGO
+                                                            NECTARINE ORANGE)))
+          "(LIST APPLE BANANA CHERRY DATE ELDERBERRY FIG GRAPE HONEYDEW KIWI LEMON MANGO
+      NECTARINE ORANGE)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string '(VECTOR
+                                                       (ALPHA BETA GAMMA DELTA
+                                                        EPSILON ZETA ETA THETA
+                                                        IOTA KAPPA LAMBDA MU NU
+                                                        XI OMICRON)
+                                                       1 2)))
+          "(VECTOR
+ (ALPHA BETA GAMMA DELTA EPSILON ZETA ETA THETA IOTA KAPPA LAMBDA MU NU XI
+  OMICRON)
+ 1 2)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string '((1 2 3 4 5 6 7 8 9 10 11
+                                                        12 13 14 15 16 17 18 19
+                                                        20 21 22 23 24 25 26 27
+                                                        28 29 30)
+                                                       5)))
+          "((1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+  30)
+ 5)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string '(20695 1/2 7047 KEY 175
+                                                       20695 1/2 7047 KEY 175
+                                                       20695 1/2 7047 KEY 175
+                                                       1234
+                                                       . LONGER-SYMBOL-NAME)))
+          "(20695 1/2 7047 KEY 175 20695 1/2 7047 KEY 175 20695 1/2 7047 KEY 175 1234
+ . LONGER-SYMBOL-NAME)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string (COERCE
+                                                      (LOOP FOR I FROM 1 TO 31
+                                                            COLLECT I)
+                                                      'VECTOR)))
+          "#(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+  30 31)")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string (MAKE-PP-INV :NAME
+                                                                  "warehouse number one"
+                                                                  :ITEMS
+                                                                  '(APPLE
+                                                                    BANANA
+                                                                    CHERRY DATE
+                                                                    ELDERBERRY
+                                                                    FIG GRAPE)
+                                                                  :COUNTS
+                                                                  '(1 2 3 4 5 6
+                                                                    7 8 9 10))))
+          "#S(PP-INV
+   :NAME \"warehouse number one\"
+   :ITEMS (APPLE BANANA CHERRY DATE ELDERBERRY FIG GRAPE)
+   :COUNTS (1 2 3 4 5 6 7 8 9 10))")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string (MAKE-ARRAY '(3 10)
+                                                                 :INITIAL-ELEMENT
+                                                                 12345)))
+          "#2A((12345 12345 12345 12345 12345 12345 12345 12345 12345 12345)
+    (12345 12345 12345 12345 12345 12345 12345 12345 12345 12345)
+    (12345 12345 12345 12345 12345 12345 12345 12345 12345 12345))")
+(is-equal (let ((*print-pretty* t)) (prin1-to-string (LOOP FOR I BELOW 12
+                                                           COLLECT (CONS I
+                                                                         (* I
+                                                                            I)))))
+          "((0 . 0) (1 . 1) (2 . 4) (3 . 9) (4 . 16) (5 . 25) (6 . 36) (7 . 49) (8 . 64)
+ (9 . 81) (10 . 100) (11 . 121))")
+(is-equal (let ((*print-pretty* t) (*print-right-margin* 20)) (prin1-to-string '(A
+                                                                                 B
+                                                                                 C
+                                                                                 D
+                                                                                 E
+                                                                                 F
+                                                                                 G
+                                                                                 H
+                                                                                 I
+                                                                                 J
+                                                                                 K
+                                                                                 L
+                                                                                 M
+                                                                                 N
+                                                                                 O
+                                                                                 P)))
+          "(A B C D E F G H I
+ J K L M N O P)")
+(is-equal (let ((*print-pretty* nil)) (prin1-to-string (loop for i below 40 collect i)))
+          "(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39)")
+(is-equal (let ((*print-pretty* t)) (format nil "Fib: ~a" (loop for a = 0 then b and b = 1 then (+ a b) repeat 25 collect a)))
+          "Fib: (0 1 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987 1597 2584 4181 6765
+      10946 17711 28657 46368)")
 
 (done)

@@ -176,5 +176,21 @@
 (is-eql (length (concatenate '(vector t 3) '(1 2) '(3))) 3)
 (is (equalp (make-sequence 'string 3) (make-string 3)))
 
-(done)
+;;; an index out of range is a type-error reported as SBCL reports it
+(defun seq-index-report (thunk)
+  (handler-case (funcall thunk) (type-error (e) (princ-to-string e))))
+(is-equal (seq-index-report (lambda () (elt (list 1 2) 5)))
+          "The index 5 is too large for a list of length 2.")
+(is-equal (seq-index-report (lambda () (elt (vector 1 2) 5)))
+          "Invalid index 5 for (SIMPLE-VECTOR 2) , should be a non-negative integer below 2.")
+(is-equal (seq-index-report (lambda () (elt (make-array 3 :fill-pointer 2) 2)))
+          "Invalid index 2 for (VECTOR T 3) with fill-pointer 2, should be a non-negative integer below 2.")
+(is-equal (seq-index-report (lambda () (aref (vector 1 2) 5)))
+          "Invalid index 5 for (SIMPLE-VECTOR 2), should be a non-negative integer below 2.")
+;; (SBCL's evaluator names the axis of a multi-dimensional array, its
+;; compiler does not; jiti reports as compiled code does: tests/programs)
+(is-equal (seq-index-report (lambda () (char "abc" 3)))
+          "Invalid index 3 for (SIMPLE-ARRAY CHARACTER (3)), should be a non-negative integer below 3.")
+(is (typep (handler-case (svref (vector 1) 3) (error (e) e)) 'type-error))
 
+(done)

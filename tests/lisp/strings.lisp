@@ -161,4 +161,10 @@
           '(#\e "abcdeX"))
 (signals error (char (make-array 3 :element-type 'character :initial-contents "abc" :fill-pointer 1) 3))
 
+;;; type-of a character: STANDARD-CHAR, BASE-CHAR (other ASCII); beyond
+;;; ASCII jiti says CHARACTER (every character is a base-char here), SBCL
+;;; EXTENDED-CHAR
+(is-equal (mapcar #'type-of (list #\a #\Space #\Newline #\Tab))
+          '(standard-char standard-char standard-char base-char))
+
 (done)

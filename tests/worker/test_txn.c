@@ -463,7 +463,7 @@ static void test_gate_foreign(void) {
   CHECK(o.nchanges == 1 && o.changes[0].kind == JITI_ENTRY_FOREIGN && !strcmp(o.changes[0].name, "C"));
   txn_outcome_free(&o);
   txn_commit(W);
-  CHECK_STR(ev(W, "(c 0)"), "1.0");
+  CHECK_STR(ev(W, "(c 0)"), "1.0d0");
   const char *sly = "(eval (list 'define-foreign 's (concatenate 'string \"libc\" \".so.6\") \"strlen\" :size '(:string)))";
   CHECK(txn_gate(W, sly, why, sizeof why) == 0);
   CHECK(txn_attempt(W, txn_generation(W), sly, TXN_APPLICATION, NULL, NULL, &o) == TXN_ERROR);

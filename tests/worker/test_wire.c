@@ -150,7 +150,7 @@ static void test_foreign(void) {
   g = num(m, "generation");
   json_decref(m);
   m = attempt("(my-cos 0)", g, 1);
-  CHECK_STR(str(m, "value"), "1.0");
+  CHECK_STR(str(m, "value"), "1.0d0");
   json_decref(m);
   m = attempt("(my-strlen \"abc\")", g, 1);
   CHECK_STR(str(m, "reason"), "error");

@@ -1,0 +1,138 @@
+/*
+** pretty.c — line breaking for the pretty printer.
+**
+** The printer writes a list or vector flat, as without *print-pretty*, and
+** marks where each list or vector opens and closes and where the spaces
+** between its elements are.  This file lays that text out as SBCL's pretty
+** printer does for data: the elements of a list are filled onto lines of
+** at most the right margin, a list that goes on a new line is indented
+** under its first element (one column after its parenthesis, two after
+** "#(", or, for a function call, under its first argument).  Having the
+** whole text at hand, the layout looks ahead exactly as Waters' algorithm
+** does: a space between elements becomes a line break when the section
+** that follows it (up to and including the next separating space, or to
+** the end of the list) does not fit on the line, or when the element
+** before it took more than one line.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "jt_lib.h"
+
+typedef struct Frame {
+  size_t indent;      /* column continuation lines start at */
+  bool fits;          /* the block, up to its section's end, fits on the line */
+  size_t sect_line;   /* line on which the current section started */
+  size_t nsep;        /* separators seen */
+  bool call;          /* function-call style: indent under the first argument */
+} Frame;
+
+typedef struct Out {
+  uint32_t *p;
+  size_t n, cap;
+  size_t col, line;
+} Out;
+
+static bool put(Out *o, uint32_t c)
+{
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? 2 * o->cap : 256;
+    uint32_t *p = realloc(o->p, cap * sizeof *p);
+    if (!p) return false;
+    o->p = p;
+    o->cap = cap;
+  }
+  o->p[o->n++] = c;
+  if (c == '\n') { o->col = 0; o->line++; }
+  else o->col++;
+  return true;
+}
+
+uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
+                           size_t nmarks, size_t col0, size_t width, size_t *outlen)
+{
+  /* end[i] for a separator or an opening: where its section ends -- just
+  ** after the next separator at the same depth or an outer one (SBCL's
+  ** section end), or n when there is none.  An opening's section is the
+  ** whole block and what follows it up to that separator. */
+  size_t *end = malloc((nmarks + 1) * sizeof *end);
+  size_t *pend = malloc((nmarks + 1) * sizeof *pend);
+  size_t *pdepth = malloc((nmarks + 1) * sizeof *pdepth);
+  Frame *frames = malloc((nmarks + 1) * sizeof *frames);
+  Out o = {NULL, 0, 0, col0, 0};
+  bool ok = end && pend && pdepth && frames;
+  size_t depth = 0, np = 0;
+  for (size_t i = 0; ok && i < nmarks; i++) {
+    intptr_t kind = marks[2 * i];
+    if (kind == JT_PP_SEP || kind == JT_PP_LINEAR) {
+      size_t keep = 0;
+      for (size_t k = 0; k < np; k++) {
+        if (pdepth[k] >= depth) {
+          end[pend[k]] = (size_t)marks[2 * i + 1] + 1;
+        } else {
+          pend[keep] = pend[k];
+          pdepth[keep++] = pdepth[k];
+        }
+      }
+      np = keep;
+      pend[np] = i;
+      pdepth[np++] = depth;
+    } else if (kind == JT_PP_CLOSE) {
+      if (depth) depth--;
+    } else {
+      pend[np] = i;
+      pdepth[np++] = depth;
+      depth++;
+    }
+  }
+  while (ok && np > 0) end[pend[--np]] = n;
+  size_t mi = 0;
+  depth = 0;
+  for (size_t i = 0; ok && i <= n; i++) {
+    bool skip = false;
+    for (; mi < nmarks && (size_t)marks[2 * mi + 1] == i; mi++) {
+      intptr_t kind = marks[2 * mi];
+      if (kind == JT_PP_OPEN || kind == JT_PP_OPEN_VEC || kind == JT_PP_OPEN_CALL) {
+        Frame *f = &frames[depth++];
+        f->fits = o.col + (end[mi] - i) <= width;
+        f->indent = o.col + (kind == JT_PP_OPEN_VEC ? 2 : 1);
+        f->sect_line = o.line;
+        f->nsep = 0;
+        f->call = kind == JT_PP_OPEN_CALL;
+      } else if (kind == JT_PP_CLOSE) {
+        if (depth) depth--;
+      } else if (depth && i < n && text[i] == ' ') {
+        Frame *f = &frames[depth - 1];
+        /* a linear newline: taken when the block does not fit; a fill
+        ** newline: when the section does not fit, or when the block's
+        ** current section already took more than one line */
+        bool brk = kind == JT_PP_LINEAR
+                       ? !f->fits
+                       : !f->fits && (o.col + (end[mi] - i) > width || o.line > f->sect_line);
+        if (brk) {
+          ok = put(&o, '\n');
+          for (size_t k = 0; ok && k < f->indent; k++) ok = put(&o, ' ');
+          f->sect_line = o.line;
+        } else {
+          ok = put(&o, ' ');
+        }
+        /* a call's arguments go under the first one (~:I after the
+        ** operator's newline) */
+        if (f->call && f->nsep == 0) f->indent = o.col;
+        f->nsep++;
+        skip = true;
+      }
+    }
+    if (ok && i < n && !skip) ok = put(&o, text[i]);
+  }
+  free(end);
+  free(pend);
+  free(pdepth);
+  free(frames);
+  if (ok && !o.p) ok = (o.p = malloc(sizeof *o.p)) != NULL;   /* empty text */
+  if (!ok) {
+    free(o.p);
+    return NULL;
+  }
+  *outlen = o.n;
+  return o.p;
+}

@@ -1,0 +1,135 @@
+;;; A small matrix and statistics library.
+(defpackage :matstat (:use :cl))
+(in-package :matstat)
+
+(defun make-matrix (rows cols &key (initial-element 0))
+  (make-array (list rows cols) :initial-element initial-element))
+
+(defun matrix-from-lists (lists)
+  (make-array (list (length lists) (length (first lists))) :initial-contents lists))
+
+(defun mat* (a b)
+  (destructuring-bind (n m) (array-dimensions a)
+    (destructuring-bind (m2 p) (array-dimensions b)
+      (assert (= m m2) () "Dimension mismatch ~a vs ~a" m m2)
+      (let ((c (make-matrix n p)))
+        (dotimes (i n c)
+          (dotimes (j p)
+            (setf (aref c i j)
+                  (loop for k below m sum (* (aref a i k) (aref b k j))))))))))
+
+(defun transpose (a)
+  (let* ((n (array-dimension a 0)) (m (array-dimension a 1))
+         (r (make-matrix m n)))
+    (loop for i below n do (loop for j below m do (setf (aref r j i) (aref a i j))))
+    r))
+
+(defun print-matrix (m &optional (stream t))
+  (loop for i below (array-dimension m 0)
+        do (format stream "~&[~{~8,3f~^ ~}]~%"
+                   (loop for j below (array-dimension m 1) collect (aref m i j)))))
+
+(defun determinant (m)
+  (let ((n (array-dimension m 0)))
+    (if (= n 1)
+        (aref m 0 0)
+        (loop for j below n
+              sum (* (if (evenp j) 1 -1)
+                     (aref m 0 j)
+                     (determinant (minor m 0 j)))))))
+
+(defun minor (m row col)
+  (let* ((n (array-dimension m 0))
+         (r (make-matrix (1- n) (1- n))))
+    (loop with ri = 0
+          for i below n
+          unless (= i row)
+            do (loop with rj = 0
+                     for j below n
+                     unless (= j col)
+                       do (setf (aref r ri rj) (aref m i j)) (incf rj))
+               (incf ri))
+    r))
+
+(defun mean (xs) (/ (reduce #'+ xs) (length xs)))
+
+(defun variance (xs)
+  (let ((mu (mean xs)))
+    (/ (reduce #'+ (mapcar (lambda (x) (expt (- x mu) 2)) xs)) (1- (length xs)))))
+
+(defun std-dev (xs) (sqrt (variance xs)))
+
+(defun median (xs)
+  (let* ((sorted (sort (copy-seq xs) #'<))
+         (n (length sorted)))
+    (if (oddp n)
+        (nth (floor n 2) sorted)
+        (/ (+ (nth (1- (floor n 2)) sorted) (nth (floor n 2) sorted)) 2))))
+
+(defun mode (xs)
+  (let ((counts (make-hash-table)))
+    (dolist (x xs) (incf (gethash x counts 0)))
+    (let ((best nil) (best-count 0))
+      (dolist (x xs)
+        (when (> (gethash x counts) best-count)
+          (setf best x best-count (gethash x counts))))
+      (values best best-count))))
+
+(defun histogram (xs bins lo hi)
+  (let ((counts (make-array bins :initial-element 0))
+        (width (/ (- hi lo) bins)))
+    (dolist (x xs)
+      (let ((b (min (1- bins) (floor (- x lo) width))))
+        (incf (aref counts b))))
+    (loop for i below bins
+          do (format t "~5,1f-~5,1f | ~a~%" (+ lo (* i width)) (+ lo (* (1+ i) width))
+                     (make-string (aref counts i) :initial-element #\*)))))
+
+(let ((a (matrix-from-lists '((1 2 3) (4 5 6))))
+      (b (matrix-from-lists '((7 8) (9 10) (11 12)))))
+  (format t "A x B:~%")
+  (print-matrix (mat* a b))
+  (format t "A^T:~%")
+  (print-matrix (transpose a))
+  (format t "dims ~a rank ~a size ~a~%" (array-dimensions a) (array-rank a) (array-total-size a))
+  (format t "~s~%" (mat* a b)))
+
+(let ((m (matrix-from-lists '((2 -3 1) (2 0 -1) (1 4 5)))))
+  (format t "det = ~a~%" (determinant m))
+  (format t "det of rational = ~a~%" (determinant (matrix-from-lists '((1/2 1/3) (1/4 1/5))))))
+
+(handler-case (mat* (make-matrix 2 3) (make-matrix 2 3))
+  (error (e) (format t "Error: ~a~%" e)))
+
+(let ((data '(2 4 4 4 5 5 7 9 12 3 8 4)))
+  (format t "n=~d mean=~a (~,3f) median=~a~%" (length data) (mean data) (mean data) (median data))
+  (format t "variance=~a std=~,4f~%" (variance data) (std-dev data))
+  (multiple-value-bind (m c) (mode data)
+    (format t "mode=~a (x~d)~%" m c))
+  (format t "min ~a max ~a range ~a~%" (reduce #'min data) (reduce #'max data)
+          (- (reduce #'max data) (reduce #'min data)))
+  (histogram data 5 0 15))
+
+(format t "~a ~,6f ~a ~,6f~%" (sqrt 16) (sqrt 2) (sqrt -4) (expt 2 0.5))
+(format t "~a ~,5f~%" (/ 1 3) (/ 1.0 3))
+(format t "~,5f ~a ~a ~,5f~%" (exp 1) (log 100 10) (log 8 2) (atan 1 1))
+(format t "~,4f ~,4f~%" (* 1.1 1.1) (+ 0.1 0.2))
+(format t "~a ~a ~a~%" 1e10 1.5e-5 1.25e8)
+(format t "~a ~a~%" 0.5 (coerce 2 'float))
+(format t "~a ~a~%" (round 2.5) (round 3.5))
+(multiple-value-bind (q r) (floor 17 5) (format t "floor 17 5 = ~a ~a~%" q r))
+(multiple-value-bind (q r) (floor -17 5) (format t "floor -17 5 = ~a ~a~%" q r))
+(multiple-value-bind (q r) (truncate -17 5) (format t "truncate -17 5 = ~a ~a~%" q r))
+(multiple-value-bind (q r) (round 7 2) (format t "round 7 2 = ~a ~a~%" q r))
+(multiple-value-bind (q r) (ceiling 7.5) (format t "ceiling 7.5 = ~a ~a~%" q r))
+(multiple-value-bind (q r) (floor 7.25 0.5) (format t "floor 7.25 0.5 = ~a ~a~%" q r))
+(format t "~a ~a ~a ~a~%" (mod -7 3) (rem -7 3) (mod 7 -3) (rem 7.5 2))
+(format t "~a ~a ~a~%" (gcd 48 18 12) (lcm 4 6 10) (isqrt 1000001))
+(format t "~a~%" (expt 3 100))
+(format t "~a~%" (* (expt 2 64) (expt 3 40)))
+(format t "~a ~a~%" (floor (expt 10 30) 7) (mod (expt 10 30) 7))
+(format t "~a ~a ~a~%" (numerator 6/8) (denominator 6/8) (rational 0.75))
+(format t "~a ~a ~a~%" (abs -5/3) (signum -2.5) (float-sign -3.0))
+(format t "~a ~a ~a ~a~%" (max 1 2.0) (min 3 1/2) (truncate 1e5) (round -0.5))
+(format t "~,2f ~,2f ~,2f~%" 0.125 0.135 2.675)
+(format t "~a ~a~%" (parse-integer "  42  ") (parse-integer "ff" :radix 16))
