@@ -977,11 +977,14 @@ jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
     form = e;
     base[0] = e;
   }
-  /* The library's functions are analysed at their first call: a program
-  ** calls few of them, and analysing them all was most of the start-up.
-  ** (Its macros are analysed now: an expander runs while other definitions
-  ** are analysed, and may use itself.) */
-  if (S->kernel_mode && jt_iscons(form) && jt_car(form) == JT_SYM(S, DEFUN) && jt_define_lazily(S, form)) {
+  /* The library's functions and macros are analysed at their first call
+  ** (a macro's: its first expansion): a program uses few of them, and
+  ** analysing them all was most of the start-up.  An expander is analysed
+  ** with the macros of that moment, so it must not use a macro defined
+  ** later whose expansion uses it (kernel-conventions.md). */
+  if (S->kernel_mode && jt_iscons(form) &&
+      (jt_car(form) == JT_SYM(S, DEFUN) || jt_car(form) == JT_SYM(S, DEFMACRO)) &&
+      jt_define_lazily(S, form)) {
     S->sp = base;
     S->nvals = 1;
     return jt_car(jt_cdr(form));

@@ -497,6 +497,17 @@ static void release_contents(jt_State *S, jt_Obj *o) {
   jt_gc_release(S, jt_gc_obj_size(o));
 }
 
+/* The types release_contents frees memory for. */
+static bool owns_memory(int type) {
+  switch (type) {
+    case JT_TSYMBOL: case JT_TSTRING: case JT_TVECTOR: case JT_TBIGNUM: case JT_TRATIO:
+    case JT_THASH: case JT_TCODE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 static void free_object(jt_State *S, jt_Obj *o) {
   release_contents(S, o);
   free(o);
@@ -733,7 +744,15 @@ void jt_gc_safepoint(jt_State *S, bool full) {
 void jt_gc_free_all(jt_State *S) {
   sweep_list(S, &S->objects, SWEEP_ALL, NULL);
   sweep_list(S, &S->young_objects, SWEEP_ALL, NULL);
-  for (jt_Page *pg = S->pages; pg; pg = pg->next) sweep_page(S, pg, SWEEP_ALL, false);
+  /* the pages go with their slabs: only what their objects own is freed */
+  for (jt_Page *pg = S->pages; pg; pg = pg->next) {
+    size_t osize = pool_sizes[pg->cls];
+    char *base = (char *)pg->data;
+    for (uint32_t i = 0; i < pg->nslots; i++) {
+      jt_Obj *o = (jt_Obj *)(base + i * osize);
+      if (owns_memory(o->type)) release_contents(S, o);
+    }
+  }
   while (S->slabs) {
     jt_Slab *next = S->slabs->next;
     slab_unwatch(S->slabs->mem, SLAB_BYTES);

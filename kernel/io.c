@@ -138,11 +138,12 @@ static void host_write(jt_State *S, const uint32_t *cs, size_t n)
   host_emit(S, cs, n);
 }
 
-static void update_column(jt_Stream *st, const uint32_t *cs, size_t n)
+/* The column after writing cs at `column`. */
+static size_t next_column(size_t column, const uint32_t *cs, size_t n)
 {
   size_t i = n;
   while (i > 0 && cs[i - 1] != '\n') i--;
-  st->column = i > 0 ? n - i : st->column + n;
+  return i > 0 ? n - i : column + n;
 }
 
 static JT_NORETURN void not_output(jt_State *S, jt_V stream)
@@ -159,7 +160,7 @@ static void target_write(jt_State *S, jt_V str, const uint32_t *cs, size_t n)
   if (!(t->h.flags & JT_ARR_ADJUSTABLE) && t->len + n > t->cap)
     jt_error(S, "the string given to WITH-OUTPUT-TO-STRING is full (%zu "
              "characters) and not adjustable", t->cap);
-  for (size_t i = 0; i < n; i++) jt_string_push(S, str, cs[i]);
+  jt_string_append(S, str, cs, n);
 }
 
 /* `stream` must be reachable (rooted by the caller): writing to a string
@@ -172,14 +173,17 @@ void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
   if (st->h.flags & JT_STREAM_CLOSED)
     jt_errorc(S, JT_SYM(S, STREAM_ERROR), "cannot write to a closed stream");
   if (n == 0) return;
+  /* before the write: cs may be the characters of the string written to,
+  ** which the write moves when it grows the string */
+  size_t column = next_column(st->column, cs, n);
   if (st->h.aux == JT_STREAM_HOST) {
     host_write(S, cs, n);
   } else if (st->h.flags & JT_STREAM_TARGET) {
     target_write(S, st->buffer, cs, n);
   } else {
-    for (size_t i = 0; i < n; i++) jt_string_push(S, st->buffer, cs[i]);
+    jt_string_append(S, st->buffer, cs, n);
   }
-  update_column(st, cs, n);
+  st->column = column;
 }
 
 void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c)

@@ -72,6 +72,8 @@ jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
 jt_V jt_string_from_cstr(jt_State *S, const char *s);
 jt_V jt_make_symbol(jt_State *S, jt_V name);  /* uninterned */
+/* The same, given the name's UTF-8 too (not kept: the symbol copies it). */
+jt_V jt_make_symbol_utf8(jt_State *S, jt_V name, const char *utf8, size_t len);
 jt_V jt_make_struct(jt_State *S, jt_V layout, uint32_t nslots);
 jt_V jt_make_foreign(jt_State *S, void *ptr, jt_V tag);
 
@@ -99,8 +101,10 @@ bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code);
 ** or NULL for a character without one. */
 const char *jt_char_name_of(uint32_t c);
 
-/* Grow an adjustable string/vector by one element (vector-push-extend). */
+/* Grow an adjustable string/vector by one element (vector-push-extend);
+** jt_string_append adds n characters at once (cs may be the string's own). */
 void jt_string_push(jt_State *S, jt_V str, uint32_t c);
+void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n);
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v);
 
 /* ---------------------------------------------------------------- symbols */

@@ -116,12 +116,15 @@ uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i) {
 }
 
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len) {
-  size_t n = 0;
-  for (size_t i = 0; i < len; n++) jt_utf8_decode(s, len, &i);
-  jt_V str = jt_make_string(S, n, ' ');
+  size_t ascii = 0;
+  while (ascii < len && (unsigned char)s[ascii] < 0x80) ascii++;
+  size_t n = ascii;
+  for (size_t i = ascii; i < len; n++) jt_utf8_decode(s, len, &i);
+  jt_V str = jt_make_string(S, n, 0);
   uint32_t *out = jt_str_(str)->chars;
-  size_t k = 0;
-  for (size_t i = 0; i < len;) out[k++] = jt_utf8_decode(s, len, &i);
+  for (size_t k = 0; k < ascii; k++) out[k] = (unsigned char)s[k];
+  size_t k = ascii;
+  for (size_t i = ascii; i < len;) out[k++] = jt_utf8_decode(s, len, &i);
   return str;
 }
 
@@ -155,6 +158,27 @@ void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
     s->cap = n;
   }
   s->chars[s->len++] = c;
+}
+
+void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n) {
+  jt_String *s = jt_str_(str);
+  JT_TOUCH(S, str);
+  if (s->cap - s->len < n) {
+    size_t cap = s->cap < 8 ? 16 : s->cap * 2;
+    while (cap - s->len < n) cap *= 2;
+    /* the characters may be the string's own (a string written to a
+    ** stream into itself): they move with the buffer */
+    bool own = cs >= s->chars && cs < s->chars + s->cap;
+    size_t at = own ? (size_t)(cs - s->chars) : 0;
+    JT_PUSH(S, str);
+    uint32_t *p = jt_realloc(S, s->chars, s->cap * sizeof(uint32_t), cap * sizeof(uint32_t));
+    JT_POP(S, 1);
+    s->chars = p;
+    s->cap = cap;
+    if (own) cs = p + at;
+  }
+  memmove(s->chars + s->len, cs, n * sizeof(uint32_t));
+  s->len += n;
 }
 
 void jt_vector_push(jt_State *S, jt_V vec, jt_V v) {
@@ -208,6 +232,10 @@ jt_V jt_make_symbol(jt_State *S, jt_V name) {
   jt_V sym = new_symbol(S, name, c, len);
   free(c);
   return sym;
+}
+
+jt_V jt_make_symbol_utf8(jt_State *S, jt_V name, const char *utf8, size_t len) {
+  return new_symbol(S, name, utf8, len);
 }
 
 jt_Symbol *jt_symobj(jt_State *S, jt_V sym) {

@@ -205,7 +205,7 @@ static jt_V make_present(jt_State *S, const char *name, size_t len, int pkg, jt_
 {
   if (namestr == JT_NIL) namestr = jt_string_from_utf8(S, name, len);
   JT_PUSH(S, namestr);
-  jt_V sym = jt_make_symbol(S, namestr);
+  jt_V sym = jt_make_symbol_utf8(S, namestr, name, len);
   JT_POP(S, 1);
   jt_Symbol *s = jt_sym_(sym);
   s->package = (uint16_t)pkg;
@@ -706,6 +706,14 @@ static void check_use_conflicts(jt_State *S, jt_V pkg, jt_V used)
   }
 }
 
+/* pkg uses used from now on (the caller checked for conflicts). */
+static void link_use(jt_State *S, jt_V pkg, jt_V used)
+{
+  JT_SET(S, pkg, jt_pkg_(pkg)->use_list, list_append1(S, jt_pkg_(pkg)->use_list, used));
+  jt_V l = jt_cons(S, pkg, jt_pkg_(used)->used_by);
+  JT_SET(S, used, jt_pkg_(used)->used_by, l);
+}
+
 static void use_one(jt_State *S, jt_V pkg, jt_V used)
 {
   if (used == pkg || memq(used, jt_pkg_(pkg)->use_list)) return;
@@ -714,9 +722,7 @@ static void use_one(jt_State *S, jt_V pkg, jt_V used)
     package_error(S, used, "the package %s cannot be used", pkg_cname(S, used, b, sizeof b));
   }
   check_use_conflicts(S, pkg, used);
-  JT_SET(S, pkg, jt_pkg_(pkg)->use_list, list_append1(S, jt_pkg_(pkg)->use_list, used));
-  jt_V l = jt_cons(S, pkg, jt_pkg_(used)->used_by);
-  JT_SET(S, used, jt_pkg_(used)->used_by, l);
+  link_use(S, pkg, used);
 }
 
 static void unuse_one(jt_State *S, jt_V pkg, jt_V used)
@@ -1511,9 +1517,11 @@ void jt_packages_finish(jt_State *S)
   register_name(S, jt_pkg_(user)->name, user);
   for (jt_V n = jt_pkg_(user)->nicknames; jt_iscons(n); n = jt_cdr(n)) register_name(S, jt_car(n), user);
   register_name(S, jt_pkg_(jiti)->name, jiti);
-  use_one(S, jiti, cl);
-  use_one(S, user, cl);
-  use_one(S, user, jiti);
+  /* No conflicts to look for (a walk of the whole table): JITI holds only
+  ** names that are not COMMON-LISP's, and COMMON-LISP-USER is empty. */
+  link_use(S, jiti, cl);
+  link_use(S, user, cl);
+  link_use(S, user, jiti);
   jt_o(cl)->flags |= JT_PACKAGE_LOCKED;
   jt_o(jiti)->flags |= JT_PACKAGE_LOCKED;
   jt_defglobal(S, "*PACKAGE*", user);

@@ -55,18 +55,22 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
   return c;
 }
 
-static bool is_ws(uint32_t c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-         c == '\v';
-}
+/* The syntax of the ASCII characters that are not plain constituents
+** (those are 0): one table lookup per character. */
+enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8 };
+#define WS_ C_WS | C_DELIM
+static const unsigned char ascii_class[128] = {
+  ['\t'] = WS_, ['\n'] = WS_, ['\v'] = WS_, ['\f'] = WS_, ['\r'] = WS_, [' '] = WS_,
+  ['('] = C_DELIM, [')'] = C_DELIM, ['\''] = C_DELIM, ['"'] = C_DELIM,
+  [';'] = C_DELIM, ['`'] = C_DELIM, [','] = C_DELIM,
+  ['|'] = C_ESC, ['\\'] = C_ESC, [':'] = C_COLON,
+};
+#undef WS_
+
+static bool is_ws(uint32_t c) { return c < 128 && (ascii_class[c] & C_WS); }
 
 /* Whitespace or a terminating macro character: ends a token. */
-static bool is_delim(uint32_t c)
-{
-  return is_ws(c) || c == '(' || c == ')' || c == '\'' || c == '"' ||
-         c == ';' || c == '`' || c == ',';
-}
+static bool is_delim(uint32_t c) { return c < 128 && (ascii_class[c] & C_DELIM); }
 
 /* Readtable case :upcase, for every character that has case. */
 static uint32_t upcase(uint32_t c)
@@ -112,20 +116,24 @@ static void skip_block_comment(Rd *d, size_t start)
 /* Skip whitespace and comments. */
 static void skip_ws(Rd *d)
 {
-  while (POS < LEN) {
-    char c = SRC[POS];
+  const char *src = SRC;
+  size_t len = LEN, p = POS;
+  while (p < len) {
+    char c = src[p];
     if (is_ws((unsigned char)c)) {
-      POS++;
+      p++;
     } else if (c == ';') {
-      while (POS < LEN && SRC[POS] != '\n') POS++;
-    } else if (c == '#' && POS + 1 < LEN && SRC[POS + 1] == '|') {
-      size_t start = POS;
-      POS += 2;
-      skip_block_comment(d, start);
+      const char *nl = memchr(src + p, '\n', len - p);
+      p = nl ? (size_t)(nl - src) : len;
+    } else if (c == '#' && p + 1 < len && src[p + 1] == '|') {
+      POS = p + 2;
+      skip_block_comment(d, p);
+      p = POS;
     } else {
-      return;
+      break;
     }
   }
+  POS = p;
 }
 
 /* A lone unescaped dot at POS (as in (a . b)). */
@@ -139,13 +147,19 @@ static bool at_dot(Rd *d)
 
 /* ------------------------------------------------------------------ tokens */
 
+enum { MAXC = 64 };   /* a name this long or shorter is encoded on the stack */
+
 typedef struct Tok {
   size_t start, end;     /* bytes */
   size_t n;              /* characters, escapes removed */
   bool escaped;          /* some character was escaped: never a number */
   bool alldots;          /* only unescaped dots */
+  bool digit;            /* some decimal digit: a number needs one in base <= 10 */
+  bool plain;            /* at most MAXC characters, all ASCII, none escaped:
+                            `text` holds them, upcased (sizing pass only) */
   int ncolons;           /* unescaped package markers */
   size_t colon1;         /* character index of the first one */
+  char text[MAXC];
 } Tok;
 
 /* Scan the token at t->start.  Characters with index in [lo, hi) go to
@@ -156,8 +170,49 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
   bool bar = false;
   t->escaped = false;
   t->alldots = true;
+  t->digit = false;
+  t->plain = false;
   t->ncolons = 0;
   t->colon1 = 0;
+  if (!out) {
+    /* Most tokens are short plain ASCII: scanned (and upcased into text)
+    ** here in one pass; anything else starts over below. */
+    const unsigned char *src = (const unsigned char *)SRC;
+    size_t len = LEN;
+    uint32_t stop = d->delim;
+    bool digit = false, nondot = false;
+    for (;;) {
+      if (p >= len) break;
+      unsigned char c = src[p];
+      if (c >= 128) goto general;
+      if (c == stop && stop != 0) break;
+      unsigned k = ascii_class[c];
+      if (k) {
+        if (k & C_DELIM) break;
+        if (k & C_ESC) goto general;
+        if (t->ncolons++ == 0) t->colon1 = i;   /* C_COLON */
+      }
+      if (i == MAXC) goto general;
+      if ((unsigned)(c - 'a') < 26) c = (unsigned char)(c - 32);
+      else if ((unsigned)(c - '0') < 10) digit = true;
+      nondot |= c != '.';
+      t->text[i++] = (char)c;
+      p++;
+    }
+    t->digit = digit;
+    t->alldots = !nondot;
+    t->plain = true;
+    t->end = p;
+    t->n = i;
+    return;
+  general:
+    p = t->start;
+    i = 0;
+    t->alldots = true;
+    t->digit = false;
+    t->ncolons = 0;
+    t->colon1 = 0;
+  }
   for (;;) {
     if (p >= LEN) {
       if (bar) eof_error(d, "a |...| symbol name", t->start);
@@ -182,6 +237,7 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       t->alldots = false;
     } else {
       c = upcase(c);
+      if (c >= '0' && c <= '9') t->digit = true;
       if (c != '.') t->alldots = false;
       if (c == ':') { if (t->ncolons++ == 0) t->colon1 = i; }
     }
@@ -206,7 +262,6 @@ static jt_V token_string(Rd *d, Tok *t, size_t lo, size_t hi)
 ** looking up an existing name allocates nothing; a longer name is encoded
 ** in the storage of a scratch string, which *holder keeps alive (the caller
 ** roots it). */
-enum { MAXC = 64 };
 static const char *token_bytes(Rd *d, Tok *t, size_t lo, size_t hi, char buf[MAXC * 4 + 1],
                                size_t *len, jt_V *holder)
 {
@@ -214,7 +269,10 @@ static const char *token_bytes(Rd *d, Tok *t, size_t lo, size_t hi, char buf[MAX
   char *out = buf;
   uint32_t small[MAXC];
   uint32_t *cs = small;
-  if (n > MAXC) {
+  if (t->plain) {
+    memcpy(out, t->text + lo, n);
+    k = n;
+  } else if (n > MAXC) {
     jt_V str = token_string(d, t, lo, hi);
     *holder = str;
     cs = jt_str_(str)->chars;
@@ -309,8 +367,11 @@ static jt_V read_token(Rd *d, bool uninterned)
     if (t.alldots)
       jt_reader_error(d->S, t.start, t.n == 1 ? "dot in the wrong context"
                                              : "a token of only dots");
-    jt_V num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, d->base);
-    if (num != JT_NOVALUE) return num;
+    /* every number has a digit, and in base 10 or less a digit is 0-9 */
+    if (t.digit || d->base > 10) {
+      jt_V num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, d->base);
+      if (num != JT_NOVALUE) return num;
+    }
   }
   if (t.ncolons == 0) {
     if (d->keywords) return token_symbol(d, &t, 0, t.n, JT_NIL, true, false);

@@ -1,11 +1,10 @@
 /*
 ** mhttp.c — HTTP POST over one reused libcurl easy handle (mhttp.h).
 */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <curl/curl.h>
+#include "mcurl.h"
 #include "mhttp.h"
 
 #define DEFAULT_CONNECT_MS 5000L
@@ -14,6 +13,7 @@
 #define MAX_ERROR_BODY ((size_t)1 << 20)
 
 struct mhttp {
+  const mcurl_Api *api;
   CURL *curl;
   long connect_ms, request_ms;
   size_t max_body;
@@ -29,23 +29,18 @@ typedef struct Xfer {
   int stopped, too_big, nomem;
 } Xfer;
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static int global_rc;
-
-/* libcurl's global state (TLS libraries) is set up once per process. */
-static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK; }
-
 const char *mhttp_error_name(mhttp_Error e) {
   static const char *const names[] = {"ok", "connect", "timeout", "transport", "stopped", "too-big", "no-memory"};
   return (unsigned)e < sizeof names / sizeof *names ? names[e] : "?";
 }
 
 mhttp *mhttp_new(void) {
-  pthread_once(&global_once, global_init);
-  if (global_rc) return NULL;
+  const mcurl_Api *api = mcurl();
+  if (!api) return NULL;
   mhttp *h = calloc(1, sizeof *h);
   if (!h) return NULL;
-  h->curl = curl_easy_init();
+  h->api = api;
+  h->curl = api->easy_init();
   if (!h->curl) {
     free(h);
     return NULL;
@@ -58,7 +53,7 @@ mhttp *mhttp_new(void) {
 
 void mhttp_free(mhttp *h) {
   if (!h) return;
-  curl_easy_cleanup(h->curl);
+  h->api->easy_cleanup(h->curl);
   free(h);
 }
 
@@ -117,7 +112,7 @@ static size_t on_body(char *d, size_t size, size_t nmemb, void *ud) {
   Xfer *x = ud;
   size_t n = size * nmemb;
   long status = 0;
-  curl_easy_getinfo(x->h->curl, CURLINFO_RESPONSE_CODE, &status);
+  x->h->api->easy_getinfo(x->h->curl, CURLINFO_RESPONSE_CODE, &status);
   x->r->status = status;
   if (x->sink && status >= 200 && status < 300) {
     x->r->streamed = 1;
@@ -150,7 +145,7 @@ static size_t on_header(char *d, size_t size, size_t nmemb, void *ud) {
   }
   if (n <= 2 && (d[0] == '\r' || d[0] == '\n')) {   /* the end of a header block */
     long status = 0;
-    curl_easy_getinfo(x->h->curl, CURLINFO_RESPONSE_CODE, &status);
+    x->h->api->easy_getinfo(x->h->curl, CURLINFO_RESPONSE_CODE, &status);
     r->status = status;
     /* a streamed 2xx response has begun: like the SDKs, what breaks from
        here on is the stream's failure, not the request's (never retried) */
@@ -192,13 +187,14 @@ mhttp_Error mhttp_post(mhttp *h, const char *url, const char *const *headers, co
                        size_t len, mhttp_sink sink, void *ud, mhttp_Response *r) {
   memset(r, 0, sizeof *r);
   Xfer x = {.h = h, .r = r, .sink = sink, .ud = ud};
+  const mcurl_Api *C = h->api;
   struct curl_slist *hl = NULL, *t;
-  hl = curl_slist_append(hl, "Content-Type: application/json");
-  if (hl && (t = curl_slist_append(hl, "Expect:"))) hl = t;  /* no 100-continue round trip */
+  hl = C->slist_append(hl, "Content-Type: application/json");
+  if (hl && (t = C->slist_append(hl, "Expect:"))) hl = t;  /* no 100-continue round trip */
   for (size_t i = 0; hl && headers && headers[i]; i++) {
-    t = curl_slist_append(hl, headers[i]);
+    t = C->slist_append(hl, headers[i]);
     if (!t) {
-      curl_slist_free_all(hl);
+      C->slist_free_all(hl);
       hl = NULL;
     } else {
       hl = t;
@@ -210,42 +206,42 @@ mhttp_Error mhttp_post(mhttp *h, const char *url, const char *const *headers, co
     return r->error;
   }
   CURL *c = h->curl;
-  curl_easy_reset(c);   /* keeps the connection cache: the next request reuses the connection */
+  C->easy_reset(c);   /* keeps the connection cache: the next request reuses the connection */
   char curlerr[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->request_ms);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);           /* no SIGALRM for DNS timeouts */
-  curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");    /* any encoding curl can decode */
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "jiti/" JITI_MODEL_VERSION);
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);     /* never resend the key to another place */
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  C->easy_setopt(c, CURLOPT_URL, url);
+  C->easy_setopt(c, CURLOPT_POST, 1L);
+  C->easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  C->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  C->easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+  C->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  C->easy_setopt(c, CURLOPT_WRITEDATA, &x);
+  C->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  C->easy_setopt(c, CURLOPT_HEADERDATA, &x);
+  C->easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
+  C->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+  C->easy_setopt(c, CURLOPT_TIMEOUT_MS, h->request_ms);
+  C->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);           /* no SIGALRM for DNS timeouts */
+  C->easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+  C->easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");    /* any encoding curl can decode */
+  C->easy_setopt(c, CURLOPT_USERAGENT, "jiti/" JITI_MODEL_VERSION);
+  C->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);     /* never resend the key to another place */
+  C->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   if (h->intr) {
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    C->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    C->easy_setopt(c, CURLOPT_XFERINFODATA, &x);
+    C->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   }
-  CURLcode rc = curl_easy_perform(c);
-  curl_slist_free_all(hl);
+  CURLcode rc = C->easy_perform(c);
+  C->slist_free_all(hl);
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  C->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   r->status = status;
   if (x.stopped) r->error = MHTTP_ESTOPPED;
   else if (x.too_big) r->error = MHTTP_ETOOBIG;
   else if (x.nomem) r->error = MHTTP_ENOMEM;
   else r->error = classify(rc);
   if (r->error != MHTTP_OK)
-    snprintf(r->errmsg, sizeof r->errmsg, "%s", curlerr[0] ? curlerr : curl_easy_strerror(rc));
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", curlerr[0] ? curlerr : C->easy_strerror(rc));
   if (!r->body && !r->error) {   /* an empty body: still a string */
     r->body = calloc(1, 1);
     if (!r->body) r->error = MHTTP_ENOMEM;

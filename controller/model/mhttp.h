@@ -1,7 +1,8 @@
 /*
 ** mhttp.h — HTTP POST over one reused libcurl handle.  controller/model/
 ** is the only part of jiti that uses libcurl: here, and curl_getdate for
-** retry-after dates (mretry.c).
+** retry-after dates (mretry.c), both through mcurl.h, which loads the
+** library at the first use.
 **
 ** One mhttp is one connection cache: consecutive requests to the same
 ** server reuse the TCP/TLS connection (keep-alive).  Not thread-safe; use
@@ -50,8 +51,8 @@ typedef struct mhttp_Response {
 ** non-zero to stop (the request ends with MHTTP_ESTOPPED). */
 typedef int (*mhttp_sink)(void *ud, const char *data, size_t len);
 
-/* A new client, NULL when libcurl or memory fails.  Initialises libcurl
-** once per process. */
+/* A new client, NULL when libcurl or memory fails (mcurl_error() says
+** why libcurl did).  Loads and initialises libcurl once per process. */
 mhttp *mhttp_new(void);
 void mhttp_free(mhttp *h);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "mcurl.h"
 #include "model_int.h"
 #include "msecret.h"
 
@@ -82,7 +83,7 @@ static model *open_http(const model_Class *cls, const model_Options *o, char *er
   m->project = env_or(NULL, "OPENAI_PROJECT_ID", NULL);
   m->http = mhttp_new();
   if (!m->base_url || !m->name || !m->http) {
-    snprintf(err, errlen, "out of memory (or libcurl failed to start)");
+    snprintf(err, errlen, "%s", m->base_url && m->name && *mcurl_error() ? mcurl_error() : "out of memory");
     model_close(m);
     return NULL;
   }

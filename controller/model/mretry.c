@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <curl/curl.h>
+#include "mcurl.h"
 #include "mretry.h"
 
 int mretry_status_retryable(long status, const char *should_retry) {
@@ -41,8 +41,9 @@ double mretry_server_delay(const char *retry_after_ms, const char *retry_after, 
   double d;
   if (parse_float(retry_after_ms, &d)) return d / 1000.0;
   if (parse_float(retry_after, &d)) return d;
-  if (retry_after && *retry_after) {
-    time_t t = curl_getdate(retry_after, NULL);
+  const mcurl_Api *curl;
+  if (retry_after && *retry_after && (curl = mcurl())) {
+    time_t t = curl->getdate(retry_after, NULL);
     if (t != (time_t)-1) return (double)t - now;
   }
   return -1.0;

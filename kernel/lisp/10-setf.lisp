@@ -122,15 +122,22 @@
 ;; evaluated, left to right, before any place is written.
 (defmacro psetf (&environment env &rest pairs)
   (when (oddp (length pairs)) (error 'program-error))
-  (let ((bindings nil) (setters nil))
-    (do ((p pairs (cdr (cdr p)))) ((null p))
-      (multiple-value-bind (temps vals stores setter) (get-setf-expansion (car p) env)
-        (setq bindings (append bindings (mapcar #'list temps vals)))
-        (setq bindings (append bindings
-                               (if (cdr stores)
-                                   (list (list stores (car (cdr p))))
-                                   (list (list (car stores) (car (cdr p)))))))
-        (setq setters (cons setter setters))))
+  ;; A loop of its own, not do: do steps with psetq, which expands into
+  ;; this macro (below), and the library's macros are analysed at their
+  ;; first use.
+  (let ((bindings nil) (setters nil) (p pairs))
+    (tagbody
+     next
+       (when p
+         (multiple-value-bind (temps vals stores setter) (get-setf-expansion (car p) env)
+           (setq bindings (append bindings (mapcar #'list temps vals)))
+           (setq bindings (append bindings
+                                  (if (cdr stores)
+                                      (list (list stores (car (cdr p))))
+                                      (list (list (car stores) (car (cdr p)))))))
+           (setq setters (cons setter setters)))
+         (setq p (cdr (cdr p)))
+         (go next)))
     (%nest-bindings bindings `(progn ,@(nreverse setters) nil))))
 
 ;; let* over BINDINGS, each (var form) or ((var...) form) for several values.

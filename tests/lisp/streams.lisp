@@ -126,6 +126,18 @@
            (let ((str (make-array 0 :element-type 'character :fill-pointer 0 :adjustable t)))
              (with-output-to-string (o str) (values 1 2))))
           '(1 2))
+;; the string written to itself, growing past its capacity: the characters
+;; written are those it held before the write
+(is-equal (let ((str (make-array 3 :element-type 'character :fill-pointer 0 :adjustable t)))
+            (with-output-to-string (o str)
+              (write-string "abc" o) (write-string str o) (write-string str o))
+            str)
+          "abcabcabcabc")
+;; a long write into a string stream at once
+(is-eql (length (with-output-to-string (o)
+                  (write-string (make-string 5000 :initial-element #\a) o)
+                  (write-string "b" o)))
+        5001)
 
 ;;; the world's standard input is empty
 #+jiti (is-eql (read-char *standard-input* nil :eof) :eof)

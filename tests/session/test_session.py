@@ -152,6 +152,13 @@ check('503: the waits are recorded', ends and [a['status'] for a in ends[0]['att
 st, out, err = session('--request', 'x', '--max-retries', '0', '--connect-timeout', '1',
                        env={'OPENAI_BASE_URL': 'http://127.0.0.1:9/v1'})
 check('connection refused: exit 1', st == 1 and 'failed after 1 attempt' in err, err)
+# libcurl is loaded at the first request: a library that cannot be loaded
+# is a clear error before anything is asked, and nothing else needs it
+st, out, err = session('--request', 'x', env={'JITI_LIBCURL': '/nonexistent/libcurl.so.4'})
+check('libcurl missing: exit 1 naming it', st == 1 and 'libcurl could not be loaded' in err and
+      '/nonexistent/libcurl.so.4' in err, err)
+st, out, err = L.jiti('run', '-e', '(+ 1 2)', env={'JITI_LIBCURL': '/nonexistent/libcurl.so.4'})
+check('libcurl missing: jiti run unaffected', st == 0 and out.strip() == '3', out + err)
 
 # ---- 7. concurrency: another client writes while the model thinks: stale, re-observed
 srv.queue([ev('(defun g () :first)') | {'delay': 2.0}, ev('(defun g () :second)')])
