@@ -119,7 +119,7 @@ named_tests() {
                             else if (i) { depth--; line = substr(line, i + 2) } else line = "" }
            else { j = index(line, "#|"); if (j) { out = out substr(line, 1, j - 1); depth++; line = substr(line, j + 2) }
                   else { out = out line; line = "" } } }
-         print out }' "$1" | grep -o '^(deftest [^ )]*' | awk '{print toupper($2)}'
+         print out }' "$1" | grep -ao '^(deftest [^ )]*' | awk '{print toupper($2)}'
 }
 
 # Test files a chapter's load.lsp loads, in order.
