@@ -127,13 +127,13 @@ t pause-display 0 "restarts .*
 backtrace \(innermost first\):
   0: " -- "$JITI" observe --store "$S"
 t call-refused-while-paused 1 "jiti eval: paused: a transaction is paused.*--wait" -- "$JITI" eval --store "$S" 7
-t call-waits-while-paused 0 "^7$" -- bash -c "'$JITI' eval --wait --store '$S' 7 2>/dev/null & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(f 0)' >/dev/null; wait"
+t call-waits-while-paused 0 "^7$" -- bash -c "'$JITI' eval --wait --store '$S' 7 & sleep 0.5; '$JITI' act --store '$S' --generation $g --evaluate '(defun f (x) (if (zerop x) :zero (/ 10 x)))' >/dev/null; '$JITI' act --store '$S' --generation $g --resume p1-0 --args '(f 0)' >/dev/null; wait"
 t repaired-and-resumed 0 "^:ZERO$" -- "$JITI" eval --store "$S" '(f 0)'
 g=$(gen)
 t pause-again 0 "paused" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(progn (world-put :keep 1) (car 5))'
 g=$(gen)
 # a call waiting behind the pause says so after a while, and runs once it ends
-"$JITI" eval --wait --store "$S" 8 >"$tmp/waited.out" 2>"$tmp/waited.err" & waiter=$!
+JITI_PROGRESS=1 "$JITI" eval --wait --store "$S" 8 >"$tmp/waited.out" 2>"$tmp/waited.err" & waiter=$!
 sleep 2.5
 t call-waiting-told 0 "^jiti eval: no reply yet: .*paused transaction" -- cat "$tmp/waited.err"
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9

@@ -287,6 +287,12 @@ int kclient_key_running(json_t *reply) {
          strstr(kclient_str(reply, "message"), "with key") != NULL;
 }
 
+int kclient_progress_shown(void) {
+  const char *e = getenv("JITI_PROGRESS");
+  if (e && *e) return strcmp(e, "0") != 0;
+  return isatty(2);
+}
+
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
                        void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply) {
   *reply = NULL;
@@ -300,7 +306,7 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
   double until = now_s() + patience;
   int rc = KCLIENT_UNSENT;
   void (*was)(const char *) = k->waiting;   /* only this call's tries tell */
-  k->waiting = progress;
+  k->waiting = kclient_progress_shown() ? progress : NULL;
   k->waiting_after = KCLIENT_WAITING_AFTER;
   for (int tries = 0;; tries++) {
     json_t *rep = NULL;

@@ -89,10 +89,15 @@ int kclient_key_running(json_t *reply);
 ** the kernel replays the first try's outcome if it ran, or runs it if it
 ** did not.  progress (may be NULL) is called before a retry with a line
 ** for people, and once per try when no reply has come after
-** KCLIENT_WAITING_AFTER seconds (a long call, or one behind a pause).  KCLIENT_OK (*reply set, its "replayed" member says it was
+** KCLIENT_WAITING_AFTER seconds (a long call, or one behind a pause) if
+** kclient_progress_shown().  KCLIENT_OK (*reply set, its "replayed" member says it was
 ** recorded earlier), KCLIENT_INTERRUPTED, or KCLIENT_NO_REPLY (no kernel,
 ** or none answered in time; k->err says why). */
 #define KCLIENT_WAITING_AFTER 2.0
+
+/* Whether lines about a wait in progress are shown: when standard error is
+** a terminal, or as JITI_PROGRESS says (1: always, 0: never). */
+int kclient_progress_shown(void);
 
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
                        void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply);
