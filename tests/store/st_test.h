@@ -158,4 +158,29 @@ static inline void be64(unsigned char *p, uint64_t v) {
   for (int i = 7; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
 }
 
+
+/* A revision's map as "kind name=bytes;" text, for comparing maps. */
+typedef struct st_coll { char buf[8192]; size_t n; } st_coll;
+
+static inline int st_coll_entry(void *arg, const store_entry *e, const uint8_t hash[32]) {
+  st_coll *c = arg;
+  int w = snprintf(c->buf + c->n, sizeof c->buf - c->n, "%s %s=%.*s;",
+                   store_kind_name(e->kind), e->name, (int)e->len, (const char *)e->bytes);
+  (void)hash;
+  if (w > 0 && (size_t)w < sizeof c->buf - c->n) c->n += (size_t)w;
+  return 0;
+}
+
+/* Revision rev's map in c->buf (returned), or "(error)" with the reason
+** on stderr. */
+static inline const char *st_map_of(store_env *s, uint64_t rev, st_coll *c) {
+  c->n = 0;
+  c->buf[0] = '\0';
+  if (store_map_foreach(s, rev, st_coll_entry, c) != STORE_OK) {
+    fprintf(stderr, "map_of(%llu): %s\n", (unsigned long long)rev, store_errmsg(s));
+    return "(error)";
+  }
+  return c->buf;
+}
+
 #endif

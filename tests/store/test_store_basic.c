@@ -6,27 +6,6 @@
 #include <jansson.h>
 
 /* Collect a map as "kind name=bytes;" text. */
-typedef struct coll { char buf[8192]; size_t n; } coll;
-
-static int collect(void *arg, const store_entry *e, const uint8_t hash[32]) {
-  coll *c = arg;
-  int w = snprintf(c->buf + c->n, sizeof c->buf - c->n, "%s %s=%.*s;",
-                   store_kind_name(e->kind), e->name, (int)e->len, (const char *)e->bytes);
-  (void)hash;
-  if (w > 0 && (size_t)w < sizeof c->buf - c->n) c->n += (size_t)w;
-  return 0;
-}
-
-static const char *map_of(store_env *s, uint64_t rev, coll *c) {
-  c->n = 0;
-  c->buf[0] = '\0';
-  int r = store_map_foreach(s, rev, collect, c);
-  if (r != STORE_OK) {
-    fprintf(stderr, "map_of(%llu): %s\n", (unsigned long long)rev, store_errmsg(s));
-    return "(error)";
-  }
-  return c->buf;
-}
 
 static int stop_after_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   (void)e; (void)hash;
@@ -60,7 +39,7 @@ static void test_hashes(void) {
 static void test_round_trip(void) {
   char dir[4096], err[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   struct stat st;
   uint64_t rev = 99, cur;
   tmp_store(dir, sizeof dir);
@@ -74,7 +53,7 @@ static void test_round_trip(void) {
     CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
   }
   CHECK(store_current(s, &cur) == STORE_OK && cur == 0);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c), "");
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c), "");
 
   store_entry e1[] = {
     ent(STORE_FUNCTION, "area", "(defun area (r) (* 3 r r))"),
@@ -87,7 +66,7 @@ static void test_round_trip(void) {
   CHECK(store_publish(s, 0, &i1, e1, 4, NULL, 0, &rev) == STORE_OK);
   CHECK(rev == 1);
   CHECK(store_current(s, &cur) == STORE_OK && cur == 1);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c),
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c),
             "function area=(defun area (r) (* 3 r r));variable *rate*=0.07;"
             "data \"milk\"=1.20;invariant positive-rate=(> *rate* 0);");
 
@@ -152,29 +131,29 @@ static void test_round_trip(void) {
     const int order[] = { STORE_INVARIANT, STORE_DATA, STORE_FUNCTION };
     size_t counts[3] = { 9, 9, 9 };
     c.n = 0; c.buf[0] = '\0';
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, order, 3, counts, collect, &c) == STORE_OK);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, order, 3, counts, st_coll_entry, &c) == STORE_OK);
     CHECK_STR(c.buf, "invariant positive-rate=(> *rate* 0);data \"bread\"=2.50;"
                      "data \"milk\"=1.20;function area=(defun area (r) (* pi r r));");
     CHECK(counts[0] == 1 && counts[1] == 2 && counts[2] == 1);
     c.n = 0; c.buf[0] = '\0';
-    CHECK(store_map_foreach_kinds(s, 1, order, 3, counts, collect, &c) == STORE_OK);
+    CHECK(store_map_foreach_kinds(s, 1, order, 3, counts, st_coll_entry, &c) == STORE_OK);
     CHECK_STR(c.buf, "invariant positive-rate=(> *rate* 0);data \"milk\"=1.20;"
                      "function area=(defun area (r) (* 3 r r));");
     CHECK(counts[0] == 1 && counts[1] == 1 && counts[2] == 1);
     const int none[] = { STORE_MACRO, STORE_STRUCTURE };
     c.n = 0; c.buf[0] = '\0';
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 2, counts, collect, &c) == STORE_OK);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 2, counts, st_coll_entry, &c) == STORE_OK);
     CHECK_STR(c.buf, "");
     CHECK(counts[0] == 0 && counts[1] == 0);
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 0, NULL, collect, &c) == STORE_OK);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, none, 0, NULL, st_coll_entry, &c) == STORE_OK);
     seen = 0;
     CHECK(store_map_foreach_kinds(s, 2, order, 3, NULL, stop_after_one, &seen) == STORE_OK &&
           seen == 1);
     const int twice[] = { STORE_DATA, STORE_DATA }, bad[] = { 0 };
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, twice, 2, NULL, collect, &c) == STORE_EINVAL);
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, bad, 1, NULL, collect, &c) == STORE_EINVAL);
-    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, NULL, 1, NULL, collect, &c) == STORE_EINVAL);
-    CHECK(store_map_foreach_kinds(s, 3, order, 3, NULL, collect, &c) == STORE_ENOENT);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, twice, 2, NULL, st_coll_entry, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, bad, 1, NULL, st_coll_entry, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, STORE_REV_CURRENT, NULL, 1, NULL, st_coll_entry, &c) == STORE_EINVAL);
+    CHECK(store_map_foreach_kinds(s, 3, order, 3, NULL, st_coll_entry, &c) == STORE_ENOENT);
   }
 
   /* The header of a manifest without its changes. */
@@ -207,7 +186,7 @@ static void test_round_trip(void) {
 static void test_dedup_stale_remove_history(void) {
   char dir[4096], err[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   uint64_t rev, cur;
   store_stat st0, st1;
   tmp_store(dir, sizeof dir);
@@ -239,7 +218,7 @@ static void test_dedup_stale_remove_history(void) {
   /* Removal. */
   store_key rm[] = { { STORE_DATA, "y" } };
   CHECK(store_publish(s, 3, &act, NULL, 0, rm, 1, &rev) == STORE_OK && rev == 4);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c), "data x=1;");
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c), "data x=1;");
   /* Removing what is not there is refused, nothing written. */
   CHECK(store_publish(s, 4, &act, NULL, 0, rm, 1, &rev) == STORE_EINVAL);
   CHECK(strstr(store_errmsg(s), "not in the current map") != NULL);
@@ -247,21 +226,21 @@ static void test_dedup_stale_remove_history(void) {
   /* Put and remove in one publish. */
   store_key rmx[] = { { STORE_DATA, "x" } };
   CHECK(store_publish(s, 4, &act, z, 1, rmx, 1, &rev) == STORE_OK && rev == 5);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c), "data z=9;");
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c), "data z=9;");
 
   /* Old revisions, rebuilt from the deltas. */
-  CHECK_STR(map_of(s, 0, &c), "");
-  CHECK_STR(map_of(s, 1, &c), "data x=1;data y=2;");
-  CHECK_STR(map_of(s, 2, &c), "data x=5;data y=2;");
-  CHECK_STR(map_of(s, 3, &c), "data x=1;data y=2;");
-  CHECK_STR(map_of(s, 4, &c), "data x=1;");
-  CHECK_STR(map_of(s, 5, &c), "data z=9;");
-  CHECK(store_map_foreach(s, 6, collect, &c) == STORE_ENOENT);
+  CHECK_STR(st_map_of(s, 0, &c), "");
+  CHECK_STR(st_map_of(s, 1, &c), "data x=1;data y=2;");
+  CHECK_STR(st_map_of(s, 2, &c), "data x=5;data y=2;");
+  CHECK_STR(st_map_of(s, 3, &c), "data x=1;data y=2;");
+  CHECK_STR(st_map_of(s, 4, &c), "data x=1;");
+  CHECK_STR(st_map_of(s, 5, &c), "data z=9;");
+  CHECK(store_map_foreach(s, 6, st_coll_entry, &c) == STORE_ENOENT);
 
   /* Rollback to 2: a new revision 6 equal to 2; history kept. */
   store_rev_info rb = info_of(STORE_REV_ACTION, 9, "rollback to 2");
   CHECK(store_publish_revert(s, 5, 2, &rb, &rev) == STORE_OK && rev == 6);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c), "data x=5;data y=2;");
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c), "data x=5;data y=2;");
   store_manifest *m = NULL;
   CHECK(store_manifest_read(s, 6, &m) == STORE_OK && m);
   if (m) {
@@ -269,7 +248,7 @@ static void test_dedup_stale_remove_history(void) {
     CHECK(m->nchanges == 3);   /* x changed, y added, z removed */
   }
   store_free(m);
-  CHECK_STR(map_of(s, 5, &c), "data z=9;");
+  CHECK_STR(st_map_of(s, 5, &c), "data z=9;");
   /* Stale rollback refused; rollback beyond CURRENT refused. */
   CHECK(store_publish_revert(s, 5, 1, &rb, &rev) == STORE_ESTALE);
   CHECK(store_publish_revert(s, 6, 7, &rb, &rev) == STORE_ENOENT);
@@ -277,8 +256,8 @@ static void test_dedup_stale_remove_history(void) {
   CHECK(store_publish_revert(s, 6, 6, &rb, &rev) == STORE_OK && rev == 7);
   /* Rollback to the empty map. */
   CHECK(store_publish_revert(s, 7, 0, &rb, &rev) == STORE_OK && rev == 8);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c), "");
-  CHECK_STR(map_of(s, 6, &c), "data x=5;data y=2;");
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c), "");
+  CHECK_STR(st_map_of(s, 6, &c), "data x=5;data y=2;");
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   store_close(s);
   rm_store(dir);
@@ -414,7 +393,7 @@ static void test_closed_std_fds(void) {
 static void test_foreign(void) {
   char dir[4096], err[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   uint64_t rev;
   tmp_store(dir, sizeof dir);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
@@ -426,7 +405,7 @@ static void test_foreign(void) {
   store_rev_info act = info_of(STORE_REV_ACTION, 2, "declare cos");
   act.foreign = "libm.so.6\nlibc.so.6\n";
   CHECK(store_publish(s, 1, &act, e, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
-  CHECK_STR(map_of(s, STORE_REV_CURRENT, &c),
+  CHECK_STR(st_map_of(s, STORE_REV_CURRENT, &c),
             "foreign MY-COS=(define-foreign my-cos \"libm.so.6\" \"cos\" :double (:double));");
   store_manifest *m = NULL;
   CHECK(store_manifest_read(s, 2, &m) == STORE_OK && m);

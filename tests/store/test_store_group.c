@@ -8,27 +8,10 @@
 #include <jansson.h>
 #include <signal.h>
 
-typedef struct coll { char buf[8192]; size_t n; } coll;
-
-static int collect(void *arg, const store_entry *e, const uint8_t hash[32]) {
-  coll *c = arg;
-  int w = snprintf(c->buf + c->n, sizeof c->buf - c->n, "%s %s=%.*s;",
-                   store_kind_name(e->kind), e->name, (int)e->len, (const char *)e->bytes);
-  (void)hash;
-  if (w > 0 && (size_t)w < sizeof c->buf - c->n) c->n += (size_t)w;
-  return 0;
-}
-
-static const char *map_of(store_env *s, uint64_t rev, coll *c) {
-  c->n = 0;
-  c->buf[0] = '\0';
-  if (store_map_foreach(s, rev, collect, c) != STORE_OK) return "(error)";
-  return c->buf;
-}
 
 /* The events from seq on, as "event:attempt[:revision]," text. */
 static int ev_collect(void *arg, uint64_t seq, const char *json, size_t len) {
-  coll *c = arg;
+  st_coll *c = arg;
   json_t *o = json_loadb(json, len, 0, NULL);
   json_t *r = json_object_get(o, "revision");
   char rev[32] = "";
@@ -42,7 +25,7 @@ static int ev_collect(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-static const char *events_from(store_env *s, uint64_t from, coll *c) {
+static const char *events_from(store_env *s, uint64_t from, st_coll *c) {
   c->n = 0;
   c->buf[0] = '\0';
   if (store_events_read(s, from, 0, 0, ev_collect, c) != STORE_OK) return "(error)";
@@ -81,7 +64,7 @@ static store_rev_in rev_in(const store_rev_info *info, const store_entry *ch, si
 static void test_group(void) {
   char dir[4096], err[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   store_manifest *m;
   tmp_store(dir, sizeof dir);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
@@ -143,9 +126,9 @@ static void test_group(void) {
   CHECK_STR(m->summary, "four");
   store_free(m);
   CHECK(store_manifest_read(s, 5, &m) == STORE_ENOENT);
-  CHECK_STR(map_of(s, 2, &c), "function f=(defun f () 1);data k=0;");
-  CHECK_STR(map_of(s, 3, &c), "function f=(defun f () 2);");
-  CHECK_STR(map_of(s, 4, &c), "function f=(defun f () 2);data k=4;");
+  CHECK_STR(st_map_of(s, 2, &c), "function f=(defun f () 1);data k=0;");
+  CHECK_STR(st_map_of(s, 3, &c), "function f=(defun f () 2);");
+  CHECK_STR(st_map_of(s, 4, &c), "function f=(defun f () 2);data k=4;");
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
 
   /* A group whose revisions change nothing and carry no events writes
@@ -206,7 +189,7 @@ static void test_generations_in_callback(void) {
 static void test_all_or_nothing(void) {
   char dir[4096], err[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   tmp_store(dir, sizeof dir);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
   store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
@@ -259,8 +242,8 @@ static void test_all_or_nothing(void) {
   CHECK(store_publish_group(s, 1, g3, 3, STORE_GROUP_ABSENT_OK, NULL, NULL) == STORE_OK);
   CHECK(fx3[0][0] == STORE_ADDED && fx3[0][1] == STORE_SAME && fx3[1][0] == STORE_REMOVED && fx3[2][0] == STORE_SAME);
   CHECK(g3[0].rev == 2 && g3[1].rev == 3 && g3[2].rev == 3 && current(s) == 3);
-  CHECK_STR(map_of(s, 2, &c), "function f=(defun f () 0);function g=(defun g () 1);");
-  CHECK_STR(map_of(s, 3, &c), "function f=(defun f () 0);");
+  CHECK_STR(st_map_of(s, 2, &c), "function f=(defun f () 0);function g=(defun g () 1);");
+  CHECK_STR(st_map_of(s, 3, &c), "function f=(defun f () 0);");
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   store_close(s);
   /* Read-only handles cannot. */
@@ -366,7 +349,7 @@ static void test_random_groups(void) {
   }
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   for (uint64_t r = 1; r <= rev; r++) {
-    coll c, want;
+    st_coll c, want;
     want.n = 0;
     want.buf[0] = '\0';
     /* the store's map order is (kind, name): k0, k1, k10, k11, k2, ... */
@@ -377,7 +360,7 @@ static void test_random_groups(void) {
         want.n += (size_t)snprintf(want.buf + want.n, sizeof want.buf - want.n, "data %s=%d;", names[k],
                                    model[r][k]);
     }
-    CHECK_STR(map_of(s, r, &c), want.buf);
+    CHECK_STR(st_map_of(s, r, &c), want.buf);
   }
   store_close(s);
   rm_store(dir);
@@ -424,7 +407,7 @@ static int child_commit_and_die(const char *dir, void *arg, char *err, size_t n)
 static void test_sync_later(void) {
   char dir[4096], err[1024], msg[1024];
   store_env *s;
-  coll c;
+  st_coll c;
   points pt = {{0}};
   store_options opt = {0};
   opt.hook = record_point;
@@ -439,7 +422,7 @@ static void test_sync_later(void) {
   memset(&pt, 0, sizeof pt);
   CHECK(store_publish_group(s, 1, g, 2, STORE_GROUP_SYNC_LATER, NULL, NULL) == STORE_OK);
   CHECK(g[1].rev == 3 && current(s) == 3);
-  CHECK(!strcmp(map_of(s, 3, &c), "data x=1;data y=2;"));
+  CHECK(!strcmp(st_map_of(s, 3, &c), "data x=1;data y=2;"));
   CHECK(pt.seen[STORE_AT_AFTER_COMMIT] == 1 && pt.seen[STORE_AT_BEFORE_SYNC] == 0);
   uint64_t want = 3;
   CHECK(st_in_child(child_current, dir, &want, msg, sizeof msg) == 0);
@@ -458,7 +441,7 @@ static void test_sync_later(void) {
   CHECK(rc == -SIGKILL);
   if (rc != -SIGKILL) fprintf(stderr, "child: %d %s\n", rc, msg);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
-  CHECK(current(s) == 4 && !strcmp(map_of(s, 4, &c), "data x=1;data y=2;data z=9;"));
+  CHECK(current(s) == 4 && !strcmp(st_map_of(s, 4, &c), "data x=1;data y=2;data z=9;"));
   CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
   store_close(s);
   rm_store(dir);
