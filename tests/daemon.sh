@@ -134,8 +134,7 @@ t pause-again 0 "paused" -- "$JITI" act --store "$S" --generation "$g" --evaluat
 g=$(gen)
 # a call waiting behind the pause says so after a while, and runs once it ends
 JITI_PROGRESS=1 "$JITI" eval --wait --store "$S" 8 >"$tmp/waited.out" 2>"$tmp/waited.err" & waiter=$!
-sleep 2.5
-t call-waiting-told 0 "^jiti eval: no reply yet: .*paused transaction" -- cat "$tmp/waited.err"
+t_until call-waiting-told 0 "^jiti eval: no reply yet: .*paused transaction" -- cat "$tmp/waited.err"
 t resume-wrong-id 1 "invalid-arguments" -- "$JITI" act --store "$S" --generation "$g" --resume p9-9
 t abort 0 "^aborted: everything the paused transaction did is restored" -- "$JITI" act --store "$S" --generation "$g" --abort
 wait "$waiter"; ok call-waited-exit-0 $?
