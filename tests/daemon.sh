@@ -13,31 +13,14 @@ CLIENT=$2
 HOOKS=${3:-}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-daemon.XXXXXX)
-kpids=()
 cleanup() {
-  for p in "${kpids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  kill_kernels
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 S=$tmp/s
 SOCK=$S/kernel.sock
 
-start_kernel() {  # start_kernel DIR [--jiti BINARY] [OPTIONS...]: background, wait until it serves
-  local dir=$1 bin=$JITI; shift
-  if [[ ${1:-} == --jiti ]]; then bin=$2; shift 2; fi
-  "$bin" kernel --store "$dir" "$@" >>"$tmp/kernel.log" 2>&1 &
-  kp=$!
-  kpids+=("$kp")
-  for _ in $(seq 100); do
-    "$JITI" status --store "$dir" >/dev/null 2>&1 && return 0
-    kill -0 "$kp" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
-jfield() {  # jfield FIELD: the integer FIELD of `jiti status --json`
-  "$JITI" status --json --store "$S" | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"
-}
 gen() { jfield generation; }
 wait_idle() {  # until the kernel's state is idle (a fresh worker may still be starting)
   for _ in $(seq 300); do

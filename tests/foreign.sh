@@ -14,30 +14,15 @@ PROBE=$2
 LEAN=$3
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-foreign.XXXXXX)
-kpids=()
 cleanup() {
-  for p in "${kpids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  kill_kernels
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 S=$tmp/s
 LOG=$tmp/kernel.log
 
-start_kernel() {  # start_kernel [OPTIONS...]: on $S, in the background, until it serves
-  "$JITI" kernel --store "$S" "$@" >>"$LOG" 2>&1 &
-  kp=$!
-  kpids+=("$kp")
-  for _ in $(seq 100); do
-    "$JITI" status --store "$S" >/dev/null 2>&1 && return 0
-    kill -0 "$kp" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
 stop_kernel() { "$JITI" stop --store "$S" >/dev/null; wait "$kp" 2>/dev/null; }
-jfield() {  # jfield FIELD: the integer FIELD of `jiti status --json`
-  "$JITI" status --json --store "$S" | sed -n "s/^ *\"$1\": \([0-9]*\),*$/\1/p"
-}
 wait_idle() {  # until a fresh worker serves
   for _ in $(seq 300); do
     "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *idle" && return 0
@@ -102,7 +87,7 @@ ok recover-missing-symbol-status $?
 t recover-missing-symbol 0 "foreign function GADD \(library $GONE, symbol probe_add\) is unavailable: .*probe_add" -- cat "$tmp/err"
 
 # --- the kernel: the grant in status; a missing symbol at its start
-start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE" --allow-foreign libnothere.so.9
+start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE" --allow-foreign libnothere.so.9
 ok kernel-starts $?
 t status-grant 0 "foreign: +libm.so.6 $PROBE $GONE libnothere.so.9"$'\n'" +libnothere.so.9 did not open" \
   -- "$JITI" status --store "$S"
@@ -120,7 +105,7 @@ stop_kernel
 
 # --- granted again (the library has its symbol again): the declaration works
 cp "$PROBE" "$GONE"
-start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
+start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
 ok kernel-regranted $?
 t regranted-call 0 "^5$" -- "$JITI" eval --store "$S" '(gadd 2 3)'
 out=$("$JITI" status --store "$S"); ok regranted-no-error "$([[ $out != *"did not open"* ]]; echo $?)"
@@ -148,9 +133,9 @@ t crash-events 0 "interrupted +attempt" -- "$JITI" events --store "$S" -n 20
 stop_kernel
 
 # --- kill -9 of the kernel: the next one re-creates every foreign entry
-start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
+start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
 kill -9 "$kp"; wait "$kp" 2>/dev/null
-start_kernel --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
+start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE"
 ok kernel-after-kill $?
 t after-kill-calls 0 "^\(1.0d0 5 5 7\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (padd 2 3) (gadd 2 3) (pfault 7))'
 stop_kernel

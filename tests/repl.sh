@@ -12,26 +12,14 @@ set -u
 JITI=$1
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-repl.XXXXXX)
-kpids=()
 cleanup() {
-  for p in "${kpids[@]}" $(cat "$tmp"/kpid.* 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+  kill_kernels
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 S=$tmp/s
 unset JITI_REPL_HISTORY JITI_STORE
 
-start_kernel() {  # start_kernel DIR: background, wait until it serves (no fuel limit:
-                  # the long call the Ctrl-C test interrupts must outlast 0.5 s)
-  "$JITI" kernel --store "$1" --fuel 0 >>"$tmp/kernel.log" 2>&1 &
-  kpids+=("$!")
-  echo "$!" >"$tmp/kpid.$!"
-  for _ in $(seq 100); do
-    "$JITI" status --store "$1" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  return 1
-}
 repl() {  # repl INPUT: pipe INPUT into a session on $S
   printf '%s' "$1" | timeout 60 "$JITI" repl --store "$S"
 }
@@ -70,7 +58,7 @@ t store-needs-dir 2 "" -- "$JITI" repl --store
 t no-kernel 1 "^jiti repl: no kernel is running for $S; start one with: jiti kernel --store $S$" -- \
   repl $'(+ 1 2)\n'
 
-start_kernel "$S"; ok kernel-starts $?
+start_kernel "$S" --fuel 0; ok kernel-starts $?  # no fuel limit: the call Ctrl-C interrupts must outlast 0.5 s
 value '(world-put :keep 42)' >/dev/null
 
 # --- one piped session
@@ -146,7 +134,7 @@ t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-functio
 out=$( { printf '(+ 1 2)\n'; sleep 0.5
          "$JITI" stop --store "$S" >/dev/null
          printf '(+ 2 3)\n'; sleep 0.5
-         start_kernel "$S"
+         start_kernel "$S" --fuel 0
          printf '(+ 3 4)\n:quit\n'; } | timeout 60 "$JITI" repl --store "$S" 2>&1); st=$?
 ok restart-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
 has restart-before $'^3\n'
