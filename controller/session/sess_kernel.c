@@ -15,10 +15,9 @@ static double mono(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-json_t *sess_call(sess_Session *s, json_t *req) {
-  json_t *rep = NULL;
-  double t0 = mono();
-  int rc = kclient_call(s->k, req, &rep, s->intr);
+/* A kernel call that took since t0 ended with rc: counted; the reply, or
+** NULL after saying why (nothing when interrupted: the caller says so). */
+static json_t *call_ended(sess_Session *s, double t0, int rc, json_t *rep) {
   s->t.kernel_seconds += mono() - t0;
   s->kernel_calls++;
   if (rc == KCLIENT_OK) return rep;
@@ -28,22 +27,23 @@ json_t *sess_call(sess_Session *s, json_t *req) {
   return NULL;
 }
 
+json_t *sess_call(sess_Session *s, json_t *req) {
+  json_t *rep = NULL;
+  double t0 = mono();
+  int rc = kclient_call(s->k, req, &rep, s->intr);
+  return call_ended(s, t0, rc, rep);
+}
+
 static void retry_progress(const char *line) { fprintf(stderr, "jiti session: %s\n", line); }
 
 /* An act carries an idempotency key: when the connection drops before its
 ** reply (the kernel was restarted), it is sent again with the same key for
 ** up to 30 s (kclient_call_keyed), so a step never runs twice. */
 static json_t *act_keyed(sess_Session *s, json_t *req) {
-  json_t *rep;
+  json_t *rep = NULL;
   double t0 = mono();
   int rc = kclient_call_keyed(s->k, req, NULL, 30, retry_progress, s->intr, &rep);
-  s->t.kernel_seconds += mono() - t0;
-  s->kernel_calls++;
-  if (rc == KCLIENT_OK) return rep;
-  if (rc != KCLIENT_INTERRUPTED)
-    fprintf(stderr, "jiti session: lost the connection to the kernel of %s (is it still running? 'jiti status "
-                    "--store %s')\n", s->o->store, s->o->store);
-  return NULL;
+  return call_ended(s, t0, rc, rep);
 }
 
 void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync) {
