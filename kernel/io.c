@@ -533,6 +533,15 @@ JT_FN(f_make_string_output_stream_to)
   return st;
 }
 
+/* The length of a sequence read-sequence or write-sequence take: a string,
+** a simple vector or a list (type-error otherwise). */
+static size_t stream_seq_length(jt_State *S, jt_V seq) {
+  if (jt_isstring(seq)) return jt_str_(seq)->len;
+  if (jt_isvector(seq)) return jt_vec_(seq)->len;
+  if (jt_islist(seq)) return jt_list_length(S, seq);
+  jt_type_error(S, seq, JT_SYM(S, SEQUENCE));
+}
+
 /* (read-sequence sequence stream &key start end) => index of the first
 ** element not filled */
 JT_FN(f_read_sequence)
@@ -542,10 +551,7 @@ JT_FN(f_read_sequence)
   jt_V st = jt_input_stream(S, argv[1]);
   jt_V kv[2];
   jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
-  size_t len = jt_isstring(seq) ? jt_str_(seq)->len
-             : jt_isvector(seq) ? jt_vec_(seq)->len
-             : jt_islist(seq) ? jt_list_length(S, seq)
-             : (jt_type_error(S, seq, JT_SYM(S, SEQUENCE)), 0);
+  size_t len = stream_seq_length(S, seq);
   size_t start, end, i;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
   jt_V l = seq;
@@ -575,10 +581,7 @@ JT_FN(f_write_sequence)
   jt_V st = jt_output_stream(S, argv[1]);
   jt_V kv[2];
   jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
-  size_t len = jt_isstring(seq) ? jt_str_(seq)->len
-             : jt_isvector(seq) ? jt_vec_(seq)->len
-             : jt_islist(seq) ? jt_list_length(S, seq)
-             : (jt_type_error(S, seq, JT_SYM(S, SEQUENCE)), 0);
+  size_t len = stream_seq_length(S, seq);
   size_t start, end;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
   if (jt_isstring(seq)) {
