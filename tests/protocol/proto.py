@@ -142,6 +142,16 @@ def _die_with_parent():
     _libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+def run_jiti(*args, check=False, timeout=120):
+    """`jiti ARGS...` as a command, its output captured as text; with check,
+    a non-zero exit is an AssertionError naming the command and its output.
+    timeout (seconds) is multiplied by SLOW."""
+    r = subprocess.run([JITI] + list(args), capture_output=True, text=True, timeout=timeout * SLOW)
+    if check and r.returncode != 0:
+        raise AssertionError('jiti %s: exit %d: %s%s' % (' '.join(args), r.returncode, r.stdout, r.stderr))
+    return r
+
+
 def kill_all_kernels():
     for k in list(_KERNELS):
         k.kill()

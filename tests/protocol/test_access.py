@@ -30,8 +30,8 @@ def run(R):
     R.run('access/eval-retries-across-a-kill', eval_retries)
 
 
-def jiti(*args, **kw):
-    return subprocess.run([proto.JITI] + list(args), capture_output=True, text=True, timeout=60 * proto.SLOW, **kw)
+def jiti(*args):
+    return proto.run_jiti(*args, timeout=60)
 
 
 def hold(k, n):

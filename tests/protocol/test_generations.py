@@ -9,7 +9,6 @@ property test over random sequences of all of them.
 """
 import os
 import random
-import subprocess
 
 import proto
 from proto import Kernel, expect_error, expect_ok, wait_for
@@ -29,10 +28,7 @@ def run(R):
 
 
 def jiti(*args, check=True):
-    r = subprocess.run([proto.JITI] + list(args), capture_output=True, text=True, timeout=120 * proto.SLOW)
-    if check and r.returncode != 0:
-        raise AssertionError('jiti %s: exit %d: %s%s' % (' '.join(args), r.returncode, r.stdout, r.stderr))
-    return r
+    return proto.run_jiti(*args, check=check)
 
 
 def act(k, gen, source):
