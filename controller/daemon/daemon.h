@@ -31,7 +31,7 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
-#include <poll.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -58,6 +58,7 @@ typedef struct Client {
   char *out;
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
+  unsigned polled;      /* the events its epoll entry asks for (dloop.c) */
   int subscribed;       /* receives event lines */
   int reserved;         /* accepted into an operator slot: status and stop only */
   int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
@@ -164,7 +165,8 @@ typedef struct Daemon {
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
-  struct pollfd *pfd;    /* the poll loop's, one per client and two */
+  int ep;                /* epoll set of the clients (dloop.c) */
+  struct epoll_event *eev;  /* its ready list, one per client */
   int nclients, max_clients;
   double idle_timeout;   /* close a connection idle this long (0: never) */
   double idle_sweep;     /* daemon_now() of the next look for idle ones */
