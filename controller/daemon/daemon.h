@@ -16,8 +16,8 @@
 **                durable revisions, held, then published together in one
 **                store transaction (or undone together), answered once
 **                synced
-**   dsync.c      the thread that finishes a group's commit (its sync) off
-**                the loop
+**   dsync.c      the store writer: the thread that writes a group and
+**                syncs it off the loop; dstore() for everything else
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
 **   dkeys.c      idempotency keys: outcomes replayed to retried requests
@@ -136,7 +136,7 @@ typedef struct Held {
 #define GROUP_DELAY 0.002     /* s a held call waits for the calls the worker is finishing */
 typedef struct Synced {
   size_t n;              /* its calls */
-  uint64_t seq;          /* durable once the sync thread covered this many commits */
+  uint64_t seq;          /* durable once a sync covered this many commits */
   uint64_t rev0, gen0;   /* the durable revision and generation before it */
   uint64_t first_event;  /* its events in the store: first_event.. */
   size_t nevents;
@@ -144,10 +144,26 @@ typedef struct Synced {
 
 typedef struct DSync DSync;
 
+/* A group handed to the store writer (dsync.c): store_publish_group's
+** arguments, and what came of it. */
+typedef struct DWrite {
+  uint64_t parent;
+  store_rev_in *in;
+  size_t nin;
+  unsigned flags;
+  store_group_fn decided;
+  void *arg;
+  uint64_t seq;          /* the commit's number (Group.seq) */
+  int rc;                /* store_publish_group's */
+  char err[1024];        /* its message when rc is not STORE_OK */
+} DWrite;
+
 typedef struct Group {
   Held *v;               /* FIFO: v[head..head+n), oldest first; the first
                             `committed` are written, awaiting their sync */
   size_t head, n, cap, committed;
+  size_t writing;        /* the next calls after those, in a group the store
+                            writer has (dsync.c) */
   Synced syncing[GROUP_SYNCING_MAX];
   size_t nsyncing;
   uint64_t seq;          /* commits made that wait for a sync */
@@ -161,7 +177,7 @@ typedef struct Daemon {
   const char *dir;
   char sock[128];
   char pidfile[4096];
-  store_env *s;
+  store_env *store;      /* reached through dstore() only (dsync.c) */
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
@@ -264,6 +280,9 @@ void dqueue_pending_free(Pending *p);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n);
+                                      /* events taken out of the buffer and not
+                                      ** written go back to its front (steals) */
 void devents_flush(Daemon *D);        /* write the buffered events (and the
                                       ** generation), tell subscribers */
 void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
@@ -272,7 +291,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the 
                                                     ** from seq first on */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
-                                      ** page synced by the sync thread */
+                                      ** page synced by the store writer */
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
@@ -299,16 +318,21 @@ double dgroup_due(Daemon *D);         /* seconds until held calls are published 
                                       ** worker is doing; < 0: none held */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
-void dgroup_synced(Daemon *D);        /* the sync thread woke the loop: answer what is durable */
+void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
 void dgroup_sync_later(Daemon *D);    /* a commit made with its meta sync left to the
-                                      ** sync thread: ask the thread for it */
+                                      ** store writer: ask it for that */
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */
-void dsync_stop(Daemon *D);           /* waits for a sync under way */
-int dsync_fd(Daemon *D);              /* readable when a sync ended; -1 */
+void dsync_stop(Daemon *D);           /* waits for a write or sync under way */
+int dsync_fd(Daemon *D);              /* readable when a write or a sync ended; -1 */
+void dsync_write(Daemon *D, DWrite *w);  /* write a group (only when !dsync_busy) */
+int dsync_busy(Daemon *D);            /* 1: a group is handed over, being written, or
+                                      ** written and not yet taken (dsync_written) */
+DWrite *dsync_written(Daemon *D);     /* the group written since the last call, or NULL */
+store_env *dstore(Daemon *D);         /* the store, once no group is being written */
 void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable */
 /* The commits made durable so far (and drain the wake-up); -1 when a sync
 ** failed, its reason in err. */

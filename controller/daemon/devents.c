@@ -15,24 +15,32 @@
 ** (seq, time, secrets redacted).
 */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "daemon.h"
 
 #define EVENT_DELAY 0.010
 #define EVENT_BATCH 512
 
+/* Room for `need` events; -1 when out of memory (the buffer unchanged). */
+static int grow(EventBuf *b, size_t need) {
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < need) cap *= 2;
+  json_t **e = realloc(b->ev, cap * sizeof *e);
+  if (!e) return -1;
+  b->ev = e;
+  int64_t *tm = realloc(b->time_ms, cap * sizeof *tm);
+  if (!tm) return -1;
+  b->time_ms = tm;
+  b->cap = cap;
+  return 0;
+}
+
 void devents_add(Daemon *D, json_t *ev) {
   if (!ev) return;
   dkeys_tag_event(D, ev);
   EventBuf *b = &D->events;
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    json_t **e = realloc(b->ev, cap * sizeof *e);
-    if (e) b->ev = e;
-    int64_t *tm = e ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
-    if (tm) { b->time_ms = tm; b->cap = cap; }
-  }
-  if (b->n == b->cap) {
+  if (b->n == b->cap && grow(b, b->n + 1) != 0) {
     dlog(D, "could not record an event: out of memory");
     json_decref(ev);
     return;
@@ -61,15 +69,18 @@ static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
+  /* a group being written takes what is buffered by its end, or the next
+  ** timed flush does: the loop does not wait for the writer for these */
+  if (later && dsync_busy(D)) return;
   uint64_t first = 0;
   later = later && D->sync && !gen;
-  int rc = gen     ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
-           : later ? store_events_append_later(D->s, b->ev, b->time_ms, b->n, &first)
-                   : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
+  int rc = gen     ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
+           : later ? store_events_append_later(dstore(D), b->ev, b->time_ms, b->n, &first)
+                   : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
   if (rc == STORE_OK && later) dgroup_sync_later(D);
   if (rc != STORE_OK) {
     dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
-         gen ? " and the generation" : "", store_errmsg(D->s));
+         gen ? " and the generation" : "", store_errmsg(dstore(D)));
     first = 0;
   } else if (gen) {
     D->gen_saved = D->gen;
@@ -78,6 +89,23 @@ static void flush(Daemon *D, int later) {
 }
 
 void devents_flush(Daemon *D) { flush(D, 0); }
+
+void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n) {
+  EventBuf *b = &D->events;
+  if (!n) return;
+  if (b->n + n > b->cap && grow(b, b->n + n) != 0) {
+    dlog(D, "could not keep %zu event%s to write later: out of memory", n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) json_decref(ev[i]);
+    return;
+  }
+  /* they came before those buffered since: in front of them */
+  memmove(b->ev + n, b->ev, b->n * sizeof *b->ev);
+  memmove(b->time_ms + n, b->time_ms, b->n * sizeof *b->time_ms);
+  memcpy(b->ev, ev, n * sizeof *ev);
+  memcpy(b->time_ms, time_ms, n * sizeof *time_ms);
+  if (!b->n) b->first = daemon_now();
+  b->n += n;
+}
 
 void devents_flush_due(Daemon *D) { flush(D, 1); }
 
@@ -89,7 +117,7 @@ void devents_written(Daemon *D, uint64_t first) {
   ** this commit synced in full (they are told in order) */
   if (first && D->subscribers) {
     uint64_t told = D->events.told;
-    store_events_read(D->s, told && told < first ? told + 1 : first, 0, 0, fan_out, D);
+    store_events_read(dstore(D), told && told < first ? told + 1 : first, 0, 0, fan_out, D);
   } else if (!D->subscribers) {
     D->events.told = 0;
   }
@@ -105,7 +133,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n) {
   }
   if (!first || !n || D->events.told >= first + n - 1) return;   /* told already */
   uint64_t from = D->events.told >= first ? D->events.told + 1 : first;
-  store_events_read(D->s, from, (size_t)(first + n - from), 0, fan_out, D);
+  store_events_read(dstore(D), from, (size_t)(first + n - from), 0, fan_out, D);
 }
 
 double devents_due(Daemon *D) {

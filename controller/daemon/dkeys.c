@@ -112,7 +112,7 @@ int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   /* read back from the store: the revision's changes, from its manifest */
   json_t *rev = json_object_get(r, "revision");
   if (json_is_true(json_object_get(r, "ok")) && rev && !json_object_get(r, "changes"))
-    json_object_set_new(r, "changes", storeio_revision_changes(D->s, (uint64_t)json_integer_value(rev)));
+    json_object_set_new(r, "changes", storeio_revision_changes(dstore(D), (uint64_t)json_integer_value(rev)));
   dclients_reply(D, client, id, r);
   return 1;
 }
@@ -170,7 +170,7 @@ static int load_event(void *arg, uint64_t seq, const char *json, size_t len) {
 
 void dkeys_load(Daemon *D) {
   /* newest first: a key seen twice keeps its newest outcome */
-  store_events_read(D->s, 0, DKEYS_LOAD, STORE_NEWEST_FIRST, load_event, D);
+  store_events_read(dstore(D), 0, DKEYS_LOAD, STORE_NEWEST_FIRST, load_event, D);
 }
 
 void dkeys_tag_event(Daemon *D, json_t *ev) {

@@ -129,10 +129,10 @@ static int open_store(Daemon *D, char *err, size_t errlen) {
       opt.hook_arg = &k;
     }
   }
-  return store_open_with(D->dir, 0, &opt, &D->s, err, errlen);
+  return store_open_with(D->dir, 0, &opt, &D->store, err, errlen);
 }
 #else
-static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->s, err, errlen); }
+static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->store, err, errlen); }
 #endif
 
 static int kernel_run(Daemon *D, int ready_fd) {
@@ -160,18 +160,18 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   uint64_t cur = 0;
-  if (store_current(D->s, &cur) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+  if (store_current(dstore(D), &cur) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
   if (cur == 0) {
     store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL, NULL};
-    if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
-      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
+    if (store_publish(dstore(D), 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
+      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(dstore(D)));
       return EXIT_FAIL;
     }
   }
-  if (store_verify(D->s, 0, err, sizeof err) != STORE_OK) {
+  if (store_verify(dstore(D), 0, err, sizeof err) != STORE_OK) {
     fprintf(stderr, "jiti kernel: the store at %s is damaged: %s\nrun 'jiti recover-session --store %s' "
             "for details; the kernel did not start\n", D->dir, err, D->dir);
     return EXIT_FAIL;
@@ -185,14 +185,14 @@ static int kernel_run(Daemon *D, int ready_fd) {
   D->revision = cur;
   /* past every generation ever handed out for this store (by an earlier
   ** kernel, killed or not, or an offline command) */
-  if (store_generation(D->s, &D->gen_saved) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+  if (store_generation(dstore(D), &D->gen_saved) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
   D->base = D->gen_saved + 1;
   uint64_t interrupted = 0;
-  store_mark_interrupted(D->s, &interrupted);
-  D->next_attempt = storeio_next_attempt(D->s);
+  store_mark_interrupted(dstore(D), &interrupted);
+  D->next_attempt = storeio_next_attempt(dstore(D));
   dkeys_load(D);
   if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
@@ -380,7 +380,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   dlog_flush(D);
   free(D->log.buf);
   dsync_stop(D);
-  store_close(D->s);
+  store_close(dstore(D));
   return EXIT_OK;
 }
 
