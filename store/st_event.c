@@ -36,12 +36,13 @@ int store_event_is_outcome(int ev) {
 ** a word can only start at a letter that starts one (member names are
 ** short, and every event's are checked). */
 static int secret_key(const char *k) {
-  static const char *const words[] = { "key", "token", "secret", "authorization", "password" };
+  static const struct { const char *w; size_t n; } words[] = {
+    { "key", 3 }, { "token", 5 }, { "secret", 6 }, { "authorization", 13 }, { "password", 8 } };
   for (; *k; k++) {
     int c = *k | 0x20;   /* ASCII letters to lower case; the words are ASCII */
     if (c != 'k' && c != 't' && c != 's' && c != 'a' && c != 'p') continue;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-      if (words[i][0] == c && !strncasecmp(k, words[i], strlen(words[i]))) return 1;
+      if (words[i].w[0] == c && !strncasecmp(k, words[i].w, words[i].n)) return 1;
   }
   return 0;
 }

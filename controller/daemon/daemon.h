@@ -143,20 +143,19 @@ typedef struct Synced {
 } Synced;
 
 typedef struct DSync DSync;
+typedef struct Daemon Daemon;
 
-/* A group handed to the store writer (dsync.c): store_publish_group's
-** arguments, and what came of it. */
-typedef struct DWrite {
-  uint64_t parent;
-  store_rev_in *in;
-  size_t nin;
-  unsigned flags;
-  store_group_fn decided;
-  void *arg;
+/* A write handed to the store writer (dsync.c): a group of calls
+** (dgroup.c) or a batch of events (devents.c), embedded first in what
+** the write needs. */
+typedef struct DWrite DWrite;
+struct DWrite {
+  int (*run)(store_env *s, DWrite *w);   /* on the writer thread: the store call */
+  void (*done)(Daemon *D, DWrite *w);    /* then on the loop: what came of it */
   uint64_t seq;          /* the commit's number (Group.seq) */
-  int rc;                /* store_publish_group's */
-  char err[1024];        /* its message when rc is not STORE_OK */
-} DWrite;
+  int rc;                /* run's STORE_ code */
+  char err[1024];        /* the store's message when rc is not STORE_OK */
+};
 
 typedef struct Group {
   Held *v;               /* FIFO: v[head..head+n), oldest first; the first
@@ -239,6 +238,11 @@ static inline double daemon_now(void) {
 void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
 void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next events write */
     __attribute__((format(printf, 2, 3)));
+/* The line of a finished attempt, buffered as dlog_soon's: "attempt N OP
+** OUTCOME[ EXTRA] (T ms since t0, generation G)[ -> revision REV]: source"
+** (rev 0: none; extra may be NULL). */
+void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
+                  uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
 
 /* dclients.c */
@@ -321,18 +325,16 @@ void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
-void dgroup_sync_later(Daemon *D);    /* a commit made with its meta sync left to the
-                                      ** store writer: ask it for that */
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */
 void dsync_stop(Daemon *D);           /* waits for a write or sync under way */
 int dsync_fd(Daemon *D);              /* readable when a write or a sync ended; -1 */
-void dsync_write(Daemon *D, DWrite *w);  /* write a group (only when !dsync_busy) */
-int dsync_busy(Daemon *D);            /* 1: a group is handed over, being written, or
-                                      ** written and not yet taken (dsync_written) */
-DWrite *dsync_written(Daemon *D);     /* the group written since the last call, or NULL */
-store_env *dstore(Daemon *D);         /* the store, once no group is being written */
+void dsync_write(Daemon *D, DWrite *w);  /* hand a write over (only when !dsync_busy) */
+int dsync_busy(Daemon *D);            /* 1: a write is handed over, under way, or
+                                      ** ended and not yet settled */
+void dsync_settle(Daemon *D);         /* the write just ended, if any: its done() */
+store_env *dstore(Daemon *D);         /* the store, once no write is under way */
 void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable */
 /* The commits made durable so far (and drain the wake-up); -1 when a sync
 ** failed, its reason in err. */

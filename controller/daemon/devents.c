@@ -7,8 +7,8 @@
 ** transaction of any revision published (a revision is never durable
 ** without the events that led to it), when a transaction pauses, at
 ** shutdown, and otherwise EVENT_DELAY after the oldest was buffered (or
-** once EVENT_BATCH are waiting), the meta page's sync then left to the sync
-** thread.  A kernel killed in between loses at most those last few
+** once EVENT_BATCH are waiting) by the store writer thread, the meta
+** page's sync left for later.  A kernel killed in between loses at most those last few
 ** milliseconds of events, never a revision.  A generation that moved without a revision (a
 ** pause, a resume, a new worker) is recorded with them, before any reply
 ** can carry it.  Subscribers get each event once it is stored, as stored
@@ -61,23 +61,58 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-/* later: the meta page's sync is left to the sync thread (the timed
-** flushes: they would otherwise hold the loop for two syncs every
-** EVENT_DELAY while calls run); a generation that moved is always synced
-** in full, before any reply can carry it. */
+/* A timed write of the buffered events, on the store writer (dsync.c). */
+typedef struct EvWrite {
+  DWrite w;                  /* first: the writer's handle on it */
+  json_t **ev;
+  int64_t *time_ms;
+  size_t n;
+  uint64_t first;            /* the seq of the first, once written */
+} EvWrite;
+
+static int write_events(store_env *s, DWrite *w) {
+  EvWrite *e = (EvWrite *)w;
+  return store_events_append_later(s, e->ev, e->time_ms, e->n, &e->first);
+}
+
+static void events_written(Daemon *D, DWrite *w) {
+  EvWrite *e = (EvWrite *)w;
+  if (w->rc != STORE_OK)
+    dlog(D, "could not record %zu event%s: %s", e->n, e->n == 1 ? "" : "s", w->err);
+  else
+    devents_tell(D, e->first, e->n);
+  for (size_t i = 0; i < e->n; i++) json_decref(e->ev[i]);
+  free(e->ev);
+  free(e->time_ms);
+  free(e);
+  dlog_flush(D);  /* the transactions' log lines go with their events */
+}
+
+/* later: a timed flush.  The store writer makes it (its meta page's sync
+** left for later, as a group's), so that the loop does not wait for a
+** sync every EVENT_DELAY while calls run; while the writer is busy the
+** events wait (a group written meanwhile takes them along).  A generation
+** that moved is always written here and synced in full, before any reply
+** can carry it. */
 static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
-  /* a group being written takes what is buffered by its end, or the next
-  ** timed flush does: the loop does not wait for the writer for these */
-  if (later && dsync_busy(D)) return;
+  if (later && D->sync && !gen) {
+    EvWrite *e;
+    if (dsync_busy(D) || !(e = malloc(sizeof *e))) return;
+    /* the buffer's arrays go with the write; the next event gets new ones */
+    *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, ""}, b->ev, b->time_ms, b->n, 0};
+    b->ev = NULL;
+    b->time_ms = NULL;
+    b->n = b->cap = 0;
+    dsync_write(D, &e->w);
+    dsync_want(D, e->w.seq);
+    return;
+  }
   uint64_t first = 0;
-  later = later && D->sync && !gen;
-  int rc = gen     ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
-           : later ? store_events_append_later(dstore(D), b->ev, b->time_ms, b->n, &first)
-                   : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
-  if (rc == STORE_OK && later) dgroup_sync_later(D);
+  int rc = gen ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
+               : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
   if (rc != STORE_OK) {
     dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
          gen ? " and the generation" : "", store_errmsg(dstore(D)));

@@ -75,8 +75,6 @@ int dgroup_waits(Daemon *D, uint64_t client) {
   return 0;
 }
 
-static void take_written(Daemon *D);
-
 /* ------------------------------------------------------------ outcomes */
 
 static const char UNDONE[] =
@@ -139,7 +137,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
       /* a group being written is let finish first: the undo must not
       ** reach it in the worker if the store keeps it */
       dstore(D);
-      take_written(D);
+      dsync_settle(D);
       if (g->restoring) return 1;   /* it failed: undone with all above it */
       for (size_t i = g->committed; i < g->n; i++) {   /* those written stand */
         Held *o = at(g, i);
@@ -174,7 +172,8 @@ typedef struct Rev {
 ** holding calls (the FIFO may move) while it is written.  Its calls are
 ** v[committed..committed+ncalls) of the FIFO. */
 typedef struct Pub {
-  DWrite w;
+  DWrite w;                  /* first: the writer's handle on it */
+  uint64_t parent;           /* the revision it is written on */
   size_t ncalls, nrevs, nbuffered;
   uint64_t gen;              /* the generation before the group */
   uint64_t restarts;         /* the worker it ran in (Daemon.restarts) */
@@ -389,6 +388,9 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   return p;
 }
 
+static int write_group(store_env *s, DWrite *w);
+static void written(Daemon *D, DWrite *w);
+
 void dgroup_publish(Daemon *D) {
   Group *g = &D->group;
   size_t c = g->committed;
@@ -422,15 +424,22 @@ void dgroup_publish(Daemon *D) {
     failed(D, c, err, 1);
     return;
   }
-  /* the meta page's sync is the writer's too: the loop goes on meanwhile */
-  p->w = (DWrite){D->revision, p->in, nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER, decided, p,
-                  ++g->seq, STORE_OK, ""};
+  p->parent = D->revision;
+  p->w = (DWrite){write_group, written, ++g->seq, STORE_OK, ""};
   g->writing = p->ncalls;
   dsync_write(D, &p->w);
 }
 
-/* The writer is done with group p (dsync.c). */
-static void written(Daemon *D, Pub *p) {
+/* On the writer thread; the meta page's sync is the writer's too. */
+static int write_group(store_env *s, DWrite *w) {
+  Pub *p = (Pub *)w;
+  return store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
+                             decided, p);
+}
+
+/* Back on the loop: the writer is done with the group. */
+static void written(Daemon *D, DWrite *w) {
+  Pub *p = (Pub *)w;
   Group *g = &D->group;
   size_t c = g->committed;
   int same_worker = p->restarts == D->restarts;
@@ -481,12 +490,6 @@ static void written(Daemon *D, Pub *p) {
   pub_free(p);
 }
 
-/* Take the group the writer finished, if any. */
-static void take_written(Daemon *D) {
-  DWrite *w = dsync_written(D);
-  if (w) written(D, (Pub *)w);   /* w is its Pub's first member */
-}
-
 /* The oldest group syncing is durable: its subscribers' events, then its
 ** answers. */
 static void answer(Daemon *D) {
@@ -499,11 +502,8 @@ static void answer(Daemon *D) {
     Held *h = at(g, 0);
     json_t *rep = h->reply;
     h->reply = NULL;
-    char src[80];
-    request_snippet(h->source, src, sizeof src);
-    dlog_soon(D, "attempt %" PRIu64 " call %s (%.1f ms, generation %" PRIu64 ") -> revision %" PRIu64 ": %s",
-              h->attempt, json_string_value(json_object_get(rep, "outcome")), (daemon_now() - h->t0) * 1000, h->gen,
-              h->rev, src);
+    dlog_attempt(D, h->attempt, "call", json_string_value(json_object_get(rep, "outcome")), NULL, h->t0, h->gen,
+                 h->rev, h->source);
     dclients_reply(D, h->client, h->id, rep);
     held_free(h);
     g->head = (g->head + 1) % g->cap;
@@ -525,12 +525,10 @@ void dgroup_synced(Daemon *D) {
     dlog_flush(D);
     _exit(EXIT_FAIL);
   }
-  take_written(D);
+  dsync_settle(D);
   while (g->nsyncing && g->syncing[0].seq <= done) answer(D);
   dlog_flush(D);
 }
-
-void dgroup_sync_later(Daemon *D) { dsync_want(D, ++D->group.seq); }
 
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
   Group *g = &D->group;

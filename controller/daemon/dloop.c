@@ -349,6 +349,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
   }
   /* clean shutdown */
   dworker_stop(D);
+  dstore(D);         /* a timed write of events under way ends and is told */
+  dsync_settle(D);
   devents_flush(D);  /* subscribers get the last outcomes before they are cut off */
   for (int i = 0; i < D->nclients; i++) {  /* best effort: deliver what is pending */
     Client *c = D->clients[i];

@@ -66,11 +66,7 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
 
 static void finish_txn(Daemon *D, const char *reason, const char *extra) {
   Txn *t = &D->cur;
-  char src[80];
-  request_snippet(t->source, src, sizeof src);
-  dlog_soon(D, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
-            proto_op_name(t->op), reason, extra ? " " : "", extra ? extra : "", (daemon_now() - t->t0) * 1000,
-            D->gen, src);
+  dlog_attempt(D, t->attempt, proto_op_name(t->op), reason, extra, t->t0, D->gen, 0, t->source);
   txn_clear(D);
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");

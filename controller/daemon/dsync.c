@@ -1,32 +1,34 @@
 /*
-** dsync.c — the store writer: a group commit's store transaction and its
-** syncs, off the poll loop (daemon.h, docs/transactions.md "Group commit").
+** dsync.c — the store writer: the daemon's routine store transactions and
+** their syncs, off the poll loop (daemon.h, docs/transactions.md "Group
+** commit").
 **
 ** An LMDB commit syncs twice: the new pages, then the meta page that makes
 ** them CURRENT.  A group of calls waits for both before its replies go out;
 ** if the loop made those syncs itself, the worker and every client would
 ** wait with it, and fifty clients would move in one convoy, group after
-** group.  So the loop hands a prepared group to this thread (dsync_write),
-** which writes it with store_publish_group (STORE_GROUP_SYNC_LATER: the
-** commit returns after the first sync) and wakes the loop through an
-** eventfd; the loop takes the result (dsync_written) and asks for the
+** group.  So the loop hands a prepared write — a group of calls
+** (dgroup.c), or the events buffered for 10 ms (devents.c) — to this
+** thread (dsync_write), which runs its store transaction (with the meta
+** page's sync left for later) and wakes the loop through an eventfd; the
+** loop settles it (dsync_settle: the write's done()) and asks for the
 ** meta page's sync (dsync_want, with the number of commits made so far).
 ** Meanwhile the loop goes on reading outcomes and requests, and the calls
 ** of the clients already answered run in the worker: they are the next
 ** group.
 **
-** The thread prefers a waiting group to a sync: the next commit's first
+** The thread prefers a waiting write to a sync: the next commit's first
 ** sync covers the meta pages written before it, so under load each group
 ** costs one sync, and a slow disk gives larger groups, not a queue.  It
 ** records the highest commit number a sync covered; a group is durable —
 ** its calls are answered — once that number reaches its own.
 **
-** While a group is being written the thread owns the store handle: the
-** loop reaches the store only through dstore(), which first waits for the
-** write under way (the store handle is not shared between threads, and an
-** LMDB map may only grow while no transaction of the process is open).
-** The thread shares nothing else with the loop but the fields below, under
-** the mutex; the group's objects are the loop's again once written.
+** While a write is under way the thread owns the store handle: the loop
+** reaches the store only through dstore(), which first waits for it (the
+** handle is not shared between threads, and an LMDB map may only grow
+** while no transaction of the process is open).  The thread shares
+** nothing else with the loop but the fields below, under the mutex; a
+** write's objects are the loop's again once it ended.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,8 +62,8 @@ static void wake_loop(DSync *y) {
   (void)!write(y->efd, &one, sizeof one);
 }
 
-static void write_group(DSync *y, DWrite *w) {
-  w->rc = store_publish_group(y->s, w->parent, w->in, w->nin, w->flags, w->decided, w->arg);
+static void write_one(DSync *y, DWrite *w) {
+  w->rc = w->run(y->s, w);
   if (w->rc != STORE_OK) snprintf(w->err, sizeof w->err, "%s", store_errmsg(y->s));
 }
 
@@ -75,7 +77,7 @@ static void *run(void *arg) {
       DWrite *w = y->writing = y->job;
       y->job = NULL;
       pthread_mutex_unlock(&y->mu);
-      write_group(y, w);
+      write_one(y, w);
       pthread_mutex_lock(&y->mu);
       /* its first sync covered the meta pages of every commit before it */
       if (w->rc == STORE_OK && w->seq - 1 > y->done) y->done = w->seq - 1;
@@ -146,7 +148,8 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
 void dsync_stop(Daemon *D) {
   DSync *y = D->sync;
   if (!y) return;
-  dstore(D);   /* a group under way is finished first */
+  dstore(D);   /* a write under way is finished first */
+  dsync_settle(D);
   pthread_mutex_lock(&y->mu);
   y->stop = 1;
   pthread_cond_signal(&y->cv);
@@ -199,14 +202,14 @@ int dsync_busy(Daemon *D) {
   return busy;
 }
 
-DWrite *dsync_written(Daemon *D) {
+void dsync_settle(Daemon *D) {
   DSync *y = D->sync;
-  if (!y) return NULL;
+  if (!y) return;
   pthread_mutex_lock(&y->mu);
   DWrite *w = y->written;
   y->written = NULL;
   pthread_mutex_unlock(&y->mu);
-  return w;
+  if (w) w->done(D, w);
 }
 
 store_env *dstore(Daemon *D) {
