@@ -23,6 +23,13 @@
 ** unchanged. */
 int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
 
+/* Append the JSON text of the string s[0..n) (UTF-8; with ascii, escaped
+** to ASCII), or of the integer v, as jtext_append would write them: for
+** records written member by member in a hot path, without building a
+** jansson value.  0, or -1 (s not UTF-8, out of memory: *len unchanged). */
+int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap);
+int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap);
+
 /* The value of the JSON text s[0..n) as json_loadb(s, n, flags, err) reads
 ** it (an object or an array, nothing after it but white space); flags 0 or
 ** JSON_REJECT_DUPLICATES.  What this reader does not take itself (a real

@@ -84,7 +84,9 @@ enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see devents.c). */
 typedef struct EventBuf {
-  json_t **ev;
+  json_t **ev;           /* event i: an object, or NULL and */
+  char **text;           /* its members as text (devents_add_text) */
+  size_t *len;
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* daemon_now() when the oldest was buffered */
@@ -284,6 +286,12 @@ void dqueue_pending_free(Pending *p);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+/* Buffer an event given as its members' text (the hot path's: events.h
+** *_text); steals text, malloc'd. */
+void devents_add_text(Daemon *D, char *text, size_t len);
+/* Make every buffered event an object (events.ev complete), for a store
+** call that takes objects; -1 (logged) when out of memory. */
+int devents_objects(Daemon *D);
 void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n);
                                       /* events taken out of the buffer and not
                                       ** written go back to its front (steals) */

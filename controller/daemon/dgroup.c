@@ -319,7 +319,7 @@ static void ride_along(Daemon *D) {
 static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t errlen) {
   Group *g = &D->group;
   size_t c = g->committed, ncalls = g->n - c, nev = D->events.n + ncalls;
-  Pub *p = calloc(1, sizeof *p);
+  Pub *p = devents_objects(D) == 0 ? calloc(1, sizeof *p) : NULL;
   if (!p) {
     snprintf(err, errlen, "out of memory publishing");
     return NULL;

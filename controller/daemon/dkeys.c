@@ -30,7 +30,6 @@
 #define DKEYS_LOAD 20000   /* events read back at start-up */
 /* The key's member in events: not "key", which the store redacts as a
 ** secret (API keys). */
-#define EVENT_MEMBER "idempotency"
 
 /* The in-flight map's name of a request: its client and its id. */
 static void flight_name(uint64_t client, json_t *id, char *out, size_t n) {
@@ -147,7 +146,7 @@ static int load_event(void *arg, uint64_t seq, const char *json, size_t len) {
   (void)seq;
   Daemon *D = arg;
   json_t *e = json_loadb(json, len, 0, NULL);
-  const char *key = json_string_value(json_object_get(e, EVENT_MEMBER));
+  const char *key = json_string_value(json_object_get(e, EVENTS_KEY_MEMBER));
   const char *name = json_string_value(json_object_get(e, "event"));
   int ev = name ? store_event_parse(name) : -1;
   const char *outcome = json_string_value(json_object_get(e, "outcome"));
@@ -178,5 +177,5 @@ void dkeys_tag_event(Daemon *D, json_t *ev) {
   if (!key || !D->cur.active) return;
   json_t *a = json_object_get(ev, "attempt");
   if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->cur.attempt) return;
-  json_object_set_new(ev, EVENT_MEMBER, json_string(key));
+  json_object_set_new(ev, EVENTS_KEY_MEMBER, json_string(key));
 }

@@ -372,6 +372,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
   free(D->events.ev);
+  free(D->events.text);
+  free(D->events.len);
   free(D->events.time_ms);
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);

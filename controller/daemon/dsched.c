@@ -165,7 +165,10 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->grouped = batchable(p);
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
-  devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
+  size_t len = 0;
+  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
+  if (ev) devents_add_text(D, ev, len);
+  else devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
   D->wait = W_ATTEMPT;
 }
 
@@ -411,6 +414,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
                          JITI_VERSION, t->summary, NULL, D->grant_text};
   publish_Result pr;
+  devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
   publish_outcome(dstore(D), D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
                   D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
   if (pr.code == STORE_OK) devents_written(D, pr.first_event);
@@ -544,8 +548,12 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
     json_decref(r);
     return;
   }
-  devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
-                          : outcome_event(D, reason, msg ? msg : ""));
+  size_t len = 0;
+  char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
+                      : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
+  if (ev) devents_add_text(D, ev, len);
+  else devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
+                               : outcome_event(D, reason, msg ? msg : ""));
   dclients_reply(D, t->responder, t->responder_id, r);
   finish_txn(D, reason, NULL);
 }
