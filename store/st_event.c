@@ -376,11 +376,12 @@ int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64
   int r = STORE_OK;
   for (size_t i = 0; r == STORE_OK && i < n; i++) {
     const store_ev *e = &ev[i];
+    int plain = e->obj ? 0 : e->members ? members_plain(e->members, e->len) : 0;
     if (e->obj) {
       obj[i] = json_incref(e->obj);
-    } else if (e->members && members_plain(e->members, e->len) < 0) {
+    } else if (plain < 0) {
       r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members text");
-    } else if (!e->members || !members_plain(e->members, e->len) || e->len + 64 > STORE_EVENT_MAX) {
+    } else if (!plain || e->len + 64 > STORE_EVENT_MAX) {
       size_t len = e->members ? e->len : 0;
       char *t = malloc(len + 2);
       if (!t) { r = st_fail(s, STORE_ENOMEM, "out of memory writing events"); break; }
