@@ -129,7 +129,7 @@ static void change_group(world *w, int n, int i, int v) {
     snprintf(names[k], sizeof names[k], "fn-%d", (i + k) % w->ndefs);
     es[k] = (store_entry){ STORE_FUNCTION, names[k], bodies[k], defun(bodies[k], sizeof bodies[k], (i + k) % w->ndefs, v + k) };
     infos[k] = (store_rev_info){ STORE_REV_APPLICATION, (uint64_t)(v + k), 0, "bench", "change one definition", NULL, NULL };
-    g[k] = (store_rev_in){ &infos[k], &es[k], 1, NULL, 0, NULL, NULL, 0, 0, 0, NULL };
+    g[k] = (store_rev_in){ &infos[k], &es[k], 1, NULL, 0, NULL, 0, 0, 0, NULL };
   }
   if (store_publish_group(w->s, w->rev, g, (size_t)n, 0, NULL, NULL) != STORE_OK)
     die("publish group", store_errmsg(w->s));

@@ -331,46 +331,12 @@ static int render_members(const char *m, size_t mlen, uint64_t seq, int64_t now,
   return 0;
 }
 
-typedef struct app_ev { const store_ev *ev; json_t **obj; size_t n; uint64_t seq; } app_ev;
-
-/* ev[i] as stored: members text as it is, or obj[i] (the event's object,
-** or its text parsed) rendered. */
-static int append_ev_txn(store_env *s, MDB_txn *txn, void *arg) {
-  app_ev *a = arg;
-  uint64_t seq = 0;
-  int64_t now = st_now_ms();
-  int r = last_seq(s, txn, &seq);
-  char *buf = NULL;
-  size_t cap = 0;
-  for (size_t i = 0; r == STORE_OK && i < a->n; i++) {
-    const store_ev *e = &a->ev[i];
-    uint8_t key[8];
-    char *text = NULL;
-    size_t len = 0;
-    int64_t t = e->time_ms ? e->time_ms : now;
-    if (++seq, i == 0) a->seq = seq;
-    if (a->obj[i]) {
-      r = render(s, a->obj[i], seq, t, &buf, &cap, &text, &len);
-    } else if (render_members(e->members, e->len, seq, t, &buf, &cap, &len) == 0) {
-      text = buf;
-    } else {
-      r = st_fail(s, STORE_ENOMEM, "out of memory writing an event");
-    }
-    if (r != STORE_OK) break;
-    st_put_u64(key, seq);
-    r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
-    if (text != buf) free(text);
-  }
-  free(buf);
-  return r;
-}
-
-int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64_t *first_seq) {
-  s->msg[0] = '\0';
+int st_events_prepare(store_env *s, const store_ev *ev, size_t n, json_t ***objp) {
+  *objp = NULL;
   if (!n) return STORE_OK;
   if (!ev) return st_fail(s, STORE_EINVAL, "no events");
   /* the objects to write: the events', and those of the texts that are
-  ** not plain (parsed here: owned, freed below) */
+  ** not plain (parsed here) */
   json_t **obj = calloc(n, sizeof *obj);
   if (!obj) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
   int r = STORE_OK;
@@ -390,15 +356,74 @@ int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64
       t[len + 1] = '}';
       obj[i] = jtext_load(t, len + 2, JSON_REJECT_DUPLICATES, NULL);
       free(t);
-      if (!obj[i]) r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members");
+      if (!obj[i]) r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members text");
     }
     if (r == STORE_OK && obj[i]) r = st_events_check(s, &obj[i], 1);
   }
-  app_ev a = { ev, obj, n, 0 };
+  if (r != STORE_OK) {
+    st_events_release(obj, n);
+    return r;
+  }
+  *objp = obj;
+  return STORE_OK;
+}
+
+store_ev *st_ev_of_objects(json_t *const *objs, const int64_t *times, size_t n) {
+  store_ev *ev = malloc((n ? n : 1) * sizeof *ev);
+  for (size_t i = 0; ev && i < n; i++) ev[i] = (store_ev){objs ? objs[i] : NULL, NULL, 0, times ? times[i] : 0};
+  return ev;
+}
+
+void st_events_release(json_t **obj, size_t n) {
+  for (size_t i = 0; obj && i < n; i++) json_decref(obj[i]);
+  free(obj);
+}
+
+int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, json_t *const *obj, size_t n,
+                     uint64_t *first) {
+  uint64_t seq = 0;
+  int64_t now = st_now_ms();
+  int r = last_seq(s, txn, &seq);
+  char *buf = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; r == STORE_OK && i < n; i++) {
+    const store_ev *e = &ev[i];
+    uint8_t key[8];
+    char *text = NULL;
+    size_t len = 0;
+    int64_t t = e->time_ms ? e->time_ms : now;
+    if (++seq, i == 0 && first) *first = seq;
+    if (obj[i]) {
+      r = render(s, obj[i], seq, t, &buf, &cap, &text, &len);
+    } else if (render_members(e->members, e->len, seq, t, &buf, &cap, &len) == 0) {
+      text = buf;
+    } else {
+      r = st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    }
+    if (r != STORE_OK) break;
+    st_put_u64(key, seq);
+    r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
+    if (text != buf) free(text);
+  }
+  free(buf);
+  return r;
+}
+
+typedef struct app_ev { const store_ev *ev; json_t **obj; size_t n; uint64_t seq; } app_ev;
+
+static int append_ev_txn(store_env *s, MDB_txn *txn, void *arg) {
+  app_ev *a = arg;
+  return st_events_put_ev(s, txn, a->ev, a->obj, a->n, &a->seq);
+}
+
+int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64_t *first_seq) {
+  s->msg[0] = '\0';
+  if (!n) return STORE_OK;
+  app_ev a = { ev, NULL, n, 0 };
+  int r = st_events_prepare(s, ev, n, &a.obj);
   if (r == STORE_OK) r = st_write(s, append_ev_txn, &a, ST_W_SYNC_LATER);
   if (r == STORE_OK && first_seq) *first_seq = a.seq;
-  for (size_t i = 0; i < n; i++) json_decref(obj[i]);
-  free(obj);
+  st_events_release(a.obj, n);
   return r;
 }
 

@@ -87,6 +87,17 @@ struct json_t;
 int st_events_check(store_env *s, struct json_t *const *objs, size_t n);
 int st_events_put(store_env *s, MDB_txn *txn, struct json_t *const *objs, const int64_t *times,
                   size_t n, uint64_t *first);
+/* The same for events given as store_ev: st_events_prepare (outside the
+** transaction) checks and redacts the objects, vouches for each text or
+** parses it, and gives the objects to write (*obj[i], NULL for a text
+** written as it is; st_events_release frees them); st_events_put_ev
+** appends. */
+int st_events_prepare(store_env *s, const store_ev *ev, size_t n, struct json_t ***obj);
+void st_events_release(struct json_t **obj, size_t n);
+/* objs[0..n) (times may be NULL) as store_ev, malloc'd; NULL when out of memory. */
+store_ev *st_ev_of_objects(struct json_t *const *objs, const int64_t *times, size_t n);
+int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, struct json_t *const *obj, size_t n,
+                     uint64_t *first);
 /* Begin a read-only transaction (adopting a map grown by another process). */
 int st_read_begin(store_env *s, MDB_txn **txn);
 void st_hook(store_env *s, store_point at);

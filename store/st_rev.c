@@ -23,8 +23,8 @@ typedef struct job {
   int64_t time_ms;
   const st_op *ops;
   size_t nops;
-  struct json_t *const *events;   /* appended after the revision */
-  const int64_t *event_times;
+  const store_ev *events;         /* appended after the revision */
+  struct json_t **event_objs;     /* st_events_prepare's */
   size_t nevents;
   uint64_t rev;                   /* out: the revision, or its parent (no change) */
   uint64_t first_event;           /* out */
@@ -166,7 +166,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     *cur = j->rev;
   }
   if (!j->nevents) return STORE_OK;
-  return st_events_put(s, txn, j->events, j->event_times, j->nevents, &j->first_event);
+  return st_events_put_ev(s, txn, j->events, j->event_objs, j->nevents, &j->first_event);
 }
 
 static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
@@ -279,7 +279,6 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
     if ((r = check_info(s, in->info)) != STORE_OK) return r;
     if ((in->nchanged && !in->changed) || (in->nremoved && !in->removed) || k < in->nchanged)
       return st_fail(s, STORE_EINVAL, "invalid entry arrays");
-    if ((r = st_events_check(s, in->events, in->nevents)) != STORE_OK) return r;
     if (nops + k < nops) return st_fail(s, STORE_EINVAL, "invalid entry arrays");
     nops += k;
     hashing |= in->nchanged != 0;
@@ -300,8 +299,8 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
     j->ops = ops + at;
     j->nops = in->nchanged + in->nremoved;
     j->events = in->events;
-    j->event_times = in->event_times;
     j->nevents = in->nevents;
+    if ((r = st_events_prepare(s, in->events, in->nevents, &j->event_objs)) != STORE_OK) goto done;
     j->effects = in->effects;
     at += j->nops;
   }
@@ -314,6 +313,7 @@ done:
   st_map_free(&seen);
   st_hasher_free(&hs);
   free(ops);
+  for (size_t i = 0; p.jobs && i < n; i++) st_events_release(p.jobs[i].event_objs, p.jobs[i].nevents);
   free(p.jobs);
   return r;
 }
@@ -330,8 +330,11 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               const store_key *removed, size_t nremoved,
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq) {
-  store_rev_in in = { info, changed, nchanged, removed, nremoved, events, event_times, nevents, 0, 0, NULL };
+  store_ev *ev = nevents ? st_ev_of_objects(events, event_times, nevents) : NULL;
+  if (nevents && !ev) return st_fail(s, STORE_ENOMEM, "out of memory publishing");
+  store_rev_in in = { info, changed, nchanged, removed, nremoved, ev, nevents, 0, 0, NULL };
   int r = store_publish_group(s, parent, &in, 1, 0, NULL, NULL);
+  free(ev);
   if (r == STORE_OK && new_rev) *new_rev = in.rev;
   if (r == STORE_OK && first_event_seq) *first_event_seq = in.first_event;
   return r;

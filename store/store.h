@@ -235,6 +235,21 @@ int store_publish_with_events(store_env *s, uint64_t parent, const store_rev_inf
                               struct json_t *const *events, const int64_t *event_times,
                               size_t nevents, uint64_t *new_rev, uint64_t *first_event_seq);
 
+/* An event given to store_events_append_later: a jansson object, or —
+** cheaper for the records a hot path writes — its members already written
+** as compact JSON text, `"event":"started","attempt":7,...` without the
+** braces (jtext's writing, so that the stored record reads as the object's
+** would; no "seq" or "time" of its own).  The store redacts and bounds a
+** text as it would the object: one that redaction would change, that is
+** too long or that it cannot vouch for is parsed and written the object's
+** way; one that is not JSON members is STORE_EINVAL. */
+typedef struct store_ev {
+  struct json_t *obj;      /* the event (redacted in place), or NULL: */
+  const char *members;     /* its members as text */
+  size_t len;
+  int64_t time_ms;         /* its time in ms since the epoch; 0: now */
+} store_ev;
+
 /* ---- group commit
 **
 ** Several revisions in ONE write transaction: one sync for all of them.
@@ -255,8 +270,8 @@ typedef struct store_rev_in {
   size_t nchanged;
   const store_key *removed;
   size_t nremoved;
-  struct json_t *const *events;   /* appended after the revision (may be NULL) */
-  const int64_t *event_times;     /* may be NULL */
+  const store_ev *events;         /* appended after the revision (may be NULL;
+                                     store_events_append_later says how) */
   size_t nevents;
   uint64_t rev;                   /* out: its revision, or the revision it left
                                      CURRENT at when it changed nothing */
@@ -518,20 +533,6 @@ int store_event_append(store_env *s, const char *json, uint64_t *seq);
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
 
-/* An event given to store_events_append_later: a jansson object, or —
-** cheaper for the records a hot path writes — its members already written
-** as compact JSON text, `"event":"started","attempt":7,...` without the
-** braces (jtext's writing, so that the stored record reads as the object's
-** would; no "seq" or "time" of its own).  The store redacts and bounds a
-** text as it would the object: one that redaction would change, that is
-** too long or that it cannot vouch for is parsed and written the object's
-** way; one that is not JSON members is STORE_EINVAL. */
-typedef struct store_ev {
-  struct json_t *obj;      /* the event (redacted in place), or NULL: */
-  const char *members;     /* its members as text */
-  size_t len;
-  int64_t time_ms;         /* its time in ms since the epoch; 0: now */
-} store_ev;
 
 /* As store_events_append_objects, with the events as store_ev, but the
 ** commit syncs the events' pages and not the meta page that makes them

@@ -292,7 +292,7 @@ void devents_add_text(Daemon *D, char *text, size_t len);
 /* Make every buffered event an object (events.ev complete), for a store
 ** call that takes objects; -1 (logged) when out of memory. */
 int devents_objects(Daemon *D);
-void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n);
+void devents_put_back(Daemon *D, const store_ev *ev, size_t n);
                                       /* events taken out of the buffer and not
                                       ** written go back to its front (steals) */
 void devents_flush(Daemon *D);        /* write the buffered events (and the

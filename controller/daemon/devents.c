@@ -176,12 +176,15 @@ static void flush(Daemon *D, int later) {
 
 void devents_flush(Daemon *D) { flush(D, 0); }
 
-void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n) {
+void devents_put_back(Daemon *D, const store_ev *ev, size_t n) {
   EventBuf *b = &D->events;
   if (!n) return;
   if (b->n + n > b->cap && grow(b, b->n + n) != 0) {
     dlog(D, "could not keep %zu event%s to write later: out of memory", n, n == 1 ? "" : "s");
-    for (size_t i = 0; i < n; i++) json_decref(ev[i]);
+    for (size_t i = 0; i < n; i++) {
+      json_decref(ev[i].obj);
+      free((char *)ev[i].members);
+    }
     return;
   }
   /* they came before those buffered since: in front of them */
@@ -189,10 +192,12 @@ void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size
   memmove(b->text + n, b->text, b->n * sizeof *b->text);
   memmove(b->len + n, b->len, b->n * sizeof *b->len);
   memmove(b->time_ms + n, b->time_ms, b->n * sizeof *b->time_ms);
-  memcpy(b->ev, ev, n * sizeof *ev);
-  memset(b->text, 0, n * sizeof *b->text);
-  memset(b->len, 0, n * sizeof *b->len);
-  memcpy(b->time_ms, time_ms, n * sizeof *time_ms);
+  for (size_t i = 0; i < n; i++) {
+    b->ev[i] = ev[i].obj;
+    b->text[i] = (char *)ev[i].members;
+    b->len[i] = ev[i].len;
+    b->time_ms[i] = ev[i].time_ms;
+  }
   if (!b->n) b->first = daemon_now();
   b->n += n;
 }

@@ -182,8 +182,7 @@ typedef struct Pub {
   Rev *revs;
   json_t **hev;              /* per call: its outcome event */
   uint64_t *held_rev, *held_gen;  /* per call: the revision and generation it answers */
-  json_t **all;              /* the events: nbuffered buffered ones (owned), then the calls' */
-  int64_t *times;
+  store_ev *all;             /* the events: nbuffered buffered ones (owned), then the calls' */
   store_entry *ch;
   store_key *rm;
   size_t *slots;
@@ -192,7 +191,10 @@ typedef struct Pub {
 
 static void pub_free(Pub *p) {
   if (!p) return;
-  for (size_t i = 0; p->all && i < p->nbuffered; i++) json_decref(p->all[i]);
+  for (size_t i = 0; p->all && i < p->nbuffered; i++) {
+    json_decref(p->all[i].obj);
+    free((char *)p->all[i].members);
+  }
   free(p->in);
   free(p->infos);
   free(p->revs);
@@ -200,7 +202,6 @@ static void pub_free(Pub *p) {
   free(p->held_rev);
   free(p->held_gen);
   free(p->all);
-  free(p->times);
   free(p->ch);
   free(p->rm);
   free(p->slots);
@@ -319,7 +320,7 @@ static void ride_along(Daemon *D) {
 static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t errlen) {
   Group *g = &D->group;
   size_t c = g->committed, ncalls = g->n - c, nev = D->events.n + ncalls;
-  Pub *p = devents_objects(D) == 0 ? calloc(1, sizeof *p) : NULL;
+  Pub *p = calloc(1, sizeof *p);
   if (!p) {
     snprintf(err, errlen, "out of memory publishing");
     return NULL;
@@ -335,19 +336,19 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   p->held_rev = calloc(ncalls, sizeof *p->held_rev);
   p->held_gen = calloc(ncalls, sizeof *p->held_gen);
   p->all = calloc(nev, sizeof *p->all);
-  p->times = calloc(nev, sizeof *p->times);
   p->ch = calloc(nchanges + 1, sizeof *p->ch);
   p->rm = calloc(nchanges + 1, sizeof *p->rm);
   p->slots = calloc(nchanges + 1, sizeof *p->slots);
   p->effects = calloc(nchanges + 1, 1);
-  if (!p->in || !p->infos || !p->revs || !p->hev || !p->held_rev || !p->held_gen || !p->all || !p->times ||
+  if (!p->in || !p->infos || !p->revs || !p->hev || !p->held_rev || !p->held_gen || !p->all ||
       !p->ch || !p->rm || !p->slots || !p->effects) {
     snprintf(err, errlen, "out of memory publishing");
     pub_free(p);
     return NULL;
   }
   size_t ne = 0, nr = 0, used = 0;
-  for (; ne < D->events.n; ne++) p->all[ne] = D->events.ev[ne], p->times[ne] = D->events.time_ms[ne];
+  for (EventBuf *b = &D->events; ne < b->n; ne++)
+    p->all[ne] = (store_ev){b->ev[ne], b->text[ne], b->len[ne], b->time_ms[ne]};
   for (size_t k = 0; k < ncalls; k++) {
     Held *h = at(g, c + k);
     p->hev[k] = h->event;
@@ -366,20 +367,18 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
         return NULL;
       }
       p->infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p->gen, 0, JITI_VERSION, h->summary, NULL, D->grant_text};
-      p->in[nr] = (store_rev_in){&p->infos[nr], p->ch + used, nc, p->rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
+      p->in[nr] = (store_rev_in){&p->infos[nr], p->ch + used, nc, p->rm + used, nrm, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;
     } else if (!nr) {
       json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
       json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
     }
-    p->all[ne] = h->event;
-    p->times[ne++] = 0;
+    p->all[ne++] = (store_ev){h->event, NULL, 0, 0};
     if (nr) p->revs[nr - 1].n = ne - p->revs[nr - 1].first;
   }
   for (size_t i = 0; i < nrevs; i++) {
     p->in[i].events = p->all + p->revs[i].first;
-    p->in[i].event_times = p->times + p->revs[i].first;
     p->in[i].nevents = p->revs[i].n;
   }
   /* the buffered events are the group's now (it gives them back if it fails) */
@@ -413,7 +412,7 @@ void dgroup_publish(Daemon *D) {
   static int publishes;
   const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
   if (p && fail && ++publishes == atoi(fail)) {
-    devents_put_back(D, p->all, p->times, p->nbuffered);
+    devents_put_back(D, p->all, p->nbuffered);
     p->nbuffered = 0;
     pub_free(p);
     p = NULL;
@@ -447,7 +446,7 @@ static void written(Daemon *D, DWrite *w) {
   if (p->w.rc != STORE_OK) {
     /* nothing of it was written: its buffered events wait for the next
     ** write, its calls are undone (a worker started since has none of it) */
-    devents_put_back(D, p->all, p->times, p->nbuffered);
+    devents_put_back(D, p->all, p->nbuffered);
     p->nbuffered = 0;
     if (same_worker) failed(D, c, p->w.err, 1);
     else failed(D, c, p->w.err, 0);

@@ -104,10 +104,9 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, j
   store_key *rm = calloc(n ? n : 1, sizeof *rm);
   size_t *slot = calloc(n ? n : 1, sizeof *slot);
   uint8_t *effects = calloc(n ? n : 1, 1);
-  json_t **all = calloc(nevents + 1, sizeof *all);
-  int64_t *tm = calloc(nevents + 1, sizeof *tm);
+  store_ev *all = calloc(nevents + 1, sizeof *all);
   int rc = STORE_OK;
-  if (!ch || !rm || !slot || !effects || !all || !tm) {
+  if (!ch || !rm || !slot || !effects || !all) {
     rc = STORE_ENOMEM;
     snprintf(r->error, sizeof r->error, "out of memory publishing");
   }
@@ -120,14 +119,11 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, j
   ** completed with the revision by the store's callback. */
   size_t n_all = nevents;
   if (rc == STORE_OK) {
-    for (size_t i = 0; i < nevents; i++) {
-      all[i] = events[i];
-      tm[i] = times ? times[i] : 0;
-    }
-    if (accepted) all[n_all++] = accepted;
+    for (size_t i = 0; i < nevents; i++) all[i] = (store_ev){events[i], NULL, 0, times ? times[i] : 0};
+    if (accepted) all[n_all++] = (store_ev){accepted, NULL, 0, 0};
     /* a removal of a key CURRENT lacks (made and removed inside the
     ** transaction) is no change: STORE_GROUP_ABSENT_OK */
-    store_rev_in in = {info, ch, nc, rm, nr, all, tm, n_all, 0, 0, effects};
+    store_rev_in in = {info, ch, nc, rm, nr, all, n_all, 0, 0, effects};
     Naming nm = {accepted, info->generation};
     rc = store_publish_group(s, parent, &in, 1, STORE_GROUP_ABSENT_OK, name_revision, &nm);
     if (rc != STORE_OK) {
@@ -140,7 +136,6 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, j
   }
   json_decref(accepted);
   free(all);
-  free(tm);
   free(ch);
   free(rm);
   free(slot);

@@ -186,6 +186,7 @@ static void child(const char *dir, int fd, int point, int nth, script *sc) {
     json_t *started[GMAX], *accepted[GMAX];
     store_rev_info infos[GMAX];
     store_rev_in g[GMAX];
+    store_ev evs[GMAX];
     for (size_t i = 0; i < n; i++) {
       uint64_t r = R + i;
       started[i] = json_pack("{s:s, s:I}", "event", "started", "attempt", (json_int_t)r);
@@ -203,7 +204,8 @@ static void child(const char *dir, int fd, int point, int nth, script *sc) {
         const wmap *b = script_map(sc, R + i), *a = script_map(sc, R + i - 1);  /* b may grow it */
         size_t ne, nr;
         diff_maps(a, b, es[i], &ne, rm[i], &nr, names, bodies, &slot);
-        g[i] = (store_rev_in){ &infos[i], es[i], ne, rm[i], nr, &accepted[i], NULL, 1, 0, 0, NULL };
+        evs[i] = (store_ev){ accepted[i], NULL, 0, 0 };
+        g[i] = (store_rev_in){ &infos[i], es[i], ne, rm[i], nr, &evs[i], 1, 0, 0, NULL };
       }
       naming nm = { accepted, &ca };
       r = store_publish_group(s, cur, g, n, 0, name_revision, &nm);

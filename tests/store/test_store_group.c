@@ -55,9 +55,22 @@ static void on_rev(void *arg, size_t i, uint64_t rev, int changed) {
   if (a->ev[i]) json_object_set_new(a->ev[i], "revision", json_integer((json_int_t)rev));
 }
 
+/* The events of the revisions built below, as store_ev (a test's few). */
+static store_ev ev_pool[512];
+static size_t ev_used;
+
+static const store_ev *evs_of(json_t *const *ev, size_t nev) {
+  if (!nev) return NULL;
+  CHECK(ev_used + nev <= sizeof ev_pool / sizeof ev_pool[0]);
+  store_ev *e = &ev_pool[ev_used];
+  for (size_t i = 0; i < nev; i++) e[i] = (store_ev){ev[i], NULL, 0, 0};
+  ev_used += nev;
+  return e;
+}
+
 static store_rev_in rev_in(const store_rev_info *info, const store_entry *ch, size_t nch,
                            const store_key *rm, size_t nrm, json_t *const *ev, size_t nev) {
-  store_rev_in r = { info, ch, nch, rm, nrm, ev, NULL, nev, 0, 0, NULL };
+  store_rev_in r = { info, ch, nch, rm, nrm, evs_of(ev, nev), nev, 0, 0, NULL };
   return r;
 }
 
@@ -138,7 +151,7 @@ static void test_group(void) {
   CHECK(store_publish_group(s, 4, same, 2, 0, NULL, NULL) == STORE_OK);
   CHECK(current(s) == 4 && same[0].rev == 4 && same[1].rev == 4 && last_event(s) == ev_before);
   json_t *lone = json_pack("{s:s, s:i}", "event", "started", "attempt", 20);
-  same[1].events = &lone;
+  same[1].events = evs_of(&lone, 1);
   same[1].nevents = 1;
   CHECK(store_publish_group(s, 4, same, 2, 0, NULL, NULL) == STORE_OK);
   CHECK(current(s) == 4 && last_event(s) == ev_before + 1 && same[1].first_event == ev_before + 1);
