@@ -166,6 +166,10 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     *cur = j->rev;
   }
   if (!j->nevents) return STORE_OK;
+  /* read now, after fn: it may have completed them */
+  st_events_release(j->event_objs, j->nevents);
+  j->event_objs = NULL;
+  if ((r = st_events_prepare(s, j->events, j->nevents, &j->event_objs)) != STORE_OK) return r;
   return st_events_put_ev(s, txn, j->events, j->event_objs, j->nevents, &j->first_event);
 }
 
@@ -300,7 +304,6 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
     j->nops = in->nchanged + in->nremoved;
     j->events = in->events;
     j->nevents = in->nevents;
-    if ((r = st_events_prepare(s, in->events, in->nevents, &j->event_objs)) != STORE_OK) goto done;
     j->effects = in->effects;
     at += j->nops;
   }

@@ -296,8 +296,9 @@ typedef enum store_effect {
 ** no revision, the revision before it), changed whether it writes one.
 ** The caller may still change what revs[i].info points to (its
 ** generation: a caller that numbers only the revisions written) and
-** complete its events (an "accepted" event naming its revision); the
-** store reads them after fn returns.  fn must not call this API.  A
+** complete its events (an "accepted" event naming its revision: members
+** of an object, or the text of a store_ev the caller owns); the store
+** reads and checks them after fn returns.  fn must not call this API.  A
 ** transaction that finds the map full runs again from the start, so fn is
 ** then called again from i = 0: it must compute what it sets from its
 ** arguments (and from what it set for the revisions before i). */
@@ -321,7 +322,7 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 ** An ACTION or APPLICATION revision that changes nothing writes no revision
 ** (its events are still appended); the others always publish.  fn may be
 ** NULL.  Every revision's arguments are checked before the transaction
-** begins.  Returns STORE_OK, or as store_publish (the message names the
+** begins, its events inside it (after fn).  Returns STORE_OK, or as store_publish (the message names the
 ** revision's entry); on failure nothing at all was written.  STORE_EINVAL
 ** also for n == 0, revs NULL or unknown flags. */
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,

@@ -124,7 +124,9 @@ typedef struct Held {
   char *source;          /* for the log */
   char *summary;         /* its revision's */
   json_t *reply;         /* its reply, less what the commit decides */
-  json_t *event;         /* its outcome event */
+  char *event;           /* its outcome event's text, open where the commit's
+                            revision and generation go (events_text_close) */
+  size_t event_len, event_split;
   json_t *changes;       /* what it wrote (the outcome's "changes"); NULL: nothing */
   unsigned char *blob;   /* their encodings */
   size_t bloblen;

@@ -59,7 +59,7 @@ static int push(Group *g, Held h) {
 static void held_free(Held *h) {
   json_decref(h->id);
   json_decref(h->reply);
-  json_decref(h->event);
+  free(h->event);
   json_decref(h->changes);
   free(h->blob);
   free(h->source);
@@ -102,8 +102,8 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     return 1;
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
-  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, NULL, NULL, 0, 0, 0,
-            daemon_now()};
+  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, 0, 0, NULL, NULL,
+            0, 0, 0, daemon_now()};
   /* The reply in the shape an unheld one has (dsched.c); revision,
   ** changes and generation are placeholders the commit fills in. */
   json_t *v;
@@ -112,15 +112,17 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     if ((v = json_object_get(m, "value"))) json_object_set(h.reply, "value", v);
     if ((v = json_object_get(m, "values"))) json_object_set(h.reply, "values", v);
     if (!writes) json_object_set_new(h.reply, "generation", json_integer(0));
-    h.event = events_accepted(t->attempt, proto_op_name(t->op), 0, 0);
   } else {
     const char *msg = json_string_value(json_object_get(m, "message"));
     h.reply = json_pack("{s:b, s:s, s:s, s:s, s:i}", "ok", 0, "code", reason ? reason : "error", "outcome",
                         reason ? reason : "error", "message", msg ? msg : "", "generation", 0);
-    h.event = events_outcome(t->attempt, proto_op_name(t->op), reason, msg ? msg : "");
   }
+  /* its outcome event, with its idempotency key (durable with its
+  ** outcome), less the revision and generation its commit decides */
+  h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), reason ? reason : "error",
+                                     json_string_value(json_object_get(m, "message")), t->key, &h.event_len,
+                                     &h.event_split);
   if ((v = json_object_get(m, "output"))) json_object_set(h.reply, "output", v);
-  dkeys_tag_event(D, h.event);   /* its idempotency key, durable with its outcome */
   if (writes) {
     h.changes = json_incref(json_object_get(m, "changes"));
     if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
@@ -167,6 +169,10 @@ typedef struct Rev {
   uint8_t *effects;
 } Rev;
 
+/* A held call's outcome event, open (Held.event): the writer thread's
+** copy, as the FIFO of held calls may move while it writes. */
+typedef struct OpenEv { const char *text; size_t len, split; } OpenEv;
+
 /* A group handed to the store writer (dsync.c).  It owns everything the
 ** writer thread touches — decided() included — so that the loop may go on
 ** holding calls (the FIFO may move) while it is written.  Its calls are
@@ -180,7 +186,9 @@ typedef struct Pub {
   store_rev_in *in;
   store_rev_info *infos;
   Rev *revs;
-  json_t **hev;              /* per call: its outcome event */
+  OpenEv *hev;               /* per call: its outcome event's open text (Held.event) */
+  size_t *evat;              /* per call: its event's index in all */
+  size_t nall;
   uint64_t *held_rev, *held_gen;  /* per call: the revision and generation it answers */
   store_ev *all;             /* the events: nbuffered buffered ones (owned), then the calls' */
   store_entry *ch;
@@ -191,10 +199,11 @@ typedef struct Pub {
 
 static void pub_free(Pub *p) {
   if (!p) return;
-  for (size_t i = 0; p->all && i < p->nbuffered; i++) {
+  for (size_t i = 0; p->all && i < p->nall; i++) {   /* the buffered events', the calls' texts */
     json_decref(p->all[i].obj);
     free((char *)p->all[i].members);
   }
+  free(p->evat);
   free(p->in);
   free(p->infos);
   free(p->revs);
@@ -209,6 +218,18 @@ static void pub_free(Pub *p) {
   free(p);
 }
 
+/* Write held call h's outcome event, closed with its revision and
+** generation, into e (again when the store calls decided() again).  Out of
+** memory, it stays empty: the store writes {} rather than lose the seq. */
+static void close_event(store_ev *e, OpenEv o, uint64_t rev, uint64_t gen) {
+  free((char *)e->members);
+  e->members = NULL;
+  e->len = 0;
+  if (o.text) e->members = events_text_close(o.text, o.len, o.split, rev, gen, &e->len);
+}
+
+static OpenEv open_of(const Held *h) { return (OpenEv){h->event, h->event_len, h->event_split}; }
+
 /* The store decided revision i (on the writer thread): number the
 ** generations of the revisions written, and complete the events and the
 ** answers of it and of the calls after it (up to the next revision). */
@@ -220,8 +241,7 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   for (size_t k = p->revs[i].held; k < end; k++) {
     p->held_rev[k] = rev;
     p->held_gen[k] = gen;
-    json_object_set_new(p->hev[k], "revision", json_integer((json_int_t)rev));
-    json_object_set_new(p->hev[k], "generation", json_integer((json_int_t)gen));
+    close_event(&p->all[p->evat[k]], p->hev[k], rev, gen);
   }
 }
 
@@ -297,9 +317,9 @@ static void ride_along(Daemon *D) {
   for (size_t i = c; i < g->n; i++) {
     Held *h = at(g, i);
     complete(h, D->revision, D->gen, NULL);
-    json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
-    json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
-    devents_add(D, json_incref(h->event));
+    store_ev e = {0};
+    close_event(&e, open_of(h), D->revision, D->gen);
+    devents_add_text(D, (char *)e.members, e.len);
   }
   if (g->nsyncing) {
     g->syncing[g->nsyncing - 1].n += g->n - c;
@@ -333,6 +353,7 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   p->infos = calloc(nrevs, sizeof *p->infos);
   p->revs = calloc(nrevs, sizeof *p->revs);
   p->hev = calloc(ncalls, sizeof *p->hev);
+  p->evat = calloc(ncalls, sizeof *p->evat);
   p->held_rev = calloc(ncalls, sizeof *p->held_rev);
   p->held_gen = calloc(ncalls, sizeof *p->held_gen);
   p->all = calloc(nev, sizeof *p->all);
@@ -340,7 +361,7 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   p->rm = calloc(nchanges + 1, sizeof *p->rm);
   p->slots = calloc(nchanges + 1, sizeof *p->slots);
   p->effects = calloc(nchanges + 1, 1);
-  if (!p->in || !p->infos || !p->revs || !p->hev || !p->held_rev || !p->held_gen || !p->all ||
+  if (!p->in || !p->infos || !p->revs || !p->hev || !p->evat || !p->held_rev || !p->held_gen || !p->all ||
       !p->ch || !p->rm || !p->slots || !p->effects) {
     snprintf(err, errlen, "out of memory publishing");
     pub_free(p);
@@ -349,9 +370,10 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   size_t ne = 0, nr = 0, used = 0;
   for (EventBuf *b = &D->events; ne < b->n; ne++)
     p->all[ne] = (store_ev){b->ev[ne], b->text[ne], b->len[ne], b->time_ms[ne]};
+  p->nall = ne;
   for (size_t k = 0; k < ncalls; k++) {
     Held *h = at(g, c + k);
-    p->hev[k] = h->event;
+    p->hev[k] = open_of(h);
     p->held_rev[k] = D->revision;   /* until a revision of this group decides */
     p->held_gen[k] = D->gen;
     if (h->changes) {
@@ -363,18 +385,19 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
       r->effects = p->effects + used;
       if (publish_entries(h->changes, h->blob, h->bloblen, p->ch + used, &nc, p->rm + used, &nrm, r->slot) != 0) {
         snprintf(err, errlen, "the worker reported a malformed change");
-        pub_free(p);   /* the buffered events stay D's */
+        memset(p->all, 0, D->events.n * sizeof *p->all);   /* the buffered events stay D's */
+        pub_free(p);
         return NULL;
       }
       p->infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p->gen, 0, JITI_VERSION, h->summary, NULL, D->grant_text};
       p->in[nr] = (store_rev_in){&p->infos[nr], p->ch + used, nc, p->rm + used, nrm, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;
-    } else if (!nr) {
-      json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
-      json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
     }
-    p->all[ne++] = (store_ev){h->event, NULL, 0, 0};
+    p->evat[k] = ne;
+    p->all[ne] = (store_ev){0};   /* a call after a revision: decided() writes it */
+    if (!nr) close_event(&p->all[ne], p->hev[k], D->revision, D->gen);
+    p->nall = ++ne;
     if (nr) p->revs[nr - 1].n = ne - p->revs[nr - 1].first;
   }
   for (size_t i = 0; i < nrevs; i++) {
@@ -412,7 +435,8 @@ void dgroup_publish(Daemon *D) {
   static int publishes;
   const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
   if (p && fail && ++publishes == atoi(fail)) {
-    devents_put_back(D, p->all, p->nbuffered);
+    devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
+    memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;
     pub_free(p);
     p = NULL;
@@ -446,7 +470,8 @@ static void written(Daemon *D, DWrite *w) {
   if (p->w.rc != STORE_OK) {
     /* nothing of it was written: its buffered events wait for the next
     ** write, its calls are undone (a worker started since has none of it) */
-    devents_put_back(D, p->all, p->nbuffered);
+    devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
+    memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;
     if (same_worker) failed(D, c, p->w.err, 1);
     else failed(D, c, p->w.err, 0);

@@ -275,5 +275,15 @@ char *events_outcome_text(uint64_t attempt, const char *command, const char *rea
                           const char *key, size_t *len);
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
                            const char *key, size_t *len);
+/* An outcome event whose revision and generation are not known yet (a call
+** held for group commit): the text of events_outcome_text (of
+** events_accepted_text for "accepted"), less those two members, with *split
+** the place they go; events_text_close writes them in there, giving what
+** events_accepted_text, or events_outcome's object completed with them,
+** would.  malloc'd; NULL when out of memory. */
+char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
+                               const char *key, size_t *len, size_t *split);
+char *events_text_close(const char *open, size_t len, size_t split, uint64_t revision, uint64_t generation,
+                        size_t *outlen);
 
 #endif

@@ -80,9 +80,8 @@ json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision
 
 typedef struct Text { char *b; size_t n, cap; int failed; } Text;
 
-static void lit(Text *t, const char *s) {
-  size_t k = strlen(s);
-  if (t->failed) return;
+static void raw(Text *t, const char *s, size_t k) {
+  if (t->failed || !k) return;
   if (t->n + k > t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 256;
     while (cap < t->n + k) cap *= 2;
@@ -94,6 +93,8 @@ static void lit(Text *t, const char *s) {
   memcpy(t->b + t->n, s, k);
   t->n += k;
 }
+
+static void lit(Text *t, const char *s) { raw(t, s, strlen(s)); }
 
 static void str(Text *t, const char *s) {
   if (!t->failed && jtext_append_string(s, strlen(s), 1, &t->b, &t->n, &t->cap) != 0) t->failed = 1;
@@ -165,4 +166,27 @@ char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revis
   lit(&t, ",\"generation\":");
   num(&t, generation);
   return done(&t, key, len);
+}
+
+char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
+                               const char *key, size_t *len, size_t *split) {
+  Text t = {0};
+  int accepted = events_of_reason(reason) == STORE_EV_ACCEPTED;
+  outcome(&t, attempt, command, reason, accepted ? NULL : message);
+  if (accepted) *split = t.n;   /* events_accepted's order: revision, generation, then the key */
+  char *text = done(&t, key, len);
+  if (!accepted) *split = *len;
+  return text;
+}
+
+char *events_text_close(const char *open, size_t len, size_t split, uint64_t revision, uint64_t generation,
+                        size_t *outlen) {
+  Text t = {0};
+  raw(&t, open, split);
+  lit(&t, ",\"revision\":");
+  num(&t, revision);
+  lit(&t, ",\"generation\":");
+  num(&t, generation);
+  raw(&t, open + split, len - split);
+  return done(&t, NULL, outlen);
 }
