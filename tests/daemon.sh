@@ -253,6 +253,32 @@ if [[ -n $HOOKS ]]; then
   ok group-reads-durable "$([[ -z $reads || $reads -le $((1 + acked)) ]]; echo $?)"
   t group-history 0 "^$((2 + acked))$" -- bash -c "'$HOOKS' log --store '$G' | grep -c application"
   "$HOOKS" stop --store "$G" >/dev/null
+
+  # --- the worker killed while its group is being written (the store
+  # writer held 400 ms per write: JITI_TEST_SLOW_WRITE): the group stands or
+  # falls with its store transaction, not with the worker; the calls after
+  # it are interrupted; a fresh worker imports the group, and every write
+  # acknowledged is there, once
+  W=$tmp/wgroup
+  JITI_TEST_SLOW_WRITE=400 start_kernel "$W" --jiti "$HOOKS"; ok wgroup-kernel $?
+  t wgroup-first 0 "^1$" -- "$HOOKS" eval --store "$W" '(world-put :n 1)'
+  lines=
+  for i in $(seq 8); do lines+='{"op":"call","source":"(world-put :n (1+ (world-get :n)))"}'$'\n'; done
+  printf '%s' "$lines" | "$CLIENT" "$W/kernel.sock" 8 >"$tmp/wgroup.out" &
+  cpid=$!
+  sleep 0.2
+  kill -9 "$("$HOOKS" status --json --store "$W" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')"; ok wgroup-killed $?
+  wait "$cpid"; ok wgroup-client $?
+  acked=$(grep -c '"ok":true' "$tmp/wgroup.out")
+  ok wgroup-some-acked "$([[ $acked -ge 1 ]]; echo $?)"
+  ok wgroup-all-answered "$([[ $(grep -c . "$tmp/wgroup.out") -eq 8 ]]; echo $?)"
+  t wgroup-kept-exactly-acked 0 "^$((1 + acked))$" -- "$HOOKS" eval --store "$W" '(values (world-get :n))'
+  t wgroup-restarted 0 "restarts: +1" -- "$HOOKS" status --store "$W"
+  # generations only grow: the fresh worker counts past the group's
+  maxgen=$(sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$tmp/wgroup.out" | sort -n | tail -1)
+  gen=$("$HOOKS" status --json --store "$W" | sed -n 's/^ *"generation": \([0-9]*\),*$/\1/p')
+  ok wgroup-generations-grow "$([[ -n $maxgen && $gen -gt $maxgen ]]; echo $?)"
+  "$HOOKS" stop --store "$W" >/dev/null
 fi
 
 # --- the sandboxed worker reads the clocks and sleeps (nanosleep is allowed)

@@ -55,6 +55,7 @@ struct DSync {
   int failed, stop;
   char err[1024];          /* the failed sync's reason */
   int fail_at;             /* jiti-testhooks: JITI_TEST_FAIL_SYNC=N fails the Nth sync */
+  int slow_ms;             /* jiti-testhooks: JITI_TEST_SLOW_WRITE=MS waits before each write */
 };
 
 static void wake_loop(DSync *y) {
@@ -63,6 +64,7 @@ static void wake_loop(DSync *y) {
 }
 
 static void write_one(DSync *y, DWrite *w) {
+  if (y->slow_ms) usleep((useconds_t)y->slow_ms * 1000);
   w->rc = w->run(y->s, w);
   if (w->rc != STORE_OK) snprintf(w->err, sizeof w->err, "%s", store_errmsg(y->s));
 }
@@ -115,6 +117,8 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
 #ifdef JITI_TEST_HOOKS
   const char *fail = getenv("JITI_TEST_FAIL_SYNC");
   y->fail_at = fail ? atoi(fail) : 0;
+  const char *slow = getenv("JITI_TEST_SLOW_WRITE");
+  y->slow_ms = slow ? atoi(slow) : 0;
 #endif
   y->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (y->efd < 0) {

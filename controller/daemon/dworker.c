@@ -198,10 +198,16 @@ void dworker_died(Daemon *D) {
   }
   wproc_stop(&D->w, 1);
   dlog(D, "worker %d %s", (int)pid, how);
+  D->restarts++;
+  /* A group being written stands or falls with its store transaction, not
+  ** with the worker: its end is awaited here, so that the generations it
+  ** hands out are counted before the next worker's base (dgroup.c tells a
+  ** worker started since nothing of it). */
+  dstore(D);
+  dsync_settle(D);
   dsched_worker_died(D, how);
   D->wait = W_NONE;
   D->in_pause = 0;
-  D->restarts++;
   devents_add(D, json_pack("{s:s, s:s, s:I}", "event", store_event_name(STORE_EV_WORKER_RESTARTED),
                            "reason", how, "revision", (json_int_t)D->revision));
   /* The world the dead worker showed is gone: from now on (status while the
