@@ -81,8 +81,11 @@ static void *run(void *arg) {
       pthread_mutex_unlock(&y->mu);
       write_one(y, w);
       pthread_mutex_lock(&y->mu);
-      /* its first sync covered the meta pages of every commit before it */
+      /* its first sync covered the meta pages of every commit before it;
+      ** its own is synced next, unless a write comes first (the loop asks
+      ** for it too, once it has taken the write: no need to wait for that) */
       if (w->rc == STORE_OK && w->seq - 1 > y->done) y->done = w->seq - 1;
+      if (w->rc == STORE_OK && w->seq > y->wanted) y->wanted = w->seq;
       y->writing = NULL;
       y->written = w;
       pthread_cond_broadcast(&y->idle);
