@@ -131,13 +131,11 @@ typedef struct Held {
   unsigned char *blob;   /* their encodings */
   size_t bloblen;
   uint64_t rev, gen;     /* what its commit decided: the reply's */
-  double held_at;        /* daemon_now() when its outcome came */
 } Held;
 
 /* Groups committed whose sync has not yet returned (dsync.c), oldest first:
 ** each covers the next n held calls of the FIFO. */
 #define GROUP_SYNCING_MAX 8
-#define GROUP_DELAY 0.002     /* s a held call waits for the calls the worker is finishing */
 typedef struct Synced {
   size_t n;              /* its calls */
   uint64_t seq;          /* durable once a sync covered this many commits */
@@ -328,8 +326,6 @@ int dgroup_waits(Daemon *D, uint64_t client);  /* 1: a reply of the client's is 
 ** nothing below it awaits durability.  1 when it took the outcome. */
 int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen);
 void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
-double dgroup_due(Daemon *D);         /* seconds until held calls are published whatever the
-                                      ** worker is doing; < 0: none held */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */

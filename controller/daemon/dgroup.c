@@ -103,7 +103,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
   Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, 0, 0, NULL, NULL,
-            0, 0, 0, daemon_now()};
+            0, 0, 0};
   /* The reply in the shape an unheld one has (dsched.c); revision,
   ** changes and generation are placeholders the commit fills in. */
   json_t *v;
@@ -296,19 +296,6 @@ static void syncing(Daemon *D, size_t n, uint64_t seq, uint64_t rev0, uint64_t g
   dsync_want(D, seq);
 }
 
-/* Calls the worker was sent and has not answered yet: finished in a
-** moment, they can join the group about to be written. */
-static int worker_busy(Daemon *D) { return D->batch.n || (D->cur.active && D->cur.grouped); }
-
-double dgroup_due(Daemon *D) {
-  Group *g = &D->group;
-  /* while a group is being written nothing more can be: the writer wakes
-  ** the loop when it is done */
-  if (g->n == g->committed || g->writing || g->restoring) return -1;
-  double d = at(g, g->committed)->held_at + GROUP_DELAY - daemon_now();
-  return d > 0 ? d : 0;
-}
-
 /* Calls that wrote nothing, run on a group still syncing: answered with
 ** it, their events written with the next. */
 static void ride_along(Daemon *D) {
@@ -416,10 +403,11 @@ static void written(Daemon *D, DWrite *w);
 void dgroup_publish(Daemon *D) {
   Group *g = &D->group;
   size_t c = g->committed;
+  /* Everything held goes as soon as the writer is free: while it writes
+  ** and syncs one group, the outcomes that come in are the next (a slow
+  ** disk gives larger groups), and the clients answered meanwhile send
+  ** their next calls, which the worker runs meanwhile. */
   if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D)) return;
-  /* the calls the worker is finishing go with this group, unless the
-  ** oldest held one has waited GROUP_DELAY: one sync for all of them */
-  if (worker_busy(D) && dgroup_due(D) > 0) return;
   size_t nrevs = 0, nchanges = 0;
   for (size_t i = c; i < g->n; i++)
     if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);

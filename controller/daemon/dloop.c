@@ -308,8 +308,6 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
     double sweep = dclients_sweep_idle(D);
     if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
-    double gdue = dgroup_due(D);
-    if (gdue >= 0 && gdue < wake) wake = gdue;
     double due = devents_due(D);
     if (due == 0) {
       devents_flush_due(D);
