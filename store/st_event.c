@@ -172,24 +172,10 @@ static int last_seq(store_env *s, MDB_txn *txn, uint64_t *seq) {
 ** event i's time (ms), or now when times is NULL or times[i] is 0. */
 int st_events_put(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t *times, size_t n,
                   uint64_t *first) {
-  uint64_t seq = 0;
-  int64_t now = st_now_ms();
-  int r = last_seq(s, txn, &seq);
-  char *buf = NULL;
-  size_t cap = 0;
-  for (size_t i = 0; r == STORE_OK && i < n; i++) {
-    uint8_t key[8];
-    char *text = NULL;
-    size_t len = 0;
-    seq++;
-    if (i == 0 && first) *first = seq;
-    if ((r = render(s, objs[i], seq, times && times[i] ? times[i] : now, &buf, &cap, &text, &len)) != STORE_OK)
-      break;
-    st_put_u64(key, seq);
-    r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
-    if (text != buf) free(text);
-  }
-  free(buf);
+  store_ev *ev = st_ev_of_objects(objs, times, n);
+  if (!ev) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
+  int r = st_events_put_ev(s, txn, ev, objs, n, first);
+  free(ev);
   return r;
 }
 
