@@ -241,9 +241,14 @@ static const char *condition_type_name(jt_State *S, jt_V c) {
   return "ERROR";
 }
 
-static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
+/* The outcome into res; printed (values too) only when the host wants it. */
+static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res, bool print) {
   memset(res, 0, sizeof *res);
   if (st == JITI_OK) res->nvalues = S->nvals < JT_MV_LIMIT ? S->nvals : JT_MV_LIMIT;
+  if (st == JITI_OK && !print) {
+    res->status = st;
+    return;
+  }
   if (st == JITI_OK && res->nvalues != 1) {
     /* all the values, held before printing one (a print method could set them) */
     int n = res->nvalues;
@@ -290,7 +295,7 @@ static jiti_Status host_call(jiti_State *S, Body body, void *ud, const jiti_Limi
   jiti_Status st = protect(S, body, ud, &v);
   JT_ROOT(S, v);
   jiti_Result scratch;
-  fill_result(S, st, v, res ? res : &scratch);
+  fill_result(S, st, v, res ? res : &scratch, res != NULL);
   st = res ? res->status : scratch.status;
   if (!res) jiti_result_free(&scratch);
   JT_UNROOT(S, 1);

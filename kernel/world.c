@@ -802,6 +802,16 @@ static bool only_symbols_touched(World *w, int from) {
   return true;
 }
 
+/* Did the levels from index `from` on (there is one) log or copy nothing
+** at all?  Then nothing changed: whatever changes an entry is logged (the
+** managed maps) or copied by the write barrier. */
+static bool untouched_since(World *w, int from) {
+  if (from >= w->nlevels) return false;
+  for (int l = from; l < w->nlevels; l++)
+    if (w->levels[l].nlogs || w->levels[l].nsnaps) return false;
+  return true;
+}
+
 /* from: the index of the first level whose changes count (changed only). */
 typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; int from; } ExportArgs;
 
@@ -835,6 +845,8 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     for (size_t i = 0; i < d->nentries; i++)
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
+  } else if (untouched_since(w, a->from)) {
+    /* nothing logged or copied: nothing changed (a read-only call) */
   } else {
     /* logged keys (deduplicated), plus the variables whose value may have
     ** changed (only_symbols_touched).  `seen` is scratch: exempt from the
@@ -1009,8 +1021,8 @@ char *jiti_world_package(jiti_State *S) {
 static void note_current_package(jt_State *S) {
   jt_V cur = package_global(S);
   if (!jt_is(cur, JT_TPACKAGE) || jt_pkg_(cur)->name == JT_NIL) return;
-  if (cur == recorded_package(S)) return;
-  if (recorded_package(S) == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER)) return;
+  jt_V rec = recorded_package(S);
+  if (cur == rec || (rec == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER))) return;
   record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
 }
 

@@ -172,6 +172,7 @@ static txn_Reason finish(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg
 }
 
 static void pause_clear(txn_PauseInfo *p) {
+  if (!p->active && !p->nrestarts && !p->condition_type && !p->report && !p->backtrace) return;  /* clear */
   free(p->condition_type);
   free(p->report);
   free(p->backtrace);

@@ -462,6 +462,9 @@ static void decide(Worker *w, json_t *m) {
 ** group commit) — waiting for them.  Other requests that arrive meanwhile
 ** run after the current one, in order (the inbox). */
 static void decisions(Worker *w) {
+  /* nothing awaits its commit: no decision can be on its way (a read-only
+  ** call spares the read that would find none) */
+  if (txn_awaiting(w->W) == 0) return;
   for (;;) {
     int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
     json_t *m = NULL;
