@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <ctype.h>
 #include <string.h>
-#include <openssl/evp.h>
+/* SHA256_Init/Update/Final: deprecated in OpenSSL 3 in favour of EVP, whose
+** digest fetches its implementation by name on every init (that fetch was
+** most of an entry's hashing, which every writing call does).  The
+** one-shot SHA256() cannot take the hash's three parts. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include "jt_eval.h"
 #include "jt_world.h"
 #include "jt_clos.h"
@@ -1421,16 +1426,14 @@ jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char
 
 void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char *bytes,
                      size_t len, char out[65]) {
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
   const char *k = jiti_entry_kind_name(kind);
-  EVP_DigestUpdate(ctx, k, strlen(k) + 1);
-  EVP_DigestUpdate(ctx, name, strlen(name) + 1);
-  EVP_DigestUpdate(ctx, bytes, len);
-  EVP_DigestFinal_ex(ctx, md, &mdlen);
-  EVP_MD_CTX_free(ctx);
+  SHA256_Update(&ctx, k, strlen(k) + 1);
+  SHA256_Update(&ctx, name, strlen(name) + 1);
+  SHA256_Update(&ctx, bytes, len);
+  SHA256_Final(md, &ctx);
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++) {
     out[2 * i] = hex[md[i] >> 4];
