@@ -452,16 +452,27 @@ static void decide(Worker *w, json_t *m) {
     txn_restore(w->W, &r);
     txn_outcome_free(&r);
   }
-  send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED),
-                           "generation", (json_int_t)vis(w, txn_generation(w->W)),
-                           "status", txn_status_name(txn_status(w->W))), NULL, 0);
+  const char *ev = wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED);
+  const char *status = txn_status_name(txn_status(w->W));
+  jtext_writer *j = &w->text;
+  jtext_reset(j);
+  jtext_begin(j, '{');
+  jtext_key(j, "event");
+  jtext_string(j, ev, strlen(ev));
+  jtext_key(j, "generation");
+  jtext_int(j, (json_int_t)vis(w, txn_generation(w->W)));
+  jtext_key(j, "status");
+  jtext_string(j, status, strlen(status));
+  jtext_end(j, '}');
+  if (j->failed || wire_send_text(w->fd, j->buf, j->len, NULL, 0)) _exit(0);  /* the kernel is gone */
 }
 
 /* Take the decisions the kernel has sent: without waiting, or — while as
 ** many attempts await their commit as may (txn_set_stacking; one without
 ** group commit) — waiting for them.  Other requests that arrive meanwhile
-** run after the current one, in order (the inbox). */
-static void decisions(Worker *w) {
+** run after the current one, in order (the inbox).  With `read` 0 only
+** the frames already read are looked at (no system call). */
+static void take_decisions(Worker *w, int read) {
   /* nothing awaits its commit: no decision can be on its way (a read-only
   ** call spares the read that would find none) */
   if (txn_awaiting(w->W) == 0) return;
@@ -472,7 +483,8 @@ static void decisions(Worker *w) {
     if (full) {
       m = recv_or_die(w, NULL, NULL);
     } else {
-      int got = wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err);
+      int got = read ? wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err)
+                     : wire_next(w->rd, &m, NULL, NULL, err, sizeof err);
       if (got == 0) return;
       if (got < 0) {
         if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
@@ -484,6 +496,8 @@ static void decisions(Worker *w) {
     json_decref(m);
   }
 }
+
+static void decisions(Worker *w) { take_decisions(w, 1); }
 
 /* ------------------------------------------------------------ startup */
 
@@ -642,12 +656,20 @@ static int serve(int fd, const worker_Options *opt) {
               NULL, 0);
   for (;;) {
     json_t *m;
-    decisions(&w);
+    /* Decisions first, ahead of the requests waiting in the inbox.  With
+    ** none waiting (and room for another attempt) the next frame is read
+    ** whatever it is — the read brings every frame the socket holds, as a
+    ** poll would have — and decisions that came with it are taken before
+    ** a request runs. */
+    int full = txn_awaiting(w.W) && txn_awaiting(w.W) >= w.stack;
+    if (json_array_size(w.inbox) || full) decisions(&w);
     if (json_array_size(w.inbox)) {
       m = json_incref(json_array_get(w.inbox, 0));
       json_array_remove(w.inbox, 0);
     } else {
       m = recv_or_die(&w, NULL, NULL);
+      int op = wire_op_of(m);
+      if (op != WIRE_COMMIT && op != WIRE_RESTORE) take_decisions(&w, 0);
     }
     int op = wire_op_of(m);
     if (op == WIRE_EXIT) {
