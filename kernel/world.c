@@ -742,7 +742,7 @@ static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn
 
 static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind, jt_V key, jt_V name) {
   if (*n == *cap) {
-    *cap = *cap ? *cap * 2 : 64;
+    *cap = *cap ? *cap * 2 : 8;
     Item *p = realloc(*items, *cap * sizeof **items);
     if (!p) abort();
     *items = p;
@@ -857,7 +857,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     ** changed (only_symbols_touched).  `seen` is scratch: exempt from the
     ** checkpoint's copies like the managed maps, so that filling it does
     ** not look like a change of the world. */
-    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 8);  /* a call changes a few entries: it grows */
     jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
     for (int l = a->from; l < w->nlevels; l++) {
