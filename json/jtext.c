@@ -274,6 +274,24 @@ void jtext_reset(jtext_writer *w) {
   w->more = 0;
 }
 
+int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap) {
+  W w = {*buf, *len, *cap};
+  int rc = put_string(&w, s, n, ascii);
+  *buf = w.b;
+  *cap = w.cap;
+  if (rc == 0) *len = w.n;
+  return rc;
+}
+
+int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap) {
+  W w = {*buf, *len, *cap};
+  int rc = put_int(&w, (json_int_t)v);
+  *buf = w.b;
+  *cap = w.cap;
+  if (rc == 0) *len = w.n;
+  return rc;
+}
+
 /* ---------------------------------------------------------------- reading */
 
 typedef struct R {

@@ -24,6 +24,13 @@
 ** unchanged. */
 int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
 
+/* Append the JSON text of the string s[0..n) (UTF-8; with ascii, escaped
+** to ASCII), or of the integer v, as jtext_append would write them: for
+** records written member by member in a hot path, without building a
+** jansson value.  0, or -1 (s not UTF-8, out of memory: *len unchanged). */
+int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap);
+int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap);
+
 /* Writing JSON text straight from C values, member by member, for a frame
 ** built on a hot path (no jansson values made and freed): the bytes
 ** jtext_append writes for the same values built with jansson (compact,

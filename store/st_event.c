@@ -35,20 +35,25 @@ int store_event_is_outcome(int ev) {
 /* Whether member name k holds one of the words, in any case.  One pass:
 ** a word can only start at a letter that starts one (member names are
 ** short, and every event's are checked). */
-static int secret_key(const char *k) {
-  static const char *const words[] = { "key", "token", "secret", "authorization", "password" };
-  for (; *k; k++) {
-    int c = *k | 0x20;   /* ASCII letters to lower case; the words are ASCII */
+static int secret_key_n(const char *k, size_t n) {
+  static const struct { const char *w; size_t n; } words[] = {
+    { "key", 3 }, { "token", 5 }, { "secret", 6 }, { "authorization", 13 }, { "password", 8 } };
+  for (size_t at = 0; at < n; at++) {
+    int c = k[at] | 0x20;   /* ASCII letters to lower case; the words are ASCII */
     if (c != 'k' && c != 't' && c != 's' && c != 'a' && c != 'p') continue;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-      if (words[i][0] == c && !strncasecmp(k, words[i], strlen(words[i]))) return 1;
+      if (words[i].w[0] == c && n - at >= words[i].n && !strncasecmp(k + at, words[i].w, words[i].n)) return 1;
   }
   return 0;
 }
 
-static int secret_value(const char *v) {
-  return strncmp(v, "Bearer ", 7) == 0 || strncmp(v, "sk-", 3) == 0;
+static int secret_key(const char *k) { return secret_key_n(k, strlen(k)); }
+
+static int secret_value_n(const char *v, size_t n) {
+  return (n >= 7 && !memcmp(v, "Bearer ", 7)) || (n >= 3 && !memcmp(v, "sk-", 3));
 }
+
+static int secret_value(const char *v) { return secret_value_n(v, strlen(v)); }
 
 /* Replace secrets in j.  all: every string below is under a secret key. */
 static int scrub(json_t *j, int all) {
@@ -188,6 +193,214 @@ int st_events_put(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t
   return r;
 }
 
+/* ---- events given as members text (store_ev) */
+
+/* A check of members text: JSON members, and nothing in them that
+** redaction would change or that the object's way would drop. */
+typedef struct Plain { const char *p, *end; int ok; } Plain;
+
+enum { PLAIN_DEPTH = 32 };
+
+/* A string at P->p: its raw text in *s, its length in *n; 0 when malformed.  escaped:
+** whether it holds a backslash. */
+static int plain_string(Plain *P, const char **s, size_t *n, int *escaped) {
+  if (P->p >= P->end || *P->p != '"') return 0;
+  const char *q = ++P->p;
+  *escaped = 0;
+  while (q < P->end && *q != '"') {
+    if ((unsigned char)*q < 0x20) return 0;
+    if (*q == '\\') {
+      if (++q >= P->end) return 0;
+      *escaped = 1;
+    }
+    q++;
+  }
+  if (q >= P->end) return 0;
+  *s = P->p;
+  *n = (size_t)(q - P->p);
+  P->p = q + 1;
+  return 1;
+}
+
+static int plain_value(Plain *P, int depth);
+
+/* members: "name":value (, "name":value)* up to close (or the end). */
+static int plain_members(Plain *P, int depth, char close) {
+  if (P->p < P->end && *P->p == close) return 1;
+  for (;;) {
+    const char *k;
+    size_t kn;
+    int esc;
+    if (!plain_string(P, &k, &kn, &esc) || P->p >= P->end || *P->p++ != ':') return 0;
+    if (esc || secret_key_n(k, kn)) P->ok = 0;
+    if (!depth && ((kn == 3 && !memcmp(k, "seq", 3)) || (kn == 4 && !memcmp(k, "time", 4)))) P->ok = 0;
+    if (!plain_value(P, depth)) return 0;
+    if (P->p < P->end && *P->p == ',') { P->p++; continue; }
+    return close ? P->p < P->end && *P->p == close : P->p == P->end;
+  }
+}
+
+static int plain_value(Plain *P, int depth) {
+  if (P->p >= P->end) return 0;
+  if (depth >= PLAIN_DEPTH) { P->ok = 0; return 1; }   /* deep: the object's way decides */
+  char c = *P->p;
+  if (c == '"') {
+    const char *s;
+    size_t n;
+    int esc;
+    if (!plain_string(P, &s, &n, &esc)) return 0;
+    if (secret_value_n(s, n) || (esc && memchr(s, '\\', n < 8 ? n : 8))) P->ok = 0;
+    return 1;
+  }
+  if (c == '{' || c == '[') {
+    P->p++;
+    int ok = c == '{' ? plain_members(P, depth + 1, '}') : 1;
+    if (c == '[' && P->p < P->end && *P->p != ']')
+      for (;;) {
+        if (!plain_value(P, depth + 1)) return 0;
+        if (P->p < P->end && *P->p == ',') { P->p++; continue; }
+        break;
+      }
+    if (!ok || P->p >= P->end || *P->p != (c == '{' ? '}' : ']')) return 0;
+    P->p++;
+    return 1;
+  }
+  static const char *const words[] = {"true", "false", "null"};
+  for (size_t i = 0; i < 3; i++) {
+    size_t k = strlen(words[i]);
+    if ((size_t)(P->end - P->p) >= k && !memcmp(P->p, words[i], k)) { P->p += k; return 1; }
+  }
+  /* a number: -?digits(.digits)?([eE][+-]?digits)?, leading zero alone */
+  const char *q = P->p;
+  if (q < P->end && *q == '-') q++;
+  if (q >= P->end || *q < '0' || *q > '9') return 0;
+  if (*q == '0') q++;
+  else while (q < P->end && *q >= '0' && *q <= '9') q++;
+  if (q < P->end && *q == '.') {
+    if (++q >= P->end || *q < '0' || *q > '9') return 0;
+    while (q < P->end && *q >= '0' && *q <= '9') q++;
+  }
+  if (q < P->end && (*q == 'e' || *q == 'E')) {
+    if (++q < P->end && (*q == '+' || *q == '-')) q++;
+    if (q >= P->end || *q < '0' || *q > '9') return 0;
+    while (q < P->end && *q >= '0' && *q <= '9') q++;
+  }
+  P->p = q;
+  return 1;
+}
+
+/* 1: the members text t[0..n) may be stored as it is; 0: it is JSON
+** members but goes the object's way (parsed, redacted, bounded: a member
+** name with a secret word or an escape, or "seq" or "time" at the top; a
+** string value starting "Bearer " or "sk-", or with an escape among its
+** first characters; nesting deeper than PLAIN_DEPTH); -1: not JSON
+** members (compact: the writer's text has no white space). */
+static int members_plain(const char *t, size_t n) {
+  Plain P = {t, t + n, 1};
+  if (!n) return 1;
+  if (!plain_members(&P, 0, 0)) return -1;
+  return P.ok;
+}
+
+/* The record of an event given as plain members: what render writes for
+** its object.  -1: too long (the object's way bounds it). */
+static int render_members(const char *m, size_t mlen, uint64_t seq, int64_t now, char **buf, size_t *cap,
+                          size_t *len) {
+  char head[64];
+  size_t h = (size_t)snprintf(head, sizeof head, "{\"seq\":%llu,\"time\":%lld", (unsigned long long)seq,
+                              (long long)now);
+  size_t n = h + (mlen ? 1 + mlen : 0) + 1;
+  if (n > STORE_EVENT_MAX) return -1;
+  if (n + 1 > *cap) {
+    size_t c = *cap < 512 ? 512 : *cap;
+    while (c < n + 1) c *= 2;
+    char *b = realloc(*buf, c);
+    if (!b) return -2;
+    *buf = b;
+    *cap = c;
+  }
+  char *o = *buf;
+  memcpy(o, head, h);
+  if (mlen) {
+    o[h] = ',';
+    memcpy(o + h + 1, m, mlen);
+  }
+  o[n - 1] = '}';
+  o[n] = '\0';
+  *len = n;
+  return 0;
+}
+
+typedef struct app_ev { const store_ev *ev; json_t **obj; size_t n; uint64_t seq; } app_ev;
+
+/* ev[i] as stored: members text as it is, or obj[i] (the event's object,
+** or its text parsed) rendered. */
+static int append_ev_txn(store_env *s, MDB_txn *txn, void *arg) {
+  app_ev *a = arg;
+  uint64_t seq = 0;
+  int64_t now = st_now_ms();
+  int r = last_seq(s, txn, &seq);
+  char *buf = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; r == STORE_OK && i < a->n; i++) {
+    const store_ev *e = &a->ev[i];
+    uint8_t key[8];
+    char *text = NULL;
+    size_t len = 0;
+    int64_t t = e->time_ms ? e->time_ms : now;
+    if (++seq, i == 0) a->seq = seq;
+    if (a->obj[i]) {
+      r = render(s, a->obj[i], seq, t, &buf, &cap, &text, &len);
+    } else if (render_members(e->members, e->len, seq, t, &buf, &cap, &len) == 0) {
+      text = buf;
+    } else {
+      r = st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+    }
+    if (r != STORE_OK) break;
+    st_put_u64(key, seq);
+    r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
+    if (text != buf) free(text);
+  }
+  free(buf);
+  return r;
+}
+
+int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64_t *first_seq) {
+  s->msg[0] = '\0';
+  if (!n) return STORE_OK;
+  if (!ev) return st_fail(s, STORE_EINVAL, "no events");
+  /* the objects to write: the events', and those of the texts that are
+  ** not plain (parsed here: owned, freed below) */
+  json_t **obj = calloc(n, sizeof *obj);
+  if (!obj) return st_fail(s, STORE_ENOMEM, "out of memory writing events");
+  int r = STORE_OK;
+  for (size_t i = 0; r == STORE_OK && i < n; i++) {
+    const store_ev *e = &ev[i];
+    if (e->obj) {
+      obj[i] = json_incref(e->obj);
+    } else if (e->members && members_plain(e->members, e->len) < 0) {
+      r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members text");
+    } else if (!e->members || !members_plain(e->members, e->len) || e->len + 64 > STORE_EVENT_MAX) {
+      size_t len = e->members ? e->len : 0;
+      char *t = malloc(len + 2);
+      if (!t) { r = st_fail(s, STORE_ENOMEM, "out of memory writing events"); break; }
+      t[0] = '{';
+      if (len) memcpy(t + 1, e->members, len);
+      t[len + 1] = '}';
+      obj[i] = jtext_load(t, len + 2, JSON_REJECT_DUPLICATES, NULL);
+      free(t);
+      if (!obj[i]) r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members");
+    }
+    if (r == STORE_OK && obj[i]) r = st_events_check(s, &obj[i], 1);
+  }
+  app_ev a = { ev, obj, n, 0 };
+  if (r == STORE_OK) r = st_write(s, append_ev_txn, &a, ST_W_SYNC_LATER);
+  if (r == STORE_OK && first_seq) *first_seq = a.seq;
+  for (size_t i = 0; i < n; i++) json_decref(obj[i]);
+  free(obj);
+  return r;
+}
+
 typedef struct app { json_t **objs; const int64_t *times; size_t n; uint64_t seq; } app;
 
 static int append_txn(store_env *s, MDB_txn *txn, void *arg) {
@@ -219,11 +432,6 @@ static int append(store_env *s, json_t *const *objs, const int64_t *time_ms, siz
 int store_events_append_objects(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
                                 uint64_t *first_seq) {
   return append(s, objs, time_ms, n, first_seq, 0);
-}
-
-int store_events_append_later(store_env *s, json_t *const *objs, const int64_t *time_ms, size_t n,
-                              uint64_t *first_seq) {
-  return append(s, objs, time_ms, n, first_seq, ST_W_SYNC_LATER);
 }
 
 int store_event_append(store_env *s, const char *json, uint64_t *seq) {

@@ -518,14 +518,29 @@ int store_event_append(store_env *s, const char *json, uint64_t *seq);
 int store_events_append_objects(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
                                 size_t n, uint64_t *first_seq);
 
-/* As store_events_append_objects, but the commit syncs the events' pages
-** and not the meta page that makes them part of the store on disk (the
-** rule of STORE_GROUP_SYNC_LATER): they survive a crash of the process at
-** once, a crash of the machine once a later store_sync or full commit has
-** returned.  For the kernel's timed flushes of diagnostic events, which
-** should not hold its loop for two syncs. */
-int store_events_append_later(store_env *s, struct json_t *const *objs, const int64_t *time_ms,
-                              size_t n, uint64_t *first_seq);
+/* An event given to store_events_append_later: a jansson object, or —
+** cheaper for the records a hot path writes — its members already written
+** as compact JSON text, `"event":"started","attempt":7,...` without the
+** braces (jtext's writing, so that the stored record reads as the object's
+** would; no "seq" or "time" of its own).  The store redacts and bounds a
+** text as it would the object: one that redaction would change, that is
+** too long or that it cannot vouch for is parsed and written the object's
+** way; one that is not JSON members is STORE_EINVAL. */
+typedef struct store_ev {
+  struct json_t *obj;      /* the event (redacted in place), or NULL: */
+  const char *members;     /* its members as text */
+  size_t len;
+  int64_t time_ms;         /* its time in ms since the epoch; 0: now */
+} store_ev;
+
+/* As store_events_append_objects, with the events as store_ev, but the
+** commit syncs the events' pages and not the meta page that makes them
+** part of the store on disk (the rule of STORE_GROUP_SYNC_LATER): they
+** survive a crash of the process at once, a crash of the machine once a
+** later store_sync or full commit has returned.  For the kernel's timed
+** flushes of diagnostic events, which should not hold a thread for two
+** syncs. */
+int store_events_append_later(store_env *s, const store_ev *ev, size_t n, uint64_t *first_seq);
 
 #define STORE_NEWEST_FIRST 0x1u
 

@@ -12,8 +12,8 @@ cd "$root" || exit 2
 declare -A may=(
   [cli]="kernel"
   [protocol]=""
-  [engine]="protocol cli kernel store worker"
-  [workerproc]="engine protocol cli kernel store worker"
+  [engine]="protocol cli kernel store worker json"
+  [workerproc]="engine protocol cli kernel store worker json"
   [client]="protocol engine cli kernel store"
   [offline]="client workerproc protocol engine cli kernel store worker"
   [daemon]="workerproc protocol engine cli kernel store worker json"

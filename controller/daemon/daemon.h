@@ -16,8 +16,8 @@
 **                durable revisions, held, then published together in one
 **                store transaction (or undone together), answered once
 **                synced
-**   dsync.c      the thread that finishes a group's commit (its sync) off
-**                the loop
+**   dsync.c      the store writer: the thread that writes a group and
+**                syncs it off the loop; dstore() for everything else
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its death
 **   dkeys.c      idempotency keys: outcomes replayed to retried requests
@@ -31,7 +31,7 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
-#include <poll.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -58,6 +58,7 @@ typedef struct Client {
   char *out;
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
+  unsigned polled;      /* the events its epoll entry asks for (dloop.c) */
   int subscribed;       /* receives event lines */
   int reserved;         /* accepted into an operator slot: status and stop only */
   int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
@@ -83,7 +84,9 @@ enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see devents.c). */
 typedef struct EventBuf {
-  json_t **ev;
+  json_t **ev;           /* event i: an object, or NULL and */
+  char **text;           /* its members as text (devents_add_text) */
+  size_t *len;
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* daemon_now() when the oldest was buffered */
@@ -135,18 +138,33 @@ typedef struct Held {
 #define GROUP_DELAY 0.002     /* s a held call waits for the calls the worker is finishing */
 typedef struct Synced {
   size_t n;              /* its calls */
-  uint64_t seq;          /* durable once the sync thread covered this many commits */
+  uint64_t seq;          /* durable once a sync covered this many commits */
   uint64_t rev0, gen0;   /* the durable revision and generation before it */
   uint64_t first_event;  /* its events in the store: first_event.. */
   size_t nevents;
 } Synced;
 
 typedef struct DSync DSync;
+typedef struct Daemon Daemon;
+
+/* A write handed to the store writer (dsync.c): a group of calls
+** (dgroup.c) or a batch of events (devents.c), embedded first in what
+** the write needs. */
+typedef struct DWrite DWrite;
+struct DWrite {
+  int (*run)(store_env *s, DWrite *w);   /* on the writer thread: the store call */
+  void (*done)(Daemon *D, DWrite *w);    /* then on the loop: what came of it */
+  uint64_t seq;          /* the commit's number (Group.seq) */
+  int rc;                /* run's STORE_ code */
+  char err[1024];        /* the store's message when rc is not STORE_OK */
+};
 
 typedef struct Group {
   Held *v;               /* FIFO: v[head..head+n), oldest first; the first
                             `committed` are written, awaiting their sync */
   size_t head, n, cap, committed;
+  size_t writing;        /* the next calls after those, in a group the store
+                            writer has (dsync.c) */
   Synced syncing[GROUP_SYNCING_MAX];
   size_t nsyncing;
   uint64_t seq;          /* commits made that wait for a sync */
@@ -160,11 +178,12 @@ typedef struct Daemon {
   const char *dir;
   char sock[128];
   char pidfile[4096];
-  store_env *s;
+  store_env *store;      /* reached through dstore() only (dsync.c) */
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
-  struct pollfd *pfd;    /* the poll loop's, one per client and two */
+  int ep;                /* epoll set of the clients (dloop.c) */
+  struct epoll_event *eev;  /* its ready list, one per client */
   int nclients, max_clients;
   double idle_timeout;   /* close a connection idle this long (0: never) */
   double idle_sweep;     /* daemon_now() of the next look for idle ones */
@@ -221,6 +240,11 @@ static inline double daemon_now(void) {
 void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
 void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next events write */
     __attribute__((format(printf, 2, 3)));
+/* The line of a finished attempt, buffered as dlog_soon's: "attempt N OP
+** OUTCOME[ EXTRA] (T ms since t0, generation G)[ -> revision REV]: source"
+** (rev 0: none; extra may be NULL). */
+void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
+                  uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
 
 /* dclients.c */
@@ -262,6 +286,15 @@ void dqueue_pending_free(Pending *p);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+/* Buffer an event given as its members' text (the hot path's: events.h
+** *_text); steals text, malloc'd. */
+void devents_add_text(Daemon *D, char *text, size_t len);
+/* Make every buffered event an object (events.ev complete), for a store
+** call that takes objects; -1 (logged) when out of memory. */
+int devents_objects(Daemon *D);
+void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n);
+                                      /* events taken out of the buffer and not
+                                      ** written go back to its front (steals) */
 void devents_flush(Daemon *D);        /* write the buffered events (and the
                                       ** generation), tell subscribers */
 void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
@@ -270,7 +303,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the 
                                                     ** from seq first on */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
-                                      ** page synced by the sync thread */
+                                      ** page synced by the store writer */
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
@@ -297,16 +330,19 @@ double dgroup_due(Daemon *D);         /* seconds until held calls are published 
                                       ** worker is doing; < 0: none held */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
-void dgroup_synced(Daemon *D);        /* the sync thread woke the loop: answer what is durable */
+void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
-void dgroup_sync_later(Daemon *D);    /* a commit made with its meta sync left to the
-                                      ** sync thread: ask the thread for it */
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */
-void dsync_stop(Daemon *D);           /* waits for a sync under way */
-int dsync_fd(Daemon *D);              /* readable when a sync ended; -1 */
+void dsync_stop(Daemon *D);           /* waits for a write or sync under way */
+int dsync_fd(Daemon *D);              /* readable when a write or a sync ended; -1 */
+void dsync_write(Daemon *D, DWrite *w);  /* hand a write over (only when !dsync_busy) */
+int dsync_busy(Daemon *D);            /* 1: a write is handed over, under way, or
+                                      ** ended and not yet settled */
+void dsync_settle(Daemon *D);         /* the write just ended, if any: its done() */
+store_env *dstore(Daemon *D);         /* the store, once no write is under way */
 void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable */
 /* The commits made durable so far (and drain the wake-up); -1 when a sync
 ** failed, its reason in err. */

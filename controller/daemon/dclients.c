@@ -109,6 +109,9 @@ void dclients_free(Daemon *D, int i) {
          c->cut_off == 1 ? "the limit of one client (64 MiB)" : "the limit of all clients together (256 MiB)");
   drop_output(c);
   if (c->subscribed) D->subscribers--;
+  /* out of the epoll set before the close: a copy of the descriptor in a
+  ** child not yet exec'd would otherwise keep the entry alive */
+  epoll_ctl(D->ep, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   free(c->in);
   free(c->out);
@@ -206,6 +209,13 @@ void dclients_accept(Daemon *D) {
     c->reserved = reserved;
     c->active = daemon_now();
     c->held = &D->outbytes;
+    c->polled = EPOLLIN;
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(D->ep, EPOLL_CTL_ADD, fd, &e) != 0) {
+      refuse(fd, "the kernel cannot watch another connection");
+      free(c);
+      continue;
+    }
     D->clients[D->nclients++] = c;
   }
 }

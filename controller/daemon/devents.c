@@ -7,42 +7,96 @@
 ** transaction of any revision published (a revision is never durable
 ** without the events that led to it), when a transaction pauses, at
 ** shutdown, and otherwise EVENT_DELAY after the oldest was buffered (or
-** once EVENT_BATCH are waiting), the meta page's sync then left to the sync
-** thread.  A kernel killed in between loses at most those last few
+** once EVENT_BATCH are waiting) by the store writer thread, the meta
+** page's sync left for later.  A kernel killed in between loses at most those last few
 ** milliseconds of events, never a revision.  A generation that moved without a revision (a
 ** pause, a resume, a new worker) is recorded with them, before any reply
 ** can carry it.  Subscribers get each event once it is stored, as stored
 ** (seq, time, secrets redacted).
 */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "daemon.h"
+#include "jtext.h"
 
 #define EVENT_DELAY 0.010
 #define EVENT_BATCH 512
 
+/* Room for `need` events; -1 when out of memory (the buffer unchanged). */
+static int grow(EventBuf *b, size_t need) {
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < need) cap *= 2;
+  json_t **e = realloc(b->ev, cap * sizeof *e);
+  if (!e) return -1;
+  b->ev = e;
+  char **t = realloc(b->text, cap * sizeof *t);
+  if (!t) return -1;
+  b->text = t;
+  size_t *l = realloc(b->len, cap * sizeof *l);
+  if (!l) return -1;
+  b->len = l;
+  int64_t *tm = realloc(b->time_ms, cap * sizeof *tm);
+  if (!tm) return -1;
+  b->time_ms = tm;
+  b->cap = cap;
+  return 0;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Buffer event i: ev, or text[0..len). */
+static void push(Daemon *D, json_t *ev, char *text, size_t len) {
+  EventBuf *b = &D->events;
+  if (b->n == b->cap && grow(b, b->n + 1) != 0) {
+    dlog(D, "could not record an event: out of memory");
+    json_decref(ev);
+    free(text);
+    return;
+  }
+  if (!b->n) b->first = daemon_now();
+  b->time_ms[b->n] = now_ms();
+  b->ev[b->n] = ev;
+  b->text[b->n] = text;
+  b->len[b->n++] = len;
+  if (b->n >= EVENT_BATCH) devents_flush_due(D);
+}
+
 void devents_add(Daemon *D, json_t *ev) {
   if (!ev) return;
   dkeys_tag_event(D, ev);
+  push(D, ev, NULL, 0);
+}
+
+void devents_add_text(Daemon *D, char *text, size_t len) {
+  if (text) push(D, NULL, text, len);
+}
+
+int devents_objects(Daemon *D) {
   EventBuf *b = &D->events;
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    json_t **e = realloc(b->ev, cap * sizeof *e);
-    if (e) b->ev = e;
-    int64_t *tm = e ? realloc(b->time_ms, cap * sizeof *tm) : NULL;
-    if (tm) { b->time_ms = tm; b->cap = cap; }
+  for (size_t i = 0; i < b->n; i++) {
+    if (b->ev[i]) continue;
+    /* "{" members "}": the text has room for neither, so a copy */
+    char *t = malloc(b->len[i] + 2);
+    if (t) {
+      t[0] = '{';
+      memcpy(t + 1, b->text[i], b->len[i]);
+      t[b->len[i] + 1] = '}';
+      b->ev[i] = jtext_load(t, b->len[i] + 2, 0, NULL);
+      free(t);
+    }
+    if (!b->ev[i]) {
+      dlog(D, "could not prepare an event for the store: out of memory");
+      return -1;
+    }
+    free(b->text[i]);
+    b->text[i] = NULL;
   }
-  if (b->n == b->cap) {
-    dlog(D, "could not record an event: out of memory");
-    json_decref(ev);
-    return;
-  }
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  if (!b->n) b->first = daemon_now();
-  b->time_ms[b->n] = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-  b->ev[b->n++] = ev;
-  if (b->n >= EVENT_BATCH) devents_flush_due(D);
+  return 0;
 }
 
 static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
@@ -53,23 +107,66 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
-/* later: the meta page's sync is left to the sync thread (the timed
-** flushes: they would otherwise hold the loop for two syncs every
-** EVENT_DELAY while calls run); a generation that moved is always synced
-** in full, before any reply can carry it. */
+/* A timed write of the buffered events, on the store writer (dsync.c). */
+typedef struct EvWrite {
+  DWrite w;                  /* first: the writer's handle on it */
+  store_ev *ev;              /* objects and texts: the buffer's, owned */
+  size_t n;
+  uint64_t first;            /* the seq of the first, once written */
+} EvWrite;
+
+static int write_events(store_env *s, DWrite *w) {
+  EvWrite *e = (EvWrite *)w;
+  return store_events_append_later(s, e->ev, e->n, &e->first);
+}
+
+static void events_written(Daemon *D, DWrite *w) {
+  EvWrite *e = (EvWrite *)w;
+  if (w->rc != STORE_OK)
+    dlog(D, "could not record %zu event%s: %s", e->n, e->n == 1 ? "" : "s", w->err);
+  else
+    devents_tell(D, e->first, e->n);
+  for (size_t i = 0; i < e->n; i++) {
+    json_decref(e->ev[i].obj);
+    free((char *)e->ev[i].members);
+  }
+  free(e->ev);
+  free(e);
+  dlog_flush(D);  /* the transactions' log lines go with their events */
+}
+
+/* later: a timed flush.  The store writer makes it (its meta page's sync
+** left for later, as a group's), so that the loop does not wait for a
+** sync every EVENT_DELAY while calls run; while the writer is busy the
+** events wait (a group written meanwhile takes them along).  A generation
+** that moved is always written here and synced in full, before any reply
+** can carry it. */
 static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   if (!b->n && !gen) return;
+  if (later && D->sync && !gen) {
+    if (dsync_busy(D)) return;
+    EvWrite *e = malloc(sizeof *e);
+    store_ev *ev = e ? malloc(b->n * sizeof *ev) : NULL;
+    if (!ev) {
+      free(e);
+      return;   /* the next turn tries again */
+    }
+    for (size_t i = 0; i < b->n; i++) ev[i] = (store_ev){b->ev[i], b->text[i], b->len[i], b->time_ms[i]};
+    *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, ""}, ev, b->n, 0};
+    b->n = 0;
+    dsync_write(D, &e->w);
+    dsync_want(D, e->w.seq);
+    return;
+  }
   uint64_t first = 0;
-  later = later && D->sync && !gen;
-  int rc = gen     ? store_advance_generation(D->s, D->gen, b->ev, b->time_ms, b->n, &first)
-           : later ? store_events_append_later(D->s, b->ev, b->time_ms, b->n, &first)
-                   : store_events_append_objects(D->s, b->ev, b->time_ms, b->n, &first);
-  if (rc == STORE_OK && later) dgroup_sync_later(D);
+  int rc = devents_objects(D) != 0 ? STORE_ENOMEM
+           : gen ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
+                 : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
   if (rc != STORE_OK) {
     dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
-         gen ? " and the generation" : "", store_errmsg(D->s));
+         gen ? " and the generation" : "", rc == STORE_ENOMEM ? "out of memory" : store_errmsg(dstore(D)));
     first = 0;
   } else if (gen) {
     D->gen_saved = D->gen;
@@ -78,6 +175,27 @@ static void flush(Daemon *D, int later) {
 }
 
 void devents_flush(Daemon *D) { flush(D, 0); }
+
+void devents_put_back(Daemon *D, json_t *const *ev, const int64_t *time_ms, size_t n) {
+  EventBuf *b = &D->events;
+  if (!n) return;
+  if (b->n + n > b->cap && grow(b, b->n + n) != 0) {
+    dlog(D, "could not keep %zu event%s to write later: out of memory", n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) json_decref(ev[i]);
+    return;
+  }
+  /* they came before those buffered since: in front of them */
+  memmove(b->ev + n, b->ev, b->n * sizeof *b->ev);
+  memmove(b->text + n, b->text, b->n * sizeof *b->text);
+  memmove(b->len + n, b->len, b->n * sizeof *b->len);
+  memmove(b->time_ms + n, b->time_ms, b->n * sizeof *b->time_ms);
+  memcpy(b->ev, ev, n * sizeof *ev);
+  memset(b->text, 0, n * sizeof *b->text);
+  memset(b->len, 0, n * sizeof *b->len);
+  memcpy(b->time_ms, time_ms, n * sizeof *time_ms);
+  if (!b->n) b->first = daemon_now();
+  b->n += n;
+}
 
 void devents_flush_due(Daemon *D) { flush(D, 1); }
 
@@ -89,11 +207,14 @@ void devents_written(Daemon *D, uint64_t first) {
   ** this commit synced in full (they are told in order) */
   if (first && D->subscribers) {
     uint64_t told = D->events.told;
-    store_events_read(D->s, told && told < first ? told + 1 : first, 0, 0, fan_out, D);
+    store_events_read(dstore(D), told && told < first ? told + 1 : first, 0, 0, fan_out, D);
   } else if (!D->subscribers) {
     D->events.told = 0;
   }
-  for (size_t i = 0; i < b->n; i++) json_decref(b->ev[i]);
+  for (size_t i = 0; i < b->n; i++) {
+    json_decref(b->ev[i]);
+    free(b->text[i]);
+  }
   b->n = 0;
   dlog_flush(D);  /* the transactions' log lines go with their events */
 }
@@ -105,7 +226,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n) {
   }
   if (!first || !n || D->events.told >= first + n - 1) return;   /* told already */
   uint64_t from = D->events.told >= first ? D->events.told + 1 : first;
-  store_events_read(D->s, from, (size_t)(first + n - from), 0, fan_out, D);
+  store_events_read(dstore(D), from, (size_t)(first + n - from), 0, fan_out, D);
 }
 
 double devents_due(Daemon *D) {

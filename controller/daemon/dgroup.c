@@ -134,6 +134,11 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     if (writes) {  /* it cannot be held, so nothing on top of it may stand */
       dlog(D, "attempt %" PRIu64 ": out of memory holding its outcome; undoing the calls not yet durable",
            t->attempt);
+      /* a group being written is let finish first: the undo must not
+      ** reach it in the worker if the store keeps it */
+      dstore(D);
+      dsync_settle(D);
+      if (g->restoring) return 1;   /* it failed: undone with all above it */
       for (size_t i = g->committed; i < g->n; i++) {   /* those written stand */
         Held *o = at(g, i);
         dclients_reply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
@@ -156,50 +161,81 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
 /* Per published revision: where its entries and events are, and what the
 ** store did with them. */
 typedef struct Rev {
-  size_t held;               /* its index in the group */
+  size_t held;               /* its call's index in the group */
   size_t first, n;           /* its events: all[first..first+n) */
   size_t *slot;              /* per worker change: its index in effects */
   uint8_t *effects;
 } Rev;
 
+/* A group handed to the store writer (dsync.c).  It owns everything the
+** writer thread touches — decided() included — so that the loop may go on
+** holding calls (the FIFO may move) while it is written.  Its calls are
+** v[committed..committed+ncalls) of the FIFO. */
 typedef struct Pub {
-  Daemon *D;
+  DWrite w;                  /* first: the writer's handle on it */
+  uint64_t parent;           /* the revision it is written on */
+  size_t ncalls, nrevs, nbuffered;
+  uint64_t gen;              /* the generation before the group */
+  uint64_t restarts;         /* the worker it ran in (Daemon.restarts) */
+  store_rev_in *in;
   store_rev_info *infos;
   Rev *revs;
-  size_t nrevs;
-  uint64_t gen;              /* the generation before the group */
-  uint64_t *held_rev, *held_gen;  /* per held call: the revision and generation it answers */
+  json_t **hev;              /* per call: its outcome event */
+  uint64_t *held_rev, *held_gen;  /* per call: the revision and generation it answers */
+  json_t **all;              /* the events: nbuffered buffered ones (owned), then the calls' */
+  int64_t *times;
+  store_entry *ch;
+  store_key *rm;
+  size_t *slots;
+  uint8_t *effects;
 } Pub;
 
-/* The store decided revision i: number the generations of the revisions
-** written, and complete the events and the answers of it and of the calls
-** after it (up to the next revision). */
+static void pub_free(Pub *p) {
+  if (!p) return;
+  for (size_t i = 0; p->all && i < p->nbuffered; i++) json_decref(p->all[i]);
+  free(p->in);
+  free(p->infos);
+  free(p->revs);
+  free(p->hev);
+  free(p->held_rev);
+  free(p->held_gen);
+  free(p->all);
+  free(p->times);
+  free(p->ch);
+  free(p->rm);
+  free(p->slots);
+  free(p->effects);
+  free(p);
+}
+
+/* The store decided revision i (on the writer thread): number the
+** generations of the revisions written, and complete the events and the
+** answers of it and of the calls after it (up to the next revision). */
 static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   Pub *p = arg;
-  Group *g = &p->D->group;
   uint64_t gen = i == 0 ? p->gen : p->held_gen[p->revs[i - 1].held];
   if (changed) p->infos[i].generation = ++gen;
-  size_t end = i + 1 < p->nrevs ? p->revs[i + 1].held : g->n;
+  size_t end = i + 1 < p->nrevs ? p->revs[i + 1].held : p->ncalls;
   for (size_t k = p->revs[i].held; k < end; k++) {
-    Held *h = at(g, k);
     p->held_rev[k] = rev;
     p->held_gen[k] = gen;
-    json_object_set_new(h->event, "revision", json_integer((json_int_t)rev));
-    json_object_set_new(h->event, "generation", json_integer((json_int_t)gen));
+    json_object_set_new(p->hev[k], "revision", json_integer((json_int_t)rev));
+    json_object_set_new(p->hev[k], "generation", json_integer((json_int_t)gen));
   }
 }
 
-/* The group v[committed..n) could not be published: nothing of it was
-** written.  Its calls and everything the worker ran on top of them are
-** undone; the groups before it, written, are not (the worker keeps them). */
-static void failed(Daemon *D, const char *why) {
+/* The calls v[from..n) cannot be published: nothing of them was written.
+** They are answered publication-failed and, when restore, undone in the
+** worker with everything it ran on top of them; the groups before them,
+** written, are not (the worker keeps them). */
+static void failed(Daemon *D, size_t from, const char *why, int restore) {
   Group *g = &D->group;
   const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
   char msg[1200];
   snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
-  size_t k = g->n - g->committed;
+  size_t k = g->n - from;
   dlog(D, "publishing %zu call%s failed: %s; undoing them", k, k == 1 ? "" : "s", why);
-  for (size_t i = g->committed; i < g->n; i++) {
+  for (size_t i = from; i < g->n; i++) {
     Held *h = at(g, i);
     devents_add(D, events_outcome(h->attempt, "call", reason, why));
     dclients_reply(D, h->client, h->id,
@@ -207,10 +243,13 @@ static void failed(Daemon *D, const char *why) {
                              msg, "generation", (json_int_t)D->gen));
     held_free(h);
   }
-  g->n = g->committed;
-  g->restoring = 1;
-  g->acks++;
-  dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
+  g->n = from;
+  if (!g->n) g->head = 0;
+  if (restore) {
+    g->restoring = 1;
+    g->acks++;
+    dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
+  }
 }
 
 /* Complete held call i's reply with what its commit decided; it is sent
@@ -226,13 +265,14 @@ static void complete(Held *h, uint64_t rev, uint64_t gen, json_t *changes) {
 
 static void answer(Daemon *D);
 
-/* Group v[committed..n) was written: it waits for its sync, in order
-** behind the ones before. */
-static void syncing(Daemon *D, uint64_t rev0, uint64_t gen0, uint64_t first_event, size_t nevents) {
+/* The next n held calls were written in commit seq: they wait for its
+** sync, in order behind the ones before. */
+static void syncing(Daemon *D, size_t n, uint64_t seq, uint64_t rev0, uint64_t gen0, uint64_t first_event,
+                    size_t nevents) {
   Group *g = &D->group;
-  g->syncing[g->nsyncing++] = (Synced){g->n - g->committed, ++g->seq, rev0, gen0, first_event, nevents};
-  g->committed = g->n;
-  dsync_want(D, g->seq);
+  g->syncing[g->nsyncing++] = (Synced){n, seq, rev0, gen0, first_event, nevents};
+  g->committed += n;
+  dsync_want(D, seq);
 }
 
 /* Calls the worker was sent and has not answered yet: finished in a
@@ -241,158 +281,213 @@ static int worker_busy(Daemon *D) { return D->batch.n || (D->cur.active && D->cu
 
 double dgroup_due(Daemon *D) {
   Group *g = &D->group;
-  if (g->n == g->committed || g->restoring) return -1;
+  /* while a group is being written nothing more can be: the writer wakes
+  ** the loop when it is done */
+  if (g->n == g->committed || g->writing || g->restoring) return -1;
   double d = at(g, g->committed)->held_at + GROUP_DELAY - daemon_now();
   return d > 0 ? d : 0;
 }
 
-void dgroup_publish(Daemon *D) {
+/* Calls that wrote nothing, run on a group still syncing: answered with
+** it, their events written with the next. */
+static void ride_along(Daemon *D) {
   Group *g = &D->group;
   size_t c = g->committed;
-  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX) return;
-  /* the calls the worker is finishing go with this group, unless the
-  ** oldest held one has waited GROUP_DELAY: one sync for all of them */
-  if (worker_busy(D) && dgroup_due(D) > 0) return;
-  size_t nrevs = 0, nev = D->events.n + g->n, nchanges = 0;
-  for (size_t i = c; i < g->n; i++)
-    if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
-  if (!nrevs) {
-    /* calls that wrote nothing, run on a group still syncing: answered
-    ** with it, their events written with the next */
-    for (size_t i = c; i < g->n; i++) {
-      Held *h = at(g, i);
-      complete(h, D->revision, D->gen, NULL);
-      json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
-      json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
-      devents_add(D, json_incref(h->event));
-    }
-    if (g->nsyncing) {
-      g->syncing[g->nsyncing - 1].n += g->n - c;
-      g->committed = g->n;
-    } else {   /* not held behind a write (cannot happen): durable already */
-      g->syncing[g->nsyncing++] = (Synced){g->n - c, g->seq, D->revision, D->gen, 0, 0};
-      g->committed = g->n;
-      answer(D);
-    }
-    return;
-  }
-  Pub p = {D, NULL, NULL, nrevs, D->gen, NULL, NULL};
-  store_rev_in *in = calloc(nrevs + 1, sizeof *in);
-  p.infos = calloc(nrevs + 1, sizeof *p.infos);
-  p.revs = calloc(nrevs + 1, sizeof *p.revs);
-  p.held_rev = calloc(g->n, sizeof *p.held_rev);
-  p.held_gen = calloc(g->n, sizeof *p.held_gen);
-  json_t **all = calloc(nev, sizeof *all);
-  int64_t *times = calloc(nev, sizeof *times);
-  store_entry *ch = calloc(nchanges + 1, sizeof *ch);
-  store_key *rm = calloc(nchanges + 1, sizeof *rm);
-  size_t *slots = calloc(nchanges + 1, sizeof *slots);
-  uint8_t *effects = calloc(nchanges + 1, 1);
-  char err[1024] = "";
-  int ok = in && p.infos && p.revs && p.held_rev && p.held_gen && all && times && ch && rm && slots && effects;
-  if (!ok) snprintf(err, sizeof err, "out of memory publishing");
-  /* The events: those buffered (started, ...) go first, with the first
-  ** revision; then each call's outcome, after the revision it wrote or ran
-  ** on (calls before the first revision ran on the group before: theirs
-  ** go with the first too).  Each revision's entries and removals take the
-  ** next stretch of ch / rm / effects, as long as its list of changes. */
-  size_t ne = 0, nr = 0, used = 0;
-  for (size_t i = 0; ok && i < D->events.n; i++) all[ne] = D->events.ev[i], times[ne++] = D->events.time_ms[i];
-  for (size_t i = c; ok && i < g->n; i++) {
+  for (size_t i = c; i < g->n; i++) {
     Held *h = at(g, i);
-    p.held_rev[i] = D->revision;   /* until a revision of this group decides */
-    p.held_gen[i] = D->gen;
+    complete(h, D->revision, D->gen, NULL);
+    json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
+    json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
+    devents_add(D, json_incref(h->event));
+  }
+  if (g->nsyncing) {
+    g->syncing[g->nsyncing - 1].n += g->n - c;
+    g->committed = g->n;
+  } else {   /* not held behind a write (cannot happen): durable already */
+    g->syncing[g->nsyncing++] = (Synced){g->n - c, g->seq, D->revision, D->gen, 0, 0};
+    g->committed = g->n;
+    answer(D);
+  }
+}
+
+/* Build the group of the held calls v[committed..n) for the writer: the
+** events buffered (started, ...) first, with the first revision; then each
+** call's outcome, after the revision it wrote or ran on (calls before the
+** first revision ran on the group before: theirs go with the first too).
+** Each revision's entries and removals take the next stretch of ch / rm /
+** effects, as long as its list of changes.  NULL, err set, on failure. */
+static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t errlen) {
+  Group *g = &D->group;
+  size_t c = g->committed, ncalls = g->n - c, nev = D->events.n + ncalls;
+  Pub *p = devents_objects(D) == 0 ? calloc(1, sizeof *p) : NULL;
+  if (!p) {
+    snprintf(err, errlen, "out of memory publishing");
+    return NULL;
+  }
+  p->ncalls = ncalls;
+  p->nrevs = nrevs;
+  p->gen = D->gen;
+  p->restarts = D->restarts;
+  p->in = calloc(nrevs, sizeof *p->in);
+  p->infos = calloc(nrevs, sizeof *p->infos);
+  p->revs = calloc(nrevs, sizeof *p->revs);
+  p->hev = calloc(ncalls, sizeof *p->hev);
+  p->held_rev = calloc(ncalls, sizeof *p->held_rev);
+  p->held_gen = calloc(ncalls, sizeof *p->held_gen);
+  p->all = calloc(nev, sizeof *p->all);
+  p->times = calloc(nev, sizeof *p->times);
+  p->ch = calloc(nchanges + 1, sizeof *p->ch);
+  p->rm = calloc(nchanges + 1, sizeof *p->rm);
+  p->slots = calloc(nchanges + 1, sizeof *p->slots);
+  p->effects = calloc(nchanges + 1, 1);
+  if (!p->in || !p->infos || !p->revs || !p->hev || !p->held_rev || !p->held_gen || !p->all || !p->times ||
+      !p->ch || !p->rm || !p->slots || !p->effects) {
+    snprintf(err, errlen, "out of memory publishing");
+    pub_free(p);
+    return NULL;
+  }
+  size_t ne = 0, nr = 0, used = 0;
+  for (; ne < D->events.n; ne++) p->all[ne] = D->events.ev[ne], p->times[ne] = D->events.time_ms[ne];
+  for (size_t k = 0; k < ncalls; k++) {
+    Held *h = at(g, c + k);
+    p->hev[k] = h->event;
+    p->held_rev[k] = D->revision;   /* until a revision of this group decides */
+    p->held_gen[k] = D->gen;
     if (h->changes) {
-      Rev *r = &p.revs[nr];
+      Rev *r = &p->revs[nr];
       size_t nc, nrm;
-      r->held = i;
+      r->held = k;
       r->first = nr ? ne : 0;
-      r->slot = slots + used;
-      r->effects = effects + used;
-      if (publish_entries(h->changes, h->blob, h->bloblen, ch + used, &nc, rm + used, &nrm, r->slot) != 0) {
-        snprintf(err, sizeof err, "the worker reported a malformed change");
-        ok = 0;
-        break;
+      r->slot = p->slots + used;
+      r->effects = p->effects + used;
+      if (publish_entries(h->changes, h->blob, h->bloblen, p->ch + used, &nc, p->rm + used, &nrm, r->slot) != 0) {
+        snprintf(err, errlen, "the worker reported a malformed change");
+        pub_free(p);   /* the buffered events stay D's */
+        return NULL;
       }
-      p.infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p.gen, 0, JITI_VERSION, h->summary, NULL, D->grant_text};
-      in[nr] = (store_rev_in){&p.infos[nr], ch + used, nc, rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
+      p->infos[nr] = (store_rev_info){STORE_REV_APPLICATION, p->gen, 0, JITI_VERSION, h->summary, NULL, D->grant_text};
+      p->in[nr] = (store_rev_in){&p->infos[nr], p->ch + used, nc, p->rm + used, nrm, NULL, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;
     } else if (!nr) {
       json_object_set_new(h->event, "revision", json_integer((json_int_t)D->revision));
       json_object_set_new(h->event, "generation", json_integer((json_int_t)D->gen));
     }
-    all[ne] = h->event;
-    times[ne++] = 0;
-    if (nr) p.revs[nr - 1].n = ne - p.revs[nr - 1].first;
+    p->all[ne] = h->event;
+    p->times[ne++] = 0;
+    if (nr) p->revs[nr - 1].n = ne - p->revs[nr - 1].first;
   }
-  for (size_t i = 0; ok && i < nrevs; i++) {
-    in[i].events = all + p.revs[i].first;
-    in[i].event_times = times + p.revs[i].first;
-    in[i].nevents = p.revs[i].n;
+  for (size_t i = 0; i < nrevs; i++) {
+    p->in[i].events = p->all + p->revs[i].first;
+    p->in[i].event_times = p->times + p->revs[i].first;
+    p->in[i].nevents = p->revs[i].n;
   }
+  /* the buffered events are the group's now (it gives them back if it fails) */
+  p->nbuffered = D->events.n;
+  D->events.n = 0;
+  return p;
+}
+
+static int write_group(store_env *s, DWrite *w);
+static void written(Daemon *D, DWrite *w);
+
+void dgroup_publish(Daemon *D) {
+  Group *g = &D->group;
+  size_t c = g->committed;
+  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D)) return;
+  /* the calls the worker is finishing go with this group, unless the
+  ** oldest held one has waited GROUP_DELAY: one sync for all of them */
+  if (worker_busy(D) && dgroup_due(D) > 0) return;
+  size_t nrevs = 0, nchanges = 0;
+  for (size_t i = c; i < g->n; i++)
+    if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
+  if (!nrevs) {
+    ride_along(D);
+    return;
+  }
+  char err[1024] = "";
+  Pub *p = prepare(D, nrevs, nchanges, err, sizeof err);
 #ifdef JITI_TEST_HOOKS
   /* jiti-testhooks only: JITI_TEST_FAIL_PUBLISH=N fails the Nth group as
   ** a store error would (the crash tests' undo path) */
   static int publishes;
   const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
-  if (ok && fail && ++publishes == atoi(fail)) {
+  if (p && fail && ++publishes == atoi(fail)) {
+    devents_put_back(D, p->all, p->times, p->nbuffered);
+    p->nbuffered = 0;
+    pub_free(p);
+    p = NULL;
     snprintf(err, sizeof err, "store %s: the test hook failed this group", D->dir);
-    ok = 0;
   }
 #endif
-  /* the meta page's sync is the sync thread's: the loop goes on meanwhile */
-  if (ok && store_publish_group(D->s, D->revision, in, nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
-                                decided, &p) != STORE_OK) {
-    snprintf(err, sizeof err, "%s", store_errmsg(D->s));
-    ok = 0;
+  if (!p) {
+    failed(D, c, err, 1);
+    return;
   }
-  if (!ok) {
-    failed(D, err);
-  } else {
-    /* written: the buffered events with it (the held calls' are theirs to
-    ** free); subscribers get them all once durable */
-    devents_written(D, 0);
-    uint64_t rev0 = D->revision, gen0 = D->gen;
-    D->revision = in[nrevs - 1].rev;
-    D->gen = p.held_gen[g->n - 1];
-    if (D->gen > D->gen_saved) D->gen_saved = D->gen;  /* recorded with the revisions */
-    json_t *unchanged = json_array();
-    for (size_t r = 0; r < nrevs; r++) {
-      uint64_t prev = r ? in[r - 1].rev : rev0;
-      if (in[r].rev == prev) json_array_append_new(unchanged, json_integer((json_int_t)r));
+  p->parent = D->revision;
+  p->w = (DWrite){write_group, written, ++g->seq, STORE_OK, ""};
+  g->writing = p->ncalls;
+  dsync_write(D, &p->w);
+}
+
+/* On the writer thread; the meta page's sync is the writer's too. */
+static int write_group(store_env *s, DWrite *w) {
+  Pub *p = (Pub *)w;
+  return store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
+                             decided, p);
+}
+
+/* Back on the loop: the writer is done with the group. */
+static void written(Daemon *D, DWrite *w) {
+  Pub *p = (Pub *)w;
+  Group *g = &D->group;
+  size_t c = g->committed;
+  int same_worker = p->restarts == D->restarts;
+  g->writing = 0;
+  if (p->w.rc != STORE_OK) {
+    /* nothing of it was written: its buffered events wait for the next
+    ** write, its calls are undone (a worker started since has none of it) */
+    devents_put_back(D, p->all, p->times, p->nbuffered);
+    p->nbuffered = 0;
+    if (same_worker) failed(D, c, p->w.err, 1);
+    else failed(D, c, p->w.err, 0);
+    pub_free(p);
+    return;
+  }
+  uint64_t rev0 = D->revision, gen0 = D->gen;
+  size_t nrevs = p->nrevs;
+  D->revision = p->in[nrevs - 1].rev;
+  if (p->held_gen[p->ncalls - 1] > D->gen) D->gen = p->held_gen[p->ncalls - 1];
+  if (D->gen > D->gen_saved) D->gen_saved = D->gen;  /* recorded with the revisions */
+  json_t *unchanged = json_array();
+  for (size_t r = 0; r < nrevs; r++) {
+    uint64_t prev = r ? p->in[r - 1].rev : rev0;
+    if (p->in[r].rev == prev) json_array_append_new(unchanged, json_integer((json_int_t)r));
+  }
+  for (size_t k = 0, r = 0; k < p->ncalls; k++) {
+    Held *h = at(g, c + k);
+    json_t *changes = NULL;
+    if (h->changes) {
+      changes = publish_effects(h->changes, p->revs[r].slot, p->revs[r].effects);
+      r++;
     }
-    for (size_t i = c, r = 0; i < g->n; i++) {
-      Held *h = at(g, i);
-      json_t *changes = NULL;
-      if (h->changes) {
-        changes = publish_effects(h->changes, p.revs[r].slot, p.revs[r].effects);
-        r++;
-      }
-      complete(h, p.held_rev[i], p.held_gen[i], changes);
-    }
-    g->commits++;
-    g->revisions += nrevs;
+    complete(h, p->held_rev[k], p->held_gen[k], changes);
+  }
+  g->commits++;
+  g->revisions += nrevs;
+  uint64_t first = p->in[0].first_event, last = p->in[nrevs - 1].first_event + p->in[nrevs - 1].nevents;
+  syncing(D, p->ncalls, p->w.seq, rev0, gen0, first, first ? (size_t)(last - first) : 0);
+  /* the worker keeps them now: they are in the store, whatever happens to
+  ** the sync (a failed one stops the kernel).  A worker started since the
+  ** group was handed over imported them from the store already. */
+  if (same_worker) {
     g->acks++;
-    uint64_t first = in[0].first_event, last = in[nrevs - 1].first_event + in[nrevs - 1].nevents;
-    syncing(D, rev0, gen0, first, first ? (size_t)(last - first) : 0);
-    /* the worker keeps them now: they are in the store, whatever happens
-    ** to the sync (a failed one stops the kernel).  After syncing(): a
-    ** worker found dead by this send loses only the calls not written. */
     dworker_send(D, json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_COMMIT), "revision",
                               (json_int_t)D->revision, "count", (json_int_t)nrevs, "unchanged", unchanged));
+  } else {
+    json_decref(unchanged);
   }
-  free(in);
-  free(p.infos);
-  free(p.revs);
-  free(p.held_rev);
-  free(p.held_gen);
-  free(all);
-  free(times);
-  free(ch);
-  free(rm);
-  free(slots);
-  free(effects);
+  pub_free(p);
 }
 
 /* The oldest group syncing is durable: its subscribers' events, then its
@@ -407,11 +502,8 @@ static void answer(Daemon *D) {
     Held *h = at(g, 0);
     json_t *rep = h->reply;
     h->reply = NULL;
-    char src[80];
-    request_snippet(h->source, src, sizeof src);
-    dlog_soon(D, "attempt %" PRIu64 " call %s (%.1f ms, generation %" PRIu64 ") -> revision %" PRIu64 ": %s",
-              h->attempt, json_string_value(json_object_get(rep, "outcome")), (daemon_now() - h->t0) * 1000, h->gen,
-              h->rev, src);
+    dlog_attempt(D, h->attempt, "call", json_string_value(json_object_get(rep, "outcome")), NULL, h->t0, h->gen,
+                 h->rev, h->source);
     dclients_reply(D, h->client, h->id, rep);
     held_free(h);
     g->head = (g->head + 1) % g->cap;
@@ -433,11 +525,10 @@ void dgroup_synced(Daemon *D) {
     dlog_flush(D);
     _exit(EXIT_FAIL);
   }
+  dsync_settle(D);
   while (g->nsyncing && g->syncing[0].seq <= done) answer(D);
   dlog_flush(D);
 }
-
-void dgroup_sync_later(Daemon *D) { dsync_want(D, ++D->group.seq); }
 
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
   Group *g = &D->group;
@@ -462,8 +553,9 @@ int dgroup_ack(Daemon *D, json_t *m, int ev) {
 void dgroup_worker_died(Daemon *D, const char *how) {
   Group *g = &D->group;
   /* the groups written stand (a fresh worker imports them) and are
-  ** answered once synced; the calls after them are lost */
-  for (size_t i = g->committed; i < g->n; i++) {
+  ** answered once synced, and so does a group being written, if its
+  ** write succeeds; the calls after them are lost */
+  for (size_t i = g->committed + g->writing; i < g->n; i++) {
     Held *h = at(g, i);
     json_t *ev = events_outcome(h->attempt, "call", store_event_name(STORE_EV_INTERRUPTED), NULL);
     json_object_set_new(ev, "reason", json_string(how));
@@ -472,7 +564,7 @@ void dgroup_worker_died(Daemon *D, const char *how) {
                        "the worker %s before this call's revision was published; nothing of it was kept", how);
     held_free(h);
   }
-  g->n = g->committed;
+  g->n = g->committed + g->writing;
   if (!g->n) g->head = 0;
   g->restoring = 0;
   g->acks = 0;

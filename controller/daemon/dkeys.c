@@ -30,7 +30,6 @@
 #define DKEYS_LOAD 20000   /* events read back at start-up */
 /* The key's member in events: not "key", which the store redacts as a
 ** secret (API keys). */
-#define EVENT_MEMBER "idempotency"
 
 /* The in-flight map's name of a request: its client and its id. */
 static void flight_name(uint64_t client, json_t *id, char *out, size_t n) {
@@ -112,7 +111,7 @@ int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   /* read back from the store: the revision's changes, from its manifest */
   json_t *rev = json_object_get(r, "revision");
   if (json_is_true(json_object_get(r, "ok")) && rev && !json_object_get(r, "changes"))
-    json_object_set_new(r, "changes", storeio_revision_changes(D->s, (uint64_t)json_integer_value(rev)));
+    json_object_set_new(r, "changes", storeio_revision_changes(dstore(D), (uint64_t)json_integer_value(rev)));
   dclients_reply(D, client, id, r);
   return 1;
 }
@@ -147,7 +146,7 @@ static int load_event(void *arg, uint64_t seq, const char *json, size_t len) {
   (void)seq;
   Daemon *D = arg;
   json_t *e = json_loadb(json, len, 0, NULL);
-  const char *key = json_string_value(json_object_get(e, EVENT_MEMBER));
+  const char *key = json_string_value(json_object_get(e, EVENTS_KEY_MEMBER));
   const char *name = json_string_value(json_object_get(e, "event"));
   int ev = name ? store_event_parse(name) : -1;
   const char *outcome = json_string_value(json_object_get(e, "outcome"));
@@ -170,7 +169,7 @@ static int load_event(void *arg, uint64_t seq, const char *json, size_t len) {
 
 void dkeys_load(Daemon *D) {
   /* newest first: a key seen twice keeps its newest outcome */
-  store_events_read(D->s, 0, DKEYS_LOAD, STORE_NEWEST_FIRST, load_event, D);
+  store_events_read(dstore(D), 0, DKEYS_LOAD, STORE_NEWEST_FIRST, load_event, D);
 }
 
 void dkeys_tag_event(Daemon *D, json_t *ev) {
@@ -178,5 +177,5 @@ void dkeys_tag_event(Daemon *D, json_t *ev) {
   if (!key || !D->cur.active) return;
   json_t *a = json_object_get(ev, "attempt");
   if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->cur.attempt) return;
-  json_object_set_new(ev, EVENT_MEMBER, json_string(key));
+  json_object_set_new(ev, EVENTS_KEY_MEMBER, json_string(key));
 }

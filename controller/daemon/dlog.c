@@ -10,20 +10,27 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "daemon.h"
 
-static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
+#define LINE_MAX_BYTES 2048
+
+/* The start of a line: "<time> jiti kernel: "; its length. */
+static size_t line_start(Daemon *D, char *line) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   if (ts.tv_sec != D->log.second || !D->log.when[0]) {  /* formatted once a second, not per line */
     D->log.second = ts.tv_sec;
     storeio_iso_time((int64_t)ts.tv_sec * 1000, D->log.when, sizeof D->log.when);
   }
-  char line[2048];
-  int n = snprintf(line, sizeof line, "%s jiti kernel: ", D->log.when);
-  int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m : sizeof line - (size_t)n - 2);
+  size_t n = strlen(D->log.when);
+  memcpy(line, D->log.when, n);
+  memcpy(line + n, " jiti kernel: ", 14);
+  return n + 14;
+}
+
+static void put_line(Daemon *D, int urgent, char *line, size_t len) {
   line[len++] = '\n';
   if (D->log.len + len > D->log.cap) {
     size_t cap = D->log.cap ? D->log.cap * 2 : 16384;
@@ -37,6 +44,64 @@ static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
   D->log.len += len;
   D->log.urgent |= urgent;
   if (D->log.len >= 65536) dlog_flush(D);
+}
+
+static void log_line(Daemon *D, int urgent, const char *fmt, va_list ap) {
+  char line[LINE_MAX_BYTES];
+  size_t n = line_start(D, line);
+  int m = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+  put_line(D, urgent, line, n + (m < 0 ? 0 : (size_t)m < sizeof line - n - 1 ? (size_t)m : sizeof line - n - 2));
+}
+
+/* Appending to a line without printf (one line per call: a stream of
+** calls would spend a tenth of the loop's time in vsnprintf). */
+static size_t put_str(char *line, size_t n, const char *s) {
+  size_t k = strlen(s);
+  if (k > LINE_MAX_BYTES - 1 - n) k = LINE_MAX_BYTES - 1 - n;
+  memcpy(line + n, s, k);
+  return n + k;
+}
+
+static size_t put_u64(char *line, size_t n, uint64_t v) {
+  char d[20];
+  size_t k = 0;
+  do d[k++] = (char)('0' + v % 10); while ((v /= 10));
+  while (k && n < LINE_MAX_BYTES - 1) line[n++] = d[--k];
+  return n;
+}
+
+void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
+                  uint64_t gen, uint64_t rev, const char *source) {
+  char line[LINE_MAX_BYTES];
+  size_t n = line_start(D, line);
+  n = put_str(line, n, "attempt ");
+  n = put_u64(line, n, attempt);
+  n = put_str(line, n, " ");
+  n = put_str(line, n, op);
+  n = put_str(line, n, " ");
+  n = put_str(line, n, outcome);
+  if (extra) {
+    n = put_str(line, n, " ");
+    n = put_str(line, n, extra);
+  }
+  double ms = (daemon_now() - t0) * 1000;
+  uint64_t tenths = ms > 0 ? (uint64_t)(ms * 10 + 0.5) : 0;
+  n = put_str(line, n, " (");
+  n = put_u64(line, n, tenths / 10);
+  n = put_str(line, n, tenths % 10 == 0 ? ".0" : ".");
+  if (tenths % 10) n = put_u64(line, n, tenths % 10);
+  n = put_str(line, n, " ms, generation ");
+  n = put_u64(line, n, gen);
+  n = put_str(line, n, ")");
+  if (rev) {
+    n = put_str(line, n, " -> revision ");
+    n = put_u64(line, n, rev);
+  }
+  n = put_str(line, n, ": ");
+  char src[80];
+  request_snippet(source, src, sizeof src);
+  n = put_str(line, n, src);
+  put_line(D, 0, line, n);
 }
 
 void dlog(Daemon *D, const char *fmt, ...) {

@@ -6,7 +6,8 @@
 ** life, recovers CURRENT, starts one sandboxed worker (`jiti __worker`,
 ** connected by a socketpair) and streams CURRENT's entries to it, then
 ** serves newline-delimited JSON requests on DIR/kernel.sock with one
-** poll() loop.  Transactions (call, act evaluate, ...) are serialized in
+** loop (the listener, the worker and the sync thread polled directly, the
+** clients through an epoll set).  Transactions (call, act evaluate, ...) are serialized in
 ** arrival order; while one is paused, commands (act evaluate/resume/abort)
 ** go to it, observe still answers, other transactions wait.  The daemon
 ** publishes every accepted attempt to the store before it tells the worker
@@ -128,19 +129,23 @@ static int open_store(Daemon *D, char *err, size_t errlen) {
       opt.hook_arg = &k;
     }
   }
-  return store_open_with(D->dir, 0, &opt, &D->s, err, errlen);
+  return store_open_with(D->dir, 0, &opt, &D->store, err, errlen);
 }
 #else
-static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->s, err, errlen); }
+static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->store, err, errlen); }
 #endif
 
 static int kernel_run(Daemon *D, int ready_fd) {
   char err[1024] = "";
-  D->clients = calloc((size_t)D->max_clients + DAEMON_RESERVED_SLOTS, sizeof *D->clients);
   /* kept in D (static): reachable whichever way the function returns */
-  struct pollfd *pfd = D->pfd = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS + 3) * sizeof *pfd);   /* + listener, worker, sync */
-  if (!D->clients || !pfd) {
+  D->clients = calloc((size_t)D->max_clients + DAEMON_RESERVED_SLOTS, sizeof *D->clients);
+  D->eev = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS) * sizeof *D->eev);
+  if (!D->clients || !D->eev) {
     fprintf(stderr, "jiti kernel: out of memory for %d clients (see --max-clients)\n", D->max_clients);
+    return EXIT_FAIL;
+  }
+  if ((D->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+    fprintf(stderr, "jiti kernel: epoll: %s\n", strerror(errno));
     return EXIT_FAIL;
   }
   int rc = open_store(D, err, sizeof err);
@@ -155,18 +160,18 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   uint64_t cur = 0;
-  if (store_current(D->s, &cur) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+  if (store_current(dstore(D), &cur) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
   if (cur == 0) {
     store_rev_info info = {STORE_REV_INITIAL, 1, 0, JITI_VERSION, "initial: an empty world", NULL, NULL};
-    if (store_publish(D->s, 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
-      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(D->s));
+    if (store_publish(dstore(D), 0, &info, NULL, 0, NULL, 0, &cur) != STORE_OK) {
+      fprintf(stderr, "jiti kernel: cannot create the initial revision: %s\n", store_errmsg(dstore(D)));
       return EXIT_FAIL;
     }
   }
-  if (store_verify(D->s, 0, err, sizeof err) != STORE_OK) {
+  if (store_verify(dstore(D), 0, err, sizeof err) != STORE_OK) {
     fprintf(stderr, "jiti kernel: the store at %s is damaged: %s\nrun 'jiti recover-session --store %s' "
             "for details; the kernel did not start\n", D->dir, err, D->dir);
     return EXIT_FAIL;
@@ -180,14 +185,14 @@ static int kernel_run(Daemon *D, int ready_fd) {
   D->revision = cur;
   /* past every generation ever handed out for this store (by an earlier
   ** kernel, killed or not, or an offline command) */
-  if (store_generation(D->s, &D->gen_saved) != STORE_OK) {
-    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(D->s));
+  if (store_generation(dstore(D), &D->gen_saved) != STORE_OK) {
+    fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
   D->base = D->gen_saved + 1;
   uint64_t interrupted = 0;
-  store_mark_interrupted(D->s, &interrupted);
-  D->next_attempt = storeio_next_attempt(D->s);
+  store_mark_interrupted(dstore(D), &interrupted);
+  D->next_attempt = storeio_next_attempt(dstore(D));
   dkeys_load(D);
   if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
@@ -272,7 +277,12 @@ static int kernel_run(Daemon *D, int ready_fd) {
       break;
     }
     if (D->stopping && D->w.fd < 0) break;
+    /* The few fixed descriptors are polled directly, the clients through
+    ** an epoll set (one entry for any number of them): a loop turn costs
+    ** what is ready, not what is connected. */
+    struct pollfd pfd[4];
     int n = 0;
+    int li = D->lfd >= 0 ? n : -1;
     if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
     int wi = -1;
     if (D->w.fd >= 0) {
@@ -281,12 +291,15 @@ static int kernel_run(Daemon *D, int ready_fd) {
     }
     int si = n;   /* a group's sync ended (dsync.c) */
     pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
-    int c0 = n;
-    for (int i = 0; i < D->nclients; i++) {
+    int ei = n;
+    pfd[n++] = (struct pollfd){D->ep, POLLIN, 0};
+    for (int i = 0; i < D->nclients; i++) {  /* what each client waits for now */
       Client *c = D->clients[i];
-      short ev = c->closing ? 0 : POLLIN;
-      if (c->outlen > c->outoff) ev |= POLLOUT;
-      pfd[n++] = (struct pollfd){c->fd, ev, 0};
+      unsigned ev = (c->closing ? 0 : EPOLLIN) | (c->outlen > c->outoff ? EPOLLOUT : 0);
+      if (ev == c->polled) continue;
+      struct epoll_event e = {.events = ev, .data.ptr = c};
+      if (epoll_ctl(D->ep, EPOLL_CTL_MOD, c->fd, &e) == 0) c->polled = ev;
+      else c->closing = 2;   /* cannot be watched: never left waiting */
     }
     double wake = 3600;
     if (D->in_pause && D->wait == W_NONE && D->cur.active && !D->cur.timed_out) wake = D->cur.deadline - now;
@@ -315,31 +328,29 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (pfd[si].revents & POLLIN) dgroup_synced(D);
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
     if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
-    /* clients: match the poll entries by position (the array may shrink below) */
-    int nc = D->nclients;
-    Client **snap = malloc((size_t)(nc ? nc : 1) * sizeof *snap);
-    memcpy(snap, D->clients, (size_t)nc * sizeof *snap);
-    for (int i = 0; i < nc; i++) {
-      Client *c = snap[i];
-      short re = pfd[c0 + i].revents;
-      if (!re) continue;
-      if (re & POLLOUT) dclients_flush(c);
-      if (re & (POLLIN | POLLHUP | POLLERR)) {
+    /* the ready clients (none is freed before the sweep below) */
+    int ready = (pfd[ei].revents & POLLIN) && D->nclients ? epoll_wait(D->ep, D->eev, D->nclients, 0) : 0;
+    for (int i = 0; i < ready; i++) {
+      Client *c = D->eev[i].data.ptr;
+      unsigned re = D->eev[i].events;
+      if (re & EPOLLOUT) dclients_flush(c);
+      if (re & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         if (c->closing) c->closing = 2;
         else dclients_read(D, c);
       }
     }
-    free(snap);
     for (int i = 0; i < D->nclients;) {
       Client *c = D->clients[i];
       if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
         dclients_free(D, i);
       else i++;
     }
-    if (D->lfd >= 0 && pfd[0].revents) dclients_accept(D);
+    if (li >= 0 && pfd[li].revents) dclients_accept(D);
   }
   /* clean shutdown */
   dworker_stop(D);
+  dstore(D);         /* a timed write of events under way ends and is told */
+  dsync_settle(D);
   devents_flush(D);  /* subscribers get the last outcomes before they are cut off */
   for (int i = 0; i < D->nclients; i++) {  /* best effort: deliver what is pending */
     Client *c = D->clients[i];
@@ -351,7 +362,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
   }
   while (D->nclients) dclients_free(D, 0);
   free(D->clients);
-  free(D->pfd);
+  free(D->eev);
+  close(D->ep);
   dkeys_free(D);
   if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
   if (D->spare_fd >= 0) close(D->spare_fd);
@@ -360,6 +372,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
   free(D->events.ev);
+  free(D->events.text);
+  free(D->events.len);
   free(D->events.time_ms);
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);
@@ -370,7 +384,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   dlog_flush(D);
   free(D->log.buf);
   dsync_stop(D);
-  store_close(D->s);
+  store_close(dstore(D));
   return EXIT_OK;
 }
 
@@ -379,7 +393,7 @@ int cmd_kernel(int argc, char **argv) {
   memset(&D, 0, sizeof D);
   D.dir = opts_default_store();
   limits_default(&D.limits);
-  D.lfd = D.w.fd = D.spare_fd = -1;
+  D.lfd = D.w.fd = D.spare_fd = D.ep = -1;
   D.max_clients = DAEMON_MAX_CLIENTS;
   dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;

@@ -161,10 +161,10 @@ static void op_history(Req *q) {
   cur = rev;
   while (rev && json_array_size(revs) < limit) {
     store_manifest *m;
-    if (store_manifest_read(D->s, rev, &m) != STORE_OK) {
+    if (store_manifest_read(dstore(D), rev, &m) != STORE_OK) {
       json_decref(revs);
       dclients_reply_err(D, q->client, q->id, "store-error", "cannot read revision %" PRIu64 ": %s", rev,
-                   store_errmsg(D->s));
+                   store_errmsg(dstore(D)));
       return;
     }
     size_t added, changed, removed;

@@ -66,11 +66,7 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
 
 static void finish_txn(Daemon *D, const char *reason, const char *extra) {
   Txn *t = &D->cur;
-  char src[80];
-  request_snippet(t->source, src, sizeof src);
-  dlog_soon(D, "attempt %" PRIu64 " %s %s%s%s (%.1f ms, generation %" PRIu64 "): %s", t->attempt,
-            proto_op_name(t->op), reason, extra ? " " : "", extra ? extra : "", (daemon_now() - t->t0) * 1000,
-            D->gen, src);
+  dlog_attempt(D, t->attempt, proto_op_name(t->op), reason, extra, t->t0, D->gen, 0, t->source);
   txn_clear(D);
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
@@ -169,7 +165,10 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->grouped = batchable(p);
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
-  devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
+  size_t len = 0;
+  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
+  if (ev) devents_add_text(D, ev, len);
+  else devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
   D->wait = W_ATTEMPT;
 }
 
@@ -237,7 +236,7 @@ static void rollback(Daemon *D, Pending *p) {
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
-  if (wproc_start(&chk, D->s, &plan, &ready, err, sizeof err) != 0) {
+  if (wproc_start(&chk, dstore(D), &plan, &ready, err, sizeof err) != 0) {
     reason = txn_reason_name(TXN_ERROR);
     snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
     msg = why;
@@ -255,9 +254,9 @@ static void rollback(Daemon *D, Pending *p) {
   if (!reason) {
     devents_flush(D);  /* the attempt's start goes first */
     store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, t->summary, NULL, D->grant_text};
-    if (store_publish_revert(D->s, D->revision, target, &info, &rev) != STORE_OK) {
+    if (store_publish_revert(dstore(D), D->revision, target, &info, &rev) != STORE_OK) {
       reason = txn_reason_name(TXN_PUBLICATION_FAILED);
-      snprintf(why, sizeof why, "%s", store_errmsg(D->s));
+      snprintf(why, sizeof why, "%s", store_errmsg(dstore(D)));
       msg = why;
     }
   }
@@ -276,7 +275,7 @@ static void rollback(Daemon *D, Pending *p) {
   json_object_set_new(ev, "target", json_integer((json_int_t)target));
   devents_add(D, ev);
   r = json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED), "revision",
-                (json_int_t)rev, "target", (json_int_t)target, "changes", storeio_revision_changes(D->s, rev),
+                (json_int_t)rev, "target", (json_int_t)target, "changes", storeio_revision_changes(dstore(D), rev),
                 "generation", (json_int_t)g);
   dclients_reply(D, t->responder, t->responder_id, r);
   char extra[64];
@@ -415,7 +414,8 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
                          JITI_VERSION, t->summary, NULL, D->grant_text};
   publish_Result pr;
-  publish_outcome(D->s, D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
+  devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
+  publish_outcome(dstore(D), D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
                   D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
   if (pr.code == STORE_OK) devents_written(D, pr.first_event);
   json_t *value = json_object_get(m, "value"), *output = json_object_get(m, "output");
@@ -531,7 +531,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   if (accepted) {
     /* nothing to publish, or a preview (already restored) */
     r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", reason, "revision", (json_int_t)D->revision,
-                  "changes", publish_brief(D->s, json_object_get(m, "changes")));
+                  "changes", publish_brief(dstore(D), json_object_get(m, "changes")));
     if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
     if (json_object_get(m, "values")) json_object_set(r, "values", json_object_get(m, "values"));
     if (t->op == PROTO_PREVIEW) json_object_set_new(r, "restored", json_true());
@@ -548,8 +548,12 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
     json_decref(r);
     return;
   }
-  devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
-                          : outcome_event(D, reason, msg ? msg : ""));
+  size_t len = 0;
+  char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
+                      : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
+  if (ev) devents_add_text(D, ev, len);
+  else devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
+                               : outcome_event(D, reason, msg ? msg : ""));
   dclients_reply(D, t->responder, t->responder_id, r);
   finish_txn(D, reason, NULL);
 }

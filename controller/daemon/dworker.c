@@ -64,13 +64,13 @@ int dworker_send(Daemon *D, json_t *m) {
 static int spawn(Daemon *D, char *err, size_t errlen) {
   if (wproc_spawn(&D->w, &D->grant, err, errlen) != 0) return -1;
   D->wout.len = D->wout.off = 0;
-  if (store_current(D->s, &D->revision) != STORE_OK) {
-    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(D->s));
+  if (store_current(dstore(D), &D->revision) != STORE_OK) {
+    snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(dstore(D)));
     wproc_stop(&D->w, 1);
     return -1;
   }
   wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->base, &D->limits.eval, &D->grant, DAEMON_MAX_AHEAD};
-  if (wproc_frames(D->s, &plan, &D->wout.buf, &D->wout.len, &D->wout.cap, &D->start_entries, err,
+  if (wproc_frames(dstore(D), &plan, &D->wout.buf, &D->wout.len, &D->wout.cap, &D->start_entries, err,
                    errlen) != 0) {
     wproc_stop(&D->w, 1);
     return -1;

@@ -261,4 +261,19 @@ struct json_t *events_outcome(uint64_t attempt, const char *command, const char 
 ** the generation after it (publish_outcome makes the one of a revision). */
 struct json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation);
 
+/* The member that ties an outcome to the idempotency key of its request. */
+#define EVENTS_KEY_MEMBER "idempotency"
+
+/* The same three events as their members' text (store_ev.members: compact,
+** ASCII-escaped, the members in the objects' order), for the kernel's hot
+** path, which would otherwise build, write and free an object per event;
+** key, when not NULL, adds EVENTS_KEY_MEMBER last.  malloc'd, its length
+** in *len; NULL when out of memory or a string is not UTF-8. */
+char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
+                          uint64_t generation, const char *key, size_t *len);
+char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
+                          const char *key, size_t *len);
+char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
+                           const char *key, size_t *len);
+
 #endif

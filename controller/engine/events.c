@@ -3,9 +3,11 @@
 ** whether the kernel or an offline command ran it: a "started" event before
 ** anything runs, one outcome event after (docs/store.md, "Events").
 */
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "jtext.h"
 #include "txn.h"
 
 /* The store event recording each txn reason. */
@@ -72,4 +74,95 @@ json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision
     json_object_set_new(o, "generation", json_integer((json_int_t)generation));
   }
   return o;
+}
+
+/* ---- the same, as text */
+
+typedef struct Text { char *b; size_t n, cap; int failed; } Text;
+
+static void lit(Text *t, const char *s) {
+  size_t k = strlen(s);
+  if (t->failed) return;
+  if (t->n + k > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    while (cap < t->n + k) cap *= 2;
+    char *b = realloc(t->b, cap);
+    if (!b) { t->failed = 1; return; }
+    t->b = b;
+    t->cap = cap;
+  }
+  memcpy(t->b + t->n, s, k);
+  t->n += k;
+}
+
+static void str(Text *t, const char *s) {
+  if (!t->failed && jtext_append_string(s, strlen(s), 1, &t->b, &t->n, &t->cap) != 0) t->failed = 1;
+}
+
+static void num(Text *t, uint64_t v) {
+  if (!t->failed && jtext_append_int((long long)v, &t->b, &t->n, &t->cap) != 0) t->failed = 1;
+}
+
+/* "event":name,"attempt":N,"command":command */
+static void head(Text *t, const char *name, uint64_t attempt, const char *command) {
+  lit(t, "\"event\":");
+  str(t, name);
+  lit(t, ",\"attempt\":");
+  num(t, attempt);
+  lit(t, ",\"command\":");
+  str(t, command);
+}
+
+static char *done(Text *t, const char *key, size_t *len) {
+  if (key) {
+    lit(t, ",\"" EVENTS_KEY_MEMBER "\":");
+    str(t, key);
+  }
+  if (t->failed) {
+    free(t->b);
+    return NULL;
+  }
+  *len = t->n;
+  return t->b;
+}
+
+char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
+                          uint64_t generation, const char *key, size_t *len) {
+  Text t = {0};
+  head(&t, store_event_name(STORE_EV_STARTED), attempt, command);
+  lit(&t, ",\"source\":");
+  str(&t, source ? source : "");
+  lit(&t, ",\"parent\":");
+  num(&t, parent);
+  lit(&t, ",\"generation\":");
+  num(&t, generation);
+  return done(&t, key, len);
+}
+
+static void outcome(Text *t, uint64_t attempt, const char *command, const char *reason, const char *message) {
+  head(t, store_event_name(events_of_reason(reason)), attempt, command);
+  lit(t, ",\"outcome\":");
+  str(t, reason);
+  if (message && *message) {
+    lit(t, ",\"message\":");
+    str(t, message);
+  }
+}
+
+char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
+                          const char *key, size_t *len) {
+  Text t = {0};
+  outcome(&t, attempt, command, reason, message);
+  return done(&t, key, len);
+}
+
+char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
+                           const char *key, size_t *len) {
+  Text t = {0};
+  outcome(&t, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
+  lit(&t, ",\"revision\":");
+  num(&t, revision);
+  lit(&t, ",\"generation\":");
+  num(&t, generation);
+  return done(&t, key, len);
 }

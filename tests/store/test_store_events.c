@@ -250,7 +250,69 @@ static void test_publish_with_events(void) {
   rm_store(dir);
 }
 
+/* Events given as members text (store_append_later's store_ev) are stored
+** exactly as their objects would be, redacted and bounded the same way;
+** text that is not JSON members is refused and nothing is written. */
+static void test_members_text(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  uint64_t first = 0, last = 0;
+  got g;
+  tmp_store(dir, sizeof dir);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  static const char *const texts[] = {
+    "\"event\":\"started\",\"attempt\":3,\"source\":\"(f \\\"\\u00E9\\\")\",\"n\":[1,{\"a\":null}]",
+    "\"event\":\"x\",\"api_key\":\"abc123\"",            /* a secret name: redacted */
+    "\"event\":\"x\",\"note\":\"sk-live-999\"",          /* a secret value */
+    "\"event\":\"x\",\"note\":\"\\u0042earer q\"",     /* one behind an escape */
+    "\"seq\":99,\"event\":\"x\",\"time\":5",             /* the store's own members */
+    "",                                                   /* {} */
+  };
+  size_t n = sizeof texts / sizeof texts[0];
+  store_ev ev[8];
+  for (size_t i = 0; i < n; i++) ev[i] = (store_ev){NULL, texts[i], strlen(texts[i]), 1764480000000 + (int64_t)i};
+  CHECK(store_events_append_later(s, ev, n, &first) == STORE_OK && first > 0);
+  /* the same events as objects, the object's way */
+  json_t *objs[8];
+  int64_t times[8];
+  for (size_t i = 0; i < n; i++) {
+    char t[512];
+    snprintf(t, sizeof t, "{%s}", texts[i]);
+    objs[i] = json_loads(t, 0, NULL);
+    CHECK(objs[i] != NULL);
+    times[i] = ev[i].time_ms;
+  }
+  CHECK(store_events_append_objects(s, objs, times, n, &last) == STORE_OK && last == first + n);
+  for (size_t i = 0; i < n; i++) {
+    char a[sizeof g.last];
+    const char *x = event_text(s, first + i, &g);
+    memcpy(a, x, strlen(x) + 1);
+    const char *b = event_text(s, last + i, &g);
+    /* equal but for the sequence numbers */
+    const char *ra = strchr(a, ','), *rb = strchr(b, ',');
+    CHECK(ra && rb && !strcmp(ra, rb));
+    json_decref(objs[i]);
+  }
+  CHECK(strstr(event_text(s, first + 1, &g), "abc123") == NULL);
+  CHECK(strstr(event_text(s, first + 2, &g), "sk-live") == NULL);
+  CHECK(strstr(event_text(s, first + 3, &g), "[redacted]") != NULL);
+  CHECK(strstr(event_text(s, first + 4, &g), "99") == NULL);
+  CHECK(!strcmp(strchr(event_text(s, first + 5, &g), ','), ",\"time\":1764480000005}"));
+  /* not JSON members: refused, nothing written */
+  static const char *const bad[] = {"\"a\":", "\"a\":1}", "\"a\":\"open", "\"a\" 1", "[1]"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    store_ev b[2] = {{NULL, "\"event\":\"ok\"", 13, 0}, {NULL, bad[i], strlen(bad[i]), 0}};
+    uint64_t f = 0;
+    CHECK(store_events_append_later(s, b, 2, &f) == STORE_EINVAL);
+  }
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == last + n - 1);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
+  test_members_text();
   test_append_read();
   test_publish_with_events();
   test_redaction_and_bounds();
