@@ -118,7 +118,7 @@ typedef enum { F_NONE, F_TOO_LARGE, F_SHARED, F_INTERNAL, F_SYMBOL, F_SUBSTRING,
 
 static Finding walk(jt_State *S, jt_V form, size_t limit, const Policy *p, jt_V *what) {
   jt_V inline_stack[INLINE_STACK], inline_seen[INLINE_SEEN];
-  jt_V *stack = inline_stack;
+  jt_V *stack = inline_stack, *heap = NULL;  /* heap: the stack once it moved there */
   size_t sp = 0, cap = INLINE_STACK, count = 0;
   memset(inline_seen, 0, sizeof inline_seen);
   Seen seen = {inline_seen, INLINE_SEEN, 0};
@@ -126,10 +126,10 @@ static Finding walk(jt_State *S, jt_V form, size_t limit, const Policy *p, jt_V 
 #define PUSH(x) do { \
     if (sp == cap) { \
       size_t nc = cap * 2; \
-      jt_V *ns = stack == inline_stack ? malloc(nc * sizeof *ns) : realloc(stack, nc * sizeof *ns); \
+      jt_V *ns = realloc(heap, nc * sizeof *ns); \
       if (!ns) { f = F_NOMEM; goto done; } \
-      if (stack == inline_stack) memcpy(ns, inline_stack, sizeof inline_stack); \
-      stack = ns; cap = nc; \
+      if (!heap) memcpy(ns, inline_stack, sizeof inline_stack); \
+      stack = heap = ns; cap = nc; \
     } \
     stack[sp++] = (x); \
   } while (0)
@@ -158,7 +158,7 @@ static Finding walk(jt_State *S, jt_V form, size_t limit, const Policy *p, jt_V 
   }
 done:
 #undef PUSH
-  if (stack != inline_stack) free(stack);
+  free(heap);
   if (seen.v != inline_seen) free(seen.v);
   return f;
 }
