@@ -470,9 +470,8 @@ static void decide(Worker *w, json_t *m) {
 /* Take the decisions the kernel has sent: without waiting, or — while as
 ** many attempts await their commit as may (txn_set_stacking; one without
 ** group commit) — waiting for them.  Other requests that arrive meanwhile
-** run after the current one, in order (the inbox).  With `read` 0 only
-** the frames already read are looked at (no system call). */
-static void take_decisions(Worker *w, int read) {
+** run after the current one, in order (the inbox). */
+static void decisions(Worker *w) {
   /* nothing awaits its commit: no decision can be on its way (a read-only
   ** call spares the read that would find none) */
   if (txn_awaiting(w->W) == 0) return;
@@ -483,8 +482,7 @@ static void take_decisions(Worker *w, int read) {
     if (full) {
       m = recv_or_die(w, NULL, NULL);
     } else {
-      int got = read ? wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err)
-                     : wire_next(w->rd, &m, NULL, NULL, err, sizeof err);
+      int got = wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err);
       if (got == 0) return;
       if (got < 0) {
         if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
@@ -496,8 +494,6 @@ static void take_decisions(Worker *w, int read) {
     json_decref(m);
   }
 }
-
-static void decisions(Worker *w) { take_decisions(w, 1); }
 
 /* ------------------------------------------------------------ startup */
 
@@ -656,20 +652,12 @@ static int serve(int fd, const worker_Options *opt) {
               NULL, 0);
   for (;;) {
     json_t *m;
-    /* Decisions first, ahead of the requests waiting in the inbox.  With
-    ** none waiting (and room for another attempt) the next frame is read
-    ** whatever it is — the read brings every frame the socket holds, as a
-    ** poll would have — and decisions that came with it are taken before
-    ** a request runs. */
-    int full = txn_awaiting(w.W) && txn_awaiting(w.W) >= w.stack;
-    if (json_array_size(w.inbox) || full) decisions(&w);
+    decisions(&w);
     if (json_array_size(w.inbox)) {
       m = json_incref(json_array_get(w.inbox, 0));
       json_array_remove(w.inbox, 0);
     } else {
       m = recv_or_die(&w, NULL, NULL);
-      int op = wire_op_of(m);
-      if (op != WIRE_COMMIT && op != WIRE_RESTORE) take_decisions(&w, 0);
     }
     int op = wire_op_of(m);
     if (op == WIRE_EXIT) {
