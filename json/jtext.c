@@ -85,7 +85,9 @@ static int put_u4(W *w, unsigned v) {
   return put(w, e, 6);
 }
 
-static int put_string(W *w, const char *str, size_t n, int ascii) {
+/* A string; one that is not UTF-8 fails, unless lossy: then each byte
+** that does not belong is written as U+FFFD. */
+static int put_string_as(W *w, const char *str, size_t n, int ascii, int lossy) {
   const unsigned char *s = (const unsigned char *)str;
   if (put(w, "\"", 1)) return -1;
   size_t run = 0, i = 0;
@@ -95,8 +97,19 @@ static int put_string(W *w, const char *str, size_t n, int ascii) {
     size_t len = 1;
     long cp = c;
     if (c >= 0x80) {
-      if ((cp = utf8_next(s + i, n - i, &len)) < 0) return -1;
-      if (!ascii) { i += len; continue; }
+      if ((cp = utf8_next(s + i, n - i, &len)) < 0) {
+        if (!lossy) return -1;
+        len = 1;
+        cp = 0xFFFD;
+        if (!ascii) {
+          if (put(w, str + run, i - run) || put(w, "\xEF\xBF\xBD", 3)) return -1;
+          run = ++i;
+          continue;
+        }
+      } else if (!ascii) {
+        i += len;
+        continue;
+      }
     }
     if (put(w, str + run, i - run)) return -1;
     char letter = escape_letter(cp), e[2] = {'\\', letter};
@@ -111,6 +124,8 @@ static int put_string(W *w, const char *str, size_t n, int ascii) {
   if (put(w, str + run, n - run)) return -1;
   return put(w, "\"", 1);
 }
+
+static int put_string(W *w, const char *str, size_t n, int ascii) { return put_string_as(w, str, n, ascii, 0); }
 
 static int put_int(W *w, json_int_t v) {
   char d[24];
@@ -185,6 +200,78 @@ int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap) {
   *cap = w.cap;
   if (rc == 0) *len = w.n;
   return rc;
+}
+
+/* ------------------------------------------------------ writing directly */
+
+/* Before a key, an array element or a value at the top: the comma that
+** separates it from the one before (the value after a key needs none). */
+static void item(jtext_writer *w) {
+  if (w->after_key) { w->after_key = 0; return; }
+  if (!w->nest) return;
+  uint64_t bit = (uint64_t)1 << ((w->nest - 1) & 63);
+  if (w->more & bit) {
+    W b = {w->buf, w->len, w->cap};
+    if (put(&b, ",", 1)) w->failed = 1;
+    w->buf = b.b, w->len = b.n, w->cap = b.cap;
+  }
+  w->more |= bit;
+}
+
+static void emit(jtext_writer *w, const char *s, size_t n) {
+  W b = {w->buf, w->len, w->cap};
+  if (put(&b, s, n)) w->failed = 1;
+  w->buf = b.b, w->len = b.n, w->cap = b.cap;
+}
+
+static void emit_string(jtext_writer *w, const char *s, size_t n) {
+  W b = {w->buf, w->len, w->cap};
+  if (put_string_as(&b, s ? s : "", s ? n : 0, 0, 1)) w->failed = 1;
+  w->buf = b.b, w->len = b.n, w->cap = b.cap;
+}
+
+void jtext_begin(jtext_writer *w, char open) {
+  item(w);
+  emit(w, &open, 1);
+  if (++w->nest > 64) w->failed = 1;
+  w->more &= ~((uint64_t)1 << ((w->nest - 1) & 63));
+}
+
+void jtext_end(jtext_writer *w, char close) {
+  emit(w, &close, 1);
+  if (w->nest) w->nest--;
+}
+
+void jtext_key(jtext_writer *w, const char *key) {
+  item(w);
+  emit_string(w, key, strlen(key));
+  emit(w, ":", 1);
+  w->after_key = 1;
+}
+
+void jtext_string(jtext_writer *w, const char *s, size_t n) {
+  item(w);
+  emit_string(w, s, n);
+}
+
+void jtext_int(jtext_writer *w, json_int_t v) {
+  item(w);
+  W b = {w->buf, w->len, w->cap};
+  if (put_int(&b, v)) w->failed = 1;
+  w->buf = b.b, w->len = b.n, w->cap = b.cap;
+}
+
+void jtext_bool(jtext_writer *w, int v) {
+  item(w);
+  emit(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jtext_reset(jtext_writer *w) {
+  w->len = 0;
+  w->failed = 0;
+  w->nest = 0;
+  w->after_key = 0;
+  w->more = 0;
 }
 
 int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap) {

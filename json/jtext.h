@@ -13,6 +13,7 @@
 #define jtext_h
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 /* Append the compact JSON text of v to *buf (*len bytes used of *cap;
@@ -29,6 +30,32 @@ int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
 ** jansson value.  0, or -1 (s not UTF-8, out of memory: *len unchanged). */
 int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap);
 int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap);
+
+/* Writing JSON text straight from C values, member by member, for a frame
+** built on a hot path (no jansson values made and freed): the bytes
+** jtext_append writes for the same values built with jansson (compact,
+** members in the order written) — except that a string that is not UTF-8
+** is written with U+FFFD in place of each byte that does not belong, where
+** jansson refuses the string.  Start from a zeroed writer (or jtext_reset,
+** which keeps the buffer); calls append to buf[0..len).  Out of memory, or
+** nesting deeper than 64, sets failed (the text is then not to be used).
+** The caller frees buf. */
+typedef struct jtext_writer {
+  char *buf;
+  size_t len, cap;
+  int failed;
+  unsigned nest;      /* open objects and arrays */
+  int after_key;      /* a key was written: its value comes next */
+  uint64_t more;      /* bit k: nesting level k+1 has an item already */
+} jtext_writer;
+
+void jtext_reset(jtext_writer *w);
+void jtext_begin(jtext_writer *w, char open);   /* '{' or '[' */
+void jtext_end(jtext_writer *w, char close);    /* '}' or ']' */
+void jtext_key(jtext_writer *w, const char *key);  /* a member's name (UTF-8) */
+void jtext_string(jtext_writer *w, const char *s, size_t n);  /* NULL: "" */
+void jtext_int(jtext_writer *w, json_int_t v);
+void jtext_bool(jtext_writer *w, int v);
 
 /* The value of the JSON text s[0..n) as json_loadb(s, n, flags, err) reads
 ** it (an object or an array, nothing after it but white space); flags 0 or

@@ -457,6 +457,7 @@ static void mark_roots(jt_State *S) {
   M(S->stdin_stream);
   M(S->random_state);
   M(S->xfer_val);
+  M(S->held_form);
   if (S->world_mark) S->world_mark(S, S->world);
 }
 

@@ -765,8 +765,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, STANDARD_OUTPUT), out}, {JT_SYM(S, ERROR_OUTPUT), out},
     {JT_SYM(S, TRACE_OUTPUT), out}, {JT_SYM(S, PRINT_ESCAPE), JT_T},
     /* no terminal: what is written to it is the transaction's output too */
-    {jt_intern(S, "*TERMINAL-IO*"), out}, {jt_intern(S, "*QUERY-IO*"), out},
-    {jt_intern(S, "*DEBUG-IO*"), out},
+    {JT_SYM(S, TERMINAL_IO), out}, {JT_SYM(S, QUERY_IO), out}, {JT_SYM(S, DEBUG_IO), out},
     {JT_SYM(S, PRINT_READABLY), JT_NIL}, {JT_SYM(S, PRINT_BASE), jt_mkfix(10)},
     {JT_SYM(S, PRINT_RADIX), JT_NIL}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
     {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
@@ -784,7 +783,7 @@ void jt_reset_io_syntax(jt_State *S)
   }
   /* *features*: (:JITI :COMMON-LISP), a fresh list unless the one there
   ** still is exactly that (it may have been changed in place) */
-  jt_V jiti = jt_intern_keyword(S, "JITI"), cl = jt_intern_keyword(S, "COMMON-LISP");
+  jt_V jiti = JT_SYM(S, K_JITI), cl = JT_SYM(S, K_COMMON_LISP);
   jt_Symbol *f = jt_symobj(S, JT_SYM(S, FEATURES));
   f->h.flags |= JT_SYM_SPECIAL;
   jt_V v = f->value;

@@ -129,6 +129,58 @@ jiti_Status jiti_load_library(jiti_State *S, const char *src, size_t len, jiti_R
 
 void jiti_result_free(jiti_Result *res);
 
+/* ------------------------------------------------- checked evaluation */
+
+/* A host that checks a form before it lets it run (a gate) reads it once:
+** jiti_form_read reads the first form of a source and walks all of it;
+** jiti_form_eval then evaluates that very form — what was checked is what
+** runs, and the source is not read twice.  The state holds one form at a
+** time. */
+
+/* What the walk looks for, besides kernel-internal symbols and shared or
+** circular structure (a cons, string or vector reached twice), which it
+** always reports. */
+typedef struct jiti_FormPolicy {
+  size_t max_parts;                /* parts (atoms, conses, ...) visited at most */
+  const char *const *symbols;      /* symbol names (as the reader interns
+                                      them: "THROW") to report */
+  int nsymbols;
+  const char *const *substrings;   /* UTF-8 texts to report inside strings */
+  int nsubstrings;
+} jiti_FormPolicy;
+
+typedef enum jiti_FormVerdict {
+  JITI_FORM_CLEAN,      /* exactly one form, and the walk found nothing */
+  JITI_FORM_EMPTY,      /* the source holds no form */
+  JITI_FORM_TRAILING,   /* another form (or text that does not read) follows */
+  JITI_FORM_TOO_LARGE,  /* more than max_parts parts */
+  JITI_FORM_SHARED,     /* shared or circular structure */
+  JITI_FORM_INTERNAL,   /* a kernel-internal symbol */
+  JITI_FORM_SYMBOL,     /* a symbol the policy names */
+  JITI_FORM_SUBSTRING   /* a string holding a substring the policy names */
+} jiti_FormVerdict;
+
+/* Read the first form of `src` (`len` bytes of UTF-8; in the current
+** package and reader syntax, as jiti_eval_string reads), walk it with
+** `policy` and report the first finding in *verdict (the walk visits a
+** cons's car before its cdr).  The form is held, whatever the verdict,
+** until jiti_form_eval or jiti_form_drop (or the next jiti_form_read).
+** `limits` (may be NULL) bound the read and the walk.  Returns JITI_OK
+** (then *verdict is set), JITI_READ_ERROR or JITI_ERROR when the first form
+** does not read (res, which may be NULL, says why; nothing is held), or
+** JITI_LIMIT.  When the first form reads but what follows it does not,
+** the verdict is JITI_FORM_TRAILING. */
+jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jiti_FormPolicy *policy,
+                           const jiti_Limits *limits, jiti_FormVerdict *verdict, jiti_Result *res);
+
+/* Evaluate the held form as jiti_eval_limited would have evaluated it
+** from its source, and let it go.  JITI_BADARG (res->message says so)
+** when no form is held. */
+jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result *res);
+
+/* Let the held form go (nothing happens when none is held). */
+void jiti_form_drop(jiti_State *S);
+
 /* ---------------------------------------------------- C primitives */
 
 /* A primitive receives its arguments in argv[0..argc-1] and returns one

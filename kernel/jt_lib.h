@@ -51,6 +51,9 @@ void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
 void jt_open_meta(jt_State *S);     /* meta.c: kernel properties of symbols */
 void jt_open_census(jt_State *S);   /* census.c: a form gate's walk */
+/* census.c: the walk of jiti_form_read (JITI_FORM_CLEAN or the first
+** finding); signals storage-condition when out of memory. */
+jiti_FormVerdict jt_form_census(jt_State *S, jt_V form, const jiti_FormPolicy *policy);
 
 /* Kernel properties of a symbol (meta.c): a deftype's expander under
 ** %DEFTYPE, a defsetf's under %SETF-UPDATER / %SETF-EXPANDER.  Kept apart

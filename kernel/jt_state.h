@@ -171,6 +171,8 @@ struct jt_State {
   const struct jt_Node *xfer_node;  /* target of a local transfer (JT_XFER) */
   int xfer_index;
   jt_V xfer_val;
+  jt_V held_form;           /* the form jiti_form_read holds for jiti_form_eval */
+  bool form_held;
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */

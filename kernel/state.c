@@ -98,6 +98,7 @@ jiti_State *jiti_open(void) {
   S->mv[0] = JT_NIL;
   S->pending = JT_NIL;
   S->xfer_val = JT_NIL;
+  S->held_form = JT_NIL;
   S->layouts = JT_NIL;
   S->clos = JT_NIL;
   S->symmeta = JT_NIL;
@@ -240,9 +241,14 @@ static const char *condition_type_name(jt_State *S, jt_V c) {
   return "ERROR";
 }
 
-static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res) {
+/* The outcome into res; printed (values too) only when the host wants it. */
+static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *res, bool print) {
   memset(res, 0, sizeof *res);
   if (st == JITI_OK) res->nvalues = S->nvals < JT_MV_LIMIT ? S->nvals : JT_MV_LIMIT;
+  if (st == JITI_OK && !print) {
+    res->status = st;
+    return;
+  }
   if (st == JITI_OK && res->nvalues != 1) {
     /* all the values, held before printing one (a print method could set them) */
     int n = res->nvalues;
@@ -289,7 +295,7 @@ static jiti_Status host_call(jiti_State *S, Body body, void *ud, const jiti_Limi
   jiti_Status st = protect(S, body, ud, &v);
   JT_ROOT(S, v);
   jiti_Result scratch;
-  fill_result(S, st, v, res ? res : &scratch);
+  fill_result(S, st, v, res ? res : &scratch, res != NULL);
   st = res ? res->status : scratch.status;
   if (!res) jiti_result_free(&scratch);
   JT_UNROOT(S, 1);
@@ -362,6 +368,93 @@ jiti_Status jiti_call_limited(jiti_State *S, const char *name, int argc, const c
                               const jiti_Limits *limits, jiti_Result *res) {
   CallArgs a = {name, argc, args};
   return host_call(S, call_body, &a, limits, res);
+}
+
+/* ------------------------------------------------- checked evaluation */
+
+typedef struct {
+  const char *src;
+  size_t len;
+  const jiti_FormPolicy *policy;
+  jiti_FormVerdict verdict;
+} FormArgs;
+
+/* Does the reader find nothing but whitespace and comments after the
+** form?  An error reading on is an answer (no), not the call's failure;
+** a resource limit is the call's. */
+static bool rest_is_empty(jt_State *S, jt_Reader *R) {
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    bool empty = jt_read(S, R) == JT_EOF;
+    jt_jmp_pop(S, &j);
+    return empty;
+  }
+  if (j.code == JITI_LIMIT) jt_abort_to_top(S, JITI_LIMIT, S->pending);
+  S->pending = JT_NIL;
+  return false;
+}
+
+static jt_V form_read_body(jt_State *S, void *ud) {
+  FormArgs *a = ud;
+  jt_Reader R;
+  jt_reader_init(&R, a->src, a->len);
+  jt_V form = jt_read(S, &R);
+  if (form == JT_EOF) {
+    a->verdict = JITI_FORM_EMPTY;
+    return JT_NIL;
+  }
+  S->held_form = form;
+  S->form_held = true;
+  a->verdict = rest_is_empty(S, &R) ? jt_form_census(S, form, a->policy) : JITI_FORM_TRAILING;
+  return JT_NIL;
+}
+
+jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jiti_FormPolicy *policy,
+                           const jiti_Limits *limits, jiti_FormVerdict *verdict, jiti_Result *res) {
+  jiti_form_drop(S);
+  FormArgs a = {src, len, policy, JITI_FORM_EMPTY};
+  /* a source that does not read is the answer, not a pause */
+  jiti_DebuggerHook hook = S->debugger_hook;
+  S->debugger_hook = NULL;
+  jiti_Status st = host_call(S, form_read_body, &a, limits, res);
+  S->debugger_hook = hook;
+  if (st != JITI_OK) jiti_form_drop(S);
+  else *verdict = a.verdict;
+  return st;
+}
+
+static jt_V form_eval_body(jt_State *S, void *ud) {
+  bool outer = *(bool *)ud;
+  jt_V form = S->held_form;
+  S->held_form = JT_NIL;
+  S->form_held = false;
+  jt_V r = jt_eval_toplevel(S, form);  /* (it roots the form) */
+  if (outer) {  /* as jt_eval_source after each form of a host's source */
+    JT_ROOT(S, r);
+    jt_gc_safepoint(S, false);
+    JT_UNROOT(S, 1);
+  }
+  return r;
+}
+
+jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result *res) {
+  if (!S->form_held) {
+    if (res) {
+      memset(res, 0, sizeof *res);
+      res->status = JITI_BADARG;
+      res->message = strdup("no form is held (jiti_form_read)");
+      res->condition_type = strdup("ERROR");
+    }
+    return JITI_BADARG;
+  }
+  bool outer = S->jmp == NULL;
+  return host_call(S, form_eval_body, &outer, limits, res);
+}
+
+void jiti_form_drop(jiti_State *S) {
+  S->held_form = JT_NIL;
+  S->form_held = false;
 }
 
 /* Internal symbols a library defined are locked like the kernel's own. */

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <ctype.h>
 #include <string.h>
-#include <openssl/evp.h>
+/* SHA256_Init/Update/Final: deprecated in OpenSSL 3 in favour of EVP, whose
+** digest fetches its implementation by name on every init (that fetch was
+** most of an entry's hashing, which every writing call does).  The
+** one-shot SHA256() cannot take the hash's three parts. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include "jt_eval.h"
 #include "jt_world.h"
 #include "jt_clos.h"
@@ -737,7 +742,7 @@ static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn
 
 static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind, jt_V key, jt_V name) {
   if (*n == *cap) {
-    *cap = *cap ? *cap * 2 : 64;
+    *cap = *cap ? *cap * 2 : 8;
     Item *p = realloc(*items, *cap * sizeof **items);
     if (!p) abort();
     *items = p;
@@ -802,6 +807,16 @@ static bool only_symbols_touched(World *w, int from) {
   return true;
 }
 
+/* Did the levels from index `from` on (there is one) log or copy nothing
+** at all?  Then nothing changed: whatever changes an entry is logged (the
+** managed maps) or copied by the write barrier. */
+static bool untouched_since(World *w, int from) {
+  if (from >= w->nlevels) return false;
+  for (int l = from; l < w->nlevels; l++)
+    if (w->levels[l].nlogs || w->levels[l].nsnaps) return false;
+  return true;
+}
+
 /* from: the index of the first level whose changes count (changed only). */
 typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen; bool changed; int from; } ExportArgs;
 
@@ -835,12 +850,14 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     for (size_t i = 0; i < d->nentries; i++)
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
+  } else if (untouched_since(w, a->from)) {
+    /* nothing logged or copied: nothing changed (a read-only call) */
   } else {
     /* logged keys (deduplicated), plus the variables whose value may have
     ** changed (only_symbols_touched).  `seen` is scratch: exempt from the
     ** checkpoint's copies like the managed maps, so that filling it does
     ** not look like a change of the world. */
-    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 64);
+    jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 8);  /* a call changes a few entries: it grows */
     jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
     for (int l = a->from; l < w->nlevels; l++) {
@@ -1009,8 +1026,8 @@ char *jiti_world_package(jiti_State *S) {
 static void note_current_package(jt_State *S) {
   jt_V cur = package_global(S);
   if (!jt_is(cur, JT_TPACKAGE) || jt_pkg_(cur)->name == JT_NIL) return;
-  if (cur == recorded_package(S)) return;
-  if (recorded_package(S) == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER)) return;
+  jt_V rec = recorded_package(S);
+  if (cur == rec || (rec == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER))) return;
   record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
 }
 
@@ -1409,16 +1426,14 @@ jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char
 
 void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char *bytes,
                      size_t len, char out[65]) {
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
   const char *k = jiti_entry_kind_name(kind);
-  EVP_DigestUpdate(ctx, k, strlen(k) + 1);
-  EVP_DigestUpdate(ctx, name, strlen(name) + 1);
-  EVP_DigestUpdate(ctx, bytes, len);
-  EVP_DigestFinal_ex(ctx, md, &mdlen);
-  EVP_MD_CTX_free(ctx);
+  SHA256_Update(&ctx, k, strlen(k) + 1);
+  SHA256_Update(&ctx, name, strlen(name) + 1);
+  SHA256_Update(&ctx, bytes, len);
+  SHA256_Final(md, &ctx);
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++) {
     out[2 * i] = hex[md[i] >> 4];

@@ -22,6 +22,16 @@
 **    DEFINE-FOREIGN is walked again in Lisp (%txn-gate-walk), which also
 **    checks the libraries its declarations name.
 **
+** An attempt's one form takes a shorter route (txn_gate_form) with the same
+** outcome: the kernel reads it once (jiti_form_read) and makes the checks of
+** %TXN-GATE on it in C — one form, nothing after it, the census — and holds
+** it; a clean form is then evaluated as read (jiti_form_eval), so what was
+** checked is what runs and the source is not read a second time.  Anything
+** but a clean form goes to %TXN-GATE, which words the refusal (or, for a
+** DEFINE-FOREIGN, walks it), and an accepted one is evaluated from its
+** source as before.  Repairs, resume arguments and programs take the Lisp
+** route.
+**
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
 ** user code, and a repair may not invoke a restart of the paused
@@ -206,25 +216,35 @@ static void unprint(const char *v, char *out, size_t n) {
   out[k] = 0;
 }
 
-int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n) {
+/* What every route checks first, in C: the size and the text scan. */
+static int text_checks(txn_World *W, const char *source, size_t max, char *reason, size_t n) {
   if (!source) { snprintf(reason, n, "no source"); return 1; }
   size_t len = strlen(source);
-  if (len > W->max_source) {
+  if (len > max) {
     snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu: split the change into smaller actions",
-             len, W->max_source);
+             len, max);
     return 1;
   }
-  if (text_scan(source, len, reason, n)) return 1;
-  /* (%txn-gate "source" repair "package"): the strings go in as literals */
+  return text_scan(source, len, reason, n);
+}
+
+/* The gate's own evaluations: bounded, never paused. */
+static const jiti_Limits *gate_limits(txn_World *W, jiti_Limits *lim) {
+  *lim = (jiti_Limits){.fuel = 5000000, .depth = 1000, .heap = W->lim.heap, .output = 1000};
+  return lim;
+}
+
+/* (%txn-gate "source" repair "package"): the strings go in as literals. */
+static int lisp_gate(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n) {
   char *lit = txn_string_literal(source);
   char *plit = package ? txn_string_literal(package) : NULL;
   if (!lit || (package && !plit)) { free(lit); free(plit); snprintf(reason, n, "out of memory"); return 1; }
   const char *args[3] = {lit, repair ? "t" : "nil", plit ? plit : "nil"};
-  jiti_Limits lim = {.fuel = 5000000, .depth = 1000, .heap = W->lim.heap, .output = 1000};
+  jiti_Limits lim;
   int saved = W->pausable;
   W->pausable = 0;
   jiti_Result r;
-  jiti_Status st = jiti_call_limited(W->S, "%TXN-GATE", 3, args, &lim, &r);
+  jiti_Status st = jiti_call_limited(W->S, "%TXN-GATE", 3, args, gate_limits(W, &lim), &r);
   W->pausable = saved;
   free(lit);
   free(plit);
@@ -240,6 +260,35 @@ int txn_gate_run(txn_World *W, const char *source, const char *package, int repa
   }
   jiti_result_free(&r);
   return refused;
+}
+
+int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n) {
+  if (text_checks(W, source, W->max_source, reason, n)) return 1;
+  return lisp_gate(W, source, package, repair, reason, n);
+}
+
+int txn_gate_form(txn_World *W, const char *source, int *held, char *reason, size_t n) {
+  *held = 0;
+  if (text_checks(W, source, W->max_source, reason, n)) return 1;
+  /* %TXN-GATE's checks of an attempt's form, made by the kernel on the
+  ** form it then evaluates; anything but a clean form is for %TXN-GATE to
+  ** judge and word (the refusals are its own, and a form that names
+  ** DEFINE-FOREIGN needs its walk). */
+  static const char *const symbols[] = {"DEFINE-FOREIGN"};
+  static const char *const substrings[] = {"~/"};
+  const jiti_FormPolicy policy = {200000, symbols, 1, substrings, 1};
+  jiti_Limits lim;
+  jiti_FormVerdict v = JITI_FORM_EMPTY;
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_Status st = jiti_form_read(W->S, source, strlen(source), &policy, gate_limits(W, &lim), &v, NULL);
+  W->pausable = saved;
+  if (st == JITI_OK && v == JITI_FORM_CLEAN) {
+    *held = 1;
+    return 0;
+  }
+  jiti_form_drop(W->S);
+  return lisp_gate(W, source, NULL, 0, reason, n);
 }
 
 int txn_gate(txn_World *W, const char *source, char *reason, size_t n) {

@@ -172,6 +172,7 @@ static txn_Reason finish(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg
 }
 
 static void pause_clear(txn_PauseInfo *p) {
+  if (!p->active && !p->nrestarts && !p->condition_type && !p->report && !p->backtrace) return;  /* clear */
   free(p->condition_type);
   free(p->report);
   free(p->backtrace);
@@ -843,11 +844,13 @@ txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
-/* The gate for a request: one form, or every form of a program (wrapped in
+/* The gate for a request: one form (held for evaluation when the kernel
+** read it clean: *held), or every form of a program (wrapped in
 ** a PROGN for the check only, so that the gate sees them as one form; the
 ** newlines keep a final comment from swallowing the closing parenthesis). */
-static int gate_request(txn_World *W, const txn_Request *rq, char *reason, size_t n) {
-  if (!rq->program) return txn_gate_run(W, rq->source, NULL, 0, reason, n);
+static int gate_request(txn_World *W, const txn_Request *rq, int *held, char *reason, size_t n) {
+  *held = 0;
+  if (!rq->program) return txn_gate_form(W, rq->source, held, reason, n);
   size_t len = strlen(rq->source);
   if (len > TXN_PROGRAM_MAX) {
     snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, (size_t)TXN_PROGRAM_MAX);
@@ -897,7 +900,8 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   ** current package stays (the binding ends with the attempt) */
   if (rq->package && jiti_package_bind(W->S, rq->package, reason, sizeof reason) != JITI_OK)
     return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(reason));
-  if (gate_request(W, rq, reason, sizeof reason)) {
+  int held;
+  if (gate_request(W, rq, &held, reason, sizeof reason)) {
     jiti_package_unbind(W->S);
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
   }
@@ -914,7 +918,9 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->depth = jiti_checkpoint(W->S);
   W->pausable = 1;
   jiti_Result r;
-  jiti_Status st = jiti_eval_limited(W->S, source, strlen(source), rq->limits ? rq->limits : &W->lim, &r);
+  const jiti_Limits *lim = rq->limits ? rq->limits : &W->lim;
+  /* the form the gate read and checked, or (a program) the source again */
+  jiti_Status st = held ? jiti_form_eval(W->S, lim, &r) : jiti_eval_limited(W->S, source, strlen(source), lim, &r);
   W->pausable = 0;
   W->pause.active = 0;
   if (W->repair_open) {  /* control left a repair and never came back */

@@ -94,6 +94,11 @@ typedef struct txn_VarHash {
 /* gate.c */
 int txn_gate_install(jiti_State *S);
 int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n);
+/* The gate for an attempt's one form (not a repair): 0 when it may run,
+** then with *held set when the kernel holds the form it checked
+** (jiti_form_read: evaluate it with jiti_form_eval, not the source again);
+** 1 refused, with the reason. */
+int txn_gate_form(txn_World *W, const char *source, int *held, char *reason, size_t n);
 
 /* helpers */
 char *txn_strdup(const char *s);

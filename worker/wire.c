@@ -74,6 +74,14 @@ static void frame_header(unsigned char h[8], size_t n, size_t bloblen) {
   h[4] = b >> 24; h[5] = b >> 16; h[6] = b >> 8; h[7] = b;
 }
 
+int wire_send_text(int fd, const char *json, size_t n, const void *blob, size_t bloblen) {
+  if (n == 0 || n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) return -1;
+  unsigned char h[8];
+  frame_header(h, n, bloblen);
+  struct iovec iov[3] = {{h, 8}, {(void *)json, n}, {(void *)blob, bloblen}};
+  return send_all(fd, iov, bloblen ? 3 : 2);
+}
+
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
   char *text = NULL;
   size_t n = 0, tcap = 0;
@@ -81,11 +89,7 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
     free(text);
     return -1;
   }
-  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
-  unsigned char h[8];
-  frame_header(h, n, bloblen);
-  struct iovec iov[3] = {{h, 8}, {text, n}, {(void *)blob, bloblen}};
-  int rc = send_all(fd, iov, bloblen ? 3 : 2);
+  int rc = wire_send_text(fd, text, n, blob, bloblen);
   free(text);
   return rc;
 }

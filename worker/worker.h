@@ -46,6 +46,9 @@ int wire_event_of(json_t *msg);
 
 /* Send one frame (blocking, EINTR-safe).  0 on success, -1 on error. */
 int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen);
+/* The same with the frame's JSON text already written (n bytes of one
+** object: jtext_writer). */
+int wire_send_text(int fd, const char *json, size_t n, const void *blob, size_t bloblen);
 
 /* Append one frame's bytes to the growing buffer *buf (*len used, *cap
 ** allocated), for a sender that writes without blocking.  0, or -1 (out of

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "jtext.h"
 #include "txn.h"
 #include "worker.h"
 
@@ -44,6 +45,7 @@ typedef struct {
   char *out;              /* output captured during an attempt */
   size_t outlen, outcap;
   json_t *inbox;          /* requests that arrived while decisions were taken */
+  jtext_writer text;      /* the outcome frame's JSON, its buffer kept */
   int stack;              /* accepted attempts that may await their commit */
   /* strings of the last command, kept until the next cmd_fn call */
   char *c_source, *c_restart, *c_args, *c_package;
@@ -244,25 +246,30 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 /* The outcome frame.  Only what the kernel reads: the message of a failure,
 ** goals when there are some, the changes' hashes for a preview (the kernel
 ** compares them with CURRENT's; a publish learns what changed from the
-** store itself) — every member costs a parse per call in the kernel. */
+** store itself) — every member costs a parse per call in the kernel.  It
+** is sent after every call, so its JSON is written straight from the
+** outcome (jtext_writer, into a buffer the worker keeps) rather than built
+** as jansson values: the same text, without a value made and freed per
+** member. */
 static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
-  json_t *changes = json_array();
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
-  unsigned char *blob = total ? malloc(total) : NULL;
-  size_t at = 0;
-  for (int i = 0; i < o->nchanges; i++) {
-    txn_Change *c = &o->changes[i];
-    size_t len = c->removed ? 0 : c->len;
-    json_t *cj = json_pack("{s:s, s:s, s:b, s:I}", "kind", jiti_entry_kind_name(c->kind), "name", c->name,
-                           "removed", c->removed, "len", (json_int_t)len);
-    if (hashes) json_object_set_new(cj, "hash", json_string(c->hash));
-    json_array_append_new(changes, cj);
-    if (len && blob) memcpy(blob + at, c->bytes, len);
-    at += len;
+  unsigned char *blob = NULL;
+  int owned = 0;
+  if (o->nchanges == 1 && !o->changes[0].removed) {
+    blob = o->changes[0].bytes;  /* one change: its bytes are the blob */
+  } else if (total) {
+    if ((blob = malloc(total))) {
+      owned = 1;
+      size_t at = 0;
+      for (int i = 0; i < o->nchanges; i++)
+        if (!o->changes[i].removed && o->changes[i].len) {
+          memcpy(blob + at, o->changes[i].bytes, o->changes[i].len);
+          at += o->changes[i].len;
+        }
+    }
   }
   if (total && !blob) {  /* cannot report: restore instead */
-    json_decref(changes);
     txn_Outcome r;
     txn_restore(w->W, &r);
     free(r.message);
@@ -271,28 +278,84 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
     txn_outcome_free(&r);
     return;
   }
-  json_t *m = json_pack("{s:s, s:s, s:I, s:s, s:o}", "event", wire_event_name(WIRE_OUTCOME),
-                        "reason", txn_reason_name(o->reason), "generation", (json_int_t)vis(w, o->generation),
-                        "status", txn_status_name(txn_status(w->W)), "changes", changes);
-  if (o->reason != TXN_ACCEPTED) json_object_set_new(m, "message", json_string(o->message ? o->message : ""));
-  if (o->value) json_object_set_new(m, "value", json_string(o->value));
+  jtext_writer *j = &w->text;
+  jtext_reset(j);
+  jtext_begin(j, '{');
+  jtext_key(j, "event");
+  jtext_string(j, wire_event_name(WIRE_OUTCOME), strlen(wire_event_name(WIRE_OUTCOME)));
+  const char *reason = txn_reason_name(o->reason), *status = txn_status_name(txn_status(w->W));
+  jtext_key(j, "reason");
+  jtext_string(j, reason, strlen(reason));
+  jtext_key(j, "generation");
+  jtext_int(j, (json_int_t)vis(w, o->generation));
+  jtext_key(j, "status");
+  jtext_string(j, status, strlen(status));
+  jtext_key(j, "changes");
+  jtext_begin(j, '[');
+  for (int i = 0; i < o->nchanges; i++) {
+    txn_Change *c = &o->changes[i];
+    const char *kind = jiti_entry_kind_name(c->kind), *name = c->name ? c->name : "";
+    jtext_begin(j, '{');
+    jtext_key(j, "kind");
+    jtext_string(j, kind, strlen(kind));
+    jtext_key(j, "name");
+    jtext_string(j, name, strlen(name));
+    jtext_key(j, "removed");
+    jtext_bool(j, c->removed);
+    jtext_key(j, "len");
+    jtext_int(j, (json_int_t)(c->removed ? 0 : c->len));
+    if (hashes) {
+      jtext_key(j, "hash");
+      jtext_string(j, c->hash, strlen(c->hash));
+    }
+    jtext_end(j, '}');
+  }
+  jtext_end(j, ']');
+  if (o->reason != TXN_ACCEPTED) {
+    jtext_key(j, "message");
+    jtext_string(j, o->message, o->message ? strlen(o->message) : 0);
+  }
+  if (o->value) {
+    jtext_key(j, "value");
+    jtext_string(j, o->value, strlen(o->value));
+  }
   if (o->values) {  /* not exactly one value */
-    json_t *vs = json_array();
-    for (int i = 0; i < o->nvalues; i++) json_array_append_new(vs, json_string(o->values[i] ? o->values[i] : ""));
-    json_object_set_new(m, "values", vs);
+    jtext_key(j, "values");
+    jtext_begin(j, '[');
+    for (int i = 0; i < o->nvalues; i++) jtext_string(j, o->values[i], o->values[i] ? strlen(o->values[i]) : 0);
+    jtext_end(j, ']');
   }
-  if (w->outlen) json_object_set_new(m, "output", json_stringn(w->out, w->outlen));
+  if (w->outlen) {
+    jtext_key(j, "output");
+    jtext_string(j, w->out, w->outlen);
+  }
   if (o->ngoals) {
-    json_t *goals = json_array();
-    for (int i = 0; i < o->ngoals; i++)
-      json_array_append_new(goals, json_pack("{s:s, s:b, s:s}", "source", o->goals[i].source,
-                                             "pass", o->goals[i].pass,
-                                             "message", o->goals[i].message ? o->goals[i].message : ""));
-    json_object_set_new(m, "goals", goals);
+    jtext_key(j, "goals");
+    jtext_begin(j, '[');
+    for (int i = 0; i < o->ngoals; i++) {
+      jtext_begin(j, '{');
+      jtext_key(j, "source");
+      jtext_string(j, o->goals[i].source, o->goals[i].source ? strlen(o->goals[i].source) : 0);
+      jtext_key(j, "pass");
+      jtext_bool(j, o->goals[i].pass);
+      jtext_key(j, "message");
+      jtext_string(j, o->goals[i].message, o->goals[i].message ? strlen(o->goals[i].message) : 0);
+      jtext_end(j, '}');
+    }
+    jtext_end(j, ']');
   }
-  if (committed) json_object_set_new(m, "committed", json_true());
-  send_or_die(w, m, blob, total);
-  free(blob);
+  if (committed) {
+    jtext_key(j, "committed");
+    jtext_bool(j, 1);
+  }
+  jtext_end(j, '}');
+  int rc = j->failed ? -1 : wire_send_text(w->fd, j->buf, j->len, blob, total);
+  if (owned) free(blob);
+  if (j->cap > ((size_t)1 << 20)) {  /* a big one: give the memory back */
+    free(j->buf);
+    memset(j, 0, sizeof *j);
+  }
+  if (rc) _exit(0);  /* the kernel is gone (or the worker is out of memory) */
 }
 
 static void decisions(Worker *w);
@@ -389,9 +452,19 @@ static void decide(Worker *w, json_t *m) {
     txn_restore(w->W, &r);
     txn_outcome_free(&r);
   }
-  send_or_die(w, json_pack("{s:s, s:I, s:s}", "event", wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED),
-                           "generation", (json_int_t)vis(w, txn_generation(w->W)),
-                           "status", txn_status_name(txn_status(w->W))), NULL, 0);
+  const char *ev = wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED);
+  const char *status = txn_status_name(txn_status(w->W));
+  jtext_writer *j = &w->text;
+  jtext_reset(j);
+  jtext_begin(j, '{');
+  jtext_key(j, "event");
+  jtext_string(j, ev, strlen(ev));
+  jtext_key(j, "generation");
+  jtext_int(j, (json_int_t)vis(w, txn_generation(w->W)));
+  jtext_key(j, "status");
+  jtext_string(j, status, strlen(status));
+  jtext_end(j, '}');
+  if (j->failed || wire_send_text(w->fd, j->buf, j->len, NULL, 0)) _exit(0);  /* the kernel is gone */
 }
 
 /* Take the decisions the kernel has sent: without waiting, or — while as
@@ -399,6 +472,9 @@ static void decide(Worker *w, json_t *m) {
 ** group commit) — waiting for them.  Other requests that arrive meanwhile
 ** run after the current one, in order (the inbox). */
 static void decisions(Worker *w) {
+  /* nothing awaits its commit: no decision can be on its way (a read-only
+  ** call spares the read that would find none) */
+  if (txn_awaiting(w->W) == 0) return;
   for (;;) {
     int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
     json_t *m = NULL;
@@ -612,6 +688,7 @@ static int serve(int fd, const worker_Options *opt) {
   }
   wire_reader_reset(&rd);
   json_decref(w.inbox);
+  free(w.text.buf);
   return 0;
 }
 

@@ -2,8 +2,11 @@
 ** gate: each finding, in the order of the walk, on forms built at run time
 ** (shared and circular structure the reader would refuse to make), the
 ** part limit, argument errors, and a deep form (no recursion on the C
-** stack).  It is callable only from kernel-mode code (a host's library). */
+** stack).  It is callable only from kernel-mode code (a host's library).
+** Then the same walk through the embedding API: jiti_form_read's verdicts,
+** jiti_form_eval of the form it holds, and their errors. */
 #include <stdlib.h>
+#include <string.h>
 #include "jiti.h"
 #include "check.h"
 
@@ -26,7 +29,80 @@ static const char *call(jiti_State *S, const char *fn, int argc, const char *con
   return buf;
 }
 
+static const char *const form_symbols[] = {"THROW"};
+static const char *const form_substrings[] = {"~/", "\xc3\xa9t\xc3\xa9"};
+static const jiti_FormPolicy form_policy = {1000, form_symbols, 1, form_substrings, 2};
+
+/* jiti_form_read's verdict for src, or -1 - status when it fails. */
+static int verdict(jiti_State *S, const char *src) {
+  jiti_FormVerdict v = JITI_FORM_CLEAN;
+  jiti_Result r;
+  jiti_Status st = jiti_form_read(S, src, strlen(src), &form_policy, NULL, &v, &r);
+  jiti_result_free(&r);
+  return st == JITI_OK ? (int)v : -1 - (int)st;
+}
+
+/* Evaluate the held form: its printed value, or "!TYPE". */
+static const char *eval_held(jiti_State *S) {
+  static char buf[256];
+  jiti_Result r;
+  jiti_Status st = jiti_form_eval(S, NULL, &r);
+  if (st == JITI_OK) snprintf(buf, sizeof buf, "%s", r.value);
+  else snprintf(buf, sizeof buf, "!%s", st == JITI_BADARG ? "BADARG" : r.condition_type ? r.condition_type : "?");
+  jiti_result_free(&r);
+  return buf;
+}
+
+static void form_api(void) {
+  jiti_State *S = jiti_open();
+  CHECK(verdict(S, "  (+ 1 2) ; done\n #| and |# ") == JITI_FORM_CLEAN);
+  CHECK_STR(eval_held(S), "3");
+  CHECK_STR(eval_held(S), "!BADARG");  /* evaluated once: let go */
+  CHECK(verdict(S, "  ; nothing\n") == JITI_FORM_EMPTY);
+  CHECK_STR(eval_held(S), "!BADARG");
+  CHECK(verdict(S, "(+ 1 2) (+ 3 4)") == JITI_FORM_TRAILING);
+  CHECK(verdict(S, "(+ 1 2) )") == JITI_FORM_TRAILING);  /* what follows does not read */
+  CHECK(verdict(S, "(+ 1 2) (") == JITI_FORM_TRAILING);
+  CHECK(verdict(S, "(+ 1") == -1 - JITI_READ_ERROR);
+  CHECK_STR(eval_held(S), "!BADARG");  /* nothing held after a failed read */
+  CHECK(verdict(S, "(catch 'x (throw 'x 1))") == JITI_FORM_SYMBOL);
+  CHECK(verdict(S, "(format nil \"a ~/b/\")") == JITI_FORM_SUBSTRING);
+  CHECK(verdict(S, "(list \"l'\xc3\xa9t\xc3\xa9\")") == JITI_FORM_SUBSTRING);
+  CHECK(verdict(S, "(list \"l'\xc3\xa9te\")") == JITI_FORM_CLEAN);
+  CHECK(verdict(S, "(list \"e\")") == JITI_FORM_CLEAN);
+  /* trailing text is found before the walk's findings */
+  CHECK(verdict(S, "(throw 'x 1) 2") == JITI_FORM_TRAILING);
+  /* a form of 64+ parts leaves the walk's room on the C stack */
+  char big[4096] = "(list";
+  for (int i = 0; i < 300; i++) strcat(big, " \"s\"");
+  strcat(big, ")");
+  CHECK(verdict(S, big) == JITI_FORM_CLEAN);
+  CHECK(strncmp(eval_held(S), "(\"s\" \"s\" ", 9) == 0);
+  /* the part limit */
+  char wide[8192] = "(list";
+  for (int i = 0; i < 600; i++) strcat(wide, " 1");
+  strcat(wide, ")");
+  CHECK(verdict(S, wide) == JITI_FORM_TOO_LARGE);
+  /* the held form survives collections and is what runs: its symbols were
+  ** interned by the read, its literals are the read's objects */
+  CHECK(verdict(S, "(let ((acc nil)) (dotimes (i 2000) (push (make-string 100) acc)) (length acc))") == JITI_FORM_CLEAN);
+  CHECK_STR(check_eval(S, "(length (let ((l nil)) (dotimes (i 20000) (push (list i) l)) l))"), "20000");
+  CHECK_STR(eval_held(S), "2000");
+  /* a limit on the evaluation */
+  CHECK(verdict(S, "(loop)") == JITI_FORM_CLEAN);
+  jiti_Limits lim = {.fuel = 10000};
+  jiti_Result r;
+  CHECK(jiti_form_eval(S, &lim, &r) == JITI_LIMIT);
+  jiti_result_free(&r);
+  /* dropped */
+  CHECK(verdict(S, "(+ 1 2)") == JITI_FORM_CLEAN);
+  jiti_form_drop(S);
+  CHECK_STR(eval_held(S), "!BADARG");
+  jiti_close(S);
+}
+
 int main(void) {
+  form_api();
   jiti_State *S = jiti_open();
   jiti_Result r;
   CHECK(jiti_load_library(S, lib, strlen(lib), &r) == JITI_OK);

@@ -448,7 +448,22 @@ static void test_packages(void) {
   jiti_close(S);
 }
 
+/* An entry's hash is SHA-256 of its kind, NUL, its name, NUL and its
+** bytes (the store compares them with its own): known digests, one of a
+** short entry, one of many blocks. */
+static void test_entry_hash(void) {
+  char h[65];
+  jiti_entry_hash(JITI_ENTRY_DATA, "k", (const unsigned char *)"abc", 3, h);
+  CHECK_STR(h, "b8c438370d0a7e2ee03b14c86c2c7a3db157b5086e9bd8cab31898eb277d78ab");
+  unsigned char *big = malloc(256 * 300);
+  for (size_t i = 0; i < 256 * 300; i++) big[i] = (unsigned char)i;
+  jiti_entry_hash(JITI_ENTRY_VARIABLE, "*X*", big, 256 * 300, h);
+  CHECK_STR(h, "ba6611974f74248ca47a9d0a48c3c6f1d8a40eecaf206beaa7461dcf85f74551");
+  free(big);
+}
+
 int main(void) {
+  test_entry_hash();
   test_packages();
   test_lazy_definitions();
   test_provisional_levels();

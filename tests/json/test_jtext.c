@@ -7,7 +7,10 @@
 ** every byte below 0x80, UTF-8 of every length, surrogate pairs, integers
 ** at both ends, reals, member order, nesting, empty containers, appending
 ** to a buffer already in use; and fails where json_dumps fails (a string
-** that is not UTF-8).  Random values against jansson itself. */
+** that is not UTF-8).  Random values against jansson itself.  The
+** jtext_writer writes, member by member, what json_dumps writes for the
+** same values (random ones, reals aside), writes U+FFFD for bytes that are
+** not UTF-8, and fails past 64 levels. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +128,76 @@ static void test_random(void) {
   CHECK(bad == 0);
 }
 
+/* Write v with the jtext_writer calls; 0 when v holds what the frames
+** never carry (a real, null, a key with a NUL in it), else 1. */
+static int write_with(jtext_writer *w, json_t *v) {
+  switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+      jtext_begin(w, '{');
+      for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        const char *k = json_object_iter_key(it);
+        if (strlen(k) != json_object_iter_key_len(it)) return 0;
+        jtext_key(w, k);
+        if (!write_with(w, json_object_iter_value(it))) return 0;
+      }
+      jtext_end(w, '}');
+      return 1;
+    }
+    case JSON_ARRAY: {
+      jtext_begin(w, '[');
+      for (size_t i = 0; i < json_array_size(v); i++)
+        if (!write_with(w, json_array_get(v, i))) return 0;
+      jtext_end(w, ']');
+      return 1;
+    }
+    case JSON_STRING: jtext_string(w, json_string_value(v), json_string_length(v)); return 1;
+    case JSON_INTEGER: jtext_int(w, json_integer_value(v)); return 1;
+    case JSON_TRUE: case JSON_FALSE: jtext_bool(w, json_is_true(v)); return 1;
+    default: return 0;   /* null and reals: not the frames' */
+  }
+}
+
+static void test_writer(void) {
+  jtext_writer w = {0};
+  int bad = 0, tried = 0;
+  for (int i = 0; i < 20000 && bad < 5; i++) {
+    json_t *v = json_array();   /* a container at the top, as a frame has */
+    json_array_append_new(v, rand_value(0));
+    jtext_reset(&w);
+    if (write_with(&w, v)) {
+      tried++;
+      char *want = json_dumps(v, JSON_COMPACT);
+      if (w.failed || w.len != strlen(want) || memcmp(w.buf, want, w.len)) {
+        bad++;
+        fprintf(stderr, "writer: want %s\n got %.*s\n", want, (int)w.len, w.buf);
+      }
+      free(want);
+    }
+    json_decref(v);
+  }
+  CHECK(bad == 0 && tried > 5000);
+  /* not UTF-8: U+FFFD for each byte that does not belong, key and value */
+  jtext_reset(&w);
+  jtext_begin(&w, '{');
+  jtext_key(&w, "k\xff");
+  jtext_string(&w, "a\xc3(b\xed\xa0\x80\xe2\x82", 9);
+  jtext_key(&w, "n");
+  jtext_string(&w, NULL, 0);
+  jtext_end(&w, '}');
+  const char *want = "{\"k\xef\xbf\xbd\":\"a\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\",\"n\":\"\"}";
+  CHECK(!w.failed && w.len == strlen(want) && !memcmp(w.buf, want, w.len));
+  json_t *back = jtext_load(w.buf, w.len, 0, NULL);
+  CHECK(back != NULL);
+  json_decref(back);
+  /* 64 levels, not 65 */
+  jtext_reset(&w);
+  for (int i = 0; i < 64; i++) jtext_begin(&w, '[');
+  CHECK(!w.failed);
+  jtext_begin(&w, '[');
+  CHECK(w.failed);
+  free(w.buf);
+}
+
 /* s[0..n) read both ways: both fail alike, or give values whose texts
 ** are the same. */
 static int reads_alike_flags(const char *s, size_t n, size_t flags) {
@@ -198,6 +271,7 @@ static void test_load_random(void) {
 int main(void) {
   test_fixed();
   test_random();
+  test_writer();
   test_load_fixed();
   test_load_random();
   return CHECK_DONE();

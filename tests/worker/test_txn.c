@@ -529,6 +529,12 @@ static void test_gate(void) {
     if (r != 1 || !strstr(why, bad[i].why))
       fprintf(stderr, "gate: %s -> %d %s (expected %s)\n", bad[i].src, r, why, bad[i].why);
     CHECK(strstr(why, bad[i].why) != NULL);
+    /* an attempt's gate reads the form once for its evaluation: its
+    ** refusal is the same, word for word */
+    txn_Outcome o;
+    CHECK(txn_attempt(W, txn_generation(W), bad[i].src, TXN_APPLICATION, NULL, NULL, &o) == TXN_REJECTED_BY_GATE);
+    CHECK_STR(o.message, why);
+    txn_outcome_free(&o);
   }
   const char *good[] = {
     "(+ 1 2)", "(cl:car '(1 2))", "(common-lisp:list :a)", "(cl-user::list 1)", "(list :key 'sym \"str %x\" #\\% #\\:)",
@@ -551,6 +557,12 @@ static void test_gate(void) {
     int r = txn_gate(W, good[i], why, sizeof why);
     if (r != 0) fprintf(stderr, "gate refused good %s: %s\n", good[i], why);
     CHECK(r == 0);
+    txn_Outcome o;
+    txn_Reason a = txn_attempt(W, txn_generation(W), good[i], TXN_APPLICATION, NULL, NULL, &o);
+    if (a == TXN_REJECTED_BY_GATE) fprintf(stderr, "attempt refused good %s: %s\n", good[i], o.message);
+    CHECK(a != TXN_REJECTED_BY_GATE || strstr(o.message, "READER-ERROR"));
+    txn_outcome_free(&o);
+    if (txn_status(W) == TXN_ST_AWAITING) txn_restore(W, NULL);
   }
   /* size: 16 KiB ok, 16 KiB + 1 refused */
   char *big = malloc(16386);
