@@ -226,7 +226,7 @@ static void emit(jtext_writer *w, const char *s, size_t n) {
 
 static void emit_string(jtext_writer *w, const char *s, size_t n) {
   W b = {w->buf, w->len, w->cap};
-  if (put_string_as(&b, s ? s : "", s ? n : 0, 0, 1)) w->failed = 1;
+  if (put_string_as(&b, s ? s : "", s ? n : 0, w->ascii, 1)) w->failed = 1;
   w->buf = b.b, w->len = b.n, w->cap = b.cap;
 }
 
@@ -272,24 +272,6 @@ void jtext_reset(jtext_writer *w) {
   w->nest = 0;
   w->after_key = 0;
   w->more = 0;
-}
-
-int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap) {
-  W w = {*buf, *len, *cap};
-  int rc = put_string(&w, s, n, ascii);
-  *buf = w.b;
-  *cap = w.cap;
-  if (rc == 0) *len = w.n;
-  return rc;
-}
-
-int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap) {
-  W w = {*buf, *len, *cap};
-  int rc = put_int(&w, (json_int_t)v);
-  *buf = w.b;
-  *cap = w.cap;
-  if (rc == 0) *len = w.n;
-  return rc;
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -24,13 +24,6 @@
 ** unchanged. */
 int jtext_append(json_t *v, int ascii, char **buf, size_t *len, size_t *cap);
 
-/* Append the JSON text of the string s[0..n) (UTF-8; with ascii, escaped
-** to ASCII), or of the integer v, as jtext_append would write them: for
-** records written member by member in a hot path, without building a
-** jansson value.  0, or -1 (s not UTF-8, out of memory: *len unchanged). */
-int jtext_append_string(const char *s, size_t n, int ascii, char **buf, size_t *len, size_t *cap);
-int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap);
-
 /* Writing JSON text straight from C values, member by member, for a frame
 ** built on a hot path (no jansson values made and freed): the bytes
 ** jtext_append writes for the same values built with jansson (compact,
@@ -39,11 +32,14 @@ int jtext_append_int(long long v, char **buf, size_t *len, size_t *cap);
 ** jansson refuses the string.  Start from a zeroed writer (or jtext_reset,
 ** which keeps the buffer); calls append to buf[0..len).  Out of memory, or
 ** nesting deeper than 64, sets failed (the text is then not to be used).
-** The caller frees buf. */
+** The caller frees buf.  With ascii set, strings are escaped to ASCII, as
+** jtext_append's ascii (JSON_ENSURE_ASCII) writes them: the store's
+** events. */
 typedef struct jtext_writer {
   char *buf;
   size_t len, cap;
   int failed;
+  int ascii;          /* the caller's: strings escaped to ASCII */
   unsigned nest;      /* open objects and arrays */
   int after_key;      /* a key was written: its value comes next */
   uint64_t more;      /* bit k: nesting level k+1 has an item already */

@@ -268,7 +268,8 @@ struct json_t *events_accepted(uint64_t attempt, const char *command, uint64_t r
 ** ASCII-escaped, the members in the objects' order), for the kernel's hot
 ** path, which would otherwise build, write and free an object per event;
 ** key, when not NULL, adds EVENTS_KEY_MEMBER last.  malloc'd, its length
-** in *len; NULL when out of memory or a string is not UTF-8. */
+** in *len; NULL when out of memory (a string that is not UTF-8 is written
+** with U+FFFD for each byte that does not belong: jtext_writer). */
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
                           uint64_t generation, const char *key, size_t *len);
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,

@@ -78,115 +78,110 @@ json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision
 
 /* ---- the same, as text */
 
-typedef struct Text { char *b; size_t n, cap; int failed; } Text;
+/* Each event is written as its object would be (jtext_writer, ASCII as the
+** store writes events), then handed over without its braces: its members
+** (store_ev.members). */
 
-static void raw(Text *t, const char *s, size_t k) {
-  if (t->failed || !k) return;
-  if (t->n + k > t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 256;
-    while (cap < t->n + k) cap *= 2;
-    char *b = realloc(t->b, cap);
-    if (!b) { t->failed = 1; return; }
-    t->b = b;
-    t->cap = cap;
-  }
-  memcpy(t->b + t->n, s, k);
-  t->n += k;
+static void head(jtext_writer *w, const char *name, uint64_t attempt, const char *command) {
+  w->ascii = 1;
+  jtext_begin(w, '{');
+  jtext_key(w, "event");
+  jtext_string(w, name, strlen(name));
+  jtext_key(w, "attempt");
+  jtext_int(w, (json_int_t)attempt);
+  jtext_key(w, "command");
+  jtext_string(w, command, strlen(command));
 }
 
-static void lit(Text *t, const char *s) { raw(t, s, strlen(s)); }
-
-static void str(Text *t, const char *s) {
-  if (!t->failed && jtext_append_string(s, strlen(s), 1, &t->b, &t->n, &t->cap) != 0) t->failed = 1;
-}
-
-static void num(Text *t, uint64_t v) {
-  if (!t->failed && jtext_append_int((long long)v, &t->b, &t->n, &t->cap) != 0) t->failed = 1;
-}
-
-/* "event":name,"attempt":N,"command":command */
-static void head(Text *t, const char *name, uint64_t attempt, const char *command) {
-  lit(t, "\"event\":");
-  str(t, name);
-  lit(t, ",\"attempt\":");
-  num(t, attempt);
-  lit(t, ",\"command\":");
-  str(t, command);
-}
-
-static char *done(Text *t, const char *key, size_t *len) {
+/* The members of what w holds, after the key member (when key is not
+** NULL); NULL when out of memory. */
+static char *members(jtext_writer *w, const char *key, size_t *len) {
   if (key) {
-    lit(t, ",\"" EVENTS_KEY_MEMBER "\":");
-    str(t, key);
+    jtext_key(w, EVENTS_KEY_MEMBER);
+    jtext_string(w, key, strlen(key));
   }
-  if (t->failed) {
-    free(t->b);
+  jtext_end(w, '}');
+  if (w->failed || w->len < 2) {
+    free(w->buf);
     return NULL;
   }
-  *len = t->n;
-  return t->b;
+  *len = w->len - 2;
+  memmove(w->buf, w->buf + 1, *len);
+  return w->buf;
 }
 
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
                           uint64_t generation, const char *key, size_t *len) {
-  Text t = {0};
-  head(&t, store_event_name(STORE_EV_STARTED), attempt, command);
-  lit(&t, ",\"source\":");
-  str(&t, source ? source : "");
-  lit(&t, ",\"parent\":");
-  num(&t, parent);
-  lit(&t, ",\"generation\":");
-  num(&t, generation);
-  return done(&t, key, len);
+  jtext_writer w = {0};
+  head(&w, store_event_name(STORE_EV_STARTED), attempt, command);
+  jtext_key(&w, "source");
+  jtext_string(&w, source ? source : "", source ? strlen(source) : 0);
+  jtext_key(&w, "parent");
+  jtext_int(&w, (json_int_t)parent);
+  jtext_key(&w, "generation");
+  jtext_int(&w, (json_int_t)generation);
+  return members(&w, key, len);
 }
 
-static void outcome(Text *t, uint64_t attempt, const char *command, const char *reason, const char *message) {
-  head(t, store_event_name(events_of_reason(reason)), attempt, command);
-  lit(t, ",\"outcome\":");
-  str(t, reason);
+static void outcome(jtext_writer *w, uint64_t attempt, const char *command, const char *reason,
+                    const char *message) {
+  head(w, store_event_name(events_of_reason(reason)), attempt, command);
+  jtext_key(w, "outcome");
+  jtext_string(w, reason, strlen(reason));
   if (message && *message) {
-    lit(t, ",\"message\":");
-    str(t, message);
+    jtext_key(w, "message");
+    jtext_string(w, message, strlen(message));
   }
+}
+
+static void revision(jtext_writer *w, uint64_t revision, uint64_t generation) {
+  jtext_key(w, "revision");
+  jtext_int(w, (json_int_t)revision);
+  jtext_key(w, "generation");
+  jtext_int(w, (json_int_t)generation);
 }
 
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
                           const char *key, size_t *len) {
-  Text t = {0};
-  outcome(&t, attempt, command, reason, message);
-  return done(&t, key, len);
+  jtext_writer w = {0};
+  outcome(&w, attempt, command, reason, message);
+  return members(&w, key, len);
 }
 
-char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
+char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, uint64_t generation,
                            const char *key, size_t *len) {
-  Text t = {0};
-  outcome(&t, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
-  lit(&t, ",\"revision\":");
-  num(&t, revision);
-  lit(&t, ",\"generation\":");
-  num(&t, generation);
-  return done(&t, key, len);
+  jtext_writer w = {0};
+  outcome(&w, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
+  revision(&w, rev, generation);
+  return members(&w, key, len);
 }
 
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
                                const char *key, size_t *len, size_t *split) {
-  Text t = {0};
+  jtext_writer w = {0};
   int accepted = events_of_reason(reason) == STORE_EV_ACCEPTED;
-  outcome(&t, attempt, command, reason, accepted ? NULL : message);
-  if (accepted) *split = t.n;   /* events_accepted's order: revision, generation, then the key */
-  char *text = done(&t, key, len);
-  if (!accepted) *split = *len;
+  outcome(&w, attempt, command, reason, accepted ? NULL : message);
+  size_t at = w.len - 1;   /* in the members, less the "{" */
+  char *text = members(&w, key, len);
+  *split = accepted ? at : *len;   /* events_accepted's order: revision, generation, then the key */
   return text;
 }
 
-char *events_text_close(const char *open, size_t len, size_t split, uint64_t revision, uint64_t generation,
+char *events_text_close(const char *open, size_t len, size_t split, uint64_t rev, uint64_t generation,
                         size_t *outlen) {
-  Text t = {0};
-  raw(&t, open, split);
-  lit(&t, ",\"revision\":");
-  num(&t, revision);
-  lit(&t, ",\"generation\":");
-  num(&t, generation);
-  raw(&t, open + split, len - split);
-  return done(&t, NULL, outlen);
+  jtext_writer w = {0};   /* {"revision":R,"generation":G}: its members go in at split */
+  jtext_begin(&w, '{');
+  revision(&w, rev, generation);
+  jtext_end(&w, '}');
+  size_t mid = w.len - 2, n = len + 1 + mid;
+  char *t = w.failed ? NULL : malloc(n);
+  if (t) {
+    memcpy(t, open, split);
+    t[split] = ',';
+    memcpy(t + split + 1, w.buf + 1, mid);
+    memcpy(t + split + 1 + mid, open + split, len - split);
+    *outlen = n;
+  }
+  free(w.buf);
+  return t;
 }
