@@ -7,13 +7,13 @@
 ** wait for it: a call without a generation that the worker accepted stays
 ** open in the worker (txn_set_stacking: each in its own checkpoint, on top
 ** of the ones before) while the worker goes on with the next calls, and its
-** outcome is *held* here.  At the top of every turn of the poll loop
-** everything held is published in one store transaction
-** (store_publish_group) — each call still its own revision, with its own
-** number, manifest, generation and events, in the order they ran — and
-** then, durable, answered; the worker is told to keep them ("commit" with
-** their count).  Calls the worker finishes while that transaction syncs
-** are the next group.
+** outcome is *held* here.  Whenever the store writer (dsync.c) is free,
+** everything held is handed to it, to be published in one store
+** transaction (store_publish_group) — each call still its own revision,
+** with its own number, manifest, generation and events, in the order they
+** ran — and then, durable, answered; the worker is told to keep them
+** ("commit" with their count).  Calls the worker finishes while that
+** transaction is written and synced are the next group.
 **
 ** A call that ran on top of held ones — one that changed nothing, or
 ** failed — saw their state, so its reply is held too and goes out with

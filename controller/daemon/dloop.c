@@ -6,8 +6,8 @@
 ** life, recovers CURRENT, starts one sandboxed worker (`jiti __worker`,
 ** connected by a socketpair) and streams CURRENT's entries to it, then
 ** serves newline-delimited JSON requests on DIR/kernel.sock with one
-** loop (the listener, the worker and the sync thread polled directly, the
-** clients through an epoll set).  Transactions (call, act evaluate, ...) are serialized in
+** loop (the listener, the worker and the store writer's eventfd polled
+** directly, the clients through an epoll set).  Transactions (call, act evaluate, ...) are serialized in
 ** arrival order; while one is paused, commands (act evaluate/resume/abort)
 ** go to it, observe still answers, other transactions wait.  The daemon
 ** publishes every accepted attempt to the store before it tells the worker
@@ -102,7 +102,7 @@ static void usage(FILE *out) {
 ** POINT:N makes the kernel kill itself (SIGKILL) the Nth time a publish
 ** reaches POINT (before-txn, after-entries, after-manifest, before-commit,
 ** after-commit; the middle two once per revision of a group; before-sync,
-** after-sync: the sync thread's, dsync.c), so that the crash tests can stop
+** after-sync: the store writer's syncs, dsync.c), so that the crash tests can stop
 ** it at every point of a group commit. */
 #include <signal.h>
 typedef struct KillAt { int point, nth, seen; } KillAt;
