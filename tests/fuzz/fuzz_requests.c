@@ -27,13 +27,13 @@ static void setup(void) {
   static char keep[64];
   snprintf(keep, sizeof keep, "%s", dir);
   char err[512];
-  if (store_open(keep, 0, &D.s, err, sizeof err) != STORE_OK) {
+  if (store_open(keep, 0, &D.store, err, sizeof err) != STORE_OK) {
     fprintf(stderr, "fuzz_requests: %s\n", err);
     abort();
   }
   D.dir = keep;
   limits_default(&D.limits);
-  D.lfd = D.w.fd = D.spare_fd = -1;
+  D.lfd = D.w.fd = D.spare_fd = D.ep = -1;   /* no loop: no epoll set */
   D.max_clients = 4;
   dkeys_init(&D);
   D.clients = calloc((size_t)D.max_clients + DAEMON_RESERVED_SLOTS, sizeof *D.clients);
