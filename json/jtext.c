@@ -505,3 +505,14 @@ json_t *jtext_load(const char *s, size_t n, size_t flags, json_error_t *err) {
   json_decref(v);
   return json_loadb(s, n, flags, err);   /* not this reader's: jansson's value, or its error */
 }
+
+json_t *jtext_load_members(const char *s, size_t n, size_t flags, json_error_t *err) {
+  char *t = malloc(n + 2);   /* the text has no room for the braces */
+  if (!t) return NULL;
+  t[0] = '{';
+  if (n) memcpy(t + 1, s, n);
+  t[n + 1] = '}';
+  json_t *o = jtext_load(t, n + 2, flags, err);
+  free(t);
+  return o;
+}

@@ -53,6 +53,11 @@ void jtext_string(jtext_writer *w, const char *s, size_t n);  /* NULL: "" */
 void jtext_int(jtext_writer *w, json_int_t v);
 void jtext_bool(jtext_writer *w, int v);
 
+/* The object whose members are the JSON text s[0..n) (`"a":1,"b":2`, no
+** braces), read as jtext_load reads "{" s "}"; NULL when out of memory or
+** the text is not JSON members (err, may be NULL, says why). */
+json_t *jtext_load_members(const char *s, size_t n, size_t flags, json_error_t *err);
+
 /* The value of the JSON text s[0..n) as json_loadb(s, n, flags, err) reads
 ** it (an object or an array, nothing after it but white space); flags 0 or
 ** JSON_REJECT_DUPLICATES.  What this reader does not take itself (a real

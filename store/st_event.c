@@ -334,15 +334,11 @@ int st_events_prepare(store_env *s, const store_ev *ev, size_t n, json_t ***objp
     } else if (plain < 0) {
       r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members text");
     } else if (!plain || e->len + 64 > STORE_EVENT_MAX) {
-      size_t len = e->members ? e->len : 0;
-      char *t = malloc(len + 2);
-      if (!t) { r = st_fail(s, STORE_ENOMEM, "out of memory writing events"); break; }
-      t[0] = '{';
-      if (len) memcpy(t + 1, e->members, len);
-      t[len + 1] = '}';
-      obj[i] = jtext_load(t, len + 2, JSON_REJECT_DUPLICATES, NULL);
-      free(t);
-      if (!obj[i]) r = st_fail(s, STORE_EINVAL, "an event's members are not JSON members text");
+      json_error_t jerr = {0};   /* no text: out of memory */
+      obj[i] = jtext_load_members(e->members, e->members ? e->len : 0, JSON_REJECT_DUPLICATES, &jerr);
+      if (!obj[i])
+        r = jerr.text[0] ? st_fail(s, STORE_EINVAL, "an event's members are not JSON members text")
+                         : st_fail(s, STORE_ENOMEM, "out of memory writing events");
     }
     if (r == STORE_OK && obj[i]) r = st_events_check(s, &obj[i], 1);
   }

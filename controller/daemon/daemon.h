@@ -287,7 +287,8 @@ void dqueue_pending_free(Pending *p);
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
 /* Buffer an event given as its members' text (the hot path's: events.h
-** *_text); steals text, malloc'd. */
+** *_text); steals text, malloc'd; NULL (out of memory building it) is
+** logged. */
 void devents_add_text(Daemon *D, char *text, size_t len);
 /* Make every buffered event an object (events.ev complete), for a store
 ** call that takes objects; -1 (logged) when out of memory. */

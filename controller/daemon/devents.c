@@ -74,22 +74,14 @@ void devents_add(Daemon *D, json_t *ev) {
 
 void devents_add_text(Daemon *D, char *text, size_t len) {
   if (text) push(D, NULL, text, len);
+  else dlog(D, "could not record an event: out of memory");
 }
 
 int devents_objects(Daemon *D) {
   EventBuf *b = &D->events;
   for (size_t i = 0; i < b->n; i++) {
     if (b->ev[i]) continue;
-    /* "{" members "}": the text has room for neither, so a copy */
-    char *t = malloc(b->len[i] + 2);
-    if (t) {
-      t[0] = '{';
-      memcpy(t + 1, b->text[i], b->len[i]);
-      t[b->len[i] + 1] = '}';
-      b->ev[i] = jtext_load(t, b->len[i] + 2, 0, NULL);
-      free(t);
-    }
-    if (!b->ev[i]) {
+    if (!(b->ev[i] = jtext_load_members(b->text[i], b->len[i], 0, NULL))) {
       dlog(D, "could not prepare an event for the store: out of memory");
       return -1;
     }

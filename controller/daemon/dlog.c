@@ -88,8 +88,8 @@ void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outco
   uint64_t tenths = ms > 0 ? (uint64_t)(ms * 10 + 0.5) : 0;
   n = put_str(line, n, " (");
   n = put_u64(line, n, tenths / 10);
-  n = put_str(line, n, tenths % 10 == 0 ? ".0" : ".");
-  if (tenths % 10) n = put_u64(line, n, tenths % 10);
+  n = put_str(line, n, ".");
+  n = put_u64(line, n, tenths % 10);
   n = put_str(line, n, " ms, generation ");
   n = put_u64(line, n, gen);
   n = put_str(line, n, ")");

@@ -167,8 +167,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
   size_t len = 0;
   char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
-  if (ev) devents_add_text(D, ev, len);
-  else devents_add(D, events_started(t->attempt, proto_op_name(t->op), src, D->revision, D->gen));
+  devents_add_text(D, ev, len);
   D->wait = W_ATTEMPT;
 }
 
@@ -551,9 +550,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   size_t len = 0;
   char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
                       : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
-  if (ev) devents_add_text(D, ev, len);
-  else devents_add(D, accepted ? events_accepted(t->attempt, proto_op_name(t->op), D->revision, D->gen)
-                               : outcome_event(D, reason, msg ? msg : ""));
+  devents_add_text(D, ev, len);
   dclients_reply(D, t->responder, t->responder_id, r);
   finish_txn(D, reason, NULL);
 }
