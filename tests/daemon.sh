@@ -286,6 +286,20 @@ if [[ -n $HOOKS ]]; then
   gen=$("$HOOKS" status --json --store "$W" | sed -n 's/^ *"generation": \([0-9]*\),*$/\1/p')
   ok wgroup-generations-grow "$([[ -n $maxgen && $gen -gt $maxgen ]]; echo $?)"
   "$HOOKS" stop --store "$W" >/dev/null
+
+  # --- a subscriber gets every event once and in order, whichever write
+  # stored it is settled first: here the act's started event is still in a
+  # slowed timed write (its 10 ms are up) when its pause is written at once
+  E=$tmp/subscribed
+  JITI_TEST_SLOW_WRITE=300 start_kernel "$E" --jiti "$HOOKS"; ok subscribed-kernel $?
+  g=$("$HOOKS" status --json --store "$E" | sed -n 's/^ *"generation": \([0-9]*\),*$/\1/p')
+  printf '{"op":"subscribe"}\n{"op":"act","generation":%s,"action":{"type":"evaluate","source":"(progn (sleep 0.1) (/ 1 (world-get :zero 0)))"}}\n' "$g" |
+    "$CLIENT" "$E/kernel.sock" 4 >"$tmp/subscribed.out"; ok subscribed-lines $?
+  t subscribed-started 0 '"event":"started".*"command":"act"' -- cat "$tmp/subscribed.out"
+  t subscribed-paused 0 '"event":"paused"' -- cat "$tmp/subscribed.out"
+  seqs=$(sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' "$tmp/subscribed.out" | tr '\n' ' ')
+  ok subscribed-in-order "$([[ $seqs =~ ^([0-9]+)\ ([0-9]+)\ $ && ${BASH_REMATCH[2]} -eq $((BASH_REMATCH[1] + 1)) ]]; echo $?)"
+  "$HOOKS" stop --store "$E" >/dev/null
 fi
 
 # --- the sandboxed worker reads the clocks and sleeps (nanosleep is allowed)

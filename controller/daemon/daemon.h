@@ -90,8 +90,9 @@ typedef struct EventBuf {
   int64_t *time_ms;
   size_t n, cap;
   double first;          /* daemon_now() when the oldest was buffered */
-  uint64_t told;         /* the last stored event subscribers got; 0: none
-                            yet (or nobody listened) */
+  uint64_t told;         /* the last stored event subscribers got (the last
+                            stored when the first subscribed); 0 while
+                            nobody listens */
 } EventBuf;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
@@ -301,7 +302,9 @@ void devents_flush(Daemon *D);        /* write the buffered events (and the
 void devents_written(Daemon *D, uint64_t first);  /* they were written from seq first
                                                     ** on (0: lost): tell, drop them */
 void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the n stored
-                                                    ** from seq first on */
+                                                    ** from seq first on, and any
+                                                    ** stored before them not told yet */
+void devents_subscribed(Daemon *D);   /* a client subscribed (subscribers counts it) */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
                                       ** page synced by the store writer */

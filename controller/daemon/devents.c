@@ -99,6 +99,31 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
+/* Subscribers get the stored events after the last they got, up to seq
+** last (0: all stored), oldest first.  Writes are told in the order the
+** loop settles them, which need not be the order they were stored (a
+** group's events are told once it is durable, a timed write's at once, a
+** pause's synchronously): reading on from what was told last, never from
+** the write's own first event, is what keeps every event told exactly
+** once and in order.  An event read here is committed, and durable by the
+** time the write that told it is: a later commit's first sync covers the
+** commits before it. */
+static void tell(Daemon *D, uint64_t last) {
+  EventBuf *b = &D->events;
+  if (!D->subscribers) {
+    b->told = 0;
+    return;
+  }
+  if (last && b->told >= last) return;   /* told already */
+  store_events_read(dstore(D), b->told + 1, last ? (size_t)(last - b->told) : 0, 0, fan_out, D);
+}
+
+static int last_seq(void *arg, uint64_t seq, const char *json, size_t len) {
+  (void)json, (void)len;
+  *(uint64_t *)arg = seq;
+  return 1;   /* one is enough */
+}
+
 /* A timed write of the buffered events, on the store writer (dsync.c). */
 typedef struct EvWrite {
   DWrite w;                  /* first: the writer's handle on it */
@@ -198,16 +223,7 @@ void devents_flush_due(Daemon *D) { flush(D, 1); }
 
 void devents_written(Daemon *D, uint64_t first) {
   EventBuf *b = &D->events;
-  /* everything from first on: the daemon is the store's only writer, so
-  ** that is what was just written (with a revision: one more, its outcome);
-  ** and before it, the events of groups still syncing, durable now that
-  ** this commit synced in full (they are told in order) */
-  if (first && D->subscribers) {
-    uint64_t told = D->events.told;
-    store_events_read(dstore(D), told && told < first ? told + 1 : first, 0, 0, fan_out, D);
-  } else if (!D->subscribers) {
-    D->events.told = 0;
-  }
+  if (first) tell(D, 0);   /* with a revision: one more than the buffer, its outcome */
   for (size_t i = 0; i < b->n; i++) {
     json_decref(b->ev[i]);
     free(b->text[i]);
@@ -217,13 +233,13 @@ void devents_written(Daemon *D, uint64_t first) {
 }
 
 void devents_tell(Daemon *D, uint64_t first, size_t n) {
-  if (!D->subscribers) {
-    D->events.told = 0;
-    return;
-  }
-  if (!first || !n || D->events.told >= first + n - 1) return;   /* told already */
-  uint64_t from = D->events.told >= first ? D->events.told + 1 : first;
-  store_events_read(dstore(D), from, (size_t)(first + n - from), 0, fan_out, D);
+  if (first && n) tell(D, first + n - 1);
+}
+
+void devents_subscribed(Daemon *D) {
+  if (D->subscribers != 1) return;   /* told is counted already */
+  D->events.told = 0;
+  store_events_read(dstore(D), 0, 1, STORE_NEWEST_FIRST, last_seq, &D->events.told);
 }
 
 double devents_due(Daemon *D) {

@@ -217,6 +217,7 @@ static void op_subscribe(Req *q) {
   if (c && !c->subscribed) {
     c->subscribed = 1;
     q->D->subscribers++;
+    devents_subscribed(q->D);
   }
   dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:b}", "ok", 1, "subscribed", 1));
 }
