@@ -529,8 +529,10 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   json_t *r;
   if (accepted) {
     /* nothing to publish, or a preview (already restored) */
+    /* a read changed nothing: no need to wait for the store writer */
+    json_t *changes = json_object_get(m, "changes");
     r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", reason, "revision", (json_int_t)D->revision,
-                  "changes", publish_brief(dstore(D), json_object_get(m, "changes")));
+                  "changes", publish_brief(json_array_size(changes) ? dstore(D) : NULL, changes));
     if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
     if (json_object_get(m, "values")) json_object_set(r, "values", json_object_get(m, "values"));
     if (t->op == PROTO_PREVIEW) json_object_set_new(r, "restored", json_true());

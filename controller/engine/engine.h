@@ -213,7 +213,7 @@ int publish_entries(struct json_t *changes, const unsigned char *blob, size_t bl
 struct json_t *publish_effects(struct json_t *changes, const size_t *slot, const uint8_t *effects);
 
 /* The changes as clients see them (as publish_Result.changes), without
-** publishing: a preview's. */
+** publishing: a preview's.  s is read only when changes is not empty. */
 struct json_t *publish_brief(store_env *s, struct json_t *changes);
 
 /* ---- request.c: a client request (docs/protocol.md), of op op, as the
