@@ -68,6 +68,7 @@ static int disk_full(store_env *s, int rc) {
 
 int st_mdb(store_env *s, int rc, const char *what) {
   int code = st_code(rc);
+  s->txn_full = rc == MDB_TXN_FULL;
   if (code == ST_MAPFULL) return code;
   if (disk_full(s, rc))
     return st_fail(s, STORE_EIO, "%s: no space left on device: the file system holding the store is full; "
@@ -90,7 +91,9 @@ int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
   MDB_val key = { klen, (void *)k }, val = { vlen, (void *)v };
   int rc = mdb_put(txn, dbi, &key, &val, flags);
   if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE)) return STORE_OK;
-  return rc ? st_mdb(s, rc, what) : STORE_OK;
+  if (rc) return st_mdb(s, rc, what);
+  if (s->j.capture) st_journal_op(s, 0, dbi, k, klen, v, vlen);
+  return STORE_OK;
 }
 
 int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev) {
@@ -103,8 +106,7 @@ int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev) {
   return STORE_OK;
 }
 
-/* Double the map.  No transaction of this handle may be active. */
-static int grow(store_env *s) {
+int st_grow(store_env *s) {
   MDB_envinfo info;
   size_t next;
   int rc;
@@ -121,6 +123,12 @@ static int grow(store_env *s) {
 }
 
 int st_read_begin(store_env *s, MDB_txn **txn) {
+  if (s->j.txn) {
+    if (!pthread_equal(s->j.owner, pthread_self()))
+      return st_fail(s, STORE_EPERM, "journaled writes are pending on another thread; checkpoint there first");
+    int rc = mdb_txn_begin(s->env, s->j.txn, 0, txn);
+    return rc ? st_mdb(s, rc, "beginning a nested transaction") : STORE_OK;
+  }
   int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, txn);
   if (rc == MDB_MAP_RESIZED) {  /* another process grew it: adopt its size */
     if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
@@ -132,6 +140,11 @@ int st_read_begin(store_env *s, MDB_txn **txn) {
 int st_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
   if (s->lockfd < 0)
     return st_fail(s, STORE_EPERM, "the store was opened read-only");
+  if (s->j.fd >= 0) {
+    if (flags & ST_W_SYNC_LATER) return st_journal_write(s, fn, arg, flags);
+    int r = store_checkpoint(s);   /* a full commit comes after the journaled ones */
+    if (r != STORE_OK) return r;
+  }
   for (;;) {
     MDB_txn *txn;
     int r, rc = mdb_txn_begin(s->env, NULL, 0, &txn);
@@ -157,7 +170,7 @@ int st_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
       if (r == ST_NOCHANGE) return STORE_OK;
     }
     if (r != ST_MAPFULL) return r;
-    if ((r = grow(s)) != STORE_OK) return r;
+    if ((r = st_grow(s)) != STORE_OK) return r;
   }
 }
 
@@ -167,8 +180,10 @@ int store_sync(store_env *s, char *err, size_t errlen) {
     return STORE_EPERM;
   }
   st_hook(s, STORE_AT_BEFORE_SYNC);
-  if (fdatasync(s->datafd) != 0) {
-    if (err && errlen) snprintf(err, errlen, "store %s: syncing data.mdb: %s", s->path, strerror(errno));
+  if (s->j.fd >= 0 ? st_journal_sync(s) != 0 : fdatasync(s->datafd) != 0) {
+    if (err && errlen)
+      snprintf(err, errlen, "store %s: syncing %s: %s", s->path, s->j.fd >= 0 ? "the journal" : "data.mdb",
+               strerror(errno));
     return STORE_EIO;
   }
   st_hook(s, STORE_AT_AFTER_SYNC);
@@ -252,6 +267,7 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
   }
   s->lockfd = -1;
   s->datafd = -1;
+  s->j.fd = -1;
   s->flags = flags;
   if (opts) { s->hook = opts->hook; s->hook_arg = opts->hook_arg; }
   strcpy(s->path, dir);
@@ -338,6 +354,9 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     goto fail;
   }
   if ((r = open_dbis(s)) != STORE_OK) goto fail;
+  /* the writes a journal made durable after the last checkpoint */
+  size_t replayed;
+  if (!(flags & STORE_RDONLY) && (r = st_journal_recover(s, &replayed)) != STORE_OK) goto fail;
   s->msg[0] = '\0';
   *out = s;
   return STORE_OK;
@@ -349,6 +368,7 @@ fail:
 
 void store_close(store_env *s) {
   if (!s) return;
+  st_journal_close(s);
   if (s->env) mdb_env_close(s->env);
   st_unlock(s);
   free(s);

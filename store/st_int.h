@@ -10,6 +10,8 @@
 **   st_rev.c     publishing and reading revisions
 **   st_verify.c  store_verify
 **   st_event.c   events
+**   st_journal.c the journal: SYNC_LATER writes as one append each,
+**                checkpoints, replay at open
 **
 ** Keys and values in the named databases (all integers big-endian):
 **   meta       "format" -> u32,  "id" -> 16 bytes,  "current" -> u64,
@@ -25,6 +27,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <lmdb.h>
 #include <openssl/evp.h>
 #include "store.h"
@@ -38,6 +41,20 @@
 /* Internal: the transaction made no change, abort it and report success. */
 #define ST_NOCHANGE (-2)
 
+/* A handle's journal (st_journal.c); fd -1 outside journal mode. */
+typedef struct st_journal {
+  int fd;
+  uint64_t epoch, seq;       /* the records being appended; the next one's number */
+  uint64_t off, size;        /* where the next record goes; the file's allocated size */
+  MDB_txn *txn;              /* the long transaction: writes since the checkpoint */
+  pthread_t owner;           /* the thread that began it (LMDB: it alone may end it) */
+  uint8_t *ops;              /* the puts and deletes of the write under way */
+  size_t len, cap;
+  int capture;               /* st_put and deletes record into ops */
+  int failed;                /* ops could not grow: the write fails */
+  int broken;                /* a checkpoint failed: only reopening recovers */
+} st_journal;
+
 struct store_env {
   MDB_env *env;
   MDB_dbi meta, revs, entries, names, events;
@@ -48,6 +65,8 @@ struct store_env {
   void *hook_arg;
   char path[4096];
   char msg[ST_MSG_MAX];
+  st_journal j;
+  int txn_full;              /* the last LMDB error was MDB_TXN_FULL */
 };
 
 /* ---- st_migrate.c */
@@ -98,8 +117,12 @@ void st_events_release(struct json_t **obj, size_t n);
 store_ev *st_ev_of_objects(struct json_t *const *objs, const int64_t *times, size_t n);
 int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, struct json_t *const *obj, size_t n,
                      uint64_t *first);
-/* Begin a read-only transaction (adopting a map grown by another process). */
+/* Begin a read-only transaction (adopting a map grown by another process).
+** With journaled writes pending on this thread: a nested transaction of
+** theirs (the caller aborts it as it would the other). */
 int st_read_begin(store_env *s, MDB_txn **txn);
+/* Double the map.  No transaction of this handle may be active. */
+int st_grow(store_env *s);
 void st_hook(store_env *s, store_point at);
 /* CURRENT as seen by txn. */
 int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev);
@@ -107,6 +130,21 @@ int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev);
 int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
            const void *v, size_t vlen, unsigned flags, const char *what);
 int64_t st_now_ms(void);
+
+/* ---- st_journal.c */
+
+/* A put (del 0, value v) or delete (del 1) made in a journaled write, to
+** record with it (nothing outside one). */
+void st_journal_op(store_env *s, int del, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen);
+/* st_write for ST_W_SYNC_LATER in journal mode. */
+int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags);
+/* At open, for writing: apply the records of DIR/journal's epoch (a full
+** commit) and start a new epoch; *records receives how many there were. */
+int st_journal_recover(store_env *s, size_t *records);
+/* fdatasync of the journal: 0 or -1 (errno). */
+int st_journal_sync(store_env *s);
+/* At close: a checkpoint when this thread may make it. */
+void st_journal_close(store_env *s);
 
 /* ---- st_file.c */
 

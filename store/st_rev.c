@@ -97,6 +97,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
       }
       if ((rc = mdb_del(txn, s->names, &k, NULL)) != 0)
         return st_mdb(s, rc, "updating the current map");
+      if (s->j.capture) st_journal_op(s, 1, s->names, key, klen, NULL, 0);
       if (j->effects) j->effects[i] = STORE_REMOVED;
       nch++;
       continue;
@@ -161,6 +162,7 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
       return st_fail(s, STORE_ECORRUPT, "revision %llu already exists beyond CURRENT",
                      (unsigned long long)j->rev);
     if (rc) return st_mdb(s, rc, "writing the manifest");
+    if (s->j.capture) st_journal_op(s, 0, s->revs, revkey, 8, p->buf, mlen);
     st_hook(s, STORE_AT_AFTER_MANIFEST);
     if ((r = st_raise_generation(s, txn, j->info->generation)) != STORE_OK) return r;
     *cur = j->rev;

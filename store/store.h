@@ -338,6 +338,38 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
 ** unknown: stop writing). */
 int store_sync(store_env *s, char *err, size_t errlen);
 
+/* ---- the journal
+**
+** A handle in journal mode makes its SYNC_LATER writes (store_publish_group
+** with STORE_GROUP_SYNC_LATER, store_events_append_later) without touching
+** data.mdb on disk: each runs in a nested transaction of one long LMDB
+** write transaction, and the puts and deletes it made are appended to
+** DIR/journal as one record; store_sync then syncs the journal alone —
+** one sequential append where an LMDB commit syncs a dozen scattered pages
+** and then its meta page.  store_checkpoint commits the long transaction
+** in full and starts the journal's next epoch.  Opening the store for
+** writing replays the records of the current epoch, so after a crash of
+** the process or the machine every write a store_sync covered is there.
+**
+** Until the checkpoint those writes are seen by this handle on the thread
+** that made them, and by nothing else: other processes, and this handle on
+** another thread (which gets STORE_EPERM), see the last checkpoint.  A
+** full commit (any write that is not SYNC_LATER) checkpoints first; so does
+** a journal grown past 64 MiB, or a long transaction that filled the map
+** or LMDB's list of dirty pages.  store_close checkpoints when called on
+** the thread that wrote. */
+
+/* Enter journal mode (creating DIR/journal, 0600).  Returns STORE_OK,
+** STORE_EPERM (read-only), STORE_EIO. */
+int store_journal_begin(store_env *s);
+/* Nonzero while journaled writes wait for a checkpoint. */
+int store_journal_pending(const store_env *s);
+/* Commit the journaled writes to data.mdb, durably, on the thread that
+** made them.  STORE_OK (also when none wait), STORE_EPERM (another
+** thread's), STORE_EIO (the handle is then unusable: data.mdb holds the
+** last checkpoint and the journal the rest, for the next open). */
+int store_checkpoint(store_env *s);
+
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is
 ** computed against CURRENT.  Returns as store_publish, and STORE_ENOENT if

@@ -1,0 +1,400 @@
+/*
+** st_journal.c — the journal: a write made durable by one sequential
+** append instead of an LMDB commit's two syncs of scattered pages
+** (store.h "The journal", docs/store.md).
+**
+** A handle in journal mode makes its SYNC_LATER writes inside one long LMDB
+** write transaction, each in a nested transaction of its own, and records
+** every put and delete such a write makes; when the nested transaction
+** ends well, its puts and deletes are appended to DIR/journal as one
+** record.  store_sync then syncs the journal alone.  store_checkpoint
+** commits the long transaction (LMDB's full commit, both syncs) and starts
+** a new epoch of the journal, making its records stale.
+**
+** So data.mdb on disk is always a state LMDB committed in full: the last
+** checkpoint, or the one before it when the machine stopped between a
+** checkpoint's commit and the new epoch's header.  Opening the store for
+** writing replays the records of the journal's epoch on top.  A record
+** sets each key it names to a definite value (a put overwrites, a delete
+** removes), so replaying the epoch's records in order gives the same
+** result on either state.
+**
+** File layout (integers big-endian):
+**   header, J_HEAD bytes:  "JITIJNL1"  u64 epoch  u64 check
+**   records from J_HEAD:   u32 magic  u32 length  u64 epoch  u64 seq
+**                          u64 check  payload[length]
+**   payload: operations:   u8 op (1 put, 2 delete)  u8 database
+**                          u32 key length  u32 value length  key  value
+** check: the first 8 bytes of the SHA-256 of what precedes it in the
+** header, or of the record's first 24 bytes and its payload.  Replay stops
+** at the first record that is torn, of another epoch or out of sequence:
+** the tail of a crash, or what a former epoch left further on.
+*/
+#define _GNU_SOURCE
+/* SHA256_Init/Update/Final: deprecated in OpenSSL 3 for EVP, which looks
+** the digest up on every use; a record's check is one small digest */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <openssl/sha.h>
+#include "st_int.h"
+
+#define J_MAGIC "JITIJNL1"
+#define J_HEAD 4096u              /* the header's room: records start here */
+#define J_REC_MAGIC 0x4a524543u   /* "JREC" */
+#define J_REC_HEAD 32u
+#define J_GROW ((uint64_t)8 << 20)  /* preallocated at a time: an append that
+                                       stays inside the file changes no metadata */
+#define J_FULL ((uint64_t)64 << 20) /* a journal this long is checkpointed */
+
+enum { J_PUT = 1, J_DEL = 2 };
+
+static int check8(const void *a, size_t na, const void *b, size_t nb, uint8_t out[8]) {
+  uint8_t h[32];
+  SHA256_CTX c;
+  if (!SHA256_Init(&c) || !SHA256_Update(&c, a, na) || (nb && !SHA256_Update(&c, b, nb)) || !SHA256_Final(h, &c))
+    return -1;
+  memcpy(out, h, 8);
+  return 0;
+}
+
+static int db_index(const store_env *s, MDB_dbi dbi) {
+  const MDB_dbi all[5] = { s->meta, s->revs, s->entries, s->names, s->events };
+  for (int i = 0; i < 5; i++)
+    if (all[i] == dbi) return i;
+  return -1;
+}
+
+static MDB_dbi db_of(const store_env *s, int i) {
+  const MDB_dbi all[5] = { s->meta, s->revs, s->entries, s->names, s->events };
+  return all[i];
+}
+
+static int write_all(int fd, const void *p, size_t n, uint64_t off) {
+  const uint8_t *b = p;
+  while (n) {
+    ssize_t w = pwrite(fd, b, n, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    b += w; n -= (size_t)w; off += (uint64_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *p, size_t n, uint64_t off) {
+  uint8_t *b = p;
+  while (n) {
+    ssize_t r = pread(fd, b, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    b += r; n -= (size_t)r; off += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* ---- capture */
+
+void st_journal_op(store_env *s, int del, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen) {
+  st_journal *j = &s->j;
+  if (!j->capture || j->failed) return;
+  int db = db_index(s, dbi);
+  size_t need = j->len + 10 + klen + vlen;
+  if (db < 0 || klen > UINT32_MAX || vlen > UINT32_MAX) {
+    j->failed = 1;
+    return;
+  }
+  if (need > j->cap) {
+    size_t cap = j->cap ? j->cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *b = realloc(j->ops, cap);
+    if (!b) {
+      j->failed = 1;   /* the write fails: it could not be recorded */
+      return;
+    }
+    j->ops = b;
+    j->cap = cap;
+  }
+  uint8_t *p = j->ops + j->len;
+  p[0] = (uint8_t)(del ? J_DEL : J_PUT);
+  p[1] = (uint8_t)db;
+  st_put_u32(p + 2, (uint32_t)klen);
+  st_put_u32(p + 6, (uint32_t)vlen);
+  memcpy(p + 10, k, klen);
+  if (vlen) memcpy(p + 10 + klen, v, vlen);
+  j->len = need;
+}
+
+/* ---- the file */
+
+static int write_header(store_env *s, uint64_t epoch) {
+  uint8_t h[J_HEAD] = {0};
+  memcpy(h, J_MAGIC, 8);
+  st_put_u64(h + 8, epoch);
+  if (check8(h, 16, NULL, 0, h + 16) != 0) return st_fail(s, STORE_ENOMEM, "out of memory checking the journal");
+  if (write_all(s->j.fd, h, sizeof h, 0) != 0 || fdatasync(s->j.fd) != 0)
+    return st_fail(s, STORE_EIO, "writing the journal's header: %s", strerror(errno));
+  s->j.epoch = epoch;
+  s->j.seq = 0;
+  s->j.off = J_HEAD;
+  return STORE_OK;
+}
+
+/* The epoch of a valid header, else 0. */
+static uint64_t read_header(int fd) {
+  uint8_t h[24], c[8];
+  if (read_all(fd, h, sizeof h, 0) != 0 || memcmp(h, J_MAGIC, 8) != 0) return 0;
+  if (check8(h, 16, NULL, 0, c) != 0 || memcmp(c, h + 16, 8) != 0) return 0;
+  return st_get_u64(h + 8);
+}
+
+static int open_file(store_env *s, int create, int *fd) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/journal", s->path);
+  *fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+  if (*fd < 0 && errno == ENOENT && !create) return STORE_ENOENT;
+  if (*fd < 0) return st_fail(s, st_code(errno), "opening the journal: %s", strerror(errno));
+  return STORE_OK;
+}
+
+/* ---- replay */
+
+typedef struct replay { const uint8_t *p; size_t n; } replay;
+
+static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
+  while (n) {
+    if (n < 10) return st_fail(s, STORE_ECORRUPT, "a journal record is malformed");
+    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
+    if (p[1] > 4 || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10)
+      return st_fail(s, STORE_ECORRUPT, "a journal record is malformed");
+    MDB_val k = { klen, (void *)(p + 10) }, v = { vlen, (void *)(p + 10 + klen) };
+    int rc = p[0] == J_PUT ? mdb_put(txn, db_of(s, p[1]), &k, &v, 0) : mdb_del(txn, db_of(s, p[1]), &k, NULL);
+    if (rc && !(p[0] == J_DEL && rc == MDB_NOTFOUND)) return st_mdb(s, rc, "replaying the journal");
+    p += 10 + klen + vlen;
+    n -= 10 + (size_t)klen + vlen;
+  }
+  return STORE_OK;
+}
+
+static int replay_txn(store_env *s, MDB_txn *txn, void *arg) {
+  replay *r = arg;
+  /* records one after another: u32 length, ops */
+  const uint8_t *p = r->p;
+  size_t n = r->n;
+  while (n) {
+    uint32_t len = st_get_u32(p);
+    int rc = apply_ops(s, txn, p + 4, len);
+    if (rc != STORE_OK) return rc;
+    p += 4 + len;
+    n -= 4 + (size_t)len;
+  }
+  return STORE_OK;
+}
+
+int st_journal_recover(store_env *s, size_t *records) {
+  int fd, r = open_file(s, 0, &fd);
+  *records = 0;
+  if (r == STORE_ENOENT) return STORE_OK;
+  if (r != STORE_OK) return r;
+  uint64_t epoch = read_header(fd);
+  uint8_t *all = NULL;   /* each record's payload behind its length */
+  size_t len = 0, cap = 0;
+  uint64_t off = J_HEAD, seq = 0;
+  for (; epoch;) {
+    uint8_t h[J_REC_HEAD], c[8];
+    if (read_all(fd, h, sizeof h, off) != 0) break;
+    uint32_t plen = st_get_u32(h + 4);
+    if (st_get_u32(h) != J_REC_MAGIC || st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != seq) break;
+    if (cap - len < (size_t)plen + 4) {
+      size_t nc = cap ? cap : 65536;
+      while (nc - len < (size_t)plen + 4) nc *= 2;
+      uint8_t *b = realloc(all, nc);
+      if (!b) {
+        r = st_fail(s, STORE_ENOMEM, "out of memory replaying the journal");
+        goto out;
+      }
+      all = b;
+      cap = nc;
+    }
+    if (read_all(fd, all + len + 4, plen, off + J_REC_HEAD) != 0) break;   /* torn */
+    if (check8(h, 24, all + len + 4, plen, c) != 0 || memcmp(c, h + 24, 8) != 0) break;
+    st_put_u32(all + len, plen);
+    len += 4 + (size_t)plen;
+    off += J_REC_HEAD + plen;
+    seq++;
+  }
+  if (len) {
+    replay rp = { all, len };
+    if ((r = st_write(s, replay_txn, &rp, 0)) != STORE_OK) goto out;   /* a full commit */
+  }
+  *records = (size_t)seq;
+  /* the records are in data.mdb now: a new epoch makes them stale */
+  s->j.fd = fd;
+  r = write_header(s, epoch + 1);
+  s->j.fd = -1;
+out:
+  free(all);
+  close(fd);
+  return r;
+}
+
+/* ---- journal mode */
+
+int store_journal_begin(store_env *s) {
+  s->msg[0] = '\0';
+  if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
+  if (s->j.fd >= 0) return STORE_OK;
+  int fd, r = open_file(s, 1, &fd);
+  if (r != STORE_OK) return r;
+  uint64_t epoch = read_header(fd);   /* replayed at open: its records are stale */
+  s->j.fd = fd;
+  if ((r = posix_fallocate(fd, 0, (off_t)J_GROW)) != 0) {
+    r = st_fail(s, st_code(r), "allocating the journal: %s", strerror(r));
+    goto fail;
+  }
+  s->j.size = J_GROW;
+  if ((r = write_header(s, epoch + 1)) != STORE_OK) goto fail;
+  /* the file's name is durable too, before any write counts on it */
+  int dfd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || fsync(dfd) != 0) {
+    r = st_fail(s, STORE_EIO, "syncing the store directory: %s", strerror(errno));
+    if (dfd >= 0) close(dfd);
+    goto fail;
+  }
+  close(dfd);
+  return STORE_OK;
+fail:
+  close(fd);
+  s->j.fd = -1;
+  return r;
+}
+
+int store_journal_pending(const store_env *s) { return s->j.txn != NULL; }
+
+/* Append the captured operations as record seq of the epoch. */
+static int append(store_env *s) {
+  st_journal *j = &s->j;
+  uint64_t rec = J_REC_HEAD + j->len;
+  if (j->off + rec > j->size) {
+    uint64_t more = ((j->off + rec - j->size) / J_GROW + 1) * J_GROW;
+    int e = posix_fallocate(j->fd, (off_t)j->size, (off_t)more);
+    if (e) return st_fail(s, st_code(e), "growing the journal: %s", strerror(e));
+    j->size += more;
+  }
+  uint8_t h[J_REC_HEAD];
+  st_put_u32(h, J_REC_MAGIC);
+  st_put_u32(h + 4, (uint32_t)j->len);
+  st_put_u64(h + 8, j->epoch);
+  st_put_u64(h + 16, j->seq);
+  if (check8(h, 24, j->ops, j->len, h + 24) != 0) return st_fail(s, STORE_ENOMEM, "out of memory checking the journal");
+  struct iovec iov[2] = { { h, sizeof h }, { j->ops, j->len } };
+  ssize_t w;
+  do w = pwritev(j->fd, iov, j->len ? 2 : 1, (off_t)j->off);
+  while (w < 0 && errno == EINTR);
+  if (w != (ssize_t)rec) {
+    /* a short write leaves bytes replay would stop at anyway: the next
+    ** record overwrites them */
+    return st_fail(s, STORE_EIO, "appending to the journal: %s", w < 0 ? strerror(errno) : "short write");
+  }
+  return STORE_OK;
+}
+
+/* Undo the record just appended (its nested transaction failed to end):
+** a zeroed head ends replay there, until the next record overwrites it. */
+static void retract(store_env *s) {
+  uint8_t z[J_REC_HEAD] = {0};
+  (void)write_all(s->j.fd, z, sizeof z, s->j.off);
+}
+
+static int owned_here(store_env *s) {
+  if (!s->j.txn || pthread_equal(s->j.owner, pthread_self())) return 1;
+  st_fail(s, STORE_EPERM, "journaled writes are pending on another thread; checkpoint there first");
+  return 0;
+}
+
+int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
+  st_journal *j = &s->j;
+  if (j->broken) return st_fail(s, STORE_EIO, "an earlier checkpoint failed; reopen the store to recover");
+  if (!owned_here(s)) return STORE_EPERM;
+  for (;;) {
+    int rc, r;
+    if (!j->txn) {
+      rc = mdb_txn_begin(s->env, NULL, 0, &j->txn);
+      if (rc == MDB_MAP_RESIZED && (rc = mdb_env_set_mapsize(s->env, 0)) == 0)
+        rc = mdb_txn_begin(s->env, NULL, 0, &j->txn);
+      if (rc) {
+        j->txn = NULL;
+        return st_mdb(s, rc, "beginning a write transaction");
+      }
+      j->owner = pthread_self();
+    }
+    MDB_txn *txn;
+    if ((rc = mdb_txn_begin(s->env, j->txn, 0, &txn)) != 0) return st_mdb(s, rc, "beginning a nested transaction");
+    j->len = 0;
+    j->failed = 0;
+    j->capture = 1;
+    r = fn(s, txn, arg);
+    j->capture = 0;
+    if (r == STORE_OK && j->failed) r = st_fail(s, STORE_ENOMEM, "out of memory recording a write in the journal");
+    if (r == STORE_OK) {
+      if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_BEFORE_COMMIT);
+      if ((r = append(s)) != STORE_OK) {
+        mdb_txn_abort(txn);
+        return r;
+      }
+      if ((rc = mdb_txn_commit(txn)) != 0) {
+        retract(s);
+        return st_mdb(s, rc, "ending a nested transaction");
+      }
+      j->off += J_REC_HEAD + j->len;
+      j->seq++;
+      if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_AFTER_COMMIT);
+      if (j->off > J_FULL) return store_checkpoint(s);
+      return STORE_OK;
+    }
+    mdb_txn_abort(txn);
+    if (r == ST_NOCHANGE) return STORE_OK;
+    int full = r == ST_MAPFULL || (r == STORE_EIO && s->txn_full);
+    s->txn_full = 0;
+    if (!full) return r;
+    /* the long transaction has the map, or LMDB's dirty-page list, to
+    ** itself: commit it, grow the map if that was the limit, run again */
+    if ((rc = store_checkpoint(s)) != STORE_OK) return rc;
+    if (r == ST_MAPFULL && (rc = st_grow(s)) != STORE_OK) return rc;
+  }
+}
+
+int store_checkpoint(store_env *s) {
+  st_journal *j = &s->j;
+  s->msg[0] = '\0';
+  if (!j->txn) return STORE_OK;
+  if (!owned_here(s)) return STORE_EPERM;
+  int rc = mdb_txn_commit(j->txn);   /* both of LMDB's syncs */
+  j->txn = NULL;
+  if (rc) {
+    j->broken = 1;   /* data.mdb holds the last checkpoint, the journal the rest */
+    return st_mdb(s, rc, "checkpointing the journal");
+  }
+  int r = write_header(s, j->epoch + 1);
+  if (r != STORE_OK) j->broken = 1;
+  return r;
+}
+
+int st_journal_sync(store_env *s) { return fdatasync(s->j.fd); }
+
+void st_journal_close(store_env *s) {
+  st_journal *j = &s->j;
+  if (j->txn) {
+    if (pthread_equal(j->owner, pthread_self())) (void)store_checkpoint(s);
+    else j->txn = NULL;   /* another thread's: the journal keeps its writes for the next open */
+  }
+  if (j->fd >= 0) close(j->fd);
+  j->fd = -1;
+  free(j->ops);
+  j->ops = NULL;
+}

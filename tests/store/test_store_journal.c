@@ -1,0 +1,257 @@
+/* test_store_journal.c — journal mode (store.h "The journal"): journaled
+** writes survive a process that dies before any checkpoint, exactly as
+** synced; a checkpoint makes the records stale (a shorter epoch written
+** over a longer one replays only its own); a torn tail is ignored; a
+** failed write leaves nothing behind; reads on the writing thread see the
+** pending writes and another thread is refused; a long transaction that
+** fills the map checkpoints, grows it and goes on; events appended later
+** are journaled too; the files are the owner's only. */
+#include "st_test.h"
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+static uint64_t current(store_env *s) {
+  uint64_t c = 0;
+  CHECK(store_current(s, &c) == STORE_OK);
+  return c;
+}
+
+/* The value of data key k at CURRENT, as text ("" when absent). */
+static const char *value_of(store_env *s, const char *k, char *buf, size_t n) {
+  store_entry *e = NULL;
+  uint8_t h[32];
+  buf[0] = '\0';
+  if (store_lookup(s, STORE_DATA, k, h) == STORE_OK && store_get_entry(s, h, &e) == STORE_OK) {
+    snprintf(buf, n, "%.*s", (int)e->len, (const char *)e->bytes);
+    store_free(e);
+  }
+  return buf;
+}
+
+/* One revision setting data key k to v, with one event, SYNC_LATER. */
+static int put_later(store_env *s, uint64_t parent, const char *k, const char *v, uint64_t gen) {
+  store_rev_info info = info_of(STORE_REV_APPLICATION, gen, "put");
+  store_entry e = ent(STORE_DATA, k, v);
+  char ev[128];
+  int n = snprintf(ev, sizeof ev, "\"event\":\"accepted\",\"attempt\":%llu", (unsigned long long)gen);
+  store_ev one = { NULL, ev, (size_t)n, 0 };
+  store_rev_in in = { &info, &e, 1, NULL, 0, &one, 1, 0, 0, NULL };
+  return store_publish_group(s, parent, &in, 1, STORE_GROUP_SYNC_LATER, NULL, NULL);
+}
+
+static int base(const char *dir) {
+  char err[1024];
+  store_env *s;
+  if (store_open(dir, 0, &s, err, sizeof err) != STORE_OK) return -1;
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  store_entry e = ent(STORE_DATA, "k", "0");
+  int r = store_publish(s, 0, &i0, &e, 1, NULL, 0, NULL);
+  store_close(s);
+  return r;
+}
+
+/* In a child: journal mode, n writes k=1..n synced, then (checkpoint
+** after `checkpoint_after` of them, when nonzero) die without closing. */
+typedef struct plan { int n, checkpoint_after, sync; } plan;
+
+static int writer(const char *dir, void *arg, char *err, size_t n) {
+  plan *p = arg;
+  store_env *s;
+  if (store_open(dir, 0, &s, err, n) != STORE_OK) return 1;
+  if (store_journal_begin(s) != STORE_OK) return snprintf(err, n, "%s", store_errmsg(s)), 2;
+  uint64_t cur = current(s);
+  for (int i = 1; i <= p->n; i++) {
+    char v[32];
+    snprintf(v, sizeof v, "%d", i);
+    if (put_later(s, cur, "k", v, cur + 1) != STORE_OK) return snprintf(err, n, "%s", store_errmsg(s)), 3;
+    cur++;
+    if (current(s) != cur) return snprintf(err, n, "CURRENT not seen by the writing thread"), 4;
+    if (p->checkpoint_after && i == p->checkpoint_after && store_checkpoint(s) != STORE_OK) return 5;
+  }
+  if (p->sync && store_sync(s, err, n) != STORE_OK) return 6;
+  _exit(0);   /* no checkpoint, no close: a crash */
+}
+
+static void test_replay(void) {
+  char dir[4096], err[1024], msg[1024], buf[64];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  plan p = { 20, 0, 1 };
+  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  /* before any writer reopens it, a reader sees the last checkpoint */
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 1);
+  store_close(s);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 21);
+  CHECK_STR(value_of(s, "k", buf, sizeof buf), "20");
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 20);
+  char v[32];
+  CHECK(store_verify(s, 0, v, sizeof v) == STORE_OK);
+  store_close(s);
+  /* replayed once: opening again changes nothing */
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 21);
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 20);
+  store_close(s);
+  /* the journal is the owner's alone */
+  char jp[4200];
+  struct stat sb;
+  snprintf(jp, sizeof jp, "%s/journal", dir);
+  CHECK(stat(jp, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+  rm_store(dir);
+}
+
+static void test_epochs(void) {
+  char dir[4096], err[1024], msg[1024], buf[64];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  /* 10 writes, a checkpoint after 8, then 2 more: records 0..7 of the old
+  ** epoch lie beyond the new epoch's two and must not be replayed */
+  plan p = { 10, 8, 1 };
+  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 9);   /* the checkpoint */
+  store_close(s);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 11);
+  CHECK_STR(value_of(s, "k", buf, sizeof buf), "10");
+  store_close(s);
+  rm_store(dir);
+}
+
+static void test_torn_tail(void) {
+  char dir[4096], err[1024], msg[1024], buf[64], jp[4200];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  plan p = { 3, 0, 1 };
+  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  /* cut the third record in half, as a crash in mid-append would */
+  snprintf(jp, sizeof jp, "%s/journal", dir);
+  int fd = open(jp, O_RDWR);
+  CHECK(fd >= 0);
+  unsigned char b[4096];
+  off_t off = 4096;
+  for (int i = 0; i < 2; i++) {   /* skip two records: 32-byte head, payload */
+    CHECK(pread(fd, b, 32, off) == 32);
+    off += 32 + (off_t)((b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7]);
+  }
+  CHECK(pread(fd, b, 32, off) == 32);
+  unsigned len = (b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7];
+  memset(b, 0, sizeof b);
+  CHECK(pwrite(fd, b, len / 2, off + 32 + len / 2) == (ssize_t)(len / 2));
+  close(fd);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 3);
+  CHECK_STR(value_of(s, "k", buf, sizeof buf), "2");
+  store_close(s);
+  rm_store(dir);
+}
+
+typedef struct other { store_env *s; int r; } other;
+
+static void *from_other(void *arg) {
+  other *o = arg;
+  uint64_t c;
+  o->r = store_current(o->s, &c);
+  return NULL;
+}
+
+static void test_in_process(void) {
+  char dir[4096], err[1024], buf[64];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  CHECK(!store_journal_pending(s));
+  CHECK(put_later(s, 1, "k", "a", 2) == STORE_OK);
+  CHECK(store_journal_pending(s));
+  /* a write on a stale parent fails and leaves nothing */
+  CHECK(put_later(s, 1, "k", "b", 3) == STORE_ESTALE);
+  CHECK(current(s) == 2);
+  CHECK_STR(value_of(s, "k", buf, sizeof buf), "a");
+  /* another thread is refused while writes are pending */
+  other o = { s, -1 };
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, from_other, &o) == 0);
+  pthread_join(t, NULL);
+  CHECK(o.r == STORE_EPERM);
+  /* events appended later are journaled with them */
+  const char *note = "\"event\":\"note\"";
+  store_ev e = { NULL, note, strlen(note), 0 };
+  uint64_t first = 0;
+  CHECK(store_events_append_later(s, &e, 1, &first) == STORE_OK && first == 2);
+  /* a full commit checkpoints first, then goes on */
+  store_rev_info i3 = info_of(STORE_REV_APPLICATION, 3, "full");
+  store_entry e3 = ent(STORE_DATA, "k", "c");
+  CHECK(store_publish(s, 2, &i3, &e3, 1, NULL, 0, NULL) == STORE_OK);
+  CHECK(!store_journal_pending(s));
+  CHECK(current(s) == 3);
+  /* the other thread may read again */
+  o.r = -1;
+  CHECK(pthread_create(&t, NULL, from_other, &o) == 0);
+  pthread_join(t, NULL);
+  CHECK(o.r == STORE_OK);
+  store_close(s);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 3);
+  CHECK_STR(value_of(s, "k", buf, sizeof buf), "c");
+  store_stat st;
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 2);
+  store_close(s);
+  rm_store(dir);
+}
+
+/* Journaled writes that outgrow the map: checkpoint, grow, go on. */
+static void test_map_growth(void) {
+  char dir[4096], err[1024], buf[64];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  size_t big = 3u << 20;
+  char *text = malloc(big + 1);
+  uint64_t cur = 1;
+  for (int i = 0; i < 40; i++) {   /* 120 MiB of entries through a 64 MiB map */
+    memset(text, 'a' + i % 26, big);
+    text[big] = '\0';
+    char name[16];
+    snprintf(name, sizeof name, "blob%d", i);
+    store_rev_info info = info_of(STORE_REV_APPLICATION, cur + 1, "big");
+    store_entry e = ent(STORE_DATA, name, text);
+    store_rev_in in = { &info, &e, 1, NULL, 0, NULL, 0, 0, 0, NULL };
+    int r = store_publish_group(s, cur, &in, 1, STORE_GROUP_SYNC_LATER, NULL, NULL);
+    CHECK(r == STORE_OK);
+    if (r != STORE_OK) {
+      fprintf(stderr, "%s\n", store_errmsg(s));
+      break;
+    }
+    cur++;
+  }
+  free(text);
+  CHECK(store_sync(s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 41);
+  store_close(s);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 41);
+  CHECK(strlen(value_of(s, "blob39", buf, sizeof buf)) > 0);
+  store_close(s);
+  rm_store(dir);
+}
+
+int main(void) {
+  test_replay();
+  test_epochs();
+  test_torn_tail();
+  test_in_process();
+  test_map_growth();
+  return CHECK_DONE();
+}
