@@ -311,6 +311,7 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     goto fail;
   }
   if (!(flags & STORE_RDONLY) && (r = st_lock(s)) != STORE_OK) goto fail;
+  if (flags & STORE_RDONLY) st_journal_settle(dir);   /* what a journal made durable, in data.mdb */
   r = st_check_datafile(s, &hdr_mapsize);
   if (r == STORE_ENOENT) {
     if (flags & (STORE_RDONLY | STORE_NOCREATE)) {

@@ -143,6 +143,10 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags);
 int st_journal_recover(store_env *s, size_t *records);
 /* fdatasync of the journal: 0 or -1 (errno). */
 int st_journal_sync(store_env *s);
+/* Before a read-only open of DIR: the journal's records reach data.mdb
+** (replayed here when no writer holds the store, else its next checkpoint
+** awaited, for at most 10 s). */
+void st_journal_settle(const char *dir);
 /* At close: a checkpoint when this thread may make it. */
 void st_journal_close(store_env *s);
 

@@ -243,6 +243,48 @@ out:
   return r;
 }
 
+/* ---- readers
+**
+** A reader (a read-only handle) sees data.mdb only.  So that it sees every
+** write made durable before it opened, it first waits for the journal's
+** records to reach data.mdb: with the writer gone (a crash) it replays them
+** itself, through a writable open; with the writer alive, it waits for the
+** writer's next checkpoint (a new epoch), which a writer makes soon after
+** its first pending write. */
+
+#define J_READER_WAIT_MS 10000
+
+/* The journal's epoch when it holds a record of it, else 0. */
+static uint64_t records_pending(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/journal", dir);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  uint64_t epoch = read_header(fd);
+  uint8_t h[J_REC_HEAD];
+  if (epoch && (read_all(fd, h, sizeof h, J_HEAD) != 0 || st_get_u32(h) != J_REC_MAGIC ||
+                st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != 0))
+    epoch = 0;
+  close(fd);
+  return epoch;
+}
+
+void st_journal_settle(const char *dir) {
+  uint64_t epoch = records_pending(dir);
+  if (!epoch) return;
+  store_env *w;
+  int r = store_open(dir, STORE_NOCREATE, &w, NULL, 0);   /* replays them */
+  if (r == STORE_OK) {
+    store_close(w);
+    return;
+  }
+  if (r != STORE_EBUSY) return;   /* the reader reports what it finds */
+  for (int waited = 0; waited < J_READER_WAIT_MS; waited += 2) {
+    usleep(2000);
+    if (records_pending(dir) != epoch) return;
+  }
+}
+
 /* ---- journal mode */
 
 int store_journal_begin(store_env *s) {

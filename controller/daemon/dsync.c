@@ -17,15 +17,26 @@
 ** of the clients already answered run in the worker: they are the next
 ** group.
 **
-** The thread prefers a waiting write to a sync: the next commit's first
-** sync covers the meta pages written before it, so under load each group
-** costs one sync, and a slow disk gives larger groups, not a queue.  It
-** records the highest commit number a sync covered; a group is durable —
-** its calls are answered — once that number reaches its own.
+** The store is in journal mode (store.h "The journal"): a write touches
+** no page of data.mdb on disk; its puts and deletes are appended to the
+** journal, and the sync that makes it durable is the journal's — one
+** sequential append's, where an LMDB commit syncs a dozen scattered pages
+** and then its meta page.  The thread prefers a waiting write to a sync,
+** so under load one sync covers several groups and a slow disk gives
+** larger groups, not a queue.  It records the highest commit number a sync
+** covered; a group is durable — its calls are answered — once that number
+** reaches its own.
 **
-** While a write is under way the thread owns the store handle: the loop
-** reaches the store only through dstore(), which first waits for it (the
-** handle is not shared between threads, and an LMDB map may only grow
+** The journaled writes live in one long LMDB transaction of this thread's
+** until a checkpoint commits it in full: CHECKPOINT_DELAY after the first,
+** or at once when the loop wants the store (dstore), which sees only what
+** is committed.
+**
+** While a write is under way, or journaled writes wait for their
+** checkpoint, the thread owns the store handle: the loop reaches the store
+** only through dstore(), which first waits for the write and has the
+** checkpoint made (the handle is not shared between threads, an LMDB write
+** transaction ends on the thread that began it, and the map may only grow
 ** while no transaction of the process is open).  The thread shares
 ** nothing else with the loop but the fields below, under the mutex; a
 ** write's objects are the loop's again once it ended.
@@ -38,7 +49,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <time.h>
 #include "daemon.h"
+
+#define CHECKPOINT_DELAY_MS 200
 
 struct DSync {
   pthread_t thread;
@@ -52,6 +66,10 @@ struct DSync {
   DWrite *written;         /* written (or failed), not yet taken by the loop */
   uint64_t wanted;         /* commits the loop wants durable */
   uint64_t done;           /* commits made durable */
+  uint64_t last;           /* the last commit made */
+  int pending;             /* journaled writes wait for a checkpoint */
+  struct timespec due;     /* CLOCK_MONOTONIC: when it is due */
+  int checkpoint;          /* the loop waits for one (dstore) */
   int failed, stop;
   char err[1024];          /* the failed sync's reason */
   int fail_at;             /* jiti-testhooks: JITI_TEST_FAIL_SYNC=N fails the Nth sync */
@@ -69,27 +87,75 @@ static void write_one(DSync *y, DWrite *w) {
   if (w->rc != STORE_OK) snprintf(w->err, sizeof w->err, "%s", store_errmsg(y->s));
 }
 
+/* Commit the journaled writes (the thread's, under the mutex): everything
+** written so far is then durable in data.mdb. */
+static void checkpoint(DSync *y) {
+  pthread_mutex_unlock(&y->mu);
+  int rc = store_checkpoint(y->s);
+  char err[1024];
+  if (rc != STORE_OK) snprintf(err, sizeof err, "%s", store_errmsg(y->s));
+  pthread_mutex_lock(&y->mu);
+  y->pending = 0;
+  y->checkpoint = 0;
+  if (rc == STORE_OK) {
+    if (y->last > y->done) y->done = y->last;
+  } else {
+    y->failed = 1;
+    snprintf(y->err, sizeof y->err, "%s", err);
+  }
+  pthread_cond_broadcast(&y->idle);
+  wake_loop(y);
+}
+
+static int due(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static void *run(void *arg) {
   DSync *y = arg;
   pthread_mutex_lock(&y->mu);
   for (;;) {
-    while (!y->stop && !y->job && y->wanted == y->done && !y->failed) pthread_cond_wait(&y->cv, &y->mu);
+    while (!y->stop && !y->job && y->wanted == y->done && !y->failed && !y->checkpoint) {
+      if (!y->pending) {
+        pthread_cond_wait(&y->cv, &y->mu);
+      } else if (pthread_cond_timedwait(&y->cv, &y->mu, &y->due) == ETIMEDOUT || due(&y->due)) {
+        y->checkpoint = 1;
+      }
+    }
     if (y->stop || y->failed) break;
     if (y->job) {
       DWrite *w = y->writing = y->job;
       y->job = NULL;
       pthread_mutex_unlock(&y->mu);
       write_one(y, w);
+      int pending = store_journal_pending(y->s);
       pthread_mutex_lock(&y->mu);
-      /* its first sync covered the meta pages of every commit before it;
-      ** its own is synced next, unless a write comes first (the loop asks
-      ** for it too, once it has taken the write: no need to wait for that) */
-      if (w->rc == STORE_OK && w->seq - 1 > y->done) y->done = w->seq - 1;
-      if (w->rc == STORE_OK && w->seq > y->wanted) y->wanted = w->seq;
+      if (w->rc == STORE_OK) {
+        y->last = w->seq;
+        /* outside journal mode its commit's first sync covered the meta
+        ** pages of every commit before it */
+        if (!pending && w->seq - 1 > y->done) y->done = w->seq - 1;
+        /* its own is synced next, unless a write comes first (the loop
+        ** asks for it too, once it has taken the write: no need to wait) */
+        if (w->seq > y->wanted) y->wanted = w->seq;
+      }
+      if (pending && !y->pending) {
+        clock_gettime(CLOCK_MONOTONIC, &y->due);
+        y->due.tv_nsec += CHECKPOINT_DELAY_MS * 1000000L;
+        y->due.tv_sec += y->due.tv_nsec / 1000000000L;
+        y->due.tv_nsec %= 1000000000L;
+      }
+      y->pending = pending;
       y->writing = NULL;
       y->written = w;
       pthread_cond_broadcast(&y->idle);
       wake_loop(y);
+      continue;
+    }
+    if (y->wanted == y->done) {   /* a checkpoint, due or wanted */
+      checkpoint(y);
       continue;
     }
     uint64_t target = y->wanted;   /* every commit asked for so far has returned */
@@ -117,6 +183,11 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
     return -1;
   }
   y->s = D->store;
+  if (store_journal_begin(y->s) != STORE_OK) {
+    snprintf(err, errlen, "%s", store_errmsg(y->s));
+    free(y);
+    return -1;
+  }
 #ifdef JITI_TEST_HOOKS
   const char *fail = getenv("JITI_TEST_FAIL_SYNC");
   y->fail_at = fail ? atoi(fail) : 0;
@@ -130,7 +201,11 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
     return -1;
   }
   pthread_mutex_init(&y->mu, NULL);
-  pthread_cond_init(&y->cv, NULL);
+  pthread_condattr_t ca;   /* the checkpoint's timed wait counts monotonic time */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&y->cv, &ca);
+  pthread_condattr_destroy(&ca);
   pthread_cond_init(&y->idle, NULL);
   /* the thread blocks no signal the loop expects: SIGTERM's handler only
   ** sets a flag, and ppoll unblocks what it waits for */
@@ -224,6 +299,11 @@ store_env *dstore(Daemon *D) {
   if (y) {
     pthread_mutex_lock(&y->mu);
     while (y->job || y->writing) pthread_cond_wait(&y->idle, &y->mu);
+    if (y->pending && !y->failed) {   /* only what is committed can be read here */
+      y->checkpoint = 1;
+      pthread_cond_signal(&y->cv);
+      while (y->checkpoint && !y->failed) pthread_cond_wait(&y->idle, &y->mu);
+    }
     pthread_mutex_unlock(&y->mu);
   }
   return D->store;
