@@ -145,6 +145,10 @@ int st_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
     int r = store_checkpoint(s);   /* a full commit comes after the journaled ones */
     if (r != STORE_OK) return r;
   }
+  return st_write_direct(s, fn, arg, flags);
+}
+
+int st_write_direct(store_env *s, st_txn_fn fn, void *arg, int flags) {
   for (;;) {
     MDB_txn *txn;
     int r, rc = mdb_txn_begin(s->env, NULL, 0, &txn);

@@ -98,6 +98,8 @@ typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
 #define ST_W_HOOKS 0x1
 #define ST_W_SYNC_LATER 0x2
 int st_write(store_env *s, st_txn_fn fn, void *arg, int flags);
+/* st_write without the journal (no journaled writes may be pending). */
+int st_write_direct(store_env *s, st_txn_fn fn, void *arg, int flags);
 
 /* st_event.c: events inside a write transaction.  st_events_check
 ** validates and redacts them first (outside it); st_events_put appends

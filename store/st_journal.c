@@ -138,7 +138,7 @@ static int write_header(store_env *s, uint64_t epoch) {
   st_put_u64(h + 8, epoch);
   if (check8(h, 16, NULL, 0, h + 16) != 0) return st_fail(s, STORE_ENOMEM, "out of memory checking the journal");
   if (write_all(s->j.fd, h, sizeof h, 0) != 0 || fdatasync(s->j.fd) != 0)
-    return st_fail(s, STORE_EIO, "writing the journal's header: %s", strerror(errno));
+    return st_mdb(s, errno, "writing the journal's header");
   s->j.epoch = epoch;
   s->j.seq = 0;
   s->j.off = J_HEAD;
@@ -233,10 +233,11 @@ int st_journal_recover(store_env *s, size_t *records) {
     if ((r = st_write(s, replay_txn, &rp, 0)) != STORE_OK) goto out;   /* a full commit */
   }
   *records = (size_t)seq;
-  /* the records are in data.mdb now: a new epoch makes them stale */
-  s->j.fd = fd;
-  r = write_header(s, epoch + 1);
-  s->j.fd = -1;
+  if (seq) {   /* the records are in data.mdb now: a new epoch makes them stale */
+    s->j.fd = fd;
+    r = write_header(s, epoch + 1);
+    s->j.fd = -1;
+  }
 out:
   free(all);
   close(fd);
@@ -287,6 +288,19 @@ void st_journal_settle(const char *dir) {
 
 /* ---- journal mode */
 
+/* The file at least `need` bytes long, J_GROW more when the disk has
+** them (appends inside the file change no metadata for the sync to
+** write), else just `need`. */
+static int allocate(store_env *s, uint64_t need) {
+  st_journal *j = &s->j;
+  uint64_t want = (need / J_GROW + 1) * J_GROW;
+  int e = posix_fallocate(j->fd, 0, (off_t)want);
+  if (e == ENOSPC || e == EDQUOT) e = posix_fallocate(j->fd, 0, (off_t)(want = need));
+  if (e) return st_mdb(s, e, "allocating room in the journal");
+  if (want > j->size) j->size = want;
+  return STORE_OK;
+}
+
 int store_journal_begin(store_env *s) {
   s->msg[0] = '\0';
   if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
@@ -295,11 +309,7 @@ int store_journal_begin(store_env *s) {
   if (r != STORE_OK) return r;
   uint64_t epoch = read_header(fd);   /* replayed at open: its records are stale */
   s->j.fd = fd;
-  if ((r = posix_fallocate(fd, 0, (off_t)J_GROW)) != 0) {
-    r = st_fail(s, st_code(r), "allocating the journal: %s", strerror(r));
-    goto fail;
-  }
-  s->j.size = J_GROW;
+  if ((r = allocate(s, J_HEAD + (uint64_t)J_REC_HEAD)) != STORE_OK) goto fail;
   if ((r = write_header(s, epoch + 1)) != STORE_OK) goto fail;
   /* the file's name is durable too, before any write counts on it */
   int dfd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -322,12 +332,8 @@ int store_journal_pending(const store_env *s) { return s->j.txn != NULL; }
 static int append(store_env *s) {
   st_journal *j = &s->j;
   uint64_t rec = J_REC_HEAD + j->len;
-  if (j->off + rec > j->size) {
-    uint64_t more = ((j->off + rec - j->size) / J_GROW + 1) * J_GROW;
-    int e = posix_fallocate(j->fd, (off_t)j->size, (off_t)more);
-    if (e) return st_fail(s, st_code(e), "growing the journal: %s", strerror(e));
-    j->size += more;
-  }
+  int r;
+  if (j->off + rec > j->size && (r = allocate(s, j->off + rec)) != STORE_OK) return r;
   uint8_t h[J_REC_HEAD];
   st_put_u32(h, J_REC_MAGIC);
   st_put_u32(h + 4, (uint32_t)j->len);
@@ -341,10 +347,14 @@ static int append(store_env *s) {
   if (w != (ssize_t)rec) {
     /* a short write leaves bytes replay would stop at anyway: the next
     ** record overwrites them */
-    return st_fail(s, STORE_EIO, "appending to the journal: %s", w < 0 ? strerror(errno) : "short write");
+    return w < 0 ? st_mdb(s, errno, "appending to the journal")
+                 : st_fail(s, STORE_EIO, "appending to the journal: a short write");
   }
   return STORE_OK;
 }
+
+/* The last failure was a full disk (its message says so). */
+static int no_room(store_env *s) { return strstr(s->msg, "no space left on device") != NULL; }
 
 /* Undo the record just appended (its nested transaction failed to end):
 ** a zeroed head ends replay there, until the next record overwrites it. */
@@ -387,7 +397,11 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
       if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_BEFORE_COMMIT);
       if ((r = append(s)) != STORE_OK) {
         mdb_txn_abort(txn);
-        return r;
+        if (!no_room(s)) return r;
+        /* the disk has no room for the record, data.mdb may have free
+        ** pages: checkpoint, then this write as a full commit */
+        if ((r = store_checkpoint(s)) != STORE_OK) return r;
+        return st_write_direct(s, fn, arg, flags & ~ST_W_SYNC_LATER);
       }
       if ((rc = mdb_txn_commit(txn)) != 0) {
         retract(s);
