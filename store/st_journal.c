@@ -430,12 +430,14 @@ int store_checkpoint(store_env *s) {
   s->msg[0] = '\0';
   if (!j->txn) return STORE_OK;
   if (!owned_here(s)) return STORE_EPERM;
+  st_hook(s, STORE_AT_BEFORE_CHECKPOINT);
   int rc = mdb_txn_commit(j->txn);   /* both of LMDB's syncs */
   j->txn = NULL;
   if (rc) {
     j->broken = 1;   /* data.mdb holds the last checkpoint, the journal the rest */
     return st_mdb(s, rc, "checkpointing the journal");
   }
+  st_hook(s, STORE_AT_AFTER_CHECKPOINT);
   int r = write_header(s, j->epoch + 1);
   if (r != STORE_OK) j->broken = 1;
   return r;

@@ -114,7 +114,9 @@ typedef enum store_point {
   STORE_AT_BEFORE_COMMIT,    /* everything written, mdb_txn_commit next */
   STORE_AT_AFTER_COMMIT,     /* mdb_txn_commit returned success */
   STORE_AT_BEFORE_SYNC,      /* store_sync: fdatasync next */
-  STORE_AT_AFTER_SYNC        /* store_sync: fdatasync returned success */
+  STORE_AT_AFTER_SYNC,       /* store_sync: fdatasync returned success */
+  STORE_AT_BEFORE_CHECKPOINT, /* store_checkpoint: the long transaction's commit next */
+  STORE_AT_AFTER_CHECKPOINT   /* committed; the journal's records not yet stale */
 } store_point;
 
 /* Options for store_open_with; zero-initialise and set what you need. */

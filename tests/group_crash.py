@@ -8,8 +8,10 @@ the kernel publishes them in groups), and kills the kernel in the middle:
 - at an injected point of a publish (JITI_TEST_KILL_AT=POINT:N, the kernel
   kills itself: before the write transaction, after a revision's entries or
   its manifest — the Nth revision, so often inside a group — before
-  mdb_txn_commit, after it (the revisions written, not yet synced), in the
-  sync thread before and after its fdatasync), or at a failed sync
+  the nested transaction's end, after it (the revisions in the journal, not
+  yet synced), in the store writer before and after the journal's
+  fdatasync, and around a checkpoint's commit into data.mdb), or at a
+  failed sync
   (JITI_TEST_FAIL_SYNC=N: the kernel stops at once, answering nobody),
 - or with kill -9 from outside after a random delay,
 - or by killing only its worker (the kernel stays; held calls are
@@ -47,7 +49,7 @@ import threading
 import time
 
 POINTS = ['before-txn', 'after-entries', 'after-manifest', 'before-commit', 'after-commit', 'before-sync',
-          'after-sync', 'fail-sync']
+          'after-sync', 'fail-sync', 'before-checkpoint', 'after-checkpoint']
 WRITE = '(world-put (list :w %d %d) (world-put :seq (1+ (world-get :seq 0))))'
 
 
@@ -225,7 +227,8 @@ def main():
             env = {}
             if mode in (0, 1, 2):
                 point = POINTS[rng.randrange(len(POINTS))]
-                nth = 1 + rng.randrange(24)
+                # a checkpoint comes every 200 ms of writing, a publish far more often
+                nth = 1 + rng.randrange(3 if 'checkpoint' in point else 24)
                 if point == 'fail-sync':
                     env['JITI_TEST_FAIL_SYNC'] = str(nth)
                 else:

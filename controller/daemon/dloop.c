@@ -102,8 +102,9 @@ static void usage(FILE *out) {
 ** POINT:N makes the kernel kill itself (SIGKILL) the Nth time a publish
 ** reaches POINT (before-txn, after-entries, after-manifest, before-commit,
 ** after-commit; the middle two once per revision of a group; before-sync,
-** after-sync: the store writer's syncs, dsync.c), so that the crash tests can stop
-** it at every point of a group commit. */
+** after-sync: the store writer's syncs, dsync.c; before-checkpoint,
+** after-checkpoint: around the commit of the journaled writes), so that the
+** crash tests can stop it at every point of a group commit. */
 #include <signal.h>
 typedef struct KillAt { int point, nth, seen; } KillAt;
 
@@ -114,13 +115,14 @@ static void kill_hook(void *arg, store_point at) {
 
 static int open_store(Daemon *D, char *err, size_t errlen) {
   static KillAt k;
-  static const char *const names[] = {"",           "before-txn",  "after-entries", "after-manifest",
-                                      "before-commit", "after-commit", "before-sync",  "after-sync"};
+  static const char *const names[] = {"",           "before-txn",        "after-entries",   "after-manifest",
+                                      "before-commit", "after-commit",      "before-sync",     "after-sync",
+                                      "before-checkpoint", "after-checkpoint"};
   store_options opt = {0};
   const char *at = getenv("JITI_TEST_KILL_AT");
   if (at && *at) {
     const char *colon = strchr(at, ':');
-    for (int i = 1; i < 8; i++)
+    for (int i = 1; i < (int)(sizeof names / sizeof names[0]); i++)
       if (colon && (size_t)(colon - at) == strlen(names[i]) && !strncmp(at, names[i], strlen(names[i])))
         k.point = i;
     k.nth = colon ? atoi(colon + 1) : 0;
