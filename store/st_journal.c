@@ -328,6 +328,8 @@ fail:
 
 int store_journal_pending(const store_env *s) { return s->j.txn != NULL; }
 
+int store_journal_broken(const store_env *s) { return s->j.broken; }
+
 /* Append the captured operations as record seq of the epoch. */
 static int append(store_env *s) {
   st_journal *j = &s->j;
@@ -410,7 +412,9 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
       j->off += J_REC_HEAD + j->len;
       j->seq++;
       if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_AFTER_COMMIT);
-      if (j->off > J_FULL) return store_checkpoint(s);
+      /* the write is in the journal whatever the checkpoint does: a
+      ** failed one breaks the handle (store_journal_broken), not this write */
+      if (j->off > J_FULL) (void)store_checkpoint(s);
       return STORE_OK;
     }
     mdb_txn_abort(txn);
