@@ -299,6 +299,19 @@ if [[ -n $HOOKS ]]; then
   t subscribed-paused 0 '"event":"paused"' -- cat "$tmp/subscribed.out"
   seqs=$(sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' "$tmp/subscribed.out" | tr '\n' ' ')
   ok subscribed-in-order "$([[ $seqs =~ ^([0-9]+)\ ([0-9]+)\ $ && ${BASH_REMATCH[2]} -eq $((BASH_REMATCH[1] + 1)) ]]; echo $?)"
+  # writing calls in groups while subscribed (the events told from what the
+  # store writer read back, not from the store): each call's started and
+  # accepted events, every seq once, in order
+  "$HOOKS" stop --store "$E" >/dev/null   # its act is paused
+  E=$tmp/subscribed-group
+  JITI_TEST_SLOW_WRITE=100 start_kernel "$E" --jiti "$HOOKS"; ok subscribed-group-kernel $?
+  lines='{"op":"subscribe"}'$'\n'
+  for i in $(seq 8); do lines+='{"op":"call","source":"(world-put :n (1+ (world-get :n 0)))"}'$'\n'; done
+  printf '%s' "$lines" | "$CLIENT" "$E/kernel.sock" 25 >"$tmp/subscribed-group.out"; ok subscribed-group-lines $?
+  t subscribed-group-events 0 "^16$" -- bash -c "grep -c '^{\"seq\"' '$tmp/subscribed-group.out'"
+  t subscribed-group-accepted 0 "^8$" -- bash -c "grep -c '\"event\":\"accepted\"' '$tmp/subscribed-group.out'"
+  seqs=$(sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' "$tmp/subscribed-group.out")
+  ok subscribed-group-in-order "$(echo "$seqs" | awk 'NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 } END { exit bad }'; echo $?)"
   "$HOOKS" stop --store "$E" >/dev/null
 fi
 

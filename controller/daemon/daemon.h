@@ -81,6 +81,13 @@ typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 /* What the daemon waits for from the worker. */
 enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 
+/* Events as stored (seq and time added, secrets redacted), one record
+** after another: u64 seq, u32 length, the JSON text.  The store writer
+** reads back the events a write stored when someone has subscribed, inside
+** its own transaction, so that the loop can tell them without reading the
+** store, which would first need the journal checkpointed. */
+typedef struct StoredEvs { unsigned char *buf; size_t len, cap, off; } StoredEvs;
+
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see devents.c). */
 typedef struct EventBuf {
@@ -93,6 +100,7 @@ typedef struct EventBuf {
   uint64_t told;         /* the last stored event subscribers got (the last
                             stored when the first subscribed); 0 while
                             nobody listens */
+  StoredEvs untold;      /* read back by the store writer, not yet told */
 } EventBuf;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
@@ -158,6 +166,8 @@ struct DWrite {
   uint64_t seq;          /* the commit's number (Group.seq) */
   int rc;                /* run's STORE_ code */
   char err[1024];        /* the store's message when rc is not STORE_OK */
+  int read_back;         /* someone subscribed when it was handed over */
+  StoredEvs stored;      /* the events it stored, read back (devents_read_back) */
 };
 
 typedef struct Group {
@@ -305,6 +315,11 @@ void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the 
                                                     ** from seq first on, and any
                                                     ** stored before them not told yet */
 void devents_subscribed(Daemon *D);   /* a client subscribed (subscribers counts it) */
+/* On the writer thread, after w stored events first..first+n-1: read them
+** back into w->stored when w->read_back.  Returns the store's code. */
+int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n);
+void devents_stored(Daemon *D, DWrite *w);   /* on the loop: w's read-back events
+                                             ** wait to be told (takes them) */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
                                       ** page synced by the store writer */

@@ -110,12 +110,76 @@ static int fan_out(void *arg, uint64_t seq, const char *json, size_t len) {
 ** commits before it. */
 static void tell(Daemon *D, uint64_t last) {
   EventBuf *b = &D->events;
+  StoredEvs *u = &b->untold;
   if (!D->subscribers) {
     b->told = 0;
+    u->len = u->off = 0;
     return;
   }
+  /* first those the store writer read back, in seq order: no store read */
+  while (u->off < u->len) {
+    const unsigned char *r = u->buf + u->off;
+    uint64_t seq = 0;
+    uint32_t len = 0;
+    for (int i = 0; i < 8; i++) seq = seq << 8 | r[i];
+    for (int i = 8; i < 12; i++) len = len << 8 | r[i];
+    if (last && seq > last) break;
+    if (seq > b->told) fan_out(D, seq, (const char *)r + 12, len);
+    u->off += 12 + (size_t)len;
+  }
+  if (u->off == u->len) u->off = u->len = 0;
   if (last && b->told >= last) return;   /* told already */
+  /* the rest from the store: written by the loop itself, or before anyone
+  ** subscribed */
   store_events_read(dstore(D), b->told + 1, last ? (size_t)(last - b->told) : 0, 0, fan_out, D);
+}
+
+static int stored_push(StoredEvs *e, uint64_t seq, const char *json, size_t len) {
+  if (e->cap - e->len < 12 + len) {
+    size_t cap = e->cap ? e->cap : 4096;
+    while (cap - e->len < 12 + len) cap *= 2;
+    unsigned char *nb = realloc(e->buf, cap);
+    if (!nb) return -1;
+    e->buf = nb;
+    e->cap = cap;
+  }
+  unsigned char *r = e->buf + e->len;
+  for (int i = 0; i < 8; i++) r[i] = (unsigned char)(seq >> (56 - 8 * i));
+  for (int i = 0; i < 4; i++) r[8 + i] = (unsigned char)((uint32_t)len >> (24 - 8 * i));
+  memcpy(r + 12, json, len);
+  e->len += 12 + len;
+  return 0;
+}
+
+static int collect(void *arg, uint64_t seq, const char *json, size_t len) {
+  return stored_push(arg, seq, json, len) != 0;   /* out of memory: stop; the rest is read later */
+}
+
+int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n) {
+  if (!w->read_back || !first || !n) return STORE_OK;
+  return store_events_read(s, first, n, 0, collect, &w->stored);
+}
+
+void devents_stored(Daemon *D, DWrite *w) {
+  StoredEvs *u = &D->events.untold, *e = &w->stored;
+  if (D->subscribers && e->len) {
+    if (!u->len) {   /* take the buffer as it is */
+      free(u->buf);
+      *u = *e;
+      *e = (StoredEvs){0};
+    } else {
+      for (size_t off = 0; off < e->len;) {   /* behind those waiting */
+        const unsigned char *r = e->buf + off;
+        uint32_t len = (uint32_t)r[8] << 24 | (uint32_t)r[9] << 16 | (uint32_t)r[10] << 8 | r[11];
+        uint64_t seq = 0;
+        for (int i = 0; i < 8; i++) seq = seq << 8 | r[i];
+        if (stored_push(u, seq, (const char *)r + 12, len) != 0) break;   /* the store is read for the rest */
+        off += 12 + (size_t)len;
+      }
+    }
+  }
+  free(e->buf);
+  *e = (StoredEvs){0};
 }
 
 static int last_seq(void *arg, uint64_t seq, const char *json, size_t len) {
@@ -134,11 +198,14 @@ typedef struct EvWrite {
 
 static int write_events(store_env *s, DWrite *w) {
   EvWrite *e = (EvWrite *)w;
-  return store_events_append_later(s, e->ev, e->n, &e->first);
+  int rc = store_events_append_later(s, e->ev, e->n, &e->first);
+  if (rc == STORE_OK) (void)devents_read_back(s, w, e->first, e->n);   /* else the store is read */
+  return rc;
 }
 
 static void events_written(Daemon *D, DWrite *w) {
   EvWrite *e = (EvWrite *)w;
+  devents_stored(D, w);
   if (w->rc != STORE_OK)
     dlog(D, "could not record %zu event%s: %s", e->n, e->n == 1 ? "" : "s", w->err);
   else
@@ -171,7 +238,8 @@ static void flush(Daemon *D, int later) {
       return;   /* the next turn tries again */
     }
     for (size_t i = 0; i < b->n; i++) ev[i] = (store_ev){b->ev[i], b->text[i], b->len[i], b->time_ms[i]};
-    *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, ""}, ev, b->n, 0};
+    *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, "", D->subscribers > 0, {0}}, ev,
+                   b->n, 0};
     b->n = 0;
     dsync_write(D, &e->w);
     dsync_want(D, e->w.seq);

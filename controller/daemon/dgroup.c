@@ -436,7 +436,7 @@ void dgroup_publish(Daemon *D) {
     return;
   }
   p->parent = D->revision;
-  p->w = (DWrite){write_group, written, ++g->seq, STORE_OK, ""};
+  p->w = (DWrite){write_group, written, ++g->seq, STORE_OK, "", D->subscribers > 0, {0}};
   g->writing = p->ncalls;
   dsync_write(D, &p->w);
 }
@@ -444,8 +444,13 @@ void dgroup_publish(Daemon *D) {
 /* On the writer thread; the meta page's sync is the writer's too. */
 static int write_group(store_env *s, DWrite *w) {
   Pub *p = (Pub *)w;
-  return store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
-                             decided, p);
+  int rc = store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
+                               decided, p);
+  if (rc == STORE_OK) {   /* for the subscribers: else the store is read */
+    uint64_t first = p->in[0].first_event, last = p->in[p->nrevs - 1].first_event + p->in[p->nrevs - 1].nevents;
+    (void)devents_read_back(s, w, first, first ? (size_t)(last - first) : 0);
+  }
+  return rc;
 }
 
 /* Back on the loop: the writer is done with the group. */
@@ -455,6 +460,7 @@ static void written(Daemon *D, DWrite *w) {
   size_t c = g->committed;
   int same_worker = p->restarts == D->restarts;
   g->writing = 0;
+  devents_stored(D, w);   /* told when the group is durable, or before by a later write */
   if (p->w.rc != STORE_OK) {
     /* nothing of it was written: its buffered events wait for the next
     ** write, its calls are undone (a worker started since has none of it) */
