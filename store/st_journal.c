@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <openssl/sha.h>
@@ -205,11 +206,14 @@ int st_journal_recover(store_env *s, size_t *records) {
   uint8_t *all = NULL;   /* each record's payload behind its length */
   size_t len = 0, cap = 0;
   uint64_t off = J_HEAD, seq = 0;
+  struct stat st;
+  uint64_t end = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
   for (; epoch;) {
     uint8_t h[J_REC_HEAD], c[8];
     if (read_all(fd, h, sizeof h, off) != 0) break;
     uint32_t plen = st_get_u32(h + 4);
     if (st_get_u32(h) != J_REC_MAGIC || st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != seq) break;
+    if (plen > end - off - J_REC_HEAD) break;   /* longer than the file: torn */
     if (cap - len < (size_t)plen + 4) {
       size_t nc = cap ? cap : 65536;
       while (nc - len < (size_t)plen + 4) nc *= 2;
