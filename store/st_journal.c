@@ -167,12 +167,19 @@ static int open_file(store_env *s, int create, int *fd) {
 
 typedef struct replay { const uint8_t *p; size_t n; } replay;
 
+/* A record whose check passed but whose operations do not parse: not a
+** torn tail but damage (or a bug); replaying past it could be wrong. */
+static int malformed(store_env *s) {
+  return st_fail(s, STORE_ECORRUPT, "a record of the journal is malformed though its check passed; nothing was "
+                 "replayed; to open the store without the writes it holds, move %s/journal aside", s->path);
+}
+
 static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
   while (n) {
-    if (n < 10) return st_fail(s, STORE_ECORRUPT, "a journal record is malformed");
+    if (n < 10) return malformed(s);
     uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
     if (p[1] > 4 || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10)
-      return st_fail(s, STORE_ECORRUPT, "a journal record is malformed");
+      return malformed(s);
     MDB_val k = { klen, (void *)(p + 10) }, v = { vlen, (void *)(p + 10 + klen) };
     int rc = p[0] == J_PUT ? mdb_put(txn, db_of(s, p[1]), &k, &v, 0) : mdb_del(txn, db_of(s, p[1]), &k, NULL);
     if (rc && !(p[0] == J_DEL && rc == MDB_NOTFOUND)) return st_mdb(s, rc, "replaying the journal");
