@@ -134,15 +134,20 @@ static void tell(Daemon *D, uint64_t last) {
   store_events_read(dstore(D), b->told + 1, last ? (size_t)(last - b->told) : 0, 0, fan_out, D);
 }
 
+/* Room for n more bytes; -1 when out of memory. */
+static int stored_room(StoredEvs *e, size_t n) {
+  if (e->cap - e->len >= n) return 0;
+  size_t cap = e->cap ? e->cap : 4096;
+  while (cap - e->len < n) cap *= 2;
+  unsigned char *nb = realloc(e->buf, cap);
+  if (!nb) return -1;
+  e->buf = nb;
+  e->cap = cap;
+  return 0;
+}
+
 static int stored_push(StoredEvs *e, uint64_t seq, const char *json, size_t len) {
-  if (e->cap - e->len < 12 + len) {
-    size_t cap = e->cap ? e->cap : 4096;
-    while (cap - e->len < 12 + len) cap *= 2;
-    unsigned char *nb = realloc(e->buf, cap);
-    if (!nb) return -1;
-    e->buf = nb;
-    e->cap = cap;
-  }
+  if (stored_room(e, 12 + len) != 0) return -1;
   unsigned char *r = e->buf + e->len;
   for (int i = 0; i < 8; i++) r[i] = (unsigned char)(seq >> (56 - 8 * i));
   for (int i = 0; i < 4; i++) r[8 + i] = (unsigned char)((uint32_t)len >> (24 - 8 * i));
@@ -167,15 +172,9 @@ void devents_stored(Daemon *D, DWrite *w) {
       free(u->buf);
       *u = *e;
       *e = (StoredEvs){0};
-    } else {
-      for (size_t off = 0; off < e->len;) {   /* behind those waiting */
-        const unsigned char *r = e->buf + off;
-        uint32_t len = (uint32_t)r[8] << 24 | (uint32_t)r[9] << 16 | (uint32_t)r[10] << 8 | r[11];
-        uint64_t seq = 0;
-        for (int i = 0; i < 8; i++) seq = seq << 8 | r[i];
-        if (stored_push(u, seq, (const char *)r + 12, len) != 0) break;   /* the store is read for the rest */
-        off += 12 + (size_t)len;
-      }
+    } else if (stored_room(u, e->len) == 0) {   /* behind those waiting (else the store is read) */
+      memcpy(u->buf + u->len, e->buf, e->len);
+      u->len += e->len;
     }
   }
   free(e->buf);
