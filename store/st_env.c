@@ -69,8 +69,9 @@ static int disk_full(store_env *s, int rc) {
 int st_mdb(store_env *s, int rc, const char *what) {
   int code = st_code(rc);
   s->txn_full = rc == MDB_TXN_FULL;
+  s->no_room = 0;
   if (code == ST_MAPFULL) return code;
-  if (disk_full(s, rc))
+  if ((s->no_room = disk_full(s, rc)))
     return st_fail(s, STORE_EIO, "%s: no space left on device: the file system holding the store is full; "
                    "nothing was written; free some space there, then retry", what);
   return st_fail(s, code, "%s: %s", what, mdb_strerror(rc));
@@ -400,11 +401,12 @@ int store_stats(store_env *s, store_stat *st) {
   MDB_envinfo info;
   MDB_cursor *cur = NULL;
   MDB_val k, v;
-  MDB_dbi dbis[5] = { s->meta, s->revs, s->entries, s->names, s->events };
-  uint64_t *counts[5] = { NULL, &st->revisions, &st->entries, &st->names, &st->events };
+  MDB_dbi dbis[ST_NDBS];
+  uint64_t *counts[ST_NDBS] = { NULL, &st->revisions, &st->entries, &st->names, &st->events };
   int rc, r;
   s->msg[0] = '\0';
   memset(st, 0, sizeof *st);
+  st_dbis(s, dbis);
   if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
   if ((r = st_get_current(s, txn, &st->current)) != STORE_OK) goto done;
   st->format = STORE_FORMAT_VERSION;
@@ -423,7 +425,7 @@ int store_stats(store_env *s, store_stat *st) {
     if (dbi == 1) st->pages_used += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
     st->page_size = ms.ms_psize;
   }
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < ST_NDBS; i++) {
     if ((rc = mdb_stat(txn, dbis[i], &ms)) != 0) {
       r = st_mdb(s, rc, "reading statistics");
       goto done;

@@ -66,8 +66,16 @@ struct store_env {
   char path[4096];
   char msg[ST_MSG_MAX];
   st_journal j;
-  int txn_full;              /* the last LMDB error was MDB_TXN_FULL */
+  int txn_full;              /* the last st_mdb error was MDB_TXN_FULL */
+  int no_room;               /* the last st_mdb error was a full disk */
 };
+
+/* The named databases in one fixed order (meta, revisions, entries,
+** names, events): the journal's database numbers. */
+#define ST_NDBS 5
+static inline void st_dbis(const store_env *s, MDB_dbi out[ST_NDBS]) {
+  out[0] = s->meta, out[1] = s->revs, out[2] = s->entries, out[3] = s->names, out[4] = s->events;
+}
 
 /* ---- st_migrate.c */
 

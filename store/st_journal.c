@@ -66,14 +66,16 @@ static int check8(const void *a, size_t na, const void *b, size_t nb, uint8_t ou
 }
 
 static int db_index(const store_env *s, MDB_dbi dbi) {
-  const MDB_dbi all[5] = { s->meta, s->revs, s->entries, s->names, s->events };
-  for (int i = 0; i < 5; i++)
+  MDB_dbi all[ST_NDBS];
+  st_dbis(s, all);
+  for (int i = 0; i < ST_NDBS; i++)
     if (all[i] == dbi) return i;
   return -1;
 }
 
 static MDB_dbi db_of(const store_env *s, int i) {
-  const MDB_dbi all[5] = { s->meta, s->revs, s->entries, s->names, s->events };
+  MDB_dbi all[ST_NDBS];
+  st_dbis(s, all);
   return all[i];
 }
 
@@ -165,7 +167,7 @@ static int open_file(store_env *s, int create, int *fd) {
 
 /* ---- replay */
 
-typedef struct replay { const uint8_t *p; size_t n; } replay;
+typedef struct replay { const uint8_t *p; size_t n; } replay;   /* the records' operations, end to end */
 
 /* A record whose check passed but whose operations do not parse: not a
 ** torn tail but damage (or a bug); replaying past it could be wrong. */
@@ -178,7 +180,7 @@ static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
   while (n) {
     if (n < 10) return malformed(s);
     uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
-    if (p[1] > 4 || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10)
+    if (p[1] >= ST_NDBS || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10)
       return malformed(s);
     MDB_val k = { klen, (void *)(p + 10) }, v = { vlen, (void *)(p + 10 + klen) };
     int rc = p[0] == J_PUT ? mdb_put(txn, db_of(s, p[1]), &k, &v, 0) : mdb_del(txn, db_of(s, p[1]), &k, NULL);
@@ -191,17 +193,7 @@ static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
 
 static int replay_txn(store_env *s, MDB_txn *txn, void *arg) {
   replay *r = arg;
-  /* records one after another: u32 length, ops */
-  const uint8_t *p = r->p;
-  size_t n = r->n;
-  while (n) {
-    uint32_t len = st_get_u32(p);
-    int rc = apply_ops(s, txn, p + 4, len);
-    if (rc != STORE_OK) return rc;
-    p += 4 + len;
-    n -= 4 + (size_t)len;
-  }
-  return STORE_OK;
+  return apply_ops(s, txn, r->p, r->n);
 }
 
 int st_journal_recover(store_env *s, size_t *records) {
@@ -210,7 +202,7 @@ int st_journal_recover(store_env *s, size_t *records) {
   if (r == STORE_ENOENT) return STORE_OK;
   if (r != STORE_OK) return r;
   uint64_t epoch = read_header(fd);
-  uint8_t *all = NULL;   /* each record's payload behind its length */
+  uint8_t *all = NULL;   /* the records' payloads end to end: operations delimit themselves */
   size_t len = 0, cap = 0;
   uint64_t off = J_HEAD, seq = 0;
   struct stat st;
@@ -221,9 +213,9 @@ int st_journal_recover(store_env *s, size_t *records) {
     uint32_t plen = st_get_u32(h + 4);
     if (st_get_u32(h) != J_REC_MAGIC || st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != seq) break;
     if (plen > end - off - J_REC_HEAD) break;   /* longer than the file: torn */
-    if (cap - len < (size_t)plen + 4) {
+    if (cap - len < (size_t)plen) {
       size_t nc = cap ? cap : 65536;
-      while (nc - len < (size_t)plen + 4) nc *= 2;
+      while (nc - len < (size_t)plen) nc *= 2;
       uint8_t *b = realloc(all, nc);
       if (!b) {
         r = st_fail(s, STORE_ENOMEM, "out of memory replaying the journal");
@@ -232,10 +224,9 @@ int st_journal_recover(store_env *s, size_t *records) {
       all = b;
       cap = nc;
     }
-    if (read_all(fd, all + len + 4, plen, off + J_REC_HEAD) != 0) break;   /* torn */
-    if (check8(h, 24, all + len + 4, plen, c) != 0 || memcmp(c, h + 24, 8) != 0) break;
-    st_put_u32(all + len, plen);
-    len += 4 + (size_t)plen;
+    if (read_all(fd, all + len, plen, off + J_REC_HEAD) != 0) break;   /* torn */
+    if (check8(h, 24, all + len, plen, c) != 0 || memcmp(c, h + 24, 8) != 0) break;
+    len += plen;
     off += J_REC_HEAD + plen;
     seq++;
   }
@@ -366,9 +357,6 @@ static int append(store_env *s) {
   return STORE_OK;
 }
 
-/* The last failure was a full disk (its message says so). */
-static int no_room(store_env *s) { return strstr(s->msg, "no space left on device") != NULL; }
-
 /* Undo the record just appended (its nested transaction failed to end):
 ** a zeroed head ends replay there, until the next record overwrites it. */
 static void retract(store_env *s) {
@@ -403,14 +391,16 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
     j->len = 0;
     j->failed = 0;
     j->capture = 1;
+    s->txn_full = 0;   /* what this write's failure was, not an earlier one's */
     r = fn(s, txn, arg);
     j->capture = 0;
     if (r == STORE_OK && j->failed) r = st_fail(s, STORE_ENOMEM, "out of memory recording a write in the journal");
     if (r == STORE_OK) {
       if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_BEFORE_COMMIT);
+      s->no_room = 0;
       if ((r = append(s)) != STORE_OK) {
         mdb_txn_abort(txn);
-        if (!no_room(s)) return r;
+        if (!s->no_room) return r;
         /* the disk has no room for the record, data.mdb may have free
         ** pages: checkpoint, then this write as a full commit */
         if ((r = store_checkpoint(s)) != STORE_OK) return r;
@@ -430,9 +420,7 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
     }
     mdb_txn_abort(txn);
     if (r == ST_NOCHANGE) return STORE_OK;
-    int full = r == ST_MAPFULL || (r == STORE_EIO && s->txn_full);
-    s->txn_full = 0;
-    if (!full) return r;
+    if (r != ST_MAPFULL && !(r == STORE_EIO && s->txn_full)) return r;
     /* the long transaction has the map, or LMDB's dirty-page list, to
     ** itself: commit it, grow the map if that was the limit, run again */
     if ((rc = store_checkpoint(s)) != STORE_OK) return rc;
