@@ -79,13 +79,25 @@ static int writer(const char *dir, void *arg, char *err, size_t n) {
   _exit(0);   /* no checkpoint, no close: a crash */
 }
 
-static void test_replay(void) {
-  char dir[4096], err[1024], msg[1024], buf[64];
-  store_env *s;
-  tmp_store(dir, sizeof dir);
+/* A fresh store (base) in dir whose writer made n journaled writes
+** (checkpointing after `checkpoint_after` of them), synced them and died;
+** jp (may be NULL) receives the journal's path. */
+static void after_crash(char *dir, size_t n, int writes, int checkpoint_after, char *jp, size_t jn) {
+  char msg[1024];
+  tmp_store(dir, n);
   CHECK(base(dir) == STORE_OK);
-  plan p = { 20, 0, 1 };
+  plan p = { writes, checkpoint_after, 1 };
   CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  if (jp) snprintf(jp, jn, "%s/journal", dir);
+}
+
+/* The payload length in a record's 32-byte head. */
+static unsigned rec_len(const unsigned char *h) { return (unsigned)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7]; }
+
+static void test_replay(void) {
+  char dir[4096], err[1024], buf[64], jp[4200];
+  store_env *s;
+  after_crash(dir, sizeof dir, 20, 0, jp, sizeof jp);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
   CHECK(current(s) == 21);
   CHECK_STR(value_of(s, "k", buf, sizeof buf), "20");
@@ -100,22 +112,17 @@ static void test_replay(void) {
   CHECK(store_stats(s, &st) == STORE_OK && st.last_event == 20);
   store_close(s);
   /* the journal is the owner's alone */
-  char jp[4200];
   struct stat sb;
-  snprintf(jp, sizeof jp, "%s/journal", dir);
   CHECK(stat(jp, &sb) == 0 && (sb.st_mode & 0777) == 0600);
   rm_store(dir);
 }
 
 static void test_epochs(void) {
-  char dir[4096], err[1024], msg[1024], buf[64];
+  char dir[4096], err[1024], buf[64];
   store_env *s;
-  tmp_store(dir, sizeof dir);
-  CHECK(base(dir) == STORE_OK);
   /* 10 writes, a checkpoint after 8, then 2 more: records 0..7 of the old
   ** epoch lie beyond the new epoch's two and must not be replayed */
-  plan p = { 10, 8, 1 };
-  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  after_crash(dir, sizeof dir, 10, 8, NULL, 0);
   /* a reader first replays what the dead writer's journal holds */
   CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_OK);
   CHECK(current(s) == 11);
@@ -128,24 +135,20 @@ static void test_epochs(void) {
 }
 
 static void test_torn_tail(void) {
-  char dir[4096], err[1024], msg[1024], buf[64], jp[4200];
+  char dir[4096], err[1024], buf[64], jp[4200];
   store_env *s;
-  tmp_store(dir, sizeof dir);
-  CHECK(base(dir) == STORE_OK);
-  plan p = { 3, 0, 1 };
-  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
+  after_crash(dir, sizeof dir, 3, 0, jp, sizeof jp);
   /* cut the third record in half, as a crash in mid-append would */
-  snprintf(jp, sizeof jp, "%s/journal", dir);
   int fd = open(jp, O_RDWR);
   CHECK(fd >= 0);
   unsigned char b[4096];
   off_t off = 4096;
   for (int i = 0; i < 2; i++) {   /* skip two records: 32-byte head, payload */
     CHECK(pread(fd, b, 32, off) == 32);
-    off += 32 + (off_t)((b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7]);
+    off += 32 + (off_t)rec_len(b);
   }
   CHECK(pread(fd, b, 32, off) == 32);
-  unsigned len = (b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7];
+  unsigned len = rec_len(b);
   memset(b, 0, sizeof b);
   CHECK(pwrite(fd, b, len / 2, off + 32 + len / 2) == (ssize_t)(len / 2));
   close(fd);
@@ -206,18 +209,14 @@ static void test_live_writer(void) {
 /* A record whose check passes but whose operations do not parse: the
 ** store refuses to open, names the journal, and changes nothing. */
 static void test_malformed_record(void) {
-  char dir[4096], err[1024], msg[1024], jp[4200];
+  char dir[4096], err[1024], jp[4200];
   store_env *s;
-  tmp_store(dir, sizeof dir);
-  CHECK(base(dir) == STORE_OK);
-  plan p = { 1, 0, 1 };
-  CHECK(st_in_child(writer, dir, &p, msg, sizeof msg) == 0);
-  snprintf(jp, sizeof jp, "%s/journal", dir);
+  after_crash(dir, sizeof dir, 1, 0, jp, sizeof jp);
   int fd = open(jp, O_RDWR);
   CHECK(fd >= 0);
   unsigned char h[32], payload[4096];
   CHECK(pread(fd, h, 32, 4096) == 32);
-  unsigned len = (h[4] << 24) | (h[5] << 16) | (h[6] << 8) | h[7];
+  unsigned len = rec_len(h);
   CHECK(len < sizeof payload && pread(fd, payload, len, 4096 + 32) == (ssize_t)len);
   payload[0] = 9;   /* no such operation */
   unsigned char md[32];
