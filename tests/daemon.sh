@@ -187,11 +187,16 @@ after=$(fingerprint)
 ok h-world-unchanged "$([[ "$before" == "$after" ]]; echo $?)"
 
 # --- kill -9 of the worker mid-transaction and mid-pause
+# idle first: a worker stopped while it still awaits a group's commit would
+# read as "running" before the call below is handed over
+wait_idle
 wpid=$(jfield worker_pid)
 kill -STOP "$wpid"  # the attempt is sent but cannot finish before the kill, whatever the load
 ( "$JITI" eval --store "$S" '(progn (world-put :keep 0) :done)' >"$tmp/killed.out" 2>&1; echo $? >"$tmp/killed.rc" ) &
 # the kill waits until the kernel has handed the call to the (stopped) worker
-for _ in $(seq 200); do "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *running" && break; sleep 0.05; done
+handed=1
+for _ in $(seq 600); do "$JITI" status --store "$S" 2>/dev/null | grep -q "state: *running" && { handed=0; break; }; sleep 0.05; done
+ok killed-call-handed-over "$handed"
 kill -9 "$wpid"; wait $!
 t killed-mid-call 0 "interrupted: the worker killed by signal 9" -- cat "$tmp/killed.out"
 t killed-nothing-published 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
