@@ -53,6 +53,7 @@ typedef struct st_journal {
   int capture;               /* st_put and deletes record into ops */
   int failed;                /* ops could not grow: the write fails */
   int broken;                /* a checkpoint failed: only reopening recovers */
+  char why[256];             /* the failed checkpoint's message */
 } st_journal;
 
 struct store_env {

@@ -196,17 +196,15 @@ static int replay_txn(store_env *s, MDB_txn *txn, void *arg) {
   return apply_ops(s, txn, r->p, r->n);
 }
 
-int st_journal_recover(store_env *s, size_t *records) {
-  int fd, r = open_file(s, 0, &fd);
-  *records = 0;
-  if (r == STORE_ENOENT) return STORE_OK;
-  if (r != STORE_OK) return r;
-  uint64_t epoch = read_header(fd);
+/* Commit the epoch's records in fd to data.mdb in full; their number in
+** *records. */
+static int replay_epoch(store_env *s, int fd, uint64_t epoch, size_t *records) {
   uint8_t *all = NULL;   /* the records' payloads end to end: operations delimit themselves */
   size_t len = 0, cap = 0;
   uint64_t off = J_HEAD, seq = 0;
   struct stat st;
   uint64_t end = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+  int r = STORE_OK;
   for (; epoch;) {
     uint8_t h[J_REC_HEAD], c[8];
     if (read_all(fd, h, sizeof h, off) != 0) break;
@@ -232,16 +230,26 @@ int st_journal_recover(store_env *s, size_t *records) {
   }
   if (len) {
     replay rp = { all, len };
-    if ((r = st_write(s, replay_txn, &rp, 0)) != STORE_OK) goto out;   /* a full commit */
+    r = st_write_direct(s, replay_txn, &rp, 0);   /* a full commit; grows the map as needed */
   }
   *records = (size_t)seq;
-  if (seq) {   /* the records are in data.mdb now: a new epoch makes them stale */
+out:
+  free(all);
+  return r;
+}
+
+int st_journal_recover(store_env *s, size_t *records) {
+  int fd, r = open_file(s, 0, &fd);
+  *records = 0;
+  if (r == STORE_ENOENT) return STORE_OK;
+  if (r != STORE_OK) return r;
+  uint64_t epoch = read_header(fd);
+  r = replay_epoch(s, fd, epoch, records);
+  if (r == STORE_OK && *records) {   /* the records are in data.mdb now: a new epoch makes them stale */
     s->j.fd = fd;
     r = write_header(s, epoch + 1);
     s->j.fd = -1;
   }
-out:
-  free(all);
   close(fd);
   return r;
 }
@@ -330,7 +338,15 @@ fail:
 
 int store_journal_pending(const store_env *s) { return s->j.txn != NULL; }
 
-int store_journal_broken(const store_env *s) { return s->j.broken; }
+const char *store_journal_broken(const store_env *s) { return s->j.broken ? s->j.why : NULL; }
+
+/* A failed checkpoint breaks the handle; its message is kept, as later
+** calls reuse the handle's. */
+static int break_handle(store_env *s, int r) {
+  s->j.broken = 1;
+  snprintf(s->j.why, sizeof s->j.why, "%.255s", s->msg);
+  return r;
+}
 
 /* Append the captured operations as record seq of the epoch. */
 static int append(store_env *s) {
@@ -434,16 +450,26 @@ int store_checkpoint(store_env *s) {
   if (!j->txn) return STORE_OK;
   if (!owned_here(s)) return STORE_EPERM;
   st_hook(s, STORE_AT_BEFORE_CHECKPOINT);
-  int rc = mdb_txn_commit(j->txn);   /* both of LMDB's syncs */
+  int rc = mdb_txn_commit(j->txn);   /* both of LMDB's syncs; frees the txn */
   j->txn = NULL;
-  if (rc) {
-    j->broken = 1;   /* data.mdb holds the last checkpoint, the journal the rest */
-    return st_mdb(s, rc, "checkpointing the journal");
+  if (rc == MDB_MAP_FULL) {
+    /* the commit's own bookkeeping (the free list) found no room; the
+    ** journal holds every write the transaction made: a larger map, and
+    ** they are committed again from there */
+    size_t n = 0;
+    int r = st_grow(s);
+    if (r == STORE_OK) r = replay_epoch(s, j->fd, j->epoch, &n);
+    if (r == STORE_OK && n != j->seq)
+      r = st_fail(s, STORE_EIO, "checkpointing the journal: %zu of its %llu records read back", n,
+                  (unsigned long long)j->seq);
+    if (r != STORE_OK) return break_handle(s, r);
+    rc = 0;
   }
+  /* data.mdb holds the last checkpoint, the journal the rest */
+  if (rc) return break_handle(s, st_mdb(s, rc, "checkpointing the journal"));
   st_hook(s, STORE_AT_AFTER_CHECKPOINT);
   int r = write_header(s, j->epoch + 1);
-  if (r != STORE_OK) j->broken = 1;
-  return r;
+  return r == STORE_OK ? r : break_handle(s, r);
 }
 
 int st_journal_sync(store_env *s) { return fdatasync(s->j.fd); }

@@ -369,9 +369,9 @@ int store_sync(store_env *s, char *err, size_t errlen);
 int store_journal_begin(store_env *s);
 /* Nonzero while journaled writes wait for a checkpoint. */
 int store_journal_pending(const store_env *s);
-/* Nonzero once a checkpoint failed: every later write fails; data.mdb
+/* NULL, or once a checkpoint failed, why: every later write fails; data.mdb
 ** holds the last checkpoint and the journal the rest, for the next open. */
-int store_journal_broken(const store_env *s);
+const char *store_journal_broken(const store_env *s);
 /* Commit the journaled writes to data.mdb, durably, on the thread that
 ** made them.  STORE_OK (also when none wait), STORE_EPERM (another
 ** thread's), STORE_EIO (the handle is then unusable: data.mdb holds the

@@ -130,11 +130,13 @@ static void *run(void *arg) {
       y->job = NULL;
       pthread_mutex_unlock(&y->mu);
       write_one(y, w);
-      int pending = store_journal_pending(y->s), broken = store_journal_broken(y->s);
+      int pending = store_journal_pending(y->s);
+      const char *broken = store_journal_broken(y->s);
       pthread_mutex_lock(&y->mu);
       if (broken && !y->failed) {   /* as a failed sync: the disk's state is unknown */
         y->failed = 1;
-        snprintf(y->err, sizeof y->err, "store: a checkpoint of the journal failed; the next start replays it");
+        snprintf(y->err, sizeof y->err, "store: a checkpoint of the journal failed (%s); the next start replays it",
+                 broken);
       }
       if (w->rc == STORE_OK) {
         y->last = w->seq;

@@ -6,7 +6,8 @@
 ** failed write leaves nothing behind; a record whose check passes but
 ** whose operations do not parse stops the open, naming the way out; reads on the writing thread see the
 ** pending writes and another thread is refused; a long transaction that
-** fills the map checkpoints, grows it and goes on; events appended later
+** fills the map checkpoints, grows it and goes on, and so does a checkpoint
+** whose commit finds the map full (from the journal); events appended later
 ** are journaled too; the files are the owner's only. */
 #define OPENSSL_SUPPRESS_DEPRECATED   /* SHA256_*: to forge a record's check */
 #include "st_test.h"
@@ -333,6 +334,38 @@ static void test_map_growth(void) {
   rm_store(dir);
 }
 
+/* Writes that overwrite the same rows free as many pages as they take:
+** when the checkpoint's commit finds no room for its free list, the map
+** grows and the journal's records are committed again, in full. */
+static void test_checkpoint_map_full(void) {
+  char dir[4096], err[1024];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  store_options o = { .mapsize = 1u << 20 };
+  CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  char v[2048];
+  uint64_t cur = 1;
+  int failed = 0;
+  for (int i = 1; i <= 20000 && !failed; i++) {
+    snprintf(v, sizeof v, "%0*d", (int)sizeof v - 1, i);
+    failed = put_later(s, cur, "k", v, cur + 1) != STORE_OK || store_journal_broken(s);
+    if (failed) fprintf(stderr, "write %d: %s\n", i, store_journal_broken(s) ? store_journal_broken(s) : store_errmsg(s));
+    cur += !failed;
+    if (i % 1000 == 0 && !failed) failed = store_checkpoint(s) != STORE_OK;
+  }
+  CHECK(!failed);
+  CHECK(store_checkpoint(s) == STORE_OK);
+  CHECK(current(s) == 20001);
+  store_close(s);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 20001);
+  CHECK(atoi(value_of(s, "k", v, sizeof v)) == 20000);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_replay();
   test_epochs();
@@ -341,5 +374,6 @@ int main(void) {
   test_malformed_record();
   test_in_process();
   test_map_growth();
+  test_checkpoint_map_full();
   return CHECK_DONE();
 }
