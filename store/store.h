@@ -330,11 +330,12 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                         unsigned flags, store_group_fn fn, void *arg);
 
-/* Make every commit returned so far durable (fdatasync of the data file):
-** the second half of a STORE_GROUP_SYNC_LATER publish.  The one store call
-** that may run on another thread while this handle is used by its own (it
-** reads only the handle's file descriptor and test hook, both fixed at
-** open): a sync may overlap the next write transaction.  A failure is
+/* Make every commit returned so far durable (fdatasync of the data file,
+** or in journal mode of the journal): the second half of a
+** STORE_GROUP_SYNC_LATER publish.  The one store call that may run on
+** another thread while this handle is used by its own (it reads only the
+** handle's file descriptors and test hook, fixed at open and at
+** store_journal_begin): a sync may overlap the next write.  A failure is
 ** written to err (errlen bytes), not to store_errmsg.  Returns STORE_OK,
 ** STORE_EPERM (read-only), STORE_EIO (the file's state on disk is
 ** unknown: stop writing). */

@@ -21,11 +21,12 @@
 ** no page of data.mdb on disk; its puts and deletes are appended to the
 ** journal, and the sync that makes it durable is the journal's — one
 ** sequential append's, where an LMDB commit syncs a dozen scattered pages
-** and then its meta page.  The thread prefers a waiting write to a sync,
-** so under load one sync covers several groups and a slow disk gives
-** larger groups, not a queue.  It records the highest commit number a sync
-** covered; a group is durable — its calls are answered — once that number
-** reaches its own.
+** and then its meta page.  The syncs run on a second thread: while one
+** is in the kernel, the writer writes the next group, and the sync after
+** it covers every group written meanwhile, so under load one sync covers
+** several groups and a slow disk gives larger groups, not a queue.  The
+** highest commit number a sync covered is recorded; a group is durable —
+** its calls are answered — once that number reaches its own.
 **
 ** The journaled writes live in one long LMDB transaction of this thread's
 ** until a checkpoint commits it in full: CHECKPOINT_DELAY after the first,
@@ -55,9 +56,11 @@
 #define CHECKPOINT_DELAY_MS 200
 
 struct DSync {
-  pthread_t thread;
+  pthread_t thread;        /* the writer: writes and checkpoints */
+  pthread_t syncer;        /* the syncs */
   pthread_mutex_t mu;
-  pthread_cond_t cv;       /* the thread waits on it for work */
+  pthread_cond_t cv;       /* the writer waits on it for work */
+  pthread_cond_t owed;     /* the syncer waits on it for a commit to sync */
   pthread_cond_t idle;     /* dstore waits on it for the write under way */
   store_env *s;
   int efd;                 /* readable when a write or a sync ended */
@@ -117,7 +120,7 @@ static void *run(void *arg) {
   DSync *y = arg;
   pthread_mutex_lock(&y->mu);
   for (;;) {
-    while (!y->stop && !y->job && y->wanted == y->done && !y->failed && !y->checkpoint) {
+    while (!y->stop && !y->job && !y->failed && !y->checkpoint) {
       if (!y->pending) {
         pthread_cond_wait(&y->cv, &y->mu);
       } else if (pthread_cond_timedwait(&y->cv, &y->mu, &y->due) == ETIMEDOUT || due(&y->due)) {
@@ -146,6 +149,7 @@ static void *run(void *arg) {
         /* its own is synced next, unless a write comes first (the loop
         ** asks for it too, once it has taken the write: no need to wait) */
         if (w->seq > y->wanted) y->wanted = w->seq;
+        pthread_cond_signal(&y->owed);
       }
       if (pending && !y->pending) {
         clock_gettime(CLOCK_MONOTONIC, &y->due);
@@ -160,10 +164,22 @@ static void *run(void *arg) {
       wake_loop(y);
       continue;
     }
-    if (y->wanted == y->done) {   /* a checkpoint, due or wanted */
-      checkpoint(y);
-      continue;
-    }
+    checkpoint(y);   /* due or wanted */
+  }
+  pthread_mutex_unlock(&y->mu);
+  return NULL;
+}
+
+/* The syncs, on a thread of their own: while one is in the kernel, the
+** writer writes the next group, which the sync after it covers.  Syncing
+** a file needs nothing of the store handle but its descriptors (store.h),
+** so this thread shares it with the writer. */
+static void *run_syncs(void *arg) {
+  DSync *y = arg;
+  pthread_mutex_lock(&y->mu);
+  for (;;) {
+    while (!y->stop && !y->failed && y->wanted <= y->done) pthread_cond_wait(&y->owed, &y->mu);
+    if (y->stop || y->failed) break;
     uint64_t target = y->wanted;   /* every commit asked for so far has returned */
     pthread_mutex_unlock(&y->mu);
     char err[1024] = "";
@@ -175,6 +191,8 @@ static void *run(void *arg) {
     } else {
       y->failed = 1;
       snprintf(y->err, sizeof y->err, "%s", err);
+      pthread_cond_broadcast(&y->cv);   /* the writer stops too */
+      pthread_cond_broadcast(&y->idle);
     }
     wake_loop(y);
   }
@@ -210,12 +228,20 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
   pthread_cond_init(&y->cv, &ca);
   pthread_condattr_destroy(&ca);
   pthread_cond_init(&y->idle, NULL);
-  /* the thread blocks no signal the loop expects: SIGTERM's handler only
+  pthread_cond_init(&y->owed, NULL);
+  /* the threads block no signal the loop expects: SIGTERM's handler only
   ** sets a flag, and ppoll unblocks what it waits for */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   int rc = pthread_create(&y->thread, NULL, run, y);
+  if (rc == 0 && (rc = pthread_create(&y->syncer, NULL, run_syncs, y)) != 0) {
+    pthread_mutex_lock(&y->mu);
+    y->stop = 1;
+    pthread_cond_signal(&y->cv);
+    pthread_mutex_unlock(&y->mu);
+    pthread_join(y->thread, NULL);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     snprintf(err, errlen, "cannot start the store writer thread: %s", strerror(rc));
@@ -223,6 +249,7 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
     pthread_mutex_destroy(&y->mu);
     pthread_cond_destroy(&y->cv);
     pthread_cond_destroy(&y->idle);
+    pthread_cond_destroy(&y->owed);
     free(y);
     return -1;
   }
@@ -238,12 +265,15 @@ void dsync_stop(Daemon *D) {
   pthread_mutex_lock(&y->mu);
   y->stop = 1;
   pthread_cond_signal(&y->cv);
+  pthread_cond_signal(&y->owed);
   pthread_mutex_unlock(&y->mu);
   pthread_join(y->thread, NULL);
+  pthread_join(y->syncer, NULL);
   close(y->efd);
   pthread_mutex_destroy(&y->mu);
   pthread_cond_destroy(&y->cv);
   pthread_cond_destroy(&y->idle);
+  pthread_cond_destroy(&y->owed);
   free(y);
   D->sync = NULL;
 }
@@ -254,7 +284,7 @@ void dsync_want(Daemon *D, uint64_t commits) {
   DSync *y = D->sync;
   pthread_mutex_lock(&y->mu);
   if (commits > y->wanted) y->wanted = commits;
-  pthread_cond_signal(&y->cv);
+  pthread_cond_signal(&y->owed);
   pthread_mutex_unlock(&y->mu);
 }
 
