@@ -120,8 +120,11 @@ static void *run(void *arg) {
   DSync *y = arg;
   pthread_mutex_lock(&y->mu);
   for (;;) {
-    while (!y->stop && !y->job && !y->failed && !y->checkpoint) {
-      if (!y->pending) {
+    while (!y->stop && !y->job && !y->failed) {
+      /* a checkpoint waits for the syncs owed: the groups they answer
+      ** would otherwise wait for its commit's syncs too */
+      if (y->checkpoint && y->wanted <= y->done) break;
+      if (y->checkpoint || !y->pending) {
         pthread_cond_wait(&y->cv, &y->mu);
       } else if (pthread_cond_timedwait(&y->cv, &y->mu, &y->due) == ETIMEDOUT || due(&y->due)) {
         y->checkpoint = 1;
@@ -191,9 +194,9 @@ static void *run_syncs(void *arg) {
     } else {
       y->failed = 1;
       snprintf(y->err, sizeof y->err, "%s", err);
-      pthread_cond_broadcast(&y->cv);   /* the writer stops too */
       pthread_cond_broadcast(&y->idle);
     }
+    pthread_cond_signal(&y->cv);   /* a checkpoint may wait for this sync; a failure stops the writer */
     wake_loop(y);
   }
   pthread_mutex_unlock(&y->mu);
