@@ -187,6 +187,7 @@ typedef struct Group {
 
 typedef struct Daemon {
   const char *dir;
+  const char *wire_trace;  /* JITI_WIRE_TRACE: a file for every frame (dworker.c), or NULL */
   char sock[128];
   char pidfile[4096];
   store_env *store;      /* reached through dstore() only (dsync.c) */

@@ -392,6 +392,8 @@ int cmd_kernel(int argc, char **argv) {
   static Daemon D;
   memset(&D, 0, sizeof D);
   D.dir = opts_default_store();
+  D.wire_trace = getenv("JITI_WIRE_TRACE");
+  if (D.wire_trace && !*D.wire_trace) D.wire_trace = NULL;
   limits_default(&D.limits);
   D.lfd = D.w.fd = D.spare_fd = D.ep = -1;
   D.max_clients = DAEMON_MAX_CLIENTS;

@@ -26,10 +26,9 @@
 /* JITI_WIRE_TRACE=FILE in the daemon's environment appends every frame's
 ** JSON, both ways, one per line (`>` sent, `<` received): the frames
 ** conformance test validates them against docs/schema/frames.json. */
-static void trace(const char *way, json_t *m) {
-  const char *path = getenv("JITI_WIRE_TRACE");
-  if (!path || !*path) return;
-  FILE *f = fopen(path, "a");
+static void trace(Daemon *D, const char *way, json_t *m) {
+  if (!D->wire_trace) return;
+  FILE *f = fopen(D->wire_trace, "a");
   if (!f) return;
   char *t = json_dumps(m, JSON_COMPACT);
   if (t) fprintf(f, "%s %s\n", way, t);
@@ -38,20 +37,20 @@ static void trace(const char *way, json_t *m) {
 }
 
 /* The frames of a buffer about to be written (the start-up frames). */
-static void trace_buffer(const unsigned char *b, size_t len) {
-  if (!getenv("JITI_WIRE_TRACE")) return;
+static void trace_buffer(Daemon *D, const unsigned char *b, size_t len) {
+  if (!D->wire_trace) return;
   for (size_t at = 0; at + 8 <= len;) {
     size_t n = (size_t)b[at] << 24 | (size_t)b[at + 1] << 16 | (size_t)b[at + 2] << 8 | b[at + 3];
     size_t bl = (size_t)b[at + 4] << 24 | (size_t)b[at + 5] << 16 | (size_t)b[at + 6] << 8 | b[at + 7];
     json_t *m = json_loadb((const char *)b + at + 8, n, 0, NULL);
-    if (m) trace(">", m);
+    if (m) trace(D, ">", m);
     json_decref(m);
     at += 8 + n + bl;
   }
 }
 
 int dworker_send(Daemon *D, json_t *m) {
-  trace(">", m);
+  trace(D, ">", m);
   if (wproc_send(&D->w, m, NULL, 0) == 0) return 0;
   dworker_died(D);
   return -1;
@@ -75,7 +74,7 @@ static int spawn(Daemon *D, char *err, size_t errlen) {
     wproc_stop(&D->w, 1);
     return -1;
   }
-  trace_buffer(D->wout.buf, D->wout.len);
+  trace_buffer(D, D->wout.buf, D->wout.len);
   D->wait = W_START;
   D->start_deadline = daemon_now() + 120;
   return 0;
@@ -222,7 +221,7 @@ void dworker_died(Daemon *D) {
 /* ---------------------------------------------------------------- frames */
 
 static void frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
-  trace("<", m);
+  trace(D, "<", m);
   if (D->wait != W_START) {
     dsched_frame(D, m, blob, bloblen);
   } else if (wire_event_of(m) == WIRE_READY) {
@@ -270,7 +269,7 @@ void dworker_stop(Daemon *D) {
   if (D->w.fd < 0) return;
   if (D->wait != W_START) {  /* wproc_stop says exit */
     json_t *m = json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT));
-    trace(">", m);
+    trace(D, ">", m);
     json_decref(m);
   }
   wproc_stop(&D->w, D->wait == W_START);  /* mid start-up: nothing to lose */

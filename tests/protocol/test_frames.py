@@ -49,8 +49,8 @@ def session(k):
                                  'action': {'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(list 7)'}}))
         else:
             expect_error(c.request({'op': 'act', 'generation': g, 'action': {'type': 'abort'}}), 'aborted')
-    # a batch: calls sent at once
-    ids = [c.send({'op': 'call', 'source': '(world-put :n %d)' % i}) for i in range(10)]
+    # a batch: calls sent at once, in one write
+    ids = c.send_many([{'op': 'call', 'source': '(world-put :n %d)' % i} for i in range(10)])
     for i in ids:
         expect_ok(c.reply(i))
     wpid = k.status()['worker_pid']
