@@ -261,6 +261,11 @@ void jtext_int(jtext_writer *w, json_int_t v) {
   w->buf = b.b, w->len = b.n, w->cap = b.cap;
 }
 
+void jtext_json(jtext_writer *w, json_t *v) {
+  item(w);
+  if (jtext_append(v, w->ascii, &w->buf, &w->len, &w->cap) != 0) w->failed = 1;
+}
+
 void jtext_bool(jtext_writer *w, int v) {
   item(w);
   emit(w, v ? "true" : "false", v ? 4 : 5);

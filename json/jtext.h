@@ -52,6 +52,7 @@ void jtext_key(jtext_writer *w, const char *key);  /* a member's name (UTF-8) */
 void jtext_string(jtext_writer *w, const char *s, size_t n);  /* NULL: "" */
 void jtext_int(jtext_writer *w, json_int_t v);
 void jtext_bool(jtext_writer *w, int v);
+void jtext_json(jtext_writer *w, json_t *v);  /* a jansson value, as jtext_append writes it */
 
 /* The object whose members are the JSON text s[0..n) (`"a":1,"b":2`, no
 ** braces), read as jtext_load reads "{" s "}"; NULL when out of memory or

@@ -38,6 +38,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 #include "engine.h"
+#include "jtext.h"
 #include "proto.h"
 #include "workerproc.h"
 
@@ -262,6 +263,9 @@ void dlog_flush(Daemon *D);           /* write the buffered log lines */
 /* dclients.c */
 Client *dclients_find(Daemon *D, uint64_t serial);
 void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+/* The same for a reply written as text: w holds its object, still open
+** (its id is added, then the brace); frees w's buffer. */
+void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w);
 void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void dclients_line(Client *c, const char *text, size_t n);  /* one line to a client */
@@ -285,6 +289,7 @@ int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* 1: an
                                        ** with the outcome recorded for its key */
 void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* it was queued */
 void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply);  /* record it */
+int dkeys_awaits(Daemon *D, uint64_t client, json_t *id);  /* a keyed request's reply is to be recorded */
 void dkeys_forget(Daemon *D, uint64_t client, json_t *id);  /* dropped unanswered */
 void dkeys_tag_event(Daemon *D, json_t *ev);  /* the running attempt's key on its events */
 

@@ -93,6 +93,28 @@ void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
   free(text);
 }
 
+void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w) {
+  if (w->failed || dkeys_awaits(D, serial, id)) {   /* as an object: recorded, or told it failed */
+    jtext_end(w, '}');
+    json_t *msg = w->failed ? NULL : jtext_load(w->buf, w->len, 0, NULL);
+    free(w->buf);
+    if (msg) dclients_reply(D, serial, id, msg);
+    else dclients_reply_err(D, serial, id, "busy", "the kernel is out of memory; retry later");
+    return;
+  }
+  Client *c = dclients_find(D, serial);
+  if (c && c->closing != 2) {
+    if (D->gen > D->gen_saved) devents_flush(D);
+    if (id) {
+      jtext_key(w, "id");
+      jtext_json(w, id);
+    }
+    jtext_end(w, '}');
+    if (!w->failed) dclients_line(c, w->buf, w->len);
+  }
+  free(w->buf);
+}
+
 void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
   char msg[2048];
   va_list ap;

@@ -124,6 +124,13 @@ void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   json_object_set_new(D->keys.flight, name, json_string(key));
 }
 
+int dkeys_awaits(Daemon *D, uint64_t client, json_t *id) {
+  if (!json_object_size(D->keys.flight) || !id) return 0;
+  char name[200];
+  flight_name(client, id, name, sizeof name);
+  return json_object_get(D->keys.flight, name) != NULL;
+}
+
 void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply) {
   if (!json_object_size(D->keys.flight) || !id) return;
   char name[200];

@@ -526,34 +526,49 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   D->wait = W_NONE;
   const char *msg = json_string_value(json_object_get(m, "message"));
   if (t->timed_out && txn_reason_parse(reason) == TXN_ABORTED) msg = "aborted: the pause timed out";
-  json_t *r;
+  if (!t->active) return;
+  /* the reply written as text, member by member (no jansson object made,
+  ** dumped and freed on the path of every read call) */
+  jtext_writer r = {0};
+  jtext_begin(&r, '{');
+  jtext_key(&r, "ok");
+  jtext_bool(&r, accepted);
+  json_t *v;
   if (accepted) {
     /* nothing to publish, or a preview (already restored) */
     /* a read changed nothing: no need to wait for the store writer */
     json_t *changes = json_object_get(m, "changes");
-    r = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", reason, "revision", (json_int_t)D->revision,
-                  "changes", publish_brief(json_array_size(changes) ? dstore(D) : NULL, changes));
-    if (json_object_get(m, "value")) json_object_set(r, "value", json_object_get(m, "value"));
-    if (json_object_get(m, "values")) json_object_set(r, "values", json_object_get(m, "values"));
-    if (t->op == PROTO_PREVIEW) json_object_set_new(r, "restored", json_true());
-    json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
+    jtext_key(&r, "outcome");
+    jtext_string(&r, reason, strlen(reason));
+    jtext_key(&r, "revision");
+    jtext_int(&r, (json_int_t)D->revision);
+    jtext_key(&r, "changes");
+    json_t *brief = publish_brief(json_array_size(changes) ? dstore(D) : NULL, changes);
+    jtext_json(&r, brief);
+    json_decref(brief);
+    if ((v = json_object_get(m, "value"))) jtext_key(&r, "value"), jtext_json(&r, v);
+    if ((v = json_object_get(m, "values"))) jtext_key(&r, "values"), jtext_json(&r, v);
+    if (t->op == PROTO_PREVIEW) jtext_key(&r, "restored"), jtext_bool(&r, 1);
+    jtext_key(&r, "generation");
+    jtext_int(&r, (json_int_t)D->gen);
   } else {
-    r = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
-                  msg ? msg : "", "generation", (json_int_t)D->gen);
+    jtext_key(&r, "code");
+    jtext_string(&r, reason, strlen(reason));
+    jtext_key(&r, "outcome");
+    jtext_string(&r, reason, strlen(reason));
+    jtext_key(&r, "message");
+    jtext_string(&r, msg ? msg : "", msg ? strlen(msg) : 0);
+    jtext_key(&r, "generation");
+    jtext_int(&r, (json_int_t)D->gen);
     if (t->op == PROTO_APPLY || t->op == PROTO_INVARIANT_ADD || t->op == PROTO_INVARIANT_REMOVE)
-      json_object_set_new(r, "revision", json_integer((json_int_t)D->revision));  /* as it stays */
+      jtext_key(&r, "revision"), jtext_int(&r, (json_int_t)D->revision);  /* as it stays */
   }
-  json_t *v;
-  if ((v = json_object_get(m, "output"))) json_object_set(r, "output", v);
-  if (!t->active) {
-    json_decref(r);
-    return;
-  }
+  if ((v = json_object_get(m, "output"))) jtext_key(&r, "output"), jtext_json(&r, v);
   size_t len = 0;
   char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
                       : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
   devents_add_text(D, ev, len);
-  dclients_reply(D, t->responder, t->responder_id, r);
+  dclients_reply_text(D, t->responder, t->responder_id, &r);
   finish_txn(D, reason, NULL);
 }
 
