@@ -149,8 +149,9 @@ static void *run(void *arg) {
         /* outside journal mode its commit's first sync covered the meta
         ** pages of every commit before it */
         if (!pending && w->seq - 1 > y->done) y->done = w->seq - 1;
-        /* its own is synced next, unless a write comes first (the loop
-        ** asks for it too, once it has taken the write: no need to wait) */
+        /* its own sync is owed: the sync thread makes it once the one in
+        ** the kernel returns (the loop asks for it too, once it has taken
+        ** the write: no need to wait for that) */
         if (w->seq > y->wanted) y->wanted = w->seq;
         pthread_cond_signal(&y->owed);
       }
