@@ -72,6 +72,7 @@ struct DSync {
   uint64_t last;           /* the last commit made */
   int pending;             /* journaled writes wait for a checkpoint */
   struct timespec due;     /* CLOCK_MONOTONIC: when it is due */
+  struct timespec late;    /* when a due one stops waiting for the syncs owed */
   int checkpoint;          /* the loop waits for one (dstore) */
   int failed, stop;
   char err[1024];          /* the failed sync's reason */
@@ -116,18 +117,30 @@ static int due(const struct timespec *t) {
   return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+static void after_ms(struct timespec *t, long ms) {
+  clock_gettime(CLOCK_MONOTONIC, t);
+  t->tv_nsec += ms * 1000000L;
+  t->tv_sec += t->tv_nsec / 1000000000L;
+  t->tv_nsec %= 1000000000L;
+}
+
 static void *run(void *arg) {
   DSync *y = arg;
   pthread_mutex_lock(&y->mu);
   for (;;) {
     while (!y->stop && !y->job && !y->failed) {
       /* a checkpoint waits for the syncs owed: the groups they answer
-      ** would otherwise wait for its commit's syncs too */
-      if (y->checkpoint && y->wanted <= y->done) break;
-      if (y->checkpoint || !y->pending) {
+      ** would otherwise wait for its commit's syncs too; but not for
+      ** long, or a steady load of writes, always one sync ahead, would
+      ** put it off until the journal is full */
+      if (y->checkpoint && (y->wanted <= y->done || due(&y->late))) break;
+      if (y->checkpoint) {
+        pthread_cond_timedwait(&y->cv, &y->mu, &y->late);
+      } else if (!y->pending) {
         pthread_cond_wait(&y->cv, &y->mu);
       } else if (pthread_cond_timedwait(&y->cv, &y->mu, &y->due) == ETIMEDOUT || due(&y->due)) {
         y->checkpoint = 1;
+        after_ms(&y->late, CHECKPOINT_DELAY_MS);
       }
     }
     if (y->stop || y->failed) break;
@@ -155,12 +168,7 @@ static void *run(void *arg) {
         if (w->seq > y->wanted) y->wanted = w->seq;
         pthread_cond_signal(&y->owed);
       }
-      if (pending && !y->pending) {
-        clock_gettime(CLOCK_MONOTONIC, &y->due);
-        y->due.tv_nsec += CHECKPOINT_DELAY_MS * 1000000L;
-        y->due.tv_sec += y->due.tv_nsec / 1000000000L;
-        y->due.tv_nsec %= 1000000000L;
-      }
+      if (pending && !y->pending) after_ms(&y->due, CHECKPOINT_DELAY_MS);
       y->pending = pending;
       y->writing = NULL;
       y->written = w;
