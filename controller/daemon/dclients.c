@@ -76,14 +76,21 @@ void dclients_line(Client *c, const char *text, size_t n) {
   dclients_flush(c);
 }
 
-/* Send a reply (stolen) to a client, adding its id.  A generation reaches
-** a client only once the store has recorded it (devents_flush), so that
-** no kernel started later can hand it out again. */
+/* The client a reply goes to, NULL when it left.  A generation reaches a
+** client only once the store has recorded it (devents_flush), so that no
+** kernel started later can hand it out again. */
+static Client *replying_to(Daemon *D, uint64_t serial) {
+  Client *c = dclients_find(D, serial);
+  if (!c || c->closing == 2) return NULL;
+  if (D->gen > D->gen_saved) devents_flush(D);
+  return c;
+}
+
+/* Send a reply (stolen) to a client, adding its id. */
 void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
   dkeys_replied(D, serial, id, msg);  /* recorded even when its client left */
-  Client *c = dclients_find(D, serial);
-  if (!c || c->closing == 2) { json_decref(msg); return; }
-  if (D->gen > D->gen_saved) devents_flush(D);
+  Client *c = replying_to(D, serial);
+  if (!c) { json_decref(msg); return; }
   if (id) json_object_set(msg, "id", id);
   char *text = NULL;   /* json_dumps' text, written faster (jtext.h) */
   size_t len = 0, cap = 0;
@@ -102,9 +109,8 @@ void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w
     else dclients_reply_err(D, serial, id, "busy", "the kernel is out of memory; retry later");
     return;
   }
-  Client *c = dclients_find(D, serial);
-  if (c && c->closing != 2) {
-    if (D->gen > D->gen_saved) devents_flush(D);
+  Client *c = replying_to(D, serial);
+  if (c) {
     if (id) {
       jtext_key(w, "id");
       jtext_json(w, id);

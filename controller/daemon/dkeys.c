@@ -124,18 +124,21 @@ void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   json_object_set_new(D->keys.flight, name, json_string(key));
 }
 
+/* The key of a request in flight (its name in the map in name), or NULL. */
+static json_t *in_flight(Daemon *D, uint64_t client, json_t *id, char name[200]) {
+  if (!json_object_size(D->keys.flight) || !id) return NULL;
+  flight_name(client, id, name, 200);
+  return json_object_get(D->keys.flight, name);
+}
+
 int dkeys_awaits(Daemon *D, uint64_t client, json_t *id) {
-  if (!json_object_size(D->keys.flight) || !id) return 0;
   char name[200];
-  flight_name(client, id, name, sizeof name);
-  return json_object_get(D->keys.flight, name) != NULL;
+  return in_flight(D, client, id, name) != NULL;
 }
 
 void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply) {
-  if (!json_object_size(D->keys.flight) || !id) return;
   char name[200];
-  flight_name(client, id, name, sizeof name);
-  json_t *key = json_object_get(D->keys.flight, name);
+  json_t *key = in_flight(D, client, id, name);
   if (!key) return;
   if (ran(reply)) record(D, json_string_value(key), reply);
   json_object_del(D->keys.flight, name);

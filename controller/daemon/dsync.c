@@ -205,7 +205,8 @@ static void *run_syncs(void *arg) {
       snprintf(y->err, sizeof y->err, "%s", err);
       pthread_cond_broadcast(&y->idle);
     }
-    pthread_cond_signal(&y->cv);   /* a checkpoint may wait for this sync; a failure stops the writer */
+    /* a checkpoint may wait for this sync; a failure stops the writer */
+    if (y->checkpoint || y->failed) pthread_cond_signal(&y->cv);
     wake_loop(y);
   }
   pthread_mutex_unlock(&y->mu);
