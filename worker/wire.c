@@ -94,6 +94,25 @@ int wire_send(int fd, json_t *msg, const void *blob, size_t bloblen) {
   return rc;
 }
 
+int wire_frame_text(const char *json, size_t n, const void *blob, size_t bloblen, unsigned char **buf,
+                    size_t *len, size_t *cap) {
+  if (n == 0 || n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) return -1;
+  size_t need = *len + 8 + n + bloblen;
+  if (need > *cap) {
+    size_t c = *cap ? *cap : 65536;
+    while (c < need) c *= 2;
+    unsigned char *p = realloc(*buf, c);
+    if (!p) return -1;
+    *buf = p;
+    *cap = c;
+  }
+  frame_header(*buf + *len, n, bloblen);
+  memcpy(*buf + *len + 8, json, n);
+  if (bloblen) memcpy(*buf + *len + 8 + n, blob, bloblen);
+  *len = need;
+  return 0;
+}
+
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
                size_t *cap) {
   char *text = NULL;
@@ -102,22 +121,14 @@ int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **bu
     free(text);
     return -1;
   }
-  size_t need = *len + 8 + n + bloblen;
-  if (n > WIRE_JSON_MAX || bloblen > WIRE_BLOB_MAX) { free(text); return -1; }
-  if (need > *cap) {
-    size_t c = *cap ? *cap : 65536;
-    while (c < need) c *= 2;
-    unsigned char *p = realloc(*buf, c);
-    if (!p) { free(text); return -1; }
-    *buf = p;
-    *cap = c;
-  }
-  frame_header(*buf + *len, n, bloblen);
-  memcpy(*buf + *len + 8, text, n);
-  if (bloblen) memcpy(*buf + *len + 8 + n, blob, bloblen);
-  *len = need;
+  int rc = wire_frame_text(text, n, blob, bloblen, buf, len, cap);
   free(text);
-  return 0;
+  return rc;
+}
+
+int wire_send_bytes(int fd, const void *p, size_t n) {
+  struct iovec iov = {(void *)p, n};
+  return n ? send_all(fd, &iov, 1) : 0;
 }
 
 /* ---------------------------------------------------------- receiving */

@@ -15,11 +15,15 @@
 #ifndef jiti_worker_h
 #define jiti_worker_h
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <jansson.h>
 
 #define WORKER_FD 3
+#define WORKER_PROGRESS_FD 4   /* the progress page's memfd, until mapped */
 #define WIRE_JSON_MAX ((size_t)64 << 20)    /* bytes of one frame's JSON */
 #define WIRE_BLOB_MAX ((size_t)1 << 30)     /* bytes of one frame's blob */
 
@@ -55,6 +59,11 @@ int wire_send_text(int fd, const char *json, size_t n, const void *blob, size_t 
 ** memory or too large; the buffer is unchanged). */
 int wire_frame(json_t *msg, const void *blob, size_t bloblen, unsigned char **buf, size_t *len,
                size_t *cap);
+/* The same with the frame's JSON text already written. */
+int wire_frame_text(const char *json, size_t n, const void *blob, size_t bloblen, unsigned char **buf,
+                    size_t *len, size_t *cap);
+/* Send bytes already framed (wire_frame) whole, blocking.  0, or -1. */
+int wire_send_bytes(int fd, const void *p, size_t n);
 
 /* Buffered reading of frames: one read() brings what the socket holds. */
 typedef struct wire_reader {
@@ -86,6 +95,52 @@ int wire_poll(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t
 
 /* Drop whatever is buffered and free the buffer (for a new connection). */
 void wire_reader_reset(wire_reader *r);
+
+/* The outbox: frames the worker holds back while a batch of calls runs,
+** to send them with one write (outbox.c).  A frame held is sent at the
+** latest OUTBOX_DELAY_MS after it was put, by the thread in outbox_run. */
+typedef struct Outbox {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;       /* a frame held, or stop */
+  int fd;
+  int ready;               /* initialised: otherwise frames go out at once */
+  unsigned char *buf;
+  size_t len, cap;         /* framed bytes held */
+  struct timespec due;     /* CLOCK_MONOTONIC: when the oldest must go */
+  int idle;                /* outbox_run waits for a frame, with no deadline */
+  int stop;
+} Outbox;
+
+/* 0, or -1 (then frames are sent as they are put). */
+int outbox_init(Outbox *o, int fd);
+void outbox_destroy(Outbox *o);
+/* Frame one message (its JSON text already written) and hold it, or with
+** hold 0 send it and everything held before it.  0, or -1: out of memory,
+** too large, or the kernel is gone. */
+int outbox_put(Outbox *o, const char *json, size_t n, const void *blob, size_t bloblen, int hold);
+/* Send everything held (before the worker sends anything else or waits
+** for the kernel).  0, or -1 when the kernel is gone. */
+int outbox_flush(Outbox *o);
+/* The flusher: sends what was held too long, until outbox_stop.  0, or -1
+** when a send failed. */
+int outbox_run(Outbox *o);
+void outbox_stop(Outbox *o);
+
+/* The progress page: a page of memory the kernel shares with its worker
+** (a sealed memfd handed over as WORKER_PROGRESS_FD, mapped and closed
+** before the sandbox), where the worker counts the outcome frames it made.
+** Should the worker die, those the kernel did not receive were held in its
+** outbox and died with it: the calls they answered ran to their end, and
+** the call after them is the one that was running.  A worker without the
+** page holds no outcome. */
+typedef struct worker_Progress {
+  uint64_t outcomes;       /* written by the worker only, release order */
+} worker_Progress;
+#define WORKER_PROGRESS_SIZE ((size_t)4096)
+
+/* Map the page handed over as WORKER_PROGRESS_FD and close the descriptor:
+** the page, or NULL (none handed over, or not a progress page). */
+worker_Progress *worker_progress_map(void);
 
 /* How the kernel starts its worker (`jiti __worker` arguments). */
 typedef struct worker_Options {

@@ -47,6 +47,10 @@ typedef struct {
   json_t *inbox;          /* requests that arrived while decisions were taken */
   jtext_writer text;      /* the outcome frame's JSON, its buffer kept */
   int stack;              /* accepted attempts that may await their commit */
+  int more;               /* more calls of the batch follow this one */
+  Outbox *ob;             /* the batch's outcomes, held to go out together */
+  worker_Progress *pg;    /* the kernel's count of them, or NULL: none held */
+  uint64_t made;          /* outcome frames made */
   /* strings of the last command, kept until the next cmd_fn call */
   char *c_source, *c_restart, *c_args, *c_package;
 } Worker;
@@ -76,7 +80,14 @@ static uint64_t local_gen(Worker *w, json_t *g) {
   return v < w->base ? UINT64_MAX : v - w->base;
 }
 
+/* Before the worker sends anything else or waits for the kernel, the
+** outcomes held go out (the kernel reads frames in the order made). */
+static void flush_outbox(Worker *w) {
+  if (outbox_flush(w->ob)) _exit(0);  /* the kernel is gone */
+}
+
 static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
+  flush_outbox(w);
   int rc = wire_send(w->fd, msg, blob, len);
   json_decref(msg);
   if (rc) _exit(0);  /* the kernel is gone */
@@ -85,6 +96,7 @@ static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
 static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   json_t *m;
   char err[256];
+  flush_outbox(w);
   if (wire_recv(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
     if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
     _exit(0);
@@ -349,7 +361,14 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
     jtext_bool(j, 1);
   }
   jtext_end(j, '}');
-  int rc = j->failed ? -1 : wire_send_text(w->fd, j->buf, j->len, blob, total);
+  /* a batch's outcomes go out together, after its last call (outbox.c);
+  ** counted first, where the kernel finds the count should the worker die
+  ** with them */
+  int rc = -1;
+  if (!j->failed) {
+    if (w->pg) __atomic_store_n(&w->pg->outcomes, ++w->made, __ATOMIC_RELEASE);
+    rc = outbox_put(w->ob, j->buf, j->len, blob, total, w->more && w->pg);
+  }
   if (owned) free(blob);
   if (j->cap > ((size_t)1 << 20)) {  /* a big one: give the memory back */
     free(j->buf);
@@ -464,19 +483,23 @@ static void decide(Worker *w, json_t *m) {
   jtext_key(j, "status");
   jtext_string(j, status, strlen(status));
   jtext_end(j, '}');
-  if (j->failed || wire_send_text(w->fd, j->buf, j->len, NULL, 0)) _exit(0);  /* the kernel is gone */
+  if (j->failed || outbox_put(w->ob, j->buf, j->len, NULL, 0, 0)) _exit(0);  /* the kernel is gone */
 }
 
 /* Take the decisions the kernel has sent: without waiting, or — while as
 ** many attempts await their commit as may (txn_set_stacking; one without
 ** group commit) — waiting for them.  Other requests that arrive meanwhile
-** run after the current one, in order (the inbox). */
+** run after the current one, in order (the inbox).  Between the calls of a
+** batch they wait unless the stack is full: the batch's outcomes have not
+** gone out yet (the outbox), so no decision on them can have come, and
+** looking would cost a system call per call. */
 static void decisions(Worker *w) {
   /* nothing awaits its commit: no decision can be on its way (a read-only
   ** call spares the read that would find none) */
   if (txn_awaiting(w->W) == 0) return;
   for (;;) {
     int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
+    if (!full && w->more) return;
     json_t *m = NULL;
     char err[256];
     if (full) {
@@ -578,9 +601,9 @@ static json_t *grant_foreign(jiti_State *S, const worker_Options *opt) {
   return failed;
 }
 
-static int serve(int fd, const worker_Options *opt) {
+static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress *pg) {
   wire_reader rd = {0};
-  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array(), .stack = 1};
+  Worker w = {.fd = fd, .rd = &rd, .inbox = json_array(), .stack = 1, .ob = ob, .pg = pg};
   char err[1024] = "";
   w.W = txn_open(NULL);
   if (!w.W) {
@@ -671,13 +694,18 @@ static int serve(int fd, const worker_Options *opt) {
     } else if (op == WIRE_COMMIT || op == WIRE_RESTORE) {
       decide(&w, m);  /* (taken from the inbox: it came behind a request) */
     } else if (op == WIRE_ATTEMPTS) {
-      /* application calls, run in order as one attempt each: every outcome
-      ** goes out as soon as it is known; between them the kernel's
-      ** decisions are taken (and waited for when as many await their
-      ** commit as may) */
-      size_t i;
-      json_t *item;
-      json_array_foreach(json_object_get(m, "items"), i, item) do_attempt(&w, item);
+      /* application calls, run in order as one attempt each: their
+      ** outcomes go out together after the last (or, for a call that runs
+      ** long, before it: outbox.c); the kernel's decisions are taken after
+      ** the batch, or waited for when as many await their commit as may */
+      json_t *items = json_object_get(m, "items");
+      size_t n = json_array_size(items);
+      for (size_t i = 0; i < n; i++) {
+        w.more = i + 1 < n;
+        do_attempt(&w, json_array_get(items, i));
+      }
+      w.more = 0;
+      flush_outbox(&w);
     } else if (op == WIRE_INVARIANT) {
       do_invariant(&w, m);
     } else {
@@ -692,24 +720,35 @@ static int serve(int fd, const worker_Options *opt) {
   return 0;
 }
 
-typedef struct { int fd, status; const worker_Options *opt; } Job;
+typedef struct {
+  int fd, status;
+  const worker_Options *opt;
+  Outbox ob;
+  worker_Progress *pg;
+} Job;
 
 static void *job(void *p) {
   Job *j = p;
-  j->status = serve(j->fd, j->opt);
+  j->status = serve(j->fd, j->opt, &j->ob, j->pg);
+  outbox_stop(&j->ob);
   return NULL;
 }
 
+/* The world runs on a thread of its own (its stack is large); this one
+** sends the outcomes a long call would hold back (outbox.c). */
 int worker_main(int fd, const worker_Options *opt) {
   signal(SIGPIPE, SIG_IGN);
-  Job j = {fd, 1, opt};
+  Job j = {.fd = fd, .status = 1, .opt = opt, .pg = worker_progress_map()};
+  int flusher = outbox_init(&j.ob, fd) == 0;
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
   if (pthread_attr_setstacksize(&attr, WORKER_STACK) != 0 ||
       pthread_create(&th, &attr, job, &j) != 0) {
-    j.status = serve(fd, opt);
+    outbox_destroy(&j.ob);   /* no second thread: outcomes go out at once */
+    j.status = serve(fd, opt, &j.ob, j.pg);
   } else {
+    if (flusher && outbox_run(&j.ob)) _exit(0);  /* the kernel is gone */
     pthread_join(th, NULL);
   }
   pthread_attr_destroy(&attr);

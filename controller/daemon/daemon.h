@@ -118,6 +118,8 @@ typedef struct Txn {
   int timed_out, aborting_for_shutdown;
   int grouped;           /* a call without a generation: published by
                             group commit (dgroup.c) */
+  json_t *req;           /* a grouped call's request: run again should the
+                            worker die with its outcome (dsched_worker_died) */
   int published;
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
@@ -336,7 +338,9 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
 /* dsched.c */
 void dsched_pump(Daemon *D);           /* give the worker its next request */
 void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen);  /* a frame from it */
-void dsched_worker_died(Daemon *D, const char *how);  /* what it was doing ends */
+/* What the worker was doing ends; lost: outcome frames it made that were
+** never read (wproc_outcomes_unseen), held in its outbox when it died. */
+void dsched_worker_died(Daemon *D, const char *how, uint64_t lost);
 void dsched_abort_pause(Daemon *D, const char *why);
 void dsched_fail_commands(Daemon *D, const char *code, const char *why);
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */

@@ -22,6 +22,7 @@ static void txn_clear(Daemon *D) {
   free(t->summary);
   json_decref(t->responder_id);
   json_decref(t->reply);
+  json_decref(t->req);
   free(t->key);
   memset(t, 0, sizeof *t);
 }
@@ -80,9 +81,54 @@ static json_t *outcome_event(Daemon *D, const char *reason, const char *message)
   return ev;
 }
 
-void dsched_worker_died(Daemon *D, const char *how) {
+static void begin_txn(Daemon *D, Pending *p);
+
+/* The worker died with `lost` outcomes in its outbox: the running call and
+** the lost-1 calls of its batch after it ran to their end, and nothing of
+** them is left.  They move to *again, to run again on the fresh worker, in
+** order; the call after them, the one the worker was running, becomes the
+** running one here, to end as interrupted.  -1 when out of memory (then
+** they end as interrupted, with the running one). */
+static int again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
   Txn *t = &D->cur;
+  int ok = dqueue_push(again, t->responder, t->responder_id, t->req, t->op) == 0;
+  for (uint64_t i = 1; ok && i < lost && D->batch.n; i++) {
+    Pending p = dqueue_pop(&D->batch);
+    if (dqueue_push(again, p.client, p.id, p.req, p.op) != 0) {
+      ok = 0;
+      dqueue_push_front(&D->batch, p);   /* (a slot was just freed) */
+    } else {
+      dqueue_pending_free(&p);
+    }
+  }
+  if (!ok) {
+    while (again->n) {
+      Pending p = dqueue_pop(again);
+      if (p.client != t->responder || p.req != t->req)
+        dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
+                           "unsent (and the kernel is out of memory); nothing of it was kept", how);
+      dqueue_pending_free(&p);
+    }
+    return -1;
+  }
+  json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
+  json_object_set_new(ev, "reason", json_sprintf("the worker %s after this call ran, its outcome unsent: it runs "
+                                                 "again", how));
+  devents_add(D, ev);
+  finish_txn(D, "interrupted", "(its outcome was lost with the worker: it runs again)");
+  if (D->batch.n) {  /* the one that was running */
+    Pending p = dqueue_pop(&D->batch);
+    begin_txn(D, &p);
+    dqueue_pending_free(&p);
+  }
+  return 0;
+}
+
+void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
+  Txn *t = &D->cur;
+  Queue again = {0};
   dgroup_worker_died(D, how);   /* held calls: their revisions are lost */
+  if (lost && t->active && t->grouped && D->wait == W_ATTEMPT) again_lost(D, how, lost, &again);
   if (t->active) {
     if (D->wait == W_COMMIT && t->published) {
       /* the revision is durable; the fresh worker imports it */
@@ -133,6 +179,20 @@ void dsched_worker_died(Daemon *D, const char *how) {
       dqueue_pending_free(&p);
     }
   }
+  /* calls that ran before it, their outcomes lost: again, ahead of those */
+  while (again.n) {
+    Pending p = dqueue_pop_back(&again);
+    if (D->stopping) {
+      dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; this call ran, but "
+                         "the worker died before its outcome was sent: nothing of it was kept");
+      dqueue_pending_free(&p);
+    } else if (dqueue_push_front(&D->txq, p) != 0) {
+      dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
+                         "unsent (and the kernel is out of memory); nothing of it was kept", how);
+      dqueue_pending_free(&p);
+    }
+  }
+  free(again.v);
 }
 
 /* ------------------------------------------------------ transactions */
@@ -164,6 +224,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->grouped = batchable(p);
+  t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
   size_t len = 0;
   char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
@@ -593,6 +654,7 @@ static void on_committed(Daemon *D, json_t *m) {
 void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   int ev = wire_event_of(m);
   json_t *g = json_object_get(m, "generation");
+  if (ev == WIRE_OUTCOME) D->w.outcomes_seen++;  /* (wproc_outcomes_unseen) */
   /* generations only grow; a call run on top of held ones reports the
   ** worker's count before their commits, which the daemon already made */
   if (json_is_integer(g) && (uint64_t)json_integer_value(g) > D->gen) D->gen = (uint64_t)json_integer_value(g);

@@ -189,6 +189,7 @@ void dworker_died(Daemon *D) {
   wproc_describe(st, how, sizeof how);
   pid_t pid = D->w.pid;
   D->w.pid = 0;  /* reaped */
+  uint64_t lost = wproc_outcomes_unseen(&D->w);
   if (D->wait == W_START) {
     char why[200];
     snprintf(why, sizeof why, "the worker %s during start-up", how);
@@ -204,7 +205,7 @@ void dworker_died(Daemon *D) {
   ** worker started since nothing of it). */
   dstore(D);
   dsync_settle(D);
-  dsched_worker_died(D, how);
+  dsched_worker_died(D, how, lost);
   D->wait = W_NONE;
   D->in_pause = 0;
   devents_add(D, json_pack("{s:s, s:s, s:I}", "event", store_event_name(STORE_EV_WORKER_RESTARTED),

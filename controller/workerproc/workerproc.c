@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,38 @@
 #define IMPORT_BATCH_ENTRIES 20000
 
 /* ------------------------------------------------------------- process */
+
+/* The progress page (worker.h): a memfd sealed at its size, mapped here,
+** its descriptor at least 10 (clear of the ones the child sets up).  -1
+** when it cannot be made: the worker then holds no outcome back. */
+static int progress_page(wproc *w) {
+  int fd = memfd_create("jiti-worker-progress", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  void *p = MAP_FAILED;
+  if (hi >= 0 && ftruncate(hi, (off_t)WORKER_PROGRESS_SIZE) == 0 &&
+      fcntl(hi, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+    p = mmap(NULL, WORKER_PROGRESS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, hi, 0);
+  if (p == MAP_FAILED) {
+    if (hi >= 0) close(hi);
+    return -1;
+  }
+  w->progress = p;
+  return hi;
+}
+
+static void progress_unmap(wproc *w) {
+  if (w->progress) munmap((void *)w->progress, WORKER_PROGRESS_SIZE);
+  w->progress = NULL;
+  w->outcomes_seen = 0;
+}
+
+uint64_t wproc_outcomes_unseen(const wproc *w) {
+  if (!w->progress) return 0;
+  uint64_t made = __atomic_load_n(&w->progress->outcomes, __ATOMIC_ACQUIRE);
+  return made > w->outcomes_seen ? made - w->outcomes_seen : 0;
+}
 
 int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   int sv[2];
@@ -38,11 +71,14 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
     snprintf(err, errlen, "socketpair: %s", strerror(errno));
     return -1;
   }
+  int pfd = progress_page(w);
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
     snprintf(err, errlen, "fork: %s", strerror(errno));
     close(sv[0]); close(sv[1]);
+    if (pfd >= 0) close(pfd);
+    progress_unmap(w);
     return -1;
   }
   if (pid == 0) {
@@ -55,12 +91,14 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
     } else {
       fcntl(WORKER_FD, F_SETFD, 0);
     }
+    if (pfd >= 0 && dup2(pfd, WORKER_PROGRESS_FD) < 0) _exit(127);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
     execv("/proc/self/exe", (char *const *)argv);
     _exit(127);
   }
   close(sv[1]);
+  if (pfd >= 0) close(pfd);
   w->fd = sv[0];
   w->pid = pid;
   struct timeval tv = {120, 0};
@@ -187,6 +225,7 @@ static void reap(wproc *w, char *err, size_t errlen) {
   }
   if (w->fd >= 0) close(w->fd);
   wire_reader_reset(&w->rd);
+  progress_unmap(w);
   w->fd = -1;
   w->pid = 0;
 }
@@ -249,6 +288,7 @@ void wproc_stop(wproc *w, int now) {
   }
   if (w->fd >= 0) close(w->fd);
   wire_reader_reset(&w->rd);
+  progress_unmap(w);
   w->fd = -1;
   w->pid = 0;
 }

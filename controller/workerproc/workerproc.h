@@ -24,6 +24,8 @@ typedef struct wproc {
   int fd;              /* the kernel's end of the socketpair; -1: none */
   pid_t pid;           /* 0: none */
   wire_reader rd;      /* frames read and not yet handed out */
+  const worker_Progress *progress;  /* shared with the worker, or NULL */
+  uint64_t outcomes_seen;           /* outcome frames its reader counted */
 } wproc;
 
 /* The world a worker starts with. */
@@ -54,6 +56,10 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen);
 ** receives the number of entries.  0, or -1 with a message in err. */
 int wproc_frames(store_env *s, const wproc_Plan *plan, unsigned char **buf, size_t *len, size_t *cap,
                  size_t *nentries, char *err, size_t errlen);
+
+/* Outcome frames the worker made and the reader has not counted
+** (outcomes_seen): after its death, the outcomes it died with. */
+uint64_t wproc_outcomes_unseen(const wproc *w);
 
 /* How a process ended (a waitpid status), in words. */
 void wproc_describe(int status, char *buf, size_t n);

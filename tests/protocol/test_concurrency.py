@@ -1,7 +1,8 @@
 """Concurrency: acts racing with one generation (exactly one runs), 1,000
 interleaved calls from 4 clients (the data equals the sequential result and
-every write is in its own revision), and a stream of calls that must not
-hold back another client's query."""
+every write is in its own revision), a stream of calls that must not
+hold back another client's query, and a long call that must not hold back
+the reply of a write that ran before it in the same batch."""
 import threading
 import time
 
@@ -16,6 +17,8 @@ def run(R):
         R.run('concurrency/interleaved-calls', lambda: interleaved_calls(k))
     with Kernel() as k:
         R.run('concurrency/query-not-held-by-a-call-stream', lambda: query_not_held(k))
+    with Kernel('--fuel', '100000000') as k:   # SLEEP pays fuel: 1e7 a second
+        R.run('concurrency/write-not-held-by-a-later-long-call', lambda: write_not_held(k))
 
 
 def racing_acts(k, rounds=None):
@@ -143,3 +146,25 @@ def query_not_held(k, n=None):
     assert k.value('(world-get :n)') == str(n)
     a.close()
     b.close()
+
+
+def write_not_held(k, long_s=3):
+    """A short call, then a write and a long call (SLEEP), sent in one write:
+    the short call starts alone, and the two others go to the worker as one
+    batch, whose outcomes it sends together when the batch ends — but not
+    later than a moment after each is known, so the write is answered while
+    the long call still runs, not when it ends."""
+    a = k.conn()
+    rev0 = k.status()['revision']
+    ids = a.send_many([{'op': 'call', 'source': '(progn (sleep 0.2) :first)'},
+                       {'op': 'call', 'source': '(world-put :quick 1)'},
+                       {'op': 'call', 'source': '(progn (sleep %d) :slept)' % long_s}])
+    expect_ok(a.reply(ids[0], timeout=60))
+    w = expect_ok(a.reply(ids[1], timeout=60))
+    t_write = time.time()
+    assert w['revision'] == rev0 + 1, w
+    s = expect_ok(a.reply(ids[2], timeout=60))
+    gap = time.time() - t_write
+    assert s['value'] == ':SLEPT', s
+    assert gap > long_s / 3, 'the write was answered %.2fs before the long call: held back by it' % gap
+    a.close()
