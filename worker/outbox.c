@@ -30,13 +30,14 @@
 
 worker_Progress *worker_progress_map(void) {
   int fd = WORKER_PROGRESS_FD;
-  if (fcntl(fd, F_GETFD) < 0) return NULL;   /* none handed over */
-  /* only the kernel's page: a memfd of the page's size, sealed so */
+  /* only the kernel's page: a memfd of the page's size, sealed so (a
+  ** descriptor that is anything else is not the worker's to close) */
   struct stat st;
   int seals = fcntl(fd, F_GET_SEALS);
-  int ok = seals >= 0 && (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW) &&
-           fstat(fd, &st) == 0 && (size_t)st.st_size == WORKER_PROGRESS_SIZE;
-  void *p = ok ? mmap(NULL, WORKER_PROGRESS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW) ||
+      fstat(fd, &st) != 0 || (size_t)st.st_size != WORKER_PROGRESS_SIZE)
+    return NULL;
+  void *p = mmap(NULL, WORKER_PROGRESS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   return p == MAP_FAILED ? NULL : p;
 }
@@ -62,7 +63,9 @@ void outbox_destroy(Outbox *o) {
   pthread_mutex_destroy(&o->mu);
   pthread_cond_destroy(&o->cv);
   free(o->buf);
+  int fd = o->fd;
   memset(o, 0, sizeof *o);
+  o->fd = fd;   /* frames put from now on go out at once */
 }
 
 /* Send what is held; the caller holds the mutex.  -1 when the kernel is

@@ -111,8 +111,9 @@ typedef struct Outbox {
   int stop;
 } Outbox;
 
-/* 0, or -1 (then frames are sent as they are put). */
+/* 0, or -1 (then frames are sent to fd as they are put). */
 int outbox_init(Outbox *o, int fd);
+/* After it, frames are sent to fd as they are put. */
 void outbox_destroy(Outbox *o);
 /* Frame one message (its JSON text already written) and hold it, or with
 ** hold 0 send it and everything held before it.  0, or -1: out of memory,
@@ -139,7 +140,8 @@ typedef struct worker_Progress {
 #define WORKER_PROGRESS_SIZE ((size_t)4096)
 
 /* Map the page handed over as WORKER_PROGRESS_FD and close the descriptor:
-** the page, or NULL (none handed over, or not a progress page). */
+** the page, or NULL (none handed over; a descriptor there that is not a
+** progress page is left alone). */
 worker_Progress *worker_progress_map(void);
 
 /* How the kernel starts its worker (`jiti __worker` arguments). */

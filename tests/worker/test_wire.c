@@ -8,13 +8,18 @@
 ** export inside the sandbox (glibc's lazy file and sysinfo use must not
 ** kill the worker); foreign libraries granted before the sandbox (one that
 ** does not open, a declaration imported without its grant, calls inside
-** the sandbox).
+** the sandbox).  And the parts alone: the outbox (frames held, sent in
+** order by a flush or by the flusher) and the progress page (only a sealed
+** memfd of its size maps).
 */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,8 +179,107 @@ static void test_foreign(void) {
   stop(pid);
 }
 
+/* ---------------------------------------------------------- the parts */
+
+static int readable(int s) {
+  char c;
+  return recv(s, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+static void expect_frame(int s, wire_reader *r, const char *json) {
+  json_t *m = NULL;
+  char err[128];
+  CHECK(wire_recv(s, r, &m, NULL, NULL, err, sizeof err) == 0);
+  char *t = json_dumps(m, JSON_COMPACT);
+  CHECK_STR(t, json);
+  free(t);
+  json_decref(m);
+}
+
+static void *flusher(void *p) { return (void *)(intptr_t)outbox_run(p); }
+
+static void test_outbox(void) {
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  struct timeval tv = {20, 0};   /* a flusher that never sends fails, not hangs */
+  setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  Outbox o;
+  CHECK(outbox_init(&o, sv[0]) == 0);
+  wire_reader r = {0};
+  /* held: nothing goes out until a flush, then all of it, in order */
+  CHECK(outbox_put(&o, "{\"n\":1}", 7, NULL, 0, 1) == 0);
+  CHECK(outbox_put(&o, "{\"n\":2}", 7, "xy", 2, 1) == 0);
+  CHECK(!readable(sv[1]));
+  CHECK(outbox_flush(&o) == 0);
+  expect_frame(sv[1], &r, "{\"n\":1}");
+  expect_frame(sv[1], &r, "{\"n\":2}");
+  /* a frame not held takes the held ones along, ahead of it */
+  CHECK(outbox_put(&o, "{\"n\":3}", 7, NULL, 0, 1) == 0);
+  CHECK(outbox_put(&o, "{\"n\":4}", 7, NULL, 0, 0) == 0);
+  expect_frame(sv[1], &r, "{\"n\":3}");
+  expect_frame(sv[1], &r, "{\"n\":4}");
+  CHECK(!readable(sv[1]));
+  /* held and never flushed: the flusher sends it */
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, flusher, &o) == 0);
+  CHECK(outbox_put(&o, "{\"n\":5}", 7, NULL, 0, 1) == 0);
+  expect_frame(sv[1], &r, "{\"n\":5}");
+  outbox_stop(&o);
+  void *rc;
+  CHECK(pthread_join(th, &rc) == 0 && rc == NULL);
+  /* a frame too large is refused, and nothing is held of it */
+  CHECK(outbox_put(&o, "{}", WIRE_JSON_MAX + 1, NULL, 0, 1) == -1);
+  CHECK(outbox_flush(&o) == 0 && !readable(sv[1]));
+  outbox_destroy(&o);
+  /* without init: sent at once */
+  CHECK(outbox_put(&o, "{\"n\":6}", 7, NULL, 0, 1) == 0);
+  expect_frame(sv[1], &r, "{\"n\":6}");
+  wire_reader_reset(&r);
+  close(sv[0]);
+  close(sv[1]);
+}
+
+/* worker_progress_map with `fd` as WORKER_PROGRESS_FD (-1: none open):
+** a page mapped, its descriptor closed; anything else left open. */
+static worker_Progress *map_as_progress(int from) {
+  int saved = fcntl(WORKER_PROGRESS_FD, F_DUPFD_CLOEXEC, 20);
+  close(WORKER_PROGRESS_FD);
+  if (from >= 0) CHECK(dup2(from, WORKER_PROGRESS_FD) == WORKER_PROGRESS_FD);
+  worker_Progress *p = worker_progress_map();
+  CHECK((fcntl(WORKER_PROGRESS_FD, F_GETFD) >= 0) == (from >= 0 && !p));
+  close(WORKER_PROGRESS_FD);
+  if (saved >= 0) {
+    dup2(saved, WORKER_PROGRESS_FD);
+    close(saved);
+  }
+  return p;
+}
+
+static void test_progress_page(void) {
+  CHECK(map_as_progress(-1) == NULL);
+  int pfd[2];
+  CHECK(pipe(pfd) == 0);
+  CHECK(map_as_progress(pfd[0]) == NULL);   /* not a memfd */
+  close(pfd[0]);
+  close(pfd[1]);
+  int m = memfd_create("t", MFD_ALLOW_SEALING);
+  CHECK(m >= 0 && ftruncate(m, (off_t)WORKER_PROGRESS_SIZE) == 0);
+  CHECK(map_as_progress(m) == NULL);   /* not sealed: it could shrink under the mapping */
+  CHECK(fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  worker_Progress *p = map_as_progress(m);
+  CHECK(p != NULL);
+  p->outcomes = 42;   /* shared: the kernel's mapping sees it */
+  worker_Progress *k = mmap(NULL, WORKER_PROGRESS_SIZE, PROT_READ, MAP_SHARED, m, 0);
+  CHECK(k != MAP_FAILED && k->outcomes == 42);
+  munmap(k, WORKER_PROGRESS_SIZE);
+  munmap(p, WORKER_PROGRESS_SIZE);
+  close(m);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
+  test_outbox();
+  test_progress_page();
   test_foreign();
   pid_t pid = spawn(NULL);
 
