@@ -242,9 +242,11 @@ static void test_outbox(void) {
 /* worker_progress_map with `fd` as WORKER_PROGRESS_FD (-1: none open):
 ** a page mapped, its descriptor closed; anything else left open. */
 static worker_Progress *map_as_progress(int from) {
-  int saved = fcntl(WORKER_PROGRESS_FD, F_DUPFD_CLOEXEC, 20);
+  int src = from >= 0 ? fcntl(from, F_DUPFD_CLOEXEC, 30) : -1;   /* (from may be 4 itself) */
+  int saved = fcntl(WORKER_PROGRESS_FD, F_DUPFD_CLOEXEC, 30);
   close(WORKER_PROGRESS_FD);
-  if (from >= 0) CHECK(dup2(from, WORKER_PROGRESS_FD) == WORKER_PROGRESS_FD);
+  if (from >= 0) CHECK(dup2(src, WORKER_PROGRESS_FD) == WORKER_PROGRESS_FD);
+  if (src >= 0) close(src);
   worker_Progress *p = worker_progress_map();
   CHECK((fcntl(WORKER_PROGRESS_FD, F_GETFD) >= 0) == (from >= 0 && !p));
   close(WORKER_PROGRESS_FD);
