@@ -359,7 +359,7 @@ int store_sync(store_env *s, char *err, size_t errlen);
 ** STORE_EPERM, and a read-only handle opened elsewhere waits, as it opens,
 ** for them to reach data.mdb — replaying them itself when their writer is
 ** gone, else until the writer's next checkpoint (the kernel makes one
-** within 200 ms of a write).  A
+** within a second of a write).  A
 ** full commit (any write that is not SYNC_LATER) checkpoints first; so does
 ** a journal grown past 64 MiB, or a long transaction that filled the map
 ** or LMDB's list of dirty pages.  store_close checkpoints when called on

@@ -239,8 +239,8 @@ def main():
             env = {}
             if mode in (0, 1, 2):
                 point = POINTS[rng.randrange(len(POINTS))]
-                # a checkpoint comes every 200 ms of writing, a publish far more often
-                nth = 1 + rng.randrange(3 if 'checkpoint' in point else 24)
+                # a checkpoint comes after a second of writing, a publish far more often
+                nth = 1 + rng.randrange(2 if 'checkpoint' in point else 24)
                 if point == 'fail-sync':
                     env['JITI_TEST_FAIL_SYNC'] = str(nth)
                 else:
