@@ -87,9 +87,9 @@ static void begin_txn(Daemon *D, Pending *p);
 ** the lost-1 calls of its batch after it ran to their end, and nothing of
 ** them is left.  They move to *again, to run again on the fresh worker, in
 ** order; the call after them, the one the worker was running, becomes the
-** running one here, to end as interrupted.  -1 when out of memory (then
-** they end as interrupted, with the running one). */
-static int again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
+** running one here, to end as interrupted.  (Out of memory, they end as
+** interrupted, with the running one.) */
+static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
   Txn *t = &D->cur;
   int ok = dqueue_push(again, t->responder, t->responder_id, t->req, t->op) == 0;
   for (uint64_t i = 1; ok && i < lost && D->batch.n; i++) {
@@ -109,7 +109,7 @@ static int again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
                            "unsent (and the kernel is out of memory); nothing of it was kept", how);
       dqueue_pending_free(&p);
     }
-    return -1;
+    return;
   }
   json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
   json_object_set_new(ev, "reason", json_sprintf("the worker %s after this call ran, its outcome unsent: it runs "
@@ -121,7 +121,6 @@ static int again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
     begin_txn(D, &p);
     dqueue_pending_free(&p);
   }
-  return 0;
 }
 
 void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
