@@ -27,6 +27,8 @@
 
 #define OUTBOX_DELAY_MS 1
 #define OUTBOX_KEEP ((size_t)1 << 20)   /* a larger buffer is freed once sent */
+#define OUTBOX_HOLD ((size_t)1 << 20)   /* more held than this goes out at once: a
+                                           batch of large changes is not held whole */
 
 worker_Progress *worker_progress_map(void) {
   int fd = WORKER_PROGRESS_FD;
@@ -87,7 +89,7 @@ int outbox_put(Outbox *o, const char *json, size_t n, const void *blob, size_t b
   pthread_mutex_lock(&o->mu);
   int was_empty = o->len == 0;
   int rc = wire_frame_text(json, n, blob, bloblen, &o->buf, &o->len, &o->cap);
-  if (rc == 0 && !hold) {
+  if (rc == 0 && (!hold || o->len >= OUTBOX_HOLD)) {
     rc = send_held(o);
   } else if (rc == 0 && was_empty) {
     clock_gettime(CLOCK_MONOTONIC, &o->due);

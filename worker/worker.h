@@ -116,7 +116,7 @@ int outbox_init(Outbox *o, int fd);
 /* After it, frames are sent to fd as they are put. */
 void outbox_destroy(Outbox *o);
 /* Frame one message (its JSON text already written) and hold it, or with
-** hold 0 send it and everything held before it.  0, or -1: out of memory,
+** hold 0 (or once 1 MiB is held) send it and everything held before it.  0, or -1: out of memory,
 ** too large, or the kernel is gone. */
 int outbox_put(Outbox *o, const char *json, size_t n, const void *blob, size_t bloblen, int hold);
 /* Send everything held (before the worker sends anything else or waits

@@ -198,6 +198,11 @@ static void expect_frame(int s, wire_reader *r, const char *json) {
 
 static void *flusher(void *p) { return (void *)(intptr_t)outbox_run(p); }
 
+static Outbox *big_box;
+static void *put_big(void *p) {   /* larger than a socket's buffer: on a thread */
+  return (void *)(intptr_t)outbox_put(big_box, "{\"n\":7}", 7, p, (size_t)2 << 20, 1);
+}
+
 static void test_outbox(void) {
   int sv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -227,6 +232,19 @@ static void test_outbox(void) {
   outbox_stop(&o);
   void *rc;
   CHECK(pthread_join(th, &rc) == 0 && rc == NULL);
+  /* more than 1 MiB is not held */
+  unsigned char *blob = calloc(1, (size_t)2 << 20);
+  big_box = &o;
+  CHECK(blob && pthread_create(&th, NULL, put_big, blob) == 0);
+  json_t *m = NULL;
+  unsigned char *got = NULL;
+  size_t gotlen = 0;
+  char err[128];
+  CHECK(wire_recv(sv[1], &r, &m, &got, &gotlen, err, sizeof err) == 0 && gotlen == ((size_t)2 << 20));
+  CHECK(pthread_join(th, &rc) == 0 && rc == NULL);
+  json_decref(m);
+  free(got);
+  free(blob);
   /* a frame too large is refused, and nothing is held of it */
   CHECK(outbox_put(&o, "{}", WIRE_JSON_MAX + 1, NULL, 0, 1) == -1);
   CHECK(outbox_flush(&o) == 0 && !readable(sv[1]));
