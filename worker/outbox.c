@@ -15,34 +15,15 @@
 ** leave in the order they were made.  Both threads send under the mutex.
 */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include "worker.h"
 
 #define OUTBOX_DELAY_MS 1
 #define OUTBOX_KEEP ((size_t)1 << 20)   /* a larger buffer is freed once sent */
 #define OUTBOX_HOLD ((size_t)1 << 20)   /* more held than this goes out at once: a
                                            batch of large changes is not held whole */
-
-worker_Progress *worker_progress_map(void) {
-  int fd = WORKER_PROGRESS_FD;
-  /* only the kernel's page: a memfd of the page's size, sealed so (a
-  ** descriptor that is anything else is not the worker's to close) */
-  struct stat st;
-  int seals = fcntl(fd, F_GET_SEALS);
-  if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW) ||
-      fstat(fd, &st) != 0 || (size_t)st.st_size != WORKER_PROGRESS_SIZE)
-    return NULL;
-  void *p = mmap(NULL, WORKER_PROGRESS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  return p == MAP_FAILED ? NULL : p;
-}
 
 int outbox_init(Outbox *o, int fd) {
   memset(o, 0, sizeof *o);

@@ -116,8 +116,8 @@ int outbox_init(Outbox *o, int fd);
 /* After it, frames are sent to fd as they are put. */
 void outbox_destroy(Outbox *o);
 /* Frame one message (its JSON text already written) and hold it, or with
-** hold 0 (or once 1 MiB is held) send it and everything held before it.  0, or -1: out of memory,
-** too large, or the kernel is gone. */
+** hold 0 (or once 1 MiB is held) send it and everything held before it.
+** 0, or -1: out of memory, too large, or the kernel is gone. */
 int outbox_put(Outbox *o, const char *json, size_t n, const void *blob, size_t bloblen, int hold);
 /* Send everything held (before the worker sends anything else or waits
 ** for the kernel).  0, or -1 when the kernel is gone. */
@@ -127,9 +127,10 @@ int outbox_flush(Outbox *o);
 int outbox_run(Outbox *o);
 void outbox_stop(Outbox *o);
 
-/* The progress page: a page of memory the kernel shares with its worker
-** (a sealed memfd handed over as WORKER_PROGRESS_FD, mapped and closed
-** before the sandbox), where the worker counts the outcome frames it made.
+/* The progress page (progress.c): a page of memory the kernel shares with
+** its worker (a sealed memfd handed over as WORKER_PROGRESS_FD, mapped and
+** closed before the sandbox), where the worker counts the outcome frames
+** it made.
 ** Should the worker die, those the kernel did not receive were held in its
 ** outbox and died with it: the calls they answered ran to their end, and
 ** the call after them is the one that was running.  A worker without the

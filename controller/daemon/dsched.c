@@ -101,10 +101,10 @@ static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) 
       dqueue_pending_free(&p);
     }
   }
-  if (!ok) {
-    while (again->n) {
+  if (!ok) {   /* the first is the running call's, answered as it ends */
+    for (size_t i = 0; again->n; i++) {
       Pending p = dqueue_pop(again);
-      if (p.client != t->responder || p.req != t->req)
+      if (i)
         dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
                            "unsent (and the kernel is out of memory); nothing of it was kept", how);
       dqueue_pending_free(&p);
