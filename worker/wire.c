@@ -151,8 +151,8 @@ static int reserve(wire_reader *r, size_t need) {
   return 0;
 }
 
-/* One read into the buffer; nowait: never block (recv MSG_DONTWAIT). */
-static ssize_t fill(int fd, wire_reader *r, int nowait) {
+/* One read into the buffer. */
+ssize_t wire_fill(int fd, wire_reader *r) {
   if (r->off == r->len) {  /* empty: start over, and give back a big buffer */
     r->off = r->len = 0;
     if (r->cap > KEEP_CAP) { free(r->buf); r->buf = NULL; r->cap = 0; }
@@ -164,15 +164,12 @@ static ssize_t fill(int fd, wire_reader *r, int nowait) {
   if (r->want > want) want = r->want < 2 * have + READ_CHUNK ? r->want : 2 * have + READ_CHUNK;
   if (r->cap - r->len < READ_CHUNK && reserve(r, want) != 0) { errno = ENOMEM; return -1; }
   for (;;) {
-    ssize_t k = nowait ? recv(fd, r->buf + r->len, r->cap - r->len, MSG_DONTWAIT)
-                       : read(fd, r->buf + r->len, r->cap - r->len);
+    ssize_t k = read(fd, r->buf + r->len, r->cap - r->len);
     if (k < 0 && errno == EINTR) continue;
     if (k > 0) r->len += (size_t)k;
     return k;
   }
 }
-
-ssize_t wire_fill(int fd, wire_reader *r) { return fill(fd, r, 0); }
 
 int wire_next(wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
               size_t errlen) {
@@ -224,21 +221,6 @@ int wire_recv(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t
     int between = r->off == r->len;
     ssize_t k = wire_fill(fd, r);
     if (k > 0) continue;
-    if (k == 0) snprintf(err, errlen, "%s", between ? "eof" : "truncated frame");
-    else snprintf(err, errlen, "read: %s", strerror(errno));
-    return -1;
-  }
-}
-
-int wire_poll(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
-              size_t errlen) {
-  for (int tries = 0;; tries++) {
-    int got = wire_next(r, msg, blob, bloblen, err, errlen);
-    if (got || tries) return got;
-    int between = r->off == r->len;
-    ssize_t k = fill(fd, r, 1);
-    if (k > 0) continue;
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     if (k == 0) snprintf(err, errlen, "%s", between ? "eof" : "truncated frame");
     else snprintf(err, errlen, "read: %s", strerror(errno));
     return -1;

@@ -87,12 +87,6 @@ ssize_t wire_fill(int fd, wire_reader *r);
 int wire_recv(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen,
               char *err, size_t errlen);
 
-/* The next frame if one is whole already or arrives with one read that
-** does not wait: 1 (as wire_recv), 0 when none is whole, -1 with a message
-** in err ("eof" when the peer closed between frames). */
-int wire_poll(int fd, wire_reader *r, json_t **msg, unsigned char **blob, size_t *bloblen, char *err,
-              size_t errlen);
-
 /* Drop whatever is buffered and free the buffer (for a new connection). */
 void wire_reader_reset(wire_reader *r);
 

@@ -486,16 +486,17 @@ static void decide(Worker *w, json_t *m) {
   if (j->failed || outbox_put(w->ob, j->buf, j->len, NULL, 0, 0)) _exit(0);  /* the kernel is gone */
 }
 
-/* Take the decisions the kernel has sent: without waiting, or — while as
-** many attempts await their commit as may (txn_set_stacking; one without
-** group commit) — waiting for them.  Other requests that arrive meanwhile
+/* Take the decisions the kernel has sent: those already read, or — while
+** as many attempts await their commit as may (txn_set_stacking; one
+** without group commit) — waiting for them.  Other requests read meanwhile
 ** run after the current one, in order (the inbox).  Between the calls of a
 ** batch they wait unless the stack is full: the batch's outcomes have not
-** gone out yet (the outbox), so no decision on them can have come, and
-** looking would cost a system call per call. */
+** gone out yet (the outbox), so no decision on them can have come.  Nor is
+** the socket looked at when the stack has room: the serving loop reads it
+** next anyway, and takes a decision it finds there (a read that finds
+** nothing would cost a system call per batch). */
 static void decisions(Worker *w) {
-  /* nothing awaits its commit: no decision can be on its way (a read-only
-  ** call spares the read that would find none) */
+  /* nothing awaits its commit: no decision can be on its way */
   if (txn_awaiting(w->W) == 0) return;
   for (;;) {
     int full = txn_status(w->W) == TXN_ST_AWAITING && txn_awaiting(w->W) >= w->stack;
@@ -505,10 +506,10 @@ static void decisions(Worker *w) {
     if (full) {
       m = recv_or_die(w, NULL, NULL);
     } else {
-      int got = wire_poll(w->fd, w->rd, &m, NULL, NULL, err, sizeof err);
+      int got = wire_next(w->rd, &m, NULL, NULL, err, sizeof err);
       if (got == 0) return;
       if (got < 0) {
-        if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
+        fprintf(stderr, "jiti worker: %s\n", err);
         _exit(0);
       }
     }
