@@ -348,9 +348,10 @@ store_env *dstore(Daemon *D) {
   DSync *y = D->sync;
   if (y) {
     pthread_mutex_lock(&y->mu);
-    /* (a writer stopped by a failed sync takes no more: the loop stops
-    ** once it reads the failure, which may be after this wait began) */
-    while ((y->job || y->writing) && !y->failed) pthread_cond_wait(&y->idle, &y->mu);
+    /* a write under way is always finished; a queued one is never taken
+    ** by a writer a failed sync stopped (the loop stops once it reads the
+    ** failure, which may be after this wait began) */
+    while (y->writing || (y->job && !y->failed)) pthread_cond_wait(&y->idle, &y->mu);
     if (y->pending && !y->failed) {   /* only what is committed can be read here */
       y->checkpoint = 1;
       pthread_cond_signal(&y->cv);
