@@ -93,14 +93,18 @@ static void send_or_die(Worker *w, json_t *msg, const void *blob, size_t len) {
   if (rc) _exit(0);  /* the kernel is gone */
 }
 
+/* The kernel's stream ended or broke: the worker ends (an end of file
+** between frames is the kernel going away, not worth a word). */
+static _Noreturn void read_failed(const char *err) {
+  if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
+  _exit(0);
+}
+
 static json_t *recv_or_die(Worker *w, unsigned char **blob, size_t *len) {
   json_t *m;
   char err[256];
   flush_outbox(w);
-  if (wire_recv(w->fd, w->rd, &m, blob, len, err, sizeof err)) {
-    if (strcmp(err, "eof")) fprintf(stderr, "jiti worker: %s\n", err);
-    _exit(0);
-  }
+  if (wire_recv(w->fd, w->rd, &m, blob, len, err, sizeof err)) read_failed(err);
   return m;
 }
 
@@ -508,10 +512,7 @@ static void decisions(Worker *w) {
     } else {
       int got = wire_next(w->rd, &m, NULL, NULL, err, sizeof err);
       if (got == 0) return;
-      if (got < 0) {
-        fprintf(stderr, "jiti worker: %s\n", err);
-        _exit(0);
-      }
+      if (got < 0) read_failed(err);
     }
     if (wire_op_of(m) == WIRE_COMMIT || wire_op_of(m) == WIRE_RESTORE) decide(w, m);
     else json_array_append_new(w->inbox, json_incref(m));
