@@ -135,7 +135,10 @@ typedef struct Held {
   double t0;
   char *source;          /* for the log */
   char *summary;         /* its revision's */
-  json_t *reply;         /* its reply, less what the commit decides */
+  json_t *outcome;       /* the worker's outcome frame: its reply's value,
+                            values, message and output */
+  jtext_writer reply;    /* its reply, written once its commit decided
+                            (complete), still open for the id */
   char *event;           /* its outcome event's text, open where the commit's
                             revision and generation go (events_text_close) */
   size_t event_len, event_split;
@@ -217,6 +220,7 @@ typedef struct Daemon {
   char wstatus[32];
   int wait;              /* W_... */
   struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
+  jtext_writer wframe;   /* the frame of calls being written (dsched.c): its buffer is kept */
   size_t start_entries;  /* entries the starting worker imports */
   double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
   int in_pause;
@@ -381,6 +385,9 @@ void dworker_restart(Daemon *D);       /* a replacement: does not wait */
 void dworker_writable(Daemon *D);      /* write queued start-up frames */
 void dworker_readable(Daemon *D);
 int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) */
+/* The same for a frame written as text (NULL: it could not be, out of
+** memory, which ends the worker as a failed send does). */
+int dworker_send_text(Daemon *D, const char *text, size_t n);
 void dworker_died(Daemon *D);
 void dworker_stop(Daemon *D);          /* ask it to exit, then reap it */
 

@@ -58,7 +58,8 @@ static int push(Group *g, Held h) {
 
 static void held_free(Held *h) {
   json_decref(h->id);
-  json_decref(h->reply);
+  json_decref(h->outcome);
+  free(h->reply.buf);
   free(h->event);
   json_decref(h->changes);
   free(h->blob);
@@ -102,33 +103,19 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     return 1;
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
-  Held h = {t->attempt, t->responder, t->responder_id, t->t0, t->source, t->summary, NULL, NULL, 0, 0, NULL, NULL,
-            0, 0, 0};
-  /* The reply in the shape an unheld one has (dsched.c); revision,
-  ** changes and generation are placeholders the commit fills in. */
-  json_t *v;
-  if (accepted) {
-    h.reply = json_pack("{s:b, s:s, s:i, s:[]}", "ok", 1, "outcome", reason, "revision", 0, "changes");
-    if ((v = json_object_get(m, "value"))) json_object_set(h.reply, "value", v);
-    if ((v = json_object_get(m, "values"))) json_object_set(h.reply, "values", v);
-    if (!writes) json_object_set_new(h.reply, "generation", json_integer(0));
-  } else {
-    const char *msg = json_string_value(json_object_get(m, "message"));
-    h.reply = json_pack("{s:b, s:s, s:s, s:s, s:i}", "ok", 0, "code", reason ? reason : "error", "outcome",
-                        reason ? reason : "error", "message", msg ? msg : "", "generation", 0);
-  }
+  Held h = {.attempt = t->attempt, .client = t->responder, .id = t->responder_id, .t0 = t->t0,
+            .source = t->source, .summary = t->summary, .outcome = json_incref(m)};
   /* its outcome event, with its idempotency key (durable with its
   ** outcome), less the revision and generation its commit decides */
   h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), reason ? reason : "error",
                                      json_string_value(json_object_get(m, "message")), t->key, &h.event_len,
                                      &h.event_split);
-  if ((v = json_object_get(m, "output"))) json_object_set(h.reply, "output", v);
   if (writes) {
     h.changes = json_incref(json_object_get(m, "changes"));
     if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
     h.bloblen = h.blob ? bloblen : 0;
   }
-  if (!h.reply || !h.event || (writes && bloblen && !h.blob) || push(g, h) != 0) {
+  if (!h.event || (writes && bloblen && !h.blob) || push(g, h) != 0) {
     h.id = NULL;   /* still the Txn's */
     h.source = h.summary = NULL;
     held_free(&h);
@@ -273,13 +260,42 @@ static void failed(Daemon *D, size_t from, const char *why, int restore) {
   }
 }
 
-/* Complete held call i's reply with what its commit decided; it is sent
-** once durable (answer). */
-static void complete(Held *h, uint64_t rev, uint64_t gen, json_t *changes) {
-  json_t *rep = h->reply;
-  if (json_object_get(rep, "revision")) json_object_set_new(rep, "revision", json_integer((json_int_t)rev));
-  if (changes) json_object_set_new(rep, "changes", changes);
-  json_object_set_new(rep, "generation", json_integer((json_int_t)gen));
+/* Write held call h's reply, now that its commit decided its revision and
+** generation: the members of an unheld reply (dsched.c), in their order,
+** the changes as the store took them (slot, effects: NULL when it wrote
+** none), left open for the id (dclients_reply_text).  It is sent once
+** durable (answer). */
+static void complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects) {
+  json_t *m = h->outcome, *v;
+  const char *reason = json_string_value(json_object_get(m, "reason"));
+  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
+  jtext_writer *r = &h->reply;
+  if (!reason) reason = "error";
+  jtext_begin(r, '{');
+  jtext_key(r, "ok");
+  jtext_bool(r, accepted);
+  if (accepted) {
+    jtext_key(r, "outcome");
+    jtext_string(r, reason, strlen(reason));
+    jtext_key(r, "revision");
+    jtext_int(r, (json_int_t)rev);
+    jtext_key(r, "changes");
+    if (h->changes) publish_effects_write(r, h->changes, slot, effects);
+    else jtext_begin(r, '['), jtext_end(r, ']');
+    if ((v = json_object_get(m, "value"))) jtext_key(r, "value"), jtext_json(r, v);
+    if ((v = json_object_get(m, "values"))) jtext_key(r, "values"), jtext_json(r, v);
+  } else {
+    const char *msg = json_string_value(json_object_get(m, "message"));
+    jtext_key(r, "code");
+    jtext_string(r, reason, strlen(reason));
+    jtext_key(r, "outcome");
+    jtext_string(r, reason, strlen(reason));
+    jtext_key(r, "message");
+    jtext_string(r, msg ? msg : "", msg ? strlen(msg) : 0);
+  }
+  jtext_key(r, "generation");
+  jtext_int(r, (json_int_t)gen);
+  if ((v = json_object_get(m, "output"))) jtext_key(r, "output"), jtext_json(r, v);
   h->rev = rev;
   h->gen = gen;
 }
@@ -303,7 +319,7 @@ static void ride_along(Daemon *D) {
   size_t c = g->committed;
   for (size_t i = c; i < g->n; i++) {
     Held *h = at(g, i);
-    complete(h, D->revision, D->gen, NULL);
+    complete(h, D->revision, D->gen, NULL, NULL);
     store_ev e = {0};
     close_event(&e, open_of(h), D->revision, D->gen);
     devents_add_text(D, (char *)e.members, e.len);
@@ -484,12 +500,12 @@ static void written(Daemon *D, DWrite *w) {
   }
   for (size_t k = 0, r = 0; k < p->ncalls; k++) {
     Held *h = at(g, c + k);
-    json_t *changes = NULL;
     if (h->changes) {
-      changes = publish_effects(h->changes, p->revs[r].slot, p->revs[r].effects);
+      complete(h, p->held_rev[k], p->held_gen[k], p->revs[r].slot, p->revs[r].effects);
       r++;
+    } else {
+      complete(h, p->held_rev[k], p->held_gen[k], NULL, NULL);
     }
-    complete(h, p->held_rev[k], p->held_gen[k], changes);
   }
   g->commits++;
   g->revisions += nrevs;
@@ -518,11 +534,10 @@ static void answer(Daemon *D) {
   devents_tell(D, y.first_event, y.nevents);
   for (size_t i = 0; i < y.n; i++) {
     Held *h = at(g, 0);
-    json_t *rep = h->reply;
-    h->reply = NULL;
-    dlog_attempt(D, h->attempt, "call", json_string_value(json_object_get(rep, "outcome")), NULL, h->t0, h->gen,
-                 h->rev, h->source);
-    dclients_reply(D, h->client, h->id, rep);
+    const char *reason = json_string_value(json_object_get(h->outcome, "reason"));
+    dlog_attempt(D, h->attempt, "call", reason ? reason : "error", NULL, h->t0, h->gen, h->rev, h->source);
+    dclients_reply_text(D, h->client, h->id, &h->reply);   /* (frees its text) */
+    h->reply = (jtext_writer){0};
     held_free(h);
     g->head = (g->head + 1) % g->cap;
     g->n--;

@@ -247,8 +247,8 @@ static int dropped(Daemon *D, Pending *p) {
 
 /* Move the batchable calls at the head of the transaction queue (up to
 ** DAEMON_MAX_BATCH in flight) behind the running one, their frames
-** appended to items.  How many moved. */
-static size_t take_batch(Daemon *D, json_t *items) {
+** written into items (an open array).  How many moved. */
+static size_t take_batch(Daemon *D, jtext_writer *items) {
   size_t moved = 0;
   while (D->batch.n + 1 < DAEMON_MAX_BATCH && batchable(dqueue_peek(&D->txq))) {
     Pending q = dqueue_pop(&D->txq);
@@ -256,17 +256,39 @@ static size_t take_batch(Daemon *D, json_t *items) {
       dqueue_pending_free(&q);
       continue;
     }
-    json_t *r = request_frame(q.op, q.req, 0, 0);
     if (dqueue_push(&D->batch, q.client, q.id, q.req, q.op) == 0) {
-      json_array_append_new(items, r);
+      request_frame_write(items, q.op, q.req, 0, 0);
       moved++;
     } else {
-      json_decref(r);
       dclients_reply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
     }
     dqueue_pending_free(&q);
   }
   return moved;
+}
+
+/* Open the frame of a batch of calls in D->wframe: {"op":"attempts",
+** "items":[ ... (calls_send closes it). */
+static void calls_open(Daemon *D) {
+  jtext_writer *w = &D->wframe;
+  const char *op = wire_op_name(WIRE_ATTEMPTS);
+  jtext_reset(w);
+  jtext_begin(w, '{');
+  jtext_key(w, "op");
+  jtext_string(w, op, strlen(op));
+  jtext_key(w, "items");
+  jtext_begin(w, '[');
+}
+
+/* Send the batch written since calls_open; or, alone, only the one call
+** frame of it at wframe[at..end). */
+static void calls_send(Daemon *D, int alone, size_t at, size_t end) {
+  jtext_writer *w = &D->wframe;
+  jtext_end(w, ']');
+  jtext_end(w, '}');
+  if (w->failed) dworker_send_text(D, NULL, 0);
+  else if (alone) dworker_send_text(D, w->buf + at, end - at);
+  else dworker_send_text(D, w->buf, w->len);
 }
 
 /* Refuse p: its generation is not the current one; nothing ran. */
@@ -363,19 +385,15 @@ static void start_txn(Daemon *D, Pending *p) {
     rollback(D, p);
     return;
   }
-  /* a plain call runs on whatever the calls before it left: no generation */
-  json_t *m = request_frame(p->op, p->req, !batchable(p), D->gen);
+  /* a plain call runs on whatever the calls before it left: no generation;
+  ** it takes the calls queued behind it along, in one frame */
+  calls_open(D);
+  size_t at = D->wframe.len;
+  request_frame_write(&D->wframe, p->op, p->req, !batchable(p), D->gen);
+  size_t end = D->wframe.len;
   begin_txn(D, p);
-  if (D->cur.op == PROTO_CALL) {
-    json_t *items = json_array();
-    if (take_batch(D, items)) {
-      json_array_insert_new(items, 0, m);
-      m = json_pack("{s:s, s:o}", "op", wire_op_name(WIRE_ATTEMPTS), "items", items);
-    } else {
-      json_decref(items);
-    }
-  }
-  dworker_send(D, m);
+  size_t more = D->cur.op == PROTO_CALL ? take_batch(D, &D->wframe) : 0;
+  calls_send(D, !more, at, end);
 }
 
 static void send_command(Daemon *D, Pending *p) {
@@ -420,9 +438,8 @@ void dsched_pump(Daemon *D) {
   ** waits: those would wait for the end of the stream. */
   if (D->w.fd >= 0 && (D->wait == W_ATTEMPT || D->wait == W_COMMIT) && D->cur.active &&
       D->cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
-    json_t *items = json_array();
-    if (take_batch(D, items)) dworker_send(D, json_pack("{s:s, s:o}", "op", wire_op_name(WIRE_ATTEMPTS), "items", items));
-    else json_decref(items);
+    calls_open(D);
+    if (take_batch(D, &D->wframe)) calls_send(D, 0, 0, 0);
   }
   while (D->w.fd >= 0 && D->wait == W_NONE) {
     if (D->batch.n) {  /* the worker goes on with the calls it was sent */

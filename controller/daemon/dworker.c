@@ -36,6 +36,14 @@ static void trace(Daemon *D, const char *way, json_t *m) {
   fclose(f);
 }
 
+static void trace_text(Daemon *D, const char *text, size_t n) {
+  if (!D->wire_trace || !text) return;
+  FILE *f = fopen(D->wire_trace, "a");
+  if (!f) return;
+  fprintf(f, "> %.*s\n", (int)n, text);
+  fclose(f);
+}
+
 /* The frames of a buffer about to be written (the start-up frames). */
 static void trace_buffer(Daemon *D, const unsigned char *b, size_t len) {
   if (!D->wire_trace) return;
@@ -52,6 +60,13 @@ static void trace_buffer(Daemon *D, const unsigned char *b, size_t len) {
 int dworker_send(Daemon *D, json_t *m) {
   trace(D, ">", m);
   if (wproc_send(&D->w, m, NULL, 0) == 0) return 0;
+  dworker_died(D);
+  return -1;
+}
+
+int dworker_send_text(Daemon *D, const char *text, size_t n) {
+  trace_text(D, text, n);
+  if (text && wproc_send_text(&D->w, text, n) == 0) return 0;
   dworker_died(D);
   return -1;
 }
@@ -267,6 +282,8 @@ void dworker_stop(Daemon *D) {
   free(D->wout.buf);
   D->wout.buf = NULL;
   D->wout.len = D->wout.off = D->wout.cap = 0;
+  free(D->wframe.buf);
+  D->wframe = (jtext_writer){0};
   if (D->w.fd < 0) return;
   if (D->wait != W_START) {  /* wproc_stop says exit */
     json_t *m = json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT));

@@ -19,6 +19,7 @@
 #include "proto.h"
 
 struct json_t;
+struct jtext_writer;
 
 /* ---- storeio.c */
 
@@ -209,8 +210,12 @@ int publish_entries(struct json_t *changes, const unsigned char *blob, size_t bl
                     size_t *nc, store_key *rm, size_t *nr, size_t *slot);
 
 /* The changes as clients see them ([{kind, name, removed, added?}]), from
-** what the store did with each (effects, found through slot). */
+** what the store did with each (effects, found through slot); _write
+** writes the same array as text into w (jtext.h), for a reply written as
+** text. */
 struct json_t *publish_effects(struct json_t *changes, const size_t *slot, const uint8_t *effects);
+void publish_effects_write(struct jtext_writer *w, struct json_t *changes, const size_t *slot,
+                           const uint8_t *effects);
 
 /* The changes as clients see them (as publish_Result.changes), without
 ** publishing: a preview's.  s is read only when changes is not empty. */
@@ -229,8 +234,12 @@ void request_snippet(const char *s, char *buf, size_t n);
 ** frame, or an attempt of the kind the op is (call: application, preview,
 ** apply: operator and a program of forms, act: action, the only pausable
 ** one), with the request's limits (already checked and complete) and, if
-** with_gen, the generation it must find.  NULL when out of memory. */
+** with_gen, the generation it must find.  NULL when out of memory.
+** request_frame_write writes the same frame as text into w (jtext.h): the
+** kernel's hot path, which sends it without making it an object first. */
 struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
+void request_frame_write(struct jtext_writer *w, proto_Op op, struct json_t *req, int with_gen,
+                         uint64_t generation);
 
 /* The summary of the revision it makes: its own "summary", else "OP:
 ** source", "invariant-add NAME: source", "invariant-remove NAME",

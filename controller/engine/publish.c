@@ -11,6 +11,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "jtext.h"
 
 /* CURRENT's hash of (kind, name) as hex, or "" when it has none. */
 static void current_hash(store_env *s, int kind, const char *name, char hex[65]) {
@@ -66,18 +67,33 @@ int publish_entries(json_t *changes, const unsigned char *blob, size_t bloblen, 
   return 0;
 }
 
-json_t *publish_effects(json_t *changes, const size_t *slot, const uint8_t *effects) {
-  json_t *a = json_array();
+void publish_effects_write(jtext_writer *w, json_t *changes, const size_t *slot, const uint8_t *effects) {
   size_t i;
   json_t *c;
+  jtext_begin(w, '[');
   json_array_foreach(changes, i, c) {
     int e = effects[slot[i]];
     if (e == STORE_SAME) continue;
-    json_t *b = json_pack("{s:O, s:O, s:b}", "kind", json_object_get(c, "kind"), "name",
-                          json_object_get(c, "name"), "removed", e == STORE_REMOVED);
-    if (e == STORE_ADDED) json_object_set_new(b, "added", json_true());
-    json_array_append_new(a, b);
+    json_t *kind = json_object_get(c, "kind"), *name = json_object_get(c, "name");
+    if (!kind || !name) { w->failed = 1; break; }   /* checked by publish_entries */
+    jtext_begin(w, '{');
+    jtext_key(w, "kind");
+    jtext_json(w, kind);
+    jtext_key(w, "name");
+    jtext_json(w, name);
+    jtext_key(w, "removed");
+    jtext_bool(w, e == STORE_REMOVED);
+    if (e == STORE_ADDED) jtext_key(w, "added"), jtext_bool(w, 1);
+    jtext_end(w, '}');
   }
+  jtext_end(w, ']');
+}
+
+json_t *publish_effects(json_t *changes, const size_t *slot, const uint8_t *effects) {
+  jtext_writer w = {0};
+  publish_effects_write(&w, changes, slot, effects);
+  json_t *a = w.failed ? NULL : jtext_load(w.buf, w.len, 0, NULL);
+  free(w.buf);
   return a;
 }
 

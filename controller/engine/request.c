@@ -5,9 +5,11 @@
 ** commands both build a protocol request and hand it here, so a change is
 ** the same frame, summary and records whichever of them runs it.
 */
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "jtext.h"
 #include "txn.h"
 #include "worker.h"
 
@@ -24,27 +26,50 @@ void request_snippet(const char *s, char *buf, size_t n) {
   buf[j] = 0;
 }
 
-json_t *request_frame(proto_Op op, json_t *req, int with_gen, uint64_t generation) {
-  json_t *m;
-  if (op == PROTO_INVARIANT_ADD || op == PROTO_INVARIANT_REMOVE) {
-    m = json_pack("{s:s, s:s, s:O, s:s}", "op", wire_op_name(WIRE_INVARIANT), "action",
-                  op == PROTO_INVARIANT_ADD ? "add" : "remove", "name", json_object_get(req, "name"),
-                  "source", request_source(req));
+void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen, uint64_t generation) {
+  const char *src = request_source(req);
+  int invariant = op == PROTO_INVARIANT_ADD || op == PROTO_INVARIANT_REMOVE;
+  txn_Kind kind = op == PROTO_CALL ? TXN_APPLICATION : op == PROTO_PREVIEW ? TXN_PREVIEW
+                : op == PROTO_APPLY ? TXN_OPERATOR : TXN_ACTION;
+  jtext_begin(w, '{');
+  jtext_key(w, "op");
+  if (invariant) {
+    const char *action = op == PROTO_INVARIANT_ADD ? "add" : "remove";
+    json_t *name = json_object_get(req, "name");
+    jtext_string(w, wire_op_name(WIRE_INVARIANT), strlen(wire_op_name(WIRE_INVARIANT)));
+    jtext_key(w, "action");
+    jtext_string(w, action, strlen(action));
+    jtext_key(w, "name");
+    if (name) jtext_json(w, name);
+    else w->failed = 1;   /* checked by the caller: as json_pack's "O" would */
   } else {
-    txn_Kind kind = op == PROTO_CALL ? TXN_APPLICATION : op == PROTO_PREVIEW ? TXN_PREVIEW
-                  : op == PROTO_APPLY ? TXN_OPERATOR : TXN_ACTION;
-    int program = op == PROTO_APPLY || json_is_true(json_object_get(req, "program"));
-    m = json_pack("{s:s, s:s, s:s, s:b, s:b}", "op", wire_op_name(WIRE_ATTEMPT), "kind", txn_kind_name(kind),
-                  "source", request_source(req), "pausable", kind == TXN_ACTION, "program", program);
+    jtext_string(w, wire_op_name(WIRE_ATTEMPT), strlen(wire_op_name(WIRE_ATTEMPT)));
+    jtext_key(w, "kind");
+    jtext_string(w, txn_kind_name(kind), strlen(txn_kind_name(kind)));
+  }
+  jtext_key(w, "source");
+  jtext_string(w, src, strlen(src));
+  if (!invariant) {
+    jtext_key(w, "pausable");
+    jtext_bool(w, kind == TXN_ACTION);
+    jtext_key(w, "program");
+    jtext_bool(w, op == PROTO_APPLY || json_is_true(json_object_get(req, "program")));
     /* the package the source is read in: the request's, or its action's */
     json_t *pkg = json_object_get(req, "package");
     if (!pkg) pkg = json_object_get(json_object_get(req, "action"), "package");
-    if (m && json_is_string(pkg)) json_object_set(m, "package", pkg);
+    if (json_is_string(pkg)) jtext_key(w, "package"), jtext_json(w, pkg);
   }
-  if (!m) return NULL;
   json_t *lim = json_object_get(req, "limits");  /* complete: checked by the caller */
-  if (lim) json_object_set(m, "limits", lim);
-  if (with_gen) json_object_set_new(m, "generation", json_integer((json_int_t)generation));
+  if (lim) jtext_key(w, "limits"), jtext_json(w, lim);
+  if (with_gen) jtext_key(w, "generation"), jtext_int(w, (json_int_t)generation);
+  jtext_end(w, '}');
+}
+
+json_t *request_frame(proto_Op op, json_t *req, int with_gen, uint64_t generation) {
+  jtext_writer w = {0};
+  request_frame_write(&w, op, req, with_gen, generation);
+  json_t *m = w.failed ? NULL : jtext_load(w.buf, w.len, 0, NULL);
+  free(w.buf);
   return m;
 }
 

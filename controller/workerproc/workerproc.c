@@ -211,6 +211,10 @@ int wproc_send(wproc *w, json_t *msg, const void *blob, size_t len) {
   return rc;
 }
 
+int wproc_send_text(wproc *w, const char *json, size_t n) {
+  return w->fd >= 0 ? wire_send_text(w->fd, json, n, NULL, 0) : -1;
+}
+
 /* The worker is gone (or must go): reap it and say how it ended. */
 static void reap(wproc *w, char *err, size_t errlen) {
   int st = 0;

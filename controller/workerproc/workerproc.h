@@ -72,6 +72,8 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, struct json_t **
 
 /* Send one frame (msg stolen).  0, or -1 (the worker is gone). */
 int wproc_send(wproc *w, struct json_t *msg, const void *blob, size_t len);
+/* The same for a frame without a blob whose JSON is text already. */
+int wproc_send_text(wproc *w, const char *json, size_t n);
 
 /* The next frame (blocking): 0 with *msg and *blob (malloc'd or NULL; blob
 ** may be NULL to drop it), or -1 with a message in err — "the worker
