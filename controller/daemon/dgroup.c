@@ -500,12 +500,8 @@ static void written(Daemon *D, DWrite *w) {
   }
   for (size_t k = 0, r = 0; k < p->ncalls; k++) {
     Held *h = at(g, c + k);
-    if (h->changes) {
-      complete(h, p->held_rev[k], p->held_gen[k], p->revs[r].slot, p->revs[r].effects);
-      r++;
-    } else {
-      complete(h, p->held_rev[k], p->held_gen[k], NULL, NULL);
-    }
+    Rev *rv = h->changes ? &p->revs[r++] : NULL;   /* the revision it wrote */
+    complete(h, p->held_rev[k], p->held_gen[k], rv ? rv->slot : NULL, rv ? rv->effects : NULL);
   }
   g->commits++;
   g->revisions += nrevs;

@@ -26,22 +26,19 @@
 /* JITI_WIRE_TRACE=FILE in the daemon's environment appends every frame's
 ** JSON, both ways, one per line (`>` sent, `<` received): the frames
 ** conformance test validates them against docs/schema/frames.json. */
-static void trace(Daemon *D, const char *way, json_t *m) {
-  if (!D->wire_trace) return;
-  FILE *f = fopen(D->wire_trace, "a");
-  if (!f) return;
-  char *t = json_dumps(m, JSON_COMPACT);
-  if (t) fprintf(f, "%s %s\n", way, t);
-  free(t);
-  fclose(f);
-}
-
-static void trace_text(Daemon *D, const char *text, size_t n) {
+static void trace_text(Daemon *D, const char *way, const char *text, size_t n) {
   if (!D->wire_trace || !text) return;
   FILE *f = fopen(D->wire_trace, "a");
   if (!f) return;
-  fprintf(f, "> %.*s\n", (int)n, text);
+  fprintf(f, "%s %.*s\n", way, (int)n, text);
   fclose(f);
+}
+
+static void trace(Daemon *D, const char *way, json_t *m) {
+  if (!D->wire_trace) return;
+  char *t = json_dumps(m, JSON_COMPACT);
+  if (t) trace_text(D, way, t, strlen(t));
+  free(t);
 }
 
 /* The frames of a buffer about to be written (the start-up frames). */
@@ -65,7 +62,7 @@ int dworker_send(Daemon *D, json_t *m) {
 }
 
 int dworker_send_text(Daemon *D, const char *text, size_t n) {
-  trace_text(D, text, n);
+  trace_text(D, ">", text, n);
   if (text && wproc_send_text(&D->w, text, n) == 0) return 0;
   dworker_died(D);
   return -1;
