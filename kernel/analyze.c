@@ -1627,6 +1627,126 @@ jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded) {
 
 /* ---------------------------------------------------------------- analyse */
 
+/* ---------------------------------------------- the commonest macros */
+
+/* AND, OR, WHEN, UNLESS and COND are macros (00-base.lisp), and nearly
+** every form uses one.  Expanding one runs its Lisp expander, and OR and
+** COND make a gensym for a LET; a call's form is analysed afresh each
+** time, so that was a large part of analysing it.  Here a well-formed use
+** is analysed straight into the nodes its expansion would give (OR into
+** one node of its own, jt_ev_or), in the same order, with the same
+** transparent positions.  Their macro functions stay what macroexpand
+** and macro-function see.  Not taken when the name is bound locally, when
+** the program binds *macroexpand-hook* (it must see each expansion), or
+** for a malformed use (the expander reports it). */
+
+static bool expands_as_standard(A *a, jt_V head) {
+  jt_State *S = a->S;
+  if (lookup(a, head, FUNKINDS)) return false;
+  jt_V hook = jt_sym_(JT_SYM(S, MACROEXPAND_HOOK))->value;
+  return hook == JT_UNBOUND || hook == JT_NIL || hook == JT_SYM(S, FUNCALL) ||
+         hook == jt_sym_(JT_SYM(S, FUNCALL))->function;
+}
+
+/* The length of a proper list, else -1. */
+static int proper_len(jt_V l) {
+  int n = 0;
+  for (; jt_iscons(l); l = jt_cdr(l)) n++;
+  return l == JT_NIL ? n : -1;
+}
+
+static jt_Node *if_node(A *a, const jt_Node *test, const jt_Node *then, const jt_Node *els) {
+  jt_Node *n = mknode(a, jt_ev_if);
+  n->u.if_.test = test;
+  n->u.if_.then = then;
+  n->u.if_.els = els;
+  return n;
+}
+
+static jt_Node *or_node(A *a, const jt_Node **forms, int n) {
+  jt_Node *node = mknode(a, jt_ev_or);
+  node->u.progn.n = n;
+  node->u.progn.body = forms;
+  return node;
+}
+
+/* (and a ... y z): (if a (and ... y z) nil); the forms analysed in order,
+** the chain built from the end. */
+static jt_Node *std_and(A *a, jt_V args, int n, bool tail) {
+  if (n == 0) return const_node(a, JT_T);
+  const jt_Node **f = NEWN(a, const jt_Node *, n);
+  for (int i = 0; i < n; i++, args = jt_cdr(args))
+    f[i] = i < n - 1 ? analyze(a, jt_car(args)) : tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+  const jt_Node *acc = f[n - 1];
+  for (int i = n - 2; i >= 0; i--) acc = if_node(a, f[i], acc, const_node(a, JT_NIL));
+  return (jt_Node *)acc;
+}
+
+static jt_Node *std_or(A *a, jt_V args, int n, bool tail) {
+  if (n == 0) return const_node(a, JT_NIL);
+  if (n == 1) return tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+  const jt_Node **f = NEWN(a, const jt_Node *, n);
+  for (int i = 0; i < n; i++, args = jt_cdr(args))
+    f[i] = i < n - 1 ? analyze(a, jt_car(args)) : tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+  return or_node(a, f, n);
+}
+
+/* (cond (test form...) ...): clauses analysed in order up to the first
+** whose test is T and has forms (the expander ignores the rest), the
+** chain built from the end: (test) is (or test rest), (t form...) is
+** (progn form...), anything else (if test (progn form...) rest). */
+static jt_Node *std_cond(A *a, jt_V clauses, bool tail) {
+  int n = 0;
+  for (jt_V l = clauses; jt_iscons(l); l = jt_cdr(l), n++) {
+    jt_V c = jt_car(l);
+    if (!jt_iscons(c) || proper_len(c) < 0) return NULL;
+    if (jt_car(c) == JT_T && jt_cdr(c) != JT_NIL) {
+      n++;
+      break;
+    }
+  }
+  if (n == 0) return const_node(a, JT_NIL);
+  const jt_Node **test = NEWN(a, const jt_Node *, n), **body = NEWN(a, const jt_Node *, n);
+  jt_V l = clauses;
+  for (int i = 0; i < n; i++, l = jt_cdr(l)) {
+    jt_V c = jt_car(l);
+    bool last_t = jt_car(c) == JT_T && jt_cdr(c) != JT_NIL;
+    test[i] = last_t ? NULL : analyze(a, jt_car(c));
+    body[i] = jt_cdr(c) == JT_NIL ? NULL : progn_of(a, jt_cdr(c), tail);
+  }
+  bool ends_t = test[n - 1] == NULL;
+  const jt_Node *acc = ends_t ? body[n - 1] : const_node(a, JT_NIL);
+  for (int i = ends_t ? n - 2 : n - 1; i >= 0; i--) {
+    if (body[i]) {
+      acc = if_node(a, test[i], body[i], acc);
+    } else {
+      const jt_Node **f = NEWN(a, const jt_Node *, 2);
+      f[0] = test[i];
+      f[1] = acc;
+      acc = or_node(a, f, 2);
+    }
+  }
+  return (jt_Node *)acc;
+}
+
+/* The nodes of a standard macro's well-formed use, or NULL to expand it. */
+static jt_Node *standard_macro(A *a, jt_V form, jt_V head, bool tail) {
+  jt_State *S = a->S;
+  if (head != JT_SYM(S, AND) && head != JT_SYM(S, OR) && head != JT_SYM(S, WHEN) &&
+      head != JT_SYM(S, UNLESS) && head != JT_SYM(S, COND))
+    return NULL;
+  jt_V args = jt_cdr(form);
+  int n = proper_len(args);
+  if (n < 0 || !expands_as_standard(a, head)) return NULL;
+  if (head == JT_SYM(S, AND)) return std_and(a, args, n, tail);
+  if (head == JT_SYM(S, OR)) return std_or(a, args, n, tail);
+  if (head == JT_SYM(S, COND)) return std_cond(a, args, tail);
+  if (n == 0) return NULL;
+  const jt_Node *test = analyze(a, jt_car(args));
+  const jt_Node *body = progn_of(a, jt_cdr(args), tail), *nil = const_node(a, JT_NIL);
+  return head == JT_SYM(S, WHEN) ? if_node(a, test, body, nil) : if_node(a, test, nil, body);
+}
+
 static jt_Node *analyze_form(A *a, jt_V form, bool tail) {
   jt_State *S = a->S;
   if (S->nest > 2000) jt_limit_exceeded(S, JT_LIMIT_DEPTH);
@@ -1638,6 +1758,8 @@ static jt_Node *analyze_form(A *a, jt_V form, bool tail) {
     jt_Symbol *s = jt_symobj(S, head);
     if ((s->h.flags & JT_SYM_SPECFORM) && !lookup(a, head, FUNKINDS))
       return special_forms[s->h.aux].fn(a, form, jt_cdr(form), tail);
+    jt_Node *std = standard_macro(a, form, head, tail);
+    if (std) return std;
     bool expanded;
     jt_V e = expand_1(S, a, form, &expanded);
     if (expanded) {

@@ -111,6 +111,23 @@ jt_V jt_ev_if(jt_State *S, const jt_Node *n, jt_V env) {
   return EV(b, env);
 }
 
+/* (or a b ... z), analysed without its expansion (analyze.c,
+** standard_macro): the first true primary value of the forms before the
+** last, else every value of the last.  Only the last can be a local
+** transfer's path. */
+jt_V jt_ev_or(jt_State *S, const jt_Node *n, jt_V env) {
+  int last = n->u.progn.n - 1;
+  const jt_Node **forms = n->u.progn.body;
+  for (int i = 0; i < last; i++) {
+    jt_V v = EV(forms[i], env);
+    if (v != JT_NIL) {
+      S->nvals = 1;
+      return v;
+    }
+  }
+  return EV(forms[last], env);
+}
+
 jt_V jt_ev_progn(jt_State *S, const jt_Node *n, jt_V env) {
   int last = n->u.progn.n - 1;
   const jt_Node **body = n->u.progn.body;

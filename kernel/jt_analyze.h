@@ -14,7 +14,7 @@
   X(go_local) X(go_nl) X(catch) X(throw) X(unwind_protect) X(fglobal) \
   X(fsetf) X(mvcall) X(mvprog1) X(mvbind) X(dbind) X(defun) X(progv) \
   X(add2) X(sub2) X(lt2) X(gt2) X(le2) X(ge2) X(numeq2) X(add1) X(sub1) \
-  X(car) X(cdr) X(cons) X(eq) X(not)
+  X(car) X(cdr) X(cons) X(eq) X(not) X(or)
 
 #define JT_EV_DECL(name) jt_V jt_ev_##name(jt_State *S, const jt_Node *n, jt_V env);
 JT_EV_LIST(JT_EV_DECL)
