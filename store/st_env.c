@@ -123,6 +123,18 @@ int st_grow(store_env *s) {
   return STORE_OK;
 }
 
+int store_make_room(store_env *s) {
+  s->msg[0] = '\0';
+  if (s->lockfd < 0 || s->j.txn) return STORE_OK;
+  MDB_envinfo info;
+  MDB_stat st;
+  int rc;
+  if ((rc = mdb_env_info(s->env, &info)) != 0 || (rc = mdb_env_stat(s->env, &st)) != 0)
+    return st_mdb(s, rc, "reading the map size");
+  if ((info.me_last_pgno + 1) * (size_t)st.ms_psize <= info.me_mapsize / 2) return STORE_OK;
+  return st_grow(s);
+}
+
 int st_read_begin(store_env *s, MDB_txn **txn) {
   if (s->j.txn) {
     if (!pthread_equal(s->j.owner, pthread_self()))

@@ -378,6 +378,13 @@ const char *store_journal_broken(const store_env *s);
 ** thread's), STORE_EIO (the handle is then unusable: data.mdb holds the
 ** last checkpoint and the journal the rest, for the next open). */
 int store_checkpoint(store_env *s);
+/* Double the map when more than half of it is in use, while no write
+** transaction is open (right after store_checkpoint, on its thread).
+** Otherwise a long transaction that outgrows the map finds out at its
+** commit, and its epoch is written again from the journal into a larger
+** map: a stall as long as the epoch.  STORE_OK (also when there was room
+** or journaled writes are pending), STORE_EIO (the map cannot grow). */
+int store_make_room(store_env *s);
 
 /* Publish a revision whose map equals revision target's map (kind ROLLBACK;
 ** info->kind is ignored; target 0 means the empty map).  The delta is

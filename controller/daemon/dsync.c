@@ -102,6 +102,9 @@ static void checkpoint(DSync *y) {
   int rc = store_checkpoint(y->s);
   char err[1024];
   if (rc != STORE_OK) snprintf(err, sizeof err, "%s", store_errmsg(y->s));
+  /* room for the next epoch, now that no transaction is open (a map that
+  ** cannot grow is reported by the commit that needs it) */
+  else (void)store_make_room(y->s);
   pthread_mutex_lock(&y->mu);
   y->pending = 0;
   y->checkpoint = 0;

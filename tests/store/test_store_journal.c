@@ -366,6 +366,49 @@ static void test_checkpoint_map_full(void) {
   rm_store(dir);
 }
 
+/* After a checkpoint, a map more than half in use is doubled; one with
+** room, or a handle with journaled writes pending, is left as it is. */
+static void test_make_room(void) {
+  char dir[4096], err[1024], v[2048];
+  store_env *s;
+  store_stat st;
+  tmp_store(dir, sizeof dir);
+  store_options o = { .mapsize = 1u << 20 };
+  CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_OK);
+  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
+  store_entry e0 = ent(STORE_DATA, "k", "0");
+  CHECK(store_publish(s, 0, &i0, &e0, 1, NULL, 0, NULL) == STORE_OK);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  CHECK(store_make_room(s) == STORE_OK);
+  CHECK(store_stats(s, &st) == STORE_OK && st.mapsize == 1u << 20);   /* room enough */
+  uint64_t cur = 1;
+  int i = 0;
+  for (; st.file_pages * st.page_size <= st.mapsize / 2 && i < 1000; i++) {
+    char k[32];
+    snprintf(k, sizeof k, "k%d", i);
+    snprintf(v, sizeof v, "%0*d", (int)sizeof v - 1, i);
+    int r = put_later(s, cur, k, v, cur + 1);
+    CHECK(r == STORE_OK);
+    if (r != STORE_OK) {
+      fprintf(stderr, "write %d: %s\n", i, store_errmsg(s));
+      break;
+    }
+    cur++;
+    CHECK(store_make_room(s) == STORE_OK);   /* pending writes: not now */
+    CHECK(store_checkpoint(s) == STORE_OK);
+    CHECK(store_stats(s, &st) == STORE_OK);
+    CHECK(st.mapsize == 1u << 20);
+  }
+  CHECK(i < 1000);
+  CHECK(store_make_room(s) == STORE_OK);   /* more than half in use: doubled */
+  CHECK(store_stats(s, &st) == STORE_OK && st.mapsize == 2u << 20);
+  CHECK(put_later(s, cur, "after", "x", cur + 1) == STORE_OK);   /* writes go on */
+  CHECK(store_checkpoint(s) == STORE_OK);
+  CHECK(current(s) == cur + 1);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_replay();
   test_epochs();
@@ -375,5 +418,6 @@ int main(void) {
   test_in_process();
   test_map_growth();
   test_checkpoint_map_full();
+  test_make_room();
   return CHECK_DONE();
 }
