@@ -85,15 +85,36 @@ static int put_u4(W *w, unsigned v) {
   return put(w, e, 6);
 }
 
+/* 1 for the bytes a string holds as they are: printable ASCII but the
+** quote and the backslash. */
+static const unsigned char PLAIN[256] = {
+#define P16 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+  [0x20] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,   /* no '"' */
+  [0x30] = P16, P16,
+  [0x50] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,   /* no '\\' */
+  [0x60] = P16, P16,
+#undef P16
+};
+
 /* A string; one that is not UTF-8 fails, unless lossy: then each byte
 ** that does not belong is written as U+FFFD. */
 static int put_string_as(W *w, const char *str, size_t n, int ascii, int lossy) {
   const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0;
+  while (i < n && PLAIN[s[i]]) i++;
+  if (i == n) {   /* the common case: nothing to escape, one copy */
+    if (reserve(w, n + 2)) return -1;
+    w->b[w->n] = '"';
+    memcpy(w->b + w->n + 1, str, n);
+    w->b[w->n + 1 + n] = '"';
+    w->n += n + 2;
+    return 0;
+  }
   if (put(w, "\"", 1)) return -1;
-  size_t run = 0, i = 0;
+  size_t run = 0;
   while (i < n) {
     unsigned c = s[i];
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) { i++; continue; }
+    if (PLAIN[c]) { i++; continue; }
     size_t len = 1;
     long cp = c;
     if (c >= 0x80) {
