@@ -61,6 +61,11 @@
 (is-equal (multiple-value-list (or nil (values 1 2))) '(1 2))
 ;; only the last form's values pass; an earlier true form gives its primary value
 (is-equal (multiple-value-list (or (values 1 2) 3)) '(1))
+(is-eql (or (values) 2) 2)
+(is-equal (multiple-value-list (or (values))) '())
+(is-equal (multiple-value-list (and (values))) '())
+(is-equal (multiple-value-list (and)) '(t))
+(is-equal (let ((r '())) (or (progn (push 1 r) nil) (progn (push 2 r) nil) (progn (push 3 r) 3)) r) '(3 2 1))
 (is-equal (multiple-value-list (or (values nil 2) (values 3 4))) '(3 4))
 (is-equal (multiple-value-list (and 1 (values 2 3))) '(2 3))
 (is-equal (multiple-value-list (and (values nil 1) 2)) '(nil))
