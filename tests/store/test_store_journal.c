@@ -409,6 +409,41 @@ static void test_make_room(void) {
   rm_store(dir);
 }
 
+/* In journal mode a group is one record: when one of its revisions fails
+** after the others have written their entries, nothing of the group is
+** kept — not in this handle, not after a checkpoint, not after a reopen —
+** and the writes after it go on from the same parent. */
+static void test_failed_group_leaves_nothing(void) {
+  char dir[4096], err[1024], buf[64];
+  store_env *s;
+  tmp_store(dir, sizeof dir);
+  CHECK(base(dir) == STORE_OK);
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  CHECK(put_later(s, 1, "before", "1", 2) == STORE_OK);
+  store_rev_info i1 = info_of(STORE_REV_APPLICATION, 3, "first"), i2 = info_of(STORE_REV_APPLICATION, 3, "second");
+  store_entry e1 = ent(STORE_DATA, "grouped", "yes");
+  store_key gone = { STORE_DATA, "never-there" };
+  store_rev_in in[2] = {
+    { &i1, &e1, 1, NULL, 0, NULL, 0, 0, 0, NULL },
+    { &i2, NULL, 0, &gone, 1, NULL, 0, 0, 0, NULL },   /* removes a key the map lacks: fails */
+  };
+  CHECK(store_publish_group(s, 2, in, 2, STORE_GROUP_SYNC_LATER, NULL, NULL) == STORE_EINVAL);
+  CHECK(current(s) == 2);
+  CHECK(strcmp(value_of(s, "grouped", buf, sizeof buf), "") == 0);
+  CHECK(put_later(s, 2, "after", "3", 3) == STORE_OK);   /* the next write takes revision 3 */
+  CHECK(current(s) == 3);
+  CHECK(store_sync(s, err, sizeof err) == STORE_OK);
+  store_close(s);   /* checkpoints */
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
+  CHECK(current(s) == 3);
+  CHECK(strcmp(value_of(s, "grouped", buf, sizeof buf), "") == 0);
+  CHECK(strcmp(value_of(s, "before", buf, sizeof buf), "1") == 0);
+  CHECK(strcmp(value_of(s, "after", buf, sizeof buf), "3") == 0);
+  store_close(s);
+  rm_store(dir);
+}
+
 int main(void) {
   test_replay();
   test_epochs();
@@ -419,5 +454,6 @@ int main(void) {
   test_map_growth();
   test_checkpoint_map_full();
   test_make_room();
+  test_failed_group_leaves_nothing();
   return CHECK_DONE();
 }
