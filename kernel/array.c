@@ -517,7 +517,11 @@ static size_t svref_index(jt_State *S, jt_V v, jt_V iv)
   return i;
 }
 
-JT_FN(f_svref) { return jt_vec_(argv[0])->items[svref_index(S, argv[0], argv[1])]; }
+JT_FN(f_svref)
+{
+  size_t i = svref_index(S, argv[0], argv[1]);   /* checked before the vector is read */
+  return jt_vec_(argv[0])->items[i];
+}
 
 JT_FN(f_set_svref)
 {

@@ -159,6 +159,12 @@
            (make-array '(2 2) :element-type 'bit :initial-contents '((1 0) (0 1))))
 (signals error (bit-and #*11 #*111))
 (signals type-error (setf (bit (copy-seq #*00) 0) 2))
+;; svref of something that is not a simple vector is a type error (it once
+;; read the non-vector as one before checking)
+(signals type-error (svref 1 0))
+(signals type-error (svref (list 1 2) 0))
+(signals type-error (svref (make-array 2 :adjustable t) 0))
+(signals type-error (setf (svref "ab" 0) #\c))
 (signals error (let ((b (copy-seq #*00))) (setf (aref b 0) 'x)))
 ;; every sequence function works on bit vectors
 (is-eql (length #*10110) 5)
