@@ -1670,13 +1670,19 @@ static jt_Node *or_node(A *a, const jt_Node **forms, int n) {
   return node;
 }
 
-/* (and a ... y z): (if a (and ... y z) nil); the forms analysed in order,
-** the chain built from the end. */
-static jt_Node *std_and(A *a, jt_V args, int n, bool tail) {
-  if (n == 0) return const_node(a, JT_T);
+/* The n (> 0) forms of args analysed in order; only the last may be in
+** tail position. */
+static const jt_Node **analyze_forms(A *a, jt_V args, int n, bool tail) {
   const jt_Node **f = NEWN(a, const jt_Node *, n);
   for (int i = 0; i < n; i++, args = jt_cdr(args))
-    f[i] = i < n - 1 ? analyze(a, jt_car(args)) : tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+    f[i] = i == n - 1 && tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+  return f;
+}
+
+/* (and a ... y z): (if a (and ... y z) nil), the chain built from the end. */
+static jt_Node *std_and(A *a, jt_V args, int n, bool tail) {
+  if (n == 0) return const_node(a, JT_T);
+  const jt_Node **f = analyze_forms(a, args, n, tail);
   const jt_Node *acc = f[n - 1];
   for (int i = n - 2; i >= 0; i--) acc = if_node(a, f[i], acc, const_node(a, JT_NIL));
   return (jt_Node *)acc;
@@ -1684,11 +1690,8 @@ static jt_Node *std_and(A *a, jt_V args, int n, bool tail) {
 
 static jt_Node *std_or(A *a, jt_V args, int n, bool tail) {
   if (n == 0) return const_node(a, JT_NIL);
-  if (n == 1) return tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
-  const jt_Node **f = NEWN(a, const jt_Node *, n);
-  for (int i = 0; i < n; i++, args = jt_cdr(args))
-    f[i] = i < n - 1 ? analyze(a, jt_car(args)) : tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
-  return or_node(a, f, n);
+  const jt_Node **f = analyze_forms(a, args, n, tail);
+  return n == 1 ? (jt_Node *)f[0] : or_node(a, f, n);
 }
 
 /* (cond (test form...) ...): clauses analysed in order up to the first
