@@ -47,16 +47,19 @@ static int put_later(store_env *s, uint64_t parent, const char *k, const char *v
   return store_publish_group(s, parent, &in, 1, STORE_GROUP_SYNC_LATER, NULL, NULL);
 }
 
-static int base(const char *dir) {
+/* A new store at dir holding the initial revision; o may be NULL. */
+static int base_with(const char *dir, const store_options *o) {
   char err[1024];
   store_env *s;
-  if (store_open(dir, 0, &s, err, sizeof err) != STORE_OK) return -1;
+  if (store_open_with(dir, 0, o, &s, err, sizeof err) != STORE_OK) return -1;
   store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
   store_entry e = ent(STORE_DATA, "k", "0");
   int r = store_publish(s, 0, &i0, &e, 1, NULL, 0, NULL);
   store_close(s);
   return r;
 }
+
+static int base(const char *dir) { return base_with(dir, NULL); }
 
 /* In a child: journal mode, n writes k=1..n synced, then (checkpoint
 ** after `checkpoint_after` of them, when nonzero) die without closing. */
@@ -374,10 +377,8 @@ static void test_make_room(void) {
   store_stat st;
   tmp_store(dir, sizeof dir);
   store_options o = { .mapsize = 1u << 20 };
+  CHECK(base_with(dir, &o) == STORE_OK);
   CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_OK);
-  store_rev_info i0 = info_of(STORE_REV_INITIAL, 1, "initial");
-  store_entry e0 = ent(STORE_DATA, "k", "0");
-  CHECK(store_publish(s, 0, &i0, &e0, 1, NULL, 0, NULL) == STORE_OK);
   CHECK(store_journal_begin(s) == STORE_OK);
   CHECK(store_make_room(s) == STORE_OK);
   CHECK(store_stats(s, &st) == STORE_OK && st.mapsize == 1u << 20);   /* room enough */
