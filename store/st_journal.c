@@ -4,12 +4,14 @@
 ** (store.h "The journal", docs/store.md).
 **
 ** A handle in journal mode makes its SYNC_LATER writes inside one long LMDB
-** write transaction, each in a nested transaction of its own, and records
-** every put and delete such a write makes; when the nested transaction
-** ends well, its puts and deletes are appended to DIR/journal as one
-** record.  store_sync then syncs the journal alone.  store_checkpoint
-** commits the long transaction (LMDB's full commit, both syncs) and starts
-** a new epoch of the journal, making its records stale.
+** write transaction and records every put and delete such a write makes;
+** when the write ends well, its puts and deletes are appended to
+** DIR/journal as one record.  store_sync then syncs the journal alone.
+** store_checkpoint commits the long transaction (LMDB's full commit, both
+** syncs) and starts a new epoch of the journal, making its records stale.
+** A write that fails after changing the long transaction is taken back
+** by aborting it and committing the epoch's records again from the
+** journal (rewind_epoch).
 **
 ** So data.mdb on disk is always a state LMDB committed in full: the last
 ** checkpoint, or the one before it when the machine stopped between a
@@ -373,19 +375,60 @@ static int append(store_env *s) {
   return STORE_OK;
 }
 
-/* Undo the record just appended (its nested transaction failed to end):
-** a zeroed head ends replay there, until the next record overwrites it. */
-static void retract(store_env *s) {
-  uint8_t z[J_REC_HEAD] = {0};
-  (void)write_all(s->j.fd, z, sizeof z, s->j.off);
-}
-
 static int owned_here(store_env *s) {
   if (!s->j.txn || pthread_equal(s->j.owner, pthread_self())) return 1;
   st_fail(s, STORE_EPERM, "journaled writes are pending on another thread; checkpoint there first");
   return 0;
 }
 
+/* Commit the epoch's records to data.mdb from the journal, the long
+** transaction that held them being gone: all of them, or the handle
+** breaks. */
+static int recommit_epoch(store_env *s) {
+  st_journal *j = &s->j;
+  size_t n = 0;
+  int r = replay_epoch(s, j->fd, j->epoch, &n);
+  if (r == STORE_OK && n != j->seq)
+    r = st_fail(s, STORE_EIO, "committing the journal: %zu of its %llu records read back", n,
+                (unsigned long long)j->seq);
+  return r == STORE_OK ? r : break_handle(s, r);
+}
+
+/* Whether the write that just failed changed the long transaction (it
+** recorded operations, or could not record them all) or left it unusable
+** (LMDB refuses a transaction after a failed put with MDB_BAD_TXN). */
+static int spoiled(store_env *s) {
+  if (s->j.len || s->j.failed) return 1;
+  MDB_val k = { 7, "current" }, v;
+  int rc = mdb_get(s->j.txn, s->meta, &k, &v);
+  return rc != 0 && rc != MDB_NOTFOUND;
+}
+
+/* Take back a failed write that spoiled the long transaction: abort it,
+** which also drops the epoch's earlier writes, and commit those again
+** from the journal; a new epoch makes its records stale.  The failed
+** write's message is kept. */
+static int rewind_epoch(store_env *s) {
+  st_journal *j = &s->j;
+  char why[ST_MSG_MAX];
+  memcpy(why, s->msg, sizeof why);
+  mdb_txn_abort(j->txn);
+  j->txn = NULL;
+  if (j->seq) {
+    int r = recommit_epoch(s);
+    if (r == STORE_OK && (r = write_header(s, j->epoch + 1)) != STORE_OK) r = break_handle(s, r);
+    if (r != STORE_OK) return r;
+  }
+  memcpy(s->msg, why, sizeof why);
+  return STORE_OK;
+}
+
+/* A write goes straight into the long transaction: a nested transaction
+** per write would copy every page it touches once more and merge its
+** dirty list into the long one's, a cost that grows with the store.  A
+** write that fails after changing something is taken back by
+** rewind_epoch, which is slow but rare: the callers check what they can
+** before their first put. */
 int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
   st_journal *j = &s->j;
   if (j->broken) return st_fail(s, STORE_EIO, "an earlier checkpoint failed; reopen the store to recover");
@@ -402,29 +445,23 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
       }
       j->owner = pthread_self();
     }
-    MDB_txn *txn;
-    if ((rc = mdb_txn_begin(s->env, j->txn, 0, &txn)) != 0) return st_mdb(s, rc, "beginning a nested transaction");
     j->len = 0;
     j->failed = 0;
     j->capture = 1;
     s->txn_full = 0;   /* what this write's failure was, not an earlier one's */
-    r = fn(s, txn, arg);
+    r = fn(s, j->txn, arg);
     j->capture = 0;
     if (r == STORE_OK && j->failed) r = st_fail(s, STORE_ENOMEM, "out of memory recording a write in the journal");
     if (r == STORE_OK) {
       if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_BEFORE_COMMIT);
       s->no_room = 0;
       if ((r = append(s)) != STORE_OK) {
-        mdb_txn_abort(txn);
-        if (!s->no_room) return r;
+        int no_room = s->no_room;
+        if ((rc = rewind_epoch(s)) != STORE_OK) return rc;
+        if (!no_room) return r;
         /* the disk has no room for the record, data.mdb may have free
-        ** pages: checkpoint, then this write as a full commit */
-        if ((r = store_checkpoint(s)) != STORE_OK) return r;
+        ** pages: this write as a full commit */
         return st_write_direct(s, fn, arg, flags & ~ST_W_SYNC_LATER);
-      }
-      if ((rc = mdb_txn_commit(txn)) != 0) {
-        retract(s);
-        return st_mdb(s, rc, "ending a nested transaction");
       }
       j->off += J_REC_HEAD + j->len;
       j->seq++;
@@ -434,11 +471,12 @@ int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
       if (j->off > J_FULL) (void)store_checkpoint(s);
       return STORE_OK;
     }
-    mdb_txn_abort(txn);
+    if (spoiled(s) && (rc = rewind_epoch(s)) != STORE_OK) return rc;
     if (r == ST_NOCHANGE) return STORE_OK;
     if (r != ST_MAPFULL && !(r == STORE_EIO && s->txn_full)) return r;
     /* the long transaction has the map, or LMDB's dirty-page list, to
-    ** itself: commit it, grow the map if that was the limit, run again */
+    ** itself: commit it (a rewind already did), grow the map if that was
+    ** the limit, run again */
     if ((rc = store_checkpoint(s)) != STORE_OK) return rc;
     if (r == ST_MAPFULL && (rc = st_grow(s)) != STORE_OK) return rc;
   }
@@ -456,13 +494,9 @@ int store_checkpoint(store_env *s) {
     /* the commit's own bookkeeping (the free list) found no room; the
     ** journal holds every write the transaction made: a larger map, and
     ** they are committed again from there */
-    size_t n = 0;
     int r = st_grow(s);
-    if (r == STORE_OK) r = replay_epoch(s, j->fd, j->epoch, &n);
-    if (r == STORE_OK && n != j->seq)
-      r = st_fail(s, STORE_EIO, "checkpointing the journal: %zu of its %llu records read back", n,
-                  (unsigned long long)j->seq);
     if (r != STORE_OK) return break_handle(s, r);
+    if ((r = recommit_epoch(s)) != STORE_OK) return r;
     rc = 0;
   }
   /* data.mdb holds the last checkpoint, the journal the rest */
