@@ -345,12 +345,15 @@ int store_sync(store_env *s, char *err, size_t errlen);
 **
 ** A handle in journal mode makes its SYNC_LATER writes (store_publish_group
 ** with STORE_GROUP_SYNC_LATER, store_events_append_later) without touching
-** data.mdb on disk: each runs in a nested transaction of one long LMDB
-** write transaction, and the puts and deletes it made are appended to
+** data.mdb on disk: each runs in one long LMDB write transaction, and the
+** puts and deletes it made are appended to
 ** DIR/journal as one record; store_sync then syncs the journal alone —
 ** one sequential append where an LMDB commit syncs a dozen scattered pages
 ** and then its meta page.  store_checkpoint commits the long transaction
-** in full and starts the journal's next epoch.  Opening the store for
+** in full and starts the journal's next epoch.  A write that fails after its
+** first put is taken back whole (the long transaction is aborted and the
+** epoch's earlier writes are committed again from the journal): slow, and
+** only on such a failure.  Opening the store for
 ** writing replays the records of the current epoch, so after a crash of
 ** the process or the machine every write a store_sync covered is there.
 **

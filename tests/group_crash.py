@@ -8,7 +8,7 @@ the kernel publishes them in groups), and kills the kernel in the middle:
 - at an injected point of a publish (JITI_TEST_KILL_AT=POINT:N, the kernel
   kills itself: before the write transaction, after a revision's entries or
   its manifest — the Nth revision, so often inside a group — before
-  the nested transaction's end, after it (the revisions in the journal, not
+  the write's journal record is appended, after it (the revisions in the journal, not
   yet synced), in the store writer before and after the journal's
   fdatasync, and around a checkpoint's commit into data.mdb), or at a
   failed sync
@@ -18,7 +18,9 @@ the kernel publishes them in groups), and kills the kernel in the middle:
   interrupted, published ones answered),
 - or by failing a group's publication (JITI_TEST_FAIL_PUBLISH=N: the group
   and everything run on top of it are undone, their clients get
-  publication-failed, later calls go on).
+  publication-failed, later calls go on), before the store or (N:store)
+  inside its transaction, after the group's other puts, which the store
+  then takes back.
 
 Client c's k-th write is
     (world-put (list :w c k) (world-put :seq (1+ (world-get :seq 0))))
@@ -251,7 +253,7 @@ def main():
             elif mode == 4:
                 what = 'worker killed'
             else:
-                env['JITI_TEST_FAIL_PUBLISH'] = str(1 + rng.randrange(4))
+                env['JITI_TEST_FAIL_PUBLISH'] = str(1 + rng.randrange(4)) + rng.choice(['', ':store'])
                 what = 'publication failed (group %s)' % env['JITI_TEST_FAIL_PUBLISH']
             kinds[what.split(' ')[0]] = kinds.get(what.split(' ')[0], 0) + 1
             p = q = None

@@ -182,6 +182,9 @@ typedef struct Pub {
   store_key *rm;
   size_t *slots;
   uint8_t *effects;
+#ifdef JITI_TEST_HOOKS
+  int fail_in_store;         /* JITI_TEST_FAIL_PUBLISH=N:store */
+#endif
 } Pub;
 
 static void pub_free(Pub *p) {
@@ -435,10 +438,13 @@ void dgroup_publish(Daemon *D) {
   Pub *p = prepare(D, nrevs, nchanges, err, sizeof err);
 #ifdef JITI_TEST_HOOKS
   /* jiti-testhooks only: JITI_TEST_FAIL_PUBLISH=N fails the Nth group as
-  ** a store error would (the crash tests' undo path) */
+  ** a store error would (the crash tests' undo path); N:store makes the
+  ** store fail it after its puts (publish_failing) */
   static int publishes;
   const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
-  if (p && fail && ++publishes == atoi(fail)) {
+  if (p && fail && ++publishes == atoi(fail) && strstr(fail, ":store")) {
+    p->fail_in_store = 1;
+  } else if (p && fail && publishes == atoi(fail)) {
     devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
     memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;
@@ -457,9 +463,32 @@ void dgroup_publish(Daemon *D) {
   dsync_write(D, &p->w);
 }
 
+#ifdef JITI_TEST_HOOKS
+/* jiti-testhooks only: the group as it is, but its last revision also
+** removes a key no map has, and absent keys are refused: the store fails
+** the group after writing the rest of it, and has to take that back. */
+static int publish_failing(store_env *s, Pub *p) {
+  store_rev_in *last = &p->in[p->nrevs - 1], saved = *last;
+  store_key *rm = malloc((last->nremoved + 1) * sizeof *rm);
+  if (!rm) return STORE_ENOMEM;
+  if (last->nremoved) memcpy(rm, last->removed, last->nremoved * sizeof *rm);
+  rm[last->nremoved] = (store_key){STORE_DATA, "jiti-test-never-there"};
+  last->removed = rm;
+  last->nremoved++;
+  last->effects = NULL;   /* sized for the group as it is */
+  int rc = store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_SYNC_LATER, decided, p);
+  *last = saved;
+  free(rm);
+  return rc;
+}
+#endif
+
 /* On the writer thread; the meta page's sync is the writer's too. */
 static int write_group(store_env *s, DWrite *w) {
   Pub *p = (Pub *)w;
+#ifdef JITI_TEST_HOOKS
+  if (p->fail_in_store) return publish_failing(s, p);
+#endif
   int rc = store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
                                decided, p);
   if (rc == STORE_OK) {   /* for the subscribers: else the store is read */
