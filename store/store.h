@@ -364,8 +364,9 @@ int store_sync(store_env *s, char *err, size_t errlen);
 ** gone, else until the writer's next checkpoint (the kernel makes one
 ** within a second of a write).  A
 ** full commit (any write that is not SYNC_LATER) checkpoints first; so does
-** a journal grown past 64 MiB, or a long transaction that filled the map
-** or LMDB's list of dirty pages.  store_close checkpoints when called on
+** a journal grown past 64 MiB.  A write that fills the map or LMDB's list
+** of dirty pages has the epoch's earlier writes committed again from the
+** journal, and then runs again.  store_close checkpoints when called on
 ** the thread that wrote. */
 
 /* Enter journal mode (creating DIR/journal, 0600).  Returns STORE_OK,
