@@ -381,6 +381,13 @@ static int owned_here(store_env *s) {
   return 0;
 }
 
+/* The epoch's records are in data.mdb: a new epoch makes them stale, or
+** the handle breaks. */
+static int next_epoch(store_env *s) {
+  int r = write_header(s, s->j.epoch + 1);
+  return r == STORE_OK ? r : break_handle(s, r);
+}
+
 /* Commit the epoch's records to data.mdb from the journal, the long
 ** transaction that held them being gone: all of them, or the handle
 ** breaks. */
@@ -416,7 +423,7 @@ static int rewind_epoch(store_env *s) {
   j->txn = NULL;
   if (j->seq) {
     int r = recommit_epoch(s);
-    if (r == STORE_OK && (r = write_header(s, j->epoch + 1)) != STORE_OK) r = break_handle(s, r);
+    if (r == STORE_OK) r = next_epoch(s);
     if (r != STORE_OK) return r;
   }
   memcpy(s->msg, why, sizeof why);
@@ -502,8 +509,7 @@ int store_checkpoint(store_env *s) {
   /* data.mdb holds the last checkpoint, the journal the rest */
   if (rc) return break_handle(s, st_mdb(s, rc, "checkpointing the journal"));
   st_hook(s, STORE_AT_AFTER_CHECKPOINT);
-  int r = write_header(s, j->epoch + 1);
-  return r == STORE_OK ? r : break_handle(s, r);
+  return next_epoch(s);
 }
 
 int st_journal_sync(store_env *s) { return fdatasync(s->j.fd); }

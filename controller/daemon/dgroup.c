@@ -442,9 +442,9 @@ void dgroup_publish(Daemon *D) {
   ** store fail it after its puts (publish_failing) */
   static int publishes;
   const char *fail = getenv("JITI_TEST_FAIL_PUBLISH");
-  if (p && fail && ++publishes == atoi(fail) && strstr(fail, ":store")) {
-    p->fail_in_store = 1;
-  } else if (p && fail && publishes == atoi(fail)) {
+  int nth = p && fail && ++publishes == atoi(fail);
+  if (nth && strstr(fail, ":store")) p->fail_in_store = 1;
+  else if (nth) {
     devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
     memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;

@@ -410,10 +410,6 @@ static void test_make_room(void) {
   rm_store(dir);
 }
 
-/* In journal mode a group is one record: when one of its revisions fails
-** after the others have written their entries, nothing of the group is
-** kept — not in this handle, not after a checkpoint, not after a reopen —
-** and the writes after it go on from the same parent. */
 /* A group whose second revision fails after the first has written, as
 ** revision 3 of a store whose revision 2 is journaled and not yet
 ** checkpointed; its message is the failure's. */
@@ -458,6 +454,11 @@ static void check_failed_group_gone(const char *dir) {
   store_close(s);
 }
 
+/* In journal mode a group is one record: when one of its revisions fails
+** after the others have written their entries, nothing of the group is
+** kept — not in this handle, not after a checkpoint, not after a reopen,
+** not after a crash — the journaled write before it stays, and the writes
+** after it go on from the same parent. */
 static void test_failed_group_leaves_nothing(void) {
   char dir[4096], err[1024], buf[64];
   store_env *s;
