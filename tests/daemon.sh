@@ -246,6 +246,22 @@ if [[ -n $HOOKS ]]; then
   t seccomp-logged 0 "forbidden system call" -- cat "$tmp/kernel.log"
   "$HOOKS" stop --store "$H" >/dev/null
 
+  # --- recovery rebuilds the world in the same sandboxed worker: an
+  # invariant that holds only inside the sandbox (opening a file fails
+  # there) holds at recovery, and a macro that makes a forbidden call when
+  # --full expands it kills that worker, not the operator's command
+  R=$tmp/recover-sandbox
+  "$HOOKS" init --store "$R" >/dev/null
+  t recover-sandbox-invariant-added 0 "revision 2" -- \
+    "$HOOKS" invariant add --store "$R" sandboxed '(< (test-forbidden-syscall 0) 0)'
+  t recover-sandbox-invariant 0 "invariants: +all hold" -- "$HOOKS" recover-session --store "$R"
+  t recover-sandbox-macro-accepted 0 "revision 3" -- "$HOOKS" apply --store "$R" \
+    -e '(progn (defvar *armed* nil) (defmacro escape () (when *armed* (test-forbidden-syscall 1)) 1) (defun uses-escape () (escape)))'
+  t recover-sandbox-armed 0 "revision 4" -- "$HOOKS" apply --store "$R" -e '(setf *armed* t)'
+  t recover-sandbox-lazy 0 "interrupted: none" -- "$HOOKS" recover-session --store "$R"
+  t recover-sandbox-full 1 "cannot be rebuilt: the sandboxed worker .*seccomp" -- \
+    "$HOOKS" recover-session --full --store "$R"
+
   # --- group commit: a group whose publication fails (JITI_TEST_FAIL_PUBLISH:
   # the 2nd group) is undone with every call run on top of it; its clients
   # get publication-failed and nothing of it is kept; later calls go on

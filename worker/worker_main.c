@@ -192,6 +192,26 @@ static int answer_query(Worker *w, json_t *m) {
   return 1;
 }
 
+/* Analyse every function and macro body now (recover-session --full), under
+** the world's limits: user macros expand here, inside the sandbox.  Only
+** between attempts: expansion may run user code, which must not touch a
+** paused or awaiting one. */
+static void analyze(Worker *w) {
+  char why[1024] = "";
+  jiti_Limits lim;
+  txn_get_limits(w->W, &lim);
+  txn_Status st = txn_status(w->W);
+  if (st != TXN_ST_IDLE && st != TXN_ST_FAULTED)
+    snprintf(why, sizeof why, "cannot analyse while a transaction is %s", txn_status_name(st));
+  else if (jiti_world_analyze(txn_state(w->W), &lim, why, sizeof why) == JITI_OK)
+    why[0] = 0;
+  else if (!why[0])
+    snprintf(why, sizeof why, "a definition cannot be analysed");
+  json_t *r = event_msg(WIRE_ANALYZED);
+  json_object_set_new(r, "message", json_string(why));
+  send_or_die(w, r, NULL, 0);
+}
+
 /* ------------------------------------------------------------- pauses */
 
 static json_t *pause_json(Worker *w, const txn_View *v) {
@@ -693,6 +713,8 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
       /* answered */
     } else if (op == WIRE_ATTEMPT) {
       do_attempt(&w, m);
+    } else if (op == WIRE_ANALYZE) {
+      analyze(&w);
     } else if (op == WIRE_COMMIT || op == WIRE_RESTORE) {
       decide(&w, m);  /* (taken from the inbox: it came behind a request) */
     } else if (op == WIRE_ATTEMPTS) {

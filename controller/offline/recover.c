@@ -7,11 +7,13 @@
 ** command down with it):
 **   verifier  opens the store read-only and runs store_verify (the manifest
 **             chain and the hash of every current entry);
-**   importer  opens it read-only, imports CURRENT's map into a fresh world in
-**             the kernel's order, straight from the store's read
-**             transaction, and re-runs the invariants.  Function and macro
-**             bodies are analysed at their first call (the invariants force
-**             those they use); --full analyses every one of them as well.
+**   importer  opens it read-only and hands CURRENT's entries to a sandboxed
+**             worker (the kernel's own), which imports them, opens the
+**             operator's grant and re-runs the invariants.  Function and
+**             macro bodies are analysed at their first call (the invariants
+**             force those they use); --full has the worker analyse every one
+**             of them as well.  Nothing stored is evaluated, expanded or
+**             imported outside the worker's sandbox.
 ** Each reports a fixed-size record through a pipe.  Only when both succeed
 ** does the parent open the store for writing, check that CURRENT did not
 ** move meanwhile, mark attempts without an outcome as interrupted and record
@@ -32,6 +34,7 @@
 #include "kclient.h"
 #include "offline.h"
 #include "render.h"
+#include "txn.h"
 
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
 ** (used by bench/recover_bench.sh when profiling). */
@@ -151,57 +154,98 @@ static void foreign_line(Report *r, const char *fmt, ...) {
   else strcat(r->foreign + at, "\n");
 }
 
-static void unavailable_line(void *ud, const char *name, const char *library, const char *symbol,
-                             const char *why) {
-  foreign_line(ud, "foreign function %s (library %s, symbol %s) is unavailable: %s", name, library, symbol, why);
+/* CURRENT's entries by kind, from its map (the world's counts once it
+** imported whole). */
+static int count_entries(store_env *s, uint64_t rev, Report *r) {
+  storeio_map m = {0};
+  int rc = storeio_map_load(s, rev, &m);
+  for (size_t i = 0; rc == STORE_OK && i < m.n; i++) {
+    int k = storeio_kernel_kind(m.v[i].kind);
+    if (k >= 0 && k < JITI_ENTRY_KIND_COUNT) r->counts[k]++;
+  }
+  storeio_map_free(&m);
+  return rc;
 }
 
+/* The ready frame's foreign problems as report lines: granted libraries
+** that did not open, then declarations imported unavailable. */
+static void foreign_lines(json_t *ready, Report *r) {
+  json_t *f = json_object_get(ready, "foreign"), *x;
+  size_t i;
+  json_array_foreach(json_object_get(f, "failed"), i, x)
+    foreign_line(r, "the granted library %s did not open: %s", json_string_value(json_object_get(x, "library")),
+                 json_string_value(json_object_get(x, "message")));
+  json_array_foreach(json_object_get(f, "unavailable"), i, x)
+    foreign_line(r, "foreign function %s (library %s, symbol %s) is unavailable: %s",
+                 json_string_value(json_object_get(x, "name")), json_string_value(json_object_get(x, "library")),
+                 json_string_value(json_object_get(x, "symbol")), json_string_value(json_object_get(x, "reason")));
+}
+
+/* Copy msg after prefix (when it starts with it) into r->msg. */
+static void report_msg(Report *r, const char *msg, const char *prefix) {
+  size_t n = strlen(prefix);
+  snprintf(r->msg, sizeof r->msg, "%s", msg && !strncmp(msg, prefix, n) ? msg + n : msg ? msg : "?");
+}
+
+/* The importer.  This process only reads the store: the world is rebuilt by
+** a sandboxed worker (the kernel's own, workerproc.h), which imports the
+** revision's entries, opens the operator's grant before its sandbox, runs
+** the invariants and, with --full, analyses every body.  So nothing stored
+** is evaluated, expanded or imported outside the sandbox. */
 static void child_import(const char *dir, int analyze, const jiti_Limits *lim, const grant_List *g,
                          Report *r) {
   store_env *s = child_open(dir, r);
   if (!s) return;
-  jiti_State *S = NULL;
-  if ((r->store_rc = store_current(s, &r->rev)) != STORE_OK) {
+  wproc w = {.fd = -1};
+  json_t *ready = NULL, *m = NULL;
+  char err[1024];
+  if ((r->store_rc = store_current(s, &r->rev)) != STORE_OK ||
+      (r->store_rc = count_entries(s, r->rev, r)) != STORE_OK) {
     r->result = RES_STORE;
     snprintf(r->msg, sizeof r->msg, "%s", store_errmsg(s));
     goto out;
   }
   phase("importer: opened");
-  if (!(S = stack_new_world("recover-session"))) {
-    r->result = RES_NOMEM;
-    snprintf(r->msg, sizeof r->msg, "cannot create an interpreter (out of memory?)");
+  /* revision r->rev even if a writer published since (the parent checks
+  ** that CURRENT did not move before it writes anything) */
+  wproc_Plan plan = {r->rev, 0, r->rev, 0, lim, g, 1};
+  if (wproc_start(&w, s, &plan, &ready, err, sizeof err) != 0) {
+    r->result = RES_IMPORT;
+    snprintf(r->msg, sizeof r->msg, "the sandboxed worker that imports it failed: %s", err);
     goto out;
-  }
-  phase("importer: world created");
-  /* the operator's grant, as the kernel's worker gets it before the import */
-  for (size_t k = 0; k < g->n; k++) {
-    char why[1024];
-    if (jiti_foreign_grant(S, g->lib[k], why, sizeof why) != JITI_OK)
-      foreign_line(r, "the granted library %s did not open: %s", g->lib[k], why);
-  }
-  /* Straight from the store into the world, in one read transaction:
-  ** revision r->rev even if a writer published since (the parent checks
-  ** that CURRENT did not move before it writes anything). */
-  switch (storeio_import_rev(S, s, r->rev, STOREIO_IMPORT_ALL, &r->store_rc, r->msg, sizeof r->msg)) {
-    case STOREIO_IMPORT_ESTORE: r->result = RES_STORE; goto out;
-    case STOREIO_IMPORT_EENTRY: r->result = RES_IMPORT; goto out;
-    default: break;
   }
   phase("importer: imported");
-  jiti_foreign_unavailable(S, unavailable_line, r);
-  for (int k = 0; k < JITI_ENTRY_KIND_COUNT; k++)
-    r->counts[k] = jiti_world_count(S, (jiti_EntryKind)k);
-  /* the same limits as every transaction's invariants (the limits table) */
-  if (analyze && jiti_world_analyze(S, lim, r->msg, sizeof r->msg) != JITI_OK) {
-    r->result = RES_IMPORT;
+  foreign_lines(ready, r);
+  const char *st = json_string_value(json_object_get(ready, "status"));
+  const char *msg = json_string_value(json_object_get(ready, "message"));
+  if (st && !strcmp(st, txn_status_name(TXN_ST_FAULTED))) {
+    int invariant = msg && !strncmp(msg, "invalid-baseline: ", 18);
+    r->result = invariant ? RES_INVARIANT : RES_IMPORT;
+    report_msg(r, msg, invariant ? "invalid-baseline: " : "import-failed: ");
     goto out;
   }
-  if (analyze) phase("importer: every definition analysed");
-  if (jiti_invariants_check(S, lim, r->msg, sizeof r->msg) != JITI_OK) r->result = RES_INVARIANT;
   phase("importer: invariants checked");
+  if (analyze) {
+    if (wproc_send(&w, json_pack("{s:s}", "op", wire_op_name(WIRE_ANALYZE)), NULL, 0) != 0 ||
+        wproc_recv(&w, &m, NULL, NULL, err, sizeof err) != 0) {
+      r->result = RES_IMPORT;
+      snprintf(r->msg, sizeof r->msg, "the sandboxed worker that analyses it failed: %s", err);
+      goto out;
+    }
+    const char *why = json_string_value(json_object_get(m, "message"));
+    if (wire_event_of(m) != WIRE_ANALYZED || !why) {
+      r->result = RES_IMPORT;
+      snprintf(r->msg, sizeof r->msg, "the worker answered the analysis with a malformed frame");
+    } else if (*why) {
+      r->result = RES_IMPORT;
+      snprintf(r->msg, sizeof r->msg, "%s", why);
+    }
+    phase("importer: every definition analysed");
+  }
 out:
-  /* the child exits right after: no need to free the world */
-  (void)S;
+  json_decref(m);
+  json_decref(ready);
+  if (w.pid || w.fd >= 0) wproc_stop(&w, 0);
   store_close(s);
 }
 
