@@ -32,6 +32,13 @@
 ** source as before.  Repairs, resume arguments and programs take the Lisp
 ** route.
 **
+** The rules.  Every refusal is a row of one table (gate_rules below): its
+** name, what it refuses, and the reason the refusal gives.  The checks
+** name the rule (the Lisp walk returns "NAME" or "NAME ARG"), the reason
+** is made from the row, and docs/transactions.md's list of the gate's
+** rules — which the model's reference embeds — is rendered from the same
+** rows (txn_gate_rules_markdown; a test keeps the document equal to it).
+**
 ** Everything else that could escape the transaction is refused where it
 ** happens, whatever the route: the kernel's internals are unreachable from
 ** user code, and a repair may not invoke a restart of the paused
@@ -45,6 +52,85 @@
 #include <string.h>
 #include "txn_int.h"
 
+/* ---------------------------------------------------------------- rules */
+
+/* One row per refusal, in the order the document lists them.  reason: {1}
+** and {2} stand for the check's arguments. */
+static const txn_GateRule gate_rules[TXN_GATE_RULE_COUNT] = {
+  [TXN_GATE_SIZE] = {"size", "a source of more than 16 KiB (16,384 bytes)",
+    "the source is {1} bytes, more than the limit of {2}: split the change into smaller actions"},
+  [TXN_GATE_NO_FORM] = {"no-form", "a source with no form (nothing, or only whitespace and comments)",
+    "the source contains no form: send one form to evaluate"},
+  [TXN_GATE_MORE_FORMS] = {"more-forms", "more than one form, or text after the form (wrap several forms "
+    "in `progn`)",
+    "the source has more than one form, or text after its form (from character {1}): wrap several forms "
+    "in (progn ...)"},
+  [TXN_GATE_UNREADABLE] = {"unreadable", "a source that does not read: `#.` (read-time evaluation never "
+    "runs), an unbalanced form, a package prefix that names no package of the world (the kernel's internal "
+    "symbols live in a package without a name, so no prefix reaches them), a new symbol in a locked package "
+    "(`COMMON-LISP`, `JITI`)",
+    "the source does not read: {1}"},
+  [TXN_GATE_NO_PACKAGE] = {"no-package", "a request whose `package` names no package of the world",
+    "no package is named {1}"},
+  [TXN_GATE_LABELS] = {"labels", "`#n=` / `#n#` labels in the text (shared or circular literal structure)",
+    "shared or circular literal structure (#n= / #n#) is not allowed: build it at run time instead"},
+  [TXN_GATE_SHARED] = {"shared", "a cons, string or vector reached twice in the read form (shared or "
+    "circular literal structure; quoted lists, vectors and backquote templates are walked too)",
+    "shared or circular literal structure is not allowed: build shared structure at run time instead"},
+  [TXN_GATE_TOO_LARGE] = {"too-large", "a read form of more than 200,000 parts",
+    "the form is too large (more than 200,000 parts): split the change into smaller actions"},
+  [TXN_GATE_INTERNAL] = {"internal", "a kernel-internal symbol (a backstop: no reader route makes one)",
+    "kernel-internal symbol {1} is not allowed"},
+  [TXN_GATE_FORMAT_CALL] = {"format-call", "a string containing `~/` (format's call-by-name directive)",
+    "the format directive ~/name/ (a call by name) is not allowed: call the function and format its result"},
+  [TXN_GATE_FOREIGN] = {"foreign-not-granted", "a `define-foreign` of a library the operator did not "
+    "grant (a declaration made at run time is refused by the kernel itself)",
+    "define-foreign: the library {1} is not granted to this world (the operator grants it with "
+    "--allow-foreign {1})"},
+  [TXN_GATE_THROW] = {"throw-in-repair", "in a repair or restart arguments only: `throw` (it could leave "
+    "the pause)",
+    "THROW is not allowed in a repair: it could leave the pause; resume or abort it instead"},
+};
+
+const txn_GateRule *txn_gate_rule(txn_GateRuleId id) {
+  return (unsigned)id < TXN_GATE_RULE_COUNT ? &gate_rules[id] : NULL;
+}
+
+char *txn_gate_rules_markdown(void) {
+  size_t n = 1;
+  for (int i = 0; i < TXN_GATE_RULE_COUNT; i++) n += strlen(gate_rules[i].what) + 32;
+  char *out = malloc(n), *p = out;
+  if (!out) return NULL;
+  for (int i = 0; i < TXN_GATE_RULE_COUNT; i++)
+    p += sprintf(p, "- `%s`: %s;\n", gate_rules[i].name, gate_rules[i].what);
+  if (p > out) strcpy(p - 2, ".\n");  /* the last item ends the list */
+  return out;
+}
+
+/* The reason of rule id with {1} and {2} replaced by a1 and a2. */
+static void refuse(txn_GateRuleId id, const char *a1, const char *a2, char *reason, size_t n) {
+  const char *t = gate_rules[id].reason;
+  size_t k = 0;
+  for (; *t && k + 1 < n; t++) {
+    const char *a = t[0] == '{' && (t[1] == '1' || t[1] == '2') && t[2] == '}' ? (t[1] == '1' ? a1 : a2) : NULL;
+    if (!a) { reason[k++] = *t; continue; }
+    for (; *a && k + 1 < n; a++) reason[k++] = *a;
+    t += 2;
+  }
+  if (n) reason[k] = 0;
+}
+
+/* The Lisp walk's verdict "NAME" or "NAME ARG" as a reason. */
+static void refuse_named(const char *verdict, char *reason, size_t n) {
+  size_t len = strcspn(verdict, " ");
+  for (int i = 0; i < TXN_GATE_RULE_COUNT; i++)
+    if (strlen(gate_rules[i].name) == len && !strncmp(gate_rules[i].name, verdict, len)) {
+      refuse((txn_GateRuleId)i, verdict[len] ? verdict + len + 1 : "", "", reason, n);
+      return;
+    }
+  snprintf(reason, n, "refused by the gate (%s)", verdict);
+}
+
 static const char *gate_lisp =
   /* The whole walk in Lisp, for a form that names DEFINE-FOREIGN: it also
   ** refuses a declaration of a library the world was not granted. */
@@ -54,30 +140,30 @@ static const char *gate_lisp =
   "          (loop while stack do\n"
   "            (let ((x (pop stack)))\n"
   "              (incf n)\n"
-  "              (when (> n 200000) (return-from gate \"the form is too large (more than 200,000 parts): split the change into smaller actions\"))\n"
+  "              (when (> n 200000) (return-from gate \"too-large\"))\n"
   "              (cond ((symbolp x)\n"
   "                     (when (%internal-symbol-p x)\n"
-  "                       (return-from gate (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name x))))\n"
+  "                       (return-from gate (format nil \"internal ~a\" (symbol-name x))))\n"
   "                     (when (and repair (string= (symbol-name x) \"THROW\"))\n"
-  "                       (return-from gate \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")))\n"
+  "                       (return-from gate \"throw-in-repair\")))\n"
   "                    ((consp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                       (return-from gate \"shared\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (when (and (eq (car x) 'define-foreign) (consp (cdr x)) (consp (cddr x))\n"
   "                                (stringp (caddr x)) (not (%foreign-granted-p (caddr x))))\n"
-  "                       (return-from gate (format nil \"define-foreign: the library ~a is not granted to this world (the operator grants it with --allow-foreign ~a)\" (caddr x) (caddr x))))\n"
+  "                       (return-from gate (format nil \"foreign-not-granted ~a\" (caddr x))))\n"
   "                     (push (cdr x) stack)\n"
   "                     (push (car x) stack))\n"
   "                    ((stringp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                       (return-from gate \"shared\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (when (search \"~/\" x)\n"
-  "                       (return-from gate \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))\n"
+  "                       (return-from gate \"format-call\")))\n"
   "                    ((vectorp x)\n"
   "                     (when (gethash x seen)\n"
-  "                       (return-from gate \"shared or circular literal structure is not allowed: build shared structure at run time instead\"))\n"
+  "                       (return-from gate \"shared\"))\n"
   "                     (setf (gethash x seen) t)\n"
   "                     (dotimes (i (length x)) (push (aref x i) stack))))))\n"
   "          nil)))\n"
@@ -87,23 +173,23 @@ static const char *gate_lisp =
   "      (let ((form nil) (pos 0) (eof (list :eof))\n"
   "            (*package* (if package\n"
   "                           (or (find-package package) (find-package (string-upcase package))\n"
-  "                               (return-from gate (format nil \"no package is named ~a\" package)))\n"
+  "                               (return-from gate (format nil \"no-package ~a\" package)))\n"
   "                           *package*)))\n"
   "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
-  "        (when (eq form eof) (return-from gate \"the source contains no form: send one form to evaluate\"))\n"
+  "        (when (eq form eof) (return-from gate \"no-form\"))\n"
   "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
-  "          (return-from gate (format nil \"the source has more than one form, or text after its form (from character ~d): wrap several forms in (progn ...)\" pos)))\n"
+  "          (return-from gate (format nil \"more-forms ~d\" pos)))\n"
   "        (let ((found (%form-census form 200000 (if repair '(\"THROW\" \"DEFINE-FOREIGN\") '(\"DEFINE-FOREIGN\")) '(\"~/\"))))\n"
   "          (if (and (eq (car found) :symbol) (string= (symbol-name (cadr found)) \"DEFINE-FOREIGN\"))\n"
   "              (%txn-gate-walk form repair)\n"
   "              (case (car found)\n"
   "                ((nil) nil)\n"
-  "                (:too-large \"the form is too large (more than 200,000 parts): split the change into smaller actions\")\n"
-  "                (:internal (format nil \"kernel-internal symbol ~a is not allowed\" (symbol-name (cadr found))))\n"
-  "                (:symbol \"THROW is not allowed in a repair: it could leave the pause; resume or abort it instead\")\n"
-  "                (:shared \"shared or circular literal structure is not allowed: build shared structure at run time instead\")\n"
-  "                (:substring \"the format directive ~/name/ (a call by name) is not allowed: call the function and format its result\")))))\n"
-  "      (error (c) (format nil \"the source does not read: ~a\" c)))))\n"
+  "                (:too-large \"too-large\")\n"
+  "                (:internal (format nil \"internal ~a\" (symbol-name (cadr found))))\n"
+  "                (:symbol \"throw-in-repair\")\n"
+  "                (:shared \"shared\")\n"
+  "                (:substring \"format-call\")))))\n"
+  "      (error (c) (format nil \"unreadable ~a\" c)))))\n"
   /* A repair: the source's one form, evaluated so that an exit past the
   ** pause is noticed (%txn-escaped runs in the cleanup). */
   "(defun %txn-repair (src &optional package)\n"
@@ -171,7 +257,7 @@ static int text_scan(const char *s, size_t len, char *reason, size_t n) {
       if (j >= len) return 0;  /* the reader will complain */
       char d = s[j];
       if ((d == '=' || d == '#') && j > i + 1) {
-        snprintf(reason, n, "shared or circular literal structure (#n= / #n#) is not allowed: build it at run time instead");
+        refuse(TXN_GATE_LABELS, "", "", reason, n);
         return 1;
       }
       if (d == '|') {          /* block comment, nested */
@@ -221,8 +307,10 @@ static int text_checks(txn_World *W, const char *source, size_t max, char *reaso
   if (!source) { snprintf(reason, n, "no source"); return 1; }
   size_t len = strlen(source);
   if (len > max) {
-    snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu: split the change into smaller actions",
-             len, max);
+    char a1[24], a2[24];
+    snprintf(a1, sizeof a1, "%zu", len);
+    snprintf(a2, sizeof a2, "%zu", max);
+    refuse(TXN_GATE_SIZE, a1, a2, reason, n);
     return 1;
   }
   return text_scan(source, len, reason, n);
@@ -255,7 +343,9 @@ static int lisp_gate(txn_World *W, const char *source, const char *package, int 
   } else if (r.value && strcmp(r.value, "NIL") == 0) {
     refused = 0;
   } else {
-    unprint(r.value, reason, n);
+    char verdict[1024];
+    unprint(r.value, verdict, sizeof verdict);
+    refuse_named(verdict, reason, n);
     refused = 1;
   }
   jiti_result_free(&r);

@@ -433,6 +433,21 @@ struct json_t *txn_invariant_list_value(txn_World *W);
 ** (jiti_foreign_grant, jiti_foreign_unavailable). */
 struct json_t *txn_foreign_value(txn_World *W);
 
+/* The form gate's rules: one row per refusal (gate.c).  what: what it
+** refuses, a line of Markdown (docs/transactions.md lists the rows, and the
+** model's reference embeds that list); reason: the refusal's words, {1}
+** and {2} standing for its arguments. */
+typedef enum txn_GateRuleId {
+  TXN_GATE_SIZE, TXN_GATE_NO_FORM, TXN_GATE_MORE_FORMS, TXN_GATE_UNREADABLE, TXN_GATE_NO_PACKAGE,
+  TXN_GATE_LABELS, TXN_GATE_SHARED, TXN_GATE_TOO_LARGE, TXN_GATE_INTERNAL, TXN_GATE_FORMAT_CALL,
+  TXN_GATE_FOREIGN, TXN_GATE_THROW, TXN_GATE_RULE_COUNT
+} txn_GateRuleId;
+typedef struct txn_GateRule { const char *name, *what, *reason; } txn_GateRule;
+const txn_GateRule *txn_gate_rule(txn_GateRuleId id);   /* NULL out of range */
+/* Every rule as a Markdown list, one "- `NAME`: WHAT;" line each, the last
+** ending with a full stop (malloc'd; NULL on out of memory). */
+char *txn_gate_rules_markdown(void);
+
 /* The gate alone (used by txn_attempt, commands and tests): 0 when `source`
 ** may be evaluated, else 1 with the reason in `reason`. */
 int txn_gate(txn_World *W, const char *source, char *reason, size_t reasonlen);

@@ -25,6 +25,9 @@ foreach(pair ${SECTIONS})
     string(FIND "${rest}" "${next}" stop)
     string(SUBSTRING "${rest}" 0 ${stop} rest)
   endif()
+  # markers for the tools that keep a section in step (HTML comments) are
+  # not for the model
+  string(REGEX REPLACE "<!--[^\n]*-->\n" "" rest "${rest}")
   string(STRIP "${heading}" h)
   set(section "${h}\n${rest}\n")
   string(REPLACE "\\" "\\\\" section "${section}")
