@@ -282,7 +282,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     /* The few fixed descriptors are polled directly, the clients through
     ** an epoll set (one entry for any number of them): a loop turn costs
     ** what is ready, not what is connected. */
-    struct pollfd pfd[4];
+    struct pollfd pfd[5];
     int n = 0;
     int li = D->lfd >= 0 ? n : -1;
     if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
@@ -290,6 +290,11 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->w.fd >= 0) {
       wi = n;
       pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
+    }
+    int xi = -1;  /* the worker's stderr, into the log (dworker.c) */
+    if (D->w.err.fd >= 0) {
+      xi = n;
+      pfd[n++] = (struct pollfd){D->w.err.fd, POLLIN, 0};
     }
     int si = n;   /* a group's sync ended (dsync.c) */
     pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
@@ -310,6 +315,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
     double sweep = dclients_sweep_idle(D);
     if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
+    wproc_err_tick(&D->w);   /* lines of its stderr dropped: said once their second is over */
+    double err_due = wproc_err_due(&D->w);
+    if (err_due >= 0 && err_due < wake) wake = err_due;
     double due = devents_due(D);
     if (due == 0) {
       devents_flush_due(D);
@@ -326,6 +334,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
       break;
     }
     if (pfd[si].revents & POLLIN) dgroup_synced(D);
+    if (xi >= 0 && pfd[xi].revents) dworker_stderr(D);
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
     if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
     /* the ready clients (none is freed before the sweep below) */
