@@ -8,7 +8,9 @@
 **
 **   (define-foreign name "libm.so.6" "cos" :double (:double))
 **
-** which resolves the symbol, prepares the libffi call interface once, and
+** which resolves the symbol — in that library itself: a grant is exactly
+** the library named, not the libraries it depends on, which dlsym would
+** search too — prepares the libffi call interface once, and
 ** makes NAME a primitive whose calls convert and range-check every argument
 ** (a wrong type or an integer out of range is a type-error, a wrong count a
 ** program-error), pay fuel like a built-in, and call through ffi_call.  A
@@ -17,7 +19,11 @@
 ** Types: :int :long :int64 :uint64 :size :double :float :bool :void,
 ** :string (NUL-terminated UTF-8, copied in for the call and copied out of a
 ** result; NIL is the null pointer), :pointer (an opaque object Lisp can pass
-** back but not make or do arithmetic on; NIL is the null pointer).
+** back but not make, change or see the address of: no conversion here
+** turns a pointer into an integer or back, and it prints without its
+** address; NIL is the null pointer).  What cannot be checked is a
+** declaration's truth: a C parameter or result that is a pointer declared
+** as an integer type is a lie the kernel cannot see (docs/security.md).
 **
 ** Declarations are managed entries of the world (kind foreign): the world
 ** records each one's canonical form, and importing a world declares them
@@ -31,8 +37,10 @@
 ** types.  A declaration can be unavailable — its library or symbol missing
 ** when a world is imported — and then a call signals why.
 */
+#define _GNU_SOURCE  /* dlinfo, dladdr1, dl_iterate_phdr */
 #include <dlfcn.h>
 #include <ffi.h>
+#include <link.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -156,6 +164,82 @@ static char *why_no_symbol(const char *library, const char *symbol) {
   return fmt("the library %s has no symbol %s", library, symbol);
 }
 
+/* The loaded object a handle or an address belongs to. */
+static struct link_map *object_of_handle(void *handle) {
+  struct link_map *lm = NULL;
+  return dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 ? lm : NULL;
+}
+
+static struct link_map *object_of_address(void *p) {
+  Dl_info info;
+  struct link_map *lm = NULL;
+  return dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) ? lm : NULL;
+}
+
+/* How an object is named in a message: its file's name, as a grant
+** usually names it ("libc.so.6"), or the program itself. */
+static const char *object_name(const struct link_map *lm) {
+  const char *n = lm && lm->l_name ? lm->l_name : "";
+  const char *slash = strrchr(n, '/');
+  return !*n ? "the jiti program itself" : slash ? slash + 1 : n;
+}
+
+/* Whether p lies in an executable segment of lm: a function's code, not
+** data (an IFUNC's address, resolved by dlsym, is its implementation's). */
+typedef struct Seg { const struct link_map *lm; uintptr_t p; int exec; } Seg;
+static int segment_of(struct dl_phdr_info *info, size_t size, void *arg) {
+  Seg *s = arg;
+  (void)size;
+  if (info->dlpi_addr != s->lm->l_addr || strcmp(info->dlpi_name ? info->dlpi_name : "", s->lm->l_name ? s->lm->l_name : ""))
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && s->p >= lo && s->p - lo < ph->p_memsz) {
+      s->exec = (ph->p_flags & PF_X) != 0;
+      break;
+    }
+  }
+  return 1;
+}
+
+/* The function `symbol` of the granted library g itself, or NULL with why
+** (malloc'd; NULL too when memory is exhausted).  dlsym on a handle also
+** searches the libraries it depends on (libm's handle finds libc's
+** getpid), but a grant is exactly the library it names: a symbol found in
+** another object is refused, naming where it comes from, and so is one
+** that is data rather than code. */
+static void *resolve(jt_FFI *F, Grant *g, const char *symbol, char **why) {
+  *why = NULL;
+  void *p = dlsym(g->handle, symbol);
+  if (!p) {
+    *why = why_no_symbol(g->name, symbol);
+    return NULL;
+  }
+  struct link_map *own = object_of_handle(g->handle), *at = object_of_address(p);
+  if (!own || !at) {
+    *why = fmt("the address of %s cannot be told to belong to %s", symbol, g->name);
+    return NULL;
+  }
+  if (at != own) {
+    const char *as = NULL;
+    for (size_t i = 0; i < F->ngrants && !as; i++)
+      if (F->grants[i].handle && object_of_handle(F->grants[i].handle) == at) as = F->grants[i].name;
+    *why = as ? fmt("%s is not defined in %s (it comes from %s, granted as %s: name that library in the declaration)",
+                    symbol, g->name, object_name(at), as)
+              : fmt("%s is not defined in %s (it comes from %s, which is not granted)", symbol, g->name,
+                    object_name(at));
+    return NULL;
+  }
+  Seg seg = {own, (uintptr_t)p, 0};
+  dl_iterate_phdr(segment_of, &seg);
+  if (!seg.exec) {
+    *why = fmt("%s of %s is not a function (it is not in the library's code)", symbol, g->name);
+    return NULL;
+  }
+  return p;
+}
+
 static void set_why(Decl *d, char *why) {
   free(d->unavailable);
   d->unavailable = why ? why : strdup("unavailable");  /* NULL only when out of memory */
@@ -194,13 +278,14 @@ jiti_Status jiti_foreign_grant(jiti_State *S, const char *library, char *err, si
   for (size_t i = 0; i < F->ndecls; i++) {
     Decl *d = F->decls[i];
     if (!d->unavailable || strcmp(d->library, library) != 0) continue;
-    void *p = g->handle ? dlsym(g->handle, d->symbol) : NULL;
+    char *why = NULL;
+    void *p = g->handle ? resolve(F, g, d->symbol, &why) : NULL;
     if (p) {
       d->fn = (void (*)(void))p;
       free(d->unavailable);
       d->unavailable = NULL;
     } else {
-      set_why(d, g->handle ? why_no_symbol(library, d->symbol) : why_no_library(F, library));
+      set_why(d, g->handle ? why : why_no_library(F, library));
     }
   }
   return g->handle ? JITI_OK : JITI_ERROR;
@@ -302,8 +387,9 @@ static jt_V declare(jt_State *S, jt_V form, bool importing) {
   char *library = string_arg(S, parts[2], "library");
   char *symbol = string_arg(S, parts[3], "symbol");
   Grant *g = find_grant(F, library);
-  void *p = g && g->handle ? dlsym(g->handle, symbol) : NULL;
-  char *why = p ? NULL : g && g->handle ? why_no_symbol(library, symbol) : why_no_library(F, library);
+  char *why = NULL;
+  void *p = g && g->handle ? resolve(F, g, symbol, &why) : NULL;
+  if (!p && !(g && g->handle)) why = why_no_library(F, library);
   if (!p && !importing) {
     snprintf(S->msgbuf, sizeof S->msgbuf, "define-foreign: %s", why ? why : "out of memory");
     free(library);

@@ -1064,13 +1064,10 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
   }
   case JT_TFOREIGN:
     unreadable(P, v, "a foreign pointer");
+    /* never the address: printing must not turn a pointer into a number */
     out_ascii(P, "#<FOREIGN ");
     print_escaped(P, ((jt_Foreign *)v)->tag, depth + 1);
-    {
-      char tmp[40];
-      snprintf(tmp, sizeof tmp, " #x%lX>", (unsigned long)(uintptr_t)((jt_Foreign *)v)->ptr);
-      out_ascii(P, tmp);
-    }
+    out_char(P, '>');
     return;
   case JT_TPACKAGE:
     unreadable(P, v, "a package");

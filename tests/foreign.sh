@@ -7,11 +7,19 @@
 # why; granting again repairs it), and a foreign call that crashes the worker
 # (abort, a null-pointer write): only the worker dies, the transaction is
 # interrupted, nothing it did is published, a fresh worker serves CURRENT.
-#   bash tests/foreign.sh path/to/jiti path/to/libjitiprobe.so path/to/libjitiprobe_lean.so
+# A grant is exactly its library: a function its dependency defines (libc's
+# getpid through libm; probe_add through a library that only links the
+# probe) is refused when declared and unavailable when recovered.  The
+# worker gets none of the kernel's environment (a secret in it stays out of
+# reach of a granted getenv), and what it writes on stderr reaches the log
+# only as marked, escaped lines, at most so many a second.
+#   bash tests/foreign.sh path/to/jiti path/to/libjitiprobe.so path/to/libjitiprobe_lean.so \
+#     path/to/libjitiprobe_fwd.so
 set -u
 JITI=$1
 PROBE=$2
 LEAN=$3
+FWD=$4
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d /tmp/jiti-foreign.XXXXXX)
 cleanup() {
@@ -85,6 +93,15 @@ cp "$LEAN" "$GONE"
 "$JITI" recover-session --store "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE" >/dev/null 2>"$tmp/err"
 ok recover-missing-symbol-status $?
 t recover-missing-symbol 0 "foreign function GADD \(library $GONE, symbol probe_add\) is unavailable: .*probe_add" -- cat "$tmp/err"
+# the symbol only in a library it depends on: not the grant's
+cp "$FWD" "$GONE"
+"$JITI" recover-session --store "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE" >/dev/null 2>"$tmp/err"
+ok recover-dependency-symbol-status $?
+t recover-dependency-symbol 0 "foreign function GADD \(library $GONE, symbol probe_add\) is unavailable: probe_add is not defined in $GONE \(it comes from libjitiprobe.so, granted as $PROBE: name that library in the declaration\)" -- cat "$tmp/err"
+# a libc function through libm's grant, offline
+cp "$LEAN" "$GONE"  # for the kernel below: a library that lacks the symbol
+t apply-dependency-refused 1 "define-foreign: getpid is not defined in libm.so.6 \(it comes from libc.so.6, which is not granted\).*nothing was published" \
+  -- "$JITI" apply --store "$S" --allow-foreign libm.so.6 -e '(define-foreign c-getpid "libm.so.6" "getpid" :int ())'
 
 # --- the kernel: the grant in status; a missing symbol at its start
 start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-foreign "$GONE" --allow-foreign libnothere.so.9
@@ -95,6 +112,12 @@ t status-json 0 '"granted": \[.*"libm.so.6"' -- "$JITI" status --json --store "$
 t kernel-log-symbol 0 "error: foreign function GADD \(library $GONE, symbol probe_add\) is unavailable" -- cat "$LOG"
 t kernel-log-library 0 "error: the granted library libnothere.so.9 did not open" -- cat "$LOG"
 t kernel-rest-recovered 0 "^\(1.0d0 42 8\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (world-get :sum) (twice 4))'
+for sym in getpid system open write malloc syscall getenv; do
+  t "kernel-dependency-$sym" 1 "define-foreign: $sym is not defined in libm.so.6 \(it comes from libc.so.6, which is not granted\)" \
+    -- "$JITI" eval --store "$S" "(define-foreign c-$sym \"libm.so.6\" \"$sym\" :int ())"
+done
+t kernel-data-symbol 1 "signgam of libm.so.6 is not a function" \
+  -- "$JITI" eval --store "$S" '(define-foreign sg "libm.so.6" "signgam" :int ())'
 t kernel-unavailable-call 1 "GADD.*probe_add" -- "$JITI" eval --store "$S" '(gadd 1 2)'
 t observe-unavailable 0 '"unavailable": \[.*"GADD"' -- "$JITI" observe --json --store "$S"
 t observe-unavailable-text 0 "unavailable foreign function GADD: .*probe_add" -- "$JITI" observe --store "$S"
@@ -139,5 +162,54 @@ start_kernel "$S" --allow-foreign libm.so.6 --allow-foreign "$PROBE" --allow-for
 ok kernel-after-kill $?
 t after-kill-calls 0 "^\(1.0d0 5 5 7\)$" -- "$JITI" eval --store "$S" '(list (my-cos 0) (padd 2 3) (gadd 2 3) (pfault 7))'
 stop_kernel
+
+# --- the worker's environment and stderr: a kernel granted libc, started
+# with a secret in its environment
+S=$tmp/s2
+"$JITI" init --store "$S" >/dev/null
+OPENAI_API_KEY=sk-jiti-test-secret TZ=UTC LC_TIME=C start_kernel "$S" --allow-foreign libc.so.6
+ok env-kernel-starts $?
+t env-declare 0 "C-WRITE" -- "$JITI" eval --store "$S" '(progn
+  (define-foreign c-getenv "libc.so.6" "getenv" :string (:string))
+  (define-foreign c-write "libc.so.6" "write" :long (:int :string :size)))'
+t env-secret-gone 0 '^\(NIL NIL NIL\)$' -- "$JITI" eval --store "$S" \
+  '(list (c-getenv "OPENAI_API_KEY") (c-getenv "PATH") (c-getenv "HOME"))'
+t env-kept 0 '^\("UTC" "C"\)$' -- "$JITI" eval --store "$S" '(list (c-getenv "TZ") (c-getenv "LC_TIME"))'
+# lines that would pass for the kernel's, a carriage return, a terminal
+# escape, bytes that are not UTF-8, a line of 5000 bytes
+t stderr-forge 0 "^[0-9]+$" -- "$JITI" eval --store "$S" '(let ((s (format nil
+  "2026-01-01T00:00:00Z jiti kernel: forged-line~%forged-2~Cjiti kernel: over~C[31mred\\~%" (code-char 13) (code-char 27))))
+  (c-write 2 s (length s)))'
+t stderr-bad-utf8 0 "^1$" -- "$JITI" eval --store "$S" '(progn (c-write 2 "bad-utf8 é" 10) (c-write 2 (string #\Newline) 1))'
+t stderr-long 0 "^5001$" -- "$JITI" eval --store "$S" \
+  '(c-write 2 (concatenate (quote string) (make-string 5000 :initial-element #\b) (string #\Newline)) 5001)'
+t_until stderr-marked 0 "worker\[[0-9]+\]: 2026-01-01T00:00:00Z jiti kernel: forged-line" -- cat "$LOG"
+t stderr-escaped 0 'worker\[[0-9]+\]: forged-2\\rjiti kernel: over\\x1b\[31mred\\\\'$'\n' -- cat "$LOG"
+t stderr-bad-utf8-escaped 0 'worker\[[0-9]+\]: bad-utf8 \\xc3'$'\n' -- cat "$LOG"
+t stderr-cut 0 "worker\[[0-9]+\]: b{100,} \[[0-9]+ bytes cut\]" -- cat "$LOG"
+n=$(grep -c "^2026-01-01T00:00:00Z jiti kernel: forged-line\|^[^ ]* jiti kernel: over\|^jiti kernel: over" "$LOG")
+ok stderr-no-forged-line "$n"
+# a flood of stderr: the kernel answers meanwhile; lines past the budget are
+# dropped and counted in the log
+"$JITI" eval --store "$S" '(dotimes (i 100000) (c-write 2 "flood line
+" 11))' >"$tmp/flood.out" 2>&1 &
+fp=$!
+t flood-status 0 "state:" -- "$JITI" status --store "$S"
+wait "$fp"
+ok flood-call "$?"
+t_until flood-dropped 0 "jiti kernel: worker [0-9]+: [0-9]+ lines of its stderr dropped \(more than 100 lines" -- cat "$LOG"
+n=$(grep -c "worker\[[0-9]*\]: flood line" "$LOG")
+ok flood-limited "$([[ $n -gt 0 && $n -lt 2000 ]]; echo $?)"
+stop_kernel
+# offline: the worker's stderr on the command's, escaped and limited, and a
+# flood never holds the command up
+OPENAI_API_KEY=sk-jiti-test-secret TZ=UTC t apply-secret-gone 0 "no change" -- "$JITI" apply --store "$S" \
+  --allow-foreign libc.so.6 -e '(progn (when (c-getenv "OPENAI_API_KEY") (error "the secret leaked"))
+                                        (unless (equal (c-getenv "TZ") "UTC") (error "TZ is not kept")))'
+t apply-stderr 0 'worker\[[0-9]+\]: jiti apply: forged\\x1b' -- "$JITI" apply --store "$S" --allow-foreign libc.so.6 \
+  -e '(let ((s (format nil "jiti apply: forged~C~%" (code-char 27)))) (c-write 2 s (length s)))'
+t apply-flood 0 "jiti: worker [0-9]+: [0-9]+ lines of its stderr dropped" -- "$JITI" apply --store "$S" \
+  --allow-foreign libc.so.6 -e '(dotimes (i 100000) (c-write 2 "flood line
+" 11))'
 
 finish

@@ -19,7 +19,8 @@
 **   dsync.c      the store writer: the thread that writes a group and
 **                syncs it off the loop; dstore() for everything else
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
-**                without blocking the loop, its frames in, its death
+**                without blocking the loop, its frames in, its stderr into
+**                the log, its death
 **   dkeys.c      idempotency keys: outcomes replayed to retried requests
 **   devents.c    the attempts' events, group-committed to the store with
 **                the generation; subscribers' event lines
@@ -265,6 +266,9 @@ void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next even
 void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
                   uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
+/* A line of the worker's stderr, escaped already (workerproc.h): "<time>
+** worker[PID]: text", never a line of the kernel's. */
+void dlog_worker(Daemon *D, int pid, const char *text, size_t n);
 
 /* dclients.c */
 Client *dclients_find(Daemon *D, uint64_t serial);
@@ -384,6 +388,7 @@ int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */
 void dworker_restart(Daemon *D);       /* a replacement: does not wait */
 void dworker_writable(Daemon *D);      /* write queued start-up frames */
 void dworker_readable(Daemon *D);
+void dworker_stderr(Daemon *D);        /* its stderr is readable: into the log */
 int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) */
 /* The same for a frame written as text (NULL: it could not be, out of
 ** memory, which ends the worker as a failed send does). */

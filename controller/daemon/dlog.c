@@ -4,6 +4,11 @@
 ** next waits; dlog_soon's (the line per finished transaction) wait for the
 ** next write of the events (devents_written, at most 10 ms later), so a
 ** stream of calls costs a write per group commit, not one per call.
+**
+** Every line of the kernel's own starts "<time> jiti kernel: ".  The
+** worker's stderr lines (dlog_worker) start "<time> worker[PID]: " and
+** arrive escaped (workerproc.h): a worker cannot end a line or begin one,
+** so it cannot write a line that passes for the kernel's.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,8 +21,8 @@
 
 #define LINE_MAX_BYTES 2048
 
-/* The start of a line: "<time> jiti kernel: "; its length. */
-static size_t line_start(Daemon *D, char *line) {
+/* The time a line starts with, and a space; its length. */
+static size_t line_time(Daemon *D, char *line) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   if (ts.tv_sec != D->log.second || !D->log.when[0]) {  /* formatted once a second, not per line */
@@ -26,8 +31,15 @@ static size_t line_start(Daemon *D, char *line) {
   }
   size_t n = strlen(D->log.when);
   memcpy(line, D->log.when, n);
-  memcpy(line + n, " jiti kernel: ", 14);
-  return n + 14;
+  line[n] = ' ';
+  return n + 1;
+}
+
+/* The start of the kernel's own lines: "<time> jiti kernel: "; its length. */
+static size_t line_start(Daemon *D, char *line) {
+  size_t n = line_time(D, line);
+  memcpy(line + n, "jiti kernel: ", 13);
+  return n + 13;
 }
 
 static void put_line(Daemon *D, int urgent, char *line, size_t len) {
@@ -102,6 +114,17 @@ void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outco
   request_snippet(source, src, sizeof src);
   n = put_str(line, n, src);
   put_line(D, 0, line, n);
+}
+
+void dlog_worker(Daemon *D, int pid, const char *text, size_t len) {
+  char line[LINE_MAX_BYTES];
+  size_t n = line_time(D, line);
+  n = put_str(line, n, "worker[");
+  n = put_u64(line, n, (uint64_t)(pid > 0 ? pid : 0));
+  n = put_str(line, n, "]: ");
+  if (len > LINE_MAX_BYTES - 1 - n) len = LINE_MAX_BYTES - 1 - n;
+  memcpy(line + n, text, len);
+  put_line(D, 1, line, n + len);
 }
 
 void dlog(Daemon *D, const char *fmt, ...) {

@@ -74,8 +74,11 @@ static void usage(FILE *out) {
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
           "clients on DIR/kernel.sock (newline-delimited JSON, docs/protocol.md).  One line\n"
-          "per transaction is logged on stderr.  SIGTERM or 'jiti stop' shuts it down\n"
-          "cleanly (a paused transaction is aborted and restored first).\n"
+          "per transaction is logged on stderr; what the worker writes on its own stderr\n"
+          "is logged as 'worker[PID]: ' lines, escaped and at most 100 a second.  The\n"
+          "worker gets none of this process's environment but LANG, LC_*, TZ and\n"
+          "LD_LIBRARY_PATH.  SIGTERM or 'jiti stop' shuts it down cleanly (a paused\n"
+          "transaction is aborted and restored first).\n"
           "\n"
           "The limits below are every transaction's (the form, its repairs, the\n"
           "invariants); a call, an action or a preview may lower them for itself, the\n"
@@ -282,7 +285,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     /* The few fixed descriptors are polled directly, the clients through
     ** an epoll set (one entry for any number of them): a loop turn costs
     ** what is ready, not what is connected. */
-    struct pollfd pfd[4];
+    struct pollfd pfd[5];
     int n = 0;
     int li = D->lfd >= 0 ? n : -1;
     if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
@@ -290,6 +293,11 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->w.fd >= 0) {
       wi = n;
       pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
+    }
+    int xi = -1;  /* the worker's stderr, into the log (dworker.c) */
+    if (D->w.err.fd >= 0) {
+      xi = n;
+      pfd[n++] = (struct pollfd){D->w.err.fd, POLLIN, 0};
     }
     int si = n;   /* a group's sync ended (dsync.c) */
     pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
@@ -310,6 +318,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
     if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
     double sweep = dclients_sweep_idle(D);
     if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
+    wproc_err_tick(&D->w);   /* lines of its stderr dropped: said once their second is over */
+    double err_due = wproc_err_due(&D->w);
+    if (err_due >= 0 && err_due < wake) wake = err_due;
     double due = devents_due(D);
     if (due == 0) {
       devents_flush_due(D);
@@ -326,6 +337,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
       break;
     }
     if (pfd[si].revents & POLLIN) dgroup_synced(D);
+    if (xi >= 0 && pfd[xi].revents) dworker_stderr(D);
     if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
     if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
     /* the ready clients (none is freed before the sweep below) */

@@ -1,7 +1,9 @@
 /*
 ** dworker.c — the daemon's worker process (daemon.h, docs/worker-frames.md):
 ** starting it from CURRENT without blocking the loop, its frames in, its
-** death and replacement.  What it is asked to do is dsched.c's.
+** death and replacement; its stderr, read into the log as the worker's
+** (never written to the log directly).  What it is asked to do is
+** dsched.c's.
 **
 ** A worker is started without blocking the daemon: fork + exec, then all of
 ** its start-up frames (init, CURRENT's entries in import batches, start)
@@ -68,12 +70,27 @@ int dworker_send_text(Daemon *D, const char *text, size_t n) {
   return -1;
 }
 
+/* ------------------------------------------------------------- stderr */
+
+/* A line of the worker's stderr (workerproc.h: escaped, rate-limited)
+** into the log, marked as the worker's; the reader's notes about it (lines
+** dropped) are the kernel's own lines. */
+static void stderr_line(void *ud, int pid, const char *text, size_t n, int note) {
+  Daemon *D = ud;
+  if (note) dlog(D, "worker %d: %.*s", pid, (int)n, text);
+  else dlog_worker(D, pid, text, n);
+}
+
+void dworker_stderr(Daemon *D) { wproc_err_read(&D->w); }
+
 /* ------------------------------------------------------------ start-up */
 
 /* Start a worker from CURRENT and queue its start-up frames.  0, or -1
 ** with a message in err (nothing left running). */
 static int spawn(Daemon *D, char *err, size_t errlen) {
   if (wproc_spawn(&D->w, &D->grant, err, errlen) != 0) return -1;
+  D->w.err.fn = stderr_line;
+  D->w.err.ud = D;
   D->wout.len = D->wout.off = 0;
   if (store_current(dstore(D), &D->revision) != STORE_OK) {
     snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(dstore(D)));
@@ -171,16 +188,19 @@ int dworker_start_first(Daemon *D) {
     return -1;
   }
   while (D->wait == W_START) {
-    struct pollfd p = {D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
-    int n = poll(&p, 1, 1000);
+    struct pollfd p[2] = {{D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0},
+                          {D->w.err.fd, POLLIN, 0}};
+    int n = poll(p, D->w.err.fd >= 0 ? 2 : 1, 1000);
     if (n < 0 && errno == EINTR) continue;
     if (daemon_now() > D->start_deadline) {
       start_failed(D, "it did not start within 120 s");
       break;
     }
+    wproc_err_tick(&D->w);
     if (n <= 0) continue;
-    if (p.revents & POLLOUT) dworker_writable(D);
-    if (p.revents & (POLLIN | POLLHUP | POLLERR)) dworker_readable(D);
+    if (D->w.err.fd >= 0 && p[1].revents) dworker_stderr(D);
+    if (p[0].revents & POLLOUT) dworker_writable(D);
+    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) dworker_readable(D);
   }
   D->restart_at = 0;  /* the caller gives up instead */
   return D->w.fd >= 0 && D->wait == W_NONE ? 0 : -1;

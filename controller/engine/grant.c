@@ -13,9 +13,10 @@
 
 const char GRANT_HELP[] =
   "  --allow-foreign LIB  grant the world the C library LIB (a name dlopen finds,\n"
-  "                    e.g. libm.so.6, or a path): its functions may be declared\n"
-  "                    with define-foreign and are re-created from the store\n"
-  "                    (repeat for more libraries; docs/security.md)\n";
+  "                    e.g. libm.so.6, or a path): the functions it defines\n"
+  "                    itself (not those of the libraries it depends on) may be\n"
+  "                    declared with define-foreign and are re-created from the\n"
+  "                    store (repeat for more libraries; docs/security.md)\n";
 
 /* The bytes lib takes in a manifest's grant: the name and its newline. */
 static size_t manifest_bytes(const grant_List *g) {

@@ -8,17 +8,28 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "workerproc.h"
 
 #define IMPORT_BATCH_BYTES ((size_t)4 << 20)
+/* Seconds a synchronous caller waits for a worker that neither reads nor
+** writes its socket (the socket's own timeouts say the same). */
+#define WPROC_TIMEOUT 120
+
+static double wproc_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 #define IMPORT_BATCH_ENTRIES 20000
 
 /* ------------------------------------------------------------- process */
@@ -55,9 +66,47 @@ uint64_t wproc_outcomes_unseen(const wproc *w) {
   return made > w->outcomes_seen ? made - w->outcomes_seen : 0;
 }
 
+/* The variables of this process's environment that WPROC_ENV lets through
+** (pointers into environ), NULL-terminated in envp (cap entries). */
+static void worker_env(const char **envp, size_t cap) {
+  static const char *const keep[] = {WPROC_ENV};
+  size_t n = 0;
+  for (char **e = environ; e && *e && n + 1 < cap; e++) {
+    const char *eq = strchr(*e, '=');
+    if (!eq) continue;
+    size_t len = (size_t)(eq - *e);
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+      size_t kl = strlen(keep[k]);
+      int prefix = kl && keep[k][kl - 1] == '*';
+      if (prefix ? len >= kl - 1 && !strncmp(*e, keep[k], kl - 1) : len == kl && !strncmp(*e, keep[k], kl)) {
+        envp[n++] = *e;
+        break;
+      }
+    }
+  }
+  envp[n] = NULL;
+}
+
+/* The worker's stderr: a pipe, both ends non-blocking (a worker whose
+** reader falls behind loses lines rather than waits), the write end at 10
+** or above (clear of the descriptors the child sets up).  0, or -1. */
+static int stderr_pipe(int *rd, int *wr) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  int hi = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+  close(p[1]);
+  if (hi < 0) {
+    close(p[0]);
+    return -1;
+  }
+  *rd = p[0];
+  *wr = hi;
+  return 0;
+}
+
 int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
-  int sv[2];
-  /* argv before the fork: the child only execs */
+  int sv[2], ew;
+  /* argv and the environment before the fork: the child only execs */
   const char *argv[3 + 2 * GRANT_MAX] = {"jiti", "__worker"};
   size_t argc = 2;
   for (size_t k = 0; grant && k < grant->n; k++) {
@@ -65,10 +114,17 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
     argv[argc++] = grant->lib[k];
   }
   argv[argc] = NULL;
+  const char *envp[64];
+  worker_env(envp, sizeof envp / sizeof envp[0]);
   memset(w, 0, sizeof *w);
-  w->fd = -1;
+  w->fd = w->err.fd = -1;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     snprintf(err, errlen, "socketpair: %s", strerror(errno));
+    return -1;
+  }
+  if (stderr_pipe(&w->err.fd, &ew) != 0) {
+    snprintf(err, errlen, "a pipe for the worker's stderr: %s", strerror(errno));
+    close(sv[0]); close(sv[1]);
     return -1;
   }
   int pfd = progress_page(w);
@@ -77,6 +133,8 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   if (pid < 0) {
     snprintf(err, errlen, "fork: %s", strerror(errno));
     close(sv[0]); close(sv[1]);
+    close(w->err.fd); close(ew);
+    w->err.fd = -1;
     if (pfd >= 0) close(pfd);
     progress_unmap(w);
     return -1;
@@ -92,16 +150,19 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
       fcntl(WORKER_FD, F_SETFD, 0);
     }
     if (pfd >= 0 && dup2(pfd, WORKER_PROGRESS_FD) < 0) _exit(127);
+    if (dup2(ew, 2) < 0) _exit(127);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
-    execv("/proc/self/exe", (char *const *)argv);
+    execve("/proc/self/exe", (char *const *)argv, (char *const *)envp);
     _exit(127);
   }
   close(sv[1]);
+  close(ew);
   if (pfd >= 0) close(pfd);
   w->fd = sv[0];
   w->pid = pid;
-  struct timeval tv = {120, 0};
+  w->err.pid = (int)pid;
+  struct timeval tv = {WPROC_TIMEOUT, 0};
   setsockopt(w->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(w->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   return 0;
@@ -215,6 +276,24 @@ int wproc_send_text(wproc *w, const char *json, size_t n) {
   return w->fd >= 0 ? wire_send_text(w->fd, json, n, NULL, 0) : -1;
 }
 
+/* Wait until the socket is ready for `events` (POLLIN, POLLOUT) or the
+** deadline passes, passing on the worker's stderr meanwhile: a worker never
+** waits for its stderr to be read (its end does not block), but what it
+** writes is shown while the caller waits for it.  1 ready, 0 timed out. */
+static int await(wproc *w, short events, double deadline) {
+  for (;;) {
+    struct pollfd p[2] = {{w->fd, events, 0}, {w->err.fd, POLLIN, 0}};
+    double now = wproc_now(), wait = deadline - now, due = wproc_err_due(w);
+    if (wait <= 0) return 0;
+    if (due >= 0 && due < wait) wait = due;
+    int n = poll(p, w->err.fd >= 0 ? 2 : 1, (int)(wait * 1000) + 1);
+    if (n < 0 && errno != EINTR) return 1;  /* let the read or write say what is wrong */
+    if (n > 0 && w->err.fd >= 0 && p[1].revents) wproc_err_read(w);
+    wproc_err_tick(w);
+    if (n > 0 && p[0].revents) return 1;
+  }
+}
+
 /* The worker is gone (or must go): reap it and say how it ended. */
 static void reap(wproc *w, char *err, size_t errlen) {
   int st = 0;
@@ -227,6 +306,7 @@ static void reap(wproc *w, char *err, size_t errlen) {
     wproc_describe(st, how, sizeof how);
     snprintf(err, errlen, "the worker %s", how);
   }
+  wproc_err_close(w);
   if (w->fd >= 0) close(w->fd);
   wire_reader_reset(&w->rd);
   progress_unmap(w);
@@ -241,7 +321,17 @@ int wproc_recv(wproc *w, json_t **msg, unsigned char **blob, size_t *bloblen, ch
     snprintf(err, errlen, "the worker is gone");
     return -1;
   }
-  if (wire_recv(w->fd, &w->rd, msg, blob, bloblen, why, sizeof why) == 0) return 0;
+  /* as wire_recv, with the worker's stderr read while it waits; a worker
+  ** silent for WPROC_TIMEOUT seconds is given up */
+  double deadline = wproc_now() + WPROC_TIMEOUT;
+  for (;;) {
+    int got = wire_next(&w->rd, msg, blob, bloblen, why, sizeof why);
+    if (got > 0) return 0;
+    if (got < 0 || !await(w, POLLIN, deadline)) break;
+    ssize_t k = wire_fill(w->fd, &w->rd);
+    if (k <= 0) break;
+    deadline = wproc_now() + WPROC_TIMEOUT;
+  }
   reap(w, err, errlen);
   return -1;
 }
@@ -259,11 +349,13 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
   /* The worker reads its frames while it imports; a world larger than the
   ** socket buffer is written as it reads. */
   size_t off = 0;
-  while (off < len) {
-    ssize_t k = send(w->fd, buf + off, len - off, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
+  double deadline = wproc_now() + WPROC_TIMEOUT;
+  while (off < len && await(w, POLLOUT, deadline)) {
+    ssize_t k = send(w->fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (k <= 0) break;
     off += (size_t)k;
+    deadline = wproc_now() + WPROC_TIMEOUT;
   }
   free(buf);
   json_t *m;
@@ -290,6 +382,7 @@ void wproc_stop(wproc *w, int now) {
       while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
     }
   }
+  wproc_err_close(w);
   if (w->fd >= 0) close(w->fd);
   wire_reader_reset(&w->rd);
   progress_unmap(w);

@@ -9,7 +9,11 @@
 **
 ** The worker is `jiti __worker` (fork + exec of /proc/self/exe: a fresh
 ** address space without the store's memory map or descriptors) with one
-** end of a socketpair as WORKER_FD; it never opens the store.
+** end of a socketpair as WORKER_FD; it never opens the store.  It gets
+** none of the kernel's environment but the few variables WPROC_ENV names,
+** and its stderr is a pipe of its own that the caller reads (wstderr.c):
+** never the kernel's log, which the worker could otherwise write lines
+** into that look like the kernel's.
 */
 #ifndef jiti_workerproc_h
 #define jiti_workerproc_h
@@ -20,12 +24,57 @@
 #include "engine.h"
 #include "worker.h"
 
+/* The worker's environment, all it gets of the kernel's: the locale and
+** time zone (LC_* is every variable of that prefix), where libraries are
+** found (a granted library named as dlopen finds it is found by the worker
+** as by `jiti run`), the garbage collector's stress switch and the switch
+** that skips the sandbox for debugging (both read by the worker itself),
+** and, in a sanitizer build, the sanitizers' options. */
+#define WPROC_ENV_COMMON "LANG", "LC_*", "TZ", "LD_LIBRARY_PATH", "JITI_GC_STRESS", "JITI_WORKER_NO_SANDBOX"
+#if defined(__SANITIZE_ADDRESS__)
+#define WPROC_ENV WPROC_ENV_COMMON, "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"
+#else
+#define WPROC_ENV WPROC_ENV_COMMON
+#endif
+
+/* A worker's stderr as log lines (wstderr.c): each line escaped (control
+** characters, backslashes and bytes that are not UTF-8 as \t \r \\ \xHH,
+** invisible format characters such as bidirectional overrides as
+** \u{XXXX}), cut past WPROC_ERR_LINE_MAX bytes as escaped ("[N bytes
+** cut]"), and at most WPROC_ERR_LINES lines or WPROC_ERR_BYTES bytes a
+** second passed on: the lines past that are dropped, and their number is
+** reported once the second is over. */
+#define WPROC_ERR_LINE_MAX 1024
+#define WPROC_ERR_LINES 100
+#define WPROC_ERR_BYTES 16384
+
+/* Where the lines go: the worker pid's line text (n bytes, escaped, no
+** newline), or with note set the reader's own remark about the stream
+** (lines dropped), which a log must tell apart from the worker's lines. */
+typedef void (*wproc_ErrFn)(void *ud, int pid, const char *text, size_t n, int note);
+
+typedef struct wproc_Err {
+  int fd;                   /* the pipe's read end (non-blocking); -1: none */
+  int pid;                  /* the worker whose stderr it is */
+  wproc_ErrFn fn;           /* NULL: this process's stderr, the worker's lines
+                               as "worker[PID]: text", notes as "jiti: worker
+                               PID: text" */
+  void *ud;
+  unsigned char line[WPROC_ERR_LINE_MAX];  /* the line so far, raw */
+  size_t n, cut;            /* its bytes, and those past the buffer */
+  int64_t second;           /* the second that lines and bytes count in */
+  unsigned lines;
+  size_t bytes;
+  uint64_t dropped;         /* lines dropped and not yet reported */
+} wproc_Err;
+
 typedef struct wproc {
   int fd;              /* the kernel's end of the socketpair; -1: none */
   pid_t pid;           /* 0: none */
   wire_reader rd;      /* frames read and not yet handed out */
   const worker_Progress *progress;  /* shared with the worker, or NULL */
   uint64_t outcomes_seen;           /* outcome frames its reader counted */
+  wproc_Err err;       /* its stderr (err.fn, err.ud: set after the spawn) */
 } wproc;
 
 /* The world a worker starts with. */
@@ -46,8 +95,10 @@ typedef struct wproc_Plan {
 } wproc_Plan;
 
 /* Start a worker process granted the libraries of grant (NULL: none; they
-** become its --allow-foreign arguments); w->fd and w->pid set.  0, or -1
-** with a message in err (nothing left running). */
+** become its --allow-foreign arguments), with the environment WPROC_ENV
+** allows and its stderr a pipe; w->fd, w->pid and w->err.fd set, and its
+** lines going to this process's stderr until w->err.fn says otherwise.
+** 0, or -1 with a message in err (nothing left running). */
 int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen);
 
 /* Append the start-up frames of plan — init, the map's entries in import
@@ -82,7 +133,24 @@ int wproc_recv(wproc *w, struct json_t **msg, unsigned char **blob, size_t *blob
                size_t errlen);
 
 /* Ask the worker to exit and reap it; kill it if it has not exited within
-** 2 s (or at once with kill set).  w is reset. */
+** 2 s (or at once with kill set); then its last stderr lines (wproc_err_close).
+** w is reset. */
 void wproc_stop(wproc *w, int kill);
+
+/* wstderr.c.  The synchronous calls above (wproc_start, wproc_recv) read
+** the worker's stderr themselves while they wait; a caller with a poll loop
+** of its own (the kernel daemon) polls w->err.fd and calls these. */
+
+/* Read what the worker's stderr holds now (at most 1 MiB, without
+** waiting), passing its complete lines on.  0, or -1 once the pipe is
+** closed (the last line passed on, w->err.fd -1). */
+int wproc_err_read(wproc *w);
+/* Seconds until the lines dropped must be reported (wproc_err_tick); < 0:
+** none were. */
+double wproc_err_due(const wproc *w);
+void wproc_err_tick(wproc *w);
+/* The worker is reaped: read what is left, pass on the last line and the
+** lines dropped, close the pipe. */
+void wproc_err_close(wproc *w);
 
 #endif

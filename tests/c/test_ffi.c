@@ -252,6 +252,66 @@ static void test_limits(jiti_State *S) {
             "(SIGNED-BYTE 64)");
 }
 
+/* A grant is exactly its library: dlsym on libm's handle also finds libc's
+** functions (libm depends on libc), and those are refused, when declared
+** and when a stored declaration is imported; libm's own functions work, a
+** data symbol is no function, and a library granted under its own name is
+** named in the reason. */
+static void test_grant_is_library(void) {
+  char err[512];
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(jiti_foreign_grant(S, "libm.so.6", err, sizeof err) == JITI_OK);
+  CHECK_STR(ev(S, "(progn (define-foreign m-cos \"libm.so.6\" \"cos\" :double (:double)) (m-cos 0))"), "1.0d0");
+  CHECK_STR(ev(S, "(progn (define-foreign m-ldexp \"libm.so.6\" \"ldexp\" :double (:double :int)) (m-ldexp 1 3))"),
+            "8.0d0");
+  const char *want = "!PROGRAM-ERROR: define-foreign: getpid is not defined in libm.so.6 (it comes from libc.so.6, "
+                     "which is not granted)";
+  CHECK_STR(ev(S, "(define-foreign m-getpid \"libm.so.6\" \"getpid\" :int ())"), want);
+  CHECK_STR(ev(S, "(fboundp 'm-getpid)"), "NIL");
+  for (const char *const *sym = (const char *const[]){"system", "open", "write", "malloc", "syscall", "getenv", NULL};
+       *sym; sym++) {
+    char src[200];
+    snprintf(src, sizeof src, "(define-foreign m-x \"libm.so.6\" \"%s\" :int ())", *sym);
+    const char *got = ev(S, src);
+    if (!strstr(got, "is not defined in libm.so.6 (it comes from libc.so.6")) fprintf(stderr, "%s -> %s\n", *sym, got);
+    CHECK(strstr(got, "is not defined in libm.so.6 (it comes from libc.so.6, which is not granted)") != NULL);
+  }
+  CHECK(strstr(ev(S, "(define-foreign m-sg \"libm.so.6\" \"signgam\" :int ())"), "signgam of libm.so.6 is not a function") != NULL);
+  /* libc granted too: the reason names it as granted, the declaration
+  ** must still name it */
+  CHECK(jiti_foreign_grant(S, "libc.so.6", err, sizeof err) == JITI_OK);
+  CHECK(strstr(ev(S, "(define-foreign m-getpid \"libm.so.6\" \"getpid\" :int ())"),
+               "it comes from libc.so.6, granted as libc.so.6: name that library in the declaration") != NULL);
+  CHECK(ev(S, "(define-foreign m-getpid \"libc.so.6\" \"getpid\" :int ())")[0] != '!');
+  CHECK(atoi(ev(S, "(m-getpid)")) > 0);
+  /* a stored declaration of libc's getpid in libm (the entry of the one
+  ** above with the library renamed in place, same length): imported
+  ** where libm alone is granted, it is unavailable and says why */
+  export_all(S);
+  Ent *e = NULL;
+  for (int i = 0; i < ents.n; i++)
+    if (ents.v[i].kind == JITI_ENTRY_FOREIGN && !strcmp(ents.v[i].name, "M-GETPID")) e = &ents.v[i];
+  CHECK(e != NULL);
+  jiti_State *T = jiti_open();
+  jiti_world_enable(T);
+  CHECK(jiti_foreign_grant(T, "libm.so.6", err, sizeof err) == JITI_OK);
+  if (e) {
+    unsigned char *at = memmem(e->bytes, e->len, "libc.so.6", 9);
+    CHECK(at != NULL);
+    if (at) memcpy(at, "libm.so.6", 9);
+    CHECK(jiti_import_entry(T, JITI_ENTRY_FOREIGN, "M-GETPID", e->bytes, e->len, err, sizeof err) == JITI_OK);
+    Unav u = {0};
+    CHECK(jiti_foreign_unavailable(T, note_unavailable, &u) == 1);
+    CHECK_STR(u.text, "M-GETPID|libm.so.6|getpid|getpid is not defined in libm.so.6 (it comes from libc.so.6, which "
+                      "is not granted)\n");
+    const char *m = ev(T, "(m-getpid)");
+    CHECK(strstr(m, "unavailable: getpid is not defined in libm.so.6") != NULL);
+  }
+  jiti_close(T);
+  jiti_close(S);
+}
+
 int main(void) {
   jiti_State *S = jiti_open();
   jiti_world_enable(S);
@@ -320,8 +380,10 @@ int main(void) {
   CHECK(strstr(ev(S, DECL("car", "probe_add", ":int", "(:int :int)")), "built-in") != NULL);
   CHECK(strstr(ev(S, "(define-foreign p-x \"lib\")"), "define-foreign") != NULL);
   CHECK(strstr(ev(S, "(%define-foreign '(define-foreign p-x 1 2 3 4))"), "undefined") != NULL);
-  /* pointers cannot be forged or stored */
+  /* pointers cannot be forged or stored, and print without their address */
   CHECK(strstr(ev(S, "(world-put :p (p-box 1))"), "not storable") != NULL);
+  CHECK_STR(ev(S, "(prin1-to-string (p-box 1))"), "\"#<FOREIGN :POINTER>\"");
+  CHECK_STR(ev(S, "(format nil \"~a ~s\" (p-box 1) (list (p-box 2)))"), "\"#<FOREIGN :POINTER> (#<FOREIGN :POINTER>)\"");
   /* calls pay fuel like any built-in */
   jiti_Limits lim = {.fuel = 10000};
   jiti_Result r;
@@ -337,6 +399,7 @@ int main(void) {
   CHECK_STR(ev(S, "(p-add 2 3)"), "5");
   test_limits(S);
   test_entries(S);
+  test_grant_is_library();
   jiti_close(S);
   return CHECK_DONE();
 }
