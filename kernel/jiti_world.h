@@ -10,12 +10,19 @@
 
 #include "jiti.h"
 
-/* Entry kinds. */
+/* Entry kinds (docs/world.md).  New kinds are added last: stores keep
+** their names, hosts may keep their numbers. */
 typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
   JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
   JITI_ENTRY_FOREIGN, JITI_ENTRY_PACKAGE,
+  JITI_ENTRY_TYPE,            /* deftype */
+  JITI_ENTRY_SYMBOL_MACRO,    /* define-symbol-macro */
+  JITI_ENTRY_SETF_EXPANDER,   /* defsetf, define-setf-expander */
+  JITI_ENTRY_COMPILER_MACRO,  /* define-compiler-macro */
+  JITI_ENTRY_DOCUMENTATION,   /* (setf documentation) of a name, a defvar's doc string */
+  JITI_ENTRY_PLIST,           /* a symbol's property list */
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 
