@@ -42,9 +42,15 @@ t modify-macro-use 0 '^APPEND-TO$' -- e "(defun append-to (l) (appendf l (list 2
 t documentation 0 '"Small or not."' -- e '(progn (defvar *rate* 5 "The rate.") (setf (documentation (quote small-p) (quote function)) "Small or not."))'
 t plist 0 '^2$' -- e "(setf (get 'plus 'precedence) 1 (get 'times 'precedence) 2)"
 t plist-use 0 '^PREC$' -- e "(defun prec (op) (get op 'precedence))"
+t show-kind 0 "added plist TIMES" -- "$JITI" show --store "$S" HEAD~1
 USES="(list (small-p 3) (small-p 30) (head-of (list 1 2)) (set-kar (list 1 2)) (set-kdr (list 1 2)) (set-kar2 (list 1 2)) (funcall (compiler-macro-function 'sq) '(sq 3) nil) (append-to (list 1)) (documentation 'appendf 'function) (documentation '*rate* 'variable) (documentation 'small-p 'function) (prec 'plus) (prec 'times))"
 WANT='^\(T NIL \(2 2\) \(40 2\) \(1 5\) \(1003 2\) 9 \(1 2\) "Append to a place." "The rate." "Small or not." 1 2\)$'
 t uses 0 "$WANT" -- e "$USES"
+
+# --- a change in place publishes the variable it changed, not the
+# property lists exported with it (they change in place too)
+t change-in-place 0 '^7$' -- e "(car (rplaca *pair* 7))"
+t change-in-place-only-var 0 'changes: +\+0 ~1 -0.*changed variable \*PAIR\*' -- "$JITI" show --store "$S" HEAD
 
 # --- a call that fails leaves nothing behind
 before=$(fingerprint)
@@ -63,7 +69,6 @@ t builtin-untouched 0 '^\(NIL NIL\)$' -- e "(list (get 'car 'colour) (compiler-m
 # --- the kinds as the commands show them
 t inspect-type 0 "DEFTYPE SMALL" -- "$JITI" inspect --store "$S" --kind type SMALL
 t inspect-plist 0 "SYMBOL-PLIST" -- "$JITI" inspect --store "$S" --kind plist PLUS
-t show-kind 0 "added plist TIMES" -- "$JITI" show --store "$S" HEAD~1
 
 # --- stop, start: the worker imports CURRENT, and every use still works
 "$JITI" stop --store "$S" >/dev/null
