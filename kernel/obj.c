@@ -263,6 +263,13 @@ void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & JT_SYM_CONSTANT)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot set the constant %s", s->cname);
+  /* A built-in symbol that is no variable (CAR, LIST) has no value of the
+  ** world's: one set would outlive the transaction without being stored.
+  ** The language's variables (*print-base*, ...) are reset instead. */
+  if ((s->h.flags & (JT_SYM_BUILTIN | JT_SYM_LOCKED)) && !(s->h.flags & JT_SYM_SPECIAL) && !S->kernel_mode)
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot set the value of %s: it is a built-in symbol, not a variable (define a variable of "
+              "your own with DEFVAR)", s->cname);
   JT_SET(S, s, s->value, v);
 }
 

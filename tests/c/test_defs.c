@@ -280,6 +280,8 @@ static void test_builtins_refused(void) {
     {"(define-setf-expander cdr (x) (values nil nil nil x x))", "!LOCKED-SYMBOL-ERROR: cannot define CDR as a setf expander"},
     {"(define-symbol-macro list 1)", "!LOCKED-SYMBOL-ERROR: cannot define LIST as a symbol macro"},
     {"(define-modify-macro incf (&optional (d 1)) +)", "!LOCKED-SYMBOL-ERROR: cannot define INCF as a macro"},
+    {"(set 'car 5)", "!LOCKED-SYMBOL-ERROR: cannot set the value of CAR"},
+    {"(setq list 5)", "!LOCKED-SYMBOL-ERROR: cannot set the value of LIST"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *got = txn(S, cases[i].src);
@@ -289,7 +291,10 @@ static void test_builtins_refused(void) {
   }
   /* nothing of them is left, and reading them is fine */
   CHECK_STR(ev(S, "(list (get 'car 'colour) (symbol-plist 'length) (compiler-macro-function 'car)"
-                  " (stringp (documentation 'car 'function)))"), "(NIL NIL NIL T)");
+                  " (stringp (documentation 'car 'function)) (boundp 'car))"), "(NIL NIL NIL T NIL)");
+  /* the language's variables can still be set (they are reset between
+  ** transactions, not stored) */
+  CHECK_STR(ev(S, "(let ((*print-base* 10)) (setq *print-base* 16) *print-base*)"), "16");
   char *after = dump(S);
   CHECK_STR(after, before);
   /* a kernel helper found in an expansion does no more than the form */

@@ -104,6 +104,9 @@
 (signals error (eval '(define-symbol-macro car 1)))
 (signals error (eval '(define-compiler-macro car (x) x)))
 (signals error (eval '(define-modify-macro incf () 1+)))
+;; a built-in symbol that is no variable has no value to set
+(signals error (eval '(set 'car 5)))
+(signals error (eval '(setq list 5)))
 ;; a name is a variable or a symbol macro, not both
 (signals error (eval '(define-symbol-macro *def-documented* 1)))
 
