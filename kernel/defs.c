@@ -181,11 +181,15 @@ void jt_plist_check(jt_State *S, jt_V v) {
 }
 
 /* The entry holds nothing: its form is made from the symbol's property
-** list when it is exported (the list can change in place, as a variable's
-** value can). */
+** list when it is exported.  Only its coming and going is recorded: a list
+** that stays non-empty changes by a store into the symbol or into one of
+** its conses, which the export finds as it finds a variable's change
+** (world.c), so a loop of (setf get) logs nothing per call. */
 void jt_plist_changed(jt_State *S, jt_V v) {
   if (!S->world_define || !nameable(S, v)) return;
-  jt_defs_record(S, JITI_ENTRY_PLIST, v, jt_symobj(S, v)->plist == JT_NIL ? JT_NIL : JT_T);
+  bool want = jt_symobj(S, v)->plist != JT_NIL;
+  if (jt_world_has_entry(S, JITI_ENTRY_PLIST, v) != want)
+    jt_defs_record(S, JITI_ENTRY_PLIST, v, want ? JT_T : JT_NIL);
 }
 
 jt_V jt_defs_plist_form(jt_State *S, jt_V v) {

@@ -62,6 +62,9 @@ bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
 ** managed state now (see world.c). */
 void jt_world_update_instances(jt_State *S);
 
+/* Whether the world records an entry (kind, name). */
+bool jt_world_has_entry(jt_State *S, int kind, jt_V name);
+
 /* defs.c: the entries kept as a symbol's kernel properties and the like —
 ** types, symbol macros, setf expanders, compiler macros, documentation,
 ** property lists — and a DEFINE-MODIFY-MACRO's macro entry.

@@ -508,6 +508,15 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   JT_POP(S, 1);
 }
 
+bool jt_world_has_entry(jt_State *S, int kind, jt_V name) {
+  World *w = W(S);
+  if (!w || !w->enabled) return false;
+  jt_V key = entry_key(S, kind, name);
+  bool found;
+  jt_hash_get(S, w->registry, key, &found);
+  return found;
+}
+
 /* Entries of a generic function that is going away (its name was
 ** fmakunbound or defined as an ordinary function): its defgeneric and the
 ** methods defmethod made. */
