@@ -232,6 +232,25 @@ static void test_plist_changed_in_place(void) {
   jiti_commit(S);
   jiti_State *T = restart(S);
   CHECK_STR(ev(T, "(list (get 'box 'items) (get 'other 'x))"), "((1 9) 1)");
+  /* a property added to a list that is an entry already: only the symbol
+  ** changed, and its list is exported, not the others */
+  jiti_checkpoint(T);
+  CHECK_STR(ev(T, "(setf (get 'box 'count) 0)"), "0");
+  c = changed(T);
+  CHECK(strstr(c, "plist BOX "));
+  CHECK(!strstr(c, "plist OTHER"));
+  free(c);
+  jiti_commit(T);
+  /* a loop of them (a value changed in place, then every list may have) */
+  jiti_checkpoint(T);
+  CHECK_STR(ev(T, "(dotimes (i 1000) (setf (get 'box 'count) i)) (get 'box 'count)"), "999");
+  c = changed(T);
+  CHECK(strstr(c, "plist BOX "));
+  free(c);
+  jiti_commit(T);
+  jiti_State *T2 = restart(T);
+  CHECK_STR(ev(T2, "(get 'box 'count)"), "999");
+  jiti_close(T2);
   /* a property list emptied is no entry: the entry is removed */
   jiti_checkpoint(T);
   CHECK_STR(ev(T, "(setf (symbol-plist 'other) nil)"), "NIL");
