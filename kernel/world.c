@@ -544,9 +544,11 @@ static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
 ** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
 ** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
 ** key), a removed method, a generic function going away (fn: it); and
-** JT_DEF_FOREIGN, a define-foreign (form: its canonical form).  A name's
-** function cell holds one definition: whichever kind defines it replaces
-** the entries of the others. */
+** JT_DEF_FOREIGN, a define-foreign (form: its canonical form); and
+** JT_DEF_ENTRY + k / JT_DEF_ENTRY_GONE - k (jt_state.h), an entry of kind k
+** recorded as defs.c gives it, or gone.  A name's function cell holds one
+** definition: whichever kind defines it replaces the entries of the
+** others. */
 /* True when a type's definition is installing the function `name` (kind 0
 ** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
 ** then holds the names the type defines (40-struct.lisp). */
