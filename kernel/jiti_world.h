@@ -57,7 +57,7 @@ typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
 /* Export every managed entry in import order: packages, structures,
-** classes, foreign declarations, macros, types, symbol macros, setf
+** classes, foreign declarations, macros, symbol macros, types, setf
 ** expanders, compiler macros, functions, variables, property lists,
 ** documentation, generic functions, methods, data rows, invariants; by name
 ** within a kind.  JITI_ERROR when a managed place holds an unexportable

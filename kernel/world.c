@@ -660,12 +660,12 @@ static int layout_depth(jt_V layout, int guard) {
 ** them, macros before the functions whose bodies they expand in.  Foreign
 ** declarations stand on nothing; they come before the code that calls
 ** them.  A deftype's, a setf expander's or a compiler macro's function is
-** analysed when it is imported, so they follow the macros it may use; a
-** symbol macro, like a macro, comes before the functions it expands in.
+** analysed when it is imported, so they follow the macros and symbol
+** macros it may use (a symbol macro needs nothing: its expansion is data).
 ** Property lists hold values, as variables do. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2, [JITI_ENTRY_FOREIGN] = 3,
-  [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_TYPE] = 5, [JITI_ENTRY_SYMBOL_MACRO] = 6,
+  [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_SYMBOL_MACRO] = 5, [JITI_ENTRY_TYPE] = 6,
   [JITI_ENTRY_SETF_EXPANDER] = 7, [JITI_ENTRY_COMPILER_MACRO] = 8, [JITI_ENTRY_FUNCTION] = 9,
   [JITI_ENTRY_VARIABLE] = 10, [JITI_ENTRY_PLIST] = 11, [JITI_ENTRY_DOCUMENTATION] = 12,
   [JITI_ENTRY_GENERIC] = 13, [JITI_ENTRY_METHOD] = 14, [JITI_ENTRY_DATA] = 15,

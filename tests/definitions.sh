@@ -46,6 +46,9 @@ t show-kind 0 "added plist TIMES" -- "$JITI" show --store "$S" HEAD~1
 USES="(list (small-p 3) (small-p 30) (head-of (list 1 2)) (set-kar (list 1 2)) (set-kdr (list 1 2)) (set-kar2 (list 1 2)) (funcall (compiler-macro-function 'sq) '(sq 3) nil) (append-to (list 1)) (documentation 'appendf 'function) (documentation '*rate* 'variable) (documentation 'small-p 'function) (prec 'plus) (prec 'times))"
 WANT='^\(T NIL \(2 2\) \(40 2\) \(1 5\) \(1003 2\) 9 \(1 2\) "Append to a place." "The rate." "Small or not." 1 2\)$'
 t uses 0 "$WANT" -- e "$USES"
+# a deftype whose function uses a symbol macro: the store imports symbol
+# macros first
+t type-of-symbol-macro 0 '^T$' -- e '(progn (define-symbol-macro lim 9) (deftype upto-lim () `(integer 0 ,lim)) (typep 9 (quote upto-lim)))'
 
 # --- a change in place publishes the variable it changed, not the
 # property lists exported with it (they change in place too)
@@ -74,6 +77,7 @@ t inspect-plist 0 "SYMBOL-PLIST" -- "$JITI" inspect --store "$S" --kind plist PL
 "$JITI" stop --store "$S" >/dev/null
 start_kernel "$S"; ok restart $?
 t uses-after-restart 0 "$WANT" -- e "$USES"
+t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
 
 # --- redefinitions and removals, then another restart
 t redefine-type 0 '^SMALL$' -- e "(deftype small () '(integer 0 99))"
@@ -87,7 +91,7 @@ WANT2='^\(T \(1 3\) \(-4 2\) NIL \(SETF X \(APPEND X 1\)\) NIL 2\)$'
 t after 0 "$WANT2" -- e "$AFTER"
 t diff-kinds 0 "removed compiler-macro SQ" -- "$JITI" diff --store "$S" HEAD~6 HEAD
 "$JITI" stop --store "$S" >/dev/null
-t recover-counts 0 "types 1, symbol macros 1, setf expanders 3, documentation strings 2, property lists 1" -- "$JITI" recover-session --store "$S"
+t recover-counts 0 "types 2, symbol macros 2, setf expanders 3, documentation strings 2, property lists 1" -- "$JITI" recover-session --store "$S"
 start_kernel "$S"; ok restart-again $?
 t after-restart 0 "$WANT2" -- e "$AFTER"
 "$JITI" stop --store "$S" >/dev/null

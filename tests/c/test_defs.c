@@ -176,6 +176,23 @@ static void test_each_kind_survives_a_restart(void) {
   jiti_close(S);
 }
 
+/* What a deftype's, a setf expander's or a compiler macro's function uses
+** when it is made — a macro, a symbol macro — is imported before it. */
+static void test_import_order(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(txn(S, "(defmacro upto (n) `'(integer 0 ,n)) (define-symbol-macro lim 9)"
+                   "(deftype by-macro () (upto 5)) (deftype by-symbol-macro () `(integer 0 ,lim))"
+                   "(defsetf lim-place (x) (v) `(setf (car ,x) (min ,v ,lim)))"
+                   "(list (typep 5 'by-macro) (typep 9 'by-symbol-macro) (let ((c (list 0))) (setf (lim-place c) 20) c))"),
+            "(T T (9))");
+  jiti_State *T = restart(S);
+  CHECK_STR(ev(T, "(list (typep 5 'by-macro) (typep 9 'by-symbol-macro) (let ((c (list 0))) (setf (lim-place c) 20) c))"),
+            "(T T (9))");
+  jiti_close(T);
+  jiti_close(S);
+}
+
 /* A transaction that defines all of them and is restored leaves no trace:
 ** no entry, no definition, no documentation, no property. */
 static void test_restored_leaves_no_trace(void) {
@@ -439,6 +456,7 @@ static void test_entry_text(void) {
 
 int main(void) {
   test_each_kind_survives_a_restart();
+  test_import_order();
   test_restored_leaves_no_trace();
   test_plist_changed_in_place();
   test_builtins_refused();
