@@ -880,6 +880,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   finalize(S, base[2]);
   add_accessors(S, base[2]);
   jt_clos_changed(S);
+  jt_meta_type_replaced(S, name);
   if (S->world_define) S->world_define(S, name, JT_DEF_CLASS, base[0], base[2]);
   /* instances in the world's managed state take the new shape now */
   if (redefining) jt_world_update_instances(S);

@@ -813,6 +813,7 @@ JT_FN(f_define_condition) {
   jt_V old = jt_find_layout(S, name);
   if (old != JT_NIL && !(jt_layout_(old)->h.flags & JT_LAYOUT_CONDITION))
     jt_error(S, "%s names a structure type", jt_symname(S, name));
+  jt_meta_type_replaced(S, name);
   jt_V parents = argv[1] == JT_NIL ? jt_list(S, 1, JT_SYM(S, CONDITION)) : argv[1];
   JT_PUSH(S, parents);
   jt_V layout = jt_define_layout(S, name, parents, argv[2], argv[3], true);

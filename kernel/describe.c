@@ -298,7 +298,9 @@ static int body_header(const char *head) {
     {"CASE", 1}, {"ECASE", 1}, {"TYPECASE", 1}, {"ETYPECASE", 1}, {"HANDLER-CASE", 1},
     {"RESTART-CASE", 1}, {"HANDLER-BIND", 1}, {"PROGN", 0}, {"COND", 0}, {"LOOP", 0},
     {"TAGBODY", 0}, {"DEFVAR", 1}, {"DEFPARAMETER", 1}, {"DEFCONSTANT", 1},
-    {"WITH-OUTPUT-TO-STRING", 1}, {"WITH-SIMPLE-RESTART", 1}, {"PROG1", 1}};
+    {"WITH-OUTPUT-TO-STRING", 1}, {"WITH-SIMPLE-RESTART", 1}, {"PROG1", 1}, {"DEFTYPE", 2},
+    {"DEFSETF", 3}, {"DEFINE-SETF-EXPANDER", 2}, {"DEFINE-COMPILER-MACRO", 2},
+    {"DEFINE-MODIFY-MACRO", 3}, {"DEFINE-SYMBOL-MACRO", 1}};
   for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
     if (!strcmp(head, forms[i].name)) return forms[i].n;
   return -1;

@@ -10,12 +10,19 @@
 
 #include "jiti.h"
 
-/* Entry kinds. */
+/* Entry kinds (docs/world.md).  New kinds are added last: stores keep
+** their names, hosts may keep their numbers. */
 typedef enum jiti_EntryKind {
   JITI_ENTRY_FUNCTION, JITI_ENTRY_MACRO, JITI_ENTRY_VARIABLE,
   JITI_ENTRY_STRUCTURE, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT,
   JITI_ENTRY_CLASS, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
   JITI_ENTRY_FOREIGN, JITI_ENTRY_PACKAGE,
+  JITI_ENTRY_TYPE,            /* deftype */
+  JITI_ENTRY_SYMBOL_MACRO,    /* define-symbol-macro */
+  JITI_ENTRY_SETF_EXPANDER,   /* defsetf, define-setf-expander */
+  JITI_ENTRY_COMPILER_MACRO,  /* define-compiler-macro */
+  JITI_ENTRY_DOCUMENTATION,   /* (setf documentation) of a name, a defvar's doc string */
+  JITI_ENTRY_PLIST,           /* a symbol's property list */
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 
@@ -50,17 +57,19 @@ typedef int (*jiti_EntryFn)(void *ud, jiti_EntryKind kind, const char *name,
                             const unsigned char *bytes, size_t len);
 
 /* Export every managed entry in import order: packages, structures,
-** classes, foreign declarations, macros, functions, variables, generic
-** functions, methods, data rows, invariants; by name within a kind.  JITI_ERROR when
-** a managed place holds an unexportable value; `err` names the place. */
+** classes, foreign declarations, macros, symbol macros, types, setf
+** expanders, compiler macros, functions, variables, property lists,
+** documentation, generic functions, methods, data rows, invariants; by name
+** within a kind.  JITI_ERROR when a managed place holds an unexportable
+** value; `err` names the place. */
 jiti_Status jiti_export_all(jiti_State *S, jiti_EntryFn fn, void *ud,
                             char *err, size_t errlen);
 
 /* Entries changed since the outermost open checkpoint: `fn` gets the new
-** encoding, or bytes == NULL for an entry that was removed.  Variables that
-** may have changed are included (possibly unchanged ones too): those whose
-** symbol was set or bound, or every variable when any other object was
-** changed in place.  Without an open checkpoint: every variable. */
+** encoding, or bytes == NULL for an entry that was removed.  Variables and
+** property lists that may have changed are included (possibly unchanged
+** ones too): those whose symbol was changed, or every one when any other
+** object was changed in place.  Without an open checkpoint: every one. */
 jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
                                 char *err, size_t errlen);
 /* The same, counting only what changed since checkpoint `depth` (1 = the

@@ -51,6 +51,7 @@ void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
 void jt_open_meta(jt_State *S);     /* meta.c: kernel properties of symbols */
 void jt_open_census(jt_State *S);   /* census.c: a form gate's walk */
+void jt_open_defs(jt_State *S);     /* defs.c: definitions beside a symbol's cells as entries */
 /* census.c: the walk of jiti_form_read (JITI_FORM_CLEAN or the first
 ** finding); signals storage-condition when out of memory. */
 jiti_FormVerdict jt_form_census(jt_State *S, jt_V form, const jiti_FormPolicy *policy);
@@ -60,6 +61,14 @@ jiti_FormVerdict jt_form_census(jt_State *S, jt_V form, const jiti_FormPolicy *p
 ** from the symbol's own plist, which user code can rewrite. */
 jt_V jt_meta_get(jt_State *S, jt_V sym, jt_V key);
 void jt_meta_put(jt_State *S, jt_V sym, jt_V key, jt_V val);
+/* A structure, condition or class named NAME is being defined: a DEFTYPE
+** of that name goes (its entry with it), as the later definition wins. */
+void jt_meta_type_replaced(jt_State *S, jt_V name);
+/* defs.c: SYM's property list is about to change (signals
+** locked-symbol-error for a built-in symbol: its properties are the
+** language's), and has changed (the world records it). */
+void jt_plist_check(jt_State *S, jt_V sym);
+void jt_plist_changed(jt_State *S, jt_V sym);
 
 /* ----------------------------------------------------------- constructors */
 

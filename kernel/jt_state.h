@@ -28,6 +28,10 @@
 /* The world layer's kind of definition for a package made or changed, and
 ** for one going (renamed or deleted): S->world_define(S, package, kind, ...). */
 enum { JT_DEF_PACKAGE = 20, JT_DEF_PACKAGE_GONE = -20 };
+/* An entry of kind k (a jiti_EntryKind) that the world records as it is
+** given, made by `form`: S->world_define(S, name, JT_DEF_ENTRY + k, form,
+** NIL); JT_DEF_ENTRY_GONE - k: it is gone (defs.c, jt_defs_record). */
+enum { JT_DEF_ENTRY = 100, JT_DEF_ENTRY_GONE = -100 };
 
 typedef struct jt_SymEntry {
   jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */

@@ -62,4 +62,24 @@ bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
 ** managed state now (see world.c). */
 void jt_world_update_instances(jt_State *S);
 
+/* Whether the world records an entry (kind, name). */
+bool jt_world_has_entry(jt_State *S, int kind, jt_V name);
+
+/* defs.c: the entries kept as a symbol's kernel properties and the like —
+** types, symbol macros, setf expanders, compiler macros, documentation,
+** property lists — and a DEFINE-MODIFY-MACRO's macro entry.
+** jt_defs_imports: whether an entry of `kind` holding `form` is imported by
+** jt_defs_import (which evaluates the kernel's own defining macro on the
+** form, or for documentation and property lists applies it without
+** evaluating anything); jt_defs_form_ok: whether `form` is what such an
+** entry named `name` must hold (checked before anything runs). */
+bool jt_defs_imports(jt_State *S, int kind, jt_V form);
+bool jt_defs_form_ok(jt_State *S, int kind, jt_V name, jt_V form);
+void jt_defs_import(jt_State *S, int kind, jt_V name, jt_V form);
+/* Tell the world that the entry (kind, name) is now made by `form`, or
+** is gone (form NIL). */
+void jt_defs_record(jt_State *S, int kind, jt_V name, jt_V form);
+/* (SETF (SYMBOL-PLIST 'sym) 'plist): the form a plist entry is exported as. */
+jt_V jt_defs_plist_form(jt_State *S, jt_V sym);
+
 #endif

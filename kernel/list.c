@@ -485,6 +485,7 @@ JT_FN(f_get) {
 JT_FN(f_set_get) {
   jt_Symbol *sym = check_sym(S, argv[0]);
   jt_V value = argv[argc - 1];
+  jt_plist_check(S, argv[0]);
   jt_V c = plist_find(S, sym->plist, argv[1]);
   if (c != JT_NIL) {
     jt_V vc = jt_cdr(c);
@@ -494,6 +495,7 @@ JT_FN(f_set_get) {
     p = jt_cons(S, argv[1], p);
     JT_SET(S, sym, sym->plist, p);
   }
+  jt_plist_changed(S, argv[0]);
   return value;
 }
 
@@ -503,9 +505,11 @@ JT_FN(f_remprop) {
   unsigned k = 0;
   for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); prev = jt_cdr(p), p = jt_cdr(prev)) {
     if (jt_car(p) == argv[1]) {
+      jt_plist_check(S, argv[0]);
       jt_V rest = jt_cdr(jt_cdr(p));
       if (prev == JT_NIL) JT_SET(S, sym, sym->plist, rest);
       else JT_SET(S, prev, jt_cons_(prev)->cdr, rest);
+      jt_plist_changed(S, argv[0]);
       return JT_T;
     }
     JT_TICK(S, k);
@@ -518,7 +522,9 @@ JT_FN(f_symbol_plist) { return check_sym(S, argv[0])->plist; }
 JT_FN(f_set_symbol_plist) {
   jt_Symbol *sym = check_sym(S, argv[0]);
   if (!jt_islist(argv[1])) jt_not_list(S, argv[1]);
+  jt_plist_check(S, argv[0]);
   JT_SET(S, sym, sym->plist, argv[1]);
+  jt_plist_changed(S, argv[0]);
   return argv[1];
 }
 

@@ -263,6 +263,13 @@ void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & JT_SYM_CONSTANT)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot set the constant %s", s->cname);
+  /* A built-in symbol that is no variable (CAR, LIST) has no value of the
+  ** world's: one set would outlive the transaction without being stored.
+  ** The language's variables (*print-base*, ...) are reset instead. */
+  if ((s->h.flags & (JT_SYM_BUILTIN | JT_SYM_LOCKED)) && !(s->h.flags & JT_SYM_SPECIAL) && !S->kernel_mode)
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot set the value of %s: it is a built-in symbol, not a variable (define a variable of "
+              "your own with DEFVAR)", s->cname);
   JT_SET(S, s, s->value, v);
 }
 
@@ -1201,6 +1208,9 @@ JT_FN(f_declare_special) {
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
               "cannot define %s as a variable: it is a symbol of the locked package %s", s->cname,
               s->package == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
+  /* a name is a variable or a symbol macro, not both */
+  if (jt_meta_get(S, argv[0], jt_intern(S, "%SYMBOL-MACRO")) != JT_NIL)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a variable: it is a symbol macro", s->cname);
   s->h.flags |= JT_SYM_SPECIAL;
   if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
   return argv[0];
@@ -1214,6 +1224,8 @@ JT_FN(f_defconstant) {
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot redefine the constant %s with a different value", s->cname);
   }
   if (s->h.flags & JT_SYM_LOCKED) jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine the built-in %s", s->cname);
+  if (jt_meta_get(S, argv[0], jt_intern(S, "%SYMBOL-MACRO")) != JT_NIL)
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a constant: it is a symbol macro", s->cname);
   JT_SET(S, s, s->value, argv[1]);
   s->h.flags |= JT_SYM_CONSTANT;
   if (S->world_define) S->world_define(S, argv[0], 4, JT_NIL, JT_NIL);

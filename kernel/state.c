@@ -162,6 +162,7 @@ jiti_State *jiti_open(void) {
       jt_open_world(S);
       jt_open_meta(S);
       jt_open_census(S);
+      jt_open_defs(S);
       jt_open_package_fns(S);
       jt_open_ffi(S);
       jt_jmp_pop(S, &j);

@@ -204,6 +204,7 @@ JT_FN(f_define_structure) {
     jt_error(S, "%s names a condition type", jt_symname(S, name));
   jt_V printer = argc > 3 ? argv[3] : JT_NIL;
   if (printer != JT_NIL && !jt_isfunction(printer)) jt_type_error(S, printer, JT_SYM(S, FUNCTION));
+  jt_meta_type_replaced(S, name);
   jt_define_layout(S, name, S->sp[-1], argv[2], printer, false);
   JT_POP(S, 1);
   return name;

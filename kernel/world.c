@@ -76,7 +76,8 @@ typedef struct World {
 
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
   "function", "macro", "variable", "structure", "data", "invariant",
-  "class", "generic", "method", "foreign", "package"};
+  "class", "generic", "method", "foreign", "package", "type", "symbol-macro", "setf-expander",
+  "compiler-macro", "documentation", "plist"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -507,6 +508,15 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   JT_POP(S, 1);
 }
 
+bool jt_world_has_entry(jt_State *S, int kind, jt_V name) {
+  World *w = W(S);
+  if (!w || !w->enabled) return false;
+  jt_V key = entry_key(S, kind, name);
+  bool found;
+  jt_hash_get(S, w->registry, key, &found);
+  return found;
+}
+
 /* Entries of a generic function that is going away (its name was
 ** fmakunbound or defined as an ordinary function): its defgeneric and the
 ** methods defmethod made. */
@@ -534,9 +544,11 @@ static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
 ** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
 ** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
 ** key), a removed method, a generic function going away (fn: it); and
-** JT_DEF_FOREIGN, a define-foreign (form: its canonical form).  A name's
-** function cell holds one definition: whichever kind defines it replaces
-** the entries of the others. */
+** JT_DEF_FOREIGN, a define-foreign (form: its canonical form); and
+** JT_DEF_ENTRY + k / JT_DEF_ENTRY_GONE - k (jt_state.h), an entry of kind k
+** recorded as defs.c gives it, or gone.  A name's function cell holds one
+** definition: whichever kind defines it replaces the entries of the
+** others. */
 /* True when a type's definition is installing the function `name` (kind 0
 ** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
 ** then holds the names the type defines (40-struct.lisp). */
@@ -614,6 +626,12 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
     case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
     case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
+    default:  /* the kinds defs.c records as they are given */
+      if (kind >= JT_DEF_ENTRY && kind < JT_DEF_ENTRY + JITI_ENTRY_KIND_COUNT)
+        record(S, kind - JT_DEF_ENTRY, name, base[0]);
+      else if (kind <= JT_DEF_ENTRY_GONE && kind > JT_DEF_ENTRY_GONE - JITI_ENTRY_KIND_COUNT)
+        unrecord(S, JT_DEF_ENTRY_GONE - kind, name);
+      break;
   }
   S->sp = base;
 }
@@ -641,12 +659,17 @@ static int layout_depth(jt_V layout, int guard) {
 /* Export order is import order: types before the code and values that use
 ** them, macros before the functions whose bodies they expand in.  Foreign
 ** declarations stand on nothing; they come before the code that calls
-** them. */
+** them.  A deftype's, a setf expander's or a compiler macro's function is
+** analysed when it is imported, so they follow the macros and symbol
+** macros it may use (a symbol macro needs nothing: its expansion is data).
+** Property lists hold values, as variables do. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2, [JITI_ENTRY_FOREIGN] = 3,
-  [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_FUNCTION] = 5, [JITI_ENTRY_VARIABLE] = 6,
-  [JITI_ENTRY_GENERIC] = 7, [JITI_ENTRY_METHOD] = 8, [JITI_ENTRY_DATA] = 9,
-  [JITI_ENTRY_INVARIANT] = 10};
+  [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_SYMBOL_MACRO] = 5, [JITI_ENTRY_TYPE] = 6,
+  [JITI_ENTRY_SETF_EXPANDER] = 7, [JITI_ENTRY_COMPILER_MACRO] = 8, [JITI_ENTRY_FUNCTION] = 9,
+  [JITI_ENTRY_VARIABLE] = 10, [JITI_ENTRY_PLIST] = 11, [JITI_ENTRY_DOCUMENTATION] = 12,
+  [JITI_ENTRY_GENERIC] = 13, [JITI_ENTRY_METHOD] = 14, [JITI_ENTRY_DATA] = 15,
+  [JITI_ENTRY_INVARIANT] = 16};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -674,6 +697,14 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       jt_buf_putc(out, 'Q');
       jt_put_uleb(out, (uint64_t)jt_fixval(jt_car(src)));
       return jt_encode(S, name, out, why) && jt_encode(S, jt_cdr(src), out, why);
+    }
+    case JITI_ENTRY_PLIST: {  /* the symbol's property list as it is now, as the form that sets it */
+      jt_V form = jt_defs_plist_form(S, name);
+      JT_PUSH(S, form);
+      jt_buf_putc(out, 'F');
+      bool ok = jt_encode(S, S->sp[-1], out, why);
+      JT_POP(S, 1);
+      return ok;
     }
     case JITI_ENTRY_CLASS: {
       /* the defclass form, then the values of the class's own :class
@@ -877,17 +908,23 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         for (size_t i = 0; i < L->nsnaps; i++) {
           jt_V sym = (jt_V)L->snaps[i].obj;
           if (sym == S->nil_sym || sym == S->t_sym) continue;
-          jt_V key = entry_key(S, JITI_ENTRY_VARIABLE, sym);
-          JT_PUSH(S, key);
-          bool var;
-          jt_hash_get(S, w->registry, key, &var);
-          if (var && first_time(S, seen, key)) add_item(S, &items, &n, &cap, JITI_ENTRY_VARIABLE, key, sym);
-          JT_POP(S, 1);
+          /* its value, and its property list, where they are entries */
+          static const int of_symbol[] = {JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST};
+          for (size_t k = 0; k < sizeof of_symbol / sizeof *of_symbol; k++) {
+            int kind = of_symbol[k];
+            jt_V key = entry_key(S, kind, sym);
+            JT_PUSH(S, key);
+            bool var;
+            jt_hash_get(S, w->registry, key, &var);
+            if (var && first_time(S, seen, key)) add_item(S, &items, &n, &cap, kind, key, sym);
+            JT_POP(S, 1);
+          }
         }
       }
     } else {
-      /* every variable, and every class with :class slots (their values
-      ** are exported with the class and may have changed in place too) */
+      /* every variable and property list, and every class with :class
+      ** slots (their values are exported with the class and may have
+      ** changed in place too) */
       for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
         jt_V key = jt_hash_(w->registry)->entries[i].key;
         if (key == JT_HASH_DELETED) continue;
@@ -895,7 +932,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         if (kind == JITI_ENTRY_CLASS) {
           jt_V cls = jt_find_class(S, jt_cdr(key));
           if (!jt_is(cls, JT_TCLASS) || jt_class_shared_cells(S, cls) == JT_NIL) continue;
-        } else if (kind != JITI_ENTRY_VARIABLE) {
+        } else if (kind != JITI_ENTRY_VARIABLE && kind != JITI_ENTRY_PLIST) {
           continue;
         }
         if (first_time(S, seen, key)) add_item(S, &items, &n, &cap, kind, key, jt_cdr(key));
@@ -1037,6 +1074,7 @@ static void note_current_package(jt_State *S) {
 ** forms this admits, so no entry can run code of its own at import. */
 static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
   if (!jt_iscons(form) || !jt_iscons(jt_cdr(form))) return false;
+  if (jt_defs_imports(S, kind, form)) return jt_defs_form_ok(S, kind, name, form);
   jt_V head = jt_car(form), second = jt_car(jt_cdr(form));
   switch (kind) {
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: {
@@ -1068,7 +1106,12 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
     [JITI_ENTRY_FUNCTION] = "a DEFUN", [JITI_ENTRY_MACRO] = "a DEFMACRO",
     [JITI_ENTRY_STRUCTURE] = "a DEFSTRUCT or DEFINE-CONDITION", [JITI_ENTRY_CLASS] = "a DEFCLASS",
     [JITI_ENTRY_GENERIC] = "a DEFGENERIC", [JITI_ENTRY_METHOD] = "a DEFMETHOD",
-    [JITI_ENTRY_FOREIGN] = "a DEFINE-FOREIGN"};
+    [JITI_ENTRY_FOREIGN] = "a DEFINE-FOREIGN", [JITI_ENTRY_TYPE] = "a DEFTYPE",
+    [JITI_ENTRY_SYMBOL_MACRO] = "a DEFINE-SYMBOL-MACRO",
+    [JITI_ENTRY_SETF_EXPANDER] = "a DEFSETF or DEFINE-SETF-EXPANDER",
+    [JITI_ENTRY_COMPILER_MACRO] = "a DEFINE-COMPILER-MACRO",
+    [JITI_ENTRY_DOCUMENTATION] = "a (SETF (DOCUMENTATION 'NAME 'DOC-TYPE) string)",
+    [JITI_ENTRY_PLIST] = "a (SETF (SYMBOL-PLIST 'NAME) 'plist)"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
@@ -1204,7 +1247,9 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       break;
     }
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
-    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN: {
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN:
+    case JITI_ENTRY_TYPE: case JITI_ENTRY_SYMBOL_MACRO: case JITI_ENTRY_SETF_EXPANDER:
+    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
@@ -1212,6 +1257,12 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
       /* jiti_import_entry puts the limits import_budget sets back */
+      if (jt_defs_imports(S, a->kind, form)) {
+        import_budget(S);
+        jt_defs_import(S, a->kind, S->sp[-2], form);
+        JT_POP(S, 2);
+        break;
+      }
       switch (a->kind) {
         case JITI_ENTRY_STRUCTURE:
           import_budget(S);

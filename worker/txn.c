@@ -436,12 +436,26 @@ static const char *var_hash_now(txn_World *W, const char *name) {
   return v ? v->hash : NULL;
 }
 
+/* Variables and property lists change in place, so the world exports
+** every one that may have changed: their hashes tell which did.  The key is
+** a variable's name, or "plist:NAME" (no printed name begins so: a symbol
+** with lower-case letters is written with bars).  Malloc'd; NULL for the
+** other kinds (or out of memory). */
+static char *hashed_key(jiti_EntryKind kind, const char *name) {
+  if (kind == JITI_ENTRY_VARIABLE) return txn_strdup(name);
+  if (kind == JITI_ENTRY_PLIST) return txn_fmt("plist:%s", name);
+  return NULL;
+}
+
 void txn_note_entry(txn_World *W, jiti_EntryKind kind, const char *name,
                     const unsigned char *bytes, size_t len) {
-  if (!W || kind != JITI_ENTRY_VARIABLE || !name) return;
+  if (!W || !name) return;
+  char *key = hashed_key(kind, name);
+  if (!key) return;
   char h[65] = "";
   if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
-  var_set(W, name, h);
+  var_set(W, key, h);
+  free(key);
 }
 
 /* ------------------------------------------------------------ changes */
@@ -454,10 +468,13 @@ static int collect_change(void *ud, jiti_EntryKind kind, const char *name,
   txn_Outcome *o = a->out;
   char h[65] = "";  /* the entry hash, computed once */
   if (bytes) jiti_entry_hash(kind, name, bytes, len, h);
-  if (kind == JITI_ENTRY_VARIABLE) {  /* every variable comes: only changed ones count */
-    const char *was = var_hash_now(a->W, name);
-    if (was && was[0] && !strcmp(was, h)) return 0;
-    pend_add(a->W, name, h);
+  char *key = hashed_key(kind, name);
+  if (key) {  /* every variable and property list comes: only changed ones count */
+    const char *was = var_hash_now(a->W, key);
+    int same = was && was[0] && !strcmp(was, h);
+    if (!same) pend_add(a->W, key, h);
+    free(key);
+    if (same) return 0;
   }
   if (o->nchanges == a->cap) {
     int cap = a->cap ? 2 * a->cap : 8;

@@ -200,9 +200,10 @@ int txn_check_baseline(txn_World *W, char *msg, size_t msglen);
 void txn_set_import_fault(txn_World *W, const char *msg);
 
 /* The encoding of an entry imported into txn_state(W) (bytes NULL: none).
-** Exports list every variable after each attempt, since a value can change
-** by mutation; txn reports a variable as changed only when its encoding
-** differs from the one noted here or last committed. */
+** Exports list every variable and property list after each attempt that
+** changed an object in place, since a value can change by mutation; txn
+** reports one as changed only when its encoding differs from the one noted
+** here or last committed. */
 void txn_note_entry(txn_World *W, jiti_EntryKind kind, const char *name,
                     const unsigned char *bytes, size_t len);
 

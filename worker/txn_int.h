@@ -68,10 +68,11 @@ struct txn_World {
   char *inv_msg;
   char *import_fault;     /* the world did not import whole: why (txn_set_import_fault) */
 
-  /* Entry hashes of the variables as last committed (or imported): the
-  ** kernel exports every variable after each attempt (their values can
-  ** change by mutation), and only those whose encoding changed are
-  ** reported.  Open addressing, capvars a power of two. */
+  /* Entry hashes of the variables and property lists (keyed "plist:NAME")
+  ** as last committed (or imported): the kernel exports every one that may
+  ** have changed after each attempt (their values can change by mutation),
+  ** and only those whose encoding changed are reported.  Open addressing,
+  ** capvars a power of two. */
   struct txn_VarHash *vars;
   size_t nvars, capvars;
   struct txn_VarHash *pend;  /* variables the running attempt changed */

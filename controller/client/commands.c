@@ -280,11 +280,14 @@ static void inspect_usage(FILE *out) {
           "(APP::RUN), a package by its name as a string (\"APP\").  Without --kind, the\n"
           "first entry of that name among functions, macros, variables, structures,\n"
           "classes, generic functions, methods, foreign declarations, data rows,\n"
-          "invariants and packages.\n"
+          "invariants, packages, types, symbol macros, setf expanders, compiler macros,\n"
+          "documentation strings (named (NAME DOC-TYPE), e.g. \"(F FUNCTION)\") and\n"
+          "property lists.\n"
           "\n"
           "options:\n"
           "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    foreign, data, invariant or package\n"
+          "                    foreign, data, invariant, package, type, symbol-macro,\n"
+          "                    setf-expander, compiler-macro, documentation or plist\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
@@ -311,7 +314,8 @@ int cmd_inspect(int argc, char **argv) {
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
         fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
-                        "method, foreign, data or invariant\n");
+                        "method, foreign, data, invariant, package, type, symbol-macro, setf-expander, "
+                        "compiler-macro, documentation or plist\n");
         free(name);
         return EXIT_USAGE;
       }

@@ -327,7 +327,7 @@ static void fold_name(char *s) {
 static void run_inspect(Repl *R, char *args) {
   char *kind = strtok(args, WS), *name = strtok(NULL, WS);
   if (!kind || !name || strtok(NULL, WS)) {
-    printf("usage: :inspect KIND NAME  (KIND: function, macro, variable, structure, data, invariant)\n");
+    printf("usage: :inspect KIND NAME  (KIND: an entry kind, as jiti inspect --help lists them)\n");
     return;
   }
   fold_name(name);
@@ -391,8 +391,8 @@ static void print_help(void) {
          ":abort               abort the paused transaction: what it did is restored\n"
          ":observe             show the world (and, while paused, the restart menu)\n"
          ":status              show the kernel's state\n"
-         ":inspect KIND NAME   one entry in full (KIND: function, macro, variable,\n"
-         "                     structure, data, invariant; NAME folded to upper case\n"
+         ":inspect KIND NAME   one entry in full (KIND: an entry kind, as jiti inspect\n"
+         "                     --help lists them; NAME folded to upper case\n"
          "                     unless written with |...|, \"...\" or \\)\n"
          ":history [N]         the last N revisions (default 10)\n"
          ":help                this list\n"

@@ -258,7 +258,8 @@ static void op_inspect(Req *q) {
   if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
   if (kind && jiti_entry_kind_parse(kind) < 0) {
     dclients_reply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
-                 "variable, structure, data, invariant)", kind);
+                 "variable, structure, data, invariant, class, generic, method, foreign, package, type, "
+                 "symbol-macro, setf-expander, compiler-macro, documentation, plist)", kind);
     return;
   }
   queue(q, &q->D->queryq, "requests");

@@ -174,13 +174,18 @@ void storeio_map_free(storeio_map *m) {
 }
 
 /* The kernel's import order: packages before the names in them, types
-** before the code and values that use them, macros before functions,
-** methods after the functions and variables their (eql ...) specializers
-** may use (see jiti_export_all). */
+** before the code and values that use them, macros and symbol macros before
+** functions (and before the deftypes, setf expanders and compiler macros,
+** whose functions are analysed as they are imported), methods after the
+** functions and variables their (eql ...) specializers may use (see
+** jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
   JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_FOREIGN, JITI_ENTRY_MACRO,
-  JITI_ENTRY_FUNCTION, JITI_ENTRY_VARIABLE, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA,
-  JITI_ENTRY_INVARIANT};
+  JITI_ENTRY_SYMBOL_MACRO, JITI_ENTRY_TYPE, JITI_ENTRY_SETF_EXPANDER, JITI_ENTRY_COMPILER_MACRO,
+  JITI_ENTRY_FUNCTION, JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST, JITI_ENTRY_DOCUMENTATION,
+  JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+_Static_assert(sizeof import_order / sizeof *import_order == JITI_ENTRY_KIND_COUNT,
+               "every entry kind has its place in the import order");
 
 typedef struct ImportArgs {
   jiti_State *S;

@@ -412,6 +412,12 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
          c[JITI_ENTRY_DATA], c[JITI_ENTRY_INVARIANT]);
   if (c[JITI_ENTRY_FOREIGN]) printf(", foreign functions %" PRIu64, c[JITI_ENTRY_FOREIGN]);
   if (c[JITI_ENTRY_PACKAGE]) printf(", packages %" PRIu64, c[JITI_ENTRY_PACKAGE]);
+  static const struct { jiti_EntryKind k; const char *what; } more[] = {
+    {JITI_ENTRY_TYPE, "types"}, {JITI_ENTRY_SYMBOL_MACRO, "symbol macros"},
+    {JITI_ENTRY_SETF_EXPANDER, "setf expanders"}, {JITI_ENTRY_COMPILER_MACRO, "compiler macros"},
+    {JITI_ENTRY_DOCUMENTATION, "documentation strings"}, {JITI_ENTRY_PLIST, "property lists"}};
+  for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+    if (c[more[i].k]) printf(", %s %" PRIu64, more[i].what, c[more[i].k]);
   printf(")\n");
   printf("invariants:  %s\n", c[JITI_ENTRY_INVARIANT] ? "all hold" : "none");
   report_foreign(vr, ir, g);

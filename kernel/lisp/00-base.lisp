@@ -5,10 +5,14 @@
 ;;;; be used.  Everything defined here becomes a locked built-in.
 
 ;; Documentation strings given to definitions, by (name . doc-type); those
-;; of functions and macros are kept with their lambda (documentation).
+;; of functions and macros are kept with their lambda (documentation).  A
+;; name's documentation is a world entry of its own (%documentation-entry
+;; refuses a built-in name and records it); the string is copied, so that
+;; changing the caller's string later does not change it behind the entry.
 (let ((docs (make-hash-table :test 'equal)))
   (defun %set-documentation (name doc-type doc)
-    (%set-gethash (cons name doc-type) docs doc)
+    (%documentation-entry name doc-type doc)
+    (%set-gethash (cons name doc-type) docs (if doc (copy-seq doc) nil))
     doc)
   (defun %documentation (name doc-type)
     (gethash (cons name doc-type) docs)))
@@ -293,9 +297,22 @@
   `(eval-when (:compile-toplevel :load-toplevel :execute)
      (%in-package ,(if (stringp name) name (symbol-name name)))))
 
-(defmacro deftype (name lambda-list &body body)
-  (if lambda-list (error "DEFTYPE: parameterised types are not supported: ~S" name))
-  `(%define-type ',name (lambda () ,@body)))
+;; (deftype name () body...) expands into a call of %DEFTYPE with the whole
+;; form, which makes the expander from the form, in the null lexical
+;; environment (as for a top-level DEFTYPE), and records the form as the
+;; type's entry: calling it directly does what the DEFTYPE would.
+(defmacro deftype (&whole whole name lambda-list &body body)
+  (declare (ignore name lambda-list body))
+  `(%deftype ',whole))
+
+(defun %deftype (whole)
+  (unless (and (consp whole) (eq (car whole) 'deftype) (consp (cdr whole)) (symbolp (car (cdr whole)))
+               (consp (cdr (cdr whole))) (listp (cdr (cdr (cdr whole)))))
+    (error "~S is not a DEFTYPE form" whole))
+  (let ((name (car (cdr whole))))
+    (if (car (cdr (cdr whole))) (error "DEFTYPE: parameterised types are not supported: ~S" name))
+    (%define-type name (eval (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
+    (%record-definition :type name whole)))
 
 (defun complement (f) (lambda (&rest args) (not (apply f args))))
 (defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))

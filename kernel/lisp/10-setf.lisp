@@ -206,23 +206,33 @@
 ;; (defsetf access-fn update-fn [doc]) or (defsetf access-fn lambda-list
 ;; (store...) [doc] body...): in the long form BODY computes the writer form
 ;; from the temporaries (bound to the place's arguments) and the stores,
-;; inside a block named ACCESS-FN.
-(defmacro defsetf (access-fn &rest rest)
-  (if (and rest (symbolp (car rest)) (car rest))
-      `(progn (%define-setf ',access-fn :updater ',(car rest)) ',access-fn)
-      (let* ((lambda-list (car rest)) (stores (car (cdr rest))) (body (cdr (cdr rest)))
-             (envp (member '&environment lambda-list))
-             (env-var (or (car (cdr envp)) (gensym "ENV")))
-             (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
-             (body (if (and (stringp (car body)) (cdr body)) (cdr body) body))
-             (args (gensym "ARGS")))
-        `(progn
-           (%define-setf ',access-fn :expander
-                         (%defsetf-expander ',access-fn ,(length stores)
-                                            (lambda (,env-var ,@stores &rest ,args)
-                                              (declare (ignorable ,env-var))
-                                              (apply (lambda ,lambda-list (block ,access-fn ,@body)) ,args))))
-           ',access-fn))))
+;; inside a block named ACCESS-FN.  Like DEFTYPE, DEFSETF and
+;; DEFINE-SETF-EXPANDER expand into a call with the whole form, which makes
+;; the expander from the form (in the null lexical environment) and records
+;; the form as ACCESS-FN's setf-expander entry.
+(defmacro defsetf (&whole whole access-fn &rest rest)
+  (declare (ignore access-fn rest))
+  `(%defsetf ',whole))
+
+(defun %defsetf (whole)
+  (unless (and (consp whole) (eq (car whole) 'defsetf) (consp (cdr whole)) (symbolp (car (cdr whole)))
+               (consp (cdr (cdr whole))))
+    (error "~S is not a DEFSETF form" whole))
+  (let ((access-fn (car (cdr whole))) (rest (cdr (cdr whole))))
+    (if (and rest (symbolp (car rest)) (car rest))
+        (%define-setf access-fn :updater (car rest))
+        (let* ((lambda-list (car rest)) (stores (car (cdr rest))) (body (cdr (cdr rest)))
+               (envp (member '&environment lambda-list))
+               (env-var (or (car (cdr envp)) (gensym "ENV")))
+               (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
+               (body (if (and (stringp (car body)) (cdr body)) (cdr body) body))
+               (args (gensym "ARGS")))
+          (%define-setf access-fn :expander
+                        (%defsetf-expander access-fn (length stores)
+                                           (eval `(lambda (,env-var ,@stores &rest ,args)
+                                                    (declare (ignorable ,env-var))
+                                                    (apply (lambda ,lambda-list (block ,access-fn ,@body)) ,args)))))))
+    (%record-definition :setf-expander access-fn whole)))
 
 ;; c[ad]{2,4}r places that have no %SET- primitive write through the
 ;; shorter accessor: (setf (cadar x) v) is (setf (car (cdar x)) v).
@@ -283,19 +293,27 @@
 ;; BODY, run with LAMBDA-LIST bound to the place's arguments (and
 ;; &environment to the environment), returns the five values of
 ;; get-setf-expansion.
-(defmacro define-setf-expander (access-fn lambda-list &body body)
-  (let* ((place (gensym "PLACE")) (env (gensym "ENV"))
+(defmacro define-setf-expander (&whole whole access-fn lambda-list &body body)
+  (declare (ignore access-fn lambda-list body))
+  `(%define-setf-expander ',whole))
+
+(defun %define-setf-expander (whole)
+  (unless (and (consp whole) (eq (car whole) 'define-setf-expander) (consp (cdr whole))
+               (symbolp (car (cdr whole))) (consp (cdr (cdr whole))) (listp (car (cdr (cdr whole))))
+               (listp (cdr (cdr (cdr whole)))))
+    (error "~S is not a DEFINE-SETF-EXPANDER form" whole))
+  (let* ((access-fn (car (cdr whole))) (lambda-list (car (cdr (cdr whole)))) (body (cdr (cdr (cdr whole))))
+         (place (gensym "PLACE")) (env (gensym "ENV"))
          (envp (member '&environment lambda-list))
          (env-var (car (cdr envp)))
          (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
          (body (if (and (stringp (car body)) (cdr body)) (cdr body) body)))
-    `(progn
-       (%define-setf ',access-fn :expander
-                     (lambda (,place &optional ,env)
-                       (declare (ignorable ,env))
-                       (let (,@(if env-var `((,env-var ,env))))
-                         (destructuring-bind ,lambda-list (cdr ,place) ,@body))))
-       ',access-fn)))
+    (%define-setf access-fn :expander
+                  (eval `(lambda (,place &optional ,env)
+                           (declare (ignorable ,env))
+                           (let (,@(if env-var `((,env-var ,env))))
+                             (destructuring-bind ,lambda-list (cdr ,place) ,@body)))))
+    (%record-definition :setf-expander access-fn whole)))
 
 ;; (setf (values place...) form): each place gets the corresponding value
 ;; of FORM (NIL when FORM has fewer); the values stored are returned.  A
@@ -336,15 +354,31 @@
       `(values (setf (values ,@vars) ,form))
       `(values ,form)))
 
-(defmacro define-modify-macro (name lambda-list function &optional doc)
-  (declare (ignore doc))
-  (let* ((place (gensym "PLACE")) (env (gensym "ENV"))
-         (rest (car (cdr (member '&rest lambda-list))))
-         (plain (remove-if (lambda (x) (member x '(&optional &rest)))
-                           (ldiff lambda-list (member '&rest lambda-list))))
-         (vars (mapcar (lambda (x) (if (consp x) (car x) x)) plain)))
-    `(defmacro ,name (&environment ,env ,place ,@lambda-list)
-       (%modify ,place (lambda (g) (list* ',function g (list* ,@vars ,rest))) ,env))))
+;; The macro is defined from the whole form, which is its macro entry: the
+;; DEFMACRO it makes calls the kernel's %MODIFY, which no stored form may
+;; name.
+(defmacro define-modify-macro (&whole whole name lambda-list function &optional doc)
+  (declare (ignore name lambda-list function doc))
+  `(%define-modify-macro ',whole))
+
+(defun %define-modify-macro (whole)
+  (unless (and (consp whole) (eq (car whole) 'define-modify-macro) (consp (cdr whole))
+               (symbolp (car (cdr whole))) (consp (cdr (cdr whole))) (listp (car (cdr (cdr whole))))
+               (consp (cdr (cdr (cdr whole)))) (symbolp (car (cdr (cdr (cdr whole)))))
+               (listp (cdr (cdr (cdr (cdr whole)))))
+               (null (cdr (cdr (cdr (cdr (cdr whole))))))
+               (typep (car (cdr (cdr (cdr (cdr whole))))) '(or null string)))
+    (error "~S is not a DEFINE-MODIFY-MACRO form" whole))
+  (destructuring-bind (name lambda-list function &optional doc) (cdr whole)
+    (let* ((place (gensym "PLACE")) (env (gensym "ENV"))
+           (rest (car (cdr (member '&rest lambda-list))))
+           (plain (remove-if (lambda (x) (member x '(&optional &rest)))
+                             (ldiff lambda-list (member '&rest lambda-list))))
+           (vars (mapcar (lambda (x) (if (consp x) (car x) x)) plain)))
+      (eval `(defmacro ,name (&environment ,env ,place ,@lambda-list)
+               ,@(if doc (list doc))
+               (%modify ,place (lambda (g) (list* ',function g (list* ,@vars ,rest))) ,env)))
+      (%record-definition :macro name whole))))
 
 ;; The array accessors as setf functions, for (setf (apply #'aref ...)) and
 ;; #'(setf aref); (setf (aref ...)) itself writes through the primitive.

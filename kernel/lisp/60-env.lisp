@@ -61,35 +61,41 @@
 
 
 ;; Compiler macros.  An implementation may ignore them, and jiti does: a
-;; definition is kept (compiler-macro-function returns it, for code that
-;; calls it by hand) but calls are never rewritten through it.
-(let ((compiler-macros (make-hash-table :test 'equal)))
-  (defun compiler-macro-function (name &optional environment)
-    (declare (ignore environment))
-    (values (gethash name compiler-macros)))
-  (defun (setf compiler-macro-function) (function name &optional environment)
-    (declare (ignore environment))
-    (if function
-        (setf (gethash name compiler-macros) function)
-        (remhash name compiler-macros))
-    function))
+;; definition is kept (compiler-macro-function, meta.c, returns it, for code
+;; that calls it by hand) but calls are never rewritten through it.  Like
+;; DEFTYPE, DEFINE-COMPILER-MACRO expands into a call with the whole form,
+;; which makes the function from the form (in the null lexical environment)
+;; and keeps the form as the name's compiler-macro entry.  A function set
+;; with (setf compiler-macro-function) has no form: a world cannot keep it.
+(defun (setf compiler-macro-function) (function name &optional environment)
+  (declare (ignore environment))
+  (%store-compiler-macro name function nil))
 
-(defmacro define-compiler-macro (name lambda-list &body body)
-  (let* ((form (gensym "FORM")) (env (gensym "ENV"))
-         (whole (and (eq (car lambda-list) '&whole) (cadr lambda-list)))
-         (rest (if whole (cddr lambda-list) lambda-list))
+(defmacro define-compiler-macro (&whole whole name lambda-list &body body)
+  (declare (ignore name lambda-list body))
+  `(%define-compiler-macro ',whole))
+
+(defun %define-compiler-macro (whole)
+  (unless (and (consp whole) (eq (car whole) 'define-compiler-macro) (consp (cdr whole))
+               (consp (cddr whole)) (listp (caddr whole)) (listp (cdddr whole)))
+    (error "~S is not a DEFINE-COMPILER-MACRO form" whole))
+  (let* ((name (cadr whole)) (lambda-list (caddr whole)) (body (cdddr whole))
+         (form (gensym "FORM")) (env (gensym "ENV"))
+         (whole-var (and (eq (car lambda-list) '&whole) (cadr lambda-list)))
+         (rest (if whole-var (cddr lambda-list) lambda-list))
          (envp (member '&environment rest))
          (env-var (cadr envp))
          (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
-    `(progn
-       (setf (compiler-macro-function ',name)
-             (function (lambda (,form ,env)
-                         (declare (ignorable ,env))
-                         (let (,@(and whole `((,whole ,form))) ,@(and env-var `((,env-var ,env))))
-                           (destructuring-bind ,rest
-                               (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
-                             ,@body)))))
-       ',name)))
+    (%store-compiler-macro
+     name
+     (eval `(function (lambda (,form ,env)
+                        (declare (ignorable ,env))
+                        (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
+                          (destructuring-bind ,rest
+                              (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                            ,@body)))))
+     whole)
+    name))
 
 ;; Every function is analysed when it is made: all are compiled functions.
 (defun compiled-function-p (object) (functionp object))

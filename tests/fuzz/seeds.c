@@ -22,7 +22,12 @@ static const char *world =
   "(defparameter *table* (let ((h (make-hash-table :test 'equal))) (setf (gethash \"k\" h) 1.5) h))"
   "(defconstant +limit+ 100) (defvar *vec* (make-array 3 :adjustable t :fill-pointer 1 :initial-element #\\x))"
   "(world-put :answer 42) (world-put \"list\" '(1 (2 . 3) #(4 5) \"six\" #\\7 8.5 -9/10 123456789012345678901234))"
-  "(world-put '(a key) (make-item :name \"row\")) (world-put 7 (list :sym 'sym '|odd name| nil t))";
+  "(world-put '(a key) (make-item :name \"row\")) (world-put 7 (list :sym 'sym '|odd name| nil t))"
+  "(deftype price () '(integer 0 1000)) (define-symbol-macro first-item (first *items*))"
+  "(defsetf item-label (item) (v) `(setf (item-name ,item) ,v)) (defsetf first-of total)"
+  "(define-compiler-macro total (&whole w items) (declare (ignore items)) w)"
+  "(define-modify-macro appendf (&rest lists) append) (setf (documentation 'total 'function) \"Sum.\")"
+  "(setf (get 'item 'colour) :red (get 'item 'shelf) (list 1 \"a\"))";
 
 static int nseed;
 static const char *entry_dir;

@@ -401,6 +401,16 @@ static void test_all_kinds(void) {
     "(world-put '(composite key) :composite)",
     "(world-put \"string key\" 0)",
     "(defpackage :hist (:use :cl) (:export #:thing))",
+    "(deftype price () '(integer 0 1000))",
+    "(define-symbol-macro first-item (first *items*))",
+    "(defsetf item-label (item) (v) `(setf (item-name ,item) ,v))",
+    "(define-setf-expander cheapest (items) (let ((g (gensym)) (s (gensym))) "
+    "(values (list g) (list items) (list s) `(setf (item-price (first ,g)) ,s) `(item-price (first ,g)))))",
+    "(define-compiler-macro total (&whole w items) (declare (ignore items)) w)",
+    "(define-modify-macro appendf (&rest lists) append \"Append to a place.\")",
+    "(setf (documentation 'total 'function) \"The sum of the prices.\")",
+    "(defvar *limit* 10 \"The most items.\")",
+    "(setf (get 'item 'colour) :red (get 'item 'shelf) (list 1 \"a\"))",
     NULL};
   for (int i = 0; forms[i]; i++) {
     txn_Outcome o;

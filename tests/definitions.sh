@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Definitions beside a symbol's cells, end to end through a real kernel:
+# deftype, define-symbol-macro, defsetf (short and long), define-setf-
+# expander, define-compiler-macro, define-modify-macro, documentation and
+# property lists, each made by a call of its own and used by a function;
+# the kernel stopped and started again (its worker imports CURRENT): the
+# functions still work, and so do redefinitions and removals after another
+# restart.  A call that fails leaves no trace; the language's own symbols
+# cannot be given any of them; show, diff, inspect and recover-session name
+# the new kinds.
+#   bash tests/definitions.sh path/to/jiti
+set -u
+JITI=$1
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmp=$(mktemp -d /tmp/jiti-defs.XXXXXX)
+cleanup() {
+  kill_kernels
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+S=$tmp/s
+e() { "$JITI" eval --store "$S" "$@"; }
+fingerprint() { "$JITI" observe --json --store "$S" | grep -v '"generation"'; }
+
+"$JITI" init --store "$S" >/dev/null
+start_kernel "$S"; ok kernel-starts $?
+
+# --- each definition in a call of its own, then a function using it
+t deftype 0 '^SMALL$' -- e "(deftype small () '(integer 0 9))"
+t deftype-use 0 '^SMALL-P$' -- e "(defun small-p (x) (typep x 'small))"
+t symbol-macro 0 '^HEAD$' -- e "(progn (defvar *pair* (list 1 2)) (define-symbol-macro head (car *pair*)))"
+t symbol-macro-use 0 '^HEAD-OF$' -- e "(defun head-of (l) (let ((*pair* l)) (incf head) *pair*))"
+t defsetf-short 0 '^KAR$' -- e "(progn (defun kar (c) (car c)) (defun store-kar (c v) (setf (car c) (* 10 v))) (defsetf kar store-kar))"
+t defsetf-short-use 0 '^SET-KAR$' -- e "(defun set-kar (c) (setf (kar c) 4) c)"
+t defsetf-long 0 '^KDR$' -- e '(defsetf kdr (c) (v) `(setf (cdr ,c) (list ,v)))'
+t defsetf-long-use 0 '^SET-KDR$' -- e "(defun set-kdr (c) (setf (kdr c) 5) c)"
+t setf-expander 0 '^KAR2$' -- e '(define-setf-expander kar2 (c) (let ((g (gensym)) (s (gensym))) (values (list g) (list c) (list s) `(setf (car ,g) (+ 1000 ,s)) `(car ,g))))'
+t setf-expander-use 0 '^SET-KAR2$' -- e "(defun set-kar2 (c) (setf (kar2 c) 3) c)"
+t compiler-macro 0 '^SQ$' -- e "(progn (defun sq (x) (* x x)) (define-compiler-macro sq (&whole w x) (if (numberp x) (* x x) w)))"
+t modify-macro 0 '^APPENDF$' -- e '(define-modify-macro appendf (&rest lists) append "Append to a place.")'
+t modify-macro-use 0 '^APPEND-TO$' -- e "(defun append-to (l) (appendf l (list 2)) l)"
+t documentation 0 '"Small or not."' -- e '(progn (defvar *rate* 5 "The rate.") (setf (documentation (quote small-p) (quote function)) "Small or not."))'
+t plist 0 '^2$' -- e "(setf (get 'plus 'precedence) 1 (get 'times 'precedence) 2)"
+t plist-use 0 '^PREC$' -- e "(defun prec (op) (get op 'precedence))"
+t show-kind 0 "added plist TIMES" -- "$JITI" show --store "$S" HEAD~1
+USES="(list (small-p 3) (small-p 30) (head-of (list 1 2)) (set-kar (list 1 2)) (set-kdr (list 1 2)) (set-kar2 (list 1 2)) (funcall (compiler-macro-function 'sq) '(sq 3) nil) (append-to (list 1)) (documentation 'appendf 'function) (documentation '*rate* 'variable) (documentation 'small-p 'function) (prec 'plus) (prec 'times))"
+WANT='^\(T NIL \(2 2\) \(40 2\) \(1 5\) \(1003 2\) 9 \(1 2\) "Append to a place." "The rate." "Small or not." 1 2\)$'
+t uses 0 "$WANT" -- e "$USES"
+# a deftype whose function uses a symbol macro: the store imports symbol
+# macros first
+t type-of-symbol-macro 0 '^T$' -- e '(progn (define-symbol-macro lim 9) (deftype upto-lim () `(integer 0 ,lim)) (typep 9 (quote upto-lim)))'
+
+# --- a change in place publishes the variable it changed, not the
+# property lists exported with it (they change in place too)
+t change-in-place 0 '^7$' -- e "(car (rplaca *pair* 7))"
+t change-in-place-only-var 0 'changes: +\+0 ~1 -0.*changed variable \*PAIR\*' -- "$JITI" show --store "$S" HEAD
+
+# --- a call that fails leaves nothing behind
+before=$(fingerprint)
+t failing-call 1 'boom' -- e "(progn (deftype gone () 'integer) (define-symbol-macro gone-sm 1) (defsetf gone-acc gone-w) (define-compiler-macro sq (x) x) (define-modify-macro gone-m () 1+) (setf (get 'plus 'precedence) 99 (documentation 'sq 'function) \"gone\") (error \"boom\"))"
+ok failing-call-no-trace "$([[ $(fingerprint) == "$before" ]]; echo $?)"
+t failing-call-undone 0 '^\(NIL 1 NIL\)$' -- e "(list (ignore-errors (typep 1 'gone)) (prec 'plus) (documentation 'sq 'function))"
+
+# --- the language's own symbols are refused, and nothing of them leaks
+t builtin-plist 1 'cannot change the property list of CAR' -- e "(setf (get 'car 'colour) 1)"
+t builtin-doc 1 'cannot change the documentation of CAR' -- e "(setf (documentation 'car 'function) \"x\")"
+t builtin-compiler-macro 1 'cannot define CAR as a compiler macro' -- e "(define-compiler-macro car (x) x)"
+t builtin-deftype 1 'cannot define CAR as a type' -- e "(deftype car () 'integer)"
+t builtin-defsetf 1 'cannot define CAR as a setf expander' -- e "(defsetf car kar)"
+t builtin-untouched 0 '^\(NIL NIL\)$' -- e "(list (get 'car 'colour) (compiler-macro-function 'car))"
+
+# --- the kinds as the commands show them
+t inspect-type 0 "DEFTYPE SMALL" -- "$JITI" inspect --store "$S" --kind type SMALL
+t inspect-plist 0 "SYMBOL-PLIST" -- "$JITI" inspect --store "$S" --kind plist PLUS
+
+# --- stop, start: the worker imports CURRENT, and every use still works
+"$JITI" stop --store "$S" >/dev/null
+start_kernel "$S"; ok restart $?
+t uses-after-restart 0 "$WANT" -- e "$USES"
+t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
+
+# --- redefinitions and removals, then another restart
+t redefine-type 0 '^SMALL$' -- e "(deftype small () '(integer 0 99))"
+t redefine-symbol-macro 0 '^HEAD$' -- e "(define-symbol-macro head (cadr *pair*))"
+t redefine-setf 0 '^KAR$' -- e '(define-setf-expander kar (c) (let ((g (gensym)) (s (gensym))) (values (list g) (list c) (list s) `(setf (car ,g) (- ,s)) `(car ,g))))'
+t remove-compiler-macro 0 '^NIL$' -- e "(setf (compiler-macro-function 'sq) nil)"
+t replace-modify-macro 0 '^APPENDF$' -- e '(defmacro appendf (place x) `(setf ,place (append ,place ,x)))'
+t remove-property 0 '^T$' -- e "(remprop 'plus 'precedence)"
+AFTER="(list (typep 30 'small) (let ((*pair* (list 1 2))) (incf head) *pair*) (let ((c (list 1 2))) (setf (kar c) 4) c) (compiler-macro-function 'sq) (macroexpand-1 '(appendf x 1)) (prec 'plus) (prec 'times))"
+WANT2='^\(T \(1 3\) \(-4 2\) NIL \(SETF X \(APPEND X 1\)\) NIL 2\)$'
+t after 0 "$WANT2" -- e "$AFTER"
+t diff-kinds 0 "removed compiler-macro SQ" -- "$JITI" diff --store "$S" HEAD~6 HEAD
+"$JITI" stop --store "$S" >/dev/null
+t recover-counts 0 "types 2, symbol macros 2, setf expanders 3, documentation strings 2, property lists 1" -- "$JITI" recover-session --store "$S"
+start_kernel "$S"; ok restart-again $?
+t after-restart 0 "$WANT2" -- e "$AFTER"
+"$JITI" stop --store "$S" >/dev/null
+
+finish
