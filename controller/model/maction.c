@@ -30,8 +30,10 @@ typedef struct Kind {
 } Kind;
 
 /* The kinds of entry `inspect` can name (the kernel's inspect op). */
-static const char *const entry_kinds[] = {"function", "macro", "variable", "structure",
-                                          "data", "invariant", NULL};
+static const char *const entry_kinds[] = {"function", "macro", "variable", "structure", "data", "invariant",
+                                          "class", "generic", "method", "foreign", "package", "type",
+                                          "symbol-macro", "setf-expander", "compiler-macro", "documentation",
+                                          "plist", NULL};
 
 /* The one source of truth: order = maction_Kind. */
 static const Kind kinds[MA_KIND_COUNT] = {

@@ -119,18 +119,6 @@ int sess_add_invariants(kclient *k, const sess_Task *t) {
   return 0;
 }
 
-/* inspect without a kind: each kind in turn until one has the name. */
-static json_t *inspect_any(sess_Session *s, const char *name) {
-  static const char *const kinds[] = {"function", "macro", "variable", "structure", "data", "invariant"};
-  json_t *rep = NULL;
-  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-    json_decref(rep);
-    rep = sess_call(s, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kinds[i], "name", name));
-    if (!rep || json_is_true(json_object_get(rep, "ok"))) return rep;
-  }
-  return rep;
-}
-
 json_t *sess_execute(sess_Session *s, json_t *action, int64_t gen) {
   const char *src = json_string_value(json_object_get(action, "source"));
   json_t *act = NULL;
@@ -152,8 +140,10 @@ json_t *sess_execute(sess_Session *s, json_t *action, int64_t gen) {
   case MA_INSPECT: {
     const char *kind = json_string_value(json_object_get(action, "kind"));
     const char *name = json_string_value(json_object_get(action, "name"));
-    if (!kind) return inspect_any(s, name);
-    return sess_call(s, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kind, "name", name));
+    /* without a kind the kernel answers with the first entry of that name */
+    json_t *req = json_pack("{s:s, s:s}", "op", "inspect", "name", name);
+    if (kind) json_object_set_new(req, "kind", json_string(kind));
+    return sess_call(s, req);
   }
   case MA_ROLLBACK: {
     json_t *rep = sess_call(s, json_pack("{s:s, s:O, s:I}", "op", "rollback", "revision",
