@@ -233,6 +233,8 @@ typedef struct j_read {
   uint8_t *ops;          /* the replayable records' payloads end to end */
   size_t len, cap;
   uint64_t records;      /* how many */
+  uint64_t first_rev, first_ev;   /* the first revision and event any intact
+                                     record of the epoch adds (0: none) */
   store_journal_loss loss;   /* damage, when loss.damaged */
 } j_read;
 
@@ -303,19 +305,27 @@ static int ops_parse(const uint8_t *p, size_t n) {
   return 1;
 }
 
-/* Count what an intact record after the damage holds. */
-static void tally(store_journal_loss *l, const uint8_t *p, size_t n) {
-  l->records++;
+/* Note the revisions and events an intact record of the epoch adds; after
+** the damage (tally), count them too. */
+static void note(j_read *r, const uint8_t *p, size_t n, int tally) {
+  store_journal_loss *l = &r->loss;
+  if (tally) l->records++;
   if (!ops_parse(p, n)) return;
   while (n) {
     uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
-    if (p[0] == J_PUT && p[1] == J_DB_REVISIONS && klen == 8) {
-      uint64_t rev = st_get_u64(p + 10);
-      l->revisions++;
-      if (!l->first_rev || rev < l->first_rev) l->first_rev = rev;
-      if (rev > l->last_rev) l->last_rev = rev;
+    uint64_t key = klen == 8 ? st_get_u64(p + 10) : 0;
+    if (p[0] == J_PUT && p[1] == J_DB_REVISIONS && key) {
+      if (!r->first_rev || key < r->first_rev) r->first_rev = key;
+      if (tally) {
+        l->revisions++;
+        if (!l->first_rev || key < l->first_rev) l->first_rev = key;
+        if (key > l->last_rev) l->last_rev = key;
+      }
     }
-    if (p[0] == J_PUT && p[1] == J_DB_EVENTS) l->events++;
+    if (p[0] == J_PUT && p[1] == J_DB_EVENTS && key) {
+      if (!r->first_ev || key < r->first_ev) r->first_ev = key;
+      l->events += tally;
+    }
     p += 10 + (size_t)klen + vlen;
     n -= 10 + (size_t)klen + vlen;
   }
@@ -338,7 +348,7 @@ static int find_intact(j_file *f, uint64_t epoch, uint64_t from, uint64_t seq, j
     if (ok < 0) return STORE_ENOMEM;
     if (!ok) continue;
     if (e != epoch) break;
-    tally(&r->loss, f->rec, st_get_u32(h + 4));
+    note(r, f->rec, st_get_u32(h + 4), 1);
     seq = q + 1;
     from = at + J_REC_HEAD + st_get_u32(h + 4);
   }
@@ -372,6 +382,7 @@ static int read_epoch(store_env *s, j_file *f, uint64_t epoch, int classify, j_r
       r->cap = nc;
     }
     memcpy(r->ops + r->len, f->rec, plen);
+    note(r, f->rec, plen, 0);
     r->len += plen;
     off += J_REC_HEAD + plen;
     seq++;
@@ -417,10 +428,10 @@ static int read_headless(store_env *s, j_file *f, j_read *r, uint64_t *top) {
     if (!ok) continue;
     uint64_t e = st_get_u64(h + 8);
     if (e > *top) {   /* a newer epoch: the older ones' records are stale */
-      memset(&r->loss, 0, sizeof r->loss);
+      memset(r, 0, sizeof *r);
       *top = e;
     }
-    if (e == *top) tally(&r->loss, f->rec, st_get_u32(h + 4));
+    if (e == *top) note(r, f->rec, st_get_u32(h + 4), 1);
     from = at + J_REC_HEAD + st_get_u32(h + 4);
   }
   if (m < 0) return st_fail(s, STORE_ENOMEM, "out of memory reading the journal back");
@@ -475,6 +486,31 @@ static int replay_epoch(store_env *s, int fd, uint64_t epoch, size_t *records) {
     free(r.ops);
   }
   file_free(&f);
+  return rc;
+}
+
+/* Whether data.mdb already holds the epoch: a machine that stopped between
+** a checkpoint's commit and the next epoch's header leaves it so, and then
+** its records are no writes to lose — and replaying only some of them
+** would set the keys they touch back.  data.mdb holds either the
+** checkpoint before the epoch or the one that ends it, and every record
+** adds a revision or an event, which the former lacks. */
+static int epoch_in_data(store_env *s, const j_read *r, int *in) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  uint64_t current = 0, last_ev = 0;
+  int rc = st_read_begin(s, &txn);
+  if (rc != STORE_OK) return rc;
+  if ((rc = st_get_current(s, txn, &current)) == STORE_OK) {
+    int m = mdb_cursor_open(txn, s->events, &cur);
+    if (!m) m = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    if (!m && k.mv_size == 8) last_ev = st_get_u64(k.mv_data);
+    else if (m && m != MDB_NOTFOUND) rc = st_mdb(s, m, "reading the events");
+    if (cur) mdb_cursor_close(cur);
+  }
+  mdb_txn_abort(txn);
+  *in = (r->first_rev && current >= r->first_rev) || (r->first_ev && last_ev >= r->first_ev);
   return rc;
 }
 
@@ -572,6 +608,12 @@ int st_journal_recover(store_env *s, const store_options *o) {
   } else {
     r = read_epoch(s, &f, epoch, 1, &rd);
   }
+  int in = 0;
+  if (r == STORE_OK && !rd.loss.header && (rd.records || rd.loss.damaged) &&
+      (r = epoch_in_data(s, &rd, &in)) == STORE_OK && in) {
+    rd.len = 0;   /* nothing to replay, nothing lost: the records are stale */
+    memset(&rd.loss, 0, sizeof rd.loss);
+  }
   if (r == STORE_OK && rd.loss.damaged && !rd.loss.header) r = count_lost(s, &rd);
   if (r != STORE_OK) goto out;
   if (out) *out = rd.loss;
@@ -590,7 +632,7 @@ int st_journal_recover(store_env *s, const store_options *o) {
     if ((r = st_write_direct(s, replay_txn, &rp, 0)) != STORE_OK) goto out;   /* a full commit */
     if (out) out->event_seq = rp.event_seq;
   }
-  if (rd.records || rd.loss.damaged) {   /* the records are in data.mdb, or dropped: a new epoch makes them stale */
+  if (rd.records || rd.loss.damaged || in) {   /* the records are in data.mdb, or dropped: a new epoch makes them stale */
     s->j.fd = fd;
     r = write_header(s, epoch + 1);
     s->j.fd = -1;
@@ -634,29 +676,31 @@ static uint64_t records_pending(const char *dir) {
   return epoch;
 }
 
-int st_journal_settle(store_env *s, store_journal_loss *loss) {
-  const char *dir = s->path;
-  uint64_t epoch = records_pending(dir);
-  if (!epoch) return STORE_OK;
+/* Replay through a writable open: STORE_OK (done), STORE_EBUSY (a writer
+** holds the store), or STORE_EJOURNAL with the message in s. */
+static int replay_here(store_env *s, store_journal_loss *loss) {
   store_env *w;
   store_options o = {0};
   o.loss = loss;
   char err[ST_MSG_MAX];
-  int r = store_open_with(dir, STORE_NOCREATE, &o, &w, err, sizeof err);   /* replays them */
-  if (r == STORE_OK) {
-    store_close(w);
-    return STORE_OK;
-  }
-  if (r == STORE_EJOURNAL) {   /* damage is reported, never read past */
-    snprintf(s->msg, sizeof s->msg, "%s", err);
-    return r;
-  }
-  if (r != STORE_EBUSY) return STORE_OK;   /* the reader reports what it finds */
-  for (int waited = 0; waited < J_READER_WAIT_MS; waited += 2) {
+  int r = store_open_with(s->path, STORE_NOCREATE, &o, &w, err, sizeof err);   /* replays them */
+  if (r == STORE_OK) store_close(w);
+  if (r == STORE_EJOURNAL) snprintf(s->msg, sizeof s->msg, "%s", err);   /* damage is reported, never read past */
+  return r == STORE_EBUSY || r == STORE_EJOURNAL ? r : STORE_OK;   /* else the reader reports what it finds */
+}
+
+int st_journal_settle(store_env *s, store_journal_loss *loss) {
+  uint64_t epoch = records_pending(s->path);
+  if (!epoch) return STORE_OK;
+  int r = replay_here(s, loss);
+  /* a writer holds the store: wait for its checkpoint, or for it to let go
+  ** (another reader replaying, or refusing a damaged journal) */
+  for (int waited = 0; r == STORE_EBUSY && waited < J_READER_WAIT_MS; waited += 2) {
     usleep(2000);
-    if (records_pending(dir) != epoch) return STORE_OK;
+    if (records_pending(s->path) != epoch) return STORE_OK;
+    if (waited % 50 == 48) r = replay_here(s, loss);
   }
-  return STORE_OK;
+  return r == STORE_EJOURNAL ? r : STORE_OK;
 }
 
 /* ---- journal mode */

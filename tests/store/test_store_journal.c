@@ -487,6 +487,56 @@ static void test_damage_among_old_records(void) {
   rm_store(dir);
 }
 
+/* A writer killed right after its checkpoint's commit, before the next
+** epoch's header: data.mdb holds the whole epoch, whose records are still
+** the journal's.  Damage among them then loses nothing, and replaying only
+** the records before it must not set the keys they touch back. */
+static void kill_hook(void *arg, store_point at) {
+  (void)arg;
+  if (at == STORE_AT_AFTER_CHECKPOINT) raise(SIGKILL);
+}
+
+static int checkpointed_writer(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
+  store_env *s;
+  store_options o = { .hook = kill_hook };
+  if (store_open_with(dir, 0, &o, &s, err, n) != STORE_OK || store_journal_begin(s) != STORE_OK) return 1;
+  for (int i = 1; i <= NREC; i++) {
+    char v[32];
+    snprintf(v, sizeof v, "%d", i);
+    if (put_later(s, (uint64_t)i, "k", v, (uint64_t)i + 1) != STORE_OK) return 2;
+  }
+  if (store_sync(s, err, n) != STORE_OK) return 3;
+  (void)store_checkpoint(s);   /* dies in it */
+  return 4;
+}
+
+static void test_damage_after_checkpoint(void) {
+  char dir[4096], jp[4200], msg[1024], buf[64];
+  for (int torn = 0; torn < 2; torn++) {
+    tmp_store(dir, sizeof dir);
+    CHECK(base(dir) == STORE_OK);
+    CHECK(st_in_child(checkpointed_writer, dir, NULL, msg, sizeof msg) == -SIGKILL);
+    snprintf(jp, sizeof jp, "%s/journal", dir);
+    recs r;
+    int fd = open(jp, O_RDONLY);
+    unsigned char h[32];
+    r.off[0] = 4096;
+    for (int i = 0; i < NREC; i++) {
+      CHECK(fd >= 0 && pread(fd, h, 32, r.off[i]) == 32);
+      r.off[i + 1] = r.off[i] + 32 + (off_t)rec_len(h);
+    }
+    close(fd);
+    flip(jp, torn ? r.off[NREC] - 3 : r.off[4] + 40);
+    CHECK(opened_current(dir, NULL) == NREC + 1);
+    store_env *s;
+    CHECK(store_open(dir, STORE_RDONLY, &s, msg, sizeof msg) == STORE_OK);
+    CHECK_STR(value_of(s, "k", buf, sizeof buf), "10");
+    store_close(s);
+    rm_store(dir);
+  }
+}
+
 /* A record whose check passes but whose operations do not parse is no
 ** torn tail (it was written whole): refused, even as the last record. */
 static void test_malformed_record(void) {
@@ -781,6 +831,7 @@ int main(void) {
   test_trailing();
   test_damage_header();
   test_damage_among_old_records();
+  test_damage_after_checkpoint();
   test_in_process();
   test_map_growth();
   test_checkpoint_map_full();
