@@ -396,6 +396,13 @@ int store_sync(store_env *s, char *err, size_t errlen);
 ** only on such a failure.  Opening the store for
 ** writing replays the records of the current epoch, so after a crash of
 ** the process or the machine every write a store_sync covered is there.
+** An incomplete last record (a torn tail: an append the crash stopped,
+** never acknowledged) is dropped.  Damage — a record that fails its check
+** with intact records of the epoch after it, one that passes its check
+** but does not parse, a header damaged in both copies — is not replayed
+** past and not dropped: store_open returns STORE_EJOURNAL and writes
+** nothing, until an open with store_options.accept_loss drops it
+** (docs/store.md, "Reading it back").
 **
 ** Until the checkpoint those writes are seen by this handle on the thread
 ** that made them, and by nothing else: this handle on another thread gets
