@@ -430,9 +430,11 @@ static int accept_loss(const char *dir) {
     printf("journal:     dropped record %" PRIu64 " of epoch %" PRIu64 " (at byte %" PRIu64 "; it %s) and the %"
            PRIu64 " intact record%s after it", loss.seq, loss.epoch, loss.offset, loss.why, loss.records,
            loss.records == 1 ? "" : "s");
-  if (loss.revisions)
-    printf(": %" PRIu64 " revision%s (%" PRIu64 " to %" PRIu64 ") and %" PRIu64 " event%s", loss.revisions,
-           loss.revisions == 1 ? "" : "s", loss.first_rev, loss.last_rev, loss.events, loss.events == 1 ? "" : "s");
+  if (loss.revisions == 1)
+    printf(": revision %" PRIu64 " and %" PRIu64 " event%s", loss.first_rev, loss.events, loss.events == 1 ? "" : "s");
+  else if (loss.revisions)
+    printf(": %" PRIu64 " revisions (%" PRIu64 " to %" PRIu64 ") and %" PRIu64 " event%s", loss.revisions,
+           loss.first_rev, loss.last_rev, loss.events, loss.events == 1 ? "" : "s");
   else if (loss.records)
     printf(": %" PRIu64 " event%s", loss.events, loss.events == 1 ? "" : "s");
   printf("; recorded as event %" PRIu64 " (journal-loss)\n", loss.event_seq);
@@ -496,8 +498,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
         if (r->store_rc == STORE_ENOENT)
           fprintf(stderr, "jiti recover-session: no store at %s (create one with 'jiti init --store %s')\n",
                   dir, dir);
-        else
-        {
+        else {
           fprintf(stderr, "jiti recover-session: cannot open the store at %s: %s\n", dir,
                   r->msg[0] ? r->msg : store_strerror(r->store_rc));
           if (r->store_rc == STORE_EJOURNAL) {   /* the way out is an option of this command */
