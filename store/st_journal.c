@@ -424,7 +424,10 @@ static int read_headless(store_env *s, j_file *f, j_read *r, uint64_t *top) {
     from = at + 1;
     if (!head_at(f, at, h) || !st_get_u64(h + 8)) continue;
     int ok = body_ok(f, at, h);
-    if (ok < 0) break;
+    if (ok < 0) {
+      m = -1;
+      break;
+    }
     if (!ok) continue;
     uint64_t e = st_get_u64(h + 8);
     if (e > *top) {   /* a newer epoch: the older ones' records are stale */
