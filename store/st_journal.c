@@ -660,9 +660,11 @@ out:
 #define J_READER_WAIT_MS 10000
 
 /* 0 when the journal holds nothing to replay (none, or the first record's
-** place holds zeros or an older epoch's record), else a value that changes
-** when the writer checkpoints (the header's epoch; UINT64_MAX when the
-** header is damaged: the writable open reports it). */
+** place holds zeros or an intact record of an older epoch), else a value
+** that changes when the writer checkpoints (the header's epoch; UINT64_MAX
+** when the header is damaged: the writable open reports it).  Anything
+** else at the first record's place — a record of the epoch, a torn or a
+** damaged one — is for the writable open to sort out. */
 static uint64_t records_pending(const char *dir) {
   char path[4200];
   snprintf(path, sizeof path, "%s/journal", dir);
@@ -672,11 +674,19 @@ static uint64_t records_pending(const char *dir) {
   j_header hd = read_header(fd, &epoch);
   uint8_t h[J_REC_HEAD] = {0}, zero[J_REC_HEAD] = {0};
   ssize_t got = pread(fd, h, sizeof h, J_HEAD);
+  int blank = got <= 0 || !memcmp(h, zero, sizeof h), stale = 0;
+  if (hd == J_HDR_OK && !blank && st_get_u64(h + 8) < epoch) {
+    j_file f;
+    struct stat st;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    stale = head_at(&f, J_HEAD, h) && st_get_u64(h + 8) < epoch && body_ok(&f, J_HEAD, h) == 1;
+    file_free(&f);
+  }
   close(fd);
-  int blank = got <= 0 || !memcmp(h, zero, sizeof h);
   if (hd != J_HDR_OK) return blank ? 0 : UINT64_MAX;
-  if (blank || (st_get_u32(h) == J_REC_MAGIC && st_get_u64(h + 8) < epoch)) return 0;
-  return epoch;
+  return blank || stale ? 0 : epoch;
 }
 
 /* Replay through a writable open: STORE_OK (done), STORE_EBUSY (a writer
