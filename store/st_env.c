@@ -19,7 +19,7 @@ static const char *const err_names[] = {
   "success", "no such store, revision or entry", "store is in use",
   "store is corrupt", "unsupported store format version",
   "stale parent revision", "permission denied", "input/output error",
-  "out of memory", "invalid argument"
+  "out of memory", "invalid argument", "the journal is damaged before writes it holds"
 };
 
 const char *store_strerror(int err) {
@@ -328,7 +328,9 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     goto fail;
   }
   if (!(flags & STORE_RDONLY) && (r = st_lock(s)) != STORE_OK) goto fail;
-  if (flags & STORE_RDONLY) st_journal_settle(dir);   /* what a journal made durable, in data.mdb */
+  if (opts && opts->loss) memset(opts->loss, 0, sizeof *opts->loss);
+  /* what a journal made durable, in data.mdb */
+  if ((flags & STORE_RDONLY) && (r = st_journal_settle(s, opts ? opts->loss : NULL)) != STORE_OK) goto fail;
   r = st_check_datafile(s, &hdr_mapsize);
   if (r == STORE_ENOENT) {
     if (flags & (STORE_RDONLY | STORE_NOCREATE)) {
@@ -373,8 +375,7 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
   }
   if ((r = open_dbis(s)) != STORE_OK) goto fail;
   /* the writes a journal made durable after the last checkpoint */
-  size_t replayed;
-  if (!(flags & STORE_RDONLY) && (r = st_journal_recover(s, &replayed)) != STORE_OK) goto fail;
+  if (!(flags & STORE_RDONLY) && (r = st_journal_recover(s, opts)) != STORE_OK) goto fail;
   s->msg[0] = '\0';
   *out = s;
   return STORE_OK;

@@ -13,7 +13,8 @@
 
 static const char *const event_names[STORE_EV_COUNT] = {
   "started", "accepted", "rejected", "aborted", "failed", "interrupted", "paused",
-  "worker-restarted", "kernel-started", "kernel-stopped", "initialised", "recovered", "dropped"};
+  "worker-restarted", "kernel-started", "kernel-stopped", "initialised", "recovered", "dropped",
+  "journal-loss"};
 
 const char *store_event_name(int ev) {
   return ev >= 0 && ev < STORE_EV_COUNT ? event_names[ev] : NULL;

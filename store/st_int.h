@@ -150,14 +150,18 @@ void st_journal_op(store_env *s, int del, MDB_dbi dbi, const void *k, size_t kle
 /* st_write for ST_W_SYNC_LATER in journal mode. */
 int st_journal_write(store_env *s, st_txn_fn fn, void *arg, int flags);
 /* At open, for writing: apply the records of DIR/journal's epoch (a full
-** commit) and start a new epoch; *records receives how many there were. */
-int st_journal_recover(store_env *s, size_t *records);
+** commit) and start a new epoch.  A torn tail is dropped; damage returns
+** STORE_EJOURNAL and changes nothing, unless o->accept_loss (o may be
+** NULL); o->loss receives it. */
+int st_journal_recover(store_env *s, const store_options *o);
 /* fdatasync of the journal: 0 or -1 (errno). */
 int st_journal_sync(store_env *s);
-/* Before a read-only open of DIR: the journal's records reach data.mdb
-** (replayed here when no writer holds the store, else its next checkpoint
-** awaited, for at most 10 s). */
-void st_journal_settle(const char *dir);
+/* Before a read-only open of s->path: the journal's records reach
+** data.mdb (replayed here when no writer holds the store, else its next
+** checkpoint awaited, for at most 10 s).  STORE_EJOURNAL (message in s,
+** what it holds in *loss when loss is not NULL) when the journal is
+** damaged; otherwise STORE_OK, and the reader reports what it finds. */
+int st_journal_settle(store_env *s, store_journal_loss *loss);
 /* At close: a checkpoint when this thread may make it. */
 void st_journal_close(store_env *s);
 

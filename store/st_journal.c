@@ -22,7 +22,8 @@
 ** result on either state.
 **
 ** File layout (integers big-endian):
-**   header, J_HEAD bytes:  "JITIJNL1"  u64 epoch  u64 check
+**   header, J_HEAD bytes:  "JITIJNL1"  u64 epoch  u64 check, at offset 0
+**                          and again at 2048 (older journals: at 0 only)
 **   records from J_HEAD:   u32 magic  u32 length  u64 epoch  u64 seq
 **                          u64 check  payload[length]
 **   payload: operations:   u8 op (1 put, 2 delete)  u8 database
@@ -30,7 +31,12 @@
 ** check: the first 8 bytes of the SHA-256 of what precedes it in the
 ** header, or of the record's first 24 bytes and its payload.  Replay stops
 ** at the first record that is torn, of another epoch or out of sequence:
-** the tail of a crash, or what a former epoch left further on.
+** the tail of a crash, or what a former epoch left further on — unless
+** intact records of the epoch follow it, which makes it damage ("reading
+** the records back", below).  Epoch and sequence number in every record
+** are what let those be found and told from a former epoch's: the format
+** needed no change for it, only the header its second copy, which older
+** programs never read.
 */
 #define _GNU_SOURCE
 /* SHA256_Init/Update/Final: deprecated in OpenSSL 3 for EVP, which looks
@@ -46,6 +52,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <openssl/sha.h>
+#include <jansson.h>
 #include "st_int.h"
 
 #define J_MAGIC "JITIJNL1"
@@ -137,11 +144,16 @@ void st_journal_op(store_env *s, int del, MDB_dbi dbi, const void *k, size_t kle
 
 /* ---- the file */
 
+/* The header's two copies, in different sectors of its room: a copy
+** damaged alone is outvoted, a header write torn between them leaves one. */
+static const uint64_t header_copy[2] = { 0, 2048 };
+
 static int write_header(store_env *s, uint64_t epoch) {
   uint8_t h[J_HEAD] = {0};
   memcpy(h, J_MAGIC, 8);
   st_put_u64(h + 8, epoch);
   if (check8(h, 16, NULL, 0, h + 16) != 0) return st_fail(s, STORE_ENOMEM, "out of memory checking the journal");
+  memcpy(h + header_copy[1], h, 24);
   if (write_all(s->j.fd, h, sizeof h, 0) != 0 || fdatasync(s->j.fd) != 0)
     return st_mdb(s, errno, "writing the journal's header");
   s->j.epoch = epoch;
@@ -150,12 +162,27 @@ static int write_header(store_env *s, uint64_t epoch) {
   return STORE_OK;
 }
 
-/* The epoch of a valid header, else 0. */
-static uint64_t read_header(int fd) {
-  uint8_t h[24], c[8];
-  if (read_all(fd, h, sizeof h, 0) != 0 || memcmp(h, J_MAGIC, 8) != 0) return 0;
-  if (check8(h, 16, NULL, 0, c) != 0 || memcmp(c, h + 16, 8) != 0) return 0;
-  return st_get_u64(h + 8);
+typedef enum j_header { J_HDR_NONE, J_HDR_OK, J_HDR_DAMAGED } j_header;
+
+/* The header's epoch: the larger of its valid copies (a write of the next
+** epoch's header torn between them leaves the former one, whose records
+** replay onto either state of data.mdb: see the top).  NONE when it was
+** never written (zeros, or no room), DAMAGED when something else is there. */
+static j_header read_header(int fd, uint64_t *epoch) {
+  uint8_t h[J_HEAD], c[8];
+  int valid = 0, blank = 1;
+  *epoch = 0;
+  ssize_t got = pread(fd, h, sizeof h, 0);
+  if (got < 0) got = 0;
+  memset(h + got, 0, sizeof h - (size_t)got);
+  for (int i = 0; i < 2; i++) {
+    const uint8_t *p = h + header_copy[i];
+    for (int k = 0; k < 24; k++) blank &= p[k] == 0;
+    if (memcmp(p, J_MAGIC, 8) != 0 || check8(p, 16, NULL, 0, c) != 0 || memcmp(c, p + 16, 8) != 0) continue;
+    if (st_get_u64(p + 8) > *epoch) *epoch = st_get_u64(p + 8);
+    valid = 1;
+  }
+  return valid ? J_HDR_OK : blank ? J_HDR_NONE : J_HDR_DAMAGED;
 }
 
 static int open_file(store_env *s, int create, int *fd) {
@@ -167,23 +194,271 @@ static int open_file(store_env *s, int create, int *fd) {
   return STORE_OK;
 }
 
+/* ---- reading the records back
+**
+** From the start of the records, each one of the epoch in sequence, whole
+** and matching its check, replays.  Where that stops, the rest tells a torn
+** tail from damage:
+**   - a torn tail: a crash stopped the append of the last record, which was
+**     not acknowledged (an append is acknowledged once a sync after it has
+**     returned).  Nothing intact of the epoch follows it; what follows is
+**     zeros, the torn record's own bytes, or records of a former epoch.
+**   - damage: a record that fails its check with intact records of the
+**     epoch after it, found by resynchronising on the records' magic (an
+**     intact record is whole, matches its check and carries the epoch and a
+**     later sequence number), or a record that matches its check but does
+**     not parse.  Replaying past it is impossible (its writes are lost) and
+**     stopping there silently would drop the acknowledged writes after it.
+** The search for intact records stops at the first intact record of a
+** former epoch: records are appended end to end from the start of the
+** records, so one of this epoch lies beyond an old one only when the
+** machine stopped before a sync (the old one's place was written but never
+** reached the disk), and then none of those records was acknowledged.  It
+** never feeds replay: it only counts what damage would lose. */
+
+enum { J_DB_REVISIONS = 1, J_DB_EVENTS = 4 };   /* database numbers (st_dbis order) */
+
+typedef struct j_file {
+  int fd;
+  uint64_t size;
+  uint8_t *rec;          /* the payload of the record read last */
+  size_t rec_cap;
+  uint8_t *scan;         /* room for the search for the magic */
+} j_file;
+
+#define J_SCAN 65536
+
+/* The epoch as read back. */
+typedef struct j_read {
+  uint8_t *ops;          /* the replayable records' payloads end to end */
+  size_t len, cap;
+  uint64_t records;      /* how many */
+  uint64_t first_rev, first_ev;   /* the first revision and event any intact
+                                     record of the epoch adds (0: none) */
+  store_journal_loss loss;   /* damage, when loss.damaged */
+} j_read;
+
+static void file_free(j_file *f) {
+  free(f->rec);
+  free(f->scan);
+}
+
+static int file_init(store_env *s, j_file *f, int fd) {
+  struct stat st;
+  memset(f, 0, sizeof *f);
+  f->fd = fd;
+  if (fstat(fd, &st) != 0) return st_fail(s, STORE_EIO, "reading the journal: %s", strerror(errno));
+  f->size = (uint64_t)st.st_size;
+  return STORE_OK;
+}
+
+/* A record head at off that fits the file: 1 (in h), else 0. */
+static int head_at(j_file *f, uint64_t off, uint8_t h[J_REC_HEAD]) {
+  if (off > f->size || f->size - off < J_REC_HEAD || read_all(f->fd, h, J_REC_HEAD, off) != 0) return 0;
+  return st_get_u32(h) == J_REC_MAGIC && st_get_u32(h + 4) <= f->size - off - J_REC_HEAD;
+}
+
+/* The payload of the record whose head h is at off, in f->rec: 1 when it
+** matches the check, 0 when not, -1 when out of memory. */
+static int body_ok(j_file *f, uint64_t off, const uint8_t h[J_REC_HEAD]) {
+  uint32_t plen = st_get_u32(h + 4);
+  uint8_t c[8];
+  if (plen > f->rec_cap) {
+    uint8_t *b = realloc(f->rec, plen);
+    if (!b) return -1;
+    f->rec = b;
+    f->rec_cap = plen;
+  }
+  if (read_all(f->fd, f->rec, plen, off + J_REC_HEAD) != 0) return 0;
+  if (check8(h, 24, f->rec, plen, c) != 0) return -1;
+  return memcmp(c, h + 24, 8) == 0;
+}
+
+/* The first offset >= from where the records' magic begins: 1 (*at),
+** 0 when there is none, -1 when out of memory. */
+static int next_magic(j_file *f, uint64_t from, uint64_t *at) {
+  static const uint8_t m[4] = { 0x4a, 0x52, 0x45, 0x43 };   /* J_REC_MAGIC */
+  if (!f->scan && !(f->scan = malloc(J_SCAN))) return -1;
+  while (from < f->size && f->size - from >= 4) {
+    size_t n = f->size - from < J_SCAN ? (size_t)(f->size - from) : J_SCAN;
+    ssize_t got = pread(f->fd, f->scan, n, (off_t)from);
+    if (got < 4) return 0;
+    const uint8_t *p = memmem(f->scan, (size_t)got, m, sizeof m);
+    if (p) {
+      *at = from + (uint64_t)(p - f->scan);
+      return 1;
+    }
+    from += (uint64_t)got - 3;   /* a magic across the boundary is found next time */
+  }
+  return 0;
+}
+
+/* Whether a record's operations parse. */
+static int ops_parse(const uint8_t *p, size_t n) {
+  while (n) {
+    if (n < 10) return 0;
+    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
+    if (p[1] >= ST_NDBS || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10) return 0;
+    p += 10 + (size_t)klen + vlen;
+    n -= 10 + (size_t)klen + vlen;
+  }
+  return 1;
+}
+
+/* Note the revisions and events an intact record of the epoch adds; after
+** the damage (tally), count them too. */
+static void note(j_read *r, const uint8_t *p, size_t n, int tally) {
+  store_journal_loss *l = &r->loss;
+  if (tally) l->records++;
+  if (!ops_parse(p, n)) return;
+  while (n) {
+    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
+    uint64_t key = klen == 8 ? st_get_u64(p + 10) : 0;
+    if (p[0] == J_PUT && p[1] == J_DB_REVISIONS && key) {
+      if (!r->first_rev || key < r->first_rev) r->first_rev = key;
+      if (tally) {
+        l->revisions++;
+        if (!l->first_rev || key < l->first_rev) l->first_rev = key;
+        if (key > l->last_rev) l->last_rev = key;
+      }
+    }
+    if (p[0] == J_PUT && p[1] == J_DB_EVENTS && key) {
+      if (!r->first_ev || key < r->first_ev) r->first_ev = key;
+      l->events += tally;
+    }
+    p += 10 + (size_t)klen + vlen;
+    n -= 10 + (size_t)klen + vlen;
+  }
+}
+
+/* The intact records of `epoch` with a sequence number from `seq` on, from
+** offset `from` up to the first intact record of another epoch, counted
+** into r->loss.  STORE_OK or STORE_ENOMEM. */
+static int find_intact(j_file *f, uint64_t epoch, uint64_t from, uint64_t seq, j_read *r) {
+  uint64_t at;
+  uint8_t h[J_REC_HEAD];
+  int m;
+  while ((m = next_magic(f, from, &at)) == 1) {
+    from = at + 1;
+    if (!head_at(f, at, h)) continue;
+    uint64_t e = st_get_u64(h + 8), q = st_get_u64(h + 16);
+    /* only an old record (it stops the search) or a later one of ours can matter */
+    if (!(e == epoch ? q >= seq : e && e < epoch)) continue;
+    int ok = body_ok(f, at, h);
+    if (ok < 0) return STORE_ENOMEM;
+    if (!ok) continue;
+    if (e != epoch) break;
+    note(r, f->rec, st_get_u32(h + 4), 1);
+    seq = q + 1;
+    from = at + J_REC_HEAD + st_get_u32(h + 4);
+  }
+  return m < 0 ? STORE_ENOMEM : STORE_OK;
+}
+
+/* Read back the records of `epoch`: those that replay into r->ops; with
+** `classify`, also what stops them (r->loss).  STORE_OK or STORE_ENOMEM
+** (message set). */
+static int read_epoch(store_env *s, j_file *f, uint64_t epoch, int classify, j_read *r) {
+  uint64_t off = J_HEAD, seq = 0;
+  uint8_t h[J_REC_HEAD];
+  int ok = 0;
+  memset(r, 0, sizeof *r);
+  while (epoch && head_at(f, off, h) && st_get_u64(h + 8) == epoch && st_get_u64(h + 16) == seq) {
+    uint32_t plen = st_get_u32(h + 4);
+    if ((ok = body_ok(f, off, h)) != 1) break;
+    if (!ops_parse(f->rec, plen)) {
+      ok = 2;
+      break;
+    }
+    if (r->cap - r->len < (size_t)plen) {
+      size_t nc = r->cap ? r->cap : 65536;
+      while (nc - r->len < (size_t)plen) nc *= 2;
+      uint8_t *b = realloc(r->ops, nc);
+      if (!b) {
+        ok = -1;
+        break;
+      }
+      r->ops = b;
+      r->cap = nc;
+    }
+    memcpy(r->ops + r->len, f->rec, plen);
+    note(r, f->rec, plen, 0);
+    r->len += plen;
+    off += J_REC_HEAD + plen;
+    seq++;
+  }
+  r->records = seq;
+  if (ok < 0) return st_fail(s, STORE_ENOMEM, "out of memory reading the journal back");
+  if (!classify || !epoch) return STORE_OK;
+  store_journal_loss *l = &r->loss;
+  l->epoch = epoch;
+  l->seq = seq;
+  l->offset = off;
+  if (ok == 2) {   /* whole and checked, yet no operations: not a tear */
+    l->damaged = 1;
+    snprintf(l->why, sizeof l->why, "matches its check but its operations do not parse");
+  }
+  if (find_intact(f, epoch, off, seq + 1, r) != STORE_OK)
+    return st_fail(s, STORE_ENOMEM, "out of memory reading the journal back");
+  if (l->records && !l->damaged) {
+    l->damaged = 1;
+    int head = head_at(f, off, h) && st_get_u64(h + 8) == epoch && st_get_u64(h + 16) == seq;
+    snprintf(l->why, sizeof l->why, "%s", head ? "fails its check" : "has a damaged head");
+  }
+  if (!l->damaged) memset(l, 0, sizeof *l);   /* the end, or a torn tail */
+  return STORE_OK;
+}
+
+/* A header that does not check: whether the file holds any intact record
+** (then the header was damaged: whether the newest epoch's records are
+** already in data.mdb cannot be told); those of the newest epoch are
+** counted into r->loss, and *top receives that epoch, which the next one
+** must pass. */
+static int read_headless(store_env *s, j_file *f, j_read *r, uint64_t *top) {
+  uint64_t from = J_HEAD, at;
+  uint8_t h[J_REC_HEAD];
+  int m;
+  memset(r, 0, sizeof *r);
+  *top = 0;
+  while ((m = next_magic(f, from, &at)) == 1) {
+    from = at + 1;
+    if (!head_at(f, at, h) || !st_get_u64(h + 8)) continue;
+    int ok = body_ok(f, at, h);
+    if (ok < 0) {
+      m = -1;
+      break;
+    }
+    if (!ok) continue;
+    uint64_t e = st_get_u64(h + 8);
+    if (e > *top) {   /* a newer epoch: the older ones' records are stale */
+      memset(r, 0, sizeof *r);
+      *top = e;
+    }
+    if (e == *top) note(r, f->rec, st_get_u32(h + 4), 1);
+    from = at + J_REC_HEAD + st_get_u32(h + 4);
+  }
+  if (m < 0) return st_fail(s, STORE_ENOMEM, "out of memory reading the journal back");
+  if (r->loss.records) {
+    r->loss.damaged = r->loss.header = 1;
+    r->loss.epoch = *top;
+    r->loss.offset = 0;
+    snprintf(r->loss.why, sizeof r->loss.why, "its header is damaged (both copies)");
+  }
+  return STORE_OK;
+}
+
 /* ---- replay */
 
-typedef struct replay { const uint8_t *p; size_t n; } replay;   /* the records' operations, end to end */
-
-/* A record whose check passed but whose operations do not parse: not a
-** torn tail but damage (or a bug); replaying past it could be wrong. */
-static int malformed(store_env *s) {
-  return st_fail(s, STORE_ECORRUPT, "a record of the journal is malformed though its check passed; nothing was "
-                 "replayed; to open the store without the writes it holds, move %s/journal aside", s->path);
-}
+typedef struct replay {
+  const uint8_t *p;
+  size_t n;                       /* the records' operations, end to end */
+  struct json_t *loss;            /* accept_loss: the event, else NULL */
+  uint64_t event_seq;
+} replay;
 
 static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
   while (n) {
-    if (n < 10) return malformed(s);
-    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
-    if (p[1] >= ST_NDBS || (p[0] != J_PUT && p[0] != J_DEL) || (size_t)klen + vlen > n - 10)
-      return malformed(s);
+    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);   /* parsed when read back */
     MDB_val k = { klen, (void *)(p + 10) }, v = { vlen, (void *)(p + 10 + klen) };
     int rc = p[0] == J_PUT ? mdb_put(txn, db_of(s, p[1]), &k, &v, 0) : mdb_del(txn, db_of(s, p[1]), &k, NULL);
     if (rc && !(p[0] == J_DEL && rc == MDB_NOTFOUND)) return st_mdb(s, rc, "replaying the journal");
@@ -195,63 +470,180 @@ static int apply_ops(store_env *s, MDB_txn *txn, const uint8_t *p, size_t n) {
 
 static int replay_txn(store_env *s, MDB_txn *txn, void *arg) {
   replay *r = arg;
-  return apply_ops(s, txn, r->p, r->n);
+  int rc = apply_ops(s, txn, r->p, r->n);
+  if (rc == STORE_OK && r->loss) rc = st_events_put(s, txn, &r->loss, NULL, 1, &r->event_seq);
+  return rc;
 }
 
-/* Commit the epoch's records in fd to data.mdb in full; their number in
-** *records. */
+/* Commit the epoch's records in fd to data.mdb in full (the journal's own
+** handle, in journal mode); their number in *records. */
 static int replay_epoch(store_env *s, int fd, uint64_t epoch, size_t *records) {
-  uint8_t *all = NULL;   /* the records' payloads end to end: operations delimit themselves */
-  size_t len = 0, cap = 0;
-  uint64_t off = J_HEAD, seq = 0;
-  struct stat st;
-  uint64_t end = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
-  int r = STORE_OK;
-  for (; epoch;) {
-    uint8_t h[J_REC_HEAD], c[8];
-    if (read_all(fd, h, sizeof h, off) != 0) break;
-    uint32_t plen = st_get_u32(h + 4);
-    if (st_get_u32(h) != J_REC_MAGIC || st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != seq) break;
-    if (plen > end - off - J_REC_HEAD) break;   /* longer than the file: torn */
-    if (cap - len < (size_t)plen) {
-      size_t nc = cap ? cap : 65536;
-      while (nc - len < (size_t)plen) nc *= 2;
-      uint8_t *b = realloc(all, nc);
-      if (!b) {
-        r = st_fail(s, STORE_ENOMEM, "out of memory replaying the journal");
-        goto out;
-      }
-      all = b;
-      cap = nc;
-    }
-    if (read_all(fd, all + len, plen, off + J_REC_HEAD) != 0) break;   /* torn */
-    if (check8(h, 24, all + len, plen, c) != 0 || memcmp(c, h + 24, 8) != 0) break;
-    len += plen;
-    off += J_REC_HEAD + plen;
-    seq++;
+  j_file f;
+  j_read r;
+  int rc = file_init(s, &f, fd);
+  if (rc == STORE_OK) rc = read_epoch(s, &f, epoch, 0, &r);
+  if (rc == STORE_OK) {
+    replay rp = { r.ops, r.len, NULL, 0 };
+    if (r.len) rc = st_write_direct(s, replay_txn, &rp, 0);   /* a full commit; grows the map as needed */
+    *records = (size_t)r.records;
+    free(r.ops);
   }
-  if (len) {
-    replay rp = { all, len };
-    r = st_write_direct(s, replay_txn, &rp, 0);   /* a full commit; grows the map as needed */
-  }
-  *records = (size_t)seq;
-out:
-  free(all);
-  return r;
+  file_free(&f);
+  return rc;
 }
 
-int st_journal_recover(store_env *s, size_t *records) {
+/* Whether data.mdb already holds the epoch: a machine that stopped between
+** a checkpoint's commit and the next epoch's header leaves it so, and then
+** its records are no writes to lose — and replaying only some of them
+** would set the keys they touch back.  data.mdb holds either the
+** checkpoint before the epoch or the one that ends it, and every record
+** adds a revision or an event, which the former lacks. */
+static int epoch_in_data(store_env *s, const j_read *r, int *in) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  uint64_t current = 0, last_ev = 0;
+  int rc = st_read_begin(s, &txn);
+  if (rc != STORE_OK) return rc;
+  if ((rc = st_get_current(s, txn, &current)) == STORE_OK) {
+    int m = mdb_cursor_open(txn, s->events, &cur);
+    if (!m) m = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    if (!m && k.mv_size == 8) last_ev = st_get_u64(k.mv_data);
+    else if (m && m != MDB_NOTFOUND) rc = st_mdb(s, m, "reading the events");
+    if (cur) mdb_cursor_close(cur);
+  }
+  mdb_txn_abort(txn);
+  *in = (r->first_rev && current >= r->first_rev) || (r->first_ev && last_ev >= r->first_ev);
+  return rc;
+}
+
+/* The revisions the intact records after the damage reach are lost from
+** the one after CURRENT as the replay leaves it (the damaged record's own
+** included): first_rev and the count from there. */
+static int count_lost(store_env *s, j_read *r) {
+  store_journal_loss *l = &r->loss;
+  uint64_t cur = 0;
+  int found = 0;
+  const uint8_t *p = r->ops;
+  for (size_t n = r->len; n;) {   /* the last CURRENT the replayed records set */
+    uint32_t klen = st_get_u32(p + 2), vlen = st_get_u32(p + 6);
+    if (p[0] == J_PUT && p[1] == 0 && klen == 7 && !memcmp(p + 10, "current", 7) && vlen == 8) {
+      cur = st_get_u64(p + 17);
+      found = 1;
+    }
+    p += 10 + (size_t)klen + vlen;
+    n -= 10 + (size_t)klen + vlen;
+  }
+  if (!found) {
+    MDB_txn *txn;
+    int rc = st_read_begin(s, &txn);
+    if (rc != STORE_OK) return rc;
+    rc = st_get_current(s, txn, &cur);
+    mdb_txn_abort(txn);
+    if (rc != STORE_OK) return rc;
+  }
+  if (l->last_rev > cur) {
+    l->first_rev = cur + 1;
+    l->revisions = l->last_rev - cur;
+  } else {
+    l->first_rev = l->last_rev = l->revisions = 0;
+  }
+  return STORE_OK;
+}
+
+/* What the intact records after the damage hold, in words. */
+static void loss_words(const store_journal_loss *l, char *buf, size_t n) {
+  char revs[64] = "";
+  if (l->revisions == 1) snprintf(revs, sizeof revs, "revision %llu and ", (unsigned long long)l->first_rev);
+  else if (l->revisions)
+    snprintf(revs, sizeof revs, "revisions %llu to %llu and ", (unsigned long long)l->first_rev,
+             (unsigned long long)l->last_rev);
+  snprintf(buf, n, "%s%llu event%s", revs, (unsigned long long)l->events, l->events == 1 ? "" : "s");
+}
+
+/* The message of a damaged journal. */
+static int loss_message(store_env *s, const store_journal_loss *l) {
+  char what[160];
+  loss_words(l, what, sizeof what);
+  if (l->header)
+    return st_fail(s, STORE_EJOURNAL, "the journal is damaged: %s, so whether its %llu intact record%s of "
+                   "epoch %llu (%s) are already in data.mdb cannot be told; nothing was replayed or changed",
+                   l->why, (unsigned long long)l->records, l->records == 1 ? "" : "s",
+                   (unsigned long long)l->epoch, what);
+  if (!l->records)
+    return st_fail(s, STORE_EJOURNAL, "the journal is damaged: record %llu of epoch %llu, at byte %llu "
+                   "of %s/journal, %s; nothing was replayed or changed", (unsigned long long)l->seq,
+                   (unsigned long long)l->epoch, (unsigned long long)l->offset, s->path, l->why);
+  return st_fail(s, STORE_EJOURNAL, "the journal is damaged: record %llu of epoch %llu, at byte %llu of "
+                 "%s/journal, %s, and %llu intact record%s after it hold acknowledged writes that replay "
+                 "cannot reach: %s would be lost; nothing was replayed or changed",
+                 (unsigned long long)l->seq, (unsigned long long)l->epoch, (unsigned long long)l->offset,
+                 s->path, l->why, (unsigned long long)l->records, l->records == 1 ? "" : "s", what);
+}
+
+/* The "journal-loss" event of what accept_loss drops. */
+static struct json_t *loss_event(const store_journal_loss *l) {
+  json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:s, s:I, s:I, s:I}", "event",
+                        store_event_name(STORE_EV_JOURNAL_LOSS), "header", l->header, "epoch",
+                        (json_int_t)l->epoch, "record", (json_int_t)l->seq, "offset", (json_int_t)l->offset,
+                        "damage", l->why, "records", (json_int_t)l->records, "revisions",
+                        (json_int_t)l->revisions, "events", (json_int_t)l->events);
+  if (o && l->revisions) {
+    json_object_set_new(o, "first_revision", json_integer((json_int_t)l->first_rev));
+    json_object_set_new(o, "last_revision", json_integer((json_int_t)l->last_rev));
+  }
+  return o;
+}
+
+int st_journal_recover(store_env *s, const store_options *o) {
   int fd, r = open_file(s, 0, &fd);
-  *records = 0;
+  store_journal_loss *out = o ? o->loss : NULL;
   if (r == STORE_ENOENT) return STORE_OK;
   if (r != STORE_OK) return r;
-  uint64_t epoch = read_header(fd);
-  r = replay_epoch(s, fd, epoch, records);
-  if (r == STORE_OK && *records) {   /* the records are in data.mdb now: a new epoch makes them stale */
+  j_file f;
+  j_read rd = {0};
+  uint64_t epoch, top = 0;
+  json_t *ev = NULL;
+  if ((r = file_init(s, &f, fd)) != STORE_OK) goto out;
+  if (read_header(fd, &epoch) != J_HDR_OK) {
+    r = read_headless(s, &f, &rd, &top);
+    epoch = top;   /* with accept_loss: the next epoch passes every one in the file */
+  } else {
+    r = read_epoch(s, &f, epoch, 1, &rd);
+  }
+  int in = 0;
+  if (r == STORE_OK && !rd.loss.header && (rd.records || rd.loss.damaged) &&
+      (r = epoch_in_data(s, &rd, &in)) == STORE_OK && in) {
+    rd.len = 0;   /* nothing to replay, nothing lost: the records are stale */
+    memset(&rd.loss, 0, sizeof rd.loss);
+  }
+  if (r == STORE_OK && rd.loss.damaged && !rd.loss.header) r = count_lost(s, &rd);
+  if (r != STORE_OK) goto out;
+  if (out) *out = rd.loss;
+  if (rd.loss.damaged && !(o && o->accept_loss)) {
+    r = loss_message(s, &rd.loss);
+    goto out;
+  }
+  if (rd.loss.damaged) {
+    if (!(ev = loss_event(&rd.loss)) || (r = st_events_check(s, &ev, 1)) != STORE_OK) {
+      if (!ev) r = st_fail(s, STORE_ENOMEM, "out of memory recording the journal's loss");
+      goto out;
+    }
+  }
+  if (rd.len || ev) {
+    replay rp = { rd.ops, rd.len, ev, 0 };
+    if ((r = st_write_direct(s, replay_txn, &rp, 0)) != STORE_OK) goto out;   /* a full commit */
+    if (out) out->event_seq = rp.event_seq;
+  }
+  if (rd.records || rd.loss.damaged || in) {   /* the records are in data.mdb, or dropped: a new epoch makes them stale */
     s->j.fd = fd;
     r = write_header(s, epoch + 1);
     s->j.fd = -1;
   }
+out:
+  json_decref(ev);
+  free(rd.ops);
+  file_free(&f);
   close(fd);
   return r;
 }
@@ -267,35 +659,61 @@ int st_journal_recover(store_env *s, size_t *records) {
 
 #define J_READER_WAIT_MS 10000
 
-/* The journal's epoch when it holds a record of it, else 0. */
+/* 0 when the journal holds nothing to replay (none, or the first record's
+** place holds zeros or an intact record of an older epoch), else a value
+** that changes when the writer checkpoints (the header's epoch; UINT64_MAX
+** when the header is damaged: the writable open reports it).  Anything
+** else at the first record's place — a record of the epoch, a torn or a
+** damaged one — is for the writable open to sort out. */
 static uint64_t records_pending(const char *dir) {
   char path[4200];
   snprintf(path, sizeof path, "%s/journal", dir);
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return 0;
-  uint64_t epoch = read_header(fd);
-  uint8_t h[J_REC_HEAD];
-  if (epoch && (read_all(fd, h, sizeof h, J_HEAD) != 0 || st_get_u32(h) != J_REC_MAGIC ||
-                st_get_u64(h + 8) != epoch || st_get_u64(h + 16) != 0))
-    epoch = 0;
+  uint64_t epoch;
+  j_header hd = read_header(fd, &epoch);
+  uint8_t h[J_REC_HEAD] = {0}, zero[J_REC_HEAD] = {0};
+  ssize_t got = pread(fd, h, sizeof h, J_HEAD);
+  int blank = got <= 0 || !memcmp(h, zero, sizeof h), stale = 0;
+  if (hd == J_HDR_OK && !blank && st_get_u64(h + 8) < epoch) {
+    j_file f;
+    struct stat st;
+    memset(&f, 0, sizeof f);
+    f.fd = fd;
+    f.size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    stale = head_at(&f, J_HEAD, h) && st_get_u64(h + 8) < epoch && body_ok(&f, J_HEAD, h) == 1;
+    file_free(&f);
+  }
   close(fd);
-  return epoch;
+  if (hd != J_HDR_OK) return blank ? 0 : UINT64_MAX;
+  return blank || stale ? 0 : epoch;
 }
 
-void st_journal_settle(const char *dir) {
-  uint64_t epoch = records_pending(dir);
-  if (!epoch) return;
+/* Replay through a writable open: STORE_OK (done), STORE_EBUSY (a writer
+** holds the store), or STORE_EJOURNAL with the message in s. */
+static int replay_here(store_env *s, store_journal_loss *loss) {
   store_env *w;
-  int r = store_open(dir, STORE_NOCREATE, &w, NULL, 0);   /* replays them */
-  if (r == STORE_OK) {
-    store_close(w);
-    return;
-  }
-  if (r != STORE_EBUSY) return;   /* the reader reports what it finds */
-  for (int waited = 0; waited < J_READER_WAIT_MS; waited += 2) {
+  store_options o = {0};
+  o.loss = loss;
+  char err[ST_MSG_MAX];
+  int r = store_open_with(s->path, STORE_NOCREATE, &o, &w, err, sizeof err);   /* replays them */
+  if (r == STORE_OK) store_close(w);
+  if (r == STORE_EJOURNAL) snprintf(s->msg, sizeof s->msg, "%s", err);   /* damage is reported, never read past */
+  return r == STORE_EBUSY || r == STORE_EJOURNAL ? r : STORE_OK;   /* else the reader reports what it finds */
+}
+
+int st_journal_settle(store_env *s, store_journal_loss *loss) {
+  uint64_t epoch = records_pending(s->path);
+  if (!epoch) return STORE_OK;
+  int r = replay_here(s, loss);
+  /* a writer holds the store: wait for its checkpoint, or for it to let go
+  ** (another reader replaying, or refusing a damaged journal) */
+  for (int waited = 0; r == STORE_EBUSY && waited < J_READER_WAIT_MS; waited += 2) {
     usleep(2000);
-    if (records_pending(dir) != epoch) return;
+    if (records_pending(s->path) != epoch) return STORE_OK;
+    if (waited % 50 == 48) r = replay_here(s, loss);
   }
+  return r == STORE_EJOURNAL ? r : STORE_OK;
 }
 
 /* ---- journal mode */
@@ -319,7 +737,8 @@ int store_journal_begin(store_env *s) {
   if (s->j.fd >= 0) return STORE_OK;
   int fd, r = open_file(s, 1, &fd);
   if (r != STORE_OK) return r;
-  uint64_t epoch = read_header(fd);   /* replayed at open: its records are stale */
+  uint64_t epoch;
+  (void)read_header(fd, &epoch);   /* replayed at open: its records are stale */
   s->j.fd = fd;
   if ((r = allocate(s, J_HEAD + (uint64_t)J_REC_HEAD)) != STORE_OK) goto fail;
   if ((r = write_header(s, epoch + 1)) != STORE_OK) goto fail;

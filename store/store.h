@@ -61,7 +61,9 @@ typedef enum store_err {
   STORE_EPERM,     /* permission denied, or a write on a read-only handle */
   STORE_EIO,       /* an I/O error, or disk / address space exhausted */
   STORE_ENOMEM,    /* out of memory */
-  STORE_EINVAL     /* an invalid argument (bad name, kind, size, JSON ...) */
+  STORE_EINVAL,    /* an invalid argument (bad name, kind, size, JSON ...) */
+  STORE_EJOURNAL   /* the journal is damaged, not merely torn: replaying it
+                      would lose writes it holds (store_options.accept_loss) */
 } store_err;
 
 typedef struct store_env store_env;
@@ -120,6 +122,28 @@ typedef enum store_point {
   STORE_AT_AFTER_CHECKPOINT   /* committed; the journal's records not yet stale */
 } store_point;
 
+/* What a damaged journal holds (see "The journal" below): filled by a
+** store_open that returns STORE_EJOURNAL, or by one with accept_loss that
+** dropped it.  A torn tail is not damage and is not reported here. */
+typedef struct store_journal_loss {
+  int damaged;            /* 0: the journal was sound (the rest is 0) */
+  int header;             /* its header is damaged: no record could be replayed */
+  uint64_t epoch;         /* the epoch read (0 when the header is damaged) */
+  uint64_t seq, offset;   /* the damaged record's sequence number and byte
+                             offset in DIR/journal; records 0..seq-1 replay */
+  uint64_t records;       /* intact records of the epoch after it: writes that
+                             were acknowledged (docs/store.md says when not) */
+  uint64_t revisions;     /* the revisions lost, first_rev..last_rev (0 when
+                             none): from the one after CURRENT as the replay
+                             leaves it (the damaged record's own) to the last
+                             one the intact records publish; for a damaged
+                             header, those its records publish */
+  uint64_t first_rev, last_rev;
+  uint64_t events;        /* the events the intact records append */
+  uint64_t event_seq;     /* accept_loss: the "journal-loss" event recorded */
+  char why[96];           /* what is wrong with the damaged record */
+} store_journal_loss;
+
 /* Options for store_open_with; zero-initialise and set what you need. */
 typedef struct store_options {
   size_t mapsize;  /* initial map size in bytes; 0 = 64 MiB.  The map grows
@@ -127,6 +151,15 @@ typedef struct store_options {
   /* Test only: called at each store_point of every publish. */
   void (*hook)(void *arg, store_point at);
   void *hook_arg;
+  /* A writable open of a store whose journal is damaged replays the records
+  ** before the damage, drops the damaged one and every one after it, records
+  ** a "journal-loss" event naming them (in the same commit) and starts a new
+  ** epoch, where it would otherwise return STORE_EJOURNAL and change
+  ** nothing.  The operator's choice, never a default. */
+  int accept_loss;
+  /* Receives what a damaged journal holds or what accept_loss dropped (may
+  ** be NULL; zeroed by every open). */
+  store_journal_loss *loss;
 } store_options;
 
 /* Open (and unless STORE_RDONLY/STORE_NOCREATE, create) the store in DIR.
@@ -142,6 +175,13 @@ typedef struct store_options {
 **   STORE_EBUSY     another process (named by its pid) holds the write lock
 **   STORE_ECORRUPT  data.mdb is truncated, not an LMDB file, or lacks the
 **                   store's metadata
+**   STORE_EJOURNAL  DIR/journal is damaged before writes it holds (a
+**                   record that fails its check followed by intact ones, a
+**                   record that passes its check but does not parse, a
+**                   damaged header); the message names the record and what
+**                   follows it, opts->loss receives them, and nothing was
+**                   replayed or written.  A read-only open reports it too
+**                   when no writer holds the store (it would replay).
 **   STORE_EVERSION  the store has another format version (both are named)
 **   STORE_EPERM     permission denied on the directory or a file
 **   STORE_EIO       an I/O error
@@ -357,6 +397,13 @@ int store_sync(store_env *s, char *err, size_t errlen);
 ** only on such a failure.  Opening the store for
 ** writing replays the records of the current epoch, so after a crash of
 ** the process or the machine every write a store_sync covered is there.
+** An incomplete last record (a torn tail: an append the crash stopped,
+** never acknowledged) is dropped.  Damage — a record that fails its check
+** with intact records of the epoch after it, one that passes its check
+** but does not parse, a header damaged in both copies — is not replayed
+** past and not dropped: store_open returns STORE_EJOURNAL and writes
+** nothing, until an open with store_options.accept_loss drops it
+** (docs/store.md, "Reading it back").
 **
 ** Until the checkpoint those writes are seen by this handle on the thread
 ** that made them, and by nothing else: this handle on another thread gets
@@ -556,6 +603,7 @@ typedef enum store_event {
   STORE_EV_STARTED, STORE_EV_ACCEPTED, STORE_EV_REJECTED, STORE_EV_ABORTED, STORE_EV_FAILED,
   STORE_EV_INTERRUPTED, STORE_EV_PAUSED, STORE_EV_WORKER_RESTARTED, STORE_EV_KERNEL_STARTED,
   STORE_EV_KERNEL_STOPPED, STORE_EV_INITIALISED, STORE_EV_RECOVERED, STORE_EV_DROPPED,
+  STORE_EV_JOURNAL_LOSS,
   STORE_EV_COUNT
 } store_event;
 

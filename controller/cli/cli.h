@@ -1,7 +1,8 @@
 /*
 ** cli.h — the `jiti` command line: the exit statuses every command shares,
-** the entry point of each subcommand (the table in main.c), and the option
-** helpers they use (opts.c, stack.c).
+** the entry point of each subcommand (the table in main.c), the option
+** helpers they use (opts.c, stack.c), and the guard that turns a damaged
+** store's faults into a message (fault.c).
 **
 ** Exit statuses: 0 success, 1 failure (the message names the store or the
 ** kernel, and the fix where there is one), 2 usage error; `jiti run` also 3
@@ -67,6 +68,15 @@ int opts_size(const char *s, uint64_t *out);
 /* The whole of a file (path "-": standard input), NUL-terminated, its
 ** length in *len; NULL with errno set when it cannot be read. */
 char *opts_read_file(const char *path, size_t *len);
+
+/* ---- fault.c: a damaged data.mdb is reported, not a crash */
+
+/* For the rest of the process (every command, the kernel included): a
+** SIGBUS or SIGSEGV at an address a store's data.mdb or lock.mdb is mapped
+** at prints "jiti CMD: the store at DIR is damaged ..." naming
+** 'jiti recover-session', and exits EXIT_FAIL; any other fault keeps the
+** action it had (a core dump, a sanitizer's report). */
+void fault_guard(const char *cmd);
 
 /* ---- stack.c: evaluation needs a large C stack */
 

@@ -67,7 +67,10 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "__worker")) return cmd_worker_internal(argc - 1, argv + 1);
   for (int i = 0; commands[i].name; i++)
-    if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(cmd, commands[i].name)) {
+      fault_guard(cmd);   /* a damaged data.mdb is a message, not a crash (the worker never maps it) */
+      return commands[i].run(argc - 1, argv + 1);
+    }
   fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
   return 2;
 }

@@ -162,6 +162,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   }
   if (rc != STORE_OK) {
     fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", D->dir, err[0] ? err : store_strerror(rc));
+    storeio_open_hint(D->dir, rc);
     return EXIT_FAIL;
   }
   uint64_t cur = 0;

@@ -26,6 +26,9 @@ struct jtext_writer;
 /* Open the store in dir (it must exist).  writer: take the write lock.
 ** On failure prints "jiti CMD: <message>" and returns NULL. */
 store_env *storeio_open(const char *cmd, const char *dir, int writer);
+/* After the message of a failed store_open: the way out, for the failures
+** that have one of their own (a damaged journal); nothing for the rest. */
+void storeio_open_hint(const char *dir, int rc);
 
 /* Resolve a REV argument against CURRENT: a positive decimal number,
 ** "previous" (CURRENT-1), "HEAD" (CURRENT) or "HEAD~N".  Returns EXIT_OK

@@ -22,10 +22,19 @@ store_env *storeio_open(const char *cmd, const char *dir, int writer) {
   if (rc == STORE_ENOENT)
     fprintf(stderr, "jiti %s: no store at %s (create one with 'jiti init --store %s', "
             "or name another with --store DIR or $JITI_STORE)\n", cmd, dir, dir);
-  else
+  else {
     fprintf(stderr, "jiti %s: cannot open the store at %s: %s\n", cmd, dir,
             err[0] ? err : store_strerror(rc));
+    storeio_open_hint(dir, rc);
+  }
   return NULL;
+}
+
+void storeio_open_hint(const char *dir, int rc) {
+  if (rc == STORE_EJOURNAL)
+    fprintf(stderr, "the writes after the damage stay in %s/journal until you choose: copy it away to keep "
+            "them, then 'jiti recover-session --store %s --accept-loss' replays what precedes the damage, "
+            "drops the rest and records what it dropped\n", dir, dir);
 }
 
 /* [1-9][0-9]* that fits in 63 bits. */

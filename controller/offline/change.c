@@ -109,6 +109,7 @@ int cmd_init(int argc, char **argv) {
   if (rc != STORE_OK) {
     fprintf(stderr, "jiti init: cannot create the store at %s: %s\n", dir,
             err[0] ? err : store_strerror(rc));
+    storeio_open_hint(dir, rc);
     return EXIT_FAIL;
   }
   uint64_t cur = 0, rev = 0;

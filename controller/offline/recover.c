@@ -73,7 +73,7 @@ typedef struct {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: jiti recover-session [--full] [--allow-foreign LIB]... [--store DIR]\n"
+          "usage: jiti recover-session [--full] [--accept-loss] [--allow-foreign LIB]... [--store DIR]\n"
           "\n"
           "Check that the store's CURRENT revision can be recovered, as the kernel does at\n"
           "start: verify the manifest chain and the hash of every entry, import CURRENT's\n"
@@ -85,6 +85,15 @@ static void usage(FILE *out) {
           "When a kernel serves the store, it is checked beside it (read only) and reported;\n"
           "nothing is written: the kernel recovered CURRENT when it started.\n"
           "\n"
+          "The writes made since the kernel's last checkpoint are in DIR/journal and are\n"
+          "replayed first.  An incomplete last record (a crash in the middle of its append,\n"
+          "before it was acknowledged) is dropped.  Any other damage stops the recovery with\n"
+          "a message naming the damaged record and the acknowledged writes after it, which\n"
+          "replay cannot reach; nothing is written and the journal stays as it is (copy it\n"
+          "away to keep those writes).  --accept-loss then replays what precedes the damage,\n"
+          "drops the rest, says what it dropped, records it as a journal-loss event, and\n"
+          "goes on with the recovery.\n"
+          "\n"
           "Foreign functions (define-foreign) are made again from the libraries granted\n"
           "with --allow-foreign, as 'jiti kernel --allow-foreign' would.  One whose library\n"
           "is not granted, does not open or lacks its symbol is reported as an error naming\n"
@@ -95,6 +104,8 @@ static void usage(FILE *out) {
           "  --full            also verify the whole history (every old revision rebuildable)\n"
           "                    and analyse every function and macro body (otherwise each is\n"
           "                    analysed at its first call)\n"
+          "  --accept-loss     drop a damaged journal record and every write after it (see\n"
+          "                    above); a sound journal is replayed as always\n"
           "%s%s"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  -h, --help        show this help\n"
@@ -440,11 +451,52 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
 static int recover_finish(const char *dir, unsigned flags, const Report *vr, const Report *ir,
                           const grant_List *g, int live);
 
+/* --accept-loss, before the checks: open the store for writing with the
+** loss of a damaged journal accepted (the store replays what precedes the
+** damage and records a journal-loss event in the same commit), and say
+** what was dropped.  0, or -1 with the message printed. */
+static int accept_loss(const char *dir) {
+  store_journal_loss loss;
+  store_options o = {0};
+  o.accept_loss = 1;
+  o.loss = &loss;
+  char err[1024] = "";
+  store_env *s = NULL;
+  int rc = store_open_with(dir, STORE_NOCREATE, &o, &s, err, sizeof err);
+  if (rc != STORE_OK) {
+    fprintf(stderr, "jiti recover-session: cannot open the store at %s: %s\nnothing was changed in the store\n",
+            dir, err[0] ? err : store_strerror(rc));
+    return -1;
+  }
+  store_close(s);
+  if (!loss.damaged) {
+    printf("journal:     sound; --accept-loss dropped nothing\n");
+    return 0;
+  }
+  if (loss.header)
+    printf("journal:     dropped every record (%s): %" PRIu64 " intact record%s", loss.why, loss.records,
+           loss.records == 1 ? "" : "s");
+  else
+    printf("journal:     dropped record %" PRIu64 " of epoch %" PRIu64 " (at byte %" PRIu64 "; it %s) and the %"
+           PRIu64 " intact record%s after it", loss.seq, loss.epoch, loss.offset, loss.why, loss.records,
+           loss.records == 1 ? "" : "s");
+  if (loss.revisions == 1)
+    printf(": revision %" PRIu64 " and %" PRIu64 " event%s", loss.first_rev, loss.events, loss.events == 1 ? "" : "s");
+  else if (loss.revisions)
+    printf(": %" PRIu64 " revisions (%" PRIu64 " to %" PRIu64 ") and %" PRIu64 " event%s", loss.revisions,
+           loss.first_rev, loss.last_rev, loss.events, loss.events == 1 ? "" : "s");
+  else if (loss.records)
+    printf(": %" PRIu64 " event%s", loss.events, loss.events == 1 ? "" : "s");
+  printf("; recorded as event %" PRIu64 " (journal-loss)\n", loss.event_seq);
+  return 0;
+}
+
 
 
 static int recover_main(int argc, char **argv) {
   const char *dir = opts_default_store();
   unsigned flags = 0;
+  int loss = 0;
   limits_Table L;
   limits_default(&L);
   grant_List g = {0};
@@ -456,6 +508,7 @@ static int recover_main(int argc, char **argv) {
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--full")) { flags |= STORE_VERIFY_HISTORY; continue; }
+    if (!strcmp(argv[i], "--accept-loss")) { loss = 1; continue; }
     fprintf(stderr, "jiti recover-session: unexpected argument '%s' (see 'jiti recover-session --help')\n",
             argv[i]);
     return EXIT_USAGE;
@@ -469,6 +522,8 @@ static int recover_main(int argc, char **argv) {
   phase("start");
   Child ver, imp;
   int live = kclient_serving(dir);  /* then: read-only children, a report only */
+  /* beside a kernel there is nothing to accept: it replayed the journal as it started */
+  if (loss && !live && accept_loss(dir) != 0) return EXIT_FAIL;
   spawn(&ver, dir, 1, flags, &L.eval, &g);
   spawn(&imp, dir, 0, flags, &L.eval, &g);
   collect(&ver, "verification");
@@ -493,9 +548,16 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
         if (r->store_rc == STORE_ENOENT)
           fprintf(stderr, "jiti recover-session: no store at %s (create one with 'jiti init --store %s')\n",
                   dir, dir);
-        else
+        else {
           fprintf(stderr, "jiti recover-session: cannot open the store at %s: %s\n", dir,
                   r->msg[0] ? r->msg : store_strerror(r->store_rc));
+          if (r->store_rc == STORE_EJOURNAL) {   /* the way out is an option of this command */
+            fprintf(stderr, "nothing was changed in the store; the writes after the damage stay in %s/journal "
+                    "until you choose: copy it away to keep them, then run again with --accept-loss to replay "
+                    "what precedes the damage and drop the rest\n", dir);
+            return EXIT_FAIL;
+          }
+        }
         break;
       case RES_STORE:
         fprintf(stderr, "jiti recover-session: the store at %s %s: %s\n", dir,

@@ -171,7 +171,7 @@ static void child(const char *dir, int fd, int point, int nth, script *sc) {
   static store_entry es[GMAX][PER_REV];
   static store_key rm[GMAX][NROW];
   crash_at ca = { point, nth, 0, 0, fd };
-  store_options opt = { 0, point ? crash_hook : NULL, &ca };
+  store_options opt = { .hook = point ? crash_hook : NULL, .hook_arg = &ca };
   store_env *s;
   uint64_t cur, rev;
   if (store_open_with(dir, 0, &opt, &s, err, sizeof err) != STORE_OK) {

@@ -273,7 +273,7 @@ static void test_all_or_nothing(void) {
 static void test_group_grows_map(void) {
   char dir[4096], err[1024];
   store_env *s;
-  store_options opt = { 256 << 10, NULL, NULL };
+  store_options opt = { .mapsize = 256 << 10 };
   tmp_store(dir, sizeof dir);
   CHECK(store_open_with(dir, 0, &opt, &s, err, sizeof err) == STORE_OK);
   enum { N = 8, PER = 40 };

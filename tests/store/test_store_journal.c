@@ -3,8 +3,12 @@
 ** synced, and a reader opening after it sees them (it replays them); a
 ** reader beside a live writer waits for its checkpoint; a checkpoint makes the records stale (a shorter epoch written
 ** over a longer one replays only its own); a torn tail is ignored; a
-** failed write leaves nothing behind; a record whose check passes but
-** whose operations do not parse stops the open, naming the way out; reads on the writing thread see the
+** failed write leaves nothing behind; damage that is not a torn tail (a
+** record that fails its check with intact ones after it, one that passes
+** its check but does not parse, a header damaged in both copies) stops the
+** open, naming the record and what it would lose, and changes nothing,
+** until accept_loss drops it and records what it dropped; the file cut
+** short or followed by garbage is a torn tail; reads on the writing thread see the
 ** pending writes and another thread is refused; a long transaction that
 ** fills the map checkpoints, grows it and goes on, and so does a checkpoint
 ** whose commit finds the map full (from the journal); events appended later
@@ -210,8 +214,339 @@ static void test_live_writer(void) {
   rm_store(dir);
 }
 
-/* A record whose check passes but whose operations do not parse: the
-** store refuses to open, names the journal, and changes nothing. */
+/* ---- damage
+**
+** A journal of 10 records (revisions 2..11, one event each; CURRENT 11
+** when all replay), damaged in each way there is.  A torn tail is dropped
+** silently; damage with intact records after it is refused with a message
+** naming the record and what follows, leaving every file as it was, and
+** accept_loss replays the records before it, drops the rest, says what it
+** dropped and records a journal-loss event. */
+
+enum { NREC = 10 };
+
+typedef struct recs { off_t off[NREC + 1]; unsigned len[NREC]; } recs;   /* off[NREC]: the end */
+
+/* A store after a crash with NREC journaled writes, and its records' places. */
+static void damage_setup(char *dir, size_t n, char *jp, size_t jn, recs *r) {
+  after_crash(dir, n, NREC, 0, jp, jn);
+  int fd = open(jp, O_RDONLY);
+  CHECK(fd >= 0);
+  unsigned char h[32];
+  r->off[0] = 4096;
+  for (int i = 0; i < NREC; i++) {
+    CHECK(pread(fd, h, 32, r->off[i]) == 32);
+    r->len[i] = rec_len(h);
+    r->off[i + 1] = r->off[i] + 32 + (off_t)r->len[i];
+  }
+  close(fd);
+}
+
+static void flip_bits(const char *jp, off_t at, unsigned char bits) {
+  int fd = open(jp, O_RDWR);
+  unsigned char b;
+  CHECK(fd >= 0 && pread(fd, &b, 1, at) == 1);
+  b ^= bits;
+  CHECK(pwrite(fd, &b, 1, at) == 1);
+  close(fd);
+}
+
+static void flip(const char *jp, off_t at) { flip_bits(jp, at, 0x10); }
+
+/* The file's bytes, malloc'd, its size in *n. */
+static unsigned char *slurp(const char *p, size_t *n) {
+  FILE *f = fopen(p, "rb");
+  unsigned char *b = malloc(16u << 20);
+  *n = f ? fread(b, 1, 16u << 20, f) : 0;
+  if (f) fclose(f);
+  return b;
+}
+
+static int same_file(const unsigned char *b, size_t n, const char *p) {
+  size_t m;
+  unsigned char *c = slurp(p, &m);
+  int same = m == n && !memcmp(b, c, n);
+  free(c);
+  return same;
+}
+
+/* CURRENT after a writable open that succeeds. */
+static uint64_t opened_current(const char *dir, const store_options *o) {
+  char err[1024];
+  store_env *s;
+  uint64_t c = 0;
+  int r = store_open_with(dir, 0, o, &s, err, sizeof err);
+  CHECK(r == STORE_OK);
+  if (r != STORE_OK) {
+    fprintf(stderr, "  %s\n", err);
+    return 0;
+  }
+  c = current(s);
+  char v[256];
+  CHECK(store_verify(s, 0, v, sizeof v) == STORE_OK);
+  store_close(s);
+  return c;
+}
+
+static int last_event(void *arg, uint64_t seq, const char *json, size_t len) {
+  (void)seq;
+  snprintf(arg, 1024, "%.*s", (int)len, json);
+  return 1;
+}
+
+/* Damage that is no torn tail: refused (writable and read-only opens
+** alike) with a message naming record `rec` at its byte and the intact
+** records after it; nothing changes; then accept_loss drops them. */
+static void check_refused(const char *dir, const char *jp, const recs *r, int rec, const char *why) {
+  char err[1024], want[128], ev[1024] = "";
+  store_env *s = NULL;
+  size_t n, dn;
+  unsigned char *before = slurp(jp, &n), *data;
+  char dp[4200];
+  snprintf(dp, sizeof dp, "%s/data.mdb", dir);
+  data = slurp(dp, &dn);
+  store_journal_loss loss;
+  store_options o = { .loss = &loss };
+  CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_EJOURNAL && !s);
+  snprintf(want, sizeof want, "record %d of epoch", rec);
+  CHECK(strstr(err, want) != NULL);
+  snprintf(want, sizeof want, "at byte %lld of", (long long)r->off[rec]);
+  CHECK(strstr(err, want) != NULL);
+  CHECK(strstr(err, why) != NULL);
+  if (!strstr(err, why)) fprintf(stderr, "  %s\n", err);
+  snprintf(want, sizeof want, "%d intact record%s after it", NREC - 1 - rec, NREC - 1 - rec == 1 ? "" : "s");
+  CHECK(strstr(err, want) != NULL);
+  /* record rec held revision rec + 2: from there to 11 */
+  snprintf(want, sizeof want, "revisions %d to %d and %d event%s would be lost", rec + 2, NREC + 1, NREC - 1 - rec,
+           NREC - 1 - rec == 1 ? "" : "s");
+  CHECK(strstr(err, want) != NULL);
+  if (!strstr(err, want)) fprintf(stderr, "  %s\n", err);
+  CHECK(loss.damaged && !loss.header && loss.seq == (uint64_t)rec && loss.offset == (uint64_t)r->off[rec]);
+  CHECK(loss.records == (uint64_t)(NREC - 1 - rec) && loss.revisions == (uint64_t)(NREC - rec));
+  CHECK(loss.first_rev == (uint64_t)rec + 2 && loss.last_rev == NREC + 1 && loss.events == loss.records);
+  /* a reader, with no writer to wait for, reports it too */
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_EJOURNAL && strstr(err, want));
+  /* nothing was written: the operator can copy the journal away first */
+  CHECK(same_file(before, n, jp));
+  CHECK(same_file(data, dn, dp));
+  free(before);
+  free(data);
+  /* the operator's choice: the records before it replay, the rest goes */
+  o.accept_loss = 1;
+  CHECK(opened_current(dir, &o) == (uint64_t)rec + 1);
+  CHECK(loss.damaged && loss.records == (uint64_t)(NREC - 1 - rec) && loss.event_seq == (uint64_t)rec + 1);
+  CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_OK);
+  CHECK(store_events_read(s, 0, 1, STORE_NEWEST_FIRST, last_event, ev) == STORE_OK);
+  store_close(s);
+  snprintf(want, sizeof want, "\"record\":%d,\"offset\":%lld", rec, (long long)r->off[rec]);
+  CHECK(strstr(ev, "\"event\":\"journal-loss\"") && strstr(ev, want));
+  snprintf(want, sizeof want, "\"first_revision\":%d,\"last_revision\":%d", rec + 2, NREC + 1);
+  CHECK(strstr(ev, want) != NULL);
+  /* dropped for good: the next open replays nothing and loses nothing more */
+  o.accept_loss = 0;
+  CHECK(opened_current(dir, &o) == (uint64_t)rec + 1 && !loss.damaged);
+}
+
+static void test_damage_head(void) {
+  char dir[4096], jp[4200];
+  recs r;
+  /* the first record's epoch set back (1 to 0): no longer a record of the
+  ** epoch, not an intact old one either (a reader must not take it for one) */
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip_bits(jp, r.off[0] + 15, 0x01);
+  check_refused(dir, jp, &r, 0, "has a damaged head");
+  rm_store(dir);
+  /* each field of a middle record's head: magic, length (a length that
+  ** still fits the file is told by the check), epoch, sequence, check */
+  static const struct { int at; const char *why; } field[] = {
+    { 1, "has a damaged head" }, { 6, "fails its check" }, { 15, "has a damaged head" },
+    { 23, "has a damaged head" }, { 30, "fails its check" } };
+  for (size_t i = 0; i < sizeof field / sizeof field[0]; i++) {
+    damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+    flip(jp, r.off[4] + field[i].at);
+    check_refused(dir, jp, &r, 4, field[i].why);
+    rm_store(dir);
+  }
+}
+
+static void test_damage_body(void) {
+  char dir[4096], jp[4200];
+  recs r;
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, r.off[4] + 32 + r.len[4] / 2);
+  check_refused(dir, jp, &r, 4, "fails its check");
+  rm_store(dir);
+  /* the first record, and the one before the last */
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, r.off[0] + 32 + 3);
+  check_refused(dir, jp, &r, 0, "fails its check");
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, r.off[NREC - 2] + 40);
+  check_refused(dir, jp, &r, NREC - 2, "fails its check");
+  rm_store(dir);
+}
+
+/* The last record damaged, cut short, or the file cut inside a record:
+** what a crash in the middle of an append leaves (the record was never
+** acknowledged), dropped silently with the records before it replayed. */
+static void test_torn_tails(void) {
+  char dir[4096], jp[4200];
+  recs r;
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, r.off[NREC - 1] + 32 + r.len[NREC - 1] - 1);
+  CHECK(opened_current(dir, NULL) == NREC);
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, r.off[NREC - 1] + 5);
+  CHECK(opened_current(dir, NULL) == NREC);
+  rm_store(dir);
+  /* the file cut in the middle of record 6: indistinguishable from a crash
+  ** during its append once the rest is gone */
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  CHECK(truncate(jp, r.off[6] + 20) == 0);
+  CHECK(opened_current(dir, NULL) == 7);
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  CHECK(truncate(jp, r.off[6] + 32 + r.len[6] / 2) == 0);
+  CHECK(opened_current(dir, NULL) == 7);
+  rm_store(dir);
+}
+
+/* What lies past the last record — zeros, garbage, even the records'
+** magic — changes nothing. */
+static void test_trailing(void) {
+  char dir[4096], jp[4200];
+  recs r;
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  int fd = open(jp, O_RDWR);
+  unsigned char junk[300];
+  for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 37 + 11);
+  memcpy(junk + 100, "JREC", 4);
+  CHECK(fd >= 0 && pwrite(fd, junk, sizeof junk, r.off[NREC]) == (ssize_t)sizeof junk);
+  close(fd);
+  CHECK(opened_current(dir, NULL) == NREC + 1);
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);   /* zeros: what a preallocated file holds */
+  CHECK(truncate(jp, r.off[NREC]) == 0 && truncate(jp, r.off[NREC] + (1 << 20)) == 0);
+  CHECK(opened_current(dir, NULL) == NREC + 1);
+  rm_store(dir);
+}
+
+/* The header is written twice: one damaged copy is outvoted; both
+** damaged, the records' epoch cannot be told apart from an old one. */
+static void test_damage_header(void) {
+  char dir[4096], jp[4200], err[1024];
+  recs r;
+  store_env *s;
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, 9);
+  CHECK(opened_current(dir, NULL) == NREC + 1);
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, 2048 + 20);
+  CHECK(opened_current(dir, NULL) == NREC + 1);
+  rm_store(dir);
+  damage_setup(dir, sizeof dir, jp, sizeof jp, &r);
+  flip(jp, 9);
+  flip(jp, 2048 + 9);
+  store_journal_loss loss;
+  store_options o = { .loss = &loss };
+  CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_EJOURNAL);
+  CHECK(strstr(err, "its header is damaged (both copies)") && strstr(err, "10 intact records of epoch"));
+  CHECK(loss.header && loss.records == NREC && loss.revisions == NREC);
+  o.accept_loss = 1;
+  CHECK(opened_current(dir, &o) == 1 && loss.header && loss.event_seq == 1);
+  o.accept_loss = 0;
+  CHECK(opened_current(dir, &o) == 1 && !loss.damaged);
+  /* and journal mode goes on from an epoch past every one in the file */
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK && store_journal_begin(s) == STORE_OK);
+  CHECK(put_later(s, 1, "k", "after", 2) == STORE_OK && store_sync(s, err, sizeof err) == STORE_OK);
+  store_close(s);
+  CHECK(opened_current(dir, NULL) == 2);
+  rm_store(dir);
+}
+
+/* Records of a former epoch beyond the current one's are not counted as
+** writes the damage would lose, and stop the search for them. */
+static void test_damage_among_old_records(void) {
+  char dir[4096], jp[4200], err[1024];
+  store_env *s;
+  /* 10 writes, a checkpoint after 8: the new epoch's 2 records lie over
+  ** the old epoch's first ones, its records 2..7 beyond them */
+  after_crash(dir, sizeof dir, 10, 8, jp, sizeof jp);
+  unsigned char h[32];
+  int fd = open(jp, O_RDONLY);
+  CHECK(fd >= 0 && pread(fd, h, 32, 4096) == 32);
+  close(fd);
+  off_t second = 4096 + 32 + rec_len(h);
+  /* the new epoch's first record damaged: its second one follows, the old ones do not count */
+  flip(jp, 4096 + 40);
+  store_journal_loss loss;
+  store_options o = { .loss = &loss };
+  CHECK(store_open_with(dir, 0, &o, &s, err, sizeof err) == STORE_EJOURNAL);
+  CHECK(loss.records == 1 && loss.revisions == 2 && loss.first_rev == 10 && loss.last_rev == 11);
+  CHECK(strstr(err, "1 intact record after it") && strstr(err, "revisions 10 to 11"));
+  rm_store(dir);
+  /* the new epoch's last record torn: the old records after it are no writes of its */
+  after_crash(dir, sizeof dir, 10, 8, jp, sizeof jp);
+  flip(jp, second + 40);
+  CHECK(opened_current(dir, NULL) == 10);
+  rm_store(dir);
+}
+
+/* A writer killed right after its checkpoint's commit, before the next
+** epoch's header: data.mdb holds the whole epoch, whose records are still
+** the journal's.  Damage among them then loses nothing, and replaying only
+** the records before it must not set the keys they touch back. */
+static void kill_hook(void *arg, store_point at) {
+  (void)arg;
+  if (at == STORE_AT_AFTER_CHECKPOINT) raise(SIGKILL);
+}
+
+static int checkpointed_writer(const char *dir, void *arg, char *err, size_t n) {
+  (void)arg;
+  store_env *s;
+  store_options o = { .hook = kill_hook };
+  if (store_open_with(dir, 0, &o, &s, err, n) != STORE_OK || store_journal_begin(s) != STORE_OK) return 1;
+  for (int i = 1; i <= NREC; i++) {
+    char v[32];
+    snprintf(v, sizeof v, "%d", i);
+    if (put_later(s, (uint64_t)i, "k", v, (uint64_t)i + 1) != STORE_OK) return 2;
+  }
+  if (store_sync(s, err, n) != STORE_OK) return 3;
+  (void)store_checkpoint(s);   /* dies in it */
+  return 4;
+}
+
+static void test_damage_after_checkpoint(void) {
+  char dir[4096], jp[4200], msg[1024], buf[64];
+  for (int torn = 0; torn < 2; torn++) {
+    tmp_store(dir, sizeof dir);
+    CHECK(base(dir) == STORE_OK);
+    CHECK(st_in_child(checkpointed_writer, dir, NULL, msg, sizeof msg) == -SIGKILL);
+    snprintf(jp, sizeof jp, "%s/journal", dir);
+    recs r;
+    int fd = open(jp, O_RDONLY);
+    unsigned char h[32];
+    r.off[0] = 4096;
+    for (int i = 0; i < NREC; i++) {
+      CHECK(fd >= 0 && pread(fd, h, 32, r.off[i]) == 32);
+      r.off[i + 1] = r.off[i] + 32 + (off_t)rec_len(h);
+    }
+    close(fd);
+    flip(jp, torn ? r.off[NREC] - 3 : r.off[4] + 40);
+    CHECK(opened_current(dir, NULL) == NREC + 1);
+    store_env *s;
+    CHECK(store_open(dir, STORE_RDONLY, &s, msg, sizeof msg) == STORE_OK);
+    CHECK_STR(value_of(s, "k", buf, sizeof buf), "10");
+    store_close(s);
+    rm_store(dir);
+  }
+}
+
+/* A record whose check passes but whose operations do not parse is no
+** torn tail (it was written whole): refused, even as the last record. */
 static void test_malformed_record(void) {
   char dir[4096], err[1024], jp[4200];
   store_env *s;
@@ -232,8 +567,8 @@ static void test_malformed_record(void) {
   memcpy(h + 24, md, 8);
   CHECK(pwrite(fd, h, 32, 4096) == 32 && pwrite(fd, payload, len, 4096 + 32) == (ssize_t)len);
   close(fd);
-  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_ECORRUPT);
-  CHECK(strstr(err, "journal is malformed") && strstr(err, "move") && strstr(err, "/journal aside"));
+  CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_EJOURNAL);
+  CHECK(strstr(err, "record 0 of epoch") && strstr(err, "matches its check but its operations do not parse"));
   /* moved aside, the store opens at its last checkpoint */
   char aside[4300];
   snprintf(aside, sizeof aside, "%s.aside", jp);
@@ -241,6 +576,11 @@ static void test_malformed_record(void) {
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
   CHECK(current(s) == 1);
   store_close(s);
+  /* or dropped by the operator's choice */
+  CHECK(rename(aside, jp) == 0);
+  store_journal_loss loss;
+  store_options o = { .accept_loss = 1, .loss = &loss };
+  CHECK(opened_current(dir, &o) == 1 && loss.damaged && loss.records == 0);
   rm_store(dir);
 }
 
@@ -493,6 +833,13 @@ int main(void) {
   test_torn_tail();
   test_live_writer();
   test_malformed_record();
+  test_damage_head();
+  test_damage_body();
+  test_torn_tails();
+  test_trailing();
+  test_damage_header();
+  test_damage_among_old_records();
+  test_damage_after_checkpoint();
   test_in_process();
   test_map_growth();
   test_checkpoint_map_full();

@@ -9,7 +9,7 @@ int main(void) {
   store_env *s;
   uint64_t rev;
   store_stat st;
-  store_options opt = { 256 << 10, NULL, NULL };
+  store_options opt = { .mapsize = 256 << 10 };
   enum { N = 80, SZ = 64 << 10 };          /* 80 x 64 KiB = 5 MiB */
   tmp_store(dir, sizeof dir);
   CHECK(store_open_with(dir, 0, &opt, &s, err, sizeof err) == STORE_OK);
