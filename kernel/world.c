@@ -1515,6 +1515,22 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 
+/* ------------------------------------------------ for reimport.c's proof */
+
+/* reimport.c proves, before a revision is published, that its entries
+** import back: with the import's own reading of names and its own check of
+** forms, over the world's maps. */
+jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
+jt_V jt_world_data(jt_State *S) { return W(S)->data; }
+jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
+bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
+  return entry_form_ok(S, kind, name, form);
+}
+jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), void *ud, char *err,
+                             size_t errlen) {
+  return guarded(S, fn, ud, err, errlen);
+}
+
 /* ------------------------------------------------------ class redefinition */
 
 /* A class was redefined: bring every instance reachable from managed state
