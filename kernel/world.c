@@ -1222,8 +1222,8 @@ static jiti_Status import_body(jt_State *S, void *ud) {
             define_pending(S);
           }
           break;
-        /* bodies are analysed at their first call; (eql form) specializers
-        ** are evaluated now */
+        /* bodies are analysed at their first call; an (eql x)
+        ** specializer's value is the one the entry's name holds */
         case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
         case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
         /* unavailable rather than an error when its library is not granted */

@@ -175,8 +175,7 @@ void storeio_map_free(storeio_map *m) {
 
 /* The kernel's import order: packages before the names in them, types
 ** before the code and values that use them, macros before functions,
-** methods after the functions and variables their (eql ...) specializers
-** may use (see jiti_export_all). */
+** methods after their generic functions (see jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
   JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_FOREIGN, JITI_ENTRY_MACRO,
   JITI_ENTRY_FUNCTION, JITI_ENTRY_VARIABLE, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA,
