@@ -62,11 +62,12 @@ bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
 ** managed state now (see world.c). */
 void jt_world_update_instances(jt_State *S);
 
-/* The world's own parts, for reimport.c: the registry ((kind . name) ->
-** source) and the data table (key -> (seq . value)); an entry's name read
-** as the import reads it; the import's check that a form is the defining
-** form of its entry's name; a call that turns a signalled error into a
-** status and a message. */
+/* The world's own parts, for reimport.c and package.c: whether it records
+** entries; the registry ((kind . name) -> source) and the data table (key
+** -> (seq . value)); an entry's name read as the import reads it; the
+** import's check that a form is the defining form of its entry's name; a
+** call that turns a signalled error into a status and a message. */
+bool jt_world_recording(jt_State *S);   /* jiti_world_enable was called */
 jt_V jt_world_registry(jt_State *S);
 jt_V jt_world_data(jt_State *S);
 jt_V jt_world_read_name(jt_State *S, const char *name);

@@ -905,12 +905,101 @@ JT_FN(f_find_symbol)
   return jt_values2(S, sym, symbol_status(S, st));
 }
 
+/* ------------------------------------------ what stored entries rely on */
+
+/* A revision stores a symbol by its home package's name (or by the name
+** it has in COMMON-LISP-USER), and a package by the names of what it uses
+** and imports.  Deleting or renaming a package, or uninterning a symbol,
+** would leave the entries stored before unreadable, or reading as other
+** symbols, at the next import, while those entries are not stored again:
+** such a change is refused while the world relies on what it takes away
+** (the world's current package, symbols named by its managed state,
+** other packages' uses and imports).  Finding them reads all of managed
+** state: these changes are rare. */
+static bool homed_in(jt_State *S, jt_V obj, void *pi)
+{
+  (void)S;
+  return jt_is(obj, JT_TSYMBOL) && jt_sym_(obj)->package == *(int *)pi;
+}
+
+static bool is_symbol(jt_State *S, jt_V obj, void *sym)
+{
+  (void)S;
+  return obj == (jt_V)sym;
+}
+
+/* The first package other than its home in which a symbol homed in `pi`
+** (or, given, `only` that symbol) is present, as an index; -1 if none. */
+static int present_elsewhere(jt_State *S, int pi, jt_V only)
+{
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_SymEntry *e = &S->symtab[i];
+    if (e->sym == EMPTY || e->sym == GONE || e->pkg == pi || jt_sym_(e->sym)->package != pi) continue;
+    if (only == JT_NIL || e->sym == only) return e->pkg;
+  }
+  return -1;
+}
+
+/* Refuse to `what` (delete, rename) pkg while the world relies on it. */
+static void check_package_unused(jt_State *S, jt_V pkg, const char *what)
+{
+  char b[200], o[200];
+  pkg_cname(S, pkg, b, sizeof b);
+  if (!jt_world_recording(S)) return;
+  if (pkg == jt_world_current_package(S))
+    package_error(S, pkg, "cannot %s the package %s: it is the world's current package (in-package another "
+                  "one first)", what, b);
+  if (jt_pkg_(pkg)->used_by != JT_NIL)
+    package_error(S, pkg, "cannot %s the package %s: %s uses it (unuse it there first)", what, b,
+                  pkg_cname(S, jt_car(jt_pkg_(pkg)->used_by), o, sizeof o));
+  int pi = pkg_index(pkg);
+  int other = present_elsewhere(S, pi, JT_NIL);
+  if (other >= 0)
+    package_error(S, pkg, "cannot %s the package %s: %s imports its symbols (unintern them there first)",
+                  what, b, pkg_cname(S, pkg_at(S, other), o, sizeof o));
+  char *where = jt_world_mentions(S, homed_in, &pi);
+  if (where) {
+    char w[300];
+    snprintf(w, sizeof w, "%s", where);
+    free(where);
+    package_error(S, pkg, "cannot %s the package %s: the world's entries name its symbols (%s), and the stored "
+                  "ones would not read back (remove those entries or define them in another package first)",
+                  what, b, w);
+  }
+}
+
+/* Refuse to unintern sym from pkg while the world names it: from its home
+** it would have none, and from COMMON-LISP-USER its stored name, read
+** there, would be another symbol. */
+static void check_symbol_unused(jt_State *S, jt_V pkg, jt_V sym)
+{
+  if (!jt_world_recording(S)) return;
+  jt_V so = symbol_object(S, sym);
+  bool home = jt_sym_(so)->package == pkg_index(pkg);
+  if (!home && pkg_index(pkg) != JT_PKG_USER) return;
+  char b[200], o[200];
+  pkg_cname(S, pkg, b, sizeof b);
+  int other = home ? present_elsewhere(S, pkg_index(pkg), so) : -1;
+  if (other >= 0)
+    package_error(S, pkg, "cannot unintern %s from %s: %s imports it (unintern it there first)", sym_cname(S, so),
+                  b, pkg_cname(S, pkg_at(S, other), o, sizeof o));
+  char *where = jt_world_mentions(S, is_symbol, (void *)so);
+  if (where) {
+    char w[300];
+    snprintf(w, sizeof w, "%s", where);
+    free(where);
+    package_error(S, pkg, "cannot unintern %s from %s: the world's entries name it (%s), and the stored ones "
+                  "would not read back (remove those entries first)", sym_cname(S, so), b, w);
+  }
+}
+
 /* (unintern symbol &optional package) => true if it was present */
 JT_FN(f_unintern)
 {
   jt_V sym = jt_check_symbol(S, argv[0]);
   jt_V pkg = pkg_arg(S, argc, argv, 1);
   check_unlocked(S, pkg, "unintern a symbol");
+  if (entry_of(S, symbol_object(S, sym), pkg_index(pkg))) check_symbol_unused(S, pkg, sym);
   bool was = unintern_one(S, pkg, sym);
   if (was) changed(S, pkg);
   return jt_bool(was);
@@ -984,6 +1073,7 @@ JT_FN(f_rename_package)
   check_unlocked(S, pkg, "rename the package");
   jt_V name = copy_string(S, name_of(S, argv[1]));
   JT_PUSH(S, name);
+  if (!jt_equal(S, name, jt_pkg_(pkg)->name)) check_package_unused(S, pkg, "rename");
   jt_V other = jt_find_package(S, name);
   if (other != JT_NIL && other != pkg)
     package_error(S, other, "a package named so already exists");
@@ -1023,6 +1113,7 @@ JT_FN(f_delete_package)
   }
   if (jt_pkg_(pkg)->used_by != JT_NIL)
     package_error(S, pkg, "the package is used by other packages (unuse it there first)");
+  check_package_unused(S, pkg, "delete");
   while (jt_iscons(jt_pkg_(pkg)->use_list)) unuse_one(S, pkg, jt_car(jt_pkg_(pkg)->use_list));
   /* its symbols leave it; those it was home to have no home any more */
   int pi = pkg_index(pkg);

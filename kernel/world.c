@@ -1520,6 +1520,7 @@ void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 /* reimport.c proves, before a revision is published, that its entries
 ** import back: with the import's own reading of names and its own check of
 ** forms, over the world's maps. */
+bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
 jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
 jt_V jt_world_data(jt_State *S) { return W(S)->data; }
 jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
