@@ -124,6 +124,12 @@ static jiti_Status verify_body(jt_State *S, void *ud) {
       }
       case JITI_ENTRY_DATA: case JITI_ENTRY_INVARIANT:
         break;
+      case JITI_ENTRY_STRUCTURE:   /* its form, then the package it was defined in if not CL-USER */
+        if (n > 2 || (n == 2 && (!jt_isstring(vals[1]) || jt_find_package(S, vals[1]) == JT_NIL)))
+          jt_error(S, "the package its structure was defined in does not read back");
+        if (!jt_world_entry_form_ok(S, a->kind, name, vals[0]))
+          refuse(S, "%s", "its form is not the defining form of its name once read back");
+        break;
       default:
         /* a source entry: the import evaluates its form only when it is
         ** the defining form of this very name */
