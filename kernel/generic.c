@@ -983,7 +983,10 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
         if (!jt_issymbol(sname)) jt_clos_form_error(S, "malformed specializer", sname);
         bool found;
         pb[1] = jt_hash_get(S, JT_CLOS(S, JT_CLOS_CLASSES), sname, &found);
-        if (!found) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "there is no class named %s", sname);
+        /* importing: a class only named so far (a superclass not yet
+        ** defined, which a method may specialize on) comes back named only */
+        if (!found && base[-1] != JT_NOVALUE) pb[1] = jt_class_ensure(S, sname);
+        else if (!found) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "there is no class named %s", sname);
       }
     }
     if (!jt_issymbol(var) || var == JT_NIL || var == JT_T || jt_iskeyword(var))

@@ -80,11 +80,12 @@ jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *),
 ** — inside which `hit` returns true for some object (it is called on
 ** every symbol, structure and instance in them, each shared object once),
 ** as text ("function APP::RUN", "data :ORDERS"; malloc'd), or NULL when
-** there is none.  It reads all of managed state: for changes that are
-** rare and would otherwise leave stored entries unreadable (a package
-** deleted, a name uninterned, a structure redefined under its stored
-** instances). */
+** there is none; with names_only, in the entries' names alone (data rows:
+** their keys).  It reads all of managed state: for changes that are rare
+** and would otherwise leave stored entries unreadable or renamed (a
+** package deleted, a name uninterned, a structure redefined under its
+** stored instances, a change of what COMMON-LISP-USER sees). */
 typedef bool (*jt_MentionFn)(jt_State *S, jt_V obj, void *ud);
-char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud);
+char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only);
 
 #endif

@@ -257,7 +257,7 @@ static char *entry_text(jt_State *S, int kind, jt_V name) {
   return t;
 }
 
-char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud) {
+char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only) {
   if (!S->world) return NULL;
   Walk w = {hit, ud, JT_NIL, false};
   JT_ROOT(S, w.seen);
@@ -270,7 +270,9 @@ char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud) {
     int kind = (int)jt_fixval(jt_car(e.key));
     jt_V name = jt_cdr(e.key);
     walk(S, &w, name, 0);
-    if (kind == JITI_ENTRY_VARIABLE && jt_issymbol(name) && name != JT_SYM(S, PACKAGE_VAR))
+    if (names_only)
+      ;
+    else if (kind == JITI_ENTRY_VARIABLE && jt_issymbol(name) && name != JT_SYM(S, PACKAGE_VAR))
       walk(S, &w, jt_symobj(S, name)->value, 0);
     else if (kind == JITI_ENTRY_CLASS) {
       walk(S, &w, e.val, 0);
@@ -284,7 +286,7 @@ char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud) {
     jt_HashEntry e = jt_hash_(jt_world_data(S))->entries[i];
     if (e.key == JT_HASH_DELETED) continue;
     walk(S, &w, e.key, 0);
-    walk(S, &w, jt_cdr(jt_hash_(jt_world_data(S))->entries[i].val), 0);
+    if (!names_only) walk(S, &w, jt_cdr(jt_hash_(jt_world_data(S))->entries[i].val), 0);
     if (w.found) where = entry_text(S, JITI_ENTRY_DATA, jt_hash_(jt_world_data(S))->entries[i].key);
   }
   JT_UNROOT(S, 1);

@@ -251,7 +251,7 @@ static void check_reshape(jt_State *S, jt_V name, jt_V old) {
     free(n);
     jt_error(S, "%s", S->msgbuf);
   }
-  char *where = jt_world_mentions(S, stored_instance_of, (void *)old);
+  char *where = jt_world_mentions(S, stored_instance_of, (void *)old, false);
   if (where) {
     snprintf(S->msgbuf, sizeof S->msgbuf,
              "cannot redefine the structure %s with other slots: the world stores instances of it (%s), "
