@@ -513,7 +513,19 @@ static void test_each_rule(void) {
   refused(pkg_row, "(delete-package :p1)", ERROR, "(data :K)");
   refused(fn, "(unintern 'f0)", ERROR, "cannot unintern F0 from COMMON-LISP-USER: the world's entries name it (function F0)");
   refused(fn, "(unintern 'h0)", ERROR, "(function G0)");
-  /* stored instances fit their structure; a type's name is one type's */
+  const char *seen[] = {"(defpackage :p1 (:use :cl) (:export #:x))", "(use-package :p1)", "(defvar *v* 'x)", NULL};
+  const char *unseen[] = {"(defpackage :p1 (:use :cl))", "(defun p1::f () 1)", NULL};
+  refused(seen, "(unuse-package :p1)", ERROR,
+          "cannot unuse it: COMMON-LISP-USER would no longer see a symbol the world's entries name (variable *V*)");
+  refused(seen, "(unexport 'p1:x :p1)", ERROR, "cannot unexport it");
+  refused(seen, "(shadow \"X\")", ERROR, "cannot shadow it");
+  refused(unseen, "(import 'p1::f)", ERROR,
+          "cannot import it: COMMON-LISP-USER would come to see a symbol the world's entries are named by (function P1::F)");
+  refused(unseen, "(progn (export 'p1::f :p1) (use-package :p1))", ERROR, "cannot use it");
+  /* stored instances fit their structure or class; a type's name is one type's */
+  const char *inst[] = {"(defclass c1 () ((a :initarg :a)))", "(world-put :k (make-instance 'c1 :a 1))", NULL};
+  refused(inst, "(defclass c1 (c9) ((a :initarg :a)))", ERROR,
+          "cannot redefine the class C1 on a superclass that is not defined: the world stores instances of it (data :K)");
   refused(st, "(defstruct s1 a)", ERROR, "cannot redefine the structure S1 with other slots: the world stores instances of it (data :K)");
   refused(st_var, "(defstruct s1 a b c)", ERROR, "(variable *S*)");
   refused(st_inc, "(defstruct s1 a c)", ERROR, "the structure S2 includes it");
