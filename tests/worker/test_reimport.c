@@ -244,8 +244,8 @@ static int collect(void *ud, jiti_EntryKind k, const char *name, const unsigned 
 ** reads as the same symbol, so an entry not written again can keep other
 ** bytes than a fresh export.)  why names the first difference. */
 static int same_store(Store *a, Store *b, int bytes, const char *what, char *why, size_t n) {
-  qsort(a->e, (size_t)a->n, sizeof *a->e, entry_cmp);
-  qsort(b->e, (size_t)b->n, sizeof *b->e, entry_cmp);
+  if (a->n > 1) qsort(a->e, (size_t)a->n, sizeof *a->e, entry_cmp);
+  if (b->n > 1) qsort(b->e, (size_t)b->n, sizeof *b->e, entry_cmp);
   for (int i = 0; i < a->n || i < b->n; i++) {
     Entry *x = i < a->n ? &a->e[i] : NULL, *y = i < b->n ? &b->e[i] : NULL;
     if (x && y && x->kind == y->kind && !strcmp(x->name, y->name) &&
@@ -266,7 +266,7 @@ static int same_store(Store *a, Store *b, int bytes, const char *what, char *why
 static txn_World *restart(Store *s, char *why, size_t n) {
   txn_World *W = txn_open(NULL);
   jiti_State *S = txn_state(W);
-  qsort(s->e, (size_t)s->n, sizeof *s->e, entry_cmp);
+  if (s->n > 1) qsort(s->e, (size_t)s->n, sizeof *s->e, entry_cmp);
   char fault[1024] = "";
   for (int i = 0; i < s->n; i++) {
     char err[512];
