@@ -20,7 +20,7 @@
 ** On a failure the seed and a shrunk history (calls deleted while it still
 ** fails) are printed.
 **
-**   JITI_REIMPORT_ROUNDS=N  histories (default 100; 15 under GC stress)
+**   JITI_REIMPORT_ROUNDS=N  histories (default 100; 5 under GC stress)
 **   JITI_REIMPORT_SEED=S    first seed (default 20261207)
 **
 ** Then, one test per rule: each call is refused with its reason, the world
@@ -599,7 +599,7 @@ int main(void) {
 #endif
   test_each_rule();
   test_allowed();
-  int rounds = stress ? 15 : 100;
+  int rounds = stress ? 5 : 100;
   if (getenv("JITI_REIMPORT_ROUNDS")) rounds = atoi(getenv("JITI_REIMPORT_ROUNDS"));
   unsigned seed0 = getenv("JITI_REIMPORT_SEED") ? (unsigned)strtoul(getenv("JITI_REIMPORT_SEED"), NULL, 10)
                                                  : 20261207u;
