@@ -650,6 +650,18 @@ static void check_package_unused(jt_State *S, jt_V pkg, const char *what)
                   "ones would not read back (remove those entries or define them in another package first)",
                   what, b, w);
   }
+  /* a structure defined while it was the current package is rebuilt in it */
+  jt_Hash *r = jt_hash_(jt_world_registry(S));
+  for (size_t i = 0; i < r->nentries; i++) {
+    jt_HashEntry *e = &r->entries[i];
+    if (e->key == JT_HASH_DELETED || jt_car(e->key) != jt_mkfix(JITI_ENTRY_STRUCTURE)) continue;
+    if (!jt_iscons(e->val) || !jt_isstring(jt_car(e->val)) || !jt_equal(S, jt_car(e->val), jt_pkg_(pkg)->name))
+      continue;
+    char n[200];
+    snprintf(n, sizeof n, "%s", jt_symobj(S, jt_cdr(e->key))->cname);
+    package_error(S, pkg, "cannot %s the package %s: the structure %s was defined in it, and is rebuilt in it "
+                  "(define it again in another package first)", what, b, n);
+  }
 }
 
 /* Refuse to unintern sym from pkg while the world names it: from its home

@@ -511,6 +511,9 @@ static void test_each_rule(void) {
   refused(pkg, "(rename-package :p1 :p2)", ERROR, "cannot rename the package P1");
   refused(pkg_current, "(cl:delete-package :p1)", ERROR, "it is the world's current package");
   refused(pkg_row, "(delete-package :p1)", ERROR, "(data :K)");
+  const char *pkg_struct[] = {"(defpackage :p1 (:use :cl))", "(in-package :p1)", "(defstruct cl-user::thing cl-user::a)",
+                              "(cl:in-package :cl-user)", NULL};
+  refused(pkg_struct, "(delete-package :p1)", ERROR, "the structure THING was defined in it");
   refused(fn, "(unintern 'f0)", ERROR, "cannot unintern F0 from COMMON-LISP-USER: the world's entries name it (function F0)");
   refused(fn, "(unintern 'h0)", ERROR, "(function G0)");
   const char *seen[] = {"(defpackage :p1 (:use :cl) (:export #:x))", "(use-package :p1)", "(defvar *v* 'x)", NULL};
