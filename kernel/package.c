@@ -587,8 +587,6 @@ static void shadowing_add(jt_State *S, jt_V pkg, jt_V sym)
 
 static const char *sym_cname(jt_State *S, jt_V sym) { return jt_symobj(S, sym)->cname; }
 
-/* Make sym present in pkg (import), refusing a distinct accessible symbol
-** of the same name unless `shadowing` (shadowing-import replaces it). */
 /* ------------------------------------------ what stored entries rely on */
 
 /* A revision stores a symbol by its home package's name (or by the name
@@ -723,6 +721,8 @@ static void check_user_sees(jt_State *S, jt_V pkg, jt_V sym, int used, bool come
                 comes ? "are named by" : "name", w, comes ? "keep their old names" : "not read back");
 }
 
+/* Make sym present in pkg (import), refusing a distinct accessible symbol
+** of the same name unless `shadowing` (shadowing-import replaces it). */
 static void import_one(jt_State *S, jt_V pkg, jt_V sym, bool shadowing)
 {
   jt_Symbol *s = jt_symobj(S, sym);
