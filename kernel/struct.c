@@ -212,7 +212,7 @@ static jt_V check_layout(jt_State *S, jt_V name) {
 
 /* Would a structure of parent layout `pl` (or NIL) and own slots `slots`
 ** have the parents and slot names, in order, of `old`? */
-static bool same_shape(jt_State *S, jt_V old, jt_V pl, jt_V slots) {
+static bool same_shape(jt_V old, jt_V pl, jt_V slots) {
   jt_Layout *O = jt_layout_(old);
   jt_V op = O->parents;
   if (pl == JT_NIL ? op != JT_NIL : !(jt_iscons(op) && jt_car(op) == pl && jt_cdr(op) == JT_NIL)) return false;
@@ -223,7 +223,6 @@ static bool same_shape(jt_State *S, jt_V old, jt_V pl, jt_V slots) {
     if (k >= O->nslots || jt_vec_(O->slot_names)->items[k] != sn) return false;
     k++;
   }
-  (void)S;
   return k == O->nslots;
 }
 
@@ -303,7 +302,7 @@ JT_FN(f_define_structure) {
   if (printer != JT_NIL && !jt_isfunction(printer)) jt_type_error(S, printer, JT_SYM(S, FUNCTION));
   JT_PUSH(S, old);
   jt_V pl = argv[1] == JT_NIL ? JT_NIL : jt_find_layout(S, argv[1]);
-  bool same = old != JT_NIL && pl != old && same_shape(S, old, pl, argv[2]);
+  bool same = old != JT_NIL && pl != old && same_shape(old, pl, argv[2]);
   if (old != JT_NIL && !same) check_reshape(S, name, old);
   jt_V fresh = jt_define_layout(S, name, S->sp[-2], argv[2], printer, false);
   if (same) keep_layout(S, S->sp[-1], fresh);
