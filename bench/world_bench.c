@@ -21,7 +21,12 @@
 ** comes only when the old generation has doubled, which these rounds (about
 ** 2 bytes of promoted garbage each) would take tens of millions to do.
 **
-** Usage: world_bench [--iters N] [--batches N] [--passes N] [--warmup N] [N]
+** Usage: world_bench [--publish] [--iters N] [--batches N] [--passes N] [--warmup N] [N]
+**
+** --publish measures a worker's publish path instead: each round exports
+** the changed entries before the commit, and the two kinds of batch are
+** without and with the proof that each imports back (jiti_entry_verify),
+** which must also cost what the change did, not the size of the world.
 **
 ** world_bench --clos [N] measures CLOS in the world instead (N instances,
 ** default 100000, each in a data row): building them, exporting the world,
@@ -48,7 +53,7 @@
 
 static const long sizes[NSIZES] = {100, 10000, 1000000};
 
-typedef struct Opts { long iters, batches, passes, warmup; } Opts;
+typedef struct Opts { long iters, batches, passes, warmup, publish; } Opts;
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -65,18 +70,45 @@ static void ev(jiti_State *S, const char *src) {
   jiti_result_free(&r);
 }
 
-static void rounds(jiti_State *S, long n, int commit) {
+/* What a round does after the change: restore it, commit it, or (the
+** publish path of --publish) export the changed entries and commit, the
+** export followed or not by the proof that each entry imports back. */
+enum { ROUND_RESTORE, ROUND_COMMIT, ROUND_EXPORT, ROUND_PROVE };
+
+static int prove(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  jiti_State *S = ud;
+  char err[256];
+  if (b && jiti_entry_verify(S, k, name, b, len, err, sizeof err) != JITI_OK) {
+    fprintf(stderr, "world_bench: %s %s does not import back: %s\n", jiti_entry_kind_name(k), name, err);
+    exit(1);
+  }
+  return 0;
+}
+
+static int ignore(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  (void)ud; (void)k; (void)name; (void)b; (void)len;
+  return 0;
+}
+
+static void rounds(jiti_State *S, long n, int how) {
   for (long i = 0; i < n; i++) {
     jiti_checkpoint(S);
     ev(S, "(world-put 7 (list :changed 1))");
-    if (commit) jiti_commit(S); else jiti_restore(S);
+    if (how >= ROUND_EXPORT) {
+      char err[256];
+      if (jiti_export_changed(S, how == ROUND_PROVE ? prove : ignore, S, err, sizeof err) != JITI_OK) {
+        fprintf(stderr, "world_bench: export_changed: %s\n", err);
+        exit(1);
+      }
+    }
+    if (how == ROUND_RESTORE) jiti_restore(S); else jiti_commit(S);
   }
 }
 
 /* CPU microseconds per round of one batch. */
-static double batch(jiti_State *S, long iters, int commit) {
+static double batch(jiti_State *S, long iters, int how) {
   double t0 = cpu_now();
-  rounds(S, iters, commit);
+  rounds(S, iters, how);
   return (cpu_now() - t0) / iters * 1e6;
 }
 
@@ -90,13 +122,14 @@ static void run_world(long rows, const Opts *o, int fd) {
   snprintf(src, sizeof src, "(dotimes (i %ld) (world-put i (list i \"row\")))", rows);
   ev(S, src);
   ev(S, "(defvar *counter* 0) (defun bump () (incf *counter*))");
-  ev(S, "(%gc)");
-  rounds(S, o->warmup / 2, 0);
-  rounds(S, o->warmup - o->warmup / 2, 1);
+  /* the two kinds of batch, alternating */
+  int how0 = o->publish ? ROUND_EXPORT : ROUND_RESTORE, how1 = o->publish ? ROUND_PROVE : ROUND_COMMIT;
+  rounds(S, o->warmup / 2, how0);
+  rounds(S, o->warmup - o->warmup / 2, how1);
   double t[2 * MAX_SAMPLES];
   for (long b = 0; b < o->batches; b++) {
-    t[2 * b] = batch(S, o->iters, 0);
-    t[2 * b + 1] = batch(S, o->iters, 1);
+    t[2 * b] = batch(S, o->iters, how0);
+    t[2 * b + 1] = batch(S, o->iters, how1);
   }
   jiti_close(S);
   size_t n = (size_t)o->batches * 2 * sizeof(double);
@@ -268,18 +301,21 @@ static double median(double *v, size_t n) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: world_bench [--iters N] [--batches N] [--passes N] [--warmup N] [N]\n"
+          "usage: world_bench [--publish] [--iters N] [--batches N] [--passes N] [--warmup N] [N]\n"
           "  --iters N    rounds per batch (default 2000; a bare N means the same)\n"
           "  --batches N  restore and commit batches per world per pass (default 7)\n"
           "  --passes N   times the three worlds are built and measured (default 3)\n"
           "  --warmup N   rounds before timing starts (default 20000)\n"
           "Prints the median CPU time per round of checkpoint + change + restore and\n"
           "checkpoint + change + commit in worlds of 1e2, 1e4 and 1e6 data rows.\n"
+          "  --publish    instead: checkpoint + change + export of the changed entries\n"
+          "               + commit, without and with the proof that each imports back\n"
+          "               (jiti_entry_verify), as a worker publishes\n"
           "world_bench --clos [N]: CLOS in the world (see the top of bench/world_bench.c).\n");
 }
 
 int main(int argc, char **argv) {
-  Opts o = {2000, 7, 3, 20000};
+  Opts o = {2000, 7, 3, 20000, 0};
   if (argc > 1 && !strcmp(argv[1], "--clos")) {
     long n = argc > 2 ? strtol(argv[2], NULL, 10) : 100000;
     if (n < 100) { usage(stderr); return 2; }
@@ -288,6 +324,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     long *dst = NULL;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
+    if (!strcmp(argv[i], "--publish")) { o.publish = 1; continue; }
     if (!strcmp(argv[i], "--iters")) dst = &o.iters;
     else if (!strcmp(argv[i], "--batches")) dst = &o.batches;
     else if (!strcmp(argv[i], "--passes")) dst = &o.passes;
@@ -351,13 +388,21 @@ int main(int argc, char **argv) {
   printf("world_bench: %ld rounds per batch, %ld batches x %ld passes per world, warm-up %ld rounds;\n"
          "CPU time per round, median over %zu batches [min, max]\n\n",
          o.iters, o.batches, o.passes, o.warmup, n);
-  printf("| data rows | checkpoint + change + restore (us) | checkpoint + change + commit (us) |\n");
+  const char *m0 = o.publish ? "export" : "restore", *m1 = o.publish ? "export + proof" : "commit";
+  if (o.publish)
+    printf("| data rows | checkpoint + change + export + commit (us) | the same + proof (us) |\n");
+  else
+    printf("| data rows | checkpoint + change + restore (us) | checkpoint + change + commit (us) |\n");
   printf("|---:|---:|---:|\n");
   for (int k = 0; k < NSIZES; k++)
     printf("| %ld | %.2f [%.2f, %.2f] | %.2f [%.2f, %.2f] |\n", sizes[k], med[k][0], lo[k][0],
            hi[k][0], med[k][1], lo[k][1], hi[k][1]);
-  printf("\nratio 1e6/1e2: restore %.2f, commit %.2f (target <= 1.5)\n",
-         med[2][0] / med[0][0], med[2][1] / med[0][1]);
-  printf("ratio 1e4/1e2: restore %.2f, commit %.2f\n", med[1][0] / med[0][0], med[1][1] / med[0][1]);
+  printf("\nratio 1e6/1e2: %s %.2f, %s %.2f (target <= 1.5)\n", m0, med[2][0] / med[0][0], m1,
+         med[2][1] / med[0][1]);
+  printf("ratio 1e4/1e2: %s %.2f, %s %.2f\n", m0, med[1][0] / med[0][0], m1, med[1][1] / med[0][1]);
+  if (o.publish)
+    for (int k = 0; k < NSIZES; k++)
+      printf("the proof in the %ld-row world: %.2f us a round (%.0f%% of the round)\n", sizes[k],
+             med[k][1] - med[k][0], 100 * (med[k][1] - med[k][0]) / med[k][1]);
   return 0;
 }

@@ -802,6 +802,13 @@ static bool reaches(jt_State *S, jt_V l, jt_V cls) {
   return found;
 }
 
+/* Is obj an instance of cls or of a class below it? */
+static bool instance_below(jt_State *S, jt_V obj, void *cls) {
+  if (!jt_is(obj, JT_TINSTANCE)) return false;
+  jt_V c = jt_vec_(jt_inst_(obj)->wrapper)->items[JT_W_CLASS];
+  return c == (jt_V)cls || (jt_is(c, JT_TCLASS) && reaches(S, CLS(c)->supers, (jt_V)cls));
+}
+
 jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
@@ -882,6 +889,21 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   jt_clos_changed(S);
   jt_meta_type_replaced(S, name);
   if (S->world_define) S->world_define(S, name, JT_DEF_CLASS, base[0], base[2]);
+  /* a class left unfinalized (on a superclass not defined yet) cannot
+  ** bring its stored instances to the new definition, which an import
+  ** would then give them all the same */
+  if (redefining && !(CLS(base[2])->h.flags & JT_CLASS_FINALIZED)) {
+    char *where = jt_world_mentions(S, instance_below, (void *)base[2], false);
+    if (where) {
+      char *n = jt_print_cstr(S, name, true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf,
+               "cannot redefine the class %s on a superclass that is not defined: the world stores instances "
+               "of it (%s), which could not take the new definition (define the superclass first)", n, where);
+      free(n);
+      free(where);
+      jt_error(S, "%s", S->msgbuf);
+    }
+  }
   /* instances in the world's managed state take the new shape now */
   if (redefining) jt_world_update_instances(S);
   cls = base[2];

@@ -454,13 +454,14 @@ static size_t lay(jt_Buf *b, Doc *d, size_t col, size_t width) {
 
 /* ------------------------------------------------------------- entries */
 
-typedef struct Parts { Pool pool; Node *a, *b, *cells; Doc *doc; } Parts;
+typedef struct Parts { Pool pool; Node *a, *b, *cells, *package; Doc *doc; } Parts;
 
 /* The entry's document: its source form, a variable as DEFPARAMETER /
 ** DEFCONSTANT name, a data row as (WORLD-PUT key value) — or, without a
 ** name, a variable's or a row's value alone.  A class is its DEFCLASS form;
 ** with a name, p->cells holds the values of its :class slots, which
-** jt_describe writes as comment lines after it. */
+** jt_describe writes as comment lines after it, as it writes the package a
+** structure was defined in when the entry names one. */
 static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   if (r->n < 1) broken(r, "empty entry encoding");
   char tag = (char)r->p[r->pos++];
@@ -468,6 +469,9 @@ static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   switch (tag) {
     case 'F':
       p->a = read_value(r);
+      /* a structure defined in another package than COMMON-LISP-USER:
+      ** its name, written as a comment line after the form */
+      if (r->pos < r->n) p->package = read_value(r);
       return doc_of(p->a, C_CODE);
     case 'C':  /* the DEFCLASS form, then ((slot . value) ...) */
       p->a = read_value(r);
@@ -511,6 +515,7 @@ char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const cha
   measure(p->doc);
   jt_Buf b = {0};
   lay(&b, p->doc, 0, width > 0 ? (size_t)width : 0);
+  if (p->package) jt_buf_printf(&b, "\n;; defined in the package %s", p->package->text);
   Node *cells = p->cells && p->cells->type == N_LIST ? p->cells : NULL;
   for (size_t i = 0; cells && i < cells->nkids; i++) {
     Node *c = cells->kids[i];  /* (slot . value) */

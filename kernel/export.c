@@ -26,7 +26,10 @@
 **   'Y' pkg len name   symbol: pkg 1 the symbol this name designates in
 **                      COMMON-LISP-USER, 2 a keyword, 0 uninterned; or
 **   'Y' 3 len pkgname len name  a symbol of another home package
-**                      (a kernel-internal symbol is refused)
+**                      (a kernel-internal symbol is refused, and so is a
+**                      name with a NUL character, which names cannot carry)
+**   'Y' 4 k            the k-th uninterned symbol (from 0) written before
+**                      in this value, again: a gensym stays one symbol
 **   'L' n items tail   proper or dotted list: n elements then the tail
 **   'V' n items        simple vector
 **   'H' test n (k v)*  hash table, pairs in the table's (insertion) order
@@ -64,6 +67,9 @@ typedef struct Enc {
   jt_Obj **path;       /* objects on the current path: cycle detection */
   int depth, cap;
   struct Meter *meter;  /* work done and paid for (shared with sub-encoders) */
+  jt_Obj **gensyms;     /* open-addressing set of the uninterned symbols written */
+  uint32_t *gensym_at;  /* beside each: its number, in the order written */
+  size_t ngensyms, capgensyms;
 } Enc;
 
 /* Work is counted in units of about one value written; every 64 units or
@@ -119,20 +125,78 @@ static bool push_path(Enc *e, jt_V v) {
   return true;
 }
 
+/* Does a symbol's name hold a NUL character?  Names are handed around as
+** C strings (cname, the entries' names), which would cut it there, so that
+** :|A<NUL>B| would be stored as :A. */
+static bool name_has_nul(jt_V name) {
+  if (jt_is(name, JT_TSTRING)) {
+    const jt_String *str = jt_str_(name);
+    for (size_t i = 0; i < str->len; i++)
+      if (str->chars[i] == 0) return true;
+    return false;
+  }
+  jt_V c = JT_NIL;
+  for (size_t i = 0, n = jt_array_total(name); i < n; i++)
+    if (jt_array_peek(name, i, &c) && c == jt_mkchar(0)) return true;
+  return false;
+}
+
+/* The number of uninterned symbol o in this encoding (the order it was
+** first written in), or -1 the first time, when it is given the next one. */
+static int64_t gensym_seen(Enc *e, jt_Obj *o) {
+  if ((e->ngensyms + 1) * 2 > e->capgensyms) {
+    size_t ncap = e->capgensyms ? e->capgensyms * 2 : 16;
+    jt_Obj **t = calloc(ncap, sizeof *t);
+    uint32_t *at = calloc(ncap, sizeof *at);
+    if (!t || !at) { free(t); free(at); return -2; }
+    for (size_t i = 0; i < e->capgensyms; i++)
+      if (e->gensyms[i]) {
+        size_t k = ((uintptr_t)e->gensyms[i] >> 4) & (ncap - 1);
+        while (t[k]) k = (k + 1) & (ncap - 1);
+        t[k] = e->gensyms[i];
+        at[k] = e->gensym_at[i];
+      }
+    free(e->gensyms);
+    free(e->gensym_at);
+    e->gensyms = t;
+    e->gensym_at = at;
+    e->capgensyms = ncap;
+  }
+  size_t k = ((uintptr_t)o >> 4) & (e->capgensyms - 1);
+  for (; e->gensyms[k]; k = (k + 1) & (e->capgensyms - 1))
+    if (e->gensyms[k] == o) return e->gensym_at[k];
+  e->gensyms[k] = o;
+  e->gensym_at[k] = (uint32_t)e->ngensyms++;
+  return -1;
+}
+
 /* A symbol is named as the reader would name it in COMMON-LISP-USER: a bare
 ** name when that is what the name designates there (stores written before
 ** packages existed hold only such names, and keep meaning the same), else
 ** with its home package.  A kernel-internal symbol has no name a store can
 ** give back (the reader never makes one): user code that got hold of one
-** cannot store it. */
+** cannot store it.  An uninterned symbol written a second time is a
+** reference to the first, so that a macro's gensym, bound and used in the
+** same stored form, is still one symbol when the form is read back. */
 static bool put_symbol(Enc *e, jt_V v) {
   jt_State *S = e->S;
   if (jt_is_internal(v)) { *e->why = "a kernel-internal symbol"; return false; }
   jt_Symbol *s = jt_symobj(S, v);
+  if (name_has_nul(s->name)) { *e->why = "a symbol whose name holds a NUL character"; return false; }
   jt_V home = jt_package_of_index(S, s->package);
   int kind = s->package == JT_PKG_KEYWORD ? 2
            : s->package == JT_PKG_NONE || home == JT_NIL || jt_pkg_(home)->name == JT_NIL ? 0
            : jt_symbol_accessible(S, v, jt_package_of_index(S, JT_PKG_USER)) ? 1 : 3;
+  if (kind == 0) {
+    int64_t at = gensym_seen(e, jt_o(v));
+    if (at == -2) { *e->why = "out of memory"; return false; }
+    if (at >= 0) {
+      jt_buf_putc(e->out, 'Y');
+      jt_buf_putc(e->out, 4);
+      jt_put_uleb(e->out, (uint64_t)at);
+      return true;
+    }
+  }
   jt_buf_putc(e->out, 'Y');
   jt_buf_putc(e->out, (char)kind);
   if (kind == 3) {
@@ -392,9 +456,11 @@ static bool enc(Enc *e, jt_V v) {
 
 bool jt_encode(jt_State *S, jt_V v, jt_Buf *out, const char **why) {
   Meter meter = {0, 0};
-  Enc e = {S, out, why, NULL, 0, 0, &meter};
+  Enc e = {S, out, why, NULL, 0, 0, &meter, NULL, NULL, 0, 0};
   bool ok = enc(&e, v);
   free(e.path);
+  free(e.gensyms);
+  free(e.gensym_at);
   return ok;
 }
 
@@ -408,6 +474,9 @@ typedef struct Dec {
   bool text;   /* for reading, not for use: structures and instances come
                   back as stand-ins that need no type (see decode_record),
                   and a package that does not exist is made (empty) */
+  jt_V gensyms;     /* a vector of the uninterned symbols read so far, in
+                       order ('Y' 4 names one again); rooted by decode */
+  size_t ngensyms;
 } Dec;
 
 static JT_NORETURN void bad(Dec *d, const char *what) {
@@ -516,12 +585,30 @@ static jt_V get_symbol(Dec *d) {
   d->pos++;
   if (d->pos >= d->n) bad(d, "truncated symbol");
   int kind = d->p[d->pos++];
+  if (kind == 4) {   /* an uninterned symbol read before */
+    uint64_t k = get_uleb(d);
+    if (k >= d->ngensyms) bad(d, "reference to an uninterned symbol not read before");
+    return jt_vec_(d->gensyms)->items[k];
+  }
   size_t len, plen = 0;
   const char *p = NULL;
   if (kind == 3) p = get_span(d, &plen);
   const char *s = get_span(d, &len);
   switch (kind) {
-  case 0: return jt_make_symbol(d->S, jt_string_from_utf8(d->S, s, len));
+  case 0: {
+    jt_State *S = d->S;
+    jt_V sym = jt_make_symbol(S, jt_string_from_utf8(S, s, len));
+    if (d->gensyms == JT_NIL || d->ngensyms == jt_vec_(d->gensyms)->len) {
+      JT_PUSH(S, sym);
+      size_t n = d->ngensyms ? 2 * d->ngensyms : 8;
+      jt_V v = jt_make_vector(S, n, JT_NIL);
+      for (size_t i = 0; i < d->ngensyms; i++) jt_vec_(v)->items[i] = jt_vec_(d->gensyms)->items[i];
+      d->gensyms = v;
+      JT_POP(S, 1);
+    }
+    jt_vec_(d->gensyms)->items[d->ngensyms++] = sym;
+    return sym;
+  }
   case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
   case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
   case 3: {
@@ -733,15 +820,19 @@ static jt_V dec(Dec *d) {
 }
 
 static jt_V decode(jt_State *S, const unsigned char *bytes, size_t len, bool text) {
-  Dec d = {S, bytes, len, 0, 0, text};
+  Dec d = {S, bytes, len, 0, 0, text, JT_NIL, 0};
+  JT_ROOT(S, d.gensyms);
   jt_V v = dec(&d);
   if (d.pos != len) bad(&d, "trailing bytes");
+  JT_UNROOT(S, 1);
   return v;
 }
 
 static jt_V decode_at(jt_State *S, const unsigned char *bytes, size_t len, size_t *pos, bool text) {
-  Dec d = {S, bytes, len, *pos, 0, text};
+  Dec d = {S, bytes, len, *pos, 0, text, JT_NIL, 0};
+  JT_ROOT(S, d.gensyms);
   jt_V v = dec(&d);
+  JT_UNROOT(S, 1);
   *pos = d.pos;
   return v;
 }

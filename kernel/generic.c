@@ -892,10 +892,58 @@ static jt_V next_method_wrapper(jt_State *S, jt_V ctx, jt_V body) {
   return w;
 }
 
+/* A value a store keeps exactly and gives back without evaluating
+** anything: a number, a character, a string, or a symbol of a package
+** (an uninterned symbol would be another symbol once read back). */
+static bool kept_exactly(jt_State *S, jt_V v) {
+  if (jt_isnumber(v) || jt_ischar(v) || jt_isstring(v)) return true;
+  if (!jt_issymbol(v) || jt_is_internal(v)) return false;
+  jt_V home = jt_package_of_index(S, jt_symobj(S, v)->package);
+  return jt_symobj(S, v)->package != JT_PKG_NONE && home != JT_NIL && jt_pkg_(home)->name != JT_NIL;
+}
+
+/* The value of the x of an (EQL x) specializer when x is a literal of such
+** a value — itself (a number, character, string, keyword, T, NIL), or
+** quoted — else JT_NOVALUE.  A specializer is part of the method's name
+** and of the revision that stores it: it must be the same value in every
+** world the revision is imported into, and importing runs no code, so no
+** other form is taken (an instance, a list or a vector, a variable's
+** value, a call). */
+static jt_V eql_literal(jt_State *S, jt_V x) {
+  if (jt_iscons(x)) {
+    if (jt_car(x) != JT_SYM(S, QUOTE) || !jt_iscons(jt_cdr(x)) || jt_cdr(jt_cdr(x)) != JT_NIL) return JT_NOVALUE;
+    x = jt_car(jt_cdr(x));
+    return kept_exactly(S, x) ? x : JT_NOVALUE;
+  }
+  if (jt_issymbol(x)) return x == JT_NIL || x == JT_T || jt_iskeyword(x) ? x : JT_NOVALUE;
+  return kept_exactly(S, x) ? x : JT_NOVALUE;
+}
+
+/* The value of the (EQL x) specializer sname.  Defining a method (want ==
+** JT_NOVALUE): x must be a literal (eql_literal).  Importing one: the value
+** is the one its entry's name holds (want, an (EQL v)), which a literal x
+** must agree with; a form of a store written before the rule (a variable,
+** a call) is not evaluated. */
+static jt_V eql_value(jt_State *S, jt_V sname, jt_V want, jt_V form) {
+  jt_V v = eql_literal(S, jt_car(jt_cdr(sname)));
+  if (want == JT_NOVALUE) {
+    if (v == JT_NOVALUE)
+      jt_clos_form_error(S, "an (EQL x) specializer needs x to be a literal number, character, string or "
+                            "(quoted) symbol of a package, which a stored world keeps exactly; its form "
+                            "is never evaluated again", sname);
+    return v;
+  }
+  if (!eql_spec_p(S, want) || (v != JT_NOVALUE && !jt_equal(S, v, jt_car(jt_cdr(want)))))
+    jt_clos_form_error(S, "the stored form does not define the method its entry is named after", form);
+  return jt_car(jt_cdr(want));
+}
+
 /* Build a method from (DEFMETHOD name qualifier* lambda-list . body) — a
 ** defmethod form, or a defgeneric :method option made into one.  Does not
-** add it. */
-static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, unsigned extra) {
+** add it.  want: the specializers its entry's name holds, when it is
+** imported (else JT_NOVALUE). */
+static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, unsigned extra, jt_V want) {
+  JT_PUSH(S, want);                           /* base[-1], then its rest */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   JT_PUSH(S, gf_name);
@@ -926,20 +974,26 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
       if (jt_iscons(sname)) {
         if (jt_car(sname) != JT_SYM(S, EQL) || !jt_iscons(jt_cdr(sname)) || jt_cdr(jt_cdr(sname)) != JT_NIL)
           jt_clos_form_error(S, "malformed specializer", sname);
-        jt_V v = jt_eval(S, jt_car(jt_cdr(sname)));   /* (eql form): the form's value */
+        jt_V wanted = base[-1] == JT_NOVALUE ? JT_NOVALUE
+                    : jt_iscons(base[-1]) ? jt_car(base[-1]) : JT_NIL;
+        jt_V v = eql_value(S, sname, wanted, base[0]);
         JT_PUSH(S, v);
         pb[1] = jt_list(S, 2, JT_SYM(S, EQL), v);
       } else {
         if (!jt_issymbol(sname)) jt_clos_form_error(S, "malformed specializer", sname);
         bool found;
         pb[1] = jt_hash_get(S, JT_CLOS(S, JT_CLOS_CLASSES), sname, &found);
-        if (!found) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "there is no class named %s", sname);
+        /* importing: a class only named so far (a superclass not yet
+        ** defined, which a method may specialize on) comes back named only */
+        if (!found && base[-1] != JT_NOVALUE) pb[1] = jt_class_ensure(S, sname);
+        else if (!found) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "there is no class named %s", sname);
       }
     }
     if (!jt_issymbol(var) || var == JT_NIL || var == JT_T || jt_iskeyword(var))
       jt_clos_form_error(S, "a required parameter is not a symbol", form);
     base[3] = jt_cons(S, pb[1], base[3]);
     base[4] = jt_cons(S, var, base[4]);       /* var is in the form: reachable */
+    if (jt_iscons(base[-1])) base[-1] = jt_cdr(base[-1]);
     l = pb[0];
     S->sp = pb;
   }
@@ -996,7 +1050,7 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
   jt_V m = jt_method_make(S, base[2], base[3], base[4], fn,
                           qual | (ctx ? JT_METH_CTX : 0) | extra);
   JT_SET(S, m, METH(m)->doc, base[6]);
-  S->sp = base;
+  S->sp = base - 1;
   return m;
 }
 
@@ -1018,6 +1072,25 @@ static void check_function_name(jt_State *S, jt_V form, jt_V name) {
   if (!jt_clos_function_name_p(S, name)) jt_clos_form_error(S, "not a function name in", form);
 }
 
+/* EQL compares strings by identity, and the string of an (EQL "text")
+** specializer is not the one an import reads back from the method's name:
+** a generic function keeps one string per text, so that a method defined
+** again with the same text replaces the old one, as its stored entry
+** (named by the text) does. */
+static void share_string_specializers(jt_State *S, jt_V gf, jt_V m) {
+  for (jt_V s = METH(m)->specializers; jt_iscons(s); s = jt_cdr(s)) {
+    jt_V spec = jt_car(s);
+    if (!eql_spec_p(S, spec) || !jt_isstring(jt_car(jt_cdr(spec)))) continue;
+    jt_V same = JT_NOVALUE;
+    for (jt_V ms = GF(gf)->methods; jt_iscons(ms) && same == JT_NOVALUE; ms = jt_cdr(ms))
+      for (jt_V o = METH(jt_car(ms))->specializers; jt_iscons(o) && same == JT_NOVALUE; o = jt_cdr(o))
+        if (eql_spec_p(S, jt_car(o)) && jt_isstring(jt_car(jt_cdr(jt_car(o)))) &&
+            jt_equal(S, jt_car(jt_cdr(jt_car(o))), jt_car(jt_cdr(spec))))
+          same = jt_car(jt_cdr(jt_car(o)));
+    if (same != JT_NOVALUE) JT_SET(S, jt_cdr(spec), jt_cons_(jt_cdr(spec))->car, same);
+  }
+}
+
 jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
   JT_PUSH(S, expect);                          /* base[-1] */
   jt_V *base = S->sp;
@@ -1028,7 +1101,13 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
   check_function_name(S, form, name);
   jt_V gf = jt_gf_find(S, name);
   JT_PUSH(S, gf);                              /* base[1] */
-  jt_V m = method_from_form(S, form, name, lazy, 0);
+  /* importing: the specializers its entry's name holds (the last of it) */
+  jt_V want = JT_NOVALUE;
+  if (expect != JT_NOVALUE) {
+    want = JT_NIL;
+    for (jt_V l = expect; jt_iscons(l); l = jt_cdr(l)) want = jt_car(l);
+  }
+  jt_V m = method_from_form(S, form, name, lazy, 0, want);
   JT_PUSH(S, m);                               /* base[2] */
   JT_SET(S, m, METH(m)->form, base[0]);
   if (base[1] == JT_NIL) {
@@ -1036,6 +1115,7 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
     base[1] = jt_gf_ensure(S, name, ll);
   }
   check_builtin_gf(S, base[1], base[2]);
+  share_string_specializers(S, base[1], base[2]);
   if (base[-1] != JT_NOVALUE) {
     /* import: the form must define the method its entry is named after */
     JT_SET(S, base[2], METH(base[2])->gf, base[1]);
@@ -1168,7 +1248,7 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
     jt_V mform = jt_cons(S, jt_car(jt_cdr(base[0])), jt_cdr(opt));
     mform = jt_cons(S, JT_CSYM(S, DEFMETHOD), mform);
     JT_PUSH(S, mform);
-    jt_V m = method_from_form(S, mform, jt_car(jt_cdr(base[0])), lazy, JT_METH_INLINE);
+    jt_V m = method_from_form(S, mform, jt_car(jt_cdr(base[0])), lazy, JT_METH_INLINE, JT_NOVALUE);
     JT_PUSH(S, m);
     jt_gf_add_method(S, base[2], m);
     o = mb[0];

@@ -79,6 +79,20 @@ jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud,
 jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn, void *ud,
                                       char *err, size_t errlen);
 
+/* Before a change is published: prove that one entry exported by
+** jiti_export_changed (its kind, name and bytes as the callback got them)
+** imports back as itself, evaluating nothing.  Its name, read as the import
+** reads it (in COMMON-LISP-USER), must name this very entry — not an
+** uninterned symbol, not a name cut short by a NUL character; its bytes
+** must decode into values that encode to the same bytes (every symbol
+** found again, every instance fitting its structure or class); a source
+** entry's form must be the defining form of that name; a data row's key
+** must find the row again.  JITI_OK; JITI_ERROR with `err` saying which rule
+** the entry breaks; JITI_BADARG without an entry.  Costs about what
+** exporting the entry cost. */
+jiti_Status jiti_entry_verify(jiti_State *S, jiti_EntryKind kind, const char *name,
+                              const unsigned char *bytes, size_t len, char *err, size_t errlen);
+
 /* Rebuild one entry in this state from its name and canonical encoding
 ** (as given by the export callback).  A function or macro is installed
 ** without analysing its body, which happens at its first call (or

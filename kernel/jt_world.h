@@ -82,4 +82,30 @@ void jt_defs_record(jt_State *S, int kind, jt_V name, jt_V form);
 /* (SETF (SYMBOL-PLIST 'sym) 'plist): the form a plist entry is exported as. */
 jt_V jt_defs_plist_form(jt_State *S, jt_V sym);
 
+/* The world's own parts, for reimport.c and package.c: whether it records
+** entries; the registry ((kind . name) -> source) and the data table (key
+** -> (seq . value)); an entry's name read as the import reads it; the
+** import's check that a form is the defining form of its entry's name; a
+** call that turns a signalled error into a status and a message. */
+bool jt_world_recording(jt_State *S);   /* jiti_world_enable was called */
+jt_V jt_world_registry(jt_State *S);
+jt_V jt_world_data(jt_State *S);
+jt_V jt_world_read_name(jt_State *S, const char *name);
+bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form);
+jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), void *ud, char *err,
+                             size_t errlen);
+
+/* reimport.c: the first entry of managed state — a name, a source form,
+** the value of a variable or of a :class slot, a data row's key or value
+** — inside which `hit` returns true for some object (it is called on
+** every symbol, structure and instance in them, each shared object once),
+** as text ("function APP::RUN", "data :ORDERS"; malloc'd), or NULL when
+** there is none; with names_only, in the entries' names alone (data rows:
+** their keys).  It reads all of managed state: for changes that are rare
+** and would otherwise leave stored entries unreadable or renamed (a
+** package deleted, a name uninterned, a structure redefined under its
+** stored instances, a change of what COMMON-LISP-USER sees). */
+typedef bool (*jt_MentionFn)(jt_State *S, jt_V obj, void *ud);
+char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only);
+
 #endif

@@ -587,6 +587,140 @@ static void shadowing_add(jt_State *S, jt_V pkg, jt_V sym)
 
 static const char *sym_cname(jt_State *S, jt_V sym) { return jt_symobj(S, sym)->cname; }
 
+/* ------------------------------------------ what stored entries rely on */
+
+/* A revision stores a symbol by its home package's name (or by the name
+** it has in COMMON-LISP-USER), and a package by the names of what it uses
+** and imports.  Deleting or renaming a package, or uninterning a symbol,
+** would leave the entries stored before unreadable, or reading as other
+** symbols, at the next import, while those entries are not stored again:
+** such a change is refused while the world relies on what it takes away
+** (the world's current package, symbols named by its managed state,
+** other packages' uses and imports).  Finding them reads all of managed
+** state: these changes are rare. */
+static bool homed_in(jt_State *S, jt_V obj, void *pi)
+{
+  (void)S;
+  return jt_is(obj, JT_TSYMBOL) && jt_sym_(obj)->package == *(int *)pi;
+}
+
+static bool is_symbol(jt_State *S, jt_V obj, void *sym)
+{
+  (void)S;
+  return obj == (jt_V)sym;
+}
+
+/* The first package other than its home in which a symbol homed in `pi`
+** (or, given, `only` that symbol) is present, as an index; -1 if none. */
+static int present_elsewhere(jt_State *S, int pi, jt_V only)
+{
+  for (size_t i = 0; i < S->symcap; i++) {
+    jt_SymEntry *e = &S->symtab[i];
+    if (e->sym == EMPTY || e->sym == GONE || e->pkg == pi || jt_sym_(e->sym)->package != pi) continue;
+    if (only == JT_NIL || e->sym == only) return e->pkg;
+  }
+  return -1;
+}
+
+/* Refuse to `what` (delete, rename) pkg while the world relies on it. */
+static void check_package_unused(jt_State *S, jt_V pkg, const char *what)
+{
+  char b[200], o[200];
+  pkg_cname(S, pkg, b, sizeof b);
+  if (!jt_world_recording(S)) return;
+  if (pkg == jt_world_current_package(S))
+    package_error(S, pkg, "cannot %s the package %s: it is the world's current package (in-package another "
+                  "one first)", what, b);
+  if (jt_pkg_(pkg)->used_by != JT_NIL)
+    package_error(S, pkg, "cannot %s the package %s: %s uses it (unuse it there first)", what, b,
+                  pkg_cname(S, jt_car(jt_pkg_(pkg)->used_by), o, sizeof o));
+  int pi = pkg_index(pkg);
+  int other = present_elsewhere(S, pi, JT_NIL);
+  if (other >= 0)
+    package_error(S, pkg, "cannot %s the package %s: %s imports its symbols (unintern them there first)",
+                  what, b, pkg_cname(S, pkg_at(S, other), o, sizeof o));
+  char *where = jt_world_mentions(S, homed_in, &pi, false);
+  if (where) {
+    char w[300];
+    snprintf(w, sizeof w, "%s", where);
+    free(where);
+    package_error(S, pkg, "cannot %s the package %s: the world's entries name its symbols (%s), and the stored "
+                  "ones would not read back (remove those entries or define them in another package first)",
+                  what, b, w);
+  }
+  /* a structure defined while it was the current package is rebuilt in it */
+  jt_Hash *r = jt_hash_(jt_world_registry(S));
+  for (size_t i = 0; i < r->nentries; i++) {
+    jt_HashEntry *e = &r->entries[i];
+    if (e->key == JT_HASH_DELETED || jt_car(e->key) != jt_mkfix(JITI_ENTRY_STRUCTURE)) continue;
+    if (!jt_iscons(e->val) || !jt_isstring(jt_car(e->val)) || !jt_equal(S, jt_car(e->val), jt_pkg_(pkg)->name))
+      continue;
+    char n[200];
+    snprintf(n, sizeof n, "%s", jt_symobj(S, jt_cdr(e->key))->cname);
+    package_error(S, pkg, "cannot %s the package %s: the structure %s was defined in it, and is rebuilt in it "
+                  "(define it again in another package first)", what, b, n);
+  }
+}
+
+/* Refuse to unintern sym from pkg while the world names it: from its home
+** it would have none, and from COMMON-LISP-USER its stored name, read
+** there, would be another symbol. */
+static void check_symbol_unused(jt_State *S, jt_V pkg, jt_V sym)
+{
+  if (!jt_world_recording(S)) return;
+  jt_V so = symbol_object(S, sym);
+  bool home = jt_sym_(so)->package == pkg_index(pkg);
+  if (!home && pkg_index(pkg) != JT_PKG_USER) return;
+  char b[200], o[200];
+  pkg_cname(S, pkg, b, sizeof b);
+  int other = home ? present_elsewhere(S, pkg_index(pkg), so) : -1;
+  if (other >= 0)
+    package_error(S, pkg, "cannot unintern %s from %s: %s imports it (unintern it there first)", sym_cname(S, so),
+                  b, pkg_cname(S, pkg_at(S, other), o, sizeof o));
+  char *where = jt_world_mentions(S, is_symbol, (void *)so, false);
+  if (where) {
+    char w[300];
+    snprintf(w, sizeof w, "%s", where);
+    free(where);
+    package_error(S, pkg, "cannot unintern %s from %s: the world's entries name it (%s), and the stored ones "
+                  "would not read back (remove those entries first)", sym_cname(S, so), b, w);
+  }
+}
+
+/* A symbol COMMON-LISP-USER sees is stored by its bare name, and an entry
+** named by it is named so.  A change of what it sees would rename the
+** entries named by a symbol it comes to see (their stored names stay), and
+** make a stored bare name read as another symbol once it no longer sees
+** that one: refused while managed state relies on such a symbol — its
+** names for what it comes to see, all of it for what it stops seeing. */
+typedef struct Seen { jt_V sym; int used; } Seen;
+
+/* Is obj the symbol, or an external of the package `used` that
+** COMMON-LISP-USER sees only through using it? */
+static bool seen_changes(jt_State *S, jt_V obj, void *ud)
+{
+  Seen *c = ud;
+  if (!jt_is(obj, JT_TSYMBOL)) return false;
+  if (obj == c->sym) return true;
+  if (c->used < 0) return false;
+  jt_SymEntry *e = entry_of(S, obj, c->used);
+  return e && (e->flags & JT_SE_EXTERNAL) && !entry_of(S, obj, JT_PKG_USER);
+}
+
+static void check_user_sees(jt_State *S, jt_V pkg, jt_V sym, int used, bool comes, const char *what)
+{
+  if (!jt_world_recording(S)) return;
+  Seen c = {sym == JT_NOVALUE ? JT_NOVALUE : symbol_object(S, sym), used};
+  char *where = jt_world_mentions(S, seen_changes, &c, comes);
+  if (!where) return;
+  char w[300];
+  snprintf(w, sizeof w, "%s", where);
+  free(where);
+  package_error(S, pkg, "cannot %s: COMMON-LISP-USER would %s a symbol the world's entries %s (%s), and the "
+                "stored ones would %s (remove those entries first)", what, comes ? "come to see" : "no longer see",
+                comes ? "are named by" : "name", w, comes ? "keep their old names" : "not read back");
+}
+
 /* Make sym present in pkg (import), refusing a distinct accessible symbol
 ** of the same name unless `shadowing` (shadowing-import replaces it). */
 static void import_one(jt_State *S, jt_V pkg, jt_V sym, bool shadowing)
@@ -602,6 +736,10 @@ static void import_one(jt_State *S, jt_V pkg, jt_V sym, bool shadowing)
   if (old != JT_NOVALUE && old != sym && !shadowing)
     package_error(S, pkg, "importing %s into %s conflicts with the symbol %s already accessible there",
                   s->cname, pkg_cname(S, pkg, b, sizeof b), sym_cname(S, old));
+  if (pkg_index(pkg) == JT_PKG_USER) {
+    if (old != JT_NOVALUE && old != sym) check_user_sees(S, pkg, old, -1, false, "shadowing-import it");
+    if (old != sym) check_user_sees(S, pkg, sym, -1, true, "import it");
+  }
   JT_PUSH(S, sym);
   if (old != JT_NOVALUE && st != ST_INHERITED) {
     /* shadowing-import: the present symbol of that name is uninterned */
@@ -652,6 +790,9 @@ static void export_one(jt_State *S, jt_V pkg, jt_V sym)
     package_error(S, pkg, "cannot export %s: it is not accessible in %s", n, pkg_cname(S, pkg, b, sizeof b));
   if (st == ST_EXTERNAL) return;
   check_export_conflicts(S, pkg, sym);
+  jt_V user = pkg_at(S, JT_PKG_USER);
+  if (memq(pkg, jt_pkg_(user)->use_list) && find_in(S, user, n, strlen(n), &st) != sym)
+    check_user_sees(S, pkg, sym, -1, true, "export it");
   if (st == ST_INHERITED) import_one(S, pkg, sym, false);
   jt_SymEntry *e = entry_of(S, symbol_object(S, sym), pkg_index(pkg));
   present_flags(S, e, e->flags | JT_SE_EXTERNAL);
@@ -665,6 +806,9 @@ static void unexport_one(jt_State *S, jt_V pkg, jt_V sym)
   char b[200];
   if (found != sym || st == ST_INHERITED)
     package_error(S, pkg, "cannot unexport %s: it is not present in %s", n, pkg_cname(S, pkg, b, sizeof b));
+  jt_V user = pkg_at(S, JT_PKG_USER);
+  if (st == ST_EXTERNAL && memq(pkg, jt_pkg_(user)->use_list) && !entry_of(S, symbol_object(S, sym), JT_PKG_USER))
+    check_user_sees(S, pkg, sym, -1, false, "unexport it");
   jt_SymEntry *e = entry_of(S, symbol_object(S, sym), pkg_index(pkg));
   if (e->flags & JT_SE_EXTERNAL) present_flags(S, e, e->flags & ~JT_SE_EXTERNAL);
 }
@@ -674,6 +818,8 @@ static void shadow_one(jt_State *S, jt_V pkg, jt_V name)
   int st;
   jt_V sym = find_in_string(S, pkg, name, &st);
   JT_PUSH(S, name);
+  if (sym != JT_NOVALUE && st == ST_INHERITED && pkg_index(pkg) == JT_PKG_USER)
+    check_user_sees(S, pkg, sym, -1, false, "shadow it");
   if (sym == JT_NOVALUE || st == ST_INHERITED) {
     size_t len;
     char *c = jt_string_utf8(S, name, &len);
@@ -722,11 +868,14 @@ static void use_one(jt_State *S, jt_V pkg, jt_V used)
     package_error(S, used, "the package %s cannot be used", pkg_cname(S, used, b, sizeof b));
   }
   check_use_conflicts(S, pkg, used);
+  if (pkg_index(pkg) == JT_PKG_USER) check_user_sees(S, used, JT_NOVALUE, pkg_index(used), true, "use it");
   link_use(S, pkg, used);
 }
 
 static void unuse_one(jt_State *S, jt_V pkg, jt_V used)
 {
+  if (pkg_index(pkg) == JT_PKG_USER && memq(used, jt_pkg_(pkg)->use_list))
+    check_user_sees(S, used, JT_NOVALUE, pkg_index(used), false, "unuse it");
   JT_SET(S, pkg, jt_pkg_(pkg)->use_list, list_remove(S, used, jt_pkg_(pkg)->use_list));
   JT_SET(S, used, jt_pkg_(used)->used_by, list_remove(S, pkg, jt_pkg_(used)->used_by));
 }
@@ -911,6 +1060,7 @@ JT_FN(f_unintern)
   jt_V sym = jt_check_symbol(S, argv[0]);
   jt_V pkg = pkg_arg(S, argc, argv, 1);
   check_unlocked(S, pkg, "unintern a symbol");
+  if (entry_of(S, symbol_object(S, sym), pkg_index(pkg))) check_symbol_unused(S, pkg, sym);
   bool was = unintern_one(S, pkg, sym);
   if (was) changed(S, pkg);
   return jt_bool(was);
@@ -984,6 +1134,7 @@ JT_FN(f_rename_package)
   check_unlocked(S, pkg, "rename the package");
   jt_V name = copy_string(S, name_of(S, argv[1]));
   JT_PUSH(S, name);
+  if (!jt_equal(S, name, jt_pkg_(pkg)->name)) check_package_unused(S, pkg, "rename");
   jt_V other = jt_find_package(S, name);
   if (other != JT_NIL && other != pkg)
     package_error(S, other, "a package named so already exists");
@@ -1023,6 +1174,7 @@ JT_FN(f_delete_package)
   }
   if (jt_pkg_(pkg)->used_by != JT_NIL)
     package_error(S, pkg, "the package is used by other packages (unuse it there first)");
+  check_package_unused(S, pkg, "delete");
   while (jt_iscons(jt_pkg_(pkg)->use_list)) unuse_one(S, pkg, jt_car(jt_pkg_(pkg)->use_list));
   /* its symbols leave it; those it was home to have no home any more */
   int pi = pkg_index(pkg);

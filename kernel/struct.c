@@ -12,6 +12,7 @@
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_clos.h"
+#include "jt_world.h"
 
 jt_V jt_find_layout(jt_State *S, jt_V name) {
   bool found;
@@ -58,11 +59,30 @@ static bool in_list(jt_V l, jt_V x) {
   return false;
 }
 
+/* A structure or condition type may not take the name of a standard class
+** (one defclass made, or one a defclass named as a superclass before
+** defining it): the class would be replaced by a type its entry does not
+** define, and the import, which defines types before classes, would then
+** refuse the class.  SBCL refuses it too. */
+static void check_not_a_class(jt_State *S, jt_V name, bool condition) {
+  bool found;
+  jt_V c = jt_hash_get(S, JT_CLOS(S, JT_CLOS_CLASSES), name, &found);
+  if (!found || !jt_is(c, JT_TCLASS)) return;
+  int kind = JT_CLASS_KIND(jt_class_(c));
+  if (kind != JT_CLASS_STANDARD && kind != JT_CLASS_FORWARD) return;
+  char *n = jt_print_cstr(S, name, true, 100);
+  snprintf(S->msgbuf, sizeof S->msgbuf, "cannot define %s as a %s type: it names a class (defclass)%s", n,
+           condition ? "condition" : "structure", kind == JT_CLASS_FORWARD ? " named as a superclass" : "");
+  free(n);
+  jt_error(S, "%s", S->msgbuf);
+}
+
 /* Build a layout.  `slots` is a list of (name initarg initform-thunk) for the
 ** type's own slots; inherited slots come from the parents, first parent
 ** first, without duplicates. */
 jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V report,
                       bool condition) {
+  check_not_a_class(S, name, condition);
   jt_V *base = S->sp;
   JT_PUSH(S, name);
   JT_PUSH(S, parents);
@@ -188,6 +208,82 @@ static jt_V check_layout(jt_State *S, jt_V name) {
   return l;
 }
 
+/* ------------------------------------------------------- redefinition */
+
+/* Would a structure of parent layout `pl` (or NIL) and own slots `slots`
+** have the parents and slot names, in order, of `old`? */
+static bool same_shape(jt_V old, jt_V pl, jt_V slots) {
+  jt_Layout *O = jt_layout_(old);
+  jt_V op = O->parents;
+  if (pl == JT_NIL ? op != JT_NIL : !(jt_iscons(op) && jt_car(op) == pl && jt_cdr(op) == JT_NIL)) return false;
+  uint32_t inherited = pl == JT_NIL ? 0 : jt_layout_(pl)->nslots, k = inherited;
+  for (jt_V l = slots; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V sn = jt_iscons(jt_car(l)) ? jt_car(jt_car(l)) : JT_NIL;
+    if (pl != JT_NIL && slot_index(pl, sn) >= 0) continue;   /* an inherited slot given again */
+    if (k >= O->nslots || jt_vec_(O->slot_names)->items[k] != sn) return false;
+    k++;
+  }
+  return k == O->nslots;
+}
+
+static bool stored_instance_of(jt_State *S, jt_V obj, void *old) {
+  (void)S;
+  return jt_isstruct(obj) && jt_subtypep_layout(jt_struct_(obj)->layout, (jt_V)old);
+}
+
+/* A structure redefined with other slots (or another :include) gets a new
+** layout; its old instances stay of the old one.  The world's stored
+** instances and the types that include it would then be read back, by the
+** next import, into a shape they do not have: refused, naming where one
+** is, while they exist. */
+static void check_reshape(jt_State *S, jt_V name, jt_V old) {
+  char *n = jt_print_cstr(S, name, true, 100);
+  jt_Hash *h = jt_hash_(S->layouts);
+  for (size_t i = 0; i < h->nentries; i++) {
+    jt_V l = h->entries[i].val;
+    if (h->entries[i].key == JT_HASH_DELETED || l == old || !jt_subtypep_layout(l, old)) continue;
+    char *sub = jt_print_cstr(S, jt_layout_(l)->name, true, 100);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "cannot redefine the structure %s with other slots: the structure %s includes it "
+             "(define %s again without it first, or give the new shape another name)", n, sub, sub);
+    free(sub);
+    free(n);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  char *where = jt_world_mentions(S, stored_instance_of, (void *)old, false);
+  if (where) {
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "cannot redefine the structure %s with other slots: the world stores instances of it (%s), "
+             "which would not fit the new slots (remove or replace them first, or give the new shape "
+             "another name)", n, where);
+    free(where);
+    free(n);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  free(n);
+}
+
+/* A redefinition with the same slots keeps the type's layout, so that its
+** instances (stored ones included) stay of the type, as they are once
+** imported: the old layout takes the new definition's initforms, initargs
+** and printer, and the new layout object is dropped. */
+static void keep_layout(jt_State *S, jt_V old, jt_V fresh) {
+  JT_PUSH(S, old);
+  JT_PUSH(S, fresh);
+  jt_Layout *F = jt_layout_(fresh);
+  JT_SET(S, old, jt_layout_(old)->parents, F->parents);
+  JT_SET(S, old, jt_layout_(old)->slot_names, F->slot_names);
+  JT_SET(S, old, jt_layout_(old)->initargs, F->initargs);
+  JT_SET(S, old, jt_layout_(old)->initforms, F->initforms);
+  JT_SET(S, old, jt_layout_(old)->report, F->report);
+  JT_SET(S, old, jt_layout_(old)->conc_name, F->conc_name);
+  jt_V cls = F->class;
+  JT_SET(S, old, jt_layout_(old)->class, cls);
+  if (jt_is(cls, JT_TCLASS)) JT_SET(S, cls, jt_class_(cls)->wrapper, old);
+  jt_hash_put(S, S->layouts, F->name, old);
+  JT_POP(S, 2);
+}
+
 /* (%define-structure name parent slots &optional printer) -> name
 ** slots: list of (name nil initform-thunk); printer: NIL or a function of
 ** (object stream), from the :print-function or :print-object option.  It
@@ -204,9 +300,14 @@ JT_FN(f_define_structure) {
     jt_error(S, "%s names a condition type", jt_symname(S, name));
   jt_V printer = argc > 3 ? argv[3] : JT_NIL;
   if (printer != JT_NIL && !jt_isfunction(printer)) jt_type_error(S, printer, JT_SYM(S, FUNCTION));
+  JT_PUSH(S, old);
+  jt_V pl = argv[1] == JT_NIL ? JT_NIL : jt_find_layout(S, argv[1]);
+  bool same = old != JT_NIL && pl != old && same_shape(old, pl, argv[2]);
+  if (old != JT_NIL && !same) check_reshape(S, name, old);
   jt_meta_type_replaced(S, name);
-  jt_define_layout(S, name, S->sp[-1], argv[2], printer, false);
-  JT_POP(S, 1);
+  jt_V fresh = jt_define_layout(S, name, S->sp[-2], argv[2], printer, false);
+  if (same) keep_layout(S, S->sp[-1], fresh);
+  JT_POP(S, 2);
   return name;
 }
 

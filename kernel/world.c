@@ -67,7 +67,8 @@ typedef struct World {
   int64_t next_seq; /* the seq of the next new row */
   jt_Buf copybuf;   /* world-put / world-get copies: the world's, so that an
                        error while decoding one leaks nothing */
-  jt_V pending;     /* imported types waiting for a type they name: list of forms */
+  jt_V pending;     /* imported types waiting for a type they name: list of
+                       (form . package it is evaluated in) */
   size_t package_mark;   /* binding depth below jiti_package_bind's binding */
   bool package_bound;
 } World;
@@ -610,7 +611,18 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     ** deleted).  Its definition is taken from the package when exported. */
     case JT_DEF_PACKAGE: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
     case JT_DEF_PACKAGE_GONE: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
-    case 5: record(S, JITI_ENTRY_STRUCTURE, name, base[0]); break;
+    case 5: {
+      /* a structure's accessors and constructor are named in the current
+      ** package: the entry keeps its name with the form when it is not
+      ** COMMON-LISP-USER, where an import evaluates the form otherwise */
+      jt_V cur = jt_symobj(S, JT_SYM(S, PACKAGE_VAR))->value;
+      jt_V src = base[0];
+      if (jt_is(cur, JT_TPACKAGE) && jt_pkg_(cur)->name != JT_NIL && cur != jt_package_of_index(S, JT_PKG_USER))
+        src = jt_cons(S, jt_pkg_(cur)->name, src);
+      JT_PUSH(S, src);
+      record(S, JITI_ENTRY_STRUCTURE, name, src);
+      break;
+    }
     case -1:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
@@ -718,6 +730,11 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       return ok;
     }
     default:
+      if (kind == JITI_ENTRY_STRUCTURE && jt_iscons(src) && jt_isstring(jt_car(src))) {
+        /* (package-name . form): the form, then the package it was defined in */
+        jt_buf_putc(out, 'F');
+        return jt_encode(S, jt_cdr(src), out, why) && jt_encode(S, jt_car(src), out, why);
+      }
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
         *why = "a function that cannot be rebuilt from source";
         return false;
@@ -1140,6 +1157,16 @@ static bool type_ready(jt_State *S, jt_V form) {
   return true;
 }
 
+/* Evaluate a stored type definition in the package current at its
+** definition (COMMON-LISP-USER unless the entry names another): a
+** structure's accessors and constructor were named in it. */
+static void eval_type_form(jt_State *S, jt_V form, jt_V pkg) {
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), pkg != JT_NIL ? pkg : jt_package_of_index(S, JT_PKG_USER));
+  jt_eval_toplevel(S, form);
+  jt_unbind_to(S, mark);
+}
+
 /* Define every waiting type whose types now exist, until none is left that
 ** can be. */
 static void define_pending(jt_State *S) {
@@ -1148,12 +1175,12 @@ static void define_pending(jt_State *S) {
   while (progress) {
     progress = false;
     for (jt_V l = w->pending, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_cdr(l)) {
-      jt_V form = jt_car(l);
-      if (!type_ready(S, form)) continue;
+      jt_V waiting = jt_car(l);   /* (form . package) */
+      if (!type_ready(S, jt_car(waiting))) continue;
       if (prev == JT_NIL) w->pending = jt_cdr(l);
       else JT_SET(S, prev, jt_cons_(prev)->cdr, jt_cdr(l));
-      JT_PUSH(S, form);
-      jt_eval_toplevel(S, form);
+      JT_PUSH(S, waiting);
+      eval_type_form(S, jt_car(waiting), jt_cdr(waiting));
       JT_POP(S, 1);
       progress = true;
       break;
@@ -1253,36 +1280,47 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
-      jt_V form = jt_decode(S, a->bytes + 1, a->len - 1);
+      jt_V form = jt_decode_at(S, a->bytes, a->len, &pos);
       JT_PUSH(S, form);
-      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      /* a structure defined in another package than COMMON-LISP-USER:
+      ** that package's name */
+      jt_V pkg = JT_NIL;
+      if (pos < a->len && a->kind == JITI_ENTRY_STRUCTURE) {
+        jt_V pname = jt_decode_at(S, a->bytes, a->len, &pos);
+        pkg = jt_isstring(pname) ? jt_find_package(S, pname) : JT_NIL;
+        if (pkg == JT_NIL) jt_error(S, "the package its structure was defined in does not exist");
+      }
+      if (pos != a->len) jt_error(S, "trailing bytes in a source encoding");
+      JT_PUSH(S, pkg);
+      if (!entry_form_ok(S, a->kind, S->sp[-3], form)) bad_entry_form(S, a->kind, form);
       /* jiti_import_entry puts the limits import_budget sets back */
       if (jt_defs_imports(S, a->kind, form)) {
         import_budget(S);
-        jt_defs_import(S, a->kind, S->sp[-2], form);
-        JT_POP(S, 2);
+        jt_defs_import(S, a->kind, S->sp[-3], form);
+        JT_POP(S, 3);
         break;
       }
       switch (a->kind) {
         case JITI_ENTRY_STRUCTURE:
           import_budget(S);
           if (!type_ready(S, form)) {
-            w->pending = jt_cons(S, form, w->pending);
+            jt_V waiting = jt_cons(S, form, pkg);
+            w->pending = jt_cons(S, waiting, w->pending);
           } else {
-            jt_eval_toplevel(S, form);
+            eval_type_form(S, form, pkg);
             define_pending(S);
           }
           break;
-        /* bodies are analysed at their first call; (eql form) specializers
-        ** are evaluated now */
+        /* bodies are analysed at their first call; an (eql x)
+        ** specializer's value is the one the entry's name holds */
         case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
-        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-2]); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-3]); break;
         /* unavailable rather than an error when its library is not granted */
         case JITI_ENTRY_FOREIGN: jt_ffi_import(S, form); break;
         default:  /* functions and macros are analysed at their first call */
           if (!jt_define_lazily(S, form)) bad_entry_form(S, a->kind, form);
       }
-      JT_POP(S, 2);
+      JT_POP(S, 3);
       break;
     }
     case JITI_ENTRY_CLASS: {
@@ -1353,7 +1391,7 @@ jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen) {
   if (err) {
     jt_Buf b = {0};
     for (jt_V l = w->pending; jt_iscons(l); l = jt_cdr(l)) {
-      jt_V second = jt_car(jt_cdr(jt_car(l)));
+      jt_V second = jt_car(jt_cdr(jt_car(jt_car(l))));   /* (form . package) */
       char *n = jt_print_cstr(S, jt_iscons(second) ? jt_car(second) : second, true, 100);
       jt_buf_printf(&b, "%s%s", b.n ? ", " : "", n);
       free(n);
@@ -1565,6 +1603,23 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 }
 
 void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
+
+/* ------------------------------------------------ for reimport.c's proof */
+
+/* reimport.c proves, before a revision is published, that its entries
+** import back: with the import's own reading of names and its own check of
+** forms, over the world's maps. */
+bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
+jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
+jt_V jt_world_data(jt_State *S) { return W(S)->data; }
+jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
+bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
+  return entry_form_ok(S, kind, name, form);
+}
+jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), void *ud, char *err,
+                             size_t errlen) {
+  return guarded(S, fn, ud, err, errlen);
+}
 
 /* ------------------------------------------------------ class redefinition */
 

@@ -3,7 +3,8 @@
 # or hostile store would): the kernel still starts and serves the world
 # faulted — status, observe and history work, every call is refused naming
 # the fix — recover-session ends with the entry and the fix named, and a
-# rollback through the running kernel brings the world back.
+# rollback through the running kernel brings the world back.  Then the calls
+# that once made such a store are refused, and a restart finds it whole.
 #   bash tests/faulted.sh path/to/jiti path/to/store_poison
 set -u
 JITI=$1
@@ -35,6 +36,27 @@ t healed 0 "^\(:KEPT 1 5\)$" -- "$JITI" eval --store "$S" '(list (keep) (zz) (wo
 t status-idle 0 "state: +idle" -- "$JITI" status --store "$S"
 t stop 0 "stopped" -- "$JITI" stop --store "$S"
 t recovers-after 0 "revision: +4 \\(rollback" -- "$JITI" recover-session --store "$S"
+
+# What would make a store no worker can import is refused at the call,
+# through a live kernel, naming the entry and the rule; the kernel serves
+# on, and once stopped and started again its world is not faulted.
+t kernel-again 0 "serving the store" -- "$JITI" kernel --store "$S" --detach
+t uninterned-refused 1 "unsafe: unexportable: function #:X would not import back as itself: it is named by an uninterned symbol" \
+  -- "$JITI" eval --store "$S" '(defun #:x () 1)'
+t eql-refused 1 "error: PROGRAM-ERROR: an \(EQL x\) specializer needs x to be a literal" \
+  -- "$JITI" eval --store "$S" '(progn (defgeneric react (x)) (defmethod react ((x (eql (list 1)))) 1))'
+t nul-refused 1 "not storable in the world: a symbol whose name holds a NUL character" \
+  -- "$JITI" eval --store "$S" '(world-put (intern (format nil "ROW~cX" (code-char 0)) :keyword) 7)'
+t package-made 0 "" -- "$JITI" eval --store "$S" '(defpackage :p1 (:use :cl))'
+t package-refused 1 "cannot delete the package P1: the world's entries name its symbols \(function P1::F\)" \
+  -- "$JITI" eval --store "$S" '(progn (defun p1::f () 1) (delete-package :p1))'
+t serves-on 0 "^\(:KEPT 1 5\)$" -- "$JITI" eval --store "$S" '(list (keep) (zz) (world-get :row))'
+t stop-again 0 "stopped" -- "$JITI" stop --store "$S"
+t restarts 0 "serving the store" -- "$JITI" kernel --store "$S" --detach
+t not-faulted 0 "state: +idle" -- "$JITI" status --store "$S"
+t same-world 0 "^\(:KEPT 1 5 \"P1\" NIL\)$" -- "$JITI" eval --store "$S" \
+  '(list (keep) (zz) (world-get :row) (package-name :p1) (fboundp (quote p1::f)))'
+t stop-last 0 "stopped" -- "$JITI" stop --store "$S"
 if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error" "$S/kernel.log"; then
   fail=$((fail+1)); echo "FAIL sanitizer reports in the kernel log:"; grep -E -A20 "Sanitizer|runtime error" "$S/kernel.log" | head -60
 else pass=$((pass+1)); fi

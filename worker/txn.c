@@ -522,6 +522,17 @@ static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) 
     if (!err[0]) snprintf(err, n, "the changed entries could not be exported");
     return 1;
   }
+  /* what is published must import back as this world: the next worker
+  ** starts from it, and a store it cannot import would be faulted */
+  for (int i = 0; i < out->nchanges; i++) {
+    txn_Change *c = &out->changes[i];
+    char why[768];
+    if (!c->bytes || jiti_entry_verify(W->S, c->kind, c->name, c->bytes, c->len, why, sizeof why) == JITI_OK)
+      continue;
+    snprintf(err, n, "%s %s would not import back as itself: %s", jiti_entry_kind_name(c->kind), c->name, why);
+    changes_clear(out);
+    return 1;
+  }
   return 0;
 }
 

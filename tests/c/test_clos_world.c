@@ -311,7 +311,52 @@ static void test_locks_and_removal(void) {
   jiti_close(S);
 }
 
+/* A method's (eql x) specializer is a literal value.  Any other form is
+** refused when the method is defined, and runs nothing; an import takes the
+** value from the entry's name and evaluates nothing, even for a form that a
+** store written before literals were required holds. */
+static void test_eql_specializers_are_values(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S, "(defgeneric g (x))"), "!", 1) != 0);
+  CHECK(strstr(ev(S, "(defmethod g ((x (eql (progn (world-put :ran t) 3)))) :three)"),
+               "!PROGRAM-ERROR: an (EQL x) specializer needs x to be a literal"));
+  CHECK(strstr(ev(S, "(defmethod g ((x (eql *print-base*))) 1)"), "!PROGRAM-ERROR"));
+  CHECK(strstr(ev(S, "(defmethod g ((x (eql '(1 2)))) 1)"), "!PROGRAM-ERROR"));
+  CHECK(strstr(ev(S, "(defmethod g ((x (eql '#:sym))) 1)"), "!PROGRAM-ERROR"));
+  CHECK(strstr(ev(S, "(defmethod g ((x (eql #(1)))) 1)"), "!PROGRAM-ERROR"));
+  CHECK_STR(ev(S, "(world-get :ran :no)"), ":NO");
+  /* literals of every kind dispatch as in SBCL */
+  CHECK_STR(ev(S, "(defmethod g ((x (eql 3))) :three) (defmethod g ((x (eql 'sym))) :sym)"
+                  "(defmethod g ((x (eql #\\a))) :char) (defmethod g ((x (eql 1.5d0))) :float)"
+                  "(defmethod g ((x (eql :kw))) :kw) (defmethod g ((x (eql nil))) :nil)"
+                  "(list (g 3) (g 'sym) (g #\\a) (g 1.5d0) (g :kw) (g nil))"),
+            "(:THREE :SYM :CHAR :FLOAT :KW :NIL)");
+  /* a stored form whose specializer is a call, as an older store may hold */
+  CHECK(strncmp(ev(S, "(defparameter *old* '(defmethod g ((x (eql (progn (world-put :ran t) 3)))) :old))"
+                      "(defparameter *wrong* '(defmethod g ((x (eql 4))) :four))"), "!", 1) != 0);
+  Ents e = {0};
+  char err[512];
+  CHECK(jiti_export_all(S, keep, &e, err, sizeof err) == JITI_OK);
+  const Ent *old = find(&e, JITI_ENTRY_VARIABLE, "*OLD*"), *wrong = find(&e, JITI_ENTRY_VARIABLE, "*WRONG*");
+  CHECK(old && wrong);
+  if (old && wrong) {
+    old->bytes[0] = wrong->bytes[0] = 'F';   /* a variable's value, as a source entry's form */
+    jiti_State *T = jiti_open();
+    jiti_world_enable(T);
+    CHECK(jiti_import_entry(T, JITI_ENTRY_METHOD, "(G ((EQL 3)))", old->bytes, old->len, err, sizeof err) == JITI_OK);
+    CHECK_STR(ev(T, "(list (g 3) (world-get :ran :no))"), "(:OLD :NO)");
+    CHECK(jiti_import_entry(T, JITI_ENTRY_METHOD, "(G ((EQL 3)))", wrong->bytes, wrong->len, err, sizeof err) != JITI_OK);
+    CHECK(strstr(err, "does not define the method its entry is named after") != NULL);
+    CHECK_STR(ev(T, "(g 3)"), ":OLD");
+    jiti_close(T);
+  }
+  ents_free(&e);
+  jiti_close(S);
+}
+
 int main(void) {
+  test_eql_specializers_are_values();
   test_entries_and_round_trip();
   test_migration();
   test_locks_and_removal();

@@ -8,7 +8,8 @@
 **   - laid out in lines when it is long, so a changed line shows alone;
 **   - hash tables, nested ones included, and the data table keep their
 **     insertion order through export and import, and through a restore;
-**   - damage is shown as such. */
+**   - damage is shown as such;
+**   - a structure defined in another package names it. */
 #include <stdlib.h>
 #include <string.h>
 #include "jiti.h"
@@ -202,7 +203,37 @@ static void test_order(void) {
   jiti_close(S);
 }
 
+/* A structure defined in another package than COMMON-LISP-USER: its form,
+** then a comment line naming the package its accessors were named in; it
+** comes back in that package. */
+static void test_structure_package(void) {
+  jiti_State *S = world();
+  run(S, "(defpackage :geo (:use :cl))");
+  run(S, "(in-package :geo)");
+  run(S, "(defstruct pt x y)");
+  run(S, "(cl:in-package :cl-user)");
+  Ents e = {.n = 0};
+  char err[256];
+  CHECK(jiti_export_all(S, collect, &e, err, sizeof err) == JITI_OK);
+  const Ent *st = find(&e, JITI_ENTRY_STRUCTURE, "GEO::PT");
+  CHECK(st != NULL);
+  if (st) {
+    char *f = jiti_entry_form(S, "GEO::PT", st->bytes, st->len, 80);
+    CHECK_STR(f, "(DEFSTRUCT GEO::PT GEO::X GEO::Y)\n;; defined in the package \"GEO\"");
+    free(f);
+    jiti_State *T = world();
+    const Ent *pkg = find(&e, JITI_ENTRY_PACKAGE, "\"GEO\"");
+    CHECK(pkg && jiti_import_entry(T, JITI_ENTRY_PACKAGE, pkg->name, pkg->bytes, pkg->len, err, sizeof err) == JITI_OK);
+    CHECK(jiti_import_entry(T, JITI_ENTRY_STRUCTURE, st->name, st->bytes, st->len, err, sizeof err) == JITI_OK);
+    CHECK_STR(check_eval(T, "(list (geo::pt-x (geo::make-pt :x 3)) (fboundp 'make-pt))"), "(3 NIL)");
+    jiti_close(T);
+  }
+  ents_free(&e);
+  jiti_close(S);
+}
+
 int main(void) {
+  test_structure_package();
   test_pasteable();
   test_order();
   return CHECK_DONE();
