@@ -202,6 +202,11 @@ void dworker_died(Daemon *D) {
   pid_t pid = D->w.pid;
   D->w.pid = 0;  /* reaped */
   uint64_t lost = wproc_outcomes_unseen(&D->w);
+  if (D->violation[0]) {   /* killed for a frame (dvouch.c): its count of outcomes is no count */
+    snprintf(how, sizeof how, "%s", D->violation);
+    D->violation[0] = 0;
+    lost = 0;
+  }
   if (D->wait == W_START) {
     char why[200];
     snprintf(why, sizeof why, "the worker %s during start-up", how);
@@ -238,10 +243,13 @@ static void frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   if (D->wait != W_START) {
     dsched_frame(D, m, blob, bloblen);
   } else if (wire_event_of(m) == WIRE_READY) {
-    ready(D, m);
+    if (dvouch_ready(D, m) == 0) ready(D, m);
+    else start_failed(D, "its ready frame broke a frame rule");
   } else {
-    const char *msg = json_string_value(json_object_get(m, "message"));
-    start_failed(D, msg ? msg : "unexpected message during start-up");
+    json_t *msg = json_object_get(m, "message");
+    char why[300];
+    vouch_escape(json_string_value(msg), json_string_length(msg), why, sizeof why);
+    start_failed(D, json_is_string(msg) ? why : "unexpected message during start-up");
   }
 }
 
