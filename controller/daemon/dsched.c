@@ -321,9 +321,19 @@ static void rollback(Daemon *D, Pending *p) {
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
+  vouch_Fail vf;
   if (wproc_start(&chk, dstore(D), &plan, &ready, err, sizeof err) != 0) {
     reason = txn_reason_name(TXN_ERROR);
     snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
+    msg = why;
+  } else if (vouch_ready(ready, plan.base, &D->grant, &vf) != 0) {
+    /* the checking worker is no more trusted than the live one */
+    dlog(D, "attempt %" PRIu64 ": the worker checking revision %" PRIu64 " broke the frame rule %s (%s); killing it",
+         t->attempt, target, vf.rule, vf.detail);
+    wproc_stop(&chk, 1);
+    reason = store_event_name(STORE_EV_INTERRUPTED);
+    snprintf(why, sizeof why, "the worker checking revision %" PRIu64 " broke the frame rule %s and was killed; "
+             "nothing was published", target, vf.rule);
     msg = why;
   } else {
     const char *st = json_string_value(json_object_get(ready, "status"));
