@@ -312,6 +312,8 @@ int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /
 ** else the worker has been killed (logged, its request answered as for a
 ** crash: interrupted) and -1 returned: nothing of m may be used. */
 int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen);
+/* The worker's stream does not read as frames (why): as for a broken rule. */
+void dvouch_unreadable(Daemon *D, const char *why);
 /* 0 for a ready frame the starting worker may send; -1 logged (the start
 ** fails). */
 int dvouch_ready(Daemon *D, json_t *m);

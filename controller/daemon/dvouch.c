@@ -45,6 +45,12 @@ static void violation(Daemon *D, const vouch_Fail *f) {
   dworker_died(D);
 }
 
+void dvouch_unreadable(Daemon *D, const char *why) {
+  vouch_Fail f = {VOUCH_SYNTAX, ""};
+  vouch_escape(why, strlen(why), f.detail, sizeof f.detail);
+  violation(D, &f);
+}
+
 int dvouch_ready(Daemon *D, json_t *m) {
   vouch_Fail f;
   if (vouch_ready(m, D->base, &D->grant, &f) != 0) {

@@ -268,8 +268,7 @@ void dworker_readable(Daemon *D) {
     int got = wire_next(&D->w.rd, &m, &blob, &bl, why, sizeof why);
     if (got == 0) break;
     if (got < 0) {
-      dlog(D, "unreadable message from the worker (%s); restarting it", why);
-      dworker_died(D);
+      dvouch_unreadable(D, why);   /* killed: the rule frame-syntax */
       return;
     }
     frame(D, m, blob, bl);

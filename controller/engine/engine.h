@@ -230,7 +230,7 @@ struct json_t *publish_brief(store_env *s, struct json_t *changes);
 #define VOUCH_NAME_MAX 8192                       /* bytes of an entry's name (written at most 4096) */
 
 /* The rules, named in logs and in the client's message. */
-extern const char VOUCH_SHAPE[], VOUCH_EVENT[], VOUCH_REASON[], VOUCH_STATUS[], VOUCH_GENERATION[],
+extern const char VOUCH_SYNTAX[], VOUCH_SHAPE[], VOUCH_EVENT[], VOUCH_REASON[], VOUCH_STATUS[], VOUCH_GENERATION[],
     VOUCH_REVISION[], VOUCH_PAUSE[], VOUCH_KIND[], VOUCH_LENGTHS[], VOUCH_ENTRY[], VOUCH_HASH[], VOUCH_GRANT[],
     VOUCH_INVARIANT[];
 

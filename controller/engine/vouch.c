@@ -54,6 +54,7 @@ unsigned vouch_may_change(proto_Op op) { return (unsigned)op < PROTO_OP_COUNT ? 
 
 /* ------------------------------------------------------------ the rules */
 
+const char VOUCH_SYNTAX[] = "frame-syntax";
 const char VOUCH_SHAPE[] = "frame-shape";
 const char VOUCH_EVENT[] = "event";
 const char VOUCH_REASON[] = "reason";
@@ -110,7 +111,8 @@ static const char *shown(json_t *v, char *buf, size_t len) {
 
 /* A member of a frame's object: its name, its type ('s' string, 'i'
 ** integer, 'b' boolean, 'a' array, 'o' object, 'O' object or null, 'B'
-** boolean or null, 'T' the boolean true), whether it must be there, and for a string its
+** boolean or null, 'T' the boolean true, 'g' a generation: anything,
+** checked by generation()), whether it must be there, and for a string its
 ** largest length in bytes (for an integer its largest value). */
 typedef struct Member { const char *name; char type; int required; size_t max; } Member;
 
@@ -127,6 +129,7 @@ static int type_ok(json_t *v, char t) {
     case 'o': return json_is_object(v);
     case 'O': return json_is_object(v) || json_is_null(v);
     case 'B': return json_is_boolean(v) || json_is_null(v);
+    case 'g': return 1;   /* a generation: generation() says what is wrong with it */
   }
   return 0;
 }
@@ -201,7 +204,7 @@ static int generation(json_t *g, const vouch_Expect *x, const char *where, vouch
 /* ---------------------------------------------------------------- ready */
 
 static const Member READY[] = {
-  {"event", 's', 1, 16}, {"generation", 'i', 1, 0}, {"status", 's', 1, 32}, {"message", 's', 1, TEXT},
+  {"event", 's', 1, 16}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32}, {"message", 's', 1, TEXT},
   {"foreign", 'o', 0, 0}};
 static const Member FOREIGN[] = {{"granted", 'a', 1, 0}, {"unavailable", 'a', 1, 0}, {"failed", 'a', 1, 0}};
 static const Member UNAVAILABLE[] = {
@@ -257,7 +260,7 @@ int vouch_ready(json_t *m, uint64_t base, const grant_List *g, vouch_Fail *f) {
 
 static const Member PAUSED[] = {{"event", 's', 1, 16}, {"pause", 'o', 1, 0}};
 static const Member PAUSE[] = {
-  {"generation", 'i', 1, 0}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_},
+  {"generation", 'g', 1, 0}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_},
   {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
   {"steps_used", 'i', 1, 1000000}, {"step_budget", 'i', 1, 1000000}, {"refusal", 's', 0, 32},
   {"error", 's', 0, TEXT}, {"last_value", 's', 0, TEXT}, {"output", 's', 0, TEXT}};
@@ -301,7 +304,7 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
 /* -------------------------------------------------------------- outcome */
 
 static const Member OUTCOME[] = {
-  {"event", 's', 1, 16}, {"reason", 's', 1, 32}, {"generation", 'i', 1, 0}, {"status", 's', 1, 32},
+  {"event", 's', 1, 16}, {"reason", 's', 1, 32}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32},
   {"changes", 'a', 1, 0}, {"message", 's', 0, TEXT}, {"value", 's', 0, TEXT}, {"values", 'a', 0, 0},
   {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}};
 static const Member CHANGE[] = {
@@ -432,22 +435,27 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
       return fail(f, VOUCH_INVARIANT, "an accepted %s changes %zu invariants, not one", proto_op_name(x->op), ninv);
   }
   json_t *ch;
-  json_array_foreach(changes, i, ch) {
+  json_array_foreach(changes, i, ch) {   /* the shape and the lengths first: nothing is decoded before */
     char where[48];
     snprintf(where, sizeof where, "change %zu", i);
     if (members(ch, CHANGE, sizeof CHANGE / sizeof *CHANGE, where, f)) return -1;
     uint64_t len = (uint64_t)json_integer_value(json_object_get(ch, "len"));
     if (len > bloblen - at) return fail(f, VOUCH_LENGTHS, "%s's %" PRIu64 " bytes run past the blob", where, len);
-    if (change(c, ch, i, blob + at, (size_t)len, x, invariant_op ? inv : NULL, f)) return -1;
     at += (size_t)len;
   }
   if (at != bloblen) return fail(f, VOUCH_LENGTHS, "the changes take %zu of the blob's %zu bytes", at, bloblen);
+  at = 0;
+  json_array_foreach(changes, i, ch) {
+    size_t len = (size_t)json_integer_value(json_object_get(ch, "len"));
+    if (change(c, ch, i, blob + at, len, x, invariant_op ? inv : NULL, f)) return -1;
+    at += len;
+  }
   return 0;
 }
 
 /* ------------------------------------------------------ commit, restore */
 
-static const Member DECIDED[] = {{"event", 's', 1, 16}, {"generation", 'i', 1, 0}, {"status", 's', 1, 32}};
+static const Member DECIDED[] = {{"event", 's', 1, 16}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32}};
 
 int vouch_decided(json_t *m, int want, const vouch_Expect *x, vouch_Fail *f) {
   char b[80];
@@ -466,7 +474,7 @@ static const Member VIEW_FRAME[] = {{"event", 's', 1, 16}, {"view", 'o', 1, 0}};
 static const Member ENTRY_FRAME[] = {{"event", 's', 1, 16}, {"entry", 'O', 1, 0}};
 static const Member INVARIANTS_FRAME[] = {{"event", 's', 1, 16}, {"invariants", 'a', 1, 0}};
 static const Member VIEW[] = {
-  {"generation", 'i', 1, 0}, {"revision", 'i', 1, 0}, {"status", 's', 1, 32}, {"package", 's', 1, NAME_MAX_},
+  {"generation", 'g', 1, 0}, {"revision", 'i', 1, 0}, {"status", 's', 1, 32}, {"package", 's', 1, NAME_MAX_},
   {"export_error", 's', 0, TEXT}, {"counts", 'o', 1, 0}, {"entries", 'a', 1, 0}, {"data", 'o', 1, 0},
   {"invariants", 'a', 1, 0}, {"last_invariant_check", 'o', 1, 0}, {"goals", 'a', 1, 0},
   {"truncated", 'o', 1, 0}, {"pause", 'o', 0, 0}, {"foreign", 'o', 0, 0}};
