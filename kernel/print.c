@@ -1281,15 +1281,19 @@ char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
 ** entry's encoding. */
 static void bind_standard(jt_State *S)
 {
-  jt_bind(S, JT_SYM(S, PRINT_BASE), jt_mkfix(10));
-  jt_bind(S, JT_SYM(S, PRINT_RADIX), JT_NIL);
-  jt_bind(S, JT_SYM(S, PRINT_CASE), JT_NIL);
-  jt_bind(S, JT_SYM(S, PRINT_LENGTH), JT_NIL);
-  jt_bind(S, JT_SYM(S, PRINT_LEVEL), JT_NIL);
-  jt_bind(S, JT_SYM(S, PRINT_CIRCLE), JT_NIL);
-  jt_bind(S, JT_SYM(S, PRINT_ARRAY), JT_T);
-  jt_bind(S, JT_SYM(S, PRINT_GENSYM), JT_T);
-  jt_bind(S, JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT));
+  const jt_V vars[][2] = {
+    {JT_SYM(S, PRINT_BASE), jt_mkfix(10)}, {JT_SYM(S, PRINT_RADIX), JT_NIL},
+    {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
+    {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
+    {JT_SYM(S, PRINT_ARRAY), JT_T}, {JT_SYM(S, PRINT_GENSYM), JT_T},
+    {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)}};
+  /* only those the program changed (unbound reads as the standard value,
+  ** and so does NIL for *print-case*): a binding is a write the world's
+  ** checkpoints save */
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    jt_V v = jt_symobj(S, vars[i][0])->value;
+    if (v != vars[i][1] && v != JT_UNBOUND && !(i == 2 && v == JT_NIL)) jt_bind(S, vars[i][0], vars[i][1]);
+  }
 }
 
 static char *print_safely(jt_State *S, jt_V v, bool escape, bool canonical, size_t max, size_t *len)

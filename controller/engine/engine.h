@@ -241,8 +241,8 @@ typedef struct vouch_Fail {
 
 /* The entry kinds an outcome of a request of op may change, a bit per
 ** jiti_EntryKind: the one table (call, act, preview, apply: all but
-** invariants; invariant-add: invariants and packages; invariant-remove:
-** invariants; a rollback's changes are the kernel's own, from the store;
+** invariants; invariant-add and invariant-remove: invariants, the one
+** named; a rollback's changes are the kernel's own, from the store;
 ** queries none). */
 unsigned vouch_may_change(proto_Op op);
 

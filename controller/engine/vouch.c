@@ -33,9 +33,9 @@
                   K(METHOD) | K(FOREIGN) | K(PACKAGE))
 
 /* Which entry kinds the outcome of each request may change.  Invariants
-** are the operator's alone, through invariant-add and invariant-remove;
-** reading an invariant's source may intern symbols in the world's
-** packages, which changes their definitions.  A foreign declaration is
+** are the operator's alone, through invariant-add and invariant-remove,
+** which change nothing else (the new invariant's source is read, and run
+** only in a checkpoint that is restored).  A foreign declaration is
 ** what the worker's gate admits: one of a library the operator granted
 ** (checked entry by entry).  The grant itself is never the worker's: a
 ** revision's manifest records the kernel's.  A rollback publishes what
@@ -46,7 +46,7 @@ static const unsigned may_change[PROTO_OP_COUNT] = {
   [PROTO_ACT] = ORDINARY,
   [PROTO_PREVIEW] = ORDINARY,
   [PROTO_APPLY] = ORDINARY,
-  [PROTO_INVARIANT_ADD] = K(INVARIANT) | K(PACKAGE),
+  [PROTO_INVARIANT_ADD] = K(INVARIANT),
   [PROTO_INVARIANT_REMOVE] = K(INVARIANT),
 };
 
