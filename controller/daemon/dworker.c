@@ -112,28 +112,35 @@ void dworker_writable(Daemon *D) {
 /* What a fresh worker says of the grant: the libraries that did not open
 ** (kept for status) and the foreign declarations of CURRENT that cannot be
 ** called, each logged once per start with its library, symbol and why. */
+/* A worker's string (vouched for: a string) for a log line, escaped. */
+static const char *logged(json_t *o, const char *member, char *buf, size_t n) {
+  json_t *v = json_object_get(o, member);
+  vouch_escape(json_string_value(v), json_string_length(v), buf, n);
+  return buf;
+}
+
 static void foreign_ready(Daemon *D, json_t *f) {
   json_t *failed = json_object_get(f, "failed"), *x;
   size_t i;
+  char a[200], b[200], c[200], d[400];
   json_decref(D->foreign_failed);
   D->foreign_failed = json_is_array(failed) ? json_incref(failed) : json_array();
   json_array_foreach(D->foreign_failed, i, x)
-    dlog(D, "error: the granted library %s did not open: %s", json_string_value(json_object_get(x, "library")),
-         json_string_value(json_object_get(x, "message")));
+    dlog(D, "error: the granted library %s did not open: %s", logged(x, "library", a, sizeof a),
+         logged(x, "message", d, sizeof d));
   json_array_foreach(json_object_get(f, "unavailable"), i, x)
-    dlog(D, "error: foreign function %s (library %s, symbol %s) is unavailable: %s",
-         json_string_value(json_object_get(x, "name")), json_string_value(json_object_get(x, "library")),
-         json_string_value(json_object_get(x, "symbol")), json_string_value(json_object_get(x, "reason")));
+    dlog(D, "error: foreign function %s (library %s, symbol %s) is unavailable: %s", logged(x, "name", a, sizeof a),
+         logged(x, "library", b, sizeof b), logged(x, "symbol", c, sizeof c), logged(x, "reason", d, sizeof d));
 }
 
 static void ready(Daemon *D, json_t *r) {
   D->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
   const char *st = json_string_value(json_object_get(r, "status"));
   snprintf(D->wstatus, sizeof D->wstatus, "%s", st ? st : "idle");
-  const char *msg = json_string_value(json_object_get(r, "message"));
+  char msg[600];
+  logged(r, "message", msg, sizeof msg);
   dlog(D, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
-       (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, msg && *msg ? ": " : "",
-       msg ? msg : "");
+       (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, *msg ? ": " : "", msg);
   foreign_ready(D, json_object_get(r, "foreign"));
   D->wait = W_NONE;
   D->in_pause = 0;
