@@ -70,18 +70,16 @@ const char VOUCH_GRANT[] = "foreign-grant";
 const char VOUCH_INVARIANT[] = "invariant-op";
 
 void vouch_escape(const char *s, size_t n, char *buf, size_t len) {
-  size_t j = 0;
+  size_t i = 0, j = 0;
   if (!len) return;
-  for (size_t i = 0; s && i < n && j + 5 < len; i++) {
+  for (; s && i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      buf[j++] = (char)c;
-    } else {
-      j += (size_t)snprintf(buf + j, len - j, "\\x%02x", c);
-    }
+    int plain = c >= 0x20 && c < 0x7f && c != '\\';
+    if (j + (plain ? 1 : 4) + 3 >= len) break;   /* room for "..." */
+    if (plain) buf[j++] = (char)c;
+    else j += (size_t)snprintf(buf + j, len - j, "\\x%02x", c);
   }
-  if (s && n && j + 5 >= len && len > 4) {   /* cut: say so */
-    j = len - 4;
+  if (s && i < n && j + 3 < len) {   /* cut: say so */
     memcpy(buf + j, "...", 3);
     j += 3;
   }
@@ -188,9 +186,10 @@ static int status_is(json_t *m, txn_Status st) {
 /* The frame's generation is one the kernel's count allows: gen + k for a
 ** bit k of steps. */
 static int generation(json_t *g, const vouch_Expect *x, const char *where, vouch_Fail *f) {
+  char b[64];
   if (!json_is_integer(g) || json_integer_value(g) < 0 || (uint64_t)json_integer_value(g) > VOUCH_GENERATION_MAX)
-    return fail(f, VOUCH_GENERATION, "%s's generation is %s%" JSON_INTEGER_FORMAT, where,
-                json_is_integer(g) ? "" : "not an integer: ", json_integer_value(g));
+    return fail(f, VOUCH_GENERATION, "%s's generation is %s%s", where, json_is_integer(g) ? "" : "not an integer: ",
+                shown(g, b, sizeof b));
   uint64_t v = (uint64_t)json_integer_value(g);
   for (unsigned k = 0; k < 8; k++)
     if ((x->steps >> k & 1) && v == x->gen + k) return 0;
