@@ -264,6 +264,16 @@ try:
     ok('generation-wrapped', rc == 1 and 'broke the frame rule frame-syntax' in out and
        after['worker_restarts'] == before['worker_restarts'] + 1
        and after['revision'] == before['revision'] and after['generation'] <= before['generation'] + 2, (out, after))
+    # an act may pause, but only one generation on (and as pause 1)
+    def act(src):
+        return ('act', '--store', S, '--generation', str(gen()), '--evaluate', src)
+    pause = {'generation': gen() + 5, 'pause': 1, 'condition_type': 'ERROR', 'report': 'x', 'backtrace': '',
+             'restarts': [], 'steps_used': 0, 'step_budget': 20}
+    case('paused-generation', 'generation', op=act, frame={'event': 'paused', 'pause': pause})
+    pause = dict(pause, generation=gen() + 1, pause=2)
+    case('paused-number', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
+    pause = dict(pause, generation=gen() + 1, pause=1, restarts=[{'id': 'p7-0', 'name': 'ABORT', 'report': '', 'lambda_list': ''}])
+    case('paused-restart-id', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
     # a pause for a call, which cannot pause
     pause = {'generation': gen() + 1, 'pause': 1, 'condition_type': 'ERROR', 'report': 'pwned', 'backtrace': '',
              'restarts': [], 'steps_used': 0, 'step_budget': 20}
