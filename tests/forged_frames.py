@@ -250,6 +250,9 @@ try:
          frame=outcome(changes=[{'kind': 'data', 'name': ':X', 'removed': False, 'len': 1}]), blob=row)
     case('length-negative', 'frame-shape',
          frame=outcome(changes=[{'kind': 'data', 'name': ':X', 'removed': False, 'len': -4}]), blob=row)
+    case('entry-twice', 'frame-shape',
+         frame=outcome(changes=[{'kind': 'data', 'name': ':X', 'removed': False, 'len': len(row)},
+                                {'kind': 'data', 'name': ':X', 'removed': True, 'len': 0}]), blob=row)
     case('removed-with-bytes', 'entry-lengths',
          frame=outcome(changes=[{'kind': 'data', 'name': ':X', 'removed': True, 'len': len(row)}]), blob=row)
     # generations: huge, negative, wrapped, merely one ahead

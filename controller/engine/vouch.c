@@ -388,6 +388,34 @@ static int change(vouch_Checker *c, json_t *ch, size_t i, const unsigned char *b
   return 0;
 }
 
+/* An entry reported twice: a worker reports each change once. */
+typedef struct Key { const char *kind, *name; } Key;
+
+static int key_cmp(const void *a, const void *b) {
+  const Key *x = a, *y = b;
+  int c = strcmp(x->kind, y->kind);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+static int twice(json_t *changes, size_t n, vouch_Fail *f) {
+  Key *k = malloc(n * sizeof *k);
+  if (!k) return fail(f, VOUCH_SHAPE, "out of memory checking %zu changes", n);
+  for (size_t i = 0; i < n; i++) {
+    json_t *c = json_array_get(changes, i);
+    k[i] = (Key){json_string_value(json_object_get(c, "kind")), json_string_value(json_object_get(c, "name"))};
+  }
+  qsort(k, n, sizeof *k, key_cmp);
+  int rc = 0;
+  for (size_t i = 1; i < n && !rc; i++)
+    if (!key_cmp(&k[i - 1], &k[i])) {
+      char b[160];
+      vouch_escape(k[i].name, strlen(k[i].name), b, sizeof b);
+      rc = fail(f, VOUCH_SHAPE, "the %s %s is reported twice", k[i].kind, b);
+    }
+  free(k);
+  return rc;
+}
+
 int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t bloblen, const vouch_Expect *x,
                   vouch_Fail *f) {
   char b[80];
@@ -443,6 +471,7 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
     at += (size_t)len;
   }
   if (at != bloblen) return fail(f, VOUCH_LENGTHS, "the changes take %zu of the blob's %zu bytes", at, bloblen);
+  if (n > 1 && twice(changes, n, f)) return -1;
   at = 0;
   json_array_foreach(changes, i, ch) {
     size_t len = (size_t)json_integer_value(json_object_get(ch, "len"));
