@@ -475,7 +475,7 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
   at = 0;
   json_array_foreach(changes, i, ch) {
     size_t len = (size_t)json_integer_value(json_object_get(ch, "len"));
-    if (change(c, ch, i, blob + at, len, x, invariant_op ? inv : NULL, f)) return -1;
+    if (change(c, ch, i, len ? blob + at : NULL, len, x, invariant_op ? inv : NULL, f)) return -1;
     at += len;
   }
   return 0;

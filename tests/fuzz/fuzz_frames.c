@@ -62,18 +62,24 @@ static int drain(wire_reader *r, uint8_t k) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* the bytes reach the reader through a pipe in two writes, split where
-  ** the first byte says, and are read with wire_fill as a peer's are */
+  /* the bytes after the first reach the reader through a pipe in two
+  ** writes, split where the first byte says, and are read with wire_fill
+  ** as a peer's are; the first byte also picks the request the kernel's
+  ** checks take the frames to answer */
+  if (size < 1) return 0;
+  uint8_t k = data[0];
+  data++;
+  size--;
   int fd[2];
   if (pipe(fd) != 0) abort();
-  size_t cut = size ? data[0] % (size + 1) : 0;
+  size_t cut = k % (size + 1);
   wire_reader r = {0};
   int bad = 0;
   for (int part = 0; part < 2 && !bad; part++) {
     write_all(fd[1], data + (part ? cut : 0), part ? size - cut : cut);
     if (part == 1) { close(fd[1]); fd[1] = -1; }
     for (;;) {
-      if (drain(&r, size ? data[0] : 0) < 0) { bad = 1; break; }
+      if (drain(&r, k) < 0) { bad = 1; break; }
       int avail = 0;
       if (part == 0 && ioctl(fd[0], FIONREAD, &avail) == 0 && avail == 0) break;
       if (wire_fill(fd[0], &r) <= 0) break;
