@@ -107,6 +107,31 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
                               const unsigned char *bytes, size_t len,
                               char *err, size_t errlen);
 
+/* Check an entry received from another process (the kernel, from its
+** worker) without evaluating anything and without changing S (it runs in a
+** checkpoint it restores; S must have its world enabled).  JITI_OK when
+** bytes are a well-formed canonical encoding of an entry of `kind` — the
+** kind's tag, every value decoded (a structure or an instance as a
+** stand-in, a package it names made for the check), nothing after it — and
+** name is that entry's name, written as an export writes it: for a source
+** entry the form is the defining form of that very name (as
+** jiti_import_entry requires), for a data row the name is its key's printed
+** form (unless the key holds a hash table or an instance, which are named
+** by their address), a variable is not a built-in or a constant.  Else
+** JITI_ERROR (JITI_LIMIT for an encoding too large to decode) with why in
+** err.  For a foreign declaration, library (liblen bytes; may be NULL)
+** receives the library it declares. */
+jiti_Status jiti_entry_check(jiti_State *S, jiti_EntryKind kind, const char *name,
+                             const unsigned char *bytes, size_t len, char *library, size_t liblen,
+                             char *err, size_t errlen);
+
+/* The entry name of the symbol `text` names (an invariant's name as the
+** operator typed it: "pos" is POS), written as an export writes it, into
+** out (n bytes).  Runs in a checkpoint it restores.  JITI_OK, or an error
+** status with why in err (not a symbol, too long). */
+jiti_Status jiti_entry_symbol_name(jiti_State *S, const char *text, char *out, size_t n,
+                                   char *err, size_t errlen);
+
 /* After the last jiti_import_entry: JITI_OK, or JITI_ERROR naming the types
 ** still waiting for a type they include or inherit from, which no imported
 ** entry defined.  (Types may be imported in any order: one that names a

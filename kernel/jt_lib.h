@@ -474,6 +474,9 @@ typedef struct jt_Reader {
   int depth;
   bool bom;         /* skip a UTF-8 byte order mark at position 0 (default) */
   bool preserve_whitespace;  /* leave the whitespace after a datum unread */
+  bool make_packages;  /* a package prefix naming no package makes it (empty),
+                          and pkg:name interns: for a host that reads a name
+                          only to compare it, in a checkpoint it restores */
 } jt_Reader;
 
 void jt_reader_init(jt_Reader *R, const char *src, size_t len);

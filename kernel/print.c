@@ -877,7 +877,7 @@ static void print_condition(Printer *P, jt_V v, jt_V layout, intptr_t depth)
 static bool print_via_method(Printer *P, jt_V v)
 {
   jt_State *S = P->S;
-  if (P->plain == v) return false;
+  if (P->plain == v || P->canonical) return false;
   if (P->safe) {
     jt_V str = jt_clos_print_object_string(S, v, P->escape);
     if (!jt_isstring(str)) return false;
@@ -1271,10 +1271,34 @@ char *jt_print_cstr(jt_State *S, jt_V v, bool escape, size_t max)
   return jt_buf_cstr(&b);
 }
 
+/* Canonical text (entry names and data keys of a world) depends on the
+** value alone: whatever the program set the printer variables to, and
+** whatever print-object methods it defined, the standard settings print
+** it, so that the kernel, which has neither, prints the same name from the
+** entry's encoding. */
+static void bind_standard(jt_State *S)
+{
+  const jt_V vars[][2] = {
+    {JT_SYM(S, PRINT_BASE), jt_mkfix(10)}, {JT_SYM(S, PRINT_RADIX), JT_NIL},
+    {JT_SYM(S, PRINT_CASE), JT_SYM(S, K_UPCASE)}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
+    {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
+    {JT_SYM(S, PRINT_ARRAY), JT_T}, {JT_SYM(S, PRINT_GENSYM), JT_T},
+    {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)}};
+  /* only those the program changed (unbound reads as the standard value,
+  ** and so does NIL for *print-case*): a binding is a write the world's
+  ** checkpoints save */
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    jt_V v = jt_symobj(S, vars[i][0])->value;
+    if (v != vars[i][1] && v != JT_UNBOUND && !(i == 2 && v == JT_NIL)) jt_bind(S, vars[i][0], vars[i][1]);
+  }
+}
+
 static char *print_safely(jt_State *S, jt_V v, bool escape, bool canonical, size_t max, size_t *len)
 {
   jt_Buf b = {0};
   JT_ROOT(S, v);   /* condition reports run Lisp code, which may collect */
+  size_t mark = S->nbind;
+  if (canonical) bind_standard(S);
   Printer P;
   printer_init(&P, S);
   P.safe = true;
@@ -1283,6 +1307,7 @@ static char *print_safely(jt_State *S, jt_V v, bool escape, bool canonical, size
   P.max = max;
   load_settings(&P, escape);
   run(&P, v);
+  jt_unbind_to(S, mark);
   JT_UNROOT(S, 1);
   free(P.words);
   if (len) *len = b.n;

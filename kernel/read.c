@@ -303,6 +303,7 @@ static jt_V token_package(Rd *d, Tok *t)
   JT_ROOT(d->S, holder);
   const char *name = token_bytes(d, t, 0, t->colon1, buf, &len, &holder);
   jt_V pkg = jt_package_named(d->S, name, len);
+  if (pkg == JT_NIL && d->R->make_packages) pkg = jt_package_named_or_made(d->S, name, len);
   if (pkg == JT_NIL)
     jt_reader_error(d->S, t->start, "package %.64s%s does not exist", name, len > 64 ? "..." : "");
   JT_UNROOT(d->S, 1);
@@ -327,6 +328,7 @@ static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool key
     sym = jt_intern_bytes(S, name, len, JT_PKG_KEYWORD);
   } else if (external) {
     sym = jt_read_external(S, pkg, name, len);
+    if (sym == JT_NOVALUE && d->R->make_packages) sym = jt_read_intern(S, pkg, name, len);
     if (sym == JT_NOVALUE) {
       jt_V pname = jt_pkg_(pkg)->name;
       char *pn = jt_string_utf8(S, pname, NULL);
@@ -901,6 +903,7 @@ void jt_reader_init(jt_Reader *R, const char *src, size_t len)
   R->depth = 0;
   R->bom = true;
   R->preserve_whitespace = false;
+  R->make_packages = false;
 }
 
 static void rd_init(Rd *d, jt_State *S, jt_Reader *R)

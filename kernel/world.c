@@ -1356,6 +1356,217 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
   return st;
 }
 
+/* ------------------------------------------------ entries a host receives */
+
+typedef struct EntryCheckArgs {
+  int kind;
+  const char *name;
+  const unsigned char *bytes;
+  size_t len;
+  char *library;            /* a foreign declaration's library, or NULL */
+  size_t liblen;
+} EntryCheckArgs;
+
+/* A name read only to be compared: a package it names that this state
+** lacks is made (empty), inside the caller's checkpoint. */
+static jt_V read_name_made(jt_State *S, const char *name) {
+  jt_Reader R;
+  jt_reader_init(&R, name, strlen(name));
+  R.make_packages = true;
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PACKAGE_VAR), jt_package_of_index(S, JT_PKG_USER));
+  jt_V v = jt_read(S, &R);
+  jt_unbind_to(S, mark);
+  if (v == JT_EOF) jt_error(S, "empty entry name");
+  JT_PUSH(S, v);
+  if (jt_read(S, &R) != JT_EOF) jt_error(S, "the entry name is more than one datum");
+  JT_POP(S, 1);
+  return v;
+}
+
+/* The name must be written as an export writes the value it reads as. */
+static void canonical_name(jt_State *S, jt_V v, const char *name) {
+  char *n = entry_name(S, v);
+  bool same = n && !strcmp(n, name);
+  if (!same) {
+    snprintf(S->msgbuf, sizeof S->msgbuf, "the name is not written as the world writes it (%.100s)", n ? n : "?");
+    free(n);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  free(n);
+}
+
+/* A data key printed by identity (a hash table, an instance: #<... {ID}>)
+** names its row by the address it had in the world that wrote it, which
+** no other state can reproduce.  budget: parts looked at. */
+static bool holds_identity(jt_State *S, jt_V v, int depth, size_t *budget) {
+  for (;;) {
+    if (depth > 200 || *budget == 0) return true;   /* too large to tell */
+    (*budget)--;
+    if (jt_ishash(v) || jt_is(v, JT_TINSTANCE)) return true;
+    if (jt_isstruct(v)) {
+      jt_Struct *st = (jt_Struct *)v;
+      for (uint32_t i = 0; i < st->h.aux; i++)
+        if (holds_identity(S, st->slots[i], depth + 1, budget)) return true;
+      return false;
+    }
+    if (jt_arrayp(v) && !jt_stringp(v) && !jt_bit_vector_p(v)) {
+      size_t n = jt_array_total(v);
+      for (size_t i = 0; i < n; i++) {
+        jt_V x;
+        if (!jt_array_peek(v, i, &x) || holds_identity(S, x, depth + 1, budget)) return true;
+      }
+      return false;
+    }
+    if (!jt_iscons(v)) return false;
+    if (holds_identity(S, jt_car(v), depth + 1, budget)) return true;
+    v = jt_cdr(v);
+  }
+}
+
+static jiti_Status entry_check_body(jt_State *S, void *ud) {
+  EntryCheckArgs *a = ud;
+  if (a->len < 1) jt_error(S, "empty entry encoding");
+  char tag = (char)a->bytes[0];
+  size_t pos = 1;
+  switch (a->kind) {
+    case JITI_ENTRY_DATA: {
+      if (tag != 'Q' && tag != 'R') jt_error(S, "not a data row encoding");
+      if (tag == 'Q' && jt_get_uleb(a->bytes, a->len, &pos) > ((uint64_t)1 << 60))
+        jt_error(S, "bad row position in a data row encoding");
+      jt_V key = jt_decode_text_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, key);
+      jt_decode_text_at(S, a->bytes, a->len, &pos);
+      if (pos != a->len) jt_error(S, "trailing bytes in a data row encoding");
+      size_t budget = 100000;
+      if (!holds_identity(S, S->sp[-1], 0, &budget)) canonical_name(S, S->sp[-1], a->name);
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_VARIABLE: {
+      if (tag != 'V' && tag != 'K') jt_error(S, "not a variable encoding");
+      jt_V sym = jt_check_symbol(S, read_name_made(S, a->name));
+      JT_PUSH(S, sym);
+      canonical_name(S, sym, a->name);
+      jt_V v = jt_decode_text(S, a->bytes + 1, a->len - 1);
+      if (sym == JT_SYM(S, PACKAGE_VAR)) {
+        if (!jt_isstring(v)) jt_error(S, "the world's current package is not named by a string");
+      } else if (jt_symobj(S, sym)->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT)) {
+        jt_error(S, "it is a built-in or constant");
+      }
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_INVARIANT: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V sym = jt_check_symbol(S, read_name_made(S, a->name));
+      JT_PUSH(S, sym);
+      canonical_name(S, sym, a->name);
+      jt_decode_text(S, a->bytes + 1, a->len - 1);
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_PACKAGE: {
+      if (tag != 'F') jt_error(S, "not a source encoding");
+      jt_V name = read_name_made(S, a->name);
+      JT_PUSH(S, name);
+      canonical_name(S, name, a->name);
+      jt_V form = jt_decode_text(S, a->bytes + 1, a->len - 1);
+      if (!jt_iscons(form) || jt_car(form) != jt_intern(S, "DEFPACKAGE") || !jt_iscons(jt_cdr(form)) ||
+          !jt_isstring(S->sp[-1]) || !jt_equal(S, jt_car(jt_cdr(form)), S->sp[-1]))
+        jt_error(S, "its form is not the DEFPACKAGE of that name");
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: case JITI_ENTRY_CLASS:
+    case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN:
+    case JITI_ENTRY_TYPE: case JITI_ENTRY_SYMBOL_MACRO: case JITI_ENTRY_SETF_EXPANDER:
+    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST: {
+      if (tag != (a->kind == JITI_ENTRY_CLASS ? 'C' : 'F')) jt_error(S, "not a %s encoding", kind_names[a->kind]);
+      jt_V name = read_name_made(S, a->name);
+      JT_PUSH(S, name);
+      canonical_name(S, name, a->name);
+      jt_V form = jt_decode_text_at(S, a->bytes, a->len, &pos);
+      JT_PUSH(S, form);
+      if (a->kind == JITI_ENTRY_CLASS) jt_decode_text_at(S, a->bytes, a->len, &pos);  /* its :class slots */
+      if (a->kind == JITI_ENTRY_STRUCTURE && pos < a->len) {  /* the package it was defined in */
+        jt_V pname = jt_decode_text_at(S, a->bytes, a->len, &pos);
+        if (!jt_isstring(pname)) jt_error(S, "the package of its structure is not named by a string");
+      }
+      if (pos != a->len) jt_error(S, "trailing bytes in the entry's encoding");
+      if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
+      if (a->kind == JITI_ENTRY_FUNCTION || a->kind == JITI_ENTRY_MACRO) {
+        jt_V sym = JT_NIL;
+        if (jt_def_name(S, jt_cdr(form), a->kind == JITI_ENTRY_MACRO ? 1 : 0, &sym) < 0 || !jt_issymbol(sym) ||
+            !jt_definable(jt_symobj(S, sym)))
+          bad_entry_form(S, a->kind, form);
+      }
+      if (a->kind == JITI_ENTRY_FOREIGN) {
+        /* (DEFINE-FOREIGN name "library" "symbol" result (args...)) */
+        jt_V rest = jt_cdr(jt_cdr(form));
+        jt_V lib = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
+        if (!jt_isstring(lib)) jt_error(S, "its declaration names no library");
+        if (a->library) {
+          size_t n = 0;
+          char *u = jt_string_utf8(S, lib, &n);
+          snprintf(a->library, a->liblen, "%s", u ? u : "");
+          bool whole = u && n == strlen(u) && n < a->liblen;
+          free(u);
+          if (!whole) jt_error(S, "its library's name is too long or holds a NUL");
+        }
+      }
+      JT_POP(S, 2);
+      break;
+    }
+    default:
+      jt_error(S, "unknown entry kind %d", (int)a->kind);
+  }
+  return JITI_OK;
+}
+
+jiti_Status jiti_entry_check(jiti_State *S, jiti_EntryKind kind, const char *name, const unsigned char *bytes,
+                             size_t len, char *library, size_t liblen, char *err, size_t errlen) {
+  if (library && liblen) library[0] = 0;
+  if (!W(S) || !name || (!bytes && len)) {
+    if (err) snprintf(err, errlen, "%s", !W(S) ? "the world is not enabled" : "no name or bytes");
+    return JITI_BADARG;
+  }
+  EntryCheckArgs a = {kind, name, bytes, len, library, liblen};
+  jiti_Limits saved = S->limits;
+  import_budget(S);   /* decoding allocates: bounded as an import is */
+  jiti_checkpoint(S);
+  jiti_Status st = guarded(S, entry_check_body, &a, err, errlen);
+  jiti_restore(S);
+  S->limits = saved;
+  return st;
+}
+
+typedef struct NameArgs { const char *text; char *out; size_t n; } NameArgs;
+
+static jiti_Status name_body(jt_State *S, void *ud) {
+  NameArgs *a = ud;
+  jt_V sym = jt_check_symbol(S, read_name_made(S, a->text));
+  char *n = entry_name(S, sym);
+  if (!n) jt_error(S, "out of memory");
+  bool fits = strlen(n) < a->n;
+  snprintf(a->out, a->n, "%s", n);
+  free(n);
+  if (!fits) jt_error(S, "the name is too long");
+  return JITI_OK;
+}
+
+jiti_Status jiti_entry_symbol_name(jiti_State *S, const char *text, char *out, size_t n, char *err, size_t errlen) {
+  if (!W(S) || !text || !out || !n) {
+    if (err) snprintf(err, errlen, "no world, text or room");
+    return JITI_BADARG;
+  }
+  NameArgs a = {text, out, n};
+  jiti_checkpoint(S);
+  jiti_Status st = guarded(S, name_body, &a, err, errlen);
+  jiti_restore(S);
+  return st;
+}
+
 typedef struct TextArgs {
   const unsigned char *bytes;
   size_t len;

@@ -402,6 +402,7 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
 }
 
 static void decisions(Worker *w);
+static int forged_decision(Worker *w);   /* test builds only: see test-forge-frame */
 
 /* Limits from a frame's "limits" member {fuel, depth, heap, output} (each
 ** optional: missing ones are the world's); 0 when absent. */
@@ -495,6 +496,7 @@ static void decide(Worker *w, json_t *m) {
     txn_restore(w->W, &r);
     txn_outcome_free(&r);
   }
+  if (forged_decision(w)) return;
   const char *ev = wire_event_name(commit ? WIRE_COMMITTED : WIRE_RESTORED);
   const char *status = txn_status_name(txn_status(w->W));
   jtext_writer *j = &w->text;
@@ -595,12 +597,88 @@ static jiti_Value test_forbidden_syscall(jiti_State *S, int argc, jiti_Value *ar
   return jiti_integer(S, r);  /* reached only without the sandbox */
 }
 
+/* (test-forge-frame JSON &optional BLOB-HEX INSTEAD-OF-DECISION) plays a
+** compromised worker (a granted library, or a bug, can make it write
+** anything to its socket): JSON is written as a frame of its own, its blob
+** given in hex, straight to the kernel's socket, ahead of the call's own
+** outcome — or, with INSTEAD-OF-DECISION true, in place of the worker's
+** answer to the kernel's next commit or restore (the decision is still
+** taken).  The tests check that the kernel refuses every frame it did not
+** expect, kills the worker and publishes nothing of it. */
+static char *forged_json;             /* the frame that answers the next decision */
+static unsigned char *forged_blob;
+static size_t forged_len, forged_bloblen;
+
+static unsigned char *unhex(jiti_State *S, jiti_Value v, size_t *n) {
+  long len = jiti_tostring(S, v, NULL, 0);
+  if (len < 0 || len % 2) jiti_error(S, "test-forge-frame: BLOB-HEX must be a string of hex digits");
+  char *hex = malloc((size_t)len + 1);
+  unsigned char *b = malloc((size_t)len / 2 + 1);
+  jiti_tostring(S, v, hex, (size_t)len + 1);
+  for (long i = 0; i < len / 2; i++) {
+    unsigned x;
+    if (sscanf(hex + 2 * i, "%2x", &x) != 1) x = 0;
+    b[i] = (unsigned char)x;
+  }
+  free(hex);
+  *n = (size_t)len / 2;
+  return b;
+}
+
+static jiti_Value test_forge_frame(jiti_State *S, int argc, jiti_Value *argv) {
+  long n = jiti_tostring(S, argv[0], NULL, 0);
+  if (n <= 0) jiti_error(S, "test-forge-frame: JSON must be a non-empty string");
+  char *json = malloc((size_t)n + 1);
+  jiti_tostring(S, argv[0], json, (size_t)n + 1);
+  size_t bl = 0;
+  unsigned char *blob = argc > 1 && !jiti_isnil(argv[1]) ? unhex(S, argv[1], &bl) : NULL;
+  if (argc > 2 && !jiti_isnil(argv[2])) {
+    free(forged_json);
+    free(forged_blob);
+    forged_json = json;
+    forged_len = (size_t)n;
+    forged_blob = blob;
+    forged_bloblen = bl;
+    return jiti_integer(S, 0);
+  }
+  int rc = wire_send_text(WORKER_FD, json, (size_t)n, blob, bl);
+  free(json);
+  free(blob);
+  return jiti_integer(S, rc);
+}
+
+/* The frame test-forge-frame left to answer this decision, sent in place
+** of the real answer: 1 when there was one. */
+static int forged_decision(Worker *w) {
+  if (!forged_json) return 0;
+  flush_outbox(w);
+  wire_send_text(w->fd, forged_json, forged_len, forged_blob, forged_bloblen);
+  free(forged_json);
+  free(forged_blob);
+  forged_json = NULL;
+  forged_blob = NULL;
+  return 1;
+}
+
+/* JITI_TEST_FORGE_READY=JSON in the environment: the worker's ready frame. */
+static int forged_ready(Worker *w) {
+  const char *r = getenv("JITI_TEST_FORGE_READY");
+  if (!r || !*r) return 0;
+  flush_outbox(w);
+  wire_send_text(w->fd, r, strlen(r), NULL, 0);
+  return 1;
+}
+
 static void register_test_hooks(jiti_State *S) {
   jiti_register(S, "test-forbidden-syscall", test_forbidden_syscall, 1, 1,
                 "Test builds only: make a forbidden system call.");
+  jiti_register(S, "test-forge-frame", test_forge_frame, 1, 3,
+                "Test builds only: write a frame the kernel did not ask for.");
 }
 #else
 static void register_test_hooks(jiti_State *S) { (void)S; }
+static int forged_decision(Worker *w) { (void)w; return 0; }
+static int forged_ready(Worker *w) { (void)w; return 0; }
 #endif
 
 #ifdef __SANITIZE_ADDRESS__
@@ -690,7 +768,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
   int bad = txn_check_baseline(w.W, msg, sizeof msg);
   json_t *foreign = txn_foreign_value(w.W);
   json_object_set_new(foreign, "failed", grant_failed);
-  send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s, s:o}", "event", wire_event_name(WIRE_READY),
+  if (!forged_ready(&w)) send_or_die(&w, json_pack("{s:s, s:I, s:s, s:s, s:o}", "event", wire_event_name(WIRE_READY),
                             "generation", (json_int_t)vis(&w, txn_generation(w.W)),
                             "status", txn_status_name(txn_status(w.W)), "message", bad ? msg : "",
                             "foreign", foreign),

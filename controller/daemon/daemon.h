@@ -21,6 +21,9 @@
 **   dworker.c    the worker process: its start from CURRENT (workerproc.h)
 **                without blocking the loop, its frames in, its stderr into
 **                the log, its death
+**   dvouch.c     every frame of the worker checked against what the daemon
+**                expects (engine.h vouch_); a worker that breaks a rule
+**                is killed
 **   dkeys.c      idempotency keys: outcomes replayed to retried requests
 **   devents.c    the attempts' events, group-committed to the store with
 **                the generation; subscribers' event lines
@@ -126,7 +129,14 @@ typedef struct Txn {
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
   char *key;             /* the request's idempotency key, or NULL */
+  char *invariant;       /* an invariant-add/-remove: the name it gave */
+  int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
+  int pause_no;          /* the number of the pause it showed last (0: none) */
+  int decision;          /* W_COMMIT: WIRE_COMMIT or WIRE_RESTORE sent */
+  int decided_changed;   /* the commit said changed */
 } Txn;
+
+#define TXN_SENT_ATTEMPT (-1)
 
 /* A call the worker finished whose reply must wait: it wrote a revision
 ** not yet durable, or ran on top of one (dgroup.c). */
@@ -177,6 +187,10 @@ struct DWrite {
   StoredEvs stored;      /* the events it stored, read back (devents_read_back) */
 };
 
+/* Decisions (commit, restore) the worker may leave unanswered: each commit
+** keeps at least one of its at most DAEMON_MAX_AHEAD awaiting calls. */
+#define GROUP_ACKS_MAX (DAEMON_MAX_AHEAD + 8)
+
 typedef struct Group {
   Held *v;               /* FIFO: v[head..head+n), oldest first; the first
                             `committed` are written, awaiting their sync */
@@ -189,6 +203,10 @@ typedef struct Group {
   int restoring;         /* a restore was sent and not yet answered: the
                             outcomes before its answer ran on what it undid */
   int acks;              /* commit / restore frames not yet answered */
+  struct { int ev; uint64_t moves; } ackq[GROUP_ACKS_MAX];  /* their answers, due
+                            in order (ring from ackhead): the event and how far
+                            each moves the worker's generation */
+  size_t ackhead;
   uint64_t commits, revisions;  /* group commits, revisions published in them */
 } Group;
 
@@ -216,6 +234,10 @@ typedef struct Daemon {
   /* the worker */
   wproc w;
   uint64_t base, gen, revision;
+  uint64_t wgen;         /* the worker's generation as the daemon counts it
+                         ** (dvouch.c): every frame's is checked against it */
+  vouch_Checker vouch;   /* decodes the entries the worker reports */
+  char violation[160];   /* how the worker broke a frame rule, for its death */
   uint64_t gen_saved;    /* the store's generation high-water mark: no
                          ** generation above it may reach a client */
   char wstatus[32];
@@ -288,6 +310,20 @@ double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
 int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
                                         ** reserved slot's connection asked for more
                                         ** than status or stop (answered busy) */
+
+/* dvouch.c: the daemon trusts no frame */
+/* 0 when frame m (blob: its entry bytes) is one the worker may send now;
+** else the worker has been killed (logged, its request answered as for a
+** crash: interrupted) and -1 returned: nothing of m may be used. */
+int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen);
+/* The worker's stream does not read as frames (why): as for a broken rule. */
+void dvouch_unreadable(Daemon *D, const char *why);
+/* 0 for a ready frame the starting worker may send; -1 logged (the start
+** fails). */
+int dvouch_ready(Daemon *D, json_t *m);
+/* A decision sent to the worker for the group (dgroup.c): its answer is
+** due after those before it; moves: the generations it adds. */
+void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves);
 
 /* dkeys.c: idempotency keys */
 void dkeys_init(Daemon *D);

@@ -135,7 +135,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
       }
       g->n = g->committed;
       g->restoring = 1;
-      g->acks++;
+      dvouch_expect_ack(D, WIRE_RESTORED, 0);   /* calls never pause: it moves nothing */
       dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
     }
     return 1;
@@ -258,7 +258,7 @@ static void failed(Daemon *D, size_t from, const char *why, int restore) {
   if (!g->n) g->head = 0;
   if (restore) {
     g->restoring = 1;
-    g->acks++;
+    dvouch_expect_ack(D, WIRE_RESTORED, 0);
     dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
   }
 }
@@ -426,7 +426,9 @@ void dgroup_publish(Daemon *D) {
   ** and syncs one group, the outcomes that come in are the next (a slow
   ** disk gives larger groups), and the clients answered meanwhile send
   ** their next calls, which the worker runs meanwhile. */
-  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D)) return;
+  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
+      g->acks >= GROUP_ACKS_MAX)
+    return;
   size_t nrevs = 0, nchanges = 0;
   for (size_t i = c; i < g->n; i++)
     if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
@@ -540,7 +542,8 @@ static void written(Daemon *D, DWrite *w) {
   ** the sync (a failed one stops the kernel).  A worker started since the
   ** group was handed over imported them from the store already. */
   if (same_worker) {
-    g->acks++;
+    /* each revision it keeps moves the worker's generation once */
+    dvouch_expect_ack(D, WIRE_COMMITTED, (uint64_t)(nrevs - json_array_size(unchanged)));
     dworker_send(D, json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_COMMIT), "revision",
                               (json_int_t)D->revision, "count", (json_int_t)nrevs, "unchanged", unchanged));
   } else {
@@ -599,7 +602,7 @@ void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
 int dgroup_ack(Daemon *D, json_t *m, int ev) {
   Group *g = &D->group;
   if (!g->acks || (ev != WIRE_COMMITTED && ev != WIRE_RESTORED)) return 0;
-  g->acks--;
+  g->acks--;   /* its generation vouched for (dvouch.c) */
   json_t *gen = json_object_get(m, "generation");
   if (json_is_integer(gen) && (uint64_t)json_integer_value(gen) > D->gen) D->gen = (uint64_t)json_integer_value(gen);
   const char *st = json_string_value(json_object_get(m, "status"));
@@ -626,4 +629,5 @@ void dgroup_worker_died(Daemon *D, const char *how) {
   if (!g->n) g->head = 0;
   g->restoring = 0;
   g->acks = 0;
+  g->ackhead = 0;
 }

@@ -210,6 +210,10 @@ static int kernel_run(Daemon *D, int ready_fd) {
     dlog_flush(D);
     return EXIT_FAIL;
   }
+  /* the world the worker's entries are checked in (dvouch.c), ready before
+  ** the first write; failing now, it is tried again then */
+  char verr[256];
+  if (vouch_checker_open(&D->vouch, verr, sizeof verr)) dlog(D, "%s", verr);
   D->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   /* we hold the store's lock: a socket left behind is stale */
   unlink(D->sock);
@@ -393,6 +397,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   free(D->cmdq.v);
   free(D->batch.v);
   json_decref(D->foreign_failed);
+  vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);
   free(D->log.buf);
@@ -440,6 +445,7 @@ int cmd_kernel(int argc, char **argv) {
     return EXIT_USAGE;
   }
   grant_manifest(&D.grant, D.grant_text, sizeof D.grant_text);
+  D.vouch.grant = &D.grant;
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa = {0};
   sa.sa_handler = on_term;

@@ -24,6 +24,7 @@ static void txn_clear(Daemon *D) {
   json_decref(t->reply);
   json_decref(t->req);
   free(t->key);
+  free(t->invariant);
   memset(t, 0, sizeof *t);
 }
 
@@ -225,6 +226,9 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->grouped = batchable(p);
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
+  if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE)
+    t->invariant = strdup(json_string_value(json_object_get(p->req, "name")));  /* checked: a string */
+  t->sent = TXN_SENT_ATTEMPT;
   size_t len = 0;
   char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
   devents_add_text(D, ev, len);
@@ -317,9 +321,19 @@ static void rollback(Daemon *D, Pending *p) {
   json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
+  vouch_Fail vf;
   if (wproc_start(&chk, dstore(D), &plan, &ready, err, sizeof err) != 0) {
     reason = txn_reason_name(TXN_ERROR);
     snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
+    msg = why;
+  } else if (vouch_ready(ready, plan.base, &D->grant, &vf) != 0) {
+    /* the checking worker is no more trusted than the live one */
+    dlog(D, "attempt %" PRIu64 ": the worker checking revision %" PRIu64 " broke the frame rule %s (%s); killing it",
+         t->attempt, target, vf.rule, vf.detail);
+    wproc_stop(&chk, 1);
+    reason = store_event_name(STORE_EV_INTERRUPTED);
+    snprintf(why, sizeof why, "the worker checking revision %" PRIu64 " broke the frame rule %s and was killed; "
+             "nothing was published", target, vf.rule);
     msg = why;
   } else {
     const char *st = json_string_value(json_object_get(ready, "status"));
@@ -414,6 +428,7 @@ static void send_command(Daemon *D, Pending *p) {
   json_decref(t->responder_id);
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
+  t->sent = txn_cmd_parse(json_string_value(json_object_get(a, "type")));
   D->wait = W_ATTEMPT;
   dworker_send(D, m);
 }
@@ -424,6 +439,7 @@ void dsched_abort_pause(Daemon *D, const char *why) {
   t->responder = 0;
   t->responder_id = NULL;
   dlog(D, "attempt %" PRIu64 ": %s; aborting", t->attempt, why);
+  t->sent = TXN_CMD_ABORT;
   D->wait = W_ATTEMPT;
   dworker_send(D, json_pack("{s:s, s:s, s:I}", "op", wire_op_name(WIRE_COMMAND), "type",
                             txn_cmd_name(TXN_CMD_ABORT), "generation", (json_int_t)D->gen));
@@ -500,6 +516,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
                          "publication-failed", "message", pr.error);
     dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
     D->wait = W_COMMIT;
+    t->decision = WIRE_RESTORE;
     dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
     return;
   }
@@ -516,6 +533,8 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   if (json_object_get(m, "values")) json_object_set(t->reply, "values", json_object_get(m, "values"));
   if (output) json_object_set(t->reply, "output", output);
   D->wait = W_COMMIT;
+  t->decision = WIRE_COMMIT;
+  t->decided_changed = pr.changed;
   dworker_send(D, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
                             (json_int_t)pr.revision, "changed", pr.changed));
 }
@@ -562,7 +581,12 @@ static void on_paused(Daemon *D, json_t *m) {
     devents_add(D, json_pack("{s:s, s:I, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
                              (json_int_t)t->attempt, "condition", json_object_get(p, "condition_type"),
                              "generation", (json_int_t)D->gen));
-  if (first) dlog(D, "attempt %" PRIu64 " paused: %s", t->attempt, json_string_value(json_object_get(p, "report")));
+  if (first) {
+    json_t *report = json_object_get(p, "report");
+    char shown[300];
+    vouch_escape(json_string_value(report), json_string_length(report), shown, sizeof shown);
+    dlog(D, "attempt %" PRIu64 " paused: %s", t->attempt, shown);
+  }
   devents_flush(D);  /* a pause may last long: its record should not wait */
   dclients_reply(D, t->responder, t->responder_id, r);
   json_decref(t->responder_id);
@@ -668,6 +692,7 @@ static void on_committed(Daemon *D, json_t *m) {
 }
 
 void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
+  if (dvouch_frame(D, m, blob, bloblen)) return;   /* broke a rule: the worker is gone */
   int ev = wire_event_of(m);
   json_t *g = json_object_get(m, "generation");
   if (ev == WIRE_OUTCOME) D->w.outcomes_seen++;  /* (wproc_outcomes_unseen) */

@@ -129,28 +129,35 @@ void dworker_writable(Daemon *D) {
 /* What a fresh worker says of the grant: the libraries that did not open
 ** (kept for status) and the foreign declarations of CURRENT that cannot be
 ** called, each logged once per start with its library, symbol and why. */
+/* A worker's string (vouched for: a string) for a log line, escaped. */
+static const char *logged(json_t *o, const char *member, char *buf, size_t n) {
+  json_t *v = json_object_get(o, member);
+  vouch_escape(json_string_value(v), json_string_length(v), buf, n);
+  return buf;
+}
+
 static void foreign_ready(Daemon *D, json_t *f) {
   json_t *failed = json_object_get(f, "failed"), *x;
   size_t i;
+  char a[200], b[200], c[200], d[400];
   json_decref(D->foreign_failed);
   D->foreign_failed = json_is_array(failed) ? json_incref(failed) : json_array();
   json_array_foreach(D->foreign_failed, i, x)
-    dlog(D, "error: the granted library %s did not open: %s", json_string_value(json_object_get(x, "library")),
-         json_string_value(json_object_get(x, "message")));
+    dlog(D, "error: the granted library %s did not open: %s", logged(x, "library", a, sizeof a),
+         logged(x, "message", d, sizeof d));
   json_array_foreach(json_object_get(f, "unavailable"), i, x)
-    dlog(D, "error: foreign function %s (library %s, symbol %s) is unavailable: %s",
-         json_string_value(json_object_get(x, "name")), json_string_value(json_object_get(x, "library")),
-         json_string_value(json_object_get(x, "symbol")), json_string_value(json_object_get(x, "reason")));
+    dlog(D, "error: foreign function %s (library %s, symbol %s) is unavailable: %s", logged(x, "name", a, sizeof a),
+         logged(x, "library", b, sizeof b), logged(x, "symbol", c, sizeof c), logged(x, "reason", d, sizeof d));
 }
 
 static void ready(Daemon *D, json_t *r) {
   D->gen = (uint64_t)json_integer_value(json_object_get(r, "generation"));
   const char *st = json_string_value(json_object_get(r, "status"));
   snprintf(D->wstatus, sizeof D->wstatus, "%s", st ? st : "idle");
-  const char *msg = json_string_value(json_object_get(r, "message"));
+  char msg[600];
+  logged(r, "message", msg, sizeof msg);
   dlog(D, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
-       (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, msg && *msg ? ": " : "",
-       msg ? msg : "");
+       (int)D->w.pid, D->revision, D->start_entries, D->gen, D->wstatus, *msg ? ": " : "", msg);
   foreign_ready(D, json_object_get(r, "foreign"));
   D->wait = W_NONE;
   D->in_pause = 0;
@@ -222,6 +229,11 @@ void dworker_died(Daemon *D) {
   pid_t pid = D->w.pid;
   D->w.pid = 0;  /* reaped */
   uint64_t lost = wproc_outcomes_unseen(&D->w);
+  if (D->violation[0]) {   /* killed for a frame (dvouch.c): its count of outcomes is no count */
+    snprintf(how, sizeof how, "%s", D->violation);
+    D->violation[0] = 0;
+    lost = 0;
+  }
   if (D->wait == W_START) {
     char why[200];
     snprintf(why, sizeof why, "the worker %s during start-up", how);
@@ -258,10 +270,13 @@ static void frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   if (D->wait != W_START) {
     dsched_frame(D, m, blob, bloblen);
   } else if (wire_event_of(m) == WIRE_READY) {
-    ready(D, m);
+    if (dvouch_ready(D, m) == 0) ready(D, m);
+    else start_failed(D, "its ready frame broke a frame rule");
   } else {
-    const char *msg = json_string_value(json_object_get(m, "message"));
-    start_failed(D, msg ? msg : "unexpected message during start-up");
+    json_t *msg = json_object_get(m, "message");
+    char why[300];
+    vouch_escape(json_string_value(msg), json_string_length(msg), why, sizeof why);
+    start_failed(D, json_is_string(msg) ? why : "unexpected message during start-up");
   }
 }
 
@@ -280,8 +295,7 @@ void dworker_readable(Daemon *D) {
     int got = wire_next(&D->w.rd, &m, &blob, &bl, why, sizeof why);
     if (got == 0) break;
     if (got < 0) {
-      dlog(D, "unreadable message from the worker (%s); restarting it", why);
-      dworker_died(D);
+      dvouch_unreadable(D, why);   /* killed: the rule frame-syntax */
       return;
     }
     frame(D, m, blob, bl);

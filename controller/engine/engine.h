@@ -224,6 +224,72 @@ void publish_effects_write(struct jtext_writer *w, struct json_t *changes, const
 ** publishing: a preview's.  s is read only when changes is not empty. */
 struct json_t *publish_brief(store_env *s, struct json_t *changes);
 
+/* ---- vouch.c: the kernel trusts no frame (docs/worker-frames.md, "What
+** the kernel checks").  Each check returns 0, or -1 with f filled: the
+** rule the frame broke and what was seen (escaped, for the log; a client
+** is told the rule only).  The caller kills the worker on -1. */
+
+#define VOUCH_GENERATION_MAX ((uint64_t)1 << 53)  /* no generation reaches it (JSON's exact integers) */
+#define VOUCH_NAME_MAX 8192                       /* bytes of an entry's name (written at most 4096) */
+
+/* The rules, named in logs and in the client's message. */
+extern const char VOUCH_SYNTAX[], VOUCH_SHAPE[], VOUCH_EVENT[], VOUCH_REASON[], VOUCH_STATUS[], VOUCH_GENERATION[],
+    VOUCH_REVISION[], VOUCH_PAUSE[], VOUCH_KIND[], VOUCH_LENGTHS[], VOUCH_ENTRY[], VOUCH_HASH[], VOUCH_GRANT[],
+    VOUCH_INVARIANT[];
+
+typedef struct vouch_Fail {
+  const char *rule;      /* one of the VOUCH_ names */
+  char detail[640];      /* what broke it, escaped: for the log */
+} vouch_Fail;
+
+/* The entry kinds an outcome of a request of op may change, a bit per
+** jiti_EntryKind: the one table (call, act, preview, apply: all but
+** invariants; invariant-add and invariant-remove: invariants, the one
+** named; a rollback's changes are the kernel's own, from the store;
+** queries none). */
+unsigned vouch_may_change(proto_Op op);
+
+/* What the kernel expects of the worker's next frame, from its own count. */
+typedef struct vouch_Expect {
+  proto_Op op;              /* the request it answers */
+  const char *invariant;    /* invariant-add/-remove: the name the operator gave */
+  uint64_t gen;             /* the worker's generation before it, as the kernel counts */
+  unsigned steps;           /* the generations it may carry: gen + k for each bit k */
+  int pausable;             /* the request may pause (an act) */
+  int pause_no;             /* the pause the kernel saw last (0: none) */
+  int with_gen;             /* the request carried a generation (stale is possible) */
+  int stacked;              /* a call of a group commit: it may leave others awaiting */
+} vouch_Expect;
+
+/* Entries are decoded in a world of the checker's own, opened at first
+** use; grant: the libraries a foreign declaration may name (borrowed). */
+typedef struct vouch_Checker {
+  jiti_State *S;
+  const grant_List *grant;
+} vouch_Checker;
+int vouch_checker_open(vouch_Checker *c, char *err, size_t errlen);
+void vouch_checker_close(vouch_Checker *c);
+
+/* ready: a worker started with generations from base, granted g. */
+int vouch_ready(struct json_t *m, uint64_t base, const grant_List *g, vouch_Fail *f);
+/* paused: only for a pausable request; its generation and pause number. */
+int vouch_paused(struct json_t *m, const vouch_Expect *x, vouch_Fail *f);
+/* outcome (blob: the entry bytes): reason, status, generation, and every
+** change — its kind allowed for x->op, its bytes decoding as its kind and
+** name (jiti_entry_check), its hash if claimed, a foreign declaration's
+** library granted, the lengths adding up to the blob. */
+int vouch_outcome(vouch_Checker *c, struct json_t *m, const unsigned char *blob, size_t bloblen,
+                  const vouch_Expect *x, vouch_Fail *f);
+/* committed / restored: the answer wanted, its generation. */
+int vouch_decided(struct json_t *m, int want, const vouch_Expect *x, vouch_Fail *f);  /* want: a wire_Event */
+/* the answer to a query (observe: view, with x's generation and revision
+** CURRENT; inspect: entry; invariant-list: invariants). */
+int vouch_answer(struct json_t *m, int query, const vouch_Expect *x, uint64_t revision, vouch_Fail *f);  /* query: a wire_Op */
+
+/* s[0..n) for a log line: printable ASCII as is, anything else \xNN,
+** cut with "..." to fit len. */
+void vouch_escape(const char *s, size_t n, char *buf, size_t len);
+
 /* ---- request.c: a client request (docs/protocol.md), of op op, as the
 ** engine runs it */
 

@@ -36,6 +36,7 @@ typedef struct otxn {
   int outcome_written;
   int faulted;             /* the world started faulted: an invariant fails */
   char fault[1024];        /* why */
+  vouch_Checker vouch;     /* checks the entries its worker reports */
 } otxn;
 
 /* Open the store for writing, read CURRENT and the generation; L: the

@@ -5,6 +5,9 @@
 ** the gate, the limits of the limits table and the invariants (worker/txn.h);
 ** what it accepts is published by the same publish step (engine.h), with
 ** the attempt's events; then the worker commits or restores and exits.
+** Every frame of the worker is checked first, as the kernel checks them
+** (engine.h vouch_): one that breaks a rule ends the worker, and nothing of
+** it is published.
 */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@ int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, 
   else limits_default(&t->limits);
   if (g) t->grant = *g;
   grant_manifest(&t->grant, t->grant_text, sizeof t->grant_text);
+  t->vouch.grant = &t->grant;
   t->s = storeio_open(cmd, dir, 1);
   if (!t->s) return EXIT_FAIL;
   if (store_current(t->s, &t->parent) != STORE_OK || store_generation(t->s, &t->generation) != STORE_OK) {
@@ -43,6 +47,14 @@ static void record_outcome(otxn *t, const char *reason, const char *message) {
   t->outcome_written = 1;
 }
 
+/* The worker broke a frame rule: it is killed, and what it sent counts for
+** nothing.  why receives the message for the caller (the rule only). */
+static void violation(otxn *t, const vouch_Fail *f, char *why, size_t n) {
+  fprintf(stderr, "jiti %s: the worker broke the frame rule %s (%s); killing it\n", t->cmd, f->rule, f->detail);
+  wproc_stop(&t->w, 1);
+  snprintf(why, n, "the worker broke the frame rule %s and was killed; nothing was published", f->rule);
+}
+
 int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
   t->req = req;
   t->op = (proto_Op)proto_op_parse(json_string_value(json_object_get(req, "op")));
@@ -61,6 +73,14 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
             "nothing was changed (run 'jiti recover-session --store %s')\n", t->cmd, rev, store_path(t->s), err,
             store_path(t->s));
     record_outcome(t, txn_reason_name(TXN_ERROR), err);
+    return EXIT_FAIL;
+  }
+  vouch_Fail f;
+  if (vouch_ready(ready, t->generation, &t->grant, &f) != 0) {
+    violation(t, &f, err, sizeof err);
+    fprintf(stderr, "jiti %s: %s; nothing was changed\n", t->cmd, err);
+    record_outcome(t, store_event_name(STORE_EV_INTERRUPTED), err);
+    json_decref(ready);
     return EXIT_FAIL;
   }
   const char *st = json_string_value(json_object_get(ready, "status"));
@@ -100,24 +120,51 @@ json_t *otxn_run(otxn *t) {
   json_t *m = NULL;
   unsigned char *blob = NULL;
   size_t bloblen = 0;
+  /* what the worker may answer: the kernel's count of its generation */
+  vouch_Expect x = {.op = t->op, .invariant = json_string_value(json_object_get(t->req, "name")),
+                    .gen = t->generation, .steps = t->faulted ? 3u : 1u, .pausable = t->op == PROTO_ACT,
+                    .with_gen = 1};
+  vouch_Fail f;
   for (;;) {  /* nobody answers a pause here: abort it (an operator's request never pauses) */
     if (wproc_recv(&t->w, &m, &blob, &bloblen, err, sizeof err) != 0)
       return otxn_refuse(t, store_event_name(STORE_EV_INTERRUPTED), err);
     if (wire_event_of(m) != WIRE_PAUSED) break;
+    vouch_Expect px = x;
+    px.steps = x.pause_no ? 0u : 2u;   /* a pause moves the generation once; after an abort, none comes */
+    if (vouch_paused(m, &px, &f) != 0) {
+      violation(t, &f, err, sizeof err);
+      json_decref(m);
+      return otxn_refuse(t, store_event_name(STORE_EV_INTERRUPTED), err);
+    }
     json_t *p = json_object_get(m, "pause");
+    x.gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
+    x.pause_no = (int)json_integer_value(json_object_get(p, "pause"));
+    x.steps = 2u;   /* the abort restores */
     wproc_send(&t->w, json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type",
                                 txn_cmd_name(TXN_CMD_ABORT), "generation", json_object_get(p, "generation")),
                NULL, 0);
     json_decref(m);
+  }
+  if (wire_event_of(m) != WIRE_OUTCOME) {
+    f.rule = VOUCH_EVENT;
+    snprintf(f.detail, sizeof f.detail, "the worker answered a request with something else than an outcome");
+    violation(t, &f, err, sizeof err);
+    json_decref(m);
+    free(blob);
+    return otxn_refuse(t, store_event_name(STORE_EV_INTERRUPTED), err);
+  }
+  if (vouch_outcome(&t->vouch, m, blob, bloblen, &x, &f) != 0) {
+    violation(t, &f, err, sizeof err);
+    json_decref(m);
+    free(blob);
+    return otxn_refuse(t, store_event_name(STORE_EV_INTERRUPTED), err);
   }
   const char *reason = json_string_value(json_object_get(m, "reason"));
   const char *status = json_string_value(json_object_get(m, "status"));
   const char *message = json_string_value(json_object_get(m, "message"));
   json_t *output = json_object_get(m, "output"), *value = json_object_get(m, "value");
   json_t *reply;
-  if (wire_event_of(m) != WIRE_OUTCOME || !reason) {
-    reply = otxn_refuse(t, txn_reason_name(TXN_ERROR), "the worker sent an unexpected message");
-  } else if (txn_reason_parse(reason) != TXN_ACCEPTED) {
+  if (txn_reason_parse(reason) != TXN_ACCEPTED) {
     record_outcome(t, reason, message);
     reply = failure(t, reason, message, output);
   } else if (!status || strcmp(status, txn_status_name(TXN_ST_AWAITING))) {
@@ -133,16 +180,22 @@ json_t *otxn_run(otxn *t) {
     publish_outcome(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL, NULL, 0,
                     events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), &pr);
     json_t *ack = NULL;
+    vouch_Expect dx = {.op = t->op, .gen = gen, .steps = 3u};   /* a restore, an unchanged commit: at most once */
     if (pr.code != STORE_OK) {
       wproc_send(&t->w, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)), NULL, 0);
-      wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err);
+      if (wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err) == 0 && vouch_decided(ack, WIRE_RESTORED, &dx, &f))
+        violation(t, &f, err, sizeof err);
       record_outcome(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error);
       reply = failure(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error, output);
     } else {
       t->outcome_written = 1;
       wproc_send(&t->w, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
                                   (json_int_t)pr.revision, "changed", pr.changed), NULL, 0);
-      wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err);
+      if (pr.changed) dx.steps = 2u;   /* a revision: exactly once */
+      /* the revision stands whatever the answer (it was checked before
+      ** it was published): a bad answer only ends the worker */
+      if (wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err) == 0 && vouch_decided(ack, WIRE_COMMITTED, &dx, &f))
+        violation(t, &f, err, sizeof err);
       reply = json_pack("{s:b, s:s, s:I, s:o, s:I}", "ok", 1, "outcome", reason, "revision",
                         (json_int_t)pr.revision, "changes", pr.changes, "generation",
                         (json_int_t)(pr.changed ? gen + 1 : t->generation));
@@ -162,6 +215,7 @@ json_t *otxn_run(otxn *t) {
 void otxn_close(otxn *t) {
   if (t->attempt && !t->outcome_written) record_outcome(t, txn_reason_name(TXN_ERROR), "the command ended early");
   if (t->w.pid || t->w.fd >= 0) wproc_stop(&t->w, 0);
+  vouch_checker_close(&t->vouch);
   store_close(t->s);
   t->s = NULL;
 }

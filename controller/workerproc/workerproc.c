@@ -361,8 +361,9 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
   json_t *m;
   if (wproc_recv(w, &m, NULL, NULL, err, errlen) != 0) return -1;
   if (wire_event_of(m) != WIRE_READY) {
-    const char *why = json_string_value(json_object_get(m, "message"));
-    snprintf(err, errlen, "%s", why ? why : "the worker did not start");
+    json_t *why = json_object_get(m, "message");   /* the worker's: escaped */
+    if (json_is_string(why)) vouch_escape(json_string_value(why), json_string_length(why), err, errlen);
+    else snprintf(err, errlen, "the worker did not start");
     json_decref(m);
     wproc_stop(w, 1);
     return -1;

@@ -31,10 +31,15 @@
 ** that skips the sandbox for debugging (both read by the worker itself),
 ** and, in a sanitizer build, the sanitizers' options. */
 #define WPROC_ENV_COMMON "LANG", "LC_*", "TZ", "LD_LIBRARY_PATH", "JITI_GC_STRESS", "JITI_WORKER_NO_SANDBOX"
-#if defined(__SANITIZE_ADDRESS__)
-#define WPROC_ENV WPROC_ENV_COMMON, "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"
+#if defined(JITI_TEST_HOOKS)      /* the test build's worker reads its hooks */
+#define WPROC_ENV_HOOKS , "JITI_TEST_*"
 #else
-#define WPROC_ENV WPROC_ENV_COMMON
+#define WPROC_ENV_HOOKS
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define WPROC_ENV WPROC_ENV_COMMON, "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS" WPROC_ENV_HOOKS
+#else
+#define WPROC_ENV WPROC_ENV_COMMON WPROC_ENV_HOOKS
 #endif
 
 /* A worker's stderr as log lines (wstderr.c): each line escaped (control

@@ -467,8 +467,123 @@ static void test_entry_hash(void) {
   free(big);
 }
 
+/* Entries as the kernel receives them from its worker: every entry a world
+** exports passes jiti_entry_check in another state that never ran the
+** code (packages it names included), and the state is unchanged after it;
+** bytes that do not decode, or a name that is not the entry's, fail. */
+typedef struct { jiti_State *T; int checked, failed; char first[1024]; } Vouch;
+static int vouch_one(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  Vouch *v = ud;
+  char err[512], lib[256];
+  if (!b) return 0;
+  v->checked++;
+  if (jiti_entry_check(v->T, k, name, b, len, lib, sizeof lib, err, sizeof err) != JITI_OK) {
+    if (!v->failed++) snprintf(v->first, sizeof v->first, "%s %.200s: %.500s", jiti_entry_kind_name(k), name, err);
+  }
+  return 0;
+}
+
+/* The encoding of the one entry of kind k named name that S exports. */
+typedef struct { jiti_EntryKind k; const char *name; unsigned char *b; size_t len; } Find;
+static int find_one(void *ud, jiti_EntryKind k, const char *name, const unsigned char *b, size_t len) {
+  Find *f = ud;
+  if (b && k == f->k && !strcmp(name, f->name) && !f->b) {
+    f->b = malloc(len ? len : 1);
+    memcpy(f->b, b, len);
+    f->len = len;
+  }
+  return 0;
+}
+
+static void test_entry_check(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S, "(defpackage :shop (:use :cl :jiti)) (in-package :shop)"
+                      " (defun run (x) (* x 2)) (defvar *rate* 3) (defstruct cart items)"
+                      " (defmacro twice (f) `(progn ,f ,f)) (defclass shape () ((s :allocation :class :initform 1)))"
+                      " (defgeneric area (s)) (defmethod area ((s shape)) 0)"
+                      " (world-put (make-cart :items (list 1 2)) :cart)"
+                      " (in-package :cl-user)"), "!", 1) != 0);
+  /* a program that set the printer's variables and a print-object method
+  ** still gets canonical names: the kernel prints them without either */
+  CHECK(strncmp(ev(S, "(defstruct pt a) (defmethod print-object ((p pt) s) (format s \"PT!\"))"
+                      " (setq *print-base* 16 *print-length* 2 *read-default-float-format* 'double-float)"
+                      " (world-put 10 :ten) (world-put '(a b c d) :list) (world-put (make-pt :a 1) :pt)"
+                      " (world-put 1.5 :float) (world-put \"s\" 1) (world-put (make-hash-table) :identity)"
+                      " (defun (setf first-x) (v l) (setf (car l) v))"), "!", 1) != 0);
+  ev(S, "(setq *print-base* 10 *print-length* nil *read-default-float-format* 'single-float)");
+  jiti_State *T = jiti_open();
+  jiti_world_enable(T);
+  Vouch v = {T, 0, 0, ""};
+  char err[512];
+  CHECK(jiti_export_all(S, vouch_one, &v, err, sizeof err) == JITI_OK);
+  CHECK(v.checked >= 15);
+  if (v.failed) fprintf(stderr, "entry check failed: %s\n", v.first);
+  CHECK(v.failed == 0);
+  CHECK_STR(ev(T, "(list (find-package :shop) (find-symbol \"RUN\"))"), "(NIL NIL)");  /* unchanged */
+  Dump d = {NULL, 0, 0};
+  CHECK(jiti_export_all(S, collect, &d, err, sizeof err) == JITI_OK);
+  CHECK(d.text && strstr(d.text, "data 10 ") && strstr(d.text, "data (A B C D) ") &&
+        strstr(d.text, "data #S(PT :A 1) ") && strstr(d.text, "data 1.5d0 "));
+  free(d.text);
+
+  /* a function's bytes under another name, its kind or a name not written
+  ** canonically; truncated and trailing bytes; a variable of a built-in */
+  Find f = {JITI_ENTRY_FUNCTION, "SHOP::RUN", NULL, 0};
+  jiti_export_all(S, find_one, &f, err, sizeof err);
+  CHECK(f.b != NULL);
+  char lib[64];
+  if (f.b) {
+    CHECK(jiti_entry_check(T, JITI_ENTRY_FUNCTION, "SHOP::RUN", f.b, f.len, lib, sizeof lib, err, sizeof err) == JITI_OK);
+    CHECK(jiti_entry_check(T, JITI_ENTRY_FUNCTION, "SHOP::WALK", f.b, f.len, NULL, 0, err, sizeof err) == JITI_ERROR);
+    CHECK(strstr(err, "not a DEFUN form of that name") != NULL);
+    CHECK(jiti_entry_check(T, JITI_ENTRY_MACRO, "SHOP::RUN", f.b, f.len, NULL, 0, err, sizeof err) == JITI_ERROR);
+    CHECK(jiti_entry_check(T, JITI_ENTRY_FUNCTION, "shop::run", f.b, f.len, NULL, 0, err, sizeof err) == JITI_ERROR);
+    CHECK(strstr(err, "not written as the world writes it") != NULL);
+    CHECK(jiti_entry_check(T, JITI_ENTRY_FUNCTION, "SHOP::RUN", f.b, f.len - 1, NULL, 0, err, sizeof err) == JITI_ERROR);
+    unsigned char *more = malloc(f.len + 1);
+    memcpy(more, f.b, f.len);
+    more[f.len] = 'N';
+    CHECK(jiti_entry_check(T, JITI_ENTRY_FUNCTION, "SHOP::RUN", more, f.len + 1, NULL, 0, err, sizeof err) == JITI_ERROR);
+    free(more);
+    CHECK(jiti_entry_check(T, JITI_ENTRY_VARIABLE, "SHOP::RUN", f.b, f.len, NULL, 0, err, sizeof err) == JITI_ERROR);
+    free(f.b);
+  }
+  Find row = {JITI_ENTRY_DATA, "10", NULL, 0};
+  jiti_export_all(S, find_one, &row, err, sizeof err);
+  CHECK(row.b != NULL);
+  if (row.b) {
+    CHECK(jiti_entry_check(T, JITI_ENTRY_DATA, "A", row.b, row.len, NULL, 0, err, sizeof err) == JITI_ERROR);
+    free(row.b);
+  }
+  const unsigned char var[] = {'V', 'I', 1, '1'};
+  CHECK(jiti_entry_check(T, JITI_ENTRY_VARIABLE, "*X*", var, sizeof var, NULL, 0, err, sizeof err) == JITI_OK);
+  CHECK(jiti_entry_check(T, JITI_ENTRY_VARIABLE, "PI", var, sizeof var, NULL, 0, err, sizeof err) == JITI_ERROR);
+  CHECK(jiti_entry_check(T, JITI_ENTRY_VARIABLE, "*X*", (const unsigned char *)"V\x07", 2, NULL, 0, err, sizeof err) == JITI_ERROR);
+  CHECK(jiti_entry_check(T, JITI_ENTRY_DATA, "1", (const unsigned char *)"", 0, NULL, 0, err, sizeof err) == JITI_ERROR);
+  /* a foreign declaration names its library (no grant needed to check it) */
+  const char fsrc[] = "(DEFINE-FOREIGN C-COS \"libm.so.6\" \"cos\" :DOUBLE (:DOUBLE))";
+  (void)fsrc;
+  static const unsigned char fb[] = "FL\x06Y\x01\x0e" "DEFINE-FOREIGNY\x01\x05" "C-COSS\x09libm.so.6S\x03" "cosY\x02\x06"
+                                    "DOUBLEL\x01Y\x02\x06" "DOUBLENN";
+  CHECK(jiti_entry_check(T, JITI_ENTRY_FOREIGN, "C-COS", fb, sizeof fb - 1, lib, sizeof lib, err, sizeof err) == JITI_OK);
+  CHECK_STR(lib, "libm.so.6");
+  CHECK(jiti_entry_check(T, JITI_ENTRY_FOREIGN, "C-SIN", fb, sizeof fb - 1, lib, sizeof lib, err, sizeof err) == JITI_ERROR);
+
+  char name[128];
+  CHECK(jiti_entry_symbol_name(T, "pos", name, sizeof name, err, sizeof err) == JITI_OK);
+  CHECK_STR(name, "POS");
+  CHECK(jiti_entry_symbol_name(T, "shop::pos", name, sizeof name, err, sizeof err) == JITI_OK);
+  CHECK_STR(name, "SHOP::POS");
+  CHECK(jiti_entry_symbol_name(T, "(a b)", name, sizeof name, err, sizeof err) != JITI_OK);
+  CHECK_STR(ev(T, "(find-package :shop)"), "NIL");
+  jiti_close(T);
+  jiti_close(S);
+}
+
 int main(void) {
   test_entry_hash();
+  test_entry_check();
   test_packages();
   test_lazy_definitions();
   test_provisional_levels();

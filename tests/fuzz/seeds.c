@@ -3,7 +3,7 @@
 ** every entry of a sample world (functions, macros, a structure, a
 ** condition, variables, data rows of every storable kind, invariants) in
 ** fuzz_entry's input format, and frames of the messages kernel and worker
-** exchange.  (The evaluator's seeds are the Lisp suites' forms; run.sh
+** exchange, among them frames a compromised worker forges.  (The evaluator's seeds are the Lisp suites' forms; run.sh
 ** splits them.)
 **   seeds ENTRY-DIR FRAME-DIR
 */
@@ -85,6 +85,29 @@ int main(int argc, char **argv) {
     {"{\"event\":\"paused\",\"pause\":{\"condition_type\":\"TYPE-ERROR\",\"restarts\":[{\"id\":\"p1-0\",\"name\":\"USE-VALUE\"}]}}", NULL},
     {"{\"op\":\"command\",\"command\":\"resume\",\"restart_id\":\"p1-0\",\"arguments\":\"(list 1)\"}", NULL},
     {"{\"op\":\"commit\",\"revision\":3}", NULL},
+    /* what a compromised worker forges (tests/forged_frames.py): an
+    ** operator's invariant removed by a call, a foreign declaration, a
+    ** function's bytes under another name, a generation far ahead, a pause
+    ** for a call; and frames the kernel takes: a data row, a decision */
+    {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":5,\"status\":\"awaiting-commit\","
+     "\"changes\":[{\"kind\":\"invariant\",\"name\":\"POS\",\"removed\":true,\"len\":0}]}", NULL},
+    {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":5,\"status\":\"awaiting-commit\","
+     "\"changes\":[{\"kind\":\"foreign\",\"name\":\"C-COS\",\"removed\":false,\"len\":66}]}",
+     "FL\006Y\001\016DEFINE-FOREIGNY\001\005C-COSS\011libm.so.6S\003cosY\002\006DOUBLEL\001Y\002\006DOUBLENN"},
+    {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":5,\"status\":\"awaiting-commit\","
+     "\"changes\":[{\"kind\":\"function\",\"name\":\"F\",\"removed\":false,\"len\":20}]}",
+     "FL\004Y\001\005DEFUNY\001\001GNI\0011N"},
+    {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":5,\"status\":\"awaiting-commit\","
+     "\"changes\":[{\"kind\":\"data\",\"name\":\":X\",\"removed\":false,\"len\":8,"
+     "\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\"}]}", "RY\002\001XI\0011"},
+    {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":9223372036854775807,\"status\":\"idle\","
+     "\"changes\":[],\"committed\":true}", NULL},
+    {"{\"event\":\"paused\",\"pause\":{\"generation\":6,\"pause\":1,\"condition_type\":\"ERROR\",\"report\":\"x\","
+     "\"backtrace\":\"\",\"restarts\":[{\"id\":\"p1-0\",\"name\":\"ABORT\",\"report\":\"\",\"lambda_list\":\"\"}],"
+     "\"steps_used\":0,\"step_budget\":20}}", NULL},
+    {"{\"event\":\"committed\",\"generation\":6,\"status\":\"idle\"}", NULL},
+    {"{\"event\":\"ready\",\"generation\":5,\"status\":\"idle\",\"message\":\"\",\"foreign\":{\"granted\":"
+     "[\"libm.so.6\"],\"unavailable\":[],\"failed\":[]}}", NULL},
   };
   for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) write_frame(argv[2], (int)i, frames[i][0], frames[i][1]);
   printf("seeds: %d entries, %zu frames\n", nseed, sizeof frames / sizeof frames[0]);
