@@ -407,14 +407,20 @@ void devents_subscribed(Daemon *D) {
   store_events_read(dstore(D), 0, 1, STORE_NEWEST_FIRST, last_seq, &D->events.told);
 }
 
+/* The sooner of *d (any: one is set) and in. */
+static void sooner(double *d, int *any, double in) {
+  if (!*any || in < *d) *d = in;
+  *any = 1;
+}
+
 double devents_due(Daemon *D) {
   EventBuf *b = &D->events;
-  double now = daemon_now(), d = -1;
-  if (b->n) d = b->first + EVENT_DELAY - now;
-  if (b->held.text && (d < 0 || b->held.since + STARTED_HOLD - now < d)) d = b->held.since + STARTED_HOLD - now;
-  double t = dtally_due(D), r = dretain_due(D);
-  if (t >= 0 && (d < 0 || t < d)) d = t;
-  if (r >= 0 && (d < 0 || r < d)) d = r;
-  if (d < 0) return -1;
+  double now = daemon_now(), d = 0, t = dtally_due(D), r = dretain_due(D);
+  int any = 0;
+  if (b->n) sooner(&d, &any, b->first + EVENT_DELAY - now);
+  if (b->held.text) sooner(&d, &any, b->held.since + STARTED_HOLD - now);
+  if (t >= 0) sooner(&d, &any, t);
+  if (r >= 0) sooner(&d, &any, r);
+  if (!any) return -1;
   return d > 0 ? d : 0;
 }

@@ -592,7 +592,9 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
   /* one that publishes nothing leaves no events: counted */
-  if (t->active) devents_ended(D, t->attempt, t->op, reason, accepted && !json_is_true(json_object_get(m, "committed")));
+  if (t->active)
+    devents_ended(D, t->attempt, t->op, reason,
+                  accepted && t->op != PROTO_PREVIEW && !json_is_true(json_object_get(m, "committed")));
   if (t->grouped && t->active && dgroup_outcome(D, t, m, blob, bloblen)) {  /* held, or answered */
     D->wait = W_NONE;
     txn_clear(D);
