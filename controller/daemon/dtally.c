@@ -164,10 +164,21 @@ void dtally_done(Daemon *D, DTally *d, int ok) {
   memset(d, 0, sizeof *d);
 }
 
+static int by_name(const void *a, const void *b) {
+  const Count *x = *(Count *const *)a, *y = *(Count *const *)b;
+  int c = strcmp(x->kind, y->kind);
+  return c ? c : strcmp(x->outcome, y->outcome);
+}
+
 json_t *dtally_json(Daemon *D) {
+  Tally *t = &D->tally;
   json_t *a = json_array();
-  for (size_t i = 0; a && i < D->tally.n; i++)
-    json_array_append_new(a, json_pack("{s:s, s:s, s:I}", "kind", D->tally.c[i].kind, "outcome",
-                                       D->tally.c[i].outcome, "count", (json_int_t)D->tally.c[i].total));
+  Count **v = t->n ? malloc(t->n * sizeof *v) : NULL;
+  for (size_t i = 0; v && i < t->n; i++) v[i] = &t->c[i];
+  if (v) qsort(v, t->n, sizeof *v, by_name);   /* as the store lists them */
+  for (size_t i = 0; a && v && i < t->n; i++)
+    json_array_append_new(a, json_pack("{s:s, s:s, s:I}", "kind", v[i]->kind, "outcome", v[i]->outcome, "count",
+                                       (json_int_t)v[i]->total));
+  free(v);
   return a ? a : json_array();
 }
