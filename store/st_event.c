@@ -311,7 +311,7 @@ static int raw_string(const char *v, size_t n, const char **out, size_t *len) {
   return 1;
 }
 
-int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info) {
+int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info, int legacy_keys) {
   Plain P = {m, m + n, 1, 1, NULL, NULL, NULL, 0, 0, 0};
   memset(info, 0, sizeof *info);
   info->ev = -1;
@@ -330,11 +330,18 @@ int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info) {
     while (i < P.nat && P.vat[i] >= '0' && P.vat[i] <= '9') a = a * 10 + (uint64_t)(P.vat[i++] - '0');
     if (i == P.nat && i) info->has_attempt = 1, info->attempt = a;
   }
-  if (P.vkey && raw_string(P.vkey, P.nkey, &t, &tn) && tn == 64) {
+  if (P.vkey && raw_string(P.vkey, P.nkey, &t, &tn)) {
     char hex[65];
-    memcpy(hex, t, 64);
-    hex[64] = '\0';
-    info->has_key = store_hash_parse(hex, info->key) == STORE_OK;
+    if (tn == 64) {
+      memcpy(hex, t, 64);
+      hex[64] = '\0';
+      info->has_key = store_hash_parse(hex, info->key) == STORE_OK;
+    }
+    /* an older kernel's: the key itself (unless redaction replaced it) */
+    if (!info->has_key && legacy_keys && tn && !(tn == 10 && !memcmp(t, "[redacted]", 10)))
+      info->has_key = st_sha256(NULL, t, tn, info->key) == STORE_OK;
+  } else if (P.vkey && legacy_keys) {
+    return -1;   /* escaped: the caller parses it */
   }
   return 0;
 }
@@ -451,7 +458,7 @@ int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, json_t *con
     st_evinfo info;
     if (++seq, i == 0 && first) *first = seq;
     if (obj[i]) st_evinfo_of_object(obj[i], &info, 0);
-    else st_evinfo_of_members(e->members, e->len, &info);   /* plain: vouched for */
+    else st_evinfo_of_members(e->members, e->len, &info, 0);   /* plain: vouched for */
     r = st_event_render(s, e, obj[i], seq, t, &buf, &cap, &text, &len);
     if (r != STORE_OK) break;
     st_put_u64(key, seq);

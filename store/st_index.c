@@ -134,27 +134,80 @@ int st_index_event(store_env *s, MDB_txn *txn, uint64_t seq, const st_evinfo *in
 
 /* ---- the migration: every index from the events */
 
+/* What the indices need of a stored record (its text: {"seq":..,"time":..,
+** members}), an older kernel's raw keys included. */
+static void evinfo_of_record(const char *text, size_t len, st_evinfo *info) {
+  if (len >= 2 && text[0] == '{' && text[len - 1] == '}' && st_evinfo_of_members(text + 1, len - 2, info, 1) == 0)
+    return;
+  json_t *o = json_loadb(text, len, 0, NULL);   /* the rare record the scanner leaves */
+  st_evinfo_of_object(o, info, 1);
+  json_decref(o);
+}
+
+typedef struct Recent { uint64_t seq; uint8_t key[32]; } Recent;
+
 int st_index_rebuild(store_env *s, MDB_txn *txn) {
   MDB_cursor *cur;
   MDB_val k, v;
   uint64_t mark = 0;
+  st_map open;                /* attempt -> the seq of its start, while it has no outcome */
+  Recent *recent = calloc(STORE_KEYS_MAX, sizeof *recent);   /* the newest keyed outcomes, a ring */
+  size_t nrecent = 0;
   int rc, r = STORE_OK;
-  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) return st_mdb(s, rc, "reading events");
+  if (!recent) return st_fail(s, STORE_ENOMEM, "out of memory indexing the events");
+  st_map_init(&open);
+  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) {
+    free(recent);
+    return st_mdb(s, rc, "reading events");
+  }
+  /* one read, oldest first, in memory: writing as it goes would touch the
+  ** key indices once per keyed outcome ever recorded */
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && r == STORE_OK;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
     if (k.mv_size != 8) {
       r = st_fail(s, STORE_ECORRUPT, "an event key is malformed");
       break;
     }
-    json_t *o = json_loadb(v.mv_data, v.mv_size, 0, NULL);
     st_evinfo info;
-    st_evinfo_of_object(o, &info, 1);
-    json_decref(o);
-    r = st_index_event(s, txn, st_get_u64(k.mv_data), &info, v.mv_data, v.mv_size, &mark);
+    evinfo_of_record(v.mv_data, v.mv_size, &info);
+    uint64_t seq = st_get_u64(k.mv_data);
+    int outcome = info.ev >= 0 && store_event_is_outcome(info.ev);
+    if (info.has_attempt) {
+      uint8_t ak[8], slot[32] = {0};
+      st_put_u64(ak, info.attempt);
+      if (info.attempt > mark) mark = info.attempt;
+      if (info.ev == STORE_EV_STARTED) {
+        st_put_u64(slot, seq);
+        if (st_map_set(&open, ak, 8, slot) != 0) r = st_fail(s, STORE_ENOMEM, "out of memory indexing the events");
+      } else if (outcome) {
+        st_map_del(&open, ak, 8);
+      }
+    }
+    if (outcome && info.has_key) {
+      Recent *x = &recent[nrecent++ % STORE_KEYS_MAX];
+      x->seq = seq;
+      memcpy(x->key, info.key, 32);
+    }
   }
   mdb_cursor_close(cur);
   if (r == STORE_OK && rc && rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading events");
+  for (size_t i = 0; r == STORE_OK && i < open.cap; i++) {
+    st_slot *sl = &open.slots[i];
+    if (sl->key) r = st_put(s, txn, s->attempts, sl->key, 8, sl->hash, 8, 0, "writing an attempt");
+  }
+  /* the keys, oldest first (a newer record of a key replaces an older) */
+  size_t n = nrecent < STORE_KEYS_MAX ? nrecent : STORE_KEYS_MAX;
+  for (size_t i = 0; r == STORE_OK && i < n; i++) {
+    Recent *x = &recent[(nrecent - n + i) % STORE_KEYS_MAX];
+    uint8_t sk[8];
+    st_put_u64(sk, x->seq);
+    MDB_val ek = {8, sk}, ev;
+    if ((rc = mdb_get(txn, s->events, &ek, &ev)) != 0) r = st_mdb(s, rc, "reading an event");
+    else r = st_key_put(s, txn, x->key, ev.mv_data, ev.mv_size);
+  }
   if (r == STORE_OK && mark) r = st_raise_attempt(s, txn, mark);
+  st_map_free(&open);
+  free(recent);
   return r;
 }
 
@@ -311,7 +364,7 @@ static int tally_txn(store_env *s, MDB_txn *txn, void *arg) {
     char *text = NULL;
     size_t len = 0;
     if (a->obj[i]) st_evinfo_of_object(a->obj[i], &info, 0);
-    else st_evinfo_of_members(e->members, e->len, &info);
+    else st_evinfo_of_members(e->members, e->len, &info, 0);
     if (info.has_attempt && info.attempt > mark) mark = info.attempt;
     if (!info.has_key) continue;   /* nothing to keep */
     r = st_event_render(s, e, a->obj[i], 0, e->time_ms ? e->time_ms : now, &buf, &cap, &text, &len);

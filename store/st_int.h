@@ -164,8 +164,9 @@ typedef struct st_evinfo {
 void st_evinfo_of_object(struct json_t *o, st_evinfo *info, int legacy_keys);
 /* The same from members text m[0..n) (JSON members, as st_events_prepare
 ** vouched for them): the top level's "event", "attempt" and
-** "idempotency".  0, or -1 when it is not JSON members. */
-int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info);
+** "idempotency".  0, or -1 when it is not JSON members (or, legacy_keys,
+** the key is escaped: parse it and take st_evinfo_of_object's). */
+int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info, int legacy_keys);
 /* Render the record of event e (obj: its prepared object, or NULL for
 ** plain members) as stored under seq at time t: into *buf (grown),
 ** *text and *len the record (not *buf when cut short: the caller frees it). */
@@ -204,7 +205,8 @@ int st_raise_attempt(store_env *s, MDB_txn *txn, uint64_t mark);
 ** store_tally's key-only records), keeping the newest STORE_KEYS_MAX. */
 int st_key_put(store_env *s, MDB_txn *txn, const uint8_t key[32], const char *text, size_t len);
 /* Build every index from the events (the migration to format 3), within
-** txn: O(events), once. */
+** txn: one read of every event, O(open attempts + STORE_KEYS_MAX) memory
+** and writes; once. */
 int st_index_rebuild(store_env *s, MDB_txn *txn);
 
 /* ---- st_journal.c */

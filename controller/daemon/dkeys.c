@@ -24,7 +24,10 @@
 **
 ** Bounds: STORE_KEYS_MAX keys, the store's bound too, so a key is
 ** remembered as long after a restart as before it; past DKEYS_BYTES of
-** recorded replies the oldest are cut to what a restart would replay.
+** recorded replies the oldest are cut to what a restart would replay (and
+** only then, past it still, forgotten by this kernel).  The keys read at
+** start-up are kept as their outcome's text and made replies only when
+** they come again: a start reads them, and parses none.
 */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
+#include "jtext.h"
 #include "txn.h"
 
 #define DKEYS_MAX STORE_KEYS_MAX
@@ -63,7 +67,7 @@ static void forget_oldest(Daemon *D) {
 
 /* Over DKEYS_BYTES: the oldest replies lose what a restart would not
 ** replay either (value, values, output; changes are read back from the
-** revision's manifest). */
+** revision's manifest); if that is not enough, the oldest keys go. */
 static void trim(Daemon *D) {
   for (size_t i = 0; D->keys.bytes > DKEYS_BYTES && i < json_array_size(D->keys.order); i++) {
     json_t *r = json_object_get(D->keys.done, json_string_value(json_array_get(D->keys.order, i)));
@@ -78,6 +82,8 @@ static void trim(Daemon *D) {
     json_object_set_new(r, "bytes", json_integer((json_int_t)now));
     json_object_set_new(r, "trimmed", json_true());
   }
+  /* still over (outcomes with messages of many KiB): the oldest go */
+  while (D->keys.bytes > DKEYS_BYTES && json_array_size(D->keys.order) > 1) forget_oldest(D);
 }
 
 /* Whether a reply says the request ran (its outcome is worth replaying).
@@ -95,21 +101,72 @@ static int ran(json_t *reply) {
   return code != NULL;
 }
 
-/* Record reply (borrowed) as the outcome of key (a digest) for request
-** (a digest; NULL: unknown, a record of an older kernel). */
-static void record(Daemon *D, const char *key, const char *request, json_t *reply) {
-  if (json_object_get(D->keys.done, key)) return;
-  json_t *copy = json_deep_copy(reply);
-  json_object_del(copy, "id");
-  json_object_set_new(copy, "replayed", json_true());
-  size_t bytes = reply_bytes(copy);
+/* Record the outcome of key (a digest) for request (a digest; NULL:
+** unknown, a record of an older kernel): reply (stolen: the caller's own
+** copy), or — the keys the store kept, read at start-up — the outcome
+** event's text, made a reply only if it is replayed (reply_of_event). */
+static void record(Daemon *D, const char *key, const char *request, json_t *reply, const char *event, size_t len) {
+  if (json_object_get(D->keys.done, key) || (!reply && !event)) {
+    json_decref(reply);
+    return;
+  }
+  size_t bytes = len;
+  if (reply) {
+    json_object_del(reply, "id");
+    json_object_set_new(reply, "replayed", json_true());
+    bytes = reply_bytes(reply);
+  }
   while (json_array_size(D->keys.order) && json_array_size(D->keys.order) >= DKEYS_MAX) forget_oldest(D);
-  json_t *r = json_pack("{s:o, s:I}", "reply", copy, "bytes", (json_int_t)bytes);
+  json_t *r = json_object();
+  json_object_set_new(r, "bytes", json_integer((json_int_t)bytes));
+  if (reply) json_object_set_new(r, "reply", reply);
+  else json_object_set_new(r, "event", json_stringn(event, len));
   if (request) json_object_set_new(r, "request", json_string(request));
   json_object_set_new(D->keys.done, key, r);
   json_array_append_new(D->keys.order, json_string(key));
   D->keys.bytes += bytes;
   trim(D);
+}
+
+/* The reply a kept outcome event stands for (what the store keeps: not the
+** value or the output), or NULL when it is no outcome worth replaying. */
+static json_t *reply_of_event(const char *json, size_t len) {
+  json_t *e = jtext_load(json, len, 0, NULL), *r = NULL;
+  const char *name = json_string_value(json_object_get(e, "event"));
+  int ev = name ? store_event_parse(name) : -1;
+  const char *outcome = json_string_value(json_object_get(e, "outcome"));
+  if (outcome && ev >= 0 && store_event_is_outcome(ev)) {
+    int ok = !strcmp(outcome, txn_reason_name(TXN_ACCEPTED));
+    r = json_pack("{s:b}", "ok", ok);
+    if (!ok) json_object_set_new(r, "code", json_string(outcome));
+    json_t *v;
+    json_object_set_new(r, "outcome", json_string(outcome));
+    if ((v = json_object_get(e, "revision"))) json_object_set(r, "revision", v);
+    if ((v = json_object_get(e, "generation"))) json_object_set(r, "generation", v);
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    if (!ok) json_object_set_new(r, "message", json_string(msg ? msg : outcome));
+    json_object_set_new(r, "replayed", json_true());
+    if (!ran(r)) {
+      json_decref(r);
+      r = NULL;
+    }
+  }
+  json_decref(e);
+  return r;
+}
+
+/* The reply recorded for key (a new reference), or NULL: none, or one of
+** an outcome that ran nothing (forgotten: the request runs). */
+static json_t *recorded(Daemon *D, const char *key) {
+  json_t *done = json_object_get(D->keys.done, key);
+  if (!done) return NULL;
+  json_t *r = json_object_get(done, "reply");
+  if (r) return json_deep_copy(r);
+  json_t *ev = json_object_get(done, "event");
+  if ((r = reply_of_event(json_string_value(ev), json_string_length(ev)))) return r;
+  D->keys.bytes -= (size_t)json_integer_value(json_object_get(done, "bytes"));
+  json_object_del(D->keys.done, key);   /* (its place in the order goes with forget_oldest) */
+  return NULL;
 }
 
 void dkeys_init(Daemon *D) {
@@ -164,14 +221,14 @@ int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   if (!key) return 0;
   events_Key *k = events_key_new(req);
   if (!k) return 0;   /* out of memory: it runs, unkeyed in effect */
-  json_t *done = json_object_get(D->keys.done, k->key), *f;
-  const char *was = json_string_value(json_object_get(done, "request"));
+  json_t *r = recorded(D, k->key), *f;
+  const char *was = r ? json_string_value(json_object_get(json_object_get(D->keys.done, k->key), "request")) : NULL;
   int answered = 1;
-  if (done && was && strcmp(was, k->request)) {
+  if (r && was && strcmp(was, k->request)) {
+    json_decref(r);
     refuse_conflict(D, client, id, req, key, "was used for");
-  } else if (done) {
+  } else if (r) {
     dlog(D, "replayed the outcome of key %.16s...", k->key);
-    json_t *r = json_deep_copy(json_object_get(done, "reply"));
     /* read back from the store: the revision's changes, from its manifest */
     json_t *rev = json_object_get(r, "revision");
     if (json_is_true(json_object_get(r, "ok")) && rev && !json_object_get(r, "changes"))
@@ -213,7 +270,8 @@ void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply) {
   json_t *f = in_flight(D, client, id, name);
   if (!f) return;
   if (ran(reply))
-    record(D, json_string_value(json_object_get(f, "key")), json_string_value(json_object_get(f, "request")), reply);
+    record(D, json_string_value(json_object_get(f, "key")), json_string_value(json_object_get(f, "request")),
+           json_deep_copy(reply), NULL, 0);
   json_object_del(D->keys.flight, name);
 }
 
@@ -224,29 +282,18 @@ void dkeys_forget(Daemon *D, uint64_t client, json_t *id) {
   json_object_del(D->keys.flight, name);
 }
 
-/* Rebuild a reply from the outcome the store kept under a key. */
+/* A key the store kept: its outcome event's text, read only if the key
+** comes again; its request's digest, found by a look at the text (the
+** kernel's own compact record: the member appears once, at the top). */
 static int load_key(void *arg, const uint8_t digest[32], const char *json, size_t len) {
   Daemon *D = arg;
-  char key[65];
+  char key[65], request[65];
+  static const char tag[] = "\"" EVENTS_REQUEST_MEMBER "\":\"";
   store_hash_hex(digest, key);
-  json_t *e = json_loadb(json, len, 0, NULL);
-  const char *name = json_string_value(json_object_get(e, "event"));
-  int ev = name ? store_event_parse(name) : -1;
-  const char *outcome = json_string_value(json_object_get(e, "outcome"));
-  if (outcome && ev >= 0 && store_event_is_outcome(ev)) {
-    int ok = !strcmp(outcome, txn_reason_name(TXN_ACCEPTED));
-    json_t *r = json_pack("{s:b}", "ok", ok);
-    if (!ok) json_object_set_new(r, "code", json_string(outcome));
-    json_t *v;
-    json_object_set_new(r, "outcome", json_string(outcome));
-    if ((v = json_object_get(e, "revision"))) json_object_set(r, "revision", v);
-    if ((v = json_object_get(e, "generation"))) json_object_set(r, "generation", v);
-    const char *msg = json_string_value(json_object_get(e, "message"));
-    if (!ok) json_object_set_new(r, "message", json_string(msg ? msg : outcome));
-    if (ran(r)) record(D, key, json_string_value(json_object_get(e, EVENTS_REQUEST_MEMBER)), r);
-    json_decref(r);
-  }
-  json_decref(e);
+  const char *at = memmem(json, len, tag, sizeof tag - 1);
+  int has = at && (size_t)(json + len - (at + sizeof tag - 1)) > 64 && at[sizeof tag - 1 + 64] == '"';
+  if (has) memcpy(request, at + sizeof tag - 1, 64), request[64] = '\0';
+  record(D, key, has ? request : NULL, NULL, json, len);
   return 0;
 }
 

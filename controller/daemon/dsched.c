@@ -226,7 +226,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
   size_t len = 0;
-  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
+  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, &len);
   devents_started(D, t->attempt, t->op, ev, len);
   D->wait = W_ATTEMPT;
 }

@@ -299,12 +299,12 @@ events_Key *events_key_new(struct json_t *req);
 /* The same three events as their members' text (store_ev.members: compact,
 ** ASCII-escaped, the members in the objects' order), for the kernel's hot
 ** path, which would otherwise build, write and free an object per event;
-** key, when not NULL, adds EVENTS_KEY_MEMBER (and on outcomes
-** EVENTS_REQUEST_MEMBER) last.  malloc'd, its length in *len; NULL when
+** on outcomes, key (when not NULL) adds EVENTS_KEY_MEMBER and
+** EVENTS_REQUEST_MEMBER last (a start carries no key: its outcome does).  malloc'd, its length in *len; NULL when
 ** out of memory (a string that is not UTF-8 is written with U+FFFD for
 ** each byte that does not belong: jtext_writer). */
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
-                          uint64_t generation, const events_Key *key, size_t *len);
+                          uint64_t generation, size_t *len);
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
                           const events_Key *key, size_t *len);
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,

@@ -92,10 +92,10 @@ events_Key *events_key_new(json_t *req) {
 }
 
 void events_tag(json_t *ev, const events_Key *key) {
-  if (!ev || !key) return;
+  if (!ev || !key || !store_event_is_outcome(store_event_parse(json_string_value(json_object_get(ev, "event")))))
+    return;   /* outcomes only: the store keeps an outcome under its key */
   json_object_set_new(ev, EVENTS_KEY_MEMBER, json_string(key->key));
-  if (store_event_is_outcome(store_event_parse(json_string_value(json_object_get(ev, "event")))))
-    json_object_set_new(ev, EVENTS_REQUEST_MEMBER, json_string(key->request));
+  json_object_set_new(ev, EVENTS_REQUEST_MEMBER, json_string(key->request));
 }
 
 /* ---- the same, as text */
@@ -116,15 +116,13 @@ static void head(jtext_writer *w, const char *name, uint64_t attempt, const char
 }
 
 /* The members of what w holds, after the key's members (when key is not
-** NULL; the request's digest on outcomes); NULL when out of memory. */
-static char *members(jtext_writer *w, const events_Key *key, int outcome, size_t *len) {
+** NULL); NULL when out of memory. */
+static char *members(jtext_writer *w, const events_Key *key, size_t *len) {
   if (key) {
     jtext_key(w, EVENTS_KEY_MEMBER);
     jtext_string(w, key->key, strlen(key->key));
-    if (outcome) {
-      jtext_key(w, EVENTS_REQUEST_MEMBER);
-      jtext_string(w, key->request, strlen(key->request));
-    }
+    jtext_key(w, EVENTS_REQUEST_MEMBER);
+    jtext_string(w, key->request, strlen(key->request));
   }
   jtext_end(w, '}');
   if (w->failed || w->len < 2) {
@@ -137,7 +135,7 @@ static char *members(jtext_writer *w, const events_Key *key, int outcome, size_t
 }
 
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
-                          uint64_t generation, const events_Key *key, size_t *len) {
+                          uint64_t generation, size_t *len) {
   jtext_writer w = {0};
   head(&w, store_event_name(STORE_EV_STARTED), attempt, command);
   jtext_key(&w, "source");
@@ -146,7 +144,7 @@ char *events_started_text(uint64_t attempt, const char *command, const char *sou
   jtext_int(&w, (json_int_t)parent);
   jtext_key(&w, "generation");
   jtext_int(&w, (json_int_t)generation);
-  return members(&w, key, 0, len);
+  return members(&w, NULL, len);
 }
 
 static void outcome(jtext_writer *w, uint64_t attempt, const char *command, const char *reason,
@@ -171,7 +169,7 @@ char *events_outcome_text(uint64_t attempt, const char *command, const char *rea
                           const events_Key *key, size_t *len) {
   jtext_writer w = {0};
   outcome(&w, attempt, command, reason, message);
-  return members(&w, key, 1, len);
+  return members(&w, key, len);
 }
 
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, uint64_t generation,
@@ -179,7 +177,7 @@ char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, 
   jtext_writer w = {0};
   outcome(&w, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
   revision(&w, rev, generation);
-  return members(&w, key, 1, len);
+  return members(&w, key, len);
 }
 
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
@@ -188,7 +186,7 @@ char *events_outcome_text_open(uint64_t attempt, const char *command, const char
   int accepted = events_of_reason(reason) == STORE_EV_ACCEPTED;
   outcome(&w, attempt, command, reason, accepted ? NULL : message);
   size_t at = w.len - 1;   /* in the members, less the "{" */
-  char *text = members(&w, key, 1, len);
+  char *text = members(&w, key, len);
   *split = accepted ? at : *len;   /* events_accepted's order: revision, generation, then the key */
   return text;
 }
