@@ -5,8 +5,8 @@
 #   bench/events_bench.sh [--calls N] [--million N] [--runs R] [--before DIR] [--jiti PATH]
 #
 # 1. Bytes per call: a kernel on a fresh store serves N keyed read-only
-#    calls, then N more (after 10,000 keys the key records replace the
-#    oldest: the steady state), then N keyed writing calls, from one
+#    calls, then N more twice (after 10,000 keys the key records replace
+#    the oldest: the steady state), then N keyed writing calls, from one
 #    pipelined client (as `jiti eval` sends them: each with a random key);
 #    between phases the kernel is stopped and the store measured
 #    (bench/events_bench.c stat: events, tree bytes, data.mdb's size).
@@ -87,7 +87,7 @@ start_time() {  # start_time JITI STORE: seconds until the kernel serves
 echo "# events benchmark: $calls calls per phase, start-up at $million calls, $runs runs ($(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
 for v in "${versions[@]}"; do
   IFS=: read -r name bin eb <<<"$v"
-  S="$tmp/$name-calls"
+  S="$tmp/$name-percall"
   "$bin" kernel --store "$S" --detach >/dev/null
   calls write 1 "$S"
   "$bin" stop --store "$S" >/dev/null
@@ -96,7 +96,7 @@ for v in "${versions[@]}"; do
   echo "## $name ($bin)"
   echo "| phase | events added | tree bytes per call | data.mdb bytes per call |"
   echo "|---|---|---|---|"
-  for phase in read read write; do
+  for phase in read read read write; do
     "$bin" kernel --store "$S" --detach >/dev/null
     calls "$phase" "$calls" "$S"
     "$bin" stop --store "$S" >/dev/null
@@ -111,7 +111,7 @@ for v in "${versions[@]}"; do
   echo "| store at $million calls | events | tree MiB | start-up, s (median of $runs) |"
   echo "|---|---|---|---|"
   for how in calls events; do
-    M="$tmp/$name-$how"
+    M="$tmp/$name-million-$how"
     [ "$name" = before ] && [ "$how" = events ] && continue   # the same store as its calls
     "$eb" build "$M" "$million" $([ "$how" = events ] && echo --events) >/dev/null
     st=$(stat "$M" "$eb")
@@ -119,7 +119,7 @@ for v in "${versions[@]}"; do
     echo "| $how ($( [ "$how" = calls ] && echo "as $name's kernel records them" || echo "every call's two events, no key")) | $(field events <<<"$st") | $(( $(field tree_bytes <<<"$st") >> 20 )) | $times |"
   done
   if [ "$name" = now ] && [ -n "$before" ]; then
-    cp -a "$tmp/before-calls" "$tmp/migrated" 2>/dev/null || true
+    cp -a "$tmp/before-million-calls" "$tmp/migrated"
     first=$(start_time "$bin" "$tmp/migrated")
     times=$(for i in $(seq "$runs"); do start_time "$bin" "$tmp/migrated"; done | median)
     echo "| before's store, this version: the first start (its migration), then | $(field events <<<"$(stat "$tmp/migrated" "$eb")") | | $first, then $times |"
