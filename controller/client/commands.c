@@ -560,7 +560,9 @@ static void status_usage(FILE *out) {
           "\n"
           "Show whether a kernel serves the store, its pid, the worker's pid, revision,\n"
           "generation, state (idle, running, paused, publishing, faulted, starting),\n"
-          "queued transactions, attempts and worker restarts.\n"
+          "queued transactions, attempts and worker restarts, what was counted instead of\n"
+          "recorded as events (calls and previews that published nothing, queries: see\n"
+          "'jiti events counters') and the events' retention (jiti kernel --events-keep).\n"
           "\n"
           "Exit status: 0 a kernel is running and answered; 1 none is, or it answered\n"
           "with an error (busy, shutting down: the message is printed); 2 usage.\n");
