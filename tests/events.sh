@@ -72,14 +72,15 @@ printf '%s\n' '{"type":"finish","summary":"nothing to do"}' >"$tmp/finish.jsonl"
 start_kernel "$S" --events-keep 5 || echo "FAIL the kernel with --events-keep did not start"
 for i in $(seq 15); do "$JITI" eval --store "$S" "(world-put :w $i)" >/dev/null; done
 # (it prunes a second after events were written)
-t_until pruned-to-the-bound 0 "^[0-5]$" -- bash -c "'$JITI' events --store '$S' | grep -vc session"
+t_until pruned-to-the-bound 0 "^[0-5]$" -- bash -c "'$JITI' events --json --store '$S' | grep -vc '\"event\":\"session'"
 t status-retention 0 "retention: +the newest 5 events; [1-9][0-9]* pruned, [0-9]+ remain" -- "$JITI" status --store "$S"
 t status-json-events 0 '"events": \{[^}]*"pruned": [1-9]' -- "$JITI" status --json --store "$S"
 t key-outlives-its-events 0 "replayed" -- "$JITI" eval --store "$S" --key keep-me '(world-put :a 1)'
 "$JITI" stop --store "$S" >/dev/null
 "$JITI" events --store "$S" >"$tmp/kept"
-ok "the newest events stay, within the bound (and the stop): $(grep -vc "session" "$tmp/kept")" \
-  $([[ $(grep -vc "session" "$tmp/kept") -le 6 ]]; echo $?)
+kept=$("$JITI" events --json --store "$S" | grep -vc '"event":"session')
+ok "the newest events stay, within the bound (and the stop): $kept" $([[ $kept -le 6 ]]; echo $?)
+t events-footer 0 "counted rather than listed: jiti events counters" -- tail -1 "$tmp/kept"
 t transcript-kept 0 "session-start.*session-end|session-end.*session-start" -- tr '\n' ' ' <"$tmp/kept"
 t sessions-listed 0 "look" -- "$JITI" sessions --store "$S"
 

@@ -399,6 +399,11 @@ static int print_event(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
+static int add_count(void *arg, const store_count *c) {
+  *(uint64_t *)arg += c->n;
+  return 0;
+}
+
 int cmd_events(int argc, char **argv) {
   int sub = events_sub_main(argc, argv);
   if (sub >= 0) return sub;
@@ -421,6 +426,10 @@ int cmd_events(int argc, char **argv) {
     fprintf(stderr, "jiti events: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
+  uint64_t counted = 0;
+  if (status == EXIT_OK && !a.json && !a.n && store_counters_read(s, add_count, &counted) == STORE_OK && counted)
+    printf("(and %" PRIu64 " call%s, previews and queries that changed nothing, counted rather than listed: "
+           "jiti events counters)\n", counted, counted == 1 ? "" : "s");
   store_close(s);
   return status;
 }
