@@ -79,6 +79,22 @@ def requests(R, k):
         assert k.value('(world-get :g)') == '1'
     R.run('conformance/call-generation-and-stale', call_generation)
 
+    def key_conflict():
+        # a key names one request: the same again is replayed, another refused
+        first = expect_ok(c.request({'op': 'call', 'source': '(world-put :kc 1)', 'key': 'kc-1'}))
+        expect_ok(c.request({'op': 'call', 'source': '(world-put :kc 1)', 'key': 'kc-1'}), replayed=True,
+                  revision=first['revision'])
+        r = expect_error(c.request({'op': 'call', 'source': '(world-put :kc 2)', 'key': 'kc-1'}), 'key-conflict',
+                         'different request')
+        assert 'outcome' not in r and 'generation' not in r, r
+        g = k.gen()
+        expect_ok(c.request({'op': 'act', 'generation': g, 'key': 'kc-2',
+                             'action': {'type': 'evaluate', 'source': '(world-put :kc 3)'}}))
+        expect_error(c.request({'op': 'act', 'generation': g, 'key': 'kc-2',
+                                'action': {'type': 'evaluate', 'source': '(world-put :kc 4)'}}), 'key-conflict')
+        assert k.value('(world-get :kc)') == '3'
+    R.run('conformance/call-key-conflict', key_conflict)
+
     def definitions():
         for src, kind, name in [('(defun f (x) (* 2 x))', 'function', 'F'),
                                 ('(defmacro twice (x) (list (quote *) 2 x))', 'macro', 'TWICE'),
