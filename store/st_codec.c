@@ -160,6 +160,8 @@ int st_sha256(st_hasher *reuse, const void *p, size_t n, uint8_t out[32]) {
   return ok && olen == 32 ? STORE_OK : STORE_ENOMEM;
 }
 
+int store_digest(const void *p, size_t n, uint8_t out[32]) { return st_sha256(NULL, p, n, out); }
+
 void store_hash_hex(const uint8_t hash[32], char hex[65]) {
   static const char digits[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++) {

@@ -97,6 +97,22 @@ int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
   return STORE_OK;
 }
 
+int st_del(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const char *what) {
+  MDB_val key = { klen, (void *)k };
+  int rc = mdb_del(txn, dbi, &key, NULL);
+  if (rc == MDB_NOTFOUND) return STORE_OK;
+  if (rc) return st_mdb(s, rc, what);
+  if (s->j.capture) st_journal_op(s, 1, dbi, k, klen, NULL, 0);
+  return STORE_OK;
+}
+
+int st_cursor_del(store_env *s, MDB_cursor *cur, MDB_dbi dbi, const void *k, size_t klen, const char *what) {
+  int rc = mdb_cursor_del(cur, 0);
+  if (rc) return st_mdb(s, rc, what);
+  if (s->j.capture) st_journal_op(s, 1, dbi, k, klen, NULL, 0);
+  return STORE_OK;
+}
+
 int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev) {
   MDB_val k = { 7, "current" }, v;
   int rc = mdb_get(txn, s->meta, &k, &v);
@@ -209,8 +225,9 @@ int store_sync(store_env *s, char *err, size_t errlen) {
 
 /* ---- opening */
 
-static int open_dbis(store_env *s) {
-  static const char *const names[] = { "meta", "revisions", "entries", "names", "events" };
+/* Open the databases and read the format version into *format (checked by
+** st_format_check once the journal's records are in). */
+static int open_dbis(store_env *s, uint32_t *format_out) {
   MDB_dbi *dbis[] = { &s->meta, &s->revs, &s->entries, &s->names, &s->events };
   MDB_txn *txn = NULL;
   MDB_val k, v;
@@ -218,10 +235,10 @@ static int open_dbis(store_env *s) {
   uint64_t cur;
   int rc, r = st_read_begin(s, &txn);
   if (r != STORE_OK) return r;
-  for (size_t i = 0; i < 5; i++) {
-    rc = mdb_dbi_open(txn, names[i], 0, dbis[i]);
+  for (size_t i = 0; i < ST_NDBS_V2; i++) {
+    rc = mdb_dbi_open(txn, st_db_names[i], 0, dbis[i]);
     if (rc == MDB_NOTFOUND) {
-      r = st_fail(s, STORE_ECORRUPT, "the '%s' database is missing", names[i]);
+      r = st_fail(s, STORE_ECORRUPT, "the '%s' database is missing", st_db_names[i]);
       goto done;
     }
     if (rc) { r = st_mdb(s, rc, "opening the databases"); goto done; }
@@ -246,11 +263,13 @@ static int open_dbis(store_env *s) {
   }
   if (rc) { r = st_mdb(s, rc, "reading the store id"); goto done; }
   if ((r = st_get_current(s, txn, &cur)) != STORE_OK) goto done;
+  /* format 3's indices; an older store gets them when opened for writing */
+  if (format >= 3 && (r = st_open_index_dbs(s, txn, 0)) != STORE_OK) goto done;
   /* Committing a read-only transaction keeps its database handles open. */
   rc = mdb_txn_commit(txn);
   txn = NULL;
   if (rc) r = st_mdb(s, rc, "opening the databases");
-  else r = st_format_check(s, format);   /* an older format: upgraded when writable */
+  *format_out = format;
 done:
   if (txn) mdb_txn_abort(txn);
   return r;
@@ -349,7 +368,7 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     r = st_mdb(s, rc, "creating the LMDB environment");
     goto fail;
   }
-  if ((rc = mdb_env_set_maxdbs(s->env, 5)) != 0 ||
+  if ((rc = mdb_env_set_maxdbs(s->env, ST_NDBS)) != 0 ||
       (rc = mdb_env_set_mapsize(s->env, mapsize)) != 0) {
     r = st_mdb(s, rc, "configuring the LMDB environment");
     goto fail;
@@ -373,9 +392,12 @@ int store_open_with(const char *dir, unsigned flags, const store_options *opts,
     r = st_mdb(s, rc, "clearing stale readers");
     goto fail;
   }
-  if ((r = open_dbis(s)) != STORE_OK) goto fail;
+  uint32_t format = 0;
+  if ((r = open_dbis(s, &format)) != STORE_OK) goto fail;
   /* the writes a journal made durable after the last checkpoint */
   if (!(flags & STORE_RDONLY) && (r = st_journal_recover(s, opts)) != STORE_OK) goto fail;
+  /* an older format: upgraded when writable, once every event is in */
+  if ((r = st_format_check(s, format)) != STORE_OK) goto fail;
   s->msg[0] = '\0';
   *out = s;
   return STORE_OK;
@@ -415,7 +437,8 @@ int store_stats(store_env *s, store_stat *st) {
   MDB_cursor *cur = NULL;
   MDB_val k, v;
   MDB_dbi dbis[ST_NDBS];
-  uint64_t *counts[ST_NDBS] = { NULL, &st->revisions, &st->entries, &st->names, &st->events };
+  uint64_t *counts[ST_NDBS] = { NULL, &st->revisions, &st->entries, &st->names, &st->events,
+                                &st->open_attempts, &st->keys, NULL, &st->counters };
   int rc, r;
   s->msg[0] = '\0';
   memset(st, 0, sizeof *st);
@@ -438,7 +461,7 @@ int store_stats(store_env *s, store_stat *st) {
     if (dbi == 1) st->pages_used += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
     st->page_size = ms.ms_psize;
   }
-  for (int i = 0; i < ST_NDBS; i++) {
+  for (int i = 0; i < (s->indexed ? ST_NDBS : ST_NDBS_V2); i++) {
     if ((rc = mdb_stat(txn, dbis[i], &ms)) != 0) {
       r = st_mdb(s, rc, "reading statistics");
       goto done;
@@ -452,6 +475,9 @@ int store_stats(store_env *s, store_stat *st) {
   }
   rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
   if (rc == 0 && k.mv_size == 8) st->last_event = st_get_u64(k.mv_data);
+  else if (rc && rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading events"); goto done; }
+  rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+  if (rc == 0 && k.mv_size == 8) st->first_event = st_get_u64(k.mv_data);
   else if (rc && rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading events"); goto done; }
   if ((rc = mdb_env_info(s->env, &info)) != 0) {
     r = st_mdb(s, rc, "reading the environment");

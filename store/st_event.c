@@ -184,7 +184,15 @@ int st_events_put(store_env *s, MDB_txn *txn, json_t *const *objs, const int64_t
 
 /* A check of members text: JSON members, and nothing in them that
 ** redaction would change or that the object's way would drop. */
-typedef struct Plain { const char *p, *end; int ok; } Plain;
+typedef struct Plain {
+  const char *p, *end;
+  int ok;
+  /* with capture: the values of the top level's "event", "attempt" and
+  ** "idempotency" members (the indices', st_index.c) */
+  int capture;
+  const char *vev, *vat, *vkey;
+  size_t nev, nat, nkey;
+} Plain;
 
 enum { PLAIN_DEPTH = 32 };
 
@@ -221,7 +229,14 @@ static int plain_members(Plain *P, int depth, char close) {
     if (!plain_string(P, &k, &kn, &esc) || P->p >= P->end || *P->p++ != ':') return 0;
     if (esc || secret_key_n(k, kn)) P->ok = 0;
     if (!depth && ((kn == 3 && !memcmp(k, "seq", 3)) || (kn == 4 && !memcmp(k, "time", 4)))) P->ok = 0;
+    const char *v = P->p;
     if (!plain_value(P, depth)) return 0;
+    if (P->capture && !depth) {
+      size_t vn = (size_t)(P->p - v);
+      if (kn == 5 && !memcmp(k, "event", 5)) P->vev = v, P->nev = vn;
+      else if (kn == 7 && !memcmp(k, "attempt", 7)) P->vat = v, P->nat = vn;
+      else if (kn == 11 && !memcmp(k, "idempotency", 11)) P->vkey = v, P->nkey = vn;
+    }
     if (P->p < P->end && *P->p == ',') { P->p++; continue; }
     return close ? P->p < P->end && *P->p == close : P->p == P->end;
   }
@@ -283,10 +298,67 @@ static int plain_value(Plain *P, int depth) {
 ** first characters; nesting deeper than PLAIN_DEPTH); -1: not JSON
 ** members (compact: the writer's text has no white space). */
 static int members_plain(const char *t, size_t n) {
-  Plain P = {t, t + n, 1};
+  Plain P = {t, t + n, 1, 0, NULL, NULL, NULL, 0, 0, 0};
   if (!n) return 1;
   if (!plain_members(&P, 0, 0)) return -1;
   return P.ok;
+}
+
+/* A value's text v[0..n) as a JSON string without escapes: its contents. */
+static int raw_string(const char *v, size_t n, const char **out, size_t *len) {
+  if (n < 2 || v[0] != '"' || v[n - 1] != '"' || memchr(v, '\\', n)) return 0;
+  *out = v + 1;
+  *len = n - 2;
+  return 1;
+}
+
+int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info, int legacy_keys) {
+  Plain P = {m, m + n, 1, 1, NULL, NULL, NULL, 0, 0, 0};
+  memset(info, 0, sizeof *info);
+  info->ev = -1;
+  if (n && !plain_members(&P, 0, 0)) return -1;
+  const char *t;
+  size_t tn;
+  char name[32];
+  if (P.vev && raw_string(P.vev, P.nev, &t, &tn) && tn < sizeof name) {
+    memcpy(name, t, tn);
+    name[tn] = '\0';
+    info->ev = store_event_parse(name);
+  }
+  if (P.vat && P.nat <= 19 && P.vat[0] != '-') {   /* a non-negative integer that fits */
+    uint64_t a = 0;
+    size_t i = 0;
+    while (i < P.nat && P.vat[i] >= '0' && P.vat[i] <= '9') a = a * 10 + (uint64_t)(P.vat[i++] - '0');
+    if (i == P.nat && i) info->has_attempt = 1, info->attempt = a;
+  }
+  if (P.vkey && raw_string(P.vkey, P.nkey, &t, &tn)) {
+    char hex[65];
+    if (tn == 64) {
+      memcpy(hex, t, 64);
+      hex[64] = '\0';
+      info->has_key = store_hash_parse(hex, info->key) == STORE_OK;
+    }
+    /* an older kernel's: the key itself (unless redaction replaced it) */
+    if (!info->has_key && legacy_keys && tn && !(tn == 10 && !memcmp(t, "[redacted]", 10)))
+      info->has_key = st_sha256(NULL, t, tn, info->key) == STORE_OK;
+  } else if (P.vkey && legacy_keys) {
+    return -1;   /* escaped: the caller parses it */
+  }
+  return 0;
+}
+
+void st_evinfo_of_object(json_t *o, st_evinfo *info, int legacy_keys) {
+  memset(info, 0, sizeof *info);
+  info->ev = store_event_parse(json_string_value(json_object_get(o, "event")));
+  json_t *a = json_object_get(o, "attempt");
+  if (json_is_integer(a) && json_integer_value(a) >= 0)
+    info->has_attempt = 1, info->attempt = (uint64_t)json_integer_value(a);
+  const char *k = json_string_value(json_object_get(o, "idempotency"));
+  if (!k) return;
+  if (strlen(k) == 64 && store_hash_parse(k, info->key) == STORE_OK)
+    info->has_key = 1;
+  else if (legacy_keys && *k && strcmp(k, "[redacted]"))   /* an older kernel's: the key itself */
+    info->has_key = st_sha256(NULL, k, strlen(k), info->key) == STORE_OK;
 }
 
 /* The record of an event given as plain members: what render writes for
@@ -362,9 +434,18 @@ void st_events_release(json_t **obj, size_t n) {
   free(obj);
 }
 
+int st_event_render(store_env *s, const store_ev *e, json_t *obj, uint64_t seq, int64_t t, char **buf,
+                    size_t *cap, char **text, size_t *len) {
+  if (obj) return render(s, obj, seq, t, buf, cap, text, len);
+  if (render_members(e->members, e->len, seq, t, buf, cap, len) != 0)
+    return st_fail(s, STORE_ENOMEM, "out of memory writing an event");
+  *text = *buf;
+  return STORE_OK;
+}
+
 int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, json_t *const *obj, size_t n,
                      uint64_t *first) {
-  uint64_t seq = 0;
+  uint64_t seq = 0, mark = 0;
   int64_t now = st_now_ms();
   int r = last_seq(s, txn, &seq);
   char *buf = NULL;
@@ -375,20 +456,19 @@ int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, json_t *con
     char *text = NULL;
     size_t len = 0;
     int64_t t = e->time_ms ? e->time_ms : now;
+    st_evinfo info;
     if (++seq, i == 0 && first) *first = seq;
-    if (obj[i]) {
-      r = render(s, obj[i], seq, t, &buf, &cap, &text, &len);
-    } else if (render_members(e->members, e->len, seq, t, &buf, &cap, &len) == 0) {
-      text = buf;
-    } else {
-      r = st_fail(s, STORE_ENOMEM, "out of memory writing an event");
-    }
+    if (obj[i]) st_evinfo_of_object(obj[i], &info, 0);
+    else st_evinfo_of_members(e->members, e->len, &info, 0);   /* plain: vouched for */
+    r = st_event_render(s, e, obj[i], seq, t, &buf, &cap, &text, &len);
     if (r != STORE_OK) break;
     st_put_u64(key, seq);
     r = st_put(s, txn, s->events, key, 8, text, len, MDB_APPEND, "writing an event");
+    if (r == STORE_OK) r = st_index_event(s, txn, seq, &info, text, len, &mark);
     if (text != buf) free(text);
   }
   free(buf);
+  if (r == STORE_OK && mark) r = st_raise_attempt(s, txn, mark);
   return r;
 }
 
@@ -494,98 +574,5 @@ int store_events_read(store_env *s, uint64_t from_seq, size_t max,
 out:
   if (cur) mdb_cursor_close(cur);
   mdb_txn_abort(txn);
-  return r;
-}
-
-/* ---- interrupted attempts */
-
-
-typedef struct open_attempt { json_int_t attempt; uint64_t started; int open; } open_attempt;
-typedef struct mark { uint64_t count; } mark;
-
-static int mark_txn(store_env *s, MDB_txn *txn, void *arg) {
-  mark *mk = arg;
-  MDB_cursor *cur = NULL;
-  MDB_val k, v;
-  open_attempt *att = NULL;
-  json_t **objs = NULL;
-  size_t natt = 0, cap = 0, nopen = 0;
-  st_map idx;             /* attempt id -> index in att (in the hash bytes) */
-  int rc, r = STORE_OK;
-  st_map_init(&idx);
-  mk->count = 0;
-  if ((rc = mdb_cursor_open(txn, s->events, &cur)) != 0) return st_mdb(s, rc, "reading events");
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    json_t *o = json_loadb(v.mv_data, v.mv_size, 0, NULL);
-    json_t *ev = json_object_get(o, "event"), *at = json_object_get(o, "attempt");
-    if (json_is_string(ev) && json_is_integer(at)) {
-      int e = store_event_parse(json_string_value(ev));
-      json_int_t id = json_integer_value(at);
-      uint8_t key[1 + sizeof id], slot[32] = { 0 };
-      const uint8_t *found;
-      key[0] = 1;
-      memcpy(key + 1, &id, sizeof id);
-      found = st_map_get(&idx, key, sizeof key);
-      if (e == STORE_EV_STARTED) {
-        size_t i;
-        if (found) memcpy(&i, found, sizeof i);
-        else {
-          if (natt == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            open_attempt *na = realloc(att, nc * sizeof *na);
-            if (!na) { json_decref(o); r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
-            att = na;
-            cap = nc;
-          }
-          i = natt++;
-          memcpy(slot, &i, sizeof i);
-          if (st_map_set(&idx, key, sizeof key, slot) != 0) {
-            json_decref(o);
-            r = st_fail(s, STORE_ENOMEM, "out of memory");
-            goto done;
-          }
-        }
-        att[i].attempt = id;
-        att[i].started = st_get_u64(k.mv_data);
-        att[i].open = 1;
-      } else if (found && store_event_is_outcome(e)) {
-        size_t i;
-        memcpy(&i, found, sizeof i);
-        att[i].open = 0;
-      }
-    }
-    json_decref(o);
-  }
-  if (rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading events"); goto done; }
-  mdb_cursor_close(cur);
-  cur = NULL;
-  for (size_t i = 0; i < natt; i++) nopen += att[i].open;
-  if (nopen == 0) { r = ST_NOCHANGE; goto done; }
-  if (!(objs = calloc(nopen, sizeof *objs))) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
-  for (size_t i = 0, j = 0; i < natt; i++) {
-    if (!att[i].open) continue;
-    objs[j] = json_pack("{s:s, s:I, s:I, s:s}", "event", store_event_name(STORE_EV_INTERRUPTED),
-                        "attempt", att[i].attempt, "started_seq", (json_int_t)att[i].started,
-                        "reason", "no outcome was recorded before the store was reopened");
-    if (!objs[j++]) { r = st_fail(s, STORE_ENOMEM, "out of memory"); goto done; }
-  }
-  r = st_events_put(s, txn, objs, NULL, nopen, NULL);
-  if (r == STORE_OK) mk->count = nopen;
-done:
-  for (size_t i = 0; objs && i < nopen; i++) json_decref(objs[i]);
-  free(objs);
-  if (cur) mdb_cursor_close(cur);
-  free(att);
-  st_map_free(&idx);
-  return r;
-}
-
-int store_mark_interrupted(store_env *s, uint64_t *count) {
-  mark mk = { 0 };
-  int r;
-  s->msg[0] = '\0';
-  r = st_write(s, mark_txn, &mk, 0);
-  if (count) *count = r == STORE_OK ? mk.count : 0;
   return r;
 }

@@ -176,7 +176,6 @@ done:
 ** is damage, never a store that was being created. */
 
 static int init_txn(store_env *s, MDB_env *env) {
-  static const char *const names[] = { "meta", "revisions", "entries", "names", "events" };
   MDB_txn *txn = NULL;
   MDB_dbi dbi, meta = 0;
   uint8_t fmt[4], cur[8], id[16];
@@ -190,8 +189,8 @@ static int init_txn(store_env *s, MDB_env *env) {
   }
   if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
     return st_mdb(s, rc, "initialising the store");
-  for (int i = 0; i < 5; i++) {
-    if ((rc = mdb_dbi_open(txn, names[i], MDB_CREATE, &dbi)) != 0) goto fail;
+  for (int i = 0; i < ST_NDBS; i++) {
+    if ((rc = mdb_dbi_open(txn, st_db_names[i], MDB_CREATE, &dbi)) != 0) goto fail;
     if (i == 0) meta = dbi;
   }
   st_put_u32(fmt, STORE_FORMAT_VERSION);
@@ -226,7 +225,7 @@ int st_create(store_env *s, size_t mapsize) {
   (void)unlink(tmp);
   (void)unlink(tmplock);
   if ((rc = mdb_env_create(&env)) != 0 ||
-      (rc = mdb_env_set_maxdbs(env, 5)) != 0 ||
+      (rc = mdb_env_set_maxdbs(env, ST_NDBS)) != 0 ||
       (rc = mdb_env_set_mapsize(env, mapsize)) != 0 ||
       (rc = mdb_env_open(env, tmp, MDB_NOSUBDIR, 0600)) != 0) {
     r = st_mdb(s, rc, "creating the store");

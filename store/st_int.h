@@ -10,6 +10,9 @@
 **   st_rev.c     publishing and reading revisions
 **   st_verify.c  store_verify
 **   st_event.c   events
+**   st_index.c   what the store keeps of its events beside them: the open
+**                attempts, the attempt mark, idempotency keys; counters
+**   st_retain.c  pruning old events (the retention policy)
 **   st_journal.c the journal: SYNC_LATER writes as one append each,
 **                checkpoints, replay at open
 **
@@ -20,6 +23,15 @@
 **   entries    32-byte hash -> u8 kind, u16 name length, name, bytes
 **   names      u8 kind, name -> 32-byte hash           (the current map)
 **   events     u64 sequence -> JSON text
+**   attempts   u64 attempt -> u64 seq of its "started" event: the attempts
+**              without an outcome (format 3)
+**   keys       32-byte SHA-256 of an idempotency key -> u64 order number,
+**              then the JSON text of its outcome (format 3)
+**   keyorder   u64 order number -> 32-byte key digest (format 3)
+**   counters   kind NUL outcome -> u64 count, i64 first ms, i64 last ms
+**              (format 3)
+** and in meta: "attempt" -> u64 the largest attempt number recorded,
+** "keyseq" -> u64 the last key order number (format 3).
 */
 #ifndef st_int_h
 #define st_int_h
@@ -59,6 +71,9 @@ typedef struct st_journal {
 struct store_env {
   MDB_env *env;
   MDB_dbi meta, revs, entries, names, events;
+  MDB_dbi attempts, keys, keyorder, counters;   /* format 3 */
+  int indexed;               /* the format-3 databases are open: 0 only for a
+                                read-only handle on an older store */
   int lockfd;                /* -1 for a read-only handle */
   int datafd;                /* data.mdb (LMDB's), for store_sync; -1 read-only */
   unsigned flags;
@@ -72,10 +87,14 @@ struct store_env {
 };
 
 /* The named databases in one fixed order (meta, revisions, entries,
-** names, events): the journal's database numbers. */
-#define ST_NDBS 5
+** names, events, then format 3's attempts, keys, keyorder, counters): the
+** journal's database numbers. */
+#define ST_NDBS 9
+#define ST_NDBS_V2 5   /* those of formats 1 and 2 */
+extern const char *const st_db_names[ST_NDBS];
 static inline void st_dbis(const store_env *s, MDB_dbi out[ST_NDBS]) {
   out[0] = s->meta, out[1] = s->revs, out[2] = s->entries, out[3] = s->names, out[4] = s->events;
+  out[5] = s->attempts, out[6] = s->keys, out[7] = s->keyorder, out[8] = s->counters;
 }
 
 /* ---- st_migrate.c */
@@ -83,8 +102,11 @@ static inline void st_dbis(const store_env *s, MDB_dbi out[ST_NDBS]) {
 #define ST_FORMAT_OLDEST 1u   /* the oldest format a migration brings up to date */
 /* A store of format `format` may be used: the current version, or an older
 ** one (read as is by a read-only handle, upgraded in one write transaction
-** otherwise); else STORE_EVERSION. */
+** otherwise); else STORE_EVERSION.  Called once the journal's records are
+** in (a migration indexes every event). */
 int st_format_check(store_env *s, uint32_t format);
+/* Open (create: within txn, a write transaction) format 3's databases. */
+int st_open_index_dbs(store_env *s, MDB_txn *txn, int create);
 
 /* ---- st_env.c */
 
@@ -128,6 +150,28 @@ void st_events_release(struct json_t **obj, size_t n);
 store_ev *st_ev_of_objects(struct json_t *const *objs, const int64_t *times, size_t n);
 int st_events_put_ev(store_env *s, MDB_txn *txn, const store_ev *ev, struct json_t *const *obj, size_t n,
                      uint64_t *first);
+/* What the indices need of an event (st_index.c): its "event" (a
+** store_event, or -1), its "attempt" (has_attempt), and the digest of
+** its "idempotency" member (has_key: 64 hex digits; a legacy store's
+** events held the key itself: legacy_keys hashes such a value). */
+typedef struct st_evinfo {
+  int ev;
+  int has_attempt, has_key;
+  uint64_t attempt;
+  uint8_t key[32];
+} st_evinfo;
+/* The members of event object o. */
+void st_evinfo_of_object(struct json_t *o, st_evinfo *info, int legacy_keys);
+/* The same from members text m[0..n) (JSON members, as st_events_prepare
+** vouched for them): the top level's "event", "attempt" and
+** "idempotency".  0, or -1 when it is not JSON members (or, legacy_keys,
+** the key is escaped: parse it and take st_evinfo_of_object's). */
+int st_evinfo_of_members(const char *m, size_t n, st_evinfo *info, int legacy_keys);
+/* Render the record of event e (obj: its prepared object, or NULL for
+** plain members) as stored under seq at time t: into *buf (grown),
+** *text and *len the record (not *buf when cut short: the caller frees it). */
+int st_event_render(store_env *s, const store_ev *e, struct json_t *obj, uint64_t seq, int64_t t, char **buf,
+                    size_t *cap, char **text, size_t *len);
 /* Begin a read-only transaction (adopting a map grown by another process).
 ** With journaled writes pending on this thread: a nested transaction of
 ** theirs (the caller aborts it as it would the other). */
@@ -140,7 +184,30 @@ int st_get_current(store_env *s, MDB_txn *txn, uint64_t *rev);
 /* mdb_put with MDB_MAP_FULL reported as ST_MAPFULL. */
 int st_put(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen,
            const void *v, size_t vlen, unsigned flags, const char *what);
+/* mdb_del of key k (all its value), recorded in the journal; a key that
+** is not there is no error. */
+int st_del(store_env *s, MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const char *what);
+/* The same for the record under cur (a cursor of txn on dbi). */
+int st_cursor_del(store_env *s, MDB_cursor *cur, MDB_dbi dbi, const void *k, size_t klen, const char *what);
 int64_t st_now_ms(void);
+
+/* ---- st_index.c */
+
+/* Keep the indices of event seq (its record text[0..len)), written in txn:
+** a "started" opens its attempt, an outcome closes it, and an outcome
+** with an idempotency digest records its key.  *mark rises to its
+** attempt.  A no-op on a handle without the format-3 databases. */
+int st_index_event(store_env *s, MDB_txn *txn, uint64_t seq, const st_evinfo *info, const char *text,
+                   size_t len, uint64_t *mark);
+/* Raise meta "attempt" to mark (a smaller one leaves it). */
+int st_raise_attempt(store_env *s, MDB_txn *txn, uint64_t mark);
+/* Record key record text[0..len) under digest key (st_index_event's, and
+** store_tally's key-only records), keeping the newest STORE_KEYS_MAX. */
+int st_key_put(store_env *s, MDB_txn *txn, const uint8_t key[32], const char *text, size_t len);
+/* Build every index from the events (the migration to format 3), within
+** txn: one read of every event, O(open attempts + STORE_KEYS_MAX) memory
+** and writes; once. */
+int st_index_rebuild(store_env *s, MDB_txn *txn);
 
 /* ---- st_journal.c */
 

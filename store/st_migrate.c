@@ -15,6 +15,13 @@
 **           is the symbol of that name in COMMON-LISP-USER, which is what
 **           every name of a format-1 store denotes, and format 1 has no
 **           package entries: nothing is rewritten, only the version moves.
+**   2 -> 3  The store keeps indices of its events beside them (st_index.c):
+**           the attempts without an outcome, the largest attempt number,
+**           idempotency keys, counters.  They are built from the events
+**           once, here (O(events)); an outcome event of an older kernel
+**           carried its request's key itself in "idempotency" (where the
+**           store's redaction may have replaced it: such a key is not
+**           kept), and is kept under that key's digest.
 */
 #include <string.h>
 #include "st_int.h"
@@ -31,9 +38,10 @@ static int put_format(store_env *s, MDB_txn *txn, uint32_t format)
 static int migrate_txn(store_env *s, MDB_txn *txn, void *arg)
 {
   uint32_t from = *(const uint32_t *)arg;
-  /* each step would go here, from `from` up; 1 -> 2 changes no record */
-  (void)from;
-  return put_format(s, txn, STORE_FORMAT_VERSION);
+  int r = STORE_OK;
+  /* each step from `from` up; 1 -> 2 changes no record */
+  if (from < 3 && (r = st_open_index_dbs(s, txn, 1)) == STORE_OK) r = st_index_rebuild(s, txn);
+  return r == STORE_OK ? put_format(s, txn, STORE_FORMAT_VERSION) : r;
 }
 
 int st_format_check(store_env *s, uint32_t format)

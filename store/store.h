@@ -46,9 +46,11 @@
 #include <stdint.h>
 
 /* Format 2: entry names and stored symbols are package-qualified, and
-** there are package entries.  A format-1 store is read as is and upgraded
-** when opened for writing (see st_migrate.c). */
-#define STORE_FORMAT_VERSION 2u
+** there are package entries.  Format 3: the store keeps indices of its
+** events beside them (open attempts, the attempt mark, idempotency keys)
+** and counters.  An older store is read as is and upgraded when opened
+** for writing (see st_migrate.c). */
+#define STORE_FORMAT_VERSION 3u
 
 /* Return codes.  The messages of store_strerror name them. */
 typedef enum store_err {
@@ -533,6 +535,8 @@ typedef struct store_stat {
   uint8_t id[16];          /* the store id, random at creation */
   uint64_t revisions, entries, names, events;  /* records per database */
   uint64_t last_event;     /* highest event sequence number, 0 if none */
+  uint64_t first_event;    /* lowest one still kept (retention), 0 if none */
+  uint64_t open_attempts, keys, counters;  /* records of the indices (format 3) */
   size_t page_size, mapsize;
   uint64_t pages_used;     /* pages held by all trees (excluding free pages) */
   uint64_t file_pages;     /* pages ever allocated in data.mdb */
@@ -565,6 +569,12 @@ int store_generation(store_env *s, uint64_t *gen);
 ** event is not an object), STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
 int store_advance_generation(store_env *s, uint64_t gen, struct json_t *const *events,
                              const int64_t *event_times, size_t nevents, uint64_t *first_seq);
+
+/* ---- digests */
+
+/* SHA-256 of p[0..n) into out (the digest of an idempotency key or of a
+** request, as the indices keep them).  Returns STORE_OK or STORE_ENOMEM. */
+int store_digest(const void *p, size_t n, uint8_t out[32]);
 
 /* ---- verification */
 
@@ -659,9 +669,108 @@ int store_events_read(store_env *s, uint64_t from_seq, size_t max,
 
 /* For every attempt with a "started" event and no later outcome event
 ** (accepted, rejected, aborted, failed, interrupted) for the same attempt,
-** append {"event":"interrupted","attempt":N,...}, in one transaction.
-** Scans all events: O(events).  count receives how many were marked (may
-** be NULL).  Returns STORE_OK, STORE_EPERM, STORE_EIO, STORE_ENOMEM. */
+** append {"event":"interrupted","attempt":N,"started_seq":S,"reason":...},
+** in one transaction, in the order of their numbers.  Reads the index of
+** open attempts (below), not the events: O(open attempts).  count
+** receives how many were marked (may be NULL).  Returns STORE_OK,
+** STORE_EPERM, STORE_EIO, STORE_ENOMEM. */
 int store_mark_interrupted(store_env *s, uint64_t *count);
+
+/* ---- what the store keeps of its events (format 3)
+**
+** Every event written is also noted, in the same transaction, in indices
+** that let a writer starting up read what it needs rather than every
+** event (docs/store.md, "Indices of the events"):
+**   - the attempts without an outcome: a "started" event with an integer
+**     "attempt" opens it, an outcome event of the same attempt closes it
+**     (store_mark_interrupted);
+**   - the largest "attempt" ever recorded (store_next_attempt);
+**   - idempotency keys: an outcome event whose "idempotency" member is 64
+**     lowercase hex digits (the SHA-256 of a request's key, store_digest)
+**     is also kept, as stored, under that digest — the newest
+**     STORE_KEYS_MAX such keys, a newer record of a key replacing the
+**     older, whatever the events' retention (store_keys_read);
+**   - counters: tallies of what a caller counts rather than records one
+**     event each (store_tally_add, store_counters_read).
+** These are never pruned with the events. */
+
+#define STORE_KEYS_MAX 10000u          /* idempotency keys kept */
+#define STORE_COUNTER_NAME_MAX 64u     /* bytes of a counter's kind or outcome */
+#define STORE_PRUNE_BATCH 20000u       /* events store_events_prune deletes at most per call by default */
+
+/* The next attempt number: one more than the largest "attempt" of any
+** event or tally recorded (on a read-only handle of an older store: of
+** the newest 4096 events).  O(1).  Returns STORE_OK, STORE_EINVAL,
+** STORE_ECORRUPT, STORE_EIO. */
+int store_next_attempt(store_env *s, uint64_t *next);
+
+/* Called per key, oldest first: its digest and its outcome's record (the
+** event's JSON text as stored; "seq" 0 for a key-only record of
+** store_tally_add).  Return 0 to go on, nonzero to stop. */
+typedef int (*store_key_fn)(void *arg, const uint8_t digest[32], const char *json, size_t len);
+/* Every key kept (at most STORE_KEYS_MAX), oldest first, in one read
+** transaction.  None on a read-only handle of an older store.  Returns
+** STORE_OK, STORE_EINVAL, STORE_ECORRUPT, STORE_EIO. */
+int store_keys_read(store_env *s, store_key_fn fn, void *arg);
+
+/* A counter: how many of (kind, outcome) — each 1 to
+** STORE_COUNTER_NAME_MAX bytes of UTF-8 — happened, and when the first
+** and the last did (ms since the epoch). */
+typedef struct store_count {
+  const char *kind, *outcome;
+  uint64_t n;
+  int64_t first_ms, last_ms;
+} store_count;
+typedef int (*store_count_fn)(void *arg, const store_count *c);
+/* Every counter, by kind then outcome.  Returns as store_keys_read. */
+int store_counters_read(store_env *s, store_count_fn fn, void *arg);
+
+/* What a caller keeps of work that leaves no events, written in one
+** transaction: counts added to the counters (n to each; last_ms its time,
+** 0 for now; first_ms 0 or the time of its first), key-only records (an
+** outcome event, given as store_ev, kept under its "idempotency" digest
+** as store_keys_read gives it back but not as an event; one without such
+** a digest keeps nothing) and the attempt mark raised to at least
+** `attempt` (numbers handed out without an event are never handed out
+** again). */
+typedef struct store_tally {
+  const store_count *counts;
+  size_t ncounts;
+  const store_ev *keys;
+  size_t nkeys;
+  uint64_t attempt;
+} store_tally;
+/* flags: 0, or STORE_GROUP_SYNC_LATER (as store_events_append_later).
+** Returns STORE_OK, STORE_EINVAL (a bad name, a key record that is not
+** JSON members), STORE_EPERM (read-only), STORE_EIO, STORE_ENOMEM. */
+int store_tally_add(store_env *s, const store_tally *t, unsigned flags);
+
+/* ---- retention */
+
+/* Prune events beyond the newest `keep` sequence numbers (0: no such
+** bound) or older than max_age_ms (0: none) at now_ms (0: now) — at least
+** one bound.  Kept whatever their age: the newest event (the sequence goes
+** on from it), the "started" event of every attempt without an outcome,
+** and sessions' transcripts ("session", "session-..." events).  At most
+** max_delete events (0: STORE_PRUNE_BATCH) go per call, oldest first, in
+** one write transaction (flags: STORE_GROUP_SYNC_LATER as for
+** store_events_append_later); out->more says that more are due.  Keys
+** and counters are not events: they stay. */
+typedef struct store_retention {
+  uint64_t keep;
+  int64_t max_age_ms;
+  int64_t now_ms;
+  size_t max_delete;
+  unsigned flags;
+} store_retention;
+typedef struct store_pruned {
+  uint64_t deleted;        /* events deleted by this call */
+  uint64_t kept;           /* events within the bounds' reach kept for a reason above */
+  uint64_t remaining;      /* events in the store after it */
+  int more;                /* max_delete was reached: call again */
+} store_pruned;
+/* Returns STORE_OK, STORE_EINVAL (no bound), STORE_EPERM (read-only),
+** STORE_EIO, STORE_ENOMEM, STORE_ECORRUPT. */
+int store_events_prune(store_env *s, const store_retention *r, store_pruned *out);
 
 #endif

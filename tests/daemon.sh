@@ -65,12 +65,13 @@ t eval-write 0 "^42$" -- "$JITI" eval --store "$S" '(world-put :keep 42)'
 t eval-read 0 $'^42\nT$' -- "$JITI" eval --store "$S" '(world-get :keep)'   # both values
 t eval-values 0 $'^1\n2\n3$' -- "$JITI" eval --store "$S" '(values 1 2 3)'
 # an attempt's events, written as text on the hot path, read as the objects
-# they stand for: members in order, strings escaped to ASCII, the call's
-# idempotency key last (the accepted event of a write names its revision)
-t eval-write-events 0 '"event":"started","attempt":[0-9]+,"command":"call","source":"\(world-put :keep 42\)","parent":[0-9]+,"generation":[0-9]+,"idempotency":"[0-9a-f]+"\}' -- "$JITI" events --json --store "$S"
-t eval-write-accepted 0 '"event":"accepted","attempt":[0-9]+,"command":"call","outcome":"accepted","revision":[0-9]+,"generation":[0-9]+,"idempotency":"[0-9a-f]+"\}' -- "$JITI" events --json --store "$S"
-t eval-accent 0 "^5$" -- "$JITI" eval --store "$S" '(length "cafés")'
-t_until eval-events-ascii 0 'source":"[(]length \\"caf\\u00E9s\\"[)]"' -- "$JITI" events --json --store "$S"
+# they stand for: members in order, strings escaped to ASCII; the outcome
+# ends with the digests of the call's idempotency key and of the request (the
+# accepted event of a write names its revision)
+t eval-write-events 0 '"event":"started","attempt":[0-9]+,"command":"call","source":"\(world-put :keep 42\)","parent":[0-9]+,"generation":[0-9]+\}' -- "$JITI" events --json --store "$S"
+t eval-write-accepted 0 '"event":"accepted","attempt":[0-9]+,"command":"call","outcome":"accepted","revision":[0-9]+,"generation":[0-9]+,"idempotency":"[0-9a-f]{64}","request":"[0-9a-f]{64}"\}' -- "$JITI" events --json --store "$S"
+t eval-accent 0 "^5$" -- "$JITI" eval --store "$S" '(progn (world-put :accent "cafés") (length "cafés"))'
+t_until eval-events-ascii 0 'source":"[(]progn [(]world-put :accent \\"caf\\u00E9s\\"[)] [(]length \\"caf\\u00E9s\\"[)][)]"' -- "$JITI" events --json --store "$S"
 t eval-no-values 0 '^; no values$' -- "$JITI" eval --store "$S" '(values)'
 t eval-error 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(/ 1 0)'
 # a log line per transaction, written with its events (within ~10 ms)

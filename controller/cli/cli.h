@@ -64,6 +64,9 @@ int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir)
 int opts_count(const char *s, uint64_t *out);
 /* Parse a byte size with an optional K, M or G suffix; 1 on success. */
 int opts_size(const char *s, uint64_t *out);
+/* Parse a duration: digits, then s, m, h, d or w (seconds without), from
+** 1 s to 100 years, into milliseconds; 1 on success. */
+int opts_duration(const char *s, int64_t *ms);
 
 /* The whole of a file (path "-": standard input), NUL-terminated, its
 ** length in *len; NULL with errno set when it cannot be read. */

@@ -60,6 +60,29 @@ int opts_size(const char *s, uint64_t *out) {
   return 1;
 }
 
+int opts_duration(const char *s, int64_t *ms) {
+  uint64_t v;
+  char digits[32];
+  size_t n = s ? strspn(s, "0123456789") : 0;
+  if (!n || n >= sizeof digits) return 0;
+  memcpy(digits, s, n);
+  digits[n] = '\0';
+  if (!opts_count(digits, &v) || !v) return 0;
+  int64_t unit = 1;
+  switch (s[n]) {
+  case '\0': case 's': unit = 1; break;
+  case 'm': unit = 60; break;
+  case 'h': unit = 3600; break;
+  case 'd': unit = 86400; break;
+  case 'w': unit = 7 * 86400; break;
+  default: return 0;
+  }
+  if (s[n] && s[n + 1]) return 0;
+  if (v > (uint64_t)(100LL * 366 * 86400 / unit)) return 0;
+  *ms = (int64_t)v * unit * 1000;
+  return 1;
+}
+
 char *opts_read_file(const char *path, size_t *len) {
   FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) return NULL;

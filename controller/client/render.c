@@ -124,6 +124,27 @@ void render_status(FILE *f, json_t *r) {
   fprintf(f, "\n");
   json_array_foreach(json_object_get(fo, "failed"), i, x)
     fprintf(f, "            %s did not open: %s\n", kclient_str(x, "library"), kclient_str(x, "message"));
+  /* what left no events: counted (jiti events counters) */
+  json_t *cs = json_object_get(r, "counters");
+  if (json_array_size(cs)) {
+    fprintf(f, "counted:   ");
+    json_array_foreach(cs, i, x)
+      fprintf(f, "%s %s %s %" JSON_INTEGER_FORMAT, i ? "," : "", kclient_str(x, "kind"), kclient_str(x, "outcome"),
+              kclient_int(x, "count"));
+    fprintf(f, "\n");
+  }
+  json_t *ev = json_object_get(r, "events");
+  json_t *keep = json_object_get(ev, "keep"), *age = json_object_get(ev, "max_age");
+  if (json_is_integer(keep) || json_is_integer(age)) {
+    fprintf(f, "retention:  ");
+    if (json_is_integer(keep)) fprintf(f, "the newest %" JSON_INTEGER_FORMAT " events", json_integer_value(keep));
+    if (json_is_integer(keep) && json_is_integer(age)) fprintf(f, ", ");
+    if (json_is_integer(age)) fprintf(f, "none older than %" JSON_INTEGER_FORMAT " s", json_integer_value(age));
+    fprintf(f, "; %" JSON_INTEGER_FORMAT " pruned", kclient_int(ev, "pruned"));
+    if (json_is_integer(json_object_get(ev, "remaining")))
+      fprintf(f, ", %" JSON_INTEGER_FORMAT " remain", kclient_int(ev, "remaining"));
+    fprintf(f, "\n");
+  }
 }
 
 /* Added, changed and removed entries of a reply's "changes". */

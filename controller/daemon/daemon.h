@@ -24,9 +24,14 @@
 **   dvouch.c     every frame of the worker checked against what the daemon
 **                expects (engine.h vouch_); a worker that breaks a rule
 **                is killed
-**   dkeys.c      idempotency keys: outcomes replayed to retried requests
+**   dkeys.c      idempotency keys: outcomes replayed to retried requests,
+**                a key reused for another request refused
 **   devents.c    the attempts' events, group-committed to the store with
-**                the generation; subscribers' event lines
+**                the generation; subscribers' event lines; a call that
+**                publishes nothing leaves no events (dtally.c counts it)
+**   dtally.c     what is counted instead of recorded one event each:
+**                counters, key-only records
+**   dretain.c    the events' retention (--events-keep, --events-max-age)
 **   dlog.c       log lines, buffered
 **
 ** One Daemon object holds all of the daemon's state; the only global is the
@@ -93,6 +98,37 @@ enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
 ** store, which would first need the journal checkpointed. */
 typedef struct StoredEvs { unsigned char *buf; size_t len, cap, off; } StoredEvs;
 
+/* A counter of what leaves no events (dtally.c): its total, and what of
+** it the store does not have yet. */
+typedef struct Count {
+  char kind[STORE_COUNTER_NAME_MAX + 1], outcome[STORE_COUNTER_NAME_MAX + 1];
+  uint64_t total, pending;
+  int64_t first_ms, last_ms;   /* of the total; of the pending ones */
+} Count;
+
+/* The counters, and the key-only records (outcomes kept only as their
+** idempotency keys' records) not yet written. */
+typedef struct Tally {
+  Count *c;
+  size_t n, cap;
+  char **key;                  /* members text of each key-only record */
+  size_t *klen;
+  int64_t *ktime;
+  size_t nkeys, kcap;
+  uint64_t attempt_saved;      /* the attempt mark the store has */
+  double first;                /* daemon_now() of the oldest pending; 0: none */
+} Tally;
+
+/* A tally taken for a write: its own copies (the loop may count on). */
+typedef struct DTally {
+  store_count *counts;
+  Count *copy;
+  size_t ncounts;
+  store_ev *keys;
+  size_t nkeys;
+  uint64_t attempt;
+} DTally;
+
 /* Events waiting to be written to the store in one transaction (group
 ** commit: one sync for many events; see devents.c). */
 typedef struct EventBuf {
@@ -106,7 +142,25 @@ typedef struct EventBuf {
                             stored when the first subscribed); 0 while
                             nobody listens */
   StoredEvs untold;      /* read back by the store writer, not yet told */
+  /* the "started" of the running call or preview, held until its outcome
+  ** says whether it leaves events (devents_started) */
+  struct { uint64_t attempt; char *text; size_t len; int64_t time_ms; double since; } held;
+  uint64_t quiet;        /* the last attempt counted rather than recorded */
+  int written;           /* events were written since the last prune looked */
 } EventBuf;
+
+/* The events' retention (dretain.c): the bounds, and the prunes made. */
+typedef struct Retain {
+  uint64_t keep;         /* --events-keep (0: no bound) */
+  int64_t max_age_ms;    /* --events-max-age (0: none) */
+  double next;           /* daemon_now() before which no prune starts */
+  double age_next;       /* when events may have aged past the bound */
+  int more;              /* the last prune stopped at its batch: more are due */
+  int running;           /* a prune is with the store writer */
+  int done;              /* prunes made */
+  uint64_t pruned;       /* events pruned since the kernel started */
+  uint64_t remaining;    /* events in the store after the last prune */
+} Retain;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
 typedef struct Txn {
@@ -128,7 +182,7 @@ typedef struct Txn {
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
   json_t *reply;         /* reply held until the worker acknowledges */
-  char *key;             /* the request's idempotency key, or NULL */
+  events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
   int pause_no;          /* the number of the pause it showed last (0: none) */
@@ -157,6 +211,10 @@ typedef struct Held {
   unsigned char *blob;   /* their encodings */
   size_t bloblen;
   uint64_t rev, gen;     /* what its commit decided: the reply's */
+  int quiet;             /* it published nothing and leaves no events: its
+                            outcome is counted, and kept only as its key's
+                            record (devents_ended) */
+  int keyed;             /* its request had an idempotency key */
 } Held;
 
 /* Groups committed whose sync has not yet returned (dsync.c), oldest first:
@@ -255,6 +313,8 @@ typedef struct Daemon {
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
+  Tally tally;           /* dtally.c */
+  Retain retain;         /* dretain.c */
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
   double started;
@@ -265,9 +325,9 @@ typedef struct Daemon {
   struct { char *buf; size_t len, cap; int urgent; time_t second; char when[40]; } log;  /* log lines not yet
                          ** written; the time of their second */
   struct {
-    json_t *done;        /* key -> {reply, bytes}: outcomes to replay */
-    json_t *flight;      /* "client id" -> key: keyed requests not answered yet */
-    json_t *order;       /* keys of done, oldest first */
+    json_t *done;        /* key digest -> {reply, bytes, request?}: outcomes to replay */
+    json_t *flight;      /* "client id" -> {key, request} digests: keyed requests not answered yet */
+    json_t *order;       /* key digests of done, oldest first */
     size_t bytes;        /* of the recorded replies */
   } keys;                /* dkeys.c */
 } Daemon;
@@ -328,11 +388,12 @@ void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves);
 /* dkeys.c: idempotency keys */
 void dkeys_init(Daemon *D);
 void dkeys_free(Daemon *D);
-void dkeys_load(Daemon *D);            /* the keys of the newest outcome events */
+void dkeys_load(Daemon *D);            /* the keys the store keeps (store_keys_read) */
 const char *dkeys_of(json_t *req);     /* the request's key, or NULL */
 int dkeys_in_flight(Daemon *D, const char *key);  /* a request with key waits or runs */
-int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* 1: answered
-                                       ** with the outcome recorded for its key */
+int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* 1: answered:
+                                       ** with the outcome recorded for its key, or
+                                       ** key-conflict when the key was another request's */
 void dkeys_expect(Daemon *D, uint64_t client, json_t *id, json_t *req);  /* it was queued */
 void dkeys_replied(Daemon *D, uint64_t client, json_t *id, json_t *reply);  /* record it */
 int dkeys_awaits(Daemon *D, uint64_t client, json_t *id);  /* a keyed request's reply is to be recorded */
@@ -349,6 +410,20 @@ void dqueue_pending_free(Pending *p);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */
+/* An attempt's "started" (text, stolen; NULL: out of memory, logged): a
+** call's or a preview's is held until its outcome (devents_ended), any
+** other's buffered at once. */
+void devents_started(Daemon *D, uint64_t attempt, proto_Op op, char *text, size_t len);
+/* The attempt's outcome is known: wrote, it publishes a revision.  A call
+** or preview that publishes nothing, ran on nothing undone and is still
+** within a second of its start leaves no events: its start is dropped, its
+** outcome counted (dtally.c), and 1 is returned; otherwise its start is
+** buffered (first, when it was held) and 0 returned. */
+int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int wrote);
+int devents_quiet(Daemon *D, uint64_t attempt);   /* devents_ended counted it */
+/* An attempt's outcome event (text, stolen): buffered; for an attempt
+** counted instead, kept only as its key's record when keyed, else dropped. */
+void devents_outcome(Daemon *D, uint64_t attempt, int keyed, char *text, size_t len);
 /* Buffer an event given as its members' text (the hot path's: events.h
 ** *_text); steals text, malloc'd; NULL (out of memory building it) is
 ** logged. */
@@ -375,6 +450,27 @@ void devents_stored(Daemon *D, DWrite *w);   /* on the loop: w's read-back event
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
                                       ** page synced by the store writer */
+
+/* dtally.c: what is counted instead of recorded */
+void dtally_load(Daemon *D);          /* the store's counters, at start */
+void dtally_free(Daemon *D);
+void dtally_count(Daemon *D, const char *kind, const char *outcome);
+void dtally_key(Daemon *D, char *text, size_t len);  /* a key-only record (members text; steals) */
+double dtally_due(Daemon *D);         /* seconds until the pending ones are due (< 0: none) */
+/* The pending ones (and the attempt mark), for a write: t owns copies;
+** after it, dtally_done (ok 0: they are pending again). */
+int dtally_take(Daemon *D, DTally *t); /* 0: nothing pending */
+void dtally_done(Daemon *D, DTally *t, int ok);
+struct json_t *dtally_json(Daemon *D); /* [{kind, outcome, count}] for status */
+
+/* dretain.c: the events' retention */
+/* If argv[*i] is --events-keep COUNT or --events-max-age DURATION, consume
+** it and return 1; -1 after a message; 0 for another argument. */
+int dretain_option(const char *cmd, int argc, char **argv, int *i, Retain *r);
+extern const char DRETAIN_HELP[];     /* their lines of --help */
+double dretain_due(Daemon *D);        /* seconds until a prune is due (< 0: none) */
+void dretain_run(Daemon *D);          /* hand a due prune to the store writer */
+struct json_t *dretain_json(Daemon *D);  /* status: the events kept and pruned */
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);

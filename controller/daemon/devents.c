@@ -13,6 +13,14 @@
 ** pause, a resume, a new worker) is recorded with them, before any reply
 ** can carry it.  Subscribers get each event once it is stored, as stored
 ** (seq, time, secrets redacted).
+**
+** A call or a preview that publishes nothing leaves no events: its
+** "started" is held (devents_started) until its outcome, and when that
+** publishes nothing, both are dropped and the outcome is counted instead
+** (devents_ended, dtally.c); a keyed one keeps its outcome as its key's
+** record only.  A call still running after STARTED_HOLD has its start
+** buffered, so that a long one is recorded (and marked interrupted after a
+** crash) like any other.  The counters go with the timed writes.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +30,7 @@
 
 #define EVENT_DELAY 0.010
 #define EVENT_BATCH 512
+#define STARTED_HOLD 1.0
 
 /* Room for `need` events; -1 when out of memory (the buffer unchanged). */
 static int grow(EventBuf *b, size_t need) {
@@ -49,8 +58,8 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Buffer event i: ev, or text[0..len). */
-static void push(Daemon *D, json_t *ev, char *text, size_t len) {
+/* Buffer event i: ev, or text[0..len), of time t (ms; 0: now). */
+static void push_at(Daemon *D, json_t *ev, char *text, size_t len, int64_t t) {
   EventBuf *b = &D->events;
   if (b->n == b->cap && grow(b, b->n + 1) != 0) {
     dlog(D, "could not record an event: out of memory");
@@ -59,17 +68,73 @@ static void push(Daemon *D, json_t *ev, char *text, size_t len) {
     return;
   }
   if (!b->n) b->first = daemon_now();
-  b->time_ms[b->n] = now_ms();
+  b->time_ms[b->n] = t ? t : now_ms();
   b->ev[b->n] = ev;
   b->text[b->n] = text;
   b->len[b->n++] = len;
   if (b->n >= EVENT_BATCH) devents_flush_due(D);
 }
 
+static void push(Daemon *D, json_t *ev, char *text, size_t len) { push_at(D, ev, text, len, 0); }
+
+/* The held start goes into the buffer: its attempt is recorded. */
+static void release_held(Daemon *D) {
+  EventBuf *b = &D->events;
+  if (!b->held.text) return;
+  char *text = b->held.text;
+  b->held.text = NULL;
+  push_at(D, NULL, text, b->held.len, b->held.time_ms);
+}
+
 void devents_add(Daemon *D, json_t *ev) {
   if (!ev) return;
   dkeys_tag_event(D, ev);
+  json_t *a = json_object_get(ev, "attempt");
+  if (D->events.held.text && json_is_integer(a) && (uint64_t)json_integer_value(a) == D->events.held.attempt)
+    release_held(D);   /* an event of the held attempt: it is recorded, its start first */
   push(D, ev, NULL, 0);
+}
+
+static int countable(proto_Op op) { return op == PROTO_CALL || op == PROTO_PREVIEW; }
+
+void devents_started(Daemon *D, uint64_t attempt, proto_Op op, char *text, size_t len) {
+  EventBuf *b = &D->events;
+  release_held(D);   /* (an attempt ended without a word: recorded) */
+  if (!text) {
+    dlog(D, "could not record an event: out of memory");
+    return;
+  }
+  if (!countable(op)) {
+    push(D, NULL, text, len);
+    return;
+  }
+  b->held.attempt = attempt;
+  b->held.text = text;
+  b->held.len = len;
+  b->held.time_ms = now_ms();
+  b->held.since = daemon_now();
+}
+
+int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int wrote) {
+  EventBuf *b = &D->events;
+  if (b->held.text && b->held.attempt == attempt && countable(op) && !wrote && !D->group.restoring && reason &&
+      events_of_reason(reason) != STORE_EV_INTERRUPTED) {
+    free(b->held.text);
+    b->held.text = NULL;
+    b->quiet = attempt;
+    dtally_count(D, proto_op_name(op), reason);
+    return 1;
+  }
+  release_held(D);
+  return 0;
+}
+
+int devents_quiet(Daemon *D, uint64_t attempt) { return attempt && D->events.quiet == attempt; }
+
+void devents_outcome(Daemon *D, uint64_t attempt, int keyed, char *text, size_t len) {
+  if (!devents_quiet(D, attempt)) devents_add_text(D, text, len);
+  else if (keyed) dtally_key(D, text, len);
+  else free(text);
 }
 
 void devents_add_text(Daemon *D, char *text, size_t len) {
@@ -167,6 +232,7 @@ int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n) {
 
 void devents_stored(Daemon *D, DWrite *w) {
   StoredEvs *u = &D->events.untold, *e = &w->stored;
+  if (w->rc == STORE_OK) D->events.written = 1;   /* (a group's too: the next prune looks) */
   if (D->subscribers && e->len) {
     if (!u->len) {   /* take the buffer as it is */
       free(u->buf);
@@ -193,22 +259,37 @@ typedef struct EvWrite {
   store_ev *ev;              /* objects and texts: the buffer's, owned */
   size_t n;
   uint64_t first;            /* the seq of the first, once written */
+  DTally t;                  /* the counts and key-only records pending */
+  int tallied, tally_rc;
 } EvWrite;
+
+static store_tally tally_of(const DTally *t) {
+  return (store_tally){t->counts, t->ncounts, t->keys, t->nkeys, t->attempt};
+}
 
 static int write_events(store_env *s, DWrite *w) {
   EvWrite *e = (EvWrite *)w;
-  int rc = store_events_append_later(s, e->ev, e->n, &e->first);
-  if (rc == STORE_OK) (void)devents_read_back(s, w, e->first, e->n);   /* else the store is read */
+  int rc = e->n ? store_events_append_later(s, e->ev, e->n, &e->first) : STORE_OK;
+  if (rc == STORE_OK && e->n) (void)devents_read_back(s, w, e->first, e->n);   /* else the store is read */
+  if (rc == STORE_OK && e->tallied) {
+    store_tally t = tally_of(&e->t);
+    e->tally_rc = store_tally_add(s, &t, STORE_GROUP_SYNC_LATER);
+    if (e->tally_rc != STORE_OK) snprintf(w->err, sizeof w->err, "%s", store_errmsg(s));
+  }
   return rc;
 }
 
 static void events_written(Daemon *D, DWrite *w) {
   EvWrite *e = (EvWrite *)w;
   devents_stored(D, w);
+  if (e->tallied) {
+    if (w->rc == STORE_OK && e->tally_rc != STORE_OK) dlog(D, "could not record the counters: %s", w->err);
+    dtally_done(D, &e->t, w->rc == STORE_OK && e->tally_rc == STORE_OK);
+  }
   if (w->rc != STORE_OK)
     dlog(D, "could not record %zu event%s: %s", e->n, e->n == 1 ? "" : "s", w->err);
-  else
-    devents_tell(D, e->first, e->n);
+  else if (e->n)
+    devents_tell(D, e->first, e->n), D->events.written = 1;
   for (size_t i = 0; i < e->n; i++) {
     json_decref(e->ev[i].obj);
     free((char *)e->ev[i].members);
@@ -227,33 +308,45 @@ static void events_written(Daemon *D, DWrite *w) {
 static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
-  if (!b->n && !gen) return;
+  int tally = dtally_due(D) >= 0 && (!later || dtally_due(D) == 0 || b->n);   /* counts ride with events */
+  if (!b->n && !gen && !tally) return;
   if (later && D->sync && !gen) {
     if (dsync_busy(D)) return;
-    EvWrite *e = malloc(sizeof *e);
-    store_ev *ev = e ? malloc(b->n * sizeof *ev) : NULL;
-    if (!ev) {
+    EvWrite *e = calloc(1, sizeof *e);
+    store_ev *ev = e && b->n ? malloc(b->n * sizeof *ev) : NULL;
+    if (!e || (b->n && !ev)) {
       free(e);
       return;   /* the next turn tries again */
     }
     for (size_t i = 0; i < b->n; i++) ev[i] = (store_ev){b->ev[i], b->text[i], b->len[i], b->time_ms[i]};
     *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, "", D->subscribers > 0, {0}}, ev,
-                   b->n, 0};
+                   b->n, 0, {0}, 0, STORE_OK};
+    e->tallied = tally && dtally_take(D, &e->t);
     b->n = 0;
     dsync_write(D, &e->w);
     dsync_want(D, e->w.seq);
     return;
   }
   uint64_t first = 0;
-  int rc = devents_objects(D) != 0 ? STORE_ENOMEM
-           : gen ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
-                 : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
-  if (rc != STORE_OK) {
-    dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
-         gen ? " and the generation" : "", rc == STORE_ENOMEM ? "out of memory" : store_errmsg(dstore(D)));
-    first = 0;
-  } else if (gen) {
-    D->gen_saved = D->gen;
+  int rc = STORE_OK;
+  if (b->n || gen) {
+    rc = devents_objects(D) != 0 ? STORE_ENOMEM
+         : gen ? store_advance_generation(dstore(D), D->gen, b->ev, b->time_ms, b->n, &first)
+               : store_events_append_objects(dstore(D), b->ev, b->time_ms, b->n, &first);
+    if (rc != STORE_OK) {
+      dlog(D, "could not record %zu event%s%s: %s", b->n, b->n == 1 ? "" : "s",
+           gen ? " and the generation" : "", rc == STORE_ENOMEM ? "out of memory" : store_errmsg(dstore(D)));
+      first = 0;
+    } else if (gen) {
+      D->gen_saved = D->gen;
+    }
+  }
+  DTally t;
+  if (rc == STORE_OK && tally && dtally_take(D, &t)) {
+    store_tally st = tally_of(&t);
+    int trc = store_tally_add(dstore(D), &st, 0);
+    if (trc != STORE_OK) dlog(D, "could not record the counters: %s", store_errmsg(dstore(D)));
+    dtally_done(D, &t, trc == STORE_OK);
   }
   devents_written(D, first);
 }
@@ -286,11 +379,16 @@ void devents_put_back(Daemon *D, const store_ev *ev, size_t n) {
   b->n += n;
 }
 
-void devents_flush_due(Daemon *D) { flush(D, 1); }
+void devents_flush_due(Daemon *D) {
+  EventBuf *b = &D->events;
+  if (b->held.text && daemon_now() >= b->held.since + STARTED_HOLD) release_held(D);   /* a long one */
+  flush(D, 1);
+  if (dretain_due(D) == 0) dretain_run(D);
+}
 
 void devents_written(Daemon *D, uint64_t first) {
   EventBuf *b = &D->events;
-  if (first) tell(D, 0);   /* with a revision: one more than the buffer, its outcome */
+  if (first) tell(D, 0), b->written = 1;   /* with a revision: one more than the buffer, its outcome */
   for (size_t i = 0; i < b->n; i++) {
     json_decref(b->ev[i]);
     free(b->text[i]);
@@ -309,8 +407,20 @@ void devents_subscribed(Daemon *D) {
   store_events_read(dstore(D), 0, 1, STORE_NEWEST_FIRST, last_seq, &D->events.told);
 }
 
+/* The sooner of *d (any: one is set) and in. */
+static void sooner(double *d, int *any, double in) {
+  if (!*any || in < *d) *d = in;
+  *any = 1;
+}
+
 double devents_due(Daemon *D) {
-  if (!D->events.n) return -1;
-  double d = D->events.first + EVENT_DELAY - daemon_now();
+  EventBuf *b = &D->events;
+  double now = daemon_now(), d = 0, t = dtally_due(D), r = dretain_due(D);
+  int any = 0;
+  if (b->n) sooner(&d, &any, b->first + EVENT_DELAY - now);
+  if (b->held.text) sooner(&d, &any, b->held.since + STARTED_HOLD - now);
+  if (t >= 0) sooner(&d, &any, t);
+  if (r >= 0) sooner(&d, &any, r);
+  if (!any) return -1;
   return d > 0 ? d : 0;
 }

@@ -104,7 +104,8 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
   Held h = {.attempt = t->attempt, .client = t->responder, .id = t->responder_id, .t0 = t->t0,
-            .source = t->source, .summary = t->summary, .outcome = json_incref(m)};
+            .source = t->source, .summary = t->summary, .outcome = json_incref(m),
+            .quiet = devents_quiet(D, t->attempt), .keyed = t->key != NULL};
   /* its outcome event, with its idempotency key (durable with its
   ** outcome), less the revision and generation its commit decides */
   h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), reason ? reason : "error",
@@ -231,7 +232,7 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   for (size_t k = p->revs[i].held; k < end; k++) {
     p->held_rev[k] = rev;
     p->held_gen[k] = gen;
-    close_event(&p->all[p->evat[k]], p->hev[k], rev, gen);
+    if (p->evat[k] != SIZE_MAX) close_event(&p->all[p->evat[k]], p->hev[k], rev, gen);
   }
 }
 
@@ -325,7 +326,9 @@ static void ride_along(Daemon *D) {
     complete(h, D->revision, D->gen, NULL, NULL);
     store_ev e = {0};
     close_event(&e, open_of(h), D->revision, D->gen);
-    devents_add_text(D, (char *)e.members, e.len);
+    if (!h->quiet) devents_add_text(D, (char *)e.members, e.len);
+    else if (h->keyed) dtally_key(D, (char *)e.members, e.len);   /* counted: its key's record only */
+    else free((char *)e.members);
   }
   if (g->nsyncing) {
     g->syncing[g->nsyncing - 1].n += g->n - c;
@@ -399,6 +402,10 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
       p->in[nr] = (store_rev_in){&p->infos[nr], p->ch + used, nc, p->rm + used, nrm, NULL, 0, 0, 0, r->effects};
       used += json_array_size(h->changes);
       nr++;
+    }
+    if (h->quiet) {   /* no event: written() keeps its key's record */
+      p->evat[k] = SIZE_MAX;
+      continue;
     }
     p->evat[k] = ne;
     p->all[ne] = (store_ev){0};   /* a call after a revision: decided() writes it */
@@ -533,6 +540,11 @@ static void written(Daemon *D, DWrite *w) {
     Held *h = at(g, c + k);
     Rev *rv = h->changes ? &p->revs[r++] : NULL;   /* the revision it wrote */
     complete(h, p->held_rev[k], p->held_gen[k], rv ? rv->slot : NULL, rv ? rv->effects : NULL);
+    if (h->quiet && h->keyed) {   /* counted: its outcome kept as its key's record only */
+      store_ev e = {0};
+      close_event(&e, p->hev[k], p->held_rev[k], p->held_gen[k]);
+      dtally_key(D, (char *)e.members, e.len);
+    }
   }
   g->commits++;
   g->revisions += nrevs;

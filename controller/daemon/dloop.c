@@ -69,7 +69,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: jiti kernel [--store DIR] [LIMITS] [--pause-timeout SECONDS]\n"
           "                   [--max-clients N] [--idle-timeout SECONDS]\n"
-          "                   [--allow-foreign LIB]... [--detach]\n"
+          "                   [--allow-foreign LIB]... [--events-keep COUNT]\n"
+          "                   [--events-max-age DURATION] [--detach]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -86,7 +87,7 @@ static void usage(FILE *out) {
           "\n"
           "options:\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
-          "%s%s%s"
+          "%s%s%s%s"
           "  --max-clients N   connections served at once (default 1000); 8 more are kept\n"
           "                    for 'jiti status' and 'jiti stop'\n"
           "  --idle-timeout SECONDS  close a connection that asked for nothing this long\n"
@@ -97,7 +98,7 @@ static void usage(FILE *out) {
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
           "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
-          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP);
+          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP, DRETAIN_HELP);
 }
 
 #ifdef JITI_TEST_HOOKS
@@ -200,6 +201,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   store_mark_interrupted(dstore(D), &interrupted);
   D->next_attempt = storeio_next_attempt(dstore(D));
   dkeys_load(D);
+  dtally_load(D);
   if (proto_socket_path(D->dir, D->sock, sizeof D->sock)) {
     fprintf(stderr, "jiti kernel: the socket path %s/%s is too long for a Unix socket; use a shorter "
             "store path\n", D->dir, PROTO_SOCKET);
@@ -388,6 +390,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   devents_add(D, json_pack("{s:s, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STOPPED), "revision", (json_int_t)D->revision,
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
+  dtally_free(D);
   free(D->events.ev);
   free(D->events.text);
   free(D->events.len);
@@ -422,6 +425,7 @@ int cmd_kernel(int argc, char **argv) {
     int r = opts_store("kernel", argc, argv, &i, &D.dir);
     if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
     if (r == 0) r = grant_option("kernel", argc, argv, &i, &D.grant);
+    if (r == 0) r = dretain_option("kernel", argc, argv, &i, &D.retain);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }

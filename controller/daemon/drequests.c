@@ -134,7 +134,7 @@ static void op_status(Req *q) {
   uint64_t rev, gen;
   dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
   dclients_reply(D, q->client, q->id,
-           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o}",
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
                      "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
@@ -143,7 +143,7 @@ static void op_status(Req *q) {
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
-                     foreign_status(D)));
+                     foreign_status(D), "counters", dtally_json(D), "events", dretain_json(D)));
 }
 
 /* The revision chain from CURRENT back, newest first. */

@@ -225,13 +225,13 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->grouped = batchable(p);
   t->req = t->grouped ? json_incref(p->req) : NULL;
-  t->key = dkeys_of(p->req) ? strdup(dkeys_of(p->req)) : NULL;
+  t->key = events_key_new(p->req);
   if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE)
     t->invariant = strdup(json_string_value(json_object_get(p->req, "name")));  /* checked: a string */
   t->sent = TXN_SENT_ATTEMPT;
   size_t len = 0;
-  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, t->key, &len);
-  devents_add_text(D, ev, len);
+  char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, &len);
+  devents_started(D, t->attempt, t->op, ev, len);
   D->wait = W_ATTEMPT;
 }
 
@@ -550,6 +550,7 @@ static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
                   "message", "no such entry; observe lists the entries (kind and name)");
   else
     r = json_pack("{s:b, s:O}", "ok", 1, member, json_object_get(m, member));
+  dtally_count(D, proto_op_name(q.op), json_is_true(json_object_get(r, "ok")) ? "ok" : "not-found");
   dclients_reply(D, q.client, q.id, r);
   dqueue_pending_free(&q);
 }
@@ -614,6 +615,10 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
+  /* one that publishes nothing leaves no events: counted */
+  if (t->active)
+    devents_ended(D, t->attempt, t->op, reason,
+                  accepted && t->op != PROTO_PREVIEW && !json_is_true(json_object_get(m, "committed")));
   if (t->grouped && t->active && dgroup_outcome(D, t, m, blob, bloblen)) {  /* held, or answered */
     D->wait = W_NONE;
     txn_clear(D);
@@ -668,7 +673,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   size_t len = 0;
   char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
                       : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
-  devents_add_text(D, ev, len);
+  devents_outcome(D, t->attempt, t->key != NULL, ev, len);
   dclients_reply_text(D, t->responder, t->responder_id, &r);
   finish_txn(D, reason, NULL);
 }

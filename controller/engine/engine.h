@@ -95,8 +95,8 @@ struct json_t *storeio_revision_changes(store_env *s, uint64_t rev);
 void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
                        size_t *removed);
 
-/* The next attempt number: one more than the largest "attempt" of the
-** recent events. */
+/* The next attempt number: one more than the largest ever recorded
+** (store_next_attempt, O(1)); 1 when the store cannot say. */
 uint64_t storeio_next_attempt(store_env *s);
 
 /* Append an event built from a jansson object (stolen).  Failures are
@@ -319,6 +319,13 @@ void request_summary(proto_Op op, struct json_t *req, char *buf, size_t n);
 ** when it has no source. */
 void request_brief(proto_Op op, struct json_t *req, char *buf, size_t n);
 
+/* What it asks for, as 64 hex digits: the SHA-256 of its members but
+** "id", "key" and "wait" (which change how it is answered, not what
+** runs), written as compact JSON with sorted keys.  Two requests with the
+** same digest run the same thing (op, source, action, generation, limits,
+** package ...).  0, or -1 when out of memory. */
+int request_digest(struct json_t *req, char hex[65]);
+
 /* ---- events.c: the records of an attempt */
 
 /* The store event recording an outcome reason (txn reason names, and
@@ -339,21 +346,40 @@ struct json_t *events_outcome(uint64_t attempt, const char *command, const char 
 ** the generation after it (publish_outcome makes the one of a revision). */
 struct json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation);
 
-/* The member that ties an outcome to the idempotency key of its request. */
+/* The members that tie an attempt to the idempotency key of its request:
+** the key's digest (SHA-256, 64 hex digits: the key itself is never
+** written, so no redaction can change it and no key is kept in the clear)
+** and, on outcomes, the request's digest (request_digest), by which a key
+** reused for another request is told apart.  The store keeps an outcome
+** with a key digest under it (store.h, "what the store keeps of its
+** events"). */
 #define EVENTS_KEY_MEMBER "idempotency"
+#define EVENTS_REQUEST_MEMBER "request"
+
+typedef struct events_Key {
+  char key[65];        /* SHA-256 of the key, hex */
+  char request[65];    /* request_digest */
+} events_Key;
+
+/* The key of request req (its "key" member), malloc'd; NULL when it has
+** none or out of memory. */
+events_Key *events_key_new(struct json_t *req);
 
 /* The same three events as their members' text (store_ev.members: compact,
 ** ASCII-escaped, the members in the objects' order), for the kernel's hot
 ** path, which would otherwise build, write and free an object per event;
-** key, when not NULL, adds EVENTS_KEY_MEMBER last.  malloc'd, its length
-** in *len; NULL when out of memory (a string that is not UTF-8 is written
-** with U+FFFD for each byte that does not belong: jtext_writer). */
+** on outcomes, key (when not NULL) adds EVENTS_KEY_MEMBER and
+** EVENTS_REQUEST_MEMBER last (a start carries no key: its outcome does).  malloc'd, its length in *len; NULL when
+** out of memory (a string that is not UTF-8 is written with U+FFFD for
+** each byte that does not belong: jtext_writer). */
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
-                          uint64_t generation, const char *key, size_t *len);
+                          uint64_t generation, size_t *len);
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
-                          const char *key, size_t *len);
+                          const events_Key *key, size_t *len);
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
-                           const char *key, size_t *len);
+                           const events_Key *key, size_t *len);
+/* key's members added to event object ev (key may be NULL: nothing). */
+void events_tag(struct json_t *ev, const events_Key *key);
 /* An outcome event whose revision and generation are not known yet (a call
 ** held for group commit): the text of events_outcome_text (of
 ** events_accepted_text for "accepted"), less those two members, with *split
@@ -361,7 +387,7 @@ char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revis
 ** events_accepted_text, or events_outcome's object completed with them,
 ** would.  malloc'd; NULL when out of memory. */
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
-                               const char *key, size_t *len, size_t *split);
+                               const events_Key *key, size_t *len, size_t *split);
 char *events_text_close(const char *open, size_t len, size_t split, uint64_t revision, uint64_t generation,
                         size_t *outlen);
 

@@ -76,6 +76,28 @@ json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision
   return o;
 }
 
+/* ---- idempotency keys */
+
+events_Key *events_key_new(json_t *req) {
+  const char *key = json_string_value(json_object_get(req, "key"));
+  uint8_t d[32];
+  events_Key *k = key ? malloc(sizeof *k) : NULL;
+  if (!k) return NULL;
+  if (store_digest(key, strlen(key), d) != STORE_OK || request_digest(req, k->request) != 0) {
+    free(k);
+    return NULL;
+  }
+  store_hash_hex(d, k->key);
+  return k;
+}
+
+void events_tag(json_t *ev, const events_Key *key) {
+  if (!ev || !key || !store_event_is_outcome(store_event_parse(json_string_value(json_object_get(ev, "event")))))
+    return;   /* outcomes only: the store keeps an outcome under its key */
+  json_object_set_new(ev, EVENTS_KEY_MEMBER, json_string(key->key));
+  json_object_set_new(ev, EVENTS_REQUEST_MEMBER, json_string(key->request));
+}
+
 /* ---- the same, as text */
 
 /* Each event is written as its object would be (jtext_writer, ASCII as the
@@ -93,12 +115,14 @@ static void head(jtext_writer *w, const char *name, uint64_t attempt, const char
   jtext_string(w, command, strlen(command));
 }
 
-/* The members of what w holds, after the key member (when key is not
+/* The members of what w holds, after the key's members (when key is not
 ** NULL); NULL when out of memory. */
-static char *members(jtext_writer *w, const char *key, size_t *len) {
+static char *members(jtext_writer *w, const events_Key *key, size_t *len) {
   if (key) {
     jtext_key(w, EVENTS_KEY_MEMBER);
-    jtext_string(w, key, strlen(key));
+    jtext_string(w, key->key, strlen(key->key));
+    jtext_key(w, EVENTS_REQUEST_MEMBER);
+    jtext_string(w, key->request, strlen(key->request));
   }
   jtext_end(w, '}');
   if (w->failed || w->len < 2) {
@@ -111,7 +135,7 @@ static char *members(jtext_writer *w, const char *key, size_t *len) {
 }
 
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
-                          uint64_t generation, const char *key, size_t *len) {
+                          uint64_t generation, size_t *len) {
   jtext_writer w = {0};
   head(&w, store_event_name(STORE_EV_STARTED), attempt, command);
   jtext_key(&w, "source");
@@ -120,7 +144,7 @@ char *events_started_text(uint64_t attempt, const char *command, const char *sou
   jtext_int(&w, (json_int_t)parent);
   jtext_key(&w, "generation");
   jtext_int(&w, (json_int_t)generation);
-  return members(&w, key, len);
+  return members(&w, NULL, len);
 }
 
 static void outcome(jtext_writer *w, uint64_t attempt, const char *command, const char *reason,
@@ -142,14 +166,14 @@ static void revision(jtext_writer *w, uint64_t revision, uint64_t generation) {
 }
 
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
-                          const char *key, size_t *len) {
+                          const events_Key *key, size_t *len) {
   jtext_writer w = {0};
   outcome(&w, attempt, command, reason, message);
   return members(&w, key, len);
 }
 
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, uint64_t generation,
-                           const char *key, size_t *len) {
+                           const events_Key *key, size_t *len) {
   jtext_writer w = {0};
   outcome(&w, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
   revision(&w, rev, generation);
@@ -157,7 +181,7 @@ char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, 
 }
 
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
-                               const char *key, size_t *len, size_t *split) {
+                               const events_Key *key, size_t *len, size_t *split) {
   jtext_writer w = {0};
   int accepted = events_of_reason(reason) == STORE_EV_ACCEPTED;
   outcome(&w, attempt, command, reason, accepted ? NULL : message);

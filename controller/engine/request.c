@@ -97,3 +97,18 @@ void request_brief(proto_Op op, json_t *req, char *buf, size_t n) {
   if (*src) request_snippet(src, buf, n);
   else request_summary(op, req, buf, n);
 }
+
+int request_digest(json_t *req, char hex[65]) {
+  json_t *c = json_copy(req);   /* shallow: the members are shared, not changed */
+  if (!c) return -1;
+  json_object_del(c, "id");
+  json_object_del(c, "key");
+  json_object_del(c, "wait");
+  char *text = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+  json_decref(c);
+  uint8_t d[32];
+  int r = text && store_digest(text, strlen(text), d) == STORE_OK ? 0 : -1;
+  free(text);
+  if (r == 0) store_hash_hex(d, hex);
+  return r;
+}

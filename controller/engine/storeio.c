@@ -4,7 +4,7 @@
 ** kinds, loading a revision's map and importing it into a world, attempt
 ** numbers and events.
 */
-#define _GNU_SOURCE  /* memmem */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -298,30 +298,10 @@ json_t *storeio_revision_changes(store_env *s, uint64_t rev) {
 
 /* ---- events */
 
-typedef struct { uint64_t max; size_t seen; } AttemptScan;
-
-static int scan_attempt(void *arg, uint64_t seq, const char *json, size_t len) {
-  AttemptScan *a = arg;
-  const char *key = "\"attempt\":";
-  const char *end = json + len;
-  for (const char *p = json; p && p < end; ) {
-    p = memmem(p, (size_t)(end - p), key, strlen(key));
-    if (!p) break;
-    p += strlen(key);
-    uint64_t v = 0;
-    while (p < end && *p >= '0' && *p <= '9' && v < UINT64_MAX / 10) v = v * 10 + (uint64_t)(*p++ - '0');
-    if (v > a->max) a->max = v;
-  }
-  a->seen++;
-  return 0;
-}
-
 uint64_t storeio_next_attempt(store_env *s) {
-  /* Every attempt writes "started" first, with a number above all before
-  ** it, so the newest few thousand events hold the largest number. */
-  AttemptScan a = {0, 0};
-  store_events_read(s, 0, 4096, STORE_NEWEST_FIRST, scan_attempt, &a);
-  return a.max + 1;
+  uint64_t next = 1;
+  if (store_next_attempt(s, &next) != STORE_OK || !next) next = 1;
+  return next;
 }
 
 void storeio_event(store_env *s, const char *cmd, json_t *obj) {

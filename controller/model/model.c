@@ -144,6 +144,41 @@ static double mono(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+char *model_redact(const model *m, const char *s, size_t len, size_t *outlen) {
+  return msecret_redact(s, len, m ? m->key : NULL, outlen);
+}
+
+int model_redact_json(const model *m, json_t *j) { return msecret_redact_json(j, m ? m->key : NULL); }
+
+/* *p (a malloc'd string or NULL) redacted in place. */
+static void redact_string(const model *m, char **p) {
+  if (!*p) return;
+  char *r = model_redact(m, *p, strlen(*p), NULL);
+  free(*p);
+  *p = r ? r : strdup("[redacted]");   /* out of memory: nothing of it is kept */
+}
+
+/* Nothing a reply holds may carry the key: a server can echo it in the
+** action it proposes, its text, its ids. */
+static void redact_reply(const model *m, model_Reply *r) {
+  if (r->action && model_redact_json(m, r->action) != 0) {
+    json_decref(r->action);
+    r->action = NULL;
+    r->status = MODEL_INVALID;
+    r->code = "invalid-action";
+  }
+  for (int i = 0; i < r->ncalls; i++) {
+    redact_string(m, &r->calls[i].call_id);
+    redact_string(m, &r->calls[i].name);
+    redact_string(m, &r->calls[i].arguments);
+  }
+  redact_string(m, &r->text);
+  redact_string(m, &r->message);
+  redact_string(m, &r->response_id);
+  redact_string(m, &r->request_id);
+  redact_string(m, &r->served_by);
+}
+
 model_Status model_next(model *m, const model_Conv *c, model_Reply *r) {
   memset(r, 0, sizeof *r);
   r->pinned_generation = -1;
@@ -152,7 +187,9 @@ model_Status model_next(model *m, const model_Conv *c, model_Reply *r) {
   r->seconds = mono() - t0;
   if (!r->code) r->code = st == MODEL_OK ? "ok" : model_status_name(st);
   r->status = st;
-  return st;
+  redact_reply(m, r);
+  if (r->status != st && !r->message) r->message = strdup("out of memory redacting the model's reply");
+  return r->status;
 }
 
 /* ------------------------------------------------------------- helpers */

@@ -17,8 +17,11 @@
 **
 ** HTTP requests follow the official SDKs' retry policy (mretry.h) over one
 ** kept-alive connection (mhttp.h).  The API key comes from the environment
-** (msecret.h) and never appears in a reply's message, its recorded bodies
-** or anything else this library returns.
+** (msecret.h) and never appears in anything this library returns: a reply's
+** action, calls, text, message, ids and recorded bodies are redacted of the
+** key's value (a server may echo it anywhere) and of key-like patterns
+** ("sk-...", "Bearer ...").  model_redact and model_redact_json apply the
+** same to anything else a caller keeps (records, logs, what it prints).
 **
 ** The library is independent of sessions and of the kernel: it needs
 ** libcurl and jansson only.  Not thread-safe: one client per thread.
@@ -160,6 +163,16 @@ const char *model_name(const model *m);
 ** model_reply_free) and returns r->status.  c is not changed: append the
 ** reply with model_conv_reply, then its result with model_conv_result. */
 model_Status model_next(model *m, const model_Conv *c, model_Reply *r);
+
+/* The one redaction of everything kept from a session: a copy of s (len
+** bytes) with the client's API key (when it has one of at least
+** MSECRET_MIN_KEY bytes) and key-like patterns replaced by "[redacted]"
+** (msecret.h).  malloc'd, NUL-terminated, length in *outlen (may be NULL);
+** NULL when memory is exhausted.  m may be NULL (patterns only). */
+char *model_redact(const model *m, const char *s, size_t len, size_t *outlen);
+/* The same in place for every string of j (values and member names).  0,
+** or -1 when memory is exhausted. */
+int model_redact_json(const model *m, json_t *j);
 
 /* ---------------------------------------------------------- conversations */
 

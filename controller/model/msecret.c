@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "msecret.h"
 
 #define MAX_KEY 4096
@@ -125,6 +126,7 @@ static void put(Buf *b, const char *s, size_t n) {
 char *msecret_redact(const char *s, size_t len, const char *key, size_t *outlen) {
   static const char mark[] = "[redacted]";
   size_t klen = key ? strlen(key) : 0;
+  if (klen < MSECRET_MIN_KEY) klen = 0;
   Buf b = {.p = malloc(len + 1), .cap = len + 1};
   if (!b.p) return NULL;
   size_t i = 0, lit = 0;   /* s[lit..i) is copied as it is */
@@ -167,4 +169,51 @@ char *msecret_redact(const char *s, size_t len, const char *key, size_t *outlen)
   b.p[b.n] = 0;
   if (outlen) *outlen = b.n;
   return b.p;
+}
+
+/* A redacted copy of s as a JSON string, or NULL when it needs none (or
+** memory is exhausted: *nomem). */
+static json_t *redacted(const char *s, size_t n, const char *key, int *nomem) {
+  size_t m;
+  char *r = msecret_redact(s, n, key, &m);
+  if (!r) {
+    *nomem = 1;
+    return NULL;
+  }
+  json_t *v = m == n && !memcmp(r, s, n) ? NULL : json_stringn(r, m);
+  free(r);
+  return v;
+}
+
+int msecret_redact_json(json_t *j, const char *key) {
+  int nomem = 0;
+  if (json_is_object(j)) {
+    const char *k;
+    json_t *v, *nv;
+    void *tmp;
+    json_object_foreach_safe(j, tmp, k, v) {
+      if (json_is_string(v)) {
+        if ((nv = redacted(json_string_value(v), json_string_length(v), key, &nomem)))
+          json_object_set_new(j, k, nv);
+      } else if (msecret_redact_json(v, key) != 0) {
+        nomem = 1;
+      }
+      json_t *nk = redacted(k, strlen(k), key, &nomem);
+      if (nk) {   /* a member name holding a secret: renamed */
+        json_object_set(j, json_string_value(nk), json_object_get(j, k));
+        json_object_del(j, k);
+        json_decref(nk);
+      }
+    }
+  } else if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++) {
+      json_t *v = json_array_get(j, i), *nv;
+      if (json_is_string(v)) {
+        if ((nv = redacted(json_string_value(v), json_string_length(v), key, &nomem))) json_array_set_new(j, i, nv);
+      } else if (msecret_redact_json(v, key) != 0) {
+        nomem = 1;
+      }
+    }
+  }
+  return nomem ? -1 : 0;
 }

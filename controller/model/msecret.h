@@ -24,10 +24,20 @@ int msecret_load(char **key, char *err, size_t errlen);
 /* Overwrite and free a key. */
 void msecret_wipe(char *key);
 
-/* A copy of s (len bytes) with every occurrence of key (may be NULL),
-** every "Bearer <token>" and every "sk-..." API-key-like token replaced by
-** "[redacted]".  NUL-terminated, length in *outlen (may be NULL); NULL when
-** memory is exhausted. */
+/* Keys shorter than this are placeholders (a local server takes any
+** value: "x", "ollama"), not secrets: they are not searched for, which
+** would rewrite every such letter or word. */
+#define MSECRET_MIN_KEY 8
+
+/* A copy of s (len bytes) with every occurrence of key (may be NULL; at
+** least MSECRET_MIN_KEY bytes to count), every "Bearer <token>" and every
+** "sk-..." API-key-like token replaced by "[redacted]".  NUL-terminated,
+** length in *outlen (may be NULL); NULL when memory is exhausted. */
 char *msecret_redact(const char *s, size_t len, const char *key, size_t *outlen);
+
+/* The same in place for every string of j (values and member names, at any
+** depth).  0, or -1 when memory is exhausted (j is then partly redacted). */
+struct json_t;
+int msecret_redact_json(struct json_t *j, const char *key);
 
 #endif

@@ -310,9 +310,15 @@ int cmd_diff(int argc, char **argv) { return stack_run(diff_main, argc, argv); }
 static void events_usage(FILE *out) {
   fprintf(out,
           "usage: jiti events [-n N] [--json] [--show SEQ] [--store DIR]\n"
+          "       jiti events counters [--json] [--store DIR]\n"
+          "       jiti events prune [--keep COUNT] [--max-age DURATION] [--store DIR]\n"
           "\n"
           "List the store's events (attempts, outcomes, recoveries, sessions), newest\n"
           "first: one line each, or with --json the stored JSON records, one per line.\n"
+          "Calls and previews that published nothing, and queries, are counted, not\n"
+          "listed: 'jiti events counters' shows the counts.  'jiti events prune'\n"
+          "deletes old events (see its --help; a kernel does it as it runs with\n"
+          "--events-keep or --events-max-age).\n"
           "\n"
           "options:\n"
           "  -n N              show at most N events\n"
@@ -393,7 +399,14 @@ static int print_event(void *arg, uint64_t seq, const char *json, size_t len) {
   return 0;
 }
 
+static int add_count(void *arg, const store_count *c) {
+  *(uint64_t *)arg += c->n;
+  return 0;
+}
+
 int cmd_events(int argc, char **argv) {
+  int sub = events_sub_main(argc, argv);
+  if (sub >= 0) return sub;
   Args a = {.cmd = "events", .usage = events_usage, .allow_n = 1, .allow_json = 1, .allow_show = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
@@ -413,6 +426,10 @@ int cmd_events(int argc, char **argv) {
     fprintf(stderr, "jiti events: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
+  uint64_t counted = 0;
+  if (status == EXIT_OK && !a.json && !a.n && store_counters_read(s, add_count, &counted) == STORE_OK && counted)
+    printf("(and %" PRIu64 " call%s, previews and queries that changed nothing, counted rather than listed: "
+           "jiti events counters)\n", counted, counted == 1 ? "" : "s");
   store_close(s);
   return status;
 }

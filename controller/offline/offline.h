@@ -68,6 +68,12 @@ void otxn_close(otxn *t);
 /* history.c: one human-readable line for an event record. */
 void history_event_line(FILE *out, const char *json, size_t len);
 
+/* ---- retain.c */
+
+/* `jiti events counters|prune ...` (argv[1] the subcommand): its exit
+** status, or -1 when argv[1] is neither. */
+int events_sub_main(int argc, char **argv);
+
 /* ---- textdiff.c */
 
 /* Write a unified diff of a and b (line based, LCS) to out with 3 lines of

@@ -26,6 +26,19 @@ typedef enum proto_Op {
 const char *proto_op_name(proto_Op op);
 int proto_op_parse(const char *s);
 
+/* The error codes of replies that are not a transaction's reason
+** (docs/protocol.md, "Error codes"; the reasons are txn_Reason's names):
+** one name table. */
+typedef enum proto_Code {
+  PROTO_MALFORMED_JSON, PROTO_INVALID_UTF8, PROTO_LINE_TOO_LONG, PROTO_INVALID_REQUEST, PROTO_UNKNOWN_OP,
+  PROTO_NOT_FOUND, PROTO_NOT_ALLOWED, PROTO_STORE_ERROR, PROTO_UNSUPPORTED_PROTOCOL, PROTO_NOT_PAUSED,
+  PROTO_PAUSED, PROTO_BUSY, PROTO_SHUTTING_DOWN, PROTO_INTERRUPTED, PROTO_KEY_CONFLICT, PROTO_CODE_COUNT
+} proto_Code;
+
+/* "malformed-json", ...; the code named s, or -1. */
+const char *proto_code_name(proto_Code c);
+int proto_code_parse(const char *s);
+
 /* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
 int proto_socket_path(const char *dir, char *buf, size_t len);
 

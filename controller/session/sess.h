@@ -130,7 +130,9 @@ void sess_goal_counts(const sess_Session *s, int *pass, int *total);
 json_t *sess_call(sess_Session *s, json_t *req);
 /* Record an event (kind "session-..."; stolen) with this session's id,
 ** without waiting (no round trip); sync: wait until it is in the store
-** (the session's last record, so that `jiti sessions` sees it at once). */
+** (the session's last record, so that `jiti sessions` sees it at once).
+** Every string of it is redacted first (model_redact_json: the API key's
+** value and key-like patterns), whatever it holds. */
 void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync);
 /* Add (or replace) the task's invariants before the first step.  0, or -1
 ** after a message naming the invariant and the kernel's reason. */

@@ -48,6 +48,13 @@ static json_t *act_keyed(sess_Session *s, json_t *req) {
 
 void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync) {
   if (!ev) return;
+  /* what reaches the store, the kernel's log and the transcripts is
+  ** redacted of the API key's value, wherever a model or a user put it */
+  if (model_redact_json(s->m, ev) != 0) {
+    json_decref(ev);
+    ev = json_pack("{s:s}", "note", "out of memory redacting this record: left out");
+    if (!ev) return;
+  }
   json_object_set_new(ev, "event", json_string(kind));
   json_object_set_new(ev, "session", json_string(s->id));
   json_t *req = json_pack("{s:s, s:o}", "op", "record", "event", ev);

@@ -152,6 +152,7 @@ static json_t *step_json(sess_Session *s, const model_Reply *r, json_t *action, 
   int pass, total;
   sess_goal_counts(s, &pass, &total);
   if (total && !s->paused) json_object_set_new(st, "goals", json_pack("{s:i, s:i}", "pass", pass, "total", total));
+  model_redact_json(s->m, st);   /* shown as it is recorded (sess_record) */
   return st;
 }
 
@@ -182,6 +183,7 @@ static int finish(sess_Session *s, int status, const char *outcome, double t0) {
                           "model_ms", ms(s->t.model_seconds), "kernel_ms", ms(s->t.kernel_seconds),
                           "kernel_calls", s->kernel_calls);
   if (total) json_object_set_new(end, "goals", json_pack("{s:i, s:i}", "pass", pass, "total", total));
+  model_redact_json(s->m, end);
   sess_ui_end(s->ui, end);
   json_object_del(end, "session");
   sess_record(s, "session-end", end, 1);

@@ -351,9 +351,26 @@ static void test_secrets(void) {
   char *r = msecret_redact(s, strlen(s), KEY, NULL);
   CHECK_STR(r, "key [redacted] and Bearer [redacted] and sk-short and xsk-notakey12345 sk-[redacted]");
   free(r);
-  r = msecret_redact("aXa", 3, "X", NULL);
-  CHECK_STR(r, "a[redacted]a");
+  /* a key that does not look like one (a compatible server's) is found by
+  ** its value; a placeholder shorter than MSECRET_MIN_KEY is not a secret */
+  r = msecret_redact("a loopback-K3y-77 b", 19, "loopback-K3y-77", NULL);
+  CHECK_STR(r, "a [redacted] b");
   free(r);
+  r = msecret_redact("aXa ollama", 10, "X", NULL);
+  CHECK_STR(r, "aXa ollama");
+  free(r);
+  r = msecret_redact("aXa ollama", 10, "ollama", NULL);
+  CHECK_STR(r, "aXa ollama");
+  free(r);
+  /* in JSON: every string, at any depth, and member names */
+  json_t *j = json_pack("{s:s, s:[s, {s:s}], s:i, s:s}", "action", "(world-put :k \"loopback-K3y-77\")", "list",
+                        "x loopback-K3y-77", "loopback-K3y-77", "v", "n", 5, "token", "Bearer zz.top");
+  CHECK(msecret_redact_json(j, "loopback-K3y-77") == 0);
+  char *d = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+  CHECK_STR(d, "{\"action\":\"(world-put :k \\\"[redacted]\\\")\",\"list\":[\"x [redacted]\",{\"[redacted]\":\"v\"}],"
+               "\"n\":5,\"token\":\"Bearer [redacted]\"}");
+  free(d);
+  json_decref(j);
   /* key files */
   char path[300], err[512], *key;
   snprintf(path, sizeof path, "%s/key", tmpdir);

@@ -27,6 +27,7 @@ def run(R):
     R.run('access/pause-deadline-is-absolute', pause_deadline)
     R.run('access/foreign-socket-refused', foreign_socket)
     R.run('access/idempotent-calls', idempotent_calls)
+    R.run('access/keys-are-keys', keys_are_keys)
     R.run('access/eval-retries-across-a-kill', eval_retries)
 
 
@@ -184,6 +185,12 @@ def foreign_socket():
 
 
 COUNT = '(world-put :n (1+ (world-get :n 0)))'
+
+
+def digest(key):
+    """What events carry of an idempotency key: its SHA-256."""
+    import hashlib
+    return hashlib.sha256(key.encode()).hexdigest()
 SLOW_COUNT = '(progn (dotimes (i 3000000)) (world-put :n (1+ (world-get :n 0))))'
 
 
@@ -208,14 +215,14 @@ def idempotent_calls():
         a = k.conn()
         a.send({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4', 'id': 'slow'})
         a.pending['slow'] = ('call', True)
-        sub.wait_event(lambda e: e['event'] == 'started' and e.get('idempotency') == 'k-4', what='the slow call')
+        wait_for(lambda: k.status()['state'] == 'running', 30 * proto.SLOW, 'the slow call')
         expect_error(k.request({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4'}), 'busy', 'still waiting or running')
         a.close()   # its client gives up: the call still runs to its end
         r = wait_for(lambda: (lambda x: x if x.get('ok') else None)(
             k.request({'op': 'call', 'source': SLOW_COUNT, 'key': 'k-4'})), 60 * proto.SLOW, 'the outcome of k-4')
         assert r.get('replayed') is True and r['value'] == '3', r
         assert k.value('(world-get :n)') == '3'
-        done = sub.wait_event(lambda e: e['event'] == 'accepted' and e.get('idempotency') == 'k-4', what='its outcome')
+        done = sub.wait_event(lambda e: e['event'] == 'accepted' and e.get('idempotency') == digest('k-4'), what='its outcome')
         sub.close()
         # a kernel started later replays what the store kept
         k.stop()
@@ -224,6 +231,58 @@ def idempotent_calls():
                       outcome='accepted', revision=done['revision'])
         assert 'value' not in r and r['changes'] == [{'kind': 'data', 'name': ':N', 'removed': False}], r
         assert k.value('(world-get :n)') == '3'
+
+
+def keys_are_keys():
+    """A key replays exactly, across a restart too, whatever it looks like
+    (keys are kept as digests, out of the store's redaction of secrets); a
+    key reused for another request is refused key-conflict, before and
+    after a restart, and nothing runs."""
+    keys = ['sk-abcdefgh12345678', '[redacted]', 'Bearer abcdefgh', 'k-plain']
+    with Kernel() as k:
+        first = {}
+        for key in keys:   # each its own revision
+            first[key] = expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': key}))
+            again = expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': key}), replayed=True,
+                              value=first[key]['value'], revision=first[key]['revision'])
+            assert again['changes'] == first[key]['changes'], (first[key], again)
+            expect_error(k.request({'op': 'call', 'source': '(world-put :other 1)', 'key': key}), 'key-conflict',
+                         'different request')
+        # the same source with another generation or limits is another request
+        expect_error(k.request({'op': 'call', 'source': COUNT, 'key': 'k-plain', 'limits': {'fuel': 100000}}),
+                     'key-conflict')
+        read = expect_ok(k.request({'op': 'call', 'source': '(+ 40 2)', 'key': 'sk-read-12345678'}), value='42')
+        g = k.gen()
+        act = expect_ok(k.request({'op': 'act', 'generation': g, 'key': 'act-1',
+                                   'action': {'type': 'evaluate', 'source': '(world-put :acted 1)'}}))
+        expect_error(k.request({'op': 'act', 'generation': g, 'key': 'act-1',
+                                'action': {'type': 'evaluate', 'source': '(world-put :acted 2)'}}), 'key-conflict')
+        n = k.value('(world-get :n)')
+        assert n == str(len(keys)) and k.value('(world-get :other)') == 'NIL', n
+        k.stop()
+        # the store holds the keys' digests, never the keys
+        events = jiti('events', '--json', '--store', k.store).stdout
+        for key in keys:
+            assert key not in events or key == '[redacted]', key
+            assert digest(key) in events, key
+        k.start()
+        for key in keys:
+            r = expect_ok(k.request({'op': 'call', 'source': COUNT, 'key': key}), replayed=True, outcome='accepted',
+                          revision=first[key]['revision'])
+            assert 'value' not in r and r['changes'] == first[key]['changes'], (key, r)
+            expect_error(k.request({'op': 'call', 'source': '(world-put :other 1)', 'key': key}), 'key-conflict')
+        expect_ok(k.request({'op': 'call', 'source': '(+ 40 2)', 'key': 'sk-read-12345678'}), replayed=True,
+                  revision=read['revision'])
+        expect_error(k.request({'op': 'call', 'source': '(+ 40 3)', 'key': 'sk-read-12345678'}), 'key-conflict')
+        expect_ok(k.request({'op': 'act', 'generation': g, 'key': 'act-1',   # a retry: the same request
+                             'action': {'type': 'evaluate', 'source': '(world-put :acted 1)'}}),
+                  replayed=True, revision=act['revision'])
+        expect_error(k.request({'op': 'act', 'generation': g, 'key': 'act-1',
+                                'action': {'type': 'evaluate', 'source': '(world-put :acted 2)'}}), 'key-conflict')
+        assert k.value('(world-get :n)') == n and k.value('(world-get :other)') == 'NIL'
+        assert k.value('(world-get :acted)') == '1'
+        counts = {(x['kind'], x['outcome']): x['count'] for x in k.status()['counters']}
+        assert counts.get(('call', 'key-conflict'), 0) >= 2 * len(keys) + 2, counts
 
 
 def check_line(line):
@@ -239,7 +298,8 @@ def eval_retries():
     published, so it runs now, once."""
     with Kernel('--fuel', '0') as k:
         expect_ok(k.call(COUNT))
-        p = subprocess.Popen([proto.JITI, 'eval', '--store', k.store, '--key', 'e-1', SLOW_COUNT.replace('3000000', '30000000')],
+        slow = SLOW_COUNT.replace('3000000', '30000000')
+        p = subprocess.Popen([proto.JITI, 'eval', '--store', k.store, '--key', 'e-1', slow],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for(lambda: k.status()['state'] == 'running', 30 * proto.SLOW, 'the call to run')
         k.kill()
@@ -249,6 +309,10 @@ def eval_retries():
         assert 'retrying with the same key' in err, err
         assert k.value('(world-get :n)') == '2'
         # the same key once more: replayed, nothing runs
-        r = jiti('eval', '--store', k.store, '--key', 'e-1', SLOW_COUNT)
+        r = jiti('eval', '--store', k.store, '--key', 'e-1', slow)
         assert r.returncode == 0 and 'replayed' in r.stderr and r.stdout.strip() == '2', r
+        assert k.value('(world-get :n)') == '2'
+        # the same key with another request: refused, nothing runs
+        r = jiti('eval', '--store', k.store, '--key', 'e-1', COUNT)
+        assert r.returncode == 1 and 'key-conflict' in r.stderr, r
         assert k.value('(world-get :n)') == '2'

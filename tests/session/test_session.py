@@ -345,6 +345,46 @@ srv.queue([act({'type': 'finish', 'summary': 'ok'})])
 st, out, err = L.jiti('session', *S, '--request', 'x', env={'OPENAI_API_KEY_FILE': keyfile, 'OPENAI_BASE_URL': srv.base})
 check('key file 0600: used', st == 0 and requests()[0]['headers']['authorization'] == 'Bearer ' + KEY, err)
 
+# ---- 13. a server that echoes its key, one that does not look like an API key
+# (a compatible server's), in the action it proposes, its text, its errors and
+# the summary: the session redacts the key's value everywhere, before anything
+# reaches the kernel (events, revisions' summaries, data, its log, the journal)
+# or the transcript
+ECHO = 'loopback-Qm7Zx2Wp9Kt4Vn'
+os.makedirs(os.path.join(tmp, 'echo'))
+echo_srv = L.ModelServer(os.path.join(tmp, 'echo'), key=ECHO)
+K2 = L.Kernel(tmp, 'echo-store')
+leak = act({'type': 'evaluate', 'source': '(world-put :leak "%s")' % ECHO})
+leak['text'] = 'the key: ' + ECHO
+echo_srv.queue([leak,
+                {'kind': 'raw', 'name': 'evaluate', 'arguments': '{"source": "%s' % ECHO},
+                {'kind': 'failed', 'message': 'server trouble near ' + ECHO, 'code': 'server_error'},
+                act({'type': 'preview', 'source': '(list "%s")' % ECHO}),
+                act({'type': 'finish', 'summary': 'done, with the key %s' % ECHO})])
+st, out, err = L.jiti('session', '--store', K2.store, '--request', 'Keep the value ' + ECHO + ' somewhere', '--json',
+                      '--max-format-errors', '5',
+                      env={'OPENAI_API_KEY': ECHO, 'OPENAI_BASE_URL': echo_srv.base, 'OPENAI_MODEL': 'echo-model'})
+check('echo: the session ran to its end', st == 0, (st, out[-1500:], err[-1500:]))
+check('echo: the action ran, with the key redacted', K2.eval('(values (world-get :leak))') == '"[redacted]"',
+      K2.eval('(world-get :leak)'))
+check('echo: not in what the session printed', ECHO not in out + err, (out + err)[-2000:])
+st2, shown, e2 = L.jiti('sessions', 'show', '1', '--bodies', '--store', K2.store)
+exp = os.path.join(tmp, 'echo-export.jsonl')
+st3, o3, e3 = L.jiti('sessions', 'export', '1', '-o', exp, '--store', K2.store)
+check('echo: the transcript', st2 == 0 and 'finish' in shown and ECHO not in shown + e2, shown[-2000:])
+check('echo: the export', st3 == 0 and ECHO not in open(exp).read(), (o3, e3))
+K2.stop()
+check('echo: not in the events', st2 == 0 and all(ECHO not in json.dumps(e) for e in K2.events()))
+raw = b''
+for name in os.listdir(K2.store):
+    p = os.path.join(K2.store, name)
+    if os.path.isfile(p):
+        with open(p, 'rb') as f:
+            raw += f.read()
+check('echo: not in the store\'s files (data.mdb, the journal, kernel.log)',
+      ECHO.encode() not in raw and b'[redacted]' in raw and os.path.exists(os.path.join(K2.store, 'kernel.log')))
+echo_srv.stop()
+
 # ---- the key appears nowhere
 st, out, err = L.jiti('sessions', '--store', K.store)
 outputs.append(out)
