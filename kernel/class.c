@@ -1163,22 +1163,6 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
 ** structure is visited once and a row of plain lists costs no allocation. */
 typedef struct Walk { jt_V seen; bool changed; } Walk;
 
-static bool walk_first_visit(jt_State *S, Walk *w, jt_V v) {
-  if (w->seen == JT_NIL) {
-    JT_PUSH(S, v);
-    w->seen = jt_make_hash(S, JT_HASH_EQ, 16);
-    jt_o(w->seen)->flags |= JT_HASH_MANAGED;   /* scratch: never a change of the world */
-    JT_POP(S, 1);
-  }
-  bool seen;
-  jt_hash_get(S, w->seen, v, &seen);
-  if (seen) return false;
-  JT_PUSH(S, v);
-  jt_hash_put(S, w->seen, v, JT_T);
-  JT_POP(S, 1);
-  return true;
-}
-
 static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
   if (!jt_isptr(v) || depth > 10000) return;
   jt_V *base = S->sp;
@@ -1201,11 +1185,11 @@ static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
       break;
     }
     case JT_TVECTOR:
-      if (!walk_first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       for (size_t i = 0; i < jt_vec_(base[0])->len; i++) walk(S, w, jt_vec_(base[0])->items[i], depth + 1);
       break;
     case JT_THASH:
-      if (!walk_first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       for (size_t i = 0; i < jt_hash_(base[0])->nentries; i++) {
         jt_HashEntry e = jt_hash_(base[0])->entries[i];
         if (e.key == JT_HASH_DELETED) continue;
@@ -1214,12 +1198,12 @@ static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
       }
       break;
     case JT_TSTRUCT:
-      if (!walk_first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       for (uint32_t i = 0; i < jt_o(base[0])->aux; i++) walk(S, w, jt_struct_(base[0])->slots[i], depth + 1);
       break;
     case JT_TINSTANCE:
       if (!jt_is(jt_vec_(jt_inst_(v)->wrapper)->items[JT_W_CLASS], JT_TCLASS)) break;  /* a stand-in */
-      if (!walk_first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       if (jt_instance_obsolete(base[0])) {
         instance_update(S, base[0]);
         w->changed = true;

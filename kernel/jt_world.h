@@ -41,6 +41,12 @@ void jt_describe_free(void *scratch);
 ** table, the entry registry): the object barrier leaves it alone. */
 #define JT_HASH_MANAGED 0x8000
 
+/* A walk's set of objects already visited: an EQ table of scratch (the
+** checkpoint never copies it, so filling it is no change of the world),
+** made at the first visit in *seen, which starts as JT_NIL and which the
+** caller roots.  True the first time v is offered (v is remembered). */
+bool jt_world_first_visit(jt_State *S, jt_V *seen, jt_V v);
+
 void jt_open_world(jt_State *S);
 
 /* The world's current package (its entry *PACKAGE*, else

@@ -167,22 +167,6 @@ jiti_Status jiti_entry_verify(jiti_State *S, jiti_EntryKind kind, const char *na
 ** followed along their cdrs (a circular tail is seen once). */
 typedef struct Walk { jt_MentionFn hit; void *ud; jt_V seen; bool found; } Walk;
 
-static bool first_visit(jt_State *S, Walk *w, jt_V v) {
-  if (w->seen == JT_NIL) {
-    JT_PUSH(S, v);
-    w->seen = jt_make_hash(S, JT_HASH_EQ, 64);
-    jt_o(w->seen)->flags |= JT_HASH_MANAGED;   /* scratch: never a change of the world */
-    JT_POP(S, 1);
-  }
-  bool seen;
-  jt_hash_get(S, w->seen, v, &seen);
-  if (seen) return false;
-  JT_PUSH(S, v);
-  jt_hash_put(S, w->seen, v, JT_T);
-  JT_POP(S, 1);
-  return true;
-}
-
 static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
   if (w->found || !jt_isptr(v) || depth > 10000) return;
   jt_V *base = S->sp;
@@ -208,19 +192,19 @@ static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
       break;
     }
     case JT_TVECTOR:
-      if (!first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       for (size_t i = 0; i < jt_vec_(base[0])->len && !w->found; i++)
         walk(S, w, jt_vec_(base[0])->items[i], depth + 1);
       break;
     case JT_TARRAY: {
-      if (!first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       jt_V x;
       for (size_t i = 0, n = jt_array_total(base[0]); i < n && !w->found; i++)
         if (jt_array_peek(base[0], i, &x)) walk(S, w, x, depth + 1);
       break;
     }
     case JT_THASH:
-      if (!first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       for (size_t i = 0; i < jt_hash_(base[0])->nentries && !w->found; i++) {
         jt_HashEntry e = jt_hash_(base[0])->entries[i];
         if (e.key == JT_HASH_DELETED) continue;
@@ -229,14 +213,14 @@ static void walk(jt_State *S, Walk *w, jt_V v, int depth) {
       }
       break;
     case JT_TSTRUCT:
-      if (!first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       w->found = w->hit(S, v, w->ud);
       for (uint32_t i = 0; i < jt_o(base[0])->aux && !w->found; i++)
         walk(S, w, jt_struct_(base[0])->slots[i], depth + 1);
       break;
     case JT_TINSTANCE:
       if (!jt_is(jt_vec_(jt_inst_(v)->wrapper)->items[JT_W_CLASS], JT_TCLASS)) break;  /* a stand-in */
-      if (!first_visit(S, w, v)) break;
+      if (!jt_world_first_visit(S, &w->seen, v)) break;
       w->found = w->hit(S, v, w->ud);
       for (size_t i = 0; i < jt_vec_(jt_inst_(base[0])->slots)->len && !w->found; i++)
         walk(S, w, jt_vec_(jt_inst_(base[0])->slots)->items[i], depth + 1);

@@ -870,6 +870,22 @@ typedef struct ExportArgs { jiti_EntryFn fn; void *ud; char *err; size_t errlen;
 
 /* True the first time key is put in seen (an EQUAL table, rooted by the
 ** caller); false when it was there already. */
+bool jt_world_first_visit(jt_State *S, jt_V *seen, jt_V v) {
+  if (*seen == JT_NIL) {
+    JT_PUSH(S, v);
+    *seen = jt_make_hash(S, JT_HASH_EQ, 16);
+    jt_o(*seen)->flags |= JT_HASH_MANAGED;
+    JT_POP(S, 1);
+  }
+  bool found;
+  jt_hash_get(S, *seen, v, &found);
+  if (found) return false;
+  JT_PUSH(S, v);
+  jt_hash_put(S, *seen, v, JT_T);
+  JT_POP(S, 1);
+  return true;
+}
+
 static bool first_time(jt_State *S, jt_V seen, jt_V key) {
   bool dup;
   jt_hash_get(S, seen, key, &dup);
