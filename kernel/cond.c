@@ -173,7 +173,8 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     jt_V args = slot(S, cond, JT_SYM(S, FORMAT_ARGUMENTS));
     JT_PUSH(S, args);
     int n = 0;
-    for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+    jt_Walk w = jt_walk(args);
+    for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
     if (jt_isstring(control)) jt_format(S, stream, control, n, S->sp - n);
     else print_to(S, stream, control, false);
     S->sp = base;
@@ -254,9 +255,7 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
 ** C stack in handlers that signal again, so the C stack budget bounds them
 ** like any other recursion. */
 void jt_signal(jt_State *S, jt_V cond) {
-  char probe;
-  if (S->cstack_base && S->cstack_limit && (size_t)(S->cstack_base - &probe) > S->cstack_limit)
-    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  jt_check_cstack(S);
   JT_PUSH(S, cond);
   jt_Handlers *saved = S->handlers;
   for (jt_Handlers *h = saved; h; h = h->prev) {
@@ -638,7 +637,8 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     JT_PUSH(S, args);
     int argc = 0;
     jt_V *argv = S->sp;
-    for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); argc++; }
+    jt_Walk w = jt_walk(args);
+    for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); argc++; }
     jt_apply(S, ((jt_Restart *)chosen)->function, argc, argv);
     /* The restart returned normally: the debugger continues. */
     S->sp = argv - 2;
@@ -694,8 +694,12 @@ JT_FN(f_make_condition) {
 }
 
 /* (%handler-bind bindings thunk): bindings is ((type . function) ...) */
+/* The bindings of %handler-bind and %restart-bind, which every signal and
+** restart lookup walks, are the primitive's own copy: the expansion's list
+** is fresh, but the helpers can be called with any list, which the program
+** could then change, even make circular. */
 JT_FN(f_handler_bind) {
-  jt_Handlers h = {S->handlers, argv[0]};
+  jt_Handlers h = {S->handlers, jt_list_copy(S, argv[0])};
   S->handlers = &h;
   jt_V r = jt_funcall(S, argv[1], 0);
   S->handlers = h.prev;
@@ -704,8 +708,8 @@ JT_FN(f_handler_bind) {
 
 /* (%restart-bind restarts thunk) */
 JT_FN(f_restart_bind) {
-  jt_Restarts c = {S->restarts, argv[0]};
-  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l))
+  jt_Restarts c = {S->restarts, jt_list_copy(S, argv[0])};
+  for (jt_V l = c.list; jt_iscons(l); l = jt_cdr(l))
     if (!jt_is(jt_car(l), JT_TRESTART)) jt_type_error(S, jt_car(l), JT_SYM(S, RESTART));
   S->restarts = &c;
   jt_V r = jt_funcall(S, argv[1], 0);
@@ -732,7 +736,8 @@ JT_FN(f_make_restart) {
 JT_FN(f_restart_associate) {
   JT_UNUSED_ARGS;
   jt_V cond = argv[1];
-  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(argv[0]);   /* the program's list of restarts */
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V rv = jt_car(l);
     if (!jt_is(rv, JT_TRESTART)) jt_type_error(S, rv, JT_SYM(S, RESTART));
     jt_Restart *r = (jt_Restart *)rv;
@@ -772,7 +777,8 @@ JT_FN(f_invoke_restart_interactively) {
   JT_PUSH(S, args);
   int n = 0;
   jt_V *argv2 = S->sp;
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
   return jt_apply(S, ((jt_Restart *)r)->function, n, argv2);
 }
 
