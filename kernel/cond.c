@@ -736,8 +736,8 @@ JT_FN(f_make_restart) {
 JT_FN(f_restart_associate) {
   JT_UNUSED_ARGS;
   jt_V cond = argv[1];
-  jt_Walk w = jt_walk(argv[0]);   /* the program's list of restarts */
-  for (jt_V l = argv[0]; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
+  jt_list_count(S, argv[0]);   /* the program's list: refused if circular, before any change */
+  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) {
     jt_V rv = jt_car(l);
     if (!jt_is(rv, JT_TRESTART)) jt_type_error(S, rv, JT_SYM(S, RESTART));
     jt_Restart *r = (jt_Restart *)rv;

@@ -765,6 +765,8 @@ static bool unintern_one(jt_State *S, jt_V pkg, jt_V sym)
 static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
 {
   jt_V *base = S->sp;
+  jt_list_count(S, nicknames);   /* circular lists are refused before any change */
+  jt_list_count(S, use);
   name = jt_string_designator(S, name);
   JT_PUSH(S, name);
   if (jt_find_package(S, name) != JT_NIL) {
@@ -775,8 +777,7 @@ static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
   /* the nicknames as strings, all free */
   jt_V nicks = JT_NIL;
   JT_PUSH(S, nicks);
-  jt_Walk w = jt_walk(nicknames);
-  for (jt_V l = nicknames; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
+  for (jt_V l = nicknames; jt_iscons(l); l = jt_cdr(l)) {
     jt_V n = jt_string_designator(S, jt_car(l));
     if (jt_find_package(S, n) != JT_NIL)
       package_error(S, jt_find_package(S, n), "the nickname is already a package's name");
@@ -790,8 +791,7 @@ static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
   jt_pkg_(pkg)->nicknames = base[1];
   register_name(S, jt_pkg_(pkg)->name, pkg);
   for (jt_V l = base[1]; jt_iscons(l); l = jt_cdr(l)) register_name(S, jt_car(l), pkg);
-  w = jt_walk(use);
-  for (jt_V l = use; jt_iscons(l); l = jt_walk_next(S, &w, l)) use_one(S, pkg, need_package(S, jt_car(l)));
+  for (jt_V l = use; jt_iscons(l); l = jt_cdr(l)) use_one(S, pkg, need_package(S, jt_car(l)));
   changed(S, pkg);
   S->sp = base;
   return pkg;
@@ -930,8 +930,7 @@ static jt_V each_symbol(jt_State *S, int argc, jt_V *argv, const char *what,
   jt_V syms = symbol_list(S, argv[0]);
   JT_PUSH(S, syms);
   check_unlocked(S, pkg, what);
-  jt_Walk w = jt_walk(syms);
-  for (jt_V l = syms; jt_iscons(l); l = jt_walk_next(S, &w, l)) fn(S, pkg, jt_car(l));
+  for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) fn(S, pkg, jt_car(l));   /* checked: proper */
   changed(S, pkg);
   JT_POP(S, 2);
   return JT_T;
@@ -954,8 +953,8 @@ JT_FN(f_shadow)
   jt_V names = argv[0];
   if (!jt_islist(names) || names == JT_NIL) names = jt_list(S, 1, names);
   JT_PUSH(S, names);
-  jt_Walk w = jt_walk(names);
-  for (jt_V l = names; jt_iscons(l); l = jt_walk_next(S, &w, l))
+  jt_list_count(S, names);   /* a circular list is refused before any change */
+  for (jt_V l = names; jt_iscons(l); l = jt_cdr(l))
     shadow_one(S, pkg, jt_string_designator(S, jt_car(l)));
   changed(S, pkg);
   JT_POP(S, 2);
@@ -971,8 +970,8 @@ static jt_V each_package(jt_State *S, int argc, jt_V *argv, bool use)
   jt_V l = argv[0];
   if (!jt_islist(l)) l = jt_list(S, 1, l);
   JT_PUSH(S, l);
-  jt_Walk w = jt_walk(l);
-  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
+  jt_list_count(S, l);   /* a circular list is refused before any change */
+  for (; jt_iscons(l); l = jt_cdr(l)) {
     jt_V p = need_package(S, jt_car(l));
     if (use) use_one(S, pkg, p);
     else unuse_one(S, pkg, p);
