@@ -418,6 +418,7 @@ static void param_pattern(A *a, jt_Param *p, jt_V spec, int kind, jt_V specials,
 ** forms see the earlier parameters. */
 static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V form) {
   jt_State *S = a->S;
+  jt_check_cstack(S);   /* a destructuring pattern nested in itself */
   jt_Lambda *L = NEW(a, jt_Lambda);
   L->kernel = S->kernel_mode;
   L->lambda_list = konst(a, ll);

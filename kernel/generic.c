@@ -748,6 +748,7 @@ JT_FN(f_next_method_p) {
 /* Whether the tree mentions call-next-method or next-method-p (bounded:
 ** source read with #n# can share structure). */
 static bool mentions_next(jt_State *S, jt_V x, size_t *budget) {
+  jt_check_cstack(S);   /* the budget alone allows more nesting than the C stack */
   while (jt_iscons(x)) {
     if (*budget == 0) return true;   /* too big to tell: assume it does */
     --*budget;
@@ -813,6 +814,7 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
 /* Whether the tree contains (function call-next-method) or (function
 ** next-method-p): the local functions are then needed as objects. */
 static bool next_as_function(jt_State *S, jt_V x, size_t *budget) {
+  jt_check_cstack(S);
   while (jt_iscons(x)) {
     if (*budget == 0) return true;
     --*budget;

@@ -368,6 +368,7 @@ static bool vectors_eql(jt_State *S, jt_V a, jt_V b) {
 #define EQUAL_TICK(S, steps) do { if ((++*(steps) & 15u) == 0) jt_fuel_tick(S); } while (0)
 
 static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
+  jt_check_cstack(S);   /* the depth bound alone may be more than the C stack */
   for (;;) {
     if (jt_eql(a, b)) return true;
     EQUAL_TICK(S, steps);
@@ -392,6 +393,7 @@ bool jt_equal(jt_State *S, jt_V a, jt_V b) {
 }
 
 static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
+  jt_check_cstack(S);
   for (;;) {
     if (a == b) return true;
     EQUAL_TICK(S, steps);

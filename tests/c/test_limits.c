@@ -438,6 +438,7 @@ static void test_circular_structure(jiti_State *S) {
   if (gc_stress) lim.heap = heap_limit(S);
   CHECK_STR(ev(S, "(progn (defun circ (&rest xs) (let ((l (copy-list xs))) (setf (cdr (last l)) l) l))"
                   "       (defun car-circ (head) (let ((x (list head 'a))) (setf (cadr x) x) x))"
+                  "       (defun self-car () (let ((x (list nil))) (setf (car x) x) x))"
                   "       (defvar *circ-v* 0) :ready)"), ":READY");
   static const struct { const char *src; jiti_Status st; const char *type; } cases[] = {
     /* the forms a probe found running until the CPU limit */
@@ -479,6 +480,8 @@ static void test_circular_structure(jiti_State *S) {
     {"(typep 1 (car-circ 'or))", JITI_LIMIT, "DEPTH-EXCEEDED"},
     {"(eval (car-circ 'progn))", JITI_LIMIT, "DEPTH-EXCEEDED"},
     {"(eval (list 'quasiquote (car-circ 'a)))", JITI_LIMIT, "DEPTH-EXCEEDED"},
+    {"(eval (list* 'destructuring-bind (self-car) '(list 1 2) nil))", JITI_LIMIT, NULL},   /* depth or heap */
+    {"(eval (list* 'defmacro 'circ-m3 (list 'a (self-car)) nil))", JITI_LIMIT, NULL},   /* depth or heap */
     /* the program's own code going round: fuel, heap or output */
     {"(mapc #'identity (circ 1 2))", JITI_LIMIT, "FUEL-EXHAUSTED"},
     {"(member-if #'null (circ 1 2))", JITI_LIMIT, "FUEL-EXHAUSTED"},
