@@ -1034,8 +1034,12 @@ void jt_fuel_tick(jt_State *S) { jt_tick(S); }
 
 void jt_check_cstack(jt_State *S) {
   char probe;
-  if (S->cstack_base && S->cstack_limit && (size_t)(S->cstack_base - &probe) > S->cstack_limit)
-    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  /* Outside an entry point (the world layer comparing keys while it
+  ** restores) there is nothing to signal to: the recorded base is an
+  ** earlier call's.  A frame above the base (a host's) uses none of it. */
+  if (!S->jmp || !S->cstack_base || !S->cstack_limit) return;
+  ptrdiff_t used = S->cstack_base - &probe;
+  if (used > (ptrdiff_t)S->cstack_limit) jt_limit_exceeded(S, JT_LIMIT_DEPTH);
 }
 
 void jt_fuel_charge(jt_State *S, uint64_t n) {
