@@ -70,6 +70,13 @@ typedef struct Printer {
   bool pretty;
   jt_V marks;           /* NIL: not recording */
   size_t nmarks;
+  /* the stream the laid-out text goes to, and how much of it the output
+  ** limit lets through (0: no bound): a capture longer than that is
+  ** written at once, flat, since laying it out makes it no shorter -- so
+  ** a circular list printed to the host ends at the output limit, not at
+  ** the heap's */
+  jt_V target;
+  size_t capture_max;
 } Printer;
 
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
@@ -82,6 +89,11 @@ static void flush(Printer *P)
     size_t n = P->npend;
     P->npend = 0;
     jt_stream_write(P->S, P->stream, P->pend, n);
+    if (P->capture_max && P->marks != JT_NIL) {
+      jt_V text = jt_stream_(P->stream)->buffer;
+      if (jt_str_(text)->len > P->capture_max)
+        jt_stream_write(P->S, P->target, jt_str_(text)->chars, jt_str_(text)->len);
+    }
   }
 }
 
@@ -1170,6 +1182,7 @@ static void printer_init(Printer *P, jt_State *S)
   P->package = JT_NIL;
   P->plain = JT_NOVALUE;
   P->marks = JT_NIL;
+  P->target = JT_NIL;
 }
 
 static void run(Printer *P, jt_V v)
@@ -1235,6 +1248,9 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
     P.stream = jt_make_string_stream(S);
     jt_o(P.stream)->flags |= JT_STREAM_PRETTY;
     P.marks = jt_make_vector(S, 64, jt_mkfix(0));
+    P.target = target;
+    if (jt_o(target)->aux == JT_STREAM_HOST && S->limits.output)
+      P.capture_max = S->output_used < S->limits.output ? S->limits.output - S->output_used : 1;
   }
   run(&P, v);
   flush(&P);
