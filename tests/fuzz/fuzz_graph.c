@@ -165,8 +165,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   put(&b, " nil)");   /* the result is no structure to print */
   if (show) fprintf(stderr, "%s\n", b.p);
-  /* as fuzz_eval: a tick of fuel may stand for 255 steps of C work */
-  jiti_Limits lim = {.fuel = 20000, .depth = 400, .heap = (uint64_t)64 << 20, .output = 65536};
+  /* as fuzz_eval (a tick of fuel may stand for 255 steps of C work), with
+  ** less heap: printing a circular list to a string, or copying a shared
+  ** graph, ends at the heap limit, which an instrumented build is slow to
+  ** fill */
+  jiti_Limits lim = {.fuel = 20000, .depth = 400, .heap = (uint64_t)8 << 20, .output = 65536};
   jiti_checkpoint(S);
   jiti_Result r;
   jiti_eval_limited(S, b.p, b.n, &lim, &r);
