@@ -495,10 +495,13 @@ static void test_circular_structure(jiti_State *S) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     out_reset();
     jiti_Status st = evl(S, cases[i].src, &lim);
-    if (st != cases[i].st || (cases[i].type && strcmp(val, cases[i].type) != 0))
+    /* under GC stress the heap limit is the live heap and a little more:
+    ** it may come first of the limits */
+    const char *type = gc_stress && cases[i].st == JITI_LIMIT ? NULL : cases[i].type;
+    if (st != cases[i].st || (type && strcmp(val, type) != 0))
       fprintf(stderr, "circular case %zu: %s ended %d %s\n", i, cases[i].src, (int)st, val);
     CHECK(st == cases[i].st);
-    if (cases[i].type) CHECK_STR(val, cases[i].type);
+    if (type) CHECK_STR(val, type);
   }
   /* a shorter list ends a mapping over a circular one, as before */
   CHECK(evl(S, "(mapcar #'+ '(1 2 3) (circ 10))", &lim) == JITI_OK);
