@@ -218,7 +218,9 @@ jt_V jt_list_copy(jt_State *S, jt_V list);
 ** jt_improper_list for the walked list.  (Brent's method: each next cell is
 ** compared with a marked one, and the mark moves to the current cell after
 ** 1, 2, 4, 8 ... steps; so a cycle is found within about three times the
-** list's length in steps, with no allocation and no fuel.)
+** list's length in steps, with no allocation.)  Like JT_TICK, a walk pays
+** a unit of fuel per 256 cells, so that walking a long proper list over
+** and over is metered too.
 **
 **   jt_Walk w = jt_walk(list);
 **   for (jt_V l = list; jt_iscons(l); l = jt_walk_next(S, &w, l)) ...
@@ -228,6 +230,7 @@ jt_V jt_list_copy(jt_State *S, jt_V list);
 ** those calls pay fuel, and a circular list may be the program's intent (a
 ** generator that the called function leaves with a non-local exit). */
 typedef struct jt_Walk { jt_V list, mark; size_t steps, next; } jt_Walk;
+void jt_fuel_tick(jt_State *S);
 static inline jt_Walk jt_walk(jt_V list) {
   jt_Walk w = {list, list, 0, 1};
   return w;
@@ -236,6 +239,7 @@ static inline jt_V jt_walk_next(jt_State *S, jt_Walk *w, jt_V cell) {
   jt_V d = jt_cons_(cell)->cdr;
   if (__builtin_expect(d == w->mark, 0)) jt_improper_list(S, w->list);
   if (++w->steps == w->next) { w->mark = d; w->next <<= 1; }
+  if ((w->steps & 255u) == 0) jt_fuel_tick(S);
   return d;
 }
 /* Collect into a list in order: root `head` and use jt_tail_append.

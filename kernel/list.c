@@ -369,7 +369,7 @@ static jt_V list_find(jt_State *S, const jt_Test *t, jt_V item, jt_V list,
       x = sel == SEL_CAR ? jt_car(x) : jt_cdr(x);
     }
     if (jt_test_match(S, t, item, x)) break;
-    JT_TICK(S, k);
+    if (!pure) JT_TICK(S, k);   /* the walk pays when pure */
   }
   if (!jt_islist(cur)) jt_not_list(S, list);
   JT_UNROOT(S, 1);

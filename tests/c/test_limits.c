@@ -484,6 +484,9 @@ static void test_circular_structure(jiti_State *S) {
     {"(eval (list* 'defmacro 'circ-m3 (list 'a (self-car)) nil))", JITI_LIMIT, NULL},   /* depth or heap */
     /* the program's own code going round: fuel, heap or output */
     {"(mapc #'identity (circ 1 2))", JITI_LIMIT, "FUEL-EXHAUSTED"},
+    /* a long proper list walked over and over pays for each walk */
+    {"(let ((l (make-list 100000))) (dotimes (i 100000) (last l) (tailp 1 l) (length l)))",
+     JITI_LIMIT, "FUEL-EXHAUSTED"},
     {"(member-if #'null (circ 1 2))", JITI_LIMIT, "FUEL-EXHAUSTED"},
     {"(eval (list* 'handler-bind (circ '(error identity)) nil))", JITI_LIMIT, NULL},
     {"(progn (deftype circ-type () '(or string circ-type)) (typep 1 'circ-type))", JITI_LIMIT, NULL},
