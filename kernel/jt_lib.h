@@ -482,12 +482,15 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 ** text): where a list (or a function call, or a vector) opens, where a
 ** space separates two of its elements, and the position after it closes.
 ** jt_pretty_layout returns the text laid out in lines of at most `width`
-** columns, the first starting at column col0 (malloc'd, its length in
-** *outlen; NULL when out of memory). */
+** columns, the first starting at column col0, cut after `max` characters
+** (malloc'd, its length in *outlen; NULL when out of memory).  Indenting
+** deep nesting can make the layout far longer than the text: the printer
+** asks for no more than its destination can take. */
 enum { JT_PP_OPEN = 1, JT_PP_OPEN_VEC, JT_PP_OPEN_CALL, JT_PP_SEP, JT_PP_LINEAR,
        JT_PP_CLOSE };   /* SEP: a fill newline's space, LINEAR: a linear one's */
 uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
-                           size_t nmarks, size_t col0, size_t width, size_t *outlen);
+                           size_t nmarks, size_t col0, size_t width, size_t max,
+                           size_t *outlen);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */

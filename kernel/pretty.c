@@ -28,12 +28,14 @@ typedef struct Frame {
 
 typedef struct Out {
   uint32_t *p;
-  size_t n, cap;
+  size_t n, cap, max;
   size_t col, line;
 } Out;
 
+/* Append c; past `max` characters the text is cut (true: not an error). */
 static bool put(Out *o, uint32_t c)
 {
+  if (o->n >= o->max) return true;
   if (o->n == o->cap) {
     size_t cap = o->cap ? 2 * o->cap : 256;
     uint32_t *p = realloc(o->p, cap * sizeof *p);
@@ -48,7 +50,8 @@ static bool put(Out *o, uint32_t c)
 }
 
 uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
-                           size_t nmarks, size_t col0, size_t width, size_t *outlen)
+                           size_t nmarks, size_t col0, size_t width, size_t max,
+                           size_t *outlen)
 {
   /* end[i] for a separator or an opening: where its section ends -- just
   ** after the next separator at the same depth or an outer one (SBCL's
@@ -58,7 +61,7 @@ uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks
   size_t *pend = malloc((nmarks + 1) * sizeof *pend);
   size_t *pdepth = malloc((nmarks + 1) * sizeof *pdepth);
   Frame *frames = malloc((nmarks + 1) * sizeof *frames);
-  Out o = {NULL, 0, 0, col0, 0};
+  Out o = {NULL, 0, 0, max, col0, 0};
   bool ok = end && pend && pdepth && frames;
   size_t depth = 0, np = 0;
   for (size_t i = 0; ok && i < nmarks; i++) {
@@ -87,7 +90,7 @@ uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks
   while (ok && np > 0) end[pend[--np]] = n;
   size_t mi = 0;
   depth = 0;
-  for (size_t i = 0; ok && i <= n; i++) {
+  for (size_t i = 0; ok && i <= n && o.n < o.max; i++) {
     bool skip = false;
     for (; mi < nmarks && (size_t)marks[2 * mi + 1] == i; mi++) {
       intptr_t kind = marks[2 * mi];

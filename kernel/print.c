@@ -1208,19 +1208,28 @@ static void pretty_out(Printer *P, jt_V target)
   intptr_t *marks = malloc((2 * nmarks + 1) * sizeof *marks);
   if (!marks) jt_error(S, "out of memory while printing");
   for (size_t i = 0; i < 2 * nmarks; i++) marks[i] = jt_fixval(jt_vec_(P->marks)->items[i]);
+  /* no more than the target can take: what the output limit lets through,
+  ** or a string as large as the heap limit (writing it trips the limit) */
+  size_t max = SIZE_MAX;
+  if (P->capture_max) max = P->capture_max + 1;
+  else if (S->limits.heap) max = S->limits.heap / sizeof(uint32_t) + 1;
   size_t n;
   uint32_t *out = jt_pretty_layout(text->chars, text->len, marks, nmarks,
-                                   jt_stream_(target)->column, width, &n);
+                                   jt_stream_(target)->column, width, max, &n);
   free(marks);
   if (!out) jt_error(S, "out of memory while printing");
-  /* writing may signal (a closed stream, a full string): copy to the heap
-  ** first so that nothing malloc'd is left behind */
-  jt_V s = jt_make_string(S, n, 0);
-  memcpy(jt_str_(s)->chars, out, n * sizeof *out);
+  /* writing may signal (a closed stream, a full string, a limit): the
+  ** laid-out text is freed on the way out too */
+  uint32_t *volatile keep = out;
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
+  if (_setjmp(j.jb) != 0) {
+    free(keep);
+    jt_unwind_to(S, S->unwind_target, S->unwind_code);
+  }
+  jt_stream_write(S, target, out, n);
+  jt_jmp_pop(S, &j);
   free(out);
-  JT_ROOT(S, s);
-  jt_stream_write(S, target, jt_str_(s)->chars, n);
-  JT_UNROOT(S, 1);
 }
 
 /* Print v to a stream; `plain` is printed without its print-object method
