@@ -41,6 +41,12 @@
 (is-equal (let ((*print-circle* t)) (prin1-to-string *c*)) "#1=(A B . #1#)")
 (is-equal (let ((*print-circle* t)) (prin1-to-string (car-circ))) "#1=(#1#)")
 (is (equal *c* *c*))
+(is (typep (sxhash *c*) '(integer 0)))          ; hashing looks at a bounded part
+(is (typep (sxhash (car-circ)) '(integer 0)))
+(is-eql (let ((h (make-hash-table :test 'equal)))
+          (setf (gethash *c* h) 1)
+          (gethash *c* h))
+        1)
 (is (eq (cdr (append '(1) *c*)) *c*))   ; the last list is not copied
 
 ;;; ------------------------------- errors SBCL signals too (portable)
@@ -163,6 +169,8 @@
   ;; a tree nested in itself through its cars: the depth limit or a storage
   ;; condition, never a crash
   (signals error (equal (car-circ) (car-circ)))
+  (signals error (equal *c* (circ 'a 'b)))
+  (signals error (equalp *c* (circ 'a 'b)))
   (signals error (world-put :circular *c*)))
 
 ;;; types, format, conditions, the reader
