@@ -260,7 +260,8 @@ void jt_signal(jt_State *S, jt_V cond) {
   jt_Handlers *saved = S->handlers;
   for (jt_Handlers *h = saved; h; h = h->prev) {
     S->handlers = h->prev;
-    for (jt_V l = h->list; jt_iscons(l); l = jt_cdr(l)) {
+    jt_Walk w = jt_walk(h->list);
+    for (jt_V l = h->list; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
       jt_V b = jt_car(l);
       if (!jt_iscons(b) || !jt_typep(S, cond, jt_car(b))) continue;
       jt_funcall(S, jt_cdr(b), 1, cond);
@@ -434,9 +435,11 @@ static bool restart_applicable(jt_State *S, jt_Restart *r, jt_V cond) {
 }
 
 static bool restart_active(jt_State *S, jt_V r) {
-  for (jt_Restarts *c = S->restarts; c; c = c->prev)
-    for (jt_V l = c->list; jt_iscons(l); l = jt_cdr(l))
+  for (jt_Restarts *c = S->restarts; c; c = c->prev) {
+    jt_Walk w = jt_walk(c->list);
+    for (jt_V l = c->list; jt_iscons(l); l = jt_walk_next(S, &w, l))
       if (jt_car(l) == r) return true;
+  }
   return false;
 }
 
@@ -445,13 +448,15 @@ static jt_V compute_restarts(jt_State *S, jt_V cond) {
   jt_V *base = S->sp;
   JT_PUSH(S, cond);
   int n = 0;
-  for (jt_Restarts *c = S->restarts; c; c = c->prev)
-    for (jt_V l = c->list; jt_iscons(l); l = jt_cdr(l)) {
+  for (jt_Restarts *c = S->restarts; c; c = c->prev) {
+    jt_Walk w = jt_walk(c->list);
+    for (jt_V l = c->list; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
       jt_V r = jt_car(l);
       JT_PUSH(S, r);
       if (restart_applicable(S, (jt_Restart *)r, cond)) n++;
       else JT_POP(S, 1);
     }
+  }
   jt_V list = jt_list_from(S, n, base + 1);
   S->sp = base;
   return list;
@@ -694,19 +699,22 @@ JT_FN(f_make_condition) {
 }
 
 /* (%handler-bind bindings thunk): bindings is ((type . function) ...) */
-/* The bindings of %handler-bind and %restart-bind, which every signal and
-** restart lookup walks, are the primitive's own copy: the expansion's list
-** is fresh, but the helpers can be called with any list, which the program
-** could then change, even make circular. */
+/* The bindings of %handler-bind must be a proper list.  The expansion's
+** list is fresh, but the helper can be called with any list, which the
+** program could change afterwards, even make circular: so a signal walks
+** them with a cycle check too, and takes nothing of them on trust (a copy
+** here would cost each handler-case a cons per clause). */
 JT_FN(f_handler_bind) {
-  jt_Handlers h = {S->handlers, jt_list_copy(S, argv[0])};
+  jt_list_count(S, argv[0]);
+  jt_Handlers h = {S->handlers, argv[0]};
   S->handlers = &h;
   jt_V r = jt_funcall(S, argv[1], 0);
   S->handlers = h.prev;
   return r;
 }
 
-/* (%restart-bind restarts thunk) */
+/* (%restart-bind restarts thunk): the restarts are kept as a copy of the
+** list, checked once, since the lookups take its elements for restarts. */
 JT_FN(f_restart_bind) {
   jt_Restarts c = {S->restarts, jt_list_copy(S, argv[0])};
   for (jt_V l = c.list; jt_iscons(l); l = jt_cdr(l))

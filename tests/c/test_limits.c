@@ -475,6 +475,12 @@ static void test_circular_structure(jiti_State *S) {
     {"(format nil \"~{~a~}\" (circ 1))", JITI_ERROR, "TYPE-ERROR"},
     {"(read-from-string \"#+#1=(:or :no-such-feature . #1#) 1 2\")", JITI_ERROR, "TYPE-ERROR"},
     {"(world-put :circular (circ 1 2))", JITI_ERROR, "SIMPLE-ERROR"},
+    /* the handler bindings the expansion's helper was given, made circular
+    ** inside the body: the next signal walks them with a cycle check */
+    {"(progn (defvar *circ-handlers* (list (cons 'warning #'identity)))"
+     " (eval (list (car (macroexpand-1 '(handler-bind ((error #'identity)) 1))) '*circ-handlers*"
+     " '(lambda () (setf (cdr *circ-handlers*) *circ-handlers*) (signal 'simple-condition)))))",
+     JITI_ERROR, "TYPE-ERROR"},
     /* nested in itself through its cars: the depth limit, never a crash */
     {"(read-from-string \"#+#1=(:not #1#) 1 2\")", JITI_LIMIT, "DEPTH-EXCEEDED"},
     {"(typep 1 (car-circ 'or))", JITI_LIMIT, "DEPTH-EXCEEDED"},
