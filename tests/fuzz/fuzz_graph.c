@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ** less heap: printing a circular list to a string, or copying a shared
   ** graph, ends at the heap limit, which an instrumented build is slow to
   ** fill */
-  jiti_Limits lim = {.fuel = 20000, .depth = 400, .heap = (uint64_t)8 << 20, .output = 65536};
+  jiti_Limits lim = {.fuel = 20000, .depth = 400, .heap = (uint64_t)4 << 20, .output = 65536};
   jiti_checkpoint(S);
   jiti_Result r;
   jiti_eval_limited(S, b.p, b.n, &lim, &r);
