@@ -218,9 +218,26 @@ static void refs_patch(A *a) {
 
 /* ---------------------------------------------------------------- helpers */
 
+/* A form built at run time may hold a circular list anywhere, and a macro
+** expanded part-way through analysing a form may change the form under
+** the walk.  So each list of a form is counted first (a circular one is a
+** type-error), its walk goes no further than the count, and a list found
+** to have changed since is refused. */
+static JT_NORETURN void form_changed(A *a, jt_V form) {
+  syntax_error(a, "a form changed while it was analysed (by a macro?): %s", form);
+}
+
+/* The number of conses of l (dotted or not); a circular list is a
+** type-error. */
+static int list_count(A *a, jt_V l, jt_V form) {
+  size_t n = jt_list_count(a->S, l);
+  if (n > INT32_MAX / 2) syntax_error(a, "form too long: %s", form);
+  return (int)n;
+}
+
 static int list_len(A *a, jt_V l, jt_V form) {
-  int n = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) n++;
+  int n = list_count(a, l, form);
+  for (int i = 0; i < n; i++) l = jt_cdr(l);
   if (l != JT_NIL) syntax_error(a, "malformed form (dotted list): %s", form);
   return n;
 }
@@ -247,25 +264,28 @@ static bool is_constant_sym(jt_State *S, jt_V sym) {
 ** collects (declare (special ...)) names into *specials (a Lisp list). */
 static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *doc) {
   jt_State *S = a->S;
+  jt_Walk wb = jt_walk(body);
   while (jt_iscons(body)) {
     jt_V f = jt_car(body);
     if (allow_doc && jt_isstring(f) && jt_iscons(jt_cdr(body)) && doc && *doc == JT_NIL) {
       *doc = f;
-      body = jt_cdr(body);
+      body = jt_walk_next(S, &wb, body);
       continue;
     }
     if (!jt_iscons(f) || jt_car(f) != JT_SYM(S, DECLARE)) break;
-    for (jt_V d = jt_cdr(f); jt_iscons(d); d = jt_cdr(d)) {
+    jt_Walk wd = jt_walk(jt_cdr(f));
+    for (jt_V d = jt_cdr(f); jt_iscons(d); d = jt_walk_next(S, &wd, d)) {
       jt_V spec = jt_car(d);
-      if (jt_iscons(spec) && jt_car(spec) == JT_SYM(S, SPECIAL))
-        for (jt_V n = jt_cdr(spec); jt_iscons(n); n = jt_cdr(n)) {
-          jt_V sym = jt_car(n);
-          if (jt_is_internal(sym) && !S->kernel_mode)
-            syntax_error(a, "a kernel-internal symbol cannot be declared special: %s", spec);
-          *specials = jt_cons(S, sym, *specials);
-        }
+      if (!jt_iscons(spec) || jt_car(spec) != JT_SYM(S, SPECIAL)) continue;
+      jt_Walk wn = jt_walk(jt_cdr(spec));
+      for (jt_V n = jt_cdr(spec); jt_iscons(n); n = jt_walk_next(S, &wn, n)) {
+        jt_V sym = jt_car(n);
+        if (jt_is_internal(sym) && !S->kernel_mode)
+          syntax_error(a, "a kernel-internal symbol cannot be declared special: %s", spec);
+        *specials = jt_cons(S, sym, *specials);
+      }
     }
-    body = jt_cdr(body);
+    body = jt_walk_next(S, &wb, body);
   }
   return body;
 }
@@ -398,12 +418,14 @@ static void param_pattern(A *a, jt_Param *p, jt_V spec, int kind, jt_V specials,
 ** forms see the earlier parameters. */
 static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V form) {
   jt_State *S = a->S;
+  jt_check_cstack(S);   /* a destructuring pattern nested in itself */
   jt_Lambda *L = NEW(a, jt_Lambda);
   L->kernel = S->kernel_mode;
   L->lambda_list = konst(a, ll);
   enum { REQ, OPT, REST, KEY, AUX, DONE } state = REQ;
-  int cap = 1;
-  for (jt_V l = ll; jt_iscons(l); l = jt_cdr(l)) cap++;
+  /* every parameter takes a cons of the list, and each pass of the loop
+  ** below at least one: `cap` bounds both */
+  int cap = list_count(a, ll, form) + 1, passes = 0;
   L->req = NEWN(a, jt_Param, cap);
   L->opt = NEWN(a, jt_Param, cap);
   L->keys = NEWN(a, jt_Param, cap);
@@ -417,6 +439,7 @@ static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V
     l = jt_cdr(l);
   }
   for (; l != JT_NIL; ) {
+    if (++passes > cap) form_changed(a, form);
     if (!jt_iscons(l)) {
       /* dotted lambda list (a b . rest) in macros */
       if (kind == LL_ORDINARY) syntax_error(a, "malformed lambda list in %s", form);
@@ -689,9 +712,11 @@ static jt_Node *progn_of(A *a, jt_V body, bool tail) {
   jt_Node *node = mknode(a, jt_ev_progn);
   node->u.progn.n = n;
   const jt_Node **v = NEWN(a, const jt_Node *, n);
-  int i = 0;
-  for (jt_V l = body; jt_iscons(l); l = jt_cdr(l), i++)
+  jt_V l = body;
+  for (int i = 0; i < n; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, body);
     v[i] = tail ? analyze_tail(a, jt_car(l)) : analyze(a, jt_car(l));
+  }
   node->u.progn.body = v;
   return node;
 }
@@ -733,7 +758,8 @@ static jt_Node *analyze_let(A *a, jt_V form, jt_V args, bool tail, bool sequenti
   Scope *s = NULL;
   if (sequential) s = scope_open(a, SC_LET);
   int i = 0;
-  for (jt_V l = bindings; jt_iscons(l); l = jt_cdr(l), i++) {
+  for (jt_V l = bindings; i < nb; l = jt_cdr(l), i++) {
+    if (!jt_iscons(l)) form_changed(a, form);
     jt_V b = jt_car(l), sym = b, init = JT_NIL;
     if (jt_iscons(b)) {
       sym = jt_car(b);
@@ -756,8 +782,10 @@ static jt_Node *analyze_let(A *a, jt_V form, jt_V args, bool tail, bool sequenti
   if (!sequential) {
     s = scope_open(a, SC_LET);
     i = 0;
-    for (jt_V l = bindings; jt_iscons(l); l = jt_cdr(l), i++) {
+    for (jt_V l = bindings; i < nb; l = jt_cdr(l), i++) {
+      if (!jt_iscons(l)) form_changed(a, form);
       jt_V b = jt_car(l), sym = jt_iscons(b) ? jt_car(b) : b;
+      if (!jt_issymbol(sym)) form_changed(a, form);
       vars[i] = var_add(a, sym, n->u.let.specials[i] ? VAR_SPECIAL : VAR_LEX);
     }
   }
@@ -803,9 +831,11 @@ static jt_Node *sf_setq(A *a, jt_V form, jt_V args, bool tail) {
   jt_Node *p = mknode(a, jt_ev_progn);
   p->u.progn.n = n / 2;
   const jt_Node **v = NEWN(a, const jt_Node *, n / 2);
-  int i = 0;
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(jt_cdr(l)), i++)
+  jt_V l = args;
+  for (int i = 0; i < n / 2; i++, l = jt_cdr(jt_cdr(l))) {
+    if (!jt_iscons(l) || !jt_iscons(jt_cdr(l))) form_changed(a, form);
     v[i] = setq_pair(a, jt_car(l), jt_car(jt_cdr(l)), form);
+  }
   p->u.progn.body = v;
   return p;
 }
@@ -818,7 +848,8 @@ static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
   JT_ROOT(S, specials);
   jt_V body = parse_decls(a, jt_cdr(args), &specials, false, NULL);
   Scope *s = scope_open(a, SC_LET);
-  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(jt_car(args));
+  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V b = jt_car(l);
     if (!jt_iscons(b) || !jt_iscons(jt_cdr(b)) || jt_cdr(jt_cdr(b)) != JT_NIL)
       syntax_error(a, "malformed symbol-macrolet binding in %s", form);
@@ -879,23 +910,28 @@ static jt_Node *analyze_flet(A *a, jt_V form, jt_V args, bool tail, bool labels)
   Scope *s = NULL;
   if (labels) {
     s = scope_open(a, SC_LET);
-    int i = 0;
-    for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++) {
+    jt_V l = defs;
+    for (int i = 0; i < nb; i++, l = jt_cdr(l)) {
       check_local_function(a, jt_car(l), form);
       vars[i] = var_add(a, local_fname(a, jt_car(jt_car(l))), VAR_FUN);
     }
   }
-  int i = 0;
-  for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++) {
+  jt_V l = defs;
+  for (int i = 0; i < nb; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, form);
     jt_V d = jt_car(l);
     check_local_function(a, d, form);
     n->u.let.inits[i] = lambda_node(a, jt_car(d), jt_car(jt_cdr(d)), jt_cdr(jt_cdr(d)));
   }
+  int i;
   if (!labels) {
     s = scope_open(a, SC_LET);
-    i = 0;
-    for (jt_V l = defs; jt_iscons(l); l = jt_cdr(l), i++)
+    l = defs;
+    for (i = 0; i < nb; i++, l = jt_cdr(l)) {
+      if (!jt_iscons(l)) form_changed(a, form);
+      check_local_function(a, jt_car(l), form);
       vars[i] = var_add(a, local_fname(a, jt_car(jt_car(l))), VAR_FUN);
+    }
   }
   jt_V specials = JT_NIL;
   JT_ROOT(S, specials);
@@ -917,7 +953,8 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed macrolet: %s", form);
   Scope *s = scope_open(a, SC_LET);
-  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(jt_car(args));
+  for (jt_V l = jt_car(args); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V d = jt_car(l);
     if (!jt_iscons(d) || !jt_issymbol(jt_car(d)) || !jt_iscons(jt_cdr(d)))
       syntax_error(a, "malformed macrolet definition in %s", form);
@@ -988,7 +1025,8 @@ static jt_Node *sf_tagbody(A *a, jt_V form, jt_V args, bool tail) {
   int ntags = 0;
   jt_V tags = JT_NIL;
   JT_ROOT(a->S, tags);
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(l))
+  jt_V l = args;
+  for (int i = 0; i < total; i++, l = jt_cdr(l))
     if (is_tag(jt_car(l))) { ntags++; tags = jt_cons(a->S, jt_car(l), tags); }
   tags = jt_nreverse_list(tags);
   v->tags = konst(a, tags);
@@ -997,10 +1035,18 @@ static jt_Node *sf_tagbody(A *a, jt_V form, jt_V args, bool tail) {
   n->u.tagbody.tagpos = NEWN(a, int, ntags);
   n->u.tagbody.stmts = NEWN(a, const jt_Node *, total - ntags);
   int ns = 0, nt = 0;
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) {
-    if (is_tag(jt_car(l))) n->u.tagbody.tagpos[nt++] = ns;
-    else n->u.tagbody.stmts[ns++] = analyze_tail(a, jt_car(l));
+  l = args;
+  for (int i = 0; i < total; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, form);
+    if (is_tag(jt_car(l))) {
+      if (nt == ntags) form_changed(a, form);
+      n->u.tagbody.tagpos[nt++] = ns;
+    } else {
+      if (ns == total - ntags) form_changed(a, form);
+      n->u.tagbody.stmts[ns++] = analyze_tail(a, jt_car(l));
+    }
   }
+  if (nt != ntags) form_changed(a, form);
   n->u.tagbody.n = ns;
   scope_close(a, s);
   n->u.tagbody.heap = s->heap;
@@ -1076,7 +1122,8 @@ static jt_Node *sf_eval_when(A *a, jt_V form, jt_V args, bool tail) {
   if (!jt_iscons(args)) syntax_error(a, "malformed eval-when: %s", form);
   jt_V sits = jt_car(args);
   bool run = false;
-  for (jt_V l = sits; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(sits);
+  for (jt_V l = sits; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V x = jt_car(l);
     if (x == JT_SYM(S, K_EXECUTE) || x == JT_SYM(S, K_LOAD_TOPLEVEL) ||
         x == jt_intern(S, "EVAL") || x == jt_intern(S, "LOAD")) run = true;
@@ -1091,8 +1138,11 @@ static jt_Node *sf_mvcall(A *a, jt_V form, jt_V args, bool tail) {
   int k = list_len(a, jt_cdr(args), form);
   n->u.mvcall.n = k;
   n->u.mvcall.forms = NEWN(a, const jt_Node *, k);
-  int i = 0;
-  for (jt_V l = jt_cdr(args); jt_iscons(l); l = jt_cdr(l)) n->u.mvcall.forms[i++] = analyze(a, jt_car(l));
+  jt_V l = jt_cdr(args);
+  for (int i = 0; i < k; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, form);
+    n->u.mvcall.forms[i] = analyze(a, jt_car(l));
+  }
   return n;
 }
 
@@ -1150,7 +1200,8 @@ static jt_Lambda *macro_lambda(A *a, jt_V name, jt_V ll, jt_V body) {
     ll = jt_cdr(jt_cdr(ll));
   }
   /* &environment var, anywhere at the top level: taken out of the list */
-  for (jt_V l = ll, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(ll);
+  for (jt_V l = ll, prev = JT_NIL; jt_iscons(l); prev = l, l = jt_walk_next(S, &w, l)) {
     if (jt_car(l) != JT_SYM(S, AND_ENVIRONMENT)) continue;
     if (!jt_iscons(jt_cdr(l))) syntax_error(a, "&environment needs a variable in %s", ll);
     envvar = jt_car(jt_cdr(l));
@@ -1178,8 +1229,9 @@ static jt_Lambda *macro_lambda(A *a, jt_V name, jt_V ll, jt_V body) {
   }
   /* the body's declarations go before the block, into the binding form */
   jt_V decls = body;
+  jt_Walk wb = jt_walk(body);
   while (jt_iscons(body) && jt_iscons(jt_car(body)) && jt_car(jt_car(body)) == JT_SYM(S, DECLARE))
-    body = jt_cdr(body);
+    body = jt_walk_next(S, &wb, body);
   jt_V *base = S->sp;
   JT_PUSH(S, ll);
   JT_PUSH(S, body);
@@ -1308,6 +1360,7 @@ static jt_V bq_list_expand(A *a, jt_V x, int depth) {
   jt_V segs = JT_NIL;
   JT_ROOT(S, segs);
   JT_ROOT(S, x);
+  jt_Walk w = jt_walk(x);
   while (jt_iscons(x)) {
     jt_V item = jt_car(x);
     if (item == JT_SYM(S, UNQUOTE) || item == JT_SYM(S, QUASIQUOTE)) break;  /* `(a . ,b) */
@@ -1320,7 +1373,7 @@ static jt_V bq_list_expand(A *a, jt_V x, int depth) {
       seg = jt_list(S, 2, JT_SYM(S, LIST), seg);
     }
     segs = jt_cons(S, seg, segs);
-    x = jt_cdr(x);
+    x = jt_walk_next(S, &w, x);
   }
   jt_V tail = x == JT_NIL ? JT_NIL : bq_expand(a, x, depth);
   segs = jt_cons(S, tail, segs);
@@ -1332,6 +1385,7 @@ static jt_V bq_list_expand(A *a, jt_V x, int depth) {
 
 static jt_V bq_expand(A *a, jt_V x, int depth) {
   jt_State *S = a->S;
+  jt_check_cstack(S);
   if (jt_iscons(x)) {
     jt_V head = jt_car(x);
     bool nested = head == JT_SYM(S, QUASIQUOTE);
@@ -1440,10 +1494,13 @@ static const struct { const char *name; int argc; jt_EvalFn ev; } inline_ops[] =
   {NULL, 0, NULL}
 };
 
-static const jt_Node **analyze_args(A *a, jt_V args, int n) {
+static const jt_Node **analyze_args(A *a, jt_V args, int n, jt_V form) {
   const jt_Node **v = NEWN(a, const jt_Node *, n);
-  int i = 0;
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) v[i++] = analyze(a, jt_car(l));
+  jt_V l = args;
+  for (int i = 0; i < n; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, form);
+    v[i] = analyze(a, jt_car(l));
+  }
   return v;
 }
 
@@ -1455,7 +1512,7 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
     if (v) {
       jt_Node *n = mknode(a, jt_ev_calll);
       n->u.calll.argc = argc;
-      n->u.calll.args = analyze_args(a, args, argc);
+      n->u.calll.args = analyze_args(a, args, argc, form);
       ref_add(a, &n->u.calll.var, v, NULL);
       return n;
     }
@@ -1466,7 +1523,7 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
           jt_Node *n = mknode(a, inline_ops[i].ev);
           n->u.callg.sym = konst(a, head);
           n->u.callg.argc = argc;
-          n->u.callg.args = analyze_args(a, args, argc);
+          n->u.callg.args = analyze_args(a, args, argc, form);
           return n;
         }
     }
@@ -1485,14 +1542,14 @@ static jt_Node *analyze_call(A *a, jt_V form, jt_V head, jt_V args) {
     jt_Node *n = mknode(a, head == JT_NIL || head == JT_T ? jt_ev_callundef : jt_ev_callg);
     n->u.callg.sym = konst(a, head);
     n->u.callg.argc = argc;
-    n->u.callg.args = analyze_args(a, args, argc);
+    n->u.callg.args = analyze_args(a, args, argc, form);
     return n;
   }
   if (jt_iscons(head) && jt_car(head) == JT_SYM(S, LAMBDA)) {
     jt_Node *n = mknode(a, jt_ev_callx);
     n->u.callx.fn = function_node(a, head, form);
     n->u.callx.argc = argc;
-    n->u.callx.args = analyze_args(a, args, argc);
+    n->u.callx.args = analyze_args(a, args, argc, form);
     return n;
   }
   syntax_error(a, "illegal function call: %s", form);
@@ -1545,7 +1602,8 @@ static jt_V env_entry(jt_State *S, jt_V env, jt_V name, bool fn) {
   if (!jt_iscons(env) || jt_car(env) != jt_intern_keyword(S, "ENVIRONMENT")) return JT_NIL;
   jt_V mac = jt_intern_keyword(S, fn ? "MACRO" : "SYMBOL-MACRO");
   jt_V plain = jt_intern_keyword(S, fn ? "FUNCTION" : "VARIABLE");
-  for (jt_V l = jt_cdr(env); jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(jt_cdr(env));   /* the program may pass any list */
+  for (jt_V l = jt_cdr(env); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V e = jt_car(l);
     if (!jt_iscons(e) || jt_car(e) != name || !jt_iscons(jt_cdr(e))) continue;
     jt_V k = jt_car(jt_cdr(e));
@@ -1648,10 +1706,10 @@ static bool expands_as_standard(A *a, jt_V head) {
          hook == jt_sym_(JT_SYM(S, FUNCALL))->function;
 }
 
-/* The length of a proper list, else -1. */
-static int proper_len(jt_V l) {
-  int n = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) n++;
+/* The length of a proper list, else -1 (a circular list is a type-error). */
+static int proper_len(A *a, jt_V l) {
+  int n = list_count(a, l, l);
+  for (int i = 0; i < n; i++) l = jt_cdr(l);
   return l == JT_NIL ? n : -1;
 }
 
@@ -1674,8 +1732,11 @@ static jt_Node *or_node(A *a, const jt_Node **forms, int n) {
 ** tail position. */
 static const jt_Node **analyze_forms(A *a, jt_V args, int n, bool tail) {
   const jt_Node **f = NEWN(a, const jt_Node *, n);
-  for (int i = 0; i < n; i++, args = jt_cdr(args))
-    f[i] = i == n - 1 && tail ? analyze_tail(a, jt_car(args)) : analyze(a, jt_car(args));
+  jt_V l = args;
+  for (int i = 0; i < n; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l)) form_changed(a, args);
+    f[i] = i == n - 1 && tail ? analyze_tail(a, jt_car(l)) : analyze(a, jt_car(l));
+  }
   return f;
 }
 
@@ -1698,11 +1759,12 @@ static jt_Node *std_or(A *a, jt_V args, int n, bool tail) {
 ** whose test is T and has forms (the expander ignores the rest), the
 ** chain built from the end: (test) is (or test rest), (t form...) is
 ** (progn form...), anything else (if test (progn form...) rest). */
-static jt_Node *std_cond(A *a, jt_V clauses, bool tail) {
+static jt_Node *std_cond(A *a, jt_V clauses, int nclauses, bool tail) {
   int n = 0;
-  for (jt_V l = clauses; jt_iscons(l); l = jt_cdr(l), n++) {
+  jt_V l = clauses;
+  for (; n < nclauses; l = jt_cdr(l), n++) {
     jt_V c = jt_car(l);
-    if (!jt_iscons(c) || proper_len(c) < 0) return NULL;
+    if (!jt_iscons(c) || proper_len(a, c) < 0) return NULL;
     if (jt_car(c) == JT_T && jt_cdr(c) != JT_NIL) {
       n++;
       break;
@@ -1710,8 +1772,9 @@ static jt_Node *std_cond(A *a, jt_V clauses, bool tail) {
   }
   if (n == 0) return const_node(a, JT_NIL);
   const jt_Node **test = NEWN(a, const jt_Node *, n), **body = NEWN(a, const jt_Node *, n);
-  jt_V l = clauses;
+  l = clauses;
   for (int i = 0; i < n; i++, l = jt_cdr(l)) {
+    if (!jt_iscons(l) || !jt_iscons(jt_car(l))) form_changed(a, clauses);
     jt_V c = jt_car(l);
     bool last_t = jt_car(c) == JT_T && jt_cdr(c) != JT_NIL;
     test[i] = last_t ? NULL : analyze(a, jt_car(c));
@@ -1739,11 +1802,11 @@ static jt_Node *standard_macro(A *a, jt_V form, jt_V head, bool tail) {
       head != JT_SYM(S, UNLESS) && head != JT_SYM(S, COND))
     return NULL;
   jt_V args = jt_cdr(form);
-  int n = proper_len(args);
+  int n = proper_len(a, args);
   if (n < 0 || !expands_as_standard(a, head)) return NULL;
   if (head == JT_SYM(S, AND)) return std_and(a, args, n, tail);
   if (head == JT_SYM(S, OR)) return std_or(a, args, n, tail);
-  if (head == JT_SYM(S, COND)) return std_cond(a, args, tail);
+  if (head == JT_SYM(S, COND)) return std_cond(a, args, n, tail);
   if (n == 0) return NULL;
   const jt_Node *test = analyze(a, jt_car(args));
   const jt_Node *body = progn_of(a, jt_cdr(args), tail), *nil = const_node(a, JT_NIL);
@@ -1753,6 +1816,7 @@ static jt_Node *standard_macro(A *a, jt_V form, jt_V head, bool tail) {
 static jt_Node *analyze_form(A *a, jt_V form, bool tail) {
   jt_State *S = a->S;
   if (S->nest > 2000) jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  jt_check_cstack(S);   /* a form nested in itself through its cars */
   if (jt_issymbol(form)) return var_ref(a, form);
   if (!jt_iscons(form)) return const_node(a, form);
   jt_V head = jt_car(form);

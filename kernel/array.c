@@ -251,6 +251,7 @@ static int parse_dims(jt_State *S, jt_V spec, size_t *dims, size_t *total)
     *total = dims[0];
     return 1;
   }
+  jt_list_count(S, spec);   /* a circular list of dimensions is a type-error */
   for (jt_V l = spec; l != JT_NIL; l = jt_cdr(l)) {
     if (!jt_iscons(l)) jt_type_error(S, spec, JT_SYM(S, LIST));
     if (rank >= RANK_LIMIT)

@@ -745,8 +745,10 @@ static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool laz
       for (jt_V l = jt_cdr(opt); jt_iscons(l); l = jt_cdr(jt_cdr(l))) {
         if (!jt_iscons(jt_cdr(l)) || !jt_issymbol(jt_car(l)))
           defclass_error(S, form, ":default-initargs needs initarg and form pairs");
-        for (jt_V e = base[2]; jt_iscons(e); e = jt_cdr(e))
+        for (jt_V e = base[2]; jt_iscons(e); e = jt_cdr(e)) {
+          JT_WORK(S);
           if (jt_car(jt_car(e)) == jt_car(l)) defclass_error(S, form, "an initarg is defaulted twice");
+        }
         jt_V *ib = S->sp;
         JT_PUSH(S, l);
         jt_V fname = init_name(S, name, jt_car(l));
@@ -835,8 +837,10 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
     jt_V sn = jt_car(l);
     if (!jt_issymbol(sn) || sn == JT_NIL) defclass_error(S, form, "a superclass name is not a symbol");
     if (sn == name) defclass_error(S, form, "a class cannot be its own superclass");
-    for (jt_V k = jt_cdr(l); jt_iscons(k); k = jt_cdr(k))
+    for (jt_V k = jt_cdr(l); jt_iscons(k); k = jt_cdr(k)) {
+      JT_WORK(S);   /* quadratic in a list of up to 100000 names: paid for */
       if (jt_car(k) == sn) defclass_error(S, form, "a superclass is named twice");
+    }
     jt_V sc = jt_class_ensure(S, sn);
     int kind = JT_CLASS_KIND(CLS(sc));
     if (kind != JT_CLASS_STANDARD && kind != JT_CLASS_FORWARD)
@@ -853,8 +857,10 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   JT_PUSH(S, JT_NIL);               /* base[3]: direct slots */
   for (jt_V l = slot_specs; jt_iscons(l); l = jt_cdr(l)) {
     jt_V sd = parse_slot(S, form, jt_car(l), name, CLS(base[2])->dslots, lazy);
-    for (jt_V k = base[3]; jt_iscons(k); k = jt_cdr(k))
+    for (jt_V k = base[3]; jt_iscons(k); k = jt_cdr(k)) {
+      JT_WORK(S);
       if (SD(jt_car(k), SD_NAME) == SD(sd, SD_NAME)) defclass_error(S, form, "a slot is named twice");
+    }
     base[3] = jt_cons(S, sd, base[3]);
   }
   base[3] = jt_nreverse_list(base[3]);

@@ -517,10 +517,14 @@ static int char_type(jt_State *S, jt_V t) {
 static int atom_char_subtype(jt_State *S, jt_V a, jt_V b, jt_V ca, jt_V cb) {
   int ka = char_type(S, a), kb = char_type(S, b);
   jt_V atom = jt_intern(S, "ATOM"), cons = jt_find_class(S, JT_SYM(S, CONS));
+  jt_V character = jt_find_class(S, JT_SYM(S, CHARACTER));
   if (ka == 3) return 1;
   if (ka && kb) return kb == 1 || ka == kb;
-  if (ka) return b == atom ? 1 : cb != JT_NOVALUE ? jt_class_subclassp(ca, cb) : -1;
-  if (kb) return cb != JT_NOVALUE && ca != JT_NOVALUE ? jt_class_subclassp(ca, cb) : -1;
+  /* BASE-CHAR and STANDARD-CHAR name no class: their characters are of
+  ** class CHARACTER, so they are within a class exactly when it is */
+  if (ka) return b == atom ? 1 : cb != JT_NOVALUE ? jt_class_subclassp(character, cb) : -1;
+  /* a class within a character type is CHARACTER (all of them) or none */
+  if (kb) return ca == JT_NOVALUE ? -1 : jt_class_subclassp(ca, character) ? kb == 1 : 0;
   if (b == atom) {
     if (ca == JT_NOVALUE) return -1;
     /* a class is within ATOM when it is no superclass or subclass of CONS */
@@ -536,9 +540,10 @@ static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
   if (jt_equal(S, a, b) || b == JT_T || a == JT_NIL) return 1;
   if (jt_iscons(a)) {
     jt_V h = jt_car(a);
+    jt_Walk w = jt_walk(jt_cdr(a));   /* a specifier made at run time may be circular */
     if (h == JT_SYM(S, OR) || h == JT_SYM(S, AND)) {
       bool any_unknown = false, is_or = h == JT_SYM(S, OR);
-      for (jt_V l = jt_cdr(a); jt_iscons(l); l = jt_cdr(l)) {
+      for (jt_V l = jt_cdr(a); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
         int r = subtype(S, jt_car(l), b, depth + 1);
         if (is_or && r == 0) return 0;
         if (!is_or && r == 1) return 1;
@@ -547,7 +552,7 @@ static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
       return any_unknown ? -1 : (is_or ? 1 : -1);
     }
     if (h == JT_SYM(S, MEMBER) || h == JT_SYM(S, EQL)) {
-      for (jt_V l = jt_cdr(a); jt_iscons(l); l = jt_cdr(l))
+      for (jt_V l = jt_cdr(a); jt_iscons(l); l = jt_walk_next(S, &w, l))
         if (!jt_typep(S, jt_car(l), b)) return 0;
       return 1;
     }
@@ -556,7 +561,8 @@ static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
     jt_V h = jt_car(b);
     if (h == JT_SYM(S, OR) || h == JT_SYM(S, AND)) {
       bool is_or = h == JT_SYM(S, OR), unknown = false;
-      for (jt_V l = jt_cdr(b); jt_iscons(l); l = jt_cdr(l)) {
+      jt_Walk w = jt_walk(jt_cdr(b));
+      for (jt_V l = jt_cdr(b); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
         int r = subtype(S, a, jt_car(l), depth + 1);
         if (is_or && r == 1) return 1;
         if (!is_or && r == 0) return 0;

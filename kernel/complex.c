@@ -202,9 +202,13 @@ static jt_V from_c(jt_State *S, double complex w, const char *op, jt_V arg)
     im = (double)(float)im;
   }
   if (!isfinite(re) || !isfinite(im)) {
+    /* a NaN comes only of a NaN argument (a foreign function's): invalid */
+    jt_V type = isnan(re) || isnan(im) ? jt_intern(S, "FLOATING-POINT-INVALID-OPERATION")
+                                       : JT_SYM(S, FLOATING_POINT_OVERFLOW);
     JT_PUSH(S, arg);
     jt_V sym = jt_intern(S, op);
-    jt_arith_error(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), sym, jt_list(S, 1, arg));
+    JT_PUSH(S, sym);
+    jt_arith_error(S, type, sym, jt_list(S, 1, arg));
   }
   jt_V r = jt_make_float_as(S, re, single);
   JT_PUSH(S, r);

@@ -173,7 +173,8 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     jt_V args = slot(S, cond, JT_SYM(S, FORMAT_ARGUMENTS));
     JT_PUSH(S, args);
     int n = 0;
-    for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+    jt_Walk w = jt_walk(args);
+    for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
     if (jt_isstring(control)) jt_format(S, stream, control, n, S->sp - n);
     else print_to(S, stream, control, false);
     S->sp = base;
@@ -254,14 +255,13 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
 ** C stack in handlers that signal again, so the C stack budget bounds them
 ** like any other recursion. */
 void jt_signal(jt_State *S, jt_V cond) {
-  char probe;
-  if (S->cstack_base && S->cstack_limit && (size_t)(S->cstack_base - &probe) > S->cstack_limit)
-    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  jt_check_cstack(S);
   JT_PUSH(S, cond);
   jt_Handlers *saved = S->handlers;
   for (jt_Handlers *h = saved; h; h = h->prev) {
     S->handlers = h->prev;
-    for (jt_V l = h->list; jt_iscons(l); l = jt_cdr(l)) {
+    jt_Walk w = jt_walk(h->list);
+    for (jt_V l = h->list; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
       jt_V b = jt_car(l);
       if (!jt_iscons(b) || !jt_typep(S, cond, jt_car(b))) continue;
       jt_funcall(S, jt_cdr(b), 1, cond);
@@ -435,9 +435,11 @@ static bool restart_applicable(jt_State *S, jt_Restart *r, jt_V cond) {
 }
 
 static bool restart_active(jt_State *S, jt_V r) {
-  for (jt_Restarts *c = S->restarts; c; c = c->prev)
-    for (jt_V l = c->list; jt_iscons(l); l = jt_cdr(l))
+  for (jt_Restarts *c = S->restarts; c; c = c->prev) {
+    jt_Walk w = jt_walk(c->list);
+    for (jt_V l = c->list; jt_iscons(l); l = jt_walk_next(S, &w, l))
       if (jt_car(l) == r) return true;
+  }
   return false;
 }
 
@@ -446,13 +448,15 @@ static jt_V compute_restarts(jt_State *S, jt_V cond) {
   jt_V *base = S->sp;
   JT_PUSH(S, cond);
   int n = 0;
-  for (jt_Restarts *c = S->restarts; c; c = c->prev)
-    for (jt_V l = c->list; jt_iscons(l); l = jt_cdr(l)) {
+  for (jt_Restarts *c = S->restarts; c; c = c->prev) {
+    jt_Walk w = jt_walk(c->list);
+    for (jt_V l = c->list; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
       jt_V r = jt_car(l);
       JT_PUSH(S, r);
       if (restart_applicable(S, (jt_Restart *)r, cond)) n++;
       else JT_POP(S, 1);
     }
+  }
   jt_V list = jt_list_from(S, n, base + 1);
   S->sp = base;
   return list;
@@ -638,7 +642,8 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     JT_PUSH(S, args);
     int argc = 0;
     jt_V *argv = S->sp;
-    for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); argc++; }
+    jt_Walk w = jt_walk(args);
+    for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); argc++; }
     jt_apply(S, ((jt_Restart *)chosen)->function, argc, argv);
     /* The restart returned normally: the debugger continues. */
     S->sp = argv - 2;
@@ -694,7 +699,13 @@ JT_FN(f_make_condition) {
 }
 
 /* (%handler-bind bindings thunk): bindings is ((type . function) ...) */
+/* The bindings of %handler-bind must be a proper list.  The expansion's
+** list is fresh, but the helper can be called with any list, which the
+** program could change afterwards, even make circular: so a signal walks
+** them with a cycle check too, and takes nothing of them on trust (a copy
+** here would cost each handler-case a cons per clause). */
 JT_FN(f_handler_bind) {
+  jt_list_count(S, argv[0]);
   jt_Handlers h = {S->handlers, argv[0]};
   S->handlers = &h;
   jt_V r = jt_funcall(S, argv[1], 0);
@@ -702,10 +713,11 @@ JT_FN(f_handler_bind) {
   return r;
 }
 
-/* (%restart-bind restarts thunk) */
+/* (%restart-bind restarts thunk): the restarts are kept as a copy of the
+** list, checked once, since the lookups take its elements for restarts. */
 JT_FN(f_restart_bind) {
-  jt_Restarts c = {S->restarts, argv[0]};
-  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l))
+  jt_Restarts c = {S->restarts, jt_list_copy(S, argv[0])};
+  for (jt_V l = c.list; jt_iscons(l); l = jt_cdr(l))
     if (!jt_is(jt_car(l), JT_TRESTART)) jt_type_error(S, jt_car(l), JT_SYM(S, RESTART));
   S->restarts = &c;
   jt_V r = jt_funcall(S, argv[1], 0);
@@ -732,6 +744,7 @@ JT_FN(f_make_restart) {
 JT_FN(f_restart_associate) {
   JT_UNUSED_ARGS;
   jt_V cond = argv[1];
+  jt_list_count(S, argv[0]);   /* the program's list: refused if circular, before any change */
   for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) {
     jt_V rv = jt_car(l);
     if (!jt_is(rv, JT_TRESTART)) jt_type_error(S, rv, JT_SYM(S, RESTART));
@@ -772,7 +785,8 @@ JT_FN(f_invoke_restart_interactively) {
   JT_PUSH(S, args);
   int n = 0;
   jt_V *argv2 = S->sp;
-  for (jt_V l = args; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
   return jt_apply(S, ((jt_Restart *)r)->function, n, argv2);
 }
 

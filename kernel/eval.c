@@ -579,10 +579,11 @@ static void bind_list(jt_State *S, const jt_Lambda *L, jt_V list, jt_V frame, jt
   if (L->has_whole) bind_param(S, &L->whole, frame, env, list, fn);
   jt_V l = list;
   int n = 0;
+  jt_Walk w = jt_walk(list);
   while (jt_iscons(l)) {
     if (S->sp >= S->stack_end) jt_stack_overflow(S);
     *S->sp++ = jt_car(l);
-    l = jt_cdr(l);
+    l = jt_walk_next(S, &w, l);
     n++;
   }
   if (l != JT_NIL && !L->has_rest)
@@ -723,7 +724,8 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V vals = EV(n->u.mvcall.forms[1], env);
   JT_PUSH(S, vals);
   size_t nbind = S->nbind;
-  for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(syms);
+  for (jt_V l = syms; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V sym = jt_check_symbol(S, jt_car(l));
     if (jt_symobj(S, sym)->h.flags & JT_SYM_CONSTANT) jt_error(S, "progv: cannot bind the constant %s", jt_symname(S, sym));
     if (jt_is_internal(sym)) jt_error(S, "progv: cannot bind the kernel-internal symbol %s", jt_symname(S, sym));
@@ -973,6 +975,7 @@ jt_V jt_eval(jt_State *S, jt_V form) {
 }
 
 jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
+  jt_check_cstack(S);   /* (progn (progn ...)) nested in itself */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   for (;;) {
@@ -980,7 +983,8 @@ jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
     jt_V head = jt_car(form);
     if (head == JT_SYM(S, PROGN) && jt_iscons(jt_cdr(form))) {
       jt_V r = JT_NIL;
-      for (jt_V l = jt_cdr(form); jt_iscons(l); l = jt_cdr(l)) {
+      jt_Walk w = jt_walk(form);
+      for (jt_V l = jt_cdr(form); jt_iscons(l); l = jt_walk_next(S, &w, l)) {
         JT_PUSH(S, l);
         r = jt_eval_toplevel(S, jt_car(l));
         JT_POP(S, 1);
@@ -1027,6 +1031,16 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
 }
 
 void jt_fuel_tick(jt_State *S) { jt_tick(S); }
+
+void jt_check_cstack(jt_State *S) {
+  char probe;
+  /* Outside an entry point (the world layer comparing keys while it
+  ** restores) there is nothing to signal to: the recorded base is an
+  ** earlier call's.  A frame above the base (a host's) uses none of it. */
+  if (!S->jmp || !S->cstack_base || !S->cstack_limit) return;
+  ptrdiff_t used = S->cstack_base - &probe;
+  if (used > (ptrdiff_t)S->cstack_limit) jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+}
 
 void jt_fuel_charge(jt_State *S, uint64_t n) {
   if (S->fuel_left > n) { S->fuel_left -= n; return; }

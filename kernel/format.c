@@ -1424,7 +1424,8 @@ static void subformat(Fmt *F, const Dir *d, jt_V ctl, Args *a)
   if (jt_isfunction(ctl) && a->list) {
     jt_V *base = S->sp;
     JT_PUSH(S, F->stream);
-    for (jt_V l = a->tail; jt_iscons(l); l = jt_cdr(l)) JT_PUSH(S, jt_car(l));
+    jt_Walk w = jt_walk(a->tail);
+    for (jt_V l = a->tail; jt_iscons(l); l = jt_walk_next(S, &w, l)) JT_PUSH(S, jt_car(l));
     jt_apply(S, ctl, (int)(S->sp - base), base);
     S->sp = base;
     return;
@@ -1705,7 +1706,8 @@ JT_FN(f_format_with_rest)
   if (!jt_isstring(argv[1])) jt_type_error(S, argv[1], JT_SYM(S, STRING));
   jt_V *base = S->sp;
   int n = 0;
-  for (jt_V l = argv[2]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  jt_Walk w = jt_walk(argv[2]);
+  for (jt_V l = argv[2]; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
   Fmt F = {S, stream, argv[1], 0, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);

@@ -748,6 +748,7 @@ JT_FN(f_next_method_p) {
 /* Whether the tree mentions call-next-method or next-method-p (bounded:
 ** source read with #n# can share structure). */
 static bool mentions_next(jt_State *S, jt_V x, size_t *budget) {
+  jt_check_cstack(S);   /* the budget alone allows more nesting than the C stack */
   while (jt_iscons(x)) {
     if (*budget == 0) return true;   /* too big to tell: assume it does */
     --*budget;
@@ -813,6 +814,7 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
 /* Whether the tree contains (function call-next-method) or (function
 ** next-method-p): the local functions are then needed as objects. */
 static bool next_as_function(jt_State *S, jt_V x, size_t *budget) {
+  jt_check_cstack(S);
   while (jt_iscons(x)) {
     if (*budget == 0) return true;
     --*budget;
@@ -1278,7 +1280,8 @@ JT_FN(f_find_method) {
   jt_V *base = S->sp;
   int n = 0;
   jt_V l = argv[2];
-  for (; jt_iscons(l); l = jt_cdr(l), n++) {
+  jt_Walk w = jt_walk(l);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) {
     jt_V s = jt_car(l);
     if (jt_issymbol(s)) {
       jt_V c = jt_find_class(S, s);
@@ -1335,14 +1338,16 @@ static jt_V check_method_arg(jt_State *S, jt_V m) {
   if (!jt_is(m, JT_TMETHOD)) jt_type_error(S, m, CLS(JT_CLASS(S, METHOD))->name);
   return m;
 }
-JT_FN(f_method_qualifiers) { return METH(check_method_arg(S, argv[0]))->qualifiers; }
+/* a copy: the method's own list is walked whenever it is printed or keyed */
+JT_FN(f_method_qualifiers) { return jt_list_copy(S, METH(check_method_arg(S, argv[0]))->qualifiers); }
 
 /* (compute-applicable-methods gf arguments) */
 JT_FN(f_compute_applicable_methods) {
   jt_V gf = check_gf(S, argv[0]);
   jt_V *base = S->sp;
   int n = 0;
-  for (jt_V l = argv[1]; jt_iscons(l); l = jt_cdr(l), n++) JT_PUSH(S, jt_car(l));
+  jt_Walk w = jt_walk(argv[1]);
+  for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
   if (n < GF(gf)->nreq) wrong_args(S, n);
   jt_V *args = base;
   jt_V *classes = S->sp;

@@ -203,9 +203,54 @@ bool jt_equalp(jt_State *S, jt_V a, jt_V b);
 
 /* ------------------------------------------------------------------ lists */
 
+/* A type-error for V, which was to be a proper list: its datum is the atom
+** ending a dotted list (expected LIST), or the circular list itself
+** (expected (SATISFIES LIST-LENGTH)). */
+JT_NORETURN void jt_improper_list(jt_State *S, jt_V v);
 /* Length of a proper list; signals type-error for dotted or circular lists. */
 size_t jt_list_length(jt_State *S, jt_V list);
+/* The number of conses along a list's cdrs, whether it ends in NIL or in
+** another atom (a dotted list); a circular list signals the type-error of
+** jt_improper_list. */
+size_t jt_list_count(jt_State *S, jt_V list);
 jt_V jt_nreverse_list(jt_V list);
+/* A fresh copy of a proper list (type-error for a dotted or circular one):
+** what a primitive hands out of, or keeps from, a list the program can
+** change — the program's changes then never reach the kernel's own. */
+jt_V jt_list_copy(jt_State *S, jt_V list);
+
+/* A walk down the cdrs of a list that user code may have made circular
+** (every list built at run time).  A C loop over such a list must end:
+** either it counts the list first (jt_list_length, jt_list_count) and
+** walks no further than the count, or it steps with jt_walk_next, which
+** notices a cycle on the way and signals the type-error of
+** jt_improper_list for the walked list.  (Brent's method: each next cell is
+** compared with a marked one, and the mark moves to the current cell after
+** 1, 2, 4, 8 ... steps; so a cycle is found within about three times the
+** list's length in steps, with no allocation.)  Like JT_TICK, a walk pays
+** a unit of fuel per 256 cells, so that walking a long proper list over
+** and over is metered too.
+**
+**   jt_Walk w = jt_walk(list);
+**   for (jt_V l = list; jt_iscons(l); l = jt_walk_next(S, &w, l)) ...
+**
+** The list must stay reachable while it is walked (an argument, a rooted
+** value).  A loop that calls user code at each element need not use it:
+** those calls pay fuel, and a circular list may be the program's intent (a
+** generator that the called function leaves with a non-local exit). */
+typedef struct jt_Walk { jt_V list, mark; size_t steps, next; } jt_Walk;
+void jt_fuel_tick(jt_State *S);
+static inline jt_Walk jt_walk(jt_V list) {
+  jt_Walk w = {list, list, 0, 1};
+  return w;
+}
+static inline jt_V jt_walk_next(jt_State *S, jt_Walk *w, jt_V cell) {
+  jt_V d = jt_cons_(cell)->cdr;
+  if (__builtin_expect(d == w->mark, 0)) jt_improper_list(S, w->list);
+  if (++w->steps == w->next) { w->mark = d; w->next <<= 1; }
+  if ((w->steps & 255u) == 0) jt_fuel_tick(S);
+  return d;
+}
 /* Collect into a list in order: root `head` and use jt_tail_append.
 **   jt_V head = JT_NIL, tail = JT_NIL; JT_ROOT(S, head); JT_ROOT(S, tail)?
 ** Simpler: push on the value stack and jt_list_from. */
@@ -237,10 +282,6 @@ jt_V jt_check_symbol(jt_State *S, jt_V v);
 /* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
 jt_V jt_check_list(jt_State *S, jt_V v);
-/* A type-error for V, which was to be a proper list: its datum is the atom
-** ending a dotted list (expected LIST), or the circular list itself
-** (expected (SATISFIES LIST-LENGTH)). */
-JT_NORETURN void jt_improper_list(jt_State *S, jt_V v);
 jt_V jt_check_cons(jt_State *S, jt_V v);
 uint32_t jt_check_char(jt_State *S, jt_V v);
 double jt_check_real_double(jt_State *S, jt_V v);
@@ -272,6 +313,11 @@ void jt_fuel_tick(jt_State *S);
 /* Pay n units of fuel at once (work done in one step: a huge bignum
 ** operation); signals fuel exhaustion when fewer are left. */
 void jt_fuel_charge(jt_State *S, uint64_t n);
+/* C code that recurses on user data (a type specifier nested in itself
+** through its car, a deep tree) calls this at each level: past the C stack
+** budget the state was given it signals the depth limit, instead of
+** crashing the host. */
+void jt_check_cstack(jt_State *S);
 /* One step of work done in C on the caller's behalf (a comparison inside
 ** SEARCH, a call of a primitive from C): 16 of them cost a unit of fuel. */
 #define JT_WORK(S) do { if ((++(S)->work & 15u) == 0) jt_fuel_tick(S); } while (0)
@@ -445,12 +491,15 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 ** text): where a list (or a function call, or a vector) opens, where a
 ** space separates two of its elements, and the position after it closes.
 ** jt_pretty_layout returns the text laid out in lines of at most `width`
-** columns, the first starting at column col0 (malloc'd, its length in
-** *outlen; NULL when out of memory). */
+** columns, the first starting at column col0, cut after `max` characters
+** (malloc'd, its length in *outlen; NULL when out of memory).  Indenting
+** deep nesting can make the layout far longer than the text: the printer
+** asks for no more than its destination can take. */
 enum { JT_PP_OPEN = 1, JT_PP_OPEN_VEC, JT_PP_OPEN_CALL, JT_PP_SEP, JT_PP_LINEAR,
        JT_PP_CLOSE };   /* SEP: a fill newline's space, LINEAR: a linear one's */
 uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
-                           size_t nmarks, size_t col0, size_t width, size_t *outlen);
+                           size_t nmarks, size_t col0, size_t width, size_t max,
+                           size_t *outlen);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */

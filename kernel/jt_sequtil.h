@@ -94,6 +94,14 @@ void jt_test_parse(jt_State *S, jt_Test *t, int argc, jt_V *argv, int start);
 void jt_test_parse_pred(jt_State *S, jt_Test *t, jt_V pred, int argc,
                         jt_V *argv, int start, bool negate);
 
+/* Whether applying the test calls no Lisp (a recognised test, no key).  A
+** walk that applies such a test to a circular list finds the cycle
+** (jt_walk_next); one that calls Lisp pays fuel at each call instead, and
+** may be meant to go round (a stateful test). */
+static inline bool jt_test_pure(const jt_Test *t) {
+  return t->kind != JT_TEST_FN && t->kind != JT_TEST_PRED && t->key == JT_NIL;
+}
+
 /* The key of x (x itself without :key). */
 static inline jt_V jt_test_keyed(jt_State *S, const jt_Test *t, jt_V x) {
   return t->key == JT_NIL ? x : jt_call1(S, t->key, x);

@@ -46,12 +46,11 @@ static jt_V copy_list(jt_State *S, jt_V list, bool pairs) {
   if (pairs) jt_list_length(S, list);   /* an alist is a proper list */
   jt_Coll c;
   jt_coll_init(S, &c);
-  unsigned n = 0;
-  for (; jt_iscons(list); list = jt_cdr(list)) {
+  jt_Walk w = jt_walk(list);
+  for (; jt_iscons(list); list = jt_walk_next(S, &w, list)) {
     jt_V e = jt_car(list);
     if (pairs && jt_iscons(e)) e = jt_cons(S, jt_car(e), jt_cdr(e));
     jt_coll_add(S, &c, e);
-    JT_TICK(S, n);
   }
   jt_V r = jt_coll_end(&c, list);
   JT_UNROOT(S, 2);
@@ -69,7 +68,8 @@ static jt_V copy_tree(jt_State *S, jt_V x) {
   jt_coll_init(S, &c);
   jt_V cur = x;
   JT_ROOT(S, cur);
-  for (; jt_iscons(cur); cur = jt_cdr(cur)) {
+  jt_Walk w = jt_walk(x);
+  for (; jt_iscons(cur); cur = jt_walk_next(S, &w, cur)) {
     jt_V a = copy_tree(S, jt_car(cur));
     jt_coll_add(S, &c, a);
   }
@@ -86,11 +86,8 @@ JT_FN(f_append) {
   jt_coll_init(S, &c);
   for (int i = 0; i < argc - 1; i++) {
     jt_V l = argv[i];
-    unsigned n = 0;
-    for (; jt_iscons(l); l = jt_cdr(l)) {
-      jt_coll_add(S, &c, jt_car(l));
-      JT_TICK(S, n);
-    }
+    jt_Walk w = jt_walk(l);
+    for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) jt_coll_add(S, &c, jt_car(l));
     if (l != JT_NIL) jt_not_list(S, argv[i]);
   }
   jt_V r = jt_coll_end(&c, argv[argc - 1]);
@@ -100,8 +97,8 @@ JT_FN(f_append) {
 
 /* The last cons of a non-empty list (stops at a dotted end). */
 static jt_V last_cons(jt_State *S, jt_V l) {
-  unsigned n = 0;
-  while (jt_iscons(jt_cdr(l))) { l = jt_cdr(l); JT_TICK(S, n); }
+  jt_Walk w = jt_walk(l);
+  while (jt_iscons(jt_cdr(l))) l = jt_walk_next(S, &w, l);
   return l;
 }
 
@@ -124,7 +121,8 @@ JT_FN(f_revappend) {
   jt_V l = argv[0], r = argv[1];
   JT_ROOT(S, l);
   JT_ROOT(S, r);
-  for (; jt_iscons(l); l = jt_cdr(l)) r = jt_cons(S, jt_car(l), r);
+  jt_Walk w = jt_walk(argv[0]);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) r = jt_cons(S, jt_car(l), r);
   if (l != JT_NIL) jt_not_list(S, argv[0]);
   JT_UNROOT(S, 2);
   return r;
@@ -200,8 +198,8 @@ JT_FN(f_rplacd) {
 /* (nthcdr n list) for a fixnum n; a bignum index is past any real list. */
 static jt_V nthcdr(jt_State *S, jt_V nv, jt_V list) {
   if (jt_isbig(nv) && mpz_sgn(jt_big_(nv)->z) > 0) {
-    unsigned k = 0;
-    while (jt_iscons(list)) { list = jt_cdr(list); JT_TICK(S, k); }
+    jt_list_count(S, list);
+    while (jt_iscons(list)) list = jt_cdr(list);
     if (list != JT_NIL) jt_not_list(S, list);
     return JT_NIL;
   }
@@ -263,24 +261,17 @@ JT_FN(f_last) {
   size_t n = opt_count(S, argc, argv, 1);
   /* `lead` runs n conses ahead; when it falls off, `l` is the answer */
   jt_V lead = l;
-  unsigned k = 0;
-  for (size_t i = 0; i < n && jt_iscons(lead); i++) { lead = jt_cdr(lead); JT_TICK(S, k); }
-  while (jt_iscons(lead)) { lead = jt_cdr(lead); l = jt_cdr(l); JT_TICK(S, k); }
+  jt_Walk w = jt_walk(l);
+  for (size_t i = 0; i < n && jt_iscons(lead); i++) lead = jt_walk_next(S, &w, lead);
+  while (jt_iscons(lead)) { lead = jt_walk_next(S, &w, lead); l = jt_cdr(l); }
   return l;
-}
-
-static size_t count_conses(jt_State *S, jt_V l) {
-  size_t n = 0;
-  unsigned k = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) { n++; JT_TICK(S, k); }
-  return n;
 }
 
 JT_FN(f_butlast) {
   jt_V l = argv[0];
   if (!jt_islist(l)) jt_not_list(S, l);
   size_t n = opt_count(S, argc, argv, 1);
-  size_t len = count_conses(S, l);
+  size_t len = jt_list_count(S, l);
   if (len <= n) return JT_NIL;
   jt_Coll c;
   jt_coll_init(S, &c);
@@ -293,7 +284,7 @@ JT_FN(f_nbutlast) {
   jt_V l = argv[0];
   if (!jt_islist(l)) jt_not_list(S, l);
   size_t n = opt_count(S, argc, argv, 1);
-  size_t len = count_conses(S, l);
+  size_t len = jt_list_count(S, l);
   if (len <= n) return JT_NIL;
   jt_V c = l;
   for (size_t i = len - n - 1; i > 0; i--) c = jt_cdr(c);
@@ -306,11 +297,10 @@ JT_FN(f_ldiff) {
   if (!jt_islist(l)) jt_not_list(S, l);
   jt_Coll c;
   jt_coll_init(S, &c);
-  unsigned k = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(l);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     if (jt_eqlv(l, obj)) break;
     jt_coll_add(S, &c, jt_car(l));
-    JT_TICK(S, k);
   }
   /* a dotted terminator is kept unless it is the object itself */
   jt_V r = jt_coll_end(&c, (jt_iscons(l) || jt_eqlv(l, obj)) ? JT_NIL : l);
@@ -321,11 +311,9 @@ JT_FN(f_ldiff) {
 JT_FN(f_tailp) {
   jt_V obj = argv[0], l = argv[1];
   if (!jt_islist(l)) jt_not_list(S, l);
-  unsigned k = 0;
-  for (; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(l);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l))
     if (jt_eqlv(l, obj)) return JT_T;
-    JT_TICK(S, k);
-  }
   return jt_bool(jt_eqlv(l, obj));
 }
 
@@ -363,17 +351,17 @@ static jt_V list_find(jt_State *S, const jt_Test *t, jt_V item, jt_V list,
                       int sel) {
   jt_V cur = list;
   unsigned k = 0;
+  jt_Walk w = jt_walk(list);
   /* Fast path: eql without a key never calls Lisp, so no rooting. */
   if (sel == SEL_ELT && t->kind == JT_TEST_EQL && t->key == JT_NIL && !t->negate) {
-    for (; jt_iscons(cur); cur = jt_cdr(cur)) {
+    for (; jt_iscons(cur); cur = jt_walk_next(S, &w, cur))
       if (jt_eqlv(item, jt_car(cur))) return cur;
-      JT_TICK(S, k);
-    }
     if (cur != JT_NIL) jt_not_list(S, list);
     return JT_NIL;
   }
+  bool pure = jt_test_pure(t);
   JT_ROOT(S, cur);
-  for (; jt_iscons(cur); cur = jt_cdr(cur)) {
+  for (; jt_iscons(cur); cur = pure ? jt_walk_next(S, &w, cur) : jt_cdr(cur)) {
     jt_V x = jt_car(cur);
     if (sel != SEL_ELT) {
       if (x == JT_NIL) continue;
@@ -381,7 +369,7 @@ static jt_V list_find(jt_State *S, const jt_Test *t, jt_V item, jt_V list,
       x = sel == SEL_CAR ? jt_car(x) : jt_cdr(x);
     }
     if (jt_test_match(S, t, item, x)) break;
-    JT_TICK(S, k);
+    if (!pure) JT_TICK(S, k);   /* the walk pays when pure */
   }
   if (!jt_islist(cur)) jt_not_list(S, list);
   JT_UNROOT(S, 1);
@@ -434,12 +422,11 @@ JT_FN(f_pairlis) {
 ** Indicators compare with eq. */
 static jt_V plist_find(jt_State *S, jt_V plist, jt_V ind) {
   jt_V p = plist;
-  unsigned k = 0;
+  jt_Walk w = jt_walk(plist);
   while (jt_iscons(p)) {
     if (!jt_iscons(jt_cdr(p))) break;
     if (jt_car(p) == ind) return p;
-    p = jt_cdr(jt_cdr(p));
-    JT_TICK(S, k);
+    p = jt_walk_next(S, &w, jt_walk_next(S, &w, p));
   }
   if (p != JT_NIL) jt_not_list(S, plist);  /* odd length or dotted */
   return JT_NIL;
@@ -455,14 +442,16 @@ JT_FN(f_get_properties) {
   jt_V p = argv[0];
   unsigned k = 0;
   jt_list_length(S, argv[1]);   /* the indicators: a proper list */
-  for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_cdr(jt_cdr(p))) {
+  jt_Walk w = jt_walk(p);
+  for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); p = jt_walk_next(S, &w, jt_walk_next(S, &w, p))) {
     jt_V inds = argv[1];
-    for (; jt_iscons(inds); inds = jt_cdr(inds))
+    for (; jt_iscons(inds); inds = jt_cdr(inds)) {
       if (jt_car(inds) == jt_car(p)) {
         jt_V vals[3] = {jt_car(p), jt_car(jt_cdr(p)), p};
         return jt_values(S, 3, vals);
       }
-    JT_TICK(S, k);
+      JT_TICK(S, k);
+    }
   }
   if (p != JT_NIL) jt_not_list(S, argv[0]);
   jt_V none[3] = {JT_NIL, JT_NIL, JT_NIL};
@@ -502,8 +491,8 @@ JT_FN(f_set_get) {
 JT_FN(f_remprop) {
   jt_Symbol *sym = check_sym(S, argv[0]);
   jt_V prev = JT_NIL, p = sym->plist;
-  unsigned k = 0;
-  for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); prev = jt_cdr(p), p = jt_cdr(prev)) {
+  jt_Walk w = jt_walk(p);
+  for (; jt_iscons(p) && jt_iscons(jt_cdr(p)); prev = jt_walk_next(S, &w, p), p = jt_walk_next(S, &w, prev)) {
     if (jt_car(p) == argv[1]) {
       jt_plist_check(S, argv[0]);
       jt_V rest = jt_cdr(jt_cdr(p));
@@ -512,7 +501,6 @@ JT_FN(f_remprop) {
       jt_plist_changed(S, argv[0]);
       return JT_T;
     }
-    JT_TICK(S, k);
   }
   return JT_NIL;
 }
@@ -719,9 +707,10 @@ static jt_V subst_tree(jt_State *S, const Subst *s, jt_V tree) {
   jt_coll_init(S, &c);
   jt_V cur = tree;
   JT_ROOT(S, cur);
+  jt_Walk w = jt_walk(tree);   /* a tree has no cycles */
   for (;;) {
     jt_coll_add(S, &c, subst_tree(S, s, jt_car(cur)));
-    cur = jt_cdr(cur);
+    cur = jt_walk_next(S, &w, cur);
     r = subst_lookup(S, s, cur);
     if (r != JT_NOVALUE) break;
     if (!jt_iscons(cur)) { r = cur; break; }
@@ -738,10 +727,11 @@ static jt_V nsubst_tree(jt_State *S, const Subst *s, jt_V tree) {
   check_cstack(S);
   jt_V cur = tree;
   JT_ROOT(S, cur);
+  jt_Walk w = jt_walk(tree);
   for (;;) {
     jt_V a = nsubst_tree(S, s, jt_car(cur));
     JT_SET(S, cur, jt_cons_(cur)->car, a);
-    jt_V d = jt_cdr(cur);
+    jt_V d = jt_walk_next(S, &w, cur);
     r = subst_lookup(S, s, d);
     if (r != JT_NOVALUE) { JT_SET(S, cur, jt_cons_(cur)->cdr, r); break; }
     if (!jt_iscons(d)) break;
@@ -781,10 +771,11 @@ static bool tree_equal(jt_State *S, const jt_Test *t, jt_V a, jt_V b) {
   JT_ROOT(S, a);
   JT_ROOT(S, b);
   bool r = true;
+  jt_Walk wa = jt_walk(a), wb = jt_walk(b);
   while (jt_iscons(a) && jt_iscons(b)) {
     if (!tree_equal(S, t, jt_car(a), jt_car(b))) { r = false; break; }
-    a = jt_cdr(a);
-    b = jt_cdr(b);
+    a = jt_walk_next(S, &wa, a);
+    b = jt_walk_next(S, &wb, b);
   }
   if (r) {
     if (jt_iscons(a) || jt_iscons(b)) r = false;

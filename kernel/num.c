@@ -13,9 +13,17 @@
 ** Fixnum operands are presented to GMP as read-only views over a stack limb,
 ** so mixed fixnum/bignum arithmetic allocates nothing but the result.
 **
-** Floats stay finite: an operation whose float result would be infinite (or
-** NaN) signals FLOATING-POINT-OVERFLOW; float division by zero signals
-** DIVISION-BY-ZERO like its rational counterpart.
+** Floats stay finite: an operation whose float result would be infinite
+** signals FLOATING-POINT-OVERFLOW, one whose result would be NaN
+** FLOATING-POINT-INVALID-OPERATION; float division by zero signals
+** DIVISION-BY-ZERO like its rational counterpart.  Only a foreign function
+** can hand the language a NaN or an infinity.  Such a float compares as
+** IEEE 754 says, as SBCL compares it: a NaN is = to nothing (not even
+** itself) and /= to everything, an infinity lies beyond every rational;
+** ordering a NaN (<, >, <=, >=, min, max, plusp, minusp) is an invalid
+** operation, as it is in SBCL while the invalid trap is enabled, and so is
+** taking the rational value of either (rational, rationalize, an exact
+** comparison with a ratio or bignum never reaches GMP with them).
 */
 #include <math.h>
 #include <stdio.h>
@@ -66,6 +74,17 @@ JT_NORETURN static void quotient_by_zero(jt_State *S, jt_V a, jt_V b) {
 
 JT_NORETURN static void overflow(jt_State *S, const char *op, jt_V a, jt_V b) {
   arith_fail(S, JT_SYM(S, FLOATING_POINT_OVERFLOW), op, a, b);
+}
+
+JT_NORETURN static void invalid(jt_State *S, const char *op, jt_V a, jt_V b) {
+  arith_fail(S, jt_intern(S, "FLOATING-POINT-INVALID-OPERATION"), op, a, b);
+}
+
+/* The error of a float result d that is not finite: NaN (from a NaN
+** operand) is an invalid operation, an infinity an overflow. */
+JT_NORETURN static void nonfinite(jt_State *S, double d, const char *op, jt_V a, jt_V b) {
+  if (isnan(d)) invalid(S, op, a, b);
+  overflow(S, op, a, b);
 }
 
 /* Limbs of an integer or ratio, to bound the size of a product. */
@@ -161,6 +180,13 @@ static int sign_of(jt_V v) {
   if (jt_isratio(v)) return mpq_sgn(jt_ratio_(v)->q);
   double d = jt_floatval(v);
   return (d > 0) - (d < 0);
+}
+
+/* The sign of a real that is compared with zero (plusp, minusp): a NaN has
+** none. */
+static int ordered_sign(jt_State *S, jt_V v, const char *op) {
+  if (jt_isfloat(v) && isnan(jt_floatval(v))) invalid(S, op, v, JT_NOVALUE);
+  return sign_of(v);
 }
 
 /* ------------------------------------------------------------ GMP views */
@@ -324,7 +350,7 @@ static bool single_of(jt_V a, jt_V b) {
 ** single-float in double. */
 static jt_V float_result(jt_State *S, double d, const char *op, jt_V a, jt_V b) {
   bool single = single_of(a, b);
-  if (!isfinite(single ? (double)(float)d : d)) overflow(S, op, a, b);
+  if (!isfinite(single ? (double)(float)d : d)) nonfinite(S, d, op, a, b);
   return jt_make_float_as(S, d, single);
 }
 
@@ -574,20 +600,28 @@ static jt_V num_abs(jt_State *S, jt_V x) {
 
 /* ------------------------------------------------------------ comparison */
 
+/* cmp_slow's answer when a NaN is compared: no order, equal to nothing. */
+#define UNORDERED 2
+
 /* Compare reals exactly: a float meets a rational as the rational it
-** denotes, so (< (expt 2 60) (+ (float (expt 2 60)) 1)) is decided right. */
+** denotes, so (< (expt 2 60) (+ (float (expt 2 60)) 1)) is decided right.
+** -1, 0, 1, or UNORDERED. */
 static int cmp_slow(jt_State *S, jt_V a, jt_V b, jt_V type) {
   int ka = kind_of(S, a, type), kb = kind_of(S, b, type);
   if (ka == NK_FLOAT || kb == NK_FLOAT) {
     if (ka == NK_FLOAT && kb == NK_FLOAT) {
       double x = jt_floatval(a), y = jt_floatval(b);
+      if (isnan(x) || isnan(y)) return UNORDERED;
       return (x > y) - (x < y);
     }
     bool flip = kb == NK_FLOAT;
     double d = jt_floatval(flip ? b : a);
     jt_V r = flip ? a : b;
     int c;
-    if (jt_isfix(r) && jt_fixval(r) <= ((intptr_t)1 << 53) &&
+    if (isnan(d)) return UNORDERED;
+    if (isinf(d)) {
+      c = d > 0 ? 1 : -1;   /* beyond every rational (GMP refuses to convert it) */
+    } else if (jt_isfix(r) && jt_fixval(r) <= ((intptr_t)1 << 53) &&
         jt_fixval(r) >= -((intptr_t)1 << 53)) {
       double y = (double)jt_fixval(r);   /* exact */
       c = (d > y) - (d < y);
@@ -616,7 +650,9 @@ static int cmp_slow(jt_State *S, jt_V a, jt_V b, jt_V type) {
 int jt_num_cmp(jt_State *S, jt_V a, jt_V b) {
   if (jt_isfix(a) && jt_isfix(b))
     return ((intptr_t)a > (intptr_t)b) - ((intptr_t)a < (intptr_t)b);
-  return cmp_slow(S, a, b, JT_SYM(S, REAL));
+  int c = cmp_slow(S, a, b, JT_SYM(S, REAL));
+  if (c == UNORDERED) invalid(S, "<", a, b);
+  return c;
 }
 
 bool jt_num_equal(jt_State *S, jt_V a, jt_V b) {
@@ -692,7 +728,7 @@ static void divide_float(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
     if (yd == 0.0) quotient_by_zero(S, x, y);
   }
   double div = xd / yd;
-  if (!isfinite(div)) overflow(S, RND_NAMES[mode], x, y);
+  if (!isfinite(div)) nonfinite(S, div, RND_NAMES[mode], x, y);
   double q = trunc(div), r = xd - q * yd;
   switch (mode) {
   case RND_FLOOR:
@@ -1252,6 +1288,7 @@ JT_FN(f_div) {
 }
 
 enum { CMP_EQ, CMP_LT, CMP_GT, CMP_LE, CMP_GE };
+static const char *const CMP_NAMES[] = {"=", "<", ">", "<=", ">="};
 
 /* The chained comparisons: every argument is checked even once the answer
 ** is known, as an error in any argument is an error of the call. */
@@ -1268,6 +1305,10 @@ static jt_V compare_chain(jt_State *S, int argc, jt_V *argv, int test) {
     int c = jt_isfix(a) && jt_isfix(b)
                 ? ((intptr_t)a > (intptr_t)b) - ((intptr_t)a < (intptr_t)b)
                 : cmp_slow(S, a, b, type);
+    if (c == UNORDERED) {   /* a NaN: = to nothing, in no order */
+      if (test == CMP_EQ) return JT_NIL;
+      invalid(S, CMP_NAMES[test], a, b);
+    }
     bool ok;
     switch (test) {
     case CMP_EQ: ok = c == 0; break;
@@ -1301,8 +1342,8 @@ JT_FN(f_zerop) {
   kind_of(S, argv[0], JT_SYM(S, NUMBER));
   return jt_bool(is_zero(argv[0]));
 }
-JT_FN(f_plusp) { return jt_bool(sign_of(check_real(S, argv[0])) > 0); }
-JT_FN(f_minusp) { return jt_bool(sign_of(check_real(S, argv[0])) < 0); }
+JT_FN(f_plusp) { return jt_bool(ordered_sign(S, check_real(S, argv[0]), "PLUSP") > 0); }
+JT_FN(f_minusp) { return jt_bool(ordered_sign(S, check_real(S, argv[0]), "MINUSP") < 0); }
 
 static bool is_odd(jt_V v) {
   return jt_isfix(v) ? (jt_fixval(v) & 1) != 0 : mpz_odd_p(jt_big_(v)->z);
@@ -1330,8 +1371,13 @@ JT_FN(f_signum) {
 /* min and max return one of their arguments unchanged, as SBCL does. */
 static jt_V extremum(jt_State *S, int argc, jt_V *argv, int want) {
   jt_V best = check_real(S, argv[0]);
-  for (int i = 1; i < argc; i++)
-    if (jt_num_cmp(S, argv[i], best) == want) best = argv[i];
+  for (int i = 1; i < argc; i++) {
+    jt_V x = argv[i];
+    int c = jt_isfix(x) && jt_isfix(best) ? ((intptr_t)x > (intptr_t)best) - ((intptr_t)x < (intptr_t)best)
+                                          : cmp_slow(S, x, best, JT_SYM(S, REAL));
+    if (c == UNORDERED) invalid(S, want > 0 ? "MAX" : "MIN", best, x);
+    if (c == want) best = x;
+  }
   return best;
 }
 JT_FN(f_max) { return extremum(S, argc, argv, 1); }
@@ -1647,12 +1693,13 @@ JT_FN(f_float) {
 jt_V jt_num_to_float(jt_State *S, jt_V x, bool single) {
   if (jt_isfloat(x) && jt_issingle(x) == single) return x;
   double d = jt_to_double(S, check_real(S, x));
-  if (single && !isfinite((double)(float)d)) overflow(S, "COERCE", x, JT_NOVALUE);
+  if (single && !isfinite((double)(float)d)) nonfinite(S, d, "COERCE", x, JT_NOVALUE);
   return jt_make_float_as(S, d, single);
 }
 
-/* The exact rational a float denotes. */
-static jt_V float_to_rational(jt_State *S, double d) {
+/* The exact rational a float denotes (x, for the report, is the float). */
+static jt_V float_to_rational(jt_State *S, double d, jt_V x) {
+  if (!isfinite(d)) invalid(S, "RATIONAL", x, JT_NOVALUE);   /* none; GMP would trap */
   if (d == trunc(d)) return integer_from_double(S, d);
   jt_Ratio *r = new_ratio(S);
   mpq_set_d(r->q, d);   /* exact and canonical */
@@ -1661,7 +1708,7 @@ static jt_V float_to_rational(jt_State *S, double d) {
 
 JT_FN(f_rational) {
   jt_V x = check_real(S, argv[0]);
-  return jt_isfloat(x) ? float_to_rational(S, jt_floatval(x)) : x;
+  return jt_isfloat(x) ? float_to_rational(S, jt_floatval(x), x) : x;
 }
 
 /* The simplest rational within half an ulp of the float: continued-fraction
@@ -1671,7 +1718,8 @@ JT_FN(f_rationalize) {
   jt_V x = check_real(S, argv[0]);
   if (!jt_isfloat(x)) return x;
   double d = jt_floatval(x);
-  if (d == 0 || d == trunc(d)) return float_to_rational(S, d);
+  if (!isfinite(d)) invalid(S, "RATIONALIZE", x, JT_NOVALUE);
+  if (d == 0 || d == trunc(d)) return float_to_rational(S, d, x);
   /* the result object first: nothing may signal while GMP temporaries live */
   jt_Ratio *r = new_ratio(S);
   jt_V rv = (jt_V)r;
@@ -1890,6 +1938,7 @@ JT_FN(f_integer_length) {
 
 JT_FN(f_decode_float) {
   double d = jt_floatval(check_float(S, argv[0]));
+  if (!isfinite(d)) invalid(S, "DECODE-FLOAT", argv[0], JT_NOVALUE);
   int e = 0;
   double m = d == 0 ? 0.0 : frexp(fabs(d), &e);
   jt_V vals[3];
@@ -1903,6 +1952,7 @@ JT_FN(f_decode_float) {
 
 JT_FN(f_integer_decode_float) {
   double d = jt_floatval(check_float(S, argv[0]));
+  if (!isfinite(d)) invalid(S, "INTEGER-DECODE-FLOAT", argv[0], JT_NOVALUE);
   int e = 0;
   int64_t m = 0;
   int digits = jt_issingle(argv[0]) ? 24 : 53;

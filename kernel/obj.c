@@ -375,6 +375,7 @@ static bool vectors_eql(jt_State *S, jt_V a, jt_V b) {
 #define EQUAL_TICK(S, steps) do { if ((++*(steps) & 15u) == 0) jt_fuel_tick(S); } while (0)
 
 static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
+  jt_check_cstack(S);   /* the depth bound alone may be more than the C stack */
   for (;;) {
     if (jt_eql(a, b)) return true;
     EQUAL_TICK(S, steps);
@@ -399,6 +400,7 @@ bool jt_equal(jt_State *S, jt_V a, jt_V b) {
 }
 
 static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
+  jt_check_cstack(S);
   for (;;) {
     if (a == b) return true;
     EQUAL_TICK(S, steps);
@@ -480,18 +482,36 @@ void jt_improper_list(jt_State *S, jt_V v) {
   jt_type_error(S, v, type);
 }
 
+size_t jt_list_count(jt_State *S, jt_V list) {
+  size_t n = 0;
+  jt_Walk w = jt_walk(list);
+  for (jt_V l = list; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
+  return n;
+}
+
 size_t jt_list_length(jt_State *S, jt_V list) {
   size_t n = 0;
-  jt_V slow = list;
-  for (jt_V l = list; l != JT_NIL; l = jt_cdr(l)) {
-    if (!jt_iscons(l)) jt_improper_list(S, list);
-    n++;
-    if ((n & 1) == 0) {
-      slow = jt_cdr(slow);
-      if (slow == jt_cdr(l)) jt_improper_list(S, list);
-    }
-  }
+  jt_Walk w = jt_walk(list);
+  jt_V l = list;
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
+  if (l != JT_NIL) jt_improper_list(S, list);
   return n;
+}
+
+jt_V jt_list_copy(jt_State *S, jt_V list) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, list);
+  size_t n = jt_list_length(S, list);
+  jt_V r = JT_NIL;
+  JT_PUSH(S, r);
+  for (jt_V l = list, tail = JT_NIL; n > 0; n--, l = jt_cdr(l)) {
+    jt_V c = jt_cons(S, jt_car(l), JT_NIL);
+    if (tail == JT_NIL) base[1] = c; else jt_cons_(tail)->cdr = c;
+    tail = c;
+  }
+  r = base[1];
+  S->sp = base;
+  return r;
 }
 
 jt_V jt_nreverse_list(jt_V list) {
@@ -625,18 +645,25 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
   if (type == JT_T) return true;
   if (type == JT_NIL) return false;
   if (jt_iscons(type)) {
+    /* a specifier made at run time may hold itself, in its car (depth) or
+    ** along its cdrs (a circular list of alternatives) */
+    jt_check_cstack(S);
     jt_V head = jt_car(type);
+    jt_Walk w = jt_walk(jt_cdr(type));
     if (head == JT_SYM(S, OR)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_typep(S, v, jt_car(l))) return true;
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_walk_next(S, &w, l))
+        if (jt_typep(S, v, jt_car(l))) return true;
       return false;
     }
     if (head == JT_SYM(S, AND)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (!jt_typep(S, v, jt_car(l))) return false;
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_walk_next(S, &w, l))
+        if (!jt_typep(S, v, jt_car(l))) return false;
       return true;
     }
     if (head == JT_SYM(S, NOT) && jt_iscons(jt_cdr(type))) return !jt_typep(S, v, jt_car(jt_cdr(type)));
     if (head == JT_SYM(S, MEMBER)) {
-      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_cdr(l)) if (jt_eql(v, jt_car(l))) return true;
+      for (jt_V l = jt_cdr(type); jt_iscons(l); l = jt_walk_next(S, &w, l))
+        if (jt_eql(v, jt_car(l))) return true;
       return false;
     }
     if (head == JT_SYM(S, EQL) && jt_iscons(jt_cdr(type))) return jt_eql(v, jt_car(jt_cdr(type)));
@@ -1146,7 +1173,8 @@ JT_FN(f_apply) {
   int n = 0;
   for (int i = 1; i < argc - 1; i++) { JT_PUSH(S, argv[i]); n++; }
   jt_V l = last;
-  for (; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(last);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     if (n > 100000) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "apply: too many arguments");
     JT_PUSH(S, jt_car(l));
     n++;
@@ -1162,8 +1190,8 @@ JT_FN(f_values) { return jt_values(S, argc, argv); }
 JT_FN(f_values_list) {
   jt_V *base = S->sp;
   int n = 0;
-  jt_list_length(S, argv[0]);   /* a proper list */
-  for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
+  size_t len = jt_list_length(S, argv[0]);   /* a proper list */
+  for (jt_V l = argv[0]; n < (int)len; l = jt_cdr(l)) { JT_PUSH(S, jt_car(l)); n++; }
   jt_V r = jt_values(S, n, base);
   S->sp = base;
   return r;

@@ -536,7 +536,8 @@ static jt_V pkg_arg(jt_State *S, int argc, jt_V *argv, int i)
 static jt_V symbol_list(jt_State *S, jt_V x)
 {
   if (jt_issymbol(x) && x != JT_NIL) return jt_list(S, 1, x);
-  for (jt_V l = x; l != JT_NIL; l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(x);
+  for (jt_V l = x; l != JT_NIL; l = jt_walk_next(S, &w, l)) {
     if (!jt_iscons(l)) jt_type_error(S, x, JT_SYM(S, LIST));
     jt_check_symbol(S, jt_car(l));
   }
@@ -913,6 +914,8 @@ static bool unintern_one(jt_State *S, jt_V pkg, jt_V sym)
 static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
 {
   jt_V *base = S->sp;
+  jt_list_count(S, nicknames);   /* circular lists are refused before any change */
+  jt_list_count(S, use);
   name = jt_string_designator(S, name);
   JT_PUSH(S, name);
   if (jt_find_package(S, name) != JT_NIL) {
@@ -977,10 +980,12 @@ JT_FN(f_package_name)
   return jt_pkg_(p)->name;
 }
 
-JT_FN(f_package_nicknames) { return jt_pkg_(need_package(S, argv[0]))->nicknames; }
-JT_FN(f_package_use_list) { return jt_pkg_(need_package(S, argv[0]))->use_list; }
-JT_FN(f_package_used_by_list) { return jt_pkg_(need_package(S, argv[0]))->used_by; }
-JT_FN(f_package_shadowing_symbols) { return jt_pkg_(need_package(S, argv[0]))->shadowing; }
+/* The package's own lists are handed out as copies: the program may change
+** what it is given (even make it circular), never the package itself. */
+JT_FN(f_package_nicknames) { return jt_list_copy(S, jt_pkg_(need_package(S, argv[0]))->nicknames); }
+JT_FN(f_package_use_list) { return jt_list_copy(S, jt_pkg_(need_package(S, argv[0]))->use_list); }
+JT_FN(f_package_used_by_list) { return jt_list_copy(S, jt_pkg_(need_package(S, argv[0]))->used_by); }
+JT_FN(f_package_shadowing_symbols) { return jt_list_copy(S, jt_pkg_(need_package(S, argv[0]))->shadowing); }
 
 JT_FN(f_list_all_packages)
 {
@@ -1075,7 +1080,7 @@ static jt_V each_symbol(jt_State *S, int argc, jt_V *argv, const char *what,
   jt_V syms = symbol_list(S, argv[0]);
   JT_PUSH(S, syms);
   check_unlocked(S, pkg, what);
-  for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) fn(S, pkg, jt_car(l));
+  for (jt_V l = syms; jt_iscons(l); l = jt_cdr(l)) fn(S, pkg, jt_car(l));   /* checked: proper */
   changed(S, pkg);
   JT_POP(S, 2);
   return JT_T;
@@ -1098,7 +1103,9 @@ JT_FN(f_shadow)
   jt_V names = argv[0];
   if (!jt_islist(names) || names == JT_NIL) names = jt_list(S, 1, names);
   JT_PUSH(S, names);
-  for (jt_V l = names; jt_iscons(l); l = jt_cdr(l)) shadow_one(S, pkg, jt_string_designator(S, jt_car(l)));
+  jt_list_count(S, names);   /* a circular list is refused before any change */
+  for (jt_V l = names; jt_iscons(l); l = jt_cdr(l))
+    shadow_one(S, pkg, jt_string_designator(S, jt_car(l)));
   changed(S, pkg);
   JT_POP(S, 2);
   return JT_T;
@@ -1113,6 +1120,7 @@ static jt_V each_package(jt_State *S, int argc, jt_V *argv, bool use)
   jt_V l = argv[0];
   if (!jt_islist(l)) l = jt_list(S, 1, l);
   JT_PUSH(S, l);
+  jt_list_count(S, l);   /* a circular list is refused before any change */
   for (; jt_iscons(l); l = jt_cdr(l)) {
     jt_V p = need_package(S, jt_car(l));
     if (use) use_one(S, pkg, p);
@@ -1140,7 +1148,8 @@ JT_FN(f_rename_package)
     package_error(S, other, "a package named so already exists");
   jt_V nicks = JT_NIL;
   JT_PUSH(S, nicks);
-  for (jt_V l = argc > 2 ? argv[2] : JT_NIL; jt_iscons(l); l = jt_cdr(l)) {
+  jt_Walk w = jt_walk(argc > 2 ? argv[2] : JT_NIL);
+  for (jt_V l = argc > 2 ? argv[2] : JT_NIL; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V n = jt_string_designator(S, jt_car(l));
     jt_V o = jt_find_package(S, n);
     if (o != JT_NIL && o != pkg) package_error(S, o, "the nickname is already a package's name");
@@ -1310,6 +1319,12 @@ static jt_V lenient_symbol(jt_State *S, jt_V from, jt_V sname, bool lenient)
 JT_FN(f_defpackage)
 {
   jt_V *base = S->sp;
+  /* the option lists are the expansion's, but the helper can be called
+  ** with any: each must be a proper list (a type-error for a circular one) */
+  for (int i = 1; i <= 7; i++) jt_list_count(S, argv[i]);
+  for (int i = 4; i <= 5; i++)
+    for (jt_V l = argv[i]; jt_iscons(l); l = jt_cdr(l))
+      jt_list_count(S, jt_check_cons(S, jt_car(l)));   /* (package name...) */
   jt_V name = jt_string_designator(S, argv[0]);
   JT_PUSH(S, name);
   bool lenient = argv[9] != JT_NIL;
@@ -1550,7 +1565,8 @@ void jt_package_import(jt_State *S, jt_V form)
   args[0] = jt_car(jt_cdr(form));
   const char *keys[] = {NULL, "NICKNAMES", "USE", "SHADOW", "SHADOWING-IMPORT-FROM", "IMPORT-FROM",
                         "INTERN", "EXPORT", "DOCUMENTATION"};
-  for (jt_V o = jt_cdr(jt_cdr(form)); jt_iscons(o); o = jt_cdr(o)) {
+  jt_Walk w = jt_walk(form);
+  for (jt_V o = jt_cdr(jt_cdr(form)); jt_iscons(o); o = jt_walk_next(S, &w, o)) {
     jt_V opt = jt_car(o);
     if (!jt_iscons(opt) || !jt_iskeyword(jt_car(opt))) jt_error(S, "a malformed package definition");
     for (int k = 1; k < 9; k++)

@@ -28,12 +28,14 @@ typedef struct Frame {
 
 typedef struct Out {
   uint32_t *p;
-  size_t n, cap;
+  size_t n, cap, max;
   size_t col, line;
 } Out;
 
+/* Append c; past `max` characters the text is cut (true: not an error). */
 static bool put(Out *o, uint32_t c)
 {
+  if (o->n >= o->max) return true;
   if (o->n == o->cap) {
     size_t cap = o->cap ? 2 * o->cap : 256;
     uint32_t *p = realloc(o->p, cap * sizeof *p);
@@ -48,46 +50,51 @@ static bool put(Out *o, uint32_t c)
 }
 
 uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
-                           size_t nmarks, size_t col0, size_t width, size_t *outlen)
+                           size_t nmarks, size_t col0, size_t width, size_t max,
+                           size_t *outlen)
 {
   /* end[i] for a separator or an opening: where its section ends -- just
   ** after the next separator at the same depth or an outer one (SBCL's
   ** section end), or n when there is none.  An opening's section is the
-  ** whole block and what follows it up to that separator. */
+  ** whole block and what follows it up to that separator.  The marks
+  ** still waiting for theirs are kept in a list per depth (head[d], linked
+  ** through link[]): a separator at depth d ends every waiting section at
+  ** depth d or deeper, so each mark is settled once and each depth looked
+  ** at once per separator that empties it -- linear however deep the
+  ** nesting (one list of all the waiting marks made it quadratic). */
+  const size_t NONE = SIZE_MAX;
   size_t *end = malloc((nmarks + 1) * sizeof *end);
-  size_t *pend = malloc((nmarks + 1) * sizeof *pend);
-  size_t *pdepth = malloc((nmarks + 1) * sizeof *pdepth);
+  size_t *link = malloc((nmarks + 1) * sizeof *link);
+  size_t *head = malloc((nmarks + 2) * sizeof *head);
   Frame *frames = malloc((nmarks + 1) * sizeof *frames);
-  Out o = {NULL, 0, 0, col0, 0};
-  bool ok = end && pend && pdepth && frames;
-  size_t depth = 0, np = 0;
+  Out o = {NULL, 0, 0, max, col0, 0};
+  bool ok = end && link && head && frames;
+  for (size_t d = 0; ok && d < nmarks + 2; d++) head[d] = NONE;
+  size_t depth = 0, top = 0;   /* top: no list deeper than it waits */
   for (size_t i = 0; ok && i < nmarks; i++) {
     intptr_t kind = marks[2 * i];
-    if (kind == JT_PP_SEP || kind == JT_PP_LINEAR) {
-      size_t keep = 0;
-      for (size_t k = 0; k < np; k++) {
-        if (pdepth[k] >= depth) {
-          end[pend[k]] = (size_t)marks[2 * i + 1] + 1;
-        } else {
-          pend[keep] = pend[k];
-          pdepth[keep++] = pdepth[k];
-        }
-      }
-      np = keep;
-      pend[np] = i;
-      pdepth[np++] = depth;
-    } else if (kind == JT_PP_CLOSE) {
+    if (kind == JT_PP_CLOSE) {
       if (depth) depth--;
-    } else {
-      pend[np] = i;
-      pdepth[np++] = depth;
-      depth++;
+      continue;
     }
+    if (kind == JT_PP_SEP || kind == JT_PP_LINEAR) {
+      size_t at = (size_t)marks[2 * i + 1] + 1;
+      for (size_t d = top + 1; d-- > depth;) {
+        for (size_t k = head[d]; k != NONE; k = link[k]) end[k] = at;
+        head[d] = NONE;
+      }
+      top = depth;
+    }
+    link[i] = head[depth];   /* it waits at the current depth */
+    head[depth] = i;
+    if (depth > top) top = depth;
+    if (kind != JT_PP_SEP && kind != JT_PP_LINEAR) depth++;   /* an opening */
   }
-  while (ok && np > 0) end[pend[--np]] = n;
+  for (size_t d = 0; ok && d <= top; d++)
+    for (size_t k = head[d]; k != NONE; k = link[k]) end[k] = n;
   size_t mi = 0;
   depth = 0;
-  for (size_t i = 0; ok && i <= n; i++) {
+  for (size_t i = 0; ok && i <= n && o.n < o.max; i++) {
     bool skip = false;
     for (; mi < nmarks && (size_t)marks[2 * mi + 1] == i; mi++) {
       intptr_t kind = marks[2 * mi];
@@ -125,8 +132,8 @@ uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks
     if (ok && i < n && !skip) ok = put(&o, text[i]);
   }
   free(end);
-  free(pend);
-  free(pdepth);
+  free(link);
+  free(head);
   free(frames);
   if (ok && !o.p) ok = (o.p = malloc(sizeof *o.p)) != NULL;   /* empty text */
   if (!ok) {

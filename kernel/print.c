@@ -70,6 +70,13 @@ typedef struct Printer {
   bool pretty;
   jt_V marks;           /* NIL: not recording */
   size_t nmarks;
+  /* the stream the laid-out text goes to, and how much of it the output
+  ** limit lets through (0: no bound): a capture longer than that is
+  ** written at once, flat, since laying it out makes it no shorter -- so
+  ** a circular list printed to the host ends at the output limit, not at
+  ** the heap's */
+  jt_V target;
+  size_t capture_max;
 } Printer;
 
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
@@ -82,6 +89,11 @@ static void flush(Printer *P)
     size_t n = P->npend;
     P->npend = 0;
     jt_stream_write(P->S, P->stream, P->pend, n);
+    if (P->capture_max && P->marks != JT_NIL) {
+      jt_V text = jt_stream_(P->stream)->buffer;
+      if (jt_str_(text)->len > P->capture_max)
+        jt_stream_write(P->S, P->target, jt_str_(text)->chars, jt_str_(text)->len);
+    }
   }
 }
 
@@ -1167,6 +1179,7 @@ static void printer_init(Printer *P, jt_State *S)
   P->package = JT_NIL;
   P->plain = JT_NOVALUE;
   P->marks = JT_NIL;
+  P->target = JT_NIL;
 }
 
 static void run(Printer *P, jt_V v)
@@ -1192,19 +1205,28 @@ static void pretty_out(Printer *P, jt_V target)
   intptr_t *marks = malloc((2 * nmarks + 1) * sizeof *marks);
   if (!marks) jt_error(S, "out of memory while printing");
   for (size_t i = 0; i < 2 * nmarks; i++) marks[i] = jt_fixval(jt_vec_(P->marks)->items[i]);
+  /* no more than the target can take: what the output limit lets through,
+  ** or a string as large as the heap limit (writing it trips the limit) */
+  size_t max = SIZE_MAX;
+  if (P->capture_max) max = P->capture_max + 1;
+  else if (S->limits.heap) max = S->limits.heap / sizeof(uint32_t) + 1;
   size_t n;
   uint32_t *out = jt_pretty_layout(text->chars, text->len, marks, nmarks,
-                                   jt_stream_(target)->column, width, &n);
+                                   jt_stream_(target)->column, width, max, &n);
   free(marks);
   if (!out) jt_error(S, "out of memory while printing");
-  /* writing may signal (a closed stream, a full string): copy to the heap
-  ** first so that nothing malloc'd is left behind */
-  jt_V s = jt_make_string(S, n, 0);
-  memcpy(jt_str_(s)->chars, out, n * sizeof *out);
+  /* writing may signal (a closed stream, a full string, a limit): the
+  ** laid-out text is freed on the way out too */
+  uint32_t *volatile keep = out;
+  jt_Jmp j;
+  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
+  if (_setjmp(j.jb) != 0) {
+    free(keep);
+    jt_unwind_to(S, S->unwind_target, S->unwind_code);
+  }
+  jt_stream_write(S, target, out, n);
+  jt_jmp_pop(S, &j);
   free(out);
-  JT_ROOT(S, s);
-  jt_stream_write(S, target, jt_str_(s)->chars, n);
-  JT_UNROOT(S, 1);
 }
 
 /* Print v to a stream; `plain` is printed without its print-object method
@@ -1232,6 +1254,9 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
     P.stream = jt_make_string_stream(S);
     jt_o(P.stream)->flags |= JT_STREAM_PRETTY;
     P.marks = jt_make_vector(S, 64, jt_mkfix(0));
+    P.target = target;
+    if (jt_o(target)->aux == JT_STREAM_HOST && S->limits.output)
+      P.capture_max = S->output_used < S->limits.output ? S->limits.output - S->output_used : 1;
   }
   run(&P, v);
   flush(&P);

@@ -619,10 +619,13 @@ static bool feature_true(Rd *d, jt_V f, size_t pos)
     return false;
   }
   if (jt_iscons(f)) {
+    /* #n= labels can make the expression hold itself */
+    jt_check_cstack(S);
     jt_V op = jt_car(f), args = jt_cdr(f);
     bool is_and = keyword_named(S, op, "AND"), is_or = keyword_named(S, op, "OR");
     if (is_and || is_or) {
-      for (; jt_iscons(args); args = jt_cdr(args))
+      jt_Walk w = jt_walk(args);
+      for (; jt_iscons(args); args = jt_walk_next(S, &w, args))
         if (feature_true(d, jt_car(args), pos) == is_or) return is_or;
       if (args == JT_NIL) return is_and;
     } else if (keyword_named(S, op, "NOT")) {

@@ -82,12 +82,14 @@ static void check_seq(jt_State *S, jt_V v) {
 /* The tail of `list` after `s` conses; type-error when it is shorter. */
 static jt_V list_skip(jt_State *S, jt_V list, jt_V sv, size_t s) {
   jt_V l = list;
+  unsigned k = 0;
   for (size_t i = 0; i < s; i++) {
     if (!jt_iscons(l)) {
       if (l != JT_NIL) jt_not_list(S, list);
       bad_bound(S, sv, i);
     }
     l = jt_cdr(l);
+    JT_TICK(S, k);   /* a circular list is as long as the index says */
   }
   return l;
 }
@@ -294,7 +296,8 @@ JT_FN(f_length) { return jt_mkfix((intptr_t)seq_length(S, argv[0])); }
 static jt_V list_elt(jt_State *S, jt_V list, jt_V iv, bool set, jt_V v) {
   size_t i = jt_check_index(S, iv);
   jt_V l = list;
-  for (size_t k = 0; k < i && jt_iscons(l); k++) l = jt_cdr(l);
+  unsigned tick = 0;
+  for (size_t k = 0; k < i && jt_iscons(l); k++) { l = jt_cdr(l); JT_TICK(S, tick); }
   if (!jt_iscons(l)) {
     if (l != JT_NIL) jt_not_list(S, list);
     bad_index(S, list, iv, jt_list_length(S, list));
@@ -325,17 +328,18 @@ JT_FN(f_set_elt) {
 static jt_V copy_range(jt_State *S, jt_V seq, size_t s, size_t e, bool rev) {
   if (jt_islist(seq)) {
     jt_V l = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
+    jt_Walk w = jt_walk(seq);
     if (rev) {
       jt_V r = JT_NIL;
       JT_ROOT(S, r);
-      for (; jt_iscons(l); l = jt_cdr(l)) r = jt_cons(S, jt_car(l), r);
+      for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) r = jt_cons(S, jt_car(l), r);
       if (l != JT_NIL) jt_not_list(S, seq);
       JT_UNROOT(S, 1);
       return r;
     }
     jt_Coll c;
     jt_coll_init(S, &c);
-    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_walk_next(S, &w, l))
       jt_coll_add(S, &c, jt_car(l));
     if (e == SIZE_MAX && l != JT_NIL) jt_not_list(S, seq);
     JT_UNROOT(S, 2);
@@ -433,7 +437,8 @@ JT_FN(f_concatenate) {
       jt_V q = argv[i];
       check_seq(S, q);
       if (jt_islist(q)) {
-        for (; jt_iscons(q); q = jt_cdr(q)) jt_coll_add(S, &c, jt_car(q));
+        jt_Walk w = jt_walk(q);
+        for (; jt_iscons(q); q = jt_walk_next(S, &w, q)) jt_coll_add(S, &c, jt_car(q));
         if (q != JT_NIL) jt_not_list(S, argv[i]);
       } else {
         for (size_t k = 0; k < vlen(q); k++) jt_coll_add(S, &c, vget(S, q, k));
@@ -527,17 +532,24 @@ static jt_V *multi_start(jt_State *S, jt_V fn, int n, const jt_V *seqs) {
   return args;
 }
 
+/* The length of the shortest sequence.  A circular list counts as endless
+** (a shorter sequence beside it ends the mapping); when all are, the
+** first is the type-error. */
 static size_t min_length(jt_State *S, int n, const jt_V *seqs) {
   size_t m = SIZE_MAX;
   for (int i = 0; i < n; i++) {
     if (jt_islist(seqs[i])) {
       size_t k = 0;
-      for (jt_V l = seqs[i]; jt_iscons(l) && k < m; l = jt_cdr(l)) k++;
+      jt_V slow = seqs[i];
+      for (jt_V l = seqs[i]; jt_iscons(l) && k < m; l = jt_cdr(l)) {
+        if ((++k & 1) == 0 && (slow = jt_cdr(slow)) == jt_cdr(l)) { k = m; break; }
+      }
       m = k;
     } else if (vlen(seqs[i]) < m) {
       m = vlen(seqs[i]);
     }
   }
+  if (m == SIZE_MAX && n > 0) jt_improper_list(S, seqs[0]);
   return m;
 }
 
@@ -702,7 +714,9 @@ static jt_V scan(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
   if (jt_islist(seq)) {
     cur = list_skip(S, seq, a->start, s);
     size_t i = s;
-    for (; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
+    jt_Walk w = jt_walk(seq);
+    bool pure = jt_test_pure(t);
+    for (; i < e && jt_iscons(cur); i++, cur = pure ? jt_walk_next(S, &w, cur) : jt_cdr(cur)) {
       x = jt_car(cur);
       if (!jt_test_match(S, t, item, x)) continue;
       count++;
@@ -969,7 +983,8 @@ JT_FN(f_fill) {
   bounds(S, seq, a.start, a.end, false, &s, &e);
   if (jt_islist(seq)) {
     jt_V l = list_skip(S, seq, a.start, s);
-    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_cdr(l))
+    jt_Walk w = jt_walk(seq);
+    for (size_t i = s; i < e && jt_iscons(l); i++, l = jt_walk_next(S, &w, l))
       JT_SET(S, l, jt_cons_(l)->car, argv[1]);
   } else if (jt_isstring(seq)) {
     uint32_t c = jt_check_char(S, argv[1]);

@@ -94,7 +94,8 @@ jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V rep
   JT_PUSH(S, names);   /* base[5] */
   jt_V plays = JT_NIL;
   JT_PUSH(S, plays);   /* base[6]: parent layouts */
-  for (jt_V p = parents; jt_iscons(p); p = jt_cdr(p)) {
+  jt_Walk w = jt_walk(parents);
+  for (jt_V p = parents; jt_iscons(p); p = jt_walk_next(S, &w, p)) {
     jt_V pl = jt_find_layout(S, jt_car(p));
     if (pl == JT_NIL) {
       char *pn = jt_print_cstr(S, jt_car(p), true, 100);
@@ -114,7 +115,8 @@ jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V rep
       base[4] = jt_cons(S, t, base[4]);
     }
   }
-  for (jt_V l = slots; jt_iscons(l); l = jt_cdr(l)) {
+  w = jt_walk(slots);
+  for (jt_V l = slots; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V t = jt_car(l);
     if (!jt_iscons(t) || !jt_issymbol(jt_car(t))) jt_error(S, "malformed slot in %s", jt_symname(S, name));
     jt_V sn = jt_car(t);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the fuzz harnesses (clang, libFuzzer, ASan + UBSan) and run each for
-# a while on its corpus: the evaluator (reader + evaluator), the store's
-# entry decoder, the kernel<->worker framing, the client protocol decoder,
-# the fast JSON text paths against jansson (differential).
+# a while on its corpus: the evaluator (reader + evaluator), circular and
+# shared structure given to the kernel's walks (graph), the store's entry
+# decoder, the kernel<->worker framing, the client protocol decoder, the
+# fast JSON text paths against jansson (differential).
 #   bash tests/fuzz/run.sh [--seconds N] [SURFACE...]     (default 30 s each)
 # The corpora grow in build-fuzz/corpus/SURFACE (seeded from the test suites);
 # a finding is written to build-fuzz/findings/SURFACE and makes the run fail.
@@ -15,20 +16,43 @@ while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    eval|entry|frames|requests|json) surfaces+=("$1"); shift ;;
-    *) echo "run.sh: unknown argument '$1' (surfaces: eval entry frames requests json)" >&2; exit 2 ;;
+    eval|graph|entry|frames|requests|json) surfaces+=("$1"); shift ;;
+    *) echo "run.sh: unknown argument '$1' (surfaces: eval graph entry frames requests json)" >&2; exit 2 ;;
   esac
 done
-((${#surfaces[@]})) || surfaces=(eval entry frames requests json)
+((${#surfaces[@]})) || surfaces=(eval graph entry frames requests json)
 
 B=build-fuzz
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITI_FUZZ=ON >/dev/null
-cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_entry fuzz_frames fuzz_requests fuzz_json fuzz_seeds >/dev/null
+cmake --build "$B" -j "$(nproc)" --target fuzz_eval fuzz_graph fuzz_entry fuzz_frames fuzz_requests fuzz_json fuzz_seeds >/dev/null
 
 # seeds: every top-level form of the Lisp suites and examples; a sample
 # world's entries; sample frames
 seed=$B/seed
-rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/entry" "$seed/frames" "$seed/requests" "$seed/json"
+rm -rf "$seed"; mkdir -p "$seed/eval" "$seed/graph" "$seed/entry" "$seed/frames" "$seed/requests" "$seed/json"
+# graph: a few shapes (a cycle of one and of two conses, a car nested in
+# itself, a proper list, a DAG of 16 levels) given to every entry point
+python3 - "$seed/graph" <<'PY'
+import sys, os
+out = sys.argv[1]
+C = lambda i: 0x80 | i          # a cons
+A = lambda i: i                 # an atom of ATOMS (0 is nil, 2 is 'a)
+shapes = {
+    'cycle1': [(A(2), C(0))],
+    'cycle2': [(A(2), C(1)), (A(3), C(0))],
+    'carcycle': [(C(0), A(0))],
+    'list': [(A(2), C(1)), (A(3), C(2)), (A(4), A(0))],
+    'form': [(A(9), C(1)), (C(2), C(3)), (A(21), C(0)), (A(21), C(3))],
+    'dag': [(C(i + 1), C(i + 1)) for i in range(15)] + [(A(2), A(0))],
+}
+n = 0
+for name, conses in shapes.items():
+    head = bytes([len(conses) - 1]) + bytes(b for pair in conses for b in pair)
+    for e in range(128):
+        open(os.path.join(out, '%s-%03d' % (name, e)), 'wb').write(head + bytes([e]))
+        n += 1
+print('seeds: %d graphs' % n)
+PY
 python3 - "$seed/eval" tests/lisp/*.lisp examples/*.lisp <<'PY'
 import sys, os
 out, files = sys.argv[1], sys.argv[2:]

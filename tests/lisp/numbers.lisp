@@ -314,4 +314,51 @@
                 (list 'integer 0 most-positive-fixnum) (list 'integer (1+ most-positive-fixnum))
                 'bignum))
 
+;;; NaN and infinity.  The language makes neither in jiti (an operation
+;;; that would signals); a foreign function can return them (this suite is
+;;; granted libm).  SBCL makes them with the invalid and overflow traps
+;;; masked, and compares them quietly only while the invalid trap is masked.
+(defvar *nan* #+sbcl (sb-int:with-float-traps-masked (:invalid :overflow)
+                       (- sb-ext:double-float-positive-infinity
+                          sb-ext:double-float-positive-infinity))
+              #+jiti (progn (define-foreign %libm-sqrt "libm.so.6" "sqrt" :double (:double))
+                            (%libm-sqrt -1d0)))
+(defvar *inf* #+sbcl sb-ext:double-float-positive-infinity
+              #+jiti (progn (define-foreign %libm-exp "libm.so.6" "exp" :double (:double))
+                            (%libm-exp 1000d0)))
+(defmacro quiet-nan (&body body)
+  #+sbcl `(sb-int:with-float-traps-masked (:invalid) ,@body)
+  #-sbcl `(progn ,@body))
+;; a NaN is = to nothing, not even itself, and /= to everything
+(is-equal (quiet-nan (list (= *nan* *nan*) (= *nan* 1d0) (= 1d0 *nan*) (= *nan* 1)
+                           (= *nan* *nan* *nan*) (= 2d0 2d0 *nan*)))
+          '(nil nil nil nil nil nil))
+(is-equal (quiet-nan (list (/= *nan* *nan*) (/= *nan* 1d0) (/= 1d0 2d0 *nan*)))
+          '(t t t))
+(is (quiet-nan (not (let ((x *nan*)) (= x x)))))
+(is (quiet-nan (not (= (complex *nan* 0d0) (complex *nan* 0d0)))))
+;; the same NaN is eql, equal and equalp to itself (one object, one representation)
+(is-equal (list (eql *nan* *nan*) (equal *nan* *nan*) (equalp *nan* *nan*)) '(t t t))
+(is (eql (complex *nan* 0d0) (complex *nan* 0d0)))
+;; an infinity lies beyond every rational and equals itself
+(is-equal (list (= *inf* *inf*) (< 1 *inf*) (> *inf* (expt 10 400)) (= *inf* (expt 10 400))
+                (< (- *inf*) -1/3) (/= *inf* 1d300))
+          '(t t t nil t t))
+(is-eql (max 1 *inf* 2) *inf*)
+;; jiti orders a NaN as SBCL does with the invalid trap enabled: an error
+#+jiti (signals floating-point-invalid-operation (< *nan* 1d0))
+#+jiti (signals floating-point-invalid-operation (>= 1 *nan*))
+#+jiti (signals floating-point-invalid-operation (max 1d0 *nan*))
+#+jiti (signals floating-point-invalid-operation (min *nan* 1d0))
+#+jiti (signals floating-point-invalid-operation (plusp *nan*))
+#+jiti (signals floating-point-invalid-operation (sort (list 3d0 *nan* 1d0) #'<))
+;; a NaN or an infinity has no rational value
+#+jiti (signals floating-point-invalid-operation (rational *nan*))
+#+jiti (signals floating-point-invalid-operation (rational *inf*))
+#+jiti (signals floating-point-invalid-operation (rationalize *nan*))
+#+jiti (signals floating-point-invalid-operation (integer-decode-float *inf*))
+#+jiti (signals floating-point-invalid-operation (+ *nan* 1))
+#+jiti (signals floating-point-overflow (+ *inf* 1))
+#+jiti (is-eql (zerop *nan*) nil)
+
 (done)
