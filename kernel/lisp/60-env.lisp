@@ -107,12 +107,15 @@
 
 ;; (documentation x doc-type): a doc string given to a definition or set
 ;; with (setf documentation); else what the object or name carries (a
-;; function's, macro's, class's or generic function's own).
+;; function's, macro's, class's or generic function's own).  A copy: the
+;; string kept is part of a stored definition, which a change in place
+;; would alter behind the world's back.
 (defun documentation (x &optional (doc-type 'function))
-  (multiple-value-bind (doc found) (%documentation x doc-type)
-    (cond (found doc)
-          ((eq doc-type 'variable) nil)
-          (t (%function-documentation x doc-type)))))
+  (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
+               (cond (found doc)
+                     ((eq doc-type 'variable) nil)
+                     (t (%function-documentation x doc-type))))))
+    (if (stringp doc) (copy-seq doc) doc)))
 
 (defun (setf documentation) (new-value x doc-type)
   (check-type new-value (or null string))
