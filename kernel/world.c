@@ -71,6 +71,8 @@ typedef struct World {
                        (form . package it is evaluated in) */
   size_t package_mark;   /* binding depth below jiti_package_bind's binding */
   bool package_bound;
+  bool importing;   /* jt_defs_import is making an entry's definition (defs.c
+                       then leaves the functions it makes unanalysed) */
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -672,9 +674,9 @@ static int layout_depth(jt_V layout, int guard) {
 ** them, macros before the functions whose bodies they expand in.  Foreign
 ** declarations stand on nothing; they come before the code that calls
 ** them.  A deftype's, a setf expander's or a compiler macro's function is
-** analysed when it is imported, so they follow the macros and symbol
-** macros it may use (a symbol macro needs nothing: its expansion is data).
-** Property lists hold values, as variables do. */
+** analysed at its first call (defs.c, %definition-function), like a
+** function's, so it may use anything imported after it.  Property lists
+** hold values, as variables do. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2, [JITI_ENTRY_FOREIGN] = 3,
   [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_SYMBOL_MACRO] = 5, [JITI_ENTRY_TYPE] = 6,
@@ -1296,7 +1298,9 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       /* jiti_import_entry puts the limits import_budget sets back */
       if (jt_defs_imports(S, a->kind, form)) {
         import_budget(S);
+        w->importing = true;   /* jiti_import_entry clears it, error or not */
         jt_defs_import(S, a->kind, S->sp[-3], form);
+        w->importing = false;
         JT_POP(S, 3);
         break;
       }
@@ -1353,6 +1357,7 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
   jiti_Status st = guarded(S, import_body, &a, err, errlen);
   S->limits = saved;
   S->fuel_left = fuel;
+  W(S)->importing = false;
   return st;
 }
 
@@ -1610,6 +1615,7 @@ void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 ** import back: with the import's own reading of names and its own check of
 ** forms, over the world's maps. */
 bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
+bool jt_world_importing(jt_State *S) { return W(S) && W(S)->importing; }
 jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
 jt_V jt_world_data(jt_State *S) { return W(S)->data; }
 jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }

@@ -314,7 +314,7 @@
     (error "~S is not a DEFTYPE form" whole))
   (let ((name (car (cdr whole))))
     (if (car (cdr (cdr whole))) (error "DEFTYPE: parameterised types are not supported: ~S" name))
-    (%define-type name (eval (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
+    (%define-type name (%definition-function (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
     (%record-definition :type name whole)))
 
 (defun complement (f) (lambda (&rest args) (not (apply f args))))

@@ -88,12 +88,13 @@
          (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
     (%store-compiler-macro
      name
-     (eval `(function (lambda (,form ,env)
-                        (declare (ignorable ,env))
-                        (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
-                          (destructuring-bind ,rest
-                              (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
-                            ,@body)))))
+     (%definition-function
+      `(function (lambda (,form ,env)
+                   (declare (ignorable ,env))
+                   (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
+                     (destructuring-bind ,rest
+                         (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                       ,@body)))))
      whole)
     name))
 
