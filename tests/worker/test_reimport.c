@@ -132,6 +132,17 @@ static const char *const calls[] = {
   "(progn (define-symbol-macro lim 7) (deftype t$I () `(member ,lim $V)))",
   "(progn (defmacro upto (n) `'(integer 0 ,n)) (deftype t$I () (upto $V)))",
   "(define-symbol-macro lim 7)",
+  /* a type, setf expander or compiler macro whose body uses a macro that
+  ** calls a function, reads a variable or a property list as it expands
+  ** (each defined the same way every time, as above) */
+  "(progn (defun lim-of (n) (list 'quote (list 'integer 0 n))) (defmacro upto-f (n) (lim-of n)) (deftype t$I () (upto-f $V)))",
+  "(progn (defvar *lim* 6) (defmacro upto-v () (list 'quote (list 'integer 0 *lim*))) (deftype t$I () (upto-v)))",
+  "(progn (setf (get 'cfg 'lim) 5) (defmacro upto-p () (list 'quote (list 'integer 0 (get 'cfg 'lim)))) (deftype t$I () (upto-p)))",
+  "(progn (defun tag-of () :h) (defmacro tag-m () (tag-of))"
+  " (defsetf acc$I (c) (v) (list 'progn (list 'setf (list 'car c) (list 'list (tag-m) v $V)) v)))",
+  "(progn (defun tag-of () :h) (defmacro tag-m () (tag-of)) (define-setf-expander acc$I (c) (let ((g (gensym)) (s (gensym)))"
+  " (values (list g) (list c) (list s) `(progn (setf (car ,g) (list ,(tag-m) ,s $V)) ,s) `(car ,g)))))",
+  "(progn (defun cm-val () 3) (defmacro cm-m () (cm-val)) (define-compiler-macro f$I (x) (list '+ x (cm-m) $V)))",
   "(defmacro deft (n) (let ((x (gensym))) `(deftype ,n () (let ((,x '(integer $V 20))) ,x))))",
   "(progn (defmacro deft (n) (let ((x (gensym))) `(deftype ,n () (let ((,x '(integer $V 20))) ,x))))) (deft t$I))",
   "(defun typ$I (x) (typep x 't$J))",
@@ -914,6 +925,25 @@ static void test_defs(void) {
                        "(setf (documentation '*d* 'variable) *d*)", "(setf (char *d* 0) #\\x)", NULL};
   comes_back(doc, "(list (documentation 'f 'function) (documentation '*d* 'variable) *d*)",
              "(\"doc\" \"var\" \"xar\")");
+  /* the function a type, setf expander, compiler macro or modify macro
+  ** makes from its form is analysed at its first call once imported: the
+  ** macros it uses may call a function, read a variable or a property list
+  ** as they expand, which are imported after it */
+  const char *expand[] = {
+    "(defun lim-of (n) (list 'quote (list 'integer 0 n)))", "(defmacro upto (n) (lim-of n))",
+    "(deftype small () (upto 5))",
+    "(defvar *tag* :tagged)", "(defmacro tag () *tag*)",
+    "(defsetf kar (c) (v) (list 'setf (list 'car c) (list 'list (tag) v)))",
+    "(define-setf-expander kar2 (c) (let ((g (gensym)) (s (gensym)))"
+    " (values (list g) (list c) (list s) `(setf (car ,g) (list ,(tag) ,s)) `(car ,g))))",
+    "(setf (get 'cfg 'times) 3)", "(defmacro times () (get 'cfg 'times))",
+    "(define-compiler-macro sq (x) (list '* x (times)))",
+    "(defun one () 1)", "(defmacro dflt () (one))", "(define-modify-macro bump (&optional (d (dflt))) +)", NULL};
+  comes_back(expand,
+             "(list (typep 5 'small) (typep 6 'small) (let ((c (list 1))) (setf (kar c) 2) c)"
+             " (let ((c (list 1))) (setf (kar2 c) 2) c) (funcall (compiler-macro-function 'sq) '(sq 2) nil)"
+             " (let ((x 1)) (bump x) x))",
+             "(T NIL ((:TAGGED 2)) ((:TAGGED 2)) (* 2 3) 2)");
   /* every kind, defined, used and redefined, with gensyms and in a package */
   const char *all[] = {
     "(deftype small () '(integer 0 9))", "(deftype smaller () '(and small (not (eql 5))))",
