@@ -151,6 +151,9 @@ static const char *const calls[] = {
   "(defstruct t$I a)",
   "(defclass t$I () ((a :initarg :a)))",
   "(define-condition t$I (error) ())",
+  "(deftype t$I () 's$J)",
+  "(defstruct s$I (a 0 :type t$J) b)",
+  "(defclass c$I () ((a :initarg :a :type t$J :accessor c$I-a)))",
   "(deftype s$I () 'integer)",
   "(deftype c$I () 'integer)",
   "(deftype e$I () 'integer)",
@@ -197,6 +200,12 @@ static const char *const calls[] = {
   "(setf (compiler-macro-function 'f$I) (lambda (f e) (declare (ignore e)) f))",
   "(define-compiler-macro p$I::f () $V)",
   "(define-compiler-macro car (x) x)",
+  "(define-compiler-macro #:f$I (x) x)",
+  "(deftype #:t$I () 'integer)",
+  "(define-symbol-macro #:sm$I $V)",
+  "(defsetf #:acc$I set-acc$J)",
+  "(define-setf-expander #:acc$I (c) (values nil nil nil c c))",
+  "(define-modify-macro #:mod$I () 1+)",
   "(defun cm-of$I () (let ((cm (compiler-macro-function 'f$J))) (and cm (funcall cm '(f$J 1) nil))))",
   "",
   /* documentation: of functions, setf functions, variables, types, names
@@ -900,6 +909,16 @@ static void test_defs(void) {
   refused(NULL, "(setf (get 'car 'p) 1)", ERROR, "cannot change the property list of CAR");
   refused(NULL, "(setf (compiler-macro-function 'f) (lambda (f e) (declare (ignore e)) f))", UNSAFE,
           "compiler-macro F holds an unexportable value");
+  /* names the store cannot give back; an uninterned symbol's documentation
+  ** and properties are scratch, with no entry */
+  refused(NULL, "(deftype #:ty () 'integer)", UNSAFE, "type #:TY would not import back as itself: it is named by an uninterned symbol");
+  refused(NULL, "(define-symbol-macro #:sm 1)", UNSAFE, "symbol-macro #:SM would not import back");
+  refused(NULL, "(defsetf #:acc set-acc)", UNSAFE, "setf-expander #:ACC would not import back");
+  refused(NULL, "(define-compiler-macro (setf #:f) (x) x)", UNSAFE, "compiler-macro (SETF #:F) would not import back");
+  refused(NULL, "(define-modify-macro #:bump () 1+)", UNSAFE, "macro #:BUMP would not import back");
+  const char *scratch[] = {"(setf (documentation '#:f 'function) \"x\" (documentation 'f '#:kind) \"y\")",
+                           "(setf (get (make-symbol \"U\") 'p) 1)", NULL};
+  comes_back(scratch, "(list (documentation 'f 'function) (get 'u 'p))", "(NIL NIL)");
   /* one name is a type, a structure, or a class */
   const char *st[] = {"(defstruct ty a)", NULL};
   refused(st, "(deftype ty () 'integer)", ERROR, "it names a structure or condition type of the world");
