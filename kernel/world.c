@@ -1630,10 +1630,11 @@ jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *),
 /* ------------------------------------------------------ class redefinition */
 
 /* A class was redefined: bring every instance reachable from managed state
-** (variables, data rows) to the class's new shape now, inside the
-** transaction.  A data row whose instances changed is logged as changed,
-** so the commit exports it; the instances themselves were saved by the
-** write barrier, so a restore brings back their old shape. */
+** (variables, property lists, :class slots, data rows) to the class's new
+** shape now, inside the transaction.  A data row whose instances changed is
+** logged as changed, so the commit exports it; the instances themselves
+** were saved by the write barrier, so a restore brings back their old
+** shape. */
 void jt_world_update_instances(jt_State *S) {
   World *w = W(S);
   if (!w) return;
@@ -1641,8 +1642,15 @@ void jt_world_update_instances(jt_State *S) {
   ** re-read the entries at every step */
   for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
     jt_V key = jt_hash_(w->registry)->entries[i].key;
-    if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-    jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+    if (key == JT_HASH_DELETED) continue;
+    if (jt_car(key) == jt_mkfix(JITI_ENTRY_VARIABLE))
+      jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+    else if (jt_car(key) == jt_mkfix(JITI_ENTRY_PLIST))   /* a property list holds values as a variable does */
+      jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->plist);
+    else if (jt_car(key) == jt_mkfix(JITI_ENTRY_CLASS)) {   /* and so do the :class slots exported with a class */
+      jt_V cls = jt_find_class(S, jt_cdr(key));
+      if (jt_is(cls, JT_TCLASS)) jt_class_update_reachable(S, jt_class_shared_cells(S, cls));
+    }
   }
   for (size_t i = 0; i < jt_hash_(w->data)->nentries; i++) {
     jt_HashEntry e = jt_hash_(w->data)->entries[i];
