@@ -156,7 +156,7 @@ static const char *const calls[] = {
   " (values (list g) (list c) (list s) `(progn (setf (car ,g) (list ,(tag-m) ,s $V)) ,s) `(car ,g)))))",
   "(progn (defun cm-val () 3) (defmacro cm-m () (cm-val)) (define-compiler-macro f$I (x) (list '+ x (cm-m) $V)))",
   "(defmacro deft (n) (let ((x (gensym))) `(deftype ,n () (let ((,x '(integer $V 20))) ,x))))",
-  "(progn (defmacro deft (n) (let ((x (gensym))) `(deftype ,n () (let ((,x '(integer $V 20))) ,x))))) (deft t$I))",
+  "(progn (defmacro deft (n) (let ((x (gensym))) `(deftype ,n () (let ((,x '(integer $V 20))) ,x)))) (deft t$I))",
   "(defun typ$I (x) (typep x 't$J))",
   "",
   /* a type's name taken by a structure, class or condition, and back */
@@ -206,7 +206,7 @@ static const char *const calls[] = {
   "(define-compiler-macro f$I (&whole w x) (if (numberp x) (+ x $V) w))",
   "(define-compiler-macro (setf f$I) (&whole w v c) (declare (ignore v c)) w)",
   "(defmacro defcm (n) (let ((w (gensym))) `(define-compiler-macro ,n (&whole ,w &rest r) (list r ,w))))",
-  "(progn (defmacro defcm (n) (let ((w (gensym))) `(define-compiler-macro ,n (&whole ,w &rest r) (list r ,w))))) (defcm f$I))",
+  "(progn (defmacro defcm (n) (let ((w (gensym))) `(define-compiler-macro ,n (&whole ,w &rest r) (list r ,w)))) (defcm f$I))",
   "(setf (compiler-macro-function 'f$I) nil)",
   "(setf (compiler-macro-function '(setf f$I)) nil)",
   "!(setf (compiler-macro-function 'f$I) (lambda (f e) (declare (ignore e)) f))",
