@@ -1563,7 +1563,33 @@ jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n) {
 
 /* ------------------------------------------------------ lazy definitions */
 
-typedef struct AnalyzeArgs { char name[256]; bool macro; } AnalyzeArgs;
+typedef struct AnalyzeArgs { char name[256]; const char *what; } AnalyzeArgs;
+
+/* The unanalysed closures a definition kept beside a symbol's cells
+** (meta.c) holds: its function itself, or a closure of the library's
+** whose environment holds it (a long DEFSETF's writer).  Each is pushed on
+** *todo as (kind . (name . closure)). */
+static void note_lazy_meta(jt_State *S, jt_V *todo, int kind, jt_V name, jt_V fn) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam != NULL && jt_is(jt_clo_(fn)->env, JT_TFRAME)) {
+    jt_V frame = jt_clo_(fn)->env;
+    fn = JT_NIL;
+    for (uint32_t i = 0; i < jt_o(frame)->aux; i++) {
+      jt_V x = ((jt_Frame *)jt_o(frame))->slots[i];
+      if (jt_is(x, JT_TCLOSURE) && jt_clo_(x)->lam == NULL) fn = x;
+    }
+  }
+  if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) {
+    JT_PUSH(S, fn);
+    jt_V item = jt_cons(S, base[0], fn);
+    JT_PUSH(S, item);
+    item = jt_cons(S, jt_mkfix(kind), item);
+    JT_PUSH(S, item);
+    *todo = jt_cons(S, item, *todo);
+  }
+  S->sp = base;
+}
 
 static jiti_Status analyze_body(jt_State *S, void *ud) {
   AnalyzeArgs *a = ud;
@@ -1574,36 +1600,50 @@ static jiti_Status analyze_body(jt_State *S, void *ud) {
   JT_ROOT(S, todo);
   jt_Hash *r = jt_hash_(w->registry);
   for (size_t i = r->nentries; i-- > 0;) {
-    jt_V key = r->entries[i].key;
+    jt_V key = jt_hash_(w->registry)->entries[i].key;
     if (key == JT_HASH_DELETED) continue;
-    if (jt_car(key) != jt_mkfix(JITI_ENTRY_FUNCTION) && jt_car(key) != jt_mkfix(JITI_ENTRY_MACRO))
-      continue;
+    int kind = (int)jt_fixval(jt_car(key));
     jt_V name = jt_cdr(key);
-    jt_V fn = jt_iscons(name) ? jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn
-                              : jt_symobj(S, name)->function;
-    if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) todo = jt_cons(S, fn, todo);
+    if (kind == JITI_ENTRY_FUNCTION || kind == JITI_ENTRY_MACRO) {
+      jt_V fn = jt_iscons(name) ? jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn : jt_symobj(S, name)->function;
+      if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) {
+        jt_V item = jt_cons(S, name, fn);
+        JT_PUSH(S, item);
+        item = jt_cons(S, jt_mkfix((jt_o(fn)->flags & JT_CLO_MACRO) ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION), item);
+        JT_POP(S, 1);
+        todo = jt_cons(S, item, todo);
+      }
+    } else if (kind == JITI_ENTRY_TYPE || kind == JITI_ENTRY_SETF_EXPANDER || kind == JITI_ENTRY_COMPILER_MACRO) {
+      /* their functions are made unanalysed by an import too (defs.c) */
+      bool setf = jt_iscons(name);
+      jt_V sym = setf ? jt_car(jt_cdr(name)) : name;
+      if (!jt_issymbol(sym)) continue;
+      const char *k = kind == JITI_ENTRY_TYPE ? "%DEFTYPE"
+                    : kind == JITI_ENTRY_SETF_EXPANDER ? "%SETF-EXPANDER"
+                    : setf ? "%SETF-COMPILER-MACRO" : "%COMPILER-MACRO";
+      note_lazy_meta(S, &todo, kind, name, jt_meta_get(S, sym, jt_intern(S, k)));
+    }
   }
   for (jt_V l = todo; l != JT_NIL; l = jt_cdr(l)) {
-    jt_V fn = jt_car(l);
-    char *name = jt_print_cstr(S, jt_clo_(fn)->name, true, sizeof a->name - 1);
+    jt_V item = jt_car(l);
+    char *name = jt_print_cstr(S, jt_car(jt_cdr(item)), true, sizeof a->name - 1);
     snprintf(a->name, sizeof a->name, "%s", name);
     free(name);
-    a->macro = (jt_o(fn)->flags & JT_CLO_MACRO) != 0;
-    jt_closure_lambda(S, fn);
+    a->what = kind_names[jt_fixval(jt_car(item))];
+    jt_closure_lambda(S, jt_cdr(jt_cdr(item)));
   }
   JT_UNROOT(S, 1);
   return JITI_OK;
 }
 
 jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
-  AnalyzeArgs a = {"", false};
+  AnalyzeArgs a = {"", "function"};
   char why[1024];
   uint64_t fuel = S->fuel_left;
   if (limits && limits->fuel) S->fuel_left = limits->fuel;
   jiti_Status st = guarded(S, analyze_body, &a, why, sizeof why);
   S->fuel_left = fuel;
-  if (st != JITI_OK && err)
-    snprintf(err, errlen, "cannot analyse %s %s: %s", a.macro ? "macro" : "function", a.name, why);
+  if (st != JITI_OK && err) snprintf(err, errlen, "cannot analyse %s %s: %s", a.what, a.name, why);
   return st;
 }
 
