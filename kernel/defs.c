@@ -276,7 +276,44 @@ JT_FN(f_record_definition) {
   return argv[1];
 }
 
+/* (%definition-function form) The function a defining function of the
+** library makes from a form it built: FORM is (LAMBDA ...), (FUNCTION
+** (LAMBDA ...)) or a (DEFMACRO ...) to evaluate.  Made as EVAL makes it —
+** analysed now, with the macros of this moment — except while an import
+** makes the definition: then it is left unanalysed until its first call,
+** as an imported function is, since the macros its body uses may call
+** functions, read variables or property lists that are imported after it. */
+JT_FN(f_definition_function) {
+  jt_check_kernel_caller(S);  /* installs a macro it is given */
+  jt_V form = argv[0];
+  if (!jt_world_importing(S) || !jt_iscons(form)) return jt_eval_toplevel(S, form);
+  jt_V head = jt_car(form);
+  if (head == JT_SYM(S, DEFMACRO))
+    return jt_define_lazily(S, form) ? nth_of(form, 1) : jt_eval_toplevel(S, form);
+  jt_V lam = head == JT_SYM(S, FUNCTION) && length_upto(form, 2) == 2 ? nth_of(form, 1) : form;
+  if (!jt_iscons(lam) || jt_car(lam) != JT_SYM(S, LAMBDA) || !jt_iscons(jt_cdr(lam)))
+    return jt_eval_toplevel(S, form);
+  /* (DEFUN #:DEFINITION lambda-list . body): its block's name is one no
+  ** body can name, so it is the lambda's function exactly */
+  jt_V *base = S->sp;
+  JT_PUSH(S, lam);
+  jt_V pname = jt_string_from_cstr(S, "DEFINITION");
+  JT_PUSH(S, pname);
+  jt_V name = jt_make_symbol(S, pname);
+  JT_PUSH(S, name);
+  jt_V def = jt_cons(S, base[2], jt_cdr(base[0]));
+  JT_PUSH(S, def);
+  def = jt_cons(S, JT_SYM(S, DEFUN), def);
+  JT_PUSH(S, def);
+  jt_V fn = jt_make_lazy_closure(S, def);
+  S->sp = base;
+  return fn;
+}
+
 static const jt_Reg defs_fns[] = {
+  {"%DEFINITION-FUNCTION", f_definition_function, 1, 1,
+   "(%definition-function form) The function of a definition's (LAMBDA ...) form, analysed now or, at an import, "
+   "at its first call."},
   {"%RECORD-DEFINITION", f_record_definition, 3, 3,
    "(%record-definition kind name form) Record FORM as the world entry that defines NAME."},
   {"%DOCUMENTATION-ENTRY", f_documentation_entry, 3, 3,

@@ -146,11 +146,12 @@ jiti_Status jiti_import_done(jiti_State *S, char *err, size_t errlen);
 ** the caller may ignore. */
 jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n);
 
-/* Analyse now every function and macro imported but not yet called.
+/* Analyse now every function and macro imported but not yet called, and
+** the functions imported types, setf expanders and compiler macros made.
 ** Analysis runs the macros the bodies use: limits (may be NULL) bounds their
 ** fuel, as for jiti_invariants_check.  JITI_OK, or the status of the first
 ** failure (JITI_LIMIT when the fuel ran out), with a message naming the
-** definition ("cannot analyse function F: ...") in err. */
+** definition ("cannot analyse function F: ...", "... type T: ...") in err. */
 jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err,
                                size_t errlen);
 

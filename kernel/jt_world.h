@@ -82,6 +82,9 @@ bool jt_world_has_entry(jt_State *S, int kind, jt_V name);
 bool jt_defs_imports(jt_State *S, int kind, jt_V form);
 bool jt_defs_form_ok(jt_State *S, int kind, jt_V name, jt_V form);
 void jt_defs_import(jt_State *S, int kind, jt_V name, jt_V form);
+/* Whether jt_defs_import is making a definition now: the functions the
+** definition makes are then left unanalysed, as imported functions are. */
+bool jt_world_importing(jt_State *S);
 /* Tell the world that the entry (kind, name) is now made by `form`, or
 ** is gone (form NIL). */
 void jt_defs_record(jt_State *S, int kind, jt_V name, jt_V form);

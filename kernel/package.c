@@ -756,10 +756,12 @@ static void import_one(jt_State *S, jt_V pkg, jt_V sym, bool shadowing)
   jt_V so = symbol_object(S, sym);
   present_add(S, so, pkg_index(pkg), 0);
   if (jt_symobj(S, sym)->package == JT_PKG_NONE) {
-    /* a symbol with no home gets this one */
+    /* a symbol with no home gets this one, and with it a name the world
+    ** can store its property list by */
     JT_TOUCH(S, so);
     jt_sym_(so)->package = (uint16_t)pkg_index(pkg);
     jt_sym_(so)->h.flags |= JT_SYM_INTERNED;
+    jt_plist_changed(S, so);
   }
   if (shadowing) shadowing_add(S, pkg, sym);
   JT_POP(S, 1);

@@ -124,6 +124,11 @@ static jiti_Status verify_body(jt_State *S, void *ud) {
       }
       case JITI_ENTRY_DATA: case JITI_ENTRY_INVARIANT:
         break;
+      case JITI_ENTRY_PLIST:   /* its form is made from the list, which a program can set to anything */
+        if (!jt_world_entry_form_ok(S, a->kind, name, vals[0]))
+          refuse(S, "%s", "its property list is not a proper list of indicators and values (an even number "
+                          "of elements), which GET could not read and an import would refuse");
+        break;
       case JITI_ENTRY_STRUCTURE:   /* its form, then the package it was defined in if not CL-USER */
         if (n > 2 || (n == 2 && (!jt_isstring(vals[1]) || jt_find_package(S, vals[1]) == JT_NIL)))
           jt_error(S, "the package its structure was defined in does not read back");
@@ -258,6 +263,8 @@ char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only
       ;
     else if (kind == JITI_ENTRY_VARIABLE && jt_issymbol(name) && name != JT_SYM(S, PACKAGE_VAR))
       walk(S, &w, jt_symobj(S, name)->value, 0);
+    else if (kind == JITI_ENTRY_PLIST && jt_issymbol(name))   /* the entry is the symbol's list as it is */
+      walk(S, &w, jt_symobj(S, name)->plist, 0);
     else if (kind == JITI_ENTRY_CLASS) {
       walk(S, &w, e.val, 0);
       jt_V cls = jt_find_class(S, name);

@@ -71,6 +71,8 @@ typedef struct World {
                        (form . package it is evaluated in) */
   size_t package_mark;   /* binding depth below jiti_package_bind's binding */
   bool package_bound;
+  bool importing;   /* jt_defs_import is making an entry's definition (defs.c
+                       then leaves the functions it makes unanalysed) */
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -672,9 +674,9 @@ static int layout_depth(jt_V layout, int guard) {
 ** them, macros before the functions whose bodies they expand in.  Foreign
 ** declarations stand on nothing; they come before the code that calls
 ** them.  A deftype's, a setf expander's or a compiler macro's function is
-** analysed when it is imported, so they follow the macros and symbol
-** macros it may use (a symbol macro needs nothing: its expansion is data).
-** Property lists hold values, as variables do. */
+** analysed at its first call (defs.c, %definition-function), like a
+** function's, so it may use anything imported after it.  Property lists
+** hold values, as variables do. */
 static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_PACKAGE] = 0, [JITI_ENTRY_STRUCTURE] = 1, [JITI_ENTRY_CLASS] = 2, [JITI_ENTRY_FOREIGN] = 3,
   [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_SYMBOL_MACRO] = 5, [JITI_ENTRY_TYPE] = 6,
@@ -1312,7 +1314,9 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       /* jiti_import_entry puts the limits import_budget sets back */
       if (jt_defs_imports(S, a->kind, form)) {
         import_budget(S);
+        w->importing = true;   /* jiti_import_entry clears it, error or not */
         jt_defs_import(S, a->kind, S->sp[-3], form);
+        w->importing = false;
         JT_POP(S, 3);
         break;
       }
@@ -1369,6 +1373,7 @@ jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *na
   jiti_Status st = guarded(S, import_body, &a, err, errlen);
   S->limits = saved;
   S->fuel_left = fuel;
+  W(S)->importing = false;
   return st;
 }
 
@@ -1785,7 +1790,33 @@ jiti_Status jiti_world_reserve(jiti_State *S, jiti_EntryKind kind, size_t n) {
 
 /* ------------------------------------------------------ lazy definitions */
 
-typedef struct AnalyzeArgs { char name[256]; bool macro; } AnalyzeArgs;
+typedef struct AnalyzeArgs { char name[256]; const char *what; } AnalyzeArgs;
+
+/* The unanalysed closures a definition kept beside a symbol's cells
+** (meta.c) holds: its function itself, or a closure of the library's
+** whose environment holds it (a long DEFSETF's writer).  Each is pushed on
+** *todo as (kind . (name . closure)). */
+static void note_lazy_meta(jt_State *S, jt_V *todo, int kind, jt_V name, jt_V fn) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam != NULL && jt_is(jt_clo_(fn)->env, JT_TFRAME)) {
+    jt_V frame = jt_clo_(fn)->env;
+    fn = JT_NIL;
+    for (uint32_t i = 0; i < jt_o(frame)->aux; i++) {
+      jt_V x = ((jt_Frame *)jt_o(frame))->slots[i];
+      if (jt_is(x, JT_TCLOSURE) && jt_clo_(x)->lam == NULL) fn = x;
+    }
+  }
+  if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) {
+    JT_PUSH(S, fn);
+    jt_V item = jt_cons(S, base[0], fn);
+    JT_PUSH(S, item);
+    item = jt_cons(S, jt_mkfix(kind), item);
+    JT_PUSH(S, item);
+    *todo = jt_cons(S, item, *todo);
+  }
+  S->sp = base;
+}
 
 static jiti_Status analyze_body(jt_State *S, void *ud) {
   AnalyzeArgs *a = ud;
@@ -1796,36 +1827,50 @@ static jiti_Status analyze_body(jt_State *S, void *ud) {
   JT_ROOT(S, todo);
   jt_Hash *r = jt_hash_(w->registry);
   for (size_t i = r->nentries; i-- > 0;) {
-    jt_V key = r->entries[i].key;
+    jt_V key = jt_hash_(w->registry)->entries[i].key;
     if (key == JT_HASH_DELETED) continue;
-    if (jt_car(key) != jt_mkfix(JITI_ENTRY_FUNCTION) && jt_car(key) != jt_mkfix(JITI_ENTRY_MACRO))
-      continue;
+    int kind = (int)jt_fixval(jt_car(key));
     jt_V name = jt_cdr(key);
-    jt_V fn = jt_iscons(name) ? jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn
-                              : jt_symobj(S, name)->function;
-    if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) todo = jt_cons(S, fn, todo);
+    if (kind == JITI_ENTRY_FUNCTION || kind == JITI_ENTRY_MACRO) {
+      jt_V fn = jt_iscons(name) ? jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn : jt_symobj(S, name)->function;
+      if (jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam == NULL) {
+        jt_V item = jt_cons(S, name, fn);
+        JT_PUSH(S, item);
+        item = jt_cons(S, jt_mkfix((jt_o(fn)->flags & JT_CLO_MACRO) ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION), item);
+        JT_POP(S, 1);
+        todo = jt_cons(S, item, todo);
+      }
+    } else if (kind == JITI_ENTRY_TYPE || kind == JITI_ENTRY_SETF_EXPANDER || kind == JITI_ENTRY_COMPILER_MACRO) {
+      /* their functions are made unanalysed by an import too (defs.c) */
+      bool setf = jt_iscons(name);
+      jt_V sym = setf ? jt_car(jt_cdr(name)) : name;
+      if (!jt_issymbol(sym)) continue;
+      const char *k = kind == JITI_ENTRY_TYPE ? "%DEFTYPE"
+                    : kind == JITI_ENTRY_SETF_EXPANDER ? "%SETF-EXPANDER"
+                    : setf ? "%SETF-COMPILER-MACRO" : "%COMPILER-MACRO";
+      note_lazy_meta(S, &todo, kind, name, jt_meta_get(S, sym, jt_intern(S, k)));
+    }
   }
   for (jt_V l = todo; l != JT_NIL; l = jt_cdr(l)) {
-    jt_V fn = jt_car(l);
-    char *name = jt_print_cstr(S, jt_clo_(fn)->name, true, sizeof a->name - 1);
+    jt_V item = jt_car(l);
+    char *name = jt_print_cstr(S, jt_car(jt_cdr(item)), true, sizeof a->name - 1);
     snprintf(a->name, sizeof a->name, "%s", name);
     free(name);
-    a->macro = (jt_o(fn)->flags & JT_CLO_MACRO) != 0;
-    jt_closure_lambda(S, fn);
+    a->what = kind_names[jt_fixval(jt_car(item))];
+    jt_closure_lambda(S, jt_cdr(jt_cdr(item)));
   }
   JT_UNROOT(S, 1);
   return JITI_OK;
 }
 
 jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
-  AnalyzeArgs a = {"", false};
+  AnalyzeArgs a = {"", "function"};
   char why[1024];
   uint64_t fuel = S->fuel_left;
   if (limits && limits->fuel) S->fuel_left = limits->fuel;
   jiti_Status st = guarded(S, analyze_body, &a, why, sizeof why);
   S->fuel_left = fuel;
-  if (st != JITI_OK && err)
-    snprintf(err, errlen, "cannot analyse %s %s: %s", a.macro ? "macro" : "function", a.name, why);
+  if (st != JITI_OK && err) snprintf(err, errlen, "cannot analyse %s %s: %s", a.what, a.name, why);
   return st;
 }
 
@@ -1837,6 +1882,7 @@ void jiti_world_enable(jiti_State *S) { W(S)->enabled = true; }
 ** import back: with the import's own reading of names and its own check of
 ** forms, over the world's maps. */
 bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
+bool jt_world_importing(jt_State *S) { return W(S) && W(S)->importing; }
 jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
 jt_V jt_world_data(jt_State *S) { return W(S)->data; }
 jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
@@ -1851,10 +1897,11 @@ jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *),
 /* ------------------------------------------------------ class redefinition */
 
 /* A class was redefined: bring every instance reachable from managed state
-** (variables, data rows) to the class's new shape now, inside the
-** transaction.  A data row whose instances changed is logged as changed,
-** so the commit exports it; the instances themselves were saved by the
-** write barrier, so a restore brings back their old shape. */
+** (variables, property lists, :class slots, data rows) to the class's new
+** shape now, inside the transaction.  A data row whose instances changed is
+** logged as changed, so the commit exports it; the instances themselves
+** were saved by the write barrier, so a restore brings back their old
+** shape. */
 void jt_world_update_instances(jt_State *S) {
   World *w = W(S);
   if (!w) return;
@@ -1862,8 +1909,15 @@ void jt_world_update_instances(jt_State *S) {
   ** re-read the entries at every step */
   for (size_t i = 0; i < jt_hash_(w->registry)->nentries; i++) {
     jt_V key = jt_hash_(w->registry)->entries[i].key;
-    if (key == JT_HASH_DELETED || jt_car(key) != jt_mkfix(JITI_ENTRY_VARIABLE)) continue;
-    jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+    if (key == JT_HASH_DELETED) continue;
+    if (jt_car(key) == jt_mkfix(JITI_ENTRY_VARIABLE))
+      jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->value);
+    else if (jt_car(key) == jt_mkfix(JITI_ENTRY_PLIST))   /* a property list holds values as a variable does */
+      jt_class_update_reachable(S, jt_symobj(S, jt_cdr(key))->plist);
+    else if (jt_car(key) == jt_mkfix(JITI_ENTRY_CLASS)) {   /* and so do the :class slots exported with a class */
+      jt_V cls = jt_find_class(S, jt_cdr(key));
+      if (jt_is(cls, JT_TCLASS)) jt_class_update_reachable(S, jt_class_shared_cells(S, cls));
+    }
   }
   for (size_t i = 0; i < jt_hash_(w->data)->nentries; i++) {
     jt_HashEntry e = jt_hash_(w->data)->entries[i];

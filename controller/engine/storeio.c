@@ -184,9 +184,7 @@ void storeio_map_free(storeio_map *m) {
 
 /* The kernel's import order: packages before the names in them, types
 ** before the code and values that use them, macros and symbol macros before
-** functions (and before the deftypes, setf expanders and compiler macros,
-** whose functions are analysed as they are imported), methods after their
-** generic functions (see jiti_export_all). */
+** functions, methods after their generic functions (see jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
   JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_FOREIGN, JITI_ENTRY_MACRO,
   JITI_ENTRY_SYMBOL_MACRO, JITI_ENTRY_TYPE, JITI_ENTRY_SETF_EXPANDER, JITI_ENTRY_COMPILER_MACRO,

@@ -7,12 +7,15 @@
 ;; Documentation strings given to definitions, by (name . doc-type); those
 ;; of functions and macros are kept with their lambda (documentation).  A
 ;; name's documentation is a world entry of its own (%documentation-entry
-;; refuses a built-in name and records it); the string is copied, so that
-;; changing the caller's string later does not change it behind the entry.
+;; refuses a built-in name and records it as the form that sets it).  The
+;; table and the entry keep one copy of the string, which DOCUMENTATION never
+;; hands out: changing the caller's string later, or the one it was given,
+;; does not change the documentation behind the stored entry.
 (let ((docs (make-hash-table :test 'equal)))
   (defun %set-documentation (name doc-type doc)
-    (%documentation-entry name doc-type doc)
-    (%set-gethash (cons name doc-type) docs (if doc (copy-seq doc) nil))
+    (let ((kept (if (stringp doc) (copy-seq doc) doc)))
+      (%documentation-entry name doc-type kept)
+      (%set-gethash (cons name doc-type) docs kept))
     doc)
   (defun %documentation (name doc-type)
     (gethash (cons name doc-type) docs)))
@@ -311,7 +314,7 @@
     (error "~S is not a DEFTYPE form" whole))
   (let ((name (car (cdr whole))))
     (if (car (cdr (cdr whole))) (error "DEFTYPE: parameterised types are not supported: ~S" name))
-    (%define-type name (eval (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
+    (%define-type name (%definition-function (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
     (%record-definition :type name whole)))
 
 (defun complement (f) (lambda (&rest args) (not (apply f args))))

@@ -229,9 +229,10 @@
                (args (gensym "ARGS")))
           (%define-setf access-fn :expander
                         (%defsetf-expander access-fn (length stores)
-                                           (eval `(lambda (,env-var ,@stores &rest ,args)
-                                                    (declare (ignorable ,env-var))
-                                                    (apply (lambda ,lambda-list (block ,access-fn ,@body)) ,args)))))))
+                                           (%definition-function
+                                            `(lambda (,env-var ,@stores &rest ,args)
+                                               (declare (ignorable ,env-var))
+                                               (apply (lambda ,lambda-list (block ,access-fn ,@body)) ,args)))))))
     (%record-definition :setf-expander access-fn whole)))
 
 ;; c[ad]{2,4}r places that have no %SET- primitive write through the
@@ -309,10 +310,11 @@
          (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
          (body (if (and (stringp (car body)) (cdr body)) (cdr body) body)))
     (%define-setf access-fn :expander
-                  (eval `(lambda (,place &optional ,env)
-                           (declare (ignorable ,env))
-                           (let (,@(if env-var `((,env-var ,env))))
-                             (destructuring-bind ,lambda-list (cdr ,place) ,@body)))))
+                  (%definition-function
+                   `(lambda (,place &optional ,env)
+                      (declare (ignorable ,env))
+                      (let (,@(if env-var `((,env-var ,env))))
+                        (destructuring-bind ,lambda-list (cdr ,place) ,@body)))))
     (%record-definition :setf-expander access-fn whole)))
 
 ;; (setf (values place...) form): each place gets the corresponding value
@@ -375,9 +377,10 @@
            (plain (remove-if (lambda (x) (member x '(&optional &rest)))
                              (ldiff lambda-list (member '&rest lambda-list))))
            (vars (mapcar (lambda (x) (if (consp x) (car x) x)) plain)))
-      (eval `(defmacro ,name (&environment ,env ,place ,@lambda-list)
-               ,@(if doc (list doc))
-               (%modify ,place (lambda (g) (list* ',function g (list* ,@vars ,rest))) ,env)))
+      (%definition-function
+       `(defmacro ,name (&environment ,env ,place ,@lambda-list)
+          ,@(if doc (list doc))
+          (%modify ,place (lambda (g) (list* ',function g (list* ,@vars ,rest))) ,env)))
       (%record-definition :macro name whole))))
 
 ;; The array accessors as setf functions, for (setf (apply #'aref ...)) and

@@ -88,12 +88,13 @@
          (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
     (%store-compiler-macro
      name
-     (eval `(function (lambda (,form ,env)
-                        (declare (ignorable ,env))
-                        (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
-                          (destructuring-bind ,rest
-                              (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
-                            ,@body)))))
+     (%definition-function
+      `(function (lambda (,form ,env)
+                   (declare (ignorable ,env))
+                   (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
+                     (destructuring-bind ,rest
+                         (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                       ,@body)))))
      whole)
     name))
 
@@ -107,12 +108,15 @@
 
 ;; (documentation x doc-type): a doc string given to a definition or set
 ;; with (setf documentation); else what the object or name carries (a
-;; function's, macro's, class's or generic function's own).
+;; function's, macro's, class's or generic function's own).  A copy: the
+;; string kept is part of a stored definition, which a change in place
+;; would alter behind the world's back.
 (defun documentation (x &optional (doc-type 'function))
-  (multiple-value-bind (doc found) (%documentation x doc-type)
-    (cond (found doc)
-          ((eq doc-type 'variable) nil)
-          (t (%function-documentation x doc-type)))))
+  (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
+               (cond (found doc)
+                     ((eq doc-type 'variable) nil)
+                     (t (%function-documentation x doc-type))))))
+    (if (stringp doc) (copy-seq doc) doc)))
 
 (defun (setf documentation) (new-value x doc-type)
   (check-type new-value (or null string))
