@@ -102,27 +102,32 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   int rc = 0;
 #define ALLOW(name) rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(name), 0)
 #define ALLOW1(name, cmp) rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(name), 1, cmp)
+  /* Comparisons spelled out: libseccomp's SCMP_A0 leaves datum_b to the
+  ** initializer's zero fill, which clang warns about. */
+#define ARG_EQ(n, v) ((struct scmp_arg_cmp){.arg = (n), .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)(v), .datum_b = 0})
+#define ARG_MASKED_EQ(n, mask, v) \
+  ((struct scmp_arg_cmp){.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (v)})
   /* the kernel's socket; stderr for diagnostics */
-  ALLOW1(read, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-  ALLOW1(recvmsg, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-  ALLOW1(recvfrom, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-  ALLOW1(write, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-  ALLOW1(write, SCMP_A0(SCMP_CMP_EQ, 2));
-  ALLOW1(writev, SCMP_A0(SCMP_CMP_EQ, 2));
-  ALLOW1(sendmsg, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
-  ALLOW1(sendto, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd));
+  ALLOW1(read, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(recvmsg, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(recvfrom, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(write, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(write, ARG_EQ(0, 2));
+  ALLOW1(writev, ARG_EQ(0, 2));
+  ALLOW1(sendmsg, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(sendto, ARG_EQ(0, (scmp_datum_t)fd));
   /* memory: never executable */
   ALLOW(brk);
 #ifdef WORKER_ASAN
   ALLOW(mprotect);
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-                         SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu));
+                         ARG_MASKED_EQ(4, 0xffffffffu, 0xffffffffu));
 #else
-  ALLOW1(mprotect, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  ALLOW1(mprotect, ARG_MASKED_EQ(2, PROT_EXEC, 0));
   /* anonymous memory only: the descriptor argument is -1 (an int: compare
   ** its low 32 bits) */
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0),
-                         SCMP_A4(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu));
+  rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2, ARG_MASKED_EQ(2, PROT_EXEC, 0),
+                         ARG_MASKED_EQ(4, 0xffffffffu, 0xffffffffu));
 #endif
   ALLOW(munmap);
   ALLOW(mremap);
@@ -145,7 +150,7 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   ALLOW(gettid);
   ALLOW(exit);
   ALLOW(exit_group);
-  ALLOW1(tgkill, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));  /* abort() */
+  ALLOW1(tgkill, ARG_EQ(0, (scmp_datum_t)getpid()));  /* abort() */
 #ifdef WORKER_ASAN
   /* AddressSanitizer's allocator and reports */
   ALLOW(sigaltstack);
@@ -166,6 +171,8 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(open), 0);
 #undef ALLOW
 #undef ALLOW1
+#undef ARG_EQ
+#undef ARG_MASKED_EQ
   /* every thread of the process (the main thread waits in pthread_join) */
   rc |= seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   if (rc) {

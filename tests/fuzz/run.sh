@@ -4,18 +4,21 @@
 # shared structure given to the kernel's walks (graph), the store's entry
 # decoder, the kernel<->worker framing, the client protocol decoder, the
 # fast JSON text paths against jansson (differential).
-#   bash tests/fuzz/run.sh [--seconds N] [SURFACE...]     (default 30 s each)
+#   bash tests/fuzz/run.sh [--seconds N] [--runs N] [SURFACE...]
+# (default 30 s each; --runs stops a surface after N executions instead)
 # The corpora grow in build-fuzz/corpus/SURFACE (seeded from the test suites);
 # a finding is written to build-fuzz/findings/SURFACE and makes the run fail.
 # The long run of docs/security.md is the same with --seconds 3600.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=30
+runs=
 surfaces=()
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --runs) runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     eval|graph|entry|frames|requests|json) surfaces+=("$1"); shift ;;
     *) echo "run.sh: unknown argument '$1' (surfaces: eval graph entry frames requests json)" >&2; exit 2 ;;
   esac
@@ -111,7 +114,7 @@ for s in "${surfaces[@]}"; do
   log=$B/fuzz-$s.log
   set +e
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$B/tests/fuzz/fuzz_$s" "$corpus" "$seed/$s" \
-    -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=8192 -print_final_stats=1 \
+    ${runs:+-runs="$runs"} -max_total_time="$([ -n "$runs" ] && echo 0 || echo "$seconds")" -timeout=20 -rss_limit_mb=2560 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$log" 2>&1
   rc=$?
   set -e
@@ -121,7 +124,8 @@ for s in "${surfaces[@]}"; do
     grep -m5 -E "ERROR|SUMMARY|runtime error" "$log" || true
     fail=1
   else
-    echo "fuzz $s: ${execs:-?} executions in ${seconds} s, no finding (corpus $(ls "$corpus" | wc -l) inputs)"
+    secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+    echo "fuzz $s: ${execs:-?} executions in ${secs:-$seconds} s, no finding (corpus $(ls "$corpus" | wc -l) inputs)"
   fi
 done
 exit $fail
