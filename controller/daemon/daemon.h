@@ -2,8 +2,10 @@
 ** daemon.h — the kernel daemon (`jiti kernel`): its state and its parts;
 ** docs/protocol.md is the reference for what they implement.
 **
-**   dloop.c      options, start-up, the poll loop, shutdown.  The top: no
+**   dloop.c      options; the kernel opened, served, closed.  The top: no
 **                other part calls into it (to stop, a part sets stop_why)
+**   dpoll.c      the event loop (dpoll.h): descriptors, timers and the
+**                hooks run before each sleep, registered by the parts
 **   dclients.c   client connections: request lines in, buffered replies out
 **   drequests.c  each request checked against its op before anything is
 **                queued; those the daemon answers itself (hello, status,
@@ -40,12 +42,12 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
-#include <sys/epoll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "dpoll.h"
 #include "engine.h"
 #include "jtext.h"
 #include "proto.h"
@@ -60,6 +62,11 @@
 #define DAEMON_MAX_AHEAD 1024 /* accepted calls the worker may hold awaiting
                                  their commit (its stacking) */
 
+/* The order in which the loop hands out what is ready in one turn (dpoll.h
+** ranks): a group made durable first, the worker's stderr before its
+** frames, the clients, and new connections last. */
+enum { RANK_SYNC, RANK_WORKER_ERR, RANK_WORKER, RANK_CLIENT, RANK_LISTENER };
+
 typedef struct Client {
   int fd;
   uint64_t serial;      /* never reused: replies find their client by it */
@@ -68,12 +75,12 @@ typedef struct Client {
   char *out;
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
-  unsigned polled;      /* the events its epoll entry asks for (dloop.c) */
   int subscribed;       /* receives event lines */
   int reserved;         /* accepted into an operator slot: status and stop only */
   int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
   double active;        /* daemon_now() of its last request or accepted output */
   size_t *held;         /* the daemon's count of unread reply bytes (outbytes) */
+  struct Daemon *D;     /* (for its loop callback) */
 } Client;
 
 /* A request waiting for the worker. */
@@ -277,8 +284,7 @@ typedef struct Daemon {
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
-  int ep;                /* epoll set of the clients (dloop.c) */
-  struct epoll_event *eev;  /* its ready list, one per client */
+  DPoll *poll;           /* the event loop (dpoll.h) */
   int nclients, max_clients;
   double idle_timeout;   /* close a connection idle this long (0: never) */
   double idle_sweep;     /* daemon_now() of the next look for idle ones */
@@ -303,7 +309,8 @@ typedef struct Daemon {
   struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
   jtext_writer wframe;   /* the frame of calls being written (dsched.c): its buffer is kept */
   size_t start_entries;  /* entries the starting worker imports */
-  double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
+  double start_deadline;
+  uint64_t restart_at;   /* the timer that retries a failed start (0: none) */
   int in_pause;
   json_t *pause;         /* the pause (as the worker reported it) while in_pause */
   Pending query;         /* the query the worker is answering (W_QUERY) */
@@ -348,6 +355,8 @@ void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next even
 void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
                   uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
+double dlog_before(void *ud, double now);  /* hook before each sleep: the lines written
+                                      ** unless they go with the events */
 /* A line of the worker's stderr, escaped already (workerproc.h): "<time>
 ** worker[PID]: text", never a line of the kernel's. */
 void dlog_worker(Daemon *D, int pid, const char *text, size_t n);
@@ -365,8 +374,12 @@ void dclients_flush(Client *c);
 void dclients_read(Daemon *D, Client *c);
 void dclients_free(Daemon *D, int i);
 void dclients_accept(Daemon *D);
-double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
-                                        ** the next look is due */
+int dclients_listen(Daemon *D);         /* the loop accepts on D->lfd; -1 (errno) */
+/* Hooks run before each sleep (dpoll.h): dclients_reap closes the
+** connections done with; dclients_before sets what each waits for and
+** closes idle ones (seconds until the next look). */
+double dclients_reap(void *ud, double now);
+double dclients_before(void *ud, double now);
 int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
                                         ** reserved slot's connection asked for more
                                         ** than status or stop (answered busy) */
@@ -448,6 +461,8 @@ int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n);
 void devents_stored(Daemon *D, DWrite *w);   /* on the loop: w's read-back events
                                              ** wait to be told (takes them) */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+double devents_before(void *ud, double now);  /* hook before each sleep: a due flush
+                                      ** (devents_flush_due); seconds until the next */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
                                       ** page synced by the store writer */
 
@@ -486,6 +501,11 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why);
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
+/* Hooks run before each sleep (dpoll.h): dsched_before gives the worker its
+** next request (dsched_pump); dsched_before_pause aborts a pause past its
+** timeout (seconds until it is due). */
+double dsched_before(void *ud, double now);
+double dsched_before_pause(void *ud, double now);
 
 /* dgroup.c */
 int dgroup_holds(Daemon *D);          /* 1: replies of later calls must wait, and
@@ -498,6 +518,8 @@ void dgroup_publish(Daemon *D);       /* publish what is held, in one store tran
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
+int dgroup_watch(Daemon *D);          /* the loop hears the writer (dsync_fd); -1 (errno) */
+double dgroup_before(void *ud, double now);  /* hook before each sleep: dgroup_publish */
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
 
@@ -521,6 +543,10 @@ void dworker_restart(Daemon *D);       /* a replacement: does not wait */
 void dworker_writable(Daemon *D);      /* write queued start-up frames */
 void dworker_readable(Daemon *D);
 void dworker_stderr(Daemon *D);        /* its stderr is readable: into the log */
+/* Hooks run before each sleep (dpoll.h): a start that takes too long is
+** killed; lines of its stderr dropped are reported once their second is over. */
+double dworker_before_start(void *ud, double now);
+double dworker_before_err(void *ud, double now);
 int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) */
 /* The same for a frame written as text (NULL: it could not be, out of
 ** memory, which ends the worker as a failed send does). */

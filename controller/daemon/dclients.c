@@ -137,9 +137,9 @@ void dclients_free(Daemon *D, int i) {
          c->cut_off == 1 ? "the limit of one client (64 MiB)" : "the limit of all clients together (256 MiB)");
   drop_output(c);
   if (c->subscribed) D->subscribers--;
-  /* out of the epoll set before the close: a copy of the descriptor in a
-  ** child not yet exec'd would otherwise keep the entry alive */
-  epoll_ctl(D->ep, EPOLL_CTL_DEL, c->fd, NULL);
+  /* out of the loop before the close: a copy of the descriptor in a
+  ** child not yet exec'd would otherwise keep it watched */
+  dpoll_del(D->poll, c->fd);
   close(c->fd);
   free(c->in);
   free(c->out);
@@ -203,6 +203,30 @@ void dclients_read(Daemon *D, Client *c) {
 
 static int free_reserved_slot(Daemon *D);
 
+/* A client's connection is ready: its output flows, its requests are read
+** (one closing is only waited for until its hang-up). */
+static void ready(void *ud, int fd, unsigned r) {
+  Client *c = ud;
+  (void)fd;
+  if (r & DPOLL_OUT) dclients_flush(c);
+  if (r & (DPOLL_IN | DPOLL_HUP)) {
+    if (c->closing) c->closing = 2;
+    else dclients_read(c->D, c);
+  }
+}
+
+/* The connections done with are closed: those that must go now, and
+** those closing once their output is flushed and nothing they asked for
+** waits. */
+static void reap(Daemon *D) {
+  for (int i = 0; i < D->nclients;) {
+    Client *c = D->clients[i];
+    if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
+      dclients_free(D, i);
+    else i++;
+  }
+}
+
 static void refuse(int fd, const char *why) {
   char m[200];
   int n = snprintf(m, sizeof m, "{\"ok\":false,\"code\":\"busy\",\"message\":\"%s; retry later\"}\n", why);
@@ -214,6 +238,21 @@ static void refuse(int fd, const char *why) {
 ** listening socket would stay readable and the loop would spin: the spare
 ** descriptor kept for this moment is given up to accept the connection and
 ** refuse it with `busy`, then taken back. */
+static void accept_ready(void *ud, int fd, unsigned r) {
+  Daemon *D = ud;
+  (void)fd, (void)r;
+  reap(D);   /* a connection closed in this turn frees its slot first */
+  dclients_accept(D);
+}
+
+int dclients_listen(Daemon *D) { return dpoll_add(D->poll, D->lfd, DPOLL_IN, RANK_LISTENER, accept_ready, D); }
+
+double dclients_reap(void *ud, double now) {
+  (void)now;
+  reap(ud);
+  return -1;
+}
+
 void dclients_accept(Daemon *D) {
   for (;;) {
     int fd = accept4(D->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -237,9 +276,8 @@ void dclients_accept(Daemon *D) {
     c->reserved = reserved;
     c->active = daemon_now();
     c->held = &D->outbytes;
-    c->polled = EPOLLIN;
-    struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
-    if (epoll_ctl(D->ep, EPOLL_CTL_ADD, fd, &e) != 0) {
+    c->D = D;
+    if (dpoll_add(D->poll, fd, DPOLL_IN, RANK_CLIENT, ready, c) != 0) {
       refuse(fd, "the kernel cannot watch another connection");
       free(c);
       continue;
@@ -277,7 +315,7 @@ int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id) {
 ** not subscribed to events.  Idle connections are closed: a client that
 ** opens many and says nothing cannot keep the slots.  (`jiti repl`
 ** reconnects quietly.) */
-double dclients_sweep_idle(Daemon *D) {
+static double sweep_idle(Daemon *D) {
   if (D->idle_timeout <= 0) return -1;
   double now = daemon_now();
   if (now < D->idle_sweep) return D->idle_sweep - now;
@@ -293,3 +331,17 @@ double dclients_sweep_idle(Daemon *D) {
   return every;
 }
 
+
+/* Before the loop sleeps: what each client waits for now, and the idle
+** ones closed. */
+double dclients_before(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  for (int i = 0; i < D->nclients; i++) {
+    Client *c = D->clients[i];
+    unsigned want = (c->closing ? 0 : DPOLL_IN) | (c->outlen > c->outoff ? DPOLL_OUT : 0);
+    if (dpoll_mask(D->poll, c->fd, want) != 0) c->closing = 2;   /* cannot be watched: never left waiting */
+  }
+  double sweep = sweep_idle(D);
+  return D->nclients ? sweep : -1;
+}

@@ -603,6 +603,21 @@ void dgroup_synced(Daemon *D) {
   dlog_flush(D);
 }
 
+static void synced_ready(void *ud, int fd, unsigned r) {
+  (void)fd;
+  if (r & DPOLL_IN) dgroup_synced(ud);
+}
+
+int dgroup_watch(Daemon *D) { return dpoll_add(D->poll, dsync_fd(D), DPOLL_IN, RANK_SYNC, synced_ready, D); }
+
+double dgroup_before(void *ud, double now) {
+  (void)now;
+  /* Everything the worker finished ahead of the durable revisions, in one
+  ** store transaction; what it finishes meanwhile is the next group. */
+  dgroup_publish(ud);
+  return -1;
+}
+
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
   Group *g = &D->group;
   *rev = g->nsyncing ? g->syncing[0].rev0 : D->revision;

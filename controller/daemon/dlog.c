@@ -152,3 +152,10 @@ void dlog_flush(Daemon *D) {
   D->log.len = 0;
   D->log.urgent = 0;
 }
+
+double dlog_before(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  if (D->log.urgent || !D->events.n) dlog_flush(D);  /* else: with the events */
+  return -1;
+}

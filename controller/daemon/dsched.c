@@ -445,6 +445,24 @@ void dsched_abort_pause(Daemon *D, const char *why) {
                             txn_cmd_name(TXN_CMD_ABORT), "generation", (json_int_t)D->gen));
 }
 
+double dsched_before(void *ud, double now) {
+  (void)now;
+  dsched_pump(ud);
+  return -1;
+}
+
+double dsched_before_pause(void *ud, double now) {
+  Daemon *D = ud;
+  Txn *t = &D->cur;
+  if (!D->in_pause || D->wait != W_NONE || !t->active || t->timed_out) return -1;
+  if (now < t->deadline) return t->deadline - now;
+  t->timed_out = 1;
+  char why[80];
+  snprintf(why, sizeof why, "the pause timed out after %g s", D->limits.pause_timeout);
+  dsched_abort_pause(D, why);
+  return -1;
+}
+
 /* Give the worker its next request, if it is free and one waits. */
 void dsched_pump(Daemon *D) {
   /* While the worker runs calls, calls that arrive join them: the worker

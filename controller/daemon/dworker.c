@@ -81,7 +81,62 @@ static void stderr_line(void *ud, int pid, const char *text, size_t n, int note)
   else dlog_worker(D, pid, text, n);
 }
 
-void dworker_stderr(Daemon *D) { wproc_err_read(&D->w); }
+void dworker_stderr(Daemon *D) {
+  int fd = D->w.err.fd;
+  wproc_err_read(&D->w);
+  if (D->w.err.fd < 0) dpoll_del(D->poll, fd);   /* closed at its end */
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static void err_ready(void *ud, int fd, unsigned r) {
+  (void)fd, (void)r;
+  dworker_stderr(ud);
+}
+
+static void sock_ready(void *ud, int fd, unsigned r) {
+  Daemon *D = ud;
+  (void)fd;
+  if (r & DPOLL_OUT) dworker_writable(D);
+  if (r & (DPOLL_IN | DPOLL_HUP)) dworker_readable(D);
+}
+
+/* The loop watches the worker's socket (for writing too while start-up
+** frames wait) and its stderr.  -1 when it cannot (errno). */
+static int watch(Daemon *D) {
+  if (dpoll_add(D->poll, D->w.fd, DPOLL_IN | (D->wout.len > D->wout.off ? DPOLL_OUT : 0), RANK_WORKER, sock_ready,
+                D) != 0)
+    return -1;
+  if (D->w.err.fd >= 0 && dpoll_add(D->poll, D->w.err.fd, DPOLL_IN, RANK_WORKER_ERR, err_ready, D) != 0) {
+    dpoll_del(D->poll, D->w.fd);
+    return -1;
+  }
+  return 0;
+}
+
+/* Out of the loop, before its descriptors close. */
+static void unwatch(Daemon *D) {
+  dpoll_del(D->poll, D->w.fd);
+  dpoll_del(D->poll, D->w.err.fd);
+}
+
+double dworker_before_start(void *ud, double now) {
+  Daemon *D = ud;
+  if (D->wait != W_START) return -1;
+  if (now > D->start_deadline) {
+    dlog(D, "the worker did not start within 120 s; killing it");
+    kill(D->w.pid, SIGKILL);  /* its EOF ends the start */
+    D->start_deadline = now + 3600;
+  }
+  return D->start_deadline - now;
+}
+
+double dworker_before_err(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  wproc_err_tick(&D->w);   /* lines of its stderr dropped: said once their second is over */
+  return wproc_err_due(&D->w);
+}
 
 /* ------------------------------------------------------------ start-up */
 
@@ -104,6 +159,11 @@ static int spawn(Daemon *D, char *err, size_t errlen) {
     return -1;
   }
   trace_buffer(D, D->wout.buf, D->wout.len);
+  if (watch(D) != 0) {
+    snprintf(err, errlen, "cannot watch the worker's socket: %s", strerror(errno));
+    wproc_stop(&D->w, 1);
+    return -1;
+  }
   D->wait = W_START;
   D->start_deadline = daemon_now() + 120;
   return 0;
@@ -119,6 +179,7 @@ void dworker_writable(Daemon *D) {
     D->wout.off += (size_t)w;
   }
   D->wout.len = D->wout.off = 0;
+  dpoll_mask(D->poll, D->w.fd, DPOLL_IN);   /* all written */
   if (D->wout.cap > ((size_t)1 << 20)) {  /* do not keep a large world's copy */
     free(D->wout.buf);
     D->wout.buf = NULL;
@@ -165,7 +226,16 @@ static void ready(Daemon *D, json_t *r) {
 }
 
 /* Reap a worker that failed to start and plan the next try. */
+static double restart_due(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  D->restart_at = 0;
+  dworker_restart(D);
+  return -1;
+}
+
 static void start_failed(Daemon *D, const char *why) {
+  unwatch(D);
   wproc_stop(&D->w, 1);
   D->wait = W_NONE;
   D->wout.len = D->wout.off = 0;
@@ -175,11 +245,12 @@ static void start_failed(Daemon *D, const char *why) {
     D->stop_why = "the worker cannot start";
     return;
   }
-  D->restart_at = daemon_now() + 1;
+  D->restart_at = dpoll_timer(D->poll, daemon_now() + 1, restart_due, D);
 }
 
 void dworker_restart(Daemon *D) {
   char err[1024];
+  if (D->restart_at) dpoll_timer_del(D->poll, D->restart_at);
   D->restart_at = 0;
   if (D->stopping || D->w.fd >= 0) return;
   if (spawn(D, err, sizeof err) != 0) start_failed(D, err);
@@ -209,6 +280,7 @@ int dworker_start_first(Daemon *D) {
     if (p[0].revents & POLLOUT) dworker_writable(D);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) dworker_readable(D);
   }
+  if (D->restart_at) dpoll_timer_del(D->poll, D->restart_at);
   D->restart_at = 0;  /* the caller gives up instead */
   return D->w.fd >= 0 && D->wait == W_NONE ? 0 : -1;
 }
@@ -240,6 +312,7 @@ void dworker_died(Daemon *D) {
     start_failed(D, why);
     return;
   }
+  unwatch(D);
   wproc_stop(&D->w, 1);
   dlog(D, "worker %d %s", (int)pid, how);
   D->restarts++;
@@ -321,5 +394,6 @@ void dworker_stop(Daemon *D) {
     trace(D, ">", m);
     json_decref(m);
   }
+  unwatch(D);
   wproc_stop(&D->w, D->wait == W_START);  /* mid start-up: nothing to lose */
 }
