@@ -95,8 +95,47 @@ typedef struct Pending {
 /* FIFO: the n requests v[head..head+n); popping is O(1). */
 typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 
-/* What the daemon waits for from the worker. */
-enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
+/* What the daemon waits for from a worker.  W_CHECK: nothing from the
+** live worker, while a helper checks for the running transaction. */
+enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT, W_CHECK };
+
+typedef struct DWorker DWorker;
+typedef struct Daemon Daemon;
+
+/* What becomes of a helper worker (dworker_helper): each call ends it but
+** ready's, which may keep it (the helper then sends only what ops->frame
+** is given; none do yet). */
+typedef struct DWorkerOps {
+  /* its "ready" (m, not yet vouched for: vouch_ready is the caller's) */
+  void (*ready)(Daemon *D, DWorker *k, json_t *m);
+  /* it could not start: the reason, escaped (its "fatal" message, its
+  ** death, the start-up deadline) */
+  void (*failed)(Daemon *D, DWorker *k, const char *why);
+} DWorkerOps;
+
+/* One worker process and the daemon's conversation with it (dworker.c):
+** the live worker that serves the clients (Daemon.live, driven by
+** dsched.c), or a helper started for one piece of work (Daemon.helpers,
+** dworker_helper: a rollback's check), both read and written from the loop
+** through the same callbacks, none ever waited for. */
+struct DWorker {
+  Daemon *D;
+  const char *role;      /* for the log: "worker", "checking worker" */
+  wproc w;
+  int wait;              /* W_... */
+  struct { unsigned char *buf; size_t len, off, cap; } out;  /* start-up frames not yet written */
+  size_t start_entries;
+  double start_deadline;
+  uint64_t base;         /* its generations count from here */
+  uint64_t wgen;         /* its generation as the daemon counts it (dvouch.c):
+                         ** every frame's is checked against it */
+  char status[32];       /* its transaction status, as it last said */
+  char violation[160];   /* how it broke a frame rule, for its death */
+  jtext_writer frame;    /* the frame of calls being written (dsched.c): its buffer is kept */
+  const DWorkerOps *ops; /* a helper's; NULL for the live worker */
+  void *job;             /* a helper's work (its ops' business) */
+  DWorker *next;         /* the next helper */
+};
 
 /* Events as stored (seq and time added, secrets redacted), one record
 ** after another: u64 seq, u32 length, the JSON text.  The store writer
@@ -192,6 +231,8 @@ typedef struct Txn {
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
+  DWorker *check;        /* a rollback's: the helper checking its world (W_CHECK) */
+  uint64_t target;       /* a rollback's revision */
   int pause_no;          /* the number of the pause it showed last (0: none) */
   int decision;          /* W_COMMIT: WIRE_COMMIT or WIRE_RESTORE sent */
   int decided_changed;   /* the commit said changed */
@@ -236,7 +277,6 @@ typedef struct Synced {
 } Synced;
 
 typedef struct DSync DSync;
-typedef struct Daemon Daemon;
 
 /* A write handed to the store writer (dsync.c): a group of calls
 ** (dgroup.c) or a batch of events (devents.c), embedded first in what
@@ -296,21 +336,14 @@ typedef struct Daemon {
   json_t *foreign_failed;  /* the granted libraries the worker could not open:
                            ** [{library, message}] from its last "ready" */
   /* the worker */
-  wproc w;
-  uint64_t base, gen, revision;
-  uint64_t wgen;         /* the worker's generation as the daemon counts it
-                         ** (dvouch.c): every frame's is checked against it */
+  DWorker live;          /* the one that serves the clients */
+  DWorker *helpers;      /* others, each for one piece of work */
+  uint64_t gen, revision;  /* the generation clients see; CURRENT */
   vouch_Checker vouch;   /* decodes the entries the worker reports */
-  char violation[160];   /* how the worker broke a frame rule, for its death */
   uint64_t gen_saved;    /* the store's generation high-water mark: no
                          ** generation above it may reach a client */
-  char wstatus[32];
-  int wait;              /* W_... */
-  struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
-  jtext_writer wframe;   /* the frame of calls being written (dsched.c): its buffer is kept */
-  size_t start_entries;  /* entries the starting worker imports */
-  double start_deadline;
   uint64_t restart_at;   /* the timer that retries a failed start (0: none) */
+  /* the live worker's work (dsched.c) */
   int in_pause;
   json_t *pause;         /* the pause (as the worker reported it) while in_pause */
   Pending query;         /* the query the worker is answering (W_QUERY) */
@@ -540,9 +573,16 @@ int dsync_done(Daemon *D, uint64_t *done, char *err, size_t errlen);
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */
 void dworker_restart(Daemon *D);       /* a replacement: does not wait */
-void dworker_writable(Daemon *D);      /* write queued start-up frames */
-void dworker_readable(Daemon *D);
-void dworker_stderr(Daemon *D);        /* its stderr is readable: into the log */
+void dworker_writable(DWorker *k);     /* write queued start-up frames */
+void dworker_readable(DWorker *k);
+void dworker_stderr(DWorker *k);       /* its stderr is readable: into the log */
+/* A helper started from plan, driven from the loop: its ops say what
+** comes of it (role: for the log).  NULL, with a message in err, when it
+** cannot start; nothing of it is left then. */
+DWorker *dworker_helper(Daemon *D, const char *role, const wproc_Plan *plan, const DWorkerOps *ops, void *job,
+                        char *err, size_t errlen);
+/* A helper done with: asked to exit (killed with kill set) and freed. */
+void dworker_helper_end(Daemon *D, DWorker *k, int kill);
 /* Hooks run before each sleep (dpoll.h): a start that takes too long is
 ** killed; lines of its stderr dropped are reported once their second is over. */
 double dworker_before_start(void *ud, double now);

@@ -433,7 +433,7 @@ void dgroup_publish(Daemon *D) {
   ** and syncs one group, the outcomes that come in are the next (a slow
   ** disk gives larger groups), and the clients answered meanwhile send
   ** their next calls, which the worker runs meanwhile. */
-  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
+  if (g->n == c || g->restoring || D->live.w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
       g->acks >= GROUP_ACKS_MAX)
     return;
   size_t nrevs = 0, nchanges = 0;
@@ -633,7 +633,7 @@ int dgroup_ack(Daemon *D, json_t *m, int ev) {
   json_t *gen = json_object_get(m, "generation");
   if (json_is_integer(gen) && (uint64_t)json_integer_value(gen) > D->gen) D->gen = (uint64_t)json_integer_value(gen);
   const char *st = json_string_value(json_object_get(m, "status"));
-  if (st) snprintf(D->wstatus, sizeof D->wstatus, "%s", st);
+  if (st) snprintf(D->live.status, sizeof D->live.status, "%s", st);
   if (ev == WIRE_RESTORED) g->restoring = 0;
   return 1;
 }

@@ -159,18 +159,18 @@ static double before_signals(void *ud, double now) {
 static double before_stop(void *ud, double now) {
   Daemon *D = ud;
   if (!D->stopping) return -1;
-  if ((D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active && !dgroup_holds(D)) {
+  if ((D->live.wait == W_NONE || D->live.wait == W_START) && !D->in_pause && !D->cur.active && !dgroup_holds(D)) {
     dpoll_stop(D->poll);
     return -1;
   }
   if (now >= D->stop_deadline) {
     dlog(D, "the worker did not finish within 10 s; killing it");
-    if (D->w.pid) kill(D->w.pid, SIGKILL);
-    if (D->w.fd >= 0) dworker_died(D);
+    if (D->live.w.pid) kill(D->live.w.pid, SIGKILL);
+    if (D->live.w.fd >= 0) dworker_died(D);
     dpoll_stop(D->poll);
     return -1;
   }
-  if (D->w.fd < 0) {
+  if (D->live.w.fd < 0) {
     dpoll_stop(D->poll);
     return -1;
   }
@@ -251,7 +251,7 @@ static int kernel_open(Daemon *D, int ready_fd) {
     fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
-  D->base = D->gen_saved + 1;
+  D->live.base = D->gen_saved + 1;
   uint64_t interrupted = 0;
   store_mark_interrupted(dstore(D), &interrupted);
   D->next_attempt = storeio_next_attempt(dstore(D));
@@ -286,7 +286,7 @@ static int kernel_open(Daemon *D, int ready_fd) {
   umask(old);
   if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0 || dclients_listen(D) != 0) {
     fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", D->sock, strerror(errno));
-    kill(D->w.pid, SIGKILL);
+    kill(D->live.w.pid, SIGKILL);
     return EXIT_FAIL;
   }
   devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STARTED), "pid", (int)getpid(),
@@ -312,7 +312,7 @@ static int kernel_open(Daemon *D, int ready_fd) {
       (dgroup_watch(D) != 0 && snprintf(err, sizeof err, "cannot watch the store writer: %s", strerror(errno)))) {
     dlog(D, "%s", err);
     dlog_flush(D);
-    kill(D->w.pid, SIGKILL);
+    kill(D->live.w.pid, SIGKILL);
     return EXIT_FAIL;
   }
   return EXIT_OK;
@@ -321,6 +321,7 @@ static int kernel_open(Daemon *D, int ready_fd) {
 /* The clean shutdown: the worker stopped, the last events written and
 ** told, the clients given what is pending, everything freed. */
 static int kernel_close(Daemon *D) {
+  while (D->helpers) dworker_helper_end(D, D->helpers, 1);
   dworker_stop(D);
   dstore(D);         /* a timed write of events under way ends and is told */
   dsync_settle(D);
@@ -376,7 +377,9 @@ int cmd_kernel(int argc, char **argv) {
   D.wire_trace = getenv("JITI_WIRE_TRACE");
   if (D.wire_trace && !*D.wire_trace) D.wire_trace = NULL;
   limits_default(&D.limits);
-  D.lfd = D.w.fd = D.spare_fd = -1;
+  D.lfd = D.live.w.fd = D.spare_fd = -1;
+  D.live.D = &D;
+  D.live.role = "worker";
   D.max_clients = DAEMON_MAX_CLIENTS;
   dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;

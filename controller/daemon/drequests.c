@@ -31,12 +31,12 @@ static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g
 
 static const char *state_name(Daemon *D) {
   if (D->in_pause) return "paused";
-  if (D->w.fd < 0 || D->wait == W_START) return "starting";
-  if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
+  if (D->live.w.fd < 0 || D->live.wait == W_START) return "starting";
+  if (D->cur.active) return D->live.wait == W_COMMIT ? "publishing" : "running";
   if (dgroup_holds(D)) return "publishing";
   /* calls accepted on top of those just committed are still on their way */
-  if (!strcmp(D->wstatus, txn_status_name(TXN_ST_AWAITING))) return "running";
-  return D->wstatus;
+  if (!strcmp(D->live.status, txn_status_name(TXN_ST_AWAITING))) return "running";
+  return D->live.status;
 }
 
 static void queue(Req *q, Queue *to, const char *what) {
@@ -136,7 +136,7 @@ static void op_status(Req *q) {
   dclients_reply(D, q->client, q->id,
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
-                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
+                     "pid", (int)getpid(), "worker_pid", (int)D->live.w.pid, "revision", (json_int_t)rev,
                      "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
                      "attempts", (json_int_t)D->attempts,
                      "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),

@@ -51,7 +51,7 @@ static int queued(Queue *q, uint64_t client) {
 }
 
 int dsched_client_waits(Daemon *D, uint64_t client) {
-  return (D->cur.active && D->cur.responder == client) || (D->wait == W_QUERY && D->query.client == client) ||
+  return (D->cur.active && D->cur.responder == client) || (D->live.wait == W_QUERY && D->query.client == client) ||
          dgroup_waits(D, client) ||
          queued(&D->txq, client) || queued(&D->queryq, client) || queued(&D->cmdq, client) ||
          queued(&D->batch, client);
@@ -127,10 +127,14 @@ static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) 
 void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
   Txn *t = &D->cur;
   Queue again = {0};
+  if (t->check) {   /* a rollback's check: the rollback ends with the worker */
+    dworker_helper_end(D, t->check, 1);
+    t->check = NULL;
+  }
   dgroup_worker_died(D, how);   /* held calls: their revisions are lost */
-  if (lost && t->active && t->grouped && D->wait == W_ATTEMPT) again_lost(D, how, lost, &again);
+  if (lost && t->active && t->grouped && D->live.wait == W_ATTEMPT) again_lost(D, how, lost, &again);
   if (t->active) {
-    if (D->wait == W_COMMIT && t->published) {
+    if (D->live.wait == W_COMMIT && t->published) {
       /* the revision is durable; the fresh worker imports it */
       json_t *r = t->reply;
       t->reply = NULL;
@@ -151,13 +155,13 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
       finish_txn(D, "interrupted", how);
     }
   }
-  if (D->wait == W_QUERY && D->query.retried) {
+  if (D->live.wait == W_QUERY && D->query.retried) {
     /* the worker died on it twice: it would kill every fresh worker */
     dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
                        "query; the kernel is starting a fresh worker from revision %" PRIu64, how, D->revision);
     dqueue_pending_free(&D->query);
     D->query = (Pending){0};
-  } else if (D->wait == W_QUERY) {  /* the fresh worker answers it, first */
+  } else if (D->live.wait == W_QUERY) {  /* the fresh worker answers it, first */
     D->query.retried = 1;
     if (dqueue_push_front(&D->queryq, D->query) != 0) {
       dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s while answering this "
@@ -232,7 +236,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   size_t len = 0;
   char *ev = events_started_text(t->attempt, proto_op_name(t->op), src, D->revision, D->gen, &len);
   devents_started(D, t->attempt, t->op, ev, len);
-  D->wait = W_ATTEMPT;
+  D->live.wait = W_ATTEMPT;
 }
 
 
@@ -271,10 +275,10 @@ static size_t take_batch(Daemon *D, jtext_writer *items) {
   return moved;
 }
 
-/* Open the frame of a batch of calls in D->wframe: {"op":"attempts",
+/* Open the frame of a batch of calls in D->live.frame: {"op":"attempts",
 ** "items":[ ... (calls_send closes it). */
 static void calls_open(Daemon *D) {
-  jtext_writer *w = &D->wframe;
+  jtext_writer *w = &D->live.frame;
   const char *op = wire_op_name(WIRE_ATTEMPTS);
   jtext_reset(w);
   jtext_begin(w, '{');
@@ -287,7 +291,7 @@ static void calls_open(Daemon *D) {
 /* Send the batch written since calls_open; or, alone, only the one call
 ** frame of it at wframe[at..end). */
 static void calls_send(Daemon *D, int alone, size_t at, size_t end) {
-  jtext_writer *w = &D->wframe;
+  jtext_writer *w = &D->live.frame;
   jtext_end(w, ']');
   jtext_end(w, '}');
   if (w->failed) dworker_send_text(D, NULL, 0);
@@ -303,37 +307,29 @@ static void reply_stale(Daemon *D, Pending *p, const char *what) {
                                                 "generation", (json_int_t)D->gen));
 }
 
-/* A rollback: REV's world with CURRENT's invariants is checked by a worker
-** of its own (as offline: workerproc.h), the revert published, and the
-** live worker replaced by one started from the new CURRENT.  The check runs
-** to its end before the loop goes on (about a second per 100,000 entries
-** on a small machine): a rollback is an operator's rare request. */
-static void rollback(Daemon *D, Pending *p) {
-  uint64_t target = (uint64_t)json_integer_value(json_object_get(p->req, "revision"));
-  begin_txn(D, p);
+/* A rollback: REV's world with CURRENT's invariants is checked by a
+** helper worker of its own (dworker_helper: the same start-up frames as
+** offline), the revert published, and the live worker replaced by one
+** started from the new CURRENT.  The loop goes on meanwhile (the check
+** takes about a second per 100,000 entries on a small machine): clients
+** are answered what the kernel answers itself, the live worker waits with
+** the rollback's end (W_CHECK), as other transactions and queries do. */
+static void rollback_end(Daemon *D, const char *reason, const char *msg);
+
+static void check_ready(Daemon *D, DWorker *k, json_t *ready) {
   Txn *t = &D->cur;
-  D->wait = W_NONE;
-  jiti_Limits lim = D->limits.eval;
-  char err[1024];
-  limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
-  wproc chk;
-  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
-  json_t *ready = NULL, *r;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
   vouch_Fail vf;
-  if (wproc_start(&chk, dstore(D), &plan, &ready, err, sizeof err) != 0) {
-    reason = txn_reason_name(TXN_ERROR);
-    snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
-    msg = why;
-  } else if (vouch_ready(ready, plan.base, &D->grant, &vf) != 0) {
+  t->check = NULL;
+  if (vouch_ready(ready, k->base, &D->grant, &vf) != 0) {
     /* the checking worker is no more trusted than the live one */
     dlog(D, "attempt %" PRIu64 ": the worker checking revision %" PRIu64 " broke the frame rule %s (%s); killing it",
-         t->attempt, target, vf.rule, vf.detail);
-    wproc_stop(&chk, 1);
+         t->attempt, t->target, vf.rule, vf.detail);
+    dworker_helper_end(D, k, 1);
     reason = store_event_name(STORE_EV_INTERRUPTED);
     snprintf(why, sizeof why, "the worker checking revision %" PRIu64 " broke the frame rule %s and was killed; "
-             "nothing was published", target, vf.rule);
+             "nothing was published", t->target, vf.rule);
     msg = why;
   } else {
     const char *st = json_string_value(json_object_get(ready, "status"));
@@ -342,9 +338,48 @@ static void rollback(Daemon *D, Pending *p) {
       snprintf(why, sizeof why, "%s", json_string_value(json_object_get(ready, "message")));
       msg = why;
     }
-    wproc_stop(&chk, 0);
+    dworker_helper_end(D, k, 0);
   }
-  json_decref(ready);
+  D->live.wait = W_NONE;
+  rollback_end(D, reason, msg);
+}
+
+static void check_failed(Daemon *D, DWorker *k, const char *err) {
+  char why[1100];
+  (void)k;
+  D->cur.check = NULL;
+  D->live.wait = W_NONE;
+  snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", D->cur.target, err);
+  rollback_end(D, txn_reason_name(TXN_ERROR), why);
+}
+
+static const DWorkerOps check_ops = {check_ready, check_failed};
+
+static void rollback(Daemon *D, Pending *p) {
+  uint64_t target = (uint64_t)json_integer_value(json_object_get(p->req, "revision"));
+  begin_txn(D, p);
+  Txn *t = &D->cur;
+  D->live.wait = W_NONE;
+  t->target = target;
+  jiti_Limits lim = D->limits.eval;
+  char err[1024], why[1100];
+  limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
+  if (!(t->check = dworker_helper(D, "checking worker", &plan, &check_ops, NULL, err, sizeof err))) {
+    snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
+    rollback_end(D, txn_reason_name(TXN_ERROR), why);
+    return;
+  }
+  D->live.wait = W_CHECK;
+}
+
+/* The check said reason (NULL: the world is sound): the revert published,
+** or the rollback refused. */
+static void rollback_end(Daemon *D, const char *reason, const char *msg) {
+  Txn *t = &D->cur;
+  uint64_t target = t->target;
+  char why[1100];
+  json_t *r;
   uint64_t g = D->gen + 1, rev = 0;
   if (!reason) {
     devents_flush(D);  /* the attempt's start goes first */
@@ -378,8 +413,8 @@ static void rollback(Daemon *D, Pending *p) {
   finish_txn(D, txn_reason_name(TXN_ACCEPTED), extra);
   /* the live world becomes REV's: a fresh worker from the new CURRENT */
   dworker_stop(D);
-  D->wait = W_NONE;
-  D->base = g;
+  D->live.wait = W_NONE;
+  D->live.base = g;
   dworker_restart(D);
 }
 
@@ -402,11 +437,11 @@ static void start_txn(Daemon *D, Pending *p) {
   /* a plain call runs on whatever the calls before it left: no generation;
   ** it takes the calls queued behind it along, in one frame */
   calls_open(D);
-  size_t at = D->wframe.len;
-  request_frame_write(&D->wframe, p->op, p->req, !batchable(p), D->gen);
-  size_t end = D->wframe.len;
+  size_t at = D->live.frame.len;
+  request_frame_write(&D->live.frame, p->op, p->req, !batchable(p), D->gen);
+  size_t end = D->live.frame.len;
   begin_txn(D, p);
-  size_t more = D->cur.op == PROTO_CALL ? take_batch(D, &D->wframe) : 0;
+  size_t more = D->cur.op == PROTO_CALL ? take_batch(D, &D->live.frame) : 0;
   calls_send(D, !more, at, end);
 }
 
@@ -429,7 +464,7 @@ static void send_command(Daemon *D, Pending *p) {
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   t->sent = txn_cmd_parse(json_string_value(json_object_get(a, "type")));
-  D->wait = W_ATTEMPT;
+  D->live.wait = W_ATTEMPT;
   dworker_send(D, m);
 }
 
@@ -440,7 +475,7 @@ void dsched_abort_pause(Daemon *D, const char *why) {
   t->responder_id = NULL;
   dlog(D, "attempt %" PRIu64 ": %s; aborting", t->attempt, why);
   t->sent = TXN_CMD_ABORT;
-  D->wait = W_ATTEMPT;
+  D->live.wait = W_ATTEMPT;
   dworker_send(D, json_pack("{s:s, s:s, s:I}", "op", wire_op_name(WIRE_COMMAND), "type",
                             txn_cmd_name(TXN_CMD_ABORT), "generation", (json_int_t)D->gen));
 }
@@ -454,7 +489,7 @@ double dsched_before(void *ud, double now) {
 double dsched_before_pause(void *ud, double now) {
   Daemon *D = ud;
   Txn *t = &D->cur;
-  if (!D->in_pause || D->wait != W_NONE || !t->active || t->timed_out) return -1;
+  if (!D->in_pause || D->live.wait != W_NONE || !t->active || t->timed_out) return -1;
   if (now < t->deadline) return t->deadline - now;
   t->timed_out = 1;
   char why[80];
@@ -470,12 +505,12 @@ void dsched_pump(Daemon *D) {
   ** the daemon, which meanwhile reads and answers clients (a pipeline over
   ** the two processes).  Not when a query or another kind of transaction
   ** waits: those would wait for the end of the stream. */
-  if (D->w.fd >= 0 && (D->wait == W_ATTEMPT || D->wait == W_COMMIT) && D->cur.active &&
+  if (D->live.w.fd >= 0 && (D->live.wait == W_ATTEMPT || D->live.wait == W_COMMIT) && D->cur.active &&
       D->cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
     calls_open(D);
-    if (take_batch(D, &D->wframe)) calls_send(D, 0, 0, 0);
+    if (take_batch(D, &D->live.frame)) calls_send(D, 0, 0, 0);
   }
-  while (D->w.fd >= 0 && D->wait == W_NONE) {
+  while (D->live.w.fd >= 0 && D->live.wait == W_NONE) {
     if (D->batch.n) {  /* the worker goes on with the calls it was sent */
       Pending p = dqueue_pop(&D->batch);
       begin_txn(D, &p);
@@ -487,7 +522,7 @@ void dsched_pump(Daemon *D) {
       ** held calls' commit, and no new call starts before it */
       if (dgroup_holds(D)) return;
       D->query = dqueue_pop(&D->queryq);
-      D->wait = W_QUERY;
+      D->live.wait = W_QUERY;
       dworker_send(D, json_deep_copy(D->query.req));
       continue;
     }
@@ -533,7 +568,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
     t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
                          "publication-failed", "message", pr.error);
     dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
-    D->wait = W_COMMIT;
+    D->live.wait = W_COMMIT;
     t->decision = WIRE_RESTORE;
     dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
     return;
@@ -550,7 +585,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
   if (value) json_object_set(t->reply, "value", value);
   if (json_object_get(m, "values")) json_object_set(t->reply, "values", json_object_get(m, "values"));
   if (output) json_object_set(t->reply, "output", output);
-  D->wait = W_COMMIT;
+  D->live.wait = W_COMMIT;
   t->decision = WIRE_COMMIT;
   t->decided_changed = pr.changed;
   dworker_send(D, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
@@ -558,7 +593,7 @@ static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t blob
 }
 
 static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
-  D->wait = W_NONE;
+  D->live.wait = W_NONE;
   Pending q = D->query;
   D->query = (Pending){0};
   json_t *r;
@@ -577,7 +612,7 @@ static void on_paused(Daemon *D, json_t *m) {
   Txn *t = &D->cur;
   json_t *p = json_object_get(m, "pause");
   D->gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
-  D->wait = W_NONE;
+  D->live.wait = W_NONE;
   int first = !D->in_pause;
   D->in_pause = 1;
   json_decref(D->pause);
@@ -630,7 +665,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   const char *status = json_string_value(json_object_get(m, "status"));
   if (!reason) reason = txn_reason_name(TXN_ERROR);
   int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
-  if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
+  if (status) snprintf(D->live.status, sizeof D->live.status, "%s", status);
   pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
   /* one that publishes nothing leaves no events: counted */
@@ -638,7 +673,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
     devents_ended(D, t->attempt, t->op, reason,
                   accepted && t->op != PROTO_PREVIEW && !json_is_true(json_object_get(m, "committed")));
   if (t->grouped && t->active && dgroup_outcome(D, t, m, blob, bloblen)) {  /* held, or answered */
-    D->wait = W_NONE;
+    D->live.wait = W_NONE;
     txn_clear(D);
     return;
   }
@@ -647,7 +682,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
     publish(D, m, blob, bloblen);
     return;
   }
-  D->wait = W_NONE;
+  D->live.wait = W_NONE;
   const char *msg = json_string_value(json_object_get(m, "message"));
   if (t->timed_out && txn_reason_parse(reason) == TXN_ABORTED) msg = "aborted: the pause timed out";
   if (!t->active) return;
@@ -699,8 +734,8 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
 static void on_committed(Daemon *D, json_t *m) {
   Txn *t = &D->cur;
   const char *status = json_string_value(json_object_get(m, "status"));
-  if (status) snprintf(D->wstatus, sizeof D->wstatus, "%s", status);
-  D->wait = W_NONE;
+  if (status) snprintf(D->live.status, sizeof D->live.status, "%s", status);
+  D->live.wait = W_NONE;
   json_t *r = t->reply;
   t->reply = NULL;
   if (r) json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
@@ -718,23 +753,23 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   if (dvouch_frame(D, m, blob, bloblen)) return;   /* broke a rule: the worker is gone */
   int ev = wire_event_of(m);
   json_t *g = json_object_get(m, "generation");
-  if (ev == WIRE_OUTCOME) D->w.outcomes_seen++;  /* (wproc_outcomes_unseen) */
+  if (ev == WIRE_OUTCOME) D->live.w.outcomes_seen++;  /* (wproc_outcomes_unseen) */
   /* generations only grow; a call run on top of held ones reports the
   ** worker's count before their commits, which the daemon already made */
   if (json_is_integer(g) && (uint64_t)json_integer_value(g) > D->gen) D->gen = (uint64_t)json_integer_value(g);
   if (dgroup_ack(D, m, ev)) {
     /* a group's commit or restore answered */
-  } else if (D->wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
+  } else if (D->live.wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
     on_query_answer(D, m, (wire_Event)ev);
-  } else if (D->wait == W_ATTEMPT && ev == WIRE_PAUSED) {
+  } else if (D->live.wait == W_ATTEMPT && ev == WIRE_PAUSED) {
     on_paused(D, m);
-  } else if (D->wait == W_ATTEMPT && ev == WIRE_OUTCOME) {
+  } else if (D->live.wait == W_ATTEMPT && ev == WIRE_OUTCOME) {
     on_outcome(D, m, blob, bloblen);
-  } else if (D->wait == W_COMMIT && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
+  } else if (D->live.wait == W_COMMIT && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
     on_committed(D, m);
   } else {
     dlog(D, "unexpected message from the worker (%s) while waiting (%d); restarting it",
-         ev >= 0 ? wire_event_name((wire_Event)ev) : "?", D->wait);
+         ev >= 0 ? wire_event_name((wire_Event)ev) : "?", D->live.wait);
     dworker_died(D);
   }
 }
