@@ -6,7 +6,10 @@
 **                other part calls into it (to stop, a part sets stop_why)
 **   dpoll.c      the event loop (dpoll.h): descriptors, timers and the
 **                hooks run before each sleep, registered by the parts
-**   dclients.c   client connections: request lines in, buffered replies out
+**   dclients.c   client connections, bytes only: request lines in,
+**                buffered lines out
+**   dreply.c     every reply: a keyed request's recorded (dkeys.c), none
+**                sent before the generation it may carry is durable
 **   drequests.c  each request checked against its op before anything is
 **                queued; those the daemon answers itself (hello, status,
 **                history, subscribe, shutdown)
@@ -394,14 +397,8 @@ double dlog_before(void *ud, double now);  /* hook before each sleep: the lines 
 ** worker[PID]: text", never a line of the kernel's. */
 void dlog_worker(Daemon *D, int pid, const char *text, size_t n);
 
-/* dclients.c */
+/* dclients.c: the connections; bytes only */
 Client *dclients_find(Daemon *D, uint64_t serial);
-void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
-/* The same for a reply written as text: w holds its object, still open
-** (its id is added, then the brace); frees w's buffer. */
-void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w);
-void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
 void dclients_line(Client *c, const char *text, size_t n);  /* one line to a client */
 void dclients_flush(Client *c);
 void dclients_read(Daemon *D, Client *c);
@@ -413,9 +410,15 @@ int dclients_listen(Daemon *D);         /* the loop accepts on D->lfd; -1 (errno
 ** closes idle ones (seconds until the next look). */
 double dclients_reap(void *ud, double now);
 double dclients_before(void *ud, double now);
-int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
-                                        ** reserved slot's connection asked for more
-                                        ** than status or stop (answered busy) */
+
+/* dreply.c: every reply; a keyed request's recorded, none before its
+** generation is durable */
+void dreply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+/* The same for a reply written as text: w holds its object, still open
+** (its id is added, then the brace); frees w's buffer. */
+void dreply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w);
+void dreply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* dvouch.c: the daemon trusts no frame */
 /* 0 when frame m (blob: its entry bytes) is one the worker may send now;
@@ -522,6 +525,10 @@ struct json_t *dretain_json(Daemon *D);  /* status: the events kept and pruned *
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
+/* A request line past PROTO_LINE_MAX (unended: none has ended yet, the
+** connection's buffer is full): answered line-too-long; the connection
+** closes. */
+void drequests_too_long(Daemon *D, Client *c, int unended);
 
 /* dsched.c */
 void dsched_pump(Daemon *D);           /* give the worker its next request */

@@ -1,7 +1,8 @@
 /*
-** dclients.c — the daemon's client connections (daemon.h): reading
-** newline-delimited requests, buffered non-blocking replies and event
-** lines, accepting and refusing connections.
+** dclients.c — the daemon's client connections (daemon.h): the transport
+** only.  Newline-delimited requests in (each line to drequests.c), lines
+** out buffered and non-blocking (replies come through dreply.c, event
+** lines from devents.c), connections accepted, refused and closed.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,60 +77,6 @@ void dclients_line(Client *c, const char *text, size_t n) {
   dclients_flush(c);
 }
 
-/* The client a reply goes to, NULL when it left.  A generation reaches a
-** client only once the store has recorded it (devents_flush), so that no
-** kernel started later can hand it out again. */
-static Client *replying_to(Daemon *D, uint64_t serial) {
-  Client *c = dclients_find(D, serial);
-  if (!c || c->closing == 2) return NULL;
-  if (D->gen > D->gen_saved) devents_flush(D);
-  return c;
-}
-
-/* Send a reply (stolen) to a client, adding its id. */
-void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
-  dkeys_replied(D, serial, id, msg);  /* recorded even when its client left */
-  Client *c = replying_to(D, serial);
-  if (!c) { json_decref(msg); return; }
-  if (id) json_object_set(msg, "id", id);
-  char *text = NULL;   /* json_dumps' text, written faster (jtext.h) */
-  size_t len = 0, cap = 0;
-  int rc = jtext_append(msg, 0, &text, &len, &cap);
-  json_decref(msg);
-  if (rc == 0) dclients_line(c, text, len);
-  free(text);
-}
-
-void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w) {
-  if (w->failed || dkeys_awaits(D, serial, id)) {   /* as an object: recorded, or told it failed */
-    jtext_end(w, '}');
-    json_t *msg = w->failed ? NULL : jtext_load(w->buf, w->len, 0, NULL);
-    free(w->buf);
-    if (msg) dclients_reply(D, serial, id, msg);
-    else dclients_reply_err(D, serial, id, "busy", "the kernel is out of memory; retry later");
-    return;
-  }
-  Client *c = replying_to(D, serial);
-  if (c) {
-    if (id) {
-      jtext_key(w, "id");
-      jtext_json(w, id);
-    }
-    jtext_end(w, '}');
-    if (!w->failed) dclients_line(c, w->buf, w->len);
-  }
-  free(w->buf);
-}
-
-void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dclients_reply(D, serial, id, json_pack("{s:b, s:s, s:s}", "ok", 0, "code", code, "message", msg));
-}
-
 void dclients_free(Daemon *D, int i) {
   Client *c = D->clients[i];
   if (c->cut_off)
@@ -176,8 +123,7 @@ void dclients_read(Daemon *D, Client *c) {
     size_t len = i - start;
     if (len && c->in[start + len - 1] == '\r') len--;
     if (len > PROTO_LINE_MAX) {
-      dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", PROTO_LINE_MAX);
-      c->closing = 1;
+      drequests_too_long(D, c, 0);
     } else if (len) {
       drequests_handle(D, c, c->in + start, len);
     }
@@ -188,9 +134,7 @@ void dclients_read(Daemon *D, Client *c) {
     c->inlen -= start;
   }
   if (!c->closing && c->inlen > PROTO_LINE_MAX) {
-    dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
-              PROTO_LINE_MAX);
-    c->closing = 1;
+    drequests_too_long(D, c, 1);
     c->inlen = 0;
   }
   /* The end of its input: once its output is flushed and nothing it asked
@@ -298,15 +242,6 @@ static int free_reserved_slot(Daemon *D) {
   if (oldest < 0) return 0;
   dlog(D, "client %" PRIu64 " closed: its operator slot was needed", D->clients[oldest]->serial);
   dclients_free(D, oldest);
-  return 1;
-}
-
-int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id) {
-  if (!c->reserved || op == PROTO_HELLO || op == PROTO_STATUS || op == PROTO_SHUTDOWN) return 0;
-  dclients_reply_err(D, c->serial, id, "busy",
-                     "the kernel serves %d clients (its --max-clients); this connection may only ask for "
-                     "status or stop; retry later", D->max_clients);
-  c->closing = 1;
   return 1;
 }
 

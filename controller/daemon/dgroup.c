@@ -86,7 +86,7 @@ static const char UNDONE[] =
 static void answer_undone(Daemon *D, Txn *t) {
   const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
   devents_add(D, events_outcome(t->attempt, proto_op_name(t->op), reason, UNDONE));
-  dclients_reply(D, t->responder, t->responder_id,
+  dreply(D, t->responder, t->responder_id,
                  json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
                            UNDONE, "generation", (json_int_t)D->gen));
   dlog_soon(D, "attempt %" PRIu64 " %s %s: ran on a revision that could not be published", t->attempt,
@@ -120,7 +120,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
     h.id = NULL;   /* still the Txn's */
     h.source = h.summary = NULL;
     held_free(&h);
-    dclients_reply_err(D, t->responder, t->responder_id, "busy", "the kernel is out of memory; retry later");
+    dreply_err(D, t->responder, t->responder_id, "busy", "the kernel is out of memory; retry later");
     if (writes) {  /* it cannot be held, so nothing on top of it may stand */
       dlog(D, "attempt %" PRIu64 ": out of memory holding its outcome; undoing the calls not yet durable",
            t->attempt);
@@ -131,7 +131,7 @@ int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size
       if (g->restoring) return 1;   /* it failed: undone with all above it */
       for (size_t i = g->committed; i < g->n; i++) {   /* those written stand */
         Held *o = at(g, i);
-        dclients_reply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
+        dreply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
         held_free(o);
       }
       g->n = g->committed;
@@ -250,7 +250,7 @@ static void failed(Daemon *D, size_t from, const char *why, int restore) {
   for (size_t i = from; i < g->n; i++) {
     Held *h = at(g, i);
     devents_add(D, events_outcome(h->attempt, "call", reason, why));
-    dclients_reply(D, h->client, h->id,
+    dreply(D, h->client, h->id,
                    json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
                              msg, "generation", (json_int_t)D->gen));
     held_free(h);
@@ -267,7 +267,7 @@ static void failed(Daemon *D, size_t from, const char *why, int restore) {
 /* Write held call h's reply, now that its commit decided its revision and
 ** generation: the members of an unheld reply (dsched.c), in their order,
 ** the changes as the store took them (slot, effects: NULL when it wrote
-** none), left open for the id (dclients_reply_text).  It is sent once
+** none), left open for the id (dreply_text).  It is sent once
 ** durable (answer). */
 static void complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects) {
   json_t *m = h->outcome, *v;
@@ -576,7 +576,7 @@ static void answer(Daemon *D) {
     Held *h = at(g, 0);
     const char *reason = json_string_value(json_object_get(h->outcome, "reason"));
     dlog_attempt(D, h->attempt, "call", reason ? reason : "error", NULL, h->t0, h->gen, h->rev, h->source);
-    dclients_reply_text(D, h->client, h->id, &h->reply);   /* (frees its text) */
+    dreply_text(D, h->client, h->id, &h->reply);   /* (frees its text) */
     h->reply = (jtext_writer){0};
     held_free(h);
     g->head = (g->head + 1) % g->cap;
@@ -648,7 +648,7 @@ void dgroup_worker_died(Daemon *D, const char *how) {
     json_t *ev = events_outcome(h->attempt, "call", store_event_name(STORE_EV_INTERRUPTED), NULL);
     json_object_set_new(ev, "reason", json_string(how));
     devents_add(D, ev);
-    dclients_reply_err(D, h->client, h->id, "interrupted",
+    dreply_err(D, h->client, h->id, "interrupted",
                        "the worker %s before this call's revision was published; nothing of it was kept", how);
     held_free(h);
   }

@@ -52,7 +52,7 @@ static void shutdown_begin(Daemon *D, const char *why) {
   if (D->lfd >= 0) { close(D->lfd); D->lfd = -1; unlink(D->sock); }
   while (D->txq.n) {
     Pending p = dqueue_pop(&D->txq);
-    dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+    dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
     dqueue_pending_free(&p);
   }
   dsched_fail_commands(D, "shutting-down", "the kernel is shutting down; the pause is aborted");

@@ -32,7 +32,7 @@ static void txn_clear(Daemon *D) {
 void dsched_fail_commands(Daemon *D, const char *code, const char *why) {
   while (D->cmdq.n) {
     Pending p = dqueue_pop(&D->cmdq);
-    dclients_reply_err(D, p.client, p.id, code, "%s", why);
+    dreply_err(D, p.client, p.id, code, "%s", why);
     dqueue_pending_free(&p);
   }
 }
@@ -63,7 +63,7 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
                         "send this with \"wait\": true to wait until the pause ends", "status", "paused",
                         "generation", (json_int_t)D->gen);
   if (D->pause) json_object_set(r, "pause", D->pause);
-  dclients_reply(D, client, id, r);
+  dreply(D, client, id, r);
 }
 
 static void finish_txn(Daemon *D, const char *reason, const char *extra) {
@@ -106,7 +106,7 @@ static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) 
     for (size_t i = 0; again->n; i++) {
       Pending p = dqueue_pop(again);
       if (i)
-        dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
+        dreply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
                            "unsent (and the kernel is out of memory); nothing of it was kept", how);
       dqueue_pending_free(&p);
     }
@@ -140,7 +140,7 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
       t->reply = NULL;
       D->gen = t->published_gen;  /* recorded with the revision; the next worker counts past it */
       json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
-      dclients_reply(D, t->responder, t->responder_id, r);
+      dreply(D, t->responder, t->responder_id, r);
       /* its outcome was recorded with the revision */
       finish_txn(D, "accepted", "(worker died after publication)");
     } else {
@@ -151,20 +151,20 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
       json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
       json_object_set_new(ev, "reason", json_string(how));
       devents_add(D, ev);
-      if (t->responder) dclients_reply_err(D, t->responder, t->responder_id, "interrupted", "%s", msg);
+      if (t->responder) dreply_err(D, t->responder, t->responder_id, "interrupted", "%s", msg);
       finish_txn(D, "interrupted", how);
     }
   }
   if (D->live.wait == W_QUERY && D->query.retried) {
     /* the worker died on it twice: it would kill every fresh worker */
-    dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
+    dreply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
                        "query; the kernel is starting a fresh worker from revision %" PRIu64, how, D->revision);
     dqueue_pending_free(&D->query);
     D->query = (Pending){0};
   } else if (D->live.wait == W_QUERY) {  /* the fresh worker answers it, first */
     D->query.retried = 1;
     if (dqueue_push_front(&D->queryq, D->query) != 0) {
-      dclients_reply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s while answering this "
+      dreply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s while answering this "
                          "query (and the kernel is out of memory)", how);
       dqueue_pending_free(&D->query);
     }
@@ -175,10 +175,10 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
   while (D->batch.n) {
     Pending p = dqueue_pop_back(&D->batch);
     if (D->stopping) {
-      dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+      dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
       dqueue_pending_free(&p);
     } else if (dqueue_push_front(&D->txq, p) != 0) {
-      dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s before this call ran (and the kernel "
+      dreply_err(D, p.client, p.id, "interrupted", "the worker %s before this call ran (and the kernel "
                          "is out of memory)", how);
       dqueue_pending_free(&p);
     }
@@ -187,11 +187,11 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
   while (again.n) {
     Pending p = dqueue_pop_back(&again);
     if (D->stopping) {
-      dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; this call ran, but "
+      dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; this call ran, but "
                          "the worker died before its outcome was sent: nothing of it was kept");
       dqueue_pending_free(&p);
     } else if (dqueue_push_front(&D->txq, p) != 0) {
-      dclients_reply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
+      dreply_err(D, p.client, p.id, "interrupted", "the worker %s after this call ran, its outcome "
                          "unsent (and the kernel is out of memory); nothing of it was kept", how);
       dqueue_pending_free(&p);
     }
@@ -268,7 +268,7 @@ static size_t take_batch(Daemon *D, jtext_writer *items) {
       request_frame_write(items, q.op, q.req, 0, 0);
       moved++;
     } else {
-      dclients_reply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+      dreply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
     }
     dqueue_pending_free(&q);
   }
@@ -303,7 +303,7 @@ static void calls_send(Daemon *D, int alone, size_t at, size_t end) {
 static void reply_stale(Daemon *D, Pending *p, const char *what) {
   char msg[160];
   snprintf(msg, sizeof msg, "stale generation: %s; observe again", what);
-  dclients_reply(D, p->client, p->id, json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale", "message", msg,
+  dreply(D, p->client, p->id, json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "code", "stale", "message", msg,
                                                 "generation", (json_int_t)D->gen));
 }
 
@@ -394,7 +394,7 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
     devents_add(D, outcome_event(D, reason, msg));
     r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I}", "ok", 0, "code", reason, "outcome", reason, "message", msg,
                   "generation", (json_int_t)D->gen, "revision", (json_int_t)D->revision);
-    dclients_reply(D, t->responder, t->responder_id, r);
+    dreply(D, t->responder, t->responder_id, r);
     finish_txn(D, reason, NULL);
     return;
   }
@@ -407,7 +407,7 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
   r = json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED), "revision",
                 (json_int_t)rev, "target", (json_int_t)target, "changes", storeio_revision_changes(dstore(D), rev),
                 "generation", (json_int_t)g);
-  dclients_reply(D, t->responder, t->responder_id, r);
+  dreply(D, t->responder, t->responder_id, r);
   char extra[64];
   snprintf(extra, sizeof extra, "-> revision %" PRIu64, rev);
   finish_txn(D, txn_reason_name(TXN_ACCEPTED), extra);
@@ -604,7 +604,7 @@ static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
   else
     r = json_pack("{s:b, s:O}", "ok", 1, member, json_object_get(m, member));
   dtally_count(D, proto_op_name(q.op), json_is_true(json_object_get(r, "ok")) ? "ok" : "not-found");
-  dclients_reply(D, q.client, q.id, r);
+  dreply(D, q.client, q.id, r);
   dqueue_pending_free(&q);
 }
 
@@ -642,7 +642,7 @@ static void on_paused(Daemon *D, json_t *m) {
     dlog(D, "attempt %" PRIu64 " paused: %s", t->attempt, shown);
   }
   devents_flush(D);  /* a pause may last long: its record should not wait */
-  dclients_reply(D, t->responder, t->responder_id, r);
+  dreply(D, t->responder, t->responder_id, r);
   json_decref(t->responder_id);
   t->responder = 0;
   t->responder_id = NULL;
@@ -653,7 +653,7 @@ static void on_paused(Daemon *D, json_t *m) {
       if (!json_is_true(json_object_get(q.req, "wait")))
         dsched_reply_paused(D, q.client, q.id);
       else if (dqueue_push(&D->txq, q.client, q.id, q.req, q.op) != 0)
-        dclients_reply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
+        dreply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
       dqueue_pending_free(&q);
     }
   }
@@ -727,7 +727,7 @@ static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t b
   char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
                       : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
   devents_outcome(D, t->attempt, t->key != NULL, ev, len);
-  dclients_reply_text(D, t->responder, t->responder_id, &r);
+  dreply_text(D, t->responder, t->responder_id, &r);
   finish_txn(D, reason, NULL);
 }
 
@@ -745,7 +745,7 @@ static void on_committed(Daemon *D, json_t *m) {
   } else {
     devents_add(D, outcome_event(D, txn_reason_name(TXN_PUBLICATION_FAILED), NULL));
   }
-  if (r) dclients_reply(D, t->responder, t->responder_id, r);
+  if (r) dreply(D, t->responder, t->responder_id, r);
   finish_txn(D, txn_reason_name(t->published ? TXN_ACCEPTED : TXN_PUBLICATION_FAILED), extra);
 }
 
