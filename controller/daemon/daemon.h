@@ -15,8 +15,11 @@
 **                history, subscribe, shutdown)
 **   dqueue.c     the FIFO queues requests wait in
 **   dsched.c     what the worker does next (queries, transactions, batches
-**                of calls, commands to a paused transaction), the frames it
-**                answers with, the ends of transactions and publishing
+**                of calls, commands to a paused transaction, a rollback
+**                and its check), the frames it answers with
+**   dcall.c      a transaction's end, from its outcome frame to its reply:
+**                held for group commit, published on its own, or answered;
+**                the reply (engine.h reply_write) and outcome event of each
 **   dgroup.c     group commit: the calls the worker finished ahead of the
 **                durable revisions, held, then published together in one
 **                store transaction (or undone together), answered once
@@ -230,7 +233,10 @@ typedef struct Txn {
   int published;
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
-  json_t *reply;         /* reply held until the worker acknowledges */
+  json_t *outcome;       /* the outcome frame published on its own: its
+                            reply waits for the worker's answer (dcall.c) */
+  json_t *changes;       /* its changes as the store took them */
+  char *failure;         /* why its publication failed, or NULL */
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
@@ -243,6 +249,18 @@ typedef struct Txn {
 
 #define TXN_SENT_ATTEMPT (-1)
 
+/* An outcome frame decoded once (dcall.c): pointers into m, which the
+** holder keeps referenced. */
+typedef struct DOutcome {
+  json_t *m;
+  const char *reason;    /* never NULL: "error" when it gave none */
+  int accepted;          /* reason is accepted */
+  int committed;         /* kept already (it changed nothing) */
+  int awaiting;          /* status awaiting-commit: to be published */
+  const char *status, *message;   /* or NULL */
+  json_t *value, *values, *output, *changes;   /* or NULL */
+} DOutcome;
+
 /* A call the worker finished whose reply must wait: it wrote a revision
 ** not yet durable, or ran on top of one (dgroup.c). */
 typedef struct Held {
@@ -251,8 +269,7 @@ typedef struct Held {
   double t0;
   char *source;          /* for the log */
   char *summary;         /* its revision's */
-  json_t *outcome;       /* the worker's outcome frame: its reply's value,
-                            values, message and output */
+  DOutcome out;          /* the worker's outcome (out.m referenced) */
   jtext_writer reply;    /* its reply, written once its commit decided
                             (complete), still open for the id */
   char *event;           /* its outcome event's text, open where the commit's
@@ -538,6 +555,8 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen);  /
 void dsched_worker_died(Daemon *D, const char *how, uint64_t lost);
 void dsched_abort_pause(Daemon *D, const char *why);
 void dsched_fail_commands(Daemon *D, const char *code, const char *why);
+void dsched_txn_clear(Daemon *D);      /* the running transaction's state freed */
+void dsched_pause_end(Daemon *D);      /* the pause, if any, is over */
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
@@ -547,13 +566,38 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": 
 double dsched_before(void *ud, double now);
 double dsched_before_pause(void *ud, double now);
 
+/* dcall.c: a transaction's end, from its outcome frame to its reply */
+void dcall_decode(DOutcome *o, json_t *m);
+void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen);  /* the outcome frame */
+void dcall_committed(Daemon *D, json_t *m);  /* the answer to a commit or restore of one published on its own */
+void dcall_reply_decided(Daemon *D);  /* the reply of one published on its own (or refused), at D->gen */
+/* The outcome event of the running transaction (message may be NULL, the
+** idempotency key added); more members may be added before it is recorded. */
+json_t *dcall_event(Daemon *D, const char *reason, const char *message);
+void dcall_finish(Daemon *D, const char *reason, const char *extra);  /* logged; the running one ends */
+void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r);
+/* Held calls (dgroup.c's FIFO): the worker told to undo them, or to keep
+** count of them (unchanged: the indexes the store had already); a held
+** call's reply completed at its commit (slot, effects: how the store took
+** its changes, NULL when it wrote none), its outcome event recorded
+** (recorded: it went with the group; a counted one keeps its key's record
+** only), its reply sent, its end when the worker died; the calls v[from..n)
+** answered publication-failed (and undone when restore). */
+void dcall_restore_group(Daemon *D);
+void dcall_commit_group(Daemon *D, size_t count, const size_t *unchanged, size_t nunchanged);
+void dcall_complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects);
+void dcall_held_event(Daemon *D, Held *h, uint64_t rev, uint64_t gen, int recorded);
+void dcall_answer(Daemon *D, Held *h);
+void dcall_held_lost(Daemon *D, Held *h, const char *how);
+void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore);
+
 /* dgroup.c */
+Held *dgroup_at(Group *g, size_t i);  /* the i-th held call, oldest first */
+int dgroup_push(Group *g, Held h);    /* -1: out of memory */
+void dgroup_held_free(Held *h);
 int dgroup_holds(Daemon *D);          /* 1: replies of later calls must wait, and
                                       ** other transactions and queries too */
 int dgroup_waits(Daemon *D, uint64_t client);  /* 1: a reply of the client's is held */
-/* A grouped call's outcome (frame m, its blob): held, or answered now when
-** nothing below it awaits durability.  1 when it took the outcome. */
-int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen);
 void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);

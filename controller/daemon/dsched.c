@@ -3,9 +3,9 @@
 ** (daemon.h, docs/protocol.md "Transactions", docs/worker-frames.md):
 ** queries, transactions (calls, actions, previews, invariant changes), the
 ** batches calls are handed over in, commands to a paused transaction; the
-** frames the worker answers with; publishing what it accepted (engine.h,
-** the same publish step as the store commands); and the end of whatever it
-** was doing when it died.
+** frames the worker answers with (a transaction's outcome and all that
+** follows it are dcall.c's); a rollback and its check; and the end of
+** whatever it was doing when it died.
 */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -16,12 +16,14 @@
 
 /* ------------------------------------------------------------- the end */
 
-static void txn_clear(Daemon *D) {
+void dsched_txn_clear(Daemon *D) {
   Txn *t = &D->cur;
   free(t->source);
   free(t->summary);
   json_decref(t->responder_id);
-  json_decref(t->reply);
+  json_decref(t->outcome);
+  json_decref(t->changes);
+  free(t->failure);
   json_decref(t->req);
   free(t->key);
   free(t->invariant);
@@ -38,7 +40,7 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why) {
 }
 
 /* The pause (if any) is over. */
-static void pause_end(Daemon *D) {
+void dsched_pause_end(Daemon *D) {
   D->in_pause = 0;
   json_decref(D->pause);
   D->pause = NULL;
@@ -64,22 +66,6 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
                         "generation", (json_int_t)D->gen);
   if (D->pause) json_object_set(r, "pause", D->pause);
   dreply(D, client, id, r);
-}
-
-static void finish_txn(Daemon *D, const char *reason, const char *extra) {
-  Txn *t = &D->cur;
-  dlog_attempt(D, t->attempt, proto_op_name(t->op), reason, extra, t->t0, D->gen, 0, t->source);
-  txn_clear(D);
-  pause_end(D);
-  dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
-}
-
-/* The outcome event of the running transaction (message may be NULL);
-** more members may be added to what it returns before it is recorded. */
-static json_t *outcome_event(Daemon *D, const char *reason, const char *message) {
-  json_t *ev = events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
-  dkeys_tag_event(D, ev);  /* also when it goes to the store with the revision */
-  return ev;
 }
 
 static void begin_txn(Daemon *D, Pending *p);
@@ -112,11 +98,11 @@ static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) 
     }
     return;
   }
-  json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
+  json_t *ev = dcall_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
   json_object_set_new(ev, "reason", json_sprintf("the worker %s after this call ran, its outcome unsent: it runs "
                                                  "again", how));
   devents_add(D, ev);
-  finish_txn(D, "interrupted", "(its outcome was lost with the worker: it runs again)");
+  dcall_finish(D, "interrupted", "(its outcome was lost with the worker: it runs again)");
   if (D->batch.n) {  /* the one that was running */
     Pending p = dqueue_pop(&D->batch);
     begin_txn(D, &p);
@@ -136,23 +122,20 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
   if (t->active) {
     if (D->live.wait == W_COMMIT && t->published) {
       /* the revision is durable; the fresh worker imports it */
-      json_t *r = t->reply;
-      t->reply = NULL;
       D->gen = t->published_gen;  /* recorded with the revision; the next worker counts past it */
-      json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
-      dreply(D, t->responder, t->responder_id, r);
+      dcall_reply_decided(D);
       /* its outcome was recorded with the revision */
-      finish_txn(D, "accepted", "(worker died after publication)");
+      dcall_finish(D, "accepted", "(worker died after publication)");
     } else {
       char msg[512];
       snprintf(msg, sizeof msg, "the worker %s during attempt %" PRIu64 "; nothing was published; "
                "the kernel is starting a fresh worker from revision %" PRIu64 " ('jiti status' shows when it "
                "serves)", how, t->attempt, D->revision);
-      json_t *ev = outcome_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
+      json_t *ev = dcall_event(D, store_event_name(STORE_EV_INTERRUPTED), NULL);
       json_object_set_new(ev, "reason", json_string(how));
       devents_add(D, ev);
       if (t->responder) dreply_err(D, t->responder, t->responder_id, "interrupted", "%s", msg);
-      finish_txn(D, "interrupted", how);
+      dcall_finish(D, "interrupted", how);
     }
   }
   if (D->live.wait == W_QUERY && D->query.retried) {
@@ -214,7 +197,7 @@ static int batchable(const Pending *p) {
 static void begin_txn(Daemon *D, Pending *p) {
   const char *source = request_source(p->req);
   Txn *t = &D->cur;
-  txn_clear(D);
+  dsched_txn_clear(D);
   t->active = 1;
   t->attempt = D->next_attempt++;
   D->attempts++;
@@ -379,7 +362,6 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
   Txn *t = &D->cur;
   uint64_t target = t->target;
   char why[1100];
-  json_t *r;
   uint64_t g = D->gen + 1, rev = 0;
   if (!reason) {
     devents_flush(D);  /* the attempt's start goes first */
@@ -391,11 +373,11 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
     }
   }
   if (reason) {
-    devents_add(D, outcome_event(D, reason, msg));
-    r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I}", "ok", 0, "code", reason, "outcome", reason, "message", msg,
-                  "generation", (json_int_t)D->gen, "revision", (json_int_t)D->revision);
-    dreply(D, t->responder, t->responder_id, r);
-    finish_txn(D, reason, NULL);
+    devents_add(D, dcall_event(D, reason, msg));
+    reply_Outcome r = {.reason = reason, .message = msg, .generation = D->gen, .revision = D->revision,
+                       .show_revision = 1};
+    dcall_reply(D, t->responder, t->responder_id, &r);
+    dcall_finish(D, reason, NULL);
     return;
   }
   D->revision = rev;
@@ -404,13 +386,14 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
   json_t *ev = events_accepted(t->attempt, proto_op_name(t->op), rev, g);
   json_object_set_new(ev, "target", json_integer((json_int_t)target));
   devents_add(D, ev);
-  r = json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED), "revision",
-                (json_int_t)rev, "target", (json_int_t)target, "changes", storeio_revision_changes(dstore(D), rev),
-                "generation", (json_int_t)g);
-  dreply(D, t->responder, t->responder_id, r);
+  json_t *changes = storeio_revision_changes(dstore(D), rev);
+  reply_Outcome r = {.reason = txn_reason_name(TXN_ACCEPTED), .revision = rev, .target = target,
+                     .changes = changes, .generation = g};
+  dcall_reply(D, t->responder, t->responder_id, &r);
+  json_decref(changes);
   char extra[64];
   snprintf(extra, sizeof extra, "-> revision %" PRIu64, rev);
-  finish_txn(D, txn_reason_name(TXN_ACCEPTED), extra);
+  dcall_finish(D, txn_reason_name(TXN_ACCEPTED), extra);
   /* the live world becomes REV's: a fresh worker from the new CURRENT */
   dworker_stop(D);
   D->live.wait = W_NONE;
@@ -452,13 +435,7 @@ static void send_command(Daemon *D, Pending *p) {
     reply_stale(D, p, "the pause changed since your view");
     return;
   }
-  json_t *m = json_pack("{s:s, s:O, s:O}", "op", wire_op_name(WIRE_COMMAND), "type", json_object_get(a, "type"),
-                        "generation", gen);
-  json_t *v;
-  if ((v = json_object_get(a, "source"))) json_object_set(m, "source", v);
-  if ((v = json_object_get(a, "restart_id"))) json_object_set(m, "restart_id", v);
-  if ((v = json_object_get(a, "arguments"))) json_object_set(m, "arguments", v);
-  if ((v = json_object_get(a, "package"))) json_object_set(m, "package", v);
+  json_t *m = wframe_command(json_string_value(json_object_get(a, "type")), gen, a);
   Txn *t = &D->cur;
   json_decref(t->responder_id);
   t->responder = p->client;
@@ -476,8 +453,9 @@ void dsched_abort_pause(Daemon *D, const char *why) {
   dlog(D, "attempt %" PRIu64 ": %s; aborting", t->attempt, why);
   t->sent = TXN_CMD_ABORT;
   D->live.wait = W_ATTEMPT;
-  dworker_send(D, json_pack("{s:s, s:s, s:I}", "op", wire_op_name(WIRE_COMMAND), "type",
-                            txn_cmd_name(TXN_CMD_ABORT), "generation", (json_int_t)D->gen));
+  json_t *gen = json_integer((json_int_t)D->gen);
+  dworker_send(D, wframe_command(txn_cmd_name(TXN_CMD_ABORT), gen, NULL));
+  json_decref(gen);
 }
 
 double dsched_before(void *ud, double now) {
@@ -549,49 +527,6 @@ void dsched_pump(Daemon *D) {
 
 /* ------------------------------------------------------------ frames */
 
-/* The worker reported an accepted attempt awaiting commit: publish it, with
-** the events that led to it, in one LMDB transaction; then tell the worker
-** to commit (or restore, when publishing failed). */
-static void publish(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
-  Txn *t = &D->cur;
-  uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
-  /* the generation after the commit, recorded with the revision */
-  store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
-                         JITI_VERSION, t->summary, NULL, D->grant_text};
-  publish_Result pr;
-  devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
-  publish_outcome(dstore(D), D->revision, &info, json_object_get(m, "changes"), blob, bloblen, D->events.ev,
-                  D->events.time_ms, D->events.n, outcome_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
-  if (pr.code == STORE_OK) devents_written(D, pr.first_event);
-  json_t *value = json_object_get(m, "value"), *output = json_object_get(m, "output");
-  if (pr.code != STORE_OK) {
-    t->reply = json_pack("{s:b, s:s, s:s, s:s}", "ok", 0, "code", "publication-failed", "outcome",
-                         "publication-failed", "message", pr.error);
-    dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
-    D->live.wait = W_COMMIT;
-    t->decision = WIRE_RESTORE;
-    dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
-    return;
-  }
-  /* Entries identical to CURRENT's are no change: nothing was written, and
-  ** the worker keeps the attempt without moving the generation. */
-  t->published = 1;
-  t->revision = pr.revision;
-  t->published_gen = pr.changed ? gen + 1 : gen;
-  if (pr.changed && gen + 1 > D->gen_saved) D->gen_saved = gen + 1;
-  D->revision = pr.revision;
-  t->reply = json_pack("{s:b, s:s, s:I, s:o}", "ok", 1, "outcome", "accepted", "revision",
-                       (json_int_t)pr.revision, "changes", pr.changes);
-  if (value) json_object_set(t->reply, "value", value);
-  if (json_object_get(m, "values")) json_object_set(t->reply, "values", json_object_get(m, "values"));
-  if (output) json_object_set(t->reply, "output", output);
-  D->live.wait = W_COMMIT;
-  t->decision = WIRE_COMMIT;
-  t->decided_changed = pr.changed;
-  dworker_send(D, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
-                            (json_int_t)pr.revision, "changed", pr.changed));
-}
-
 static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
   D->live.wait = W_NONE;
   Pending q = D->query;
@@ -659,96 +594,6 @@ static void on_paused(Daemon *D, json_t *m) {
   }
 }
 
-static void on_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
-  Txn *t = &D->cur;
-  const char *reason = json_string_value(json_object_get(m, "reason"));
-  const char *status = json_string_value(json_object_get(m, "status"));
-  if (!reason) reason = txn_reason_name(TXN_ERROR);
-  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
-  if (status) snprintf(D->live.status, sizeof D->live.status, "%s", status);
-  pause_end(D);
-  dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
-  /* one that publishes nothing leaves no events: counted */
-  if (t->active)
-    devents_ended(D, t->attempt, t->op, reason,
-                  accepted && t->op != PROTO_PREVIEW && !json_is_true(json_object_get(m, "committed")));
-  if (t->grouped && t->active && dgroup_outcome(D, t, m, blob, bloblen)) {  /* held, or answered */
-    D->live.wait = W_NONE;
-    txn_clear(D);
-    return;
-  }
-  if (accepted && status && !strcmp(status, txn_status_name(TXN_ST_AWAITING)) &&
-      !json_is_true(json_object_get(m, "committed"))) {
-    publish(D, m, blob, bloblen);
-    return;
-  }
-  D->live.wait = W_NONE;
-  const char *msg = json_string_value(json_object_get(m, "message"));
-  if (t->timed_out && txn_reason_parse(reason) == TXN_ABORTED) msg = "aborted: the pause timed out";
-  if (!t->active) return;
-  /* the reply written as text, member by member (no jansson object made,
-  ** dumped and freed on the path of every read call) */
-  jtext_writer r = {0};
-  jtext_begin(&r, '{');
-  jtext_key(&r, "ok");
-  jtext_bool(&r, accepted);
-  json_t *v;
-  if (accepted) {
-    /* nothing to publish, or a preview (already restored) */
-    /* a read changed nothing: no need to wait for the store writer */
-    json_t *changes = json_object_get(m, "changes");
-    jtext_key(&r, "outcome");
-    jtext_string(&r, reason, strlen(reason));
-    jtext_key(&r, "revision");
-    jtext_int(&r, (json_int_t)D->revision);
-    jtext_key(&r, "changes");
-    json_t *brief = publish_brief(json_array_size(changes) ? dstore(D) : NULL, changes);
-    jtext_json(&r, brief);
-    json_decref(brief);
-    if ((v = json_object_get(m, "value"))) jtext_key(&r, "value"), jtext_json(&r, v);
-    if ((v = json_object_get(m, "values"))) jtext_key(&r, "values"), jtext_json(&r, v);
-    if (t->op == PROTO_PREVIEW) jtext_key(&r, "restored"), jtext_bool(&r, 1);
-    jtext_key(&r, "generation");
-    jtext_int(&r, (json_int_t)D->gen);
-  } else {
-    jtext_key(&r, "code");
-    jtext_string(&r, reason, strlen(reason));
-    jtext_key(&r, "outcome");
-    jtext_string(&r, reason, strlen(reason));
-    jtext_key(&r, "message");
-    jtext_string(&r, msg ? msg : "", msg ? strlen(msg) : 0);
-    jtext_key(&r, "generation");
-    jtext_int(&r, (json_int_t)D->gen);
-    if (t->op == PROTO_APPLY || t->op == PROTO_INVARIANT_ADD || t->op == PROTO_INVARIANT_REMOVE)
-      jtext_key(&r, "revision"), jtext_int(&r, (json_int_t)D->revision);  /* as it stays */
-  }
-  if ((v = json_object_get(m, "output"))) jtext_key(&r, "output"), jtext_json(&r, v);
-  size_t len = 0;
-  char *ev = accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
-                      : events_outcome_text(t->attempt, proto_op_name(t->op), reason, msg, t->key, &len);
-  devents_outcome(D, t->attempt, t->key != NULL, ev, len);
-  dreply_text(D, t->responder, t->responder_id, &r);
-  finish_txn(D, reason, NULL);
-}
-
-static void on_committed(Daemon *D, json_t *m) {
-  Txn *t = &D->cur;
-  const char *status = json_string_value(json_object_get(m, "status"));
-  if (status) snprintf(D->live.status, sizeof D->live.status, "%s", status);
-  D->live.wait = W_NONE;
-  json_t *r = t->reply;
-  t->reply = NULL;
-  if (r) json_object_set_new(r, "generation", json_integer((json_int_t)D->gen));
-  char extra[64] = "";
-  if (t->published) {  /* its outcome was recorded with the revision */
-    snprintf(extra, sizeof extra, "-> revision %" PRIu64, t->revision);
-  } else {
-    devents_add(D, outcome_event(D, txn_reason_name(TXN_PUBLICATION_FAILED), NULL));
-  }
-  if (r) dreply(D, t->responder, t->responder_id, r);
-  finish_txn(D, txn_reason_name(t->published ? TXN_ACCEPTED : TXN_PUBLICATION_FAILED), extra);
-}
-
 void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   if (dvouch_frame(D, m, blob, bloblen)) return;   /* broke a rule: the worker is gone */
   int ev = wire_event_of(m);
@@ -764,9 +609,9 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   } else if (D->live.wait == W_ATTEMPT && ev == WIRE_PAUSED) {
     on_paused(D, m);
   } else if (D->live.wait == W_ATTEMPT && ev == WIRE_OUTCOME) {
-    on_outcome(D, m, blob, bloblen);
+    dcall_outcome(D, m, blob, bloblen);
   } else if (D->live.wait == W_COMMIT && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
-    on_committed(D, m);
+    dcall_committed(D, m);
   } else {
     dlog(D, "unexpected message from the worker (%s) while waiting (%d); restarting it",
          ev >= 0 ? wire_event_name((wire_Event)ev) : "?", D->live.wait);

@@ -495,7 +495,7 @@ void dworker_stop(Daemon *D) {
   D->live.frame = (jtext_writer){0};
   if (D->live.w.fd < 0) return;
   if (D->live.wait != W_START) {  /* wproc_stop says exit */
-    json_t *m = json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT));
+    json_t *m = wframe_exit();
     trace(D, ">", m);
     json_decref(m);
   }
