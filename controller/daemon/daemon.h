@@ -392,6 +392,20 @@ typedef struct Daemon {
   } keys;                /* dkeys.c */
 } Daemon;
 
+/* DAEMON_ASSERT(cond): an invariant of the daemon's own state (never a
+** check of input: a worker or a client that breaks a rule is answered, not
+** asserted on).  Compiled into the GC-stress and sanitizer builds and any
+** build without NDEBUG; nothing otherwise.  A failure is logged and
+** aborts. */
+#if defined(JITI_GC_STRESS_DEFAULT) || defined(__SANITIZE_ADDRESS__) || !defined(NDEBUG)
+#define DAEMON_CHECKS 1
+#define DAEMON_ASSERT(c) ((c) ? (void)0 : daemon_assert_failed(#c, __FILE__, __LINE__))
+#else
+#define DAEMON_CHECKS 0
+#define DAEMON_ASSERT(c) ((void)0)
+#endif
+void daemon_assert_failed(const char *what, const char *file, int line) __attribute__((noreturn));
+
 static inline double daemon_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -565,6 +579,10 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": 
 ** timeout (seconds until it is due). */
 double dsched_before(void *ud, double now);
 double dsched_before_pause(void *ud, double now);
+/* The invariants of the live worker's wait state (DAEMON_ASSERT): what the
+** daemon waits for agrees with what it holds (a query, a transaction, a
+** decision, a check, a pause). */
+void dsched_check(Daemon *D);
 
 /* dcall.c: a transaction's end, from its outcome frame to its reply */
 void dcall_decode(DOutcome *o, json_t *m);
@@ -604,6 +622,10 @@ void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
 int dgroup_watch(Daemon *D);          /* the loop hears the writer (dsync_fd); -1 (errno) */
 double dgroup_before(void *ud, double now);  /* hook before each sleep: dgroup_publish */
+/* The invariants of the held calls' FIFO and its indexes (DAEMON_ASSERT):
+** committed + writing <= n <= cap, the groups syncing cover exactly the
+** committed ones in commit order, the decisions awaited fit their ring. */
+void dgroup_check(Daemon *D);
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
 

@@ -503,3 +503,21 @@ void dgroup_worker_died(Daemon *D, const char *how) {
   g->acks = 0;
   g->ackhead = 0;
 }
+
+void dgroup_check(Daemon *D) {
+  const Group *g = &D->group;
+  DAEMON_ASSERT(g->committed + g->writing <= g->n);
+  DAEMON_ASSERT(g->n <= g->cap);
+  DAEMON_ASSERT(!g->cap || g->head < g->cap);
+  DAEMON_ASSERT(g->nsyncing <= GROUP_SYNCING_MAX);
+  size_t covered = 0;
+  for (size_t i = 0; i < g->nsyncing; i++) {
+    covered += g->syncing[i].n;
+    DAEMON_ASSERT(g->syncing[i].seq <= g->seq);
+    DAEMON_ASSERT(i == 0 || g->syncing[i - 1].seq <= g->syncing[i].seq);
+  }
+  DAEMON_ASSERT(covered == g->committed);
+  DAEMON_ASSERT(g->acks >= 0 && (size_t)g->acks <= GROUP_ACKS_MAX);
+  DAEMON_ASSERT(g->ackhead < GROUP_ACKS_MAX);
+  DAEMON_ASSERT(!g->writing || dsync_busy(D));
+}

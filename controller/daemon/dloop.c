@@ -177,13 +177,23 @@ static double before_stop(void *ud, double now) {
   return D->stop_deadline - now;
 }
 
+/* After the others (DAEMON_CHECKS builds only): the state they leave
+** before the loop sleeps holds its invariants. */
+static double before_check(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  dsched_check(D);
+  dgroup_check(D);
+  return -1;
+}
+
 static int hooks(Daemon *D) {
   static const dpoll_BeforeFn fn[] = {dclients_reap, before_signals, dsched_before, dgroup_before,
                                       dsched_before_pause, dworker_before_start, before_stop, dclients_before,
                                       dworker_before_err, devents_before, dlog_before};
   for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++)
     if (dpoll_before(D->poll, fn[i], D) != 0) return -1;
-  return 0;
+  return DAEMON_CHECKS ? dpoll_before(D->poll, before_check, D) : 0;
 }
 
 /* Serve until the shutdown has nothing left to wait for. */

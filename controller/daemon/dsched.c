@@ -618,3 +618,18 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
     dworker_died(D);
   }
 }
+
+void dsched_check(Daemon *D) {
+  const Txn *t = &D->cur;
+  int wait = D->live.wait;
+  DAEMON_ASSERT(wait >= W_NONE && wait <= W_CHECK);
+  DAEMON_ASSERT((wait == W_CHECK) == (t->check != NULL));
+  DAEMON_ASSERT(wait != W_CHECK || (t->active && t->op == PROTO_ROLLBACK));
+  DAEMON_ASSERT(wait != W_COMMIT || (t->active && (t->decision == WIRE_COMMIT || t->decision == WIRE_RESTORE)));
+  DAEMON_ASSERT(wait != W_QUERY || D->query.req != NULL);
+  DAEMON_ASSERT(wait == W_QUERY || D->query.req == NULL);
+  DAEMON_ASSERT(!D->in_pause || (t->active && D->pause != NULL));
+  DAEMON_ASSERT(D->live.w.fd >= 0 || wait == W_NONE);
+  DAEMON_ASSERT(!t->grouped || t->op == PROTO_CALL);
+  DAEMON_ASSERT(!t->published || wait == W_COMMIT);
+}
