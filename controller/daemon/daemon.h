@@ -21,14 +21,15 @@
 **                held for group commit, published on its own, or answered;
 **                the reply (engine.h reply_write) and outcome event of each
 **   dgroup.c     group commit: the calls the worker finished ahead of the
-**                durable revisions, held, then published together in one
-**                store transaction (or undone together), answered once
-**                synced
+**                durable revisions (held by dcall.c), written together in
+**                one store transaction by the store writer, decided, synced
 **   dsync.c      the store writer: the thread that writes a group and
 **                syncs it off the loop; dstore() for everything else
-**   dworker.c    the worker process: its start from CURRENT (workerproc.h)
-**                without blocking the loop, its frames in, its stderr into
-**                the log, its death
+**   dworker.c    the worker processes (DWorker): the live one, started
+**                from CURRENT (workerproc.h) without blocking the loop, its
+**                frames in, its death and replacement; helpers for one piece
+**                of work each (a rollback's check), driven alike; every
+**                worker's stderr into the log
 **   dvouch.c     every frame of the worker checked against what the daemon
 **                expects (engine.h vouch_); a worker that breaks a rule
 **                is killed
