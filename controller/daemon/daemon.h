@@ -106,44 +106,6 @@ typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 ** live worker, while a helper checks for the running transaction. */
 enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT, W_CHECK };
 
-typedef struct DWorker DWorker;
-typedef struct Daemon Daemon;
-
-/* What becomes of a helper worker (dworker_helper): each call ends it but
-** ready's, which may keep it (the helper then sends only what ops->frame
-** is given; none do yet). */
-typedef struct DWorkerOps {
-  /* its "ready" (m, not yet vouched for: vouch_ready is the caller's) */
-  void (*ready)(Daemon *D, DWorker *k, json_t *m);
-  /* it could not start: the reason, escaped (its "fatal" message, its
-  ** death, the start-up deadline) */
-  void (*failed)(Daemon *D, DWorker *k, const char *why);
-} DWorkerOps;
-
-/* One worker process and the daemon's conversation with it (dworker.c):
-** the live worker that serves the clients (Daemon.live, driven by
-** dsched.c), or a helper started for one piece of work (Daemon.helpers,
-** dworker_helper: a rollback's check), both read and written from the loop
-** through the same callbacks, none ever waited for. */
-struct DWorker {
-  Daemon *D;
-  const char *role;      /* for the log: "worker", "checking worker" */
-  wproc w;
-  int wait;              /* W_... */
-  struct { unsigned char *buf; size_t len, off, cap; } out;  /* start-up frames not yet written */
-  size_t start_entries;
-  double start_deadline;
-  uint64_t base;         /* its generations count from here */
-  uint64_t wgen;         /* its generation as the daemon counts it (dvouch.c):
-                         ** every frame's is checked against it */
-  char status[32];       /* its transaction status, as it last said */
-  char violation[160];   /* how it broke a frame rule, for its death */
-  jtext_writer frame;    /* the frame of calls being written (dsched.c): its buffer is kept */
-  const DWorkerOps *ops; /* a helper's; NULL for the live worker */
-  void *job;             /* a helper's work (its ops' business) */
-  DWorker *next;         /* the next helper */
-};
-
 /* Events as stored (seq and time added, secrets redacted), one record
 ** after another: u64 seq, u32 length, the JSON text.  The store writer
 ** reads back the events a write stored when someone has subscribed, inside
@@ -215,6 +177,9 @@ typedef struct Retain {
   uint64_t remaining;    /* events in the store after the last prune */
 } Retain;
 
+typedef struct DWorker DWorker;
+typedef struct Daemon Daemon;
+
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
 typedef struct Txn {
   int active;
@@ -249,6 +214,47 @@ typedef struct Txn {
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
+
+/* What becomes of a helper worker (dworker_helper). */
+typedef struct DWorkerOps {
+  /* its "ready" (m, not yet vouched for: vouch_ready is the op's); the op
+  ** ends the helper once done with it (dworker_helper_end) */
+  void (*ready)(Daemon *D, DWorker *k, json_t *m);
+  /* it could not start (why, escaped: its "fatal" message, its death, the
+  ** start-up deadline); it is ended after */
+  void (*failed)(Daemon *D, DWorker *k, const char *why);
+} DWorkerOps;
+
+/* One worker process and the daemon's conversation with it (dworker.c):
+** the live worker that serves the clients (Daemon.live, driven by
+** dsched.c), or a helper started for one piece of work (Daemon.helpers,
+** dworker_helper: a rollback's check), both read and written from the loop
+** through the same callbacks, none ever waited for. */
+struct DWorker {
+  Daemon *D;
+  const char *role;      /* for the log: "worker", "checking worker" */
+  wproc w;
+  int wait;              /* W_... */
+  struct { unsigned char *buf; size_t len, off, cap; } out;  /* start-up frames not yet written */
+  size_t start_entries;
+  double start_deadline;
+  uint64_t base;         /* its generations count from here */
+  uint64_t wgen;         /* its generation as the daemon counts it (dvouch.c):
+                         ** every frame's is checked against it */
+  char status[32];       /* its transaction status, as it last said */
+  char violation[160];   /* how it broke a frame rule, for its death */
+  jtext_writer frame;    /* the frame of calls being written (dsched.c): its buffer is kept */
+  uint64_t restart;      /* the timer that retries a failed start (0: none) */
+  /* its work (dsched.c: the live worker's) */
+  Txn cur;               /* the transaction it runs */
+  Queue batch;           /* calls sent to it with cur, to run after it */
+  Pending query;         /* the query it is answering (W_QUERY) */
+  int in_pause;
+  json_t *pause;         /* the pause (as it reported it) while in_pause */
+  const DWorkerOps *ops; /* a helper's; NULL for the live worker */
+  void *job;             /* a helper's work (its ops' business) */
+  DWorker *next;         /* the next helper */
+};
 
 /* An outcome frame decoded once (dcall.c): pointers into m, which the
 ** holder keeps referenced. */
@@ -363,14 +369,7 @@ typedef struct Daemon {
   vouch_Checker vouch;   /* decodes the entries the worker reports */
   uint64_t gen_saved;    /* the store's generation high-water mark: no
                          ** generation above it may reach a client */
-  uint64_t restart_at;   /* the timer that retries a failed start (0: none) */
-  /* the live worker's work (dsched.c) */
-  int in_pause;
-  json_t *pause;         /* the pause (as the worker reported it) while in_pause */
-  Pending query;         /* the query the worker is answering (W_QUERY) */
-  Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
-  Queue batch;           /* calls sent to the worker with cur, to run after it */
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;

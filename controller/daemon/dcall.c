@@ -53,13 +53,13 @@ void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r)
 }
 
 json_t *dcall_event(Daemon *D, const char *reason, const char *message) {
-  json_t *ev = events_outcome(D->cur.attempt, proto_op_name(D->cur.op), reason, message);
+  json_t *ev = events_outcome(D->live.cur.attempt, proto_op_name(D->live.cur.op), reason, message);
   dkeys_tag_event(D, ev);  /* also when it goes to the store with the revision */
   return ev;
 }
 
 void dcall_finish(Daemon *D, const char *reason, const char *extra) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   dlog_attempt(D, t->attempt, proto_op_name(t->op), reason, extra, t->t0, D->gen, 0, t->source);
   dsched_txn_clear(D);
   dsched_pause_end(D);
@@ -72,7 +72,7 @@ void dcall_finish(Daemon *D, const char *reason, const char *extra) {
 ** the events that led to it, in one LMDB transaction; then tell the worker
 ** to commit (or restore, when publishing failed). */
 static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, size_t bloblen) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(o->m, "generation"));
   /* the generation after the commit, recorded with the revision */
   store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
@@ -106,7 +106,7 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
 }
 
 void dcall_reply_decided(Daemon *D) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   DOutcome o;
   dcall_decode(&o, t->outcome);
   reply_Outcome r = reply_of(&o);
@@ -122,7 +122,7 @@ void dcall_reply_decided(Daemon *D) {
 }
 
 void dcall_committed(Daemon *D, json_t *m) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   const char *status = json_string_value(json_object_get(m, "status"));
   if (status) snprintf(D->live.status, sizeof D->live.status, "%s", status);
   D->live.wait = W_NONE;
@@ -273,7 +273,7 @@ void dcall_held_lost(Daemon *D, Held *h, const char *how) {
 /* --------------------------------------------------------- the outcome */
 
 void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   DOutcome o;
   dcall_decode(&o, m);
   if (o.status) snprintf(D->live.status, sizeof D->live.status, "%s", o.status);

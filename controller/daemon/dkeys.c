@@ -303,8 +303,8 @@ void dkeys_load(Daemon *D) {
 }
 
 void dkeys_tag_event(Daemon *D, json_t *ev) {
-  if (!D->cur.key || !D->cur.active) return;
+  if (!D->live.cur.key || !D->live.cur.active) return;
   json_t *a = json_object_get(ev, "attempt");
-  if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->cur.attempt) return;
-  events_tag(ev, D->cur.key);
+  if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->live.cur.attempt) return;
+  events_tag(ev, D->live.cur.key);
 }

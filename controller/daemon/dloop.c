@@ -159,7 +159,7 @@ static double before_signals(void *ud, double now) {
 static double before_stop(void *ud, double now) {
   Daemon *D = ud;
   if (!D->stopping) return -1;
-  if ((D->live.wait == W_NONE || D->live.wait == W_START) && !D->in_pause && !D->cur.active && !dgroup_holds(D)) {
+  if ((D->live.wait == W_NONE || D->live.wait == W_START) && !D->live.in_pause && !D->live.cur.active && !dgroup_holds(D)) {
     dpoll_stop(D->poll);
     return -1;
   }
@@ -361,7 +361,7 @@ static int kernel_close(Daemon *D) {
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);
   free(D->cmdq.v);
-  free(D->batch.v);
+  free(D->live.batch.v);
   json_decref(D->foreign_failed);
   vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);

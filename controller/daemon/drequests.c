@@ -30,9 +30,9 @@ typedef struct Req {
 static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g) >= 0; }
 
 static const char *state_name(Daemon *D) {
-  if (D->in_pause) return "paused";
+  if (D->live.in_pause) return "paused";
   if (D->live.w.fd < 0 || D->live.wait == W_START) return "starting";
-  if (D->cur.active) return D->live.wait == W_COMMIT ? "publishing" : "running";
+  if (D->live.cur.active) return D->live.wait == W_COMMIT ? "publishing" : "running";
   if (dgroup_holds(D)) return "publishing";
   /* calls accepted on top of those just committed are still on their way */
   if (!strcmp(D->live.status, txn_status_name(TXN_ST_AWAITING))) return "running";
@@ -48,7 +48,7 @@ static void queue(Req *q, Queue *to, const char *what) {
                        "retry shortly to get its outcome", key);
   else if (to->n >= DAEMON_MAX_QUEUE)
     dreply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
-  else if (to == &q->D->txq && q->D->in_pause && !json_is_true(json_object_get(q->r, "wait")))
+  else if (to == &q->D->txq && q->D->live.in_pause && !json_is_true(json_object_get(q->r, "wait")))
     dsched_reply_paused(q->D, q->client, q->id);  /* it would wait for the pause's answer */
   else if (dqueue_push(to, q->client, q->id, q->r, q->op) == 0)
     dkeys_expect(q->D, q->client, q->id, q->r);
@@ -137,9 +137,9 @@ static void op_status(Req *q) {
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->live.w.pid, "revision", (json_int_t)rev,
-                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
+                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->live.batch.n),
                      "attempts", (json_int_t)D->attempts,
-                     "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
+                     "current_attempt", (json_int_t)(D->live.cur.active ? D->live.cur.attempt : 0),
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
@@ -380,11 +380,11 @@ static void op_act(Req *q) {
     if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
         !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
       return;
-    pause_cmd = D->in_pause;
+    pause_cmd = D->live.in_pause;
   } else if (t == TXN_CMD_RESUME) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
   }
-  if (pause_cmd && !D->in_pause)
+  if (pause_cmd && !D->live.in_pause)
     dreply_err(D, q->client, q->id, "not-paused", "no transaction is paused; %s needs a pause (observe to see "
                  "the status)", type);
   else

@@ -17,7 +17,7 @@
 /* ------------------------------------------------------------- the end */
 
 void dsched_txn_clear(Daemon *D) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   free(t->source);
   free(t->summary);
   json_decref(t->responder_id);
@@ -41,9 +41,9 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why) {
 
 /* The pause (if any) is over. */
 void dsched_pause_end(Daemon *D) {
-  D->in_pause = 0;
-  json_decref(D->pause);
-  D->pause = NULL;
+  D->live.in_pause = 0;
+  json_decref(D->live.pause);
+  D->live.pause = NULL;
 }
 
 static int queued(Queue *q, uint64_t client) {
@@ -53,10 +53,10 @@ static int queued(Queue *q, uint64_t client) {
 }
 
 int dsched_client_waits(Daemon *D, uint64_t client) {
-  return (D->cur.active && D->cur.responder == client) || (D->live.wait == W_QUERY && D->query.client == client) ||
+  return (D->live.cur.active && D->live.cur.responder == client) || (D->live.wait == W_QUERY && D->live.query.client == client) ||
          dgroup_waits(D, client) ||
          queued(&D->txq, client) || queued(&D->queryq, client) || queued(&D->cmdq, client) ||
-         queued(&D->batch, client);
+         queued(&D->live.batch, client);
 }
 
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
@@ -64,7 +64,7 @@ void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id) {
                         "a transaction is paused: answer it first (act: evaluate a repair, resume, abort), or "
                         "send this with \"wait\": true to wait until the pause ends", "status", "paused",
                         "generation", (json_int_t)D->gen);
-  if (D->pause) json_object_set(r, "pause", D->pause);
+  if (D->live.pause) json_object_set(r, "pause", D->live.pause);
   dreply(D, client, id, r);
 }
 
@@ -77,13 +77,13 @@ static void begin_txn(Daemon *D, Pending *p);
 ** running one here, to end as interrupted.  (Out of memory, they end as
 ** interrupted, with the running one.) */
 static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   int ok = dqueue_push(again, t->responder, t->responder_id, t->req, t->op) == 0;
-  for (uint64_t i = 1; ok && i < lost && D->batch.n; i++) {
-    Pending p = dqueue_pop(&D->batch);
+  for (uint64_t i = 1; ok && i < lost && D->live.batch.n; i++) {
+    Pending p = dqueue_pop(&D->live.batch);
     if (dqueue_push(again, p.client, p.id, p.req, p.op) != 0) {
       ok = 0;
-      dqueue_push_front(&D->batch, p);   /* (a slot was just freed) */
+      dqueue_push_front(&D->live.batch, p);   /* (a slot was just freed) */
     } else {
       dqueue_pending_free(&p);
     }
@@ -103,15 +103,15 @@ static void again_lost(Daemon *D, const char *how, uint64_t lost, Queue *again) 
                                                  "again", how));
   devents_add(D, ev);
   dcall_finish(D, "interrupted", "(its outcome was lost with the worker: it runs again)");
-  if (D->batch.n) {  /* the one that was running */
-    Pending p = dqueue_pop(&D->batch);
+  if (D->live.batch.n) {  /* the one that was running */
+    Pending p = dqueue_pop(&D->live.batch);
     begin_txn(D, &p);
     dqueue_pending_free(&p);
   }
 }
 
 void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   Queue again = {0};
   if (t->check) {   /* a rollback's check: the rollback ends with the worker */
     dworker_helper_end(D, t->check, 1);
@@ -138,25 +138,25 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
       dcall_finish(D, "interrupted", how);
     }
   }
-  if (D->live.wait == W_QUERY && D->query.retried) {
+  if (D->live.wait == W_QUERY && D->live.query.retried) {
     /* the worker died on it twice: it would kill every fresh worker */
-    dreply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s twice while answering this "
+    dreply_err(D, D->live.query.client, D->live.query.id, "interrupted", "the worker %s twice while answering this "
                        "query; the kernel is starting a fresh worker from revision %" PRIu64, how, D->revision);
-    dqueue_pending_free(&D->query);
-    D->query = (Pending){0};
+    dqueue_pending_free(&D->live.query);
+    D->live.query = (Pending){0};
   } else if (D->live.wait == W_QUERY) {  /* the fresh worker answers it, first */
-    D->query.retried = 1;
-    if (dqueue_push_front(&D->queryq, D->query) != 0) {
-      dreply_err(D, D->query.client, D->query.id, "interrupted", "the worker %s while answering this "
+    D->live.query.retried = 1;
+    if (dqueue_push_front(&D->queryq, D->live.query) != 0) {
+      dreply_err(D, D->live.query.client, D->live.query.id, "interrupted", "the worker %s while answering this "
                          "query (and the kernel is out of memory)", how);
-      dqueue_pending_free(&D->query);
+      dqueue_pending_free(&D->live.query);
     }
-    D->query = (Pending){0};
+    D->live.query = (Pending){0};
   }
   /* calls sent with the one that was running never started: they run on
   ** the fresh worker, first, in their order (none comes when stopping) */
-  while (D->batch.n) {
-    Pending p = dqueue_pop_back(&D->batch);
+  while (D->live.batch.n) {
+    Pending p = dqueue_pop_back(&D->live.batch);
     if (D->stopping) {
       dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
       dqueue_pending_free(&p);
@@ -196,7 +196,7 @@ static int batchable(const Pending *p) {
 
 static void begin_txn(Daemon *D, Pending *p) {
   const char *source = request_source(p->req);
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   dsched_txn_clear(D);
   t->active = 1;
   t->attempt = D->next_attempt++;
@@ -241,13 +241,13 @@ static int dropped(Daemon *D, Pending *p) {
 ** written into items (an open array).  How many moved. */
 static size_t take_batch(Daemon *D, jtext_writer *items) {
   size_t moved = 0;
-  while (D->batch.n + 1 < DAEMON_MAX_BATCH && batchable(dqueue_peek(&D->txq))) {
+  while (D->live.batch.n + 1 < DAEMON_MAX_BATCH && batchable(dqueue_peek(&D->txq))) {
     Pending q = dqueue_pop(&D->txq);
     if (dropped(D, &q)) {
       dqueue_pending_free(&q);
       continue;
     }
-    if (dqueue_push(&D->batch, q.client, q.id, q.req, q.op) == 0) {
+    if (dqueue_push(&D->live.batch, q.client, q.id, q.req, q.op) == 0) {
       request_frame_write(items, q.op, q.req, 0, 0);
       moved++;
     } else {
@@ -300,7 +300,7 @@ static void reply_stale(Daemon *D, Pending *p, const char *what) {
 static void rollback_end(Daemon *D, const char *reason, const char *msg);
 
 static void check_ready(Daemon *D, DWorker *k, json_t *ready) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   const char *reason = NULL, *msg = NULL;
   char why[1100];
   vouch_Fail vf;
@@ -330,9 +330,9 @@ static void check_ready(Daemon *D, DWorker *k, json_t *ready) {
 static void check_failed(Daemon *D, DWorker *k, const char *err) {
   char why[1100];
   (void)k;
-  D->cur.check = NULL;
+  D->live.cur.check = NULL;
   D->live.wait = W_NONE;
-  snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", D->cur.target, err);
+  snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", D->live.cur.target, err);
   rollback_end(D, txn_reason_name(TXN_ERROR), why);
 }
 
@@ -341,7 +341,7 @@ static const DWorkerOps check_ops = {check_ready, check_failed};
 static void rollback(Daemon *D, Pending *p) {
   uint64_t target = (uint64_t)json_integer_value(json_object_get(p->req, "revision"));
   begin_txn(D, p);
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   D->live.wait = W_NONE;
   t->target = target;
   jiti_Limits lim = D->limits.eval;
@@ -359,7 +359,7 @@ static void rollback(Daemon *D, Pending *p) {
 /* The check said reason (NULL: the world is sound): the revert published,
 ** or the rollback refused. */
 static void rollback_end(Daemon *D, const char *reason, const char *msg) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   uint64_t target = t->target;
   char why[1100];
   uint64_t g = D->gen + 1, rev = 0;
@@ -424,7 +424,7 @@ static void start_txn(Daemon *D, Pending *p) {
   request_frame_write(&D->live.frame, p->op, p->req, !batchable(p), D->gen);
   size_t end = D->live.frame.len;
   begin_txn(D, p);
-  size_t more = D->cur.op == PROTO_CALL ? take_batch(D, &D->live.frame) : 0;
+  size_t more = D->live.cur.op == PROTO_CALL ? take_batch(D, &D->live.frame) : 0;
   calls_send(D, !more, at, end);
 }
 
@@ -436,7 +436,7 @@ static void send_command(Daemon *D, Pending *p) {
     return;
   }
   json_t *m = wframe_command(json_string_value(json_object_get(a, "type")), gen, a);
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   json_decref(t->responder_id);
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
@@ -446,7 +446,7 @@ static void send_command(Daemon *D, Pending *p) {
 }
 
 void dsched_abort_pause(Daemon *D, const char *why) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   json_decref(t->responder_id);
   t->responder = 0;
   t->responder_id = NULL;
@@ -466,8 +466,8 @@ double dsched_before(void *ud, double now) {
 
 double dsched_before_pause(void *ud, double now) {
   Daemon *D = ud;
-  Txn *t = &D->cur;
-  if (!D->in_pause || D->live.wait != W_NONE || !t->active || t->timed_out) return -1;
+  Txn *t = &D->live.cur;
+  if (!D->live.in_pause || D->live.wait != W_NONE || !t->active || t->timed_out) return -1;
   if (now < t->deadline) return t->deadline - now;
   t->timed_out = 1;
   char why[80];
@@ -483,14 +483,14 @@ void dsched_pump(Daemon *D) {
   ** the daemon, which meanwhile reads and answers clients (a pipeline over
   ** the two processes).  Not when a query or another kind of transaction
   ** waits: those would wait for the end of the stream. */
-  if (D->live.w.fd >= 0 && (D->live.wait == W_ATTEMPT || D->live.wait == W_COMMIT) && D->cur.active &&
-      D->cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
+  if (D->live.w.fd >= 0 && (D->live.wait == W_ATTEMPT || D->live.wait == W_COMMIT) && D->live.cur.active &&
+      D->live.cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
     calls_open(D);
     if (take_batch(D, &D->live.frame)) calls_send(D, 0, 0, 0);
   }
   while (D->live.w.fd >= 0 && D->live.wait == W_NONE) {
-    if (D->batch.n) {  /* the worker goes on with the calls it was sent */
-      Pending p = dqueue_pop(&D->batch);
+    if (D->live.batch.n) {  /* the worker goes on with the calls it was sent */
+      Pending p = dqueue_pop(&D->live.batch);
       begin_txn(D, &p);
       dqueue_pending_free(&p);
       return;
@@ -499,14 +499,14 @@ void dsched_pump(Daemon *D) {
       /* a view never shows what is not durable: the query waits for the
       ** held calls' commit, and no new call starts before it */
       if (dgroup_holds(D)) return;
-      D->query = dqueue_pop(&D->queryq);
+      D->live.query = dqueue_pop(&D->queryq);
       D->live.wait = W_QUERY;
-      dworker_send(D, json_deep_copy(D->query.req));
+      dworker_send(D, json_deep_copy(D->live.query.req));
       continue;
     }
-    if (D->in_pause) {
-      if (D->stopping && !D->cur.aborting_for_shutdown) {
-        D->cur.aborting_for_shutdown = 1;
+    if (D->live.in_pause) {
+      if (D->stopping && !D->live.cur.aborting_for_shutdown) {
+        D->live.cur.aborting_for_shutdown = 1;
         dsched_abort_pause(D, "the kernel is shutting down");
         continue;
       }
@@ -529,8 +529,8 @@ void dsched_pump(Daemon *D) {
 
 static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
   D->live.wait = W_NONE;
-  Pending q = D->query;
-  D->query = (Pending){0};
+  Pending q = D->live.query;
+  D->live.query = (Pending){0};
   json_t *r;
   const char *member = wire_event_name(ev);
   if (ev == WIRE_ENTRY && !json_is_object(json_object_get(m, "entry")))
@@ -544,14 +544,14 @@ static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
 }
 
 static void on_paused(Daemon *D, json_t *m) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   json_t *p = json_object_get(m, "pause");
   D->gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
   D->live.wait = W_NONE;
-  int first = !D->in_pause;
-  D->in_pause = 1;
-  json_decref(D->pause);
-  D->pause = json_incref(p);
+  int first = !D->live.in_pause;
+  D->live.in_pause = 1;
+  json_decref(D->live.pause);
+  D->live.pause = json_incref(p);
   /* an absolute deadline from the pause: repairs that pause again do not
   ** extend it (a caller could hold the worker for ever) */
   if (first) t->deadline = daemon_now() + D->limits.pause_timeout;
@@ -620,15 +620,15 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
 }
 
 void dsched_check(Daemon *D) {
-  const Txn *t = &D->cur;
+  const Txn *t = &D->live.cur;
   int wait = D->live.wait;
   DAEMON_ASSERT(wait >= W_NONE && wait <= W_CHECK);
   DAEMON_ASSERT((wait == W_CHECK) == (t->check != NULL));
   DAEMON_ASSERT(wait != W_CHECK || (t->active && t->op == PROTO_ROLLBACK));
   DAEMON_ASSERT(wait != W_COMMIT || (t->active && (t->decision == WIRE_COMMIT || t->decision == WIRE_RESTORE)));
-  DAEMON_ASSERT(wait != W_QUERY || D->query.req != NULL);
-  DAEMON_ASSERT(wait == W_QUERY || D->query.req == NULL);
-  DAEMON_ASSERT(!D->in_pause || (t->active && D->pause != NULL));
+  DAEMON_ASSERT(wait != W_QUERY || D->live.query.req != NULL);
+  DAEMON_ASSERT(wait == W_QUERY || D->live.query.req == NULL);
+  DAEMON_ASSERT(!D->live.in_pause || (t->active && D->live.pause != NULL));
   DAEMON_ASSERT(D->live.w.fd >= 0 || wait == W_NONE);
   DAEMON_ASSERT(!t->grouped || t->op == PROTO_CALL);
   DAEMON_ASSERT(!t->published || wait == W_COMMIT);

@@ -31,13 +31,13 @@ static json_t *generation_of(json_t *m, int ev) {
 /* The worker broke a rule: kill it, say so, and let its death take its
 ** course. */
 static void violation(Daemon *D, const vouch_Fail *f) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   char what[300] = "", src[200];
   if (t->active) {
     vouch_escape(t->source, t->source ? strlen(t->source) : 0, src, sizeof src);
     snprintf(what, sizeof what, " answering attempt %" PRIu64 " %s: %s", t->attempt, proto_op_name(t->op), src);
   } else if (D->live.wait == W_QUERY) {
-    snprintf(what, sizeof what, " answering a %s", proto_op_name(D->query.op));
+    snprintf(what, sizeof what, " answering a %s", proto_op_name(D->live.query.op));
   }
   dlog(D, "worker %d broke the frame rule %s (%s)%s; killing it", (int)D->live.w.pid, f->rule, f->detail, what);
   snprintf(D->live.violation, sizeof D->live.violation, "broke the frame rule %s and was killed", f->rule);
@@ -72,7 +72,7 @@ void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves) {
 /* A transaction's frames: what the last thing sent to it allows. */
 static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob, size_t bloblen, vouch_Expect *x,
                          vouch_Fail *f) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   x->op = t->op;
   x->invariant = t->invariant;
   x->pausable = t->op == PROTO_ACT;
@@ -108,14 +108,14 @@ int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen
     rc = vouch_decided(m, g->ackq[g->ackhead].ev, &x, &f);
     if (!rc) g->ackhead = (g->ackhead + 1) % GROUP_ACKS_MAX;   /* dgroup_ack counts it */
   } else if (D->live.wait == W_QUERY) {
-    rc = vouch_answer(m, wire_op_of(D->query.req), &x, D->revision, &f);
-  } else if (D->live.wait == W_ATTEMPT && D->cur.active && (ev == WIRE_PAUSED || ev == WIRE_OUTCOME)) {
+    rc = vouch_answer(m, wire_op_of(D->live.query.req), &x, D->revision, &f);
+  } else if (D->live.wait == W_ATTEMPT && D->live.cur.active && (ev == WIRE_PAUSED || ev == WIRE_OUTCOME)) {
     rc = attempt_frame(D, m, ev, blob, bloblen, &x, &f);
-  } else if (D->live.wait == W_COMMIT && D->cur.active && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
+  } else if (D->live.wait == W_COMMIT && D->live.cur.active && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
     /* a commit that changed entries moves the generation once; one that
     ** changed none, or a restore, at most once (a faulted world, a pause) */
-    x.steps = D->cur.decision == WIRE_COMMIT && D->cur.decided_changed ? 2u : 3u;
-    rc = vouch_decided(m, D->cur.decision == WIRE_COMMIT ? WIRE_COMMITTED : WIRE_RESTORED, &x, &f);
+    x.steps = D->live.cur.decision == WIRE_COMMIT && D->live.cur.decided_changed ? 2u : 3u;
+    rc = vouch_decided(m, D->live.cur.decision == WIRE_COMMIT ? WIRE_COMMITTED : WIRE_RESTORED, &x, &f);
   } else {
     char b[64];
     json_t *e = json_object_get(m, "event");

@@ -241,7 +241,7 @@ static void ready(Daemon *D, json_t *r) {
        (int)D->live.w.pid, D->revision, D->live.start_entries, D->gen, D->live.status, *msg ? ": " : "", msg);
   foreign_ready(D, json_object_get(r, "foreign"));
   D->live.wait = W_NONE;
-  D->in_pause = 0;
+  D->live.in_pause = 0;
   D->consecutive_failures = 0;
 }
 
@@ -249,7 +249,7 @@ static void ready(Daemon *D, json_t *r) {
 static double restart_due(void *ud, double now) {
   Daemon *D = ud;
   (void)now;
-  D->restart_at = 0;
+  D->live.restart = 0;
   dworker_restart(D);
   return -1;
 }
@@ -265,13 +265,13 @@ static void start_failed(Daemon *D, const char *why) {
     D->stop_why = "the worker cannot start";
     return;
   }
-  D->restart_at = dpoll_timer(D->poll, daemon_now() + 1, restart_due, D);
+  D->live.restart = dpoll_timer(D->poll, daemon_now() + 1, restart_due, D);
 }
 
 void dworker_restart(Daemon *D) {
   char err[1024];
-  if (D->restart_at) dpoll_timer_del(D->poll, D->restart_at);
-  D->restart_at = 0;
+  if (D->live.restart) dpoll_timer_del(D->poll, D->live.restart);
+  D->live.restart = 0;
   if (D->stopping || D->live.w.fd >= 0) return;
   if (spawn(D, err, sizeof err) != 0) start_failed(D, err);
 }
@@ -300,8 +300,8 @@ int dworker_start_first(Daemon *D) {
     if (p[0].revents & POLLOUT) dworker_writable(&D->live);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) dworker_readable(&D->live);
   }
-  if (D->restart_at) dpoll_timer_del(D->poll, D->restart_at);
-  D->restart_at = 0;  /* the caller gives up instead */
+  if (D->live.restart) dpoll_timer_del(D->poll, D->live.restart);
+  D->live.restart = 0;  /* the caller gives up instead */
   return D->live.w.fd >= 0 && D->live.wait == W_NONE ? 0 : -1;
 }
 
@@ -344,7 +344,7 @@ void dworker_died(Daemon *D) {
   dsync_settle(D);
   dsched_worker_died(D, how, lost);
   D->live.wait = W_NONE;
-  D->in_pause = 0;
+  D->live.in_pause = 0;
   devents_add(D, json_pack("{s:s, s:s, s:I}", "event", store_event_name(STORE_EV_WORKER_RESTARTED),
                            "reason", how, "revision", (json_int_t)D->revision));
   /* The world the dead worker showed is gone: from now on (status while the

@@ -187,7 +187,8 @@ static int teardown(void **state) {
   dsync_settle(D);
   devents_flush(D);
   dsync_stop(D);
-  close(D->live.w.fd);
+  wproc_stop(&D->live.w, 1);   /* (no process: its socket closed, its reader freed) */
+  json_decref(D->foreign_failed);
   close(F->worker);
   close(F->client);
   wire_reader_reset(&F->rd);
@@ -201,7 +202,7 @@ static int teardown(void **state) {
   free(D->txq.v);
   free(D->queryq.v);
   free(D->cmdq.v);
-  free(D->batch.v);
+  free(D->live.batch.v);
   free(D->group.v);
   free(D->live.frame.buf);
   free(D->log.buf);
@@ -298,7 +299,7 @@ static void test_calls_batched(void **state) {
     json_decref(r);
   }
   assert_int_equal(D->live.wait, W_NONE);
-  assert_false(D->cur.active);
+  assert_false(D->live.cur.active);
 }
 
 /* ---------------------------------------------------------- group commit */
@@ -426,7 +427,7 @@ static void test_published_alone(void **state) {
   assert_string_equal(str(r, "outcome"), "accepted");
   assert_int_equal(num(r, "generation"), (json_int_t)F->gen);
   json_decref(r);
-  assert_false(D->cur.active);
+  assert_false(D->live.cur.active);
 }
 
 /* ------------------------------------------------------- idempotency keys */
