@@ -318,8 +318,12 @@ static int kernel_open(Daemon *D, int ready_fd) {
     close(ready_fd);
   }
   D->started = daemon_now();
-  if (dsync_start(D, err, sizeof err) != 0 ||
-      (dgroup_watch(D) != 0 && snprintf(err, sizeof err, "cannot watch the store writer: %s", strerror(errno)))) {
+  int started = dsync_start(D, err, sizeof err) == 0;
+  if (started && dgroup_watch(D) != 0) {
+    snprintf(err, sizeof err, "cannot watch the store writer: %s", strerror(errno));
+    started = 0;
+  }
+  if (!started) {
     dlog(D, "%s", err);
     dlog_flush(D);
     kill(D->live.w.pid, SIGKILL);
