@@ -2,25 +2,34 @@
 ** daemon.h — the kernel daemon (`jiti kernel`): its state and its parts;
 ** docs/protocol.md is the reference for what they implement.
 **
-**   dloop.c      options, start-up, the poll loop, shutdown.  The top: no
+**   dloop.c      options; the kernel opened, served, closed.  The top: no
 **                other part calls into it (to stop, a part sets stop_why)
-**   dclients.c   client connections: request lines in, buffered replies out
+**   dpoll.c      the event loop (dpoll.h): descriptors, timers and the
+**                hooks run before each sleep, registered by the parts
+**   dclients.c   client connections, bytes only: request lines in,
+**                buffered lines out
+**   dreply.c     every reply: a keyed request's recorded (dkeys.c), none
+**                sent before the generation it may carry is durable
 **   drequests.c  each request checked against its op before anything is
 **                queued; those the daemon answers itself (hello, status,
 **                history, subscribe, shutdown)
 **   dqueue.c     the FIFO queues requests wait in
 **   dsched.c     what the worker does next (queries, transactions, batches
-**                of calls, commands to a paused transaction), the frames it
-**                answers with, the ends of transactions and publishing
+**                of calls, commands to a paused transaction, a rollback
+**                and its check), the frames it answers with
+**   dcall.c      a transaction's end, from its outcome frame to its reply:
+**                held for group commit, published on its own, or answered;
+**                the reply (engine.h reply_write) and outcome event of each
 **   dgroup.c     group commit: the calls the worker finished ahead of the
-**                durable revisions, held, then published together in one
-**                store transaction (or undone together), answered once
-**                synced
+**                durable revisions (held by dcall.c), written together in
+**                one store transaction by the store writer, decided, synced
 **   dsync.c      the store writer: the thread that writes a group and
 **                syncs it off the loop; dstore() for everything else
-**   dworker.c    the worker process: its start from CURRENT (workerproc.h)
-**                without blocking the loop, its frames in, its stderr into
-**                the log, its death
+**   dworker.c    the worker processes (DWorker): the live one, started
+**                from CURRENT (workerproc.h) without blocking the loop, its
+**                frames in, its death and replacement; helpers for one piece
+**                of work each (a rollback's check), driven alike; every
+**                worker's stderr into the log
 **   dvouch.c     every frame of the worker checked against what the daemon
 **                expects (engine.h vouch_); a worker that breaks a rule
 **                is killed
@@ -40,12 +49,12 @@
 #ifndef jiti_daemon_h
 #define jiti_daemon_h
 
-#include <sys/epoll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "dpoll.h"
 #include "engine.h"
 #include "jtext.h"
 #include "proto.h"
@@ -60,6 +69,11 @@
 #define DAEMON_MAX_AHEAD 1024 /* accepted calls the worker may hold awaiting
                                  their commit (its stacking) */
 
+/* The order in which the loop hands out what is ready in one turn (dpoll.h
+** ranks): a group made durable first, the worker's stderr before its
+** frames, the clients, and new connections last. */
+enum { RANK_SYNC, RANK_WORKER_ERR, RANK_WORKER, RANK_CLIENT, RANK_LISTENER };
+
 typedef struct Client {
   int fd;
   uint64_t serial;      /* never reused: replies find their client by it */
@@ -68,12 +82,12 @@ typedef struct Client {
   char *out;
   size_t outlen, outoff, outcap;
   int closing;          /* 1: close once the output is flushed; 2: now */
-  unsigned polled;      /* the events its epoll entry asks for (dloop.c) */
   int subscribed;       /* receives event lines */
   int reserved;         /* accepted into an operator slot: status and stop only */
   int cut_off;          /* closed for too much unread output: 1 its own, 2 everyone's */
   double active;        /* daemon_now() of its last request or accepted output */
   size_t *held;         /* the daemon's count of unread reply bytes (outbytes) */
+  struct Daemon *D;     /* (for its loop callback) */
 } Client;
 
 /* A request waiting for the worker. */
@@ -88,8 +102,9 @@ typedef struct Pending {
 /* FIFO: the n requests v[head..head+n); popping is O(1). */
 typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 
-/* What the daemon waits for from the worker. */
-enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT };
+/* What the daemon waits for from a worker.  W_CHECK: nothing from the
+** live worker, while a helper checks for the running transaction. */
+enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT, W_CHECK };
 
 /* Events as stored (seq and time added, secrets redacted), one record
 ** after another: u64 seq, u32 length, the JSON text.  The store writer
@@ -162,6 +177,9 @@ typedef struct Retain {
   uint64_t remaining;    /* events in the store after the last prune */
 } Retain;
 
+typedef struct DWorker DWorker;
+typedef struct Daemon Daemon;
+
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
 typedef struct Txn {
   int active;
@@ -181,16 +199,74 @@ typedef struct Txn {
   int published;
   uint64_t revision;     /* published revision */
   uint64_t published_gen;  /* the generation after its commit */
-  json_t *reply;         /* reply held until the worker acknowledges */
+  json_t *outcome;       /* the outcome frame published on its own: its
+                            reply waits for the worker's answer (dcall.c) */
+  json_t *changes;       /* its changes as the store took them */
+  char *failure;         /* why its publication failed, or NULL */
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
+  DWorker *check;        /* a rollback's: the helper checking its world (W_CHECK) */
+  uint64_t target;       /* a rollback's revision */
   int pause_no;          /* the number of the pause it showed last (0: none) */
   int decision;          /* W_COMMIT: WIRE_COMMIT or WIRE_RESTORE sent */
   int decided_changed;   /* the commit said changed */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
+
+/* What becomes of a helper worker (dworker_helper). */
+typedef struct DWorkerOps {
+  /* its "ready" (m, not yet vouched for: vouch_ready is the op's); the op
+  ** ends the helper once done with it (dworker_helper_end) */
+  void (*ready)(Daemon *D, DWorker *k, json_t *m);
+  /* it could not start (why, escaped: its "fatal" message, its death, the
+  ** start-up deadline); it is ended after */
+  void (*failed)(Daemon *D, DWorker *k, const char *why);
+} DWorkerOps;
+
+/* One worker process and the daemon's conversation with it (dworker.c):
+** the live worker that serves the clients (Daemon.live, driven by
+** dsched.c), or a helper started for one piece of work (Daemon.helpers,
+** dworker_helper: a rollback's check), both read and written from the loop
+** through the same callbacks, none ever waited for. */
+struct DWorker {
+  Daemon *D;
+  const char *role;      /* for the log: "worker", "checking worker" */
+  wproc w;
+  int wait;              /* W_... */
+  struct { unsigned char *buf; size_t len, off, cap; } out;  /* start-up frames not yet written */
+  size_t start_entries;
+  double start_deadline;
+  uint64_t base;         /* its generations count from here */
+  uint64_t wgen;         /* its generation as the daemon counts it (dvouch.c):
+                         ** every frame's is checked against it */
+  char status[32];       /* its transaction status, as it last said */
+  char violation[160];   /* how it broke a frame rule, for its death */
+  jtext_writer frame;    /* the frame of calls being written (dsched.c): its buffer is kept */
+  uint64_t restart;      /* the timer that retries a failed start (0: none) */
+  /* its work (dsched.c: the live worker's) */
+  Txn cur;               /* the transaction it runs */
+  Queue batch;           /* calls sent to it with cur, to run after it */
+  Pending query;         /* the query it is answering (W_QUERY) */
+  int in_pause;
+  json_t *pause;         /* the pause (as it reported it) while in_pause */
+  const DWorkerOps *ops; /* a helper's; NULL for the live worker */
+  void *job;             /* a helper's work (its ops' business) */
+  DWorker *next;         /* the next helper */
+};
+
+/* An outcome frame decoded once (dcall.c): pointers into m, which the
+** holder keeps referenced. */
+typedef struct DOutcome {
+  json_t *m;
+  const char *reason;    /* never NULL: "error" when it gave none */
+  int accepted;          /* reason is accepted */
+  int committed;         /* kept already (it changed nothing) */
+  int awaiting;          /* status awaiting-commit: to be published */
+  const char *status, *message;   /* or NULL */
+  json_t *value, *values, *output, *changes;   /* or NULL */
+} DOutcome;
 
 /* A call the worker finished whose reply must wait: it wrote a revision
 ** not yet durable, or ran on top of one (dgroup.c). */
@@ -200,8 +276,7 @@ typedef struct Held {
   double t0;
   char *source;          /* for the log */
   char *summary;         /* its revision's */
-  json_t *outcome;       /* the worker's outcome frame: its reply's value,
-                            values, message and output */
+  DOutcome out;          /* the worker's outcome (out.m referenced) */
   jtext_writer reply;    /* its reply, written once its commit decided
                             (complete), still open for the id */
   char *event;           /* its outcome event's text, open where the commit's
@@ -229,7 +304,6 @@ typedef struct Synced {
 } Synced;
 
 typedef struct DSync DSync;
-typedef struct Daemon Daemon;
 
 /* A write handed to the store writer (dsync.c): a group of calls
 ** (dgroup.c) or a batch of events (devents.c), embedded first in what
@@ -277,8 +351,7 @@ typedef struct Daemon {
   int lfd;
   int spare_fd;          /* given up to refuse a client when out of descriptors */
   Client **clients;      /* max_clients + DAEMON_RESERVED_SLOTS */
-  int ep;                /* epoll set of the clients (dloop.c) */
-  struct epoll_event *eev;  /* its ready list, one per client */
+  DPoll *poll;           /* the event loop (dpoll.h) */
   int nclients, max_clients;
   double idle_timeout;   /* close a connection idle this long (0: never) */
   double idle_sweep;     /* daemon_now() of the next look for idle ones */
@@ -290,26 +363,13 @@ typedef struct Daemon {
   json_t *foreign_failed;  /* the granted libraries the worker could not open:
                            ** [{library, message}] from its last "ready" */
   /* the worker */
-  wproc w;
-  uint64_t base, gen, revision;
-  uint64_t wgen;         /* the worker's generation as the daemon counts it
-                         ** (dvouch.c): every frame's is checked against it */
+  DWorker live;          /* the one that serves the clients */
+  DWorker *helpers;      /* others, each for one piece of work */
+  uint64_t gen, revision;  /* the generation clients see; CURRENT */
   vouch_Checker vouch;   /* decodes the entries the worker reports */
-  char violation[160];   /* how the worker broke a frame rule, for its death */
   uint64_t gen_saved;    /* the store's generation high-water mark: no
                          ** generation above it may reach a client */
-  char wstatus[32];
-  int wait;              /* W_... */
-  struct { unsigned char *buf; size_t len, off, cap; } wout;  /* start-up frames not yet written */
-  jtext_writer wframe;   /* the frame of calls being written (dsched.c): its buffer is kept */
-  size_t start_entries;  /* entries the starting worker imports */
-  double start_deadline, restart_at;  /* restart_at: retry a failed start (0: none) */
-  int in_pause;
-  json_t *pause;         /* the pause (as the worker reported it) while in_pause */
-  Pending query;         /* the query the worker is answering (W_QUERY) */
-  Txn cur;
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
-  Queue batch;           /* calls sent to the worker with cur, to run after it */
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
@@ -332,6 +392,20 @@ typedef struct Daemon {
   } keys;                /* dkeys.c */
 } Daemon;
 
+/* DAEMON_ASSERT(cond): an invariant of the daemon's own state (never a
+** check of input: a worker or a client that breaks a rule is answered, not
+** asserted on).  Compiled into the GC-stress and sanitizer builds and any
+** build without NDEBUG; nothing otherwise.  A failure is logged and
+** aborts. */
+#if defined(JITI_GC_STRESS_DEFAULT) || defined(__SANITIZE_ADDRESS__) || !defined(NDEBUG)
+#define DAEMON_CHECKS 1
+#define DAEMON_ASSERT(c) ((c) ? (void)0 : daemon_assert_failed(#c, __FILE__, __LINE__))
+#else
+#define DAEMON_CHECKS 0
+#define DAEMON_ASSERT(c) ((void)0)
+#endif
+void daemon_assert_failed(const char *what, const char *file, int line) __attribute__((noreturn));
+
 static inline double daemon_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -348,28 +422,34 @@ void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next even
 void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
                   uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
+double dlog_before(void *ud, double now);  /* hook before each sleep: the lines written
+                                      ** unless they go with the events */
 /* A line of the worker's stderr, escaped already (workerproc.h): "<time>
 ** worker[PID]: text", never a line of the kernel's. */
 void dlog_worker(Daemon *D, int pid, const char *text, size_t n);
 
-/* dclients.c */
+/* dclients.c: the connections; bytes only */
 Client *dclients_find(Daemon *D, uint64_t serial);
-void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
-/* The same for a reply written as text: w holds its object, still open
-** (its id is added, then the brace); frees w's buffer. */
-void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w);
-void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
 void dclients_line(Client *c, const char *text, size_t n);  /* one line to a client */
 void dclients_flush(Client *c);
 void dclients_read(Daemon *D, Client *c);
 void dclients_free(Daemon *D, int i);
 void dclients_accept(Daemon *D);
-double dclients_sweep_idle(Daemon *D);  /* close idle connections; seconds until
-                                        ** the next look is due */
-int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id);  /* 1: a
-                                        ** reserved slot's connection asked for more
-                                        ** than status or stop (answered busy) */
+int dclients_listen(Daemon *D);         /* the loop accepts on D->lfd; -1 (errno) */
+/* Hooks run before each sleep (dpoll.h): dclients_reap closes the
+** connections done with; dclients_before sets what each waits for and
+** closes idle ones (seconds until the next look). */
+double dclients_reap(void *ud, double now);
+double dclients_before(void *ud, double now);
+
+/* dreply.c: every reply; a keyed request's recorded, none before its
+** generation is durable */
+void dreply(Daemon *D, uint64_t serial, json_t *id, json_t *msg);  /* steals msg */
+/* The same for a reply written as text: w holds its object, still open
+** (its id is added, then the brace); frees w's buffer. */
+void dreply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w);
+void dreply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* dvouch.c: the daemon trusts no frame */
 /* 0 when frame m (blob: its entry bytes) is one the worker may send now;
@@ -448,6 +528,8 @@ int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n);
 void devents_stored(Daemon *D, DWrite *w);   /* on the loop: w's read-back events
                                              ** wait to be told (takes them) */
 double devents_due(Daemon *D);        /* seconds until a flush is due; < 0: none waits */
+double devents_before(void *ud, double now);  /* hook before each sleep: a due flush
+                                      ** (devents_flush_due); seconds until the next */
 void devents_flush_due(Daemon *D);    /* the timed flush: as devents_flush, the meta
                                       ** page synced by the store writer */
 
@@ -474,6 +556,10 @@ struct json_t *dretain_json(Daemon *D);  /* status: the events kept and pruned *
 
 /* drequests.c */
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len);
+/* A request line past PROTO_LINE_MAX (unended: none has ended yet, the
+** connection's buffer is full): answered line-too-long; the connection
+** closes. */
+void drequests_too_long(Daemon *D, Client *c, int unended);
 
 /* dsched.c */
 void dsched_pump(Daemon *D);           /* give the worker its next request */
@@ -483,21 +569,63 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen);  /
 void dsched_worker_died(Daemon *D, const char *how, uint64_t lost);
 void dsched_abort_pause(Daemon *D, const char *why);
 void dsched_fail_commands(Daemon *D, const char *code, const char *why);
+void dsched_txn_clear(Daemon *D);      /* the running transaction's state freed */
+void dsched_pause_end(Daemon *D);      /* the pause, if any, is over */
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
+/* Hooks run before each sleep (dpoll.h): dsched_before gives the worker its
+** next request (dsched_pump); dsched_before_pause aborts a pause past its
+** timeout (seconds until it is due). */
+double dsched_before(void *ud, double now);
+double dsched_before_pause(void *ud, double now);
+/* The invariants of the live worker's wait state (DAEMON_ASSERT): what the
+** daemon waits for agrees with what it holds (a query, a transaction, a
+** decision, a check, a pause). */
+void dsched_check(Daemon *D);
+
+/* dcall.c: a transaction's end, from its outcome frame to its reply */
+void dcall_decode(DOutcome *o, json_t *m);
+void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen);  /* the outcome frame */
+void dcall_committed(Daemon *D, json_t *m);  /* the answer to a commit or restore of one published on its own */
+void dcall_reply_decided(Daemon *D);  /* the reply of one published on its own (or refused), at D->gen */
+/* The outcome event of the running transaction (message may be NULL, the
+** idempotency key added); more members may be added before it is recorded. */
+json_t *dcall_event(Daemon *D, const char *reason, const char *message);
+void dcall_finish(Daemon *D, const char *reason, const char *extra);  /* logged; the running one ends */
+void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r);
+/* Held calls (dgroup.c's FIFO): the worker told to undo them, or to keep
+** count of them (unchanged: the indexes the store had already); a held
+** call's reply completed at its commit (slot, effects: how the store took
+** its changes, NULL when it wrote none), its outcome event recorded
+** (recorded: it went with the group; a counted one keeps its key's record
+** only), its reply sent, its end when the worker died; the calls v[from..n)
+** answered publication-failed (and undone when restore). */
+void dcall_restore_group(Daemon *D);
+void dcall_commit_group(Daemon *D, size_t count, const size_t *unchanged, size_t nunchanged);
+void dcall_complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects);
+void dcall_held_event(Daemon *D, Held *h, uint64_t rev, uint64_t gen, int recorded);
+void dcall_answer(Daemon *D, Held *h);
+void dcall_held_lost(Daemon *D, Held *h, const char *how);
+void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore);
 
 /* dgroup.c */
+Held *dgroup_at(Group *g, size_t i);  /* the i-th held call, oldest first */
+int dgroup_push(Group *g, Held h);    /* -1: out of memory */
+void dgroup_held_free(Held *h);
 int dgroup_holds(Daemon *D);          /* 1: replies of later calls must wait, and
                                       ** other transactions and queries too */
 int dgroup_waits(Daemon *D, uint64_t client);  /* 1: a reply of the client's is held */
-/* A grouped call's outcome (frame m, its blob): held, or answered now when
-** nothing below it awaits durability.  1 when it took the outcome. */
-int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen);
 void dgroup_publish(Daemon *D);       /* publish what is held, in one store transaction */
 int dgroup_ack(Daemon *D, json_t *m, int ev);  /* a committed / restored answer: 1 if the group's */
 void dgroup_worker_died(Daemon *D, const char *how);
 void dgroup_synced(Daemon *D);        /* the writer woke the loop: take its group, answer what is durable */
+int dgroup_watch(Daemon *D);          /* the loop hears the writer (dsync_fd); -1 (errno) */
+double dgroup_before(void *ud, double now);  /* hook before each sleep: dgroup_publish */
+/* The invariants of the held calls' FIFO and its indexes (DAEMON_ASSERT):
+** committed + writing <= n <= cap, the groups syncing cover exactly the
+** committed ones in commit order, the decisions awaited fit their ring. */
+void dgroup_check(Daemon *D);
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
 
@@ -518,9 +646,20 @@ int dsync_done(Daemon *D, uint64_t *done, char *err, size_t errlen);
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */
 void dworker_restart(Daemon *D);       /* a replacement: does not wait */
-void dworker_writable(Daemon *D);      /* write queued start-up frames */
-void dworker_readable(Daemon *D);
-void dworker_stderr(Daemon *D);        /* its stderr is readable: into the log */
+void dworker_writable(DWorker *k);     /* write queued start-up frames */
+void dworker_readable(DWorker *k);
+void dworker_stderr(DWorker *k);       /* its stderr is readable: into the log */
+/* A helper started from plan, driven from the loop: its ops say what
+** comes of it (role: for the log).  NULL, with a message in err, when it
+** cannot start; nothing of it is left then. */
+DWorker *dworker_helper(Daemon *D, const char *role, const wproc_Plan *plan, const DWorkerOps *ops, void *job,
+                        char *err, size_t errlen);
+/* A helper done with: asked to exit (killed with kill set) and freed. */
+void dworker_helper_end(Daemon *D, DWorker *k, int kill);
+/* Hooks run before each sleep (dpoll.h): a start that takes too long is
+** killed; lines of its stderr dropped are reported once their second is over. */
+double dworker_before_start(void *ud, double now);
+double dworker_before_err(void *ud, double now);
 int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) */
 /* The same for a frame written as text (NULL: it could not be, out of
 ** memory, which ends the worker as a failed send does). */

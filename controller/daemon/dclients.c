@@ -1,7 +1,8 @@
 /*
-** dclients.c — the daemon's client connections (daemon.h): reading
-** newline-delimited requests, buffered non-blocking replies and event
-** lines, accepting and refusing connections.
+** dclients.c — the daemon's client connections (daemon.h): the transport
+** only.  Newline-delimited requests in (each line to drequests.c), lines
+** out buffered and non-blocking (replies come through dreply.c, event
+** lines from devents.c), connections accepted, refused and closed.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,60 +77,6 @@ void dclients_line(Client *c, const char *text, size_t n) {
   dclients_flush(c);
 }
 
-/* The client a reply goes to, NULL when it left.  A generation reaches a
-** client only once the store has recorded it (devents_flush), so that no
-** kernel started later can hand it out again. */
-static Client *replying_to(Daemon *D, uint64_t serial) {
-  Client *c = dclients_find(D, serial);
-  if (!c || c->closing == 2) return NULL;
-  if (D->gen > D->gen_saved) devents_flush(D);
-  return c;
-}
-
-/* Send a reply (stolen) to a client, adding its id. */
-void dclients_reply(Daemon *D, uint64_t serial, json_t *id, json_t *msg) {
-  dkeys_replied(D, serial, id, msg);  /* recorded even when its client left */
-  Client *c = replying_to(D, serial);
-  if (!c) { json_decref(msg); return; }
-  if (id) json_object_set(msg, "id", id);
-  char *text = NULL;   /* json_dumps' text, written faster (jtext.h) */
-  size_t len = 0, cap = 0;
-  int rc = jtext_append(msg, 0, &text, &len, &cap);
-  json_decref(msg);
-  if (rc == 0) dclients_line(c, text, len);
-  free(text);
-}
-
-void dclients_reply_text(Daemon *D, uint64_t serial, json_t *id, jtext_writer *w) {
-  if (w->failed || dkeys_awaits(D, serial, id)) {   /* as an object: recorded, or told it failed */
-    jtext_end(w, '}');
-    json_t *msg = w->failed ? NULL : jtext_load(w->buf, w->len, 0, NULL);
-    free(w->buf);
-    if (msg) dclients_reply(D, serial, id, msg);
-    else dclients_reply_err(D, serial, id, "busy", "the kernel is out of memory; retry later");
-    return;
-  }
-  Client *c = replying_to(D, serial);
-  if (c) {
-    if (id) {
-      jtext_key(w, "id");
-      jtext_json(w, id);
-    }
-    jtext_end(w, '}');
-    if (!w->failed) dclients_line(c, w->buf, w->len);
-  }
-  free(w->buf);
-}
-
-void dclients_reply_err(Daemon *D, uint64_t serial, json_t *id, const char *code, const char *fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dclients_reply(D, serial, id, json_pack("{s:b, s:s, s:s}", "ok", 0, "code", code, "message", msg));
-}
-
 void dclients_free(Daemon *D, int i) {
   Client *c = D->clients[i];
   if (c->cut_off)
@@ -137,9 +84,9 @@ void dclients_free(Daemon *D, int i) {
          c->cut_off == 1 ? "the limit of one client (64 MiB)" : "the limit of all clients together (256 MiB)");
   drop_output(c);
   if (c->subscribed) D->subscribers--;
-  /* out of the epoll set before the close: a copy of the descriptor in a
-  ** child not yet exec'd would otherwise keep the entry alive */
-  epoll_ctl(D->ep, EPOLL_CTL_DEL, c->fd, NULL);
+  /* out of the loop before the close: a copy of the descriptor in a
+  ** child not yet exec'd would otherwise keep it watched */
+  dpoll_del(D->poll, c->fd);
   close(c->fd);
   free(c->in);
   free(c->out);
@@ -176,8 +123,7 @@ void dclients_read(Daemon *D, Client *c) {
     size_t len = i - start;
     if (len && c->in[start + len - 1] == '\r') len--;
     if (len > PROTO_LINE_MAX) {
-      dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", PROTO_LINE_MAX);
-      c->closing = 1;
+      drequests_too_long(D, c, 0);
     } else if (len) {
       drequests_handle(D, c, c->in + start, len);
     }
@@ -188,9 +134,7 @@ void dclients_read(Daemon *D, Client *c) {
     c->inlen -= start;
   }
   if (!c->closing && c->inlen > PROTO_LINE_MAX) {
-    dclients_reply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
-              PROTO_LINE_MAX);
-    c->closing = 1;
+    drequests_too_long(D, c, 1);
     c->inlen = 0;
   }
   /* The end of its input: once its output is flushed and nothing it asked
@@ -203,6 +147,30 @@ void dclients_read(Daemon *D, Client *c) {
 
 static int free_reserved_slot(Daemon *D);
 
+/* A client's connection is ready: its output flows, its requests are read
+** (one closing is only waited for until its hang-up). */
+static void ready(void *ud, int fd, unsigned r) {
+  Client *c = ud;
+  (void)fd;
+  if (r & DPOLL_OUT) dclients_flush(c);
+  if (r & (DPOLL_IN | DPOLL_HUP)) {
+    if (c->closing) c->closing = 2;
+    else dclients_read(c->D, c);
+  }
+}
+
+/* The connections done with are closed: those that must go now, and
+** those closing once their output is flushed and nothing they asked for
+** waits. */
+static void reap(Daemon *D) {
+  for (int i = 0; i < D->nclients;) {
+    Client *c = D->clients[i];
+    if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
+      dclients_free(D, i);
+    else i++;
+  }
+}
+
 static void refuse(int fd, const char *why) {
   char m[200];
   int n = snprintf(m, sizeof m, "{\"ok\":false,\"code\":\"busy\",\"message\":\"%s; retry later\"}\n", why);
@@ -214,6 +182,21 @@ static void refuse(int fd, const char *why) {
 ** listening socket would stay readable and the loop would spin: the spare
 ** descriptor kept for this moment is given up to accept the connection and
 ** refuse it with `busy`, then taken back. */
+static void accept_ready(void *ud, int fd, unsigned r) {
+  Daemon *D = ud;
+  (void)fd, (void)r;
+  reap(D);   /* a connection closed in this turn frees its slot first */
+  dclients_accept(D);
+}
+
+int dclients_listen(Daemon *D) { return dpoll_add(D->poll, D->lfd, DPOLL_IN, RANK_LISTENER, accept_ready, D); }
+
+double dclients_reap(void *ud, double now) {
+  (void)now;
+  reap(ud);
+  return -1;
+}
+
 void dclients_accept(Daemon *D) {
   for (;;) {
     int fd = accept4(D->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -237,9 +220,8 @@ void dclients_accept(Daemon *D) {
     c->reserved = reserved;
     c->active = daemon_now();
     c->held = &D->outbytes;
-    c->polled = EPOLLIN;
-    struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
-    if (epoll_ctl(D->ep, EPOLL_CTL_ADD, fd, &e) != 0) {
+    c->D = D;
+    if (dpoll_add(D->poll, fd, DPOLL_IN, RANK_CLIENT, ready, c) != 0) {
       refuse(fd, "the kernel cannot watch another connection");
       free(c);
       continue;
@@ -263,21 +245,12 @@ static int free_reserved_slot(Daemon *D) {
   return 1;
 }
 
-int dclients_reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id) {
-  if (!c->reserved || op == PROTO_HELLO || op == PROTO_STATUS || op == PROTO_SHUTDOWN) return 0;
-  dclients_reply_err(D, c->serial, id, "busy",
-                     "the kernel serves %d clients (its --max-clients); this connection may only ask for "
-                     "status or stop; retry later", D->max_clients);
-  c->closing = 1;
-  return 1;
-}
-
 /* A connection is idle when it has asked for nothing for idle_timeout
 ** seconds, nothing it asked for waits, it has no reply to read and it has
 ** not subscribed to events.  Idle connections are closed: a client that
 ** opens many and says nothing cannot keep the slots.  (`jiti repl`
 ** reconnects quietly.) */
-double dclients_sweep_idle(Daemon *D) {
+static double sweep_idle(Daemon *D) {
   if (D->idle_timeout <= 0) return -1;
   double now = daemon_now();
   if (now < D->idle_sweep) return D->idle_sweep - now;
@@ -293,3 +266,17 @@ double dclients_sweep_idle(Daemon *D) {
   return every;
 }
 
+
+/* Before the loop sleeps: what each client waits for now, and the idle
+** ones closed. */
+double dclients_before(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  for (int i = 0; i < D->nclients; i++) {
+    Client *c = D->clients[i];
+    unsigned want = (c->closing ? 0 : DPOLL_IN) | (c->outlen > c->outoff ? DPOLL_OUT : 0);
+    if (dpoll_mask(D->poll, c->fd, want) != 0) c->closing = 2;   /* cannot be watched: never left waiting */
+  }
+  double sweep = sweep_idle(D);
+  return D->nclients ? sweep : -1;
+}

@@ -413,6 +413,15 @@ static void sooner(double *d, int *any, double in) {
   *any = 1;
 }
 
+double devents_before(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  double due = devents_due(D);
+  if (due != 0) return due;
+  devents_flush_due(D);
+  return -1;
+}
+
 double devents_due(Daemon *D) {
   EventBuf *b = &D->events;
   double now = daemon_now(), d = 0, t = dtally_due(D), r = dretain_due(D);

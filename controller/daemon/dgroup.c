@@ -12,7 +12,8 @@
 ** transaction (store_publish_group) — each call still its own revision,
 ** with its own number, manifest, generation and events, in the order they
 ** ran — and then, durable, answered; the worker is told to keep them
-** ("commit" with their count).  Calls the worker finishes while that
+** ("commit" with their count).  What comes of each call — held, completed,
+** answered — is dcall.c's; this file writes the groups.  Calls the worker finishes while that
 ** transaction is written and synced are the next group.
 **
 ** A call that ran on top of held ones — one that changed nothing, or
@@ -39,9 +40,10 @@
 
 /* ---------------------------------------------------------------- queue */
 
-static Held *at(Group *g, size_t i) { return &g->v[(g->head + i) % g->cap]; }
+Held *dgroup_at(Group *g, size_t i) { return &g->v[(g->head + i) % g->cap]; }
+#define at dgroup_at
 
-static int push(Group *g, Held h) {
+int dgroup_push(Group *g, Held h) {
   if (g->n == g->cap) {
     size_t cap = g->cap ? g->cap * 2 : 64;
     Held *v = malloc(cap * sizeof *v);
@@ -56,9 +58,9 @@ static int push(Group *g, Held h) {
   return 0;
 }
 
-static void held_free(Held *h) {
+void dgroup_held_free(Held *h) {
   json_decref(h->id);
-  json_decref(h->outcome);
+  json_decref(h->out.m);
   free(h->reply.buf);
   free(h->event);
   json_decref(h->changes);
@@ -74,76 +76,6 @@ int dgroup_waits(Daemon *D, uint64_t client) {
   for (size_t i = 0; i < D->group.n; i++)
     if (at(&D->group, i)->client == client) return 1;
   return 0;
-}
-
-/* ------------------------------------------------------------ outcomes */
-
-static const char UNDONE[] =
-  "the revision this call ran on could not be published, so it was undone, and this call with it: "
-  "nothing of it was kept; retry it";
-
-/* Answer a call that ran on state since undone. */
-static void answer_undone(Daemon *D, Txn *t) {
-  const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
-  devents_add(D, events_outcome(t->attempt, proto_op_name(t->op), reason, UNDONE));
-  dclients_reply(D, t->responder, t->responder_id,
-                 json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
-                           UNDONE, "generation", (json_int_t)D->gen));
-  dlog_soon(D, "attempt %" PRIu64 " %s %s: ran on a revision that could not be published", t->attempt,
-            proto_op_name(t->op), reason);
-}
-
-int dgroup_outcome(Daemon *D, Txn *t, json_t *m, const unsigned char *blob, size_t bloblen) {
-  Group *g = &D->group;
-  const char *reason = json_string_value(json_object_get(m, "reason"));
-  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
-  int writes = accepted && !json_is_true(json_object_get(m, "committed"));
-  if (g->restoring) {
-    answer_undone(D, t);
-    return 1;
-  }
-  if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
-  Held h = {.attempt = t->attempt, .client = t->responder, .id = t->responder_id, .t0 = t->t0,
-            .source = t->source, .summary = t->summary, .outcome = json_incref(m),
-            .quiet = devents_quiet(D, t->attempt), .keyed = t->key != NULL};
-  /* its outcome event, with its idempotency key (durable with its
-  ** outcome), less the revision and generation its commit decides */
-  h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), reason ? reason : "error",
-                                     json_string_value(json_object_get(m, "message")), t->key, &h.event_len,
-                                     &h.event_split);
-  if (writes) {
-    h.changes = json_incref(json_object_get(m, "changes"));
-    if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
-    h.bloblen = h.blob ? bloblen : 0;
-  }
-  if (!h.event || (writes && bloblen && !h.blob) || push(g, h) != 0) {
-    h.id = NULL;   /* still the Txn's */
-    h.source = h.summary = NULL;
-    held_free(&h);
-    dclients_reply_err(D, t->responder, t->responder_id, "busy", "the kernel is out of memory; retry later");
-    if (writes) {  /* it cannot be held, so nothing on top of it may stand */
-      dlog(D, "attempt %" PRIu64 ": out of memory holding its outcome; undoing the calls not yet durable",
-           t->attempt);
-      /* a group being written is let finish first: the undo must not
-      ** reach it in the worker if the store keeps it */
-      dstore(D);
-      dsync_settle(D);
-      if (g->restoring) return 1;   /* it failed: undone with all above it */
-      for (size_t i = g->committed; i < g->n; i++) {   /* those written stand */
-        Held *o = at(g, i);
-        dclients_reply_err(D, o->client, o->id, "busy", "the kernel is out of memory; retry later");
-        held_free(o);
-      }
-      g->n = g->committed;
-      g->restoring = 1;
-      dvouch_expect_ack(D, WIRE_RESTORED, 0);   /* calls never pause: it moves nothing */
-      dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
-    }
-    return 1;
-  }
-  t->responder_id = NULL;   /* now the held call's */
-  t->source = t->summary = NULL;
-  return 1;
 }
 
 /* ------------------------------------------------------------ publishing */
@@ -183,6 +115,7 @@ typedef struct Pub {
   store_key *rm;
   size_t *slots;
   uint8_t *effects;
+  size_t *unchanged;         /* per revision: the indexes of those the store had already */
 #ifdef JITI_TEST_HOOKS
   int fail_in_store;         /* JITI_TEST_FAIL_PUBLISH=N:store */
 #endif
@@ -206,6 +139,7 @@ static void pub_free(Pub *p) {
   free(p->rm);
   free(p->slots);
   free(p->effects);
+  free(p->unchanged);
   free(p);
 }
 
@@ -236,74 +170,6 @@ static void decided(void *arg, size_t i, uint64_t rev, int changed) {
   }
 }
 
-/* The calls v[from..n) cannot be published: nothing of them was written.
-** They are answered publication-failed and, when restore, undone in the
-** worker with everything it ran on top of them; the groups before them,
-** written, are not (the worker keeps them). */
-static void failed(Daemon *D, size_t from, const char *why, int restore) {
-  Group *g = &D->group;
-  const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
-  char msg[1200];
-  snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
-  size_t k = g->n - from;
-  dlog(D, "publishing %zu call%s failed: %s; undoing them", k, k == 1 ? "" : "s", why);
-  for (size_t i = from; i < g->n; i++) {
-    Held *h = at(g, i);
-    devents_add(D, events_outcome(h->attempt, "call", reason, why));
-    dclients_reply(D, h->client, h->id,
-                   json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", 0, "code", reason, "outcome", reason, "message",
-                             msg, "generation", (json_int_t)D->gen));
-    held_free(h);
-  }
-  g->n = from;
-  if (!g->n) g->head = 0;
-  if (restore) {
-    g->restoring = 1;
-    dvouch_expect_ack(D, WIRE_RESTORED, 0);
-    dworker_send(D, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)));
-  }
-}
-
-/* Write held call h's reply, now that its commit decided its revision and
-** generation: the members of an unheld reply (dsched.c), in their order,
-** the changes as the store took them (slot, effects: NULL when it wrote
-** none), left open for the id (dclients_reply_text).  It is sent once
-** durable (answer). */
-static void complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects) {
-  json_t *m = h->outcome, *v;
-  const char *reason = json_string_value(json_object_get(m, "reason"));
-  int accepted = txn_reason_parse(reason) == TXN_ACCEPTED;
-  jtext_writer *r = &h->reply;
-  if (!reason) reason = "error";
-  jtext_begin(r, '{');
-  jtext_key(r, "ok");
-  jtext_bool(r, accepted);
-  if (accepted) {
-    jtext_key(r, "outcome");
-    jtext_string(r, reason, strlen(reason));
-    jtext_key(r, "revision");
-    jtext_int(r, (json_int_t)rev);
-    jtext_key(r, "changes");
-    if (h->changes) publish_effects_write(r, h->changes, slot, effects);
-    else jtext_begin(r, '['), jtext_end(r, ']');
-    if ((v = json_object_get(m, "value"))) jtext_key(r, "value"), jtext_json(r, v);
-    if ((v = json_object_get(m, "values"))) jtext_key(r, "values"), jtext_json(r, v);
-  } else {
-    const char *msg = json_string_value(json_object_get(m, "message"));
-    jtext_key(r, "code");
-    jtext_string(r, reason, strlen(reason));
-    jtext_key(r, "outcome");
-    jtext_string(r, reason, strlen(reason));
-    jtext_key(r, "message");
-    jtext_string(r, msg ? msg : "", msg ? strlen(msg) : 0);
-  }
-  jtext_key(r, "generation");
-  jtext_int(r, (json_int_t)gen);
-  if ((v = json_object_get(m, "output"))) jtext_key(r, "output"), jtext_json(r, v);
-  h->rev = rev;
-  h->gen = gen;
-}
-
 static void answer(Daemon *D);
 
 /* The next n held calls were written in commit seq: they wait for its
@@ -323,12 +189,8 @@ static void ride_along(Daemon *D) {
   size_t c = g->committed;
   for (size_t i = c; i < g->n; i++) {
     Held *h = at(g, i);
-    complete(h, D->revision, D->gen, NULL, NULL);
-    store_ev e = {0};
-    close_event(&e, open_of(h), D->revision, D->gen);
-    if (!h->quiet) devents_add_text(D, (char *)e.members, e.len);
-    else if (h->keyed) dtally_key(D, (char *)e.members, e.len);   /* counted: its key's record only */
-    else free((char *)e.members);
+    dcall_complete(h, D->revision, D->gen, NULL, NULL);
+    dcall_held_event(D, h, D->revision, D->gen, 0);
   }
   if (g->nsyncing) {
     g->syncing[g->nsyncing - 1].n += g->n - c;
@@ -370,7 +232,8 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   p->rm = calloc(nchanges + 1, sizeof *p->rm);
   p->slots = calloc(nchanges + 1, sizeof *p->slots);
   p->effects = calloc(nchanges + 1, 1);
-  if (!p->in || !p->infos || !p->revs || !p->hev || !p->evat || !p->held_rev || !p->held_gen || !p->all ||
+  p->unchanged = calloc(nrevs, sizeof *p->unchanged);
+  if (!p->unchanged || !p->in || !p->infos || !p->revs || !p->hev || !p->evat || !p->held_rev || !p->held_gen || !p->all ||
       !p->ch || !p->rm || !p->slots || !p->effects) {
     snprintf(err, errlen, "out of memory publishing");
     pub_free(p);
@@ -433,7 +296,7 @@ void dgroup_publish(Daemon *D) {
   ** and syncs one group, the outcomes that come in are the next (a slow
   ** disk gives larger groups), and the clients answered meanwhile send
   ** their next calls, which the worker runs meanwhile. */
-  if (g->n == c || g->restoring || D->w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
+  if (g->n == c || g->restoring || D->live.w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
       g->acks >= GROUP_ACKS_MAX)
     return;
   size_t nrevs = 0, nchanges = 0;
@@ -463,7 +326,7 @@ void dgroup_publish(Daemon *D) {
   }
 #endif
   if (!p) {
-    failed(D, c, err, 1);
+    dcall_group_failed(D, c, err, 1);
     return;
   }
   p->parent = D->revision;
@@ -521,8 +384,8 @@ static void written(Daemon *D, DWrite *w) {
     devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
     memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;
-    if (same_worker) failed(D, c, p->w.err, 1);
-    else failed(D, c, p->w.err, 0);
+    if (same_worker) dcall_group_failed(D, c, p->w.err, 1);
+    else dcall_group_failed(D, c, p->w.err, 0);
     pub_free(p);
     return;
   }
@@ -531,20 +394,16 @@ static void written(Daemon *D, DWrite *w) {
   D->revision = p->in[nrevs - 1].rev;
   if (p->held_gen[p->ncalls - 1] > D->gen) D->gen = p->held_gen[p->ncalls - 1];
   if (D->gen > D->gen_saved) D->gen_saved = D->gen;  /* recorded with the revisions */
-  json_t *unchanged = json_array();
+  size_t nunchanged = 0, *unchanged = p->unchanged;
   for (size_t r = 0; r < nrevs; r++) {
     uint64_t prev = r ? p->in[r - 1].rev : rev0;
-    if (p->in[r].rev == prev) json_array_append_new(unchanged, json_integer((json_int_t)r));
+    if (p->in[r].rev == prev) unchanged[nunchanged++] = r;
   }
   for (size_t k = 0, r = 0; k < p->ncalls; k++) {
     Held *h = at(g, c + k);
     Rev *rv = h->changes ? &p->revs[r++] : NULL;   /* the revision it wrote */
-    complete(h, p->held_rev[k], p->held_gen[k], rv ? rv->slot : NULL, rv ? rv->effects : NULL);
-    if (h->quiet && h->keyed) {   /* counted: its outcome kept as its key's record only */
-      store_ev e = {0};
-      close_event(&e, p->hev[k], p->held_rev[k], p->held_gen[k]);
-      dtally_key(D, (char *)e.members, e.len);
-    }
+    dcall_complete(h, p->held_rev[k], p->held_gen[k], rv ? rv->slot : NULL, rv ? rv->effects : NULL);
+    dcall_held_event(D, h, p->held_rev[k], p->held_gen[k], 1);   /* (its event went with the group) */
   }
   g->commits++;
   g->revisions += nrevs;
@@ -553,14 +412,7 @@ static void written(Daemon *D, DWrite *w) {
   /* the worker keeps them now: they are in the store, whatever happens to
   ** the sync (a failed one stops the kernel).  A worker started since the
   ** group was handed over imported them from the store already. */
-  if (same_worker) {
-    /* each revision it keeps moves the worker's generation once */
-    dvouch_expect_ack(D, WIRE_COMMITTED, (uint64_t)(nrevs - json_array_size(unchanged)));
-    dworker_send(D, json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_COMMIT), "revision",
-                              (json_int_t)D->revision, "count", (json_int_t)nrevs, "unchanged", unchanged));
-  } else {
-    json_decref(unchanged);
-  }
+  if (same_worker) dcall_commit_group(D, nrevs, unchanged, nunchanged);
   pub_free(p);
 }
 
@@ -574,11 +426,8 @@ static void answer(Daemon *D) {
   devents_tell(D, y.first_event, y.nevents);
   for (size_t i = 0; i < y.n; i++) {
     Held *h = at(g, 0);
-    const char *reason = json_string_value(json_object_get(h->outcome, "reason"));
-    dlog_attempt(D, h->attempt, "call", reason ? reason : "error", NULL, h->t0, h->gen, h->rev, h->source);
-    dclients_reply_text(D, h->client, h->id, &h->reply);   /* (frees its text) */
-    h->reply = (jtext_writer){0};
-    held_free(h);
+    dcall_answer(D, h);
+    dgroup_held_free(h);
     g->head = (g->head + 1) % g->cap;
     g->n--;
     g->committed--;
@@ -603,6 +452,21 @@ void dgroup_synced(Daemon *D) {
   dlog_flush(D);
 }
 
+static void synced_ready(void *ud, int fd, unsigned r) {
+  (void)fd;
+  if (r & DPOLL_IN) dgroup_synced(ud);
+}
+
+int dgroup_watch(Daemon *D) { return dpoll_add(D->poll, dsync_fd(D), DPOLL_IN, RANK_SYNC, synced_ready, D); }
+
+double dgroup_before(void *ud, double now) {
+  (void)now;
+  /* Everything the worker finished ahead of the durable revisions, in one
+  ** store transaction; what it finishes meanwhile is the next group. */
+  dgroup_publish(ud);
+  return -1;
+}
+
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen) {
   Group *g = &D->group;
   *rev = g->nsyncing ? g->syncing[0].rev0 : D->revision;
@@ -618,7 +482,7 @@ int dgroup_ack(Daemon *D, json_t *m, int ev) {
   json_t *gen = json_object_get(m, "generation");
   if (json_is_integer(gen) && (uint64_t)json_integer_value(gen) > D->gen) D->gen = (uint64_t)json_integer_value(gen);
   const char *st = json_string_value(json_object_get(m, "status"));
-  if (st) snprintf(D->wstatus, sizeof D->wstatus, "%s", st);
+  if (st) snprintf(D->live.status, sizeof D->live.status, "%s", st);
   if (ev == WIRE_RESTORED) g->restoring = 0;
   return 1;
 }
@@ -630,16 +494,30 @@ void dgroup_worker_died(Daemon *D, const char *how) {
   ** write succeeds; the calls after them are lost */
   for (size_t i = g->committed + g->writing; i < g->n; i++) {
     Held *h = at(g, i);
-    json_t *ev = events_outcome(h->attempt, "call", store_event_name(STORE_EV_INTERRUPTED), NULL);
-    json_object_set_new(ev, "reason", json_string(how));
-    devents_add(D, ev);
-    dclients_reply_err(D, h->client, h->id, "interrupted",
-                       "the worker %s before this call's revision was published; nothing of it was kept", how);
-    held_free(h);
+    dcall_held_lost(D, h, how);
+    dgroup_held_free(h);
   }
   g->n = g->committed + g->writing;
   if (!g->n) g->head = 0;
   g->restoring = 0;
   g->acks = 0;
   g->ackhead = 0;
+}
+
+void dgroup_check(Daemon *D) {
+  const Group *g = &D->group;
+  DAEMON_ASSERT(g->committed + g->writing <= g->n);
+  DAEMON_ASSERT(g->n <= g->cap);
+  DAEMON_ASSERT(!g->cap || g->head < g->cap);
+  DAEMON_ASSERT(g->nsyncing <= GROUP_SYNCING_MAX);
+  size_t covered = 0;
+  for (size_t i = 0; i < g->nsyncing; i++) {
+    covered += g->syncing[i].n;
+    DAEMON_ASSERT(g->syncing[i].seq <= g->seq);
+    DAEMON_ASSERT(i == 0 || g->syncing[i - 1].seq <= g->syncing[i].seq);
+  }
+  DAEMON_ASSERT(covered == g->committed);
+  DAEMON_ASSERT(g->acks >= 0 && (size_t)g->acks <= GROUP_ACKS_MAX);
+  DAEMON_ASSERT(g->ackhead < GROUP_ACKS_MAX);
+  DAEMON_ASSERT(!g->writing || dsync_busy(D));
 }

@@ -211,7 +211,7 @@ static void refuse_conflict(Daemon *D, uint64_t client, json_t *id, json_t *req,
   const char *op = json_string_value(json_object_get(req, "op"));
   dlog(D, "refused a %s whose key %s a different request", op, when);
   dtally_count(D, op, proto_code_name(PROTO_KEY_CONFLICT));
-  dclients_reply_err(D, client, id, proto_code_name(PROTO_KEY_CONFLICT),
+  dreply_err(D, client, id, proto_code_name(PROTO_KEY_CONFLICT),
                      "the idempotency key %.80s %s a different request (another op, source, action, generation or "
                      "limits); nothing ran: send a new request with a new key", key, when);
 }
@@ -234,7 +234,7 @@ int dkeys_replay(Daemon *D, uint64_t client, json_t *id, json_t *req) {
     if (json_is_true(json_object_get(r, "ok")) && rev && !json_object_get(r, "changes"))
       json_object_set_new(r, "changes", storeio_revision_changes(dstore(D), (uint64_t)json_integer_value(rev)));
     dtally_count(D, json_string_value(json_object_get(req, "op")), "replayed");
-    dclients_reply(D, client, id, r);
+    dreply(D, client, id, r);
   } else if ((f = flying(D, k->key)) && strcmp(json_string_value(json_object_get(f, "request")), k->request)) {
     refuse_conflict(D, client, id, req, key, "is waiting or running with");
   } else {
@@ -303,8 +303,8 @@ void dkeys_load(Daemon *D) {
 }
 
 void dkeys_tag_event(Daemon *D, json_t *ev) {
-  if (!D->cur.key || !D->cur.active) return;
+  if (!D->live.cur.key || !D->live.cur.active) return;
   json_t *a = json_object_get(ev, "attempt");
-  if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->cur.attempt) return;
-  events_tag(ev, D->cur.key);
+  if (!json_is_integer(a) || (uint64_t)json_integer_value(a) != D->live.cur.attempt) return;
+  events_tag(ev, D->live.cur.key);
 }

@@ -152,3 +152,17 @@ void dlog_flush(Daemon *D) {
   D->log.len = 0;
   D->log.urgent = 0;
 }
+
+double dlog_before(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  if (D->log.urgent || !D->events.n) dlog_flush(D);  /* else: with the events */
+  return -1;
+}
+
+void daemon_assert_failed(const char *what, const char *file, int line) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "jiti kernel: internal error: %s:%d: %s does not hold\n", file, line, what);
+  (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+  abort();
+}

@@ -6,8 +6,8 @@
 ** life, recovers CURRENT, starts one sandboxed worker (`jiti __worker`,
 ** connected by a socketpair) and streams CURRENT's entries to it, then
 ** serves newline-delimited JSON requests on DIR/kernel.sock with one
-** loop (the listener, the worker and the store writer's eventfd polled
-** directly, the clients through an epoll set).  Transactions (call, act evaluate, ...) are serialized in
+** loop (dpoll.h: the listener, the worker, the store writer's eventfd and
+** the clients, each registered by its part).  Transactions (call, act evaluate, ...) are serialized in
 ** arrival order; while one is paused, commands (act evaluate/resume/abort)
 ** go to it, observe still answers, other transactions wait.  The daemon
 ** publishes every accepted attempt to the store before it tells the worker
@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -53,7 +52,7 @@ static void shutdown_begin(Daemon *D, const char *why) {
   if (D->lfd >= 0) { close(D->lfd); D->lfd = -1; unlink(D->sock); }
   while (D->txq.n) {
     Pending p = dqueue_pop(&D->txq);
-    dclients_reply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+    dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
     dqueue_pending_free(&p);
   }
   dsched_fail_commands(D, "shutting-down", "the kernel is shutting down; the pause is aborted");
@@ -141,16 +140,82 @@ static int open_store(Daemon *D, char *err, size_t errlen) {
 static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D->dir, 0, &D->store, err, errlen); }
 #endif
 
-static int kernel_run(Daemon *D, int ready_fd) {
+/* What the loop does before each sleep, in this order (dpoll.h): the
+** connections done with are closed; a signal or a part's stop_why begins
+** the shutdown; the worker gets its next request; what it finished ahead
+** of the durable revisions is published; a pause past its timeout is
+** aborted, a start past its own killed; the loop ends once a shutdown
+** has nothing left to wait for; the clients' wishes are set and idle ones
+** closed; the worker's dropped stderr lines are reported; due events are
+** written; the log lines. */
+static double before_signals(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
+  if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
+  return -1;
+}
+
+static double before_stop(void *ud, double now) {
+  Daemon *D = ud;
+  if (!D->stopping) return -1;
+  if ((D->live.wait == W_NONE || D->live.wait == W_START) && !D->live.in_pause && !D->live.cur.active && !dgroup_holds(D)) {
+    dpoll_stop(D->poll);
+    return -1;
+  }
+  if (now >= D->stop_deadline) {
+    dlog(D, "the worker did not finish within 10 s; killing it");
+    if (D->live.w.pid) kill(D->live.w.pid, SIGKILL);
+    if (D->live.w.fd >= 0) dworker_died(D);
+    dpoll_stop(D->poll);
+    return -1;
+  }
+  if (D->live.w.fd < 0) {
+    dpoll_stop(D->poll);
+    return -1;
+  }
+  return D->stop_deadline - now;
+}
+
+/* After the others (DAEMON_CHECKS builds only): the state they leave
+** before the loop sleeps holds its invariants. */
+static double before_check(void *ud, double now) {
+  Daemon *D = ud;
+  (void)now;
+  dsched_check(D);
+  dgroup_check(D);
+  return -1;
+}
+
+static int hooks(Daemon *D) {
+  static const dpoll_BeforeFn fn[] = {dclients_reap, before_signals, dsched_before, dgroup_before,
+                                      dsched_before_pause, dworker_before_start, before_stop, dclients_before,
+                                      dworker_before_err, devents_before, dlog_before};
+  for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++)
+    if (dpoll_before(D->poll, fn[i], D) != 0) return -1;
+  return DAEMON_CHECKS ? dpoll_before(D->poll, before_check, D) : 0;
+}
+
+/* Serve until the shutdown has nothing left to wait for. */
+static void kernel_serve(Daemon *D) {
+  sigset_t none;
+  sigemptyset(&none);
+  if (dpoll_run(D->poll, &none) != 0) dlog(D, "poll: %s", strerror(errno));
+}
+
+/* Open the kernel: the store recovered, the first worker started, the
+** socket listening, the loop's descriptors and hooks registered.  EXIT_OK,
+** or the exit status after a message (kernel_close is not called then:
+** the process ends). */
+static int kernel_open(Daemon *D, int ready_fd) {
   char err[1024] = "";
   /* kept in D (static): reachable whichever way the function returns */
   D->clients = calloc((size_t)D->max_clients + DAEMON_RESERVED_SLOTS, sizeof *D->clients);
-  D->eev = malloc(((size_t)D->max_clients + DAEMON_RESERVED_SLOTS) * sizeof *D->eev);
-  if (!D->clients || !D->eev) {
+  if (!D->clients) {
     fprintf(stderr, "jiti kernel: out of memory for %d clients (see --max-clients)\n", D->max_clients);
     return EXIT_FAIL;
   }
-  if ((D->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+  if (!(D->poll = dpoll_open())) {
     fprintf(stderr, "jiti kernel: epoll: %s\n", strerror(errno));
     return EXIT_FAIL;
   }
@@ -196,7 +261,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
     fprintf(stderr, "jiti kernel: %s\n", store_errmsg(dstore(D)));
     return EXIT_FAIL;
   }
-  D->base = D->gen_saved + 1;
+  D->live.base = D->gen_saved + 1;
   uint64_t interrupted = 0;
   store_mark_interrupted(dstore(D), &interrupted);
   D->next_attempt = storeio_next_attempt(dstore(D));
@@ -208,6 +273,10 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   snprintf(D->pidfile, sizeof D->pidfile, "%s/%s", D->dir, PROTO_PIDFILE);
+  if (hooks(D) != 0) {
+    fprintf(stderr, "jiti kernel: out of memory\n");
+    return EXIT_FAIL;
+  }
   if (dworker_start_first(D) != 0) {
     dlog_flush(D);
     return EXIT_FAIL;
@@ -225,9 +294,9 @@ static int kernel_run(Daemon *D, int ready_fd) {
   mode_t old = umask(0177);
   int b = D->lfd >= 0 ? bind(D->lfd, (struct sockaddr *)&a, sizeof a) : -1;
   umask(old);
-  if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0) {
+  if (b != 0 || chmod(D->sock, 0600) != 0 || listen(D->lfd, 128) != 0 || dclients_listen(D) != 0) {
     fprintf(stderr, "jiti kernel: cannot listen on %s: %s\n", D->sock, strerror(errno));
-    kill(D->w.pid, SIGKILL);
+    kill(D->live.w.pid, SIGKILL);
     return EXIT_FAIL;
   }
   devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STARTED), "pid", (int)getpid(),
@@ -249,124 +318,24 @@ static int kernel_run(Daemon *D, int ready_fd) {
     close(ready_fd);
   }
   D->started = daemon_now();
-  if (dsync_start(D, err, sizeof err) != 0) {
+  int started = dsync_start(D, err, sizeof err) == 0;
+  if (started && dgroup_watch(D) != 0) {
+    snprintf(err, sizeof err, "cannot watch the store writer: %s", strerror(errno));
+    started = 0;
+  }
+  if (!started) {
     dlog(D, "%s", err);
     dlog_flush(D);
-    kill(D->w.pid, SIGKILL);
+    kill(D->live.w.pid, SIGKILL);
     return EXIT_FAIL;
   }
+  return EXIT_OK;
+}
 
-  sigset_t none;
-  sigemptyset(&none);
-  for (;;) {
-    if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
-    if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
-    dsched_pump(D);
-    /* Everything the worker finished ahead of the durable revisions, in one
-    ** store transaction; what it finishes meanwhile is the next group. */
-    dgroup_publish(D);
-    double now = daemon_now();
-    if (D->in_pause && D->wait == W_NONE && D->cur.active && now >= D->cur.deadline && !D->cur.timed_out) {
-      D->cur.timed_out = 1;
-      char why[80];
-      snprintf(why, sizeof why, "the pause timed out after %g s", D->limits.pause_timeout);
-      dsched_abort_pause(D, why);
-      continue;
-    }
-    if (D->wait == W_START && now > D->start_deadline) {
-      dlog(D, "the worker did not start within 120 s; killing it");
-      kill(D->w.pid, SIGKILL);  /* its EOF ends the start */
-      D->start_deadline = now + 3600;
-    }
-    if (D->restart_at && now >= D->restart_at) dworker_restart(D);
-    if (D->stopping && (D->wait == W_NONE || D->wait == W_START) && !D->in_pause && !D->cur.active &&
-        !dgroup_holds(D))
-      break;
-    if (D->stopping && now >= D->stop_deadline) {
-      dlog(D, "the worker did not finish within 10 s; killing it");
-      if (D->w.pid) kill(D->w.pid, SIGKILL);
-      if (D->w.fd >= 0) dworker_died(D);
-      break;
-    }
-    if (D->stopping && D->w.fd < 0) break;
-    /* The few fixed descriptors are polled directly, the clients through
-    ** an epoll set (one entry for any number of them): a loop turn costs
-    ** what is ready, not what is connected. */
-    struct pollfd pfd[5];
-    int n = 0;
-    int li = D->lfd >= 0 ? n : -1;
-    if (D->lfd >= 0) pfd[n++] = (struct pollfd){D->lfd, POLLIN, 0};
-    int wi = -1;
-    if (D->w.fd >= 0) {
-      wi = n;
-      pfd[n++] = (struct pollfd){D->w.fd, POLLIN | (D->wout.len > D->wout.off ? POLLOUT : 0), 0};
-    }
-    int xi = -1;  /* the worker's stderr, into the log (dworker.c) */
-    if (D->w.err.fd >= 0) {
-      xi = n;
-      pfd[n++] = (struct pollfd){D->w.err.fd, POLLIN, 0};
-    }
-    int si = n;   /* a group's sync ended (dsync.c) */
-    pfd[n++] = (struct pollfd){dsync_fd(D), POLLIN, 0};
-    int ei = n;
-    pfd[n++] = (struct pollfd){D->ep, POLLIN, 0};
-    for (int i = 0; i < D->nclients; i++) {  /* what each client waits for now */
-      Client *c = D->clients[i];
-      unsigned ev = (c->closing ? 0 : EPOLLIN) | (c->outlen > c->outoff ? EPOLLOUT : 0);
-      if (ev == c->polled) continue;
-      struct epoll_event e = {.events = ev, .data.ptr = c};
-      if (epoll_ctl(D->ep, EPOLL_CTL_MOD, c->fd, &e) == 0) c->polled = ev;
-      else c->closing = 2;   /* cannot be watched: never left waiting */
-    }
-    double wake = 3600;
-    if (D->in_pause && D->wait == W_NONE && D->cur.active && !D->cur.timed_out) wake = D->cur.deadline - now;
-    if (D->stopping && D->stop_deadline - now < wake) wake = D->stop_deadline - now;
-    if (D->restart_at && D->restart_at - now < wake) wake = D->restart_at - now;
-    if (D->wait == W_START && D->start_deadline - now < wake) wake = D->start_deadline - now;
-    double sweep = dclients_sweep_idle(D);
-    if (sweep >= 0 && sweep < wake && D->nclients) wake = sweep;
-    wproc_err_tick(&D->w);   /* lines of its stderr dropped: said once their second is over */
-    double err_due = wproc_err_due(&D->w);
-    if (err_due >= 0 && err_due < wake) wake = err_due;
-    double due = devents_due(D);
-    if (due == 0) {
-      devents_flush_due(D);
-    } else if (due > 0 && due < wake) {
-      wake = due;
-    }
-    if (wake < 0) wake = 0;
-    struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
-    if (D->log.urgent || !D->events.n) dlog_flush(D);  /* else: with the events */
-    int r = ppoll(pfd, (nfds_t)n, &ts, &none);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      dlog(D, "poll: %s", strerror(errno));
-      break;
-    }
-    if (pfd[si].revents & POLLIN) dgroup_synced(D);
-    if (xi >= 0 && pfd[xi].revents) dworker_stderr(D);
-    if (wi >= 0 && (pfd[wi].revents & POLLOUT)) dworker_writable(D);
-    if (wi >= 0 && (pfd[wi].revents & (POLLIN | POLLHUP | POLLERR))) dworker_readable(D);
-    /* the ready clients (none is freed before the sweep below) */
-    int ready = (pfd[ei].revents & POLLIN) && D->nclients ? epoll_wait(D->ep, D->eev, D->nclients, 0) : 0;
-    for (int i = 0; i < ready; i++) {
-      Client *c = D->eev[i].data.ptr;
-      unsigned re = D->eev[i].events;
-      if (re & EPOLLOUT) dclients_flush(c);
-      if (re & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        if (c->closing) c->closing = 2;
-        else dclients_read(D, c);
-      }
-    }
-    for (int i = 0; i < D->nclients;) {
-      Client *c = D->clients[i];
-      if (c->closing == 2 || (c->closing == 1 && c->outlen <= c->outoff && !dsched_client_waits(D, c->serial)))
-        dclients_free(D, i);
-      else i++;
-    }
-    if (li >= 0 && pfd[li].revents) dclients_accept(D);
-  }
-  /* clean shutdown */
+/* The clean shutdown: the worker stopped, the last events written and
+** told, the clients given what is pending, everything freed. */
+static int kernel_close(Daemon *D) {
+  while (D->helpers) dworker_helper_end(D, D->helpers, 1);
   dworker_stop(D);
   dstore(D);         /* a timed write of events under way ends and is told */
   dsync_settle(D);
@@ -381,10 +350,8 @@ static int kernel_run(Daemon *D, int ready_fd) {
   }
   while (D->nclients) dclients_free(D, 0);
   free(D->clients);
-  free(D->eev);
-  close(D->ep);
   dkeys_free(D);
-  if (D->lfd >= 0) { close(D->lfd); unlink(D->sock); }
+  if (D->lfd >= 0) { dpoll_del(D->poll, D->lfd); close(D->lfd); unlink(D->sock); }
   if (D->spare_fd >= 0) close(D->spare_fd);
   if (D->detached) unlink(D->pidfile);
   devents_add(D, json_pack("{s:s, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STOPPED), "revision", (json_int_t)D->revision,
@@ -398,7 +365,7 @@ static int kernel_run(Daemon *D, int ready_fd) {
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);
   free(D->cmdq.v);
-  free(D->batch.v);
+  free(D->live.batch.v);
   json_decref(D->foreign_failed);
   vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
@@ -406,7 +373,15 @@ static int kernel_run(Daemon *D, int ready_fd) {
   free(D->log.buf);
   dsync_stop(D);
   store_close(dstore(D));
+  dpoll_close(D->poll);
   return EXIT_OK;
+}
+
+static int kernel_run(Daemon *D, int ready_fd) {
+  int rc = kernel_open(D, ready_fd);
+  if (rc != EXIT_OK) return rc;
+  kernel_serve(D);
+  return kernel_close(D);
 }
 
 int cmd_kernel(int argc, char **argv) {
@@ -416,7 +391,9 @@ int cmd_kernel(int argc, char **argv) {
   D.wire_trace = getenv("JITI_WIRE_TRACE");
   if (D.wire_trace && !*D.wire_trace) D.wire_trace = NULL;
   limits_default(&D.limits);
-  D.lfd = D.w.fd = D.spare_fd = D.ep = -1;
+  D.lfd = D.live.w.fd = D.spare_fd = -1;
+  D.live.D = &D;
+  D.live.role = "worker";
   D.max_clients = DAEMON_MAX_CLIENTS;
   dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
@@ -459,7 +436,7 @@ int cmd_kernel(int argc, char **argv) {
   sigemptyset(&block);
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGINT);
-  sigprocmask(SIG_BLOCK, &block, NULL);  /* delivered only inside ppoll */
+  sigprocmask(SIG_BLOCK, &block, NULL);  /* delivered only inside the loop's wait */
   if (!detach) return kernel_run(&D, -1);
 
   int p[2];

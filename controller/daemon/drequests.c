@@ -30,13 +30,13 @@ typedef struct Req {
 static int is_gen(json_t *g) { return json_is_integer(g) && json_integer_value(g) >= 0; }
 
 static const char *state_name(Daemon *D) {
-  if (D->in_pause) return "paused";
-  if (D->w.fd < 0 || D->wait == W_START) return "starting";
-  if (D->cur.active) return D->wait == W_COMMIT ? "publishing" : "running";
+  if (D->live.in_pause) return "paused";
+  if (D->live.w.fd < 0 || D->live.wait == W_START) return "starting";
+  if (D->live.cur.active) return D->live.wait == W_COMMIT ? "publishing" : "running";
   if (dgroup_holds(D)) return "publishing";
   /* calls accepted on top of those just committed are still on their way */
-  if (!strcmp(D->wstatus, txn_status_name(TXN_ST_AWAITING))) return "running";
-  return D->wstatus;
+  if (!strcmp(D->live.status, txn_status_name(TXN_ST_AWAITING))) return "running";
+  return D->live.status;
 }
 
 static void queue(Req *q, Queue *to, const char *what) {
@@ -44,11 +44,11 @@ static void queue(Req *q, Queue *to, const char *what) {
   if (key && dkeys_replay(q->D, q->client, q->id, q->r))
     return;  /* it ran before: its outcome again */
   if (key && dkeys_in_flight(q->D, key))
-    dclients_reply_err(q->D, q->client, q->id, "busy", "a request with key %.80s is still waiting or running; "
+    dreply_err(q->D, q->client, q->id, "busy", "a request with key %.80s is still waiting or running; "
                        "retry shortly to get its outcome", key);
   else if (to->n >= DAEMON_MAX_QUEUE)
-    dclients_reply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
-  else if (to == &q->D->txq && q->D->in_pause && !json_is_true(json_object_get(q->r, "wait")))
+    dreply_err(q->D, q->client, q->id, "busy", "too many %s are waiting; retry later", what);
+  else if (to == &q->D->txq && q->D->live.in_pause && !json_is_true(json_object_get(q->r, "wait")))
     dsched_reply_paused(q->D, q->client, q->id);  /* it would wait for the pause's answer */
   else if (dqueue_push(to, q->client, q->id, q->r, q->op) == 0)
     dkeys_expect(q->D, q->client, q->id, q->r);
@@ -62,8 +62,8 @@ static int string_member(Req *q, const char *key, int need, size_t max, const ch
   if ((!v && !need) || (*out && strlen(*out) <= max && strlen(*out) == json_string_length(v))) return 1;
   const char *op = json_string_value(json_object_get(q->r, "op"));
   if (!op) op = "an act action";  /* members of act's "action" */
-  if (!v) dclients_reply_err(q->D, q->client, q->id, "invalid-request", "%s needs \"%s\" (a string)", op, key);
-  else dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"%s\" of %s must be a string of at most %zu bytes "
+  if (!v) dreply_err(q->D, q->client, q->id, "invalid-request", "%s needs \"%s\" (a string)", op, key);
+  else dreply_err(q->D, q->client, q->id, "invalid-request", "\"%s\" of %s must be a string of at most %zu bytes "
                     "without NUL characters", key, op, max);
   return 0;
 }
@@ -72,7 +72,7 @@ static int string_member(Req *q, const char *key, int need, size_t max, const ch
 static int generation_member(Req *q, int need) {
   json_t *g = json_object_get(q->r, "generation");
   if ((!g && !need) || is_gen(g)) return 1;
-  dclients_reply_err(q->D, q->client, q->id, "invalid-request",
+  dreply_err(q->D, q->client, q->id, "invalid-request",
                need ? "%s needs \"generation\": the generation of the view the action was made from"
                     : "\"generation\" of %s must be a non-negative integer",
                proto_op_name(q->op));
@@ -85,7 +85,7 @@ static int key_member(Req *q) {
   const char *key;
   if (!string_member(q, "key", 0, 200, &key)) return 0;
   if (key && (!*key || !q->id)) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request",
+    dreply_err(q->D, q->client, q->id, "invalid-request",
                        !*key ? "\"key\" must not be empty" : "a request with a \"key\" needs an \"id\"");
     return 0;
   }
@@ -111,14 +111,14 @@ static void op_hello(Req *q) {
   const char *client;
   if (!string_member(q, "client", 0, NAME_MAX_BYTES, &client)) return;
   if (p && !json_is_integer(p)) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"protocol\" of hello must be an integer");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"protocol\" of hello must be an integer");
     return;
   }
   if (p && json_integer_value(p) != PROTO_VERSION) {
-    dclients_reply_err(q->D, q->client, q->id, "unsupported-protocol", "this kernel speaks protocol %d only", PROTO_VERSION);
+    dreply_err(q->D, q->client, q->id, "unsupported-protocol", "this kernel speaks protocol %d only", PROTO_VERSION);
     return;
   }
-  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:i, s:s, s:s, s:i}", "ok", 1, "protocol", PROTO_VERSION,
+  dreply(q->D, q->client, q->id, json_pack("{s:b, s:i, s:s, s:s, s:i}", "ok", 1, "protocol", PROTO_VERSION,
                                              "kernel", JITI_VERSION, "store", q->D->dir, "pid", (int)getpid()));
 }
 
@@ -133,13 +133,13 @@ static void op_status(Req *q) {
   Daemon *D = q->D;
   uint64_t rev, gen;
   dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
-  dclients_reply(D, q->client, q->id,
+  dreply(D, q->client, q->id,
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
-                     "pid", (int)getpid(), "worker_pid", (int)D->w.pid, "revision", (json_int_t)rev,
-                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->batch.n),
+                     "pid", (int)getpid(), "worker_pid", (int)D->live.w.pid, "revision", (json_int_t)rev,
+                     "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->live.batch.n),
                      "attempts", (json_int_t)D->attempts,
-                     "current_attempt", (json_int_t)(D->cur.active ? D->cur.attempt : 0),
+                     "current_attempt", (json_int_t)(D->live.cur.active ? D->live.cur.attempt : 0),
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
@@ -151,7 +151,7 @@ static void op_history(Req *q) {
   Daemon *D = q->D;
   json_t *l = json_object_get(q->r, "limit");
   if (l && !(json_is_integer(l) && json_integer_value(l) >= 1 && json_integer_value(l) <= HISTORY_MAX)) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request", "\"limit\" must be an integer from 1 to %d", HISTORY_MAX);
+    dreply_err(D, q->client, q->id, "invalid-request", "\"limit\" must be an integer from 1 to %d", HISTORY_MAX);
     return;
   }
   size_t limit = l ? (size_t)json_integer_value(l) : HISTORY_DEFAULT;
@@ -163,7 +163,7 @@ static void op_history(Req *q) {
     store_manifest *m;
     if (store_manifest_read(dstore(D), rev, &m) != STORE_OK) {
       json_decref(revs);
-      dclients_reply_err(D, q->client, q->id, "store-error", "cannot read revision %" PRIu64 ": %s", rev,
+      dreply_err(D, q->client, q->id, "store-error", "cannot read revision %" PRIu64 ": %s", rev,
                    store_errmsg(dstore(D)));
       return;
     }
@@ -180,7 +180,7 @@ static void op_history(Req *q) {
     rev = m->parent;
     store_free(m);
   }
-  dclients_reply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)cur,
+  dreply(D, q->client, q->id, json_pack("{s:b, s:I, s:o}", "ok", 1, "current", (json_int_t)cur,
                                           "revisions", revs));
 }
 
@@ -194,22 +194,22 @@ static void op_record(Req *q) {
   json_t *ev = json_object_get(q->r, "event");
   const char *kind = json_string_value(json_object_get(ev, "event"));
   if (!json_is_object(ev) || !kind || (strcmp(kind, "session") && strncmp(kind, "session-", 8))) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"event\" must be an object whose \"event\" "
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"event\" must be an object whose \"event\" "
                        "is \"session\" or starts with \"session-\"");
     return;
   }
   if (json_object_get(ev, "seq") || json_object_get(ev, "time")) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "the store sets \"seq\" and \"time\" of an event");
     return;
   }
   json_t *sync = json_object_get(q->r, "sync");
   if (sync && !json_is_boolean(sync)) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"sync\" of record must be true or false");
     return;
   }
   devents_add(q->D, json_deep_copy(ev));
   if (json_is_true(sync)) devents_flush(q->D);  /* written (with what was buffered) before the reply */
-  dclients_reply(q->D, q->client, q->id, json_pack("{s:b}", "ok", 1));
+  dreply(q->D, q->client, q->id, json_pack("{s:b}", "ok", 1));
 }
 
 static void op_subscribe(Req *q) {
@@ -219,11 +219,11 @@ static void op_subscribe(Req *q) {
     q->D->subscribers++;
     devents_subscribed(q->D);
   }
-  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:b}", "ok", 1, "subscribed", 1));
+  dreply(q->D, q->client, q->id, json_pack("{s:b, s:b}", "ok", 1, "subscribed", 1));
 }
 
 static void op_shutdown(Req *q) {
-  dclients_reply(q->D, q->client, q->id, json_pack("{s:b, s:s}", "ok", 1, "message", "shutting down"));
+  dreply(q->D, q->client, q->id, json_pack("{s:b, s:s}", "ok", 1, "message", "shutting down"));
   q->D->stop_why = "shutdown request";  /* the loop begins the shutdown */
 }
 
@@ -237,7 +237,7 @@ static void op_shutdown(Req *q) {
 static void op_observe(Req *q) {
   json_t *b = json_object_get(q->r, "budget");
   if (b && !(json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) <= (16 << 20))) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"budget\" must be a byte count from 1 to 16777216");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"budget\" must be a byte count from 1 to 16777216");
     return;
   }
   json_t *g = json_object_get(q->r, "goals"), *src;
@@ -246,7 +246,7 @@ static void op_observe(Req *q) {
   json_array_foreach(g, i, src) ok = ok && json_is_string(src) && json_string_length(src) <= GOAL_SOURCE_MAX &&
                                      strlen(json_string_value(src)) == json_string_length(src);
   if (!ok) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"goals\" must be an array of at most %d "
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"goals\" must be an array of at most %d "
                        "strings (Lisp sources of at most %d bytes)", OBSERVE_GOALS_MAX, GOAL_SOURCE_MAX);
     return;
   }
@@ -257,7 +257,7 @@ static void op_inspect(Req *q) {
   const char *kind, *name;
   if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
   if (kind && jiti_entry_kind_parse(kind) < 0) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
+    dreply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
                  "variable, structure, data, invariant, class, generic, method, foreign, package, type, "
                  "symbol-macro, setf-expander, compiler-macro, documentation, plist)", kind);
     return;
@@ -276,7 +276,7 @@ static int txn_members(Req *q) {
   if (!generation_member(q, q->op == PROTO_ACT)) return 0;
   json_t *w = json_object_get(q->r, "wait");
   if (w && !json_is_boolean(w)) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request", "\"wait\" of %s must be true or false",
+    dreply_err(D, q->client, q->id, "invalid-request", "\"wait\" of %s must be true or false",
                        proto_op_name(q->op));
     return 0;
   }
@@ -287,11 +287,11 @@ static int txn_members(Req *q) {
   jiti_Limits lim;
   char err[300];
   if (limits_from_json(l, &D->limits.eval, 0, &lim, err, sizeof err) != 0) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request", "%s", err);
+    dreply_err(D, q->client, q->id, "invalid-request", "%s", err);
     return 0;
   }
   if (!operator && limits_from_json(l, &D->limits.eval, 1, &lim, err, sizeof err) != 0) {
-    dclients_reply_err(D, q->client, q->id, "not-allowed", "%s", err);
+    dreply_err(D, q->client, q->id, "not-allowed", "%s", err);
     return 0;
   }
   json_object_set_new(q->r, "limits", limits_json(&lim));
@@ -307,7 +307,7 @@ static void op_call(Req *q) {  /* call, preview and apply */
   if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
   json_t *p = json_object_get(q->r, "program");
   if (p && !json_is_boolean(p)) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
     return;
   }
   queue(q, &q->D->txq, "transactions");
@@ -319,7 +319,7 @@ static void op_invariant_add(Req *q) {
       !string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q))
     return;
   if (!*name) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "an invariant needs a non-empty \"name\"");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "an invariant needs a non-empty \"name\"");
     return;
   }
   queue(q, &q->D->txq, "transactions");
@@ -334,12 +334,12 @@ static void op_invariant_remove(Req *q) {
 static void op_rollback(Req *q) {
   json_t *r = json_object_get(q->r, "revision");
   if (!json_is_integer(r) || json_integer_value(r) < 1) {
-    dclients_reply_err(q->D, q->client, q->id, "invalid-request", "rollback needs \"revision\": a revision from 1 "
+    dreply_err(q->D, q->client, q->id, "invalid-request", "rollback needs \"revision\": a revision from 1 "
                        "to CURRENT (%" PRIu64 ")", q->D->revision);
     return;
   }
   if ((uint64_t)json_integer_value(r) > q->D->revision) {
-    dclients_reply_err(q->D, q->client, q->id, "not-found", "no revision %" JSON_INTEGER_FORMAT " (CURRENT is %" PRIu64
+    dreply_err(q->D, q->client, q->id, "not-found", "no revision %" JSON_INTEGER_FORMAT " (CURRENT is %" PRIu64
                        ")", json_integer_value(r), q->D->revision);
     return;
   }
@@ -355,7 +355,7 @@ static void op_act(Req *q) {
   const char *type = json_string_value(json_object_get(a, "type"));
   if (!txn_members(q) || !key_member(q)) return;
   if (!json_is_object(a) || !type) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request",
+    dreply_err(D, q->client, q->id, "invalid-request",
                  "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
     return;
   }
@@ -365,12 +365,12 @@ static void op_act(Req *q) {
       [TXN_CMD_ABORT] = {"type"}};
   int t = txn_cmd_parse(type);
   if (t < 0) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
+    dreply_err(D, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
     return;
   }
   const char *bad = unknown_member(a, members[t]);
   if (bad) {
-    dclients_reply_err(D, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", bad, type);
+    dreply_err(D, q->client, q->id, "invalid-request", "unknown member '%.100s' in a %s action", bad, type);
     return;
   }
   Req in = {D, q->client, q->id, a, PROTO_ACT};
@@ -380,15 +380,35 @@ static void op_act(Req *q) {
     if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
         !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
       return;
-    pause_cmd = D->in_pause;
+    pause_cmd = D->live.in_pause;
   } else if (t == TXN_CMD_RESUME) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
   }
-  if (pause_cmd && !D->in_pause)
-    dclients_reply_err(D, q->client, q->id, "not-paused", "no transaction is paused; %s needs a pause (observe to see "
+  if (pause_cmd && !D->live.in_pause)
+    dreply_err(D, q->client, q->id, "not-paused", "no transaction is paused; %s needs a pause (observe to see "
                  "the status)", type);
   else
     queue(q, pause_cmd ? &D->cmdq : &D->txq, "requests");
+}
+
+/* A connection in a reserved slot asks for more than status or stop:
+** answered busy, and closed.  1 when it was. */
+static int reserved_refuses(Daemon *D, Client *c, proto_Op op, json_t *id) {
+  if (!c->reserved || op == PROTO_HELLO || op == PROTO_STATUS || op == PROTO_SHUTDOWN) return 0;
+  dreply_err(D, c->serial, id, "busy",
+                     "the kernel serves %d clients (its --max-clients); this connection may only ask for "
+                     "status or stop; retry later", D->max_clients);
+  c->closing = 1;
+  return 1;
+}
+
+void drequests_too_long(Daemon *D, Client *c, int unended) {
+  if (unended)
+    dreply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes; closing the connection",
+               PROTO_LINE_MAX);
+  else
+    dreply_err(D, c->serial, NULL, "line-too-long", "a request line is at most %zu bytes", PROTO_LINE_MAX);
+  c->closing = 1;
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -429,13 +449,13 @@ static void op_names(char *buf, size_t n) {
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   uint64_t cs = c->serial;
   if (!proto_utf8_valid(line, len)) {
-    dclients_reply_err(D, cs, NULL, "invalid-utf8", "the request is not valid UTF-8");
+    dreply_err(D, cs, NULL, "invalid-utf8", "the request is not valid UTF-8");
     return;
   }
   json_error_t je;
   json_t *r = jtext_load(line, len, JSON_REJECT_DUPLICATES, &je);   /* json_loadb, faster */
   if (!r) {
-    dclients_reply_err(D, cs, NULL, "malformed-json", "the request is not valid JSON: %s (column %d)", je.text, je.column);
+    dreply_err(D, cs, NULL, "malformed-json", "the request is not valid JSON: %s (column %d)", je.text, je.column);
     return;
   }
   json_t *id = json_object_get(r, "id");
@@ -445,21 +465,21 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   const char *bad;
   char names[400];
   if (!json_is_object(r)) {
-    dclients_reply_err(D, cs, NULL, "invalid-request", "a request is one JSON object with an \"op\" member");
+    dreply_err(D, cs, NULL, "invalid-request", "a request is one JSON object with an \"op\" member");
   } else if (id && !json_is_string(id) && !json_is_integer(id)) {
-    dclients_reply_err(D, cs, NULL, "invalid-request", "\"id\" must be a string or an integer");
+    dreply_err(D, cs, NULL, "invalid-request", "\"id\" must be a string or an integer");
   } else if (!name) {
     op_names(names, sizeof names);
-    dclients_reply_err(D, cs, id, "invalid-request", "the request has no \"op\" (a string: %s)", names);
+    dreply_err(D, cs, id, "invalid-request", "the request has no \"op\" (a string: %s)", names);
   } else if (!op) {
     op_names(names, sizeof names);
-    dclients_reply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
-  } else if (dclients_reserved_refuses(D, c, (proto_Op)opn, id)) {
+    dreply_err(D, cs, id, "unknown-op", "unknown op '%.100s' (%s)", name, names);
+  } else if (reserved_refuses(D, c, (proto_Op)opn, id)) {
     /* answered */
   } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
-    dclients_reply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
+    dreply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {
-    dclients_reply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
+    dreply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
   } else {
     Req q = {D, cs, id, r, (proto_Op)opn};
     op->handle(&q);

@@ -250,7 +250,7 @@ int dsync_start(Daemon *D, char *err, size_t errlen) {
   pthread_cond_init(&y->idle, NULL);
   pthread_cond_init(&y->owed, NULL);
   /* the threads block no signal the loop expects: SIGTERM's handler only
-  ** sets a flag, and ppoll unblocks what it waits for */
+  ** sets a flag, and the loop's wait unblocks what it waits for */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -289,6 +289,7 @@ void dsync_stop(Daemon *D) {
   pthread_mutex_unlock(&y->mu);
   pthread_join(y->thread, NULL);
   pthread_join(y->syncer, NULL);
+  dpoll_del(D->poll, y->efd);
   close(y->efd);
   pthread_mutex_destroy(&y->mu);
   pthread_cond_destroy(&y->cv);

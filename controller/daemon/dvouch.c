@@ -4,7 +4,7 @@
 ** kernel checks").  The worker runs client code and may be compromised, so
 ** before any frame is used the daemon says what it expects from its own
 ** state: the request the frame answers (and so the entry kinds it may
-** change), the worker's generation as the daemon counts it (D->wgen: a
+** change), the worker's generation as the daemon counts it (D->live.wgen: a
 ** pause is exactly one past it, a group's commit exactly as many past it as
 ** the revisions it kept), the pause it saw, the decisions not yet answered.
 **
@@ -31,17 +31,17 @@ static json_t *generation_of(json_t *m, int ev) {
 /* The worker broke a rule: kill it, say so, and let its death take its
 ** course. */
 static void violation(Daemon *D, const vouch_Fail *f) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   char what[300] = "", src[200];
   if (t->active) {
     vouch_escape(t->source, t->source ? strlen(t->source) : 0, src, sizeof src);
     snprintf(what, sizeof what, " answering attempt %" PRIu64 " %s: %s", t->attempt, proto_op_name(t->op), src);
-  } else if (D->wait == W_QUERY) {
-    snprintf(what, sizeof what, " answering a %s", proto_op_name(D->query.op));
+  } else if (D->live.wait == W_QUERY) {
+    snprintf(what, sizeof what, " answering a %s", proto_op_name(D->live.query.op));
   }
-  dlog(D, "worker %d broke the frame rule %s (%s)%s; killing it", (int)D->w.pid, f->rule, f->detail, what);
-  snprintf(D->violation, sizeof D->violation, "broke the frame rule %s and was killed", f->rule);
-  if (D->w.pid) kill(D->w.pid, SIGKILL);
+  dlog(D, "worker %d broke the frame rule %s (%s)%s; killing it", (int)D->live.w.pid, f->rule, f->detail, what);
+  snprintf(D->live.violation, sizeof D->live.violation, "broke the frame rule %s and was killed", f->rule);
+  if (D->live.w.pid) kill(D->live.w.pid, SIGKILL);
   dworker_died(D);
 }
 
@@ -53,11 +53,11 @@ void dvouch_unreadable(Daemon *D, const char *why) {
 
 int dvouch_ready(Daemon *D, json_t *m) {
   vouch_Fail f;
-  if (vouch_ready(m, D->base, &D->grant, &f) != 0) {
-    dlog(D, "worker %d broke the frame rule %s (%s) starting", (int)D->w.pid, f.rule, f.detail);
+  if (vouch_ready(m, D->live.base, &D->grant, &f) != 0) {
+    dlog(D, "worker %d broke the frame rule %s (%s) starting", (int)D->live.w.pid, f.rule, f.detail);
     return -1;
   }
-  D->wgen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
+  D->live.wgen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
   return 0;
 }
 
@@ -72,7 +72,7 @@ void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves) {
 /* A transaction's frames: what the last thing sent to it allows. */
 static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob, size_t bloblen, vouch_Expect *x,
                          vouch_Fail *f) {
-  Txn *t = &D->cur;
+  Txn *t = &D->live.cur;
   x->op = t->op;
   x->invariant = t->invariant;
   x->pausable = t->op == PROTO_ACT;
@@ -91,7 +91,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   ** operator change kept at once moves once); ending a pause restores
   ** (once more), a resume that completes moved once already */
   if (t->grouped) x->steps = 1u;
-  else if (t->sent == TXN_SENT_ATTEMPT) x->steps = !strcmp(D->wstatus, txn_status_name(TXN_ST_FAULTED)) ? 3u : 1u;
+  else if (t->sent == TXN_SENT_ATTEMPT) x->steps = !strcmp(D->live.status, txn_status_name(TXN_ST_FAULTED)) ? 3u : 1u;
   else x->steps = t->sent == TXN_CMD_RESUME ? 6u : 2u;
   return vouch_outcome(&D->vouch, m, blob, bloblen, x, f);
 }
@@ -99,31 +99,31 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
 int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
   int ev = wire_event_of(m);
   Group *g = &D->group;
-  vouch_Expect x = {.gen = D->wgen, .steps = 1u};
+  vouch_Expect x = {.gen = D->live.wgen, .steps = 1u};
   vouch_Fail f = {0};
   int rc;
   if (g->acks && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
     /* the group's decisions are answered first, in the order sent */
-    x.gen = D->wgen + g->ackq[g->ackhead].moves;
+    x.gen = D->live.wgen + g->ackq[g->ackhead].moves;
     rc = vouch_decided(m, g->ackq[g->ackhead].ev, &x, &f);
     if (!rc) g->ackhead = (g->ackhead + 1) % GROUP_ACKS_MAX;   /* dgroup_ack counts it */
-  } else if (D->wait == W_QUERY) {
-    rc = vouch_answer(m, wire_op_of(D->query.req), &x, D->revision, &f);
-  } else if (D->wait == W_ATTEMPT && D->cur.active && (ev == WIRE_PAUSED || ev == WIRE_OUTCOME)) {
+  } else if (D->live.wait == W_QUERY) {
+    rc = vouch_answer(m, wire_op_of(D->live.query.req), &x, D->revision, &f);
+  } else if (D->live.wait == W_ATTEMPT && D->live.cur.active && (ev == WIRE_PAUSED || ev == WIRE_OUTCOME)) {
     rc = attempt_frame(D, m, ev, blob, bloblen, &x, &f);
-  } else if (D->wait == W_COMMIT && D->cur.active && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
+  } else if (D->live.wait == W_COMMIT && D->live.cur.active && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
     /* a commit that changed entries moves the generation once; one that
     ** changed none, or a restore, at most once (a faulted world, a pause) */
-    x.steps = D->cur.decision == WIRE_COMMIT && D->cur.decided_changed ? 2u : 3u;
-    rc = vouch_decided(m, D->cur.decision == WIRE_COMMIT ? WIRE_COMMITTED : WIRE_RESTORED, &x, &f);
+    x.steps = D->live.cur.decision == WIRE_COMMIT && D->live.cur.decided_changed ? 2u : 3u;
+    rc = vouch_decided(m, D->live.cur.decision == WIRE_COMMIT ? WIRE_COMMITTED : WIRE_RESTORED, &x, &f);
   } else {
     char b[64];
     json_t *e = json_object_get(m, "event");
     vouch_escape(json_string_value(e), json_string_length(e), b, sizeof b);
     f.rule = VOUCH_EVENT;
     snprintf(f.detail, sizeof f.detail, "the event %s%s while the kernel waits for %s", json_is_string(e) ? "" : "(none)", b,
-             D->wait == W_QUERY ? "a query's answer" : D->wait == W_ATTEMPT ? "an attempt's outcome"
-             : D->wait == W_COMMIT ? "a decision's answer" : "nothing");
+             D->live.wait == W_QUERY ? "a query's answer" : D->live.wait == W_ATTEMPT ? "an attempt's outcome"
+             : D->live.wait == W_COMMIT ? "a decision's answer" : "nothing");
     rc = -1;
   }
   if (rc) {
@@ -131,6 +131,6 @@ int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen
     return -1;
   }
   json_t *gen = generation_of(m, ev);
-  if (json_is_integer(gen)) D->wgen = (uint64_t)json_integer_value(gen);
+  if (json_is_integer(gen)) D->live.wgen = (uint64_t)json_integer_value(gen);
   return 0;
 }

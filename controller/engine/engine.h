@@ -326,6 +326,35 @@ void request_brief(proto_Op op, struct json_t *req, char *buf, size_t n);
 ** package ...).  0, or -1 when out of memory. */
 int request_digest(struct json_t *req, char hex[65]);
 
+/* ---- reply.c: a transaction's reply (docs/protocol.md), the one writer
+** of its shape */
+
+typedef struct reply_Outcome {
+  const char *reason;        /* a txn reason name, or "interrupted" (NULL:
+                                "error"); "accepted" is ok, any other not */
+  const char *message;       /* not accepted: why (NULL: "") */
+  uint64_t revision;         /* accepted: the revision CURRENT is after it */
+  int show_revision;         /* not accepted: the revision that stays is named */
+  uint64_t target;           /* a rollback's (0: not one) */
+  struct json_t *changes;    /* accepted: as clients see them (NULL: none);
+                                with effects: the worker's, as the store took
+                                them (publish_effects_write) */
+  const size_t *slot;
+  const uint8_t *effects;
+  struct json_t *value, *values, *output;  /* the worker's, or NULL */
+  int restored;              /* a preview's: restored at once */
+  uint64_t generation;
+} reply_Outcome;
+
+/* The reply, member by member, into w: {"ok", "outcome", "revision",
+** "target"?, "changes", "value"?, "values"?, "restored"?, "generation",
+** "output"?} accepted, else {"ok", "code", "outcome", "message",
+** "generation", "revision"?, "output"?}; left open (an id may follow: the
+** caller ends it). */
+void reply_write(struct jtext_writer *w, const reply_Outcome *o);
+/* The same as an object (the text parsed); NULL when out of memory. */
+struct json_t *reply_object(const reply_Outcome *o);
+
 /* ---- events.c: the records of an attempt */
 
 /* The store event recording an outcome reason (txn reason names, and

@@ -32,48 +32,31 @@ int events_of_reason(const char *reason) {
   return r < 0 ? STORE_EV_FAILED : event_of_reason[r];
 }
 
-/* Built member by member: json_pack would parse its format string for
-** each of the two events every application call records. */
-static json_t *event_of(const char *name, uint64_t attempt, const char *command) {
-  json_t *o = json_object();
-  if (o && (json_object_set_new_nocheck(o, "event", json_string_nocheck(name)) ||
-            json_object_set_new_nocheck(o, "attempt", json_integer((json_int_t)attempt)) ||
-            json_object_set_new(o, "command", json_string(command)))) {
-    json_decref(o);
-    return NULL;
-  }
+/* Each event is written once, as text (below); its object is that text
+** parsed, so the two can never disagree. */
+static json_t *object_of(char *text, size_t len) {
+  json_t *o = text ? jtext_load_members(text, len, 0, NULL) : NULL;
+  free(text);
   return o;
 }
 
 json_t *events_started(uint64_t attempt, const char *command, const char *source, uint64_t parent,
                        uint64_t generation) {
-  json_t *o = event_of(store_event_name(STORE_EV_STARTED), attempt, command);
-  if (o && (json_object_set_new_nocheck(o, "source", json_string(source ? source : "")) ||
-            json_object_set_new_nocheck(o, "parent", json_integer((json_int_t)parent)) ||
-            json_object_set_new_nocheck(o, "generation", json_integer((json_int_t)generation)))) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  size_t len = 0;
+  char *text = events_started_text(attempt, command, source, parent, generation, &len);
+  return object_of(text, len);
 }
 
 json_t *events_outcome(uint64_t attempt, const char *command, const char *reason, const char *message) {
-  json_t *o = event_of(store_event_name(events_of_reason(reason)), attempt, command);
-  if (o && (json_object_set_new(o, "outcome", json_string(reason)) ||
-            (message && *message && json_object_set_new(o, "message", json_string(message))))) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  size_t len = 0;
+  char *text = events_outcome_text(attempt, command, reason, message, NULL, &len);
+  return object_of(text, len);
 }
 
 json_t *events_accepted(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation) {
-  json_t *o = events_outcome(attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
-  if (o) {
-    json_object_set_new(o, "revision", json_integer((json_int_t)revision));
-    json_object_set_new(o, "generation", json_integer((json_int_t)generation));
-  }
-  return o;
+  size_t len = 0;
+  char *text = events_accepted_text(attempt, command, revision, generation, NULL, &len);
+  return object_of(text, len);
 }
 
 /* ---- idempotency keys */
@@ -98,10 +81,10 @@ void events_tag(json_t *ev, const events_Key *key) {
   json_object_set_new(ev, EVENTS_REQUEST_MEMBER, json_string(key->request));
 }
 
-/* ---- the same, as text */
+/* ---- the text */
 
-/* Each event is written as its object would be (jtext_writer, ASCII as the
-** store writes events), then handed over without its braces: its members
+/* Each event is written as JSON text (jtext_writer, ASCII as the store
+** writes events), then handed over without its braces: its members
 ** (store_ev.members). */
 
 static void head(jtext_writer *w, const char *name, uint64_t attempt, const char *command) {

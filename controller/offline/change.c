@@ -359,9 +359,12 @@ static json_t *rollback_offline(otxn *t, uint64_t target) {
   json_object_set_new(ev, "target", json_integer((json_int_t)target));
   storeio_event(t->s, t->cmd, ev);
   t->outcome_written = 1;
-  return json_pack("{s:b, s:s, s:I, s:I, s:o, s:I}", "ok", 1, "outcome", txn_reason_name(TXN_ACCEPTED),
-                   "revision", (json_int_t)rev, "target", (json_int_t)target, "changes",
-                   storeio_revision_changes(t->s, rev), "generation", (json_int_t)(t->generation + 1));
+  json_t *changes = storeio_revision_changes(t->s, rev);
+  reply_Outcome r = {.reason = txn_reason_name(TXN_ACCEPTED), .revision = rev, .target = target,
+                     .changes = changes, .generation = t->generation + 1};
+  json_t *reply = reply_object(&r);
+  json_decref(changes);
+  return reply;
 }
 
 static json_t *rollback_request(uint64_t target) {

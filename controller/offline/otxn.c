@@ -100,11 +100,9 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
 /* The reply to the caller, as the kernel gives it (docs/protocol.md): on
 ** failure {ok:false, code, outcome, message, generation, revision, output?}. */
 static json_t *failure(otxn *t, const char *reason, const char *message, json_t *output) {
-  json_t *r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I}", "ok", 0, "code", reason, "outcome", reason,
-                        "message", message ? message : "", "generation", (json_int_t)t->generation,
-                        "revision", (json_int_t)t->parent);
-  if (output) json_object_set(r, "output", output);
-  return r;
+  reply_Outcome r = {.reason = reason, .message = message, .generation = t->generation, .revision = t->parent,
+                     .show_revision = 1, .output = output};
+  return reply_object(&r);
 }
 
 json_t *otxn_refuse(otxn *t, const char *reason, const char *message) {
@@ -140,9 +138,7 @@ json_t *otxn_run(otxn *t) {
     x.gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
     x.pause_no = (int)json_integer_value(json_object_get(p, "pause"));
     x.steps = 2u;   /* the abort restores */
-    wproc_send(&t->w, json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type",
-                                txn_cmd_name(TXN_CMD_ABORT), "generation", json_object_get(p, "generation")),
-               NULL, 0);
+    wproc_send(&t->w, wframe_command(txn_cmd_name(TXN_CMD_ABORT), json_object_get(p, "generation"), NULL), NULL, 0);
     json_decref(m);
   }
   if (wire_event_of(m) != WIRE_OUTCOME) {
@@ -162,8 +158,10 @@ json_t *otxn_run(otxn *t) {
   const char *reason = json_string_value(json_object_get(m, "reason"));
   const char *status = json_string_value(json_object_get(m, "status"));
   const char *message = json_string_value(json_object_get(m, "message"));
-  json_t *output = json_object_get(m, "output"), *value = json_object_get(m, "value");
-  json_t *reply;
+  json_t *output = json_object_get(m, "output");
+  reply_Outcome r = {.reason = reason, .revision = t->parent, .generation = t->generation,
+                     .value = json_object_get(m, "value"), .values = json_object_get(m, "values"), .output = output};
+  json_t *reply, *changes = NULL;
   if (txn_reason_parse(reason) != TXN_ACCEPTED) {
     record_outcome(t, reason, message);
     reply = failure(t, reason, message, output);
@@ -171,42 +169,37 @@ json_t *otxn_run(otxn *t) {
     /* kept at once: it changed no entry */
     storeio_event(t->s, t->cmd, events_accepted(t->attempt, proto_op_name(t->op), t->parent, t->generation));
     t->outcome_written = 1;
-    reply = json_pack("{s:b, s:s, s:I, s:[], s:I}", "ok", 1, "outcome", reason, "revision",
-                      (json_int_t)t->parent, "changes", "generation", (json_int_t)t->generation);
+    reply = reply_object(&r);
   } else {
     uint64_t gen = (uint64_t)json_integer_value(json_object_get(m, "generation"));
     store_rev_info info = {STORE_REV_ACTION, gen + 1, 0, JITI_VERSION, summary, NULL, t->grant_text};
     publish_Result pr;
-    publish_outcome(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL, NULL, 0,
-                    events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), &pr);
+    json_t *decision = wproc_publish(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL,
+                                     NULL, 0, events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), &pr);
     json_t *ack = NULL;
     vouch_Expect dx = {.op = t->op, .gen = gen, .steps = 3u};   /* a restore, an unchanged commit: at most once */
+    wproc_send(&t->w, decision, NULL, 0);
     if (pr.code != STORE_OK) {
-      wproc_send(&t->w, json_pack("{s:s}", "op", wire_op_name(WIRE_RESTORE)), NULL, 0);
       if (wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err) == 0 && vouch_decided(ack, WIRE_RESTORED, &dx, &f))
         violation(t, &f, err, sizeof err);
       record_outcome(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error);
       reply = failure(t, txn_reason_name(TXN_PUBLICATION_FAILED), pr.error, output);
     } else {
       t->outcome_written = 1;
-      wproc_send(&t->w, json_pack("{s:s, s:I, s:b}", "op", wire_op_name(WIRE_COMMIT), "revision",
-                                  (json_int_t)pr.revision, "changed", pr.changed), NULL, 0);
       if (pr.changed) dx.steps = 2u;   /* a revision: exactly once */
       /* the revision stands whatever the answer (it was checked before
       ** it was published): a bad answer only ends the worker */
       if (wproc_recv(&t->w, &ack, NULL, NULL, err, sizeof err) == 0 && vouch_decided(ack, WIRE_COMMITTED, &dx, &f))
         violation(t, &f, err, sizeof err);
-      reply = json_pack("{s:b, s:s, s:I, s:o, s:I}", "ok", 1, "outcome", reason, "revision",
-                        (json_int_t)pr.revision, "changes", pr.changes, "generation",
-                        (json_int_t)(pr.changed ? gen + 1 : t->generation));
+      r.revision = pr.revision;
+      r.changes = changes = pr.changes;
+      r.generation = pr.changed ? gen + 1 : t->generation;
+      reply = reply_object(&r);
       t->parent = pr.revision;
     }
     json_decref(ack);
   }
-  if (reply && value && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "value", value);
-  json_t *values = json_object_get(m, "values");
-  if (reply && values && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "values", values);
-  if (reply && output && json_is_true(json_object_get(reply, "ok"))) json_object_set(reply, "output", output);
+  json_decref(changes);
   json_decref(m);
   free(blob);
   return reply;

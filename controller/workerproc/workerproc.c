@@ -373,7 +373,7 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
 }
 
 void wproc_stop(wproc *w, int now) {
-  if (w->fd >= 0 && !now) wproc_send(w, json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT)), NULL, 0);
+  if (w->fd >= 0 && !now) wproc_send(w, wframe_exit(), NULL, 0);
   if (w->pid) {
     int st;
     if (now) kill(w->pid, SIGKILL);

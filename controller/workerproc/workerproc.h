@@ -142,6 +142,28 @@ int wproc_recv(wproc *w, struct json_t **msg, unsigned char **blob, size_t *blob
 ** w is reset. */
 void wproc_stop(wproc *w, int kill);
 
+/* wframe.c: the frames sent after start-up, one builder per shape (NULL
+** when out of memory; wproc_send sends NULL as a failure). */
+
+/* commit: keep the count oldest accepted attempts awaiting their commit,
+** the last published as revision; those at the indexes unchanged (of
+** count) the store had already, and they do not move the generation. */
+struct json_t *wframe_commit(uint64_t revision, size_t count, const size_t *unchanged, size_t nunchanged);
+struct json_t *wframe_restore(void);   /* undo every accepted attempt awaiting its commit */
+struct json_t *wframe_exit(void);
+/* A command to a paused attempt: type (txn_CmdType's name) at generation,
+** with the members of an act's action that go with it (source,
+** restart_id, arguments, package; action may be NULL). */
+struct json_t *wframe_command(const char *type, struct json_t *generation, struct json_t *action);
+
+/* An accepted attempt awaiting its commit (changes and blob: its outcome's)
+** published on parent (engine.h publish_outcome, with events and the
+** accepted event), and the worker's decision that follows: commit when
+** the store took it, restore when not (pr->code).  Returns the frame. */
+struct json_t *wproc_publish(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
+                             const unsigned char *blob, size_t bloblen, struct json_t *const *events,
+                             const int64_t *times, size_t nevents, struct json_t *accepted, publish_Result *pr);
+
 /* wstderr.c.  The synchronous calls above (wproc_start, wproc_recv) read
 ** the worker's stderr themselves while they wait; a caller with a poll loop
 ** of its own (the kernel daemon) polls w->err.fd and calls these. */
