@@ -33,7 +33,10 @@ static void setup(void) {
   }
   D.dir = keep;
   limits_default(&D.limits);
-  D.lfd = D.w.fd = D.spare_fd = D.ep = -1;   /* no loop: no epoll set */
+  D.lfd = D.spare_fd = D.live.w.fd = D.live.w.err.fd = -1;  /* no worker */
+  D.live.D = &D;
+  D.live.role = "worker";
+  if (!(D.poll = dpoll_open())) abort();
   D.max_clients = 4;
   dkeys_init(&D);
   D.clients = calloc((size_t)D.max_clients + DAEMON_RESERVED_SLOTS, sizeof *D.clients);
@@ -46,6 +49,7 @@ static void setup(void) {
   C->fd = sv[0];
   C->serial = ++D.next_serial;
   C->held = &D.outbytes;
+  C->D = &D;
   D.clients[D.nclients++] = C;
   peer = sv[1];
 }
