@@ -10,6 +10,8 @@ cd "$root" || exit 2
 
 # folder -> the folders (and parts outside controller/) it may include
 declare -A may=(
+  [main]="run session model client offline daemon workerproc protocol engine cli kernel store worker json"
+  [run]="cli kernel"
   [cli]="kernel"
   [protocol]=""
   [engine]="protocol cli kernel store worker json"

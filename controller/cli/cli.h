@@ -1,8 +1,10 @@
 /*
-** cli.h — the `jiti` command line: the exit statuses every command shares,
-** the entry point of each subcommand (the table in main.c), the option
-** helpers they use (opts.c, stack.c), and the guard that turns a damaged
-** store's faults into a message (fault.c).
+** cli.h — what every command of the `jiti` program shares, at the bottom
+** of the controller (any folder may include it; it includes nothing of
+** the controller): the exit statuses, the option helpers (opts.c), the
+** large evaluation stack (stack.c), and the guard that turns a damaged
+** store's faults into a message (fault.c).  Each subcommand's entry point
+** is declared by its own folder's header; main/main.c has the table.
 **
 ** Exit statuses: 0 success, 1 failure (the message names the store or the
 ** kernel, and the fix where there is one), 2 usage error; `jiti run` also 3
@@ -16,40 +18,6 @@
 #include "jiti.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
-/* ---- the subcommands */
-
-int cmd_run(int argc, char **argv);       /* cli/run.c */
-
-/* Store commands (offline/): --store DIR (default $JITI_STORE, else
-** ./.jiti).  apply, invariant and rollback go through the store's kernel
-** when one serves it, else run on the store directly. */
-int cmd_init(int argc, char **argv);
-int cmd_apply(int argc, char **argv);
-int cmd_invariant(int argc, char **argv);
-int cmd_recover_session(int argc, char **argv);
-int cmd_log(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_rollback(int argc, char **argv);
-int cmd_events(int argc, char **argv);
-
-/* The kernel daemon (daemon/) and its clients (client/): --store DIR;
-** docs/protocol.md. */
-int cmd_kernel(int argc, char **argv);
-int cmd_worker_internal(int argc, char **argv);  /* `jiti __worker`, hidden */
-int cmd_eval(int argc, char **argv);
-int cmd_preview(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_observe(int argc, char **argv);
-int cmd_act(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_stop(int argc, char **argv);
-int cmd_repl(int argc, char **argv);
-
-/* A model grows the world (session/): exit statuses in session/sess.h. */
-int cmd_session(int argc, char **argv);
-int cmd_sessions(int argc, char **argv);
 
 /* ---- opts.c: options */
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
+#include "client.h"
 #include "engine.h"
 #include "kclient.h"
 #include "proto.h"

@@ -26,6 +26,7 @@
 #include <histedit.h>
 #include <jansson.h>
 #include "cli.h"
+#include "client.h"
 #include "kclient.h"
 #include "render.h"
 #include "proto.h"

@@ -528,4 +528,7 @@ int dworker_send_text(Daemon *D, const char *text, size_t n);
 void dworker_died(Daemon *D);
 void dworker_stop(Daemon *D);          /* ask it to exit, then reap it */
 
+/* `jiti kernel --store DIR ...` (dloop.c): its exit status (cli.h). */
+int cmd_kernel(int argc, char **argv);
+
 #endif

@@ -43,7 +43,6 @@
 #include "cli.h"
 #include "daemon.h"
 #include "proto.h"
-#include "worker.h"
 
 static void shutdown_begin(Daemon *D, const char *why) {
   if (D->stopping) return;
@@ -489,22 +488,4 @@ int cmd_kernel(int argc, char **argv) {
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
   _exit(kernel_run(&D, p[1]));
-}
-
-/* `jiti __worker [--allow-foreign LIB]...`: started by workerproc.c only. */
-int cmd_worker_internal(int argc, char **argv) {
-  struct stat sb;
-  if (fstat(WORKER_FD, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
-    fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
-    return EXIT_USAGE;
-  }
-  grant_List g = {0};
-  for (int i = 1; i < argc; i++) {
-    int r = grant_option("__worker", argc, argv, &i, &g);
-    if (r == 1) continue;
-    if (r == 0) fprintf(stderr, "jiti __worker: unexpected argument '%s'\n", argv[i]);
-    return EXIT_USAGE;
-  }
-  worker_Options opt = {g.lib, g.n};
-  return worker_main(WORKER_FD, &opt);
 }

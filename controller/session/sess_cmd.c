@@ -268,5 +268,3 @@ done:
   sess_task_free(&o.task);
   return status;
 }
-
-int cmd_sessions(int argc, char **argv) { return sess_cmd_sessions(argc, argv); }

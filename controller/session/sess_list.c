@@ -297,7 +297,7 @@ static void usage(FILE *f) {
              "N is the number in the list, or a session id.\n");
 }
 
-int sess_cmd_sessions(int argc, char **argv) {
+int cmd_sessions(int argc, char **argv) {
   const char *dir = opts_default_store(), *which = NULL, *out = NULL, *verb = "list";
   int json = 0, bodies = 0;
   for (int i = 1; i < argc; i++) {

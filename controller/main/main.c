@@ -1,11 +1,18 @@
 /*
-** main.c — the `jiti` command: the table of subcommands (cli.h), and the
-** dispatch to them, like git.
+** main.c — the `jiti` command: the table of subcommands, and the dispatch
+** to them, like git.  The top of the controller: each folder's header
+** declares its own commands, and nothing includes this folder.
 */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "client.h"
+#include "daemon.h"
+#include "offline.h"
+#include "run.h"
+#include "sess.h"
+#include "workerproc.h"
 
 static const struct {
   const char *name;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "run.h"
 
 static void run_usage(FILE *out) {
   fprintf(out,
