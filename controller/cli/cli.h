@@ -9,6 +9,11 @@
 ** Exit statuses: 0 success, 1 failure (the message names the store or the
 ** kernel, and the fix where there is one), 2 usage error; `jiti run` also 3
 ** (a file could not be read) and 4 (a syntax error).
+**
+** Nothing here prints but the fault guard (a signal handler: nobody is left
+** to print for it).  A helper that can fail returns a code and writes why
+** into the caller's buffer, without the "jiti CMD: " the caller puts in
+** front of it (the convention of engine.h too).
 */
 #ifndef jiti_cli_h
 #define jiti_cli_h
@@ -19,14 +24,17 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+/* Room for any message of the controller's helpers, paths included. */
+#define CLI_MSG_MAX 20480
+
 /* ---- opts.c: options */
 
 /* The store directory: --store DIR, else $JITI_STORE, else ./.jiti. */
 const char *opts_default_store(void);
 
 /* If argv[*i] is --store DIR or --store=DIR, consume it into *dir and return
-** 1; return -1 (after a message) when DIR is missing; 0 otherwise. */
-int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir);
+** 1; return -1 with a message in err when DIR is missing; 0 otherwise. */
+int opts_store(int argc, char **argv, int *i, const char **dir, char *err, size_t errlen);
 
 /* Parse a non-negative decimal count (for -n, --fuel ...); 1 on success. */
 int opts_count(const char *s, uint64_t *out);
@@ -62,7 +70,7 @@ void fault_guard(const char *cmd);
 int stack_run(int (*cmd)(int, char **), int argc, char **argv);
 
 /* A fresh interpreter with the world layer enabled and the stack size set.
-** NULL (with a message on stderr naming `who`) when memory is exhausted. */
-jiti_State *stack_new_world(const char *who);
+** NULL when memory is exhausted. */
+jiti_State *stack_new_world(void);
 
 #endif

@@ -13,13 +13,13 @@ const char *opts_default_store(void) {
   return e && *e ? e : ".jiti";
 }
 
-int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir) {
+int opts_store(int argc, char **argv, int *i, const char **dir, char *err, size_t errlen) {
   const char *a = argv[*i];
   if (!strncmp(a, "--store=", 8)) {
     *dir = a + 8;
   } else if (!strcmp(a, "--store")) {
     if (*i + 1 >= argc) {
-      fprintf(stderr, "jiti %s: --store needs a directory\n", cmd);
+      snprintf(err, errlen, "--store needs a directory");
       return -1;
     }
     *dir = argv[++*i];
@@ -27,7 +27,7 @@ int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir)
     return 0;
   }
   if (!**dir) {
-    fprintf(stderr, "jiti %s: --store needs a non-empty directory\n", cmd);
+    snprintf(err, errlen, "--store needs a non-empty directory");
     return -1;
   }
   return 1;

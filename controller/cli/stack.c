@@ -5,7 +5,6 @@
 ** thread's stack; the pages are only touched when used.
 */
 #include <pthread.h>
-#include <stdio.h>
 #include "cli.h"
 #include "jiti_world.h"
 
@@ -32,12 +31,9 @@ int stack_run(int (*cmd)(int, char **), int argc, char **argv) {
   return job.status;
 }
 
-jiti_State *stack_new_world(const char *who) {
+jiti_State *stack_new_world(void) {
   jiti_State *S = jiti_open();
-  if (!S) {
-    fprintf(stderr, "jiti %s: cannot create an interpreter (out of memory?)\n", who);
-    return NULL;
-  }
+  if (!S) return NULL;
   jiti_set_cstack_size(S, STACK_SIZE);
   jiti_world_enable(S);
   return S;

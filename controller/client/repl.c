@@ -710,8 +710,9 @@ static void repl_usage(FILE *out) {
 int cmd_repl(int argc, char **argv) {
   const char *dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("repl", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti repl: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       repl_usage(stdout);

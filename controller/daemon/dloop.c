@@ -161,8 +161,10 @@ static int kernel_run(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", D->dir, err[0] ? err : store_strerror(rc));
-    storeio_open_hint(D->dir, rc);
+    char hint[CLI_MSG_MAX];
+    storeio_open_hint(D->dir, rc, hint, sizeof hint);
+    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n%s%s", D->dir, err[0] ? err : store_strerror(rc),
+            hint, hint[0] ? "\n" : "");
     return EXIT_FAIL;
   }
   uint64_t cur = 0;
@@ -421,9 +423,11 @@ int cmd_kernel(int argc, char **argv) {
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("kernel", argc, argv, &i, &D.dir);
-    if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
-    if (r == 0) r = grant_option("kernel", argc, argv, &i, &D.grant);
+    char err[256];
+    int r = opts_store(argc, argv, &i, &D.dir, err, sizeof err);
+    if (r == 0) r = limits_option(argc, argv, &i, &D.limits, 1, err, sizeof err);
+    if (r == 0) r = grant_option(argc, argv, &i, &D.grant, err, sizeof err);
+    if (r < 0) fprintf(stderr, "jiti kernel: %s\n", err);
     if (r == 0) r = dretain_option("kernel", argc, argv, &i, &D.retain);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;

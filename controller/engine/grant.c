@@ -44,18 +44,13 @@ int grant_add(grant_List *g, const char *lib, char *err, size_t errlen) {
   return 0;
 }
 
-int grant_option(const char *cmd, int argc, char **argv, int *i, grant_List *g) {
+int grant_option(int argc, char **argv, int *i, grant_List *g, char *err, size_t errlen) {
   if (strcmp(argv[*i], "--allow-foreign")) return 0;
-  char err[200];
   if (*i + 1 >= argc) {
-    fprintf(stderr, "jiti %s: --allow-foreign needs a library (e.g. --allow-foreign libm.so.6)\n", cmd);
+    snprintf(err, errlen, "--allow-foreign needs a library (e.g. --allow-foreign libm.so.6)");
     return -1;
   }
-  if (grant_add(g, argv[++*i], err, sizeof err) != 0) {
-    fprintf(stderr, "jiti %s: %s\n", cmd, err);
-    return -1;
-  }
-  return 1;
+  return grant_add(g, argv[++*i], err, errlen) != 0 ? -1 : 1;
 }
 
 void grant_manifest(const grant_List *g, char *buf, size_t n) {

@@ -42,7 +42,7 @@ static void set(jiti_Limits *l, int i, uint64_t v) {
   else l->output = (size_t)v;
 }
 
-int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *L, int pause) {
+int limits_option(int argc, char **argv, int *i, limits_Table *L, int pause, char *err, size_t errlen) {
   const char *a = argv[*i];
   if (strncmp(a, "--", 2)) return 0;
   int which = -1;
@@ -54,8 +54,7 @@ int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *
   const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
   if (pt) {
     if (!val || !opts_count(val, &v) || v == 0 || v > LIMITS_PAUSE_MAX) {
-      fprintf(stderr, "jiti %s: --pause-timeout needs a number of seconds from 1 to %d\n", cmd,
-              LIMITS_PAUSE_MAX);
+      snprintf(err, errlen, "--pause-timeout needs a number of seconds from 1 to %d", LIMITS_PAUSE_MAX);
       return -1;
     }
     L->pause_timeout = (double)v;
@@ -63,7 +62,7 @@ int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *
   } else {
     int size = which == 2 || which == 3;
     if (!val || !(size ? opts_size(val, &v) : opts_count(val, &v))) {
-      fprintf(stderr, "jiti %s: %s needs a non-negative number%s\n", cmd, a, size ? " (suffixes K, M, G)" : "");
+      snprintf(err, errlen, "%s needs a non-negative number%s", a, size ? " (suffixes K, M, G)" : "");
       return -1;
     }
     set(&L->eval, which, v);

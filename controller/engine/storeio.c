@@ -1,6 +1,6 @@
 /*
 ** storeio.c — the store as the commands and the daemon use it (engine.h):
-** opening it with a clear message, REV syntax, time formatting, entry
+** opening it with a clear message (for the caller to print), REV syntax, time formatting, entry
 ** kinds, loading a revision's map and importing it into a world, attempt
 ** numbers and events.
 */
@@ -14,27 +14,28 @@
 #include "engine.h"
 #include "cli.h"
 
-store_env *storeio_open(const char *cmd, const char *dir, int writer) {
-  char err[1024] = "";
+store_env *storeio_open(const char *dir, int writer, char *err, size_t errlen) {
+  char why[1024] = "", hint[CLI_MSG_MAX / 2];
   store_env *s = NULL;
-  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, err, sizeof err);
+  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, why, sizeof why);
   if (rc == STORE_OK) return s;
-  if (rc == STORE_ENOENT)
-    fprintf(stderr, "jiti %s: no store at %s (create one with 'jiti init --store %s', "
-            "or name another with --store DIR or $JITI_STORE)\n", cmd, dir, dir);
-  else {
-    fprintf(stderr, "jiti %s: cannot open the store at %s: %s\n", cmd, dir,
-            err[0] ? err : store_strerror(rc));
-    storeio_open_hint(dir, rc);
+  if (rc == STORE_ENOENT) {
+    snprintf(err, errlen, "no store at %s (create one with 'jiti init --store %s', "
+             "or name another with --store DIR or $JITI_STORE)", dir, dir);
+  } else {
+    storeio_open_hint(dir, rc, hint, sizeof hint);
+    snprintf(err, errlen, "cannot open the store at %s: %s%s%s", dir, why[0] ? why : store_strerror(rc),
+             hint[0] ? "\n" : "", hint);
   }
   return NULL;
 }
 
-void storeio_open_hint(const char *dir, int rc) {
+void storeio_open_hint(const char *dir, int rc, char *buf, size_t n) {
+  buf[0] = '\0';
   if (rc == STORE_EJOURNAL)
-    fprintf(stderr, "the writes after the damage stay in %s/journal until you choose: copy it away to keep "
-            "them, then 'jiti recover-session --store %s --accept-loss' replays what precedes the damage, "
-            "drops the rest and records what it dropped\n", dir, dir);
+    snprintf(buf, n, "the writes after the damage stay in %s/journal until you choose: copy it away to keep "
+             "them, then 'jiti recover-session --store %s --accept-loss' replays what precedes the damage, "
+             "drops the rest and records what it dropped", dir, dir);
 }
 
 /* [1-9][0-9]* that fits in 63 bits. */
@@ -46,11 +47,11 @@ static int parse_positive(const char *p, uint64_t *out) {
   return 1;
 }
 
-int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
+int storeio_resolve_rev(store_env *s, const char *text, uint64_t *rev, char *err, size_t errlen) {
   uint64_t cur = 0, back = 0, r = 0;
   int rc = store_current(s, &cur);
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
+    snprintf(err, errlen, "%s", store_errmsg(s));
     return EXIT_FAIL;
   }
   if (!strcmp(text, "HEAD")) {
@@ -64,8 +65,8 @@ int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_
     back = strtoull(p, NULL, 10);
   } else if (parse_positive(text, &r)) {
     if (r > cur) {
-      fprintf(stderr, "jiti %s: no revision %s in the store at %s (CURRENT is %" PRIu64 ")\n",
-              cmd, text, store_path(s), cur);
+      snprintf(err, errlen, "no revision %s in the store at %s (CURRENT is %" PRIu64 ")", text, store_path(s),
+               cur);
       return EXIT_FAIL;
     }
   } else {
@@ -73,22 +74,20 @@ int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_
   }
   if (back) {
     if (back >= cur) {
-      fprintf(stderr, "jiti %s: %s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")\n",
-              cmd, text, store_path(s), cur);
+      snprintf(err, errlen, "%s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")", text,
+               store_path(s), cur);
       return EXIT_FAIL;
     }
     r = cur - back;
   }
   if (r == 0) {
-    fprintf(stderr, "jiti %s: the store at %s has no revisions yet (run 'jiti init')\n",
-            cmd, store_path(s));
+    snprintf(err, errlen, "the store at %s has no revisions yet (run 'jiti init')", store_path(s));
     return EXIT_FAIL;
   }
   *rev = r;
   return EXIT_OK;
 bad:
-  fprintf(stderr, "jiti %s: '%s' is not a revision: use a number from 1, HEAD, HEAD~N "
-          "or previous\n", cmd, text);
+  snprintf(err, errlen, "'%s' is not a revision: use a number from 1, HEAD, HEAD~N or previous", text);
   return EXIT_USAGE;
 }
 
@@ -302,9 +301,10 @@ uint64_t storeio_next_attempt(store_env *s) {
   return next;
 }
 
-void storeio_event(store_env *s, const char *cmd, json_t *obj) {
-  if (!obj) return;
-  if (store_events_append_objects(s, &obj, NULL, 1, NULL) != STORE_OK)
-    fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));
+int storeio_event(store_env *s, json_t *obj, char *err, size_t errlen) {
+  if (!obj) return STORE_OK;
+  int rc = store_events_append_objects(s, &obj, NULL, 1, NULL);
+  if (rc != STORE_OK) snprintf(err, errlen, "%s", store_errmsg(s));
   json_decref(obj);
+  return rc;
 }

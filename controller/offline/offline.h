@@ -25,6 +25,17 @@ int cmd_diff(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_recover_session(int argc, char **argv);  /* recover.c */
 
+/* ---- ostore.c: the engine's store helpers with their messages printed
+** ("jiti CMD: ...") */
+
+/* storeio_open: NULL after the message. */
+store_env *ostore_open(const char *cmd, const char *dir, int writer);
+/* storeio_resolve_rev: its status, after the message when not EXIT_OK. */
+int ostore_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev);
+/* storeio_event (obj stolen): a warning when it could not be recorded; the
+** command goes on. */
+void ostore_event(store_env *s, const char *cmd, json_t *obj);
+
 /* ---- otxn.c: a transaction on a store no kernel serves, on the same
 ** engine as the kernel: a sandboxed worker started from a revision runs it
 ** (gate, limits, invariants), the publish step of engine.h publishes it, and

@@ -501,10 +501,11 @@ static int recover_main(int argc, char **argv) {
   limits_default(&L);
   grant_List g = {0};
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("recover-session", argc, argv, &i, &dir);
-    if (r == 0) r = limits_option("recover-session", argc, argv, &i, &L, 0);
-    if (r == 0) r = grant_option("recover-session", argc, argv, &i, &g);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r == 0) r = limits_option(argc, argv, &i, &L, 0, err, sizeof err);
+    if (r == 0) r = grant_option(argc, argv, &i, &g, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti recover-session: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--full")) { flags |= STORE_VERIFY_HISTORY; continue; }
@@ -589,7 +590,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   json_t *st = live ? kclient_once(dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)), why, sizeof why)
                     : NULL;
   if (st) {
-    store_env *s = storeio_open("recover-session", dir, 0);
+    store_env *s = ostore_open("recover-session", dir, 0);
     if (!s) { json_decref(st); return EXIT_FAIL; }
     f.rev = ir->rev;
     f.gen = (uint64_t)kclient_int(st, "generation");
@@ -598,7 +599,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     store_close(s);
     return EXIT_OK;
   }
-  store_env *s = storeio_open("recover-session", dir, 1);
+  store_env *s = ostore_open("recover-session", dir, 1);
   if (!s) return EXIT_FAIL;
   uint64_t cur = 0;
   int status = EXIT_FAIL;

@@ -17,9 +17,11 @@ int cmd_worker_internal(int argc, char **argv) {
   }
   grant_List g = {0};
   for (int i = 1; i < argc; i++) {
-    int r = grant_option("__worker", argc, argv, &i, &g);
+    char err[256];
+    int r = grant_option(argc, argv, &i, &g, err, sizeof err);
     if (r == 1) continue;
     if (r == 0) fprintf(stderr, "jiti __worker: unexpected argument '%s'\n", argv[i]);
+    else fprintf(stderr, "jiti __worker: %s\n", err);
     return EXIT_USAGE;
   }
   worker_Options opt = {g.lib, g.n};
