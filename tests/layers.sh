@@ -9,7 +9,8 @@
 # The build finds no header outside that path; this check also sees the
 # includes a configuration leaves out (#ifdef), the parts outside
 # controller/ (kernel/, worker/, store/, json/: their tables are below),
-# the kernel's internal headers, which no other part may include, and
+# the kernel's internal headers, which no other part may include (only
+# jiti.h, jiti_world.h and the limits table, jiti_limits.h), and
 # quoted includes with a directory in them, which would step round an
 # include path.  Every quoted include is resolved to the part that holds
 # the header; an include the table does not allow fails.
@@ -72,8 +73,8 @@ for f in controller/*/*.[ch] kernel/*.[ch] worker/*.[ch] store/*.[ch] json/*.[ch
     to=${home[$h]}
     checked=$((checked+1))
     [[ $to == "$d" ]] && continue
-    if [[ $to == kernel && $h != jiti.h && $h != jiti_world.h ]]; then
-      echo "FAIL $f includes $h: outside kernel/ only its public headers (jiti.h, jiti_world.h)"
+    if [[ $to == kernel && $h != jiti.h && $h != jiti_world.h && $h != jiti_limits.h ]]; then
+      echo "FAIL $f includes $h: outside kernel/ only jiti.h, jiti_world.h and jiti_limits.h"
       fails=$((fails+1)); continue
     fi
     if [[ " ${may[$d]} " != *" $to "* ]]; then

@@ -2,8 +2,8 @@
 ** cli.h — what every command of the `jiti` program shares, at the bottom
 ** of the controller (any folder may include it; it includes nothing of
 ** the controller): the exit statuses, the option helpers (opts.c), the
-** large evaluation stack (stack.c), and the guard that turns a damaged
-** store's faults into a message (fault.c).  Each subcommand's entry point
+** large evaluation stack (stack.c), the monotonic clock (mono.c), and the
+** guard that turns a damaged store's faults into a message (fault.c).  Each subcommand's entry point
 ** is declared by its own folder's header; main/main.c has the table.
 **
 ** Exit statuses: 0 success, 1 failure (the message names the store or the
@@ -47,6 +47,12 @@ int opts_duration(const char *s, int64_t *ms);
 /* The whole of a file (path "-": standard input), NUL-terminated, its
 ** length in *len; NULL with errno set when it cannot be read. */
 char *opts_read_file(const char *path, size_t *len);
+
+/* ---- mono.c: time */
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations and
+** deadlines, which a change of the wall clock must not move. */
+double mono_now(void);
 
 /* ---- fault.c: a damaged data.mdb is reported, not a crash */
 

@@ -30,6 +30,7 @@
 #include "kclient.h"
 #include "render.h"
 #include "proto.h"
+#include "jtext.h"
 #include "engine.h"
 
 #define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
@@ -552,7 +553,7 @@ static void run_entry(Repl *R) {
   const char *form = R->text + R->form_off;
   size_t n = R->len - R->form_off;
   while (n && isspace((unsigned char)form[n - 1])) n--;
-  if (!proto_utf8_valid(form, n)) {
+  if (!jtext_utf8_valid(form, n)) {
     printf("the input is not valid UTF-8; nothing was sent\n");
     return;
   }

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "cli.h"
 #include "engine.h"
 #include "jtext.h"
 #include "proto.h"
@@ -332,11 +333,8 @@ typedef struct Daemon {
   } keys;                /* dkeys.c */
 } Daemon;
 
-static inline double daemon_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+/* The daemon's name for the controller's one clock (cli.h). */
+static inline double daemon_now(void) { return mono_now(); }
 
 /* dlog.c */
 void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include "jiti.h"
 #include "jiti_world.h"
+#include "jiti_limits.h"
 #include "store.h"
 #include "proto.h"
 
@@ -118,14 +119,7 @@ int storeio_event(store_env *s, struct json_t *obj, char *err, size_t errlen);
 
 /* ---- limits.c: one table of limits for every transaction */
 
-#define LIMITS_FUEL 10000000u
-#define LIMITS_DEPTH 10000u
-#define LIMITS_DEPTH_MAX 10000000u
-#define LIMITS_HEAP ((size_t)256 << 20)
-#define LIMITS_OUTPUT ((size_t)64 << 10)
-#define LIMITS_PAUSE_TIMEOUT 120.0
-#define LIMITS_PAUSE_MAX 604800
-
+/* The defaults are jiti_limits.h's, the worker's too. */
 typedef struct limits_Table {
   jiti_Limits eval;        /* the form's evaluation, its repairs, the
                               invariants and goals: 0 = unlimited */

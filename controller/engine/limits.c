@@ -10,6 +10,11 @@
 #include "cli.h"
 #include "engine.h"
 
+/* The defaults LIMITS_HELP and LIMITS_PAUSE_HELP name. */
+_Static_assert(JITI_LIMITS_FUEL == 10000000 && JITI_LIMITS_DEPTH == 10000 && JITI_LIMITS_HEAP == (size_t)256 << 20 &&
+               JITI_LIMITS_OUTPUT == (size_t)64 << 10 && JITI_LIMITS_PAUSE_TIMEOUT == 120.0,
+               "the --help texts name the defaults of jiti_limits.h");
+
 const char LIMITS_HELP[] =
   "  --fuel N          evaluation steps per transaction (default 10000000; 0 = unlimited)\n"
   "  --depth N         maximum call depth (default 10000)\n"
@@ -20,11 +25,11 @@ const char LIMITS_PAUSE_HELP[] =
   "  --pause-timeout SECONDS  abort a pause nobody answers after this long (default 120)\n";
 
 void limits_default(limits_Table *L) {
-  L->eval.fuel = LIMITS_FUEL;
-  L->eval.depth = LIMITS_DEPTH;
-  L->eval.heap = LIMITS_HEAP;
-  L->eval.output = LIMITS_OUTPUT;
-  L->pause_timeout = LIMITS_PAUSE_TIMEOUT;
+  L->eval.fuel = JITI_LIMITS_FUEL;
+  L->eval.depth = JITI_LIMITS_DEPTH;
+  L->eval.heap = JITI_LIMITS_HEAP;
+  L->eval.output = JITI_LIMITS_OUTPUT;
+  L->pause_timeout = JITI_LIMITS_PAUSE_TIMEOUT;
   L->given = 0;
 }
 
@@ -37,7 +42,7 @@ static uint64_t get(const jiti_Limits *l, int i) {
 
 static void set(jiti_Limits *l, int i, uint64_t v) {
   if (i == 0) l->fuel = v;
-  else if (i == 1) l->depth = (uint32_t)(v > LIMITS_DEPTH_MAX ? LIMITS_DEPTH_MAX : v);
+  else if (i == 1) l->depth = (uint32_t)(v > JITI_LIMITS_DEPTH_MAX ? JITI_LIMITS_DEPTH_MAX : v);
   else if (i == 2) l->heap = (size_t)v;
   else l->output = (size_t)v;
 }
@@ -53,8 +58,8 @@ int limits_option(int argc, char **argv, int *i, limits_Table *L, int pause, cha
   uint64_t v;
   const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
   if (pt) {
-    if (!val || !opts_count(val, &v) || v == 0 || v > LIMITS_PAUSE_MAX) {
-      snprintf(err, errlen, "--pause-timeout needs a number of seconds from 1 to %d", LIMITS_PAUSE_MAX);
+    if (!val || !opts_count(val, &v) || v == 0 || v > JITI_LIMITS_PAUSE_MAX) {
+      snprintf(err, errlen, "--pause-timeout needs a number of seconds from 1 to %d", JITI_LIMITS_PAUSE_MAX);
       return -1;
     }
     L->pause_timeout = (double)v;

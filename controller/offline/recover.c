@@ -39,16 +39,11 @@
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
 ** (used by bench/recover_bench.sh when profiling). */
 static double t_start = -1;
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 static void phase(const char *what) {
   static int on = -1;
   if (on < 0) on = getenv("JITI_TIMING") != NULL;
   if (!on) return;
-  double t = now_s();
+  double t = mono_now();
   if (t_start < 0) t_start = t;
   struct timespec cpu;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);

@@ -42,7 +42,5 @@ int proto_code_parse(const char *s);
 /* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
 int proto_socket_path(const char *dir, char *buf, size_t len);
 
-/* 1 when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates). */
-int proto_utf8_valid(const char *s, size_t n);
 
 #endif

@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "jiti_limits.h"
 #include "run.h"
+
+/* The default run_usage names. */
+_Static_assert(JITI_LIMITS_RUN_DEPTH == 100000, "jiti run --help names the default depth of jiti_limits.h");
 
 static void run_usage(FILE *out) {
   fprintf(out,
@@ -50,7 +54,7 @@ int cmd_run(int argc, char **argv) { return stack_run(run_main, argc, argv); }
 
 static int run_main(int argc, char **argv) {
   const char *expr = NULL;
-  jiti_Limits limits = {0, 100000, 0, 0};
+  jiti_Limits limits = {0, JITI_LIMITS_RUN_DEPTH, 0, 0};
   int gc_stress = 0;
   int nfiles = 0, ngrant = 0;
   char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -75,7 +79,7 @@ static int run_main(int argc, char **argv) {
         return 2;
       }
       if (!strcmp(a, "--fuel")) limits.fuel = v;
-      else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > 10000000 ? 10000000 : v);
+      else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > JITI_LIMITS_DEPTH_MAX ? JITI_LIMITS_DEPTH_MAX : v);
       else if (!strcmp(a, "--heap")) limits.heap = (size_t)v;
       else limits.output = (size_t)v;
     } else if (!strcmp(a, "--allow-foreign")) {
