@@ -10,10 +10,10 @@
 #define jiti_limits_h
 
 /* A transaction: the form, its repairs, the invariants, the goals. */
-#define JITI_LIMITS_FUEL 10000000u             /* evaluation steps */
-#define JITI_LIMITS_DEPTH 10000u               /* call depth */
-#define JITI_LIMITS_HEAP ((size_t)256 << 20)   /* live heap bytes */
-#define JITI_LIMITS_OUTPUT ((size_t)64 << 10)  /* characters printed */
+#define JITI_LIMITS_FUEL 10000000u            /* evaluation steps */
+#define JITI_LIMITS_DEPTH 10000u              /* call depth */
+#define JITI_LIMITS_HEAP ((size_t)256 << 20)  /* live heap bytes */
+#define JITI_LIMITS_OUTPUT ((size_t)64 << 10) /* characters printed */
 
 /* The largest depth an option may ask for (more is cut to it). */
 #define JITI_LIMITS_DEPTH_MAX 10000000u

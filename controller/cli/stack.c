@@ -8,7 +8,12 @@
 #include "cli.h"
 #include "jiti_world.h"
 
-typedef struct { int (*cmd)(int, char **); int argc; char **argv; int status; } Job;
+typedef struct {
+  int (*cmd)(int, char **);
+  int argc;
+  char **argv;
+  int status;
+} Job;
 
 static void *job_thread(void *p) {
   Job *j = p;
@@ -21,8 +26,7 @@ int stack_run(int (*cmd)(int, char **), int argc, char **argv) {
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, STACK_SIZE) != 0 ||
-      pthread_create(&th, &attr, job_thread, &job) != 0) {
+  if (pthread_attr_setstacksize(&attr, STACK_SIZE) != 0 || pthread_create(&th, &attr, job_thread, &job) != 0) {
     pthread_attr_destroy(&attr);
     return cmd(argc, argv);
   }

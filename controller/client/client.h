@@ -8,13 +8,13 @@
 #ifndef jiti_client_h
 #define jiti_client_h
 
-int cmd_eval(int argc, char **argv);      /* commands.c */
+int cmd_eval(int argc, char **argv); /* commands.c */
 int cmd_preview(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_observe(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
-int cmd_repl(int argc, char **argv);      /* repl.c */
+int cmd_repl(int argc, char **argv); /* repl.c */
 
 #endif

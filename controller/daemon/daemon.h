@@ -422,8 +422,8 @@ int devents_quiet(Daemon *D, uint64_t attempt);   /* devents_ended counted it */
 /* An attempt's outcome event (text, stolen): buffered; for an attempt
 ** counted instead, kept only as its key's record when keyed, else dropped. */
 void devents_outcome(Daemon *D, uint64_t attempt, int keyed, char *text, size_t len);
-/* Buffer an event given as its members' text (the hot path's: events.h
-** *_text); steals text, malloc'd; NULL (out of memory building it) is
+/* Buffer an event given as its members' text (the hot path's: engine.h
+** events_*_text); steals text, malloc'd; NULL (out of memory building it) is
 ** logged. */
 void devents_add_text(Daemon *D, char *text, size_t len);
 /* Make every buffered event an object (events.ev complete), for a store

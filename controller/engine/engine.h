@@ -3,14 +3,15 @@
 ** store commands (offline/) and the kernel daemon (daemon/): the limits
 ** table, the publish step, the records of an attempt, and the store as
 ** both use it (opening it with a clear message, REV syntax, revisions' maps
-** and their import into a world, attempt numbers).  The other half is the
-** worker (worker/txn.h: gate, checkpoint, limits, invariants), which both
-** run as a sandboxed process (workerproc.h).  Internal to the controller.
+** and the order of their import into a world, attempt numbers).  The other
+** half is the worker (worker/txn.h: gate, checkpoint, limits, invariants),
+** which both run as a sandboxed process (workerproc.h).  Internal to the
+** controller.
 **
 ** Errors, one convention for all of it: nothing here prints, the callers
 ** (the commands, the kernel) do.  A function that can fail returns a code
-** — 0 on success (STORE_OK, EXIT_OK or STOREIO_IMPORT_OK where the code is
-** one of those), anything else documented with it — or a pointer that is
+** — 0 on success (STORE_OK or EXIT_OK where the code is one of those),
+** anything else documented with it — or a pointer that is
 ** NULL on failure, and writes why into a buffer the caller passes (err,
 ** errlen; CLI_MSG_MAX holds any): lines for people, naming the fix where
 ** there is one, without the "jiti CMD: " the caller puts in front.  The
@@ -78,27 +79,14 @@ typedef struct storeio_map {
 int storeio_map_load(store_env *s, uint64_t rev, storeio_map *m);
 void storeio_map_free(storeio_map *m);
 
-/* Import revision rev's map (STORE_REV_CURRENT: the current one) into S
-** straight from the store — no copy of the map — kind by kind in the
-** kernel's import order (structures, classes, foreign declarations, macros,
-** functions, variables, generic functions, methods, data,
-** invariants), all of it read in one store transaction.  which: one of
-** STOREIO_IMPORT_ALL, _NO_INVARIANTS, _ONLY_INVARIANTS.  The data table and
-** the registry are sized for the store's counts first.  Returns
-** STOREIO_IMPORT_OK; STOREIO_IMPORT_ESTORE when reading failed (err holds
-** the store's message, *store_rc (may be NULL) its store_err); or
-** STOREIO_IMPORT_EENTRY when an entry cannot be imported (err: "cannot import
-** KIND NAME: why").  Functions and macros are analysed at their first call
-** (see jiti_import_entry). */
+/* The store kinds of a revision's import (which: STOREIO_IMPORT_ALL,
+** _NO_INVARIANTS, _ONLY_INVARIANTS) in the kernel's import order (packages,
+** types, foreign declarations, macros, functions, variables, generic
+** functions, methods, data, invariants: see jiti_export_all); how many.
+** A worker started from a revision gets its entries in this order
+** (workerproc.h). */
 enum { STOREIO_IMPORT_ALL, STOREIO_IMPORT_NO_INVARIANTS, STOREIO_IMPORT_ONLY_INVARIANTS };
-/* The store kinds of an import (which: STOREIO_IMPORT_...) in the kernel's
-** import order (types, foreign declarations, macros, functions, variables,
-** data, invariants);
-** how many. */
 size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]);
-enum { STOREIO_IMPORT_OK, STOREIO_IMPORT_ESTORE, STOREIO_IMPORT_EENTRY };
-int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
-                   char *err, size_t errlen);
 
 /* Revision rev's changes as clients see them: [{kind, name, removed,
 ** added?}] (empty when the manifest cannot be read). */

@@ -12,7 +12,7 @@
 
 /* The defaults LIMITS_HELP and LIMITS_PAUSE_HELP name. */
 _Static_assert(JITI_LIMITS_FUEL == 10000000 && JITI_LIMITS_DEPTH == 10000 && JITI_LIMITS_HEAP == (size_t)256 << 20 &&
-               JITI_LIMITS_OUTPUT == (size_t)64 << 10 && JITI_LIMITS_PAUSE_TIMEOUT == 120.0,
+                 JITI_LIMITS_OUTPUT == (size_t)64 << 10 && JITI_LIMITS_PAUSE_TIMEOUT == 120.0,
                "the --help texts name the defaults of jiti_limits.h");
 
 const char LIMITS_HELP[] =
@@ -117,9 +117,10 @@ int limits_from_json(json_t *o, const jiti_Limits *base, int cap, jiti_Limits *o
     }
     uint64_t x = (uint64_t)json_integer_value(v);
     if (cap && !within(x, get(base, which))) {
-      snprintf(err, n, "the limit %s %llu is above the kernel's %llu; only the operator's requests may raise "
-               "it (or start the kernel with --%s)", key, (unsigned long long)x,
-               (unsigned long long)get(base, which), key);
+      snprintf(err, n,
+               "the limit %s %llu is above the kernel's %llu; only the operator's requests may raise "
+               "it (or start the kernel with --%s)",
+               key, (unsigned long long)x, (unsigned long long)get(base, which), key);
       return -1;
     }
     set(out, which, x);

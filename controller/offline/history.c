@@ -1,5 +1,5 @@
 /*
-** history_cmds.c — reading a store's history: `jiti log`, `jiti show`,
+** history.c — reading a store's history: `jiti log`, `jiti show`,
 ** `jiti diff` and `jiti events`.  All open the store read-only (no lock),
 ** so they also work beside a running writer.
 */

@@ -26,12 +26,6 @@ static const char *const code_names[PROTO_CODE_COUNT] = {
 
 const char *proto_code_name(proto_Code c) { return (unsigned)c < PROTO_CODE_COUNT ? code_names[c] : "?"; }
 
-int proto_code_parse(const char *s) {
-  for (int i = 0; s && i < PROTO_CODE_COUNT; i++)
-    if (!strcmp(s, code_names[i])) return i;
-  return -1;
-}
-
 int proto_socket_path(const char *dir, char *buf, size_t len) {
   struct sockaddr_un a;
   int n = snprintf(buf, len, "%s/%s", dir, PROTO_SOCKET);

@@ -68,10 +68,14 @@ static int run_main(int argc, char **argv) {
       free(grant);
       return 0;
     } else if (!strcmp(a, "-e") || !strcmp(a, "--eval")) {
-      if (++i >= argc) { fprintf(stderr, "jiti run: %s needs an expression\n", a); free(files); free(grant); return 2; }
+      if (++i >= argc) {
+        fprintf(stderr, "jiti run: %s needs an expression\n", a);
+        free(files);
+        free(grant);
+        return 2;
+      }
       expr = argv[i];
-    } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") ||
-               !strcmp(a, "--output")) {
+    } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") || !strcmp(a, "--output")) {
       if (++i >= argc || !opts_size(argv[i], &v)) {
         fprintf(stderr, "jiti run: %s needs a non-negative number\n", a);
         free(files);
