@@ -12,7 +12,7 @@
 
 /* The defaults LIMITS_HELP and LIMITS_PAUSE_HELP name. */
 _Static_assert(JITI_LIMITS_FUEL == 10000000 && JITI_LIMITS_DEPTH == 10000 && JITI_LIMITS_HEAP == (size_t)256 << 20 &&
-                 JITI_LIMITS_OUTPUT == (size_t)64 << 10 && JITI_LIMITS_PAUSE_TIMEOUT == 120.0,
+                 JITI_LIMITS_OUTPUT == (size_t)64 << 10 && (int)JITI_LIMITS_PAUSE_TIMEOUT == 120,
                "the --help texts name the defaults of jiti_limits.h");
 
 const char LIMITS_HELP[] =
