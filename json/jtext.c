@@ -22,10 +22,8 @@
 
 /* --------------------------------------------------------------- UTF-8 */
 
-/* The code point of the UTF-8 sequence at s (n bytes left) and its length
-** in *len; -1 when it is not well-formed UTF-8 (jansson's rules: no
-** overlong forms, no surrogates, nothing past U+10FFFF). */
-static long utf8_next(const unsigned char *s, size_t n, size_t *len) {
+/* The one strict UTF-8 check of jiti (jtext.h): jansson's rules. */
+long jtext_utf8_next(const unsigned char *s, size_t n, size_t *len) {
   unsigned c = s[0];
   size_t k;
   long cp;
@@ -43,6 +41,17 @@ static long utf8_next(const unsigned char *s, size_t n, size_t *len) {
     return -1;
   *len = k;
   return cp;
+}
+
+int jtext_utf8_valid(const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0, len;
+  while (i < n) {
+    if (s[i] < 0x80) { i++; continue; }
+    if (jtext_utf8_next(s + i, n - i, &len) < 0) return 0;
+    i += len;
+  }
+  return 1;
 }
 
 /* The two-character escapes: the letter after the backslash, the byte it
@@ -118,7 +127,7 @@ static int put_string_as(W *w, const char *str, size_t n, int ascii, int lossy) 
     size_t len = 1;
     long cp = c;
     if (c >= 0x80) {
-      if ((cp = utf8_next(s + i, n - i, &len)) < 0) {
+      if ((cp = jtext_utf8_next(s + i, n - i, &len)) < 0) {
         if (!lossy) return -1;
         len = 1;
         cp = 0xFFFD;
@@ -362,7 +371,7 @@ static int string(R *r, const char **s, size_t *n) {
     if (c < 0x20) return -1;
     if (c >= 0x80) {
       size_t len;
-      if (utf8_next((const unsigned char *)p, (size_t)(r->end - p), &len) < 0) return -1;
+      if (jtext_utf8_next((const unsigned char *)p, (size_t)(r->end - p), &len) < 0) return -1;
       p += len;
       continue;
     }

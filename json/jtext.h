@@ -16,6 +16,15 @@
 #include <stdint.h>
 #include <jansson.h>
 
+/* UTF-8 as JSON requires it, the one check of it in jiti (the store's
+** names, the protocol's lines, the worker's stderr): well-formed, no
+** overlong forms, no surrogates, nothing past U+10FFFF.  _next: the code
+** point of the sequence at s (n > 0 bytes left) and its length in *len, or
+** -1 when it is not well-formed (or cut short); _valid: 1 when all of
+** s[0..n) is. */
+long jtext_utf8_next(const unsigned char *s, size_t n, size_t *len);
+int jtext_utf8_valid(const char *s, size_t n);
+
 /* Append the compact JSON text of v to *buf (*len bytes used of *cap;
 ** *buf may be NULL and is realloc'd as needed; no NUL is added): the bytes
 ** json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes, with ascii also

@@ -20,10 +20,4 @@
 JT_EV_LIST(JT_EV_DECL)
 #undef JT_EV_DECL
 
-/* Bind a lambda's parameters from argv (used by closures and
-** destructuring).  `frame` is the heap frame or NIL; stack slots are
-** relative to S->fp. */
-void jt_bind_params(jt_State *S, const jt_Lambda *lam, int argc, jt_V *argv,
-                    jt_V frame, jt_V whole);
-
 #endif

@@ -73,7 +73,7 @@ enum jt_Type {
   JT_TLAYOUT,    /* structure or condition type */
   JT_TSTRUCT,    /* structure or condition instance */
   JT_TSTREAM,    /* output stream */
-  JT_TRESTART,   /* restart object (dynamic extent, see jt_cond.h) */
+  JT_TRESTART,   /* restart object (dynamic extent: jt_Restart, jt_state.h) */
   JT_TFOREIGN,   /* opaque foreign pointer */
   JT_TARRAY,     /* array header: any rank, or displaced (see array.c) */
   JT_TCOMPLEX,   /* complex number: two rationals or two floats (complex.c) */

@@ -6,7 +6,7 @@
 ** Dynamic-extent records (jump records, call records, handler and restart
 ** clusters) live on the C stack of the function that establishes them and
 ** are chained from the state; a non-local exit restores every chain to the
-** heights saved in its target record (see jt_ctl.h).
+** heights saved in its target record (ctl.c; jt_eval.h, "control").
 */
 #ifndef jt_state_h
 #define jt_state_h

@@ -21,6 +21,7 @@
 #include "jt_world.h"
 #include "jt_clos.h"
 #include "jt_ffi.h"
+#include "jiti_limits.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -1208,12 +1209,12 @@ static void define_pending(jt_State *S) {
 
 /* Importing evaluates only the kernel's own defining macros, but under a
 ** budget all the same: the state's limits where the host set them, these
-** otherwise. */
-enum { IMPORT_FUEL = 10000000 };
+** otherwise (a transaction's fuel; more heap than one's, for a whole
+** world). */
 #define IMPORT_HEAP ((uint64_t)1 << 30)
 
 static void import_budget(jt_State *S) {
-  if (!S->limits.fuel) S->limits.fuel = IMPORT_FUEL;
+  if (!S->limits.fuel) S->limits.fuel = JITI_LIMITS_FUEL;
   if (!S->limits.heap) S->limits.heap = IMPORT_HEAP;
   S->fuel_left = S->limits.fuel;
   S->limit_tripped = 0;

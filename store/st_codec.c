@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
+#include "jtext.h"
 #include "st_int.h"
 
 void st_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -69,32 +70,6 @@ int store_rev_kind_parse(const char *s) {
   return 0;
 }
 
-/* ---- UTF-8 (well-formed: no overlongs, no surrogates, at most U+10FFFF) */
-
-int st_utf8_valid(const char *str, size_t n) {
-  const uint8_t *p = (const uint8_t *)str, *end = p + n;
-  while (p < end) {
-    uint8_t c = *p;
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80) { p++; continue; }
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if ((size_t)(end - p) < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-      if ((p[i] & 0xC0) != 0x80) return 0;
-      cp = cp << 6 | (p[i] & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return 0;
-    p += len;
-  }
-  return 1;
-}
-
 int st_check_key(store_env *s, int kind, const char *name, size_t *nlen) {
   size_t n;
   if (!st_valid_kind(kind))
@@ -105,7 +80,7 @@ int st_check_key(store_env *s, int kind, const char *name, size_t *nlen) {
   if (n > STORE_NAME_MAX)
     return st_fail(s, STORE_EINVAL, "the %s name \"%.40s...\" is %zu bytes long; "
                    "the limit is %u", kind_names[kind], name, n, STORE_NAME_MAX);
-  if (!st_utf8_valid(name, n))
+  if (!jtext_utf8_valid(name, n))
     return st_fail(s, STORE_EINVAL, "the %s name \"%.40s\" is not valid UTF-8",
                    kind_names[kind], name);
   if (nlen) *nlen = n;
@@ -191,7 +166,7 @@ int store_hash_parse(const char *hex, uint8_t hash[32]) {
 int store_entry_hash(const store_entry *e, uint8_t hash[32], char hex[65]) {
   size_t nlen;
   if (!e || !hash || !st_valid_kind(e->kind) || !e->name || !*e->name ||
-      (nlen = strlen(e->name)) > STORE_NAME_MAX || !st_utf8_valid(e->name, nlen) ||
+      (nlen = strlen(e->name)) > STORE_NAME_MAX || !jtext_utf8_valid(e->name, nlen) ||
       (e->len && !e->bytes) || e->len > STORE_ENTRY_MAX)
     return STORE_EINVAL;
   if (st_hash(NULL, e->kind, e->name, nlen, e->bytes, e->len, hash) != STORE_OK)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "jtext.h"
 #include "st_int.h"
 
 const char *const st_db_names[ST_NDBS] = {"meta", "revisions", "entries", "names", "events",
@@ -383,8 +384,8 @@ int store_tally_add(store_env *s, const store_tally *t, unsigned flags) {
   for (size_t i = 0; i < t->ncounts; i++) {
     const store_count *c = &t->counts[i];
     if (!c->kind || !c->outcome || !*c->kind || !*c->outcome || strlen(c->kind) > STORE_COUNTER_NAME_MAX ||
-        strlen(c->outcome) > STORE_COUNTER_NAME_MAX || !st_utf8_valid(c->kind, strlen(c->kind)) ||
-        !st_utf8_valid(c->outcome, strlen(c->outcome)))
+        strlen(c->outcome) > STORE_COUNTER_NAME_MAX || !jtext_utf8_valid(c->kind, strlen(c->kind)) ||
+        !jtext_utf8_valid(c->outcome, strlen(c->outcome)))
       return st_fail(s, STORE_EINVAL, "a counter's kind and outcome are 1 to %u bytes of UTF-8",
                      STORE_COUNTER_NAME_MAX);
   }

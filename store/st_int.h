@@ -4,7 +4,7 @@
 **   st_env.c     the handle: open/close, errors, transactions, map growth
 **   st_file.c    files on disk: directory, write lock, data-file header check,
 **                atomic creation of a new store
-**   st_codec.c   byte order, kinds, UTF-8, hashing, entry and manifest records
+**   st_codec.c   byte order, kinds, hashing, entry and manifest records
 **   st_map.c     an in-memory map  key -> hash  (old revisions, verify, revert)
 **   st_fetch.c   fetching the entries of many keys at once, in hash order
 **   st_rev.c     publishing and reading revisions
@@ -255,7 +255,6 @@ uint32_t st_get_u32(const uint8_t *p);
 uint64_t st_get_u64(const uint8_t *p);
 
 int st_valid_kind(int kind);
-int st_utf8_valid(const char *s, size_t n);
 /* Validate kind and name; on failure record a message and return EINVAL. */
 int st_check_key(store_env *s, int kind, const char *name, size_t *nlen);
 

@@ -21,6 +21,12 @@ t apply-no-source 2 "usage: jiti apply" -- "$JITI" apply --store "$S"
 t apply-both 2 "not both" -- "$JITI" apply --store "$S" -e 1 file.lisp
 t apply-bad-fuel 2 "needs a non-negative number" -- "$JITI" apply --fuel x -e 1 --store "$S"
 t store-needs-dir 2 "needs a directory" -- "$JITI" log --store
+# the helpers' messages (options, store, REV), printed by each command as its own
+t msg-store-empty 2 "^jiti log: --store needs a non-empty directory$" -- "$JITI" log --store=
+t msg-heap 2 "^jiti apply: --heap needs a non-negative number \(suffixes K, M, G\)$" -- "$JITI" apply --heap x -e 1
+t msg-output 2 "^jiti eval: --output needs a non-negative number \(suffixes K, M, G\)$" -- "$JITI" eval --output
+t msg-grant 2 "^jiti recover-session: --allow-foreign needs a library" -- "$JITI" recover-session --allow-foreign
+t msg-no-store 1 "^jiti show: no store at $tmp/none \(create one with" -- "$JITI" show 1 --store "$tmp/none"
 t log-bad-option 2 "unknown option" -- "$JITI" log --frob --store "$S"
 t log-bad-n 2 "positive number" -- "$JITI" log -n 0 --store "$S"
 t show-no-rev 2 "usage: jiti show" -- "$JITI" show --store "$S"
@@ -208,7 +214,7 @@ for r in ../../CURRENT -1 0 1e3 HEAD~-1 HEAD~ head 99999999999999999999999 +1 00
   t "bad-rev-[$r]" 2 "is not a revision: use a number from 1, HEAD, HEAD~N or previous" -- "$JITI" show "$r" --store "$S"
 done
 t bad-rev-rollback 2 "is not a revision" -- "$JITI" rollback ../../CURRENT --store "$S"
-t bad-rev-diff 2 "is not a revision" -- "$JITI" diff 1 -1 --store "$S"
+t bad-rev-diff 2 "^jiti diff: '-1' is not a revision" -- "$JITI" diff 1 -1 --store "$S"
 t rev-too-big 1 "no revision 999 .*CURRENT is 7" -- "$JITI" show 999 --store "$S"
 t rev-before-1 1 "before revision 1" -- "$JITI" show HEAD~7 --store "$S"
 t rev-head-n 0 "^revision 5" -- "$JITI" show HEAD~2 --store "$S"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "jiti_limits.h"
 #include "txn_int.h"
 
 /* ------------------------------------------------------------- helpers */
@@ -199,10 +200,10 @@ static void discard_output(void *ud, const char *s, size_t n) { (void)ud; (void)
 txn_World *txn_open(const txn_Options *opt) {
   txn_World *W = calloc(1, sizeof *W);
   if (!W) return NULL;
-  W->lim.fuel = 10000000;
-  W->lim.depth = 10000;
-  W->lim.heap = (size_t)256 << 20;
-  W->lim.output = 64 << 10;
+  W->lim.fuel = JITI_LIMITS_FUEL;
+  W->lim.depth = JITI_LIMITS_DEPTH;
+  W->lim.heap = JITI_LIMITS_HEAP;
+  W->lim.output = JITI_LIMITS_OUTPUT;
   W->budget = 20;
   W->max_source = 16384;
   if (opt) {

@@ -38,9 +38,8 @@ typedef struct txn_World txn_World;
 /* ------------------------------------------------------------- options */
 
 typedef struct txn_Options {
-  jiti_Limits limits;   /* per attempt; 0 fields take the defaults:
-                           fuel 10,000,000 steps, depth 10,000,
-                           heap 256 MiB, output 64 KiB */
+  jiti_Limits limits;   /* per attempt; 0 fields take the defaults
+                           of jiti_limits.h (JITI_LIMITS_FUEL ...) */
   int step_budget;      /* commands accepted while paused, per attempt
                            (evaluate + resume, refused ones included);
                            0 = default 20 */

@@ -1,12 +1,19 @@
 /*
-** cli.h — the `jiti` command line: the exit statuses every command shares,
-** the entry point of each subcommand (the table in main.c), the option
-** helpers they use (opts.c, stack.c), and the guard that turns a damaged
-** store's faults into a message (fault.c).
+** cli.h — what every command of the `jiti` program shares, at the bottom
+** of the controller (any folder may include it; it includes nothing of
+** the controller): the exit statuses, the option helpers (opts.c), the
+** large evaluation stack (stack.c), the monotonic clock (mono.c), and the
+** guard that turns a damaged store's faults into a message (fault.c).  Each subcommand's entry point
+** is declared by its own folder's header; main/main.c has the table.
 **
 ** Exit statuses: 0 success, 1 failure (the message names the store or the
 ** kernel, and the fix where there is one), 2 usage error; `jiti run` also 3
 ** (a file could not be read) and 4 (a syntax error).
+**
+** Nothing here prints but the fault guard (a signal handler: nobody is left
+** to print for it).  A helper that can fail returns a code and writes why
+** into the caller's buffer, without the "jiti CMD: " the caller puts in
+** front of it (the convention of engine.h too).
 */
 #ifndef jiti_cli_h
 #define jiti_cli_h
@@ -17,39 +24,8 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-/* ---- the subcommands */
-
-int cmd_run(int argc, char **argv);       /* cli/run.c */
-
-/* Store commands (offline/): --store DIR (default $JITI_STORE, else
-** ./.jiti).  apply, invariant and rollback go through the store's kernel
-** when one serves it, else run on the store directly. */
-int cmd_init(int argc, char **argv);
-int cmd_apply(int argc, char **argv);
-int cmd_invariant(int argc, char **argv);
-int cmd_recover_session(int argc, char **argv);
-int cmd_log(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_rollback(int argc, char **argv);
-int cmd_events(int argc, char **argv);
-
-/* The kernel daemon (daemon/) and its clients (client/): --store DIR;
-** docs/protocol.md. */
-int cmd_kernel(int argc, char **argv);
-int cmd_worker_internal(int argc, char **argv);  /* `jiti __worker`, hidden */
-int cmd_eval(int argc, char **argv);
-int cmd_preview(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_observe(int argc, char **argv);
-int cmd_act(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_stop(int argc, char **argv);
-int cmd_repl(int argc, char **argv);
-
-/* A model grows the world (session/): exit statuses in session/sess.h. */
-int cmd_session(int argc, char **argv);
-int cmd_sessions(int argc, char **argv);
+/* Room for any message of the controller's helpers, paths included. */
+#define CLI_MSG_MAX 20480
 
 /* ---- opts.c: options */
 
@@ -57,8 +33,8 @@ int cmd_sessions(int argc, char **argv);
 const char *opts_default_store(void);
 
 /* If argv[*i] is --store DIR or --store=DIR, consume it into *dir and return
-** 1; return -1 (after a message) when DIR is missing; 0 otherwise. */
-int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir);
+** 1; return -1 with a message in err when DIR is missing; 0 otherwise. */
+int opts_store(int argc, char **argv, int *i, const char **dir, char *err, size_t errlen);
 
 /* Parse a non-negative decimal count (for -n, --fuel ...); 1 on success. */
 int opts_count(const char *s, uint64_t *out);
@@ -71,6 +47,12 @@ int opts_duration(const char *s, int64_t *ms);
 /* The whole of a file (path "-": standard input), NUL-terminated, its
 ** length in *len; NULL with errno set when it cannot be read. */
 char *opts_read_file(const char *path, size_t *len);
+
+/* ---- mono.c: time */
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations and
+** deadlines, which a change of the wall clock must not move. */
+double mono_now(void);
 
 /* ---- fault.c: a damaged data.mdb is reported, not a crash */
 
@@ -94,7 +76,7 @@ void fault_guard(const char *cmd);
 int stack_run(int (*cmd)(int, char **), int argc, char **argv);
 
 /* A fresh interpreter with the world layer enabled and the stack size set.
-** NULL (with a message on stderr naming `who`) when memory is exhausted. */
-jiti_State *stack_new_world(const char *who);
+** NULL when memory is exhausted. */
+jiti_State *stack_new_world(void);
 
 #endif

@@ -13,13 +13,13 @@ const char *opts_default_store(void) {
   return e && *e ? e : ".jiti";
 }
 
-int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir) {
+int opts_store(int argc, char **argv, int *i, const char **dir, char *err, size_t errlen) {
   const char *a = argv[*i];
   if (!strncmp(a, "--store=", 8)) {
     *dir = a + 8;
   } else if (!strcmp(a, "--store")) {
     if (*i + 1 >= argc) {
-      fprintf(stderr, "jiti %s: --store needs a directory\n", cmd);
+      snprintf(err, errlen, "--store needs a directory");
       return -1;
     }
     *dir = argv[++*i];
@@ -27,7 +27,7 @@ int opts_store(const char *cmd, int argc, char **argv, int *i, const char **dir)
     return 0;
   }
   if (!**dir) {
-    fprintf(stderr, "jiti %s: --store needs a non-empty directory\n", cmd);
+    snprintf(err, errlen, "--store needs a non-empty directory");
     return -1;
   }
   return 1;
@@ -52,9 +52,16 @@ int opts_size(const char *s, uint64_t *out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (errno) return 0;
   unsigned shift = 0;
-  if (*end == 'k' || *end == 'K') { shift = 10; end++; }
-  else if (*end == 'm' || *end == 'M') { shift = 20; end++; }
-  else if (*end == 'g' || *end == 'G') { shift = 30; end++; }
+  if (*end == 'k' || *end == 'K') {
+    shift = 10;
+    end++;
+  } else if (*end == 'm' || *end == 'M') {
+    shift = 20;
+    end++;
+  } else if (*end == 'g' || *end == 'G') {
+    shift = 30;
+    end++;
+  }
   if (*end || (shift && v > (UINT64_MAX >> shift))) return 0;
   *out = v << shift;
   return 1;
@@ -70,7 +77,8 @@ int opts_duration(const char *s, int64_t *ms) {
   if (!opts_count(digits, &v) || !v) return 0;
   int64_t unit = 1;
   switch (s[n]) {
-  case '\0': case 's': unit = 1; break;
+  case '\0':
+  case 's': unit = 1; break;
   case 'm': unit = 60; break;
   case 'h': unit = 3600; break;
   case 'd': unit = 86400; break;
@@ -94,15 +102,26 @@ char *opts_read_file(const char *path, size_t *len) {
     if (r == 0) break;
     if (n == cap) {
       char *nb = realloc(buf, cap * 2 + 1);
-      if (!nb) { free(buf); buf = NULL; break; }
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
       buf = nb;
       cap *= 2;
     }
   }
   int bad = ferror(f);
   if (f != stdin) fclose(f);
-  if (bad) { free(buf); errno = EIO; return NULL; }
-  if (!buf) { errno = ENOMEM; return NULL; }
+  if (bad) {
+    free(buf);
+    errno = EIO;
+    return NULL;
+  }
+  if (!buf) {
+    errno = ENOMEM;
+    return NULL;
+  }
   buf[n] = 0;
   *len = n;
   return buf;

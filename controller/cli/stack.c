@@ -5,11 +5,15 @@
 ** thread's stack; the pages are only touched when used.
 */
 #include <pthread.h>
-#include <stdio.h>
 #include "cli.h"
 #include "jiti_world.h"
 
-typedef struct { int (*cmd)(int, char **); int argc; char **argv; int status; } Job;
+typedef struct {
+  int (*cmd)(int, char **);
+  int argc;
+  char **argv;
+  int status;
+} Job;
 
 static void *job_thread(void *p) {
   Job *j = p;
@@ -22,8 +26,7 @@ int stack_run(int (*cmd)(int, char **), int argc, char **argv) {
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, STACK_SIZE) != 0 ||
-      pthread_create(&th, &attr, job_thread, &job) != 0) {
+  if (pthread_attr_setstacksize(&attr, STACK_SIZE) != 0 || pthread_create(&th, &attr, job_thread, &job) != 0) {
     pthread_attr_destroy(&attr);
     return cmd(argc, argv);
   }
@@ -32,12 +35,9 @@ int stack_run(int (*cmd)(int, char **), int argc, char **argv) {
   return job.status;
 }
 
-jiti_State *stack_new_world(const char *who) {
+jiti_State *stack_new_world(void) {
   jiti_State *S = jiti_open();
-  if (!S) {
-    fprintf(stderr, "jiti %s: cannot create an interpreter (out of memory?)\n", who);
-    return NULL;
-  }
+  if (!S) return NULL;
   jiti_set_cstack_size(S, STACK_SIZE);
   jiti_world_enable(S);
   return S;

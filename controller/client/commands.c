@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
+#include "client.h"
 #include "engine.h"
 #include "kclient.h"
 #include "proto.h"
@@ -48,11 +49,21 @@ static void print_pause(FILE *f, json_t *p) {
 typedef struct { const char *dir; int json; } Common;
 
 static int common_opt(const char *cmd, int argc, char **argv, int *i, Common *c, void (*usage)(FILE *)) {
-  int r = opts_store(cmd, argc, argv, i, &c->dir);
+  char err[256];
+  int r = opts_store(argc, argv, i, &c->dir, err, sizeof err);
+  if (r < 0) fprintf(stderr, "jiti %s: %s\n", cmd, err);
   if (r) return r < 0 ? -1 : 1;
   if (!strcmp(argv[*i], "--json")) { c->json = 1; return 1; }
   if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) { usage(stdout); return 2; }
   return 0;
+}
+
+/* The limits options (limits_option), a bad value's message printed. */
+static int limits_opt(const char *cmd, int argc, char **argv, int *i, limits_Table *L) {
+  char err[256];
+  int r = limits_option(argc, argv, i, L, 0, err, sizeof err);
+  if (r < 0) fprintf(stderr, "jiti %s: %s\n", cmd, err);
+  return r;
 }
 
 /* Parse a command line that takes only the common options.  Returns -1 to
@@ -181,7 +192,7 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   limits_default(&L);
   for (int i = 1; i < argc; i++) {
     int r = common_opt(cmd, argc, argv, &i, &c, usage);
-    if (r == 0) r = limits_option(cmd, argc, argv, &i, &L, 0);
+    if (r == 0) r = limits_opt(cmd, argc, argv, &i, &L);
     if (r < 0) return EXIT_USAGE;
     if (r == 2) return EXIT_OK;
     if (r) continue;
@@ -458,7 +469,7 @@ int cmd_act(int argc, char **argv) {
   limits_default(&L);
   for (int i = 1; i < argc; i++) {
     int r = common_opt("act", argc, argv, &i, &c, act_usage);
-    if (r == 0) r = limits_option("act", argc, argv, &i, &L, 0);
+    if (r == 0) r = limits_opt("act", argc, argv, &i, &L);
     if (r < 0) return EXIT_USAGE;
     if (r == 2) return EXIT_OK;
     if (r) continue;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "cli.h"
 #include "kclient.h"
 #include "proto.h"
 
@@ -179,16 +180,10 @@ int kclient_send(kclient *k, json_t *req) {
   return send_request(k, req, &id);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
   json_int_t id;
-  double sent = now_s();
+  double sent = mono_now();
   int told = 0;
   if (send_request(k, req, &id) != KCLIENT_OK) {
     if (!k->refused) return KCLIENT_UNSENT;
@@ -218,7 +213,7 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
     struct pollfd p = {.fd = k->fd, .events = POLLIN};
     int timeout = -1;
     if (k->waiting && !told) {
-      double left = sent + k->waiting_after - now_s();
+      double left = sent + k->waiting_after - mono_now();
       timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
     }
     int r = poll(&p, 1, timeout);
@@ -303,7 +298,7 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
   char fresh[33];
   if (!key) kclient_fresh_key(fresh);
   json_object_set_new(req, "key", json_string(key ? key : fresh));
-  double until = now_s() + patience;
+  double until = mono_now() + patience;
   int rc = KCLIENT_UNSENT;
   void (*was)(const char *) = k->waiting;   /* only this call's tries tell */
   k->waiting = kclient_progress_shown() ? progress : NULL;
@@ -320,7 +315,7 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
     }
     json_decref(rep);
     /* interrupted, or the first try found no kernel: nothing to retry */
-    if (rc == KCLIENT_INTERRUPTED || (tries == 0 && refused) || now_s() > until) break;
+    if (rc == KCLIENT_INTERRUPTED || (tries == 0 && refused) || mono_now() > until) break;
     if (progress && (rc != KCLIENT_OK || tries == 0))
       progress(rc != KCLIENT_OK ? "the connection to the kernel dropped before the reply; retrying with the "
                                   "same key (the request will not run twice)"

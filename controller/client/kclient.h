@@ -80,6 +80,13 @@ void kclient_fresh_key(char out[33]);
 ** (come back for its outcome). */
 int kclient_key_running(json_t *reply);
 
+/* Seconds without a reply before a keyed call says it is still waiting. */
+#define KCLIENT_WAITING_AFTER 2.0
+
+/* Whether lines about a wait in progress are shown: when standard error is
+** a terminal, or as JITI_PROGRESS says (1: always, 0: never). */
+int kclient_progress_shown(void);
+
 /* kclient_call for a transaction that must not run twice, on k (connected
 ** or not): req (stolen, a call or an act) gets the idempotency key `key`
 ** (NULL: a fresh random one).  When the connection drops before the reply
@@ -93,12 +100,6 @@ int kclient_key_running(json_t *reply);
 ** kclient_progress_shown().  KCLIENT_OK (*reply set, its "replayed" member says it was
 ** recorded earlier), KCLIENT_INTERRUPTED, or KCLIENT_NO_REPLY (no kernel,
 ** or none answered in time; k->err says why). */
-#define KCLIENT_WAITING_AFTER 2.0
-
-/* Whether lines about a wait in progress are shown: when standard error is
-** a terminal, or as JITI_PROGRESS says (1: always, 0: never). */
-int kclient_progress_shown(void);
-
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,
                        void (*progress)(const char *line), volatile sig_atomic_t *intr, json_t **reply);
 

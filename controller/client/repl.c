@@ -26,9 +26,11 @@
 #include <histedit.h>
 #include <jansson.h>
 #include "cli.h"
+#include "client.h"
 #include "kclient.h"
 #include "render.h"
 #include "proto.h"
+#include "jtext.h"
 #include "engine.h"
 
 #define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
@@ -551,7 +553,7 @@ static void run_entry(Repl *R) {
   const char *form = R->text + R->form_off;
   size_t n = R->len - R->form_off;
   while (n && isspace((unsigned char)form[n - 1])) n--;
-  if (!proto_utf8_valid(form, n)) {
+  if (!jtext_utf8_valid(form, n)) {
     printf("the input is not valid UTF-8; nothing was sent\n");
     return;
   }
@@ -709,8 +711,9 @@ static void repl_usage(FILE *out) {
 int cmd_repl(int argc, char **argv) {
   const char *dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("repl", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti repl: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       repl_usage(stdout);

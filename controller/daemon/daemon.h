@@ -54,6 +54,7 @@
 #include <time.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "cli.h"
 #include "dpoll.h"
 #include "engine.h"
 #include "jtext.h"
@@ -406,11 +407,8 @@ typedef struct Daemon {
 #endif
 void daemon_assert_failed(const char *what, const char *file, int line) __attribute__((noreturn));
 
-static inline double daemon_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+/* The daemon's name for the controller's one clock (cli.h). */
+static inline double daemon_now(void) { return mono_now(); }
 
 /* dlog.c */
 void dlog(Daemon *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* buffered */
@@ -504,8 +502,8 @@ int devents_quiet(Daemon *D, uint64_t attempt);   /* devents_ended counted it */
 /* An attempt's outcome event (text, stolen): buffered; for an attempt
 ** counted instead, kept only as its key's record when keyed, else dropped. */
 void devents_outcome(Daemon *D, uint64_t attempt, int keyed, char *text, size_t len);
-/* Buffer an event given as its members' text (the hot path's: events.h
-** *_text); steals text, malloc'd; NULL (out of memory building it) is
+/* Buffer an event given as its members' text (the hot path's: engine.h
+** events_*_text); steals text, malloc'd; NULL (out of memory building it) is
 ** logged. */
 void devents_add_text(Daemon *D, char *text, size_t len);
 /* Make every buffered event an object (events.ev complete), for a store
@@ -666,5 +664,8 @@ int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) 
 int dworker_send_text(Daemon *D, const char *text, size_t n);
 void dworker_died(Daemon *D);
 void dworker_stop(Daemon *D);          /* ask it to exit, then reap it */
+
+/* `jiti kernel --store DIR ...` (dloop.c): its exit status (cli.h). */
+int cmd_kernel(int argc, char **argv);
 
 #endif

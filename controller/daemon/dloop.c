@@ -42,7 +42,6 @@
 #include "cli.h"
 #include "daemon.h"
 #include "proto.h"
-#include "worker.h"
 
 static void shutdown_begin(Daemon *D, const char *why) {
   if (D->stopping) return;
@@ -227,8 +226,10 @@ static int kernel_open(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n", D->dir, err[0] ? err : store_strerror(rc));
-    storeio_open_hint(D->dir, rc);
+    char hint[CLI_MSG_MAX];
+    storeio_open_hint(D->dir, rc, hint, sizeof hint);
+    fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n%s%s", D->dir, err[0] ? err : store_strerror(rc),
+            hint, hint[0] ? "\n" : "");
     return EXIT_FAIL;
   }
   uint64_t cur = 0;
@@ -399,9 +400,11 @@ int cmd_kernel(int argc, char **argv) {
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
   int detach = 0;
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("kernel", argc, argv, &i, &D.dir);
-    if (r == 0) r = limits_option("kernel", argc, argv, &i, &D.limits, 1);
-    if (r == 0) r = grant_option("kernel", argc, argv, &i, &D.grant);
+    char err[256];
+    int r = opts_store(argc, argv, &i, &D.dir, err, sizeof err);
+    if (r == 0) r = limits_option(argc, argv, &i, &D.limits, 1, err, sizeof err);
+    if (r == 0) r = grant_option(argc, argv, &i, &D.grant, err, sizeof err);
+    if (r < 0) fprintf(stderr, "jiti kernel: %s\n", err);
     if (r == 0) r = dretain_option("kernel", argc, argv, &i, &D.retain);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
@@ -466,22 +469,4 @@ int cmd_kernel(int argc, char **argv) {
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
   _exit(kernel_run(&D, p[1]));
-}
-
-/* `jiti __worker [--allow-foreign LIB]...`: started by workerproc.c only. */
-int cmd_worker_internal(int argc, char **argv) {
-  struct stat sb;
-  if (fstat(WORKER_FD, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
-    fprintf(stderr, "jiti __worker: internal command, started by 'jiti kernel' only\n");
-    return EXIT_USAGE;
-  }
-  grant_List g = {0};
-  for (int i = 1; i < argc; i++) {
-    int r = grant_option("__worker", argc, argv, &i, &g);
-    if (r == 1) continue;
-    if (r == 0) fprintf(stderr, "jiti __worker: unexpected argument '%s'\n", argv[i]);
-    return EXIT_USAGE;
-  }
-  worker_Options opt = {g.lib, g.n};
-  return worker_main(WORKER_FD, &opt);
 }

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "dpoll.h"
 
 #define DPOLL_MAX_WAIT 3600.0   /* seconds slept at most when nothing is due */
@@ -52,12 +53,6 @@ struct DPoll {
   size_t nbefore;
   int stopped;
 };
-
-static double now_mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 DPoll *dpoll_open(void) {
   DPoll *P = calloc(1, sizeof *P);
@@ -238,11 +233,11 @@ static void dispatch(DPoll *P, int n) {
 int dpoll_run(DPoll *P, const sigset_t *during) {
   P->stopped = 0;
   while (!P->stopped) {
-    double now = now_mono();
+    double now = mono_now();
     double wake = fire_timers(P, now);
     if (wake < 0 || wake > DPOLL_MAX_WAIT) wake = DPOLL_MAX_WAIT;
     for (size_t i = 0; i < P->nbefore && !P->stopped; i++) {
-      double due = P->before[i].fn(P->before[i].ud, now_mono());
+      double due = P->before[i].fn(P->before[i].ud, mono_now());
       if (due >= 0 && due < wake) wake = due;
     }
     if (P->stopped) break;

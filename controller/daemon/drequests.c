@@ -448,7 +448,7 @@ static void op_names(char *buf, size_t n) {
 
 void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   uint64_t cs = c->serial;
-  if (!proto_utf8_valid(line, len)) {
+  if (!jtext_utf8_valid(line, len)) {
     dreply_err(D, cs, NULL, "invalid-utf8", "the request is not valid UTF-8");
     return;
   }

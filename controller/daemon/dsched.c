@@ -184,16 +184,15 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
 
 /* ------------------------------------------------------ transactions */
 
-/* A queued transaction's source: the form of a call, a preview, an
-** invariant or an act's evaluate ("" for resume and abort). */
-/* Make p the running transaction: its attempt number, its log source and
-** revision summary, its "started" event. */
 /* An application call without a generation: it can run right after the
 ** call before it, whatever that one changed. */
 static int batchable(const Pending *p) {
   return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation");
 }
 
+/* Make p the running transaction: its attempt number, its log source (its
+** source, engine.h request_source) and revision summary, its "started"
+** event. */
 static void begin_txn(Daemon *D, Pending *p) {
   const char *source = request_source(p->req);
   Txn *t = &D->live.cur;

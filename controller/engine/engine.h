@@ -3,9 +3,20 @@
 ** store commands (offline/) and the kernel daemon (daemon/): the limits
 ** table, the publish step, the records of an attempt, and the store as
 ** both use it (opening it with a clear message, REV syntax, revisions' maps
-** and their import into a world, attempt numbers).  The other half is the
-** worker (worker/txn.h: gate, checkpoint, limits, invariants), which both
-** run as a sandboxed process (workerproc.h).  Internal to the controller.
+** and the order of their import into a world, attempt numbers).  The other
+** half is the worker (worker/txn.h: gate, checkpoint, limits, invariants),
+** which both run as a sandboxed process (workerproc.h).  Internal to the
+** controller.
+**
+** Errors, one convention for all of it: nothing here prints, the callers
+** (the commands, the kernel) do.  A function that can fail returns a code
+** — 0 on success (STORE_OK or EXIT_OK where the code is one of those),
+** anything else documented with it — or a pointer that is
+** NULL on failure, and writes why into a buffer the caller passes (err,
+** errlen; CLI_MSG_MAX holds any): lines for people, naming the fix where
+** there is one, without the "jiti CMD: " the caller puts in front.  The
+** results that have several parts carry that message in a member
+** (publish_Result.error, vouch_Fail's rule and detail).
 */
 #ifndef jiti_engine_h
 #define jiti_engine_h
@@ -15,6 +26,7 @@
 #include <stdio.h>
 #include "jiti.h"
 #include "jiti_world.h"
+#include "jiti_limits.h"
 #include "store.h"
 #include "proto.h"
 
@@ -24,17 +36,19 @@ struct jtext_writer;
 /* ---- storeio.c */
 
 /* Open the store in dir (it must exist).  writer: take the write lock.
-** On failure prints "jiti CMD: <message>" and returns NULL. */
-store_env *storeio_open(const char *cmd, const char *dir, int writer);
-/* After the message of a failed store_open: the way out, for the failures
-** that have one of their own (a damaged journal); nothing for the rest. */
-void storeio_open_hint(const char *dir, int rc);
+** NULL on failure, with the message (and the way out, when there is one)
+** in err. */
+store_env *storeio_open(const char *dir, int writer, char *err, size_t errlen);
+/* After the message of a failed store_open (rc): the way out, for the
+** failures that have one of their own (a damaged journal), as a line of its
+** own into buf; "" for the rest. */
+void storeio_open_hint(const char *dir, int rc, char *buf, size_t n);
 
 /* Resolve a REV argument against CURRENT: a positive decimal number,
 ** "previous" (CURRENT-1), "HEAD" (CURRENT) or "HEAD~N".  Returns EXIT_OK
 ** with *rev set, EXIT_USAGE for malformed text, EXIT_FAIL for a revision
-** that does not exist; messages go to stderr. */
-int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev);
+** that does not exist (with the message in err). */
+int storeio_resolve_rev(store_env *s, const char *text, uint64_t *rev, char *err, size_t errlen);
 
 /* ISO 8601 UTC time of ms since the epoch into buf (at least 32 bytes). */
 void storeio_iso_time(int64_t ms, char *buf, size_t len);
@@ -65,27 +79,14 @@ typedef struct storeio_map {
 int storeio_map_load(store_env *s, uint64_t rev, storeio_map *m);
 void storeio_map_free(storeio_map *m);
 
-/* Import revision rev's map (STORE_REV_CURRENT: the current one) into S
-** straight from the store — no copy of the map — kind by kind in the
-** kernel's import order (structures, classes, foreign declarations, macros,
-** functions, variables, generic functions, methods, data,
-** invariants), all of it read in one store transaction.  which: one of
-** STOREIO_IMPORT_ALL, _NO_INVARIANTS, _ONLY_INVARIANTS.  The data table and
-** the registry are sized for the store's counts first.  Returns
-** STOREIO_IMPORT_OK; STOREIO_IMPORT_ESTORE when reading failed (err holds
-** the store's message, *store_rc (may be NULL) its store_err); or
-** STOREIO_IMPORT_EENTRY when an entry cannot be imported (err: "cannot import
-** KIND NAME: why").  Functions and macros are analysed at their first call
-** (see jiti_import_entry). */
+/* The store kinds of a revision's import (which: STOREIO_IMPORT_ALL,
+** _NO_INVARIANTS, _ONLY_INVARIANTS) in the kernel's import order (packages,
+** types, foreign declarations, macros, functions, variables, generic
+** functions, methods, data, invariants: see jiti_export_all); how many.
+** A worker started from a revision gets its entries in this order
+** (workerproc.h). */
 enum { STOREIO_IMPORT_ALL, STOREIO_IMPORT_NO_INVARIANTS, STOREIO_IMPORT_ONLY_INVARIANTS };
-/* The store kinds of an import (which: STOREIO_IMPORT_...) in the kernel's
-** import order (types, foreign declarations, macros, functions, variables,
-** data, invariants);
-** how many. */
 size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]);
-enum { STOREIO_IMPORT_OK, STOREIO_IMPORT_ESTORE, STOREIO_IMPORT_EENTRY };
-int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
-                   char *err, size_t errlen);
 
 /* Revision rev's changes as clients see them: [{kind, name, removed,
 ** added?}] (empty when the manifest cannot be read). */
@@ -99,20 +100,14 @@ void storeio_count_changes(const store_manifest *man, size_t *added, size_t *cha
 ** (store_next_attempt, O(1)); 1 when the store cannot say. */
 uint64_t storeio_next_attempt(store_env *s);
 
-/* Append an event built from a jansson object (stolen).  Failures are
-** reported on stderr but do not change the command's outcome. */
-void storeio_event(store_env *s, const char *cmd, struct json_t *obj);
+/* Append an event built from a jansson object (stolen; NULL: nothing to
+** append).  STORE_OK, or the store's error with its message in err: the
+** callers warn, and go on. */
+int storeio_event(store_env *s, struct json_t *obj, char *err, size_t errlen);
 
 /* ---- limits.c: one table of limits for every transaction */
 
-#define LIMITS_FUEL 10000000u
-#define LIMITS_DEPTH 10000u
-#define LIMITS_DEPTH_MAX 10000000u
-#define LIMITS_HEAP ((size_t)256 << 20)
-#define LIMITS_OUTPUT ((size_t)64 << 10)
-#define LIMITS_PAUSE_TIMEOUT 120.0
-#define LIMITS_PAUSE_MAX 604800
-
+/* The defaults are jiti_limits.h's, the worker's too. */
 typedef struct limits_Table {
   jiti_Limits eval;        /* the form's evaluation, its repairs, the
                               invariants and goals: 0 = unlimited */
@@ -129,9 +124,9 @@ extern const char LIMITS_PAUSE_HELP[];
 void limits_default(limits_Table *L);
 
 /* If argv[*i] is --fuel N, --depth N, --heap BYTES, --output N (or, with
-** pause, --pause-timeout SECONDS), consume it into L and return 1; -1 after
-** a message for a bad value; 0 for another argument. */
-int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *L, int pause);
+** pause, --pause-timeout SECONDS), consume it into L and return 1; -1 with
+** a message in err for a bad value; 0 for another argument. */
+int limits_option(int argc, char **argv, int *i, limits_Table *L, int pause, char *err, size_t errlen);
 
 /* {fuel, depth, heap, output} */
 struct json_t *limits_json(const jiti_Limits *l);
@@ -166,8 +161,9 @@ extern const char GRANT_HELP[];
 int grant_add(grant_List *g, const char *lib, char *err, size_t errlen);
 
 /* If argv[*i] is --allow-foreign LIB, consume it into g and return 1; -1
-** after a message for a missing or refused LIB; 0 for another argument. */
-int grant_option(const char *cmd, int argc, char **argv, int *i, grant_List *g);
+** with a message in err for a missing or refused LIB; 0 for another
+** argument. */
+int grant_option(int argc, char **argv, int *i, grant_List *g, char *err, size_t errlen);
 
 /* The grant as a manifest records it (store_rev_info.foreign): each
 ** library followed by '\n'; "" for none.  n: at least STORE_FOREIGN_MAX+1. */

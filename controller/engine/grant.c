@@ -31,7 +31,7 @@ int grant_add(grant_List *g, const char *lib, char *err, size_t errlen) {
     return -1;
   }
   for (size_t k = 0; k < g->n; k++)
-    if (!strcmp(g->lib[k], lib)) return 0;  /* granted already */
+    if (!strcmp(g->lib[k], lib)) return 0; /* granted already */
   if (g->n == GRANT_MAX) {
     snprintf(err, errlen, "at most %d libraries may be granted", GRANT_MAX);
     return -1;
@@ -44,25 +44,19 @@ int grant_add(grant_List *g, const char *lib, char *err, size_t errlen) {
   return 0;
 }
 
-int grant_option(const char *cmd, int argc, char **argv, int *i, grant_List *g) {
+int grant_option(int argc, char **argv, int *i, grant_List *g, char *err, size_t errlen) {
   if (strcmp(argv[*i], "--allow-foreign")) return 0;
-  char err[200];
   if (*i + 1 >= argc) {
-    fprintf(stderr, "jiti %s: --allow-foreign needs a library (e.g. --allow-foreign libm.so.6)\n", cmd);
+    snprintf(err, errlen, "--allow-foreign needs a library (e.g. --allow-foreign libm.so.6)");
     return -1;
   }
-  if (grant_add(g, argv[++*i], err, sizeof err) != 0) {
-    fprintf(stderr, "jiti %s: %s\n", cmd, err);
-    return -1;
-  }
-  return 1;
+  return grant_add(g, argv[++*i], err, errlen) != 0 ? -1 : 1;
 }
 
 void grant_manifest(const grant_List *g, char *buf, size_t n) {
   size_t at = 0;
   buf[0] = 0;
-  for (size_t k = 0; g && k < g->n && at < n; k++)
-    at += (size_t)snprintf(buf + at, n - at, "%s\n", g->lib[k]);
+  for (size_t k = 0; g && k < g->n && at < n; k++) at += (size_t)snprintf(buf + at, n - at, "%s\n", g->lib[k]);
 }
 
 json_t *grant_json(const grant_List *g) {

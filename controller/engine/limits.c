@@ -10,6 +10,11 @@
 #include "cli.h"
 #include "engine.h"
 
+/* The defaults LIMITS_HELP and LIMITS_PAUSE_HELP name. */
+_Static_assert(JITI_LIMITS_FUEL == 10000000 && JITI_LIMITS_DEPTH == 10000 && JITI_LIMITS_HEAP == (size_t)256 << 20 &&
+                 JITI_LIMITS_OUTPUT == (size_t)64 << 10 && (int)JITI_LIMITS_PAUSE_TIMEOUT == 120,
+               "the --help texts name the defaults of jiti_limits.h");
+
 const char LIMITS_HELP[] =
   "  --fuel N          evaluation steps per transaction (default 10000000; 0 = unlimited)\n"
   "  --depth N         maximum call depth (default 10000)\n"
@@ -20,11 +25,11 @@ const char LIMITS_PAUSE_HELP[] =
   "  --pause-timeout SECONDS  abort a pause nobody answers after this long (default 120)\n";
 
 void limits_default(limits_Table *L) {
-  L->eval.fuel = LIMITS_FUEL;
-  L->eval.depth = LIMITS_DEPTH;
-  L->eval.heap = LIMITS_HEAP;
-  L->eval.output = LIMITS_OUTPUT;
-  L->pause_timeout = LIMITS_PAUSE_TIMEOUT;
+  L->eval.fuel = JITI_LIMITS_FUEL;
+  L->eval.depth = JITI_LIMITS_DEPTH;
+  L->eval.heap = JITI_LIMITS_HEAP;
+  L->eval.output = JITI_LIMITS_OUTPUT;
+  L->pause_timeout = JITI_LIMITS_PAUSE_TIMEOUT;
   L->given = 0;
 }
 
@@ -37,12 +42,12 @@ static uint64_t get(const jiti_Limits *l, int i) {
 
 static void set(jiti_Limits *l, int i, uint64_t v) {
   if (i == 0) l->fuel = v;
-  else if (i == 1) l->depth = (uint32_t)(v > LIMITS_DEPTH_MAX ? LIMITS_DEPTH_MAX : v);
+  else if (i == 1) l->depth = (uint32_t)(v > JITI_LIMITS_DEPTH_MAX ? JITI_LIMITS_DEPTH_MAX : v);
   else if (i == 2) l->heap = (size_t)v;
   else l->output = (size_t)v;
 }
 
-int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *L, int pause) {
+int limits_option(int argc, char **argv, int *i, limits_Table *L, int pause, char *err, size_t errlen) {
   const char *a = argv[*i];
   if (strncmp(a, "--", 2)) return 0;
   int which = -1;
@@ -53,9 +58,8 @@ int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *
   uint64_t v;
   const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
   if (pt) {
-    if (!val || !opts_count(val, &v) || v == 0 || v > LIMITS_PAUSE_MAX) {
-      fprintf(stderr, "jiti %s: --pause-timeout needs a number of seconds from 1 to %d\n", cmd,
-              LIMITS_PAUSE_MAX);
+    if (!val || !opts_count(val, &v) || v == 0 || v > JITI_LIMITS_PAUSE_MAX) {
+      snprintf(err, errlen, "--pause-timeout needs a number of seconds from 1 to %d", JITI_LIMITS_PAUSE_MAX);
       return -1;
     }
     L->pause_timeout = (double)v;
@@ -63,7 +67,7 @@ int limits_option(const char *cmd, int argc, char **argv, int *i, limits_Table *
   } else {
     int size = which == 2 || which == 3;
     if (!val || !(size ? opts_size(val, &v) : opts_count(val, &v))) {
-      fprintf(stderr, "jiti %s: %s needs a non-negative number%s\n", cmd, a, size ? " (suffixes K, M, G)" : "");
+      snprintf(err, errlen, "%s needs a non-negative number%s", a, size ? " (suffixes K, M, G)" : "");
       return -1;
     }
     set(&L->eval, which, v);
@@ -113,9 +117,10 @@ int limits_from_json(json_t *o, const jiti_Limits *base, int cap, jiti_Limits *o
     }
     uint64_t x = (uint64_t)json_integer_value(v);
     if (cap && !within(x, get(base, which))) {
-      snprintf(err, n, "the limit %s %llu is above the kernel's %llu; only the operator's requests may raise "
-               "it (or start the kernel with --%s)", key, (unsigned long long)x,
-               (unsigned long long)get(base, which), key);
+      snprintf(err, n,
+               "the limit %s %llu is above the kernel's %llu; only the operator's requests may raise "
+               "it (or start the kernel with --%s)",
+               key, (unsigned long long)x, (unsigned long long)get(base, which), key);
       return -1;
     }
     set(out, which, x);

@@ -1,8 +1,8 @@
 /*
 ** storeio.c — the store as the commands and the daemon use it (engine.h):
-** opening it with a clear message, REV syntax, time formatting, entry
-** kinds, loading a revision's map and importing it into a world, attempt
-** numbers and events.
+** opening it with a clear message (for the caller to print), REV syntax,
+** time formatting, entry kinds, loading a revision's map and the order of
+** its import into a world, attempt numbers and events.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,27 +14,32 @@
 #include "engine.h"
 #include "cli.h"
 
-store_env *storeio_open(const char *cmd, const char *dir, int writer) {
-  char err[1024] = "";
+store_env *storeio_open(const char *dir, int writer, char *err, size_t errlen) {
+  char why[1024] = "", hint[CLI_MSG_MAX / 2];
   store_env *s = NULL;
-  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, err, sizeof err);
+  int rc = store_open(dir, writer ? STORE_NOCREATE : STORE_RDONLY, &s, why, sizeof why);
   if (rc == STORE_OK) return s;
-  if (rc == STORE_ENOENT)
-    fprintf(stderr, "jiti %s: no store at %s (create one with 'jiti init --store %s', "
-            "or name another with --store DIR or $JITI_STORE)\n", cmd, dir, dir);
-  else {
-    fprintf(stderr, "jiti %s: cannot open the store at %s: %s\n", cmd, dir,
-            err[0] ? err : store_strerror(rc));
-    storeio_open_hint(dir, rc);
+  if (rc == STORE_ENOENT) {
+    snprintf(err, errlen,
+             "no store at %s (create one with 'jiti init --store %s', "
+             "or name another with --store DIR or $JITI_STORE)",
+             dir, dir);
+  } else {
+    storeio_open_hint(dir, rc, hint, sizeof hint);
+    snprintf(err, errlen, "cannot open the store at %s: %s%s%s", dir, why[0] ? why : store_strerror(rc),
+             hint[0] ? "\n" : "", hint);
   }
   return NULL;
 }
 
-void storeio_open_hint(const char *dir, int rc) {
+void storeio_open_hint(const char *dir, int rc, char *buf, size_t n) {
+  buf[0] = '\0';
   if (rc == STORE_EJOURNAL)
-    fprintf(stderr, "the writes after the damage stay in %s/journal until you choose: copy it away to keep "
-            "them, then 'jiti recover-session --store %s --accept-loss' replays what precedes the damage, "
-            "drops the rest and records what it dropped\n", dir, dir);
+    snprintf(buf, n,
+             "the writes after the damage stay in %s/journal until you choose: copy it away to keep "
+             "them, then 'jiti recover-session --store %s --accept-loss' replays what precedes the damage, "
+             "drops the rest and records what it dropped",
+             dir, dir);
 }
 
 /* [1-9][0-9]* that fits in 63 bits. */
@@ -46,11 +51,11 @@ static int parse_positive(const char *p, uint64_t *out) {
   return 1;
 }
 
-int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev) {
+int storeio_resolve_rev(store_env *s, const char *text, uint64_t *rev, char *err, size_t errlen) {
   uint64_t cur = 0, back = 0, r = 0;
   int rc = store_current(s, &cur);
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
+    snprintf(err, errlen, "%s", store_errmsg(s));
     return EXIT_FAIL;
   }
   if (!strcmp(text, "HEAD")) {
@@ -64,8 +69,7 @@ int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_
     back = strtoull(p, NULL, 10);
   } else if (parse_positive(text, &r)) {
     if (r > cur) {
-      fprintf(stderr, "jiti %s: no revision %s in the store at %s (CURRENT is %" PRIu64 ")\n",
-              cmd, text, store_path(s), cur);
+      snprintf(err, errlen, "no revision %s in the store at %s (CURRENT is %" PRIu64 ")", text, store_path(s), cur);
       return EXIT_FAIL;
     }
   } else {
@@ -73,35 +77,30 @@ int storeio_resolve_rev(const char *cmd, store_env *s, const char *text, uint64_
   }
   if (back) {
     if (back >= cur) {
-      fprintf(stderr, "jiti %s: %s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")\n",
-              cmd, text, store_path(s), cur);
+      snprintf(err, errlen, "%s is before revision 1 in the store at %s (CURRENT is %" PRIu64 ")", text, store_path(s),
+               cur);
       return EXIT_FAIL;
     }
     r = cur - back;
   }
   if (r == 0) {
-    fprintf(stderr, "jiti %s: the store at %s has no revisions yet (run 'jiti init')\n",
-            cmd, store_path(s));
+    snprintf(err, errlen, "the store at %s has no revisions yet (run 'jiti init')", store_path(s));
     return EXIT_FAIL;
   }
   *rev = r;
   return EXIT_OK;
 bad:
-  fprintf(stderr, "jiti %s: '%s' is not a revision: use a number from 1, HEAD, HEAD~N "
-          "or previous\n", cmd, text);
+  snprintf(err, errlen, "'%s' is not a revision: use a number from 1, HEAD, HEAD~N or previous", text);
   return EXIT_USAGE;
 }
 
 void storeio_iso_time(int64_t ms, char *buf, size_t len) {
   time_t t = (time_t)(ms / 1000);
   struct tm tm;
-  if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-    snprintf(buf, len, "@%" PRId64 "ms", ms);
+  if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm)) snprintf(buf, len, "@%" PRId64 "ms", ms);
 }
 
-int storeio_store_kind(jiti_EntryKind k) {
-  return store_kind_parse(jiti_entry_kind_name(k));
-}
+int storeio_store_kind(jiti_EntryKind k) { return store_kind_parse(jiti_entry_kind_name(k)); }
 
 int storeio_kernel_kind(int store_kind) {
   const char *n = store_kind_name(store_kind);
@@ -110,11 +109,18 @@ int storeio_kernel_kind(int store_kind) {
 
 /* ---- maps */
 
-typedef struct { storeio_map *m; int rc; } LoadArgs;
+typedef struct {
+  storeio_map *m;
+  int rc;
+} LoadArgs;
 
 /* Names and bytes are copied into chunks of at least 1 MiB: one malloc per
 ** chunk instead of one per entry (a world has ~10^5 entries). */
-struct storeio_chunk { struct storeio_chunk *next; size_t used, cap; char data[]; };
+struct storeio_chunk {
+  struct storeio_chunk *next;
+  size_t used, cap;
+  char data[];
+};
 
 static char *map_alloc(storeio_map *m, size_t n) {
   struct storeio_chunk *c = m->chunks;
@@ -145,7 +151,10 @@ static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   if (m->n == m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 1024;
     storeio_entry *v = realloc(m->v, cap * sizeof *v);
-    if (!v) { a->rc = STORE_ENOMEM; return 1; }
+    if (!v) {
+      a->rc = STORE_ENOMEM;
+      return 1;
+    }
     m->v = v;
     m->cap = cap;
   }
@@ -153,7 +162,10 @@ static int load_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
   size_t nl = strlen(e->name) + 1;
   size_t bl = m->with_bytes ? e->len : 0;
   char *p = map_alloc(m, nl + bl);
-  if (!p) { a->rc = STORE_ENOMEM; return 1; }
+  if (!p) {
+    a->rc = STORE_ENOMEM;
+    return 1;
+  }
   memcpy(p, e->name, nl);
   if (bl) memcpy(p + nl, e->bytes, bl);
   x->kind = e->kind;
@@ -186,81 +198,22 @@ void storeio_map_free(storeio_map *m) {
 ** before the code and values that use them, macros and symbol macros before
 ** functions, methods after their generic functions (see jiti_export_all). */
 static const jiti_EntryKind import_order[] = {
-  JITI_ENTRY_PACKAGE, JITI_ENTRY_STRUCTURE, JITI_ENTRY_CLASS, JITI_ENTRY_FOREIGN, JITI_ENTRY_MACRO,
-  JITI_ENTRY_SYMBOL_MACRO, JITI_ENTRY_TYPE, JITI_ENTRY_SETF_EXPANDER, JITI_ENTRY_COMPILER_MACRO,
-  JITI_ENTRY_FUNCTION, JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST, JITI_ENTRY_DOCUMENTATION,
-  JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD, JITI_ENTRY_DATA, JITI_ENTRY_INVARIANT};
+  JITI_ENTRY_PACKAGE,        JITI_ENTRY_STRUCTURE,    JITI_ENTRY_CLASS,    JITI_ENTRY_FOREIGN,
+  JITI_ENTRY_MACRO,          JITI_ENTRY_SYMBOL_MACRO, JITI_ENTRY_TYPE,     JITI_ENTRY_SETF_EXPANDER,
+  JITI_ENTRY_COMPILER_MACRO, JITI_ENTRY_FUNCTION,     JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST,
+  JITI_ENTRY_DOCUMENTATION,  JITI_ENTRY_GENERIC,      JITI_ENTRY_METHOD,   JITI_ENTRY_DATA,
+  JITI_ENTRY_INVARIANT};
 _Static_assert(sizeof import_order / sizeof *import_order == JITI_ENTRY_KIND_COUNT,
                "every entry kind has its place in the import order");
-
-typedef struct ImportArgs {
-  jiti_State *S;
-  int result;                /* STOREIO_IMPORT_... */
-  size_t sizes[JITI_ENTRY_KIND_COUNT];   /* entries per kind asked for (the store's count) */
-  const int *kinds;
-  size_t nkinds;
-  int reserved;
-  char *err;
-  size_t errlen;
-} ImportArgs;
-
-static int import_one(void *arg, const store_entry *e, const uint8_t hash[32]) {
-  ImportArgs *a = arg;
-  if (!a->reserved) {
-    /* room for every row of the data table and every other entry of the
-    ** registry at once (only a hint: a failure here is not an error) */
-    size_t rows = 0, others = 0;
-    for (size_t i = 0; i < a->nkinds; i++) {
-      if (a->kinds[i] == STORE_DATA) rows += a->sizes[i];
-      else others += a->sizes[i];
-    }
-    jiti_world_reserve(a->S, JITI_ENTRY_DATA, rows);
-    jiti_world_reserve(a->S, JITI_ENTRY_FUNCTION, others);
-    a->reserved = 1;
-  }
-  int k = storeio_kernel_kind(e->kind);
-  char why[512];
-  jiti_Status st = k < 0 ? JITI_BADARG
-                         : jiti_import_entry(a->S, (jiti_EntryKind)k, e->name, e->bytes, e->len,
-                                             why, sizeof why);
-  if (st != JITI_OK) {
-    snprintf(a->err, a->errlen, "cannot import %s %s: %s", store_kind_name(e->kind), e->name,
-             k < 0 ? "unknown kind" : why);
-    a->result = STOREIO_IMPORT_EENTRY;
-    return 1;
-  }
-  return 0;
-}
 
 size_t storeio_import_kinds(int which, int kinds[JITI_ENTRY_KIND_COUNT]) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof import_order / sizeof import_order[0]; i++) {
     int inv = import_order[i] == JITI_ENTRY_INVARIANT;
-    if ((which == STOREIO_IMPORT_NO_INVARIANTS && inv) || (which == STOREIO_IMPORT_ONLY_INVARIANTS && !inv))
-      continue;
+    if ((which == STOREIO_IMPORT_NO_INVARIANTS && inv) || (which == STOREIO_IMPORT_ONLY_INVARIANTS && !inv)) continue;
     kinds[n++] = storeio_store_kind(import_order[i]);
   }
   return n;
-}
-
-int storeio_import_rev(jiti_State *S, store_env *s, uint64_t rev, int which, int *store_rc,
-                   char *err, size_t errlen) {
-  int kinds[JITI_ENTRY_KIND_COUNT];
-  size_t n = storeio_import_kinds(which, kinds);
-  ImportArgs a = {S, STOREIO_IMPORT_OK, {0}, kinds, n, 0, err, errlen};
-  if (errlen) err[0] = '\0';
-  int rc = store_map_foreach_kinds(s, rev, kinds, n, a.sizes, import_one, &a);
-  if (store_rc) *store_rc = rc;
-  if (rc != STORE_OK) {
-    snprintf(err, errlen, "%s", store_errmsg(s));
-    return STOREIO_IMPORT_ESTORE;
-  }
-  char why[512];
-  if (a.result == STOREIO_IMPORT_OK && jiti_import_done(S, why, sizeof why) != JITI_OK) {
-    snprintf(err, errlen, "cannot import: %s", why);
-    return STOREIO_IMPORT_EENTRY;
-  }
-  return a.result;
 }
 
 static int zero_hash(const uint8_t h[32]) {
@@ -269,8 +222,7 @@ static int zero_hash(const uint8_t h[32]) {
   return 1;
 }
 
-void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed,
-                       size_t *removed) {
+void storeio_count_changes(const store_manifest *man, size_t *added, size_t *changed, size_t *removed) {
   *added = *changed = *removed = 0;
   for (size_t i = 0; i < man->nchanges; i++) {
     if (zero_hash(man->changes[i].old_hash)) ++*added;
@@ -302,9 +254,10 @@ uint64_t storeio_next_attempt(store_env *s) {
   return next;
 }
 
-void storeio_event(store_env *s, const char *cmd, json_t *obj) {
-  if (!obj) return;
-  if (store_events_append_objects(s, &obj, NULL, 1, NULL) != STORE_OK)
-    fprintf(stderr, "jiti %s: warning: could not record an event: %s\n", cmd, store_errmsg(s));
+int storeio_event(store_env *s, json_t *obj, char *err, size_t errlen) {
+  if (!obj) return STORE_OK;
+  int rc = store_events_append_objects(s, &obj, NULL, 1, NULL);
+  if (rc != STORE_OK) snprintf(err, errlen, "%s", store_errmsg(s));
   json_decref(obj);
+  return rc;
 }

@@ -76,10 +76,6 @@ const char *maction_name(maction_Kind k) {
   return (unsigned)k < MA_KIND_COUNT ? kinds[k].name : NULL;
 }
 
-const char *maction_description(maction_Kind k) {
-  return (unsigned)k < MA_KIND_COUNT ? kinds[k].desc : NULL;
-}
-
 int maction_kind(const char *s) {
   if (!s) return -1;
   for (int i = 0; i < MA_KIND_COUNT; i++)

@@ -49,9 +49,6 @@ int maction_kind(const char *s);
 /* The kind of a validated action (its "type"), or -1. */
 int maction_kind_of(json_t *action);
 
-/* One sentence describing the kind (the tool's description). */
-const char *maction_description(maction_Kind k);
-
 /* The function tools, as the Responses API (flavor MACTION_RESPONSES:
 ** {"type":"function","name",...,"strict":true}) or Chat Completions
 ** (MACTION_CHAT: {"type":"function","function":{...}}) wants them.  A new

@@ -75,10 +75,6 @@ static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
   return 0;
 }
 
-void mhttp_set_max_body(mhttp *h, size_t max) {
-  if (max) h->max_body = max;
-}
-
 void mhttp_response_free(mhttp_Response *r) {
   free(r->body);
   r->body = NULL;

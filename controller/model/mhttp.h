@@ -63,10 +63,6 @@ void mhttp_set_timeouts(mhttp *h, long connect_ms, long request_ms);
 ** (MHTTP_ESTOPPED) within about a second of it being set. */
 void mhttp_set_interrupt(mhttp *h, volatile sig_atomic_t *intr);
 
-/* The largest body collected in memory (default 64 MiB); error bodies of
-** a streamed request are collected up to 1 MiB. */
-void mhttp_set_max_body(mhttp *h, size_t max);
-
 /* POST body (len bytes, application/json) to url with the extra headers
 ** (NULL-terminated "Name: value" strings; may be NULL).  sink (may be
 ** NULL): receives the body of a 2xx response instead of r->body.  Fills

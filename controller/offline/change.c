@@ -33,9 +33,11 @@ static const char LIVE_HELP[] =
 ** when argv[*i] was one (consumed), -1 after a message, 0 otherwise. */
 static int change_option(const char *cmd, int argc, char **argv, int *i, const char **dir, limits_Table *L,
                          grant_List *g) {
-  int r = opts_store(cmd, argc, argv, i, dir);
-  if (r == 0 && argv[*i][0] == '-') r = limits_option(cmd, argc, argv, i, L, 0);
-  if (r == 0) r = grant_option(cmd, argc, argv, i, g);
+  char err[256];
+  int r = opts_store(argc, argv, i, dir, err, sizeof err);
+  if (r == 0 && argv[*i][0] == '-') r = limits_option(argc, argv, i, L, 0, err, sizeof err);
+  if (r == 0) r = grant_option(argc, argv, i, g, err, sizeof err);
+  if (r < 0) fprintf(stderr, "jiti %s: %s\n", cmd, err);
   return r;
 }
 
@@ -95,21 +97,23 @@ static void init_usage(FILE *out) {
 
 int cmd_init(int argc, char **argv) {
   const char *dir = opts_default_store();
+  char err[256];
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("init", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti init: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { init_usage(stdout); return EXIT_OK; }
     fprintf(stderr, "jiti init: unexpected argument '%s' (see 'jiti init --help')\n", argv[i]);
     return EXIT_USAGE;
   }
-  char err[1024] = "";
+  char why[1024] = "";
   store_env *s = NULL;
-  int rc = store_open(dir, 0, &s, err, sizeof err);
+  int rc = store_open(dir, 0, &s, why, sizeof why);
   if (rc != STORE_OK) {
-    fprintf(stderr, "jiti init: cannot create the store at %s: %s\n", dir,
-            err[0] ? err : store_strerror(rc));
-    storeio_open_hint(dir, rc);
+    char hint[CLI_MSG_MAX];
+    storeio_open_hint(dir, rc, hint, sizeof hint);
+    fprintf(stderr, "jiti init: cannot create the store at %s: %s\n%s%s", dir,
+            why[0] ? why : store_strerror(rc), hint, hint[0] ? "\n" : "");
     return EXIT_FAIL;
   }
   uint64_t cur = 0, rev = 0;
@@ -124,7 +128,7 @@ int cmd_init(int argc, char **argv) {
     if (store_publish(s, 0, &info, NULL, 0, NULL, 0, &rev) != STORE_OK) {
       fprintf(stderr, "jiti init: %s\n", store_errmsg(s));
     } else {
-      storeio_event(s, "init", json_pack("{s:s, s:I}", "event", store_event_name(STORE_EV_INITIALISED),
+      ostore_event(s, "init", json_pack("{s:s, s:I}", "event", store_event_name(STORE_EV_INITIALISED),
                                          "revision", (json_int_t)rev));
       printf("initialised the store at %s: revision %" PRIu64 " (initial, empty world)\n", dir, rev);
       status = EXIT_OK;
@@ -248,7 +252,7 @@ static void invariant_usage(FILE *out) {
 }
 
 static int invariant_list_offline(const char *dir) {
-  store_env *s = storeio_open("invariant list", dir, 0);
+  store_env *s = ostore_open("invariant list", dir, 0);
   if (!s) return EXIT_FAIL;
   storeio_map m = {.with_bytes = 1, .only_kind = STORE_INVARIANT};
   int status = EXIT_OK;
@@ -258,8 +262,11 @@ static int invariant_list_offline(const char *dir) {
   } else if (m.n == 0) {
     printf("no invariants\n");
   } else {
-    jiti_State *S = stack_new_world("invariant list");
-    if (!S) status = EXIT_FAIL;
+    jiti_State *S = stack_new_world();
+    if (!S) {
+      fprintf(stderr, "jiti invariant list: cannot create an interpreter (out of memory?)\n");
+      status = EXIT_FAIL;
+    }
     for (size_t i = 0; S && i < m.n; i++) {
       char *text = jiti_entry_text(S, m.v[i].bytes, m.v[i].len);
       printf("%s  %s\n", m.v[i].name, text ? text : "?");
@@ -357,7 +364,7 @@ static json_t *rollback_offline(otxn *t, uint64_t target) {
     return otxn_refuse(t, txn_reason_name(TXN_PUBLICATION_FAILED), store_errmsg(t->s));
   json_t *ev = events_accepted(t->attempt, proto_op_name(t->op), rev, t->generation + 1);
   json_object_set_new(ev, "target", json_integer((json_int_t)target));
-  storeio_event(t->s, t->cmd, ev);
+  ostore_event(t->s, t->cmd, ev);
   t->outcome_written = 1;
   json_t *changes = storeio_revision_changes(t->s, rev);
   reply_Outcome r = {.reason = txn_reason_name(TXN_ACCEPTED), .revision = rev, .target = target,
@@ -390,9 +397,9 @@ static int rollback_main(int argc, char **argv) {
   if (!revtext) { rollback_usage(stderr); return EXIT_USAGE; }
   uint64_t target = 0;
   if (kclient_serving(dir)) {
-    store_env *s = storeio_open("rollback", dir, 0);  /* read-only, beside the kernel: REV's number */
+    store_env *s = ostore_open("rollback", dir, 0);  /* read-only, beside the kernel: REV's number */
     if (!s) return EXIT_FAIL;
-    int st = storeio_resolve_rev("rollback", s, revtext, &target);
+    int st = ostore_rev("rollback", s, revtext, &target);
     store_close(s);
     if (st != EXIT_OK) return st;
     return change("rollback", dir, &L, &g, rollback_request(target));
@@ -400,7 +407,7 @@ static int rollback_main(int argc, char **argv) {
   otxn t;
   json_t *req = NULL;
   int status = otxn_open(&t, "rollback", dir, &L, &g);
-  if (status == EXIT_OK) status = storeio_resolve_rev("rollback", t.s, revtext, &target);
+  if (status == EXIT_OK) status = ostore_rev("rollback", t.s, revtext, &target);
   if (status == EXIT_OK) status = (req = rollback_request(target)) ? otxn_start(&t, req, target, 1) : EXIT_FAIL;
   if (status == EXIT_OK) {
     json_t *r = rollback_offline(&t, target);

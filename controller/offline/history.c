@@ -1,5 +1,5 @@
 /*
-** history_cmds.c — reading a store's history: `jiti log`, `jiti show`,
+** history.c — reading a store's history: `jiti log`, `jiti show`,
 ** `jiti diff` and `jiti events`.  All open the store read-only (no lock),
 ** so they also work beside a running writer.
 */
@@ -34,8 +34,9 @@ static int parse_args(Args *a, int argc, char **argv) {
   a->dir = opts_default_store();
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
-    int r = opts_store(a->cmd, argc, argv, &i, &a->dir);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &a->dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti %s: %s\n", a->cmd, err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(s, "-h") || !strcmp(s, "--help")) { a->usage(stdout); return -1; }
     if (a->allow_n && (!strcmp(s, "-n") || !strncmp(s, "-n", 2))) {
@@ -88,7 +89,7 @@ int cmd_log(int argc, char **argv) {
   Args a = {.cmd = "log", .usage = log_usage, .allow_n = 1, .allow_graph = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = storeio_open("log", a.dir, 0);
+  store_env *s = ostore_open("log", a.dir, 0);
   if (!s) return EXIT_FAIL;
   uint64_t cur = 0;
   int status = EXIT_OK;
@@ -166,17 +167,20 @@ static int show_main(int argc, char **argv) {
   Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = storeio_open("show", a.dir, 0);
+  store_env *s = ostore_open("show", a.dir, 0);
   if (!s) return EXIT_FAIL;
   uint64_t rev;
-  int status = storeio_resolve_rev("show", s, a.pos[0], &rev);
+  int status = ostore_rev("show", s, a.pos[0], &rev);
   store_manifest *m = NULL;
   if (status == EXIT_OK && store_manifest_read(s, rev, &m) != STORE_OK) {
     fprintf(stderr, "jiti show: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
   jiti_State *S = NULL;
-  if (status == EXIT_OK && !(S = stack_new_world("show"))) status = EXIT_FAIL;
+  if (status == EXIT_OK && !(S = stack_new_world())) {
+    fprintf(stderr, "jiti show: cannot create an interpreter (out of memory?)\n");
+    status = EXIT_FAIL;
+  }
   if (status == EXIT_OK) {
     char when[40];
     storeio_iso_time(m->time_ms, when, sizeof when);
@@ -247,10 +251,10 @@ static int diff_main(int argc, char **argv) {
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   uint64_t ra = 0, rb = 0, cur = 0;
-  store_env *s = storeio_open("diff", a.dir, 0);
+  store_env *s = ostore_open("diff", a.dir, 0);
   if (!s) return EXIT_FAIL;
-  int status = storeio_resolve_rev("diff", s, a.pos[0], &ra);
-  if (status == EXIT_OK) status = storeio_resolve_rev("diff", s, a.pos[1], &rb);
+  int status = ostore_rev("diff", s, a.pos[0], &ra);
+  if (status == EXIT_OK) status = ostore_rev("diff", s, a.pos[1], &rb);
   if (status == EXIT_OK) store_current(s, &cur);
   storeio_map ma = {0}, mb = {0};
   jiti_State *S = NULL;
@@ -260,7 +264,10 @@ static int diff_main(int argc, char **argv) {
     fprintf(stderr, "jiti diff: %s\n", store_errmsg(s));
     status = EXIT_FAIL;
   }
-  if (status == EXIT_OK && !(S = stack_new_world("diff"))) status = EXIT_FAIL;
+  if (status == EXIT_OK && !(S = stack_new_world())) {
+    fprintf(stderr, "jiti diff: cannot create an interpreter (out of memory?)\n");
+    status = EXIT_FAIL;
+  }
   size_t i = 0, j = 0, nad = 0, nch = 0, nrm = 0;
   while (status == EXIT_OK && (i < ma.n || j < mb.n)) {
     int c = i == ma.n ? 1 : j == mb.n ? -1 : key_cmp(&ma.v[i], &mb.v[j]);
@@ -410,7 +417,7 @@ int cmd_events(int argc, char **argv) {
   Args a = {.cmd = "events", .usage = events_usage, .allow_n = 1, .allow_json = 1, .allow_show = 1};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  store_env *s = storeio_open("events", a.dir, 0);
+  store_env *s = ostore_open("events", a.dir, 0);
   if (!s) return EXIT_FAIL;
   if (a.show) {
     int found = 0;

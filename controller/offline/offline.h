@@ -11,6 +11,31 @@
 #include "proto.h"
 #include "workerproc.h"
 
+/* ---- the store commands: --store DIR (default $JITI_STORE, else
+** ./.jiti).  apply, invariant and rollback go through the store's kernel
+** when one serves it, else run on the store directly.  Each returns its
+** exit status (cli.h). */
+int cmd_init(int argc, char **argv);             /* change.c */
+int cmd_apply(int argc, char **argv);
+int cmd_invariant(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_log(int argc, char **argv);              /* history.c */
+int cmd_show(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_recover_session(int argc, char **argv);  /* recover.c */
+
+/* ---- ostore.c: the engine's store helpers with their messages printed
+** ("jiti CMD: ...") */
+
+/* storeio_open: NULL after the message. */
+store_env *ostore_open(const char *cmd, const char *dir, int writer);
+/* storeio_resolve_rev: its status, after the message when not EXIT_OK. */
+int ostore_rev(const char *cmd, store_env *s, const char *text, uint64_t *rev);
+/* storeio_event (obj stolen): a warning when it could not be recorded; the
+** command goes on. */
+void ostore_event(store_env *s, const char *cmd, json_t *obj);
+
 /* ---- otxn.c: a transaction on a store no kernel serves, on the same
 ** engine as the kernel: a sandboxed worker started from a revision runs it
 ** (gate, limits, invariants), the publish step of engine.h publishes it, and
@@ -80,6 +105,5 @@ int events_sub_main(int argc, char **argv);
 ** context; labels name the two sides.  Nothing when they are equal. */
 void textdiff_unified(FILE *out, const char *label_a, const char *a,
                       const char *label_b, const char *b);
-
 
 #endif

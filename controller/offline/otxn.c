@@ -25,7 +25,7 @@ int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, 
   if (g) t->grant = *g;
   grant_manifest(&t->grant, t->grant_text, sizeof t->grant_text);
   t->vouch.grant = &t->grant;
-  t->s = storeio_open(cmd, dir, 1);
+  t->s = ostore_open(cmd, dir, 1);
   if (!t->s) return EXIT_FAIL;
   if (store_current(t->s, &t->parent) != STORE_OK || store_generation(t->s, &t->generation) != STORE_OK) {
     fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(t->s));
@@ -43,7 +43,7 @@ int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, 
 ** revision). */
 static void record_outcome(otxn *t, const char *reason, const char *message) {
   if (!t->attempt || t->outcome_written) return;
-  storeio_event(t->s, t->cmd, events_outcome(t->attempt, proto_op_name(t->op), reason, message));
+  ostore_event(t->s, t->cmd, events_outcome(t->attempt, proto_op_name(t->op), reason, message));
   t->outcome_written = 1;
 }
 
@@ -61,7 +61,7 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
   t->attempt = storeio_next_attempt(t->s);
   char src[1024];
   request_brief(t->op, req, src, sizeof src);
-  storeio_event(t->s, t->cmd, events_started(t->attempt, proto_op_name(t->op), src, t->parent, t->generation));
+  ostore_event(t->s, t->cmd, events_started(t->attempt, proto_op_name(t->op), src, t->parent, t->generation));
   /* The worker counts from the store's mark: what it publishes gets the
   ** next generation.  Nobody sees the generation it starts with. */
   wproc_Plan plan = {rev == t->parent ? STORE_REV_CURRENT : rev, current_invariants, t->parent, t->generation,
@@ -167,7 +167,7 @@ json_t *otxn_run(otxn *t) {
     reply = failure(t, reason, message, output);
   } else if (!status || strcmp(status, txn_status_name(TXN_ST_AWAITING))) {
     /* kept at once: it changed no entry */
-    storeio_event(t->s, t->cmd, events_accepted(t->attempt, proto_op_name(t->op), t->parent, t->generation));
+    ostore_event(t->s, t->cmd, events_accepted(t->attempt, proto_op_name(t->op), t->parent, t->generation));
     t->outcome_written = 1;
     reply = reply_object(&r);
   } else {

@@ -39,16 +39,11 @@
 /* JITI_TIMING=1 in the environment prints the time of each phase to stderr
 ** (used by bench/recover_bench.sh when profiling). */
 static double t_start = -1;
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 static void phase(const char *what) {
   static int on = -1;
   if (on < 0) on = getenv("JITI_TIMING") != NULL;
   if (!on) return;
-  double t = now_s();
+  double t = mono_now();
   if (t_start < 0) t_start = t;
   struct timespec cpu;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
@@ -501,10 +496,11 @@ static int recover_main(int argc, char **argv) {
   limits_default(&L);
   grant_List g = {0};
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("recover-session", argc, argv, &i, &dir);
-    if (r == 0) r = limits_option("recover-session", argc, argv, &i, &L, 0);
-    if (r == 0) r = grant_option("recover-session", argc, argv, &i, &g);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r == 0) r = limits_option(argc, argv, &i, &L, 0, err, sizeof err);
+    if (r == 0) r = grant_option(argc, argv, &i, &g, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti recover-session: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--full")) { flags |= STORE_VERIFY_HISTORY; continue; }
@@ -589,7 +585,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
   json_t *st = live ? kclient_once(dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)), why, sizeof why)
                     : NULL;
   if (st) {
-    store_env *s = storeio_open("recover-session", dir, 0);
+    store_env *s = ostore_open("recover-session", dir, 0);
     if (!s) { json_decref(st); return EXIT_FAIL; }
     f.rev = ir->rev;
     f.gen = (uint64_t)kclient_int(st, "generation");
@@ -598,7 +594,7 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
     store_close(s);
     return EXIT_OK;
   }
-  store_env *s = storeio_open("recover-session", dir, 1);
+  store_env *s = ostore_open("recover-session", dir, 1);
   if (!s) return EXIT_FAIL;
   uint64_t cur = 0;
   int status = EXIT_FAIL;

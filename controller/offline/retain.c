@@ -55,15 +55,16 @@ static int counters_main(int argc, char **argv) {
   const char *dir = opts_default_store();
   int json = 0;
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("events counters", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti events counters: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { counters_usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--json")) { json = 1; continue; }
     fprintf(stderr, "jiti events counters: unexpected argument '%s' (see 'jiti events counters --help')\n", argv[i]);
     return EXIT_USAGE;
   }
-  store_env *s = storeio_open("events counters", dir, 0);
+  store_env *s = ostore_open("events counters", dir, 0);
   if (!s) return EXIT_FAIL;
   int status = EXIT_OK;
   if (store_counters_read(s, print_count, &json) != STORE_OK) {
@@ -100,8 +101,9 @@ static int prune_main(int argc, char **argv) {
   const char *dir = opts_default_store();
   store_retention r = {0};
   for (int i = 1; i < argc; i++) {
-    int o = opts_store("events prune", argc, argv, &i, &dir);
-    if (o < 0) return EXIT_USAGE;
+    char err[256];
+    int o = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (o < 0) { fprintf(stderr, "jiti events prune: %s\n", err); return EXIT_USAGE; }
     if (o) continue;
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { prune_usage(stdout); return EXIT_OK; }
@@ -127,7 +129,7 @@ static int prune_main(int argc, char **argv) {
     fprintf(stderr, "jiti events prune: give --keep COUNT, --max-age DURATION or both\n");
     return EXIT_USAGE;
   }
-  store_env *s = storeio_open("events prune", dir, 1);
+  store_env *s = ostore_open("events prune", dir, 1);
   if (!s) {
     fprintf(stderr, "(a running kernel prunes by its own --events-keep and --events-max-age; 'jiti stop --store %s' "
                     "first to prune by hand)\n", dir);

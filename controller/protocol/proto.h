@@ -35,14 +35,11 @@ typedef enum proto_Code {
   PROTO_PAUSED, PROTO_BUSY, PROTO_SHUTTING_DOWN, PROTO_INTERRUPTED, PROTO_KEY_CONFLICT, PROTO_CODE_COUNT
 } proto_Code;
 
-/* "malformed-json", ...; the code named s, or -1. */
+/* "malformed-json", ... */
 const char *proto_code_name(proto_Code c);
-int proto_code_parse(const char *s);
 
 /* DIR/kernel.sock into buf; -1 when it does not fit a Unix socket address. */
 int proto_socket_path(const char *dir, char *buf, size_t len);
 
-/* 1 when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates). */
-int proto_utf8_valid(const char *s, size_t n);
 
 #endif

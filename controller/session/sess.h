@@ -191,8 +191,9 @@ int sess_ui_confirm(sess_UI *u, json_t *action, json_t **edited);
 /* Requests from the terminal (or piped lines) until end of input. */
 int sess_interactive(const sess_Options *o, kclient *k, model *m, sess_UI *ui, volatile sig_atomic_t *intr);
 
-/* ---- sess_list.c */
+/* ---- the commands: their exit statuses (above) */
 
-int sess_cmd_sessions(int argc, char **argv);
+int cmd_session(int argc, char **argv);    /* sess_cmd.c */
+int cmd_sessions(int argc, char **argv);   /* sess_list.c */
 
 #endif

@@ -114,8 +114,12 @@ int cmd_session(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long n;
-    int r = opts_store("session", argc, argv, &i, &o.store);
-    if (r < 0) goto done;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &o.store, err, sizeof err);
+    if (r < 0) {
+      fprintf(stderr, "jiti session: %s\n", err);
+      goto done;
+    }
     if (r) continue;
     if (takes_value(a) && i + 1 >= argc) {
       fprintf(stderr, "jiti session: %s needs a value (see 'jiti session --help')\n", a);
@@ -268,5 +272,3 @@ done:
   sess_task_free(&o.task);
   return status;
 }
-
-int cmd_sessions(int argc, char **argv) { return sess_cmd_sessions(argc, argv); }

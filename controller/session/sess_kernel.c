@@ -5,20 +5,14 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "cli.h"
 #include "maction.h"
 #include "sess.h"
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A kernel call that took since t0 ended with rc: counted; the reply, or
 ** NULL after saying why (nothing when interrupted: the caller says so). */
 static json_t *call_ended(sess_Session *s, double t0, int rc, json_t *rep) {
-  s->t.kernel_seconds += mono() - t0;
+  s->t.kernel_seconds += mono_now() - t0;
   s->kernel_calls++;
   if (rc == KCLIENT_OK) return rep;
   if (rc != KCLIENT_INTERRUPTED)
@@ -29,7 +23,7 @@ static json_t *call_ended(sess_Session *s, double t0, int rc, json_t *rep) {
 
 json_t *sess_call(sess_Session *s, json_t *req) {
   json_t *rep = NULL;
-  double t0 = mono();
+  double t0 = mono_now();
   int rc = kclient_call(s->k, req, &rep, s->intr);
   return call_ended(s, t0, rc, rep);
 }
@@ -41,7 +35,7 @@ static void retry_progress(const char *line) { fprintf(stderr, "jiti session: %s
 ** up to 30 s (kclient_call_keyed), so a step never runs twice. */
 static json_t *act_keyed(sess_Session *s, json_t *req) {
   json_t *rep = NULL;
-  double t0 = mono();
+  double t0 = mono_now();
   int rc = kclient_call_keyed(s->k, req, NULL, 30, retry_progress, s->intr, &rep);
   return call_ended(s, t0, rc, rep);
 }

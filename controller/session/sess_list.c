@@ -297,12 +297,13 @@ static void usage(FILE *f) {
              "N is the number in the list, or a session id.\n");
 }
 
-int sess_cmd_sessions(int argc, char **argv) {
+int cmd_sessions(int argc, char **argv) {
   const char *dir = opts_default_store(), *which = NULL, *out = NULL, *verb = "list";
   int json = 0, bodies = 0;
   for (int i = 1; i < argc; i++) {
-    int r = opts_store("sessions", argc, argv, &i, &dir);
-    if (r < 0) return EXIT_USAGE;
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti sessions: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -327,8 +328,12 @@ int sess_cmd_sessions(int argc, char **argv) {
     fprintf(stderr, "jiti sessions %s: which session? (a number from 'jiti sessions', or an id)\n", verb);
     return EXIT_USAGE;
   }
-  store_env *s = storeio_open("sessions", dir, 0);
-  if (!s) return EXIT_FAIL;
+  char err[CLI_MSG_MAX];
+  store_env *s = storeio_open(dir, 0, err, sizeof err);
+  if (!s) {
+    fprintf(stderr, "jiti sessions: %s\n", err);
+    return EXIT_FAIL;
+  }
   All a = {0};
   int status = EXIT_OK;
   if (store_events_read(s, 0, 0, 0, collect, &a) != STORE_OK) {

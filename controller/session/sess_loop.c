@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "maction.h"
 #include "sess.h"
 
@@ -25,12 +25,6 @@
 #define RAW_MAX 2048            /* bytes of an invalid response kept in its step record */
 #define MESSAGE_MAX 2048
 #define ACTION_MAX 10240        /* bytes of an action kept whole in its step record */
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A bounded copy of s for a record. */
 static json_t *bounded(const char *s, size_t max) {
@@ -179,7 +173,7 @@ static int finish(sess_Session *s, int status, const char *outcome, double t0) {
   json_t *end = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:i}", "session", s->id,
                           "outcome", outcome, "exit", status, "steps", s->t.steps, "accepted", s->t.accepted,
                           "rejected", s->t.rejected, "stale", s->t.stale, "invalid", s->t.invalid, "revision",
-                          (json_int_t)s->revision, "usage", usage_json(&s->t.usage), "ms", ms(mono() - t0),
+                          (json_int_t)s->revision, "usage", usage_json(&s->t.usage), "ms", ms(mono_now() - t0),
                           "model_ms", ms(s->t.model_seconds), "kernel_ms", ms(s->t.kernel_seconds),
                           "kernel_calls", s->kernel_calls);
   if (total) json_object_set_new(end, "goals", json_pack("{s:i, s:i}", "pass", pass, "total", total));
@@ -227,7 +221,7 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
                      volatile sig_atomic_t *intr) {
   sess_Session S = {.o = o, .k = k, .m = m, .ui = ui, .intr = intr, .request = request};
   sess_Session *s = &S;
-  double t0 = mono();
+  double t0 = mono_now();
   make_id(s->id, sizeof s->id);
   int status = SESS_FAIL;
   char *instructions = sess_instructions();
@@ -318,12 +312,12 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
       }
     }
     int kind = maction_kind_of(action);
-    double k0 = mono();
+    double k0 = mono_now();
     json_t *reply = sess_execute(s, action, gen);
     const char *oc = sess_outcome(action, reply);
     if (!strcmp(oc, "paused")) s->pause_ours = 1;
     int observed = reply && kind != MA_FINISH ? sess_observe(s) : 0;
-    double kernel_s = mono() - k0;
+    double kernel_s = mono_now() - k0;
     if (!reply || observed) {
       json_decref(reply);
       json_decref(action);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "maction.h"
 #include "sess.h"
 
@@ -26,12 +27,6 @@ struct sess_UI {
   double t0;
   FILE *tty_in;                /* --confirm reads here */
 };
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 sess_UI *sess_ui_new(const sess_Options *o) {
   sess_UI *u = calloc(1, sizeof *u);
@@ -56,7 +51,7 @@ static void *spin(void *arg) {
     size_t c = atomic_load(&u->chars);
     char streamed[48] = "";
     if (c) snprintf(streamed, sizeof streamed, ", ~%zu tokens", (c + 3) / 4);
-    fprintf(stderr, "\r%c %s %.1fs%s\033[K", frames[i++ % 4], u->what, mono() - u->t0, streamed);
+    fprintf(stderr, "\r%c %s %.1fs%s\033[K", frames[i++ % 4], u->what, mono_now() - u->t0, streamed);
     fflush(stderr);
     struct timespec ts = {0, 100000000};
     nanosleep(&ts, NULL);
@@ -71,7 +66,7 @@ void sess_ui_wait_start(sess_UI *u, const char *what) {
   snprintf(u->what, sizeof u->what, "%s", what);
   atomic_store(&u->stop, 0);
   atomic_store(&u->chars, 0);
-  u->t0 = mono();
+  u->t0 = mono_now();
   u->running = pthread_create(&u->thread, NULL, spin, u) == 0;
 }
 

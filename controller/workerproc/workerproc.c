@@ -15,9 +15,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "cli.h"
 #include "workerproc.h"
 
 #define IMPORT_BATCH_BYTES ((size_t)4 << 20)
@@ -25,11 +25,6 @@
 ** writes its socket (the socket's own timeouts say the same). */
 #define WPROC_TIMEOUT 120
 
-static double wproc_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 #define IMPORT_BATCH_ENTRIES 20000
 
 /* ------------------------------------------------------------- process */
@@ -283,7 +278,7 @@ int wproc_send_text(wproc *w, const char *json, size_t n) {
 static int await(wproc *w, short events, double deadline) {
   for (;;) {
     struct pollfd p[2] = {{w->fd, events, 0}, {w->err.fd, POLLIN, 0}};
-    double now = wproc_now(), wait = deadline - now, due = wproc_err_due(w);
+    double now = mono_now(), wait = deadline - now, due = wproc_err_due(w);
     if (wait <= 0) return 0;
     if (due >= 0 && due < wait) wait = due;
     int n = poll(p, w->err.fd >= 0 ? 2 : 1, (int)(wait * 1000) + 1);
@@ -323,14 +318,14 @@ int wproc_recv(wproc *w, json_t **msg, unsigned char **blob, size_t *bloblen, ch
   }
   /* as wire_recv, with the worker's stderr read while it waits; a worker
   ** silent for WPROC_TIMEOUT seconds is given up */
-  double deadline = wproc_now() + WPROC_TIMEOUT;
+  double deadline = mono_now() + WPROC_TIMEOUT;
   for (;;) {
     int got = wire_next(&w->rd, msg, blob, bloblen, why, sizeof why);
     if (got > 0) return 0;
     if (got < 0 || !await(w, POLLIN, deadline)) break;
     ssize_t k = wire_fill(w->fd, &w->rd);
     if (k <= 0) break;
-    deadline = wproc_now() + WPROC_TIMEOUT;
+    deadline = mono_now() + WPROC_TIMEOUT;
   }
   reap(w, err, errlen);
   return -1;
@@ -349,13 +344,13 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
   /* The worker reads its frames while it imports; a world larger than the
   ** socket buffer is written as it reads. */
   size_t off = 0;
-  double deadline = wproc_now() + WPROC_TIMEOUT;
+  double deadline = mono_now() + WPROC_TIMEOUT;
   while (off < len && await(w, POLLOUT, deadline)) {
     ssize_t k = send(w->fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (k <= 0) break;
     off += (size_t)k;
-    deadline = wproc_now() + WPROC_TIMEOUT;
+    deadline = mono_now() + WPROC_TIMEOUT;
   }
   free(buf);
   json_t *m;

@@ -180,4 +180,10 @@ void wproc_err_tick(wproc *w);
 ** lines dropped, close the pipe. */
 void wproc_err_close(wproc *w);
 
+/* ---- wmain.c: the worker's side */
+
+/* `jiti __worker [--allow-foreign LIB]...`, hidden: the process wproc_start
+** starts (WORKER_FD its socket); the worker's exit status. */
+int cmd_worker_internal(int argc, char **argv);
+
 #endif

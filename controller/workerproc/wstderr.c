@@ -17,19 +17,14 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include "cli.h"
+#include "jtext.h"
 #include "workerproc.h"
 
 /* Room for a line as escaped, then the note of what was cut. */
 #define OUT_MAX WPROC_ERR_LINE_MAX
 #define OUT_ROOM (OUT_MAX + 48)
-
-static double mono_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Without a sink: this process's stderr, the worker's lines marked
 ** "worker[PID]: ", the reader's own notes "jiti: worker PID: ". */
@@ -53,27 +48,6 @@ static int invisible(uint32_t c) {
          (c >= 0x2060 && c <= 0x206f) || c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb);
 }
 
-/* The length of the well-formed UTF-8 sequence at p (n bytes left) and its
-** code point, or 0 when it is not one (overlong, a surrogate, past
-** U+10FFFF, truncated). */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp) {
-  unsigned char c = p[0];
-  size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-  if (!len || n < len) return 0;
-  unsigned char lo = 0x80, hi = 0xbf;
-  if (c == 0xe0) lo = 0xa0;
-  else if (c == 0xed) hi = 0x9f;
-  else if (c == 0xf0) lo = 0x90;
-  else if (c == 0xf4) hi = 0x8f;
-  if (p[1] < lo || p[1] > hi) return 0;
-  for (size_t i = 2; i < len; i++)
-    if ((p[i] & 0xc0) != 0x80) return 0;
-  uint32_t v = c & (0x7f >> len);
-  for (size_t i = 1; i < len; i++) v = v << 6 | (p[i] & 0x3f);
-  *cp = v;
-  return len;
-}
-
 /* The raw line, escaped into out (at most OUT_MAX bytes); *used: the raw
 ** bytes that fitted.  Returns the escaped length. */
 static size_t escape(const unsigned char *raw, size_t n, char *out, size_t *used) {
@@ -82,17 +56,17 @@ static size_t escape(const unsigned char *raw, size_t n, char *out, size_t *used
     char tok[16];
     size_t tl, step = 1;
     unsigned char c = raw[i];
-    uint32_t cp;
+    long cp;
     if (c == '\\') tl = (size_t)snprintf(tok, sizeof tok, "\\\\");
     else if (c == '\t') tl = (size_t)snprintf(tok, sizeof tok, "\\t");
     else if (c == '\r') tl = (size_t)snprintf(tok, sizeof tok, "\\r");
     else if (c < 0x20 || c == 0x7f) tl = (size_t)snprintf(tok, sizeof tok, "\\x%02x", c);
     else if (c < 0x80) { tok[0] = (char)c; tl = 1; }
-    else if ((step = utf8_seq(raw + i, n - i, &cp)) == 0) {
+    else if ((cp = jtext_utf8_next(raw + i, n - i, &step)) < 0) {
       step = 1;
       tl = (size_t)snprintf(tok, sizeof tok, "\\x%02x", c);
     } else if (invisible(cp)) {
-      tl = (size_t)snprintf(tok, sizeof tok, "\\u{%04" PRIX32 "}", cp);
+      tl = (size_t)snprintf(tok, sizeof tok, "\\u{%04lX}", cp);
     } else {
       memcpy(tok, raw + i, step);
       tl = step;

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "jiti_limits.h"
+#include "run.h"
+
+/* The default run_usage names. */
+_Static_assert(JITI_LIMITS_RUN_DEPTH == 100000, "jiti run --help names the default depth of jiti_limits.h");
 
 static void run_usage(FILE *out) {
   fprintf(out,
@@ -49,7 +54,7 @@ int cmd_run(int argc, char **argv) { return stack_run(run_main, argc, argv); }
 
 static int run_main(int argc, char **argv) {
   const char *expr = NULL;
-  jiti_Limits limits = {0, 100000, 0, 0};
+  jiti_Limits limits = {0, JITI_LIMITS_RUN_DEPTH, 0, 0};
   int gc_stress = 0;
   int nfiles = 0, ngrant = 0;
   char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -63,10 +68,14 @@ static int run_main(int argc, char **argv) {
       free(grant);
       return 0;
     } else if (!strcmp(a, "-e") || !strcmp(a, "--eval")) {
-      if (++i >= argc) { fprintf(stderr, "jiti run: %s needs an expression\n", a); free(files); free(grant); return 2; }
+      if (++i >= argc) {
+        fprintf(stderr, "jiti run: %s needs an expression\n", a);
+        free(files);
+        free(grant);
+        return 2;
+      }
       expr = argv[i];
-    } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") ||
-               !strcmp(a, "--output")) {
+    } else if (!strcmp(a, "--fuel") || !strcmp(a, "--depth") || !strcmp(a, "--heap") || !strcmp(a, "--output")) {
       if (++i >= argc || !opts_size(argv[i], &v)) {
         fprintf(stderr, "jiti run: %s needs a non-negative number\n", a);
         free(files);
@@ -74,7 +83,7 @@ static int run_main(int argc, char **argv) {
         return 2;
       }
       if (!strcmp(a, "--fuel")) limits.fuel = v;
-      else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > 10000000 ? 10000000 : v);
+      else if (!strcmp(a, "--depth")) limits.depth = (uint32_t)(v > JITI_LIMITS_DEPTH_MAX ? JITI_LIMITS_DEPTH_MAX : v);
       else if (!strcmp(a, "--heap")) limits.heap = (size_t)v;
       else limits.output = (size_t)v;
     } else if (!strcmp(a, "--allow-foreign")) {

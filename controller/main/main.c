@@ -1,11 +1,18 @@
 /*
-** main.c — the `jiti` command: the table of subcommands (cli.h), and the
-** dispatch to them, like git.
+** main.c — the `jiti` command: the table of subcommands, and the dispatch
+** to them, like git.  The top of the controller: each folder's header
+** declares its own commands, and nothing includes this folder.
 */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "client.h"
+#include "daemon.h"
+#include "offline.h"
+#include "run.h"
+#include "sess.h"
+#include "workerproc.h"
 
 static const struct {
   const char *name;
@@ -33,7 +40,7 @@ static const struct {
   {"repl", cmd_repl, "an interactive session with the running kernel"},
   {"session", cmd_session, "let a model grow the world, one checked action at a time"},
   {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
-  {NULL, NULL, NULL}
+  {NULL, NULL, NULL},
 };
 
 static void usage(FILE *out) {
@@ -43,8 +50,7 @@ static void usage(FILE *out) {
           "jiti keeps a Lisp world running and grows it one checked transaction at a time.\n"
           "\n"
           "commands:\n");
-  for (int i = 0; commands[i].name; i++)
-    fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+  for (int i = 0; commands[i].name; i++) fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
   fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.\n");
 }
 
@@ -68,7 +74,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "__worker")) return cmd_worker_internal(argc - 1, argv + 1);
   for (int i = 0; commands[i].name; i++)
     if (!strcmp(cmd, commands[i].name)) {
-      fault_guard(cmd);   /* a damaged data.mdb is a message, not a crash (the worker never maps it) */
+      fault_guard(cmd); /* a damaged data.mdb is a message, not a crash (the worker never maps it) */
       return commands[i].run(argc - 1, argv + 1);
     }
   fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
