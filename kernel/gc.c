@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include "jt_lib.h"
 #include "jt_eval.h"
+#include "jt_ckpt.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
 /* A safepoint collects the young generation once this much was allocated:
@@ -459,6 +460,7 @@ static void mark_roots(jt_State *S) {
   M(S->xfer_val);
   M(S->held_form);
   if (S->world_mark) S->world_mark(S, S->world);
+  jt_ckpt_mark(S);
 }
 
 /* ----------------------------------------------------------------- sweep */
@@ -577,7 +579,7 @@ void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
 ** log while a checkpoint is open. */
 void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
   if (owner->gcflags & JT_GC_OLD) jt_gc_barrier_slow(S, owner, slot, val);
-  if (jt_barrier_active(S) && S->barrier_log) S->barrier_log(S, owner, slot);
+  if (jt_barrier_active(S)) jt_ckpt_touch(S, owner);
 }
 
 /* A young collection marks what the remembered old objects and slots

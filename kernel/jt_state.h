@@ -212,15 +212,17 @@ struct jt_State {
   /* ---- random numbers: the initial *random-state* (also a root) */
   jt_V random_state;
 
-  /* ---- world layer (checkpoints); 0 when no checkpoint is open */
+  /* ---- checkpoint levels (ckpt.c); ckpt_depth is 0 when none is open */
   int ckpt_depth;
+  struct jt_Ckpt *ckpt;
+
+  /* ---- world layer (world.c) */
   void *world;
   void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
   /* a definition was evaluated: see world.c for the kinds */
   /* kinds: see world.c (world_define); packages use JT_DEF_PACKAGE(_GONE) */
   void (*world_define)(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
-  void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */
 
   /* ---- foreign functions (ffi.c): granted libraries, declarations */
   struct jt_FFI *ffi;

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include "jt_eval.h"
 #include "jt_ffi.h"
+#include "jt_ckpt.h"
 #include "jt_world.h"
 #include "jt_clos.h"
 
@@ -198,6 +199,7 @@ jiti_State *jiti_open(void) {
 void jiti_close(jiti_State *S) {
   if (!S) return;
   if (S->world_free) S->world_free(S);
+  jt_ckpt_free(S);
   jt_ffi_close(S);
   jt_gc_free_all(S);
   free(S->stack);
