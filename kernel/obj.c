@@ -1078,7 +1078,7 @@ JT_FN(f_fmakunbound) {
   jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, JT_UNBOUND);
   else JT_SET(S, s, s->function, JT_UNBOUND);
-  if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_FUNCTION_REMOVED, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1135,7 +1135,7 @@ JT_FN(f_set_fdefinition) {
   jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
-  if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);
+  if (S->world_define) S->world_define(S, name, JT_DEF_FUNCTION_SET, JT_NIL, fn);
   return fn;
 }
 
@@ -1240,7 +1240,7 @@ JT_FN(f_declare_special) {
   if (jt_meta_get(S, argv[0], jt_intern(S, "%SYMBOL-MACRO")) != JT_NIL)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a variable: it is a symbol macro", s->cname);
   s->h.flags |= JT_SYM_SPECIAL;
-  if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_VARIABLE, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1256,7 +1256,7 @@ JT_FN(f_defconstant) {
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a constant: it is a symbol macro", s->cname);
   JT_SET(S, s, s->value, argv[1]);
   s->h.flags |= JT_SYM_CONSTANT;
-  if (S->world_define) S->world_define(S, argv[0], 4, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_CONSTANT, JT_NIL, JT_NIL);
   return argv[0];
 }
 

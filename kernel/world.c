@@ -169,33 +169,29 @@ static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
   S->sp = base;
 }
 
-/* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
-** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
-** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
-** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
-** key), a removed method, a generic function going away (fn: it); and
-** JT_DEF_FOREIGN, a define-foreign (form: its canonical form); and
-** JT_DEF_ENTRY + k / JT_DEF_ENTRY_GONE - k (jt_state.h), an entry of kind k
-** recorded as defs.c gives it, or gone.  A name's function cell holds one
-** definition: whichever kind defines it replaces the entries of the
-** others. */
-/* True when a type's definition is installing the function `name` (kind 0
-** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
-** then holds the names the type defines (40-struct.lisp). */
-static bool type_owns(jt_State *S, jt_V name, int kind) {
+/* True when a type's definition is installing the function `name`
+** (JT_DEF_FUNCTION or _FUNCTION_SET: a symbol; JT_DEF_SETF_FUNCTION:
+** (setf name)) as one of its own: %DEFINING-TYPE then holds the names the
+** type defines (40-struct.lisp). */
+static bool type_owns(jt_State *S, jt_V name, jt_DefKind kind) {
   for (jt_V l = jt_sym_(W(S)->defining)->value; jt_iscons(l); l = jt_cdr(l)) {
     jt_V n = jt_car(l);
-    if (kind == 2 ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
+    if (kind == JT_DEF_SETF_FUNCTION ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
   }
   return false;
 }
 
-static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
+/* Hook from the modules (S->world_define; jt_DefKind in jt_state.h): the
+** entries a definition records or removes.  A name's function cell holds
+** one definition: whichever kind defines it replaces the entries of the
+** others. */
+static void world_define(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_V fn) {
   World *w = W(S);
   if (!w->enabled) return;
-  if ((kind == 0 || kind == 2 || kind == 6) && type_owns(S, name, kind)) {
+  if ((kind == JT_DEF_FUNCTION || kind == JT_DEF_SETF_FUNCTION || kind == JT_DEF_FUNCTION_SET) &&
+      type_owns(S, name, kind)) {
     /* the type's entry rebuilds it: no entry of its own, nor a stale one */
-    if (kind == 2) {
+    if (kind == JT_DEF_SETF_FUNCTION) {
       jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
       JT_PUSH(S, sname);
       unrecord(S, JITI_ENTRY_FUNCTION, sname);
@@ -211,36 +207,38 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
   JT_PUSH(S, form);
   JT_PUSH(S, fn);
   switch (kind) {
-    case 0: case 1: case 6: {
+    case JT_DEF_FUNCTION: case JT_DEF_MACRO: case JT_DEF_FUNCTION_SET: {
       jt_V src = base[0];
-      if (kind == 6 || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
+      if (kind == JT_DEF_FUNCTION_SET || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
         /* not reproducible from source: recorded so export can refuse it
         ** (one allocation at a time: an argument of jt_list is not rooted
         ** while the next one is being made) */
-        jt_V why = jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
+        jt_V why = jt_string_from_cstr(S, kind == JT_DEF_FUNCTION_SET ? "was set without a defining form"
                                                      : "is a closure over a lexical environment");
         JT_PUSH(S, why);
         jt_V tag = jt_intern_keyword(S, "UNEXPORTABLE");
         src = jt_list(S, 2, tag, base[2]);
       }
       JT_PUSH(S, src);  /* unrecord allocates */
-      unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
+      unrecord(S, kind == JT_DEF_MACRO ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
       unrecord(S, JITI_ENTRY_FOREIGN, name);
-      record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
+      record(S, kind == JT_DEF_MACRO ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
       break;
     }
-    case 2: {
+    case JT_DEF_SETF_FUNCTION: {
       jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
       JT_PUSH(S, sname);
       record(S, JITI_ENTRY_FUNCTION, sname, base[0]);
       break;
     }
-    case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
+    case JT_DEF_VARIABLE: case JT_DEF_CONSTANT:
+      record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == JT_DEF_CONSTANT));
+      break;
     /* a package (here `name`) was made or changed, or goes (renamed or
     ** deleted).  Its definition is taken from the package when exported. */
     case JT_DEF_PACKAGE: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
     case JT_DEF_PACKAGE_GONE: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
-    case 5: {
+    case JT_DEF_TYPE: {
       /* a structure's accessors and constructor are named in the current
       ** package: the entry keeps its name with the form when it is not
       ** COMMON-LISP-USER, where an import evaluates the form otherwise */
@@ -252,7 +250,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       record(S, JITI_ENTRY_STRUCTURE, name, src);
       break;
     }
-    case -1:
+    case JT_DEF_FUNCTION_REMOVED:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
       unrecord(S, JITI_ENTRY_FOREIGN, name);
@@ -267,12 +265,14 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
     case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
     case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
-    default:  /* the kinds defs.c records as they are given */
-      if (kind >= JT_DEF_ENTRY && kind < JT_DEF_ENTRY + JITI_ENTRY_KIND_COUNT)
-        record(S, kind - JT_DEF_ENTRY, name, base[0]);
-      else if (kind <= JT_DEF_ENTRY_GONE && kind > JT_DEF_ENTRY_GONE - JITI_ENTRY_KIND_COUNT)
-        unrecord(S, JT_DEF_ENTRY_GONE - kind, name);
+    case JT_DEF_ENTRY: case JT_DEF_ENTRY_GONE: {  /* the kinds defs.c records as they are given */
+      intptr_t k = jt_isfix(base[1]) ? jt_fixval(base[1]) : -1;
+      if (k < 0 || k >= JITI_ENTRY_KIND_COUNT) break;
+      if (kind == JT_DEF_ENTRY) record(S, (int)k, name, base[0]);
+      else unrecord(S, (int)k, name);
       break;
+    }
+    case JT_DEF_KIND_COUNT: break;
   }
   S->sp = base;
 }
@@ -712,8 +712,8 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: {
       if (head != (kind == JITI_ENTRY_MACRO ? JT_SYM(S, DEFMACRO) : JT_SYM(S, DEFUN))) return false;
       jt_V sym = JT_NIL;
-      int k = jt_def_name(S, jt_cdr(form), kind == JITI_ENTRY_MACRO ? 1 : 0, &sym);
-      if (k == 2) return jt_equal(S, name, second);
+      int k = jt_def_name(S, jt_cdr(form), kind == JITI_ENTRY_MACRO ? JT_DEF_MACRO : JT_DEF_FUNCTION, &sym);
+      if (k == JT_DEF_SETF_FUNCTION) return jt_equal(S, name, second);
       return k >= 0 && name == sym;
     }
     case JITI_ENTRY_STRUCTURE:
@@ -1115,7 +1115,7 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
       if (a->kind == JITI_ENTRY_FUNCTION || a->kind == JITI_ENTRY_MACRO) {
         jt_V sym = JT_NIL;
-        if (jt_def_name(S, jt_cdr(form), a->kind == JITI_ENTRY_MACRO ? 1 : 0, &sym) < 0 || !jt_issymbol(sym) ||
+        if (jt_def_name(S, jt_cdr(form), a->kind == JITI_ENTRY_MACRO ? JT_DEF_MACRO : JT_DEF_FUNCTION, &sym) < 0 || !jt_issymbol(sym) ||
             !jt_definable(jt_symobj(S, sym)))
           bad_entry_form(S, a->kind, form);
       }
@@ -1606,7 +1606,7 @@ JT_FN(f_world_count) { return jt_mkfix(jt_hash_(W(S)->data)->count); }
 ** this so the type is one structure entry (its accessors come with it). */
 JT_FN(f_record_type) {
   jt_check_kernel_caller(S);  /* records any form as the type's definition */
-  world_define(S, jt_check_symbol(S, argv[0]), 5, argv[1], JT_NIL);
+  world_define(S, jt_check_symbol(S, argv[0]), JT_DEF_TYPE, argv[1], JT_NIL);
   return argv[0];
 }
 
