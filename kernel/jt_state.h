@@ -54,6 +54,12 @@ typedef enum jt_DefKind {
 ** `pkg`.  A symbol is present in its home package and in every package it
 ** was imported into. */
 
+/* A function the host registered (jiti_register) and its user data. */
+typedef struct jt_HostFn {
+  jiti_CFunction fn;
+  void *ud;
+} jt_HostFn;
+
 typedef struct jt_SymEntry {
   jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
   uint32_t hash;     /* of the name and the package */
@@ -243,6 +249,10 @@ struct jt_State {
   /* a definition was evaluated (jt_DefKind above) */
   void (*world_define)(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
+
+  /* ---- host functions (jiti_register): index = the primitive's aux */
+  struct jt_HostFn *hostfns;
+  size_t nhostfns, hostfncap;
 
   /* ---- foreign functions (ffi.c): granted libraries, declarations */
   struct jt_FFI *ffi;
