@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_analyze.h"
+#include "jt_grow.h"
 
 /* ------------------------------------------------------------------ arena */
 
@@ -114,7 +115,8 @@ static jt_V konst(A *a, jt_V v) {
   if (!jt_isptr(v)) return v;
   if (c->nconsts == c->constcap) {
     /* growing may collect: v is not yet reachable from the code object */
-    size_t n = c->constcap ? c->constcap * 2 : 16;
+    size_t n = jt_grow_cap(c->constcap, c->nconsts + 1, sizeof(jt_V), 16);
+    if (!n) jt_errorc(a->S, JT_SYM(a->S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(a->S, v);
     c->consts = jt_realloc(a->S, c->consts, c->constcap * sizeof(jt_V), n * sizeof(jt_V));
     JT_POP(a->S, 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_ckpt.h"
+#include "jt_grow.h"
 
 typedef struct Snap {
   jt_Obj *obj;
@@ -40,7 +41,8 @@ typedef struct Level {
 
 struct jt_Ckpt {
   Level *levels;
-  int nlevels, caplevels;
+  int nlevels;
+  size_t caplevels;
 };
 
 /* The levels of S, made at the first checkpoint (NULL before it). */
@@ -73,9 +75,9 @@ static bool set_has(Level *L, jt_Obj *o) {
 
 static void set_add(Level *L, jt_Obj *o) {
   if ((L->setn + 1) * 2 > L->setcap) {
-    size_t ncap = L->setcap ? L->setcap * 2 : 256;
-    jt_Obj **t = calloc(ncap, sizeof *t);
-    if (!t) abort();
+    size_t ncap = jt_grow_cap(L->setcap, L->setcap + 1, sizeof(jt_Obj *), 256);
+    jt_Obj **t = ncap ? calloc(ncap, sizeof *t) : NULL;
+    if (!t) abort();  /* cannot signal from inside the barrier */
     for (size_t i = 0; i < L->setcap; i++)
       if (L->set[i]) {
         size_t k = set_home(L->set[i], ncap);
@@ -101,11 +103,9 @@ static void *dup(const void *p, size_t n) {
 
 static void snap_push(Level *L, Snap s) {
   if (L->nsnaps == L->capsnaps) {
-    size_t n = L->capsnaps ? L->capsnaps * 2 : 64;
-    Snap *p = realloc(L->snaps, n * sizeof *p);
-    if (!p) abort();
+    Snap *p = jt_grow(L->snaps, &L->capsnaps, L->nsnaps + 1, sizeof *p, 64);
+    if (!p) abort();  /* cannot signal from inside the barrier */
     L->snaps = p;
-    L->capsnaps = n;
   }
   L->snaps[L->nsnaps++] = s;
 }
@@ -259,22 +259,18 @@ static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
   Level *L = innermost(S);
   if (!L) return;
   if (L->nlogs == L->caplogs) {
-    size_t n = L->caplogs ? L->caplogs * 2 : 64;
-    jt_MapLog *p = realloc(L->logs, n * sizeof *p);
+    jt_MapLog *p = jt_grow(L->logs, &L->caplogs, L->nlogs + 1, sizeof *p, 64);
     if (!p) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     L->logs = p;
-    L->caplogs = n;
   }
   L->logs[L->nlogs++] = (jt_MapLog){map, key, old};
 }
 
 static void undo_push(Level *L, UndoRec r) {
   if (L->nundos == L->capundos) {
-    size_t n = L->capundos ? L->capundos * 2 : 64;
-    UndoRec *p = realloc(L->undos, n * sizeof *p);
+    UndoRec *p = jt_grow(L->undos, &L->capundos, L->nundos + 1, sizeof *p, 64);
     if (!p) abort();  /* the change is already made: it must be undoable */
     L->undos = p;
-    L->capundos = n;
   }
   L->undos[L->nundos++] = r;
 }
@@ -320,13 +316,12 @@ int jt_ckpt_open(jt_State *S) {
     if (!c) abort();
     S->ckpt = c;
   }
-  if (c->nlevels == c->caplevels) {
-    int n = c->caplevels ? c->caplevels * 2 : 4;
-    Level *p = realloc(c->levels, (size_t)n * sizeof *p);
+  if ((size_t)c->nlevels == c->caplevels) {
+    size_t old = c->caplevels;
+    Level *p = jt_grow(c->levels, &c->caplevels, old + 1, sizeof *p, 4);
     if (!p) abort();
-    memset(p + c->caplevels, 0, (size_t)(n - c->caplevels) * sizeof *p);
+    memset(p + old, 0, (c->caplevels - old) * sizeof *p);
     c->levels = p;
-    c->caplevels = n;
   }
   c->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
   S->ckpt_depth = c->nlevels;
@@ -372,11 +367,9 @@ void jt_ckpt_commit(jt_State *S) {
     }
     for (size_t i = 0; i < L->nlogs; i++) {
       if (P->nlogs == P->caplogs) {
-        size_t n = P->caplogs ? P->caplogs * 2 : 64;
-        jt_MapLog *p = realloc(P->logs, n * sizeof *p);
+        jt_MapLog *p = jt_grow(P->logs, &P->caplogs, P->nlogs + 1, sizeof *p, 64);
         if (!p) abort();
         P->logs = p;
-        P->caplogs = n;
       }
       P->logs[P->nlogs++] = L->logs[i];
     }
@@ -410,7 +403,7 @@ void jt_ckpt_commit_outermost(jt_State *S) {
 void jt_ckpt_free(jt_State *S) {
   struct jt_Ckpt *c = ckpt_of(S);
   if (!c) return;
-  for (int i = 0; i < c->caplevels; i++) level_free(&c->levels[i]);
+  for (size_t i = 0; i < c->caplevels; i++) level_free(&c->levels[i]);
   free(c->levels);
   free(c);
   S->ckpt = NULL;

@@ -23,6 +23,7 @@
 #include "jt_lib.h"
 #include "jt_eval.h"
 #include "jt_ckpt.h"
+#include "jt_grow.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
 /* A safepoint collects the young generation once this much was allocated:
@@ -292,11 +293,9 @@ jt_Obj *jt_alloc(jt_State *S, int t, size_t size) {
 /* ----------------------------------------------------------------- roots */
 
 void jt_root_grow(jt_State *S) {
-  size_t n = S->rootcap ? S->rootcap * 2 : 256;
-  jt_V **r = realloc(S->roots, n * sizeof *r);
+  jt_V **r = jt_grow(S->roots, &S->rootcap, S->nroots + 1, sizeof *r, 256);
   if (!r) out_of_memory(S);
   S->roots = r;
-  S->rootcap = n;
 }
 
 /* The value stack keeps a reserve past stack_end; signalling the overflow
@@ -317,11 +316,9 @@ void jt_stack_overflow(jt_State *S) {
 
 static void gray_push(jt_State *S, jt_Obj *o) {
   if (S->ngray == S->graycap) {
-    size_t n = S->graycap ? S->graycap * 2 : 1024;
-    jt_Obj **g = realloc(S->gray, n * sizeof *g);
+    jt_Obj **g = jt_grow(S->gray, &S->graycap, S->ngray + 1, sizeof *g, 1024);
     if (!g) abort();  /* cannot report: we are inside the collector */
     S->gray = g;
-    S->graycap = n;
   }
   S->gray[S->ngray++] = o;
 }
@@ -522,11 +519,9 @@ static void free_object(jt_State *S, jt_Obj *o) {
 void jt_gc_remember(jt_State *S, jt_Obj *o) {
   if ((o->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
   if (S->nremembered == S->remcap) {
-    size_t n = S->remcap ? S->remcap * 2 : 256;
-    jt_Obj **r = realloc(S->remembered, n * sizeof *r);
+    jt_Obj **r = jt_grow(S->remembered, &S->remcap, S->nremembered + 1, sizeof *r, 256);
     if (!r) abort();  /* cannot signal from inside the write barrier */
     S->remembered = r;
-    S->remcap = n;
   }
   o->gcflags |= JT_GC_REM;
   S->remembered[S->nremembered++] = o;
@@ -556,11 +551,9 @@ static void remember_slot(jt_State *S, jt_Obj *o, jt_V *slot) {
       jt_gc_remember(S, o);
       return;
     }
-    size_t n = S->slotlogcap ? S->slotlogcap * 2 : 256;
-    jt_SlotRef *r = realloc(S->slotlog, n * sizeof *r);
-    if (!r) abort();
+    jt_SlotRef *r = jt_grow(S->slotlog, &S->slotlogcap, S->nslotlog + 1, sizeof *r, 256);
+    if (!r) abort();  /* cannot signal from inside the write barrier */
     S->slotlog = r;
-    S->slotlogcap = n;
   }
   S->slotlog[S->nslotlog++] = (jt_SlotRef){o, index};
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_clos.h"
 
 /* ----------------------------------------------------------- constructors */
@@ -150,7 +151,8 @@ void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
   jt_String *s = jt_str_(str);
   JT_TOUCH(S, str);
   if (s->len == s->cap) {
-    size_t n = s->cap < 8 ? 16 : s->cap * 2;
+    size_t n = jt_grow_cap(s->cap < 8 ? 0 : s->cap, s->len + 1, sizeof(uint32_t), 16);
+    if (!n) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(S, str);
     uint32_t *p = jt_realloc(S, s->chars, s->cap * sizeof(uint32_t), n * sizeof(uint32_t));
     JT_POP(S, 1);
@@ -164,8 +166,8 @@ void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n) {
   jt_String *s = jt_str_(str);
   JT_TOUCH(S, str);
   if (s->cap - s->len < n) {
-    size_t cap = s->cap < 8 ? 16 : s->cap * 2;
-    while (cap - s->len < n) cap *= 2;
+    size_t cap = n <= SIZE_MAX - s->len ? jt_grow_cap(s->cap < 8 ? 0 : s->cap, s->len + n, sizeof(uint32_t), 16) : 0;
+    if (!cap) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     /* the characters may be the string's own (a string written to a
     ** stream into itself): they move with the buffer */
     bool own = cs >= s->chars && cs < s->chars + s->cap;
@@ -185,7 +187,8 @@ void jt_vector_push(jt_State *S, jt_V vec, jt_V v) {
   jt_Vector *x = jt_vec_(vec);
   JT_TOUCH(S, vec);
   if (x->len == x->cap) {
-    size_t n = x->cap < 8 ? 16 : x->cap * 2;
+    size_t n = jt_grow_cap(x->cap < 8 ? 0 : x->cap, x->len + 1, sizeof(jt_V), 16);
+    if (!n) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(S, vec);
     JT_PUSH(S, v);
     jt_V *p = jt_realloc(S, x->items, x->cap * sizeof(jt_V), n * sizeof(jt_V));
@@ -316,11 +319,9 @@ void jt_defglobal(jt_State *S, const char *name, jt_V value) {
 void jt_bind(jt_State *S, jt_V sym, jt_V value) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (S->nbind == S->bindcap) {
-    size_t n = S->bindcap ? S->bindcap * 2 : 64;
-    jt_Binding *b = realloc(S->bindings, n * sizeof *b);
+    jt_Binding *b = jt_grow(S->bindings, &S->bindcap, S->nbind + 1, sizeof *b, 64);
     if (!b) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     S->bindings = b;
-    S->bindcap = n;
   }
   S->bindings[S->nbind].sym = sym;
   S->bindings[S->nbind].old = s->value;
@@ -854,13 +855,10 @@ void jt_parse_keys(jt_State *S, int argc, jt_V *argv, int start, const int *keys
 /* --------------------------------------------------------------- buffers */
 
 static void buf_reserve(jt_Buf *b, size_t more) {
-  if (b->n + more + 1 <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < b->n + more + 1) cap *= 2;
-  char *p = realloc(b->p, cap);
+  if (more > SIZE_MAX - b->n - 1) abort();
+  char *p = jt_grow(b->p, &b->cap, b->n + more + 1, 1, 64);
   if (!p) abort();  /* C-side message buffers only; tiny */
   b->p = p;
-  b->cap = cap;
 }
 
 void jt_buf_put(jt_Buf *b, const char *s, size_t n) {

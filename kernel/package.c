@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
 
 extern const char *const jt_cl_symbol_names[];
@@ -355,12 +356,11 @@ static jt_V new_package(jt_State *S, jt_V name)
 {
   if (S->npackages >= 0xFFFF) jt_error(S, "too many packages were made in this world (%zu)", S->npackages);
   if (S->npackages == S->pkgcap) {
-    size_t n = S->pkgcap ? S->pkgcap * 2 : 16;
-    jt_V *p = realloc(S->packages, n * sizeof *p);
+    size_t old = S->pkgcap;
+    jt_V *p = jt_grow(S->packages, &S->pkgcap, S->npackages + 1, sizeof *p, 16);
     if (!p) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-    for (size_t i = S->pkgcap; i < n; i++) p[i] = JT_NIL;
+    for (size_t i = old; i < S->pkgcap; i++) p[i] = JT_NIL;
     S->packages = p;
-    S->pkgcap = n;
   }
   JT_PUSH(S, name);
   jt_Package *p = (jt_Package *)jt_alloc(S, JT_TPACKAGE, sizeof(jt_Package));

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_ffi.h"
 #include "jt_ckpt.h"
 #include "jt_world.h"
@@ -519,11 +520,9 @@ static jt_V register_body(jt_State *S, void *ud) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return JT_NIL;
   if (S->nhostfns == S->hostfncap) {
-    size_t n = S->hostfncap ? S->hostfncap * 2 : 8;
-    jt_HostFn *t = n <= UINT32_MAX ? realloc(S->hostfns, n * sizeof *t) : NULL;
+    jt_HostFn *t = S->nhostfns < UINT32_MAX ? jt_grow(S->hostfns, &S->hostfncap, S->nhostfns + 1, sizeof *t, 8) : NULL;
     if (!t) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory registering %s", up);
     S->hostfns = t;
-    S->hostfncap = n;
   }
   jt_V p = jt_make_prim(S, sym, host_fn_call, a->min, a->max, a->doc);
   S->hostfns[S->nhostfns] = (jt_HostFn){a->fn, a->ud};

@@ -18,6 +18,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
 #include "jt_ckpt.h"
 #include "jt_clos.h"
@@ -419,8 +420,7 @@ static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn
 
 static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind, jt_V key, jt_V name) {
   if (*n == *cap) {
-    *cap = *cap ? *cap * 2 : 8;
-    Item *p = realloc(*items, *cap * sizeof **items);
+    Item *p = jt_grow(*items, cap, *n + 1, sizeof *p, 8);
     if (!p) abort();
     *items = p;
   }
