@@ -1237,7 +1237,10 @@ JT_FN(f_declare_special) {
   /* a name is a variable or a symbol macro, not both */
   if (jt_meta_get(S, argv[0], jt_intern(S, "%SYMBOL-MACRO")) != JT_NIL)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a variable: it is a symbol macro", s->cname);
-  s->h.flags |= JT_SYM_SPECIAL;
+  if (!(s->h.flags & JT_SYM_SPECIAL)) {
+    JT_TOUCH(S, argv[0]);   /* a restored checkpoint takes the declaration back */
+    s->h.flags |= JT_SYM_SPECIAL;
+  }
   if (S->world_define) S->world_define(S, argv[0], JT_DEF_VARIABLE, JT_NIL, JT_NIL);
   return argv[0];
 }
