@@ -112,6 +112,7 @@ static void snap_push(Level *L, Snap s) {
 
 void jt_ckpt_touch(jt_State *S, jt_Obj *o) {
   Level *L = innermost(S);
+  JT_ASSERT(S->ckpt_depth == jt_ckpt_depth(S), "the barrier's depth is the number of open levels");
   if (!L) return;
   if (o->type == JT_THASH && (o->flags & JT_HASH_MANAGED)) return;
   /* frames, code and closures are never part of the world's state */
@@ -323,8 +324,13 @@ int jt_ckpt_open(jt_State *S) {
     memset(p + old, 0, (c->caplevels - old) * sizeof *p);
     c->levels = p;
   }
+  JT_ASSERT(S->ckpt_depth == c->nlevels, "the barrier's depth is the number of open levels");
   c->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
+  JT_ASSERT(c->levels[c->nlevels - 1].nsnaps == 0 && c->levels[c->nlevels - 1].setn == 0 &&
+                c->levels[c->nlevels - 1].nlogs == 0 && c->levels[c->nlevels - 1].nundos == 0,
+            "a level opens empty");
   S->ckpt_depth = c->nlevels;
+  if (S->ckpt_check) jt_ckpt_check_opened(S);
   return c->nlevels;
 }
 
@@ -334,6 +340,7 @@ void jt_ckpt_restore(jt_State *S) {
   struct jt_Ckpt *c = ckpt_of(S);
   if (!c || c->nlevels == 0) return;
   Level *L = &c->levels[c->nlevels - 1];
+  if (S->ckpt_check) jt_ckpt_check_closing(S, c->nlevels - 1);
   S->gc_inhibit++;
   S->ckpt_depth = 0;  /* the replay itself must not be logged */
   for (size_t i = L->nundos; i > 0; i--) {
@@ -345,10 +352,12 @@ void jt_ckpt_restore(jt_State *S) {
     if (m->old == JT_NOVALUE) jt_hash_rem(S, m->map, m->key);
     else jt_hash_put(S, m->map, m->key, m->old);
   }
+  JT_ASSERT(L->setn == L->nsnaps, "a level saved each object once");
   for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
   level_close(L);
   c->nlevels--;
   S->ckpt_depth = c->nlevels;
+  if (S->ckpt_check) jt_ckpt_check_closed(S, c->nlevels, true);
   S->gc_inhibit--;
 }
 
@@ -356,6 +365,7 @@ void jt_ckpt_commit(jt_State *S) {
   struct jt_Ckpt *c = ckpt_of(S);
   if (!c || c->nlevels == 0) return;
   Level *L = &c->levels[c->nlevels - 1];
+  if (S->ckpt_check) jt_ckpt_check_closing(S, c->nlevels - 1);
   if (c->nlevels > 1) {
     Level *P = &c->levels[c->nlevels - 2];
     for (size_t i = 0; i < L->nsnaps; i++) {
@@ -378,6 +388,7 @@ void jt_ckpt_commit(jt_State *S) {
   level_close(L);
   c->nlevels--;
   S->ckpt_depth = c->nlevels;
+  if (S->ckpt_check) jt_ckpt_check_closed(S, c->nlevels, false);
 }
 
 /* The outermost level's copies and logs hold the world as it was before
@@ -392,12 +403,14 @@ void jt_ckpt_commit_outermost(jt_State *S) {
     jt_ckpt_commit(S);
     return;
   }
+  if (S->ckpt_check) jt_ckpt_check_closing(S, 0);
   Level closed = c->levels[0];
   level_close(&closed);
   memmove(&c->levels[0], &c->levels[1], (size_t)(c->nlevels - 1) * sizeof *c->levels);
   c->levels[c->nlevels - 1] = closed;
   c->nlevels--;
   S->ckpt_depth = c->nlevels;
+  if (S->ckpt_check) jt_ckpt_check_closed(S, 0, false);
 }
 
 void jt_ckpt_free(jt_State *S) {
@@ -417,6 +430,12 @@ size_t jt_ckpt_log_count(jt_State *S, int level) { return level_at(S, level)->nl
 jt_MapLog jt_ckpt_log_at(jt_State *S, int level, size_t i) { return level_at(S, level)->logs[i]; }
 size_t jt_ckpt_saved_count(jt_State *S, int level) { return level_at(S, level)->nsnaps; }
 jt_Obj *jt_ckpt_saved_at(jt_State *S, int level, size_t i) { return level_at(S, level)->snaps[i].obj; }
+
+bool jt_ckpt_saved_since(jt_State *S, int level, const jt_Obj *o) {
+  for (int l = level; l < jt_ckpt_depth(S); l++)
+    if (set_has(level_at(S, l), (jt_Obj *)o)) return true;
+  return false;
+}
 
 bool jt_ckpt_untouched_since(jt_State *S, int from) {
   int n = jt_ckpt_depth(S);

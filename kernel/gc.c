@@ -17,6 +17,7 @@
 ** Marking uses an explicit gray stack, never C recursion, so a million-long
 ** list or a deep tree cannot overflow the C stack.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -509,6 +510,7 @@ static bool owns_memory(int type) {
 }
 
 static void free_object(jt_State *S, jt_Obj *o) {
+  if (S->ckpt_check) jt_ckpt_check_freed(S, o);
   release_contents(S, o);
   free(o);
 }
@@ -560,7 +562,18 @@ static void remember_slot(jt_State *S, jt_Obj *o, jt_V *slot) {
 
 /* The collector's write barrier: `owner` is old and `val` is about to be
 ** stored in `slot` (NULL: the whole object may change). */
+#ifdef JITI_CHECKS
+void jt_assert_fail(const char *what, const char *file, int line) {
+  fprintf(stderr, "jiti: internal error at %s:%d: %s\n", file, line, what);
+  abort();
+}
+#endif
+
 void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
+  JT_ASSERT(owner->gcflags & JT_GC_OLD, "the collector's barrier is for old objects");
+  JT_ASSERT(!slot || ((char *)slot >= (char *)owner && (char *)slot < (char *)owner + jt_gc_obj_size(owner)) ||
+                owner->type == JT_TVECTOR || owner->type == JT_THASH,
+            "a stored slot lies inside its object (or its container's buffer)");
   if ((owner->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
   if (!slot) { jt_gc_remember(S, owner); return; }
   if (!jt_isptr(val) || (jt_o(val)->gcflags & JT_GC_OLD)) return;  /* no young object */
@@ -578,7 +591,13 @@ void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
 /* A young collection marks what the remembered old objects and slots
 ** point to. */
 static void mark_remembered(jt_State *S) {
-  for (size_t i = 0; i < S->nremembered; i++) trace(S, S->remembered[i]);
+  for (size_t i = 0; i < S->nremembered; i++) {
+    /* the generational invariant: an old object that may point to young
+    ** ones is remembered (whole, or the slots in slotlog) */
+    JT_ASSERT((S->remembered[i]->gcflags & (JT_GC_OLD | JT_GC_REM)) == (JT_GC_OLD | JT_GC_REM),
+              "a remembered object is old and flagged remembered");
+    trace(S, S->remembered[i]);
+  }
   for (size_t i = 0; i < S->nslotlog; i++) {
     jt_Obj *o = S->slotlog[i].owner;
     size_t k = S->slotlog[i].index;
@@ -623,6 +642,7 @@ enum { SWEEP_YOUNG, SWEEP_FULL, SWEEP_ALL };
 ** (returning memory to the system only to fault it back in at the next
 ** allocation burst dominated list-heavy programs). */
 static void sweep_page(jt_State *S, jt_Page *pg, int mode, bool promote) {
+  bool check = S->ckpt_check != NULL;
   size_t osize = pool_sizes[pg->cls];
   char *base = (char *)pg->data;
   uint8_t age = promote ? JT_GC_OLD : 0;
@@ -637,6 +657,7 @@ static void sweep_page(jt_State *S, jt_Page *pg, int mode, bool promote) {
         o->gcflags = (uint8_t)((f & ~JT_GC_MARK) | age);
         continue;
       }
+      if (check) jt_ckpt_check_freed(S, o);
       release_contents(S, o);
       o->type = 0;
     }
@@ -735,6 +756,19 @@ void jt_gc_safepoint(jt_State *S, bool full) {
     full = old > S->live_after_full + growth;
   }
   collect(S, !full, true);
+}
+
+void jt_gc_each_object(jt_State *S, void (*fn)(jt_State *S, jt_Obj *o, void *ud), void *ud) {
+  for (jt_Page *pg = S->pages; pg; pg = pg->next) {
+    size_t osize = pool_sizes[pg->cls];
+    char *base = (char *)pg->data;
+    for (uint32_t i = 0; i < pg->nslots; i++) {
+      jt_Obj *o = (jt_Obj *)(base + i * osize);
+      if (o->type != 0) fn(S, o, ud);
+    }
+  }
+  for (jt_Obj *o = S->objects; o; o = o->gcnext) fn(S, o, ud);
+  for (jt_Obj *o = S->young_objects; o; o = o->gcnext) fn(S, o, ud);
 }
 
 void jt_gc_free_all(jt_State *S) {

@@ -77,6 +77,28 @@ bool jt_ckpt_untouched_since(jt_State *S, int from);
 /* Whether the levels from `from` on (there is one) saved only symbols. */
 bool jt_ckpt_only_symbols_since(jt_State *S, int from);
 
+/* Whether a level from `level` on saved a copy of o. */
+bool jt_ckpt_saved_since(jt_State *S, int level, const jt_Obj *o);
+
+/* ---- the consistency check (ckptcheck.c) ----
+** On, every level opened digests the heap, and closing it checks that
+** every object changed since was saved by the barrier (a store that
+** skipped it is a change a restore cannot undo) and, after a restore, that
+** every object is as it was.  The GC-stress build turns it on for every
+** state, aborting with a description on a failure; a test turns it on
+** without aborting and asks jt_ckpt_check_now. */
+void jt_ckpt_check_enable(jt_State *S, bool on, bool abort_on_failure);
+/* The innermost level's check now (it stays open): a malloc'd
+** description of the first object changed behind the barrier, or NULL
+** (also when the check is off or the level was open before it was on). */
+char *jt_ckpt_check_now(jt_State *S);
+/* Hooks: ckpt.c as a level opens, before it closes, after it closed (its
+** index; restored or not); gc.c as it frees an object. */
+void jt_ckpt_check_opened(jt_State *S);
+void jt_ckpt_check_closing(jt_State *S, int level);
+void jt_ckpt_check_closed(jt_State *S, int level, bool restored);
+void jt_ckpt_check_freed(jt_State *S, jt_Obj *o);
+
 /* The collector's roots: the saved copies, their owners, the logged keys
 ** and values, the undo records' values. */
 void jt_ckpt_mark(jt_State *S);

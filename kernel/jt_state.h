@@ -242,6 +242,7 @@ struct jt_State {
   /* ---- checkpoint levels (ckpt.c); ckpt_depth is 0 when none is open */
   int ckpt_depth;
   struct jt_Ckpt *ckpt;
+  struct jt_CkptCheck *ckpt_check;   /* the consistency check, when on (ckptcheck.c) */
 
   /* ---- world layer (world.c) */
   void *world;

@@ -194,11 +194,16 @@ jiti_State *jiti_open(void) {
   S->pending = JT_NIL;
   jt_gc_safepoint(S, true);  /* the built-ins start out old */
   S->gc_stress = stress;
+#ifdef JITI_GC_STRESS_DEFAULT
+  /* every checkpoint checked: a store that skipped the barrier aborts */
+  jt_ckpt_check_enable(S, true, true);
+#endif
   return S;
 }
 
 void jiti_close(jiti_State *S) {
   if (!S) return;
+  jt_ckpt_check_enable(S, false, false);
   if (S->world_free) S->world_free(S);
   jt_ckpt_free(S);
   jt_ffi_close(S);
