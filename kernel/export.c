@@ -609,12 +609,12 @@ static jt_V get_symbol(Dec *d) {
     jt_vec_(d->gensyms)->items[d->ngensyms++] = sym;
     return sym;
   }
-  case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
+  case 1: return jt_package_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
   case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
   case 3: {
     jt_V pkg = d->text ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
     if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
-    return jt_read_intern(d->S, pkg, s, len);
+    return jt_package_read_intern(d->S, pkg, s, len);
   }
   default: bad(d, "unknown package");
   }

@@ -478,7 +478,7 @@ static jt_V intern_in(jt_State *S, jt_V pkg, const char *name, size_t len, jt_V 
   return sym;
 }
 
-jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
+jt_V jt_package_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
 {
   int st;
   int home = home_of(S, name, len, pkg_index(pkg), false);
@@ -486,7 +486,7 @@ jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
   return intern_in(S, pkg, name, len, JT_NIL, &st);
 }
 
-jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len)
+jt_V jt_package_read_external(jt_State *S, jt_V pkg, const char *name, size_t len)
 {
   size_t k = slot_find(S, name, len, hash_name(name, len), pkg_index(pkg));
   if (k == SIZE_MAX || !(S->symtab[k].flags & JT_SE_EXTERNAL)) return JT_NOVALUE;
@@ -894,7 +894,7 @@ static bool unintern_one(jt_State *S, jt_V pkg, jt_V sym)
     const char *n = sym_cname(S, sym);
     jt_V seen = JT_NOVALUE;
     for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u); u = jt_cdr(u)) {
-      jt_V x = jt_read_external(S, jt_car(u), n, strlen(n));
+      jt_V x = jt_package_read_external(S, jt_car(u), n, strlen(n));
       if (x == JT_NOVALUE) continue;
       if (seen != JT_NOVALUE && seen != x) {
         char b[200];
