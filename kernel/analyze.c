@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_analyze.h"
+#include "jt_grow.h"
 
 /* ------------------------------------------------------------------ arena */
 
@@ -114,7 +115,8 @@ static jt_V konst(A *a, jt_V v) {
   if (!jt_isptr(v)) return v;
   if (c->nconsts == c->constcap) {
     /* growing may collect: v is not yet reachable from the code object */
-    size_t n = c->constcap ? c->constcap * 2 : 16;
+    size_t n = jt_grow_cap(c->constcap, c->nconsts + 1, sizeof(jt_V), 16);
+    if (!n) jt_errorc(a->S, JT_SYM(a->S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(a->S, v);
     c->consts = jt_realloc(a->S, c->consts, c->constcap * sizeof(jt_V), n * sizeof(jt_V));
     JT_POP(a->S, 1);
@@ -1301,20 +1303,20 @@ static jt_Node *sf_macro_lambda(A *a, jt_V form, jt_V args, bool tail) {
 /* defun and defmacro are special forms here (CL allows implementing a
 ** standard macro as a special form); analysing them directly keeps loading
 ** large files fast. */
-int jt_def_name(jt_State *S, jt_V args, int kind, jt_V *sym) {
+int jt_def_name(jt_State *S, jt_V args, jt_DefKind kind, jt_V *sym) {
   if (!jt_iscons(args) || !jt_iscons(jt_cdr(args))) return -1;
   jt_V name = jt_car(args);
   *sym = name;
-  if (kind == 0 && jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) &&
+  if (kind == JT_DEF_FUNCTION && jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) &&
       jt_iscons(jt_cdr(name)) && jt_cdr(jt_cdr(name)) == JT_NIL) {
     *sym = jt_car(jt_cdr(name));
-    kind = 2;
+    kind = JT_DEF_SETF_FUNCTION;
   }
   if (!jt_issymbol(*sym) || *sym == JT_NIL || *sym == JT_T || jt_iskeyword(*sym)) return -2;
   return kind;
 }
 
-static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
+static jt_Node *analyze_def(A *a, jt_V form, jt_V args, jt_DefKind kind) {
   jt_State *S = a->S;
   jt_V sym = JT_NIL;
   int def = jt_def_name(S, args, kind, &sym);
@@ -1325,7 +1327,7 @@ static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
   n->u.def.kind = def;
   n->u.def.form = konst(a, form);
   jt_Node *fn = mknode(a, jt_ev_lambda);
-  if (kind == 1)
+  if (kind == JT_DEF_MACRO)
     fn->u.lambda.lam = macro_lambda(a, sym, jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)));
   else
     fn->u.lambda.lam = analyze_lambda(a, jt_car(args), jt_car(jt_cdr(args)), jt_cdr(jt_cdr(args)),
@@ -1334,8 +1336,8 @@ static jt_Node *analyze_def(A *a, jt_V form, jt_V args, int kind) {
   return n;
 }
 
-static jt_Node *sf_defun(A *a, jt_V form, jt_V args, bool tail) { return analyze_def(a, form, args, 0); }
-static jt_Node *sf_defmacro(A *a, jt_V form, jt_V args, bool tail) { return analyze_def(a, form, args, 1); }
+static jt_Node *sf_defun(A *a, jt_V form, jt_V args, bool tail) { return analyze_def(a, form, args, JT_DEF_FUNCTION); }
+static jt_Node *sf_defmacro(A *a, jt_V form, jt_V args, bool tail) { return analyze_def(a, form, args, JT_DEF_MACRO); }
 
 static jt_Node *sf_progv(A *a, jt_V form, jt_V args, bool tail) {
   if (list_len(a, args, form) < 2) syntax_error(a, "malformed progv: %s", form);

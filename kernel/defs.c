@@ -77,7 +77,7 @@ static bool builtin(jt_State *S, jt_V v) {
 
 void jt_defs_record(jt_State *S, int kind, jt_V name, jt_V form) {
   if (!S->world_define) return;
-  S->world_define(S, name, form == JT_NIL ? JT_DEF_ENTRY_GONE - kind : JT_DEF_ENTRY + kind, form, JT_NIL);
+  S->world_define(S, name, form == JT_NIL ? JT_DEF_ENTRY_GONE : JT_DEF_ENTRY, form, jt_mkfix(kind));
 }
 
 /* ---------------------------------------------------------- the importer */

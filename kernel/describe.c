@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
 
 #define MAX_NEST 10000
@@ -74,11 +75,9 @@ static JT_NORETURN void no_memory(jt_State *S) {
 static Node *node(Reader *r, int type) {
   Pool *p = r->pool;
   if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 64;
-    Node **v = realloc(p->v, cap * sizeof *v);
+    Node **v = jt_grow(p->v, &p->cap, p->n + 1, sizeof *v, 64);
     if (!v) no_memory(r->S);
     p->v = v;
-    p->cap = cap;
   }
   Node *x = calloc(1, sizeof *x);
   if (!x) no_memory(r->S);
@@ -263,11 +262,9 @@ static void doc_free(Doc *d) {
 static Doc *doc_add(Doc *g, Doc *x) {
   if (!g || !x) { doc_free(x); return g; }
   if (g->nitems == g->cap) {
-    size_t cap = g->cap ? g->cap * 2 : 4;
-    Doc **v = realloc(g->items, cap * sizeof *v);
+    Doc **v = jt_grow(g->items, &g->cap, g->nitems + 1, sizeof *v, 4);
     if (!v) { doc_free(x); return g; }
     g->items = v;
-    g->cap = cap;
   }
   g->items[g->nitems++] = x;
   return g;

@@ -738,13 +738,13 @@ jt_V jt_ev_progv(jt_State *S, const jt_Node *n, jt_V env) {
   return r;
 }
 
-/* Install fn as sym's definition of this kind (0 function, 1 macro, 2 setf
-** function) made by form, and tell the world. */
-static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V fn) {
+/* Install fn as sym's definition of this kind (JT_DEF_FUNCTION, _MACRO or
+** _SETF_FUNCTION) made by form, and tell the world. */
+static void install_definition(jt_State *S, jt_V sym, jt_DefKind kind, jt_V form, jt_V fn) {
   jt_Symbol *s = jt_symobj(S, sym);
-  jt_clos_forget_generic(S, kind == 2 ? s->setf_fn : s->function);
-  if (kind == 1) jt_o(fn)->flags |= JT_CLO_MACRO;
-  if (kind == 2) JT_SET(S, s, s->setf_fn, fn);
+  jt_clos_forget_generic(S, kind == JT_DEF_SETF_FUNCTION ? s->setf_fn : s->function);
+  if (kind == JT_DEF_MACRO) jt_o(fn)->flags |= JT_CLO_MACRO;
+  if (kind == JT_DEF_SETF_FUNCTION) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
   if (S->world_define) S->world_define(S, sym, kind, form, fn);
 }
@@ -752,10 +752,12 @@ static void install_definition(jt_State *S, jt_V sym, int kind, jt_V form, jt_V 
 jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V sym = n->u.def.sym;
   /* the library gives built-in accessors their setf functions */
-  if (!(S->kernel_mode && n->u.def.kind == 2))
-    jt_check_definable(S, jt_symobj(S, sym),
-                       n->u.def.kind == 1 ? "a macro" : n->u.def.kind == 2 ? "a setf function" : "a function");
-  install_definition(S, sym, n->u.def.kind, n->u.def.form, EV(n->u.def.fn, env));
+  jt_DefKind kind = n->u.def.kind;
+  if (!(S->kernel_mode && kind == JT_DEF_SETF_FUNCTION))
+    jt_check_definable(S, jt_symobj(S, sym), kind == JT_DEF_MACRO           ? "a macro"
+                                             : kind == JT_DEF_SETF_FUNCTION ? "a setf function"
+                                                                            : "a function");
+  install_definition(S, sym, kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
   return sym;
 }
@@ -770,8 +772,8 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   if (!jt_iscons(form)) return false;
   jt_V head = jt_car(form), args = jt_cdr(form);
   int kind;
-  if (head == JT_SYM(S, DEFUN)) kind = 0;
-  else if (head == JT_SYM(S, DEFMACRO)) kind = 1;
+  if (head == JT_SYM(S, DEFUN)) kind = JT_DEF_FUNCTION;
+  else if (head == JT_SYM(S, DEFMACRO)) kind = JT_DEF_MACRO;
   else return false;
   /* the checks of analyze_def and jt_ev_defun: anything they would refuse
   ** is left to them, so that the error is the same */
@@ -783,7 +785,7 @@ bool jt_define_lazily(jt_State *S, jt_V form) {
   jt_V fn = jt_make_lazy_closure(S, form);
   if (S->kernel_mode) jt_o(fn)->flags |= JT_CLO_KERNEL;
   JT_PUSH(S, fn);
-  install_definition(S, sym, kind, base[0], fn);
+  install_definition(S, sym, (jt_DefKind)kind, base[0], fn);
   S->sp = base;
   return true;
 }

@@ -46,6 +46,7 @@
 #include <math.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
 #include "jt_clos.h"
 
@@ -65,7 +66,8 @@ typedef struct Enc {
   jt_Buf *out;
   const char **why;    /* set on failure */
   jt_Obj **path;       /* objects on the current path: cycle detection */
-  int depth, cap;
+  int depth;
+  size_t cap;
   struct Meter *meter;  /* work done and paid for (shared with sub-encoders) */
   jt_Obj **gensyms;     /* open-addressing set of the uninterned symbols written */
   uint32_t *gensym_at;  /* beside each: its number, in the order written */
@@ -114,12 +116,10 @@ static bool push_path(Enc *e, jt_V v) {
   for (int i = 0; i < e->depth; i++)
     if (e->path[i] == jt_o(v)) { *e->why = "circular structure"; return false; }
   if (e->depth >= MAX_DEPTH) { *e->why = "structure nested too deeply"; return false; }
-  if (e->depth == e->cap) {
-    int n = e->cap ? e->cap * 2 : 64;
-    jt_Obj **p = realloc(e->path, (size_t)n * sizeof *p);
+  if ((size_t)e->depth == e->cap) {
+    jt_Obj **p = jt_grow(e->path, &e->cap, e->cap + 1, sizeof *p, 64);
     if (!p) { *e->why = "out of memory"; return false; }
     e->path = p;
-    e->cap = n;
   }
   e->path[e->depth++] = jt_o(v);
   return true;
@@ -145,9 +145,9 @@ static bool name_has_nul(jt_V name) {
 ** first written in), or -1 the first time, when it is given the next one. */
 static int64_t gensym_seen(Enc *e, jt_Obj *o) {
   if ((e->ngensyms + 1) * 2 > e->capgensyms) {
-    size_t ncap = e->capgensyms ? e->capgensyms * 2 : 16;
-    jt_Obj **t = calloc(ncap, sizeof *t);
-    uint32_t *at = calloc(ncap, sizeof *at);
+    size_t ncap = jt_grow_cap(e->capgensyms, e->capgensyms + 1, sizeof(jt_Obj *), 16);
+    jt_Obj **t = ncap ? calloc(ncap, sizeof *t) : NULL;
+    uint32_t *at = ncap ? calloc(ncap, sizeof *at) : NULL;
     if (!t || !at) { free(t); free(at); return -2; }
     for (size_t i = 0; i < e->capgensyms; i++)
       if (e->gensyms[i]) {
@@ -609,12 +609,12 @@ static jt_V get_symbol(Dec *d) {
     jt_vec_(d->gensyms)->items[d->ngensyms++] = sym;
     return sym;
   }
-  case 1: return jt_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
+  case 1: return jt_package_read_intern(d->S, jt_package_of_index(d->S, JT_PKG_USER), s, len);
   case 2: return jt_intern_bytes(d->S, s, len, JT_PKG_KEYWORD);
   case 3: {
     jt_V pkg = d->text ? jt_package_named_or_made(d->S, p, plen) : jt_package_named(d->S, p, plen);
     if (pkg == JT_NIL) jt_error(d->S, "import: package %.*s does not exist", (int)(plen > 200 ? 200 : plen), p);
-    return jt_read_intern(d->S, pkg, s, len);
+    return jt_package_read_intern(d->S, pkg, s, len);
   }
   default: bad(d, "unknown package");
   }

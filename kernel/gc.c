@@ -17,11 +17,14 @@
 ** Marking uses an explicit gray stack, never C recursion, so a million-long
 ** list or a deep tree cannot overflow the C stack.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "jt_lib.h"
 #include "jt_eval.h"
+#include "jt_ckpt.h"
+#include "jt_grow.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
 /* A safepoint collects the young generation once this much was allocated:
@@ -291,11 +294,9 @@ jt_Obj *jt_alloc(jt_State *S, int t, size_t size) {
 /* ----------------------------------------------------------------- roots */
 
 void jt_root_grow(jt_State *S) {
-  size_t n = S->rootcap ? S->rootcap * 2 : 256;
-  jt_V **r = realloc(S->roots, n * sizeof *r);
+  jt_V **r = jt_grow(S->roots, &S->rootcap, S->nroots + 1, sizeof *r, 256);
   if (!r) out_of_memory(S);
   S->roots = r;
-  S->rootcap = n;
 }
 
 /* The value stack keeps a reserve past stack_end; signalling the overflow
@@ -316,11 +317,9 @@ void jt_stack_overflow(jt_State *S) {
 
 static void gray_push(jt_State *S, jt_Obj *o) {
   if (S->ngray == S->graycap) {
-    size_t n = S->graycap ? S->graycap * 2 : 1024;
-    jt_Obj **g = realloc(S->gray, n * sizeof *g);
+    jt_Obj **g = jt_grow(S->gray, &S->graycap, S->ngray + 1, sizeof *g, 1024);
     if (!g) abort();  /* cannot report: we are inside the collector */
     S->gray = g;
-    S->graycap = n;
   }
   S->gray[S->ngray++] = o;
 }
@@ -459,6 +458,7 @@ static void mark_roots(jt_State *S) {
   M(S->xfer_val);
   M(S->held_form);
   if (S->world_mark) S->world_mark(S, S->world);
+  jt_ckpt_mark(S);
 }
 
 /* ----------------------------------------------------------------- sweep */
@@ -510,6 +510,7 @@ static bool owns_memory(int type) {
 }
 
 static void free_object(jt_State *S, jt_Obj *o) {
+  if (S->ckpt_check) jt_ckpt_check_freed(S, o);
   release_contents(S, o);
   free(o);
 }
@@ -520,11 +521,9 @@ static void free_object(jt_State *S, jt_Obj *o) {
 void jt_gc_remember(jt_State *S, jt_Obj *o) {
   if ((o->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
   if (S->nremembered == S->remcap) {
-    size_t n = S->remcap ? S->remcap * 2 : 256;
-    jt_Obj **r = realloc(S->remembered, n * sizeof *r);
+    jt_Obj **r = jt_grow(S->remembered, &S->remcap, S->nremembered + 1, sizeof *r, 256);
     if (!r) abort();  /* cannot signal from inside the write barrier */
     S->remembered = r;
-    S->remcap = n;
   }
   o->gcflags |= JT_GC_REM;
   S->remembered[S->nremembered++] = o;
@@ -554,18 +553,27 @@ static void remember_slot(jt_State *S, jt_Obj *o, jt_V *slot) {
       jt_gc_remember(S, o);
       return;
     }
-    size_t n = S->slotlogcap ? S->slotlogcap * 2 : 256;
-    jt_SlotRef *r = realloc(S->slotlog, n * sizeof *r);
-    if (!r) abort();
+    jt_SlotRef *r = jt_grow(S->slotlog, &S->slotlogcap, S->nslotlog + 1, sizeof *r, 256);
+    if (!r) abort();  /* cannot signal from inside the write barrier */
     S->slotlog = r;
-    S->slotlogcap = n;
   }
   S->slotlog[S->nslotlog++] = (jt_SlotRef){o, index};
 }
 
 /* The collector's write barrier: `owner` is old and `val` is about to be
 ** stored in `slot` (NULL: the whole object may change). */
+#ifdef JITI_CHECKS
+void jt_assert_fail(const char *what, const char *file, int line) {
+  fprintf(stderr, "jiti: internal error at %s:%d: %s\n", file, line, what);
+  abort();
+}
+#endif
+
 void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
+  JT_ASSERT(owner->gcflags & JT_GC_OLD, "the collector's barrier is for old objects");
+  JT_ASSERT(!slot || ((char *)slot >= (char *)owner && (char *)slot < (char *)owner + jt_gc_obj_size(owner)) ||
+                owner->type == JT_TVECTOR || owner->type == JT_THASH,
+            "a stored slot lies inside its object (or its container's buffer)");
   if ((owner->gcflags & (JT_GC_OLD | JT_GC_REM)) != JT_GC_OLD) return;
   if (!slot) { jt_gc_remember(S, owner); return; }
   if (!jt_isptr(val) || (jt_o(val)->gcflags & JT_GC_OLD)) return;  /* no young object */
@@ -577,13 +585,19 @@ void jt_gc_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
 ** log while a checkpoint is open. */
 void jt_barrier_slow(jt_State *S, jt_Obj *owner, jt_V *slot, jt_V val) {
   if (owner->gcflags & JT_GC_OLD) jt_gc_barrier_slow(S, owner, slot, val);
-  if (jt_barrier_active(S) && S->barrier_log) S->barrier_log(S, owner, slot);
+  if (jt_barrier_active(S)) jt_ckpt_touch(S, owner);
 }
 
 /* A young collection marks what the remembered old objects and slots
 ** point to. */
 static void mark_remembered(jt_State *S) {
-  for (size_t i = 0; i < S->nremembered; i++) trace(S, S->remembered[i]);
+  for (size_t i = 0; i < S->nremembered; i++) {
+    /* the generational invariant: an old object that may point to young
+    ** ones is remembered (whole, or the slots in slotlog) */
+    JT_ASSERT((S->remembered[i]->gcflags & (JT_GC_OLD | JT_GC_REM)) == (JT_GC_OLD | JT_GC_REM),
+              "a remembered object is old and flagged remembered");
+    trace(S, S->remembered[i]);
+  }
   for (size_t i = 0; i < S->nslotlog; i++) {
     jt_Obj *o = S->slotlog[i].owner;
     size_t k = S->slotlog[i].index;
@@ -628,6 +642,7 @@ enum { SWEEP_YOUNG, SWEEP_FULL, SWEEP_ALL };
 ** (returning memory to the system only to fault it back in at the next
 ** allocation burst dominated list-heavy programs). */
 static void sweep_page(jt_State *S, jt_Page *pg, int mode, bool promote) {
+  bool check = S->ckpt_check != NULL;
   size_t osize = pool_sizes[pg->cls];
   char *base = (char *)pg->data;
   uint8_t age = promote ? JT_GC_OLD : 0;
@@ -642,6 +657,7 @@ static void sweep_page(jt_State *S, jt_Page *pg, int mode, bool promote) {
         o->gcflags = (uint8_t)((f & ~JT_GC_MARK) | age);
         continue;
       }
+      if (check) jt_ckpt_check_freed(S, o);
       release_contents(S, o);
       o->type = 0;
     }
@@ -740,6 +756,19 @@ void jt_gc_safepoint(jt_State *S, bool full) {
     full = old > S->live_after_full + growth;
   }
   collect(S, !full, true);
+}
+
+void jt_gc_each_object(jt_State *S, void (*fn)(jt_State *S, jt_Obj *o, void *ud), void *ud) {
+  for (jt_Page *pg = S->pages; pg; pg = pg->next) {
+    size_t osize = pool_sizes[pg->cls];
+    char *base = (char *)pg->data;
+    for (uint32_t i = 0; i < pg->nslots; i++) {
+      jt_Obj *o = (jt_Obj *)(base + i * osize);
+      if (o->type != 0) fn(S, o, ud);
+    }
+  }
+  for (jt_Obj *o = S->objects; o; o = o->gcnext) fn(S, o, ud);
+  for (jt_Obj *o = S->young_objects; o; o = o->gcnext) fn(S, o, ud);
 }
 
 void jt_gc_free_all(jt_State *S) {

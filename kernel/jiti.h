@@ -183,15 +183,19 @@ void jiti_form_drop(jiti_State *S);
 
 /* ---------------------------------------------------- C primitives */
 
-/* A primitive receives its arguments in argv[0..argc-1] and returns one
-** value.  Signal errors with jiti_error (never return after it). */
-typedef jiti_Value (*jiti_CFunction)(jiti_State *S, int argc, jiti_Value *argv);
+/* A primitive receives the user data it was registered with and its
+** arguments in argv[0..argc-1], and returns one value.  Signal errors with
+** jiti_error (never return after it). */
+typedef jiti_Value (*jiti_CFunction)(jiti_State *S, void *ud, int argc, jiti_Value *argv);
 
-/* Define global function `name` (upcased like the reader) implemented in C.
-** maxargs -1 accepts any number.  Calls with a wrong count signal
-** program-error before fn runs.  Returns JITI_BADARG if the name is a
-** locked built-in or the counts are inconsistent. */
-jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn,
+/* Define global function `name` (upcased like the reader) implemented in C;
+** every call passes it `ud` (the state keeps the pointer, not what it
+** points to: it must outlive the state or the function's definition), so
+** that hosts with several states need no globals.  maxargs -1 accepts any
+** number.  Calls with a wrong count signal program-error before fn runs.
+** JITI_OK; JITI_BADARG if the name is a locked built-in or the counts are
+** inconsistent; JITI_ERROR when out of memory. */
+jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn, void *ud,
                           int minargs, int maxargs, const char *doc);
 
 /* ------------------------------------------------- foreign functions */

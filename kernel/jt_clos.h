@@ -109,11 +109,6 @@ enum {
 #define JT_GENERIC(S, id) JT_CLOS(S, JT_CLOS_G_##id)
 #define JT_CSYM(S, id)    JT_CLOS(S, JT_CLOS_S_##id)
 
-/* The world layer's kinds of definition (S->world_define); 0-6 are the
-** evaluator's (world.c lists them all). */
-enum { JT_DEF_CLASS = 7, JT_DEF_GENERIC = 8, JT_DEF_METHOD = 9, JT_DEF_METHOD_REMOVED = 10,
-       JT_DEF_GENERIC_REMOVED = 11, JT_DEF_FOREIGN = 12 };
-
 /* Every class or method change: caches of older epochs are stale. */
 static inline void jt_clos_changed(jt_State *S) { S->clos_epoch++; }
 

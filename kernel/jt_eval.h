@@ -129,7 +129,7 @@ struct jt_Node {
     struct { const jt_Node *fn; int n; const jt_Node **forms; } mvcall;
     struct { const jt_Lambda *lam; const jt_Node *form, *body; } bind;
                                          /* multiple-value-bind, destructuring-bind */
-    struct { jt_V sym; const jt_Node *fn; int kind; jt_V form; } def;  /* defun, defmacro */
+    struct { jt_V sym; const jt_Node *fn; jt_DefKind kind; jt_V form; } def;  /* defun, defmacro */
   } u;
 };
 
@@ -194,12 +194,13 @@ bool jt_define_lazily(jt_State *S, jt_V form);
 ** functions and initforms this way. */
 jt_V jt_make_lazy_closure(jt_State *S, jt_V form);
 
-/* The name of a (DEFUN name ...) (kind 0) or (DEFMACRO name ...) (kind 1)
-** whose cdr is args: the symbol in *sym, and the definition's kind — 0
-** function, 1 macro, 2 setf function ((DEFUN (SETF name) ...)).  -1 when
-** args is too short, -2 when the name is not a definable function name
-** (not a symbol, or NIL, T, a keyword). */
-int jt_def_name(jt_State *S, jt_V args, int kind, jt_V *sym);
+/* The name of a (DEFUN name ...) (kind JT_DEF_FUNCTION) or (DEFMACRO name
+** ...) (JT_DEF_MACRO) whose cdr is args: the symbol in *sym, and the
+** definition's kind — JT_DEF_FUNCTION, JT_DEF_MACRO, or
+** JT_DEF_SETF_FUNCTION for (DEFUN (SETF name) ...).  -1 when args is too
+** short, -2 when the name is not a definable function name (not a symbol,
+** or NIL, T, a keyword). */
+int jt_def_name(jt_State *S, jt_V args, jt_DefKind kind, jt_V *sym);
 const jt_Lambda *jt_closure_lambda(jt_State *S, jt_V fn);
 
 /* --------------------------------------------------------- control (ctl.c) */

@@ -74,6 +74,9 @@ void jt_gc_remember(jt_State *S, jt_Obj *o);
 ** copy of an object's fixed part: the world's saved bodies). */
 void jt_gc_trace_fields(jt_State *S, const jt_Obj *o);
 size_t jt_gc_obj_size(const jt_Obj *o);  /* bytes of the fixed part */
+/* Call fn on every object of the heap not yet freed (live, or garbage not
+** yet swept); fn must not allocate. */
+void jt_gc_each_object(jt_State *S, void (*fn)(jt_State *S, jt_Obj *o, void *ud), void *ud);
 void jt_gc_free_all(jt_State *S);   /* at close */
 
 /* Roots for C locals. */

@@ -152,10 +152,10 @@ bool jt_refusal_report(jt_State *S, jt_V sym, bool function, jt_V stream);
 /* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
 jt_V jt_current_package(jt_State *S);
 int jt_current_package_index(jt_State *S);
-/* The reader's lookups in pkg: an unqualified name (interned when new;
+/* package.c, for the reader: lookups in pkg: an unqualified name (interned when new;
 ** refused in a locked package), and pkg:name (external only; NOVALUE). */
-jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
-jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len);
+jt_V jt_package_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
+jt_V jt_package_read_external(jt_State *S, jt_V pkg, const char *name, size_t len);
 /* A package's definition as a world stores it (a canonical DEFPACKAGE
 ** form), and the package made (or brought up to date) from one, leniently:
 ** packages and symbols it names but that are not there yet are made. */
@@ -207,7 +207,8 @@ bool jt_equalp(jt_State *S, jt_V a, jt_V b);
 ** ending a dotted list (expected LIST), or the circular list itself
 ** (expected (SATISFIES LIST-LENGTH)). */
 JT_NORETURN void jt_improper_list(jt_State *S, jt_V v);
-/* Length of a proper list; signals type-error for dotted or circular lists. */
+/* list.c: the length of a proper list; signals type-error for dotted or
+** circular lists. */
 size_t jt_list_length(jt_State *S, jt_V list);
 /* The number of conses along a list's cdrs, whether it ends in NIL or in
 ** another atom (a dotted list); a circular list signals the type-error of

@@ -86,6 +86,17 @@ enum jt_Type {
   JT_TYPE_COUNT
 };
 
+/* JT_ASSERT(cond, "what holds"): an invariant of the kernel itself, never
+** a check of the program's input (that signals).  Compiled into the
+** GC-stress and sanitizer builds (JITI_CHECKS), where a failure prints what
+** should have held and aborts; nothing in a release build. */
+#ifdef JITI_CHECKS
+void jt_assert_fail(const char *what, const char *file, int line) __attribute__((noreturn));
+#define JT_ASSERT(cond, what) do { if (!(cond)) jt_assert_fail((what), __FILE__, __LINE__); } while (0)
+#else
+#define JT_ASSERT(cond, what) ((void)0)
+#endif
+
 typedef struct jt_Obj {
   struct jt_Obj *gcnext;  /* large objects: list for the sweep; free slots: free list */
   uint8_t type;           /* enum jt_Type */

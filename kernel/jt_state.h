@@ -22,16 +22,43 @@
 #define JT_STACK_RESERVE 4096  /* value-stack slots kept for signalling overflow */
 #define JT_STACK_GUARD 64
 
+/* What a definition did, as the modules tell the world layer:
+** S->world_define(S, name, kind, form, fn), `form` the defining form (or
+** NIL), `fn` the function made (or NIL).  world.c (world_define) says
+** which entries each kind records or removes.  The first three are also
+** the evaluator's kinds of DEFUN and DEFMACRO (jt_def_name). */
+typedef enum jt_DefKind {
+  JT_DEF_FUNCTION,          /* defun */
+  JT_DEF_MACRO,             /* defmacro */
+  JT_DEF_SETF_FUNCTION,     /* (defun (setf name) ...) */
+  JT_DEF_VARIABLE,          /* defvar, defparameter */
+  JT_DEF_CONSTANT,          /* defconstant */
+  JT_DEF_TYPE,              /* defstruct, define-condition (%record-type) */
+  JT_DEF_FUNCTION_SET,      /* a function set without a defining form (setf fdefinition) */
+  JT_DEF_FUNCTION_REMOVED,  /* fmakunbound */
+  JT_DEF_CLASS,             /* defclass */
+  JT_DEF_GENERIC,           /* defgeneric */
+  JT_DEF_METHOD,            /* defmethod (name: the method's key) */
+  JT_DEF_METHOD_REMOVED,    /* remove-method (name: the method's key) */
+  JT_DEF_GENERIC_REMOVED,   /* a generic function going away (fn: it) */
+  JT_DEF_FOREIGN,           /* define-foreign (form: its canonical form) */
+  JT_DEF_PACKAGE,           /* a package made or changed (name: the package) */
+  JT_DEF_PACKAGE_GONE,      /* a package renamed or deleted (name: the package) */
+  JT_DEF_ENTRY,             /* an entry recorded as given (defs.c, jt_defs_record): fn is
+                               its jiti_EntryKind as a fixnum */
+  JT_DEF_ENTRY_GONE,        /* that entry is gone (fn: its kind as a fixnum) */
+  JT_DEF_KIND_COUNT
+} jt_DefKind;
+
 /* An entry of the symbol table: `sym` is present in the package of index
 ** `pkg`.  A symbol is present in its home package and in every package it
 ** was imported into. */
-/* The world layer's kind of definition for a package made or changed, and
-** for one going (renamed or deleted): S->world_define(S, package, kind, ...). */
-enum { JT_DEF_PACKAGE = 20, JT_DEF_PACKAGE_GONE = -20 };
-/* An entry of kind k (a jiti_EntryKind) that the world records as it is
-** given, made by `form`: S->world_define(S, name, JT_DEF_ENTRY + k, form,
-** NIL); JT_DEF_ENTRY_GONE - k: it is gone (defs.c, jt_defs_record). */
-enum { JT_DEF_ENTRY = 100, JT_DEF_ENTRY_GONE = -100 };
+
+/* A function the host registered (jiti_register) and its user data. */
+typedef struct jt_HostFn {
+  jiti_CFunction fn;
+  void *ud;
+} jt_HostFn;
 
 typedef struct jt_SymEntry {
   jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
@@ -212,15 +239,21 @@ struct jt_State {
   /* ---- random numbers: the initial *random-state* (also a root) */
   jt_V random_state;
 
-  /* ---- world layer (checkpoints); 0 when no checkpoint is open */
+  /* ---- checkpoint levels (ckpt.c); ckpt_depth is 0 when none is open */
   int ckpt_depth;
+  struct jt_Ckpt *ckpt;
+  struct jt_CkptCheck *ckpt_check;   /* the consistency check, when on (ckptcheck.c) */
+
+  /* ---- world layer (world.c) */
   void *world;
   void (*world_mark)(jt_State *S, void *world);  /* marks the world's roots */
-  /* a definition was evaluated: see world.c for the kinds */
-  /* kinds: see world.c (world_define); packages use JT_DEF_PACKAGE(_GONE) */
-  void (*world_define)(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn);
+  /* a definition was evaluated (jt_DefKind above) */
+  void (*world_define)(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
-  void (*barrier_log)(jt_State *S, jt_Obj *owner, jt_V *slot);  /* undo logging */
+
+  /* ---- host functions (jiti_register): index = the primitive's aux */
+  struct jt_HostFn *hostfns;
+  size_t nhostfns, hostfncap;
 
   /* ---- foreign functions (ffi.c): granted libraries, declarations */
   struct jt_FFI *ffi;

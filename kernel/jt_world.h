@@ -1,10 +1,14 @@
 /*
-** jt_world.h — internal interface of the world layer (world.c, export.c).
+** jt_world.h — internal interface of the world layer (world.c, export.c,
+** defs.c, describe.c, reimport.c): entries, the registry, the data table,
+** the canonical encoding.  The checkpoints it stands on are ckpt.c's
+** (jt_ckpt.h), which the modules with C-side tables call directly.
 */
 #ifndef jt_world_h
 #define jt_world_h
 
 #include "jt_lib.h"
+#include "jt_ckpt.h"
 #include "jiti_world.h"
 
 /* Canonical encoding (export.c).  jt_encode appends to `out`; on failure
@@ -37,10 +41,6 @@ char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const cha
                   void **scratch);
 void jt_describe_free(void *scratch);
 
-/* Flag on a hash table that the world manages with operation logs (the data
-** table, the entry registry): the object barrier leaves it alone. */
-#define JT_HASH_MANAGED 0x8000
-
 /* A walk's set of objects already visited: an EQ table of scratch (the
 ** checkpoint never copies it, so filling it is no change of the world),
 ** made at the first visit in *seen, which starts as JT_NIL and which the
@@ -52,17 +52,6 @@ void jt_open_world(jt_State *S);
 /* The world's current package (its entry *PACKAGE*, else
 ** COMMON-LISP-USER). */
 jt_V jt_world_current_package(jt_State *S);
-
-/* While a checkpoint is open, record how to undo a change of a C-side
-** table: fn(S, a, b, c) runs when the checkpoint is restored (newest
-** first; a and b are kept alive until then).  fn must not signal. */
-typedef void (*jt_UndoFn)(jt_State *S, jt_V a, jt_V b, uintptr_t c);
-void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c);
-
-/* Put and remove in a managed map (a hash table flagged JT_HASH_MANAGED)
-** of another module: logged, so that a restore undoes them. */
-void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val);
-bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key);
 
 /* A class was redefined: update the instances reachable from the world's
 ** managed state now (see world.c). */

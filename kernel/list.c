@@ -10,6 +10,72 @@
 #include <string.h>
 #include "jt_sequtil.h"
 
+/* ------------------------------------------------------------------ lists */
+
+/* V was to be a proper list.  The type-error's datum is what is wrong: the
+** atom ending a dotted list (not a list), or a circular list, whose type
+** (satisfies list-length) it fails. */
+void jt_improper_list(jt_State *S, jt_V v) {
+  if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, LIST));
+  jt_V slow = v, l = v;
+  for (size_t n = 1;; n++) {
+    l = jt_cdr(l);
+    if (!jt_iscons(l)) {
+      if (l == JT_NIL) jt_type_error(S, v, JT_SYM(S, LIST));  /* proper after all */
+      jt_type_error(S, l, JT_SYM(S, LIST));
+    }
+    if ((n & 1) == 0) slow = jt_cdr(slow);
+    if (slow == l) break;
+  }
+  JT_PUSH(S, v);
+  jt_V type = jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, "LIST-LENGTH"));
+  JT_POP(S, 1);
+  jt_type_error(S, v, type);
+}
+
+size_t jt_list_count(jt_State *S, jt_V list) {
+  size_t n = 0;
+  jt_Walk w = jt_walk(list);
+  for (jt_V l = list; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
+  return n;
+}
+
+size_t jt_list_length(jt_State *S, jt_V list) {
+  size_t n = 0;
+  jt_Walk w = jt_walk(list);
+  jt_V l = list;
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
+  if (l != JT_NIL) jt_improper_list(S, list);
+  return n;
+}
+
+jt_V jt_list_copy(jt_State *S, jt_V list) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, list);
+  size_t n = jt_list_length(S, list);
+  jt_V r = JT_NIL;
+  JT_PUSH(S, r);
+  for (jt_V l = list, tail = JT_NIL; n > 0; n--, l = jt_cdr(l)) {
+    jt_V c = jt_cons(S, jt_car(l), JT_NIL);
+    if (tail == JT_NIL) base[1] = c; else jt_cons_(tail)->cdr = c;
+    tail = c;
+  }
+  r = base[1];
+  S->sp = base;
+  return r;
+}
+
+jt_V jt_nreverse_list(jt_V list) {
+  jt_V prev = JT_NIL;
+  while (jt_iscons(list)) {
+    jt_V next = jt_cdr(list);
+    jt_cons_(list)->cdr = prev;
+    prev = list;
+    list = next;
+  }
+  return prev;
+}
+
 /* Deep car-recursion (copy-tree, subst, tree-equal) is bounded by the C
 ** stack budget the state was given, instead of crashing the host. */
 static void check_cstack(jt_State *S) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_clos.h"
 
 /* ----------------------------------------------------------- constructors */
@@ -150,7 +151,8 @@ void jt_string_push(jt_State *S, jt_V str, uint32_t c) {
   jt_String *s = jt_str_(str);
   JT_TOUCH(S, str);
   if (s->len == s->cap) {
-    size_t n = s->cap < 8 ? 16 : s->cap * 2;
+    size_t n = jt_grow_cap(s->cap < 8 ? 0 : s->cap, s->len + 1, sizeof(uint32_t), 16);
+    if (!n) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(S, str);
     uint32_t *p = jt_realloc(S, s->chars, s->cap * sizeof(uint32_t), n * sizeof(uint32_t));
     JT_POP(S, 1);
@@ -164,8 +166,8 @@ void jt_string_append(jt_State *S, jt_V str, const uint32_t *cs, size_t n) {
   jt_String *s = jt_str_(str);
   JT_TOUCH(S, str);
   if (s->cap - s->len < n) {
-    size_t cap = s->cap < 8 ? 16 : s->cap * 2;
-    while (cap - s->len < n) cap *= 2;
+    size_t cap = n <= SIZE_MAX - s->len ? jt_grow_cap(s->cap < 8 ? 0 : s->cap, s->len + n, sizeof(uint32_t), 16) : 0;
+    if (!cap) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     /* the characters may be the string's own (a string written to a
     ** stream into itself): they move with the buffer */
     bool own = cs >= s->chars && cs < s->chars + s->cap;
@@ -185,7 +187,8 @@ void jt_vector_push(jt_State *S, jt_V vec, jt_V v) {
   jt_Vector *x = jt_vec_(vec);
   JT_TOUCH(S, vec);
   if (x->len == x->cap) {
-    size_t n = x->cap < 8 ? 16 : x->cap * 2;
+    size_t n = jt_grow_cap(x->cap < 8 ? 0 : x->cap, x->len + 1, sizeof(jt_V), 16);
+    if (!n) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     JT_PUSH(S, vec);
     JT_PUSH(S, v);
     jt_V *p = jt_realloc(S, x->items, x->cap * sizeof(jt_V), n * sizeof(jt_V));
@@ -316,11 +319,9 @@ void jt_defglobal(jt_State *S, const char *name, jt_V value) {
 void jt_bind(jt_State *S, jt_V sym, jt_V value) {
   jt_Symbol *s = jt_symobj(S, sym);
   if (S->nbind == S->bindcap) {
-    size_t n = S->bindcap ? S->bindcap * 2 : 64;
-    jt_Binding *b = realloc(S->bindings, n * sizeof *b);
+    jt_Binding *b = jt_grow(S->bindings, &S->bindcap, S->nbind + 1, sizeof *b, 64);
     if (!b) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
     S->bindings = b;
-    S->bindcap = n;
   }
   S->bindings[S->nbind].sym = sym;
   S->bindings[S->nbind].old = s->value;
@@ -457,72 +458,6 @@ static bool equalp_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) 
 bool jt_equalp(jt_State *S, jt_V a, jt_V b) {
   uint64_t steps = 0;
   return equalp_rec(S, a, b, 0, &steps);
-}
-
-/* ------------------------------------------------------------------ lists */
-
-/* V was to be a proper list.  The type-error's datum is what is wrong: the
-** atom ending a dotted list (not a list), or a circular list, whose type
-** (satisfies list-length) it fails. */
-void jt_improper_list(jt_State *S, jt_V v) {
-  if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, LIST));
-  jt_V slow = v, l = v;
-  for (size_t n = 1;; n++) {
-    l = jt_cdr(l);
-    if (!jt_iscons(l)) {
-      if (l == JT_NIL) jt_type_error(S, v, JT_SYM(S, LIST));  /* proper after all */
-      jt_type_error(S, l, JT_SYM(S, LIST));
-    }
-    if ((n & 1) == 0) slow = jt_cdr(slow);
-    if (slow == l) break;
-  }
-  JT_PUSH(S, v);
-  jt_V type = jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, "LIST-LENGTH"));
-  JT_POP(S, 1);
-  jt_type_error(S, v, type);
-}
-
-size_t jt_list_count(jt_State *S, jt_V list) {
-  size_t n = 0;
-  jt_Walk w = jt_walk(list);
-  for (jt_V l = list; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
-  return n;
-}
-
-size_t jt_list_length(jt_State *S, jt_V list) {
-  size_t n = 0;
-  jt_Walk w = jt_walk(list);
-  jt_V l = list;
-  for (; jt_iscons(l); l = jt_walk_next(S, &w, l)) n++;
-  if (l != JT_NIL) jt_improper_list(S, list);
-  return n;
-}
-
-jt_V jt_list_copy(jt_State *S, jt_V list) {
-  jt_V *base = S->sp;
-  JT_PUSH(S, list);
-  size_t n = jt_list_length(S, list);
-  jt_V r = JT_NIL;
-  JT_PUSH(S, r);
-  for (jt_V l = list, tail = JT_NIL; n > 0; n--, l = jt_cdr(l)) {
-    jt_V c = jt_cons(S, jt_car(l), JT_NIL);
-    if (tail == JT_NIL) base[1] = c; else jt_cons_(tail)->cdr = c;
-    tail = c;
-  }
-  r = base[1];
-  S->sp = base;
-  return r;
-}
-
-jt_V jt_nreverse_list(jt_V list) {
-  jt_V prev = JT_NIL;
-  while (jt_iscons(list)) {
-    jt_V next = jt_cdr(list);
-    jt_cons_(list)->cdr = prev;
-    prev = list;
-    list = next;
-  }
-  return prev;
 }
 
 /* ------------------------------------------------------------------ types */
@@ -854,13 +789,10 @@ void jt_parse_keys(jt_State *S, int argc, jt_V *argv, int start, const int *keys
 /* --------------------------------------------------------------- buffers */
 
 static void buf_reserve(jt_Buf *b, size_t more) {
-  if (b->n + more + 1 <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < b->n + more + 1) cap *= 2;
-  char *p = realloc(b->p, cap);
+  if (more > SIZE_MAX - b->n - 1) abort();
+  char *p = jt_grow(b->p, &b->cap, b->n + more + 1, 1, 64);
   if (!p) abort();  /* C-side message buffers only; tiny */
   b->p = p;
-  b->cap = cap;
 }
 
 void jt_buf_put(jt_Buf *b, const char *s, size_t n) {
@@ -1078,7 +1010,7 @@ JT_FN(f_fmakunbound) {
   jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, JT_UNBOUND);
   else JT_SET(S, s, s->function, JT_UNBOUND);
-  if (S->world_define) S->world_define(S, argv[0], -1, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_FUNCTION_REMOVED, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1135,7 +1067,7 @@ JT_FN(f_set_fdefinition) {
   jt_clos_forget_generic(S, setf ? s->setf_fn : s->function);
   if (setf) JT_SET(S, s, s->setf_fn, fn);
   else JT_SET(S, s, s->function, fn);
-  if (S->world_define) S->world_define(S, name, 6, JT_NIL, fn);
+  if (S->world_define) S->world_define(S, name, JT_DEF_FUNCTION_SET, JT_NIL, fn);
   return fn;
 }
 
@@ -1239,8 +1171,11 @@ JT_FN(f_declare_special) {
   /* a name is a variable or a symbol macro, not both */
   if (jt_meta_get(S, argv[0], jt_intern(S, "%SYMBOL-MACRO")) != JT_NIL)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a variable: it is a symbol macro", s->cname);
-  s->h.flags |= JT_SYM_SPECIAL;
-  if (S->world_define) S->world_define(S, argv[0], 3, JT_NIL, JT_NIL);
+  if (!(s->h.flags & JT_SYM_SPECIAL)) {
+    JT_TOUCH(S, argv[0]);   /* a restored checkpoint takes the declaration back */
+    s->h.flags |= JT_SYM_SPECIAL;
+  }
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_VARIABLE, JT_NIL, JT_NIL);
   return argv[0];
 }
 
@@ -1256,7 +1191,7 @@ JT_FN(f_defconstant) {
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "cannot define %s as a constant: it is a symbol macro", s->cname);
   JT_SET(S, s, s->value, argv[1]);
   s->h.flags |= JT_SYM_CONSTANT;
-  if (S->world_define) S->world_define(S, argv[0], 4, JT_NIL, JT_NIL);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_CONSTANT, JT_NIL, JT_NIL);
   return argv[0];
 }
 

@@ -15,7 +15,7 @@
 ** changes package because some other package was deleted and recreated.
 ** The registry of names (package_names) is a managed map: its changes are
 ** logged and a restored checkpoint undoes them at the cost of the change.
-** Changes of the symbol table are logged the same way (jt_world_log_undo);
+** Changes of the symbol table are logged the same way (jt_ckpt_log_undo);
 ** a package object's own fields pass the write barrier like any object's.
 ** So a transaction that made a package, imported, exported or uninterned
 ** leaves no trace when it is rolled back.
@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
 
 extern const char *const jt_cl_symbol_names[];
@@ -135,7 +136,7 @@ static void slot_remove(jt_State *S, jt_SymEntry *e)
   S->nsymdel++;
 }
 
-/* Undo records (jt_world_log_undo): a = symbol, c = pkg | flags << 16. */
+/* Undo records (jt_ckpt_log_undo): a = symbol, c = pkg | flags << 16. */
 static void undo_insert(jt_State *S, jt_V sym, jt_V unused, uintptr_t c)
 {
   (void)unused;
@@ -161,7 +162,7 @@ static void undo_flags(jt_State *S, jt_V sym, jt_V unused, uintptr_t c)
 static void present_add(jt_State *S, jt_V sym, int pkg, uint16_t flags)
 {
   slot_insert(S, sym, pkg, flags, false);
-  jt_world_log_undo(S, undo_insert, sym, JT_NIL, (uintptr_t)pkg);
+  jt_ckpt_log_undo(S, undo_insert, sym, JT_NIL, (uintptr_t)pkg);
 }
 
 static void present_remove(jt_State *S, jt_SymEntry *e)
@@ -169,12 +170,12 @@ static void present_remove(jt_State *S, jt_SymEntry *e)
   jt_V sym = e->sym;
   uintptr_t c = e->pkg | ((uintptr_t)e->flags << 16);
   slot_remove(S, e);
-  jt_world_log_undo(S, undo_remove, sym, JT_NIL, c);
+  jt_ckpt_log_undo(S, undo_remove, sym, JT_NIL, c);
 }
 
 static void present_flags(jt_State *S, jt_SymEntry *e, uint16_t flags)
 {
-  jt_world_log_undo(S, undo_flags, e->sym, JT_NIL, e->pkg | ((uintptr_t)e->flags << 16));
+  jt_ckpt_log_undo(S, undo_flags, e->sym, JT_NIL, e->pkg | ((uintptr_t)e->flags << 16));
   e->flags = flags;
 }
 
@@ -355,12 +356,11 @@ static jt_V new_package(jt_State *S, jt_V name)
 {
   if (S->npackages >= 0xFFFF) jt_error(S, "too many packages were made in this world (%zu)", S->npackages);
   if (S->npackages == S->pkgcap) {
-    size_t n = S->pkgcap ? S->pkgcap * 2 : 16;
-    jt_V *p = realloc(S->packages, n * sizeof *p);
+    size_t old = S->pkgcap;
+    jt_V *p = jt_grow(S->packages, &S->pkgcap, S->npackages + 1, sizeof *p, 16);
     if (!p) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-    for (size_t i = S->pkgcap; i < n; i++) p[i] = JT_NIL;
+    for (size_t i = old; i < S->pkgcap; i++) p[i] = JT_NIL;
     S->packages = p;
-    S->pkgcap = n;
   }
   JT_PUSH(S, name);
   jt_Package *p = (jt_Package *)jt_alloc(S, JT_TPACKAGE, sizeof(jt_Package));
@@ -411,7 +411,7 @@ jt_V jt_package_named(jt_State *S, const char *name, size_t len)
 
 static void register_name(jt_State *S, jt_V name, jt_V pkg)
 {
-  jt_world_map_put(S, S->package_names, name, pkg);
+  jt_ckpt_map_put(S, S->package_names, name, pkg);
 }
 
 /* The current package: *package*'s value, which must be a live package
@@ -478,7 +478,7 @@ static jt_V intern_in(jt_State *S, jt_V pkg, const char *name, size_t len, jt_V 
   return sym;
 }
 
-jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
+jt_V jt_package_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
 {
   int st;
   int home = home_of(S, name, len, pkg_index(pkg), false);
@@ -486,7 +486,7 @@ jt_V jt_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len)
   return intern_in(S, pkg, name, len, JT_NIL, &st);
 }
 
-jt_V jt_read_external(jt_State *S, jt_V pkg, const char *name, size_t len)
+jt_V jt_package_read_external(jt_State *S, jt_V pkg, const char *name, size_t len)
 {
   size_t k = slot_find(S, name, len, hash_name(name, len), pkg_index(pkg));
   if (k == SIZE_MAX || !(S->symtab[k].flags & JT_SE_EXTERNAL)) return JT_NOVALUE;
@@ -894,7 +894,7 @@ static bool unintern_one(jt_State *S, jt_V pkg, jt_V sym)
     const char *n = sym_cname(S, sym);
     jt_V seen = JT_NOVALUE;
     for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u); u = jt_cdr(u)) {
-      jt_V x = jt_read_external(S, jt_car(u), n, strlen(n));
+      jt_V x = jt_package_read_external(S, jt_car(u), n, strlen(n));
       if (x == JT_NOVALUE) continue;
       if (seen != JT_NOVALUE && seen != x) {
         char b[200];
@@ -1159,9 +1159,9 @@ JT_FN(f_rename_package)
   }
   S->sp[-1] = jt_nreverse_list(S->sp[-1]);
   if (S->world_define) S->world_define(S, pkg, JT_DEF_PACKAGE_GONE, JT_NIL, JT_NIL);   /* the old name's entry goes */
-  jt_world_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
+  jt_ckpt_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
   for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l))
-    jt_world_map_rem(S, S->package_names, jt_car(l));
+    jt_ckpt_map_rem(S, S->package_names, jt_car(l));
   JT_SET(S, pkg, jt_pkg_(pkg)->name, S->sp[-2]);
   JT_SET(S, pkg, jt_pkg_(pkg)->nicknames, S->sp[-1]);
   register_name(S, jt_pkg_(pkg)->name, pkg);
@@ -1200,9 +1200,9 @@ JT_FN(f_delete_package)
     }
   }
   if (S->world_define) S->world_define(S, pkg, JT_DEF_PACKAGE_GONE, JT_NIL, JT_NIL);
-  jt_world_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
+  jt_ckpt_map_rem(S, S->package_names, jt_pkg_(pkg)->name);
   for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l))
-    jt_world_map_rem(S, S->package_names, jt_car(l));
+    jt_ckpt_map_rem(S, S->package_names, jt_car(l));
   JT_SET(S, pkg, jt_pkg_(pkg)->name, JT_NIL);
   JT_SET(S, pkg, jt_pkg_(pkg)->nicknames, JT_NIL);
   JT_SET(S, pkg, jt_pkg_(pkg)->shadowing, JT_NIL);
@@ -1346,7 +1346,7 @@ JT_FN(f_defpackage)
       base[2] = jt_cons(S, n, base[2]);
     }
     for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l))
-      jt_world_map_rem(S, S->package_names, jt_car(l));
+      jt_ckpt_map_rem(S, S->package_names, jt_car(l));
     JT_SET(S, pkg, jt_pkg_(pkg)->nicknames, jt_nreverse_list(base[2]));
     for (jt_V l = jt_pkg_(pkg)->nicknames; jt_iscons(l); l = jt_cdr(l)) register_name(S, jt_car(l), pkg);
   }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jt_lib.h"
+#include "jt_grow.h"
 #include "jt_eval.h"   /* jt_Lambda: anonymous functions print their lambda list */
 #include "jt_clos.h"   /* print-object, metaobjects */
 
@@ -295,8 +296,8 @@ static void table_install(Printer *P, jt_V *w, size_t cap)
 static jt_V *table_ref(Printer *P, jt_V key)
 {
   if (!P->words || (P->count + 1) * 2 > P->cap) {
-    size_t ncap = P->cap ? P->cap * 2 : 64;
-    jt_V *w = table_alloc(P, ncap);
+    size_t ncap = jt_grow_cap(P->cap, P->cap + 1, 2 * sizeof(jt_V), 64);
+    jt_V *w = ncap ? table_alloc(P, ncap) : NULL;
     if (!w) return NULL;
     for (size_t i = 0; i < P->cap; i++) {
       jt_V k = P->words[2 * i];

@@ -327,8 +327,8 @@ static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool key
   if (keyword) {
     sym = jt_intern_bytes(S, name, len, JT_PKG_KEYWORD);
   } else if (external) {
-    sym = jt_read_external(S, pkg, name, len);
-    if (sym == JT_NOVALUE && d->R->make_packages) sym = jt_read_intern(S, pkg, name, len);
+    sym = jt_package_read_external(S, pkg, name, len);
+    if (sym == JT_NOVALUE && d->R->make_packages) sym = jt_package_read_intern(S, pkg, name, len);
     if (sym == JT_NOVALUE) {
       jt_V pname = jt_pkg_(pkg)->name;
       char *pn = jt_string_utf8(S, pname, NULL);
@@ -341,7 +341,7 @@ static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool key
                       name, msg);
     }
   } else {
-    sym = jt_read_intern(S, pkg, name, len);
+    sym = jt_package_read_intern(S, pkg, name, len);
   }
   JT_UNROOT(S, 2);
   return sym;
@@ -410,12 +410,12 @@ static jt_V read_token(Rd *d, bool uninterned)
     JT_ROOT(d->S, holder);
     const char *name = token_bytes(d, &t, last + 1, t.n, buf, &len, &holder);
     if (jt_find_symbol(d->S, name, len, (int)jt_o(pkg)->aux) == JT_NOVALUE &&
-        jt_read_external(d->S, pkg, name, len) == JT_NOVALUE) {
+        jt_package_read_external(d->S, pkg, name, len) == JT_NOVALUE) {
       int st = 0;
       (void)st;
       jt_V acc = JT_NOVALUE;
       for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u) && acc == JT_NOVALUE; u = jt_cdr(u))
-        acc = jt_read_external(d->S, jt_car(u), name, len);
+        acc = jt_package_read_external(d->S, jt_car(u), name, len);
       if (acc == JT_NOVALUE)
         jt_reader_error(d->S, t.start, "cannot make the symbol %.64s in the locked package %s",
                         name, jt_o(pkg)->aux == JT_PKG_LISP ? "COMMON-LISP" : "JITI");

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_ffi.h"
+#include "jt_ckpt.h"
 #include "jt_world.h"
 #include "jt_clos.h"
 
@@ -192,12 +194,18 @@ jiti_State *jiti_open(void) {
   S->pending = JT_NIL;
   jt_gc_safepoint(S, true);  /* the built-ins start out old */
   S->gc_stress = stress;
+#ifdef JITI_GC_STRESS_DEFAULT
+  /* every checkpoint checked: a store that skipped the barrier aborts */
+  jt_ckpt_check_enable(S, true, true);
+#endif
   return S;
 }
 
 void jiti_close(jiti_State *S) {
   if (!S) return;
+  jt_ckpt_check_enable(S, false, false);
   if (S->world_free) S->world_free(S);
+  jt_ckpt_free(S);
   jt_ffi_close(S);
   jt_gc_free_all(S);
   free(S->stack);
@@ -205,6 +213,7 @@ void jiti_close(jiti_State *S) {
   free(S->symtab);
   free(S->packages);
   free(S->bindings);
+  free(S->hostfns);
   free(S);
 }
 
@@ -493,7 +502,15 @@ void jiti_result_free(jiti_Result *res) {
 
 /* --------------------------------------------------------- C primitives */
 
-typedef struct { const char *name; jiti_CFunction fn; int min, max; const char *doc; } RegArgs;
+typedef struct { const char *name; jiti_CFunction fn; void *ud; int min, max; const char *doc; } RegArgs;
+
+/* Every host function is this primitive; its aux indexes the state's
+** table of (function, user data), as a foreign function's indexes its
+** declaration. */
+static jt_V host_fn_call(jt_State *S, int argc, jt_V *argv) {
+  const jt_HostFn *h = &S->hostfns[jt_o(S->ci->fn)->aux];
+  return h->fn(S, h->ud, argc, argv);
+}
 
 static jt_V register_body(jt_State *S, void *ud) {
   RegArgs *a = ud;
@@ -507,17 +524,24 @@ static jt_V register_body(jt_State *S, void *ud) {
   jt_V sym = jt_intern(S, up);
   jt_Symbol *s = jt_symobj(S, sym);
   if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_SPECFORM)) return JT_NIL;
-  jt_V p = jt_make_prim(S, sym, a->fn, a->min, a->max, a->doc);
+  if (S->nhostfns == S->hostfncap) {
+    jt_HostFn *t = S->nhostfns < UINT32_MAX ? jt_grow(S->hostfns, &S->hostfncap, S->nhostfns + 1, sizeof *t, 8) : NULL;
+    if (!t) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory registering %s", up);
+    S->hostfns = t;
+  }
+  jt_V p = jt_make_prim(S, sym, host_fn_call, a->min, a->max, a->doc);
+  S->hostfns[S->nhostfns] = (jt_HostFn){a->fn, a->ud};
+  jt_o(p)->aux = (uint32_t)S->nhostfns++;
   JT_SET(S, s, s->function, p);
   jt_publish(S, sym);
   return JT_T;
 }
 
-jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn, int minargs,
+jiti_Status jiti_register(jiti_State *S, const char *name, jiti_CFunction fn, void *ud, int minargs,
                           int maxargs, const char *doc) {
   if (!name || !fn || minargs < 0 || (maxargs >= 0 && maxargs < minargs) || maxargs > 1000)
     return JITI_BADARG;
-  RegArgs a = {name, fn, minargs, maxargs, doc};
+  RegArgs a = {name, fn, ud, minargs, maxargs, doc};
   jt_V r = JT_NIL;
   jiti_Status st = protect(S, register_body, &a, &r);
   if (st != JITI_OK) return st;

@@ -18,49 +18,15 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 #include "jt_eval.h"
+#include "jt_grow.h"
 #include "jt_world.h"
+#include "jt_ckpt.h"
 #include "jt_clos.h"
 #include "jt_ffi.h"
 #include "jiti_limits.h"
 
-typedef struct Snap {
-  jt_Obj *obj;
-  void *body;          /* copy of the object's fixed part */
-  size_t size;
-  void *buf, *buf2;    /* copies of container buffers (adopted on restore) */
-  size_t bufbytes, buf2bytes;
-} Snap;
-
-typedef struct MapLog {
-  jt_V map, key, old;  /* old == JT_NOVALUE: the key was absent */
-} MapLog;
-
-/* How to undo a change of a C-side table (the symbol table): run by a
-** restore, newest first. */
-typedef struct UndoRec {
-  jt_UndoFn fn;
-  jt_V a, b;
-  uintptr_t c;
-} UndoRec;
-
-typedef struct Level {
-  Snap *snaps;
-  size_t nsnaps, capsnaps;
-  jt_Obj **set;        /* open-addressing set of snapshotted objects */
-  size_t setcap, setn;
-  MapLog *logs;
-  size_t nlogs, caplogs;
-  int64_t next_seq;    /* the world's next row seq when it was opened: a
-                          restore puts it back, so that a row's encoding
-                          does not depend on attempts that were undone */
-  UndoRec *undos;
-  size_t nundos, capundos;
-} Level;
-
 typedef struct World {
   bool enabled;
-  Level *levels;
-  int nlevels, caplevels;
   jt_V registry;    /* managed equal hash: (kind . name) -> source form or T */
   jt_V data;        /* managed equal hash: key -> (seq . value), the value a
                        private copy; seq orders the rows (below) */
@@ -93,283 +59,12 @@ int jiti_entry_kind_parse(const char *name) {
   return -1;
 }
 
-/* ------------------------------------------------------------- snapshots */
-
-/* Home slot of o in a table of cap (a power of two) slots.  Objects of
-** one size are allocated side by side, so the address bits are mixed:
-** a plain shift of the address made long runs of neighbouring slots, and
-** probing them made saving 1e5 instances quadratic. */
-static inline size_t set_home(const jt_Obj *o, size_t cap) {
-  return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
-static bool set_has(Level *L, jt_Obj *o) {
-  if (!L->setcap) return false;
-  size_t k = set_home(o, L->setcap);
-  while (L->set[k]) {
-    if (L->set[k] == o) return true;
-    k = (k + 1) & (L->setcap - 1);
-  }
-  return false;
-}
-
-static void set_add(Level *L, jt_Obj *o) {
-  if ((L->setn + 1) * 2 > L->setcap) {
-    size_t ncap = L->setcap ? L->setcap * 2 : 256;
-    jt_Obj **t = calloc(ncap, sizeof *t);
-    if (!t) abort();
-    for (size_t i = 0; i < L->setcap; i++)
-      if (L->set[i]) {
-        size_t k = set_home(L->set[i], ncap);
-        while (t[k]) k = (k + 1) & (ncap - 1);
-        t[k] = L->set[i];
-      }
-    free(L->set);
-    L->set = t;
-    L->setcap = ncap;
-  }
-  size_t k = set_home(o, L->setcap);
-  while (L->set[k]) k = (k + 1) & (L->setcap - 1);
-  L->set[k] = o;
-  L->setn++;
-}
-
-static void *dup(const void *p, size_t n) {
-  void *q = malloc(n ? n : 1);
-  if (!q) abort();  /* cannot signal from inside the barrier */
-  if (n) memcpy(q, p, n);
-  return q;
-}
-
-static void snap_push(Level *L, Snap s) {
-  if (L->nsnaps == L->capsnaps) {
-    size_t n = L->capsnaps ? L->capsnaps * 2 : 64;
-    Snap *p = realloc(L->snaps, n * sizeof *p);
-    if (!p) abort();
-    L->snaps = p;
-    L->capsnaps = n;
-  }
-  L->snaps[L->nsnaps++] = s;
-}
-
-static void world_touch(jt_State *S, jt_Obj *o, jt_V *slot) {
-  (void)slot;
-  World *w = W(S);
-  if (!w || w->nlevels == 0) return;
-  if (o->type == JT_THASH && (o->flags & JT_HASH_MANAGED)) return;
-  /* frames, code and closures are never part of the world's state */
-  if (o->type == JT_TFRAME || o->type == JT_TCODE || o->type == JT_TSTREAM) return;
-  if (o->type == JT_TRANDOM && (o->flags & JT_RANDOM_SCRATCH)) return;
-  Level *L = &w->levels[w->nlevels - 1];
-  if (set_has(L, o)) return;
-  set_add(L, o);
-  Snap s;
-  memset(&s, 0, sizeof s);
-  s.obj = o;
-  s.size = jt_gc_obj_size(o);
-  s.body = dup(o, s.size);
-  switch (o->type) {
-    case JT_TVECTOR: {
-      jt_Vector *v = (jt_Vector *)o;
-      s.bufbytes = v->cap * sizeof(jt_V);
-      s.buf = dup(v->items, s.bufbytes);
-      break;
-    }
-    case JT_TSTRING: {
-      jt_String *v = (jt_String *)o;
-      s.bufbytes = v->cap * sizeof(uint32_t);
-      s.buf = dup(v->chars, s.bufbytes);
-      break;
-    }
-    case JT_THASH: {
-      jt_Hash *h = (jt_Hash *)o;
-      s.bufbytes = h->entcap * sizeof(jt_HashEntry);
-      s.buf = dup(h->entries, s.bufbytes);
-      s.buf2bytes = h->idxcap * sizeof(int32_t);
-      s.buf2 = dup(h->index, s.buf2bytes);
-      break;
-    }
-    default: break;
-  }
-  snap_push(L, s);
-}
-
-/* Put a copy back.  The object keeps its place in the GC list; buffers
-** allocated since are freed and the saved copies adopted. */
-static void snap_restore(jt_State *S, Snap *s) {
-  jt_Obj *o = s->obj;
-  jt_Obj *next = o->gcnext;
-  uint8_t gcflags = o->gcflags;
-  switch (o->type) {
-    case JT_TVECTOR: jt_free(S, ((jt_Vector *)o)->items, ((jt_Vector *)o)->cap * sizeof(jt_V)); break;
-    case JT_TSTRING: jt_free(S, ((jt_String *)o)->chars, ((jt_String *)o)->cap * sizeof(uint32_t)); break;
-    case JT_THASH:
-      jt_free(S, ((jt_Hash *)o)->entries, ((jt_Hash *)o)->entcap * sizeof(jt_HashEntry));
-      jt_free(S, ((jt_Hash *)o)->index, ((jt_Hash *)o)->idxcap * sizeof(int32_t));
-      break;
-    default: break;
-  }
-  memcpy(o, s->body, s->size);
-  o->gcnext = next;
-  o->gcflags = gcflags;
-  jt_gc_remember(S, o);  /* the old contents may name young objects */
-  switch (o->type) {
-    case JT_TVECTOR: ((jt_Vector *)o)->items = s->buf; break;
-    case JT_TSTRING: ((jt_String *)o)->chars = s->buf; break;
-    case JT_THASH:
-      ((jt_Hash *)o)->entries = s->buf;
-      ((jt_Hash *)o)->index = s->buf2;
-      break;
-    default: break;
-  }
-  S->bytes_live += s->bufbytes + s->buf2bytes;
-  s->buf = s->buf2 = NULL;
-  free(s->body);
-  s->body = NULL;
-}
-
-static void snap_free(Snap *s) {
-  free(s->body);
-  free(s->buf);
-  free(s->buf2);
-  s->body = s->buf = s->buf2 = NULL;
-}
-
-static void level_free(Level *L) {
-  for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
-  free(L->snaps);
-  free(L->set);
-  free(L->logs);
-  free(L->undos);
-  memset(L, 0, sizeof *L);
-}
-
-/* Empty a level that is closed (restored or committed).  Its buffers stay
-** for the next checkpoint at this depth, so that a transaction does not
-** malloc and free them each time (after a young collection returned memory
-** to the system, that malloc took a page fault); a transaction that grew
-** them past LEVEL_KEEP entries gives them back. */
-#define LEVEL_KEEP 1024
-static void level_close(Level *L) {
-  for (size_t i = 0; i < L->nsnaps; i++) snap_free(&L->snaps[i]);
-  if (L->capsnaps > LEVEL_KEEP || L->caplogs > LEVEL_KEEP || L->setcap > 2 * LEVEL_KEEP ||
-      L->capundos > LEVEL_KEEP) {
-    level_free(L);
-    return;
-  }
-  if (L->setn) memset(L->set, 0, L->setcap * sizeof *L->set);
-  L->nsnaps = L->nlogs = L->setn = L->nundos = 0;
-}
-
-/* The saved copies hold the old values: they and their owners are roots.
-** A copy's fields are traced as the object's would be, except the items of
-** vectors and hash tables, which were saved in s->buf. */
-static void mark_body(jt_State *S, const Snap *s) {
-  const jt_Obj *b = s->body;
-  jt_gc_mark(S, (jt_V)s->obj);
-  if (b->type == JT_TVECTOR) {
-    const jt_V *items = s->buf;
-    for (size_t i = 0; i < s->bufbytes / sizeof(jt_V); i++) jt_gc_mark(S, items[i]);
-  } else if (b->type == JT_THASH) {
-    const jt_HashEntry *e = s->buf;
-    size_t n = ((const jt_Hash *)b)->nentries;
-    for (size_t i = 0; i < n; i++) { jt_gc_mark(S, e[i].key); jt_gc_mark(S, e[i].val); }
-  } else {
-    jt_gc_trace_fields(S, b);
-  }
-}
-
 static void world_mark(jt_State *S, void *ud) {
   World *w = ud;
   jt_gc_mark(S, w->registry);
   jt_gc_mark(S, w->data);
   jt_gc_mark(S, w->defining);
   jt_gc_mark(S, w->pending);
-  for (int i = 0; i < w->nlevels; i++) {
-    Level *L = &w->levels[i];
-    for (size_t k = 0; k < L->nsnaps; k++) mark_body(S, &L->snaps[k]);
-    for (size_t k = 0; k < L->nlogs; k++) {
-      jt_gc_mark(S, L->logs[k].map);
-      jt_gc_mark(S, L->logs[k].key);
-      jt_gc_mark(S, L->logs[k].old);
-    }
-    for (size_t k = 0; k < L->nundos; k++) {
-      jt_gc_mark(S, L->undos[k].a);
-      jt_gc_mark(S, L->undos[k].b);
-    }
-  }
-}
-
-/* ------------------------------------------------------------ managed maps */
-
-static void map_log(jt_State *S, jt_V map, jt_V key, jt_V old) {
-  World *w = W(S);
-  if (w->nlevels == 0) return;
-  Level *L = &w->levels[w->nlevels - 1];
-  if (L->nlogs == L->caplogs) {
-    size_t n = L->caplogs ? L->caplogs * 2 : 64;
-    MapLog *p = realloc(L->logs, n * sizeof *p);
-    if (!p) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-    L->logs = p;
-    L->caplogs = n;
-  }
-  L->logs[L->nlogs++] = (MapLog){map, key, old};
-}
-
-static void undo_push(Level *L, UndoRec r) {
-  if (L->nundos == L->capundos) {
-    size_t n = L->capundos ? L->capundos * 2 : 64;
-    UndoRec *p = realloc(L->undos, n * sizeof *p);
-    if (!p) abort();  /* the change is already made: it must be undoable */
-    L->undos = p;
-    L->capundos = n;
-  }
-  L->undos[L->nundos++] = r;
-}
-
-void jt_world_log_undo(jt_State *S, jt_UndoFn fn, jt_V a, jt_V b, uintptr_t c) {
-  World *w = W(S);
-  if (!w || w->nlevels == 0) return;
-  undo_push(&w->levels[w->nlevels - 1], (UndoRec){fn, a, b, c});
-}
-
-static void map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
-  if (W(S)->nlevels == 0) {   /* nothing to log: one lookup instead of two */
-    jt_hash_put(S, map, key, val);
-    return;
-  }
-  jt_V *base = S->sp;
-  JT_PUSH(S, map);
-  JT_PUSH(S, key);
-  JT_PUSH(S, val);
-  bool found;
-  jt_V old = jt_hash_get(S, map, key, &found);
-  map_log(S, map, key, found ? old : JT_NOVALUE);
-  jt_hash_put(S, base[0], base[1], base[2]);
-  S->sp = base;
-}
-
-static bool map_rem(jt_State *S, jt_V map, jt_V key) {
-  bool found;
-  jt_V old = jt_hash_get(S, map, key, &found);
-  if (!found) return false;
-  JT_PUSH(S, key);
-  map_log(S, map, key, old);
-  jt_hash_rem(S, map, key);
-  JT_POP(S, 1);
-  return true;
-}
-
-/* The managed maps of other modules (the package registry): logged like
-** the world's own, so a restore undoes them at the cost of the change. */
-void jt_world_map_put(jt_State *S, jt_V map, jt_V key, jt_V val) {
-  if (!W(S)) jt_hash_put(S, map, key, val);
-  else map_put(S, map, key, val);
-}
-
-bool jt_world_map_rem(jt_State *S, jt_V map, jt_V key) {
-  if (!W(S)) return jt_hash_rem(S, map, key);
-  return map_rem(S, map, key);
 }
 
 /* A data row: (seq . value) under its key.  seq orders the rows as they
@@ -388,105 +83,38 @@ static void row_put(jt_State *S, jt_V key, jt_V val, int64_t seq) {
   }
   if (seq >= w->next_seq) w->next_seq = seq + 1;
   jt_V cell = jt_cons(S, jt_mkfix(seq), S->sp[-1]);
-  map_put(S, w->data, S->sp[-2], cell);
+  jt_ckpt_map_put(S, w->data, S->sp[-2], cell);
   JT_POP(S, 2);
 }
 
 /* ------------------------------------------------------------ checkpoints */
 
-int jiti_checkpoint(jiti_State *S) {
-  World *w = W(S);
-  if (w->nlevels == w->caplevels) {
-    int n = w->caplevels ? w->caplevels * 2 : 4;
-    Level *p = realloc(w->levels, (size_t)n * sizeof *p);
-    if (!p) abort();
-    memset(p + w->caplevels, 0, (size_t)(n - w->caplevels) * sizeof *p);
-    w->levels = p;
-    w->caplevels = n;
-  }
-  w->levels[w->nlevels].next_seq = w->next_seq;
-  w->nlevels++;  /* levels[nlevels] is empty: zeroed or closed */
-  S->ckpt_depth = w->nlevels;
-  return w->nlevels;
+/* The levels themselves are ckpt.c's; the world adds its row counter (an
+** undo record puts it back, so that a row's encoding does not depend on
+** attempts that were undone) and drops the CLOS caches a restore makes
+** stale. */
+static void undo_next_seq(jt_State *S, jt_V a, jt_V b, uintptr_t c) {
+  (void)a; (void)b;
+  W(S)->next_seq = (int64_t)c;
 }
 
-int jiti_checkpoint_depth(jiti_State *S) { return W(S)->nlevels; }
+int jiti_checkpoint(jiti_State *S) {
+  int depth = jt_ckpt_open(S);
+  jt_ckpt_log_undo(S, undo_next_seq, JT_NIL, JT_NIL, (uintptr_t)W(S)->next_seq);
+  return depth;
+}
+
+int jiti_checkpoint_depth(jiti_State *S) { return jt_ckpt_depth(S); }
 
 void jiti_restore(jiti_State *S) {
-  World *w = W(S);
-  if (w->nlevels == 0) return;
-  Level *L = &w->levels[w->nlevels - 1];
-  S->gc_inhibit++;
-  int saved_depth = S->ckpt_depth;
-  S->ckpt_depth = 0;  /* the replay itself must not be logged */
-  for (size_t i = L->nundos; i > 0; i--) {
-    UndoRec *u = &L->undos[i - 1];
-    u->fn(S, u->a, u->b, u->c);
-  }
-  for (size_t i = L->nlogs; i > 0; i--) {
-    MapLog *m = &L->logs[i - 1];
-    if (m->old == JT_NOVALUE) jt_hash_rem(S, m->map, m->key);
-    else jt_hash_put(S, m->map, m->key, m->old);
-  }
-  for (size_t i = L->nsnaps; i > 0; i--) snap_restore(S, &L->snaps[i - 1]);
-  w->next_seq = L->next_seq;
-  S->ckpt_depth = saved_depth;
-  level_close(L);
-  w->nlevels--;
-  S->ckpt_depth = w->nlevels;
-  S->gc_inhibit--;
+  if (jt_ckpt_depth(S) == 0) return;
+  jt_ckpt_restore(S);
   jt_clos_changed(S);   /* CLOS caches filled since the checkpoint are stale */
 }
 
-void jiti_commit(jiti_State *S) {
-  World *w = W(S);
-  if (w->nlevels == 0) return;
-  Level *L = &w->levels[w->nlevels - 1];
-  if (w->nlevels > 1) {
-    Level *P = &w->levels[w->nlevels - 2];
-    for (size_t i = 0; i < L->nsnaps; i++) {
-      Snap *s = &L->snaps[i];
-      if (set_has(P, s->obj)) { snap_free(s); continue; }
-      set_add(P, s->obj);
-      snap_push(P, *s);
-      s->body = s->buf = s->buf2 = NULL;
-    }
-    for (size_t i = 0; i < L->nlogs; i++) {
-      if (P->nlogs == P->caplogs) {
-        size_t n = P->caplogs ? P->caplogs * 2 : 64;
-        MapLog *p = realloc(P->logs, n * sizeof *p);
-        if (!p) abort();
-        P->logs = p;
-        P->caplogs = n;
-      }
-      P->logs[P->nlogs++] = L->logs[i];
-    }
-    for (size_t i = 0; i < L->nundos; i++) undo_push(P, L->undos[i]);
-  }
-  level_close(L);
-  w->nlevels--;
-  S->ckpt_depth = w->nlevels;
-}
+void jiti_commit(jiti_State *S) { jt_ckpt_commit(S); }
 
-/* The outermost level's copies and logs hold the world as it was before
-** it: keeping what it did needs none of them.  The levels inside it keep
-** theirs (each holds the state as it was when that level was opened,
-** which is what a restore of it must bring back), and the closed level's
-** buffers go to the spare slot past the open ones. */
-void jiti_commit_outermost(jiti_State *S) {
-  World *w = W(S);
-  if (w->nlevels == 0) return;
-  if (w->nlevels == 1) {
-    jiti_commit(S);
-    return;
-  }
-  Level closed = w->levels[0];
-  level_close(&closed);
-  memmove(&w->levels[0], &w->levels[1], (size_t)(w->nlevels - 1) * sizeof *w->levels);
-  w->levels[w->nlevels - 1] = closed;
-  w->nlevels--;
-  S->ckpt_depth = w->nlevels;
-}
+void jiti_commit_outermost(jiti_State *S) { jt_ckpt_commit_outermost(S); }
 
 /* ----------------------------------------------------------------- entries */
 
@@ -500,7 +128,7 @@ static void record(jt_State *S, int kind, jt_V name, jt_V source) {
   JT_PUSH(S, source);
   jt_V key = entry_key(S, kind, name);
   JT_PUSH(S, key);
-  map_put(S, w->registry, key, base[0]);
+  jt_ckpt_map_put(S, w->registry, key, base[0]);
   S->sp = base;
 }
 
@@ -508,7 +136,7 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   World *w = W(S);
   jt_V key = entry_key(S, kind, name);
   JT_PUSH(S, key);
-  map_rem(S, w->registry, key);
+  jt_ckpt_map_rem(S, w->registry, key);
   JT_POP(S, 1);
 }
 
@@ -543,33 +171,29 @@ static void unrecord_generic(jt_State *S, jt_V name, jt_V gf) {
   S->sp = base;
 }
 
-/* Hook from the evaluator: kind 0 defun, 1 defmacro, 2 (defun (setf f)),
-** 3 defvar/defparameter, 4 defconstant, 5 defstruct/define-condition,
-** -1 fmakunbound, 6 function set without a defining form; the CLOS kinds
-** of jt_clos.h: a class, a defgeneric, a defmethod (name: the method's
-** key), a removed method, a generic function going away (fn: it); and
-** JT_DEF_FOREIGN, a define-foreign (form: its canonical form); and
-** JT_DEF_ENTRY + k / JT_DEF_ENTRY_GONE - k (jt_state.h), an entry of kind k
-** recorded as defs.c gives it, or gone.  A name's function cell holds one
-** definition: whichever kind defines it replaces the entries of the
-** others. */
-/* True when a type's definition is installing the function `name` (kind 0
-** or 6: a symbol; kind 2: (setf name)) as one of its own: %DEFINING-TYPE
-** then holds the names the type defines (40-struct.lisp). */
-static bool type_owns(jt_State *S, jt_V name, int kind) {
+/* True when a type's definition is installing the function `name`
+** (JT_DEF_FUNCTION or _FUNCTION_SET: a symbol; JT_DEF_SETF_FUNCTION:
+** (setf name)) as one of its own: %DEFINING-TYPE then holds the names the
+** type defines (40-struct.lisp). */
+static bool type_owns(jt_State *S, jt_V name, jt_DefKind kind) {
   for (jt_V l = jt_sym_(W(S)->defining)->value; jt_iscons(l); l = jt_cdr(l)) {
     jt_V n = jt_car(l);
-    if (kind == 2 ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
+    if (kind == JT_DEF_SETF_FUNCTION ? jt_iscons(n) && jt_iscons(jt_cdr(n)) && jt_car(jt_cdr(n)) == name : n == name) return true;
   }
   return false;
 }
 
-static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
+/* Hook from the modules (S->world_define; jt_DefKind in jt_state.h): the
+** entries a definition records or removes.  A name's function cell holds
+** one definition: whichever kind defines it replaces the entries of the
+** others. */
+static void world_define(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_V fn) {
   World *w = W(S);
   if (!w->enabled) return;
-  if ((kind == 0 || kind == 2 || kind == 6) && type_owns(S, name, kind)) {
+  if ((kind == JT_DEF_FUNCTION || kind == JT_DEF_SETF_FUNCTION || kind == JT_DEF_FUNCTION_SET) &&
+      type_owns(S, name, kind)) {
     /* the type's entry rebuilds it: no entry of its own, nor a stale one */
-    if (kind == 2) {
+    if (kind == JT_DEF_SETF_FUNCTION) {
       jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
       JT_PUSH(S, sname);
       unrecord(S, JITI_ENTRY_FUNCTION, sname);
@@ -585,36 +209,38 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
   JT_PUSH(S, form);
   JT_PUSH(S, fn);
   switch (kind) {
-    case 0: case 1: case 6: {
+    case JT_DEF_FUNCTION: case JT_DEF_MACRO: case JT_DEF_FUNCTION_SET: {
       jt_V src = base[0];
-      if (kind == 6 || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
+      if (kind == JT_DEF_FUNCTION_SET || (jt_is(base[1], JT_TCLOSURE) && jt_clo_(base[1])->env != JT_NIL)) {
         /* not reproducible from source: recorded so export can refuse it
         ** (one allocation at a time: an argument of jt_list is not rooted
         ** while the next one is being made) */
-        jt_V why = jt_string_from_cstr(S, kind == 6 ? "was set without a defining form"
+        jt_V why = jt_string_from_cstr(S, kind == JT_DEF_FUNCTION_SET ? "was set without a defining form"
                                                      : "is a closure over a lexical environment");
         JT_PUSH(S, why);
         jt_V tag = jt_intern_keyword(S, "UNEXPORTABLE");
         src = jt_list(S, 2, tag, base[2]);
       }
       JT_PUSH(S, src);  /* unrecord allocates */
-      unrecord(S, kind == 1 ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
+      unrecord(S, kind == JT_DEF_MACRO ? JITI_ENTRY_FUNCTION : JITI_ENTRY_MACRO, name);
       unrecord(S, JITI_ENTRY_FOREIGN, name);
-      record(S, kind == 1 ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
+      record(S, kind == JT_DEF_MACRO ? JITI_ENTRY_MACRO : JITI_ENTRY_FUNCTION, name, src);
       break;
     }
-    case 2: {
+    case JT_DEF_SETF_FUNCTION: {
       jt_V sname = jt_list(S, 2, JT_SYM(S, SETF), name);
       JT_PUSH(S, sname);
       record(S, JITI_ENTRY_FUNCTION, sname, base[0]);
       break;
     }
-    case 3: case 4: record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == 4)); break;
+    case JT_DEF_VARIABLE: case JT_DEF_CONSTANT:
+      record(S, JITI_ENTRY_VARIABLE, name, jt_bool(kind == JT_DEF_CONSTANT));
+      break;
     /* a package (here `name`) was made or changed, or goes (renamed or
     ** deleted).  Its definition is taken from the package when exported. */
     case JT_DEF_PACKAGE: record(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name, name); break;
     case JT_DEF_PACKAGE_GONE: unrecord(S, JITI_ENTRY_PACKAGE, jt_pkg_(name)->name); break;
-    case 5: {
+    case JT_DEF_TYPE: {
       /* a structure's accessors and constructor are named in the current
       ** package: the entry keeps its name with the form when it is not
       ** COMMON-LISP-USER, where an import evaluates the form otherwise */
@@ -626,7 +252,7 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
       record(S, JITI_ENTRY_STRUCTURE, name, src);
       break;
     }
-    case -1:
+    case JT_DEF_FUNCTION_REMOVED:
       unrecord(S, JITI_ENTRY_FUNCTION, name);
       unrecord(S, JITI_ENTRY_MACRO, name);
       unrecord(S, JITI_ENTRY_FOREIGN, name);
@@ -641,12 +267,14 @@ static void world_define(jt_State *S, jt_V name, int kind, jt_V form, jt_V fn) {
     case JT_DEF_METHOD: record(S, JITI_ENTRY_METHOD, name, base[0]); break;
     case JT_DEF_METHOD_REMOVED: unrecord(S, JITI_ENTRY_METHOD, name); break;
     case JT_DEF_GENERIC_REMOVED: unrecord_generic(S, name, base[1]); break;
-    default:  /* the kinds defs.c records as they are given */
-      if (kind >= JT_DEF_ENTRY && kind < JT_DEF_ENTRY + JITI_ENTRY_KIND_COUNT)
-        record(S, kind - JT_DEF_ENTRY, name, base[0]);
-      else if (kind <= JT_DEF_ENTRY_GONE && kind > JT_DEF_ENTRY_GONE - JITI_ENTRY_KIND_COUNT)
-        unrecord(S, JT_DEF_ENTRY_GONE - kind, name);
+    case JT_DEF_ENTRY: case JT_DEF_ENTRY_GONE: {  /* the kinds defs.c records as they are given */
+      intptr_t k = jt_isfix(base[1]) ? jt_fixval(base[1]) : -1;
+      if (k < 0 || k >= JITI_ENTRY_KIND_COUNT) break;
+      if (kind == JT_DEF_ENTRY) record(S, (int)k, name, base[0]);
+      else unrecord(S, (int)k, name);
       break;
+    }
+    case JT_DEF_KIND_COUNT: break;
   }
   S->sp = base;
 }
@@ -793,8 +421,7 @@ static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn
 
 static void add_item(jt_State *S, Item **items, size_t *n, size_t *cap, int kind, jt_V key, jt_V name) {
   if (*n == *cap) {
-    *cap = *cap ? *cap * 2 : 8;
-    Item *p = realloc(*items, *cap * sizeof **items);
+    Item *p = jt_grow(*items, cap, *n + 1, sizeof *p, 8);
     if (!p) abort();
     *items = p;
   }
@@ -837,35 +464,6 @@ static jiti_Status guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), v
   }
   if (outer) S->pending = JT_NIL;
   return j.code == JITI_OK ? JITI_ERROR : (jiti_Status)j.code;
-}
-
-/* Which variables jiti_export_changed_since must encode (levels from
-** `from` on count).  A variable's value
-** changes by a store into its symbol, or by a change in place of some
-** object inside the value.  Every such store passed the write barrier, so
-** the open checkpoints saved a copy of the object it changed.  If all the
-** objects they saved are symbols, only the variables among those symbols
-** can have changed, and commit costs what the transaction touched; if any
-** other object changed (it may sit inside any variable's value), or no
-** checkpoint is open, every variable is encoded. */
-static bool only_symbols_touched(World *w, int from) {
-  if (from >= w->nlevels) return false;
-  for (int l = from; l < w->nlevels; l++) {
-    Level *L = &w->levels[l];
-    for (size_t i = 0; i < L->nsnaps; i++)
-      if (L->snaps[i].obj->type != JT_TSYMBOL) return false;
-  }
-  return true;
-}
-
-/* Did the levels from index `from` on (there is one) log or copy nothing
-** at all?  Then nothing changed: whatever changes an entry is logged (the
-** managed maps) or copied by the write barrier. */
-static bool untouched_since(World *w, int from) {
-  if (from >= w->nlevels) return false;
-  for (int l = from; l < w->nlevels; l++)
-    if (w->levels[l].nlogs || w->levels[l].nsnaps) return false;
-  return true;
 }
 
 /* from: the index of the first level whose changes count (changed only). */
@@ -917,7 +515,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     for (size_t i = 0; i < d->nentries; i++)
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
-  } else if (untouched_since(w, a->from)) {
+  } else if (jt_ckpt_untouched_since(S, a->from)) {
     /* nothing logged or copied: nothing changed (a read-only call) */
   } else {
     /* logged keys (deduplicated), plus the variables whose value may have
@@ -927,22 +525,21 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     jt_V seen = jt_make_hash(S, JT_HASH_EQUAL, 8);  /* a call changes a few entries: it grows */
     jt_o(seen)->flags |= JT_HASH_MANAGED;
     JT_PUSH(S, seen);
-    for (int l = a->from; l < w->nlevels; l++) {
-      Level *L = &w->levels[l];
-      for (size_t i = 0; i < L->nlogs; i++) {
-        jt_V key = L->logs[i].key;
+    for (int l = a->from; l < jt_ckpt_depth(S); l++) {
+      for (size_t i = 0; i < jt_ckpt_log_count(S, l); i++) {
+        jt_MapLog m = jt_ckpt_log_at(S, l, i);
+        jt_V key = m.key;
         if (!first_time(S, seen, key)) continue;
-        if (L->logs[i].map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
-        else if (L->logs[i].map == w->registry)
+        if (m.map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
+        else if (m.map == w->registry)
           add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
         /* other managed maps (the package registry) are not entries */
       }
     }
-    if (only_symbols_touched(w, a->from)) {
-      for (int l = a->from; l < w->nlevels; l++) {
-        Level *L = &w->levels[l];
-        for (size_t i = 0; i < L->nsnaps; i++) {
-          jt_V sym = (jt_V)L->snaps[i].obj;
+    if (jt_ckpt_only_symbols_since(S, a->from)) {
+      for (int l = a->from; l < jt_ckpt_depth(S); l++) {
+        for (size_t i = 0; i < jt_ckpt_saved_count(S, l); i++) {
+          jt_V sym = (jt_V)jt_ckpt_saved_at(S, l, i);
           if (sym == S->nil_sym || sym == S->t_sym) continue;
           /* its value, and its property list, where they are entries */
           static const int of_symbol[] = {JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST};
@@ -992,11 +589,11 @@ jiti_Status jiti_export_changed(jiti_State *S, jiti_EntryFn fn, void *ud, char *
 
 jiti_Status jiti_export_changed_since(jiti_State *S, int depth, jiti_EntryFn fn, void *ud, char *err,
                                       size_t errlen) {
-  World *w = W(S);
+  int open = jt_ckpt_depth(S);
   if (depth < 1) depth = 1;
   /* no checkpoint at that depth: nothing logged, but every variable may
-  ** have changed (only_symbols_touched is false for no level) */
-  ExportArgs a = {fn, ud, err, errlen, true, depth - 1 < w->nlevels ? depth - 1 : w->nlevels};
+  ** have changed (jt_ckpt_only_symbols_since is false for no level) */
+  ExportArgs a = {fn, ud, err, errlen, true, depth - 1 < open ? depth - 1 : open};
   return guarded(S, export_body, &a, err, errlen);
 }
 
@@ -1116,8 +713,8 @@ static bool entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: {
       if (head != (kind == JITI_ENTRY_MACRO ? JT_SYM(S, DEFMACRO) : JT_SYM(S, DEFUN))) return false;
       jt_V sym = JT_NIL;
-      int k = jt_def_name(S, jt_cdr(form), kind == JITI_ENTRY_MACRO ? 1 : 0, &sym);
-      if (k == 2) return jt_equal(S, name, second);
+      int k = jt_def_name(S, jt_cdr(form), kind == JITI_ENTRY_MACRO ? JT_DEF_MACRO : JT_DEF_FUNCTION, &sym);
+      if (k == JT_DEF_SETF_FUNCTION) return jt_equal(S, name, second);
       return k >= 0 && name == sym;
     }
     case JITI_ENTRY_STRUCTURE:
@@ -1519,7 +1116,7 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
       if (a->kind == JITI_ENTRY_FUNCTION || a->kind == JITI_ENTRY_MACRO) {
         jt_V sym = JT_NIL;
-        if (jt_def_name(S, jt_cdr(form), a->kind == JITI_ENTRY_MACRO ? 1 : 0, &sym) < 0 || !jt_issymbol(sym) ||
+        if (jt_def_name(S, jt_cdr(form), a->kind == JITI_ENTRY_MACRO ? JT_DEF_MACRO : JT_DEF_FUNCTION, &sym) < 0 || !jt_issymbol(sym) ||
             !jt_definable(jt_symobj(S, sym)))
           bad_entry_form(S, a->kind, form);
       }
@@ -1672,7 +1269,7 @@ static jiti_Status inv_rem_body(jt_State *S, void *ud) {
   jt_V sym = jt_check_symbol(S, read_name(S, ud));
   jt_V key = entry_key(S, JITI_ENTRY_INVARIANT, sym);
   JT_PUSH(S, key);
-  bool had = map_rem(S, W(S)->registry, key);
+  bool had = jt_ckpt_map_rem(S, W(S)->registry, key);
   JT_POP(S, 1);
   return had ? JITI_OK : JITI_BADARG;
 }
@@ -1925,7 +1522,7 @@ void jt_world_update_instances(jt_State *S) {
     if (e.key == JT_HASH_DELETED || !jt_isptr(e.val)) continue;
     JT_PUSH(S, e.key);
     JT_PUSH(S, e.val);
-    if (jt_class_update_reachable(S, e.val)) map_put(S, w->data, S->sp[-2], S->sp[-1]);
+    if (jt_class_update_reachable(S, e.val)) jt_ckpt_map_put(S, w->data, S->sp[-2], S->sp[-1]);
     JT_POP(S, 2);
   }
 }
@@ -1968,7 +1565,7 @@ JT_FN(f_world_put) {
   return argv[1];
 }
 
-JT_FN(f_world_rem) { return jt_bool(map_rem(S, W(S)->data, argv[0])); }
+JT_FN(f_world_rem) { return jt_bool(jt_ckpt_map_rem(S, W(S)->data, argv[0])); }
 
 /* A row on the value stack while world-keys sorts: its seq and its key. */
 typedef struct RowAt { jt_V seq, key; } RowAt;
@@ -2010,7 +1607,7 @@ JT_FN(f_world_count) { return jt_mkfix(jt_hash_(W(S)->data)->count); }
 ** this so the type is one structure entry (its accessors come with it). */
 JT_FN(f_record_type) {
   jt_check_kernel_caller(S);  /* records any form as the type's definition */
-  world_define(S, jt_check_symbol(S, argv[0]), 5, argv[1], JT_NIL);
+  world_define(S, jt_check_symbol(S, argv[0]), JT_DEF_TYPE, argv[1], JT_NIL);
   return argv[0];
 }
 
@@ -2027,8 +1624,6 @@ static const jt_Reg world_fns[] = {
 static void world_free(jt_State *S) {
   World *w = W(S);
   if (!w) return;
-  for (int i = 0; i < w->caplevels; i++) level_free(&w->levels[i]);
-  free(w->levels);
   jt_buf_free(&w->copybuf);
   free(w);
   S->world = NULL;
@@ -2042,7 +1637,6 @@ void jt_open_world(jt_State *S) {
   S->world_mark = world_mark;
   S->world_define = world_define;
   S->world_free = world_free;
-  S->barrier_log = world_touch;
   w->registry = jt_make_hash(S, JT_HASH_EQUAL, 64);
   jt_o(w->registry)->flags |= JT_HASH_MANAGED;
   w->data = jt_make_hash(S, JT_HASH_EQUAL, 64);

@@ -188,8 +188,7 @@ static void pause_clear(txn_PauseInfo *p) {
 
 /* ----------------------------------------------------------- lifecycle */
 
-static jiti_Value f_escaped(jiti_State *S, int argc, jiti_Value *argv);
-static txn_World *registry_world;  /* for f_escaped: set per call */
+static jiti_Value f_escaped(jiti_State *S, void *ud, int argc, jiti_Value *argv);
 
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud);
 static void pend_clear(txn_World *W);
@@ -218,7 +217,7 @@ txn_World *txn_open(const txn_Options *opt) {
   if (!W->S) { free(W); return NULL; }
   jiti_set_output(W->S, discard_output, NULL);
   /* scratch helpers, defined before the world is enabled: never entries */
-  if (jiti_register(W->S, "%txn-escaped", f_escaped, 0, 0,
+  if (jiti_register(W->S, "%txn-escaped", f_escaped, W, 0, 0,
                     "(%txn-escaped) Marks the end of a repair (txn).") != JITI_OK ||
       txn_gate_install(W->S) != 0) {
     jiti_close(W->S);
@@ -595,9 +594,11 @@ void txn_goal_results_free(txn_GoalResult *g, int n) {
 
 /* ---------------------------------------------------------- the hook */
 
-static jiti_Value f_escaped(jiti_State *S, int argc, jiti_Value *argv) {
+/* ud: the world it was registered in (its flag is read only while an
+** attempt's repair is open, and cleared when an attempt starts) */
+static jiti_Value f_escaped(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
   (void)S; (void)argc; (void)argv;
-  if (registry_world) registry_world->escape_flag = 1;
+  ((txn_World *)ud)->escape_flag = 1;
   return jiti_nil();
 }
 
@@ -935,7 +936,6 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
   }
 
-  registry_world = W;
   reset_attempt(W);
   W->gen0 = W->gen;
   W->in_txn = 1;
@@ -1015,7 +1015,6 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   free(W->repair_src);
   W->repair_src = NULL;
   pause_clear(&W->pause);
-  registry_world = NULL;
   jiti_package_unbind(W->S);
   return res;
 }

@@ -21,7 +21,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "jtext.h"
-#include "worker.h"
+#include "wire.h"
 
 #define READ_CHUNK ((size_t)64 << 10)
 #define KEEP_CAP ((size_t)1 << 20)   /* a larger buffer is freed once empty */

@@ -586,8 +586,8 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-static jiti_Value test_forbidden_syscall(jiti_State *S, int argc, jiti_Value *argv) {
-  (void)argc;
+static jiti_Value test_forbidden_syscall(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud; (void)argc;
   int64_t which = 0;
   if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0 to 3");
   long r = which == 0 ? syscall(SYS_openat, AT_FDCWD, "/etc/hostname", O_RDONLY)
@@ -625,7 +625,8 @@ static unsigned char *unhex(jiti_State *S, jiti_Value v, size_t *n) {
   return b;
 }
 
-static jiti_Value test_forge_frame(jiti_State *S, int argc, jiti_Value *argv) {
+static jiti_Value test_forge_frame(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud;
   long n = jiti_tostring(S, argv[0], NULL, 0);
   if (n <= 0) jiti_error(S, "test-forge-frame: JSON must be a non-empty string");
   char *json = malloc((size_t)n + 1);
@@ -670,9 +671,9 @@ static int forged_ready(Worker *w) {
 }
 
 static void register_test_hooks(jiti_State *S) {
-  jiti_register(S, "test-forbidden-syscall", test_forbidden_syscall, 1, 1,
+  jiti_register(S, "test-forbidden-syscall", test_forbidden_syscall, NULL, 1, 1,
                 "Test builds only: make a forbidden system call.");
-  jiti_register(S, "test-forge-frame", test_forge_frame, 1, 3,
+  jiti_register(S, "test-forge-frame", test_forge_frame, NULL, 1, 3,
                 "Test builds only: write a frame the kernel did not ask for.");
 }
 #else

@@ -7,7 +7,8 @@
 #include <string.h>
 #include "jiti.h"
 
-static jiti_Value c_celsius(jiti_State *S, int argc, jiti_Value *argv) {
+static jiti_Value c_celsius(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud;
   int64_t f;
   if (!jiti_tointeger(S, argv[0], &f)) jiti_error(S, "celsius: an integer is required");
   return jiti_integer(S, (f - 32) * 5 / 9);
@@ -36,7 +37,7 @@ static void show(jiti_State *S, const char *src) {
 int main(void) {
   jiti_State *S = jiti_open();
   if (!S) return 1;
-  jiti_register(S, "celsius", c_celsius, 1, 1, "(celsius f) Fahrenheit to Celsius.");
+  jiti_register(S, "celsius", c_celsius, NULL, 1, 1, "(celsius f) Fahrenheit to Celsius.");
   show(S, "(mapcar #'celsius '(32 212 98))");
 
   jiti_Limits lim = {.fuel = 100000};

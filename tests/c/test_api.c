@@ -5,7 +5,8 @@
 #include "check.h"
 
 
-static jiti_Value c_add3(jiti_State *S, int argc, jiti_Value *argv) {
+static jiti_Value c_add3(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud;
   int64_t a, b, c;
   if (!jiti_tointeger(S, argv[0], &a) || !jiti_tointeger(S, argv[1], &b) ||
       !jiti_tointeger(S, argv[2], &c))
@@ -15,7 +16,8 @@ static jiti_Value c_add3(jiti_State *S, int argc, jiti_Value *argv) {
 
 /* A primitive that evaluates Lisp from inside a call: nested evaluation
 ** with a collection at every allocation must keep the outer values alive. */
-static jiti_Value c_nested(jiti_State *S, int argc, jiti_Value *argv) {
+static jiti_Value c_nested(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud;
   jiti_Result r;
   const char *src = "(let ((l nil)) (dotimes (i 200) (push (make-string 10) l)) (length l))";
   jiti_eval_string(S, src, strlen(src), &r);
@@ -24,7 +26,8 @@ static jiti_Value c_nested(jiti_State *S, int argc, jiti_Value *argv) {
   return v;
 }
 
-static jiti_Value c_greet(jiti_State *S, int argc, jiti_Value *argv) {
+static jiti_Value c_greet(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  (void)ud;
   char name[64];
   if (jiti_tostring(S, argv[0], name, sizeof name) < 0) jiti_error(S, "greet: a string expected");
   char buf[128];
@@ -32,7 +35,51 @@ static jiti_Value c_greet(jiti_State *S, int argc, jiti_Value *argv) {
   return jiti_string(S, buf, strlen(buf));
 }
 
+/* A host's per-state data, reached through the user data: two states in
+** one process each count their own calls, and one state's function never
+** sees the other's data (a global in the host would be overwritten). */
+typedef struct Tally { const char *who; int64_t calls; } Tally;
+
+static jiti_Value c_tally(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
+  Tally *t = ud;
+  int64_t by = 1;
+  if (argc > 0 && !jiti_tointeger(S, argv[0], &by)) jiti_error(S, "tally: an integer is required");
+  t->calls += by;
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s:%lld", t->who, (long long)t->calls);
+  return jiti_string(S, buf, strlen(buf));
+}
+
+static void two_states_user_data(void) {
+  jiti_State *A = jiti_open(), *B = jiti_open();
+  CHECK(A != NULL && B != NULL);
+  Tally ta = {"a", 0}, tb = {"b", 100};
+  CHECK(jiti_register(A, "tally", c_tally, &ta, 0, 1, "(tally &optional by)") == JITI_OK);
+  CHECK(jiti_register(B, "tally", c_tally, &tb, 0, 1, "(tally &optional by)") == JITI_OK);
+  /* interleaved calls: each state's function gets its own data */
+  CHECK_STR(check_eval(A, "(tally)"), "\"a:1\"");
+  CHECK_STR(check_eval(B, "(tally)"), "\"b:101\"");
+  CHECK_STR(check_eval(A, "(tally 5)"), "\"a:6\"");
+  CHECK_STR(check_eval(B, "(progn (tally) (tally))"), "\"b:103\"");
+  CHECK(ta.calls == 6 && tb.calls == 103);
+  /* called from Lisp through funcall and mapcar, as any function */
+  CHECK_STR(check_eval(A, "(mapcar #'tally '(1 1))"), "(\"a:7\" \"a:8\")");
+  /* registered again with other data: the new definition has it */
+  Tally tc = {"c", 0};
+  CHECK(jiti_register(A, "tally", c_tally, &tc, 0, 1, "(tally &optional by)") == JITI_OK);
+  CHECK_STR(check_eval(A, "(funcall 'tally)"), "\"c:1\"");
+  CHECK(ta.calls == 8 && tb.calls == 103);
+  /* its errors and argument counts are as any primitive's */
+  CHECK_STR(check_eval(B, "(tally :x)"), "!SIMPLE-ERROR");
+  CHECK_STR(check_eval(B, "(tally 1 2)"), "!PROGRAM-ERROR");
+  CHECK(tb.calls == 103);
+  CHECK(jiti_register(B, "tally", NULL, &tb, 0, 1, NULL) == JITI_BADARG);
+  jiti_close(A);
+  jiti_close(B);
+}
+
 int main(void) {
+  two_states_user_data();
   jiti_State *A = jiti_open(), *B = jiti_open();
   CHECK(A != NULL && B != NULL);
 
@@ -67,10 +114,10 @@ int main(void) {
   CHECK_STR(check_eval(A, "(f 5)"), "10");
 
   /* C primitives */
-  CHECK(jiti_register(A, "add3", c_add3, 3, 3, "(add3 a b c) Sum of three integers.") == JITI_OK);
-  CHECK(jiti_register(A, "greet", c_greet, 1, 1, "(greet name)") == JITI_OK);
-  CHECK(jiti_register(A, "car", c_add3, 1, 1, "no") == JITI_BADARG);  /* locked built-in */
-  CHECK(jiti_register(A, "bad", c_add3, 3, 1, "no") == JITI_BADARG);
+  CHECK(jiti_register(A, "add3", c_add3, NULL, 3, 3, "(add3 a b c) Sum of three integers.") == JITI_OK);
+  CHECK(jiti_register(A, "greet", c_greet, NULL, 1, 1, "(greet name)") == JITI_OK);
+  CHECK(jiti_register(A, "car", c_add3, NULL, 1, 1, "no") == JITI_BADARG);  /* locked built-in */
+  CHECK(jiti_register(A, "bad", c_add3, NULL, 3, 1, "no") == JITI_BADARG);
   CHECK_STR(check_eval(A, "(add3 1 2 3)"), "6");
   CHECK_STR(check_eval(A, "(add3 1 2)"), "!PROGRAM-ERROR");
   CHECK_STR(check_eval(A, "(add3 1 2 \"x\")"), "!SIMPLE-ERROR");
@@ -91,7 +138,7 @@ int main(void) {
 
   /* collection at every allocation during nested evaluation */
   jiti_set_gc_stress(A, 1);
-  CHECK(jiti_register(A, "nested", c_nested, 0, 0, "(nested)") == JITI_OK);
+  CHECK(jiti_register(A, "nested", c_nested, NULL, 0, 0, "(nested)") == JITI_OK);
   CHECK_STR(check_eval(A, "(let ((x (list 1 2 3))) (list (nested) x (nested)))"), "(\"200\" (1 2 3) \"200\")");
   CHECK_STR(check_eval(A, "(let ((h (make-hash-table :test 'equal))) "
                   "(dotimes (i 50) (setf (gethash (format nil \"k~d\" i) h) (list i))) "

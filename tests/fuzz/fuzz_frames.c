@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "txn.h"
-#include "worker.h"
+#include "wire.h"
 
 static vouch_Checker checker;
 static grant_List grant = {{"libm.so.6"}, 1};

@@ -12,7 +12,7 @@
 #include <string.h>
 #include "jiti.h"
 #include "jiti_world.h"
-#include "worker.h"
+#include "wire.h"
 
 static const char *world =
   "(defstruct item name (price 0)) (define-condition low-stock (error) ((item :initarg :item :reader low-item)))"
