@@ -77,6 +77,10 @@ for f in controller/*/*.[ch] kernel/*.[ch] worker/*.[ch] store/*.[ch] json/*.[ch
       echo "FAIL $f includes $h: outside kernel/ only jiti.h, jiti_world.h and jiti_limits.h"
       fails=$((fails+1)); continue
     fi
+    if [[ $to == worker && $h != wire.h && $h != txn.h ]]; then
+      echo "FAIL $f includes $h: outside worker/ only wire.h (the frames) and txn.h (the transaction engine)"
+      fails=$((fails+1)); continue
+    fi
     if [[ " ${may[$d]} " != *" $to "* ]]; then
       echo "FAIL $f includes $h ($to/): $d/ may include only: ${may[$d]:-nothing}"
       fails=$((fails+1))

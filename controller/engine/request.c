@@ -11,7 +11,7 @@
 #include "engine.h"
 #include "jtext.h"
 #include "txn.h"
-#include "worker.h"
+#include "wire.h"
 
 const char *request_source(json_t *req) {
   json_t *src = json_object_get(req, "source");

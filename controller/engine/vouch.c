@@ -24,7 +24,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "txn.h"
-#include "worker.h"
+#include "wire.h"
 
 /* ------------------------------------------------------------ the table */
 

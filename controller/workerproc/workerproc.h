@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "engine.h"
-#include "worker.h"
+#include "wire.h"
 
 /* The worker's environment, all it gets of the kernel's: the locale and
 ** time zone (LC_* is every variable of that prefix), where libraries are
