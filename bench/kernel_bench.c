@@ -218,13 +218,13 @@ static Result run(const char *sock, const char *source, int nclients, long nreq,
           }
           lat[ln++] = (t - k->t_sent) * 1e3;
           if (strncmp(k->buf, "{\"ok\":true", 10) != 0) {
-            if (!res.errors) snprintf(res.first_error, sizeof res.first_error, "%s", k->buf);
+            if (!res.errors) snprintf(res.first_error, sizeof res.first_error, "%.299s", k->buf);
             res.errors++;
           }
         } else if (strncmp(k->buf, "{\"ok\":true", 10) == 0) {
           res.warm_ok++;
         } else {
-          if (!res.warm_errors) snprintf(res.first_error, sizeof res.first_error, "%s", k->buf);
+          if (!res.warm_errors) snprintf(res.first_error, sizeof res.first_error, "%.299s", k->buf);
           res.warm_errors++;
         }
         size_t rest = k->len - (size_t)(nl + 1 - k->buf);
