@@ -555,6 +555,14 @@ static void on_paused(Daemon *D, json_t *m) {
   ** extend it (a caller could hold the worker for ever) */
   if (first) t->deadline = daemon_now() + D->limits.pause_timeout;
   const char *refusal = json_string_value(json_object_get(p, "refusal"));
+  if (t->sent == TXN_CMD_ABORT && !t->responder && !first) {
+    /* the kernel's own abort (a timeout, a shutdown) left a pause level:
+    ** the levels below go too */
+    dsched_abort_pause(D, "a pause level was left");
+    return;
+  }
+  /* an abort that left a level did what was asked; the level below shows */
+  if (refusal && txn_reason_parse(refusal) == TXN_ABORTED && t->sent == TXN_CMD_ABORT) refusal = NULL;
   json_t *r;
   if (refusal)
     r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:O}", "ok", 0, "code", refusal, "message",
@@ -563,6 +571,8 @@ static void on_paused(Daemon *D, json_t *m) {
   else
     r = json_pack("{s:b, s:s, s:I, s:O}", "ok", 1, "status", "paused", "generation",
                   (json_int_t)D->gen, "pause", p);
+  if (!refusal && json_object_get(p, "refusal"))  /* a level left: say so */
+    json_object_set(r, "message", json_object_get(p, "error"));
   json_t *lv = json_object_get(p, "last_value");
   if (lv && !refusal) json_object_set(r, "value", lv);
   if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
