@@ -571,8 +571,6 @@ static void on_paused(Daemon *D, json_t *m) {
   else
     r = json_pack("{s:b, s:s, s:I, s:O}", "ok", 1, "status", "paused", "generation",
                   (json_int_t)D->gen, "pause", p);
-  if (!refusal && json_object_get(p, "refusal"))  /* a level left: say so */
-    json_object_set(r, "message", json_object_get(p, "error"));
   json_t *lv = json_object_get(p, "last_value");
   if (lv && !refusal) json_object_set(r, "value", lv);
   if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
