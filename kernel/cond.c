@@ -698,12 +698,12 @@ JT_FN(f_make_condition) {
   return jt_make_condition(S, argv[0], argc - 1, argv + 1);
 }
 
-/* (%handler-bind bindings thunk): bindings is ((type . function) ...) */
-/* The bindings of %handler-bind must be a proper list.  The expansion's
-** list is fresh, but the helper can be called with any list, which the
-** program could change afterwards, even make circular: so a signal walks
-** them with a cycle check too, and takes nothing of them on trust (a copy
-** here would cost each handler-case a cons per clause). */
+/* (%handler-bind bindings thunk): bindings is ((type . function) ...), a
+** proper list.  The expansion's list is fresh, but the helper can be
+** called with any list, which the program could change afterwards, even
+** make circular: so a signal walks them with a cycle check too, and takes
+** nothing of them on trust (a copy here would cost each handler-case a
+** cons per clause). */
 JT_FN(f_handler_bind) {
   jt_list_count(S, argv[0]);
   jt_Handlers h = {S->handlers, argv[0]};

@@ -730,11 +730,6 @@ jt_V jt_check_string(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, STRING));
 }
 
-jt_V jt_check_list(jt_State *S, jt_V v) {
-  if (!jt_islist(v)) jt_type_error(S, v, JT_SYM(S, LIST));
-  return v;
-}
-
 jt_V jt_check_cons(jt_State *S, jt_V v) {
   if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, CONS));
   return v;
@@ -743,10 +738,6 @@ jt_V jt_check_cons(jt_State *S, jt_V v) {
 uint32_t jt_check_char(jt_State *S, jt_V v) {
   if (!jt_ischar(v)) jt_type_error(S, v, JT_SYM(S, CHARACTER));
   return jt_charcode(v);
-}
-
-double jt_check_real_double(jt_State *S, jt_V v) {
-  return jt_to_double(S, v);
 }
 
 jt_V jt_check_function(jt_State *S, jt_V v) {

@@ -177,13 +177,13 @@ static void preview_usage(FILE *out) {
           "running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
 }
 
-/* eval and preview: one call or preview request. */
 /* How long a keyed call keeps retrying after its connection dropped (a
 ** kernel being restarted takes a second or two). */
 #define KEYED_PATIENCE 30.0
 
 static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n", line); }
 
+/* eval and preview: one call or preview request. */
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL, *package = NULL;
