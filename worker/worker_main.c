@@ -487,7 +487,7 @@ static void do_attempt(Worker *w, json_t *req) {
     if (cancel_done && o.reason != TXN_ACCEPTED) {
       o.reason = TXN_CANCELLED;  /* restored as an abort; the kernel asked */
       free(o.message);
-      o.message = strdup("cancelled: the kernel was asked to cancel the running call "
+      o.message = strdup("the kernel was asked to cancel the running call "
                          "(jiti cancel, or its client disconnected); the world is restored");
     }
     cancel_done = 0;
