@@ -244,6 +244,8 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "source", src);
   free(src);
   if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
+  /* Ctrl-C (the process gone, its connection with it) cancels the call */
+  if (req && op == PROTO_CALL) json_object_set_new(req, "on_disconnect", json_string("cancel"));
   if (req && wait) json_object_set_new(req, "wait", json_true());
   if (req && gen) json_object_set_new(req, "generation", json_integer((json_int_t)g));
   if (req && package) json_object_set_new(req, "package", json_string(package));

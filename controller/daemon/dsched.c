@@ -271,7 +271,9 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
   const char *od = json_string_value(json_object_get(p->req, "on_disconnect"));
-  t->keep_on_disconnect = od && !strcmp(od, "keep");
+  /* a call with an idempotency key is kept by default: the key is there so
+  ** that its client can come back for the outcome after a dropped line */
+  t->keep_on_disconnect = od ? !strcmp(od, "keep") : dkeys_of(p->req) != NULL;
   t->grouped = batchable(p);
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
