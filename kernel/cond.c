@@ -391,16 +391,10 @@ jt_V jt_unbound_slot_value(jt_State *S, jt_V cond, jt_V instance, jt_V name) {
   return jt_funcall(S, h, 3, cond, instance, name);
 }
 
-jt_V jt_undefined_function_call(jt_State *S, jt_V name, int argc, jt_V *argv) {
-  jt_V h = restart_helper(S, "%UNDEFINED-FUNCTION-CALL", name);
+jt_V jt_undefined_function_callee(jt_State *S, jt_V name) {
+  jt_V h = restart_helper(S, "%UNDEFINED-FUNCTION-CALLEE", name);
   if (h == JT_NIL) jt_undefined_function(S, name);
-  jt_V *base = S->sp;
-  JT_PUSH(S, h);
-  JT_PUSH(S, name);
-  jt_V args = jt_list_from(S, argc, argv);
-  jt_V r = jt_funcall(S, base[0], 2, base[1], args);
-  S->sp = base;
-  return r;
+  return jt_funcall(S, h, 1, name);
 }
 
 void jt_arith_error(jt_State *S, jt_V type, jt_V operation, jt_V operands) {

@@ -419,8 +419,8 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
     *S->sp++ = v;
   }
   jt_V fn = jt_sym_(n->u.callg.sym)->function;
-  jt_V r = jt_isptr(fn) && !jt_is_macro(fn) ? call(S, fn, argc, base)
-                                           : jt_undefined_function_call(S, n->u.callg.sym, argc, base);
+  if (!jt_isptr(fn) || jt_is_macro(fn)) fn = jt_undefined_function_callee(S, n->u.callg.sym);
+  jt_V r = call(S, fn, argc, base);
   S->sp = base;
   return r;
 }
@@ -472,10 +472,9 @@ jt_V jt_apply(jt_State *S, jt_V fn, int argc, jt_V *argv) {
     argv = base + 1;
     fn = base[0];
   }
-  jt_V name = fn;   /* a symbol is reachable from its package or the caller */
-  if (jt_issymbol(fn)) fn = jt_function_or_unbound(S, fn);
+  if (jt_issymbol(fn)) fn = jt_callee(S, fn);
   JT_WORK(S);  /* a closure ticks on its own; a primitive called from C would not */
-  jt_V r = fn != JT_UNBOUND ? call(S, fn, argc, argv) : jt_undefined_function_call(S, name, argc, argv);
+  jt_V r = call(S, fn, argc, argv);
   S->sp = base;
   return r;
 }

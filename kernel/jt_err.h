@@ -42,16 +42,18 @@ JT_NORETURN void jt_undefined_function(jt_State *S, jt_V name);
 **     the read, USE-VALUE gives one, STORE-VALUE sets the variable too).
 **   jt_undefined_function_value: the function to use for NAME, as
 **     fdefinition would return it (CONTINUE retries, USE-VALUE gives one).
-**   jt_undefined_function_call: the values of the call of NAME with
-**     argv[0..argc) (CONTINUE calls NAME's definition then, USE-VALUE calls
-**     a given function, RETURN-VALUE and RETURN-NOTHING return instead).
+**   jt_undefined_function_callee: the function a call of NAME calls
+**     instead, with the call's arguments (CONTINUE: NAME's definition by
+**     then; USE-VALUE: a given function; RETURN-VALUE and RETURN-NOTHING:
+**     one that ignores them and returns the values given, or none).  The
+**     call site goes on as if NAME had named it, so the fast path of calls
+**     keeps its shape.
 **   jt_unbound_slot_value: signals COND, the unbound-slot of INSTANCE's slot
 **     NAME; slot-value's value (USE-VALUE gives one, STORE-VALUE sets the
 **     slot too). */
 jt_V jt_unbound_variable_value(jt_State *S, jt_V name) __attribute__((cold));
 jt_V jt_undefined_function_value(jt_State *S, jt_V name) __attribute__((cold));
-jt_V jt_undefined_function_call(jt_State *S, jt_V name, int argc, jt_V *argv)
-    __attribute__((cold));
+jt_V jt_undefined_function_callee(jt_State *S, jt_V name) __attribute__((cold));
 jt_V jt_unbound_slot_value(jt_State *S, jt_V cond, jt_V instance, jt_V name)
     __attribute__((cold));
 

@@ -292,6 +292,11 @@ jt_V jt_fdefinition(jt_State *S, jt_V name) {
   return f != JT_UNBOUND ? f : jt_undefined_function_value(S, name);
 }
 
+jt_V jt_callee(jt_State *S, jt_V name) {
+  jt_V f = jt_function_or_unbound(S, name);
+  return f != JT_UNBOUND ? f : jt_undefined_function_callee(S, name);
+}
+
 /* The kernel's guarded helpers (those that define types or record entries
 ** without the checks of the public form that uses them) may be called
 ** only by kernel code: the closure calling the primitive now running was

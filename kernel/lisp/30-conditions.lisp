@@ -291,25 +291,30 @@
        (not (and (symbolp name) (or (macro-function name) (special-operator-p name))))
        (fdefinition name)))
 
-;; A call of NAME, undefined, with ARGS: CONTINUE retries with NAME's
-;; definition then (signalling again while there is none).
-(defun %undefined-function-call (name args)
+;; A call of NAME, undefined: the function the call site calls instead, with
+;; the call's arguments.  CONTINUE retries with NAME's definition then
+;; (signalling again while there is none); RETURN-VALUE and RETURN-NOTHING
+;; give one that ignores the arguments.
+(defun %undefined-function-callee (name)
   (do () (nil)
     (let ((f (%current-function name)))
-      (when f (return (apply f args))))
+      (when f (return f)))
     (restart-case (error 'undefined-function :name name)
       (continue ()
         :report (lambda (s) (format s "Retry calling ~S." name))
         nil)
       (use-value (function)
         :report "Call specified function."
-        (return (apply function args)))
+        ;; a function designator: a symbol is called through apply
+        (return (if (functionp function)
+                    function
+                    (lambda (&rest args) (apply function args)))))
       (return-value (&rest values)
         :report "Return specified values."
-        (return (values-list values)))
+        (return (lambda (&rest args) (declare (ignore args)) (values-list values))))
       (return-nothing ()
         :report "Return zero values."
-        (return (values))))))
+        (return (lambda (&rest args) (declare (ignore args)) (values)))))))
 
 ;; The function NAME names, for fdefinition, symbol-function and #'NAME.
 (defun %undefined-function-value (name)

@@ -67,6 +67,7 @@
 ;; USE-VALUE calls the given function with the call's arguments
 (is-equal (rs-with-restart ("USE-VALUE" #'list) (rs-undefined-fn 1 2)) '(1 2))
 (is-equal (rs-with-restart ("USE-VALUE" #'list) (funcall 'rs-undefined-fn 3 4)) '(3 4))
+(is-equal (rs-with-restart ("USE-VALUE" 'list) (funcall (rs-compiled '(rs-undefined-fn 5 6)))) '(5 6))
 (is-equal (rs-with-restart ("USE-VALUE" #'+) (apply 'rs-undefined-fn 1 '(2 3))) 6)
 ;; RETURN-VALUE returns the given values, RETURN-NOTHING none
 (is-equal (multiple-value-list (rs-with-restart ("RETURN-VALUE" 5 6) (funcall (rs-compiled '(rs-undefined-fn 1)))))
