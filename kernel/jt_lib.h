@@ -173,7 +173,13 @@ bool jt_iskeyword(jt_V v);
 /* Global value and function cells (respect dynamic bindings). */
 jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
 void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
-jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+jt_V jt_fdefinition(jt_State *S, jt_V name);      /* undefined-function, with restarts */
+/* NAME's function, or JT_UNBOUND when it names none a program may call (a
+** macro, a special operator, a kernel-internal helper). */
+jt_V jt_function_or_unbound(jt_State *S, jt_V name);
+/* The function a call of NAME (funcall, apply) calls: as jt_fdefinition,
+** but an undefined NAME offers the call's restarts (jt_err.h). */
+jt_V jt_callee(jt_State *S, jt_V name);
 /* In a primitive: return if its caller is kernel code, else signal that the
 ** primitive is an undefined function (see obj.c). */
 void jt_check_kernel_caller(jt_State *S);
