@@ -522,6 +522,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the 
                                                     ** from seq first on, and any
                                                     ** stored before them not told yet */
 void devents_subscribed(Daemon *D);   /* a client subscribed (subscribers counts it) */
+void devents_free(Daemon *D);         /* the buffers, at close (after the last flush) */
 /* On the writer thread, after w stored events first..first+n-1: read them
 ** back into w->stored when w->read_back.  Returns the store's code. */
 int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n);
