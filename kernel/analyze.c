@@ -878,7 +878,6 @@ static jt_Node *sf_load_time_value(A *a, jt_V form, jt_V args, bool tail) {
   return const_node(a, jt_eval(a->S, jt_car(args)));
 }
 
-/* flet / labels / macrolet: local function bindings. */
 /* A local function definition (name lambda-list . body): NAME a symbol
 ** that is not a built-in, or (setf symbol). */
 static void check_local_function(A *a, jt_V d, jt_V form) {

@@ -346,7 +346,7 @@ JT_FN(m_slot_unbound) {
   JT_PUSH(S, args[7]);
   jt_V c = jt_make_condition(S, JT_SYM(S, UNBOUND_SLOT), 8, args);
   S->sp = base;
-  jt_signal_error(S, c);
+  return jt_unbound_slot_value(S, c, argv[1], argv[2]);
 }
 
 /* ------------------------------------------------------ built-in generics */

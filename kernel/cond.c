@@ -359,6 +359,44 @@ void jt_undefined_function(jt_State *S, jt_V name) {
   cell_error(S, JT_SYM(S, UNDEFINED_FUNCTION), name);
 }
 
+/* The standard restarts of these errors are established by the prelude's
+** helpers (30-conditions.lisp): the error is the slow path, so the
+** evaluator's reads and calls stay as they are and only call out here.
+** Before the prelude has defined a helper, and for a kernel-internal name
+** (which user code must not learn exists), the error has no restarts. */
+static jt_V restart_helper(jt_State *S, const char *helper, jt_V name) {
+  JT_PUSH(S, name);
+  jt_V f = jt_sym_(jt_intern(S, helper))->function;
+  JT_POP(S, 1);
+  return jt_isptr(f) && !jt_is_macro(f) && !jt_is_internal(name) ? f : JT_NIL;
+}
+
+jt_V jt_unbound_variable_value(jt_State *S, jt_V name) {
+  jt_V h = restart_helper(S, "%UNBOUND-VARIABLE-VALUE", name);
+  if (h == JT_NIL) jt_unbound_variable(S, name);
+  return jt_funcall(S, h, 1, name);
+}
+
+jt_V jt_undefined_function_value(jt_State *S, jt_V name) {
+  jt_V h = restart_helper(S, "%UNDEFINED-FUNCTION-VALUE", name);
+  if (h == JT_NIL) jt_undefined_function(S, name);
+  return jt_funcall(S, h, 1, name);
+}
+
+jt_V jt_unbound_slot_value(jt_State *S, jt_V cond, jt_V instance, jt_V name) {
+  JT_PUSH(S, cond);
+  jt_V h = restart_helper(S, "%UNBOUND-SLOT-VALUE", name);
+  JT_POP(S, 1);
+  if (h == JT_NIL) jt_signal_error(S, cond);
+  return jt_funcall(S, h, 3, cond, instance, name);
+}
+
+jt_V jt_undefined_function_callee(jt_State *S, jt_V name) {
+  jt_V h = restart_helper(S, "%UNDEFINED-FUNCTION-CALLEE", name);
+  if (h == JT_NIL) jt_undefined_function(S, name);
+  return jt_funcall(S, h, 1, name);
+}
+
 void jt_arith_error(jt_State *S, jt_V type, jt_V operation, jt_V operands) {
   jt_V *base = S->sp;
   JT_PUSH(S, operation);
@@ -698,12 +736,12 @@ JT_FN(f_make_condition) {
   return jt_make_condition(S, argv[0], argc - 1, argv + 1);
 }
 
-/* (%handler-bind bindings thunk): bindings is ((type . function) ...) */
-/* The bindings of %handler-bind must be a proper list.  The expansion's
-** list is fresh, but the helper can be called with any list, which the
-** program could change afterwards, even make circular: so a signal walks
-** them with a cycle check too, and takes nothing of them on trust (a copy
-** here would cost each handler-case a cons per clause). */
+/* (%handler-bind bindings thunk): bindings is ((type . function) ...), a
+** proper list.  The expansion's list is fresh, but the helper can be
+** called with any list, which the program could change afterwards, even
+** make circular: so a signal walks them with a cycle check too, and takes
+** nothing of them on trust (a copy here would cost each handler-case a
+** cons per clause). */
 JT_FN(f_handler_bind) {
   jt_list_count(S, argv[0]);
   jt_Handlers h = {S->handlers, argv[0]};

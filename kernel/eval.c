@@ -89,7 +89,7 @@ jt_V jt_ev_lset(jt_State *S, const jt_Node *n, jt_V env) {
 
 jt_V jt_ev_gref(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V v = jt_sym_(n->u.gset.sym)->value;
-  if (v == JT_UNBOUND) jt_unbound_variable(S, n->u.gset.sym);
+  if (v == JT_UNBOUND) v = jt_unbound_variable_value(S, n->u.gset.sym);
   S->nvals = 1;
   return v;
 }
@@ -374,7 +374,7 @@ jt_V jt_ev_unwind_protect(jt_State *S, const jt_Node *n, jt_V env) {
 
 jt_V jt_ev_fglobal(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V fn = jt_symobj(S, n->u.gset.sym)->function;
-  if (fn == JT_UNBOUND || jt_is_macro(fn)) jt_undefined_function(S, n->u.gset.sym);
+  if (fn == JT_UNBOUND || jt_is_macro(fn)) fn = jt_undefined_function_value(S, n->u.gset.sym);
   S->nvals = 1;
   return fn;
 }
@@ -383,7 +383,7 @@ jt_V jt_ev_fsetf(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V fn = jt_symobj(S, n->u.gset.sym)->setf_fn;
   if (fn == JT_UNBOUND) {
     jt_V name = jt_list(S, 2, JT_SYM(S, SETF), n->u.gset.sym);
-    jt_undefined_function(S, name);
+    fn = jt_undefined_function_value(S, name);
   }
   S->nvals = 1;
   return fn;
@@ -419,7 +419,7 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
     *S->sp++ = v;
   }
   jt_V fn = jt_sym_(n->u.callg.sym)->function;
-  if (!jt_isptr(fn) || jt_is_macro(fn)) jt_undefined_function(S, n->u.callg.sym);
+  if (!jt_isptr(fn) || jt_is_macro(fn)) fn = jt_undefined_function_callee(S, n->u.callg.sym);
   jt_V r = call(S, fn, argc, base);
   S->sp = base;
   return r;
@@ -472,7 +472,7 @@ jt_V jt_apply(jt_State *S, jt_V fn, int argc, jt_V *argv) {
     argv = base + 1;
     fn = base[0];
   }
-  if (jt_issymbol(fn)) fn = jt_fdefinition(S, fn);
+  if (jt_issymbol(fn)) fn = jt_callee(S, fn);
   JT_WORK(S);  /* a closure ticks on its own; a primitive called from C would not */
   jt_V r = call(S, fn, argc, argv);
   S->sp = base;

@@ -847,7 +847,6 @@ static void fix_fraction(Fl *f, double ax, intptr_t k, size_t d, char *r,
   split_fixed(f, r, len, d, fb);
 }
 
-/* The value as a real, or false (it is printed some other way). */
 /* The value as a real, or false (it is printed some other way); sets
 ** F->single to its format.  A rational is printed as a single-float, as
 ** SBCL prints it. */

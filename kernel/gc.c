@@ -164,8 +164,9 @@ void jt_free(jt_State *S, void *p, size_t n) {
 ** instead of 512.  On a virtual machine the faults of a fresh heap were the
 ** largest single cost of bulk work such as importing a world (a third of it;
 ** docs/benchmarks.md, "Recovery").  Where huge pages are disabled the advice
-** does nothing and the slab faults in page by page as before. */
-/* Under LeakSanitizer a slab is a root region: objects keep malloc'd
+** does nothing and the slab faults in page by page as before.
+**
+** Under LeakSanitizer a slab is a root region: objects keep malloc'd
 ** buffers (string characters, vector items) that only the slab points to,
 ** and LSan does not scan mappings of its own accord. */
 #if defined(__SANITIZE_ADDRESS__)

@@ -753,8 +753,8 @@ static const jt_Reg io_fns[] = {
 
 /* The printer's and reader's control variables, declared special, with
 ** their standard values (those of with-standard-io-syntax that this Lisp
-** has): at start-up, and again whenever the host wants them back. */
-/* A variable already holding its standard value is left alone: a store
+** has): at start-up, and again whenever the host wants them back.  A
+** variable already holding its standard value is left alone: a store
 ** would cost a copy in every open checkpoint (the world layer saves what
 ** the barrier sees), and the hosts reset before and after every
 ** transaction. */

@@ -283,6 +283,18 @@ typedef void (*jiti_DebuggerHook)(jiti_State *S, const jiti_Pause *pause,
 
 void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud);
 
+/* Cancel the evaluation running on S, from a signal handler or another
+** thread (async-signal-safe: two stores).  It stops at its next step (a
+** call, a loop iteration, a unit of C-side work), unwinding through its
+** unwind-protect cleanups; no handler sees it and it does not pause: the
+** evaluating call returns JITI_ABORTED (message "aborted"; the host, which
+** asked, knows why).
+** Work inside one C call that takes no steps (a single GMP product) is not
+** stopped before it returns.  Each evaluating call clears a cancel left
+** over from before it (jiti_cancel_clear for a host that must be sure). */
+void jiti_cancel_async(jiti_State *S);
+void jiti_cancel_clear(jiti_State *S);
+
 /* The largest restart id handed out so far: every restart established
 ** later has a larger id (a host can tell the restarts its own evaluation
 ** made from older ones). */

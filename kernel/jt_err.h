@@ -4,7 +4,7 @@
 ** Every runtime error is a condition object of its Common Lisp type.  These
 ** functions build the condition and signal it with `error` semantics
 ** (handlers, then the debugger hook, then an abort to the host).  None of
-** them returns.
+** them returns, but for the restartable ones below.
 */
 #ifndef jt_err_h
 #define jt_err_h
@@ -32,6 +32,30 @@ JT_NORETURN void jt_arg_count_error(jt_State *S, jt_V fn, int argc);
 /* unbound-variable / undefined-function (cell-error with `name`). */
 JT_NORETURN void jt_unbound_variable(jt_State *S, jt_V name);
 JT_NORETURN void jt_undefined_function(jt_State *S, jt_V name);
+
+/* The same errors with the standard restarts (the names, order and reports
+** are SBCL's); each returns what the signalling site goes on with once a
+** restart is chosen, or does not return (a handler or the debugger exited).
+** Before the prelude is loaded, and for a kernel-internal name, they signal
+** without restarts.
+**   jt_unbound_variable_value: the value to use for NAME (CONTINUE retries
+**     the read, USE-VALUE gives one, STORE-VALUE sets the variable too).
+**   jt_undefined_function_value: the function to use for NAME, as
+**     fdefinition would return it (CONTINUE retries, USE-VALUE gives one).
+**   jt_undefined_function_callee: the function a call of NAME calls
+**     instead, with the call's arguments (CONTINUE: NAME's definition by
+**     then; USE-VALUE: a given function; RETURN-VALUE and RETURN-NOTHING:
+**     one that ignores them and returns the values given, or none).  The
+**     call site goes on as if NAME had named it, so the fast path of calls
+**     keeps its shape.
+**   jt_unbound_slot_value: signals COND, the unbound-slot of INSTANCE's slot
+**     NAME; slot-value's value (USE-VALUE gives one, STORE-VALUE sets the
+**     slot too). */
+jt_V jt_unbound_variable_value(jt_State *S, jt_V name) __attribute__((cold));
+jt_V jt_undefined_function_value(jt_State *S, jt_V name) __attribute__((cold));
+jt_V jt_undefined_function_callee(jt_State *S, jt_V name) __attribute__((cold));
+jt_V jt_unbound_slot_value(jt_State *S, jt_V cond, jt_V instance, jt_V name)
+    __attribute__((cold));
 
 /* arithmetic-error subtypes: `type` e.g. JT_SYM(S, DIVISION_BY_ZERO). */
 JT_NORETURN void jt_arith_error(jt_State *S, jt_V type, jt_V operation,

@@ -227,8 +227,12 @@ __attribute__((noreturn)) void jt_abort_to_top(jt_State *S, int status, jt_V con
 enum { JT_LIMIT_FUEL, JT_LIMIT_DEPTH, JT_LIMIT_HEAP, JT_LIMIT_OUTPUT };
 __attribute__((noreturn)) void jt_limit_exceeded(jt_State *S, int which);
 
+/* The fuel ran out, or a host's jiti_cancel_async made it look so
+** (state.c): a cancel aborts, a real exhaustion is the fuel limit. */
+void jt_fuel_out(jt_State *S);
+
 static inline void jt_tick(jt_State *S) {
-  if (--S->fuel_left == 0) jt_limit_exceeded(S, JT_LIMIT_FUEL);
+  if (--S->fuel_left == 0) jt_fuel_out(S);
 }
 
 /* ------------------------------------------------------------- layouts */

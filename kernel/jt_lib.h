@@ -129,7 +129,6 @@ jt_V jt_intern(jt_State *S, const char *name);          /* exact name */
 jt_V jt_intern_keyword(jt_State *S, const char *name);  /* name without ':' */
 /* Put an existing symbol object into the symbol table (bootstrap). */
 void jt_intern_symbol_object(jt_State *S, jt_V sym);
-jt_V jt_intern_string(jt_State *S, jt_V name, int package);
 jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package);  /* UTF-8 */
 jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package);
 uint32_t jt_symbol_name_hash(const char *name, size_t len);
@@ -151,7 +150,6 @@ const char *jt_refusal_reason(const char *name);
 bool jt_refusal_report(jt_State *S, jt_V sym, bool function, jt_V stream);
 /* *package* (checked: a type-error resets it to COMMON-LISP-USER). */
 jt_V jt_current_package(jt_State *S);
-int jt_current_package_index(jt_State *S);
 /* package.c, for the reader: lookups in pkg: an unqualified name (interned when new;
 ** refused in a locked package), and pkg:name (external only; NOVALUE). */
 jt_V jt_package_read_intern(jt_State *S, jt_V pkg, const char *name, size_t len);
@@ -175,7 +173,13 @@ bool jt_iskeyword(jt_V v);
 /* Global value and function cells (respect dynamic bindings). */
 jt_V jt_symbol_value(jt_State *S, jt_V sym);      /* signals unbound-variable */
 void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v);  /* checks locks */
-jt_V jt_fdefinition(jt_State *S, jt_V name);      /* signals undefined-function */
+jt_V jt_fdefinition(jt_State *S, jt_V name);      /* undefined-function, with restarts */
+/* NAME's function, or JT_UNBOUND when it names none a program may call (a
+** macro, a special operator, a kernel-internal helper). */
+jt_V jt_function_or_unbound(jt_State *S, jt_V name);
+/* The function a call of NAME (funcall, apply) calls: as jt_fdefinition,
+** but an undefined NAME offers the call's restarts (jt_err.h). */
+jt_V jt_callee(jt_State *S, jt_V name);
 /* In a primitive: return if its caller is kernel code, else signal that the
 ** primitive is an undefined function (see obj.c). */
 void jt_check_kernel_caller(jt_State *S);
@@ -282,10 +286,8 @@ JT_NORETURN void jt_index_error(jt_State *S, jt_V seq, jt_V idx, size_t n, int h
 jt_V jt_check_symbol(jt_State *S, jt_V v);
 /* A string object: a displaced string is copied (read-only uses). */
 jt_V jt_check_string(jt_State *S, jt_V v);
-jt_V jt_check_list(jt_State *S, jt_V v);
 jt_V jt_check_cons(jt_State *S, jt_V v);
 uint32_t jt_check_char(jt_State *S, jt_V v);
-double jt_check_real_double(jt_State *S, jt_V v);
 /* A function designator (symbol or function) resolved to a function. */
 jt_V jt_check_function(jt_State *S, jt_V v);
 /* A string designator (string, symbol, character) as a string object. */
@@ -340,7 +342,6 @@ char *jt_buf_cstr(jt_Buf *b);  /* for display: NUL characters shown as U+2400 */
 
 jt_V jt_make_integer(jt_State *S, int64_t n);
 jt_V jt_make_integer_mpz(jt_State *S, mpz_srcptr z);   /* normalises */
-jt_V jt_make_rational_mpq(jt_State *S, mpq_srcptr q);  /* normalises */
 /* Read `v` (an integer) into an initialised mpz. */
 void jt_to_mpz(jt_V v, mpz_ptr out);
 double jt_to_double(jt_State *S, jt_V real);           /* type-error if not real */

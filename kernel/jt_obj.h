@@ -52,7 +52,6 @@ typedef struct jt_State jt_State;
 #define JT_CHAR_LIMIT  0x110000u
 
 #define jt_isptr(v)   (((v) & 7) == 0 && (v) != 0)
-#define jt_isnil(v)   ((v) == JT_NIL)
 #define jt_bool(c)    ((c) ? JT_T : JT_NIL)
 
 /* ------------------------------------------------------------ heap objects */
@@ -206,7 +205,6 @@ typedef struct jt_Random { jt_Obj h; uint64_t s[4]; } jt_Random;
 ** which of those are external) is kept in the state's symbol table, keyed
 ** by package index; see package.c. */
 #define JT_PACKAGE_LOCKED  0x0001  /* COMMON-LISP, JITI: nothing may change */
-#define JT_PACKAGE_DELETED 0x0002
 typedef struct jt_Package {
   jt_Obj h;         /* aux = index */
   jt_V name;        /* string; NIL once deleted */

@@ -12,6 +12,7 @@
 #define jt_state_h
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include "jt_obj.h"
 #include "jt_syms.h"
@@ -222,6 +223,7 @@ struct jt_State {
   size_t cstack_limit;      /* bytes of C stack evaluation may use */
   bool in_limit;            /* a limit condition is being signalled */
   uint8_t limit_tripped;    /* bit per JT_LIMIT_*: tripped in this call */
+  volatile sig_atomic_t cancel;  /* jiti_cancel_async: abort at the next tick */
   uint32_t work;            /* C-side steps (comparisons, calls from C): every
                                16 cost a unit of fuel (JT_WORK) */
 

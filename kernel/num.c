@@ -310,19 +310,6 @@ jt_V jt_make_integer_mpz(jt_State *S, mpz_srcptr z) {
   return big_norm(S, b);
 }
 
-jt_V jt_make_rational_mpq(jt_State *S, mpq_srcptr q) {
-  if (mpz_sgn(mpq_denref(q)) == 0) {
-    jt_V n = jt_make_integer_mpz(S, mpq_numref(q));
-    div_zero(S, "/", n, jt_mkfix(0));
-  }
-  if (mpz_cmp_ui(mpq_denref(q), 1) == 0)
-    return jt_make_integer_mpz(S, mpq_numref(q));
-  jt_Ratio *r = new_ratio(S);
-  mpq_set(r->q, q);
-  mpq_canonicalize(r->q);   /* callers may hand us an unreduced fraction */
-  return ratio_norm(S, r);
-}
-
 void jt_to_mpz(jt_V v, mpz_ptr out) {
   if (jt_isfix(v)) mpz_set_si(out, (long)jt_fixval(v));
   else mpz_set(out, jt_big_(v)->z);
@@ -889,7 +876,6 @@ static int digit_value(int c) {
   return 99;
 }
 
-/* Digits s[0..n) (all valid in `base`) as an integer. */
 /* Digits (all valid in `base`) as an integer.  They come either as bytes
 ** `s` or as code points `u`, n of them. */
 static jt_V parse_digits(jt_State *S, const char *s, const uint32_t *u,

@@ -258,7 +258,7 @@ bool jt_iskeyword(jt_V v) {
 jt_V jt_symbol_value(jt_State *S, jt_V sym) {
   if (sym == JT_NIL || sym == JT_T) return sym;
   jt_V v = jt_sym_(sym)->value;
-  if (v == JT_UNBOUND) jt_unbound_variable(S, sym);
+  if (v == JT_UNBOUND) v = jt_unbound_variable_value(S, sym);
   return v;
 }
 
@@ -276,19 +276,25 @@ void jt_set_symbol_value(jt_State *S, jt_V sym, jt_V v) {
   JT_SET(S, s, s->value, v);
 }
 
-jt_V jt_fdefinition(jt_State *S, jt_V name) {
+jt_V jt_function_or_unbound(jt_State *S, jt_V name) {
   if (jt_iscons(name) && jt_car(name) == JT_SYM(S, SETF) && jt_iscons(jt_cdr(name)) &&
-      jt_issymbol(jt_car(jt_cdr(name)))) {
-    jt_V f = jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn;
-    if (f == JT_UNBOUND) jt_undefined_function(S, name);
-    return f;
-  }
+      jt_issymbol(jt_car(jt_cdr(name))))
+    return jt_symobj(S, jt_car(jt_cdr(name)))->setf_fn;
   if (!jt_issymbol(name)) jt_type_error(S, name, JT_SYM(S, SYMBOL));
   jt_V f = jt_symobj(S, name)->function;
-  if (f == JT_UNBOUND || jt_is_macro(f) || (jt_symobj(S, name)->h.flags & JT_SYM_SPECFORM) ||
-      jt_is_internal(name))
-    jt_undefined_function(S, name);
+  if (jt_is_macro(f) || (jt_symobj(S, name)->h.flags & JT_SYM_SPECFORM) || jt_is_internal(name))
+    return JT_UNBOUND;
   return f;
+}
+
+jt_V jt_fdefinition(jt_State *S, jt_V name) {
+  jt_V f = jt_function_or_unbound(S, name);
+  return f != JT_UNBOUND ? f : jt_undefined_function_value(S, name);
+}
+
+jt_V jt_callee(jt_State *S, jt_V name) {
+  jt_V f = jt_function_or_unbound(S, name);
+  return f != JT_UNBOUND ? f : jt_undefined_function_callee(S, name);
 }
 
 /* The kernel's guarded helpers (those that define types or record entries
@@ -730,11 +736,6 @@ jt_V jt_check_string(jt_State *S, jt_V v) {
   jt_type_error(S, v, JT_SYM(S, STRING));
 }
 
-jt_V jt_check_list(jt_State *S, jt_V v) {
-  if (!jt_islist(v)) jt_type_error(S, v, JT_SYM(S, LIST));
-  return v;
-}
-
 jt_V jt_check_cons(jt_State *S, jt_V v) {
   if (!jt_iscons(v)) jt_type_error(S, v, JT_SYM(S, CONS));
   return v;
@@ -743,10 +744,6 @@ jt_V jt_check_cons(jt_State *S, jt_V v) {
 uint32_t jt_check_char(jt_State *S, jt_V v) {
   if (!jt_ischar(v)) jt_type_error(S, v, JT_SYM(S, CHARACTER));
   return jt_charcode(v);
-}
-
-double jt_check_real_double(jt_State *S, jt_V v) {
-  return jt_to_double(S, v);
 }
 
 jt_V jt_check_function(jt_State *S, jt_V v) {

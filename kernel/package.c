@@ -272,18 +272,6 @@ jt_V jt_intern_bytes(jt_State *S, const char *name, size_t len, int package)
   return intern_raw(S, name, len, home_of(S, name, len, package, false), JT_NIL);
 }
 
-jt_V jt_intern_string(jt_State *S, jt_V name, int package)
-{
-  size_t len;
-  JT_PUSH(S, name);
-  char *c = jt_string_utf8(S, name, &len);
-  /* the symbol gets its own copy of the name: strings are mutable */
-  jt_V found = intern_raw(S, c, len, home_of(S, c, len, package, false), JT_NIL);
-  free(c);
-  JT_POP(S, 1);
-  return found;
-}
-
 /* ------------------------------------------------------------- packages */
 
 static jt_V pkg_at(jt_State *S, int index)
@@ -424,12 +412,6 @@ jt_V jt_current_package(jt_State *S)
   if (p == JT_UNBOUND || user == JT_NIL) return pkg_at(S, JT_PKG_LISP);
   jt_set_symbol_value(S, JT_SYM(S, PACKAGE_VAR), user);
   jt_type_error(S, p, JT_SYM(S, PACKAGE));
-}
-
-int jt_current_package_index(jt_State *S)
-{
-  jt_V p = jt_current_package(S);
-  return p == JT_NIL ? JT_PKG_LISP : pkg_index(p);
 }
 
 /* ---------------------------------------------------------- accessibility */

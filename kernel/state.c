@@ -237,6 +237,28 @@ void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud) {
   S->debugger_ud = ud;
 }
 
+/* A cancel rides on the fuel counter, so that the evaluator's hot path
+** pays nothing for it: the next tick finds it "out of fuel" and asks here. */
+void jiti_cancel_async(jiti_State *S) {
+  S->cancel = 1;
+  S->fuel_left = 1;
+}
+
+void jiti_cancel_clear(jiti_State *S) { S->cancel = 0; }
+
+void jt_fuel_out(jt_State *S) {
+  if (S->cancel && S->jmp) {
+    S->cancel = 0;
+    S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
+    jt_abort_to_top(S, JITI_ABORTED, JT_NIL);
+  }
+  if (S->fuel_left == 0 && !S->limits.fuel) {  /* a cancel cleared meanwhile */
+    S->fuel_left = UINT64_MAX;
+    return;
+  }
+  jt_limit_exceeded(S, JT_LIMIT_FUEL);
+}
+
 /* ------------------------------------------------------------ evaluation */
 
 typedef struct { const char *src; size_t len; bool outer; } SrcArgs;
@@ -289,6 +311,7 @@ static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *save
   *saved = S->limits;
   if (limits) S->limits = *limits;
   S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
+  S->cancel = 0;
   S->output_used = 0;
   S->limit_tripped = 0;
   S->stack_end = S->stack + S->stack_slots - JT_STACK_RESERVE;

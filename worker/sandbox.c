@@ -108,14 +108,14 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
 #define ARG_MASKED_EQ(n, mask, v) \
   ((struct scmp_arg_cmp){.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (v)})
   /* the kernel's socket; stderr for diagnostics */
-  ALLOW1(read, ARG_EQ(0, (scmp_datum_t)fd));
-  ALLOW1(recvmsg, ARG_EQ(0, (scmp_datum_t)fd));
-  ALLOW1(recvfrom, ARG_EQ(0, (scmp_datum_t)fd));
-  ALLOW1(write, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(read, ARG_EQ(0, fd));
+  ALLOW1(recvmsg, ARG_EQ(0, fd));
+  ALLOW1(recvfrom, ARG_EQ(0, fd));
+  ALLOW1(write, ARG_EQ(0, fd));
   ALLOW1(write, ARG_EQ(0, 2));
   ALLOW1(writev, ARG_EQ(0, 2));
-  ALLOW1(sendmsg, ARG_EQ(0, (scmp_datum_t)fd));
-  ALLOW1(sendto, ARG_EQ(0, (scmp_datum_t)fd));
+  ALLOW1(sendmsg, ARG_EQ(0, fd));
+  ALLOW1(sendto, ARG_EQ(0, fd));
   /* memory: never executable */
   ALLOW(brk);
 #ifdef WORKER_ASAN
@@ -150,7 +150,7 @@ int worker_sandbox(int fd, char *err, size_t errlen) {
   ALLOW(gettid);
   ALLOW(exit);
   ALLOW(exit_group);
-  ALLOW1(tgkill, ARG_EQ(0, (scmp_datum_t)getpid()));  /* abort() */
+  ALLOW1(tgkill, ARG_EQ(0, getpid()));  /* abort() */
 #ifdef WORKER_ASAN
   /* AddressSanitizer's allocator and reports */
   ALLOW(sigaltstack);

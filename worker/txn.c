@@ -69,7 +69,8 @@ char *txn_string_literal(const char *s) {
 
 static const char *reason_names[TXN_REASON_COUNT] = {
   "accepted", "unsafe", "rejected-by-gate", "repair-failed", "invalid-arguments",
-  "aborted", "limit", "budget-exhausted", "stale", "publication-failed", "error", "faulted"};
+  "aborted", "limit", "budget-exhausted", "stale", "publication-failed", "error", "faulted",
+  "cancelled"};
 
 const char *txn_reason_name(txn_Reason r) {
   return (unsigned)r < TXN_REASON_COUNT ? reason_names[r] : "?";

@@ -78,12 +78,15 @@ typedef enum txn_Reason {
                               partial writes restored */
   TXN_FAULTED,             /* the world is faulted (invalid baseline): only
                               operator operations are accepted; nothing ran */
+  TXN_CANCELLED,           /* the kernel cancelled the running attempt (a
+                              client's cancel, or its caller disconnected);
+                              restored */
   TXN_REASON_COUNT
 } txn_Reason;
 
 /* "accepted", "unsafe", "rejected-by-gate", "repair-failed",
 ** "invalid-arguments", "aborted", "limit", "budget-exhausted", "stale",
-** "publication-failed", "error", "faulted" (one table: the kernel daemon,
+** "publication-failed", "error", "faulted", "cancelled" (one table: the kernel daemon,
 ** its worker and the store's events all use these names). */
 const char *txn_reason_name(txn_Reason r);
 /* The reason named s, or -1. */

@@ -15,6 +15,7 @@
 #define jiti_wire_h
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
@@ -97,7 +98,15 @@ void wire_reader_reset(wire_reader *r);
 ** page holds no outcome. */
 typedef struct worker_Progress {
   uint64_t outcomes;       /* written by the worker only, release order */
+  /* A cancel (docs/protocol.md, "Cancelling a running call"): the kernel
+  ** writes the number of outcomes the worker will have made once the call
+  ** to cancel ends, plus one, then sends SIGUSR1 (again every 10 ms until
+  ** the outcome comes).  The worker cancels only the call whose outcome
+  ** would be that one, so a signal arriving late never cancels the next
+  ** call of a batch.  0: none. */
+  uint64_t cancel_at;      /* written by the kernel only */
 } worker_Progress;
+#define WORKER_CANCEL_SIGNAL SIGUSR1
 #define WORKER_PROGRESS_SIZE ((size_t)4096)
 
 /* How the kernel starts its worker (`jiti __worker` arguments). */

@@ -418,6 +418,45 @@ static int limits_of(Worker *w, json_t *o, jiti_Limits *lim) {
   return 1;
 }
 
+/* Cancelling the running call (wire.h, the progress page's cancel_at):
+** the kernel's SIGUSR1 reaches the world's thread alone (the others block
+** it), and the handler only stores (jiti_cancel_async).  What it needs is
+** the serving worker, which a handler can reach only through a static. */
+static Worker *volatile cancel_worker;
+static volatile sig_atomic_t cancel_running, cancel_done;
+
+static void on_cancel(int sig) {
+  (void)sig;
+  Worker *w = cancel_worker;
+  if (!w || !w->pg || !cancel_running) return;
+  uint64_t at = __atomic_load_n(&w->pg->cancel_at, __ATOMIC_ACQUIRE);
+  if (at == 0 || at != w->made + 1) return;
+  cancel_done = 1;
+  jiti_cancel_async(txn_state(w->W));
+}
+
+/* Before the sandbox (which forbids rt_sigaction) and before the other
+** threads start, so that they inherit the blocked mask. */
+static void cancel_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_cancel;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(WORKER_CANCEL_SIGNAL, &sa, NULL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, WORKER_CANCEL_SIGNAL);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static void cancel_accept(int on) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, WORKER_CANCEL_SIGNAL);
+  pthread_sigmask(on ? SIG_UNBLOCK : SIG_BLOCK, &set, NULL);
+}
+
 static void do_attempt(Worker *w, json_t *req) {
   const char *source = json_string_value(json_object_get(req, "source"));
   int k = txn_kind_parse(json_string_value(json_object_get(req, "kind")));
@@ -441,7 +480,18 @@ static void do_attempt(Worker *w, json_t *req) {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package"))};
+    cancel_done = 0;
+    jiti_cancel_clear(txn_state(w->W));
+    cancel_running = 1;
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
+    cancel_running = 0;
+    if (cancel_done && o.reason != TXN_ACCEPTED) {
+      o.reason = TXN_CANCELLED;  /* restored as an abort; the kernel asked */
+      free(o.message);
+      o.message = strdup("the kernel was asked to cancel the running call "
+                         "(jiti cancel, or its client disconnected); the world is restored");
+    }
+    cancel_done = 0;
     /* Nothing to publish: keep it at once and spare the kernel a round
     ** trip (the outcome then reports committed; on top of attempts that
     ** await their commit it stands or falls with them). */
@@ -714,6 +764,8 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
     return 1;
   }
   jiti_set_cstack_size(txn_state(w.W), WORKER_STACK);
+  cancel_worker = &w;
+  cancel_accept(1);
   jiti_set_output(txn_state(w.W), capture, &w);
   register_test_hooks(txn_state(w.W));
   /* Library initialisation that opens files, done before the sandbox:
@@ -818,6 +870,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
     }
     json_decref(m);
   }
+  cancel_worker = NULL;
   wire_reader_reset(&rd);
   json_decref(w.inbox);
   free(w.text.buf);
@@ -842,6 +895,7 @@ static void *job(void *p) {
 ** sends the outcomes a long call would hold back (outbox.c). */
 int worker_main(int fd, const worker_Options *opt) {
   signal(SIGPIPE, SIG_IGN);
+  cancel_install();
   Job j = {.fd = fd, .status = 1, .opt = opt, .pg = worker_progress_map()};
   int flusher = outbox_init(&j.ob, fd) == 0;
   pthread_attr_t attr;

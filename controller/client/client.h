@@ -15,6 +15,7 @@ int cmd_observe(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
 int cmd_repl(int argc, char **argv); /* repl.c */
 
 #endif

@@ -177,13 +177,13 @@ static void preview_usage(FILE *out) {
           "running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
 }
 
-/* eval and preview: one call or preview request. */
 /* How long a keyed call keeps retrying after its connection dropped (a
 ** kernel being restarted takes a second or two). */
 #define KEYED_PATIENCE 30.0
 
 static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n", line); }
 
+/* eval and preview: one call or preview request. */
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL, *package = NULL;
@@ -244,6 +244,8 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "source", src);
   free(src);
   if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
+  /* Ctrl-C (the process gone, its connection with it) cancels the call */
+  if (req && op == PROTO_CALL) json_object_set_new(req, "on_disconnect", json_string("cancel"));
   if (req && wait) json_object_set_new(req, "wait", json_true());
   if (req && gen) json_object_set_new(req, "generation", json_integer((json_int_t)g));
   if (req && package) json_object_set_new(req, "package", json_string(package));
@@ -640,4 +642,51 @@ int cmd_stop(int argc, char **argv) {
   }
   fprintf(stderr, "jiti stop: the kernel for %s (pid %d) did not stop within 30 s\n", c.dir, (int)pid);
   return EXIT_FAIL;
+}
+
+static void cancel_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti cancel [--store DIR] [--attempt N]\n"
+          "\n"
+          "Cancel the transaction the store's kernel is running: it stops at its next\n"
+          "evaluation step (a call, a loop iteration), its changes are restored and its\n"
+          "caller is answered `cancelled`; the kernel then serves the next request.\n"
+          "With --attempt N only attempt N is cancelled (status shows current_attempt).\n"
+          "A paused transaction is not running: abort it with jiti act --abort.\n"
+          "A client that disconnects while its call runs has it cancelled the same way\n"
+          "(Ctrl-C on jiti eval does that), unless the call said \"on_disconnect\": \"keep\".\n"
+          "\n"
+          "Exit status: 0 the kernel was asked; 1 nothing runs (not-running), attempt N\n"
+          "is not the running one (not-found), it is paused, or no kernel runs; 2 usage.\n");
+}
+
+int cmd_cancel(int argc, char **argv) {
+  Common c = {opts_default_store(), 0};
+  long long attempt = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = common_opt("cancel", argc, argv, &i, &c, cancel_usage);
+    if (r < 0) return EXIT_USAGE;
+    if (r == 2) return EXIT_OK;
+    if (r) continue;
+    char *end;
+    if (!strcmp(argv[i], "--attempt") && i + 1 < argc && (attempt = strtoll(argv[i + 1], &end, 10)) > 0 && !*end) {
+      i++;
+      continue;
+    }
+    fprintf(stderr, "jiti cancel: unexpected argument '%s' (--attempt takes a positive integer; see "
+            "'jiti cancel --help')\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  json_t *req = json_pack("{s:s}", "op", proto_op_name(PROTO_CANCEL));
+  if (attempt) json_object_set_new(req, "attempt", json_integer(attempt));
+  json_t *r = render_request_once("cancel", c.dir, req);
+  if (!r) return EXIT_FAIL;
+  if (!json_is_true(json_object_get(r, "ok"))) {
+    int s = fail_reply("cancel", r);
+    json_decref(r);
+    return s;
+  }
+  printf("cancelling attempt %lld\n", (long long)kclient_int(r, "attempt"));
+  json_decref(r);
+  return EXIT_OK;
 }

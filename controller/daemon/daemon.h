@@ -212,6 +212,8 @@ typedef struct Txn {
   int pause_no;          /* the number of the pause it showed last (0: none) */
   int decision;          /* W_COMMIT: WIRE_COMMIT or WIRE_RESTORE sent */
   int decided_changed;   /* the commit said changed */
+  uint64_t cancel_timer; /* the cancel signal sent again until the outcome (0: none) */
+  int keep_on_disconnect;  /* "on_disconnect": "keep": its client's leaving cancels nothing */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
@@ -520,6 +522,7 @@ void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the 
                                                     ** from seq first on, and any
                                                     ** stored before them not told yet */
 void devents_subscribed(Daemon *D);   /* a client subscribed (subscribers counts it) */
+void devents_free(Daemon *D);         /* the buffers, at close (after the last flush) */
 /* On the writer thread, after w stored events first..first+n-1: read them
 ** back into w->stored when w->read_back.  Returns the store's code. */
 int devents_read_back(store_env *s, DWrite *w, uint64_t first, size_t n);
@@ -570,6 +573,13 @@ void dsched_fail_commands(Daemon *D, const char *code, const char *why);
 void dsched_txn_clear(Daemon *D);      /* the running transaction's state freed */
 void dsched_pause_end(Daemon *D);      /* the pause, if any, is over */
 int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked for waits */
+/* Cancel the running transaction (attempt: the one asked for, 0: whichever
+** runs).  0 when the worker was asked (its outcome answers the caller
+** `cancelled`), else a proto_Code's name with a message in why. */
+const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n);
+/* A client left: the transaction it waits for is cancelled unless it asked
+** to keep it. */
+void dsched_client_gone(Daemon *D, uint64_t client);
 void dsched_reply_paused(Daemon *D, uint64_t client, json_t *id);  /* "paused": a transaction
                                       ** that would wait behind the pause */
 /* Hooks run before each sleep (dpoll.h): dsched_before gives the worker its

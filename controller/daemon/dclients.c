@@ -83,6 +83,7 @@ void dclients_free(Daemon *D, int i) {
     dlog(D, "client %" PRIu64 " cut off: its unread replies passed %s", c->serial,
          c->cut_off == 1 ? "the limit of one client (64 MiB)" : "the limit of all clients together (256 MiB)");
   drop_output(c);
+  dsched_client_gone(D, c->serial);
   if (c->subscribed) D->subscribers--;
   /* out of the loop before the close: a copy of the descriptor in a
   ** child not yet exec'd would otherwise keep it watched */

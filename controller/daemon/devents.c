@@ -401,6 +401,14 @@ void devents_tell(Daemon *D, uint64_t first, size_t n) {
   if (first && n) tell(D, first + n - 1);
 }
 
+void devents_free(Daemon *D) {
+  free(D->events.ev);
+  free(D->events.text);
+  free(D->events.len);
+  free(D->events.time_ms);
+  free(D->events.untold.buf);
+}
+
 void devents_subscribed(Daemon *D) {
   if (D->subscribers != 1) return;   /* told is counted already */
   D->events.told = 0;

@@ -359,10 +359,7 @@ static int kernel_close(Daemon *D) {
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
   dtally_free(D);
-  free(D->events.ev);
-  free(D->events.text);
-  free(D->events.len);
-  free(D->events.time_ms);
+  devents_free(D);
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);
   free(D->cmdq.v);

@@ -227,6 +227,25 @@ static void op_shutdown(Req *q) {
   q->D->stop_why = "shutdown request";  /* the loop begins the shutdown */
 }
 
+/* cancel: the running transaction (optionally the attempt named), at the
+** worker's next evaluation step; its own reply says `cancelled`. */
+static void op_cancel(Req *q) {
+  json_t *a = json_object_get(q->r, "attempt");
+  if (a && !(json_is_integer(a) && json_integer_value(a) > 0)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"attempt\" of cancel must be a positive integer "
+               "(status shows current_attempt)");
+    return;
+  }
+  uint64_t attempt = a ? (uint64_t)json_integer_value(a) : 0;
+  char why[400];
+  const char *code = dsched_cancel(q->D, attempt, why, sizeof why);
+  if (code) {
+    dreply_err(q->D, q->client, q->id, code, "%s", why);
+    return;
+  }
+  dreply(q->D, q->client, q->id, json_pack("{s:b, s:I}", "ok", 1, "attempt", (json_int_t)q->D->live.cur.attempt));
+}
+
 /* ---------------------------------------------------- answered by the worker */
 
 /* observe's optional "goals": at most OBSERVE_GOALS_MAX sources, each one
@@ -308,6 +327,13 @@ static void op_call(Req *q) {  /* call, preview and apply */
   json_t *p = json_object_get(q->r, "program");
   if (p && !json_is_boolean(p)) {
     dreply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
+    return;
+  }
+  const char *od;
+  if (!string_member(q, "on_disconnect", 0, 16, &od)) return;
+  if (od && strcmp(od, "keep") && strcmp(od, "cancel")) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"on_disconnect\" of call must be \"cancel\" (the "
+               "default: a call whose client leaves is cancelled) or \"keep\"");
     return;
   }
   queue(q, &q->D->txq, "transactions");
@@ -426,7 +452,8 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
-    [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package"}},
+    [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",
+                               "on_disconnect"}},
     [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
     [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
     [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
@@ -436,6 +463,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_ROLLBACK] = {op_rollback, {"op", "id", "revision", "generation", "limits", "wait"}},
     [PROTO_RECORD] = {op_record, {"op", "id", "event", "sync"}},
     [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
+    [PROTO_CANCEL] = {op_cancel, {"op", "id", "attempt"}},
 };
 
 /* The ops this daemon serves, for messages. */

@@ -9,6 +9,8 @@
 */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "daemon.h"
@@ -18,6 +20,9 @@
 
 void dsched_txn_clear(Daemon *D) {
   Txn *t = &D->live.cur;
+  if (t->cancel_timer) dpoll_timer_del(D->poll, t->cancel_timer);
+  if (D->live.w.progress)  /* a cancel asked for it is over */
+    __atomic_store_n(&((worker_Progress *)D->live.w.progress)->cancel_at, 0, __ATOMIC_RELEASE);
   free(t->source);
   free(t->summary);
   json_decref(t->responder_id);
@@ -28,6 +33,62 @@ void dsched_txn_clear(Daemon *D) {
   free(t->key);
   free(t->invariant);
   memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------ cancelling */
+
+/* The worker acts on a cancel at its next evaluation step; a signal that
+** came between two instructions of its step counter may be lost, so it is
+** sent again until the outcome comes (wire.h, cancel_at). */
+#define CANCEL_RESEND 0.01
+
+static double cancel_again(void *ud, double now) {
+  Daemon *D = ud;
+  Txn *t = &D->live.cur;
+  if (!t->active || !t->cancel_timer || D->live.wait != W_ATTEMPT || D->live.in_pause || !D->live.w.pid) {
+    t->cancel_timer = 0;
+    return -1;
+  }
+  kill(D->live.w.pid, WORKER_CANCEL_SIGNAL);
+  return now + CANCEL_RESEND;
+}
+
+const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
+  Txn *t = &D->live.cur;
+  DWorker *k = &D->live;
+  if (!t->active || k->wait != W_ATTEMPT) {
+    snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was cancelled");
+    return "not-running";
+  }
+  if (attempt && attempt != t->attempt) {
+    snprintf(why, n, "attempt %" PRIu64 " is not running (attempt %" PRIu64 " is; status shows "
+             "current_attempt); nothing was cancelled", attempt, t->attempt);
+    return "not-found";
+  }
+  if (k->in_pause) {
+    snprintf(why, n, "attempt %" PRIu64 " is paused, not running: abort it (act abort, jiti act --abort)",
+             t->attempt);
+    return "paused";
+  }
+  if (!k->w.progress || !k->w.pid) {
+    snprintf(why, n, "the worker was started without its progress page and cannot be asked to cancel; "
+             "jiti stop ends it");
+    return "not-allowed";
+  }
+  worker_Progress *pg = (worker_Progress *)k->w.progress;
+  __atomic_store_n(&pg->cancel_at, k->w.outcomes_seen + 1, __ATOMIC_RELEASE);
+  kill(k->w.pid, WORKER_CANCEL_SIGNAL);
+  if (!t->cancel_timer) t->cancel_timer = dpoll_timer(D->poll, daemon_now() + CANCEL_RESEND, cancel_again, D);
+  dlog(D, "attempt %" PRIu64 ": cancel requested", t->attempt);
+  return NULL;
+}
+
+void dsched_client_gone(Daemon *D, uint64_t client) {
+  Txn *t = &D->live.cur;
+  if (!t->active || t->responder != client || t->keep_on_disconnect) return;
+  char why[300];
+  if (!dsched_cancel(D, t->attempt, why, sizeof why))
+    dlog(D, "attempt %" PRIu64 ": its client left; cancelled", t->attempt);
 }
 
 /* Commands queued for a pause that has ended: their generation is old. */
@@ -209,6 +270,10 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->t0 = daemon_now();
   t->responder = p->client;
   t->responder_id = p->id ? json_incref(p->id) : NULL;
+  const char *od = json_string_value(json_object_get(p->req, "on_disconnect"));
+  /* a call with an idempotency key is kept by default: the key is there so
+  ** that its client can come back for the outcome after a dropped line */
+  t->keep_on_disconnect = od ? !strcmp(od, "keep") : dkeys_of(p->req) != NULL;
   t->grouped = batchable(p);
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);

@@ -207,9 +207,6 @@ void dworker_writable(DWorker *k) {
   }
 }
 
-/* What a fresh worker says of the grant: the libraries that did not open
-** (kept for status) and the foreign declarations of CURRENT that cannot be
-** called, each logged once per start with its library, symbol and why. */
 /* A worker's string (vouched for: a string) for a log line, escaped. */
 static const char *logged(json_t *o, const char *member, char *buf, size_t n) {
   json_t *v = json_object_get(o, member);
@@ -217,6 +214,9 @@ static const char *logged(json_t *o, const char *member, char *buf, size_t n) {
   return buf;
 }
 
+/* What a fresh worker says of the grant: the libraries that did not open
+** (kept for status) and the foreign declarations of CURRENT that cannot be
+** called, each logged once per start with its library, symbol and why. */
 static void foreign_ready(Daemon *D, json_t *f) {
   json_t *failed = json_object_get(f, "failed"), *x;
   size_t i;

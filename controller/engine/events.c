@@ -24,6 +24,7 @@ static const int event_of_reason[TXN_REASON_COUNT] = {
   [TXN_PUBLICATION_FAILED] = STORE_EV_FAILED,
   [TXN_ERROR] = STORE_EV_ABORTED,
   [TXN_FAULTED] = STORE_EV_REJECTED,
+  [TXN_CANCELLED] = STORE_EV_ABORTED,
 };
 
 int events_of_reason(const char *reason) {

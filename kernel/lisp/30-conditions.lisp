@@ -278,3 +278,80 @@
          :report "Retry the assertion."
          ,@(mapcar (lambda (p) `(setf ,p ,p)) places)
          nil)))))
+
+;;; The restarts of the errors the evaluator signals from C (cond.c calls
+;;; these on the slow path only: a read of an unbound variable, a call of an
+;;; undefined function, a slot-value of an unbound slot).  Each returns what
+;;; the signalling site goes on with; the names, order and reports follow
+;;; SBCL's, so that a program written against one finds the same restarts.
+
+;; The function NAME names now, or NIL (a macro or special operator is none).
+(defun %current-function (name)
+  (and (fboundp name)
+       (not (and (symbolp name) (or (macro-function name) (special-operator-p name))))
+       (fdefinition name)))
+
+;; A call of NAME, undefined: the function the call site calls instead, with
+;; the call's arguments.  CONTINUE retries with NAME's definition then
+;; (signalling again while there is none); RETURN-VALUE and RETURN-NOTHING
+;; give one that ignores the arguments.
+(defun %undefined-function-callee (name)
+  (do () (nil)
+    (let ((f (%current-function name)))
+      (when f (return f)))
+    (restart-case (error 'undefined-function :name name)
+      (continue ()
+        :report (lambda (s) (format s "Retry calling ~S." name))
+        nil)
+      (use-value (function)
+        :report "Call specified function."
+        ;; a function designator: a symbol is called through apply
+        (return (if (functionp function)
+                    function
+                    (lambda (&rest args) (apply function args)))))
+      (return-value (&rest values)
+        :report "Return specified values."
+        (return (lambda (&rest args) (declare (ignore args)) (values-list values))))
+      (return-nothing ()
+        :report "Return zero values."
+        (return (lambda (&rest args) (declare (ignore args)) (values)))))))
+
+;; The function NAME names, for fdefinition, symbol-function and #'NAME.
+(defun %undefined-function-value (name)
+  (do () (nil)
+    (let ((f (%current-function name)))
+      (when f (return f)))
+    (restart-case (error 'undefined-function :name name)
+      (continue ()
+        :report (lambda (s) (format s "Retry using ~S." name))
+        nil)
+      (use-value (function)
+        :report "Use specified function"
+        (return function)))))
+
+;; The value of the global variable NAME, unbound.
+(defun %unbound-variable-value (name)
+  (do () (nil)
+    (when (boundp name) (return (symbol-value name)))
+    (restart-case (error 'unbound-variable :name name)
+      (continue ()
+        :report (lambda (s) (format s "Retry using ~S." name))
+        nil)
+      (use-value (value)
+        :report "Use specified value."
+        (return value))
+      (store-value (value)
+        :report "Set specified value and use it."
+        (setf (symbol-value name) value)
+        (return value)))))
+
+;; The default slot-unbound method signals CONDITION (an unbound-slot for
+;; INSTANCE's slot NAME); its value is slot-value's.
+(defun %unbound-slot-value (condition instance name)
+  (restart-case (error condition)
+    (use-value (value)
+      :report "Return a value as the slot-value."
+      value)
+    (store-value (value)
+      :report "Store and return a value as the slot-value."
+      (setf (slot-value instance name) value))))

@@ -194,11 +194,7 @@ static int teardown(void **state) {
   wire_reader_reset(&F->rd);
   dkeys_free(D);
   dtally_free(D);
-  free(D->events.ev);
-  free(D->events.text);
-  free(D->events.len);
-  free(D->events.time_ms);
-  free(D->events.untold.buf);
+  devents_free(D);
   free(D->txq.v);
   free(D->queryq.v);
   free(D->cmdq.v);
