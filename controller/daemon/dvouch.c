@@ -77,6 +77,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   x->invariant = t->invariant;
   x->pausable = t->op == PROTO_ACT;
   x->pause_no = t->pause_no;
+  x->pause_max = t->pause_max;
   x->with_gen = !t->grouped;
   x->stacked = t->grouped;
   if (ev == WIRE_PAUSED) {
@@ -90,6 +91,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
              : t->sent == TXN_CMD_RESUME ? 15u : 0u;
     if (vouch_paused(m, x, f)) return -1;
     t->pause_no = (int)json_integer_value(json_object_get(json_object_get(m, "pause"), "pause"));
+    if (t->pause_no > t->pause_max) t->pause_max = t->pause_no;
     return 0;
   }
   /* an attempt that never paused ends where it began (a faulted world's

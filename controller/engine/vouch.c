@@ -282,9 +282,9 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
   json_int_t no = json_integer_value(json_object_get(p, "pause"));
   json_int_t level = json_integer_value(json_object_get(p, "level"));
-  if (gen == x->gen ? no != x->pause_no : no < 1 || no > x->pause_no + 1)
+  if (gen == x->gen ? no != x->pause_no : no < 1 || no > x->pause_max + 1)
     return fail(f, VOUCH_PAUSE, "the pause is number %" JSON_INTEGER_FORMAT ", the kernel expects %s%d", no,
-                gen == x->gen ? "" : "at most ", gen == x->gen ? x->pause_no : x->pause_no + 1);
+                gen == x->gen ? "" : "at most ", gen == x->gen ? x->pause_no : x->pause_max + 1);
   if (level < 1 || level > no) return fail(f, VOUCH_PAUSE, "the pause's level %" JSON_INTEGER_FORMAT " is out of range", level);
   if (json_integer_value(json_object_get(p, "steps_used")) > json_integer_value(json_object_get(p, "step_budget")))
     return fail(f, VOUCH_PAUSE, "more steps used than the budget");
