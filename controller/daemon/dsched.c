@@ -639,9 +639,9 @@ static void on_paused(Daemon *D, json_t *m) {
   json_t *lv = json_object_get(p, "last_value");
   if (lv && !refusal) json_object_set(r, "value", lv);
   if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
-    devents_add(D, json_pack("{s:s, s:I, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
+    devents_add(D, json_pack("{s:s, s:I, s:O, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
                              (json_int_t)t->attempt, "condition", json_object_get(p, "condition_type"),
-                             "generation", (json_int_t)D->gen));
+                             "level", json_object_get(p, "level"), "generation", (json_int_t)D->gen));
   if (first) {
     json_t *report = json_object_get(p, "report");
     char shown[300];

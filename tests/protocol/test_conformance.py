@@ -291,7 +291,7 @@ def pauses_and_events(R, k):
         assert started == dict(started, command='act', parent=rev, generation=g), started
         st['attempt'] = started['attempt']
         paused = sub.wait_event(lambda e: e['event'] == 'paused' and e['attempt'] == st['attempt'], what='paused')
-        assert paused['condition'] == 'DIVISION-BY-ZERO' and paused['generation'] == g + 1, paused
+        assert paused['condition'] == 'DIVISION-BY-ZERO' and paused['generation'] == g + 1 and paused['level'] == 1, paused
         st['gen'] = r['generation']
     R.run('conformance/act-pauses', pause)
 
