@@ -138,6 +138,18 @@ t resume-args-call 1 "illegal function call: \(5\)" -- "$JITI" act --store "$S" 
 t resume-args-expr-not-list 1 "must evaluate to a list.*--args-expr '\(list 5\)'" -- "$JITI" act --store "$S" --generation "$g" --resume "$id" --args-expr 5
 "$JITI" act --store "$S" --generation "$g" --abort >/dev/null
 t resume-not-paused 1 "not-paused" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-1
+# pause levels: a repair that signals pauses at level 2 (its menu above
+# level 1's); --abort returns to level 1 with the original pause intact
+"$JITI" act --store "$S" --generation "$(gen)" --evaluate '(restart-case (car 6) (use-value (v) v))' >/dev/null
+g=$(gen)
+t level-2-opens 0 "level 2\] .*
+.*2\] p2-0 +FIX .*
+  1\] p1-0 +USE-VALUE" -- "$JITI" act --store "$S" --generation "$g" --evaluate '(progn (world-put :lv 2) (restart-case (error "oops in repair") (fix () 1)))'
+t level-2-observe 0 '"level": ?2.*"levels": ?\[' -- "$JITI" observe --json --store "$S"
+t level-2-abort 0 "level 2 aborted.*
+paused \(generation [0-9]+\): TYPE-ERROR: .*p1-0 +USE-VALUE" -- "$JITI" act --store "$S" --generation "$(gen)" --abort
+t level-1-intact 0 "repair value: NIL" -- "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(world-get :lv)'
+t level-1-resume 0 "accepted" -- "$JITI" act --store "$S" --generation "$(gen)" --resume p1-0 --args ':done'
 
 # --- hostile input over the socket: each refused, the world unchanged
 before=$(fingerprint)

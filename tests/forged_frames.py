@@ -270,16 +270,23 @@ try:
     # an act may pause, but only one generation on (and as pause 1)
     def act(src):
         return ('act', '--store', S, '--generation', str(gen()), '--evaluate', src)
-    pause = {'generation': gen() + 5, 'pause': 1, 'condition_type': 'ERROR', 'report': 'x', 'backtrace': '',
-             'restarts': [], 'steps_used': 0, 'step_budget': 20}
+    pause = {'generation': gen() + 5, 'pause': 1, 'level': 1, 'condition_type': 'ERROR', 'report': 'x',
+             'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}
     case('paused-generation', 'generation', op=act, frame={'event': 'paused', 'pause': pause})
     pause = dict(pause, generation=gen() + 1, pause=2)
     case('paused-number', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
-    pause = dict(pause, generation=gen() + 1, pause=1, restarts=[{'id': 'p7-0', 'name': 'ABORT', 'report': '', 'lambda_list': ''}])
+    pause = dict(pause, generation=gen() + 1, pause=1,
+                 restarts=[{'id': 'p7-0', 'level': 1, 'name': 'ABORT', 'report': '', 'lambda_list': ''}])
     case('paused-restart-id', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
+    # a level no pause has opened, a restart of a level above the pause's
+    pause = dict(pause, generation=gen() + 1, pause=1, level=3, restarts=[])
+    case('paused-level', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
+    pause = dict(pause, generation=gen() + 1, pause=1, level=1,
+                 restarts=[{'id': 'p1-0', 'level': 2, 'name': 'ABORT', 'report': '', 'lambda_list': ''}])
+    case('paused-restart-level', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
     # a pause for a call, which cannot pause
-    pause = {'generation': gen() + 1, 'pause': 1, 'condition_type': 'ERROR', 'report': 'pwned', 'backtrace': '',
-             'restarts': [], 'steps_used': 0, 'step_budget': 20}
+    pause = {'generation': gen() + 1, 'pause': 1, 'level': 1, 'condition_type': 'ERROR', 'report': 'pwned',
+             'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}
     case('paused-call', 'pause', frame={'event': 'paused', 'pause': pause})
     # vocabulary: reason, event, status, members
     case('reason-unknown', 'reason', frame=outcome(reason='pwned', message='x', status='idle'))

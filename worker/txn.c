@@ -174,7 +174,6 @@ static txn_Reason finish(txn_World *W, txn_Outcome *out, txn_Reason r, char *msg
 }
 
 static void pause_clear(txn_PauseInfo *p) {
-  if (!p->active && !p->nrestarts && !p->condition_type && !p->report && !p->backtrace) return;  /* clear */
   free(p->condition_type);
   free(p->report);
   free(p->backtrace);
@@ -235,7 +234,7 @@ txn_World *txn_open(const txn_Options *opt) {
 void txn_close(txn_World *W) {
   if (!W) return;
   jiti_close(W->S);
-  pause_clear(&W->pause);
+  for (int l = 0; l < TXN_MAXLEVEL; l++) pause_clear(&W->plev[l]);
   take_events(W, NULL);
   for (int i = 0; i < W->ngoals; i++) free(W->goals[i]);
   free(W->goals);
@@ -263,7 +262,7 @@ void txn_close(txn_World *W) {
 jiti_State *txn_state(txn_World *W) { return W ? W->S : NULL; }
 
 txn_Status txn_status(txn_World *W) {
-  if (W->pause.active) return TXN_ST_PAUSED;
+  if (txn_pause_now(W)) return TXN_ST_PAUSED;
   return W->status;
 }
 
@@ -595,11 +594,14 @@ void txn_goal_results_free(txn_GoalResult *g, int n) {
 
 /* ---------------------------------------------------------- the hook */
 
-/* ud: the world it was registered in (its flag is read only while an
-** attempt's repair is open, and cleared when an attempt starts) */
+/* ud: the world it was registered in (its flags are read only while an
+** attempt's repair is open, and cleared when an attempt starts).  The
+** cleanup that runs belongs to the innermost repair still open. */
 static jiti_Value f_escaped(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
   (void)S; (void)argc; (void)argv;
-  ((txn_World *)ud)->escape_flag = 1;
+  txn_World *W = ud;
+  for (int l = W->hook_level - 1; l >= 0; l--)
+    if (W->plev[l].repair_open) { W->plev[l].escape_flag = 1; break; }
   return jiti_nil();
 }
 
@@ -614,18 +616,24 @@ static void end_attempt(txn_World *W, txn_Reason r, char *msg) {
   }
 }
 
-/* Build the pause-scoped restart menu: only restarts newer than the
-** attempt's watermark, with ids "p<pause>-<index>". */
-static void pause_fill(txn_World *W, const jiti_Pause *p) {
-  txn_PauseInfo *P = &W->pause;
+/* Build the pause-scoped restart menu of level P: only restarts newer than
+** the attempt's watermark, with ids "p<pause>-<index>".  Restarts an outer
+** level offers already are that level's (they keep their ids there). */
+static void pause_fill(txn_World *W, txn_PauseInfo *P, const jiti_Pause *p, int level) {
   pause_clear(P);
   P->active = 1;
+  P->pause = W->npauses;
   P->condition_type = txn_strdup(p->condition_type ? p->condition_type : "ERROR");
   P->report = txn_strdup(p->report ? p->report : "");
   P->backtrace = txn_strdup(p->backtrace ? p->backtrace : "");
   int k = 0;
   for (int i = 0; i < p->nrestarts && k < TXN_MAXR; i++) {
     if (p->restarts[i].id <= W->watermark) continue;
+    int outer = 0;
+    for (int l = 0; l < level - 1 && !outer; l++)
+      for (int j = 0; j < W->plev[l].nrestarts; j++)
+        if (W->plev[l].kernel_ids[j] == p->restarts[i].id) outer = 1;
+    if (outer) continue;
     P->kernel_ids[k] = p->restarts[i].id;
     P->ids[k] = txn_fmt("p%d-%d", W->npauses, k);
     P->names[k] = txn_strdup(p->restarts[i].name ? p->restarts[i].name : "");
@@ -635,61 +643,139 @@ static void pause_fill(txn_World *W, const jiti_Pause *p) {
     P->restarts[k].id = P->ids[k];
     P->restarts[k].name = P->names[k];
     P->restarts[k].report = P->reports[k];
+    P->restarts[k].level = level;
     k++;
   }
   P->nrestarts = k;
 }
 
+/* The menu of every open level, innermost level first, into W->menu. */
+int txn_menu(txn_World *W) {
+  int n = 0;
+  for (int l = W->hook_level - 1; l >= 0; l--)
+    for (int i = 0; i < W->plev[l].nrestarts; i++) W->menu[n++] = W->plev[l].restarts[i];
+  return n;
+}
+
+/* The level and index of restart id, or 0. */
+static int find_restart_id(txn_World *W, const char *id, int *index) {
+  for (int l = W->hook_level; id && l >= 1; l--)
+    for (int i = 0; i < W->plev[l - 1].nrestarts; i++)
+      if (!strcmp(W->plev[l - 1].ids[i], id)) { *index = i; return l; }
+  return 0;
+}
+
+/* A control transfer out of a repair: its cleanup ran (escape flag) while
+** the pause it was evaluated from is still waiting for it. */
+static int repair_escaped(txn_World *W) {
+  for (int l = 0; l < W->hook_level; l++)
+    if (W->plev[l].repair_open && W->plev[l].escape_flag) return 1;
+  return 0;
+}
+
+/* Evaluate a repair from level P, in a checkpoint of its own: an error in
+** it pauses at the next level, and leaving that level by an abort undoes
+** what the repair (and the repairs made up there) changed.  Returns 0 with
+** *value on success; otherwise the repair is over and the caller looks at
+** W (ended, target_level, level_aborted). */
+static int run_repair(txn_World *W, txn_PauseInfo *P, const txn_Command *c, char **value, char *err, size_t n) {
+  free(W->repair_src);  /* kept in W: an escaping repair never comes back */
+  W->repair_src = txn_string_literal(c->source);
+  char *plit = c->package ? txn_string_literal(c->package) : NULL;
+  const char *args[2] = {W->repair_src, plit ? plit : "nil"};
+  P->repair_open = 1;
+  P->escape_flag = 0;
+  int level = (int)(P - W->plev) + 1;
+  jiti_checkpoint(W->S);
+  jiti_Result r;
+  jiti_Status st = jiti_call_limited(W->S, "%TXN-REPAIR", 2, args, &W->lim, &r);
+  free(plit);
+  P->repair_open = 0;
+  P->escape_flag = 0;
+  free(W->repair_src);
+  W->repair_src = NULL;
+  txn_PauseInfo *up = level < TXN_MAXLEVEL ? &W->plev[level] : NULL;
+  if (up && up->resume_pending) {  /* a restart of the level above let the repair go on */
+    up->resume_pending = 0;
+    W->gen++;
+    event(W, "resumed", "");
+  }
+  if (up) pause_clear(up);
+  /* what an outer resume leaves behind stays, as SBCL's debugger keeps it */
+  int keep = st == JITI_OK || (W->target_level && W->target_level <= level);
+  if (keep) jiti_commit(W->S);
+  else jiti_restore(W->S);
+  if (st == JITI_OK) {
+    *value = shown_value(r.value, r.value_len);
+    jiti_result_free(&r);
+    return 0;
+  }
+  if (st == JITI_LIMIT)
+    end_attempt(W, TXN_REPAIR_FAILED, txn_fmt("the repair hit a limit: %s: %s",
+                                              r.condition_type ? r.condition_type : "limit",
+                                              r.message ? r.message : ""));
+  snprintf(err, n, "%s: %s", r.condition_type ? r.condition_type : "error", r.message ? r.message : "");
+  jiti_result_free(&r);
+  return 1;
+}
+
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud) {
   txn_World *W = ud;
+  (void)S;
   d->action = JITI_DECIDE_ABORT;
   if (!W->in_txn || !W->pausable) return;
-  if (W->repair_open && W->escape_flag) {
-    /* the repair's cleanup ran but control never came back to the pause */
+  if (repair_escaped(W)) {
+    /* a repair's cleanup ran but control never came back to its pause */
     W->escaped = 1;
     end_attempt(W, TXN_REPAIR_FAILED,
                 txn_strdup("a repair transferred control out of the pause"));
     return;
   }
-  if (W->hook_level > 0) return;  /* an error inside a repair: abort the repair */
   if (W->ended || !W->cmd_fn) return;
+  int level = W->hook_level + 1;
+  /* a pause outside a repair is the attempt's own (level 1); inside one it
+  ** is the level above the repair's; at the deepest the repair just fails */
+  if (level > 1 && (level > TXN_MAXLEVEL || !W->plev[level - 2].repair_open)) return;
+  txn_PauseInfo *P = &W->plev[level - 1];
 
   char errbuf[1024];
   const char *error = NULL;
   txn_Reason refusal = TXN_ACCEPTED;
   char *last_value = NULL;
-  if (p->decision_error && W->resume_pending) {
+  if (p->decision_error && P->resume_pending) {
     /* the kernel refused our restart decision: still the same pause */
-    W->resume_pending = 0;
+    P->resume_pending = 0;
     snprintf(errbuf, sizeof errbuf, "%s", p->decision_error);
     error = errbuf;
     refusal = TXN_INVALID_ARGUMENTS;
     event(W, "refused", errbuf);
   } else {
-    if (W->resume_pending) {
-      W->resume_pending = 0;
+    if (P->resume_pending) {
+      P->resume_pending = 0;
       W->gen++;
       event(W, "resumed", "");
     }
     W->npauses++;
     W->gen++;
-    pause_fill(W, p);
-    char *dsc = txn_fmt("%s: %s", W->pause.condition_type, W->pause.report);
+    pause_fill(W, P, p, level);
+    char *dsc = level > 1 ? txn_fmt("level %d: %s: %s", level, P->condition_type, P->report)
+                          : txn_fmt("%s: %s", P->condition_type, P->report);
     event(W, "paused", dsc);
     free(dsc);
   }
-  W->pause.active = 1;
-  W->hook_level++;
+  P->active = 1;
+  W->hook_level = level;
   for (;;) {
     txn_View v;
     memset(&v, 0, sizeof v);
     v.generation = W->gen;
-    v.pause = W->npauses;
-    v.condition_type = W->pause.condition_type;
-    v.report = W->pause.report;
-    v.backtrace = W->pause.backtrace;
-    v.nrestarts = W->pause.nrestarts;
-    v.restarts = W->pause.restarts;
+    v.pause = P->pause;
+    v.level = level;
+    v.condition_type = P->condition_type;
+    v.report = P->report;
+    v.backtrace = P->backtrace;
+    v.nrestarts = txn_menu(W);
+    v.restarts = W->menu;
     v.steps_used = W->steps;
     v.step_budget = W->budget;
     v.refusal = refusal;
@@ -703,13 +789,17 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     last_value = NULL;
     error = NULL;
     refusal = TXN_ACCEPTED;
-    if (rc != 0 || c.type == TXN_CMD_ABORT) {
-      end_attempt(W, TXN_ABORTED, txn_strdup(rc ? "the controller gave up" : "aborted while paused"));
+    if (rc != 0) {
+      end_attempt(W, TXN_ABORTED, txn_strdup("the controller gave up"));
       break;
     }
     if (W->steps >= W->budget) {
       end_attempt(W, TXN_BUDGET_EXHAUSTED,
                   txn_fmt("the step budget of %d commands while paused is exhausted", W->budget));
+      break;
+    }
+    if (c.type == TXN_CMD_ABORT && level == 1) {
+      end_attempt(W, TXN_ABORTED, txn_strdup("aborted while paused"));
       break;
     }
     W->steps++;
@@ -721,6 +811,10 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       event(W, "refused", errbuf);
       continue;
     }
+    if (c.type == TXN_CMD_ABORT) {  /* leave this level for the one below */
+      W->level_aborted = 1;
+      break;
+    }
     if (c.type == TXN_CMD_EVALUATE) {
       char reason[512];
       if (txn_gate_run(W, c.source, c.package, 1, reason, sizeof reason)) {
@@ -730,36 +824,44 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         event(W, "refused", errbuf);
         continue;
       }
-      free(W->repair_src);  /* kept in W: an escaping repair never comes back */
-      W->repair_src = txn_string_literal(c.source);
-      char *plit = c.package ? txn_string_literal(c.package) : NULL;
-      const char *args[2] = {W->repair_src, plit ? plit : "nil"};
-      W->repair_open = 1;
-      W->escape_flag = 0;
-      jiti_Result r;
-      jiti_Status st = jiti_call_limited(S, "%TXN-REPAIR", 2, args, &W->lim, &r);
-      free(plit);
-      W->repair_open = 0;
-      W->escape_flag = 0;
-      free(W->repair_src);
-      W->repair_src = NULL;
-      if (st != JITI_OK) {
-        end_attempt(W, TXN_REPAIR_FAILED,
-                    txn_fmt("the repair failed: %s: %s", r.condition_type ? r.condition_type : "error",
-                            r.message ? r.message : ""));
-        jiti_result_free(&r);
+      char *value = NULL, why[600];
+      W->level_aborted = 0;
+      if (run_repair(W, P, &c, &value, why, sizeof why) == 0) {
+        last_value = value;
+        event(W, "repaired", c.source);
+        continue;
+      }
+      if (W->ended || W->escaped) break;
+      if (W->target_level && W->target_level < level) break;  /* on down to the outer level */
+      if (W->target_level == level) {  /* resume here what was chosen up there */
+        W->target_level = 0;
+        W->gen++;
+        event(W, "left-level", "to resume an outer level's restart");
+        d->action = JITI_DECIDE_RESTART;
+        d->restart_id = P->kernel_ids[W->target_index];
+        d->args = W->resume_args;
+        P->resume_pending = 1;
         break;
       }
-      last_value = shown_value(r.value, r.value_len);
-      event(W, "repaired", c.source);
-      jiti_result_free(&r);
+      if (W->level_aborted) {  /* the level the repair's error opened was aborted */
+        W->level_aborted = 0;
+        W->gen++;
+        snprintf(errbuf, sizeof errbuf, "level %d aborted: the repair signalled %s; what it changed is restored",
+                 level + 1, why);
+        event(W, "left-level", errbuf);
+        refusal = TXN_ABORTED;
+      } else {
+        snprintf(errbuf, sizeof errbuf, "the repair failed at the deepest level (%d): %s; what it changed is restored",
+                 TXN_MAXLEVEL, why);
+        event(W, "refused", errbuf);
+        refusal = TXN_REPAIR_FAILED;
+      }
+      error = errbuf;
       continue;
     }
     if (c.type == TXN_CMD_RESUME) {
-      int found = -1;
-      for (int i = 0; i < W->pause.nrestarts; i++)
-        if (c.restart_id && strcmp(W->pause.ids[i], c.restart_id) == 0) found = i;
-      if (found < 0) {
+      int found = -1, at = find_restart_id(W, c.restart_id, &found);
+      if (!at) {
         snprintf(errbuf, sizeof errbuf, "unknown or expired restart id %.100s", c.restart_id ? c.restart_id : "(none)");
         error = errbuf;
         refusal = TXN_INVALID_ARGUMENTS;
@@ -776,10 +878,15 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       free(W->resume_args);
       W->resume_args = c.args ? txn_strdup(c.args) : NULL;
+      if (at < level) {  /* an outer level's restart: leave the levels above it */
+        W->target_level = at;
+        W->target_index = found;
+        break;
+      }
       d->action = JITI_DECIDE_RESTART;
-      d->restart_id = W->pause.kernel_ids[found];
+      d->restart_id = P->kernel_ids[found];
       d->args = W->resume_args;
-      W->resume_pending = 1;
+      P->resume_pending = 1;
       break;
     }
     snprintf(errbuf, sizeof errbuf, "unknown command type %d", (int)c.type);
@@ -787,8 +894,8 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     refusal = TXN_INVALID_ARGUMENTS;
   }
   free(last_value);
-  W->hook_level--;
-  W->pause.active = 0;
+  W->hook_level = level - 1;
+  P->active = 0;
 }
 
 /* ----------------------------------------------------------- attempts */
@@ -822,7 +929,7 @@ static txn_Reason restore_with(txn_World *W, txn_Outcome *out, txn_Reason r, cha
 ** never in a faulted world (a commit there re-checks the invariants, which
 ** must see only what it keeps). */
 static int busy(txn_World *W) {
-  if (W->in_txn || W->pause.active) return 1;
+  if (W->in_txn || txn_pause_now(W)) return 1;
   return W->status == TXN_ST_AWAITING && (W->nlevels >= W->max_levels || W->faulted);
 }
 
@@ -859,13 +966,12 @@ static void level_drop(txn_World *W, int i) {
 
 static void reset_attempt(txn_World *W) {
   W->npauses = W->steps = W->hook_level = 0;
-  W->repair_open = W->escape_flag = W->escaped = 0;
-  W->resume_pending = 0;
+  W->escaped = W->level_aborted = W->target_level = 0;
   W->ended = 0;
   W->end_reason = TXN_ACCEPTED;
   free(W->end_msg);
   W->end_msg = NULL;
-  pause_clear(&W->pause);
+  for (int l = 0; l < TXN_MAXLEVEL; l++) pause_clear(&W->plev[l]);
 }
 
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
@@ -914,7 +1020,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     return finish(W, out, TXN_INVALID_ARGUMENTS, txn_strdup(!source ? "no source" : "unknown kind"));
   if (busy(W))
     return finish(W, out, TXN_INVALID_ARGUMENTS,
-                  txn_strdup(W->in_txn || W->pause.active ? "a transaction is in progress (paused)"
+                  txn_strdup(W->in_txn || txn_pause_now(W) ? "a transaction is in progress (paused)"
                              : "a transaction is in progress (awaiting commit)"));
   if (generation != W->gen)
     return finish(W, out, TXN_STALE,
@@ -952,13 +1058,17 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   /* the form the gate read and checked, or (a program) the source again */
   jiti_Status st = held ? jiti_form_eval(W->S, lim, &r) : jiti_eval_limited(W->S, source, strlen(source), lim, &r);
   W->pausable = 0;
-  W->pause.active = 0;
-  if (W->repair_open) {  /* control left a repair and never came back */
+  int left_open = 0;
+  for (int l = 0; l < TXN_MAXLEVEL; l++) left_open |= W->plev[l].repair_open;
+  if (left_open) {  /* control left a repair and never came back */
     W->escaped = 1;
     end_attempt(W, TXN_REPAIR_FAILED, txn_strdup("a repair transferred control out of the pause"));
+    /* the checkpoints of the repairs it left are still open */
+    while (jiti_checkpoint_depth(W->S) > W->depth) jiti_restore(W->S);
   }
-  if (W->resume_pending) {  /* the last resume completed the evaluation */
-    W->resume_pending = 0;
+  W->hook_level = 0;
+  if (W->plev[0].resume_pending) {  /* the last resume completed the evaluation */
+    W->plev[0].resume_pending = 0;
     W->gen++;
     event(W, "resumed", "");
   }
@@ -1015,7 +1125,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->resume_args = NULL;
   free(W->repair_src);
   W->repair_src = NULL;
-  pause_clear(&W->pause);
+  for (int l = 0; l < TXN_MAXLEVEL; l++) pause_clear(&W->plev[l]);
   jiti_package_unbind(W->S);
   return res;
 }

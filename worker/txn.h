@@ -56,9 +56,10 @@ typedef enum txn_Reason {
                               a managed place holds an unexportable value;
                               restored */
   TXN_REJECTED_BY_GATE,    /* the form gate refused the source; nothing ran */
-  TXN_REPAIR_FAILED,       /* a repair evaluated while paused signalled, hit
-                              a limit, or transferred control out of the
-                              pause; the whole attempt restored */
+  TXN_REPAIR_FAILED,       /* a repair evaluated while paused hit a limit or
+                              transferred control out of the pause; the
+                              whole attempt restored.  (A repair that
+                              signals opens a pause level instead.) */
   TXN_INVALID_ARGUMENTS,   /* the request itself is malformed (NULL source,
                               unknown kind, a transaction already in
                               progress, a bad invariant); nothing ran.  Also
@@ -224,10 +225,17 @@ typedef enum txn_Kind {
 const char *txn_kind_name(txn_Kind k);
 int txn_kind_parse(const char *s);
 
+/* Pause levels: an error inside a repair evaluated at level n pauses at
+** level n + 1, up to this many (at the deepest, the repair fails and the
+** pause stays). */
+#define TXN_MAXLEVEL 8
+
 /* A restart offered at a pause.  `id` is pause-scoped: "p<N>-<i>" where N
-** is the attempt's pause number; it is refused at any other pause. */
+** is the pause number of the level that offers it; it is refused once that
+** level is left. */
 typedef struct txn_Restart {
   const char *id;
+  int level;               /* the pause level that offers it (1 outermost) */
   const char *name;        /* symbol name, "" for an unnamed restart */
   const char *report;
   const char *lambda_list; /* the arguments it takes ("" when unknown) */
@@ -238,18 +246,26 @@ typedef struct txn_Restart {
 typedef struct txn_View {
   uint64_t generation;     /* commands must carry this */
   int pause;               /* pause number within the attempt (1, 2, ...) */
+  int level;               /* pause level: 1, or n + 1 when an error inside
+                              a repair evaluated at level n paused */
   const char *condition_type;
   const char *report;
   const char *backtrace;   /* one frame per line, innermost first */
   int nrestarts;
-  const txn_Restart *restarts;   /* only those the attempt established,
-                                    innermost first */
+  const txn_Restart *restarts;   /* only those the attempt established:
+                                    this level's innermost first, then each
+                                    outer level's (their `level` says) */
   int steps_used, step_budget;
   /* The result of the previous command at this pause: */
   txn_Reason refusal;      /* TXN_ACCEPTED when the previous command (if
                               any) was carried out; otherwise why it was
                               refused: TXN_STALE, TXN_REJECTED_BY_GATE,
-                              TXN_INVALID_ARGUMENTS */
+                              TXN_INVALID_ARGUMENTS; or why the previous
+                              repair came back without a value: TXN_ABORTED
+                              (it signalled, and the level its error opened
+                              was aborted: what it changed is restored),
+                              TXN_REPAIR_FAILED (it signalled at the deepest
+                              level, TXN_MAXLEVEL: restored likewise) */
   const char *error;       /* refusal message, or NULL */
   const char *last_value;  /* printed value of the previous repair, or NULL */
 } txn_View;

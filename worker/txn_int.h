@@ -4,10 +4,16 @@
 
 #include "txn.h"
 
-#define TXN_MAXR 64  /* restarts shown per pause */
+#define TXN_MAXR 64      /* restarts shown per pause */
 
+/* One pause level: the pause itself and the repair being evaluated from it
+** (an error inside that repair opens the next level). */
 typedef struct txn_PauseInfo {
   int active;
+  int pause;              /* its pause number within the attempt */
+  int repair_open;        /* a repair is being evaluated from this level */
+  int escape_flag;        /* set by %TXN-ESCAPED (cleanup of that repair) */
+  int resume_pending;     /* a restart decision was handed to the kernel */
   char *condition_type, *report, *backtrace;
   int nrestarts;
   txn_Restart restarts[TXN_MAXR];
@@ -41,17 +47,20 @@ struct txn_World {
   txn_CommandFn cmd_fn;
   void *ud;
   uint32_t watermark;     /* restart ids <= this existed before the attempt */
-  int npauses, steps, hook_level;
-  int repair_open;        /* a repair is being evaluated from the hook */
-  int escape_flag;        /* set by %TXN-ESCAPED (cleanup of a repair) */
+  int npauses, steps;
+  int hook_level;         /* pause levels open: plev[0 .. hook_level) */
   int escaped;            /* a repair transferred control out of the pause */
-  int resume_pending;     /* a restart decision was handed to the kernel */
+  int level_aborted;      /* the innermost level was left by an abort */
+  int target_level;       /* resuming a restart of this outer level (0: none) */
+  int target_index;       /* ... its index in that level's menu */
   int ended;              /* the attempt decided to end (abort) */
   txn_Reason end_reason;
   char *end_msg;
   char *repair_src;       /* the wrapped repair being evaluated */
   char *resume_args;      /* kept until the kernel evaluated them */
-  txn_PauseInfo pause;
+  txn_PauseInfo plev[TXN_MAXLEVEL];  /* the pause levels, outermost first */
+  txn_Restart menu[TXN_MAXLEVEL * TXN_MAXR];  /* every level's restarts,
+                                                 innermost level first */
 
   /* events of the current operation */
   txn_Event *events;
@@ -91,6 +100,15 @@ typedef struct txn_VarHash {
   char *name;
   char hash[65];           /* "" = removed / unknown */
 } txn_VarHash;
+
+/* The innermost open pause level, or NULL when not paused. */
+static inline txn_PauseInfo *txn_pause_now(txn_World *W) {
+  return W->hook_level > 0 && W->plev[W->hook_level - 1].active ? &W->plev[W->hook_level - 1] : NULL;
+}
+
+/* txn.c: every open level's restarts into W->menu, innermost level
+** first; returns how many. */
+int txn_menu(txn_World *W);
 
 /* gate.c */
 int txn_gate_install(jiti_State *S);

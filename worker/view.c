@@ -67,23 +67,34 @@ static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
 
 static json_t *jstr(const char *s) { return json_string(s ? s : ""); }
 
+/* The innermost level's pause, with every open level's restarts and a
+** line per level (outermost first). */
 static json_t *pause_json(txn_World *W) {
-  txn_PauseInfo *P = &W->pause;
+  txn_PauseInfo *P = txn_pause_now(W);
   json_t *p = json_object();
-  json_object_set_new(p, "pause", json_integer(W->npauses));
+  json_object_set_new(p, "pause", json_integer(P->pause));
+  json_object_set_new(p, "level", json_integer(W->hook_level));
   json_object_set_new(p, "condition_type", jstr(P->condition_type));
   json_object_set_new(p, "report", jstr(P->report));
   json_object_set_new(p, "backtrace", jstr(P->backtrace));
   json_t *rs = json_array();
-  for (int i = 0; i < P->nrestarts; i++) {
+  int n = txn_menu(W);
+  for (int i = 0; i < n; i++) {
     json_t *r = json_object();
-    json_object_set_new(r, "id", jstr(P->ids[i]));
-    json_object_set_new(r, "name", jstr(P->names[i]));
-    json_object_set_new(r, "report", jstr(P->reports[i]));
-    json_object_set_new(r, "lambda_list", jstr(P->lambdas[i]));
+    json_object_set_new(r, "id", jstr(W->menu[i].id));
+    json_object_set_new(r, "level", json_integer(W->menu[i].level));
+    json_object_set_new(r, "name", jstr(W->menu[i].name));
+    json_object_set_new(r, "report", jstr(W->menu[i].report));
+    json_object_set_new(r, "lambda_list", jstr(W->menu[i].lambda_list));
     json_array_append_new(rs, r);
   }
   json_object_set_new(p, "restarts", rs);
+  json_t *ls = json_array();
+  for (int l = 0; l < W->hook_level; l++)
+    json_array_append_new(ls, json_pack("{s:i, s:i, s:s, s:s}", "level", l + 1, "pause", W->plev[l].pause,
+                                        "condition_type", W->plev[l].condition_type ? W->plev[l].condition_type : "",
+                                        "report", W->plev[l].report ? W->plev[l].report : ""));
+  json_object_set_new(p, "levels", ls);
   json_object_set_new(p, "steps_used", json_integer(W->steps));
   json_object_set_new(p, "step_budget", json_integer(W->budget));
   return p;
@@ -197,7 +208,7 @@ json_t *txn_observe_value(txn_World *W, size_t budget) {
   json_object_set_new(tr, "summarized", json_integer((json_int_t)summarized));
   json_object_set_new(tr, "omitted", json_integer((json_int_t)omitted));
   json_object_set_new(o, "truncated", tr);
-  if (W->pause.active) json_object_set_new(o, "pause", pause_json(W));
+  if (txn_pause_now(W)) json_object_set_new(o, "pause", pause_json(W));
   if (jiti_foreign_grant_count(W->S) || jiti_foreign_unavailable(W->S, NULL, NULL))
     json_object_set_new(o, "foreign", txn_foreign_value(W));
   ents_free(&e);

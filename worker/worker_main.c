@@ -217,12 +217,13 @@ static void analyze(Worker *w) {
 static json_t *pause_json(Worker *w, const txn_View *v) {
   json_t *rs = json_array();
   for (int i = 0; i < v->nrestarts; i++)
-    json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s}", "id", v->restarts[i].id,
+    json_array_append_new(rs, json_pack("{s:s, s:i, s:s, s:s, s:s}", "id", v->restarts[i].id,
+                                        "level", v->restarts[i].level,
                                         "name", v->restarts[i].name ? v->restarts[i].name : "",
                                         "report", v->restarts[i].report ? v->restarts[i].report : "",
                                         "lambda_list", v->restarts[i].lambda_list ? v->restarts[i].lambda_list : ""));
-  json_t *p = json_pack("{s:I, s:i, s:s, s:s, s:s, s:o, s:i, s:i}",
-                        "generation", (json_int_t)vis(w, v->generation), "pause", v->pause,
+  json_t *p = json_pack("{s:I, s:i, s:i, s:s, s:s, s:s, s:o, s:i, s:i}",
+                        "generation", (json_int_t)vis(w, v->generation), "pause", v->pause, "level", v->level,
                         "condition_type", v->condition_type ? v->condition_type : "",
                         "report", v->report ? v->report : "",
                         "backtrace", v->backtrace ? v->backtrace : "", "restarts", rs,

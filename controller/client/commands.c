@@ -544,6 +544,7 @@ int cmd_act(int argc, char **argv) {
     render_output(stdout, r);
     json_t *p = json_object_get(r, "pause");
     if (ok && json_is_object(p)) {
+      if (abort_) printf("%s\n", kclient_str(p, "error"));  /* the level left */
       if (json_object_get(r, "value")) printf("repair value: %s\n", kclient_str(r, "value"));
       print_pause(stdout, p);
     } else if (ok) {

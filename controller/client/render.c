@@ -49,8 +49,19 @@ static void indented(FILE *f, const char *text, const char *indent) {
 }
 
 void render_pause(FILE *f, json_t *p) {
+  json_int_t level = kclient_int(p, "level");
   fprintf(f, "paused (generation %" JSON_INTEGER_FORMAT "): %s: %s\n", kclient_int(p, "generation"),
           kclient_str(p, "condition_type"), kclient_str(p, "report"));
+  if (level > 1) {  /* as SBCL's debugger shows it: the level, and each one below */
+    fprintf(f, "level %" JSON_INTEGER_FORMAT "] (an error inside a repair; --abort returns to level %" JSON_INTEGER_FORMAT
+            ")\n", level, level - 1);
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(p, "levels"), i, l)
+      if (kclient_int(l, "level") < level)
+        fprintf(f, "  below, level %" JSON_INTEGER_FORMAT "]: %s: %s\n", kclient_int(l, "level"),
+                kclient_str(l, "condition_type"), kclient_str(l, "report"));
+  }
   json_t *rs = json_object_get(p, "restarts");
   size_t i;
   json_t *r;
@@ -60,7 +71,9 @@ void render_pause(FILE *f, json_t *p) {
     const char *ll = kclient_str(r, "lambda_list");
     snprintf(head, sizeof head, "%s %s", *kclient_str(r, "name") ? kclient_str(r, "name") : "(unnamed)",
              *ll ? ll : "");
-    fprintf(f, "  %-8s %-24s %s\n", kclient_str(r, "id"), head, kclient_str(r, "report"));
+    char lv[16] = "";
+    if (level > 1) snprintf(lv, sizeof lv, "%" JSON_INTEGER_FORMAT "] ", kclient_int(r, "level"));
+    fprintf(f, "  %s%-8s %-24s %s\n", lv, kclient_str(r, "id"), head, kclient_str(r, "report"));
   }
   const char *bt = kclient_str(p, "backtrace");
   if (*bt) {

@@ -210,6 +210,7 @@ typedef struct Txn {
   DWorker *check;        /* a rollback's: the helper checking its world (W_CHECK) */
   uint64_t target;       /* a rollback's revision */
   int pause_no;          /* the number of the pause it showed last (0: none) */
+  int pause_max;         /* the highest pause number it showed */
   int decision;          /* W_COMMIT: WIRE_COMMIT or WIRE_RESTORE sent */
   int decided_changed;   /* the commit said changed */
   uint64_t cancel_timer; /* the cancel signal sent again until the outcome (0: none) */

@@ -620,6 +620,14 @@ static void on_paused(Daemon *D, json_t *m) {
   ** extend it (a caller could hold the worker for ever) */
   if (first) t->deadline = daemon_now() + D->limits.pause_timeout;
   const char *refusal = json_string_value(json_object_get(p, "refusal"));
+  if (t->sent == TXN_CMD_ABORT && !t->responder && !first) {
+    /* the kernel's own abort (a timeout, a shutdown) left a pause level:
+    ** the levels below go too */
+    dsched_abort_pause(D, "a pause level was left");
+    return;
+  }
+  /* an abort that left a level did what was asked; the level below shows */
+  if (refusal && txn_reason_parse(refusal) == TXN_ABORTED && t->sent == TXN_CMD_ABORT) refusal = NULL;
   json_t *r;
   if (refusal)
     r = json_pack("{s:b, s:s, s:s, s:s, s:I, s:O}", "ok", 0, "code", refusal, "message",
@@ -631,9 +639,9 @@ static void on_paused(Daemon *D, json_t *m) {
   json_t *lv = json_object_get(p, "last_value");
   if (lv && !refusal) json_object_set(r, "value", lv);
   if (first || (!lv && !refusal))  /* a new pause; not a repair's value or a refused command */
-    devents_add(D, json_pack("{s:s, s:I, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
+    devents_add(D, json_pack("{s:s, s:I, s:O, s:O, s:I}", "event", store_event_name(STORE_EV_PAUSED), "attempt",
                              (json_int_t)t->attempt, "condition", json_object_get(p, "condition_type"),
-                             "generation", (json_int_t)D->gen));
+                             "level", json_object_get(p, "level"), "generation", (json_int_t)D->gen));
   if (first) {
     json_t *report = json_object_get(p, "report");
     char shown[300];

@@ -77,14 +77,21 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   x->invariant = t->invariant;
   x->pausable = t->op == PROTO_ACT;
   x->pause_no = t->pause_no;
+  x->pause_max = t->pause_max;
   x->with_gen = !t->grouped;
   x->stacked = t->grouped;
   if (ev == WIRE_PAUSED) {
-    /* a pause moves the generation once; a resume that pauses again
-    ** twice (resumed, paused); an answer at the same pause not at all */
-    x->steps = t->sent == TXN_SENT_ATTEMPT ? 2u : t->sent == TXN_CMD_EVALUATE ? 1u : t->sent == TXN_CMD_RESUME ? 5u : 0u;
+    /* (a bit per step the generation may have moved) a pause moves it
+    ** once; an answer at the same pause not at all; a repair whose error
+    ** pauses a level up once; an abort that leaves a level for the one
+    ** below once; a resume that pauses again twice (resumed, paused), one
+    ** that lets a repair finish once, an outer level's restart chosen above
+    ** it once more (the levels left) */
+    x->steps = t->sent == TXN_SENT_ATTEMPT ? 2u : t->sent == TXN_CMD_EVALUATE ? 3u : t->sent == TXN_CMD_ABORT ? 2u
+             : t->sent == TXN_CMD_RESUME ? 15u : 0u;
     if (vouch_paused(m, x, f)) return -1;
     t->pause_no = (int)json_integer_value(json_object_get(json_object_get(m, "pause"), "pause"));
+    if (t->pause_no > t->pause_max) t->pause_max = t->pause_no;
     return 0;
   }
   /* an attempt that never paused ends where it began (a faulted world's

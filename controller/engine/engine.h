@@ -253,6 +253,8 @@ typedef struct vouch_Expect {
   unsigned steps;           /* the generations it may carry: gen + k for each bit k */
   int pausable;             /* the request may pause (an act) */
   int pause_no;             /* the pause the kernel saw last (0: none) */
+  int pause_max;            /* the highest pause number of the attempt: leaving
+                            ** levels shows an earlier pause, a new one is next */
   int with_gen;             /* the request carried a generation (stale is possible) */
   int stacked;              /* a call of a group commit: it may leave others awaiting */
 } vouch_Expect;

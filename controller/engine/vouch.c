@@ -261,12 +261,13 @@ int vouch_ready(json_t *m, uint64_t base, const grant_List *g, vouch_Fail *f) {
 
 static const Member PAUSED[] = {{"event", 's', 1, 16}, {"pause", 'o', 1, 0}};
 static const Member PAUSE[] = {
-  {"generation", 'g', 1, 0}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_},
+  {"generation", 'g', 1, 0}, {"pause", 'i', 1, 1000000}, {"level", 'i', 1, 8}, {"condition_type", 's', 1, NAME_MAX_},
   {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
   {"steps_used", 'i', 1, 1000000}, {"step_budget", 'i', 1, 1000000}, {"refusal", 's', 0, 32},
   {"error", 's', 0, TEXT}, {"last_value", 's', 0, TEXT}, {"output", 's', 0, TEXT}};
 static const Member RESTART[] = {
-  {"id", 's', 1, 32}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"lambda_list", 's', 1, TEXT}};
+  {"id", 's', 1, 32}, {"level", 'i', 1, 8}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT},
+  {"lambda_list", 's', 1, TEXT}};
 
 int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
   if (MEMBERS(m, PAUSED, "paused", f)) return -1;
@@ -275,13 +276,16 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
   json_t *p = json_object_get(m, "pause");
   if (MEMBERS(p, PAUSE, "paused's pause", f) || generation(json_object_get(p, "generation"), x, "the pause", f))
     return -1;
-  /* the same pause answers a command at it; a new one follows a resume */
+  /* the same pause answers a command at it; a new one follows a resume or
+  ** an error in a repair (the level above); leaving a level shows an
+  ** earlier one again */
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
   json_int_t no = json_integer_value(json_object_get(p, "pause"));
-  json_int_t want = gen == x->gen ? x->pause_no : x->pause_no + 1;
-  if (no != want)
-    return fail(f, VOUCH_PAUSE, "the pause is number %" JSON_INTEGER_FORMAT ", the kernel expects %" JSON_INTEGER_FORMAT,
-                no, want);
+  json_int_t level = json_integer_value(json_object_get(p, "level"));
+  if (gen == x->gen ? no != x->pause_no : no < 1 || no > x->pause_max + 1)
+    return fail(f, VOUCH_PAUSE, "the pause is number %" JSON_INTEGER_FORMAT ", the kernel expects %s%d", no,
+                gen == x->gen ? "" : "at most ", gen == x->gen ? x->pause_no : x->pause_max + 1);
+  if (level < 1 || level > no) return fail(f, VOUCH_PAUSE, "the pause's level %" JSON_INTEGER_FORMAT " is out of range", level);
   if (json_integer_value(json_object_get(p, "steps_used")) > json_integer_value(json_object_get(p, "step_budget")))
     return fail(f, VOUCH_PAUSE, "more steps used than the budget");
   json_t *refusal = json_object_get(p, "refusal");
@@ -292,11 +296,23 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
   json_t *rs = json_object_get(p, "restarts"), *r;
   size_t i;
   if (json_array_size(rs) > 64) return fail(f, VOUCH_PAUSE, "more than 64 restarts");
+  json_int_t cur = level;
+  size_t k = 0;
   json_array_foreach(rs, i, r) {
     if (MEMBERS(r, RESTART, "a restart", f)) return -1;
+    /* pause-scoped (txn.h): this level's "p<no>-0", "p<no>-1", ..., then
+    ** each outer level's with its own pause's number, from 0 again */
+    json_int_t rl = json_integer_value(json_object_get(r, "level"));
+    if (rl < 1 || rl > cur) return fail(f, VOUCH_PAUSE, "restart %zu is of level %" JSON_INTEGER_FORMAT, i, rl);
+    k = i && rl == cur ? k + 1 : 0;
+    cur = rl;
     char id[40];
-    snprintf(id, sizeof id, "p%" JSON_INTEGER_FORMAT "-%zu", no, i);   /* pause-scoped (txn.h) */
-    if (strcmp(json_string_value(json_object_get(r, "id")), id))
+    const char *got = json_string_value(json_object_get(r, "id"));
+    long pn = no;
+    if (rl != level && (sscanf(got, "p%ld-", &pn) != 1 || pn < 1 || pn >= no))
+      return fail(f, VOUCH_PAUSE, "restart %zu has no earlier pause's id", i);
+    snprintf(id, sizeof id, "p%ld-%zu", pn, k);
+    if (strcmp(got, id))
       return fail(f, VOUCH_PAUSE, "restart %zu of pause %" JSON_INTEGER_FORMAT " is not %s", i, no, id);
   }
   return 0;
@@ -518,11 +534,14 @@ static const Member VIEW_CHECK[] = {{"checked", 'b', 1, 0}, {"ok", 'b', 1, 0}, {
 static const Member VIEW_GOAL[] = {{"source", 's', 1, TEXT}, {"pass", 'B', 1, 0}, {"message", 's', 0, TEXT}};
 static const Member VIEW_TRUNCATED[] = {{"summarized", 'i', 1, 0}, {"omitted", 'i', 1, 0}};
 static const Member VIEW_PAUSE[] = {
-  {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT},
-  {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0}, {"steps_used", 'i', 1, 1000000},
+  {"pause", 'i', 1, 1000000}, {"level", 'i', 1, 8}, {"levels", 'a', 1, 0}, {"condition_type", 's', 1, NAME_MAX_},
+  {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0}, {"steps_used", 'i', 1, 1000000},
   {"step_budget", 'i', 1, 1000000}};
 static const Member VIEW_RESTART[] = {
-  {"id", 's', 1, 32}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"lambda_list", 's', 0, TEXT}};
+  {"id", 's', 1, 32}, {"level", 'i', 1, 8}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT},
+  {"lambda_list", 's', 0, TEXT}};
+static const Member VIEW_LEVEL[] = {
+  {"level", 'i', 1, 8}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}};
 static const Member ENTRY[] = {
   {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
   {"unavailable", 's', 0, TEXT}};
@@ -564,7 +583,8 @@ static int view(json_t *v, const vouch_Expect *x, uint64_t revision, vouch_Fail 
   json_array_foreach(json_object_get(v, "entries"), i, c)
     if (!kind_ok(c)) return fail(f, VOUCH_KIND, "a view entry of no entry kind");
   if ((p = json_object_get(v, "pause")) &&
-      (MEMBERS(p, VIEW_PAUSE, "the view's pause", f) || EACH(json_object_get(p, "restarts"), VIEW_RESTART, "a restart", f)))
+      (MEMBERS(p, VIEW_PAUSE, "the view's pause", f) || EACH(json_object_get(p, "restarts"), VIEW_RESTART, "a restart", f) ||
+       EACH(json_object_get(p, "levels"), VIEW_LEVEL, "a pause level", f)))
     return -1;
   if ((p = json_object_get(v, "foreign")) &&
       (members(p, FOREIGN + 0, 2, "the view's foreign", f) ||

@@ -136,7 +136,7 @@ json_t *otxn_run(otxn *t) {
     }
     json_t *p = json_object_get(m, "pause");
     x.gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
-    x.pause_no = (int)json_integer_value(json_object_get(p, "pause"));
+    x.pause_no = x.pause_max = (int)json_integer_value(json_object_get(p, "pause"));
     x.steps = 2u;   /* the abort restores */
     wproc_send(&t->w, wframe_command(txn_cmd_name(TXN_CMD_ABORT), json_object_get(p, "generation"), NULL), NULL, 0);
     json_decref(m);

@@ -26,7 +26,7 @@ static void vouch(json_t *m, const unsigned char *blob, size_t bloblen, uint8_t 
   static const proto_Op ops[] = {PROTO_CALL, PROTO_ACT, PROTO_PREVIEW, PROTO_APPLY, PROTO_INVARIANT_ADD,
                                  PROTO_INVARIANT_REMOVE};
   vouch_Expect x = {.op = ops[k % 6], .invariant = "pos", .gen = 5, .steps = 1u + (k >> 3 & 6u),
-                    .pausable = k % 6 == 1, .pause_no = k >> 6 & 1, .with_gen = k >> 4 & 1, .stacked = k >> 5 & 1};
+                    .pausable = k % 6 == 1, .pause_no = k >> 6 & 1, .pause_max = k >> 6 & 1, .with_gen = k >> 4 & 1, .stacked = k >> 5 & 1};
   vouch_Fail f;
   switch (wire_event_of(m)) {
     case WIRE_READY: vouch_ready(m, 5, &grant, &f); break;

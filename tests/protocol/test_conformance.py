@@ -286,12 +286,12 @@ def pauses_and_events(R, k):
         p = r['pause']
         assert r['generation'] == p['generation'] == g + 1, r
         assert p['pause'] == 1 and p['condition_type'] == 'DIVISION-BY-ZERO' and p['steps_used'] == 0, p
-        assert {'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE', 'lambda_list': '(V)'} in p['restarts'], p
+        assert {'id': 'p1-0', 'level': 1, 'name': 'USE-VALUE', 'report': 'USE-VALUE', 'lambda_list': '(V)'} in p['restarts'], p
         started = sub.wait_event(lambda e: e['event'] == 'started' and e['source'] == DIVIDE, what='started')
         assert started == dict(started, command='act', parent=rev, generation=g), started
         st['attempt'] = started['attempt']
         paused = sub.wait_event(lambda e: e['event'] == 'paused' and e['attempt'] == st['attempt'], what='paused')
-        assert paused['condition'] == 'DIVISION-BY-ZERO' and paused['generation'] == g + 1, paused
+        assert paused['condition'] == 'DIVISION-BY-ZERO' and paused['generation'] == g + 1 and paused['level'] == 1, paused
         st['gen'] = r['generation']
     R.run('conformance/act-pauses', pause)
 
@@ -398,11 +398,16 @@ def pauses_and_events(R, k):
         r = expect_ok(c.request({'op': 'act', 'generation': g,
                                  'action': {'type': 'evaluate', 'source': '(progn (world-put :rf 1) (car 5))'}}),
                       status='paused')
-        expect_error(c.request({'op': 'act', 'generation': r['generation'],
-                                'action': {'type': 'evaluate', 'source': '(car 6)'}}), 'repair-failed')
-        sub.wait_event(lambda e: e['event'] == 'aborted' and e['outcome'] == 'repair-failed', what='aborted event')
+        # a repair that signals pauses a level up; aborting it returns to level 1
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                 'action': {'type': 'evaluate', 'source': '(car 6)'}}), status='paused')
+        assert r['pause']['level'] == 2 and r['pause']['pause'] == 2, r
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}),
+                      status='paused')
+        assert r['pause']['level'] == 1 and r['pause']['pause'] == 1, r
+        expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}), 'aborted')
         assert k.value('(world-get :rf)') == 'NIL'
-    R.run('conformance/pause-repair-failed', repair_failed)
+    R.run('conformance/pause-repair-level', repair_failed)
 
     def outcome_events():
         # calls and previews that publish nothing leave no events: they are counted

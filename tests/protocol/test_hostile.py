@@ -80,18 +80,53 @@ def bad_source(src, code, message=None, op='call'):
 
 
 
-def repair_fails(src, message):
-    """While an act is paused, a repair that fails ends the attempt (repair-failed) and restores it."""
+def repair_pauses(src, message):
+    """While an act is paused, a repair that signals pauses one level up with the
+    error; aborting that level returns to the paused act with what the repair did
+    undone, and aborting the act restores the world."""
     def f(k):
         with k.conn() as c:
             before = k.fingerprint()
             r = expect_ok(c.request({'op': 'act', 'generation': k.gen(),
                                      'action': {'type': 'evaluate', 'source': PAUSING}}), status='paused')
-            expect_error(c.request({'op': 'act', 'generation': r['generation'],
-                                    'action': {'type': 'evaluate', 'source': src}}), 'repair-failed', message)
+            r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                     'action': {'type': 'evaluate', 'source': src}}), status='paused')
+            assert r['pause']['level'] == 2 and message in r['pause']['report'], r['pause']
+            r = expect_ok(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}),
+                          status='paused')
+            assert r['pause']['level'] == 1, r['pause']
+            expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}),
+                         'aborted')
             assert k.status()['state'] != 'paused'
             assert k.fingerprint() == before
     return f
+
+
+def levels_left_then_paused_again(k):
+    """Two levels left by an outer restart whose arguments fail: the act is back
+    at its first pause, and the next repair's error opens a level again (a new
+    pause number, not the one after the pause shown)."""
+    with k.conn() as c:
+        before = k.fingerprint()
+        r = expect_ok(c.request({'op': 'act', 'generation': k.gen(),
+                                 'action': {'type': 'evaluate', 'source': PAUSING}}), status='paused')
+        for n in (2, 3):
+            r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                     'action': {'type': 'evaluate', 'source': '(car %d)' % n}}), status='paused')
+            assert r['pause']['level'] == n and r['pause']['pause'] == n, r['pause']
+        r = expect_error(c.request({'op': 'act', 'generation': r['generation'],
+                                    'action': {'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(car 4)'}}),
+                         'invalid-arguments', 'restart arguments failed')
+        r = expect_ok(c.request({'op': 'observe'}))['view']
+        assert r['pause']['level'] == 1 and r['pause']['pause'] == 1, r['pause']
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                 'action': {'type': 'evaluate', 'source': '(car 5)'}}), status='paused')
+        assert r['pause']['level'] == 2 and r['pause']['pause'] == 4, r['pause']
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}),
+                      status='paused')
+        expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}), 'aborted')
+        assert k.fingerprint() == before
+        expect_ok(c.request({'op': 'call', 'source': '(+ 1 2)'}), value='3')
 
 
 def define_internal_name(k):
@@ -430,7 +465,8 @@ def cases():
     add('restart-id-of-another-pause', paused_command({'type': 'resume', 'restart_id': 'p2-0'}, 'invalid-arguments'))
     add('stale-pause-command', paused_command({'type': 'abort'}, 'stale', gen_delta=-1))
     add('throw-in-repair', paused_command({'type': 'evaluate', 'source': "(throw 'x 1)"}, 'rejected-by-gate', 'THROW'))
-    add('invoke-restart-in-repair', repair_fails("(invoke-restart 'use-value 1)", 'chosen by resuming'))
+    add('invoke-restart-in-repair', repair_pauses("(invoke-restart 'use-value 1)", 'chosen by resuming'))
+    add('levels-left-then-paused-again', levels_left_then_paused_again)
     add('restart-arguments-signal', paused_command({'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(car 5)'},
                                                    'invalid-arguments'))
     add('restart-arguments-not-a-list', paused_command({'type': 'resume', 'restart_id': 'p1-0', 'arguments': '5'},

@@ -7,8 +7,8 @@ import proto
 from proto import OPS, SCHEMA_DIR, schemas
 
 H = 'a' * 64
-PAUSE = {'generation': 14, 'pause': 1, 'condition_type': 'DIVISION-BY-ZERO', 'report': 'r', 'backtrace': '0: (/ 1 0)\n',
-         'restarts': [{'id': 'p1-0', 'name': 'USE-VALUE', 'report': 'USE-VALUE'}], 'steps_used': 0, 'step_budget': 20}
+PAUSE = {'generation': 14, 'pause': 1, 'level': 1, 'condition_type': 'DIVISION-BY-ZERO', 'report': 'r', 'backtrace': '0: (/ 1 0)\n',
+         'restarts': [{'id': 'p1-0', 'level': 1, 'name': 'USE-VALUE', 'report': 'USE-VALUE'}], 'steps_used': 0, 'step_budget': 20}
 
 # (schema, document, should it match?)
 EXAMPLES = [
@@ -86,7 +86,7 @@ EXAMPLES = [
                          'values': ['1', 'T'], 'changes': [{'kind': 'data', 'name': ':A', 'removed': False,
                                                            'added': True}]}, True),
     ('reply-call.json', {'ok': False, 'code': 'paused', 'message': 'm', 'status': 'paused', 'generation': 3,
-                         'pause': {'generation': 3, 'pause': 1, 'condition_type': 'E', 'report': 'r',
+                         'pause': {'generation': 3, 'pause': 1, 'level': 1, 'condition_type': 'E', 'report': 'r',
                                    'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}}, True),
     ('event.json', {'seq': 1, 'time': 2, 'event': 'accepted', 'attempt': 3, 'command': 'call', 'outcome': 'accepted', 'revision': 4,
                     'generation': 5}, True),

@@ -25,10 +25,12 @@ typedef struct Step {
 typedef struct Seen {
   uint64_t generation;
   int pause;
+  int level;
   char type[64];
   char report[256];
   int nrestarts;
   char ids[8][32];
+  int levels[8];
   char names[8][64];
   char reports[8][128];
   txn_Reason refusal;
@@ -56,11 +58,13 @@ static int script_fn(void *ud, const txn_View *v, txn_Command *c) {
     memset(x, 0, sizeof *x);
     x->generation = v->generation;
     x->pause = v->pause;
+    x->level = v->level;
     snprintf(x->type, sizeof x->type, "%s", v->condition_type);
     snprintf(x->report, sizeof x->report, "%s", v->report);
     x->nrestarts = v->nrestarts;
     for (int i = 0; i < v->nrestarts && i < 8; i++) {
       snprintf(x->ids[i], sizeof x->ids[i], "%s", v->restarts[i].id);
+      x->levels[i] = v->restarts[i].level;
       snprintf(x->names[i], sizeof x->names[i], "%s", v->restarts[i].name);
       snprintf(x->reports[i], sizeof x->reports[i], "%s", v->restarts[i].report);
     }
@@ -77,7 +81,7 @@ static int script_fn(void *ud, const txn_View *v, txn_Command *c) {
       free(o);
     }
   }
-  if (s->next >= s->n) { c->type = TXN_CMD_ABORT; return 0; }
+  if (s->next >= s->n) { c->type = TXN_CMD_ABORT; c->generation = v->generation; return 0; }
   const Step *st = &s->steps[s->next++];
   c->type = st->type;
   c->generation = v->generation + (uint64_t)(int64_t)st->gen_delta;
@@ -280,26 +284,34 @@ static void test_abort_undoes_repairs(void) {
   txn_outcome_free(&o);
   CHECK_STR(ev(W, "(list (world-get :n) (world-get :m) (boundp '*added*) (helper 1))"),
             "(1 NIL NIL (:OLD-HELPER 1))");
-  /* a failing repair aborts the whole attempt */
+  /* a repair that signals opens level 2; aborting it comes back to level 1
+  ** (what the failing repair did restored, the earlier repair kept) */
   Step bad[] = {
     {TXN_CMD_EVALUATE, "(world-put :n 77)", NULL, NULL, 0},
-    {TXN_CMD_EVALUATE, "(car 1)", NULL, NULL, 0},
-    {TXN_CMD_RESUME, NULL, "RETRY", NULL, 0},
+    {TXN_CMD_EVALUATE, "(progn (world-put :n 78) (car 1))", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(world-get :n)", NULL, NULL, 0},
+    {TXN_CMD_ABORT, NULL, NULL, NULL, 0},
   };
-  Script s2 = {bad, 3, 0, {{0}}, 0, ""};
-  CHECK(run(W, "(outer 0)", TXN_ACTION, &s2, &o) == TXN_REPAIR_FAILED);
-  CHECK(strstr(o.message, "LIST") != NULL);
+  Script s2 = {bad, 5, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s2, &o) == TXN_ABORTED);
   txn_outcome_free(&o);
-  CHECK(s2.nseen == 2);
+  CHECK(s2.nseen == 5);
+  CHECK(s2.seen[2].level == 2 && s2.seen[2].pause == 2);
+  CHECK_STR(s2.seen[2].type, "TYPE-ERROR");
+  CHECK(s2.seen[3].level == 1 && s2.seen[3].pause == 1);
+  CHECK(s2.seen[3].refusal == TXN_ABORTED && strstr(s2.seen[3].error, "level 2 aborted"));
+  CHECK_STR(s2.seen[4].last_value, "77");
   CHECK_STR(ev(W, "(world-get :n)"), "1");
-  /* a repair that escapes the pause (a restart of the paused computation)
-  ** is detected and the attempt restored */
+  /* a repair that invokes a restart of the paused computation is refused
+  ** (a control-error, at level 2); aborting both levels restores it all */
   Step esc[] = {
     {TXN_CMD_EVALUATE, "(progn (world-put :n 55) (continue))", NULL, NULL, 0},
   };
   Script s3 = {esc, 1, 0, {{0}}, 0, ""};
-  CHECK(run(W, "(list (world-put :n 9) (cerror \"go on\" \"soft ~a\" 1) :after)", TXN_ACTION, &s3, &o) == TXN_REPAIR_FAILED);
+  CHECK(run(W, "(list (world-put :n 9) (cerror \"go on\" \"soft ~a\" 1) :after)", TXN_ACTION, &s3, &o) == TXN_ABORTED);
   txn_outcome_free(&o);
+  CHECK(s3.nseen == 3 && s3.seen[1].level == 2 && s3.seen[2].level == 1);
   CHECK_STR(ev(W, "(world-get :n)"), "1");
   /* a repair that loops: limit -> repair-failed */
   txn_close(W);
@@ -893,9 +905,9 @@ static void test_repair_restarts(void) {
   txn_outcome_free(&o);
   Step steps2[] = {{TXN_CMD_EVALUATE, "(invoke-restart 'use-value 1)", NULL, NULL, 0}};
   Script s2 = {steps2, 1, 0, {{0}}, 0, ""};
-  CHECK(run(W, "(needs)", TXN_ACTION, &s2, &o) == TXN_REPAIR_FAILED);
-  if (!strstr(o.message, "chosen by resuming")) fprintf(stderr, "repair restart: %s\n", o.message);
-  CHECK(strstr(o.message, "chosen by resuming") != NULL);
+  CHECK(run(W, "(needs)", TXN_ACTION, &s2, &o) == TXN_ABORTED);
+  CHECK(s2.nseen >= 2 && s2.seen[1].level == 2);
+  CHECK(strstr(s2.seen[1].report, "chosen by resuming") != NULL);
   txn_outcome_free(&o);
   txn_close(W);
 }
@@ -941,7 +953,108 @@ static void test_attempt_package(void) {
   txn_close(W);
 }
 
+/* Pause levels: an error inside a repair pauses at level 2 with its own
+** restarts above level 1's; a level-2 restart lets the repair go on; an
+** outer restart chosen at level 2 leaves level 2 (keeping what it did) and
+** resumes level 1; observe shows the levels. */
+static void test_levels(void) {
+  txn_World *W = txn_open(NULL);
+  load(W, PROGRAM);
+  uint64_t g0 = txn_generation(W);
+  Step steps[] = {
+    {TXN_CMD_EVALUATE, "(restart-case (error \"inner ~a\" 1) (fix (v) (list :fixed v)))", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "FIX", "(list 5)", 0},
+    {TXN_CMD_EVALUATE, "(progn (world-put :w 1) (car 2))", NULL, NULL, 0},
+    {TXN_CMD_EVALUATE, "(defun helper (x) (list :level-2-helper x))", NULL, NULL, 0},
+    {TXN_CMD_RESUME, NULL, "RETRY", NULL, 0},
+  };
+  Script s = {steps, 5, 0, {{0}}, 0, ""};
+  txn_Outcome o;
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s, &o) == TXN_ACCEPTED);
+  CHECK_STR(o.value, "(:OLD-OUTER (:LEVEL-2-HELPER 0) (:LEVEL-2-HELPER 7))");
+  CHECK(s.nseen == 5);
+  /* level 2: its FIX first, then level 1's RETRY with its level-1 id */
+  CHECK(s.seen[1].level == 2 && s.seen[1].pause == 2 && s.seen[1].generation == g0 + 2);
+  CHECK_STR(s.seen[1].report, "inner 1");
+  CHECK(s.seen[1].nrestarts == 2);
+  CHECK_STR(s.seen[1].names[0], "FIX");
+  CHECK_STR(s.seen[1].ids[0], "p2-0");
+  CHECK(s.seen[1].levels[0] == 2);
+  CHECK_STR(s.seen[1].names[1], "RETRY");
+  CHECK_STR(s.seen[1].ids[1], "p1-0");
+  CHECK(s.seen[1].levels[1] == 1);
+  /* FIX returned from the repair: level 1 again, the repair's value shown */
+  CHECK(s.seen[2].level == 1 && s.seen[2].pause == 1);
+  CHECK_STR(s.seen[2].last_value, "(:FIXED 5)");
+  /* the second error: level 2 again (pause 3); RETRY from there */
+  CHECK(s.seen[3].level == 2 && s.seen[3].pause == 3);
+  CHECK_STR(s.seen[3].type, "TYPE-ERROR");
+  CHECK(has_change(&o, JITI_ENTRY_DATA, ":W"));   /* kept: left by an outer resume */
+  CHECK(has_change(&o, JITI_ENTRY_FUNCTION, "HELPER"));
+  CHECK(has_event(&o, "left-level"));
+  txn_outcome_free(&o);
+  /* observe while at level 2 */
+  Step st2[] = {{TXN_CMD_EVALUATE, "(car 3)", NULL, NULL, 0}, {TXN_CMD_ABORT, NULL, NULL, NULL, 0}};
+  Script s2 = {st2, 2, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(error \"top\")", TXN_ACTION, &s2, &o) == TXN_ABORTED);
+  txn_outcome_free(&o);
+  CHECK(s2.nseen == 3 && s2.seen[1].level == 2 && s2.seen[2].level == 1);
+  CHECK_STR(s2.seen[1].observe_status, "paused");
+  /* the step budget counts commands at every level */
+  txn_close(W);
+  txn_Options opt = {{0}, 3, 0};
+  W = txn_open(&opt);
+  load(W, PROGRAM);
+  Step st3[] = {{TXN_CMD_EVALUATE, "(car 1)", NULL, NULL, 0}, {TXN_CMD_EVALUATE, "(car 2)", NULL, NULL, 0},
+                {TXN_CMD_EVALUATE, "(car 3)", NULL, NULL, 0}, {TXN_CMD_EVALUATE, "(car 4)", NULL, NULL, 0}};
+  Script s3 = {st3, 4, 0, {{0}}, 0, ""};
+  CHECK(run(W, "(outer 0)", TXN_ACTION, &s3, &o) == TXN_BUDGET_EXHAUSTED);
+  txn_outcome_free(&o);
+  CHECK(s3.nseen == 4 && s3.seen[3].level == 4);
+  txn_close(W);
+}
+
+/* What observe shows at level 2: the level, each level, every restart with
+** its level. */
+static int observe_fn(void *ud, const txn_View *v, txn_Command *c) {
+  txn_World *W = ud;
+  c->generation = v->generation;
+  if (v->level == 1 && !v->error) {
+    c->type = TXN_CMD_EVALUATE;
+    c->source = "(restart-case (error \"deep\") (fix () 1))";
+    return 0;
+  }
+  if (v->level == 2) {
+    char *t = txn_observe(W, 0);
+    json_t *j = json_loads(t, 0, NULL), *p = json_object_get(j, "pause");
+    CHECK(json_integer_value(json_object_get(p, "level")) == 2);
+    CHECK(json_array_size(json_object_get(p, "levels")) == 2);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(p, "levels"), 0), "report")),
+              "helper got 0");
+    json_t *r0 = json_array_get(json_object_get(p, "restarts"), 0);
+    json_t *r1 = json_array_get(json_object_get(p, "restarts"), 1);
+    CHECK_STR(json_string_value(json_object_get(r0, "id")), "p2-0");
+    CHECK(json_integer_value(json_object_get(r0, "level")) == 2);
+    CHECK(json_integer_value(json_object_get(r1, "level")) == 1);
+    json_decref(j);
+    free(t);
+  }
+  c->type = TXN_CMD_ABORT;
+  return 0;
+}
+
+static void test_levels_observe(void) {
+  txn_World *W = txn_open(NULL);
+  load(W, PROGRAM);
+  txn_Outcome o;
+  CHECK(txn_attempt(W, txn_generation(W), "(outer 0)", TXN_ACTION, observe_fn, W, &o) == TXN_ABORTED);
+  txn_outcome_free(&o);
+  txn_close(W);
+}
+
 int main(void) {
+  test_levels();
+  test_levels_observe();
   test_attempt_package();
   test_variable_changes();
   test_unsafe();
