@@ -296,6 +296,11 @@ try:
     case('status-unknown', 'status', frame=outcome(status='pwned'))
     case('member-unknown', 'frame-shape', frame=outcome(status='idle', committed=True, pwned=1))
     case('member-type', 'frame-shape', frame=outcome(reason=7))
+    # a diagnosis only explains an unhandled error of an attempt that could not pause
+    diag = {'condition_type': 'ERROR', 'report': 'x', 'restarts': [], 'backtrace': ''}
+    case('diagnosis-of-success', 'status', frame=outcome(status='idle', committed=True, diagnosis=diag))
+    case('diagnosis-shape', 'frame-shape', frame=outcome(reason='error', message='x', status='idle',
+                                                          diagnosis=dict(diag, restarts=[{'name': 'R'}])))
     case('failure-with-changes', 'entry-lengths',
          frame=outcome(reason='error', message='x', status='idle',
                        changes=[{'kind': 'data', 'name': ':X', 'removed': False, 'len': len(row)}]), blob=row)

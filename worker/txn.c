@@ -105,8 +105,23 @@ const char *txn_status_name(txn_Status s) {
   return "?";
 }
 
+static void diagnosis_free(txn_Diagnosis *d) {
+  if (!d) return;
+  free(d->condition_type);
+  free(d->report);
+  free(d->backtrace);
+  for (int i = 0; i < d->nrestarts; i++) {
+    free((char *)d->restarts[i].name);
+    free((char *)d->restarts[i].report);
+    free((char *)d->restarts[i].lambda_list);
+  }
+  free(d->restarts);
+  free(d);
+}
+
 void txn_outcome_free(txn_Outcome *o) {
   if (!o) return;
+  diagnosis_free(o->diagnosis);
   free(o->message);
   free(o->value);
   for (int i = 0; o->values && i < o->nvalues; i++) free(o->values[i]);
@@ -248,6 +263,7 @@ void txn_close(txn_World *W) {
   free(W->end_msg);
   free(W->resume_args);
   free(W->repair_src);
+  diagnosis_free(W->diag);
   free(W->inv_msg);
   free(W->import_fault);
   for (size_t i = 0; i < W->capvars; i++) free(W->vars[i].name);
@@ -719,6 +735,29 @@ static int run_repair(txn_World *W, txn_PauseInfo *P, const txn_Command *c, char
   return 1;
 }
 
+/* What a pause would have shown of p, for an attempt nobody can answer:
+** the restarts the attempt established (as the menu would list them).
+** NULL when out of memory (the failure is reported without it). */
+static txn_Diagnosis *diagnosis_of(txn_World *W, const jiti_Pause *p) {
+  txn_Diagnosis *g = calloc(1, sizeof *g);
+  if (!g || (p->nrestarts && !(g->restarts = calloc((size_t)p->nrestarts, sizeof *g->restarts)))) {
+    free(g);
+    return NULL;
+  }
+  g->condition_type = txn_strdup(p->condition_type ? p->condition_type : "ERROR");
+  g->report = txn_strdup(p->report ? p->report : "");
+  g->backtrace = txn_strdup(p->backtrace ? p->backtrace : "");
+  for (int i = 0; i < p->nrestarts; i++) {
+    if (p->restarts[i].id <= W->watermark) continue;
+    txn_Restart *r = &g->restarts[g->nrestarts++];
+    r->level = 1;
+    r->name = txn_strdup(p->restarts[i].name ? p->restarts[i].name : "");
+    r->report = txn_strdup(p->restarts[i].report ? p->restarts[i].report : "");
+    r->lambda_list = txn_strdup(p->restarts[i].lambda_list ? p->restarts[i].lambda_list : "");
+  }
+  return g;
+}
+
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud) {
   txn_World *W = ud;
   (void)S;
@@ -729,6 +768,10 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     W->escaped = 1;
     end_attempt(W, TXN_REPAIR_FAILED,
                 txn_strdup("a repair transferred control out of the pause"));
+    return;
+  }
+  if (!W->cmd_fn && !W->ended && !W->hook_level && !W->diag) {
+    W->diag = diagnosis_of(W, p);   /* the stack unwinds after this */
     return;
   }
   if (W->ended || !W->cmd_fn) return;
@@ -972,6 +1015,8 @@ static void reset_attempt(txn_World *W) {
   free(W->end_msg);
   W->end_msg = NULL;
   for (int l = 0; l < TXN_MAXLEVEL; l++) pause_clear(&W->plev[l]);
+  diagnosis_free(W->diag);
+  W->diag = NULL;
 }
 
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
@@ -1078,7 +1123,6 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     char *m = W->end_msg;
     W->end_msg = NULL;
     txn_Reason er = W->end_reason;
-    if (er == TXN_ABORTED && kind == TXN_APPLICATION) er = TXN_ERROR;
     res = restore_with(W, out, er, m);
   } else if (st == JITI_LIMIT) {
     res = restore_with(W, out, TXN_LIMIT, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "limit",
@@ -1090,6 +1134,10 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     if (st == JITI_READ_ERROR) er = TXN_REJECTED_BY_GATE;
     res = restore_with(W, out, er, txn_fmt("%s: %s", r.condition_type ? r.condition_type : "error",
                                            r.message ? r.message : ""));
+    if (er == TXN_ERROR) {
+      out->diagnosis = W->diag;
+      W->diag = NULL;
+    }
   } else {
     out->value = shown_value(r.value, r.value_len);
     if (r.values) {  /* not exactly one value: every one of them */

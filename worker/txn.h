@@ -117,6 +117,18 @@ typedef struct txn_GoalResult {
   char *message;           /* printed value or error report */
 } txn_GoalResult;
 
+/* Why an attempt that could not pause failed on an unhandled error (an
+** application call, an operator's change): what a pause would have shown,
+** taken before the stack unwound. */
+typedef struct txn_Diagnosis {
+  char *condition_type;
+  char *report;
+  char *backtrace;         /* one frame per line, innermost first (bounded) */
+  int nrestarts;
+  struct txn_Restart *restarts;  /* those the attempt established, innermost
+                                    first: id NULL, level 1 */
+} txn_Diagnosis;
+
 typedef struct txn_Outcome {
   txn_Reason reason;
   char *message;           /* human-readable, names the invariant, the gate
@@ -132,6 +144,8 @@ typedef struct txn_Outcome {
   txn_Event *events;
   int ngoals;
   txn_GoalResult *goals;   /* evaluated only for accepted attempts */
+  txn_Diagnosis *diagnosis;  /* reason TXN_ERROR from an unhandled error of
+                                an attempt that could not pause; else NULL */
 } txn_Outcome;
 
 void txn_outcome_free(txn_Outcome *o);

@@ -58,6 +58,7 @@ struct txn_World {
   char *end_msg;
   char *repair_src;       /* the wrapped repair being evaluated */
   char *resume_args;      /* kept until the kernel evaluated them */
+  txn_Diagnosis *diag;    /* an unpausable attempt's unhandled error */
   txn_PauseInfo plev[TXN_MAXLEVEL];  /* the pause levels, outermost first */
   txn_Restart menu[TXN_MAXLEVEL * TXN_MAXR];  /* every level's restarts,
                                                  innermost level first */

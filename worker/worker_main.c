@@ -288,6 +288,31 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
 ** outcome (jtext_writer, into a buffer the worker keeps) rather than built
 ** as jansson values: the same text, without a value made and freed per
 ** member. */
+static void put_str(jtext_writer *j, const char *key, const char *s) {
+  jtext_key(j, key);
+  jtext_string(j, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* {condition_type, report, restarts: [{name, report, lambda_list}], backtrace} */
+static void put_diagnosis(jtext_writer *j, const txn_Diagnosis *g) {
+  jtext_key(j, "diagnosis");
+  jtext_begin(j, '{');
+  put_str(j, "condition_type", g->condition_type);
+  put_str(j, "report", g->report);
+  jtext_key(j, "restarts");
+  jtext_begin(j, '[');
+  for (int i = 0; i < g->nrestarts; i++) {
+    jtext_begin(j, '{');
+    put_str(j, "name", g->restarts[i].name);
+    put_str(j, "report", g->restarts[i].report);
+    put_str(j, "lambda_list", g->restarts[i].lambda_list);
+    jtext_end(j, '}');
+  }
+  jtext_end(j, ']');
+  put_str(j, "backtrace", g->backtrace);
+  jtext_end(j, '}');
+}
+
 static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
   size_t total = 0;
   for (int i = 0; i < o->nchanges; i++) total += o->changes[i].removed ? 0 : o->changes[i].len;
@@ -352,6 +377,7 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
     jtext_key(j, "message");
     jtext_string(j, o->message, o->message ? strlen(o->message) : 0);
   }
+  if (o->diagnosis) put_diagnosis(j, o->diagnosis);
   if (o->value) {
     jtext_key(j, "value");
     jtext_string(j, o->value, strlen(o->value));

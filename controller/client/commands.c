@@ -91,8 +91,13 @@ static int print_txn_reply(const char *cmd, json_t *r, int json) {
     return ok ? EXIT_OK : EXIT_FAIL;
   }
   render_output(stdout, r);
+  if (ok && !strcmp(kclient_str(r, "status"), "paused")) {  /* a call that asked to pause */
+    print_pause(stdout, json_object_get(r, "pause"));
+    return EXIT_OK;
+  }
   if (!ok) {
     fail_reply(cmd, r);
+    render_diagnosis(stderr, json_object_get(r, "diagnosis"));
     if (!strcmp(kclient_str(r, "code"), "paused"))
       fprintf(stderr, "(see it with 'jiti observe'; or run this again with --wait)\n");
     return EXIT_FAIL;
@@ -150,7 +155,15 @@ static void eval_usage(FILE *out) {
           "again with the same key; the kernel replays the outcome if it ran, so it never\n"
           "runs twice.\n"
           "\n"
+          "An unhandled error ends the call (nothing it did is kept) and the reply says\n"
+          "why: the condition, the restarts the call had established and the backtrace.\n"
+          "With --on-error pause the call pauses instead, as an action does: the restart\n"
+          "menu is printed, and you repair and continue it with jiti act (--evaluate,\n"
+          "--resume, --abort at the pause's generation); the pause holds the world\n"
+          "until answered (or the kernel's --pause-timeout).\n"
+          "\n"
           "options:\n"
+          "  --on-error fail|pause  what an unhandled error does (default: fail)\n"
           "  --key KEY         the idempotency key (default: a random one); a later\n"
           "                    jiti eval of the same call with the same KEY gets the\n"
           "                    recorded outcome (kept for the newest 10,000 keys, across\n"
@@ -159,8 +172,8 @@ static void eval_usage(FILE *out) {
           "\n"
           "The limits may only lower the kernel's (jiti kernel --help).\n"
           "\n"
-          "Exit status: 0 the call completed; 1 it failed (the condition is printed), it was\n"
-          "refused or no kernel is running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
+          "Exit status: 0 the call completed, or paused (--on-error pause); 1 it failed (the\n"
+          "condition is printed), it was refused or no kernel is running; 2 usage.\n", TXN_OPTIONS, LIMITS_HELP);
 }
 
 static void preview_usage(FILE *out) {
@@ -186,7 +199,7 @@ static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n"
 /* eval and preview: one call or preview request. */
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
-  const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL, *package = NULL;
+  const char *expr = NULL, *file = NULL, *gen = NULL, *key = NULL, *package = NULL, *on_error = NULL;
   int wait = 0;
   limits_Table L;
   limits_default(&L);
@@ -198,6 +211,14 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
     if (r) continue;
     const char *a = argv[i];
     if (!strcmp(a, "--wait")) { wait = 1; continue; }
+    if (op == PROTO_CALL && !strcmp(a, "--on-error")) {
+      if (i + 1 >= argc || (strcmp(argv[i + 1], "fail") && strcmp(argv[i + 1], "pause"))) {
+        fprintf(stderr, "jiti %s: --on-error needs fail (the default) or pause\n", cmd);
+        return EXIT_USAGE;
+      }
+      on_error = argv[++i];
+      continue;
+    }
     if (op == PROTO_CALL && !strcmp(a, "--key")) {
       if (i + 1 >= argc || !argv[i + 1][0] || strlen(argv[i + 1]) > 200) {
         fprintf(stderr, "jiti %s: --key needs a key of 1 to 200 bytes\n", cmd);
@@ -246,6 +267,7 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
   /* Ctrl-C (the process gone, its connection with it) cancels the call */
   if (req && op == PROTO_CALL) json_object_set_new(req, "on_disconnect", json_string("cancel"));
+  if (req && on_error) json_object_set_new(req, "on_error", json_string(on_error));
   if (req && wait) json_object_set_new(req, "wait", json_true());
   if (req && gen) json_object_set_new(req, "generation", json_integer((json_int_t)g));
   if (req && package) json_object_set_new(req, "package", json_string(package));

@@ -82,6 +82,24 @@ void render_pause(FILE *f, json_t *p) {
   }
 }
 
+void render_diagnosis(FILE *f, json_t *g) {
+  if (!json_is_object(g)) return;
+  json_t *rs = json_object_get(g, "restarts"), *r;
+  size_t i;
+  if (json_array_size(rs)) fprintf(f, "restarts it had established (a call with --on-error pause could take one):\n");
+  json_array_foreach(rs, i, r) {
+    char head[160];
+    const char *ll = kclient_str(r, "lambda_list");
+    snprintf(head, sizeof head, "%s %s", *kclient_str(r, "name") ? kclient_str(r, "name") : "(unnamed)", *ll ? ll : "");
+    fprintf(f, "  %-24s %s\n", head, kclient_str(r, "report"));
+  }
+  const char *bt = kclient_str(g, "backtrace");
+  if (*bt) {
+    fprintf(f, "backtrace (innermost first):\n");
+    indented(f, bt, "  ");
+  }
+}
+
 json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {
   fprintf(f, "generation %" JSON_INTEGER_FORMAT ", revision %" JSON_INTEGER_FORMAT ", %s, package %s\n",
           kclient_int(v, "generation"), kclient_int(v, "revision"), kclient_str(v, "status"),

@@ -25,6 +25,11 @@ void render_value(FILE *f, json_t *reply);
 ** the caller's to say. */
 void render_pause(FILE *f, json_t *pause);
 
+/* A failed call's diagnosis (its reply's "diagnosis", may be NULL:
+** nothing): the restarts that were established when it failed and the
+** backtrace, as a Lisp's debugger would have shown them. */
+void render_diagnosis(FILE *f, json_t *diagnosis);
+
 /* An observe view: generation, revision, status, entries, data rows,
 ** invariants, what was left out (and how to see it: limit_hint, may be
 ** NULL) and the pause (as render_pause).  Returns the view's pause

@@ -215,6 +215,7 @@ typedef struct Txn {
   int decided_changed;   /* the commit said changed */
   uint64_t cancel_timer; /* the cancel signal sent again until the outcome (0: none) */
   int keep_on_disconnect;  /* "on_disconnect": "keep": its client's leaving cancels nothing */
+  int pausable;          /* an act, or a call that asked "on_error": "pause" */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
@@ -270,6 +271,7 @@ typedef struct DOutcome {
   int awaiting;          /* status awaiting-commit: to be published */
   const char *status, *message;   /* or NULL */
   json_t *value, *values, *output, *changes;   /* or NULL */
+  json_t *diagnosis;     /* a failure that could not pause: why (or NULL) */
 } DOutcome;
 
 /* A call the worker finished whose reply must wait: it wrote a revision
@@ -495,12 +497,13 @@ void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; ste
 ** call's or a preview's is held until its outcome (devents_ended), any
 ** other's buffered at once. */
 void devents_started(Daemon *D, uint64_t attempt, proto_Op op, char *text, size_t len);
-/* The attempt's outcome is known: wrote, it publishes a revision.  A call
-** or preview that publishes nothing, ran on nothing undone and is still
-** within a second of its start leaves no events: its start is dropped, its
-** outcome counted (dtally.c), and 1 is returned; otherwise its start is
-** buffered (first, when it was held) and 0 returned. */
-int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int wrote);
+/* The attempt's outcome is known: record, it publishes a revision or
+** failed on an unhandled error (its diagnosis is evidence worth keeping).
+** A call or preview that publishes nothing, ran on nothing undone and is
+** still within a second of its start leaves no events: its start is
+** dropped, its outcome counted (dtally.c), and 1 is returned; otherwise its
+** start is buffered (first, when it was held) and 0 returned. */
+int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int record);
 int devents_quiet(Daemon *D, uint64_t attempt);   /* devents_ended counted it */
 /* An attempt's outcome event (text, stolen): buffered; for an attempt
 ** counted instead, kept only as its key's record when keyed, else dropped. */

@@ -38,12 +38,13 @@ void dcall_decode(DOutcome *o, json_t *m) {
   o->values = json_object_get(m, "values");
   o->output = json_object_get(m, "output");
   o->changes = json_object_get(m, "changes");
+  o->diagnosis = json_object_get(m, "diagnosis");
 }
 
 /* The reply's members the outcome gives (reply_write). */
 static reply_Outcome reply_of(const DOutcome *o) {
   return (reply_Outcome){.reason = o->reason, .message = o->message, .value = o->value, .values = o->values,
-                         .output = o->output};
+                         .output = o->output, .diagnosis = o->diagnosis};
 }
 
 void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r) {
@@ -169,8 +170,8 @@ static int hold(Daemon *D, Txn *t, const DOutcome *o, const unsigned char *blob,
   json_incref(o->m);
   /* its outcome event, with its idempotency key (durable with its
   ** outcome), less the revision and generation its commit decides */
-  h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), o->reason, o->message, t->key,
-                                     &h.event_len, &h.event_split);
+  h.event = events_outcome_text_open(t->attempt, proto_op_name(t->op), o->reason, o->message, o->diagnosis,
+                                     t->key, &h.event_len, &h.event_split);
   if (writes) {
     h.changes = json_incref(o->changes);
     if (bloblen && (h.blob = malloc(bloblen))) memcpy(h.blob, blob, bloblen);
@@ -280,7 +281,8 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
   dsched_pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
   /* one that publishes nothing leaves no events: counted */
-  if (t->active) devents_ended(D, t->attempt, t->op, o.reason, o.accepted && t->op != PROTO_PREVIEW && !o.committed);
+  if (t->active)
+    devents_ended(D, t->attempt, t->op, o.reason, (o.accepted && t->op != PROTO_PREVIEW && !o.committed) || o.diagnosis);
   if (t->grouped && t->active && hold(D, t, &o, blob, bloblen)) {  /* held, or answered */
     D->live.wait = W_NONE;
     dsched_txn_clear(D);
@@ -311,7 +313,8 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
   json_decref(brief);
   size_t len = 0;
   char *ev = o.accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
-                        : events_outcome_text(t->attempt, proto_op_name(t->op), o.reason, r.message, t->key, &len);
+                        : events_outcome_text(t->attempt, proto_op_name(t->op), o.reason, r.message, o.diagnosis,
+                                              t->key, &len);
   devents_outcome(D, t->attempt, t->key != NULL, ev, len);
   dreply_text(D, t->responder, t->responder_id, &w);
   dcall_finish(D, o.reason, NULL);

@@ -115,9 +115,9 @@ void devents_started(Daemon *D, uint64_t attempt, proto_Op op, char *text, size_
   b->held.since = daemon_now();
 }
 
-int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int wrote) {
+int devents_ended(Daemon *D, uint64_t attempt, proto_Op op, const char *reason, int record) {
   EventBuf *b = &D->events;
-  if (b->held.text && b->held.attempt == attempt && countable(op) && !wrote && !D->group.restoring && reason &&
+  if (b->held.text && b->held.attempt == attempt && countable(op) && !record && !D->group.restoring && reason &&
       events_of_reason(reason) != STORE_EV_INTERRUPTED) {
     free(b->held.text);
     b->held.text = NULL;

@@ -336,6 +336,13 @@ static void op_call(Req *q) {  /* call, preview and apply */
                "default: a call whose client leaves is cancelled) or \"keep\"");
     return;
   }
+  const char *oe;
+  if (!string_member(q, "on_error", 0, 16, &oe)) return;
+  if (oe && strcmp(oe, "fail") && strcmp(oe, "pause")) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"on_error\" of call must be \"fail\" (the default: "
+               "an unhandled error ends the call, and the reply says why) or \"pause\" (it pauses, as an act does)");
+    return;
+  }
   queue(q, &q->D->txq, "transactions");
 }
 
@@ -441,7 +448,7 @@ void drequests_too_long(Daemon *D, Client *c, int unended) {
 
 typedef struct Op {
   void (*handle)(Req *q);
-  const char *members[11];  /* op, id and its own; NULL-terminated */
+  const char *members[12];  /* op, id and its own; NULL-terminated */
 } Op;
 
 /* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
@@ -453,7 +460,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
     [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",
-                               "on_disconnect"}},
+                               "on_disconnect", "on_error"}},
     [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
     [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
     [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},

@@ -248,7 +248,7 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
 /* An application call without a generation: it can run right after the
 ** call before it, whatever that one changed. */
 static int batchable(const Pending *p) {
-  return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation");
+  return p && p->op == PROTO_CALL && !json_object_get(p->req, "generation") && !request_pausable(p->op, p->req);
 }
 
 /* Make p the running transaction: its attempt number, its log source (its
@@ -275,6 +275,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   ** that its client can come back for the outcome after a dropped line */
   t->keep_on_disconnect = od ? !strcmp(od, "keep") : dkeys_of(p->req) != NULL;
   t->grouped = batchable(p);
+  t->pausable = request_pausable(p->op, p->req);
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
   if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE)

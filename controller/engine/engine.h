@@ -294,13 +294,17 @@ void vouch_escape(const char *s, size_t n, char *buf, size_t len);
 /* Its "source" (an act's action's), "" when it has none. */
 const char *request_source(struct json_t *req);
 
+/* Whether an unhandled error pauses it: an act, or a call that asked
+** "on_error": "pause". */
+int request_pausable(proto_Op op, struct json_t *req);
+
 /* s on one line (newlines and tabs as spaces), cut to fit n with "...". */
 void request_snippet(const char *s, char *buf, size_t n);
 
 /* The worker frame that runs it (docs/worker-frames.md): an invariant
 ** frame, or an attempt of the kind the op is (call: application, preview,
-** apply: operator and a program of forms, act: action, the only pausable
-** one), with the request's limits (already checked and complete) and, if
+** apply: operator and a program of forms, act: action), pausable as
+** request_pausable says, with the request's limits (already checked and complete) and, if
 ** with_gen, the generation it must find.  NULL when out of memory.
 ** request_frame_write writes the same frame as text into w (jtext.h): the
 ** kernel's hot path, which sends it without making it an object first. */
@@ -340,6 +344,8 @@ typedef struct reply_Outcome {
   const size_t *slot;
   const uint8_t *effects;
   struct json_t *value, *values, *output;  /* the worker's, or NULL */
+  struct json_t *diagnosis;  /* not accepted: the worker's (an unhandled
+                                error of a call that could not pause), or NULL */
   int restored;              /* a preview's: restored at once */
   uint64_t generation;
 } reply_Outcome;
@@ -347,7 +353,7 @@ typedef struct reply_Outcome {
 /* The reply, member by member, into w: {"ok", "outcome", "revision",
 ** "target"?, "changes", "value"?, "values"?, "restored"?, "generation",
 ** "output"?} accepted, else {"ok", "code", "outcome", "message",
-** "generation", "revision"?, "output"?}; left open (an id may follow: the
+** "diagnosis"?, "generation", "revision"?, "output"?}; left open (an id may follow: the
 ** caller ends it). */
 void reply_write(struct jtext_writer *w, const reply_Outcome *o);
 /* The same as an object (the text parsed); NULL when out of memory. */
@@ -395,14 +401,15 @@ events_Key *events_key_new(struct json_t *req);
 /* The same three events as their members' text (store_ev.members: compact,
 ** ASCII-escaped, the members in the objects' order), for the kernel's hot
 ** path, which would otherwise build, write and free an object per event;
-** on outcomes, key (when not NULL) adds EVENTS_KEY_MEMBER and
+** on outcomes, diagnosis (when not NULL: a call that failed on an
+** unhandled error, txn.h txn_Diagnosis) follows the message, and key (when not NULL) adds EVENTS_KEY_MEMBER and
 ** EVENTS_REQUEST_MEMBER last (a start carries no key: its outcome does).  malloc'd, its length in *len; NULL when
 ** out of memory (a string that is not UTF-8 is written with U+FFFD for
 ** each byte that does not belong: jtext_writer). */
 char *events_started_text(uint64_t attempt, const char *command, const char *source, uint64_t parent,
                           uint64_t generation, size_t *len);
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
-                          const events_Key *key, size_t *len);
+                          struct json_t *diagnosis, const events_Key *key, size_t *len);
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t revision, uint64_t generation,
                            const events_Key *key, size_t *len);
 /* key's members added to event object ev (key may be NULL: nothing). */
@@ -414,7 +421,7 @@ void events_tag(struct json_t *ev, const events_Key *key);
 ** events_accepted_text, or events_outcome's object completed with them,
 ** would.  malloc'd; NULL when out of memory. */
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
-                               const events_Key *key, size_t *len, size_t *split);
+                               struct json_t *diagnosis, const events_Key *key, size_t *len, size_t *split);
 char *events_text_close(const char *open, size_t len, size_t split, uint64_t revision, uint64_t generation,
                         size_t *outlen);
 

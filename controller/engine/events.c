@@ -50,7 +50,7 @@ json_t *events_started(uint64_t attempt, const char *command, const char *source
 
 json_t *events_outcome(uint64_t attempt, const char *command, const char *reason, const char *message) {
   size_t len = 0;
-  char *text = events_outcome_text(attempt, command, reason, message, NULL, &len);
+  char *text = events_outcome_text(attempt, command, reason, message, NULL, NULL, &len);
   return object_of(text, len);
 }
 
@@ -132,13 +132,17 @@ char *events_started_text(uint64_t attempt, const char *command, const char *sou
 }
 
 static void outcome(jtext_writer *w, uint64_t attempt, const char *command, const char *reason,
-                    const char *message) {
+                    const char *message, json_t *diagnosis) {
   head(w, store_event_name(events_of_reason(reason)), attempt, command);
   jtext_key(w, "outcome");
   jtext_string(w, reason, strlen(reason));
   if (message && *message) {
     jtext_key(w, "message");
     jtext_string(w, message, strlen(message));
+  }
+  if (diagnosis) {
+    jtext_key(w, "diagnosis");
+    jtext_json(w, diagnosis);
   }
 }
 
@@ -150,25 +154,25 @@ static void revision(jtext_writer *w, uint64_t revision, uint64_t generation) {
 }
 
 char *events_outcome_text(uint64_t attempt, const char *command, const char *reason, const char *message,
-                          const events_Key *key, size_t *len) {
+                          json_t *diagnosis, const events_Key *key, size_t *len) {
   jtext_writer w = {0};
-  outcome(&w, attempt, command, reason, message);
+  outcome(&w, attempt, command, reason, message, diagnosis);
   return members(&w, key, len);
 }
 
 char *events_accepted_text(uint64_t attempt, const char *command, uint64_t rev, uint64_t generation,
                            const events_Key *key, size_t *len) {
   jtext_writer w = {0};
-  outcome(&w, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL);
+  outcome(&w, attempt, command, store_event_name(STORE_EV_ACCEPTED), NULL, NULL);
   revision(&w, rev, generation);
   return members(&w, key, len);
 }
 
 char *events_outcome_text_open(uint64_t attempt, const char *command, const char *reason, const char *message,
-                               const events_Key *key, size_t *len, size_t *split) {
+                               json_t *diagnosis, const events_Key *key, size_t *len, size_t *split) {
   jtext_writer w = {0};
   int accepted = events_of_reason(reason) == STORE_EV_ACCEPTED;
-  outcome(&w, attempt, command, reason, accepted ? NULL : message);
+  outcome(&w, attempt, command, reason, accepted ? NULL : message, accepted ? NULL : diagnosis);
   size_t at = w.len - 1;   /* in the members, less the "{" */
   char *text = members(&w, key, len);
   *split = accepted ? at : *len;   /* events_accepted's order: revision, generation, then the key */

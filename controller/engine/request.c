@@ -19,6 +19,12 @@ const char *request_source(json_t *req) {
   return json_is_string(src) ? json_string_value(src) : "";
 }
 
+int request_pausable(proto_Op op, json_t *req) {
+  if (op == PROTO_ACT) return 1;
+  const char *on_error = json_string_value(json_object_get(req, "on_error"));
+  return op == PROTO_CALL && on_error && !strcmp(on_error, "pause");
+}
+
 void request_snippet(const char *s, char *buf, size_t n) {
   size_t j = 0;
   for (size_t i = 0; s && s[i] && j + 4 < n; i++) buf[j++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
@@ -51,7 +57,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   jtext_string(w, src, strlen(src));
   if (!invariant) {
     jtext_key(w, "pausable");
-    jtext_bool(w, kind == TXN_ACTION);
+    jtext_bool(w, request_pausable(op, req));
     jtext_key(w, "program");
     jtext_bool(w, op == PROTO_APPLY || json_is_true(json_object_get(req, "program")));
     /* the package the source is read in: the request's, or its action's */

@@ -163,6 +163,15 @@ static int members(json_t *o, const Member *m, size_t n, const char *where, vouc
 
 #define MEMBERS(o, table, where, f) members(o, table, sizeof table / sizeof *table, where, f)
 
+static int each(json_t *a, const Member *m, size_t n, const char *where, vouch_Fail *f) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(a, i, v)
+    if (members(v, m, n, where, f)) return -1;
+  return 0;
+}
+#define EACH(a, table, where, f) each(a, table, sizeof table / sizeof *table, where, f)
+
 /* Every element of a an array of strings (at most max bytes each). */
 static int strings(json_t *a, size_t max, const char *where, vouch_Fail *f) {
   size_t i;
@@ -323,7 +332,12 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
 static const Member OUTCOME[] = {
   {"event", 's', 1, 16}, {"reason", 's', 1, 32}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32},
   {"changes", 'a', 1, 0}, {"message", 's', 0, TEXT}, {"value", 's', 0, TEXT}, {"values", 'a', 0, 0},
-  {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}};
+  {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}, {"diagnosis", 'o', 0, 0}};
+static const Member DIAGNOSIS[] = {
+  {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
+  {"backtrace", 's', 1, TEXT}};
+static const Member DIAGNOSIS_RESTART[] = {
+  {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"lambda_list", 's', 1, TEXT}};
 static const Member CHANGE[] = {
   {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"removed", 'b', 1, 0}, {"len", 'i', 1, 0},
   {"hash", 's', 0, 64}};
@@ -459,6 +473,13 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
   if ((v = json_object_get(m, "values")) && strings(v, TEXT, "the outcome's values", f)) return -1;
   json_array_foreach(json_object_get(m, "goals"), i, v)
     if (MEMBERS(v, GOAL, "a goal", f)) return -1;
+  /* only a failure that could not pause says why, as a pause would have */
+  if ((v = json_object_get(m, "diagnosis"))) {
+    if (r != TXN_ERROR || x->pausable) return fail(f, VOUCH_STATUS, "a diagnosis of an outcome that is no unpaused error");
+    if (MEMBERS(v, DIAGNOSIS, "the diagnosis", f)) return -1;
+    if (json_array_size(json_object_get(v, "restarts")) > 64) return fail(f, VOUCH_LENGTHS, "more than 64 restarts");
+    if (EACH(json_object_get(v, "restarts"), DIAGNOSIS_RESTART, "a diagnosis' restart", f)) return -1;
+  }
   json_t *changes = json_object_get(m, "changes");
   size_t n = json_array_size(changes), at = 0;
   if (n && (!accepted || committed))
@@ -547,14 +568,6 @@ static const Member ENTRY[] = {
   {"unavailable", 's', 0, TEXT}};
 static const Member INVARIANT[] = {{"name", 's', 1, NAME_MAX_}, {"source", 's', 1, TEXT}, {"hash", 's', 1, 64}};
 
-static int each(json_t *a, const Member *m, size_t n, const char *where, vouch_Fail *f) {
-  size_t i;
-  json_t *v;
-  json_array_foreach(a, i, v)
-    if (members(v, m, n, where, f)) return -1;
-  return 0;
-}
-#define EACH(a, table, where, f) each(a, table, sizeof table / sizeof *table, where, f)
 
 static int kind_ok(json_t *o) { return jiti_entry_kind_parse(json_string_value(json_object_get(o, "kind"))) >= 0; }
 

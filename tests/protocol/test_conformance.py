@@ -409,11 +409,55 @@ def pauses_and_events(R, k):
         assert k.value('(world-get :rf)') == 'NIL'
     R.run('conformance/pause-repair-level', repair_failed)
 
+    def call_diagnosis():
+        # a call that fails says why as a pause would have: the condition, the
+        # restarts it had established (not the kernel's own) and the backtrace
+        expect_ok(c.request({'op': 'call', 'source': '(defun diag-f (n) (restart-case (car n) '
+                                                     '(use-zero () :report "Use zero." 0)))'}))
+        before = k.fingerprint()
+        r = expect_error(c.request({'op': 'call', 'source': '(progn (world-put :dg 1) (diag-f 5))'}), 'error')
+        d = r['diagnosis']
+        assert d['condition_type'] == 'TYPE-ERROR' and 'not of type LIST' in d['report'], d
+        assert d['restarts'] == [{'name': 'USE-ZERO', 'report': 'Use zero.', 'lambda_list': '()'}], d
+        assert '(DIAG-F 5)' in d['backtrace'], d
+        assert k.fingerprint() == before
+        # a failure that is no unhandled error has none
+        r = expect_error(c.request({'op': 'call', 'source': '(loop)', 'limits': {'fuel': 20000}}), 'limit')
+        assert 'diagnosis' not in r, r
+        expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote diag-f))'}))
+    R.run('conformance/call-diagnosis', call_diagnosis)
+
+    def call_pauses():
+        # a call that asks to pause does, as an act: repaired, resumed, it publishes
+        # with its repair; the reply to the resume is the call's
+        r = expect_ok(c.request({'op': 'call', 'source': '(world-put :cp (cp-missing 4))', 'on_error': 'pause'}),
+                      status='paused')
+        p = r['pause']
+        assert p['condition_type'] == 'UNDEFINED-FUNCTION' and p['level'] == 1, p
+        assert [x['name'] for x in p['restarts']][:2] == ['CONTINUE', 'USE-VALUE'], p
+        expect_error(c.request({'op': 'call', 'source': '(+ 1 2)'}), 'paused')
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                 'action': {'type': 'evaluate', 'source': '(defun cp-missing (x) (* x 10))'}}),
+                      status='paused')
+        r = expect_ok(c.request({'op': 'act', 'generation': r['generation'],
+                                 'action': {'type': 'resume', 'restart_id': p['restarts'][0]['id']}}), value='40')
+        assert k.value('(list (world-get :cp) (cp-missing 1))') == '(40 10)'
+        # aborted, it restores everything
+        before = k.fingerprint()
+        r = expect_ok(c.request({'op': 'call', 'source': '(progn (world-put :cp 0) (car 5))', 'on_error': 'pause'}),
+                      status='paused')
+        expect_error(c.request({'op': 'act', 'generation': r['generation'], 'action': {'type': 'abort'}}), 'aborted')
+        assert k.fingerprint() == before
+        # one that does not fail is an ordinary call
+        expect_ok(c.request({'op': 'call', 'source': '(+ 1 2)', 'on_error': 'pause'}), value='3')
+        expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote cp-missing))'}))
+    R.run('conformance/call-on-error-pause', call_pauses)
+
     def outcome_events():
         # calls and previews that publish nothing leave no events: they are counted
         # (one that runs past a second is recorded, so the endless loop gets a
         # small fuel limit of its own: it ends well inside that, sanitizers or not)
-        quiet = [('call', '(loop)', 'limit'), ('call', '#.(x)', 'rejected-by-gate'), ('call', '(car 1)', 'error'),
+        quiet = [('call', '(loop)', 'limit'), ('call', '#.(x)', 'rejected-by-gate'),
                  ('preview', '(world-put :pv 1)', None), ('call', '(+ 1 2)', None)]
         counts = {(x['kind'], x['outcome']): x['count'] for x in k.status()['counters']}
         for op, src, code in quiet:
@@ -425,8 +469,10 @@ def pauses_and_events(R, k):
                 expect_error(r, code)
             else:
                 expect_ok(r)
-        # a write and an operator's refusal are recorded: started, then the outcome
+        # a write, a call that failed on an unhandled error (its diagnosis is
+        # evidence) and an operator's refusal are recorded: started, then the outcome
         for op, src, code, event in [('call', '(world-put :ev 1)', None, 'accepted'),
+                                     ('call', '(car 1)', 'error', 'aborted'),
                                      ('invariant-add', 'nil', 'unsafe', 'rejected')]:
             req = {'op': op, 'source': src}
             if op == 'invariant-add':
@@ -441,6 +487,8 @@ def pauses_and_events(R, k):
             out = sub.wait_event(lambda e: e.get('attempt') == started['attempt'] and e['event'] != 'started',
                                  what='outcome of ' + src)
             assert out['event'] == event and out.get('outcome', 'accepted') == (code or 'accepted'), out
+            if code == 'error':
+                assert out['diagnosis'] == r['diagnosis'] and out['diagnosis']['condition_type'] == 'TYPE-ERROR', (out, r)
             if code is None:
                 assert out['command'] == op and out['revision'] == r['revision'], (out, r)
                 assert out['generation'] == r['generation'], (out, r)

@@ -428,6 +428,12 @@ def cases():
     add('id-wrong-type', bad_request({'op': 'call', 'source': '(world-put :keep 0)', 'id': [1]}, 'invalid-request'))
     add('id-null', bad_request({'op': 'hello', 'id': None}, 'invalid-request'))
     add('source-not-string', bad_request({'op': 'call', 'source': 42}, 'invalid-request'))
+    add('on-error-unknown', bad_request({'op': 'call', 'source': '(world-put :keep 0)', 'on_error': 'retry'},
+                                        'invalid-request', message='"on_error" of call must be'))
+    add('on-error-not-string', bad_request({'op': 'call', 'source': '(world-put :keep 0)', 'on_error': True},
+                                           'invalid-request'))
+    add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
+                                           'invalid-request', message='on_error'))
     add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))
     add('inspect-name-too-long', bad_request({'op': 'inspect', 'kind': 'data', 'name': 'x' * 2000}, 'invalid-request'))
     add('history-limit-string', bad_request({'op': 'history', 'limit': '5'}, 'invalid-request'))
