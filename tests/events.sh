@@ -39,24 +39,28 @@ t kernel-keep-0 2 "--events-keep needs a number" -- "$JITI" kernel --events-keep
 t kernel-age-missing 2 "--events-max-age needs a duration" -- "$JITI" kernel --store "$S" --events-max-age
 t kernel-age-bad 2 "--events-max-age needs a duration" -- "$JITI" kernel --store "$S" --events-max-age 0s
 
-# --- what changes nothing leaves no events: it is counted
+# --- what changes nothing leaves no events: it is counted (but a call that
+# fails on an unhandled error is recorded, with its diagnosis)
 start_kernel "$S" || echo "FAIL the kernel did not start"
 "$JITI" eval --store "$S" --key keep-me '(world-put :a 1)' >/dev/null
 t_until first-write-recorded 0 "accepted" -- "$JITI" events -n 1 --store "$S"
 n0=$(nevents)
 for i in $(seq 20); do "$JITI" eval --store "$S" '(world-get :a)' >/dev/null; done
 for i in 1 2 3; do "$JITI" preview --store "$S" '(world-put :a 2)' >/dev/null; done
-"$JITI" eval --store "$S" '(car 1)' >/dev/null 2>&1
-"$JITI" eval --store "$S" '(car 2)' >/dev/null 2>&1
+"$JITI" eval --store "$S" '#.(car 1)' >/dev/null 2>&1
+"$JITI" eval --store "$S" '#.(car 2)' >/dev/null 2>&1
 "$JITI" observe --store "$S" >/dev/null
 "$JITI" inspect --store "$S" :A >/dev/null
-t status-counters 0 "counted: +call accepted 20, call error 2, inspect ok 1, observe ok 1, preview accepted 3" \
+t status-counters 0 "counted: +call accepted 20, call rejected-by-gate 2, inspect ok 1, observe ok 1, preview accepted 3" \
   -- "$JITI" status --store "$S"
+"$JITI" eval --store "$S" '(car 1)' >/dev/null 2>&1
+t_until failed-call-recorded 0 'aborted .*outcome=error .*diagnosis=\{"condition_type":"TYPE-ERROR"' \
+  -- "$JITI" events -n 1 --store "$S"
 "$JITI" stop --store "$S" >/dev/null
 n1=$(nevents)
-ok "read-only calls leave the events as they were ($n0 events before the 27 calls and queries, $n1 after, with the kernel's stop)" \
-  $([[ $n1 -eq $((n0 + 1)) ]]; echo $?)
-ok "their counters reached the store" $([[ $(counter call accepted) == 20 && $(counter call error) == 2 &&
+ok "read-only calls leave the events as they were ($n0 events before the 27 calls and queries, $n1 after the failed call's two and the kernel's stop)" \
+  $([[ $n1 -eq $((n0 + 3)) ]]; echo $?)
+ok "their counters reached the store" $([[ $(counter call accepted) == 20 && $(counter call rejected-by-gate) == 2 &&
   $(counter preview accepted) == 3 && $(counter observe ok) == 1 ]]; echo $?)
 t counters-json 0 '^\{"kind":"call","outcome":"accepted","count":20,"first":[0-9]+,"last":[0-9]+\}' \
   -- "$JITI" events counters --json --store "$S"
