@@ -61,7 +61,9 @@ t no-kernel 1 "^jiti repl: no kernel is running for $S; start one with: jiti ker
 start_kernel "$S" --fuel 0; ok kernel-starts $?  # no fuel limit: the call Ctrl-C interrupts must outlast 0.5 s
 value '(world-put :keep 42)' >/dev/null
 
-# --- one piped session
+# --- one piped session: calls, the debugger (an error pauses the call; a
+# form is a repair there; an error in one opens level 2; a number chooses a
+# restart), an act answered by :resume
 session=$(cat <<'EOF'
 (defun f (x)
   ;; a comment with a ( in it
@@ -69,12 +71,26 @@ session=$(cat <<'EOF'
 (f 2)
 (progn (print 5) :printed)
 (/ 1 0)
+(+ 40 2)
+(car 6)
+:bt
+:abort
+:abort
 :observe
 :status
 :act (restart-case (f 0)
        (use-value (v) v))
 (f 1)
 :resume p1-0 7
+(world-put :total (twice 21))
+(defun twice (x) (* 2 x))
+:continue
+(list (values) (world-get :total))
+(floor 7 2) (values) (+ 1 2)
+(progn (world-put :keep 0) (restart-case (car 5) (use-value (v) (world-put :keep v) v)))
+9 'x
+1
+0 100
 :act (progn (world-put :keep 0) (car 5))
 :abort
 :frobnicate
@@ -90,20 +106,30 @@ has() {  # has NAME REGEX: the session's output matches
 has defun $'^F\n; revision [0-9]+: function F\n'
 has call-value $'\n\\(#\\\\\\( "a\\)b;" 5\\)\n'
 has call-output $'\n\n5 \n:PRINTED\n'
-has call-error $'\nerror: DIVISION-BY-ZERO: [^\n]*\n'
+has call-pauses $'\ndebugger entered at level 1 \\(generation [0-9]+\\): DIVISION-BY-ZERO: [^\n]*\n(Operation was [^\n]*\n)?backtrace \\(:bt shows it all\\):\n  0: \\(/ 1 0\\)\n'
+has form-is-repair $'\nrepair value: 42\n'
+has repair-error-level-2 $'\ndebugger entered at level 2 \\(generation [0-9]+\\): TYPE-ERROR: The value 6 is not of type LIST\n\\(an error inside a repair; :abort returns to level 1\\)\n'
+has bt $'\n0: \\(EVAL \\(CAR 6\\)\\)\n'
+has abort-one-level $'\nback at level 1 \\(generation [0-9]+\\): DIVISION-BY-ZERO'
+has aborted $'\naborted: [^\n]*\n'
 has observe $'\ngeneration [0-9]+, revision [0-9]+, idle, package COMMON-LISP-USER\nfunction  F\n'
 has observe-data $'\ndata \\(1 rows\\):\n  :KEEP = '
 has status $'\nstate: +idle\n'
-has act-pauses $'\npaused \\(generation [0-9]+\\): DIVISION-BY-ZERO: [^\n]*\n(Operation was [^\n]*\n)?restarts [^\n]*:\n  p1-0 +USE-VALUE \\(V\\) +USE-VALUE\nbacktrace \\(innermost first\\):\n  0: [^\n]*\n(  [^\n]*\n)*answer with :resume ID'
-has call-while-paused $'\nthe world is paused: a call would wait until the pause ends\ngeneration [0-9]+, revision [0-9]+, paused, package COMMON-LISP-USER\n'
-has resumed $'answer with [^\n]*\n7\n'
-has pause-again $'\npaused \\(generation [0-9]+\\): TYPE-ERROR'
-has aborted $'\naborted: [^\n]*\n'
+has act-pauses $'\nrestarts:\n  0: \\[USE-VALUE\\] USE-VALUE  \\(p1-0, takes \\(V\\)\\)\n'
+has paused-form-is-repair $'\nrepair value: \\(#\\\\\\( "a\\)b;" 10\\)\n'
+has resumed $'\n7\n'
+has undefined-function-restarts $'\n  0: \\[CONTINUE\\] Retry calling TWICE.  \\(p[0-9]+-0\\)\n  1: \\[USE-VALUE\\] Call specified function.  \\(p[0-9]+-1, takes \\(FUNCTION\\)\\)\n'
+has continued $'\n42\n; revision [0-9]+: (data :TOTAL, function TWICE|function TWICE, data :TOTAL)\n'
+has no-values-in-a-list $'\n\\(NIL 42\\)\n'
+has forms-on-a-line $'\n3\n1\n; No values\n3\n'
+has restart-number-out-of-range $'\nno restart 9: the menu has 1 \\(0 to 0\\)\n'
+has restart-number-with-args $'\n100\n; revision [0-9]+: data :KEEP\n'
+has pause-again $'\ndebugger entered at level 1 \\(generation [0-9]+\\): TYPE-ERROR'
 has unknown-command 'unknown command :frobnicate \(:help'
 ok stops-at-quit "$([[ ! $out =~ AFTER-QUIT|:after-quit ]]; echo $?)"
 # the world afterwards
 t world-function 0 '^\(#\\\( "a\)b;" 1\)$' -- value '(f 10)'
-t world-abort-restored 0 "^42$" -- value '(values (world-get :keep))'
+t world-abort-restored 0 "^100$" -- value '(values (world-get :keep))'
 t world-after-quit 0 "^NIL$" -- value '(values (world-get :after-quit))'
 t world-status-idle 0 "state: +idle" -- "$JITI" status --store "$S"
 t world-observe 0 "function  F" -- "$JITI" observe --store "$S"
@@ -115,7 +141,11 @@ t r-string-over-lines 0 $'^"a\n\\(b"$' -- repl $'"a\n(b"\n'
 t r-block-comment 0 '^3$' -- repl $'(+ 1 #| ( #| ) |# ( |#\n 2)\n'
 t r-symbol-bars 0 '^\|a\(\|$' -- repl $'(quote |a(|)\n'
 t r-blank-and-comments-only 0 '^$' -- repl $'\n   \n; nothing (\n'
-t r-two-forms-refused 0 "^rejected-by-gate" -- repl $'(+ 1 2) (+ 3 4)\n'
+t r-two-forms-in-turn 0 $'^3\n7$' -- repl $'(+ 1 2) (+ 3 4)\n'
+t r-forms-and-atoms 0 $'^1\n"a b"\n\\(Q\\)\n#\\\\Tab\n2$' -- repl $'1 "a b" \'(q) #\\Tab 2\n'
+t r-on-error-fail 0 $'\nerror: TYPE-ERROR: [^\n]*\nbacktrace \\(innermost first\\):\n  0: \\(FIRST-OF 5\\)' -- \
+  bash -c "printf '(defun first-of (x) (car x))\\n(first-of 5)\\n' | timeout 60 '$JITI' repl --store '$S' --on-error fail"
+t r-on-error-bad 2 "--on-error needs pause" -- "$JITI" repl --store "$S" --on-error retry
 t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
 t r-help 0 ":resume ID \[ARGS\].*:inspect KIND NAME.*:quit" -- repl $':help\n'
 t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
@@ -153,14 +183,16 @@ has tty-banner "connected to the kernel for $S \\(jiti [0-9.]+, pid [0-9]+\\)"
 has tty-prompt-idle $'jiti g[0-9]+ idle> \\(\\+ 40 2\\)\r?\n42\r?\n'
 has tty-continuation $'\n +\\.\\.\\.>   \\(\\* x 2\\)\\)\r?\nG\r?\n'
 has tty-ctrl-c $'\\(dropped the unfinished entry\\)\r?\njiti g[0-9]+ idle> :act'
-has tty-prompt-paused 'jiti g[0-9]+ PAUSED> :abort'
+has tty-prompt-paused 'jiti g[0-9]+ PAUSED 1\]> :abort'
 ok tty-history-file "$([[ -f $H ]]; echo $?)"
 ok tty-history-mode-0600 "$([[ $(stat -c %a "$H") == 600 ]]; echo $?)"
 t tty-history-entries 0 $'^_HiStOrY_V2_\n\\(\\+\\\\04040\\\\0402\\)\n\\(defun\\\\040g\\\\040\\(x\\)\\\\012' -- cat "$H"
 ok tty-dropped-entry-not-kept "$(! grep -q 'list' "$H"; echo $?)"
 t tty-world 0 "^8$" -- value '(g 4)'
 chmod 644 "$H"
-out=$(typed $'(+ 1 1)\n' $'\004'); st=$?
+# Ctrl-D on a continuation line drops the form, not the session
+out=$(typed $'(list 1\n' $'\004' $'(+ 1 1)\n' $'\004'); st=$?
+has tty-ctrl-d-drops-form $'\\(dropped the unfinished entry\\)\r?\njiti g[0-9]+ idle> \\(\\+ 1 1\\)\r?\n2\r?\n'
 ok tty-ctrl-d-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
 has tty-mode-tightened "history file $H was not private \\(mode 0644\\); it is now 0600"
 ok tty-history-mode-tightened "$([[ $(stat -c %a "$H") == 600 ]]; echo $?)"

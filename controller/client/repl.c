@@ -1,8 +1,12 @@
 /*
 ** repl.c — `jiti repl`: an interactive session with the store's running
 ** kernel over one connection (kclient.c).  A Lisp form (read over as many
-** lines as its parentheses need) runs as an application call (`call`);
-** colon commands observe the world, act as a model would and answer pauses.
+** lines as its parentheses need; several on a line run one after another)
+** runs as an application call (`call`) that pauses on an unhandled error,
+** as a Lisp listener enters its debugger: the prompt then shows the pause
+** level, a restart's number chooses it, and forms typed are repairs inside
+** the pause.  Colon commands observe the world, act as a model would and
+** answer pauses.
 **
 ** On a terminal, lines are read with libedit (editing, a history kept in a
 ** file of mode 0600) behind a prompt showing the kernel's generation and
@@ -60,6 +64,8 @@ typedef struct Repl {
   char restart[128];        /* PEND_RESUME: the restart id */
   char *line;               /* getline's buffer */
   size_t linecap;
+  int on_error_fail;        /* --on-error fail: calls end on an error instead of pausing */
+  json_t *pause;            /* the pause last seen (its menu, level, backtrace), or NULL */
 } Repl;
 
 static volatile sig_atomic_t interrupted;
@@ -91,8 +97,16 @@ enum { FORM_EMPTY, FORM_OPEN, FORM_DONE };
 ** a quote or #), FORM_DONE.  `;` comments, strings and character literals
 ** such as #\( do not count as parentheses.  A surplus `)` ends the form:
 ** the kernel's reader reports it. */
-static int form_state(const char *s, size_t n) {
+/* Ends a token: what the reader stops a symbol or a number at. */
+static int delimiter(char c) { return isspace((unsigned char)c) || strchr("()\"';`,", c); }
+
+/* form_state, and in *first_end (when not NULL) where the first complete
+** top-level form ends (0: none is complete yet), so that several forms on
+** one line run one after another. */
+static int form_scan(const char *s, size_t n, size_t *first_end) {
   int depth = 0, seen = 0, prefix = 0, block = 0;
+  size_t end = 0;
+#define FORM_ENDS_AT(k) do { if (!end && depth == 0 && !prefix) end = (k); } while (0)
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (block) {  /* inside #| ... |#, which nest */
@@ -109,13 +123,16 @@ static int form_state(const char *s, size_t n) {
         if (s[i] == '\\') i++;
       if (i >= n) return FORM_OPEN;
       seen = 1, prefix = 0;
+      FORM_ENDS_AT(i + 1);
       break;
     case '#':
       if (i + 1 < n && s[i + 1] == '|') { block = 1, i++; break; }
       if (i + 1 < n && s[i + 1] == '\\') {  /* #\x: x is a character, whatever it is */
         i += 2;
         if (i >= n) return FORM_OPEN;
+        while (i + 1 < n && !delimiter(s[i + 1])) i++;  /* #\Space */
         seen = 1, prefix = 0;
+        FORM_ENDS_AT(i + 1);
         break;
       }
       if (i + 1 < n && s[i + 1] == '\'') i++;
@@ -126,6 +143,7 @@ static int form_state(const char *s, size_t n) {
       break;
     case ')':
       depth--, seen = 1, prefix = 0;
+      FORM_ENDS_AT(i + 1);
       break;
     case '\'': case '`': case ',':
       if (c == ',' && i + 1 < n && s[i + 1] == '@') i++;
@@ -134,14 +152,22 @@ static int form_state(const char *s, size_t n) {
     case '\\':  /* a single escape in a token */
       if (++i >= n) return FORM_OPEN;
       seen = 1, prefix = 0;
+      if (i + 1 >= n || delimiter(s[i + 1])) FORM_ENDS_AT(i + 1);
       break;
     default:
-      if (!isspace((unsigned char)c)) seen = 1, prefix = 0;
+      if (!isspace((unsigned char)c)) {
+        seen = 1, prefix = 0;
+        if (i + 1 >= n || delimiter(s[i + 1])) FORM_ENDS_AT(i + 1);
+      }
     }
   }
+#undef FORM_ENDS_AT
+  if (first_end) *first_end = end;
   if (block || depth > 0 || prefix) return FORM_OPEN;
   return seen ? FORM_DONE : FORM_EMPTY;
 }
+
+static int form_state(const char *s, size_t n) { return form_scan(s, n, NULL); }
 
 /* ------------------------------------------------------- connection */
 
@@ -241,35 +267,101 @@ static void print_error(json_t *r) {
 
 /* After a pause's menu: how to answer it. */
 static void pause_hint(void) {
-  printf("answer with :resume ID [ARGS], :abort, or :act FORM (a repair inside the pause)\n");
+  printf("type a restart's number (and its arguments) to continue with it, :abort to leave this level;\n"
+         "forms you type now are repairs inside the pause (:help lists the debugger's commands)\n");
 }
 
-static void print_pause(json_t *p) {
-  render_pause(stdout, p);
+/* The pause last seen: its menu, level and backtrace (p: borrowed; NULL:
+** none is known). */
+static void pause_set(Repl *R, json_t *p) {
+  json_t *old = R->pause;
+  R->pause = json_is_object(p) ? json_incref(p) : NULL;
+  json_decref(old);
+}
+
+/* A pause as a Lisp listener's debugger shows it: the condition, the level,
+** each restart by number (its id and the arguments it takes after it), the
+** innermost frames. */
+static void print_pause(Repl *R, json_t *p) {
+  pause_set(R, p);
+  json_int_t level = kclient_int(p, "level");
+  int back = !strcmp(kclient_str(p, "refusal"), "aborted");  /* a level above was left */
+  printf("%s level %" JSON_INTEGER_FORMAT " (generation %" JSON_INTEGER_FORMAT "): %s: %s\n",
+         back ? "back at" : "debugger entered at", level, kclient_int(p, "generation"),
+         kclient_str(p, "condition_type"), kclient_str(p, "report"));
+  if (level > 1) printf("(an error inside a repair; :abort returns to level %" JSON_INTEGER_FORMAT ")\n", level - 1);
+  json_t *rs = json_object_get(p, "restarts"), *r;
+  size_t i;
+  if (json_array_size(rs)) printf("restarts:\n");
+  json_array_foreach(rs, i, r) {
+    const char *ll = kclient_str(r, "lambda_list"), *name = kclient_str(r, "name");
+    char lv[16] = "";
+    if (level > 1) snprintf(lv, sizeof lv, "%" JSON_INTEGER_FORMAT "] ", kclient_int(r, "level"));
+    printf("  %zu: %s[%s] %s  (%s%s%s)\n", i, lv, *name ? name : "unnamed", kclient_str(r, "report"),
+           kclient_str(r, "id"), *ll && strcmp(ll, "()") ? ", takes " : "", *ll && strcmp(ll, "()") ? ll : "");
+  }
+  const char *bt = kclient_str(p, "backtrace");
+  int lines = 0;
+  for (const char *c = bt; *c && lines < 5; lines++) {
+    size_t n = strcspn(c, "\n");
+    printf("%s%.*s\n", lines ? "  " : "backtrace (:bt shows it all):\n  ", (int)n, c);
+    c += n + (c[n] == '\n');
+  }
   pause_hint();
 }
 
-/* The reply to a call or an act: output, then the value (and the revision
+/* The pause the world is in now (R->pause, asked for when not known);
+** NULL when none. */
+static json_t *pause_now(Repl *R) {
+  if (R->pause) return R->pause;
+  json_t *r = request(R, json_pack("{s:s, s:i}", "op", "observe", "budget", 4096), 1);
+  if (r && json_is_true(json_object_get(r, "ok")))
+    pause_set(R, json_object_get(json_object_get(r, "view"), "pause"));
+  json_decref(r);
+  return R->pause;
+}
+
+/* A reply's values, each on a line of its own (as a listener prints them);
+** "; No values" for none.  prefix before each. */
+static void print_values(json_t *r, const char *prefix) {
+  json_t *vs = json_object_get(r, "values"), *v;
+  size_t i;
+  if (json_is_array(vs)) {
+    if (!json_array_size(vs)) printf("%s; No values\n", prefix);
+    json_array_foreach(vs, i, v) printf("%s%s\n", prefix, json_is_string(v) ? json_string_value(v) : "");
+    return;
+  }
+  v = json_object_get(r, "value");
+  printf("%s", prefix);
+  fwrite(json_string_value(v) ? json_string_value(v) : "", 1, json_string_length(v), stdout);
+  fputc('\n', stdout);
+}
+
+/* The reply to a call or an act: output, then the values (and the revision
 ** it published), the pause and its menu, or the error. */
-static void print_reply(json_t *r) {
+static void print_reply(Repl *R, json_t *r) {
   render_output(stdout, r);
   json_t *p = json_object_get(r, "pause");
   int ok = json_is_true(json_object_get(r, "ok"));
   if (ok && json_is_object(p)) {
-    if (json_object_get(r, "value")) printf("repair value: %s\n", kclient_str(r, "value"));
-    print_pause(p);
+    if (json_object_get(r, "value")) {  /* a repair's value: the same pause */
+      print_values(r, "repair value: ");
+      pause_set(R, p);
+      return;
+    }
+    print_pause(R, p);
     return;
   }
   if (!ok) {
     print_error(r);
-    if (json_is_object(p)) print_pause(p);
-    else if (!strcmp(kclient_str(r, "code"), "stale"))
+    if (json_is_object(p)) print_pause(R, p);
+    else pause_set(R, NULL);
+    if (!strcmp(kclient_str(r, "code"), "stale"))
       printf("generation is now %" JSON_INTEGER_FORMAT "\n", kclient_int(r, "generation"));
     return;
   }
-  json_t *v = json_object_get(r, "value");
-  fwrite(json_string_value(v) ? json_string_value(v) : "", 1, json_string_length(v), stdout);
-  fputc('\n', stdout);
+  pause_set(R, NULL);
+  print_values(r, "");
   json_t *ch = json_object_get(r, "changes");
   if (json_array_size(ch)) {
     printf("; revision %" JSON_INTEGER_FORMAT ":", kclient_int(r, "revision"));
@@ -289,19 +381,26 @@ static void show_observe(Repl *R) {
   if (!r) return;
   if (!json_is_true(json_object_get(r, "ok"))) print_error(r);
   else if (render_view(stdout, json_object_get(r, "view"), NULL)) pause_hint();
+  if (json_is_true(json_object_get(r, "ok"))) pause_set(R, json_object_get(json_object_get(r, "view"), "pause"));
   json_decref(r);
 }
 
+static void run_act(Repl *R, json_t *action);
+
+/* A form: an application call that pauses on an unhandled error (unless
+** --on-error fail); while the world is paused, a repair inside the pause,
+** as a form typed in a Lisp debugger is evaluated there. */
 static void run_call(Repl *R, const char *src, size_t n) {
   if (!refresh(R, 0)) return;
   if (!strcmp(R->state, "paused")) {
-    printf("the world is paused: a call would wait until the pause ends\n");
-    show_observe(R);
+    run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", src, n));
     return;
   }
-  json_t *r = request(R, json_pack("{s:s, s:s%}", "op", "call", "source", src, n), 0);
+  json_t *r = request(R, json_pack("{s:s, s:s%, s:s}", "op", "call", "source", src, n, "on_error",
+                                   R->on_error_fail ? "fail" : "pause"), 0);
   if (!r) return;
-  print_reply(r);
+  print_reply(R, r);
+  if (!json_is_true(json_object_get(r, "ok"))) render_diagnosis(stdout, json_object_get(r, "diagnosis"));
   json_decref(r);
 }
 
@@ -315,8 +414,43 @@ static void run_act(Repl *R, json_t *action) {
   json_t *r = request(R, json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action),
                       0);
   if (!r) return;
-  print_reply(r);
+  print_reply(R, r);
   json_decref(r);
+}
+
+/* The restart numbered k in the pause's menu (its id into id), 1; 0 after
+** a message. */
+static int restart_numbered(Repl *R, long k, char *id, size_t n) {
+  json_t *p = pause_now(R);
+  if (!p) {
+    printf("nothing is paused: a number chooses a restart only in the debugger\n");
+    return 0;
+  }
+  json_t *r = json_array_get(json_object_get(p, "restarts"), (size_t)k);
+  if (k < 0 || !r) {
+    printf("no restart %ld: the menu has %zu (0 to %zu)\n", k, json_array_size(json_object_get(p, "restarts")),
+           json_array_size(json_object_get(p, "restarts")) ? json_array_size(json_object_get(p, "restarts")) - 1 : 0);
+    return 0;
+  }
+  snprintf(id, n, "%s", kclient_str(r, "id"));
+  return 1;
+}
+
+/* :continue — the innermost level's CONTINUE restart. */
+static int continue_restart(Repl *R, char *id, size_t n) {
+  json_t *p = pause_now(R), *r;
+  size_t i;
+  if (!p) {
+    printf("nothing is paused\n");
+    return 0;
+  }
+  json_array_foreach(json_object_get(p, "restarts"), i, r)
+    if (kclient_int(r, "level") == kclient_int(p, "level") && !strcmp(kclient_str(r, "name"), "CONTINUE")) {
+      snprintf(id, n, "%s", kclient_str(r, "id"));
+      return 1;
+    }
+  printf("this level has no CONTINUE restart: choose one by its number, or :abort\n");
+  return 0;
 }
 
 /* NAME as the reader would read it: folded to upper case unless written
@@ -385,12 +519,19 @@ static void run_history(Repl *R, char *args) {
 }
 
 static void print_help(void) {
-  printf("FORM                 run one Lisp form as an application call (it may span lines)\n"
+  printf("FORM                 run a Lisp form as an application call (it may span lines;\n"
+         "                     several on a line run in turn); an unhandled error pauses\n"
+         "                     it (the debugger); while paused, a form is a repair\n"
+         "                     inside the pause\n"
+         "N [ARGS]             while paused: continue with restart number N of the menu\n"
+         ":continue            while paused: the innermost level's CONTINUE restart\n"
+         ":bt                  while paused: the whole backtrace\n"
          ":act FORM            an action: evaluate FORM at the current generation (a new\n"
          "                     transaction that may pause, or a repair inside the pause)\n"
          ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
          "                     arguments as written in a call, each form evaluated)\n"
-         ":abort               abort the paused transaction: what it did is restored\n"
+         ":abort               leave the innermost pause level (at level 1 the paused\n"
+         "                     transaction ends and what it did is restored)\n"
          ":observe             show the world (and, while paused, the restart menu)\n"
          ":status              show the kernel's state\n"
          ":inspect KIND NAME   one entry in full (KIND: an entry kind, as jiti inspect\n"
@@ -445,10 +586,14 @@ static void make_prompt(Repl *R) {
   } else if (!R->known) {
     snprintf(R->prompt, sizeof R->prompt, "jiti> ");
   } else {
-    char st[32];
+    char st[48];
     snprintf(st, sizeof st, "%s", R->state);
-    if (!strcmp(st, "paused"))
-      for (char *c = st; *c; c++) *c = (char)toupper((unsigned char)*c);
+    if (!strcmp(st, "paused")) {  /* as a Lisp debugger's prompt: the level */
+      json_t *p = pause_now(R);
+      snprintf(st, sizeof st, "PAUSED %" JSON_INTEGER_FORMAT "]", p ? kclient_int(p, "level") : (json_int_t)1);
+    } else {
+      pause_set(R, NULL);
+    }
     snprintf(R->prompt, sizeof R->prompt, "jiti g%" JSON_INTEGER_FORMAT " %s> ", R->gen, st);
   }
 }
@@ -603,6 +748,15 @@ static int command(Repl *R) {
     json_decref(r);
   } else if (IS("abort")) {
     run_act(R, json_pack("{s:s}", "type", "abort"));
+  } else if (IS("bt") || IS("backtrace")) {
+    json_t *p = pause_now(R);
+    if (!p) printf("nothing is paused\n");
+    else printf("%s", kclient_str(p, "backtrace"));
+  } else if (IS("continue")) {
+    if (!continue_restart(R, R->restart, sizeof R->restart)) return 0;
+    R->kind = PEND_RESUME;
+    R->form_off = (size_t)(args - R->text);
+    return 2;
   } else if (IS("act")) {
     if (!*args) { printf("usage: :act FORM\n"); return 0; }
     R->kind = PEND_ACT;
@@ -642,6 +796,11 @@ static int session(Repl *R) {
       pend_reset(R);
       continue;
     }
+    if (r == 0 && R->tty && R->len) {  /* Ctrl-D on a continuation line: the form goes, not the repl */
+      printf("\n(dropped the unfinished entry)\n");
+      pend_reset(R);
+      continue;
+    }
     if (r == 0) {
       if (R->len && form_state(R->text + R->form_off, R->len - R->form_off) == FORM_OPEN) {
         say("the input ended inside a form (unbalanced parentheses or an open string); it was not sent");
@@ -655,6 +814,19 @@ static int session(Repl *R) {
     if (fresh) {
       const char *p = R->text;
       while (*p == ' ' || *p == '\t') p++;
+      if (isdigit((unsigned char)*p) && R->pause) {  /* N [ARGS]: restart number N */
+        char *e;
+        long k = strtol(p, &e, 10);
+        if (!*e || isspace((unsigned char)*e)) {
+          if (!restart_numbered(R, k, R->restart, sizeof R->restart)) {
+            history_add(R);
+            pend_reset(R);
+            continue;
+          }
+          R->kind = PEND_RESUME;
+          R->form_off = (size_t)(e - R->text);
+        }
+      }
       if (*p == ':') {
         int c = command(R);
         if (c != 2) {  /* done, or quit */
@@ -669,6 +841,22 @@ static int session(Repl *R) {
     int st = form_state(R->text + R->form_off, R->len - R->form_off);
     if (st == FORM_OPEN) continue;
     history_add(R);
+    size_t end;
+    /* several forms on a line: each runs in turn, as a listener reads them */
+    while (R->kind == PEND_CALL && st == FORM_DONE &&
+           form_scan(R->text + R->form_off, R->len - R->form_off, &end) == FORM_DONE && end &&
+           form_state(R->text + R->form_off + end, R->len - R->form_off - end) == FORM_DONE) {
+      size_t next = R->form_off + end;
+      char save = R->text[next];
+      R->text[next] = 0;
+      size_t len = R->len;
+      R->len = next;
+      run_entry(R);
+      R->len = len;
+      R->text[next] = save;
+      R->form_off = next;
+      fflush(stdout);
+    }
     if (st == FORM_DONE || R->kind == PEND_RESUME) run_entry(R);  /* :resume ID: no arguments */
     else if (R->kind == PEND_ACT) printf("usage: :act FORM\n");
     pend_reset(R);
@@ -680,27 +868,33 @@ static int session(Repl *R) {
 
 static void repl_usage(FILE *out) {
   fprintf(out,
-          "usage: jiti repl [--store DIR]\n"
+          "usage: jiti repl [--store DIR] [--on-error pause|fail]\n"
           "\n"
           "An interactive session with the store's running kernel.  Each Lisp form you type\n"
-          "(over several lines until its parentheses balance) runs as an application call;\n"
-          "its output and value are printed, or the error.  Commands (:help in the session):\n"
-          "  :act FORM, :resume ID [ARGS], :abort   act as a model would; answer a pause\n"
+          "(over several lines until its parentheses balance; several on a line run in\n"
+          "turn) runs as an application call; its output and values are printed.  An\n"
+          "unhandled error pauses it, as a Lisp listener enters its debugger: the restarts\n"
+          "are numbered and a number (with the restart's arguments after it) continues\n"
+          "with one; forms typed while paused are repairs inside the pause, and an error\n"
+          "in one opens the next level (the prompt shows it: 'jiti g14 PAUSED 2]> ');\n"
+          ":abort leaves a level.  With --on-error fail an error ends the call instead and\n"
+          "its diagnosis (the restarts it had, the backtrace) is printed.\n"
+          "Commands (:help in the session):\n"
+          "  N [ARGS], :continue, :bt, :abort       in the debugger\n"
+          "  :act FORM, :resume ID [ARGS]           act as a model would; answer a pause\n"
           "  :observe, :status                      the world, the kernel\n"
           "  :inspect KIND NAME, :history [N]       one entry in full, the last revisions\n"
           "  :help, :quit (or Ctrl-D)\n"
-          "When the world is paused the condition and the restart menu are printed, the\n"
-          "prompt shows PAUSED (e.g. 'jiti g14 PAUSED> ') and forms are not sent until the\n"
-          "pause is answered.\n"
           "\n"
           "On a terminal: line editing and a history (libedit) kept in $JITI_REPL_HISTORY,\n"
           "else DIR/repl_history (mode 0600, the last %d entries; JITI_REPL_HISTORY set but\n"
           "empty: none); Ctrl-C drops the entry being typed, or stops waiting for a reply\n"
-          "(the kernel keeps the request).  Otherwise lines are read as they come, without\n"
-          "prompts or history.\n"
+          "(the kernel keeps the request); Ctrl-D on a continuation line drops the form.\n"
+          "Otherwise lines are read as they come, without prompts or history.\n"
           "\n"
           "options:\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  --on-error pause|fail  what an unhandled error in a form does (default: pause)\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 at :quit or the end of input; 1 no kernel is running, or the\n"
@@ -710,11 +904,20 @@ static void repl_usage(FILE *out) {
 
 int cmd_repl(int argc, char **argv) {
   const char *dir = opts_default_store();
+  int on_error_fail = 0;
   for (int i = 1; i < argc; i++) {
     char err[256];
     int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
     if (r < 0) { fprintf(stderr, "jiti repl: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
+    if (!strcmp(argv[i], "--on-error")) {
+      if (i + 1 >= argc || (strcmp(argv[i + 1], "fail") && strcmp(argv[i + 1], "pause"))) {
+        fprintf(stderr, "jiti repl: --on-error needs pause (the default) or fail\n");
+        return EXIT_USAGE;
+      }
+      on_error_fail = !strcmp(argv[++i], "fail");
+      continue;
+    }
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       repl_usage(stdout);
       return EXIT_OK;
@@ -725,6 +928,7 @@ int cmd_repl(int argc, char **argv) {
   Repl R;
   memset(&R, 0, sizeof R);
   R.dir = dir;
+  R.on_error_fail = on_error_fail;
   R.tty = isatty(STDIN_FILENO);
   kclient_init(&R.k, "repl", dir);
   if (R.tty) {
@@ -756,6 +960,7 @@ int cmd_repl(int argc, char **argv) {
   if (R.el) el_end(R.el);
   if (R.hist) history_end(R.hist);
   free(R.histfile);
+  json_decref(R.pause);
   free(R.text);
   free(R.line);
   kclient_close(&R.k);
