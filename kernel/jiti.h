@@ -178,6 +178,15 @@ jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jit
 ** when no form is held. */
 jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result *res);
 
+/* jiti_form_eval as a Lisp listener evaluates a form it read (CLHS
+** 25.1.1): `-` is the form while it runs; once it returns, `+`, `++` and
+** `+++` are the form and the two before it, `*`, `**` and `***` its
+** primary value and the two before, `/`, `//` and `///` the list of its
+** values and the two before.  Those variables are the kernel's, not the
+** world's: set inside the caller's checkpoint (a restore takes them back),
+** never exported. */
+jiti_Status jiti_form_eval_listening(jiti_State *S, const jiti_Limits *limits, jiti_Result *res);
+
 /* Let the held form go (nothing happens when none is held). */
 void jiti_form_drop(jiti_State *S);
 

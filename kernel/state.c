@@ -457,12 +457,43 @@ jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jit
   return st;
 }
 
+typedef struct { bool outer, listening; } FormEval;
+
+/* A listener's history after form returned r (S->mv its values). */
+static void listener_record(jt_State *S, jt_V form, jt_V r) {
+  int n = S->nvals < JT_MV_LIMIT ? S->nvals : JT_MV_LIMIT;
+  jt_V *base = S->sp;
+  for (int i = 0; i < n; i++) JT_PUSH(S, i ? S->mv[i] : r);
+  JT_PUSH(S, form);
+  jt_V values = jt_list_from(S, n, base);
+  static const char *const shifts[][3] = {{"***", "**", "*"}, {"+++", "++", "+"}, {"///", "//", "/"}};
+  jt_V now[3] = {n ? r : JT_NIL, form, values};
+  for (int k = 0; k < 3; k++) {
+    jt_V a = jt_intern(S, shifts[k][0]), b = jt_intern(S, shifts[k][1]), c = jt_intern(S, shifts[k][2]);
+    jt_set_symbol_value(S, a, jt_sym_(b)->value);
+    jt_set_symbol_value(S, b, jt_sym_(c)->value);
+    jt_set_symbol_value(S, c, now[k]);
+  }
+  S->sp = base;
+}
+
 static jt_V form_eval_body(jt_State *S, void *ud) {
-  bool outer = *(bool *)ud;
+  FormEval *fe = ud;
+  bool outer = fe->outer;
   jt_V form = S->held_form;
   S->held_form = JT_NIL;
   S->form_held = false;
+  if (fe->listening) {
+    JT_ROOT(S, form);
+    jt_set_symbol_value(S, jt_intern(S, "-"), form);
+    JT_UNROOT(S, 1);
+  }
   jt_V r = jt_eval_toplevel(S, form);  /* (it roots the form) */
+  if (fe->listening) {
+    JT_ROOT(S, r);
+    listener_record(S, jt_sym_(jt_intern(S, "-"))->value, r);
+    JT_UNROOT(S, 1);
+  }
   if (outer) {  /* as jt_eval_source after each form of a host's source */
     JT_ROOT(S, r);
     jt_gc_safepoint(S, false);
@@ -471,7 +502,7 @@ static jt_V form_eval_body(jt_State *S, void *ud) {
   return r;
 }
 
-jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result *res) {
+static jiti_Status form_eval(jiti_State *S, bool listening, const jiti_Limits *limits, jiti_Result *res) {
   if (!S->form_held) {
     if (res) {
       memset(res, 0, sizeof *res);
@@ -481,8 +512,16 @@ jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result
     }
     return JITI_BADARG;
   }
-  bool outer = S->jmp == NULL;
-  return host_call(S, form_eval_body, &outer, limits, res);
+  FormEval fe = {S->jmp == NULL, listening};
+  return host_call(S, form_eval_body, &fe, limits, res);
+}
+
+jiti_Status jiti_form_eval(jiti_State *S, const jiti_Limits *limits, jiti_Result *res) {
+  return form_eval(S, false, limits, res);
+}
+
+jiti_Status jiti_form_eval_listening(jiti_State *S, const jiti_Limits *limits, jiti_Result *res) {
+  return form_eval(S, true, limits, res);
 }
 
 void jiti_form_drop(jiti_State *S) {

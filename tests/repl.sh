@@ -141,6 +141,8 @@ t r-string-over-lines 0 $'^"a\n\\(b"$' -- repl $'"a\n(b"\n'
 t r-block-comment 0 '^3$' -- repl $'(+ 1 #| ( #| ) |# ( |#\n 2)\n'
 t r-symbol-bars 0 '^\|a\(\|$' -- repl $'(quote |a(|)\n'
 t r-blank-and-comments-only 0 '^$' -- repl $'\n   \n; nothing (\n'
+t r-history-variables 0 $'^3\n30\n\\(30 3\\)\n3\n1\n\\(3 1\\)\n/\n\\(\\(LIST - \\(LENGTH \\+\\+\\+\\)\\) 3\\)$' -- \
+  repl $'(+ 1 2)\n(* 10 *)\n(list * **)\n(floor 7 2)\n/\n+\n(list - (length +++))\n'
 t r-two-forms-in-turn 0 $'^3\n7$' -- repl $'(+ 1 2) (+ 3 4)\n'
 t r-forms-and-atoms 0 $'^1\n"a b"\n\\(Q\\)\n#\\\\Tab\n2$' -- repl $'1 "a b" \'(q) #\\Tab 2\n'
 t r-on-error-fail 0 $'\nerror: TYPE-ERROR: [^\n]*\nbacktrace \\(innermost first\\):\n  0: \\(FIRST-OF 5\\)' -- \

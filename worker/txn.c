@@ -1022,7 +1022,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1101,7 +1101,8 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   jiti_Result r;
   const jiti_Limits *lim = rq->limits ? rq->limits : &W->lim;
   /* the form the gate read and checked, or (a program) the source again */
-  jiti_Status st = held ? jiti_form_eval(W->S, lim, &r) : jiti_eval_limited(W->S, source, strlen(source), lim, &r);
+  jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
+                 : rq->listening ? jiti_form_eval_listening(W->S, lim, &r) : jiti_form_eval(W->S, lim, &r);
   W->pausable = 0;
   int left_open = 0;
   for (int l = 0; l < TXN_MAXLEVEL; l++) left_open |= W->plev[l].repair_open;

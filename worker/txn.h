@@ -356,6 +356,9 @@ typedef struct txn_Request {
                                 in-package in such a source changes the
                                 attempt's binding only.  No package of that
                                 name: TXN_INVALID_ARGUMENTS, nothing ran */
+  int listening;             /* a listener's form (jiti repl): it sets the
+                                history variables *, +, / ... as it returns
+                                (jiti_form_eval_listening); one form only */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)

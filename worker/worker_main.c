@@ -505,7 +505,8 @@ static void do_attempt(Worker *w, json_t *req) {
   } else {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
-                      limited ? &lim : NULL, json_string_value(json_object_get(req, "package"))};
+                      limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
+                      json_is_true(json_object_get(req, "listening"))};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     cancel_running = 1;

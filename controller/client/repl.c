@@ -396,8 +396,8 @@ static void run_call(Repl *R, const char *src, size_t n) {
     run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", src, n));
     return;
   }
-  json_t *r = request(R, json_pack("{s:s, s:s%, s:s}", "op", "call", "source", src, n, "on_error",
-                                   R->on_error_fail ? "fail" : "pause"), 0);
+  json_t *r = request(R, json_pack("{s:s, s:s%, s:s, s:b}", "op", "call", "source", src, n, "on_error",
+                                   R->on_error_fail ? "fail" : "pause", "listening", 1), 0);
   if (!r) return;
   print_reply(R, r);
   if (!json_is_true(json_object_get(r, "ok"))) render_diagnosis(stdout, json_object_get(r, "diagnosis"));

@@ -329,6 +329,12 @@ static void op_call(Req *q) {  /* call, preview and apply */
     dreply_err(q->D, q->client, q->id, "invalid-request", "\"program\" of call must be true or false");
     return;
   }
+  json_t *l = json_object_get(q->r, "listening");
+  if (l && (!json_is_boolean(l) || (json_is_true(l) && json_is_true(p)))) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"listening\" of call must be true or false, and "
+               "a listener's call is one form (not \"program\")");
+    return;
+  }
   const char *od;
   if (!string_member(q, "on_disconnect", 0, 16, &od)) return;
   if (od && strcmp(od, "keep") && strcmp(od, "cancel")) {
@@ -448,7 +454,7 @@ void drequests_too_long(Daemon *D, Client *c, int unended) {
 
 typedef struct Op {
   void (*handle)(Req *q);
-  const char *members[12];  /* op, id and its own; NULL-terminated */
+  const char *members[13];  /* op, id and its own; NULL-terminated */
 } Op;
 
 /* Indexed by proto_Op; an op without a handler is unknown to this daemon. */
@@ -460,7 +466,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
     [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",
-                               "on_disconnect", "on_error"}},
+                               "on_disconnect", "on_error", "listening"}},
     [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
     [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
     [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},

@@ -60,6 +60,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
     jtext_bool(w, request_pausable(op, req));
     jtext_key(w, "program");
     jtext_bool(w, op == PROTO_APPLY || json_is_true(json_object_get(req, "program")));
+    if (json_is_true(json_object_get(req, "listening"))) jtext_key(w, "listening"), jtext_bool(w, 1);
     /* the package the source is read in: the request's, or its action's */
     json_t *pkg = json_object_get(req, "package");
     if (!pkg) pkg = json_object_get(json_object_get(req, "action"), "package");

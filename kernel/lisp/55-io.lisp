@@ -3,14 +3,19 @@
 ;;;; printer's directives (there is no pretty printer: they print plainly),
 ;;;; the REPL's variables, and the predicates of objects a world never holds.
 
-;; The REPL's history variables: jiti's evaluator keeps no history, they
-;; stay NIL.
+;; The REPL's history variables (CLHS 25.1.1): set by a listener's forms
+;; (jiti_form_eval_listening: jiti repl), NIL until one ran.  They are the
+;; kernel's, never the world's.
+(defvar * nil)
 (defvar ** nil)
 (defvar *** nil)
+(defvar + nil)
 (defvar ++ nil)
 (defvar +++ nil)
+(defvar / nil)
 (defvar // nil)
 (defvar /// nil)
+(defvar - nil)
 
 ;; Loading and compiling files does not exist; the variables that would
 ;; say how chatty they are do, for code that binds or reads them.

@@ -453,6 +453,19 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote cp-missing))'}))
     R.run('conformance/call-on-error-pause', call_pauses)
 
+    def listening():
+        # a listener's forms keep the history variables (CLHS 25.1.1); other
+        # calls, and a listener's form that fails, leave them as they were
+        def listen(src, **kw):
+            return c.request(dict({'op': 'call', 'source': src, 'listening': True}, **kw))
+        expect_ok(listen('(+ 1 2)'), value='3')
+        expect_ok(c.request({'op': 'call', 'source': '(+ 5 5)'}), value='10')
+        expect_ok(listen('(list * + -)'), value='(3 (+ 1 2) (LIST * + -))')
+        expect_error(listen('(car 5)'), 'error')
+        expect_ok(listen('(floor 7 2)'), values=['3', '1'])
+        expect_ok(listen('(list / (length **) +++)'), value='((3 1) 3 (+ 1 2))')
+    R.run('conformance/call-listening', listening)
+
     def outcome_events():
         # calls and previews that publish nothing leave no events: they are counted
         # (one that runs past a second is recorded, so the endless loop gets a

@@ -432,6 +432,9 @@ def cases():
                                         'invalid-request', message='"on_error" of call must be'))
     add('on-error-not-string', bad_request({'op': 'call', 'source': '(world-put :keep 0)', 'on_error': True},
                                            'invalid-request'))
+    add('listening-not-boolean', bad_request({'op': 'call', 'source': '1', 'listening': 'yes'}, 'invalid-request'))
+    add('listening-program', bad_request({'op': 'call', 'source': '1 2', 'listening': True, 'program': True},
+                                         'invalid-request', message='one form'))
     add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
                                            'invalid-request', message='on_error'))
     add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))
