@@ -105,7 +105,7 @@ const char *txn_status_name(txn_Status s) {
   return "?";
 }
 
-static void diagnosis_free(txn_Diagnosis *d) {
+void txn_diagnosis_free(txn_Diagnosis *d) {
   if (!d) return;
   free(d->condition_type);
   free(d->report);
@@ -121,7 +121,7 @@ static void diagnosis_free(txn_Diagnosis *d) {
 
 void txn_outcome_free(txn_Outcome *o) {
   if (!o) return;
-  diagnosis_free(o->diagnosis);
+  txn_diagnosis_free(o->diagnosis);
   free(o->message);
   free(o->value);
   for (int i = 0; o->values && i < o->nvalues; i++) free(o->values[i]);
@@ -263,7 +263,7 @@ void txn_close(txn_World *W) {
   free(W->end_msg);
   free(W->resume_args);
   free(W->repair_src);
-  diagnosis_free(W->diag);
+  txn_diagnosis_free(W->diag);
   free(W->inv_msg);
   free(W->import_fault);
   for (size_t i = 0; i < W->capvars; i++) free(W->vars[i].name);
@@ -1015,7 +1015,7 @@ static void reset_attempt(txn_World *W) {
   free(W->end_msg);
   W->end_msg = NULL;
   for (int l = 0; l < TXN_MAXLEVEL; l++) pause_clear(&W->plev[l]);
-  diagnosis_free(W->diag);
+  txn_diagnosis_free(W->diag);
   W->diag = NULL;
 }
 

@@ -149,6 +149,7 @@ typedef struct txn_Outcome {
 } txn_Outcome;
 
 void txn_outcome_free(txn_Outcome *o);
+void txn_diagnosis_free(txn_Diagnosis *d);  /* (NULL: nothing) */
 
 /* --------------------------------------------------------- lifecycle */
 

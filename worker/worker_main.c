@@ -514,6 +514,8 @@ static void do_attempt(Worker *w, json_t *req) {
     cancel_running = 0;
     if (cancel_done && o.reason != TXN_ACCEPTED) {
       o.reason = TXN_CANCELLED;  /* restored as an abort; the kernel asked */
+      txn_diagnosis_free(o.diagnosis);   /* the cancel, not an error, ended it */
+      o.diagnosis = NULL;
       free(o.message);
       o.message = strdup("the kernel was asked to cancel the running call "
                          "(jiti cancel, or its client disconnected); the world is restored");
