@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "jiti_limits.h"
 #include "txn_int.h"
 
@@ -673,11 +674,17 @@ int txn_menu(txn_World *W) {
   return n;
 }
 
-/* The level and index of restart id, or 0. */
+/* The level and index of restart id, or 0.  An id that is no restart's is
+** taken as a restart's name (case-insensitively, as the reader folds it):
+** the first of that name in the menu, innermost level first — what a Lisp
+** debugger's (invoke-restart 'continue) would choose. */
 static int find_restart_id(txn_World *W, const char *id, int *index) {
   for (int l = W->hook_level; id && l >= 1; l--)
     for (int i = 0; i < W->plev[l - 1].nrestarts; i++)
       if (!strcmp(W->plev[l - 1].ids[i], id)) { *index = i; return l; }
+  for (int l = W->hook_level; id && *id && l >= 1; l--)
+    for (int i = 0; i < W->plev[l - 1].nrestarts; i++)
+      if (!strcasecmp(W->plev[l - 1].names[i], id)) { *index = i; return l; }
   return 0;
 }
 
@@ -905,7 +912,8 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     if (c.type == TXN_CMD_RESUME) {
       int found = -1, at = find_restart_id(W, c.restart_id, &found);
       if (!at) {
-        snprintf(errbuf, sizeof errbuf, "unknown or expired restart id %.100s", c.restart_id ? c.restart_id : "(none)");
+        snprintf(errbuf, sizeof errbuf, "unknown or expired restart %.100s (give an id or a name of the menu)",
+                 c.restart_id ? c.restart_id : "(none)");
         error = errbuf;
         refusal = TXN_INVALID_ARGUMENTS;
         event(W, "refused", errbuf);

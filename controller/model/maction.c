@@ -50,7 +50,9 @@ static const Kind kinds[MA_KIND_COUNT] = {
     {{"source", F_SOURCE, "Exactly one Lisp form."}}},
   [MA_RESUME] = {"resume",
     "Continue the paused transaction through one restart of its menu.",
-    {{"restart_id", F_TEXT, "The id of a restart in the pause's menu, e.g. p1-0."},
+    {{"restart_id", F_TEXT,
+      "The id of a restart in the pause's menu, e.g. p1-0, or its name, e.g. CONTINUE (the first "
+      "of that name, innermost level first)."},
      {"arguments", F_TEXT_NULL,
       "Lisp source of one expression returning the list of arguments for the restart, "
       "e.g. (list 42); null for none."}}},

@@ -34,9 +34,16 @@ static const char intro[] =
   "- The request is done when every goal holds: the session then ends by itself. Send `finish` when the request "
   "cannot be done, or when it is done and there are no goals.\n"
   "- An unhandled error does not fail a transaction: it pauses it, and you see the condition, a backtrace and a "
-  "menu of restarts with ids. Answer a pause with `resume` (a restart id from the menu, and its arguments), with "
-  "`evaluate` (a repair run inside the paused transaction, for instance a corrected definition, after which you "
-  "resume), or with `abort`.\n"
+  "menu of restarts with ids. Answer a pause with `resume` (a restart id from the menu, or a restart's name such "
+  "as CONTINUE, and its arguments), with `evaluate` (a repair run inside the paused transaction, for instance a "
+  "corrected definition, after which you resume), or with `abort`. Errors the system signals offer the standard "
+  "restarts: a call of an undefined function offers CONTINUE (define the function with a repair, then resume "
+  "CONTINUE to retry the call), USE-VALUE and RETURN-VALUE; an unbound variable offers CONTINUE, USE-VALUE and "
+  "STORE-VALUE.\n"
+  "- A repair that itself signals an error opens pause level 2 above the first (up to 8): the menu lists that "
+  "level's restarts first, then level 1's, each marked with its level. `abort` leaves only the innermost level "
+  "(undoing that repair) and shows level 1 again; at level 1 it abandons the transaction. Resuming an outer "
+  "level's restart leaves the levels above it.\n"
   "- A change that breaks an invariant is restored (outcome unsafe). Read the message and propose a change that "
   "keeps every invariant. You cannot change invariants.\n"
   "- Each result shows the world's generation. Your next action is sent with it; if another client changed the "
@@ -75,7 +82,11 @@ static void indented(FILE *f, const char *text, const char *pad) {
 }
 
 static void pause_text(FILE *f, json_t *p, int64_t gen) {
+  json_int_t level = json_integer_value(json_object_get(p, "level"));
   fprintf(f, "PAUSED (generation %lld): %s: %s\n", (long long)gen, str(p, "condition_type"), str(p, "report"));
+  if (level > 1)
+    fprintf(f, "This is pause level %lld: your repair at level %lld signalled it. abort returns to level %lld.\n",
+            (long long)level, (long long)level - 1, (long long)level - 1);
   const char *bt = str(p, "backtrace");
   if (*bt) {
     fprintf(f, "Backtrace:\n");
@@ -84,7 +95,13 @@ static void pause_text(FILE *f, json_t *p, int64_t gen) {
   json_t *rs = json_object_get(p, "restarts"), *r;
   size_t i;
   fprintf(f, "Restarts:%s\n", json_array_size(rs) ? "" : " none (the evaluation established no restart)");
-  json_array_foreach(rs, i, r) fprintf(f, "  %s  %s  %s\n", str(r, "id"), str(r, "name"), str(r, "report"));
+  json_array_foreach(rs, i, r) {
+    const char *ll = str(r, "lambda_list");
+    fprintf(f, "  %s  %s%s%s  %s", str(r, "id"), str(r, "name"), *ll && strcmp(ll, "()") ? " " : "",
+            *ll && strcmp(ll, "()") ? ll : "", str(r, "report"));
+    if (level > 1) fprintf(f, "  (level %lld)", (long long)json_integer_value(json_object_get(r, "level")));
+    fputc('\n', f);
+  }
   fprintf(f, "Commands used at this pause: %lld of %lld.\n", (long long)json_integer_value(json_object_get(p, "steps_used")),
           (long long)json_integer_value(json_object_get(p, "step_budget")));
 }

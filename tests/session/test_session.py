@@ -260,6 +260,27 @@ with open(script, 'w') as f:
     f.write('{"type":"evaluate","source":"(+ 1 1)"}\n')
 st, out, err = session('--request', 'Define k.', '--goal', '(fboundp (quote k))', '--scripted', script)
 check('script runs out with goals unmet: exit 3', st == 3 and K.end(last_n())['outcome'] == 'exhausted', out + err)
+# fix and continue: the call of an undefined function pauses; a repair with
+# a typo opens level 2 and is aborted; the right repair, then CONTINUE by
+# name, finishes the very call that failed, with its repair, in one revision
+fix = os.path.join(tmp, 'fix.jsonl')
+with open(fix, 'w') as f:
+    for a in [{'type': 'evaluate', 'source': '(world-put :doubled (twice 21))'},
+              {'type': 'evaluate', 'source': '(defun twice (x) (* 2 (twise-helper x)))'},
+              {'type': 'evaluate', 'source': '(twice 1)'},
+              {'type': 'abort'},
+              {'type': 'evaluate', 'source': '(defun twice (x) (* 2 x))'},
+              {'type': 'resume', 'restart_id': 'continue', 'arguments': None}]:
+        f.write(json.dumps(a) + '\n')
+n0 = last_n()
+st, out, err = session('--request', 'Store twice 21 as :doubled.', '--goal', '(eql (world-get :doubled) 42)',
+                       '--scripted', fix)
+steps = K.steps(last_n())
+check('fix and continue: the goal holds', st == 0 and K.eval('(values (world-get :doubled) (twice 4))') == '42\n8',
+      out + err)
+check('fix and continue: paused, repaired (paused still), level 2 opened and left, resumed',
+      [s['outcome'] for s in steps] == ['paused'] * 5 + ['accepted'],
+      [(s['outcome'], s.get('action')) for s in steps])
 big = os.path.join(tmp, 'big.jsonl')
 with open(big, 'w') as f:
     f.write(json.dumps({'type': 'evaluate', 'source': '(defun big () "%s")' % ('x' * 13000)}) + '\n')
