@@ -471,6 +471,8 @@ def cases():
     add('resume-not-paused', not_paused({'type': 'resume', 'restart_id': 'p1-0'}))
     add('abort-not-paused', not_paused({'type': 'abort'}))
     add('wrong-restart-id', paused_command({'type': 'resume', 'restart_id': 'p9-9'}, 'invalid-arguments'))
+    add('restart-name-unknown', paused_command({'type': 'resume', 'restart_id': 'NO-SUCH-RESTART'}, 'invalid-arguments',
+                                               'unknown or expired restart NO-SUCH-RESTART'))
     add('restart-id-of-another-pause', paused_command({'type': 'resume', 'restart_id': 'p2-0'}, 'invalid-arguments'))
     add('stale-pause-command', paused_command({'type': 'abort'}, 'stale', gen_delta=-1))
     add('throw-in-repair', paused_command({'type': 'evaluate', 'source': "(throw 'x 1)"}, 'rejected-by-gate', 'THROW'))
