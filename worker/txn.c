@@ -896,7 +896,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       if (W->level_aborted) {  /* the level the repair's error opened was aborted */
         W->level_aborted = 0;
         W->gen++;
-        snprintf(errbuf, sizeof errbuf, "level %d aborted: the repair signalled %s; what it changed is restored",
+        snprintf(errbuf, sizeof errbuf, "level %d aborted, what its repair changed restored; the repair signalled %s",
                  level + 1, why);
         event(W, "left-level", errbuf);
         refusal = TXN_ABORTED;
