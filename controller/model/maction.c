@@ -26,7 +26,7 @@ typedef struct Field {
 typedef struct Kind {
   const char *name;
   const char *desc;
-  Field fields[3];   /* up to two, then a NULL name */
+  Field fields[4];   /* up to three, then a NULL name */
 } Kind;
 
 /* The kinds of entry `inspect` can name (the kernel's inspect op). */
@@ -72,7 +72,29 @@ static const Kind kinds[MA_KIND_COUNT] = {
   [MA_FINISH] = {"finish",
     "Stop working on the request: it is done, or it cannot be done.",
     {{"summary", F_TEXT, "What was done, or why it cannot be done, in a sentence or two."}}},
+  [MA_REPAIR] = {"repair",
+    "Repair the failing function: replacement definitions, verified on a copy of the live world (the failed call "
+    "again, every invariant, and recorded calls replayed) before they are applied.",
+    {{"source", F_SOURCE,
+      "The replacement definitions as one form: (defun f ...), or (progn (defun f ...) (defun g ...))."},
+     {"reason", F_TEXT, "What was wrong and why this fixes it, in a sentence or two."},
+     {"intended_changes", F_TEXT_NULL,
+      "Results of recorded calls this repair changes on purpose, and why; null when it changes none."}}},
+  [MA_EXPECTED] = {"expected",
+    "Decline: the failure is what the application means to happen (e.g. an error it signals on purpose).",
+    {{"reason", F_TEXT, "Why the failure is intended, in a sentence or two."}}},
+  [MA_INSUFFICIENT_EVIDENCE] = {"insufficient_evidence",
+    "Decline: the evidence does not show what a correct repair would be.",
+    {{"reason", F_TEXT, "What is missing, in a sentence or two."}}},
 };
+
+int maction_set_size(maction_Set set) {
+  int n = 0;
+  for (int k = 0; k < MA_KIND_COUNT; k++) n += (set & MACTION_BIT(k)) != 0;
+  return n;
+}
+
+static int in_set(maction_Set set, int k) { return k >= 0 && k < MA_KIND_COUNT && (set & MACTION_BIT(k)); }
 
 const char *maction_name(maction_Kind k) {
   return (unsigned)k < MA_KIND_COUNT ? kinds[k].name : NULL;
@@ -134,9 +156,10 @@ static json_t *kind_schema(int k, int with_type) {
                    "additionalProperties", 0);
 }
 
-json_t *maction_tools(int flavor) {
+json_t *maction_tools(int flavor, maction_Set set) {
   json_t *tools = json_array();
   for (int k = 0; k < MA_KIND_COUNT; k++) {
+    if (!in_set(set, k)) continue;
     json_t *fn = json_pack("{s:s, s:s, s:o, s:b}", "name", kinds[k].name, "description", kinds[k].desc,
                            "parameters", kind_schema(k, 0), "strict", 1);
     if (flavor == MACTION_CHAT) {
@@ -149,9 +172,10 @@ json_t *maction_tools(int flavor) {
   return tools;
 }
 
-json_t *maction_output_schema(void) {
+json_t *maction_output_schema(maction_Set set) {
   json_t *any = json_array();
   for (int k = 0; k < MA_KIND_COUNT; k++) {
+    if (!in_set(set, k)) continue;
     json_t *s = kind_schema(k, 1);
     json_object_set_new(s, "description", json_string(kinds[k].desc));
     json_array_append_new(any, s);
@@ -247,20 +271,20 @@ static int check_kind(int k, json_t *obj, const char *skip, json_t **out, char *
   return 0;
 }
 
-static void kind_list(char *buf, size_t len) {
+static void kind_list(maction_Set set, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = 0;
   for (int k = 0; k < MA_KIND_COUNT && n < len; k++)
-    n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? ", " : "", kinds[k].name);
+    if (in_set(set, k)) n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", kinds[k].name);
 }
 
-int maction_validate(const char *tool, json_t *args, json_t **out, char *err, size_t errlen) {
-  char names[128];
+int maction_validate(maction_Set set, const char *tool, json_t *args, json_t **out, char *err, size_t errlen) {
+  char names[192];
   *out = NULL;
-  kind_list(names, sizeof names);
+  kind_list(set, names, sizeof names);
   if (tool) {
     int k = maction_kind(tool);
-    if (k < 0) return fail(err, errlen, "there is no action \"%.64s\"; the actions are %s", tool, names);
+    if (!in_set(set, k)) return fail(err, errlen, "there is no action \"%.64s\"; the actions are %s", tool, names);
     if (!json_is_object(args))
       return fail(err, errlen, "the arguments of \"%s\" must be a JSON object", tool);
     return check_kind(k, args, NULL, out, err, errlen);
@@ -273,18 +297,19 @@ int maction_validate(const char *tool, json_t *args, json_t **out, char *err, si
   const char *t = json_string_value(json_object_get(a, "type"));
   if (!t) return fail(err, errlen, "the action needs \"type\", one of %s", names);
   int k = maction_kind(t);
-  if (k < 0) return fail(err, errlen, "there is no action \"%.64s\"; the actions are %s", t, names);
+  if (!in_set(set, k)) return fail(err, errlen, "there is no action \"%.64s\"; the actions are %s", t, names);
   return check_kind(k, a, "type", out, err, errlen);
 }
 
 /* -------------------------------------------------------------- for people */
 
-char *maction_doc(void) {
+char *maction_doc(maction_Set set) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
   for (int k = 0; k < MA_KIND_COUNT; k++) {
+    if (!in_set(set, k)) continue;
     fprintf(f, "- %s {", kinds[k].name);
     for (const Field *fl = kinds[k].fields; fl->name; fl++)
       fprintf(f, "%s%s", fl == kinds[k].fields ? "" : ", ", fl->name);
@@ -351,6 +376,13 @@ void maction_summary(json_t *action, char *buf, size_t len) {
     break;
   case MA_FINISH:
     one_line(json_string_value(json_object_get(action, "summary")), arg, sizeof arg, 70);
+    break;
+  case MA_REPAIR:
+    one_line(json_string_value(json_object_get(action, "source")), arg, sizeof arg, 70);
+    break;
+  case MA_EXPECTED:
+  case MA_INSUFFICIENT_EVIDENCE:
+    one_line(json_string_value(json_object_get(action, "reason")), arg, sizeof arg, 70);
     break;
   default:
     break;

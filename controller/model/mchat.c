@@ -55,9 +55,10 @@ static json_t *request_body(model *m, const model_Conv *c) {
   if (m->opt.mode == MODEL_MODE_STRUCTURED) {
     json_object_set_new(b, "response_format",
                         json_pack("{s:s, s:{s:s, s:o, s:b}}", "type", "json_schema", "json_schema", "name",
-                                  MACTION_SCHEMA_NAME, "schema", maction_output_schema(), "strict", 1));
+                                  MACTION_SCHEMA_NAME, "schema", maction_output_schema(model_actions(m)),
+                                  "strict", 1));
   } else {
-    json_object_set_new(b, "tools", maction_tools(MACTION_CHAT));
+    json_object_set_new(b, "tools", maction_tools(MACTION_CHAT, model_actions(m)));
     json_object_set_new(b, "tool_choice", json_string("required"));
     json_object_set_new(b, "parallel_tool_calls", json_false());
   }

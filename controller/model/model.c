@@ -479,7 +479,7 @@ void model_accept_text(model *m, model_Reply *r, const char *text, const char *w
   }
   char err[512];
   json_t *a;
-  if (maction_validate(NULL, j, &a, err, sizeof err))
+  if (maction_validate(model_actions(m), NULL, j, &a, err, sizeof err))
     model_fail(m, r, MODEL_INVALID, "invalid-action", "%s: %s", what, err);
   else
     r->action = a, r->status = MODEL_OK, r->code = "ok";
@@ -518,7 +518,7 @@ void model_decide(model *m, model_Reply *r) {
   }
   char err[512];
   json_t *a;
-  if (maction_validate(c->name, args, &a, err, sizeof err))
+  if (maction_validate(model_actions(m), c->name, args, &a, err, sizeof err))
     model_fail(m, r, MODEL_INVALID, "invalid-action", "%s; nothing was run", err);
   else
     r->action = a, r->status = MODEL_OK, r->code = "ok";

@@ -66,6 +66,8 @@ typedef struct model_Options {
   void (*on_progress)(void *ud, size_t chars);
   void *progress_ud;
   volatile sig_atomic_t *intr; /* may be NULL: a flag a signal handler sets to stop waiting */
+  maction_Set actions;         /* the actions the model is offered and may answer with
+                                  (maction.h); 0: MACTION_SESSION */
 } model_Options;
 
 /* Defaults: tools, not streaming, everything else from the environment. */

@@ -54,6 +54,11 @@ struct model {
 
 extern const model_Class model_responses_class, model_chat_class, model_scripted_class;
 
+/* The actions m offers (model_Options.actions). */
+static inline maction_Set model_actions(const model *m) {
+  return m->opt.actions ? m->opt.actions : MACTION_SESSION;
+}
+
 /* Set r to a failure: status, code (a static string) and a message
 ** (printf-style), redacted of the key. */
 void model_fail(model *m, model_Reply *r, model_Status st, const char *code, const char *fmt, ...)

@@ -52,9 +52,10 @@ static json_t *request_body(model *m, const model_Conv *c) {
                         input_items(c), "store", 0, "stream", m->opt.stream);
   if (m->opt.mode == MODEL_MODE_STRUCTURED) {
     json_object_set_new(b, "text", json_pack("{s:{s:s, s:s, s:o, s:b}}", "format", "type", "json_schema", "name",
-                                             MACTION_SCHEMA_NAME, "schema", maction_output_schema(), "strict", 1));
+                                             MACTION_SCHEMA_NAME, "schema", maction_output_schema(model_actions(m)),
+                                             "strict", 1));
   } else {
-    json_object_set_new(b, "tools", maction_tools(MACTION_RESPONSES));
+    json_object_set_new(b, "tools", maction_tools(MACTION_RESPONSES, model_actions(m)));
     json_object_set_new(b, "tool_choice", json_string("required"));
     json_object_set_new(b, "parallel_tool_calls", json_false());
   }

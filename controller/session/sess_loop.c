@@ -225,7 +225,7 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
   make_id(s->id, sizeof s->id);
   int status = SESS_FAIL;
   char *instructions = sess_instructions();
-  json_t *tools = maction_tools(MACTION_RESPONSES);
+  json_t *tools = maction_tools(MACTION_RESPONSES, MACTION_SESSION);
   char *tools_text = json_dumps(tools, JSON_COMPACT);
   size_t fixed = tools_text ? strlen(tools_text) : 0;
   free(tools_text);

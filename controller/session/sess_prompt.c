@@ -56,7 +56,7 @@ char *sess_instructions(void) {
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
   fputs(intro, f);
-  char *doc = maction_doc();
+  char *doc = maction_doc(MACTION_SESSION);
   fprintf(f, "\nThe actions (one per response):\n%s", doc ? doc : "");
   free(doc);
   fprintf(f, "\nReference: the sections of jiti's documentation below apply to every form you send.\n");

@@ -189,7 +189,7 @@ int sess_ui_confirm(sess_UI *u, json_t *action, json_t **edited) {
       json_t *args = json_pack("{s:s}", src_key, src), *out;
       free(src);
       char err[512];
-      int rc = maction_validate(maction_name(maction_kind_of(action)), args, &out, err, sizeof err);
+      int rc = maction_validate(MACTION_SESSION, maction_name(maction_kind_of(action)), args, &out, err, sizeof err);
       json_decref(args);
       if (rc) {
         fprintf(stderr, "not valid: %s\n", err);

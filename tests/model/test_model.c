@@ -154,8 +154,8 @@ static const char *action_type(const model_Reply *r) {
 /* ---------------------------------------------------- the action schema */
 
 static void test_schema(void) {
-  json_t *tools = maction_tools(MACTION_RESPONSES);
-  CHECK(json_array_size(tools) == MA_KIND_COUNT);
+  json_t *tools = maction_tools(MACTION_RESPONSES, MACTION_SESSION);
+  CHECK(json_array_size(tools) == (size_t)maction_set_size(MACTION_SESSION) && json_array_size(tools) == 8);
   size_t i;
   json_t *t;
   json_array_foreach(tools, i, t) {
@@ -168,16 +168,16 @@ static void test_schema(void) {
   }
   CHECK_STR(json_string_value(json_object_get(json_array_get(tools, 0), "name")), "evaluate");
   json_decref(tools);
-  json_t *chat = maction_tools(MACTION_CHAT);
+  json_t *chat = maction_tools(MACTION_CHAT, MACTION_SESSION);
   json_t *fn = json_object_get(json_array_get(chat, 2), "function");
   CHECK_STR(json_string_value(json_object_get(fn, "name")), "resume");
   json_t *args = json_object_get(json_object_get(json_object_get(fn, "parameters"), "properties"), "arguments");
   CHECK(json_array_size(json_object_get(args, "type")) == 2);   /* ["string","null"] */
   json_decref(chat);
-  json_t *s = maction_output_schema();
+  json_t *s = maction_output_schema(MACTION_SESSION);
   CHECK_STR(json_string_value(json_object_get(s, "type")), "object");
   CHECK(json_array_size(json_object_get(json_object_get(json_object_get(s, "properties"), "action"), "anyOf")) ==
-        MA_KIND_COUNT);
+        (size_t)maction_set_size(MACTION_SESSION));
   json_decref(s);
 
   struct { const char *tool, *args; int ok; const char *err; } cases[] = {
@@ -206,11 +206,14 @@ static void test_schema(void) {
     {NULL, "{\"action\":{\"source\":\"(f)\"}}", 0, "needs \"type\""},
     {NULL, "{\"action\":{\"type\":\"evaluate\",\"source\":\"(f)\"},\"more\":1}", 0, "single member"},
     {NULL, "{\"type\":\"evaluate\",\"source\":\"(f)\"}", 0, "single member"},
+    /* a verdict is no session action */
+    {"repair", "{\"source\":\"(defun f ())\",\"reason\":\"r\",\"intended_changes\":null}", 0,
+     "there is no action \"repair\"; the actions are evaluate, preview, resume, abort, inspect, check, rollback, finish"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     json_t *a = json_loads(cases[k].args, JSON_ALLOW_NUL, NULL), *out;
     char err[512] = "";
-    int rc = maction_validate(cases[k].tool, a, &out, err, sizeof err);
+    int rc = maction_validate(MACTION_SESSION, cases[k].tool, a, &out, err, sizeof err);
     if ((rc == 0) != cases[k].ok || (cases[k].err && !strstr(err, cases[k].err)))
       fprintf(stderr, "case %zu (%s %s): rc %d err \"%s\"\n", k, cases[k].tool ? cases[k].tool : "-",
               cases[k].args, rc, err);
@@ -222,8 +225,8 @@ static void test_schema(void) {
   }
   /* the canonical form leaves null fields out */
   json_t *a = json_loads("{\"restart_id\":\"p1-0\",\"arguments\":null}", 0, NULL), *out;
-  char err[256];
-  CHECK(maction_validate("resume", a, &out, err, sizeof err) == 0);
+  char err[256], sum0[128];
+  CHECK(maction_validate(MACTION_SESSION, "resume", a, &out, err, sizeof err) == 0);
   CHECK(json_object_size(out) == 2 && !json_object_get(out, "arguments"));
   json_decref(out);
   json_decref(a);
@@ -232,12 +235,39 @@ static void test_schema(void) {
   memset(big, 'a', MACTION_MAX_SOURCE + 1);
   big[MACTION_MAX_SOURCE + 1] = 0;
   a = json_pack("{s:s}", "source", big);
-  CHECK(maction_validate("evaluate", a, &out, err, sizeof err) == -1 && contains(err, "at most 16384"));
+  CHECK(maction_validate(MACTION_SESSION, "evaluate", a, &out, err, sizeof err) == -1 &&
+        contains(err, "at most 16384"));
   json_decref(a);
   free(big);
-  char *doc = maction_doc();
-  CHECK(contains(doc, "- evaluate {source}") && contains(doc, "- rollback {revision}"));
+  char *doc = maction_doc(MACTION_SESSION);
+  CHECK(contains(doc, "- evaluate {source}") && contains(doc, "- rollback {revision}") && !contains(doc, "- repair"));
   free(doc);
+  /* the verdicts on an incident: exactly those offered, and only those accepted */
+  tools = maction_tools(MACTION_RESPONSES, MACTION_VERDICT);
+  CHECK(json_array_size(tools) == 3);
+  CHECK_STR(json_string_value(json_object_get(json_array_get(tools, 0), "name")), "repair");
+  json_t *rp = json_object_get(json_array_get(tools, 0), "parameters");
+  CHECK(json_array_size(json_object_get(rp, "required")) == 3);   /* source, reason, intended_changes */
+  json_decref(tools);
+  a = json_loads("{\"source\":\"(defun f (x) x)\",\"reason\":\"off by one\"}", 0, NULL);
+  CHECK(maction_validate(MACTION_VERDICT, "repair", a, &out, err, sizeof err) == 0);
+  CHECK(maction_kind_of(out) == MA_REPAIR && json_object_size(out) == 3);
+  maction_summary(out, sum0, sizeof sum0);
+  CHECK_STR(sum0, "repair (defun f (x) x)");
+  json_decref(out);
+  json_decref(a);
+  a = json_loads("{\"action\":{\"type\":\"expected\",\"reason\":\"credit is short on purpose\"}}", 0, NULL);
+  CHECK(maction_validate(MACTION_VERDICT, NULL, a, &out, err, sizeof err) == 0 && maction_kind_of(out) == MA_EXPECTED);
+  json_decref(out);
+  json_decref(a);
+  a = json_loads("{\"source\":\"(f)\"}", 0, NULL);
+  CHECK(maction_validate(MACTION_VERDICT, "evaluate", a, &out, err, sizeof err) == -1 &&
+        contains(err, "the actions are repair, expected, insufficient_evidence"));
+  json_decref(a);
+  a = json_loads("{\"reason\":\"\"}", 0, NULL);
+  CHECK(maction_validate(MACTION_VERDICT, "insufficient_evidence", a, &out, err, sizeof err) == 0);
+  json_decref(out);
+  json_decref(a);
   char sum[128];
   a = json_pack("{s:s, s:s}", "type", "evaluate", "source", "(defun f (x)\n   (* 2 x))");
   maction_summary(a, sum, sizeof sum);
@@ -510,7 +540,7 @@ static void test_faults(const char *spec, int stream) {
     CHECK_STR(json_string_value(json_object_get(out, "output")), "accepted: revision 2");
     CHECK_STR(json_string_value(json_object_get(b0, "instructions")), "You grow a Lisp world.");
     CHECK(json_is_false(json_object_get(b0, "store")));
-    CHECK(json_array_size(json_object_get(b0, "tools")) == MA_KIND_COUNT);
+    CHECK(json_array_size(json_object_get(b0, "tools")) == (size_t)maction_set_size(MACTION_SESSION));
   }
   json_decref(log);
 
@@ -820,6 +850,29 @@ static void test_scripted(void) {
   model_close(m);
   snprintf(spec, sizeof spec, "scripted:%s/missing", tmpdir);
   CHECK(model_open(spec, NULL, err, sizeof err) == NULL && contains(err, "cannot read the script"));
+
+  /* a supervisor's model: verdicts only */
+  f = fopen(path, "w");
+  fprintf(f, "{\"type\":\"repair\",\"source\":\"(defun f (x) (* 2 x))\",\"reason\":\"doubles\"}\n"
+             "{\"type\":\"evaluate\",\"source\":\"(f 2)\"}\n"
+             "{\"type\":\"expected\",\"reason\":\"on purpose\"}\n");
+  fclose(f);
+  snprintf(spec, sizeof spec, "scripted:%s", path);
+  model_Options o;
+  model_options_init(&o);
+  o.actions = MACTION_VERDICT;
+  m = model_open(spec, &o, err, sizeof err);
+  CHECK(m != NULL);
+  CHECK(one_turn(m, &r) == MODEL_OK);
+  CHECK_STR(action_type(&r), "repair");
+  model_reply_free(&r);
+  CHECK(one_turn(m, &r) == MODEL_INVALID);
+  CHECK(contains(r.message, "there is no action \"evaluate\"; the actions are repair, expected, insufficient_evidence"));
+  model_reply_free(&r);
+  CHECK(one_turn(m, &r) == MODEL_OK);
+  CHECK_STR(action_type(&r), "expected");
+  model_reply_free(&r);
+  model_close(m);
 }
 
 int main(int argc, char **argv) {
