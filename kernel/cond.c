@@ -600,7 +600,8 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     jt_PauseFrames pf;
     pf.serial = ++S->pause_serial;
     pf.n = jt_frames_collect(S, pf.ci, JITI_FRAME_MAX);
-    jiti_Frame *frames = jt_frames_describe(S, pf.ci, pf.n);
+    pf.desc = jt_frames_describe(S, pf.ci, pf.n);
+    jiti_Frame *frames = pf.desc;
     p.report = report;
     p.nrestarts = n;
     p.restarts = info;
@@ -631,7 +632,7 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     S->restart_floor = floor;
     free(report);
     free(bt);
-    jt_frames_free(frames, pf.n);
+    jt_frames_free(pf.desc, pf.n);
     for (i = 0; i < n; i++) {
       free((char *)info[i].name);
       free((char *)info[i].report);

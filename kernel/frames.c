@@ -305,6 +305,18 @@ JT_NORETURN void jt_frame_unwind(jt_State *S, jt_Jmp *j, bool restart, jt_V valu
 
 void jiti_set_frame_catch(jiti_State *S, int on) { S->frame_catch = on != 0; }
 
+int jiti_pause_frames(jiti_State *S, const jiti_Frame **frames) {
+  jt_PauseFrames *pf = S->pause_frames;
+  *frames = NULL;
+  if (!pf) return 0;
+  jiti_Frame *fresh = jt_frames_describe(S, pf->ci, pf->n);
+  if (!fresh) return pf->desc ? pf->n : 0;
+  jt_frames_free(pf->desc, pf->n);
+  pf->desc = fresh;
+  *frames = fresh;
+  return pf->n;
+}
+
 /* ------------------------------------------------------ evaluating in frames */
 
 static jt_CallInfo *pause_frame(jt_State *S, jt_V serial, jt_V frame) {

@@ -340,6 +340,13 @@ void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud);
 ** may pause and are answered by someone who may choose those decisions. */
 void jiti_set_frame_catch(jiti_State *S, int on);
 
+/* Inside the debugger hook: the frames of the pause being decided described
+** again, with the values their arguments and locals hold now (a repair may
+** have set them); returns how many.  The pause's `frames` and those of an
+** earlier call are freed: use these until the next call or the hook's
+** return.  0 (NULL) outside a pause. */
+int jiti_pause_frames(jiti_State *S, const jiti_Frame **frames);
+
 /* Inside the debugger hook: evaluate the one form of `src` (read in the
 ** current package) in frame `frame` of the pause being decided, under
 ** `limits` (NULL: the state's): the frame's local variables are visible by

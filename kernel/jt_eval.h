@@ -272,6 +272,7 @@ typedef struct jt_PauseFrames {
   uint32_t serial;               /* which pause (S->pause_serial) */
   int n;
   jt_CallInfo *ci[JITI_FRAME_MAX];
+  jiti_Frame *desc;              /* as the host sees them (jiti_pause_frames) */
 } jt_PauseFrames;
 /* The frames as the host sees them (malloc'd; jt_frames_free). */
 jiti_Frame *jt_frames_describe(jt_State *S, jt_CallInfo *const *cis, int n);

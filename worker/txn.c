@@ -853,7 +853,14 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       char *value = NULL, why[600];
       W->level_aborted = 0;
-      if (run_repair(W, P, &c, &value, why, sizeof why) == 0) {
+      int failed = run_repair(W, P, &c, &value, why, sizeof why);
+      if (!W->ended && !W->escaped && !W->target_level) {  /* the repair may have set a frame's locals */
+        const jiti_Frame *fr;
+        int nfr = jiti_pause_frames(W->S, &fr);
+        P->frames = fr;
+        P->nframes = fr ? nfr : 0;
+      }
+      if (!failed) {
         last_value = value;
         event(W, "repaired", c.source);
         continue;
