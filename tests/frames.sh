@@ -30,7 +30,7 @@ ok defined $?
 
 # --- the pause: the program's frames, with their locals
 t pauses 0 "paused \(generation [0-9]+\): DIVISION-BY-ZERO.*
-backtrace \(innermost first; --frame F evaluates in frame F\):
+backtrace \(innermost first\):
   0: \(/ 10 0\)
   1: \(RATIO 10\)
       N = 10

@@ -70,7 +70,7 @@ void render_pause(FILE *f, json_t *p) {
   const char *bt = kclient_str(p, "backtrace");
   if (*bt) {
     /* a frame's line, then its locals (the pause's "frames", same order) */
-    fprintf(f, "backtrace (innermost first; --frame F evaluates in frame F):\n");
+    fprintf(f, "backtrace (innermost first):\n");
     json_t *frames = json_object_get(p, "frames");
     size_t n = 0;
     for (const char *line = bt; *line; n++) {

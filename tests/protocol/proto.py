@@ -32,7 +32,8 @@ import time
 import traceback
 
 import jsonschema
-from jsonschema import Draft202012Validator, RefResolver
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_DIR = os.path.normpath(os.path.join(HERE, '..', '..', 'docs', 'schema'))
@@ -61,22 +62,23 @@ class Schemas:
 
     def __init__(self, directory=SCHEMA_DIR):
         self.docs = {}
-        store = {}
+        registry = Registry()
         for path in sorted(glob.glob(os.path.join(directory, '*.json'))):
             with open(path, encoding='utf-8') as f:
                 doc = json.load(f)
             Draft202012Validator.check_schema(doc)
             self.docs[os.path.basename(path)] = doc
-            store[doc['$id']] = doc
+            registry = registry.with_resource(doc['$id'], Resource.from_contents(doc))
+        # a registry, not the deprecated RefResolver: its scope stack lost
+        # the base of a reference met while checking unevaluatedProperties
         self.validators = {}
         for name, doc in self.docs.items():
-            resolver = RefResolver.from_schema(doc, store=store)
-            self.validators[name] = Draft202012Validator(doc, resolver=resolver)
+            self.validators[name] = Draft202012Validator(doc, registry=registry)
         self.counts = collections.Counter()
         self.lock = threading.RLock()
 
     def errors(self, name, instance):
-        with self.lock:   # RefResolver keeps a scope stack: one validation at a time
+        with self.lock:
             return list(self.validators[name].iter_errors(instance))
 
     def valid(self, name, instance):
