@@ -853,6 +853,9 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       char *value = NULL, why[600];
       W->level_aborted = 0;
+      /* a pause inside the repair calls cmd_fn again, which may free the
+      ** command's strings: the event names a copy */
+      char *source = txn_strdup(c.source);
       int failed = run_repair(W, P, &c, &value, why, sizeof why);
       if (!W->ended && !W->escaped && !W->target_level) {  /* the repair may have set a frame's locals */
         const jiti_Frame *fr;
@@ -862,9 +865,11 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       }
       if (!failed) {
         last_value = value;
-        event(W, "repaired", c.source);
+        event(W, "repaired", source ? source : "");
+        free(source);
         continue;
       }
+      free(source);
       if (W->ended || W->escaped) break;
       if (W->target_level && W->target_level < level) break;  /* on down to the outer level */
       if (W->target_level == level) {  /* resume here what was chosen up there */
