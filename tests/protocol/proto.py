@@ -32,8 +32,7 @@ import time
 import traceback
 
 import jsonschema
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+from jsonschema import Draft202012Validator, RefResolver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_DIR = os.path.normpath(os.path.join(HERE, '..', '..', 'docs', 'schema'))
@@ -62,23 +61,22 @@ class Schemas:
 
     def __init__(self, directory=SCHEMA_DIR):
         self.docs = {}
-        registry = Registry()
+        store = {}
         for path in sorted(glob.glob(os.path.join(directory, '*.json'))):
             with open(path, encoding='utf-8') as f:
                 doc = json.load(f)
             Draft202012Validator.check_schema(doc)
             self.docs[os.path.basename(path)] = doc
-            registry = registry.with_resource(doc['$id'], Resource.from_contents(doc))
-        # a registry, not the deprecated RefResolver: its scope stack lost
-        # the base of a reference met while checking unevaluatedProperties
+            store[doc['$id']] = doc
         self.validators = {}
         for name, doc in self.docs.items():
-            self.validators[name] = Draft202012Validator(doc, registry=registry)
+            resolver = RefResolver.from_schema(doc, store=store)
+            self.validators[name] = Draft202012Validator(doc, resolver=resolver)
         self.counts = collections.Counter()
         self.lock = threading.RLock()
 
     def errors(self, name, instance):
-        with self.lock:
+        with self.lock:   # RefResolver keeps a scope stack: one validation at a time
             return list(self.validators[name].iter_errors(instance))
 
     def valid(self, name, instance):

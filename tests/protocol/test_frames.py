@@ -11,7 +11,6 @@ import os
 import tempfile
 
 import jsonschema
-import referencing
 
 import proto
 from proto import Kernel, expect_error, expect_ok, wait_for
@@ -69,10 +68,9 @@ def frames():
         session(k)
     S = proto.schemas()
     doc = S.docs['frames.json']
-    registry = referencing.Registry().with_resources(
-        (d['$id'], referencing.Resource.from_contents(d)) for d in S.docs.values())
-    branch = {'>': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/request'}, registry=registry),
-              '<': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/answer'}, registry=registry)}
+    resolver = jsonschema.RefResolver.from_schema(doc, store={d['$id']: d for d in S.docs.values()})
+    branch = {'>': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/request'}, resolver=resolver),
+              '<': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/answer'}, resolver=resolver)}
     seen = {'>': set(), '<': set()}
     bad = []
     n = 0
