@@ -50,13 +50,11 @@ static jt_V fn_name(jt_V fn) {
 }
 
 static bool internal_name(jt_V name) {
-  if (jt_iscons(name) && jt_iscons(jt_cdr(name))) name = jt_car(jt_cdr(name));  /* (setf %x) */
+  if (jt_iscons(name) && jt_iscons(jt_cdr(name))) name = jt_car(jt_cdr(name)); /* (setf %x) */
   return jt_is_internal(name);
 }
 
-static bool kernel_closure(jt_V fn) {
-  return jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam && jt_clo_(fn)->lam->kernel;
-}
+static bool kernel_closure(jt_V fn) { return jt_is(fn, JT_TCLOSURE) && jt_clo_(fn)->lam && jt_clo_(fn)->lam->kernel; }
 
 static bool signaller(jt_State *S, jt_V fn) {
   static const char *const names[] = {"ERROR", "CERROR", "SIGNAL", "WARN", "INVOKE-DEBUGGER"};
@@ -179,8 +177,8 @@ jiti_Frame *jt_frames_describe(jt_State *S, jt_CallInfo *const *cis, int n) {
     fr[i].args = (const char *const *)args;
     fr[i].nargs = args ? ka : 0;
     int nl = local_count(ci);
-    jiti_FrameLocal *locals = calloc((size_t)(nl < JITI_FRAME_LOCALS_MAX ? nl : JITI_FRAME_LOCALS_MAX) + 1,
-                                     sizeof *locals);
+    jiti_FrameLocal *locals =
+      calloc((size_t)(nl < JITI_FRAME_LOCALS_MAX ? nl : JITI_FRAME_LOCALS_MAX) + 1, sizeof *locals);
     int kl = 0;
     for (int k = 0; locals && k < nl && kl < JITI_FRAME_LOCALS_MAX; k++) {
       jt_V *p = local_place(ci, k);
@@ -273,26 +271,28 @@ jt_V jt_frame_call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
 /* The jump record of frame ci, or NULL when it has none. */
 static jt_Jmp *frame_jmp(jt_State *S, jt_CallInfo *ci) {
   for (jt_Jmp *j = S->jmp; j; j = j->prev) {
-    if (j->kind == JT_JMP_TOP) return NULL;  /* the frame is not in this evaluation */
+    if (j->kind == JT_JMP_TOP) return NULL; /* the frame is not in this evaluation */
     if (j->kind == JT_JMP_FRAME && j->ci == ci->prev && j->tag == ci->fn) return j;
   }
   return NULL;
 }
 
-const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt_Jmp **out, char *why,
-                            size_t n) {
+const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt_Jmp **out, char *why, size_t n) {
   if (frame < 0 || frame >= pf->n) {
     if (pf->n)
-      snprintf(why, n, "this pause has no frame %d (its frames are 0 to %d; frames of an outer pause level are "
-               "reached after leaving this one)", frame, pf->n - 1);
-    else
-      snprintf(why, n, "this pause has no frame %d (it lists no frames)", frame);
+      snprintf(why, n,
+               "this pause has no frame %d (its frames are 0 to %d; frames of an outer pause level are "
+               "reached after leaving this one)",
+               frame, pf->n - 1);
+    else snprintf(why, n, "this pause has no frame %d (it lists no frames)", frame);
     return why;
   }
   *out = frame_jmp(S, pf->ci[frame]);
   if (!*out) {
-    snprintf(why, n, "frame %d cannot be returned to (it was called before frames were caught, or by its "
-             "generic function)", frame);
+    snprintf(why, n,
+             "frame %d cannot be returned to (it was called before frames were caught, or by its "
+             "generic function)",
+             frame);
     return why;
   }
   return NULL;
@@ -376,7 +376,7 @@ JT_FN(f_set_frame_local) {
   checked_place(S, argc, argv);
   jt_V frame;
   jt_V *p = local_place_in(pause_frame(S, argv[0], argv[1]), (int)jt_fixval(argv[2]), &frame);
-  if (frame != JT_NIL) JT_SET_GC(S, frame, *p, argv[3]);  /* a closure's frame may be old */
+  if (frame != JT_NIL) JT_SET_GC(S, frame, *p, argv[3]); /* a closure's frame may be old */
   else *p = argv[3];
   return argv[3];
 }
@@ -385,7 +385,6 @@ static const jt_Reg frame_fns[] = {
   {"%FRAME-FORM", f_frame_form, 2, 2, "(%frame-form form frame) FORM seeing the locals of a pause's FRAME."},
   {"%FRAME-LOCAL", f_frame_local, 3, 3, "(%frame-local serial frame k) A local of a pause's frame."},
   {"%SET-FRAME-LOCAL", f_set_frame_local, 4, 4, "(%set-frame-local serial frame k value) Set it."},
-  {NULL, NULL, 0, 0, NULL}
-};
+  {NULL, NULL, 0, 0, NULL}};
 
 void jt_open_frames(jt_State *S) { jt_register(S, frame_fns); }

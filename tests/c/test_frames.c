@@ -16,8 +16,8 @@ typedef struct Snap {
   char backtrace[8192];
   int nframes;
   char fn[MAXF][128];
-  char args[MAXF][256];     /* arguments joined by spaces */
-  char locals[MAXF][512];   /* "NAME=VALUE " ... */
+  char args[MAXF][256];   /* arguments joined by spaces */
+  char locals[MAXF][512]; /* "NAME=VALUE " ... */
   char decision_error[512];
   int depth;
 } Snap;
@@ -26,7 +26,7 @@ static Snap snaps[8];
 static int ncalls;
 typedef void (*Script)(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int call);
 static Script script;
-static char evals[8][512];  /* results of evaluations in frames */
+static char evals[8][512]; /* results of evaluations in frames */
 static int nevals;
 
 static void in_frame(jiti_State *S, int frame, const char *src) {
@@ -34,8 +34,9 @@ static void in_frame(jiti_State *S, int frame, const char *src) {
   jiti_Status st = jiti_eval_in_frame(S, frame, src, NULL, &r);
   if (nevals < 8) {
     if (st == JITI_OK) snprintf(evals[nevals], sizeof evals[0], "%s", r.value);
-    else snprintf(evals[nevals], sizeof evals[0], "!%s: %s", r.condition_type ? r.condition_type : "?",
-                  r.message ? r.message : "");
+    else
+      snprintf(evals[nevals], sizeof evals[0], "!%s: %s", r.condition_type ? r.condition_type : "?",
+               r.message ? r.message : "");
   }
   nevals++;
   jiti_result_free(&r);
@@ -130,8 +131,7 @@ static void test_listing(jiti_State *S) {
 
   /* bounded: long values are cut */
   reset(NULL);
-  CHECK_STR(check_eval(S, "(defun big (s) (let ((long (make-string 5000 :initial-element #\\a))) (car long)))"),
-            "BIG");
+  CHECK_STR(check_eval(S, "(defun big (s) (let ((long (make-string 5000 :initial-element #\\a))) (car long)))"), "BIG");
   CHECK_STR(check_eval(S, "(big 1)"), "!TYPE-ERROR");
   CHECK(strlen(snaps[0].locals[0]) < 512);
 }
@@ -144,19 +144,21 @@ static void s_eval_setq(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, in
   in_frame(S, 1, "(list n d)");
   in_frame(S, 1, "(setq d 2)");
   in_frame(S, 1, "d");
-  in_frame(S, 0, "d");          /* a primitive's frame has no locals */
-  in_frame(S, 7, "d");          /* no such frame */
+  in_frame(S, 0, "d"); /* a primitive's frame has no locals */
+  in_frame(S, 7, "d"); /* no such frame */
   d->action = JITI_DECIDE_RESTART;
   d->restart_id = restart_named(p, "RETRY");
 }
 
 static void test_eval_in_frame(jiti_State *S) {
-  CHECK_STR(check_eval(S, "(defun ratio2 (n)"
-                          "  (let ((d 0))"
-                          "    (loop (restart-case (return (/ n d)) (retry () nil)))))"), "RATIO2");
+  CHECK_STR(check_eval(S,
+                       "(defun ratio2 (n)"
+                       "  (let ((d 0))"
+                       "    (loop (restart-case (return (/ n d)) (retry () nil)))))"),
+            "RATIO2");
   reset(s_eval_setq);
   CHECK_STR(check_eval(S, "(ratio2 10)"), "5");
-  CHECK(ncalls == 3);  /* the two evaluations that signal pause a level up */
+  CHECK(ncalls == 3); /* the two evaluations that signal pause a level up */
   CHECK_STR(evals[0], "0");
   CHECK_STR(evals[1], "(10 0)");
   CHECK_STR(evals[2], "2");
@@ -173,13 +175,18 @@ static void test_eval_in_frame(jiti_State *S) {
 /* ---------------------------------------------------- return and restart */
 
 static void s_return(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int call) {
-  (void)S; (void)p;
+  (void)S;
+  (void)p;
   d->frame = 0;
   d->action = JITI_DECIDE_RETURN;
-  if (call == 0) d->args = "(cons 1 2)";              /* refused: not a list */
-  else if (call == 1) d->args = "(error \"no values\")";  /* refused: signals */
-  else if (call == 2) { d->frame = 9; d->args = "(list 1)"; }  /* refused: no frame */
-  else d->args = "(list 7)";
+  if (call == 0) d->args = "(cons 1 2)";                 /* refused: not a list */
+  else if (call == 1) d->args = "(error \"no values\")"; /* refused: signals */
+  else if (call == 2) {
+    d->frame = 9;
+    d->args = "(list 1)";
+  } /* refused: no frame */
+  else
+    d->args = "(list 7)";
 }
 
 static void s_restart_frame(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int call) {
@@ -191,7 +198,9 @@ static void s_restart_frame(jiti_State *S, const jiti_Pause *p, jiti_Decision *d
 }
 
 static void s_return_values(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int call) {
-  (void)S; (void)p; (void)call;
+  (void)S;
+  (void)p;
+  (void)call;
   d->action = JITI_DECIDE_RETURN;
   d->frame = 1;
   d->args = "(list :a :b)";
@@ -232,16 +241,17 @@ static void test_return_restart(jiti_State *S) {
 /* ------------------------------------------------- a pause in a repair */
 
 static void s_nested(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, int call) {
-  (void)p; (void)d;
+  (void)p;
+  (void)d;
   if (call == 0) {
     jiti_Result r;
     jiti_Status st = jiti_eval_string(S, "(inner-fail 5)", 14, &r);
     (void)st;
     jiti_result_free(&r);
-    in_frame(S, 1, "n");  /* level 1's frames again, after level 2 */
+    in_frame(S, 1, "n"); /* level 1's frames again, after level 2 */
   } else if (call == 1) {
-    in_frame(S, 0, "k");   /* level 2's frame 0 */
-    in_frame(S, 1, "n");   /* RATIO is level 1's: not a frame here */
+    in_frame(S, 0, "k"); /* level 2's frame 0 */
+    in_frame(S, 1, "n"); /* RATIO is level 1's: not a frame here */
   }
 }
 
@@ -250,7 +260,7 @@ static void test_nested(jiti_State *S) {
   CHECK_STR(check_eval(S, "(defun ratio (n) (let ((d 0)) (/ n d)))"), "RATIO");
   reset(s_nested);
   CHECK_STR(check_eval(S, "(ratio 10)"), "!DIVISION-BY-ZERO");
-  CHECK(ncalls == 3);  /* the refused frame pauses a level further up */
+  CHECK(ncalls == 3); /* the refused frame pauses a level further up */
   CHECK(snaps[1].depth == 2);
   CHECK_STR(snaps[1].backtrace, "0: (INNER-FAIL 5)\n");
   CHECK_STR(snaps[1].locals[0], "K=5 ");

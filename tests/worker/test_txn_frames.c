@@ -12,7 +12,7 @@
 
 typedef struct Step {
   txn_CmdType type;
-  const char *source;   /* EVALUATE; RESUME: a restart name */
+  const char *source; /* EVALUATE; RESUME: a restart name */
   const char *args;
   int in_frame, frame;
 } Step;
@@ -66,7 +66,10 @@ static int script_fn(void *ud, const txn_View *v, txn_Command *c) {
   }
   memset(c, 0, sizeof *c);
   c->generation = v->generation;
-  if (s->next >= s->n) { c->type = TXN_CMD_ABORT; return 0; }
+  if (s->next >= s->n) {
+    c->type = TXN_CMD_ABORT;
+    return 0;
+  }
   const Step *st = &s->steps[s->next++];
   c->type = st->type;
   c->source = st->source;
@@ -100,8 +103,8 @@ static void test_evaluate_in_frame(void) {
   define(W, RATIO);
   Step steps[] = {
     {TXN_CMD_EVALUATE, "d", NULL, 1, 1},
-    {TXN_CMD_EVALUATE, "d", NULL, 1, 2},          /* no frame 2 */
-    {TXN_CMD_EVALUATE, "#.(setq d 9)", NULL, 1, 1},  /* the gate */
+    {TXN_CMD_EVALUATE, "d", NULL, 1, 2},            /* no frame 2 */
+    {TXN_CMD_EVALUATE, "#.(setq d 9)", NULL, 1, 1}, /* the gate */
     {TXN_CMD_EVALUATE, "(setq d 2)", NULL, 1, 1},
     {TXN_CMD_RESUME, "RETRY", NULL, 0, 0},
   };
@@ -115,7 +118,8 @@ static void test_evaluate_in_frame(void) {
   CHECK_STR(s.seen[0].frame0, "/");
   CHECK_STR(s.seen[0].frame1, "RATIO");
   CHECK_STR(s.seen[0].locals1, "N=10 D=0 ");
-  CHECK_STR(s.seen[0].observe_frames, "[{\"frame\":0,\"function\":\"/\",\"args\":[\"10\",\"0\"],\"locals\":[]},"
+  CHECK_STR(s.seen[0].observe_frames,
+            "[{\"frame\":0,\"function\":\"/\",\"args\":[\"10\",\"0\"],\"locals\":[]},"
             "{\"frame\":1,\"function\":\"RATIO\",\"args\":[\"10\"],\"locals\":[{\"name\":\"N\",\"value\":\"10\"},"
             "{\"name\":\"D\",\"value\":\"0\"}]}]");
   CHECK_STR(s.seen[1].last_value, "0");
@@ -123,8 +127,8 @@ static void test_evaluate_in_frame(void) {
   CHECK(strstr(s.seen[2].error, "no frame 2: its frames are 0 to 1") != NULL);
   CHECK(s.seen[3].refusal == TXN_REJECTED_BY_GATE);
   CHECK_STR(s.seen[4].last_value, "2");
-  CHECK_STR(s.seen[4].locals1, "N=10 D=2 ");   /* the view shows the new value */
-  CHECK(s.seen[4].steps_used == 4);            /* refusals count */
+  CHECK_STR(s.seen[4].locals1, "N=10 D=2 "); /* the view shows the new value */
+  CHECK(s.seen[4].steps_used == 4);          /* refusals count */
   /* repairs do not move the generation */
   CHECK(s.seen[4].generation == s.seen[0].generation);
   txn_close(W);
@@ -134,10 +138,10 @@ static void test_return_and_restart(void) {
   txn_World *W = txn_open(NULL);
   define(W, RATIO);
   Step steps[] = {
-    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(cons 1 2)", 0, 0},        /* not a list */
-    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(error \"nope\")", 0, 0},  /* signals */
-    {TXN_CMD_RETURN_FROM_FRAME, NULL, "#.(list 1)", 0, 0},        /* the gate */
-    {TXN_CMD_RESTART_FRAME, NULL, NULL, 0, 7},                    /* no frame 7 */
+    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(cons 1 2)", 0, 0},       /* not a list */
+    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(error \"nope\")", 0, 0}, /* signals */
+    {TXN_CMD_RETURN_FROM_FRAME, NULL, "#.(list 1)", 0, 0},       /* the gate */
+    {TXN_CMD_RESTART_FRAME, NULL, NULL, 0, 7},                   /* no frame 7 */
     {TXN_CMD_RETURN_FROM_FRAME, NULL, "(list 41)", 0, 0},
   };
   Script s = {steps, 5, 0, 0, {{0}}, NULL};
@@ -145,7 +149,7 @@ static void test_return_and_restart(void) {
   uint64_t g0 = txn_generation(W);
   CHECK(run(W, "(1+ (ratio 10))", &s, &o) == TXN_ACCEPTED);
   CHECK_STR(o.value, "42");
-  CHECK(o.generation == g0 + 2);  /* paused, resumed */
+  CHECK(o.generation == g0 + 2); /* paused, resumed */
   txn_outcome_free(&o);
   CHECK(s.nseen == 5);
   CHECK(s.seen[1].refusal == TXN_INVALID_ARGUMENTS && strstr(s.seen[1].error, "list") != NULL);
@@ -172,10 +176,10 @@ static void test_levels(void) {
   define(W, "(defun ratio (n) (let ((d 0)) (/ n d)))");
   define(W, "(defun inner (k) (let ((m (* k 2))) (car m)))");
   Step steps[] = {
-    {TXN_CMD_EVALUATE, "(inner 4)", NULL, 0, 0},       /* level 2 */
-    {TXN_CMD_EVALUATE, "d", NULL, 1, 1},               /* RATIO is level 1's */
+    {TXN_CMD_EVALUATE, "(inner 4)", NULL, 0, 0}, /* level 2 */
+    {TXN_CMD_EVALUATE, "d", NULL, 1, 1},         /* RATIO is level 1's */
     {TXN_CMD_EVALUATE, "m", NULL, 1, 0},
-    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(list :done)", 0, 0},  /* the repair returns :DONE */
+    {TXN_CMD_RETURN_FROM_FRAME, NULL, "(list :done)", 0, 0}, /* the repair returns :DONE */
     {TXN_CMD_RETURN_FROM_FRAME, NULL, "(list 3)", 0, 1},
   };
   Script s = {steps, 5, 0, 0, {{0}}, NULL};
