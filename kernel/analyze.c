@@ -87,6 +87,10 @@ struct Scope {
   bool heap;
   int nstack;          /* SC_LAMBDA: stack slots handed out so far */
   int nslots_hint;
+  Var **all;           /* SC_LAMBDA: every variable of the activation, in order */
+  int nall, capall;
+  int heap_id;         /* a heap LET: its frames' h.flags (jt_Local.scope); SC_LAMBDA:
+                          the ids handed out */
 };
 
 typedef struct Ref {
@@ -173,7 +177,37 @@ static Var *var_add(A *a, jt_V name, int kind) {
   v->index = s->nvars;
   v->stack_slot = s->lambda->nstack++;
   s->vars[s->nvars++] = v;
+  Scope *l = s->lambda;
+  if (l->nall == l->capall) {
+    int n = l->capall ? l->capall * 2 : 8;
+    Var **all = NEWN(a, Var *, n);
+    if (l->nall) memcpy(all, l->all, sizeof(Var *) * (size_t)l->nall);
+    l->all = all;
+    l->capall = n;
+  }
+  l->all[l->nall++] = v;
   return v;
+}
+
+/* The activation's lexical variables a pause can show (jt_Local): those
+** in its stack slots, its own heap frame and its LETs' heap frames; not
+** other heap frames' (a MULTIPLE-VALUE-BIND's), nor an uninterned or
+** kernel-internal name (the variables of macro expansions). */
+static void lambda_locals(A *a, Scope *s, jt_Lambda *L) {
+  int n = 0;
+  jt_Local *locals = NEWN(a, jt_Local, s->nall);
+  for (int i = 0; i < s->nall; i++) {
+    Var *v = s->all[i];
+    if (v->kind != VAR_LEX || (v->scope->heap && v->scope != s && !v->scope->heap_id)) continue;
+    if (!jt_is(v->name, JT_TSYMBOL) || jt_sym_(v->name)->package == JT_PKG_NONE || jt_is_internal(v->name)) continue;
+    locals[n].name = v->name;
+    locals[n].heap = v->scope->heap;
+    locals[n].scope = (uint16_t)(v->scope != s ? v->scope->heap_id : 0);
+    locals[n].slot = v->scope->heap ? v->index : v->stack_slot;
+    n++;
+  }
+  L->locals = locals;
+  L->nlocals = n;
 }
 
 /* Find the innermost binding of `name` among kinds in `mask`. */
@@ -599,6 +633,7 @@ static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
   L->nstack = s->nstack;
   if (L->heap) L->simple = false;
   fix_lambda(s, L);
+  lambda_locals(a, s, L);
   a->opaque = saved_opaque;
   JT_UNROOT(S, 1);
   return L;
@@ -798,6 +833,7 @@ static jt_Node *analyze_let(A *a, jt_V form, jt_V args, bool tail, bool sequenti
   scope_close(a, s);
   n->u.let.heap = s->heap;
   n->u.let.nheap = s->nvars;
+  if (s->heap && s->lambda->heap_id < UINT16_MAX) n->u.let.scope_id = (uint16_t)(s->heap_id = ++s->lambda->heap_id);
   for (i = 0; i < nb; i++)
     n->u.let.slots[i] = s->heap ? vars[i]->index : vars[i]->stack_slot;
   JT_UNROOT(S, 1);

@@ -539,32 +539,6 @@ static jt_V invoke_restart(jt_State *S, jt_V id, int argc, jt_V *argv) {
 
 /* ------------------------------------------------------------- debugger */
 
-char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes) {
-  jt_Buf b = {0};
-  int i = 0;
-  for (jt_CallInfo *ci = S->ci; ci && i < max_frames; ci = ci->prev, i++) {
-    jt_V name = JT_NIL;
-    if (jt_is(ci->fn, JT_TCLOSURE)) name = jt_clo_(ci->fn)->name;
-    else if (jt_is(ci->fn, JT_TPRIM)) name = jt_prim_(ci->fn)->name;
-    char *n = name != JT_NIL ? jt_print_cstr(S, name, true, 80) : strdup("(LAMBDA)");
-    jt_buf_printf(&b, "%d: (%s", i, n);
-    free(n);
-    for (int k = 0; k < ci->argc && k < 8; k++) {
-      char *a = jt_print_cstr(S, ci->argv[k], true, 60);
-      jt_buf_printf(&b, " %s", a);
-      free(a);
-    }
-    jt_buf_puts(&b, ci->argc > 8 ? " ...)\n" : ")\n");
-    if (b.n > max_bytes) break;
-  }
-  if (!b.p) jt_buf_puts(&b, "");
-  if (b.n > max_bytes) {
-    b.p[max_bytes] = 0;
-    b.n = max_bytes;
-  }
-  return b.p;
-}
-
 static char *report_cstr(jt_State *S, jt_V cond, size_t max) {
   return jt_print_cstr(S, cond, false, max);
 }
@@ -622,33 +596,73 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
     p.condition_type = jt_is_condition(cond)
         ? jt_symname(S, jt_layout_(jt_struct_(cond)->layout)->name) : "ERROR";
     char *report = report_cstr(S, cond, 2000);
-    char *bt = jt_backtrace(S, 40, 8000);
+    char *bt = jt_backtrace(S, JITI_FRAME_MAX, 8000);
+    jt_PauseFrames pf;
+    pf.serial = ++S->pause_serial;
+    pf.n = jt_frames_collect(S, pf.ci, JITI_FRAME_MAX);
+    pf.desc = jt_frames_describe(S, pf.ci, pf.n);
+    jiti_Frame *frames = pf.desc;
     p.report = report;
     p.nrestarts = n;
     p.restarts = info;
     p.backtrace = bt;
     p.depth = S->pause_depth + 1;
     p.decision_error = decision_error;
+    p.nframes = frames ? pf.n : 0;
+    p.frames = frames;
     jiti_Decision d;
     memset(&d, 0, sizeof d);
     d.action = JITI_DECIDE_ABORT;
     /* Evaluations nested in the hook (repairs) may invoke the restarts they
     ** establish themselves, never those of the paused computation: those
-    ** are chosen by the hook's decision, below. */
+    ** are chosen by the hook's decision, below.  A pause in them lists
+    ** only the calls they made (S->pause_ci); a repair evaluated in a frame
+    ** finds this pause's (S->pause_frames). */
     uint32_t floor = S->restart_floor;
+    jt_CallInfo *outer_ci = S->pause_ci;
+    jt_PauseFrames *outer_frames = S->pause_frames;
     S->restart_floor = S->next_restart_id + 1;
+    S->pause_ci = S->ci;
+    S->pause_frames = &pf;
     S->pause_depth++;
     S->debugger_hook(S, &p, &d, S->debugger_ud);
     S->pause_depth--;
+    S->pause_ci = outer_ci;
+    S->pause_frames = outer_frames;
     S->restart_floor = floor;
     free(report);
     free(bt);
+    jt_frames_free(pf.desc, pf.n);
     for (i = 0; i < n; i++) {
       free((char *)info[i].name);
       free((char *)info[i].report);
       free((char *)info[i].lambda_list);
     }
     free(info);
+    if (d.action == JITI_DECIDE_RETURN || d.action == JITI_DECIDE_RESTART_FRAME) {
+      JT_POP(S, 1);
+      jt_Jmp *target = NULL;
+      decision_error = jt_frame_target(S, &pf, d.frame, &target, errbuf, sizeof errbuf);
+      if (decision_error) continue;
+      jt_V values = JT_NIL;
+      if (d.action == JITI_DECIDE_RETURN && d.args && !eval_args(S, d.args, &values)) {
+        char *m = report_cstr(S, S->pending, 200);
+        snprintf(errbuf, sizeof errbuf, "the values to return failed: %s", m);
+        free(m);
+        decision_error = errbuf;
+        continue;
+      }
+      int count = 0;
+      jt_V tail = values;
+      for (; jt_iscons(tail) && count <= JT_MV_LIMIT; tail = jt_cdr(tail)) count++;
+      if (tail != JT_NIL) {  /* not a list, dotted, or too long (circular) */
+        snprintf(errbuf, sizeof errbuf, "the values to return must evaluate to a list of at most %d values",
+                 JT_MV_LIMIT);
+        decision_error = errbuf;
+        continue;
+      }
+      jt_frame_unwind(S, target, d.action == JITI_DECIDE_RESTART_FRAME, values);
+    }
     if (d.action != JITI_DECIDE_RESTART) jt_abort_to_top(S, JITI_ABORTED, cond);
     /* find the chosen restart among the ones offered */
     jt_V chosen = JT_NIL;
@@ -900,7 +914,7 @@ JT_FN(f_print_not_readable_object) { return cond_slot(S, argv[0], jt_intern(S, "
 JT_FN(f_file_error_pathname) { return cond_slot(S, argv[0], jt_intern(S, "PATHNAME"), jt_intern(S, "FILE-ERROR")); }
 
 JT_FN(f_backtrace) {
-  char *bt = jt_backtrace(S, 40, 8000);
+  char *bt = jt_backtrace(S, JITI_FRAME_MAX, 8000);
   jt_V s = jt_string_from_cstr(S, bt);
   free(bt);
   return s;

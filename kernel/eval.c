@@ -144,6 +144,7 @@ jt_V jt_ev_let(jt_State *S, const jt_Node *n, jt_V env) {
   if (n->u.let.sequential) {
     if (n->u.let.heap) {
       frame = new_frame(S, n->u.let.nheap, env);
+      jt_frame_(frame)->h.flags = n->u.let.scope_id;  /* a pause finds its variables (frames.c) */
       JT_PUSH(S, frame);
     }
     for (int i = 0; i < k; i++) {
@@ -159,6 +160,7 @@ jt_V jt_ev_let(jt_State *S, const jt_Node *n, jt_V env) {
     }
     if (n->u.let.heap) {
       frame = new_frame(S, n->u.let.nheap, env);
+      jt_frame_(frame)->h.flags = n->u.let.scope_id;
       JT_PUSH(S, frame);
     }
     for (int i = 0; i < k; i++) {
@@ -393,8 +395,12 @@ static JT_NORETURN void not_a_function(jt_State *S, jt_V fn) {
   jt_type_error(S, fn, JT_SYM(S, FUNCTION));
 }
 
+/* A call node tells its activation's call record where the call was made:
+** the heap frames of the activation's LETs hang from it (frames.c). */
+#define NOTE_ENV(S, env) do { if ((S)->ci) (S)->ci->env_now = (env); } while (0)
+
 /* Call `fn` with argv[0..argc) which lie on the value stack. */
-static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+static inline jt_V call_now(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   if (jt_is(fn, JT_TCLOSURE)) return jt_apply_closure(S, fn, argc, argv);
   if (!jt_is(fn, JT_TPRIM)) {
     if (jt_is(fn, JT_TGENERIC)) return jt_gf_call(S, fn, argc, argv);
@@ -402,12 +408,20 @@ static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   }
   jt_Prim *p = jt_prim_(fn);
   if (argc < p->minargs || (p->maxargs >= 0 && argc > p->maxargs)) jt_arg_count_error(S, fn, argc);
-  jt_CallInfo ci = {S->ci, fn, argc, argv};
+  jt_CallInfo ci = {S->ci, fn, argc, argv, NULL, JT_NIL, JT_NIL};
   S->ci = &ci;
   S->nvals = 1;
   jt_V r = p->fn(S, argc, argv);
   S->ci = ci.prev;
   return r;
+}
+
+jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv) { return call_now(S, fn, argc, argv); }
+
+/* With frames caught, a call is a point a pause may return to (frames.c). */
+static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  if (__builtin_expect(S->frame_catch, 0)) return jt_frame_call(S, fn, argc, argv);
+  return call_now(S, fn, argc, argv);
 }
 
 jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
@@ -418,6 +432,7 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
     jt_V v = EV(n->u.callg.args[i], env);
     *S->sp++ = v;
   }
+  NOTE_ENV(S, env);
   jt_V fn = jt_sym_(n->u.callg.sym)->function;
   if (!jt_isptr(fn) || jt_is_macro(fn)) fn = jt_undefined_function_callee(S, n->u.callg.sym);
   jt_V r = call(S, fn, argc, base);
@@ -430,6 +445,7 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
 ** its arguments have been evaluated (as for any other undefined one). */
 jt_V jt_ev_callundef(jt_State *S, const jt_Node *n, jt_V env) {
   for (int i = 0; i < n->u.callg.argc; i++) EV(n->u.callg.args[i], env);
+  NOTE_ENV(S, env);
   jt_undefined_function(S, n->u.callg.sym);
 }
 
@@ -442,6 +458,7 @@ jt_V jt_ev_calll(jt_State *S, const jt_Node *n, jt_V env) {
     *S->sp++ = v;
   }
   jt_V fn = load_loc(S, n->u.calll.var, env);
+  NOTE_ENV(S, env);
   jt_V r = call(S, fn, argc, base);
   S->sp = base;
   return r;
@@ -457,6 +474,7 @@ jt_V jt_ev_callx(jt_State *S, const jt_Node *n, jt_V env) {
     jt_V v = EV(n->u.callx.args[i], env);
     *S->sp++ = v;
   }
+  NOTE_ENV(S, env);
   jt_V r = call(S, base[-1], argc, base);
   S->sp = base - 1;
   return r;
@@ -601,7 +619,7 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv) {
     jt_limit_exceeded(S, JT_LIMIT_DEPTH);
   jt_tick(S);
   S->depth++;
-  jt_CallInfo ci = {S->ci, fn, argc, argv};
+  jt_CallInfo ci = {S->ci, fn, argc, argv, NULL, JT_NIL, JT_NIL};
   S->ci = &ci;
   if (__builtin_expect(L == NULL, 0)) L = jt_closure_lambda(S, fn);  /* first call */
   jt_V *saved_fp = S->fp, *saved_sp = S->sp;
@@ -623,8 +641,10 @@ jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv) {
       JT_PUSH(S, frame);
       env = frame;
     }
+    ci.env = frame;
     bind_args(S, L, argc, argv, JT_NIL, frame, env, fn);
   }
+  ci.fp = S->fp;  /* where a pause finds its locals (frames.c) */
   jt_V r = EV(L->body, env);
   if (S->nbind != nbind) jt_unbind_to(S, nbind);
   S->fp = saved_fp;
@@ -668,6 +688,7 @@ jt_V jt_ev_mvcall(jt_State *S, const jt_Node *n, jt_V env) {
     jt_V r = EV(n->u.mvcall.forms[i], env);
     argc += push_values(S, r);
   }
+  NOTE_ENV(S, env);
   jt_V r = jt_apply(S, base[0], argc, base + 1);
   S->sp = base;
   return r;

@@ -448,7 +448,10 @@ static void mark_roots(jt_State *S) {
   for (int i = 0; i < S->nvals && i < JT_MV_LIMIT; i++) M(S->mv[i]);
   M(S->mv[0]);
   for (size_t i = 0; i < S->nbind; i++) { M(S->bindings[i].sym); M(S->bindings[i].old); }
-  for (jt_CallInfo *ci = S->ci; ci; ci = ci->prev) M(ci->fn);
+  for (jt_CallInfo *ci = S->ci; ci; ci = ci->prev) {
+    M(ci->fn);
+    M(ci->env_now);  /* may be a LET's frame the call has left since */
+  }
   for (jt_Handlers *h = S->handlers; h; h = h->prev) M(h->list);
   for (jt_Restarts *r = S->restarts; r; r = r->prev) M(r->list);
   for (jt_Jmp *j = S->jmp; j; j = j->prev) M(j->tag);

@@ -262,6 +262,39 @@ typedef struct jiti_RestartInfo {
                                its clause's lambda list); "" when unknown */
 } jiti_RestartInfo;
 
+/* A frame of a pause (docs/transactions.md, "Frames"): a call the program
+** made, innermost first, numbered from 0.  The kernel's own insides are
+** not frames: its internal helpers, the anonymous functions they call (the
+** bodies of restart-case, handler-case and the like), what they call in
+** turn but a program's named function, and the signalling functions
+** (ERROR, SIGNAL, CERROR, WARN, INVOKE-DEBUGGER) above the call that
+** signalled.  Only this pause's own frames are listed: a pause in a repair
+** lists the repair's calls, not those of the pause it repairs.  Texts are
+** printed with *print-escape* and bounded (JITI_FRAME_* below); once the
+** pause's frames hold JITI_FRAME_TEXT_MAX bytes, the remaining frames
+** come without arguments and locals. */
+typedef struct jiti_FrameLocal {
+  const char *name;            /* the variable's printed name */
+  const char *value;           /* its printed value */
+} jiti_FrameLocal;
+
+typedef struct jiti_Frame {
+  int number;                  /* 0: the innermost frame */
+  const char *function;        /* printed name; "(LAMBDA)" when anonymous */
+  int nargs;
+  const char *const *args;     /* the arguments it was called with */
+  int nlocals;
+  const jiti_FrameLocal *locals;  /* its lexical variables, in binding order
+                                     (a closure's; none for a primitive) */
+} jiti_Frame;
+
+#define JITI_FRAME_MAX 40            /* frames listed */
+#define JITI_FRAME_ARGS_MAX 16       /* arguments listed per frame */
+#define JITI_FRAME_LOCALS_MAX 32     /* locals listed per frame */
+#define JITI_FRAME_NAME_MAX 120      /* bytes of a function or variable name */
+#define JITI_FRAME_VALUE_MAX 200     /* bytes of an argument or value */
+#define JITI_FRAME_TEXT_MAX 32768    /* bytes of every frame's texts together */
+
 typedef struct jiti_Pause {
   jiti_Value condition;
   const char *condition_type;
@@ -272,25 +305,68 @@ typedef struct jiti_Pause {
   int depth;                   /* nesting: 1 for the first pause */
   const char *decision_error;  /* why the previous decision at this pause
                                   was refused, or NULL */
+  int nframes;                 /* the frames the backtrace lists, as data */
+  const jiti_Frame *frames;
 } jiti_Pause;
 
 /* What the hook decided. */
 typedef struct jiti_Decision {
-  enum { JITI_DECIDE_ABORT, JITI_DECIDE_RESTART } action;
+  enum {
+    JITI_DECIDE_ABORT,
+    JITI_DECIDE_RESTART,
+    JITI_DECIDE_RETURN,        /* frame `frame` returns the values of `args`'s
+                                  list; its caller continues */
+    JITI_DECIDE_RESTART_FRAME  /* frame `frame` is called again with the
+                                  arguments it shows (a function redefined
+                                  since by name: the new definition) */
+  } action;
   uint32_t restart_id;         /* for JITI_DECIDE_RESTART */
   const char *args;            /* Lisp source of an expression evaluating to
-                                  the list of arguments; NULL = no arguments */
+                                  the list of arguments (the values for
+                                  JITI_DECIDE_RETURN); NULL = none */
+  int frame;                   /* for the frame decisions: a pause frame's
+                                  number */
 } jiti_Decision;
 
 /* Called for an unhandled error before anything unwinds.  The stack of the
 ** failing computation is intact: the hook may evaluate further forms (with
-** jiti_eval_string: repairs) and then decides.  A restart decision whose id
-** is unknown or whose arguments fail is refused: the hook is called again
-** with a fresh pause whose decision_error says why. */
+** jiti_eval_string: repairs; in a frame's lexical environment with
+** jiti_eval_in_frame) and then decides.  A restart decision whose id is
+** unknown or whose arguments fail is refused, and so is a frame decision
+** naming no frame of this pause, a frame that cannot be returned to (the
+** state did not catch frames, jiti_set_frame_catch, when it was called; a
+** method called by its generic function), or values that fail or are not
+** a list: the hook is called again with a fresh pause whose
+** decision_error says why. */
 typedef void (*jiti_DebuggerHook)(jiti_State *S, const jiti_Pause *pause,
                                   jiti_Decision *decision, void *ud);
 
 void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud);
+
+/* Make every call from now on a point a pause can return from or restart
+** (JITI_DECIDE_RETURN, JITI_DECIDE_RESTART_FRAME), on = 1; or not, 0.  It
+** costs each call a jump record: a host turns it on for evaluations that
+** may pause and are answered by someone who may choose those decisions. */
+void jiti_set_frame_catch(jiti_State *S, int on);
+
+/* Inside the debugger hook: the frames of the pause being decided described
+** again, with the values their arguments and locals hold now (a repair may
+** have set them); returns how many.  The pause's `frames` and those of an
+** earlier call are freed: use these until the next call or the hook's
+** return.  0 (NULL) outside a pause. */
+int jiti_pause_frames(jiti_State *S, const jiti_Frame **frames);
+
+/* Inside the debugger hook: evaluate the one form of `src` (read in the
+** current package) in frame `frame` of the pause being decided, under
+** `limits` (NULL: the state's): the frame's local variables are visible by
+** name, and a SETQ of one changes the frame's variable (seen when the
+** computation goes on; a later restore of a checkpoint does not undo it).
+** A frame the pause does not list signals a control-error naming the
+** frames it has.  A host library (jiti_load_library) evaluating repairs
+** its own way wraps a form it read with (%frame-form FORM FRAME) and
+** evaluates the result. */
+jiti_Status jiti_eval_in_frame(jiti_State *S, int frame, const char *src,
+                               const jiti_Limits *limits, jiti_Result *res);
 
 /* Cancel the evaluation running on S, from a signal handler or another
 ** thread (async-signal-safe: two stores).  It stops at its next step (a

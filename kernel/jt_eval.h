@@ -51,8 +51,22 @@ typedef struct jt_Param {
   jt_V svar_name;
 } jt_Param;
 
+/* A lexical variable of an activation, for a pause's frames (frames.c):
+** its value is in the activation's stack slot `slot`; or (heap) in slot
+** `slot` of its own heap frame (jt_CallInfo.env) when `scope` is 0, else of
+** the heap frame a LET of it made, the one whose h.flags is `scope`, found
+** up the activation's current environment (jt_CallInfo.env_now). */
+typedef struct jt_Local {
+  jt_V name;
+  int slot;
+  bool heap;
+  uint16_t scope;
+} jt_Local;
+
 typedef struct jt_Lambda {
   jt_V name;             /* for backtraces and printing */
+  int nlocals;           /* its variables, in the order they are bound */
+  const jt_Local *locals;
   int nreq, nopt;
   jt_Param *req, *opt, *keys, *aux;
   int nkeys, naux;
@@ -94,6 +108,8 @@ struct jt_Node {
       jt_V *specials;    /* per var: symbol if special, else 0 */
       bool heap;         /* allocate a heap frame */
       int nheap;
+      uint16_t scope_id; /* a heap frame's h.flags: which of its lambda's
+                            LETs made it (jt_Local.scope), 0 for none */
       bool sequential;   /* let* */
       bool any_special;
       const jt_Node *body;
@@ -247,8 +263,31 @@ bool jt_special_form_p(jt_State *S, jt_V sym);
 
 /* Signal `condition`; returns if no handler transfers control. */
 void jt_signal(jt_State *S, jt_V condition);
-/* The call stack as text, innermost first, bounded (malloc'd). */
+/* frames.c: the frames of a pause (jiti.h, jiti_Frame). */
+/* The calls a pause shows, innermost first (the kernel's insides hidden),
+** down to the call the enclosing pause began in; returns how many (<= max). */
+int jt_frames_collect(jt_State *S, jt_CallInfo **out, int max);
+/* The visible frames of the innermost pause, while its hook runs. */
+typedef struct jt_PauseFrames {
+  uint32_t serial;               /* which pause (S->pause_serial) */
+  int n;
+  jt_CallInfo *ci[JITI_FRAME_MAX];
+  jiti_Frame *desc;              /* as the host sees them (jiti_pause_frames) */
+} jt_PauseFrames;
+/* The frames as the host sees them (malloc'd; jt_frames_free). */
+jiti_Frame *jt_frames_describe(jt_State *S, jt_CallInfo *const *cis, int n);
+void jt_frames_free(jiti_Frame *fr, int n);
+/* The call stack as text ("N: (FN ARGS...)" per frame), bounded (malloc'd). */
 char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes);
+/* A call with a JT_JMP_FRAME record (S->frame_catch), and one without. */
+jt_V jt_frame_call(jt_State *S, jt_V fn, int argc, jt_V *argv);
+jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv);
+/* The jump record of frame `frame` of pf: NULL with *out set, or why not
+** (written into why). */
+const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt_Jmp **out, char *why,
+                            size_t n);
+/* Return `values` (a list) from the frame of j, or call it again. */
+JT_NORETURN void jt_frame_unwind(jt_State *S, jt_Jmp *j, bool restart, jt_V values);
 void jt_restart_report(jt_State *S, jt_V stream, jt_V restart);
 /* Enter the debugger (hook or abort); never returns. */
 __attribute__((noreturn)) void jt_invoke_debugger(jt_State *S, jt_V condition);

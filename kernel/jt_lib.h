@@ -37,6 +37,7 @@ jt_V jt_make_prim(jt_State *S, jt_V name, jt_CFn fn, int minargs, int maxargs,
 /* Module entry points, called by jt_state_open in this order. */
 void jt_open_base(jt_State *S);     /* obj.c: symbols, equality, types, misc */
 void jt_open_cond(jt_State *S);     /* cond.c: conditions and restarts */
+void jt_open_frames(jt_State *S);   /* frames.c: a pause's frames */
 void jt_open_num(jt_State *S);      /* num.c */
 void jt_open_list(jt_State *S);     /* list.c: conses and lists */
 void jt_open_seq(jt_State *S);      /* seq.c: generic sequence functions */

@@ -69,12 +69,21 @@ typedef struct jt_SymEntry {
 } jt_SymEntry;
 #define JT_SE_EXTERNAL 0x0001
 
-/* A call record: one per active function call, for backtraces. */
+/* A call record: one per active function call, for backtraces and a
+** pause's frames (frames.c).  A closure's activation also records where its
+** variables live, so that a pause can show and change them: `fp`, its stack
+** slots (jt_Lambda.locals name them), `env`, its own heap frame when its
+** parameters are captured (else NIL), and `env_now`.  Primitives leave
+** them empty. */
 typedef struct jt_CallInfo {
   struct jt_CallInfo *prev;
   jt_V fn;
   int argc;
   jt_V *argv;  /* on the value stack, so rooted */
+  jt_V *fp;    /* a closure's stack slots, or NULL */
+  jt_V env;    /* a closure's own heap frame (rooted on the value stack), or NIL */
+  jt_V env_now;  /* the environment of the last call it made (set by the
+                    call nodes; the heap frames of its LETs hang there) */
 } jt_CallInfo;
 
 /* A dynamic binding of a special variable: restored on unwind. */
@@ -91,7 +100,9 @@ enum jt_JmpKind {
   JT_JMP_CATCH,     /* catch / throw (tag = catch tag) */
   JT_JMP_UNWIND,    /* unwind-protect: runs cleanup, then continues the exit */
   JT_JMP_HANDLER,   /* handler-case clause transfer */
-  JT_JMP_RESTART    /* restart-case clause transfer */
+  JT_JMP_RESTART,   /* restart-case clause transfer */
+  JT_JMP_FRAME      /* a call a pause may return from or restart (frames.c;
+                       only while S->frame_catch): tag = the called function */
 };
 
 typedef struct jt_Jmp {
@@ -237,6 +248,15 @@ struct jt_State {
   jiti_DebuggerHook debugger_hook;
   void *debugger_ud;
   int pause_depth;          /* nesting of active debugger hook calls */
+  /* Frames (frames.c): with frame_catch on, every call establishes a
+  ** JT_JMP_FRAME record, so that a pause can return from it or restart it.
+  ** pause_ci is the innermost call when the innermost pause began (the
+  ** frames of an outer pause lie below it); pause_frames, that pause's
+  ** visible frames while its hook runs (a repair evaluated in a frame). */
+  bool frame_catch;
+  jt_CallInfo *pause_ci;
+  struct jt_PauseFrames *pause_frames;
+  uint32_t pause_serial;    /* pauses so far: a frame form names its pause */
 
   /* ---- random numbers: the initial *random-state* (also a root) */
   jt_V random_state;

@@ -148,6 +148,7 @@ jiti_State *jiti_open(void) {
       jt_analyze_init(S);
       jt_open_clos(S);   /* before any layout: every layout gets a class */
       jt_open_cond(S);
+      jt_open_frames(S);
       jt_open_base(S);
       jt_open_num(S);
       jt_open_complex(S);
@@ -401,6 +402,24 @@ jiti_Status jiti_call_limited(jiti_State *S, const char *name, int argc, const c
                               const jiti_Limits *limits, jiti_Result *res) {
   CallArgs a = {name, argc, args};
   return host_call(S, call_body, &a, limits, res);
+}
+
+typedef struct { int frame; const char *src; } FrameEvalArgs;
+
+/* %FRAME-EVAL (30-conditions.lisp) reads and wraps the form (frames.c). */
+static jt_V frame_eval_body(jt_State *S, void *ud) {
+  FrameEvalArgs *a = ud;
+  jt_V src = jt_string_from_cstr(S, a->src);
+  JT_PUSH(S, src);
+  jt_V r = jt_funcall(S, jt_symobj(S, jt_intern(S, "%FRAME-EVAL"))->function, 2, src, jt_mkfix(a->frame));
+  JT_POP(S, 1);
+  return r;
+}
+
+jiti_Status jiti_eval_in_frame(jiti_State *S, int frame, const char *src, const jiti_Limits *limits,
+                               jiti_Result *res) {
+  FrameEvalArgs a = {frame, src};
+  return host_call(S, frame_eval_body, &a, limits, res);
 }
 
 /* ------------------------------------------------- checked evaluation */

@@ -271,8 +271,25 @@ try:
     def act(src):
         return ('act', '--store', S, '--generation', str(gen()), '--evaluate', src)
     pause = {'generation': gen() + 5, 'pause': 1, 'level': 1, 'condition_type': 'ERROR', 'report': 'x',
-             'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}
+             'backtrace': '', 'frames': [], 'restarts': [], 'steps_used': 0, 'step_budget': 20}
     case('paused-generation', 'generation', op=act, frame={'event': 'paused', 'pause': pause})
+    # a pause's frames: bounded, numbered in order, no member more or less
+    frame = {'frame': 0, 'function': 'F', 'args': ['1'], 'locals': [{'name': 'X', 'value': '1'}]}
+    for name, frames in [('frames-missing', None),
+                         ('frames-numbered', [frame, dict(frame, frame=5)]),
+                         ('frames-value-long', [dict(frame, locals=[{'name': 'X', 'value': 'v' * 201}])]),
+                         ('frames-arg-long', [dict(frame, args=['a' * 201])]),
+                         ('frames-name-long', [dict(frame, function='F' * 121)]),
+                         ('frames-too-many', [dict(frame, frame=i) for i in range(41)]),
+                         ('frames-too-many-locals', [dict(frame, locals=[{'name': 'X', 'value': '1'}] * 33)]),
+                         ('frames-local-member', [dict(frame, locals=[{'name': 'X', 'value': '1', 'pwned': 1}])]),
+                         ('frames-member', [dict(frame, pwned=1)])]:
+        p = dict(pause, generation=gen() + 1)
+        if frames is None:
+            del p['frames']
+        else:
+            p['frames'] = frames
+        case(name, 'frame-shape', op=act, frame={'event': 'paused', 'pause': p})
     pause = dict(pause, generation=gen() + 1, pause=2)
     case('paused-number', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
     pause = dict(pause, generation=gen() + 1, pause=1,
@@ -286,7 +303,7 @@ try:
     case('paused-restart-level', 'pause', op=act, frame={'event': 'paused', 'pause': pause})
     # a pause for a call, which cannot pause
     pause = {'generation': gen() + 1, 'pause': 1, 'level': 1, 'condition_type': 'ERROR', 'report': 'pwned',
-             'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}
+             'backtrace': '', 'frames': [], 'restarts': [], 'steps_used': 0, 'step_budget': 20}
     case('paused-call', 'pause', frame={'event': 'paused', 'pause': pause})
     # vocabulary: reason, event, status, members
     case('reason-unknown', 'reason', frame=outcome(reason='pwned', message='x', status='idle'))

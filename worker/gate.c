@@ -191,12 +191,15 @@ static const char *gate_lisp =
   "                (:substring \"format-call\")))))\n"
   "      (error (c) (format nil \"unreadable ~a\" c)))))\n"
   /* A repair: the source's one form, evaluated so that an exit past the
-  ** pause is noticed (%txn-escaped runs in the cleanup). */
-  "(defun %txn-repair (src &optional package)\n"
+  ** pause is noticed (%txn-escaped runs in the cleanup); with a frame, in
+  ** that frame of the pause (its locals by name: %frame-form). */
+  "(defun %txn-repair (src &optional package frame)\n"
   "  (let ((*package* (if package\n"
   "                        (or (find-package package) (find-package (string-upcase package)))\n"
   "                        *package*)))\n"
-  "    (unwind-protect (eval (read-from-string src)) (%txn-escaped))))\n";
+  "    (unwind-protect\n"
+  "        (eval (if frame (%frame-form (read-from-string src) frame) (read-from-string src)))\n"
+  "      (%txn-escaped))))\n";
 
 int txn_gate_install(jiti_State *S) {
   jiti_Result r;

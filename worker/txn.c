@@ -91,7 +91,8 @@ static const char *const kind_names[TXN_KIND_COUNT] = {"action", "application", 
 const char *txn_kind_name(txn_Kind k) { return (unsigned)k < TXN_KIND_COUNT ? kind_names[k] : "?"; }
 int txn_kind_parse(const char *s) { return name_index(kind_names, TXN_KIND_COUNT, s); }
 
-static const char *const cmd_names[TXN_CMD_COUNT] = {"evaluate", "resume", "abort"};
+static const char *const cmd_names[TXN_CMD_COUNT] = {"evaluate", "resume", "abort", "return-from-frame",
+                                                     "restart-frame"};
 
 const char *txn_cmd_name(txn_CmdType t) { return (unsigned)t < TXN_CMD_COUNT ? cmd_names[t] : "?"; }
 int txn_cmd_parse(const char *s) { return name_index(cmd_names, TXN_CMD_COUNT, s); }
@@ -705,13 +706,15 @@ static int run_repair(txn_World *W, txn_PauseInfo *P, const txn_Command *c, char
   free(W->repair_src);  /* kept in W: an escaping repair never comes back */
   W->repair_src = txn_string_literal(c->source);
   char *plit = c->package ? txn_string_literal(c->package) : NULL;
-  const char *args[2] = {W->repair_src, plit ? plit : "nil"};
+  char frame[16] = "nil";
+  if (c->type == TXN_CMD_EVALUATE && c->in_frame) snprintf(frame, sizeof frame, "%d", c->frame);
+  const char *args[3] = {W->repair_src, plit ? plit : "nil", frame};
   P->repair_open = 1;
   P->escape_flag = 0;
   int level = (int)(P - W->plev) + 1;
   jiti_checkpoint(W->S);
   jiti_Result r;
-  jiti_Status st = jiti_call_limited(W->S, "%TXN-REPAIR", 2, args, &W->lim, &r);
+  jiti_Status st = jiti_call_limited(W->S, "%TXN-REPAIR", 3, args, &W->lim, &r);
   free(plit);
   P->repair_open = 0;
   P->escape_flag = 0;
@@ -765,6 +768,20 @@ static txn_Diagnosis *diagnosis_of(txn_World *W, const jiti_Pause *p) {
   return g;
 }
 
+/* A frame number the pause does not list: why (in buf). */
+static int frame_refused(const txn_PauseInfo *P, int level, int frame, char *buf, size_t n) {
+  if (frame >= 0 && frame < P->nframes) return 0;
+  if (!P->nframes)
+    snprintf(buf, n, "this pause has no frame %d: it lists no frames", frame);
+  else
+    snprintf(buf, n, "this pause has no frame %d: its frames are 0 to %d", frame, P->nframes - 1);
+  if (level > 1)
+    snprintf(buf + strlen(buf), n - strlen(buf),
+             " (pause level %d lists its repair's calls only; the frames of level %d are reached after "
+             "leaving this level with abort)", level, level - 1);
+  return 1;
+}
+
 static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud) {
   txn_World *W = ud;
   (void)S;
@@ -814,6 +831,8 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     free(dsc);
   }
   P->active = 1;
+  P->frames = p->frames;
+  P->nframes = p->frames ? p->nframes : 0;
   W->hook_level = level;
   for (;;) {
     txn_View v;
@@ -824,6 +843,8 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     v.condition_type = P->condition_type;
     v.report = P->report;
     v.backtrace = P->backtrace;
+    v.nframes = P->nframes;
+    v.frames = P->frames;
     v.nrestarts = txn_menu(W);
     v.restarts = W->menu;
     v.steps_used = W->steps;
@@ -874,13 +895,31 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         event(W, "refused", errbuf);
         continue;
       }
-      char *value = NULL, why[600];
-      W->level_aborted = 0;
-      if (run_repair(W, P, &c, &value, why, sizeof why) == 0) {
-        last_value = value;
-        event(W, "repaired", c.source);
+      if (c.in_frame && frame_refused(P, level, c.frame, errbuf, sizeof errbuf)) {
+        error = errbuf;
+        refusal = TXN_INVALID_ARGUMENTS;
+        event(W, "refused", errbuf);
         continue;
       }
+      char *value = NULL, why[600];
+      W->level_aborted = 0;
+      /* a pause inside the repair calls cmd_fn again, which may free the
+      ** command's strings: the event names a copy */
+      char *source = txn_strdup(c.source);
+      int failed = run_repair(W, P, &c, &value, why, sizeof why);
+      if (!W->ended && !W->escaped && !W->target_level) {  /* the repair may have set a frame's locals */
+        const jiti_Frame *fr;
+        int nfr = jiti_pause_frames(W->S, &fr);
+        P->frames = fr;
+        P->nframes = fr ? nfr : 0;
+      }
+      if (!failed) {
+        last_value = value;
+        event(W, "repaired", source ? source : "");
+        free(source);
+        continue;
+      }
+      free(source);
       if (W->ended || W->escaped) break;
       if (W->target_level && W->target_level < level) break;  /* on down to the outer level */
       if (W->target_level == level) {  /* resume here what was chosen up there */
@@ -940,6 +979,33 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       P->resume_pending = 1;
       break;
     }
+    if (c.type == TXN_CMD_RETURN_FROM_FRAME || c.type == TXN_CMD_RESTART_FRAME) {
+      char reason[512];
+      if (frame_refused(P, level, c.frame, errbuf, sizeof errbuf)) {
+        error = errbuf;
+        refusal = TXN_INVALID_ARGUMENTS;
+        event(W, "refused", errbuf);
+        continue;
+      }
+      int values = c.type == TXN_CMD_RETURN_FROM_FRAME && c.args;
+      if (values && txn_gate_run(W, c.args, NULL, 1, reason, sizeof reason)) {
+        snprintf(errbuf, sizeof errbuf, "arguments: %s", reason);
+        error = errbuf;
+        refusal = TXN_REJECTED_BY_GATE;
+        event(W, "refused", errbuf);
+        continue;
+      }
+      /* the kernel unwinds to the frame; a refusal (values that fail or
+      ** are not a list, a frame it cannot return to) comes back as a
+      ** decision error at this same pause */
+      free(W->resume_args);
+      W->resume_args = values ? txn_strdup(c.args) : NULL;
+      d->action = c.type == TXN_CMD_RETURN_FROM_FRAME ? JITI_DECIDE_RETURN : JITI_DECIDE_RESTART_FRAME;
+      d->frame = c.frame;
+      d->args = W->resume_args;
+      P->resume_pending = 1;
+      break;
+    }
     snprintf(errbuf, sizeof errbuf, "unknown command type %d", (int)c.type);
     error = errbuf;
     refusal = TXN_INVALID_ARGUMENTS;
@@ -947,6 +1013,8 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
   free(last_value);
   W->hook_level = level - 1;
   P->active = 0;
+  P->frames = NULL;  /* the kernel's, gone when the hook returns */
+  P->nframes = 0;
 }
 
 /* ----------------------------------------------------------- attempts */
@@ -1106,12 +1174,16 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   event(W, "started", txn_kind_name(kind));
   W->depth = jiti_checkpoint(W->S);
   W->pausable = 1;
+  /* a pause may return from a frame or restart it: every call of an
+  ** attempt someone answers is a point to unwind to */
+  jiti_set_frame_catch(W->S, cmd_fn != NULL);
   jiti_Result r;
   const jiti_Limits *lim = rq->limits ? rq->limits : &W->lim;
   /* the form the gate read and checked, or (a program) the source again */
   jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
                  : rq->listening ? jiti_form_eval_listening(W->S, lim, &r) : jiti_form_eval(W->S, lim, &r);
   W->pausable = 0;
+  jiti_set_frame_catch(W->S, 0);
   int left_open = 0;
   for (int l = 0; l < TXN_MAXLEVEL; l++) left_open |= W->plev[l].repair_open;
   if (left_open) {  /* control left a repair and never came back */

@@ -266,6 +266,9 @@ typedef struct txn_View {
   const char *condition_type;
   const char *report;
   const char *backtrace;   /* one frame per line, innermost first */
+  int nframes;             /* the same frames as data: function, arguments,
+                              locals (jiti.h, jiti_Frame); this level's only */
+  const jiti_Frame *frames;
   int nrestarts;
   const txn_Restart *restarts;   /* only those the attempt established:
                                     this level's innermost first, then each
@@ -285,9 +288,17 @@ typedef struct txn_View {
   const char *last_value;  /* printed value of the previous repair, or NULL */
 } txn_View;
 
-typedef enum txn_CmdType { TXN_CMD_EVALUATE, TXN_CMD_RESUME, TXN_CMD_ABORT, TXN_CMD_COUNT } txn_CmdType;
+typedef enum txn_CmdType {
+  TXN_CMD_EVALUATE,
+  TXN_CMD_RESUME,
+  TXN_CMD_ABORT,
+  TXN_CMD_RETURN_FROM_FRAME,  /* frame `frame` returns the values of `args` */
+  TXN_CMD_RESTART_FRAME,      /* frame `frame` is called again */
+  TXN_CMD_COUNT
+} txn_CmdType;
 
-/* "evaluate", "resume", "abort"; the command type named s, or -1. */
+/* "evaluate", "resume", "abort", "return-from-frame", "restart-frame"; the
+** command type named s, or -1. */
 const char *txn_cmd_name(txn_CmdType t);
 int txn_cmd_parse(const char *s);
 
@@ -300,9 +311,17 @@ typedef struct txn_Command {
   const char *restart_id;  /* RESUME: an id from view->restarts */
   const char *args;        /* RESUME: Lisp source of an expression that
                               evaluates to the argument list (gated);
-                              NULL = no arguments */
+                              NULL = no arguments.  RETURN_FROM_FRAME: the
+                              same for the list of values to return */
   const char *package;     /* EVALUATE: the package the repair is read and
                               evaluated in; NULL = the paused action's */
+  int in_frame;            /* EVALUATE: evaluate in frame `frame`'s lexical
+                              environment (its locals read and set by name) */
+  int frame;               /* EVALUATE with in_frame, RETURN_FROM_FRAME,
+                              RESTART_FRAME: a frame of view->frames; a
+                              number it does not list is refused
+                              (TXN_INVALID_ARGUMENTS), as is a frame the
+                              kernel cannot return to */
 } txn_Command;
 
 /* Called while paused to get the next command.  Fill *cmd and return 0;
@@ -469,6 +488,11 @@ struct json_t *txn_invariant_list_value(txn_World *W);
 ** grant order), "unavailable": [{"name","library","symbol","reason"}]}
 ** (jiti_foreign_grant, jiti_foreign_unavailable). */
 struct json_t *txn_foreign_value(txn_World *W);
+
+/* A pause's frames as JSON: [{"frame", "function", "args": [text...],
+** "locals": [{"name", "value"}]}] (the kernel bounds every text,
+** JITI_FRAME_*). */
+struct json_t *txn_frames_value(int n, const jiti_Frame *frames);
 
 /* The form gate's rules: one row per refusal (gate.c).  what: what it
 ** refuses, a line of Markdown (docs/transactions.md lists the rows, and the

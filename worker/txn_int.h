@@ -15,6 +15,8 @@ typedef struct txn_PauseInfo {
   int escape_flag;        /* set by %TXN-ESCAPED (cleanup of that repair) */
   int resume_pending;     /* a restart decision was handed to the kernel */
   char *condition_type, *report, *backtrace;
+  int nframes;            /* the kernel's, valid while its hook runs */
+  const jiti_Frame *frames;
   int nrestarts;
   txn_Restart restarts[TXN_MAXR];
   uint32_t kernel_ids[TXN_MAXR];

@@ -67,6 +67,35 @@ static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
 
 static json_t *jstr(const char *s) { return json_string(s ? s : ""); }
 
+/* A printed value that is not UTF-8 (a string holding a lone surrogate)
+** with '?' for each byte past ASCII, so that no frame loses a member. */
+static json_t *frame_text(const char *s) {
+  json_t *j = jstr(s);
+  if (j) return j;
+  char *c = strdup(s);
+  if (!c) return NULL;
+  for (char *p = c; *p; p++)
+    if ((unsigned char)*p >= 0x80) *p = '?';
+  j = json_string(c);
+  free(c);
+  return j;
+}
+
+json_t *txn_frames_value(int n, const jiti_Frame *frames) {
+  json_t *fs = json_array();
+  for (int i = 0; i < n; i++) {
+    const jiti_Frame *f = &frames[i];
+    json_t *args = json_array(), *locals = json_array();
+    for (int k = 0; k < f->nargs; k++) json_array_append_new(args, frame_text(f->args[k]));
+    for (int k = 0; k < f->nlocals; k++)
+      json_array_append_new(locals, json_pack("{s:o, s:o}", "name", frame_text(f->locals[k].name), "value",
+                                              frame_text(f->locals[k].value)));
+    json_array_append_new(fs, json_pack("{s:i, s:o, s:o, s:o}", "frame", f->number, "function",
+                                        frame_text(f->function), "args", args, "locals", locals));
+  }
+  return fs;
+}
+
 /* The innermost level's pause, with every open level's restarts and a
 ** line per level (outermost first). */
 static json_t *pause_json(txn_World *W) {
@@ -77,6 +106,7 @@ static json_t *pause_json(txn_World *W) {
   json_object_set_new(p, "condition_type", jstr(P->condition_type));
   json_object_set_new(p, "report", jstr(P->report));
   json_object_set_new(p, "backtrace", jstr(P->backtrace));
+  json_object_set_new(p, "frames", txn_frames_value(P->nframes, P->frames));
   json_t *rs = json_array();
   int n = txn_menu(W);
   for (int i = 0; i < n; i++) {

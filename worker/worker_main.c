@@ -228,6 +228,7 @@ static json_t *pause_json(Worker *w, const txn_View *v) {
                         "report", v->report ? v->report : "",
                         "backtrace", v->backtrace ? v->backtrace : "", "restarts", rs,
                         "steps_used", v->steps_used, "step_budget", v->step_budget);
+  json_object_set_new(p, "frames", txn_frames_value(v->nframes, v->frames));
   if (v->refusal != TXN_ACCEPTED) {
     json_object_set_new(p, "refusal", json_string(txn_reason_name(v->refusal)));
     json_object_set_new(p, "error", json_string(v->error ? v->error : ""));
@@ -267,13 +268,24 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
     w->c_args = a ? strdup(a) : NULL;
     memset(cmd, 0, sizeof *cmd);
     cmd->generation = local_gen(w, json_object_get(m, "generation"));
-    json_decref(m);
-    if (type < 0) return 1;
+    if (type < 0) {
+      json_decref(m);
+      return 1;
+    }
     cmd->type = (txn_CmdType)type;
     cmd->source = w->c_source ? w->c_source : "";
     cmd->restart_id = w->c_restart ? w->c_restart : "";
     cmd->args = w->c_args;
     cmd->package = w->c_package;
+    json_t *fr = json_object_get(m, "frame");
+    if (json_is_integer(fr)) {
+      json_int_t f = json_integer_value(fr);
+      cmd->in_frame = 1;
+      cmd->frame = f < 0 || f > 1000000 ? -1 : (int)f;
+    } else {
+      cmd->frame = -1;
+    }
+    json_decref(m);
     return 0;
   }
 }

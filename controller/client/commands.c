@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "client.h"
 #include "engine.h"
+#include "jiti.h"
 #include "kclient.h"
 #include "proto.h"
 #include "render.h"
@@ -37,7 +38,8 @@ static int fail_reply(const char *cmd, json_t *r) {
 /* How to answer a pause of generation gen with `jiti act`. */
 static void act_hint(FILE *f, json_int_t gen) {
   fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT
-          " --resume ID [--args 'ARG ...'] | --evaluate SOURCE | --abort\n", gen);
+          " --resume ID [--args 'ARG ...'] | --evaluate SOURCE [--frame F] | --return-from-frame F [--args 'VALUE ...']"
+          " | --restart-frame F | --abort\n", gen);
 }
 
 static void print_pause(FILE *f, json_t *p) {
@@ -456,8 +458,10 @@ int cmd_observe(int argc, char **argv) {
 static void act_usage(FILE *out) {
   fprintf(out,
           "usage: jiti act [--store DIR] [--json] --generation N\n"
-          "                (--evaluate SOURCE [--package NAME]\n"
+          "                (--evaluate SOURCE [--package NAME] [--frame F]\n"
           "                 | --resume ID [--args 'ARG ...' | --args-expr EXPR]\n"
+          "                 | --return-from-frame F [--args 'VALUE ...' | --args-expr EXPR]\n"
+          "                 | --restart-frame F\n"
           "                 | --abort)\n"
           "\n"
           "Send one action to the running kernel, as a model would (the same form gate).\n"
@@ -467,6 +471,13 @@ static void act_usage(FILE *out) {
           "menu; --abort restores a paused one.  --package reads and evaluates SOURCE in\n"
           "package NAME (default: the world's current package; a repair's, the paused\n"
           "action's).\n"
+          "\n"
+          "Frames (a pause lists them, innermost 0, with their arguments and locals):\n"
+          "--frame F evaluates the repair SOURCE in frame F, whose local variables it reads\n"
+          "and sets by name ((setq d 2) changes the paused frame's D); --return-from-frame F\n"
+          "makes frame F return the values given (--args 5 returns 5; none: no values) and\n"
+          "its caller go on; --restart-frame F calls frame F's function again with the\n"
+          "arguments it shows (the function's new definition, if it was redefined).\n"
           "\n"
           "A restart's arguments: --args takes them as you would write them in a call,\n"
           "each form evaluated (--args '5 \"x\"' passes 5 and \"x\"; --args \"'(1 2)\" passes\n"
@@ -487,7 +498,7 @@ static void act_usage(FILE *out) {
 int cmd_act(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *args_expr = NULL,
-             *package = NULL;
+             *package = NULL, *frame = NULL, *return_frame = NULL, *restart_frame = NULL;
   int nacts = 0, abort_ = 0;
   limits_Table L;
   limits_default(&L);
@@ -501,14 +512,16 @@ int cmd_act(int argc, char **argv) {
     const char **slot = !strcmp(a, "--generation") ? &gen : !strcmp(a, "--evaluate") ? &evaluate
                       : !strcmp(a, "--resume") ? &resume : !strcmp(a, "--args") ? &args
                       : !strcmp(a, "--args-expr") ? &args_expr
-                      : !strcmp(a, "--package") ? &package : NULL;
+                      : !strcmp(a, "--package") ? &package : !strcmp(a, "--frame") ? &frame
+                      : !strcmp(a, "--return-from-frame") ? &return_frame
+                      : !strcmp(a, "--restart-frame") ? &restart_frame : NULL;
     if (slot) {
       if (i + 1 >= argc) {
         fprintf(stderr, "jiti act: %s needs a value (see 'jiti act --help')\n", a);
         return EXIT_USAGE;
       }
       *slot = argv[++i];
-      if (slot == &evaluate || slot == &resume) nacts++;
+      if (slot == &evaluate || slot == &resume || slot == &return_frame || slot == &restart_frame) nacts++;
       continue;
     }
     if (!strcmp(a, "--abort")) { nacts++; abort_ = 1; continue; }
@@ -521,11 +534,23 @@ int cmd_act(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (nacts != 1) {
-    fprintf(stderr, "jiti act: give exactly one of --evaluate SOURCE, --resume ID, --abort\n");
+    fprintf(stderr, "jiti act: give exactly one of --evaluate SOURCE, --resume ID, --return-from-frame F, "
+            "--restart-frame F, --abort\n");
     return EXIT_USAGE;
   }
-  if ((args || args_expr) && !resume) {
-    fprintf(stderr, "jiti act: --args and --args-expr go with --resume\n");
+  if ((args || args_expr) && !resume && !return_frame) {
+    fprintf(stderr, "jiti act: --args and --args-expr go with --resume or --return-from-frame\n");
+    return EXIT_USAGE;
+  }
+  if (frame && !evaluate) {
+    fprintf(stderr, "jiti act: --frame goes with --evaluate (a repair in that frame)\n");
+    return EXIT_USAGE;
+  }
+  uint64_t fno = 0;
+  const char *fopt = frame ? frame : return_frame ? return_frame : restart_frame;
+  if (fopt && (!opts_count(fopt, &fno) || fno >= JITI_FRAME_MAX)) {
+    fprintf(stderr, "jiti act: a frame is a number from 0 to %d, as the pause lists them (got '%s')\n",
+            JITI_FRAME_MAX - 1, fopt);
     return EXIT_USAGE;
   }
   if (package && !evaluate) {
@@ -539,7 +564,10 @@ int cmd_act(int argc, char **argv) {
   }
   json_t *action = evaluate ? json_pack("{s:s, s:s}", "type", "evaluate", "source", evaluate)
                  : resume ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", resume)
+                 : return_frame ? json_pack("{s:s}", "type", "return-from-frame")
+                 : restart_frame ? json_pack("{s:s}", "type", "restart-frame")
                  : json_pack("{s:s}", "type", "abort");
+  if (fopt) json_object_set_new(action, "frame", json_integer((json_int_t)fno));
   if (args) {  /* the forms as written: their values are the arguments */
     size_t n = strlen(args) + 16;
     char *e = malloc(n);

@@ -77,8 +77,19 @@ void render_pause(FILE *f, json_t *p) {
   }
   const char *bt = kclient_str(p, "backtrace");
   if (*bt) {
+    /* a frame's line, then its locals (the pause's "frames", same order) */
     fprintf(f, "backtrace (innermost first):\n");
-    indented(f, bt, "  ");
+    json_t *frames = json_object_get(p, "frames");
+    size_t n = 0;
+    for (const char *line = bt; *line; n++) {
+      const char *end = strchr(line, '\n');
+      int len = end ? (int)(end - line) : (int)strlen(line);
+      fprintf(f, "  %.*s\n", len, line);
+      json_t *l;
+      json_array_foreach(json_object_get(json_array_get(frames, n), "locals"), i, l)
+        fprintf(f, "      %s = %s\n", kclient_str(l, "name"), kclient_str(l, "value"));
+      line = end ? end + 1 : line + len;
+    }
   }
 }
 

@@ -68,6 +68,18 @@ static int string_member(Req *q, const char *key, int need, size_t max, const ch
   return 0;
 }
 
+/* A pause frame's number (act's "frame"): an integer from 0 to the most a
+** pause lists, less one; the worker says whether the pause has it. */
+static int frame_member(Req *q, int need) {
+  json_t *v = json_object_get(q->r, "frame");
+  if (!v && !need) return 1;
+  if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < JITI_FRAME_MAX) return 1;
+  dreply_err(q->D, q->client, q->id, "invalid-request",
+             "%s \"frame\" (a frame number of the pause, 0 to %d: the pause's \"frames\" list them)",
+             v ? "a bad" : "an act action of this type needs", JITI_FRAME_MAX - 1);
+  return 0;
+}
+
 /* Optional "generation": a non-negative integer. */
 static int generation_member(Req *q, int need) {
   json_t *g = json_object_get(q->r, "generation");
@@ -395,16 +407,19 @@ static void op_act(Req *q) {
   if (!txn_members(q) || !key_member(q)) return;
   if (!json_is_object(a) || !type) {
     dreply_err(D, q->client, q->id, "invalid-request",
-                 "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\", ...}");
+                 "act needs \"action\": {\"type\": \"evaluate\"|\"resume\"|\"abort\"|\"return-from-frame\"|"
+                 "\"restart-frame\", ...}");
     return;
   }
   /* each action's members, by txn_CmdType */
-  static const char *const members[TXN_CMD_COUNT][4] = {
-      [TXN_CMD_EVALUATE] = {"type", "source", "package"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
-      [TXN_CMD_ABORT] = {"type"}};
+  static const char *const members[TXN_CMD_COUNT][5] = {
+      [TXN_CMD_EVALUATE] = {"type", "source", "package", "frame"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
+      [TXN_CMD_ABORT] = {"type"}, [TXN_CMD_RETURN_FROM_FRAME] = {"type", "frame", "arguments"},
+      [TXN_CMD_RESTART_FRAME] = {"type", "frame"}};
   int t = txn_cmd_parse(type);
   if (t < 0) {
-    dreply_err(D, q->client, q->id, "invalid-request", "unknown action type '%.40s' (evaluate, resume or abort)", type);
+    dreply_err(D, q->client, q->id, "invalid-request",
+               "unknown action type '%.40s' (evaluate, resume, abort, return-from-frame or restart-frame)", type);
     return;
   }
   const char *bad = unknown_member(a, members[t]);
@@ -417,11 +432,16 @@ static void op_act(Req *q) {
   int pause_cmd = 1;
   if (t == TXN_CMD_EVALUATE) {
     if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
-        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s))
+        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s) || !frame_member(&in, 0))
       return;
-    pause_cmd = D->live.in_pause;
+    /* a repair when something is paused; in a frame, only then */
+    pause_cmd = D->live.in_pause || json_object_get(a, "frame");
   } else if (t == TXN_CMD_RESUME) {
     if (!string_member(&in, "restart_id", 1, 64, &s) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
+  } else if (t == TXN_CMD_RETURN_FROM_FRAME) {
+    if (!frame_member(&in, 1) || !string_member(&in, "arguments", 0, PROTO_LINE_MAX, &s)) return;
+  } else if (t == TXN_CMD_RESTART_FRAME) {
+    if (!frame_member(&in, 1)) return;
   }
   if (pause_cmd && !D->live.in_pause)
     dreply_err(D, q->client, q->id, "not-paused", "no transaction is paused; %s needs a pause (observe to see "

@@ -69,6 +69,11 @@ void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves) {
   g->acks++;
 }
 
+/* A return-from-frame or restart-frame moves the generation as a resume of
+** the pause's own level does (G refused, G + 1 a repair let finish or the
+** attempt completed, G + 2 paused again); it never leaves a level. */
+static int frame_decision(int sent) { return sent == TXN_CMD_RETURN_FROM_FRAME || sent == TXN_CMD_RESTART_FRAME; }
+
 /* A transaction's frames: what the last thing sent to it allows. */
 static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob, size_t bloblen, vouch_Expect *x,
                          vouch_Fail *f) {
@@ -88,7 +93,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
     ** that lets a repair finish once, an outer level's restart chosen above
     ** it once more (the levels left) */
     x->steps = t->sent == TXN_SENT_ATTEMPT ? 2u : t->sent == TXN_CMD_EVALUATE ? 3u : t->sent == TXN_CMD_ABORT ? 2u
-             : t->sent == TXN_CMD_RESUME ? 15u : 0u;
+             : t->sent == TXN_CMD_RESUME ? 15u : frame_decision(t->sent) ? 7u : 0u;
     if (vouch_paused(m, x, f)) return -1;
     t->pause_no = (int)json_integer_value(json_object_get(json_object_get(m, "pause"), "pause"));
     if (t->pause_no > t->pause_max) t->pause_max = t->pause_no;
@@ -99,7 +104,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   ** (once more), a resume that completes moved once already */
   if (t->grouped) x->steps = 1u;
   else if (t->sent == TXN_SENT_ATTEMPT) x->steps = !strcmp(D->live.status, txn_status_name(TXN_ST_FAULTED)) ? 3u : 1u;
-  else x->steps = t->sent == TXN_CMD_RESUME ? 6u : 2u;
+  else x->steps = t->sent == TXN_CMD_RESUME || frame_decision(t->sent) ? 6u : 2u;
   return vouch_outcome(&D->vouch, m, blob, bloblen, x, f);
 }
 

@@ -271,19 +271,56 @@ int vouch_ready(json_t *m, uint64_t base, const grant_List *g, vouch_Fail *f) {
 static const Member PAUSED[] = {{"event", 's', 1, 16}, {"pause", 'o', 1, 0}};
 static const Member PAUSE[] = {
   {"generation", 'g', 1, 0}, {"pause", 'i', 1, 1000000}, {"level", 'i', 1, 8}, {"condition_type", 's', 1, NAME_MAX_},
-  {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
+  {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"frames", 'a', 1, 0}, {"restarts", 'a', 1, 0},
   {"steps_used", 'i', 1, 1000000}, {"step_budget", 'i', 1, 1000000}, {"refusal", 's', 0, 32},
   {"error", 's', 0, TEXT}, {"last_value", 's', 0, TEXT}, {"output", 's', 0, TEXT}};
 static const Member RESTART[] = {
   {"id", 's', 1, 32}, {"level", 'i', 1, 8}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT},
   {"lambda_list", 's', 1, TEXT}};
+/* a pause's frames, bounded as the kernel bounds them (jiti.h, JITI_FRAME_*) */
+static const Member FRAME[] = {
+  {"frame", 'i', 1, JITI_FRAME_MAX - 1}, {"function", 's', 1, JITI_FRAME_NAME_MAX}, {"args", 'a', 1, 0},
+  {"locals", 'a', 1, 0}};
+static const Member FRAME_LOCAL[] = {{"name", 's', 1, JITI_FRAME_NAME_MAX}, {"value", 's', 1, JITI_FRAME_VALUE_MAX}};
+
+/* Every member of a pause's frames: numbered 0, 1, ... in order, at most
+** JITI_FRAME_MAX of them, each text within its bound, all of them within
+** the kernel's total for the pause. */
+static int frames_ok(json_t *fs, const char *where, vouch_Fail *f) {
+  if (json_array_size(fs) > JITI_FRAME_MAX) return fail(f, VOUCH_SHAPE, "%s: more than %d frames", where, JITI_FRAME_MAX);
+  size_t i, k, total = 0;
+  json_t *fr, *v;
+  json_array_foreach(fs, i, fr) {
+    if (members(fr, FRAME, sizeof FRAME / sizeof *FRAME, "a frame", f)) return -1;
+    if ((size_t)json_integer_value(json_object_get(fr, "frame")) != i)
+      return fail(f, VOUCH_SHAPE, "%s: frame %zu is numbered %" JSON_INTEGER_FORMAT, where, i,
+                  json_integer_value(json_object_get(fr, "frame")));
+    json_t *args = json_object_get(fr, "args"), *locals = json_object_get(fr, "locals");
+    if (json_array_size(args) > JITI_FRAME_ARGS_MAX || json_array_size(locals) > JITI_FRAME_LOCALS_MAX)
+      return fail(f, VOUCH_SHAPE, "%s: frame %zu lists more than %d arguments or %d locals", where, i,
+                  JITI_FRAME_ARGS_MAX, JITI_FRAME_LOCALS_MAX);
+    if (strings(args, JITI_FRAME_VALUE_MAX, "a frame's args", f)) return -1;
+    json_array_foreach(args, k, v) total += json_string_length(v);
+    json_array_foreach(locals, k, v) {
+      if (members(v, FRAME_LOCAL, sizeof FRAME_LOCAL / sizeof *FRAME_LOCAL, "a frame's local", f)) return -1;
+      total += json_string_length(json_object_get(v, "name")) + json_string_length(json_object_get(v, "value"));
+    }
+    total += json_string_length(json_object_get(fr, "function"));
+  }
+  /* the kernel stops adding arguments and locals near its total; names of
+  ** the frames after that are on top of it */
+  if (total > JITI_FRAME_TEXT_MAX + JITI_FRAME_MAX * JITI_FRAME_NAME_MAX)
+    return fail(f, VOUCH_SHAPE, "%s: the frames' texts exceed %d bytes", where, JITI_FRAME_TEXT_MAX);
+  return 0;
+}
 
 int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
   if (MEMBERS(m, PAUSED, "paused", f)) return -1;
   if (!x->pausable)
     return fail(f, VOUCH_PAUSE, "a %s cannot pause (only an act asks to)", proto_op_name(x->op));
   json_t *p = json_object_get(m, "pause");
-  if (MEMBERS(p, PAUSE, "paused's pause", f) || generation(json_object_get(p, "generation"), x, "the pause", f))
+  if (MEMBERS(p, PAUSE, "paused's pause", f) || generation(json_object_get(p, "generation"), x, "the pause", f) ||
+      frames_ok(json_object_get(p, "frames"), "the pause", f))
     return -1;
   /* the same pause answers a command at it; a new one follows a resume or
   ** an error in a repair (the level above); leaving a level shows an
@@ -556,8 +593,8 @@ static const Member VIEW_GOAL[] = {{"source", 's', 1, TEXT}, {"pass", 'B', 1, 0}
 static const Member VIEW_TRUNCATED[] = {{"summarized", 'i', 1, 0}, {"omitted", 'i', 1, 0}};
 static const Member VIEW_PAUSE[] = {
   {"pause", 'i', 1, 1000000}, {"level", 'i', 1, 8}, {"levels", 'a', 1, 0}, {"condition_type", 's', 1, NAME_MAX_},
-  {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"restarts", 'a', 1, 0}, {"steps_used", 'i', 1, 1000000},
-  {"step_budget", 'i', 1, 1000000}};
+  {"report", 's', 1, TEXT}, {"backtrace", 's', 1, TEXT}, {"frames", 'a', 1, 0}, {"restarts", 'a', 1, 0},
+  {"steps_used", 'i', 1, 1000000}, {"step_budget", 'i', 1, 1000000}};
 static const Member VIEW_RESTART[] = {
   {"id", 's', 1, 32}, {"level", 'i', 1, 8}, {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT},
   {"lambda_list", 's', 0, TEXT}};
@@ -596,7 +633,8 @@ static int view(json_t *v, const vouch_Expect *x, uint64_t revision, vouch_Fail 
   json_array_foreach(json_object_get(v, "entries"), i, c)
     if (!kind_ok(c)) return fail(f, VOUCH_KIND, "a view entry of no entry kind");
   if ((p = json_object_get(v, "pause")) &&
-      (MEMBERS(p, VIEW_PAUSE, "the view's pause", f) || EACH(json_object_get(p, "restarts"), VIEW_RESTART, "a restart", f) ||
+      (MEMBERS(p, VIEW_PAUSE, "the view's pause", f) || frames_ok(json_object_get(p, "frames"), "the view's pause", f) ||
+       EACH(json_object_get(p, "restarts"), VIEW_RESTART, "a restart", f) ||
        EACH(json_object_get(p, "levels"), VIEW_LEVEL, "a pause level", f)))
     return -1;
   if ((p = json_object_get(v, "foreign")) &&

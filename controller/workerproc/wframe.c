@@ -22,7 +22,7 @@ json_t *wframe_restore(void) { return json_pack("{s:s}", "op", wire_op_name(WIRE
 json_t *wframe_exit(void) { return json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT)); }
 
 json_t *wframe_command(const char *type, json_t *generation, json_t *action) {
-  static const char *const members[] = {"source", "restart_id", "arguments", "package"};
+  static const char *const members[] = {"source", "restart_id", "arguments", "package", "frame"};
   json_t *m = json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type", type, "generation", generation);
   for (size_t i = 0; m && action && i < sizeof members / sizeof members[0]; i++) {
     json_t *v = json_object_get(action, members[i]);

@@ -355,3 +355,12 @@
     (store-value (value)
       :report "Store and return a value as the slot-value."
       (setf (slot-value instance name) value))))
+
+;; A pause's frame (frames.c): a repair evaluated in it sees the frame's
+;; locals as symbol macros expanding into (%frame-local serial frame k), so
+;; that a setq of one writes the frame's variable.
+(defsetf %frame-local %set-frame-local)
+
+;; jiti_eval_in_frame: one form of SRC evaluated in a pause's FRAME.
+(defun %frame-eval (src frame)
+  (eval (%frame-form (read-from-string src) frame)))

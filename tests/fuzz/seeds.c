@@ -102,8 +102,9 @@ int main(int argc, char **argv) {
      "\"hash\":\"0000000000000000000000000000000000000000000000000000000000000000\"}]}", "RY\002\001XI\0011"},
     {"{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":9223372036854775807,\"status\":\"idle\","
      "\"changes\":[],\"committed\":true}", NULL},
-    {"{\"event\":\"paused\",\"pause\":{\"generation\":6,\"pause\":1,\"condition_type\":\"ERROR\",\"report\":\"x\","
-     "\"backtrace\":\"\",\"restarts\":[{\"id\":\"p1-0\",\"name\":\"ABORT\",\"report\":\"\",\"lambda_list\":\"\"}],"
+    {"{\"event\":\"paused\",\"pause\":{\"generation\":6,\"pause\":1,\"level\":1,\"condition_type\":\"ERROR\","
+     "\"report\":\"x\",\"backtrace\":\"0: (F 1)\\n\",\"frames\":[{\"frame\":0,\"function\":\"F\",\"args\":[\"1\"],"
+     "\"locals\":[{\"name\":\"X\",\"value\":\"1\"}]}],\"restarts\":[{\"id\":\"p1-0\",\"name\":\"ABORT\",\"report\":\"\",\"lambda_list\":\"\"}],"
      "\"steps_used\":0,\"step_budget\":20}}", NULL},
     {"{\"event\":\"committed\",\"generation\":6,\"status\":\"idle\"}", NULL},
     {"{\"event\":\"ready\",\"generation\":5,\"status\":\"idle\",\"message\":\"\",\"foreign\":{\"granted\":"

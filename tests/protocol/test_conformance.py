@@ -17,6 +17,8 @@ def run(R):
         pauses_and_events(R, k)
     with Kernel() as k:
         goals_and_records(R, k)
+    with Kernel() as k:
+        frames(R, k)
     shutdown(R)
     worker_death(R)
 
@@ -538,6 +540,70 @@ def pauses_and_events(R, k):
     R.run('conformance/no-events-without-subscribe', unsubscribed_get_no_events)
     c.close()
     sub.close()
+
+
+# ------------------------------------------------------------------ frames
+
+RATIO = '(defun ratio (n) (let ((d 0)) (loop (restart-case (return (/ n d)) (retry () nil)))))'
+
+
+def frames(R, k):
+    c = k.conn()
+
+    def paused(src):
+        r = expect_ok(c.request({'op': 'act', 'generation': k.gen(), 'action': {'type': 'evaluate', 'source': src}}),
+                      status='paused')
+        return r
+
+    def listed():
+        expect_ok(c.request({'op': 'call', 'source': RATIO}), outcome='accepted')
+        r = paused('(world-put :r (ratio 10))')
+        fs = r['pause']['frames']
+        assert fs == [{'frame': 0, 'function': '/', 'args': ['10', '0'], 'locals': []},
+                      {'frame': 1, 'function': 'RATIO', 'args': ['10'],
+                       'locals': [{'name': 'N', 'value': '10'}, {'name': 'D', 'value': '0'}]}], fs
+        assert r['pause']['backtrace'] == '0: (/ 10 0)\n1: (RATIO 10)\n', r['pause']['backtrace']
+        v = expect_ok(c.request({'op': 'observe'}))['view']
+        assert v['pause']['frames'] == fs, v['pause']
+    R.run('conformance/frames-listed', listed)
+
+    def evaluate_in_frame():
+        g = k.gen()
+        r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': '(setq d 2)',
+                                                                         'frame': 1}}),
+                      status='paused', value='2', generation=g)
+        assert r['pause']['frames'][1]['locals'][1] == {'name': 'D', 'value': '2'}, r['pause']['frames']
+        r = expect_error(c.request({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': 'd',
+                                                                            'frame': 2}}),
+                         'invalid-arguments', 'no frame 2')
+        assert r['pause']['refusal'] == 'invalid-arguments' and r['generation'] == g, r
+        retry = [x['id'] for x in r['pause']['restarts'] if x['name'] == 'RETRY'][0]
+        r = expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'resume', 'restart_id': retry}}),
+                      outcome='accepted', value='5')
+        expect_ok(c.request({'op': 'call', 'source': '(values (world-get :r))'}), value='5')
+    R.run('conformance/frames-evaluate', evaluate_in_frame)
+
+    def return_from_frame():
+        r = paused('(world-put :q (+ 1 (ratio 7)))')
+        g = r['generation']
+        r = expect_error(c.request({'op': 'act', 'generation': g, 'action': {
+            'type': 'return-from-frame', 'frame': 0, 'arguments': '5'}}), 'invalid-arguments', 'list')
+        assert r['generation'] == g, r
+        expect_ok(c.request({'op': 'act', 'generation': g, 'action': {
+            'type': 'return-from-frame', 'frame': 0, 'arguments': '(list 41)'}}), outcome='accepted', value='42')
+        expect_ok(c.request({'op': 'call', 'source': '(values (world-get :q))'}), value='42')
+    R.run('conformance/frames-return', return_from_frame)
+
+    def restart_frame():
+        r = paused('(world-put :s (ratio 3))')
+        g = r['generation']
+        expect_ok(c.request({'op': 'act', 'generation': g, 'action': {
+            'type': 'evaluate', 'source': '(defun ratio (n) (* n 100))'}}), status='paused', value='RATIO')
+        expect_ok(c.request({'op': 'act', 'generation': g, 'action': {'type': 'restart-frame', 'frame': 1}}),
+                  outcome='accepted', value='300')
+        expect_ok(c.request({'op': 'call', 'source': '(list (values (world-get :s)) (ratio 5))'}), value='(300 500)')
+    R.run('conformance/frames-restart', restart_frame)
+    c.close()
 
 
 # ------------------------------------------------------------------ shutdown

@@ -18,6 +18,8 @@ from proto import Kernel, expect_error, expect_ok, wait_for
 PAUSE_TIMEOUT = 3   # seconds (times SLOW): --pause-timeout of the hostile kernel
 MIB = 1 << 20
 PAUSING = '(progn (world-put :keep 0) (restart-case (car 5) (use-value (v) (world-put :keep v) v)))'
+# a pause with a frame: 0: (PARSE-INTEGER "x")
+PAUSING_FRAME = '(progn (world-put :keep 0) (restart-case (parse-integer "x") (use-value (v) (world-put :keep v) v)))'
 
 
 def setup(k):
@@ -152,13 +154,13 @@ def act_pauses(src, condition):
     return f
 
 
-def paused_command(action, code, message=None, gen_delta=0):
+def paused_command(action, code, message=None, gen_delta=0, src=PAUSING):
     """While an act is paused (after writing :keep), a hostile command is refused and
     the attempt stays paused; abort restores."""
     def f(k):
         with k.conn() as c:
             r = expect_ok(c.request({'op': 'act', 'generation': k.gen(),
-                                     'action': {'type': 'evaluate', 'source': PAUSING}}), status='paused')
+                                     'action': {'type': 'evaluate', 'source': src}}), status='paused')
             g = r['generation']
             try:
                 r = expect_error(c.request({'op': 'act', 'generation': g + gen_delta, 'action': action}), code, message)
@@ -485,6 +487,40 @@ def cases():
     add('restart-arguments-internal', paused_command({'type': 'resume', 'restart_id': 'p1-0',
                                                       'arguments': '(list (%txn-escaped))'}, 'invalid-arguments',
                                                      '%TXN-ESCAPED is undefined'))
+    # frames: numbers out of range or of no pause, values that fail, hostile sources
+    add('frame-evaluate-not-paused', not_paused({'type': 'evaluate', 'source': '1', 'frame': 0}))
+    add('return-from-frame-not-paused', not_paused({'type': 'return-from-frame', 'frame': 0}))
+    add('restart-frame-not-paused', not_paused({'type': 'restart-frame', 'frame': 0}))
+    add('frame-negative', bad_request({'op': 'act', 'generation': 1, 'action': {
+        'type': 'restart-frame', 'frame': -1}}, 'invalid-request', message='frame'))
+    add('frame-too-large', bad_request({'op': 'act', 'generation': 1, 'action': {
+        'type': 'restart-frame', 'frame': 40}}, 'invalid-request', message='frame'))
+    add('frame-string', bad_request({'op': 'act', 'generation': 1, 'action': {
+        'type': 'evaluate', 'source': '1', 'frame': '0'}}, 'invalid-request', message='frame'))
+    add('return-from-frame-without-frame', bad_request({'op': 'act', 'generation': 1, 'action': {
+        'type': 'return-from-frame', 'arguments': '(list 1)'}}, 'invalid-request', message='frame'))
+    add('restart-frame-with-arguments', bad_request({'op': 'act', 'generation': 1, 'action': {
+        'type': 'restart-frame', 'frame': 0, 'arguments': '(list 1)'}}, 'invalid-request', message='arguments'))
+    add('frame-out-of-range', paused_command({'type': 'evaluate', 'source': '1', 'frame': 3}, 'invalid-arguments',
+                                             'no frame 3'))
+    add('frame-none-listed', paused_command({'type': 'restart-frame', 'frame': 0}, 'invalid-arguments',
+                                            'lists no frames'))
+    add('frame-throw', paused_command({'type': 'evaluate', 'source': "(throw 'x 1)", 'frame': 0}, 'rejected-by-gate',
+                                      'THROW', src=PAUSING_FRAME))
+    add('frame-read-eval', paused_command({'type': 'evaluate', 'source': '#.(world-put :keep 9)', 'frame': 0},
+                                          'rejected-by-gate', src=PAUSING_FRAME))
+    add('return-values-signal', paused_command({'type': 'return-from-frame', 'frame': 0, 'arguments': '(car 5)'},
+                                               'invalid-arguments', 'failed', src=PAUSING_FRAME))
+    add('return-values-not-a-list', paused_command({'type': 'return-from-frame', 'frame': 0, 'arguments': '5'},
+                                                   'invalid-arguments', 'list', src=PAUSING_FRAME))
+    add('return-values-circular', paused_command({'type': 'return-from-frame', 'frame': 0,
+                                                  'arguments': '(let ((l (list 1))) (setf (cdr l) l) l)'},
+                                                 'invalid-arguments', 'list', src=PAUSING_FRAME))
+    add('return-values-internal', paused_command({'type': 'return-from-frame', 'frame': 0,
+                                                  'arguments': '(list (%txn-escaped))'}, 'invalid-arguments',
+                                                 '%TXN-ESCAPED is undefined', src=PAUSING_FRAME))
+    add('return-values-read-eval', paused_command({'type': 'return-from-frame', 'frame': 0,
+                                                   'arguments': '#.(list 1)'}, 'rejected-by-gate', src=PAUSING_FRAME))
     add('client-vanishes-while-paused', vanishing_pauser)
     # limits
     add('loop', bad_source('(loop)', 'limit', 'FUEL'))

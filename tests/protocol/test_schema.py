@@ -7,7 +7,9 @@ import proto
 from proto import OPS, SCHEMA_DIR, schemas
 
 H = 'a' * 64
+FRAME = {'frame': 0, 'function': '/', 'args': ['1', '0'], 'locals': []}
 PAUSE = {'generation': 14, 'pause': 1, 'level': 1, 'condition_type': 'DIVISION-BY-ZERO', 'report': 'r', 'backtrace': '0: (/ 1 0)\n',
+         'frames': [FRAME],
          'restarts': [{'id': 'p1-0', 'level': 1, 'name': 'USE-VALUE', 'report': 'USE-VALUE'}], 'steps_used': 0, 'step_budget': 20}
 
 # (schema, document, should it match?)
@@ -27,6 +29,14 @@ EXAMPLES = [
                                                                     'arguments': '(list 1)'}}, True),
     ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'abort', 'source': '1'}}, False),
     ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'rm'}}, False),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'evaluate', 'source': 'd', 'frame': 1}}, True),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'return-from-frame', 'frame': 0,
+                                                                    'arguments': '(list 1)'}}, True),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'return-from-frame'}}, False),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'restart-frame', 'frame': 0}}, True),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'restart-frame', 'frame': 40}}, False),
+    ('request-act.json', {'op': 'act', 'generation': 1, 'action': {'type': 'restart-frame', 'frame': 0,
+                                                                    'arguments': '(list 1)'}}, False),
     ('request-history.json', {'op': 'history', 'limit': 1001}, False),
     ('request-observe.json', {'op': 'observe', 'budget': 0}, False),
     ('request-inspect.json', {'op': 'inspect', 'kind': 'data', 'name': ':A'}, True),
@@ -52,6 +62,12 @@ EXAMPLES = [
                          'diagnosis': {'condition_type': 'E', 'report': 'r', 'restarts': []}}, False),
     ('reply-act.json', {'ok': True, 'status': 'paused', 'generation': 14, 'pause': PAUSE}, True),
     ('reply-act.json', {'ok': True, 'status': 'paused', 'generation': 14, 'pause': dict(PAUSE, extra=1)}, False),
+    ('reply-act.json', {'ok': True, 'status': 'paused', 'generation': 14, 'pause': dict(PAUSE, frames=[
+        dict(FRAME, locals=[{'name': 'N', 'value': '1'}])])}, True),
+    ('reply-act.json', {'ok': True, 'status': 'paused', 'generation': 14, 'pause': dict(PAUSE, frames=[
+        dict(FRAME, locals=[{'name': 'N'}])])}, False),
+    ('reply-act.json', {'ok': True, 'status': 'paused', 'generation': 14, 'pause': dict(PAUSE, frames=[
+        dict(FRAME, function='F' * 121)])}, False),
     ('reply-act.json', {'ok': False, 'code': 'invalid-arguments', 'message': 'm', 'status': 'paused', 'generation': 14,
                         'pause': dict(PAUSE, refusal='invalid-arguments', error='m')}, True),
     ('reply-act.json', {'ok': False, 'code': 'error', 'outcome': 'error', 'message': 'm', 'generation': 1}, False),
@@ -93,7 +109,8 @@ EXAMPLES = [
                                                            'added': True}]}, True),
     ('reply-call.json', {'ok': False, 'code': 'paused', 'message': 'm', 'status': 'paused', 'generation': 3,
                          'pause': {'generation': 3, 'pause': 1, 'level': 1, 'condition_type': 'E', 'report': 'r',
-                                   'backtrace': '', 'restarts': [], 'steps_used': 0, 'step_budget': 20}}, True),
+                                   'backtrace': '', 'frames': [], 'restarts': [], 'steps_used': 0,
+                                   'step_budget': 20}}, True),
     ('event.json', {'seq': 1, 'time': 2, 'event': 'accepted', 'attempt': 3, 'command': 'call', 'outcome': 'accepted', 'revision': 4,
                     'generation': 5}, True),
     ('event.json', {'seq': 1, 'time': 2, 'event': 'exploded'}, False),
