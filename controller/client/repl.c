@@ -751,6 +751,7 @@ static int command(Repl *R) {
   } else if (IS("bt") || IS("backtrace")) {
     json_t *p = pause_now(R);
     if (!p) printf("nothing is paused\n");
+    else if (!*kclient_str(p, "backtrace")) printf("no frames: the error came from no call of the program's own\n");
     else printf("%s", kclient_str(p, "backtrace"));
   } else if (IS("continue")) {
     if (!continue_restart(R, R->restart, sizeof R->restart)) return 0;
