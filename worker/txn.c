@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <jansson.h>
 #include "jiti_limits.h"
 #include "txn_int.h"
 
@@ -112,6 +113,7 @@ void txn_diagnosis_free(txn_Diagnosis *d) {
   free(d->condition_type);
   free(d->report);
   free(d->backtrace);
+  json_decref(d->frames);
   for (int i = 0; i < d->nrestarts; i++) {
     free((char *)d->restarts[i].name);
     free((char *)d->restarts[i].report);
@@ -757,6 +759,7 @@ static txn_Diagnosis *diagnosis_of(txn_World *W, const jiti_Pause *p) {
   g->condition_type = txn_strdup(p->condition_type ? p->condition_type : "ERROR");
   g->report = txn_strdup(p->report ? p->report : "");
   g->backtrace = txn_strdup(p->backtrace ? p->backtrace : "");
+  g->frames = txn_frames_value(p->nframes, p->frames);   /* copied: the kernel's live only here */
   for (int i = 0; i < p->nrestarts; i++) {
     if (p->restarts[i].id <= W->watermark) continue;
     txn_Restart *r = &g->restarts[g->nrestarts++];

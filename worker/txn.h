@@ -124,6 +124,8 @@ typedef struct txn_Diagnosis {
   char *condition_type;
   char *report;
   char *backtrace;         /* one frame per line, innermost first (bounded) */
+  struct json_t *frames;   /* the same frames as data, as a pause shows them
+                              (txn_frames_value: function, arguments, locals) */
   int nrestarts;
   struct txn_Restart *restarts;  /* those the attempt established, innermost
                                     first: id NULL, level 1 */

@@ -305,7 +305,7 @@ static void put_str(jtext_writer *j, const char *key, const char *s) {
   jtext_string(j, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* {condition_type, report, restarts: [{name, report, lambda_list}], backtrace} */
+/* {condition_type, report, restarts: [{name, report, lambda_list}], backtrace, frames} */
 static void put_diagnosis(jtext_writer *j, const txn_Diagnosis *g) {
   jtext_key(j, "diagnosis");
   jtext_begin(j, '{');
@@ -322,6 +322,7 @@ static void put_diagnosis(jtext_writer *j, const txn_Diagnosis *g) {
   }
   jtext_end(j, ']');
   put_str(j, "backtrace", g->backtrace);
+  if (g->frames) jtext_key(j, "frames"), jtext_json(j, g->frames);
   jtext_end(j, '}');
 }
 

@@ -39,12 +39,19 @@ void render_value(FILE *f, json_t *r) {
   json_array_foreach(vs, i, v) fprintf(f, "%s\n", json_string_value(v) ? json_string_value(v) : "");
 }
 
-/* Lines of text, each indented. */
-static void indented(FILE *f, const char *text, const char *indent) {
-  while (*text) {
-    size_t n = strcspn(text, "\n");
-    fprintf(f, "%s%.*s\n", indent, (int)n, text);
-    text += n + (text[n] == '\n');
+/* A backtrace (one frame per line) with each frame's locals under it
+** (frames: the same frames as data, or NULL). */
+static void backtrace_with_locals(FILE *f, const char *bt, json_t *frames) {
+  fprintf(f, "backtrace (innermost first):\n");
+  size_t n = 0, i;
+  for (const char *line = bt; *line; n++) {
+    const char *end = strchr(line, '\n');
+    int len = end ? (int)(end - line) : (int)strlen(line);
+    fprintf(f, "  %.*s\n", len, line);
+    json_t *l;
+    json_array_foreach(json_object_get(json_array_get(frames, n), "locals"), i, l)
+      fprintf(f, "      %s = %s\n", kclient_str(l, "name"), kclient_str(l, "value"));
+    line = end ? end + 1 : line + len;
   }
 }
 
@@ -76,28 +83,14 @@ void render_pause(FILE *f, json_t *p) {
     fprintf(f, "  %s%-8s %-24s %s\n", lv, kclient_str(r, "id"), head, kclient_str(r, "report"));
   }
   const char *bt = kclient_str(p, "backtrace");
-  if (*bt) {
-    /* a frame's line, then its locals (the pause's "frames", same order) */
-    fprintf(f, "backtrace (innermost first):\n");
-    json_t *frames = json_object_get(p, "frames");
-    size_t n = 0;
-    for (const char *line = bt; *line; n++) {
-      const char *end = strchr(line, '\n');
-      int len = end ? (int)(end - line) : (int)strlen(line);
-      fprintf(f, "  %.*s\n", len, line);
-      json_t *l;
-      json_array_foreach(json_object_get(json_array_get(frames, n), "locals"), i, l)
-        fprintf(f, "      %s = %s\n", kclient_str(l, "name"), kclient_str(l, "value"));
-      line = end ? end + 1 : line + len;
-    }
-  }
+  if (*bt) backtrace_with_locals(f, bt, json_object_get(p, "frames"));
 }
 
 void render_diagnosis(FILE *f, json_t *g) {
   if (!json_is_object(g)) return;
   json_t *rs = json_object_get(g, "restarts"), *r;
   size_t i;
-  if (json_array_size(rs)) fprintf(f, "restarts it had established (a call with --on-error pause could take one):\n");
+  if (json_array_size(rs)) fprintf(f, "restarts (a call with --on-error pause could have continued with one):\n");
   json_array_foreach(rs, i, r) {
     char head[160];
     const char *ll = kclient_str(r, "lambda_list");
@@ -105,10 +98,7 @@ void render_diagnosis(FILE *f, json_t *g) {
     fprintf(f, "  %-24s %s\n", head, kclient_str(r, "report"));
   }
   const char *bt = kclient_str(g, "backtrace");
-  if (*bt) {
-    fprintf(f, "backtrace (innermost first):\n");
-    indented(f, bt, "  ");
-  }
+  if (*bt) backtrace_with_locals(f, bt, json_object_get(g, "frames"));
 }
 
 json_t *render_view(FILE *f, json_t *v, const char *limit_hint) {

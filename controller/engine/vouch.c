@@ -372,7 +372,7 @@ static const Member OUTCOME[] = {
   {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}, {"diagnosis", 'o', 0, 0}};
 static const Member DIAGNOSIS[] = {
   {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
-  {"backtrace", 's', 1, TEXT}};
+  {"backtrace", 's', 1, TEXT}, {"frames", 'a', 0, 0}};
 static const Member DIAGNOSIS_RESTART[] = {
   {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"lambda_list", 's', 1, TEXT}};
 static const Member CHANGE[] = {
@@ -516,6 +516,7 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
     if (MEMBERS(v, DIAGNOSIS, "the diagnosis", f)) return -1;
     if (json_array_size(json_object_get(v, "restarts")) > 64) return fail(f, VOUCH_LENGTHS, "more than 64 restarts");
     if (EACH(json_object_get(v, "restarts"), DIAGNOSIS_RESTART, "a diagnosis' restart", f)) return -1;
+    if (json_object_get(v, "frames") && frames_ok(json_object_get(v, "frames"), "the diagnosis", f)) return -1;
   }
   json_t *changes = json_object_get(m, "changes");
   size_t n = json_array_size(changes), at = 0;

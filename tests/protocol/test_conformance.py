@@ -422,6 +422,9 @@ def pauses_and_events(R, k):
         assert d['condition_type'] == 'TYPE-ERROR' and 'not of type LIST' in d['report'], d
         assert d['restarts'] == [{'name': 'USE-ZERO', 'report': 'Use zero.', 'lambda_list': '()'}], d
         assert '(DIAG-F 5)' in d['backtrace'], d
+        # its frames as data: the function's arguments and locals when it failed
+        assert any(f['function'] == 'DIAG-F' and f['args'] == ['5'] and {'name': 'N', 'value': '5'} in f['locals']
+                   for f in d['frames']), d
         assert k.fingerprint() == before
         # a failure that is no unhandled error has none
         r = expect_error(c.request({'op': 'call', 'source': '(loop)', 'limits': {'fuel': 20000}}), 'limit')
