@@ -561,8 +561,8 @@ static int by_id_desc(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Hand incident id (record v) to fn when its status is in mask: 1 when fn
-** was called, -1 when it asked to stop, 0 when skipped; or an error. */
+/* Hand incident id (record w) to fn when its status is in mask; *stop
+** says what happened: 0 skipped, 1 handed, 2 handed and fn asked to stop. */
 static int hand(store_env *s, uint64_t id, const View *w, unsigned mask, store_incident_fn fn, void *arg, int *stop) {
   *stop = 0;
   if (mask && !(mask & B(w->status))) return STORE_OK;

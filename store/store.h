@@ -998,8 +998,8 @@ int store_incidents_list(store_env *s, unsigned status_mask, size_t limit, store
 ** refused unless the incident is at `from` now: two supervisors, or a
 ** supervisor and a racing edit, cannot both take it.  Leaving the open
 ** statuses takes it out of deduplication; repaired -> captured puts it
-** back (unless another open incident of its key holds it: failures then
-** join that one).  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns STORE_OK,
+** back (when another open incident has its key, failures join the one
+** with the lower id).  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns STORE_OK,
 ** STORE_ECONFLICT (its status is not `from`: nothing written; the message
 ** names it), STORE_EINVAL (from -> to is not an allowed transition, or a
 ** status is invalid), STORE_ENOENT (no such incident), STORE_EPERM,
