@@ -372,8 +372,10 @@ int store_incident_open(store_env *s, const store_failure *f, unsigned flags, ui
 
 /* ---- transitions */
 
-/* Move incident id from `from` to `to` in txn, with its event. */
-static int transition(store_env *s, MDB_txn *txn, uint64_t id, int from, int to, uint64_t *seq) {
+/* Move incident id from `from` to `to` in txn, with its event; rev (may
+** be NULL) becomes its revision. */
+static int transition(store_env *s, MDB_txn *txn, uint64_t id, int from, int to, const uint64_t *rev,
+                      uint64_t *seq) {
   View w;
   uint8_t digest[32], key[40];
   int r = read_view(s, txn, id, &w);
@@ -384,6 +386,7 @@ static int transition(store_env *s, MDB_txn *txn, uint64_t id, int from, int to,
   dedup_digest(&w, digest);
   open_key(key, digest, id);
   w.status = to;
+  if (rev) w.revision = *rev;
   if ((r = write_view(s, txn, id, &w)) != STORE_OK) return r;   /* w's pointers are stale from here */
   if (store_incident_is_open(from) && !store_incident_is_open(to))
     r = st_del(s, txn, s->incopen, key, 40, "closing an incident");
@@ -393,11 +396,16 @@ static int transition(store_env *s, MDB_txn *txn, uint64_t id, int from, int to,
   return r;
 }
 
+int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev) {
+  if (!s->repairs) return st_fail(s, STORE_ENOENT, "there is no incident %llu", (unsigned long long)id);
+  return transition(s, txn, id, STORE_INC_VERIFYING, STORE_INC_REPAIRED, &rev, NULL);
+}
+
 typedef struct Move { uint64_t id, seq; int from, to; } Move;
 
 static int move_txn(store_env *s, MDB_txn *txn, void *arg) {
   Move *m = arg;
-  return transition(s, txn, m->id, m->from, m->to, &m->seq);
+  return transition(s, txn, m->id, m->from, m->to, NULL, &m->seq);
 }
 
 int store_incident_transition(store_env *s, uint64_t id, int from, int to, unsigned flags, uint64_t *event_seq) {
@@ -441,7 +449,7 @@ static int interrupt_txn(store_env *s, MDB_txn *txn, void *arg) {
     View w;
     if ((r = read_view(s, txn, ids[i], &w)) != STORE_OK) break;
     if (w.status != STORE_INC_VERIFYING) continue;
-    if ((r = transition(s, txn, ids[i], STORE_INC_VERIFYING, STORE_INC_INTERRUPTED, NULL)) == STORE_OK) a->count++;
+    if ((r = transition(s, txn, ids[i], STORE_INC_VERIFYING, STORE_INC_INTERRUPTED, NULL, NULL)) == STORE_OK) a->count++;
   }
   free(ids);
   if (r == STORE_OK && !a->count) r = ST_NOCHANGE;

@@ -376,6 +376,16 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 ** also for n == 0, revs NULL or unknown flags. */
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                         unsigned flags, store_group_fn fn, void *arg);
+/* store_publish_group where some revisions repair an incident (a repair
+** transaction, docs/repair.md): incidents[i] (incidents may be NULL) is 0
+** or the incident revs[i] repairs, which moves from verifying to repaired
+** with revs[i].rev as its revision, its "incident" event after the
+** revision's events, in the group's one transaction — so a repair is
+** applied, and its incident repaired, together or not at all.  Returns as
+** store_publish_group, and STORE_ECONFLICT (an incident is not verifying)
+** or STORE_ENOENT (no such incident): then nothing at all was written. */
+int store_publish_group_incidents(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                                  unsigned flags, store_group_fn fn, void *arg, const uint64_t *incidents);
 
 /* Make every commit returned so far durable (fdatasync of the data file,
 ** or in journal mode of the journal): the second half of a

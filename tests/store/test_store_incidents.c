@@ -2,7 +2,8 @@
 ** the policy (selectors, precedence, bounds), incidents (deduplication
 ** against open incidents only, transitions refused from the wrong status
 ** and out of terminal ones, their events, the log's bound, the evidence's,
-** interrupting verifications), the traffic sample (reservoir sampling and
+** interrupting verifications, a repair revision repairing its incident in
+** the same transaction), the traffic sample (reservoir sampling and
 ** its bounds, deterministic), all of it through the journal, the
 ** migration of a format-3 store, verify catching damage, and a reopen. */
 #include "st_test.h"
@@ -423,6 +424,49 @@ static void test_journal(void) {
   rm_store(dir);
 }
 
+/* A repair's revision and its incident's move to repaired: one transaction. */
+static void test_repair_group(void) {
+  char dir[4096], err[1024];
+  store_env *s = open_new(dir, sizeof dir);
+  store_rev_info init = info_of(STORE_REV_INITIAL, 1, "init"), act = info_of(STORE_REV_ACTION, 2, "repair");
+  store_entry e1 = ent(STORE_FUNCTION, "F", "(defun f (x) (/ 1 x))"), e2 = ent(STORE_FUNCTION, "F", "(defun f (x) 0)");
+  uint64_t rev, id, other, seq;
+  store_stat st;
+  CHECK(store_publish(s, 0, &init, &e1, 1, NULL, 0, &rev) == STORE_OK && rev == 1);
+  store_failure f = failure("F", "DIVISION-BY-ZERO", 1, "(0)", 0), g = failure("G", "ERROR", 1, NULL, 0);
+  CHECK(store_incident_open(s, &f, 0, &id, NULL) == STORE_OK && store_incident_open(s, &g, 0, &other, NULL) == STORE_OK);
+  /* not verifying, or no such incident: nothing of the group is written */
+  const char *accepted = "\"event\":\"accepted\",\"attempt\":3";
+  store_ev ev = {NULL, accepted, strlen(accepted), 0};
+  store_rev_in in = {&act, &e2, 1, NULL, 0, &ev, 1, 0, 0, NULL};
+  uint64_t incidents[1] = {other};
+  CHECK(store_stats(s, &st) == STORE_OK);
+  uint64_t events = st.events;
+  CHECK(store_publish_group_incidents(s, 1, &in, 1, 0, NULL, NULL, incidents) == STORE_ECONFLICT);
+  CHECK(strstr(store_errmsg(s), "is captured, not verifying"));
+  incidents[0] = 999;
+  CHECK(store_publish_group_incidents(s, 1, &in, 1, 0, NULL, NULL, incidents) == STORE_ENOENT);
+  CHECK(store_stats(s, &st) == STORE_OK && st.current == 1 && st.events == events);
+  CHECK(status_of(s, other) == STORE_INC_CAPTURED);
+  /* verifying: the revision, its events, then the incident repaired and its event */
+  CHECK(store_incident_transition(s, id, STORE_INC_CAPTURED, STORE_INC_AWAITING_MODEL, 0, NULL) == STORE_OK);
+  CHECK(store_incident_transition(s, id, STORE_INC_AWAITING_MODEL, STORE_INC_VERIFYING, 0, &seq) == STORE_OK);
+  incidents[0] = id;
+  CHECK(store_journal_begin(s) == STORE_OK);
+  CHECK(store_publish_group_incidents(s, 1, &in, 1, STORE_GROUP_SYNC_LATER, NULL, NULL, incidents) == STORE_OK &&
+        in.rev == 2 && in.first_event == seq + 1);
+  store_incident *inc = get(s, id);
+  CHECK(inc && inc->status == STORE_INC_REPAIRED && inc->revision == 2);
+  store_free(inc);
+  CHECK(strstr(last_event(s), "\"seq\":") && strstr(last_event(s), "\"status\":\"repaired\",\"from\":\"verifying\""));
+  CHECK(store_stats(s, &st) == STORE_OK && st.last_event == seq + 2);
+  /* a group's revisions without incidents are unaffected */
+  CHECK(store_publish_group_incidents(s, 2, &in, 1, 0, NULL, NULL, NULL) == STORE_OK && in.rev == 2);
+  CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
+
 /* ---- traffic */
 
 typedef struct Calls { int n; char text[8192]; } Calls;
@@ -714,6 +758,7 @@ int main(void) {
   test_incidents();
   test_log();
   test_journal();
+  test_repair_group();
   test_traffic();
   test_migration();
   test_damage();
