@@ -19,7 +19,8 @@ static const char *const err_names[] = {
   "success", "no such store, revision or entry", "store is in use",
   "store is corrupt", "unsupported store format version",
   "stale parent revision", "permission denied", "input/output error",
-  "out of memory", "invalid argument", "the journal is damaged before writes it holds"
+  "out of memory", "invalid argument", "the journal is damaged before writes it holds",
+  "the record is not in the state the caller expected"
 };
 
 const char *store_strerror(int err) {
@@ -177,6 +178,25 @@ int st_write(store_env *s, st_txn_fn fn, void *arg, int flags) {
   return st_write_direct(s, fn, arg, flags);
 }
 
+/* LMDB never writes the overflow pages a transaction allocates and frees
+** again before its commit (a record of several pages written twice in one
+** transaction: common in the journal's long one), yet counts them in the
+** last page number its meta page records; when they lie past the end of
+** data.mdb, the file is left shorter than that, and the next open would
+** take it for a truncated one (st_check_datafile).  Those pages are free,
+** so the file is extended to cover them (zeros, sparse), right after the
+** commit.  A crash between the commit and this leaves the short file. */
+void st_datafile_extend(store_env *s) {
+  MDB_envinfo info;
+  MDB_stat st;
+  struct stat fs;
+  if (s->datafd < 0 || mdb_env_info(s->env, &info) != 0 || mdb_env_stat(s->env, &st) != 0 ||
+      fstat(s->datafd, &fs) != 0)
+    return;
+  off_t need = (off_t)(info.me_last_pgno + 1) * (off_t)st.ms_psize;
+  if (fs.st_size < need && ftruncate(s->datafd, need) == 0) (void)fdatasync(s->datafd);
+}
+
 int st_write_direct(store_env *s, st_txn_fn fn, void *arg, int flags) {
   for (;;) {
     MDB_txn *txn;
@@ -194,6 +214,7 @@ int st_write_direct(store_env *s, st_txn_fn fn, void *arg, int flags) {
       rc = mdb_txn_commit(txn);   /* frees txn whatever the outcome */
       if (flags & ST_W_SYNC_LATER) mdb_env_set_flags(s->env, MDB_NOMETASYNC, 0);
       if (rc == 0) {
+        st_datafile_extend(s);
         if (flags & ST_W_HOOKS) st_hook(s, STORE_AT_AFTER_COMMIT);
         return STORE_OK;
       }
@@ -265,6 +286,8 @@ static int open_dbis(store_env *s, uint32_t *format_out) {
   if ((r = st_get_current(s, txn, &cur)) != STORE_OK) goto done;
   /* format 3's indices; an older store gets them when opened for writing */
   if (format >= 3 && (r = st_open_index_dbs(s, txn, 0)) != STORE_OK) goto done;
+  /* format 4's records of repair, likewise */
+  if (format >= 4 && (r = st_open_repair_dbs(s, txn, 0)) != STORE_OK) goto done;
   /* Committing a read-only transaction keeps its database handles open. */
   rc = mdb_txn_commit(txn);
   txn = NULL;
@@ -438,7 +461,8 @@ int store_stats(store_env *s, store_stat *st) {
   MDB_val k, v;
   MDB_dbi dbis[ST_NDBS];
   uint64_t *counts[ST_NDBS] = { NULL, &st->revisions, &st->entries, &st->names, &st->events,
-                                &st->open_attempts, &st->keys, NULL, &st->counters };
+                                &st->open_attempts, &st->keys, NULL, &st->counters,
+                                &st->repair_rules, &st->incidents, &st->open_incidents, NULL };
   int rc, r;
   s->msg[0] = '\0';
   memset(st, 0, sizeof *st);
@@ -461,7 +485,7 @@ int store_stats(store_env *s, store_stat *st) {
     if (dbi == 1) st->pages_used += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
     st->page_size = ms.ms_psize;
   }
-  for (int i = 0; i < (s->indexed ? ST_NDBS : ST_NDBS_V2); i++) {
+  for (int i = 0; i < (s->repairs ? ST_NDBS : s->indexed ? ST_NDBS_V3 : ST_NDBS_V2); i++) {
     if ((rc = mdb_stat(txn, dbis[i], &ms)) != 0) {
       r = st_mdb(s, rc, "reading statistics");
       goto done;

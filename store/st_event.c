@@ -14,7 +14,7 @@
 static const char *const event_names[STORE_EV_COUNT] = {
   "started", "accepted", "rejected", "aborted", "failed", "interrupted", "paused",
   "worker-restarted", "kernel-started", "kernel-stopped", "initialised", "recovered", "dropped",
-  "journal-loss"};
+  "journal-loss", "incident"};
 
 const char *store_event_name(int ev) {
   return ev >= 0 && ev < STORE_EV_COUNT ? event_names[ev] : NULL;

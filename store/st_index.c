@@ -27,7 +27,8 @@
 #include "st_int.h"
 
 const char *const st_db_names[ST_NDBS] = {"meta", "revisions", "entries", "names", "events",
-                                          "attempts", "keys", "keyorder", "counters"};
+                                          "attempts", "keys", "keyorder", "counters",
+                                          "repair", "incidents", "incopen", "traffic"};
 
 int st_open_index_dbs(store_env *s, MDB_txn *txn, int create) {
   MDB_dbi *dbis[] = {&s->attempts, &s->keys, &s->keyorder, &s->counters};
@@ -41,7 +42,19 @@ int st_open_index_dbs(store_env *s, MDB_txn *txn, int create) {
   return STORE_OK;
 }
 
-static int meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t *v) {
+int st_open_repair_dbs(store_env *s, MDB_txn *txn, int create) {
+  MDB_dbi *dbis[] = {&s->repair, &s->incidents, &s->incopen, &s->traffic};
+  for (int i = 0; i < 4; i++) {
+    int rc = mdb_dbi_open(txn, st_db_names[ST_NDBS_V3 + i], create ? MDB_CREATE : 0, dbis[i]);
+    if (rc == MDB_NOTFOUND && !create)
+      return st_fail(s, STORE_ECORRUPT, "the '%s' database is missing", st_db_names[ST_NDBS_V3 + i]);
+    if (rc) return st_mdb(s, rc, "opening the databases");
+  }
+  s->repairs = 1;
+  return STORE_OK;
+}
+
+int st_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t *v) {
   MDB_val k = {strlen(name), (void *)name}, d;
   int rc = mdb_get(txn, s->meta, &k, &d);
   *v = 0;
@@ -52,7 +65,7 @@ static int meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t *v) {
   return STORE_OK;
 }
 
-static int put_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t v) {
+int st_put_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t v) {
   uint8_t b[8];
   st_put_u64(b, v);
   return st_put(s, txn, s->meta, name, strlen(name), b, 8, 0, "writing the store's metadata");
@@ -61,8 +74,8 @@ static int put_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t v
 int st_raise_attempt(store_env *s, MDB_txn *txn, uint64_t mark) {
   uint64_t cur;
   if (!s->indexed) return STORE_OK;
-  int r = meta_u64(s, txn, "attempt", &cur);
-  if (r == STORE_OK && mark > cur) r = put_meta_u64(s, txn, "attempt", mark);
+  int r = st_meta_u64(s, txn, "attempt", &cur);
+  if (r == STORE_OK && mark > cur) r = st_put_meta_u64(s, txn, "attempt", mark);
   return r;
 }
 
@@ -80,7 +93,7 @@ int st_key_put(store_env *s, MDB_txn *txn, const uint8_t key[32], const char *te
   } else if (rc != MDB_NOTFOUND) {
     return st_mdb(s, rc, "reading a key");
   }
-  if ((r = meta_u64(s, txn, "keyseq", &seq)) != STORE_OK) return r;
+  if ((r = st_meta_u64(s, txn, "keyseq", &seq)) != STORE_OK) return r;
   st_put_u64(ord, ++seq);
   char *val = malloc(8 + len);
   if (!val) return st_fail(s, STORE_ENOMEM, "out of memory writing a key");
@@ -89,7 +102,7 @@ int st_key_put(store_env *s, MDB_txn *txn, const uint8_t key[32], const char *te
   r = st_put(s, txn, s->keys, key, 32, val, 8 + len, 0, "writing a key");
   free(val);
   if (r == STORE_OK) r = st_put(s, txn, s->keyorder, ord, 8, key, 32, MDB_APPEND, "writing a key");
-  if (r == STORE_OK) r = put_meta_u64(s, txn, "keyseq", seq);
+  if (r == STORE_OK) r = st_put_meta_u64(s, txn, "keyseq", seq);
   if (r != STORE_OK) return r;
   /* the newest STORE_KEYS_MAX: the oldest goes */
   MDB_stat st;
@@ -248,7 +261,7 @@ int store_next_attempt(store_env *s, uint64_t *next) {
   }
   int r = st_read_begin(s, &txn);
   if (r != STORE_OK) return r;
-  r = meta_u64(s, txn, "attempt", &mark);
+  r = st_meta_u64(s, txn, "attempt", &mark);
   mdb_txn_abort(txn);
   if (r == STORE_OK) *next = mark + 1;
   return r;

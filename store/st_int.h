@@ -15,6 +15,9 @@
 **   st_retain.c  pruning old events (the retention policy)
 **   st_journal.c the journal: SYNC_LATER writes as one append each,
 **                checkpoints, replay at open
+**   st_repair.c  the repair policy: rules by selector, matching (format 4)
+**   st_incident.c incidents: records, deduplication, transitions (format 4)
+**   st_traffic.c the traffic sample: reservoirs of successful calls (format 4)
 **
 ** Keys and values in the named databases (all integers big-endian):
 **   meta       "format" -> u32,  "id" -> 16 bytes,  "current" -> u64,
@@ -30,8 +33,15 @@
 **   keyorder   u64 order number -> 32-byte key digest (format 3)
 **   counters   kind NUL outcome -> u64 count, i64 first ms, i64 last ms
 **              (format 3)
+**   repair     selector -> rule (st_repair.c)                  (format 4)
+**   incidents  u64 id -> incident record (st_incident.c)       (format 4)
+**   incopen    32-byte dedup digest, u64 id -> "" : the open incidents
+**              (format 4)
+**   traffic    32-byte function digest [, 32-byte signature digest, u8
+**              slot] -> header or sample (st_traffic.c)         (format 4)
 ** and in meta: "attempt" -> u64 the largest attempt number recorded,
-** "keyseq" -> u64 the last key order number (format 3).
+** "keyseq" -> u64 the last key order number (format 3), "incident" -> u64
+** the last incident id handed out (format 4).
 */
 #ifndef st_int_h
 #define st_int_h
@@ -39,6 +49,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 #include <lmdb.h>
 #include <openssl/evp.h>
@@ -72,8 +83,10 @@ struct store_env {
   MDB_env *env;
   MDB_dbi meta, revs, entries, names, events;
   MDB_dbi attempts, keys, keyorder, counters;   /* format 3 */
+  MDB_dbi repair, incidents, incopen, traffic;  /* format 4 */
   int indexed;               /* the format-3 databases are open: 0 only for a
                                 read-only handle on an older store */
+  int repairs;               /* the format-4 databases are open (the same) */
   int lockfd;                /* -1 for a read-only handle */
   int datafd;                /* data.mdb (LMDB's), for store_sync; -1 read-only */
   unsigned flags;
@@ -87,14 +100,17 @@ struct store_env {
 };
 
 /* The named databases in one fixed order (meta, revisions, entries,
-** names, events, then format 3's attempts, keys, keyorder, counters): the
-** journal's database numbers. */
-#define ST_NDBS 9
+** names, events, then format 3's attempts, keys, keyorder, counters, then
+** format 4's repair, incidents, incopen, traffic): the journal's database
+** numbers. */
+#define ST_NDBS 13
 #define ST_NDBS_V2 5   /* those of formats 1 and 2 */
+#define ST_NDBS_V3 9   /* those of format 3 */
 extern const char *const st_db_names[ST_NDBS];
 static inline void st_dbis(const store_env *s, MDB_dbi out[ST_NDBS]) {
   out[0] = s->meta, out[1] = s->revs, out[2] = s->entries, out[3] = s->names, out[4] = s->events;
   out[5] = s->attempts, out[6] = s->keys, out[7] = s->keyorder, out[8] = s->counters;
+  out[9] = s->repair, out[10] = s->incidents, out[11] = s->incopen, out[12] = s->traffic;
 }
 
 /* ---- st_migrate.c */
@@ -107,6 +123,8 @@ static inline void st_dbis(const store_env *s, MDB_dbi out[ST_NDBS]) {
 int st_format_check(store_env *s, uint32_t format);
 /* Open (create: within txn, a write transaction) format 3's databases. */
 int st_open_index_dbs(store_env *s, MDB_txn *txn, int create);
+/* The same for format 4's (repair, incidents, incopen, traffic). */
+int st_open_repair_dbs(store_env *s, MDB_txn *txn, int create);
 
 /* ---- st_env.c */
 
@@ -131,6 +149,9 @@ typedef int (*st_txn_fn)(store_env *s, MDB_txn *txn, void *arg);
 int st_write(store_env *s, st_txn_fn fn, void *arg, int flags);
 /* st_write without the journal (no journaled writes may be pending). */
 int st_write_direct(store_env *s, st_txn_fn fn, void *arg, int flags);
+/* After a commit: data.mdb extended to the last page LMDB's meta page
+** counts (st_env.c says why). */
+void st_datafile_extend(store_env *s);
 
 /* st_event.c: events inside a write transaction.  st_events_check
 ** validates and redacts them first (outside it); st_events_put appends
@@ -208,6 +229,54 @@ int st_key_put(store_env *s, MDB_txn *txn, const uint8_t key[32], const char *te
 ** txn: one read of every event, O(open attempts + STORE_KEYS_MAX) memory
 ** and writes; once. */
 int st_index_rebuild(store_env *s, MDB_txn *txn);
+
+/* ---- st_repair.c, st_incident.c, st_traffic.c: store_verify's checks of
+** their databases within txn (every record decodes, the indices agree).
+** STORE_OK on a handle without them. */
+int st_verify_repair(store_env *s, MDB_txn *txn);
+int st_verify_incidents(store_env *s, MDB_txn *txn);
+int st_verify_traffic(store_env *s, MDB_txn *txn);
+/* Within txn: incident id moves from verifying to repaired, its revision
+** rev, with its event (a group's revision that repairs it, st_rev.c). */
+int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev);
+/* A meta u64 (0 when absent), and writing one (st_index.c). */
+int st_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t *v);
+int st_put_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t v);
+
+/* Reading a record: each call takes bytes from the front; a read past the
+** end sets bad (and returns zeros), so a decoder checks once at its end. */
+typedef struct st_rd { const uint8_t *p, *end; int bad; } st_rd;
+static inline const uint8_t *st_rd_take(st_rd *r, size_t n) {
+  if (r->bad || (size_t)(r->end - r->p) < n) { r->bad = 1; return NULL; }
+  const uint8_t *at = r->p;
+  r->p += n;
+  return at;
+}
+static inline uint8_t st_rd_u8(st_rd *r) { const uint8_t *p = st_rd_take(r, 1); return p ? p[0] : 0; }
+static inline uint16_t st_rd_u16(st_rd *r) {
+  const uint8_t *p = st_rd_take(r, 2);
+  return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+}
+static inline uint32_t st_rd_u32(st_rd *r) {
+  const uint8_t *p = st_rd_take(r, 4);
+  return p ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] : 0;
+}
+static inline uint64_t st_rd_u64(st_rd *r) {
+  const uint8_t *p = st_rd_take(r, 8);
+  uint64_t v = 0;
+  for (int i = 0; p && i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+/* Writing one into a buffer of the size computed first. */
+typedef struct st_wr { uint8_t *p; } st_wr;
+static inline void st_wr_u8(st_wr *w, uint8_t v) { *w->p++ = v; }
+static inline void st_wr_u16(st_wr *w, uint16_t v) { *w->p++ = (uint8_t)(v >> 8); *w->p++ = (uint8_t)v; }
+static inline void st_wr_u32(st_wr *w, uint32_t v) { for (int i = 3; i >= 0; i--) *w->p++ = (uint8_t)(v >> (8 * i)); }
+static inline void st_wr_u64(st_wr *w, uint64_t v) { for (int i = 7; i >= 0; i--) *w->p++ = (uint8_t)(v >> (8 * i)); }
+static inline void st_wr_bytes(st_wr *w, const void *b, size_t n) {
+  if (n) memcpy(w->p, b, n);
+  w->p += n;
+}
 
 /* ---- st_journal.c */
 

@@ -927,6 +927,7 @@ int store_checkpoint(store_env *s) {
   }
   /* data.mdb holds the last checkpoint, the journal the rest */
   if (rc) return break_handle(s, st_mdb(s, rc, "checkpointing the journal"));
+  st_datafile_extend(s);
   st_hook(s, STORE_AT_AFTER_CHECKPOINT);
   return next_epoch(s);
 }

@@ -22,6 +22,11 @@
 **           carried its request's key itself in "idempotency" (where the
 **           store's redaction may have replaced it: such a key is not
 **           kept), and is kept under that key's digest.
+**   3 -> 4  The records of automatic repair: the databases repair (the
+**           policy), incidents and incopen (incidents and the open ones
+**           by their deduplication key), traffic (the sample of
+**           successful calls).  They start empty: only the databases are
+**           created and the version moves.
 */
 #include <string.h>
 #include "st_int.h"
@@ -41,6 +46,7 @@ static int migrate_txn(store_env *s, MDB_txn *txn, void *arg)
   int r = STORE_OK;
   /* each step from `from` up; 1 -> 2 changes no record */
   if (from < 3 && (r = st_open_index_dbs(s, txn, 1)) == STORE_OK) r = st_index_rebuild(s, txn);
+  if (r == STORE_OK && from < 4) r = st_open_repair_dbs(s, txn, 1);
   return r == STORE_OK ? put_format(s, txn, STORE_FORMAT_VERSION) : r;
 }
 

@@ -29,6 +29,7 @@ typedef struct job {
   uint64_t rev;                   /* out: the revision, or its parent (no change) */
   uint64_t first_event;           /* out */
   uint8_t *effects;               /* out, may be NULL: a store_effect per op */
+  uint64_t incident;              /* the incident it repairs, or 0 */
 } job;
 
 /* A write transaction of revisions on top of parent. */
@@ -167,12 +168,16 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
     if ((r = st_raise_generation(s, txn, j->info->generation)) != STORE_OK) return r;
     *cur = j->rev;
   }
-  if (!j->nevents) return STORE_OK;
-  /* read now, after fn: it may have completed them */
-  st_events_release(j->event_objs, j->nevents);
-  j->event_objs = NULL;
-  if ((r = st_events_prepare(s, j->events, j->nevents, &j->event_objs)) != STORE_OK) return r;
-  return st_events_put_ev(s, txn, j->events, j->event_objs, j->nevents, &j->first_event);
+  if (j->nevents) {
+    /* read now, after fn: it may have completed them */
+    st_events_release(j->event_objs, j->nevents);
+    j->event_objs = NULL;
+    if ((r = st_events_prepare(s, j->events, j->nevents, &j->event_objs)) != STORE_OK) return r;
+    if ((r = st_events_put_ev(s, txn, j->events, j->event_objs, j->nevents, &j->first_event)) != STORE_OK)
+      return r;
+  }
+  /* the incident it repairs: repaired by this very transaction or not at all */
+  return j->incident ? st_incident_repaired(s, txn, j->incident, j->rev) : STORE_OK;
 }
 
 static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
@@ -189,7 +194,7 @@ static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
   cur = current;
   for (size_t i = 0; i < p->njobs; i++) {
     if ((r = publish_one(s, txn, p, &p->jobs[i], &cur)) != STORE_OK) return r;
-    nevents += p->jobs[i].nevents;
+    nevents += p->jobs[i].nevents + (p->jobs[i].incident != 0);
   }
   if (cur == current) return nevents ? STORE_OK : ST_NOCHANGE;
   st_put_u64(curbuf, cur);
@@ -268,6 +273,11 @@ static int make_ops(store_env *s, st_hasher *hs, st_map *seen, const store_rev_i
 
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                         unsigned flags, store_group_fn fn, void *arg) {
+  return store_publish_group_incidents(s, parent, revs, n, flags, fn, arg, NULL);
+}
+
+int store_publish_group_incidents(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                                  unsigned flags, store_group_fn fn, void *arg, const uint64_t *incidents) {
   pub p = { .parent = parent, .njobs = n, .flags = flags, .fn = fn, .fn_arg = arg };
   st_op *ops = NULL;
   st_map seen;
@@ -307,6 +317,7 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
     j->events = in->events;
     j->nevents = in->nevents;
     j->effects = in->effects;
+    j->incident = incidents ? incidents[i] : 0;
     at += j->nops;
   }
   if ((r = publish_jobs(s, &p)) == STORE_OK)

@@ -13,8 +13,13 @@
 **    every delta is undone in turn from CURRENT (st_map_undo checks that
 **    each matches the map), every hash a delta puts exists, and revision 1
 **    undone leaves the empty map: every old revision can be rebuilt.
-** Cost: O(current entries + manifest bytes); with the history, O(current
-** entries + all changes ever) time and O(current entries) memory. */
+** 5. The records of repair (format 4): every rule, incident and traffic
+**    record decodes, the open incidents are exactly those the 'incopen'
+**    index names, each traffic header counts what it holds
+**    (st_repair.c, st_incident.c, st_traffic.c).
+** Cost: O(current entries + manifest bytes + records of repair); with the
+** history, O(current entries + all changes ever) time and O(current
+** entries) memory. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +148,10 @@ static int verify(store_env *s, MDB_txn *txn, unsigned flags) {
   }
   /* 4 */
   if (flags & STORE_VERIFY_HISTORY) r = verify_history(s, txn, current);
+  /* 5 */
+  if (r == STORE_OK) r = st_verify_repair(s, txn);
+  if (r == STORE_OK) r = st_verify_incidents(s, txn);
+  if (r == STORE_OK) r = st_verify_traffic(s, txn);
 done:
   if (cur) mdb_cursor_close(cur);
   st_hasher_free(&hs);

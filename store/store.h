@@ -48,9 +48,10 @@
 /* Format 2: entry names and stored symbols are package-qualified, and
 ** there are package entries.  Format 3: the store keeps indices of its
 ** events beside them (open attempts, the attempt mark, idempotency keys)
-** and counters.  An older store is read as is and upgraded when opened
-** for writing (see st_migrate.c). */
-#define STORE_FORMAT_VERSION 3u
+** and counters.  Format 4: the records of automatic repair (the policy,
+** incidents, the traffic sample).  An older store is read as is and
+** upgraded when opened for writing (see st_migrate.c). */
+#define STORE_FORMAT_VERSION 4u
 
 /* Return codes.  The messages of store_strerror name them. */
 typedef enum store_err {
@@ -64,8 +65,11 @@ typedef enum store_err {
   STORE_EIO,       /* an I/O error, or disk / address space exhausted */
   STORE_ENOMEM,    /* out of memory */
   STORE_EINVAL,    /* an invalid argument (bad name, kind, size, JSON ...) */
-  STORE_EJOURNAL   /* the journal is damaged, not merely torn: replaying it
+  STORE_EJOURNAL,  /* the journal is damaged, not merely torn: replaying it
                       would lose writes it holds (store_options.accept_loss) */
+  STORE_ECONFLICT  /* a record is not in the state the caller expected (an
+                      incident's status moved: another writer got there
+                      first); nothing was written */
 } store_err;
 
 typedef struct store_env store_env;
@@ -372,6 +376,16 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
 ** also for n == 0, revs NULL or unknown flags. */
 int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                         unsigned flags, store_group_fn fn, void *arg);
+/* store_publish_group where some revisions repair an incident (a repair
+** transaction, docs/repair.md): incidents[i] (incidents may be NULL) is 0
+** or the incident revs[i] repairs, which moves from verifying to repaired
+** with revs[i].rev as its revision, its "incident" event after the
+** revision's events, in the group's one transaction — so a repair is
+** applied, and its incident repaired, together or not at all.  Returns as
+** store_publish_group, and STORE_ECONFLICT (an incident is not verifying)
+** or STORE_ENOENT (no such incident): then nothing at all was written. */
+int store_publish_group_incidents(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
+                                  unsigned flags, store_group_fn fn, void *arg, const uint64_t *incidents);
 
 /* Make every commit returned so far durable (fdatasync of the data file,
 ** or in journal mode of the journal): the second half of a
@@ -537,6 +551,7 @@ typedef struct store_stat {
   uint64_t last_event;     /* highest event sequence number, 0 if none */
   uint64_t first_event;    /* lowest one still kept (retention), 0 if none */
   uint64_t open_attempts, keys, counters;  /* records of the indices (format 3) */
+  uint64_t repair_rules, incidents, open_incidents;  /* format 4 */
   size_t page_size, mapsize;
   uint64_t pages_used;     /* pages held by all trees (excluding free pages) */
   uint64_t file_pages;     /* pages ever allocated in data.mdb */
@@ -613,7 +628,7 @@ typedef enum store_event {
   STORE_EV_STARTED, STORE_EV_ACCEPTED, STORE_EV_REJECTED, STORE_EV_ABORTED, STORE_EV_FAILED,
   STORE_EV_INTERRUPTED, STORE_EV_PAUSED, STORE_EV_WORKER_RESTARTED, STORE_EV_KERNEL_STARTED,
   STORE_EV_KERNEL_STOPPED, STORE_EV_INITIALISED, STORE_EV_RECOVERED, STORE_EV_DROPPED,
-  STORE_EV_JOURNAL_LOSS,
+  STORE_EV_JOURNAL_LOSS, STORE_EV_INCIDENT,
   STORE_EV_COUNT
 } store_event;
 
@@ -772,5 +787,308 @@ typedef struct store_pruned {
 /* Returns STORE_OK, STORE_EINVAL (no bound), STORE_EPERM (read-only),
 ** STORE_EIO, STORE_ENOMEM, STORE_ECORRUPT. */
 int store_events_prune(store_env *s, const store_retention *r, store_pruned *out);
+
+/* ---- automatic repair (format 4)
+**
+** The records the repair loop keeps (docs/repair.md; layouts in
+** docs/store.md, "Automatic repair"): the policy that opts functions in,
+** incidents (failing calls of opted-in functions, deduplicated, taken
+** through a fixed set of statuses), and a sample of successful calls to
+** replay against a candidate.  Every write is one write transaction; the
+** ones taking flags accept STORE_GROUP_SYNC_LATER, which makes them
+** journaled writes in journal mode (store_events_append_later says how
+** durable that is).  A read-only handle on an older store has none of
+** these records: lists are empty and lookups STORE_ENOENT.  A record that
+** does not decode is STORE_ECORRUPT naming its database and key. */
+
+#define STORE_REPAIR_RULES_MAX      1024u        /* rules in the policy */
+#define STORE_REPAIR_EXPECTED_MAX   16u          /* expected conditions per rule */
+#define STORE_REPAIR_EXPECT_MAX     256u         /* bytes of one of them */
+#define STORE_EVIDENCE_MAX          (64u << 10)  /* bytes of an incident's evidence */
+#define STORE_ARGUMENTS_MAX         (16u << 10)  /* bytes of its latest arguments */
+#define STORE_NOTE_MAX              (64u << 10)  /* bytes of one log entry */
+#define STORE_INCIDENT_LOG_ENTRIES  64u          /* log entries kept per incident */
+#define STORE_INCIDENT_LOG_BYTES    (256u << 10) /* bytes of log texts kept per incident */
+#define STORE_TRAFFIC_PER_SIGNATURE 8u           /* calls kept per argument signature */
+#define STORE_TRAFFIC_SIGNATURES    16u          /* signatures kept per function */
+#define STORE_TRAFFIC_BYTES         (256u << 10) /* bytes of requests and results per function */
+#define STORE_TRAFFIC_TEXT_MAX      (16u << 10)  /* bytes of one request or result */
+#define STORE_SIGNATURE_MAX         1024u        /* bytes of an argument signature */
+
+/* -- the policy (database "repair")
+**
+** A rule opts functions in.  Its selector names them:
+**   NAME    that function: its entry name, package-qualified as entry
+**           names are (TOTAL, APP::RUN); not ending in '*' or ':'
+**   NAME*   every function whose name starts with NAME (non-empty): so
+**           FOO* also covers FOO* itself and FOO
+**   PKG:    every function of package PKG (one ':'): a name's package is
+**           what precedes its first "::" outside |bars|; a name without
+**           one is COMMON-LISP-USER's
+** Each 1..STORE_NAME_MAX bytes of UTF-8 without control characters.  The
+** rule's mode says what a failing call does (docs/repair.md, "Modes"),
+** and its expected conditions — condition type names (exact) and
+** substrings of the condition's report — never open an incident. */
+typedef enum store_repair_mode {
+  STORE_REPAIR_FAIL = 1,     /* "fail": the call fails at once (the default) */
+  STORE_REPAIR_PAUSE,        /* "pause": the call waits at its error */
+  STORE_REPAIR_MODE_COUNT
+} store_repair_mode;
+typedef enum store_selector {
+  STORE_SEL_NAME = 1, STORE_SEL_PREFIX, STORE_SEL_PACKAGE
+} store_selector;
+typedef enum store_expect_kind {
+  STORE_EXPECT_CONDITION = 1,   /* "condition": a condition type's name */
+  STORE_EXPECT_REPORT,          /* "report": a substring of the report */
+  STORE_EXPECT_COUNT
+} store_expect_kind;
+typedef struct store_expect {
+  int kind;                  /* a store_expect_kind */
+  const char *text;          /* 1..STORE_REPAIR_EXPECT_MAX bytes of UTF-8 */
+} store_expect;
+typedef struct store_repair_rule {
+  const char *selector;
+  int mode;                  /* a store_repair_mode */
+  size_t nexpected;          /* 0..STORE_REPAIR_EXPECTED_MAX */
+  const store_expect *expected;
+} store_repair_rule;
+
+/* "fail", "pause" / "condition", "report"; NULL if invalid.  The parsers
+** return the value named, or 0. */
+const char *store_repair_mode_name(int mode);
+int store_repair_mode_parse(const char *s);
+const char *store_expect_kind_name(int kind);
+int store_expect_kind_parse(const char *s);
+/* The kind of selector sel (a store_selector), or 0 when it is not one. */
+int store_selector_kind(const char *sel);
+
+/* Put a rule, replacing the one with the same selector.  Returns STORE_OK,
+** or STORE_EINVAL (a bad selector, mode or expected condition, too many
+** of them, or a new selector beyond STORE_REPAIR_RULES_MAX; the message
+** says which), STORE_EPERM (read-only), STORE_EIO, STORE_ENOMEM. */
+int store_repair_put(store_env *s, const store_repair_rule *rule);
+/* Delete the rule of selector sel.  Returns STORE_OK, STORE_ENOENT (no
+** such rule), STORE_EINVAL, STORE_EPERM, STORE_EIO. */
+int store_repair_delete(store_env *s, const char *sel);
+/* Every rule, by selector (bytewise), in one allocation (*rules, release
+** with store_free; NULL when there are none) of *n rules.  Returns
+** STORE_OK, STORE_ECORRUPT, STORE_ENOMEM, STORE_EIO, STORE_EINVAL. */
+int store_repair_list(store_env *s, store_repair_rule **rules, size_t *n);
+/* The rule that applies to function (an entry name): the most specific
+** one — its exact name over the longest prefix over its package — in one
+** allocation (*out, store_free).  Returns STORE_OK, STORE_ENOENT (no rule
+** applies: the function is not opted in), and as store_repair_list. */
+int store_repair_match(store_env *s, const char *function, store_repair_rule **out);
+/* The same over rules[0..n) in memory (a caller's copy of the list): the
+** index of the rule that applies, or -1. */
+long store_repair_pick(const store_repair_rule *rules, size_t n, const char *function);
+/* 1 when a condition of type condition (may be NULL) with report report
+** (may be NULL) is one rule expects (never an incident), else 0. */
+int store_repair_expected(const store_repair_rule *rule, const char *condition, const char *report);
+
+/* -- incidents (databases "incidents", "incopen")
+**
+** An incident is a failing call of an opted-in function, kept under a u64
+** id (1, 2, 3 ... never reused).  Its status is one of: */
+typedef enum store_incident_status {
+  STORE_INC_CAPTURED = 1,        /* "captured": recorded, nobody took it yet */
+  STORE_INC_AWAITING_MODEL,      /* "awaiting-model": a supervisor asked a model */
+  STORE_INC_VERIFYING,           /* "verifying": a candidate runs in a shadow */
+  STORE_INC_REPAIRED,            /* "repaired": a repair was applied */
+  STORE_INC_REJECTED,            /* "rejected": no candidate passed */
+  STORE_INC_DECLINED_EXPECTED,   /* "declined-expected": the model says it is expected */
+  STORE_INC_DECLINED_INSUFFICIENT, /* "declined-insufficient-evidence" */
+  STORE_INC_STALE,               /* "stale": the definition changed meanwhile */
+  STORE_INC_CANCELLED,           /* "cancelled": repair disabled, supervisor stopped */
+  STORE_INC_FAILED,              /* "failed": the loop itself failed (model, budget) */
+  STORE_INC_INTERRUPTED,         /* "interrupted": the kernel died while verifying */
+  STORE_INC_STATUS_COUNT
+} store_incident_status;
+/* The open statuses (a mask of 1u << status): a failure joins an incident
+** only while it is open. */
+#define STORE_INC_OPEN_MASK ((1u << STORE_INC_CAPTURED) | (1u << STORE_INC_AWAITING_MODEL) | \
+                             (1u << STORE_INC_VERIFYING))
+/* "captured", ...; NULL if invalid / the status named, or 0. */
+const char *store_incident_status_name(int status);
+int store_incident_status_parse(const char *s);
+/* 1 when status is open (captured, awaiting-model, verifying). */
+int store_incident_is_open(int status);
+/* 1 when from -> to is a transition store_incident_transition allows:
+**
+**   from             to
+**   captured         awaiting-model, stale, cancelled, failed
+**   awaiting-model   verifying, declined-expected,
+**                    declined-insufficient-evidence, rejected, stale,
+**                    cancelled, failed
+**   verifying        awaiting-model (another attempt), repaired, rejected,
+**                    stale, cancelled, failed, interrupted
+**   repaired         captured (the watch reopens it)
+**   any other        none: the other statuses are terminal
+*/
+int store_incident_transition_allowed(int from, int to);
+
+/* What an incident's log holds: one entry per exchange with a model or
+** per verification, each a JSON text the supervisor writes. */
+typedef enum store_note_kind {
+  STORE_NOTE_EXCHANGE = 1,     /* "exchange" */
+  STORE_NOTE_VERIFICATION,     /* "verification" */
+  STORE_NOTE_COUNT
+} store_note_kind;
+const char *store_note_kind_name(int kind);
+int store_note_kind_parse(const char *s);
+
+typedef struct store_note {
+  int64_t time_ms;
+  int kind;                    /* a store_note_kind */
+  const char *text;            /* NUL-terminated JSON text */
+  size_t len;
+} store_note;
+
+typedef struct store_incident {
+  uint64_t id;
+  int status;                  /* a store_incident_status */
+  const char *function;        /* entry name */
+  const char *condition;       /* condition type */
+  uint8_t definition[32];      /* the failing definition's entry hash */
+  uint64_t count;              /* failures it holds (1 + joins) */
+  int64_t first_ms, last_ms;   /* the first and the latest failure */
+  uint64_t revision;           /* the revision it became, 0 none */
+  const char *evidence;        /* JSON text (the first failure's) */
+  size_t evidence_len;
+  const char *arguments;       /* the latest failure's arguments (text) */
+  size_t arguments_len;
+  uint64_t dropped;            /* log entries dropped, oldest first */
+  size_t nlog;
+  const store_note *log;       /* oldest first */
+} store_incident;
+
+/* A failing call, for store_incident_open. */
+typedef struct store_failure {
+  const char *function;        /* 1..STORE_NAME_MAX bytes of UTF-8 */
+  const char *condition;       /* the condition type, the same bounds */
+  uint8_t definition[32];      /* entry hash of the function's definition */
+  const char *evidence;        /* JSON text, at most STORE_EVIDENCE_MAX */
+  size_t evidence_len;
+  const char *arguments;       /* UTF-8 text, at most STORE_ARGUMENTS_MAX (may be NULL) */
+  size_t arguments_len;
+  int64_t time_ms;             /* 0: now */
+} store_failure;
+
+/* Record a failure: it joins the open incident (captured, awaiting-model,
+** verifying) of the same function, condition type and definition hash —
+** its count goes up by one, its last time becomes time_ms (if later) and
+** its latest arguments f's; its evidence stays the first failure's — or,
+** when there is none, opens a new one (captured, count 1) and appends an
+** "incident" event {"incident":ID,"status":"captured","function":F} in
+** the same transaction (a join appends none).  *id receives the
+** incident's id, *joined (may be NULL) 1 when it joined.  flags: 0 or
+** STORE_GROUP_SYNC_LATER.  Returns STORE_OK, STORE_EINVAL (a bad name,
+** evidence that is not JSON or is longer than STORE_EVIDENCE_MAX,
+** arguments longer than STORE_ARGUMENTS_MAX or not UTF-8), STORE_EPERM
+** (read-only), STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_incident_open(store_env *s, const store_failure *f, unsigned flags, uint64_t *id, int *joined);
+
+/* Incident id, in one allocation (*out, store_free).  Returns STORE_OK,
+** STORE_ENOENT, STORE_ECORRUPT, STORE_ENOMEM, STORE_EIO, STORE_EINVAL. */
+int store_incident_get(store_env *s, uint64_t id, store_incident **out);
+
+/* Called per incident; inc is valid during the call only.  Return 0 to go
+** on, nonzero to stop. */
+typedef int (*store_incident_fn)(void *arg, const store_incident *inc);
+/* The incidents whose status is in status_mask (1u << status each; 0:
+** all), newest (highest id) first, at most limit (0: no limit), in one
+** read transaction.  A mask of open statuses only reads the open ones
+** (O(open incidents)); any other reads back from the newest.  Returns as
+** store_incident_get (STORE_EINVAL: a mask with unknown bits). */
+int store_incidents_list(store_env *s, unsigned status_mask, size_t limit, store_incident_fn fn, void *arg);
+
+/* Move incident id from status `from` to `to`, and append an "incident"
+** event {"incident":ID,"status":TO,"from":FROM,"function":F} in the same
+** transaction (*event_seq, may be NULL, receives its seq).  The move is
+** refused unless the incident is at `from` now: two supervisors, or a
+** supervisor and a racing edit, cannot both take it.  Leaving the open
+** statuses takes it out of deduplication; repaired -> captured puts it
+** back (when another open incident has its key, failures join the one
+** with the lower id).  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns STORE_OK,
+** STORE_ECONFLICT (its status is not `from`: nothing written; the message
+** names it), STORE_EINVAL (from -> to is not an allowed transition, or a
+** status is invalid), STORE_ENOENT (no such incident), STORE_EPERM,
+** STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_incident_transition(store_env *s, uint64_t id, int from, int to, unsigned flags, uint64_t *event_seq);
+
+/* Append an entry to incident id's log (any status): kind, a JSON text of
+** at most STORE_NOTE_MAX bytes, time_ms (0: now).  The log keeps the
+** newest STORE_INCIDENT_LOG_ENTRIES entries within
+** STORE_INCIDENT_LOG_BYTES of texts: older ones are dropped, oldest first,
+** and counted in `dropped` (the marker a reader shows).  flags: 0 or
+** STORE_GROUP_SYNC_LATER.  Returns STORE_OK, STORE_EINVAL, STORE_ENOENT,
+** STORE_EPERM, STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_incident_note(store_env *s, uint64_t id, int kind, const char *text, size_t len, int64_t time_ms,
+                        unsigned flags);
+
+/* Record the revision incident id became (1..CURRENT; 0 clears it).
+** Returns STORE_OK, STORE_EINVAL (a revision beyond CURRENT), STORE_ENOENT,
+** STORE_EPERM, STORE_ECORRUPT, STORE_EIO. */
+int store_incident_set_revision(store_env *s, uint64_t id, uint64_t rev, unsigned flags);
+
+/* At recovery: every incident `verifying` becomes `interrupted` (a repair
+** is applied by one transaction or not at all; the verification is not
+** resumed), each with its "incident" event, in one full commit.  Reads the
+** open incidents only.  *count (may be NULL) receives how many.  Returns
+** STORE_OK, STORE_EPERM, STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_incidents_interrupt_verifying(store_env *s, uint64_t *count);
+
+/* -- the traffic sample (database "traffic")
+**
+** Per function, per argument signature (a string the caller computes, e.g.
+** the type of each argument, 0..STORE_SIGNATURE_MAX bytes of UTF-8), a
+** reservoir of STORE_TRAFFIC_PER_SIGNATURE recorded successful calls, each
+** the exact request source, the printed result, its 32-byte digest and
+** its time.  At most STORE_TRAFFIC_SIGNATURES signatures per function (a
+** call of a further signature is not kept) and STORE_TRAFFIC_BYTES of
+** requests and results per function (a call that would go beyond is not
+** kept).  Sampling is reservoir sampling (algorithm R) per signature: the
+** n-th call offered of a signature fills slot n while n <= the capacity,
+** and afterwards replaces slot (rng % n) when that is below the capacity
+** — deterministic given the caller's random values. */
+typedef enum store_traffic_outcome {
+  STORE_TRAFFIC_KEPT = 1,     /* it filled a free slot */
+  STORE_TRAFFIC_REPLACED,     /* it replaced an earlier call */
+  STORE_TRAFFIC_SAMPLED_OUT,  /* the reservoir chose not to keep it */
+  STORE_TRAFFIC_FULL          /* beyond the signatures or bytes of its function */
+} store_traffic_outcome;
+
+typedef struct store_traffic_call {
+  const char *signature;       /* NUL-terminated, as are request and result */
+  const char *request;
+  size_t request_len;
+  const char *result;
+  size_t result_len;
+  uint8_t digest[32];
+  int64_t time_ms;
+  unsigned slot;               /* its place in the reservoir, 1.. */
+} store_traffic_call;
+
+/* Offer a successful call of function (an entry name) with signature,
+** request and result (each at most STORE_TRAFFIC_TEXT_MAX bytes of UTF-8:
+** callers record only small, readable calls), digest (32 bytes), time_ms
+** (0: now) and a random value rng.  *outcome (may be NULL) receives a
+** store_traffic_outcome.  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns
+** STORE_OK, STORE_EINVAL (a bad name or signature, a text too long or not
+** UTF-8), STORE_EPERM, STORE_ECORRUPT, STORE_EIO, STORE_ENOMEM. */
+int store_traffic_record(store_env *s, const char *function, const char *signature, const char *request,
+                         const char *result, const uint8_t digest[32], int64_t time_ms, uint64_t rng,
+                         unsigned flags, int *outcome);
+/* Called per call kept; c is valid during the call only.  Return 0 to go
+** on, nonzero to stop. */
+typedef int (*store_traffic_fn)(void *arg, const store_traffic_call *c);
+/* The calls kept for function, by signature (in the order of their
+** digests), then by slot.  Returns STORE_OK (also when none are kept),
+** STORE_EINVAL, STORE_ECORRUPT, STORE_ENOMEM, STORE_EIO. */
+int store_traffic_list(store_env *s, const char *function, store_traffic_fn fn, void *arg);
+/* Forget every call kept for function (its definition changed, or repair
+** was disabled).  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns STORE_OK
+** (also when none were kept), STORE_EINVAL, STORE_EPERM, STORE_EIO. */
+int store_traffic_forget(store_env *s, const char *function, unsigned flags);
 
 #endif

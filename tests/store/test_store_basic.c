@@ -336,7 +336,7 @@ static void test_readonly_and_version(void) {
   CHECK(store_verify(ro, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   store_close(ro);
   /* A store of format 1 (before package-qualified names) is read as it is
-  ** by a read-only handle and brought to format 3 by a writable one, in
+  ** by a read-only handle and brought to the current format by a writable one, in
   ** one write transaction; its entries stay as they were. */
   unsigned char v1[4] = { 0, 0, 0, 1 };
   CHECK(raw_put(dir, "meta", "format", 6, v1, 4) == 0);
@@ -348,7 +348,7 @@ static void test_readonly_and_version(void) {
   unsigned char fmt[4];
   CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 1);   /* untouched */
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
-  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 3);   /* upgraded */
+  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == STORE_FORMAT_VERSION);   /* upgraded */
   CHECK(store_lookup(s, STORE_FUNCTION, "f", h) == STORE_OK);
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
   store_entry p = ent(STORE_PACKAGE, "\"APP\"", "(defpackage \"APP\")");
@@ -356,10 +356,10 @@ static void test_readonly_and_version(void) {
   CHECK(store_publish(s, 1, &ac, &p, 1, NULL, 0, &rev) == STORE_OK && rev == 2);
   store_close(s);
   /* A newer format, or one no migration knows, is refused, naming both. */
-  unsigned char v4[4] = { 0, 0, 0, 4 }, v0[4] = { 0, 0, 0, 0 };
-  CHECK(raw_put(dir, "meta", "format", 6, v4, 4) == 0);
+  unsigned char v5[4] = { 0, 0, 0, 5 }, v0[4] = { 0, 0, 0, 0 };
+  CHECK(raw_put(dir, "meta", "format", 6, v5, 4) == 0);
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_EVERSION);
-  CHECK(strstr(err, "format version 4") != NULL && strstr(err, "format versions 1 to 3") != NULL);
+  CHECK(strstr(err, "format version 5") != NULL && strstr(err, "format versions 1 to 4") != NULL);
   CHECK(strstr(err, dir) != NULL);
   CHECK(store_open(dir, STORE_RDONLY, &s, err, sizeof err) == STORE_EVERSION);
   CHECK(raw_put(dir, "meta", "format", 6, v0, 4) == 0);

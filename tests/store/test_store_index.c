@@ -261,7 +261,7 @@ static void test_migration(void) {
   CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 2);
   /* opened for writing: upgraded, the indices built from the events */
   CHECK(store_open(dir, 0, &s, err, sizeof err) == STORE_OK);
-  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == 3);
+  CHECK(raw_get(dir, "meta", "format", 6, fmt, 4) == 4 && fmt[3] == STORE_FORMAT_VERSION);
   CHECK(next_attempt(s) == 4);
   k = keys_of(s);
   char hex[65], want[65];
