@@ -143,6 +143,13 @@ t r-symbol-bars 0 '^\|a\(\|$' -- repl $'(quote |a(|)\n'
 t r-blank-and-comments-only 0 '^$' -- repl $'\n   \n; nothing (\n'
 t r-history-variables 0 $'^3\n30\n\\(30 3\\)\n3\n1\n\\(3 1\\)\n/\n\\(\\(LIST - \\(LENGTH \\+\\+\\+\\)\\) 3\\)$' -- \
   repl $'(+ 1 2)\n(* 10 *)\n(list * **)\n(floor 7 2)\n/\n+\n(list - (length +++))\n'
+# the debugger's frames: locals, a repair in a frame, return from one, restart one
+t r-frames 0 $'backtrace \\(:bt shows it all\\):\n  0: \\(/ 10 0\\)\n  1: \\(RATIO 10\\)\n      N = 10\n      D = 0\n.*1: \\(RATIO 10\\)\n  N = 10\n  D = 0\nrepair value: 5\n1: \\(RATIO 10\\)\n  N = 10\n  D = 5\n7\n; revision [0-9]+: data :RFR' -- \
+  repl $'(defun ratio (n) (let ((d 0)) (/ n d)))\n(world-put :rfr (ratio 10))\n:locals 1\n:frame 1 (setq d 5)\n:locals 1\n:return 0 7\n'
+t r-restart-frame 0 $'\n5\n; revision [0-9]+: (data :RRF, function RATIO|function RATIO, data :RRF)$' -- \
+  repl $'(world-put :rrf (ratio 10))\n(defun ratio (n) (let ((d 2)) (/ n d)))\n:restart-frame 1\n'
+t r-frame-usage 0 $'usage: :frame N FORM' -- repl $':frame x\n'
+t r-frame-not-paused 0 $'nothing is paused: frames exist only in the debugger' -- repl $':locals 0\n'
 t r-two-forms-in-turn 0 $'^3\n7$' -- repl $'(+ 1 2) (+ 3 4)\n'
 t r-forms-and-atoms 0 $'^1\n"a b"\n\\(Q\\)\n#\\\\Tab\n2$' -- repl $'1 "a b" \'(q) #\\Tab 2\n'
 t r-on-error-fail 0 $'\nerror: TYPE-ERROR: [^\n]*\nbacktrace \\(innermost first\\):\n  0: \\(FIRST-OF 5\\)' -- \

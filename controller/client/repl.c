@@ -42,7 +42,7 @@
 #define WS " \t\r\n"                /* separates the arguments of a command */
 
 /* What the lines being collected are for. */
-typedef enum { PEND_CALL, PEND_ACT, PEND_RESUME } PendKind;
+typedef enum { PEND_CALL, PEND_ACT, PEND_RESUME, PEND_FRAME_EVAL, PEND_RETURN } PendKind;
 
 typedef struct Repl {
   kclient k;
@@ -62,6 +62,7 @@ typedef struct Repl {
   size_t len, cap, form_off;
   PendKind kind;
   char restart[128];        /* PEND_RESUME: the restart id */
+  int frame;                /* PEND_FRAME_EVAL, PEND_RETURN: the frame's number */
   char *line;               /* getline's buffer */
   size_t linecap;
   int on_error_fail;        /* --on-error fail: calls end on an error instead of pausing */
@@ -302,9 +303,12 @@ static void print_pause(Repl *R, json_t *p) {
   }
   const char *bt = kclient_str(p, "backtrace");
   int lines = 0;
-  for (const char *c = bt; *c && lines < 5; lines++) {
-    size_t n = strcspn(c, "\n");
+  for (const char *c = bt; *c && lines < 5; lines++) {  /* the innermost frames, with their locals */
+    size_t n = strcspn(c, "\n"), k;
     printf("%s%.*s\n", lines ? "  " : "backtrace (:bt shows it all):\n  ", (int)n, c);
+    json_t *l;
+    json_array_foreach(json_object_get(json_array_get(json_object_get(p, "frames"), (size_t)lines), "locals"), k, l)
+      printf("      %s = %s\n", kclient_str(l, "name"), kclient_str(l, "value"));
     c += n + (c[n] == '\n');
   }
   pause_hint();
@@ -436,6 +440,49 @@ static int restart_numbered(Repl *R, long k, char *id, size_t n) {
   return 1;
 }
 
+/* A frame number of the pause at *args (advanced past it): 1, or 0 after
+** a message. */
+static int frame_arg(Repl *R, char **args, int *frame, const char *usage) {
+  char *e;
+  long k = strtol(*args, &e, 10);
+  if (e == *args || (*e && !isspace((unsigned char)*e)) || k < 0 || k > 1000) {
+    printf("usage: %s\n", usage);
+    return 0;
+  }
+  if (!pause_now(R)) {
+    printf("nothing is paused: frames exist only in the debugger\n");
+    return 0;
+  }
+  *frame = (int)k;
+  while (isspace((unsigned char)*e) && *e != '\n') e++;
+  *args = e;
+  return 1;
+}
+
+/* :locals [N] — a frame's arguments and locals (default frame 0). */
+static void show_locals(Repl *R, char *args) {
+  int frame = 0;
+  while (isspace((unsigned char)*args)) args++;
+  if (*args && !frame_arg(R, &args, &frame, ":locals [N]")) return;
+  json_t *p = pause_now(R);
+  if (!p) {
+    printf("nothing is paused\n");
+    return;
+  }
+  json_t *fr = json_array_get(json_object_get(p, "frames"), (size_t)frame), *v;
+  if (!fr) {
+    printf("this pause has no frame %d (:bt lists them)\n", frame);
+    return;
+  }
+  size_t i;
+  printf("%d: (%s", frame, kclient_str(fr, "function"));
+  json_array_foreach(json_object_get(fr, "args"), i, v) printf(" %s", json_string_value(v) ? json_string_value(v) : "");
+  printf(")\n");
+  if (!json_array_size(json_object_get(fr, "locals"))) printf("  (no locals)\n");
+  json_array_foreach(json_object_get(fr, "locals"), i, v)
+    printf("  %s = %s\n", kclient_str(v, "name"), kclient_str(v, "value"));
+}
+
 /* :continue — the innermost level's CONTINUE restart. */
 static int continue_restart(Repl *R, char *id, size_t n) {
   json_t *p = pause_now(R), *r;
@@ -526,6 +573,12 @@ static void print_help(void) {
          "N [ARGS]             while paused: continue with restart number N of the menu\n"
          ":continue            while paused: the innermost level's CONTINUE restart\n"
          ":bt                  while paused: the whole backtrace\n"
+         ":locals [N]          while paused: frame N's arguments and locals (default 0)\n"
+         ":frame N FORM        while paused: a repair evaluated in frame N (it reads and\n"
+         "                     setqs the frame's locals)\n"
+         ":return N [VALUE..]  while paused: frame N returns the values (each evaluated)\n"
+         ":restart-frame N     while paused: call frame N's function again with its\n"
+         "                     arguments (after a redefinition, the new one)\n"
          ":act FORM            an action: evaluate FORM at the current generation (a new\n"
          "                     transaction that may pause, or a repair inside the pause)\n"
          ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
@@ -709,8 +762,13 @@ static void run_entry(Repl *R) {
   case PEND_ACT:
     run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", form, n));
     break;
-  case PEND_RESUME: {
-    json_t *a = json_pack("{s:s, s:s}", "type", "resume", "restart_id", R->restart);
+  case PEND_FRAME_EVAL:
+    run_act(R, json_pack("{s:s, s:s%, s:i}", "type", "evaluate", "source", form, n, "frame", R->frame));
+    break;
+  case PEND_RESUME:
+  case PEND_RETURN: {
+    json_t *a = R->kind == PEND_RESUME ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", R->restart)
+                                       : json_pack("{s:s, s:i}", "type", "return-from-frame", "frame", R->frame);
     if (a && n) {  /* the arguments as written: each form evaluated */
       size_t len = n + 16;
       char *e = malloc(len);
@@ -753,6 +811,26 @@ static int command(Repl *R) {
     if (!p) printf("nothing is paused\n");
     else if (!*kclient_str(p, "backtrace")) printf("no frames: the error came from no call of the program's own\n");
     else printf("%s", kclient_str(p, "backtrace"));
+  } else if (IS("locals")) {
+    show_locals(R, args);
+  } else if (IS("frame")) {  /* :frame N FORM: a repair in frame N's environment */
+    if (!frame_arg(R, &args, &R->frame, ":frame N FORM  (FORM evaluated in frame N: it reads and setqs its locals)"))
+      return 0;
+    if (!*args || *args == '\n') { printf("usage: :frame N FORM\n"); return 0; }
+    R->kind = PEND_FRAME_EVAL;
+    R->form_off = (size_t)(args - R->text);
+    return 2;
+  } else if (IS("return")) {  /* :return N [VALUE ...]: frame N returns them */
+    if (!frame_arg(R, &args, &R->frame, ":return N [VALUE ...]  (frame N returns the values, each form evaluated)"))
+      return 0;
+    R->kind = PEND_RETURN;
+    R->form_off = (size_t)(args - R->text);
+    return 2;
+  } else if (IS("restart-frame")) {  /* :restart-frame N: call frame N's function again */
+    int frame;
+    if (!frame_arg(R, &args, &frame, ":restart-frame N  (frame N's function called again with its arguments)"))
+      return 0;
+    run_act(R, json_pack("{s:s, s:i}", "type", "restart-frame", "frame", frame));
   } else if (IS("continue")) {
     if (!continue_restart(R, R->restart, sizeof R->restart)) return 0;
     R->kind = PEND_RESUME;
@@ -858,7 +936,7 @@ static int session(Repl *R) {
       R->form_off = next;
       fflush(stdout);
     }
-    if (st == FORM_DONE || R->kind == PEND_RESUME) run_entry(R);  /* :resume ID: no arguments */
+    if (st == FORM_DONE || R->kind == PEND_RESUME || R->kind == PEND_RETURN) run_entry(R);  /* no arguments */
     else if (R->kind == PEND_ACT) printf("usage: :act FORM\n");
     pend_reset(R);
     fflush(stdout);
@@ -882,6 +960,8 @@ static void repl_usage(FILE *out) {
           "its diagnosis (the restarts it had, the backtrace) is printed.\n"
           "Commands (:help in the session):\n"
           "  N [ARGS], :continue, :bt, :abort       in the debugger\n"
+          "  :locals [N], :frame N FORM, :return N [VALUE ...], :restart-frame N\n"
+          "                                         a paused frame's locals; in, out of, again\n"
           "  :act FORM, :resume ID [ARGS]           act as a model would; answer a pause\n"
           "  :observe, :status                      the world, the kernel\n"
           "  :inspect KIND NAME, :history [N]       one entry in full, the last revisions\n"
