@@ -11,6 +11,9 @@
 #   unbound slot         USE-VALUE
 #   wrong type           the application's own restart
 #   error in a repair    level 2 opened, aborted, back to level 1, repaired
+#   eval in a frame      a local read and set in the paused frame, then resumed
+#   return from a frame  the frame returns a value given, its caller goes on
+#   restart a frame      after a redefinition, the frame's call runs again
 #   abandoned            abort at level 1 restores everything
 #   client gone          the pause outlives its client; another answers it
 #   bash tests/fix_continue.sh path/to/jiti
@@ -70,6 +73,26 @@ accepted" -- act --resume continue
 t act-level-kept 0 "^4$" -- value '(values (world-get :e))'
 t act-level-2-undone 0 "^NIL$" -- value "(fboundp 'two)"
 
+value '(defun ratio (n) (let ((d 0)) (restart-case (/ n d) (continue () :report "Divide again." (/ n d)))))' >/dev/null
+t act-frame-pauses 0 "DIVISION-BY-ZERO.*
+  1: \(RATIO 12\)
+      N = 12
+      D = 0" -- act --evaluate '(world-put :o (ratio 12))'
+t act-frame-read 0 "repair value: 0" -- act --frame 1 --evaluate 'd'
+t act-frame-set 0 "repair value: 4" -- act --frame 1 --evaluate '(setq d 4)'
+t act-frame-continued 0 "^3
+accepted" -- act --resume continue
+t act-frame-kept 0 "^3$" -- value '(values (world-get :o))'
+act --evaluate '(world-put :p (ratio 5))' >/dev/null
+t act-return-from-frame 0 "^50
+accepted" -- act --return-from-frame 1 --args 50
+t act-return-kept 0 "^50$" -- value '(values (world-get :p))'
+act --evaluate '(world-put :s (ratio 6))' >/dev/null
+act --evaluate '(defun ratio (n) (let ((d 3)) (/ n d)))' >/dev/null
+t act-restart-frame 0 "^2
+accepted" -- act --restart-frame 1
+t act-restart-kept 0 "^\(2 4\)$" -- value '(list (world-get :s) (ratio 12))'
+
 t act-abandon-pauses 0 "UNDEFINED-FUNCTION" -- act --evaluate '(progn (world-put :a 0) (world-put :f (nope)))'
 t act-abandon 0 "^aborted: " -- act --abort
 t act-abandon-restored 0 "^\(6 NIL\)$" -- value '(list (world-get :a) (world-get :f))'
@@ -116,6 +139,24 @@ repair value: DECA
 30" -- repl $'(world-put :l (deca 3))\n(progn (defun deca (x) (* x (ten))) (deca 1))\n:abort\n(defun deca (x) (* x 10))\n:continue\n'
 t repl-level-kept 0 "^30$" -- value '(values (world-get :l))'
 t repl-level-2-undone 0 "^NIL$" -- value "(fboundp 'ten)"
+
+value '(defun ratio (n) (let ((d 0)) (restart-case (/ n d) (continue () :report "Divide again." (/ n d)))))' >/dev/null
+t repl-frame 0 "  1: \(RATIO 12\)
+      N = 12
+      D = 0.*
+repair value: 0
+repair value: 6
+2
+; revision" -- repl $'(world-put :t (ratio 12))\n:frame 1 d\n:frame 1 (setq d 6)\n:continue\n'
+t repl-frame-kept 0 "^2$" -- value '(values (world-get :t))'
+t repl-return 0 "
+70
+; revision" -- repl $'(world-put :u (ratio 7))\n:return 1 70\n'
+t repl-return-kept 0 "^70$" -- value '(values (world-get :u))'
+t repl-restart-frame 0 "repair value: RATIO
+3
+; revision" -- repl $'(world-put :v (ratio 9))\n(defun ratio (n) (let ((d 3)) (/ n d)))\n:restart-frame 1\n'
+t repl-restart-kept 0 "^3$" -- value '(values (world-get :v))'
 
 t repl-abandon 0 "aborted: " -- repl $'(progn (world-put :h 0) (world-put :m (nope)))\n:abort\n'
 t repl-abandon-restored 0 "^\(10 NIL\)$" -- value '(list (world-get :h) (world-get :m))'
