@@ -224,6 +224,21 @@ static void op_record(Req *q) {
   dreply(q->D, q->client, q->id, json_pack("{s:b}", "ok", 1));
 }
 
+/* repair-policy: the rules of automatic repair, changed in the store now
+** (a write of its own, after the writer's: it is no transaction). */
+static void op_repair_policy(Req *q) {
+  char code[32], err[CLI_MSG_MAX];
+  json_t *r = repairpol_apply(dstore(q->D), q->r, code, sizeof code, err, sizeof err);
+  if (!r) {
+    dreply_err(q->D, q->client, q->id, code, "%s", err);
+    return;
+  }
+  const char *action = json_string_value(json_object_get(q->r, "action"));
+  if (repairpol_action_parse(action) != REPAIRPOL_LIST)
+    dlog(q->D, "repair policy: %s %s", action, json_string_value(json_object_get(q->r, "selector")));
+  dreply(q->D, q->client, q->id, r);
+}
+
 static void op_subscribe(Req *q) {
   Client *c = dclients_find(q->D, q->client);
   if (c && !c->subscribed) {
@@ -497,6 +512,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_RECORD] = {op_record, {"op", "id", "event", "sync"}},
     [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
     [PROTO_CANCEL] = {op_cancel, {"op", "id", "attempt"}},
+    [PROTO_REPAIR_POLICY] = {op_repair_policy, {"op", "id", "action", "selector", "mode", "expected"}},
 };
 
 /* The ops this daemon serves, for messages. */

@@ -359,6 +359,36 @@ void reply_write(struct jtext_writer *w, const reply_Outcome *o);
 /* The same as an object (the text parsed); NULL when out of memory. */
 struct json_t *reply_object(const reply_Outcome *o);
 
+/* ---- repairpol.c: the repair policy request (docs/repair.md): which
+** functions may become incidents */
+
+typedef enum repairpol_Action {
+  REPAIRPOL_ENABLE, REPAIRPOL_DISABLE, REPAIRPOL_LIST, REPAIRPOL_ACTION_COUNT
+} repairpol_Action;
+const char *repairpol_action_name(int action);   /* "enable", ...; NULL if invalid */
+int repairpol_action_parse(const char *s);       /* the action named, or -1 */
+
+/* The selector in (a function, a prefix NAME*, a package PKG:) as the
+** store keeps it, into out (n bytes): folded to upper case as the reader
+** folds a name (not within |bars| or after \\), a package's one colon made
+** two, COMMON-LISP-USER's prefix dropped (its names are entry names
+** without one).  0, or -1 with why in err (blanks or parentheses: no name). */
+int repairpol_selector(const char *in, char *out, size_t n, char *err, size_t errlen);
+
+/* The rules as a reply shows them: [{selector, mode, expected: [{kind,
+** text}]}].  A new reference. */
+struct json_t *repairpol_rules_json(const store_repair_rule *rules, size_t n);
+
+/* Carry out a repair-policy request req ({action, selector?, mode?,
+** expected?}) on store s (its writer): enable puts the rule of selector
+** (mode fail unless given), disable deletes it, list changes nothing.  The
+** reply {"ok": true, "rules": [...every rule after it]}, or NULL with an
+** error code in code and why in err: invalid-request (the request's shape),
+** invalid-arguments (a selector that is no name, a rule the store refuses:
+** too long, too many), not-found (disable: no such rule), store-error. */
+struct json_t *repairpol_apply(store_env *s, struct json_t *req, char *code, size_t codelen, char *err,
+                               size_t errlen);
+
 /* ---- events.c: the records of an attempt */
 
 /* The store event recording an outcome reason (txn reason names, and

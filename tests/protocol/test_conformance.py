@@ -472,6 +472,28 @@ def pauses_and_events(R, k):
         expect_ok(listen('(list / (length **) +++)'), value='((3 1) 3 (+ 1 2))')
     R.run('conformance/call-listening', listening)
 
+    def repair_policy():
+        # the rules of automatic repair: put, replaced, listed by selector, removed;
+        # selectors folded as the reader folds names (tests/repair.sh: kept across
+        # a restart, and changed on a store no kernel serves)
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'list'}))
+        assert r['rules'] == [], r
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'dispense',
+                                 'expected': [{'kind': 'condition', 'text': 'INSUFFICIENT-CREDIT'}]}))
+        assert r['rules'] == [{'selector': 'DISPENSE', 'mode': 'fail',
+                               'expected': [{'kind': 'condition', 'text': 'INSUFFICIENT-CREDIT'}]}], r
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'app:', 'mode': 'pause'}))
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'DISPENSE', 'mode': 'pause'}))
+        assert r['rules'] == [{'selector': 'APP:', 'mode': 'pause', 'expected': []},
+                              {'selector': 'DISPENSE', 'mode': 'pause', 'expected': []}], r
+        expect_error(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'nope'}), 'not-found',
+                     'no rule has the selector NOPE')
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'App:'}))
+        assert [x['selector'] for x in r['rules']] == ['DISPENSE'], r
+        r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'dispense'}))
+        assert r['rules'] == [], r
+    R.run('conformance/repair-policy', repair_policy)
+
     def outcome_events():
         # calls and previews that publish nothing leave no events: they are counted
         # (one that runs past a second is recorded, so the endless loop gets a

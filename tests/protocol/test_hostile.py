@@ -437,6 +437,19 @@ def cases():
     add('listening-not-boolean', bad_request({'op': 'call', 'source': '1', 'listening': 'yes'}, 'invalid-request'))
     add('listening-program', bad_request({'op': 'call', 'source': '1 2', 'listening': True, 'program': True},
                                          'invalid-request', message='one form'))
+    add('repair-policy-no-action', bad_request({'op': 'repair-policy'}, 'invalid-request', message='"action"'))
+    add('repair-policy-bad-action', bad_request({'op': 'repair-policy', 'action': 'purge'}, 'invalid-request'))
+    add('repair-policy-no-selector', bad_request({'op': 'repair-policy', 'action': 'enable'}, 'invalid-request',
+                                                 message='need "selector"'))
+    add('repair-policy-bad-selector', bad_request({'op': 'repair-policy', 'action': 'enable', 'selector': '(car x)'},
+                                                  'invalid-arguments', valid=True, message='is no name'))
+    add('repair-policy-bad-mode', bad_request({'op': 'repair-policy', 'action': 'enable', 'selector': 'f',
+                                               'mode': 'retry'}, 'invalid-request', message='"mode"'))
+    add('repair-policy-bad-expected', bad_request({'op': 'repair-policy', 'action': 'enable', 'selector': 'f',
+                                                   'expected': [{'kind': 'x', 'text': 'y'}]}, 'invalid-request'))
+    add('repair-policy-too-many-expected', bad_request({'op': 'repair-policy', 'action': 'enable', 'selector': 'f',
+                                                        'expected': [{'kind': 'report', 'text': 'x'}] * 17},
+                                                       'invalid-request'))
     add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
                                            'invalid-request', message='on_error'))
     add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))

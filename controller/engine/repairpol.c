@@ -1,0 +1,158 @@
+/*
+** repairpol.c — the repair policy request (docs/protocol.md, "Automatic
+** repair"; docs/repair.md): which functions may become incidents, read and
+** changed the same way by the kernel and by `jiti repair` on a store no
+** kernel serves.  The rules themselves are the store's (store.h,
+** store_repair_*): this file only turns a request into store calls and the
+** rules into a reply.
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "engine.h"
+
+/* The policy's actions: one name table. */
+static const char *const actions[REPAIRPOL_ACTION_COUNT] = {"enable", "disable", "list"};
+
+const char *repairpol_action_name(int a) {
+  return a >= 0 && a < REPAIRPOL_ACTION_COUNT ? actions[a] : NULL;
+}
+
+int repairpol_action_parse(const char *s) {
+  for (int i = 0; s && i < REPAIRPOL_ACTION_COUNT; i++)
+    if (!strcmp(s, actions[i])) return i;
+  return -1;
+}
+
+json_t *repairpol_rules_json(const store_repair_rule *rules, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < n; i++) {
+    json_t *ex = json_array();
+    for (size_t k = 0; ex && k < rules[i].nexpected; k++)
+      json_array_append_new(ex, json_pack("{s:s, s:s}", "kind", store_expect_kind_name(rules[i].expected[k].kind),
+                                          "text", rules[i].expected[k].text));
+    json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "selector", rules[i].selector, "mode",
+                                       store_repair_mode_name(rules[i].mode), "expected", ex ? ex : json_array()));
+  }
+  return a;
+}
+
+int repairpol_selector(const char *in, char *out, size_t n, char *err, size_t errlen) {
+  size_t j = 0;
+  int bars = 0, colons = 0;
+  for (size_t i = 0; in && in[i]; i++) {
+    unsigned char c = (unsigned char)in[i];
+    if (j + 3 >= n) {
+      snprintf(err, errlen, "the selector is longer than %zu bytes", n - 3);
+      return -1;
+    }
+    if (c == '|') bars = !bars;
+    else if (c == '\\' && in[i + 1]) { out[j++] = (char)c; c = (unsigned char)in[++i]; }
+    else if (!bars && (c < 0x20 || c == 0x7f || strchr(" ()'\"`,;#", c))) {
+      snprintf(err, errlen, "the selector %.200s is no name: give a function (RUN, APP::RUN), a prefix "
+               "(APP::PARSE-*) or a package (APP:)", in);
+      return -1;
+    } else if (!bars && c == ':') {
+      /* APP:RUN and APP::RUN are one entry name, APP::RUN; APP: a package */
+      if (colons++) {
+        snprintf(err, errlen, "the selector %.200s has more than one package marker", in);
+        return -1;
+      }
+      if (in[i + 1] == ':') i++;
+      out[j++] = ':';
+      if (in[i + 1]) out[j++] = ':';
+      continue;
+    } else if (!bars) {
+      c = (unsigned char)toupper(c);   /* as the reader folds it */
+    }
+    out[j++] = (char)c;
+  }
+  out[j] = 0;
+  if (!j || bars) {
+    snprintf(err, errlen, "%s", !j ? "the selector is empty" : "the selector has an unclosed |");
+    return -1;
+  }
+  /* the entry names of COMMON-LISP-USER's symbols carry no package */
+  static const char *const user[] = {"COMMON-LISP-USER::", "CL-USER::"};
+  for (int k = 0; k < 2; k++) {
+    size_t m = strlen(user[k]);
+    if (!strncmp(out, user[k], m) && out[m]) memmove(out, out + m, strlen(out + m) + 1);
+  }
+  return 0;
+}
+
+/* The reply to any action: every rule after it. */
+static json_t *listed(store_env *s, char *code, size_t codelen, char *err, size_t errlen) {
+  store_repair_rule *rules = NULL;
+  size_t n = 0;
+  if (store_repair_list(s, &rules, &n) != STORE_OK) {
+    snprintf(code, codelen, "store-error");
+    snprintf(err, errlen, "%s", store_errmsg(s));
+    return NULL;
+  }
+  json_t *r = json_pack("{s:b, s:o}", "ok", 1, "rules", repairpol_rules_json(rules, n));
+  store_free(rules);
+  return r;
+}
+
+static json_t *refused(char *code, size_t codelen, const char *c, char *err, size_t errlen, const char *why) {
+  snprintf(code, codelen, "%s", c);
+  snprintf(err, errlen, "%s", why);
+  return NULL;
+}
+
+json_t *repairpol_apply(store_env *s, json_t *req, char *code, size_t codelen, char *err, size_t errlen) {
+  int action = repairpol_action_parse(json_string_value(json_object_get(req, "action")));
+  const char *given = json_string_value(json_object_get(req, "selector"));
+  char sel[STORE_NAME_MAX + 8];
+  if (action < 0)
+    return refused(code, codelen, "invalid-request", err, errlen,
+                   "repair-policy needs \"action\": \"enable\", \"disable\" or \"list\"");
+  if (action == REPAIRPOL_LIST) return listed(s, code, codelen, err, errlen);
+  if (!given)
+    return refused(code, codelen, "invalid-request", err, errlen,
+                   "repair-policy enable and disable need \"selector\": a function (APP::RUN), a prefix "
+                   "(APP::PARSE-*) or a package (APP:)");
+  if (repairpol_selector(given, sel, sizeof sel, err, errlen)) {
+    snprintf(code, codelen, "invalid-arguments");   /* well formed, but no name */
+    return NULL;
+  }
+  int rc;
+  if (action == REPAIRPOL_DISABLE) {
+    rc = store_repair_delete(s, sel);
+    if (rc == STORE_ENOENT) {
+      snprintf(code, codelen, "not-found");
+      snprintf(err, errlen, "no rule has the selector %.200s ('jiti repair list' shows them)", sel);
+      return NULL;
+    }
+  } else {
+    json_t *mode = json_object_get(req, "mode"), *ex = json_object_get(req, "expected");
+    int m = mode ? store_repair_mode_parse(json_string_value(mode)) : STORE_REPAIR_FAIL;
+    if (!m) return refused(code, codelen, "invalid-request", err, errlen, "\"mode\" must be \"fail\" or \"pause\"");
+    if (ex && (!json_is_array(ex) || json_array_size(ex) > STORE_REPAIR_EXPECTED_MAX)) {
+      snprintf(code, codelen, "invalid-request");
+      snprintf(err, errlen, "\"expected\" must be an array of at most %u {\"kind\", \"text\"}",
+               STORE_REPAIR_EXPECTED_MAX);
+      return NULL;
+    }
+    store_expect e[STORE_REPAIR_EXPECTED_MAX];
+    size_t i, n = 0;
+    json_t *v;
+    json_array_foreach(ex, i, v) {
+      int k = store_expect_kind_parse(json_string_value(json_object_get(v, "kind")));
+      const char *t = json_string_value(json_object_get(v, "text"));
+      if (!json_is_object(v) || !k || !t || json_object_size(v) != 2)
+        return refused(code, codelen, "invalid-request", err, errlen,
+                       "each of \"expected\" is {\"kind\": \"condition\"|\"report\", \"text\": STRING}");
+      e[n++] = (store_expect){k, t};
+    }
+    store_repair_rule rule = {sel, m, n, e};
+    rc = store_repair_put(s, &rule);
+  }
+  if (rc != STORE_OK)
+    return refused(code, codelen, rc == STORE_EINVAL ? "invalid-arguments" : "store-error", err, errlen,
+                   store_errmsg(s));
+  return listed(s, code, codelen, err, errlen);
+}
