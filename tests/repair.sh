@@ -3,6 +3,9 @@
 # and through a running kernel — rules put, replaced, listed, removed,
 # selectors folded as the reader folds names, kept across a kernel
 # restart; every bad input refused with a clear message and nothing kept.
+# `jiti incidents`: failing calls of selected functions recorded (the
+# innermost selected frame's function), joined while open, never for an
+# expected condition or an unselected function, a new one per definition.
 #   bash tests/repair.sh path/to/jiti
 set -u
 JITI=$1
@@ -64,7 +67,48 @@ start_kernel "$S"; ok kernel-restarts $?
 t kept-across-restart 0 "RUN +fail
 VEND +fail
 \|mixed Case\| +fail$" -- "$JITI" repair list --store "$S"
+# --- failing calls of selected functions become incidents
+"$JITI" eval --store "$S" '(progn (defun price (n) (/ 100 n))
+  (defun vend (n) (if (< n 0) (error "insufficient credit: ~a" n) (price n))))' >/dev/null
+"$JITI" repair disable vend --store "$S" >/dev/null   # only PRICE is selected here
+"$JITI" repair enable price --expect-report 'insufficient credit' --store "$S" >/dev/null
+t no-incidents-yet 0 "^no incidents" -- "$JITI" incidents --store "$S"
+t incident-opened 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(vend 0)'
+t incident-in-reply 1 '"incident": \{
+    "id": 1,
+    "joined": true,
+    "function": "PRICE"' -- "$JITI" eval --json --store "$S" '(vend 0)'
+t incident-listed 0 "^1 +[-0-9T:Z]+ +captured +PRICE +DIVISION-BY-ZERO +x2$" -- "$JITI" incidents --store "$S"
+"$JITI" eval --store "$S" '(vend -1)' >/dev/null 2>&1
+"$JITI" eval --store "$S" '(/ 1 0)' >/dev/null 2>&1
+"$JITI" eval --store "$S" '(car 5)' >/dev/null 2>&1
+t expected-and-unselected-none 0 "^1 +[-0-9T:Z]+ +captured +PRICE +DIVISION-BY-ZERO +x2$" -- "$JITI" incidents --store "$S"
+t incident-shown 0 "incident 1: captured
+function: +PRICE \(definition [0-9a-f]{16}\.\.\.\)
+condition: +DIVISION-BY-ZERO
+failures: +2, first .*
+the call: +\(vend 0\)
+.*latest arguments of PRICE: \[\"0\"\]
+frames \(innermost first\):
+  0: \(/ 100 0\)
+  1: \(PRICE 0\)
+      N = 0
+  2: \(VEND 0\)" -- "$JITI" incidents show 1 --store "$S"
+# another definition of the function: another incident
+"$JITI" eval --store "$S" '(defun price (n) (floor 100 n))' >/dev/null
+"$JITI" eval --store "$S" '(vend 0)' >/dev/null 2>&1
+t new-definition-new-incident 0 "^2 +.* +captured +PRICE +DIVISION-BY-ZERO +x1
+1 +.* +PRICE +DIVISION-BY-ZERO +x2$" -- "$JITI" incidents --store "$S"
+t incident-event 0 "incident +incident=2 status=captured function=PRICE" -- "$JITI" events --store "$S"
+t incidents-json 0 '^\{"id":2,"status":"captured","function":"PRICE","condition":"DIVISION-BY-ZERO","definition":"[0-9a-f]{64}","count":1' -- \
+  "$JITI" incidents --json -n 1 --store "$S"
+t show-json 0 '"request": "\(vend 0\)"' -- "$JITI" incidents show 2 --json --store "$S"
+t show-missing 1 "no incident 9" -- "$JITI" incidents show 9 --store "$S"
+t bad-status 2 "--status needs a status" -- "$JITI" incidents --status bogus --store "$S"
+t status-filter 0 "^no incidents in that status" -- "$JITI" incidents --status repaired --store "$S"
 "$JITI" stop --store "$S" >/dev/null
-t kept-offline 0 "VEND +fail
+t incidents-offline 0 "^2 +.*
+1 +" -- "$JITI" incidents --store "$S"
+t kept-offline 0 "RUN +fail
 \|mixed Case\| +fail$" -- "$JITI" repair list --store "$S"
 finish

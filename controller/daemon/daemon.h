@@ -272,6 +272,7 @@ typedef struct DOutcome {
   const char *status, *message;   /* or NULL */
   json_t *value, *values, *output, *changes;   /* or NULL */
   json_t *diagnosis;     /* a failure that could not pause: why (or NULL) */
+  json_t *incident;      /* the incident it opened or joined (dincident.c), or NULL */
 } DOutcome;
 
 /* A call the worker finished whose reply must wait: it wrote a revision
@@ -376,6 +377,9 @@ typedef struct Daemon {
   uint64_t gen_saved;    /* the store's generation high-water mark: no
                          ** generation above it may reach a client */
   Queue txq, queryq, cmdq;  /* transactions, queries, pause commands */
+  store_repair_rule *repair_rules;  /* the repair policy (dincident.c), read once */
+  size_t nrepair_rules;
+  int repair_loaded;
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
@@ -490,6 +494,15 @@ Pending dqueue_pop_back(Queue *q);
 Pending *dqueue_peek(Queue *q);                   /* the head, or NULL */
 int dqueue_push_front(Queue *q, Pending p);       /* takes p's references */
 void dqueue_pending_free(Pending *p);
+
+/* dincident.c */
+/* A failed call's diagnosis (the outcome's) of running transaction t: the
+** incident it opened or joined, {id, joined, function}, or NULL when none
+** (not a call, no function the policy selects, an expected condition, or
+** the store refused: logged). */
+json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diagnosis);
+/* The policy changed (a repair-policy request): read it again when needed. */
+void dincident_policy_changed(Daemon *D);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */

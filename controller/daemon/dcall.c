@@ -39,12 +39,13 @@ void dcall_decode(DOutcome *o, json_t *m) {
   o->output = json_object_get(m, "output");
   o->changes = json_object_get(m, "changes");
   o->diagnosis = json_object_get(m, "diagnosis");
+  o->incident = json_object_get(m, "incident");
 }
 
 /* The reply's members the outcome gives (reply_write). */
 static reply_Outcome reply_of(const DOutcome *o) {
   return (reply_Outcome){.reason = o->reason, .message = o->message, .value = o->value, .values = o->values,
-                         .output = o->output, .diagnosis = o->diagnosis};
+                         .output = o->output, .diagnosis = o->diagnosis, .incident = o->incident};
 }
 
 void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r) {
@@ -275,6 +276,11 @@ void dcall_held_lost(Daemon *D, Held *h, const char *how) {
 
 void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
   Txn *t = &D->live.cur;
+  /* a failure of a function automatic repair looks after: an incident,
+  ** named in the reply (kept with the outcome, should the reply be held) */
+  json_t *inc = t->active && json_object_get(m, "diagnosis") ? dincident_capture(D, t, json_object_get(m, "diagnosis"))
+                                                             : NULL;
+  if (inc) json_object_set_new(m, "incident", inc);
   DOutcome o;
   dcall_decode(&o, m);
   if (o.status) snprintf(D->live.status, sizeof D->live.status, "%s", o.status);

@@ -234,8 +234,10 @@ static void op_repair_policy(Req *q) {
     return;
   }
   const char *action = json_string_value(json_object_get(q->r, "action"));
-  if (repairpol_action_parse(action) != REPAIRPOL_LIST)
+  if (repairpol_action_parse(action) != REPAIRPOL_LIST) {
     dlog(q->D, "repair policy: %s %s", action, json_string_value(json_object_get(q->r, "selector")));
+    dincident_policy_changed(q->D);
+  }
   dreply(q->D, q->client, q->id, r);
 }
 

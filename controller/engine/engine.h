@@ -346,6 +346,8 @@ typedef struct reply_Outcome {
   struct json_t *value, *values, *output;  /* the worker's, or NULL */
   struct json_t *diagnosis;  /* not accepted: the worker's (an unhandled
                                 error of a call that could not pause), or NULL */
+  struct json_t *incident;   /* with it: the incident of automatic repair it
+                                opened or joined, {id, joined, function}, or NULL */
   int restored;              /* a preview's: restored at once */
   uint64_t generation;
 } reply_Outcome;

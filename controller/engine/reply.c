@@ -41,6 +41,7 @@ void reply_write(jtext_writer *w, const reply_Outcome *o) {
     jtext_key(w, "message");
     jtext_string(w, msg, strlen(msg));
     if (o->diagnosis) jtext_key(w, "diagnosis"), jtext_json(w, o->diagnosis);
+    if (o->incident) jtext_key(w, "incident"), jtext_json(w, o->incident);
     jtext_key(w, "generation");
     jtext_int(w, (json_int_t)o->generation);
     if (o->show_revision) jtext_key(w, "revision"), jtext_int(w, (json_int_t)o->revision);

@@ -19,6 +19,7 @@ int cmd_init(int argc, char **argv);             /* change.c */
 int cmd_apply(int argc, char **argv);
 int cmd_invariant(int argc, char **argv);
 int cmd_repair(int argc, char **argv);      /* repair.c */
+int cmd_incidents(int argc, char **argv);   /* incidents.c */
 int cmd_rollback(int argc, char **argv);
 int cmd_log(int argc, char **argv);              /* history.c */
 int cmd_show(int argc, char **argv);

@@ -490,8 +490,17 @@ def pauses_and_events(R, k):
                      'no rule has the selector NOPE')
         r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'App:'}))
         assert [x['selector'] for x in r['rules']] == ['DISPENSE'], r
+        # a failing call of a selected function: an incident, named in the reply
+        expect_ok(c.request({'op': 'call', 'source': '(defun dispense (n) (/ 10 n))'}))
+        r = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
+        assert r['incident'] == {'id': r['incident']['id'], 'joined': False, 'function': 'DISPENSE'}, r
+        r2 = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
+        assert r2['incident'] == dict(r['incident'], joined=True), r2
         r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'dispense'}))
         assert r['rules'] == [], r
+        r = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
+        assert 'incident' not in r, r
+        expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote dispense))'}))
     R.run('conformance/repair-policy', repair_policy)
 
     def outcome_events():

@@ -1,0 +1,199 @@
+/*
+** incidents.c — `jiti incidents`: the failures automatic repair has
+** recorded (docs/repair.md), newest first, and one in full.  Read from the
+** store (a reader beside a running kernel sees what it has committed).
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "cli.h"
+#include "engine.h"
+#include "offline.h"
+
+static void incidents_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti incidents [--status STATUS]... [-n N] [--json] [--store DIR]\n"
+          "       jiti incidents show ID [--json] [--store DIR]\n"
+          "\n"
+          "The incidents of automatic repair: failing application calls of the functions\n"
+          "'jiti repair' selects, newest first (a failure of the same function, condition\n"
+          "and definition as an open incident joins it: its count).  show prints one in\n"
+          "full: the failed call, the condition, the frames with their arguments and\n"
+          "locals, the latest arguments, its log of model exchanges and verifications.\n"
+          "\n"
+          "options:\n"
+          "  --status STATUS   only those in STATUS (captured, awaiting-model, verifying,\n"
+          "                    repaired, rejected, declined-expected,\n"
+          "                    declined-insufficient-evidence, stale, cancelled, failed,\n"
+          "                    interrupted; repeatable)\n"
+          "  -n N              at most N (default 20; 0: all)\n"
+          "  --json            one JSON object per incident (show: the record)\n"
+          "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 listed or shown; 1 no such incident or a store problem; 2 usage.\n");
+}
+
+static json_t *incident_json(const store_incident *inc, int full) {
+  char def[65], when[40], last[40];
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++)
+    def[2 * i] = digits[inc->definition[i] >> 4], def[2 * i + 1] = digits[inc->definition[i] & 15];
+  def[64] = 0;
+  storeio_iso_time(inc->first_ms, when, sizeof when);
+  storeio_iso_time(inc->last_ms, last, sizeof last);
+  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "id", (json_int_t)inc->id, "status",
+                        store_incident_status_name(inc->status), "function", inc->function, "condition",
+                        inc->condition, "definition", def, "count", (json_int_t)inc->count, "first", when, "last",
+                        last, "revision", (json_int_t)inc->revision);
+  if (!full || !o) return o;
+  json_t *ev = json_loadb(inc->evidence, inc->evidence_len, 0, NULL);
+  json_object_set_new(o, "evidence", ev ? ev : json_null());
+  json_t *args = inc->arguments ? json_loadb(inc->arguments, inc->arguments_len, 0, NULL) : NULL;
+  json_object_set_new(o, "arguments", args ? args : json_null());
+  json_t *log = json_array();
+  for (size_t i = 0; i < inc->nlog; i++) {
+    char t[40];
+    storeio_iso_time(inc->log[i].time_ms, t, sizeof t);
+    json_t *text = json_loadb(inc->log[i].text, inc->log[i].len, 0, NULL);
+    json_array_append_new(log, json_pack("{s:s, s:s, s:o}", "time", t, "kind", store_note_kind_name(inc->log[i].kind),
+                                         "entry", text ? text : json_null()));
+  }
+  json_object_set_new(o, "log", log);
+  json_object_set_new(o, "log_dropped", json_integer((json_int_t)inc->dropped));
+  return o;
+}
+
+typedef struct { int json; size_t n; } Listing;
+
+static int list_one(void *arg, const store_incident *inc) {
+  Listing *l = arg;
+  l->n++;
+  if (l->json) {
+    json_t *o = incident_json(inc, 0);
+    char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (t) puts(t);
+    free(t);
+    json_decref(o);
+    return 0;
+  }
+  char when[40];
+  storeio_iso_time(inc->last_ms, when, sizeof when);
+  printf("%-5" PRIu64 " %s  %-14s %-24s %-22s x%" PRIu64, inc->id, when, store_incident_status_name(inc->status),
+         inc->function, inc->condition, inc->count);
+  if (inc->revision) printf(" -> revision %" PRIu64, inc->revision);
+  printf("\n");
+  return 0;
+}
+
+static void show_text(json_t *o) {
+  printf("incident %" JSON_INTEGER_FORMAT ": %s\n", json_integer_value(json_object_get(o, "id")),
+         json_string_value(json_object_get(o, "status")));
+  printf("function:   %s (definition %.16s...)\n", json_string_value(json_object_get(o, "function")),
+         json_string_value(json_object_get(o, "definition")));
+  printf("condition:  %s\n", json_string_value(json_object_get(o, "condition")));
+  printf("failures:   %" JSON_INTEGER_FORMAT ", first %s, last %s\n", json_integer_value(json_object_get(o, "count")),
+         json_string_value(json_object_get(o, "first")), json_string_value(json_object_get(o, "last")));
+  if (json_integer_value(json_object_get(o, "revision")))
+    printf("repaired by revision %" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(o, "revision")));
+  json_t *ev = json_object_get(o, "evidence"), *d = json_object_get(ev, "diagnosis");
+  printf("the call:   %s\n", json_string_value(json_object_get(ev, "request")));
+  printf("report:     %s\n", json_string_value(json_object_get(d, "report")));
+  char *args = json_dumps(json_object_get(o, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
+  printf("latest arguments of %s: %s\n", json_string_value(json_object_get(o, "function")), args ? args : "?");
+  free(args);
+  size_t i, k;
+  json_t *f, *l;
+  if (json_array_size(json_object_get(d, "frames"))) printf("frames (innermost first):\n");
+  json_array_foreach(json_object_get(d, "frames"), i, f) {
+    printf("  %zu: (%s", i, json_string_value(json_object_get(f, "function")));
+    json_array_foreach(json_object_get(f, "args"), k, l) printf(" %s", json_string_value(l));
+    printf(")\n");
+    json_array_foreach(json_object_get(f, "locals"), k, l)
+      printf("      %s = %s\n", json_string_value(json_object_get(l, "name")), json_string_value(json_object_get(l, "value")));
+  }
+  json_t *log = json_object_get(o, "log");
+  if (json_integer_value(json_object_get(o, "log_dropped")))
+    printf("(%" JSON_INTEGER_FORMAT " older log entries dropped)\n", json_integer_value(json_object_get(o, "log_dropped")));
+  json_array_foreach(log, i, l) {
+    char *t = json_dumps(json_object_get(l, "entry"), JSON_COMPACT | JSON_ENCODE_ANY);
+    printf("%s %s: %s\n", json_string_value(json_object_get(l, "time")), json_string_value(json_object_get(l, "kind")),
+           t ? t : "?");
+    free(t);
+  }
+}
+
+static int incidents_main(int argc, char **argv) {
+  const char *dir = opts_default_store(), *pos[2] = {NULL, NULL};
+  int npos = 0, json = 0;
+  unsigned mask = 0;
+  uint64_t limit = 20;
+  for (int i = 1; i < argc; i++) {
+    char err[256];
+    int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
+    if (r < 0) { fprintf(stderr, "jiti incidents: %s\n", err); return EXIT_USAGE; }
+    if (r) continue;
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { incidents_usage(stdout); return EXIT_OK; }
+    if (!strcmp(a, "--json")) { json = 1; continue; }
+    if (!strcmp(a, "--status") || !strcmp(a, "-n")) {
+      int st = i + 1 < argc && a[1] == '-' ? store_incident_status_parse(argv[i + 1]) : 0;
+      if (i + 1 >= argc || (a[1] == '-' && !st) || (a[1] == 'n' && !opts_count(argv[i + 1], &limit))) {
+        fprintf(stderr, "jiti incidents: %s needs %s\n", a, a[1] == '-' ? "a status (see --help)" : "a count");
+        return EXIT_USAGE;
+      }
+      if (a[1] == '-') mask |= 1u << st;
+      i++;
+      continue;
+    }
+    if ((a[0] == '-' && a[1]) || npos == 2) {
+      fprintf(stderr, "jiti incidents: unexpected argument '%s' (see 'jiti incidents --help')\n", a);
+      return EXIT_USAGE;
+    }
+    pos[npos++] = a;
+  }
+  uint64_t id = 0;
+  if (npos && (strcmp(pos[0], "show") || npos != 2 || !opts_count(pos[1], &id) || !id)) {
+    incidents_usage(stderr);
+    return EXIT_USAGE;
+  }
+  store_env *s = ostore_open("incidents", dir, 0);
+  if (!s) return EXIT_FAIL;
+  int status = EXIT_OK;
+  if (id) {
+    store_incident *inc = NULL;
+    int rc = store_incident_get(s, id, &inc);
+    if (rc == STORE_ENOENT) {
+      fprintf(stderr, "jiti incidents: no incident %" PRIu64 " ('jiti incidents' lists them)\n", id);
+      status = EXIT_FAIL;
+    } else if (rc != STORE_OK) {
+      fprintf(stderr, "jiti incidents: %s\n", store_errmsg(s));
+      status = EXIT_FAIL;
+    } else {
+      json_t *o = incident_json(inc, 1);
+      if (json) {
+        char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (t) puts(t);
+        free(t);
+      } else if (o) {
+        show_text(o);
+      }
+      json_decref(o);
+      store_free(inc);
+    }
+  } else {
+    Listing l = {json, 0};
+    if (store_incidents_list(s, mask, (size_t)limit, list_one, &l) != STORE_OK) {
+      fprintf(stderr, "jiti incidents: %s\n", store_errmsg(s));
+      status = EXIT_FAIL;
+    } else if (!l.n && !json) {
+      printf("no incidents%s\n", mask ? " in that status" : " (jiti repair enable NAME: which functions may have them)");
+    }
+  }
+  store_close(s);
+  return status;
+}
+
+int cmd_incidents(int argc, char **argv) { return stack_run(incidents_main, argc, argv); }
