@@ -14,7 +14,8 @@ typedef enum FType {
   F_TEXT,          /* a string, at most MACTION_MAX_STRING bytes */
   F_TEXT_NULL,     /* a string or null */
   F_REVISION,      /* an integer >= 1 */
-  F_ENTRY_KIND_NULL /* one of entry_kinds, or null */
+  F_ENTRY_KIND_NULL, /* one of entry_kinds, or null */
+  F_FRAME_NULL     /* a pause's frame number (0 .. MACTION_FRAME_MAX), or null */
 } FType;
 
 typedef struct Field {
@@ -42,8 +43,11 @@ static const Kind kinds[MA_KIND_COUNT] = {
     "gate, runs inside a checkpoint under limits, and is kept as a new revision only if every "
     "invariant still holds; otherwise everything it did is restored. An unhandled error pauses "
     "it: answer the pause with resume, abort, or evaluate (a repair inside the paused "
-    "transaction).",
-    {{"source", F_SOURCE, "Exactly one Lisp form, e.g. (defun f (x) (* 2 x))."}}},
+    "transaction; with a frame, in that paused frame's lexical environment: it reads and setqs the frame's "
+    "local variables).",
+    {{"source", F_SOURCE, "Exactly one Lisp form, e.g. (defun f (x) (* 2 x))."},
+     {"frame", F_FRAME_NULL,
+      "While paused: the number of a frame of the pause to evaluate in (its locals are visible), or null."}}},
   [MA_PREVIEW] = {"preview",
     "Evaluate one form like evaluate and report its value and the entries it would change, "
     "then restore everything: nothing is kept.",
@@ -128,6 +132,9 @@ static json_t *field_schema(const Field *f) {
        the validator checks the range */
     s = json_pack("{s:s}", "type", "integer");
     break;
+  case F_FRAME_NULL:
+    s = json_pack("{s:[s,s]}", "type", "integer", "null");
+    break;
   case F_ENTRY_KIND_NULL: {
     json_t *e = json_array();
     for (int i = 0; entry_kinds[i]; i++) json_array_append_new(e, json_string(entry_kinds[i]));
@@ -202,6 +209,7 @@ static const char *type_words(FType t) {
   case F_TEXT_NULL: return "a string or null";
   case F_REVISION: return "an integer, 1 or more";
   case F_ENTRY_KIND_NULL: return "one of function, macro, variable, structure, data, invariant, or null";
+  case F_FRAME_NULL: return "a frame number of the pause (0 or more), or null";
   }
   return "?";
 }
@@ -209,7 +217,7 @@ static const char *type_words(FType t) {
 /* Check one field value v (NULL: absent) of kind k; copy it into out. */
 static int check_field(int k, const Field *f, json_t *v, json_t *out, char *err, size_t len) {
   const char *kn = kinds[k].name;
-  int nullable = f->type == F_TEXT_NULL || f->type == F_ENTRY_KIND_NULL;
+  int nullable = f->type == F_TEXT_NULL || f->type == F_ENTRY_KIND_NULL || f->type == F_FRAME_NULL;
   if (!v || json_is_null(v)) {
     if (nullable) return 0;
     return fail(err, len, "action \"%s\" needs \"%s\" (%s)", kn, f->name, type_words(f->type));
@@ -231,6 +239,10 @@ static int check_field(int k, const Field *f, json_t *v, json_t *out, char *err,
   }
   case F_REVISION:
     if (!json_is_integer(v) || json_integer_value(v) < 1) break;
+    json_object_set(out, f->name, v);
+    return 0;
+  case F_FRAME_NULL:
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > MACTION_FRAME_MAX) break;
     json_object_set(out, f->name, v);
     return 0;
   case F_ENTRY_KIND_NULL:

@@ -28,7 +28,8 @@
 #include <jansson.h>
 
 typedef enum maction_Kind {
-  MA_EVALUATE = 0,   /* {source}: one form, run as a checked transaction */
+  MA_EVALUATE = 0,   /* {source, frame?}: one form, run as a checked transaction
+                        (while paused: a repair, in a frame when given) */
   MA_PREVIEW,        /* {source}: evaluate, report, always restore */
   MA_RESUME,         /* {restart_id, arguments?}: continue a pause */
   MA_ABORT,          /* {}: abandon the paused transaction */
@@ -60,6 +61,9 @@ int maction_set_size(maction_Set set);
 ** refuses more too); the largest other string field. */
 #define MACTION_MAX_SOURCE 16384
 #define MACTION_MAX_STRING 4096
+/* The highest frame number a pause lists (the kernel's JITI_FRAME_MAX - 1:
+** the model library includes nothing of jiti). */
+#define MACTION_FRAME_MAX 39
 
 /* "evaluate", "preview", ... ; NULL for an out-of-range kind. */
 const char *maction_name(maction_Kind k);

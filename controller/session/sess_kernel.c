@@ -126,6 +126,7 @@ json_t *sess_execute(sess_Session *s, json_t *action, int64_t gen) {
   switch (maction_kind_of(action)) {
   case MA_EVALUATE:
     act = json_pack("{s:s, s:s}", "type", "evaluate", "source", src);
+    if (json_object_get(action, "frame")) json_object_set(act, "frame", json_object_get(action, "frame"));
     break;
   case MA_RESUME: {
     act = json_pack("{s:s, s:O}", "type", "resume", "restart_id", json_object_get(action, "restart_id"));

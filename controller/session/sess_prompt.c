@@ -40,6 +40,9 @@ static const char intro[] =
   "restarts: a call of an undefined function offers CONTINUE (define the function with a repair, then resume "
   "CONTINUE to retry the call), USE-VALUE and RETURN-VALUE; an unbound variable offers CONTINUE, USE-VALUE and "
   "STORE-VALUE.\n"
+  "- A pause lists the program's frames, innermost first, with their arguments and local variables. `evaluate` "
+  "with \"frame\": N runs a repair in frame N's lexical environment: it can read a local, or setq it before you "
+  "resume.\n"
   "- A repair that itself signals an error opens pause level 2 above the first (up to 8): the menu lists that "
   "level's restarts first, then level 1's, each marked with its level. `abort` leaves only the innermost level "
   "(undoing that repair) and shows level 1 again; at level 1 it abandons the transaction. Resuming an outer "
@@ -88,12 +91,22 @@ static void pause_text(FILE *f, json_t *p, int64_t gen) {
     fprintf(f, "This is pause level %lld: your repair at level %lld signalled it. abort returns to level %lld.\n",
             (long long)level, (long long)level - 1, (long long)level - 1);
   const char *bt = str(p, "backtrace");
-  if (*bt) {
+  json_t *frames = json_object_get(p, "frames"), *fr, *l;
+  size_t i, k;
+  if (json_array_size(frames)) {  /* each frame with its locals: evaluate with "frame" reads and sets them */
+    fprintf(f, "Frames (innermost first; evaluate with \"frame\": N runs in frame N):\n");
+    json_array_foreach(frames, i, fr) {
+      fprintf(f, "  %lld: (%s", (long long)json_integer_value(json_object_get(fr, "frame")), str(fr, "function"));
+      json_array_foreach(json_object_get(fr, "args"), k, l) fprintf(f, " %s", json_string_value(l));
+      fprintf(f, ")\n");
+      json_array_foreach(json_object_get(fr, "locals"), k, l)
+        fprintf(f, "      %s = %s\n", str(l, "name"), str(l, "value"));
+    }
+  } else if (*bt) {
     fprintf(f, "Backtrace:\n");
     indented(f, bt, "  ");
   }
   json_t *rs = json_object_get(p, "restarts"), *r;
-  size_t i;
   fprintf(f, "Restarts:%s\n", json_array_size(rs) ? "" : " none (the evaluation established no restart)");
   json_array_foreach(rs, i, r) {
     const char *ll = str(r, "lambda_list");

@@ -188,6 +188,11 @@ static void test_schema(void) {
     {"evaluate", "{\"source\":\"  \"}", 0, "is empty"},
     {"evaluate", "{\"source\":\"a\\u0000b\"}", 0, "NUL"},
     {"evaluate", "[1]", 0, "must be a JSON object"},
+    {"evaluate", "{\"source\":\"(setq d 2)\",\"frame\":1}", 1, NULL},
+    {"evaluate", "{\"source\":\"(f)\",\"frame\":null}", 1, NULL},
+    {"evaluate", "{\"source\":\"(f)\",\"frame\":-1}", 0, "a frame number of the pause"},
+    {"evaluate", "{\"source\":\"(f)\",\"frame\":40}", 0, "a frame number of the pause"},
+    {"evaluate", "{\"source\":\"(f)\",\"frame\":\"1\"}", 0, "a frame number of the pause"},
     {"resume", "{\"restart_id\":\"p1-0\",\"arguments\":null}", 1, NULL},
     {"resume", "{\"restart_id\":\"p1-0\"}", 1, NULL},
     {"resume", "{\"restart_id\":\"p1-0\",\"arguments\":5}", 0, "a string or null"},
@@ -240,7 +245,7 @@ static void test_schema(void) {
   json_decref(a);
   free(big);
   char *doc = maction_doc(MACTION_SESSION);
-  CHECK(contains(doc, "- evaluate {source}") && contains(doc, "- rollback {revision}") && !contains(doc, "- repair"));
+  CHECK(contains(doc, "- evaluate {source, frame}") && contains(doc, "- rollback {revision}") && !contains(doc, "- repair"));
   free(doc);
   /* the verdicts on an incident: exactly those offered, and only those accepted */
   tools = maction_tools(MACTION_RESPONSES, MACTION_VERDICT);

@@ -281,6 +281,20 @@ check('fix and continue: the goal holds', st == 0 and K.eval('(values (world-get
 check('fix and continue: paused, repaired (paused still), level 2 opened and left, resumed',
       [s['outcome'] for s in steps] == ['paused'] * 5 + ['accepted'],
       [(s['outcome'], s.get('action')) for s in steps])
+# a repair in a paused frame: the local set, then the computation continued
+frame = os.path.join(tmp, 'frame.jsonl')
+with open(frame, 'w') as f:
+    for a in [{'type': 'evaluate', 'source': '(defun share (n) (let ((d 0)) (restart-case (/ n d) '
+                                             '(continue () :report "Divide again." (/ n d)))))'},
+              {'type': 'evaluate', 'source': '(world-put :share (share 12))'},
+              {'type': 'evaluate', 'source': '(setq d 4)', 'frame': 1},
+              {'type': 'resume', 'restart_id': 'continue', 'arguments': None}]:
+        f.write(json.dumps(a) + '\n')
+st, out, err = session('--request', 'Store a share of 12.', '--goal', '(eql (world-get :share) 3)', '--scripted', frame)
+steps = K.steps(last_n())
+check('a frame repair: the goal holds', st == 0 and K.eval('(values (world-get :share))') == '3', out + err)
+check('a frame repair: accepted, paused, repaired in the frame, resumed',
+      [s['outcome'] for s in steps] == ['accepted', 'paused', 'paused', 'accepted'], steps)
 big = os.path.join(tmp, 'big.jsonl')
 with open(big, 'w') as f:
     f.write(json.dumps({'type': 'evaluate', 'source': '(defun big () "%s")' % ('x' * 13000)}) + '\n')
