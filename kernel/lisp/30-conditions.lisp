@@ -355,3 +355,16 @@
     (store-value (value)
       :report "Store and return a value as the slot-value."
       (setf (slot-value instance name) value))))
+
+;;; An interactive interrupt (jiti interrupt; Ctrl-C in jiti eval and jiti
+;;; repl): the evaluator calls %interactive-interrupt at the step where it
+;;; finds one (state.c, jt_take_interrupt).  It goes to the debugger as
+;;; BREAK does, no handler seeing it, with CONTINUE going on exactly where
+;;; the computation stopped.  A serious condition, not an error.
+(define-condition interactive-interrupt (serious-condition) ()
+  (:report "Interactive interrupt."))
+
+(defun %interactive-interrupt ()
+  (with-simple-restart (continue "Continue the interrupted computation.")
+    (invoke-debugger (make-condition 'interactive-interrupt)))
+  nil)
