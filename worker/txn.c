@@ -688,6 +688,7 @@ static int run_repair(txn_World *W, txn_PauseInfo *P, const txn_Command *c, char
   int level = (int)(P - W->plev) + 1;
   jiti_checkpoint(W->S);
   jiti_Result r;
+  jiti_allow_interrupt(W->S);  /* jiti interrupt: a repair pauses a level up */
   jiti_Status st = jiti_call_limited(W->S, "%TXN-REPAIR", 2, args, &W->lim, &r);
   free(plit);
   P->repair_open = 0;
@@ -1055,7 +1056,9 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->pausable = 1;
   jiti_Result r;
   const jiti_Limits *lim = rq->limits ? rq->limits : &W->lim;
-  /* the form the gate read and checked, or (a program) the source again */
+  /* the form the gate read and checked, or (a program) the source again;
+  ** an attempt that may pause may be interrupted (jiti interrupt) */
+  if (cmd_fn) jiti_allow_interrupt(W->S);
   jiti_Status st = held ? jiti_form_eval(W->S, lim, &r) : jiti_eval_limited(W->S, source, strlen(source), lim, &r);
   W->pausable = 0;
   int left_open = 0;

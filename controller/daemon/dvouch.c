@@ -75,7 +75,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   Txn *t = &D->live.cur;
   x->op = t->op;
   x->invariant = t->invariant;
-  x->pausable = t->op == PROTO_ACT;
+  x->pausable = t->pausable;
   x->pause_no = t->pause_no;
   x->pause_max = t->pause_max;
   x->with_gen = !t->grouped;

@@ -294,6 +294,10 @@ void vouch_escape(const char *s, size_t n, char *buf, size_t len);
 /* Its "source" (an act's action's), "" when it has none. */
 const char *request_source(struct json_t *req);
 
+/* Whether it may pause on an unhandled error (an act: its frame's
+** "pausable"), and so be interrupted (jiti interrupt). */
+int request_pausable(proto_Op op, struct json_t *req);
+
 /* s on one line (newlines and tabs as spaces), cut to fit n with "...". */
 void request_snippet(const char *s, char *buf, size_t n);
 

@@ -51,7 +51,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   jtext_string(w, src, strlen(src));
   if (!invariant) {
     jtext_key(w, "pausable");
-    jtext_bool(w, kind == TXN_ACTION);
+    jtext_bool(w, request_pausable(op, req));
     jtext_key(w, "program");
     jtext_bool(w, op == PROTO_APPLY || json_is_true(json_object_get(req, "program")));
     /* the package the source is read in: the request's, or its action's */
@@ -63,6 +63,11 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   if (lim) jtext_key(w, "limits"), jtext_json(w, lim);
   if (with_gen) jtext_key(w, "generation"), jtext_int(w, (json_int_t)generation);
   jtext_end(w, '}');
+}
+
+int request_pausable(proto_Op op, json_t *req) {
+  (void)req;
+  return op == PROTO_ACT;
 }
 
 json_t *request_frame(proto_Op op, json_t *req, int with_gen, uint64_t generation) {
