@@ -208,7 +208,8 @@ static json_t *call_interruptible(const char *cmd, const char *dir, json_t *req,
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_eval_sigint;  /* no SA_RESTART: the wait is interrupted */
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old);
+  sigaction(SIGINT, NULL, &old);
+  if (old.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);   /* (a background job keeps ignoring it) */
   eval_sigint = 0;
   kclient k;
   kclient_init(&k, cmd, dir);

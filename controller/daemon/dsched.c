@@ -48,7 +48,8 @@ void dsched_txn_clear(Daemon *D) {
 static double cancel_again(void *ud, double now) {
   Daemon *D = ud;
   Txn *t = &D->live.cur;
-  if (!t->active || !t->cancel_timer || D->live.wait != W_ATTEMPT || D->live.in_pause || !D->live.w.pid) {
+  if (!t->active || !t->cancel_timer || D->live.wait != W_ATTEMPT || (D->live.in_pause && t->sent != TXN_CMD_RESUME) ||
+      !D->live.w.pid) {
     t->cancel_timer = 0;
     return -1;
   }
@@ -59,7 +60,7 @@ static double cancel_again(void *ud, double now) {
 const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
   Txn *t = &D->live.cur;
   DWorker *k = &D->live;
-  if (!t->active || k->wait != W_ATTEMPT) {
+  if (!t->active) {
     snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was cancelled");
     return "not-running";
   }
@@ -68,10 +69,18 @@ const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
              "current_attempt); nothing was cancelled", attempt, t->attempt);
     return "not-found";
   }
-  if (k->in_pause) {
-    snprintf(why, n, "attempt %" PRIu64 " is paused, not running: abort it (act abort, jiti act --abort)",
-             t->attempt);
+  /* a computation resumed from its pause runs again: it may be cancelled;
+  ** a pause, or a repair running at one, is answered by an abort */
+  if (k->in_pause && !(k->wait == W_ATTEMPT && t->sent == TXN_CMD_RESUME)) {
+    snprintf(why, n, "attempt %" PRIu64 " is paused, not running: abort it (act abort, jiti act --abort)%s",
+             t->attempt, k->wait == W_ATTEMPT ? "; the repair running at the pause can be interrupted (jiti "
+             "interrupt)" : "");
     return "paused";
+  }
+  if (k->wait != W_ATTEMPT) {
+    snprintf(why, n, "attempt %" PRIu64 " is not running (it is being published); nothing was cancelled",
+             t->attempt);
+    return "not-running";
   }
   if (!k->w.progress || !k->w.pid) {
     snprintf(why, n, "the worker was started without its progress page and cannot be asked to cancel; "
