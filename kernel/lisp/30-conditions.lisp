@@ -364,7 +364,12 @@
 (define-condition interactive-interrupt (serious-condition) ()
   (:report "Interactive interrupt."))
 
+;;; Written with the primitives, not WITH-SIMPLE-RESTART: its first call
+;;; is analysed then, and the expansion of RESTART-CASE would make the
+;;; first interrupt of a world wait for it (a tenth of a second).
 (defun %interactive-interrupt ()
-  (with-simple-restart (continue "Continue the interrupted computation.")
-    (invoke-debugger (make-condition 'interactive-interrupt)))
-  nil)
+  (block interrupted
+    (%restart-bind
+     (list (%make-restart 'continue (lambda () (return-from interrupted nil))
+                          "Continue the interrupted computation." nil nil nil))
+     (lambda () (invoke-debugger (make-condition 'interactive-interrupt))))))
