@@ -1053,7 +1053,10 @@ jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
   return r;
 }
 
-void jt_fuel_tick(jt_State *S) { jt_tick(S); }
+/* C-side work: a trap found here never takes an interrupt (state.c). */
+void jt_fuel_tick(jt_State *S) {
+  if (--S->fuel_left == 0) jt_fuel_out_work(S);
+}
 
 void jt_check_cstack(jt_State *S) {
   char probe;
@@ -1067,6 +1070,10 @@ void jt_check_cstack(jt_State *S) {
 
 void jt_fuel_charge(jt_State *S, uint64_t n) {
   if (S->fuel_left > n) { S->fuel_left -= n; return; }
+  if (S->interrupt) {  /* the counter is the interrupt's trap: the fuel is saved */
+    if (S->fuel_saved > n) { S->fuel_saved -= n; return; }
+    S->fuel_saved = 1;
+  }
   S->fuel_left = 1;
-  jt_tick(S);
+  jt_fuel_tick(S);
 }

@@ -374,11 +374,35 @@ jiti_Status jiti_eval_in_frame(jiti_State *S, int frame, const char *src,
 ** unwind-protect cleanups; no handler sees it and it does not pause: the
 ** evaluating call returns JITI_ABORTED (message "aborted"; the host, which
 ** asked, knows why).
-** Work inside one C call that takes no steps (a single GMP product) is not
-** stopped before it returns.  Each evaluating call clears a cancel left
-** over from before it (jiti_cancel_clear for a host that must be sure). */
+** A long operation on big numbers (a product of multi-megabyte integers,
+** an EXPT, a conversion to digits) is stopped inside GMP too, its memory
+** freed (docs/security.md, "Stopping a running computation").  Each
+** evaluating call clears a cancel left over from before it
+** (jiti_cancel_clear for a host that must be sure). */
 void jiti_cancel_async(jiti_State *S);
 void jiti_cancel_clear(jiti_State *S);
+
+/* Interrupt the evaluation running on S (async-signal-safe, like
+** jiti_cancel_async): at its next evaluation step the debugger hook is
+** called with a condition of type INTERACTIVE-INTERRUPT (a
+** SERIOUS-CONDITION of the JITI package, not an ERROR; report "Interactive
+** interrupt."; no handler sees it) and a CONTINUE restart ("Continue the
+** interrupted computation."), which resumes exactly where it stopped;
+** every outer restart is offered too.  Inside a long GMP operation called
+** by a number primitive the operation is abandoned, its memory freed, and
+** run again after CONTINUE.
+** The interrupt is taken only in a call the host allowed it in
+** (jiti_allow_interrupt before that call; the calls nested in it are not
+** allowed unless allowed themselves) with a debugger hook set; elsewhere
+** (C-side work, a nested call, no hook) it waits, pending, for a step
+** where it may be.  It stays pending across calls until taken or cleared
+** (jiti_interrupt_clear); jiti_interrupt_pending says whether it is. */
+void jiti_interrupt_async(jiti_State *S);
+void jiti_interrupt_clear(jiti_State *S);
+int jiti_interrupt_pending(jiti_State *S);
+/* The next evaluating call made on S (jiti_eval_*, jiti_call_*,
+** jiti_form_eval) may take an interrupt. */
+void jiti_allow_interrupt(jiti_State *S);
 
 /* The largest restart id handed out so far: every restart established
 ** later has a larger id (a host can tell the restarts its own evaluation

@@ -243,9 +243,21 @@ __attribute__((noreturn)) void jt_abort_to_top(jt_State *S, int status, jt_V con
 enum { JT_LIMIT_FUEL, JT_LIMIT_DEPTH, JT_LIMIT_HEAP, JT_LIMIT_OUTPUT };
 __attribute__((noreturn)) void jt_limit_exceeded(jt_State *S, int which);
 
-/* The fuel ran out, or a host's jiti_cancel_async made it look so
-** (state.c): a cancel aborts, a real exhaustion is the fuel limit. */
+/* The fuel ran out, or a host's jiti_cancel_async or
+** jiti_interrupt_async made it look so (state.c): a cancel aborts, a real
+** exhaustion is the fuel limit, an interrupt is taken at an evaluation
+** step (jt_fuel_out, the evaluator's tick) and waits through C-side work
+** (jt_fuel_out_work: jt_fuel_tick, jt_fuel_charge). */
 void jt_fuel_out(jt_State *S);
+void jt_fuel_out_work(jt_State *S);
+/* An interrupt could be taken here (the host allowed it in this call, and
+** a debugger hook would see it); one is pending and could. */
+bool jt_interrupt_possible(jt_State *S);
+bool jt_interrupt_takeable(jt_State *S);
+/* Take the pending interrupt: the debugger with INTERACTIVE-INTERRUPT and a
+** CONTINUE restart, which returns here (the values of the form under way
+** kept).  Only where running any Lisp is sound: an evaluation step. */
+void jt_take_interrupt(jt_State *S);
 
 static inline void jt_tick(jt_State *S) {
   if (--S->fuel_left == 0) jt_fuel_out(S);

@@ -235,6 +235,16 @@ struct jt_State {
   bool in_limit;            /* a limit condition is being signalled */
   uint8_t limit_tripped;    /* bit per JT_LIMIT_*: tripped in this call */
   volatile sig_atomic_t cancel;  /* jiti_cancel_async: abort at the next tick */
+  /* An interactive interrupt (jiti_interrupt_async, state.c): pending, it
+  ** rides on the fuel counter as a cancel does, the fuel left when it came
+  ** kept in fuel_saved; it is taken (the debugger, with CONTINUE) at the
+  ** next evaluation step of a call the host allowed it in (interruptible),
+  ** and waits through any other step. */
+  volatile sig_atomic_t interrupt;
+  uint64_t fuel_saved;
+  bool interruptible;       /* the running host call may take an interrupt */
+  bool interrupt_next;      /* jiti_allow_interrupt: the next host call may */
+  struct jt_NumStop *numstop;  /* the GMP operation a signal may stop (numstop.c) */
   uint32_t work;            /* C-side steps (comparisons, calls from C): every
                                16 cost a unit of fuel (JT_WORK) */
 

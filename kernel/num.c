@@ -12,6 +12,11 @@
 ** mpz/mpq temporaries are used only over stretches that cannot signal.
 ** Fixnum operands are presented to GMP as read-only views over a stack limb,
 ** so mixed fixnum/bignum arithmetic allocates nothing but the result.
+** The long operations (products, powers, divisions, roots, gcds and
+** conversions to digits of large integers) are the exception: they run as
+** a BigJob, into temporaries a cancel or an interrupt may abandon half-way
+** (numstop.c frees their memory), moved into the heap objects the caller
+** made and rooted before, once complete.
 **
 ** Floats stay finite: an operation whose float result would be infinite
 ** signals FLOATING-POINT-OVERFLOW, one whose result would be NaN
@@ -31,6 +36,7 @@
 #include <string.h>
 #include "jt_lib.h"
 #include "jt_sequtil.h"   /* jt_lisp_sym_named */
+#include "jt_numstop.h"
 
 /* Bignums larger than this are refused before GMP is asked to build them:
 ** GMP aborts the process when its own size limits are exceeded. */
@@ -138,6 +144,53 @@ static void reserve_bits(jt_State *S, uint64_t bits, const char *op) {
     jt_gc_account(S, bytes);   /* signals heap-exhausted when over */
     jt_gc_release(S, bytes);
   }
+}
+
+/* ------------------------------------------------------- stoppable GMP */
+
+/* One long GMP operation on integers (numstop.c): its results go into q
+** and r (str: a conversion's digits, from GMP's allocator), which the job
+** initialises itself; the operands are views the caller keeps alive. */
+enum { BJ_MUL, BJ_POW, BJ_SQRT, BJ_FDIV, BJ_CDIV, BJ_TDIV, BJ_GCD, BJ_LCM, BJ_STR };
+typedef struct BigJob {
+  int what;
+  mpz_srcptr a, b;
+  unsigned long e;   /* BJ_POW: the exponent; BJ_STR: the base */
+  mpz_t q, r;
+  char *str;
+} BigJob;
+
+static void big_job(void *ud) {
+  BigJob *j = ud;
+  mpz_init(j->q);
+  mpz_init(j->r);
+  j->str = NULL;
+  switch (j->what) {
+  case BJ_MUL: mpz_mul(j->q, j->a, j->b); break;
+  case BJ_POW: mpz_pow_ui(j->q, j->a, j->e); break;
+  case BJ_SQRT: mpz_sqrt(j->q, j->a); break;
+  case BJ_FDIV: mpz_fdiv_qr(j->q, j->r, j->a, j->b); break;
+  case BJ_CDIV: mpz_cdiv_qr(j->q, j->r, j->a, j->b); break;
+  case BJ_TDIV: mpz_tdiv_qr(j->q, j->r, j->a, j->b); break;
+  case BJ_GCD: mpz_gcd(j->q, j->a, j->b); break;
+  case BJ_LCM: mpz_lcm(j->q, j->a, j->b); break;
+  default: j->str = mpz_get_str(NULL, -(int)j->e, j->a); break;   /* upper-case digits */
+  }
+}
+
+static bool number_primitive(jt_State *S);
+
+/* Run j, about `limbs` limbs large, where a cancel can stop it and, in a
+** number primitive, an interrupt too (its pause taken there, the job run
+** again after CONTINUE); then move its results into q (and r), fresh
+** bignums the caller made and rooted.  j's operands must stay alive and
+** unchanged (rooted numbers, or views on the caller's stack). */
+static void big_run(jt_State *S, BigJob *j, size_t limbs, jt_Bignum *q, jt_Bignum *r) {
+  jt_numstop_run(S, limbs, limbs >= JT_NUMSTOP_LIMBS && number_primitive(S), big_job, j);
+  if (q) mpz_swap(q->z, j->q);
+  if (r) mpz_swap(r->z, j->r);
+  mpz_clear(j->q);
+  mpz_clear(j->r);
 }
 
 /* ------------------------------------------------------------- kinds */
@@ -466,7 +519,14 @@ static jt_V arith(jt_State *S, int op, jt_V a, jt_V b) {
     switch (op) {
     case OP_ADD: mpz_add(r->z, x, y); break;
     case OP_SUB: mpz_sub(r->z, x, y); break;
-    default: mpz_mul(r->z, x, y); break;
+    default: {
+      jt_V rv = (jt_V)r;
+      JT_ROOT(S, rv);
+      BigJob j = {BJ_MUL, x, y, 0, {{0}}, {{0}}, NULL};
+      big_run(S, &j, limbs_of(a) + limbs_of(b), r, NULL);
+      JT_UNROOT(S, 1);
+      break;
+    }
     }
     result = big_norm(S, r);
   } else if (ka != NK_RATIO && kb != NK_RATIO) {
@@ -818,12 +878,11 @@ static void divide(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
     r = (jt_V)rb;
     ZView wx, wy;
     mpz_srcptr a = zview(&wx, x), b = zview(&wy, y);
+    BigJob j = {mode == RND_FLOOR ? BJ_FDIV : mode == RND_CEIL ? BJ_CDIV : BJ_TDIV, a, b, 0, {{0}}, {{0}}, NULL};
+    big_run(S, &j, limbs_of(x) + limbs_of(y), qb, rb);
     switch (mode) {
-    case RND_FLOOR: mpz_fdiv_qr(qb->z, rb->z, a, b); break;
-    case RND_CEIL: mpz_cdiv_qr(qb->z, rb->z, a, b); break;
-    case RND_TRUNC: mpz_tdiv_qr(qb->z, rb->z, a, b); break;
+    case RND_FLOOR: case RND_CEIL: case RND_TRUNC: break;
     default: {
-      mpz_tdiv_qr(qb->z, rb->z, a, b);
       mpz_t t;
       mpz_init(t);
       mpz_mul_2exp(t, rb->z, 1);
@@ -1016,15 +1075,17 @@ static void put_uint(jt_Buf *out, uint64_t m, int base) {
   jt_buf_put(out, tmp + i, sizeof tmp - i);
 }
 
-/* Plain malloc, not jt_malloc: printing must not collect under the
-** printer's feet, and the buffer is gone before anything can signal. */
+/* The digits come from GMP's allocator, not jt_malloc: printing must not
+** collect under the printer's feet, and the buffer is gone before anything
+** can signal.  A cancel stops a long conversion; an interrupt waits for it
+** (the printer is no number primitive: its stream is live). */
 static void put_mpz(jt_State *S, mpz_srcptr z, int base, jt_Buf *out) {
-  size_t n = mpz_sizeinbase(z, base) + 2;   /* sign and NUL */
-  char *s = malloc(n);
-  if (!s) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  mpz_get_str(s, -base, z);   /* negative base: upper-case digits */
-  jt_buf_puts(out, s);
-  free(s);
+  BigJob j = {BJ_STR, z, NULL, (unsigned long)base, {{0}}, {{0}}, NULL};
+  jt_numstop_run(S, mpz_size(z), false, big_job, &j);
+  mpz_clear(j.q);
+  mpz_clear(j.r);
+  jt_buf_puts(out, j.str);
+  jt_numstop_free(j.str, strlen(j.str) + 1);
 }
 
 static void put_integer(jt_State *S, jt_V v, int base, jt_Buf *out) {
@@ -1415,9 +1476,12 @@ static jt_V gcd2(jt_State *S, jt_V a, jt_V b) {
   JT_ROOT(S, a);
   JT_ROOT(S, b);
   jt_Bignum *g = new_big(S);
+  jt_V gv = (jt_V)g;
+  JT_ROOT(S, gv);
   ZView wa, wb;
-  mpz_gcd(g->z, zview(&wa, a), zview(&wb, b));
-  JT_UNROOT(S, 2);
+  BigJob j = {BJ_GCD, zview(&wa, a), zview(&wb, b), 0, {{0}}, {{0}}, NULL};
+  big_run(S, &j, limbs_of(a) + limbs_of(b), g, NULL);
+  JT_UNROOT(S, 3);
   return big_norm(S, g);
 }
 
@@ -1435,9 +1499,12 @@ static jt_V lcm2(jt_State *S, jt_V a, jt_V b) {
   JT_ROOT(S, b);
   reserve_bits(S, (uint64_t)(limbs_of(a) + limbs_of(b)) * GMP_NUMB_BITS, "LCM");
   jt_Bignum *l = new_big(S);
+  jt_V lv = (jt_V)l;
+  JT_ROOT(S, lv);
   ZView wa, wb;
-  mpz_lcm(l->z, zview(&wa, a), zview(&wb, b));
-  JT_UNROOT(S, 2);
+  BigJob j = {BJ_LCM, zview(&wa, a), zview(&wb, b), 0, {{0}}, {{0}}, NULL};
+  big_run(S, &j, limbs_of(a) + limbs_of(b), l, NULL);
+  JT_UNROOT(S, 3);
   return big_norm(S, l);
 }
 
@@ -1480,7 +1547,12 @@ static jt_V expt_exact(jt_State *S, jt_V base, unsigned long e) {
     ZView w;
     reserve_bits(S, (uint64_t)mpz_sizeinbase(zview(&w, base), 2) * e, "EXPT");
     jt_Bignum *p = new_big(S);
-    mpz_pow_ui(p->z, zview(&w, base), e);
+    r = (jt_V)p;
+    JT_ROOT(S, r);
+    mpz_srcptr b = zview(&w, base);
+    BigJob j = {BJ_POW, b, NULL, e, {{0}}, {{0}}, NULL};
+    big_run(S, &j, (size_t)(mpz_sizeinbase(b, 2) * e / GMP_NUMB_BITS), p, NULL);
+    JT_UNROOT(S, 1);
     r = big_norm(S, p);
   }
   JT_UNROOT(S, 1);
@@ -1542,7 +1614,11 @@ JT_FN(f_isqrt) {
   }
   charge_product(S, limbs_of(x));
   jt_Bignum *r = new_big(S);
-  mpz_sqrt(r->z, jt_big_(x)->z);   /* x is argv[0]: rooted */
+  jt_V rv = (jt_V)r;
+  JT_ROOT(S, rv);
+  BigJob j = {BJ_SQRT, jt_big_(x)->z, NULL, 0, {{0}}, {{0}}, NULL};   /* x is argv[0]: rooted */
+  big_run(S, &j, limbs_of(x), r, NULL);
+  JT_UNROOT(S, 1);
   return big_norm(S, r);
 }
 
@@ -2212,6 +2288,20 @@ static const jt_Reg num_fns[] = {
   {"RANDOM", f_random, 1, 2, "(random limit &optional state) A uniform random number in [0, LIMIT): integer for an integer LIMIT, float for a float."},
   {NULL, NULL, 0, 0, NULL}
 };
+
+/* The running primitive is one of these, called by the evaluator or
+** through a function designator: its C code holds nothing but rooted
+** numbers, so an interrupt's pause (any Lisp) may run inside it
+** (big_run).  Not those taking other objects, nor a caller that reached
+** the arithmetic from C code of its own (FORMAT, the printer). */
+static bool number_primitive(jt_State *S) {
+  if (!S->ci || !jt_is(S->ci->fn, JT_TPRIM)) return false;
+  jt_CFn f = jt_prim_(S->ci->fn)->fn;
+  if (f == f_parse_integer || f == f_random || f == f_make_random_state) return false;
+  for (const jt_Reg *r = num_fns; r->name; r++)
+    if (r->fn == f) return true;
+  return false;
+}
 
 static void defconstant(jt_State *S, const char *name, jt_V value) {
   JT_ROOT(S, value);

@@ -11,6 +11,7 @@
 #include "jt_ffi.h"
 #include "jt_ckpt.h"
 #include "jt_world.h"
+#include "jt_numstop.h"
 #include "jt_clos.h"
 
 #define VALUE_STACK_SLOTS ((size_t)1 << 20)
@@ -243,15 +244,82 @@ void jiti_set_debugger_hook(jiti_State *S, jiti_DebuggerHook hook, void *ud) {
 void jiti_cancel_async(jiti_State *S) {
   S->cancel = 1;
   S->fuel_left = 1;
+  jt_numstop_async(S);
 }
 
 void jiti_cancel_clear(jiti_State *S) { S->cancel = 0; }
 
-void jt_fuel_out(jt_State *S) {
+/* An interrupt rides on the counter too, but the computation goes on
+** after it, so the fuel left is kept.  A trap the main line overwrote (its
+** decrement was under way when the signal came) shows as a counter above 1:
+** that is the fuel left then, and the trap is set again. */
+void jiti_interrupt_async(jiti_State *S) {
+  if (!S->interrupt || S->fuel_left > 1) S->fuel_saved = S->fuel_left;
+  S->interrupt = 1;
+  S->fuel_left = 1;
+  jt_numstop_async(S);
+}
+
+void jiti_interrupt_clear(jiti_State *S) {
+  if (!S->interrupt) return;
+  S->interrupt = 0;
+  S->fuel_left = S->fuel_saved ? S->fuel_saved : 1;
+}
+
+int jiti_interrupt_pending(jiti_State *S) { return S->interrupt != 0; }
+
+void jiti_allow_interrupt(jiti_State *S) { S->interrupt_next = true; }
+
+bool jt_interrupt_possible(jt_State *S) {
+  return S->interruptible && S->jmp && S->debugger_hook;
+}
+
+bool jt_interrupt_takeable(jt_State *S) { return S->interrupt && jt_interrupt_possible(S); }
+
+/* The debugger for an interrupt, with CONTINUE coming back here
+** (%INTERACTIVE-INTERRUPT, 30-conditions.lisp).  The values of the form
+** under way are kept: the step it interrupted may be inside a primitive
+** whose caller set them. */
+void jt_take_interrupt(jt_State *S) {
+  S->interrupt = 0;
+  S->fuel_left = S->fuel_saved ? S->fuel_saved : 1;   /* the trap's fuel back */
+  int n = S->nvals < JT_MV_LIMIT ? S->nvals : JT_MV_LIMIT;
+  jt_V *base = S->sp;
+  if (base + n + 1 >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < n; i++) JT_PUSH(S, S->mv[i]);
+  jt_V fn = jt_symobj(S, jt_intern(S, "%INTERACTIVE-INTERRUPT"))->function;
+  if (jt_isfunction(fn)) jt_funcall(S, fn, 0);
+  for (int i = 0; i < n; i++) S->mv[i] = base[i];
+  S->nvals = n;
+  S->sp = base;
+}
+
+/* The fuel trap fired: a cancel, an interrupt, or the budget spent.  An
+** interrupt is taken only at an evaluation step (step), where nothing but
+** rooted Lisp values is live; in C-side work (a loop over a vector may
+** hold its storage) it waits for the next step, paying one unit a tick. */
+static void fuel_trap(jt_State *S, bool step) {
   if (S->cancel && S->jmp) {
     S->cancel = 0;
+    S->interrupt = 0;
     S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
     jt_abort_to_top(S, JITI_ABORTED, JT_NIL);
+  }
+  if (S->interrupt) {
+    uint64_t left = S->fuel_saved;
+    if (left > 1 || !S->limits.fuel) {
+      left = left > 1 ? left - 1 : UINT64_MAX;
+      if (step && jt_interrupt_takeable(S)) {
+        S->fuel_saved = left;
+        jt_take_interrupt(S);
+        return;
+      }
+      S->fuel_saved = left;
+      S->fuel_left = 1;
+      return;
+    }
+    S->interrupt = 0;  /* the budget is spent, interrupt or not */
+    S->fuel_left = 0;
   }
   if (S->fuel_left == 0 && !S->limits.fuel) {  /* a cancel cleared meanwhile */
     S->fuel_left = UINT64_MAX;
@@ -259,6 +327,9 @@ void jt_fuel_out(jt_State *S) {
   }
   jt_limit_exceeded(S, JT_LIMIT_FUEL);
 }
+
+void jt_fuel_out(jt_State *S) { fuel_trap(S, true); }
+void jt_fuel_out_work(jt_State *S) { fuel_trap(S, false); }
 
 /* ------------------------------------------------------------ evaluation */
 
@@ -312,6 +383,10 @@ static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *save
   *saved = S->limits;
   if (limits) S->limits = *limits;
   S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
+  if (S->interrupt) {  /* still pending: the trap on the fresh budget */
+    S->fuel_saved = S->fuel_left;
+    S->fuel_left = 1;
+  }
   S->cancel = 0;
   S->output_used = 0;
   S->limit_tripped = 0;
@@ -325,8 +400,14 @@ static jiti_Status host_call(jiti_State *S, Body body, void *ud, const jiti_Limi
   bool outer = S->jmp == NULL;
   jiti_Limits saved;
   begin_call(S, limits, &saved);
+  /* an interrupt is for the calls the host allowed it in, not the calls
+  ** nested in them (a gate's check, an export) */
+  bool interruptible = S->interruptible;
+  S->interruptible = S->interrupt_next;
+  S->interrupt_next = false;
   jt_V v = JT_NIL;
   jiti_Status st = protect(S, body, ud, &v);
+  S->interruptible = interruptible;
   JT_ROOT(S, v);
   jiti_Result scratch;
   fill_result(S, st, v, res ? res : &scratch, res != NULL);

@@ -210,12 +210,19 @@ typed $'(+ 2 2)\n' $':quit\n' >/dev/null
 n=$(wc -l <"$H")
 ok tty-history-bounded "$([[ $n -le 1001 && $n -ge 900 ]]; echo $?)"
 t tty-history-newest-kept 0 $'\\(\\+\\\\0402\\\\0402\\)\n:quit$' -- cat "$H"
-# Ctrl-C while waiting for a reply: the repl stops waiting, skips the late reply
+# Ctrl-C while a call runs: it is cancelled (by its key), its reply shown
 out=$(typed $'(progn (dotimes (i 25000) (expt 7 40000)) :late)\n' '~'$'\003' $'(+ 1 2)\n' $':quit\n'); st=$?
 ok tty-interrupt-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
-has tty-interrupted $'\njiti repl: interrupted: no longer waiting; the kernel still has the request'
+has tty-interrupted $'\njiti repl: cancelling attempt [0-9]+ \\(Ctrl-C again to stop waiting\\)'
+has tty-cancelled-reply 'cancelled: the kernel was asked to cancel the running call'
 has tty-after-interrupt $'\n3\r?\n'
 ok tty-late-reply-skipped "$([[ ! $out =~ :LATE ]]; echo $?)"
+# Ctrl-C while an :act runs: it is interrupted, the pause shown with CONTINUE
+out=$(typed $':act (loop)\n' '~'$'\003' $':abort\n' $':quit\n'); st=$?
+ok tty-act-interrupt-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
+has tty-act-interrupting $'jiti repl: interrupting attempt [0-9]+'
+has tty-act-paused 'INTERACTIVE-INTERRUPT'
+has tty-act-continue 'CONTINUE'
 H2=$tmp/elsewhere_history
 JITI_REPL_HISTORY=$H2 typed $':status\n' $':quit\n' >/dev/null
 ok tty-history-env "$([[ -f $H2 && $(stat -c %a "$H2") == 600 ]]; echo $?)"

@@ -716,6 +716,7 @@ static int run_repair(txn_World *W, txn_PauseInfo *P, const txn_Command *c, char
   int level = (int)(P - W->plev) + 1;
   jiti_checkpoint(W->S);
   jiti_Result r;
+  jiti_allow_interrupt(W->S);  /* jiti interrupt: a repair pauses a level up */
   jiti_Status st = jiti_call_limited(W->S, "%TXN-REPAIR", 3, args, &W->lim, &r);
   free(plit);
   P->repair_open = 0;
@@ -1182,7 +1183,9 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   jiti_set_frame_catch(W->S, cmd_fn != NULL);
   jiti_Result r;
   const jiti_Limits *lim = rq->limits ? rq->limits : &W->lim;
-  /* the form the gate read and checked, or (a program) the source again */
+  /* the form the gate read and checked, or (a program) the source again;
+  ** an attempt that may pause may be interrupted (jiti interrupt) */
+  if (cmd_fn) jiti_allow_interrupt(W->S);
   jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
                  : rq->listening ? jiti_form_eval_listening(W->S, lim, &r) : jiti_form_eval(W->S, lim, &r);
   W->pausable = 0;

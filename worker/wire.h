@@ -105,6 +105,14 @@ typedef struct worker_Progress {
   ** would be that one, so a signal arriving late never cancels the next
   ** call of a batch.  0: none. */
   uint64_t cancel_at;      /* written by the kernel only */
+  /* An interrupt (docs/protocol.md, "Interrupting a running transaction"):
+  ** as a cancel, for the attempt whose outcome would be interrupt_at - 1
+  ** (0: none), with the same signal; interrupt_seq numbers the requests,
+  ** written before interrupt_at, so that the worker acts on each once
+  ** however often the signal comes (again every 10 ms until the pause or
+  ** the outcome), and not at all once it has paused. */
+  uint64_t interrupt_at;   /* written by the kernel only */
+  uint64_t interrupt_seq;  /* written by the kernel only */
 } worker_Progress;
 #define WORKER_CANCEL_SIGNAL SIGUSR1
 #define WORKER_PROGRESS_SIZE ((size_t)4096)

@@ -238,8 +238,11 @@ static json_t *pause_json(Worker *w, const txn_View *v) {
   return p;
 }
 
+static void interrupt_settle(Worker *w);
+
 static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
   Worker *w = ud;
+  interrupt_settle(w);
   json_t *pv = pause_json(w, view);
   w->outlen = 0;
   json_t *pm = event_msg(WIRE_PAUSED);
@@ -457,21 +460,51 @@ static int limits_of(Worker *w, json_t *o, jiti_Limits *lim) {
   return 1;
 }
 
-/* Cancelling the running call (wire.h, the progress page's cancel_at):
-** the kernel's SIGUSR1 reaches the world's thread alone (the others block
-** it), and the handler only stores (jiti_cancel_async).  What it needs is
-** the serving worker, which a handler can reach only through a static. */
+/* Cancelling or interrupting the running call (wire.h, the progress
+** page's cancel_at, interrupt_at): the kernel's SIGUSR1 reaches the world's
+** thread alone (the others block it), and the handler only stores
+** (jiti_cancel_async, jiti_interrupt_async; inside a long GMP operation
+** those leave it: kernel/numstop.c).  What it needs is the serving worker,
+** which a handler can reach only through a static.  interrupt_ok: the
+** running attempt may pause; interrupt_armed: the last interrupt_seq acted
+** on (a pause settles the one it answers: interrupt_settle). */
 static Worker *volatile cancel_worker;
-static volatile sig_atomic_t cancel_running, cancel_done;
+static volatile sig_atomic_t cancel_running, cancel_done, interrupt_ok;
+static volatile uint64_t interrupt_armed;
 
 static void on_cancel(int sig) {
   (void)sig;
   Worker *w = cancel_worker;
   if (!w || !w->pg || !cancel_running) return;
   uint64_t at = __atomic_load_n(&w->pg->cancel_at, __ATOMIC_ACQUIRE);
-  if (at == 0 || at != w->made + 1) return;
-  cancel_done = 1;
-  jiti_cancel_async(txn_state(w->W));
+  if (at != 0 && at == w->made + 1) {
+    cancel_done = 1;
+    jiti_cancel_async(txn_state(w->W));
+    return;
+  }
+  at = __atomic_load_n(&w->pg->interrupt_at, __ATOMIC_ACQUIRE);
+  uint64_t seq = __atomic_load_n(&w->pg->interrupt_seq, __ATOMIC_ACQUIRE);
+  if (at == 0 || at != w->made + 1 || !interrupt_ok) return;
+  if (seq != interrupt_armed) {
+    interrupt_armed = seq;
+    jiti_interrupt_async(txn_state(w->W));
+  } else if (jiti_interrupt_pending(txn_state(w->W))) {
+    jiti_interrupt_async(txn_state(w->W));   /* its trap overwritten: set again */
+  }
+}
+
+/* The transaction paused: an interrupt asked for before is answered (it
+** paused, or had nothing to interrupt); one still pending is dropped, and a
+** late signal for it ignored.  The signal is blocked meanwhile. */
+static void interrupt_settle(Worker *w) {
+  if (!w->pg) return;
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, WORKER_CANCEL_SIGNAL);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  interrupt_armed = __atomic_load_n(&w->pg->interrupt_seq, __ATOMIC_ACQUIRE);
+  jiti_interrupt_clear(txn_state(w->W));
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Before the sandbox (which forbids rt_sigaction) and before the other
@@ -522,9 +555,13 @@ static void do_attempt(Worker *w, json_t *req) {
                       json_is_true(json_object_get(req, "listening"))};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
+    jiti_interrupt_clear(txn_state(w->W));
+    interrupt_ok = pausable;
     cancel_running = 1;
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
     cancel_running = 0;
+    interrupt_ok = 0;
+    jiti_interrupt_clear(txn_state(w->W));   /* one that came too late */
     if (cancel_done && o.reason != TXN_ACCEPTED) {
       o.reason = TXN_CANCELLED;  /* restored as an abort; the kernel asked */
       txn_diagnosis_free(o.diagnosis);   /* the cancel, not an error, ended it */

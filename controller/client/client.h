@@ -16,6 +16,7 @@ int cmd_act(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_interrupt(int argc, char **argv);
 int cmd_repl(int argc, char **argv); /* repl.c */
 
 #endif

@@ -163,6 +163,10 @@ static void eval_usage(FILE *out) {
           "menu is printed, and you repair and continue it with jiti act (--evaluate,\n"
           "--resume, --abort at the pause's generation); the pause holds the world\n"
           "until answered (or the kernel's --pause-timeout).\n"
+          "Ctrl-C while the call runs stops it: an interrupt when it can pause (jiti\n"
+          "interrupt), else a cancel (jiti cancel: restored, answered `cancelled`); what\n"
+          "the kernel said is printed, and the call's own reply awaited.  A second Ctrl-C\n"
+          "stops waiting (the connection closes: a call still running is cancelled).\n"
           "\n"
           "options:\n"
           "  --on-error fail|pause  what an unhandled error does (default: fail)\n"
@@ -197,6 +201,57 @@ static void preview_usage(FILE *out) {
 #define KEYED_PATIENCE 30.0
 
 static void retry_progress(const char *line) { fprintf(stderr, "jiti eval: %s\n", line); }
+
+static volatile sig_atomic_t eval_sigint;
+static void on_eval_sigint(int sig) {
+  (void)sig;
+  eval_sigint = 1;
+}
+
+/* A call, keyed, on a connection of its own; Ctrl-C stops it (an interrupt
+** when it can pause, else a cancel, aimed at it by its key) and the reply
+** is awaited still; a second Ctrl-C gives up.  The reply, or NULL after a
+** message. */
+static json_t *call_interruptible(const char *cmd, const char *dir, json_t *req, const char *key) {
+  char fresh[33], err[600];
+  if (!key) {
+    kclient_fresh_key(fresh);
+    key = fresh;
+  }
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_eval_sigint;  /* no SA_RESTART: the wait is interrupted */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, NULL, &old);
+  if (old.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);   /* (a background job keeps ignoring it) */
+  eval_sigint = 0;
+  kclient k;
+  kclient_init(&k, cmd, dir);
+  json_t *r = NULL;
+  int rc = kclient_call_keyed(&k, req, key, KEYED_PATIENCE, retry_progress, &eval_sigint, &r);
+  if (rc == KCLIENT_INTERRUPTED) {
+    eval_sigint = 0;
+    const char *op;
+    json_t *s = kclient_stop_keyed(dir, key, &op, err, sizeof err);
+    if (!s)
+      fprintf(stderr, "\njiti %s: cannot stop the call: %s\n", cmd, err);
+    else if (json_is_true(json_object_get(s, "ok")))
+      fprintf(stderr, "\njiti %s: %s attempt %lld (Ctrl-C again to stop waiting)\n", cmd,
+              !strcmp(op, "interrupt") ? "interrupting" : "cancelling", (long long)kclient_int(s, "attempt"));
+    else
+      fprintf(stderr, "\njiti %s: %s: %s (Ctrl-C again to stop waiting)\n", cmd, kclient_str(s, "code"),
+              kclient_str(s, "message"));
+    json_decref(s);
+    rc = kclient_await(&k, &r, &eval_sigint);
+    if (rc == KCLIENT_INTERRUPTED)
+      fprintf(stderr, "\njiti %s: no longer waiting; a call still running is cancelled as the connection "
+              "closes\n", cmd);
+  }
+  if (rc != KCLIENT_OK && rc != KCLIENT_INTERRUPTED) fprintf(stderr, "jiti %s: %s\n", cmd, k.err);
+  kclient_close(&k);
+  sigaction(SIGINT, &old, NULL);
+  return rc == KCLIENT_OK ? r : NULL;
+}
 
 /* eval and preview: one call or preview request. */
 static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
@@ -278,9 +333,7 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   else json_decref(lim);
   json_t *r;
   if (op == PROTO_CALL) {  /* a call runs once, even when its reply is lost: keyed */
-    char err[600];
-    r = kclient_once_keyed(c.dir, req, key, KEYED_PATIENCE, retry_progress, err, sizeof err);
-    if (!r) fprintf(stderr, "jiti %s: %s\n", cmd, err);
+    r = call_interruptible(cmd, c.dir, req, key);
   } else {
     r = render_request_once(cmd, c.dir, req);
   }
@@ -702,19 +755,43 @@ static void cancel_usage(FILE *out) {
           "evaluation step (a call, a loop iteration), its changes are restored and its\n"
           "caller is answered `cancelled`; the kernel then serves the next request.\n"
           "With --attempt N only attempt N is cancelled (status shows current_attempt).\n"
-          "A paused transaction is not running: abort it with jiti act --abort.\n"
-          "A client that disconnects while its call runs has it cancelled the same way\n"
-          "(Ctrl-C on jiti eval does that), unless the call said \"on_disconnect\": \"keep\".\n"
+          "A paused transaction is not running: abort it with jiti act --abort.  A long\n"
+          "operation on big numbers is stopped inside too.  To pause it instead, with a\n"
+          "CONTINUE restart: jiti interrupt.\n"
+          "A client that disconnects while its call runs has it cancelled the same way,\n"
+          "unless the call said \"on_disconnect\": \"keep\" (Ctrl-C on jiti eval cancels\n"
+          "its call by its key).\n"
           "\n"
           "Exit status: 0 the kernel was asked; 1 nothing runs (not-running), attempt N\n"
           "is not the running one (not-found), it is paused, or no kernel runs; 2 usage.\n");
 }
 
-int cmd_cancel(int argc, char **argv) {
+static void interrupt_usage(FILE *out) {
+  fprintf(out,
+          "usage: jiti interrupt [--store DIR] [--attempt N]\n"
+          "\n"
+          "Interrupt the transaction the store's kernel is running: it pauses at its next\n"
+          "evaluation step (inside a long operation on big numbers too) with the condition\n"
+          "INTERACTIVE-INTERRUPT (\"Interactive interrupt.\") and a CONTINUE restart that\n"
+          "goes on exactly where it stopped; its caller gets the pause.  From there\n"
+          "everything a pause allows works: repairs (jiti act EXPR), resume (jiti act\n"
+          "--resume ID: CONTINUE, or an outer restart), abort (jiti act --abort).  A repair\n"
+          "running at a pause is interrupted the same way (it pauses a level up).\n"
+          "With --attempt N only attempt N is interrupted (status shows current_attempt).\n"
+          "Only a transaction that may pause (an act) can be interrupted; a call fails\n"
+          "instead of pausing: jiti cancel stops it (not-pausable).\n"
+          "\n"
+          "Exit status: 0 the kernel was asked; 1 nothing runs (not-running), attempt N\n"
+          "is not the running one (not-found), it is paused already, it cannot pause\n"
+          "(not-pausable), or no kernel runs; 2 usage.\n");
+}
+
+/* cancel and interrupt: the running transaction (or attempt N). */
+static int stop_running(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   long long attempt = 0;
   for (int i = 1; i < argc; i++) {
-    int r = common_opt("cancel", argc, argv, &i, &c, cancel_usage);
+    int r = common_opt(cmd, argc, argv, &i, &c, usage);
     if (r < 0) return EXIT_USAGE;
     if (r == 2) return EXIT_OK;
     if (r) continue;
@@ -723,20 +800,26 @@ int cmd_cancel(int argc, char **argv) {
       i++;
       continue;
     }
-    fprintf(stderr, "jiti cancel: unexpected argument '%s' (--attempt takes a positive integer; see "
-            "'jiti cancel --help')\n", argv[i]);
+    fprintf(stderr, "jiti %s: unexpected argument '%s' (--attempt takes a positive integer; see "
+            "'jiti %s --help')\n", cmd, argv[i], cmd);
     return EXIT_USAGE;
   }
-  json_t *req = json_pack("{s:s}", "op", proto_op_name(PROTO_CANCEL));
+  json_t *req = json_pack("{s:s}", "op", proto_op_name(op));
   if (attempt) json_object_set_new(req, "attempt", json_integer(attempt));
-  json_t *r = render_request_once("cancel", c.dir, req);
+  json_t *r = render_request_once(cmd, c.dir, req);
   if (!r) return EXIT_FAIL;
   if (!json_is_true(json_object_get(r, "ok"))) {
-    int s = fail_reply("cancel", r);
+    int s = fail_reply(cmd, r);
     json_decref(r);
     return s;
   }
-  printf("cancelling attempt %lld\n", (long long)kclient_int(r, "attempt"));
+  printf("%s attempt %lld\n", op == PROTO_INTERRUPT ? "interrupting" : "cancelling",
+         (long long)kclient_int(r, "attempt"));
   json_decref(r);
   return EXIT_OK;
+}
+
+int cmd_cancel(int argc, char **argv) { return stop_running("cancel", PROTO_CANCEL, cancel_usage, argc, argv); }
+int cmd_interrupt(int argc, char **argv) {
+  return stop_running("interrupt", PROTO_INTERRUPT, interrupt_usage, argc, argv);
 }

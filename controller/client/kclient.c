@@ -180,17 +180,33 @@ int kclient_send(kclient *k, json_t *req) {
   return send_request(k, req, &id);
 }
 
+static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr);
+
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
   json_int_t id;
-  double sent = mono_now();
-  int told = 0;
   if (send_request(k, req, &id) != KCLIENT_OK) {
     if (!k->refused) return KCLIENT_UNSENT;
     *reply = k->refused;  /* the refusal answers the request */
     k->refused = NULL;
     return KCLIENT_OK;
   }
+  k->awaited = id;
+  return await_reply(k, id, reply, intr);
+}
+
+int kclient_await(kclient *k, json_t **reply, volatile sig_atomic_t *intr) {
+  *reply = NULL;
+  if (k->fd < 0) {
+    snprintf(k->err, sizeof k->err, "the connection to the kernel is closed: its reply is lost");
+    return KCLIENT_NO_REPLY;
+  }
+  return await_reply(k, k->awaited, reply, intr);
+}
+
+static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr) {
+  double sent = mono_now();
+  int told = 0;
   for (;;) {
     int got;
     json_t *j = take_line(k, &got);
@@ -327,6 +343,17 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
   json_decref(req);
   if (rc != KCLIENT_INTERRUPTED && !k->err[0]) snprintf(k->err, sizeof k->err, "the kernel did not answer");
   return rc == KCLIENT_INTERRUPTED ? rc : KCLIENT_NO_REPLY;
+}
+
+json_t *kclient_stop_keyed(const char *dir, const char *key, const char **op, char *err, size_t errlen) {
+  *op = "interrupt";
+  json_t *r = kclient_once(dir, json_pack("{s:s, s:s}", "op", *op, "key", key), err, errlen);
+  if (r && !strcmp(kclient_str(r, "code"), "not-pausable")) {   /* a call: it cannot pause */
+    json_decref(r);
+    *op = "cancel";
+    r = kclient_once(dir, json_pack("{s:s, s:s}", "op", *op, "key", key), err, errlen);
+  }
+  return r;
 }
 
 json_t *kclient_once_keyed(const char *dir, json_t *req, const char *key, double patience,

@@ -26,6 +26,7 @@ typedef struct kclient {
   void (*waiting)(const char *line);  /* told once when a reply is slow to come
                         ** (NULL: nobody is told); kclient_call_keyed sets it */
   double waiting_after; /* seconds without a reply before it is told */
+  json_int_t awaited;   /* the "id" of the last request kclient_call sent */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */
@@ -57,6 +58,17 @@ enum {
 ** set.  On anything but KCLIENT_OK the connection is closed, except after
 ** KCLIENT_INTERRUPTED, and k->err says what happened. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
+
+/* After KCLIENT_INTERRUPTED: wait again for the reply to the request that
+** was interrupted (kclient_call's return codes, no request sent). */
+int kclient_await(kclient *k, json_t **reply, volatile sig_atomic_t *intr);
+
+/* Stop the running transaction whose request carried idempotency key
+** `key` (jiti eval's and jiti repl's Ctrl-C), on a connection of its own:
+** an interrupt (it pauses), or a cancel when it cannot pause.  The reply
+** (*op: "interrupt" or "cancel", the last one sent), or NULL with the
+** reason in err. */
+json_t *kclient_stop_keyed(const char *dir, const char *key, const char **op, char *err, size_t errlen);
 
 /* Send req (stolen) with a fresh "id" without waiting for its reply, which
 ** the next kclient_call skips (a request whose answer does not matter: it

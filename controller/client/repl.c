@@ -236,6 +236,25 @@ static json_t *request(Repl *R, json_t *req, int quiet) {
     json_incref(req);
     rc = kclient_call(&R->k, req, &rep, &interrupted);
   }
+  const char *key = json_string_value(json_object_get(req, "key"));
+  if (rc == KCLIENT_INTERRUPTED && key && !quiet) {
+    /* a transaction: Ctrl-C stops it (an interrupt when it can pause, else
+    ** a cancel) and its reply (the pause, or cancelled) is awaited */
+    interrupted = 0;
+    char err[600];
+    const char *op;
+    json_t *s = kclient_stop_keyed(R->dir, key, &op, err, sizeof err);
+    if (R->tty) fputc('\n', stdout);  /* after the ^C */
+    if (!s)
+      say("cannot stop it: %s", err);
+    else if (json_is_true(json_object_get(s, "ok")))
+      say("%s attempt %lld (Ctrl-C again to stop waiting)", !strcmp(op, "interrupt") ? "interrupting" : "cancelling",
+          (long long)kclient_int(s, "attempt"));
+    else
+      say("%s: %s (Ctrl-C again to stop waiting)", kclient_str(s, "code"), kclient_str(s, "message"));
+    json_decref(s);
+    rc = kclient_await(&R->k, &rep, &interrupted);
+  }
   json_decref(req);
   if (rc == KCLIENT_OK) return rep;
   if (quiet) return NULL;
@@ -394,14 +413,25 @@ static void run_act(Repl *R, json_t *action);
 /* A form: an application call that pauses on an unhandled error (unless
 ** --on-error fail); while the world is paused, a repair inside the pause,
 ** as a form typed in a Lisp debugger is evaluated there. */
+
+/* req with a fresh idempotency key: what Ctrl-C names to stop it. */
+static json_t *keyed(json_t *req) {
+  char key[33];
+  kclient_fresh_key(key);
+  if (req) json_object_set_new(req, "key", json_string(key));
+  return req;
+}
+
 static void run_call(Repl *R, const char *src, size_t n) {
   if (!refresh(R, 0)) return;
   if (!strcmp(R->state, "paused")) {
     run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", src, n));
     return;
   }
-  json_t *r = request(R, json_pack("{s:s, s:s%, s:s, s:b}", "op", "call", "source", src, n, "on_error",
-                                   R->on_error_fail ? "fail" : "pause", "listening", 1), 0);
+  /* keyed (Ctrl-C names it by its key), and cancelled should the repl go */
+  json_t *r = request(R, keyed(json_pack("{s:s, s:s%, s:s, s:b, s:s}", "op", "call", "source", src, n, "on_error",
+                                         R->on_error_fail ? "fail" : "pause", "listening", 1, "on_disconnect",
+                                         "cancel")), 0);
   if (!r) return;
   print_reply(R, r);
   if (!json_is_true(json_object_get(r, "ok"))) render_diagnosis(stdout, json_object_get(r, "diagnosis"));
@@ -415,7 +445,7 @@ static void run_act(Repl *R, json_t *action) {
     return;
   }
   if (!refresh(R, 0)) { json_decref(action); return; }
-  json_t *r = request(R, json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action),
+  json_t *r = request(R, keyed(json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action)),
                       0);
   if (!r) return;
   print_reply(R, r);
@@ -969,8 +999,10 @@ static void repl_usage(FILE *out) {
           "\n"
           "On a terminal: line editing and a history (libedit) kept in $JITI_REPL_HISTORY,\n"
           "else DIR/repl_history (mode 0600, the last %d entries; JITI_REPL_HISTORY set but\n"
-          "empty: none); Ctrl-C drops the entry being typed, or stops waiting for a reply\n"
-          "(the kernel keeps the request); Ctrl-D on a continuation line drops the form.\n"
+          "empty: none); Ctrl-C drops the entry being typed; while a form runs it stops\n"
+          "it (it is interrupted: it pauses, CONTINUE resumes it; one that cannot pause\n"
+          "is cancelled) and the reply is awaited; a second Ctrl-C stops waiting (the\n"
+          "kernel keeps the request).  Ctrl-D on a continuation line drops the form.\n"
           "Otherwise lines are read as they come, without prompts or history.\n"
           "\n"
           "options:\n"

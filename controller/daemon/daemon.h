@@ -215,7 +215,9 @@ typedef struct Txn {
   int decided_changed;   /* the commit said changed */
   uint64_t cancel_timer; /* the cancel signal sent again until the outcome (0: none) */
   int keep_on_disconnect;  /* "on_disconnect": "keep": its client's leaving cancels nothing */
-  int pausable;          /* an act, or a call that asked "on_error": "pause" */
+  int pausable;          /* an act, or a call that asked "on_error": "pause"
+                            (request_pausable): and so it may be interrupted */
+  uint64_t interrupt_timer;  /* the interrupt signal sent again until a pause or the outcome (0: none) */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
@@ -594,6 +596,13 @@ int dsched_client_waits(Daemon *D, uint64_t client);  /* 1: something it asked f
 ** runs).  0 when the worker was asked (its outcome answers the caller
 ** `cancelled`), else a proto_Code's name with a message in why. */
 const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n);
+/* Interrupt the running transaction (attempt as for dsched_cancel): it
+** pauses at its next evaluation step with INTERACTIVE-INTERRUPT and a
+** CONTINUE restart.  0 when the worker was asked (the pause answers the
+** transaction's client), else a proto_Code's name with a message in why:
+** not-running, not-found, paused (nothing runs: it is paused already),
+** not-pausable (it cannot pause: jiti cancel stops it), not-allowed. */
+const char *dsched_interrupt(Daemon *D, uint64_t attempt, char *why, size_t n);
 /* A client left: the transaction it waits for is cancelled unless it asked
 ** to keep it. */
 void dsched_client_gone(Daemon *D, uint64_t client);

@@ -257,17 +257,42 @@ static void op_shutdown(Req *q) {
 }
 
 /* cancel: the running transaction (optionally the attempt named), at the
-** worker's next evaluation step; its own reply says `cancelled`. */
+** worker's next evaluation step; its own reply says `cancelled`.
+** interrupt: the same, but it pauses there (its client gets the pause). */
 static void op_cancel(Req *q) {
+  const char *op = proto_op_name(q->op);
   json_t *a = json_object_get(q->r, "attempt");
   if (a && !(json_is_integer(a) && json_integer_value(a) > 0)) {
-    dreply_err(q->D, q->client, q->id, "invalid-request", "\"attempt\" of cancel must be a positive integer "
-               "(status shows current_attempt)");
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"attempt\" of %s must be a positive integer "
+               "(status shows current_attempt)", op);
     return;
   }
   uint64_t attempt = a ? (uint64_t)json_integer_value(a) : 0;
+  /* "key": the running transaction only if its request carried that
+  ** idempotency key (a client stopping its own call: jiti eval's Ctrl-C) */
+  json_t *key = json_object_get(q->r, "key");
+  Txn *t = &q->D->live.cur;
+  if (key && (!json_is_string(key) || !json_string_length(key))) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"key\" of %s must be a non-empty string (the "
+               "idempotency key of the call to stop)", op);
+    return;
+  }
+  if (key && t->active) {
+    json_t *probe = json_pack("{s:O}", "key", key);
+    events_Key *k = probe ? events_key_new(probe) : NULL;
+    int same = k && t->key && !strcmp(k->key, t->key->key);
+    free(k);
+    json_decref(probe);
+    if (!same) {
+      dreply_err(q->D, q->client, q->id, "not-found", "the running transaction (attempt %" PRIu64 ") is not the "
+                 "request with that key: it waits in the queue, or is over; nothing was %s", t->attempt,
+                 q->op == PROTO_INTERRUPT ? "interrupted" : "cancelled");
+      return;
+    }
+  }
   char why[400];
-  const char *code = dsched_cancel(q->D, attempt, why, sizeof why);
+  const char *code = q->op == PROTO_INTERRUPT ? dsched_interrupt(q->D, attempt, why, sizeof why)
+                                              : dsched_cancel(q->D, attempt, why, sizeof why);
   if (code) {
     dreply_err(q->D, q->client, q->id, code, "%s", why);
     return;
@@ -513,7 +538,8 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_ROLLBACK] = {op_rollback, {"op", "id", "revision", "generation", "limits", "wait"}},
     [PROTO_RECORD] = {op_record, {"op", "id", "event", "sync"}},
     [PROTO_SHUTDOWN] = {op_shutdown, {"op", "id"}},
-    [PROTO_CANCEL] = {op_cancel, {"op", "id", "attempt"}},
+    [PROTO_CANCEL] = {op_cancel, {"op", "id", "attempt", "key"}},
+    [PROTO_INTERRUPT] = {op_cancel, {"op", "id", "attempt", "key"}},
     [PROTO_REPAIR_POLICY] = {op_repair_policy, {"op", "id", "action", "selector", "mode", "expected"}},
 };
 

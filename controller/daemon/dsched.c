@@ -21,8 +21,11 @@
 void dsched_txn_clear(Daemon *D) {
   Txn *t = &D->live.cur;
   if (t->cancel_timer) dpoll_timer_del(D->poll, t->cancel_timer);
-  if (D->live.w.progress)  /* a cancel asked for it is over */
+  if (t->interrupt_timer) dpoll_timer_del(D->poll, t->interrupt_timer);
+  if (D->live.w.progress) {  /* a cancel or an interrupt asked for it is over */
     __atomic_store_n(&((worker_Progress *)D->live.w.progress)->cancel_at, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&((worker_Progress *)D->live.w.progress)->interrupt_at, 0, __ATOMIC_RELEASE);
+  }
   free(t->source);
   free(t->summary);
   json_decref(t->responder_id);
@@ -45,7 +48,8 @@ void dsched_txn_clear(Daemon *D) {
 static double cancel_again(void *ud, double now) {
   Daemon *D = ud;
   Txn *t = &D->live.cur;
-  if (!t->active || !t->cancel_timer || D->live.wait != W_ATTEMPT || D->live.in_pause || !D->live.w.pid) {
+  if (!t->active || !t->cancel_timer || D->live.wait != W_ATTEMPT || (D->live.in_pause && t->sent != TXN_CMD_RESUME) ||
+      !D->live.w.pid) {
     t->cancel_timer = 0;
     return -1;
   }
@@ -56,7 +60,7 @@ static double cancel_again(void *ud, double now) {
 const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
   Txn *t = &D->live.cur;
   DWorker *k = &D->live;
-  if (!t->active || k->wait != W_ATTEMPT) {
+  if (!t->active) {
     snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was cancelled");
     return "not-running";
   }
@@ -65,10 +69,18 @@ const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
              "current_attempt); nothing was cancelled", attempt, t->attempt);
     return "not-found";
   }
-  if (k->in_pause) {
-    snprintf(why, n, "attempt %" PRIu64 " is paused, not running: abort it (act abort, jiti act --abort)",
-             t->attempt);
+  /* a computation resumed from its pause runs again: it may be cancelled;
+  ** a pause, or a repair running at one, is answered by an abort */
+  if (k->in_pause && !(k->wait == W_ATTEMPT && t->sent == TXN_CMD_RESUME)) {
+    snprintf(why, n, "attempt %" PRIu64 " is paused, not running: abort it (act abort, jiti act --abort)%s",
+             t->attempt, k->wait == W_ATTEMPT ? "; the repair running at the pause can be interrupted (jiti "
+             "interrupt)" : "");
     return "paused";
+  }
+  if (k->wait != W_ATTEMPT) {
+    snprintf(why, n, "attempt %" PRIu64 " is not running (it is being published); nothing was cancelled",
+             t->attempt);
+    return "not-running";
   }
   if (!k->w.progress || !k->w.pid) {
     snprintf(why, n, "the worker was started without its progress page and cannot be asked to cancel; "
@@ -80,6 +92,73 @@ const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
   kill(k->w.pid, WORKER_CANCEL_SIGNAL);
   if (!t->cancel_timer) t->cancel_timer = dpoll_timer(D->poll, daemon_now() + CANCEL_RESEND, cancel_again, D);
   dlog(D, "attempt %" PRIu64 ": cancel requested", t->attempt);
+  return NULL;
+}
+
+/* ---------------------------------------------------------- interrupting */
+
+/* An interrupt is answered by the pause it makes (or by the outcome, when
+** the transaction ended first): the signal is sent again until then, the
+** worker acting on each request once (wire.h, interrupt_seq). */
+static void interrupt_over(Daemon *D) {
+  Txn *t = &D->live.cur;
+  if (t->interrupt_timer) dpoll_timer_del(D->poll, t->interrupt_timer);
+  t->interrupt_timer = 0;
+  if (D->live.w.progress)
+    __atomic_store_n(&((worker_Progress *)D->live.w.progress)->interrupt_at, 0, __ATOMIC_RELEASE);
+}
+
+static double interrupt_again(void *ud, double now) {
+  Daemon *D = ud;
+  Txn *t = &D->live.cur;
+  if (!t->active || !t->interrupt_timer || D->live.wait != W_ATTEMPT || !D->live.w.pid) {
+    t->interrupt_timer = 0;
+    return -1;
+  }
+  kill(D->live.w.pid, WORKER_CANCEL_SIGNAL);
+  return now + CANCEL_RESEND;
+}
+
+const char *dsched_interrupt(Daemon *D, uint64_t attempt, char *why, size_t n) {
+  Txn *t = &D->live.cur;
+  DWorker *k = &D->live;
+  if (!t->active) {
+    snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was interrupted");
+    return "not-running";
+  }
+  if (attempt && attempt != t->attempt) {
+    snprintf(why, n, "attempt %" PRIu64 " is not running (attempt %" PRIu64 " is; status shows "
+             "current_attempt); nothing was interrupted", attempt, t->attempt);
+    return "not-found";
+  }
+  if (k->in_pause && k->wait != W_ATTEMPT) {
+    snprintf(why, n, "attempt %" PRIu64 " is paused already: nothing runs to interrupt (act: a repair, "
+             "resume, abort)", t->attempt);
+    return "paused";
+  }
+  if (k->wait != W_ATTEMPT) {
+    snprintf(why, n, "attempt %" PRIu64 " is not running (it is being published); nothing was interrupted",
+             t->attempt);
+    return "not-running";
+  }
+  if (!t->pausable) {
+    snprintf(why, n, "attempt %" PRIu64 " is a %s, which cannot pause (an unhandled error ends it): only "
+             "jiti cancel stops it", t->attempt, proto_op_name(t->op));
+    return "not-pausable";
+  }
+  if (!k->w.progress || !k->w.pid) {
+    snprintf(why, n, "the worker was started without its progress page and cannot be interrupted; "
+             "jiti stop ends it");
+    return "not-allowed";
+  }
+  worker_Progress *pg = (worker_Progress *)k->w.progress;
+  uint64_t seq = __atomic_load_n(&pg->interrupt_seq, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&pg->interrupt_seq, seq, __ATOMIC_RELEASE);
+  __atomic_store_n(&pg->interrupt_at, k->w.outcomes_seen + 1, __ATOMIC_RELEASE);
+  kill(k->w.pid, WORKER_CANCEL_SIGNAL);
+  if (!t->interrupt_timer)
+    t->interrupt_timer = dpoll_timer(D->poll, daemon_now() + CANCEL_RESEND, interrupt_again, D);
+  dlog(D, "attempt %" PRIu64 ": interrupt requested", t->attempt);
   return NULL;
 }
 
@@ -274,6 +353,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   /* a call with an idempotency key is kept by default: the key is there so
   ** that its client can come back for the outcome after a dropped line */
   t->keep_on_disconnect = od ? !strcmp(od, "keep") : dkeys_of(p->req) != NULL;
+  t->pausable = request_pausable(p->op, p->req);
   t->grouped = batchable(p);
   t->pausable = request_pausable(p->op, p->req);
   t->req = t->grouped ? json_incref(p->req) : NULL;
@@ -611,6 +691,7 @@ static void on_query_answer(Daemon *D, json_t *m, wire_Event ev) {
 static void on_paused(Daemon *D, json_t *m) {
   Txn *t = &D->live.cur;
   json_t *p = json_object_get(m, "pause");
+  interrupt_over(D);   /* paused: nothing left to interrupt */
   D->gen = (uint64_t)json_integer_value(json_object_get(p, "generation"));
   D->live.wait = W_NONE;
   int first = !D->live.in_pause;

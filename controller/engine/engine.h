@@ -294,8 +294,9 @@ void vouch_escape(const char *s, size_t n, char *buf, size_t len);
 /* Its "source" (an act's action's), "" when it has none. */
 const char *request_source(struct json_t *req);
 
-/* Whether an unhandled error pauses it: an act, or a call that asked
-** "on_error": "pause". */
+/* Whether an unhandled error pauses it — an act, or a call that asked
+** "on_error": "pause" — and so whether it may be interrupted (jiti
+** interrupt). */
 int request_pausable(proto_Op op, struct json_t *req);
 
 /* s on one line (newlines and tabs as spaces), cut to fit n with "...". */

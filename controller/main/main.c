@@ -40,6 +40,7 @@ static const struct {
   {"status", cmd_status, "show the state of the store's kernel"},
   {"stop", cmd_stop, "shut the store's kernel down cleanly"},
   {"cancel", cmd_cancel, "cancel the transaction the kernel is running (restored)"},
+  {"interrupt", cmd_interrupt, "pause the transaction the kernel is running (CONTINUE resumes it)"},
   {"repl", cmd_repl, "an interactive session with the running kernel"},
   {"session", cmd_session, "let a model grow the world, one checked action at a time"},
   {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},

@@ -364,3 +364,21 @@
 ;; jiti_eval_in_frame: one form of SRC evaluated in a pause's FRAME.
 (defun %frame-eval (src frame)
   (eval (%frame-form (read-from-string src) frame)))
+
+;;; An interactive interrupt (jiti interrupt; Ctrl-C in jiti eval and jiti
+;;; repl): the evaluator calls %interactive-interrupt at the step where it
+;;; finds one (state.c, jt_take_interrupt).  It goes to the debugger as
+;;; BREAK does, no handler seeing it, with CONTINUE going on exactly where
+;;; the computation stopped.  A serious condition, not an error.
+(define-condition interactive-interrupt (serious-condition) ()
+  (:report "Interactive interrupt."))
+
+;;; Written with the primitives, not WITH-SIMPLE-RESTART: its first call
+;;; is analysed then, and the expansion of RESTART-CASE would make the
+;;; first interrupt of a world wait for it (a tenth of a second).
+(defun %interactive-interrupt ()
+  (block interrupted
+    (%restart-bind
+     (list (%make-restart 'continue (lambda () (return-from interrupted nil))
+                          "Continue the interrupted computation." nil nil nil))
+     (lambda () (invoke-debugger (make-condition 'interactive-interrupt))))))

@@ -43,7 +43,8 @@ SLOW = 1          # timeouts and waits are multiplied by this (ASan, GC stress)
 GC_STRESS = False
 
 OPS = ['hello', 'status', 'observe', 'inspect', 'history', 'subscribe', 'call', 'preview', 'act', 'apply',
-       'invariant-add', 'invariant-remove', 'invariant-list', 'rollback', 'record', 'shutdown', 'repair-policy']
+       'invariant-add', 'invariant-remove', 'invariant-list', 'rollback', 'record', 'shutdown', 'cancel', 'interrupt',
+       'repair-policy']
 # Codes with which the kernel refuses a request it cannot parse or check.
 REFUSAL_CODES = {'malformed-json', 'invalid-utf8', 'invalid-request', 'unknown-op', 'unsupported-protocol'}
 

@@ -19,8 +19,64 @@ def run(R):
         goals_and_records(R, k)
     with Kernel() as k:
         frames(R, k)
+    with Kernel('--fuel', '0') as k:
+        interrupts(R, k)
     shutdown(R)
     worker_death(R)
+
+
+# ---------------------------------------------------------------- interrupts
+
+LOOP = '(loop for i from 0 do (world-put :i i))'
+
+
+def interrupts(R, k):
+    """interrupt: an act pauses with INTERACTIVE-INTERRUPT and CONTINUE, its
+    client answered by the pause; the errors: nothing running, already
+    paused, a wrong attempt or key, a call that cannot pause."""
+    c, ctl = k.conn(), k.conn()
+    st = {}
+
+    def nothing_runs():
+        expect_error(ctl.request({'op': 'interrupt'}), 'not-running')
+    R.run('conformance/interrupt-not-running', nothing_runs)
+
+    def act_pauses():
+        g = k.gen()
+        rid = c.send({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': LOOP}})
+        wait_for(lambda: k.status()['state'] == 'running', 10, 'the act runs')
+        a = k.status()['current_attempt']
+        expect_error(ctl.request({'op': 'interrupt', 'attempt': a + 1}), 'not-found')
+        expect_error(ctl.request({'op': 'interrupt', 'key': 'not-its-key'}), 'not-found')
+        expect_ok(ctl.request({'op': 'interrupt', 'attempt': a}), attempt=a)
+        r = expect_ok(c.reply(rid), status='paused')
+        p = r['pause']
+        assert p['condition_type'] == 'INTERACTIVE-INTERRUPT' and p['report'] == 'Interactive interrupt.', p
+        assert p['generation'] == g + 1 and p['level'] == 1, p
+        assert p['restarts'][0] == {'id': 'p1-0', 'level': 1, 'name': 'CONTINUE',
+                                    'report': 'Continue the interrupted computation.', 'lambda_list': '()'}, p
+        st['gen'] = r['generation']
+    R.run('conformance/interrupt-act-pauses', act_pauses)
+
+    def paused_already():
+        r = expect_error(ctl.request({'op': 'interrupt'}), 'paused')
+        assert 'abort' in r['message'] or 'resume' in r['message'], r
+        v = expect_ok(c.request({'op': 'act', 'generation': st['gen'],
+                                 'action': {'type': 'evaluate', 'source': '(integerp (world-get :i))'}}),
+                      status='paused')
+        assert v['value'] == 'T', v
+        expect_error(c.request({'op': 'act', 'generation': st['gen'], 'action': {'type': 'abort'}}), 'aborted')
+        assert k.call('(world-get :i)')['value'] == 'NIL'
+    R.run('conformance/interrupt-paused-already', paused_already)
+
+    def call_not_pausable():
+        rid = c.send({'op': 'call', 'source': '(loop)'})
+        wait_for(lambda: k.status()['state'] == 'running', 10, 'the call runs')
+        r = expect_error(ctl.request({'op': 'interrupt'}), 'not-pausable')
+        assert 'jiti cancel' in r['message'], r
+        expect_ok(ctl.request({'op': 'cancel'}))
+        expect_error(c.reply(rid), 'cancelled')
+    R.run('conformance/interrupt-call-not-pausable', call_not_pausable)
 
 
 # ------------------------------------------------------------------ requests

@@ -420,6 +420,13 @@ def cases():
     add('oversized-line-then-request', oversized_then_pipelined)
     # requests
     add('unknown-op', bad_request({'op': 'format-disk'}, 'unknown-op'))
+    add('interrupt-nothing-runs', bad_request({'op': 'interrupt'}, 'not-running', valid=True))
+    add('interrupt-attempt-zero', bad_request({'op': 'interrupt', 'attempt': 0}, 'invalid-request'))
+    add('interrupt-attempt-string', bad_request({'op': 'interrupt', 'attempt': '1'}, 'invalid-request'))
+    add('interrupt-key-empty', bad_request({'op': 'interrupt', 'key': ''}, 'invalid-request'))
+    add('interrupt-key-number', bad_request({'op': 'interrupt', 'key': 7}, 'invalid-request'))
+    add('interrupt-unknown-member', bad_request({'op': 'interrupt', 'signal': 'KILL'}, 'invalid-request'))
+    add('cancel-key-nothing-runs', bad_request({'op': 'cancel', 'key': 'k1'}, 'not-running', valid=True))
     add('op-wrong-case', bad_request({'op': 'HELLO'}, 'unknown-op'))
     add('op-not-string', bad_request({'op': 5}, 'invalid-request'))
     add('missing-op', bad_request({'source': '(world-put :keep 0)'}, 'invalid-request'))
