@@ -210,12 +210,14 @@ typed $'(+ 2 2)\n' $':quit\n' >/dev/null
 n=$(wc -l <"$H")
 ok tty-history-bounded "$([[ $n -le 1001 && $n -ge 900 ]]; echo $?)"
 t tty-history-newest-kept 0 $'\\(\\+\\\\0402\\\\0402\\)\n:quit$' -- cat "$H"
-# Ctrl-C while a call runs: it is cancelled (by its key), its reply shown
-out=$(typed $'(progn (dotimes (i 25000) (expt 7 40000)) :late)\n' '~'$'\003' $'(+ 1 2)\n' $':quit\n'); st=$?
+# Ctrl-C while a form runs: it is interrupted (by its key) and the debugger
+# shows the pause with CONTINUE; a form there is a repair; :abort ends it
+out=$(typed $'(progn (dotimes (i 25000) (expt 7 40000)) :late)\n' '~'$'\003' $'(+ 1 2)\n' $':abort\n' $':quit\n'); st=$?
 ok tty-interrupt-exit-0 "$([[ $st -eq 0 ]]; echo $?)"
-has tty-interrupted $'\njiti repl: cancelling attempt [0-9]+ \\(Ctrl-C again to stop waiting\\)'
-has tty-cancelled-reply 'cancelled: the kernel was asked to cancel the running call'
-has tty-after-interrupt $'\n3\r?\n'
+has tty-interrupted $'\njiti repl: interrupting attempt [0-9]+ \\(Ctrl-C again to stop waiting\\)'
+has tty-interrupt-pause $'debugger entered at level 1 \\(generation [0-9]+\\): INTERACTIVE-INTERRUPT: Interactive interrupt\\.\r?\nrestarts:\r?\n  0: \\[CONTINUE\\] Continue the interrupted computation\\.'
+has tty-repair-after-interrupt $'\nrepair value: 3\r?\n'
+has tty-aborted-after-interrupt $'\naborted: '
 ok tty-late-reply-skipped "$([[ ! $out =~ :LATE ]]; echo $?)"
 # Ctrl-C while an :act runs: it is interrupted, the pause shown with CONTINUE
 out=$(typed $':act (loop)\n' '~'$'\003' $':abort\n' $':quit\n'); st=$?
