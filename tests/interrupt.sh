@@ -112,11 +112,23 @@ sigint_default() { exec python3 -c 'import os, signal, sys; signal.signal(signal
 sigint_default "$JITI" eval --store "$S" '(progn (world-put :k 1) (loop))' >"$tmp/call.out" 2>&1 &
 call=$!
 running
-t interrupt-call 1 "not-pausable: attempt [0-9]+ is a call, which cannot pause.*jiti cancel" -- "$JITI" interrupt --store "$S"
+t interrupt-call 1 "not-pausable: attempt [0-9]+ is a call that cannot pause.*on_error.*jiti cancel" -- "$JITI" interrupt --store "$S"
 kill -INT "$call"; wait "$call"; ok ctrl-c-call-fails $([[ $? -eq 1 ]]; echo $?)
 t ctrl-c-says-cancelling 0 "jiti eval: cancelling attempt [0-9]+ \(Ctrl-C again to stop waiting\)" -- cat "$tmp/call.out"
 t ctrl-c-reply-cancelled 0 "cancelled: the kernel was asked to cancel" -- cat "$tmp/call.out"
 t call-restored 0 "^NIL" -- "$JITI" eval --store "$S" '(world-get :k)'
+# a call that asked to pause can be interrupted like an act: Ctrl-C on
+# jiti eval --on-error pause interrupts it, the pause is answered by act
+sigint_default "$JITI" eval --store "$S" --on-error pause '(progn (world-put :k 2) (loop))' >"$tmp/pcall.out" 2>&1 &
+call=$!
+running
+kill -INT "$call"; wait "$call"; ok ctrl-c-pausable-call-exits-0 $([[ $? -eq 0 ]]; echo $?)
+t ctrl-c-says-interrupting 0 "jiti eval: interrupting attempt [0-9]+" -- cat "$tmp/pcall.out"
+t pausable-call-paused 0 "INTERACTIVE-INTERRUPT: Interactive interrupt.
+restarts .*
+  p1-0 +CONTINUE \(\) +Continue the interrupted computation." -- cat "$tmp/pcall.out"
+t pausable-call-aborted 0 "^aborted: " -- "$JITI" act --store "$S" --generation "$(gen)" --abort
+t pausable-call-restored 0 "^NIL" -- "$JITI" eval --store "$S" '(world-get :k)'
 t interrupt-after 1 "not-running" -- "$JITI" interrupt --store "$S"
 "$JITI" stop --store "$S" >/dev/null
 # sanitizer builds: no report from the kernel or its workers (a block of an

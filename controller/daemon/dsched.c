@@ -57,18 +57,34 @@ static double cancel_again(void *ud, double now) {
   return now + CANCEL_RESEND;
 }
 
-const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
+/* What cancel and interrupt refuse alike (done: "cancelled",
+** "interrupted"): nothing runs, another attempt than the one named runs, a
+** worker that cannot be asked.  The code with why, or NULL. */
+static const char *not_stoppable(Daemon *D, uint64_t attempt, const char *done, char *why, size_t n) {
   Txn *t = &D->live.cur;
   DWorker *k = &D->live;
   if (!t->active) {
-    snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was cancelled");
+    snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was %s", done);
     return "not-running";
   }
   if (attempt && attempt != t->attempt) {
     snprintf(why, n, "attempt %" PRIu64 " is not running (attempt %" PRIu64 " is; status shows "
-             "current_attempt); nothing was cancelled", attempt, t->attempt);
+             "current_attempt); nothing was %s", attempt, t->attempt, done);
     return "not-found";
   }
+  if (!k->w.progress || !k->w.pid) {
+    snprintf(why, n, "the worker was started without its progress page and cannot be asked to stop; "
+             "jiti stop ends it");
+    return "not-allowed";
+  }
+  return NULL;
+}
+
+const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
+  Txn *t = &D->live.cur;
+  DWorker *k = &D->live;
+  const char *code = not_stoppable(D, attempt, "cancelled", why, n);
+  if (code) return code;
   /* a computation resumed from its pause runs again: it may be cancelled;
   ** a pause, or a repair running at one, is answered by an abort */
   if (k->in_pause && !(k->wait == W_ATTEMPT && t->sent == TXN_CMD_RESUME)) {
@@ -81,11 +97,6 @@ const char *dsched_cancel(Daemon *D, uint64_t attempt, char *why, size_t n) {
     snprintf(why, n, "attempt %" PRIu64 " is not running (it is being published); nothing was cancelled",
              t->attempt);
     return "not-running";
-  }
-  if (!k->w.progress || !k->w.pid) {
-    snprintf(why, n, "the worker was started without its progress page and cannot be asked to cancel; "
-             "jiti stop ends it");
-    return "not-allowed";
   }
   worker_Progress *pg = (worker_Progress *)k->w.progress;
   __atomic_store_n(&pg->cancel_at, k->w.outcomes_seen + 1, __ATOMIC_RELEASE);
@@ -122,15 +133,8 @@ static double interrupt_again(void *ud, double now) {
 const char *dsched_interrupt(Daemon *D, uint64_t attempt, char *why, size_t n) {
   Txn *t = &D->live.cur;
   DWorker *k = &D->live;
-  if (!t->active) {
-    snprintf(why, n, "no transaction is running (status shows the kernel's state); nothing was interrupted");
-    return "not-running";
-  }
-  if (attempt && attempt != t->attempt) {
-    snprintf(why, n, "attempt %" PRIu64 " is not running (attempt %" PRIu64 " is; status shows "
-             "current_attempt); nothing was interrupted", attempt, t->attempt);
-    return "not-found";
-  }
+  const char *code = not_stoppable(D, attempt, "interrupted", why, n);
+  if (code) return code;
   if (k->in_pause && k->wait != W_ATTEMPT) {
     snprintf(why, n, "attempt %" PRIu64 " is paused already: nothing runs to interrupt (act: a repair, "
              "resume, abort)", t->attempt);
@@ -142,14 +146,9 @@ const char *dsched_interrupt(Daemon *D, uint64_t attempt, char *why, size_t n) {
     return "not-running";
   }
   if (!t->pausable) {
-    snprintf(why, n, "attempt %" PRIu64 " is a %s, which cannot pause (an unhandled error ends it): only "
-             "jiti cancel stops it", t->attempt, proto_op_name(t->op));
+    snprintf(why, n, "attempt %" PRIu64 " is a %s that cannot pause (an unhandled error ends it; a call pauses "
+             "only when it asks \"on_error\": \"pause\"): only jiti cancel stops it", t->attempt, proto_op_name(t->op));
     return "not-pausable";
-  }
-  if (!k->w.progress || !k->w.pid) {
-    snprintf(why, n, "the worker was started without its progress page and cannot be interrupted; "
-             "jiti stop ends it");
-    return "not-allowed";
   }
   worker_Progress *pg = (worker_Progress *)k->w.progress;
   uint64_t seq = __atomic_load_n(&pg->interrupt_seq, __ATOMIC_RELAXED) + 1;
