@@ -44,7 +44,7 @@ def interrupts(R, k):
     def act_pauses():
         g = k.gen()
         rid = c.send({'op': 'act', 'generation': g, 'action': {'type': 'evaluate', 'source': LOOP}})
-        wait_for(lambda: k.status()['state'] == 'running', 10, 'the act runs')
+        wait_for(lambda: k.status()['state'] == 'running', 10 * proto.SLOW, 'the act runs')
         a = k.status()['current_attempt']
         expect_error(ctl.request({'op': 'interrupt', 'attempt': a + 1}), 'not-found')
         expect_error(ctl.request({'op': 'interrupt', 'key': 'not-its-key'}), 'not-found')
@@ -61,17 +61,21 @@ def interrupts(R, k):
     def paused_already():
         r = expect_error(ctl.request({'op': 'interrupt'}), 'paused')
         assert 'abort' in r['message'] or 'resume' in r['message'], r
-        v = expect_ok(c.request({'op': 'act', 'generation': st['gen'],
-                                 'action': {'type': 'evaluate', 'source': '(integerp (world-get :i))'}}),
-                      status='paused')
-        assert v['value'] == 'T', v
-        expect_error(c.request({'op': 'act', 'generation': st['gen'], 'action': {'type': 'abort'}}), 'aborted')
+        # a repair sees what the interrupted loop wrote (nothing yet, when it
+        # was interrupted before its first step: a GC-stress build is slow)
+        try:
+            v = expect_ok(c.request({'op': 'act', 'generation': st['gen'],
+                                     'action': {'type': 'evaluate', 'source': "(typep (world-get :i) '(or null integer))"}}),
+                          status='paused')
+            assert v['value'] == 'T', v
+        finally:
+            expect_error(c.request({'op': 'act', 'generation': st['gen'], 'action': {'type': 'abort'}}), 'aborted')
         assert k.call('(world-get :i)')['value'] == 'NIL'
     R.run('conformance/interrupt-paused-already', paused_already)
 
     def call_not_pausable():
         rid = c.send({'op': 'call', 'source': '(loop)'})
-        wait_for(lambda: k.status()['state'] == 'running', 10, 'the call runs')
+        wait_for(lambda: k.status()['state'] == 'running', 10 * proto.SLOW, 'the call runs')
         r = expect_error(ctl.request({'op': 'interrupt'}), 'not-pausable')
         assert 'jiti cancel' in r['message'], r
         expect_ok(ctl.request({'op': 'cancel'}))
