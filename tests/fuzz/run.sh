@@ -98,7 +98,15 @@ reqs += ['{"op":"%s","id":%d}' % (o, i) for i, o in enumerate(ops)]
 reqs += ['{"op":"call","id":"c","key":"k","source":"(+ 1 2)","limits":{"fuel":1000}}',
          '{"op":"act","id":1,"generation":3,"action":{"type":"resume","restart_id":"r1","arguments":"(5)"}}',
          '{"op":"record","event":{"event":"session","n":1},"sync":true}',
-         '{"op":"observe","goals":["(= 1 1)"],"budget":4096}']
+         '{"op":"observe","goals":["(= 1 1)"],"budget":4096}',
+         '{"op":"call","id":2,"source":"(car 5)","on_error":"pause","listening":true}',
+         '{"op":"act","id":3,"generation":3,"action":{"type":"evaluate","source":"(setq d 2)","frame":1}}',
+         '{"op":"act","id":4,"generation":3,"action":{"type":"return-from-frame","frame":0,"arguments":"(list 7)"}}',
+         '{"op":"act","id":5,"generation":3,"action":{"type":"restart-frame","frame":1}}',
+         '{"op":"interrupt","id":6,"key":"k"}',
+         '{"op":"repair-policy","id":7,"action":"enable","selector":"app::run","mode":"pause",'
+         '"expected":[{"kind":"condition","text":"E"}]}',
+         '{"op":"repair-policy","id":8,"action":"list"}']
 for i, r in enumerate(reqs):
     open(os.path.join(out, 'req-%04d' % i), 'w').write(r + '\n')
 open(os.path.join(out, 'pipelined'), 'w').write('\n'.join(reqs[:20]) + '\n')
