@@ -263,8 +263,13 @@ static int kernel_open(Daemon *D, int ready_fd) {
     return EXIT_FAIL;
   }
   D->live.base = D->gen_saved + 1;
-  uint64_t interrupted = 0;
+  uint64_t interrupted = 0, verifying = 0;
   store_mark_interrupted(dstore(D), &interrupted);
+  /* a repair is applied by one transaction or not at all: one that was
+  ** being verified when the kernel died is interrupted, never half done */
+  if (store_incidents_interrupt_verifying(dstore(D), &verifying) == STORE_OK && verifying)
+    dlog(D, "%" PRIu64 " incident%s being verified when the kernel stopped marked interrupted", verifying,
+         verifying == 1 ? "" : "s");
   D->next_attempt = storeio_next_attempt(dstore(D));
   dkeys_load(D);
   dtally_load(D);

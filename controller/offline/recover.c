@@ -608,7 +608,9 @@ static int recover_finish(const char *dir, unsigned flags, const Report *vr, con
             dir, ir->rev, cur);
     goto out;
   }
-  if (store_mark_interrupted(s, &f.count) != STORE_OK) {
+  uint64_t verifying = 0;
+  if (store_mark_interrupted(s, &f.count) != STORE_OK ||
+      store_incidents_interrupt_verifying(s, &verifying) != STORE_OK) {
     fprintf(stderr, "jiti recover-session: %s\n", store_errmsg(s));
     goto out;
   }
