@@ -540,6 +540,9 @@ void devents_written(Daemon *D, uint64_t first);  /* they were written from seq 
 void devents_tell(Daemon *D, uint64_t first, size_t n);  /* subscribers get the n stored
                                                     ** from seq first on, and any
                                                     ** stored before them not told yet */
+/* Subscribers get every event the store holds that they have not: after
+** a write of the loop's own, synced, outside the event buffer (an incident). */
+void devents_tell_stored(Daemon *D);
 void devents_subscribed(Daemon *D);   /* a client subscribed (subscribers counts it) */
 void devents_free(Daemon *D);         /* the buffers, at close (after the last flush) */
 /* On the writer thread, after w stored events first..first+n-1: read them

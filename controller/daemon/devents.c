@@ -401,6 +401,8 @@ void devents_tell(Daemon *D, uint64_t first, size_t n) {
   if (first && n) tell(D, first + n - 1);
 }
 
+void devents_tell_stored(Daemon *D) { tell(D, 0); }
+
 void devents_free(Daemon *D) {
   free(D->events.ev);
   free(D->events.text);

@@ -99,6 +99,7 @@ json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag) {
     else
       dlog(D, "attempt %" PRIu64 ": %s incident %" PRIu64 " (%s, %s)", t->attempt, joined ? "joined" : "opened", id,
            name, fl.condition);
+    if (rc == STORE_OK && !joined) devents_tell_stored(D);   /* its "incident" event, synced with it */
     free((char *)fl.evidence);
     free(args);
     return rc == STORE_OK ? json_pack("{s:I, s:b, s:s}", "id", (json_int_t)id, "joined", joined, "function", name)

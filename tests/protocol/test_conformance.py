@@ -554,6 +554,9 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'call', 'source': '(defun dispense (n) (/ 10 n))'}))
         r = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
         assert r['incident'] == {'id': r['incident']['id'], 'joined': False, 'function': 'DISPENSE'}, r
+        ev = sub.wait_event(lambda e: e['event'] == 'incident' and e['incident'] == r['incident']['id'],
+                            what='the incident event')
+        assert ev['status'] == 'captured' and ev['function'] == 'DISPENSE', ev
         r2 = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
         assert r2['incident'] == dict(r['incident'], joined=True), r2
         r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'dispense'}))
