@@ -46,7 +46,8 @@ t interrupt-op-bad-attempt 0 '"code":"invalid-request".*attempt.*positive intege
 t interrupt-op-bad-key 0 '"code":"invalid-request".*key' -- raw $'{"op":"interrupt","key":""}\n'
 
 # an act running a loop: interrupted, it pauses with CONTINUE
-"$JITI" act --store "$S" --generation "$(gen)" --evaluate '(loop for i from 0 do (world-put :i i))' >"$tmp/act1.out" 2>&1 &
+# (no macro to expand first: a GC-stress build would spend its first second there)
+"$JITI" act --store "$S" --generation "$(gen)" --evaluate '(let ((i 0)) (tagbody top (world-put :i i) (setq i (1+ i)) (go top)))' >"$tmp/act1.out" 2>&1 &
 act=$!
 running; ok act-runs $?
 t interrupt-stale-attempt 1 "not-found: attempt 999 is not running" -- "$JITI" interrupt --store "$S" --attempt 999
@@ -57,8 +58,9 @@ t paused-continue-restart 0 "p1-0 +CONTINUE \(\) +Continue the interrupted compu
 t interrupt-while-paused 1 "paused: attempt [0-9]+ is paused already" -- "$JITI" interrupt --store "$S"
 t cancel-while-paused 1 "paused: attempt [0-9]+ is paused, not running: abort it" -- "$JITI" cancel --store "$S"
 "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(world-get :i)' >"$tmp/rep1.out" 2>&1; ok repair-runs $?
-i1=$(grep -o '^repair value: [0-9]*' "$tmp/rep1.out" | grep -o '[0-9]*$')
-ok repair-reads-i $([[ -n "$i1" ]]; echo $?)
+i1=$(grep -o '^repair value: [0-9NIL]*' "$tmp/rep1.out" | sed 's/^repair value: //')
+ok repair-reads-i $([[ $i1 =~ ^([0-9]+|NIL)$ ]]; echo $?)   # NIL: interrupted before its first step
+[[ $i1 == NIL ]] && i1=-1
 # CONTINUE: the loop goes on where it stopped; interrupted again
 "$JITI" act --store "$S" --generation "$(gen)" --resume p1-0 >"$tmp/act2.out" 2>&1 &
 act=$!
@@ -68,7 +70,7 @@ wait "$act"; ok resumed-act-answered $?
 t paused-again 0 "paused \(generation [0-9]+\): INTERACTIVE-INTERRUPT" -- cat "$tmp/act2.out"
 "$JITI" act --store "$S" --generation "$(gen)" --evaluate '(world-get :i)' >"$tmp/rep2.out" 2>&1
 i2=$(grep -o '^repair value: [0-9]*' "$tmp/rep2.out" | grep -o '[0-9]*$')
-ok continue-went-on $([[ -n "$i2" && -n "$i1" && "$i2" -gt "$i1" ]]; echo $?)
+ok continue-went-on $([[ -n "$i2" && "$i2" -gt "$i1" ]]; echo $?)
 t abort-restores 0 "aborted" -- "$JITI" act --store "$S" --generation "$(gen)" --abort
 t world-restored 0 "^NIL" -- "$JITI" eval --store "$S" '(world-get :i)'
 
