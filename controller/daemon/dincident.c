@@ -36,12 +36,6 @@ static int policy(Daemon *D) {
   return 0;
 }
 
-static void hex(const uint8_t h[32], char out[65]) {
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < 32; i++) out[2 * i] = digits[h[i] >> 4], out[2 * i + 1] = digits[h[i] & 15];
-  out[64] = 0;
-}
-
 /* The evidence: what the supervisor and the model are shown.  Within
 ** STORE_EVIDENCE_MAX: the frames' texts go first when it is longer, then
 ** the backtrace (the condition and the call always stay). */
@@ -85,7 +79,7 @@ json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag) {
     store_failure fl = {.function = name, .condition = cond ? cond : "ERROR"};
     if (store_lookup(dstore(D), STORE_FUNCTION, name, fl.definition) != STORE_OK) continue;  /* not the world's */
     char def[65];
-    hex(fl.definition, def);
+    store_hash_hex(fl.definition, def);
     char *args = json_dumps(json_object_get(f, "args"), JSON_COMPACT);
     fl.evidence = evidence(D, t, diag, name, i, def, &fl.evidence_len);
     fl.arguments = args;

@@ -38,10 +38,7 @@ static void incidents_usage(FILE *out) {
 
 static json_t *incident_json(const store_incident *inc, int full) {
   char def[65], when[40], last[40];
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < 32; i++)
-    def[2 * i] = digits[inc->definition[i] >> 4], def[2 * i + 1] = digits[inc->definition[i] & 15];
-  def[64] = 0;
+  store_hash_hex(inc->definition, def);
   storeio_iso_time(inc->first_ms, when, sizeof when);
   storeio_iso_time(inc->last_ms, last, sizeof last);
   json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "id", (json_int_t)inc->id, "status",
