@@ -772,6 +772,15 @@ static txn_Diagnosis *diagnosis_of(txn_World *W, const jiti_Pause *p) {
   return g;
 }
 
+/* A command's restart arguments or return values (Lisp source, may be
+** NULL) through the gate: 1 with why in errbuf when refused. */
+static int args_refused(txn_World *W, const char *args, char *errbuf, size_t n) {
+  char reason[512];
+  if (!args || !txn_gate_run(W, args, NULL, 1, reason, sizeof reason)) return 0;
+  snprintf(errbuf, n, "arguments: %s", reason);
+  return 1;
+}
+
 /* A frame number the pause does not list: why (in buf). */
 static int frame_refused(const txn_PauseInfo *P, int level, int frame, char *buf, size_t n) {
   if (frame >= 0 && frame < P->nframes) return 0;
@@ -962,9 +971,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         event(W, "refused", errbuf);
         continue;
       }
-      char reason[512];
-      if (c.args && txn_gate_run(W, c.args, NULL, 1, reason, sizeof reason)) {
-        snprintf(errbuf, sizeof errbuf, "arguments: %s", reason);
+      if (args_refused(W, c.args, errbuf, sizeof errbuf)) {
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
         event(W, "refused", errbuf);
@@ -984,7 +991,6 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
       break;
     }
     if (c.type == TXN_CMD_RETURN_FROM_FRAME || c.type == TXN_CMD_RESTART_FRAME) {
-      char reason[512];
       if (frame_refused(P, level, c.frame, errbuf, sizeof errbuf)) {
         error = errbuf;
         refusal = TXN_INVALID_ARGUMENTS;
@@ -992,8 +998,7 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
         continue;
       }
       int values = c.type == TXN_CMD_RETURN_FROM_FRAME && c.args;
-      if (values && txn_gate_run(W, c.args, NULL, 1, reason, sizeof reason)) {
-        snprintf(errbuf, sizeof errbuf, "arguments: %s", reason);
+      if (values && args_refused(W, c.args, errbuf, sizeof errbuf)) {
         error = errbuf;
         refusal = TXN_REJECTED_BY_GATE;
         event(W, "refused", errbuf);
