@@ -73,7 +73,8 @@ VEND +fail
 "$JITI" repair disable vend --store "$S" >/dev/null   # only PRICE is selected here
 "$JITI" repair enable price --expect-report 'insufficient credit' --store "$S" >/dev/null
 t no-incidents-yet 0 "^no incidents" -- "$JITI" incidents --store "$S"
-t incident-opened 1 "error: DIVISION-BY-ZERO" -- "$JITI" eval --store "$S" '(vend 0)'
+t incident-opened 1 "error: DIVISION-BY-ZERO.*
+opened incident 1 of PRICE \(jiti incidents show 1\)" -- "$JITI" eval --store "$S" '(vend 0)'
 t incident-in-reply 1 '"incident": \{
     "id": 1,
     "joined": true,

@@ -100,6 +100,11 @@ static int print_txn_reply(const char *cmd, json_t *r, int json) {
   if (!ok) {
     fail_reply(cmd, r);
     render_diagnosis(stderr, json_object_get(r, "diagnosis"));
+    json_t *inc = json_object_get(r, "incident");
+    if (json_is_object(inc))  /* automatic repair looks after the function */
+      fprintf(stderr, "%s incident %" JSON_INTEGER_FORMAT " of %s (jiti incidents show %" JSON_INTEGER_FORMAT ")\n",
+              json_is_true(json_object_get(inc, "joined")) ? "joined" : "opened", kclient_int(inc, "id"),
+              kclient_str(inc, "function"), kclient_int(inc, "id"));
     if (!strcmp(kclient_str(r, "code"), "paused"))
       fprintf(stderr, "(see it with 'jiti observe'; or run this again with --wait)\n");
     return EXIT_FAIL;
