@@ -107,6 +107,13 @@ t show-json 0 '"request": "\(vend 0\)"' -- "$JITI" incidents show 2 --json --sto
 t show-missing 1 "no incident 9" -- "$JITI" incidents show 9 --store "$S"
 t bad-status 2 "--status needs a status" -- "$JITI" incidents --status bogus --store "$S"
 t status-filter 0 "^no incidents in that status" -- "$JITI" incidents --status repaired --store "$S"
+# disabling repair for the function cancels its open incidents
+t disable-cancels 0 '"cancelled": \[
+    2,
+    1
+  \]' -- "$JITI" repair disable price --json --store "$S"
+t cancelled-listed 0 "^2 +.* +cancelled +PRICE +DIVISION-BY-ZERO +x1
+1 +.* +cancelled +PRICE" -- "$JITI" incidents --store "$S"
 "$JITI" stop --store "$S" >/dev/null
 t incidents-offline 0 "^2 +.*
 1 +" -- "$JITI" incidents --store "$S"

@@ -384,7 +384,9 @@ struct json_t *repairpol_rules_json(const store_repair_rule *rules, size_t n);
 
 /* Carry out a repair-policy request req ({action, selector?, mode?,
 ** expected?}) on store s (its writer): enable puts the rule of selector
-** (mode fail unless given), disable deletes it, list changes nothing.  The
+** (mode fail unless given), disable deletes it and cancels the open
+** incidents of the functions no rule selects any more (their ids in the
+** reply's "cancelled"), list changes nothing.  The
 ** reply {"ok": true, "rules": [...every rule after it]}, or NULL with an
 ** error code in code and why in err: invalid-request (the request's shape),
 ** invalid-arguments (a selector that is no name, a rule the store refuses:

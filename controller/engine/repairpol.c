@@ -83,6 +83,36 @@ int repairpol_selector(const char *in, char *out, size_t n, char *err, size_t er
   return 0;
 }
 
+/* The open incidents, collected while listing (one read transaction: the
+** policy is matched and the incidents moved after it). */
+#define OPEN_SEEN_MAX 256
+typedef struct { uint64_t id[OPEN_SEEN_MAX]; int status[OPEN_SEEN_MAX]; char *function[OPEN_SEEN_MAX]; size_t n; } Open;
+
+static int open_one(void *arg, const store_incident *inc) {
+  Open *o = arg;
+  if (o->n == OPEN_SEEN_MAX) return 1;
+  o->id[o->n] = inc->id;
+  o->status[o->n] = inc->status;
+  o->function[o->n++] = strdup(inc->function);
+  return 0;
+}
+
+/* Disabling repair for a function cancels its pending incidents: those of
+** the functions no rule selects any more (their ids into cancelled). */
+static void cancel_orphans(store_env *s, json_t *cancelled) {
+  Open o = {.n = 0};
+  if (store_incidents_list(s, STORE_INC_OPEN_MASK, 0, open_one, &o) == STORE_OK)
+    for (size_t i = 0; i < o.n; i++) {
+      store_repair_rule *r = NULL;
+      int rc = o.function[i] ? store_repair_match(s, o.function[i], &r) : STORE_ENOMEM;
+      store_free(r);
+      if (rc == STORE_ENOENT &&
+          store_incident_transition(s, o.id[i], o.status[i], STORE_INC_CANCELLED, 0, NULL) == STORE_OK)
+        json_array_append_new(cancelled, json_integer((json_int_t)o.id[i]));
+    }
+  for (size_t i = 0; i < o.n; i++) free(o.function[i]);
+}
+
 /* The reply to any action: every rule after it. */
 static json_t *listed(store_env *s, char *code, size_t codelen, char *err, size_t errlen) {
   store_repair_rule *rules = NULL;
@@ -154,5 +184,10 @@ json_t *repairpol_apply(store_env *s, json_t *req, char *code, size_t codelen, c
   if (rc != STORE_OK)
     return refused(code, codelen, rc == STORE_EINVAL ? "invalid-arguments" : "store-error", err, errlen,
                    store_errmsg(s));
-  return listed(s, code, codelen, err, errlen);
+  json_t *cancelled = action == REPAIRPOL_DISABLE ? json_array() : NULL;
+  if (cancelled) cancel_orphans(s, cancelled);
+  json_t *r = listed(s, code, codelen, err, errlen);
+  if (r && cancelled) json_object_set(r, "cancelled", cancelled);
+  json_decref(cancelled);
+  return r;
 }
