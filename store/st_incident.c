@@ -608,7 +608,7 @@ int store_incidents_list(store_env *s, unsigned status_mask, size_t limit, store
       ids[n++] = st_get_u64((const uint8_t *)k.mv_data + 32);
     }
     if (rc != MDB_NOTFOUND) { r = st_mdb(s, rc, "reading the open incidents"); goto out; }
-    qsort(ids, n, sizeof *ids, by_id_desc);
+    if (n) qsort(ids, n, sizeof *ids, by_id_desc);   /* (ids is NULL when none is open) */
     for (size_t i = 0; i < n && (!limit || done < limit); i++) {
       View w;
       if ((r = read_view(s, txn, ids[i], &w)) != STORE_OK) goto out;
