@@ -68,6 +68,16 @@ static int string_member(Req *q, const char *key, int need, size_t max, const ch
   return 0;
 }
 
+/* An optional member that is one of two words: 1, or 0 after answering
+** invalid-request (why). */
+static int choice_member(Req *q, const char *key, const char *a, const char *b, const char *why) {
+  const char *v;
+  if (!string_member(q, key, 0, 16, &v)) return 0;
+  if (!v || !strcmp(v, a) || !strcmp(v, b)) return 1;
+  dreply_err(q->D, q->client, q->id, "invalid-request", "%s", why);
+  return 0;
+}
+
 /* A pause frame's number (act's "frame"): an integer from 0 to the most a
 ** pause lists, less one; the worker says whether the pause has it. */
 static int frame_member(Req *q, int need) {
@@ -389,20 +399,13 @@ static void op_call(Req *q) {  /* call, preview and apply */
                "a listener's call is one form (not \"program\")");
     return;
   }
-  const char *od;
-  if (!string_member(q, "on_disconnect", 0, 16, &od)) return;
-  if (od && strcmp(od, "keep") && strcmp(od, "cancel")) {
-    dreply_err(q->D, q->client, q->id, "invalid-request", "\"on_disconnect\" of call must be \"cancel\" (the "
-               "default: a call whose client leaves is cancelled) or \"keep\"");
+  if (!choice_member(q, "on_disconnect", "cancel", "keep",
+                     "\"on_disconnect\" of call must be \"cancel\" (the default: a call whose client leaves is "
+                     "cancelled) or \"keep\"") ||
+      !choice_member(q, "on_error", "fail", "pause",
+                     "\"on_error\" of call must be \"fail\" (the default: an unhandled error ends the call, and "
+                     "the reply says why) or \"pause\" (it pauses, as an act does)"))
     return;
-  }
-  const char *oe;
-  if (!string_member(q, "on_error", 0, 16, &oe)) return;
-  if (oe && strcmp(oe, "fail") && strcmp(oe, "pause")) {
-    dreply_err(q->D, q->client, q->id, "invalid-request", "\"on_error\" of call must be \"fail\" (the default: "
-               "an unhandled error ends the call, and the reply says why) or \"pause\" (it pauses, as an act does)");
-    return;
-  }
   queue(q, &q->D->txq, "transactions");
 }
 
