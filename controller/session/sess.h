@@ -85,6 +85,32 @@ typedef struct sess_Options {
   int interactive;              /* no --request: read requests from the terminal */
 } sess_Options;
 
+/* ---- sess_mopt.c: the model options of every command that asks a model
+** (jiti session, jiti supervise) */
+
+typedef struct sess_ModelArgs {
+  model_Options *mopt;          /* filled by the options that set it */
+  const char *model_name;       /* --model */
+  const char *scripted;         /* --scripted */
+  int chat;                     /* --chat */
+  int stream;                   /* --stream 1, --no-stream 0, neither -1 */
+} sess_ModelArgs;
+
+void sess_mopt_init(sess_ModelArgs *a, model_Options *mopt);
+/* The "model:" lines of a command's --help. */
+void sess_mopt_usage(FILE *f);
+/* argv[*i] when it is a model option (its value taken: *i moves on): 1;
+** 0 when it is none; -1 after a message on stderr ("jiti CMD: ..."). */
+int sess_mopt_arg(const char *cmd, int argc, char **argv, int *i, sess_ModelArgs *a);
+/* The model spec the options name ("openai", "chat", "scripted:FILE";
+** malloc'd), or NULL after a message on stderr (*usage_error: 1 for
+** options that do not go together, 0 for a missing API key). */
+char *sess_mopt_spec(const char *cmd, sess_ModelArgs *a, int *usage_error);
+/* A whole number lo..hi, or seconds (> 0, into ms): 1, or 0 after a
+** message on stderr. */
+int sess_count_arg(const char *cmd, const char *opt, const char *v, long lo, long hi, long *out);
+int sess_seconds_arg(const char *cmd, const char *opt, const char *v, long *ms);
+
 /* ------------------------------------------------------------ a session */
 
 typedef struct sess_Totals {

@@ -28,17 +28,9 @@ static void usage(FILE *f) {
     "\n"
     "A model grows the world of the store's running kernel, one checked action at a time, until every\n"
     "goal holds.  Without --request (and without a task's request) requests are read line by line.\n"
-    "\n"
-    "model:\n"
-    "  --model M             OpenAI Responses API with model M (default $OPENAI_MODEL, else %s);\n"
-    "                        needs OPENAI_API_KEY or OPENAI_API_KEY_FILE; base URL $OPENAI_BASE_URL\n"
-    "  --chat                Chat Completions (/chat/completions) for compatible servers (Ollama, vLLM, ...)\n"
-    "  --scripted FILE       canned actions, one JSON object per line (offline)\n"
-    "  --structured | --tools  how actions are asked for (default --tools: one strict function per action)\n"
-    "  --stream | --no-stream  server-sent events (default: on a terminal)\n"
-    "  --max-retries N       retries of a failed request (default 2)\n"
-    "  --timeout S, --connect-timeout S   request (default 600) and connect (default 5) timeouts\n"
-    "  --max-output-tokens N, --reasoning-effort low|medium|high\n"
+    "\n");
+  sess_mopt_usage(f);
+  fprintf(f,
     "the task:\n"
     "  --request TEXT        what to do\n"
     "  --goal FORM           an expression that must return true when the request is done (repeatable)\n"
@@ -58,44 +50,20 @@ static void usage(FILE *f) {
     "\n"
     "exit: 0 every goal holds (without goals: the model finished), 1 error (no kernel, the model API),\n"
     "2 usage, 3 the model finished or ran out with goals unmet, 4 budget spent, 5 --max-tokens reached,\n"
-    "6 too many invalid responses, 130 interrupted.  Transcripts: jiti sessions.\n",
-    MODEL_DEFAULT_NAME);
+    "6 too many invalid responses, 130 interrupted.  Transcripts: jiti sessions.\n");
 }
 
-/* The options that take a value. */
+/* The session's own options that take a value. */
 static int takes_value(const char *a) {
-  static const char *const with[] = {"--model", "--scripted", "--request", "--goal", "--invariant", "--task",
-                                     "--budget", "--max-tokens", "--max-format-errors", "--prompt-budget",
-                                     "--view-budget", "--max-retries", "--timeout", "--connect-timeout",
-                                     "--max-output-tokens", "--reasoning-effort", NULL};
+  static const char *const with[] = {"--request", "--goal", "--invariant", "--task", "--budget", "--max-tokens",
+                                     "--max-format-errors", "--prompt-budget", "--view-budget", NULL};
   for (int i = 0; with[i]; i++)
     if (!strcmp(a, with[i])) return 1;
   return 0;
 }
 
 static int count_arg(const char *opt, const char *v, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || end == v || *end || n < lo || n > hi) {
-    fprintf(stderr, "jiti session: %s wants a whole number from %ld to %ld, not '%s'\n", opt, lo, hi, v);
-    return 0;
-  }
-  *out = n;
-  return 1;
-}
-
-static int seconds_arg(const char *opt, const char *v, long *ms) {
-  char *end;
-  errno = 0;
-  double s = strtod(v, &end);
-  if (errno || end == v || *end || !(s > 0) || s > 86400) {
-    fprintf(stderr, "jiti session: %s wants seconds (more than 0), not '%s'\n", opt, v);
-    return 0;
-  }
-  *ms = (long)(s * 1000 + 0.5);
-  if (!*ms) *ms = 1;
-  return 1;
+  return sess_count_arg("session", opt, v, lo, hi, out);
 }
 
 int cmd_session(int argc, char **argv) {
@@ -107,8 +75,10 @@ int cmd_session(int argc, char **argv) {
   o.max_format_errors = 3;
   o.prompt_budget = 24000;
   o.view_budget = 4096;
-  int stream = -1, chat = 0, print_instructions = 0;
-  const char *scripted = NULL, *model_name = NULL, *task = NULL;
+  int print_instructions = 0;
+  const char *task = NULL;
+  sess_ModelArgs ma;
+  sess_mopt_init(&ma, &o.mopt);
   char *request = NULL;
   int status = SESS_USAGE;
   for (int i = 1; i < argc; i++) {
@@ -121,6 +91,8 @@ int cmd_session(int argc, char **argv) {
       goto done;
     }
     if (r) continue;
+    if ((r = sess_mopt_arg("session", argc, argv, &i, &ma)) < 0) goto done;
+    if (r) continue;
     if (takes_value(a) && i + 1 >= argc) {
       fprintf(stderr, "jiti session: %s needs a value (see 'jiti session --help')\n", a);
       goto done;
@@ -129,20 +101,6 @@ int cmd_session(int argc, char **argv) {
       usage(stdout);
       status = SESS_OK;
       goto done;
-    } else if (!strcmp(a, "--model")) {
-      model_name = argv[++i];
-    } else if (!strcmp(a, "--scripted")) {
-      scripted = argv[++i];
-    } else if (!strcmp(a, "--chat")) {
-      chat = 1;
-    } else if (!strcmp(a, "--structured")) {
-      o.mopt.mode = MODEL_MODE_STRUCTURED;
-    } else if (!strcmp(a, "--tools")) {
-      o.mopt.mode = MODEL_MODE_TOOLS;
-    } else if (!strcmp(a, "--stream")) {
-      stream = 1;
-    } else if (!strcmp(a, "--no-stream")) {
-      stream = 0;
     } else if (!strcmp(a, "--request")) {
       free(request);
       request = strdup(argv[++i]);
@@ -167,18 +125,6 @@ int cmd_session(int argc, char **argv) {
     } else if (!strcmp(a, "--view-budget")) {
       if (!count_arg(a, argv[++i], 1, 16 << 20, &n)) goto done;
       o.view_budget = n;
-    } else if (!strcmp(a, "--max-retries")) {
-      if (!count_arg(a, argv[++i], 0, 100, &n)) goto done;
-      o.mopt.max_retries = (int)n;
-    } else if (!strcmp(a, "--timeout")) {
-      if (!seconds_arg(a, argv[++i], &o.mopt.request_timeout_ms)) goto done;
-    } else if (!strcmp(a, "--connect-timeout")) {
-      if (!seconds_arg(a, argv[++i], &o.mopt.connect_timeout_ms)) goto done;
-    } else if (!strcmp(a, "--max-output-tokens")) {
-      if (!count_arg(a, argv[++i], 1, 10000000, &n)) goto done;
-      o.mopt.max_output_tokens = n;
-    } else if (!strcmp(a, "--reasoning-effort")) {
-      o.mopt.reasoning_effort = argv[++i];
     } else if (!strcmp(a, "--confirm")) {
       o.confirm = 1;
     } else if (!strcmp(a, "--json")) {
@@ -212,26 +158,13 @@ int cmd_session(int argc, char **argv) {
     o.task.request = request;
     request = NULL;
   }
-  if (scripted && (chat || model_name)) {
-    fprintf(stderr, "jiti session: --scripted cannot be combined with --model or --chat\n");
+  int usage_error;
+  if (!(o.model_spec = sess_mopt_spec("session", &ma, &usage_error))) {
+    status = usage_error ? SESS_USAGE : SESS_FAIL;
     goto done;
   }
-  if (scripted) {
-    if (asprintf(&o.model_spec, "scripted:%s", scripted) < 0) o.model_spec = NULL;
-  } else if (model_name && !strncmp(model_name, "scripted:", 9)) {
-    o.model_spec = strdup(model_name);
-  } else {
-    o.model_spec = strdup(chat ? "chat" : "openai");
-    o.mopt.model = model_name;
-    if (!chat && !getenv("OPENAI_API_KEY") && !getenv("OPENAI_API_KEY_FILE")) {
-      fprintf(stderr, "jiti session: no model: set OPENAI_API_KEY (or OPENAI_API_KEY_FILE) for OpenAI, use "
-                      "--chat for a compatible server, or --scripted FILE to run offline\n");
-      status = SESS_FAIL;
-      goto done;
-    }
-  }
   o.interactive = !o.task.request;
-  o.mopt.stream = stream >= 0 ? stream : isatty(STDOUT_FILENO) && !o.json;
+  o.mopt.stream = ma.stream >= 0 ? ma.stream : isatty(STDOUT_FILENO) && !o.json;
   o.mopt.intr = &interrupted;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
