@@ -48,7 +48,7 @@ static const char *const kind_names[] = {
   "setf-expander", "compiler-macro", "documentation", "plist"
 };
 static const char *const rev_kind_names[] = {
-  NULL, "action", "application", "rollback", "import", "initial"
+  NULL, "action", "application", "rollback", "import", "initial", "repair"
 };
 
 int st_valid_kind(int kind) { return kind >= STORE_FUNCTION && kind <= STORE_PLIST; }
@@ -57,7 +57,7 @@ const char *store_kind_name(int kind) {
   return st_valid_kind(kind) ? kind_names[kind] : NULL;
 }
 const char *store_rev_kind_name(int kind) {
-  return kind >= STORE_REV_ACTION && kind <= STORE_REV_INITIAL ? rev_kind_names[kind] : NULL;
+  return kind >= STORE_REV_ACTION && kind <= STORE_REV_KIND_LAST ? rev_kind_names[kind] : NULL;
 }
 int store_kind_parse(const char *s) {
   for (int i = STORE_FUNCTION; s && i <= STORE_PLIST; i++)
@@ -65,7 +65,7 @@ int store_kind_parse(const char *s) {
   return 0;
 }
 int store_rev_kind_parse(const char *s) {
-  for (int i = STORE_REV_ACTION; s && i <= STORE_REV_INITIAL; i++)
+  for (int i = STORE_REV_ACTION; s && i <= STORE_REV_KIND_LAST; i++)
     if (strcmp(s, rev_kind_names[i]) == 0) return i;
   return 0;
 }

@@ -85,8 +85,10 @@ typedef enum store_kind {
 
 typedef enum store_rev_kind {
   STORE_REV_ACTION = 1, STORE_REV_APPLICATION, STORE_REV_ROLLBACK,
-  STORE_REV_IMPORT, STORE_REV_INITIAL
+  STORE_REV_IMPORT, STORE_REV_INITIAL,
+  STORE_REV_REPAIR            /* automatic repair: names its incident */
 } store_rev_kind;
+#define STORE_REV_KIND_LAST STORE_REV_REPAIR
 
 /* "function", "macro", ... / "action", "application", ...; NULL if invalid. */
 const char *store_kind_name(int kind);

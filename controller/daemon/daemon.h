@@ -218,6 +218,8 @@ typedef struct Txn {
   int pausable;          /* an act, or a call that asked "on_error": "pause"
                             (request_pausable): and so it may be interrupted */
   uint64_t interrupt_timer;  /* the interrupt signal sent again until a pause or the outcome (0: none) */
+  json_t *repair;        /* a repair's apply (drepair.c): its request, with
+                            incident, function, verification, response_id */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
@@ -505,6 +507,38 @@ void dqueue_pending_free(Pending *p);
 json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diagnosis);
 /* The policy changed (a repair-policy request): read it again when needed. */
 void dincident_policy_changed(Daemon *D);
+
+/* dshadow.c: a candidate verified on a fork of the live worker */
+typedef struct DShadowSpec {
+  const char *definitions;      /* candidate source */
+  const char *repro;            /* NULL: none */
+  const char *const *replay;    /* nreplay sources */
+  size_t nreplay;
+  int64_t timeout_ms;           /* 0: a default */
+} DShadowSpec;
+/* report: the shadow's report (borrowed during the call), or NULL with err */
+typedef void (*dshadow_done_fn)(Daemon *D, void *arg, json_t *report, const char *err);
+int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen);
+
+/* drepair.c: automatic repair's requests (docs/repair.md), their members
+** checked by drequests.c.  incident: read one (with "traffic": its
+** function's recorded calls), move it ("from", "to": a supervisor's
+** statuses), log an exchange ("note").  repair: verify a candidate on a
+** shadow of the live worker, then queue its apply (op PROTO_REPAIR) or
+** answer why not. */
+void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req);
+void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req);
+/* A repair's apply about to start: when the failing definition changed
+** since (someone edited it), the incident becomes stale, the client is
+** answered, and 1 is returned: the apply does not run. */
+int drepair_stale(Daemon *D, uint64_t client, json_t *id, json_t *req);
+/* A repair apply's reply member {incident, status, function,
+** verification} (NULL: t is no repair's apply). */
+json_t *drepair_reply(const Txn *t, int repaired);
+/* A repair's apply ended: published (its incident repaired by the same
+** store transaction: subscribers told) or not (back to awaiting-model,
+** with a note of why: reason, message). */
+void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *reason, const char *message);
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */

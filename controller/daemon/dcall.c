@@ -77,13 +77,18 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
   Txn *t = &D->live.cur;
   uint64_t gen = (uint64_t)json_integer_value(json_object_get(o->m, "generation"));
   /* the generation after the commit, recorded with the revision */
-  store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : STORE_REV_ACTION, gen + 1, 0,
-                         JITI_VERSION, t->summary, NULL, D->grant_text};
+  /* a repair's revision names its incident (repaired with it) and the
+  ** model response that proposed it */
+  uint64_t incident = t->repair ? (uint64_t)json_integer_value(json_object_get(t->repair, "incident")) : 0;
+  store_rev_info info = {t->op == PROTO_CALL ? STORE_REV_APPLICATION : incident ? STORE_REV_REPAIR : STORE_REV_ACTION,
+                         gen + 1, 0, JITI_VERSION, t->summary,
+                         t->repair ? json_string_value(json_object_get(t->repair, "response_id")) : NULL,
+                         D->grant_text};
   publish_Result pr;
   devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
   json_t *decision = wproc_publish(dstore(D), D->revision, &info, o->changes, blob, bloblen, D->events.ev,
                                    D->events.time_ms, D->events.n,
-                                   dcall_event(D, txn_reason_name(TXN_ACCEPTED), NULL), &pr);
+                                   dcall_event(D, txn_reason_name(TXN_ACCEPTED), NULL), incident, &pr);
   if (pr.code == STORE_OK) devents_written(D, pr.first_event);
   t->outcome = json_incref(o->m);
   D->live.wait = W_COMMIT;
@@ -120,7 +125,10 @@ void dcall_reply_decided(Daemon *D) {
     r = (reply_Outcome){.reason = txn_reason_name(TXN_PUBLICATION_FAILED),
                         .message = t->failure ? t->failure : "out of memory", .generation = D->gen};
   }
+  r.repair = drepair_reply(t, t->published);
   dcall_reply(D, t->responder, t->responder_id, &r);
+  json_decref(r.repair);
+  drepair_apply_ended(D, t, t->published, r.reason, r.message);
 }
 
 void dcall_committed(Daemon *D, json_t *m) {
@@ -312,11 +320,15 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
     r.changes = brief;
     r.restored = t->op == PROTO_PREVIEW;
   } else {   /* an operator's change names the revision that stays */
-    r.show_revision = t->op == PROTO_APPLY || t->op == PROTO_INVARIANT_ADD || t->op == PROTO_INVARIANT_REMOVE;
+    r.show_revision = t->op == PROTO_APPLY || t->op == PROTO_REPAIR || t->op == PROTO_INVARIANT_ADD ||
+                      t->op == PROTO_INVARIANT_REMOVE;
   }
+  r.repair = drepair_reply(t, 0);   /* a repair that published nothing is no repair */
   jtext_writer w = {0};
   reply_write(&w, &r);
   json_decref(brief);
+  json_decref(r.repair);
+  drepair_apply_ended(D, t, 0, o.reason, r.message);
   size_t len = 0;
   char *ev = o.accepted ? events_accepted_text(t->attempt, proto_op_name(t->op), D->revision, D->gen, t->key, &len)
                         : events_outcome_text(t->attempt, proto_op_name(t->op), o.reason, r.message, o.diagnosis,

@@ -251,6 +251,69 @@ static void op_repair_policy(Req *q) {
   dreply(q->D, q->client, q->id, r);
 }
 
+static int txn_members(Req *q);
+
+/* An incident's number: a positive integer (required).  0 after an
+** error reply. */
+static int incident_member(Req *q) {
+  json_t *v = json_object_get(q->r, "incident");
+  if (json_is_integer(v) && json_integer_value(v) > 0) return 1;
+  dreply_err(q->D, q->client, q->id, "invalid-request", "%s needs \"incident\": an incident's number (jiti "
+             "incidents lists them)", proto_op_name(q->op));
+  return 0;
+}
+
+/* incident: read it, move it (from -> to), log an exchange (note). */
+static void op_incident(Req *q) {
+  const char *from, *to;
+  if (!incident_member(q) || !string_member(q, "from", 0, 64, &from) || !string_member(q, "to", 0, 64, &to)) return;
+  if ((from && store_incident_status_parse(from) <= 0) || (to && store_incident_status_parse(to) <= 0) ||
+      !from != !to) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "a move needs both \"from\" and \"to\", each a status "
+               "(captured, awaiting-model, rejected, declined-expected, declined-insufficient-evidence, stale, "
+               "cancelled, failed ...)");
+    return;
+  }
+  json_t *n = json_object_get(q->r, "note"), *t = json_object_get(q->r, "traffic");
+  const char *bad = json_is_object(n) ? unknown_member(n, (const char *const[]){"kind", "entry", NULL}) : NULL;
+  const char *kind = json_string_value(json_object_get(n, "kind"));
+  if (n && (!json_is_object(n) || bad || !kind || strcmp(kind, "exchange") || !json_is_object(json_object_get(n, "entry")))) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"note\" must be {\"kind\": \"exchange\", \"entry\": "
+               "{...}} (a model exchange; the kernel writes the verifications)");
+    return;
+  }
+  if (t && !json_is_boolean(t)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"traffic\" of incident must be true or false");
+    return;
+  }
+  drepair_incident(q->D, q->client, q->id, q->r);
+}
+
+/* repair: a candidate for an incident awaiting the model, verified on a
+** shadow of the live worker and applied when it passes. */
+static void op_repair(Req *q) {
+  const char *s;
+  json_t *ic = json_object_get(q->r, "intended_changes"), *to = json_object_get(q->r, "timeout_ms");
+  if (!incident_member(q) || !string_member(q, "source", 1, PROTO_LINE_MAX, &s) ||
+      !string_member(q, "reason", 0, 4096, &s) || !string_member(q, "response_id", 0, STORE_RESPONSE_MAX, &s) ||
+      !choice_member(q, "scope", "function", "world",
+                     "\"scope\" of repair must be \"function\" (the default: the candidate may change the failing "
+                     "function only) or \"world\""))
+    return;
+  if (ic && !json_is_null(ic) && !(json_is_string(ic) && json_string_length(ic) <= 4096)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"intended_changes\" must be null or a string of at most "
+               "4096 bytes (the recorded results the repair changes on purpose, and why)");
+    return;
+  }
+  if (to && !(json_is_integer(to) && json_integer_value(to) >= 1 && json_integer_value(to) <= 3600000)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"timeout_ms\" of repair must be an integer from 1 to "
+               "3600000");
+    return;
+  }
+  if (!txn_members(q)) return;
+  drepair_start(q->D, q->client, q->id, q->r);
+}
+
 static void op_subscribe(Req *q) {
   Client *c = dclients_find(q->D, q->client);
   if (c && !c->subscribed) {
@@ -366,7 +429,7 @@ static int txn_members(Req *q) {
   json_t *l = json_object_get(q->r, "limits");
   if (!l) return 1;
   int operator = q->op == PROTO_APPLY || q->op == PROTO_INVARIANT_ADD || q->op == PROTO_INVARIANT_REMOVE ||
-                 q->op == PROTO_ROLLBACK;
+                 q->op == PROTO_ROLLBACK || q->op == PROTO_REPAIR;
   jiti_Limits lim;
   char err[300];
   if (limits_from_json(l, &D->limits.eval, 0, &lim, err, sizeof err) != 0) {
@@ -544,6 +607,9 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_CANCEL] = {op_cancel, {"op", "id", "attempt", "key"}},
     [PROTO_INTERRUPT] = {op_cancel, {"op", "id", "attempt", "key"}},
     [PROTO_REPAIR_POLICY] = {op_repair_policy, {"op", "id", "action", "selector", "mode", "expected"}},
+    [PROTO_INCIDENT] = {op_incident, {"op", "id", "incident", "from", "to", "note", "traffic"}},
+    [PROTO_REPAIR] = {op_repair, {"op", "id", "incident", "source", "reason", "intended_changes", "response_id",
+                                   "scope", "timeout_ms", "limits"}},
 };
 
 /* The ops this daemon serves, for messages. */

@@ -33,6 +33,7 @@ void dsched_txn_clear(Daemon *D) {
   json_decref(t->changes);
   free(t->failure);
   json_decref(t->req);
+  json_decref(t->repair);
   free(t->key);
   free(t->invariant);
   memset(t, 0, sizeof *t);
@@ -274,6 +275,7 @@ void dsched_worker_died(Daemon *D, const char *how, uint64_t lost) {
       json_object_set_new(ev, "reason", json_string(how));
       devents_add(D, ev);
       if (t->responder) dreply_err(D, t->responder, t->responder_id, "interrupted", "%s", msg);
+      drepair_apply_ended(D, t, 0, "interrupted", msg);
       dcall_finish(D, "interrupted", how);
     }
   }
@@ -356,6 +358,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->grouped = batchable(p);
   t->pausable = request_pausable(p->op, p->req);
   t->req = t->grouped ? json_incref(p->req) : NULL;
+  t->repair = p->op == PROTO_REPAIR ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
   if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE)
     t->invariant = strdup(json_string_value(json_object_get(p->req, "name")));  /* checked: a string */
@@ -561,6 +564,7 @@ static void start_txn(Daemon *D, Pending *p) {
     rollback(D, p);
     return;
   }
+  if (p->op == PROTO_REPAIR && drepair_stale(D, p->client, p->id, p->req)) return;
   /* a plain call runs on whatever the calls before it left: no generation;
   ** it takes the calls queued behind it along, in one frame */
   calls_open(D);

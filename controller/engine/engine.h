@@ -53,6 +53,12 @@ int storeio_resolve_rev(store_env *s, const char *text, uint64_t *rev, char *err
 /* ISO 8601 UTC time of ms since the epoch into buf (at least 32 bytes). */
 void storeio_iso_time(int64_t ms, char *buf, size_t len);
 
+/* An incident as JSON (docs/repair.md): {id, status, function, condition,
+** definition (hex), count, first, last (ISO times), revision}; full adds
+** evidence, arguments, log [{time, kind, entry}] and log_dropped.  NULL when
+** out of memory. */
+struct json_t *storeio_incident_json(const store_incident *inc, int full);
+
 /* Kind conversions between the kernel (jiti_EntryKind) and the store. */
 int storeio_store_kind(jiti_EntryKind k);
 int storeio_kernel_kind(int store_kind);   /* -1 if unknown */
@@ -193,11 +199,16 @@ typedef struct publish_Result {
 ** attempt that made it.  Entries identical to CURRENT's and removals of keys
 ** CURRENT lacks are no change; when nothing changes only the events are
 ** written (and the generation after is info->generation - 1: the worker
-** keeps the attempt without moving it).  Returns r->code: STORE_OK,
-** STORE_EINVAL (a malformed change), or a store error (nothing written). */
+** keeps the attempt without moving it).  incident: 0, or the incident a
+** repair's revision repairs (info->kind STORE_REV_REPAIR), moved from
+** verifying to repaired in the same transaction
+** (store_publish_group_incidents).  Returns r->code: STORE_OK,
+** STORE_EINVAL (a malformed change), or a store error (nothing written;
+** STORE_ECONFLICT: the incident is no longer verifying). */
 int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
                     const unsigned char *blob, size_t bloblen, struct json_t *const *events,
-                    const int64_t *times, size_t nevents, struct json_t *accepted, publish_Result *r);
+                    const int64_t *times, size_t nevents, struct json_t *accepted, uint64_t incident,
+                    publish_Result *r);
 
 /* The entries and removals an outcome frame reports (its "changes" and the
 ** blob of their encodings), for the store: ch[0..*nc) and rm[0..*nr) (room
@@ -351,6 +362,8 @@ typedef struct reply_Outcome {
                                 opened or joined, {id, joined, function}, or NULL */
   int restored;              /* a preview's: restored at once */
   uint64_t generation;
+  struct json_t *repair;     /* a repair's apply: {incident, status, function,
+                                verification}, or NULL */
 } reply_Outcome;
 
 /* The reply, member by member, into w: {"ok", "outcome", "revision",

@@ -47,6 +47,7 @@ void reply_write(jtext_writer *w, const reply_Outcome *o) {
     if (o->show_revision) jtext_key(w, "revision"), jtext_int(w, (json_int_t)o->revision);
   }
   if (o->output) jtext_key(w, "output"), jtext_json(w, o->output);
+  if (o->repair) jtext_key(w, "repair"), jtext_json(w, o->repair);
 }
 
 json_t *reply_object(const reply_Outcome *o) {

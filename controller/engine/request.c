@@ -36,7 +36,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   const char *src = request_source(req);
   int invariant = op == PROTO_INVARIANT_ADD || op == PROTO_INVARIANT_REMOVE;
   txn_Kind kind = op == PROTO_CALL ? TXN_APPLICATION : op == PROTO_PREVIEW ? TXN_PREVIEW
-                : op == PROTO_APPLY ? TXN_OPERATOR : TXN_ACTION;
+                : op == PROTO_APPLY || op == PROTO_REPAIR ? TXN_OPERATOR : TXN_ACTION;
   jtext_begin(w, '{');
   jtext_key(w, "op");
   if (invariant) {
@@ -59,7 +59,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
     jtext_key(w, "pausable");
     jtext_bool(w, request_pausable(op, req));
     jtext_key(w, "program");
-    jtext_bool(w, op == PROTO_APPLY || json_is_true(json_object_get(req, "program")));
+    jtext_bool(w, op == PROTO_APPLY || op == PROTO_REPAIR || json_is_true(json_object_get(req, "program")));
     if (json_is_true(json_object_get(req, "listening"))) jtext_key(w, "listening"), jtext_bool(w, 1);
     /* the package the source is read in: the request's, or its action's */
     json_t *pkg = json_object_get(req, "package");

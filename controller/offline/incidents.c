@@ -36,40 +36,13 @@ static void incidents_usage(FILE *out) {
           "Exit status: 0 listed or shown; 1 no such incident or a store problem; 2 usage.\n");
 }
 
-static json_t *incident_json(const store_incident *inc, int full) {
-  char def[65], when[40], last[40];
-  store_hash_hex(inc->definition, def);
-  storeio_iso_time(inc->first_ms, when, sizeof when);
-  storeio_iso_time(inc->last_ms, last, sizeof last);
-  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "id", (json_int_t)inc->id, "status",
-                        store_incident_status_name(inc->status), "function", inc->function, "condition",
-                        inc->condition, "definition", def, "count", (json_int_t)inc->count, "first", when, "last",
-                        last, "revision", (json_int_t)inc->revision);
-  if (!full || !o) return o;
-  json_t *ev = json_loadb(inc->evidence, inc->evidence_len, 0, NULL);
-  json_object_set_new(o, "evidence", ev ? ev : json_null());
-  json_t *args = inc->arguments ? json_loadb(inc->arguments, inc->arguments_len, 0, NULL) : NULL;
-  json_object_set_new(o, "arguments", args ? args : json_null());
-  json_t *log = json_array();
-  for (size_t i = 0; i < inc->nlog; i++) {
-    char t[40];
-    storeio_iso_time(inc->log[i].time_ms, t, sizeof t);
-    json_t *text = json_loadb(inc->log[i].text, inc->log[i].len, 0, NULL);
-    json_array_append_new(log, json_pack("{s:s, s:s, s:o}", "time", t, "kind", store_note_kind_name(inc->log[i].kind),
-                                         "entry", text ? text : json_null()));
-  }
-  json_object_set_new(o, "log", log);
-  json_object_set_new(o, "log_dropped", json_integer((json_int_t)inc->dropped));
-  return o;
-}
-
 typedef struct { int json; size_t n; } Listing;
 
 static int list_one(void *arg, const store_incident *inc) {
   Listing *l = arg;
   l->n++;
   if (l->json) {
-    json_t *o = incident_json(inc, 0);
+    json_t *o = storeio_incident_json(inc, 0);
     char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (t) puts(t);
     free(t);
@@ -169,7 +142,7 @@ static int incidents_main(int argc, char **argv) {
       fprintf(stderr, "jiti incidents: %s\n", store_errmsg(s));
       status = EXIT_FAIL;
     } else {
-      json_t *o = incident_json(inc, 1);
+      json_t *o = storeio_incident_json(inc, 1);
       if (json) {
         char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
         if (t) puts(t);

@@ -1,0 +1,409 @@
+/*
+** drepair.c — automatic repair through the kernel (docs/repair.md): the
+** two requests a supervisor makes.  The kernel holds the store, so the
+** supervisor's writes go through it.
+**
+**   incident  read an incident (and the recorded calls of its function),
+**             move it along its statuses, log a model exchange;
+**   repair    a candidate verified on a shadow of the live worker
+**             (dshadow.c: a fork of the live heap), judged here, and when it
+**             passes applied by a transaction of its own whose revision, of
+**             kind repair, moves the incident to repaired in the same store
+**             transaction — or rejected, the incident back to
+**             awaiting-model, with the reason the model is shown.
+**
+** A candidate is judged by the one function verdict_of: the shadow's
+** report against the scope and the declared intent.  The kernel moves an
+** incident into and out of verifying; a supervisor owns the rest.
+*/
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "daemon.h"
+#include "jtext.h"
+#include "txn.h"
+#include "proto.h"
+
+#define REPAIR_REASON_MAX 4096
+#define REPAIR_VERDICT_MAX 1200
+#define REPAIR_REPLAY_MAX 256   /* recorded calls replayed per verification */
+
+/* ------------------------------------------------------------ shared */
+
+/* Incident id into *out (a store_free allocation), or 0 after answering
+** not-found / store-error. */
+static int incident_read(Daemon *D, uint64_t client, json_t *id, uint64_t n, store_incident **out) {
+  int rc = store_incident_get(dstore(D), n, out);
+  if (rc == STORE_OK) return 1;
+  if (rc == STORE_ENOENT)
+    dreply_err(D, client, id, "not-found", "no incident %" PRIu64 " (jiti incidents lists them)", n);
+  else
+    dreply_err(D, client, id, "store-error", "cannot read incident %" PRIu64 ": %s", n, store_errmsg(dstore(D)));
+  return 0;
+}
+
+/* Move incident n from -> to, its event told to subscribers.  0, or -1
+** with the store's message in err. */
+static int move(Daemon *D, uint64_t n, int from, int to, char *err, size_t errlen) {
+  if (store_incident_transition(dstore(D), n, from, to, 0, NULL) != STORE_OK) {
+    snprintf(err, errlen, "%s", store_errmsg(dstore(D)));
+    return -1;
+  }
+  devents_tell_stored(D);
+  dlog(D, "incident %" PRIu64 ": %s -> %s", n, store_incident_status_name(from), store_incident_status_name(to));
+  return 0;
+}
+
+/* Log a note (kind) on incident n; failures are logged only: the note is
+** the record, the status is what matters. */
+static void note(Daemon *D, uint64_t n, int kind, json_t *entry) {
+  char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
+  if (!text || store_incident_note(dstore(D), n, kind, text, strlen(text), 0, 0) != STORE_OK)
+    dlog(D, "incident %" PRIu64 ": could not log a %s: %s", n, store_note_kind_name(kind),
+         text ? store_errmsg(dstore(D)) : "out of memory");
+  free(text);
+}
+
+/* 1 when the live definition of inc's function is not the one that failed
+** (someone changed it since): the proposal is stale. */
+static int definition_moved(Daemon *D, const char *function, const uint8_t failed[32]) {
+  uint8_t now[32];
+  if (store_lookup(dstore(D), STORE_FUNCTION, function, now) != STORE_OK) return 1;   /* removed */
+  return memcmp(now, failed, 32) != 0;
+}
+
+/* ------------------------------------------------------------ incident */
+
+typedef struct Calls { json_t *a; } Calls;
+
+static int add_call(void *arg, const store_traffic_call *c) {
+  Calls *k = arg;
+  char digest[65];
+  store_hash_hex(c->digest, digest);
+  json_array_append_new(k->a, json_pack("{s:s, s:s, s:s, s:s}", "signature", c->signature, "request", c->request,
+                                        "result", c->result, "digest", digest));
+  return json_array_size(k->a) >= REPAIR_REPLAY_MAX;
+}
+
+/* The recorded calls of function, [{signature, request, result, digest}]
+** (NULL: the store failed, logged). */
+static json_t *recorded_calls(Daemon *D, const char *function) {
+  Calls k = {json_array()};
+  if (store_traffic_list(dstore(D), function, add_call, &k) != STORE_OK) {
+    dlog(D, "cannot read the recorded calls of %s: %s", function, store_errmsg(dstore(D)));
+    json_decref(k.a);
+    return NULL;
+  }
+  return k.a;
+}
+
+/* The statuses a client may move an incident to: verifying, repaired and
+** interrupted are the kernel's, captured is the watch's. */
+static int client_target(int to) {
+  return to == STORE_INC_AWAITING_MODEL || to == STORE_INC_REJECTED || to == STORE_INC_DECLINED_EXPECTED ||
+         to == STORE_INC_DECLINED_INSUFFICIENT || to == STORE_INC_STALE || to == STORE_INC_CANCELLED ||
+         to == STORE_INC_FAILED;
+}
+
+void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req) {
+  uint64_t n = (uint64_t)json_integer_value(json_object_get(req, "incident"));
+  const char *from_s = json_string_value(json_object_get(req, "from"));
+  const char *to_s = json_string_value(json_object_get(req, "to"));
+  json_t *nt = json_object_get(req, "note");
+  int from = from_s ? store_incident_status_parse(from_s) : 0, to = to_s ? store_incident_status_parse(to_s) : 0;
+  char err[CLI_MSG_MAX];
+  if (to && !client_target(to)) {
+    dreply_err(D, client, id, "not-allowed", "the kernel moves an incident to %s itself (a repair request "
+               "verifies; the watch reopens)", to_s);
+    return;
+  }
+  if (to && move(D, n, from, to, err, sizeof err) != 0) {
+    store_incident *inc = NULL;
+    if (!incident_read(D, client, id, n, &inc)) return;   /* no such incident */
+    const char *now = store_incident_status_name(inc->status);
+    if (inc->status != from)
+      dreply_err(D, client, id, "conflict", "incident %" PRIu64 " is %s, not %s: another writer moved it; "
+                 "read it again", n, now, from_s);
+    else
+      dreply_err(D, client, id, "not-allowed", "incident %" PRIu64 " cannot go from %s to %s (docs/repair.md "
+                 "lists the transitions)", n, from_s, to_s);
+    store_free(inc);
+    return;
+  }
+  if (nt) {
+    json_t *entry = json_object_get(nt, "entry");
+    char *text = json_dumps(entry, JSON_COMPACT);
+    int rc = text ? store_incident_note(dstore(D), n, STORE_NOTE_EXCHANGE, text, strlen(text), 0, 0) : STORE_ENOMEM;
+    free(text);
+    if (rc == STORE_ENOENT) {
+      dreply_err(D, client, id, "not-found", "no incident %" PRIu64 " (jiti incidents lists them)", n);
+      return;
+    }
+    if (rc != STORE_OK) {
+      dreply_err(D, client, id, "store-error", "cannot log on incident %" PRIu64 ": %s", n, store_errmsg(dstore(D)));
+      return;
+    }
+  }
+  store_incident *inc = NULL;
+  if (!incident_read(D, client, id, n, &inc)) return;
+  json_t *o = storeio_incident_json(inc, 1);
+  json_t *r = json_pack("{s:b, s:o}", "ok", 1, "incident", o ? o : json_null());
+  if (json_is_true(json_object_get(req, "traffic"))) {
+    json_t *calls = recorded_calls(D, inc->function);
+    json_object_set_new(r, "traffic", calls ? calls : json_array());
+  }
+  store_free(inc);
+  dreply(D, client, id, r);
+}
+
+/* ------------------------------------------------------------ repair */
+
+/* One repair request while its shadow runs. */
+typedef struct Verifying {
+  uint64_t client;
+  json_t *id, *req;
+  uint64_t incident;
+  char function[STORE_NAME_MAX + 1];
+  uint8_t definition[32];
+  double t0;
+} Verifying;
+
+static void verifying_free(Verifying *v) {
+  json_decref(v->id);
+  json_decref(v->req);
+  free(v);
+}
+
+/* The printed result of a replayed call, for a message. */
+static const char *shown(json_t *r) {
+  const char *s = json_string_value(r);
+  return s ? s : "?";
+}
+
+/* The verdict on a shadow's report: NULL when the candidate passes, else
+** why not (into buf), as the model is shown it. */
+static const char *verdict_of(const Verifying *v, json_t *report, char *buf, size_t n) {
+  const char *scope = json_string_value(json_object_get(v->req, "scope"));
+  int world = scope && !strcmp(scope, "world");
+  int intended = json_is_string(json_object_get(v->req, "intended_changes"));
+  if (json_is_true(json_object_get(report, "identical"))) {
+    snprintf(buf, n, "the candidate is identical to the live definitions: it changes nothing");
+    return buf;
+  }
+  json_t *ch, *changed = json_object_get(report, "changed");
+  size_t i;
+  int defines = 0;
+  json_array_foreach(changed, i, ch) {
+    const char *name = json_string_value(json_object_get(ch, "name"));
+    const char *kind = json_string_value(json_object_get(ch, "kind"));
+    int the_function = name && kind && !strcmp(kind, "function") && !strcmp(name, v->function);
+    defines |= the_function;
+    if (!world && !the_function) {
+      snprintf(buf, n, "out of scope: the candidate changes the %s %s, and only the function %s may change "
+               "(the supervisor's --scope function)", kind ? kind : "entry", name ? name : "?", v->function);
+      return buf;
+    }
+  }
+  if (!world && !defines) {
+    snprintf(buf, n, "the candidate does not define the function %s", v->function);
+    return buf;
+  }
+  json_t *repro = json_object_get(report, "repro");
+  if (repro && !json_is_true(json_object_get(repro, "ok"))) {
+    snprintf(buf, n, "the failed call still fails with the candidate: %s: %s",
+             shown(json_object_get(repro, "condition")), shown(json_object_get(repro, "report")));
+    return buf;
+  }
+  json_t *inv = json_object_get(report, "invariants"), *f;
+  json_array_foreach(json_object_get(inv, "failed"), i, f) {
+    snprintf(buf, n, "the invariant %s fails with the candidate: %s", shown(json_object_get(f, "name")),
+             shown(json_object_get(f, "report")));
+    return buf;
+  }
+  json_t *call;
+  json_array_foreach(json_object_get(report, "replay"), i, call) {
+    if (!json_is_true(json_object_get(call, "differs")) || intended) continue;
+    snprintf(buf, n, "the candidate changes the result of the recorded call %s: %s before, %s with it (if that "
+             "change is intended, say so in intended_changes)", shown(json_object_get(call, "request")),
+             shown(json_object_get(call, "baseline")), shown(json_object_get(call, "candidate")));
+    return buf;
+  }
+  return NULL;
+}
+
+/* Answer a repair that ends before its transaction: code and message,
+** with {incident, status, function, verification?}. */
+static void answer(Daemon *D, Verifying *v, const char *code, const char *msg, const char *status, json_t *report) {
+  json_t *r = json_pack("{s:b, s:s, s:s, s:{s:I, s:s, s:s}}", "ok", 0, "code", code, "message", msg, "repair",
+                        "incident", (json_int_t)v->incident, "status", status, "function", v->function);
+  if (report) json_object_set(json_object_get(r, "repair"), "verification", report);
+  dreply(D, v->client, v->id, r);
+}
+
+/* The note a verification leaves on its incident. */
+static json_t *verification_note(const Verifying *v, json_t *report, const char *err, const char *why) {
+  json_t *o = json_pack("{s:b, s:s, s:I}", "passed", !why, "source",
+                        json_string_value(json_object_get(v->req, "source")), "ms",
+                        (json_int_t)((daemon_now() - v->t0) * 1000));
+  const char *rid = json_string_value(json_object_get(v->req, "response_id"));
+  if (rid) json_object_set_new(o, "response_id", json_string(rid));
+  if (why) json_object_set_new(o, "reason", json_string(why));
+  if (err) json_object_set_new(o, "error", json_string(err));
+  if (report) json_object_set(o, "report", report);
+  return o;
+}
+
+/* The shadow reported (or failed: err): judge, then queue the apply or
+** send the incident back to the model. */
+static void verified(Daemon *D, void *arg, json_t *report, const char *err) {
+  Verifying *v = arg;
+  char why[REPAIR_VERDICT_MAX], e2[CLI_MSG_MAX];
+  const char *verdict = NULL;
+  if (!report) {
+    snprintf(why, sizeof why, "the verification did not finish: %s", err ? err : "the shadow failed");
+    verdict = why;
+  } else {
+    verdict = verdict_of(v, report, why, sizeof why);
+  }
+  json_t *nt = verification_note(v, report, err, verdict);
+  note(D, v->incident, STORE_NOTE_VERIFICATION, nt);
+  json_decref(nt);
+  if (!verdict && definition_moved(D, v->function, v->definition)) {
+    move(D, v->incident, STORE_INC_VERIFYING, STORE_INC_STALE, e2, sizeof e2);
+    answer(D, v, "stale", "the failing definition changed while the candidate was verified: the proposal is "
+                          "stale", "stale", report);
+    verifying_free(v);
+    return;
+  }
+  if (verdict) {
+    int back = move(D, v->incident, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, e2, sizeof e2) == 0;
+    dlog(D, "incident %" PRIu64 ": candidate rejected: %s", v->incident, verdict);
+    answer(D, v, "rejected", verdict, back ? "awaiting-model" : "?", report);
+    verifying_free(v);
+    return;
+  }
+  /* it passed: applied as any operator's change, behind what waits */
+  json_t *t = json_pack("{s:O, s:I, s:s, s:O}", "source", json_object_get(v->req, "source"), "incident",
+                        (json_int_t)v->incident, "function", v->function, "verification", report);
+  json_t *rid = json_object_get(v->req, "response_id"), *lim = json_object_get(v->req, "limits");
+  if (rid) json_object_set(t, "response_id", rid);
+  if (lim) json_object_set(t, "limits", lim);
+  const char *reason = json_string_value(json_object_get(v->req, "reason"));
+  char summary[STORE_SUMMARY_MAX];
+  snprintf(summary, sizeof summary, "repair of incident %" PRIu64 " (%s): %s", v->incident, v->function,
+           reason ? reason : "");
+  json_object_set_new(t, "summary", json_string(summary));
+  if (!t || dqueue_push(&D->txq, v->client, v->id, t, PROTO_REPAIR) != 0) {
+    move(D, v->incident, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, e2, sizeof e2);
+    answer(D, v, "busy", "the kernel is out of memory; retry later", "awaiting-model", report);
+  }
+  json_decref(t);
+  verifying_free(v);
+}
+
+void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req) {
+  uint64_t n = (uint64_t)json_integer_value(json_object_get(req, "incident"));
+  store_incident *inc = NULL;
+  char err[CLI_MSG_MAX];
+  if (!incident_read(D, client, id, n, &inc)) return;
+  if (inc->status != STORE_INC_AWAITING_MODEL) {
+    dreply_err(D, client, id, "conflict", "incident %" PRIu64 " is %s: a candidate is verified only for an "
+               "incident awaiting the model (incident with to: awaiting-model)", n,
+               store_incident_status_name(inc->status));
+    store_free(inc);
+    return;
+  }
+  Verifying *v = calloc(1, sizeof *v);
+  json_t *ev = inc->evidence ? json_loadb(inc->evidence, inc->evidence_len, 0, NULL) : NULL;
+  json_t *calls = NULL;
+  if (!v) {
+    dreply_err(D, client, id, "busy", "the kernel is out of memory; retry later");
+    goto done;
+  }
+  *v = (Verifying){client, id ? json_incref(id) : NULL, json_incref(req), n, "", {0}, daemon_now()};
+  snprintf(v->function, sizeof v->function, "%s", inc->function);
+  memcpy(v->definition, inc->definition, 32);
+  if (definition_moved(D, inc->function, inc->definition)) {
+    move(D, n, STORE_INC_AWAITING_MODEL, STORE_INC_STALE, err, sizeof err);
+    answer(D, v, "stale", "the failing definition changed since the incident was captured: the proposal is "
+                          "stale", "stale", NULL);
+    verifying_free(v);
+    v = NULL;
+    goto done;
+  }
+  if (move(D, n, STORE_INC_AWAITING_MODEL, STORE_INC_VERIFYING, err, sizeof err) != 0) {
+    dreply_err(D, client, id, "conflict", "incident %" PRIu64 ": %s", n, err);
+    verifying_free(v);
+    v = NULL;
+    goto done;
+  }
+  /* the repro is the failed request (its transaction undid its effects);
+  ** the replay the calls recorded for the function */
+  calls = recorded_calls(D, inc->function);
+  size_t nreplay = json_array_size(calls), i;
+  const char **replay = calloc(nreplay ? nreplay : 1, sizeof *replay);
+  json_t *c;
+  json_array_foreach(calls, i, c) if (replay) replay[i] = json_string_value(json_object_get(c, "request"));
+  json_t *to = json_object_get(req, "timeout_ms");
+  DShadowSpec spec = {json_string_value(json_object_get(req, "source")),
+                      json_string_value(json_object_get(ev, "request")), replay, replay ? nreplay : 0,
+                      to ? (int64_t)json_integer_value(to) : 0};
+  if (dshadow_start(D, &spec, verified, v, err, sizeof err) != 0) {
+    char e2[CLI_MSG_MAX];
+    move(D, n, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, e2, sizeof e2);
+    answer(D, v, "busy", err, "awaiting-model", NULL);
+    verifying_free(v);
+  }
+  free(replay);
+done:
+  json_decref(calls);
+  json_decref(ev);
+  store_free(inc);
+}
+
+/* ------------------------------------------------------------ the apply */
+
+int drepair_stale(Daemon *D, uint64_t client, json_t *id, json_t *req) {
+  uint64_t n = (uint64_t)json_integer_value(json_object_get(req, "incident"));
+  store_incident *inc = NULL;
+  if (store_incident_get(dstore(D), n, &inc) != STORE_OK) return 0;   /* the publish refuses it */
+  int moved = inc->status == STORE_INC_VERIFYING && definition_moved(D, inc->function, inc->definition);
+  if (moved) {
+    char err[CLI_MSG_MAX];
+    Verifying v = {.client = client, .id = id, .incident = n};
+    snprintf(v.function, sizeof v.function, "%s", inc->function);
+    move(D, n, STORE_INC_VERIFYING, STORE_INC_STALE, err, sizeof err);
+    answer(D, &v, "stale", "the failing definition changed before the repair was applied: the proposal is stale",
+           "stale", json_object_get(req, "verification"));
+  }
+  store_free(inc);
+  return moved;
+}
+
+json_t *drepair_reply(const Txn *t, int repaired) {
+  if (t->op != PROTO_REPAIR || !t->repair) return NULL;
+  json_t *r = json_pack("{s:O, s:s, s:O}", "incident", json_object_get(t->repair, "incident"), "status",
+                        repaired ? "repaired" : "awaiting-model", "function", json_object_get(t->repair, "function"));
+  json_t *ver = json_object_get(t->repair, "verification");
+  if (r && ver) json_object_set(r, "verification", ver);
+  return r;
+}
+
+void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *reason, const char *message) {
+  if (t->op != PROTO_REPAIR || !t->repair) return;
+  uint64_t n = (uint64_t)json_integer_value(json_object_get(t->repair, "incident"));
+  char err[CLI_MSG_MAX];
+  if (published) {
+    devents_tell_stored(D);   /* the incident's "repaired", written with the revision */
+    dlog(D, "incident %" PRIu64 ": repaired by revision %" PRIu64, n, t->revision);
+    return;
+  }
+  json_t *o = json_pack("{s:b, s:s, s:s}", "passed", 0, "reason", "the apply failed", "error",
+                        message && *message ? message : reason ? reason : "?");
+  note(D, n, STORE_NOTE_VERIFICATION, o);
+  json_decref(o);
+  move(D, n, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, err, sizeof err);
+}
