@@ -251,6 +251,33 @@ static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_a
   return KCLIENT_NO_REPLY;
 }
 
+int kclient_event(kclient *k, double timeout, json_t **ev, volatile sig_atomic_t *intr) {
+  double until = mono_now() + timeout;
+  *ev = NULL;
+  for (;;) {
+    int got;
+    json_t *j = take_line(k, &got);
+    if (got && json_is_object(j) && json_is_string(json_object_get(j, "event"))) {
+      *ev = j;
+      return KCLIENT_OK;
+    }
+    json_decref(j);
+    if (got) continue;
+    if (intr && *intr) return KCLIENT_INTERRUPTED;
+    double left = until - mono_now();
+    if (timeout >= 0 && left <= 0) return KCLIENT_TIMEOUT;
+    struct pollfd p = {.fd = k->fd, .events = POLLIN};
+    int r = poll(&p, 1, timeout < 0 ? -1 : (int)(left * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    if (r < 0 || (r = fill(k, 1)) == 0) break;
+  }
+  snprintf(k->err, sizeof k->err, "the kernel for %s closed the connection (see its log; 'jiti status --store %s')",
+           k->dir, k->dir);
+  kclient_close(k);
+  return KCLIENT_NO_REPLY;
+}
+
 int kclient_serving(const char *dir) {
   kclient k;
   kclient_init(&k, "", dir);

@@ -48,7 +48,8 @@ enum {
   KCLIENT_OK,           /* *reply is the kernel's answer */
   KCLIENT_UNSENT,       /* the request could not be sent: the kernel never saw it */
   KCLIENT_NO_REPLY,     /* sent, but the connection closed (or broke) before the reply */
-  KCLIENT_INTERRUPTED   /* *intr was set while waiting; the reply will be skipped */
+  KCLIENT_INTERRUPTED,  /* *intr was set while waiting; the reply will be skipped */
+  KCLIENT_TIMEOUT       /* kclient_event: nothing came in time */
 };
 
 /* Send req (stolen) with a fresh "id" and wait for the reply repeating it.
@@ -58,6 +59,13 @@ enum {
 ** set.  On anything but KCLIENT_OK the connection is closed, except after
 ** KCLIENT_INTERRUPTED, and k->err says what happened. */
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr);
+
+/* On a subscribed connection: the next event line (a JSON object with an
+** "event" member; replies and other lines are skipped) into *ev, waiting
+** at most timeout seconds (< 0: no limit).  KCLIENT_OK, KCLIENT_TIMEOUT,
+** KCLIENT_INTERRUPTED (*intr set), KCLIENT_NO_REPLY (the kernel closed the
+** connection: then it is closed here, k->err says so). */
+int kclient_event(kclient *k, double timeout, json_t **ev, volatile sig_atomic_t *intr);
 
 /* After KCLIENT_INTERRUPTED: wait again for the reply to the request that
 ** was interrupted (kclient_call's return codes, no request sent). */

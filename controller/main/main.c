@@ -12,6 +12,7 @@
 #include "offline.h"
 #include "run.h"
 #include "sess.h"
+#include "supervise.h"
 #include "workerproc.h"
 
 static const struct {
@@ -44,6 +45,7 @@ static const struct {
   {"repl", cmd_repl, "an interactive session with the running kernel"},
   {"session", cmd_session, "let a model grow the world, one checked action at a time"},
   {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
+  {"supervise", cmd_supervise, "let a model repair the incidents of failing calls (automatic repair)"},
   {NULL, NULL, NULL},
 };
 
