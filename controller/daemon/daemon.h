@@ -353,6 +353,14 @@ typedef struct Group {
   uint64_t commits, revisions;  /* group commits, revisions published in them */
 } Group;
 
+/* A repair being watched (dwatch.c). */
+typedef struct DWatch {
+  char function[STORE_NAME_MAX + 1];
+  uint64_t incident, revision;   /* the incident and the repair's revision */
+  unsigned window, calls, failures;
+  double rate_before;            /* failures per call before the repair */
+} DWatch;
+
 typedef struct Daemon {
   const char *dir;
   const char *wire_trace;  /* JITI_WIRE_TRACE: a file for every frame (dworker.c), or NULL */
@@ -384,6 +392,10 @@ typedef struct Daemon {
   store_repair_rule *repair_rules;  /* the repair policy (dincident.c), read once */
   size_t nrepair_rules;
   int repair_loaded;
+  DWatch *watches;       /* repairs being watched (dwatch.c) */
+  size_t nwatches;
+  size_t watch_undo;     /* 1 + the watch whose repair is to be undone, or 0 */
+  uint64_t calls_served; /* application calls ended since the kernel started */
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
@@ -519,6 +531,19 @@ typedef struct DShadowSpec {
 /* report: the shadow's report (borrowed during the call), or NULL with err */
 typedef void (*dshadow_done_fn)(Daemon *D, void *arg, json_t *report, const char *err);
 int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen);
+
+/* dwatch.c: the watch after a repair.  start: watch function for the next
+** window calls (0: not at all), failures_before its failures before the
+** repair.  call: every transaction's end (diagnosis: a failed call's, or
+** NULL) is counted.  undo_due: a repair is to be undone; undo does it (a
+** rollback revision of the repair's entries, the incident captured again,
+** a fresh worker), between transactions on durable state. */
+void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
+                  uint64_t failures_before);
+void dwatch_call(Daemon *D, const Txn *t, json_t *diagnosis);
+int dwatch_undo_due(Daemon *D);
+void dwatch_undo(Daemon *D);
+void dwatch_free(Daemon *D);
 
 /* drepair.c: automatic repair's requests (docs/repair.md), their members
 ** checked by drequests.c.  incident: read one (with "traffic": its

@@ -289,6 +289,7 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
   json_t *inc = t->active && json_object_get(m, "diagnosis") ? dincident_capture(D, t, json_object_get(m, "diagnosis"))
                                                              : NULL;
   if (inc) json_object_set_new(m, "incident", inc);
+  if (t->active) dwatch_call(D, t, json_object_get(m, "diagnosis"));
   DOutcome o;
   dcall_decode(&o, m);
   if (o.status) snprintf(D->live.status, sizeof D->live.status, "%s", o.status);

@@ -371,6 +371,7 @@ static int kernel_close(Daemon *D) {
   free(D->live.batch.v);
   json_decref(D->foreign_failed);
   dincident_policy_changed(D);   /* (frees the policy read) */
+  dwatch_free(D);
   vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);

@@ -30,6 +30,7 @@
 #define REPAIR_REASON_MAX 4096
 #define REPAIR_VERDICT_MAX 1200
 #define REPAIR_REPLAY_MAX 256   /* recorded calls replayed per verification */
+#define REPAIR_WATCH_DEFAULT 20 /* calls watched after a repair */
 
 /* ------------------------------------------------------------ shared */
 
@@ -289,7 +290,9 @@ static void verified(Daemon *D, void *arg, json_t *report, const char *err) {
   json_t *t = json_pack("{s:O, s:I, s:s, s:O}", "source", json_object_get(v->req, "source"), "incident",
                         (json_int_t)v->incident, "function", v->function, "verification", report);
   json_t *rid = json_object_get(v->req, "response_id"), *lim = json_object_get(v->req, "limits");
+  json_t *watch = json_object_get(v->req, "watch");
   if (rid) json_object_set(t, "response_id", rid);
+  if (watch) json_object_set(t, "watch", watch);
   if (lim) json_object_set(t, "limits", lim);
   const char *reason = json_string_value(json_object_get(v->req, "reason"));
   char summary[STORE_SUMMARY_MAX];
@@ -399,6 +402,12 @@ void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *rea
   if (published) {
     devents_tell_stored(D);   /* the incident's "repaired", written with the revision */
     dlog(D, "incident %" PRIu64 ": repaired by revision %" PRIu64, n, t->revision);
+    store_incident *inc = NULL;
+    json_t *w = json_object_get(t->repair, "watch");
+    unsigned window = json_is_integer(w) ? (unsigned)json_integer_value(w) : REPAIR_WATCH_DEFAULT;
+    if (store_incident_get(dstore(D), n, &inc) == STORE_OK)
+      dwatch_start(D, n, inc->function, t->revision, window, inc->count);
+    store_free(inc);
     return;
   }
   json_t *o = json_pack("{s:b, s:s, s:s}", "passed", 0, "reason", "the apply failed", "error",

@@ -305,6 +305,12 @@ static void op_repair(Req *q) {
                "4096 bytes (the recorded results the repair changes on purpose, and why)");
     return;
   }
+  json_t *w = json_object_get(q->r, "watch");
+  if (w && !(json_is_integer(w) && json_integer_value(w) >= 0 && json_integer_value(w) <= 1000000)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"watch\" of repair must be an integer from 0 (no "
+               "watch) to 1000000: the calls watched after the repair");
+    return;
+  }
   if (to && !(json_is_integer(to) && json_integer_value(to) >= 1 && json_integer_value(to) <= 3600000)) {
     dreply_err(q->D, q->client, q->id, "invalid-request", "\"timeout_ms\" of repair must be an integer from 1 to "
                "3600000");
@@ -609,7 +615,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_REPAIR_POLICY] = {op_repair_policy, {"op", "id", "action", "selector", "mode", "expected"}},
     [PROTO_INCIDENT] = {op_incident, {"op", "id", "incident", "from", "to", "note", "traffic"}},
     [PROTO_REPAIR] = {op_repair, {"op", "id", "incident", "source", "reason", "intended_changes", "response_id",
-                                   "scope", "timeout_ms", "limits"}},
+                                   "scope", "timeout_ms", "watch", "limits"}},
 };
 
 /* The ops this daemon serves, for messages. */

@@ -664,6 +664,11 @@ void dsched_pump(Daemon *D) {
       dqueue_pending_free(&p);
       continue;
     }
+    /* the watch undoes a repair between transactions, on durable state */
+    if (dwatch_undo_due(D) && !D->stopping) {
+      if (!dgroup_holds(D)) dwatch_undo(D);
+      return;
+    }
     if (D->stopping || !D->txq.n) return;
     /* a transaction that is not a plain call runs alone, on durable state */
     if (dgroup_holds(D) && !batchable(dqueue_peek(&D->txq))) return;

@@ -32,6 +32,7 @@ typedef struct sv_Options {
   int64_t budget;               /* tokens per incident (0: no limit) */
   int64_t hourly_budget;        /* tokens per hour, all incidents (0: no limit) */
   long verify_timeout_ms;       /* a verification's limit (0: the kernel's) */
+  long watch;                   /* calls watched after a repair (-1: the kernel's 20) */
   int until_idle;               /* exit once no incident is open */
   int json;                     /* one JSON object per incident handled */
 } sv_Options;

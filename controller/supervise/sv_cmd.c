@@ -23,7 +23,8 @@ static void usage(FILE *f) {
   fprintf(f,
     "usage: jiti supervise [--store DIR] [--model M | --scripted FILE | --chat [--model M]]\n"
     "                      [--scope function|world] [--attempts N] [--budget TOKENS]\n"
-    "                      [--hourly-budget TOKENS] [--verify-timeout S] [--until-idle] [--json]\n"
+    "                      [--hourly-budget TOKENS] [--verify-timeout S] [--watch N]\n"
+    "                      [--until-idle] [--json]\n"
     "\n"
     "Automatic repair: takes each incident of the store's running kernel (a failing call of a\n"
     "function 'jiti repair enable' selects) to a model, which answers repair, expected or\n"
@@ -41,6 +42,8 @@ static void usage(FILE *f) {
     "  --budget TOKENS       tokens per incident (default: no limit)\n"
     "  --hourly-budget TOKENS  tokens per hour over all incidents (default: no limit)\n"
     "  --verify-timeout S    a verification's time limit (default: the kernel's)\n"
+    "  --watch N             calls watched after a repair: more failures than before undo it\n"
+    "                        (default 20; 0: none)\n"
     "run:\n"
     "  --until-idle          exit once no incident is open (default: run until Ctrl-C)\n"
     "  --json                one JSON object per incident handled\n"
@@ -58,6 +61,7 @@ int cmd_supervise(int argc, char **argv) {
   o.mopt.actions = MACTION_VERDICT;
   o.store = opts_default_store();
   o.attempts = 3;
+  o.watch = -1;
   sess_ModelArgs ma;
   sess_mopt_init(&ma, &o.mopt);
   int status = SV_USAGE;
@@ -74,7 +78,7 @@ int cmd_supervise(int argc, char **argv) {
     if ((r = sess_mopt_arg("supervise", argc, argv, &i, &ma)) < 0) goto done;
     if (r) continue;
     int value = !strcmp(a, "--scope") || !strcmp(a, "--attempts") || !strcmp(a, "--budget") ||
-                !strcmp(a, "--hourly-budget") || !strcmp(a, "--verify-timeout");
+                !strcmp(a, "--hourly-budget") || !strcmp(a, "--verify-timeout") || !strcmp(a, "--watch");
     if (value && i + 1 >= argc) {
       fprintf(stderr, "jiti supervise: %s needs a value (see 'jiti supervise --help')\n", a);
       goto done;
@@ -105,6 +109,8 @@ int cmd_supervise(int argc, char **argv) {
         fprintf(stderr, "jiti supervise: --verify-timeout is at most 3600 seconds\n");
         goto done;
       }
+    } else if (!strcmp(a, "--watch")) {
+      if (!sess_count_arg("supervise", a, argv[++i], 0, 1000000, &o.watch)) goto done;
     } else if (!strcmp(a, "--until-idle")) {
       o.until_idle = 1;
     } else if (!strcmp(a, "--json")) {

@@ -200,6 +200,7 @@ static int submit(sv_Supervisor *s, Case *c, const model_Reply *r, char **result
   if (json_is_string(ic)) json_object_set(req, "intended_changes", ic);
   if (r->response_id) json_object_set_new(req, "response_id", json_string(r->response_id));
   if (s->o->verify_timeout_ms) json_object_set_new(req, "timeout_ms", json_integer(s->o->verify_timeout_ms));
+  if (s->o->watch >= 0) json_object_set_new(req, "watch", json_integer(s->o->watch));
   say(s, c, "verifying a repair: %s", kclient_str(a, "reason"));
   json_t *rep = call(s, req);
   if (!rep) {
