@@ -361,6 +361,15 @@ typedef struct DWatch {
   double rate_before;            /* failures per call before the repair */
 } DWatch;
 
+/* A call waiting for the repair of its incident (dpark.c). */
+typedef struct DParked {
+  uint64_t client;
+  json_t *id, *req;              /* to run again */
+  json_t *failure;               /* the reply it gets if no repair comes */
+  uint64_t incident;
+  double deadline;
+} DParked;
+
 typedef struct Daemon {
   const char *dir;
   const char *wire_trace;  /* JITI_WIRE_TRACE: a file for every frame (dworker.c), or NULL */
@@ -396,6 +405,8 @@ typedef struct Daemon {
   size_t nwatches;
   size_t watch_undo;     /* 1 + the watch whose repair is to be undone, or 0 */
   uint64_t calls_served; /* application calls ended since the kernel started */
+  DParked *parked;       /* calls waiting for a repair (dpark.c) */
+  size_t nparked;
   Group group;           /* calls finished ahead of the durable revisions */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
@@ -515,8 +526,9 @@ void dqueue_pending_free(Pending *p);
 /* A failed call's diagnosis (the outcome's) of running transaction t: the
 ** incident it opened or joined, {id, joined, function}, or NULL when none
 ** (not a call, no function the policy selects, an expected condition, or
-** the store refused: logged). */
-json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diagnosis);
+** the store refused: logged).  *pause: 1 when the rule's mode is pause
+** (the call waits for the repair: dpark.c), else 0. */
+json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diagnosis, int *pause);
 /* The policy changed (a repair-policy request): read it again when needed. */
 void dincident_policy_changed(Daemon *D);
 
@@ -531,6 +543,17 @@ typedef struct DShadowSpec {
 /* report: the shadow's report (borrowed during the call), or NULL with err */
 typedef void (*dshadow_done_fn)(Daemon *D, void *arg, json_t *report, const char *err);
 int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen);
+
+/* dpark.c: calls that wait for their repair (a rule of mode pause).
+** call: park t (its failure reply, its incident): 1, and t's client is
+** answered later; 0: it cannot wait (answer it now).  incident: incident
+** moved to status: repaired runs its waiting calls again, first in the
+** queue; any other closed status answers them their failure.  before: the
+** pause timeouts (a hook).  stop: every waiting call answered (shutdown). */
+int dpark_call(Daemon *D, const Txn *t, json_t *failure, uint64_t incident);
+void dpark_incident(Daemon *D, uint64_t incident, int status);
+double dpark_before(void *ud, double now);
+void dpark_stop(Daemon *D);
 
 /* dwatch.c: the watch after a repair.  start: watch function for the next
 ** window calls (0: not at all), failures_before its failures before the

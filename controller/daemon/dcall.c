@@ -282,16 +282,34 @@ void dcall_held_lost(Daemon *D, Held *h, const char *how) {
 
 /* --------------------------------------------------------- the outcome */
 
+/* A failed call of a function whose repair rule pauses waits for the
+** repair (dpark.c) with the reply it would have had.  1 when it waits. */
+static int wait_for_repair(Daemon *D, Txn *t, const DOutcome *o, uint64_t incident) {
+  reply_Outcome r = reply_of(o);
+  r.revision = D->revision;
+  r.generation = D->gen;
+  json_t *failure = reply_object(&r);
+  int parked = failure && dpark_call(D, t, failure, incident);
+  json_decref(failure);
+  return parked;
+}
+
 void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {
   Txn *t = &D->live.cur;
   /* a failure of a function automatic repair looks after: an incident,
   ** named in the reply (kept with the outcome, should the reply be held) */
-  json_t *inc = t->active && json_object_get(m, "diagnosis") ? dincident_capture(D, t, json_object_get(m, "diagnosis"))
-                                                             : NULL;
+  int pause = 0;
+  json_t *inc = t->active && json_object_get(m, "diagnosis")
+                    ? dincident_capture(D, t, json_object_get(m, "diagnosis"), &pause) : NULL;
   if (inc) json_object_set_new(m, "incident", inc);
   if (t->active) dwatch_call(D, t, json_object_get(m, "diagnosis"));
   DOutcome o;
   dcall_decode(&o, m);
+  if (pause && wait_for_repair(D, t, &o, (uint64_t)json_integer_value(json_object_get(inc, "id")))) {
+    t->responder = 0;   /* it is answered when its incident ends */
+    json_decref(t->responder_id);
+    t->responder_id = NULL;
+  }
   if (o.status) snprintf(D->live.status, sizeof D->live.status, "%s", o.status);
   dsched_pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");

@@ -63,7 +63,8 @@ static char *evidence(Daemon *D, const Txn *t, json_t *diag, const char *fn, siz
   return text;
 }
 
-json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag) {
+json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag, int *pause) {
+  *pause = 0;
   if (t->op != PROTO_CALL || !json_is_object(diag) || policy(D) || !D->nrepair_rules) return NULL;
   const char *cond = json_string_value(json_object_get(diag, "condition_type"));
   const char *report = json_string_value(json_object_get(diag, "report"));
@@ -94,6 +95,7 @@ json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag) {
       dlog(D, "attempt %" PRIu64 ": %s incident %" PRIu64 " (%s, %s)", t->attempt, joined ? "joined" : "opened", id,
            name, fl.condition);
     if (rc == STORE_OK && !joined) devents_tell_stored(D);   /* its "incident" event, synced with it */
+    *pause = rc == STORE_OK && D->repair_rules[r].mode == STORE_REPAIR_PAUSE;
     free((char *)fl.evidence);
     free(args);
     return rc == STORE_OK ? json_pack("{s:I, s:b, s:s}", "id", (json_int_t)id, "joined", joined, "function", name)

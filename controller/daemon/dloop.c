@@ -158,6 +158,7 @@ static double before_signals(void *ud, double now) {
 static double before_stop(void *ud, double now) {
   Daemon *D = ud;
   if (!D->stopping) return -1;
+  if (D->nparked) dpark_stop(D);   /* calls waiting for a repair get their failure */
   if ((D->live.wait == W_NONE || D->live.wait == W_START) && !D->live.in_pause && !D->live.cur.active && !dgroup_holds(D)) {
     dpoll_stop(D->poll);
     return -1;
@@ -188,7 +189,7 @@ static double before_check(void *ud, double now) {
 
 static int hooks(Daemon *D) {
   static const dpoll_BeforeFn fn[] = {dclients_reap, before_signals, dsched_before, dgroup_before,
-                                      dsched_before_pause, dworker_before_start, before_stop, dclients_before,
+                                      dsched_before_pause, dpark_before, dworker_before_start, before_stop, dclients_before,
                                       dworker_before_err, devents_before, dlog_before};
   for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++)
     if (dpoll_before(D->poll, fn[i], D) != 0) return -1;
@@ -372,6 +373,7 @@ static int kernel_close(Daemon *D) {
   json_decref(D->foreign_failed);
   dincident_policy_changed(D);   /* (frees the policy read) */
   dwatch_free(D);
+  dpark_stop(D);
   vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);
   dlog_flush(D);

@@ -55,6 +55,7 @@ static int move(Daemon *D, uint64_t n, int from, int to, char *err, size_t errle
   }
   devents_tell_stored(D);
   dlog(D, "incident %" PRIu64 ": %s -> %s", n, store_incident_status_name(from), store_incident_status_name(to));
+  dpark_incident(D, n, to);   /* calls waiting for it: run again, or answered */
   return 0;
 }
 
@@ -402,6 +403,7 @@ void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *rea
   if (published) {
     devents_tell_stored(D);   /* the incident's "repaired", written with the revision */
     dlog(D, "incident %" PRIu64 ": repaired by revision %" PRIu64, n, t->revision);
+    dpark_incident(D, n, STORE_INC_REPAIRED);
     store_incident *inc = NULL;
     json_t *w = json_object_get(t->repair, "watch");
     unsigned window = json_is_integer(w) ? (unsigned)json_integer_value(w) : REPAIR_WATCH_DEFAULT;

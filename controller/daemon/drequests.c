@@ -247,6 +247,10 @@ static void op_repair_policy(Req *q) {
   if (repairpol_action_parse(action) != REPAIRPOL_LIST) {
     dlog(q->D, "repair policy: %s %s", action, json_string_value(json_object_get(q->r, "selector")));
     dincident_policy_changed(q->D);
+    json_t *id;
+    size_t i;
+    json_array_foreach(json_object_get(r, "cancelled"), i, id)
+      dpark_incident(q->D, (uint64_t)json_integer_value(id), STORE_INC_CANCELLED);
   }
   dreply(q->D, q->client, q->id, r);
 }
