@@ -550,8 +550,20 @@ def pauses_and_events(R, k):
                      'no rule has the selector NOPE')
         r = expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'App:'}))
         assert [x['selector'] for x in r['rules']] == ['DISPENSE'], r
-        # a failing call of a selected function: an incident, named in the reply
+        # mode pause: the failing call waits for its repair, other calls are served meanwhile;
+        # disabling repair cancels the incident, and the waiting call gets its failure
         expect_ok(c.request({'op': 'call', 'source': '(defun dispense (n) (/ 10 n))'}))
+        waiting = c.send({'op': 'call', 'source': '(dispense 0)'})
+        ev = sub.wait_event(lambda e: e['event'] == 'incident' and e['status'] == 'captured', what='the incident')
+        with k.conn() as other:
+            expect_ok(other.request({'op': 'call', 'source': '(dispense 5)'}), value='2')
+            r = expect_ok(other.request({'op': 'incident', 'incident': ev['incident']}))
+            assert r['incident']['status'] == 'captured', r
+            expect_ok(other.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'dispense'}))
+        r = expect_error(c.reply(waiting), 'error', 'it waited for a repair: incident %d is cancelled' % ev['incident'])
+        assert r['incident']['function'] == 'DISPENSE', r
+        expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'dispense'}))
+        # a failing call of a selected function: an incident, named in the reply
         r = expect_error(c.request({'op': 'call', 'source': '(dispense 0)'}), 'error')
         assert r['incident'] == {'id': r['incident']['id'], 'joined': False, 'function': 'DISPENSE'}, r
         ev = sub.wait_event(lambda e: e['event'] == 'incident' and e['incident'] == r['incident']['id'],

@@ -457,6 +457,30 @@ def cases():
     add('repair-policy-too-many-expected', bad_request({'op': 'repair-policy', 'action': 'enable', 'selector': 'f',
                                                         'expected': [{'kind': 'report', 'text': 'x'}] * 17},
                                                        'invalid-request'))
+    add('incident-no-number', bad_request({'op': 'incident'}, 'invalid-request', message='"incident"'))
+    add('incident-zero', bad_request({'op': 'incident', 'incident': 0}, 'invalid-request'))
+    add('incident-unknown', bad_request({'op': 'incident', 'incident': 99}, 'not-found', valid=True,
+                                        message='no incident 99'))
+    add('incident-bad-status', bad_request({'op': 'incident', 'incident': 1, 'from': 'captured', 'to': 'fixed'},
+                                           'invalid-request'))
+    add('incident-to-alone', bad_request({'op': 'incident', 'incident': 1, 'to': 'cancelled'}, 'invalid-request',
+                                         message='both "from" and "to"'))
+    add('incident-kernel-status', bad_request({'op': 'incident', 'incident': 1, 'from': 'awaiting-model',
+                                               'to': 'repaired'}, 'not-allowed', valid=True,
+                                              message='moves an incident to repaired itself'))
+    add('incident-bad-note', bad_request({'op': 'incident', 'incident': 1, 'note': {'kind': 'verification',
+                                                                                    'entry': {}}}, 'invalid-request'))
+    add('incident-traffic-not-boolean', bad_request({'op': 'incident', 'incident': 1, 'traffic': 'yes'},
+                                                    'invalid-request'))
+    add('repair-no-source', bad_request({'op': 'repair', 'incident': 1}, 'invalid-request', message='"source"'))
+    add('repair-bad-scope', bad_request({'op': 'repair', 'incident': 1, 'source': '(defun f ())', 'scope': 'all'},
+                                        'invalid-request', message='"scope"'))
+    add('repair-bad-watch', bad_request({'op': 'repair', 'incident': 1, 'source': '(defun f ())', 'watch': -1},
+                                        'invalid-request', message='"watch"'))
+    add('repair-bad-intended', bad_request({'op': 'repair', 'incident': 1, 'source': '(defun f ())',
+                                            'intended_changes': 5}, 'invalid-request'))
+    add('repair-unknown-incident', bad_request({'op': 'repair', 'incident': 99, 'source': '(defun f ())'},
+                                               'not-found', valid=True, message='no incident 99'))
     add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
                                            'invalid-request', message='on_error'))
     add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))
