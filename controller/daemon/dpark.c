@@ -36,7 +36,7 @@ int dpark_call(Daemon *D, const Txn *t, json_t *failure, uint64_t incident) {
   DParked *v = realloc(D->parked, (D->nparked + 1) * sizeof *v);
   if (!v) return 0;
   D->parked = v;
-  double timeout = D->limits.pause_timeout > 0 ? D->limits.pause_timeout : 300;
+  double timeout = D->limits.pause_timeout > 0 ? D->limits.pause_timeout : 120;
   D->parked[D->nparked++] = (DParked){t->responder, t->responder_id ? json_incref(t->responder_id) : NULL,
                                       json_incref(t->req), json_incref(failure), incident, daemon_now() + timeout};
   dlog(D, "attempt %" PRIu64 ": waits for the repair of incident %" PRIu64 " (at most %g s)", t->attempt, incident,
