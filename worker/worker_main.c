@@ -727,9 +727,12 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 #ifdef JITI_TEST_HOOKS
 /* Compiled only into the test binary `jiti-testhooks` (never into `jiti`):
 ** (test-forbidden-syscall N) makes a system call the sandbox forbids —
-** 0 opens a file, 1 creates a socket, 2 forks, 3 maps stderr's file shared —
-** so the tests can check that seccomp kills the worker and the kernel
-** carries on. */
+** 0 opens a file, 1 creates a socket, 2 forks (the fork system call), 3
+** maps stderr's file shared, 4 runs a program (execve of /bin/true), 5
+** clones with exactly the flags of glibc's fork() (the fork gate's: the
+** kernel refuses one it did not ask for), 6 clones with other flags — so
+** the tests can check that seccomp kills the worker (or a shadow) and the
+** kernel carries on.  A child that came to be anyway exits at once. */
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -738,12 +741,18 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 static jiti_Value test_forbidden_syscall(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
   (void)ud; (void)argc;
   int64_t which = 0;
-  if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0 to 3");
+  if (!jiti_tointeger(S, argv[0], &which) || which < 0 || which > 6)
+    jiti_error(S, "test-forbidden-syscall: N must be 0 to 6");
+  static char *const args[] = {"/bin/true", NULL};
   long r = which == 0 ? syscall(SYS_openat, AT_FDCWD, "/etc/hostname", O_RDONLY)
          : which == 1 ? syscall(SYS_socket, AF_INET, SOCK_STREAM, 0)
          : which == 2 ? syscall(SYS_fork)
-         : (long)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, 2, 0);
-  return jiti_integer(S, r);  /* reached only without the sandbox */
+         : which == 3 ? (long)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, 2, 0)
+         : which == 4 ? syscall(SYS_execve, args[0], args, args + 1)
+         : which == 5 ? syscall(SYS_clone, (unsigned long)WORKER_FORK_FLAGS, 0, NULL, NULL, 0)
+         : syscall(SYS_clone, (unsigned long)(CLONE_FILES | SIGCHLD), 0, NULL, NULL, 0);
+  if (r == 0 && (which == 2 || which >= 5)) _exit(0);   /* a child: never a second worker */
+  return jiti_integer(S, r);  /* reached only without the sandbox (or a refused clone: -1) */
 }
 
 /* (test-forge-frame JSON &optional BLOB-HEX INSTEAD-OF-DECISION) plays a
