@@ -186,6 +186,12 @@ jiti_Status jiti_invariant_remove(jiti_State *S, const char *name);
 ** of the first failure and a message naming the invariant. */
 jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits,
                                   char *err, size_t errlen);
+/* Run every invariant, by name, each from the whole of the limits (a
+** verification's list of what fails): `each` gets the name, the status
+** (JITI_ERROR: false or an error; JITI_LIMIT) and the message of every one
+** that fails.  Returns as jiti_invariants_check. */
+typedef void (*jiti_InvariantFn)(void *ud, const char *name, jiti_Status st, const char *message);
+jiti_Status jiti_invariants_each(jiti_State *S, const jiti_Limits *limits, jiti_InvariantFn each, void *ud);
 
 /* The name of the world's current package (malloc'd): the package an
 ** action's source is read in unless it names another; in-package, as an

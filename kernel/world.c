@@ -1278,7 +1278,15 @@ jiti_Status jiti_invariant_remove(jiti_State *S, const char *name) {
   return guarded(S, inv_rem_body, (void *)name, NULL, 0);
 }
 
-typedef struct CheckArgs { const jiti_Limits *limits; char *err; size_t errlen; } CheckArgs;
+/* each: called for every invariant that fails, and the check goes on to
+** the next (jiti_invariants_each); NULL: the check stops at the first. */
+typedef struct CheckArgs {
+  const jiti_Limits *limits;
+  char *err;
+  size_t errlen;
+  jiti_InvariantFn each;
+  void *ud;
+} CheckArgs;
 
 static jiti_Status check_body(jt_State *S, void *ud) {
   CheckArgs *c = ud;
@@ -1295,32 +1303,39 @@ static jiti_Status check_body(jt_State *S, void *ud) {
   }
   if (n > 1) qsort(items, n, sizeof *items, item_cmp);  /* items is NULL when n == 0 */
   jiti_Status st = JITI_OK;
-  for (size_t i = 0; i < n && st == JITI_OK; i++) {
+  for (size_t i = 0; i < n && (st == JITI_OK || c->each); i++) {
     bool found;
     jt_V form = jt_hash_get(S, w->registry, items[i].key, &found);
     if (!found) continue;
     jt_Jmp j;
+    volatile jiti_Status one = JITI_OK;
+    char why[700] = "";
     uint64_t fuel = S->fuel_left;
     if (c->limits && c->limits->fuel) S->fuel_left = c->limits->fuel;
+    if (c->each) S->limit_tripped = 0;   /* each invariant from the whole of the limits */
     jt_jmp_push(S, &j, JT_JMP_TOP, JT_NIL);
     if (_setjmp(j.jb) == 0) {
       jt_V v = jt_eval(S, form);
       jt_jmp_pop(S, &j);
       if (v == JT_NIL) {
-        st = JITI_ERROR;
-        if (c->err) snprintf(c->err, c->errlen, "invariant %s returned NIL", items[i].name);
+        one = JITI_ERROR;
+        snprintf(why, sizeof why, "invariant %s returned NIL", items[i].name);
       }
     } else {
-      st = j.code == JITI_LIMIT ? JITI_LIMIT : JITI_ERROR;
-      if (c->err) {
-        char *m = jt_print_cstr(S, S->pending, false, 300);
-        snprintf(c->err, c->errlen, "invariant %s %s: %s", items[i].name,
-                 st == JITI_LIMIT ? "exceeded a limit" : "signalled an error", m);
-        free(m);
-      }
+      one = j.code == JITI_LIMIT ? JITI_LIMIT : JITI_ERROR;
+      char *m = jt_print_cstr(S, S->pending, false, 300);
+      snprintf(why, sizeof why, "invariant %s %s: %s", items[i].name,
+               one == JITI_LIMIT ? "exceeded a limit" : "signalled an error", m);
+      free(m);
       S->pending = JT_NIL;
     }
     S->fuel_left = fuel;
+    if (one == JITI_OK) continue;
+    if (st == JITI_OK) {
+      st = one;
+      if (c->err) snprintf(c->err, c->errlen, "%s", why);
+    }
+    if (c->each) c->each(c->ud, items[i].name, one, why);
   }
   free_items(items, n);
   return st;
@@ -1329,8 +1344,9 @@ static jiti_Status check_body(jt_State *S, void *ud) {
 /* The invariants run under the whole of the given limits — heap, depth and
 ** output as well as fuel — so an invariant passes or trips the same way in
 ** the kernel, an offline change and a recovery. */
-jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
-  CheckArgs c = {limits, err, errlen};
+static jiti_Status invariants_run(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen,
+                                  jiti_InvariantFn each, void *ud) {
+  CheckArgs c = {limits, err, errlen, each, ud};
   if (err && errlen) err[0] = 0;
   jiti_Limits saved = S->limits;
   size_t output_used = S->output_used;
@@ -1341,6 +1357,14 @@ jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char
   S->limits = saved;
   S->output_used = output_used;
   return st;
+}
+
+jiti_Status jiti_invariants_check(jiti_State *S, const jiti_Limits *limits, char *err, size_t errlen) {
+  return invariants_run(S, limits, err, errlen, NULL, NULL);
+}
+
+jiti_Status jiti_invariants_each(jiti_State *S, const jiti_Limits *limits, jiti_InvariantFn each, void *ud) {
+  return invariants_run(S, limits, NULL, 0, each, ud);
 }
 
 void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char *bytes,

@@ -222,12 +222,14 @@ t killed-mid-pause 0 "state: +idle.*restarts: +2" -- "$JITI" status --store "$S"
 t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-get :keep))'
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
 
-# --- the sandboxed worker holds its socket and stderr, nothing else: not the
-# store (the kernel's data.mdb), not what the kernel itself inherited
+# --- the sandboxed worker holds its socket, its report socket (its shadows'
+# reports, docs/worker-frames.md) and stderr, nothing else: not the store
+# (the kernel's data.mdb), not what the kernel itself inherited, not its
+# fork gate's listener (the kernel's)
 exec 7</dev/null  # a descriptor the kernel inherits from this script
 start_kernel "$tmp/fds"; ok fds-kernel $?
 wfds=$(ls /proc/"$("$JITI" status --json --store "$tmp/fds" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')"/fd | sort -n | tr '\n' ' ')
-t worker-fds 0 "^2 3 $" -- echo "$wfds"
+t worker-fds 0 "^2 3 5 $" -- echo "$wfds"
 exec 7<&-
 "$JITI" stop --store "$tmp/fds" >/dev/null
 

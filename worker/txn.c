@@ -350,6 +350,32 @@ static int check_invariants(txn_World *W, char *err, size_t n) {
   return st == JITI_OK ? 0 : 1;
 }
 
+typedef struct EachArgs {
+  void (*each)(void *ud, const char *name, const char *message);
+  void *ud;
+  int failed;
+} EachArgs;
+
+static void each_failed(void *ud, const char *name, jiti_Status st, const char *message) {
+  EachArgs *a = ud;
+  (void)st;
+  a->failed++;
+  a->each(a->ud, name, message);
+}
+
+int txn_invariants_each(txn_World *W, void (*each)(void *ud, const char *name, const char *message), void *ud) {
+  EachArgs a = {each, ud, 0};
+  if (jiti_world_count(W->S, JITI_ENTRY_INVARIANT) == 0) return 0;   /* (as check_invariants) */
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_checkpoint(W->S);
+  jiti_Status st = jiti_invariants_each(W->S, &W->lim, each_failed, &a);
+  jiti_restore(W->S);
+  if (st != JITI_OK && !a.failed) each_failed(&a, "", st, "the invariants could not be run");
+  W->pausable = saved;
+  return a.failed;
+}
+
 void txn_set_import_fault(txn_World *W, const char *msg) {
   if (!W || W->import_fault) return;  /* the first failure is the one to fix */
   W->import_fault = txn_strdup(msg);
@@ -1107,7 +1133,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1238,7 +1264,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
       r.values = NULL;
     }
     event(W, "completed", r.value);
-    if (!(W->faulted && kind == TXN_OPERATOR) && check_invariants(W, err, sizeof err)) {
+    if (!(W->faulted && kind == TXN_OPERATOR) && !rq->no_invariants && check_invariants(W, err, sizeof err)) {
       res = restore_with(W, out, TXN_UNSAFE, txn_strdup(err));
     } else if (collect_changes(W, out, err, sizeof err)) {
       res = restore_with(W, out, TXN_UNSAFE, txn_fmt("unexportable: %s", err));
@@ -1306,6 +1332,16 @@ int txn_keep_unchanged(txn_World *W) {
   /* what it did (scratch at most) now stands or falls with the level below */
   jiti_commit(W->S);
   level_drop(W, W->nlevels - 1);
+  return 0;
+}
+
+int txn_restore_newest(txn_World *W) {
+  if (!W || W->status != TXN_ST_AWAITING || W->in_txn || !W->nlevels) return -1;
+  int moved = W->levels[W->nlevels - 1].moved;
+  jiti_restore(W->S);
+  level_drop(W, W->nlevels - 1);
+  if (moved) W->gen++;
+  W->status = resting_status(W);
   return 0;
 }
 

@@ -381,6 +381,10 @@ typedef struct txn_Request {
   int listening;             /* a listener's form (jiti repl): it sets the
                                 history variables *, +, / ... as it returns
                                 (jiti_form_eval_listening); one form only */
+  int no_invariants;         /* accepted without running the invariants: a
+                                candidate applied in a shadow, whose
+                                invariants are then run one by one
+                                (txn_invariants_each) to say which fail */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)
@@ -409,6 +413,12 @@ int txn_commit_unchanged(txn_World *W);
 ** Returns 0, or -1 (nothing done) when nothing awaits, an attempt is
 ** running, or the newest awaiting attempt changed entries. */
 int txn_keep_unchanged(txn_World *W);
+
+/* Undo only the NEWEST accepted attempt awaiting its commit; those below
+** it go on awaiting theirs (a shadow's call, run on top of the candidate it
+** verifies and undone after: worker/shadow.c).  Returns 0, or -1 when
+** nothing awaits or an attempt is running. */
+int txn_restore_newest(txn_World *W);
 
 /* Undo EVERY accepted attempt awaiting its commit (publication failed: the
 ** failed revision and all that ran on top of it): restores their
@@ -453,6 +463,12 @@ txn_Reason txn_invariant_add(txn_World *W, uint64_t generation, const char *name
                              const char *source, txn_Outcome *out);
 txn_Reason txn_invariant_remove(txn_World *W, uint64_t generation, const char *name,
                                 txn_Outcome *out);
+/* Run every invariant against the world as it is now (awaiting attempts
+** included) under the world's limits, in a checkpoint that is always
+** restored, as a commit would run them, but on past a failure: `each` gets
+** the name and the message of every invariant that fails.  0 when all
+** hold, else how many failed. */
+int txn_invariants_each(txn_World *W, void (*each)(void *ud, const char *name, const char *message), void *ud);
 /* JSON array [{"name","source","hash"}] of the invariants (caller frees). */
 char *txn_invariant_list(txn_World *W);
 

@@ -22,6 +22,7 @@
 
 #define WORKER_FD 3
 #define WORKER_PROGRESS_FD 4   /* the progress page's memfd, until mapped */
+#define WORKER_REPORT_FD 5     /* the live worker's report socket (below) */
 #define WIRE_JSON_MAX ((size_t)64 << 20)    /* bytes of one frame's JSON */
 #define WIRE_BLOB_MAX ((size_t)1 << 30)     /* bytes of one frame's blob */
 
@@ -31,12 +32,12 @@
 typedef enum wire_Op {
   WIRE_INIT, WIRE_IMPORT, WIRE_START, WIRE_OBSERVE, WIRE_INSPECT, WIRE_INVARIANT_LIST,
   WIRE_INVARIANT, WIRE_ATTEMPT, WIRE_ATTEMPTS, WIRE_COMMAND, WIRE_COMMIT, WIRE_RESTORE,
-  WIRE_EXIT, WIRE_ANALYZE, WIRE_OP_COUNT
+  WIRE_EXIT, WIRE_ANALYZE, WIRE_SHADOW, WIRE_OP_COUNT
 } wire_Op;
 
 typedef enum wire_Event {
   WIRE_READY, WIRE_FATAL, WIRE_VIEW, WIRE_ENTRY, WIRE_INVARIANTS, WIRE_PAUSED, WIRE_OUTCOME,
-  WIRE_COMMITTED, WIRE_RESTORED, WIRE_ERROR, WIRE_ANALYZED, WIRE_EVENT_COUNT
+  WIRE_COMMITTED, WIRE_RESTORED, WIRE_ERROR, WIRE_ANALYZED, WIRE_SHADOWED, WIRE_EVENT_COUNT
 } wire_Event;
 
 /* "init", "import", ...; the op named by a frame's "op" member, or -1. */
@@ -116,6 +117,26 @@ typedef struct worker_Progress {
 } worker_Progress;
 #define WORKER_CANCEL_SIGNAL SIGUSR1
 #define WORKER_PROGRESS_SIZE ((size_t)4096)
+
+/* The report socket (docs/worker-frames.md, "Shadows"): a SOCK_SEQPACKET
+** socketpair the kernel makes for its live worker, handed over as
+** WORKER_REPORT_FD and kept through the sandbox.  Its records go one way,
+** worker to kernel; each is whole or not sent (a process killed in the
+** middle of one sends nothing of it): a header of WIRE_RECORD_HEAD bytes —
+** the kind, three zero bytes, the shadow's id (32-bit big-endian, the
+** kernel's, from the "shadow" frame) — then the record's bytes:
+**   L  the fork gate's seccomp listener, passed as SCM_RIGHTS (id 0): the
+**      first record, sent as the sandbox goes up, before any input;
+**   D  a piece of a shadow's report (JSON text, in order);
+**   E  its last piece: the report is whole;
+**   X  the shadow ended and its worker reaped it: its wait status (32-bit
+**      big-endian), sent by the worker, never by the shadow.
+** A record is at most WIRE_RECORD_MAX bytes, header included. */
+enum { WIRE_REC_LISTENER = 'L', WIRE_REC_DATA = 'D', WIRE_REC_END = 'E', WIRE_REC_EXITED = 'X' };
+#define WIRE_RECORD_HEAD 8
+#define WIRE_RECORD_MAX ((size_t)32 << 10)
+/* Shadows alive at once, at most (the kernel's count and the worker's). */
+#define WIRE_SHADOWS_MAX 2
 
 /* How the kernel starts its worker (`jiti __worker` arguments). */
 typedef struct worker_Options {

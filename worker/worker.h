@@ -14,7 +14,9 @@
 #define jiti_worker_h
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
+#include "txn.h"
 #include "wire.h"
 
 /* The outbox: frames the worker holds back while a batch of calls runs,
@@ -53,9 +55,33 @@ void outbox_stop(Outbox *o);
 ** progress page is left alone). */
 worker_Progress *worker_progress_map(void);
 
+/* The flags of the one clone a worker makes: glibc's fork() (a process,
+** never a thread: no CLONE_VM, no CLONE_THREAD). */
+#define WORKER_FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
+
 /* Enter the sandbox: no new privileges, parent-death signal, resource
 ** limits and the seccomp allow-list (kill-process on anything else).
-** fd is the kernel's socket.  0 on success; -1 with a message in err. */
-int worker_sandbox(int fd, char *err, size_t errlen);
+** fd is the kernel's socket; report the report socket (wire.h), or -1:
+** with it the fork gate goes up where the system has it (*gate set: the
+** listener was sent as its first record), without it no process is ever
+** made.  0 on success; -1 with a message in err. */
+int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen);
+
+/* Shadows (shadow.c; docs/worker-frames.md, "Shadows"): copies of the live
+** worker, forked between attempts, that verify a candidate and report.
+** Before the sandbox and before the other threads start: the shadow's own
+** filter built, the handler that reaps shadows installed (SIGCHLD, taken
+** by the threads that do not block it: the world's thread does).  0, or
+** -1 (no shadows: every "shadow" frame is refused). */
+int shadow_prepare(void);
+/* The world's thread, between requests: reap the shadows that ended (the
+** handler does it as they end, on the other thread) and report each on
+** the report socket. */
+void shadow_reap(void);
+/* Serve a "shadow" frame m: fork a copy of W, whose report goes to the
+** report socket; the answer frame (shadowed {pid}, or error {message}) is
+** returned.  In the copy, pg (the progress page, or NULL) is unmapped and
+** the kernel's socket fd closed; the copy never returns. */
+struct json_t *shadow_fork(txn_World *W, struct json_t *m, worker_Progress *pg, int fd, int gate);
 
 #endif

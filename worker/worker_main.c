@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include "jtext.h"
 #include "txn.h"
 #include "worker.h"
@@ -48,6 +49,7 @@ typedef struct {
   jtext_writer text;      /* the outcome frame's JSON, its buffer kept */
   int stack;              /* accepted attempts that may await their commit */
   int more;               /* more calls of the batch follow this one */
+  int gate;               /* the sandbox's fork gate is up: shadows may be made */
   Outbox *ob;             /* the batch's outcomes, held to go out together */
   worker_Progress *pg;    /* the kernel's count of them, or NULL: none held */
   uint64_t made;          /* outcome frames made */
@@ -522,6 +524,23 @@ static void cancel_install(void) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
+/* The world's thread takes no SIGCHLD: its shadows are reaped on the
+** other thread (shadow.c), and a call's sleep is not cut short. */
+static void shadow_signals(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* The report socket the kernel handed over (the live worker's), or -1. */
+static int report_socket(void) {
+  int type = 0;
+  socklen_t n = sizeof type;
+  if (getsockopt(WORKER_REPORT_FD, SOL_SOCKET, SO_TYPE, &type, &n) != 0 || type != SOCK_SEQPACKET) return -1;
+  return WORKER_REPORT_FD;
+}
+
 static void cancel_accept(int on) {
   sigset_t set;
   sigemptyset(&set);
@@ -552,7 +571,7 @@ static void do_attempt(Worker *w, json_t *req) {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
-                      json_is_true(json_object_get(req, "listening"))};
+                      json_is_true(json_object_get(req, "listening")), 0};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));
@@ -708,9 +727,12 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 #ifdef JITI_TEST_HOOKS
 /* Compiled only into the test binary `jiti-testhooks` (never into `jiti`):
 ** (test-forbidden-syscall N) makes a system call the sandbox forbids —
-** 0 opens a file, 1 creates a socket, 2 forks, 3 maps stderr's file shared —
-** so the tests can check that seccomp kills the worker and the kernel
-** carries on. */
+** 0 opens a file, 1 creates a socket, 2 forks (the fork system call), 3
+** maps stderr's file shared, 4 runs a program (execve of /bin/true), 5
+** clones with exactly the flags of glibc's fork() (the fork gate's: the
+** kernel refuses one it did not ask for), 6 clones with other flags — so
+** the tests can check that seccomp kills the worker (or a shadow) and the
+** kernel carries on.  A child that came to be anyway exits at once. */
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -719,12 +741,18 @@ static int import_frame(Worker *w, json_t *m, const unsigned char *blob, size_t 
 static jiti_Value test_forbidden_syscall(jiti_State *S, void *ud, int argc, jiti_Value *argv) {
   (void)ud; (void)argc;
   int64_t which = 0;
-  if (!jiti_tointeger(S, argv[0], &which)) jiti_error(S, "test-forbidden-syscall: N must be 0 to 3");
+  if (!jiti_tointeger(S, argv[0], &which) || which < 0 || which > 6)
+    jiti_error(S, "test-forbidden-syscall: N must be 0 to 6");
+  static char *const args[] = {"/bin/true", NULL};
   long r = which == 0 ? syscall(SYS_openat, AT_FDCWD, "/etc/hostname", O_RDONLY)
          : which == 1 ? syscall(SYS_socket, AF_INET, SOCK_STREAM, 0)
          : which == 2 ? syscall(SYS_fork)
-         : (long)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, 2, 0);
-  return jiti_integer(S, r);  /* reached only without the sandbox */
+         : which == 3 ? (long)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, 2, 0)
+         : which == 4 ? syscall(SYS_execve, args[0], args, args + 1)
+         : which == 5 ? syscall(SYS_clone, (unsigned long)WORKER_FORK_FLAGS, 0, NULL, NULL, 0)
+         : syscall(SYS_clone, (unsigned long)(CLONE_FILES | SIGCHLD), 0, NULL, NULL, 0);
+  if (r == 0 && (which == 2 || which >= 5)) _exit(0);   /* a child: never a second worker */
+  return jiti_integer(S, r);  /* reached only without the sandbox (or a refused clone: -1) */
 }
 
 /* (test-forge-frame JSON &optional BLOB-HEX INSTEAD-OF-DECISION) plays a
@@ -845,6 +873,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
   jiti_set_cstack_size(txn_state(w.W), WORKER_STACK);
   cancel_worker = &w;
   cancel_accept(1);
+  shadow_signals();
   jiti_set_output(txn_state(w.W), capture, &w);
   register_test_hooks(txn_state(w.W));
   /* Library initialisation that opens files, done before the sandbox:
@@ -855,7 +884,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
   jiti_entry_hash(JITI_ENTRY_DATA, "warm-up", (const unsigned char *)"", 0, warm);
   json_t *grant_failed = grant_foreign(txn_state(w.W), opt);
   if (getenv("JITI_WORKER_NO_SANDBOX") == NULL || strcmp(getenv("JITI_WORKER_NO_SANDBOX"), "1")) {
-    if (worker_sandbox(fd, err, sizeof err)) {
+    if (worker_sandbox(fd, report_socket(), &w.gate, err, sizeof err)) {
       send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
       return 1;
     }
@@ -908,6 +937,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
               NULL, 0);
   for (;;) {
     json_t *m;
+    shadow_reap();
     decisions(&w);
     if (json_array_size(w.inbox)) {
       m = json_incref(json_array_get(w.inbox, 0));
@@ -943,6 +973,8 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
       flush_outbox(&w);
     } else if (op == WIRE_INVARIANT) {
       do_invariant(&w, m);
+    } else if (op == WIRE_SHADOW) {
+      send_or_die(&w, shadow_fork(w.W, m, w.pg, w.fd, w.gate), NULL, 0);
     } else {
       send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_ERROR), "message", "unknown request"),
                   NULL, 0);
@@ -975,6 +1007,7 @@ static void *job(void *p) {
 int worker_main(int fd, const worker_Options *opt) {
   signal(SIGPIPE, SIG_IGN);
   cancel_install();
+  shadow_prepare();   /* before the sandbox and the other threads */
   Job j = {.fd = fd, .status = 1, .opt = opt, .pg = worker_progress_map()};
   int flusher = outbox_init(&j.ob, fd) == 0;
   pthread_attr_t attr;

@@ -25,6 +25,11 @@
 **                one store transaction by the store writer, decided, synced
 **   dsync.c      the store writer: the thread that writes a group and
 **                syncs it off the loop; dstore() for everything else
+**   dshadow.c    verifications on shadows of the live worker (copies it
+**                forks between attempts): queued, sent as "shadow" frames,
+**                their forks let through the worker's fork gate, their
+**                reports read from the report socket, killed at their
+**                timeout and when the kernel stops
 **   dworker.c    the worker processes (DWorker): the live one, started
 **                from CURRENT (workerproc.h) without blocking the loop, its
 **                frames in, its death and replacement; helpers for one piece
@@ -104,8 +109,9 @@ typedef struct Pending {
 typedef struct Queue { Pending *v; size_t head, n, cap; } Queue;
 
 /* What the daemon waits for from a worker.  W_CHECK: nothing from the
-** live worker, while a helper checks for the running transaction. */
-enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT, W_CHECK };
+** live worker, while a helper checks for the running transaction.
+** W_SHADOW: the answer to a "shadow" frame (dshadow.c). */
+enum { W_NONE, W_START, W_QUERY, W_ATTEMPT, W_COMMIT, W_CHECK, W_SHADOW };
 
 /* Events as stored (seq and time added, secrets redacted), one record
 ** after another: u64 seq, u32 length, the JSON text.  The store writer
@@ -180,6 +186,19 @@ typedef struct Retain {
 
 typedef struct DWorker DWorker;
 typedef struct Daemon Daemon;
+
+/* Verifications on shadows (dshadow.c): those waiting for the worker and
+** those running, in the order they were asked for; the live worker's fork
+** gate. */
+typedef struct DShadow DShadow;
+typedef struct Shadows {
+  DShadow *first, *last;
+  uint32_t next_id;      /* the kernel's numbers for them (never 0) */
+  int running;           /* sent and not yet reaped by the worker (its count) */
+  int listener;          /* the live worker's fork gate (a seccomp listener); -1: none */
+  int permit;            /* one clone may pass the gate: a "shadow" frame is out */
+  DShadow *forking;      /* the one whose "shadow" frame is out (W_SHADOW) */
+} Shadows;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
 typedef struct Txn {
@@ -408,6 +427,7 @@ typedef struct Daemon {
   DParked *parked;       /* calls waiting for a repair (dpark.c) */
   size_t nparked;
   Group group;           /* calls finished ahead of the durable revisions */
+  Shadows shadows;       /* verifications on shadows (dshadow.c) */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
   Tally tally;           /* dtally.c */
@@ -498,6 +518,9 @@ int dvouch_ready(Daemon *D, json_t *m);
 /* A decision sent to the worker for the group (dgroup.c): its answer is
 ** due after those before it; moves: the generations it adds. */
 void dvouch_expect_ack(Daemon *D, int ev, uint64_t moves);
+/* The worker made (or claimed) a process the kernel did not ask for (why,
+** escaped): the rule `process` is broken, the worker killed as above. */
+void dvouch_process(Daemon *D, const char *why);
 
 /* dkeys.c: idempotency keys */
 void dkeys_init(Daemon *D);
@@ -531,18 +554,6 @@ void dqueue_pending_free(Pending *p);
 json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diagnosis, int *pause);
 /* The policy changed (a repair-policy request): read it again when needed. */
 void dincident_policy_changed(Daemon *D);
-
-/* dshadow.c: a candidate verified on a fork of the live worker */
-typedef struct DShadowSpec {
-  const char *definitions;      /* candidate source */
-  const char *repro;            /* NULL: none */
-  const char *const *replay;    /* nreplay sources */
-  size_t nreplay;
-  int64_t timeout_ms;           /* 0: a default */
-} DShadowSpec;
-/* report: the shadow's report (borrowed during the call), or NULL with err */
-typedef void (*dshadow_done_fn)(Daemon *D, void *arg, json_t *report, const char *err);
-int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen);
 
 /* dpark.c: calls that wait for their repair (a rule of mode pause).
 ** call: park t (its failure reply, its incident): 1, and t's client is
@@ -761,6 +772,55 @@ void dsync_want(Daemon *D, uint64_t commits);  /* make the first commits durable
 /* The commits made durable so far (and drain the wake-up); -1 when a sync
 ** failed, its reason in err. */
 int dsync_done(Daemon *D, uint64_t *done, char *err, size_t errlen);
+
+/* dshadow.c: verifications on shadows of the live worker (docs/repair.md;
+** docs/worker-frames.md, "Shadows").  A shadow is a copy-on-write fork of
+** the live worker made at its next quiescent point (between attempts, no
+** calls held for their commit; ahead of transactions, after queries),
+** which applies the candidate and reports without changing the live world
+** or its generation. */
+#define DSHADOW_TIMEOUT_DEFAULT 60000   /* ms */
+#define DSHADOW_TIMEOUT_MAX 3600000
+#define DSHADOW_REPLAY_MAX 1000         /* recorded requests of one verification */
+#define DSHADOW_QUEUE_MAX 64            /* verifications waiting or running */
+typedef struct DShadowSpec {
+  const char *definitions;      /* the candidate's source (a program) */
+  const char *repro;            /* a form's source; NULL: none */
+  const char *const *replay;    /* nreplay recorded requests' sources */
+  size_t nreplay;
+  int64_t timeout_ms;           /* 0: DSHADOW_TIMEOUT_DEFAULT */
+} DShadowSpec;
+/* The verification ended: report, the shadow's report with its changes
+** compared with CURRENT (borrowed during the call), or NULL with err set:
+** "timeout: killed after N ms", "the shadow died: killed by signal 31 ...",
+** "the worker died ...", "the kernel is shutting down" ... */
+typedef void (*dshadow_done_fn)(Daemon *D, void *arg, json_t *report, const char *err);
+/* Queue a verification (spec copied; done called exactly once, never from
+** within this call).  0, or -1 with why in err (then done is never
+** called): the kernel is stopping, too many wait, the spec is out of its
+** bounds, the worker cannot make shadows (no fork gate). */
+int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen);
+/* One waits that may go to the worker now (a slot is free and the worker
+** has a gate): calls are not started past it (dsched_pump). */
+int dshadow_ready(Daemon *D);
+/* Send the next one's "shadow" frame (the live worker idle, nothing held):
+** 1 when sent (wait W_SHADOW). */
+int dshadow_pump(Daemon *D);
+void dshadow_forked(Daemon *D, json_t *m);     /* its answer, vouched for: shadowed or error */
+/* The live worker's report socket and fork gate, watched with its socket
+** (dworker.c); the worker gone (how): its shadows fail (those with a whole
+** report already read are answered with it), those queued wait for the next. */
+int dshadow_watch(Daemon *D);
+void dshadow_unwatch(Daemon *D);
+/* The live worker said ready (still W_START): the records its sandbox sent
+** before (the fork gate's listener) are read now, before it serves. */
+void dshadow_started(Daemon *D);
+void dshadow_worker_gone(Daemon *D, const char *how);
+/* The kernel stops: those queued are answered shutting-down, those running
+** killed and waited for (at most 2 s), the worker's reaping seen. */
+void dshadow_stop(Daemon *D);
+/* The invariants of the shadows' list and counts (DAEMON_ASSERT). */
+void dshadow_check(Daemon *D);
 
 /* dworker.c */
 int dworker_start_first(Daemon *D);    /* the first one: waits; -1 (logged) */

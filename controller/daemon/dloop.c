@@ -184,6 +184,7 @@ static double before_check(void *ud, double now) {
   (void)now;
   dsched_check(D);
   dgroup_check(D);
+  dshadow_check(D);
   return -1;
 }
 
@@ -343,6 +344,7 @@ static int kernel_open(Daemon *D, int ready_fd) {
 ** told, the clients given what is pending, everything freed. */
 static int kernel_close(Daemon *D) {
   while (D->helpers) dworker_helper_end(D, D->helpers, 1);
+  dshadow_stop(D);   /* none outlives the kernel: killed, and reaped by the worker */
   dworker_stop(D);
   dstore(D);         /* a timed write of events under way ends and is told */
   dsync_settle(D);
@@ -398,7 +400,7 @@ int cmd_kernel(int argc, char **argv) {
   D.wire_trace = getenv("JITI_WIRE_TRACE");
   if (D.wire_trace && !*D.wire_trace) D.wire_trace = NULL;
   limits_default(&D.limits);
-  D.lfd = D.live.w.fd = D.spare_fd = -1;
+  D.lfd = D.live.w.fd = D.live.w.report = D.spare_fd = D.shadows.listener = -1;
   D.live.D = &D;
   D.live.role = "worker";
   D.max_clients = DAEMON_MAX_CLIENTS;

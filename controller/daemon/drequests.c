@@ -324,6 +324,67 @@ static void op_repair(Req *q) {
   drepair_start(q->D, q->client, q->id, q->r);
 }
 
+/* verify: a candidate verified on a shadow of the live worker (dshadow.c),
+** its report the reply; nothing changes in the world.  The reply waits for
+** the shadow: its client is found again by its serial. */
+typedef struct Verify { uint64_t client; json_t *id; } Verify;
+
+static void verified(Daemon *D, void *arg, json_t *report, const char *err) {
+  Verify *v = arg;
+  if (report)
+    dreply(D, v->client, v->id, json_pack("{s:b, s:O, s:I}", "ok", 1, "report", report, "generation",
+                                          (json_int_t)D->gen));
+  else
+    dreply_err(D, v->client, v->id,
+               proto_code_name(!strncmp(err, "timeout:", 8) ? PROTO_TIMEOUT
+                               : strstr(err, "shutting down") ? PROTO_SHUTTING_DOWN : PROTO_INTERRUPTED),
+               "%s", err);
+  json_decref(v->id);
+  free(v);
+}
+
+static void op_verify(Req *q) {
+  Daemon *D = q->D;
+  const char *defs, *repro;
+  if (!string_member(q, "definitions", 1, PROTO_LINE_MAX, &defs) || !string_member(q, "repro", 0, PROTO_LINE_MAX, &repro))
+    return;
+  json_t *rp = json_object_get(q->r, "replay"), *src, *t = json_object_get(q->r, "timeout_ms");
+  size_t i, n = json_array_size(rp);
+  int ok = !rp || (json_is_array(rp) && n <= DSHADOW_REPLAY_MAX);
+  json_array_foreach(rp, i, src) ok = ok && json_is_string(src) && strlen(json_string_value(src)) == json_string_length(src);
+  if (!ok) {
+    dreply_err(D, q->client, q->id, "invalid-request", "\"replay\" of verify must be an array of at most %d strings "
+               "(the sources of recorded requests, without NUL characters)", DSHADOW_REPLAY_MAX);
+    return;
+  }
+  if (t && !(json_is_integer(t) && json_integer_value(t) >= 1 && json_integer_value(t) <= DSHADOW_TIMEOUT_MAX)) {
+    dreply_err(D, q->client, q->id, "invalid-request", "\"timeout_ms\" of verify must be an integer from 1 to %d "
+               "(default %d)", DSHADOW_TIMEOUT_MAX, DSHADOW_TIMEOUT_DEFAULT);
+    return;
+  }
+  const char **sources = calloc(n ? n : 1, sizeof *sources);
+  Verify *v = calloc(1, sizeof *v);
+  char err[400];
+  if (!sources || !v) {
+    free(sources);
+    free(v);
+    dreply_err(D, q->client, q->id, "busy", "the kernel is out of memory; retry later");
+    return;
+  }
+  json_array_foreach(rp, i, src) sources[i] = json_string_value(src);
+  DShadowSpec spec = {defs, repro, sources, n, t ? json_integer_value(t) : 0};
+  v->client = q->client;
+  v->id = q->id ? json_incref(q->id) : NULL;
+  int rc = dshadow_start(D, &spec, verified, v, err, sizeof err);
+  free(sources);
+  if (rc != 0) {
+    dreply_err(D, q->client, q->id, strstr(err, "shutting down") ? "shutting-down" : strstr(err, "retry") ? "busy"
+                                    : strstr(err, "fork gate") ? "not-allowed" : "invalid-request", "%s", err);
+    json_decref(v->id);
+    free(v);
+  }
+}
+
 static void op_subscribe(Req *q) {
   Client *c = dclients_find(q->D, q->client);
   if (c && !c->subscribed) {
@@ -620,6 +681,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INCIDENT] = {op_incident, {"op", "id", "incident", "from", "to", "note", "traffic"}},
     [PROTO_REPAIR] = {op_repair, {"op", "id", "incident", "source", "reason", "intended_changes", "response_id",
                                    "scope", "timeout_ms", "watch", "limits"}},
+    [PROTO_VERIFY] = {op_verify, {"op", "id", "definitions", "repro", "replay", "timeout_ms"}},
 };
 
 /* The ops this daemon serves, for messages. */

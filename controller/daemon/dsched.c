@@ -632,7 +632,8 @@ void dsched_pump(Daemon *D) {
   ** the two processes).  Not when a query or another kind of transaction
   ** waits: those would wait for the end of the stream. */
   if (D->live.w.fd >= 0 && (D->live.wait == W_ATTEMPT || D->live.wait == W_COMMIT) && D->live.cur.active &&
-      D->live.cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && batchable(dqueue_peek(&D->txq))) {
+      D->live.cur.op == PROTO_CALL && !D->stopping && !D->queryq.n && !dshadow_ready(D) &&
+      batchable(dqueue_peek(&D->txq))) {
     calls_open(D);
     if (take_batch(D, &D->live.frame)) calls_send(D, 0, 0, 0);
   }
@@ -668,6 +669,12 @@ void dsched_pump(Daemon *D) {
     if (dwatch_undo_due(D) && !D->stopping) {
       if (!dgroup_holds(D)) dwatch_undo(D);
       return;
+    }
+    if (dshadow_ready(D)) {
+      /* a verification goes between attempts, on durable state: no call
+      ** starts before it (those held are committed first), as for a query */
+      if (dgroup_holds(D)) return;
+      if (dshadow_pump(D)) continue;
     }
     if (D->stopping || !D->txq.n) return;
     /* a transaction that is not a plain call runs alone, on durable state */
@@ -774,6 +781,8 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
     dcall_outcome(D, m, blob, bloblen);
   } else if (D->live.wait == W_COMMIT && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
     dcall_committed(D, m);
+  } else if (D->live.wait == W_SHADOW && (ev == WIRE_SHADOWED || ev == WIRE_ERROR)) {
+    dshadow_forked(D, m);
   } else {
     dlog(D, "unexpected message from the worker (%s) while waiting (%d); restarting it",
          ev >= 0 ? wire_event_name((wire_Event)ev) : "?", D->live.wait);
@@ -784,7 +793,8 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
 void dsched_check(Daemon *D) {
   const Txn *t = &D->live.cur;
   int wait = D->live.wait;
-  DAEMON_ASSERT(wait >= W_NONE && wait <= W_CHECK);
+  DAEMON_ASSERT(wait >= W_NONE && wait <= W_SHADOW);
+  DAEMON_ASSERT(wait != W_SHADOW || (!t->active && !D->live.in_pause));
   DAEMON_ASSERT((wait == W_CHECK) == (t->check != NULL));
   DAEMON_ASSERT(wait != W_CHECK || (t->active && t->op == PROTO_ROLLBACK));
   DAEMON_ASSERT(wait != W_COMMIT || (t->active && (t->decision == WIRE_COMMIT || t->decision == WIRE_RESTORE)));

@@ -1,7 +1,544 @@
+/*
+** dshadow.c — verifications on shadows of the live worker (daemon.h,
+** docs/repair.md, docs/worker-frames.md "Shadows").  A shadow is a
+** copy-on-write fork of the live worker: the exact live heap, not a fresh
+** import or a replay of history.  It applies a candidate, runs a repro,
+** the invariants and recorded requests against it and against the
+** unchanged copy, writes one report and exits; the live world and its
+** generation are untouched.
+**
+** The life of one:
+**   queued    dshadow_start; it waits for the live worker's next quiescent
+**             point (dsched_pump: between attempts, no calls held for
+**             their commit, after queries and before transactions; calls
+**             are not started past a verification that may go now);
+**   forking   its "shadow" frame is out (W_SHADOW) and the fork gate has a
+**             permit for exactly one clone (the worker's sandbox holds
+**             every clone with fork's flags for the kernel's answer; any
+**             clone without a permit is refused, and breaks the rule
+**             `process`);
+**   running   the worker answered shadowed {pid}: the pid is checked to be
+**             the worker's child and held as a pidfd (killing it can never
+**             hit a reused pid), its timeout armed; its report arrives in
+**             records of the report socket;
+**   answered  its report was whole (checked: vouch_report; its changes
+**             compared with CURRENT), or it was killed at its timeout, or
+**             it died: done was called;
+**   reaped    the worker reaped it and said how it ended (an X record):
+**             its slot is free.  One that died before its report is
+**             answered here, with how it ended.
+** The worker's death ends every one forking or running (their parent-death
+** signal kills them; the kernel kills them too); those queued wait for the
+** next worker.  The kernel's stop kills those running and waits (at most
+** 2 s) for the worker to reap them, so none outlives it.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/seccomp.h>
 #include "daemon.h"
+
+#define REPORT_MAX ((size_t)32 << 20)   /* bytes of one report's text */
+
+enum { SH_QUEUED, SH_FORKING, SH_RUNNING, SH_ANSWERED };
+
+struct DShadow {
+  DShadow *next;
+  uint32_t id;
+  int state;
+  int sent;               /* its frame went out: it counts in Shadows.running until reaped */
+  char *definitions, *repro;
+  char **replay;
+  size_t nreplay;
+  int64_t timeout_ms;
+  dshadow_done_fn done;
+  void *arg;
+  Daemon *D;
+  pid_t pid;
+  int pidfd;              /* -1: none (it was gone before it could be held) */
+  uint64_t timer;
+  double t0;
+  char *text;             /* its report so far */
+  size_t len, cap;
+  int exited;             /* its X record came before its shadowed frame */
+  int status;
+};
+
+/* ------------------------------------------------------------- the list */
+
+static void unlink_one(Shadows *X, DShadow *s) {
+  DShadow *prev = NULL;
+  for (DShadow *p = X->first; p; prev = p, p = p->next)
+    if (p == s) {
+      if (prev) prev->next = s->next;
+      else X->first = s->next;
+      if (X->last == s) X->last = prev;
+      return;
+    }
+}
+
+static void shadow_free(Daemon *D, DShadow *s) {
+  Shadows *X = &D->shadows;
+  unlink_one(X, s);
+  if (s->sent) X->running--;
+  if (X->forking == s) X->forking = NULL;
+  if (s->timer) dpoll_timer_del(D->poll, s->timer);
+  if (s->pidfd >= 0) close(s->pidfd);
+  free(s->definitions);
+  free(s->repro);
+  for (size_t i = 0; i < s->nreplay; i++) free(s->replay[i]);
+  free(s->replay);
+  free(s->text);
+  free(s);
+}
+
+static DShadow *find(Shadows *X, uint32_t id) {
+  for (DShadow *s = X->first; s; s = s->next)
+    if (s->id == id && s->sent) return s;
+  return NULL;
+}
+
+/* Call its done (once), then it only waits to be reaped. */
+static void answer(Daemon *D, DShadow *s, json_t *report, const char *err) {
+  if (s->state == SH_ANSWERED) return;
+  s->state = SH_ANSWERED;
+  if (s->timer) dpoll_timer_del(D->poll, s->timer);
+  s->timer = 0;
+  if (report) dlog(D, "verification %" PRIu32 ": reported", s->id);
+  else dlog(D, "verification %" PRIu32 ": %s", s->id, err);
+  s->done(D, s->arg, report, err);
+}
+
+static void kill_it(DShadow *s) {
+  if (s->pidfd >= 0) syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+}
+
+/* ------------------------------------------------------------ starting */
+
+static char *dup_str(const char *s) { return s ? strdup(s) : NULL; }
+
 int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void *arg, char *err, size_t errlen) {
-  (void)D; (void)spec; (void)done; (void)arg;
-  snprintf(err, errlen, "shadows are not built yet");
+  Shadows *X = &D->shadows;
+  size_t n = 0;
+  for (DShadow *s = X->first; s; s = s->next) n++;
+  if (D->stopping || D->stop_why) {
+    snprintf(err, errlen, "the kernel is shutting down");
+    return -1;
+  }
+  if (!spec->definitions || spec->nreplay > DSHADOW_REPLAY_MAX || spec->timeout_ms < 0 ||
+      spec->timeout_ms > DSHADOW_TIMEOUT_MAX) {
+    snprintf(err, errlen, "a verification needs definitions, at most %d recorded requests and a timeout of at "
+             "most %d ms", DSHADOW_REPLAY_MAX, DSHADOW_TIMEOUT_MAX);
+    return -1;
+  }
+  if (n >= DSHADOW_QUEUE_MAX) {
+    snprintf(err, errlen, "%zu verifications are waiting or running already; retry later", n);
+    return -1;
+  }
+  if (X->listener < 0 && D->live.w.fd >= 0 && D->live.wait != W_START) {
+    snprintf(err, errlen, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's "
+             "user notification, Linux 5.7 and libseccomp 2.5 or later)");
+    return -1;
+  }
+  DShadow *s = calloc(1, sizeof *s);
+  if (!s || !(s->definitions = strdup(spec->definitions)) || (spec->repro && !(s->repro = strdup(spec->repro))) ||
+      !(s->replay = calloc(spec->nreplay ? spec->nreplay : 1, sizeof *s->replay))) {
+    if (s) {
+      free(s->definitions);
+      free(s->repro);
+      free(s);
+    }
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  s->pidfd = -1;
+  s->D = D;
+  s->done = done;
+  s->arg = arg;
+  s->timeout_ms = spec->timeout_ms ? spec->timeout_ms : DSHADOW_TIMEOUT_DEFAULT;
+  for (; s->nreplay < spec->nreplay; s->nreplay++)
+    if (!(s->replay[s->nreplay] = dup_str(spec->replay[s->nreplay]))) break;
+  if (s->nreplay < spec->nreplay) {
+    shadow_free(D, s);   /* (not linked yet: unlinking finds nothing) */
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (++X->next_id == 0) X->next_id = 1;
+  s->id = X->next_id;
+  s->state = SH_QUEUED;
+  if (X->last) X->last->next = s;
+  else X->first = s;
+  X->last = s;
+  return 0;
+}
+
+static DShadow *next_queued(Shadows *X) {
+  for (DShadow *s = X->first; s; s = s->next)
+    if (s->state == SH_QUEUED) return s;
+  return NULL;
+}
+
+/* Those queued, answered err (the worker cannot make shadows, the kernel stops). */
+static void fail_queued(Daemon *D, const char *err) {
+  DShadow *s;
+  while ((s = next_queued(&D->shadows))) {
+    answer(D, s, NULL, err);
+    shadow_free(D, s);
+  }
+}
+
+int dshadow_ready(Daemon *D) {
+  Shadows *X = &D->shadows;
+  return next_queued(X) && X->listener >= 0 && X->running < WIRE_SHADOWS_MAX && !D->stopping;
+}
+
+int dshadow_pump(Daemon *D) {
+  Shadows *X = &D->shadows;
+  DShadow *s = next_queued(X);
+  if (!s || D->stopping || D->live.wait != W_NONE || D->live.in_pause || D->live.w.fd < 0) return 0;
+  if (X->listener < 0) {
+    fail_queued(D, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's user "
+                   "notification, Linux 5.7 and libseccomp 2.5 or later)");
+    return 0;
+  }
+  if (X->running >= WIRE_SHADOWS_MAX || dgroup_holds(D)) return 0;
+  json_t *m = wframe_shadow(s->id, s->definitions, s->repro, (const char *const *)s->replay, s->nreplay,
+                            &D->limits.eval);
+  s->state = SH_FORKING;
+  s->sent = 1;
+  X->running++;
+  X->forking = s;
+  X->permit = 1;   /* the one clone this frame asks for */
+  D->live.wait = W_SHADOW;
+  dlog(D, "verification %" PRIu32 ": forking a shadow (%zu recorded request%s, timeout %" PRId64 " ms)", s->id,
+       s->nreplay, s->nreplay == 1 ? "" : "s", s->timeout_ms);
+  dworker_send(D, m);   /* (a send that fails ends the worker, and this one with it) */
+  return 1;
+}
+
+/* ------------------------------------------------------------- running */
+
+static double timed_out(void *ud, double now) {
+  DShadow *s = ud;
+  Daemon *D = s->D;
+  (void)now;
+  s->timer = 0;
+  kill_it(s);
+  char why[120];
+  snprintf(why, sizeof why, "timeout: killed after %" PRId64 " ms", s->timeout_ms);
+  answer(D, s, NULL, why);
   return -1;
+}
+
+/* The parent (a pid) of the process pid, from /proc; 0 when unknown. */
+static pid_t parent_of(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');   /* after the command's name, whatever it holds */
+  int ppid = 0;
+  char state;
+  if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2) return 0;
+  return (pid_t)ppid;
+}
+
+/* How a shadow ended, from its wait status, as the verification's error. */
+static void ended(Daemon *D, DShadow *s, int status) {
+  char how[160], why[200];
+  wproc_describe(status, how, sizeof how);
+  snprintf(why, sizeof why, "the shadow died without its report: %s", how);
+  answer(D, s, NULL, why);
+}
+
+void dshadow_forked(Daemon *D, json_t *m) {
+  Shadows *X = &D->shadows;
+  DShadow *s = X->forking;
+  D->live.wait = W_NONE;
+  X->permit = 0;
+  X->forking = NULL;
+  if (!s) return;
+  if (wire_event_of(m) == WIRE_ERROR) {
+    char msg[300], why[400];
+    json_t *e = json_object_get(m, "message");
+    vouch_escape(json_string_value(e), json_string_length(e), msg, sizeof msg);
+    snprintf(why, sizeof why, "the worker made no shadow: %s", msg);
+    answer(D, s, NULL, why);
+    shadow_free(D, s);
+    return;
+  }
+  s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+  s->t0 = daemon_now();
+  if (s->state == SH_FORKING) s->state = SH_RUNNING;   /* (its whole report may have come first) */
+  /* Held by a pidfd, once known to be the worker's child: a kill can
+  ** never reach another process that reused the pid.  Gone already (its
+  ** X record may even be read): nothing to hold or kill. */
+  int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+  if (fd >= 0) {
+    pid_t parent = parent_of(s->pid);
+    if (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) != 0) {   /* gone since: what /proc said was not it */
+      close(fd);
+      fd = -1;
+    } else if (parent != D->live.w.pid) {
+      close(fd);
+      char why[120];
+      snprintf(why, sizeof why, "shadowed names pid %d, which is not the worker's child", (int)s->pid);
+      answer(D, s, NULL, "the worker named a shadow that is not its child (it broke the frame rule process)");
+      dvouch_process(D, why);   /* the worker is killed; this one is freed with it */
+      return;
+    }
+  }
+  s->pidfd = fd;
+  dlog(D, "verification %" PRIu32 ": shadow %d running", s->id, (int)s->pid);
+  if (s->exited) {   /* it ended (and was reaped) before its answer was read */
+    if (s->state != SH_ANSWERED) ended(D, s, s->status);
+    shadow_free(D, s);
+    return;
+  }
+  if (s->state == SH_RUNNING)
+    s->timer = dpoll_timer(D->poll, s->t0 + (double)s->timeout_ms / 1000.0, timed_out, s);
+}
+
+/* The report is whole: checked, its changes compared with CURRENT. */
+static void reported(Daemon *D, DShadow *s) {
+  json_error_t je;
+  json_t *r = jtext_load(s->text, s->len, JSON_REJECT_DUPLICATES, &je);
+  vouch_Fail f = {0};
+  char why[800];
+  if (!json_is_object(r)) {
+    snprintf(why, sizeof why, "the shadow's report is not a JSON object: %s", je.text);
+  } else if (vouch_report(r, s->nreplay, &f) != 0) {
+    dlog(D, "verification %" PRIu32 ": the shadow's report broke the rule %s (%s)", s->id, f.rule, f.detail);
+    snprintf(why, sizeof why, "the shadow's report broke the frame rule %s (the candidate ran in it: a granted "
+             "library can make it write anything)", f.rule);
+  } else {
+    /* what the candidate changed, as a client sees a preview's changes:
+    ** compared with CURRENT (the live world when the shadow was made, as
+    ** no call was held for its commit then) */
+    json_t *changed = publish_brief(dstore(D), json_object_get(r, "changes"));
+    int applied = json_is_true(json_object_get(json_object_get(r, "definitions"), "ok"));
+    json_object_del(r, "changes");
+    json_object_set_new(r, "changed", changed ? changed : json_array());
+    json_object_set_new(r, "identical", json_boolean(applied && json_array_size(changed) == 0));
+    answer(D, s, r, NULL);
+    json_decref(r);
+    return;
+  }
+  json_decref(r);
+  answer(D, s, NULL, why);
+}
+
+static void listener_ready(void *ud, int fd, unsigned r);
+
+/* One record of the report socket (n bytes, fd: a descriptor it carried, or -1). */
+static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
+  Shadows *X = &D->shadows;
+  if (n < WIRE_RECORD_HEAD) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  uint32_t id = (uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+  if (b[0] == WIRE_REC_LISTENER) {
+    /* only from a worker starting (before it read anything), only once */
+    if (fd >= 0 && X->listener < 0 && D->live.wait == W_START &&
+        dpoll_add(D->poll, fd, DPOLL_IN, RANK_WORKER_ERR, listener_ready, D) == 0)
+      X->listener = fd;
+    else if (fd >= 0)
+      close(fd);
+    return;
+  }
+  if (fd >= 0) close(fd);   /* no other record carries one */
+  DShadow *s = find(X, id);
+  if (!s) return;   /* a verification already answered and reaped, or none */
+  const unsigned char *p = b + WIRE_RECORD_HEAD;
+  size_t k = n - WIRE_RECORD_HEAD;
+  if (b[0] == WIRE_REC_DATA || b[0] == WIRE_REC_END) {
+    if (s->state == SH_ANSWERED) return;
+    if (s->len + k > REPORT_MAX) {
+      answer(D, s, NULL, "the shadow's report is larger than 32 MiB");
+      kill_it(s);
+      return;
+    }
+    if (s->len + k > s->cap) {
+      size_t cap = s->cap ? s->cap : 65536;
+      while (cap < s->len + k) cap *= 2;
+      char *t = realloc(s->text, cap);
+      if (!t) {
+        answer(D, s, NULL, "the kernel is out of memory for the shadow's report");
+        return;
+      }
+      s->text = t;
+      s->cap = cap;
+    }
+    memcpy(s->text + s->len, p, k);
+    s->len += k;
+    if (b[0] == WIRE_REC_END) reported(D, s);
+  } else if (b[0] == WIRE_REC_EXITED && k == 4) {
+    int st = (int)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+    if (s->state == SH_FORKING) {   /* its shadowed frame is still to be read */
+      s->exited = 1;
+      s->status = st;
+      return;
+    }
+    if (s->state != SH_ANSWERED) ended(D, s, st);
+    shadow_free(D, s);
+  }
+}
+
+/* Read every record the report socket holds now. */
+static void drain(Daemon *D) {
+  int fd = D->live.w.report;
+  static unsigned char buf[WIRE_RECORD_MAX + 1];
+  while (fd >= 0) {
+    union { struct cmsghdr h; char b[CMSG_SPACE(4 * sizeof(int))]; } ctl;
+    struct iovec iov = {buf, sizeof buf};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    int got = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < k; i++) {
+        int x;
+        memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof x);
+        if (got < 0) got = x;
+        else close(x);   /* one descriptor a record, at most */
+      }
+    }
+    if (mh.msg_flags & MSG_TRUNC) {   /* longer than any record: not one */
+      if (got >= 0) close(got);
+      continue;
+    }
+    on_record(D, buf, (size_t)n, got);
+    fd = D->live.w.report;   /* (a record's consequences may end the worker) */
+  }
+}
+
+static void report_ready(void *ud, int fd, unsigned r) {
+  (void)fd, (void)r;
+  drain(ud);
+}
+
+/* ---------------------------------------------------------- the gate */
+
+/* A clone held at the gate: let through when a "shadow" frame asked for
+** one (once), else refused, and the worker killed (it made a process the
+** kernel did not ask for: a granted library, or a bug). */
+static void listener_ready(void *ud, int fd, unsigned r) {
+  Daemon *D = ud;
+  Shadows *X = &D->shadows;
+  struct seccomp_notif req;
+  memset(&req, 0, sizeof req);
+  if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
+    if ((r & DPOLL_HUP) || (errno != EINTR && errno != ENOENT && errno != EAGAIN)) {
+      /* the worker is gone (its filter with it) */
+      dpoll_del(D->poll, fd);
+      close(fd);
+      X->listener = -1;
+    }
+    return;
+  }
+  struct seccomp_notif_resp resp;
+  memset(&resp, 0, sizeof resp);
+  resp.id = req.id;
+  int allow = X->permit && X->forking;
+  if (allow) {
+    X->permit = 0;
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;   /* the flags were checked by the filter: fork's */
+  } else {
+    resp.error = -EPERM;
+  }
+  ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);   /* (ENOENT: the thread died meanwhile) */
+  if (!allow) {
+    char why[120];
+    snprintf(why, sizeof why, "thread %u tried to start a process (clone %s refused)", (unsigned)req.pid,
+             X->forking ? "a second time for one shadow:" : "without a shadow asked for:");
+    dvouch_process(D, why);
+  }
+}
+
+int dshadow_watch(Daemon *D) {
+  if (D->live.w.report < 0) return 0;
+  return dpoll_add(D->poll, D->live.w.report, DPOLL_IN, RANK_WORKER_ERR, report_ready, D);
+}
+
+void dshadow_started(Daemon *D) { drain(D); }
+
+void dshadow_unwatch(Daemon *D) {
+  Shadows *X = &D->shadows;
+  if (D->live.w.report >= 0) dpoll_del(D->poll, D->live.w.report);
+  if (X->listener >= 0) {
+    dpoll_del(D->poll, X->listener);
+    close(X->listener);
+    X->listener = -1;
+  }
+  X->permit = 0;
+}
+
+void dshadow_worker_gone(Daemon *D, const char *how) {
+  Shadows *X = &D->shadows;
+  drain(D);   /* reports made whole before it died are answered with */
+  char why[300];
+  snprintf(why, sizeof why, "the worker %s: its shadow ended with it", how);
+  for (DShadow *s = X->first, *next; s; s = next) {
+    next = s->next;
+    if (!s->sent) continue;   /* queued: for the next worker */
+    kill_it(s);   /* (its parent-death signal too) */
+    if (s->state != SH_ANSWERED) answer(D, s, NULL, why);
+    shadow_free(D, s);
+  }
+  X->forking = NULL;
+  X->permit = 0;
+  X->running = 0;
+}
+
+void dshadow_stop(Daemon *D) {
+  Shadows *X = &D->shadows;
+  fail_queued(D, "the kernel is shutting down");
+  int any = 0;
+  for (DShadow *s = X->first; s; s = s->next) {
+    kill_it(s);
+    if (s->state != SH_ANSWERED) answer(D, s, NULL, "the kernel is shutting down: the shadow was killed");
+    any = 1;
+  }
+  /* the worker reaps them (an X record each): then none is left behind */
+  double until = daemon_now() + 2;
+  while (any && X->first && D->live.w.report >= 0 && daemon_now() < until) {
+    struct pollfd p = {D->live.w.report, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) drain(D);
+  }
+  while (X->first) shadow_free(D, X->first);
+  X->running = 0;
+}
+
+void dshadow_check(Daemon *D) {
+  const Shadows *X = &D->shadows;
+  int sent = 0, forking = 0;
+  for (const DShadow *s = X->first; s; s = s->next) {
+    sent += s->sent;
+    forking += s->state == SH_FORKING;
+    DAEMON_ASSERT(s->state != SH_FORKING || X->forking == s);
+  }
+  DAEMON_ASSERT(sent == X->running);
+  for (const DShadow *s = X->first; s; s = s->next) DAEMON_ASSERT(s->sent == (s->state != SH_QUEUED) || s->state == SH_ANSWERED);
+  DAEMON_ASSERT(X->running <= WIRE_SHADOWS_MAX);
+  DAEMON_ASSERT((D->live.wait == W_SHADOW) == (X->forking != NULL));
+  DAEMON_ASSERT(forking == (X->forking != NULL));
+  DAEMON_ASSERT(!X->permit || X->forking);
 }

@@ -45,6 +45,12 @@ static void violation(Daemon *D, const vouch_Fail *f) {
   dworker_died(D);
 }
 
+void dvouch_process(Daemon *D, const char *why) {
+  vouch_Fail f = {VOUCH_PROCESS, ""};
+  snprintf(f.detail, sizeof f.detail, "%s", why);
+  violation(D, &f);
+}
+
 void dvouch_unreadable(Daemon *D, const char *why) {
   vouch_Fail f = {VOUCH_SYNTAX, ""};
   vouch_escape(why, strlen(why), f.detail, sizeof f.detail);
@@ -121,6 +127,8 @@ int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen
     if (!rc) g->ackhead = (g->ackhead + 1) % GROUP_ACKS_MAX;   /* dgroup_ack counts it */
   } else if (D->live.wait == W_QUERY) {
     rc = vouch_answer(m, wire_op_of(D->live.query.req), &x, D->revision, &f);
+  } else if (D->live.wait == W_SHADOW) {
+    rc = vouch_shadowed(m, &f);
   } else if (D->live.wait == W_ATTEMPT && D->live.cur.active && (ev == WIRE_PAUSED || ev == WIRE_OUTCOME)) {
     rc = attempt_frame(D, m, ev, blob, bloblen, &x, &f);
   } else if (D->live.wait == W_COMMIT && D->live.cur.active && (ev == WIRE_COMMITTED || ev == WIRE_RESTORED)) {
@@ -135,7 +143,8 @@ int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen
     f.rule = VOUCH_EVENT;
     snprintf(f.detail, sizeof f.detail, "the event %s%s while the kernel waits for %s", json_is_string(e) ? "" : "(none)", b,
              D->live.wait == W_QUERY ? "a query's answer" : D->live.wait == W_ATTEMPT ? "an attempt's outcome"
-             : D->live.wait == W_COMMIT ? "a decision's answer" : "nothing");
+             : D->live.wait == W_COMMIT ? "a decision's answer" : D->live.wait == W_SHADOW ? "a shadow's answer"
+             : "nothing");
     rc = -1;
   }
   if (rc) {

@@ -104,13 +104,16 @@ static void sock_ready(void *ud, int fd, unsigned r) {
 }
 
 /* The loop watches a worker's socket (for writing too while start-up
-** frames wait) and its stderr.  -1 when it cannot (errno). */
+** frames wait), its stderr and (the live worker's) its report socket.
+** -1 when it cannot (errno). */
 static int watch(DWorker *k) {
   DPoll *P = k->D->poll;
   if (dpoll_add(P, k->w.fd, DPOLL_IN | (k->out.len > k->out.off ? DPOLL_OUT : 0), RANK_WORKER, sock_ready, k) != 0)
     return -1;
-  if (k->w.err.fd >= 0 && dpoll_add(P, k->w.err.fd, DPOLL_IN, RANK_WORKER_ERR, err_ready, k) != 0) {
+  if ((k->w.err.fd >= 0 && dpoll_add(P, k->w.err.fd, DPOLL_IN, RANK_WORKER_ERR, err_ready, k) != 0) ||
+      (k == &k->D->live && dshadow_watch(k->D) != 0)) {
     dpoll_del(P, k->w.fd);
+    dpoll_del(P, k->w.err.fd);
     return -1;
   }
   return 0;
@@ -120,6 +123,7 @@ static int watch(DWorker *k) {
 static void unwatch(DWorker *k) {
   dpoll_del(k->D->poll, k->w.fd);
   dpoll_del(k->D->poll, k->w.err.fd);
+  if (k == &k->D->live) dshadow_unwatch(k->D);
 }
 
 static void helper_failed(DWorker *k, const char *why);
@@ -159,7 +163,7 @@ double dworker_before_err(void *ud, double now) {
 ** left running). */
 static int spawn_plan(DWorker *k, const wproc_Plan *plan, int trace, char *err, size_t errlen) {
   Daemon *D = k->D;
-  if (wproc_spawn(&k->w, &D->grant, err, errlen) != 0) return -1;
+  if (wproc_spawn(&k->w, &D->grant, k == &D->live, err, errlen) != 0) return -1;
   k->w.err.fn = stderr_line;
   k->w.err.ud = k;
   k->out.len = k->out.off = 0;
@@ -240,6 +244,7 @@ static void ready(Daemon *D, json_t *r) {
   dlog(D, "worker %d ready: revision %" PRIu64 ", %zu entries, generation %" PRIu64 ", %s%s%s",
        (int)D->live.w.pid, D->revision, D->live.start_entries, D->gen, D->live.status, *msg ? ": " : "", msg);
   foreign_ready(D, json_object_get(r, "foreign"));
+  dshadow_started(D);   /* its fork gate, sent before anything it read */
   D->live.wait = W_NONE;
   D->live.in_pause = 0;
   D->consecutive_failures = 0;
@@ -332,6 +337,7 @@ void dworker_died(Daemon *D) {
     start_failed(D, why);
     return;
   }
+  dshadow_worker_gone(D, how);   /* (reads what its report socket still holds) */
   unwatch(&D->live);
   wproc_stop(&D->live.w, 1);
   dlog(D, "worker %d %s", (int)pid, how);
@@ -455,7 +461,7 @@ DWorker *dworker_helper(Daemon *D, const char *role, const wproc_Plan *plan, con
   k->role = role;
   k->ops = ops;
   k->job = job;
-  k->w.fd = k->w.err.fd = -1;
+  k->w.fd = k->w.err.fd = k->w.report = -1;
   if (spawn_plan(k, plan, 0, err, errlen) != 0) {
     free(k->out.buf);
     free(k);

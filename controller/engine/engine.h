@@ -242,7 +242,7 @@ struct json_t *publish_brief(store_env *s, struct json_t *changes);
 /* The rules, named in logs and in the client's message. */
 extern const char VOUCH_SYNTAX[], VOUCH_SHAPE[], VOUCH_EVENT[], VOUCH_REASON[], VOUCH_STATUS[], VOUCH_GENERATION[],
     VOUCH_REVISION[], VOUCH_PAUSE[], VOUCH_KIND[], VOUCH_LENGTHS[], VOUCH_ENTRY[], VOUCH_HASH[], VOUCH_GRANT[],
-    VOUCH_INVARIANT[];
+    VOUCH_INVARIANT[], VOUCH_PROCESS[];
 
 typedef struct vouch_Fail {
   const char *rule;      /* one of the VOUCH_ names */
@@ -294,6 +294,15 @@ int vouch_decided(struct json_t *m, int want, const vouch_Expect *x, vouch_Fail 
 /* the answer to a query (observe: view, with x's generation and revision
 ** CURRENT; inspect: entry; invariant-list: invariants). */
 int vouch_answer(struct json_t *m, int query, const vouch_Expect *x, uint64_t revision, vouch_Fail *f);  /* query: a wire_Op */
+
+/* the answer to a shadow frame: shadowed {pid}, or error {message}. */
+int vouch_shadowed(struct json_t *m, vouch_Fail *f);
+/* A shadow's report (docs/worker-frames.md, "Shadows"): its members and
+** their types, results that are a value or a failure of the vocabulary,
+** changes of entry kinds, nreplay replayed requests (those that were
+** sent), nothing of a candidate that did not apply.  The shadow ran the
+** candidate: a report that passes says what the candidate made it say. */
+int vouch_report(struct json_t *m, size_t nreplay, vouch_Fail *f);
 
 /* s[0..n) for a log line: printable ASCII as is, anything else \xNN,
 ** cut with "..." to fit len. */

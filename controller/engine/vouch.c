@@ -71,6 +71,7 @@ const char VOUCH_ENTRY[] = "entry-encoding";
 const char VOUCH_HASH[] = "entry-hash";
 const char VOUCH_GRANT[] = "foreign-grant";
 const char VOUCH_INVARIANT[] = "invariant-op";
+const char VOUCH_PROCESS[] = "process";
 
 void vouch_escape(const char *s, size_t n, char *buf, size_t len) {
   size_t i = 0, j = 0;
@@ -668,4 +669,88 @@ int vouch_answer(json_t *m, int query, const vouch_Expect *x, uint64_t revision,
       return MEMBERS(m, INVARIANTS_FRAME, "invariants", f) ||
              EACH(json_object_get(m, "invariants"), INVARIANT, "an invariant", f) ? -1 : 0;
   }
+}
+
+/* -------------------------------------------------------------- shadows */
+
+static const Member SHADOWED[] = {{"event", 's', 1, 16}, {"pid", 'i', 1, 0x7fffffff}};
+static const Member REFUSED[] = {{"event", 's', 1, 16}, {"message", 's', 1, TEXT}};
+
+int vouch_shadowed(json_t *m, vouch_Fail *f) {
+  char b[80];
+  int ev = wire_event_of(m);
+  if (ev == WIRE_ERROR) return MEMBERS(m, REFUSED, "error", f);
+  if (ev != WIRE_SHADOWED) return fail(f, VOUCH_EVENT, "%s answers a shadow", shown(json_object_get(m, "event"), b, sizeof b));
+  if (MEMBERS(m, SHADOWED, "shadowed", f)) return -1;
+  return json_integer_value(json_object_get(m, "pid")) > 0 ? 0 : fail(f, VOUCH_SHAPE, "shadowed's pid is 0");
+}
+
+static const Member REPORT[] = {
+  {"definitions", 'o', 1, 0}, {"changes", 'a', 1, 0}, {"repro", 'O', 1, 0}, {"invariants", 'O', 1, 0},
+  {"replay", 'a', 1, 0}, {"elapsed_ms", 'i', 1, 0}};
+static const Member REPORT_CHANGE[] = {
+  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"removed", 'b', 1, 0}};
+static const Member REPORT_INVARIANTS[] = {{"ok", 'b', 1, 0}, {"failed", 'a', 1, 0}};
+static const Member REPORT_FAILED[] = {{"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}};
+static const Member REPORT_REPLAY[] = {
+  {"request", 's', 1, TEXT}, {"baseline", 'o', 1, 0}, {"baseline_again", 'o', 1, 0}, {"candidate", 'O', 1, 0},
+  {"stable", 'b', 1, 0}, {"differs", 'b', 1, 0}};
+static const Member REPORT_RESULT[] = {
+  {"ok", 'b', 1, 0}, {"value", 's', 0, TEXT}, {"values", 'a', 0, 0}, {"reason", 's', 0, 32},
+  {"condition", 's', 0, NAME_MAX_}, {"report", 's', 0, TEXT}, {"truncated", 'T', 0, 0}};
+
+/* A call's result: a value (or values) when ok, else a reason of the
+** vocabulary and a report. */
+static int result_ok(json_t *r, const char *where, vouch_Fail *f) {
+  if (json_is_null(r)) return 0;
+  if (members(r, REPORT_RESULT, sizeof REPORT_RESULT / sizeof *REPORT_RESULT, where, f)) return -1;
+  json_t *reason = json_object_get(r, "reason");
+  if (json_is_true(json_object_get(r, "ok"))) {
+    int one = json_object_get(r, "value") != NULL, many = json_object_get(r, "values") != NULL;
+    if (one == many || reason || json_object_get(r, "report") || json_object_get(r, "condition"))
+      return fail(f, VOUCH_SHAPE, "%s is ok but not one value or a list of values", where);
+    return many ? strings(json_object_get(r, "values"), TEXT, where, f) : 0;
+  }
+  if (!reason || !json_object_get(r, "report") || json_object_get(r, "value") || json_object_get(r, "values"))
+    return fail(f, VOUCH_SHAPE, "%s failed without a reason and a report", where);
+  int rs = txn_reason_parse(json_string_value(reason));
+  if (rs < 0 || rs == TXN_ACCEPTED) return fail(f, VOUCH_REASON, "%s failed with the reason %s", where,
+                                                json_string_value(reason));
+  return 0;
+}
+
+int vouch_report(json_t *m, size_t nreplay, vouch_Fail *f) {
+  if (MEMBERS(m, REPORT, "the report", f)) return -1;
+  json_t *d = json_object_get(m, "definitions"), *inv = json_object_get(m, "invariants"), *c;
+  int applied = json_is_true(json_object_get(d, "ok"));
+  if (applied && json_object_size(d) != 1) return fail(f, VOUCH_SHAPE, "the report's definitions say ok with more");
+  if (!applied && result_ok(d, "the report's definitions", f)) return -1;
+  if (EACH(json_object_get(m, "changes"), REPORT_CHANGE, "a change of the report", f)) return -1;
+  size_t i;
+  json_array_foreach(json_object_get(m, "changes"), i, c)
+    if (!kind_ok(c)) return fail(f, VOUCH_KIND, "a change of the report is of no entry kind");
+  if (!applied && (json_array_size(json_object_get(m, "changes")) || !json_is_null(inv) ||
+                   !json_is_null(json_object_get(m, "repro"))))
+    return fail(f, VOUCH_SHAPE, "the report has results of a candidate that did not apply");
+  if (result_ok(json_object_get(m, "repro"), "the report's repro", f)) return -1;
+  if (!json_is_null(inv) && (MEMBERS(inv, REPORT_INVARIANTS, "the report's invariants", f) ||
+                             EACH(json_object_get(inv, "failed"), REPORT_FAILED, "a failed invariant", f)))
+    return -1;
+  if (!json_is_null(inv) && json_is_true(json_object_get(inv, "ok")) != !json_array_size(json_object_get(inv, "failed")))
+    return fail(f, VOUCH_SHAPE, "the report's invariants say ok with failures, or not ok without");
+  json_t *rp = json_object_get(m, "replay");
+  if (json_array_size(rp) != nreplay)
+    return fail(f, VOUCH_SHAPE, "the report replays %zu requests, %zu were sent", json_array_size(rp), nreplay);
+  json_array_foreach(rp, i, c) {
+    if (MEMBERS(c, REPORT_REPLAY, "a replayed request", f) ||
+        result_ok(json_object_get(c, "baseline"), "a baseline", f) ||
+        result_ok(json_object_get(c, "baseline_again"), "a baseline", f) ||
+        result_ok(json_object_get(c, "candidate"), "a candidate's result", f))
+      return -1;
+    if (json_is_null(json_object_get(c, "candidate")) != !applied)
+      return fail(f, VOUCH_SHAPE, "a replayed request's candidate result does not fit the definitions'");
+    if (json_is_true(json_object_get(c, "differs")) && !json_is_true(json_object_get(c, "stable")))
+      return fail(f, VOUCH_SHAPE, "a replayed request differs without being stable");
+  }
+  return 0;
 }

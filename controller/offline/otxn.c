@@ -19,7 +19,7 @@
 int otxn_open(otxn *t, const char *cmd, const char *dir, const limits_Table *L, const grant_List *g) {
   memset(t, 0, sizeof *t);
   t->cmd = cmd;
-  t->w.fd = -1;
+  t->w.fd = t->w.report = -1;
   if (L) t->limits = *L;
   else limits_default(&t->limits);
   if (g) t->grant = *g;

@@ -202,7 +202,7 @@ static void child_import(const char *dir, int analyze, const jiti_Limits *lim, c
                          Report *r) {
   store_env *s = child_open(dir, r);
   if (!s) return;
-  wproc w = {.fd = -1};
+  wproc w = {.fd = -1, .report = -1};
   json_t *ready = NULL, *m = NULL;
   char err[1024];
   if ((r->store_rc = store_current(s, &r->rev)) != STORE_OK ||

@@ -10,7 +10,7 @@
 static const char *const op_names[PROTO_OP_COUNT] = {
   "hello", "status", "observe", "inspect", "history", "subscribe", "call", "preview", "act", "apply",
   "invariant-add", "invariant-remove", "invariant-list", "rollback", "record", "shutdown", "cancel", "interrupt",
-  "repair-policy", "incident", "repair"};
+  "repair-policy", "verify", "incident", "repair"};
 
 const char *proto_op_name(proto_Op op) { return (unsigned)op < PROTO_OP_COUNT ? op_names[op] : "?"; }
 
@@ -23,7 +23,7 @@ int proto_op_parse(const char *s) {
 static const char *const code_names[PROTO_CODE_COUNT] = {
   "malformed-json", "invalid-utf8", "line-too-long", "invalid-request", "unknown-op", "not-found", "not-allowed",
   "store-error", "unsupported-protocol", "not-paused", "paused", "busy", "shutting-down", "interrupted",
-  "key-conflict", "not-running", "not-pausable", "conflict", "stale", "rejected"};
+  "key-conflict", "not-running", "not-pausable", "timeout", "conflict", "stale", "rejected"};
 
 const char *proto_code_name(proto_Code c) { return (unsigned)c < PROTO_CODE_COUNT ? code_names[c] : "?"; }
 

@@ -21,6 +21,17 @@ json_t *wframe_restore(void) { return json_pack("{s:s}", "op", wire_op_name(WIRE
 
 json_t *wframe_exit(void) { return json_pack("{s:s}", "op", wire_op_name(WIRE_EXIT)); }
 
+json_t *wframe_shadow(uint32_t id, const char *definitions, const char *repro, const char *const *replay,
+                      size_t n, const jiti_Limits *limits) {
+  json_t *r = json_array();
+  for (size_t i = 0; r && i < n; i++) json_array_append_new(r, json_string(replay[i]));
+  json_t *m = r ? json_pack("{s:s, s:I, s:s, s:o, s:o}", "op", wire_op_name(WIRE_SHADOW), "id", (json_int_t)id,
+                            "definitions", definitions, "replay", r, "limits", limits_json(limits))
+                : NULL;
+  if (m && repro) json_object_set_new(m, "repro", json_string(repro));
+  return m;
+}
+
 json_t *wframe_command(const char *type, json_t *generation, json_t *action) {
   static const char *const members[] = {"source", "restart_id", "arguments", "package", "frame"};
   json_t *m = json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type", type, "generation", generation);

@@ -99,8 +99,26 @@ static int stderr_pipe(int *rd, int *wr) {
   return 0;
 }
 
-int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
-  int sv[2], ew;
+/* The report socket: a SOCK_SEQPACKET pair (records whole or not at all),
+** the kernel's end non-blocking, the worker's at 10 or above (clear of the
+** descriptors the child sets up).  0, or -1. */
+static int report_pair(int *mine, int *theirs) {
+  int p[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) != 0) return -1;
+  int hi = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+  close(p[1]);
+  if (hi < 0 || fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK) != 0) {
+    close(p[0]);
+    if (hi >= 0) close(hi);
+    return -1;
+  }
+  *mine = p[0];
+  *theirs = hi;
+  return 0;
+}
+
+int wproc_spawn(wproc *w, const grant_List *grant, int report, char *err, size_t errlen) {
+  int sv[2], ew, rw = -1;
   /* argv and the environment before the fork: the child only execs */
   const char *argv[3 + 2 * GRANT_MAX] = {"jiti", "__worker"};
   size_t argc = 2;
@@ -112,7 +130,7 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   const char *envp[64];
   worker_env(envp, sizeof envp / sizeof envp[0]);
   memset(w, 0, sizeof *w);
-  w->fd = w->err.fd = -1;
+  w->fd = w->err.fd = w->report = -1;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     snprintf(err, errlen, "socketpair: %s", strerror(errno));
     return -1;
@@ -120,6 +138,13 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   if (stderr_pipe(&w->err.fd, &ew) != 0) {
     snprintf(err, errlen, "a pipe for the worker's stderr: %s", strerror(errno));
     close(sv[0]); close(sv[1]);
+    return -1;
+  }
+  if (report && report_pair(&w->report, &rw) != 0) {
+    snprintf(err, errlen, "a socket for the worker's reports: %s", strerror(errno));
+    close(sv[0]); close(sv[1]);
+    close(w->err.fd); close(ew);
+    w->err.fd = -1;
     return -1;
   }
   int pfd = progress_page(w);
@@ -131,6 +156,7 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
     close(w->err.fd); close(ew);
     w->err.fd = -1;
     if (pfd >= 0) close(pfd);
+    if (rw >= 0) { close(rw); close(w->report); w->report = -1; }
     progress_unmap(w);
     return -1;
   }
@@ -145,6 +171,7 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
       fcntl(WORKER_FD, F_SETFD, 0);
     }
     if (pfd >= 0 && dup2(pfd, WORKER_PROGRESS_FD) < 0) _exit(127);
+    if (rw >= 0 && dup2(rw, WORKER_REPORT_FD) < 0) _exit(127);
     if (dup2(ew, 2) < 0) _exit(127);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > WORKER_FD) close(devnull); }
@@ -154,6 +181,7 @@ int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen) {
   close(sv[1]);
   close(ew);
   if (pfd >= 0) close(pfd);
+  if (rw >= 0) close(rw);
   w->fd = sv[0];
   w->pid = pid;
   w->err.pid = (int)pid;
@@ -303,9 +331,10 @@ static void reap(wproc *w, char *err, size_t errlen) {
   }
   wproc_err_close(w);
   if (w->fd >= 0) close(w->fd);
+  if (w->report >= 0) close(w->report);
   wire_reader_reset(&w->rd);
   progress_unmap(w);
-  w->fd = -1;
+  w->fd = w->report = -1;
   w->pid = 0;
 }
 
@@ -335,7 +364,7 @@ int wproc_start(wproc *w, store_env *s, const wproc_Plan *plan, json_t **ready, 
   unsigned char *buf = NULL;
   size_t len = 0, cap = 0;
   *ready = NULL;
-  if (wproc_spawn(w, plan->grant, err, errlen) != 0) return -1;
+  if (wproc_spawn(w, plan->grant, 0, err, errlen) != 0) return -1;
   if (wproc_frames(s, plan, &buf, &len, &cap, NULL, err, errlen) != 0) {
     free(buf);
     wproc_stop(w, 1);
@@ -380,8 +409,9 @@ void wproc_stop(wproc *w, int now) {
   }
   wproc_err_close(w);
   if (w->fd >= 0) close(w->fd);
+  if (w->report >= 0) close(w->report);
   wire_reader_reset(&w->rd);
   progress_unmap(w);
-  w->fd = -1;
+  w->fd = w->report = -1;
   w->pid = 0;
 }

@@ -75,6 +75,9 @@ typedef struct wproc_Err {
 
 typedef struct wproc {
   int fd;              /* the kernel's end of the socketpair; -1: none */
+  int report;          /* the kernel's end of the report socket (wire.h; the
+                          live worker's, its shadows' reports), non-blocking;
+                          -1: none */
   pid_t pid;           /* 0: none */
   wire_reader rd;      /* frames read and not yet handed out */
   const worker_Progress *progress;  /* shared with the worker, or NULL */
@@ -103,8 +106,11 @@ typedef struct wproc_Plan {
 ** become its --allow-foreign arguments), with the environment WPROC_ENV
 ** allows and its stderr a pipe; w->fd, w->pid and w->err.fd set, and its
 ** lines going to this process's stderr until w->err.fn says otherwise.
+** With report (the kernel's live worker) it also gets a report socket
+** (w->report; WORKER_REPORT_FD in the worker): its shadows' reports, and
+** its sandbox's fork gate; without one it can never make a process.
 ** 0, or -1 with a message in err (nothing left running). */
-int wproc_spawn(wproc *w, const grant_List *grant, char *err, size_t errlen);
+int wproc_spawn(wproc *w, const grant_List *grant, int report, char *err, size_t errlen);
 
 /* Append the start-up frames of plan — init, the map's entries in import
 ** batches (straight from the store, kind by kind in the import order), start
@@ -151,6 +157,12 @@ void wproc_stop(wproc *w, int kill);
 struct json_t *wframe_commit(uint64_t revision, size_t count, const size_t *unchanged, size_t nunchanged);
 struct json_t *wframe_restore(void);   /* undo every accepted attempt awaiting its commit */
 struct json_t *wframe_exit(void);
+/* A shadow (docs/worker-frames.md, "Shadows"): id the kernel's number for
+** it (1 to 2^32 - 1), definitions the candidate's source, repro a form's
+** (NULL: none), replay the n recorded requests' sources, limits every
+** evaluation's. */
+struct json_t *wframe_shadow(uint32_t id, const char *definitions, const char *repro, const char *const *replay,
+                             size_t n, const jiti_Limits *limits);
 /* A command to a paused attempt: type (txn_CmdType's name) at generation,
 ** with the members of an act's action that go with it (source,
 ** restart_id, arguments, package; action may be NULL). */

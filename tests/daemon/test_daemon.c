@@ -150,7 +150,7 @@ static int setup(void **state) {
   int sv[2];
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
   D->live.w.fd = sv[0];
-  D->live.w.err.fd = -1;
+  D->live.w.err.fd = D->live.w.report = D->shadows.listener = -1;
   F->worker = sv[1];
   D->live.wait = W_START;
   F->gen = D->live.base;
