@@ -179,10 +179,27 @@ static void verifying_free(Verifying *v) {
   free(v);
 }
 
-/* The printed result of a replayed call, for a message. */
+/* A string member, for a message. */
 static const char *shown(json_t *r) {
   const char *s = json_string_value(r);
   return s ? s : "?";
+}
+
+/* A shadow's result ({ok, value | values | reason, condition?, report})
+** as one line into buf: the printed value(s), or CONDITION: report. */
+static const char *result_text(json_t *r, char *buf, size_t n) {
+  json_t *vs = json_object_get(r, "values");
+  if (json_is_true(json_object_get(r, "ok")) && vs) {
+    char *t = json_dumps(vs, JSON_COMPACT);
+    snprintf(buf, n, "the values %s", t ? t : "?");
+    free(t);
+  } else if (json_is_true(json_object_get(r, "ok"))) {
+    snprintf(buf, n, "%s", shown(json_object_get(r, "value")));
+  } else {
+    const char *cond = json_string_value(json_object_get(r, "condition"));
+    snprintf(buf, n, "%s%s%s", cond ? cond : "", cond ? ": " : "", shown(json_object_get(r, "report")));
+  }
+  return buf;
 }
 
 /* The verdict on a shadow's report: NULL when the candidate passes, else
@@ -191,6 +208,12 @@ static const char *verdict_of(const Verifying *v, json_t *report, char *buf, siz
   const char *scope = json_string_value(json_object_get(v->req, "scope"));
   int world = scope && !strcmp(scope, "world");
   int intended = json_is_string(json_object_get(v->req, "intended_changes"));
+  json_t *defs = json_object_get(report, "definitions");
+  char r1[400], r2[400];
+  if (!json_is_true(json_object_get(defs, "ok"))) {
+    snprintf(buf, n, "the candidate does not load: %s", result_text(defs, r1, sizeof r1));
+    return buf;
+  }
   if (json_is_true(json_object_get(report, "identical"))) {
     snprintf(buf, n, "the candidate is identical to the live definitions: it changes nothing");
     return buf;
@@ -213,16 +236,19 @@ static const char *verdict_of(const Verifying *v, json_t *report, char *buf, siz
     snprintf(buf, n, "the candidate does not define the function %s", v->function);
     return buf;
   }
-  json_t *repro = json_object_get(report, "repro");
-  if (repro && !json_is_true(json_object_get(repro, "ok"))) {
-    snprintf(buf, n, "the failed call still fails with the candidate: %s: %s",
-             shown(json_object_get(repro, "condition")), shown(json_object_get(repro, "report")));
-    return buf;
-  }
   json_t *inv = json_object_get(report, "invariants"), *f;
   json_array_foreach(json_object_get(inv, "failed"), i, f) {
     snprintf(buf, n, "the invariant %s fails with the candidate: %s", shown(json_object_get(f, "name")),
              shown(json_object_get(f, "report")));
+    return buf;
+  }
+  json_t *repro = json_object_get(report, "repro");
+  if (json_is_object(repro) && !json_is_true(json_object_get(repro, "ok"))) {
+    const char *reason = json_string_value(json_object_get(repro, "reason"));
+    snprintf(buf, n, "%s: %s", reason && !strcmp(reason, txn_reason_name(TXN_UNSAFE))
+                                   ? "the failed call, run again with the candidate, breaks an invariant"
+                                   : "the failed call still fails with the candidate",
+             result_text(repro, r1, sizeof r1));
     return buf;
   }
   json_t *call;
@@ -230,7 +256,8 @@ static const char *verdict_of(const Verifying *v, json_t *report, char *buf, siz
     if (!json_is_true(json_object_get(call, "differs")) || intended) continue;
     snprintf(buf, n, "the candidate changes the result of the recorded call %s: %s before, %s with it (if that "
              "change is intended, say so in intended_changes)", shown(json_object_get(call, "request")),
-             shown(json_object_get(call, "baseline")), shown(json_object_get(call, "candidate")));
+             result_text(json_object_get(call, "baseline"), r1, sizeof r1),
+             result_text(json_object_get(call, "candidate"), r2, sizeof r2));
     return buf;
   }
   return NULL;

@@ -4,7 +4,7 @@
 ** counts the calls that fail in the repaired function (it is in their
 ** diagnosis's frames).  When more fail than the function's rate before the
 ** repair allows over the window, the repair is undone: a revision (kind
-** rollback) puts back the entries the repair changed, as they were before
+** repair) puts back the entries the repair changed, as they were before
 ** it, the incident goes from repaired back to captured (a supervisor takes
 ** it again), and the live worker is started afresh from the new CURRENT.
 **
@@ -24,8 +24,12 @@
 #include "txn.h"
 #include "proto.h"
 
+static void watch_end(Daemon *D, size_t i);
+
 void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
                   uint64_t failures_before) {
+  for (size_t i = 0; i < D->nwatches; i++)   /* a newer repair of the function: the older one's watch ends */
+    if (!strcmp(D->watches[i].function, function)) watch_end(D, i--);
   if (!window) return;
   DWatch *w = realloc(D->watches, (D->nwatches + 1) * sizeof *w);
   if (!w) {
@@ -64,6 +68,22 @@ static int failed_in(json_t *diag, const char *function) {
   return 0;
 }
 
+/* 1 when the function's live definition is still the repair's (its
+** revision's entry for it). */
+static int repair_live(Daemon *D, const DWatch *w) {
+  store_manifest *m = NULL;
+  int live = 0;
+  if (store_manifest_read(dstore(D), w->revision, &m) == STORE_OK)
+    for (size_t i = 0; i < m->nchanges; i++) {
+      uint8_t now[32];
+      if (m->changes[i].kind == STORE_FUNCTION && !strcmp(m->changes[i].name, w->function))
+        live = store_lookup(dstore(D), STORE_FUNCTION, w->function, now) == STORE_OK &&
+               !memcmp(now, m->changes[i].new_hash, 32);
+    }
+  store_free(m);
+  return live;
+}
+
 void dwatch_call(Daemon *D, const Txn *t, json_t *diag) {
   if (t->op != PROTO_CALL) return;
   D->calls_served++;
@@ -73,6 +93,11 @@ void dwatch_call(Daemon *D, const Txn *t, json_t *diag) {
     w->calls++;
     if (diag && failed_in(diag, w->function)) w->failures++;
     /* above the rate before, over the whole window, whatever comes next */
+    if ((double)w->failures > w->rate_before * w->window && w->failures >= 2 && !repair_live(D, w)) {
+      dlog(D, "incident %" PRIu64 ": %s changed since its repair: the watch ends", w->incident, w->function);
+      watch_end(D, i--);
+      continue;
+    }
     if ((double)w->failures > w->rate_before * w->window && w->failures >= 2) {
       dlog(D, "incident %" PRIu64 ": %s failed %u of %u calls since its repair (rate before %.3f): undoing it",
            w->incident, w->function, w->failures, w->calls, w->rate_before);
@@ -142,7 +167,7 @@ void dwatch_undo(Daemon *D) {
            "calls failed after it", w.incident, w.function, w.revision, w.failures, w.calls);
   devents_flush(D);
   uint64_t g = D->gen + 1, rev = 0;
-  store_rev_info info = {STORE_REV_ROLLBACK, g, 0, JITI_VERSION, summary, NULL, D->grant_text};
+  store_rev_info info = {STORE_REV_REPAIR, g, 0, JITI_VERSION, summary, NULL, D->grant_text};
   int rc = changed ? store_publish(dstore(D), D->revision, &info, changed, u.nchanged, u.removed, u.nremoved, &rev)
                    : STORE_ENOMEM;
   free(changed);

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Automatic repair end to end on the vending machine (examples/vending-
+# machine/): a real kernel, `jiti supervise` with the scripted model, the
+# candidate verified on a fork of the live worker.  A failing call becomes
+# an incident that goes awaiting-model -> verifying -> repaired and the next
+# call gets the product; with mode pause the first call itself succeeds.
+# And every way a repair must not land: a candidate that breaks an
+# invariant, changes a second definition under --scope function, is
+# identical to the live one, loops (killed while the application answers),
+# is hostile (file, process, network, fork: contained); a hand edit while
+# the model thinks makes the proposal stale; ten identical failures are one
+# incident; the watch undoes a repair that fails more than before; kill -9
+# of the kernel while verifying leaves the incident interrupted and the
+# definition as it was.
+#   bash tests/vending.sh path/to/jiti
+set -u
+JITI=$1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib.sh"
+app=$here/../examples/vending-machine
+tmp=$(mktemp -d /tmp/jiti-vending.XXXXXX)
+cleanup() {
+  kill_kernels
+  [[ -n ${svpid:-} ]] && kill "$svpid" 2>/dev/null
+  [[ -n ${KEEP:-} ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+S=$tmp/s
+J() { "$JITI" "$@" --store "$S"; }
+script() {  # script NAME LINE...: a scripted model's file
+  local f=$tmp/$1.jsonl; shift
+  printf '%s\n' "$@" >"$f"
+  echo "$f"
+}
+verdict() {  # verdict SOURCE: a repair verdict's line
+  python3 -c 'import json,sys; print(json.dumps({"type":"repair","source":sys.argv[1],"reason":"test","intended_changes":None}))' "$1"
+}
+status_of() { J incidents show "$1" --json | sed -n 's/^ *"status": "\(.*\)",*$/\1/p' | head -1; }
+definition() { J inspect dispense 2>/dev/null | tail -1; }
+overpay() {  # a customer pays 200 for the 150 cola: prints the incident's number
+  J eval '(insert-coin 100)' >/dev/null; J eval '(insert-coin 100)' >/dev/null
+  J eval '(dispense "A1")' 2>&1 | sed -n 's/^opened incident \([0-9]*\) .*/\1/p'
+}
+right=$(sed -n 's/.*"source":"\(.*\)","reason".*/\1/p' "$app/repair.jsonl" | python3 -c 'import json,sys; print(json.loads("\""+sys.stdin.read().strip()+"\""))')
+buggy_def=$(sed -n '/^(defun dispense/,/^$/p' "$app/machine.lisp")
+restore_bug() { J apply -e "$buggy_def" >/dev/null; }
+
+"$JITI" init --store "$S" >/dev/null
+start_kernel "$S"; ok kernel-starts $?
+J apply "$app/machine.lisp" >/dev/null
+J invariant add credit-never-negative '(>= (machine-credit *machine*) 0)' >/dev/null
+J invariant add change-is-exact "(equal (change-coins 40) '(25 10 5))" >/dev/null
+J repair enable dispense --expect-condition INSUFFICIENT-CREDIT >/dev/null
+J eval '(insert-coin 100)' >/dev/null
+t exact-price-works 0 '"water" NIL' -- J eval '(dispense "A2")'
+J eval '(insert-coin 25)' >/dev/null
+t expected-no-incident 1 "insufficient credit: 100 cents needed, 25 inserted" -- J eval '(dispense "A2")'
+t still-no-incident 0 "^no incidents" -- J incidents
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+bug=$(definition)
+
+# --- ten identical failures are one incident
+n=$(overpay)
+for _ in $(seq 9); do J eval '(dispense "A1")' >/dev/null 2>&1; done
+t one-incident 0 "^$n +[^ ]+ +captured +DISPENSE +SIMPLE-ERROR +x10$" -- J incidents
+
+# --- a candidate breaking an invariant, then one out of scope, then an identical one: all rejected
+t rejected-three 0 "rejected: the failed call, run again with the candidate, breaks an invariant: invariant CREDIT-NEVER-NEGATIVE returned NIL
+.*
+.*rejected: out of scope: the candidate changes the function CHANGE-COINS.*
+.*rejected: the candidate is identical to the live definitions.*
+incident $n \(DISPENSE\): rejected: no repair passed verification in 3 attempts" -- \
+  J supervise --until-idle --scripted "$(script three \
+    "$(verdict "(defun dispense (code) (setf (machine-credit *machine*) -1) (list code nil))")" \
+    "$(verdict "(progn (defun change-coins (c) (list c)) $right)")" \
+    "$(verdict "$buggy_def")")"
+t rejected-unchanged 0 "^$(printf '%q' "$bug")$" -- definition
+t verification-logged 0 'verification: \{"passed":false' -- J incidents show "$n"
+
+# --- a hand edit while the model thinks: the proposal is stale
+n=$(overpay)
+J apply -e "$(sed 's/"no product in slot ~a"/"slot ~a is empty"/' <<<"$buggy_def")" >/dev/null
+t stale 0 "incident $n \(DISPENSE\): the failing definition changed since the incident was captured" -- \
+  J supervise --until-idle --scripted "$(script stale "$(verdict "$right")")"
+t stale-status 0 "^stale$" -- status_of "$n"
+restore_bug
+
+# --- a candidate that loops is killed; the application answers meanwhile
+n=$(overpay)
+J supervise --until-idle --verify-timeout 3 \
+  --scripted "$(script loops "$(verdict "(defun dispense (code) (loop) code)")")" >"$tmp/loop.out" 2>&1 &
+svpid=$!
+sleep 0.5
+t answers-while-verifying 0 '^\("water" NIL\)$' -- bash -c "'$JITI' eval --store '$S' '(setf (machine-credit *machine*) 100)' >/dev/null && '$JITI' eval --store '$S' '(dispense \"A2\")'"
+wait $svpid; svpid=
+t loop-stopped 0 "rejected: (the verification did not finish: timeout|the failed call still fails with the candidate: FUEL-EXHAUSTED)" -- cat "$tmp/loop.out"
+t loop-unchanged 0 "^$(printf '%q' "$bug")$" -- definition
+J incident-cancel 2>/dev/null
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+
+# --- hostile candidates are contained in the shadow
+n=$(overpay)
+hostile="(defun dispense (code) (with-open-file (s \"$tmp/pwned\" :direction :output) (write-line \"x\" s)) code)"
+t hostile-rejected 0 "rejected: the failed call still fails" -- \
+  J supervise --until-idle --attempts 1 --scripted "$(script hostile "$(verdict "$hostile")")"
+ok hostile-no-file "$([[ ! -e $tmp/pwned ]]; echo $?)"
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+
+# --- the repair: awaiting-model -> verifying -> repaired, and the next call gets the cola
+n=$(overpay)
+t repaired 0 "incident $n \(DISPENSE\): repaired by revision [0-9]+" -- \
+  J supervise --until-idle --scripted "$(script right "$(verdict "$right")")"
+t repaired-status 0 "^repaired$" -- status_of "$n"
+t statuses-as-events 0 '"status":"repaired".*"status":"verifying".*"status":"awaiting-model".*"status":"captured"' -- \
+  bash -c "'$JITI' events --json -n 30 --store '$S' | grep '\"incident\":$n' | tr '\n' ' '"
+t repair-revision 0 "repair +\+0 ~1 -0 +repair of incident $n \(DISPENSE\)" -- J log -n 5
+t cola 0 '^\("cola" \(25 25\)\)$' -- J eval '(dispense "A1")'
+
+# --- the watch undoes a repair that fails more than before
+restore_bug
+n=$(overpay)
+partial="(defun dispense (code) (if (equal code \"A1\") (progn (setf (machine-credit *machine*) 0) (list \"cola\" (list 25 25))) (error \"slot ~a is broken\" code)))"
+t partial-repaired 0 "repaired by revision" -- \
+  J supervise --until-idle --watch 5 --scripted "$(script partial "$(verdict "$partial")")"
+for _ in 1 2; do J eval '(insert-coin 100)' >/dev/null; J eval '(dispense "A2")' >/dev/null 2>&1; done
+t_until watch-undid 0 "^captured$" -- status_of "$n"
+t undo-revision 0 "repair +\+0 ~1 -0 +undo the repair of incident $n \(DISPENSE" -- J log -n 5
+t_until undo-restores 1 "cannot give negative change" -- J eval '(progn (setf (machine-credit *machine*) 200) (dispense "B1"))'
+
+# --- mode pause: the first call waits for its repair and succeeds
+restore_bug
+J repair enable dispense --mode pause --expect-condition INSUFFICIENT-CREDIT >/dev/null
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+J supervise --scripted "$(script pause "$(verdict "$right")")" >"$tmp/pause.out" 2>&1 &
+svpid=$!
+J eval '(insert-coin 100)' >/dev/null; J eval '(insert-coin 100)' >/dev/null
+t first-call-succeeds 0 '^\("cola" \(25 25\)\)$' -- J eval '(dispense "A1")'
+t first-call-effects 0 "^0$" -- J eval '(machine-credit *machine*)'
+kill -INT "$svpid"; wait "$svpid"; svpid=
+t pause-supervised 0 "repaired by revision" -- cat "$tmp/pause.out"
+
+# --- kill -9 while verifying: interrupted, never half-applied
+restore_bug
+J repair enable dispense --expect-condition INSUFFICIENT-CREDIT >/dev/null
+n=$(overpay)
+J supervise --until-idle --verify-timeout 60 \
+  --scripted "$(script forever "$(verdict "(defun dispense (code) (loop) code)")")" >/dev/null 2>&1 &
+svpid=$!
+for _ in $(seq 100); do [[ $(status_of "$n") == verifying ]] && break; sleep 0.1; done
+t verifying 0 "^verifying$" -- status_of "$n"
+kill -9 "$kp"; wait "$svpid" 2>/dev/null; svpid=
+start_kernel "$S"; ok kernel-restarts $?
+t interrupted 0 "^interrupted$" -- status_of "$n"
+t never-half-applied 0 "^$(printf '%q' "$bug")$" -- definition
+
+finish
