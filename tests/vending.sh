@@ -87,7 +87,7 @@ restore_bug
 
 # --- a candidate that loops is killed; the application answers meanwhile
 n=$(overpay)
-J supervise --until-idle --verify-timeout 3 \
+"$JITI" supervise --store "$S" --until-idle --verify-timeout 3 \
   --scripted "$(script loops "$(verdict "(defun dispense (code) (loop) code)")")" >"$tmp/loop.out" 2>&1 &
 svpid=$!
 sleep 0.5
@@ -131,7 +131,7 @@ t_until undo-restores 1 "cannot give negative change" -- J eval '(progn (setf (m
 restore_bug
 J repair enable dispense --mode pause --expect-condition INSUFFICIENT-CREDIT >/dev/null
 J eval '(setf (machine-credit *machine*) 0)' >/dev/null
-J supervise --scripted "$(script pause "$(verdict "$right")")" >"$tmp/pause.out" 2>&1 &
+"$JITI" supervise --store "$S" --scripted "$(script pause "$(verdict "$right")")" >"$tmp/pause.out" 2>&1 &
 svpid=$!
 J eval '(insert-coin 100)' >/dev/null; J eval '(insert-coin 100)' >/dev/null
 t first-call-succeeds 0 '^\("cola" \(25 25\)\)$' -- J eval '(dispense "A1")'
@@ -143,7 +143,7 @@ t pause-supervised 0 "repaired by revision" -- cat "$tmp/pause.out"
 restore_bug
 J repair enable dispense --expect-condition INSUFFICIENT-CREDIT >/dev/null
 n=$(overpay)
-J supervise --until-idle --verify-timeout 60 \
+"$JITI" supervise --store "$S" --until-idle --verify-timeout 60 \
   --scripted "$(script forever "$(verdict "(defun dispense (code) (loop) code)")")" >/dev/null 2>&1 &
 svpid=$!
 for _ in $(seq 100); do [[ $(status_of "$n") == verifying ]] && break; sleep 0.1; done

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include "cli.h"
 #include "engine.h"
+#include "kclient.h"
 #include "offline.h"
 
 static void incidents_usage(FILE *out) {
@@ -95,6 +96,35 @@ static void show_text(json_t *o) {
   }
 }
 
+static void show(json_t *o, int json) {
+  if (json) {
+    char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    if (t) puts(t);
+    free(t);
+  } else if (o) {
+    show_text(o);
+  }
+}
+
+/* show through the kernel that serves dir: what it has written, without
+** waiting for its next checkpoint as a reader of the store would. */
+static int show_live(const char *dir, uint64_t id, int json) {
+  char err[CLI_MSG_MAX];
+  json_t *r = kclient_once(dir, json_pack("{s:s, s:I}", "op", "incident", "incident", (json_int_t)id), err, sizeof err);
+  int status = EXIT_OK;
+  if (!r) {
+    fprintf(stderr, "jiti incidents: %s\n", err);
+    status = EXIT_FAIL;
+  } else if (!json_is_true(json_object_get(r, "ok"))) {
+    fprintf(stderr, "jiti incidents: %s\n", kclient_str(r, "message"));
+    status = EXIT_FAIL;
+  } else {
+    show(json_object_get(r, "incident"), json);
+  }
+  json_decref(r);
+  return status;
+}
+
 static int incidents_main(int argc, char **argv) {
   const char *dir = opts_default_store(), *pos[2] = {NULL, NULL};
   int npos = 0, json = 0;
@@ -129,6 +159,7 @@ static int incidents_main(int argc, char **argv) {
     incidents_usage(stderr);
     return EXIT_USAGE;
   }
+  if (id && kclient_serving(dir)) return show_live(dir, id, json);
   store_env *s = ostore_open("incidents", dir, 0);
   if (!s) return EXIT_FAIL;
   int status = EXIT_OK;
@@ -143,13 +174,7 @@ static int incidents_main(int argc, char **argv) {
       status = EXIT_FAIL;
     } else {
       json_t *o = storeio_incident_json(inc, 1);
-      if (json) {
-        char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-        if (t) puts(t);
-        free(t);
-      } else if (o) {
-        show_text(o);
-      }
+      show(o, json);
       json_decref(o);
       store_free(inc);
     }
