@@ -173,35 +173,77 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   return r;
 }
 
+/* The checks of one call offered: its record filled, or STORE_EINVAL. */
+static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a) {
+  *a = (Rec){o->function, o->signature, o->request, o->result, 0, 0, 0, 0, o->digest,
+             o->time_ms ? o->time_ms : st_now_ms(), o->rng, {0}, {0}, 0};
+  a->fl = o->function ? strlen(o->function) : 0;
+  if (!name_ok(o->function, a->fl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's function is 1 to %u bytes of UTF-8", STORE_NAME_MAX);
+  if (!o->signature || (a->sl = strlen(o->signature)) > STORE_SIGNATURE_MAX || !jtext_utf8_valid(o->signature, a->sl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's signature is at most %u bytes of UTF-8",
+                   STORE_SIGNATURE_MAX);
+  if (!o->request || !o->result)
+    return st_fail(s, STORE_EINVAL, "a recorded call needs its request, its result and their digest");
+  a->ql = strlen(o->request);
+  a->rl = strlen(o->result);
+  if (a->ql > STORE_TRAFFIC_TEXT_MAX || a->rl > STORE_TRAFFIC_TEXT_MAX)
+    return st_fail(s, STORE_EINVAL, "a recorded call's request (%zu bytes) or result (%zu bytes) is over %u "
+                   "bytes: record only small, readable calls", a->ql, a->rl, STORE_TRAFFIC_TEXT_MAX);
+  if (!jtext_utf8_valid(o->request, a->ql) || !jtext_utf8_valid(o->result, a->rl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's request and result are UTF-8 text");
+  if (st_sha256(NULL, o->function, a->fl, a->fd) != STORE_OK || st_sha256(NULL, o->signature, a->sl, a->sd) != STORE_OK)
+    return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
+  return STORE_OK;
+}
+
+typedef struct Many { Rec *v; size_t n; } Many;
+
+/* Each call in turn, each on what the ones before it wrote. */
+static int record_many_txn(store_env *s, MDB_txn *txn, void *arg) {
+  Many *m = arg;
+  int any = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    m->v[i].outcome = 0;
+    int r = record_txn(s, txn, &m->v[i]);
+    if (r == ST_NOCHANGE) continue;
+    if (r != STORE_OK) return r;
+    any = 1;
+  }
+  return any ? STORE_OK : ST_NOCHANGE;
+}
+
+int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, size_t n, unsigned flags,
+                              int *outcomes) {
+  s->msg[0] = '\0';
+  if (outcomes)
+    for (size_t i = 0; i < n; i++) outcomes[i] = 0;
+  if (n && !calls) return st_fail(s, STORE_EINVAL, "store_traffic_record_many: no calls");
+  if (flags & ~STORE_GROUP_SYNC_LATER) return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
+  if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
+  if (!n) return STORE_OK;
+  Many m = {malloc(n * sizeof *m.v), n};
+  if (!m.v) return st_fail(s, STORE_ENOMEM, "out of memory recording the traffic sample");
+  int r = STORE_OK;
+  for (size_t i = 0; i < n && r == STORE_OK; i++) r = offer_check(s, &calls[i], &m.v[i]);
+  if (r == STORE_OK) r = st_write(s, record_many_txn, &m, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
+  if (r == STORE_OK && outcomes)
+    for (size_t i = 0; i < n; i++) outcomes[i] = m.v[i].outcome;
+  free(m.v);
+  return r;
+}
+
 int store_traffic_record(store_env *s, const char *function, const char *signature, const char *request,
                          const char *result, const uint8_t digest[32], int64_t time_ms, uint64_t rng,
                          unsigned flags, int *outcome) {
-  s->msg[0] = '\0';
+  store_traffic_offer o = {function, signature, request, result, {0}, time_ms, rng};
   if (outcome) *outcome = 0;
-  Rec a = {function, signature, request, result, 0, 0, 0, 0, digest, time_ms ? time_ms : st_now_ms(), rng,
-           {0}, {0}, 0};
-  a.fl = function ? strlen(function) : 0;
-  if (!name_ok(function, a.fl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's function is 1 to %u bytes of UTF-8", STORE_NAME_MAX);
-  if (!signature || (a.sl = strlen(signature)) > STORE_SIGNATURE_MAX || !jtext_utf8_valid(signature, a.sl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's signature is at most %u bytes of UTF-8",
-                   STORE_SIGNATURE_MAX);
-  if (!request || !result || !digest)
+  if (!digest) {
+    s->msg[0] = '\0';
     return st_fail(s, STORE_EINVAL, "a recorded call needs its request, its result and their digest");
-  a.ql = strlen(request);
-  a.rl = strlen(result);
-  if (a.ql > STORE_TRAFFIC_TEXT_MAX || a.rl > STORE_TRAFFIC_TEXT_MAX)
-    return st_fail(s, STORE_EINVAL, "a recorded call's request (%zu bytes) or result (%zu bytes) is over %u "
-                   "bytes: record only small, readable calls", a.ql, a.rl, STORE_TRAFFIC_TEXT_MAX);
-  if (!jtext_utf8_valid(request, a.ql) || !jtext_utf8_valid(result, a.rl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's request and result are UTF-8 text");
-  if (flags & ~STORE_GROUP_SYNC_LATER) return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
-  if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
-  if (st_sha256(NULL, function, a.fl, a.fd) != STORE_OK || st_sha256(NULL, signature, a.sl, a.sd) != STORE_OK)
-    return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
-  int r = st_write(s, record_txn, &a, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
-  if (r == STORE_OK && outcome) *outcome = a.outcome;
-  return r;
+  }
+  memcpy(o.digest, digest, 32);
+  return store_traffic_record_many(s, &o, 1, flags, outcome);
 }
 
 /* ---- reading and forgetting */
@@ -299,6 +341,40 @@ int store_traffic_forget(store_env *s, const char *function, unsigned flags) {
   if (st_sha256(NULL, function, strlen(function), fd) != STORE_OK)
     return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
   return st_write(s, forget_txn, fd, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
+}
+
+int store_traffic_functions(store_env *s, store_traffic_function_fn fn, void *arg) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  char name[STORE_NAME_MAX + 1];
+  int rc, r;
+  s->msg[0] = '\0';
+  if (!fn) return st_fail(s, STORE_EINVAL, "store_traffic_functions: a callback");
+  if (!s->repairs) return STORE_OK;
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((rc = mdb_cursor_open(txn, s->traffic, &cur)) != 0) {
+    r = st_mdb(s, rc, "reading the traffic sample");
+    goto out;
+  }
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != FKEY) continue;   /* a signature's header, a call */
+    FHead h;
+    const char *fname;
+    size_t fl;
+    if (fhead_decode(&v, &h, &fname, &fl) != 0) {
+      r = corrupt_tr(s, "a function", "its header");
+      goto out;
+    }
+    memcpy(name, fname, fl);
+    name[fl] = '\0';
+    if (fn(arg, name, h.nsigs, h.bytes)) goto out;
+  }
+  if (rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading the traffic sample");
+out:
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return r;
 }
 
 /* ---- verification: every record decodes, each function's header counts

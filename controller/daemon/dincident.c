@@ -25,8 +25,7 @@ void dincident_policy_changed(Daemon *D) {
   D->repair_loaded = 0;
 }
 
-/* The policy, read once. */
-static int policy(Daemon *D) {
+int dincident_policy(Daemon *D) {
   if (D->repair_loaded) return 0;
   if (store_repair_list(dstore(D), &D->repair_rules, &D->nrepair_rules) != STORE_OK) {
     dlog(D, "cannot read the repair policy: %s", store_errmsg(dstore(D)));
@@ -64,7 +63,7 @@ static char *evidence(Daemon *D, const Txn *t, json_t *diag, const char *fn, siz
 }
 
 json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag) {
-  if (t->op != PROTO_CALL || !json_is_object(diag) || policy(D) || !D->nrepair_rules) return NULL;
+  if (t->op != PROTO_CALL || !json_is_object(diag) || dincident_policy(D) || !D->nrepair_rules) return NULL;
   const char *cond = json_string_value(json_object_get(diag, "condition_type"));
   const char *report = json_string_value(json_object_get(diag, "report"));
   json_t *frames = json_object_get(diag, "frames"), *f;
