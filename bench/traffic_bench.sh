@@ -145,6 +145,10 @@ cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
       "$(awk -v a="$cpu" -v b="$cbase" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "–"}')"
   done
   echo
+  for st in "${STATES[@]}"; do
+    printf -- '- %s, calls/s per round: %s\n' "$st" "$(awk -F'\t' -v s="$st" '$2 == s {printf "%s%.0f", n++ ? ", " : "", $3}' "$raw")"
+  done
+  echo
   echo "The sample after the run: $sample call(s) of BUMP kept (one signature, fixnum); the kernel's counters: $counts."
 } >"$tmp/table.md"
 cat "$tmp/table.md"
