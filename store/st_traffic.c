@@ -77,6 +77,9 @@ typedef struct Rec {
   uint64_t rng;
   uint8_t fd[32], sd[32];
   int outcome;
+  st_hasher *hash_result;      /* STORE_TRAFFIC_HASH_RESULT: digest the result
+                                  into own, once the call is kept; else NULL */
+  uint8_t own[32];
 } Rec;
 
 static int put_fhead(store_env *s, MDB_txn *txn, const Rec *a, const FHead *h) {
@@ -153,6 +156,11 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
     return fresh ? ST_NOCHANGE : put_shead(s, txn, a, key, seen);   /* counted, not kept */
   }
   a->outcome = old || rc == 0 ? STORE_TRAFFIC_REPLACED : STORE_TRAFFIC_KEPT;
+  if (a->hash_result) {   /* only a call kept costs its digest */
+    if (st_sha256(a->hash_result->md ? a->hash_result : NULL, a->res, a->rl, a->own) != STORE_OK)
+      return st_fail(s, STORE_ENOMEM, "out of memory hashing a result");
+    a->digest = a->own;
+  }
   h.bytes = h.bytes - old + a->ql + a->rl;
   if (fresh) h.nsigs++;
   size_t n = 1 + 8 + 32 + 4 + 4 + a->ql + a->rl;
@@ -173,10 +181,12 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   return r;
 }
 
-/* The checks of one call offered: its record filled, or STORE_EINVAL. */
-static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a) {
+/* The checks of one call offered: its record filled, or STORE_EINVAL.
+** The names' digests: the call before's (prev, may be NULL) when it names
+** the same, else hashed with h. */
+static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a, const Rec *prev, st_hasher *h) {
   *a = (Rec){o->function, o->signature, o->request, o->result, 0, 0, 0, 0, o->digest,
-             o->time_ms ? o->time_ms : st_now_ms(), o->rng, {0}, {0}, 0};
+             o->time_ms ? o->time_ms : st_now_ms(), o->rng, {0}, {0}, 0, NULL, {0}};
   a->fl = o->function ? strlen(o->function) : 0;
   if (!name_ok(o->function, a->fl))
     return st_fail(s, STORE_EINVAL, "a recorded call's function is 1 to %u bytes of UTF-8", STORE_NAME_MAX);
@@ -192,7 +202,12 @@ static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a) {
                    "bytes: record only small, readable calls", a->ql, a->rl, STORE_TRAFFIC_TEXT_MAX);
   if (!jtext_utf8_valid(o->request, a->ql) || !jtext_utf8_valid(o->result, a->rl))
     return st_fail(s, STORE_EINVAL, "a recorded call's request and result are UTF-8 text");
-  if (st_sha256(NULL, o->function, a->fl, a->fd) != STORE_OK || st_sha256(NULL, o->signature, a->sl, a->sd) != STORE_OK)
+  st_hasher *hh = h && h->md ? h : NULL;
+  int same_fn = prev && !strcmp(prev->fn, o->function), same_sig = prev && !strcmp(prev->sig, o->signature);
+  if (same_fn) memcpy(a->fd, prev->fd, 32);
+  if (same_sig) memcpy(a->sd, prev->sd, 32);
+  if ((!same_fn && st_sha256(hh, o->function, a->fl, a->fd) != STORE_OK) ||
+      (!same_sig && st_sha256(hh, o->signature, a->sl, a->sd) != STORE_OK))
     return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
   return STORE_OK;
 }
@@ -219,16 +234,24 @@ int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, si
   if (outcomes)
     for (size_t i = 0; i < n; i++) outcomes[i] = 0;
   if (n && !calls) return st_fail(s, STORE_EINVAL, "store_traffic_record_many: no calls");
-  if (flags & ~STORE_GROUP_SYNC_LATER) return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
+  if (flags & ~(STORE_GROUP_SYNC_LATER | STORE_TRAFFIC_HASH_RESULT))
+    return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
   if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
   if (!n) return STORE_OK;
   Many m = {malloc(n * sizeof *m.v), n};
   if (!m.v) return st_fail(s, STORE_ENOMEM, "out of memory recording the traffic sample");
+  /* one SHA-256 fetched for the batch (EVP_Digest would fetch it per call) */
+  st_hasher h;
+  if (st_hasher_init(&h) != STORE_OK) h = (st_hasher){NULL, NULL};
   int r = STORE_OK;
-  for (size_t i = 0; i < n && r == STORE_OK; i++) r = offer_check(s, &calls[i], &m.v[i]);
+  for (size_t i = 0; i < n && r == STORE_OK; i++) {
+    r = offer_check(s, &calls[i], &m.v[i], i ? &m.v[i - 1] : NULL, &h);
+    if (flags & STORE_TRAFFIC_HASH_RESULT) m.v[i].hash_result = &h;
+  }
   if (r == STORE_OK) r = st_write(s, record_many_txn, &m, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
   if (r == STORE_OK && outcomes)
     for (size_t i = 0; i < n; i++) outcomes[i] = m.v[i].outcome;
+  st_hasher_free(&h);
   free(m.v);
   return r;
 }

@@ -1084,7 +1084,12 @@ int store_traffic_record(store_env *s, const char *function, const char *signatu
 ** store_traffic_record would take it.  outcomes (may be NULL) receives
 ** one store_traffic_outcome per call.  Every call is checked before the
 ** transaction: one that breaks a rule is STORE_EINVAL, and nothing is
-** written.  Returns as store_traffic_record. */
+** written.  flags: STORE_GROUP_SYNC_LATER, and STORE_TRAFFIC_HASH_RESULT:
+** each call's digest is the SHA-256 of its result, computed by the store
+** for the calls it keeps only (the offers' digests are not read; most
+** calls of a busy signature are sampled out).  Returns as
+** store_traffic_record. */
+#define STORE_TRAFFIC_HASH_RESULT 0x100u
 typedef struct store_traffic_offer {
   const char *function, *signature, *request, *result;   /* NUL-terminated */
   uint8_t digest[32];

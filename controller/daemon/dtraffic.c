@@ -265,13 +265,12 @@ int dtraffic_write(store_env *s, DTraffic *t, unsigned flags) {
     snprintf(t->err, sizeof t->err, "out of memory");
     return t->rc = STORE_ENOMEM;
   }
-  int rc = STORE_OK;
-  for (size_t i = 0; i < t->n && rc == STORE_OK; i++) {
+  for (size_t i = 0; i < t->n; i++) {
     TrafficCall *c = t->v[i];
     v[i] = (store_traffic_offer){c->function, c->signature, c->request, c->result, {0}, c->time_ms, c->rng};
-    rc = store_digest(c->result, strlen(c->result), v[i].digest);
   }
-  if (rc == STORE_OK) rc = store_traffic_record_many(s, v, t->n, flags, out);
+  /* the results' digests by the store, for the calls it keeps only */
+  int rc = store_traffic_record_many(s, v, t->n, flags | STORE_TRAFFIC_HASH_RESULT, out);
   if (rc == STORE_OK)
     for (size_t i = 0; i < t->n; i++) t->kept += out[i] == STORE_TRAFFIC_KEPT || out[i] == STORE_TRAFFIC_REPLACED;
   else

@@ -595,6 +595,16 @@ static void test_traffic(void) {
   rm_store(dir2);
 }
 
+typedef struct Digests { int n; char req[8][32]; uint8_t d[8][32]; } Digests;
+
+static int take_digest(void *arg, const store_traffic_call *c) {
+  Digests *g = arg;
+  if (g->n == 8) return 1;
+  snprintf(g->req[g->n], sizeof g->req[0], "%s", c->request);
+  memcpy(g->d[g->n++], c->digest, 32);
+  return 0;
+}
+
 /* Functions with a sample, "NAME:sigs:bytes;" each. */
 static int take_function(void *arg, const char *function, uint32_t sigs, uint64_t bytes) {
   char *t = arg;
@@ -646,6 +656,20 @@ static void test_traffic_many(void) {
   CHECK(store_traffic_functions(s, take_function, fns) == STORE_OK && !strncmp(fns, "APP::L:1:", 9) &&
         !strstr(fns, "K:"));
   CHECK(store_traffic_functions(s, NULL, NULL) == STORE_EINVAL);
+  /* the results' digests by the store: the SHA-256 of each result kept */
+  store_traffic_offer h[3] = {{"H", "fixnum", "(h 1)", "one", {9}, 1, 0}, {"H", "fixnum", "(h 2)", "two", {9}, 2, 0},
+                              {"H", "string", "(h \"x\")", "", {9}, 3, 0}};
+  CHECK(store_traffic_record_many(s, h, 3, STORE_TRAFFIC_HASH_RESULT | STORE_GROUP_SYNC_LATER, many) == STORE_OK);
+  Digests dg = {0};
+  CHECK(store_traffic_list(s, "H", take_digest, &dg) == STORE_OK && dg.n == 3);
+  for (int i = 0; i < 3; i++) {
+    uint8_t want[32];
+    CHECK(store_digest(h[i].result, strlen(h[i].result), want) == STORE_OK);
+    int found = 0;
+    for (int k = 0; k < dg.n; k++) found |= !strcmp(dg.req[k], h[i].request) && !memcmp(dg.d[k], want, 32);
+    CHECK(found);
+  }
+  CHECK(store_traffic_record_many(s, h, 1, 0x400, NULL) == STORE_EINVAL);   /* an unknown flag */
   CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
   store_close(s);
   store_close(s2);
