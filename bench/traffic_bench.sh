@@ -11,8 +11,10 @@
 #   on      the function selected: every call noted, offered to the sample
 #           (its reservoir, written with the group's store write)
 # Prints a markdown table of medians (calls/s, p50, p99, on-CPU time of
-# kernel + worker per call) with each state's ratios to off, also written
-# to --out (default bench/results/traffic-latest.md).
+# kernel + worker per call and, when perf(1) may count them, the
+# instructions they ran per call: unlike time, hardly moved by what else
+# the machine runs) with each state's ratios to off, also written to --out
+# (default bench/results/traffic-latest.md).
 #
 #   bench/traffic_bench.sh [--clients 50] [--rounds 3] [--requests 20000]
 #                          [--seconds 10] [--tmpfs] [--jiti PATH] [--out FILE]
@@ -96,7 +98,16 @@ policy() {  # the policy of a state
   esac
 }
 
-raw=$tmp/raw.tsv   # round state rps p50 p99 cpu_us_per_call
+# instructions counted by perf stat, when it may attach to the kernel
+perf_ok=0
+if command -v perf >/dev/null && perf stat -e instructions -x, -o "$tmp/ps.txt" -- true >/dev/null 2>&1 &&
+   awk -F, '$3 ~ /^instructions/ && $1 ~ /^[0-9]+$/ {ok = 1} END {exit !ok}' "$tmp/ps.txt"; then
+  perf_ok=1
+else
+  say "perf stat cannot count instructions here (no hardware counters): that column stays empty"
+fi
+
+raw=$tmp/raw.tsv   # round state rps p50 p99 cpu_us_per_call instructions_per_call
 : >"$raw"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -108,13 +119,24 @@ for r in $(seq "$rounds"); do
     policy "$st"
     say "round $r/$rounds, $st: $clients clients, '$SOURCE' (-n $requests, at most ${seconds}s) ..."
     wp=$(worker_pid)
+    psp=""
+    if [ "$perf_ok" = 1 ]; then
+      perf stat -e instructions -x, -o "$tmp/ps.txt" -p "$kpid,$wp" >/dev/null 2>&1 &
+      psp=$!
+      sleep 0.2
+    fi
     k0=$(cpu_ns "$kpid"); w0=$(cpu_ns "$wp")
     "$kbench" --store "$STORE" -c "$clients" -n "$requests" -d "$seconds" -w custom --source "$SOURCE" --csv \
       >"$tmp/kb.csv" || say "kernel_bench reported errors"
     k1=$(cpu_ns "$kpid"); w1=$(cpu_ns "$wp")
+    ins=0
+    if [ -n "$psp" ]; then
+      kill -INT "$psp"; wait "$psp" 2>/dev/null
+      ins=$(awk -F, '$3 ~ /^instructions/ {print $1}' "$tmp/ps.txt")
+    fi
     # "workload","clients","requests","errors","seconds","rps","avg","min","p50","p95","p99","max"
-    tail -n +2 "$tmp/kb.csv" | tr -d '"' | awk -F, -v r="$r" -v s="$st" -v cpu=$((k1 - k0 + w1 - w0)) \
-      '{printf "%s\t%s\t%s\t%s\t%s\t%.1f\n", r, s, $6, $9, $11, cpu / 1000 / ($3 + 50)}' >>"$raw"
+    tail -n +2 "$tmp/kb.csv" | tr -d '"' | awk -F, -v r="$r" -v s="$st" -v cpu=$((k1 - k0 + w1 - w0)) -v ins="${ins:-0}" \
+      '{printf "%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\n", r, s, $6, $9, $11, cpu / 1000 / ($3 + 50), ins / ($3 + 50)}' >>"$raw"
   done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -133,16 +155,17 @@ cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
   echo "- $jv, store on $([ "$tmpfs" = 1 ] && echo 'tmpfs (/dev/shm)' || echo "$(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp)")"
   echo "- the call: \`$SOURCE\`, BUMP being \`(defun bump (n) (world-put :counter (+ n (or (world-get :counter) 0))) n)\`: one revision per call; medians over the rounds, the states interleaved"
   echo "- off: the policy selects OTHER only; asked: and the package ZZZ: (every call noted, none recorded); on: BUMP selected (every call noted and offered to the sample)"
-  echo "- CPU µs/call: on-CPU time of kernel + worker per call; ratios to off: its calls/s ÷ the state's (> 1: slower), the state's CPU ÷ its"
+  echo "- CPU µs/call: on-CPU time of kernel + worker per call; instructions/call: theirs, counted by perf stat (kernel mode too); ratios to off: its calls/s ÷ the state's (> 1: slower), the state's CPU or instructions ÷ its"
   echo
-  echo "| state | clients | calls/s | p50 ms | p99 ms | CPU µs/call | throughput ratio | CPU ratio |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-  base=$(cell off 3); cbase=$(cell off 6)
+  echo "| state | clients | calls/s | p50 ms | p99 ms | CPU µs/call | instructions/call | throughput ratio | CPU ratio | instructions ratio |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  base=$(cell off 3); cbase=$(cell off 6); ibase=$(cell off 7)
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "–"}'; }
   for st in "${STATES[@]}"; do
-    rps=$(cell "$st" 3); cpu=$(cell "$st" 6)
-    printf '| %s | %s | %.0f | %.3f | %.3f | %.1f | %s | %s |\n' "$st" "$clients" "$rps" "$(cell "$st" 4)" \
-      "$(cell "$st" 5)" "$cpu" "$(awk -v a="$base" -v b="$rps" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "–"}')" \
-      "$(awk -v a="$cpu" -v b="$cbase" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "–"}')"
+    rps=$(cell "$st" 3); cpu=$(cell "$st" 6); ins=$(cell "$st" 7)
+    [ "$perf_ok" = 1 ] || ins=–
+    printf '| %s | %s | %.0f | %.3f | %.3f | %.1f | %s | %s | %s | %s |\n' "$st" "$clients" "$rps" "$(cell "$st" 4)" \
+      "$(cell "$st" 5)" "$cpu" "$ins" "$(ratio "$base" "$rps")" "$(ratio "$cpu" "$cbase")" "$(ratio "$ins" "$ibase")"
   done
   echo
   for st in "${STATES[@]}"; do
