@@ -115,7 +115,9 @@ STATES=(off asked on)
 say "warming up (a run of $((requests / 4)) calls, not counted) ..."
 "$kbench" --store "$STORE" -c "$clients" -n $((requests / 4)) -d "$seconds" -w custom --source "$SOURCE" >/dev/null
 for r in $(seq "$rounds"); do
-  for st in "${STATES[@]}"; do
+  # each round starts with another state: no state always follows the same one
+  for k in 0 1 2; do
+    st=${STATES[$(((r - 1 + k) % 3))]}
     policy "$st"
     say "round $r/$rounds, $st: $clients clients, '$SOURCE' (-n $requests, at most ${seconds}s) ..."
     wp=$(worker_pid)
@@ -137,11 +139,13 @@ for r in $(seq "$rounds"); do
     # "workload","clients","requests","errors","seconds","rps","avg","min","p50","p95","p99","max"
     tail -n +2 "$tmp/kb.csv" | tr -d '"' | awk -F, -v r="$r" -v s="$st" -v cpu=$((k1 - k0 + w1 - w0)) -v ins="${ins:-0}" \
       '{printf "%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\n", r, s, $6, $9, $11, cpu / 1000 / ($3 + 50), ins / ($3 + 50)}' >>"$raw"
+    if [ "$st" = on ]; then   # (disabling it again forgets it)
+      sample=$("$jiti" traffic bump --json --store "$STORE" | wc -l)
+      counts=$("$jiti" status --json --store "$STORE" | tr -d ' \n' | sed -n 's/.*"traffic":{\([^}]*\)}.*/\1/p')
+    fi
   done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-sample=$("$jiti" traffic bump --json --store "$STORE" | wc -l)
-counts=$("$jiti" status --json --store "$STORE" | tr -d ' \n' | sed -n 's/.*"traffic":{\([^}]*\)}.*/\1/p')
 
 median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
@@ -153,7 +157,7 @@ cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
   if [ "$jiti" = "$ROOT/build/jiti" ]; then jv="jiti $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+changes')"
   else jv="jiti: $jiti"; fi
   echo "- $jv, store on $([ "$tmpfs" = 1 ] && echo 'tmpfs (/dev/shm)' || echo "$(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp)")"
-  echo "- the call: \`$SOURCE\`, BUMP being \`(defun bump (n) (world-put :counter (+ n (or (world-get :counter) 0))) n)\`: one revision per call; medians over the rounds, the states interleaved"
+  echo "- the call: \`$SOURCE\`, BUMP being \`(defun bump (n) (world-put :counter (+ n (or (world-get :counter) 0))) n)\`: one revision per call; medians over the rounds, the states interleaved (each round starting with the next)"
   echo "- off: the policy selects OTHER only; asked: and the package ZZZ: (every call noted, none recorded); on: BUMP selected (every call noted and offered to the sample)"
   echo "- CPU µs/call: on-CPU time of kernel + worker per call; instructions/call: theirs, counted by perf stat (kernel mode too); ratios to off: its calls/s ÷ the state's (> 1: slower), the state's CPU or instructions ÷ its"
   echo
@@ -172,7 +176,7 @@ cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
     printf -- '- %s, calls/s per round: %s\n' "$st" "$(awk -F'\t' -v s="$st" '$2 == s {printf "%s%.0f", n++ ? ", " : "", $3}' "$raw")"
   done
   echo
-  echo "The sample after the run: $sample call(s) of BUMP kept (one signature, fixnum); the kernel's counters: $counts."
+  echo "The sample after the last on run: $sample call(s) of BUMP kept (one signature, fixnum); the kernel's counters then: $counts."
 } >"$tmp/table.md"
 cat "$tmp/table.md"
 mkdir -p "$(dirname "$out")"

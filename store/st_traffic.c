@@ -103,8 +103,34 @@ static int put_shead(store_env *s, MDB_txn *txn, const Rec *a, const uint8_t key
   return st_put(s, txn, s->traffic, key, SKEY, buf, (size_t)(w.p - buf), 0, "writing the traffic sample");
 }
 
-static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
-  Rec *a = arg;
+/* The signature headers a batch of calls changed, written once at its
+** end: a busy signature's calls are mostly sampled out, and each would
+** otherwise rewrite its header (the count of calls offered) — in journal
+** mode a record's worth of bytes per call. */
+typedef struct Seen { uint8_t key[SKEY]; uint64_t seen; const Rec *by; } Seen;
+typedef struct SeenSet { Seen *v; size_t n; } SeenSet;
+
+static Seen *seen_find(SeenSet *c, const uint8_t key[SKEY]) {
+  for (size_t i = 0; c && i < c->n; i++)
+    if (!memcmp(c->v[i].key, key, SKEY)) return &c->v[i];
+  return NULL;
+}
+
+/* The signature's count of calls offered is now seen: written now, or at
+** the batch's end. */
+static int set_seen(store_env *s, MDB_txn *txn, SeenSet *c, const Rec *a, const uint8_t key[SKEY], uint64_t seen) {
+  if (!c) return put_shead(s, txn, a, key, seen);
+  Seen *e = seen_find(c, key);
+  if (!e) {
+    e = &c->v[c->n++];   /* room: one per call of the batch */
+    memcpy(e->key, key, SKEY);
+  }
+  e->seen = seen;
+  e->by = a;
+  return STORE_OK;
+}
+
+static int record_one(store_env *s, MDB_txn *txn, Rec *a, SeenSet *c) {
   FHead h = {0, 0};
   uint64_t seen = 0;
   uint8_t key[SKEY];
@@ -118,9 +144,11 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   memcpy(key + 32, a->sd, 32);
   key[64] = 0;
   k = (MDB_val){SKEY, key};
-  rc = mdb_get(txn, s->traffic, &k, &v);
+  Seen *known = seen_find(c, key);
+  rc = known ? 0 : mdb_get(txn, s->traffic, &k, &v);
   int fresh = rc == MDB_NOTFOUND;
-  if (rc == 0 && shead_decode(&v, &seen, &text, &tl) != 0) return corrupt_tr(s, a->fn, "a signature's header");
+  if (known) seen = known->seen;
+  else if (rc == 0 && shead_decode(&v, &seen, &text, &tl) != 0) return corrupt_tr(s, a->fn, "a signature's header");
   if (rc && !fresh) return st_mdb(s, rc, "reading the traffic sample");
   if (fresh && h.nsigs >= STORE_TRAFFIC_SIGNATURES) {
     a->outcome = STORE_TRAFFIC_FULL;
@@ -134,7 +162,7 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
     uint64_t j = a->rng % seen;
     if (j >= STORE_TRAFFIC_PER_SIGNATURE) {
       a->outcome = STORE_TRAFFIC_SAMPLED_OUT;
-      return put_shead(s, txn, a, key, seen);
+      return set_seen(s, txn, c, a, key, seen);
     }
     slot = (unsigned)j + 1;
   }
@@ -153,7 +181,7 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   }
   if (h.bytes - old + a->ql + a->rl > STORE_TRAFFIC_BYTES) {
     a->outcome = STORE_TRAFFIC_FULL;
-    return fresh ? ST_NOCHANGE : put_shead(s, txn, a, key, seen);   /* counted, not kept */
+    return fresh ? ST_NOCHANGE : set_seen(s, txn, c, a, key, seen);   /* counted, not kept */
   }
   a->outcome = old || rc == 0 ? STORE_TRAFFIC_REPLACED : STORE_TRAFFIC_KEPT;
   if (a->hash_result) {   /* only a call kept costs its digest */
@@ -176,7 +204,7 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   st_wr_bytes(&w, a->res, a->rl);
   r = st_put(s, txn, s->traffic, skey, SKEY, buf, n, 0, "writing the traffic sample");
   free(buf);
-  if (r == STORE_OK) r = put_shead(s, txn, a, key, seen);
+  if (r == STORE_OK) r = set_seen(s, txn, c, a, key, seen);
   if (r == STORE_OK) r = put_fhead(s, txn, a, &h);
   return r;
 }
@@ -212,19 +240,23 @@ static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a, const
   return STORE_OK;
 }
 
-typedef struct Many { Rec *v; size_t n; } Many;
+typedef struct Many { Rec *v; size_t n; SeenSet seen; } Many;
 
-/* Each call in turn, each on what the ones before it wrote. */
+/* Each call in turn, each on what the ones before it wrote (the headers
+** they changed: the set's), then the headers. */
 static int record_many_txn(store_env *s, MDB_txn *txn, void *arg) {
   Many *m = arg;
-  int any = 0;
+  int any = 0, r;
+  m->seen.n = 0;   /* (run again from the start when the map grew) */
   for (size_t i = 0; i < m->n; i++) {
     m->v[i].outcome = 0;
-    int r = record_txn(s, txn, &m->v[i]);
+    r = record_one(s, txn, &m->v[i], &m->seen);
     if (r == ST_NOCHANGE) continue;
     if (r != STORE_OK) return r;
     any = 1;
   }
+  for (size_t i = 0; i < m->seen.n; i++)
+    if ((r = put_shead(s, txn, m->seen.v[i].by, m->seen.v[i].key, m->seen.v[i].seen)) != STORE_OK) return r;
   return any ? STORE_OK : ST_NOCHANGE;
 }
 
@@ -238,8 +270,12 @@ int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, si
     return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
   if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
   if (!n) return STORE_OK;
-  Many m = {malloc(n * sizeof *m.v), n};
-  if (!m.v) return st_fail(s, STORE_ENOMEM, "out of memory recording the traffic sample");
+  Many m = {malloc(n * sizeof *m.v), n, {malloc(n * sizeof(Seen)), 0}};
+  if (!m.v || !m.seen.v) {
+    free(m.v);
+    free(m.seen.v);
+    return st_fail(s, STORE_ENOMEM, "out of memory recording the traffic sample");
+  }
   /* one SHA-256 fetched for the batch (EVP_Digest would fetch it per call) */
   st_hasher h;
   if (st_hasher_init(&h) != STORE_OK) h = (st_hasher){NULL, NULL};
@@ -253,6 +289,7 @@ int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, si
     for (size_t i = 0; i < n; i++) outcomes[i] = m.v[i].outcome;
   st_hasher_free(&h);
   free(m.v);
+  free(m.seen.v);
   return r;
 }
 
