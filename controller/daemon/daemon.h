@@ -205,6 +205,8 @@ typedef struct Traffic {
 typedef struct DTraffic {
   TrafficCall **v;
   size_t n, cap;
+  size_t waiting;        /* v[0..waiting) came from the calls waiting: given
+                            back should the write fail (a group's own are undone) */
   int rc;                /* the store's code (STORE_OK until written) */
   size_t kept;           /* those it kept (a free slot, or one replaced) */
   char err[256];
@@ -566,8 +568,9 @@ void dtraffic_push(Daemon *D, DTraffic *t, TrafficCall *c);
 /* On the writer thread: t's calls offered to the store in one transaction
 ** (store_traffic_record_many); the store's code, also in t->rc. */
 int dtraffic_write(store_env *s, DTraffic *t, unsigned flags);
-/* Back on the loop: counted, a failure logged (written 0: the write did
-** not happen, or its calls were undone: nothing recorded), freed. */
+/* Back on the loop: counted, a failure logged, freed.  written 0: the
+** write did not happen (a group that failed: its own calls were undone,
+** and are dropped; those that were waiting wait again). */
 void dtraffic_done(Daemon *D, DTraffic *t, int written);
 double dtraffic_due(Daemon *D);       /* seconds until the waiting calls are due (< 0: none) */
 void dtraffic_policy_changed(Daemon *D);  /* the waiting calls the policy no longer selects dropped */

@@ -34,6 +34,7 @@
 #include "daemon.h"
 
 #define TRAFFIC_DELAY 0.1
+#define TRAFFIC_WAITING_MAX 4096   /* calls waiting for a write (while writes fail): more are dropped */
 
 static int64_t now_ms(void) {
   struct timespec ts;
@@ -204,6 +205,11 @@ TrafficCall *dtraffic_offer(Daemon *D, const Txn *t, const DOutcome *o) {
 void dtraffic_add(Daemon *D, TrafficCall *c) {
   Traffic *t = &D->traffic;
   if (!c) return;
+  if (t->n >= TRAFFIC_WAITING_MAX) {
+    dtraffic_call_free(c);
+    t->dropped++;
+    return;
+  }
   if (t->n == t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 64;
     TrafficCall **v = realloc(t->v, cap * sizeof *v);
@@ -253,6 +259,7 @@ void dtraffic_take(Daemon *D, DTraffic *t) {
   for (size_t i = 0; i < p->n; i++) dtraffic_push(D, t, p->v[i]);
   p->n = 0;
   p->first = 0;
+  t->waiting = t->n;
 }
 
 int dtraffic_write(store_env *s, DTraffic *t, unsigned flags) {
@@ -281,6 +288,11 @@ int dtraffic_write(store_env *s, DTraffic *t, unsigned flags) {
 }
 
 void dtraffic_done(Daemon *D, DTraffic *t, int written) {
+  if (!written) {   /* those that were waiting wait again */
+    for (size_t i = 0; i < t->waiting && i < t->n; i++) dtraffic_add(D, t->v[i]);
+    memmove(t->v, t->v + t->waiting, (t->n - t->waiting) * sizeof *t->v);
+    t->n -= t->waiting;
+  }
   if (written && t->n && t->rc != STORE_OK)
     dlog(D, "could not record %zu call%s in the traffic sample: %s", t->n, t->n == 1 ? "" : "s", t->err);
   if (written && t->rc == STORE_OK) D->traffic.kept += t->kept;
