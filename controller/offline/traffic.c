@@ -37,7 +37,7 @@ static void traffic_usage(FILE *out) {
           STORE_TRAFFIC_TEXT_MAX >> 10);
 }
 
-typedef struct { const char *function; int json; size_t n; const char *sig; } Listing;
+typedef struct { const char *function; int json; size_t n; char *sig; } Listing;
 
 static void put_json(json_t *o) {
   char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -58,8 +58,11 @@ static int call_one(void *arg, const store_traffic_call *c) {
                        digest));
     return 0;
   }
-  if (!l->sig || strcmp(l->sig, c->signature)) printf("signature (%s)\n", c->signature);
-  l->sig = c->signature;   /* valid until the list moves to the next signature */
+  if (!l->sig || strcmp(l->sig, c->signature)) {
+    printf("signature (%s)\n", c->signature);
+    free(l->sig);
+    l->sig = strdup(c->signature);   /* (the store's copy ends with its signature) */
+  }
   printf("  %u  %s  %s\n     => %s\n     sha256 %s\n", c->slot, when, c->request, c->result, digest);
   return 0;
 }
@@ -108,6 +111,7 @@ static int traffic_main(int argc, char **argv) {
   if (!s) return EXIT_FAIL;
   Listing l = {given ? name : NULL, json, 0, NULL};
   int rc = given ? store_traffic_list(s, name, call_one, &l) : store_traffic_functions(s, function_one, &l);
+  free(l.sig);
   int status = EXIT_OK;
   if (rc != STORE_OK) {
     fprintf(stderr, "jiti traffic: %s\n", store_errmsg(s));

@@ -20,6 +20,7 @@ static const char *noted(jiti_State *S, const char *src, size_t max, jiti_CallNo
     memset(note, 0, sizeof *note);
     return "!unreadable";
   }
+  jiti_result_free(&r);
   jiti_Status st = jiti_form_eval_noting(S, NULL, &r, max, note);
   if (st == JITI_OK) snprintf(buf, sizeof buf, "%s", r.value);
   else snprintf(buf, sizeof buf, "!%s", r.condition_type ? r.condition_type : "?");
