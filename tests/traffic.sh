@@ -114,6 +114,12 @@ t long-skipped 0 '^\{"function":"BIG","signature":"fixnum","slot":1,.*"request":
 t values 0 '"signature":"","slot":1,.*"request":"\(two\)","result":"\(VALUES 1 \\"x#<y\\"\)"' -- calls two
 t status-skipped 0 '"skipped": 2,' -- "$JITI" status --json --store "$S"
 
+# --- a group that cannot be published keeps the calls waiting to be written
+ev '(price 1/2)' >/dev/null   # (a signature of its own: kept whatever the reservoir drew)
+ev "(defun $(printf 'a%.0s' $(seq 500)) () 1)" >/dev/null 2>&1
+settle
+t failed-group-keeps-waiting 0 '"signature":"ratio",.*"request":"\(price 1/2\)","result":"1"' -- calls price
+
 # --- a package rule: every call is asked about, only the selected kept
 "$JITI" repair enable app: --store "$S" >/dev/null
 ev '(app::run (make-point))' >/dev/null
@@ -144,4 +150,6 @@ t others-stay 0 '"request":"\(bump 7\)"' -- calls bump
 t offline-forgets 0 "forgot the calls kept of BUMP" -- "$JITI" repair disable bump --store "$S"
 t offline-forgotten 0 "^no calls of BUMP kept" -- "$JITI" traffic bump --store "$S"
 t offline-others 0 '"request":"\(two\)"' -- calls two
+# (under the sanitizers: nothing reported by any kernel of the test)
+grep -Eq "runtime error|AddressSanitizer|LeakSanitizer" "$tmp/kernel.log"; [[ $? -ne 0 ]]; ok no-sanitizer-reports $?
 finish

@@ -288,8 +288,8 @@ int dtraffic_write(store_env *s, DTraffic *t, unsigned flags) {
 }
 
 void dtraffic_done(Daemon *D, DTraffic *t, int written) {
-  if (!written) {   /* those that were waiting wait again */
-    for (size_t i = 0; i < t->waiting && i < t->n; i++) dtraffic_add(D, t->v[i]);
+  if (!written && t->waiting) {   /* those that were waiting wait again */
+    for (size_t i = 0; i < t->waiting; i++) dtraffic_add(D, t->v[i]);
     memmove(t->v, t->v + t->waiting, (t->n - t->waiting) * sizeof *t->v);
     t->n -= t->waiting;
   }
