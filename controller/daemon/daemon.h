@@ -540,7 +540,8 @@ void dqueue_pending_free(Pending *p);
 
 /* dincident.c */
 /* The repair policy read from the store once (D->repair_rules,
-** nrepair_rules): 0, or -1 when it cannot be read (logged). */
+** nrepair_rules): 0, or -1 when it cannot be read (logged once: it is
+** read again only after a repair-policy request). */
 int dincident_policy(Daemon *D);
 /* A failed call's diagnosis (the outcome's) of running transaction t: the
 ** incident it opened or joined, {id, joined, function}, or NULL when none

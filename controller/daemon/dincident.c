@@ -26,9 +26,14 @@ void dincident_policy_changed(Daemon *D) {
 }
 
 int dincident_policy(Daemon *D) {
-  if (D->repair_loaded) return 0;
+  if (D->repair_loaded) return D->repair_loaded < 0 ? -1 : 0;
+  /* one that cannot be read selects nothing until it changes: every call
+  ** (dtraffic_asks) must not read the store (and checkpoint it) again */
   if (store_repair_list(dstore(D), &D->repair_rules, &D->nrepair_rules) != STORE_OK) {
-    dlog(D, "cannot read the repair policy: %s", store_errmsg(dstore(D)));
+    dlog(D, "cannot read the repair policy (nothing is selected until it changes): %s", store_errmsg(dstore(D)));
+    D->repair_rules = NULL;
+    D->nrepair_rules = 0;
+    D->repair_loaded = -1;
     return -1;
   }
   D->repair_loaded = 1;
