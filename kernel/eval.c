@@ -440,6 +440,26 @@ jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
   return r;
 }
 
+/* jt_ev_callg for the call a host watches (jt_CallWatch): the same steps,
+** the watch told between the arguments and the function's lookup (it runs
+** no Lisp: nothing else changes). */
+static jt_V ev_callg_watched(jt_State *S, const jt_Node *n, jt_V env, const jt_CallWatch *w) {
+  int argc = n->u.callg.argc;
+  jt_V *base = S->sp;
+  if (base + argc >= S->stack_end) jt_stack_overflow(S);
+  for (int i = 0; i < argc; i++) {
+    jt_V v = EV(n->u.callg.args[i], env);
+    *S->sp++ = v;
+  }
+  w->seen(S, w->ud, n->u.callg.sym, argc, base);
+  NOTE_ENV(S, env);
+  jt_V fn = jt_sym_(n->u.callg.sym)->function;
+  if (!jt_isptr(fn) || jt_is_macro(fn)) fn = jt_undefined_function_callee(S, n->u.callg.sym);
+  jt_V r = call(S, fn, argc, base);
+  S->sp = base;
+  return r;
+}
+
 /* A call whose operator is NIL or T: those are immediates with no function
 ** cell and can never be defined, so the call is an undefined function once
 ** its arguments have been evaluated (as for any other undefined one). */
@@ -982,6 +1002,13 @@ jt_V jt_ev_not(jt_State *S, const jt_Node *n, jt_V env) {
 /* ------------------------------------------------------------- top level */
 
 jt_V jt_eval(jt_State *S, jt_V form) {
+  /* the form whose call a host watches: taken before anything else (its
+  ** analysis may expand macros) evaluates */
+  jt_CallWatch *watch = NULL;
+  if (__builtin_expect(S->call_watch != NULL, 0) && form == S->call_watch->form) {
+    watch = S->call_watch;
+    S->call_watch = NULL;
+  }
   jt_V *base = S->sp;
   jt_V *saved_fp = S->fp;
   JT_PUSH(S, form);
@@ -991,7 +1018,8 @@ jt_V jt_eval(jt_State *S, jt_V form) {
   JT_PUSH(S, code);
   S->fp = S->sp;
   reserve(S, nstack);
-  jt_V r = EV(root, JT_NIL);
+  jt_V r = watch && root->ev == jt_ev_callg && root->u.callg.sym == jt_car(form) ? ev_callg_watched(S, root, JT_NIL, watch)
+                                                                                  : EV(root, JT_NIL);
   S->fp = saved_fp;
   S->sp = base;
   return r;

@@ -210,4 +210,30 @@ void jiti_package_unbind(jiti_State *S);
 /* Number of data rows and of entries of each kind. */
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind);
 
+/* ---------------------------------------------------------- calls noted */
+
+/* The call of a world function a held form made (jiti_form_eval_noting). */
+typedef struct jiti_CallNote {
+  char *function;    /* its entry name, as an export writes it (TOTAL,
+                        APP::RUN); malloc'd; NULL: nothing was noted */
+  char *signature;   /* the class of each argument, comma-separated: a
+                        standard class in lower case (fixnum, string, null,
+                        cons, symbol, double-float ...), any other by its
+                        name as entry names write it (POINT, APP::POINT);
+                        "" for none; malloc'd */
+} jiti_CallNote;
+
+/* jiti_form_eval (jiti.h), noting the call the held form makes when it is
+** (F arg...) with F a function the world defines (a function entry, not a
+** macro): once its arguments are evaluated — once each, left to right —
+** and before F is applied, exactly as the form does either way, *note
+** receives F's name and the arguments' classes, each at most max bytes
+** (a longer one: nothing noted).  Nothing is noted for any other form.
+** The note is made before F runs, so a form that then fails has one too:
+** whether the call succeeded is res's.  *note is zeroed first; free it
+** with jiti_call_note_free. */
+jiti_Status jiti_form_eval_noting(jiti_State *S, const jiti_Limits *limits, jiti_Result *res, size_t max,
+                                  jiti_CallNote *note);
+void jiti_call_note_free(jiti_CallNote *note);
+
 #endif

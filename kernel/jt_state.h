@@ -151,6 +151,17 @@ typedef struct jt_Restart {
   bool active;       /* false once its establishing frame has been left */
 } jt_Restart;
 
+/* A host's watch on the call one form makes (jiti_form_eval_noting):
+** when jt_eval begins that very form (compared only: its evaluation roots
+** it) it takes the watch, and if the form is a call of a global function,
+** calls seen once the arguments are evaluated, before the function is
+** looked up and applied.  seen must run no Lisp code; it may allocate. */
+typedef struct jt_CallWatch {
+  jt_V form;
+  void (*seen)(jt_State *S, void *ud, jt_V name, int argc, const jt_V *argv);
+  void *ud;
+} jt_CallWatch;
+
 struct jt_State {
   /* ---- heap (gc.c; the generations are explained in jt_gc.h) */
   jt_Obj *objects;          /* large objects of the old generation */
@@ -216,6 +227,7 @@ struct jt_State {
   jt_V xfer_val;
   jt_V held_form;           /* the form jiti_form_read holds for jiti_form_eval */
   bool form_held;
+  struct jt_CallWatch *call_watch;  /* jiti_form_eval_noting's, or NULL */
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */

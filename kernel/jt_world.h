@@ -106,4 +106,10 @@ jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *),
 typedef bool (*jt_MentionFn)(jt_State *S, jt_V obj, void *ud);
 char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only);
 
+/* callnote.c: jiti_form_eval_noting's watch on its form's call
+** (jt_CallWatch.seen, ud a jt_CallNoting): a call of a world function is
+** noted — its entry name, its arguments' classes — within max bytes each. */
+typedef struct jt_CallNoting { jiti_CallNote *note; size_t max; } jt_CallNoting;
+void jt_call_note_seen(jt_State *S, void *ud, jt_V name, int argc, const jt_V *argv);
+
 #endif

@@ -624,6 +624,17 @@ jiti_Status jiti_form_eval_listening(jiti_State *S, const jiti_Limits *limits, j
   return form_eval(S, true, limits, res);
 }
 
+jiti_Status jiti_form_eval_noting(jiti_State *S, const jiti_Limits *limits, jiti_Result *res, size_t max,
+                                  jiti_CallNote *note) {
+  memset(note, 0, sizeof *note);
+  jt_CallNoting n = {note, max};
+  jt_CallWatch w = {S->held_form, jt_call_note_seen, &n};
+  if (S->form_held && jt_iscons(S->held_form)) S->call_watch = &w;
+  jiti_Status st = form_eval(S, false, limits, res);
+  S->call_watch = NULL;   /* (not taken: the form was never evaluated as read) */
+  return st;
+}
+
 void jiti_form_drop(jiti_State *S) {
   S->held_form = JT_NIL;
   S->form_held = false;

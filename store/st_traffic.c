@@ -77,6 +77,9 @@ typedef struct Rec {
   uint64_t rng;
   uint8_t fd[32], sd[32];
   int outcome;
+  st_hasher *hash_result;      /* STORE_TRAFFIC_HASH_RESULT: digest the result
+                                  into own, once the call is kept; else NULL */
+  uint8_t own[32];
 } Rec;
 
 static int put_fhead(store_env *s, MDB_txn *txn, const Rec *a, const FHead *h) {
@@ -100,8 +103,34 @@ static int put_shead(store_env *s, MDB_txn *txn, const Rec *a, const uint8_t key
   return st_put(s, txn, s->traffic, key, SKEY, buf, (size_t)(w.p - buf), 0, "writing the traffic sample");
 }
 
-static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
-  Rec *a = arg;
+/* The signature headers a batch of calls changed, written once at its
+** end: a busy signature's calls are mostly sampled out, and each would
+** otherwise rewrite its header (the count of calls offered) — in journal
+** mode a record's worth of bytes per call. */
+typedef struct Seen { uint8_t key[SKEY]; uint64_t seen; const Rec *by; } Seen;
+typedef struct SeenSet { Seen *v; size_t n; } SeenSet;
+
+static Seen *seen_find(SeenSet *c, const uint8_t key[SKEY]) {
+  for (size_t i = 0; c && i < c->n; i++)
+    if (!memcmp(c->v[i].key, key, SKEY)) return &c->v[i];
+  return NULL;
+}
+
+/* The signature's count of calls offered is now seen: written now, or at
+** the batch's end. */
+static int set_seen(store_env *s, MDB_txn *txn, SeenSet *c, const Rec *a, const uint8_t key[SKEY], uint64_t seen) {
+  if (!c) return put_shead(s, txn, a, key, seen);
+  Seen *e = seen_find(c, key);
+  if (!e) {
+    e = &c->v[c->n++];   /* room: one per call of the batch */
+    memcpy(e->key, key, SKEY);
+  }
+  e->seen = seen;
+  e->by = a;
+  return STORE_OK;
+}
+
+static int record_one(store_env *s, MDB_txn *txn, Rec *a, SeenSet *c) {
   FHead h = {0, 0};
   uint64_t seen = 0;
   uint8_t key[SKEY];
@@ -115,9 +144,11 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   memcpy(key + 32, a->sd, 32);
   key[64] = 0;
   k = (MDB_val){SKEY, key};
-  rc = mdb_get(txn, s->traffic, &k, &v);
+  Seen *known = seen_find(c, key);
+  rc = known ? 0 : mdb_get(txn, s->traffic, &k, &v);
   int fresh = rc == MDB_NOTFOUND;
-  if (rc == 0 && shead_decode(&v, &seen, &text, &tl) != 0) return corrupt_tr(s, a->fn, "a signature's header");
+  if (known) seen = known->seen;
+  else if (rc == 0 && shead_decode(&v, &seen, &text, &tl) != 0) return corrupt_tr(s, a->fn, "a signature's header");
   if (rc && !fresh) return st_mdb(s, rc, "reading the traffic sample");
   if (fresh && h.nsigs >= STORE_TRAFFIC_SIGNATURES) {
     a->outcome = STORE_TRAFFIC_FULL;
@@ -131,7 +162,7 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
     uint64_t j = a->rng % seen;
     if (j >= STORE_TRAFFIC_PER_SIGNATURE) {
       a->outcome = STORE_TRAFFIC_SAMPLED_OUT;
-      return put_shead(s, txn, a, key, seen);
+      return set_seen(s, txn, c, a, key, seen);
     }
     slot = (unsigned)j + 1;
   }
@@ -150,9 +181,14 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   }
   if (h.bytes - old + a->ql + a->rl > STORE_TRAFFIC_BYTES) {
     a->outcome = STORE_TRAFFIC_FULL;
-    return fresh ? ST_NOCHANGE : put_shead(s, txn, a, key, seen);   /* counted, not kept */
+    return fresh ? ST_NOCHANGE : set_seen(s, txn, c, a, key, seen);   /* counted, not kept */
   }
   a->outcome = old || rc == 0 ? STORE_TRAFFIC_REPLACED : STORE_TRAFFIC_KEPT;
+  if (a->hash_result) {   /* only a call kept costs its digest */
+    if (st_sha256(a->hash_result->md ? a->hash_result : NULL, a->res, a->rl, a->own) != STORE_OK)
+      return st_fail(s, STORE_ENOMEM, "out of memory hashing a result");
+    a->digest = a->own;
+  }
   h.bytes = h.bytes - old + a->ql + a->rl;
   if (fresh) h.nsigs++;
   size_t n = 1 + 8 + 32 + 4 + 4 + a->ql + a->rl;
@@ -168,40 +204,106 @@ static int record_txn(store_env *s, MDB_txn *txn, void *arg) {
   st_wr_bytes(&w, a->res, a->rl);
   r = st_put(s, txn, s->traffic, skey, SKEY, buf, n, 0, "writing the traffic sample");
   free(buf);
-  if (r == STORE_OK) r = put_shead(s, txn, a, key, seen);
+  if (r == STORE_OK) r = set_seen(s, txn, c, a, key, seen);
   if (r == STORE_OK) r = put_fhead(s, txn, a, &h);
+  return r;
+}
+
+/* The checks of one call offered: its record filled, or STORE_EINVAL.
+** The names' digests: the call before's (prev, may be NULL) when it names
+** the same, else hashed with h. */
+static int offer_check(store_env *s, const store_traffic_offer *o, Rec *a, const Rec *prev, st_hasher *h) {
+  *a = (Rec){o->function, o->signature, o->request, o->result, 0, 0, 0, 0, o->digest,
+             o->time_ms ? o->time_ms : st_now_ms(), o->rng, {0}, {0}, 0, NULL, {0}};
+  a->fl = o->function ? strlen(o->function) : 0;
+  if (!name_ok(o->function, a->fl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's function is 1 to %u bytes of UTF-8", STORE_NAME_MAX);
+  if (!o->signature || (a->sl = strlen(o->signature)) > STORE_SIGNATURE_MAX || !jtext_utf8_valid(o->signature, a->sl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's signature is at most %u bytes of UTF-8",
+                   STORE_SIGNATURE_MAX);
+  if (!o->request || !o->result)
+    return st_fail(s, STORE_EINVAL, "a recorded call needs its request, its result and their digest");
+  a->ql = strlen(o->request);
+  a->rl = strlen(o->result);
+  if (a->ql > STORE_TRAFFIC_TEXT_MAX || a->rl > STORE_TRAFFIC_TEXT_MAX)
+    return st_fail(s, STORE_EINVAL, "a recorded call's request (%zu bytes) or result (%zu bytes) is over %u "
+                   "bytes: record only small, readable calls", a->ql, a->rl, STORE_TRAFFIC_TEXT_MAX);
+  if (!jtext_utf8_valid(o->request, a->ql) || !jtext_utf8_valid(o->result, a->rl))
+    return st_fail(s, STORE_EINVAL, "a recorded call's request and result are UTF-8 text");
+  st_hasher *hh = h && h->md ? h : NULL;
+  int same_fn = prev && !strcmp(prev->fn, o->function), same_sig = prev && !strcmp(prev->sig, o->signature);
+  if (same_fn) memcpy(a->fd, prev->fd, 32);
+  if (same_sig) memcpy(a->sd, prev->sd, 32);
+  if ((!same_fn && st_sha256(hh, o->function, a->fl, a->fd) != STORE_OK) ||
+      (!same_sig && st_sha256(hh, o->signature, a->sl, a->sd) != STORE_OK))
+    return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
+  return STORE_OK;
+}
+
+typedef struct Many { Rec *v; size_t n; SeenSet seen; } Many;
+
+/* Each call in turn, each on what the ones before it wrote (the headers
+** they changed: the set's), then the headers. */
+static int record_many_txn(store_env *s, MDB_txn *txn, void *arg) {
+  Many *m = arg;
+  int any = 0, r;
+  m->seen.n = 0;   /* (run again from the start when the map grew) */
+  for (size_t i = 0; i < m->n; i++) {
+    m->v[i].outcome = 0;
+    r = record_one(s, txn, &m->v[i], &m->seen);
+    if (r == ST_NOCHANGE) continue;
+    if (r != STORE_OK) return r;
+    any = 1;
+  }
+  for (size_t i = 0; i < m->seen.n; i++)
+    if ((r = put_shead(s, txn, m->seen.v[i].by, m->seen.v[i].key, m->seen.v[i].seen)) != STORE_OK) return r;
+  return any ? STORE_OK : ST_NOCHANGE;
+}
+
+int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, size_t n, unsigned flags,
+                              int *outcomes) {
+  s->msg[0] = '\0';
+  if (outcomes)
+    for (size_t i = 0; i < n; i++) outcomes[i] = 0;
+  if (n && !calls) return st_fail(s, STORE_EINVAL, "store_traffic_record_many: no calls");
+  if (flags & ~(STORE_GROUP_SYNC_LATER | STORE_TRAFFIC_HASH_RESULT))
+    return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
+  if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
+  if (!n) return STORE_OK;
+  Many m = {malloc(n * sizeof *m.v), n, {malloc(n * sizeof(Seen)), 0}};
+  if (!m.v || !m.seen.v) {
+    free(m.v);
+    free(m.seen.v);
+    return st_fail(s, STORE_ENOMEM, "out of memory recording the traffic sample");
+  }
+  /* one SHA-256 fetched for the batch (EVP_Digest would fetch it per call) */
+  st_hasher h;
+  if (st_hasher_init(&h) != STORE_OK) h = (st_hasher){NULL, NULL};
+  int r = STORE_OK;
+  for (size_t i = 0; i < n && r == STORE_OK; i++) {
+    r = offer_check(s, &calls[i], &m.v[i], i ? &m.v[i - 1] : NULL, &h);
+    if (flags & STORE_TRAFFIC_HASH_RESULT) m.v[i].hash_result = &h;
+  }
+  if (r == STORE_OK) r = st_write(s, record_many_txn, &m, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
+  if (r == STORE_OK && outcomes)
+    for (size_t i = 0; i < n; i++) outcomes[i] = m.v[i].outcome;
+  st_hasher_free(&h);
+  free(m.v);
+  free(m.seen.v);
   return r;
 }
 
 int store_traffic_record(store_env *s, const char *function, const char *signature, const char *request,
                          const char *result, const uint8_t digest[32], int64_t time_ms, uint64_t rng,
                          unsigned flags, int *outcome) {
-  s->msg[0] = '\0';
+  store_traffic_offer o = {function, signature, request, result, {0}, time_ms, rng};
   if (outcome) *outcome = 0;
-  Rec a = {function, signature, request, result, 0, 0, 0, 0, digest, time_ms ? time_ms : st_now_ms(), rng,
-           {0}, {0}, 0};
-  a.fl = function ? strlen(function) : 0;
-  if (!name_ok(function, a.fl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's function is 1 to %u bytes of UTF-8", STORE_NAME_MAX);
-  if (!signature || (a.sl = strlen(signature)) > STORE_SIGNATURE_MAX || !jtext_utf8_valid(signature, a.sl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's signature is at most %u bytes of UTF-8",
-                   STORE_SIGNATURE_MAX);
-  if (!request || !result || !digest)
+  if (!digest) {
+    s->msg[0] = '\0';
     return st_fail(s, STORE_EINVAL, "a recorded call needs its request, its result and their digest");
-  a.ql = strlen(request);
-  a.rl = strlen(result);
-  if (a.ql > STORE_TRAFFIC_TEXT_MAX || a.rl > STORE_TRAFFIC_TEXT_MAX)
-    return st_fail(s, STORE_EINVAL, "a recorded call's request (%zu bytes) or result (%zu bytes) is over %u "
-                   "bytes: record only small, readable calls", a.ql, a.rl, STORE_TRAFFIC_TEXT_MAX);
-  if (!jtext_utf8_valid(request, a.ql) || !jtext_utf8_valid(result, a.rl))
-    return st_fail(s, STORE_EINVAL, "a recorded call's request and result are UTF-8 text");
-  if (flags & ~STORE_GROUP_SYNC_LATER) return st_fail(s, STORE_EINVAL, "unknown flags %#x", flags);
-  if (s->lockfd < 0) return st_fail(s, STORE_EPERM, "the store was opened read-only");
-  if (st_sha256(NULL, function, a.fl, a.fd) != STORE_OK || st_sha256(NULL, signature, a.sl, a.sd) != STORE_OK)
-    return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
-  int r = st_write(s, record_txn, &a, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
-  if (r == STORE_OK && outcome) *outcome = a.outcome;
-  return r;
+  }
+  memcpy(o.digest, digest, 32);
+  return store_traffic_record_many(s, &o, 1, flags, outcome);
 }
 
 /* ---- reading and forgetting */
@@ -299,6 +401,40 @@ int store_traffic_forget(store_env *s, const char *function, unsigned flags) {
   if (st_sha256(NULL, function, strlen(function), fd) != STORE_OK)
     return st_fail(s, STORE_ENOMEM, "out of memory hashing a name");
   return st_write(s, forget_txn, fd, (flags & STORE_GROUP_SYNC_LATER) ? ST_W_SYNC_LATER : 0);
+}
+
+int store_traffic_functions(store_env *s, store_traffic_function_fn fn, void *arg) {
+  MDB_txn *txn;
+  MDB_cursor *cur = NULL;
+  char name[STORE_NAME_MAX + 1];
+  int rc, r;
+  s->msg[0] = '\0';
+  if (!fn) return st_fail(s, STORE_EINVAL, "store_traffic_functions: a callback");
+  if (!s->repairs) return STORE_OK;
+  if ((r = st_read_begin(s, &txn)) != STORE_OK) return r;
+  if ((rc = mdb_cursor_open(txn, s->traffic, &cur)) != 0) {
+    r = st_mdb(s, rc, "reading the traffic sample");
+    goto out;
+  }
+  MDB_val k, v;
+  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != FKEY) continue;   /* a signature's header, a call */
+    FHead h;
+    const char *fname;
+    size_t fl;
+    if (fhead_decode(&v, &h, &fname, &fl) != 0) {
+      r = corrupt_tr(s, "a function", "its header");
+      goto out;
+    }
+    memcpy(name, fname, fl);
+    name[fl] = '\0';
+    if (fn(arg, name, h.nsigs, h.bytes)) goto out;
+  }
+  if (rc != MDB_NOTFOUND) r = st_mdb(s, rc, "reading the traffic sample");
+out:
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return r;
 }
 
 /* ---- verification: every record decodes, each function's header counts

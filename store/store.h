@@ -1081,6 +1081,25 @@ typedef struct store_traffic_call {
 int store_traffic_record(store_env *s, const char *function, const char *signature, const char *request,
                          const char *result, const uint8_t digest[32], int64_t time_ms, uint64_t rng,
                          unsigned flags, int *outcome);
+/* Several calls offered in one write transaction (the kernel's: those a
+** group of calls, or its timed writes, carry), in order, each exactly as
+** store_traffic_record would take it.  outcomes (may be NULL) receives
+** one store_traffic_outcome per call.  Every call is checked before the
+** transaction: one that breaks a rule is STORE_EINVAL, and nothing is
+** written.  flags: STORE_GROUP_SYNC_LATER, and STORE_TRAFFIC_HASH_RESULT:
+** each call's digest is the SHA-256 of its result, computed by the store
+** for the calls it keeps only (the offers' digests are not read; most
+** calls of a busy signature are sampled out).  Returns as
+** store_traffic_record. */
+#define STORE_TRAFFIC_HASH_RESULT 0x100u
+typedef struct store_traffic_offer {
+  const char *function, *signature, *request, *result;   /* NUL-terminated */
+  uint8_t digest[32];
+  int64_t time_ms;
+  uint64_t rng;
+} store_traffic_offer;
+int store_traffic_record_many(store_env *s, const store_traffic_offer *calls, size_t n, unsigned flags,
+                              int *outcomes);
 /* Called per call kept; c is valid during the call only.  Return 0 to go
 ** on, nonzero to stop. */
 typedef int (*store_traffic_fn)(void *arg, const store_traffic_call *c);
@@ -1092,5 +1111,14 @@ int store_traffic_list(store_env *s, const char *function, store_traffic_fn fn, 
 ** was disabled).  flags: 0 or STORE_GROUP_SYNC_LATER.  Returns STORE_OK
 ** (also when none were kept), STORE_EINVAL, STORE_EPERM, STORE_EIO. */
 int store_traffic_forget(store_env *s, const char *function, unsigned flags);
+/* Called per function that has calls kept (in the order of the digests of
+** their names); function is valid during the call only.  Return 0 to go
+** on, nonzero to stop. */
+typedef int (*store_traffic_function_fn)(void *arg, const char *function, uint32_t signatures, uint64_t bytes);
+/* The functions with a sample, each with its signatures and bytes kept
+** (a scan of the database, for the rare change that forgets some).
+** Returns STORE_OK, STORE_EINVAL (no callback), STORE_ECORRUPT,
+** STORE_ENOMEM, STORE_EIO. */
+int store_traffic_functions(store_env *s, store_traffic_function_fn fn, void *arg);
 
 #endif

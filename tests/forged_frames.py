@@ -334,6 +334,27 @@ try:
          frame=outcome(changes=[{'kind': 'invariant', 'name': 'POS', 'removed': True, 'len': 0}]))
     invariant_holds('after-cases')
 
+    # a call's note (the traffic sample's function and argument classes):
+    # only when the kernel asked, only of a call that succeeded, bounded
+    case('note-unasked', 'call-note', frame=outcome(status='idle', committed=True,
+                                                    noted={'function': 'F', 'signature': 'fixnum'}))
+    ok('note-rule-on', run('repair', 'enable', 'test-forge-frame', '--store', S)[0] == 0)
+    case('note-of-failure', 'call-note', frame=outcome(reason='error', message='x', status='idle',
+                                                       noted={'function': 'TEST-FORGE-FRAME', 'signature': ''}))
+    case('note-name-long', 'frame-shape', frame=outcome(status='idle', committed=True,
+                                                        noted={'function': 'F' * 481, 'signature': 'fixnum'}))
+    case('note-signature-long', 'frame-shape', frame=outcome(status='idle', committed=True,
+                                                             noted={'function': 'F', 'signature': 's' * 1025}))
+    case('note-name-empty', 'frame-shape', frame=outcome(status='idle', committed=True,
+                                                         noted={'function': '', 'signature': ''}))
+    case('note-member', 'frame-shape', frame=outcome(status='idle', committed=True,
+                                                     noted={'function': 'F', 'signature': '', 'pwned': 1}))
+    case('note-nul', 'frame-syntax', frame=outcome(status='idle', committed=True,
+                                                  noted={'function': 'F\u0000G', 'signature': ''}))
+    ok('note-rule-off', run('repair', 'disable', 'test-forge-frame', '--store', S)[0] == 0)
+    rc, out = run('traffic', '--store', S)
+    ok('note-nothing-kept', rc == 0 and 'no calls kept' in out, out)
+
     # a commit's answer with a generation of its own: the call's revision,
     # checked before it was published, stands; the worker goes
     before = status()

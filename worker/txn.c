@@ -126,6 +126,8 @@ void txn_diagnosis_free(txn_Diagnosis *d) {
 void txn_outcome_free(txn_Outcome *o) {
   if (!o) return;
   txn_diagnosis_free(o->diagnosis);
+  free(o->noted_function);
+  free(o->noted_signature);
   free(o->message);
   free(o->value);
   for (int i = 0; o->values && i < o->nvalues; i++) free(o->values[i]);
@@ -1133,7 +1135,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1217,8 +1219,12 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   /* the form the gate read and checked, or (a program) the source again;
   ** an attempt that may pause may be interrupted (jiti interrupt) */
   if (cmd_fn) jiti_allow_interrupt(W->S);
+  jiti_CallNote note = {NULL, NULL};
+  int noting = held && rq->note && !rq->listening && kind == TXN_APPLICATION;
   jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
-                 : rq->listening ? jiti_form_eval_listening(W->S, lim, &r) : jiti_form_eval(W->S, lim, &r);
+                 : rq->listening ? jiti_form_eval_listening(W->S, lim, &r)
+                 : noting ? jiti_form_eval_noting(W->S, lim, &r, TXN_NOTE_SIGNATURE_MAX, &note)
+                 : jiti_form_eval(W->S, lim, &r);
   W->pausable = 0;
   jiti_set_frame_catch(W->S, 0);
   int left_open = 0;
@@ -1284,6 +1290,13 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
     }
   }
   jiti_result_free(&r);
+  /* the call is noted only when it succeeded */
+  if (res == TXN_ACCEPTED && !W->npauses && note.function && strlen(note.function) <= TXN_NOTE_NAME_MAX) {
+    out->noted_function = note.function;
+    out->noted_signature = note.signature;
+  } else {
+    jiti_call_note_free(&note);
+  }
   W->in_txn = 0;
   W->cmd_fn = NULL;
   W->ud = NULL;

@@ -148,7 +148,15 @@ typedef struct txn_Outcome {
   txn_GoalResult *goals;   /* evaluated only for accepted attempts */
   txn_Diagnosis *diagnosis;  /* reason TXN_ERROR from an unhandled error of
                                 an attempt that could not pause; else NULL */
+  /* An application call asked to note (txn_Request.note), accepted, whose
+  ** form is a call of a world function: its entry name and its arguments'
+  ** classes (jiti_CallNote, jiti_world.h), at most TXN_NOTE_NAME_MAX and
+  ** TXN_NOTE_SIGNATURE_MAX bytes; else both NULL. */
+  char *noted_function, *noted_signature;
 } txn_Outcome;
+
+#define TXN_NOTE_NAME_MAX 480        /* the store's bound on a function's name */
+#define TXN_NOTE_SIGNATURE_MAX 1024  /* and on an argument signature */
 
 void txn_outcome_free(txn_Outcome *o);
 void txn_diagnosis_free(txn_Diagnosis *d);  /* (NULL: nothing) */
@@ -385,6 +393,11 @@ typedef struct txn_Request {
                                 candidate applied in a shadow, whose
                                 invariants are then run one by one
                                 (txn_invariants_each) to say which fail */
+  int note;                  /* an application call's form (not a
+                                listener's, nor a program): note the call of
+                                a world function it makes, for the outcome
+                                (txn_Outcome.noted_function); evaluated
+                                exactly as without */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)

@@ -429,6 +429,13 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
     jtext_key(j, "committed");
     jtext_bool(j, 1);
   }
+  if (o->noted_function) {  /* the kernel asked: the call's function and argument classes */
+    jtext_key(j, "noted");
+    jtext_begin(j, '{');
+    put_str(j, "function", o->noted_function);
+    put_str(j, "signature", o->noted_signature);
+    jtext_end(j, '}');
+  }
   jtext_end(j, '}');
   /* a batch's outcomes go out together, after its last call (outbox.c);
   ** counted first, where the kernel finds the count should the worker die
@@ -571,7 +578,8 @@ static void do_attempt(Worker *w, json_t *req) {
     int pausable = json_is_true(json_object_get(req, "pausable"));
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
-                      json_is_true(json_object_get(req, "listening")), 0};
+                      json_is_true(json_object_get(req, "listening")), 0,
+                      json_is_true(json_object_get(req, "note"))};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));

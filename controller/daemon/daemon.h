@@ -46,6 +46,9 @@
 **   dtally.c     what is counted instead of recorded one event each:
 **                counters, key-only records
 **   dretain.c    the events' retention (--events-keep, --events-max-age)
+**   dincident.c  failing calls of opted-in functions become incidents
+**   dtraffic.c   successful calls of opted-in functions, sampled: the
+**                traffic a repair is checked against
 **   dlog.c       log lines, buffered
 **
 ** One Daemon object holds all of the daemon's state; the only global is the
@@ -103,6 +106,8 @@ typedef struct Pending {
   json_t *req;
   proto_Op op;
   int retried;          /* a query already re-sent to a fresh worker */
+  int note;             /* a call sent with "note" (dtraffic_asks): its outcome may say
+                           which world function it called */
 } Pending;
 
 /* FIFO: the n requests v[head..head+n); popping is O(1). */
@@ -184,6 +189,35 @@ typedef struct Retain {
   uint64_t remaining;    /* events in the store after the last prune */
 } Retain;
 
+/* A successful call offered to the traffic sample (dtraffic.c): its own
+** copies, each NUL-terminated UTF-8 within the store's bounds. */
+typedef struct TrafficCall {
+  char *function, *signature, *request, *result;
+  int64_t time_ms;
+  uint64_t rng;
+} TrafficCall;
+
+/* The calls offered and not yet handed to a write, and the generator of
+** their random values (dtraffic.c). */
+typedef struct Traffic {
+  TrafficCall **v;
+  size_t n, cap;
+  double first;          /* daemon_now() when the oldest was offered; 0: none */
+  uint64_t rng;          /* the generator's state: the same start in every kernel */
+  uint64_t offered, skipped, kept, dropped;  /* since the kernel started */
+} Traffic;
+
+/* Calls taken for a write: the writer's while it writes (dtraffic.c). */
+typedef struct DTraffic {
+  TrafficCall **v;
+  size_t n, cap;
+  size_t waiting;        /* v[0..waiting) came from the calls waiting: given
+                            back should the write fail (a group's own are undone) */
+  int rc;                /* the store's code (STORE_OK until written) */
+  size_t kept;           /* those it kept (a free slot, or one replaced) */
+  char err[256];
+} DTraffic;
+
 typedef struct DWorker DWorker;
 typedef struct Daemon Daemon;
 
@@ -239,6 +273,9 @@ typedef struct Txn {
   uint64_t interrupt_timer;  /* the interrupt signal sent again until a pause or the outcome (0: none) */
   json_t *repair;        /* a repair's apply (drepair.c): its request, with
                             incident, function, verification, response_id */
+  int noting;            /* the worker was asked to note its call (Pending.note) */
+  TrafficCall *traffic;  /* one published on its own: its call for the traffic
+                            sample once committed (dcall.c), or NULL */
 } Txn;
 
 #define TXN_SENT_ATTEMPT (-1)
@@ -320,6 +357,8 @@ typedef struct Held {
                             outcome is counted, and kept only as its key's
                             record (devents_ended) */
   int keyed;             /* its request had an idempotency key */
+  TrafficCall *traffic;  /* its call for the traffic sample, written with its
+                            group (dgroup.c), or NULL */
 } Held;
 
 /* Groups committed whose sync has not yet returned (dsync.c), oldest first:
@@ -431,6 +470,7 @@ typedef struct Daemon {
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   EventBuf events;
   Tally tally;           /* dtally.c */
+  Traffic traffic;       /* dtraffic.c */
   Retain retain;         /* dretain.c */
   /* counters */
   uint64_t next_attempt, attempts, restarts, consecutive_failures, subscribers;
@@ -542,10 +582,15 @@ int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op)
 Pending dqueue_pop(Queue *q);
 Pending dqueue_pop_back(Queue *q);
 Pending *dqueue_peek(Queue *q);                   /* the head, or NULL */
+Pending *dqueue_back(Queue *q);                   /* the tail, or NULL */
 int dqueue_push_front(Queue *q, Pending p);       /* takes p's references */
 void dqueue_pending_free(Pending *p);
 
 /* dincident.c */
+/* The repair policy read from the store once (D->repair_rules,
+** nrepair_rules): 0, or -1 when it cannot be read (logged once: it is
+** read again only after a repair-policy request). */
+int dincident_policy(Daemon *D);
 /* A failed call's diagnosis (the outcome's) of running transaction t: the
 ** incident it opened or joined, {id, joined, function}, or NULL when none
 ** (not a call, no function the policy selects, an expected condition, or
@@ -598,6 +643,32 @@ json_t *drepair_reply(const Txn *t, int repaired);
 ** store transaction: subscribers told) or not (back to awaiting-model,
 ** with a note of why: reason, message). */
 void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *reason, const char *message);
+/* dtraffic.c: the traffic sample of automatic repair (docs/repair.md) */
+/* 1 when the worker is to note the call req of op ("note"): a plain call,
+** its source within the sample's bounds, whose head may name a function
+** the policy selects (a cheap, conservative reading of the source). */
+int dtraffic_asks(Daemon *D, proto_Op op, json_t *req);
+/* The running transaction t's call for the sample, from its outcome o: a
+** call that succeeded, whose note names a function the policy selects,
+** its result readable and within bounds; or NULL. */
+TrafficCall *dtraffic_offer(Daemon *D, const Txn *t, const DOutcome *o);
+void dtraffic_add(Daemon *D, TrafficCall *c);   /* for the next write (steals; NULL: none) */
+void dtraffic_call_free(TrafficCall *c);
+/* The calls waiting, into t (zeroed first), then those of a group's calls
+** (dtraffic_push, steals): each only while the policy still selects it. */
+void dtraffic_take(Daemon *D, DTraffic *t);
+void dtraffic_push(Daemon *D, DTraffic *t, TrafficCall *c);
+/* On the writer thread: t's calls offered to the store in one transaction
+** (store_traffic_record_many); the store's code, also in t->rc. */
+int dtraffic_write(store_env *s, DTraffic *t, unsigned flags);
+/* Back on the loop: counted, a failure logged, freed.  written 0: the
+** write did not happen (a group that failed: its own calls were undone,
+** and are dropped; those that were waiting wait again). */
+void dtraffic_done(Daemon *D, DTraffic *t, int written);
+double dtraffic_due(Daemon *D);       /* seconds until the waiting calls are due (< 0: none) */
+void dtraffic_policy_changed(Daemon *D);  /* the waiting calls the policy no longer selects dropped */
+void dtraffic_free(Daemon *D);
+struct json_t *dtraffic_json(Daemon *D);  /* status: {offered, kept, skipped, waiting} */
 
 /* devents.c */
 void devents_add(Daemon *D, json_t *ev);   /* buffer an event for the store; steals */

@@ -143,6 +143,9 @@ void dcall_committed(Daemon *D, json_t *m) {
     devents_add(D, dcall_event(D, txn_reason_name(TXN_PUBLICATION_FAILED), NULL));
   }
   if (t->outcome) dcall_reply_decided(D);
+  if (t->published) dtraffic_add(D, t->traffic);   /* it stands: its call goes to the sample */
+  else dtraffic_call_free(t->traffic);
+  t->traffic = NULL;
   dcall_finish(D, txn_reason_name(t->published ? TXN_ACCEPTED : TXN_PUBLICATION_FAILED), extra);
 }
 
@@ -162,20 +165,24 @@ static void answer_undone(Daemon *D, Txn *t) {
             proto_op_name(t->op), reason);
 }
 
-/* A grouped call's outcome: held, or answered now (undone) when a restore
-** is pending.  1 when it took the outcome; 0: nothing below it awaits
-** durability, and it is answered as any other. */
-static int hold(Daemon *D, Txn *t, const DOutcome *o, const unsigned char *blob, size_t bloblen) {
+/* A grouped call's outcome: held (with its call for the traffic sample,
+** *tc, taken), or answered now (undone) when a restore is pending.  1 when
+** it took the outcome; 0: nothing below it awaits durability, and it is
+** answered as any other. */
+static int hold(Daemon *D, Txn *t, const DOutcome *o, const unsigned char *blob, size_t bloblen, TrafficCall **tc) {
   Group *g = &D->group;
   int writes = o->accepted && !o->committed;
   if (g->restoring) {
     answer_undone(D, t);
+    dtraffic_call_free(*tc);
+    *tc = NULL;
     return 1;
   }
   if (!writes && !g->n) return 0;   /* nothing below it awaits durability */
   Held h = {.attempt = t->attempt, .client = t->responder, .id = t->responder_id, .t0 = t->t0,
             .source = t->source, .summary = t->summary, .out = *o,
-            .quiet = devents_quiet(D, t->attempt), .keyed = t->key != NULL};
+            .quiet = devents_quiet(D, t->attempt), .keyed = t->key != NULL, .traffic = *tc};
+  *tc = NULL;
   json_incref(o->m);
   /* its outcome event, with its idempotency key (durable with its
   ** outcome), less the revision and generation its commit decides */
@@ -310,21 +317,26 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
     json_decref(t->responder_id);
     t->responder_id = NULL;
   }
+  /* a successful call of a function automatic repair looks after: one for
+  ** the traffic sample, recorded once it stands */
+  TrafficCall *tc = dtraffic_offer(D, t, &o);
   if (o.status) snprintf(D->live.status, sizeof D->live.status, "%s", o.status);
   dsched_pause_end(D);
   dsched_fail_commands(D, "stale", "the paused transaction ended before this command ran; observe again");
   /* one that publishes nothing leaves no events: counted */
   if (t->active)
     devents_ended(D, t->attempt, t->op, o.reason, (o.accepted && t->op != PROTO_PREVIEW && !o.committed) || o.diagnosis);
-  if (t->grouped && t->active && hold(D, t, &o, blob, bloblen)) {  /* held, or answered */
+  if (t->grouped && t->active && hold(D, t, &o, blob, bloblen, &tc)) {  /* held, or answered */
     D->live.wait = W_NONE;
     dsched_txn_clear(D);
     return;
   }
   if (o.accepted && o.awaiting && !o.committed) {
+    t->traffic = tc;   /* once committed */
     publish(D, &o, blob, bloblen);
     return;
   }
+  dtraffic_add(D, tc);   /* (a failure has none) */
   D->live.wait = W_NONE;
   if (!t->active) return;
   reply_Outcome r = reply_of(&o);

@@ -261,6 +261,7 @@ typedef struct EvWrite {
   uint64_t first;            /* the seq of the first, once written */
   DTally t;                  /* the counts and key-only records pending */
   int tallied, tally_rc;
+  DTraffic traffic;          /* calls for the traffic sample waiting (dtraffic.c) */
 } EvWrite;
 
 static store_tally tally_of(const DTally *t) {
@@ -276,6 +277,7 @@ static int write_events(store_env *s, DWrite *w) {
     e->tally_rc = store_tally_add(s, &t, STORE_GROUP_SYNC_LATER);
     if (e->tally_rc != STORE_OK) snprintf(w->err, sizeof w->err, "%s", store_errmsg(s));
   }
+  if (rc == STORE_OK) (void)dtraffic_write(s, &e->traffic, STORE_GROUP_SYNC_LATER);
   return rc;
 }
 
@@ -286,6 +288,7 @@ static void events_written(Daemon *D, DWrite *w) {
     if (w->rc == STORE_OK && e->tally_rc != STORE_OK) dlog(D, "could not record the counters: %s", w->err);
     dtally_done(D, &e->t, w->rc == STORE_OK && e->tally_rc == STORE_OK);
   }
+  dtraffic_done(D, &e->traffic, w->rc == STORE_OK);
   if (w->rc != STORE_OK)
     dlog(D, "could not record %zu event%s: %s", e->n, e->n == 1 ? "" : "s", w->err);
   else if (e->n)
@@ -309,7 +312,8 @@ static void flush(Daemon *D, int later) {
   EventBuf *b = &D->events;
   int gen = D->gen > D->gen_saved;
   int tally = dtally_due(D) >= 0 && (!later || dtally_due(D) == 0 || b->n);   /* counts ride with events */
-  if (!b->n && !gen && !tally) return;
+  int traffic = dtraffic_due(D) >= 0 && (!later || dtraffic_due(D) == 0 || b->n || tally);   /* and sampled calls */
+  if (!b->n && !gen && !tally && !traffic) return;
   if (later && D->sync && !gen) {
     if (dsync_busy(D)) return;
     EvWrite *e = calloc(1, sizeof *e);
@@ -320,8 +324,9 @@ static void flush(Daemon *D, int later) {
     }
     for (size_t i = 0; i < b->n; i++) ev[i] = (store_ev){b->ev[i], b->text[i], b->len[i], b->time_ms[i]};
     *e = (EvWrite){{write_events, events_written, ++D->group.seq, STORE_OK, "", D->subscribers > 0, {0}}, ev,
-                   b->n, 0, {0}, 0, STORE_OK};
+                   b->n, 0, {0}, 0, STORE_OK, {0}};
     e->tallied = tally && dtally_take(D, &e->t);
+    if (traffic) dtraffic_take(D, &e->traffic);
     b->n = 0;
     dsync_write(D, &e->w);
     dsync_want(D, e->w.seq);
@@ -347,6 +352,12 @@ static void flush(Daemon *D, int later) {
     int trc = store_tally_add(dstore(D), &st, 0);
     if (trc != STORE_OK) dlog(D, "could not record the counters: %s", store_errmsg(dstore(D)));
     dtally_done(D, &t, trc == STORE_OK);
+  }
+  if (rc == STORE_OK && traffic) {
+    DTraffic tr;
+    dtraffic_take(D, &tr);
+    dtraffic_write(dstore(D), &tr, 0);
+    dtraffic_done(D, &tr, 1);
   }
   devents_written(D, first);
 }
@@ -434,8 +445,9 @@ double devents_before(void *ud, double now) {
 
 double devents_due(Daemon *D) {
   EventBuf *b = &D->events;
-  double now = daemon_now(), d = 0, t = dtally_due(D), r = dretain_due(D);
+  double now = daemon_now(), d = 0, t = dtally_due(D), r = dretain_due(D), c = dtraffic_due(D);
   int any = 0;
+  if (c >= 0) sooner(&d, &any, c);
   if (b->n) sooner(&d, &any, b->first + EVENT_DELAY - now);
   if (b->held.text) sooner(&d, &any, b->held.since + STARTED_HOLD - now);
   if (t >= 0) sooner(&d, &any, t);

@@ -67,6 +67,7 @@ void dgroup_held_free(Held *h) {
   free(h->blob);
   free(h->source);
   free(h->summary);
+  dtraffic_call_free(h->traffic);
   memset(h, 0, sizeof *h);
 }
 
@@ -116,6 +117,8 @@ typedef struct Pub {
   size_t *slots;
   uint8_t *effects;
   size_t *unchanged;         /* per revision: the indexes of those the store had already */
+  DTraffic traffic;          /* calls for the traffic sample: those waiting, then
+                                the group's own; written after its revisions */
 #ifdef JITI_TEST_HOOKS
   int fail_in_store;         /* JITI_TEST_FAIL_PUBLISH=N:store */
 #endif
@@ -123,6 +126,8 @@ typedef struct Pub {
 
 static void pub_free(Pub *p) {
   if (!p) return;
+  for (size_t i = 0; i < p->traffic.n; i++) dtraffic_call_free(p->traffic.v[i]);
+  free(p->traffic.v);
   for (size_t i = 0; p->all && i < p->nall; i++) {   /* the buffered events', the calls' texts */
     json_decref(p->all[i].obj);
     free((char *)p->all[i].members);
@@ -191,6 +196,8 @@ static void ride_along(Daemon *D) {
     Held *h = at(g, i);
     dcall_complete(h, D->revision, D->gen, NULL, NULL);
     dcall_held_event(D, h, D->revision, D->gen, 0);
+    dtraffic_add(D, h->traffic);   /* with the next write */
+    h->traffic = NULL;
   }
   if (g->nsyncing) {
     g->syncing[g->nsyncing - 1].n += g->n - c;
@@ -283,6 +290,14 @@ static Pub *prepare(Daemon *D, size_t nrevs, size_t nchanges, char *err, size_t 
   /* the buffered events are the group's now (it gives them back if it fails) */
   p->nbuffered = D->events.n;
   D->events.n = 0;
+  /* the calls waiting for the traffic sample, then the group's: written
+  ** after its revisions, and only if they are */
+  dtraffic_take(D, &p->traffic);
+  for (size_t k = 0; k < ncalls; k++) {
+    Held *h = at(g, c + k);
+    dtraffic_push(D, &p->traffic, h->traffic);
+    h->traffic = NULL;
+  }
   return p;
 }
 
@@ -366,6 +381,9 @@ static int write_group(store_env *s, DWrite *w) {
   if (rc == STORE_OK) {   /* for the subscribers: else the store is read */
     uint64_t first = p->in[0].first_event, last = p->in[p->nrevs - 1].first_event + p->in[p->nrevs - 1].nevents;
     (void)devents_read_back(s, w, first, first ? (size_t)(last - first) : 0);
+    /* its calls' sample: journaled behind the revisions, made durable by
+    ** the same sync; a refusal (logged) costs the group nothing */
+    (void)dtraffic_write(s, &p->traffic, STORE_GROUP_SYNC_LATER);
   }
   return rc;
 }
@@ -378,6 +396,7 @@ static void written(Daemon *D, DWrite *w) {
   int same_worker = p->restarts == D->restarts;
   g->writing = 0;
   devents_stored(D, w);   /* told when the group is durable, or before by a later write */
+  dtraffic_done(D, &p->traffic, p->w.rc == STORE_OK);   /* (undone calls: not recorded) */
   if (p->w.rc != STORE_OK) {
     /* nothing of it was written: its buffered events wait for the next
     ** write, its calls are undone (a worker started since has none of it) */

@@ -25,11 +25,15 @@ void dincident_policy_changed(Daemon *D) {
   D->repair_loaded = 0;
 }
 
-/* The policy, read once. */
-static int policy(Daemon *D) {
-  if (D->repair_loaded) return 0;
+int dincident_policy(Daemon *D) {
+  if (D->repair_loaded) return D->repair_loaded < 0 ? -1 : 0;
+  /* one that cannot be read selects nothing until it changes: every call
+  ** (dtraffic_asks) must not read the store (and checkpoint it) again */
   if (store_repair_list(dstore(D), &D->repair_rules, &D->nrepair_rules) != STORE_OK) {
-    dlog(D, "cannot read the repair policy: %s", store_errmsg(dstore(D)));
+    dlog(D, "cannot read the repair policy (nothing is selected until it changes): %s", store_errmsg(dstore(D)));
+    D->repair_rules = NULL;
+    D->nrepair_rules = 0;
+    D->repair_loaded = -1;
     return -1;
   }
   D->repair_loaded = 1;
@@ -65,7 +69,7 @@ static char *evidence(Daemon *D, const Txn *t, json_t *diag, const char *fn, siz
 
 json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag, int *pause) {
   *pause = 0;
-  if (t->op != PROTO_CALL || !json_is_object(diag) || policy(D) || !D->nrepair_rules) return NULL;
+  if (t->op != PROTO_CALL || !json_is_object(diag) || dincident_policy(D) || !D->nrepair_rules) return NULL;
   const char *cond = json_string_value(json_object_get(diag, "condition_type"));
   const char *report = json_string_value(json_object_get(diag, "report"));
   json_t *frames = json_object_get(diag, "frames"), *f;

@@ -367,6 +367,7 @@ static int kernel_close(Daemon *D) {
                       "generation", (json_int_t)D->gen));
   devents_flush(D);
   dtally_free(D);
+  dtraffic_free(D);
   devents_free(D);
   free(D->txq.v);  /* empty by now: shutdown answered what was queued */
   free(D->queryq.v);

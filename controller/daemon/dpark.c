@@ -72,7 +72,7 @@ void dpark_incident(Daemon *D, uint64_t incident, int status) {
     /* repaired: run it again, before anything queued behind it */
     json_t *req = json_deep_copy(p->req);
     json_object_set_new(req, RERUN_MEMBER, json_integer((json_int_t)incident));
-    Pending again = {p->client, p->id, req, PROTO_CALL, 0};
+    Pending again = {p->client, p->id, req, PROTO_CALL, 0, 0};
     if (!req || dqueue_push_front(&D->txq, again) != 0) {
       json_decref(req);
       fail_one(D, i, "the kernel could not run it again (out of memory)");

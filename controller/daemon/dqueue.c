@@ -25,7 +25,7 @@ static int queue_room(Queue *q) {
 
 int dqueue_push(Queue *q, uint64_t client, json_t *id, json_t *req, proto_Op op) {
   if (queue_room(q)) return -1;
-  q->v[q->head + q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), op, 0};
+  q->v[q->head + q->n++] = (Pending){client, id ? json_incref(id) : NULL, json_incref(req), op, 0, 0};
   return 0;
 }
 
@@ -54,6 +54,8 @@ Pending dqueue_pop_back(Queue *q) {
 }
 
 Pending *dqueue_peek(Queue *q) { return q->n ? &q->v[q->head] : NULL; }
+
+Pending *dqueue_back(Queue *q) { return q->n ? &q->v[q->head + q->n - 1] : NULL; }
 
 void dqueue_pending_free(Pending *p) {
   json_decref(p->id);

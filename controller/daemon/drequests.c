@@ -156,7 +156,7 @@ static void op_status(Req *q) {
   uint64_t rev, gen;
   dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
   dreply(D, q->client, q->id,
-           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o}",
+           json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->live.w.pid, "revision", (json_int_t)rev,
                      "generation", (json_int_t)gen, "state", state_name(D), "queue", (json_int_t)(D->txq.n + D->live.batch.n),
@@ -165,7 +165,8 @@ static void op_status(Req *q) {
                      "worker_restarts", (json_int_t)D->restarts, "group_commits", (json_int_t)D->group.commits,
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
-                     foreign_status(D), "counters", dtally_json(D), "events", dretain_json(D)));
+                     foreign_status(D), "counters", dtally_json(D), "events", dretain_json(D), "traffic",
+                     dtraffic_json(D)));
 }
 
 /* The revision chain from CURRENT back, newest first. */
@@ -251,6 +252,7 @@ static void op_repair_policy(Req *q) {
     size_t i;
     json_array_foreach(json_object_get(r, "cancelled"), i, id)
       dpark_incident(q->D, (uint64_t)json_integer_value(id), STORE_INC_CANCELLED);
+    dtraffic_policy_changed(q->D);   /* nothing more of a function disabled is written */
   }
   dreply(q->D, q->client, q->id, r);
 }

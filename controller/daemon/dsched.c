@@ -36,6 +36,7 @@ void dsched_txn_clear(Daemon *D) {
   json_decref(t->repair);
   free(t->key);
   free(t->invariant);
+  dtraffic_call_free(t->traffic);
   memset(t, 0, sizeof *t);
 }
 
@@ -360,6 +361,7 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->req = t->grouped ? json_incref(p->req) : NULL;
   t->repair = p->op == PROTO_REPAIR ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
+  t->noting = p->note;
   if (p->op == PROTO_INVARIANT_ADD || p->op == PROTO_INVARIANT_REMOVE)
     t->invariant = strdup(json_string_value(json_object_get(p->req, "name")));  /* checked: a string */
   t->sent = TXN_SENT_ATTEMPT;
@@ -395,7 +397,8 @@ static size_t take_batch(Daemon *D, jtext_writer *items) {
       continue;
     }
     if (dqueue_push(&D->live.batch, q.client, q.id, q.req, q.op) == 0) {
-      request_frame_write(items, q.op, q.req, 0, 0);
+      int note = dqueue_back(&D->live.batch)->note = dtraffic_asks(D, q.op, q.req);
+      request_frame_write(items, q.op, q.req, 0, 0, note);
       moved++;
     } else {
       dreply_err(D, q.client, q.id, "busy", "the kernel is out of memory; retry later");
@@ -569,7 +572,8 @@ static void start_txn(Daemon *D, Pending *p) {
   ** it takes the calls queued behind it along, in one frame */
   calls_open(D);
   size_t at = D->live.frame.len;
-  request_frame_write(&D->live.frame, p->op, p->req, !batchable(p), D->gen);
+  p->note = dtraffic_asks(D, p->op, p->req);
+  request_frame_write(&D->live.frame, p->op, p->req, !batchable(p), D->gen, p->note);
   size_t end = D->live.frame.len;
   begin_txn(D, p);
   size_t more = D->live.cur.op == PROTO_CALL ? take_batch(D, &D->live.frame) : 0;

@@ -91,6 +91,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   x->pause_max = t->pause_max;
   x->with_gen = !t->grouped;
   x->stacked = t->grouped;
+  x->noting = t->noting;
   if (ev == WIRE_PAUSED) {
     /* (a bit per step the generation may have moved) a pause moves it
     ** once; an answer at the same pause not at all; a repair whose error

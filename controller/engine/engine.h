@@ -242,7 +242,7 @@ struct json_t *publish_brief(store_env *s, struct json_t *changes);
 /* The rules, named in logs and in the client's message. */
 extern const char VOUCH_SYNTAX[], VOUCH_SHAPE[], VOUCH_EVENT[], VOUCH_REASON[], VOUCH_STATUS[], VOUCH_GENERATION[],
     VOUCH_REVISION[], VOUCH_PAUSE[], VOUCH_KIND[], VOUCH_LENGTHS[], VOUCH_ENTRY[], VOUCH_HASH[], VOUCH_GRANT[],
-    VOUCH_INVARIANT[], VOUCH_PROCESS[];
+    VOUCH_INVARIANT[], VOUCH_PROCESS[], VOUCH_NOTE[];
 
 typedef struct vouch_Fail {
   const char *rule;      /* one of the VOUCH_ names */
@@ -268,6 +268,8 @@ typedef struct vouch_Expect {
                             ** levels shows an earlier pause, a new one is next */
   int with_gen;             /* the request carried a generation (stale is possible) */
   int stacked;              /* a call of a group commit: it may leave others awaiting */
+  int noting;               /* a call the worker was asked to note ("note": the
+                            ** outcome's "noted" is allowed, if it succeeded) */
 } vouch_Expect;
 
 /* Entries are decoded in a world of the checker's own, opened at first
@@ -286,7 +288,8 @@ int vouch_paused(struct json_t *m, const vouch_Expect *x, vouch_Fail *f);
 /* outcome (blob: the entry bytes): reason, status, generation, and every
 ** change — its kind allowed for x->op, its bytes decoding as its kind and
 ** name (jiti_entry_check), its hash if claimed, a foreign declaration's
-** library granted, the lengths adding up to the blob. */
+** library granted, the lengths adding up to the blob; a note ("noted")
+** only of a successful call the kernel asked to note, within its bounds. */
 int vouch_outcome(vouch_Checker *c, struct json_t *m, const unsigned char *blob, size_t bloblen,
                   const vouch_Expect *x, vouch_Fail *f);
 /* committed / restored: the answer wanted, its generation. */
@@ -328,10 +331,12 @@ void request_snippet(const char *s, char *buf, size_t n);
 ** request_pausable says, with the request's limits (already checked and complete) and, if
 ** with_gen, the generation it must find.  NULL when out of memory.
 ** request_frame_write writes the same frame as text into w (jtext.h): the
-** kernel's hot path, which sends it without making it an object first. */
+** kernel's hot path, which sends it without making it an object first;
+** with note, a call's attempt asks the worker to note the call of a world
+** function its form makes ("note": true; the outcome's "noted"). */
 struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
 void request_frame_write(struct jtext_writer *w, proto_Op op, struct json_t *req, int with_gen,
-                         uint64_t generation);
+                         uint64_t generation, int note);
 
 /* The summary of the revision it makes: its own "summary", else "OP:
 ** source", "invariant-add NAME: source", "invariant-remove NAME",
@@ -408,7 +413,8 @@ struct json_t *repairpol_rules_json(const store_repair_rule *rules, size_t n);
 ** expected?}) on store s (its writer): enable puts the rule of selector
 ** (mode fail unless given), disable deletes it and cancels the open
 ** incidents of the functions no rule selects any more (their ids in the
-** reply's "cancelled"), list changes nothing.  The
+** reply's "cancelled") and forgets their traffic samples (their names in
+** "forgotten"), list changes nothing.  The
 ** reply {"ok": true, "rules": [...every rule after it]}, or NULL with an
 ** error code in code and why in err: invalid-request (the request's shape),
 ** invalid-arguments (a selector that is no name, a rule the store refuses:

@@ -113,6 +113,37 @@ static void cancel_orphans(store_env *s, json_t *cancelled) {
   for (size_t i = 0; i < o.n; i++) free(o.function[i]);
 }
 
+/* Disabling repair for a function forgets its traffic sample: those of
+** the functions no rule selects any more (their names into forgotten). */
+typedef struct { char **name; size_t n, cap; } Names;
+
+static int sampled(void *arg, const char *function, uint32_t signatures, uint64_t bytes) {
+  Names *l = arg;
+  (void)signatures, (void)bytes;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    char **v = realloc(l->name, cap * sizeof *v);
+    if (!v) return 1;
+    l->name = v;
+    l->cap = cap;
+  }
+  return !(l->name[l->n] = strdup(function)) || (l->n++, 0);
+}
+
+static void forget_orphans(store_env *s, json_t *forgotten) {
+  Names l = {NULL, 0, 0};
+  if (store_traffic_functions(s, sampled, &l) == STORE_OK)
+    for (size_t i = 0; i < l.n; i++) {
+      store_repair_rule *r = NULL;
+      int rc = store_repair_match(s, l.name[i], &r);
+      store_free(r);
+      if (rc == STORE_ENOENT && store_traffic_forget(s, l.name[i], 0) == STORE_OK)
+        json_array_append_new(forgotten, json_string(l.name[i]));
+    }
+  for (size_t i = 0; i < l.n; i++) free(l.name[i]);
+  free(l.name);
+}
+
 /* The reply to any action: every rule after it. */
 static json_t *listed(store_env *s, char *code, size_t codelen, char *err, size_t errlen) {
   store_repair_rule *rules = NULL;
@@ -185,9 +216,13 @@ json_t *repairpol_apply(store_env *s, json_t *req, char *code, size_t codelen, c
     return refused(code, codelen, rc == STORE_EINVAL ? "invalid-arguments" : "store-error", err, errlen,
                    store_errmsg(s));
   json_t *cancelled = action == REPAIRPOL_DISABLE ? json_array() : NULL;
+  json_t *forgotten = action == REPAIRPOL_DISABLE ? json_array() : NULL;
   if (cancelled) cancel_orphans(s, cancelled);
+  if (forgotten) forget_orphans(s, forgotten);
   json_t *r = listed(s, code, codelen, err, errlen);
   if (r && cancelled) json_object_set(r, "cancelled", cancelled);
+  if (r && forgotten) json_object_set(r, "forgotten", forgotten);
   json_decref(cancelled);
+  json_decref(forgotten);
   return r;
 }

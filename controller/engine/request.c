@@ -32,7 +32,7 @@ void request_snippet(const char *s, char *buf, size_t n) {
   buf[j] = 0;
 }
 
-void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen, uint64_t generation) {
+void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen, uint64_t generation, int note) {
   const char *src = request_source(req);
   int invariant = op == PROTO_INVARIANT_ADD || op == PROTO_INVARIANT_REMOVE;
   txn_Kind kind = op == PROTO_CALL ? TXN_APPLICATION : op == PROTO_PREVIEW ? TXN_PREVIEW
@@ -69,12 +69,13 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   json_t *lim = json_object_get(req, "limits");  /* complete: checked by the caller */
   if (lim) jtext_key(w, "limits"), jtext_json(w, lim);
   if (with_gen) jtext_key(w, "generation"), jtext_int(w, (json_int_t)generation);
+  if (note && op == PROTO_CALL) jtext_key(w, "note"), jtext_bool(w, 1);
   jtext_end(w, '}');
 }
 
 json_t *request_frame(proto_Op op, json_t *req, int with_gen, uint64_t generation) {
   jtext_writer w = {0};
-  request_frame_write(&w, op, req, with_gen, generation);
+  request_frame_write(&w, op, req, with_gen, generation, 0);
   json_t *m = w.failed ? NULL : jtext_load(w.buf, w.len, 0, NULL);
   free(w.buf);
   return m;

@@ -72,6 +72,7 @@ const char VOUCH_HASH[] = "entry-hash";
 const char VOUCH_GRANT[] = "foreign-grant";
 const char VOUCH_INVARIANT[] = "invariant-op";
 const char VOUCH_PROCESS[] = "process";
+const char VOUCH_NOTE[] = "call-note";
 
 void vouch_escape(const char *s, size_t n, char *buf, size_t len) {
   size_t i = 0, j = 0;
@@ -371,7 +372,10 @@ int vouch_paused(json_t *m, const vouch_Expect *x, vouch_Fail *f) {
 static const Member OUTCOME[] = {
   {"event", 's', 1, 16}, {"reason", 's', 1, 32}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32},
   {"changes", 'a', 1, 0}, {"message", 's', 0, TEXT}, {"value", 's', 0, TEXT}, {"values", 'a', 0, 0},
-  {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}, {"diagnosis", 'o', 0, 0}};
+  {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}, {"diagnosis", 'o', 0, 0},
+  {"noted", 'o', 0, 0}};
+static const Member NOTED[] = {
+  {"function", 's', 1, TXN_NOTE_NAME_MAX}, {"signature", 's', 1, TXN_NOTE_SIGNATURE_MAX}};
 static const Member DIAGNOSIS[] = {
   {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
   {"backtrace", 's', 1, TEXT}, {"frames", 'a', 0, 0}};
@@ -519,6 +523,14 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
     if (json_array_size(json_object_get(v, "restarts")) > 64) return fail(f, VOUCH_LENGTHS, "more than 64 restarts");
     if (EACH(json_object_get(v, "restarts"), DIAGNOSIS_RESTART, "a diagnosis' restart", f)) return -1;
     if (json_object_get(v, "frames") && frames_ok(json_object_get(v, "frames"), "the diagnosis", f)) return -1;
+  }
+  /* a call's note (its function and argument classes, for the traffic
+  ** sample): only when the kernel asked, only of a call that succeeded */
+  if ((v = json_object_get(m, "noted"))) {
+    if (!x->noting || x->op != PROTO_CALL || !accepted)
+      return fail(f, VOUCH_NOTE, "a note of a call%s", !x->noting ? " the kernel did not ask to note" : " that failed");
+    if (MEMBERS(v, NOTED, "the note", f)) return -1;
+    if (!json_string_length(json_object_get(v, "function"))) return fail(f, VOUCH_SHAPE, "the note names no function");
   }
   json_t *changes = json_object_get(m, "changes");
   size_t n = json_array_size(changes), at = 0;

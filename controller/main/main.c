@@ -26,6 +26,7 @@ static const struct {
   {"invariant", cmd_invariant, "add, remove or list the world's safety invariants"},
   {"repair", cmd_repair, "choose the functions automatic repair looks after"},
   {"incidents", cmd_incidents, "list the failures automatic repair recorded, or show one"},
+  {"traffic", cmd_traffic, "show the successful calls automatic repair keeps of a function"},
   {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world"},
   {"log", cmd_log, "list a store's revisions, newest first"},
   {"show", cmd_show, "show a revision's manifest and changed entries"},

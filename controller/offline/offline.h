@@ -20,6 +20,7 @@ int cmd_apply(int argc, char **argv);
 int cmd_invariant(int argc, char **argv);
 int cmd_repair(int argc, char **argv);      /* repair.c */
 int cmd_incidents(int argc, char **argv);   /* incidents.c */
+int cmd_traffic(int argc, char **argv);     /* traffic.c */
 int cmd_rollback(int argc, char **argv);
 int cmd_log(int argc, char **argv);              /* history.c */
 int cmd_show(int argc, char **argv);

@@ -27,7 +27,10 @@ static void repair_usage(FILE *out) {
           "expects.  SELECTOR is a function (RUN, APP::RUN), a prefix of names (APP::PARSE-*)\n"
           "or a package (APP:); the most specific rule applies: a name over the longest\n"
           "prefix over a package.  enable puts a rule (replacing the selector's), disable\n"
-          "removes one, list shows them.  Nothing is selected until a rule says so.\n"
+          "removes one (the functions no rule selects any more lose their open incidents,\n"
+          "cancelled, and the successful calls kept of them: 'jiti traffic'), list shows\n"
+          "them.  Nothing is selected until a rule says so; the successful calls of a\n"
+          "function selected are sampled to check its repairs against.\n"
           "\n"
           "options:\n"
           "  --mode fail|pause        fail (default): the failing call returns its error at\n"
@@ -131,6 +134,10 @@ static int repair_main(int argc, char **argv) {
     free(t);
   } else if (ok) {
     print_rules(json_object_get(reply, "rules"));
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(reply, "forgotten"), i, f)
+      printf("forgot the calls kept of %s\n", json_string_value(f));
   } else {
     fprintf(stderr, "jiti repair: %s: %s\n", kclient_str(reply, "code"), kclient_str(reply, "message"));
   }

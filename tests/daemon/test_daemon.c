@@ -194,6 +194,8 @@ static int teardown(void **state) {
   wire_reader_reset(&F->rd);
   dkeys_free(D);
   dtally_free(D);
+  dtraffic_free(D);
+  dincident_policy_changed(D);
   devents_free(D);
   free(D->txq.v);
   free(D->queryq.v);
@@ -426,6 +428,89 @@ static void test_published_alone(void **state) {
   assert_false(D->live.cur.active);
 }
 
+/* ------------------------------------------------------- the traffic sample */
+
+/* A call's frame: alone, or the first of a batch. */
+static json_t *first_item(json_t *m) {
+  json_t *items = json_object_get(m, "items");
+  return items ? json_array_get(items, 0) : m;
+}
+
+static int take_calls(void *arg, const store_traffic_call *c) {
+  char *t = arg;
+  size_t at = strlen(t);
+  snprintf(t + at, 512 - at, "%s|%s|%s;", c->signature, c->request, c->result);
+  return 0;
+}
+
+/* The worker is asked to note the calls the policy may select, and only
+** those; a writing call's note goes into the store with its group, one
+** that wrote nothing with the next write; a note of a function the policy
+** does not select (the worker's word is not the kernel's) keeps nothing. */
+static void test_traffic_noted(void **state) {
+  Fake *F = *state;
+  Daemon *D = &F->D;
+  store_repair_rule rule = {"PRICE", STORE_REPAIR_FAIL, 0, NULL};
+  assert_int_equal(store_repair_put(dstore(D), &rule), STORE_OK);
+  dincident_policy_changed(D);
+  client_says(F, "{\"op\":\"call\",\"id\":1,\"source\":\"(price 21)\"}");
+  json_t *m = worker_gets(F, 5000);
+  assert_non_null(m);
+  assert_true(json_is_true(json_object_get(first_item(m), "note")));
+  json_decref(m);
+  say_frame(F, "{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":%llu,\"status\":\"awaiting-commit\","
+               "\"changes\":[{\"kind\":\"data\",\"name\":\":p\",\"removed\":true,\"len\":0}],\"value\":\"42\","
+               "\"noted\":{\"function\":\"PRICE\",\"signature\":\"fixnum\"}}",
+            (unsigned long long)F->gen);
+  daemon_reads(F);
+  assert_non_null(D->group.v[D->group.head].traffic);   /* held with its call */
+  dgroup_publish(D);
+  checked(F);
+  json_t *r = reply_after_sync(F);
+  assert_non_null(r);
+  assert_int_equal(num(r, "id"), 1);
+  json_decref(r);
+  m = worker_gets(F, 5000);
+  assert_string_equal(str(m, "op"), "commit");
+  json_decref(m);
+  say_frame(F, "{\"event\":\"committed\",\"generation\":%llu,\"status\":\"idle\"}", (unsigned long long)F->gen);
+  daemon_reads(F);
+  char kept[512] = "";
+  assert_int_equal(store_traffic_list(dstore(D), "PRICE", take_calls, kept), STORE_OK);
+  assert_string_equal(kept, "fixnum|(price 21)|42;");
+  /* a call no rule may select is not asked about */
+  client_says(F, "{\"op\":\"call\",\"id\":2,\"source\":\"(other 1)\"}");
+  m = worker_gets(F, 5000);
+  assert_null(json_object_get(first_item(m), "note"));
+  json_decref(m);
+  read_outcome(F, "1");
+  daemon_reads(F);
+  json_decref(client_gets(F, 5000));
+  /* asked, but the worker names a function the policy does not select */
+  client_says(F, "{\"op\":\"call\",\"id\":3,\"source\":\"(price \\\"abc\\\")\"}");
+  json_decref(worker_gets(F, 5000));
+  say_frame(F, "{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":%llu,\"status\":\"idle\","
+               "\"changes\":[],\"committed\":true,\"value\":\"3\",\"noted\":{\"function\":\"OTHER\",\"signature\":\"string\"}}",
+            (unsigned long long)F->gen);
+  daemon_reads(F);
+  json_decref(client_gets(F, 5000));
+  assert_int_equal(D->traffic.n, 0);
+  /* a call that wrote nothing: with the next write */
+  client_says(F, "{\"op\":\"call\",\"id\":4,\"source\":\"(price 2)\"}");
+  json_decref(worker_gets(F, 5000));
+  say_frame(F, "{\"event\":\"outcome\",\"reason\":\"accepted\",\"generation\":%llu,\"status\":\"idle\","
+               "\"changes\":[],\"committed\":true,\"value\":\"4\",\"noted\":{\"function\":\"PRICE\",\"signature\":\"fixnum\"}}",
+            (unsigned long long)F->gen);
+  daemon_reads(F);
+  json_decref(client_gets(F, 5000));
+  assert_int_equal(D->traffic.n, 1);
+  devents_flush(D);
+  assert_int_equal(D->traffic.n, 0);
+  kept[0] = 0;
+  assert_int_equal(store_traffic_list(dstore(D), "PRICE", take_calls, kept), STORE_OK);
+  assert_string_equal(kept, "fixnum|(price 21)|42;fixnum|(price 2)|4;");
+}
+
 /* ------------------------------------------------------- idempotency keys */
 
 /* A keyed call that ran is answered again from its record when retried,
@@ -472,6 +557,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_read_waits_for_held_write, setup, teardown),
     cmocka_unit_test_setup_teardown(test_published_alone, setup, teardown),
     cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_traffic_noted, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

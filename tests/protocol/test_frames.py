@@ -27,6 +27,8 @@ def session(k):
     expect_ok(c.request({'op': 'call', 'source': '(world-put :a 1)'}))
     expect_ok(c.request({'op': 'call', 'source': '(defun f (x) x)'}))
     expect_ok(c.request({'op': 'call', 'source': '(defun f (x) x)'}))        # commit of nothing new
+    expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'f'}))
+    expect_ok(c.request({'op': 'call', 'source': '(f 1)'}))                  # noted: the traffic sample
     expect_error(c.request({'op': 'call', 'source': '(car 1)'}), 'error')
     c.request({'op': 'observe', 'goals': ['(= 1 1)']})
     c.request({'op': 'inspect', 'kind': 'function', 'name': 'F'})
@@ -73,11 +75,13 @@ def frames():
               '<': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/answer'}, resolver=resolver)}
     seen = {'>': set(), '<': set()}
     bad = []
+    noted = False
     n = 0
     with open(trace, encoding='utf-8') as f:
         for line in f:
             way, text = line.rstrip('\n').split(' ', 1)
             msg = json.loads(text)
+            noted |= bool(msg.get('noted'))
             n += 1
             seen[way].add(msg.get('op') if way == '>' else msg.get('event'))
             with S.lock:
@@ -91,3 +95,4 @@ def frames():
     events = {'ready', 'view', 'entry', 'invariants', 'paused', 'outcome', 'committed'}
     assert ops <= seen['>'], 'ops never sent: %s' % sorted(ops - seen['>'])
     assert events <= seen['<'], 'events never received: %s' % sorted(events - seen['<'])
+    assert noted, 'no outcome noted a call (the traffic sample)'

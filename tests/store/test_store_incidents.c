@@ -595,6 +595,88 @@ static void test_traffic(void) {
   rm_store(dir2);
 }
 
+typedef struct Digests { int n; char req[8][32]; uint8_t d[8][32]; } Digests;
+
+static int take_digest(void *arg, const store_traffic_call *c) {
+  Digests *g = arg;
+  if (g->n == 8) return 1;
+  snprintf(g->req[g->n], sizeof g->req[0], "%s", c->request);
+  memcpy(g->d[g->n++], c->digest, 32);
+  return 0;
+}
+
+/* Functions with a sample, "NAME:sigs:bytes;" each. */
+static int take_function(void *arg, const char *function, uint32_t sigs, uint64_t bytes) {
+  char *t = arg;
+  size_t at = strlen(t);
+  snprintf(t + at, 1024 - at, "%s:%u:%llu;", function, sigs, (unsigned long long)bytes);
+  return 0;
+}
+
+/* Several calls in one transaction: the same sample and outcomes as one by
+** one; one bad call refuses them all; the functions with a sample listed. */
+static void test_traffic_many(void) {
+  char dir[4096], dir2[4096], err[1024], fns[1024] = "";
+  store_env *s = open_new(dir, sizeof dir), *s2 = open_new(dir2, sizeof dir2);
+  CHECK(store_journal_begin(s) == STORE_OK);
+  store_traffic_offer v[30];
+  char req[30][32], res[30][32];
+  int one[30], many[30];
+  uint64_t seed = 7;
+  for (int i = 0; i < 30; i++) {
+    snprintf(req[i], sizeof req[i], "(k %d)", i);
+    snprintf(res[i], sizeof res[i], "%d", i * i);
+    v[i] = (store_traffic_offer){i % 4 ? "K" : "APP::L", i % 2 ? "fixnum" : "string", req[i], res[i], {0}, i + 1,
+                                 next_rng(&seed)};
+    memset(v[i].digest, i, 32);
+    CHECK(store_traffic_record(s2, v[i].function, v[i].signature, v[i].request, v[i].result, v[i].digest,
+                               v[i].time_ms, v[i].rng, 0, &one[i]) == STORE_OK);
+  }
+  CHECK(store_traffic_record_many(s, v, 30, STORE_GROUP_SYNC_LATER, many) == STORE_OK);
+  CHECK(!memcmp(one, many, sizeof one) && many[0] == STORE_TRAFFIC_KEPT && many[29] != 0);
+  Calls a = calls_of(s, "K"), b = calls_of(s2, "K");
+  CHECK(a.n == 15 && !strcmp(a.text, b.text));   /* 8 fixnum of 15, all 7 string */
+  a = calls_of(s, "APP::L"), b = calls_of(s2, "APP::L");
+  CHECK(a.n == 8 && !strcmp(a.text, b.text));
+  CHECK(store_traffic_functions(s, take_function, fns) == STORE_OK);
+  CHECK(strstr(fns, "K:2:") && strstr(fns, "APP::L:1:") && strlen(fns) < 40);
+  /* a bad call: nothing of the others written */
+  v[1].signature = "\xff";
+  CHECK(store_traffic_record_many(s, v + 0, 2, 0, many) == STORE_EINVAL && many[0] == 0);
+  v[1].signature = "fixnum";
+  v[0].request = NULL;
+  CHECK(store_traffic_record_many(s, v, 2, 0, NULL) == STORE_EINVAL);
+  CHECK(store_traffic_record_many(s, NULL, 1, 0, NULL) == STORE_EINVAL);
+  CHECK(store_traffic_record_many(s, v, 0, 0, NULL) == STORE_OK);
+  a = calls_of(s, "K");
+  b = calls_of(s2, "K");
+  CHECK(a.n == 15 && !strcmp(a.text, b.text));   /* 8 fixnum of 15, all 7 string */
+  CHECK(store_traffic_forget(s, "K", 0) == STORE_OK);
+  fns[0] = 0;
+  CHECK(store_traffic_functions(s, take_function, fns) == STORE_OK && !strncmp(fns, "APP::L:1:", 9) &&
+        !strstr(fns, "K:"));
+  CHECK(store_traffic_functions(s, NULL, NULL) == STORE_EINVAL);
+  /* the results' digests by the store: the SHA-256 of each result kept */
+  store_traffic_offer h[3] = {{"H", "fixnum", "(h 1)", "one", {9}, 1, 0}, {"H", "fixnum", "(h 2)", "two", {9}, 2, 0},
+                              {"H", "string", "(h \"x\")", "", {9}, 3, 0}};
+  CHECK(store_traffic_record_many(s, h, 3, STORE_TRAFFIC_HASH_RESULT | STORE_GROUP_SYNC_LATER, many) == STORE_OK);
+  Digests dg = {0};
+  CHECK(store_traffic_list(s, "H", take_digest, &dg) == STORE_OK && dg.n == 3);
+  for (int i = 0; i < 3; i++) {
+    uint8_t want[32];
+    CHECK(store_digest(h[i].result, strlen(h[i].result), want) == STORE_OK);
+    int found = 0;
+    for (int k = 0; k < dg.n; k++) found |= !strcmp(dg.req[k], h[i].request) && !memcmp(dg.d[k], want, 32);
+    CHECK(found);
+  }
+  CHECK(store_traffic_record_many(s, h, 1, 0x400, NULL) == STORE_EINVAL);   /* an unknown flag */
+  CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
+  store_close(s);
+  store_close(s2);
+  rm_store(dir);
+  rm_store(dir2);
+}
+
 /* ---- the migration from format 3 */
 
 static int drop_db(const char *dir, const char *db) {
@@ -760,6 +842,7 @@ int main(void) {
   test_journal();
   test_repair_group();
   test_traffic();
+  test_traffic_many();
   test_migration();
   test_damage();
   return CHECK_DONE();

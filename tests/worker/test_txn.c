@@ -914,7 +914,7 @@ static void test_repair_restarts(void) {
 
 /* An action whose source is read and evaluated in package `package`. */
 static txn_Reason attempt_in(txn_World *W, const char *source, const char *package, txn_Outcome *o) {
-  txn_Request rq = {TXN_ACTION, txn_generation(W), source, 0, NULL, package, 0, 0};
+  txn_Request rq = {TXN_ACTION, txn_generation(W), source, 0, NULL, package, 0, 0, 0};
   return txn_run(W, &rq, NULL, NULL, o);
 }
 
