@@ -315,6 +315,7 @@ void dshadow_forked(Daemon *D, json_t *m) {
 
 /* The report is whole: checked, its changes compared with CURRENT. */
 static void reported(Daemon *D, DShadow *s) {
+  dworker_trace(D, "R", s->text, s->len);
   json_error_t je;
   json_t *r = jtext_load(s->text, s->len, JSON_REJECT_DUPLICATES, &je);
   vouch_Fail f = {0};

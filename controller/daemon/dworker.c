@@ -38,6 +38,8 @@ static void trace_text(Daemon *D, const char *way, const char *text, size_t n) {
   fclose(f);
 }
 
+void dworker_trace(Daemon *D, const char *way, const char *text, size_t n) { trace_text(D, way, text, n); }
+
 static void trace(Daemon *D, const char *way, json_t *m) {
   if (!D->wire_trace) return;
   char *t = json_dumps(m, JSON_COMPACT);
