@@ -52,6 +52,9 @@
 
 enum { SH_QUEUED, SH_FORKING, SH_RUNNING, SH_ANSWERED };
 
+static const char NO_GATE[] = "the worker cannot make shadows: its sandbox has no fork gate on this system "
+                              "(seccomp's user notification: Linux 5.7 and libseccomp 2.5 or later)";
+
 struct DShadow {
   DShadow *next;
   uint32_t id;
@@ -146,8 +149,7 @@ int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void
     return -1;
   }
   if (X->listener < 0 && D->live.w.fd >= 0 && D->live.wait != W_START) {
-    snprintf(err, errlen, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's "
-             "user notification, Linux 5.7 and libseccomp 2.5 or later)");
+    snprintf(err, errlen, "%s", NO_GATE);
     return -1;
   }
   DShadow *s = calloc(1, sizeof *s);
@@ -207,8 +209,7 @@ int dshadow_pump(Daemon *D) {
   DShadow *s = next_queued(X);
   if (!s || D->stopping || D->live.wait != W_NONE || D->live.in_pause || D->live.w.fd < 0) return 0;
   if (X->listener < 0) {
-    fail_queued(D, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's user "
-                   "notification, Linux 5.7 and libseccomp 2.5 or later)");
+    fail_queued(D, NO_GATE);
     return 0;
   }
   if (X->running >= WIRE_SHADOWS_MAX || dgroup_holds(D)) return 0;
@@ -479,7 +480,11 @@ int dshadow_watch(Daemon *D) {
   return dpoll_add(D->poll, D->live.w.report, DPOLL_IN, RANK_WORKER_ERR, report_ready, D);
 }
 
-void dshadow_started(Daemon *D) { drain(D); }
+void dshadow_started(Daemon *D) {
+  drain(D);
+  if (D->shadows.listener < 0)   /* those waiting would wait for ever */
+    fail_queued(D, NO_GATE);
+}
 
 void dshadow_unwatch(Daemon *D) {
   Shadows *X = &D->shadows;

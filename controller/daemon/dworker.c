@@ -507,6 +507,9 @@ void dworker_stop(Daemon *D) {
     trace(D, ">", m);
     json_decref(m);
   }
+  /* (a rollback's replacement: its shadows end with it; at the kernel's
+  ** stop none is left by now) */
+  dshadow_worker_gone(D, "was replaced (a rollback changed the live world)");
   unwatch(&D->live);
   wproc_stop(&D->live.w, D->live.wait == W_START);  /* mid start-up: nothing to lose */
 }
