@@ -280,6 +280,28 @@ try:
     rc, out = evaluate(S, '(twice 21)')
     ok('hostile-live-serves', rc == 0 and out.strip() == '42', out)
 
+    # ------------------------------------------------------------ back to back, beside calls
+    # (a shadow's report and its end may come before the worker's shadowed
+    # frame is read: every order of the three must hold)
+    burst = []
+
+    def verifier():
+        for _ in range(40):
+            burst.append(verify(S, 'nil'))
+    t = threading.Thread(target=verifier)
+    t.start()
+    calls = 0
+    while t.is_alive():
+        rc, out = evaluate(S, '(twice %d)' % calls)
+        ok('burst-call', rc == 0 and out.strip() == str(2 * calls), out)
+        calls += 1
+    t.join()
+    ok('burst-all-reported', len(burst) == 40 and all(r and r.get('ok') and r['report']['identical'] for r in burst),
+       [r for r in burst if not (r and r.get('ok'))][:2])
+    st = status(S)
+    ok('burst-same-worker', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0, st)
+    ok('burst-no-shadow-left', children(st['worker_pid']) == [], children(st['worker_pid']))
+
     # ------------------------------------------------------------ the live worker cannot fork
     for n, what, why in [(2, 'fork', 'signal 31'), (6, 'clone', 'signal 31'),
                          (5, 'fork-flags', 'broke the frame rule process')]:

@@ -391,7 +391,7 @@ static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
     if (b[0] == WIRE_REC_END) reported(D, s);
   } else if (b[0] == WIRE_REC_EXITED && k == 4) {
     int st = (int)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-    if (s->state == SH_FORKING) {   /* its shadowed frame is still to be read */
+    if (X->forking == s) {   /* its shadowed frame is still to be read (and its pid checked) */
       s->exited = 1;
       s->status = st;
       return;
@@ -538,8 +538,9 @@ void dshadow_check(Daemon *D) {
   int sent = 0, forking = 0;
   for (const DShadow *s = X->first; s; s = s->next) {
     sent += s->sent;
-    forking += s->state == SH_FORKING;
+    forking += X->forking == s;   /* (its report may have come first: answered, still forking) */
     DAEMON_ASSERT(s->state != SH_FORKING || X->forking == s);
+    DAEMON_ASSERT(X->forking != s || s->sent);
   }
   DAEMON_ASSERT(sent == X->running);
   for (const DShadow *s = X->first; s; s = s->next) DAEMON_ASSERT(s->sent == (s->state != SH_QUEUED) || s->state == SH_ANSWERED);
