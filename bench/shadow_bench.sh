@@ -47,12 +47,25 @@ def rss_mib(pid):
     return 0
 
 
-print('| live conses | worker RSS (MiB) | verify median (ms) | max (ms) | shadow elapsed_ms (median) |')
-print('|---|---|---|---|---|')
+def verify_ms():
+    t0 = time.perf_counter()
+    r = request({'op': 'verify', 'definitions': 'nil'})
+    assert r.get('ok') and r['report']['identical'], r
+    return (time.perf_counter() - t0) * 1000
+
+
+print('| live conses | worker RSS (MiB) | first verify (ms) | verify median (ms) | max (ms) | shadow elapsed_ms (median) |')
+print('|---|---|---|---|---|---|')
 for n in (1000, 10000, 100000, 1000000):
     r = request({'op': 'call', 'source': '(progn (defparameter *heap* (make-list %d :initial-element 1)) t)' % n})
     assert r.get('ok'), r
     pid = request({'op': 'status'})['worker_pid']
+    # the first shadow after the heap grew collects the garbage the live
+    # worker has not collected yet (its next call would): it pays for it;
+    # a few calls that allocate let the live worker collect, as it serves
+    first = verify_ms()
+    for _ in range(3):
+        assert request({'op': 'call', 'source': '(length (make-list 200000))'}).get('ok')
     times, inner = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -60,8 +73,8 @@ for n in (1000, 10000, 100000, 1000000):
         times.append((time.perf_counter() - t0) * 1000)
         assert r.get('ok') and r['report']['identical'], r
         inner.append(r['report']['elapsed_ms'])
-    print('| %d | %.0f | %.1f | %.1f | %d |' % (n, rss_mib(pid), statistics.median(times), max(times),
-                                              statistics.median(inner)))
+    print('| %d | %.0f | %.1f | %.1f | %.1f | %d |' % (n, rss_mib(pid), first, statistics.median(times), max(times),
+                                                    statistics.median(inner)))
 
 # calls answered while shadows of the largest heap are made back to back
 def calls_for(seconds):
