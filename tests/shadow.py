@@ -378,6 +378,19 @@ try:
     st = status(L)
     ok('loop-live-worker', st['worker_pid'] == pid and st['worker_restarts'] == 0, st)
 
+    # three at once: two shadows alive at most, the third waits its turn
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        verify(L, '(defun one () 1)', '(loop)', [], timeout_ms=1500 * SLOW))) for _ in range(3)]
+    for th in threads:
+        th.start()
+    most = 0
+    while any(th.is_alive() for th in threads):
+        most = max(most, len(children(pid)))
+        time.sleep(0.01)
+    ok('three-at-most-two', most == 2, most)
+    ok('three-all-timed-out', len(results) == 3 and all(r and r.get('code') == 'timeout' for r in results), results)
+
     # the kernel stops with a shadow running: none is left behind
     result = {}
     t = threading.Thread(target=lambda: result.update(r=verify(L, '(defun one () 1)', '(loop)', [],
