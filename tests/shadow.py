@@ -414,6 +414,9 @@ try:
         except subprocess.TimeoutExpired:
             pass
     ok('stop-kernel-exited', all(p.poll() == 0 for p in kernels[-1:]), [p.poll() for p in kernels])
+    # (a sanitizer build: nothing reported by the kernels, their workers, or the shadows)
+    m = re.search(r'.*(AddressSanitizer|LeakSanitizer|runtime error).*', log_text())
+    ok('no-sanitizer-reports', not m, m and m.group(0))
 finally:
     for s in [os.path.join(tmp, d) for d in ('s', 'foreign', 'libc', 'loop')]:
         if os.path.exists(os.path.join(s, 'kernel.sock')):
