@@ -285,6 +285,12 @@ void dshadow_forked(Daemon *D, json_t *m) {
   s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
   s->t0 = daemon_now();
   if (s->state == SH_FORKING) s->state = SH_RUNNING;   /* (its whole report may have come first) */
+  if (s->exited) {   /* it ended, and was reaped, before this answer was read */
+    dlog(D, "verification %" PRIu32 ": shadow %d ended", s->id, (int)s->pid);
+    if (s->state != SH_ANSWERED) ended(D, s, s->status);
+    shadow_free(D, s);
+    return;
+  }
   /* Held by a pidfd, once known to be the worker's child: a kill can
   ** never reach another process that reused the pid.  Gone already (its
   ** X record may even be read): nothing to hold or kill. */
@@ -305,11 +311,6 @@ void dshadow_forked(Daemon *D, json_t *m) {
   }
   s->pidfd = fd;
   dlog(D, "verification %" PRIu32 ": shadow %d running", s->id, (int)s->pid);
-  if (s->exited) {   /* it ended (and was reaped) before its answer was read */
-    if (s->state != SH_ANSWERED) ended(D, s, s->status);
-    shadow_free(D, s);
-    return;
-  }
   if (s->state == SH_RUNNING)
     s->timer = dpoll_timer(D->poll, s->t0 + (double)s->timeout_ms / 1000.0, timed_out, s);
 }
@@ -404,7 +405,7 @@ static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
 /* Read every record the report socket holds now. */
 static void drain(Daemon *D) {
   int fd = D->live.w.report;
-  static unsigned char buf[WIRE_RECORD_MAX + 1];
+  unsigned char buf[WIRE_RECORD_MAX + 1];   /* (one more: a longer one is no record) */
   while (fd >= 0) {
     union { struct cmsghdr h; char b[CMSG_SPACE(4 * sizeof(int))]; } ctl;
     struct iovec iov = {buf, sizeof buf};
