@@ -302,6 +302,39 @@ try:
     ok('burst-same-worker', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0, st)
     ok('burst-no-shadow-left', children(st['worker_pid']) == [], children(st['worker_pid']))
 
+    # a verification asked for in the middle of a flood of pipelined calls
+    # goes at the worker's next quiescent point, not after the flood
+    flood = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    flood.connect(os.path.join(S, 'kernel.sock'))
+    n_flood = 3000
+    sender = threading.Thread(target=lambda: flood.sendall(
+        b''.join(b'{"op":"call","id":%d,"source":"(twice 1)"}\n' % i for i in range(n_flood))))
+    sender.start()
+    got = {'calls': 0}
+
+    def reader():
+        buf = b''
+        while got['calls'] < n_flood:
+            chunk = flood.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            got['calls'] += chunk.count(b'\n')
+        got['last'] = time.time()
+    rd = threading.Thread(target=reader)
+    rd.start()
+    while got['calls'] < 50:
+        time.sleep(0.001)
+    r = verify(S, 'nil')
+    got['verify'] = time.time()
+    calls_by_then = got['calls']
+    sender.join()
+    rd.join(120 * SLOW)
+    flood.close()
+    ok('flood-verified', r and r.get('ok') is True, r)
+    ok('flood-not-starved', got['calls'] == n_flood and calls_by_then < n_flood and got['verify'] < got['last'],
+       (calls_by_then, got))
+
     # ------------------------------------------------------------ the live worker cannot fork
     for n, what, why in [(2, 'fork', 'signal 31'), (6, 'clone', 'signal 31'),
                          (5, 'fork-flags', 'broke the frame rule process')]:
