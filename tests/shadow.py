@@ -132,6 +132,16 @@ def children(pid):
     return out
 
 
+def reaped(pid):
+    """No child of pid is left, once its worker reaped them (a shadow's
+    report may come a moment before it has exited)."""
+    for _ in range(int(100 * SLOW)):
+        if not children(pid):
+            return []
+        time.sleep(0.05)
+    return children(pid)
+
+
 def alive(pid):
     """pid is a process, running or a zombie nobody reaped."""
     return bool(pid) and os.path.exists('/proc/%d' % pid)
@@ -191,7 +201,7 @@ try:
     ok('good-generation-unchanged', after['generation'] == before['generation'] and
        after['revision'] == before['revision'] and r.get('generation') == before['generation'], (before, after, r))
     ok('good-same-worker', after['worker_pid'] == before['worker_pid'] and after['worker_restarts'] == 0, after)
-    ok('good-shadow-gone', children(after['worker_pid']) == [], children(after['worker_pid']))
+    ok('good-shadow-gone', reaped(after['worker_pid']) == [], children(after['worker_pid']))
     ok('good-logged', re.search(r'verification \d+: reported', log_text()), log_text()[-1000:])
 
     # identical to the live definition
@@ -276,7 +286,7 @@ try:
     st = status(S)
     ok('hostile-live-worker-untouched', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0 and
        st['generation'] == base['generation'], (base, st))
-    ok('hostile-no-shadow-left', children(st['worker_pid']) == [], children(st['worker_pid']))
+    ok('hostile-no-shadow-left', reaped(st['worker_pid']) == [], children(st['worker_pid']))
     rc, out = evaluate(S, '(twice 21)')
     ok('hostile-live-serves', rc == 0 and out.strip() == '42', out)
 
@@ -300,7 +310,7 @@ try:
        [r for r in burst if not (r and r.get('ok'))][:2])
     st = status(S)
     ok('burst-same-worker', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0, st)
-    ok('burst-no-shadow-left', children(st['worker_pid']) == [], children(st['worker_pid']))
+    ok('burst-no-shadow-left', reaped(st['worker_pid']) == [], children(st['worker_pid']))
 
     # a verification asked for in the middle of a flood of pipelined calls
     # goes at the worker's next quiescent point, not after the flood
@@ -412,6 +422,7 @@ try:
     ok('loop-live-worker', st['worker_pid'] == pid and st['worker_restarts'] == 0, st)
 
     # three at once: two shadows alive at most, the third waits its turn
+    ok('loop-reaped', reaped(pid) == [], children(pid))
     results = []
     threads = [threading.Thread(target=lambda: results.append(
         verify(L, '(defun one () 1)', '(loop)', [], timeout_ms=1500 * SLOW))) for _ in range(3)]
@@ -425,6 +436,7 @@ try:
     ok('three-all-timed-out', len(results) == 3 and all(r and r.get('code') == 'timeout' for r in results), results)
 
     # the kernel stops with a shadow running: none is left behind
+    ok('three-reaped', reaped(pid) == [], children(pid))
     result = {}
     t = threading.Thread(target=lambda: result.update(r=verify(L, '(defun one () 1)', '(loop)', [],
                                                                    timeout_ms=600000)))
