@@ -132,6 +132,16 @@ def children(pid):
     return out
 
 
+def reaped(pid):
+    """No child of pid is left, once its worker reaped them (a shadow's
+    report may come a moment before it has exited)."""
+    for _ in range(int(100 * SLOW)):
+        if not children(pid):
+            return []
+        time.sleep(0.05)
+    return children(pid)
+
+
 def alive(pid):
     """pid is a process, running or a zombie nobody reaped."""
     return bool(pid) and os.path.exists('/proc/%d' % pid)
@@ -191,7 +201,7 @@ try:
     ok('good-generation-unchanged', after['generation'] == before['generation'] and
        after['revision'] == before['revision'] and r.get('generation') == before['generation'], (before, after, r))
     ok('good-same-worker', after['worker_pid'] == before['worker_pid'] and after['worker_restarts'] == 0, after)
-    ok('good-shadow-gone', children(after['worker_pid']) == [], children(after['worker_pid']))
+    ok('good-shadow-gone', reaped(after['worker_pid']) == [], children(after['worker_pid']))
     ok('good-logged', re.search(r'verification \d+: reported', log_text()), log_text()[-1000:])
 
     # identical to the live definition
@@ -276,9 +286,64 @@ try:
     st = status(S)
     ok('hostile-live-worker-untouched', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0 and
        st['generation'] == base['generation'], (base, st))
-    ok('hostile-no-shadow-left', children(st['worker_pid']) == [], children(st['worker_pid']))
+    ok('hostile-no-shadow-left', reaped(st['worker_pid']) == [], children(st['worker_pid']))
     rc, out = evaluate(S, '(twice 21)')
     ok('hostile-live-serves', rc == 0 and out.strip() == '42', out)
+
+    # ------------------------------------------------------------ back to back, beside calls
+    # (a shadow's report and its end may come before the worker's shadowed
+    # frame is read: every order of the three must hold)
+    burst = []
+
+    def verifier():
+        for _ in range(40):
+            burst.append(verify(S, 'nil'))
+    t = threading.Thread(target=verifier)
+    t.start()
+    calls = 0
+    while t.is_alive():
+        rc, out = evaluate(S, '(twice %d)' % calls)
+        ok('burst-call', rc == 0 and out.strip() == str(2 * calls), out)
+        calls += 1
+    t.join()
+    ok('burst-all-reported', len(burst) == 40 and all(r and r.get('ok') and r['report']['identical'] for r in burst),
+       [r for r in burst if not (r and r.get('ok'))][:2])
+    st = status(S)
+    ok('burst-same-worker', st['worker_pid'] == base['worker_pid'] and st['worker_restarts'] == 0, st)
+    ok('burst-no-shadow-left', reaped(st['worker_pid']) == [], children(st['worker_pid']))
+
+    # a verification asked for in the middle of a flood of pipelined calls
+    # goes at the worker's next quiescent point, not after the flood
+    flood = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    flood.connect(os.path.join(S, 'kernel.sock'))
+    n_flood = 3000
+    sender = threading.Thread(target=lambda: flood.sendall(
+        b''.join(b'{"op":"call","id":%d,"source":"(twice 1)"}\n' % i for i in range(n_flood))))
+    sender.start()
+    got = {'calls': 0}
+
+    def reader():
+        buf = b''
+        while got['calls'] < n_flood:
+            chunk = flood.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            got['calls'] += chunk.count(b'\n')
+        got['last'] = time.time()
+    rd = threading.Thread(target=reader)
+    rd.start()
+    while got['calls'] < 50:
+        time.sleep(0.001)
+    r = verify(S, 'nil')
+    got['verify'] = time.time()
+    calls_by_then = got['calls']
+    sender.join()
+    rd.join(120 * SLOW)
+    flood.close()
+    ok('flood-verified', r and r.get('ok') is True, r)
+    ok('flood-not-starved', got['calls'] == n_flood and calls_by_then < n_flood and got['verify'] < got['last'],
+       (calls_by_then, got))
 
     # ------------------------------------------------------------ the live worker cannot fork
     for n, what, why in [(2, 'fork', 'signal 31'), (6, 'clone', 'signal 31'),
@@ -356,7 +421,22 @@ try:
     st = status(L)
     ok('loop-live-worker', st['worker_pid'] == pid and st['worker_restarts'] == 0, st)
 
+    # three at once: two shadows alive at most, the third waits its turn
+    ok('loop-reaped', reaped(pid) == [], children(pid))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        verify(L, '(defun one () 1)', '(loop)', [], timeout_ms=1500 * SLOW))) for _ in range(3)]
+    for th in threads:
+        th.start()
+    most = 0
+    while any(th.is_alive() for th in threads):
+        most = max(most, len(children(pid)))
+        time.sleep(0.01)
+    ok('three-at-most-two', most == 2, most)
+    ok('three-all-timed-out', len(results) == 3 and all(r and r.get('code') == 'timeout' for r in results), results)
+
     # the kernel stops with a shadow running: none is left behind
+    ok('three-reaped', reaped(pid) == [], children(pid))
     result = {}
     t = threading.Thread(target=lambda: result.update(r=verify(L, '(defun one () 1)', '(loop)', [],
                                                                    timeout_ms=600000)))
@@ -379,6 +459,9 @@ try:
         except subprocess.TimeoutExpired:
             pass
     ok('stop-kernel-exited', all(p.poll() == 0 for p in kernels[-1:]), [p.poll() for p in kernels])
+    # (a sanitizer build: nothing reported by the kernels, their workers, or the shadows)
+    m = re.search(r'.*(AddressSanitizer|LeakSanitizer|runtime error).*', log_text())
+    ok('no-sanitizer-reports', not m, m and m.group(0))
 finally:
     for s in [os.path.join(tmp, d) for d in ('s', 'foreign', 'libc', 'loop')]:
         if os.path.exists(os.path.join(s, 'kernel.sock')):

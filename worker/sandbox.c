@@ -47,14 +47,6 @@
 #include <seccomp.h>
 #include "worker.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define WORKER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WORKER_ASAN 1
-#endif
-#endif
-
 #define WORKER_AS_LIMIT ((rlim_t)2 << 30)
 #define WORKER_CPU_LIMIT ((rlim_t)3600)
 

@@ -144,7 +144,7 @@ static scmp_filter_ctx own_rules(void) {
   ALLOW(exit);
   ALLOW(exit_group);
   ALLOW(tgkill);   /* abort(): the worker's filter lets it reach the worker's pid only, so a shadow's dies of SIGSYS */
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef WORKER_ASAN
   ALLOW(sigaltstack);
   ALLOW(rt_sigaction);
   ALLOW(getrlimit);

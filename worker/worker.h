@@ -55,6 +55,16 @@ void outbox_stop(Outbox *o);
 ** progress page is left alone). */
 worker_Progress *worker_progress_map(void);
 
+/* AddressSanitizer's build: its runtime needs a few more system calls
+** (the filters allow them: sandbox.c, shadow.c). */
+#if defined(__SANITIZE_ADDRESS__)
+#define WORKER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WORKER_ASAN 1
+#endif
+#endif
+
 /* The flags of the one clone a worker makes: glibc's fork() (a process,
 ** never a thread: no CLONE_VM, no CLONE_THREAD). */
 #define WORKER_FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)

@@ -6,7 +6,8 @@
 ** libraries -> enter the sandbox -> receive
 ** "init" and CURRENT's entries ("import" frames) -> "start": check the
 ** baseline, answer "ready" -> serve requests one at a time ("attempts" is
-** a batch of application calls, served as consecutive attempts).
+** a batch of application calls, served as consecutive attempts; "shadow"
+** forks a copy that verifies a candidate and reports by itself, shadow.c).
 **
 ** Commits.  An accepted attempt awaits the kernel's "commit" (its revision
 ** is durable) or "restore" (it is not).  With "stack": N in "init" (the

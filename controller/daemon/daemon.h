@@ -916,6 +916,9 @@ int dworker_send(Daemon *D, json_t *m);  /* steals m; -1 when it died (handled) 
 int dworker_send_text(Daemon *D, const char *text, size_t n);
 void dworker_died(Daemon *D);
 void dworker_stop(Daemon *D);          /* ask it to exit, then reap it */
+/* A line of JITI_WIRE_TRACE's file (way: ">" sent, "<" received, "R" a
+** shadow's report as it came); nothing without one. */
+void dworker_trace(Daemon *D, const char *way, const char *text, size_t n);
 
 /* `jiti kernel --store DIR ...` (dloop.c): its exit status (cli.h). */
 int cmd_kernel(int argc, char **argv);

@@ -52,6 +52,9 @@
 
 enum { SH_QUEUED, SH_FORKING, SH_RUNNING, SH_ANSWERED };
 
+static const char NO_GATE[] = "the worker cannot make shadows: its sandbox has no fork gate on this system "
+                              "(seccomp's user notification: Linux 5.7 and libseccomp 2.5 or later)";
+
 struct DShadow {
   DShadow *next;
   uint32_t id;
@@ -146,8 +149,7 @@ int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void
     return -1;
   }
   if (X->listener < 0 && D->live.w.fd >= 0 && D->live.wait != W_START) {
-    snprintf(err, errlen, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's "
-             "user notification, Linux 5.7 and libseccomp 2.5 or later)");
+    snprintf(err, errlen, "%s", NO_GATE);
     return -1;
   }
   DShadow *s = calloc(1, sizeof *s);
@@ -207,8 +209,7 @@ int dshadow_pump(Daemon *D) {
   DShadow *s = next_queued(X);
   if (!s || D->stopping || D->live.wait != W_NONE || D->live.in_pause || D->live.w.fd < 0) return 0;
   if (X->listener < 0) {
-    fail_queued(D, "the worker cannot make shadows: its sandbox has no fork gate on this system (seccomp's user "
-                   "notification, Linux 5.7 and libseccomp 2.5 or later)");
+    fail_queued(D, NO_GATE);
     return 0;
   }
   if (X->running >= WIRE_SHADOWS_MAX || dgroup_holds(D)) return 0;
@@ -284,6 +285,12 @@ void dshadow_forked(Daemon *D, json_t *m) {
   s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
   s->t0 = daemon_now();
   if (s->state == SH_FORKING) s->state = SH_RUNNING;   /* (its whole report may have come first) */
+  if (s->exited) {   /* it ended, and was reaped, before this answer was read */
+    dlog(D, "verification %" PRIu32 ": shadow %d ended", s->id, (int)s->pid);
+    if (s->state != SH_ANSWERED) ended(D, s, s->status);
+    shadow_free(D, s);
+    return;
+  }
   /* Held by a pidfd, once known to be the worker's child: a kill can
   ** never reach another process that reused the pid.  Gone already (its
   ** X record may even be read): nothing to hold or kill. */
@@ -304,17 +311,13 @@ void dshadow_forked(Daemon *D, json_t *m) {
   }
   s->pidfd = fd;
   dlog(D, "verification %" PRIu32 ": shadow %d running", s->id, (int)s->pid);
-  if (s->exited) {   /* it ended (and was reaped) before its answer was read */
-    if (s->state != SH_ANSWERED) ended(D, s, s->status);
-    shadow_free(D, s);
-    return;
-  }
   if (s->state == SH_RUNNING)
     s->timer = dpoll_timer(D->poll, s->t0 + (double)s->timeout_ms / 1000.0, timed_out, s);
 }
 
 /* The report is whole: checked, its changes compared with CURRENT. */
 static void reported(Daemon *D, DShadow *s) {
+  dworker_trace(D, "R", s->text, s->len);
   json_error_t je;
   json_t *r = jtext_load(s->text, s->len, JSON_REJECT_DUPLICATES, &je);
   vouch_Fail f = {0};
@@ -389,7 +392,7 @@ static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
     if (b[0] == WIRE_REC_END) reported(D, s);
   } else if (b[0] == WIRE_REC_EXITED && k == 4) {
     int st = (int)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-    if (s->state == SH_FORKING) {   /* its shadowed frame is still to be read */
+    if (X->forking == s) {   /* its shadowed frame is still to be read (and its pid checked) */
       s->exited = 1;
       s->status = st;
       return;
@@ -402,7 +405,7 @@ static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
 /* Read every record the report socket holds now. */
 static void drain(Daemon *D) {
   int fd = D->live.w.report;
-  static unsigned char buf[WIRE_RECORD_MAX + 1];
+  unsigned char buf[WIRE_RECORD_MAX + 1];   /* (one more: a longer one is no record) */
   while (fd >= 0) {
     union { struct cmsghdr h; char b[CMSG_SPACE(4 * sizeof(int))]; } ctl;
     struct iovec iov = {buf, sizeof buf};
@@ -478,7 +481,11 @@ int dshadow_watch(Daemon *D) {
   return dpoll_add(D->poll, D->live.w.report, DPOLL_IN, RANK_WORKER_ERR, report_ready, D);
 }
 
-void dshadow_started(Daemon *D) { drain(D); }
+void dshadow_started(Daemon *D) {
+  drain(D);
+  if (D->shadows.listener < 0)   /* those waiting would wait for ever */
+    fail_queued(D, NO_GATE);
+}
 
 void dshadow_unwatch(Daemon *D) {
   Shadows *X = &D->shadows;
@@ -532,8 +539,9 @@ void dshadow_check(Daemon *D) {
   int sent = 0, forking = 0;
   for (const DShadow *s = X->first; s; s = s->next) {
     sent += s->sent;
-    forking += s->state == SH_FORKING;
+    forking += X->forking == s;   /* (its report may have come first: answered, still forking) */
     DAEMON_ASSERT(s->state != SH_FORKING || X->forking == s);
+    DAEMON_ASSERT(X->forking != s || s->sent);
   }
   DAEMON_ASSERT(sent == X->running);
   for (const DShadow *s = X->first; s; s = s->next) DAEMON_ASSERT(s->sent == (s->state != SH_QUEUED) || s->state == SH_ANSWERED);

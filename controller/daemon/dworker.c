@@ -38,6 +38,8 @@ static void trace_text(Daemon *D, const char *way, const char *text, size_t n) {
   fclose(f);
 }
 
+void dworker_trace(Daemon *D, const char *way, const char *text, size_t n) { trace_text(D, way, text, n); }
+
 static void trace(Daemon *D, const char *way, json_t *m) {
   if (!D->wire_trace) return;
   char *t = json_dumps(m, JSON_COMPACT);
@@ -505,6 +507,9 @@ void dworker_stop(Daemon *D) {
     trace(D, ">", m);
     json_decref(m);
   }
+  /* (a rollback's replacement: its shadows end with it; at the kernel's
+  ** stop none is left by now) */
+  dshadow_worker_gone(D, "was replaced (a rollback changed the live world)");
   unwatch(&D->live);
   wproc_stop(&D->live.w, D->live.wait == W_START);  /* mid start-up: nothing to lose */
 }

@@ -7,7 +7,9 @@
 ** header merely claims.  Every frame read is then checked as the kernel
 ** checks its worker's (engine/vouch.c: the frames a compromised worker
 ** forges), against an expectation the input's first byte picks: a frame
-** is accepted or refused with a rule, whatever it holds.
+** is accepted or refused with a rule, whatever it holds.  A frame with
+** "definitions" is taken for a shadow's report (which comes on the report
+** socket, not as a frame: its records hold the same JSON).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +30,12 @@ static void vouch(json_t *m, const unsigned char *blob, size_t bloblen, uint8_t 
   vouch_Expect x = {.op = ops[k % 6], .invariant = "pos", .gen = 5, .steps = 1u + (k >> 3 & 6u),
                     .pausable = k % 6 == 1, .pause_no = k >> 6 & 1, .pause_max = k >> 6 & 1, .with_gen = k >> 4 & 1, .stacked = k >> 5 & 1};
   vouch_Fail f;
+  if (json_object_get(m, "definitions")) {
+    vouch_report(m, k & 3, &f);
+    return;
+  }
   switch (wire_event_of(m)) {
+    case WIRE_SHADOWED: case WIRE_ERROR: vouch_shadowed(m, &f); break;
     case WIRE_READY: vouch_ready(m, 5, &grant, &f); break;
     case WIRE_PAUSED: vouch_paused(m, &x, &f); break;
     case WIRE_OUTCOME: vouch_outcome(&checker, m, blob, bloblen, &x, &f); break;

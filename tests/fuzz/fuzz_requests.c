@@ -33,7 +33,7 @@ static void setup(void) {
   }
   D.dir = keep;
   limits_default(&D.limits);
-  D.lfd = D.spare_fd = D.live.w.fd = D.live.w.err.fd = -1;  /* no worker */
+  D.lfd = D.spare_fd = D.live.w.fd = D.live.w.err.fd = D.live.w.report = D.shadows.listener = -1;  /* no worker */
   D.live.D = &D;
   D.live.role = "worker";
   if (!(D.poll = dpoll_open())) abort();
@@ -98,6 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   drop_queue(&D.txq);
   drop_queue(&D.queryq);
   drop_queue(&D.cmdq);
+  dshadow_stop(&D);   /* verifications queued: answered (shutting-down), dropped */
+  drain();
   for (size_t i = 0; i < D.events.n; i++) json_decref(D.events.ev[i]);
   D.events.n = 0;
   D.log.len = 0;

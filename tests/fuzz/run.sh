@@ -106,7 +106,9 @@ reqs += ['{"op":"call","id":"c","key":"k","source":"(+ 1 2)","limits":{"fuel":10
          '{"op":"interrupt","id":6,"key":"k"}',
          '{"op":"repair-policy","id":7,"action":"enable","selector":"app::run","mode":"pause",'
          '"expected":[{"kind":"condition","text":"E"}]}',
-         '{"op":"repair-policy","id":8,"action":"list"}']
+         '{"op":"repair-policy","id":8,"action":"list"}',
+         '{"op":"verify","id":9,"definitions":"(defun f (x) x)","repro":"(f 1)","replay":["(f 2)"],'
+         '"timeout_ms":5000}']
 for i, r in enumerate(reqs):
     open(os.path.join(out, 'req-%04d' % i), 'w').write(r + '\n')
 open(os.path.join(out, 'pipelined'), 'w').write('\n'.join(reqs[:20]) + '\n')

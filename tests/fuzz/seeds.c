@@ -107,6 +107,13 @@ int main(int argc, char **argv) {
      "\"locals\":[{\"name\":\"X\",\"value\":\"1\"}]}],\"restarts\":[{\"id\":\"p1-0\",\"name\":\"ABORT\",\"report\":\"\",\"lambda_list\":\"\"}],"
      "\"steps_used\":0,\"step_budget\":20}}", NULL},
     {"{\"event\":\"committed\",\"generation\":6,\"status\":\"idle\"}", NULL},
+    /* a shadow forked, and a report (the report socket's JSON) */
+    {"{\"event\":\"shadowed\",\"pid\":4242}", NULL},
+    {"{\"definitions\":{\"ok\":true},\"changes\":[{\"kind\":\"function\",\"name\":\"F\",\"hash\":\"ab\","
+     "\"removed\":false}],\"repro\":{\"ok\":false,\"reason\":\"error\",\"condition\":\"TYPE-ERROR\",\"report\":\"r\"},"
+     "\"invariants\":{\"ok\":true,\"failed\":[]},\"replay\":[{\"request\":\"(f 1)\",\"baseline\":{\"ok\":true,"
+     "\"value\":\"1\"},\"baseline_again\":{\"ok\":true,\"value\":\"1\"},\"candidate\":{\"ok\":true,\"values\":[]},"
+     "\"stable\":true,\"differs\":true}],\"elapsed_ms\":3}", NULL},
     {"{\"event\":\"ready\",\"generation\":5,\"status\":\"idle\",\"message\":\"\",\"foreign\":{\"granted\":"
      "[\"libm.so.6\"],\"unavailable\":[],\"failed\":[]}}", NULL},
   };

@@ -578,6 +578,27 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote dispense))'}))
     R.run('conformance/repair-policy', repair_policy)
 
+    def verify():
+        # a candidate verified on a shadow of the live worker: its report;
+        # nothing of it in the world, the generation unchanged (tests/shadow.py
+        # has the rest: timeouts, hostile candidates, the live heap)
+        expect_ok(c.request({'op': 'call', 'source': '(defun halve (n) (/ n 2))'}))
+        g = k.gen()
+        r = expect_ok(c.request({'op': 'verify', 'definitions': '(defun halve (n) (values (floor n 2)))',
+                                 'repro': '(halve 3)', 'replay': ['(halve 4)', '(halve 5)', '(car 1)'],
+                                 'timeout_ms': int(30000 * proto.SLOW)}), generation=g)
+        rep = r['report']
+        assert rep['definitions'] == {'ok': True} and rep['identical'] is False, rep
+        assert rep['changed'] == [{'kind': 'function', 'name': 'HALVE', 'removed': False}], rep
+        assert rep['repro'] == {'ok': True, 'value': '1'}, rep
+        assert [(x['stable'], x['differs']) for x in rep['replay']] == [(True, False), (True, True), (True, False)], rep
+        assert rep['replay'][2]['candidate']['condition'] == 'TYPE-ERROR', rep
+        expect_ok(c.request({'op': 'call', 'source': '(halve 5)'}), value='5/2')
+        assert k.gen() == g
+        r = expect_ok(c.request({'op': 'verify', 'definitions': '(defun halve (n) (/ n 2))'}))
+        assert r['report']['identical'] is True and r['report']['repro'] is None, r
+    R.run('conformance/verify', verify)
+
     def outcome_events():
         # calls and previews that publish nothing leave no events: they are counted
         # (one that runs past a second is recorded, so the endless loop gets a

@@ -2,10 +2,12 @@
 a kernel run with JITI_WIRE_TRACE records every frame's JSON both ways while a
 session exercises every kind of frame (start-up, queries, calls and batches,
 a pause with a repair, a refused command, a resume and an abort, a preview,
-invariant changes, an apply, a commit of nothing new, a worker death); then
-every line is validated, the requests against the request branch and the
-answers against the answer branch, and every op and event must have been
-seen (but fatal and error, which a sound kernel does not provoke)."""
+invariant changes, an apply, a commit of nothing new, a verification on a
+shadow, a worker death); then every line is validated, the requests against
+the request branch, the answers against the answer branch and the shadow's
+report (traced as R) against shadow-report, and every op and event must
+have been seen (but fatal and error, which a sound kernel does not
+provoke)."""
 import json
 import os
 import tempfile
@@ -51,6 +53,10 @@ def session(k):
                                  'action': {'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(list 7)'}}))
         else:
             expect_error(c.request({'op': 'act', 'generation': g, 'action': {'type': 'abort'}}), 'aborted')
+    # a verification on a shadow: the shadow frame, shadowed, the report
+    r = expect_ok(c.request({'op': 'verify', 'definitions': '(defun f (x) (list x))', 'repro': '(f 1)',
+                             'replay': ['(f 2)', '(car 1)']}))
+    assert r['report']['replay'][0]['differs'] is True, r
     # a batch: calls sent at once, in one write
     ids = c.send_many([{'op': 'call', 'source': '(world-put :n %d)' % i} for i in range(10)])
     for i in ids:
@@ -72,8 +78,10 @@ def frames():
     doc = S.docs['frames.json']
     resolver = jsonschema.RefResolver.from_schema(doc, store={d['$id']: d for d in S.docs.values()})
     branch = {'>': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/request'}, resolver=resolver),
-              '<': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/answer'}, resolver=resolver)}
-    seen = {'>': set(), '<': set()}
+              '<': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/answer'}, resolver=resolver),
+              'R': jsonschema.Draft202012Validator({'$ref': doc['$id'] + '#/$defs/shadow-report'},
+                                                   resolver=resolver)}
+    seen = {'>': set(), '<': set(), 'R': set()}
     bad = []
     noted = False
     n = 0
@@ -83,7 +91,7 @@ def frames():
             msg = json.loads(text)
             noted |= bool(msg.get('noted'))
             n += 1
-            seen[way].add(msg.get('op') if way == '>' else msg.get('event'))
+            seen[way].add(msg.get('op') if way == '>' else msg.get('event') if way == '<' else 'report')
             with S.lock:
                 errs = list(branch[way].iter_errors(msg))
             if errs:
@@ -91,8 +99,9 @@ def frames():
                 bad.append('%s %s: %s' % (way, proto.snippet(msg, 300), best.message))
     assert not bad, '%d of %d frames do not match docs/schema/frames.json:\n  %s' % (len(bad), n, '\n  '.join(bad[:10]))
     ops = {'init', 'import', 'start', 'observe', 'inspect', 'invariant-list', 'invariant', 'attempt', 'attempts',
-           'command', 'commit', 'exit'}
-    events = {'ready', 'view', 'entry', 'invariants', 'paused', 'outcome', 'committed'}
+           'command', 'commit', 'exit', 'shadow'}
+    events = {'ready', 'view', 'entry', 'invariants', 'paused', 'outcome', 'committed', 'shadowed'}
+    assert seen['R'] == {'report'}, 'no shadow report was traced'
     assert ops <= seen['>'], 'ops never sent: %s' % sorted(ops - seen['>'])
     assert events <= seen['<'], 'events never received: %s' % sorted(events - seen['<'])
     assert noted, 'no outcome noted a call (the traffic sample)'

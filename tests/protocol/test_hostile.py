@@ -481,6 +481,19 @@ def cases():
                                             'intended_changes': 5}, 'invalid-request'))
     add('repair-unknown-incident', bad_request({'op': 'repair', 'incident': 99, 'source': '(defun f ())'},
                                                'not-found', valid=True, message='no incident 99'))
+    add('verify-no-definitions', bad_request({'op': 'verify', 'repro': '1'}, 'invalid-request',
+                                             message='needs "definitions"'))
+    add('verify-definitions-number', bad_request({'op': 'verify', 'definitions': 1}, 'invalid-request'))
+    add('verify-replay-not-array', bad_request({'op': 'verify', 'definitions': '1', 'replay': '(f)'},
+                                               'invalid-request', message='"replay"'))
+    add('verify-replay-too-long', bad_request({'op': 'verify', 'definitions': '1', 'replay': ['1'] * 1001},
+                                              'invalid-request', message='"replay"'))
+    add('verify-timeout-zero', bad_request({'op': 'verify', 'definitions': '1', 'timeout_ms': 0}, 'invalid-request',
+                                           message='"timeout_ms"'))
+    add('verify-timeout-huge', bad_request({'op': 'verify', 'definitions': '1', 'timeout_ms': 3600001},
+                                           'invalid-request', message='"timeout_ms"'))
+    add('verify-unknown-member', bad_request({'op': 'verify', 'definitions': '1', 'generation': 1},
+                                             'invalid-request', message='unknown member'))
     add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
                                            'invalid-request', message='on_error'))
     add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))

@@ -1052,7 +1052,67 @@ static void test_levels_observe(void) {
   txn_close(W);
 }
 
+/* What a shadow does with the world (worker/shadow.c): a candidate kept
+** without its invariants (no_invariants), every invariant run past a
+** failure (txn_invariants_each), calls on top of the candidate each undone
+** alone (txn_restore_newest), the candidate staying below them. */
+typedef struct Fails { char names[4][64]; int n; } Fails;
+
+static void failed_inv(void *ud, const char *name, const char *message) {
+  Fails *f = ud;
+  CHECK(message && strstr(message, name) != NULL);
+  if (f->n < 4) snprintf(f->names[f->n], sizeof f->names[0], "%s", name);
+  f->n++;
+}
+
+static void test_shadow_ops(void) {
+  txn_World *W = txn_open(NULL);
+  txn_set_stacking(W, 4);
+  CHECK(run1(W, "(defvar *n* 1)") == TXN_ACCEPTED);
+  txn_Outcome o;
+  CHECK(txn_invariant_add(W, txn_generation(W), "a-positive", "(> *n* 0)", &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  CHECK(txn_invariant_add(W, txn_generation(W), "b-small", "(< *n* 10)", &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK(txn_commit(W) == 0);
+  uint64_t g = txn_generation(W);
+  Fails f = {0};
+  CHECK(txn_invariants_each(W, failed_inv, &f) == 0 && f.n == 0);
+  /* a candidate that breaks both invariants: kept all the same */
+  txn_Request rq = {TXN_APPLICATION, g, "(setf *n* -20) (defun twice (x) (* 2 x))", 1, NULL, NULL, 0, 1};
+  CHECK(txn_run(W, &rq, NULL, NULL, &o) == TXN_ACCEPTED);
+  CHECK(has_change(&o, JITI_ENTRY_VARIABLE, "*N*") && has_change(&o, JITI_ENTRY_FUNCTION, "TWICE"));
+  txn_outcome_free(&o);
+  CHECK(txn_awaiting(W) == 1);
+  CHECK(txn_invariants_each(W, failed_inv, &f) == 1 && f.n == 1 && !strcmp(f.names[0], "A-POSITIVE"));
+  f.n = 0;
+  /* a call on it (with the invariants, as a client's): refused; another,
+  ** accepted and undone alone */
+  txn_Request call = {TXN_APPLICATION, txn_generation(W), "(twice *n*)", 0, NULL, NULL, 0, 0};
+  CHECK(txn_run(W, &call, NULL, NULL, &o) == TXN_UNSAFE && strstr(o.message, "A-POSITIVE"));
+  txn_outcome_free(&o);
+  CHECK(txn_restore_newest(W) == 0 && txn_awaiting(W) == 0);   /* (the refused call left nothing: the candidate goes) */
+  CHECK(!strcmp(ev(W, "*n*"), "1"));
+  rq.generation = txn_generation(W);
+  rq.source = "(setf *n* 5) (defun twice (x) (* 2 x))";
+  CHECK(txn_run(W, &rq, NULL, NULL, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  call.generation = txn_generation(W);
+  call.source = "(progn (setf *n* 7) (twice *n*))";
+  CHECK(txn_run(W, &call, NULL, NULL, &o) == TXN_ACCEPTED && !strcmp(o.value, "14"));
+  txn_outcome_free(&o);
+  CHECK(txn_awaiting(W) == 2);
+  CHECK(txn_restore_newest(W) == 0 && txn_awaiting(W) == 1);
+  CHECK(!strcmp(ev(W, "*n*"), "5"));   /* the call undone, the candidate kept */
+  CHECK(txn_invariants_each(W, failed_inv, &f) == 0);
+  CHECK(txn_restore_newest(W) == 0 && txn_restore_newest(W) == -1);
+  CHECK(!strcmp(ev(W, "*n*"), "1") && txn_generation(W) == g);
+  txn_close(W);
+}
+
 int main(void) {
+  test_shadow_ops();
   test_levels();
   test_levels_observe();
   test_attempt_package();
