@@ -57,6 +57,10 @@ J eval '(insert-coin 25)' >/dev/null
 t expected-no-incident 1 "insufficient credit: 100 cents needed, 25 inserted" -- J eval '(dispense "A2")'
 t still-no-incident 0 "^no incidents" -- J incidents
 J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+J eval '(stock-product "C1" "sandwich" 200 5)' >/dev/null
+J eval '(insert-coin 100)' >/dev/null; J eval '(insert-coin 100)' >/dev/null
+t exact-sandwich 0 '"sandwich" NIL' -- J eval '(dispense "C1")'
+t recorded 0 '\(dispense "C1"\)' -- J traffic DISPENSE
 bug=$(definition)
 
 # --- ten identical failures are one incident
@@ -106,6 +110,12 @@ t hostile-rejected 0 "rejected: the failed call still fails" -- \
 ok hostile-no-file "$([[ ! -e $tmp/pwned ]]; echo $?)"
 J eval '(setf (machine-credit *machine*) 0)' >/dev/null
 
+# --- a candidate that changes a recorded result is rejected (the sandwich's change as a number)
+n=$(overpay)
+t changes-recorded 0 'rejected: the candidate changes the result of the recorded call \(dispense "C1"\): \("sandwich" NIL\) before, \("sandwich" 0\) with it' -- \
+  J supervise --until-idle --attempts 1 --scripted "$(script changes "$(verdict "${right/(change-coins (- credit price))/(- credit price)}")")"
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+
 # --- the repair: awaiting-model -> verifying -> repaired, and the next call gets the cola
 n=$(overpay)
 t repaired 0 "incident $n \(DISPENSE\): repaired by revision [0-9]+" -- \
@@ -119,10 +129,11 @@ t cola 0 '^\("cola" \(25 25\)\)$' -- J eval '(dispense "A1")'
 # --- the watch undoes a repair that fails more than before
 restore_bug
 n=$(overpay)
-partial="(defun dispense (code) (if (equal code \"A1\") (progn (setf (machine-credit *machine*) 0) (list \"cola\" (list 25 25))) (error \"slot ~a is broken\" code)))"
+# right for every call recorded, wrong for crisps (never sold before)
+partial=${right/(let ((product/(when (equal code \"B1\") (error \"slot ~a is broken\" code)) (let ((product}
 t partial-repaired 0 "repaired by revision" -- \
   J supervise --until-idle --watch 5 --scripted "$(script partial "$(verdict "$partial")")"
-for _ in 1 2; do J eval '(insert-coin 100)' >/dev/null; J eval '(dispense "A2")' >/dev/null 2>&1; done
+for _ in 1 2; do J eval '(insert-coin 100)' >/dev/null; J eval '(dispense "B1")' >/dev/null 2>&1; done
 t_until watch-undid 0 "^captured$" -- status_of "$n"
 t undo-revision 0 "repair +\+0 ~1 -0 +undo the repair of incident $n \(DISPENSE" -- J log -n 5
 t_until undo-restores 1 "cannot give negative change" -- J eval '(progn (setf (machine-credit *machine*) 200) (dispense "B1"))'

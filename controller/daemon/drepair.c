@@ -253,7 +253,11 @@ static const char *verdict_of(const Verifying *v, json_t *report, char *buf, siz
   }
   json_t *call;
   json_array_foreach(json_object_get(report, "replay"), i, call) {
-    if (!json_is_true(json_object_get(call, "differs")) || intended) continue;
+    /* a call the unchanged copy fails on the live heap is a failing input
+    ** too: the candidate may change it (that is the repair) */
+    if (!json_is_true(json_object_get(call, "differs")) || intended ||
+        !json_is_true(json_object_get(json_object_get(call, "baseline"), "ok")))
+      continue;
     snprintf(buf, n, "the candidate changes the result of the recorded call %s: %s before, %s with it (if that "
              "change is intended, say so in intended_changes)", shown(json_object_get(call, "request")),
              result_text(json_object_get(call, "baseline"), r1, sizeof r1),
