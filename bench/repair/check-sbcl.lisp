@@ -212,7 +212,8 @@ call, with SOURCE (a verdict's) evaluated last.  Returns the package."
 
 (defun fail (kase fmt &rest args)
   (incf *failures*)
-  (format t "FAIL ~a: ~?~%" (case-name kase) fmt args))
+  (let ((*print-pretty* nil))
+    (format t "FAIL ~a: ~?~%" (case-name kase) fmt args)))
 
 (defun check-one-form-a-line (kase file)
   (let* ((lines (file-lines (case-file (case-dir kase) file)))
