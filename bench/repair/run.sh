@@ -30,13 +30,14 @@
 #
 # Exit status: 0 the run completed (and with --check, every case ended as
 # claimed); 1 a case could not be run or --check found a difference; 2
-# usage; 77 jiti has no supervise command (built without it).
+# usage; 77 nothing to measure: jiti has no supervise command, or (with
+# --check) its kernel verified none of the scripted repairs.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 J=${JITI:-build/jiti}
 mode=scripted model= chat=0 cases= json=0 check=0 keep= attempts= scope=
 extra=()
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --model) model=${2:?--model needs a model name}; [ "$mode" = direct ] || mode=model; shift 2 ;;

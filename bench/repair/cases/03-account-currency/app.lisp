@@ -30,6 +30,7 @@
 (open-account 4 "Barbara" 42 "GBP")
 
 (defun statement-line (id)
-  "One line of the monthly statement: owner, balance and currency."
+  "One line of the monthly statement: owner, balance and currency.  Accounts
+opened before accounts had a currency are in US dollars."
   (let ((a (gethash id *accounts*)))
     (format nil "~a: ~a ~a" (account-owner a) (account-balance a) (account-currency a))))

@@ -29,6 +29,8 @@
 (subscribe "hooli" :team 1/4)
 
 (defun monthly-charge (customer)
-  "What CUSTOMER pays a month, in cents: the plan's price less the discount."
+  "What CUSTOMER pays a month, in cents: the plan's price less the
+subscription's discount, a fraction of the price (1/10 is 10% off).
+Subscriptions from before discounts existed have none."
   (let ((s (gethash customer *subscriptions*)))
     (round (* (getf *plan-prices* (sub-plan s)) (- 1 (sub-discount s))))))

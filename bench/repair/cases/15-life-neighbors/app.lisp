@@ -10,7 +10,8 @@
                               (0 0 0 0))))
 
 (defun live-neighbors (board r c)
-  "How many of the eight cells around row R, column C are alive."
+  "How many of the eight cells around row R, column C are alive.  Cells
+off the board count as dead: the board does not wrap around."
   (let ((n 0))
     (loop for dr from -1 to 1 do
       (loop for dc from -1 to 1 do

@@ -2,6 +2,8 @@
 ;;; 1 tablespoon = 3 teaspoons, 1 cup = 16 tablespoons = 48 teaspoons.
 
 (defun to-teaspoons (qty unit)
+  "QTY of UNIT in teaspoons: UNIT is :TSP, :TBSP (3 teaspoons) or :CUP (48
+teaspoons)."
   (* qty (case unit
            (:tsp 1)
            (:tbsp 3))))

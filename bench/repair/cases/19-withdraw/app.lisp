@@ -15,7 +15,9 @@
 (setf (gethash 2 *balances*) 40)
 
 (defun withdraw (account amount)
-  "Take AMOUNT from ACCOUNT and return the new balance."
+  "Take AMOUNT from ACCOUNT and return the new balance.  Overdrafts are not
+allowed: when the balance is short, signal INSUFFICIENT-FUNDS (the teller's
+screen shows it) and take nothing."
   (let ((balance (gethash account *balances* 0)))
     (when (> amount balance)
       (error 'insufficient-funds :account account :missing (- amount balance)))

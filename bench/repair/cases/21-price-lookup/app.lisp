@@ -8,8 +8,9 @@
         (cons "X-10" 1599)))
 
 (defun price-of (code)
-  "The price of the product CODE.  An unknown code is an error: the cashier
-must check it."
+  "The price in cents of the product CODE: a number for the old products, a
+string such as \"X-9\" for the newer ones.  An unknown code is an error:
+the cashier must check it."
   (or (cdr (assoc code *price-list*))
       (error "unknown product code ~s" code)))
 

@@ -9,7 +9,9 @@
        (parse-integer text :start (1+ dot)))))
 
 (defun invoice-total (lines)
-  "The total in cents of LINES, each a plist (:QTY N :AMOUNT A)."
+  "The total in cents of LINES, each a plist (:QTY N :AMOUNT A), where A is
+text such as \"12.50\" (from the web form) or an integer of cents (from
+the API)."
   (loop for line in lines
         sum (* (getf line :qty) (parse-amount (getf line :amount)))))
 
