@@ -223,35 +223,37 @@ run_case() {
 }
 
 # ------------------------------------------------------------ --check
-# check_case DIR RECORD: what the scripted answers promise, against what happened.
+# check_case DIR RECORD: what the scripted answers promise, against what
+# happened: the final outcome, and each wrong answer rejected by the check
+# its claim names (the supervisor's "rejected: REASON" lines, in order).
 check_case() {
   local dir=$1 rec=$2
   jq -r --arg mode "$mode" '
     def pattern: {identical: "identical", invariant: "invariant", traffic: "recorded call", scope: "out of scope"}[.];
     . as $r
     | ($r.claims | last) as $final
+    | ($r.claims | map(select(pattern))) as $wrong
+    | [$r.supervisor[] | capture(": rejected: (?<why>.*)$").why
+       | select(startswith("no repair passed verification") | not)] as $rejections
     | [ (if $r.problem then "could not run: \($r.problem)" else empty end),
-        (if $final == "correct" and ($r.applied | not) then "ends \($r.status), not repaired" else empty end),
-        (if $final == "correct" and $r.oracle_right != $r.oracle_total then "the oracle disagrees: \($r.oracle_wrong)" else empty end),
-        (if $final == "passes-wrong" and ($r.applied | not) then "ends \($r.status), not repaired" else empty end),
-        (if $final == "passes-wrong" and $r.oracle_right == $r.oracle_total then "the oracle agrees: it was to be wrong" else empty end),
-        (if $final == "expected" and $r.status != "declined-expected" then "ends \($r.status), not declined-expected" else empty end),
-        (if $final == "expected" and $r.oracle_right != $r.oracle_total then "the oracle disagrees: \($r.oracle_wrong)" else empty end),
+        (if ($final == "correct" or $final == "passes-wrong") and ($r.applied | not)
+         then "ends \($r.status), not repaired" else empty end),
+        (if $final == "expected" and $r.status != "declined-expected"
+         then "ends \($r.status), not declined-expected" else empty end),
+        (if ($final == "correct" or $final == "expected") and $r.oracle_right != $r.oracle_total
+         then "the oracle disagrees: \($r.oracle_wrong)" else empty end),
+        (if $final == "passes-wrong" and $r.oracle_right == $r.oracle_total
+         then "the oracle agrees: it was to be wrong" else empty end),
         (if $mode == "direct" then empty
          else
-           ($r.claims | map(select(. != "expected"))) as $repairs
-           | (if ($r.verifications | length) != ($repairs | length)
-              then "\($r.verifications | length) verifications for \($repairs | length) repair verdicts" else empty end),
-             ( [range(0; [$repairs | length, ($r.verifications | length)] | min)]
-               | .[] as $i
-               | ($repairs[$i]) as $claim
-               | ($r.verifications[$i]) as $v
-               | if ($claim | pattern) then
-                   (if $v.passed then "verification \($i + 1) passed; it was to be rejected (\($claim))"
-                    elif ($v.reason // "" | contains($claim | pattern) | not)
-                    then "verification \($i + 1) rejected for \"\($v.reason)\", not \($claim)" else empty end)
-                 elif ($v.passed | not) then "verification \($i + 1) rejected (\($v.reason)); it was to pass"
-                 else empty end )
+           (if ($rejections | length) != ($wrong | length)
+            then "\($rejections | length) candidates rejected (\($rejections)), \($wrong | length) to be (\($wrong))"
+            else empty end),
+           ([range(0; [$wrong | length, ($rejections | length)] | min)] | .[] as $i
+            | if ($rejections[$i] | contains($wrong[$i] | pattern)) then empty
+              else "candidate \($i + 1) rejected for \"\($rejections[$i])\", not \($wrong[$i])" end),
+           (if ($final == "correct" or $final == "passes-wrong") and ($r.passed_checks | not)
+            then "no candidate passed verification" else empty end)
          end) ]
     | .[] | "\($r.case): \(.)"' <<<"$rec"
 }
