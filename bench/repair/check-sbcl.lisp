@@ -18,6 +18,7 @@
 ;;;;     succeeds, the failing call signals an error; for a repair case the
 ;;;;     oracle finds at least one wrong result (the bug is real), for an
 ;;;;     `expected` case it finds none;
+;;;;   - each verdict is one the supervisor accepts (its type, its fields);
 ;;;;   - each verdict against its claim:
 ;;;;       correct        repro passes, invariants hold, the traffic replays
 ;;;;                      as on the unchanged world (or the verdict names
@@ -112,7 +113,14 @@
 
 (defun jget (obj key) (cdr (assoc key obj :test #'string=)))
 
-(defstruct verdict claim type source reason intended line)
+(defstruct verdict claim type source reason intended line keys)
+
+(defparameter *verdict-fields*
+  '(("repair" ("source" "reason") ("intended_changes"))
+    ("expected" ("reason") ())
+    ("insufficient_evidence" ("reason") ()))
+  "Each verdict type with its required fields and its optional ones, as the
+supervisor's action table has them (controller/model/maction.c).")
 
 (defun read-verdicts (path)
   "The verdicts of scripted.jsonl, each with the claim of the \"# bench:\"
@@ -130,7 +138,7 @@ line before it."
                    (push (make-verdict :claim claim :type (jget j "type") :source (jget j "source")
                                        :reason (jget j "reason")
                                        :intended (let ((i (jget j "intended_changes"))) (and (stringp i) i))
-                                       :line no)
+                                       :line no :keys (mapcar #'car j))
                          out)
                    (setf claim nil))))))))
 
@@ -231,8 +239,24 @@ call, with SOURCE (a verdict's) evaluated last.  Returns the package."
                :function (string-upcase (string-trim '(#\Space #\Newline #\Tab) (file-string (case-file dir "function"))))
                :verdicts (read-verdicts (case-file dir "scripted.jsonl")))))
 
+(defun check-verdict-fields (kase v what)
+  "The verdict is one the supervisor accepts: a known type, its required
+fields, nothing else (the scripted model's lines are validated as a real
+model's answers are)."
+  (let ((spec (assoc (verdict-type v) *verdict-fields* :test #'equal)))
+    (if (null spec)
+        (fail kase "~a: the type ~s is no verdict (repair, expected, insufficient_evidence)" what (verdict-type v))
+        (destructuring-bind (required optional) (rest spec)
+          (dolist (k required)
+            (unless (member k (verdict-keys v) :test #'string=)
+              (fail kase "~a: a ~a verdict needs ~s" what (verdict-type v) k)))
+          (dolist (k (verdict-keys v))
+            (unless (member k (append '("type") required optional) :test #'string=)
+              (fail kase "~a: a ~a verdict has no field ~s" what (verdict-type v) k)))))))
+
 (defun check-verdict (kase v unchanged-replay)
   (let ((claim (verdict-claim v)) (what (format nil "verdict at line ~d (~a)" (verdict-line v) (verdict-claim v))))
+    (check-verdict-fields kase v what)
     (cond
       ((string= claim "expected")
        (unless (equal (verdict-type v) "expected") (fail kase "~a is a ~a, not expected" what (verdict-type v))))
