@@ -35,7 +35,7 @@
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 J=${JITI:-build/jiti}
-mode=scripted model= chat=0 cases= json=0 check=0 keep= attempts= scope=
+mode=scripted model='' chat=0 cases='' json=0 check=0 keep='' attempts='' scope=''
 extra=()
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
