@@ -1,0 +1,1 @@
+(statement-line 1)

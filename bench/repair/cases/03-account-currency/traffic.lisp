@@ -1,0 +1,2 @@
+(statement-line 3)
+(statement-line 4)

@@ -1,0 +1,1 @@
+(letter-grade 42)

@@ -1,0 +1,8 @@
+(((letter-grade 42) . "\"F\"")
+ ((letter-grade 0) . "\"F\"")
+ ((letter-grade 59) . "\"F\"")
+ ((letter-grade 119/2) . "\"F\"")
+ ((letter-grade 60) . "\"D\"")
+ ((letter-grade 89) . "\"B\"")
+ ((letter-grade 100) . "\"A\"")
+ ((report-card "kurt") . "\"kurt: F\""))

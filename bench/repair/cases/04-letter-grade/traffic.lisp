@@ -1,0 +1,6 @@
+(letter-grade 95)
+(letter-grade 100)
+(letter-grade 83)
+(letter-grade 71)
+(letter-grade 64)
+(letter-grade 179/2)

@@ -1,0 +1,1 @@
+(available-p "SCREW-M4" 5)

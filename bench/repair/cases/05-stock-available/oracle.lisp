@@ -1,0 +1,6 @@
+(((available-p "SCREW-M4" 5) . "NIL")
+ ((available-p "SCREW-M4" 0) . "NIL")
+ ((available-p "BOLT-M6" 500) . "T")
+ ((available-p "BOLT-M6" 501) . "NIL")
+ ((available-p "WASHER-M6" 0) . "T")
+ ((reserve "SCREW-M4" 1) . :error))

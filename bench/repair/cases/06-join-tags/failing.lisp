@@ -1,0 +1,1 @@
+(join-tags '("lisp" "repl"))

@@ -1,0 +1,2 @@
+(string= (join-tags '("news")) "news")
+(string= (post-header (first *posts*)) "Hello [news]")

@@ -1,0 +1,5 @@
+(((join-tags '("lisp" "repl")) . "\"lisp,repl\"")
+ ((join-tags '("a" "b" "c")) . "\"a,b,c\"")
+ ((join-tags #("x" "y")) . "\"x,y\"")
+ ((join-tags '("solo")) . "\"solo\"")
+ ((post-header (second *posts*)) . "\"Live worlds [lisp,repl]\""))

@@ -1,0 +1,2 @@
+(join-tags '("lisp"))
+(join-tags #("repl"))

@@ -1,0 +1,1 @@
+(ticket-total 65 2)

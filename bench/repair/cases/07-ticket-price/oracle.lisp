@@ -1,0 +1,7 @@
+(((ticket-total 65 2) . "14")
+ ((ticket-total 65 1) . "7")
+ ((ticket-total 64 1) . "12")
+ ((ticket-total 66 1) . "7")
+ ((ticket-total 12 1) . "12")
+ ((ticket-total 11 1) . "5")
+ ((receipt 65 1) . "\"1 ticket: 7 EUR\""))

@@ -1,0 +1,1 @@
+(tally '("Ada" "Linus" "Ada"))

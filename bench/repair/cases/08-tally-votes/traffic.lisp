@@ -1,0 +1,3 @@
+(tally '("Ada" "Grace" "Ada"))
+(tally '())
+(tally '("Grace"))

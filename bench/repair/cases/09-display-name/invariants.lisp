@@ -1,0 +1,2 @@
+(stringp (display-name 3))
+(= (hash-table-count *users*) 3)

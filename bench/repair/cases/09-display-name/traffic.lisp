@@ -1,0 +1,2 @@
+(display-name 1)
+(display-name 3)

@@ -1,0 +1,1 @@
+(ring-ref *events* -3)

@@ -1,0 +1,7 @@
+(((ring-ref *events* -3) . ":LOW-BATTERY")
+ ((ring-ref *events* -4) . ":SYNC")
+ ((ring-ref *events* -5) . ":SYNC")
+ ((ring-ref *events* -6) . ":CHARGING")
+ ((ring-ref *events* 5) . ":LOW-BATTERY")
+ ((ring-ref *events* -1) . ":SYNC")
+ ((ring-ref *events* 1) . ":LOW-BATTERY"))

@@ -1,0 +1,1 @@
+(page '(a b c d e f g) 2)

@@ -1,0 +1,7 @@
+(((page '(a b c d e f g) 2) . "(G)")
+ ((page '(a b c d e f g) 3) . "NIL")
+ ((page #(1 2 3 4) 1) . "#(4)")
+ ((page "abcd" 5) . "\"\"")
+ ((page '() 0) . "NIL")
+ ((page '(a b c) 0) . "(A B C)")
+ ((page "abcdefghi" 2) . "\"ghi\""))

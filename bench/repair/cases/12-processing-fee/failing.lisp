@@ -1,0 +1,1 @@
+(processing-fee :wallet 2000)

@@ -1,0 +1,6 @@
+(((processing-fee :wallet 2000) . "30")
+ ((processing-fee :wallet 1234) . "19")
+ ((processing-fee :wallet 0) . "0")
+ ((processing-fee :card 1000) . "59")
+ ((processing-fee :crypto 100) . :error)
+ ((net-amount (make-payment :id 7 :method :wallet :amount 10000)) . "9850"))

@@ -1,0 +1,1 @@
+(monthly-charge "acme")

@@ -1,0 +1,2 @@
+(= (hash-table-count *subscriptions*) 4)
+(every (lambda (plan) (plusp (getf *plan-prices* plan))) '(:basic :pro :team))

@@ -1,0 +1,2 @@
+(monthly-charge "initech")
+(monthly-charge "hooli")

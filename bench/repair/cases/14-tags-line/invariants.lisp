@@ -1,0 +1,2 @@
+(string= (tags-line "P3") "Tags: none")
+(= (hash-table-count *products*) 5)

@@ -1,0 +1,1 @@
+(live-neighbors *board* 0 0)

@@ -1,0 +1,8 @@
+(((live-neighbors *board* 0 0) . "2")
+ ((live-neighbors *board* 3 1) . "1")
+ ((live-neighbors *board* 3 2) . "1")
+ ((live-neighbors *board* 0 1) . "1")
+ ((live-neighbors *board* 3 3) . "0")
+ ((live-neighbors *board* 1 2) . "3")
+ ((next-state *board* 3 1) . "0")
+ ((next-state *board* 0 1) . "0"))

@@ -1,0 +1,2 @@
+(string= (slugify "Lisp") "lisp")
+(string= (post-url "news") "/posts/news")

@@ -1,0 +1,5 @@
+(((slugify "Hello World") . "\"hello-world\"")
+ ((slugify " Live Lisp Worlds ") . "\"live-lisp-worlds\"")
+ ((slugify :notes) . "\"notes\"")
+ ((slugify "Lisp") . "\"lisp\"")
+ ((post-url "Why Lisp") . "\"/posts/why-lisp\""))

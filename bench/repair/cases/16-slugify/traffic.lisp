@@ -1,0 +1,3 @@
+(slugify "Lisp")
+(slugify " Macros ")
+(slugify :notes)

@@ -1,0 +1,1 @@
+(email-domain 42)

@@ -1,0 +1,1 @@
+(to-teaspoons 1/2 :cup)

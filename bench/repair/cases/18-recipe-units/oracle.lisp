@@ -1,0 +1,5 @@
+(((to-teaspoons 1/2 :cup) . "24")
+ ((to-teaspoons 2 :cup) . "96")
+ ((to-teaspoons 3 :tbsp) . "9")
+ ((scale-ingredient '("flour" 3/4 :cup) 2) . "(\"flour\" 72)")
+ ((to-teaspoons 1 :pinch) . :error))

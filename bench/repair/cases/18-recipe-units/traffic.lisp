@@ -1,0 +1,3 @@
+(to-teaspoons 1 :tsp)
+(to-teaspoons 2 :tbsp)
+(to-teaspoons 1/2 :tbsp)

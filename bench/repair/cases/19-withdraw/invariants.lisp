@@ -1,0 +1,1 @@
+(every (lambda (account) (>= (gethash account *balances*) 0)) '(1 2))

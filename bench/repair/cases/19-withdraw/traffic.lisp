@@ -1,0 +1,2 @@
+(withdraw 1 30)
+(withdraw 2 40)

@@ -1,0 +1,5 @@
+(((parse-quantity "lots") . :error)
+ ((parse-quantity "") . :error)
+ ((parse-quantity "150") . :error)
+ ((parse-quantity "7") . "7")
+ ((order-line "MUG" "2") . "(\"MUG\" 2)"))

@@ -1,0 +1,2 @@
+(= (price-of 1001) 250)
+(= (length *price-list*) 4)

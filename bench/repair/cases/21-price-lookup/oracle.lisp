@@ -1,0 +1,6 @@
+(((price-of "X-9") . "1299")
+ ((price-of "X-10") . "1599")
+ ((price-of 1002) . "400")
+ ((basket-total '(1001 "X-10")) . "1849")
+ ((price-of 4242) . :error)
+ ((price-of "Y-1") . :error))

@@ -1,0 +1,2 @@
+(price-of 1001)
+(price-of 1002)

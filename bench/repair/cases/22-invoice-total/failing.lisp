@@ -1,0 +1,1 @@
+(invoice-total '((:qty 1 :amount "12.50") (:qty 2 :amount 300)))

@@ -1,0 +1,2 @@
+(= (parse-amount "0.99") 99)
+(= (invoice-total '()) 0)
