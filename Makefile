@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test test-normal test-gcstress test-asan test-fuzz bench clean
+.PHONY: all build demo vending test test-normal test-gcstress test-asan test-fuzz bench clean
 
 all: build
 
@@ -17,6 +17,11 @@ build:
 # of the kernel and recovery (examples/sales-tax/).
 demo: build
 	JITI=build/jiti bash examples/sales-tax/demo.sh
+
+# The second demo: a vending machine that repairs itself (automatic repair
+# with the scripted model, examples/vending-machine/).
+vending: build
+	JITI=build/jiti bash examples/vending-machine/demo.sh
 
 # The whole suite under the normal build, a GC-stress build (a collection at
 # every allocation) and an AddressSanitizer+UBSan build, then a short run of

@@ -8,7 +8,9 @@
 # supervise`, with the scripted model (repair.jsonl) or a real one, proposes
 # a fix, which the kernel verifies on a copy of the live heap (the failed
 # call again, the invariants, the recorded sales replayed) and applies.
-# The customer tries again and gets the cola and the change.
+# The customer tries again and gets the cola and the change.  Then the
+# same with the rule in mode pause: the failing call waits while the
+# supervisor works, and the first call itself gets the cola.
 #
 #   JITI=build/jiti bash examples/vending-machine/demo.sh
 #   bash examples/vending-machine/demo.sh --model gpt-5-mini   # a real model (OPENAI_API_KEY)
@@ -16,7 +18,7 @@
 set -u
 case "${1:-}" in
   --model) JITI_DEMO_MODEL=${2:?--model needs a model name}; shift 2 ;;
-  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   '') ;;
   *) echo "demo.sh: unknown argument '$1' (--model M)" >&2; exit 2 ;;
 esac
@@ -64,8 +66,23 @@ run incidents "${S[@]}"
 say "The supervisor takes the incident to the model; the kernel verifies the repair on a copy of the live heap"
 # shellcheck disable=SC2046
 run supervise "${S[@]}" $(model) --until-idle
-run incidents show 1 "${S[@]}" | sed -n '1,4p'
+run incidents show 1 "${S[@]}" | sed -n '1,5p'
 
 say "The customer tries again: the credit is still there, the cola comes with the change"
 run eval "${S[@]}" '(dispense "A1")'
+run log "${S[@]}" -n 3
+
+say "Mode pause: the bug is back; a failing call now waits for its repair while the supervisor runs"
+run apply "${S[@]}" -e "$(sed -n '/^(defun dispense/,/^$/p' "$here/machine.lisp")"
+run repair enable dispense --mode pause --expect-condition INSUFFICIENT-CREDIT "${S[@]}"
+printf '$ jiti supervise %s &\n' "${S[*]} $(model)"
+# shellcheck disable=SC2046
+"$J" supervise "${S[@]}" $(model) --json >"$dir/supervise.log" 2>&1 &
+sv=$!
+run eval "${S[@]}" '(insert-coin 100)'
+run eval "${S[@]}" '(insert-coin 100)'
+echo "(the next call waits at its error while the model's repair is verified and applied, then runs again)"
+run eval "${S[@]}" '(dispense "A1")'
+kill -INT "$sv" 2>/dev/null; wait "$sv" 2>/dev/null
+cat "$dir/supervise.log"
 run log "${S[@]}" -n 3
