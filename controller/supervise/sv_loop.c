@@ -213,7 +213,7 @@ static int submit(sv_Supervisor *s, Case *c, const model_Reply *r, char **result
     c->outcome = "repaired";
     c->revision = (uint64_t)kclient_int(rep, "revision");
     s->repaired++;
-    say(s, c, "repaired by revision %" PRIu64 " (%.1f s after it was taken)", c->revision, mono_now() - c->t0);
+    say(s, c, "repaired by revision %" PRIu64 " (%.0f ms after it was taken)", c->revision, (mono_now() - c->t0) * 1000);
   } else if (code && !strcmp(code, "rejected")) {
     say(s, c, "rejected: %s", kclient_str(rep, "message"));
     if (asprintf(result, "The repair was rejected: %s", kclient_str(rep, "message")) < 0) *result = NULL;
