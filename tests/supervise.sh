@@ -94,4 +94,44 @@ wait $waiter
 ok waiter-failed $([[ $? -eq 1 ]]; echo $?)
 t waiter-told 0 "DIVISION-BY-ZERO.*it waited for a repair: incident 6 is declined-expected" -- cat "$tmp/waiting.out"
 
+# --- a real model client (Responses API over HTTP on loopback): the
+# rejection's reason reaches the model, tokens and the response id are
+# recorded, the repair's revision names the response; stopping the
+# supervisor while the model thinks cancels the incident
+"$JITI" repair enable price --store "$S" >/dev/null
+key=sk-test-supervise0123456789abcdef
+python3 "$(dirname "${BASH_SOURCE[0]}")/model_server.py" --port-file "$tmp/port" --key "$key" \
+  --log "$tmp/model.log" >/dev/null 2>&1 &
+mpid=$!
+for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
+url=http://127.0.0.1:$(cat "$tmp/port")/v1
+queue() {  # queue JSON: the model server's next replies
+  python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=sys.argv[2].encode()))' \
+    "http://127.0.0.1:$(cat "$tmp/port")/_queue" "$1" >/dev/null
+}
+"$JITI" eval --store "$S" '(vend 0)' >/dev/null 2>&1   # incident 7
+queue '[{"kind":"action","action":{"type":"repair","source":"(defun price (n) (/ 100 n) (car n))","reason":"broken on purpose","intended_changes":null}},
+        {"kind":"action","action":{"type":"repair","source":"(defun price (n) (if (zerop n) 0 (/ 100 n)))","reason":"no price for 0","intended_changes":null}}]'
+t http-repaired 0 "incident 7 \(PRICE\): rejected: the failed call still fails.*
+incident 7 \(PRICE\): verifying a repair: no price for 0
+incident 7 \(PRICE\): repaired by revision" -- \
+  env OPENAI_API_KEY=$key OPENAI_BASE_URL=$url "$JITI" supervise --store "$S" --until-idle --model test-model --no-stream
+t model-told-why 0 "The repair was rejected: the failed call still fails with the candidate" -- \
+  bash -c "tail -1 '$tmp/model.log'"
+t tokens-logged 0 '"total_tokens":[1-9]' -- "$JITI" incidents show 7 --store "$S"
+t response-recorded 0 '"response_id":"resp_' -- "$JITI" incidents show 7 --store "$S"
+t no-key-kept 1 "" -- grep -r "$key" "$S"
+"$JITI" eval --store "$S" '(defun price (n) (/ 100 n))' >/dev/null
+"$JITI" eval --store "$S" '(vend 0)' >/dev/null 2>&1   # incident 8
+queue '[{"kind":"action","delay":30,"action":{"type":"expected","reason":"late"}}]'
+env OPENAI_API_KEY=$key OPENAI_BASE_URL=$url "$JITI" supervise --store "$S" --model test-model --no-stream \
+  >"$tmp/stopped.out" 2>&1 &
+sv=$!
+for _ in $(seq 100); do [[ $(incident_status 8) == awaiting-model ]] && break; sleep 0.1; done
+kill -INT $sv; wait $sv
+ok stopped-130 $([[ $? -eq 130 ]]; echo $?)
+t stopped-cancels 0 "^cancelled$" -- incident_status 8
+t stopped-says 0 "incident 8 \(PRICE\): cancelled: the supervisor was stopped" -- cat "$tmp/stopped.out"
+kill $mpid 2>/dev/null
+
 finish

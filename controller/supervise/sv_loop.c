@@ -27,13 +27,15 @@
 
 /* A request on the request connection: the reply, or NULL after a message
 ** (the connection is lost, or interrupted). */
-static json_t *call(sv_Supervisor *s, json_t *req) {
+static json_t *call_with(sv_Supervisor *s, json_t *req, volatile sig_atomic_t *intr) {
   json_t *rep = NULL;
-  int rc = kclient_call(&s->k, req, &rep, s->intr);
+  int rc = kclient_call(&s->k, req, &rep, intr);
   if (rc == KCLIENT_OK) return rep;
   if (rc != KCLIENT_INTERRUPTED) fprintf(stderr, "jiti supervise: %s\n", s->k.err);
   return NULL;
 }
+
+static json_t *call(sv_Supervisor *s, json_t *req) { return call_with(s, req, s->intr); }
 
 static int ok(json_t *rep) { return json_is_true(json_object_get(rep, "ok")); }
 
@@ -343,9 +345,14 @@ static void handle(sv_Supervisor *s, uint64_t id) {
   model_Conv *conv = ins ? model_conv_new(ins) : NULL;
   if (conv && evidence && model_conv_user(conv, evidence) == 0) decide(s, &c, conv);
   else give_up(s, &c, "failed", "out of memory building the model's prompt");
-  if (s->intr && *s->intr && move(s, id, "awaiting-model", "cancelled", NULL)) {
-    c.outcome = "cancelled";
-    say(s, &c, "cancelled: the supervisor was stopped");
+  if (s->intr && *s->intr) {   /* stopped: the incident it holds is cancelled (a request Ctrl-C does not stop) */
+    json_t *rep = call_with(s, json_pack("{s:s, s:I, s:s, s:s}", "op", "incident", "incident", (json_int_t)id,
+                                         "from", "awaiting-model", "to", "cancelled"), NULL);
+    if (ok(rep)) {
+      c.outcome = "cancelled";
+      say(s, &c, "cancelled: the supervisor was stopped");
+    }
+    json_decref(rep);
   }
   s->current = 0;
   if (s->o->json) {
