@@ -6,12 +6,13 @@ the vending machine (bench/repair_loop_bench.sh sets it up and runs this).
                            --buggy FILE [--rounds 20] [--calls 2000]
                            [--verify-seconds 10] [--parts 1,2,3] [--raw FILE]
   repair_loop_bench.py load SOCKET SOURCE   (internal: the concurrent caller)
+  repair_loop_bench.py events SOCKET FILE   (internal: the event recorder)
 
 Prints three markdown tables: the loop from a failing call to its applied
 repair and how it splits; application calls with and without a slow
 verification beside them; the apply's pause.  Times are measured, never
-asserted.  Every timestamp of this process and of its `load` child is
-time.perf_counter(), CLOCK_MONOTONIC on Linux: one clock for both.
+asserted.  Every timestamp of this process and of its children (`load`,
+`events`) is time.perf_counter(), CLOCK_MONOTONIC on Linux: one clock.
 """
 import json
 import math
@@ -101,6 +102,69 @@ class Conn:
                 self.reply_time[m.get('id')] = t
 
 
+class EventTap:
+    """The kernel's events, each timestamped as it arrives by a child
+    process of its own (so that the bench's own work, spawning a
+    supervisor, never delays a timestamp), which writes them to a file
+    read here: events = [(time, event)]."""
+
+    def __init__(self, sock_path, path):
+        self.path, self.off, self.buf, self.events = path, 0, b'', []
+        open(path, 'w').close()
+        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), 'events', sock_path, path])
+        end = now() + 10
+        while not self.events:
+            self.pump()
+            if now() > end or self.p.poll() is not None:
+                raise RuntimeError('the event recorder did not subscribe')
+            time.sleep(0.01)
+        self.events = []
+
+    def pump(self):
+        with open(self.path, 'rb') as f:
+            f.seek(self.off)
+            data = f.read()
+        self.off += len(data)
+        self.buf += data
+        while b'\n' in self.buf:
+            line, self.buf = self.buf.split(b'\n', 1)
+            t, e = json.loads(line)
+            self.events.append((t, e))
+
+    def forget(self):
+        """Drop the events read so far."""
+        self.pump()
+        self.events = []
+
+    def close(self):
+        self.p.terminate()
+        self.p.wait()
+
+
+def events_main(sock_path, path):
+    """The event recorder: one subscribed connection; each line read
+    written to path as [time, event] (a first line once subscribed)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    c = Conn(sock_path)
+    out = open(path, 'a')
+    r = c.request({'op': 'subscribe'})
+    if not r.get('ok'):
+        sys.exit('events: cannot subscribe: %s' % r.get('message'))
+    out.write(json.dumps([now(), {'subscribed': True}]) + '\n')
+    out.flush()
+    while True:
+        chunk = c.s.recv(1 << 16)
+        t = now()
+        if not chunk:
+            return
+        c.buf += chunk
+        while b'\n' in c.buf:
+            line, c.buf = c.buf.split(b'\n', 1)
+            if line.strip():
+                out.write(json.dumps([t, json.loads(line)]) + '\n')
+        out.flush()
+
+
 def pct(xs, p):
     """The nearest-rank percentile p of xs (None when empty)."""
     if not xs:
@@ -131,6 +195,7 @@ class Bench:
         self.app = Conn(self.sock)
         self.log_seen = 0   # bytes of the kernel log already read
         self.raw_path = a.get('raw')
+        self.tap = EventTap(self.sock, self.log + '.events.jsonl')
 
     # -------------------------------------------------------- the kernel log
 
@@ -179,13 +244,14 @@ class Bench:
                                 '(setf (machine-credit *machine*) 0))'), 'restock')
         self.must(self.app.call('(insert-coin 100)'), 'insert a coin')
         self.must(self.app.call('(insert-coin 100)'), 'insert a coin')
-        ev = Conn(self.sock)
-        self.must(ev.request({'op': 'subscribe'}), 'subscribe')
+        ev = self.tap
+        ev.forget()
         self.log_skip()
         r, n, rev, lines = {'restore_ms': restore_ms}, None, None, []
 
         def incident_events():
-            return [(t, e) for t, e in ev.events if e.get('event') == 'incident' and e.get('function') == 'DISPENSE']
+            return [(t, e) for t, e in ev.events
+                    if e.get('event') == 'incident' and e.get('function') == 'DISPENSE' and t >= r['call']]
 
         def repaired():
             return any(e.get('status') == 'repaired' for _, e in incident_events())
@@ -195,9 +261,8 @@ class Bench:
         if way == 'pause':   # the reply comes once the call ran again on the repair
             rid = self.app.send({'op': 'call', 'source': FAILING_CALL})
             while rid not in self.app.replies:
-                rd, _, _ = select.select([self.app.s, ev.s], [], [], 1.0)
-                if ev.s in rd:
-                    ev.pump()
+                rd, _, _ = select.select([self.app.s], [], [], 0.002)
+                ev.pump()
                 if self.app.s in rd:
                     self.app.pump()
                 if now() > deadline:
@@ -220,9 +285,8 @@ class Bench:
                                   self.scripted], stdout=subprocess.PIPE, stderr=errf)
             out = b''
             while True:
-                rd, _, _ = select.select([p.stdout, ev.s], [], [], 1.0)
-                if ev.s in rd:
-                    ev.pump()
+                rd, _, _ = select.select([p.stdout], [], [], 0.002)
+                ev.pump()
                 if p.stdout in rd:
                     chunk = os.read(p.stdout.fileno(), 1 << 16)
                     t = now()
@@ -249,12 +313,10 @@ class Bench:
                                    (n, rc, ' / '.join(l for _, l in lines)))
         # the repaired event (it may come after the supervisor read its reply)
         while not repaired():
-            rd, _, _ = select.select([ev.s], [], [], 1.0)
-            if rd:
-                ev.pump()
+            time.sleep(0.002)
+            ev.pump()
             if now() > deadline:
                 raise RuntimeError('incident %s was not repaired in 120 s' % n)
-        ev.close()
         for t, e in incident_events():
             if n is None and e.get('status') == 'captured':
                 n = e.get('incident')
@@ -322,16 +384,18 @@ class Bench:
     # -------------------------------------------------------- 1. the loop
 
     def part_loop(self, count):
-        ways = (('spawn', '`supervise --until-idle` spawned per round'),
-                ('resident', 'a supervisor already running'))
+        ways = (('spawn', 'spawned', '`jiti supervise --until-idle` spawned for each incident, mode fail'),
+                ('resident', 'running', 'one `jiti supervise` running for all the rounds, mode fail'),
+                ('pause', 'pause', 'one `jiti supervise` running, mode pause: the failing call waits for its '
+                 'repair and is answered with the cola'))
         runs, failures = {}, []
-        for way, _ in ways + (('pause', ''),):
+        for way, _, _ in ways:
             load0 = loadavg()
             rs, f = self.rounds(count, way, 'loop-' + way)
             runs[way] = (rs, load0, loadavg())
             failures += f
             self.raw('loop-' + way, rs)
-        self.loop_rounds = runs['spawn'][0] + runs['resident'][0]
+        self.loop_rounds = [r for way, _, _ in ways for r in runs[way][0]]
 
         def d(rs, a, b):
             return [(x[b] - x[a]) * 1000 for x in rs if a in x and b in x]
@@ -347,17 +411,21 @@ class Bench:
             return [(x['awaiting-model'] - x.get('supervising', x.get('captured'))) * 1000 for x in rs
                     if 'awaiting-model' in x and ('supervising' in x or 'captured' in x)]
 
+        def capture(rs):   # mode pause has no reply yet: its captured event
+            return d(rs, 'call', 'failed') or d(rs, 'call', 'captured')
+
         rows = [
-            ('capture', 'the failing call sent → its reply naming the incident: the call, its diagnosis, the '
-             'incident opened in the store', lambda rs: d(rs, 'call', 'failed')),
-            ('the `captured` event', 'that reply → the incident\'s `captured` event on a subscribed connection '
-             '(written with the kernel\'s next timed write of events)', lambda rs: d(rs, 'failed', 'captured')),
+            ('capture', 'the failing call sent → its reply naming the incident (pause: → the `captured` event): '
+             'the call, its diagnosis, the incident opened in the store', capture),
+            ('the `captured` event', 'that reply → the incident\'s `captured` event on a subscribed connection',
+             lambda rs: d(rs, 'failed', 'captured')),
             ('supervisor start', 'spawn → its first line: exec, two connections, `subscribe`, the open incidents '
              'read from the store', lambda rs: d(rs, 'spawn', 'supervising')),
             ('pickup', 'its first line (spawned) or the `captured` event (running) → the `awaiting-model` event: '
              'the incident read with its recorded calls, taken', pickup),
             ('model', '`awaiting-model` → `verifying` events: the live definition, the invariants, the prompt, the '
-             'scripted verdict, the `repair` request', lambda rs: d(rs, 'awaiting-model', 'verifying')),
+             'scripted verdict (an exchange noted on the incident), the `repair` request',
+             lambda rs: d(rs, 'awaiting-model', 'verifying')),
             ('verification', 'the verification note\'s `ms` (kernel): the `repair` request → its verdict: the '
              'fork at the worker\'s next quiescent point, the shadow, the judgement',
              lambda rs: k(rs, 'verify_ms')),
@@ -369,35 +437,31 @@ class Bench:
              'queue, the events\' delivery (below 0: the verification counts from the request\'s arrival, the '
              '`verifying` event from its own)', rest),
             ('**total**', '**the failing call sent → the `repaired` event**', lambda rs: d(rs, 'call', 'repaired')),
+            ('the caller\'s wait', 'mode pause: the failing call sent → answered with the cola (run again on the '
+             'repair)', lambda rs: d(rs, 'call', 'answered')),
             ('supervisor exit', '`repaired` event → the supervisor exited (its reply, the store looked at '
              'again)', lambda rs: d(rs, 'repaired', 'exit')),
         ]
         print('### 1. From a failing call to the applied repair')
         print()
-        for way, title in ways:
+        for way, _, title in ways:
             rs, l0, l1 = runs[way]
             print('- %s: %d rounds, load average %s → %s' % (title, len(rs), l0, l1))
         print()
-        print('| part | what it includes | %s |' % ' | '.join('%s: p50 ms | p95 | max' % w for w, _ in ways))
-        print('|---|---|%s' % ('---:|---:|---:|' * len(ways)))
+        print('| part | what it includes | %s |' % ' | '.join('%s p50 ms | p95' % short for _, short, _ in ways))
+        print('|---|---|%s' % ('---:|---:|' * len(ways)))
         for name, what, f in rows:
             cells = []
-            for way, _ in ways:
+            for way, _, _ in ways:
                 xs = f(runs[way][0])
-                cells += [ms(pct(xs, 50)), ms(pct(xs, 95)), ms(max(xs) if xs else None)]
+                cells += [ms(pct(xs, 50)), ms(pct(xs, 95))]
             print('| %s | %s | %s |' % (name, what, ' | '.join(cells)))
         print()
-        rs, l0, l1 = runs['pause']
-        waits = d(rs, 'call', 'answered')
-        print('Mode pause, a supervisor already running (%d rounds, load average %s → %s): the failing call '
-              'waits for its repair and is answered with the cola; its wait, sent → answered: p50 %s ms, p95 %s '
-              'ms, max %s ms (of which the repair, sent → `repaired` event: p50 %s ms).' % (
-                  len(rs), l0, l1, ms(pct(waits, 50)), ms(pct(waits, 95)), ms(max(waits) if waits else None),
-                  ms(pct(d(rs, 'call', 'repaired'), 50))))
-        print()
-        print('(Each part\'s percentiles are its own: they do not add up to the total\'s.  Events timed at their '
-              'arrival on a subscribed connection of the bench; verification and apply are the kernel\'s own '
-              'figures, at 1 ms and 0.1 ms resolution.)')
+        print('The total\'s maximum: %s.  Each part\'s percentiles are its own: they do not add up to the '
+              'total\'s.  Events are timed as they arrive on a subscribed connection (a process of the bench\'s own); verification '
+              'and apply are the kernel\'s own figures (1 ms and 0.1 ms resolution).' % ', '.join(
+                  '%s %s ms' % (short, ms(max(d(runs[way][0], 'call', 'repaired'), default=None)))
+                  for way, short, _ in ways))
         print()
         for f in failures[:3]:
             print('- failed round: %s' % f[:300])
@@ -530,7 +594,8 @@ class Bench:
         # the calls overlapping each stretch of each round (a call that
         # spans two counts in both)
         stretches = [('the failing call (sent → its reply)', 'call', 'failed'),
-                     ('pickup and model (its reply → the `verifying` event)', 'failed', 'verifying'),
+                     ('the supervisor\'s start, pickup and model (its reply → the `verifying` event)', 'failed',
+                      'verifying'),
                      ('the verification (`verifying` → the apply\'s start)', 'verifying', 'apply'),
                      ('the apply (overlapping the repair transaction)', 'apply', 'repaired')]
         during = {a: [] for _, a, _ in stretches}
@@ -552,7 +617,7 @@ class Bench:
         print()
         print('| the repair transaction (kernel log) | rounds | p50 ms | p95 ms | max ms |')
         print('|---|---:|---:|---:|---:|')
-        print('| alone (the rounds of table 1, spawned and running) | %d | %s | %s | %s |' % (
+        print('| alone (the rounds of table 1) | %d | %s | %s | %s |' % (
             len(applies_quiet), ms2(pct(applies_quiet, 50)), ms2(pct(applies_quiet, 95)),
             ms2(max(applies_quiet) if applies_quiet else None)))
         print('| with `%s` called meanwhile | %d | %s | %s | %s |' % (
@@ -597,6 +662,8 @@ def load_main(sock_path, source):
 def main(argv):
     if len(argv) >= 1 and argv[0] == 'load':
         return load_main(argv[1], argv[2])
+    if len(argv) >= 1 and argv[0] == 'events':
+        return events_main(argv[1], argv[2])
     if not argv or argv[0] != 'run':
         sys.exit(__doc__)
     a = {'rounds': '20', 'calls': '2000', 'verify-seconds': '10'}
@@ -618,6 +685,7 @@ def main(argv):
         b.part_verify(int(a['calls']), int(a['verify-seconds']))
     if '3' in parts:
         failed += b.part_apply(int(a['rounds']))
+    b.tap.close()
     return 1 if failed else 0
 
 

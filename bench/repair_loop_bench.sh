@@ -5,18 +5,23 @@
 #      rounds, and how it splits (capture, the supervisor's start, pickup,
 #      model, verification, apply).  Each round: the buggy DISPENSE restored
 #      (jiti apply -e), a customer overpays so that the call fails and opens
-#      an incident, `jiti supervise --until-idle --scripted repair.jsonl`
-#      repairs it; the incident's events timed on a subscribed connection
+#      an incident, and the incident is repaired by the right scripted
+#      verdict (repair.jsonl): by `jiti supervise --until-idle` spawned for
+#      it, then by one supervisor running for all the rounds, then so in
+#      mode pause (the call waits for its repair).  The incident's events
+#      are timestamped as they arrive by a subscribed process of the bench
 #   2. application calls (--calls of a reading form, then of a writing one,
 #      one connection, one call at a time) alone and beside a slow
 #      verification: a `verify` of a candidate that loops, which the
 #      kernel's large fuel limit lets run until its --verify-seconds timeout
-#   3. the apply's pause: the repair transaction's duration, and the worst
-#      latency of calls made meanwhile from another connection
+#   3. the apply's pause: the repair transaction's duration, and the
+#      latency of calls made meanwhile from another connection, through
+#      each stretch of the loop (--rounds rounds with a spawned supervisor)
 # Prints markdown tables (also written to --out, default
 # bench/results/repair-loop-latest.md; each round's timestamps to the same
 # name ending -raw.jsonl).  Times are measured, never asserted; the load
-# average is reported with each part.  --parts 1,3 runs only those.
+# average is reported with each part.  --parts 1,3 runs only those;
+# --tmpfs keeps the store in /dev/shm (no disk syncs).
 #
 #   bench/repair_loop_bench.sh [--rounds 20] [--calls 2000] [--verify-seconds 10]
 #                              [--parts 1,2,3] [--tmpfs] [--jiti PATH] [--out FILE]
@@ -34,7 +39,7 @@ tmpfs=0
 jiti="$ROOT/build/jiti"
 out="$HERE/results/repair-loop-latest.md"
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=${2:?}; shift 2 ;;
