@@ -22,6 +22,7 @@
 #include "supervise.h"
 
 #define INVALID_IN_A_ROW 3      /* invalid answers before the model is given up */
+#define IDLE_GRACE 0.2          /* seconds without an event before --until-idle exits */
 
 /* ------------------------------------------------------------ the kernel */
 
@@ -419,10 +420,20 @@ int sv_run(sv_Supervisor *s) {
       }
     }
     if (s->intr && *s->intr) return SV_INTERRUPTED;
-    if (s->o->until_idle) {   /* events may lag the store: look there once more */
-      long n = look_at_store(s);
-      if (n < 0) return SV_FAIL;
-      if (!n) return SV_OK;
+    if (s->o->until_idle) {
+      /* subscribed before the store was read: every incident opened since
+      ** comes as an event; one told late (synced a moment after its
+      ** call's reply) still comes within the grace */
+      json_t *ev = NULL;
+      int rc = kclient_event(&s->ev, IDLE_GRACE, &ev, s->intr);
+      if (rc == KCLIENT_OK) on_event(s, ev);
+      json_decref(ev);
+      if (rc == KCLIENT_TIMEOUT && !s->nqueue) return SV_OK;
+      if (rc == KCLIENT_INTERRUPTED) return SV_INTERRUPTED;
+      if (rc == KCLIENT_NO_REPLY) {
+        fprintf(stderr, "jiti supervise: %s\n", s->ev.err);
+        return SV_FAIL;
+      }
       continue;
     }
     json_t *ev = NULL;
