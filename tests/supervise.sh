@@ -132,6 +132,12 @@ kill -INT $sv; wait $sv
 ok stopped-130 $([[ $? -eq 130 ]]; echo $?)
 t stopped-cancels 0 "^cancelled$" -- incident_status 8
 t stopped-says 0 "incident 8 \(PRICE\): cancelled: the supervisor was stopped" -- cat "$tmp/stopped.out"
+# the token budget per incident: spent after one answer, the incident fails
+"$JITI" eval --store "$S" '(vend 0)' >/dev/null 2>&1   # incident 9
+queue '[{"kind":"action","action":{"type":"repair","source":"(defun price (n) (car n))","reason":"wrong","intended_changes":null}}]'
+t budget-spent 0 "incident 9 \(PRICE\): failed: the token budget per incident is spent \([0-9]+ of --budget 1\)" -- \
+  env OPENAI_API_KEY=$key OPENAI_BASE_URL=$url "$JITI" supervise --store "$S" --until-idle --model test-model \
+  --no-stream --budget 1
 kill $mpid 2>/dev/null
 
 finish
