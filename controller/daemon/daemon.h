@@ -411,6 +411,14 @@ typedef struct Group {
   uint64_t commits, revisions;  /* group commits, revisions published in them */
 } Group;
 
+/* A selected function's calls and failures, as the watch counts them
+** (dwatch.c): a bounded table, the least called slot reused. */
+#define DWATCH_COUNTED 64
+typedef struct DCount {
+  char function[STORE_NAME_MAX + 1];
+  uint64_t calls, failures;
+} DCount;
+
 /* A repair being watched (dwatch.c). */
 typedef struct DWatch {
   char function[STORE_NAME_MAX + 1];
@@ -463,6 +471,7 @@ typedef struct Daemon {
   size_t nwatches;
   size_t watch_undo;     /* 1 + the watch whose repair is to be undone, or 0 */
   uint64_t calls_served; /* application calls ended since the kernel started */
+  DCount counts[DWATCH_COUNTED];  /* selected functions' calls (dwatch.c) */
   DParked *parked;       /* calls waiting for a repair (dpark.c) */
   size_t nparked;
   Group group;           /* calls finished ahead of the durable revisions */
@@ -613,13 +622,15 @@ void dpark_stop(Daemon *D);
 
 /* dwatch.c: the watch after a repair.  start: watch function for the next
 ** window calls (0: not at all), failures_before its failures before the
-** repair.  call: every transaction's end (diagnosis: a failed call's, or
-** NULL) is counted.  undo_due: a repair is to be undone; undo does it (a
+** repair.  call: every transaction's end is counted (called: the selected
+** function a successful call was noted calling, failed: the function of
+** the incident a failed one opened or joined, diagnosis: its diagnosis;
+** each may be NULL).  undo_due: a repair is to be undone; undo does it (a
 ** rollback revision of the repair's entries, the incident captured again,
 ** a fresh worker), between transactions on durable state. */
 void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
                   uint64_t failures_before);
-void dwatch_call(Daemon *D, const Txn *t, json_t *diagnosis);
+void dwatch_call(Daemon *D, const Txn *t, const char *called, const char *failed, json_t *diagnosis);
 int dwatch_undo_due(Daemon *D);
 void dwatch_undo(Daemon *D);
 void dwatch_free(Daemon *D);

@@ -1,16 +1,20 @@
 /*
 ** dwatch.c — the watch after a repair (docs/repair.md, "Watch"): for the
-** next `window` application calls after a repair is applied, the kernel
-** counts the calls that fail in the repaired function (it is in their
-** diagnosis's frames).  When more fail than the function's rate before the
-** repair allows over the window, the repair is undone: a revision (kind
+** next `window` calls of the repaired function after a repair is applied
+** (a successful call the worker noted as a call of it, or a call that
+** failed with it in its diagnosis's frames), the kernel counts those that
+** fail.  When more fail than the function's rate before the repair allows
+** over the window, the repair is undone: a revision (kind
 ** repair) puts back the entries the repair changed, as they were before
 ** it, the incident goes from repaired back to captured (a supervisor takes
 ** it again), and the live worker is started afresh from the new CURRENT.
 **
-** The rate before is the incident's failures over the application calls
-** this kernel served before the repair (at least one): a function that
-** failed once in a hundred calls may fail about once in a hundred after.
+** The rate before is the function's own: its failures over its calls
+** that this kernel counted since the repair before (a selected function's
+** calls are noted: dtraffic.c); for a function it counted no call of (a kernel
+** started since), the incident's failures over every application call it
+** served.  A function that failed once in a hundred calls may fail about
+** once in a hundred after.
 ** The undo runs between transactions, on durable state (no call held for
 ** group commit), as a rollback does.
 */
@@ -25,6 +29,22 @@
 #include "proto.h"
 
 static void watch_end(Daemon *D, size_t i);
+
+/* The calls and failures of a selected function this kernel counted (make:
+** a slot for it, the least used one reused when all are taken); NULL if
+** none. */
+static DCount *count_of(Daemon *D, const char *function, int make) {
+  DCount *least = NULL;
+  for (size_t i = 0; i < DWATCH_COUNTED; i++) {
+    DCount *k = &D->counts[i];
+    if (k->function[0] && !strcmp(k->function, function)) return k;
+    if (!least || k->calls < least->calls) least = k;
+  }
+  if (!make) return NULL;
+  memset(least, 0, sizeof *least);
+  snprintf(least->function, sizeof least->function, "%s", function);
+  return least;
+}
 
 void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
                   uint64_t failures_before) {
@@ -43,8 +63,10 @@ void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t r
   w->revision = revision;
   w->window = window;
   snprintf(w->function, sizeof w->function, "%s", function);
+  DCount *k = count_of(D, function, 0);
   uint64_t served = D->calls_served ? D->calls_served : 1;
-  w->rate_before = (double)failures_before / (double)served;
+  w->rate_before = k && k->calls ? (double)k->failures / (double)k->calls : (double)failures_before / (double)served;
+  if (k) k->calls = k->failures = 0;   /* the repaired definition's own count starts */
   if (w->rate_before > 1) w->rate_before = 1;
   dlog(D, "incident %" PRIu64 ": watching %s for %u calls (failure rate before the repair %.3f)", incident, function,
        window, w->rate_before);
@@ -84,14 +106,21 @@ static int repair_live(Daemon *D, const DWatch *w) {
   return live;
 }
 
-void dwatch_call(Daemon *D, const Txn *t, json_t *diag) {
+void dwatch_call(Daemon *D, const Txn *t, const char *called, const char *failed, json_t *diag) {
   if (t->op != PROTO_CALL) return;
   D->calls_served++;
+  DCount *k = called || failed ? count_of(D, called ? called : failed, 1) : NULL;
+  if (k) {
+    k->calls++;
+    k->failures += failed != NULL;
+  }
   for (size_t i = 0; i < D->nwatches; i++) {
     DWatch *w = &D->watches[i];
     if (D->watch_undo) break;   /* one undo at a time; counting waits for it */
+    int fails = diag && failed_in(diag, w->function);
+    if (!fails && !(called && !strcmp(called, w->function))) continue;   /* not a call of it */
     w->calls++;
-    if (diag && failed_in(diag, w->function)) w->failures++;
+    w->failures += fails;
     /* above the rate before, over the whole window, whatever comes next */
     if ((double)w->failures > w->rate_before * w->window && w->failures >= 2 && !repair_live(D, w)) {
       dlog(D, "incident %" PRIu64 ": %s changed since its repair: the watch ends", w->incident, w->function);
