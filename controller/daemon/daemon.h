@@ -642,6 +642,9 @@ void dwatch_free(Daemon *D);
 ** shadow of the live worker, then queue its apply (op PROTO_REPAIR) or
 ** answer why not. */
 void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req);
+/* incidents: those in the statuses "status" names (all when absent),
+** newest first, at most "limit", as jiti incidents --json lists them. */
+void drepair_incidents(Daemon *D, uint64_t client, json_t *id, json_t *req);
 void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req);
 /* A repair's apply about to start: when the failing definition changed
 ** since (someone edited it), the incident becomes stale, the client is

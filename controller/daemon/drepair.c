@@ -161,6 +161,30 @@ void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   dreply(D, client, id, r);
 }
 
+typedef struct Listing { json_t *a; } Listing;
+
+static int list_one(void *arg, const store_incident *inc) {
+  Listing *l = arg;
+  json_t *o = storeio_incident_json(inc, 0);
+  if (o) json_array_append_new(l->a, o);
+  return 0;
+}
+
+void drepair_incidents(Daemon *D, uint64_t client, json_t *id, json_t *req) {
+  unsigned mask = 0;
+  json_t *st, *lim = json_object_get(req, "limit");
+  size_t i;
+  json_array_foreach(json_object_get(req, "status"), i, st)
+    mask |= 1u << store_incident_status_parse(json_string_value(st));   /* checked: each a status */
+  Listing l = {json_array()};
+  if (store_incidents_list(dstore(D), mask, lim ? (size_t)json_integer_value(lim) : 0, list_one, &l) != STORE_OK) {
+    json_decref(l.a);
+    dreply_err(D, client, id, "store-error", "cannot list the incidents: %s", store_errmsg(dstore(D)));
+    return;
+  }
+  dreply(D, client, id, json_pack("{s:b, s:o}", "ok", 1, "incidents", l.a));
+}
+
 /* ------------------------------------------------------------ repair */
 
 /* One repair request while its shadow runs. */

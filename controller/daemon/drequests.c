@@ -295,6 +295,26 @@ static void op_incident(Req *q) {
   drepair_incident(q->D, q->client, q->id, q->r);
 }
 
+/* incidents: the incidents in some statuses (all), newest first. */
+static void op_incidents(Req *q) {
+  json_t *st = json_object_get(q->r, "status"), *lim = json_object_get(q->r, "limit"), *s;
+  size_t i;
+  int ok = !st || (json_is_array(st) && json_array_size(st) <= 16);
+  json_array_foreach(st, i, s) ok = ok && store_incident_status_parse(json_string_value(s)) > 0;
+  if (!ok) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"status\" of incidents must be an array of statuses "
+               "(captured, awaiting-model, verifying, repaired, rejected, declined-expected, "
+               "declined-insufficient-evidence, stale, cancelled, failed, interrupted)");
+    return;
+  }
+  if (lim && !(json_is_integer(lim) && json_integer_value(lim) >= 1 && json_integer_value(lim) <= 100000)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"limit\" of incidents must be an integer from 1 to "
+               "100000");
+    return;
+  }
+  drepair_incidents(q->D, q->client, q->id, q->r);
+}
+
 /* repair: a candidate for an incident awaiting the model, verified on a
 ** shadow of the live worker and applied when it passes. */
 static void op_repair(Req *q) {
@@ -681,6 +701,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INTERRUPT] = {op_cancel, {"op", "id", "attempt", "key"}},
     [PROTO_REPAIR_POLICY] = {op_repair_policy, {"op", "id", "action", "selector", "mode", "expected"}},
     [PROTO_INCIDENT] = {op_incident, {"op", "id", "incident", "from", "to", "note", "traffic"}},
+    [PROTO_INCIDENTS] = {op_incidents, {"op", "id", "status", "limit"}},
     [PROTO_REPAIR] = {op_repair, {"op", "id", "incident", "source", "reason", "intended_changes", "response_id",
                                    "scope", "timeout_ms", "watch", "limits"}},
     [PROTO_VERIFY] = {op_verify, {"op", "id", "definitions", "repro", "replay", "timeout_ms"}},

@@ -39,24 +39,56 @@ static void incidents_usage(FILE *out) {
 
 typedef struct { int json; size_t n; } Listing;
 
-static int list_one(void *arg, const store_incident *inc) {
-  Listing *l = arg;
+/* One incident of a list (storeio_incident_json's brief form). */
+static void list_print(Listing *l, json_t *o) {
   l->n++;
   if (l->json) {
-    json_t *o = storeio_incident_json(inc, 0);
     char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (t) puts(t);
     free(t);
-    json_decref(o);
-    return 0;
+    return;
   }
-  char when[40];
-  storeio_iso_time(inc->last_ms, when, sizeof when);
-  printf("%-5" PRIu64 " %s  %-14s %-24s %-22s x%" PRIu64, inc->id, when, store_incident_status_name(inc->status),
-         inc->function, inc->condition, inc->count);
-  if (inc->revision) printf(" -> revision %" PRIu64, inc->revision);
+  printf("%-5" JSON_INTEGER_FORMAT " %s  %-14s %-24s %-22s x%" JSON_INTEGER_FORMAT, kclient_int(o, "id"),
+         kclient_str(o, "last"), kclient_str(o, "status"), kclient_str(o, "function"), kclient_str(o, "condition"),
+         kclient_int(o, "count"));
+  if (kclient_int(o, "revision")) printf(" -> revision %" JSON_INTEGER_FORMAT, kclient_int(o, "revision"));
   printf("\n");
+}
+
+static int list_one(void *arg, const store_incident *inc) {
+  json_t *o = storeio_incident_json(inc, 0);
+  if (o) list_print(arg, o);
+  json_decref(o);
   return 0;
+}
+
+static void list_end(const Listing *l, unsigned mask) {
+  if (!l->n && !l->json)
+    printf("no incidents%s\n", mask ? " in that status" : " (jiti repair enable NAME: which functions may have them)");
+}
+
+/* The list through the kernel that serves dir (what it has written, without
+** waiting for its next checkpoint). */
+static int list_live(const char *dir, unsigned mask, uint64_t limit, int json) {
+  json_t *req = json_pack("{s:s}", "op", "incidents"), *st = json_array();
+  for (int k = 0; k < STORE_INC_STATUS_COUNT; k++)
+    if (mask >> k & 1) json_array_append_new(st, json_string(store_incident_status_name(k)));
+  if (json_array_size(st)) json_object_set(req, "status", st);
+  json_decref(st);
+  if (limit) json_object_set_new(req, "limit", json_integer((json_int_t)(limit > 100000 ? 100000 : limit)));
+  char err[CLI_MSG_MAX];
+  json_t *r = kclient_once(dir, req, err, sizeof err), *o;
+  if (!r || !json_is_true(json_object_get(r, "ok"))) {
+    fprintf(stderr, "jiti incidents: %s\n", r ? kclient_str(r, "message") : err);
+    json_decref(r);
+    return EXIT_FAIL;
+  }
+  Listing l = {json, 0};
+  size_t i;
+  json_array_foreach(json_object_get(r, "incidents"), i, o) list_print(&l, o);
+  list_end(&l, mask);
+  json_decref(r);
+  return EXIT_OK;
 }
 
 static void show_text(json_t *o) {
@@ -159,7 +191,7 @@ static int incidents_main(int argc, char **argv) {
     incidents_usage(stderr);
     return EXIT_USAGE;
   }
-  if (id && kclient_serving(dir)) return show_live(dir, id, json);
+  if (kclient_serving(dir)) return id ? show_live(dir, id, json) : list_live(dir, mask, limit, json);
   store_env *s = ostore_open("incidents", dir, 0);
   if (!s) return EXIT_FAIL;
   int status = EXIT_OK;
@@ -183,8 +215,8 @@ static int incidents_main(int argc, char **argv) {
     if (store_incidents_list(s, mask, (size_t)limit, list_one, &l) != STORE_OK) {
       fprintf(stderr, "jiti incidents: %s\n", store_errmsg(s));
       status = EXIT_FAIL;
-    } else if (!l.n && !json) {
-      printf("no incidents%s\n", mask ? " in that status" : " (jiti repair enable NAME: which functions may have them)");
+    } else {
+      list_end(&l, mask);
     }
   }
   store_close(s);

@@ -3,8 +3,8 @@
 **
 ** Two connections to the kernel: one subscribed (incident events arrive
 ** there), one for requests (a subscribed connection's replies would
-** interleave with events).  The incidents open when it starts are read
-** from the store; each one captured later arrives as an event.  One
+** interleave with events).  The incidents open when it starts are asked
+** of the kernel; each one captured later arrives as an event.  One
 ** incident at a time: taken (captured -> awaiting-model, which no other
 ** supervisor can then take), its evidence shown to the model, each verdict
 ** logged on the incident, a repair handed to the kernel, which verifies
@@ -93,33 +93,27 @@ static void mark_seen(sv_Supervisor *s, uint64_t id) {
   s->seen[s->nseen++] = id;
 }
 
-static int take_open(void *arg, const store_incident *inc) {
-  sv_Supervisor *s = arg;
-  if (!seen(s, inc->id)) enqueue(s, inc->id);
-  return 0;
-}
-
 /* The incidents open for a supervisor (captured; awaiting-model left by
-** one that stopped), oldest first, into the queue.  How many, or -1. */
-static long look_at_store(sv_Supervisor *s) {
-  char err[CLI_MSG_MAX];
-  store_env *st = storeio_open(s->o->store, 0, err, sizeof err);
-  if (!st) {
-    fprintf(stderr, "jiti supervise: %s\n", err);
+** one that stopped), oldest first, into the queue — asked of the kernel,
+** which has them as written.  How many, or -1. */
+static long look_at_kernel(sv_Supervisor *s) {
+  json_t *rep = call(s, json_pack("{s:s, s:[s, s]}", "op", "incidents", "status", "captured", "awaiting-model"));
+  if (!ok(rep)) {
+    if (rep) fprintf(stderr, "jiti supervise: cannot list the incidents: %s\n", kclient_str(rep, "message"));
+    json_decref(rep);
     return -1;
   }
-  size_t before = s->nqueue;
-  unsigned mask = (1u << STORE_INC_CAPTURED) | (1u << STORE_INC_AWAITING_MODEL);
-  int rc = store_incidents_list(st, mask, 0, take_open, s);
-  if (rc != STORE_OK) fprintf(stderr, "jiti supervise: cannot list the incidents: %s\n", store_errmsg(st));
-  store_close(st);
-  /* the list is newest first: the oldest is handled first */
-  for (size_t i = before, j = s->nqueue ? s->nqueue - 1 : 0; i < j; i++, j--) {
-    uint64_t t = s->queue[i];
-    s->queue[i] = s->queue[j];
-    s->queue[j] = t;
+  json_t *list = json_object_get(rep, "incidents");
+  long n = 0;
+  for (size_t i = json_array_size(list); i-- > 0;) {   /* newest first: the oldest is taken first */
+    uint64_t id = (uint64_t)kclient_int(json_array_get(list, i), "id");
+    if (!seen(s, id)) {
+      enqueue(s, id);
+      n++;
+    }
   }
-  return rc == STORE_OK ? (long)(s->nqueue - before) : -1;
+  json_decref(rep);
+  return n;
 }
 
 /* ------------------------------------------------------------ one incident */
@@ -400,7 +394,7 @@ int sv_run(sv_Supervisor *s) {
   }
   json_decref(rep);
   s->hour_start = mono_now();
-  if (look_at_store(s) < 0) return SV_FAIL;
+  if (look_at_kernel(s) < 0) return SV_FAIL;
   if (!s->o->json)
     printf("supervising %s with %s (scope %s, %d attempt%s per incident)%s\n", s->o->store, model_describe(s->m),
            s->o->scope_world ? "world" : "function", s->o->attempts, s->o->attempts == 1 ? "" : "s",

@@ -108,7 +108,12 @@ reqs += ['{"op":"call","id":"c","key":"k","source":"(+ 1 2)","limits":{"fuel":10
          '"expected":[{"kind":"condition","text":"E"}]}',
          '{"op":"repair-policy","id":8,"action":"list"}',
          '{"op":"verify","id":9,"definitions":"(defun f (x) x)","repro":"(f 1)","replay":["(f 2)"],'
-         '"timeout_ms":5000}']
+         '"timeout_ms":5000}',
+         '{"op":"incident","id":10,"incident":1,"from":"captured","to":"awaiting-model","traffic":true,'
+         '"note":{"kind":"exchange","entry":{"attempt":1}}}',
+         '{"op":"incidents","id":11,"status":["captured","awaiting-model"],"limit":5}',
+         '{"op":"repair","id":12,"incident":1,"source":"(defun f (x) x)","reason":"r","intended_changes":null,'
+         '"response_id":"resp_1","scope":"function","timeout_ms":1000,"watch":3}']
 for i, r in enumerate(reqs):
     open(os.path.join(out, 'req-%04d' % i), 'w').write(r + '\n')
 open(os.path.join(out, 'pipelined'), 'w').write('\n'.join(reqs[:20]) + '\n')

@@ -559,6 +559,11 @@ def pauses_and_events(R, k):
             expect_ok(other.request({'op': 'call', 'source': '(dispense 5)'}), value='2')
             r = expect_ok(other.request({'op': 'incident', 'incident': ev['incident']}))
             assert r['incident']['status'] == 'captured', r
+            r = expect_ok(other.request({'op': 'incidents', 'status': ['captured', 'awaiting-model']}))
+            assert [(x['id'], x['function'], x['count']) for x in r['incidents']] == \
+                [(ev['incident'], 'DISPENSE', 1)], r
+            r = expect_ok(other.request({'op': 'incidents', 'status': ['repaired']}))
+            assert r['incidents'] == [], r
             expect_ok(other.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'dispense'}))
         r = expect_error(c.reply(waiting), 'error', 'it waited for a repair: incident %d is cancelled' % ev['incident'])
         assert r['incident']['function'] == 'DISPENSE', r

@@ -472,6 +472,10 @@ def cases():
                                                                                     'entry': {}}}, 'invalid-request'))
     add('incident-traffic-not-boolean', bad_request({'op': 'incident', 'incident': 1, 'traffic': 'yes'},
                                                     'invalid-request'))
+    add('incidents-bad-status', bad_request({'op': 'incidents', 'status': ['fixed']}, 'invalid-request',
+                                            message='"status" of incidents'))
+    add('incidents-status-not-array', bad_request({'op': 'incidents', 'status': 'captured'}, 'invalid-request'))
+    add('incidents-bad-limit', bad_request({'op': 'incidents', 'limit': 0}, 'invalid-request', message='"limit"'))
     add('repair-no-source', bad_request({'op': 'repair', 'incident': 1}, 'invalid-request', message='"source"'))
     add('repair-bad-scope', bad_request({'op': 'repair', 'incident': 1, 'source': '(defun f ())', 'scope': 'all'},
                                         'invalid-request', message='"scope"'))
