@@ -420,7 +420,7 @@ class Bench:
             ('the `captured` event', 'that reply → the incident\'s `captured` event on a subscribed connection',
              lambda rs: d(rs, 'failed', 'captured')),
             ('supervisor start', 'spawn → its first line: exec, two connections, `subscribe`, the open incidents '
-             'read from the store', lambda rs: d(rs, 'spawn', 'supervising')),
+             'asked of the kernel', lambda rs: d(rs, 'spawn', 'supervising')),
             ('pickup', 'its first line (spawned) or the `captured` event (running) → the `awaiting-model` event: '
              'the incident read with its recorded calls, taken', pickup),
             ('model', '`awaiting-model` → `verifying` events: the live definition, the invariants, the prompt, the '
