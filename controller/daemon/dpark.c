@@ -11,7 +11,8 @@
 ** caller gets the failure it would have had.
 **
 ** Only a call without a generation waits (one pinned to a generation would
-** be stale when it ran again), and a call runs again once at most.
+** be stale when it ran again), a call runs again once at most, and at most
+** DAEMON_MAX_QUEUE wait (past it a call fails at once).
 */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -31,8 +32,8 @@ static void parked_free(DParked *p) {
 
 int dpark_call(Daemon *D, const Txn *t, json_t *failure, uint64_t incident) {
   if (t->op != PROTO_CALL || !t->req || !t->responder || json_object_get(t->req, RERUN_MEMBER) ||
-      json_object_get(t->req, "generation") || D->stopping)
-    return 0;
+      json_object_get(t->req, "generation") || D->stopping || D->nparked >= DAEMON_MAX_QUEUE)
+    return 0;   /* (past the queue's bound a call fails at once, as without the rule) */
   DParked *v = realloc(D->parked, (D->nparked + 1) * sizeof *v);
   if (!v) return 0;
   D->parked = v;
