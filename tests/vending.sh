@@ -67,6 +67,10 @@ bug=$(definition)
 n=$(overpay)
 for _ in $(seq 9); do J eval '(dispense "A1")' >/dev/null 2>&1; done
 t one-incident 0 "^$n +[^ ]+ +captured +DISPENSE +SIMPLE-ERROR +x10$" -- J incidents
+t callees-in-evidence 0 '"callees": \[
+ *\{
+ *"function": "CHANGE-COINS",
+ *"definition": "[0-9a-f]{64}"' -- J incidents show "$n" --json
 
 # --- a candidate breaking an invariant, then one out of scope, then an identical one: all rejected
 t rejected-three 0 "rejected: the failed call, run again with the candidate, breaks an invariant: invariant CREDIT-NEVER-NEGATIVE returned NIL

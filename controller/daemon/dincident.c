@@ -40,14 +40,38 @@ int dincident_policy(Daemon *D) {
   return 0;
 }
 
+/* The definitions the failing function's frame called into (the frames
+** inside it, innermost first) that the world defines: [{function,
+** definition}], each once — what the failure ran on besides the function. */
+static json_t *callees(Daemon *D, json_t *diag, size_t frame) {
+  json_t *out = json_array(), *f;
+  size_t i;
+  json_array_foreach(json_object_get(diag, "frames"), i, f) {
+    if (i >= frame) break;
+    char name[STORE_NAME_MAX + 8], err[256], hex[65];
+    uint8_t h[32];
+    if (repairpol_selector(json_string_value(json_object_get(f, "function")), name, sizeof name, err, sizeof err) ||
+        store_lookup(dstore(D), STORE_FUNCTION, name, h) != STORE_OK)
+      continue;
+    store_hash_hex(h, hex);
+    json_t *c;
+    size_t k;
+    int dup = 0;
+    json_array_foreach(out, k, c) dup |= !strcmp(json_string_value(json_object_get(c, "function")), name);
+    if (!dup) json_array_append_new(out, json_pack("{s:s, s:s}", "function", name, "definition", hex));
+  }
+  return out;
+}
+
 /* The evidence: what the supervisor and the model are shown.  Within
 ** STORE_EVIDENCE_MAX: the frames' texts go first when it is longer, then
 ** the backtrace (the condition and the call always stay). */
 static char *evidence(Daemon *D, const Txn *t, json_t *diag, const char *fn, size_t frame, const char *def,
                       size_t *len) {
-  json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:O, s:I, s:I}", "request", t->source ? t->source : "", "function",
-                        fn, "frame", (json_int_t)frame, "definition", def, "diagnosis", diag, "generation",
-                        (json_int_t)D->gen, "revision", (json_int_t)D->revision);
+  json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:o, s:O, s:I, s:I}", "request", t->source ? t->source : "",
+                        "function", fn, "frame", (json_int_t)frame, "definition", def, "callees",
+                        callees(D, diag, frame), "diagnosis", diag, "generation", (json_int_t)D->gen, "revision",
+                        (json_int_t)D->revision);
   char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
   static const char *const drop[] = {"frames", "backtrace"};
   for (int k = 0; k < 2 && text && strlen(text) > STORE_EVIDENCE_MAX; k++) {
