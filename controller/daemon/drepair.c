@@ -413,7 +413,8 @@ void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   if (dshadow_start(D, &spec, verified, v, err, sizeof err) != 0) {
     char e2[CLI_MSG_MAX];
     move(D, n, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, e2, sizeof e2);
-    answer(D, v, "busy", err, "awaiting-model", NULL);
+    answer(D, v, strstr(err, "shutting down") ? "shutting-down" : strstr(err, "fork gate") ? "not-allowed" : "busy",
+           err, "awaiting-model", NULL);
     verifying_free(v);
   }
   free(replay);
