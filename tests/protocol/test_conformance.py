@@ -583,6 +583,34 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'call', 'source': '(fmakunbound (quote dispense))'}))
     R.run('conformance/repair-policy', repair_policy)
 
+    def repair_requests():
+        # a supervisor's requests: take an incident, a candidate rejected (the
+        # reply says why, with the shadow's report), then one applied as a
+        # revision of kind repair that moves the incident to repaired
+        expect_ok(c.request({'op': 'call', 'source': '(defun halve (n) (/ 10 n))'}))
+        expect_ok(c.request({'op': 'repair-policy', 'action': 'enable', 'selector': 'halve'}))
+        n = expect_error(c.request({'op': 'call', 'source': '(halve 0)'}), 'error')['incident']['id']
+        expect_error(c.request({'op': 'repair', 'incident': n, 'source': '(defun halve (n) 0)'}), 'conflict',
+                     'awaiting the model')
+        r = expect_ok(c.request({'op': 'incident', 'incident': n, 'from': 'captured', 'to': 'awaiting-model',
+                                 'note': {'kind': 'exchange', 'entry': {'attempt': 1}}}))
+        assert r['incident']['status'] == 'awaiting-model' and r['incident']['log'][0]['kind'] == 'exchange', r
+        expect_error(c.request({'op': 'incident', 'incident': n, 'from': 'captured', 'to': 'cancelled'}), 'conflict',
+                     'is awaiting-model, not captured')
+        r = expect_error(c.request({'op': 'repair', 'incident': n, 'source': '(defun halve (n) (car n))'}),
+                         'rejected', 'the failed call still fails with the candidate')
+        assert r['repair']['status'] == 'awaiting-model' and 'verification' in r['repair'], r
+        r = expect_ok(c.request({'op': 'repair', 'incident': n, 'source': '(defun halve (n) (if (zerop n) 0 (/ 10 n)))',
+                                 'reason': 'no half of zero', 'response_id': 'resp_conformance'}))
+        assert r['repair']['status'] == 'repaired' and r['repair']['function'] == 'HALVE', r
+        h = expect_ok(c.request({'op': 'history', 'limit': 1}))['revisions'][0]
+        assert h['kind'] == 'repair' and h['revision'] == r['revision'], h
+        r = expect_ok(c.request({'op': 'incident', 'incident': n}))
+        assert r['incident']['status'] == 'repaired' and r['incident']['revision'] == h['revision'], r
+        expect_ok(c.request({'op': 'call', 'source': '(halve 0)'}), value='0')
+        expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'halve'}))
+    R.run('conformance/repair-requests', repair_requests)
+
     def verify():
         # a candidate verified on a shadow of the live worker: its report;
         # nothing of it in the world, the generation unchanged (tests/shadow.py
