@@ -600,6 +600,11 @@ void dqueue_pending_free(Pending *p);
 ** nrepair_rules): 0, or -1 when it cannot be read (logged once: it is
 ** read again only after a repair-policy request). */
 int dincident_policy(Daemon *D);
+/* A diagnosis frame's function as the world's entry name (frames print
+** names as the world's package sees them: a bare name is COMMON-LISP-
+** USER's) into name (n bytes, STORE_NAME_MAX + 8 is enough): 0, or -1
+** when it is no name. */
+int dincident_frame_function(json_t *frame, char *name, size_t n);
 /* A failed call's diagnosis (the outcome's) of running transaction t: the
 ** incident it opened or joined, {id, joined, function}, or NULL when none
 ** (not a call, no function the policy selects, an expected condition, or

@@ -40,6 +40,11 @@ int dincident_policy(Daemon *D) {
   return 0;
 }
 
+int dincident_frame_function(json_t *frame, char *name, size_t n) {
+  char err[256];
+  return repairpol_selector(json_string_value(json_object_get(frame, "function")), name, n, err, sizeof err) ? -1 : 0;
+}
+
 /* The definitions the failing function's frame called into (the frames
 ** inside it, innermost first) that the world defines: [{function,
 ** definition}], each once — what the failure ran on besides the function. */
@@ -48,10 +53,9 @@ static json_t *callees(Daemon *D, json_t *diag, size_t frame) {
   size_t i;
   json_array_foreach(json_object_get(diag, "frames"), i, f) {
     if (i >= frame) break;
-    char name[STORE_NAME_MAX + 8], err[256], hex[65];
+    char name[STORE_NAME_MAX + 8], hex[65];
     uint8_t h[32];
-    if (repairpol_selector(json_string_value(json_object_get(f, "function")), name, sizeof name, err, sizeof err) ||
-        store_lookup(dstore(D), STORE_FUNCTION, name, h) != STORE_OK)
+    if (dincident_frame_function(f, name, sizeof name) || store_lookup(dstore(D), STORE_FUNCTION, name, h) != STORE_OK)
       continue;
     store_hash_hex(h, hex);
     json_t *c;
@@ -99,9 +103,8 @@ json_t *dincident_capture(Daemon *D, const Txn *t, json_t *diag, int *pause) {
   json_t *frames = json_object_get(diag, "frames"), *f;
   size_t i;
   json_array_foreach(frames, i, f) {   /* innermost first */
-    char name[STORE_NAME_MAX + 8], err[256];
-    if (repairpol_selector(json_string_value(json_object_get(f, "function")), name, sizeof name, err, sizeof err))
-      continue;
+    char name[STORE_NAME_MAX + 8];
+    if (dincident_frame_function(f, name, sizeof name)) continue;
     long r = store_repair_pick(D->repair_rules, D->nrepair_rules, name);
     if (r < 0) continue;
     if (store_repair_expected(&D->repair_rules[r], cond, report)) return NULL;  /* the application's intent */

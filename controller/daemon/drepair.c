@@ -59,14 +59,21 @@ static int move(Daemon *D, uint64_t n, int from, int to, char *err, size_t errle
   return 0;
 }
 
+/* Append entry (kind) to incident n's log: the store's code. */
+static int note_put(Daemon *D, uint64_t n, int kind, json_t *entry) {
+  char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
+  int rc = text ? store_incident_note(dstore(D), n, kind, text, strlen(text), 0, 0) : STORE_ENOMEM;
+  free(text);
+  return rc;
+}
+
 /* Log a note (kind) on incident n; failures are logged only: the note is
 ** the record, the status is what matters. */
 static void note(Daemon *D, uint64_t n, int kind, json_t *entry) {
-  char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
-  if (!text || store_incident_note(dstore(D), n, kind, text, strlen(text), 0, 0) != STORE_OK)
+  int rc = note_put(D, n, kind, entry);
+  if (rc != STORE_OK)
     dlog(D, "incident %" PRIu64 ": could not log a %s: %s", n, store_note_kind_name(kind),
-         text ? store_errmsg(dstore(D)) : "out of memory");
-  free(text);
+         rc == STORE_ENOMEM ? "out of memory" : store_errmsg(dstore(D)));
 }
 
 /* 1 when the live definition of inc's function is not the one that failed
@@ -136,10 +143,7 @@ void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req) {
     return;
   }
   if (nt) {
-    json_t *entry = json_object_get(nt, "entry");
-    char *text = json_dumps(entry, JSON_COMPACT);
-    int rc = text ? store_incident_note(dstore(D), n, STORE_NOTE_EXCHANGE, text, strlen(text), 0, 0) : STORE_ENOMEM;
-    free(text);
+    int rc = note_put(D, n, STORE_NOTE_EXCHANGE, json_object_get(nt, "entry"));
     if (rc == STORE_ENOENT) {
       dreply_err(D, client, id, "not-found", "no incident %" PRIu64 " (jiti incidents lists them)", n);
       return;

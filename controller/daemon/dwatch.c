@@ -82,10 +82,8 @@ static int failed_in(json_t *diag, const char *function) {
   json_t *f;
   size_t i;
   json_array_foreach(json_object_get(diag, "frames"), i, f) {
-    char name[STORE_NAME_MAX + 8], err[256];
-    if (!repairpol_selector(json_string_value(json_object_get(f, "function")), name, sizeof name, err, sizeof err) &&
-        !strcmp(name, function))
-      return 1;
+    char name[STORE_NAME_MAX + 8];
+    if (!dincident_frame_function(f, name, sizeof name) && !strcmp(name, function)) return 1;
   }
   return 0;
 }

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "engine.h"
 #include "supervise.h"
 
 #define INVALID_IN_A_ROW 3      /* invalid answers before the model is given up */
@@ -331,7 +330,7 @@ static void handle(sv_Supervisor *s, uint64_t id) {
   s->current = id;
   s->handled++;
   c.outcome = "awaiting-model";
-  say(&*s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
+  say(s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
       kclient_int(inc, "count"), kclient_int(inc, "count") == 1 ? "" : "s");
   char *def = definition_of(s, c.function);
   json_t *inv = call(s, json_pack("{s:s}", "op", "invariant-list"));
