@@ -1064,6 +1064,7 @@ jt_V jt_slot_get(jt_State *S, jt_V obj, jt_V name) {
   jt_V v = *p.at;
   if (v == JT_UNBOUND)
     return jt_funcall(S, JT_GENERIC(S, SLOT_UNBOUND), 3, jt_class_of(S, obj), obj, name);
+  JT_READ(S, JITI_READ_SLOT, obj, name, v);
   return v;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "jt_analyze.h"
 #include "jt_clos.h"
+#include "jt_world.h"
 
 #define EV(node, e) ((node)->ev(S, (node), (e)))
 
@@ -90,6 +91,7 @@ jt_V jt_ev_lset(jt_State *S, const jt_Node *n, jt_V env) {
 jt_V jt_ev_gref(jt_State *S, const jt_Node *n, jt_V env) {
   jt_V v = jt_sym_(n->u.gset.sym)->value;
   if (v == JT_UNBOUND) v = jt_unbound_variable_value(S, n->u.gset.sym);
+  JT_READ(S, JITI_READ_VARIABLE, n->u.gset.sym, JT_NIL, v);
   S->nvals = 1;
   return v;
 }

@@ -25,6 +25,7 @@
 #include "jt_eval.h"
 #include "jt_ckpt.h"
 #include "jt_grow.h"
+#include "jt_world.h"
 
 #define GC_MIN_THRESHOLD ((size_t)8 << 20)
 /* A safepoint collects the young generation once this much was allocated:
@@ -461,6 +462,7 @@ static void mark_roots(jt_State *S) {
   M(S->random_state);
   M(S->xfer_val);
   M(S->held_form);
+  jt_reads_mark(S);
   if (S->world_mark) S->world_mark(S, S->world);
   jt_ckpt_mark(S);
 }

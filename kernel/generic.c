@@ -29,6 +29,7 @@
 #include <string.h>
 #include "jt_eval.h"
 #include "jt_clos.h"
+#include "jt_world.h"
 
 #define GF(v) jt_gf_(v)
 #define METH(v) jt_method_(v)
@@ -665,7 +666,11 @@ jt_V jt_gf_call(jt_State *S, jt_V gf, int argc, jt_V *argv) {
     if ((flags & JT_METH_READER) && argc == 1) {
       /* a slot reader on an up-to-date instance: read it here */
       jt_V v = jt_instance_read(argv[0], jt_method_(em)->slot);
-      if (v != JT_NOVALUE) { S->nvals = 1; return v; }
+      if (v != JT_NOVALUE) {
+        JT_READ(S, JITI_READ_SLOT, argv[0], jt_method_(em)->slot, v);
+        S->nvals = 1;
+        return v;
+      }
     }
   }
   JT_PUSH(S, gf);

@@ -236,4 +236,37 @@ jiti_Status jiti_form_eval_noting(jiti_State *S, const jiti_Limits *limits, jiti
                                   jiti_CallNote *note);
 void jiti_call_note_free(jiti_CallNote *note);
 
+/* ------------------------------------------------------- reads recorded */
+
+/* What a call read of the world's state: the evidence of a failing call
+** shows it beside its frames (docs/repair.md, "Incidents").  Recorded
+** between jiti_reads_begin and jiti_reads_end: each global variable the
+** world defines that was read (its value), each slot of an instance or
+** structure read through slot-value, an accessor or with-slots, and each
+** data row read by world-get — each distinct one once, at its first read,
+** at most JITI_READS_MAX (later ones are counted, not kept).  Values are
+** those read, printed when described. */
+typedef enum jiti_ReadKind { JITI_READ_VARIABLE, JITI_READ_SLOT, JITI_READ_ROW, JITI_READ_COUNT } jiti_ReadKind;
+const char *jiti_read_kind_name(jiti_ReadKind k);   /* "variable", "slot", "row" */
+
+#define JITI_READS_MAX 32
+
+typedef struct jiti_Read {
+  jiti_ReadKind kind;
+  char *name;      /* the variable, the slot or the row's key, printed (at most
+                      JITI_FRAME_NAME_MAX bytes) */
+  char *object;    /* a slot's instance or structure, printed (at most
+                      JITI_FRAME_VALUE_MAX bytes); NULL for the others */
+  char *value;     /* the value read, printed (at most JITI_FRAME_VALUE_MAX) */
+} jiti_Read;
+
+void jiti_reads_begin(jiti_State *S);   /* forget what was recorded, record from now */
+void jiti_reads_end(jiti_State *S);     /* stop recording and forget */
+/* What was recorded so far (recording goes on), printed with *print-escape*
+** as frames are; *more: distinct reads past JITI_READS_MAX.  Returns how
+** many (0 and *out NULL when none or out of memory); free with
+** jiti_reads_free. */
+int jiti_reads_describe(jiti_State *S, jiti_Read **out, int *more);
+void jiti_reads_free(jiti_Read *reads, int n);
+
 #endif

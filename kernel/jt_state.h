@@ -228,6 +228,8 @@ struct jt_State {
   jt_V held_form;           /* the form jiti_form_read holds for jiti_form_eval */
   bool form_held;
   struct jt_CallWatch *call_watch;  /* jiti_form_eval_noting's, or NULL */
+  bool reads_on;            /* note what is read (reads.c, jiti_reads_begin) */
+  struct jt_Reads *reads;   /* what was noted; kept between recordings */
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */

@@ -112,4 +112,15 @@ char *jt_world_mentions(jt_State *S, jt_MentionFn hit, void *ud, bool names_only
 typedef struct jt_CallNoting { jiti_CallNote *note; size_t max; } jt_CallNoting;
 void jt_call_note_seen(jt_State *S, void *ud, jt_V name, int argc, const jt_V *argv);
 
+/* reads.c: what an application call read (jiti_reads_begin).  The read
+** sites call jt_reads_note only while S->reads_on: one test of a flag
+** when nobody records.  kind is a jiti_ReadKind; a is the variable's
+** symbol, the instance or structure, or the row's key; b the slot's name
+** (NIL otherwise); v the value read. */
+void jt_reads_note(jt_State *S, int kind, jt_V a, jt_V b, jt_V v);
+void jt_reads_mark(jt_State *S);   /* the collector's: what was noted */
+void jt_reads_close(jt_State *S);  /* at jiti_close */
+#define JT_READ(S, kind, a, b, v) \
+  do { if (__builtin_expect((S)->reads_on, 0)) jt_reads_note(S, kind, a, b, v); } while (0)
+
 #endif

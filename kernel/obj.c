@@ -8,6 +8,7 @@
 #include "jt_eval.h"
 #include "jt_grow.h"
 #include "jt_clos.h"
+#include "jt_world.h"
 
 /* ----------------------------------------------------------- constructors */
 
@@ -259,6 +260,7 @@ jt_V jt_symbol_value(jt_State *S, jt_V sym) {
   if (sym == JT_NIL || sym == JT_T) return sym;
   jt_V v = jt_sym_(sym)->value;
   if (v == JT_UNBOUND) v = jt_unbound_variable_value(S, sym);
+  JT_READ(S, JITI_READ_VARIABLE, sym, JT_NIL, v);
   return v;
 }
 

@@ -209,6 +209,7 @@ void jiti_close(jiti_State *S) {
   if (S->world_free) S->world_free(S);
   jt_ckpt_free(S);
   jt_ffi_close(S);
+  jt_reads_close(S);
   jt_gc_free_all(S);
   free(S->stack);
   free(S->roots);

@@ -351,6 +351,7 @@ JT_FN(f_struct_ref) {
   jt_Struct *s = check_instance(S, argv[0], argv[1]);
   size_t i = jt_check_index(S, argv[2]);
   if (i >= s->h.aux) jt_error(S, "structure slot index %zu out of range", i);
+  JT_READ(S, JITI_READ_SLOT, argv[0], jt_vec_(jt_layout_(s->layout)->slot_names)->items[i], s->slots[i]);
   return s->slots[i];
 }
 

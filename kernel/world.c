@@ -1577,6 +1577,7 @@ JT_FN(f_world_get) {
   jt_V v = jt_hash_get(S, W(S)->data, argv[0], &found);
   if (!found) return jt_values2(S, argc > 1 ? argv[1] : JT_NIL, JT_NIL);
   v = copy_value(S, jt_cdr(v), "world-get");
+  JT_READ(S, JITI_READ_ROW, argv[0], JT_NIL, v);
   return jt_values2(S, v, JT_T);
 }
 

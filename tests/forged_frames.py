@@ -334,6 +334,19 @@ try:
          frame=outcome(changes=[{'kind': 'invariant', 'name': 'POS', 'removed': True, 'len': 0}]))
     invariant_holds('after-cases')
 
+    # what a failing call read: only when the kernel asked (a repair rule
+    # selects something), bounded, of the recorded kinds, a slot's with its object
+    read = {'kind': 'row', 'name': ':X', 'value': '1'}
+    failing = lambda reads: outcome(reason='error', message='x', status='idle', diagnosis=dict(diag, reads=reads))
+    case('reads-unasked', 'call-note', frame=failing([read]))
+    ok('reads-rule-on', run('repair', 'enable', 'test-forge-frame', '--store', S)[0] == 0)
+    case('reads-many', 'frame-shape', frame=failing([read] * 33))
+    case('read-kind', 'frame-shape', frame=failing([dict(read, kind='file')]))
+    case('read-object', 'frame-shape', frame=failing([dict(read, kind='slot')]))
+    case('read-object-extra', 'frame-shape', frame=failing([dict(read, object='#<X>')]))
+    case('read-long', 'frame-shape', frame=failing([dict(read, value='9' * 201)]))
+    ok('reads-rule-off', run('repair', 'disable', 'test-forge-frame', '--store', S)[0] == 0)
+
     # a call's note (the traffic sample's function and argument classes):
     # only when the kernel asked, only of a call that succeeded, bounded
     case('note-unasked', 'call-note', frame=outcome(status='idle', committed=True,

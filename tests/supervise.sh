@@ -42,7 +42,7 @@ t no-kernel 1 "no kernel is running" -- "$JITI" supervise --scripted "$(script e
 
 # --- nothing open: idle at once
 start_kernel "$S"; ok kernel-starts $?
-"$JITI" eval --store "$S" '(progn (defun price (n) (/ 100 n))
+"$JITI" eval --store "$S" '(progn (defvar *base* 100) (defun price (n) (/ *base* n))
   (defun vend (n) (if (< n 0) (error "insufficient credit: ~a" n) (price n))))' >/dev/null
 t idle 0 "^supervising .* with scripted" -- "$JITI" supervise --scripted "$(script empty '')" --store "$S" --until-idle
 "$JITI" repair enable price --store "$S" >/dev/null
@@ -118,6 +118,8 @@ incident 7 \(PRICE\): repaired by revision" -- \
   env OPENAI_API_KEY=$key OPENAI_BASE_URL=$url "$JITI" supervise --store "$S" --until-idle --model test-model --no-stream
 t model-told-why 0 "The repair was rejected: the failed call still fails with the candidate" -- \
   bash -c "tail -1 '$tmp/model.log'"
+t model-shown-reads 0 "What the call read of the world's state.*variable \\*BASE\\* = 100" -- \
+  bash -c "head -1 '$tmp/model.log'"
 t tokens-logged 0 '"total_tokens":[1-9]' -- "$JITI" incidents show 7 --store "$S"
 t response-recorded 0 '"response_id":"resp_' -- "$JITI" incidents show 7 --store "$S"
 t no-key-kept 1 "" -- grep -r "$key" "$S"

@@ -72,6 +72,12 @@ t callees-in-evidence 0 '"callees": \[
  *"function": "CHANGE-COINS",
  *"definition": "[0-9a-f]{64}"' -- J incidents show "$n" --json
 
+t reads-in-evidence 0 "what the call read \\(the values it saw first\\):
+  variable \\*MACHINE\\* = #<MACHINE \\{[0-9A-F]+\\}>
+  slot SLOTS of #<MACHINE \\{[0-9A-F]+\\}> = #<HASH-TABLE .*
+  slot PRICE of #<PRODUCT \\{[0-9A-F]+\\}> = 150
+  slot CREDIT of #<MACHINE \\{[0-9A-F]+\\}> = 200" -- J incidents show "$n"
+
 # --- a candidate breaking an invariant, then one out of scope, then an identical one: all rejected
 t rejected-three 0 "rejected: the failed call, run again with the candidate, breaks an invariant: invariant CREDIT-NEVER-NEGATIVE returned NIL
 .*

@@ -114,6 +114,7 @@ void txn_diagnosis_free(txn_Diagnosis *d) {
   free(d->report);
   free(d->backtrace);
   json_decref(d->frames);
+  json_decref(d->reads);
   for (int i = 0; i < d->nrestarts; i++) {
     free((char *)d->restarts[i].name);
     free((char *)d->restarts[i].report);
@@ -789,6 +790,7 @@ static txn_Diagnosis *diagnosis_of(txn_World *W, const jiti_Pause *p) {
   g->report = txn_strdup(p->report ? p->report : "");
   g->backtrace = txn_strdup(p->backtrace ? p->backtrace : "");
   g->frames = txn_frames_value(p->nframes, p->frames);   /* copied: the kernel's live only here */
+  g->reads = txn_reads_value(W->S, &g->reads_more);
   for (int i = 0; i < p->nrestarts; i++) {
     if (p->restarts[i].id <= W->watermark) continue;
     txn_Restart *r = &g->restarts[g->nrestarts++];
@@ -1135,7 +1137,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1221,10 +1223,15 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   if (cmd_fn) jiti_allow_interrupt(W->S);
   jiti_CallNote note = {NULL, NULL};
   int noting = held && rq->note && !rq->listening && kind == TXN_APPLICATION;
+  /* a failing call may open an incident: what it read is part of the
+  ** evidence its diagnosis shows */
+  int reading = rq->reads && kind == TXN_APPLICATION && !cmd_fn;
+  if (reading) jiti_reads_begin(W->S);
   jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
                  : rq->listening ? jiti_form_eval_listening(W->S, lim, &r)
                  : noting ? jiti_form_eval_noting(W->S, lim, &r, TXN_NOTE_SIGNATURE_MAX, &note)
                  : jiti_form_eval(W->S, lim, &r);
+  if (reading) jiti_reads_end(W->S);
   W->pausable = 0;
   jiti_set_frame_catch(W->S, 0);
   int left_open = 0;

@@ -126,6 +126,9 @@ typedef struct txn_Diagnosis {
   char *backtrace;         /* one frame per line, innermost first (bounded) */
   struct json_t *frames;   /* the same frames as data, as a pause shows them
                               (txn_frames_value: function, arguments, locals) */
+  struct json_t *reads;    /* what the call read of the world's state, when
+                              it was recorded (txn_reads_value), or NULL */
+  int reads_more;          /* distinct reads past those listed */
   int nrestarts;
   struct txn_Restart *restarts;  /* those the attempt established, innermost
                                     first: id NULL, level 1 */
@@ -398,6 +401,9 @@ typedef struct txn_Request {
                                 a world function it makes, for the outcome
                                 (txn_Outcome.noted_function); evaluated
                                 exactly as without */
+  int reads;                 /* an application call: record what it reads of
+                                the world's state for its diagnosis
+                                (txn_Diagnosis.reads) */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)
@@ -524,6 +530,12 @@ struct json_t *txn_foreign_value(txn_World *W);
 ** "locals": [{"name", "value"}]}] (the kernel bounds every text,
 ** JITI_FRAME_*). */
 struct json_t *txn_frames_value(int n, const jiti_Frame *frames);
+
+/* What the application call being evaluated on S read so far
+** (jiti_reads_describe): [{"kind", "name", "object" (a slot's), "value"}],
+** with *more set to the distinct reads past JITI_READS_MAX; NULL when it
+** read nothing of the world's state (or recorded nothing). */
+struct json_t *txn_reads_value(jiti_State *S, int *more);
 
 /* The form gate's rules: one row per refusal (gate.c).  what: what it
 ** refuses, a line of Markdown (docs/transactions.md lists the rows, and the

@@ -96,6 +96,21 @@ json_t *txn_frames_value(int n, const jiti_Frame *frames) {
   return fs;
 }
 
+json_t *txn_reads_value(jiti_State *S, int *more) {
+  jiti_Read *r;
+  int n = jiti_reads_describe(S, &r, more);
+  if (!n) return NULL;
+  json_t *out = json_array();
+  for (int i = 0; i < n; i++) {
+    json_t *e = json_pack("{s:s, s:o, s:o}", "kind", jiti_read_kind_name(r[i].kind), "name", frame_text(r[i].name),
+                          "value", frame_text(r[i].value));
+    if (r[i].object) json_object_set_new(e, "object", frame_text(r[i].object));
+    json_array_append_new(out, e);
+  }
+  jiti_reads_free(r, n);
+  return out;
+}
+
 /* The innermost level's pause, with every open level's restarts and a
 ** line per level (outermost first). */
 static json_t *pause_json(txn_World *W) {

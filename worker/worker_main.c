@@ -311,7 +311,8 @@ static void put_str(jtext_writer *j, const char *key, const char *s) {
   jtext_string(j, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* {condition_type, report, restarts: [{name, report, lambda_list}], backtrace, frames} */
+/* {condition_type, report, restarts: [{name, report, lambda_list}], backtrace, frames,
+** reads, reads_more} */
 static void put_diagnosis(jtext_writer *j, const txn_Diagnosis *g) {
   jtext_key(j, "diagnosis");
   jtext_begin(j, '{');
@@ -329,6 +330,8 @@ static void put_diagnosis(jtext_writer *j, const txn_Diagnosis *g) {
   jtext_end(j, ']');
   put_str(j, "backtrace", g->backtrace);
   if (g->frames) jtext_key(j, "frames"), jtext_json(j, g->frames);
+  if (g->reads) jtext_key(j, "reads"), jtext_json(j, g->reads);
+  if (g->reads_more) jtext_key(j, "reads_more"), jtext_int(j, g->reads_more);
   jtext_end(j, '}');
 }
 
@@ -580,7 +583,7 @@ static void do_attempt(Worker *w, json_t *req) {
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
                       json_is_true(json_object_get(req, "listening")), 0,
-                      json_is_true(json_object_get(req, "note"))};
+                      json_is_true(json_object_get(req, "note")), json_is_true(json_object_get(req, "reads"))};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));

@@ -106,8 +106,9 @@ typedef struct Pending {
   json_t *req;
   proto_Op op;
   int retried;          /* a query already re-sent to a fresh worker */
-  int note;             /* a call sent with "note" (dtraffic_asks): its outcome may say
-                           which world function it called */
+  int note;             /* what a call was sent to note (dtraffic_asks, REQUEST_NOTE_*
+                           bits): its outcome may say which world function it
+                           called, its diagnosis what it read */
 } Pending;
 
 /* FIFO: the n requests v[head..head+n); popping is O(1). */
@@ -273,7 +274,8 @@ typedef struct Txn {
   uint64_t interrupt_timer;  /* the interrupt signal sent again until a pause or the outcome (0: none) */
   json_t *repair;        /* a repair's apply (drepair.c): its request, with
                             incident, function, verification, response_id */
-  int noting;            /* the worker was asked to note its call (Pending.note) */
+  int noting;            /* what the worker was asked to note (Pending.note,
+                            REQUEST_NOTE_* bits) */
   TrafficCall *traffic;  /* one published on its own: its call for the traffic
                             sample once committed (dcall.c), or NULL */
 } Txn;
@@ -663,9 +665,12 @@ json_t *drepair_reply(const Txn *t, int repaired);
 ** with a note of why: reason, message). */
 void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *reason, const char *message);
 /* dtraffic.c: the traffic sample of automatic repair (docs/repair.md) */
-/* 1 when the worker is to note the call req of op ("note"): a plain call,
-** its source within the sample's bounds, whose head may name a function
-** the policy selects (a cheap, conservative reading of the source). */
+/* What the worker is to note of the call req of op (REQUEST_NOTE_* bits,
+** engine.h), when a repair policy selects anything: the reads of any call
+** that cannot pause (a failure may open an incident); the call itself
+** ("note") of a plain call, its source within the sample's bounds, whose
+** head may name a function the policy selects (a cheap, conservative
+** reading of the source). */
 int dtraffic_asks(Daemon *D, proto_Op op, json_t *req);
 /* The running transaction t's call for the sample, from its outcome o: a
 ** call that succeeded, whose note names a function the policy selects,

@@ -310,7 +310,7 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
                     ? dincident_capture(D, t, json_object_get(m, "diagnosis"), &pause) : NULL;
   if (inc) json_object_set_new(m, "incident", inc);
   if (t->active)
-    dwatch_call(D, t, t->noting ? json_string_value(json_object_get(json_object_get(m, "noted"), "function")) : NULL,
+    dwatch_call(D, t, (t->noting & REQUEST_NOTE_CALL) ? json_string_value(json_object_get(json_object_get(m, "noted"), "function")) : NULL,
                 json_string_value(json_object_get(inc, "function")), json_object_get(m, "diagnosis"));
   DOutcome o;
   dcall_decode(&o, m);

@@ -103,20 +103,23 @@ static int may_select(const store_repair_rule *r, const char *tok) {
 }
 
 int dtraffic_asks(Daemon *D, proto_Op op, json_t *req) {
-  if (op != PROTO_CALL || dincident_policy(D) || !D->nrepair_rules) return 0;
+  if (op != PROTO_CALL || dincident_policy(D) || !D->nrepair_rules || request_pausable(op, req)) return 0;
+  /* any call that fails may open an incident (the function that fails may
+  ** be one it calls): what it reads is evidence */
+  int asks = REQUEST_NOTE_READS;
   /* a call read in a package of its own would not replay from its source
-  ** alone; one that may pause, or a listener's, a program, is not plain */
-  if (request_pausable(op, req) || json_object_get(req, "package") || json_is_true(json_object_get(req, "listening")) ||
+  ** alone; a listener's, a program, is not plain */
+  if (json_object_get(req, "package") || json_is_true(json_object_get(req, "listening")) ||
       json_is_true(json_object_get(req, "program")))
-    return 0;
+    return asks;
   const char *src = request_source(req);
   char tok[STORE_NAME_MAX + 8], name[STORE_NAME_MAX + 8], err[300];
   int h = head_of(src, tok, sizeof tok);
-  if (!h || strlen(src) > STORE_TRAFFIC_TEXT_MAX) return 0;
-  if (h < 0 || repairpol_selector(tok, name, sizeof name, err, sizeof err)) return 1;   /* cannot tell */
+  if (!h || strlen(src) > STORE_TRAFFIC_TEXT_MAX) return asks;
+  if (h < 0 || repairpol_selector(tok, name, sizeof name, err, sizeof err)) return asks | REQUEST_NOTE_CALL;   /* cannot tell */
   for (size_t i = 0; i < D->nrepair_rules; i++)
-    if (may_select(&D->repair_rules[i], name)) return 1;
-  return 0;
+    if (may_select(&D->repair_rules[i], name)) return asks | REQUEST_NOTE_CALL;
+  return asks;
 }
 
 /* ------------------------------------------------------------ offering */
@@ -177,7 +180,7 @@ void dtraffic_call_free(TrafficCall *c) {
 }
 
 TrafficCall *dtraffic_offer(Daemon *D, const Txn *t, const DOutcome *o) {
-  json_t *note = o->accepted && t->active && t->noting && !t->pause_max ? json_object_get(o->m, "noted") : NULL;
+  json_t *note = o->accepted && t->active && (t->noting & REQUEST_NOTE_CALL) && !t->pause_max ? json_object_get(o->m, "noted") : NULL;
   if (!note) return NULL;
   const char *fn = json_string_value(json_object_get(note, "function"));
   const char *sig = json_string_value(json_object_get(note, "signature"));

@@ -91,7 +91,8 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   x->pause_max = t->pause_max;
   x->with_gen = !t->grouped;
   x->stacked = t->grouped;
-  x->noting = t->noting;
+  x->noting = (t->noting & REQUEST_NOTE_CALL) != 0;
+  x->reads = (t->noting & REQUEST_NOTE_READS) != 0;
   if (ev == WIRE_PAUSED) {
     /* (a bit per step the generation may have moved) a pause moves it
     ** once; an answer at the same pause not at all; a repair whose error

@@ -270,6 +270,8 @@ typedef struct vouch_Expect {
   int stacked;              /* a call of a group commit: it may leave others awaiting */
   int noting;               /* a call the worker was asked to note ("note": the
                             ** outcome's "noted" is allowed, if it succeeded) */
+  int reads;                /* ... to record the reads of ("reads": a diagnosis
+                            ** may list them) */
 } vouch_Expect;
 
 /* Entries are decoded in a world of the checker's own, opened at first
@@ -332,8 +334,11 @@ void request_snippet(const char *s, char *buf, size_t n);
 ** with_gen, the generation it must find.  NULL when out of memory.
 ** request_frame_write writes the same frame as text into w (jtext.h): the
 ** kernel's hot path, which sends it without making it an object first;
-** with note, a call's attempt asks the worker to note the call of a world
-** function its form makes ("note": true; the outcome's "noted"). */
+** note is a set of REQUEST_NOTE_* bits: what a call's attempt asks the
+** worker to note — the call of a world function its form makes ("note":
+** true; the outcome's "noted"), what it reads of the world's state
+** ("reads": true; a diagnosis' "reads"). */
+enum { REQUEST_NOTE_CALL = 1, REQUEST_NOTE_READS = 2 };
 struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
 void request_frame_write(struct jtext_writer *w, proto_Op op, struct json_t *req, int with_gen,
                          uint64_t generation, int note);

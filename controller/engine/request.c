@@ -69,7 +69,8 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   json_t *lim = json_object_get(req, "limits");  /* complete: checked by the caller */
   if (lim) jtext_key(w, "limits"), jtext_json(w, lim);
   if (with_gen) jtext_key(w, "generation"), jtext_int(w, (json_int_t)generation);
-  if (note && op == PROTO_CALL) jtext_key(w, "note"), jtext_bool(w, 1);
+  if ((note & REQUEST_NOTE_CALL) && op == PROTO_CALL) jtext_key(w, "note"), jtext_bool(w, 1);
+  if ((note & REQUEST_NOTE_READS) && op == PROTO_CALL) jtext_key(w, "reads"), jtext_bool(w, 1);
   jtext_end(w, '}');
 }
 

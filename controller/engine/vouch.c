@@ -378,9 +378,31 @@ static const Member NOTED[] = {
   {"function", 's', 1, TXN_NOTE_NAME_MAX}, {"signature", 's', 1, TXN_NOTE_SIGNATURE_MAX}};
 static const Member DIAGNOSIS[] = {
   {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"restarts", 'a', 1, 0},
-  {"backtrace", 's', 1, TEXT}, {"frames", 'a', 0, 0}};
+  {"backtrace", 's', 1, TEXT}, {"frames", 'a', 0, 0}, {"reads", 'a', 0, 0}, {"reads_more", 'i', 0, 1000000}};
+static const Member DIAGNOSIS_READ[] = {
+  {"kind", 's', 1, 16}, {"name", 's', 1, JITI_FRAME_NAME_MAX}, {"object", 's', 0, JITI_FRAME_VALUE_MAX},
+  {"value", 's', 1, JITI_FRAME_VALUE_MAX}};
 static const Member DIAGNOSIS_RESTART[] = {
   {"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}, {"lambda_list", 's', 1, TEXT}};
+/* A diagnosis' reads (jiti_reads_describe): at most JITI_READS_MAX, each of
+** a kind the kernel records, the instance named exactly for a slot. */
+static int reads_ok(json_t *d, vouch_Fail *f) {
+  json_t *rs = json_object_get(d, "reads"), *r;
+  size_t i;
+  if (json_array_size(rs) > JITI_READS_MAX)
+    return fail(f, VOUCH_SHAPE, "the diagnosis lists more than %d reads", JITI_READS_MAX);
+  json_array_foreach(rs, i, r) {
+    if (MEMBERS(r, DIAGNOSIS_READ, "a diagnosis' read", f)) return -1;
+    const char *kind = json_string_value(json_object_get(r, "kind"));
+    int k = 0;
+    while (k < JITI_READ_COUNT && strcmp(kind, jiti_read_kind_name((jiti_ReadKind)k))) k++;
+    if (k == JITI_READ_COUNT) return fail(f, VOUCH_SHAPE, "a read of the unknown kind %.16s", kind);
+    if (!json_object_get(r, "object") != (k != JITI_READ_SLOT))
+      return fail(f, VOUCH_SHAPE, "a read of a %s %s its object", kind, k == JITI_READ_SLOT ? "without" : "with");
+  }
+  return 0;
+}
+
 static const Member CHANGE[] = {
   {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"removed", 'b', 1, 0}, {"len", 'i', 1, 0},
   {"hash", 's', 0, 64}};
@@ -523,6 +545,8 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
     if (json_array_size(json_object_get(v, "restarts")) > 64) return fail(f, VOUCH_LENGTHS, "more than 64 restarts");
     if (EACH(json_object_get(v, "restarts"), DIAGNOSIS_RESTART, "a diagnosis' restart", f)) return -1;
     if (json_object_get(v, "frames") && frames_ok(json_object_get(v, "frames"), "the diagnosis", f)) return -1;
+    if (json_object_get(v, "reads") && !x->reads) return fail(f, VOUCH_NOTE, "reads of a call the kernel did not ask to record");
+    if (reads_ok(v, f)) return -1;
   }
   /* a call's note (its function and argument classes, for the traffic
   ** sample): only when the kernel asked, only of a call that succeeded */

@@ -117,6 +117,14 @@ static void show_text(json_t *o) {
     json_array_foreach(json_object_get(f, "locals"), k, l)
       printf("      %s = %s\n", json_string_value(json_object_get(l, "name")), json_string_value(json_object_get(l, "value")));
   }
+  if (json_array_size(json_object_get(d, "reads"))) printf("what the call read (the values it saw first):\n");
+  json_array_foreach(json_object_get(d, "reads"), i, l) {
+    printf("  %s %s", json_string_value(json_object_get(l, "kind")), json_string_value(json_object_get(l, "name")));
+    if (json_object_get(l, "object")) printf(" of %s", json_string_value(json_object_get(l, "object")));
+    printf(" = %s\n", json_string_value(json_object_get(l, "value")));
+  }
+  if (json_integer_value(json_object_get(d, "reads_more")))
+    printf("  (and %" JSON_INTEGER_FORMAT " more not recorded)\n", json_integer_value(json_object_get(d, "reads_more")));
   json_t *log = json_object_get(o, "log");
   if (json_integer_value(json_object_get(o, "log_dropped")))
     printf("(%" JSON_INTEGER_FORMAT " older log entries dropped)\n", json_integer_value(json_object_get(o, "log_dropped")));

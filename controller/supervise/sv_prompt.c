@@ -91,6 +91,21 @@ char *sv_evidence(const sv_Options *o, json_t *inc, json_t *traffic, const char 
       fputc('\n', f);
     }
   }
+  json_t *reads = json_object_get(d, "reads");
+  if (json_array_size(reads))
+    fprintf(f, "\nWhat the call read of the world's state (globals, slots, data rows; the values it saw first):\n");
+  json_array_foreach(reads, i, x) {
+    fprintf(f, "  %s %s", str(x, "kind"), str(x, "name"));
+    if (json_object_get(x, "object")) {
+      fputs(" of ", f);
+      put_cut(f, str(x, "object"), EVIDENCE_TEXT / 4);
+    }
+    fputs(" = ", f);
+    put_cut(f, str(x, "value"), EVIDENCE_TEXT / 4);
+    fputc('\n', f);
+  }
+  if (json_integer_value(json_object_get(d, "reads_more")))
+    fprintf(f, "  ... %lld more not recorded\n", (long long)json_integer_value(json_object_get(d, "reads_more")));
   const char *args = NULL;
   char *latest = json_dumps(json_object_get(inc, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
   args = latest;
