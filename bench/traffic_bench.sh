@@ -3,8 +3,10 @@
 # same function, called by --clients clients at once (kernel_bench, one
 # outstanding call per connection), with the repair policy in three states,
 # interleaved round by round in one run:
+#   none    no rule at all: the kernel asks the worker for nothing
 #   off     the policy selects another function only: the kernel reads the
-#           call's head, asks nothing, records nothing
+#           call's head and asks the worker to record what the call reads
+#           (a failure's evidence: its diagnosis lists it), records nothing
 #   asked   a package rule of another package besides: the kernel asks the
 #           worker to note every call, and records nothing (the function is
 #           not selected)
@@ -91,8 +93,11 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {pri
 worker_pid() { pgrep -P "$kpid" | head -1; }
 policy() {  # the policy of a state
   case "$1" in
+    none) "$jiti" repair disable bump --store "$STORE" >/dev/null 2>&1
+          "$jiti" repair disable zzz: --store "$STORE" >/dev/null 2>&1
+          "$jiti" repair disable other --store "$STORE" >/dev/null 2>&1 ;;
     off) "$jiti" repair disable bump --store "$STORE" >/dev/null 2>&1
-         "$jiti" repair disable zzz: --store "$STORE" >/dev/null 2>&1 ;;
+         "$jiti" repair disable zzz: --store "$STORE" >/dev/null 2>&1; j repair enable other ;;
     asked) "$jiti" repair disable bump --store "$STORE" >/dev/null 2>&1; j repair enable zzz: ;;
     on) "$jiti" repair disable zzz: --store "$STORE" >/dev/null 2>&1; j repair enable bump ;;
   esac
@@ -111,13 +116,13 @@ raw=$tmp/raw.tsv   # round state rps p50 p99 cpu_us_per_call instructions_per_ca
 : >"$raw"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
-STATES=(off asked on)
+STATES=(none off asked on)
 say "warming up (a run of $((requests / 4)) calls, not counted) ..."
 "$kbench" --store "$STORE" -c "$clients" -n $((requests / 4)) -d "$seconds" -w custom --source "$SOURCE" >/dev/null
 for r in $(seq "$rounds"); do
   # each round starts with another state: no state always follows the same one
-  for k in 0 1 2; do
-    st=${STATES[$(((r - 1 + k) % 3))]}
+  for k in 0 1 2 3; do
+    st=${STATES[$(((r - 1 + k) % 4))]}
     policy "$st"
     say "round $r/$rounds, $st: $clients clients, '$SOURCE' (-n $requests, at most ${seconds}s) ..."
     wp=$(worker_pid)
@@ -158,7 +163,7 @@ cell() { awk -F'\t' -v s="$1" -v k="$2" '$2 == s {print $k}' "$raw" | median; }
   else jv="jiti: $jiti"; fi
   echo "- $jv, store on $([ "$tmpfs" = 1 ] && echo 'tmpfs (/dev/shm)' || echo "$(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp)")"
   echo "- the call: \`$SOURCE\`, BUMP being \`(defun bump (n) (world-put :counter (+ n (or (world-get :counter) 0))) n)\`: one revision per call; medians over the rounds, the states interleaved (each round starting with the next)"
-  echo "- off: the policy selects OTHER only; asked: and the package ZZZ: (every call noted, none recorded); on: BUMP selected (every call noted and offered to the sample)"
+  echo "- none: no repair rule; off: the policy selects OTHER only (the worker records what each call reads, for a failure's evidence); asked: and the package ZZZ: (every call noted, none recorded); on: BUMP selected (every call noted and offered to the sample)"
   echo "- CPU µs/call: on-CPU time of kernel + worker per call; instructions/call: theirs, counted by perf stat (kernel mode too); ratios to off: its calls/s ÷ the state's (> 1: slower), the state's CPU or instructions ÷ its"
   echo
   echo "| state | clients | calls/s | p50 ms | p99 ms | CPU µs/call | instructions/call | throughput ratio | CPU ratio | instructions ratio |"

@@ -223,13 +223,18 @@ t killed-pause-restored 0 "^42$" -- "$JITI" eval --store "$S" '(values (world-ge
 t events-interrupted 0 "interrupted" -- "$JITI" events --store "$S"
 
 # --- the sandboxed worker holds its socket, its report socket (its shadows'
-# reports, docs/worker-frames.md) and stderr, nothing else: not the store
-# (the kernel's data.mdb), not what the kernel itself inherited, not its
-# fork gate's listener (the kernel's)
+# reports, docs/worker-frames.md), the two ends of its park socket (a pair
+# of its own, for parked shadows' jobs) and stderr, nothing else: not the
+# store (the kernel's data.mdb), not what the kernel itself inherited, not
+# its fork gate's listener (the kernel's)
 exec 7</dev/null  # a descriptor the kernel inherits from this script
 start_kernel "$tmp/fds"; ok fds-kernel $?
 wfds=$(ls /proc/"$("$JITI" status --json --store "$tmp/fds" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')"/fd | sort -n | tr '\n' ' ')
-t worker-fds 0 "^2 3 5 $" -- echo "$wfds"
+t worker-fds 0 "^2 3 5 ([0-9]+) ([0-9]+) $" -- echo "$wfds"
+wpid=$("$JITI" status --json --store "$tmp/fds" | sed -n 's/^ *"worker_pid": \([0-9]*\),*$/\1/p')
+read -r _ _ _ p1 p2 <<<"$wfds"
+t worker-park-pair 0 "^socket:\[[0-9]+\] socket:\[[0-9]+\]$" -- \
+  bash -c "readlink /proc/$wpid/fd/${p1:-x} /proc/$wpid/fd/${p2:-x} | tr '\n' ' ' | sed 's/ $//'"
 exec 7<&-
 "$JITI" stop --store "$tmp/fds" >/dev/null
 

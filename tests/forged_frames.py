@@ -346,6 +346,13 @@ try:
     case('read-object-extra', 'frame-shape', frame=failing([dict(read, object='#<X>')]))
     case('read-long', 'frame-shape', frame=failing([dict(read, value='9' * 201)]))
     ok('reads-rule-off', run('repair', 'disable', 'test-forge-frame', '--store', S)[0] == 0)
+    # a copy parked at a failure: only when asked (a rule pauses), only at an
+    # unhandled error, and only a child of the worker
+    case('parked-unasked', 'process', frame=outcome(reason='error', message='x', status='idle', diagnosis=diag, parked=2))
+    ok('park-rule-on', run('repair', 'enable', 'test-forge-frame', '--mode', 'pause', '--store', S)[0] == 0)
+    case('parked-not-child', 'process', frame=outcome(reason='error', message='x', status='idle', diagnosis=diag, parked=1))
+    case('parked-no-error', 'process', frame=outcome(reason='error', message='x', status='idle', parked=2))
+    ok('park-rule-off', run('repair', 'disable', 'test-forge-frame', '--store', S)[0] == 0)
 
     # a call's note (the traffic sample's function and argument classes):
     # only when the kernel asked, only of a call that succeeded, bounded

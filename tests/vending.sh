@@ -159,6 +159,13 @@ t first-call-succeeds 0 '^\("cola" \(25 25\)\)$' -- J eval '(dispense "A1")'
 t first-call-effects 0 "^0$" -- J eval '(machine-credit *machine*)'
 kill -INT "$svpid"; wait "$svpid"; svpid=
 t pause-supervised 0 "repaired by revision" -- cat "$tmp/pause.out"
+# verified by the shadow parked at the failure (the heap as the call
+# failed), which is gone once it reported
+t parked-verified 0 "verification [0-9]+: to the shadow parked at the failure \\(pid [0-9]+" -- cat "$tmp/kernel.log"
+t parked-report 0 '"from": "failure"' -- \
+  J incidents show "$(sed -n 's/.*incident \([0-9]*\): a shadow parked at the failure.*/\1/p' "$tmp/kernel.log" | tail -1)" --json
+shadows() { pgrep -P "$(pgrep -P "$kp" | head -1)"; }   # the live worker's children
+t_until none-left 1 "" -- shadows
 
 # --- kill -9 while verifying: interrupted, never half-applied
 restore_bug
@@ -173,5 +180,19 @@ kill -9 "$kp"; wait "$svpid" 2>/dev/null; svpid=
 start_kernel "$S"; ok kernel-restarts $?
 t interrupted 0 "^interrupted$" -- status_of "$n"
 t never-half-applied 0 "^$(printf '%q' "$bug")$" -- definition
+
+# --- mode pause without a supervisor: the parked shadow goes when the incident is cancelled
+restore_bug
+J repair enable dispense --mode pause --expect-condition INSUFFICIENT-CREDIT >/dev/null
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+J eval '(insert-coin 100)' >/dev/null; J eval '(insert-coin 100)' >/dev/null
+"$JITI" eval --store "$S" '(dispense "A1")' >"$tmp/waiting.out" 2>&1 &
+waiting=$!
+t_until one-parked 0 "^[0-9]+$" -- shadows
+J repair disable dispense >/dev/null
+wait "$waiting"
+t waiting-fails 0 "cannot give negative change.*it waited for a repair: incident [0-9]+ is cancelled" -- cat "$tmp/waiting.out"
+t_until parked-killed 1 "" -- shadows
+J eval '(setf (machine-credit *machine*) 0)' >/dev/null
 
 finish

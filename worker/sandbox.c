@@ -87,8 +87,9 @@ static int set_limit(int res, rlim_t v, const char *what, char *err, size_t errl
   ((struct scmp_arg_cmp){.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (v)})
 
 /* The worker's filter: fd its kernel's socket, report its report socket
-** (-1: none), gate the fork gate.  NULL when it cannot be built. */
-static scmp_filter_ctx worker_filter(int fd, int report, int gate) {
+** (-1: none), gate the fork gate, park the park socket (shadow.c).  NULL
+** when it cannot be built. */
+static scmp_filter_ctx worker_filter(int fd, int report, const int park[2], int gate) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
   if (!ctx) return NULL;
   int rc = 0;
@@ -165,6 +166,13 @@ static scmp_filter_ctx worker_filter(int fd, int report, int gate) {
     ALLOW(close);
     ALLOW(getppid);
     ALLOW(set_robust_list);   /* glibc's fork, in the child: the thread's robust mutex list */
+    if (park[0] >= 0 && park[1] >= 0) {
+      /* parked shadows: the worker sends jobs (never waiting) and drops
+      ** a dead one's leftovers; the parked copy reads its job */
+      ALLOW1(sendto, ARG_EQ(0, park[0]));
+      ALLOW1(recvfrom, ARG_EQ(0, park[1]));
+      ALLOW1(read, ARG_EQ(0, park[1]));
+    }
   }
   rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   /* Opening a file fails (nothing is opened) instead of killing: glibc
@@ -204,7 +212,7 @@ static int send_listener(int report, int listener) {
   return w == (ssize_t)sizeof head ? 0 : -1;
 }
 
-int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen) {
+int worker_sandbox(int fd, int report, const int park[2], int *gate, char *err, size_t errlen) {
   *gate = 0;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
     snprintf(err, errlen, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
@@ -219,8 +227,10 @@ int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen) {
     return -1;
   }
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int keep[2] = {fd, report};
-  if (close_others(keep, 2, err, errlen)) return -1;
+  int keep[4] = {fd, report, park[0], park[1]};
+  if (close_others(keep, 4, err, errlen)) return -1;
+  int top = fd;
+  for (int i = 1; i < 4; i++) top = keep[i] > top ? keep[i] : top;
   /* the gate needs the kernel's answers and seccomp's notifications with
   ** TSYNC (libseccomp API level 6); without it no process is ever made */
   int want = report >= 0 && seccomp_api_get() >= 6;
@@ -233,12 +243,12 @@ int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen) {
   if (set_limit(RLIMIT_CPU, WORKER_CPU_LIMIT, "RLIMIT_CPU", err, errlen) ||
       set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE", err, errlen) ||
       (!want && set_limit(RLIMIT_NPROC, 0, "RLIMIT_NPROC", err, errlen)) ||
-      set_limit(RLIMIT_NOFILE, (rlim_t)(report > fd ? report : fd) + 1, "RLIMIT_NOFILE", err, errlen))
+      set_limit(RLIMIT_NOFILE, (rlim_t)top + 1, "RLIMIT_NOFILE", err, errlen))
     return -1;
   /* the listener must not be descriptor 0, which libseccomp takes for "no
   ** listener": 0 and 1 (closed above) are held while the filter loads */
   int hold0 = want ? dup(2) : -1, hold1 = want ? dup(2) : -1;
-  scmp_filter_ctx ctx = worker_filter(fd, report, want);
+  scmp_filter_ctx ctx = worker_filter(fd, report, park, want);
   int rc = ctx ? seccomp_load(ctx) : -1;
   if (rc && want) {   /* a system without the gate: no processes at all */
     if (ctx) seccomp_release(ctx);
@@ -246,7 +256,7 @@ int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen) {
     close(hold0);
     close(hold1);
     if (set_limit(RLIMIT_NPROC, 0, "RLIMIT_NPROC", err, errlen)) return -1;
-    ctx = worker_filter(fd, report, 0);
+    ctx = worker_filter(fd, report, park, 0);
     rc = ctx ? seccomp_load(ctx) : -1;
   }
   if (!ctx) {

@@ -28,6 +28,21 @@
 ** transaction, undone after (txn_restore_newest), so calls are
 ** independent.  Then it writes one report (JSON, in records of the report
 ** socket) and exits.
+**
+** A parked shadow is made at a failure instead (shadow_park, through the
+** transaction's park function): a call the kernel asked to park ("park"
+** in its frame: its function's repair rule says pause) failed on an
+** unhandled error, and before anything unwinds the worker forks — the
+** copy holds the failed call's stack and heap exactly as they were at
+** the condition.  The copy leaves the conversation as any shadow does and
+** waits, still at the condition, for its job on the park socket (a
+** SOCK_SEQPACKET pair made before the sandbox: the worker relays the
+** kernel's "shadow" frame to it when the supervisor's candidate arrives,
+** shadow_fork with "parked").  Then it narrows its filter, lets the
+** failed call unwind (its transaction undoes its effects, as in the
+** worker) and verifies as above, its report saying "from": "failure".
+** At most one is parked at a time, and it holds one of the slots; the
+** kernel kills it when its incident ends or its pause times out.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +56,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/filter.h>
@@ -61,6 +77,15 @@
 ** the shadow frees it. */
 static struct { pid_t pid; uint32_t id; } live[WIRE_SHADOWS_MAX];
 static struct sock_fprog own_filter;   /* the shadow's filter (shadow_prepare) */
+
+/* The park socket: [0] the worker's end (it writes jobs), [1] the parked
+** copy's (it reads them); -1: none.  In the worker, the parked copy's pid
+** (0: none) and a serial that tells its job from a dead one's leftovers;
+** in the copy, its job once read. */
+static int park_sock[2] = {-1, -1};
+static pid_t parked_pid;
+static uint32_t park_serial;
+static json_t *parked_job;
 
 /* One record of the report socket, whole (blocking; EINTR retried).  0,
 ** or -1 when the kernel is gone. */
@@ -185,7 +210,14 @@ int shadow_prepare(void) {
     free(p);
   }
   if (fd >= 0) close(fd);
+  if (own_filter.filter && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, park_sock) != 0)
+    park_sock[0] = park_sock[1] = -1;   /* no parked shadows */
   return own_filter.filter ? 0 : -1;
+}
+
+void shadow_park_fds(int fds[2]) {
+  fds[0] = park_sock[0];
+  fds[1] = park_sock[1];
 }
 
 /* --------------------------------------------------------------- results */
@@ -306,7 +338,7 @@ typedef struct Job {
 /* src as the application call it was, in a transaction of its own that is
 ** undone after (the candidate, if applied, stays below it). */
 static void call(txn_World *W, const Job *job, const char *src, Result *r) {
-  txn_Request rq = {TXN_APPLICATION, txn_generation(W), src, 0, job->limited ? &job->lim : NULL, NULL, 0, 0, 0, 0};
+  txn_Request rq = {TXN_APPLICATION, txn_generation(W), src, 0, job->limited ? &job->lim : NULL, NULL, 0, 0, 0, 0, 0};
   txn_Outcome o;
   int before = txn_awaiting(W);
   txn_run(W, &rq, NULL, NULL, &o);
@@ -337,12 +369,15 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The shadow's work, its report written into j. */
-static void run(txn_World *W, const Job *job, jtext_writer *j, double t0) {
+/* The shadow's work, its report written into j; from: where it was
+** made ("failure": a parked shadow), or NULL (between attempts). */
+static void run(txn_World *W, const Job *job, jtext_writer *j, double t0, const char *from) {
   size_t n = job->nreplay;
   Result *base = calloc(n ? 2 * n : 1, sizeof *base), *cand = calloc(n ? n : 1, sizeof *cand);
   if (!base || !cand) _exit(3);
-  txn_set_stacking(W, SHADOW_STACK);   /* the candidate awaits; each call runs on it */
+  /* the candidate awaits, each call runs on it (a parked shadow's calls of
+  ** the batch before the failed one await their commit below them) */
+  txn_set_stacking(W, txn_awaiting(W) + SHADOW_STACK);
   for (size_t i = 0; i < n; i++) {     /* 1. the baseline, twice */
     call(W, job, job->replay[i], &base[2 * i]);
     call(W, job, job->replay[i], &base[2 * i + 1]);
@@ -350,7 +385,7 @@ static void run(txn_World *W, const Job *job, jtext_writer *j, double t0) {
   /* 2. the candidate: a program, gated; kept (awaiting) without the
   ** invariants, which 4 runs one by one */
   txn_Request rq = {TXN_APPLICATION, txn_generation(W), job->definitions, 1, job->limited ? &job->lim : NULL,
-                    NULL, 0, 1, 0, 0};
+                    NULL, 0, 1, 0, 0, 0};
   txn_Outcome o;
   txn_run(W, &rq, NULL, NULL, &o);
   int applied = o.reason == TXN_ACCEPTED;
@@ -425,15 +460,19 @@ static void run(txn_World *W, const Job *job, jtext_writer *j, double t0) {
     jtext_end(j, '}');
   }
   jtext_end(j, ']');
+  if (from) {
+    jtext_key(j, "from");
+    jtext_string(j, from, strlen(from));
+  }
   jtext_key(j, "elapsed_ms");
   jtext_int(j, (json_int_t)(now_ms() - t0));
   jtext_end(j, '}');
 }
 
-/* The copy: out of the worker's conversation, into its own filter, its
-** work, its report, its end. */
-static _Noreturn void shadow_main(txn_World *W, const Job *job, worker_Progress *pg, int fd, pid_t parent, double t0) {
-  /* die with the worker (and not outlive a worker already gone) */
+/* The copy, just made: out of the worker's conversation — it dies with
+** the worker (and does not outlive a worker already gone), takes none of
+** its signals, forgets the progress page and the kernel's socket. */
+static void leave_worker(worker_Progress *pg, int fd, pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(0);
   sigset_t set;
   sigemptyset(&set);
@@ -442,10 +481,19 @@ static _Noreturn void shadow_main(txn_World *W, const Job *job, worker_Progress 
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   if (pg) munmap(pg, WORKER_PROGRESS_SIZE);
   close(fd);
+}
+
+/* Into the copy's own filter (no process, no socket, no file): before
+** any of the world's code runs again. */
+static void narrow(txn_World *W) {
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &own_filter) != 0) _exit(4);
   jiti_set_output(txn_state(W), discard, NULL);
+}
+
+/* The copy's work, its report, its end. */
+static _Noreturn void verify_and_exit(txn_World *W, const Job *job, double t0, const char *from) {
   jtext_writer j = {0};
-  run(W, job, &j, t0);
+  run(W, job, &j, t0, from);
   if (j.failed) _exit(3);   /* out of memory: the kernel says the shadow ended without a report */
   size_t room = WIRE_RECORD_MAX - WIRE_RECORD_HEAD;
   for (size_t at = 0; at < j.len; at += room) {
@@ -453,6 +501,12 @@ static _Noreturn void shadow_main(txn_World *W, const Job *job, worker_Progress 
     if (record(at + k == j.len ? WIRE_REC_END : WIRE_REC_DATA, job->id, j.buf + at, k)) _exit(2);
   }
   _exit(0);
+}
+
+static _Noreturn void shadow_main(txn_World *W, const Job *job, worker_Progress *pg, int fd, pid_t parent, double t0) {
+  leave_worker(pg, fd, parent);
+  narrow(W);
+  verify_and_exit(W, job, t0, NULL);
 }
 
 static json_t *refused(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -478,39 +532,57 @@ static int limits_of(txn_World *W, json_t *o, jiti_Limits *lim) {
   return 1;
 }
 
+/* The job of a "shadow" frame m (its strings m's): NULL, or why not (job
+** left empty). */
+static const char *job_of(txn_World *W, json_t *m, Job *job) {
+  json_t *id = json_object_get(m, "id"), *rp = json_object_get(m, "replay"), *v;
+  memset(job, 0, sizeof *job);
+  job->definitions = json_string_value(json_object_get(m, "definitions"));
+  job->repro = json_string_value(json_object_get(m, "repro"));
+  if (!json_is_integer(id) || json_integer_value(id) < 1 || json_integer_value(id) > UINT32_MAX ||
+      (uint32_t)json_integer_value(id) == WIRE_SHADOW_PARKED || !job->definitions || (rp && !json_is_array(rp)) ||
+      json_array_size(rp) > SHADOW_REPLAY_MAX)
+    return "a malformed shadow frame";
+  job->id = (uint32_t)json_integer_value(id);
+  job->limited = limits_of(W, json_object_get(m, "limits"), &job->lim);
+  job->nreplay = json_array_size(rp);
+  job->replay = calloc(job->nreplay ? job->nreplay : 1, sizeof *job->replay);
+  if (!job->replay) return "out of memory";
+  size_t i;
+  json_array_foreach(rp, i, v) {
+    job->replay[i] = json_string_value(v);
+    if (!job->replay[i]) {
+      free(job->replay);
+      job->replay = NULL;
+      return "a malformed shadow frame";
+    }
+  }
+  return NULL;
+}
+
+static int free_slot(void) {
+  for (int i = 0; i < WIRE_SHADOWS_MAX; i++)
+    if (__atomic_load_n(&live[i].pid, __ATOMIC_ACQUIRE) == 0) return i;
+  return -1;
+}
+
+static json_t *parked_send(txn_World *W, json_t *m);
+
 json_t *shadow_fork(txn_World *W, json_t *m, worker_Progress *pg, int fd, int gate) {
   double t0 = now_ms();
   if (!gate || !own_filter.filter)
     return refused("this worker cannot make shadows: its sandbox has no fork gate on this system (seccomp user "
                    "notification, libseccomp 2.5 or later)");
-  json_t *id = json_object_get(m, "id"), *rp = json_object_get(m, "replay"), *v;
-  Job job = {0};
-  job.definitions = json_string_value(json_object_get(m, "definitions"));
-  job.repro = json_string_value(json_object_get(m, "repro"));
-  if (!json_is_integer(id) || json_integer_value(id) < 1 || json_integer_value(id) > UINT32_MAX || !job.definitions ||
-      (rp && !json_is_array(rp)) || json_array_size(rp) > SHADOW_REPLAY_MAX)
-    return refused("a malformed shadow frame");
-  job.id = (uint32_t)json_integer_value(id);
-  job.limited = limits_of(W, json_object_get(m, "limits"), &job.lim);
+  if (json_is_true(json_object_get(m, "parked"))) return parked_send(W, m);
   txn_Status st = txn_status(W);
   if (st != TXN_ST_IDLE && st != TXN_ST_FAULTED)
     return refused("the worker is not between attempts (%s)", txn_status_name(st));
   reap();
-  int slot = -1;
-  for (int i = 0; i < WIRE_SHADOWS_MAX && slot < 0; i++)
-    if (__atomic_load_n(&live[i].pid, __ATOMIC_ACQUIRE) == 0) slot = i;
+  int slot = free_slot();
   if (slot < 0) return refused("%d shadows are running already", WIRE_SHADOWS_MAX);
-  job.nreplay = json_array_size(rp);
-  job.replay = calloc(job.nreplay ? job.nreplay : 1, sizeof *job.replay);
-  if (!job.replay) return refused("out of memory");
-  size_t i;
-  json_array_foreach(rp, i, v) {
-    job.replay[i] = json_string_value(v);
-    if (!job.replay[i]) {
-      free(job.replay);
-      return refused("a malformed shadow frame");
-    }
-  }
+  Job job;
+  const char *bad = job_of(W, m, &job);
+  if (bad) return refused("%s", bad);
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) shadow_main(W, &job, pg, fd, parent, t0);
@@ -521,4 +593,122 @@ json_t *shadow_fork(txn_World *W, json_t *m, worker_Progress *pg, int fd, int ga
   __atomic_store_n(&live[slot].pid, pid, __ATOMIC_RELEASE);
   reap();   /* it may have ended before its slot was filled */
   return json_pack("{s:s, s:I}", "event", wire_event_name(WIRE_SHADOWED), "pid", (json_int_t)pid);
+}
+
+/* ----------------------------------------------------------- parked ones */
+
+static int parked_slot(void) {
+  pid_t p = parked_pid;
+  for (int i = 0; p && i < WIRE_SHADOWS_MAX; i++)
+    if (__atomic_load_n(&live[i].pid, __ATOMIC_ACQUIRE) == p) return i;
+  return -1;
+}
+
+/* In the parked copy: its job, the "shadow" frame the worker relays in
+** records of [serial (4 bytes, big-endian)][last (1 byte)][text]; those
+** of another serial are a dead copy's leftovers.  Ends the copy when the
+** worker is gone. */
+static json_t *read_job(uint32_t serial) {
+  static unsigned char buf[WIRE_RECORD_MAX];
+  char *text = NULL;
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read(park_sock[1], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);
+    uint32_t s = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
+    if (n < 5 || s != serial) continue;
+    char *t = len + (size_t)n > ((size_t)64 << 20) ? NULL : realloc(text, len + (size_t)n - 5 + 1);
+    if (!t) _exit(3);
+    text = t;
+    memcpy(text + len, buf + 5, (size_t)n - 5);
+    len += (size_t)n - 5;
+    if (buf[4]) break;
+  }
+  json_t *m = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (!json_is_object(m)) _exit(3);
+  return m;
+}
+
+int shadow_park(txn_World *W, worker_Progress *pg, int fd, int gate) {
+  if (!gate || !own_filter.filter || park_sock[0] < 0) return -1;
+  reap();
+  if (parked_slot() >= 0) return -1;   /* one at a time */
+  parked_pid = 0;
+  int slot = free_slot();
+  if (slot < 0) return -1;
+  static unsigned char drop[WIRE_RECORD_MAX];   /* a job a dead copy never read */
+  while (recv(park_sock[1], drop, sizeof drop, MSG_DONTWAIT) > 0) {}
+  uint32_t serial = ++park_serial;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    leave_worker(pg, fd, parent);
+    parked_job = read_job(serial);   /* waiting, at the condition */
+    narrow(W);                       /* before the failed call unwinds */
+    return 0;
+  }
+  if (pid < 0) return -1;
+  __atomic_store_n(&live[slot].id, WIRE_SHADOW_PARKED, __ATOMIC_RELEASE);
+  __atomic_store_n(&live[slot].pid, pid, __ATOMIC_RELEASE);
+  parked_pid = pid;
+  reap();   /* it may have ended before its slot was filled */
+  return pid;
+}
+
+/* A "shadow" frame with "parked": the job goes to the parked copy, which
+** answers as a shadow of the frame's id from now on. */
+static json_t *parked_send(txn_World *W, json_t *m) {
+  reap();
+  int slot = parked_slot();
+  if (slot < 0) {
+    parked_pid = 0;
+    return refused("no shadow is parked (it ended)");
+  }
+  Job job;
+  const char *bad = job_of(W, m, &job);
+  if (bad) return refused("%s", bad);
+  free(job.replay);
+  char *text = json_dumps(m, JSON_COMPACT);
+  if (!text) return refused("out of memory");
+  pid_t pid = parked_pid;
+  __atomic_store_n(&live[slot].id, job.id, __ATOMIC_RELEASE);   /* its end is the job's from now on */
+  parked_pid = 0;
+  static unsigned char buf[WIRE_RECORD_MAX];
+  size_t len = strlen(text), room = sizeof buf - 5, at = 0;
+  double until = now_ms() + 5000;
+  int ok = 1;
+  do {
+    size_t k = len - at < room ? len - at : room;
+    buf[0] = (unsigned char)(park_serial >> 24);
+    buf[1] = (unsigned char)(park_serial >> 16);
+    buf[2] = (unsigned char)(park_serial >> 8);
+    buf[3] = (unsigned char)park_serial;
+    buf[4] = at + k == len;
+    memcpy(buf + 5, text + at, k);
+    /* never blocking: a copy killed meanwhile reads nothing more */
+    ssize_t w;
+    while ((w = sendto(park_sock[0], buf, k + 5, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0)) < 0 &&
+           (errno == EINTR || errno == EAGAIN) && now_ms() < until) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+      reap();
+      if (__atomic_load_n(&live[slot].pid, __ATOMIC_ACQUIRE) != pid) break;
+    }
+    ok = w == (ssize_t)(k + 5);
+    at += k;
+  } while (ok && at < len);
+  free(text);
+  if (!ok) return refused("the parked shadow took no job (it ended, or is stuck)");
+  return json_pack("{s:s, s:I}", "event", wire_event_name(WIRE_SHADOWED), "pid", (json_int_t)pid);
+}
+
+int shadow_parked(void) { return parked_job != NULL; }
+
+void shadow_parked_run(txn_World *W) {
+  double t0 = now_ms();
+  Job job;
+  if (job_of(W, parked_job, &job)) _exit(3);
+  verify_and_exit(W, &job, t0, "failure");
 }

@@ -295,6 +295,11 @@ void txn_set_revision(txn_World *W, uint64_t revision) { W->revision = revision;
 
 void txn_set_stacking(txn_World *W, int n) { W->max_levels = n > 1 ? n : 1; }
 
+void txn_set_park(txn_World *W, txn_ParkFn fn, void *ud) {
+  W->park_fn = fn;
+  W->park_ud = ud;
+}
+
 int txn_awaiting(txn_World *W) { return W->nlevels; }
 
 void txn_set_limits(txn_World *W, const jiti_Limits *limits) { W->lim = *limits; }
@@ -838,6 +843,10 @@ static void hook(jiti_State *S, const jiti_Pause *p, jiti_Decision *d, void *ud)
     return;
   }
   if (!W->cmd_fn && !W->ended && !W->hook_level && !W->diag) {
+    if (W->park_asked && W->park_fn && !W->parked) {   /* a copy of the world as it failed */
+      int pid = W->park_fn(W->park_ud);
+      W->parked = pid > 0 ? pid : 0;
+    }
     W->diag = diagnosis_of(W, p);   /* the stack unwinds after this */
     return;
   }
@@ -1137,7 +1146,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1227,6 +1236,8 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   ** evidence its diagnosis shows */
   int reading = rq->reads && kind == TXN_APPLICATION && !cmd_fn;
   if (reading) jiti_reads_begin(W->S);
+  W->park_asked = rq->park && kind == TXN_APPLICATION && !cmd_fn;
+  W->parked = 0;
   jiti_Status st = !held ? jiti_eval_limited(W->S, source, strlen(source), lim, &r)
                  : rq->listening ? jiti_form_eval_listening(W->S, lim, &r)
                  : noting ? jiti_form_eval_noting(W->S, lim, &r, TXN_NOTE_SIGNATURE_MAX, &note)
@@ -1307,6 +1318,8 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   W->in_txn = 0;
   W->cmd_fn = NULL;
   W->ud = NULL;
+  out->parked = W->parked;   /* (only an unhandled error parks) */
+  W->park_asked = W->parked = 0;
   free(W->resume_args);
   W->resume_args = NULL;
   free(W->repair_src);

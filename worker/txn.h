@@ -156,6 +156,10 @@ typedef struct txn_Outcome {
   ** classes (jiti_CallNote, jiti_world.h), at most TXN_NOTE_NAME_MAX and
   ** TXN_NOTE_SIGNATURE_MAX bytes; else both NULL. */
   char *noted_function, *noted_signature;
+  /* An attempt asked to park (txn_Request.park) that failed on an unhandled
+  ** error: the pid of the copy the park function made at the failure,
+  ** before anything unwound (txn_set_park), or 0. */
+  int parked;
 } txn_Outcome;
 
 #define TXN_NOTE_NAME_MAX 480        /* the store's bound on a function's name */
@@ -404,7 +408,17 @@ typedef struct txn_Request {
   int reads;                 /* an application call: record what it reads of
                                 the world's state for its diagnosis
                                 (txn_Diagnosis.reads) */
+  int park;                  /* an application call that cannot pause: on an
+                                unhandled error, call the park function
+                                (txn_set_park) before the stack unwinds */
 } txn_Request;
+
+/* What copies the world at a failure, before it unwinds: the worker's
+** parked shadows (shadow.c).  Returns the copy's pid in the caller, 0 in
+** the copy (which then unwinds and ends the attempt like the caller,
+** txn_Outcome.parked 0), -1 when no copy was made. */
+typedef int (*txn_ParkFn)(void *ud);
+void txn_set_park(txn_World *W, txn_ParkFn fn, void *ud);
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)
 

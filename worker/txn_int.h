@@ -45,6 +45,10 @@ struct txn_World {
   /* the attempt in progress */
   int in_txn;             /* an attempt/operation is running */
   int pausable;           /* the hook may pause (evaluation of the form) */
+  int park_asked;         /* the attempt's request asked to park (txn_Request.park) */
+  int parked;             /* ... and a copy was made: its pid */
+  txn_ParkFn park_fn;     /* txn_set_park */
+  void *park_ud;
   txn_Kind kind;
   txn_CommandFn cmd_fn;
   void *ud;

@@ -135,8 +135,12 @@ typedef struct worker_Progress {
 enum { WIRE_REC_LISTENER = 'L', WIRE_REC_DATA = 'D', WIRE_REC_END = 'E', WIRE_REC_EXITED = 'X' };
 #define WIRE_RECORD_HEAD 8
 #define WIRE_RECORD_MAX ((size_t)32 << 10)
-/* Shadows alive at once, at most (the kernel's count and the worker's). */
+/* Shadows alive at once, at most (the kernel's count and the worker's),
+** a parked one included. */
 #define WIRE_SHADOWS_MAX 2
+/* The id of a parked shadow's X record when it ended before its job came
+** (no kernel id is ever this). */
+#define WIRE_SHADOW_PARKED 0xffffffffu
 
 /* How the kernel starts its worker (`jiti __worker` arguments). */
 typedef struct worker_Options {

@@ -74,8 +74,9 @@ worker_Progress *worker_progress_map(void);
 ** fd is the kernel's socket; report the report socket (wire.h), or -1:
 ** with it the fork gate goes up where the system has it (*gate set: the
 ** listener was sent as its first record), without it no process is ever
-** made.  0 on success; -1 with a message in err. */
-int worker_sandbox(int fd, int report, int *gate, char *err, size_t errlen);
+** made; park the park socket's ends (shadow_park_fds; -1: none), kept with
+** the gate: the worker writes jobs to [0], a parked shadow reads [1].  0 on success; -1 with a message in err. */
+int worker_sandbox(int fd, int report, const int park[2], int *gate, char *err, size_t errlen);
 
 /* Shadows (shadow.c; docs/worker-frames.md, "Shadows"): copies of the live
 ** worker, forked between attempts, that verify a candidate and report.
@@ -91,7 +92,23 @@ void shadow_reap(void);
 /* Serve a "shadow" frame m: fork a copy of W, whose report goes to the
 ** report socket; the answer frame (shadowed {pid}, or error {message}) is
 ** returned.  In the copy, pg (the progress page, or NULL) is unmapped and
-** the kernel's socket fd closed; the copy never returns. */
+** the kernel's socket fd closed; the copy never returns.
+** With "parked": true in m, no fork: the job goes to the parked shadow,
+** which the answer names. */
 struct json_t *shadow_fork(txn_World *W, struct json_t *m, worker_Progress *pg, int fd, int gate);
+/* The park function of W's attempts that were asked to park (txn_set_park):
+** fork a copy of the failed call's world before it unwinds; the copy
+** waits for its job at the failure (a "shadow" frame with "parked").  The
+** copy's pid in the worker, 0 in the copy (its caller lets the failed call
+** unwind, then calls shadow_parked_run), -1 when none was made (no gate,
+** one parked already, no free slot). */
+int shadow_park(txn_World *W, worker_Progress *pg, int fd, int gate);
+/* In a parked copy whose job came: 1.  Then shadow_parked_run(W) verifies
+** and ends it. */
+int shadow_parked(void);
+_Noreturn void shadow_parked_run(txn_World *W);
+/* The park socket's two ends (shadow_prepare made them; -1: none), kept
+** through the sandbox. */
+void shadow_park_fds(int fds[2]);
 
 #endif

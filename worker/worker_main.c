@@ -243,6 +243,13 @@ static json_t *pause_json(Worker *w, const txn_View *v) {
 
 static void interrupt_settle(Worker *w);
 
+/* A call asked to park failed: a copy of the world at the failure
+** (shadow.c). */
+static int park_failure(void *ud) {
+  Worker *w = ud;
+  return shadow_park(w->W, w->pg, w->fd, w->gate);
+}
+
 static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
   Worker *w = ud;
   interrupt_settle(w);
@@ -440,6 +447,7 @@ static void send_outcome(Worker *w, txn_Outcome *o, int committed, int hashes) {
     put_str(j, "signature", o->noted_signature);
     jtext_end(j, '}');
   }
+  if (o->parked) jtext_key(j, "parked"), jtext_int(j, o->parked);   /* the kernel asked to park it */
   jtext_end(j, '}');
   /* a batch's outcomes go out together, after its last call (outbox.c);
   ** counted first, where the kernel finds the count should the worker die
@@ -583,13 +591,15 @@ static void do_attempt(Worker *w, json_t *req) {
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
                       json_is_true(json_object_get(req, "listening")), 0,
-                      json_is_true(json_object_get(req, "note")), json_is_true(json_object_get(req, "reads"))};
+                      json_is_true(json_object_get(req, "note")), json_is_true(json_object_get(req, "reads")),
+                      json_is_true(json_object_get(req, "park"))};
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));
     interrupt_ok = pausable;
     cancel_running = 1;
     txn_run(w->W, &rq, pausable ? cmd_fn : NULL, w, &o);
+    if (shadow_parked()) shadow_parked_run(w->W);   /* the parked copy: the failed call has unwound */
     cancel_running = 0;
     interrupt_ok = 0;
     jiti_interrupt_clear(txn_state(w->W));   /* one that came too late */
@@ -887,6 +897,7 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
   cancel_accept(1);
   shadow_signals();
   jiti_set_output(txn_state(w.W), capture, &w);
+  txn_set_park(w.W, park_failure, &w);
   register_test_hooks(txn_state(w.W));
   /* Library initialisation that opens files, done before the sandbox:
   ** jansson's hash seed (/dev/urandom), OpenSSL's configuration (the
@@ -896,7 +907,9 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
   jiti_entry_hash(JITI_ENTRY_DATA, "warm-up", (const unsigned char *)"", 0, warm);
   json_t *grant_failed = grant_foreign(txn_state(w.W), opt);
   if (getenv("JITI_WORKER_NO_SANDBOX") == NULL || strcmp(getenv("JITI_WORKER_NO_SANDBOX"), "1")) {
-    if (worker_sandbox(fd, report_socket(), &w.gate, err, sizeof err)) {
+    int park[2];
+    shadow_park_fds(park);
+    if (worker_sandbox(fd, report_socket(), park, &w.gate, err, sizeof err)) {
       send_or_die(&w, json_pack("{s:s, s:s}", "event", wire_event_name(WIRE_FATAL), "message", err), NULL, 0);
       return 1;
     }

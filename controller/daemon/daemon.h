@@ -233,6 +233,14 @@ typedef struct Shadows {
   int listener;          /* the live worker's fork gate (a seccomp listener); -1: none */
   int permit;            /* one clone may pass the gate: a "shadow" frame is out */
   DShadow *forking;      /* the one whose "shadow" frame is out (W_SHADOW) */
+  /* A shadow parked at a failure (docs/repair.md, "Modes"): calls asked to
+  ** park whose outcomes are still to come, whether a clone passed the gate
+  ** for one of them, and the one parked (pid 0: none; it holds one of the
+  ** worker's slots until the worker reaps it, killed or not). */
+  int park_asks;
+  int park_cloned;
+  struct { pid_t pid; int pidfd; uint64_t incident; } parked;
+  int park_fd;           /* the copy an outcome just named, held (dshadow_park_vouch); -1 */
 } Shadows;
 
 /* The running transaction: call, act, preview, apply, invariant-add/-remove. */
@@ -884,6 +892,8 @@ typedef struct DShadowSpec {
   const char *const *replay;    /* nreplay recorded requests' sources */
   size_t nreplay;
   int64_t timeout_ms;           /* 0: DSHADOW_TIMEOUT_DEFAULT */
+  uint64_t incident;            /* the incident it verifies a repair of (0: none):
+                                   its shadow parked at the failure, if any, runs it */
 } DShadowSpec;
 /* The verification ended: report, the shadow's report with its changes
 ** compared with CURRENT (borrowed during the call), or NULL with err set:
@@ -902,6 +912,19 @@ int dshadow_ready(Daemon *D);
 ** 1 when sent (wait W_SHADOW). */
 int dshadow_pump(Daemon *D);
 void dshadow_forked(Daemon *D, json_t *m);     /* its answer, vouched for: shadowed or error */
+/* Parked shadows: whether a call may be asked to park (REQUEST_NOTE_PARK,
+** or 0: a rule of the policy pauses, the gate is up, none is parked or
+** being made); the outcome m of a call that was asked, its failed call
+** now waiting for the repair of incident (0: not waiting: a shadow it
+** parked is killed); an incident that ended, or a wait given up (its
+** parked shadow killed). */
+int dshadow_park_asks(Daemon *D);
+/* An outcome's "parked" copy, before anything of the outcome is taken: it
+** must be the worker's child (held by a pidfd until dshadow_park_outcome);
+** 0, or -1 with f filled (the rule process). */
+int dshadow_park_vouch(Daemon *D, json_t *m, vouch_Fail *f);
+void dshadow_park_outcome(Daemon *D, json_t *m, uint64_t incident);
+void dshadow_park_release(Daemon *D, uint64_t incident);
 /* The live worker's report socket and fork gate, watched with its socket
 ** (dworker.c); the worker gone (how): its shadows fail (those with a whole
 ** report already read are answered with it), those queued wait for the next. */

@@ -314,11 +314,16 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
                 json_string_value(json_object_get(inc, "function")), json_object_get(m, "diagnosis"));
   DOutcome o;
   dcall_decode(&o, m);
+  uint64_t waits = 0;
   if (pause && wait_for_repair(D, t, &o, (uint64_t)json_integer_value(json_object_get(inc, "id")))) {
     t->responder = 0;   /* it is answered when its incident ends */
     json_decref(t->responder_id);
     t->responder_id = NULL;
+    waits = (uint64_t)json_integer_value(json_object_get(inc, "id"));
   }
+  /* a copy of the world made at the failure: kept for the verification
+  ** of the repair the call waits for, else killed */
+  if (t->noting & REQUEST_NOTE_PARK) dshadow_park_outcome(D, m, waits);
   /* a successful call of a function automatic repair looks after: one for
   ** the traffic sample, recorded once it stands */
   TrafficCall *tc = dtraffic_offer(D, t, &o);

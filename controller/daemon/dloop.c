@@ -401,7 +401,7 @@ int cmd_kernel(int argc, char **argv) {
   D.wire_trace = getenv("JITI_WIRE_TRACE");
   if (D.wire_trace && !*D.wire_trace) D.wire_trace = NULL;
   limits_default(&D.limits);
-  D.lfd = D.live.w.fd = D.live.w.report = D.spare_fd = D.shadows.listener = -1;
+  D.lfd = D.live.w.fd = D.live.w.report = D.spare_fd = D.shadows.listener = D.shadows.parked.pidfd = D.shadows.park_fd = -1;
   D.live.D = &D;
   D.live.role = "worker";
   D.max_clients = DAEMON_MAX_CLIENTS;

@@ -10,6 +10,11 @@
 ** cancelled, failed), at the pause timeout, or when the kernel stops, the
 ** caller gets the failure it would have had.
 **
+** The first failure may leave a shadow parked at it (dshadow.c): the
+** world as the call failed, stack and heap, which verifies the incident's
+** first candidate; it is killed when the incident ends or nobody waits
+** for it any more.
+**
 ** Only a call without a generation waits (one pinned to a generation would
 ** be stale when it ran again), a call runs again once at most, and at most
 ** DAEMON_MAX_QUEUE wait (past it a call fails at once).
@@ -56,8 +61,16 @@ static void fail_one(Daemon *D, size_t i, const char *why) {
   parked_free(&p);
 }
 
+/* No call waits for incident any more: its parked shadow goes too. */
+static void release_unwaited(Daemon *D, uint64_t incident) {
+  for (size_t i = 0; i < D->nparked; i++)
+    if (D->parked[i].incident == incident) return;
+  dshadow_park_release(D, incident);
+}
+
 void dpark_incident(Daemon *D, uint64_t incident, int status) {
   if (store_incident_is_open(status)) return;   /* still being worked on */
+  dshadow_park_release(D, incident);   /* its verifications are over */
   for (size_t i = 0; i < D->nparked;) {
     DParked *p = &D->parked[i];
     if (p->incident != incident) {
@@ -91,7 +104,9 @@ double dpark_before(void *ud, double now) {
   double next = -1;
   for (size_t i = 0; i < D->nparked;) {
     if (D->parked[i].deadline <= now) {
+      uint64_t incident = D->parked[i].incident;
       fail_one(D, i, "the pause timed out");
+      release_unwaited(D, incident);
       continue;
     }
     double left = D->parked[i].deadline - now;

@@ -413,7 +413,7 @@ void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   json_t *to = json_object_get(req, "timeout_ms");
   DShadowSpec spec = {json_string_value(json_object_get(req, "source")),
                       json_string_value(json_object_get(ev, "request")), replay, replay ? nreplay : 0,
-                      to ? (int64_t)json_integer_value(to) : 0};
+                      to ? (int64_t)json_integer_value(to) : 0, n};
   if (dshadow_start(D, &spec, verified, v, err, sizeof err) != 0) {
     char e2[CLI_MSG_MAX];
     move(D, n, STORE_INC_VERIFYING, STORE_INC_AWAITING_MODEL, e2, sizeof e2);

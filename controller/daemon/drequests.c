@@ -394,7 +394,7 @@ static void op_verify(Req *q) {
     return;
   }
   json_array_foreach(rp, i, src) sources[i] = json_string_value(src);
-  DShadowSpec spec = {defs, repro, sources, n, t ? json_integer_value(t) : 0};
+  DShadowSpec spec = {defs, repro, sources, n, t ? json_integer_value(t) : 0, 0};
   v->client = q->client;
   v->id = q->id ? json_incref(q->id) : NULL;
   int rc = dshadow_start(D, &spec, verified, v, err, sizeof err);

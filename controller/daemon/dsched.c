@@ -398,6 +398,7 @@ static size_t take_batch(Daemon *D, jtext_writer *items) {
     }
     if (dqueue_push(&D->live.batch, q.client, q.id, q.req, q.op) == 0) {
       int note = dqueue_back(&D->live.batch)->note = dtraffic_asks(D, q.op, q.req);
+      if (note & REQUEST_NOTE_PARK) D->shadows.park_asks++;
       request_frame_write(items, q.op, q.req, 0, 0, note);
       moved++;
     } else {
@@ -573,6 +574,7 @@ static void start_txn(Daemon *D, Pending *p) {
   calls_open(D);
   size_t at = D->live.frame.len;
   p->note = dtraffic_asks(D, p->op, p->req);
+  if (p->note & REQUEST_NOTE_PARK) D->shadows.park_asks++;
   request_frame_write(&D->live.frame, p->op, p->req, !batchable(p), D->gen, p->note);
   size_t end = D->live.frame.len;
   begin_txn(D, p);

@@ -29,7 +29,19 @@
 **             answered here, with how it ended.
 ** The worker's death ends every one forking or running (their parent-death
 ** signal kills them; the kernel kills them too); those queued wait for the
-** next worker.  The kernel's stop kills those running and waits (at most
+** next worker.
+**
+** A parked shadow is made at a failure, not here: a call of a function
+** whose repair rule pauses is sent asked to park (dshadow_park_asks), the
+** gate lets one clone through while such calls are out, and the failed
+** call's outcome names the copy the worker made before the call unwound
+** (checked to be its child, held by a pidfd).  If the failed call waits for
+** its repair, the copy waits for the first verification of that incident:
+** the "shadow" frame then says "parked" and the worker relays the job
+** instead of forking (the copy runs it on the heap as it was at the
+** failure; its report says "from": "failure").  Otherwise, and when the
+** incident ends or the wait is given up, it is killed.  One at a time; it
+** holds one of the worker's slots until the worker reaps it.  The kernel's stop kills those running and waits (at most
 ** 2 s) for the worker to reap them, so none outlives it.
 */
 #define _GNU_SOURCE
@@ -75,6 +87,8 @@ struct DShadow {
   size_t len, cap;
   int exited;             /* its X record came before its shadowed frame */
   int status;
+  uint64_t incident;      /* DShadowSpec.incident */
+  int use_parked;         /* its frame went to the parked shadow (pid, pidfd taken from it) */
 };
 
 /* ------------------------------------------------------------- the list */
@@ -168,6 +182,7 @@ int dshadow_start(Daemon *D, const DShadowSpec *spec, dshadow_done_fn done, void
   s->done = done;
   s->arg = arg;
   s->timeout_ms = spec->timeout_ms ? spec->timeout_ms : DSHADOW_TIMEOUT_DEFAULT;
+  s->incident = spec->incident;
   for (; s->nreplay < spec->nreplay; s->nreplay++)
     if (!(s->replay[s->nreplay] = dup_str(spec->replay[s->nreplay]))) break;
   if (s->nreplay < spec->nreplay) {
@@ -199,9 +214,18 @@ static void fail_queued(Daemon *D, const char *err) {
   }
 }
 
+/* Whether s goes to the shadow parked at its incident's failure. */
+static int parked_for(const Shadows *X, const DShadow *s) {
+  return s->incident && X->parked.pid && X->parked.pidfd >= 0 && X->parked.incident == s->incident;
+}
+
+/* The worker's slots taken: shadows sent, and the parked one. */
+static int slots_taken(const Shadows *X) { return X->running + (X->parked.pid != 0); }
+
 int dshadow_ready(Daemon *D) {
   Shadows *X = &D->shadows;
-  return next_queued(X) && X->listener >= 0 && X->running < WIRE_SHADOWS_MAX && !D->stopping;
+  DShadow *s = next_queued(X);
+  return s && X->listener >= 0 && (parked_for(X, s) || slots_taken(X) < WIRE_SHADOWS_MAX) && !D->stopping;
 }
 
 int dshadow_pump(Daemon *D) {
@@ -212,17 +236,30 @@ int dshadow_pump(Daemon *D) {
     fail_queued(D, NO_GATE);
     return 0;
   }
-  if (X->running >= WIRE_SHADOWS_MAX || dgroup_holds(D)) return 0;
+  int parked = parked_for(X, s);
+  if ((!parked && slots_taken(X) >= WIRE_SHADOWS_MAX) || dgroup_holds(D)) return 0;
   json_t *m = wframe_shadow(s->id, s->definitions, s->repro, (const char *const *)s->replay, s->nreplay,
                             &D->limits.eval);
   s->state = SH_FORKING;
   s->sent = 1;
   X->running++;
   X->forking = s;
-  X->permit = 1;   /* the one clone this frame asks for */
   D->live.wait = W_SHADOW;
-  dlog(D, "verification %" PRIu32 ": forking a shadow (%zu recorded request%s, timeout %" PRId64 " ms)", s->id,
-       s->nreplay, s->nreplay == 1 ? "" : "s", s->timeout_ms);
+  if (parked) {   /* no clone: the parked one takes the job, and its slot is this one's */
+    json_object_set_new(m, "parked", json_true());
+    s->use_parked = 1;
+    s->pid = X->parked.pid;
+    s->pidfd = X->parked.pidfd;
+    X->parked.pid = 0;
+    X->parked.pidfd = -1;
+    X->parked.incident = 0;
+    dlog(D, "verification %" PRIu32 ": to the shadow parked at the failure (pid %d, %zu recorded request%s, timeout "
+         "%" PRId64 " ms)", s->id, (int)s->pid, s->nreplay, s->nreplay == 1 ? "" : "s", s->timeout_ms);
+  } else {
+    X->permit = 1;   /* the one clone this frame asks for */
+    dlog(D, "verification %" PRIu32 ": forking a shadow (%zu recorded request%s, timeout %" PRId64 " ms)", s->id,
+         s->nreplay, s->nreplay == 1 ? "" : "s", s->timeout_ms);
+  }
   dworker_send(D, m);   /* (a send that fails ends the worker, and this one with it) */
   return 1;
 }
@@ -273,6 +310,23 @@ void dshadow_forked(Daemon *D, json_t *m) {
   X->permit = 0;
   X->forking = NULL;
   if (!s) return;
+  if (wire_event_of(m) == WIRE_ERROR && s->use_parked) {
+    /* the parked one ended, or took no job: a shadow forked now instead */
+    char msg[300];
+    json_t *e = json_object_get(m, "message");
+    vouch_escape(json_string_value(e), json_string_length(e), msg, sizeof msg);
+    dlog(D, "verification %" PRIu32 ": the parked shadow took no job (%s): forking one", s->id, msg);
+    kill_it(s);
+    if (s->pidfd >= 0) close(s->pidfd);
+    s->pidfd = -1;
+    s->pid = 0;
+    s->use_parked = 0;
+    s->incident = 0;
+    s->sent = 0;
+    s->state = SH_QUEUED;
+    X->running--;
+    return;
+  }
   if (wire_event_of(m) == WIRE_ERROR) {
     char msg[300], why[400];
     json_t *e = json_object_get(m, "message");
@@ -280,6 +334,25 @@ void dshadow_forked(Daemon *D, json_t *m) {
     snprintf(why, sizeof why, "the worker made no shadow: %s", msg);
     answer(D, s, NULL, why);
     shadow_free(D, s);
+    return;
+  }
+  if (s->use_parked) {   /* held since it parked: the same process, or a lie */
+    pid_t said = (pid_t)json_integer_value(json_object_get(m, "pid"));
+    s->t0 = daemon_now();
+    if (s->state == SH_FORKING) s->state = SH_RUNNING;
+    if (said != s->pid) {
+      answer(D, s, NULL, "the worker named another process than the parked shadow (it broke the frame rule process)");
+      dvouch_process(D, "shadowed names another pid than the parked shadow's");
+      return;
+    }
+    if (s->exited) {
+      if (s->state != SH_ANSWERED) ended(D, s, s->status);
+      shadow_free(D, s);
+      return;
+    }
+    dlog(D, "verification %" PRIu32 ": parked shadow %d running", s->id, (int)s->pid);
+    if (s->state == SH_RUNNING)
+      s->timer = dpoll_timer(D->poll, s->t0 + (double)s->timeout_ms / 1000.0, timed_out, s);
     return;
   }
   s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
@@ -365,6 +438,16 @@ static void on_record(Daemon *D, const unsigned char *b, size_t n, int fd) {
     return;
   }
   if (fd >= 0) close(fd);   /* no other record carries one */
+  if (id == WIRE_SHADOW_PARKED) {   /* a parked shadow ended before any job */
+    if (b[0] == WIRE_REC_EXITED && X->parked.pid) {
+      dlog(D, "the shadow parked at a failure (pid %d) ended", (int)X->parked.pid);
+      if (X->parked.pidfd >= 0) close(X->parked.pidfd);
+      X->parked.pid = 0;
+      X->parked.pidfd = -1;
+      X->parked.incident = 0;
+    }
+    return;   /* (one just given a job: the worker's answer says it took none) */
+  }
   DShadow *s = find(X, id);
   if (!s) return;   /* a verification already answered and reaped, or none */
   const unsigned char *p = b + WIRE_RECORD_HEAD;
@@ -461,17 +544,20 @@ static void listener_ready(void *ud, int fd, unsigned r) {
   memset(&resp, 0, sizeof resp);
   resp.id = req.id;
   int allow = X->permit && X->forking;
-  if (allow) {
-    X->permit = 0;
+  int park = !allow && !X->forking && X->park_asks > 0 && !X->park_cloned && !X->parked.pid;
+  if (allow || park) {
+    if (allow) X->permit = 0;
+    else X->park_cloned = 1;   /* one copy for the calls out that were asked to park */
     resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;   /* the flags were checked by the filter: fork's */
   } else {
     resp.error = -EPERM;
   }
   ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);   /* (ENOENT: the thread died meanwhile) */
-  if (!allow) {
+  if (!allow && !park) {
     char why[120];
     snprintf(why, sizeof why, "thread %u tried to start a process (clone %s refused)", (unsigned)req.pid,
-             X->forking ? "a second time for one shadow:" : "without a shadow asked for:");
+             X->forking ? "a second time for one shadow:" : X->park_cloned ? "a second time for one park:"
+                                                                         : "without a shadow asked for:");
     dvouch_process(D, why);
   }
 }
@@ -496,6 +582,7 @@ void dshadow_unwatch(Daemon *D) {
     X->listener = -1;
   }
   X->permit = 0;
+  X->park_asks = X->park_cloned = 0;
 }
 
 void dshadow_worker_gone(Daemon *D, const char *how) {
@@ -513,12 +600,20 @@ void dshadow_worker_gone(Daemon *D, const char *how) {
   X->forking = NULL;
   X->permit = 0;
   X->running = 0;
+  X->park_asks = X->park_cloned = 0;
+  if (X->park_fd >= 0) close(X->park_fd);
+  X->park_fd = -1;
+  if (X->parked.pidfd >= 0) close(X->parked.pidfd);   /* (its parent-death signal killed it) */
+  X->parked.pid = 0;
+  X->parked.pidfd = -1;
+  X->parked.incident = 0;
 }
 
 void dshadow_stop(Daemon *D) {
   Shadows *X = &D->shadows;
   fail_queued(D, "the kernel is shutting down");
-  int any = 0;
+  int any = X->parked.pid != 0;
+  dshadow_park_release(D, 0);
   for (DShadow *s = X->first; s; s = s->next) {
     kill_it(s);
     if (s->state != SH_ANSWERED) answer(D, s, NULL, "the kernel is shutting down: the shadow was killed");
@@ -526,7 +621,7 @@ void dshadow_stop(Daemon *D) {
   }
   /* the worker reaps them (an X record each): then none is left behind */
   double until = daemon_now() + 2;
-  while (any && X->first && D->live.w.report >= 0 && daemon_now() < until) {
+  while (any && (X->first || X->parked.pid) && D->live.w.report >= 0 && daemon_now() < until) {
     struct pollfd p = {D->live.w.report, POLLIN, 0};
     if (poll(&p, 1, 100) > 0) drain(D);
   }
@@ -545,8 +640,69 @@ void dshadow_check(Daemon *D) {
   }
   DAEMON_ASSERT(sent == X->running);
   for (const DShadow *s = X->first; s; s = s->next) DAEMON_ASSERT(s->sent == (s->state != SH_QUEUED) || s->state == SH_ANSWERED);
-  DAEMON_ASSERT(X->running <= WIRE_SHADOWS_MAX);
+  DAEMON_ASSERT(slots_taken(X) <= WIRE_SHADOWS_MAX);
+  DAEMON_ASSERT(X->park_asks >= 0);
+  DAEMON_ASSERT(!X->parked.pid == (X->parked.incident == 0) || X->parked.pidfd < 0);
   DAEMON_ASSERT((D->live.wait == W_SHADOW) == (X->forking != NULL));
   DAEMON_ASSERT(forking == (X->forking != NULL));
   DAEMON_ASSERT(!X->permit || X->forking);
+}
+
+/* ------------------------------------------------------------ parked ones */
+
+int dshadow_park_asks(Daemon *D) {
+  const Shadows *X = &D->shadows;
+  if (X->listener < 0 || X->parked.pid || X->park_cloned || D->stopping || slots_taken(X) >= WIRE_SHADOWS_MAX)
+    return 0;
+  for (size_t i = 0; i < D->nrepair_rules; i++)
+    if (D->repair_rules[i].mode == STORE_REPAIR_PAUSE) return REQUEST_NOTE_PARK;
+  return 0;
+}
+
+int dshadow_park_vouch(Daemon *D, json_t *m, vouch_Fail *f) {
+  Shadows *X = &D->shadows;
+  pid_t pid = (pid_t)json_integer_value(json_object_get(m, "parked"));
+  if (pid <= 0) return 0;
+  if (X->park_fd >= 0) close(X->park_fd);
+  X->park_fd = -1;
+  int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) return 0;   /* gone already (its X record said so, or will): nothing to hold */
+  if (parent_of(pid) != D->live.w.pid || syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) != 0) {
+    close(fd);
+    f->rule = VOUCH_PROCESS;
+    snprintf(f->detail, sizeof f->detail, "parked names pid %d, which is not the worker's child", (int)pid);
+    return -1;
+  }
+  X->park_fd = fd;
+  return 0;
+}
+
+void dshadow_park_outcome(Daemon *D, json_t *m, uint64_t incident) {
+  Shadows *X = &D->shadows;
+  if (X->park_asks > 0 && --X->park_asks == 0 && !json_object_get(m, "parked")) X->park_cloned = 0;
+  pid_t pid = (pid_t)json_integer_value(json_object_get(m, "parked"));
+  int fd = X->park_fd;
+  X->park_fd = -1;
+  if (pid <= 0) return;
+  X->park_cloned = 0;
+  if (fd < 0) return;   /* it was gone when its outcome came */
+  if (!incident || X->parked.pid) {   /* nobody waits: it would wait for nothing */
+    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+    close(fd);
+    return;
+  }
+  X->parked.pid = pid;
+  X->parked.pidfd = fd;
+  X->parked.incident = incident;
+  dlog(D, "incident %" PRIu64 ": a shadow parked at the failure (pid %d) waits for the verification", incident,
+       (int)pid);
+}
+
+void dshadow_park_release(Daemon *D, uint64_t incident) {
+  Shadows *X = &D->shadows;
+  if (!X->parked.pid || X->parked.pidfd < 0 || (incident && X->parked.incident != incident)) return;
+  syscall(SYS_pidfd_send_signal, X->parked.pidfd, SIGKILL, NULL, 0);
+  close(X->parked.pidfd);
+  X->parked.pidfd = -1;   /* its slot stays taken until the worker reaps it (its X record) */
+  X->parked.incident = 0;
 }

@@ -105,8 +105,9 @@ static int may_select(const store_repair_rule *r, const char *tok) {
 int dtraffic_asks(Daemon *D, proto_Op op, json_t *req) {
   if (op != PROTO_CALL || dincident_policy(D) || !D->nrepair_rules || request_pausable(op, req)) return 0;
   /* any call that fails may open an incident (the function that fails may
-  ** be one it calls): what it reads is evidence */
-  int asks = REQUEST_NOTE_READS;
+  ** be one it calls): what it reads is evidence; where a rule pauses, a
+  ** copy of the world at its failure may verify the repair (dshadow.c) */
+  int asks = REQUEST_NOTE_READS | dshadow_park_asks(D);
   /* a call read in a package of its own would not replay from its source
   ** alone; a listener's, a program, is not plain */
   if (json_object_get(req, "package") || json_is_true(json_object_get(req, "listening")) ||

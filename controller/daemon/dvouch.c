@@ -93,6 +93,7 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   x->stacked = t->grouped;
   x->noting = (t->noting & REQUEST_NOTE_CALL) != 0;
   x->reads = (t->noting & REQUEST_NOTE_READS) != 0;
+  x->park = (t->noting & REQUEST_NOTE_PARK) != 0;
   if (ev == WIRE_PAUSED) {
     /* (a bit per step the generation may have moved) a pause moves it
     ** once; an answer at the same pause not at all; a repair whose error
@@ -113,7 +114,8 @@ static int attempt_frame(Daemon *D, json_t *m, int ev, const unsigned char *blob
   if (t->grouped) x->steps = 1u;
   else if (t->sent == TXN_SENT_ATTEMPT) x->steps = !strcmp(D->live.status, txn_status_name(TXN_ST_FAULTED)) ? 3u : 1u;
   else x->steps = t->sent == TXN_CMD_RESUME || frame_decision(t->sent) ? 6u : 2u;
-  return vouch_outcome(&D->vouch, m, blob, bloblen, x, f);
+  if (vouch_outcome(&D->vouch, m, blob, bloblen, x, f)) return -1;
+  return dshadow_park_vouch(D, m, f);
 }
 
 int dvouch_frame(Daemon *D, json_t *m, const unsigned char *blob, size_t bloblen) {

@@ -272,6 +272,8 @@ typedef struct vouch_Expect {
                             ** outcome's "noted" is allowed, if it succeeded) */
   int reads;                /* ... to record the reads of ("reads": a diagnosis
                             ** may list them) */
+  int park;                 /* ... to park at a failure ("park": the outcome's
+                            ** "parked") */
 } vouch_Expect;
 
 /* Entries are decoded in a world of the checker's own, opened at first
@@ -337,8 +339,9 @@ void request_snippet(const char *s, char *buf, size_t n);
 ** note is a set of REQUEST_NOTE_* bits: what a call's attempt asks the
 ** worker to note — the call of a world function its form makes ("note":
 ** true; the outcome's "noted"), what it reads of the world's state
-** ("reads": true; a diagnosis' "reads"). */
-enum { REQUEST_NOTE_CALL = 1, REQUEST_NOTE_READS = 2 };
+** ("reads": true; a diagnosis' "reads"), a copy of the world made at its
+** failure ("park": true; the outcome's "parked", shadow.c). */
+enum { REQUEST_NOTE_CALL = 1, REQUEST_NOTE_READS = 2, REQUEST_NOTE_PARK = 4 };
 struct json_t *request_frame(proto_Op op, struct json_t *req, int with_gen, uint64_t generation);
 void request_frame_write(struct jtext_writer *w, proto_Op op, struct json_t *req, int with_gen,
                          uint64_t generation, int note);

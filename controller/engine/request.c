@@ -71,6 +71,7 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
   if (with_gen) jtext_key(w, "generation"), jtext_int(w, (json_int_t)generation);
   if ((note & REQUEST_NOTE_CALL) && op == PROTO_CALL) jtext_key(w, "note"), jtext_bool(w, 1);
   if ((note & REQUEST_NOTE_READS) && op == PROTO_CALL) jtext_key(w, "reads"), jtext_bool(w, 1);
+  if ((note & REQUEST_NOTE_PARK) && op == PROTO_CALL) jtext_key(w, "park"), jtext_bool(w, 1);
   jtext_end(w, '}');
 }
 

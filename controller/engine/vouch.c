@@ -373,7 +373,7 @@ static const Member OUTCOME[] = {
   {"event", 's', 1, 16}, {"reason", 's', 1, 32}, {"generation", 'g', 1, 0}, {"status", 's', 1, 32},
   {"changes", 'a', 1, 0}, {"message", 's', 0, TEXT}, {"value", 's', 0, TEXT}, {"values", 'a', 0, 0},
   {"output", 's', 0, TEXT}, {"goals", 'a', 0, 0}, {"committed", 'T', 0, 0}, {"diagnosis", 'o', 0, 0},
-  {"noted", 'o', 0, 0}};
+  {"noted", 'o', 0, 0}, {"parked", 'i', 0, INT32_MAX}};
 static const Member NOTED[] = {
   {"function", 's', 1, TXN_NOTE_NAME_MAX}, {"signature", 's', 1, TXN_NOTE_SIGNATURE_MAX}};
 static const Member DIAGNOSIS[] = {
@@ -548,6 +548,12 @@ int vouch_outcome(vouch_Checker *c, json_t *m, const unsigned char *blob, size_t
     if (json_object_get(v, "reads") && !x->reads) return fail(f, VOUCH_NOTE, "reads of a call the kernel did not ask to record");
     if (reads_ok(v, f)) return -1;
   }
+  /* a copy parked at the failure: only when the kernel asked, only of an
+  ** unhandled error (the kernel then checks the pid is the worker's child) */
+  if ((v = json_object_get(m, "parked")) &&
+      (!x->park || r != TXN_ERROR || !json_object_get(m, "diagnosis") || json_integer_value(v) < 1))
+    return fail(f, VOUCH_PROCESS, "a shadow parked at %s", !x->park ? "a call the kernel did not ask to park"
+                                                             : "no unhandled error");
   /* a call's note (its function and argument classes, for the traffic
   ** sample): only when the kernel asked, only of a call that succeeded */
   if ((v = json_object_get(m, "noted"))) {
@@ -723,7 +729,7 @@ int vouch_shadowed(json_t *m, vouch_Fail *f) {
 
 static const Member REPORT[] = {
   {"definitions", 'o', 1, 0}, {"changes", 'a', 1, 0}, {"repro", 'O', 1, 0}, {"invariants", 'O', 1, 0},
-  {"replay", 'a', 1, 0}, {"elapsed_ms", 'i', 1, 0}};
+  {"replay", 'a', 1, 0}, {"elapsed_ms", 'i', 1, 0}, {"from", 's', 0, 16}};
 static const Member REPORT_CHANGE[] = {
   {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"removed", 'b', 1, 0}};
 static const Member REPORT_INVARIANTS[] = {{"ok", 'b', 1, 0}, {"failed", 'a', 1, 0}};
@@ -757,6 +763,9 @@ static int result_ok(json_t *r, const char *where, vouch_Fail *f) {
 
 int vouch_report(json_t *m, size_t nreplay, vouch_Fail *f) {
   if (MEMBERS(m, REPORT, "the report", f)) return -1;
+  json_t *from = json_object_get(m, "from");
+  if (from && strcmp(json_string_value(from), "failure"))
+    return fail(f, VOUCH_SHAPE, "the report says it was made from %.16s", json_string_value(from));
   json_t *d = json_object_get(m, "definitions"), *inv = json_object_get(m, "invariants"), *c;
   int applied = json_is_true(json_object_get(d, "ok"));
   if (applied && json_object_size(d) != 1) return fail(f, VOUCH_SHAPE, "the report's definitions say ok with more");
