@@ -58,6 +58,7 @@ int sframe_send(Swank *S, const sxw *w) {
     sxw_free(&e);
     return rc;
   }
+  if (S->trace) swank_log("-> %.2000s", w->buf);
   char head[8];
   snprintf(head, sizeof head, "%06zx", w->len);
   if (write_all(S->fd, head, 6) || write_all(S->fd, w->buf, w->len)) {
@@ -129,6 +130,7 @@ int sframe_pump(Swank *S) {
     }
     if (S->inlen - off - 6 < n) break;
     char err[256];
+    if (S->trace) swank_log("<- %.*s", (int)(n > 2000 ? 2000 : n), S->in + off + 6);
     sx *x = sx_read(S->in + off + 6, n, err, sizeof err);
     if (!x) {
       drop(S, err);

@@ -33,14 +33,15 @@ static void on_stop(int sig) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: jiti swank [--store DIR] [--port N] [--port-file FILE] [--no-secret] [--slime-version V]\n"
+          "usage: jiti swank [--store DIR] [--port N] [--port-file FILE] [--no-secret] [--slime-version V] [--trace]\n"
           "\n"
           "A Swank server for Emacs's SLIME on the kernel serving DIR (docs/editor.md): M-x slime-connect\n"
           "to 127.0.0.1 and the port (default 4005; 0: any free one, written to --port-file).  Every\n"
           "connection must first present the secret of ~/.slime-secret (SLIME sends it by itself);\n"
           "without that file jiti swank refuses to start unless --no-secret is given, which lets every\n"
           "local user reach the world.  --slime-version: the SLIME version to announce (default 2.27,\n"
-          "Debian's), so that SLIME connects without asking about a version mismatch.\n");
+          "Debian's), so that SLIME connects without asking about a version mismatch.  --trace: every\n"
+          "message in and out on standard error.\n");
 }
 
 /* The secret of ~/.slime-secret (its first line) into buf: 1 read, 0 no
@@ -132,7 +133,7 @@ static void connection_end(Swank *S) {
 
 int cmd_swank(int argc, char **argv) {
   const char *dir = opts_default_store(), *port_file = NULL, *version = "2.27";
-  int port = 4005, no_secret = 0;
+  int port = 4005, no_secret = 0, trace = 0;
   char err[CLI_MSG_MAX];
   for (int i = 1; i < argc; i++) {
     int s = opts_store(argc, argv, &i, &dir, err, sizeof err);
@@ -146,6 +147,7 @@ int cmd_swank(int argc, char **argv) {
     else if (!strcmp(argv[i], "--port-file") && i + 1 < argc) port_file = argv[++i];
     else if (!strcmp(argv[i], "--slime-version") && i + 1 < argc) version = argv[++i];
     else if (!strcmp(argv[i], "--no-secret")) no_secret = 1;
+    else if (!strcmp(argv[i], "--trace")) trace = 1;
     else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return EXIT_OK;
@@ -188,12 +190,13 @@ int cmd_swank(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
+  setvbuf(stderr, NULL, _IOLBF, 0);
   swank_log("listening on 127.0.0.1:%d for the kernel of %s%s", bound, dir,
             has ? "" : " (no secret: every local user may connect)");
   Swank S;
   memset(&S, 0, sizeof S);
   kclient_init(&S.k, "swank", dir);
-  S.dir = dir, S.fd = -1, S.version = version;
+  S.dir = dir, S.fd = -1, S.version = version, S.trace = trace;
   while (!stopping) {
     struct pollfd p = {.fd = lfd, .events = POLLIN};
     int r = poll(&p, 1, -1);

@@ -47,6 +47,7 @@ typedef struct Swank {
   int ninsp;
   char *abort_msg;            /* RPC_ABORT's reason */
   const char *version;        /* SLIME's version answered in connection-info */
+  int trace;                  /* --trace: every message in and out on stderr */
 } Swank;
 
 /* ---- sframe.c: the wire's frames (6 hex digits of length, then UTF-8 text) */
