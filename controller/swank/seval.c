@@ -120,7 +120,8 @@ void seval_finish(Swank *S, swank_Owner owner, int64_t id, json_t *r) {
     }
     sxw_sym(&w, "nil");
     break;
-  case OWNER_INTERACTIVE: {
+  case OWNER_INTERACTIVE:
+  case OWNER_FRAME: { /* "=> values", as Swank shows them in the echo area */
     if (*out) sframe_write_string(S, out, 0);
     char *t = NULL;
     if (json_is_array(vs) && !json_array_size(vs)) t = strdup("; No value");
@@ -142,9 +143,6 @@ void seval_finish(Swank *S, swank_Owner owner, int64_t id, json_t *r) {
   }
   case OWNER_GRAB:
     sxw_open(&w), sxw_str(&w, out), sxw_str(&w, kclient_str(r, "value")), sxw_close(&w);
-    break;
-  case OWNER_FRAME:  /* eval-string-in-frame: the repair's value */
-    sxw_str(&w, kclient_str(r, "value"));
     break;
   default:
     sframe_return_abort(S, id, NULL);

@@ -19,6 +19,11 @@
 (defvar swt-port (string-to-number (getenv "SWANK_PORT")))
 (defvar swt-lisp (getenv "SWANK_LISP"))
 (defvar swt-results (getenv "SWANK_RESULTS"))
+(add-hook 'kill-emacs-hook
+          (lambda ()
+            (when (getenv "SWANK_EVENTS")
+              (with-current-buffer (get-buffer-create "*slime-events*")
+                (write-region (point-min) (point-max) (getenv "SWANK_EVENTS"))))))
 (defvar swt-prompts nil "Questions SLIME asked (a version mismatch would be one).")
 
 (advice-add 'y-or-n-p :around (lambda (_f prompt &rest _) (push prompt swt-prompts) t))
@@ -44,7 +49,17 @@
      (cond ((and r (not (eq (car-safe r) 'error))) (swt-record ,row "pass" ""))
            (t (swt-record ,row "fail" (if r (cadr r) "not as expected"))))))
 
-(defun swt-eval (form) (slime-eval form "COMMON-LISP-USER"))
+(defun swt-eval (form)
+  "FORM's value from the Lisp, waited for at most 10 s (never a recursive edit)."
+  (let ((done nil) (val nil))
+    (slime-eval-async form (lambda (v) (setq val v done t)) "COMMON-LISP-USER")
+    (unless (swt-wait (lambda () done) 10) (error "no reply in 10 s to %S" (car form)))
+    val))
+
+(defun swt-evaluated (form-text)
+  "C-x C-e of FORM-TEXT: the value it printed (the first word after =>)."
+  (let ((r (swt-eval `(swank:interactive-eval ,form-text))))
+    (and (stringp r) (string-match "^=> \\([^ ]*\\)" r) (match-string 1 r))))
 
 (defun swt-repl (text &optional want secs)
   "Type TEXT in the REPL and press RET; wait for output matching WANT."
@@ -70,9 +85,9 @@
   (swt-wait (lambda () (null (sldb-get-default-buffer)))))
 
 (defvar swt-lisp-buffer nil)
-(defun swt-buffer (text)
-  "A Lisp source buffer in slime-mode holding TEXT."
-  (let ((b (get-buffer-create "swt-source.lisp")))
+(defun swt-buffer (text &optional name)
+  "A Lisp source buffer in slime-mode holding TEXT (NAME: of its own)."
+  (let ((b (get-buffer-create (or name "swt-source.lisp"))))
     (with-current-buffer b
       (erase-buffer)
       (lisp-mode)
@@ -80,9 +95,9 @@
       (insert text))
     (setq swt-lisp-buffer b)))
 
-(defun swt-compile-defun (text)
-  "C-c C-c on TEXT in a source buffer: the compilation's result."
-  (with-current-buffer (swt-buffer text)
+(defun swt-compile-defun (text &optional name)
+  "C-c C-c on TEXT in a source buffer (NAME): the compilation's result."
+  (with-current-buffer (swt-buffer text name)
     (goto-char (point-min))
     (forward-char 1)
     (setq slime-last-compilation-result nil)
@@ -115,17 +130,17 @@
        (swt-repl "(+ * 10)" "^11$")))
 
 (swt-row "evaluate (C-x C-e)"
-  (equal (swt-eval '(swank:interactive-eval "(* 6 7)")) "=> 42"))
+  (equal (swt-evaluated "(* 6 7)") "42"))
 
 (swt-row "compile a definition (C-c C-c)"
-  (let ((r (swt-compile-defun "(defun sq (x) \"Square of X.\" (* x x))\n(defun use-sq (y) (+ 1 (sq y)))\n")))
+  (let ((r (swt-compile-defun "(defun sq (x) \"Square of X.\" (* x x))\n" "swt-sq.lisp")))
     (and r (slime-compilation-result.successp r)
-         (progn (swt-compile-defun "(defun use-sq (y) (+ 1 (sq y)))\n") t)
-         (equal (swt-eval '(swank:interactive-eval "(sq 5)")) "=> 25"))))
+         (progn (swt-compile-defun "(defun use-sq (y) (+ 1 (sq y)))\n" "swt-use.lisp") t)
+         (equal (swt-evaluated "(sq 5)") "25"))))
 
 (swt-row "compile error as a note"
   ;; SBCL warns at compile time, then its load enters the debugger: leave it
-  (with-current-buffer (swt-buffer "(defparameter *bad* (car 5))\n")
+  (with-current-buffer (swt-buffer "(defparameter *bad* (car 5))\n" "swt-bad.lisp")
     (goto-char (point-min)) (forward-char 1)
     (setq slime-last-compilation-result nil)
     (slime-compile-defun)
@@ -144,10 +159,10 @@
     (setq slime-last-compilation-result nil)
     (slime-compile-and-load-file)
     (swt-wait (lambda () slime-last-compilation-result))
-    (swt-wait (lambda () (equal (ignore-errors (swt-eval '(swank:interactive-eval "(from-file 3)"))) "=> 300")) 5)))
+    (swt-wait (lambda () (equal (ignore-errors (swt-evaluated "(from-file 3)")) "300")) 5)))
 
 (swt-row "jump to a definition (M-.)"
-  (with-current-buffer (swt-buffer "(use-sq 3)")
+  (with-current-buffer (swt-buffer "(use-sq 3)" "swt-mdot.lisp")
     (slime-edit-definition "sq")
     (swt-wait (lambda () (save-excursion (let ((case-fold-search t))
                                            (goto-char (point-min)) (re-search-forward "(defun sq" nil t)))) 5)))
@@ -184,15 +199,28 @@
   (let ((r (swt-eval '(swank:swank-macroexpand-1 "(when a b)"))))
     (and (stringp r) (string-match-p "IF" r))))
 
+(defun swt-part-id (content text)
+  "The id of the part shown as TEXT in an inspector's CONTENT."
+  (cl-loop for item in (car content)
+           when (and (eq (car-safe item) :value) (equal (cadr item) text)) return (cl-caddr item)))
+
+(defun swt-shows (view text)
+  "Whether an inspector VIEW shows TEXT (in its title or its content)."
+  (or (string-match-p (regexp-quote text) (plist-get view :title))
+      (cl-some (lambda (item) (if (stringp item) (string-match-p (regexp-quote text) item)
+                                (and (consp item) (stringp (cadr item))
+                                     (string-match-p (regexp-quote text) (cadr item)))))
+               (car (plist-get view :content)))))
+
 (swt-row "inspect a value (C-c I)"
   (slime-inspect "(list 10 20 30)")
   (and (swt-wait (lambda () (let ((b (get-buffer (slime-buffer-name :inspector))))
                               (and b (with-current-buffer b
                                        (string-match-p "1: 20" (buffer-string)))))))
-       (let ((p (swt-eval '(swank:inspect-nth-part 2))))
-         (string-match-p "30" (plist-get p :title)))
-       (let ((p (swt-eval '(swank:inspector-pop))))
-         (string-match-p "10" (plist-get p :title)))))
+       (let* ((view (swt-eval '(swank:init-inspector "(list 10 20 30)")))
+              (id (swt-part-id (plist-get view :content) "30")))
+         (and id (swt-shows (swt-eval `(swank:inspect-nth-part ,id)) "30")))
+       (swt-shows (swt-eval '(swank:inspector-pop)) "10")))
 
 (swt-row "error in sldb, restart chosen"
   (and (swt-repl "(restart-case (error \"boom\") (use-zero () :report \"Use zero.\" 0))")
@@ -207,16 +235,18 @@
          (save-excursion (goto-char (point-max)) (re-search-backward "^0$" nil t)))))
 
 (swt-row "locals and evaluate in a frame"
-  (swt-compile-defun "(defun div (a b) (/ a b))\n")
+  (swt-compile-defun "(defun div (a b) (declare (optimize (debug 3))) (/ a b))\n" "swt-div.lisp")
   (and (swt-repl "(div 10 0)")
        (swt-sldb)
-       (let* ((frames (swt-eval '(swank:backtrace 0 30)))
-              (fr (cl-find-if (lambda (f) (string-match-p "(DIV 10 0)" (upcase (cadr f)))) frames))
-              (i (car fr)))
-         (and fr
-              (equal (swt-eval `(swank:eval-string-in-frame "(+ a 5)" ,i "COMMON-LISP-USER")) "15")
-              (let ((locals (car (swt-eval `(swank:frame-locals-and-catch-tags ,i)))))
-                (cl-some (lambda (l) (equal (plist-get l :value) "10")) locals))))
+       ;; as sldb's own commands: from its buffer, on its thread
+       (with-current-buffer (sldb-get-default-buffer)
+         (let* ((frames (swt-eval '(swank:backtrace 0 30)))
+                (fr (cl-find-if (lambda (f) (string-match-p "(DIV 10 0)" (upcase (cadr f)))) frames))
+                (i (car fr)))
+           (and fr
+                (string-match-p "^=> 15\\b" (swt-eval `(swank:eval-string-in-frame "(+ a 5)" ,i "COMMON-LISP-USER")))
+                (let ((locals (car (swt-eval `(swank:frame-locals-and-catch-tags ,i)))))
+                  (cl-some (lambda (l) (equal (plist-get l :value) "10")) locals)))))
        (with-current-buffer (sldb-get-default-buffer) (sldb-quit) t)
        (swt-no-sldb)
        (swt-repl-idle)))
@@ -233,14 +263,14 @@
        (swt-repl-idle)
        (swt-repl "(+ 1 1)" "^2$")))
 
-(if (not (getenv "SWANK_STALE_CMD"))
+(if (member (getenv "SWANK_STALE_CMD") '(nil ""))
     (swt-record "stale compile as a note" "n/a" "no generations in this Lisp")
   (swt-row "stale compile as a note"
     (shell-command (getenv "SWANK_STALE_CMD"))
-    (let ((r (swt-compile-defun "(defun sq (x) (* x x 1))\n")))
+    (let ((r (swt-compile-defun "(defun sq (x) (* x x 1))\n" "swt-stale.lisp")))
       (and r (not (slime-compilation-result.successp r))
            (string-match-p "stale" (swt-note-messages r))
-           (let ((again (swt-compile-defun "(defun sq (x) (* x x 1))\n")))
+           (let ((again (swt-compile-defun "(defun sq (x) (* x x 1))\n" "swt-stale.lisp")))
              (and again (slime-compilation-result.successp again)))))))
 
 (swt-row "disconnect"
@@ -248,7 +278,4 @@
   (swt-wait (lambda () (not (slime-connected-p))) 5)
   t)
 
-(when (getenv "SWANK_EVENTS")
-  (with-current-buffer (get-buffer-create "*slime-events*")
-    (write-region (point-min) (point-max) (getenv "SWANK_EVENTS"))))
 (kill-emacs 0)

@@ -93,11 +93,13 @@ rows_sbcl() {
     --eval '(load "/usr/share/common-lisp/source/slime/swank-loader.lisp")' \
     --eval "(setf swank-loader::*fasl-directory* \"$tmp/fasl/\")" \
     --eval '(swank-loader:init :load-contribs t)' \
-    --eval "(swank:create-server :port 0 :dont-close t :port-file \"$tmp/sbcl.port\")" \
+    --eval "(let ((p (swank:create-server :port 0 :dont-close t)))
+              (with-open-file (o \"$tmp/sbcl.port.new\" :direction :output) (print p o)))" \
+    --eval "(rename-file \"$tmp/sbcl.port.new\" \"$tmp/sbcl.port\")" \
     --eval '(loop (sleep 1))' >"$tmp/sbcl.log" 2>&1 &
   spids+=($!)
   local port
-  port=$(wait_port "$tmp/sbcl.port" $! ) || { echo "sbcl's swank did not start"; tail "$tmp/sbcl.log"; return 1; }
+  port=$(wait_port "$tmp/sbcl.port" $! | tr -d ' \n') || { echo "sbcl's swank did not start"; tail "$tmp/sbcl.log"; return 1; }
   run_rows sbcl "$port"
 }
 
