@@ -1,0 +1,102 @@
+"""A Swank wire client for tests/editor/wire.sh: each case opens a
+connection to `jiti swank`, sends raw bytes and says what came back."""
+import socket, sys
+
+port, secret = int(sys.argv[1]), open(sys.argv[2]).read().split("\n")[0].encode()
+
+
+def frame(b):
+    return b"%06x" % len(b) + b
+
+
+def send(s, data):
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # closed already: closed() says so
+
+
+def conn(first=None):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(10)
+    s.sendall(frame(secret if first is None else first))
+    return s
+
+
+def closed(s):
+    """True when the server closed the connection (nothing more comes)."""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+pending = {}  # bytes received past the last frame taken, per socket
+
+
+def reply(s):
+    buf = pending.get(s, b"")
+    while len(buf) < 6 or len(buf) < 6 + int(buf[:6], 16):
+        d = s.recv(65536)
+        if not d:
+            return None
+        buf += d
+    n = int(buf[:6], 16)
+    pending[s] = buf[6 + n:]
+    return buf[6:6 + n].decode()
+
+
+def case(name, ok):
+    print(("ok " if ok else "FAIL ") + name)
+
+
+rex = b'(:emacs-rex (swank:interactive-eval "(+ 1 2)") "COMMON-LISP-USER" t 1)'
+for name, data in [
+    ("no length header", b"hello there, swank"),
+    ("a length that is not hex", b"00zz10(:emacs-rex)"),
+    ("malformed s-expression", frame(b"(:emacs-rex (swank:connection-info")),
+    ("two expressions", frame(b"(a) (b)")),
+    ("read-time evaluation", frame(b"(:emacs-rex #.(swank:quit-lisp) nil t 1)")),
+    ("nested 100000 deep", frame(b"(" * 100000 + b")" * 100000)),
+    ("a message that is not a list", frame(b'"just a string"')),
+    ("invalid UTF-8", frame(b'(:emacs-rex (swank:interactive-eval "\xff") nil t 1)')),
+]:
+    s = conn()
+    send(s, data)
+    case(name + ": closed", closed(s))
+
+s = conn()  # a frame announced at 16 MiB - 1 whose bytes never all come: the peer leaves
+send(s, b"ffffff" + b"(" * 1000)
+s.close()
+
+s = conn(b"not the secret")
+send(s, frame(rex))
+case("wrong secret: closed", closed(s))
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(10)
+send(s, frame(rex))
+case("no secret: closed", closed(s))
+
+s = conn()
+s.sendall(frame(b"(:emacs-rex (swank:no-such-function) \"COMMON-LISP-USER\" t 1)"))
+r = reply(s)
+case("unknown rpc: aborted with its name", r is not None and r.startswith("(:return (:abort") and "no-such-function" in r)
+s.sendall(frame(b"(:emacs-rex (\"not a symbol\") \"COMMON-LISP-USER\" t 2)"))
+r = reply(s)
+case("a form that is no call: aborted", r is not None and "(:abort" in r)
+s.sendall(frame(rex.replace(b" 1)", b" 3)")))
+r = reply(s)
+case("then served: " + str(r), r == '(:return (:ok "=> 3") 3)')
+s.sendall(frame(b'(:emacs-rex (swank:interactive-eval "(car 5)") "COMMON-LISP-USER" t 4)'))
+r = reply(s)
+case("an error pauses: the debugger opens: " + str(r)[:80], r is not None and r.startswith("(:debug 1 1"))
+reply(s)  # :debug-activate
+s.sendall(frame(b"(:emacs-rex (swank:sldb-abort) \"COMMON-LISP-USER\" 1 5)"))
+got = [reply(s) for _ in range(3)]
+case("abort: the level returns, the evaluation is aborted: " + str(got),
+     got[0] == "(:debug-return 1 1 nil)" and "(:abort" in got[1] and " 4)" in got[1] and "(:abort" in got[2])
