@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "swank_int.h"
 #include "cli.h"
+
+static void indentation_update(Swank *S, json_t *r);
 
 /* 1 when src uses *, ** or *** as a variable (outside strings and comments). */
 static int uses_history(const char *s) {
@@ -87,6 +90,7 @@ void seval_finish(Swank *S, swank_Owner owner, int64_t id, json_t *r) {
     sframe_return_abort(S, id, S->k.err);
     return;
   }
+  if (ok) indentation_update(S, r);
   if (!ok) {
     char *t = failure_text(S, r);
     if (*out) sframe_write_string(S, out, 0);
@@ -150,6 +154,62 @@ void seval_finish(Swank *S, swank_Owner owner, int64_t id, json_t *r) {
     return;
   }
   sframe_return_ok(S, id, &w);
+  sxw_free(&w);
+}
+
+/* How many arguments come before &BODY in the lambda list of a
+** definition's text "(DEFMACRO NAME (ARGS) ...)", or -1 without &BODY. */
+static int body_position(const char *text) {
+  const char *c = strchr(text, '(');
+  c = c ? strchr(c + 1, ' ') : NULL;    /* after DEFMACRO */
+  c = c ? strchr(c + 1, ' ') : NULL;    /* after the name */
+  c = c ? strchr(c, '(') : NULL;
+  if (!c) return -1;
+  int depth = 0, n = 0, in_token = 0;
+  for (c++; *c; c++) {
+    if (*c == '(') depth++, in_token = 0;
+    else if (*c == ')') {
+      if (depth-- == 0) return -1;
+      in_token = 0;
+    } else if (*c == ' ' || *c == '\n' || *c == '\t') {
+      in_token = 0;
+    } else if (!in_token) {
+      in_token = 1;
+      if (depth == 0 && !strncasecmp(c, "&body", 5)) return n;
+      if (depth == 0) n++;
+    }
+    if (depth == 1 && *c == '(') n++;  /* a destructuring argument counts once */
+  }
+  return -1;
+}
+
+/* The macros a transaction defined with a &body: Emacs indents their
+** bodies as SLIME's own table of macros says (:indentation-update). */
+static void indentation_update(Swank *S, json_t *r) {
+  json_t *ch = json_object_get(r, "changes"), *c;
+  size_t i;
+  sxw w;
+  sxw_init(&w);
+  int any = 0;
+  json_array_foreach(ch, i, c) {
+    if (strcmp(kclient_str(c, "kind"), "macro") || json_is_true(json_object_get(c, "removed"))) continue;
+    json_t *e = skernel_request(S, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", "macro", "name",
+                                             kclient_str(c, "name")));
+    int pos = body_position(kclient_str(json_object_get(e, "entry"), "text"));
+    json_decref(e);
+    if (pos < 0) continue;
+    if (!any) sxw_open(&w), sxw_sym(&w, ":indentation-update"), sxw_open(&w), any = 1;
+    const char *name = kclient_str(c, "name"), *colon = strrchr(name, ':');
+    char low[512], pkg[256] = "COMMON-LISP-USER";
+    if (colon) snprintf(pkg, sizeof pkg, "%.*s", (int)(strchr(name, ':') - name), name);
+    snprintf(low, sizeof low, "%s", colon ? colon + 1 : name);
+    for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
+    sxw_open(&w), sxw_str(&w, low), sxw_int(&w, pos), sxw_open(&w), sxw_str(&w, pkg), sxw_close(&w), sxw_close(&w);
+  }
+  if (any) {
+    sxw_close(&w), sxw_close(&w);
+    sframe_send(S, &w);
+  }
   sxw_free(&w);
 }
 
@@ -260,6 +320,7 @@ int seval_compile_string(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *
   json_t *r = define(S, src, skernel_package(pkg));
   if (r && !strcmp(kclient_str(r, "code"), "paused")) sldb_attach(S);
   compilation_result(S, r, out, buffer, offset, NULL);
+  if (r && json_is_true(json_object_get(r, "ok"))) indentation_update(S, r);
   if (r && *kclient_str(r, "output")) sframe_write_string(S, kclient_str(r, "output"), 0);
   json_decref(r);
   return RPC_OK;
@@ -287,6 +348,7 @@ int seval_compile_file(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *ou
   }
   json_t *r = define_file(S, file);
   compilation_result(S, r, out, NULL, 1, file);
+  if (r && json_is_true(json_object_get(r, "ok"))) indentation_update(S, r);
   json_decref(r);
   return RPC_OK;
 }
@@ -300,6 +362,7 @@ int seval_load_file(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *out) 
   }
   json_t *r = define_file(S, file);
   if (r && json_is_true(json_object_get(r, "ok"))) {
+    indentation_update(S, r);
     json_decref(r);
     sxw_sym(out, "t");
     return RPC_OK;

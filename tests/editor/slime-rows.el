@@ -152,6 +152,11 @@
     (swt-repl-idle)
     (and slime-last-compilation-result (slime-compilation-result.notes slime-last-compilation-result) t)))
 
+(swt-row "indentation of a new macro"
+  (let ((r (swt-compile-defun "(defmacro with-swt ((v x) &body body) `(let ((,v ,x)) ,@body))\n" "swt-macro.lisp")))
+    (and r (slime-compilation-result.successp r)
+         (swt-wait (lambda () (equal (get 'with-swt 'common-lisp-indent-function) 1)) 5))))
+
 (swt-row "load a file (C-c C-k)"
   (let ((f (make-temp-file "swt" nil ".lisp" "(defun from-file (n) (* n 100))\n")))
     (find-file f)
