@@ -186,8 +186,14 @@ int sldb_follow(Swank *S, json_t *r, swank_Owner owner, int64_t id, sxw *out) {
 void sldb_attach(Swank *S) {
   if (S->levels) return;
   json_t *r = skernel_request(S, json_pack("{s:s, s:i}", "op", "observe", "budget", 65536));
-  json_t *p = json_object_get(json_object_get(r, "view"), "pause");
-  if (json_is_object(p)) enter_levels(S, p, OWNER_NONE, 0);
+  json_t *view = json_object_get(r, "view"), *p = json_object_get(view, "pause");
+  if (json_is_object(p)) {
+    /* acts carry the view's generation, the kernel's numbering */
+    json_t *q = json_deep_copy(p);
+    if (q && json_object_get(view, "generation")) json_object_set(q, "generation", json_object_get(view, "generation"));
+    if (q) enter_levels(S, q, OWNER_NONE, 0);
+    json_decref(q);
+  }
   json_decref(r);
 }
 

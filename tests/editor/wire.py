@@ -55,6 +55,20 @@ def case(name, ok):
     print(("ok " if ok else "FAIL ") + name)
 
 
+# A pause another client left (jiti eval --on-error pause, wire.sh made it)
+# opens the debugger when the REPL is created; sldb-abort answers it.
+if len(sys.argv) > 3 and sys.argv[3] == "attach":  # only this
+    s = conn()
+    send(s, frame(b'(:emacs-rex (swank-repl:create-repl nil :coding-system "utf-8-unix") "COMMON-LISP-USER" t 10)'))
+    got = [reply(s) for _ in range(3)]
+    case("another client's pause opens the debugger: " + str(got)[:120],
+         got[0].startswith("(:debug 1 1 (\"The value 5 is not of type LIST\"") and got[2].startswith("(:return (:ok"))
+    send(s, frame(b"(:emacs-rex (swank:sldb-abort) \"COMMON-LISP-USER\" 1 11)"))
+    got = [reply(s) for _ in range(2)]
+    case("and is answered from here: " + str(got), got[0] == "(:debug-return 1 1 nil)" and "(:abort" in got[1])
+    sys.exit(0)
+
+
 rex = b'(:emacs-rex (swank:interactive-eval "(+ 1 2)") "COMMON-LISP-USER" t 1)'
 for name, data in [
     ("no length header", b"hello there, swank"),
@@ -100,3 +114,4 @@ s.sendall(frame(b"(:emacs-rex (swank:sldb-abort) \"COMMON-LISP-USER\" 1 5)"))
 got = [reply(s) for _ in range(3)]
 case("abort: the level returns, the evaluation is aborted: " + str(got),
      got[0] == "(:debug-return 1 1 nil)" and "(:abort" in got[1] and " 4)" in got[1] and "(:abort" in got[2])
+

@@ -4,7 +4,8 @@
 # nested 100,000 deep, not UTF-8 ...) close their connection and the server
 # serves the next one; a connection without the secret, or with a wrong
 # one, is closed unserved; an unknown RPC is aborted with its name; an
-# error opens the debugger and sldb-abort ends it.  Start-up refusals: no
+# error opens the debugger and sldb-abort ends it; a pause another client
+# left opens the debugger when the editor connects, and is answered there.  Start-up refusals: no
 # ~/.slime-secret (without --no-secret), a secret others may read, no
 # kernel, a port in use.
 #   bash tests/editor/wire.sh path/to/jiti
@@ -48,6 +49,10 @@ while read -r line; do
   [[ $line == ok* ]] || { fail=$((fail+1)); echo "$line"; }
 done <<<"$out"
 ok "every wire case ran" $(( $(grep -c '^ok\|^FAIL' <<<"$out") == 15 ? 0 : 1 ))
+t other-client-pauses 0 'paused' -- "$JITI" eval --store "$S" --on-error pause '(car 5)'
+out=$(timeout 60 python3 "$here/wire.py" "$port" "$HOME/.slime-secret" attach 2>&1 | tail -2)
+t attached 0 '^ok .*pause opens the debugger.*
+ok and is answered from here' -- echo "$out"
 t server-alive 0 '' -- kill -0 "$spid"
 t refusals-logged 0 'closing the editor.s connection: .*nested deeper' -- cat "$tmp/swank.log"
 t secret-logged 0 'did not present the secret' -- cat "$tmp/swank.log"
