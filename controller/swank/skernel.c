@@ -24,6 +24,14 @@ static void interrupt_running(Swank *S) {
   json_decref(r);
 }
 
+static void cancel_running(Swank *S) {
+  if (!S->running_key[0]) return;
+  char err[600];
+  json_t *r = kclient_once(S->dir, json_pack("{s:s, s:s}", "op", "cancel", "key", S->running_key), err, sizeof err);
+  if (!r) swank_log("cannot cancel the running call: %s", err);
+  json_decref(r);
+}
+
 /* Messages read while waiting: interrupts now, the rest in order later. */
 static void take_interrupts(Swank *S) {
   for (size_t i = 0; i < S->nq;) {
@@ -68,9 +76,9 @@ json_t *skernel_request(Swank *S, json_t *req) {
     if (rc == KCLIENT_OK) return rep;
     if (rc != KCLIENT_READABLE) return NULL;
     if (sframe_pump(S) < 0) {
-      /* the editor left: a running call of its own is cancelled, as
-      ** on_disconnect says; wait for the kernel's word on it */
-      interrupt_running(S);
+      /* the editor left: a running call of its own is cancelled (not
+      ** paused: nobody is left to answer); wait for the kernel's word */
+      cancel_running(S);
       int r2 = kclient_await(&S->k, &rep, NULL);
       return r2 == KCLIENT_OK ? rep : NULL;
     }

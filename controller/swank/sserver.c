@@ -119,6 +119,17 @@ static void serve(Swank *S) {
 static void connection_end(Swank *S) {
   if (S->fd >= 0) close(S->fd);
   S->fd = -1;
+  /* a pause this editor's own request opened has nobody left to answer
+  ** it: aborted, so the world does not wait for its timeout (a pause
+  ** another client left stays theirs) */
+  for (int i = 0; i < SWANK_LEVELS_MAX && S->levels && S->level[1].owner != OWNER_NONE; i++) {
+    json_t *r = skernel_act(S, json_pack("{s:s}", "type", "abort"));
+    json_t *p = json_object_get(r, "pause");
+    if (!r || !json_is_object(p)) S->levels = 0;
+    else json_decref(S->pause), S->pause = json_incref(p);
+    json_decref(r);
+  }
+  if (S->levels) swank_log("the editor left sldb open on another client's pause: it stays");
   while (S->nq) sx_free(S->queue[--S->nq]);
   json_decref(S->pause);
   S->pause = NULL;

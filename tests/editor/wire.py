@@ -115,3 +115,17 @@ got = [reply(s) for _ in range(3)]
 case("abort: the level returns, the evaluation is aborted: " + str(got),
      got[0] == "(:debug-return 1 1 nil)" and "(:abort" in got[1] and " 4)" in got[1] and "(:abort" in got[2])
 
+s.close()  # one editor at a time: the next is served once this one left
+
+s = conn()  # an editor that leaves with sldb open: its pause is aborted (wire.sh checks)
+send(s, frame(b'(:emacs-rex (swank:interactive-eval "(car 6)") "COMMON-LISP-USER" t 1)'))
+r = reply(s)
+case("a pause left open by an editor that goes", r is not None and r.startswith("(:debug 1 1"))
+s.close()
+
+s = conn()  # an editor that leaves while its call runs: the call is cancelled (wire.sh checks)
+send(s, frame(b'(:emacs-rex (swank:interactive-eval "(loop)") "COMMON-LISP-USER" t 1)'))
+import time
+time.sleep(0.3)
+s.close()
+case("a call left running by an editor that goes", True)

@@ -5,7 +5,9 @@
 # serves the next one; a connection without the secret, or with a wrong
 # one, is closed unserved; an unknown RPC is aborted with its name; an
 # error opens the debugger and sldb-abort ends it; a pause another client
-# left opens the debugger when the editor connects, and is answered there.  Start-up refusals: no
+# left opens the debugger when the editor connects, and is answered there;
+# a pause the editor's own request opened is aborted, and a call it left
+# running cancelled, when it disconnects.  Start-up refusals: no
 # ~/.slime-secret (without --no-secret), a secret others may read, no
 # kernel, a port in use.
 #   bash tests/editor/wire.sh path/to/jiti
@@ -28,7 +30,7 @@ S=$tmp/store
 "$JITI" init --store "$S" >/dev/null
 
 t no-kernel 1 'no kernel is running for .*jiti kernel --store' -- "$JITI" swank --store "$S" --no-secret
-start_kernel "$S" || { echo "the kernel did not start"; exit 1; }
+start_kernel "$S" --fuel 0 || { echo "the kernel did not start"; exit 1; }
 t no-secret-file 1 'no ~/.slime-secret.*chmod 600.*--no-secret' -- "$JITI" swank --store "$S" --port 0
 echo "s3cret-$$" >"$HOME/.slime-secret"
 chmod 644 "$HOME/.slime-secret"
@@ -48,7 +50,9 @@ while read -r line; do
   [[ $line == ok* ]] && pass=$((pass+1))
   [[ $line == ok* ]] || { fail=$((fail+1)); echo "$line"; }
 done <<<"$out"
-ok "every wire case ran" $(( $(grep -c '^ok\|^FAIL' <<<"$out") == 15 ? 0 : 1 ))
+ok "every wire case ran" $(( $(grep -c '^ok\|^FAIL' <<<"$out") == 17 ? 0 : 1 ))
+t_until editor-left-pause-aborted-call-cancelled 0 '"state": "idle"' -- "$JITI" status --json --store "$S"
+t call-cancelled-logged 0 'call cancelled.*\(loop\)' -- cat "$tmp/kernel.log"
 t other-client-pauses 0 'paused' -- "$JITI" eval --store "$S" --on-error pause '(car 5)'
 out=$(timeout 60 python3 "$here/wire.py" "$port" "$HOME/.slime-secret" attach 2>&1 | tail -2)
 t attached 0 '^ok .*pause opens the debugger.*
