@@ -130,8 +130,16 @@ static void enter_levels(Swank *S, json_t *p, swank_Owner owner, int64_t id) {
   send_debug(S);
 }
 
+static int follow(Swank *S, json_t *r, swank_Owner owner, int64_t id);
+
 int sldb_follow(Swank *S, json_t *r, swank_Owner owner, int64_t id, sxw *out) {
   (void)out;
+  int rc = follow(S, r, owner, id);
+  json_decref(r);
+  return rc;
+}
+
+static int follow(Swank *S, json_t *r, swank_Owner owner, int64_t id) {
   if (!r) {
     swank_set_abort(S, "%s", S->k.err);
     return RPC_ABORT;

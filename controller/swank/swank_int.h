@@ -115,7 +115,8 @@ int seval_load_file(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *out);
 void seval_finish(Swank *S, swank_Owner owner, int64_t id, json_t *reply);
 
 /* sldb.c */
-/* A reply that may carry a pause: the debugger follows it.  owner/id: the
+/* A reply (stolen; NULL: the request failed, k.err says why) that may
+** carry a pause: the debugger follows it.  owner/id: the
 ** request that caused it.  RPC_DEFER when the request is answered later,
 ** RPC_OK/RPC_ABORT when it is answered now (out holds the value). */
 int sldb_follow(Swank *S, json_t *reply, swank_Owner owner, int64_t id, sxw *out);

@@ -56,7 +56,12 @@ rows_jiti() {
   spids+=($!)
   local port
   port=$(wait_port "$tmp/jiti.port" $!) || { echo "jiti swank did not start"; cat "$tmp/swank.log"; return 1; }
+  local spid=$!
   run_rows jiti "$port" "'$JITI' eval --store '$S' '(defparameter *other-client* 1)' >/dev/null"
+  kill -TERM "$spid"
+  wait "$spid"
+  ok "jiti swank stops cleanly (exit 0: nothing leaked under the sanitizers)" $?
+  grep Sanitizer -A30 "$tmp/swank.log"
 }
 
 rows_sbcl() {

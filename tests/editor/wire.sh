@@ -60,5 +60,10 @@ ok and is answered from here' -- echo "$out"
 t server-alive 0 '' -- kill -0 "$spid"
 t refusals-logged 0 'closing the editor.s connection: .*nested deeper' -- cat "$tmp/swank.log"
 t secret-logged 0 'did not present the secret' -- cat "$tmp/swank.log"
+kill -TERM "$spid"
+wait "$spid"
+ok "stops cleanly on SIGTERM (exit 0: nothing leaked under the sanitizers)" $?
+spid=
+t no-sanitizer-report 1 '' -- grep -q Sanitizer "$tmp/swank.log"
 t world-unpaused 0 '"state": "idle"' -- "$JITI" status --json --store "$S"
 finish
