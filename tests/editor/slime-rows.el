@@ -13,7 +13,7 @@
   (add-to-list 'load-path dir)
   (add-to-list 'load-path (expand-file-name "contrib" dir)))
 (require 'slime)
-(slime-setup '(slime-repl))
+(slime-setup '(slime-repl slime-autodoc))
 (setq slime-net-coding-system 'utf-8-unix)
 
 (defvar swt-port (string-to-number (getenv "SWANK_PORT")))
@@ -183,6 +183,10 @@
 (swt-row "arglist (autodoc)"
   (let ((a (swt-eval '(swank:operator-arglist "sq" "COMMON-LISP-USER"))))
     (and (stringp a) (string-match-p "(sq x)" (downcase a)))))
+
+(swt-row "autodoc in the minibuffer"
+  (let ((a (swt-eval '(swank:autodoc '("sq" "" swank::%cursor-marker%) :print-right-margin 80))))
+    (and (stringp (car a)) (string-match-p "(sq .*x" (downcase (car a))))))
 
 (swt-row "describe (C-c C-d d)"
   (let ((d (swt-eval '(swank:describe-symbol "sq"))))
