@@ -13,6 +13,7 @@
 #include "swank_int.h"
 
 #define PARTS_MAX 200
+#define EXPR_MAX 12000  /* bytes of an expression: the gate refuses a source past 16 KiB */
 
 /* PARTS: a value's parts as (label value) pairs. */
 #define PARTS_FN                                                                                          \
@@ -113,6 +114,11 @@ int sinspect_part(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *out) {
   if (asprintf(&e, "(second (nth %lld (funcall (function " PARTS_FN ") %s\n)))", (long long)n->num,
                S->insp[S->ninsp - 1]) < 0)
     return RPC_ABORT;
+  if (strlen(e) > EXPR_MAX) {
+    free(e);
+    swank_set_abort(S, "this part is too deep to inspect from here: inspect an expression that makes it instead");
+    return RPC_ABORT;
+  }
   push_expr(S, e);
   return show_view(S, pkg, out, 0);
 }

@@ -282,6 +282,23 @@
            (let ((again (swt-compile-defun "(defun sq (x) (* x x 1))\n" "swt-stale.lisp")))
              (and again (slime-compilation-result.successp again)))))))
 
+(if (member (getenv "SWANK_INVARIANT_CMD") '(nil ""))
+    (progn (swt-record "gate refusal as a note" "n/a" "no gate in this Lisp")
+           (swt-record "invariant refusal as a note" "n/a" "no invariants in this Lisp"))
+  (swt-row "gate refusal as a note"
+    (let ((r (swt-compile-defun "(defparameter *r* #.(+ 1 2))\n" "swt-gate.lisp")))
+      (and r (not (slime-compilation-result.successp r))
+           (string-match-p "rejected-by-gate" (swt-note-messages r)))))
+  (swt-row "invariant refusal as a note"
+    (shell-command (getenv "SWANK_INVARIANT_CMD"))
+    (swt-compile-defun "(world-put :n -1)\n" "swt-inv.lisp")  ; stale: the invariant moved the world
+    (let ((r (swt-compile-defun "(world-put :n -1)\n" "swt-inv.lisp")))
+      (and r (not (slime-compilation-result.successp r))
+           (string-match-p "unsafe" (swt-note-messages r))
+           ;; the note sits at the form's place in its buffer
+           (let ((loc (plist-get (car (slime-compilation-result.notes r)) :location)))
+             (equal (cadr loc) '(:buffer "swt-inv.lisp")))))))
+
 (swt-row "disconnect"
   (slime-disconnect)
   (swt-wait (lambda () (not (slime-connected-p))) 5)

@@ -42,7 +42,7 @@ wait_port() {  # wait_port FILE PID: the port written to FILE, once it is
 
 run_rows() {  # run_rows LISP PORT [STALE-CMD]: the rows into $tmp/LISP.rows
   : >"$tmp/$1.rows"
-  SWANK_PORT=$2 SWANK_LISP=$1 SWANK_RESULTS=$tmp/$1.rows SWANK_STALE_CMD=${3:-} SWANK_EVENTS=$tmp/$1.events \
+  SWANK_PORT=$2 SWANK_LISP=$1 SWANK_RESULTS=$tmp/$1.rows SWANK_STALE_CMD=${3:-} SWANK_INVARIANT_CMD=${SWANK_INVARIANT_CMD:-} SWANK_EVENTS=$tmp/$1.events \
     timeout 120 emacs --batch -Q -l "$here/slime-rows.el" >"$tmp/$1.emacs.log" 2>&1
   local rc=$?
   [[ $rc -eq 0 ]] || { echo "emacs ended with status $rc:"; tail -20 "$tmp/$1.emacs.log"; }
@@ -57,7 +57,8 @@ rows_jiti() {
   local port
   port=$(wait_port "$tmp/jiti.port" $!) || { echo "jiti swank did not start"; cat "$tmp/swank.log"; return 1; }
   local spid=$!
-  run_rows jiti "$port" "'$JITI' eval --store '$S' '(defparameter *other-client* 1)' >/dev/null"
+  SWANK_INVARIANT_CMD="'$JITI' invariant add non-negative '(>= (or (world-get :n) 0) 0)' --store '$S' >/dev/null" \
+    run_rows jiti "$port" "'$JITI' eval --store '$S' '(defparameter *other-client* 1)' >/dev/null"
   kill -TERM "$spid"
   wait "$spid"
   ok "jiti swank stops cleanly (exit 0: nothing leaked under the sanitizers)" $?
