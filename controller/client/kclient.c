@@ -177,10 +177,12 @@ static int send_request(kclient *k, json_t *req, json_int_t *id) {
 
 int kclient_send(kclient *k, json_t *req) {
   json_int_t id;
-  return send_request(k, req, &id);
+  int rc = send_request(k, req, &id);
+  if (rc == KCLIENT_OK) k->awaited = id;
+  return rc;
 }
 
-static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr);
+static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr, int also);
 
 int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t *intr) {
   *reply = NULL;
@@ -192,7 +194,7 @@ int kclient_call(kclient *k, json_t *req, json_t **reply, volatile sig_atomic_t 
     return KCLIENT_OK;
   }
   k->awaited = id;
-  return await_reply(k, id, reply, intr);
+  return await_reply(k, id, reply, intr, -1);
 }
 
 int kclient_await(kclient *k, json_t **reply, volatile sig_atomic_t *intr) {
@@ -201,10 +203,18 @@ int kclient_await(kclient *k, json_t **reply, volatile sig_atomic_t *intr) {
     snprintf(k->err, sizeof k->err, "the connection to the kernel is closed: its reply is lost");
     return KCLIENT_NO_REPLY;
   }
-  return await_reply(k, k->awaited, reply, intr);
+  return await_reply(k, k->awaited, reply, intr, -1);
 }
 
-static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr) {
+int kclient_await_fd(kclient *k, int also, json_t **reply) {
+  if (k->fd < 0) {
+    snprintf(k->err, sizeof k->err, "the connection to the kernel is closed: its reply is lost");
+    return KCLIENT_NO_REPLY;
+  }
+  return await_reply(k, k->awaited, reply, NULL, also);
+}
+
+static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_atomic_t *intr, int also) {
   double sent = mono_now();
   int told = 0;
   for (;;) {
@@ -226,15 +236,16 @@ static int await_reply(kclient *k, json_int_t id, json_t **reply, volatile sig_a
       snprintf(k->err, sizeof k->err, "interrupted while waiting for the kernel's reply");
       return KCLIENT_INTERRUPTED;
     }
-    struct pollfd p = {.fd = k->fd, .events = POLLIN};
+    struct pollfd p[2] = {{.fd = k->fd, .events = POLLIN}, {.fd = also, .events = POLLIN}};
     int timeout = -1;
     if (k->waiting && !told) {
       double left = sent + k->waiting_after - mono_now();
       timeout = left > 0 ? (int)(left * 1000) + 1 : 0;
     }
-    int r = poll(&p, 1, timeout);
+    int r = poll(p, also >= 0 ? 2 : 1, timeout);
     if (r < 0 && errno == EINTR) continue;  /* the flag is checked above */
     if (r < 0) break;
+    if (r > 0 && also >= 0 && p[1].revents) return KCLIENT_READABLE;
     if (r == 0) {  /* a slow reply: say what may hold it, once */
       told = 1;
       k->waiting("no reply yet: the call is still running, or waits behind a paused transaction "

@@ -26,7 +26,7 @@ typedef struct kclient {
   void (*waiting)(const char *line);  /* told once when a reply is slow to come
                         ** (NULL: nobody is told); kclient_call_keyed sets it */
   double waiting_after; /* seconds without a reply before it is told */
-  json_int_t awaited;   /* the "id" of the last request kclient_call sent */
+  json_int_t awaited;   /* the "id" of the last request kclient_call or kclient_send sent */
 } kclient;
 
 /* A client of the kernel serving dir; not connected yet. */
@@ -49,7 +49,8 @@ enum {
   KCLIENT_UNSENT,       /* the request could not be sent: the kernel never saw it */
   KCLIENT_NO_REPLY,     /* sent, but the connection closed (or broke) before the reply */
   KCLIENT_INTERRUPTED,  /* *intr was set while waiting; the reply will be skipped */
-  KCLIENT_TIMEOUT       /* kclient_event: nothing came in time */
+  KCLIENT_TIMEOUT,      /* kclient_event: nothing came in time */
+  KCLIENT_READABLE      /* kclient_await_fd: the other descriptor is readable; the reply is still awaited */
 };
 
 /* Send req (stolen) with a fresh "id" and wait for the reply repeating it.
@@ -71,6 +72,13 @@ int kclient_event(kclient *k, double timeout, json_t **ev, volatile sig_atomic_t
 ** was interrupted (kclient_call's return codes, no request sent). */
 int kclient_await(kclient *k, json_t **reply, volatile sig_atomic_t *intr);
 
+/* kclient_await, also watching the descriptor `also` (a client that
+** serves someone else while the kernel works: `jiti swank` reads its
+** editor's messages meanwhile): KCLIENT_READABLE as soon as `also` is
+** readable (or closed) before the reply came — call it again to go on
+** waiting — else kclient_await's codes. */
+int kclient_await_fd(kclient *k, int also, json_t **reply);
+
 /* Stop the running transaction whose request carried idempotency key
 ** `key` (jiti eval's and jiti repl's Ctrl-C), on a connection of its own:
 ** an interrupt (it pauses), or a cancel when it cannot pause.  The reply
@@ -80,7 +88,7 @@ json_t *kclient_stop_keyed(const char *dir, const char *key, const char **op, ch
 
 /* Send req (stolen) with a fresh "id" without waiting for its reply, which
 ** the next kclient_call skips (a request whose answer does not matter: it
-** costs no round trip).  KCLIENT_OK or KCLIENT_UNSENT (then the connection
+** costs no round trip; kclient_await_fd waits for it).  KCLIENT_OK or KCLIENT_UNSENT (then the connection
 ** is closed and k->err says why). */
 int kclient_send(kclient *k, json_t *req);
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "client.h"
+#include "swank.h"
 #include "daemon.h"
 #include "offline.h"
 #include "run.h"
@@ -44,6 +45,7 @@ static const struct {
   {"cancel", cmd_cancel, "cancel the transaction the kernel is running (restored)"},
   {"interrupt", cmd_interrupt, "pause the transaction the kernel is running (CONTINUE resumes it)"},
   {"repl", cmd_repl, "an interactive session with the running kernel"},
+  {"swank", cmd_swank, "a Swank server: Emacs's SLIME on the running kernel's world"},
   {"session", cmd_session, "let a model grow the world, one checked action at a time"},
   {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
   {"supervise", cmd_supervise, "let a model repair the incidents of failing calls (automatic repair)"},
