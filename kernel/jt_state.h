@@ -230,6 +230,7 @@ struct jt_State {
   struct jt_CallWatch *call_watch;  /* jiti_form_eval_noting's, or NULL */
   bool reads_on;            /* note what is read (reads.c, jiti_reads_begin) */
   struct jt_Reads *reads;   /* what was noted; kept between recordings */
+  struct jt_ReadSeen { jt_V obj, key; int what; } reads_seen[16];  /* reads kept or known: JT_READ's filter */
   struct jt_Jmp *unwind_target;   /* exit continuing past an unwind-protect */
   int unwind_code;
   int nest;                 /* nesting of analysis inside evaluation */

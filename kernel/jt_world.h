@@ -120,7 +120,16 @@ void jt_call_note_seen(jt_State *S, void *ud, jt_V name, int argc, const jt_V *a
 void jt_reads_note(jt_State *S, int kind, jt_V a, jt_V b, jt_V v);
 void jt_reads_mark(jt_State *S);   /* the collector's: what was noted */
 void jt_reads_close(jt_State *S);  /* at jiti_close */
-#define JT_READ(S, kind, a, b, v) \
-  do { if (__builtin_expect((S)->reads_on, 0)) jt_reads_note(S, kind, a, b, v); } while (0)
+/* A read already kept (or known not to be the world's) is found in a
+** small direct-mapped filter of the state, without a call: a loop reading
+** the same slots pays a comparison per read. */
+#define JT_READ_SLOT(a, b) ((((uintptr_t)(a) >> 3) ^ ((uintptr_t)(b) >> 2)) & 15)
+#define JT_READ(S, kind, a, b, v)                                                    \
+  do {                                                                             \
+    if (__builtin_expect((S)->reads_on, 0)) {                                      \
+      const struct jt_ReadSeen *seen_ = &(S)->reads_seen[JT_READ_SLOT(a, b)];      \
+      if (seen_->obj != (a) || seen_->key != (b) || seen_->what != (kind)) jt_reads_note(S, kind, a, b, v); \
+    }                                                                              \
+  } while (0)
 
 #endif

@@ -39,15 +39,28 @@ const char *jiti_read_kind_name(jiti_ReadKind k) {
   return (unsigned)k < JITI_READ_COUNT ? kind_names[k] : "?";
 }
 
+/* Forget the filter: what it names may not be kept any more. */
+static void unsee(jt_State *S) {
+  for (int i = 0; i < 16; i++) S->reads_seen[i] = (struct jt_ReadSeen){0, 0, -1};
+}
+
 void jiti_reads_begin(jiti_State *S) {
   if (!S->reads && !(S->reads = calloc(1, sizeof *S->reads))) return;   /* nothing recorded */
   S->reads->n = S->reads->more = S->reads->nskip = 0;
+  unsee(S);
   S->reads_on = true;
 }
 
 void jiti_reads_end(jiti_State *S) {
   S->reads_on = false;
   if (S->reads) S->reads->n = S->reads->more = S->reads->nskip = 0;   /* the values are no longer kept alive */
+  unsee(S);
+}
+
+/* A read the table holds, or a variable it skips: both stay alive while
+** recording (jt_reads_mark), so their addresses cannot be another's. */
+static void seen(jt_State *S, int kind, jt_V a, jt_V b) {
+  S->reads_seen[JT_READ_SLOT(a, b)] = (struct jt_ReadSeen){a, b, kind};
 }
 
 void jt_reads_close(jt_State *S) {
@@ -59,14 +72,26 @@ void jt_reads_close(jt_State *S) {
 void jt_reads_note(jt_State *S, int kind, jt_V a, jt_V b, jt_V v) {
   struct jt_Reads *r = S->reads;
   for (int i = 0; i < r->n; i++)
-    if (r->at[i].a == a && r->at[i].b == b && r->at[i].kind == kind) return;
+    if (r->at[i].a == a && r->at[i].b == b && r->at[i].kind == kind) {
+      seen(S, kind, a, b);
+      return;
+    }
   if (kind == JITI_READ_VARIABLE) {
     /* the standard's variables and the kernel's own are not the world's state */
-    if (jt_symobj(S, a)->package == JT_PKG_LISP) return;
+    if (jt_symobj(S, a)->package == JT_PKG_LISP) {   /* (never collected) */
+      seen(S, kind, a, b);
+      return;
+    }
     for (int i = 0; i < r->nskip; i++)
-      if (r->skip[i] == a) return;
+      if (r->skip[i] == a) {
+        seen(S, kind, a, b);
+        return;
+      }
     if (!jt_world_has_entry(S, JITI_ENTRY_VARIABLE, a)) {
-      if (r->nskip < SKIP_MAX) r->skip[r->nskip++] = a;
+      if (r->nskip < SKIP_MAX) {
+        r->skip[r->nskip++] = a;
+        seen(S, kind, a, b);
+      }
       return;
     }
   }
@@ -75,6 +100,7 @@ void jt_reads_note(jt_State *S, int kind, jt_V a, jt_V b, jt_V v) {
     return;
   }
   r->at[r->n++] = (jt_Read){kind, a, b, v};
+  seen(S, kind, a, b);
 }
 
 void jt_reads_mark(jt_State *S) {
