@@ -165,7 +165,7 @@ t r-eof-exit-0 0 '^3$' -- repl $'(+ 1 2)\n'
 
 # --- inspect and history
 out=$(repl $':inspect function f\n:history 3\n' 2>&1)
-has inspect $'^function F\nhash [0-9a-f]{64}\n\\(DEFUN F '
+has inspect $'^function F\nhash [0-9a-f]{64}\n\\(defun f \(x\)\n  ;; a comment with a \\( in it'
 has history $'\n[0-9]+ +[^\n]* application +g[0-9]+ '
 t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-function\n'
 

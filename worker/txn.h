@@ -398,6 +398,11 @@ typedef struct txn_Request {
                                 a world function it makes, for the outcome
                                 (txn_Outcome.noted_function); evaluated
                                 exactly as without */
+  const char *origin_file;   /* where the source was written, for the
+                                positions of its reader errors and the
+                                definitions it makes (jiti_set_source_origin):
+                                a file's name, NULL: "<input>" */
+  long origin_line, origin_column;   /* of the source's first byte (0: 1) */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)

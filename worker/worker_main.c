@@ -580,7 +580,11 @@ static void do_attempt(Worker *w, json_t *req) {
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
                       json_is_true(json_object_get(req, "listening")), 0,
-                      json_is_true(json_object_get(req, "note"))};
+                      json_is_true(json_object_get(req, "note")), NULL, 0, 0};
+    json_t *origin = json_object_get(req, "origin");
+    rq.origin_file = json_string_value(json_object_get(origin, "file"));
+    rq.origin_line = (long)json_integer_value(json_object_get(origin, "line"));
+    rq.origin_column = (long)json_integer_value(json_object_get(origin, "column"));
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));

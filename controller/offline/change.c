@@ -223,8 +223,10 @@ static int apply_main(int argc, char **argv) {
     }
     summary = defsum;
   }
-  int status = change("apply", dir, &L, &g, json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY),
-                                                  "source", src, "summary", summary));
+  json_t *req = json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY), "source", src, "summary", summary);
+  /* the file's reader errors and definitions are placed in it */
+  if (req && file) json_object_set_new(req, "origin", json_pack("{s:s}", "file", file));
+  int status = change("apply", dir, &L, &g, req);
   free(src);
   return status;
 }
