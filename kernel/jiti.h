@@ -109,11 +109,13 @@ jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len,
 
 /* Where the sources evaluated from now on come from (until the next call):
 ** `name` for the positions of their reader errors ("NAME:LINE:COLUMN:
-** what"; NULL: "<input>"), `is_file` when it names a file, and the line
-** and column (from 1; 0: 1) their first byte has there.  A definition a
-** top-level form makes keeps that form's text as written and its place
-** (jiti_world.h, jiti_entry_source). */
-void jiti_set_source_origin(jiti_State *S, const char *name, int is_file, long line, long column);
+** what"; NULL: "<input>"), and the line and column (from 1; 0: 1) their
+** first byte has there.  A definition a top-level form makes keeps that
+** form's text as written and its place (jiti_world.h, jiti_entry_source),
+** unless flags has JITI_SOURCE_CANONICAL; JITI_SOURCE_FILE: name is a
+** file's, which the place names. */
+enum { JITI_SOURCE_FILE = 1, JITI_SOURCE_CANONICAL = 2 };
+void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long line, long column);
 
 /* Like jiti_eval_string, but `limits` apply to this call only. */
 jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,

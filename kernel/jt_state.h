@@ -241,6 +241,7 @@ struct jt_State {
   ** a file, and the line and column their first byte has there. */
   char *src_name;
   bool src_is_file;
+  bool src_canonical;       /* its definitions keep no text as written */
   long src_line0, src_col0;
   /* The top-level form being evaluated and its text as written (text not
   ** owned: the host's source, or held_span's), or form NIL: world.c keeps

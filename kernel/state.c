@@ -223,10 +223,11 @@ void jiti_close(jiti_State *S) {
   free(S);
 }
 
-void jiti_set_source_origin(jiti_State *S, const char *name, int is_file, long line, long column) {
+void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long line, long column) {
   free(S->src_name);
   S->src_name = name ? strdup(name) : NULL;   /* out of memory: "<input>" */
-  S->src_is_file = name && is_file && S->src_name;
+  S->src_is_file = name && (flags & JITI_SOURCE_FILE) && S->src_name;
+  S->src_canonical = (flags & JITI_SOURCE_CANONICAL) != 0;
   S->src_line0 = line > 0 ? line : 1;
   S->src_col0 = column > 0 ? column : 1;
 }

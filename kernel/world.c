@@ -157,7 +157,7 @@ static bool written_kind(int kind) {
 static bool written_here(jt_State *S, int kind, jt_V name) {
   World *w = W(S);
   jt_V top = S->top_form;
-  if (!w->in_define || top == JT_NIL || !jt_iscons(top)) return false;
+  if (!w->in_define || S->src_canonical || top == JT_NIL || !jt_iscons(top)) return false;
   if (w->def_form == top) return true;
   if (kind != JITI_ENTRY_VARIABLE || !jt_iscons(jt_cdr(top)) || jt_car(jt_cdr(top)) != name) return false;
   jt_V head = jt_car(top);
@@ -167,9 +167,11 @@ static bool written_here(jt_State *S, int kind, jt_V name) {
 
 /* key (rooted by the caller) was recorded: its source as written is the
 ** top-level form's text when that form is its definition, the imported
-** entry's when an import made it, else it has none (a definition made
-** another way replaces the text of the one before). */
-static void note_source(jt_State *S, int kind, jt_V key) {
+** entry's when an import made it, else it has none — a definition made
+** another way replaces the text of the one before, unless it is the same
+** definition again (same: its form is EQUAL to the one recorded), which
+** keeps it. */
+static void note_source(jt_State *S, int kind, jt_V key, bool same) {
   World *w = W(S);
   if (!written_kind(kind)) return;
   jt_V rec = JT_NIL;
@@ -181,6 +183,7 @@ static void note_source(jt_State *S, int kind, jt_V key) {
                             S->top_span.line, S->top_span.column};
     rec = jt_source_record(S, &src, JT_NIL);
   }
+  if (rec == JT_NIL && same) return;   /* the same definition again: its text stays */
   if (rec != JT_NIL) {
     JT_PUSH(S, rec);
     jt_ckpt_map_put(S, w->sources, key, rec);
@@ -199,8 +202,11 @@ static void record(jt_State *S, int kind, jt_V name, jt_V source) {
   JT_PUSH(S, source);
   jt_V key = entry_key(S, kind, name);
   JT_PUSH(S, key);
+  bool found;
+  jt_V old = jt_hash_get(S, w->registry, key, &found);
+  bool same = found && jt_equal(S, old, base[0]);
   jt_ckpt_map_put(S, w->registry, key, base[0]);
-  note_source(S, kind, base[1]);
+  note_source(S, kind, base[1], same);
   S->sp = base;
 }
 

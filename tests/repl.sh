@@ -159,7 +159,7 @@ t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
 t r-help 0 ":resume ID \[ARGS\].*:inspect KIND NAME.*:quit" -- repl $':help\n'
 t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
 t r-resume-not-paused 0 "^not-paused: " -- repl $':resume p1-0\n'
-t r-eof-inside-form 1 "the input ended inside a form" -- repl $'(world-put :half\n  1\n'
+t r-eof-inside-form 1 "<input>:3:1: end of file inside a form opened at 1:1" -- repl $'(world-put :half\n  1\n'
 t r-eof-form-not-sent 0 "^NIL$" -- value '(values (world-get :half))'
 t r-eof-exit-0 0 '^3$' -- repl $'(+ 1 2)\n'
 

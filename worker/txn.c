@@ -1135,7 +1135,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1196,7 +1196,10 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   char reason[512];
   jiti_reset_io_syntax(W->S);
   /* the request's source is placed where it was written, until it ends */
-  jiti_set_source_origin(W->S, rq->origin_file, rq->origin_file != NULL, rq->origin_line, rq->origin_column);
+  jiti_set_source_origin(W->S, rq->origin_file,
+                         (rq->origin_file ? JITI_SOURCE_FILE : 0) |
+                             (kind == TXN_ACTION && !rq->has_origin ? JITI_SOURCE_CANONICAL : 0),
+                         rq->origin_line, rq->origin_column);
   /* the source is read and evaluated in the request's package; the world's
   ** current package stays (the binding ends with the attempt) */
   if (rq->package && jiti_package_bind(W->S, rq->package, reason, sizeof reason) != JITI_OK)
