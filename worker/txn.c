@@ -1197,8 +1197,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   jiti_reset_io_syntax(W->S);
   /* the request's source is placed where it was written, until it ends */
   jiti_set_source_origin(W->S, rq->origin_file,
-                         (rq->origin_file ? JITI_SOURCE_FILE : 0) |
-                             (kind == TXN_ACTION && !rq->has_origin ? JITI_SOURCE_CANONICAL : 0),
+                         (rq->origin_file ? JITI_SOURCE_FILE : 0) | (rq->canonical ? JITI_SOURCE_CANONICAL : 0),
                          rq->origin_line, rq->origin_column);
   /* the source is read and evaluated in the request's package; the world's
   ** current package stays (the binding ends with the attempt) */

@@ -403,9 +403,9 @@ typedef struct txn_Request {
                                 definitions it makes (jiti_set_source_origin):
                                 a file's name, NULL: "<input>" */
   long origin_line, origin_column;   /* of the source's first byte (0: 1) */
-  int has_origin;            /* the request said where its source was
-                                written: an action (a model's) keeps its
-                                definitions' text as written only then */
+  int canonical;             /* its definitions keep no text as written (a
+                                model's change: docs/world.md, "Source as
+                                written") */
 } txn_Request;
 
 #define TXN_PROGRAM_MAX ((size_t)16 << 20)

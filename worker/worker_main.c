@@ -593,7 +593,7 @@ static void do_attempt(Worker *w, json_t *req) {
     rq.origin_file = json_string_value(json_object_get(origin, "file"));
     rq.origin_line = (long)json_integer_value(json_object_get(origin, "line"));
     rq.origin_column = (long)json_integer_value(json_object_get(origin, "column"));
-    rq.has_origin = json_is_object(origin);
+    rq.canonical = json_is_true(json_object_get(req, "canonical"));
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));
