@@ -350,7 +350,7 @@ static void run(txn_World *W, const Job *job, jtext_writer *j, double t0) {
   /* 2. the candidate: a program, gated; kept (awaiting) without the
   ** invariants, which 4 runs one by one */
   txn_Request rq = {TXN_APPLICATION, txn_generation(W), job->definitions, 1, job->limited ? &job->lim : NULL,
-                    NULL, 0, 1, 0, NULL, 0, 0, 0};
+                    NULL, 0, 1, 0, NULL, 0, 0, 1};   /* a candidate: a model's, canonical */
   txn_Outcome o;
   txn_run(W, &rq, NULL, NULL, &o);
   int applied = o.reason == TXN_ACCEPTED;
