@@ -407,15 +407,8 @@ void jt_arith_error(jt_State *S, jt_V type, jt_V operation, jt_V operands) {
   jt_signal_error(S, cond);
 }
 
-void jt_reader_error(jt_State *S, size_t pos, const char *fmt, ...) {
-  char buf[900], msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  snprintf(msg, sizeof msg, "%s (at byte %zu)", buf, pos);
-  jt_signal_error(S, message_condition(S, JT_SYM(S, READER_ERROR), msg,
-                                       JT_SYM(S, K_POSITION), jt_mkfix(pos)));
+void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg) {
+  jt_signal_error(S, message_condition(S, type, msg, JT_SYM(S, K_POSITION), jt_mkfix(pos)));
 }
 
 /* --------------------------------------------------------------- limits */

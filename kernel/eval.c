@@ -1068,18 +1068,56 @@ jt_V jt_eval_toplevel(jt_State *S, jt_V form) {
   return r;
 }
 
+void jt_source_reader(jt_State *S, jt_Reader *R, const char *src, size_t len) {
+  jt_reader_init(R, src, len);
+  R->origin = S->src_name ? S->src_name : "<input>";
+  R->line0 = S->src_line0;
+  R->col0 = S->src_col0;
+}
+
+void jt_source_span(const jt_Reader *R, size_t *at, long *line, jt_SourceSpan *span) {
+  /* lines counted on from the last form's start: a source of n forms costs
+  ** one pass over its text, not n */
+  const char *p = R->src;
+  for (; *at < R->form_start; ++*at)
+    if (p[*at] == '\n') ++*line;
+  size_t bol = R->form_start;
+  while (bol > 0 && p[bol - 1] != '\n') bol--;
+  long col = 1;
+  for (size_t i = bol; i < R->form_start; i++)
+    if (((unsigned char)p[i] & 0xC0) != 0x80) col++;
+  if (*line == R->line0 && R->col0 > 1) col += R->col0 - 1;
+  *span = (jt_SourceSpan){p + R->form_start, R->form_end - R->form_start, *line, col};
+}
+
 jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
   jt_Reader R;
-  jt_reader_init(&R, src, len);
+  jt_source_reader(S, &R, src, len);
   jt_V r = JT_NIL;
   JT_ROOT(S, r);
+  /* a source evaluated inside a top-level form (restart arguments) */
+  jt_V outer_form = S->top_form;
+  jt_SourceSpan outer_span = S->top_span;
+  JT_ROOT(S, outer_form);
+  size_t at = 0;
+  long line = R.line0;
   for (;;) {
     jt_V form = jt_read(S, &R);
     if (form == JT_EOF) break;
+    jt_source_span(&R, &at, &line, &S->top_span);
+    S->top_form = form;
     r = jt_eval_toplevel(S, form);
+    if (S->world_form_done) {
+      JT_PUSH(S, r);
+      S->world_form_done(S);
+      JT_POP(S, 1);
+    }
+    S->top_form = JT_NIL;
     if (host) jt_gc_safepoint(S, false);
   }
-  JT_UNROOT(S, 1);
+  S->top_form = outer_form;
+  S->top_span = outer_span;
+  JT_UNROOT(S, 2);
   return r;
 }
 

@@ -462,6 +462,7 @@ static void mark_roots(jt_State *S) {
   M(S->random_state);
   M(S->xfer_val);
   M(S->held_form);
+  M(S->top_form);
   jt_reads_mark(S);
   if (S->world_mark) S->world_mark(S, S->world);
   jt_ckpt_mark(S);

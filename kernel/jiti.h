@@ -107,6 +107,16 @@ void jiti_set_gc_stress(jiti_State *S, int on);
 jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len,
                              jiti_Result *res);
 
+/* Where the sources evaluated from now on come from (until the next call):
+** `name` for the positions of their reader errors ("NAME:LINE:COLUMN:
+** what"; NULL: "<input>"), and the line and column (from 1; 0: 1) their
+** first byte has there.  A definition a top-level form makes keeps that
+** form's text as written and its place (jiti_world.h, jiti_entry_source),
+** unless flags has JITI_SOURCE_CANONICAL; JITI_SOURCE_FILE: name is a
+** file's, which the place names. */
+enum { JITI_SOURCE_FILE = 1, JITI_SOURCE_CANONICAL = 2 };
+void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long line, long column);
+
 /* Like jiti_eval_string, but `limits` apply to this call only. */
 jiti_Status jiti_eval_limited(jiti_State *S, const char *src, size_t len,
                               const jiti_Limits *limits, jiti_Result *res);
@@ -172,6 +182,13 @@ typedef enum jiti_FormVerdict {
 ** the verdict is JITI_FORM_TRAILING. */
 jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jiti_FormPolicy *policy,
                            const jiti_Limits *limits, jiti_FormVerdict *verdict, jiti_Result *res);
+
+/* Read every form of `src` (as jiti_eval_string would, placed as
+** jiti_set_source_origin says) and evaluate none: JITI_OK when all read,
+** JITI_READ_ERROR with the reader's report in res (may be NULL), or
+** JITI_LIMIT.  Reading interns the symbols it names, as evaluating would. */
+jiti_Status jiti_source_check(jiti_State *S, const char *src, size_t len, const jiti_Limits *limits,
+                              jiti_Result *res);
 
 /* Evaluate the held form as jiti_eval_limited would have evaluated it
 ** from its source, and let it go.  JITI_BADARG (res->message says so)

@@ -170,6 +170,28 @@ jiti_Status jiti_world_analyze(jiti_State *S, const jiti_Limits *limits, char *e
 char *jiti_entry_text(jiti_State *S, const unsigned char *bytes, size_t len);
 char *jiti_entry_form(jiti_State *S, const char *name, const unsigned char *bytes, size_t len, int width);
 
+/* A definition's source as written (docs/world.md, "Source as written"):
+** the text of the top-level form that made it, as it was read (comments,
+** case and spelling kept), and where it began — line and column from 1 in
+** `file` when it came from a file (jiti_set_source_origin), else in the
+** source that was sent.  An entry made any other way (a form built by a
+** program, a variable's value changed since, a rollback to a revision
+** made before this existed) has none and is shown canonically.  It is
+** part of the entry's bytes (and hash), in front of the canonical
+** encoding, and every call here that takes bytes accepts it. */
+typedef struct jiti_EntrySource {
+  const char *text;   /* UTF-8, len bytes, not NUL-terminated */
+  size_t len;
+  const char *file;   /* filelen bytes; NULL: not from a file */
+  size_t filelen;
+  long line, column;
+} jiti_EntrySource;
+
+/* The source as written that an entry's bytes carry, pointing into them:
+** 1 and *src (may be NULL) filled, *canonical (may be NULL) the offset of
+** the canonical encoding after it; 0 (none: *canonical 0); -1 malformed. */
+int jiti_entry_source(const unsigned char *bytes, size_t len, jiti_EntrySource *src, size_t *canonical);
+
 /* SHA-256 of kind, name and bytes, as 64 hex characters plus NUL. */
 void jiti_entry_hash(jiti_EntryKind kind, const char *name,
                      const unsigned char *bytes, size_t len, char out[65]);

@@ -61,9 +61,10 @@ jt_V jt_unbound_slot_value(jt_State *S, jt_V cond, jt_V instance, jt_V name)
 JT_NORETURN void jt_arith_error(jt_State *S, jt_V type, jt_V operation,
                                 jt_V operands);
 
-/* reader-error at byte `pos` (0-based offset in the source). */
-JT_NORETURN void jt_reader_error(jt_State *S, size_t pos, const char *fmt, ...)
-    JT_PRINTF(3, 4);
+/* A condition of `type` (READER-ERROR, END-OF-FILE) with the whole report
+** `msg` (read.c words it with the line and column) and :position `pos`,
+** the byte offset in the text. */
+JT_NORETURN void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg);
 
 /* Signal an existing condition object with `error` semantics. */
 JT_NORETURN void jt_signal_error(jt_State *S, jt_V condition);

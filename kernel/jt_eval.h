@@ -162,6 +162,12 @@ jt_V jt_eval(jt_State *S, jt_V form);
 /* Read and evaluate every form of `src`; the value of the last.  `host`:
 ** called by an outermost host call, so the end of each form is a safepoint
 ** of the collector (jt_gc.h). */
+/* A reader over a host's source, placed where jiti_set_source_origin says. */
+void jt_source_reader(jt_State *S, jt_Reader *R, const char *src, size_t len);
+/* The text and place of the datum R just read, into span; *at and *line
+** carry the line count from one form to the next (start them at 0 and
+** R->line0). */
+void jt_source_span(const jt_Reader *R, size_t *at, long *line, jt_SourceSpan *span);
 jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host);
 
 /* Macro expansion (one step); *expanded tells whether it did anything. */

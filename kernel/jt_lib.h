@@ -529,14 +529,25 @@ typedef struct jt_Reader {
   bool make_packages;  /* a package prefix naming no package makes it (empty),
                           and pkg:name interns: for a host that reads a name
                           only to compare it, in a checkpoint it restores */
+  /* Where the text came from, for the positions of its errors: a name (a
+  ** file, "<input>"; NULL: none) and the line and column its first byte has
+  ** there (1 and 1 unless the host says otherwise). */
+  const char *origin;
+  long line0, col0;
+  size_t form_start, form_end;   /* set by jt_read: the datum it returned */
 } jt_Reader;
 
 void jt_reader_init(jt_Reader *R, const char *src, size_t len);
 /* The next datum, or JT_EOF at end of input.  Signals reader-error (or
-** end-of-file inside an unfinished datum) with the byte position.  Like
-** READ, the one whitespace character that ends a datum is consumed, unless
+** end-of-file inside an unfinished datum) whose report names the line and
+** column, counted from 1 at the text's start (a column in characters):
+** "ORIGIN:LINE:COLUMN: what" with an origin, else "what (at LINE:COLUMN)";
+** the condition's :position is the byte offset.  Like READ, the one
+** whitespace character that ends a datum is consumed, unless
 ** preserve_whitespace is set. */
 jt_V jt_read(jt_State *S, jt_Reader *R);
+/* The line and column of byte `pos` of R's text, as its errors count them. */
+void jt_reader_where(const jt_Reader *R, size_t pos, long *line, long *col);
 
 /* ------------------------------------------------------------- conditions
 ** cond.c.  Conditions are structure instances whose layout has the

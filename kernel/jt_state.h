@@ -61,6 +61,14 @@ typedef struct jt_HostFn {
   void *ud;
 } jt_HostFn;
 
+/* A top-level form's text in its source, and where it starts (line and
+** column from 1, as the reader counts them). */
+typedef struct jt_SourceSpan {
+  const char *text;
+  size_t len;
+  long line, column;
+} jt_SourceSpan;
+
 typedef struct jt_SymEntry {
   jt_V sym;          /* 0: empty slot; JT_UNBOUND: removed */
   uint32_t hash;     /* of the name and the package */
@@ -227,6 +235,19 @@ struct jt_State {
   jt_V xfer_val;
   jt_V held_form;           /* the form jiti_form_read holds for jiti_form_eval */
   bool form_held;
+  jt_SourceSpan held_span;  /* its text (malloc'd), for the world */
+  /* Where the host's sources come from (jiti_set_source_origin): the name
+  ** their reader errors give (malloc'd; NULL: "<input>"), whether it names
+  ** a file, and the line and column their first byte has there. */
+  char *src_name;
+  bool src_is_file;
+  bool src_canonical;       /* its definitions keep no text as written */
+  long src_line0, src_col0;
+  /* The top-level form being evaluated and its text as written (text not
+  ** owned: the host's source, or held_span's), or form NIL: world.c keeps
+  ** a definition's text when its defining form is this one. */
+  jt_V top_form;
+  jt_SourceSpan top_span;
   struct jt_CallWatch *call_watch;  /* jiti_form_eval_noting's, or NULL */
   bool reads_on;            /* note what is read (reads.c, jiti_reads_begin) */
   struct jt_Reads *reads;   /* what was noted; kept between recordings */
@@ -297,6 +318,8 @@ struct jt_State {
   /* a definition was evaluated (jt_DefKind above) */
   void (*world_define)(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_V fn);
   void (*world_free)(jt_State *S);
+  /* a top-level form with its text (S->top_form) has returned */
+  void (*world_form_done)(jt_State *S);
 
   /* ---- host functions (jiti_register): index = the primitive's aux */
   struct jt_HostFn *hostfns;

@@ -47,6 +47,17 @@ void jt_describe_free(void *scratch);
 ** caller roots.  True the first time v is offered (v is remembered). */
 bool jt_world_first_visit(jt_State *S, jt_V *seen, jt_V v);
 
+/* source.c: a definition's source as written.  jt_source_record makes
+** the world's record of it (with `digest`: the canonical encoding's it was
+** written for, or NIL); jt_source_of_record reads one back (pointing into
+** it: valid while it is alive); jt_source_digest: an encoding's digest, as
+** a fixnum; jt_source_prefix: the prefix an entry's bytes carry it in. */
+jt_V jt_source_record(jt_State *S, const jiti_EntrySource *src, jt_V digest);
+void jt_source_of_record(jt_V rec, jiti_EntrySource *src);
+jt_V jt_source_record_digest(jt_V rec);
+jt_V jt_source_digest(const unsigned char *p, size_t n);
+void jt_source_prefix(const jiti_EntrySource *src, jt_Buf *out);
+
 void jt_open_world(jt_State *S);
 
 /* The world's current package (its entry *PACKAGE*, else

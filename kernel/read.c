@@ -2,7 +2,8 @@
 ** read.c — the reader.
 **
 ** A recursive-descent reader over UTF-8 source with the standard syntax
-** (readtable case :upcase).  Positions are byte offsets.
+** (readtable case :upcase).  Positions are byte offsets; an error names
+** the line and column instead (jt_reader_where), which a person can find.
 **
 ** Tokens are scanned twice: a first pass finds their extent and shape
 ** (escapes, package markers, dots) without allocating, so that an error in
@@ -79,23 +80,64 @@ static uint32_t upcase(uint32_t c)
   return jt_char_upcase(c);
 }
 
+void jt_reader_where(const jt_Reader *R, size_t pos, long *line, long *col)
+{
+  long l = R->line0 > 0 ? R->line0 : 1, c = 1;
+  const unsigned char *p = (const unsigned char *)R->src;
+  if (pos > R->len) pos = R->len;
+  for (size_t i = 0; i < pos; i++) {
+    if (p[i] == '\n') { l++; c = 1; }
+    else if ((p[i] & 0xC0) != 0x80) c++;   /* a character's first byte */
+  }
+  /* the first line starts where the host's text starts in its origin */
+  if (l == (R->line0 > 0 ? R->line0 : 1) && R->col0 > 1) c += R->col0 - 1;
+  *line = l;
+  *col = c;
+}
+
+/* Signal `type` at byte pos with the report what, placed as jt_read says. */
+JT_NORETURN static void signal_at(Rd *d, jt_V type, size_t pos, const char *what)
+{
+  long line, col;
+  jt_reader_where(d->R, pos, &line, &col);
+  char msg[1200];
+  if (d->R->origin) snprintf(msg, sizeof msg, "%s:%ld:%ld: %s", d->R->origin, line, col, what);
+  else snprintf(msg, sizeof msg, "%s (at %ld:%ld)", what, line, col);
+  jt_reader_error(d->S, type, pos, msg);
+}
+
+JT_NORETURN JT_PRINTF(3, 4) static void rd_error(Rd *d, size_t pos, const char *fmt, ...)
+{
+  char what[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  signal_at(d, JT_SYM(d->S, READER_ERROR), pos, what);
+}
+
+/* The text ended inside something opened at `start`: the error is at the
+** end, and says where the unfinished thing began. */
 JT_NORETURN static void eof_error(Rd *d, const char *what, size_t start)
 {
-  jt_errorc(d->S, JT_SYM(d->S, END_OF_FILE),
-            "end of input inside %s starting at byte %zu", what, start);
+  long line, col;
+  jt_reader_where(d->R, start, &line, &col);
+  char msg[300];
+  snprintf(msg, sizeof msg, "end of file inside %s opened at %ld:%ld", what, line, col);
+  signal_at(d, JT_SYM(d->S, END_OF_FILE), LEN, msg);
 }
 
 static void enter(Rd *d)
 {
   if (++d->R->depth > MAX_DEPTH)
-    jt_reader_error(d->S, POS, "forms nested more than %d deep", MAX_DEPTH);
+    rd_error(d, POS, "forms nested more than %d deep", MAX_DEPTH);
   jt_State *S = d->S;
   if (S->cstack_base && S->cstack_limit) {
     char here;
     char *base = S->cstack_base;
     size_t used = base > &here ? (size_t)(base - &here) : (size_t)(&here - base);
     if (used + CSTACK_MARGIN > S->cstack_limit)
-      jt_reader_error(S, POS, "forms nested too deeply");
+      rd_error(d, POS, "forms nested too deeply");
   }
 }
 
@@ -305,7 +347,7 @@ static jt_V token_package(Rd *d, Tok *t)
   jt_V pkg = jt_package_named(d->S, name, len);
   if (pkg == JT_NIL && d->R->make_packages) pkg = jt_package_named_or_made(d->S, name, len);
   if (pkg == JT_NIL)
-    jt_reader_error(d->S, t->start, "package %.64s%s does not exist", name, len > 64 ? "..." : "");
+    rd_error(d, t->start, "package %.64s%s does not exist", name, len > 64 ? "..." : "");
   JT_UNROOT(d->S, 1);
   return pkg;
 }
@@ -335,7 +377,7 @@ static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool key
       char msg[200];
       snprintf(msg, sizeof msg, "%.64s", pn);
       free(pn);
-      jt_reader_error(S, t->start, "%s %.64s in package %s",
+      rd_error(d, t->start, "%s %.64s in package %s",
                       jt_find_symbol(S, name, len, (int)jt_o(pkg)->aux) != JT_NOVALUE
                           ? "there is no external symbol named" : "there is no symbol named",
                       name, msg);
@@ -358,7 +400,7 @@ static jt_V read_token(Rd *d, bool uninterned)
 
   if (uninterned) {
     if (t.ncolons)
-      jt_reader_error(d->S, t.start, "a symbol after #: cannot have a package prefix");
+      rd_error(d, t.start, "a symbol after #: cannot have a package prefix");
     jt_V name = token_string(d, &t, 0, t.n);
     JT_ROOT(d->S, name);
     jt_V sym = jt_make_symbol(d->S, name);
@@ -367,7 +409,7 @@ static jt_V read_token(Rd *d, bool uninterned)
   }
   if (!t.escaped && t.ncolons == 0) {
     if (t.alldots)
-      jt_reader_error(d->S, t.start, t.n == 1 ? "dot in the wrong context"
+      rd_error(d, t.start, t.n == 1 ? "dot in the wrong context"
                                              : "a token of only dots");
     /* every number has a digit, and in base 10 or less a digit is 0-9 */
     if (t.digit || d->base > 10) {
@@ -383,23 +425,23 @@ static jt_V read_token(Rd *d, bool uninterned)
   /* package-qualified: the markers must be one ':' or '::' together */
   size_t last = t.colon1 + (size_t)t.ncolons - 1;
   if (t.ncolons > 2)
-    jt_reader_error(d->S, t.start, "too many package markers in a symbol");
+    rd_error(d, t.start, "too many package markers in a symbol");
   if (t.ncolons == 2) {
     /* the second colon must follow the first immediately */
     uint32_t second;
     Tok t2 = t;
     scan_token(d, &t2, &second, t.colon1 + 1, t.colon1 + 2);
     if (second != ':')
-      jt_reader_error(d->S, t.start, "too many package markers in a symbol");
+      rd_error(d, t.start, "too many package markers in a symbol");
   }
   if (t.colon1 == 0) {
     if (t.ncolons != 1)
-      jt_reader_error(d->S, t.start, "too many package markers in a keyword");
+      rd_error(d, t.start, "too many package markers in a keyword");
     return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   }
   jt_V pkg = token_package(d, &t);
   if (last + 1 == t.n)
-    jt_reader_error(d->S, t.start, "missing symbol name after a package marker");
+    rd_error(d, t.start, "missing symbol name after a package marker");
   if (jt_o(pkg)->aux == JT_PKG_KEYWORD) return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   if (t.ncolons == 2 && (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) && !d->S->kernel_mode) {
     /* pkg::name in a locked package names only what is there already */
@@ -417,7 +459,7 @@ static jt_V read_token(Rd *d, bool uninterned)
       for (jt_V u = jt_pkg_(pkg)->use_list; jt_iscons(u) && acc == JT_NOVALUE; u = jt_cdr(u))
         acc = jt_package_read_external(d->S, jt_car(u), name, len);
       if (acc == JT_NOVALUE)
-        jt_reader_error(d->S, t.start, "cannot make the symbol %.64s in the locked package %s",
+        rd_error(d, t.start, "cannot make the symbol %.64s in the locked package %s",
                         name, jt_o(pkg)->aux == JT_PKG_LISP ? "COMMON-LISP" : "JITI");
     }
     JT_UNROOT(d->S, 2);
@@ -480,7 +522,7 @@ static jt_V read_char(Rd *d, size_t start)
   if (n == 1) return jt_mkchar(first);
   uint32_t code;
   if (n <= sizeof name / sizeof name[0] && jt_char_by_name(name, n, &code)) return jt_mkchar(code);
-  jt_reader_error(d->S, start, "unknown character name #\\%.*s",
+  rd_error(d, start, "unknown character name #\\%.*s",
                   (int)(p - from > 40 ? 40 : p - from), SRC + from);
 }
 
@@ -494,7 +536,7 @@ static jt_V read_required(Rd *d, const char *what, size_t start)
     skip_ws(d);
     if (at_end(d)) eof_error(d, what, start);
     if (SRC[POS] == ')')
-      jt_reader_error(d->S, POS, "missing object after %s", what);
+      rd_error(d, POS, "missing object after %s", what);
     jt_V x = read_item(d);
     if (x != JT_NOVALUE) return x;
   }
@@ -525,14 +567,14 @@ static jt_V read_list(Rd *d, bool allow_dot)
     if (SRC[POS] == ')') { POS++; break; }
     if (at_dot(d)) {
       if (!allow_dot || head == JT_NIL)
-        jt_reader_error(S, POS, "dot in the wrong context");
+        rd_error(d, POS, "dot in the wrong context");
       size_t dotpos = POS++;
       jt_V x = read_required(d, "a dot", dotpos);
       jt_cons_(tail)->cdr = x;   /* our own fresh cons: no barrier */
       skip_ws(d);
       if (at_end(d)) eof_error(d, what, start);
       if (SRC[POS] != ')')
-        jt_reader_error(S, POS, "more than one object after a dot");
+        rd_error(d, POS, "more than one object after a dot");
       POS++;
       break;
     }
@@ -559,9 +601,9 @@ static jt_V read_vector(Rd *d, long n, size_t start)
   for (jt_V x = items; x != JT_NIL; x = jt_cdr(x)) len++;
   size_t size = n < 0 ? len : (size_t)n;
   if (len > size)
-    jt_reader_error(S, start, "vector longer than its given length %ld", n);
+    rd_error(d, start, "vector longer than its given length %ld", n);
   if (len == 0 && size > 0)
-    jt_reader_error(S, start, "vector of length %ld with no elements", n);
+    rd_error(d, start, "vector of length %ld with no elements", n);
   jt_V v = jt_make_vector(S, size, JT_NIL);
   jt_V *it = jt_vec_(v)->items, last = JT_NIL;
   size_t i = 0;
@@ -576,26 +618,26 @@ static jt_V read_vector(Rd *d, long n, size_t start)
 static jt_V read_struct(Rd *d, size_t start)
 {
   jt_State *S = d->S;
-  if (at_end(d) || SRC[POS] != '(') jt_reader_error(S, start, "#S needs a list: #S(name :slot value ...)");
+  if (at_end(d) || SRC[POS] != '(') rd_error(d, start, "#S needs a list: #S(name :slot value ...)");
   jt_V spec = read_list(d, false);
   if (d->suppress) return JT_NIL;
   JT_ROOT(S, spec);
   jt_V name = jt_iscons(spec) ? jt_car(spec) : JT_NIL;
   jt_V layout = jt_issymbol(name) ? jt_find_layout(S, name) : JT_NIL;
   if (layout == JT_NIL)
-    jt_reader_error(S, start, "#S: no structure type named %s", jt_issymbol(name) ? jt_symname(S, name) : "?");
+    rd_error(d, start, "#S: no structure type named %s", jt_issymbol(name) ? jt_symname(S, name) : "?");
   jt_Layout *L = jt_layout_(layout);
-  if (L->h.flags & JT_LAYOUT_CONDITION) jt_reader_error(S, start, "#S: %s is a condition type", jt_symname(S, name));
+  if (L->h.flags & JT_LAYOUT_CONDITION) rd_error(d, start, "#S: %s is a condition type", jt_symname(S, name));
   jt_V obj = jt_make_struct(S, layout, L->nslots);
   JT_ROOT(S, obj);
   for (jt_V l = jt_cdr(spec); jt_iscons(l); l = jt_cdr(jt_cdr(l))) {
     if (!jt_iscons(jt_cdr(l)) || !jt_issymbol(jt_car(l)))
-      jt_reader_error(S, start, "#S(%s ...): slots come as :slot value pairs", jt_symname(S, name));
+      rd_error(d, start, "#S(%s ...): slots come as :slot value pairs", jt_symname(S, name));
     const char *key = jt_symname(S, jt_car(l));
     L = jt_layout_(layout);
     uint32_t k = 0;
     while (k < L->nslots && strcmp(jt_symname(S, jt_vec_(L->slot_names)->items[k]), key)) k++;
-    if (k == L->nslots) jt_reader_error(S, start, "#S: structure %s has no slot %s", jt_symname(S, name), key);
+    if (k == L->nslots) rd_error(d, start, "#S: structure %s has no slot %s", jt_symname(S, name), key);
     jt_struct_(obj)->slots[k] = jt_car(jt_cdr(l));
   }
   JT_UNROOT(S, 2);
@@ -633,7 +675,7 @@ static bool feature_true(Rd *d, jt_V f, size_t pos)
         return !feature_true(d, jt_car(args), pos);
     }
   }
-  jt_reader_error(S, pos, "invalid feature expression");
+  rd_error(d, pos, "invalid feature expression");
 }
 
 /* #+ / #-; POS is past the dispatch character. */
@@ -695,9 +737,9 @@ static jt_V read_label_def(Rd *d, long n, size_t start)
     read_required(d, "#=", start);
     return JT_NIL;
   }
-  if (n < 0) jt_reader_error(S, start, "#= needs a label number");
+  if (n < 0) rd_error(d, start, "#= needs a label number");
   if (find_label(d, n) != JT_NIL)
-    jt_reader_error(S, start, "label #%ld= is defined twice", n);
+    rd_error(d, start, "label #%ld= is defined twice", n);
   /* a fresh cons stands for the object until it is complete */
   jt_V entry = jt_cons(S, jt_mkfix(n), JT_NIL);
   JT_ROOT(S, entry);
@@ -705,7 +747,7 @@ static jt_V read_label_def(Rd *d, long n, size_t start)
   jt_cons_(entry)->cdr = ph;
   d->labels = cons_rooted(S, entry, d->labels);
   jt_V x = read_required(d, "#=", start);
-  if (x == ph) jt_reader_error(S, start, "label #%ld= refers only to itself", n);
+  if (x == ph) rd_error(d, start, "label #%ld= refers only to itself", n);
   jt_cons_(entry)->cdr = x;
   JT_ROOT(S, x);
   jt_V seen = jt_make_hash(S, JT_HASH_EQ, 0);
@@ -720,7 +762,7 @@ static jt_V read_label_ref(Rd *d, long n, size_t start)
 {
   if (d->suppress) return JT_NIL;
   jt_V e = n < 0 ? JT_NIL : find_label(d, n);
-  if (e == JT_NIL) jt_reader_error(d->S, start, "undefined label #%ld#", n);
+  if (e == JT_NIL) rd_error(d, start, "undefined label #%ld#", n);
   return jt_cdr(e);
 }
 
@@ -739,7 +781,7 @@ static jt_V read_radix(Rd *d, int base, size_t start)
   if (!t.escaped && t.ncolons == 0 && t.n > 0)
     num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, base);
   if (num == JT_NOVALUE || !jt_isrational(num))
-    jt_reader_error(d->S, start, "%.*s is not a rational in base %d",
+    rd_error(d, start, "%.*s is not a rational in base %d",
                     (int)(t.end - t.start > 40 ? 40 : t.end - t.start),
                     SRC + t.start, base);
   return num;
@@ -760,14 +802,14 @@ static jt_V read_bits(Rd *d, long n, size_t start)
   size_t p = POS, nbits = 0;
   while (p < LEN && !is_delim((unsigned char)SRC[p])) {
     if (SRC[p] != '0' && SRC[p] != '1' && !d->suppress)
-      jt_reader_error(S, start, "#* takes only the digits 0 and 1");
+      rd_error(d, start, "#* takes only the digits 0 and 1");
     p++;
     nbits++;
   }
   if (d->suppress) { POS = p; return JT_NIL; }
   size_t size = n < 0 ? nbits : (size_t)n;
-  if (nbits > size) jt_reader_error(S, start, "#%ld* has more than %ld bits", n, n);
-  if (nbits == 0 && size > 0) jt_reader_error(S, start, "#%ld* has no bits", n);
+  if (nbits > size) rd_error(d, start, "#%ld* has more than %ld bits", n, n);
+  if (nbits == 0 && size > 0) rd_error(d, start, "#%ld* has no bits", n);
   jt_V v = jt_make_simple_array1(S, JT_ELT_BIT, size);
   jt_V *it = jt_vec_(v)->items;
   for (size_t i = 0; i < size; i++)
@@ -779,12 +821,12 @@ static jt_V read_bits(Rd *d, long n, size_t start)
 /* #nA contents: an array of rank n; POS is past the 'A'. */
 static jt_V read_array(Rd *d, long rank, size_t start)
 {
-  if (rank < 0 && !d->suppress) jt_reader_error(d->S, start, "#A needs a rank, as in #2A");
+  if (rank < 0 && !d->suppress) rd_error(d, start, "#A needs a rank, as in #2A");
   enter(d);
   jt_V contents = read_required(d, "#A", start);
   leave(d);
   if (d->suppress) return JT_NIL;
-  if (rank > 64) jt_reader_error(d->S, start, "#%ldA: the rank is too large", rank);
+  if (rank > 64) rd_error(d, start, "#%ldA: the rank is too large", rank);
   JT_ROOT(d->S, contents);
   jt_V a = jt_make_array_from_contents(d->S, (int)rank, contents);
   JT_UNROOT(d->S, 1);
@@ -800,7 +842,7 @@ static jt_V read_complex(Rd *d, size_t start)
   if (d->suppress) return JT_NIL;
   if (!jt_iscons(parts) || !jt_iscons(jt_cdr(parts)) || jt_cdr(jt_cdr(parts)) != JT_NIL ||
       !jt_isreal(jt_car(parts)) || !jt_isreal(jt_car(jt_cdr(parts))))
-    jt_reader_error(d->S, start, "#C needs a list of two reals, as in #C(1 2)");
+    rd_error(d, start, "#C needs a list of two reals, as in #C(1 2)");
   JT_ROOT(d->S, parts);
   jt_V z = jt_make_complex(d->S, jt_car(parts), jt_car(jt_cdr(parts)));
   JT_UNROOT(d->S, 1);
@@ -834,7 +876,7 @@ static jt_V read_dispatch(Rd *d)
   case 'x': case 'X': return read_radix(d, 16, start);
   case 'r': case 'R':
     if (arg < 2 || arg > 36)
-      jt_reader_error(S, start, "#r needs a radix between 2 and 36");
+      rd_error(d, start, "#r needs a radix between 2 and 36");
     return read_radix(d, (int)arg, start);
   case '*': return read_bits(d, arg, start);
   case 'c': case 'C': return read_complex(d, start);
@@ -843,7 +885,7 @@ static jt_V read_dispatch(Rd *d)
   case '#': return read_label_ref(d, arg, start);
   case '.':
     if (d->suppress) { read_required(d, "#.", start); return JT_NIL; }
-    jt_reader_error(S, start, "read-time evaluation (#.) is not allowed: evaluate the expression instead");
+    rd_error(d, start, "read-time evaluation (#.) is not allowed: evaluate the expression instead");
   default:
     if (d->suppress && !is_delim(c)) {
       /* foreign syntax in a skipped form: skip the object it prefixes */
@@ -851,8 +893,8 @@ static jt_V read_dispatch(Rd *d)
       return JT_NIL;
     }
     if (c < 128 && c > 32)
-      jt_reader_error(S, start, "unknown dispatch macro character #%c", (char)c);
-    jt_reader_error(S, start, "unknown dispatch macro character after #");
+      rd_error(d, start, "unknown dispatch macro character #%c", (char)c);
+    rd_error(d, start, "unknown dispatch macro character after #");
   }
 }
 
@@ -864,7 +906,7 @@ static jt_V read_item(Rd *d)
   size_t start = POS;
   switch (SRC[POS]) {
   case '(': return read_list(d, true);
-  case ')': jt_reader_error(S, POS, "unmatched close parenthesis");
+  case ')': rd_error(d, POS, "unmatched close parenthesis");
   case '"': return read_string(d);
   case '\'': POS++; return wrap(d, JT_SYM(S, QUOTE), "a quote", start);
   case '`': {
@@ -877,7 +919,7 @@ static jt_V read_item(Rd *d)
   case ',': {
     POS++;
     if (d->bq <= 0 && !d->suppress)
-      jt_reader_error(S, start, "comma not inside a backquote");
+      rd_error(d, start, "comma not inside a backquote");
     jt_V head = JT_SYM(S, UNQUOTE);
     if (POS < LEN && (SRC[POS] == '@' || SRC[POS] == '.')) {
       head = JT_SYM(S, UNQUOTE_SPLICING);
@@ -907,6 +949,9 @@ void jt_reader_init(jt_Reader *R, const char *src, size_t len)
   R->bom = true;
   R->preserve_whitespace = false;
   R->make_packages = false;
+  R->origin = NULL;
+  R->line0 = R->col0 = 1;
+  R->form_start = R->form_end = 0;
 }
 
 static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
@@ -932,9 +977,11 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
     skip_ws(&d);
     if (R->pos >= R->len) { JT_UNROOT(S, 1); return JT_EOF; }
     if (R->src[R->pos] == ')')
-      jt_reader_error(S, R->pos, "unmatched close parenthesis");
+      rd_error(&d, R->pos, "unmatched close parenthesis");
+    R->form_start = R->pos;
     jt_V x = read_item(&d);
     if (x == JT_NOVALUE) continue;
+    R->form_end = R->pos;
     /* Like read (not read-preserving-whitespace), consume one whitespace
     ** character after the datum, so read-from-string's index lies after it. */
     if (!R->preserve_whitespace && R->pos < R->len && is_ws((unsigned char)R->src[R->pos]))
@@ -961,7 +1008,7 @@ static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
     size_t np;
     if (char_at(&d, R->pos, &np) == close) { R->pos = np; break; }
     if (R->src[R->pos] == ')')
-      jt_reader_error(S, R->pos, "unmatched close parenthesis");
+      rd_error(&d, R->pos, "unmatched close parenthesis");
     jt_V x = read_item(&d);
     if (x == JT_NOVALUE) continue;
     jt_V cell = cons_rooted(S, x, JT_NIL);

@@ -153,7 +153,14 @@ jiti_Status jiti_entry_verify(jiti_State *S, jiti_EntryKind kind, const char *na
     if (err) snprintf(err, errlen, "no entry to verify");
     return JITI_BADARG;
   }
-  VerifyArgs a = {kind, name, bytes, len};
+  /* the source as written in front is shown, never imported: the
+  ** canonical encoding after it is what must import back */
+  size_t off;
+  if (jiti_entry_source(bytes, len, NULL, &off) < 0) {
+    if (err) snprintf(err, errlen, "its source as written is malformed");
+    return JITI_ERROR;
+  }
+  VerifyArgs a = {kind, name, bytes + off, len - off};
   /* decoding is work the export already paid for: it runs unmetered */
   jiti_Limits saved = S->limits;
   uint64_t fuel = S->fuel_left;

@@ -102,6 +102,8 @@ jiti_State *jiti_open(void) {
   S->pending = JT_NIL;
   S->xfer_val = JT_NIL;
   S->held_form = JT_NIL;
+  S->top_form = JT_NIL;
+  S->src_line0 = S->src_col0 = 1;
   S->layouts = JT_NIL;
   S->clos = JT_NIL;
   S->symmeta = JT_NIL;
@@ -217,7 +219,18 @@ void jiti_close(jiti_State *S) {
   free(S->packages);
   free(S->bindings);
   free(S->hostfns);
+  free(S->src_name);
+  free((char *)S->held_span.text);
   free(S);
+}
+
+void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long line, long column) {
+  free(S->src_name);
+  S->src_name = name ? strdup(name) : NULL;   /* out of memory: "<input>" */
+  S->src_is_file = name && (flags & JITI_SOURCE_FILE) && S->src_name;
+  S->src_canonical = (flags & JITI_SOURCE_CANONICAL) != 0;
+  S->src_line0 = line > 0 ? line : 1;
+  S->src_col0 = column > 0 ? column : 1;
 }
 
 void jiti_reset_io_syntax(jiti_State *S) { jt_reset_io_syntax(S); }
@@ -381,6 +394,7 @@ static void fill_result(jt_State *S, jiti_Status st, jt_V value, jiti_Result *re
 
 static void begin_call(jt_State *S, const jiti_Limits *limits, jiti_Limits *saved) {
   if (S->jmp != NULL) return;  /* nested call from a hook: shares the budget */
+  S->top_form = JT_NIL;   /* a form an earlier call left by an error is not this call's */
   *saved = S->limits;
   if (limits) S->limits = *limits;
   S->fuel_left = S->limits.fuel ? S->limits.fuel : UINT64_MAX;
@@ -532,11 +546,22 @@ static bool rest_is_empty(jt_State *S, jt_Reader *R) {
 static jt_V form_read_body(jt_State *S, void *ud) {
   FormArgs *a = ud;
   jt_Reader R;
-  jt_reader_init(&R, a->src, a->len);
+  jt_source_reader(S, &R, a->src, a->len);
   jt_V form = jt_read(S, &R);
   if (form == JT_EOF) {
     a->verdict = JITI_FORM_EMPTY;
     return JT_NIL;
+  }
+  size_t at = 0;
+  long line = R.line0;
+  jt_SourceSpan span;
+  jt_source_span(&R, &at, &line, &span);
+  char *text = malloc(span.len + 1);
+  if (text) {  /* without it the form is held without its text */
+    memcpy(text, span.text, span.len);
+    text[span.len] = 0;
+    span.text = text;
+    S->held_span = span;
   }
   S->held_form = form;
   S->form_held = true;
@@ -555,6 +580,24 @@ jiti_Status jiti_form_read(jiti_State *S, const char *src, size_t len, const jit
   S->debugger_hook = hook;
   if (st != JITI_OK) jiti_form_drop(S);
   else *verdict = a.verdict;
+  return st;
+}
+
+static jt_V source_check_body(jt_State *S, void *ud) {
+  FormArgs *a = ud;
+  jt_Reader R;
+  jt_source_reader(S, &R, a->src, a->len);
+  while (jt_read(S, &R) != JT_EOF) {}
+  return JT_NIL;
+}
+
+jiti_Status jiti_source_check(jiti_State *S, const char *src, size_t len, const jiti_Limits *limits,
+                              jiti_Result *res) {
+  FormArgs a = {src, len, NULL, JITI_FORM_EMPTY};
+  jiti_DebuggerHook hook = S->debugger_hook;   /* an answer, not a pause */
+  S->debugger_hook = NULL;
+  jiti_Status st = host_call(S, source_check_body, &a, limits, res);
+  S->debugger_hook = hook;
   return st;
 }
 
@@ -589,7 +632,15 @@ static jt_V form_eval_body(jt_State *S, void *ud) {
     jt_set_symbol_value(S, jt_intern(S, "-"), form);
     JT_UNROOT(S, 1);
   }
+  S->top_form = form;
+  S->top_span = S->held_span;   /* its text stays S->held_span's */
   jt_V r = jt_eval_toplevel(S, form);  /* (it roots the form) */
+  if (S->world_form_done) {
+    JT_PUSH(S, r);
+    S->world_form_done(S);
+    JT_POP(S, 1);
+  }
+  S->top_form = JT_NIL;
   if (fe->listening) {
     JT_ROOT(S, r);
     listener_record(S, jt_sym_(jt_intern(S, "-"))->value, r);
@@ -639,6 +690,8 @@ jiti_Status jiti_form_eval_noting(jiti_State *S, const jiti_Limits *limits, jiti
 void jiti_form_drop(jiti_State *S) {
   S->held_form = JT_NIL;
   S->form_held = false;
+  free((char *)S->held_span.text);
+  S->held_span = (jt_SourceSpan){NULL, 0, 0, 0};
 }
 
 /* Internal symbols a library defined are locked like the kernel's own. */

@@ -40,6 +40,16 @@ typedef struct World {
   bool package_bound;
   bool importing;   /* jt_defs_import is making an entry's definition (defs.c
                        then leaves the functions it makes unanalysed) */
+  jt_V sources;     /* managed equal hash: (kind . name) -> the definition's
+                       source as written (source.c's record) */
+  jt_V def_form;    /* while world_define runs: the defining form (compared
+                       with the top-level form by identity only) */
+  bool in_define;
+  const jiti_EntrySource *import_src;   /* jiti_import_entry's entry carries one */
+  int import_kind;
+  jt_V import_digest;   /* of the canonical encoding it came with (a fixnum) */
+  jt_V fresh;       /* variables given their text by the top-level form
+                       running now: their value is taken when it returns */
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -65,6 +75,9 @@ static void world_mark(jt_State *S, void *ud) {
   jt_gc_mark(S, w->data);
   jt_gc_mark(S, w->defining);
   jt_gc_mark(S, w->pending);
+  jt_gc_mark(S, w->sources);
+  jt_gc_mark(S, w->import_digest);
+  jt_gc_mark(S, w->fresh);
 }
 
 /* A data row: (seq . value) under its key.  seq orders the rows as they
@@ -122,13 +135,78 @@ static jt_V entry_key(jt_State *S, int kind, jt_V name) {
   return jt_cons(S, jt_mkfix(kind), name);
 }
 
+/* The kinds whose entries are definitions a program writes, and so may
+** keep their source as written: not the data table, nor what is exported
+** from the state of the moment (a package's symbols, a property list, a
+** documentation string), nor an invariant (the operator's, by name). */
+static bool written_kind(int kind) {
+  switch (kind) {
+    case JITI_ENTRY_DATA: case JITI_ENTRY_PACKAGE: case JITI_ENTRY_PLIST: case JITI_ENTRY_DOCUMENTATION:
+    case JITI_ENTRY_INVARIANT:
+      return false;
+    default:
+      return true;
+  }
+}
+
+/* Whether the top-level form being evaluated is the definition of (kind,
+** name) the world is told of: its defining form itself, or for a variable
+** a DEFVAR, DEFPARAMETER or DEFCONSTANT of it (which tell the world of the
+** name alone).  A definition inside another form (a PROGN, a macro's
+** expansion) is not: its text would be another form's. */
+static bool written_here(jt_State *S, int kind, jt_V name) {
+  World *w = W(S);
+  jt_V top = S->top_form;
+  if (!w->in_define || S->src_canonical || top == JT_NIL || !jt_iscons(top)) return false;
+  if (w->def_form == top) return true;
+  if (kind != JITI_ENTRY_VARIABLE || !jt_iscons(jt_cdr(top)) || jt_car(jt_cdr(top)) != name) return false;
+  jt_V head = jt_car(top);
+  return head == jt_intern(S, "DEFVAR") || head == jt_intern(S, "DEFPARAMETER") ||
+         head == jt_intern(S, "DEFCONSTANT");
+}
+
+/* key (rooted by the caller) was recorded: its source as written is the
+** top-level form's text when that form is its definition, the imported
+** entry's when an import made it, else it has none — a definition made
+** another way replaces the text of the one before, unless it is the same
+** definition again (same: its form is EQUAL to the one recorded), which
+** keeps it. */
+static void note_source(jt_State *S, int kind, jt_V key, bool same) {
+  World *w = W(S);
+  if (!written_kind(kind)) return;
+  jt_V rec = JT_NIL;
+  if (w->import_src) {
+    if (kind == w->import_kind) rec = jt_source_record(S, w->import_src, w->import_digest);
+  } else if (written_here(S, kind, jt_cdr(key))) {
+    jiti_EntrySource src = {S->top_span.text, S->top_span.len,
+                            S->src_is_file ? S->src_name : NULL, S->src_is_file ? strlen(S->src_name) : 0,
+                            S->top_span.line, S->top_span.column};
+    rec = jt_source_record(S, &src, JT_NIL);
+  }
+  if (rec == JT_NIL && same) return;   /* the same definition again: its text stays */
+  if (rec != JT_NIL) {
+    JT_PUSH(S, rec);
+    jt_ckpt_map_put(S, w->sources, key, rec);
+    if (kind == JITI_ENTRY_VARIABLE && !w->import_src) w->fresh = jt_cons(S, key, w->fresh);
+    JT_POP(S, 1);
+  } else {
+    bool found;
+    jt_hash_get(S, w->sources, key, &found);
+    if (found) jt_ckpt_map_rem(S, w->sources, key);
+  }
+}
+
 static void record(jt_State *S, int kind, jt_V name, jt_V source) {
   World *w = W(S);
   jt_V *base = S->sp;
   JT_PUSH(S, source);
   jt_V key = entry_key(S, kind, name);
   JT_PUSH(S, key);
+  bool found;
+  jt_V old = jt_hash_get(S, w->registry, key, &found);
+  bool same = found && jt_equal(S, old, base[0]);
   jt_ckpt_map_put(S, w->registry, key, base[0]);
+  note_source(S, kind, base[1], same);
   S->sp = base;
 }
 
@@ -137,6 +215,9 @@ static void unrecord(jt_State *S, int kind, jt_V name) {
   jt_V key = entry_key(S, kind, name);
   JT_PUSH(S, key);
   jt_ckpt_map_rem(S, w->registry, key);
+  bool found;
+  jt_hash_get(S, w->sources, key, &found);
+  if (found) jt_ckpt_map_rem(S, w->sources, S->sp[-1]);
   JT_POP(S, 1);
 }
 
@@ -208,6 +289,10 @@ static void world_define(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_
   jt_V *base = S->sp;
   JT_PUSH(S, form);
   JT_PUSH(S, fn);
+  bool was_defining = w->in_define;
+  jt_V was_form = w->def_form;
+  w->in_define = true;
+  w->def_form = form;
   switch (kind) {
     case JT_DEF_FUNCTION: case JT_DEF_MACRO: case JT_DEF_FUNCTION_SET: {
       jt_V src = base[0];
@@ -276,6 +361,8 @@ static void world_define(jt_State *S, jt_V name, jt_DefKind kind, jt_V form, jt_
     }
     case JT_DEF_KIND_COUNT: break;
   }
+  w->in_define = was_defining;
+  w->def_form = was_form;
   S->sp = base;
 }
 
@@ -375,13 +462,92 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
   }
 }
 
+/* A top-level form has returned: the variables it defined with their text
+** take their value now, which the text describes (a later change in
+** place, or a SETF, is then told apart from it at export). */
+static void world_form_done(jt_State *S) {
+  World *w = W(S);
+  if (!w || w->fresh == JT_NIL) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, w->fresh);
+  w->fresh = JT_NIL;
+  for (jt_V l = base[0]; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V key = jt_car(l);
+    bool found;
+    jt_V src = jt_hash_get(S, w->registry, key, &found);
+    jt_V rec = jt_hash_get(S, w->sources, key, &found);
+    if (!found) continue;
+    JT_PUSH(S, l);
+    JT_PUSH(S, rec);
+    jt_Buf b = {0};
+    const char *why = NULL;
+    bool ok = encode_entry(S, JITI_ENTRY_VARIABLE, jt_cdr(key), src, &b, &why);
+    if (ok) {
+      jiti_EntrySource es;
+      jt_source_of_record(S->sp[-1], &es);
+      jt_V now = jt_source_record(S, &es, jt_source_digest((const unsigned char *)b.p, b.n));
+      JT_PUSH(S, now);
+      jt_ckpt_map_put(S, w->sources, jt_car(S->sp[-3]), now);
+    }
+    jt_buf_free(&b);
+    l = base[1];
+    S->sp = base + 1;
+  }
+  S->sp = base;
+}
+
+/* The source as written to put in front of the entry (kind, name) whose
+** canonical encoding is canon, into pre: false when it has none, or none
+** that still describes it (a variable whose value changed since). */
+static bool written_prefix(jt_State *S, int kind, jt_V name, const jt_Buf *canon, jt_Buf *pre) {
+  World *w = W(S);
+  if (!written_kind(kind) || jt_hash_(w->sources)->count == 0) return false;
+  jt_V key = entry_key(S, kind, name);
+  JT_PUSH(S, key);
+  bool found;
+  jt_V rec = jt_hash_get(S, w->sources, key, &found);
+  bool ok = found;
+  if (found && kind == JITI_ENTRY_VARIABLE) {
+    jt_V digest = jt_source_digest((const unsigned char *)canon->p, canon->n);
+    jt_V was = jt_source_record_digest(rec);
+    if (was == JT_NIL) {   /* the first export after its definition: its value now */
+      JT_PUSH(S, rec);
+      jiti_EntrySource src;
+      jt_source_of_record(S->sp[-1], &src);
+      jt_V now = jt_source_record(S, &src, digest);
+      JT_PUSH(S, now);
+      jt_ckpt_map_put(S, w->sources, S->sp[-3], now);
+      rec = S->sp[-1];
+      JT_POP(S, 2);
+    } else if (was != digest) {
+      /* changed since: the text no longer describes it, now or later (as
+      ** a world imported from this export would not have it either) */
+      jt_ckpt_map_rem(S, w->sources, S->sp[-1]);
+      ok = false;
+    }
+  }
+  if (ok) {
+    jiti_EntrySource src;
+    jt_source_of_record(rec, &src);
+    jt_source_prefix(&src, pre);
+  }
+  JT_POP(S, 1);
+  return ok;
+}
+
 static jiti_Status emit(jt_State *S, int kind, jt_V name, jt_V src, jiti_EntryFn fn, void *ud,
                         char *err, size_t errlen, bool *stop) {
-  jt_Buf b = {0};
+  jt_Buf b = {0}, pre = {0};
   const char *why = NULL;
   char *n = entry_name(S, name);
   jiti_Status st = JITI_OK;
-  if (!encode_entry(S, kind, name, src, &b, &why)) {
+  bool encoded = encode_entry(S, kind, name, src, &b, &why);
+  if (encoded && written_prefix(S, kind, name, &b, &pre)) {
+    jt_buf_put(&pre, b.p, b.n);   /* the prefix, then the canonical encoding */
+    jt_buf_free(&b);
+    b = pre;
+  }
+  if (!encoded) {
     if (jt_encode_limit(why) >= 0) {
       if (err) snprintf(err, errlen, "%s %s: %s", kind_names[kind], n, why);
       st = JITI_LIMIT;
@@ -963,15 +1129,38 @@ static jiti_Status import_body(jt_State *S, void *ud) {
   return JITI_OK;
 }
 
+/* bytes without the source as written in front of them (*src, when they
+** carry one: 1), or -1 with why in err when that prefix is malformed. */
+static int split_source(const unsigned char **bytes, size_t *len, jiti_EntrySource *src, char *err,
+                        size_t errlen) {
+  size_t off;
+  int has = jiti_entry_source(*bytes, *len, src, &off);
+  if (has < 0) {
+    if (err) snprintf(err, errlen, "its source as written is malformed");
+    return -1;
+  }
+  *bytes += off;
+  *len -= off;
+  return has;
+}
+
 jiti_Status jiti_import_entry(jiti_State *S, jiti_EntryKind kind, const char *name,
                               const unsigned char *bytes, size_t len, char *err, size_t errlen) {
+  jiti_EntrySource src;
+  int has = split_source(&bytes, &len, &src, err, errlen);
+  if (has < 0) return JITI_ERROR;
   ImportArgs a = {kind, name, bytes, len};
   jiti_Limits saved = S->limits;
   uint64_t fuel = S->fuel_left;
+  World *w = W(S);
+  w->import_src = has && written_kind(kind) ? &src : NULL;
+  w->import_kind = kind;
+  w->import_digest = jt_source_digest(bytes, len);
   jiti_Status st = guarded(S, import_body, &a, err, errlen);
+  w->import_src = NULL;
   S->limits = saved;
   S->fuel_left = fuel;
-  W(S)->importing = false;
+  w->importing = false;
   return st;
 }
 
@@ -1150,6 +1339,7 @@ jiti_Status jiti_entry_check(jiti_State *S, jiti_EntryKind kind, const char *nam
     if (err) snprintf(err, errlen, "%s", !W(S) ? "the world is not enabled" : "no name or bytes");
     return JITI_BADARG;
   }
+  if (split_source(&bytes, &len, NULL, err, errlen) < 0) return JITI_ERROR;
   EntryCheckArgs a = {kind, name, bytes, len, library, liblen};
   jiti_Limits saved = S->limits;
   import_budget(S);   /* decoding allocates: bounded as an import is */
@@ -1202,7 +1392,9 @@ static jiti_Status text_body(jt_State *S, void *ud) {
 }
 
 static char *describe(jiti_State *S, const unsigned char *bytes, size_t len, const char *name, int width) {
-  TextArgs a = {bytes, len, name, width, NULL, NULL};
+  size_t off = 0;
+  if (jiti_entry_source(bytes, len, NULL, &off) < 0) return strdup("#<undecodable: its source as written is malformed>");
+  TextArgs a = {bytes + off, len - off, name, width, NULL, NULL};
   char err[256];
   jiti_Status st = guarded(S, text_body, &a, err, sizeof err);
   jt_describe_free(a.scratch);
@@ -1657,15 +1849,18 @@ static void world_free(jt_State *S) {
 void jt_open_world(jt_State *S) {
   World *w = calloc(1, sizeof *w);
   if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  w->registry = w->data = w->defining = w->pending = JT_NIL;
+  w->registry = w->data = w->defining = w->pending = w->sources = w->def_form = w->import_digest = w->fresh = JT_NIL;
   S->world = w;
   S->world_mark = world_mark;
   S->world_define = world_define;
   S->world_free = world_free;
+  S->world_form_done = world_form_done;
   w->registry = jt_make_hash(S, JT_HASH_EQUAL, 64);
   jt_o(w->registry)->flags |= JT_HASH_MANAGED;
   w->data = jt_make_hash(S, JT_HASH_EQUAL, 64);
   jt_o(w->data)->flags |= JT_HASH_MANAGED;
+  w->sources = jt_make_hash(S, JT_HASH_EQUAL, 64);
+  jt_o(w->sources)->flags |= JT_HASH_MANAGED;
   w->defining = jt_intern(S, "%DEFINING-TYPE");
   jt_defglobal(S, "%DEFINING-TYPE", JT_NIL);
   jt_register(S, world_fns);

@@ -14,8 +14,8 @@ t run-expr 0 "^3$" -- "$JITI" run -e "(+ 1 2)"
 t run-prints-readably 0 '^\("a" #\\b 1/3 1.5\)$' -- "$JITI" run -e '(list "a" #\b 1/3 1.5)'
 t run-prints-nul 0 '" +\\0 +\\0 +"' -- bash -c "\"$JITI\" run -e '(make-string 2)' | od -An -c"
 t run-error 1 "UNDEFINED-FUNCTION: The function NOPE is undefined" -- "$JITI" run -e "(nope)"
-t run-reader-error 4 "READER-ERROR|END-OF-FILE" -- "$JITI" run -e "(1 2"
-t run-read-eval-refused 4 "READER-ERROR" -- "$JITI" run -e "#.(+ 1 2)"
+t run-reader-error 4 "^jiti: <input>:1:5: end of file inside a list opened at 1:1$" -- "$JITI" run -e "(1 2"
+t run-read-eval-refused 4 "<input>:1:1: read-time evaluation \(#\.\) is not allowed" -- "$JITI" run -e "#.(+ 1 2)"
 t run-missing-file 3 "cannot read" -- "$JITI" run "$tmp/none.lisp"
 t run-bad-option 2 "unknown option" -- "$JITI" run --bogus x
 t run-bad-limit 2 "needs a non-negative number" -- "$JITI" run --fuel abc -e 1

@@ -169,7 +169,8 @@ t h-heap-bomb 0 '"code":"limit".*HEAP' -- raw $'{"op":"call","source":"(let ((l 
 t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop (princ \\"xxxxxxxx\\"))"}\n'
 t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
 t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
-t gate-text-after-form 1 "text after its form \(from character 10\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2))'
+t gate-text-after-form 1 "text after its form \(from character 11\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2) 3'
+t gate-extra-paren 1 "the source does not read: <input>:1:11: unmatched close parenthesis" -- "$JITI" eval --store "$S" '(list 1 2))'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'
 # a user's %-name is its own symbol: the worker's helper stays out of reach
 t h-internal-symbol 0 '"outcome":"error".*%TXN-ESCAPED is undefined' -- raw $'{"op":"call","source":"(%txn-escaped)"}\n'
@@ -417,7 +418,7 @@ only, nothing was written.*
 revision: +5 .*generation: +[0-9]+ \(the kernel's\)" -- "$JITI" recover-session --store "$O"
 t op-preview 0 $'^4\nrestored; it would change 1 entry:\n  changed data :STOCK$' -- "$JITI" preview --store "$O" '(world-put :stock 4)'
 t op-preview-kept 0 "^3$" -- "$JITI" eval --store "$O" '(values (world-get :stock))'
-t op-inspect 0 $'^function PRICE\nhash [0-9a-f]{64}\n\\(DEFUN PRICE \\(N\\) \\(TWICE N\\)\\)$' -- "$JITI" inspect --store "$O" price
+t op-inspect 0 $'^function PRICE\nhash [0-9a-f]{64}\n;; from [^\n]*/prog.lisp:2:1\n\\(defun price \\(n\\) \\(twice n\\)\\)$' -- "$JITI" inspect --store "$O" price
 t op-inspect-kind 0 "^data :STOCK" -- "$JITI" inspect --store "$O" --kind data :stock
 t op-inspect-missing 1 "not-found" -- "$JITI" inspect --store "$O" nothing-here
 t op-eval-file 0 '^6$' -- bash -c "printf '(world-put :a 1)\n(+ (world-get :a) (price 2) 1)\n' | '$JITI' eval --store '$O' -"

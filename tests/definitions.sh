@@ -70,7 +70,7 @@ t builtin-defsetf 1 'cannot define CAR as a setf expander' -- e "(defsetf car ka
 t builtin-untouched 0 '^\(NIL NIL\)$' -- e "(list (get 'car 'colour) (compiler-macro-function 'car))"
 
 # --- the kinds as the commands show them
-t inspect-type 0 "DEFTYPE SMALL" -- "$JITI" inspect --store "$S" --kind type SMALL
+t inspect-type 0 "deftype small" -- "$JITI" inspect --store "$S" --kind type SMALL
 t inspect-plist 0 "SYMBOL-PLIST" -- "$JITI" inspect --store "$S" --kind plist PLUS
 
 # --- stop, start: the worker imports CURRENT, and every use still works

@@ -159,13 +159,13 @@ t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
 t r-help 0 ":resume ID \[ARGS\].*:inspect KIND NAME.*:quit" -- repl $':help\n'
 t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
 t r-resume-not-paused 0 "^not-paused: " -- repl $':resume p1-0\n'
-t r-eof-inside-form 1 "the input ended inside a form" -- repl $'(world-put :half\n  1\n'
+t r-eof-inside-form 1 "<input>:3:1: end of file inside a form opened at 1:1" -- repl $'(world-put :half\n  1\n'
 t r-eof-form-not-sent 0 "^NIL$" -- value '(values (world-get :half))'
 t r-eof-exit-0 0 '^3$' -- repl $'(+ 1 2)\n'
 
 # --- inspect and history
 out=$(repl $':inspect function f\n:history 3\n' 2>&1)
-has inspect $'^function F\nhash [0-9a-f]{64}\n\\(DEFUN F '
+has inspect $'^function F\nhash [0-9a-f]{64}\n\\(defun f \(x\)\n  ;; a comment with a \\( in it'
 has history $'\n[0-9]+ +[^\n]* application +g[0-9]+ '
 t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-function\n'
 

@@ -94,18 +94,21 @@ kind: +action
 summary: +price by rate
 response id: +-.*
 changed function PRICE
-\(DEFUN PRICE \(N\) \(\* N \*RATE\*\)\).*
+;; from $tmp/change.lisp:1:1
+\(defun price \(n\) \(\* n \*rate\*\)\).*
 removed data \"item\"" -- "$JITI" show 3 --store "$S"
 t show-added-total 0 "added function TOTAL
-\(DEFUN TOTAL" -- "$JITI" show HEAD~1 --store "$S"
+;; from $tmp/change.lisp:2:1
+\(defun total" -- "$JITI" show HEAD~1 --store "$S"
 t show-variable 0 "added variable \*RATE\*
-\(DEFPARAMETER \*RATE\* 5\)" -- "$JITI" show 2 --store "$S"
+\(defvar \*rate\* 5\)" -- "$JITI" show 2 --store "$S"
 t diff 0 "changed function PRICE
 --- revision 2:function/PRICE
 \+\+\+ revision 4:function/PRICE
-@@ -1,1 \+1,1 @@
--\(DEFUN PRICE \(N\) \(\* N 10\)\)
-\+\(DEFUN PRICE \(N\) \(\* N \*RATE\*\)\)" -- "$JITI" diff 2 HEAD --store "$S"
+@@ -1,1 \+1,2 @@
+-\(defun price \(n\) \(\* n 10\)\)
+\+;; from $tmp/change.lisp:1:1
+\+\(defun price \(n\) \(\* n \*rate\*\)\)" -- "$JITI" diff 2 HEAD --store "$S"
 t diff-summary 0 "2 -> 4: \+1 ~2 -1$" -- "$JITI" diff 2 4 --store "$S"
 t diff-same 0 "^4 -> 4: \+0 ~0 -0$" -- "$JITI" diff HEAD 4 --store "$S"
 t diff-removed 0 "removed data \"item\"" -- "$JITI" diff 2 3 --store "$S"
@@ -113,12 +116,14 @@ t diff-removed 0 "removed data \"item\"" -- "$JITI" diff 2 3 --store "$S"
 # --- show and diff decode every storable value without a world that knows
 # its types (a structure, a hash table with its contents), write data rows
 # and values as forms that paste back, and lay long definitions out in lines
+# (a definition inside another form keeps no text as written: it is shown
+# in its canonical form)
 D=$tmp/describe
 "$JITI" init --store "$D" >/dev/null
 "$JITI" apply --store "$D" -e '(defstruct order id items)
-(defun total-price (price item-type)
+(progn (defun total-price (price item-type)
   (let ((rate (if (eq item-type :food) 0.02 0.08)))
-    (+ price (* price rate) (if (> price 1000) (- (* price 0.01)) 0))))
+    (+ price (* price rate) (if (> price 1000) (- (* price 0.01)) 0)))))
 (defvar *stock* (make-hash-table :test (quote equal)))
 (setf (gethash "widget" *stock*) 3 (gethash "gadget" *stock*) (list :low (quote sym)))
 (world-put :widget (make-order :id 7 :items (list :a "b")))
@@ -134,9 +139,9 @@ t show-hash-table 0 "added variable \*STOCK\*
     H\)\)" -- "$JITI" show HEAD --store "$D"
 t show-laid-out 0 "\(DEFUN TOTAL-PRICE \(PRICE ITEM-TYPE\)
   \(LET \(\(RATE \(IF \(EQ ITEM-TYPE :FOOD\) 0.02 0.08\)\)\)" -- "$JITI" show HEAD --store "$D"
-"$JITI" apply --store "$D" -e '(defun total-price (price item-type)
+"$JITI" apply --store "$D" -e '(progn (defun total-price (price item-type)
   (let ((rate (if (eq item-type :food) 0.02 0.07)))
-    (+ price (* price rate) (if (> price 1000) (- (* price 0.01)) 0))))
+    (+ price (* price rate) (if (> price 1000) (- (* price 0.01)) 0)))))
 (world-put :widget (make-order :id 8 :items nil))' >/dev/null
 t diff-changed-lines 0 "changed function TOTAL-PRICE
 --- revision 2:function/TOTAL-PRICE
@@ -156,7 +161,7 @@ t diff-changed-row 0 "changed data :WIDGET
 # (the reader reads a whole program before running it, so a #S form needs
 # its structure defined by an earlier apply)
 "$JITI" show 2 --store "$D" | sed -n '/^(/,/^$/p' > "$tmp/pasted.lisp"
-awk -v RS= '/^\(DEFSTRUCT/ { print > "'"$tmp"'/pasted-types.lisp"; next }
+awk -v RS= '/^\((DEFSTRUCT|defstruct)/ { print > "'"$tmp"'/pasted-types.lisp"; next }
             { print > "'"$tmp"'/pasted-rest.lisp" }' "$tmp/pasted.lisp"
 "$JITI" init --store "$D.2" >/dev/null
 "$JITI" apply --store "$D.2" "$tmp/pasted-types.lisp" >/dev/null
@@ -346,7 +351,7 @@ t v1-use 0 '\(14 14 NORM "COMMON-LISP-USER"\)' -- "$JITI" apply --store "$V1" -e
 t v1-apply 0 "revision 4" -- "$JITI" apply --store "$V1" -e '(defpackage :geo (:use :cl) (:export #:dist))'
 t v1-apply-pkg 0 "revision 5" -- "$JITI" apply --store "$V1" -e '(defun geo:dist (p) (norm p))'
 t v1-after 0 "packages 1" -- "$JITI" recover-session --store "$V1"
-t v1-show-pkg 0 $'added function GEO::DIST\n\\(DEFUN GEO::DIST \\(P\\) \\(NORM P\\)\\)' -- "$JITI" show 5 --store "$V1"
+t v1-show-pkg 0 $'added function GEO::DIST\n\\(defun geo:dist \\(p\\) \\(norm p\\)\\)' -- "$JITI" show 5 --store "$V1"
 t v1-invariant 0 "ORIGIN-IS-ZERO" -- "$JITI" invariant list --store "$V1"
 
 finish

@@ -357,7 +357,24 @@ static int lisp_gate(txn_World *W, const char *source, const char *package, int 
 
 int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n) {
   if (text_checks(W, source, W->max_source, reason, n)) return 1;
+  /* a source that does not read is refused with the reader's report,
+  ** placed where it was written (read in the package it is read in) */
+  if (!package && txn_gate_read_check(W, source, 1, reason, n)) return 1;
   return lisp_gate(W, source, package, repair, reason, n);
+}
+
+int txn_gate_read_check(txn_World *W, const char *source, int all, char *reason, size_t n) {
+  (void)all;
+  jiti_Limits lim;
+  jiti_Result r;
+  int saved = W->pausable;
+  W->pausable = 0;
+  jiti_Status st = jiti_source_check(W->S, source, strlen(source), gate_limits(W, &lim), &r);
+  W->pausable = saved;
+  int refused = st == JITI_READ_ERROR;
+  if (refused) refuse(TXN_GATE_UNREADABLE, r.message ? r.message : "?", "", reason, n);
+  jiti_result_free(&r);
+  return refused;
 }
 
 int txn_gate_form(txn_World *W, const char *source, int *held, char *reason, size_t n) {
@@ -374,13 +391,24 @@ int txn_gate_form(txn_World *W, const char *source, int *held, char *reason, siz
   jiti_FormVerdict v = JITI_FORM_EMPTY;
   int saved = W->pausable;
   W->pausable = 0;
-  jiti_Status st = jiti_form_read(W->S, source, strlen(source), &policy, gate_limits(W, &lim), &v, NULL);
+  jiti_Result r;
+  jiti_Status st = jiti_form_read(W->S, source, strlen(source), &policy, gate_limits(W, &lim), &v, &r);
   W->pausable = saved;
   if (st == JITI_OK && v == JITI_FORM_CLEAN) {
+    jiti_result_free(&r);
     *held = 1;
     return 0;
   }
   jiti_form_drop(W->S);
+  /* a form that does not read, or text after it that does not: the
+  ** reader's report, placed where it was written */
+  if (st == JITI_READ_ERROR) {
+    refuse(TXN_GATE_UNREADABLE, r.message ? r.message : "?", "", reason, n);
+    jiti_result_free(&r);
+    return 1;
+  }
+  jiti_result_free(&r);
+  if (st == JITI_OK && v == JITI_FORM_TRAILING && txn_gate_read_check(W, source, 1, reason, n)) return 1;
   return lisp_gate(W, source, NULL, 0, reason, n);
 }
 

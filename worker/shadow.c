@@ -338,7 +338,7 @@ typedef struct Job {
 /* src as the application call it was, in a transaction of its own that is
 ** undone after (the candidate, if applied, stays below it). */
 static void call(txn_World *W, const Job *job, const char *src, Result *r) {
-  txn_Request rq = {TXN_APPLICATION, txn_generation(W), src, 0, job->limited ? &job->lim : NULL, NULL, 0, 0, 0, 0, 0};
+  txn_Request rq = {TXN_APPLICATION, txn_generation(W), src, 0, job->limited ? &job->lim : NULL, NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
   txn_Outcome o;
   int before = txn_awaiting(W);
   txn_run(W, &rq, NULL, NULL, &o);
@@ -385,7 +385,7 @@ static void run(txn_World *W, const Job *job, jtext_writer *j, double t0, const 
   /* 2. the candidate: a program, gated; kept (awaiting) without the
   ** invariants, which 4 runs one by one */
   txn_Request rq = {TXN_APPLICATION, txn_generation(W), job->definitions, 1, job->limited ? &job->lim : NULL,
-                    NULL, 0, 1, 0, 0, 0};
+                    NULL, 0, 1, 0, NULL, 0, 0, 1, 0, 0};   /* a candidate: a model's, canonical */
   txn_Outcome o;
   txn_run(W, &rq, NULL, NULL, &o);
   int applied = o.reason == TXN_ACCEPTED;

@@ -1146,7 +1146,7 @@ static void reset_attempt(txn_World *W) {
 txn_Reason txn_attempt(txn_World *W, uint64_t generation, const char *source,
                        txn_Kind kind, txn_CommandFn cmd_fn, void *ud,
                        txn_Outcome *out) {
-  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, 0, 0};
+  txn_Request rq = {kind, generation, source, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
   return txn_run(W, &rq, cmd_fn, ud, out);
 }
 
@@ -1162,6 +1162,10 @@ static int gate_request(txn_World *W, const txn_Request *rq, int *held, char *re
     snprintf(reason, n, "the source is %zu bytes, more than the limit of %zu", len, (size_t)TXN_PROGRAM_MAX);
     return 1;
   }
+  /* a form that does not read is placed in the source as sent (the
+  ** wrapping below would move it a line, and blame the PROGN for an
+  ** unfinished list) */
+  if (txn_gate_read_check(W, rq->source, 1, reason, n)) return 1;
   char *wrapped = txn_fmt("(progn\n%s\n)", rq->source);
   if (!wrapped) { snprintf(reason, n, "out of memory"); return 1; }
   size_t saved = W->max_source;
@@ -1202,6 +1206,10 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
                           W->inv_msg ? W->inv_msg : ""));
   char reason[512];
   jiti_reset_io_syntax(W->S);
+  /* the request's source is placed where it was written, until it ends */
+  jiti_set_source_origin(W->S, rq->origin_file,
+                         (rq->origin_file ? JITI_SOURCE_FILE : 0) | (rq->canonical ? JITI_SOURCE_CANONICAL : 0),
+                         rq->origin_line, rq->origin_column);
   /* the source is read and evaluated in the request's package; the world's
   ** current package stays (the binding ends with the attempt) */
   if (rq->package && jiti_package_bind(W->S, rq->package, reason, sizeof reason) != JITI_OK)
@@ -1209,6 +1217,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   int held;
   if (gate_request(W, rq, &held, reason, sizeof reason)) {
     jiti_package_unbind(W->S);
+    jiti_set_source_origin(W->S, NULL, 0, 1, 1);
     return finish(W, out, TXN_REJECTED_BY_GATE, txn_strdup(reason));
   }
 
@@ -1245,6 +1254,7 @@ txn_Reason txn_run(txn_World *W, const txn_Request *rq, txn_CommandFn cmd_fn, vo
   if (reading) jiti_reads_end(W->S);
   W->pausable = 0;
   jiti_set_frame_catch(W->S, 0);
+  jiti_set_source_origin(W->S, NULL, 0, 1, 1);   /* invariants and views after it are not its */
   int left_open = 0;
   for (int l = 0; l < TXN_MAXLEVEL; l++) left_open |= W->plev[l].repair_open;
   if (left_open) {  /* control left a repair and never came back */

@@ -405,6 +405,14 @@ typedef struct txn_Request {
                                 a world function it makes, for the outcome
                                 (txn_Outcome.noted_function); evaluated
                                 exactly as without */
+  const char *origin_file;   /* where the source was written, for the
+                                positions of its reader errors and the
+                                definitions it makes (jiti_set_source_origin):
+                                a file's name, NULL: "<input>" */
+  long origin_line, origin_column;   /* of the source's first byte (0: 1) */
+  int canonical;             /* its definitions keep no text as written (a
+                                model's change: docs/world.md, "Source as
+                                written") */
   int reads;                 /* an application call: record what it reads of
                                 the world's state for its diagnosis
                                 (txn_Diagnosis.reads) */

@@ -125,6 +125,10 @@ int txn_gate_run(txn_World *W, const char *source, const char *package, int repa
 ** (jiti_form_read: evaluate it with jiti_form_eval, not the source again);
 ** 1 refused, with the reason. */
 int txn_gate_form(txn_World *W, const char *source, int *held, char *reason, size_t n);
+/* Whether every form of source reads, placed where the request's origin
+** says: 0, or 1 with the refusal (unreadable, the reader's report) in
+** reason. */
+int txn_gate_read_check(txn_World *W, const char *source, int all, char *reason, size_t n);
 
 /* helpers */
 char *txn_strdup(const char *s);

@@ -52,12 +52,24 @@ static jiti_Status export_all(txn_World *W, Ents *e, char *err, size_t n) {
 ** the whole entry as a form laid out for reading (inspect: max 0, laid). */
 #define INSPECT_WIDTH 78
 
-static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
-  int saved = W->pausable;
-  W->pausable = 0;
-  char *t = laid ? jiti_entry_form(W->S, x->name, x->bytes, x->len, INSPECT_WIDTH)
-                 : jiti_entry_text(W->S, x->bytes, x->len);
-  W->pausable = saved;
+/* written: the entry's source as written when it has one (its text as it
+** was read), else its canonical text. */
+static char *entry_text_as(txn_World *W, const Ent *x, size_t max, int laid, int written) {
+  jiti_EntrySource src;
+  char *t;
+  if (written && jiti_entry_source(x->bytes, x->len, &src, NULL) == 1) {
+    t = malloc(src.len + 1);
+    if (t) {
+      memcpy(t, src.text, src.len);
+      t[src.len] = 0;
+    }
+  } else {
+    int saved = W->pausable;
+    W->pausable = 0;
+    t = laid ? jiti_entry_form(W->S, x->name, x->bytes, x->len, INSPECT_WIDTH)
+             : jiti_entry_text(W->S, x->bytes, x->len);
+    W->pausable = saved;
+  }
   if (t && max && strlen(t) > max) {
     t[max] = 0;
     if (max > 3) memcpy(t + max - 3, "...", 3);
@@ -66,6 +78,23 @@ static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
 }
 
 static json_t *jstr(const char *s) { return json_string(s ? s : ""); }
+
+static char *entry_text(txn_World *W, const Ent *x, size_t max, int laid) {
+  return entry_text_as(W, x, max, laid, 1);
+}
+
+/* Where an entry's source as written began: {file?, line, column} (file
+** only when it came from one), or NULL when it has none. */
+static json_t *location_json(const Ent *x) {
+  jiti_EntrySource src;
+  if (jiti_entry_source(x->bytes, x->len, &src, NULL) != 1) return NULL;
+  json_t *l = json_object();
+  json_t *f = src.file ? json_stringn(src.file, src.filelen) : NULL;   /* NULL: not UTF-8 */
+  if (f) json_object_set_new(l, "file", f);
+  json_object_set_new(l, "line", json_integer(src.line));
+  json_object_set_new(l, "column", json_integer(src.column));
+  return l;
+}
 
 /* A printed value that is not UTF-8 (a string holding a lone surrogate)
 ** with '?' for each byte past ASCII, so that no frame loses a member. */
@@ -214,6 +243,8 @@ json_t *txn_observe_value(txn_World *W, size_t budget) {
         size_t tl = t ? strlen(t) : 0;
         if (pass == 0 || used + tl <= budget) {
           json_object_set_new(j, is_inv ? "source" : is_data ? "value" : "text", jstr(t));
+          json_t *loc = location_json(x);
+          if (loc) json_object_set_new(j, "location", loc);
           used += tl;
         } else {
           summarized++;
@@ -280,6 +311,13 @@ json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name) {
     json_object_set_new(j, "hash", json_string(hash));
     json_object_set_new(j, "text", jstr(t));
     free(t);
+    json_t *loc = location_json(x);
+    if (loc) {  /* written as it was read: the canonical form beside it */
+      json_object_set_new(j, "location", loc);
+      char *c = entry_text_as(W, x, 0, 1, 0);
+      json_object_set_new(j, "canonical", jstr(c));
+      free(c);
+    }
     WhyArgs why = {x->name, NULL};
     if (x->kind == JITI_ENTRY_FOREIGN) jiti_foreign_unavailable(W->S, find_why, &why);
     if (why.why) json_object_set_new(j, "unavailable", json_string(why.why));

@@ -290,6 +290,14 @@ static int cmd_fn(void *ud, const txn_View *view, txn_Command *cmd) {
     cmd->restart_id = w->c_restart ? w->c_restart : "";
     cmd->args = w->c_args;
     cmd->package = w->c_package;
+    /* a repair is placed where it was written, as the request was */
+    json_t *origin = json_object_get(m, "origin");
+    if (json_is_object(origin)) {
+      const char *file = json_string_value(json_object_get(origin, "file"));
+      jiti_set_source_origin(txn_state(w->W), file, file ? JITI_SOURCE_FILE : 0,
+                             (long)json_integer_value(json_object_get(origin, "line")),
+                             (long)json_integer_value(json_object_get(origin, "column")));
+    }
     json_t *fr = json_object_get(m, "frame");
     if (json_is_integer(fr)) {
       json_int_t f = json_integer_value(fr);
@@ -591,8 +599,13 @@ static void do_attempt(Worker *w, json_t *req) {
     txn_Request rq = {kind, gen, source ? source : "", json_is_true(json_object_get(req, "program")),
                       limited ? &lim : NULL, json_string_value(json_object_get(req, "package")),
                       json_is_true(json_object_get(req, "listening")), 0,
-                      json_is_true(json_object_get(req, "note")), json_is_true(json_object_get(req, "reads")),
-                      json_is_true(json_object_get(req, "park"))};
+                      json_is_true(json_object_get(req, "note")), NULL, 0, 0, 0,
+                      json_is_true(json_object_get(req, "reads")), json_is_true(json_object_get(req, "park"))};
+    json_t *origin = json_object_get(req, "origin");
+    rq.origin_file = json_string_value(json_object_get(origin, "file"));
+    rq.origin_line = (long)json_integer_value(json_object_get(origin, "line"));
+    rq.origin_column = (long)json_integer_value(json_object_get(origin, "column"));
+    rq.canonical = json_is_true(json_object_get(req, "canonical"));
     cancel_done = 0;
     jiti_cancel_clear(txn_state(w->W));
     jiti_interrupt_clear(txn_state(w->W));

@@ -327,6 +327,8 @@ static int run_txn(const char *cmd, proto_Op op, void (*usage)(FILE *), int argc
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "source", src);
   free(src);
   if (req && program && op == PROTO_CALL) json_object_set_new(req, "program", json_true());
+  /* a file's forms are placed in it (standard input has no name to give) */
+  if (req && file && strcmp(file, "-")) json_object_set_new(req, "origin", json_pack("{s:s}", "file", file));
   /* Ctrl-C (the process gone, its connection with it) cancels the call */
   if (req && op == PROTO_CALL) json_object_set_new(req, "on_disconnect", json_string("cancel"));
   if (req && on_error) json_object_set_new(req, "on_error", json_string(on_error));
@@ -443,8 +445,12 @@ int cmd_inspect(int argc, char **argv) {
     fail_reply("inspect", r);
   } else {
     json_t *e = json_object_get(r, "entry");
-    printf("%s %s\nhash %s\n%s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"),
-           kclient_str(e, "text"));
+    printf("%s %s\nhash %s\n", kclient_str(e, "kind"), kclient_str(e, "name"), kclient_str(e, "hash"));
+    json_t *loc = json_object_get(e, "location");
+    if (json_is_string(json_object_get(loc, "file")))  /* as jiti show says where it was written */
+      printf(";; from %s:%" JSON_INTEGER_FORMAT ":%" JSON_INTEGER_FORMAT "\n", kclient_str(loc, "file"),
+             kclient_int(loc, "line"), kclient_int(loc, "column"));
+    printf("%s\n", kclient_str(e, "text"));
     if (json_is_string(json_object_get(e, "unavailable")))
       printf("unavailable: %s\n", kclient_str(e, "unavailable"));
   }
@@ -516,7 +522,7 @@ int cmd_observe(int argc, char **argv) {
 static void act_usage(FILE *out) {
   fprintf(out,
           "usage: jiti act [--store DIR] [--json] --generation N\n"
-          "                (--evaluate SOURCE [--package NAME] [--frame F]\n"
+          "                (--evaluate SOURCE | --file FILE) [--package NAME] [--frame F]\n"
           "                 | --resume ID [--args 'ARG ...' | --args-expr EXPR]\n"
           "                 | --return-from-frame F [--args 'VALUE ...' | --args-expr EXPR]\n"
           "                 | --restart-frame F\n"
@@ -528,7 +534,9 @@ static void act_usage(FILE *out) {
           "or repairs inside a paused one; --resume continues a pause with a restart of its\n"
           "menu; --abort restores a paused one.  --package reads and evaluates SOURCE in\n"
           "package NAME (default: the world's current package; a repair's, the paused\n"
-          "action's).\n"
+          "action's).  --file FILE evaluates the form FILE holds as --evaluate would, and\n"
+          "places its reader errors and the definitions it makes in FILE (FILE:LINE:COLUMN;\n"
+          "jiti show keeps the definition as written there).\n"
           "\n"
           "Frames (a pause lists them, innermost 0, with their arguments and locals):\n"
           "--frame F evaluates the repair SOURCE in frame F, whose local variables it reads\n"
@@ -556,7 +564,7 @@ static void act_usage(FILE *out) {
 int cmd_act(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   const char *gen = NULL, *evaluate = NULL, *resume = NULL, *args = NULL, *args_expr = NULL,
-             *package = NULL, *frame = NULL, *return_frame = NULL, *restart_frame = NULL;
+             *package = NULL, *frame = NULL, *return_frame = NULL, *restart_frame = NULL, *file = NULL;
   int nacts = 0, abort_ = 0;
   limits_Table L;
   limits_default(&L);
@@ -572,14 +580,16 @@ int cmd_act(int argc, char **argv) {
                       : !strcmp(a, "--args-expr") ? &args_expr
                       : !strcmp(a, "--package") ? &package : !strcmp(a, "--frame") ? &frame
                       : !strcmp(a, "--return-from-frame") ? &return_frame
-                      : !strcmp(a, "--restart-frame") ? &restart_frame : NULL;
+                      : !strcmp(a, "--restart-frame") ? &restart_frame
+                      : !strcmp(a, "--file") ? &file : NULL;
     if (slot) {
       if (i + 1 >= argc) {
         fprintf(stderr, "jiti act: %s needs a value (see 'jiti act --help')\n", a);
         return EXIT_USAGE;
       }
       *slot = argv[++i];
-      if (slot == &evaluate || slot == &resume || slot == &return_frame || slot == &restart_frame) nacts++;
+      if (slot == &evaluate || slot == &resume || slot == &return_frame || slot == &restart_frame || slot == &file)
+        nacts++;
       continue;
     }
     if (!strcmp(a, "--abort")) { nacts++; abort_ = 1; continue; }
@@ -592,15 +602,15 @@ int cmd_act(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (nacts != 1) {
-    fprintf(stderr, "jiti act: give exactly one of --evaluate SOURCE, --resume ID, --return-from-frame F, "
-            "--restart-frame F, --abort\n");
+    fprintf(stderr, "jiti act: give exactly one of --evaluate SOURCE, --file FILE, --resume ID, "
+            "--return-from-frame F, --restart-frame F, --abort\n");
     return EXIT_USAGE;
   }
   if ((args || args_expr) && !resume && !return_frame) {
     fprintf(stderr, "jiti act: --args and --args-expr go with --resume or --return-from-frame\n");
     return EXIT_USAGE;
   }
-  if (frame && !evaluate) {
+  if (frame && !evaluate && !file) {
     fprintf(stderr, "jiti act: --frame goes with --evaluate (a repair in that frame)\n");
     return EXIT_USAGE;
   }
@@ -611,7 +621,7 @@ int cmd_act(int argc, char **argv) {
             JITI_FRAME_MAX - 1, fopt);
     return EXIT_USAGE;
   }
-  if (package && !evaluate) {
+  if (package && !evaluate && !file) {
     fprintf(stderr, "jiti act: --package goes with --evaluate\n");
     return EXIT_USAGE;
   }
@@ -619,6 +629,20 @@ int cmd_act(int argc, char **argv) {
     fprintf(stderr, "jiti act: give --args (the arguments as written) or --args-expr (an expression "
             "returning their list), not both\n");
     return EXIT_USAGE;
+  }
+  char *filesrc = NULL;
+  if (file) {  /* --evaluate with the form the file holds, placed in it */
+    size_t len = 0;
+    if (!(filesrc = opts_read_file(file, &len))) {
+      fprintf(stderr, "jiti act: cannot read %s: %s\n", file, strerror(errno));
+      return EXIT_FAIL;
+    }
+    if (strlen(filesrc) != len) {
+      fprintf(stderr, "jiti act: %s holds a NUL byte; nothing was sent\n", file);
+      free(filesrc);
+      return EXIT_FAIL;
+    }
+    evaluate = filesrc;
   }
   json_t *action = evaluate ? json_pack("{s:s, s:s}", "type", "evaluate", "source", evaluate)
                  : resume ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", resume)
@@ -636,6 +660,8 @@ int cmd_act(int argc, char **argv) {
     json_object_set_new(action, "arguments", json_string(args_expr));
   }
   if (package) json_object_set_new(action, "package", json_string(package));
+  if (file) json_object_set_new(action, "origin", json_pack("{s:s}", "file", file));
+  free(filesrc);
   json_t *req = json_pack("{s:s, s:I, s:o}", "op", proto_op_name(PROTO_ACT), "generation", (json_int_t)g,
                           "action", action);
   json_t *lim = limits_given_json(&L);

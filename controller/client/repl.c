@@ -60,6 +60,7 @@ typedef struct Repl {
   /* the entry being read: its lines as typed; the form starts at form_off */
   char *text;
   size_t len, cap, form_off;
+  long lines, entry_line;   /* lines read so far; the line the entry began on */
   PendKind kind;
   char restart[128];        /* PEND_RESUME: the restart id */
   int frame;                /* PEND_FRAME_EVAL, PEND_RETURN: the frame's number */
@@ -422,16 +423,35 @@ static json_t *keyed(json_t *req) {
   return req;
 }
 
+/* Line and column (from 1, the column in characters) of byte at of the
+** entry being read, as the kernel's reader counts them. */
+static void entry_where(const Repl *R, size_t at, long *line, long *col) {
+  *line = R->entry_line > 0 ? R->entry_line : 1;
+  *col = 1;
+  for (size_t i = 0; i < at && i < R->len; i++) {
+    if (R->text[i] == '\n') ++*line, *col = 1;
+    else if (((unsigned char)R->text[i] & 0xC0) != 0x80) ++*col;
+  }
+}
+
+/* Where src, a form of the entry being read, begins in it: the kernel
+** places its reader errors there ("<input>:LINE:COLUMN: ..."). */
+static json_t *entry_origin(const Repl *R, const char *src) {
+  long line, col;
+  entry_where(R, src >= R->text && src <= R->text + R->len ? (size_t)(src - R->text) : 0, &line, &col);
+  return json_pack("{s:i, s:i}", "line", (json_int_t)line, "column", (json_int_t)col);
+}
+
 static void run_call(Repl *R, const char *src, size_t n) {
   if (!refresh(R, 0)) return;
   if (!strcmp(R->state, "paused")) {
-    run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", src, n));
+    run_act(R, json_pack("{s:s, s:s%, s:o}", "type", "evaluate", "source", src, n, "origin", entry_origin(R, src)));
     return;
   }
   /* keyed (Ctrl-C names it by its key), and cancelled should the repl go */
-  json_t *r = request(R, keyed(json_pack("{s:s, s:s%, s:s, s:b, s:s}", "op", "call", "source", src, n, "on_error",
-                                         R->on_error_fail ? "fail" : "pause", "listening", 1, "on_disconnect",
-                                         "cancel")), 0);
+  json_t *r = request(R, keyed(json_pack("{s:s, s:s%, s:s, s:b, s:s, s:o}", "op", "call", "source", src, n,
+                                         "on_error", R->on_error_fail ? "fail" : "pause", "listening", 1,
+                                         "on_disconnect", "cancel", "origin", entry_origin(R, src))), 0);
   if (!r) return;
   print_reply(R, r);
   if (!json_is_true(json_object_get(r, "ok"))) render_diagnosis(stdout, json_object_get(r, "diagnosis"));
@@ -912,13 +932,26 @@ static int session(Repl *R) {
     }
     if (r == 0) {
       if (R->len && form_state(R->text + R->form_off, R->len - R->form_off) == FORM_OPEN) {
-        say("the input ended inside a form (unbalanced parentheses or an open string); it was not sent");
+        /* where the unfinished form began: the first thing after the forms sent */
+        size_t at = R->form_off;
+        for (;;) {
+          while (at < R->len && isspace((unsigned char)R->text[at])) at++;
+          if (at >= R->len || R->text[at] != ';') break;
+          while (at < R->len && R->text[at] != '\n') at++;
+        }
+        long l0, c0, l1, c1;
+        entry_where(R, at, &l0, &c0);
+        entry_where(R, R->len, &l1, &c1);
+        say("<input>:%ld:%ld: end of file inside a form opened at %ld:%ld (unbalanced parentheses or an open "
+            "string); it was not sent", l1, c1, l0, c0);
         status = EXIT_FAIL;
       }
       if (R->tty) printf("\n");
       break;
     }
     int fresh = R->len == 0;
+    R->lines++;
+    if (fresh) R->entry_line = R->lines;
     pend_add(R, line, n);
     if (fresh) {
       const char *p = R->text;

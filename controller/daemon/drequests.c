@@ -78,6 +78,30 @@ static int choice_member(Req *q, const char *key, const char *a, const char *b, 
   return 0;
 }
 
+/* An optional "origin": where the source was written, {file?, line?,
+** column?} (a file's name of at most 4096 bytes, line and column from 1);
+** its reader errors and the definitions it makes are placed there. */
+static int origin_member(Req *q) {
+  json_t *o = json_object_get(q->r, "origin");
+  if (!o) return 1;
+  const char *op = json_string_value(json_object_get(q->r, "op"));
+  if (!op) op = "an act action";
+  json_t *f = json_object_get(o, "file"), *l = json_object_get(o, "line"), *c = json_object_get(o, "column");
+  const char *key;
+  json_t *v;
+  int ok = json_is_object(o) && (!f || (json_is_string(f) && json_string_length(f) >= 1 &&
+                                        json_string_length(f) <= 4096 &&
+                                        strlen(json_string_value(f)) == json_string_length(f)));
+  ok = ok && (!l || (json_is_integer(l) && json_integer_value(l) >= 1 && json_integer_value(l) <= INT32_MAX));
+  ok = ok && (!c || (json_is_integer(c) && json_integer_value(c) >= 1 && json_integer_value(c) <= INT32_MAX));
+  json_object_foreach(o, key, v) if (ok && strcmp(key, "file") && strcmp(key, "line") && strcmp(key, "column")) ok = 0;
+  if (ok) return 1;
+  dreply_err(q->D, q->client, q->id, "invalid-request",
+             "\"origin\" of %s must be {\"file\": a name of 1 to 4096 bytes, \"line\": N, \"column\": N} "
+             "(each optional; line and column from 1)", op);
+  return 0;
+}
+
 /* A pause frame's number (act's "frame"): an integer from 0 to the most a
 ** pause lists, less one; the worker says whether the pause has it. */
 static int frame_member(Req *q, int need) {
@@ -540,7 +564,7 @@ static int txn_members(Req *q) {
 static void op_call(Req *q) {  /* call, preview and apply */
   const char *source, *summary, *package;
   if (!string_member(q, "source", 1, PROTO_LINE_MAX, &source) || !txn_members(q) ||
-      !string_member(q, "package", 0, NAME_MAX_BYTES, &package))
+      !string_member(q, "package", 0, NAME_MAX_BYTES, &package) || !origin_member(q))
     return;
   if (q->op == PROTO_CALL && !key_member(q)) return;
   if (q->op == PROTO_APPLY && !string_member(q, "summary", 0, NAME_MAX_BYTES, &summary)) return;
@@ -613,8 +637,8 @@ static void op_act(Req *q) {
     return;
   }
   /* each action's members, by txn_CmdType */
-  static const char *const members[TXN_CMD_COUNT][5] = {
-      [TXN_CMD_EVALUATE] = {"type", "source", "package", "frame"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
+  static const char *const members[TXN_CMD_COUNT][6] = {
+      [TXN_CMD_EVALUATE] = {"type", "source", "package", "frame", "origin"}, [TXN_CMD_RESUME] = {"type", "restart_id", "arguments"},
       [TXN_CMD_ABORT] = {"type"}, [TXN_CMD_RETURN_FROM_FRAME] = {"type", "frame", "arguments"},
       [TXN_CMD_RESTART_FRAME] = {"type", "frame"}};
   int t = txn_cmd_parse(type);
@@ -633,7 +657,7 @@ static void op_act(Req *q) {
   int pause_cmd = 1;
   if (t == TXN_CMD_EVALUATE) {
     if (!string_member(&in, "source", 1, PROTO_LINE_MAX, &s) ||
-        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s) || !frame_member(&in, 0))
+        !string_member(&in, "package", 0, NAME_MAX_BYTES, &s) || !frame_member(&in, 0) || !origin_member(&in))
       return;
     /* a repair when something is paused; in a frame, only then */
     pause_cmd = D->live.in_pause || json_object_get(a, "frame");
@@ -687,10 +711,10 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
     [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",
-                               "on_disconnect", "on_error", "listening"}},
-    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package"}},
+                               "on_disconnect", "on_error", "listening", "origin"}},
+    [PROTO_PREVIEW] = {op_call, {"op", "id", "source", "generation", "limits", "wait", "package", "origin"}},
     [PROTO_ACT] = {op_act, {"op", "id", "key", "generation", "action", "limits"}},
-    [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait"}},
+    [PROTO_APPLY] = {op_call, {"op", "id", "source", "summary", "generation", "limits", "wait", "origin"}},
     [PROTO_INVARIANT_ADD] = {op_invariant_add, {"op", "id", "name", "source", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_REMOVE] = {op_invariant_remove, {"op", "id", "name", "generation", "limits", "wait"}},
     [PROTO_INVARIANT_LIST] = {op_invariant_list, {"op", "id"}},

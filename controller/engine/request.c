@@ -65,6 +65,13 @@ void request_frame_write(jtext_writer *w, proto_Op op, json_t *req, int with_gen
     json_t *pkg = json_object_get(req, "package");
     if (!pkg) pkg = json_object_get(json_object_get(req, "action"), "package");
     if (json_is_string(pkg)) jtext_key(w, "package"), jtext_json(w, pkg);
+    /* where the source was written: the request's, or its action's */
+    json_t *origin = json_object_get(req, "origin");
+    if (!origin) origin = json_object_get(json_object_get(req, "action"), "origin");
+    if (json_is_object(origin)) jtext_key(w, "origin"), jtext_json(w, origin);
+    /* a model's change keeps its definitions canonical: an act that does
+    ** not say where its source was written, a repair */
+    if ((op == PROTO_ACT && !origin) || op == PROTO_REPAIR) jtext_key(w, "canonical"), jtext_bool(w, 1);
   }
   json_t *lim = json_object_get(req, "limits");  /* complete: checked by the caller */
   if (lim) jtext_key(w, "limits"), jtext_json(w, lim);

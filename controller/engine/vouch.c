@@ -628,7 +628,10 @@ static const Member VIEW[] = {
   {"invariants", 'a', 1, 0}, {"last_invariant_check", 'o', 1, 0}, {"goals", 'a', 1, 0},
   {"truncated", 'o', 1, 0}, {"pause", 'o', 0, 0}, {"foreign", 'o', 0, 0}};
 static const Member VIEW_ENTRY[] = {
-  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT}};
+  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
+  {"location", 'o', 0, 0}};
+/* where an entry's source as written began (a file of at most 4096 bytes) */
+static const Member LOCATION[] = {{"file", 's', 0, 4096}, {"line", 'i', 1, 0}, {"column", 'i', 1, 0}};
 static const Member VIEW_DATA[] = {{"count", 'i', 1, 0}, {"rows", 'a', 1, 0}};
 static const Member VIEW_ROW[] = {{"key", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"value", 's', 0, TEXT}};
 static const Member VIEW_INVARIANT[] = {
@@ -647,7 +650,7 @@ static const Member VIEW_LEVEL[] = {
   {"level", 'i', 1, 8}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}};
 static const Member ENTRY[] = {
   {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
-  {"unavailable", 's', 0, TEXT}};
+  {"unavailable", 's', 0, TEXT}, {"location", 'o', 0, 0}, {"canonical", 's', 0, TEXT}};
 static const Member INVARIANT[] = {{"name", 's', 1, NAME_MAX_}, {"source", 's', 1, TEXT}, {"hash", 's', 1, 64}};
 
 
@@ -675,8 +678,10 @@ static int view(json_t *v, const vouch_Expect *x, uint64_t revision, vouch_Fail 
       MEMBERS(json_object_get(v, "truncated"), VIEW_TRUNCATED, "the view's truncation", f))
     return -1;
   size_t i;
-  json_array_foreach(json_object_get(v, "entries"), i, c)
+  json_array_foreach(json_object_get(v, "entries"), i, c) {
     if (!kind_ok(c)) return fail(f, VOUCH_KIND, "a view entry of no entry kind");
+    if ((p = json_object_get(c, "location")) && MEMBERS(p, LOCATION, "a view entry's location", f)) return -1;
+  }
   if ((p = json_object_get(v, "pause")) &&
       (MEMBERS(p, VIEW_PAUSE, "the view's pause", f) || frames_ok(json_object_get(p, "frames"), "the view's pause", f) ||
        EACH(json_object_get(p, "restarts"), VIEW_RESTART, "a restart", f) ||
@@ -705,6 +710,8 @@ int vouch_answer(json_t *m, int query, const vouch_Expect *x, uint64_t revision,
       json_t *e = json_object_get(m, "entry");
       if (json_is_null(e)) return 0;
       if (MEMBERS(e, ENTRY, "the entry", f)) return -1;
+      json_t *l = json_object_get(e, "location");
+      if (l && MEMBERS(l, LOCATION, "the entry's location", f)) return -1;
       return kind_ok(e) ? 0 : fail(f, VOUCH_KIND, "the entry is of no entry kind");
     }
     default:

@@ -150,7 +150,9 @@ static void apply_usage(FILE *out) {
           "inside a checkpoint (each checked by the form gate), every invariant is\n"
           "checked, and the entries that changed are published as a new revision.  On an\n"
           "error, a tripped limit or a failing invariant nothing is published and CURRENT\n"
-          "stays as it was.  Every attempt is recorded as events.\n"
+          "stays as it was.  Every attempt is recorded as events.  A form that does not\n"
+          "read is refused before anything runs, placed as FILE:LINE:COLUMN (<input> for\n"
+          "-e); each definition keeps its text as written and its line (jiti show).\n"
           "\n%s"
           "\n"
           "options:\n"
@@ -223,8 +225,10 @@ static int apply_main(int argc, char **argv) {
     }
     summary = defsum;
   }
-  int status = change("apply", dir, &L, &g, json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY),
-                                                  "source", src, "summary", summary));
+  json_t *req = json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY), "source", src, "summary", summary);
+  /* the file's reader errors and definitions are placed in it */
+  if (req && file && strcmp(file, "-")) json_object_set_new(req, "origin", json_pack("{s:s}", "file", file));
+  int status = change("apply", dir, &L, &g, req);
   free(src);
   return status;
 }

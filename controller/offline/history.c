@@ -150,14 +150,32 @@ static int zero(const uint8_t h[32]) {
 ** this many characters. */
 #define TEXT_WIDTH 78
 
-/* The text of the entry with hash h (malloc'd), or NULL after a message. */
+/* An entry kept as it was written: its text, after a comment naming the
+** file, line and column it came from when it came from a file (a
+** definition moved in its file is a change, and the diff shows where). */
+static char *written_text(const jiti_EntrySource *src) {
+  size_t n = src->len + src->filelen + 64;
+  char *t = malloc(n);
+  if (!t) return NULL;
+  if (src->file)
+    snprintf(t, n, ";; from %.*s:%ld:%ld\n%.*s", (int)src->filelen, src->file, src->line, src->column,
+             (int)src->len, src->text);
+  else
+    snprintf(t, n, "%.*s", (int)src->len, src->text);
+  return t;
+}
+
+/* The text of the entry with hash h (malloc'd), or NULL after a message:
+** as it was written when the entry keeps that, else its canonical form. */
 static char *entry_text(const char *cmd, store_env *s, jiti_State *S, const uint8_t h[32]) {
   store_entry *e = NULL;
   if (store_get_entry(s, h, &e) != STORE_OK) {
     fprintf(stderr, "jiti %s: %s\n", cmd, store_errmsg(s));
     return NULL;
   }
-  char *t = jiti_entry_form(S, e->name, e->bytes, e->len, TEXT_WIDTH);
+  jiti_EntrySource src;
+  char *t = jiti_entry_source(e->bytes, e->len, &src, NULL) == 1
+                ? written_text(&src) : jiti_entry_form(S, e->name, e->bytes, e->len, TEXT_WIDTH);
   store_free(e);
   if (!t) fprintf(stderr, "jiti %s: out of memory\n", cmd);
   return t;

@@ -39,10 +39,16 @@ static void run_usage(FILE *out) {
           "3 a file could not be read; 4 a reader (syntax) error.\n");
 }
 
-static int report_failure(const jiti_Result *res) {
+/* origin: the name the source's reader errors begin with ("FILE:LINE:
+** COLUMN: what" says it all, as a compiler's message does). */
+static int report_failure(const jiti_Result *res, const char *origin) {
   fflush(stdout);
-  fprintf(stderr, "jiti: %s: %s\n", res->condition_type ? res->condition_type : "ERROR",
-          res->message ? res->message : "(no message)");
+  const char *m = res->message ? res->message : "(no message)";
+  size_t n = strlen(origin);
+  if (res->status == JITI_READ_ERROR && !strncmp(m, origin, n) && m[n] == ':')
+    fprintf(stderr, "jiti: %s\n", m);
+  else
+    fprintf(stderr, "jiti: %s: %s\n", res->condition_type ? res->condition_type : "ERROR", m);
   return res->status == JITI_READ_ERROR ? 4 : 1;
 }
 
@@ -139,18 +145,20 @@ static int run_main(int argc, char **argv) {
       break;
     }
     jiti_Result res;
-    if (jiti_eval_string(S, src, len, &res) != JITI_OK) status = report_failure(&res);
+    jiti_set_source_origin(S, files[i], JITI_SOURCE_FILE, 1, 1);
+    if (jiti_eval_string(S, src, len, &res) != JITI_OK) status = report_failure(&res, files[i]);
     jiti_result_free(&res);
     free(src);
   }
   if (status == 0 && expr) {
     jiti_Result res;
+    jiti_set_source_origin(S, NULL, 0, 1, 1);   /* "<input>" */
     if (jiti_eval_string(S, expr, strlen(expr), &res) == JITI_OK) {
       fflush(stdout);
       fwrite(res.value, 1, res.value_len, stdout);
       putchar('\n');
     } else {
-      status = report_failure(&res);
+      status = report_failure(&res, "<input>");
     }
     jiti_result_free(&res);
   }

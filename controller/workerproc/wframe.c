@@ -33,7 +33,7 @@ json_t *wframe_shadow(uint32_t id, const char *definitions, const char *repro, c
 }
 
 json_t *wframe_command(const char *type, json_t *generation, json_t *action) {
-  static const char *const members[] = {"source", "restart_id", "arguments", "package", "frame"};
+  static const char *const members[] = {"source", "restart_id", "arguments", "package", "frame", "origin"};
   json_t *m = json_pack("{s:s, s:s, s:O}", "op", wire_op_name(WIRE_COMMAND), "type", type, "generation", generation);
   for (size_t i = 0; m && action && i < sizeof members / sizeof members[0]; i++) {
     json_t *v = json_object_get(action, members[i]);

@@ -105,7 +105,7 @@ def rollback(k, c, sub):
 
 def inspect(k, c):
     e = expect_ok(c.request({'op': 'inspect', 'name': 'PRICE'}))['entry']
-    assert e['kind'] == 'function' and 'TWICE' in e['text'], e
+    assert e['kind'] == 'function' and 'TWICE' in e['text'].upper(), e
     e = expect_ok(c.request({'op': 'inspect', 'name': ':STOCK'}))['entry']
     assert e['kind'] == 'data', e
     expect_error(c.request({'op': 'inspect', 'name': 'NOTHING'}), 'not-found')

@@ -914,7 +914,7 @@ static void test_repair_restarts(void) {
 
 /* An action whose source is read and evaluated in package `package`. */
 static txn_Reason attempt_in(txn_World *W, const char *source, const char *package, txn_Outcome *o) {
-  txn_Request rq = {TXN_ACTION, txn_generation(W), source, 0, NULL, package, 0, 0, 0, 0, 0};
+  txn_Request rq = {TXN_ACTION, txn_generation(W), source, 0, NULL, package, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
   return txn_run(W, &rq, NULL, NULL, o);
 }
 
@@ -1080,7 +1080,7 @@ static void test_shadow_ops(void) {
   Fails f = {0};
   CHECK(txn_invariants_each(W, failed_inv, &f) == 0 && f.n == 0);
   /* a candidate that breaks both invariants: kept all the same */
-  txn_Request rq = {TXN_APPLICATION, g, "(setf *n* -20) (defun twice (x) (* 2 x))", 1, NULL, NULL, 0, 1, 0, 0, 0};
+  txn_Request rq = {TXN_APPLICATION, g, "(setf *n* -20) (defun twice (x) (* 2 x))", 1, NULL, NULL, 0, 1, 0, NULL, 0, 0, 0, 0, 0};
   CHECK(txn_run(W, &rq, NULL, NULL, &o) == TXN_ACCEPTED);
   CHECK(has_change(&o, JITI_ENTRY_VARIABLE, "*N*") && has_change(&o, JITI_ENTRY_FUNCTION, "TWICE"));
   txn_outcome_free(&o);
@@ -1089,7 +1089,7 @@ static void test_shadow_ops(void) {
   f.n = 0;
   /* a call on it (with the invariants, as a client's): refused; another,
   ** accepted and undone alone */
-  txn_Request call = {TXN_APPLICATION, txn_generation(W), "(twice *n*)", 0, NULL, NULL, 0, 0, 0, 0, 0};
+  txn_Request call = {TXN_APPLICATION, txn_generation(W), "(twice *n*)", 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
   CHECK(txn_run(W, &call, NULL, NULL, &o) == TXN_UNSAFE && strstr(o.message, "A-POSITIVE"));
   txn_outcome_free(&o);
   CHECK(txn_restore_newest(W) == 0 && txn_awaiting(W) == 0);   /* (the refused call left nothing: the candidate goes) */
