@@ -55,6 +55,8 @@ bool jt_world_first_visit(jt_State *S, jt_V *seen, jt_V v);
 jt_V jt_source_record(jt_State *S, const jiti_EntrySource *src, jt_V digest);
 void jt_source_of_record(jt_V rec, jiti_EntrySource *src);
 jt_V jt_source_record_digest(jt_V rec);
+/* Whether rec holds src's text and file (its line and column aside). */
+bool jt_source_same_text(jt_V rec, const jiti_EntrySource *src);
 jt_V jt_source_digest(const unsigned char *p, size_t n);
 void jt_source_prefix(const jiti_EntrySource *src, jt_Buf *out);
 

@@ -127,3 +127,11 @@ int jiti_entry_source(const unsigned char *bytes, size_t len, jiti_EntrySource *
   if (canonical) *canonical = pos;
   return 1;
 }
+
+bool jt_source_same_text(jt_V rec, const jiti_EntrySource *src) {
+  jiti_EntrySource was;
+  jt_source_of_record(rec, &was);
+  if (was.len != src->len || memcmp(was.text, src->text, src->len)) return false;
+  if (!was.file != !src->file) return false;
+  return !was.file || (was.filelen == src->filelen && !memcmp(was.file, src->file, src->filelen));
+}

@@ -181,6 +181,12 @@ static void note_source(jt_State *S, int kind, jt_V key, bool same) {
     jiti_EntrySource src = {S->top_span.text, S->top_span.len,
                             S->src_is_file ? S->src_name : NULL, S->src_is_file ? strlen(S->src_name) : 0,
                             S->top_span.line, S->top_span.column};
+    /* the same definition, written the same, only moved (a line added
+    ** above it in its file): not a change — its place stays the first one
+    ** (an editor finds the form near it by its text) */
+    bool found;
+    jt_V was = same ? jt_hash_get(S, w->sources, key, &found) : JT_NIL;
+    if (same && found && jt_source_same_text(was, &src)) return;
     rec = jt_source_record(S, &src, JT_NIL);
   }
   if (rec == JT_NIL && same) return;   /* the same definition again: its text stays */

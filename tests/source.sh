@@ -51,14 +51,19 @@ t show-written 0 $'added function PRICE\n;; from app.lisp:4:1\n\\(defun price \\
 t show-variable-written 0 $'added variable \\*RATE\\*\n;; from app.lisp:2:1\n\\(defvar \\*rate\\* 5/100\\)' -- "$JITI" show HEAD --store s
 t show-inside-progn-canonical 0 $'added function INSIDE\n\\(DEFUN INSIDE NIL :CANONICAL\\)' -- "$JITI" show HEAD --store s
 
-# a comment-only edit is a change, and diff shows it as written; moving a
-# definition in its file changes its place
+# a comment-only edit is a change, and diff shows it as written; a
+# definition read from another file changes its place
 sed -e 's/;; .x stays .x, 5\/100 stays 5\/100/;; the comment changed/' -e '1i\
 ;; a line above' app.lisp > app2.lisp
 t apply-edited 0 'revision 3 \(generation 3\): \+0 ~2 -0' -- "$JITI" apply --store s app2.lisp
 t diff-written 0 $'-;; from app.lisp:4:1\n\\+;; from app2.lisp:5:1\n \\(defun price \\(n\\)\n   "N with the rate."\n-  ;; \'x stays \'x, 5/100 stays 5/100\n\\+  ;; the comment changed' -- \
   "$JITI" diff 2 3 --store s
 t apply-same-again 0 'no change: revision 3 stays CURRENT' -- "$JITI" apply --store s app2.lisp
+# the same definitions moved down their file (a line added above): no
+# change, their first place stays (an editor finds a form by its text)
+sed -i '1i\
+;; yet another line above' app2.lisp
+t apply-moved-same 0 'no change: revision 3 stays CURRENT' -- "$JITI" apply --store s app2.lisp
 
 # a variable set since shows its value, canonically
 t setf-variable 0 'revision 4' -- "$JITI" apply --store s -e '(setf *rate* 7/100)'
