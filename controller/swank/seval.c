@@ -247,8 +247,10 @@ int seval_grab(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *out) {
   return evaluate(S, f, pkg, id, out, OWNER_GRAB);
 }
 
-/* Definitions from the editor, all as one transaction: the reply, or NULL. */
-static json_t *define(Swank *S, const char *source, const char *package) {
+/* Definitions from the editor, all as one transaction, written at origin
+** ({file?, line, column}: they keep their text and place; stolen; NULL:
+** none): the reply, or NULL. */
+static json_t *define(Swank *S, const char *source, const char *package, json_t *origin) {
   if (!S->gen_known) {
     json_t *st = skernel_request(S, json_pack("{s:s}", "op", "status"));
     skernel_saw(S, st);
@@ -257,6 +259,8 @@ static json_t *define(Swank *S, const char *source, const char *package) {
   json_t *req = json_pack("{s:s, s:s, s:b, s:s, s:s}", "op", "call", "source", source, "program", 1, "on_error",
                           "fail", "package", package ? package : "COMMON-LISP-USER");
   if (req && S->gen_known) json_object_set_new(req, "generation", json_integer(S->gen));
+  if (req && origin) json_object_set(req, "origin", origin);
+  json_decref(origin);
   S->asked = S->gen;
   json_t *r = skernel_request(S, req);
   if (r && strcmp(kclient_str(r, "code"), "paused")) skernel_saw(S, r);
@@ -312,12 +316,24 @@ int seval_compile_string(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *
   /* '((:position P) (:line L C)): the form's place in its buffer */
   sx *pos = sx_at(f, 3);
   if (sx_is(sx_at(pos, 0), "quote")) pos = sx_at(pos, 1);
-  int64_t offset = 1;
-  for (size_t i = 0; pos && pos->type == SX_LIST && i < pos->len; i++)
-    if (sx_is(sx_at(pos->items[i], 0), ":position") && sx_at(pos->items[i], 1) &&
-        sx_at(pos->items[i], 1)->type == SX_INT)
-      offset = sx_at(pos->items[i], 1)->num;
-  json_t *r = define(S, src, skernel_package(pkg));
+  int64_t offset = 1, line = 0, column = 0;
+  for (size_t i = 0; pos && pos->type == SX_LIST && i < pos->len; i++) {
+    const sx *p = pos->items[i], *a = sx_at(p, 1), *b = sx_at(p, 2);
+    if (sx_is(sx_at(p, 0), ":position") && a && a->type == SX_INT) offset = a->num;
+    if (sx_is(sx_at(p, 0), ":line") && a && a->type == SX_INT && a->num > 0 && a->num < INT32_MAX) {
+      line = a->num;
+      column = b && b->type == SX_INT && b->num >= 0 && b->num < INT32_MAX ? b->num + 1 : 1;   /* SLIME's from 0 */
+    }
+  }
+  /* where the form is written: its buffer's file (when it visits one), the
+  ** line and column SLIME gives — the definition keeps its text there */
+  const char *file = sx_at(f, 4) && sx_at(f, 4)->type == SX_STRING ? sx_str(sx_at(f, 4)) : NULL;
+  json_t *origin = NULL;
+  if (line) {
+    origin = json_pack("{s:I, s:I}", "line", (json_int_t)line, "column", (json_int_t)column);
+    if (origin && file && *file) json_object_set_new(origin, "file", json_string(file));
+  }
+  json_t *r = define(S, src, skernel_package(pkg), origin);
   if (r && !strcmp(kclient_str(r, "code"), "paused")) sldb_attach(S);
   compilation_result(S, r, out, buffer, offset, NULL);
   if (r && json_is_true(json_object_get(r, "ok"))) indentation_update(S, r);
@@ -334,7 +350,7 @@ static json_t *define_file(Swank *S, const char *file) {
     snprintf(S->k.err, sizeof S->k.err, "cannot read %s", file);
     return NULL;
   }
-  json_t *r = define(S, text, NULL);
+  json_t *r = define(S, text, NULL, json_pack("{s:s, s:i, s:i}", "file", file, "line", 1, "column", 1));
   free(text);
   return r;
 }

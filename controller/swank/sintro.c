@@ -478,11 +478,28 @@ int sintro_macroexpand(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *ou
 
 void sintro_location(Swank *S, json_t *entry, sxw *out) {
   (void)S;
-  /* Today the store keeps a definition's canonical text; once entries
-  ** keep the file and line they were written at, this is where a
-  ** (:location (:file F) (:line L C) nil) is made instead. */
   if (!entry) {
     sxw_open(out), sxw_sym(out, ":error"), sxw_str(out, "no definition of it is in the world's store"), sxw_close(out);
+    return;
+  }
+  /* a definition kept as written in a file (an absolute name: the editor's)
+  ** is found there — at its line, SLIME's column from 0, and by its text
+  ** near it should the file have moved on */
+  json_t *loc = json_object_get(entry, "location");
+  const char *file = kclient_str(loc, "file");
+  json_int_t line = json_integer_value(json_object_get(loc, "line"));
+  json_int_t column = json_integer_value(json_object_get(loc, "column"));
+  if (file[0] == '/' && line > 0) {
+    const char *text = kclient_str(entry, "text");
+    size_t n = strlen(text) < 200 ? strlen(text) : 200;
+    while (n > 0 && n < strlen(text) && ((unsigned char)text[n] & 0xc0) == 0x80) n--;   /* whole characters */
+    char *snippet = strndup(text, n);
+    sxw_open(out), sxw_sym(out, ":location");
+    sxw_open(out), sxw_sym(out, ":file"), sxw_str(out, file), sxw_close(out);
+    sxw_open(out), sxw_sym(out, ":line"), sxw_int(out, line), sxw_int(out, column > 0 ? column - 1 : 0), sxw_close(out);
+    sxw_open(out), sxw_sym(out, ":snippet"), sxw_str(out, snippet ? snippet : ""), sxw_close(out);
+    sxw_close(out);
+    free(snippet);
     return;
   }
   sxw_open(out), sxw_sym(out, ":location");

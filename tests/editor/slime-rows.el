@@ -172,6 +172,26 @@
     (swt-wait (lambda () (save-excursion (let ((case-fold-search t))
                                            (goto-char (point-min)) (re-search-forward "(defun sq" nil t)))) 5)))
 
+(swt-row "jump to a definition in its file (M-.)"
+  ;; loaded from a file: M-. opens that file at the definition's line, also
+  ;; after a line was added above it (found by its text near its place)
+  (let ((f (make-temp-file "swt" nil ".lisp"
+                           ";; first line\n;; second\n(defun in-file-fn (n)\n  ;; written by hand\n  (* n 7))\n")))
+    (find-file f)
+    (lisp-mode) (slime-mode 1)
+    (setq slime-last-compilation-result nil)
+    (slime-compile-and-load-file)
+    (swt-wait (lambda () slime-last-compilation-result))
+    (goto-char (point-min))
+    (insert ";; a line added since\n")
+    (save-buffer)
+    (with-current-buffer (swt-buffer "(in-file-fn 3)" "swt-mdot2.lisp")
+      (slime-edit-definition "in-file-fn"))
+    (swt-wait (lambda () (let ((b (window-buffer (selected-window))))
+                           (with-current-buffer b
+                             (and (equal (buffer-file-name) f)
+                                  (looking-at "(defun in-file-fn"))))) 5)))
+
 (swt-row "complete a symbol"
   (let ((r (swt-eval '(swank:simple-completions "mapc" "COMMON-LISP-USER"))))
     (and (member "mapcar" (car r)) (member "mapcan" (car r)) (equal (cadr r) "mapc"))))
