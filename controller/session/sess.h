@@ -160,6 +160,16 @@ json_t *sess_call(sess_Session *s, json_t *req);
 ** Every string of it is redacted first (model_redact_json: the API key's
 ** value and key-like patterns), whatever it holds. */
 void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync);
+/* Read and evaluate every goal and invariant of the task once, as a
+** preview (nothing published), before any model request.  Wrong, said on
+** stderr: a form that does not read; an invariant that signals or does
+** not hold (the kernel would refuse every change); a goal that calls a
+** function (or reads a variable) that is not defined and that request
+** (NULL: not known yet) does not mention — a typo.  A goal that signals
+** otherwise does not hold yet (the model is to make it hold: said unless
+** quiet), and one that already holds is said too.  SESS_OK, SESS_USAGE
+** (something is wrong with the task), SESS_FAIL (the connection was lost). */
+int sess_check_task(kclient *k, const sess_Task *t, const char *request, int quiet);
 /* Add (or replace) the task's invariants before the first step.  0, or -1
 ** after a message naming the invariant and the kernel's reason. */
 int sess_add_invariants(kclient *k, const sess_Task *t);

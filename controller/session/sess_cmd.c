@@ -190,6 +190,9 @@ int cmd_session(int argc, char **argv) {
     fprintf(stderr, "jiti session: %s\n", err);
     goto close;
   }
+  /* a goal or invariant with a typo is found here, before a paid request */
+  if ((status = sess_check_task(&k, &o.task, o.task.request, o.quiet || o.json)) != SESS_OK) goto close;
+  status = SESS_FAIL;
   if (sess_add_invariants(&k, &o.task)) goto close;
   if (o.interactive)
     status = sess_interactive(&o, &k, m, ui, &interrupted);

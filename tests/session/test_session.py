@@ -81,6 +81,28 @@ check('events --show decodes the body', st == 0 and 'body, decoded:' in o and '"
 end = K.end(n)
 check('retry: end totals', end['outcome'] == 'goals-met' and end['usage']['total_tokens'] == 150, end)
 
+# ---- 1b. goals and invariants are read and evaluated once before the first
+# model request: a typo ends the session at once (exit 2), nothing asked
+for args, want in [(['--goal', '(= 1 2'], 'does not read'),
+                   (['--goal', '(undefined-fn)'], 'the request does not mention UNDEFINED-FN'),
+                   (['--goal', '(= 1 1)', '--invariant', '(car 1)'], 'is not of type LIST'),
+                   (['--invariant', '(fboundp (quote nothing-here))'], 'does not hold')]:
+    srv.queue([ev('(+ 1 1)') | {'repeat': -1}])
+    n0 = last_n()
+    st, out, err = session('--request', 'x', *args)
+    check('broken task %s: exit 2 naming it, no model request' % args[-1], st == 2 and want in err and
+          'no model request was made' in err and requests() == [] and last_n() == n0, (st, err, requests()))
+check('broken invariant: not added', 'nothing-here' not in L.jiti('invariant', 'list', *S)[1])
+srv.queue([act({'type': 'finish', 'summary': 'ok'})])
+st, out, err = session('--request', 'x', '--goal', '(= 1 1)', '--goal', '(fboundp (quote nothing))')
+check('a goal that already holds is said', st == 3 and 'goal 1 already holds: (= 1 1)' in err and
+      'goal 2 already' not in err, err)
+# a goal calling a function the request names is the model's to define
+srv.queue([act({'type': 'finish', 'summary': 'cannot'})])
+st, out, err = session('--request', 'Define zz-new.', '--goal', '(= (zz-new) 1)')
+check('a goal on a function the request names: asked', st == 3 and len(requests()) == 1 and
+      'goal 1 does not hold yet: UNDEFINED-FUNCTION' in err, (st, err))
+
 # ---- 2. a pause answered with a restart, through the model's conversation
 srv.queue([ev('(restart-case (error "the rate table is missing") (use-value (v) (* 2 v)))'),
            act({'type': 'resume', 'restart_id': 'p1-0', 'arguments': '(list 21)'}),
