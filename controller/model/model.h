@@ -65,6 +65,9 @@ typedef struct model_Options {
      arguments received so far (a progress display) */
   void (*on_progress)(void *ud, size_t chars);
   void *progress_ud;
+  /* called (with progress_ud) before the wait of each retry: the attempt
+     that failed, its wait, and the retry to come of how many (mretry.h) */
+  void (*on_retry)(void *ud, const mretry_Attempt *a, int retry, int max_retries);
   volatile sig_atomic_t *intr; /* may be NULL: a flag a signal handler sets to stop waiting */
   maction_Set actions;         /* the actions the model is offered and may answer with
                                   (maction.h); 0: MACTION_SESSION */

@@ -140,6 +140,8 @@ typedef struct sess_Session {
   int nlines;
   int summarised;               /* steps already folded into a summary */
   int kernel_calls;             /* round trips to the kernel */
+  int64_t last_input;           /* input tokens of the last request (the next one's are no fewer) */
+  int64_t max_output;           /* the most output tokens a request used */
 } sess_Session;
 
 /* ---- sess_kernel.c: every call returns the reply (new reference) or
@@ -212,6 +214,9 @@ void sess_ui_free(sess_UI *u);
 void sess_ui_wait_start(sess_UI *u, const char *what);
 void sess_ui_progress(void *u, size_t chars);   /* model_Options.on_progress */
 void sess_ui_wait_stop(sess_UI *u);
+/* A retry of a model request, on a line of its own (model_Options.on_retry;
+** not in --json, whose steps list the attempts). */
+void sess_ui_retry(void *u, const mretry_Attempt *a, int retry, int max_retries);
 /* One step: a line, or (--json) the step event as one JSON line. */
 void sess_ui_step(sess_UI *u, json_t *step);
 /* The session's end: a summary line, or the end event as JSON. */

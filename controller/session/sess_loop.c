@@ -204,6 +204,15 @@ static void start_record(sess_Session *s) {
   sess_record(s, "session-start", ev, 0);
 }
 
+/* The tokens used once the next request is answered, at worst: the prompt
+** only grows, so its input is at least the last one's; its output at most
+** --max-output-tokens, else (unbounded) guessed as the most a step used.
+** Before the first request nothing is known but the budget itself. */
+static int64_t worst_case(const sess_Session *s) {
+  int64_t out = s->o->mopt.max_output_tokens > 0 ? s->o->mopt.max_output_tokens : s->max_output;
+  return s->t.usage.total_tokens + (s->last_input ? s->last_input + out : 0);
+}
+
 /* Ask the model once: the spinner, the token count, the bodies recorded. */
 static model_Status ask_model(sess_Session *s, model_Reply *r) {
   char what[160];
@@ -212,6 +221,8 @@ static model_Status ask_model(sess_Session *s, model_Reply *r) {
   model_Status st = model_next(s->m, s->conv, r);
   sess_ui_wait_stop(s->ui);
   model_usage_add(&s->t.usage, &r->usage);
+  if (r->usage.input_tokens) s->last_input = r->usage.input_tokens;
+  if (r->usage.output_tokens > s->max_output) s->max_output = r->usage.output_tokens;
   s->t.model_seconds += r->seconds;
   record_bodies(s, r);
   return st;
@@ -246,7 +257,7 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
   for (;;) {
     if (intr && *intr) { status = finish(s, SESS_INTERRUPTED, "interrupted", t0); break; }
     if (s->t.steps >= o->budget) { status = finish(s, SESS_BUDGET, "budget", t0); break; }
-    if (o->max_tokens && s->t.usage.total_tokens >= o->max_tokens) {
+    if (o->max_tokens && worst_case(s) > o->max_tokens) {
       status = finish(s, SESS_TOKENS, "max-tokens", t0);
       break;
     }

@@ -91,6 +91,18 @@ void sess_ui_note(sess_UI *u, const char *fmt, ...) {
   fputc('\n', stderr);
 }
 
+void sess_ui_retry(void *ud, const mretry_Attempt *a, int retry, int max_retries) {
+  sess_UI *u = ud;
+  if (u->o->json) return;   /* --json has them in the step's "attempts" */
+  char why[64];
+  if (a->status) snprintf(why, sizeof why, "HTTP %ld", a->status);
+  else snprintf(why, sizeof why, "%s", a->error == MHTTP_ETIMEOUT ? "a timeout" : a->error == MHTTP_ECONNECT
+                                         ? "a connection failure" : "a transport error");
+  fprintf(stderr, "%sretrying in %.1f s after %s%s (retry %d of %d)\n", u->running ? "\r\033[K" : "", a->wait, why,
+          a->server_wait ? ", as the server asked" : "", retry, max_retries);
+  fflush(stderr);
+}
+
 static const char *str(json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
   return s ? s : "";

@@ -58,6 +58,8 @@ srv.queue([{'kind': 'status', 'status': 429, 'headers': {'retry-after': '1'}, 'm
            ev('(defun f (x) (* 2 x))')])
 st, out, err = session('--request', 'Define f, doubling its argument.', '--goal', '(= (f 2) 4)', '--stream')
 check('retry: exit 0', st == 0, out + err)
+check('retry: said on a line of its own', 'retrying in 1.0 s after HTTP 429, as the server asked (retry 1 of 2)' in err,
+      err)
 n = last_n()
 steps = K.steps(n)
 check('retry: one step, accepted', [s['outcome'] for s in steps] == ['accepted'], steps)
@@ -151,9 +153,13 @@ check('correction: bad arguments told to the model', fco['type'] == 'function_ca
 srv.queue([act({'type': 'preview', 'source': '(+ 1 2)'}) | {'repeat': -1}])
 st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--budget', '2')
 check('budget: exit 4 after 2 steps', st == 4 and K.end(last_n())['steps'] == 2, out + err)
-st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '200')
-check('max-tokens: exit 5 after 2 steps (300 tokens)', st == 5 and K.end(last_n())['usage']['total_tokens'] == 300,
-      out + err)
+st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '400')
+check('max-tokens: exit 5 before a step that could pass it (150 a step: 2 steps, 300 tokens)',
+      st == 5 and K.end(last_n())['usage']['total_tokens'] == 300, out + err)
+st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '400',
+                       '--max-output-tokens', '200')
+check('max-tokens: the worst case counts --max-output-tokens (1 step, 150 tokens)',
+      st == 5 and K.end(last_n())['usage']['total_tokens'] == 150, out + err)
 
 # ---- 6. finish with goals unmet; the model API refusing; nobody listening
 srv.queue([act({'type': 'finish', 'summary': 'I give up.'})])
@@ -168,12 +174,17 @@ check('401: the wrong key is not shown', 'Hh8Jj7Kk' not in out + err, err)
 srv.queue([{'kind': 'status', 'status': 503, 'repeat': 3}])
 st, out, err = session('--request', 'x', '--max-retries', '2')
 check('503: exit 1 after 3 attempts', st == 1 and 'after 3 attempts' in err, err)
+check('503: both retries said', 'after HTTP 503 (retry 1 of 2)' in err and 'after HTTP 503 (retry 2 of 2)' in err, err)
 ends = [e for e in K.session_events(last_n()) if e['event'] == 'session-error']
 check('503: the waits are recorded', ends and [a['status'] for a in ends[0]['attempts']] == [503, 503, 503] and
       0.375 <= ends[0]['attempts'][0]['wait'] <= 0.5 and 0.75 <= ends[0]['attempts'][1]['wait'] <= 1.0, ends)
 st, out, err = session('--request', 'x', '--max-retries', '0', '--connect-timeout', '1',
                        env={'OPENAI_BASE_URL': 'http://127.0.0.1:9/v1'})
 check('connection refused: exit 1', st == 1 and 'failed after 1 attempt' in err, err)
+srv.queue([act({'type': 'finish', 'summary': 'slow'}) | {'delay': 2}, act({'type': 'finish', 'summary': 'ok'})])
+st, out, err = session('--request', 'x', '--timeout', '1')
+check('a stall past --timeout: the retry said', st == 0 and 'after a timeout (retry 1 of 2)' in err, (st, err))
+time.sleep(1.5)   # the stalled reply has ended: the server is free
 # libcurl is loaded at the first request: a library that cannot be loaded
 # is a clear error before anything is asked, and nothing else needs it
 st, out, err = session('--request', 'x', env={'JITI_LIBCURL': '/nonexistent/libcurl.so.4'})
@@ -276,6 +287,13 @@ with open(script, 'w') as f:
 st, out, err = session('--task', task, '--scripted', script)
 check('json task: the invariant refuses, then goals met', st == 0 and
       [s['outcome'] for s in K.steps(last_n())] == ['rejected', 'accepted'], out + err)
+bad_script = os.path.join(tmp, 'bad.jsonl')
+with open(bad_script, 'w') as f:
+    f.write('{"type":"evaluate" "source":"x"}\n[1]\n')
+st, out, err = session('--request', 'x', '--scripted', bad_script, '--json')
+msgs = [json.loads(l).get('message', '') for l in out.splitlines() if l.strip()]
+check('scripted: hints in the script\'s own format', len(msgs) >= 2 and all(
+    '{"type": "evaluate"' in m and '{"action"' not in m for m in msgs[:2]), msgs)
 st, out, err = session('--task', task, '--scripted', os.path.join(tmp, 'empty.jsonl'))
 check('missing script: exit 1', st == 1 and 'cannot read the script' in err, err)
 with open(script, 'w') as f:
