@@ -47,6 +47,7 @@ void model_reply_free(model_Reply *r) {
   }
   free(r->calls);
   free(r->text);
+  free(r->reasoning);
   memset(r, 0, sizeof *r);
 }
 

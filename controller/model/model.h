@@ -129,6 +129,7 @@ typedef struct model_Reply {
   int nattempts;               /* HTTP attempts made (0 for scripted) */
   mretry_Attempt attempts[16]; /* the first 16 of them, with the waits chosen */
   int nreasoning;              /* reasoning items in the output */
+  char *reasoning;             /* their summaries' text, when the API sent any; else NULL */
   /* for the record: request and response bodies, key redacted, each at
      most max_recorded_body bytes (the request without the instructions,
      tools and schema, which are named with their sizes, and without its

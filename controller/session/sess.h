@@ -13,6 +13,7 @@
 **                   record, until a stop condition; exit statuses
 **   sess_ui.c       what the operator sees: spinner, step lines, --json,
 **                   --confirm
+**   sess_pretty.c   a proposal's source laid out as Lisp for --confirm
 **   sess_repl.c     interactive requests with line editing and history
 **   sess_list.c     `jiti sessions`: list, show, export (read-only store)
 **
@@ -223,9 +224,31 @@ void sess_ui_step(sess_UI *u, json_t *step);
 void sess_ui_end(sess_UI *u, json_t *end);
 /* A message for the operator (stderr; not in --json). */
 void sess_ui_note(sess_UI *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* --confirm: show the action and ask.  Returns 'y', 'n', or 'e' with
-** *edited = a new canonical action (validated); 'q' at end of input. */
-int sess_ui_confirm(sess_UI *u, json_t *action, json_t **edited);
+/* A proposal as --confirm shows it. */
+typedef struct sess_Proposal {
+  json_t *action;               /* canonical (maction.h) */
+  int64_t gen;                  /* the generation it is sent with */
+  int step;
+  json_t *pause;                /* the view's pause, or NULL */
+  const char *reasoning;        /* the model's reasoning summary, or NULL */
+} sess_Proposal;
+
+/* --confirm: show the proposal (its kind and generation, its source laid
+** out as Lisp, the reasoning summary; before a resume or abort, the
+** pause's condition, restarts and backtrace) and ask.  Returns 'y'; 'n'
+** with *reason (malloc'd, or NULL) the operator's reason for the model;
+** 'e' with *edited = a new canonical action (validated; on a terminal
+** edited in $VISUAL/$EDITOR, or on a line prefilled with the source, and
+** shown again before it is sent); 'q' at end of input. */
+int sess_ui_confirm(sess_UI *u, const sess_Proposal *p, json_t **edited, char **reason);
+
+/* ---- sess_pretty.c */
+
+/* src laid out as Lisp in lines of about width columns (only re-indented:
+** atoms, strings and comments keep their spelling); a source with lines
+** of its own, or one that does not balance, comes back as it is.
+** malloc'd; NULL when src is NULL or memory is exhausted. */
+char *sess_pretty_lisp(const char *src, int width);
 
 /* ---- sess_repl.c */
 

@@ -304,18 +304,29 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
     int64_t gen = r.pinned_generation >= 0 ? r.pinned_generation : s->gen;
     if (o->confirm) {
       json_t *edited;
-      int c = sess_ui_confirm(ui, action, &edited);
+      char *why = NULL;
+      sess_Proposal prop = {action, gen, s->t.steps, json_object_get(s->view, "pause"), r.reasoning};
+      int c = sess_ui_confirm(ui, &prop, &edited, &why);
       if (c == 'e') {
         json_decref(action);
         action = edited;
       } else if (c != 'y') {
         json_t *step = step_json(s, &r, action, gen, "declined", NULL, 0);
+        if (why) json_object_set_new(step, "operator_reason", bounded(why, MESSAGE_MAX));
+        model_redact_json(s->m, step);
         sess_ui_step(ui, step);
         sess_record(s, "session-step", step, 0);
-        snprintf(line, sizeof line, "step %d: declined by the operator", s->t.steps);
+        snprintf(line, sizeof line, "step %d: declined by the operator%s%.300s", s->t.steps, why ? ": " : "",
+                 why ? why : "");
         add_line(s, line);
         model_conv_reply(s->conv, &r);
-        model_conv_result(s->conv, "The operator declined this action: nothing ran. Propose another.");
+        char *res = NULL;
+        if (why && asprintf(&res, "The operator declined this action: nothing ran. The operator's reason: %s\n"
+                                  "Propose another action that takes it into account.", why) < 0)
+          res = NULL;
+        model_conv_result(s->conv, res ? res : "The operator declined this action: nothing ran. Propose another.");
+        free(res);
+        free(why);
         model_reply_free(&r);
         json_decref(action);
         if (c == 'q') { status = finish(s, SESS_INTERRUPTED, "interrupted", t0); break; }

@@ -252,11 +252,13 @@ check('structured: strict json_schema', fmt['type'] == 'json_schema' and fmt['st
 # ---- 9. --confirm: declined, then edited
 srv.queue([ev('(defun d (x) x)'), ev('(defun d (x) (+ x 1))')])
 st, out, err = session('--confirm', '--request', 'Define d.', '--goal', '(= (d 2) 4)',
-                       input='n\ne\n(defun d (x) (* 2 x))\n')
+                       input='n\nit must double\ne\n(defun d (x) (* 2 x))\n')
 check('confirm: exit 0', st == 0, out + err)
 steps = K.steps(last_n())
 check('confirm: declined, then the edited action accepted', [s['outcome'] for s in steps] == ['declined', 'accepted']
       and steps[1]['action']['source'] == '(defun d (x) (* 2 x))', steps)
+check('confirm: the reason recorded and sent to the model', steps[0].get('operator_reason') == 'it must double' and
+      "The operator's reason: it must double" in requests()[1]['body']['input'][-1]['output'], steps[0])
 
 # ---- 10. the prompt budget: older steps are summarised, never dropped silently
 srv.queue([act({'type': 'preview', 'source': '(+ %d 1)' % i}) for i in range(7)] +
