@@ -36,6 +36,12 @@ void render_diagnosis(FILE *f, json_t *diagnosis);
 ** object, or NULL when nothing is paused. */
 json_t *render_view(FILE *f, json_t *view, const char *limit_hint);
 
+/* A refusal, on stderr: "jiti CMD: CODE: MESSAGE", with what a person
+** can do about it where the code has a remedy (a pause: observe, act or
+** --wait; a rollback whose target breaks a current invariant: which one,
+** and the two ways out). */
+void render_refusal(const char *cmd, json_t *reply);
+
 /* A status reply, as `jiti status` prints it. */
 void render_status(FILE *f, json_t *reply);
 

@@ -28,6 +28,7 @@ typedef struct {
   uint64_t n;          /* -n N; 0 = all */
   uint64_t show;       /* --show SEQ (events); 0 = none */
   int allow_n, graph, json, allow_graph, allow_json, allow_show;
+  const char *wants;   /* the positionals, said when some are missing ("a revision REV") */
 } Args;
 
 static int parse_args(Args *a, int argc, char **argv) {
@@ -64,7 +65,11 @@ static int parse_args(Args *a, int argc, char **argv) {
       a->pos[a->npos++] = s;
     }
   }
-  if (a->npos != a->maxpos) { a->usage(stderr); return EXIT_USAGE; }
+  if (a->npos != a->maxpos) {  /* one line, not the whole help page */
+    fprintf(stderr, "jiti %s: give %s (see 'jiti %s --help')\n", a->cmd, a->wants ? a->wants : "the arguments",
+            a->cmd);
+    return EXIT_USAGE;
+  }
   return EXIT_OK;
 }
 
@@ -164,7 +169,7 @@ static char *entry_text(const char *cmd, store_env *s, jiti_State *S, const uint
 }
 
 static int show_main(int argc, char **argv) {
-  Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1};
+  Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1, .wants = "a revision: jiti show REV (jiti log lists them)"};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   store_env *s = ostore_open("show", a.dir, 0);
@@ -247,7 +252,8 @@ static int key_cmp(const storeio_entry *x, const storeio_entry *y) {
 }
 
 static int diff_main(int argc, char **argv) {
-  Args a = {.cmd = "diff", .usage = diff_usage, .maxpos = 2};
+  Args a = {.cmd = "diff", .usage = diff_usage, .maxpos = 2,
+            .wants = "two revisions: jiti diff A B (jiti log lists them)"};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   uint64_t ra = 0, rb = 0, cur = 0;
