@@ -368,6 +368,8 @@ int cmd_preview(int argc, char **argv) { return run_txn("preview", PROTO_PREVIEW
 /* ------------------------------------------------------------- inspect */
 
 static void inspect_usage(FILE *out) {
+  char kinds[512];
+  render_entry_kinds(kinds, sizeof kinds, " or ");
   fprintf(out,
           "usage: jiti inspect [--kind KIND] [--store DIR] [--json] NAME\n"
           "\n"
@@ -383,14 +385,12 @@ static void inspect_usage(FILE *out) {
           "property lists.\n"
           "\n"
           "options:\n"
-          "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    foreign, data, invariant, package, type, symbol-macro,\n"
-          "                    setf-expander, compiler-macro, documentation or plist\n"
+          "  --kind KIND       one of the entry kinds: %s\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n");
+          "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n", kinds);
 }
 
 /* NAME as the reader would read it: folded to upper case unless written
@@ -411,9 +411,9 @@ int cmd_inspect(int argc, char **argv) {
     if (r) continue;
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
-        fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
-                        "method, foreign, data, invariant, package, type, symbol-macro, setf-expander, "
-                        "compiler-macro, documentation or plist\n");
+        char kinds[512];
+        render_entry_kinds(kinds, sizeof kinds, " or ");
+        fprintf(stderr, "jiti inspect: --kind needs %s\n", kinds);
         free(name);
         return EXIT_USAGE;
       }

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "jiti_world.h"
 #include "kclient.h"
 #include "render.h"
 
@@ -189,6 +190,14 @@ static void count(json_t *changes, size_t *a, size_t *c, size_t *r) {
     else if (json_is_true(json_object_get(x, "added"))) ++*a;
     else ++*c;
   }
+}
+
+void render_entry_kinds(char *buf, size_t len, const char *last) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int k = 0; k < JITI_ENTRY_KIND_COUNT && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", k == 0 ? "" : k == JITI_ENTRY_KIND_COUNT - 1 ? last : ", ",
+                          jiti_entry_kind_name((jiti_EntryKind)k));
 }
 
 void render_refusal(const char *cmd, json_t *r) {

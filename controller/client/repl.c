@@ -36,6 +36,7 @@
 #include "proto.h"
 #include "jtext.h"
 #include "engine.h"
+#include "jiti_world.h"
 
 #define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
 #define REPL_HISTORY_FILE "repl_history"
@@ -539,12 +540,17 @@ static void fold_name(char *s) {
 
 static void run_inspect(Repl *R, char *args) {
   char *kind = strtok(args, WS), *name = strtok(NULL, WS);
-  if (!kind || !name || strtok(NULL, WS)) {
-    printf("usage: :inspect KIND NAME  (KIND: an entry kind, as jiti inspect --help lists them)\n");
+  if (kind && !name) name = kind, kind = NULL;   /* a name alone: the first entry of that name, whatever its kind */
+  if (!name || strtok(NULL, WS) || (kind && jiti_entry_kind_parse(kind) < 0)) {
+    char kinds[512];
+    render_entry_kinds(kinds, sizeof kinds, " or ");
+    printf("usage: :inspect [KIND] NAME  (KIND: %s)\n", kinds);
     return;
   }
   fold_name(name);
-  json_t *r = request(R, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kind, "name", name), 0);
+  json_t *req = json_pack("{s:s, s:s}", "op", "inspect", "name", name);
+  if (req && kind) json_object_set_new(req, "kind", json_string(kind));
+  json_t *r = request(R, req, 0);
   if (!r) return;
   if (!json_is_true(json_object_get(r, "ok"))) {
     print_error(r);
@@ -596,6 +602,8 @@ static void run_history(Repl *R, char *args) {
 }
 
 static void print_help(void) {
+  char kinds[512];
+  render_entry_kinds(kinds, sizeof kinds, " or ");
   printf("FORM                 run a Lisp form as an application call (it may span lines;\n"
          "                     several on a line run in turn); an unhandled error pauses\n"
          "                     it (the debugger); while paused, a form is a repair\n"
@@ -617,13 +625,14 @@ static void print_help(void) {
          "                     transaction ends and what it did is restored)\n"
          ":observe             show the world (and, while paused, the restart menu)\n"
          ":status              show the kernel's state\n"
-         ":inspect KIND NAME   one entry in full (KIND: an entry kind, as jiti inspect\n"
-         "                     --help lists them; NAME folded to upper case\n"
-         "                     unless written with |...|, \"...\" or \\)\n"
+         ":inspect [KIND] NAME one entry in full: the first of that name, or of that\n"
+         "                     kind (NAME folded to upper case unless written with\n"
+         "                     |...|, \"...\" or \\)\n"
          ":history [N]         the last N revisions (default 10)\n"
          ":help                this list\n"
          ":quit                leave (also Ctrl-D)\n"
-         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n");
+         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n"
+         "Entry kinds: %s.\n", kinds);
 }
 
 /* ------------------------------------------------------------ input */
@@ -994,7 +1003,7 @@ static void repl_usage(FILE *out) {
           "                                         a paused frame's locals; in, out of, again\n"
           "  :act FORM, :resume ID [ARGS]           act as a model would; answer a pause\n"
           "  :observe, :status                      the world, the kernel\n"
-          "  :inspect KIND NAME, :history [N]       one entry in full, the last revisions\n"
+          "  :inspect [KIND] NAME, :history [N]     one entry in full, the last revisions\n"
           "  :help, :quit (or Ctrl-D)\n"
           "\n"
           "On a terminal: line editing and a history (libedit) kept in $JITI_REPL_HISTORY,\n"

@@ -496,9 +496,10 @@ static void op_inspect(Req *q) {
   const char *kind, *name;
   if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
   if (kind && jiti_entry_kind_parse(kind) < 0) {
-    dreply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
-                 "variable, structure, data, invariant, class, generic, method, foreign, package, type, "
-                 "symbol-macro, setf-expander, compiler-macro, documentation, plist)", kind);
+    char kinds[512] = "";   /* the kernel's names, its one table */
+    for (int k = 0, n = 0; k < JITI_ENTRY_KIND_COUNT && n < (int)sizeof kinds; k++)
+      n += snprintf(kinds + n, sizeof kinds - (size_t)n, "%s%s", k ? ", " : "", jiti_entry_kind_name((jiti_EntryKind)k));
+    dreply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (%s)", kind, kinds);
     return;
   }
   queue(q, &q->D->queryq, "requests");

@@ -382,15 +382,18 @@ void history_event_line(FILE *out, const char *json, size_t len) {
 
 typedef struct { int json; } EvArgs;
 
-/* --show: one event in full; a "body" member holding JSON (a model
-** request or response recorded by a session) is decoded too. */
+/* --show: one event in full; a "body" member (a model request or
+** response recorded by a session) is printed once, after the rest,
+** decoded when it holds JSON. */
 static int show_event(void *arg, uint64_t seq, const char *json, size_t len) {
   *(int *)arg = 1;
   json_t *o = json_loadb(json, len, 0, NULL);
+  json_t *bodyv = json_incref(json_object_get(o, "body"));
+  const char *body = json_string_value(bodyv);
+  if (body) json_object_del(o, "body");
   char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
   printf("%s\n", t ? t : "(unreadable event)");
   free(t);
-  const char *body = json_string_value(json_object_get(o, "body"));
   json_t *b = body ? json_loads(body, 0, NULL) : NULL;
   if (b) {
     t = json_dumps(b, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -400,6 +403,7 @@ static int show_event(void *arg, uint64_t seq, const char *json, size_t len) {
     printf("body:\n%s\n", body);
   }
   json_decref(b);
+  json_decref(bodyv);
   json_decref(o);
   (void)seq;
   return 1;

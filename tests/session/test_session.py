@@ -80,6 +80,7 @@ check('retry: request and response bodies recorded', [e['event'] for e in bodies
 st, o, e = L.jiti('events', '--store', K.store, '--show', bodies[0]['seq'])
 check('events --show decodes the body', st == 0 and 'body, decoded:' in o and '"input": [' in o and
       '[the instructions:' in o, o[:300])
+check('events --show prints the body once', o.count('[the instructions:') == 1 and '"body":' not in o, o[:600])
 end = K.end(n)
 check('retry: end totals', end['outcome'] == 'goals-met' and end['usage']['total_tokens'] == 150, end)
 
