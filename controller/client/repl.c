@@ -40,9 +40,9 @@
 #include "engine.h"
 #include "jiti_world.h"
 
-#define REPL_HISTORY_SIZE 1000 /* entries kept in the history file */
+#define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
 #define REPL_HISTORY_FILE "repl_history"
-#define WS " \t\r\n" /* separates the arguments of a command */
+#define WS " \t\r\n"                /* separates the arguments of a command */
 
 /* What the lines being collected are for. */
 typedef enum { PEND_CALL, PEND_ACT, PEND_RESUME, PEND_FRAME_EVAL, PEND_RETURN } PendKind;
@@ -50,13 +50,13 @@ typedef enum { PEND_CALL, PEND_ACT, PEND_RESUME, PEND_FRAME_EVAL, PEND_RETURN } 
 typedef struct Repl {
   kclient k;
   const char *dir;
-  int tty; /* stdin is a terminal: libedit, prompts, the history file */
+  int tty;                  /* stdin is a terminal: libedit, prompts, the history file */
   EditLine *el;
   History *hist;
-  char *histfile; /* NULL: no history file */
+  char *histfile;           /* NULL: no history file */
   int hist_warned;
-  json_int_t pid; /* the kernel's pid (hello); 0 before the first connection */
-  int known;      /* gen and state: the last status reply */
+  json_int_t pid;           /* the kernel's pid (hello); 0 before the first connection */
+  int known;                /* gen and state: the last status reply */
   json_int_t gen;
   char state[32];
   char prompt[96];
@@ -64,12 +64,12 @@ typedef struct Repl {
   char *text;
   size_t len, cap, form_off;
   PendKind kind;
-  char restart[128]; /* PEND_RESUME: the restart id */
-  int frame;         /* PEND_FRAME_EVAL, PEND_RETURN: the frame's number */
-  char *line;        /* getline's buffer */
+  char restart[128];        /* PEND_RESUME: the restart id */
+  int frame;                /* PEND_FRAME_EVAL, PEND_RETURN: the frame's number */
+  char *line;               /* getline's buffer */
   size_t linecap;
-  int on_error_fail; /* --on-error fail: calls end on an error instead of pausing */
-  json_t *pause;     /* the pause last seen (its menu, level, backtrace), or NULL */
+  int on_error_fail;        /* --on-error fail: calls end on an error instead of pausing */
+  json_t *pause;            /* the pause last seen (its menu, level, backtrace), or NULL */
 } Repl;
 
 static volatile sig_atomic_t interrupted;
@@ -110,13 +110,10 @@ static int delimiter(char c) { return isspace((unsigned char)c) || strchr("()\"'
 static int form_scan(const char *s, size_t n, size_t *first_end) {
   int depth = 0, seen = 0, prefix = 0, block = 0;
   size_t end = 0;
-#define FORM_ENDS_AT(k)                           \
-  do {                                            \
-    if (!end && depth == 0 && !prefix) end = (k); \
-  } while (0)
+#define FORM_ENDS_AT(k) do { if (!end && depth == 0 && !prefix) end = (k); } while (0)
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    if (block) { /* inside #| ... |#, which nest */
+    if (block) {  /* inside #| ... |#, which nest */
       if (c == '|' && i + 1 < n && s[i + 1] == '#') block--, i++;
       else if (c == '#' && i + 1 < n && s[i + 1] == '|') block++, i++;
       continue;
@@ -125,8 +122,7 @@ static int form_scan(const char *s, size_t n, size_t *first_end) {
     case ';':
       while (i + 1 < n && s[i + 1] != '\n') i++;
       break;
-    case '"':
-    case '|': /* up to the closing one; \ escapes inside */
+    case '"': case '|':  /* up to the closing one; \ escapes inside */
       for (i++; i < n && s[i] != c; i++)
         if (s[i] == '\\') i++;
       if (i >= n) return FORM_OPEN;
@@ -134,33 +130,30 @@ static int form_scan(const char *s, size_t n, size_t *first_end) {
       FORM_ENDS_AT(i + 1);
       break;
     case '#':
-      if (i + 1 < n && s[i + 1] == '|') {
-        block = 1, i++;
-        break;
-      }
-      if (i + 1 < n && s[i + 1] == '\\') { /* #\x: x is a character, whatever it is */
+      if (i + 1 < n && s[i + 1] == '|') { block = 1, i++; break; }
+      if (i + 1 < n && s[i + 1] == '\\') {  /* #\x: x is a character, whatever it is */
         i += 2;
         if (i >= n) return FORM_OPEN;
-        while (i + 1 < n && !delimiter(s[i + 1])) i++; /* #\Space */
+        while (i + 1 < n && !delimiter(s[i + 1])) i++;  /* #\Space */
         seen = 1, prefix = 0;
         FORM_ENDS_AT(i + 1);
         break;
       }
       if (i + 1 < n && s[i + 1] == '\'') i++;
-      seen = 1, prefix = 1; /* #' #( #: #x ... : what follows belongs to it */
+      seen = 1, prefix = 1;  /* #' #( #: #x ... : what follows belongs to it */
       break;
-    case '(': depth++, seen = 1, prefix = 0; break;
+    case '(':
+      depth++, seen = 1, prefix = 0;
+      break;
     case ')':
       depth--, seen = 1, prefix = 0;
       FORM_ENDS_AT(i + 1);
       break;
-    case '\'':
-    case '`':
-    case ',':
+    case '\'': case '`': case ',':
       if (c == ',' && i + 1 < n && s[i + 1] == '@') i++;
       seen = 1, prefix = 1;
       break;
-    case '\\': /* a single escape in a token */
+    case '\\':  /* a single escape in a token */
       if (++i >= n) return FORM_OPEN;
       seen = 1, prefix = 0;
       if (i + 1 >= n || delimiter(s[i + 1])) FORM_ENDS_AT(i + 1);
@@ -190,26 +183,26 @@ static int reconnect(Repl *R, int quiet) {
     return 0;
   }
   json_t *rep;
-  if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", PROTO_VERSION, "client", "jiti repl"),
+  if (kclient_call(&R->k, json_pack("{s:s, s:i, s:s}", "op", "hello", "protocol", PROTO_VERSION, "client",
+                                    "jiti repl"),
                    &rep, NULL) != KCLIENT_OK) {
     if (!quiet) say("the kernel for %s closed the connection without a reply (see its log)", R->dir);
     return 0;
   }
   if (!json_is_true(json_object_get(rep, "ok"))) {
-    if (!quiet) say("the kernel refused this client: %s: %s", kclient_str(rep, "code"), kclient_str(rep, "message"));
+    if (!quiet)
+      say("the kernel refused this client: %s: %s", kclient_str(rep, "code"), kclient_str(rep, "message"));
     json_decref(rep);
     kclient_close(&R->k);
     return 0;
   }
   json_int_t pid = kclient_int(rep, "pid");
   if (R->pid && pid != R->pid)
-    say("reconnected: a new kernel serves %s (pid %" JSON_INTEGER_FORMAT ", was %" JSON_INTEGER_FORMAT ")", R->dir, pid,
-        R->pid);
+    say("reconnected: a new kernel serves %s (pid %" JSON_INTEGER_FORMAT ", was %" JSON_INTEGER_FORMAT ")",
+        R->dir, pid, R->pid);
   else if (R->tty)
-    printf("connected to the kernel for %s (jiti %s, pid %" JSON_INTEGER_FORMAT
-           "); :help lists the "
-           "commands, Ctrl-D quits\n",
-           R->dir, kclient_str(rep, "kernel"), pid);
+    printf("connected to the kernel for %s (jiti %s, pid %" JSON_INTEGER_FORMAT "); :help lists the "
+           "commands, Ctrl-D quits\n", R->dir, kclient_str(rep, "kernel"), pid);
   R->pid = pid;
   json_decref(rep);
   return 1;
@@ -254,26 +247,26 @@ static json_t *request(Repl *R, json_t *req, int quiet) {
     char err[600];
     const char *op;
     json_t *s = kclient_stop_keyed(R->dir, key, &op, err, sizeof err);
-    if (R->tty) fputc('\n', stdout); /* after the ^C */
-    if (!s) say("cannot stop it: %s", err);
+    if (R->tty) fputc('\n', stdout);  /* after the ^C */
+    if (!s)
+      say("cannot stop it: %s", err);
     else if (json_is_true(json_object_get(s, "ok")))
       say("%s attempt %lld (Ctrl-C again to stop waiting)", !strcmp(op, "interrupt") ? "interrupting" : "cancelling",
           (long long)kclient_int(s, "attempt"));
-    else say("%s: %s (Ctrl-C again to stop waiting)", kclient_str(s, "code"), kclient_str(s, "message"));
+    else
+      say("%s: %s (Ctrl-C again to stop waiting)", kclient_str(s, "code"), kclient_str(s, "message"));
     json_decref(s);
     rc = kclient_await(&R->k, &rep, &interrupted);
   }
   json_decref(req);
   if (rc == KCLIENT_OK) return rep;
   if (quiet) return NULL;
-  if (rc == KCLIENT_INTERRUPTED && R->tty) fputc('\n', stdout); /* after the ^C */
+  if (rc == KCLIENT_INTERRUPTED && R->tty) fputc('\n', stdout);  /* after the ^C */
   if (rc == KCLIENT_INTERRUPTED)
     say("interrupted: no longer waiting; the kernel still has the request (:status, :observe)");
   else if (rc == KCLIENT_NO_REPLY)
-    say(
-      "the kernel for %s closed the connection before it answered; the request may or may not have "
-      "run (:observe shows the world)",
-      R->dir);
+    say("the kernel for %s closed the connection before it answered; the request may or may not have "
+        "run (:observe shows the world)", R->dir);
   return NULL;
 }
 
@@ -291,13 +284,14 @@ static int refresh(Repl *R, int quiet) {
 
 /* ---------------------------------------------------------- replies */
 
-static void print_error(json_t *r) { printf("%s: %s\n", kclient_str(r, "code"), kclient_str(r, "message")); }
+static void print_error(json_t *r) {
+  printf("%s: %s\n", kclient_str(r, "code"), kclient_str(r, "message"));
+}
 
 /* After a pause's menu: how to answer it. */
 static void pause_hint(void) {
-  printf(
-    "type a restart's number (and its arguments) to continue with it, :abort to leave this level;\n"
-    "forms you type now are repairs inside the pause (:help lists the debugger's commands)\n");
+  printf("type a restart's number (and its arguments) to continue with it, :abort to leave this level;\n"
+         "forms you type now are repairs inside the pause (:help lists the debugger's commands)\n");
 }
 
 /* The pause last seen: its menu, level and backtrace (p: borrowed; NULL:
@@ -314,7 +308,7 @@ static void pause_set(Repl *R, json_t *p) {
 static void print_pause(Repl *R, json_t *p) {
   pause_set(R, p);
   json_int_t level = kclient_int(p, "level");
-  int back = !strcmp(kclient_str(p, "refusal"), "aborted"); /* a level above was left */
+  int back = !strcmp(kclient_str(p, "refusal"), "aborted");  /* a level above was left */
   printf("%s level %" JSON_INTEGER_FORMAT " (generation %" JSON_INTEGER_FORMAT "): %s: %s\n",
          back ? "back at" : "debugger entered at", level, kclient_int(p, "generation"),
          kclient_str(p, "condition_type"), kclient_str(p, "report"));
@@ -331,7 +325,7 @@ static void print_pause(Repl *R, json_t *p) {
   }
   const char *bt = kclient_str(p, "backtrace");
   int lines = 0;
-  for (const char *c = bt; *c && lines < 5; lines++) { /* the innermost frames, with their locals */
+  for (const char *c = bt; *c && lines < 5; lines++) {  /* the innermost frames, with their locals */
     size_t n = strcspn(c, "\n"), k;
     printf("%s%.*s\n", lines ? "  " : "backtrace (:bt shows it all):\n  ", (int)n, c);
     json_t *l;
@@ -347,7 +341,8 @@ static void print_pause(Repl *R, json_t *p) {
 static json_t *pause_now(Repl *R) {
   if (R->pause) return R->pause;
   json_t *r = request(R, json_pack("{s:s, s:i}", "op", "observe", "budget", 4096), 1);
-  if (r && json_is_true(json_object_get(r, "ok"))) pause_set(R, json_object_get(json_object_get(r, "view"), "pause"));
+  if (r && json_is_true(json_object_get(r, "ok")))
+    pause_set(R, json_object_get(json_object_get(r, "view"), "pause"));
   json_decref(r);
   return R->pause;
 }
@@ -375,7 +370,7 @@ static void print_reply(Repl *R, json_t *r) {
   json_t *p = json_object_get(r, "pause");
   int ok = json_is_true(json_object_get(r, "ok"));
   if (ok && json_is_object(p)) {
-    if (json_object_get(r, "value")) { /* a repair's value: the same pause */
+    if (json_object_get(r, "value")) {  /* a repair's value: the same pause */
       print_values(r, "repair value: ");
       pause_set(R, p);
       return;
@@ -398,8 +393,9 @@ static void print_reply(Repl *R, json_t *r) {
     printf("; revision %" JSON_INTEGER_FORMAT ":", kclient_int(r, "revision"));
     size_t i;
     json_t *c;
-    json_array_foreach(ch, i, c) printf("%s %s %s%s", i ? "," : "", kclient_str(c, "kind"), kclient_str(c, "name"),
-                                        json_is_true(json_object_get(c, "removed")) ? " (removed)" : "");
+    json_array_foreach(ch, i, c)
+      printf("%s %s %s%s", i ? "," : "", kclient_str(c, "kind"), kclient_str(c, "name"),
+             json_is_true(json_object_get(c, "removed")) ? " (removed)" : "");
     printf("\n");
   }
 }
@@ -436,10 +432,9 @@ static void run_call(Repl *R, const char *src, size_t n) {
     return;
   }
   /* keyed (Ctrl-C names it by its key), and cancelled should the repl go */
-  json_t *r = request(R,
-                      keyed(json_pack("{s:s, s:s%, s:s, s:b, s:s}", "op", "call", "source", src, n, "on_error",
-                                      R->on_error_fail ? "fail" : "pause", "listening", 1, "on_disconnect", "cancel")),
-                      0);
+  json_t *r = request(R, keyed(json_pack("{s:s, s:s%, s:s, s:b, s:s}", "op", "call", "source", src, n, "on_error",
+                                         R->on_error_fail ? "fail" : "pause", "listening", 1, "on_disconnect",
+                                         "cancel")), 0);
   if (!r) return;
   print_reply(R, r);
   if (!json_is_true(json_object_get(r, "ok"))) render_diagnosis(stdout, json_object_get(r, "diagnosis"));
@@ -452,11 +447,9 @@ static void run_act(Repl *R, json_t *action) {
     say("cannot encode the request (is the text valid UTF-8?)");
     return;
   }
-  if (!refresh(R, 0)) {
-    json_decref(action);
-    return;
-  }
-  json_t *r = request(R, keyed(json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action)), 0);
+  if (!refresh(R, 0)) { json_decref(action); return; }
+  json_t *r = request(R, keyed(json_pack("{s:s, s:I, s:o}", "op", "act", "generation", R->gen, "action", action)),
+                      0);
   if (!r) return;
   print_reply(R, r);
   json_decref(r);
@@ -531,11 +524,11 @@ static int continue_restart(Repl *R, char *id, size_t n) {
     printf("nothing is paused\n");
     return 0;
   }
-  json_array_foreach(json_object_get(p, "restarts"), i, r) if (kclient_int(r, "level") == kclient_int(p, "level") &&
-                                                               !strcmp(kclient_str(r, "name"), "CONTINUE")) {
-    snprintf(id, n, "%s", kclient_str(r, "id"));
-    return 1;
-  }
+  json_array_foreach(json_object_get(p, "restarts"), i, r)
+    if (kclient_int(r, "level") == kclient_int(p, "level") && !strcmp(kclient_str(r, "name"), "CONTINUE")) {
+      snprintf(id, n, "%s", kclient_str(r, "id"));
+      return 1;
+    }
   printf("this level has no CONTINUE restart: choose one by its number, or :abort\n");
   return 0;
 }
@@ -549,7 +542,7 @@ static void fold_name(char *s) {
 
 static void run_inspect(Repl *R, char *args) {
   char *kind = strtok(args, WS), *name = strtok(NULL, WS);
-  if (kind && !name) name = kind, kind = NULL; /* a name alone: the first entry of that name, whatever its kind */
+  if (kind && !name) name = kind, kind = NULL;   /* a name alone: the first entry of that name, whatever its kind */
   if (!name || strtok(NULL, WS) || (kind && jiti_entry_kind_parse(kind) < 0)) {
     char kinds[512];
     render_entry_kinds(kinds, sizeof kinds, " or ");
@@ -601,9 +594,8 @@ static void run_history(Repl *R, char *args) {
     json_int_t rev = kclient_int(v, "revision"), parent = kclient_int(v, "parent");
     const char *summary = kclient_str(v, "summary");
     printf("%-5" JSON_INTEGER_FORMAT " %s  %-12s g%-5" JSON_INTEGER_FORMAT " +%" JSON_INTEGER_FORMAT
-           " -%" JSON_INTEGER_FORMAT "  %s",
-           rev, when, kclient_str(v, "kind"), kclient_int(v, "generation"), count_of(v, "added"),
-           count_of(v, "removed"), *summary ? summary : "-");
+           " -%" JSON_INTEGER_FORMAT "  %s", rev, when, kclient_str(v, "kind"), kclient_int(v, "generation"),
+           count_of(v, "added"), count_of(v, "removed"), *summary ? summary : "-");
     if (rev > 1 && parent != rev - 1) printf(" (parent %" JSON_INTEGER_FORMAT ")", parent);
     printf("\n");
   }
@@ -614,37 +606,35 @@ static void run_history(Repl *R, char *args) {
 static void print_help(void) {
   char kinds[512];
   render_entry_kinds(kinds, sizeof kinds, " or ");
-  printf(
-    "FORM                 run a Lisp form as an application call (it may span lines;\n"
-    "                     several on a line run in turn); an unhandled error pauses\n"
-    "                     it (the debugger); while paused, a form is a repair\n"
-    "                     inside the pause\n"
-    "N [ARGS]             while paused: continue with restart number N of the menu\n"
-    ":continue            while paused: the innermost level's CONTINUE restart\n"
-    ":bt                  while paused: the whole backtrace\n"
-    ":locals [N]          while paused: frame N's arguments and locals (default 0)\n"
-    ":frame N FORM        while paused: a repair evaluated in frame N (it reads and\n"
-    "                     setqs the frame's locals)\n"
-    ":return N [VALUE..]  while paused: frame N returns the values (each evaluated)\n"
-    ":restart-frame N     while paused: call frame N's function again with its\n"
-    "                     arguments (after a redefinition, the new one)\n"
-    ":act FORM            an action: evaluate FORM at the current generation (a new\n"
-    "                     transaction that may pause, or a repair inside the pause)\n"
-    ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
-    "                     arguments as written in a call, each form evaluated)\n"
-    ":abort               leave the innermost pause level (at level 1 the paused\n"
-    "                     transaction ends and what it did is restored)\n"
-    ":observe             show the world (and, while paused, the restart menu)\n"
-    ":status              show the kernel's state\n"
-    ":inspect [KIND] NAME one entry in full: the first of that name, or of that\n"
-    "                     kind (NAME folded to upper case unless written with\n"
-    "                     |...|, \"...\" or \\)\n"
-    ":history [N]         the last N revisions (default 10)\n"
-    ":help                this list\n"
-    ":quit                leave (also Ctrl-D)\n"
-    "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n"
-    "Entry kinds: %s.\n",
-    kinds);
+  printf("FORM                 run a Lisp form as an application call (it may span lines;\n"
+         "                     several on a line run in turn); an unhandled error pauses\n"
+         "                     it (the debugger); while paused, a form is a repair\n"
+         "                     inside the pause\n"
+         "N [ARGS]             while paused: continue with restart number N of the menu\n"
+         ":continue            while paused: the innermost level's CONTINUE restart\n"
+         ":bt                  while paused: the whole backtrace\n"
+         ":locals [N]          while paused: frame N's arguments and locals (default 0)\n"
+         ":frame N FORM        while paused: a repair evaluated in frame N (it reads and\n"
+         "                     setqs the frame's locals)\n"
+         ":return N [VALUE..]  while paused: frame N returns the values (each evaluated)\n"
+         ":restart-frame N     while paused: call frame N's function again with its\n"
+         "                     arguments (after a redefinition, the new one)\n"
+         ":act FORM            an action: evaluate FORM at the current generation (a new\n"
+         "                     transaction that may pause, or a repair inside the pause)\n"
+         ":resume ID [ARGS]    continue the pause with restart ID of its menu (ARGS: its\n"
+         "                     arguments as written in a call, each form evaluated)\n"
+         ":abort               leave the innermost pause level (at level 1 the paused\n"
+         "                     transaction ends and what it did is restored)\n"
+         ":observe             show the world (and, while paused, the restart menu)\n"
+         ":status              show the kernel's state\n"
+         ":inspect [KIND] NAME one entry in full: the first of that name, or of that\n"
+         "                     kind (NAME folded to upper case unless written with\n"
+         "                     |...|, \"...\" or \\)\n"
+         ":history [N]         the last N revisions (default 10)\n"
+         ":help                this list\n"
+         ":quit                leave (also Ctrl-D)\n"
+         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n"
+         "Entry kinds: %s.\n", kinds);
 }
 
 /* ------------------------------------------------------------ input */
@@ -660,10 +650,7 @@ static void pend_add(Repl *R, const char *s, size_t n) {
     size_t cap = R->cap ? R->cap : 256;
     while (cap < R->len + n + 2) cap *= 2;
     char *p = realloc(R->text, cap);
-    if (!p) {
-      say("out of memory");
-      exit(EXIT_FAIL);
-    }
+    if (!p) { say("out of memory"); exit(EXIT_FAIL); }
     R->text = p;
     R->cap = cap;
   }
@@ -680,14 +667,14 @@ static char *prompt_fn(EditLine *el) {
 }
 
 static void make_prompt(Repl *R) {
-  if (R->len) { /* a continuation line: dots as wide as the prompt */
+  if (R->len) {  /* a continuation line: dots as wide as the prompt */
     size_t w = strlen(R->prompt);
     if (w < 5 || w >= sizeof R->prompt) w = 5;
     memset(R->prompt, ' ', w - 5);
     memcpy(R->prompt + w - 5, "...> ", 6);
     return;
   }
-  refresh(R, 1); /* the world may have moved on while we waited */
+  refresh(R, 1);  /* the world may have moved on while we waited */
   if (R->k.fd < 0) {
     snprintf(R->prompt, sizeof R->prompt, "jiti (no kernel)> ");
   } else if (!R->known) {
@@ -695,7 +682,7 @@ static void make_prompt(Repl *R) {
   } else {
     char st[48];
     snprintf(st, sizeof st, "%s", R->state);
-    if (!strcmp(st, "paused")) { /* as a Lisp debugger's prompt: the level */
+    if (!strcmp(st, "paused")) {  /* as a Lisp debugger's prompt: the level */
       json_t *p = pause_now(R);
       snprintf(st, sizeof st, "PAUSED %" JSON_INTEGER_FORMAT "]", p ? kclient_int(p, "level") : (json_int_t)1);
     } else {
@@ -713,7 +700,7 @@ static void make_prompt(Repl *R) {
 
 static void follow_world(Repl *R) {
   const LineInfo *li = el_line(R->el);
-  if (R->len || !li || li->lastchar != li->buffer) return; /* the operator is typing: leave the line alone */
+  if (R->len || !li || li->lastchar != li->buffer) return;   /* the operator is typing: leave the line alone */
   char was[32];
   json_int_t gen = R->gen;
   int known = R->known;
@@ -726,8 +713,7 @@ static void follow_world(Repl *R) {
     if (paused) {
       pause_set(R, NULL);
       json_t *p = pause_now(R);
-      printf("(the world was paused by another client at generation %" JSON_INTEGER_FORMAT
-             ": %s: %s;\n"
+      printf("(the world was paused by another client at generation %" JSON_INTEGER_FORMAT ": %s: %s;\n"
              " :observe shows the pause; forms you type now are repairs inside it, :abort ends it)\n",
              R->gen, p ? kclient_str(p, "condition_type") : "?", p ? kclient_str(p, "report") : "?");
     } else {
@@ -749,7 +735,7 @@ static int getc_following(EditLine *el, wchar_t *wc) {
   for (;;) {
     struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
     int r = poll(&pf, 1, FOLLOW_MS);
-    if (r < 0) return -1; /* EINTR: Ctrl-C, as libedit's own read says it */
+    if (r < 0) return -1;   /* EINTR: Ctrl-C, as libedit's own read says it */
     if (r == 0) {
       if (R) follow_world(R);
       continue;
@@ -760,7 +746,7 @@ static int getc_following(EditLine *el, wchar_t *wc) {
     if (n == 0) return 0;
     wchar_t w;
     size_t k = mbrtowc(&w, &c, 1, &st);
-    if (k == (size_t)-2) continue; /* more bytes of the character to come */
+    if (k == (size_t)-2) continue;   /* more bytes of the character to come */
     if (k == (size_t)-1) {
       memset(&st, 0, sizeof st);
       w = (unsigned char)c;
@@ -802,7 +788,7 @@ static void history_open(Repl *R) {
   history(R->hist, &ev, H_SETSIZE, REPL_HISTORY_SIZE);
   history(R->hist, &ev, H_SETUNIQUE, 1);
   const char *env = getenv("JITI_REPL_HISTORY");
-  if (env && !*env) return; /* set and empty: no history file */
+  if (env && !*env) return;  /* set and empty: no history file */
   if (env) {
     R->histfile = strdup(env);
   } else if (asprintf(&R->histfile, "%s/%s", R->dir, REPL_HISTORY_FILE) < 0) {
@@ -821,8 +807,8 @@ static void history_open(Repl *R) {
   }
   if ((st.st_mode & 07777) != 0600) {
     if (fchmod(fd, 0600) != 0) {
-      say("cannot make the history file %s private (mode 0600): %s; this session keeps no history", R->histfile,
-          strerror(errno));
+      say("cannot make the history file %s private (mode 0600): %s; this session keeps no history",
+          R->histfile, strerror(errno));
       close(fd);
       free(R->histfile);
       R->histfile = NULL;
@@ -875,8 +861,12 @@ static void run_entry(Repl *R) {
     return;
   }
   switch (R->kind) {
-  case PEND_CALL: run_call(R, form, n); break;
-  case PEND_ACT: run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", form, n)); break;
+  case PEND_CALL:
+    run_call(R, form, n);
+    break;
+  case PEND_ACT:
+    run_act(R, json_pack("{s:s, s:s%}", "type", "evaluate", "source", form, n));
+    break;
   case PEND_FRAME_EVAL:
     run_act(R, json_pack("{s:s, s:s%, s:i}", "type", "evaluate", "source", form, n, "frame", R->frame));
     break;
@@ -884,7 +874,7 @@ static void run_entry(Repl *R) {
   case PEND_RETURN: {
     json_t *a = R->kind == PEND_RESUME ? json_pack("{s:s, s:s}", "type", "resume", "restart_id", R->restart)
                                        : json_pack("{s:s, s:i}", "type", "return-from-frame", "frame", R->frame);
-    if (a && n) { /* the arguments as written: each form evaluated */
+    if (a && n) {  /* the arguments as written: each form evaluated */
       size_t len = n + 16;
       char *e = malloc(len);
       if (e) snprintf(e, len, "(list\n%.*s\n)", (int)n, form);
@@ -903,12 +893,12 @@ static void run_entry(Repl *R) {
 static int command(Repl *R) {
   char *s = R->text;
   while (isspace((unsigned char)*s)) s++;
-  s++; /* the ':' */
+  s++;  /* the ':' */
   char *name = s;
   while (*s && !isspace((unsigned char)*s)) s++;
   size_t nlen = (size_t)(s - name);
   while (*s && isspace((unsigned char)*s)) s++;
-  char *args = s; /* up to the end of the text, newline included */
+  char *args = s;  /* up to the end of the text, newline included */
 #define IS(w) (nlen == strlen(w) && !strncmp(name, w, nlen))
   if (IS("quit") || IS("q") || IS("exit")) return 1;
   if (IS("help") || IS("h") || IS("?")) {
@@ -928,23 +918,20 @@ static int command(Repl *R) {
     else printf("%s", kclient_str(p, "backtrace"));
   } else if (IS("locals")) {
     show_locals(R, args);
-  } else if (IS("frame")) { /* :frame N FORM: a repair in frame N's environment */
+  } else if (IS("frame")) {  /* :frame N FORM: a repair in frame N's environment */
     if (!frame_arg(R, &args, &R->frame, ":frame N FORM  (FORM evaluated in frame N: it reads and setqs its locals)"))
       return 0;
-    if (!*args || *args == '\n') {
-      printf("usage: :frame N FORM\n");
-      return 0;
-    }
+    if (!*args || *args == '\n') { printf("usage: :frame N FORM\n"); return 0; }
     R->kind = PEND_FRAME_EVAL;
     R->form_off = (size_t)(args - R->text);
     return 2;
-  } else if (IS("return")) { /* :return N [VALUE ...]: frame N returns them */
+  } else if (IS("return")) {  /* :return N [VALUE ...]: frame N returns them */
     if (!frame_arg(R, &args, &R->frame, ":return N [VALUE ...]  (frame N returns the values, each form evaluated)"))
       return 0;
     R->kind = PEND_RETURN;
     R->form_off = (size_t)(args - R->text);
     return 2;
-  } else if (IS("restart-frame")) { /* :restart-frame N: call frame N's function again */
+  } else if (IS("restart-frame")) {  /* :restart-frame N: call frame N's function again */
     int frame;
     if (!frame_arg(R, &args, &frame, ":restart-frame N  (frame N's function called again with its arguments)"))
       return 0;
@@ -955,10 +942,7 @@ static int command(Repl *R) {
     R->form_off = (size_t)(args - R->text);
     return 2;
   } else if (IS("act")) {
-    if (!*args) {
-      printf("usage: :act FORM\n");
-      return 0;
-    }
+    if (!*args) { printf("usage: :act FORM\n"); return 0; }
     R->kind = PEND_ACT;
     R->form_off = (size_t)(args - R->text);
     return 2;
@@ -966,10 +950,7 @@ static int command(Repl *R) {
     char *id = args;
     while (*args && !isspace((unsigned char)*args)) args++;
     size_t idlen = (size_t)(args - id);
-    if (!idlen || idlen >= sizeof R->restart) {
-      printf("usage: :resume ID [ARGS]\n");
-      return 0;
-    }
+    if (!idlen || idlen >= sizeof R->restart) { printf("usage: :resume ID [ARGS]\n"); return 0; }
     memcpy(R->restart, id, idlen);
     R->restart[idlen] = 0;
     R->kind = PEND_RESUME;
@@ -980,7 +961,8 @@ static int command(Repl *R) {
   } else if (IS("history")) {
     run_history(R, args);
   } else {
-    printf("unknown command :%.*s (:help lists them; to evaluate a keyword write (values :k))\n", (int)nlen, name);
+    printf("unknown command :%.*s (:help lists them; to evaluate a keyword write (values :k))\n",
+           (int)nlen, name);
   }
 #undef IS
   return 0;
@@ -992,13 +974,13 @@ static int session(Repl *R) {
     const char *line;
     size_t n;
     int r = read_line(R, &line, &n);
-    if (r < 0) { /* Ctrl-C: drop the entry being typed */
+    if (r < 0) {  /* Ctrl-C: drop the entry being typed */
       printf("\n");
       if (R->len) printf("(dropped the unfinished entry)\n");
       pend_reset(R);
       continue;
     }
-    if (r == 0 && R->tty && R->len) { /* Ctrl-D on a continuation line: the form goes, not the repl */
+    if (r == 0 && R->tty && R->len) {  /* Ctrl-D on a continuation line: the form goes, not the repl */
       printf("\n(dropped the unfinished entry)\n");
       pend_reset(R);
       continue;
@@ -1016,7 +998,7 @@ static int session(Repl *R) {
     if (fresh) {
       const char *p = R->text;
       while (*p == ' ' || *p == '\t') p++;
-      if (isdigit((unsigned char)*p) && R->pause) { /* N [ARGS]: restart number N */
+      if (isdigit((unsigned char)*p) && R->pause) {  /* N [ARGS]: restart number N */
         char *e;
         long k = strtol(p, &e, 10);
         if (!*e || isspace((unsigned char)*e)) {
@@ -1031,7 +1013,7 @@ static int session(Repl *R) {
       }
       if (*p == ':') {
         int c = command(R);
-        if (c != 2) { /* done, or quit */
+        if (c != 2) {  /* done, or quit */
           history_add(R);
           pend_reset(R);
           if (c == 1) break;
@@ -1059,7 +1041,7 @@ static int session(Repl *R) {
       R->form_off = next;
       fflush(stdout);
     }
-    if (st == FORM_DONE || R->kind == PEND_RESUME || R->kind == PEND_RETURN) run_entry(R); /* no arguments */
+    if (st == FORM_DONE || R->kind == PEND_RESUME || R->kind == PEND_RETURN) run_entry(R);  /* no arguments */
     else if (R->kind == PEND_ACT) printf("usage: :act FORM\n");
     pend_reset(R);
     fflush(stdout);
@@ -1114,10 +1096,7 @@ int cmd_repl(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     char err[256];
     int r = opts_store(argc, argv, &i, &dir, err, sizeof err);
-    if (r < 0) {
-      fprintf(stderr, "jiti repl: %s\n", err);
-      return EXIT_USAGE;
-    }
+    if (r < 0) { fprintf(stderr, "jiti repl: %s\n", err); return EXIT_USAGE; }
     if (r) continue;
     if (!strcmp(argv[i], "--on-error")) {
       if (i + 1 >= argc || (strcmp(argv[i + 1], "fail") && strcmp(argv[i + 1], "pause"))) {
@@ -1144,7 +1123,7 @@ int cmd_repl(int argc, char **argv) {
     setlocale(LC_CTYPE, "");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint; /* no SA_RESTART: a read or a wait is interrupted */
+    sa.sa_handler = on_sigint;  /* no SA_RESTART: a read or a wait is interrupted */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
   }
@@ -1162,7 +1141,7 @@ int cmd_repl(int argc, char **argv) {
       el_set(R.el, EL_SIGNAL, 1);
       el_set(R.el, EL_GETCFN, getc_following);
       if (R.hist) el_set(R.el, EL_HIST, history, R.hist);
-      el_source(R.el, NULL); /* ~/.editrc */
+      el_source(R.el, NULL);  /* ~/.editrc */
     }
   }
   pend_reset(&R);
