@@ -255,6 +255,20 @@ if command -v tmux >/dev/null; then
   wait_screen $'\\(the pause ended: the world is idle at generation [0-9]+\\)\n+jiti g[0-9]+ idle> *$'; ok follow-pause-ended $?
   "${TM[@]}" send-keys -t r '(+ 20 22)' Enter
   wait_screen $'\n42\n'; ok follow-still-works $?
+  # Tab completes symbols from the running world (the kernel's complete
+  # request): a function the program defined, a keyword, an external
+  # symbol of a package, a package name and then an internal symbol
+  "${TM[@]}" send-keys -t r '(price' Tab '10)' Enter
+  wait_screen $'\\(priced 10\\)\n11\n'; ok tab-world-function $?
+  "${TM[@]}" send-keys -t r '(list :test-n' Tab ')' Enter
+  wait_screen $'\\(list :test-not \\)\n\\(:TEST-NOT\\)\n'; ok tab-keyword $?
+  "${TM[@]}" send-keys -t r '(cl:ca' Tab
+  wait_screen $'\ncl:caaaar  cl:caaadr[^\n]*\n(.*\n)*[^\n]*cl:call-next-method[^\n]*\n(.*\n)*jiti g[0-9]+ idle> \\(cl:ca$'
+  ok tab-lists-candidates $?
+  "${TM[@]}" send-keys -t r 'r' Tab "'(1 2))" Enter
+  wait_screen $'\\(cl:car \'\\(1 2\\)\\)\n1\n'; ok tab-external-symbol $?
+  "${TM[@]}" send-keys -t r '(common-lisp-us' Tab ':pric' Tab '10)' Enter
+  wait_screen $'\\(common-lisp-user::priced 10\\)\n11\n'; ok tab-package-then-internal $?
   "${TM[@]}" kill-server
 else
   echo "tmux not installed: the prompt-follows-the-world checks are skipped"

@@ -10,7 +10,9 @@
 **
 ** On a terminal, lines are read with libedit (editing, a history kept in a
 ** file of mode 0600) behind a prompt showing the kernel's generation and
-** state, e.g. `jiti g12 idle> `, `jiti g14 PAUSED> `.  Otherwise lines are
+** state, e.g. `jiti g12 idle> `, `jiti g14 PAUSED> `, kept current while
+** it waits (a status a second), and Tab completes symbols through the
+** kernel's complete request.  Otherwise lines are
 ** read as they come, without prompts, so a session can be piped in.
 **
 ** Exit status: 0 at :quit or the end of input; 1 no kernel is running when
@@ -756,6 +758,59 @@ static int getc_following(EditLine *el, wchar_t *wc) {
   }
 }
 
+/* Tab: the symbol before the cursor (NAME, :NAME, PKG:NAME, PKG::NAME)
+** completed from the running world through the kernel's complete request:
+** one candidate is inserted whole (and a space after a symbol), several
+** their longest common beginning, or, when that adds nothing, are listed
+** under the line.  Nothing comes back while a transaction is paused. */
+static unsigned char complete_key(EditLine *el, int ch) {
+  (void)ch;
+  Repl *R = NULL;
+  el_get(el, EL_CLIENTDATA, &R);
+  const LineInfo *li = el_line(el);
+  const char *start = li->cursor;
+  while (start > li->buffer && !delimiter(start[-1])) start--;
+  size_t n = (size_t)(li->cursor - start);
+  char word[257];
+  if (!R || !n || n >= sizeof word) return CC_ERROR;
+  memcpy(word, start, n);
+  word[n] = 0;
+  json_t *r = request(R, json_pack("{s:s, s:s}", "op", "complete", "text", word), 1);
+  json_t *c = json_object_get(r, "completions");
+  size_t k = json_array_size(c), common = k ? json_string_length(json_array_get(c, 0)) : 0;
+  const char *first = k ? json_string_value(json_array_get(c, 0)) : "";
+  for (size_t i = 1; i < k; i++) {   /* the longest beginning they share */
+    const char *s = json_string_value(json_array_get(c, i));
+    size_t j = 0;
+    while (j < common && s[j] && s[j] == first[j]) j++;
+    common = j;
+  }
+  unsigned char rc = CC_ERROR;
+  if (k && (k == 1 || common > n)) {
+    char *ins = strndup(first, common);
+    if (ins) {
+      el_deletestr(el, (int)n);   /* as the world spells it (typed upper case comes back lower) */
+      el_insertstr(el, ins);
+      if (k == 1 && common && ins[common - 1] != ':') el_insertstr(el, " ");
+      rc = CC_REFRESH;
+    }
+    free(ins);
+  } else if (k > 1) {
+    printf("\n");
+    size_t col = 0;
+    for (size_t i = 0; i < k; i++) {
+      const char *s = json_string_value(json_array_get(c, i));
+      if (col && col + strlen(s) + 2 > 78) printf("\n"), col = 0;
+      col += (size_t)printf("%s  ", s);
+    }
+    printf("\n");
+    fflush(stdout);
+    rc = CC_REDISPLAY;
+  }
+  json_decref(r);
+  return rc;
+}
+
 /* Read one line into *line (its length in *n).  1 a line; 0 end of input;
 ** -1 interrupted (Ctrl-C). */
 static int read_line(Repl *R, const char **line, size_t *n) {
@@ -1078,6 +1133,10 @@ static void repl_usage(FILE *out) {
           "it (it is interrupted: it pauses, CONTINUE resumes it; one that cannot pause\n"
           "is cancelled) and the reply is awaited; a second Ctrl-C stops waiting (the\n"
           "kernel keeps the request).  Ctrl-D on a continuation line drops the form.\n"
+          "Tab completes the symbol before the cursor from the running world (NAME,\n"
+          ":KEYWORD, PKG:NAME, PKG::NAME; nothing while a transaction is paused).  The\n"
+          "prompt follows the world: a pause made by another client, and its end, are\n"
+          "shown as a notice and a new prompt.\n"
           "Otherwise lines are read as they come, without prompts or history.\n"
           "\n"
           "options:\n"
@@ -1140,6 +1199,8 @@ int cmd_repl(int argc, char **argv) {
       el_set(R.el, EL_EDITOR, "emacs");
       el_set(R.el, EL_SIGNAL, 1);
       el_set(R.el, EL_GETCFN, getc_following);
+      el_set(R.el, EL_ADDFN, "jiti-complete", "complete a symbol from the running world", complete_key);
+      el_set(R.el, EL_BIND, "^I", "jiti-complete", NULL);
       if (R.hist) el_set(R.el, EL_HIST, history, R.hist);
       el_source(R.el, NULL);  /* ~/.editrc */
     }

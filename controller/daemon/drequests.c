@@ -507,6 +507,14 @@ static void op_inspect(Req *q) {
 
 static void op_invariant_list(Req *q) { queue(q, &q->D->queryq, "requests"); }
 
+/* complete: the symbols that begin with "text" (a line editor's Tab),
+** answered by the worker between transactions. */
+static void op_complete(Req *q) {
+  const char *text;
+  if (!string_member(q, "text", 1, 256, &text)) return;
+  queue(q, &q->D->queryq, "requests");
+}
+
 /* The members every transaction may have: "generation" (the view it was
 ** made from), "limits" (its own limits: within the kernel's, or any for the
 ** operator's requests; replaced by the whole set the worker gets) and
@@ -685,6 +693,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_STATUS] = {op_status, {"op", "id"}},
     [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget", "goals"}},
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
+    [PROTO_COMPLETE] = {op_complete, {"op", "id", "text"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
     [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",
