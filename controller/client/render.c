@@ -202,7 +202,7 @@ void render_entry_kinds(char *buf, size_t len, const char *last) {
 
 void render_refusal(const char *cmd, json_t *r) {
   const char *code = kclient_str(r, "code"), *msg = kclient_str(r, "message");
-  if (!strcmp(code, "paused")) {   /* the protocol's advice names a request member; a person has options */
+  if (!strcmp(code, "paused") && strstr(msg, "\"wait\"")) {   /* the protocol's advice names a request member */
     fprintf(stderr, "jiti %s: paused: a transaction is paused; nothing ran.  See it with 'jiti observe', answer it "
                     "with 'jiti act' (or 'jiti repl'), or run this again with --wait to wait until it ends\n", cmd);
     return;

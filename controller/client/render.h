@@ -41,8 +41,8 @@ json_t *render_view(FILE *f, json_t *view, const char *limit_hint);
 void render_entry_kinds(char *buf, size_t len, const char *last);
 
 /* A refusal, on stderr: "jiti CMD: CODE: MESSAGE", with what a person
-** can do about it where the code has a remedy (a pause: observe, act or
-** --wait; a rollback whose target breaks a current invariant: which one,
+** can do about it where the code has a remedy (a request refused behind a
+** pause: observe, act or --wait; a rollback whose target breaks a current invariant: which one,
 ** and the two ways out). */
 void render_refusal(const char *cmd, json_t *reply);
 
