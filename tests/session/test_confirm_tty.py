@@ -98,6 +98,24 @@ log = [r for r in srv.log() if r['path'].startswith('/v1/')]
 check('the reason reached the model', len(log) == 4 and 'use 50, not 21' in log[3]['body']['input'][-1]['output'],
       log[-1]['body']['input'][-1] if log else log)
 tmux('kill-server')
+
+# e with $EDITOR set: the source is edited there (a sed standing in for a person)
+srv.queue([act({'type': 'evaluate', 'source': '(defun levy-test () (list :tax))'}),
+           act({'type': 'finish', 'summary': 'done'})])
+env['EDITOR'] = 'sed -i s/:tax/:levy/'
+cmd = ' '.join(['env'] + ["%s='%s'" % (k, v) for k, v in env.items()] +
+               [L.JITI, 'session', '--store', K.store, '--confirm', '--no-stream', '--request', "'Define levy-test.'",
+                ';', 'echo', 'EXIT=$?', ';', 'sleep', '60'])
+tmux('new-session', '-d', '-s', 'c', '-x', '110', '-y', '60', cmd)
+check('editor: the proposal', wait_for('send it?'), screen())
+tmux('send-keys', '-t', 'c', 'e', 'Enter')
+check('editor: the edited source shown again', wait_for('send it?', 2) and '(list :levy)' in screen(), screen())
+tmux('send-keys', '-t', 'c', 'y', 'Enter')
+check('editor: finish', wait_for('send it?', 3), screen())
+tmux('send-keys', '-t', 'c', 'y', 'Enter')
+check('editor: exit 0', wait_for('EXIT=0'), screen())
+check('editor: the edited definition ran', K.eval('(levy-test)') == '(:LEVY)', K.eval('(levy-test)'))
+tmux('kill-server')
 K.stop()
 srv.stop()
 L.finish()
