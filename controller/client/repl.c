@@ -1199,7 +1199,9 @@ int cmd_repl(int argc, char **argv) {
       el_set(R.el, EL_EDITOR, "emacs");
       el_set(R.el, EL_SIGNAL, 1);
       el_set(R.el, EL_GETCFN, getc_following);
-      el_set(R.el, EL_ADDFN, "jiti-complete", "complete a symbol from the running world", complete_key);
+      /* the wide call: libedit keeps the strings as given (the narrow one
+      ** keeps wide copies it never frees) */
+      el_wset(R.el, EL_ADDFN, L"jiti-complete", L"complete a symbol from the running world", complete_key);
       el_set(R.el, EL_BIND, "^I", "jiti-complete", NULL);
       if (R.hist) el_set(R.el, EL_HIST, history, R.hist);
       el_source(R.el, NULL);  /* ~/.editrc */
