@@ -408,10 +408,10 @@ t op-invariant-heap 1 "unsafe: invariant BIG exceeded a limit: heap limit" -- "$
 t op-invariant-depth 1 "unsafe: invariant DEEP exceeded a limit: call depth limit" -- "$JITI" invariant add --store "$O" deep '(labels ((d (n) (if (= n 0) t (1+ (d (1- n)))))) (d 50000))'
 t op-invariant-output 1 "unsafe: invariant LOUD exceeded a limit: output limit" -- "$JITI" invariant add --store "$O" loud '(progn (dotimes (i 100000) (princ "xxxxxxxxxx")) t)'
 t op-invariant-remove 0 "^revision 4 .*-1$" -- "$JITI" invariant remove --store "$O" stock-positive
-t op-rollback 0 "^revision 5 \(rollback to 3, generation [0-9]+\): \+1 ~0 -0$" -- "$JITI" rollback --store "$O" previous
+t op-rollback 0 "revision 5 \(rollback to 3, generation [0-9]+\): \+1 ~0 -0$" -- "$JITI" rollback --store "$O" previous
 t op-rollback-world 0 "^STOCK-POSITIVE " -- "$JITI" invariant list --store "$O"
 t_until op-rollback-serving 0 "state: +idle" -- "$JITI" status --store "$O"
-t op-rollback-unsafe 1 "jiti rollback: unsafe: .*STOCK-POSITIVE" -- bash -c "'$JITI' eval --store '$O' '(world-rem :stock)' >/dev/null 2>&1; '$JITI' rollback --store '$O' 1"
+t op-rollback-unsafe 1 "jiti rollback: unsafe: .*STOCK-POSITIVE" -- bash -c "'$JITI' eval --store '$O' '(world-rem :stock)' >/dev/null 2>&1; '$JITI' rollback --store '$O' 1 --yes"
 t op-rollback-bad-rev 1 "no revision 99" -- "$JITI" rollback --store "$O" 99
 t op-recover-report 0 "a kernel serves the store at $O: .*report
 only, nothing was written.*

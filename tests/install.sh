@@ -2,7 +2,8 @@
 # install.sh — `cmake --install` of a build into a temporary prefix, then a
 # host program (examples/embed/embed.c) built against the installed tree
 # only, through pkg-config: once with the shared library (its soname, run
-# from the prefix) and once statically; and the installed jiti runs.
+# from the prefix without LD_LIBRARY_PATH: jiti.pc's flags set the run
+# path) and once statically; and the installed jiti runs.
 # Usage: bash tests/install.sh BUILD_DIR [EXTRA_CFLAGS...]
 # (EXTRA_CFLAGS: what the build was compiled with that a host must repeat,
 # e.g. -fsanitize=address,undefined for a sanitizer build.)
@@ -36,7 +37,10 @@ t pc-static-libs 0 "-lgmp.*-lcrypto.*-lffi|-lffi.*-lgmp" -- pkg-config --static 
 cp "$src/examples/embed/embed.c" "$tmp/embed.c"
 t build-shared 0 "" -- bash -c "cc ${extra[*]} -o '$tmp/embed-shared' '$tmp/embed.c' \$(pkg-config --cflags --libs jiti)"
 t needs-soname 0 "NEEDED +libjiti\.so\.0" -- objdump -p "$tmp/embed-shared"
-t run-shared 0 "embed: ok" -- env LD_LIBRARY_PATH="$lib" "$tmp/embed-shared"
+# the prefix is not one the loader searches: the host finds libjiti through
+# the run path pkg-config's flags gave it, with no LD_LIBRARY_PATH
+t runpath 0 "(RUNPATH|RPATH) +[^ ]*/lib" -- bash -c "objdump -p '$tmp/embed-shared' | grep -E 'RUNPATH|RPATH'"
+t run-shared 0 "embed: ok" -- env -u LD_LIBRARY_PATH "$tmp/embed-shared"
 t build-static 0 "" -- bash -c "cc ${extra[*]} -o '$tmp/embed-static' '$tmp/embed.c' \$(pkg-config --cflags jiti) '$lib/libjiti.a' \$(pkg-config --static --libs-only-l jiti | sed 's/-ljiti//')"
 t run-static 0 "embed: ok" -- "$tmp/embed-static"
 t static-has-no-libjiti 1 "" -- bash -c "objdump -p '$tmp/embed-static' | grep 'NEEDED.*libjiti'"

@@ -19,7 +19,8 @@ A reply is an object with "kind" (and "repeat": N to serve it N times, -1
 forever; "delay": X to wait X seconds before answering):
   action      {"action": {"type": ..., fields}}: the action as one function
               call (when the request has tools) or as structured output
-              {"action": ...}; "reasoning": true puts a reasoning item first;
+              {"action": ...}; "reasoning": true puts a reasoning item first
+              (a string: with that summary text);
               "text": also a message with that text (tools mode)
   text        {"text": S}: a message with output text only
   raw         {"name": N, "arguments": S} a function call with these raw
@@ -98,7 +99,9 @@ def output_items(reply, tools):
     kind = reply["kind"]
     items = []
     if reply.get("reasoning"):
-        items.append({"type": "reasoning", "id": next_id("rs"), "summary": []})
+        summary = reply["reasoning"]
+        items.append({"type": "reasoning", "id": next_id("rs"),
+                      "summary": [{"type": "summary_text", "text": summary}] if isinstance(summary, str) else []})
 
     def message(text, part_type="output_text"):
         part = ({"type": "output_text", "text": text, "annotations": []}

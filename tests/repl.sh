@@ -156,7 +156,7 @@ t r-on-error-fail 0 $'\nerror: TYPE-ERROR: [^\n]*\nbacktrace \\(innermost first\
   bash -c "printf '(defun first-of (x) (car x))\\n(first-of 5)\\n' | timeout 60 '$JITI' repl --store '$S' --on-error fail"
 t r-on-error-bad 2 "--on-error needs pause" -- "$JITI" repl --store "$S" --on-error retry
 t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
-t r-help 0 ":resume ID \[ARGS\].*:inspect KIND NAME.*:quit" -- repl $':help\n'
+t r-help 0 ":resume ID \[ARGS\].*:inspect \[KIND\] NAME.*:quit.*Entry kinds: function, macro, variable, structure, data, invariant, class, generic, method, foreign, package, type, symbol-macro, setf-expander, compiler-macro, documentation or plist\." -- repl $':help\n'
 t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
 t r-resume-not-paused 0 "^not-paused: " -- repl $':resume p1-0\n'
 t r-eof-inside-form 1 "<input>:3:1: end of file inside a form opened at 1:1" -- repl $'(world-put :half\n  1\n'
@@ -168,6 +168,14 @@ out=$(repl $':inspect function f\n:history 3\n' 2>&1)
 has inspect $'^function F\nhash [0-9a-f]{64}\n\\(defun f \(x\)\n  ;; a comment with a \\( in it'
 has history $'\n[0-9]+ +[^\n]* application +g[0-9]+ '
 t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-function\n'
+t inspect-name-alone 0 $'^function F\nhash [0-9a-f]{64}\n\\(defun f ' -- repl $':inspect f\n'
+t inspect-bad-kind 0 "^usage: :inspect \[KIND\] NAME  \(KIND: function, .*, class, generic, method, foreign, package, .* or plist\)" -- repl $':inspect funktion f\n'
+# describe says what a symbol names, as the standard's describe does
+out=$(repl $'(defun priced (x) "X with its tax." (* x 11/10))\n(defvar *rate* 5 "the rate")\n(describe \'priced)\n(describe \'*rate*)\n(describe \'car)\n' 2>&1)
+has describe-function $'PRICED\n  \\[symbol\\]\n\nPRICED names a defined function:\n  Lambda-list: \\(X\\)\n  Documentation:\n    X with its tax\\.\n'
+has describe-variable $'\\*RATE\\* names a special variable:\n  Value: 5\n  Documentation:\n    the rate\n'
+has describe-builtin $'CAR names a built-in function:\n  Documentation:\n    \\(car list\\)'
+
 
 # --- the kernel restarts mid-session: the repl says so and reconnects
 out=$( { printf '(+ 1 2)\n'; sleep 0.5
@@ -229,6 +237,42 @@ H2=$tmp/elsewhere_history
 JITI_REPL_HISTORY=$H2 typed $':status\n' $':quit\n' >/dev/null
 ok tty-history-env "$([[ -f $H2 && $(stat -c %a "$H2") == 600 ]]; echo $?)"
 t tty-history-env-entries 0 ':status' -- cat "$H2"
+
+# --- the prompt follows the world (tmux): another client's pause shows as
+# a notice and a new prompt while the repl waits; its end too
+if command -v tmux >/dev/null; then
+  TM=(tmux -S "$tmp/tmux")
+  screen() { "${TM[@]}" capture-pane -p -J -t r; }
+  wait_screen() {  # wait_screen REGEX: up to 20 s for the screen to match
+    for _ in $(seq 200); do [[ $(screen) =~ $1 ]] && return 0; sleep 0.1; done; return 1
+  }
+  "${TM[@]}" new-session -d -s r -x 110 -y 40 "JITI_REPL_HISTORY= '$JITI' repl --store '$S'; sleep 30"
+  wait_screen 'jiti g[0-9]+ idle> $'; ok follow-prompt $?
+  "$JITI" eval --store "$S" --on-error pause '(error "paused elsewhere")' >/dev/null
+  wait_screen $'\\(the world was paused by another client at generation [0-9]+: SIMPLE-ERROR: paused elsewhere;\n[^\n]*\n+jiti g[0-9]+ PAUSED 1\\]> *$'
+  ok follow-pause-noticed $? ; [[ $(screen) =~ 'restarts:' ]]; ok follow-no-dump "$((1 - $?))"
+  "$JITI" act --store "$S" --generation "$(jfield generation)" --abort >/dev/null
+  wait_screen $'\\(the pause ended: the world is idle at generation [0-9]+\\)\n+jiti g[0-9]+ idle> *$'; ok follow-pause-ended $?
+  "${TM[@]}" send-keys -t r '(+ 20 22)' Enter
+  wait_screen $'\n42\n'; ok follow-still-works $?
+  # Tab completes symbols from the running world (the kernel's complete
+  # request): a function the program defined, a keyword, an external
+  # symbol of a package, a package name and then an internal symbol
+  "${TM[@]}" send-keys -t r '(price' Tab '10)' Enter
+  wait_screen $'\\(priced 10\\)\n11\n'; ok tab-world-function $?
+  "${TM[@]}" send-keys -t r '(list :test-n' Tab ')' Enter
+  wait_screen $'\\(list :test-not \\)\n\\(:TEST-NOT\\)\n'; ok tab-keyword $?
+  "${TM[@]}" send-keys -t r '(cl:ca' Tab
+  wait_screen $'\ncl:caaaar  cl:caaadr[^\n]*\n(.*\n)*[^\n]*cl:call-next-method[^\n]*\n(.*\n)*jiti g[0-9]+ idle> \\(cl:ca$'
+  ok tab-lists-candidates $?
+  "${TM[@]}" send-keys -t r 'r' Tab "'(1 2))" Enter
+  wait_screen $'\\(cl:car \'\\(1 2\\)\\)\n1\n'; ok tab-external-symbol $?
+  "${TM[@]}" send-keys -t r '(common-lisp-us' Tab ':pric' Tab '10)' Enter
+  wait_screen $'\\(common-lisp-user::priced 10\\)\n11\n'; ok tab-package-then-internal $?
+  "${TM[@]}" kill-server
+else
+  echo "tmux not installed: the prompt-follows-the-world checks are skipped"
+fi
 
 "$JITI" stop --store "$S" >/dev/null
 # sanitizer builds: no report from the kernel or its workers

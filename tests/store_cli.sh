@@ -29,8 +29,8 @@ t msg-grant 2 "^jiti recover-session: --allow-foreign needs a library" -- "$JITI
 t msg-no-store 1 "^jiti show: no store at $tmp/none \(create one with" -- "$JITI" show 1 --store "$tmp/none"
 t log-bad-option 2 "unknown option" -- "$JITI" log --frob --store "$S"
 t log-bad-n 2 "positive number" -- "$JITI" log -n 0 --store "$S"
-t show-no-rev 2 "usage: jiti show" -- "$JITI" show --store "$S"
-t diff-one-rev 2 "usage: jiti diff" -- "$JITI" diff 1 --store "$S"
+t show-no-rev 2 "jiti show: give a revision" -- "$JITI" show --store "$S"
+t diff-one-rev 2 "jiti diff: give two revisions" -- "$JITI" diff 1 --store "$S"
 t invariant-bad-sub 2 "not add, remove or list" -- "$JITI" invariant frob --store "$S"
 t invariant-add-missing 2 "usage: jiti invariant" -- "$JITI" invariant add only-name --store "$S"
 
@@ -207,8 +207,8 @@ nj=$("$JITI" events --json --store "$S" | python3 -c 'import sys,json; print(sum
 ok events-json-parses "$([[ $nj =~ ^[0-9]+$ && $nj -gt 10 ]]; echo $?)"
 
 # --- rollback
-t rollback-unsafe 1 "jiti rollback: unsafe: .*invariant STOCK-POSITIVE" -- "$JITI" rollback 1 --store "$S"
-t rollback-previous 0 "revision 6 \(rollback to 4, generation 6\): \+0 ~0 -1" -- "$JITI" rollback previous --store "$S"
+t rollback-unsafe 1 "jiti rollback: unsafe: .*invariant STOCK-POSITIVE" -- "$JITI" rollback 1 --yes --store "$S"
+t rollback-previous 0 "revision 6 \(rollback to 4, generation 6\): \+0 ~0 -1" -- "$JITI" rollback previous --yes --store "$S"
 t log-rollback 0 "^6 .*rollback\(4\) .*rollback to revision 4" -- "$JITI" log -n 1 --store "$S"
 t rollback-history-kept 0 "^5 .*invariant-add stock-positive: \\(> \\(world-get :stock\\) 0\\)" -- bash -c "'$JITI' log --store '$S' | sed -n 2p"
 t show-rollback 0 "kind: +rollback \(to revision 4\).*removed invariant STOCK-POSITIVE" -- "$JITI" show 6 --store "$S"

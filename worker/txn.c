@@ -241,7 +241,7 @@ txn_World *txn_open(const txn_Options *opt) {
   /* scratch helpers, defined before the world is enabled: never entries */
   if (jiti_register(W->S, "%txn-escaped", f_escaped, W, 0, 0,
                     "(%txn-escaped) Marks the end of a repair (txn).") != JITI_OK ||
-      txn_gate_install(W->S) != 0) {
+      txn_gate_install(W->S) != 0 || txn_complete_install(W->S) != 0) {
     jiti_close(W->S);
     free(W);
     return NULL;

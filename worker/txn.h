@@ -543,6 +543,12 @@ struct json_t *txn_observe_value(txn_World *W, size_t budget_bytes);
 struct json_t *txn_inspect_value(txn_World *W, const char *kind, const char *name);
 struct json_t *txn_invariant_list_value(txn_World *W);
 
+/* The completions of text, a symbol as typed (NAME, :NAME, PKG:NAME,
+** PKG::NAME): an array of strings written as they complete text (lower
+** case, with its package prefix), at most 200; empty while a transaction
+** runs or is paused (complete.c). */
+struct json_t *txn_complete(txn_World *W, const char *text);
+
 /* The world's foreign functions: {"granted": [library...] (opened, in
 ** grant order), "unavailable": [{"name","library","symbol","reason"}]}
 ** (jiti_foreign_grant, jiti_foreign_unavailable). */

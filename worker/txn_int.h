@@ -119,6 +119,8 @@ int txn_menu(txn_World *W);
 
 /* gate.c */
 int txn_gate_install(jiti_State *S);
+/* complete.c: the completion helper, loaded with the gate.  0, or -1. */
+int txn_complete_install(jiti_State *S);
 int txn_gate_run(txn_World *W, const char *source, const char *package, int repair, char *reason, size_t n);
 /* The gate for an attempt's one form (not a repair): 0 when it may run,
 ** then with *held set when the kernel holds the form it checked

@@ -30,11 +30,11 @@
 
 static const char *const op_names[WIRE_OP_COUNT] = {
   "init", "import", "start", "observe", "inspect", "invariant-list", "invariant", "attempt",
-  "attempts", "command", "commit", "restore", "exit", "analyze", "shadow"};
+  "attempts", "command", "commit", "restore", "exit", "analyze", "shadow", "complete"};
 
 static const char *const event_names[WIRE_EVENT_COUNT] = {
   "ready", "fatal", "view", "entry", "invariants", "paused", "outcome", "committed", "restored",
-  "error", "analyzed", "shadowed"};
+  "error", "analyzed", "shadowed", "completions"};
 
 static int lookup(const char *const *names, int n, const char *s) {
   for (int i = 0; s && i < n; i++)

@@ -168,7 +168,8 @@ static json_t *inspect(Worker *w, json_t *req) {
   return NULL;
 }
 
-/* Queries, answered idle or paused: observe, inspect, invariant-list.
+/* Queries, answered idle or paused: observe, inspect, invariant-list,
+** complete (no candidates while paused).
 ** 1 when m was one of them. */
 static int answer_query(Worker *w, json_t *m) {
   json_t *r;
@@ -182,6 +183,10 @@ static int answer_query(Worker *w, json_t *m) {
     json_object_set_new(r, "entry", e ? e : json_null());
     break;
   }
+  case WIRE_COMPLETE:
+    r = event_msg(WIRE_COMPLETIONS);
+    json_object_set_new(r, "completions", txn_complete(w->W, json_string_value(json_object_get(m, "text"))));
+    break;
   case WIRE_INVARIANT_LIST: {
     json_t *l = txn_invariant_list_value(w->W);
     r = event_msg(WIRE_INVARIANTS);

@@ -31,20 +31,23 @@ static void print_json(json_t *o) {
 /* An error reply: "jiti CMD: CODE: MESSAGE". */
 static int fail_reply(const char *cmd, json_t *r) {
   fflush(stdout);
-  fprintf(stderr, "jiti %s: %s: %s\n", cmd, kclient_str(r, "code"), kclient_str(r, "message"));
+  render_refusal(cmd, r);
   return EXIT_FAIL;
 }
 
-/* How to answer a pause of generation gen with `jiti act`. */
-static void act_hint(FILE *f, json_int_t gen) {
-  fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT
-          " --resume ID [--args 'ARG ...'] | --evaluate SOURCE [--frame F] | --return-from-frame F [--args 'VALUE ...']"
-          " | --restart-frame F | --abort\n", gen);
+/* How to answer pause p (at generation gen) with `jiti act`: --resume
+** only when its menu has a restart, the frame answers only with frames. */
+static void act_hint(FILE *f, json_t *p, json_int_t gen) {
+  int restarts = json_array_size(json_object_get(p, "restarts")) > 0;
+  int frames = json_array_size(json_object_get(p, "frames")) > 0;
+  fprintf(f, "answer with: jiti act --generation %" JSON_INTEGER_FORMAT "%s --evaluate SOURCE%s%s | --abort\n", gen,
+          restarts ? " --resume ID [--args 'ARG ...'] |" : "", frames ? " [--frame F]" : "",
+          frames ? " | --return-from-frame F [--args 'VALUE ...'] | --restart-frame F" : "");
 }
 
 static void print_pause(FILE *f, json_t *p) {
   render_pause(f, p);
-  act_hint(f, kclient_int(p, "generation"));
+  act_hint(f, p, kclient_int(p, "generation"));
 }
 
 /* Common option parsing: --store, --json, -h. */
@@ -105,8 +108,6 @@ static int print_txn_reply(const char *cmd, json_t *r, int json) {
       fprintf(stderr, "%s incident %" JSON_INTEGER_FORMAT " of %s (jiti incidents show %" JSON_INTEGER_FORMAT ")\n",
               json_is_true(json_object_get(inc, "joined")) ? "joined" : "opened", kclient_int(inc, "id"),
               kclient_str(inc, "function"), kclient_int(inc, "id"));
-    if (!strcmp(kclient_str(r, "code"), "paused"))
-      fprintf(stderr, "(see it with 'jiti observe'; or run this again with --wait)\n");
     return EXIT_FAIL;
   }
   render_value(stdout, r);
@@ -369,6 +370,8 @@ int cmd_preview(int argc, char **argv) { return run_txn("preview", PROTO_PREVIEW
 /* ------------------------------------------------------------- inspect */
 
 static void inspect_usage(FILE *out) {
+  char kinds[512];
+  render_entry_kinds(kinds, sizeof kinds, " or ");
   fprintf(out,
           "usage: jiti inspect [--kind KIND] [--store DIR] [--json] NAME\n"
           "\n"
@@ -384,14 +387,12 @@ static void inspect_usage(FILE *out) {
           "property lists.\n"
           "\n"
           "options:\n"
-          "  --kind KIND       function, macro, variable, structure, class, generic, method,\n"
-          "                    foreign, data, invariant, package, type, symbol-macro,\n"
-          "                    setf-expander, compiler-macro, documentation or plist\n"
+          "  --kind KIND       one of the entry kinds: %s\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
           "  --json            print the kernel's reply as JSON\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n");
+          "Exit status: 0 found; 1 no such entry or no kernel is running; 2 usage.\n", kinds);
 }
 
 /* NAME as the reader would read it: folded to upper case unless written
@@ -412,9 +413,9 @@ int cmd_inspect(int argc, char **argv) {
     if (r) continue;
     if (!strcmp(argv[i], "--kind")) {
       if (i + 1 >= argc || jiti_entry_kind_parse(argv[i + 1]) < 0) {
-        fprintf(stderr, "jiti inspect: --kind needs function, macro, variable, structure, class, generic, "
-                        "method, foreign, data, invariant, package, type, symbol-macro, setf-expander, "
-                        "compiler-macro, documentation or plist\n");
+        char kinds[512];
+        render_entry_kinds(kinds, sizeof kinds, " or ");
+        fprintf(stderr, "jiti inspect: --kind needs %s\n", kinds);
         free(name);
         return EXIT_USAGE;
       }
@@ -512,7 +513,8 @@ int cmd_observe(int argc, char **argv) {
     json_decref(r);
     return EXIT_OK;
   }
-  if (render_view(stdout, v, "see more with --limit BYTES")) act_hint(stdout, kclient_int(v, "generation"));
+  json_t *p = render_view(stdout, v, "see more with --limit BYTES");
+  if (p) act_hint(stdout, p, kclient_int(v, "generation"));
   json_decref(r);
   return EXIT_OK;
 }
@@ -597,8 +599,12 @@ int cmd_act(int argc, char **argv) {
     return EXIT_USAGE;
   }
   uint64_t g;
-  if (!gen || !opts_count(gen, &g)) {
+  if (!gen) {
     fprintf(stderr, "jiti act: --generation N is required: the generation of your view (jiti observe)\n");
+    return EXIT_USAGE;
+  }
+  if (!opts_count(gen, &g) || g > INT64_MAX) {
+    fprintf(stderr, "jiti act: --generation takes a whole number, the generation jiti observe shows (got '%s')\n", gen);
     return EXIT_USAGE;
   }
   if (nacts != 1) {
@@ -670,6 +676,12 @@ int cmd_act(int argc, char **argv) {
   json_t *r = render_request_once("act", c.dir, req);
   if (!r) return EXIT_FAIL;
   int ok = json_is_true(json_object_get(r, "ok"));
+  json_int_t now = kclient_int(r, "generation");
+  if (!ok && !json_object_get(r, "generation")) {   /* the world's generation, to tell a typo */
+    json_t *st = kclient_once(c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)), NULL, 0);
+    now = st ? kclient_int(st, "generation") : INT64_MAX;
+    json_decref(st);
+  }
   /* an abort that restored what was paused did what was asked */
   int aborted = abort_ && !ok && !strcmp(kclient_str(r, "code"), "aborted");
   if (c.json) {
@@ -687,6 +699,10 @@ int cmd_act(int argc, char **argv) {
     } else if (aborted) {
       printf("aborted: everything the paused transaction did is restored; generation %" JSON_INTEGER_FORMAT "\n",
              kclient_int(r, "generation"));
+    } else if ((json_int_t)g > now) {
+      /* no view ever had it: a typo, not a world that moved on */
+      fprintf(stderr, "jiti act: generation %" JSON_INTEGER_FORMAT " is ahead of the world (it is at generation %"
+              JSON_INTEGER_FORMAT "): give the generation 'jiti observe' shows; nothing ran\n", (json_int_t)g, now);
     } else {
       fail_reply("act", r);
       const char *m = kclient_str(r, "message");
@@ -748,8 +764,15 @@ int cmd_stop(int argc, char **argv) {
   Common c = {opts_default_store(), 0};
   int done = only_common_opts("stop", argc, argv, &c, stop_usage);
   if (done >= 0) return done;
-  json_t *st = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)));
-  if (!st) return EXIT_FAIL;
+  char err[600];
+  json_t *st = kclient_once(c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_STATUS)), err, sizeof err);
+  if (!st) {
+    if (!strncmp(err, "no kernel is running", 20))   /* nothing to stop: not advice to start one */
+      fprintf(stderr, "jiti stop: no kernel is running for %s: nothing to stop\n", c.dir);
+    else
+      fprintf(stderr, "jiti stop: %s\n", err);
+    return EXIT_FAIL;
+  }
   pid_t pid = (pid_t)kclient_int(st, "pid");
   json_decref(st);
   json_t *r = render_request_once("stop", c.dir, json_pack("{s:s}", "op", proto_op_name(PROTO_SHUTDOWN)));

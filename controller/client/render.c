@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "jiti_world.h"
 #include "kclient.h"
 #include "render.h"
 
@@ -191,11 +192,37 @@ static void count(json_t *changes, size_t *a, size_t *c, size_t *r) {
   }
 }
 
+void render_entry_kinds(char *buf, size_t len, const char *last) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int k = 0; k < JITI_ENTRY_KIND_COUNT && n < len; k++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", k == 0 ? "" : k == JITI_ENTRY_KIND_COUNT - 1 ? last : ", ",
+                          jiti_entry_kind_name((jiti_EntryKind)k));
+}
+
+void render_refusal(const char *cmd, json_t *r) {
+  const char *code = kclient_str(r, "code"), *msg = kclient_str(r, "message");
+  if (!strcmp(code, "paused") && strstr(msg, "\"wait\"")) {   /* the protocol's advice names a request member */
+    fprintf(stderr, "jiti %s: paused: a transaction is paused; nothing ran.  See it with 'jiti observe', answer it "
+                    "with 'jiti act' (or 'jiti repl'), or run this again with --wait to wait until it ends\n", cmd);
+    return;
+  }
+  fprintf(stderr, "jiti %s: %s: %s\n", cmd, code, msg);
+  const char *inv = strstr(msg, "invalid-baseline: invariant ");
+  if (!strcmp(code, "unsafe") && inv) {
+    inv += strlen("invalid-baseline: invariant ");
+    int n = (int)strcspn(inv, " ");
+    fprintf(stderr, "the target revision's world does not satisfy the invariant %.*s that holds now, so it cannot "
+                    "become CURRENT; roll back to a revision that satisfies it, or remove the invariant first "
+                    "('jiti invariant remove %.*s') and roll back again\n", n, inv, n, inv);
+  }
+}
+
 int render_change(const char *cmd, json_t *r, const char *dir) {
   render_output(stdout, r);
   if (!json_is_true(json_object_get(r, "ok"))) {
     fflush(stdout);
-    fprintf(stderr, "jiti %s: %s: %s\n", cmd, kclient_str(r, "code"), kclient_str(r, "message"));
+    render_refusal(cmd, r);
     if (json_object_get(r, "revision"))
       fprintf(stderr, "nothing was published; CURRENT stays revision %" JSON_INTEGER_FORMAT " of the store at %s\n",
               kclient_int(r, "revision"), dir);

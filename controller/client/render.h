@@ -36,6 +36,16 @@ void render_diagnosis(FILE *f, json_t *diagnosis);
 ** object, or NULL when nothing is paused. */
 json_t *render_view(FILE *f, json_t *view, const char *limit_hint);
 
+/* The entry kinds (jiti_entry_kind_name, the one table), "function,
+** macro, ..." with last ("or ", "and ", ", ") before the last one. */
+void render_entry_kinds(char *buf, size_t len, const char *last);
+
+/* A refusal, on stderr: "jiti CMD: CODE: MESSAGE", with what a person
+** can do about it where the code has a remedy (a request refused behind a
+** pause: observe, act or --wait; a rollback whose target breaks a current invariant: which one,
+** and the two ways out). */
+void render_refusal(const char *cmd, json_t *reply);
+
 /* A status reply, as `jiti status` prints it. */
 void render_status(FILE *f, json_t *reply);
 

@@ -10,7 +10,9 @@
 **
 ** On a terminal, lines are read with libedit (editing, a history kept in a
 ** file of mode 0600) behind a prompt showing the kernel's generation and
-** state, e.g. `jiti g12 idle> `, `jiti g14 PAUSED> `.  Otherwise lines are
+** state, e.g. `jiti g12 idle> `, `jiti g14 PAUSED> `, kept current while
+** it waits (a status a second), and Tab completes symbols through the
+** kernel's complete request.  Otherwise lines are
 ** read as they come, without prompts, so a session can be piped in.
 **
 ** Exit status: 0 at :quit or the end of input; 1 no kernel is running when
@@ -25,8 +27,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <histedit.h>
 #include <jansson.h>
 #include "cli.h"
@@ -36,6 +40,7 @@
 #include "proto.h"
 #include "jtext.h"
 #include "engine.h"
+#include "jiti_world.h"
 
 #define REPL_HISTORY_SIZE 1000   /* entries kept in the history file */
 #define REPL_HISTORY_FILE "repl_history"
@@ -559,12 +564,17 @@ static void fold_name(char *s) {
 
 static void run_inspect(Repl *R, char *args) {
   char *kind = strtok(args, WS), *name = strtok(NULL, WS);
-  if (!kind || !name || strtok(NULL, WS)) {
-    printf("usage: :inspect KIND NAME  (KIND: an entry kind, as jiti inspect --help lists them)\n");
+  if (kind && !name) name = kind, kind = NULL;   /* a name alone: the first entry of that name, whatever its kind */
+  if (!name || strtok(NULL, WS) || (kind && jiti_entry_kind_parse(kind) < 0)) {
+    char kinds[512];
+    render_entry_kinds(kinds, sizeof kinds, " or ");
+    printf("usage: :inspect [KIND] NAME  (KIND: %s)\n", kinds);
     return;
   }
   fold_name(name);
-  json_t *r = request(R, json_pack("{s:s, s:s, s:s}", "op", "inspect", "kind", kind, "name", name), 0);
+  json_t *req = json_pack("{s:s, s:s}", "op", "inspect", "name", name);
+  if (req && kind) json_object_set_new(req, "kind", json_string(kind));
+  json_t *r = request(R, req, 0);
   if (!r) return;
   if (!json_is_true(json_object_get(r, "ok"))) {
     print_error(r);
@@ -616,6 +626,8 @@ static void run_history(Repl *R, char *args) {
 }
 
 static void print_help(void) {
+  char kinds[512];
+  render_entry_kinds(kinds, sizeof kinds, " or ");
   printf("FORM                 run a Lisp form as an application call (it may span lines;\n"
          "                     several on a line run in turn); an unhandled error pauses\n"
          "                     it (the debugger); while paused, a form is a repair\n"
@@ -637,13 +649,14 @@ static void print_help(void) {
          "                     transaction ends and what it did is restored)\n"
          ":observe             show the world (and, while paused, the restart menu)\n"
          ":status              show the kernel's state\n"
-         ":inspect KIND NAME   one entry in full (KIND: an entry kind, as jiti inspect\n"
-         "                     --help lists them; NAME folded to upper case\n"
-         "                     unless written with |...|, \"...\" or \\)\n"
+         ":inspect [KIND] NAME one entry in full: the first of that name, or of that\n"
+         "                     kind (NAME folded to upper case unless written with\n"
+         "                     |...|, \"...\" or \\)\n"
          ":history [N]         the last N revisions (default 10)\n"
          ":help                this list\n"
          ":quit                leave (also Ctrl-D)\n"
-         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n");
+         "A line starting with ':' is a command; to evaluate a keyword write (values :k).\n"
+         "Entry kinds: %s.\n", kinds);
 }
 
 /* ------------------------------------------------------------ input */
@@ -699,6 +712,123 @@ static void make_prompt(Repl *R) {
     }
     snprintf(R->prompt, sizeof R->prompt, "jiti g%" JSON_INTEGER_FORMAT " %s> ", R->gen, st);
   }
+}
+
+/* While the prompt waits for a key, the world is watched (a status a
+** second): when another client pauses it or its pause ends, a notice is
+** printed above a fresh prompt, so what is typed next goes where the prompt
+** says; a new generation only redraws the prompt. */
+#define FOLLOW_MS 1000
+
+static void follow_world(Repl *R) {
+  const LineInfo *li = el_line(R->el);
+  if (R->len || !li || li->lastchar != li->buffer) return;   /* the operator is typing: leave the line alone */
+  char was[32];
+  json_int_t gen = R->gen;
+  int known = R->known;
+  snprintf(was, sizeof was, "%s", R->state);
+  if (!refresh(R, 1)) return;
+  int paused = !strcmp(R->state, "paused"), was_paused = known && !strcmp(was, "paused");
+  if (known && gen == R->gen && !strcmp(was, R->state)) return;
+  if (known && paused != was_paused) {
+    printf("\r\033[K");
+    if (paused) {
+      pause_set(R, NULL);
+      json_t *p = pause_now(R);
+      printf("(the world was paused by another client at generation %" JSON_INTEGER_FORMAT ": %s: %s;\n"
+             " :observe shows the pause; forms you type now are repairs inside it, :abort ends it)\n",
+             R->gen, p ? kclient_str(p, "condition_type") : "?", p ? kclient_str(p, "report") : "?");
+    } else {
+      printf("(the pause ended: the world is %s at generation %" JSON_INTEGER_FORMAT ")\n", R->state, R->gen);
+    }
+    fflush(stdout);
+  }
+  make_prompt(R);
+  el_set(R->el, EL_REFRESH);
+}
+
+/* libedit's read of one character, waiting at most FOLLOW_MS at a time to
+** look at the world (follow_world); a UTF-8 sequence is decoded here. */
+static int getc_following(EditLine *el, wchar_t *wc) {
+  Repl *R = NULL;
+  el_get(el, EL_CLIENTDATA, &R);
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  for (;;) {
+    struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
+    int r = poll(&pf, 1, FOLLOW_MS);
+    if (r < 0) return -1;   /* EINTR: Ctrl-C, as libedit's own read says it */
+    if (r == 0) {
+      if (R) follow_world(R);
+      continue;
+    }
+    char c;
+    ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n < 0) return -1;
+    if (n == 0) return 0;
+    wchar_t w;
+    size_t k = mbrtowc(&w, &c, 1, &st);
+    if (k == (size_t)-2) continue;   /* more bytes of the character to come */
+    if (k == (size_t)-1) {
+      memset(&st, 0, sizeof st);
+      w = (unsigned char)c;
+    }
+    *wc = w;
+    return 1;
+  }
+}
+
+/* Tab: the symbol before the cursor (NAME, :NAME, PKG:NAME, PKG::NAME)
+** completed from the running world through the kernel's complete request:
+** one candidate is inserted whole (and a space after a symbol), several
+** their longest common beginning, or, when that adds nothing, are listed
+** under the line.  Nothing comes back while a transaction is paused. */
+static unsigned char complete_key(EditLine *el, int ch) {
+  (void)ch;
+  Repl *R = NULL;
+  el_get(el, EL_CLIENTDATA, &R);
+  const LineInfo *li = el_line(el);
+  const char *start = li->cursor;
+  while (start > li->buffer && !delimiter(start[-1])) start--;
+  size_t n = (size_t)(li->cursor - start);
+  char word[257];
+  if (!R || !n || n >= sizeof word) return CC_ERROR;
+  memcpy(word, start, n);
+  word[n] = 0;
+  json_t *r = request(R, json_pack("{s:s, s:s}", "op", "complete", "text", word), 1);
+  json_t *c = json_object_get(r, "completions");
+  size_t k = json_array_size(c), common = k ? json_string_length(json_array_get(c, 0)) : 0;
+  const char *first = k ? json_string_value(json_array_get(c, 0)) : "";
+  for (size_t i = 1; i < k; i++) {   /* the longest beginning they share */
+    const char *s = json_string_value(json_array_get(c, i));
+    size_t j = 0;
+    while (j < common && s[j] && s[j] == first[j]) j++;
+    common = j;
+  }
+  unsigned char rc = CC_ERROR;
+  if (k && (k == 1 || common > n)) {
+    char *ins = strndup(first, common);
+    if (ins) {
+      el_deletestr(el, (int)n);   /* as the world spells it (typed upper case comes back lower) */
+      el_insertstr(el, ins);
+      if (k == 1 && common && ins[common - 1] != ':') el_insertstr(el, " ");
+      rc = CC_REFRESH;
+    }
+    free(ins);
+  } else if (k > 1) {
+    printf("\n");
+    size_t col = 0;
+    for (size_t i = 0; i < k; i++) {
+      const char *s = json_string_value(json_array_get(c, i));
+      if (col && col + strlen(s) + 2 > 78) printf("\n"), col = 0;
+      col += (size_t)printf("%s  ", s);
+    }
+    printf("\n");
+    fflush(stdout);
+    rc = CC_REDISPLAY;
+  }
+  json_decref(r);
+  return rc;
 }
 
 /* Read one line into *line (its length in *n).  1 a line; 0 end of input;
@@ -1027,7 +1157,7 @@ static void repl_usage(FILE *out) {
           "                                         a paused frame's locals; in, out of, again\n"
           "  :act FORM, :resume ID [ARGS]           act as a model would; answer a pause\n"
           "  :observe, :status                      the world, the kernel\n"
-          "  :inspect KIND NAME, :history [N]       one entry in full, the last revisions\n"
+          "  :inspect [KIND] NAME, :history [N]     one entry in full, the last revisions\n"
           "  :help, :quit (or Ctrl-D)\n"
           "\n"
           "On a terminal: line editing and a history (libedit) kept in $JITI_REPL_HISTORY,\n"
@@ -1036,6 +1166,10 @@ static void repl_usage(FILE *out) {
           "it (it is interrupted: it pauses, CONTINUE resumes it; one that cannot pause\n"
           "is cancelled) and the reply is awaited; a second Ctrl-C stops waiting (the\n"
           "kernel keeps the request).  Ctrl-D on a continuation line drops the form.\n"
+          "Tab completes the symbol before the cursor from the running world (NAME,\n"
+          ":KEYWORD, PKG:NAME, PKG::NAME; nothing while a transaction is paused).  The\n"
+          "prompt follows the world: a pause made by another client, and its end, are\n"
+          "shown as a notice and a new prompt.\n"
           "Otherwise lines are read as they come, without prompts or history.\n"
           "\n"
           "options:\n"
@@ -1097,6 +1231,11 @@ int cmd_repl(int argc, char **argv) {
       el_set(R.el, EL_PROMPT, prompt_fn);
       el_set(R.el, EL_EDITOR, "emacs");
       el_set(R.el, EL_SIGNAL, 1);
+      el_set(R.el, EL_GETCFN, getc_following);
+      /* the wide call: libedit keeps the strings as given (the narrow one
+      ** keeps wide copies it never frees) */
+      el_wset(R.el, EL_ADDFN, L"jiti-complete", L"complete a symbol from the running world", complete_key);
+      el_set(R.el, EL_BIND, "^I", "jiti-complete", NULL);
       if (R.hist) el_set(R.el, EL_HIST, history, R.hist);
       el_source(R.el, NULL);  /* ~/.editrc */
     }

@@ -58,7 +58,7 @@ static void shutdown_begin(Daemon *D, const char *why) {
 }
 
 static volatile sig_atomic_t got_term;
-static void on_term(int sig) { (void)sig; got_term = 1; }
+static void on_term(int sig) { got_term = sig; }   /* which one: the log names it */
 
 
 /* ------------------------------------------------------------- main */
@@ -76,7 +76,7 @@ static void usage(FILE *out) {
           "per transaction is logged on stderr; what the worker writes on its own stderr\n"
           "is logged as 'worker[PID]: ' lines, escaped and at most 100 a second.  The\n"
           "worker gets none of this process's environment but LANG, LC_*, TZ and\n"
-          "LD_LIBRARY_PATH.  SIGTERM or 'jiti stop' shuts it down cleanly (a paused\n"
+          "LD_LIBRARY_PATH.  SIGTERM, SIGINT or 'jiti stop' shuts it down cleanly (a paused\n"
           "transaction is aborted and restored first).\n"
           "\n"
           "The limits below are every transaction's (the form, its repairs, the\n"
@@ -92,6 +92,9 @@ static void usage(FILE *out) {
           "                    (default 600; 0 = never; subscribers are never idle)\n"
           "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
           "                    DIR/kernel.pid; returns once the kernel serves\n"
+          "  --create          DIR may hold no store yet: create it (a new store is always\n"
+          "                    announced; with JITI_NO_CREATE=1 in the environment, a\n"
+          "                    missing store is refused without --create)\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
@@ -150,7 +153,7 @@ static int open_store(Daemon *D, char *err, size_t errlen) { return store_open(D
 static double before_signals(void *ud, double now) {
   Daemon *D = ud;
   (void)now;
-  if (got_term && !D->stopping) shutdown_begin(D, "SIGTERM");
+  if (got_term && !D->stopping) shutdown_begin(D, got_term == SIGINT ? "SIGINT" : "SIGTERM");
   if (D->stop_why && !D->stopping) shutdown_begin(D, D->stop_why);
   return -1;
 }
@@ -407,7 +410,7 @@ int cmd_kernel(int argc, char **argv) {
   D.max_clients = DAEMON_MAX_CLIENTS;
   dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
-  int detach = 0;
+  int detach = 0, create = 0;
   for (int i = 1; i < argc; i++) {
     char err[256];
     int r = opts_store(argc, argv, &i, &D.dir, err, sizeof err);
@@ -419,6 +422,7 @@ int cmd_kernel(int argc, char **argv) {
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
     if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
+    if (!strcmp(argv[i], "--create")) { create = 1; continue; }
     if (!strcmp(argv[i], "--max-clients") || !strcmp(argv[i], "--idle-timeout")) {
       int clients = argv[i][2] == 'm';
       long v;
@@ -437,6 +441,25 @@ int cmd_kernel(int argc, char **argv) {
     fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
     return EXIT_USAGE;
   }
+  /* refused before anything is created: a socket the kernel could never bind */
+  char sock[256];
+  if (proto_socket_path(D.dir, sock, sizeof sock)) {
+    fprintf(stderr, "jiti kernel: the store path %s is too long: its socket %s/%s would pass the %zu bytes a Unix "
+            "socket path may hold; use a shorter path (a symbolic link to the directory works); nothing was created\n",
+            D.dir, D.dir, PROTO_SOCKET, sizeof((struct sockaddr_un *)0)->sun_path - 1);
+    return EXIT_FAIL;
+  }
+  /* a mistyped --store would otherwise start an empty world without a word */
+  char data[4096];
+  snprintf(data, sizeof data, "%s/data.mdb", D.dir);
+  int fresh = access(data, F_OK) != 0;
+  const char *no_create = getenv("JITI_NO_CREATE");
+  if (fresh && !create && no_create && *no_create && strcmp(no_create, "0")) {
+    fprintf(stderr, "jiti kernel: there is no store at %s; add --create to make a new one there (JITI_NO_CREATE is "
+            "set); nothing was created\n", D.dir);
+    return EXIT_FAIL;
+  }
+  if (fresh && !detach) fprintf(stderr, "jiti kernel: creating a new store at %s\n", D.dir);
   grant_manifest(&D.grant, D.grant_text, sizeof D.grant_text);
   D.vouch.grant = &D.grant;
   signal(SIGPIPE, SIG_IGN);
@@ -462,6 +485,7 @@ int cmd_kernel(int argc, char **argv) {
     ssize_t n;
     while ((n = read(p[0], buf, 2)) < 0 && errno == EINTR) {}
     if (n == 2 && !memcmp(buf, "ok", 2)) {
+      if (fresh) printf("jiti kernel: created a new store at %s\n", D.dir);
       printf("jiti kernel: serving the store at %s (pid %d; log %s/%s; stop with 'jiti stop --store %s')\n",
              D.dir, (int)pid, D.dir, PROTO_LOG, D.dir);
       return EXIT_OK;

@@ -520,15 +520,24 @@ static void op_inspect(Req *q) {
   const char *kind, *name;
   if (!string_member(q, "kind", 0, 32, &kind) || !string_member(q, "name", 1, NAME_MAX_BYTES, &name)) return;
   if (kind && jiti_entry_kind_parse(kind) < 0) {
-    dreply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (function, macro, "
-                 "variable, structure, data, invariant, class, generic, method, foreign, package, type, "
-                 "symbol-macro, setf-expander, compiler-macro, documentation, plist)", kind);
+    char kinds[512] = "";   /* the kernel's names, its one table */
+    for (int k = 0, n = 0; k < JITI_ENTRY_KIND_COUNT && n < (int)sizeof kinds; k++)
+      n += snprintf(kinds + n, sizeof kinds - (size_t)n, "%s%s", k ? ", " : "", jiti_entry_kind_name((jiti_EntryKind)k));
+    dreply_err(q->D, q->client, q->id, "invalid-request", "unknown entry kind '%.40s' (%s)", kind, kinds);
     return;
   }
   queue(q, &q->D->queryq, "requests");
 }
 
 static void op_invariant_list(Req *q) { queue(q, &q->D->queryq, "requests"); }
+
+/* complete: the symbols that begin with "text" (a line editor's Tab),
+** answered by the worker between transactions. */
+static void op_complete(Req *q) {
+  const char *text;
+  if (!string_member(q, "text", 1, 256, &text)) return;
+  queue(q, &q->D->queryq, "requests");
+}
 
 /* The members every transaction may have: "generation" (the view it was
 ** made from), "limits" (its own limits: within the kernel's, or any for the
@@ -708,6 +717,7 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_STATUS] = {op_status, {"op", "id"}},
     [PROTO_OBSERVE] = {op_observe, {"op", "id", "budget", "goals"}},
     [PROTO_INSPECT] = {op_inspect, {"op", "id", "kind", "name"}},
+    [PROTO_COMPLETE] = {op_complete, {"op", "id", "text"}},
     [PROTO_HISTORY] = {op_history, {"op", "id", "limit"}},
     [PROTO_SUBSCRIBE] = {op_subscribe, {"op", "id"}},
     [PROTO_CALL] = {op_call, {"op", "id", "key", "source", "generation", "limits", "wait", "program", "package",

@@ -779,7 +779,8 @@ void dsched_frame(Daemon *D, json_t *m, unsigned char *blob, size_t bloblen) {
   if (json_is_integer(g) && (uint64_t)json_integer_value(g) > D->gen) D->gen = (uint64_t)json_integer_value(g);
   if (dgroup_ack(D, m, ev)) {
     /* a group's commit or restore answered */
-  } else if (D->live.wait == W_QUERY && (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS)) {
+  } else if (D->live.wait == W_QUERY &&
+             (ev == WIRE_VIEW || ev == WIRE_ENTRY || ev == WIRE_INVARIANTS || ev == WIRE_COMPLETIONS)) {
     on_query_answer(D, m, (wire_Event)ev);
   } else if (D->live.wait == W_ATTEMPT && ev == WIRE_PAUSED) {
     on_paused(D, m);

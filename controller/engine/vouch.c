@@ -622,6 +622,8 @@ int vouch_decided(json_t *m, int want, const vouch_Expect *x, vouch_Fail *f) {
 static const Member VIEW_FRAME[] = {{"event", 's', 1, 16}, {"view", 'o', 1, 0}};
 static const Member ENTRY_FRAME[] = {{"event", 's', 1, 16}, {"entry", 'O', 1, 0}};
 static const Member INVARIANTS_FRAME[] = {{"event", 's', 1, 16}, {"invariants", 'a', 1, 0}};
+static const Member COMPLETIONS_FRAME[] = {{"event", 's', 1, 16}, {"completions", 'a', 1, 0}};
+#define COMPLETIONS_MAX 200   /* complete.c's bound */
 static const Member VIEW[] = {
   {"generation", 'g', 1, 0}, {"revision", 'i', 1, 0}, {"status", 's', 1, 32}, {"package", 's', 1, NAME_MAX_},
   {"export_error", 's', 0, TEXT}, {"counts", 'o', 1, 0}, {"entries", 'a', 1, 0}, {"data", 'o', 1, 0},
@@ -698,7 +700,8 @@ static int view(json_t *v, const vouch_Expect *x, uint64_t revision, vouch_Fail 
 int vouch_answer(json_t *m, int query, const vouch_Expect *x, uint64_t revision, vouch_Fail *f) {
   char b[80];
   int ev = wire_event_of(m);
-  wire_Event want = query == WIRE_OBSERVE ? WIRE_VIEW : query == WIRE_INSPECT ? WIRE_ENTRY : WIRE_INVARIANTS;
+  wire_Event want = query == WIRE_OBSERVE ? WIRE_VIEW : query == WIRE_INSPECT ? WIRE_ENTRY
+                  : query == WIRE_COMPLETE ? WIRE_COMPLETIONS : WIRE_INVARIANTS;
   if (ev != (int)want)
     return fail(f, VOUCH_EVENT, "%s answers %s", shown(json_object_get(m, "event"), b, sizeof b),
                 wire_op_name((wire_Op)query));
@@ -713,6 +716,12 @@ int vouch_answer(json_t *m, int query, const vouch_Expect *x, uint64_t revision,
       json_t *l = json_object_get(e, "location");
       if (l && MEMBERS(l, LOCATION, "the entry's location", f)) return -1;
       return kind_ok(e) ? 0 : fail(f, VOUCH_KIND, "the entry is of no entry kind");
+    }
+    case WIRE_COMPLETIONS: {   /* names the client will insert into its line: strings, bounded */
+      json_t *c = json_object_get(m, "completions");
+      if (MEMBERS(m, COMPLETIONS_FRAME, "completions", f)) return -1;
+      if (json_array_size(c) > COMPLETIONS_MAX) return fail(f, VOUCH_SHAPE, "more than %d completions", COMPLETIONS_MAX);
+      return strings(c, NAME_MAX_, "a completion", f);
     }
     default:
       return MEMBERS(m, INVARIANTS_FRAME, "invariants", f) ||

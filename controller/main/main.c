@@ -52,6 +52,38 @@ static const struct {
   {NULL, NULL, NULL},
 };
 
+/* The edit distance of a and b (insertions, deletions, substitutions,
+** and a swap of two neighbours), up to 3: enough to tell a typo. */
+static int distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 31 || m > 31) return 99;
+  int d[32][32];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+/* The command a mistyped name most likely meant, or NULL. */
+static const char *nearest(const char *cmd) {
+  const char *best = NULL;
+  int bd = strlen(cmd) <= 4 ? 1 : 2; /* a short name tolerates one slip */
+  bd++;
+  for (int i = 0; commands[i].name; i++) {
+    int d = distance(cmd, commands[i].name);
+    if (d < bd) bd = d, best = commands[i].name;
+  }
+  return best;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: jiti [--version] [--help] <command> [<args>]\n"
@@ -86,6 +118,8 @@ int main(int argc, char **argv) {
       fault_guard(cmd); /* a damaged data.mdb is a message, not a crash (the worker never maps it) */
       return commands[i].run(argc - 1, argv + 1);
     }
-  fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
+  const char *near = nearest(cmd);
+  if (near) fprintf(stderr, "jiti: '%s' is not a jiti command; did you mean '%s'? See 'jiti --help'.\n", cmd, near);
+  else fprintf(stderr, "jiti: '%s' is not a jiti command. See 'jiti --help'.\n", cmd);
   return 2;
 }

@@ -30,7 +30,9 @@ typedef struct Kind {
   Field fields[4];   /* up to three, then a NULL name */
 } Kind;
 
-/* The kinds of entry `inspect` can name (the kernel's inspect op). */
+/* The kinds of entry `inspect` can name (the kernel's inspect op): the
+** kernel's names (jiti_entry_kind_name), which this library, linking
+** nothing of jiti, repeats; tests/operate.sh checks they agree. */
 static const char *const entry_kinds[] = {"function", "macro", "variable", "structure", "data", "invariant",
                                           "class", "generic", "method", "foreign", "package", "type",
                                           "symbol-macro", "setf-expander", "compiler-macro", "documentation",
@@ -202,13 +204,25 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
   return -1;
 }
 
-static const char *type_words(FType t) {
+/* What a field of type t holds, in words (into buf for the entry kinds,
+** listed from entry_kinds). */
+typedef struct Words {
+  char text[512];
+} Words;
+
+static const char *type_words(FType t, Words *w) {
   switch (t) {
   case F_SOURCE: return "a string holding one Lisp form";
   case F_TEXT: return "a string";
   case F_TEXT_NULL: return "a string or null";
   case F_REVISION: return "an integer, 1 or more";
-  case F_ENTRY_KIND_NULL: return "one of function, macro, variable, structure, data, invariant, or null";
+  case F_ENTRY_KIND_NULL: {
+    size_t n = (size_t)snprintf(w->text, sizeof w->text, "one of ");
+    for (int i = 0; entry_kinds[i] && n < sizeof w->text; i++)
+      n += (size_t)snprintf(w->text + n, sizeof w->text - n, "%s, ", entry_kinds[i]);
+    if (n < sizeof w->text) snprintf(w->text + n, sizeof w->text - n, "or null");
+    return w->text;
+  }
   case F_FRAME_NULL: return "a frame number of the pause (0 or more), or null";
   }
   return "?";
@@ -220,7 +234,7 @@ static int check_field(int k, const Field *f, json_t *v, json_t *out, char *err,
   int nullable = f->type == F_TEXT_NULL || f->type == F_ENTRY_KIND_NULL || f->type == F_FRAME_NULL;
   if (!v || json_is_null(v)) {
     if (nullable) return 0;
-    return fail(err, len, "action \"%s\" needs \"%s\" (%s)", kn, f->name, type_words(f->type));
+    return fail(err, len, "action \"%s\" needs \"%s\" (%s)", kn, f->name, type_words(f->type, &(Words){{0}}));
   }
   switch (f->type) {
   case F_SOURCE:
@@ -254,7 +268,7 @@ static int check_field(int k, const Field *f, json_t *v, json_t *out, char *err,
       }
     break;
   }
-  return fail(err, len, "\"%s\" of action \"%s\" must be %s", f->name, kn, type_words(f->type));
+  return fail(err, len, "\"%s\" of action \"%s\" must be %s", f->name, kn, type_words(f->type, &(Words){{0}}));
 }
 
 /* Validate the fields of kind k in obj (skip: a member not to treat as a
@@ -327,7 +341,7 @@ char *maction_doc(maction_Set set) {
       fprintf(f, "%s%s", fl == kinds[k].fields ? "" : ", ", fl->name);
     fprintf(f, "}: %s\n", kinds[k].desc);
     for (const Field *fl = kinds[k].fields; fl->name; fl++)
-      fprintf(f, "    %s (%s): %s\n", fl->name, type_words(fl->type), fl->desc);
+      fprintf(f, "    %s (%s): %s\n", fl->name, type_words(fl->type, &(Words){{0}}), fl->desc);
   }
   if (fclose(f)) {
     free(buf);

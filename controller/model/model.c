@@ -47,6 +47,7 @@ void model_reply_free(model_Reply *r) {
   }
   free(r->calls);
   free(r->text);
+  free(r->reasoning);
   memset(r, 0, sizeof *r);
 }
 
@@ -430,7 +431,8 @@ int model_post(model *m, const char *path, json_t *body, mhttp_sink sink, void *
   if (m->org && asprintf(&org, "OpenAI-Organization: %s", m->org) >= 0) headers[nh++] = org;
   if (m->project && asprintf(&proj, "OpenAI-Project: %s", m->project) >= 0) headers[nh++] = proj;
   headers[nh] = NULL;
-  mretry_Policy pol = {.max_retries = m->opt.max_retries, .intr = m->opt.intr};
+  mretry_Policy pol = {.max_retries = m->opt.max_retries, .intr = m->opt.intr, .on_retry = m->opt.on_retry,
+                       .ud = m->opt.progress_ud};
   mhttp_Error e = url ? mretry_post(m->http, &pol, url, headers, text, len, sink, ud, resp, r->attempts,
                                     (int)(sizeof r->attempts / sizeof *r->attempts), &r->nattempts)
                       : MHTTP_ENOMEM;

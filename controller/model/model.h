@@ -65,6 +65,9 @@ typedef struct model_Options {
      arguments received so far (a progress display) */
   void (*on_progress)(void *ud, size_t chars);
   void *progress_ud;
+  /* called (with progress_ud) before the wait of each retry: the attempt
+     that failed, its wait, and the retry to come of how many (mretry.h) */
+  void (*on_retry)(void *ud, const mretry_Attempt *a, int retry, int max_retries);
   volatile sig_atomic_t *intr; /* may be NULL: a flag a signal handler sets to stop waiting */
   maction_Set actions;         /* the actions the model is offered and may answer with
                                   (maction.h); 0: MACTION_SESSION */
@@ -126,6 +129,7 @@ typedef struct model_Reply {
   int nattempts;               /* HTTP attempts made (0 for scripted) */
   mretry_Attempt attempts[16]; /* the first 16 of them, with the waits chosen */
   int nreasoning;              /* reasoning items in the output */
+  char *reasoning;             /* their summaries' text, when the API sent any; else NULL */
   /* for the record: request and response bodies, key redacted, each at
      most max_recorded_body bytes (the request without the instructions,
      tools and schema, which are named with their sizes, and without its

@@ -13,6 +13,8 @@
 ** response.incomplete / response.failed that make it an error).  An
 ** "error" event, or an end of stream without a terminal event, is an error.
 */
+#define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
@@ -77,6 +79,16 @@ static void read_output(model *m, model_Reply *r, json_t *output) {
     if (!type) continue;
     if (!strcmp(type, "reasoning")) {
       r->nreasoning++;
+      size_t j;
+      json_t *part;
+      json_array_foreach(json_object_get(it, "summary"), j, part) {
+        const char *t = json_string_value(json_object_get(part, "text"));
+        if (!t || !*t) continue;
+        char *joined = NULL;
+        if (asprintf(&joined, "%s%s%s", r->reasoning ? r->reasoning : "", r->reasoning ? "\n" : "", t) < 0) continue;
+        free(r->reasoning);
+        r->reasoning = joined;
+      }
     } else if (!strcmp(type, "function_call")) {
       model_add_call(r, json_string_value(json_object_get(it, "call_id")),
                      json_string_value(json_object_get(it, "name")),

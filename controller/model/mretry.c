@@ -134,6 +134,10 @@ mhttp_Error mretry_post(mhttp *h, const mretry_Policy *p, const char *url, const
       attempts[taken].wait = d;
       attempts[taken].server_wait = from_server;
     }
+    if (p && p->on_retry) {
+      mretry_Attempt a = {.status = r->status, .error = e, .wait = d, .server_wait = from_server};
+      p->on_retry(p->ud, &a, taken + 1, max_retries);
+    }
     if (wait_for(d, intr)) {
       e = MHTTP_ESTOPPED;
       snprintf(r->errmsg, sizeof r->errmsg, "interrupted while waiting to retry");

@@ -54,6 +54,10 @@ typedef struct mretry_Attempt {
 typedef struct mretry_Policy {
   int max_retries;                  /* < 0: MRETRY_DEFAULT_RETRIES */
   volatile sig_atomic_t *intr;      /* may be NULL: set by a signal, stops the waiting */
+  /* may be NULL: told before each wait, with the attempt that failed
+     (its wait chosen) and the retry about to come (1, 2, ...) of max */
+  void (*on_retry)(void *ud, const mretry_Attempt *a, int retry, int max_retries);
+  void *ud;
 } mretry_Policy;
 
 /* POST as mhttp_post, with the retries of the policy.  *r is the last

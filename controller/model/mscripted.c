@@ -48,14 +48,20 @@ static model_Status scripted_next(model *m, const model_Conv *c, model_Reply *r)
   model_record_response(m, r, line, strlen(line));
   char what[600];
   snprintf(what, sizeof what, "line %d of %.512s", s->line_no[i], s->path);
-  json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+  json_error_t je;
+  json_t *j = json_loads(line, JSON_REJECT_DUPLICATES, &je);
   json_t *g = json_object_get(j, "generation");
   if (json_is_integer(g) && json_integer_value(g) >= 0) {
     r->pinned_generation = json_integer_value(g);
     json_object_del(j, "generation");
   }
+  /* the hints speak of the script's own format, one action object a line */
   if (!j) {
-    model_accept_text(m, r, line, what);   /* reports the JSON error */
+    model_fail(m, r, MODEL_INVALID, "invalid-json", "%s is not one JSON value (%s at character %d); write one "
+               "action a line, e.g. {\"type\": \"evaluate\", \"source\": \"(+ 1 2)\"}", what, je.text, je.position);
+  } else if (!json_is_object(j)) {
+    model_fail(m, r, MODEL_INVALID, "invalid-action", "%s is not a JSON object; write one action a line, e.g. "
+               "{\"type\": \"evaluate\", \"source\": \"(+ 1 2)\"}", what);
   } else {
     /* the line is the action: validate it as the structured output {"action": line} */
     json_t *wrapped = json_pack("{s:O}", "action", j);

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 #include "cli.h"
 #include "kclient.h"
@@ -20,6 +21,7 @@
 #include "txn.h"
 
 static const char STORE_HELP[] =
+  "  --wait            while a transaction is paused, wait until it ends (else refused)\n"
   "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
   "  -h, --help        show this help\n";
 
@@ -29,11 +31,16 @@ static const char LIVE_HELP[] =
   "otherwise it runs on the store directly, on the same engine (a sandboxed worker\n"
   "rebuilt from CURRENT, granted the libraries of --allow-foreign).\n";
 
-/* The options of every change: --store, the limits, --allow-foreign.  1
-** when argv[*i] was one (consumed), -1 after a message, 0 otherwise. */
+/* The options of every change: --store, the limits, --allow-foreign,
+** --wait.  1 when argv[*i] was one (consumed), -1 after a message, 0
+** otherwise. */
 static int change_option(const char *cmd, int argc, char **argv, int *i, const char **dir, limits_Table *L,
-                         grant_List *g) {
+                         grant_List *g, int *wait) {
   char err[256];
+  if (!strcmp(argv[*i], "--wait")) {
+    *wait = 1;
+    return 1;
+  }
   int r = opts_store(argc, argv, i, dir, err, sizeof err);
   if (r == 0 && argv[*i][0] == '-') r = limits_option(argc, argv, i, L, 0, err, sizeof err);
   if (r == 0) r = grant_option(argc, argv, i, g, err, sizeof err);
@@ -58,12 +65,15 @@ static void grant_ignored(const char *cmd, const char *dir, const grant_List *g)
 }
 
 /* One change, req (stolen) the protocol request for it: through the kernel
-** serving dir (with the limits L's options set), else offline on the same
-** engine under L, granted g.  The exit status. */
-static int change(const char *cmd, const char *dir, const limits_Table *L, const grant_List *g, json_t *req) {
+** serving dir (with the limits L's options set; with wait, waiting behind a
+** pause), else offline on the same engine under L, granted g.  The exit
+** status. */
+static int change(const char *cmd, const char *dir, const limits_Table *L, const grant_List *g, int wait,
+                  json_t *req) {
   if (!req) { fprintf(stderr, "jiti %s: out of memory\n", cmd); return EXIT_FAIL; }
   if (kclient_serving(dir)) {
     grant_ignored(cmd, dir, g);
+    if (wait) json_object_set_new(req, "wait", json_true());   /* behind a pause, not refused */
     json_t *lim = limits_given_json(L);
     if (lim) json_object_set_new(req, "limits", lim);
     return through_kernel(cmd, dir, req);
@@ -170,9 +180,10 @@ static int apply_main(int argc, char **argv) {
   limits_Table L;
   limits_default(&L);
   grant_List g = {0};
+  int wait = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int r = change_option("apply", argc, argv, &i, &dir, &L, &g);
+    int r = change_option("apply", argc, argv, &i, &dir, &L, &g, &wait);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { apply_usage(stdout); return EXIT_OK; }
@@ -228,7 +239,7 @@ static int apply_main(int argc, char **argv) {
   json_t *req = json_pack("{s:s, s:s, s:s}", "op", proto_op_name(PROTO_APPLY), "source", src, "summary", summary);
   /* the file's reader errors and definitions are placed in it */
   if (req && file && strcmp(file, "-")) json_object_set_new(req, "origin", json_pack("{s:s}", "file", file));
-  int status = change("apply", dir, &L, &g, req);
+  int status = change("apply", dir, &L, &g, wait, req);
   free(src);
   return status;
 }
@@ -305,8 +316,9 @@ static int invariant_main(int argc, char **argv) {
   limits_Table L;
   limits_default(&L);
   grant_List g = {0};
+  int wait = 0;
   for (int i = 1; i < argc; i++) {
-    int r = change_option("invariant", argc, argv, &i, &dir, &L, &g);
+    int r = change_option("invariant", argc, argv, &i, &dir, &L, &g, &wait);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { invariant_usage(stdout); return EXIT_OK; }
@@ -331,7 +343,7 @@ static int invariant_main(int argc, char **argv) {
   proto_Op op = add ? PROTO_INVARIANT_ADD : PROTO_INVARIANT_REMOVE;
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
   if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
-  return change(cmd, dir, &L, &g, req);
+  return change(cmd, dir, &L, &g, wait, req);
 }
 
 int cmd_invariant(int argc, char **argv) { return stack_run(invariant_main, argc, argv); }
@@ -348,9 +360,15 @@ static void rollback_usage(FILE *out) {
           "\n"
           "REV: a revision number (1, 2, ...), HEAD (CURRENT), HEAD~N (N before CURRENT)\n"
           "or previous (CURRENT-1).\n"
+          "\n"
+          "It first says what the target drops: the invariants, definitions and data rows\n"
+          "added since, and the entries it returns to an earlier text.  Dropping an\n"
+          "invariant needs --yes (on a terminal, a 'y' typed at the question does too).\n"
           "\n%s"
           "\n"
-          "options:\n%s%s%s"
+          "options:\n"
+          "  -y, --yes         roll back even when invariants added since would be dropped\n"
+          "%s%s%s"
           "\n"
           "Exit status: 0 rolled back; 1 unsafe, no such revision or a store problem; 2 usage.\n",
           LIVE_HELP, LIMITS_HELP, GRANT_HELP, STORE_HELP);
@@ -378,6 +396,65 @@ static json_t *rollback_offline(otxn *t, uint64_t target) {
   return reply;
 }
 
+/* What rolling back to target drops from CURRENT, said before anything
+** runs: the invariants by name, the definitions and data rows by count.
+** Dropping invariants needs yes (--yes, or "y" typed on a terminal): a
+** rollback that silently removes a safety check is a surprise.  EXIT_OK to
+** go on; EXIT_FAIL after saying why not. */
+static int rollback_drops(store_env *s, uint64_t target, int yes) {
+  uint64_t cur = 0;
+  store_current(s, &cur);
+  if (target == cur) return EXIT_OK;
+  storeio_map mc = {0}, mt = {0};
+  if (storeio_map_load(s, STORE_REV_CURRENT, &mc) != STORE_OK || storeio_map_load(s, target, &mt) != STORE_OK) {
+    fprintf(stderr, "jiti rollback: %s\n", store_errmsg(s));
+    storeio_map_free(&mc);
+    storeio_map_free(&mt);
+    return EXIT_FAIL;
+  }
+  char invs[1024] = "";
+  size_t ninv = 0, ndefs = 0, nrows = 0, nchanged = 0, j = 0;
+  for (size_t i = 0; i < mc.n; i++) {   /* both maps in (kind, name) order */
+    const storeio_entry *e = &mc.v[i];
+    while (j < mt.n && (mt.v[j].kind < e->kind || (mt.v[j].kind == e->kind && strcmp(mt.v[j].name, e->name) < 0)))
+      j++;
+    int kept = j < mt.n && mt.v[j].kind == e->kind && !strcmp(mt.v[j].name, e->name);
+    if (kept) {
+      nchanged += memcmp(mt.v[j].hash, e->hash, 32) != 0;
+      continue;
+    }
+    if (e->kind == STORE_INVARIANT) {
+      size_t l = strlen(invs);
+      snprintf(invs + l, sizeof invs - l, "%s%s", ninv ? ", " : "", e->name);
+      ninv++;
+    } else if (e->kind == STORE_DATA) {
+      nrows++;
+    } else {
+      ndefs++;
+    }
+  }
+  storeio_map_free(&mc);
+  storeio_map_free(&mt);
+  if (ninv || ndefs || nrows || nchanged)
+    printf("rolling back to revision %" PRIu64 " drops %zu invariant%s%s%s, %zu definition%s and %zu data row%s "
+           "added since, and returns %zu entr%s to %s earlier text\n", target, ninv, ninv == 1 ? "" : "s",
+           ninv ? " " : "", invs, ndefs, ndefs == 1 ? "" : "s", nrows, nrows == 1 ? "" : "s", nchanged,
+           nchanged == 1 ? "y" : "ies", nchanged == 1 ? "its" : "their");
+  if (!ninv || yes) return EXIT_OK;
+  fflush(stdout);
+  if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO)) {
+    fprintf(stderr, "drop the invariant%s %s? [y/N] ", ninv == 1 ? "" : "s", invs);
+    char line[16] = "";
+    if (fgets(line, sizeof line, stdin) && (line[0] == 'y' || line[0] == 'Y')) return EXIT_OK;
+    fprintf(stderr, "jiti rollback: nothing was published\n");
+    return EXIT_FAIL;
+  }
+  fprintf(stderr, "jiti rollback: revision %" PRIu64 " predates the invariant%s %s: rolling back would remove %s; "
+          "run again with --yes to roll back anyway; nothing was published\n", target, ninv == 1 ? "" : "s", invs,
+          ninv == 1 ? "it" : "them");
+  return EXIT_FAIL;
+}
+
 static json_t *rollback_request(uint64_t target) {
   return json_pack("{s:s, s:I}", "op", proto_op_name(PROTO_ROLLBACK), "revision", (json_int_t)target);
 }
@@ -387,31 +464,39 @@ static int rollback_main(int argc, char **argv) {
   limits_Table L;
   limits_default(&L);
   grant_List g = {0};
+  int yes = 0, wait = 0;
   for (int i = 1; i < argc; i++) {
-    int r = change_option("rollback", argc, argv, &i, &dir, &L, &g);
+    int r = change_option("rollback", argc, argv, &i, &dir, &L, &g, &wait);
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { rollback_usage(stdout); return EXIT_OK; }
+    if (!strcmp(argv[i], "--yes") || !strcmp(argv[i], "-y")) { yes = 1; continue; }
     if (revtext) {
       fprintf(stderr, "jiti rollback: give one REV (see 'jiti rollback --help')\n");
       return EXIT_USAGE;
     }
     revtext = argv[i];
   }
-  if (!revtext) { rollback_usage(stderr); return EXIT_USAGE; }
+  if (!revtext) {
+    fprintf(stderr, "jiti rollback: give the revision to return to: jiti rollback REV (a number, previous, HEAD~N; "
+                    "jiti log lists them)\n");
+    return EXIT_USAGE;
+  }
   uint64_t target = 0;
   if (kclient_serving(dir)) {
     store_env *s = ostore_open("rollback", dir, 0);  /* read-only, beside the kernel: REV's number */
     if (!s) return EXIT_FAIL;
     int st = ostore_rev("rollback", s, revtext, &target);
+    if (st == EXIT_OK) st = rollback_drops(s, target, yes);
     store_close(s);
     if (st != EXIT_OK) return st;
-    return change("rollback", dir, &L, &g, rollback_request(target));
+    return change("rollback", dir, &L, &g, wait, rollback_request(target));
   }
   otxn t;
   json_t *req = NULL;
   int status = otxn_open(&t, "rollback", dir, &L, &g);
   if (status == EXIT_OK) status = ostore_rev("rollback", t.s, revtext, &target);
+  if (status == EXIT_OK) status = rollback_drops(t.s, target, yes);
   if (status == EXIT_OK) status = (req = rollback_request(target)) ? otxn_start(&t, req, target, 1) : EXIT_FAIL;
   if (status == EXIT_OK) {
     json_t *r = rollback_offline(&t, target);

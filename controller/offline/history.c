@@ -28,6 +28,7 @@ typedef struct {
   uint64_t n;          /* -n N; 0 = all */
   uint64_t show;       /* --show SEQ (events); 0 = none */
   int allow_n, graph, json, allow_graph, allow_json, allow_show;
+  const char *wants;   /* the positionals, said when some are missing ("a revision REV") */
 } Args;
 
 static int parse_args(Args *a, int argc, char **argv) {
@@ -64,7 +65,11 @@ static int parse_args(Args *a, int argc, char **argv) {
       a->pos[a->npos++] = s;
     }
   }
-  if (a->npos != a->maxpos) { a->usage(stderr); return EXIT_USAGE; }
+  if (a->npos != a->maxpos) {  /* one line, not the whole help page */
+    fprintf(stderr, "jiti %s: give %s (see 'jiti %s --help')\n", a->cmd, a->wants ? a->wants : "the arguments",
+            a->cmd);
+    return EXIT_USAGE;
+  }
   return EXIT_OK;
 }
 
@@ -182,7 +187,7 @@ static char *entry_text(const char *cmd, store_env *s, jiti_State *S, const uint
 }
 
 static int show_main(int argc, char **argv) {
-  Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1};
+  Args a = {.cmd = "show", .usage = show_usage, .maxpos = 1, .wants = "a revision: jiti show REV (jiti log lists them)"};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   store_env *s = ostore_open("show", a.dir, 0);
@@ -265,7 +270,8 @@ static int key_cmp(const storeio_entry *x, const storeio_entry *y) {
 }
 
 static int diff_main(int argc, char **argv) {
-  Args a = {.cmd = "diff", .usage = diff_usage, .maxpos = 2};
+  Args a = {.cmd = "diff", .usage = diff_usage, .maxpos = 2,
+            .wants = "two revisions: jiti diff A B (jiti log lists them)"};
   int rc = parse_args(&a, argc, argv);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   uint64_t ra = 0, rb = 0, cur = 0;
@@ -394,15 +400,18 @@ void history_event_line(FILE *out, const char *json, size_t len) {
 
 typedef struct { int json; } EvArgs;
 
-/* --show: one event in full; a "body" member holding JSON (a model
-** request or response recorded by a session) is decoded too. */
+/* --show: one event in full; a "body" member (a model request or
+** response recorded by a session) is printed once, after the rest,
+** decoded when it holds JSON. */
 static int show_event(void *arg, uint64_t seq, const char *json, size_t len) {
   *(int *)arg = 1;
   json_t *o = json_loadb(json, len, 0, NULL);
+  json_t *bodyv = json_incref(json_object_get(o, "body"));
+  const char *body = json_string_value(bodyv);
+  if (body) json_object_del(o, "body");
   char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
   printf("%s\n", t ? t : "(unreadable event)");
   free(t);
-  const char *body = json_string_value(json_object_get(o, "body"));
   json_t *b = body ? json_loads(body, 0, NULL) : NULL;
   if (b) {
     t = json_dumps(b, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -412,6 +421,7 @@ static int show_event(void *arg, uint64_t seq, const char *json, size_t len) {
     printf("body:\n%s\n", body);
   }
   json_decref(b);
+  json_decref(bodyv);
   json_decref(o);
   (void)seq;
   return 1;

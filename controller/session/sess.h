@@ -13,6 +13,7 @@
 **                   record, until a stop condition; exit statuses
 **   sess_ui.c       what the operator sees: spinner, step lines, --json,
 **                   --confirm
+**   sess_pretty.c   a proposal's source laid out as Lisp for --confirm
 **   sess_repl.c     interactive requests with line editing and history
 **   sess_list.c     `jiti sessions`: list, show, export (read-only store)
 **
@@ -140,6 +141,8 @@ typedef struct sess_Session {
   int nlines;
   int summarised;               /* steps already folded into a summary */
   int kernel_calls;             /* round trips to the kernel */
+  int64_t last_input;           /* input tokens of the last request (the next one's are no fewer) */
+  int64_t max_output;           /* the most output tokens a request used */
 } sess_Session;
 
 /* ---- sess_kernel.c: every call returns the reply (new reference) or
@@ -160,6 +163,16 @@ json_t *sess_call(sess_Session *s, json_t *req);
 ** Every string of it is redacted first (model_redact_json: the API key's
 ** value and key-like patterns), whatever it holds. */
 void sess_record(sess_Session *s, const char *kind, json_t *ev, int sync);
+/* Read and evaluate every goal and invariant of the task once, as a
+** preview (nothing published), before any model request.  Wrong, said on
+** stderr: a form that does not read; an invariant that signals or does
+** not hold (the kernel would refuse every change); a goal that calls a
+** function (or reads a variable) that is not defined and that request
+** (NULL: not known yet) does not mention — a typo.  A goal that signals
+** otherwise does not hold yet (the model is to make it hold: said unless
+** quiet), and one that already holds is said too.  SESS_OK, SESS_USAGE
+** (something is wrong with the task), SESS_FAIL (the connection was lost). */
+int sess_check_task(kclient *k, const sess_Task *t, const char *request, int quiet);
 /* Add (or replace) the task's invariants before the first step.  0, or -1
 ** after a message naming the invariant and the kernel's reason. */
 int sess_add_invariants(kclient *k, const sess_Task *t);
@@ -202,15 +215,40 @@ void sess_ui_free(sess_UI *u);
 void sess_ui_wait_start(sess_UI *u, const char *what);
 void sess_ui_progress(void *u, size_t chars);   /* model_Options.on_progress */
 void sess_ui_wait_stop(sess_UI *u);
+/* A retry of a model request, on a line of its own (model_Options.on_retry;
+** not in --json, whose steps list the attempts). */
+void sess_ui_retry(void *u, const mretry_Attempt *a, int retry, int max_retries);
 /* One step: a line, or (--json) the step event as one JSON line. */
 void sess_ui_step(sess_UI *u, json_t *step);
 /* The session's end: a summary line, or the end event as JSON. */
 void sess_ui_end(sess_UI *u, json_t *end);
 /* A message for the operator (stderr; not in --json). */
 void sess_ui_note(sess_UI *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* --confirm: show the action and ask.  Returns 'y', 'n', or 'e' with
-** *edited = a new canonical action (validated); 'q' at end of input. */
-int sess_ui_confirm(sess_UI *u, json_t *action, json_t **edited);
+/* A proposal as --confirm shows it. */
+typedef struct sess_Proposal {
+  json_t *action;               /* canonical (maction.h) */
+  int64_t gen;                  /* the generation it is sent with */
+  int step;
+  json_t *pause;                /* the view's pause, or NULL */
+  const char *reasoning;        /* the model's reasoning summary, or NULL */
+} sess_Proposal;
+
+/* --confirm: show the proposal (its kind and generation, its source laid
+** out as Lisp, the reasoning summary; before a resume or abort, the
+** pause's condition, restarts and backtrace) and ask.  Returns 'y'; 'n'
+** with *reason (malloc'd, or NULL) the operator's reason for the model;
+** 'e' with *edited = a new canonical action (validated; on a terminal
+** edited in $VISUAL/$EDITOR, or on a line prefilled with the source, and
+** shown again before it is sent); 'q' at end of input. */
+int sess_ui_confirm(sess_UI *u, const sess_Proposal *p, json_t **edited, char **reason);
+
+/* ---- sess_pretty.c */
+
+/* src laid out as Lisp in lines of about width columns (only re-indented:
+** atoms, strings and comments keep their spelling); a source with lines
+** of its own, or one that does not balance, comes back as it is.
+** malloc'd; NULL when src is NULL or memory is exhausted. */
+char *sess_pretty_lisp(const char *src, int width);
 
 /* ---- sess_repl.c */
 

@@ -38,7 +38,8 @@ static void usage(FILE *f) {
     "  --task FILE           a request with its goals and invariants (Lisp or JSON; see docs/guide.md)\n"
     "limits:\n"
     "  --budget N            actions per request, invalid and stale ones included (default 20)\n"
-    "  --max-tokens N        stop once the model has used N tokens\n"
+    "  --max-tokens N        stop before a request that could take the tokens used past N (its input\n"
+    "                        at least the last one's, its output --max-output-tokens or the most yet)\n"
     "  --max-format-errors N stop after N invalid responses in a row (default 3)\n"
     "  --prompt-budget N     tokens of prompt before older steps are summarised (default 24000)\n"
     "  --view-budget BYTES   entry text shown in each view (default 4096)\n"
@@ -175,6 +176,7 @@ int cmd_session(int argc, char **argv) {
   sess_UI *ui = sess_ui_new(&o);
   o.mopt.on_progress = sess_ui_progress;
   o.mopt.progress_ud = ui;
+  o.mopt.on_retry = sess_ui_retry;
   kclient k;
   kclient_init(&k, "session", o.store);
   char err[1024];
@@ -190,6 +192,9 @@ int cmd_session(int argc, char **argv) {
     fprintf(stderr, "jiti session: %s\n", err);
     goto close;
   }
+  /* a goal or invariant with a typo is found here, before a paid request */
+  if ((status = sess_check_task(&k, &o.task, o.task.request, o.quiet || o.json)) != SESS_OK) goto close;
+  status = SESS_FAIL;
   if (sess_add_invariants(&k, &o.task)) goto close;
   if (o.interactive)
     status = sess_interactive(&o, &k, m, ui, &interrupted);

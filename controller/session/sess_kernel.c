@@ -3,8 +3,11 @@
 ** docs/protocol.md).  A step costs two round trips: the action, then one
 ** observe that also evaluates the goals; records go without waiting.
 */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "cli.h"
 #include "maction.h"
 #include "sess.h"
@@ -98,6 +101,91 @@ int sess_goals_hold(const sess_Session *s) {
   int pass, total;
   sess_goal_counts(s, &pass, &total);
   return total > 0 && pass == total;
+}
+
+/* The failures of a preview that are the form's own (it does not read, it
+** signals, it runs out of a limit).  Others (paused, busy, stale) say
+** nothing about the form. */
+static int form_fault(const char *code) {
+  static const char *const own[] = {"error", "aborted", "rejected-by-gate", "limit", "invalid-arguments", "unsafe",
+                                    NULL};
+  for (int i = 0; own[i]; i++)
+    if (!strcmp(code, own[i])) return 1;
+  return 0;
+}
+
+/* The name an UNDEFINED-FUNCTION or UNBOUND-VARIABLE message is about
+** ("... The function FOO is undefined."), package prefix dropped, into
+** name; 0 for another condition. */
+static int undefined_name(const char *msg, char *name, size_t len) {
+  const char *p = NULL;
+  if (!strncmp(msg, "UNDEFINED-FUNCTION: The function ", 33)) p = msg + 33;
+  else if (!strncmp(msg, "UNBOUND-VARIABLE: The variable ", 31)) p = msg + 31;
+  if (!p) return 0;
+  size_t n = strcspn(p, " ");
+  const char *colon = memrchr(p, ':', n);
+  if (colon) {
+    n -= (size_t)(colon + 1 - p);
+    p = colon + 1;
+  }
+  snprintf(name, len, "%.*s", (int)n, p);
+  return n > 0;
+}
+
+/* name (upper case) appears in text as a whole word, in any case. */
+static int names(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text; p && *p; p++) {
+    if (strncasecmp(p, name, n)) continue;
+    int before = p == text || !(isalnum((unsigned char)p[-1]) || strchr("-*+_/%<>=!?", p[-1]));
+    int after = !(isalnum((unsigned char)p[n]) || (p[n] && strchr("-*+_/%<>=!?", p[n])));
+    if (before && after) return 1;
+  }
+  return 0;
+}
+
+int sess_check_task(kclient *k, const sess_Task *t, const char *request, int quiet) {
+  int bad = 0;
+  for (int i = 0; i < t->ngoals + t->ninvariants; i++) {
+    int goal = i < t->ngoals;
+    const char *src = goal ? t->goals[i] : t->invariants[i - t->ngoals].source;
+    char what[300], name[256];
+    if (goal) snprintf(what, sizeof what, "goal %d", i + 1);
+    else snprintf(what, sizeof what, "invariant %.200s", t->invariants[i - t->ngoals].name);
+    json_t *rep = NULL;
+    if (kclient_call(k, json_pack("{s:s, s:s}", "op", "preview", "source", src), &rep, NULL) != KCLIENT_OK) {
+      fprintf(stderr, "jiti session: lost the connection to the kernel while checking %s\n", what);
+      return SESS_FAIL;
+    }
+    const char *code = kclient_str(rep, "code"), *msg = kclient_str(rep, "message");
+    int ok = json_is_true(json_object_get(rep, "ok"));
+    int holds = ok && strcmp(kclient_str(rep, "value"), "NIL") != 0;
+    if (!ok && !form_fault(code)) {
+      fprintf(stderr, "jiti session: %s was not checked beforehand (%s: %s)\n", what, code, msg);
+    } else if (!ok && !strcmp(code, "rejected-by-gate")) {
+      fprintf(stderr, "jiti session: %s %s cannot be read or run (%s)\n  fix it and run the session again; no model "
+                      "request was made\n", what, src, msg);
+      bad = 1;
+    } else if (!goal && !holds) {
+      fprintf(stderr, "jiti session: %s %s %s in the world as it is%s%s\n  it would refuse every change; fix it and "
+                      "run the session again; no model request was made\n", what, src,
+              ok ? "does not hold" : "signals", ok ? "" : ": ", ok ? "" : msg);
+      bad = 1;
+    } else if (goal && !ok && undefined_name(msg, name, sizeof name) && request && !names(request, name)) {
+      /* a name the request never mentions is most likely a typo: the
+      ** model would look for it step after step */
+      fprintf(stderr, "jiti session: %s %s cannot be evaluated: %s\n  the request does not mention %s: fix the goal "
+                      "(or name %s in the request) and run the session again; no model request was made\n",
+              what, src, msg, name, name);
+      bad = 1;
+    } else if (goal && !ok && !quiet) {
+      fprintf(stderr, "jiti session: %s does not hold yet: %s\n", what, msg);
+    } else if (goal && holds && !quiet) {
+      fprintf(stderr, "jiti session: %s already holds: %s\n", what, src);
+    }
+    json_decref(rep);
+  }
+  return bad ? SESS_USAGE : SESS_OK;
 }
 
 int sess_add_invariants(kclient *k, const sess_Task *t) {

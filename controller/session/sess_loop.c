@@ -204,6 +204,15 @@ static void start_record(sess_Session *s) {
   sess_record(s, "session-start", ev, 0);
 }
 
+/* The tokens used once the next request is answered, at worst: the prompt
+** only grows, so its input is at least the last one's; its output at most
+** --max-output-tokens, else (unbounded) guessed as the most a step used.
+** Before the first request nothing is known but the budget itself. */
+static int64_t worst_case(const sess_Session *s) {
+  int64_t out = s->o->mopt.max_output_tokens > 0 ? s->o->mopt.max_output_tokens : s->max_output;
+  return s->t.usage.total_tokens + (s->last_input ? s->last_input + out : 0);
+}
+
 /* Ask the model once: the spinner, the token count, the bodies recorded. */
 static model_Status ask_model(sess_Session *s, model_Reply *r) {
   char what[160];
@@ -212,6 +221,8 @@ static model_Status ask_model(sess_Session *s, model_Reply *r) {
   model_Status st = model_next(s->m, s->conv, r);
   sess_ui_wait_stop(s->ui);
   model_usage_add(&s->t.usage, &r->usage);
+  if (r->usage.input_tokens) s->last_input = r->usage.input_tokens;
+  if (r->usage.output_tokens > s->max_output) s->max_output = r->usage.output_tokens;
   s->t.model_seconds += r->seconds;
   record_bodies(s, r);
   return st;
@@ -246,7 +257,7 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
   for (;;) {
     if (intr && *intr) { status = finish(s, SESS_INTERRUPTED, "interrupted", t0); break; }
     if (s->t.steps >= o->budget) { status = finish(s, SESS_BUDGET, "budget", t0); break; }
-    if (o->max_tokens && s->t.usage.total_tokens >= o->max_tokens) {
+    if (o->max_tokens && worst_case(s) > o->max_tokens) {
       status = finish(s, SESS_TOKENS, "max-tokens", t0);
       break;
     }
@@ -293,18 +304,29 @@ int sess_run_request(const sess_Options *o, kclient *k, model *m, sess_UI *ui, c
     int64_t gen = r.pinned_generation >= 0 ? r.pinned_generation : s->gen;
     if (o->confirm) {
       json_t *edited;
-      int c = sess_ui_confirm(ui, action, &edited);
+      char *why = NULL;
+      sess_Proposal prop = {action, gen, s->t.steps, json_object_get(s->view, "pause"), r.reasoning};
+      int c = sess_ui_confirm(ui, &prop, &edited, &why);
       if (c == 'e') {
         json_decref(action);
         action = edited;
       } else if (c != 'y') {
         json_t *step = step_json(s, &r, action, gen, "declined", NULL, 0);
+        if (why) json_object_set_new(step, "operator_reason", bounded(why, MESSAGE_MAX));
+        model_redact_json(s->m, step);
         sess_ui_step(ui, step);
         sess_record(s, "session-step", step, 0);
-        snprintf(line, sizeof line, "step %d: declined by the operator", s->t.steps);
+        snprintf(line, sizeof line, "step %d: declined by the operator%s%.300s", s->t.steps, why ? ": " : "",
+                 why ? why : "");
         add_line(s, line);
         model_conv_reply(s->conv, &r);
-        model_conv_result(s->conv, "The operator declined this action: nothing ran. Propose another.");
+        char *res = NULL;
+        if (why && asprintf(&res, "The operator declined this action: nothing ran. The operator's reason: %s\n"
+                                  "Propose another action that takes it into account.", why) < 0)
+          res = NULL;
+        model_conv_result(s->conv, res ? res : "The operator declined this action: nothing ran. Propose another.");
+        free(res);
+        free(why);
         model_reply_free(&r);
         json_decref(action);
         if (c == 'q') { status = finish(s, SESS_INTERRUPTED, "interrupted", t0); break; }

@@ -36,3 +36,28 @@
 (defmacro print-unreadable-object ((object stream &key type identity) &body body)
   `(%print-unreadable-object ,object ,stream ,type ,identity
                              ,(if body `(lambda () ,@body) nil)))
+
+;; (describe 'name) says what a symbol names, as the standard's describe
+;; does: a variable or constant and its value, a function with its lambda
+;; list, a macro or special operator, their documentation, a class.
+(defmethod describe-object ((object symbol) stream)
+  (call-next-method)
+  (when (boundp object)
+    (format stream "~%~s names a ~:[special variable~;constant~]:~%  Value: ~s~%"
+            object (constantp object) (symbol-value object))
+    (let ((doc (documentation object 'variable)))
+      (when doc (format stream "  Documentation:~%    ~a~%" doc))))
+  (cond ((special-operator-p object)
+         (format stream "~%~s names a special operator.~%" object))
+        ((macro-function object)
+         (format stream "~%~s names a macro.~%" object))
+        ((fboundp object)
+         (let ((lambda (function-lambda-expression (fdefinition object))))
+           (format stream "~%~s names a ~:[built-in~;defined~] function:~%" object lambda)
+           (when lambda (format stream "  Lambda-list: ~s~%" (second lambda))))))
+  (when (or (macro-function object) (fboundp object))
+    (let ((doc (documentation object 'function)))
+      (when doc (format stream "  Documentation:~%    ~a~%" doc))))
+  (let ((class (find-class object nil)))
+    (when class (format stream "~%~s names the class ~s.~%" object class)))
+  (values))

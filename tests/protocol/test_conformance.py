@@ -212,6 +212,18 @@ def requests(R, k):
         expect_error(c.request({'op': 'inspect', 'kind': 'invariant', 'name': 'NONE'}), 'not-found')
     R.run('conformance/inspect', inspect)
 
+    def complete():
+        r = expect_ok(c.request({'op': 'complete', 'text': 'twi'}))
+        assert r['completions'] == ['twice'], r
+        r = expect_ok(c.request({'op': 'complete', 'text': 'cl:ca'}))
+        assert 'cl:car' in r['completions'] and 'cl:call-next-method' in r['completions'], r
+        assert expect_ok(c.request({'op': 'complete', 'text': ':test-n'}))['completions'] == [':test-not']
+        assert 'common-lisp-user:' in expect_ok(c.request({'op': 'complete', 'text': 'common-lisp-u'}))['completions']
+        assert expect_ok(c.request({'op': 'complete', 'text': 'no-such-pkg:x'}))['completions'] == []
+        expect_error(c.request({'op': 'complete'}, valid=False), 'invalid-request')
+        expect_error(c.request({'op': 'complete', 'text': 'x' * 300}, valid=False), 'invalid-request')
+    R.run('conformance/complete', complete)
+
     def observe_budget():
         full = c.request({'op': 'observe'})['view']
         assert all('text' in e for e in full['entries']), full

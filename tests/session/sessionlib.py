@@ -21,7 +21,7 @@ def check(name, cond, detail=''):
         passed += 1
     else:
         failed += 1
-        print('FAIL %s%s' % (name, (': ' + str(detail)[:1500]) if detail != '' else ''), flush=True)
+        print('FAIL %s%s' % (name, (': ' + str(detail).strip()[-1500:]) if detail != '' else ''), flush=True)
     return cond
 
 

@@ -58,6 +58,8 @@ srv.queue([{'kind': 'status', 'status': 429, 'headers': {'retry-after': '1'}, 'm
            ev('(defun f (x) (* 2 x))')])
 st, out, err = session('--request', 'Define f, doubling its argument.', '--goal', '(= (f 2) 4)', '--stream')
 check('retry: exit 0', st == 0, out + err)
+check('retry: said on a line of its own', 'retrying in 1.0 s after HTTP 429, as the server asked (retry 1 of 2)' in err,
+      err)
 n = last_n()
 steps = K.steps(n)
 check('retry: one step, accepted', [s['outcome'] for s in steps] == ['accepted'], steps)
@@ -78,8 +80,31 @@ check('retry: request and response bodies recorded', [e['event'] for e in bodies
 st, o, e = L.jiti('events', '--store', K.store, '--show', bodies[0]['seq'])
 check('events --show decodes the body', st == 0 and 'body, decoded:' in o and '"input": [' in o and
       '[the instructions:' in o, o[:300])
+check('events --show prints the body once', o.count('[the instructions:') == 1 and '"body":' not in o, o[:600])
 end = K.end(n)
 check('retry: end totals', end['outcome'] == 'goals-met' and end['usage']['total_tokens'] == 150, end)
+
+# ---- 1b. goals and invariants are read and evaluated once before the first
+# model request: a typo ends the session at once (exit 2), nothing asked
+for args, want in [(['--goal', '(= 1 2'], 'does not read'),
+                   (['--goal', '(undefined-fn)'], 'the request does not mention UNDEFINED-FN'),
+                   (['--goal', '(= 1 1)', '--invariant', '(car 1)'], 'is not of type LIST'),
+                   (['--invariant', '(fboundp (quote nothing-here))'], 'does not hold')]:
+    srv.queue([ev('(+ 1 1)') | {'repeat': -1}])
+    n0 = last_n()
+    st, out, err = session('--request', 'x', *args)
+    check('broken task %s: exit 2 naming it, no model request' % args[-1], st == 2 and want in err and
+          'no model request was made' in err and requests() == [] and last_n() == n0, (st, err, requests()))
+check('broken invariant: not added', 'nothing-here' not in L.jiti('invariant', 'list', *S)[1])
+srv.queue([act({'type': 'finish', 'summary': 'ok'})])
+st, out, err = session('--request', 'x', '--goal', '(= 1 1)', '--goal', '(fboundp (quote nothing))')
+check('a goal that already holds is said', st == 3 and 'goal 1 already holds: (= 1 1)' in err and
+      'goal 2 already' not in err, err)
+# a goal calling a function the request names is the model's to define
+srv.queue([act({'type': 'finish', 'summary': 'cannot'})])
+st, out, err = session('--request', 'Define zz-new.', '--goal', '(= (zz-new) 1)')
+check('a goal on a function the request names: asked', st == 3 and len(requests()) == 1 and
+      'goal 1 does not hold yet: UNDEFINED-FUNCTION' in err, (st, err))
 
 # ---- 2. a pause answered with a restart, through the model's conversation
 srv.queue([ev('(restart-case (error "the rate table is missing") (use-value (v) (* 2 v)))'),
@@ -129,9 +154,13 @@ check('correction: bad arguments told to the model', fco['type'] == 'function_ca
 srv.queue([act({'type': 'preview', 'source': '(+ 1 2)'}) | {'repeat': -1}])
 st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--budget', '2')
 check('budget: exit 4 after 2 steps', st == 4 and K.end(last_n())['steps'] == 2, out + err)
-st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '200')
-check('max-tokens: exit 5 after 2 steps (300 tokens)', st == 5 and K.end(last_n())['usage']['total_tokens'] == 300,
-      out + err)
+st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '400')
+check('max-tokens: exit 5 before a step that could pass it (150 a step: 2 steps, 300 tokens)',
+      st == 5 and K.end(last_n())['usage']['total_tokens'] == 300, out + err)
+st, out, err = session('--request', 'Loop.', '--goal', '(fboundp (quote never))', '--max-tokens', '400',
+                       '--max-output-tokens', '200')
+check('max-tokens: the worst case counts --max-output-tokens (1 step, 150 tokens)',
+      st == 5 and K.end(last_n())['usage']['total_tokens'] == 150, out + err)
 
 # ---- 6. finish with goals unmet; the model API refusing; nobody listening
 srv.queue([act({'type': 'finish', 'summary': 'I give up.'})])
@@ -146,12 +175,17 @@ check('401: the wrong key is not shown', 'Hh8Jj7Kk' not in out + err, err)
 srv.queue([{'kind': 'status', 'status': 503, 'repeat': 3}])
 st, out, err = session('--request', 'x', '--max-retries', '2')
 check('503: exit 1 after 3 attempts', st == 1 and 'after 3 attempts' in err, err)
+check('503: both retries said', 'after HTTP 503 (retry 1 of 2)' in err and 'after HTTP 503 (retry 2 of 2)' in err, err)
 ends = [e for e in K.session_events(last_n()) if e['event'] == 'session-error']
 check('503: the waits are recorded', ends and [a['status'] for a in ends[0]['attempts']] == [503, 503, 503] and
       0.375 <= ends[0]['attempts'][0]['wait'] <= 0.5 and 0.75 <= ends[0]['attempts'][1]['wait'] <= 1.0, ends)
 st, out, err = session('--request', 'x', '--max-retries', '0', '--connect-timeout', '1',
                        env={'OPENAI_BASE_URL': 'http://127.0.0.1:9/v1'})
 check('connection refused: exit 1', st == 1 and 'failed after 1 attempt' in err, err)
+srv.queue([act({'type': 'finish', 'summary': 'slow'}) | {'delay': 2}, act({'type': 'finish', 'summary': 'ok'})])
+st, out, err = session('--request', 'x', '--timeout', '1')
+check('a stall past --timeout: the retry said', st == 0 and 'after a timeout (retry 1 of 2)' in err, (st, err))
+time.sleep(1.5)   # the stalled reply has ended: the server is free
 # libcurl is loaded at the first request: a library that cannot be loaded
 # is a clear error before anything is asked, and nothing else needs it
 st, out, err = session('--request', 'x', env={'JITI_LIBCURL': '/nonexistent/libcurl.so.4'})
@@ -219,11 +253,13 @@ check('structured: strict json_schema', fmt['type'] == 'json_schema' and fmt['st
 # ---- 9. --confirm: declined, then edited
 srv.queue([ev('(defun d (x) x)'), ev('(defun d (x) (+ x 1))')])
 st, out, err = session('--confirm', '--request', 'Define d.', '--goal', '(= (d 2) 4)',
-                       input='n\ne\n(defun d (x) (* 2 x))\n')
+                       input='n\nit must double\ne\n(defun d (x) (* 2 x))\n')
 check('confirm: exit 0', st == 0, out + err)
 steps = K.steps(last_n())
 check('confirm: declined, then the edited action accepted', [s['outcome'] for s in steps] == ['declined', 'accepted']
       and steps[1]['action']['source'] == '(defun d (x) (* 2 x))', steps)
+check('confirm: the reason recorded and sent to the model', steps[0].get('operator_reason') == 'it must double' and
+      "The operator's reason: it must double" in requests()[1]['body']['input'][-1]['output'], steps[0])
 
 # ---- 10. the prompt budget: older steps are summarised, never dropped silently
 srv.queue([act({'type': 'preview', 'source': '(+ %d 1)' % i}) for i in range(7)] +
@@ -254,6 +290,13 @@ with open(script, 'w') as f:
 st, out, err = session('--task', task, '--scripted', script)
 check('json task: the invariant refuses, then goals met', st == 0 and
       [s['outcome'] for s in K.steps(last_n())] == ['rejected', 'accepted'], out + err)
+bad_script = os.path.join(tmp, 'bad.jsonl')
+with open(bad_script, 'w') as f:
+    f.write('{"type":"evaluate" "source":"x"}\n[1]\n')
+st, out, err = session('--request', 'x', '--scripted', bad_script, '--json')
+msgs = [json.loads(l).get('message', '') for l in out.splitlines() if l.strip()]
+check('scripted: hints in the script\'s own format', len(msgs) >= 2 and all(
+    '{"type": "evaluate"' in m and '{"action"' not in m for m in msgs[:2]), msgs)
 st, out, err = session('--task', task, '--scripted', os.path.join(tmp, 'empty.jsonl'))
 check('missing script: exit 1', st == 1 and 'cannot read the script' in err, err)
 with open(script, 'w') as f:
