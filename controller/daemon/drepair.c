@@ -355,7 +355,8 @@ static void verified(Daemon *D, void *arg, json_t *report, const char *err) {
   json_t *t = json_pack("{s:O, s:I, s:s, s:O}", "source", json_object_get(v->req, "source"), "incident",
                         (json_int_t)v->incident, "function", v->function, "verification", report);
   json_t *rid = json_object_get(v->req, "response_id"), *lim = json_object_get(v->req, "limits");
-  json_t *watch = json_object_get(v->req, "watch");
+  json_t *watch = json_object_get(v->req, "watch"), *promote = json_object_get(v->req, "promote");
+  if (promote) json_object_set(t, "promote", promote);
   if (rid) json_object_set(t, "response_id", rid);
   if (watch) json_object_set(t, "watch", watch);
   if (lim) json_object_set(t, "limits", lim);
