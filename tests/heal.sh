@@ -72,7 +72,13 @@ t healed 0 "rejected: the operator's repro still fails with the candidate: SIMPL
 t repaired 0 '^repaired$' -- status_of 1
 t live 0 '^150$' -- ev '(price-of "cola")'
 t one-revision 0 "^$((rev + 1))$" -- jfield revision
-t logged 0 'the repro returned 140 where 150 was expected' -- "$JITI" incidents show 1 --store "$S"
+t logged 0 "kind:       explicit \(jiti heal\)
+.*
+problem:    cola costs 150 cents, not 125
+repro:      \(price-of \"cola\"\)
+expected:   150
+(.|
+)*the repro returned 140 where 150 was expected" -- "$JITI" incidents show 1 --store "$S"
 # a candidate that meets the repro but changes a recorded result not declared intended
 "$JITI" heal --function price-of --problem "water costs 90" --repro '(price-of "water")' --expect 90 \
   --store "$S" >/dev/null
