@@ -333,8 +333,11 @@ static void handle(sv_Supervisor *s, uint64_t id) {
   s->current = id;
   s->handled++;
   c.outcome = "awaiting-model";
-  say(s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
-      kclient_int(inc, "count"), kclient_int(inc, "count") == 1 ? "" : "s");
+  if (!strcmp(kclient_str(inc, "kind"), "explicit"))
+    say(s, &c, "awaiting the model (an operator's heal)");
+  else
+    say(s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
+        kclient_int(inc, "count"), kclient_int(inc, "count") == 1 ? "" : "s");
   char *def = definition_of(s, c.function);
   json_t *inv = call(s, json_pack("{s:s}", "op", "invariant-list"));
   char *ins = sv_instructions(s->o);
