@@ -178,4 +178,15 @@ t eight-goes-on 0 "repaired by revision" -- supervise --scripted "$(script "$(re
 t eight-repaired 0 '^repaired$' -- status_of 8
 t all-live 0 '^\("cola" 160 95 85\)$' -- ev '(list "cola" (price-of "cola") (price-of "water") (price-of "crisps"))'
 
+# --- a restart with a tentative repair the operator changed since: that change stays, the incident is stale
+"$JITI" heal --function price-of --problem "cola costs 170" --repro '(price-of "cola")' --expect 170 \
+  --store "$S" >/dev/null   # incident 9
+supervise --promote manual --scripted "$(script "$(repair "$(price 170 95 85)" '"cola is 170"')")" >/dev/null
+t tentative-9 0 '^tentative$' -- status_of 9
+"$JITI" apply --store "$S" -e "$(price 180 95 85 | sed 's/\\"/"/g')" >/dev/null
+"$JITI" stop --store "$S" >/dev/null
+start_kernel "$S"; ok restarts-edited $?
+t edit-stays 0 '^180$' -- ev '(price-of "cola")'
+t edited-stale 0 '^stale$' -- status_of 9
+
 finish

@@ -671,8 +671,10 @@ void dpark_stop(Daemon *D);
 ** on the store (no worker restart): the revision restoring the entries
 ** repair revision `revision` changed, published on D->revision with
 ** generation gen (*rev), then incident moved from `from` to captured with
-** a note (why).  0; 1 when the repair's entries changed since (nothing
-** written; err says what); -1 when the store failed (err). */
+** a note (why).  0 (also when the entries were restored already and only
+** the incident moved: *rev is CURRENT); 1 when the repair's entries
+** changed since (nothing written; err says what); -1 when the store failed
+** (err). */
 void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
                   uint64_t failures_before);
 void dwatch_call(Daemon *D, const Txn *t, const char *called, const char *failed, json_t *diagnosis);

@@ -1,5 +1,7 @@
 /*
-** dwatch.c — the watch after a repair (docs/repair.md, "Watch"): for the
+** dwatch.c — the watch after a repair, and every undo of a repair
+** (docs/repair.md, "Watch"; an operator's reject and the undo at start of a
+** tentative repair use the same undo, dtentative.c): for the
 ** next `window` calls of the repaired function after a repair is applied
 ** (a successful call the worker noted as a call of it, or a call that
 ** failed with it in its diagnosis's frames), the kernel counts those that
@@ -164,7 +166,9 @@ void dwatch_call(Daemon *D, const Txn *t, const char *called, const char *failed
 /* The entries revision rev changed, as they were before it: changed[]
 ** (entries of rev's parent, store_free each) and removed[] (keys rev
 ** added).  0; 1 when one changed since (the repair is no longer what
-** runs) or the repair changed too many; -1 the store (its message). */
+** runs) or the repair changed too many; 2 when every one is as before the
+** repair already (undone, its incident not moved yet); -1 the store (its
+** message). */
 typedef struct Undo {
   store_entry *changed[64];
   store_key removed[64];
@@ -180,6 +184,7 @@ static void undo_free(Undo *u) {
 static int undo_read(Daemon *D, uint64_t revision, Undo *u, char *err, size_t errlen) {
   store_env *s = dstore(D);
   static const uint8_t zero[32];
+  size_t undone = 0;
   if (store_manifest_read(s, revision, &u->m) != STORE_OK) {
     snprintf(err, errlen, "%s", store_errmsg(s));
     return -1;
@@ -192,11 +197,15 @@ static int undo_read(Daemon *D, uint64_t revision, Undo *u, char *err, size_t er
   for (size_t i = 0; i < u->m->nchanges; i++) {
     const store_change *c = &u->m->changes[i];
     uint8_t now[32];
+    int present = store_lookup(s, c->kind, c->name, now) == STORE_OK;
+    /* as before the repair already (an undo whose incident was not moved:
+    ** a kernel killed between the two writes) */
+    undone += present ? !memcmp(now, c->old_hash, 32) : !memcmp(c->old_hash, zero, 32);
     /* changed again since: the repair is no longer what runs */
-    if (store_lookup(s, c->kind, c->name, now) != STORE_OK || memcmp(now, c->new_hash, 32)) {
+    if (!present || memcmp(now, c->new_hash, 32)) {
       snprintf(err, errlen, "the %s %s changed since revision %" PRIu64 ": the repair is no longer what runs",
                store_kind_name(c->kind), c->name, revision);
-      return 1;
+      continue;
     }
     if (!memcmp(c->old_hash, zero, 32)) {
       u->removed[u->nremoved++] = (store_key){c->kind, c->name};
@@ -207,7 +216,8 @@ static int undo_read(Daemon *D, uint64_t revision, Undo *u, char *err, size_t er
       return -1;
     }
   }
-  return 0;
+  if (u->m->nchanges && undone == u->m->nchanges) return 2;
+  return u->nchanged + u->nremoved == u->m->nchanges ? 0 : 1;
 }
 
 int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uint64_t gen, const char *summary,
@@ -215,6 +225,11 @@ int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uin
   Undo u = {0};
   *rev = 0;
   int r = undo_read(D, revision, &u, err, errlen);
+  if (r == 2) {   /* restored already: only the incident is left to move */
+    undo_free(&u);
+    *rev = D->revision;
+    goto moved;
+  }
   if (r != 0) {
     undo_free(&u);
     return r;
@@ -232,6 +247,7 @@ int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uin
     return -1;
   }
   D->revision = *rev;
+moved:
   err[0] = 0;
   if (store_incident_transition(dstore(D), incident, from, STORE_INC_CAPTURED, 0, NULL) != STORE_OK)
     snprintf(err, errlen, "%s", store_errmsg(dstore(D)));
