@@ -124,6 +124,11 @@ void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   json_t *nt = json_object_get(req, "note");
   int from = from_s ? store_incident_status_parse(from_s) : 0, to = to_s ? store_incident_status_parse(to_s) : 0;
   char err[CLI_MSG_MAX];
+  if (to && from == STORE_INC_TENTATIVE) {   /* its repair is live: only promote or reject ends it */
+    dreply_err(D, client, id, "not-allowed", "a tentative repair is promoted or rejected (the repairs request: "
+               "jiti promote, jiti reject), not moved");
+    return;
+  }
   if (to && !client_target(to)) {
     dreply_err(D, client, id, "not-allowed", "the kernel moves an incident to %s itself (a repair request "
                "verifies; the watch reopens)", to_s);

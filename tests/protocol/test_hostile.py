@@ -485,6 +485,9 @@ def cases():
                                             'intended_changes': 5}, 'invalid-request'))
     add('repair-unknown-incident', bad_request({'op': 'repair', 'incident': 99, 'source': '(defun f ())'},
                                                'not-found', valid=True, message='no incident 99'))
+    add('incident-from-tentative', bad_request({'op': 'incident', 'incident': 1, 'from': 'tentative',
+                                                'to': 'stale'}, 'not-allowed', valid=True,
+                                               message='a tentative repair is promoted or rejected'))
     add('heal-no-function', bad_request({'op': 'heal', 'problem': 'wrong'}, 'invalid-request', message='"function"'))
     add('heal-no-problem', bad_request({'op': 'heal', 'function': 'f'}, 'invalid-request', message='"problem"'))
     add('heal-empty-problem', bad_request({'op': 'heal', 'function': 'f', 'problem': ''}, 'invalid-request',
