@@ -185,7 +185,7 @@ void dtentative_restart(Daemon *D) {
     dlog(D, "cannot read the tentative repairs: %s; they stay as they are", store_errmsg(dstore(D)));
     goto out;
   }
-  qsort(f.a, f.n, sizeof *f.a, newest_first);
+  if (f.n) qsort(f.a, f.n, sizeof *f.a, newest_first);
   for (size_t i = 0; i < f.n; i++) {
     const Tent *inc = &f.a[i];
     char summary[STORE_SUMMARY_MAX], err[CLI_MSG_MAX];
