@@ -6,10 +6,11 @@
 **   incopen    32-byte dedup digest, u64 id -> "": exactly the open
 **              incidents (captured, awaiting-model, verifying); the digest
 **              is SHA-256 of  function NUL condition NUL definition-hash
+**              [kind: another kind than failure]
 **   meta "incident"  the last id handed out
 **
 ** The record (integers big-endian):
-**   u8 1 (encoding version)  u8 status  u64 count  i64 first  i64 last
+**   u8 1 (encoding version)  u8 status  [u8 kind: version 2 only]  u64 count  i64 first  i64 last
 **   u64 revision  32 definition hash
 **   u16 |function|  u16 |condition|  u32 |evidence|  u32 |arguments|
 **   function, condition, evidence, arguments
@@ -24,13 +25,18 @@
 #include "jtext.h"
 #include "st_int.h"
 
-#define INC_V1 1
+#define INC_V1 1              /* kind failure */
+#define INC_V2 2              /* u8 kind after the status; written only for
+                                 another kind, so a failure's record reads
+                                 the same in an older kernel */
 #define INC_FIXED (1 + 1 + 8 + 8 + 8 + 8 + 32 + 2 + 2 + 4 + 4 + 8 + 2)
 #define NOTE_HEAD (8 + 1 + 4)
 
 static const char *const status_names[STORE_INC_STATUS_COUNT] = {
   NULL, "captured", "awaiting-model", "verifying", "repaired", "rejected", "declined-expected",
-  "declined-insufficient-evidence", "stale", "cancelled", "failed", "interrupted"};
+  "declined-insufficient-evidence", "stale", "cancelled", "failed", "interrupted", "tentative"};
+
+static const char *const kind_names[STORE_INCK_COUNT] = {NULL, "failure", "explicit"};
 
 static const char *const note_names[STORE_NOTE_COUNT] = {NULL, "exchange", "verification"};
 
@@ -43,9 +49,10 @@ static const unsigned allowed[STORE_INC_STATUS_COUNT] = {
   [STORE_INC_AWAITING_MODEL] = B(STORE_INC_VERIFYING) | B(STORE_INC_DECLINED_EXPECTED) |
                                B(STORE_INC_DECLINED_INSUFFICIENT) | B(STORE_INC_REJECTED) | B(STORE_INC_STALE) |
                                B(STORE_INC_CANCELLED) | B(STORE_INC_FAILED),
-  [STORE_INC_VERIFYING] = B(STORE_INC_AWAITING_MODEL) | B(STORE_INC_REPAIRED) | B(STORE_INC_REJECTED) |
-                          B(STORE_INC_STALE) | B(STORE_INC_CANCELLED) | B(STORE_INC_FAILED) |
-                          B(STORE_INC_INTERRUPTED),
+  [STORE_INC_VERIFYING] = B(STORE_INC_AWAITING_MODEL) | B(STORE_INC_REPAIRED) | B(STORE_INC_TENTATIVE) |
+                          B(STORE_INC_REJECTED) | B(STORE_INC_STALE) | B(STORE_INC_CANCELLED) |
+                          B(STORE_INC_FAILED) | B(STORE_INC_INTERRUPTED),
+  [STORE_INC_TENTATIVE] = B(STORE_INC_REPAIRED) | B(STORE_INC_CAPTURED) | B(STORE_INC_STALE),
   [STORE_INC_REPAIRED] = B(STORE_INC_CAPTURED),
 };
 
@@ -67,6 +74,16 @@ int store_incident_transition_allowed(int from, int to) {
   return store_incident_status_name(from) && store_incident_status_name(to) && (allowed[from] & B(to));
 }
 
+const char *store_incident_kind_name(int kind) {
+  return kind > 0 && kind < STORE_INCK_COUNT ? kind_names[kind] : NULL;
+}
+
+int store_incident_kind_parse(const char *s) {
+  for (int i = 1; s && i < STORE_INCK_COUNT; i++)
+    if (!strcmp(s, kind_names[i])) return i;
+  return 0;
+}
+
 const char *store_note_kind_name(int kind) {
   return kind > 0 && kind < STORE_NOTE_COUNT ? note_names[kind] : NULL;
 }
@@ -81,7 +98,7 @@ int store_note_kind_parse(const char *s) {
 
 /* A record as read (pointers into it) or about to be written. */
 typedef struct View {
-  int status;
+  int status, kind;
   uint64_t count, revision, dropped;
   int64_t first, last;
   uint8_t def[32];
@@ -97,8 +114,10 @@ static int name_ok(const char *t, size_t n) { return n && n <= STORE_NAME_MAX &&
 static int view_decode(const void *v, size_t n, View *w, const char **why) {
   st_rd r = {v, (const uint8_t *)v + n, 0};
   memset(w, 0, sizeof *w);
-  if (st_rd_u8(&r) != INC_V1) return *why = "its encoding version is unknown", -1;
+  int version = st_rd_u8(&r);
+  if (version != INC_V1 && version != INC_V2) return *why = "its encoding version is unknown", -1;
   w->status = st_rd_u8(&r);
+  w->kind = version == INC_V2 ? st_rd_u8(&r) : STORE_INCK_FAILURE;
   w->count = st_rd_u64(&r);
   w->first = (int64_t)st_rd_u64(&r);
   w->last = (int64_t)st_rd_u64(&r);
@@ -117,6 +136,8 @@ static int view_decode(const void *v, size_t n, View *w, const char **why) {
   w->nlog = st_rd_u16(&r);
   if (r.bad) return *why = "it is cut short", -1;
   if (!store_incident_status_name(w->status)) return *why = "its status is unknown", -1;
+  if (!store_incident_kind_name(w->kind) || (version == INC_V2 && w->kind == STORE_INCK_FAILURE))
+    return *why = "its kind is unknown", -1;
   if (!w->count) return *why = "its count is 0", -1;
   if (!name_ok(w->fn, w->fl) || !name_ok(w->cond, w->cl)) return *why = "its function or condition is malformed", -1;
   if (w->el > STORE_EVIDENCE_MAX || w->al > STORE_ARGUMENTS_MAX) return *why = "it holds more than its bounds", -1;
@@ -140,12 +161,14 @@ static int view_decode(const void *v, size_t n, View *w, const char **why) {
 
 /* The record of w, malloc'd, in *out (*n bytes); -1 out of memory. */
 static int view_encode(const View *w, uint8_t **out, size_t *n) {
-  *n = INC_FIXED + w->fl + w->cl + w->el + w->al + w->loglen;
+  int v2 = w->kind != STORE_INCK_FAILURE;
+  *n = INC_FIXED + (size_t)v2 + w->fl + w->cl + w->el + w->al + w->loglen;
   uint8_t *b = malloc(*n);
   if (!(*out = b)) return -1;
   st_wr o = {b};
-  st_wr_u8(&o, INC_V1);
+  st_wr_u8(&o, v2 ? INC_V2 : INC_V1);
   st_wr_u8(&o, (uint8_t)w->status);
+  if (v2) st_wr_u8(&o, (uint8_t)w->kind);
   st_wr_u64(&o, w->count);
   st_wr_u64(&o, (uint64_t)w->first);
   st_wr_u64(&o, (uint64_t)w->last);
@@ -177,6 +200,7 @@ static store_incident *view_public(const View *w, uint64_t id) {
   memset(inc, 0, sizeof *inc);
   inc->id = id;
   inc->status = w->status;
+  inc->kind = w->kind;
   memcpy(inc->definition, w->def, 32);
   inc->count = w->count;
   inc->first_ms = w->first;
@@ -203,15 +227,17 @@ static store_incident *view_public(const View *w, uint64_t id) {
   return inc;
 }
 
+/* Another kind than failure adds its byte: a failure never joins it. */
 static void dedup_digest(const View *w, uint8_t out[32]) {
-  size_t n = w->fl + 1 + w->cl + 1 + 32;
-  uint8_t buf[2 * STORE_NAME_MAX + 34];
+  size_t n = w->fl + 1 + w->cl + 1 + 32 + (w->kind != STORE_INCK_FAILURE);
+  uint8_t buf[2 * STORE_NAME_MAX + 35];
   st_wr o = {buf};
   st_wr_bytes(&o, w->fn, w->fl);
   st_wr_u8(&o, 0);
   st_wr_bytes(&o, w->cond, w->cl);
   st_wr_u8(&o, 0);
   st_wr_bytes(&o, w->def, 32);
+  if (w->kind != STORE_INCK_FAILURE) st_wr_u8(&o, (uint8_t)w->kind);
   st_sha256(NULL, buf, n, out);
 }
 
@@ -292,6 +318,7 @@ static int open_txn(store_env *s, MDB_txn *txn, void *arg) {
   if (rc == 0 && k.mv_size == 40 && !memcmp(k.mv_data, a->digest, 32)) id = st_get_u64((const uint8_t *)k.mv_data + 32);
   mdb_cursor_close(cur);
   if (rc && rc != MDB_NOTFOUND) return st_mdb(s, rc, "reading the open incidents");
+  if (a->w.kind == STORE_INCK_EXPLICIT) id = 0;   /* an operator's heal is its own */
   a->joined = id != 0;
   if (id) {   /* join it */
     View w;
@@ -358,7 +385,9 @@ int store_incident_open(store_env *s, const store_failure *f, unsigned flags, ui
   if ((r = wflags(s, flags, &wf)) != STORE_OK) return r;
   Open a = {f, {0}, {0}, 0, 0};
   int64_t t = f->time_ms ? f->time_ms : st_now_ms();
-  a.w = (View){STORE_INC_CAPTURED, 1, 0, 0, t, t, {0}, f->function, f->condition, f->evidence,
+  int kind = f->kind ? f->kind : STORE_INCK_FAILURE;
+  if (!store_incident_kind_name(kind)) return st_fail(s, STORE_EINVAL, "an incident's kind %d is unknown", kind);
+  a.w = (View){STORE_INC_CAPTURED, kind, 1, 0, 0, t, t, {0}, f->function, f->condition, f->evidence,
                f->arguments ? f->arguments : "", fl, cl, f->evidence_len, f->arguments_len, NULL, 0, 0};
   memcpy(a.w.def, f->definition, 32);
   dedup_digest(&a.w, a.digest);
@@ -396,9 +425,10 @@ static int transition(store_env *s, MDB_txn *txn, uint64_t id, int from, int to,
   return r;
 }
 
-int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev) {
+int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev, int tentative) {
   if (!s->repairs) return st_fail(s, STORE_ENOENT, "there is no incident %llu", (unsigned long long)id);
-  return transition(s, txn, id, STORE_INC_VERIFYING, STORE_INC_REPAIRED, &rev, NULL);
+  return transition(s, txn, id, STORE_INC_VERIFYING, tentative ? STORE_INC_TENTATIVE : STORE_INC_REPAIRED, &rev,
+                    NULL);
 }
 
 typedef struct Move { uint64_t id, seq; int from, to; } Move;

@@ -236,9 +236,10 @@ int st_index_rebuild(store_env *s, MDB_txn *txn);
 int st_verify_repair(store_env *s, MDB_txn *txn);
 int st_verify_incidents(store_env *s, MDB_txn *txn);
 int st_verify_traffic(store_env *s, MDB_txn *txn);
-/* Within txn: incident id moves from verifying to repaired, its revision
-** rev, with its event (a group's revision that repairs it, st_rev.c). */
-int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev);
+/* Within txn: incident id moves from verifying to repaired (tentative:
+** to tentative), its revision rev, with its event (a group's revision that
+** repairs it, st_rev.c). */
+int st_incident_repaired(store_env *s, MDB_txn *txn, uint64_t id, uint64_t rev, int tentative);
 /* A meta u64 (0 when absent), and writing one (st_index.c). */
 int st_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t *v);
 int st_put_meta_u64(store_env *s, MDB_txn *txn, const char *name, uint64_t v);

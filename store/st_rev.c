@@ -177,7 +177,8 @@ static int publish_one(store_env *s, MDB_txn *txn, pub *p, job *j, uint64_t *cur
       return r;
   }
   /* the incident it repairs: repaired by this very transaction or not at all */
-  return j->incident ? st_incident_repaired(s, txn, j->incident, j->rev) : STORE_OK;
+  return j->incident ? st_incident_repaired(s, txn, j->incident, j->rev, (p->flags & STORE_GROUP_TENTATIVE) != 0)
+                     : STORE_OK;
 }
 
 static int publish_txn(store_env *s, MDB_txn *txn, void *arg) {
@@ -287,7 +288,8 @@ int store_publish_group_incidents(store_env *s, uint64_t parent, store_rev_in *r
   s->msg[0] = '\0';
   st_map_init(&seen);
   if (!n || !revs) return st_fail(s, STORE_EINVAL, "no revisions to publish");
-  if (flags & ~(unsigned)(STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER))
+  if (flags & ~(unsigned)(STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER | STORE_GROUP_TENTATIVE) ||
+      ((flags & STORE_GROUP_TENTATIVE) && !incidents))
     return st_fail(s, STORE_EINVAL, "unknown publish flags 0x%x", flags);
   for (size_t i = 0; i < n; i++) {
     const store_rev_in *in = &revs[i];

@@ -368,6 +368,9 @@ typedef void (*store_group_fn)(void *arg, size_t i, uint64_t rev, int changed);
                                        a store_sync begun after it, or any
                                        later commit, has returned.  The store
                                        stays consistent either way. */
+#define STORE_GROUP_TENTATIVE 0x4u  /* store_publish_group_incidents: the
+                                       incidents go to tentative, not
+                                       repaired (a repair awaiting promotion) */
 
 /* Publish revs[0..n) on top of parent in one write transaction, in order.
 ** An ACTION or APPLICATION revision that changes nothing writes no revision
@@ -385,7 +388,10 @@ int store_publish_group(store_env *s, uint64_t parent, store_rev_in *revs, size_
 ** revision's events, in the group's one transaction — so a repair is
 ** applied, and its incident repaired, together or not at all.  Returns as
 ** store_publish_group, and STORE_ECONFLICT (an incident is not verifying)
-** or STORE_ENOENT (no such incident): then nothing at all was written. */
+** or STORE_ENOENT (no such incident): then nothing at all was written.
+** With STORE_GROUP_TENTATIVE in flags the incidents move to tentative
+** instead of repaired (the same guarantees; STORE_EINVAL without
+** incidents). */
 int store_publish_group_incidents(store_env *s, uint64_t parent, store_rev_in *revs, size_t n,
                                   unsigned flags, store_group_fn fn, void *arg, const uint64_t *incidents);
 
@@ -904,6 +910,7 @@ typedef enum store_incident_status {
   STORE_INC_CANCELLED,           /* "cancelled": repair disabled, supervisor stopped */
   STORE_INC_FAILED,              /* "failed": the loop itself failed (model, budget) */
   STORE_INC_INTERRUPTED,         /* "interrupted": the kernel died while verifying */
+  STORE_INC_TENTATIVE,           /* "tentative": a repair applied, not yet promoted */
   STORE_INC_STATUS_COUNT
 } store_incident_status;
 /* The open statuses (a mask of 1u << status): a failure joins an incident
@@ -922,12 +929,24 @@ int store_incident_is_open(int status);
 **   awaiting-model   verifying, declined-expected,
 **                    declined-insufficient-evidence, rejected, stale,
 **                    cancelled, failed
-**   verifying        awaiting-model (another attempt), repaired, rejected,
-**                    stale, cancelled, failed, interrupted
+**   verifying        awaiting-model (another attempt), repaired, tentative,
+**                    rejected, stale, cancelled, failed, interrupted
+**   tentative        repaired (promoted), captured (rejected, undone by the
+**                    watch or a restart), stale (its entries changed since)
 **   repaired         captured (the watch reopens it)
 **   any other        none: the other statuses are terminal
 */
 int store_incident_transition_allowed(int from, int to);
+
+/* What opened an incident: */
+typedef enum store_incident_kind {
+  STORE_INCK_FAILURE = 1,      /* "failure": a failing call, captured */
+  STORE_INCK_EXPLICIT,         /* "explicit": an operator's heal; never joined */
+  STORE_INCK_COUNT
+} store_incident_kind;
+/* "failure", ...; NULL if invalid / the kind named, or 0. */
+const char *store_incident_kind_name(int kind);
+int store_incident_kind_parse(const char *s);
 
 /* What an incident's log holds: one entry per exchange with a model or
 ** per verification, each a JSON text the supervisor writes. */
@@ -949,6 +968,7 @@ typedef struct store_note {
 typedef struct store_incident {
   uint64_t id;
   int status;                  /* a store_incident_status */
+  int kind;                    /* a store_incident_kind */
   const char *function;        /* entry name */
   const char *condition;       /* condition type */
   uint8_t definition[32];      /* the failing definition's entry hash */
@@ -974,15 +994,18 @@ typedef struct store_failure {
   const char *arguments;       /* UTF-8 text, at most STORE_ARGUMENTS_MAX (may be NULL) */
   size_t arguments_len;
   int64_t time_ms;             /* 0: now */
+  int kind;                    /* a store_incident_kind (0: failure) */
 } store_failure;
 
 /* Record a failure: it joins the open incident (captured, awaiting-model,
-** verifying) of the same function, condition type and definition hash —
+** verifying) of the same kind failure, function, condition type and
+** definition hash —
 ** its count goes up by one, its last time becomes time_ms (if later) and
 ** its latest arguments f's; its evidence stays the first failure's — or,
 ** when there is none, opens a new one (captured, count 1) and appends an
 ** "incident" event {"incident":ID,"status":"captured","function":F} in
-** the same transaction (a join appends none).  *id receives the
+** the same transaction (a join appends none).  A failure of kind explicit
+** never joins: it always opens its own.  *id receives the
 ** incident's id, *joined (may be NULL) 1 when it joined.  flags: 0 or
 ** STORE_GROUP_SYNC_LATER.  Returns STORE_OK, STORE_EINVAL (a bad name,
 ** evidence that is not JSON or is longer than STORE_EVIDENCE_MAX,

@@ -101,7 +101,7 @@ frames \(innermost first\):
 t new-definition-new-incident 0 "^2 +.* +captured +PRICE +DIVISION-BY-ZERO +x1
 1 +.* +PRICE +DIVISION-BY-ZERO +x2$" -- "$JITI" incidents --store "$S"
 t incident-event 0 "incident +incident=2 status=captured function=PRICE" -- "$JITI" events --store "$S"
-t incidents-json 0 '^\{"id":2,"status":"captured","function":"PRICE","condition":"DIVISION-BY-ZERO","definition":"[0-9a-f]{64}","count":1' -- \
+t incidents-json 0 '^\{"id":2,"status":"captured","kind":"failure","function":"PRICE","condition":"DIVISION-BY-ZERO","definition":"[0-9a-f]{64}","count":1' -- \
   "$JITI" incidents --json -n 1 --store "$S"
 t show-json 0 '"request": "\(vend 0\)"' -- "$JITI" incidents show 2 --json --store "$S"
 t show-missing 1 "no incident 9" -- "$JITI" incidents show 9 --store "$S"

@@ -11,7 +11,8 @@
 # the model thinks makes the proposal stale; ten identical failures are one
 # incident; the watch undoes a repair that fails more than before; kill -9
 # of the kernel while verifying leaves the incident interrupted and the
-# definition as it was.
+# definition as it was.  And demo.sh as written, with the operator's heal
+# of a wrong price and tentative repairs promoted and rejected.
 #   bash tests/vending.sh path/to/jiti
 set -u
 JITI=$1
@@ -194,5 +195,34 @@ wait "$waiting"
 t waiting-fails 0 "cannot give negative change.*it waited for a repair: incident [0-9]+ is cancelled" -- cat "$tmp/waiting.out"
 t_until parked-killed 1 "" -- shadows
 J eval '(setf (machine-credit *machine*) 0)' >/dev/null
+
+# --- the demo as written: the repair, mode pause, an operator's heal of a
+# wrong price (no error), a tentative repair promoted and another rejected
+DEMO_DIR=$tmp/demo JITI=$JITI bash "$app/demo.sh" >"$tmp/demo.out" 2>&1
+ok demo-runs $?
+t demo-heal 0 'incident [0-9]+ opened for PRICE-LABEL \(kind explicit\).*
+.*
+incident [0-9]+ \(PRICE-LABEL\): awaiting the model \(an operator.s heal\)
+.*
+incident [0-9]+ \(PRICE-LABEL\): repaired by revision [0-9]+.*
+[$] jiti eval [^
+]*
+\("cola: [$]1.50" "water: [$]1.00" "crisps: [$]0.75"\)' -- cat "$tmp/demo.out"
+t demo-promoted 0 'incident [0-9]+ \(DISPENSE\): tentatively repaired by revision [0-9]+(.|
+)*\("cola" \(25 25\)\)
+[$] jiti repairs [^
+]*
+[0-9]+ +DISPENSE +revision [0-9]+ +calls 1, failures 0 since
+[$] jiti promote [^
+]*
+incident [0-9]+: the repair of DISPENSE \(revision [0-9]+\) promoted' -- cat "$tmp/demo.out"
+t demo-rejected 0 '"cola: 1,50 EUR"
+[$] jiti reject [^
+]*
+incident [0-9]+: the repair of PRICE-LABEL rejected, undone by revision [0-9]+; the incident is captured again
+[$] jiti eval [^
+]*
+"cola: [$]1.50"' -- cat "$tmp/demo.out"
+"$JITI" stop --store "$tmp/demo/vend.jiti" >/dev/null 2>&1
 
 finish

@@ -18,5 +18,9 @@ int cmd_stop(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_interrupt(int argc, char **argv);
 int cmd_repl(int argc, char **argv); /* repl.c */
+int cmd_heal(int argc, char **argv); /* heal.c */
+int cmd_repairs(int argc, char **argv);
+int cmd_promote(int argc, char **argv);
+int cmd_reject(int argc, char **argv);
 
 #endif

@@ -437,6 +437,25 @@ typedef struct DWatch {
   double rate_before;            /* failures per call before the repair */
 } DWatch;
 
+/* A tentative repair's function as this kernel counted it since the
+** repair (dtentative.c): what jiti repairs shows. */
+typedef struct DTentative {
+  char function[STORE_NAME_MAX + 1];
+  uint64_t incident, revision, calls, failures;
+} DTentative;
+
+/* A repair to undo between transactions (dwatch.c): the watch's, or an
+** operator's reject (client and id: answered when it is done; id NULL
+** for none). */
+typedef struct DUndo {
+  char function[STORE_NAME_MAX + 1];
+  uint64_t incident, revision;
+  unsigned failures, calls;      /* the watch's count (a reject: 0) */
+  int reject;                    /* 1: an operator's reject */
+  uint64_t client;
+  json_t *id;
+} DUndo;
+
 /* A call waiting for the repair of its incident (dpark.c). */
 typedef struct DParked {
   uint64_t client;
@@ -479,7 +498,10 @@ typedef struct Daemon {
   int repair_loaded;
   DWatch *watches;       /* repairs being watched (dwatch.c) */
   size_t nwatches;
-  size_t watch_undo;     /* 1 + the watch whose repair is to be undone, or 0 */
+  DUndo *undos;          /* repairs to undo between transactions, in order */
+  size_t nundos;
+  DTentative *tentative; /* tentative repairs' functions, counted (dtentative.c) */
+  size_t ntentative;
   uint64_t calls_served; /* application calls ended since the kernel started */
   DCount counts[DWATCH_COUNTED];  /* selected functions' calls (dwatch.c) */
   DParked *parked;       /* calls waiting for a repair (dpark.c) */
@@ -640,14 +662,28 @@ void dpark_stop(Daemon *D);
 ** repair.  call: every transaction's end is counted (called: the selected
 ** function a successful call was noted calling, failed: the function of
 ** the incident a failed one opened or joined, diagnosis: its diagnosis;
-** each may be NULL).  undo_due: a repair is to be undone; undo does it (a
-** rollback revision of the repair's entries, the incident captured again,
-** a fresh worker), between transactions on durable state. */
+** each may be NULL).  undo_due: a repair is to be undone (the watch's, or
+** queued by reject); undo does the first (a rollback revision of the
+** repair's entries, the incident captured again, a fresh worker), between
+** transactions on durable state.  queue: an operator's reject of the
+** tentative repair of incident (its revision, function), answered to
+** client/id when done: 0, or -1 out of memory.  revert: the undo itself
+** on the store (no worker restart): the revision restoring the entries
+** repair revision `revision` changed, published on D->revision with
+** generation gen (*rev), then incident moved from `from` to captured with
+** a note (why).  0 (also when the entries were restored already and only
+** the incident moved: *rev is CURRENT); 1 when the repair's entries
+** changed since (nothing written; err says what); -1 when the store failed
+** (err). */
 void dwatch_start(Daemon *D, uint64_t incident, const char *function, uint64_t revision, unsigned window,
                   uint64_t failures_before);
 void dwatch_call(Daemon *D, const Txn *t, const char *called, const char *failed, json_t *diagnosis);
 int dwatch_undo_due(Daemon *D);
 void dwatch_undo(Daemon *D);
+int dwatch_queue_reject(Daemon *D, uint64_t incident, uint64_t revision, const char *function, uint64_t client,
+                        json_t *id);
+int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uint64_t gen, const char *summary,
+                  const char *why, uint64_t *rev, char *err, size_t errlen);
 void dwatch_free(Daemon *D);
 
 /* drepair.c: automatic repair's requests (docs/repair.md), their members
@@ -672,6 +708,28 @@ json_t *drepair_reply(const Txn *t, int repaired);
 ** store transaction: subscribers told) or not (back to awaiting-model,
 ** with a note of why: reason, message). */
 void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *reason, const char *message);
+/* 1 when t is a repair's apply whose repair stays tentative ("promote":
+** "manual"): its incident becomes tentative, not repaired. */
+int drepair_tentative(const Txn *t);
+
+/* dheal.c: heal, an operator's explicit repair request: an incident of
+** kind explicit (the problem, the function, an optional repro and its
+** expected value, the scope), from there on as any incident. */
+void dheal_open(Daemon *D, uint64_t client, json_t *id, json_t *req);
+
+/* dtentative.c: tentative repairs (docs/repair.md).  op: the repairs
+** request (action list, promote, reject).  started: a tentative repair
+** applied (counted from now).  call: a call of function (failed or not)
+** counted for its tentative repair.  ended: incident no longer tentative.
+** restart: at start, before the worker, every tentative repair undone,
+** newest first (the last promoted state), or made stale when changed
+** since.  free: the table. */
+void dtentative_op(Daemon *D, uint64_t client, json_t *id, json_t *req);
+void dtentative_started(Daemon *D, uint64_t incident, const char *function, uint64_t revision);
+void dtentative_call(Daemon *D, const char *function, int failed);
+void dtentative_ended(Daemon *D, uint64_t incident);
+void dtentative_restart(Daemon *D);
+void dtentative_free(Daemon *D);
 /* dtraffic.c: the traffic sample of automatic repair (docs/repair.md) */
 /* What the worker is to note of the call req of op (REQUEST_NOTE_* bits,
 ** engine.h), when a repair policy selects anything: the reads of any call

@@ -88,7 +88,8 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
   devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
   json_t *decision = wproc_publish(dstore(D), D->revision, &info, o->changes, blob, bloblen, D->events.ev,
                                    D->events.time_ms, D->events.n,
-                                   dcall_event(D, txn_reason_name(TXN_ACCEPTED), NULL), incident, &pr);
+                                   dcall_event(D, txn_reason_name(TXN_ACCEPTED), NULL), incident,
+                                   drepair_tentative(t), &pr);
   if (pr.code == STORE_OK) devents_written(D, pr.first_event);
   t->outcome = json_incref(o->m);
   D->live.wait = W_COMMIT;

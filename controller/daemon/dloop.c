@@ -275,6 +275,9 @@ static int kernel_open(Daemon *D, int ready_fd) {
   if (store_incidents_interrupt_verifying(dstore(D), &verifying) == STORE_OK && verifying)
     dlog(D, "%" PRIu64 " incident%s being verified when the kernel stopped marked interrupted", verifying,
          verifying == 1 ? "" : "s");
+  /* a tentative repair is never kept across a restart: the world comes
+  ** back at its last promoted state (the data rows written since stay) */
+  dtentative_restart(D);
   D->next_attempt = storeio_next_attempt(dstore(D));
   dkeys_load(D);
   dtally_load(D);
@@ -379,6 +382,7 @@ static int kernel_close(Daemon *D) {
   json_decref(D->foreign_failed);
   dincident_policy_changed(D);   /* (frees the policy read) */
   dwatch_free(D);
+  dtentative_free(D);
   dpark_stop(D);
   vouch_checker_close(&D->vouch);
   dlog(D, "stopped (revision %" PRIu64 ", generation %" PRIu64 ")", D->revision, D->gen);

@@ -124,6 +124,11 @@ void drepair_incident(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   json_t *nt = json_object_get(req, "note");
   int from = from_s ? store_incident_status_parse(from_s) : 0, to = to_s ? store_incident_status_parse(to_s) : 0;
   char err[CLI_MSG_MAX];
+  if (to && from == STORE_INC_TENTATIVE) {   /* its repair is live: only promote or reject ends it */
+    dreply_err(D, client, id, "not-allowed", "a tentative repair is promoted or rejected (the repairs request: "
+               "jiti promote, jiti reject), not moved");
+    return;
+  }
   if (to && !client_target(to)) {
     dreply_err(D, client, id, "not-allowed", "the kernel moves an incident to %s itself (a repair request "
                "verifies; the watch reopens)", to_s);
@@ -199,6 +204,7 @@ typedef struct Verifying {
   char function[STORE_NAME_MAX + 1];
   uint8_t definition[32];
   double t0;
+  int explicit_heal;   /* an operator's heal: the repro is its, with the expected value */
 } Verifying;
 
 static void verifying_free(Verifying *v) {
@@ -274,8 +280,12 @@ static const char *verdict_of(const Verifying *v, json_t *report, char *buf, siz
   if (json_is_object(repro) && !json_is_true(json_object_get(repro, "ok"))) {
     const char *reason = json_string_value(json_object_get(repro, "reason"));
     snprintf(buf, n, "%s: %s", reason && !strcmp(reason, txn_reason_name(TXN_UNSAFE))
-                                   ? "the failed call, run again with the candidate, breaks an invariant"
-                                   : "the failed call still fails with the candidate",
+                                   ? (v->explicit_heal ? "the operator's repro, run with the candidate, breaks an "
+                                                         "invariant"
+                                                       : "the failed call, run again with the candidate, breaks an "
+                                                         "invariant")
+                                   : v->explicit_heal ? "the operator's repro still fails with the candidate"
+                                                      : "the failed call still fails with the candidate",
              result_text(repro, r1, sizeof r1));
     return buf;
   }
@@ -350,7 +360,8 @@ static void verified(Daemon *D, void *arg, json_t *report, const char *err) {
   json_t *t = json_pack("{s:O, s:I, s:s, s:O}", "source", json_object_get(v->req, "source"), "incident",
                         (json_int_t)v->incident, "function", v->function, "verification", report);
   json_t *rid = json_object_get(v->req, "response_id"), *lim = json_object_get(v->req, "limits");
-  json_t *watch = json_object_get(v->req, "watch");
+  json_t *watch = json_object_get(v->req, "watch"), *promote = json_object_get(v->req, "promote");
+  if (promote) json_object_set(t, "promote", promote);
   if (rid) json_object_set(t, "response_id", rid);
   if (watch) json_object_set(t, "watch", watch);
   if (lim) json_object_set(t, "limits", lim);
@@ -386,9 +397,13 @@ void drepair_start(Daemon *D, uint64_t client, json_t *id, json_t *req) {
     dreply_err(D, client, id, "busy", "the kernel is out of memory; retry later");
     goto done;
   }
-  *v = (Verifying){client, id ? json_incref(id) : NULL, json_incref(req), n, "", {0}, daemon_now()};
+  *v = (Verifying){client, id ? json_incref(id) : NULL, json_incref(req), n, "", {0}, daemon_now(), 0};
   snprintf(v->function, sizeof v->function, "%s", inc->function);
   memcpy(v->definition, inc->definition, 32);
+  v->explicit_heal = inc->kind == STORE_INCK_EXPLICIT;
+  /* an operator's heal was asked in its own scope, whatever the supervisor's */
+  json_t *hs = v->explicit_heal ? json_object_get(ev, "scope") : NULL;
+  if (json_is_string(hs)) json_object_set(v->req, "scope", hs);
   if (definition_moved(D, inc->function, inc->definition)) {
     move(D, n, STORE_INC_AWAITING_MODEL, STORE_INC_STALE, err, sizeof err);
     answer(D, v, "stale", "the failing definition changed since the incident was captured: the proposal is "
@@ -447,10 +462,16 @@ int drepair_stale(Daemon *D, uint64_t client, json_t *id, json_t *req) {
   return moved;
 }
 
+int drepair_tentative(const Txn *t) {
+  const char *p = t->repair ? json_string_value(json_object_get(t->repair, "promote")) : NULL;
+  return t->op == PROTO_REPAIR && p && !strcmp(p, "manual");
+}
+
 json_t *drepair_reply(const Txn *t, int repaired) {
   if (t->op != PROTO_REPAIR || !t->repair) return NULL;
   json_t *r = json_pack("{s:O, s:s, s:O}", "incident", json_object_get(t->repair, "incident"), "status",
-                        repaired ? "repaired" : "awaiting-model", "function", json_object_get(t->repair, "function"));
+                        !repaired ? "awaiting-model" : drepair_tentative(t) ? "tentative" : "repaired", "function",
+                        json_object_get(t->repair, "function"));
   json_t *ver = json_object_get(t->repair, "verification");
   if (r && ver) json_object_set(r, "verification", ver);
   return r;
@@ -462,13 +483,17 @@ void drepair_apply_ended(Daemon *D, const Txn *t, int published, const char *rea
   char err[CLI_MSG_MAX];
   if (published) {
     devents_tell_stored(D);   /* the incident's "repaired", written with the revision */
-    dlog(D, "incident %" PRIu64 ": repaired by revision %" PRIu64, n, t->revision);
-    dpark_incident(D, n, STORE_INC_REPAIRED);
+    int tentative = drepair_tentative(t);
+    dlog(D, "incident %" PRIu64 ": repaired by revision %" PRIu64 "%s", n, t->revision,
+         tentative ? " (tentative: jiti promote or jiti reject)" : "");
+    dpark_incident(D, n, STORE_INC_REPAIRED);   /* live either way: waiting calls run on it */
     store_incident *inc = NULL;
     json_t *w = json_object_get(t->repair, "watch");
     unsigned window = json_is_integer(w) ? (unsigned)json_integer_value(w) : REPAIR_WATCH_DEFAULT;
-    if (store_incident_get(dstore(D), n, &inc) == STORE_OK)
+    if (store_incident_get(dstore(D), n, &inc) == STORE_OK) {
+      if (tentative) dtentative_started(D, n, inc->function, t->revision);
       dwatch_start(D, n, inc->function, t->revision, window, inc->count);
+    }
     store_free(inc);
     return;
   }

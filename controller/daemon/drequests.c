@@ -328,7 +328,7 @@ static void op_incidents(Req *q) {
   if (!ok) {
     dreply_err(q->D, q->client, q->id, "invalid-request", "\"status\" of incidents must be an array of statuses "
                "(captured, awaiting-model, verifying, repaired, rejected, declined-expected, "
-               "declined-insufficient-evidence, stale, cancelled, failed, interrupted)");
+               "declined-insufficient-evidence, stale, cancelled, failed, interrupted, tentative)");
     return;
   }
   if (lim && !(json_is_integer(lim) && json_integer_value(lim) >= 1 && json_integer_value(lim) <= 100000)) {
@@ -348,7 +348,10 @@ static void op_repair(Req *q) {
       !string_member(q, "reason", 0, 4096, &s) || !string_member(q, "response_id", 0, STORE_RESPONSE_MAX, &s) ||
       !choice_member(q, "scope", "function", "world",
                      "\"scope\" of repair must be \"function\" (the default: the candidate may change the failing "
-                     "function only) or \"world\""))
+                     "function only) or \"world\"") ||
+      !choice_member(q, "promote", "auto", "manual",
+                     "\"promote\" of repair must be \"auto\" (the default: repaired at once) or \"manual\" (the "
+                     "repair stays tentative until jiti promote or jiti reject)"))
     return;
   if (ic && !json_is_null(ic) && !(json_is_string(ic) && json_string_length(ic) <= 4096)) {
     dreply_err(q->D, q->client, q->id, "invalid-request", "\"intended_changes\" must be null or a string of at most "
@@ -368,6 +371,49 @@ static void op_repair(Req *q) {
   }
   if (!txn_members(q)) return;
   drepair_start(q->D, q->client, q->id, q->r);
+}
+
+/* heal: an operator's explicit repair request, an incident of kind
+** explicit (dheal.c). */
+static void op_heal(Req *q) {
+  const char *fn, *problem, *repro, *expect;
+  if (!string_member(q, "function", 1, STORE_NAME_MAX, &fn) || !string_member(q, "problem", 1, 4096, &problem) ||
+      !string_member(q, "repro", 0, 16384, &repro) || !string_member(q, "expect", 0, 16384, &expect) ||
+      !choice_member(q, "scope", "function", "world",
+                     "\"scope\" of heal must be \"function\" (the default: a candidate may change the function "
+                     "only) or \"world\""))
+    return;
+  if (!*problem || (repro && !*repro) || (expect && !*expect)) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"problem\", \"repro\" and \"expect\" of heal must not "
+               "be empty: say what is wrong, and give a form to run and the value it should return");
+    return;
+  }
+  if (expect && !repro) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"expect\" of heal needs a \"repro\": the form whose "
+               "value is compared with it");
+    return;
+  }
+  dheal_open(q->D, q->client, q->id, q->r);
+}
+
+/* repairs: the tentative repairs (action list, the default), or one
+** promoted or rejected (dtentative.c). */
+static void op_repairs(Req *q) {
+  const char *action;
+  if (!string_member(q, "action", 0, 16, &action)) return;
+  if (action && strcmp(action, "list") && strcmp(action, "promote") && strcmp(action, "reject")) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"action\" of repairs must be \"list\" (the default), "
+               "\"promote\" or \"reject\"");
+    return;
+  }
+  int one = action && strcmp(action, "list");
+  if (one && !incident_member(q)) return;
+  if (!one && json_object_get(q->r, "incident")) {
+    dreply_err(q->D, q->client, q->id, "invalid-request", "\"incident\" of repairs goes with \"action\": "
+               "\"promote\" or \"reject\"");
+    return;
+  }
+  dtentative_op(q->D, q->client, q->id, q->r);
 }
 
 /* verify: a candidate verified on a shadow of the live worker (dshadow.c),
@@ -737,7 +783,9 @@ static const Op ops[PROTO_OP_COUNT] = {
     [PROTO_INCIDENT] = {op_incident, {"op", "id", "incident", "from", "to", "note", "traffic"}},
     [PROTO_INCIDENTS] = {op_incidents, {"op", "id", "status", "limit"}},
     [PROTO_REPAIR] = {op_repair, {"op", "id", "incident", "source", "reason", "intended_changes", "response_id",
-                                   "scope", "timeout_ms", "watch", "limits"}},
+                                   "scope", "timeout_ms", "watch", "limits", "promote"}},
+    [PROTO_HEAL] = {op_heal, {"op", "id", "function", "problem", "repro", "expect", "scope"}},
+    [PROTO_REPAIRS] = {op_repairs, {"op", "id", "action", "incident"}},
     [PROTO_VERIFY] = {op_verify, {"op", "id", "definitions", "repro", "replay", "timeout_ms"}},
 };
 

@@ -202,13 +202,14 @@ typedef struct publish_Result {
 ** keeps the attempt without moving it).  incident: 0, or the incident a
 ** repair's revision repairs (info->kind STORE_REV_REPAIR), moved from
 ** verifying to repaired in the same transaction
-** (store_publish_group_incidents).  Returns r->code: STORE_OK,
+** (store_publish_group_incidents), or to tentative when tentative is 1
+** (a repair awaiting promotion).  Returns r->code: STORE_OK,
 ** STORE_EINVAL (a malformed change), or a store error (nothing written;
 ** STORE_ECONFLICT: the incident is no longer verifying). */
 int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
                     const unsigned char *blob, size_t bloblen, struct json_t *const *events,
                     const int64_t *times, size_t nevents, struct json_t *accepted, uint64_t incident,
-                    publish_Result *r);
+                    int tentative, publish_Result *r);
 
 /* The entries and removals an outcome frame reports (its "changes" and the
 ** blob of their encodings), for the store: ch[0..*nc) and rm[0..*nr) (room

@@ -113,7 +113,7 @@ static void name_revision(void *arg, size_t i, uint64_t rev, int changed) {
 int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, json_t *changes,
                     const unsigned char *blob, size_t bloblen, json_t *const *events,
                     const int64_t *times, size_t nevents, json_t *accepted, uint64_t incident,
-                    publish_Result *r) {
+                    int tentative, publish_Result *r) {
   memset(r, 0, sizeof *r);
   r->revision = parent;
   size_t n = json_array_size(changes), nc = 0, nr = 0;
@@ -142,8 +142,8 @@ int publish_outcome(store_env *s, uint64_t parent, const store_rev_info *info, j
     ** transaction) is no change: STORE_GROUP_ABSENT_OK */
     store_rev_in in = {info, ch, nc, rm, nr, all, n_all, 0, 0, effects};
     Naming nm = {accepted, info->generation};
-    rc = incident ? store_publish_group_incidents(s, parent, &in, 1, STORE_GROUP_ABSENT_OK, name_revision, &nm,
-                                                  &incident)
+    unsigned flags = STORE_GROUP_ABSENT_OK | (tentative ? STORE_GROUP_TENTATIVE : 0);
+    rc = incident ? store_publish_group_incidents(s, parent, &in, 1, flags, name_revision, &nm, &incident)
                   : store_publish_group(s, parent, &in, 1, STORE_GROUP_ABSENT_OK, name_revision, &nm);
     if (rc != STORE_OK) {
       snprintf(r->error, sizeof r->error, "%s", store_errmsg(s));

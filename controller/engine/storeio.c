@@ -269,8 +269,9 @@ json_t *storeio_incident_json(const store_incident *inc, int full) {
   store_hash_hex(inc->definition, def);
   storeio_iso_time(inc->first_ms, when, sizeof when);
   storeio_iso_time(inc->last_ms, last, sizeof last);
-  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "id", (json_int_t)inc->id, "status",
-                        store_incident_status_name(inc->status), "function", inc->function, "condition",
+  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "id", (json_int_t)inc->id, "status",
+                        store_incident_status_name(inc->status), "kind", store_incident_kind_name(inc->kind),
+                        "function", inc->function, "condition",
                         inc->condition, "definition", def, "count", (json_int_t)inc->count, "first", when, "last",
                         last, "revision", (json_int_t)inc->revision);
   if (!full || !o) return o;

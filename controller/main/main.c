@@ -49,6 +49,10 @@ static const struct {
   {"session", cmd_session, "let a model grow the world, one checked action at a time"},
   {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
   {"supervise", cmd_supervise, "let a model repair the incidents of failing calls (automatic repair)"},
+  {"heal", cmd_heal, "ask for a repair of a problem no call signalled (a wrong value)"},
+  {"repairs", cmd_repairs, "list the tentative repairs awaiting promote or reject"},
+  {"promote", cmd_promote, "make a tentative repair permanent"},
+  {"reject", cmd_reject, "undo a tentative repair (its incident captured again)"},
   {NULL, NULL, NULL},
 };
 

@@ -19,7 +19,8 @@ static void incidents_usage(FILE *out) {
           "       jiti incidents show ID [--json] [--store DIR]\n"
           "\n"
           "The incidents of automatic repair: failing application calls of the functions\n"
-          "'jiti repair' selects, newest first (a failure of the same function, condition\n"
+          "'jiti repair' selects, and the problems operators reported with 'jiti heal' (kind\n"
+          "explicit), newest first (a failure of the same function, condition\n"
           "and definition as an open incident joins it: its count).  show prints one in\n"
           "full: the failed call, the condition, the frames with their arguments and\n"
           "locals, the latest arguments, its log of model exchanges and verifications.\n"
@@ -28,7 +29,7 @@ static void incidents_usage(FILE *out) {
           "  --status STATUS   only those in STATUS (captured, awaiting-model, verifying,\n"
           "                    repaired, rejected, declined-expected,\n"
           "                    declined-insufficient-evidence, stale, cancelled, failed,\n"
-          "                    interrupted; repeatable)\n"
+          "                    interrupted, tentative; repeatable)\n"
           "  -n N              at most N (default 20; 0: all)\n"
           "  --json            one JSON object per incident (show: the record)\n"
           "  --store DIR       the store directory (default: $JITI_STORE, else ./.jiti)\n"
@@ -94,6 +95,18 @@ static int list_live(const char *dir, unsigned mask, uint64_t limit, int json) {
 static void show_text(json_t *o) {
   printf("incident %" JSON_INTEGER_FORMAT ": %s\n", json_integer_value(json_object_get(o, "id")),
          json_string_value(json_object_get(o, "status")));
+  json_t *ev = json_object_get(o, "evidence"), *d = json_object_get(ev, "diagnosis");
+  if (!strcmp(kclient_str(o, "kind"), "explicit")) {   /* an operator's heal: no failed call */
+    printf("kind:       explicit (jiti heal)\n");
+    printf("function:   %s (definition %.16s...)\n", kclient_str(o, "function"), kclient_str(o, "definition"));
+    printf("problem:    %s\n", kclient_str(ev, "problem"));
+    if (json_object_get(ev, "repro")) printf("repro:      %s\n", kclient_str(ev, "repro"));
+    if (json_object_get(ev, "expect")) printf("expected:   %s\n", kclient_str(ev, "expect"));
+    printf("scope:      %s\n", kclient_str(ev, "scope"));
+    if (json_integer_value(json_object_get(o, "revision")))
+      printf("repaired by revision %" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(o, "revision")));
+    goto log;
+  }
   printf("function:   %s (definition %.16s...)\n", json_string_value(json_object_get(o, "function")),
          json_string_value(json_object_get(o, "definition")));
   printf("condition:  %s\n", json_string_value(json_object_get(o, "condition")));
@@ -101,7 +114,6 @@ static void show_text(json_t *o) {
          json_string_value(json_object_get(o, "first")), json_string_value(json_object_get(o, "last")));
   if (json_integer_value(json_object_get(o, "revision")))
     printf("repaired by revision %" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(o, "revision")));
-  json_t *ev = json_object_get(o, "evidence"), *d = json_object_get(ev, "diagnosis");
   printf("the call:   %s\n", json_string_value(json_object_get(ev, "request")));
   printf("report:     %s\n", json_string_value(json_object_get(d, "report")));
   char *args = json_dumps(json_object_get(o, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
@@ -125,6 +137,7 @@ static void show_text(json_t *o) {
   }
   if (json_integer_value(json_object_get(d, "reads_more")))
     printf("  (and %" JSON_INTEGER_FORMAT " more not recorded)\n", json_integer_value(json_object_get(d, "reads_more")));
+log:;
   json_t *log = json_object_get(o, "log");
   if (json_integer_value(json_object_get(o, "log_dropped")))
     printf("(%" JSON_INTEGER_FORMAT " older log entries dropped)\n", json_integer_value(json_object_get(o, "log_dropped")));

@@ -175,7 +175,8 @@ json_t *otxn_run(otxn *t) {
     store_rev_info info = {STORE_REV_ACTION, gen + 1, 0, JITI_VERSION, summary, NULL, t->grant_text};
     publish_Result pr;
     json_t *decision = wproc_publish(t->s, t->parent, &info, json_object_get(m, "changes"), blob, bloblen, NULL,
-                                     NULL, 0, events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), 0, &pr);
+                                     NULL, 0, events_outcome(t->attempt, proto_op_name(t->op), reason, NULL), 0, 0,
+                                     &pr);
     json_t *ack = NULL;
     vouch_Expect dx = {.op = t->op, .gen = gen, .steps = 3u};   /* a restore, an unchanged commit: at most once */
     wproc_send(&t->w, decision, NULL, 0);

@@ -10,7 +10,7 @@
 static const char *const op_names[PROTO_OP_COUNT] = {
   "hello", "status", "observe", "inspect", "history", "subscribe", "call", "preview", "act", "apply",
   "invariant-add", "invariant-remove", "invariant-list", "rollback", "record", "shutdown", "cancel", "interrupt",
-  "repair-policy", "verify", "incident", "incidents", "repair", "complete"};
+  "repair-policy", "verify", "incident", "incidents", "repair", "heal", "repairs", "complete"};
 
 const char *proto_op_name(proto_Op op) { return (unsigned)op < PROTO_OP_COUNT ? op_names[op] : "?"; }
 

@@ -28,6 +28,7 @@ typedef struct sv_Options {
   char *model_spec;             /* "openai", "chat", "scripted:FILE" */
   model_Options mopt;
   int scope_world;              /* --scope world: other definitions may change */
+  int promote_manual;           /* --promote manual: repairs stay tentative */
   int attempts;                 /* verdicts per incident (default 3) */
   int64_t budget;               /* tokens per incident (0: no limit) */
   int64_t hourly_budget;        /* tokens per hour, all incidents (0: no limit) */

@@ -24,14 +24,15 @@ static void usage(FILE *f) {
     "usage: jiti supervise [--store DIR] [--model M | --scripted FILE | --chat [--model M]]\n"
     "                      [--scope function|world] [--attempts N] [--budget TOKENS]\n"
     "                      [--hourly-budget TOKENS] [--verify-timeout S] [--watch N]\n"
-    "                      [--until-idle] [--json]\n"
+    "                      [--promote auto|manual] [--until-idle] [--json]\n"
     "\n"
     "Automatic repair: takes each incident of the store's running kernel (a failing call of a\n"
     "function 'jiti repair enable' selects) to a model, which answers repair, expected or\n"
     "insufficient_evidence.  A repair is verified by the kernel on a copy of the live world (the\n"
     "failed call again, every invariant, the recorded calls replayed) and applied when it passes;\n"
     "otherwise the model is told why and tries again.  Every exchange and verification is logged\n"
-    "on the incident ('jiti incidents show N').\n"
+    "on the incident ('jiti incidents show N').  An operator's 'jiti heal' (a wrong value, no\n"
+    "error) is an incident like any other.\n"
     "\n");
   sess_mopt_usage(f);
   fprintf(f,
@@ -44,6 +45,9 @@ static void usage(FILE *f) {
     "  --verify-timeout S    a verification's time limit (default: the kernel's)\n"
     "  --watch N             calls watched after a repair: more failures than before undo it\n"
     "                        (default 20; 0: none)\n"
+    "  --promote auto        a repair that passes is permanent at once (the default)\n"
+    "  --promote manual      it is live but tentative: 'jiti repairs' lists it, 'jiti promote N'\n"
+    "                        keeps it, 'jiti reject N' undoes it; a kernel restart undoes it\n"
     "run:\n"
     "  --until-idle          exit once no incident is open (default: run until Ctrl-C)\n"
     "  --json                one JSON object per incident handled\n"
@@ -78,7 +82,8 @@ int cmd_supervise(int argc, char **argv) {
     if ((r = sess_mopt_arg("supervise", argc, argv, &i, &ma)) < 0) goto done;
     if (r) continue;
     int value = !strcmp(a, "--scope") || !strcmp(a, "--attempts") || !strcmp(a, "--budget") ||
-                !strcmp(a, "--hourly-budget") || !strcmp(a, "--verify-timeout") || !strcmp(a, "--watch");
+                !strcmp(a, "--hourly-budget") || !strcmp(a, "--verify-timeout") || !strcmp(a, "--watch") ||
+                !strcmp(a, "--promote");
     if (value && i + 1 >= argc) {
       fprintf(stderr, "jiti supervise: %s needs a value (see 'jiti supervise --help')\n", a);
       goto done;
@@ -94,6 +99,13 @@ int cmd_supervise(int argc, char **argv) {
         goto done;
       }
       o.scope_world = !strcmp(v, "world");
+    } else if (!strcmp(a, "--promote")) {
+      const char *v = argv[++i];
+      if (strcmp(v, "auto") && strcmp(v, "manual")) {
+        fprintf(stderr, "jiti supervise: --promote is auto or manual, not '%s'\n", v);
+        goto done;
+      }
+      o.promote_manual = !strcmp(v, "manual");
     } else if (!strcmp(a, "--attempts")) {
       if (!sess_count_arg("supervise", a, argv[++i], 1, 100, &n)) goto done;
       o.attempts = (int)n;

@@ -197,6 +197,7 @@ static int submit(sv_Supervisor *s, Case *c, const model_Reply *r, char **result
   if (r->response_id) json_object_set_new(req, "response_id", json_string(r->response_id));
   if (s->o->verify_timeout_ms) json_object_set_new(req, "timeout_ms", json_integer(s->o->verify_timeout_ms));
   if (s->o->watch >= 0) json_object_set_new(req, "watch", json_integer(s->o->watch));
+  if (s->o->promote_manual) json_object_set_new(req, "promote", json_string("manual"));
   say(s, c, "verifying a repair: %s", kclient_str(a, "reason"));
   json_t *rep = call(s, req);
   if (!rep) {
@@ -206,10 +207,12 @@ static int submit(sv_Supervisor *s, Case *c, const model_Reply *r, char **result
   const char *code = kclient_str(rep, "code");
   int done = 1;
   if (ok(rep)) {
-    c->outcome = "repaired";
+    c->outcome = s->o->promote_manual ? "tentative" : "repaired";
     c->revision = (uint64_t)kclient_int(rep, "revision");
     s->repaired++;
-    say(s, c, "repaired by revision %" PRIu64 " (%.0f ms after it was taken)", c->revision, (mono_now() - c->t0) * 1000);
+    say(s, c, "%s by revision %" PRIu64 " (%.0f ms after it was taken)%s", s->o->promote_manual ? "tentatively "
+        "repaired" : "repaired", c->revision, (mono_now() - c->t0) * 1000, s->o->promote_manual ? ": jiti promote "
+        "or jiti reject" : "");
   } else if (code && !strcmp(code, "rejected")) {
     say(s, c, "rejected: %s", kclient_str(rep, "message"));
     if (asprintf(result, "The repair was rejected: %s", kclient_str(rep, "message")) < 0) *result = NULL;
@@ -330,8 +333,11 @@ static void handle(sv_Supervisor *s, uint64_t id) {
   s->current = id;
   s->handled++;
   c.outcome = "awaiting-model";
-  say(s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
-      kclient_int(inc, "count"), kclient_int(inc, "count") == 1 ? "" : "s");
+  if (!strcmp(kclient_str(inc, "kind"), "explicit"))
+    say(s, &c, "awaiting the model (an operator's heal)");
+  else
+    say(s, &c, "awaiting the model (%s, %" JSON_INTEGER_FORMAT " failure%s)", kclient_str(inc, "condition"),
+        kclient_int(inc, "count"), kclient_int(inc, "count") == 1 ? "" : "s");
   char *def = definition_of(s, c.function);
   json_t *inv = call(s, json_pack("{s:s}", "op", "invariant-list"));
   char *ins = sv_instructions(s->o);

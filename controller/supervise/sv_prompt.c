@@ -62,6 +62,28 @@ char *sv_evidence(const sv_Options *o, json_t *inc, json_t *traffic, const char 
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
   json_t *ev = json_object_get(inc, "evidence"), *d = json_object_get(ev, "diagnosis");
+  const char *kind = str(inc, "kind");
+  if (!strcmp(kind, "explicit")) {   /* an operator's heal: no call failed */
+    fprintf(f, "Incident %lld: an operator reports a problem with the function %s. No error was raised: the "
+            "function returns a wrong result or does the wrong thing.\n\nThe operator's description:\n",
+            (long long)json_integer_value(json_object_get(inc, "id")), str(inc, "function"));
+    put_cut(f, str(ev, "problem"), 4 * EVIDENCE_TEXT);
+    if (json_is_string(json_object_get(ev, "repro"))) {
+      fprintf(f, "\n\nA form that shows it (a repair must make it return without an error):\n");
+      put_cut(f, str(ev, "repro"), 4 * EVIDENCE_TEXT);
+    }
+    if (json_is_string(json_object_get(ev, "expect"))) {
+      fprintf(f, "\n\nIt should return (compared with EQUAL):\n");
+      put_cut(f, str(ev, "expect"), EVIDENCE_TEXT);
+    }
+    fprintf(f, "\n\nThe scope of this heal: %s.", !strcmp(str(ev, "scope"), "world")
+                                                  ? "world (other definitions may change too)"
+                                                  : "function (only this function may change)");
+    fprintf(f, "\n\nThe live definition of %s:\n", str(inc, "function"));
+    put_cut(f, definition ? definition : "(not available)", 8 * EVIDENCE_TEXT);
+    fputc('\n', f);
+    goto calls;
+  }
   fprintf(f, "Incident %lld: the function %s failed (%lld time%s).\n\n", (long long)json_integer_value(json_object_get(inc, "id")),
           str(inc, "function"), (long long)json_integer_value(json_object_get(inc, "count")),
           json_integer_value(json_object_get(inc, "count")) == 1 ? "" : "s");
@@ -112,6 +134,7 @@ char *sv_evidence(const sv_Options *o, json_t *inc, json_t *traffic, const char 
   if (args && strcmp(args, "null") && json_integer_value(json_object_get(inc, "count")) > 1)
     fprintf(f, "\nThe latest failure's arguments: %s\n", args);
   free(latest);
+calls:
   if (json_array_size(traffic)) {
     fprintf(f, "\nRecent calls that succeeded, with their printed results (replayed to check a repair):\n");
     json_array_foreach(traffic, i, x) {

@@ -44,8 +44,9 @@ json_t *wframe_command(const char *type, json_t *generation, json_t *action) {
 
 json_t *wproc_publish(store_env *s, uint64_t parent, const store_rev_info *info, json_t *changes,
                       const unsigned char *blob, size_t bloblen, json_t *const *events, const int64_t *times,
-                      size_t nevents, json_t *accepted, uint64_t incident, publish_Result *pr) {
-  publish_outcome(s, parent, info, changes, blob, bloblen, events, times, nevents, accepted, incident, pr);
+                      size_t nevents, json_t *accepted, uint64_t incident, int tentative, publish_Result *pr) {
+  publish_outcome(s, parent, info, changes, blob, bloblen, events, times, nevents, accepted, incident, tentative,
+                  pr);
   if (pr->code != STORE_OK) return wframe_restore();
   size_t first = 0;
   return wframe_commit(pr->revision, 1, &first, pr->changed ? 0 : 1);

@@ -172,11 +172,11 @@ struct json_t *wframe_command(const char *type, struct json_t *generation, struc
 ** published on parent (engine.h publish_outcome, with events and the
 ** accepted event), and the worker's decision that follows: commit when
 ** the store took it, restore when not (pr->code); incident: a repair's
-** (publish_outcome), else 0.  Returns the frame. */
+** (publish_outcome), else 0; tentative: its incident becomes tentative.  Returns the frame. */
 struct json_t *wproc_publish(store_env *s, uint64_t parent, const store_rev_info *info, struct json_t *changes,
                              const unsigned char *blob, size_t bloblen, struct json_t *const *events,
                              const int64_t *times, size_t nevents, struct json_t *accepted, uint64_t incident,
-                             publish_Result *pr);
+                             int tentative, publish_Result *pr);
 
 /* wstderr.c.  The synchronous calls above (wproc_start, wproc_recv) read
 ** the worker's stderr themselves while they wait; a caller with a poll loop

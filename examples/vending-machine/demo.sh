@@ -10,7 +10,11 @@
 # call again, the invariants, the recorded sales replayed) and applies.
 # The customer tries again and gets the cola and the change.  Then the
 # same with the rule in mode pause: the failing call waits while the
-# supervisor works, and the first call itself gets the cola.
+# supervisor works, and the first call itself gets the cola.  Then an
+# operator's explicit heal: the display shows water at "$1.0" (a wrong
+# price, no error); `jiti heal` with a repro and the expected value goes
+# the same way.  Last, repairs that stay tentative (`jiti supervise
+# --promote manual`): one promoted, another rejected.
 #
 #   JITI=build/jiti bash examples/vending-machine/demo.sh
 #   bash examples/vending-machine/demo.sh --model gpt-5-mini   # a real model (OPENAI_API_KEY)
@@ -18,7 +22,7 @@
 set -u
 case "${1:-}" in
   --model) JITI_DEMO_MODEL=${2:?--model needs a model name}; shift 2 ;;
-  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   '') ;;
   *) echo "demo.sh: unknown argument '$1' (--model M)" >&2; exit 2 ;;
 esac
@@ -35,9 +39,9 @@ S=(--store "$dir/vend.jiti")
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
 say() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
 run() { printf '$ jiti %s\n' "$*"; "$J" "$@"; }
-model() {
+model() {  # model [SCRIPT]: a real model, or the scripted one (repair.jsonl by default)
   if [ -n "${JITI_DEMO_MODEL:-}" ]; then echo "--model $JITI_DEMO_MODEL"
-  else echo "--scripted $here/repair.jsonl"; fi
+  else echo "--scripted $here/${1:-repair.jsonl}"; fi
 }
 
 say "A kernel serving the vending machine, with its tests as invariants"
@@ -86,3 +90,34 @@ run eval "${S[@]}" '(dispense "A1")'
 kill -INT "$sv" 2>/dev/null; wait "$sv" 2>/dev/null
 cat "$dir/supervise.log"
 run log "${S[@]}" -n 3
+
+say "An operator's heal: the display shows water at \$1.0 — a wrong price, and nothing signals it"
+run eval "${S[@]}" '(price-label "A2")'
+run heal "${S[@]}" --function price-label --problem 'The display shows the water at $1.0; prices read dollars and two digits of cents, so it should say $1.00.' --repro '(price-label "A2")' --expect '"water: $1.00"'
+# shellcheck disable=SC2046
+run supervise "${S[@]}" $(model heal.jsonl) --until-idle
+run eval "${S[@]}" '(list (price-label "A1") (price-label "A2") (price-label "B1"))'
+
+say "Tentative repairs: the bug in DISPENSE is back; the supervisor's repair stays tentative until promoted"
+run apply "${S[@]}" -e "$(sed -n '/^(defun dispense/,/^$/p' "$here/machine.lisp")"
+run repair enable dispense --expect-condition INSUFFICIENT-CREDIT "${S[@]}"
+run eval "${S[@]}" '(insert-coin 100)'
+run eval "${S[@]}" '(insert-coin 100)'
+run eval "${S[@]}" '(dispense "A1")'
+# shellcheck disable=SC2046
+run supervise "${S[@]}" $(model) --promote manual --until-idle
+run eval "${S[@]}" '(dispense "A1")'
+run repairs "${S[@]}"
+n=$("$J" repairs "${S[@]}" --json | sed -n 's/.*"incident":\([0-9]*\).*/\1/p')
+run promote "$n" "${S[@]}"
+
+say "Another tentative repair, rejected: a label in euros the operator did not want after all"
+run heal "${S[@]}" --function price-label --problem 'Show the prices in euros, written the European way (1,50 EUR).' --repro '(price-label "A1")' --expect '"cola: 1,50 EUR"'
+# shellcheck disable=SC2046
+run supervise "${S[@]}" $(model label.jsonl) --promote manual --until-idle
+run eval "${S[@]}" '(price-label "A1")'
+n=$("$J" repairs "${S[@]}" --json | sed -n 's/.*"incident":\([0-9]*\).*/\1/p')
+run reject "$n" "${S[@]}"
+run eval "${S[@]}" '(price-label "A1")'
+echo "(a kernel restarted with a repair still tentative comes back without it, the data written since kept)"
+run log "${S[@]}" -n 4

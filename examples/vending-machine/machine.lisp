@@ -1,7 +1,9 @@
 ;;;; A vending machine: products in slots, coins, credit, change.
 ;;;; DISPENSE has a bug on purpose: it computes the change the wrong way
 ;;;; round, so a customer who pays more than the price gets an error
-;;;; instead of the product (paying the exact price works).
+;;;; instead of the product (paying the exact price works).  PRICE-LABEL,
+;;;; what the display shows, has a quieter one: a price of whole dollars or
+;;;; fewer than ten cents reads wrong ("$1.0"), and nothing signals it.
 
 (define-condition insufficient-credit (error)
   ((needed :initarg :needed :reader needed)
@@ -55,6 +57,14 @@
       (incf (machine-sales *machine*) price)
       (setf (machine-credit *machine*) 0)
       (list (product-name product) (change-coins (- price credit))))))
+
+(defun price-label (code)
+  "What the display shows for slot CODE: the product and its price."
+  (let ((product (gethash code (machine-slots *machine*))))
+    (unless product
+      (error "no product in slot ~a" code))
+    (multiple-value-bind (dollars cents) (floor (product-price product) 100)
+      (format nil "~a: $~d.~d" (product-name product) dollars cents))))
 
 (stock-product "A1" "cola" 150 10)
 (stock-product "A2" "water" 100 10)

@@ -44,7 +44,7 @@ GC_STRESS = False
 
 OPS = ['hello', 'status', 'observe', 'inspect', 'history', 'subscribe', 'call', 'preview', 'act', 'apply',
        'invariant-add', 'invariant-remove', 'invariant-list', 'rollback', 'record', 'shutdown', 'cancel', 'interrupt',
-       'repair-policy', 'verify', 'incident', 'incidents', 'repair', 'complete']
+       'repair-policy', 'verify', 'incident', 'incidents', 'repair', 'heal', 'repairs', 'complete']
 # Codes with which the kernel refuses a request it cannot parse or check.
 REFUSAL_CODES = {'malformed-json', 'invalid-utf8', 'invalid-request', 'unknown-op', 'unsupported-protocol'}
 

@@ -623,6 +623,43 @@ def pauses_and_events(R, k):
         expect_ok(c.request({'op': 'repair-policy', 'action': 'disable', 'selector': 'halve'}))
     R.run('conformance/repair-requests', repair_requests)
 
+    def heal_and_tentative():
+        # an operator's heal: an incident of kind explicit; its repro with the
+        # expected value judges a candidate; a repair applied with promote
+        # manual is tentative, listed, then promoted; another rejected (a
+        # revision of kind repair puts the definition back)
+        expect_ok(c.request({'op': 'call', 'source': '(defun fee (n) (* n 2))'}))
+        r = expect_ok(c.request({'op': 'heal', 'function': 'fee', 'problem': 'the fee is triple',
+                                 'repro': '(fee 2)', 'expect': '6'}))
+        n = r['incident']['id']
+        assert r['incident'] == {'id': n, 'kind': 'explicit', 'status': 'captured', 'function': 'FEE'}, r
+        r = expect_ok(c.request({'op': 'incidents', 'status': ['captured']}))
+        assert [(x['id'], x['kind']) for x in r['incidents']] == [(n, 'explicit')], r
+        expect_ok(c.request({'op': 'incident', 'incident': n, 'from': 'captured', 'to': 'awaiting-model'}))
+        expect_error(c.request({'op': 'repair', 'incident': n, 'source': '(defun fee (n) (* n 4))'}), 'rejected',
+                     "the operator's repro still fails with the candidate")
+        r = expect_ok(c.request({'op': 'repair', 'incident': n, 'source': '(defun fee (n) (* n 3))',
+                                 'promote': 'manual'}))
+        assert r['repair']['status'] == 'tentative', r
+        rev = r['revision']
+        expect_ok(c.request({'op': 'call', 'source': '(fee 2)'}), value='6')
+        r = expect_ok(c.request({'op': 'repairs'}))
+        assert [(x['incident'], x['function'], x['revision']) for x in r['repairs']] == [(n, 'FEE', rev)], r
+        r = expect_ok(c.request({'op': 'repairs', 'action': 'promote', 'incident': n}))
+        assert r['repair'] == {'incident': n, 'status': 'repaired', 'function': 'FEE', 'revision': rev}, r
+        expect_error(c.request({'op': 'repairs', 'action': 'reject', 'incident': n}), 'conflict', 'is repaired')
+        m = expect_ok(c.request({'op': 'heal', 'function': 'fee', 'problem': 'the fee is 4 times'}))['incident']['id']
+        expect_ok(c.request({'op': 'incident', 'incident': m, 'from': 'captured', 'to': 'awaiting-model'}))
+        expect_ok(c.request({'op': 'repair', 'incident': m, 'source': '(defun fee (n) (* n 4))', 'promote': 'manual'}))
+        r = expect_ok(c.request({'op': 'repairs', 'action': 'reject', 'incident': m}))
+        assert r['repair']['status'] == 'captured' and r['repair']['revision'] > rev, r
+        h = expect_ok(c.request({'op': 'history', 'limit': 1}))['revisions'][0]
+        assert h['kind'] == 'repair' and h['revision'] == r['repair']['revision'], h
+        expect_ok(c.request({'op': 'call', 'source': '(fee 2)'}), value='6')
+        expect_ok(c.request({'op': 'incident', 'incident': m, 'from': 'captured', 'to': 'cancelled'}))
+        assert expect_ok(c.request({'op': 'repairs'}))['repairs'] == []
+    R.run('conformance/heal-and-tentative', heal_and_tentative)
+
     def verify():
         # a candidate verified on a shadow of the live worker: its report;
         # nothing of it in the world, the generation unchanged (tests/shadow.py

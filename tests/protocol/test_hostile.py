@@ -485,6 +485,33 @@ def cases():
                                             'intended_changes': 5}, 'invalid-request'))
     add('repair-unknown-incident', bad_request({'op': 'repair', 'incident': 99, 'source': '(defun f ())'},
                                                'not-found', valid=True, message='no incident 99'))
+    add('incident-from-tentative', bad_request({'op': 'incident', 'incident': 1, 'from': 'tentative',
+                                                'to': 'stale'}, 'not-allowed', valid=True,
+                                               message='a tentative repair is promoted or rejected'))
+    add('heal-no-function', bad_request({'op': 'heal', 'problem': 'wrong'}, 'invalid-request', message='"function"'))
+    add('heal-no-problem', bad_request({'op': 'heal', 'function': 'f'}, 'invalid-request', message='"problem"'))
+    add('heal-empty-problem', bad_request({'op': 'heal', 'function': 'f', 'problem': ''}, 'invalid-request',
+                                          message='must not be empty'))
+    add('heal-expect-alone', bad_request({'op': 'heal', 'function': 'f', 'problem': 'x', 'expect': '1'},
+                                         'invalid-request', message='"expect" of heal needs a "repro"'))
+    add('heal-bad-scope', bad_request({'op': 'heal', 'function': 'f', 'problem': 'x', 'scope': 'all'},
+                                      'invalid-request', message='"scope" of heal'))
+    add('heal-prefix', bad_request({'op': 'heal', 'function': 'f*', 'problem': 'x'}, 'invalid-request',
+                                   message='must name one function'))
+    add('heal-undefined', bad_request({'op': 'heal', 'function': 'no-such-function', 'problem': 'x'}, 'not-found',
+                                      valid=True, message='the world defines no function NO-SUCH-FUNCTION'))
+    add('heal-unknown-member', bad_request({'op': 'heal', 'function': 'f', 'problem': 'x', 'mode': 'pause'},
+                                           'invalid-request', message='unknown member'))
+    add('repairs-bad-action', bad_request({'op': 'repairs', 'action': 'purge'}, 'invalid-request',
+                                          message='"action" of repairs'))
+    add('repairs-promote-no-incident', bad_request({'op': 'repairs', 'action': 'promote'}, 'invalid-request',
+                                                   message='"incident"'))
+    add('repairs-list-incident', bad_request({'op': 'repairs', 'incident': 1}, 'invalid-request',
+                                             message='goes with "action"'))
+    add('repairs-reject-unknown', bad_request({'op': 'repairs', 'action': 'reject', 'incident': 99}, 'not-found',
+                                              valid=True, message='no incident 99'))
+    add('repair-bad-promote', bad_request({'op': 'repair', 'incident': 1, 'source': '(defun f ())',
+                                           'promote': 'later'}, 'invalid-request', message='"promote"'))
     add('verify-no-definitions', bad_request({'op': 'verify', 'repro': '1'}, 'invalid-request',
                                              message='needs "definitions"'))
     add('verify-definitions-number', bad_request({'op': 'verify', 'definitions': 1}, 'invalid-request'))

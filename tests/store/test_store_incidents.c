@@ -139,7 +139,7 @@ static void test_policy(void) {
 /* ---- incidents */
 
 static store_failure failure(const char *fn, const char *cond, int def, const char *args, int64_t t) {
-  store_failure f = {fn, cond, {0}, "{\"frames\":[]}", 13, args, args ? strlen(args) : 0, t};
+  store_failure f = {fn, cond, {0}, "{\"frames\":[]}", 13, args, args ? strlen(args) : 0, t, 0};
   memset(f.definition, def, 32);
   return f;
 }
@@ -237,7 +237,7 @@ static void test_incidents(void) {
   /* terminal statuses: no way out (every target refused), whatever the caller believes */
   for (int to = 1; to < STORE_INC_STATUS_COUNT; to++)
     CHECK(store_incident_transition(s, 2, STORE_INC_DECLINED_EXPECTED, to, 0, NULL) == STORE_EINVAL);
-  for (int from = STORE_INC_REPAIRED; from < STORE_INC_STATUS_COUNT; from++)
+  for (int from = STORE_INC_REPAIRED; from < STORE_INC_TENTATIVE; from++)
     for (int to = 1; to < STORE_INC_STATUS_COUNT; to++)
       CHECK(store_incident_transition_allowed(from, to) == (from == STORE_INC_REPAIRED && to == STORE_INC_CAPTURED));
   CHECK(status_of(s, 2) == STORE_INC_DECLINED_EXPECTED);
@@ -463,6 +463,57 @@ static void test_repair_group(void) {
   /* a group's revisions without incidents are unaffected */
   CHECK(store_publish_group_incidents(s, 2, &in, 1, 0, NULL, NULL, NULL) == STORE_OK && in.rev == 2);
   CHECK(store_verify(s, STORE_VERIFY_HISTORY, err, sizeof err) == STORE_OK);
+  store_close(s);
+  rm_store(dir);
+}
+
+/* An operator's heal (kind explicit) never joins and keeps its kind; a
+** repair published tentative moves its incident to tentative, from where
+** it is promoted, reopened or made stale. */
+static void test_explicit_tentative(void) {
+  char dir[4096], err[1024];
+  store_env *s = open_new(dir, sizeof dir);
+  store_rev_info init = info_of(STORE_REV_INITIAL, 1, "init"), act = info_of(STORE_REV_ACTION, 2, "repair");
+  store_entry e1 = ent(STORE_FUNCTION, "F", "(defun f (x) (/ 1 x))"), e2 = ent(STORE_FUNCTION, "F", "(defun f (x) 0)");
+  uint64_t rev, a, b, c;
+  int joined = 1;
+  CHECK(store_publish(s, 0, &init, &e1, 1, NULL, 0, &rev) == STORE_OK);
+  store_failure f = failure("F", "explicit", 1, NULL, 0), g = failure("F", "explicit", 1, NULL, 0);
+  f.kind = g.kind = STORE_INCK_EXPLICIT;
+  CHECK(store_incident_open(s, &f, 0, &a, &joined) == STORE_OK && !joined);
+  CHECK(store_incident_open(s, &g, 0, &b, &joined) == STORE_OK && !joined && b == a + 1);
+  store_failure h = failure("F", "explicit", 1, NULL, 0);   /* kind failure: its own key */
+  CHECK(store_incident_open(s, &h, 0, &c, &joined) == STORE_OK && !joined);
+  uint64_t none;
+  f.kind = 99;
+  CHECK(store_incident_open(s, &f, 0, &none, NULL) == STORE_EINVAL);
+  store_incident *inc = get(s, a);
+  CHECK(inc && inc->kind == STORE_INCK_EXPLICIT && inc->count == 1);
+  store_free(inc);
+  inc = get(s, c);
+  CHECK(inc && inc->kind == STORE_INCK_FAILURE);
+  store_free(inc);
+  /* tentative: only with incidents; then verifying -> tentative with the revision */
+  store_rev_in in = {&act, &e2, 1, NULL, 0, NULL, 0, 0, 0, NULL};
+  uint64_t incidents[1] = {a};
+  CHECK(store_publish_group(s, 1, &in, 1, STORE_GROUP_TENTATIVE, NULL, NULL) == STORE_EINVAL);
+  CHECK(store_incident_transition(s, a, STORE_INC_CAPTURED, STORE_INC_AWAITING_MODEL, 0, NULL) == STORE_OK);
+  CHECK(store_incident_transition(s, a, STORE_INC_AWAITING_MODEL, STORE_INC_VERIFYING, 0, NULL) == STORE_OK);
+  CHECK(store_publish_group_incidents(s, 1, &in, 1, STORE_GROUP_TENTATIVE, NULL, NULL, incidents) == STORE_OK &&
+        in.rev == 2);
+  inc = get(s, a);
+  CHECK(inc && inc->status == STORE_INC_TENTATIVE && inc->revision == 2 && inc->kind == STORE_INCK_EXPLICIT);
+  store_free(inc);
+  CHECK(strstr(last_event(s), "\"status\":\"tentative\",\"from\":\"verifying\""));
+  CHECK(store_incident_transition_allowed(STORE_INC_TENTATIVE, STORE_INC_REPAIRED) &&
+        store_incident_transition_allowed(STORE_INC_TENTATIVE, STORE_INC_CAPTURED) &&
+        store_incident_transition_allowed(STORE_INC_TENTATIVE, STORE_INC_STALE) &&
+        !store_incident_transition_allowed(STORE_INC_TENTATIVE, STORE_INC_AWAITING_MODEL) &&
+        !store_incident_transition_allowed(STORE_INC_REPAIRED, STORE_INC_TENTATIVE));
+  /* reopened (reject), then promoted after another repair */
+  CHECK(store_incident_transition(s, a, STORE_INC_TENTATIVE, STORE_INC_CAPTURED, 0, NULL) == STORE_OK);
+  CHECK(store_incident_transition(s, a, STORE_INC_TENTATIVE, STORE_INC_REPAIRED, 0, NULL) == STORE_ECONFLICT);
+  CHECK(store_verify(s, 0, err, sizeof err) == STORE_OK);
   store_close(s);
   rm_store(dir);
 }
@@ -829,6 +880,9 @@ static void test_names(void) {
   CHECK(store_incident_is_open(STORE_INC_VERIFYING) && !store_incident_is_open(STORE_INC_REPAIRED) &&
         !store_incident_is_open(0));
   CHECK(store_note_kind_parse("verification") == STORE_NOTE_VERIFICATION && !store_note_kind_name(0));
+  for (int i = 1; i < STORE_INCK_COUNT; i++) CHECK(store_incident_kind_parse(store_incident_kind_name(i)) == i);
+  CHECK(!store_incident_kind_name(0) && !store_incident_kind_parse("operator"));
+  CHECK_STR(store_incident_status_name(STORE_INC_TENTATIVE), "tentative");
   CHECK_STR(store_event_name(STORE_EV_INCIDENT), "incident");
   CHECK(!store_event_is_outcome(STORE_EV_INCIDENT));
   CHECK_STR(store_strerror(STORE_ECONFLICT), "the record is not in the state the caller expected");
@@ -841,6 +895,7 @@ int main(void) {
   test_log();
   test_journal();
   test_repair_group();
+  test_explicit_tentative();
   test_traffic();
   test_traffic_many();
   test_migration();
