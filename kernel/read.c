@@ -72,14 +72,22 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
 
 /* The syntax of the ASCII characters that are not plain constituents
 ** (those are 0): one table lookup per character. */
-enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8 };
+enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8, C_INVALID = 16 };
 #define WS_ C_WS | C_DELIM
 static const unsigned char ascii_class[128] = {
   ['\t'] = WS_, ['\n'] = WS_, ['\v'] = WS_, ['\f'] = WS_, ['\r'] = WS_, [' '] = WS_,
   ['('] = C_DELIM, [')'] = C_DELIM, ['\''] = C_DELIM, ['"'] = C_DELIM,
   [';'] = C_DELIM, ['`'] = C_DELIM, [','] = C_DELIM,
   ['|'] = C_ESC, ['\\'] = C_ESC, [':'] = C_COLON,
+  ['\b'] = C_INVALID, [127] = C_INVALID,
 };
+
+/* Characters whose constituent trait is invalid: an unescaped one in a
+** token is a reader error (whitespace made a constituent shows it). */
+static bool invalid_trait(uint32_t c)
+{
+  return c == '\b' || c == 127 || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' ';
+}
 #undef WS_
 
 static bool is_ws(uint32_t c) { return c < 128 && (ascii_class[c] & C_WS); }
@@ -172,7 +180,19 @@ JT_NORETURN static void signal_at(Rd *d, jt_V type, size_t pos, const char *what
   char msg[1200];
   if (d->R->origin) snprintf(msg, sizeof msg, "%s:%ld:%ld: %s", d->R->origin, line, col, what);
   else snprintf(msg, sizeof msg, "%s (at %ld:%ld)", what, line, col);
-  jt_reader_error(d->S, type, pos, msg);
+  jt_V stream = d->stream;
+  if (stream == JT_NIL && d->R->program) {
+    /* read-from-string reads its bytes directly: the condition's stream is
+    ** one over the text, at the error */
+    jt_V text = jt_string_from_utf8(d->S, SRC, LEN);
+    size_t at = 0;
+    for (size_t i = 0; i < pos && i < LEN; i++)
+      if (((unsigned char)SRC[i] & 0xC0) != 0x80) at++;
+    JT_PUSH(d->S, text);
+    stream = jt_make_string_input_stream(d->S, text, at, jt_str_(text)->len);
+    JT_POP(d->S, 1);
+  }
+  jt_reader_error(d->S, type, pos, msg, stream);
 }
 
 JT_NORETURN JT_PRINTF(3, 4) static void rd_error(Rd *d, size_t pos, const char *fmt, ...)
@@ -323,7 +343,7 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       unsigned k = ascii_class[c];
       if (k) {
         if (k & C_DELIM) break;
-        if (k & C_ESC) goto general;
+        if (k & (C_ESC | C_INVALID)) goto general;
         if (t->ncolons++ == 0) t->colon1 = i;   /* C_COLON */
       }
       if (i == MAXC) goto general;
@@ -366,6 +386,8 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       esc = true;
     } else if (k == SY_WS || k == SY_TMACRO || (c == d->delim && c != 0)) {
       break;
+    } else if (invalid_trait(c) && !d->suppress) {
+      rd_error(d, p, "an invalid constituent character (code %u) in a token: escape it", (unsigned)c);
     }
     p = np;
     if (esc) {
@@ -690,6 +712,10 @@ static jt_V read_list(Rd *d, bool allow_dot, size_t start)
     if (at_end(d)) eof_error(d, what, start);
     size_t close = at_close(d);
     if (close) { POS += close; break; }
+    if (at_dot(d) && d->suppress) {   /* nothing is made: any dot will do */
+      POS++;
+      continue;
+    }
     if (at_dot(d)) {
       if (!allow_dot || head == JT_NIL)
         rd_error(d, POS, "dot in the wrong context");
@@ -739,6 +765,17 @@ static jt_V read_vector(Rd *d, long n, size_t start)
   return v;
 }
 
+static bool keyword_named(jt_State *S, jt_V v, const char *name);
+
+/* Whether slot `slot` (a symbol) is named by kname (a string or character). */
+static bool slot_named(jt_State *S, jt_V slot, jt_V kname)
+{
+  jt_V sn = jt_symobj(S, slot)->name;
+  if (jt_ischar(kname)) return jt_str_(sn)->len == 1 && jt_str_(sn)->chars[0] == jt_charcode(kname);
+  size_t n = jt_str_(sn)->len;
+  return jt_str_(kname)->len == n && !memcmp(jt_str_(sn)->chars, jt_str_(kname)->chars, n * sizeof(uint32_t));
+}
+
 /* #S(name :slot value ...): a structure, as the printer writes one.  Slots
 ** not named are NIL (no constructor runs: the object is the one printed). */
 static jt_V read_struct(Rd *d, size_t start)
@@ -757,14 +794,28 @@ static jt_V read_struct(Rd *d, size_t start)
   if (L->h.flags & JT_LAYOUT_CONDITION) rd_error(d, start, "#S: %s is a condition type", jt_symname(S, name));
   jt_V obj = jt_make_struct(S, layout, L->nslots);
   JT_ROOT(S, obj);
+  /* slot names are string designators; as with keyword arguments the
+  ** first of a name wins, and :allow-other-keys true allows other names */
+  bool other_keys = false;
+  for (jt_V l = jt_cdr(spec); jt_iscons(l) && jt_iscons(jt_cdr(l)); l = jt_cdr(jt_cdr(l)))
+    if (keyword_named(S, jt_car(l), "ALLOW-OTHER-KEYS")) { other_keys = jt_car(jt_cdr(l)) != JT_NIL; break; }
+  uint64_t set = 0;
   for (jt_V l = jt_cdr(spec); jt_iscons(l); l = jt_cdr(jt_cdr(l))) {
-    if (!jt_iscons(jt_cdr(l)) || !jt_issymbol(jt_car(l)))
+    jt_V key = jt_car(l);
+    if (!jt_iscons(jt_cdr(l)) || !(jt_issymbol(key) || jt_isstring(key) || jt_ischar(key)))
       rd_error(d, start, "#S(%s ...): slots come as :slot value pairs", jt_symname(S, name));
-    const char *key = jt_symname(S, jt_car(l));
+    if (keyword_named(S, key, "ALLOW-OTHER-KEYS")) continue;
+    jt_V kname = jt_issymbol(key) ? jt_symobj(S, key)->name : key;
     L = jt_layout_(layout);
     uint32_t k = 0;
-    while (k < L->nslots && strcmp(jt_symname(S, jt_vec_(L->slot_names)->items[k]), key)) k++;
-    if (k == L->nslots) rd_error(d, start, "#S: structure %s has no slot %s", jt_symname(S, name), key);
+    while (k < L->nslots && !slot_named(S, jt_vec_(L->slot_names)->items[k], kname)) k++;
+    if (k == L->nslots) {
+      if (other_keys) continue;
+      rd_error(d, start, "#S: structure %s has no slot named %s", jt_symname(S, name),
+               jt_issymbol(key) ? jt_symname(S, key) : "given");
+    }
+    if (k < 64 && (set >> k & 1)) continue;
+    if (k < 64) set |= (uint64_t)1 << k;
     jt_struct_(obj)->slots[k] = jt_car(jt_cdr(l));
   }
   JT_UNROOT(S, 2);
@@ -1101,7 +1152,7 @@ static jt_V std_dispatch(Rd *d, uint32_t c, long arg, size_t start)
   case '#': return read_label_ref(d, arg, start);
   case '.': return read_eval(d, start);
   default:
-    if (d->suppress && !ends_token(d, c)) {
+    if (d->suppress && !ends_token(d, c) && c != '<' && c != ')') {
       /* foreign syntax in a skipped form: skip the object it prefixes */
       read_required(d, "a # syntax", start);
       return JT_NIL;
