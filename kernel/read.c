@@ -949,7 +949,10 @@ static jt_V read_label_ref(Rd *d, long n, size_t start)
 /* #b #o #x #nR: a rational in the given radix. */
 static jt_V read_radix(Rd *d, int base, size_t start)
 {
-  if (at_end(d)) eof_error(d, "a #r number", start);
+  if (at_end(d)) {
+    if (d->suppress) return JT_NIL;
+    eof_error(d, "a #r number", start);
+  }
   Tok t;
   t.start = POS;
   scan_token(d, &t, NULL, 0, 0);
