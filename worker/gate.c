@@ -68,7 +68,8 @@ static const txn_GateRule gate_rules[TXN_GATE_RULE_COUNT] = {
     "the source has more than one form, or text after its form (from character {1}): wrap several forms "
     "in (progn ...)"},
   [TXN_GATE_UNREADABLE] = {"unreadable", "a source that does not read: `#.` (read-time evaluation never "
-    "runs), an unbalanced form, a package prefix that names no package of the world (the kernel's internal "
+    "runs: the gate reads with the standard syntax whatever `*read-eval*` and `*readtable*` say), an "
+    "unbalanced form, a package prefix that names no package of the world (the kernel's internal "
     "symbols live in a package without a name, so no prefix reaches them), a new symbol in a locked package "
     "(`COMMON-LISP`, `JITI`)",
     "the source does not read: {1}"},
