@@ -1322,7 +1322,7 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
   for (;;) {
     skip_ws(&d);
     if (R->pos >= R->len) { JT_UNROOT(S, 3); return JT_EOF; }
-    if (at_close(&d) && !d.suppress)
+    if (at_close(&d))
       rd_error(&d, R->pos, "unmatched close parenthesis");
     R->form_start = R->pos;
     jt_V x = read_item(&d);
