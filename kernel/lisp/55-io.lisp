@@ -174,10 +174,11 @@
   (check-type char character)
   (%check-readtable readtable)
   (%set-syntax-entry readtable char
-                     (if (eq new-function (%macro-function-of #\#))
-                         (vector (and non-terminating-p t) (make-hash-table) t)
-                         (cons (%standard-function-char new-function *%standard-macro-functions*)
-                               (and non-terminating-p t))))
+                     (cond ((null new-function) 2)   ; no longer a macro character
+                           ((eq new-function (%macro-function-of #\#))
+                            (vector (and non-terminating-p t) (make-hash-table) t))
+                           (t (cons (%standard-function-char new-function *%standard-macro-functions*)
+                                    (and non-terminating-p t)))))
   t)
 
 (defun make-dispatch-macro-character (char &optional non-terminating-p (readtable *readtable*))
