@@ -213,8 +213,8 @@ static void load_settings(Printer *P, bool escape)
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
   jt_V rt = var(P, JT_SYM(S, READTABLE_VAR), JT_NIL);
-  P->rcase = RT_UPCASE;
-  if (jt_isstruct(rt) && jt_o(rt)->aux >= 1 && jt_layout_(jt_struct_(rt)->layout)->name == JT_SYM(S, READTABLE)) {
+  P->rcase = RT_UPCASE;   /* printing readably: for the standard readtable, as SBCL does */
+  if (!P->readably && jt_isstruct(rt) && jt_o(rt)->aux >= 1 && jt_layout_(jt_struct_(rt)->layout)->name == JT_SYM(S, READTABLE)) {
     jt_V rc = jt_struct_(rt)->slots[0];
     P->rcase = rc == JT_SYM(S, K_DOWNCASE) ? RT_DOWNCASE : rc == JT_SYM(S, K_PRESERVE) ? RT_PRESERVE
              : rc == JT_SYM(S, K_INVERT) ? RT_INVERT : RT_UPCASE;
@@ -514,6 +514,25 @@ static void print_string(Printer *P, jt_V v)
 
 static bool is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
+static int digit_value(uint32_t c)
+{
+  return c >= '0' && c <= '9' ? (int)(c - '0') : c >= 'a' && c <= 'z' ? (int)(c - 'a' + 10)
+       : c >= 'A' && c <= 'Z' ? (int)(c - 'A' + 10) : 99;
+}
+
+/* Would the reader take these characters for an integer or ratio in
+** `base` (above 10, where letters are digits)? */
+static bool looks_numeric_in_base(const uint32_t *c, size_t n, int base)
+{
+  size_t i = 0, d1 = 0, d2 = 0;
+  if (i < n && (c[i] == '+' || c[i] == '-')) i++;
+  for (; i < n && digit_value(c[i]) < base; i++) d1++;
+  if (i == n) return d1 > 0;
+  if (c[i] != '/' || d1 == 0) return false;
+  for (i++; i < n && digit_value(c[i]) < base; i++) d2++;
+  return d2 > 0 && i == n;
+}
+
 /* Would the reader take these characters for a number (base 10)? */
 static bool looks_numeric(const uint32_t *c, size_t n)
 {
@@ -557,8 +576,9 @@ static bool needs_escape_char(uint32_t c, int rcase)
   }
 }
 
-static bool needs_bars(const uint32_t *c, size_t n, int rcase)
+static bool needs_bars(const uint32_t *c, size_t n, int rcase, int base)
 {
+  if (base > 10 && looks_numeric_in_base(c, n, base)) return true;
   if (n == 0 || c[0] == '#') return true;
   bool dots = true;
   for (size_t i = 0; i < n; i++) {
@@ -594,7 +614,7 @@ static void print_name_case(Printer *P, const uint32_t *c, size_t n)
 
 static void print_name(Printer *P, const uint32_t *c, size_t n)
 {
-  if (P->escape && needs_bars(c, n, P->rcase)) {
+  if (P->escape && needs_bars(c, n, P->rcase, P->base)) {
     out_char(P, '|');
     for (size_t i = 0; i < n && !P->full; i++) {
       if (c[i] == '|' || c[i] == '\\') out_char(P, '\\');

@@ -63,6 +63,19 @@
 (is-equal (print-with-case :invert '|foo|) "FOO")
 (is-equal (print-with-case :invert '|Foo|) "Foo")
 
+;; printing readably is for the standard readtable, whatever the current case
+(is (eq (let ((*readtable* (copy-readtable nil)) (*print-readably* t))
+         (setf (readtable-case *readtable*) :preserve)
+         (read-from-string (prin1-to-string 'foo)))
+       'foo))
+;; a symbol that would read as a number in *print-base* is escaped
+(is (eq (let ((*print-base* 16) (*read-base* 16))
+         (read-from-string (prin1-to-string 'face)))
+       'face))
+(is (eq (let ((*print-base* 33) (*read-base* 33))
+         (read-from-string (prin1-to-string 'sort)))
+       'sort))
+
 ;;; macro characters
 (is (get-macro-character #\())
 (is-equal (multiple-value-list (get-macro-character #\a)) '(nil nil))
