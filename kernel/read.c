@@ -1,9 +1,19 @@
 /*
 ** read.c — the reader.
 **
-** A recursive-descent reader over UTF-8 source with the standard syntax
-** (readtable case :upcase).  Positions are byte offsets; an error names
-** the line and column instead (jt_reader_where), which a person can find.
+** A recursive-descent reader over UTF-8 source.  Positions are byte
+** offsets; an error names the line and column instead (jt_reader_where),
+** which a person can find.
+**
+** The kernel's reads of source (jt_read with a reader that is not a
+** program's) always use the standard syntax and refuse #.: nothing may run
+** before the form gate has seen a form.  A program's reads (READ,
+** READ-FROM-STRING, ...: jt_Reader.program) honour *read-eval* and
+** *readtable*.  The standard syntax is the fast path: a table lookup per
+** ASCII character.  Any other readtable (55-io.lisp describes its table)
+** takes the `custom` path, which asks the readtable for each character's
+** syntax (cached per read for ASCII), folds case as readtable-case says,
+** and calls reader macro functions with the stream being read.
 **
 ** Tokens are scanned twice: a first pass finds their extent and shape
 ** (escapes, package markers, dots) without allocating, so that an error in
