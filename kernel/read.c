@@ -1304,8 +1304,10 @@ static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
     d->base = (int)jt_fixval(b);
   jt_V sup = jt_symobj(S, JT_SYM(S, READ_SUPPRESS))->value;
   d->suppress = sup != JT_UNBOUND && sup != JT_NIL;   /* every object reads as NIL */
-  if (R->program) {
-    /* *readtable*: anything but the standard syntax takes the custom path */
+  if (R->program && R->stream != JT_NIL) {
+    /* *readtable*: anything but the standard syntax takes the custom path
+    ** (reader macro functions read from a stream: a program's READ has
+    ** one; jiti run's source text is read with the standard syntax) */
     jt_V rt = custom_readtable(S);
     if (rt != JT_NIL) {
       jt_V rcase = jt_struct_(rt)->slots[0], table = jt_struct_(rt)->slots[1];
