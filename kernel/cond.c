@@ -407,8 +407,25 @@ void jt_arith_error(jt_State *S, jt_V type, jt_V operation, jt_V operands) {
   jt_signal_error(S, cond);
 }
 
-void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg) {
-  jt_signal_error(S, message_condition(S, type, msg, JT_SYM(S, K_POSITION), jt_mkfix(pos)));
+void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg, jt_V stream) {
+  if (stream == JT_NIL)
+    jt_signal_error(S, message_condition(S, type, msg, JT_SYM(S, K_POSITION), jt_mkfix(pos)));
+  jt_V *base = S->sp;
+  JT_PUSH(S, stream);
+  jt_V args[8];
+  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
+  args[1] = jt_string_from_cstr(S, "~A");
+  JT_PUSH(S, args[1]);
+  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
+  args[3] = message_args(S, msg);
+  JT_PUSH(S, args[3]);
+  args[4] = JT_SYM(S, K_POSITION);
+  args[5] = jt_mkfix(pos);
+  args[6] = JT_SYM(S, K_STREAM);
+  args[7] = stream;
+  jt_V cond = jt_make_condition(S, type, 8, args);
+  S->sp = base;
+  jt_signal_error(S, cond);
 }
 
 /* --------------------------------------------------------------- limits */

@@ -1093,6 +1093,7 @@ void jt_source_span(const jt_Reader *R, size_t *at, long *line, jt_SourceSpan *s
 jt_V jt_eval_source(jt_State *S, const char *src, size_t len, bool host) {
   jt_Reader R;
   jt_source_reader(S, &R, src, len);
+  R.program = S->src_program;   /* jiti run's files: #. as a program reads it */
   jt_V r = JT_NIL;
   JT_ROOT(S, r);
   /* a source evaluated inside a top-level form (restart arguments) */

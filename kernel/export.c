@@ -413,8 +413,15 @@ static bool enc(Enc *e, jt_V v) {
     }
     case JT_TSTRUCT: {
       if (jt_is_condition(v)) { *e->why = "a condition object"; return false; }
-      if (!push_path(e, v)) return false;
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
+      if (L->name == JT_SYM(e->S, READTABLE)) {
+        /* a syntax lasts for one transaction: the world's source must read
+        ** the same way in every one */
+        *e->why = "a readtable (a change of syntax lasts for one transaction: keep a function that "
+                  "makes the readtable, and call it where it is needed)";
+        return false;
+      }
+      if (!push_path(e, v)) return false;
       jt_buf_putc(e->out, 'D');
       bool ok = put_symbol(e, L->name);
       if (ok) jt_put_uleb(e->out, L->nslots);

@@ -773,7 +773,7 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, PRINT_ARRAY), JT_T},
     {JT_SYM(S, READ_BASE), jt_mkfix(10)}, {JT_SYM(S, STANDARD_INPUT), S->stdin_stream},
     {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)},
-    {JT_SYM(S, READ_EVAL), JT_NIL}, {JT_SYM(S, READ_SUPPRESS), JT_NIL},
+    {JT_SYM(S, READ_EVAL), JT_T}, {JT_SYM(S, READ_SUPPRESS), JT_NIL},
     {JT_SYM(S, PRINT_GENSYM), JT_T}, {JT_SYM(S, MACROEXPAND_HOOK), JT_SYM(S, FUNCALL)},
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -790,6 +790,22 @@ void jt_reset_io_syntax(jt_State *S)
   if (!(jt_iscons(v) && jt_car(v) == jiti && jt_iscons(jt_cdr(v)) && jt_car(jt_cdr(v)) == cl &&
         jt_cdr(jt_cdr(v)) == JT_NIL))
     JT_SET(S, f, f->value, jt_list(S, 2, jiti, cl));
+  /* *readtable*: the standard syntax, in a readtable of its own (a change
+  ** of syntax lasts for one transaction: the world's stored source must
+  ** read the same way in every one) */
+  jt_Symbol *rt = jt_symobj(S, JT_SYM(S, READTABLE_VAR));
+  jt_V layout = rt->value == JT_UNBOUND ? JT_NIL : jt_find_layout(S, JT_SYM(S, READTABLE));
+  if (layout != JT_NIL && jt_layout_(layout)->nslots == 2) {
+    jt_V cur = rt->value;
+    bool standard = jt_isstruct(cur) && jt_struct_(cur)->layout == layout &&
+                    jt_struct_(cur)->slots[0] == JT_SYM(S, K_UPCASE) && jt_struct_(cur)->slots[1] == JT_NIL;
+    if (!standard) {
+      jt_V fresh = jt_make_struct(S, layout, 2);
+      jt_struct_(fresh)->slots[0] = JT_SYM(S, K_UPCASE);
+      jt_struct_(fresh)->slots[1] = JT_NIL;
+      JT_SET(S, rt, rt->value, fresh);
+    }
+  }
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));

@@ -113,8 +113,12 @@ jiti_Status jiti_eval_string(jiti_State *S, const char *src, size_t len,
 ** first byte has there.  A definition a top-level form makes keeps that
 ** form's text as written and its place (jiti_world.h, jiti_entry_source),
 ** unless flags has JITI_SOURCE_CANONICAL; JITI_SOURCE_FILE: name is a
-** file's, which the place names. */
-enum { JITI_SOURCE_FILE = 1, JITI_SOURCE_CANONICAL = 2 };
+** file's, which the place names.  JITI_SOURCE_PROGRAM: jiti_eval_string
+** reads the source as a program's READ would, so `#.` evaluates when
+** *read-eval* is true — only for source nothing has to check before it
+** runs (jiti run's own files; never what a client or a model sends, which
+** the form gate reads with `#.` refused). */
+enum { JITI_SOURCE_FILE = 1, JITI_SOURCE_CANONICAL = 2, JITI_SOURCE_PROGRAM = 4 };
 void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long line, long column);
 
 /* Like jiti_eval_string, but `limits` apply to this call only. */

@@ -63,8 +63,9 @@ JT_NORETURN void jt_arith_error(jt_State *S, jt_V type, jt_V operation,
 
 /* A condition of `type` (READER-ERROR, END-OF-FILE) with the whole report
 ** `msg` (read.c words it with the line and column) and :position `pos`,
-** the byte offset in the text. */
-JT_NORETURN void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg);
+** the byte offset in the text; :stream `stream` (the stream read, for
+** stream-error-stream) unless it is NIL. */
+JT_NORETURN void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg, jt_V stream);
 
 /* Signal an existing condition object with `error` semantics. */
 JT_NORETURN void jt_signal_error(jt_State *S, jt_V condition);

@@ -535,6 +535,13 @@ typedef struct jt_Reader {
   const char *origin;
   long line0, col0;
   size_t form_start, form_end;   /* set by jt_read: the datum it returned */
+  /* A program's read (READ, READ-FROM-STRING, ...): *readtable* is
+  ** honoured and #. evaluates when *read-eval* is true.  False (the
+  ** default): the standard syntax, and #. is a reader error — the kernel's
+  ** reads of source the form gate has not checked. */
+  bool program;
+  jt_V stream;      /* program reads from a stream: it (rooted by the caller), for
+                       reader macro functions; else NIL */
 } jt_Reader;
 
 void jt_reader_init(jt_Reader *R, const char *src, size_t len);

@@ -242,6 +242,7 @@ struct jt_State {
   char *src_name;
   bool src_is_file;
   bool src_canonical;       /* its definitions keep no text as written */
+  bool src_program;         /* read as a program reads (#. evaluates): jiti run's */
   long src_line0, src_col0;
   /* The top-level form being evaluated and its text as written (text not
   ** owned: the host's source, or held_span's), or form NIL: world.c keeps

@@ -35,6 +35,8 @@
 #define EMPTY JT_NIL      /* key of a free slot in the circle table */
 
 enum { CASE_UP, CASE_DOWN, CASE_CAP };
+/* The readtable's case, which decides which letters need escapes. */
+enum { RT_UPCASE, RT_DOWNCASE, RT_PRESERVE, RT_INVERT };
 
 typedef struct Printer {
   jt_State *S;
@@ -53,7 +55,7 @@ typedef struct Printer {
   ** the current package or on what is exported) */
   bool canonical;
   jt_V package;         /* the current package (prefixes are relative to it) */
-  int base, pcase;
+  int base, pcase, rcase;
   intptr_t length, level;  /* -1: unlimited */
   int maxrec, rec;
   size_t ticks;
@@ -210,6 +212,13 @@ static void load_settings(Printer *P, bool escape)
   jt_V c = var(P, JT_SYM(S, PRINT_CASE), JT_NIL);
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
+  jt_V rt = var(P, JT_SYM(S, READTABLE_VAR), JT_NIL);
+  P->rcase = RT_UPCASE;   /* printing readably: for the standard readtable, as SBCL does */
+  if (!P->readably && jt_isstruct(rt) && jt_o(rt)->aux >= 1 && jt_layout_(jt_struct_(rt)->layout)->name == JT_SYM(S, READTABLE)) {
+    jt_V rc = jt_struct_(rt)->slots[0];
+    P->rcase = rc == JT_SYM(S, K_DOWNCASE) ? RT_DOWNCASE : rc == JT_SYM(S, K_PRESERVE) ? RT_PRESERVE
+             : rc == JT_SYM(S, K_INVERT) ? RT_INVERT : RT_UPCASE;
+  }
   jt_V b = var(P, JT_SYM(S, PRINT_BASE), jt_mkfix(10));
   if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36) {
     P->base = (int)jt_fixval(b);
@@ -505,6 +514,25 @@ static void print_string(Printer *P, jt_V v)
 
 static bool is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 
+static int digit_value(uint32_t c)
+{
+  return c >= '0' && c <= '9' ? (int)(c - '0') : c >= 'a' && c <= 'z' ? (int)(c - 'a' + 10)
+       : c >= 'A' && c <= 'Z' ? (int)(c - 'A' + 10) : 99;
+}
+
+/* Would the reader take these characters for an integer or ratio in
+** `base` (above 10, where letters are digits)? */
+static bool looks_numeric_in_base(const uint32_t *c, size_t n, int base)
+{
+  size_t i = 0, d1 = 0, d2 = 0;
+  if (i < n && (c[i] == '+' || c[i] == '-')) i++;
+  for (; i < n && digit_value(c[i]) < base; i++) d1++;
+  if (i == n) return d1 > 0;
+  if (c[i] != '/' || d1 == 0) return false;
+  for (i++; i < n && digit_value(c[i]) < base; i++) d2++;
+  return d2 > 0 && i == n;
+}
+
 /* Would the reader take these characters for a number (base 10)? */
 static bool looks_numeric(const uint32_t *c, size_t n)
 {
@@ -533,11 +561,12 @@ static bool looks_numeric(const uint32_t *c, size_t n)
 }
 
 /* Characters the reader would not take as part of a symbol token as is. */
-static bool needs_escape_char(uint32_t c)
+static bool needs_escape_char(uint32_t c, int rcase)
 {
   if (c < 33 || c == 127) return true;
-  if (c >= 'a' && c <= 'z') return true;   /* the reader upcases */
-  if (c >= 128 && jt_char_upcase(c) != c) return true;
+  /* a letter the reader would change */
+  if (rcase == RT_UPCASE && ((c >= 'a' && c <= 'z') || (c >= 128 && jt_char_upcase(c) != c))) return true;
+  if (rcase == RT_DOWNCASE && jt_char_downcase(c) != c) return true;
   switch (c) {
   case '(': case ')': case '\'': case '"': case ';': case '`': case ',':
   case '|': case '\\': case ':':
@@ -547,26 +576,55 @@ static bool needs_escape_char(uint32_t c)
   }
 }
 
-static bool needs_bars(const uint32_t *c, size_t n)
+static bool needs_bars(const uint32_t *c, size_t n, int rcase, int base)
 {
+  if (base > 10 && looks_numeric_in_base(c, n, base)) return true;
   if (n == 0 || c[0] == '#') return true;
   bool dots = true;
   for (size_t i = 0; i < n; i++) {
-    if (needs_escape_char(c[i])) return true;
+    if (needs_escape_char(c[i], rcase)) return true;
     if (c[i] != '.') dots = false;
   }
   return dots || looks_numeric(c, n);
 }
 
+/* A name without bars under a readtable case other than :upcase: with
+** :downcase *print-case* applies to the lowercase letters, :preserve
+** prints the name as it is, :invert inverts a name of one case. */
+static void print_name_case(Printer *P, const uint32_t *c, size_t n)
+{
+  bool has_up = false, has_low = false;
+  for (size_t i = 0; i < n; i++) {
+    has_up |= jt_char_downcase(c[i]) != c[i];
+    has_low |= jt_char_upcase(c[i]) != c[i];
+  }
+  bool word_start = true;
+  for (size_t i = 0; i < n && !P->full; i++) {
+    uint32_t ch = c[i], up = jt_char_upcase(ch), low = jt_char_downcase(ch);
+    bool alnum = up != ch || low != ch || is_digit(ch);
+    if (P->rcase == RT_INVERT && has_up != has_low)
+      ch = has_up ? low : up;
+    else if (P->rcase == RT_DOWNCASE && up != ch &&
+             (P->pcase == CASE_UP || (P->pcase == CASE_CAP && word_start)))
+      ch = up;
+    word_start = !alnum;
+    out_char(P, ch);
+  }
+}
+
 static void print_name(Printer *P, const uint32_t *c, size_t n)
 {
-  if (P->escape && needs_bars(c, n)) {
+  if (P->escape && needs_bars(c, n, P->rcase, P->base)) {
     out_char(P, '|');
     for (size_t i = 0; i < n && !P->full; i++) {
       if (c[i] == '|' || c[i] == '\\') out_char(P, '\\');
       out_char(P, c[i]);
     }
     out_char(P, '|');
+    return;
+  }
+  if (P->rcase != RT_UPCASE) {
+    print_name_case(P, c, n);
     return;
   }
   bool word_start = true;

@@ -1,9 +1,19 @@
 /*
 ** read.c — the reader.
 **
-** A recursive-descent reader over UTF-8 source with the standard syntax
-** (readtable case :upcase).  Positions are byte offsets; an error names
-** the line and column instead (jt_reader_where), which a person can find.
+** A recursive-descent reader over UTF-8 source.  Positions are byte
+** offsets; an error names the line and column instead (jt_reader_where),
+** which a person can find.
+**
+** The kernel's reads of source (jt_read with a reader that is not a
+** program's) always use the standard syntax and refuse #.: nothing may run
+** before the form gate has seen a form.  A program's reads (READ,
+** READ-FROM-STRING, ...: jt_Reader.program) honour *read-eval* and
+** *readtable*.  The standard syntax is the fast path: a table lookup per
+** ASCII character.  Any other readtable (55-io.lisp describes its table)
+** takes the `custom` path, which asks the readtable for each character's
+** syntax (cached per read for ASCII), folds case as readtable-case says,
+** and calls reader macro functions with the stream being read.
 **
 ** Tokens are scanned twice: a first pass finds their extent and shape
 ** (escapes, package markers, dots) without allocating, so that an error in
@@ -23,15 +33,28 @@
 #define MAX_DEPTH 5000
 #define CSTACK_MARGIN (64 * 1024)
 
+/* A readtable's case (readtable-case), in the order of case_names. */
+typedef enum { RC_UPCASE, RC_DOWNCASE, RC_PRESERVE, RC_INVERT } RdCase;
+
+/* The syntax types a custom readtable gives a character (readtable.lisp
+** stores the first four as these fixnums; macro characters are conses
+** and dispatching ones vectors). */
+enum { SY_CONST, SY_WS, SY_CONSTITUENT, SY_SESC, SY_MESC, SY_TMACRO, SY_NMACRO, SY_UNKNOWN = 0xFF };
+
 typedef struct Rd {
   jt_State *S;
   jt_Reader *R;
   bool keywords;   /* unqualified symbols are keywords (feature expressions) */
   bool suppress;   /* reading a form only to skip it */
+  bool custom;     /* a program's read with a readtable other than the standard one */
   int bq;          /* backquote nesting: commas are legal when > 0 */
   int base;        /* *read-base* */
+  RdCase rcase;    /* the readtable's case (custom only) */
   uint32_t delim;  /* read-delimited-list: its character also ends tokens */
   jt_V labels;     /* #n= labels: alist (n . object-or-placeholder), rooted */
+  jt_V syntax;     /* custom: the readtable's table (character -> entry), rooted */
+  jt_V stream;     /* the stream read (NIL: a buffer), for macro functions; rooted */
+  unsigned char syn[128];   /* custom: the ASCII characters' syntax, as looked up */
 } Rd;
 
 #define SRC   (d->R->src)
@@ -39,6 +62,7 @@ typedef struct Rd {
 #define POS   (d->R->pos)
 
 static jt_V read_item(Rd *d);
+static jt_V std_dispatch(Rd *d, uint32_t c, long arg, size_t start);
 
 /* ------------------------------------------------------------- characters */
 
@@ -49,6 +73,13 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
 {
   unsigned char b = (unsigned char)SRC[p];
   if (b < 0x80) { *np = p + 1; return b; }
+  if (b == 0xED && d->R->program && p + 2 < LEN && ((unsigned char)SRC[p + 1] & 0xE0) == 0xA0 &&
+      ((unsigned char)SRC[p + 2] & 0xC0) == 0x80) {
+    /* a surrogate code point: a Lisp string's character, encoded as
+    ** jt_utf8_encode does (a program's read; never the kernel's source) */
+    *np = p + 3;
+    return 0xD000u | (((unsigned char)SRC[p + 1] & 0x3Fu) << 6) | ((unsigned char)SRC[p + 2] & 0x3Fu);
+  }
   size_t i = p;
   uint32_t c = jt_utf8_decode(SRC, LEN, &i);
   if (i <= p) i = p + 1;   /* never stall, whatever the decoder does */
@@ -58,14 +89,22 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
 
 /* The syntax of the ASCII characters that are not plain constituents
 ** (those are 0): one table lookup per character. */
-enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8 };
+enum { C_WS = 1, C_DELIM = 2, C_ESC = 4, C_COLON = 8, C_INVALID = 16 };
 #define WS_ C_WS | C_DELIM
 static const unsigned char ascii_class[128] = {
   ['\t'] = WS_, ['\n'] = WS_, ['\v'] = WS_, ['\f'] = WS_, ['\r'] = WS_, [' '] = WS_,
   ['('] = C_DELIM, [')'] = C_DELIM, ['\''] = C_DELIM, ['"'] = C_DELIM,
   [';'] = C_DELIM, ['`'] = C_DELIM, [','] = C_DELIM,
   ['|'] = C_ESC, ['\\'] = C_ESC, [':'] = C_COLON,
+  ['\b'] = C_INVALID, [127] = C_INVALID,
 };
+
+/* Characters whose constituent trait is invalid: an unescaped one in a
+** token is a reader error (whitespace made a constituent shows it). */
+static bool invalid_trait(uint32_t c)
+{
+  return c == '\b' || c == 127 || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' ';
+}
 #undef WS_
 
 static bool is_ws(uint32_t c) { return c < 128 && (ascii_class[c] & C_WS); }
@@ -78,6 +117,61 @@ static uint32_t upcase(uint32_t c)
 {
   if (c < 128) return c >= 'a' && c <= 'z' ? c - 32 : c;
   return jt_char_upcase(c);
+}
+
+/* ------------------------------------------------------------ readtables */
+
+/* A program's read with a readtable other than the standard one (custom)
+** asks these; every other read is the fast path above, whatever
+** *readtable* holds (the kernel's reads of source always use the standard
+** syntax). */
+
+static int std_syntax(uint32_t c)
+{
+  if (c >= 128) return SY_CONSTITUENT;
+  unsigned k = ascii_class[c];
+  if (k & C_WS) return SY_WS;
+  if (k & C_DELIM) return SY_TMACRO;
+  return c == '\\' ? SY_SESC : c == '|' ? SY_MESC : c == '#' ? SY_NMACRO : SY_CONSTITUENT;
+}
+
+/* The readtable's entry for c, or JT_NOVALUE when c has its standard syntax. */
+static jt_V entry_of(Rd *d, uint32_t c)
+{
+  if (d->syntax == JT_NIL) return JT_NOVALUE;
+  bool found;
+  jt_V e = jt_hash_get(d->S, d->syntax, jt_mkchar(c), &found);
+  return found ? e : JT_NOVALUE;
+}
+
+static int entry_syntax(jt_V e, uint32_t c)
+{
+  if (e == JT_NOVALUE) return std_syntax(c);
+  if (jt_isfix(e)) return jt_fixval(e) >= SY_WS && jt_fixval(e) <= SY_MESC ? (int)jt_fixval(e) : SY_CONSTITUENT;
+  if (jt_iscons(e)) return jt_cdr(e) != JT_NIL ? SY_NMACRO : SY_TMACRO;
+  if (jt_isvector(e) && jt_vec_(e)->len >= 3) return jt_vec_(e)->items[0] != JT_NIL ? SY_NMACRO : SY_TMACRO;
+  return SY_CONSTITUENT;
+}
+
+static int syntax_of(Rd *d, uint32_t c)
+{
+  if (!d->custom) return std_syntax(c);
+  if (c >= 128) return entry_syntax(entry_of(d, c), c);
+  if (d->syn[c] == SY_UNKNOWN) d->syn[c] = (unsigned char)entry_syntax(entry_of(d, c), c);
+  return d->syn[c];
+}
+
+/* Whitespace or a terminating macro character in this read's syntax. */
+static bool ends_token(Rd *d, uint32_t c)
+{
+  if (!d->custom) return is_delim(c);
+  int k = syntax_of(d, c);
+  return k == SY_WS || k == SY_TMACRO;
+}
+
+static bool is_sesc(Rd *d, uint32_t c)
+{
+  return d->custom ? syntax_of(d, c) == SY_SESC : c == '\\';
 }
 
 void jt_reader_where(const jt_Reader *R, size_t pos, long *line, long *col)
@@ -103,7 +197,19 @@ JT_NORETURN static void signal_at(Rd *d, jt_V type, size_t pos, const char *what
   char msg[1200];
   if (d->R->origin) snprintf(msg, sizeof msg, "%s:%ld:%ld: %s", d->R->origin, line, col, what);
   else snprintf(msg, sizeof msg, "%s (at %ld:%ld)", what, line, col);
-  jt_reader_error(d->S, type, pos, msg);
+  jt_V stream = d->stream;
+  if (stream == JT_NIL && d->R->program) {
+    /* read-from-string reads its bytes directly: the condition's stream is
+    ** one over the text, at the error */
+    jt_V text = jt_string_from_utf8(d->S, SRC, LEN);
+    size_t at = 0;
+    for (size_t i = 0; i < pos && i < LEN; i++)
+      if (((unsigned char)SRC[i] & 0xC0) != 0x80) at++;
+    JT_PUSH(d->S, text);
+    stream = jt_make_string_input_stream(d->S, text, at, jt_str_(text)->len);
+    JT_POP(d->S, 1);
+  }
+  jt_reader_error(d->S, type, pos, msg, stream);
 }
 
 JT_NORETURN JT_PRINTF(3, 4) static void rd_error(Rd *d, size_t pos, const char *fmt, ...)
@@ -158,6 +264,12 @@ static void skip_block_comment(Rd *d, size_t start)
 /* Skip whitespace and comments. */
 static void skip_ws(Rd *d)
 {
+  if (d->custom) {
+    /* comments are the macro characters ; and #| there (read_item) */
+    size_t np;
+    while (POS < LEN && syntax_of(d, char_at(d, POS, &np)) == SY_WS) POS = np;
+    return;
+  }
   const char *src = SRC;
   size_t len = LEN, p = POS;
   while (p < len) {
@@ -184,12 +296,25 @@ static bool at_dot(Rd *d)
   if (POS >= LEN || SRC[POS] != '.') return false;
   if (POS + 1 >= LEN) return true;
   size_t np;
-  return is_delim(char_at(d, POS + 1, &np));
+  return ends_token(d, char_at(d, POS + 1, &np));
+}
+
+/* The bytes of a closing parenthesis at POS (or a character with its
+** syntax), or 0. */
+static size_t at_close(Rd *d)
+{
+  if (!d->custom) return SRC[POS] == ')';
+  size_t np;
+  uint32_t c = char_at(d, POS, &np);
+  jt_V e = entry_of(d, c);
+  if (e == JT_NOVALUE ? c == ')' : jt_iscons(e) && jt_car(e) == jt_mkchar(')')) return np - POS;
+  return 0;
 }
 
 /* ------------------------------------------------------------------ tokens */
 
-enum { MAXC = 64 };   /* a name this long or shorter is encoded on the stack */
+enum { MAXC = 64 };
+enum { F_UP, F_DOWN, F_NONE };   /* a name this long or shorter is encoded on the stack */
 
 typedef struct Tok {
   size_t start, end;     /* bytes */
@@ -199,6 +324,7 @@ typedef struct Tok {
   bool digit;            /* some decimal digit: a number needs one in base <= 10 */
   bool plain;            /* at most MAXC characters, all ASCII, none escaped:
                             `text` holds them, upcased (sizing pass only) */
+  int fold;              /* what the case of unescaped characters becomes */
   int ncolons;           /* unescaped package markers */
   size_t colon1;         /* character index of the first one */
   char text[MAXC];
@@ -216,7 +342,10 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
   t->plain = false;
   t->ncolons = 0;
   t->colon1 = 0;
+  bool upper = false, lower = false;
   if (!out) {
+    t->fold = F_UP;
+    if (d->custom) goto general;
     /* Most tokens are short plain ASCII: scanned (and upcased into text)
     ** here in one pass; anything else starts over below. */
     const unsigned char *src = (const unsigned char *)SRC;
@@ -231,7 +360,7 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
       unsigned k = ascii_class[c];
       if (k) {
         if (k & C_DELIM) break;
-        if (k & C_ESC) goto general;
+        if (k & (C_ESC | C_INVALID)) goto general;
         if (t->ncolons++ == 0) t->colon1 = i;   /* C_COLON */
       }
       if (i == MAXC) goto general;
@@ -263,22 +392,32 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
     size_t np;
     uint32_t c = char_at(d, p, &np);
     bool esc = false;
-    if (c == '|') { bar = !bar; t->escaped = true; p = np; continue; }
-    if (c == '\\') {
+    int k = d->custom ? syntax_of(d, c)
+          : c == '|' ? SY_MESC : c == '\\' ? SY_SESC : is_delim(c) ? SY_WS : SY_CONSTITUENT;
+    if (k == SY_MESC) { bar = !bar; t->escaped = true; p = np; continue; }
+    if (k == SY_SESC) {
       if (np >= LEN) eof_error(d, "a token (after \\)", t->start);
       c = char_at(d, np, &np);
       esc = true;
     } else if (bar) {
       esc = true;
-    } else if (is_delim(c) || (c == d->delim && c != 0)) {
+    } else if (k == SY_WS || k == SY_TMACRO || (c == d->delim && c != 0)) {
       break;
+    } else if (invalid_trait(c) && !d->suppress) {
+      rd_error(d, p, "an invalid constituent character (code %u) in a token: escape it", (unsigned)c);
     }
     p = np;
     if (esc) {
       t->escaped = true;
       t->alldots = false;
     } else {
-      c = upcase(c);
+      if (out) {
+        if (t->fold == F_UP) c = upcase(c);
+        else if (t->fold == F_DOWN) c = c < 128 ? (c >= 'A' && c <= 'Z' ? c + 32 : c) : jt_char_downcase(c);
+      } else if (d->custom) {
+        upper |= jt_char_downcase(c) != c;
+        lower |= jt_char_upcase(c) != c;
+      }
       if (c >= '0' && c <= '9') t->digit = true;
       if (c != '.') t->alldots = false;
       if (c == ':') { if (t->ncolons++ == 0) t->colon1 = i; }
@@ -288,6 +427,11 @@ static void scan_token(Rd *d, Tok *t, uint32_t *out, size_t lo, size_t hi)
   }
   t->end = p;
   t->n = i;
+  if (!out && d->custom) {
+    static const int folds[] = {[RC_UPCASE] = F_UP, [RC_DOWNCASE] = F_DOWN, [RC_PRESERVE] = F_NONE};
+    t->fold = d->rcase != RC_INVERT ? folds[d->rcase]
+            : upper && lower ? F_NONE : upper ? F_DOWN : lower ? F_UP : F_NONE;
+  }
 }
 
 /* A fresh string holding characters [lo, hi) of the token. */
@@ -389,6 +533,22 @@ static jt_V token_symbol(Rd *d, Tok *t, size_t lo, size_t hi, jt_V pkg, bool key
   return sym;
 }
 
+/* Whether tok is a ratio in `base` whose denominator is zero ("1/0"): a
+** reader error, not a division. */
+static bool zero_denominator(const char *tok, size_t len, int base)
+{
+  size_t i = len > 0 && (tok[0] == '+' || tok[0] == '-'), digits = 0;
+  for (; i < len && tok[i] != '/'; i++, digits++) {
+    int c = (unsigned char)tok[i], v = c >= '0' && c <= '9' ? c - '0'
+          : c >= 'a' && c <= 'z' ? c - 'a' + 10 : c >= 'A' && c <= 'Z' ? c - 'A' + 10 : 99;
+    if (v >= base) return false;
+  }
+  if (digits == 0 || i + 1 >= len) return false;
+  for (i++; i < len; i++)
+    if (tok[i] != '0') return false;
+  return true;
+}
+
 /* Read a token: a number or a symbol.  `uninterned` after #:. */
 static jt_V read_token(Rd *d, bool uninterned)
 {
@@ -413,6 +573,9 @@ static jt_V read_token(Rd *d, bool uninterned)
                                              : "a token of only dots");
     /* every number has a digit, and in base 10 or less a digit is 0-9 */
     if (t.digit || d->base > 10) {
+      if (zero_denominator(SRC + t.start, t.end - t.start, d->base))
+        rd_error(d, t.start, "%.*s: a ratio's denominator cannot be zero",
+                 (int)(t.end - t.start > 40 ? 40 : t.end - t.start), SRC + t.start);
       jt_V num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, d->base);
       if (num != JT_NOVALUE) return num;
     }
@@ -469,32 +632,33 @@ static jt_V read_token(Rd *d, bool uninterned)
 
 /* ----------------------------------------------------------------- strings */
 
-static jt_V read_string(Rd *d)
+/* POS is past the opening character; `close` ends the string. */
+static jt_V read_string(Rd *d, uint32_t close, size_t start)
 {
-  size_t start = POS++;   /* past the opening quote */
   size_t n = 0, p = POS, np;
   /* sizing pass */
   for (;;) {
     if (p >= LEN) eof_error(d, "a string", start);
     uint32_t c = char_at(d, p, &np);
-    if (c == '"') break;
-    if (c == '\\') {
+    if (c == close) break;
+    if (is_sesc(d, c)) {
       if (np >= LEN) eof_error(d, "a string", start);
       char_at(d, np, &np);
     }
     p = np;
     n++;
   }
-  if (d->suppress) { POS = p + 1; return JT_NIL; }
+  if (d->suppress) { char_at(d, p, &np); POS = np; return JT_NIL; }
   jt_V s = jt_make_string(d->S, n, 0);
   uint32_t *out = jt_str_(s)->chars;
   for (size_t i = 0; i < n; i++) {
     uint32_t c = char_at(d, POS, &np);
-    if (c == '\\') c = char_at(d, np, &np);
+    if (is_sesc(d, c)) c = char_at(d, np, &np);
     out[i] = c;
     POS = np;
   }
-  POS++;   /* the closing quote */
+  char_at(d, POS, &np);
+  POS = np;   /* the closing character */
   return s;
 }
 
@@ -512,7 +676,7 @@ static jt_V read_char(Rd *d, size_t start)
   name[0] = upcase(first);
   while (p < LEN) {
     uint32_t c = char_at(d, p, &np);
-    if (is_delim(c)) break;
+    if (ends_token(d, c)) break;
     if (n < sizeof name / sizeof name[0]) name[n] = upcase(c);
     n++;
     p = np;
@@ -535,7 +699,7 @@ static jt_V read_required(Rd *d, const char *what, size_t start)
   for (;;) {
     skip_ws(d);
     if (at_end(d)) eof_error(d, what, start);
-    if (SRC[POS] == ')')
+    if (at_close(d))
       rd_error(d, POS, "missing object after %s", what);
     jt_V x = read_item(d);
     if (x != JT_NOVALUE) return x;
@@ -551,11 +715,10 @@ static jt_V cons_rooted(jt_State *S, jt_V a, jt_V b)
   return c;
 }
 
-/* POS is at '('.  `allow_dot` is false for #( vectors. */
-static jt_V read_list(Rd *d, bool allow_dot)
+/* POS is past the '(' at start.  `allow_dot` is false for #( vectors. */
+static jt_V read_list(Rd *d, bool allow_dot, size_t start)
 {
   jt_State *S = d->S;
-  size_t start = POS++;
   const char *what = allow_dot ? "a list" : "a vector";
   jt_V head = JT_NIL, tail = JT_NIL;
   JT_ROOT(S, head);
@@ -564,7 +727,12 @@ static jt_V read_list(Rd *d, bool allow_dot)
   for (;;) {
     skip_ws(d);
     if (at_end(d)) eof_error(d, what, start);
-    if (SRC[POS] == ')') { POS++; break; }
+    size_t close = at_close(d);
+    if (close) { POS += close; break; }
+    if (at_dot(d) && d->suppress) {   /* nothing is made: any dot will do */
+      POS++;
+      continue;
+    }
     if (at_dot(d)) {
       if (!allow_dot || head == JT_NIL)
         rd_error(d, POS, "dot in the wrong context");
@@ -573,9 +741,10 @@ static jt_V read_list(Rd *d, bool allow_dot)
       jt_cons_(tail)->cdr = x;   /* our own fresh cons: no barrier */
       skip_ws(d);
       if (at_end(d)) eof_error(d, what, start);
-      if (SRC[POS] != ')')
+      close = at_close(d);
+      if (!close)
         rd_error(d, POS, "more than one object after a dot");
-      POS++;
+      POS += close;
       break;
     }
     jt_V x = read_item(d);
@@ -590,11 +759,11 @@ static jt_V read_list(Rd *d, bool allow_dot)
   return d->suppress ? JT_NIL : head;
 }
 
-/* #( ... ) and #n( ... ); POS is at '('.  n < 0: no length given. */
+/* #( ... ) and #n( ... ); POS is past the '('.  n < 0: no length given. */
 static jt_V read_vector(Rd *d, long n, size_t start)
 {
   jt_State *S = d->S;
-  jt_V items = read_list(d, false);
+  jt_V items = read_list(d, false, start);
   if (d->suppress) return JT_NIL;
   JT_ROOT(S, items);
   size_t len = 0;
@@ -613,13 +782,25 @@ static jt_V read_vector(Rd *d, long n, size_t start)
   return v;
 }
 
+static bool keyword_named(jt_State *S, jt_V v, const char *name);
+
+/* Whether slot `slot` (a symbol) is named by kname (a string or character). */
+static bool slot_named(jt_State *S, jt_V slot, jt_V kname)
+{
+  jt_V sn = jt_symobj(S, slot)->name;
+  if (jt_ischar(kname)) return jt_str_(sn)->len == 1 && jt_str_(sn)->chars[0] == jt_charcode(kname);
+  size_t n = jt_str_(sn)->len;
+  return jt_str_(kname)->len == n && !memcmp(jt_str_(sn)->chars, jt_str_(kname)->chars, n * sizeof(uint32_t));
+}
+
 /* #S(name :slot value ...): a structure, as the printer writes one.  Slots
 ** not named are NIL (no constructor runs: the object is the one printed). */
 static jt_V read_struct(Rd *d, size_t start)
 {
   jt_State *S = d->S;
   if (at_end(d) || SRC[POS] != '(') rd_error(d, start, "#S needs a list: #S(name :slot value ...)");
-  jt_V spec = read_list(d, false);
+  POS++;
+  jt_V spec = read_list(d, false, start);
   if (d->suppress) return JT_NIL;
   JT_ROOT(S, spec);
   jt_V name = jt_iscons(spec) ? jt_car(spec) : JT_NIL;
@@ -630,14 +811,28 @@ static jt_V read_struct(Rd *d, size_t start)
   if (L->h.flags & JT_LAYOUT_CONDITION) rd_error(d, start, "#S: %s is a condition type", jt_symname(S, name));
   jt_V obj = jt_make_struct(S, layout, L->nslots);
   JT_ROOT(S, obj);
+  /* slot names are string designators; as with keyword arguments the
+  ** first of a name wins, and :allow-other-keys true allows other names */
+  bool other_keys = false;
+  for (jt_V l = jt_cdr(spec); jt_iscons(l) && jt_iscons(jt_cdr(l)); l = jt_cdr(jt_cdr(l)))
+    if (keyword_named(S, jt_car(l), "ALLOW-OTHER-KEYS")) { other_keys = jt_car(jt_cdr(l)) != JT_NIL; break; }
+  uint64_t set = 0;
   for (jt_V l = jt_cdr(spec); jt_iscons(l); l = jt_cdr(jt_cdr(l))) {
-    if (!jt_iscons(jt_cdr(l)) || !jt_issymbol(jt_car(l)))
+    jt_V key = jt_car(l);
+    if (!jt_iscons(jt_cdr(l)) || !(jt_issymbol(key) || jt_isstring(key) || jt_ischar(key)))
       rd_error(d, start, "#S(%s ...): slots come as :slot value pairs", jt_symname(S, name));
-    const char *key = jt_symname(S, jt_car(l));
+    if (keyword_named(S, key, "ALLOW-OTHER-KEYS")) continue;
+    jt_V kname = jt_issymbol(key) ? jt_symobj(S, key)->name : key;
     L = jt_layout_(layout);
     uint32_t k = 0;
-    while (k < L->nslots && strcmp(jt_symname(S, jt_vec_(L->slot_names)->items[k]), key)) k++;
-    if (k == L->nslots) rd_error(d, start, "#S: structure %s has no slot %s", jt_symname(S, name), key);
+    while (k < L->nslots && !slot_named(S, jt_vec_(L->slot_names)->items[k], kname)) k++;
+    if (k == L->nslots) {
+      if (other_keys) continue;
+      rd_error(d, start, "#S: structure %s has no slot named %s", jt_symname(S, name),
+               jt_issymbol(key) ? jt_symname(S, key) : "given");
+    }
+    if (k < 64 && (set >> k & 1)) continue;
+    if (k < 64) set |= (uint64_t)1 << k;
     jt_struct_(obj)->slots[k] = jt_car(jt_cdr(l));
   }
   JT_UNROOT(S, 2);
@@ -771,15 +966,22 @@ static jt_V read_label_ref(Rd *d, long n, size_t start)
 /* #b #o #x #nR: a rational in the given radix. */
 static jt_V read_radix(Rd *d, int base, size_t start)
 {
-  if (at_end(d)) eof_error(d, "a #r number", start);
+  if (at_end(d)) {
+    if (d->suppress) return JT_NIL;
+    eof_error(d, "a #r number", start);
+  }
   Tok t;
   t.start = POS;
   scan_token(d, &t, NULL, 0, 0);
   POS = t.end;
   if (d->suppress) return JT_NIL;
   jt_V num = JT_NOVALUE;
-  if (!t.escaped && t.ncolons == 0 && t.n > 0)
+  if (!t.escaped && t.ncolons == 0 && t.n > 0) {
+    if (zero_denominator(SRC + t.start, t.end - t.start, base))
+      rd_error(d, start, "%.*s: a ratio's denominator cannot be zero",
+               (int)(t.end - t.start > 40 ? 40 : t.end - t.start), SRC + t.start);
     num = jt_num_parse(d->S, SRC + t.start, t.end - t.start, base);
+  }
   if (num == JT_NOVALUE || !jt_isrational(num))
     rd_error(d, start, "%.*s is not a rational in base %d",
                     (int)(t.end - t.start > 40 ? 40 : t.end - t.start),
@@ -792,7 +994,7 @@ static jt_V wrap(Rd *d, jt_V head, const char *what, size_t start)
   enter(d);
   jt_V x = read_required(d, what, start);
   leave(d);
-  return jt_list(d->S, 2, head, x);
+  return d->suppress ? JT_NIL : jt_list(d->S, 2, head, x);
 }
 
 /* #*0101 and #n*: a simple bit vector; POS is past the '*'. */
@@ -800,7 +1002,7 @@ static jt_V read_bits(Rd *d, long n, size_t start)
 {
   jt_State *S = d->S;
   size_t p = POS, nbits = 0;
-  while (p < LEN && !is_delim((unsigned char)SRC[p])) {
+  while (p < LEN && !ends_token(d, (unsigned char)SRC[p])) {
     if (SRC[p] != '0' && SRC[p] != '1' && !d->suppress)
       rd_error(d, start, "#* takes only the digits 0 and 1");
     p++;
@@ -849,11 +1051,77 @@ static jt_V read_complex(Rd *d, size_t start)
   return z;
 }
 
-/* POS is at '#'. */
-static jt_V read_dispatch(Rd *d)
+/* A character for an error message: itself when printable ASCII. */
+static const char *char_text(uint32_t c, char buf[16])
+{
+  if (c > 32 && c < 127) snprintf(buf, 16, "#\\%c", (char)c);
+  else snprintf(buf, 16, "#\\U+%04X", (unsigned)c);
+  return buf;
+}
+
+/* After a reader macro function ran on the stream: its position moved
+** (and its UTF-8 may be new), so the buffer is taken again. */
+static void resync(Rd *d)
+{
+  jt_Reader t;
+  jt_stream_reader_begin(d->S, d->stream, &t);
+  d->R->src = t.src;
+  d->R->len = t.len;
+  d->R->pos = t.pos;
+}
+
+/* Call a reader macro function (stream char) or dispatch function (stream
+** char arg; n = 3) of a custom readtable.  JT_NOVALUE when it returned no
+** values (it read a comment). */
+static jt_V call_macro(Rd *d, jt_V fn, int n, uint32_t c, jt_V arg)
 {
   jt_State *S = d->S;
-  size_t start = POS++;
+  if (d->stream == JT_NIL) rd_error(d, POS, "a reader macro function needs a stream");
+  if (!jt_isfunction(fn) && !jt_issymbol(fn))
+    rd_error(d, POS, "the reader macro of %s is not a function", char_text(c, (char[16]){0}));
+  jt_stream_reader_end(S, d->stream, d->R);
+  jt_V x = n == 2 ? jt_funcall(S, fn, 2, d->stream, jt_mkchar(c))
+                  : jt_funcall(S, fn, 3, d->stream, jt_mkchar(c), arg);
+  int nv = S->nvals;
+  JT_PUSH(S, x);
+  resync(d);
+  JT_POP(S, 1);
+  if (nv == 0) return JT_NOVALUE;
+  return d->suppress ? JT_NIL : x;
+}
+
+/* #.form: the form's value when a program reads with *read-eval* true.
+** The kernel's reads of source (what clients and models send, the world's
+** stored text) never evaluate: the form gate must see every form before it
+** runs. */
+static jt_V read_eval(Rd *d, size_t start)
+{
+  jt_State *S = d->S;
+  if (d->suppress) { read_required(d, "#.", start); return JT_NIL; }
+  if (!d->R->program)
+    rd_error(d, start, "read-time evaluation (#.) is not allowed: evaluate the expression instead");
+  jt_V on = jt_symobj(S, JT_SYM(S, READ_EVAL))->value;
+  if (on == JT_NIL || on == JT_UNBOUND)
+    rd_error(d, start, "read-time evaluation (#.) is off: *read-eval* is NIL");
+  jt_V form = read_required(d, "#.", start);
+  if (d->stream != JT_NIL) jt_stream_reader_end(S, d->stream, d->R);
+  JT_PUSH(S, form);
+  jt_V x = jt_eval(S, form);
+  JT_POP(S, 1);
+  if (d->stream != JT_NIL) {
+    JT_PUSH(S, x);
+    resync(d);
+    JT_POP(S, 1);
+  }
+  return x;
+}
+
+/* POS is past the dispatching character at start.  `e`: its custom entry
+** (a vector #(non-terminating-p table standard-p)), or NIL for the
+** standard #. */
+static jt_V read_dispatch(Rd *d, size_t start, jt_V e)
+{
+  jt_State *S = d->S;
   long arg = -1;
   while (POS < LEN && SRC[POS] >= '0' && SRC[POS] <= '9') {
     long digit = SRC[POS++] - '0';
@@ -863,10 +1131,29 @@ static jt_V read_dispatch(Rd *d)
   size_t np;
   uint32_t c = char_at(d, POS, &np);
   POS = np;
+  if (e != JT_NIL) {
+    jt_V table = jt_vec_(e)->items[1];
+    bool found = false;
+    jt_V fn = jt_ishash(table) ? jt_hash_get(S, table, jt_mkchar(upcase(c)), &found) : JT_NIL;
+    if (found && jt_ischar(fn)) c = jt_charcode(fn);   /* the standard syntax of that character */
+    else if (found && fn != JT_NIL)
+      return call_macro(d, fn, 3, c, arg < 0 ? JT_NIL : jt_mkfix(arg));
+    else if (found || jt_vec_(e)->items[2] == JT_NIL) {
+      if (d->suppress) return JT_NIL;
+      rd_error(d, start, "no dispatch function for the sub-character %s", char_text(c, (char[16]){0}));
+    }
+  }
+  return std_dispatch(d, c, arg, start);
+}
+
+/* The standard # syntax of sub-character c, POS past it; arg < 0: none. */
+static jt_V std_dispatch(Rd *d, uint32_t c, long arg, size_t start)
+{
+  jt_State *S = d->S;
   switch (c) {
   case '\\': return read_char(d, start);
   case '\'': return wrap(d, JT_SYM(S, FUNCTION), "#'", start);
-  case '(': POS--; return read_vector(d, arg, start);
+  case '(': return read_vector(d, arg, start);
   case 's': case 'S': return read_struct(d, start);
   case ':': return read_token(d, true);
   case '|': skip_block_comment(d, start); return JT_NOVALUE;
@@ -875,7 +1162,7 @@ static jt_V read_dispatch(Rd *d)
   case 'o': case 'O': return read_radix(d, 8, start);
   case 'x': case 'X': return read_radix(d, 16, start);
   case 'r': case 'R':
-    if (arg < 2 || arg > 36)
+    if ((arg < 2 || arg > 36) && !d->suppress)
       rd_error(d, start, "#r needs a radix between 2 and 36");
     return read_radix(d, (int)arg, start);
   case '*': return read_bits(d, arg, start);
@@ -883,11 +1170,9 @@ static jt_V read_dispatch(Rd *d)
   case 'a': case 'A': return read_array(d, arg, start);
   case '=': return read_label_def(d, arg, start);
   case '#': return read_label_ref(d, arg, start);
-  case '.':
-    if (d->suppress) { read_required(d, "#.", start); return JT_NIL; }
-    rd_error(d, start, "read-time evaluation (#.) is not allowed: evaluate the expression instead");
+  case '.': return read_eval(d, start);
   default:
-    if (d->suppress && !is_delim(c)) {
+    if (d->suppress && !ends_token(d, c) && c != '<' && c != ')') {
       /* foreign syntax in a skipped form: skip the object it prefixes */
       read_required(d, "a # syntax", start);
       return JT_NIL;
@@ -898,26 +1183,23 @@ static jt_V read_dispatch(Rd *d)
   }
 }
 
-/* One object starting at POS (which is not whitespace), or JT_NOVALUE when
-** the syntax there produced nothing (#| |#, a skipped #+ form). */
-static jt_V read_item(Rd *d)
+/* The standard reader macro of character k, invoked by c (the same
+** character, or one given k's syntax); POS is past c, at start. */
+static jt_V std_macro(Rd *d, uint32_t k, uint32_t c, size_t start)
 {
   jt_State *S = d->S;
-  size_t start = POS;
-  switch (SRC[POS]) {
-  case '(': return read_list(d, true);
-  case ')': rd_error(d, POS, "unmatched close parenthesis");
-  case '"': return read_string(d);
-  case '\'': POS++; return wrap(d, JT_SYM(S, QUOTE), "a quote", start);
+  switch (k) {
+  case '(': return read_list(d, true, start);
+  case ')': if (d->suppress) return JT_NIL; rd_error(d, start, "unmatched close parenthesis");
+  case '"': return read_string(d, c, start);
+  case '\'': return wrap(d, JT_SYM(S, QUOTE), "a quote", start);
   case '`': {
-    POS++;
     d->bq++;
     jt_V x = wrap(d, JT_SYM(S, QUASIQUOTE), "a backquote", start);
     d->bq--;
     return x;
   }
   case ',': {
-    POS++;
     if (d->bq <= 0 && !d->suppress)
       rd_error(d, start, "comma not inside a backquote");
     jt_V head = JT_SYM(S, UNQUOTE);
@@ -930,10 +1212,57 @@ static jt_V read_item(Rd *d)
     d->bq++;
     return x;
   }
-  case ';':
-    skip_ws(d);
+  case ';': {
+    const char *nl = memchr(SRC + POS, '\n', LEN - POS);
+    POS = nl ? (size_t)(nl - SRC) : LEN;
     return JT_NOVALUE;
-  case '#': return read_dispatch(d);
+  }
+  case '#': {
+    jt_V e = d->custom ? entry_of(d, c) : JT_NOVALUE;
+    return read_dispatch(d, start, jt_isvector(e) && jt_vec_(e)->len >= 3 ? e : JT_NIL);
+  }
+  default: rd_error(d, start, "no standard reader macro for this character");
+  }
+}
+
+/* A character with an entry in a custom readtable, at POS (its end at np). */
+static jt_V read_entry(Rd *d, uint32_t c, jt_V e, size_t np)
+{
+  size_t start = POS;
+  if (jt_isfix(e)) {
+    if (jt_fixval(e) != SY_WS) return read_token(d, false);
+    POS = np;
+    return JT_NOVALUE;
+  }
+  if (jt_iscons(e)) {
+    POS = np;
+    jt_V fn = jt_car(e);
+    if (jt_ischar(fn)) return std_macro(d, jt_charcode(fn), c, start);
+    return call_macro(d, fn, 2, c, JT_NIL);
+  }
+  if (jt_isvector(e) && jt_vec_(e)->len >= 3) {
+    POS = np;
+    return read_dispatch(d, start, e);
+  }
+  return read_token(d, false);
+}
+
+/* One object starting at POS (which is not whitespace), or JT_NOVALUE when
+** the syntax there produced nothing (#| |#, a skipped #+ form). */
+static jt_V read_item(Rd *d)
+{
+  size_t start = POS;
+  if (d->custom) {
+    size_t np;
+    uint32_t c = char_at(d, POS, &np);
+    jt_V e = entry_of(d, c);
+    if (e != JT_NOVALUE) return read_entry(d, c, e, np);
+    if (c >= 128) return read_token(d, false);
+  }
+  switch (SRC[POS]) {
+  case '(': case ')': case '"': case '\'': case '`': case ',': case ';': case '#':
+    POS++;
+    return std_macro(d, (unsigned char)SRC[start], (unsigned char)SRC[start], start);
   default: return read_token(d, false);
   }
 }
@@ -952,16 +1281,43 @@ void jt_reader_init(jt_Reader *R, const char *src, size_t len)
   R->origin = NULL;
   R->line0 = R->col0 = 1;
   R->form_start = R->form_end = 0;
+  R->program = false;
+  R->stream = JT_NIL;
+}
+
+/* The current readtable when it is not the standard syntax (some
+** character's syntax changed, or a case other than :upcase), else NIL. */
+static jt_V custom_readtable(jt_State *S)
+{
+  jt_V rt = jt_symobj(S, JT_SYM(S, READTABLE_VAR))->value;
+  if (!jt_isstruct(rt) || jt_layout_(jt_struct_(rt)->layout)->name != JT_SYM(S, READTABLE) ||
+      jt_o(rt)->aux < 2)
+    return JT_NIL;
+  return jt_struct_(rt)->slots[0] != JT_SYM(S, K_UPCASE) || jt_ishash(jt_struct_(rt)->slots[1]) ? rt : JT_NIL;
 }
 
 static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
 {
-  *d = (Rd){S, R, false, false, 0, 10, 0, JT_NIL};
+  *d = (Rd){.S = S, .R = R, .base = 10, .labels = JT_NIL, .syntax = JT_NIL, .stream = R->stream};
   jt_V b = jt_symobj(S, JT_SYM(S, READ_BASE))->value;
   if (jt_isfix(b) && jt_fixval(b) >= 2 && jt_fixval(b) <= 36)
     d->base = (int)jt_fixval(b);
   jt_V sup = jt_symobj(S, JT_SYM(S, READ_SUPPRESS))->value;
   d->suppress = sup != JT_UNBOUND && sup != JT_NIL;   /* every object reads as NIL */
+  if (R->program && R->stream != JT_NIL) {
+    /* *readtable*: anything but the standard syntax takes the custom path
+    ** (reader macro functions read from a stream: a program's READ has
+    ** one; jiti run's source text is read with the standard syntax) */
+    jt_V rt = custom_readtable(S);
+    if (rt != JT_NIL) {
+      jt_V rcase = jt_struct_(rt)->slots[0], table = jt_struct_(rt)->slots[1];
+      d->custom = true;
+      d->syntax = jt_ishash(table) ? table : JT_NIL;
+      d->rcase = rcase == JT_SYM(S, K_DOWNCASE) ? RC_DOWNCASE : rcase == JT_SYM(S, K_PRESERVE) ? RC_PRESERVE
+               : rcase == JT_SYM(S, K_INVERT) ? RC_INVERT : RC_UPCASE;
+      memset(d->syn, SY_UNKNOWN, sizeof d->syn);
+    }
+  }
   R->depth = 0;
   /* a UTF-8 byte order mark at the very start is not part of the source */
   if (R->bom && R->pos == 0 && R->len >= 3 && memcmp(R->src, "\xEF\xBB\xBF", 3) == 0)
@@ -973,10 +1329,12 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
   Rd d;
   rd_init(&d, S, R);
   JT_ROOT(S, d.labels);
+  JT_ROOT(S, d.syntax);
+  JT_ROOT(S, d.stream);
   for (;;) {
     skip_ws(&d);
-    if (R->pos >= R->len) { JT_UNROOT(S, 1); return JT_EOF; }
-    if (R->src[R->pos] == ')')
+    if (R->pos >= R->len) { JT_UNROOT(S, 3); return JT_EOF; }
+    if (at_close(&d))
       rd_error(&d, R->pos, "unmatched close parenthesis");
     R->form_start = R->pos;
     jt_V x = read_item(&d);
@@ -984,9 +1342,11 @@ jt_V jt_read(jt_State *S, jt_Reader *R)
     R->form_end = R->pos;
     /* Like read (not read-preserving-whitespace), consume one whitespace
     ** character after the datum, so read-from-string's index lies after it. */
-    if (!R->preserve_whitespace && R->pos < R->len && is_ws((unsigned char)R->src[R->pos]))
-      R->pos++;
-    JT_UNROOT(S, 1);
+    if (!R->preserve_whitespace && R->pos < R->len) {
+      size_t np;
+      if (syntax_of(&d, char_at(&d, R->pos, &np)) == SY_WS) R->pos = np;
+    }
+    JT_UNROOT(S, 3);
     return x;
   }
 }
@@ -999,6 +1359,8 @@ static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
   d.delim = close;
   jt_V head = JT_NIL, tail = JT_NIL;
   JT_ROOT(S, d.labels);
+  JT_ROOT(S, d.syntax);
+  JT_ROOT(S, d.stream);
   JT_ROOT(S, head);
   JT_ROOT(S, tail);
   size_t start = R->pos;
@@ -1007,7 +1369,7 @@ static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
     if (R->pos >= R->len) eof_error(&d, "READ-DELIMITED-LIST", start);
     size_t np;
     if (char_at(&d, R->pos, &np) == close) { R->pos = np; break; }
-    if (R->src[R->pos] == ')')
+    if (at_close(&d))
       rd_error(&d, R->pos, "unmatched close parenthesis");
     jt_V x = read_item(&d);
     if (x == JT_NOVALUE) continue;
@@ -1016,8 +1378,8 @@ static jt_V read_delimited(jt_State *S, jt_Reader *R, uint32_t close)
     else jt_cons_(tail)->cdr = cell;
     tail = cell;
   }
-  JT_UNROOT(S, 3);
-  return head;
+  JT_UNROOT(S, 5);
+  return d.suppress ? JT_NIL : head;
 }
 
 /* (read &optional stream (eof-error-p t) eof-value recursive-p), and with
@@ -1029,6 +1391,8 @@ static jt_V read_stream(jt_State *S, int argc, jt_V *argv, bool preserve)
   jt_Reader R;
   jt_stream_reader_begin(S, stream, &R);
   R.preserve_whitespace = preserve;
+  R.program = true;
+  R.stream = stream;
   jt_V x = jt_read(S, &R);
   jt_stream_reader_end(S, stream, &R);
   JT_POP(S, 1);
@@ -1050,6 +1414,8 @@ JT_FN(f_read_delimited_list)
   JT_PUSH(S, stream);
   jt_Reader R;
   jt_stream_reader_begin(S, stream, &R);
+  R.program = true;
+  R.stream = stream;
   jt_V l = read_delimited(S, &R, close);
   jt_stream_reader_end(S, stream, &R);
   JT_POP(S, 1);
@@ -1057,8 +1423,10 @@ JT_FN(f_read_delimited_list)
 }
 
 /* (read-from-string string &optional (eof-error-p t) eof-value
-**  &key start end) => object, index */
-JT_FN(f_read_from_string)
+**  &key start end) => object, index.  `program`: a program's read, with
+** *readtable* and *read-eval*; else the kernel's read of source (the form
+** gate's): the standard syntax, and #. refused. */
+static jt_V read_from_string(jt_State *S, int argc, jt_V *argv, bool program)
 {
   static const int keys[] = {JT_S_K_START, JT_S_K_END, JT_S_K_PRESERVE_WHITESPACE};
   jt_V str = jt_check_string(S, argv[0]);
@@ -1092,14 +1460,30 @@ JT_FN(f_read_from_string)
     k += jt_utf8_encode(jt_str_(str)->chars[i], bytes + k);
 
   jt_Reader R;
-  jt_reader_init(&R, bytes, nbytes);
-  R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
-  jt_V x = jt_read(S, &R);
-  /* index = start + characters consumed: count UTF-8 lead bytes */
+  jt_V x;
   size_t idx = start;
-  for (size_t i = 0; i < R.pos; i++)
-    if (((unsigned char)bytes[i] & 0xC0) != 0x80) idx++;
-  JT_POP(S, 1);
+  if (program && custom_readtable(S) != JT_NIL) {
+    /* reader macro functions read from a stream */
+    jt_V stream = jt_make_string_input_stream(S, str, start, end);
+    JT_PUSH(S, stream);
+    jt_stream_reader_begin(S, stream, &R);
+    R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
+    R.program = true;
+    R.stream = stream;
+    x = jt_read(S, &R);
+    jt_stream_reader_end(S, stream, &R);
+    idx = jt_stream_(stream)->pos;
+    JT_POP(S, 2);
+  } else {
+    jt_reader_init(&R, bytes, nbytes);
+    R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
+    R.program = program;
+    x = jt_read(S, &R);
+    /* index = start + characters consumed: count UTF-8 lead bytes */
+    for (size_t i = 0; i < R.pos; i++)
+      if (((unsigned char)bytes[i] & 0xC0) != 0x80) idx++;
+    JT_POP(S, 1);
+  }
   if (x == JT_EOF) {
     if (eof_error_p != JT_NIL)
       jt_errorc(S, JT_SYM(S, END_OF_FILE),
@@ -1108,6 +1492,40 @@ JT_FN(f_read_from_string)
   }
   return jt_values2(S, x, jt_mkfix(idx));
 }
+
+JT_FN(f_read_from_string) { return read_from_string(S, argc, argv, true); }
+
+/* What get-macro-character and get-dispatch-macro-character give for the
+** standard syntax: the reader's own code for standard character k, on a
+** stream, as a function called by the reader would be. */
+static jt_V standard_macro(jt_State *S, int argc, jt_V *argv, bool dispatch)
+{
+  jt_V stream = jt_input_stream(S, argv[0]);
+  uint32_t c = jt_check_char(S, argv[1]);
+  uint32_t k = jt_check_char(S, argv[dispatch ? 3 : 2]);
+  long arg = dispatch && jt_isfix(argv[2]) ? jt_fixval(argv[2]) : -1;
+  JT_PUSH(S, stream);
+  jt_Reader R;
+  jt_stream_reader_begin(S, stream, &R);
+  R.program = true;
+  R.stream = stream;
+  Rd d;
+  rd_init(&d, S, &R);
+  JT_ROOT(S, d.labels);
+  JT_ROOT(S, d.syntax);
+  JT_ROOT(S, d.stream);
+  size_t start = R.pos;
+  jt_V x = dispatch ? std_dispatch(&d, k, arg, start) : std_macro(&d, k, c, start);
+  jt_stream_reader_end(S, stream, &R);
+  JT_UNROOT(S, 3);
+  JT_POP(S, 1);
+  if (x == JT_NOVALUE) return jt_values(S, 0, NULL);
+  return x;
+}
+
+JT_FN(f_standard_reader_macro) { return standard_macro(S, argc, argv, false); }
+JT_FN(f_standard_dispatch_macro) { return standard_macro(S, argc, argv, true); }
+JT_FN(f_read_source_from_string) { return read_from_string(S, argc, argv, false); }
 
 static const jt_Reg read_fns[] = {
   {"READ", f_read, 0, 4,
@@ -1123,6 +1541,14 @@ static const jt_Reg read_fns[] = {
    "(read-from-string string &optional (eof-error-p t) eof-value &key start "
    "end preserve-whitespace) Read one object from STRING; return it and the "
    "index after it."},
+  {"%STANDARD-READER-MACRO", f_standard_reader_macro, 3, 3,
+   "(%standard-reader-macro stream char k) The standard reader macro of character K, invoked by CHAR."},
+  {"%STANDARD-DISPATCH-MACRO", f_standard_dispatch_macro, 4, 4,
+   "(%standard-dispatch-macro stream sub-char arg k) The standard # syntax of sub-character K."},
+  {"%READ-SOURCE-FROM-STRING", f_read_source_from_string, 1, -1,
+   "(%read-source-from-string string &optional (eof-error-p t) eof-value &key start end) "
+   "READ-FROM-STRING as the kernel reads source it has not yet checked (the form gate's): "
+   "the standard syntax whatever *readtable* holds, and #. refused whatever *read-eval* says."},
   {NULL, NULL, 0, 0, NULL}
 };
 

@@ -22,8 +22,6 @@
 #define TERMINAL "a world has no terminal: nobody is there to answer"
 #define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
                  "and the pause is answered through the protocol"
-#define READTABLES "the reader's syntax is fixed (readtables can be copied, not changed): a world's " \
-                   "source must read the same way in every transaction"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
 #define LOADFORM "there is no file compiler to write load forms for"
@@ -66,8 +64,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"FILE-STRING-LENGTH", FILES},
   {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
-  {"GET-DISPATCH-MACRO-CHARACTER", READTABLES},
-  {"GET-MACRO-CHARACTER", READTABLES},
   {"HOST-NAMESTRING", PATHNAMES},
   {"INSPECT", DEBUGGER},
   {"INVALID-METHOD-ERROR", COMBINATION},
@@ -77,7 +73,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"MAKE-BROADCAST-STREAM", COMPOUND},
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
-  {"MAKE-DISPATCH-MACRO-CHARACTER", READTABLES},
   {"MAKE-ECHO-STREAM", COMPOUND},
   {"MAKE-INSTANCES-OBSOLETE", MOP},
   {"MAKE-LOAD-FORM", LOADFORM},
@@ -107,10 +102,7 @@ static const struct { const char *name, *why; } reasons[] = {
   {"READ-BYTE", BYTES},
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
-  {"SET-DISPATCH-MACRO-CHARACTER", READTABLES},
-  {"SET-MACRO-CHARACTER", READTABLES},
   {"SET-PPRINT-DISPATCH", PRETTY},
-  {"SET-SYNTAX-FROM-CHAR", READTABLES},
   {"STEP", DEBUGGER},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRACE", DEBUGGER},

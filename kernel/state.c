@@ -229,6 +229,7 @@ void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long lin
   S->src_name = name ? strdup(name) : NULL;   /* out of memory: "<input>" */
   S->src_is_file = name && (flags & JITI_SOURCE_FILE) && S->src_name;
   S->src_canonical = (flags & JITI_SOURCE_CANONICAL) != 0;
+  S->src_program = (flags & JITI_SOURCE_PROGRAM) != 0;
   S->src_line0 = line > 0 ? line : 1;
   S->src_col0 = column > 0 ? column : 1;
 }

@@ -15,7 +15,11 @@ t run-prints-readably 0 '^\("a" #\\b 1/3 1.5\)$' -- "$JITI" run -e '(list "a" #\
 t run-prints-nul 0 '" +\\0 +\\0 +"' -- bash -c "\"$JITI\" run -e '(make-string 2)' | od -An -c"
 t run-error 1 "UNDEFINED-FUNCTION: The function NOPE is undefined" -- "$JITI" run -e "(nope)"
 t run-reader-error 4 "^jiti: <input>:1:5: end of file inside a list opened at 1:1$" -- "$JITI" run -e "(1 2"
-t run-read-eval-refused 4 "<input>:1:1: read-time evaluation \(#\.\) is not allowed" -- "$JITI" run -e "#.(+ 1 2)"
+# jiti run reads its program as the program's READ would: #. evaluates while
+# *read-eval* is true (the default), and is a reader error once it is NIL
+t run-read-eval 0 "^3$" -- "$JITI" run -e "#.(+ 1 2)"
+printf '(print #.(+ 1 2))\n(setq *read-eval* nil)\n(print #.(+ 3 4))\n' > "$tmp/re.lisp"
+t run-read-eval-off 4 "re.lisp:3:8: read-time evaluation \(#\.\) is off: \*read-eval\* is NIL" -- "$JITI" run "$tmp/re.lisp"
 t run-missing-file 3 "cannot read" -- "$JITI" run "$tmp/none.lisp"
 t run-bad-option 2 "unknown option" -- "$JITI" run --bogus x
 t run-bad-limit 2 "needs a non-negative number" -- "$JITI" run --fuel abc -e 1

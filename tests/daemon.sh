@@ -169,6 +169,16 @@ t h-heap-bomb 0 '"code":"limit".*HEAP' -- raw $'{"op":"call","source":"(let ((l 
 t h-huge-output 0 '"code":"limit".*OUTPUT' -- raw $'{"op":"call","source":"(loop (princ \\"xxxxxxxx\\"))"}\n'
 t h-redefine-car 0 '"ok":false' -- raw $'{"op":"call","source":"(defun car (x) x)"}\n'
 t h-read-eval 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"#.(world-put :keep 0)"}\n'
+# #. in what a client sends is refused before anything runs; a program's own
+# read-from-string evaluates it (*read-eval* is T), and NIL turns that off
+t eval-read-eval-refused 1 "rejected-by-gate.*#\\." -- "$JITI" eval --store "$S" '(list #.(world-put :read-eval-ran 1))'
+t eval-read-eval-nothing-ran 0 "^NIL" -- "$JITI" eval --store "$S" '(world-get :read-eval-ran)'
+t eval-read-eval-program 0 $'^3\n9$' -- "$JITI" eval --store "$S" '(read-from-string "#.(+ 1 2)")'
+t eval-read-eval-off 0 "^:OFF$" -- "$JITI" eval --store "$S" '(handler-case (let ((*read-eval* nil)) (read-from-string "#.(+ 1 2)")) (reader-error () :off))'
+# a change of syntax lasts for its transaction; a readtable is not kept in the world
+t eval-readtable-set 0 "^:PRESERVE$" -- "$JITI" eval --store "$S" '(progn (setq *readtable* (copy-readtable nil)) (setf (readtable-case *readtable*) :preserve))'
+t eval-readtable-fresh 0 "^:UPCASE$" -- "$JITI" eval --store "$S" '(readtable-case *readtable*)'
+t eval-readtable-not-kept 1 "a readtable \(a change of syntax lasts for one transaction" -- "$JITI" eval --store "$S" '(defvar *kept-readtable* (copy-readtable nil))'
 t gate-text-after-form 1 "text after its form \(from character 11\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2) 3'
 t gate-extra-paren 1 "the source does not read: <input>:1:11: unmatched close parenthesis" -- "$JITI" eval --store "$S" '(list 1 2))'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'

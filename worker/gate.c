@@ -8,8 +8,10 @@
 **    no name, so no prefix reaches it.
 ** 2. %TXN-GATE, a Lisp function of the worker's own library (loaded in
 **    kernel mode: user code cannot name or redefine it): it reads the
-**    source with the kernel reader (so #+/#-, escapes and #. are handled
-**    exactly as evaluation would; #. never reads), requires exactly one
+**    source with the kernel reader as it reads unchecked source
+**    (%read-source-from-string: the standard syntax whatever *readtable*
+**    holds, and #. a reader error whatever *read-eval* says, so nothing
+**    runs before the checks), requires exactly one
 **    form, and walks the whole tree iteratively — quoted lists, vectors,
 **    backquote templates — refusing shared or circular structure, strings
 **    holding the ~/name/ format directive (a call by name), THROW in a
@@ -66,7 +68,8 @@ static const txn_GateRule gate_rules[TXN_GATE_RULE_COUNT] = {
     "the source has more than one form, or text after its form (from character {1}): wrap several forms "
     "in (progn ...)"},
   [TXN_GATE_UNREADABLE] = {"unreadable", "a source that does not read: `#.` (read-time evaluation never "
-    "runs), an unbalanced form, a package prefix that names no package of the world (the kernel's internal "
+    "runs: the gate reads with the standard syntax whatever `*read-eval*` and `*readtable*` say), an "
+    "unbalanced form, a package prefix that names no package of the world (the kernel's internal "
     "symbols live in a package without a name, so no prefix reaches them), a new symbol in a locked package "
     "(`COMMON-LISP`, `JITI`)",
     "the source does not read: {1}"},
@@ -175,9 +178,9 @@ static const char *gate_lisp =
   "                           (or (find-package package) (find-package (string-upcase package))\n"
   "                               (return-from gate (format nil \"no-package ~a\" package)))\n"
   "                           *package*)))\n"
-  "        (multiple-value-setq (form pos) (read-from-string src nil eof))\n"
+  "        (multiple-value-setq (form pos) (%read-source-from-string src nil eof))\n"
   "        (when (eq form eof) (return-from gate \"no-form\"))\n"
-  "        (unless (eq (handler-case (read-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
+  "        (unless (eq (handler-case (%read-source-from-string src nil eof :start pos) (error () :unreadable)) eof)\n"
   "          (return-from gate (format nil \"more-forms ~d\" pos)))\n"
   "        (let ((found (%form-census form 200000 (if repair '(\"THROW\" \"DEFINE-FOREIGN\") '(\"DEFINE-FOREIGN\")) '(\"~/\"))))\n"
   "          (if (and (eq (car found) :symbol) (string= (symbol-name (cadr found)) \"DEFINE-FOREIGN\"))\n"
@@ -198,7 +201,7 @@ static const char *gate_lisp =
   "                        (or (find-package package) (find-package (string-upcase package)))\n"
   "                        *package*)))\n"
   "    (unwind-protect\n"
-  "        (eval (if frame (%frame-form (read-from-string src) frame) (read-from-string src)))\n"
+  "        (eval (if frame (%frame-form (%read-source-from-string src) frame) (%read-source-from-string src)))\n"
   "      (%txn-escaped))))\n";
 
 int txn_gate_install(jiti_State *S) {

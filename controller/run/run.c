@@ -20,7 +20,9 @@ static void run_usage(FILE *out) {
           "       jiti run [options] -e EXPR\n"
           "\n"
           "Evaluate the forms of each FILE in order, in one fresh world, printing only\n"
-          "what the program prints; or print the value of EXPR (with prin1).\n"
+          "what the program prints; or print the value of EXPR (with prin1).  The\n"
+          "program is read as its own READ would read it: #. evaluates while\n"
+          "*read-eval* is true (the default).\n"
           "\n"
           "options:\n"
           "  -e, --eval EXPR   evaluate EXPR and print its value\n"
@@ -145,14 +147,15 @@ static int run_main(int argc, char **argv) {
       break;
     }
     jiti_Result res;
-    jiti_set_source_origin(S, files[i], JITI_SOURCE_FILE, 1, 1);
+    /* the operator's own program: read as its READ would (#. evaluates) */
+    jiti_set_source_origin(S, files[i], JITI_SOURCE_FILE | JITI_SOURCE_PROGRAM, 1, 1);
     if (jiti_eval_string(S, src, len, &res) != JITI_OK) status = report_failure(&res, files[i]);
     jiti_result_free(&res);
     free(src);
   }
   if (status == 0 && expr) {
     jiti_Result res;
-    jiti_set_source_origin(S, NULL, 0, 1, 1);   /* "<input>" */
+    jiti_set_source_origin(S, NULL, JITI_SOURCE_PROGRAM, 1, 1);   /* "<input>" */
     if (jiti_eval_string(S, expr, strlen(expr), &res) == JITI_OK) {
       fflush(stdout);
       fwrite(res.value, 1, res.value_len, stdout);

@@ -459,7 +459,7 @@ int sintro_macroexpand(Swank *S, const sx *f, const sx *pkg, int64_t id, sxw *ou
   }
   int once = strstr(name, "-1") != NULL;
   char *lit = skernel_lisp_string(src), *form = NULL;
-  if (lit && asprintf(&form, "(let ((*print-pretty* t)) (prin1-to-string (%s (read-from-string %s))))",
+  if (lit && asprintf(&form, "(let ((*print-pretty* t) (*read-eval* nil)) (prin1-to-string (%s (read-from-string %s))))",
                       once ? "macroexpand-1" : "macroexpand", lit) < 0)
     form = NULL;
   sx *r = form ? skernel_helper(S, form, skernel_package(pkg)) : NULL;

@@ -363,7 +363,7 @@
 
 ;; jiti_eval_in_frame: one form of SRC evaluated in a pause's FRAME.
 (defun %frame-eval (src frame)
-  (eval (%frame-form (read-from-string src) frame)))
+  (eval (%frame-form (%read-source-from-string src) frame)))
 
 ;;; An interactive interrupt (jiti interrupt; Ctrl-C in jiti eval and jiti
 ;;; repl): the evaluator calls %interactive-interrupt at the step where it

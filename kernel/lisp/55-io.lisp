@@ -36,8 +36,7 @@
 (defvar *read-default-float-format* 'single-float)
 
 ;; (with-standard-io-syntax &body body): BODY with the reader and printer
-;; variables at their standard values.  *read-eval* stays NIL: a world's
-;; reader never evaluates.
+;; variables at their standard values, the standard readtable among them.
 (defmacro with-standard-io-syntax (&body body)
   `(let ((*package* (find-package "COMMON-LISP-USER"))
          (*print-array* t) (*print-base* 10) (*print-case* :upcase)
@@ -46,7 +45,7 @@
          (*print-miser-width* nil) (*print-pretty* nil) (*print-radix* nil)
          (*print-readably* t) (*print-right-margin* nil)
          (*read-base* 10) (*read-default-float-format* 'single-float)
-         (*read-eval* nil) (*read-suppress* nil))
+         (*read-eval* t) (*read-suppress* nil) (*readtable* *%standard-readtable*))
      ,@body))
 
 ;; (with-open-stream (var stream) &body body): closed however BODY exits.
@@ -72,27 +71,160 @@
 ;; A world holds no pathnames.
 (defun pathnamep (object) (declare (ignore object)) nil)
 
-;; Readtables exist as values (copied, compared, stored) but the reader's
-;; syntax is fixed: a world's source must read the same way in every
-;; transaction.  A readtable's case is :upcase and stays so; the functions
-;; that would change a syntax are refused.
+;; Readtables.  read.c reads them: CASE is the readtable case; SYNTAX is
+;; NIL (every character has its standard syntax) or an EQL hash table from
+;; a character to its syntax where that differs from the standard one:
+;;   1 whitespace, 2 constituent, 3 single escape, 4 multiple escape;
+;;   (FUNCTION . NON-TERMINATING-P): a macro character, FUNCTION being a
+;;     character for that character's standard reader macro;
+;;   #(NON-TERMINATING-P TABLE STANDARD-P): a dispatching macro character,
+;;     TABLE from an upcased sub-character to a function, a character (that
+;;     sub-character's standard meaning) or NIL (none); sub-characters not
+;;     in TABLE have their standard # meaning when STANDARD-P.
+;; Only a program's reads consult *readtable*; the kernel reads the source
+;; it is given with the standard syntax.  Each transaction starts with a
+;; fresh standard *readtable* (io.c): a change of syntax lasts for the
+;; transaction, so the world's stored source always reads the same way.
 (defstruct (readtable (:constructor %make-readtable) (:copier nil) (:predicate readtablep))
-  (case :upcase))
+  (case :upcase)
+  (%syntax nil))
+
+(defun %readtable-syntax (readtable) (%struct-ref readtable 'readtable 1))
+(defun (setf %readtable-syntax) (value readtable) (%struct-set readtable 'readtable 1 value))
 
 (defvar *readtable* (%make-readtable))
 
+;; The standard readtable (with-standard-io-syntax binds it); it may not be
+;; changed.
+(defvar *%standard-readtable* (%make-readtable))
+
+(defun %standard-syntax (char)
+  (cond ((member char '(#\Tab #\Newline #\Linefeed #\Page #\Return #\Space)) 1)
+        ((find char "()'\";`,") (cons char nil))
+        ((char= char #\#) (vector t nil t))
+        ((char= char #\\) 3)
+        ((char= char #\|) 4)
+        (t 2)))
+
+;; The functions standing for the standard macro characters and # sub-
+;; characters, made once so that they stay EQ.
+(defvar *%standard-macro-functions*
+  (map 'list (lambda (k) (cons k (lambda (stream char) (%standard-reader-macro stream char k))))
+       "()'\";`,#"))
+(defvar *%standard-dispatch-functions*
+  (map 'list (lambda (k) (cons k (lambda (stream char arg) (%standard-dispatch-macro stream char arg k))))
+       "\\'(SC:|+-BOXR*A=#."))
+
+(defun %check-readtable (readtable)
+  (check-type readtable readtable)
+  (when (eq readtable *%standard-readtable*)
+    (error "the standard readtable cannot be changed: change a copy (copy-readtable nil)"))
+  readtable)
+
+(defun %syntax-entry (char readtable)
+  (let ((table (%readtable-syntax readtable)))
+    (multiple-value-bind (e found) (if table (gethash char table) (values nil nil))
+      (if found e (%standard-syntax char)))))
+
+(defun %set-syntax-entry (readtable char entry)
+  (setf (gethash char (or (%readtable-syntax readtable)
+                          (setf (%readtable-syntax readtable) (make-hash-table))))
+        entry))
+
+(defun %copy-syntax-entry (e)
+  (if (vectorp e)
+      (let ((table (make-hash-table)))
+        (when (svref e 1)
+          (maphash (lambda (k v) (setf (gethash k table) v)) (svref e 1)))
+        (vector (svref e 0) table (svref e 2)))
+      e))
+
 (defun copy-readtable (&optional (from *readtable*) to)
-  (when from (check-type from readtable))
-  (if to
-      (progn (check-type to readtable) to)
-      (%make-readtable)))
+  (let ((from (if from (progn (check-type from readtable) from) *%standard-readtable*))
+        (to (if to (%check-readtable to) (%make-readtable))))
+    (let ((syntax (%readtable-syntax from)) (copy nil))
+      (when syntax
+        (setq copy (make-hash-table))
+        (maphash (lambda (k v) (setf (gethash k copy) (%copy-syntax-entry v))) syntax))
+      (setf (%readtable-syntax to) copy))
+    (%struct-set to 'readtable 0 (readtable-case from))
+    to))
 
 (defun (setf readtable-case) (mode readtable)
   (check-type readtable readtable)
   (check-type mode (member :upcase :downcase :preserve :invert))
-  (unless (eq mode :upcase)
-    (error "READTABLE-CASE ~s: the reader's syntax is fixed: a world's source must read the same way in every transaction" mode))
-  mode)
+  (%check-readtable readtable)
+  (%struct-set readtable 'readtable 0 mode))
+
+(defun %macro-function-of (k)
+  (cdr (assoc k *%standard-macro-functions*)))
+
+(defun %standard-function-char (fn alist)
+  (or (car (rassoc fn alist)) fn))
+
+(defun get-macro-character (char &optional (readtable *readtable*))
+  (check-type char character)
+  (let ((e (%syntax-entry char (or readtable *%standard-readtable*))))
+    (cond ((consp e)
+           (values (if (characterp (car e)) (%macro-function-of (car e)) (car e)) (and (cdr e) t)))
+          ((vectorp e) (values (%macro-function-of #\#) (and (svref e 0) t)))
+          (t (values nil nil)))))
+
+(defun set-macro-character (char new-function &optional non-terminating-p (readtable *readtable*))
+  (check-type char character)
+  (%check-readtable readtable)
+  (%set-syntax-entry readtable char
+                     (cond ((null new-function) 2)   ; no longer a macro character
+                           ((eq new-function (%macro-function-of #\#))
+                            (vector (and non-terminating-p t) (make-hash-table) t))
+                           (t (cons (%standard-function-char new-function *%standard-macro-functions*)
+                                    (and non-terminating-p t)))))
+  t)
+
+(defun make-dispatch-macro-character (char &optional non-terminating-p (readtable *readtable*))
+  (check-type char character)
+  (%check-readtable readtable)
+  (%set-syntax-entry readtable char (vector (and non-terminating-p t) (make-hash-table) nil))
+  t)
+
+(defun %dispatch-entry (disp-char readtable)
+  (let ((e (%syntax-entry disp-char readtable)))
+    (unless (vectorp e)
+      (error 'simple-error :format-control "~s is not a dispatching macro character"
+                           :format-arguments (list disp-char)))
+    e))
+
+(defun set-dispatch-macro-character (disp-char sub-char new-function &optional (readtable *readtable*))
+  (check-type disp-char character)
+  (check-type sub-char character)
+  (%check-readtable readtable)
+  (when (digit-char-p sub-char)
+    (error "~s: a decimal digit cannot be a dispatch sub-character (it is the argument)" sub-char))
+  (let ((e (%dispatch-entry disp-char readtable)))
+    (unless (svref e 1)
+      (setq e (%set-syntax-entry readtable disp-char (vector (svref e 0) (make-hash-table) (svref e 2)))))
+    (setf (gethash (char-upcase sub-char) (svref e 1))
+          (%standard-function-char new-function *%standard-dispatch-functions*))
+    t))
+
+(defun get-dispatch-macro-character (disp-char sub-char &optional (readtable *readtable*))
+  (check-type disp-char character)
+  (check-type sub-char character)
+  (let ((e (%dispatch-entry disp-char (or readtable *%standard-readtable*)))
+        (sub (char-upcase sub-char)))
+    (unless (digit-char-p sub)
+      (multiple-value-bind (f found) (if (svref e 1) (gethash sub (svref e 1)) (values nil nil))
+        (cond (found (if (characterp f) (cdr (assoc f *%standard-dispatch-functions*)) f))
+              ((svref e 2) (cdr (assoc sub *%standard-dispatch-functions*))))))))
+
+(defun set-syntax-from-char (to-char from-char &optional (to-readtable *readtable*) from-readtable)
+  (check-type to-char character)
+  (check-type from-char character)
+  (%check-readtable to-readtable)
+  (let ((from (if from-readtable (progn (check-type from-readtable readtable) from-readtable)
+                  *%standard-readtable*)))
+    (%set-syntax-entry to-readtable to-char (%copy-syntax-entry (%syntax-entry from-char from))))
+  t)
 
 ;; The pretty printer's directives.  Without a pretty printer (no stream is
 ;; a pretty-printing stream) newlines, indentation and tabs do nothing, and

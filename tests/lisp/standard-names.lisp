@@ -269,8 +269,6 @@
             "OPEN is not available inside a world: the world has no file system.")
   (is-equal (handler-case (eval '(with-open-file (s "x") (read s))) (undefined-function (c) (report-of c)))
             "WITH-OPEN-FILE is not available inside a world: the world has no file system.")
-  (is-equal (handler-case (eval '(set-macro-character #\! nil)) (undefined-function (c) (report-of c)))
-            "SET-MACRO-CHARACTER is not available inside a world: the reader's syntax is fixed (readtables can be copied, not changed): a world's source must read the same way in every transaction.")
   (is-equal (handler-case (eval '*default-pathname-defaults*) (unbound-variable (c) (report-of c)))
             "*DEFAULT-PATHNAME-DEFAULTS* is not available inside a world: pathnames name files, and the world has no file system.")
   (is-equal (handler-case (funcall 'read-byte nil) (undefined-function (c) (report-of c)))

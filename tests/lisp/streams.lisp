@@ -147,10 +147,9 @@
 #+jiti (is (not (listen)))
 (is (input-stream-p *standard-input*))
 
-;;; *read-eval* is NIL: #. is never read
-#+jiti (is-eql *read-eval* nil)
-#+jiti (signals reader-error (read-from-string "#.(+ 1 2)"))
-#+jiti (signals reader-error (let ((*read-eval* t)) (read-from-string "#.(+ 1 2)")))
+;;; *read-eval*: T by default, #. evaluates; NIL refuses it
+(is-eql *read-eval* t)
+(is-eql (let ((*read-eval* t)) (read-from-string "#.(+ 1 2)")) 3)
 (signals reader-error (let ((*read-eval* nil)) (read-from-string "#.(+ 1 2)")))
 
 

@@ -513,6 +513,43 @@ static void test_foreign_pause_abort(void) {
   txn_close(W);
 }
 
+/* The gate reads what it is sent with the standard syntax and never
+** evaluates #., whatever the world's *read-eval* and *readtable* say: a
+** reader macro or #. would run before the checks.  A program's own reads
+** honour both. */
+static void test_gate_syntax(void) {
+  txn_World *W = txn_open(NULL);
+  char why[512];
+  CHECK_STR(ev(W, "(progn (defvar *ran* nil) (setq *read-eval* t)"
+                  " (setq *readtable* (copy-readtable nil))"
+                  " (set-macro-character #\\! (lambda (s c) (declare (ignore s c)) (setq *ran* :macro) 1))"
+                  " (set-dispatch-macro-character #\\# #\\! (lambda (s c n) (declare (ignore s c n)) (setq *ran* :dispatch) 1))"
+                  " t)"), "T");
+  CHECK(txn_gate(W, "#.(setq *ran* :eval)", why, sizeof why) == 1);
+  CHECK(strstr(why, "#.") != NULL);
+  CHECK(txn_gate(W, "(list #.(setq *ran* :eval))", why, sizeof why) == 1);
+  CHECK(txn_gate(W, "(list !x)", why, sizeof why) == 0);      /* the symbol !X, nothing run */
+  CHECK(txn_gate(W, "(list #!x)", why, sizeof why) == 1);     /* no such standard # syntax */
+  CHECK_STR(ev(W, "*ran*"), "NIL");
+  /* an attempt: refused and nothing evaluated, by the gate or the read */
+  txn_Outcome o;
+  uint64_t g = txn_generation(W);
+  CHECK(txn_attempt(W, g, "(progn (world-put :x 1) #.(progn (setq *ran* :eval) (world-put :y 1)))",
+                    TXN_ACTION, NULL, NULL, &o) == TXN_REJECTED_BY_GATE);
+  txn_outcome_free(&o);
+  CHECK(txn_generation(W) == g);
+  CHECK_STR(ev(W, "(list *ran* (world-count))"), "(NIL 0)");
+  /* inside a program #. evaluates (the default *read-eval* is T), and NIL turns it off */
+  CHECK(run(W, "(world-put :r (read-from-string \"#.(+ 1 2)\"))", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :r)"), "3");
+  CHECK(run(W, "(world-put :s (handler-case (let ((*read-eval* nil)) (read-from-string \"#.(+ 1 2)\"))"
+               " (reader-error () :refused)))", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(world-get :s)"), ":REFUSED");
+  txn_close(W);
+}
+
 static void test_gate(void) {
   txn_World *W = txn_open(NULL);
   char why[512];
@@ -610,6 +647,7 @@ static void test_gate(void) {
   CHECK(s.seen[1].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[1].error, "#."));
   CHECK(s.seen[2].refusal == TXN_REJECTED_BY_GATE && strstr(s.seen[2].error, "THROW"));
   txn_close(W);
+  test_gate_syntax();
   test_gate_foreign();
 }
 
