@@ -29,14 +29,15 @@ t_until() {  # as t, retried for up to 10 s until it holds: for a state that
 kpids=()
 start_kernel() {  # start_kernel DIR [--jiti BINARY] [OPTIONS...]: `jiti kernel` on DIR in the
                   # background (output appended to $tmp/kernel.log, pid in $kp) until it serves;
-                  # 1 if it exited first or did not serve within 10 s
+                  # 1 if it exited first or did not serve within 30 s (a sanitizer's or
+                  # the GC-stress build on a loaded machine starts slowly)
   local dir=$1 bin=$JITI; shift
   if [[ ${1:-} == --jiti ]]; then bin=$2; shift 2; fi
   "$bin" kernel --store "$dir" "$@" >>"$tmp/kernel.log" 2>&1 &
   kp=$!
   kpids+=("$kp")
   echo "$kp" >"$tmp/kpid.$kp"
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     "$JITI" status --store "$dir" >/dev/null 2>&1 && return 0
     kill -0 "$kp" 2>/dev/null || return 1
     sleep 0.1

@@ -177,7 +177,7 @@ n=$(overpay)
 svpid=$!
 for _ in $(seq 100); do [[ $(status_of "$n") == verifying ]] && break; sleep 0.1; done
 t verifying 0 "^verifying$" -- status_of "$n"
-kill -9 "$kp"; wait "$svpid" 2>/dev/null; svpid=
+kill -9 "$kp"; wait "$kp" 2>/dev/null; wait "$svpid" 2>/dev/null; svpid=
 start_kernel "$S"; ok kernel-restarts $?
 t interrupted 0 "^interrupted$" -- status_of "$n"
 t never-half-applied 0 "^$(printf '%q' "$bug")$" -- definition
