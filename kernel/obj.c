@@ -584,6 +584,19 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
   return -1;
 }
 
+/* The expansion of a DEFTYPE'd specifier: its expander applied to the
+** specifier's arguments ARGS (a list). */
+jt_V jt_type_expand(jt_State *S, jt_V expander, jt_V args) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, expander);
+  int n = 0;
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  jt_V r = jt_apply(S, base[0], n, base + 1);
+  S->sp = base;
+  return r;
+}
+
 bool jt_typep(jt_State *S, jt_V v, jt_V type) {
   if (type == JT_T) return true;
   if (type == JT_NIL) return false;
@@ -651,6 +664,8 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
     if (jt_issymbol(head)) {
       int arr = jt_array_typep(S, v, jt_symname(S, head), jt_cdr(type));
       if (arr >= 0) return arr;
+      jt_V expander = jt_meta_get(S, head, jt_intern(S, "%DEFTYPE"));
+      if (expander != JT_NIL) return jt_typep(S, v, jt_type_expand(S, expander, jt_cdr(type)));
       return jt_typep(S, v, head);
     }
     unknown_type(S, type);
