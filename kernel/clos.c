@@ -488,7 +488,7 @@ JT_FN(f_describe) {
   return jt_values(S, 0, NULL);
 }
 
-/* (subtypep type1 type2 &optional environment) for class names, class
+/* (%subtypep type1 type2) for class names, class
 ** objects, T and NIL, and or/and/not/member/eql combinations of them;
 ** (values nil nil) when it cannot tell. */
 static int subtype(jt_State *S, jt_V a, jt_V b, int depth);
@@ -619,7 +619,7 @@ static const jt_Reg clos_fns[] = {
   {"UNBOUND-SLOT-INSTANCE", f_unbound_slot_instance, 1, 1, "(unbound-slot-instance condition) The instance whose slot was unbound."},
   {"%PRINT-UNREADABLE-OBJECT", f_print_unreadable_object, 4, 5, "(%print-unreadable-object object stream type identity body)"},
   {"DESCRIBE", f_describe, 1, 2, "(describe object &optional stream) Describe OBJECT (describe-object)."},
-  {"SUBTYPEP", f_subtypep, 2, 3, "(subtypep type1 type2 &optional environment) Whether TYPE1 is a subtype of TYPE2, and whether that is certain."},
+  {"%SUBTYPEP", f_subtypep, 2, 3, "(%subtypep type1 type2) SUBTYPEP by classes, members and arrays (62-types.lisp splits the rest)."},
   {NULL, NULL, 0, 0, NULL}
 };
 
