@@ -89,6 +89,22 @@ static const struct { const char *supers[3]; int kind; } builtin_classes[] = {
   /* STREAM */ {{"T"}, JT_CLASS_BUILTIN},
   /* RESTART */ {{"T"}, JT_CLASS_BUILTIN},
   /* STRUCTURE-OBJECT */ {{"T"}, JT_CLASS_STRUCTURE},
+  /* the rest of CLHS figure 4-8; some have no instances inside a world */
+  /* COMPLEX */ {{"NUMBER"}, JT_CLASS_BUILTIN},
+  /* BIT-VECTOR */ {{"VECTOR"}, JT_CLASS_BUILTIN},
+  /* PACKAGE */ {{"T"}, JT_CLASS_BUILTIN},
+  /* RANDOM-STATE */ {{"T"}, JT_CLASS_BUILTIN},
+  /* READTABLE */ {{"T"}, JT_CLASS_BUILTIN},
+  /* PATHNAME */ {{"T"}, JT_CLASS_BUILTIN},
+  /* LOGICAL-PATHNAME */ {{"PATHNAME"}, JT_CLASS_BUILTIN},
+  /* METHOD-COMBINATION */ {{"T"}, JT_CLASS_BUILTIN},
+  /* STRING-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* BROADCAST-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* CONCATENATED-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* ECHO-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* FILE-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* SYNONYM-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
+  /* TWO-WAY-STREAM */ {{"STREAM"}, JT_CLASS_BUILTIN},
 };
 
 static const char *const builtin_class_names[] = {

@@ -26,7 +26,7 @@
           (t (and (not (second a)) (second b))))))
 
 (defun %iv-union (a b)
-  (let ((all (sort (append a b) #'%iv-lo<)) (out nil))
+  (let ((all (sort (append a b nil) #'%iv-lo<)) (out nil))   ; SORT is destructive: copy both
     (dolist (iv all (nreverse out))
       (let ((cur (car out)))
         (if (and cur
@@ -178,8 +178,8 @@
       ((eq type t) (%ty-full))
       ((null type) (%ty-make))
       ((typep type 'class)
-       (let ((n (%ty-standard-class-name type)))
-         (if n (%ty-symbol n type d) (%ty-rest type))))
+       (let ((n (%ty-standard-class-name type)))   ; a class is the type its name names
+         (if n (%ty n d) (%ty-rest type))))
       ((symbolp type) (%ty-symbol type type d))
       ((not (consp type)) (throw '%ty-unknown :unknown))
       (t
@@ -289,10 +289,29 @@
                             ((and (or (eq r1 :no) (eq r2 :no)) (eq ea :no) (eq ed :no)) :no)
                             (t :unknown)))))))))
     ((and (%cons-spec-p ra) (symbolp rb) (eq (%subtypep 'cons rb) t)) :yes)
-    ((eq ra 'keyword) (if (eq (%subtypep 'symbol rb) t) :yes (%rest-old ra rb)))
+    ((eq ra 'keyword) (if (eq (%rest-within 'symbol rb) :yes) :yes (%rest-old ra rb)))
+    ((and (consp rb) (eq (car rb) 'not) (%rest-disjoint ra (second rb))) :yes)
     ((and (null rb) (or (%array-spec-p ra) (and (symbolp ra) (find-class ra nil)) (typep ra 'class)))
      :no)
     (t (%rest-old ra rb))))
+
+(defun %spec-class (spec)
+  (cond ((typep spec 'class) spec)
+        ((%cons-spec-p spec) (find-class 'cons))
+        ((eq spec 'keyword) (find-class 'symbol))
+        ((%array-spec-p spec) (find-class (if (member (if (consp spec) (car spec) spec)
+                                                       '(array simple-array))
+                                                   'array 'vector)))
+        ((symbolp spec) (find-class spec nil))))
+
+;; Whether specifiers A and B (over the other objects) have no common
+;; element: classes neither of which is within the other, one of them
+;; built in (only a standard class can have several superclasses).
+(defun %rest-disjoint (a b)
+  (let ((ca (%spec-class a)) (cb (%spec-class b)))
+    (and ca cb (not (eq ca cb))
+         (not (%subtypep ca cb)) (not (%subtypep cb ca))
+         (or (typep ca 'built-in-class) (typep cb 'built-in-class)))))
 
 (defun %rest-old (ra rb)
   (multiple-value-bind (r certain) (%subtypep ra rb)
