@@ -550,10 +550,21 @@ static int atom_char_subtype(jt_State *S, jt_V a, jt_V b, jt_V ca, jt_V cb) {
   return -1;
 }
 
+/* Whether specifiers a and b are the same tree of EQL leaves: (member
+** "abc") and (member "abc") with two strings are different types. */
+static bool same_spec(jt_V a, jt_V b, int depth) {
+  while (jt_iscons(a) && jt_iscons(b)) {
+    if (depth > 100 || !same_spec(jt_car(a), jt_car(b), depth + 1)) return false;
+    a = jt_cdr(a), b = jt_cdr(b);
+    if (++depth > 10000) return false;
+  }
+  return jt_eql(a, b);
+}
+
 /* 1 yes, 0 no, -1 unknown */
 static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
   if (depth > 100) return -1;
-  if (jt_equal(S, a, b) || b == JT_T || a == JT_NIL) return 1;
+  if (same_spec(a, b, 0) || b == JT_T || a == JT_NIL) return 1;
   if (jt_iscons(a)) {
     jt_V h = jt_car(a);
     jt_Walk w = jt_walk(jt_cdr(a));   /* a specifier made at run time may be circular */

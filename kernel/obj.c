@@ -899,7 +899,20 @@ JT_FN(f_listp) { return jt_bool(jt_islist(argv[0])); }
 JT_FN(f_symbolp) { return jt_bool(jt_issymbol(argv[0])); }
 JT_FN(f_keywordp) { return jt_bool(jt_iskeyword(argv[0])); }
 JT_FN(f_functionp) { return jt_bool(jt_isfunction(argv[0])); }
-JT_FN(f_typep) { return jt_bool(jt_typep(S, argv[0], argv[1])); }
+/* (typep object type): a FUNCTION or VALUES specifier with arguments is
+** for declarations only (CLHS typep); declarations check such a type as
+** FUNCTION. */
+JT_FN(f_typep) {
+  jt_V t = argv[1];
+  if (jt_iscons(t) && (jt_car(t) == JT_SYM(S, FUNCTION) || sym_is(jt_car(t), "VALUES"))) {
+    char *p = jt_print_cstr(S, t, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "%s is a type for declarations only: TYPEP takes FUNCTION without arguments", p);
+    free(p);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  return jt_bool(jt_typep(S, argv[0], argv[1]));
+}
 JT_FN(f_type_of) { return jt_type_of(S, argv[0]); }
 JT_FN(f_identity) { return argv[0]; }
 
