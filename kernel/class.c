@@ -140,9 +140,15 @@ jt_V jt_class_of(jt_State *S, jt_V v) {
     case JT_TCONS: return JT_CLASS(S, CONS);
     case JT_TSYMBOL: return JT_CLASS(S, SYMBOL);
     case JT_TSTRING: return JT_CLASS(S, STRING);
-    case JT_TVECTOR:
-      return (jt_o(v)->flags & (JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR)) ? JT_CLASS(S, VECTOR)
-                                                                     : JT_CLASS(S, SIMPLE_VECTOR);
+    case JT_TVECTOR: case JT_TARRAY:
+      /* the most specific class of figure 4-8 (SIMPLE-VECTOR as SBCL has it) */
+      if (!jt_vectorp(v)) return JT_CLASS(S, ARRAY);
+      if (jt_array_elt(v) == JT_ELT_BIT) return JT_CLASS(S, BIT_VECTOR);
+      if (jt_array_elt(v) == JT_ELT_CHAR) return JT_CLASS(S, STRING);
+      return jt_simple_array_p(v) ? JT_CLASS(S, SIMPLE_VECTOR) : JT_CLASS(S, VECTOR);
+    case JT_TCOMPLEX: return JT_CLASS(S, COMPLEX);
+    case JT_TPACKAGE: return JT_CLASS(S, PACKAGE);
+    case JT_TRANDOM: return JT_CLASS(S, RANDOM_STATE);
     case JT_TBIGNUM: return JT_CLASS(S, BIGNUM);
     case JT_TRATIO: return JT_CLASS(S, RATIO);
     case JT_TFLOAT: return jt_issingle(v) ? JT_CLASS(S, SINGLE_FLOAT) : JT_CLASS(S, DOUBLE_FLOAT);
@@ -150,7 +156,7 @@ jt_V jt_class_of(jt_State *S, jt_V v) {
     case JT_TPRIM: case JT_TCLOSURE: return JT_CLASS(S, FUNCTION);
     case JT_TGENERIC: return JT_CLASS(S, STANDARD_GENERIC_FUNCTION);
     case JT_TMETHOD: return JT_CLASS(S, STANDARD_METHOD);
-    case JT_TSTREAM: return JT_CLASS(S, STREAM);
+    case JT_TSTREAM: return JT_CLASS(S, STRING_STREAM);   /* a world's only kind of stream */
     case JT_TRESTART: return JT_CLASS(S, RESTART);
     case JT_TSTRUCT: {
       jt_V c = jt_layout_(jt_struct_(v)->layout)->class;

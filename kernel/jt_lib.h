@@ -264,6 +264,8 @@ static inline jt_V jt_walk_next(jt_State *S, jt_Walk *w, jt_V cell) {
 /* ------------------------------------------------------------------ types */
 
 bool jt_typep(jt_State *S, jt_V v, jt_V type);
+/* The expansion of a DEFTYPE'd specifier: EXPANDER applied to the list ARGS. */
+jt_V jt_type_expand(jt_State *S, jt_V expander, jt_V args);
 jt_V jt_type_of(jt_State *S, jt_V v);
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
 jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */

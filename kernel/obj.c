@@ -584,6 +584,19 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
   return -1;
 }
 
+/* The expansion of a DEFTYPE'd specifier: its expander applied to the
+** specifier's arguments ARGS (a list). */
+jt_V jt_type_expand(jt_State *S, jt_V expander, jt_V args) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, expander);
+  int n = 0;
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  jt_V r = jt_apply(S, base[0], n, base + 1);
+  S->sp = base;
+  return r;
+}
+
 bool jt_typep(jt_State *S, jt_V v, jt_V type) {
   if (type == JT_T) return true;
   if (type == JT_NIL) return false;
@@ -651,6 +664,8 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
     if (jt_issymbol(head)) {
       int arr = jt_array_typep(S, v, jt_symname(S, head), jt_cdr(type));
       if (arr >= 0) return arr;
+      jt_V expander = jt_meta_get(S, head, jt_intern(S, "%DEFTYPE"));
+      if (expander != JT_NIL) return jt_typep(S, v, jt_type_expand(S, expander, jt_cdr(type)));
       return jt_typep(S, v, head);
     }
     unknown_type(S, type);
@@ -884,7 +899,20 @@ JT_FN(f_listp) { return jt_bool(jt_islist(argv[0])); }
 JT_FN(f_symbolp) { return jt_bool(jt_issymbol(argv[0])); }
 JT_FN(f_keywordp) { return jt_bool(jt_iskeyword(argv[0])); }
 JT_FN(f_functionp) { return jt_bool(jt_isfunction(argv[0])); }
-JT_FN(f_typep) { return jt_bool(jt_typep(S, argv[0], argv[1])); }
+/* (typep object type): a FUNCTION or VALUES specifier with arguments is
+** for declarations only (CLHS typep); declarations check such a type as
+** FUNCTION. */
+JT_FN(f_typep) {
+  jt_V t = argv[1];
+  if (jt_iscons(t) && (jt_car(t) == JT_SYM(S, FUNCTION) || sym_is(jt_car(t), "VALUES"))) {
+    char *p = jt_print_cstr(S, t, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "%s is a type for declarations only: TYPEP takes FUNCTION without arguments", p);
+    free(p);
+    jt_error(S, "%s", S->msgbuf);
+  }
+  return jt_bool(jt_typep(S, argv[0], argv[1]));
+}
 JT_FN(f_type_of) { return jt_type_of(S, argv[0]); }
 JT_FN(f_identity) { return argv[0]; }
 

@@ -1284,6 +1284,9 @@ static bool any_element_type(jt_State *S, jt_V type) {
 JT_FN(f_coerce) {
   jt_V x = argv[0], type = argv[1];
   if (type == JT_T || type == JT_SYM(S, T_TYPE)) return x;
+  /* an object already of the class: itself (its class may be ARRAY, which
+  ** names no sequence to convert to) */
+  if (jt_is(type, JT_TCLASS) && jt_typep(S, x, type)) return x;
   int rt = seq_type(S, type);
   if (rt == RT_LIST || rt == RT_VECTOR || rt == RT_STRING || rt == RT_BITVEC) {
     check_seq(S, x);

@@ -312,10 +312,29 @@
   (unless (and (consp whole) (eq (car whole) 'deftype) (consp (cdr whole)) (symbolp (car (cdr whole)))
                (consp (cdr (cdr whole))) (listp (cdr (cdr (cdr whole)))))
     (error "~S is not a DEFTYPE form" whole))
-  (let ((name (car (cdr whole))))
-    (if (car (cdr (cdr whole))) (error "DEFTYPE: parameterised types are not supported: ~S" name))
-    (%define-type name (%definition-function (cons 'lambda (cons nil (cdr (cdr (cdr whole)))))))
+  (let ((name (car (cdr whole))) (args (gensym "ARGS")))
+    ;; the expander takes the specifier's arguments; an &optional or &key
+    ;; parameter without a default defaults to *, as CLHS deftype says
+    (multiple-value-bind (decls forms) (%parse-body (cdr (cdr (cdr whole))) t)
+      (%define-type name (%definition-function
+                          `(lambda (&rest ,args)
+                             (destructuring-bind ,(%deftype-lambda-list (car (cdr (cdr whole)))) ,args
+                               ,@decls
+                               (block ,name ,@forms))))))
     (%record-definition :type name whole)))
+
+;; A deftype lambda list as destructuring-bind takes it: defaults of * for
+;; &optional and &key parameters written without one; &environment dropped.
+(defun %deftype-lambda-list (ll &optional defaulting)
+  (cond ((atom ll) ll)
+        ((eq (car ll) '&environment) (%deftype-lambda-list (cdr (cdr ll)) defaulting))
+        (t (let ((p (car ll)))
+             (cons (cond ((member p '(&optional &key)) (setq defaulting t) p)
+                         ((member p lambda-list-keywords) (setq defaulting nil) p)
+                         ((and defaulting (symbolp p)) (list p ''*))
+                         ((and defaulting (consp p) (null (cdr p))) (list (car p) ''*))
+                         (t p))
+                   (%deftype-lambda-list (cdr ll) defaulting))))))
 
 (defun complement (f) (lambda (&rest args) (not (apply f args))))
 (defun constantly (v) (lambda (&rest args) (declare (ignore args)) v))
