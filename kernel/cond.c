@@ -285,27 +285,25 @@ static jt_V message_args(jt_State *S, const char *msg) {
 }
 
 /* A condition of `type` whose report is `msg` (format-control "~A" with the
-** message as its argument), plus one more initarg pair when `key` is not
-** NIL.  `val` must be an immediate or otherwise reachable. */
-static jt_V message_condition(jt_State *S, jt_V type, const char *msg, jt_V key, jt_V val) {
+** message as its argument), plus the nextra initargs of `extra` (key and
+** value pairs, at most two; rooted here before anything is allocated). */
+static jt_V message_condition(jt_State *S, jt_V type, const char *msg, int nextra, const jt_V *extra) {
   jt_V *base = S->sp;
-  JT_PUSH(S, val);
-  jt_V args[6];
+  jt_V args[8];
+  for (int i = 0; i < nextra; i++) JT_PUSH(S, args[4 + i] = extra[i]);
   args[0] = JT_SYM(S, K_FORMAT_CONTROL);
   args[1] = jt_string_from_cstr(S, "~A");
   JT_PUSH(S, args[1]);
   args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
   args[3] = message_args(S, msg);
   JT_PUSH(S, args[3]);
-  args[4] = key;
-  args[5] = val;
-  jt_V cond = jt_make_condition(S, type, key == JT_NIL ? 4 : 6, args);
+  jt_V cond = jt_make_condition(S, type, 4 + nextra, args);
   S->sp = base;
   return cond;
 }
 
 static JT_NORETURN void error_with_message(jt_State *S, jt_V type, const char *msg) {
-  jt_signal_error(S, message_condition(S, type, msg, JT_NIL, JT_NIL));
+  jt_signal_error(S, message_condition(S, type, msg, 0, NULL));
 }
 
 void jt_error(jt_State *S, const char *fmt, ...) {
@@ -408,24 +406,8 @@ void jt_arith_error(jt_State *S, jt_V type, jt_V operation, jt_V operands) {
 }
 
 void jt_reader_error(jt_State *S, jt_V type, size_t pos, const char *msg, jt_V stream) {
-  if (stream == JT_NIL)
-    jt_signal_error(S, message_condition(S, type, msg, JT_SYM(S, K_POSITION), jt_mkfix(pos)));
-  jt_V *base = S->sp;
-  JT_PUSH(S, stream);
-  jt_V args[8];
-  args[0] = JT_SYM(S, K_FORMAT_CONTROL);
-  args[1] = jt_string_from_cstr(S, "~A");
-  JT_PUSH(S, args[1]);
-  args[2] = JT_SYM(S, K_FORMAT_ARGUMENTS);
-  args[3] = message_args(S, msg);
-  JT_PUSH(S, args[3]);
-  args[4] = JT_SYM(S, K_POSITION);
-  args[5] = jt_mkfix(pos);
-  args[6] = JT_SYM(S, K_STREAM);
-  args[7] = stream;
-  jt_V cond = jt_make_condition(S, type, 8, args);
-  S->sp = base;
-  jt_signal_error(S, cond);
+  jt_V extra[4] = {JT_SYM(S, K_POSITION), jt_mkfix(pos), JT_SYM(S, K_STREAM), stream};
+  jt_signal_error(S, message_condition(S, type, msg, stream == JT_NIL ? 2 : 4, extra));
 }
 
 /* --------------------------------------------------------------- limits */
@@ -459,8 +441,8 @@ void jt_limit_exceeded(jt_State *S, int which) {
     snprintf(msg, sizeof msg, limit_info[which].what, limit);
   bool saved = S->in_limit;
   S->in_limit = true;  /* building the condition may allocate past the limit */
-  jt_V cond = message_condition(S, S->sym[limit_info[which].sym], msg,
-                                JT_SYM(S, K_LIMIT), jt_make_integer(S, (int64_t)limit));
+  jt_V extra[2] = {JT_SYM(S, K_LIMIT), jt_make_integer(S, (int64_t)limit)};
+  jt_V cond = message_condition(S, S->sym[limit_info[which].sym], msg, 2, extra);
   S->in_limit = saved;
   if (hard) jt_abort_to_top(S, JITI_LIMIT, cond);
   JT_PUSH(S, cond);
