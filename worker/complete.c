@@ -53,13 +53,7 @@ static const char *complete_lisp =
   "                         (add (concatenate 'string head (string-downcase (symbol-name s))))))))))))\n"
   "    (format nil \"~{~a~^ ~}\" (remove-duplicates (sort out #'string<) :test #'string=))))\n";
 
-int txn_complete_install(jiti_State *S) {
-  jiti_Result r;
-  jiti_Status st = jiti_load_library(S, complete_lisp, strlen(complete_lisp), &r);
-  if (st != JITI_OK) fprintf(stderr, "txn: completion did not load: %s\n", r.message ? r.message : "?");
-  jiti_result_free(&r);
-  return st == JITI_OK ? 0 : -1;
-}
+int txn_complete_install(jiti_State *S) { return txn_library_install(S, complete_lisp, "completion"); }
 
 /* text as a Lisp string literal (malloc'd). */
 static char *lisp_string(const char *text) {

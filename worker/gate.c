@@ -204,13 +204,15 @@ static const char *gate_lisp =
   "        (eval (if frame (%frame-form (%read-source-from-string src) frame) (%read-source-from-string src)))\n"
   "      (%txn-escaped))))\n";
 
-int txn_gate_install(jiti_State *S) {
+int txn_library_install(jiti_State *S, const char *lisp, const char *what) {
   jiti_Result r;
-  jiti_Status st = jiti_load_library(S, gate_lisp, strlen(gate_lisp), &r);
-  if (st != JITI_OK) fprintf(stderr, "txn: the gate did not load: %s\n", r.message ? r.message : "?");
+  jiti_Status st = jiti_load_library(S, lisp, strlen(lisp), &r);
+  if (st != JITI_OK) fprintf(stderr, "txn: %s did not load: %s\n", what, r.message ? r.message : "?");
   jiti_result_free(&r);
   return st == JITI_OK ? 0 : -1;
 }
+
+int txn_gate_install(jiti_State *S) { return txn_library_install(S, gate_lisp, "the gate"); }
 
 /* ------------------------------------------------------------ text scan */
 

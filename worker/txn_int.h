@@ -117,7 +117,9 @@ static inline txn_PauseInfo *txn_pause_now(txn_World *W) {
 ** first; returns how many. */
 int txn_menu(txn_World *W);
 
-/* gate.c */
+/* gate.c; txn_library_install loads a helper library of the transaction
+** layer's own (what names it in the message when it does not load): 0, or -1 */
+int txn_library_install(jiti_State *S, const char *lisp, const char *what);
 int txn_gate_install(jiti_State *S);
 /* complete.c: the completion helper, loaded with the gate.  0, or -1. */
 int txn_complete_install(jiti_State *S);
