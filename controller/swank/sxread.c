@@ -48,6 +48,19 @@ static sx *node(Reader *R, sx_Type t) {
 /* A token ends at a blank, a parenthesis, a quote or a string. */
 static int token_end(char c) { return strchr(" \t\r\n\f()'\"", c) != NULL || c == 0; }
 
+/* c appended to the token or string being read (*b of *cap bytes, room
+** kept for its terminating NUL): 0, or -1 when out of memory (*b intact). */
+static int put_char(char **b, size_t *len, size_t *cap, char c) {
+  if (*len + 2 > *cap) {
+    char *nb = realloc(*b, *cap * 2);
+    if (!nb) return -1;
+    *b = nb;
+    *cap *= 2;
+  }
+  (*b)[(*len)++] = c;
+  return 0;
+}
+
 static sx *read_string(Reader *R) {
   R->i++;  /* the opening " */
   size_t cap = 16, len = 0;
@@ -67,15 +80,10 @@ static sx *read_string(Reader *R) {
       }
       c = R->s[R->i++];
     }
-    if (len + 2 > cap) {
-      char *nb = realloc(b, cap *= 2);
-      if (!nb) {
-        free(b);
-        return fail(R, "out of memory");
-      }
-      b = nb;
+    if (put_char(&b, &len, &cap, c)) {
+      free(b);
+      return fail(R, "out of memory");
     }
-    b[len++] = c;
   }
   b[len] = 0;
   sx *x = node(R, SX_STRING);
@@ -107,15 +115,10 @@ static sx *read_atom(Reader *R) {
       }
       c = R->s[R->i++], escaped = 1;
     }
-    if (len + 2 > cap) {
-      char *nb = realloc(b, cap *= 2);
-      if (!nb) {
-        free(b);
-        return fail(R, "out of memory");
-      }
-      b = nb;
+    if (put_char(&b, &len, &cap, c)) {
+      free(b);
+      return fail(R, "out of memory");
     }
-    b[len++] = c;
   }
   b[len] = 0;
   if (R->i == start) {
