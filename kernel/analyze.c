@@ -440,8 +440,10 @@ static void param_var(A *a, jt_Param *p, jt_V sym, jt_V specials, jt_V form) {
 
 static jt_Lambda *parse_lambda_list(A *a, jt_V ll, int kind, jt_V specials, jt_V form);
 
+/* In a macro or destructuring lambda list a pattern may stand for a
+** variable; NIL there is the empty pattern, which matches NIL. */
 static void param_pattern(A *a, jt_Param *p, jt_V spec, int kind, jt_V specials, jt_V form) {
-  if (jt_iscons(spec) && kind != LL_ORDINARY) {
+  if ((jt_iscons(spec) || spec == JT_NIL) && kind != LL_ORDINARY) {
     p->name = JT_NIL;
     p->sub = parse_lambda_list(a, spec, LL_DESTRUCTURING, specials, form);
     p->svar_slot = -1;
@@ -605,9 +607,13 @@ static jt_Lambda *analyze_lambda(A *a, jt_V name, jt_V ll, jt_V body, int kind,
   L->name = konst(a, name);
   L->body_form = konst(a, whole_body);
   L->code = a->code;
-  /* Declared-special free references inside the body. */
-  for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l))
-    if (!lookup(a, jt_car(l), VARKINDS)) var_add(a, jt_car(l), VAR_SPECIAL);
+  /* Declared-special free references inside the body, shadowing any
+  ** lexical binding around the lambda (the lambda's own parameters were made
+  ** special by parse_lambda_list). */
+  for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l)) {
+    Var *v = lookup(a, jt_car(l), VARKINDS);
+    if (!v || v->scope != s) var_add(a, jt_car(l), VAR_SPECIAL);
+  }
   if (doc != JT_NIL) {
     char *d = jt_string_utf8(S, doc, NULL);
     size_t n = strlen(d) + 1;

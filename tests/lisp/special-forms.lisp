@@ -243,4 +243,23 @@
 (defun sf-tail (n acc) (if (= n 0) acc (sf-tail (- n 1) (+ acc 1))))
 (is-eql (sf-tail 10000 0) 10000)
 
+;; A free SPECIAL declaration at the head of a lambda's body makes the
+;; body's references dynamic, even where a lexical binding of the name
+;; surrounds the lambda (the init forms of its parameters are outside it).
+(defvar *sf-free* :dynamic)
+(is-eql (let ((*sf-free* :lexical))
+          (declare (ignorable *sf-free*))
+          (funcall (lambda () (declare (special *sf-free*)) *sf-free*)))
+        :lexical)
+(is-equal (let ((x 1)) (declare (special x))
+            (let ((x 2))
+              (list (funcall (lambda () (declare (special x)) x))
+                    (flet ((f () (declare (special x)) x)) (f))
+                    (funcall (lambda (&aux (y x)) (declare (special x)) (list y x))))))
+          '(1 1 (2 1)))
+;; NIL in a macro or destructuring lambda list is the empty pattern.
+(is-eql (macrolet ((m (nil) :good)) (m nil)) :good)
+(is-equal (destructuring-bind (a nil b) (list 1 nil 2) (list a b)) '(1 2))
+(signals error (destructuring-bind (a nil) (list 1 2) a))
+
 (done)
