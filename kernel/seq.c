@@ -705,12 +705,21 @@ static jt_V scan(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
   check_seq(S, seq);
   bounds(S, seq, a->start, a->end, false, &s, &e);
   bool fe = truthy(a->from_end);
-  size_t count = 0;
+  size_t count = 0, base = 0;
   intptr_t pos = -1;
   jt_V found = JT_NIL, x = JT_NIL, cur = JT_NIL;
   JT_ROOT(S, found);
   JT_ROOT(S, x);
   JT_ROOT(S, cur);
+  if (jt_islist(seq) && fe && mode == SC_COUNT) {
+    /* count's test and key see a list's elements from its end, as the
+    ** standard says; find and position walk it forwards, as SBCL does */
+    if (e == SIZE_MAX) e = seq_length(S, seq);
+    seq = cur = to_vector(S, seq, s, e);
+    base = s;
+    e -= s;
+    s = 0;
+  }
   if (jt_islist(seq)) {
     cur = list_skip(S, seq, a->start, s);
     size_t i = s;
@@ -732,7 +741,7 @@ static jt_V scan(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
       if (!jt_test_match(S, t, item, x)) continue;
       count++;
       found = x;
-      pos = (intptr_t)i;
+      pos = (intptr_t)(base + i);
       if (mode != SC_COUNT) break;
     }
   }
@@ -789,24 +798,26 @@ static size_t mark_matches(jt_State *S, const jt_Test *t, jt_V item, jt_V seq,
                            uint32_t *marks) {
   size_t nm = 0;
   if (limit == 0) return 0;
-  if (jt_islist(seq)) {
+  if (jt_islist(seq) && !fe) {
     jt_V cur = list_skip(S, seq, jt_mkfix((intptr_t)s), s);
     JT_ROOT(S, cur);
     for (size_t i = s; i < e && jt_iscons(cur); i++, cur = jt_cdr(cur)) {
       if (!jt_test_match(S, t, item, jt_car(cur))) continue;
       marks[i - s] = 1;
-      if (++nm == limit && !fe) break;
+      if (++nm == limit) break;
     }
     JT_UNROOT(S, 1);
-    /* :from-end on a list: keep only the last `limit` marks */
-    for (size_t i = 0; nm > limit && i < e - s; i++)
-      if (marks[i]) { marks[i] = 0; nm--; }
     return nm;
   }
+  /* a list with :from-end is tested from its end, as a vector is */
+  jt_V v = jt_islist(seq) ? to_vector(S, seq, s, e) : seq;
+  size_t off = jt_islist(seq) ? s : 0;
+  JT_ROOT(S, v);
   for (size_t k = 0; k < e - s && nm < limit; k++) {
     size_t i = fe ? e - 1 - k : s + k;
-    if (jt_test_match(S, t, item, vget(S, seq, i))) { marks[i - s] = 1; nm++; }
+    if (jt_test_match(S, t, item, vget(S, v, i - off))) { marks[i - s] = 1; nm++; }
   }
+  JT_UNROOT(S, 1);
   return nm;
 }
 

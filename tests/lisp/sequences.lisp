@@ -193,4 +193,15 @@
           "Invalid index 3 for (SIMPLE-ARRAY CHARACTER (3)), should be a non-negative integer below 3.")
 (is (typep (handler-case (svref (vector 1) 3) (error (e) e)) 'type-error))
 
+;; With :from-end, COUNT's key and the REMOVE and SUBSTITUTE family's test
+;; see a list's elements from its end, as a vector's.
+(is-eql (let ((c 0)) (count 1 '(1 2 3 7 4 5 7 6 2 8) :from-end t
+                            :key (lambda (x) (prog1 (- x c) (incf c)))))
+        3)
+(is-equal (let ((c 5)) (substitute 'x 9 (list 1 2 3 4 5 6 7 8 9) :from-end t
+                                  :test (lambda (a b) (incf c -2) (= (+ b c) a))))
+          '(1 2 3 4 5 6 7 x 9))
+(is-equal (remove 3 '(1 3 2 3 4 3) :from-end t :count 2) '(1 3 2 4))
+(is-eql (position 3 '(1 3 2 3 4 3) :from-end t :start 2 :end 4) 3)
+
 (done)
