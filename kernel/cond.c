@@ -701,7 +701,11 @@ void jt_invoke_debugger(jt_State *S, jt_V cond) {
 ** format control + arguments. */
 static jt_V coerce_condition(jt_State *S, int argc, jt_V *argv, jt_V default_type) {
   jt_V datum = argv[0];
-  if (jt_is_condition(datum)) return datum;
+  if (jt_is_condition(datum)) {
+    /* a condition takes no arguments: they would be silently lost */
+    if (argc > 1) jt_type_error(S, jt_list_from(S, argc - 1, argv + 1), JT_SYM(S, NULL_));
+    return datum;
+  }
   if (jt_issymbol(datum) && datum != JT_NIL)
     return jt_make_condition(S, datum, argc - 1, argv + 1);
   if (jt_isstring(datum) || jt_isfunction(datum)) {

@@ -234,7 +234,7 @@
               (go ,top)
               ,end))
          ,@(if result
-               `((let ((,var nil)) (declare (ignorable ,var)) ,@result))
+               `((let ((,var nil)) (declare (ignorable ,var)) ,@decls ,@result))
                nil)))))
 
 (defmacro dotimes (spec &body body)

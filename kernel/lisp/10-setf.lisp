@@ -85,15 +85,27 @@
     `(let* (,@(mapcar #'list temps vals) (,(car stores) ,(funcall make-value getter)))
        ,setter)))
 
+;; INCF and DECF read the place after evaluating DELTA (CLHS 5.1.3): the
+;; place's subforms, then DELTA, then the read and the write.  A DELTA that
+;; is a constant or a variable needs no temporary.
+(defun %increment (op place delta env)
+  (let* ((simple (or (constantp delta env)
+                     (and (symbolp delta) (not (nth-value 1 (macroexpand-1 delta env))))))
+         (d (if simple delta (gensym "DELTA"))))
+    (if (and (symbolp place) (not (nth-value 1 (macroexpand-1 place env))))
+        (if simple
+            `(setq ,place (,op ,place ,delta))
+            `(let ((,d ,delta)) (setq ,place (,op ,place ,d))))
+        (multiple-value-bind (temps vals stores setter getter) (get-setf-expansion place env)
+          `(let* (,@(mapcar #'list temps vals) ,@(unless simple `((,d ,delta)))
+                  (,(car stores) (,op ,getter ,d)))
+             ,setter)))))
+
 (defmacro incf (&environment env place &optional (delta 1))
-  (if (and (symbolp place) (not (nth-value 1 (macroexpand-1 place env))))
-      `(setq ,place (+ ,place ,delta))
-      (%modify place (lambda (g) `(+ ,g ,delta)) env)))
+  (%increment '+ place delta env))
 
 (defmacro decf (&environment env place &optional (delta 1))
-  (if (and (symbolp place) (not (nth-value 1 (macroexpand-1 place env))))
-      `(setq ,place (- ,place ,delta))
-      (%modify place (lambda (g) `(- ,g ,delta)) env)))
+  (%increment '- place delta env))
 
 ;; push and pushnew evaluate ITEM before the place's subforms.
 (defmacro push (&environment env item place)
@@ -385,11 +397,15 @@
 
 ;; The array accessors as setf functions, for (setf (apply #'aref ...)) and
 ;; #'(setf aref); (setf (aref ...)) itself writes through the primitive.
+;; (CHECK-TYPE is not a macro yet when this file loads: the type checks are
+;; written out.)
 (defun (setf aref) (new array &rest subscripts)
   (setf (row-major-aref array (apply #'array-row-major-index array subscripts)) new))
 (defun (setf bit) (new array &rest subscripts)
-  (check-type array (array bit))
+  (unless (typep array '(array bit))
+    (error 'type-error :datum array :expected-type '(array bit)))
   (setf (row-major-aref array (apply #'array-row-major-index array subscripts)) new))
 (defun (setf sbit) (new array &rest subscripts)
-  (check-type array (simple-array bit))
+  (unless (typep array '(simple-array bit))
+    (error 'type-error :datum array :expected-type '(simple-array bit)))
   (setf (row-major-aref array (apply #'array-row-major-index array subscripts)) new))

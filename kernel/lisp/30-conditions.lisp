@@ -73,20 +73,22 @@
          (unwind-protect (progn (%restart-associate ,rs ,c t) ,@forms)
            (%restart-associate ,rs ,c nil))))))
 
-;; When restart-case's form is a call of signal, error, cerror or warn, the
-;; condition it signals is associated with the restarts.
-(defun %restart-case-form (form restarts)
-  (let ((op (and (consp form) (car form))))
+;; When restart-case's form is a call of signal, error, cerror or warn, or a
+;; macro form (or symbol macro) that expands into one, the condition it
+;; signals is associated with the restarts.
+(defun %restart-case-form (form restarts env)
+  (let* ((expansion (macroexpand form env))
+         (op (and (consp expansion) (car expansion))))
     (if (member op '(signal error cerror warn))
         (let* ((c (gensym "CONDITION"))
-               (args (if (eq op 'cerror) (cdr (cdr form)) (cdr form)))
+               (args (if (eq op 'cerror) (cdr (cdr expansion)) (cdr expansion)))
                (default (case op (signal 'simple-condition) (warn 'simple-warning) (t 'simple-error))))
           `(let ((,c (%coerce-to-condition ',default ,@args)))
              (with-condition-restarts ,c ,restarts
-               ,(if (eq op 'cerror) `(cerror ,(car (cdr form)) ,c) `(,op ,c)))))
+               ,(if (eq op 'cerror) `(cerror ,(car (cdr expansion)) ,c) `(,op ,c)))))
         form)))
 
-(defmacro restart-case (form &rest clauses)
+(defmacro restart-case (&environment env form &rest clauses)
   (let* ((block (gensym "RESTART-CASE"))
          (args (gensym "ARGS"))
          (restarts (gensym "RESTARTS"))
@@ -108,7 +110,7 @@
                                             ,(if interactive `(function ,interactive) nil)
                                             ',(car (cdr c)))))
                         clauses tags)))
-               (lambda () ,(%restart-case-form form restarts))))
+               (lambda () ,(%restart-case-form form restarts env))))
             ,@(mapcan (lambda (c tag)
                         (multiple-value-bind (report interactive test body)
                             (%restart-options (cdr (cdr c)))
@@ -123,7 +125,7 @@
     (list ,@(mapcar (lambda (b)
                       (let ((name (car b)) (fn (car (cdr b))) (opts (cdr (cdr b))))
                         `(%make-restart ',name ,fn
-                                        ,(%report-form (getf opts :report-function))
+                                        ,(getf opts :report-function)
                                         ,(getf opts :test-function)
                                         ,(getf opts :interactive-function))))
                     bindings))

@@ -233,4 +233,9 @@
 (is-equal (multiple-value-list (subtypep 'cons 'string)) '(nil t))
 (is-equal (multiple-value-list (subtypep 'simple-string 'atom)) '(t t))
 
+;; (setf (apply #'bit ...)) and #'(setf sbit) write a bit and check the array.
+(is-equal (let ((bv (copy-seq #*0000))) (setf (apply #'bit bv 2 nil) 1) bv) #*0010)
+(is-equal (let ((bv (copy-seq #*0000))) (funcall #'(setf sbit) 1 bv 1) bv) #*0100)
+(signals type-error (funcall #'(setf bit) 1 (vector 0 0) 1))
+
 (done)

@@ -918,4 +918,9 @@
             (handler-case (cnd-plus-one "a") (type-error (e) (format nil "~a" e))))
           "The value \"a\" is not of type NUMBER")
 
+;; A condition given to WARN, ERROR or SIGNAL takes no further arguments.
+(signals type-error (warn (make-condition 'simple-warning) :format-control "Foo"))
+(signals type-error (error (make-condition 'simple-error) :format-control "Foo"))
+(signals type-error (signal (make-condition 'simple-condition) 1))
+
 (done)

@@ -265,5 +265,16 @@
 (is (fboundp 'car))
 (is (not (fboundp 'ctl-undefined-fn)))
 
+;; INCF and DECF evaluate the delta before they read the place.
+(is-equal (let ((x 0)) (list (incf x (setf x 1)) x)) '(2 2))
+(is-equal (let ((x 0)) (list (decf x (setf x 1)) x)) '(0 0))
+(is-equal (let ((a (list 0))) (list (incf (car a) (setf (car a) 1)) a)) '(2 (2)))
+(is-equalp (let ((v (vector 1 2)) (d 5)) (incf (aref v 1)) (decf (aref v 0) d) v) #(-4 3))
+;; DOLIST's declarations cover its result form.
+(is-eql (let ((x :good)) (declare (special x))
+          (let ((x :bad)) (declare (ignorable x))
+            (dolist (e nil x) (declare (special x)))))
+        :good)
+
 (done)
 

@@ -171,4 +171,22 @@
 (is-equal (rs-names (rs-offered (lambda () (cerror "Go on." "bad"))))
           '("CONTINUE"))
 
+;; A restart-case form that is a macro form expanding into ERROR associates
+;; the condition with the restarts.
+(is-eql (macrolet ((m (&rest args) (cons 'error args)))
+          (handler-bind ((error (lambda (c2) (invoke-restart (find-restart 'foo c2)))))
+            (handler-bind ((error (lambda (c) (declare (ignore c)) (error "Blah"))))
+              (restart-case (restart-case (m "Boo!") (foo () 'bad))
+                (foo () 'good)))))
+        'good)
+;; RESTART-BIND's :report-function is a form, evaluated once, giving a function.
+(is-equal (let ((i 0))
+            (list (with-output-to-string (s)
+                    (restart-bind ((foo (lambda () nil)
+                                        :report-function (progn (incf i)
+                                                                (lambda (s) (format s "A report")))))
+                      (let ((*print-escape* nil)) (format s "~A" (find-restart 'foo)))))
+                  i))
+          '("A report" 1))
+
 (done)
