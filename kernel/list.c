@@ -202,7 +202,8 @@ JT_FN(f_nreconc) {
     r = l;
     l = next;
   }
-  if (l != JT_NIL) jt_not_list(S, argv[0]);
+  /* the list is already reversed: the datum is its dotted tail */
+  if (l != JT_NIL) jt_not_list(S, l);
   return r;
 }
 

@@ -785,13 +785,14 @@ static void divide_float(jt_State *S, int mode, jt_V x, jt_V y, bool fquot,
     if (r != 0 && (yd < 0 ? r < 0 : r > 0)) { q += 1; r -= yd; }
     break;
   case RND_ROUND: {
-    double half = fabs(yd) / 2;
+    /* |r| against |y| - |r| rather than |y| / 2, which underflows for the
+    ** smallest subnormal; the subtraction is exact where the two are close */
+    double ar = fabs(r), rest = fabs(yd) - ar;
     bool odd = fmod(q, 2.0) != 0;
-    if (r > half || (r == half && odd)) {
-      if (yd < 0) { q -= 1; r += yd; } else { q += 1; r -= yd; }
-    } else if (r < -half || (r == -half && odd)) {
-      if (yd < 0) { q += 1; r -= yd; } else { q -= 1; r += yd; }
+    if (r != 0 && (ar > rest || (ar == rest && odd))) {
+      if ((r > 0) == (yd > 0)) { q += 1; r -= yd; } else { q -= 1; r += yd; }
     }
+    q += 0.0;   /* a zero quotient is +0.0, as SBCL's fround gives it */
     break;
   }
   default: break;

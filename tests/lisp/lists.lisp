@@ -146,4 +146,9 @@
 ;; nconc does not walk its last argument, which may be an earlier one
 (is-equal (let ((s (list 'a 'b))) (nconc s s) (list (first s) (second s) (third s) (eq (cddr s) s)))
           '(a b a t))
+;; NRECONC of a dotted list: the type-error's datum is the tail that is not a list.
+(is-equal (handler-case (nreconc (cons 'a 'b) (list 'z))
+            (type-error (e) (list (type-error-datum e) (typep (type-error-datum e) (type-error-expected-type e)))))
+          '(b nil))
+
 (done)

@@ -361,4 +361,15 @@
 #+jiti (signals floating-point-overflow (+ *inf* 1))
 #+jiti (is-eql (zerop *nan*) nil)
 
+;; ROUND of the smallest subnormal by itself: quotient 1, no remainder
+;; (half of the divisor underflows to zero, which is no tie).
+(is-equal (multiple-value-list (round least-positive-double-float least-positive-double-float)) '(1 0d0))
+(is-equal (multiple-value-list (round (- least-positive-double-float) least-positive-double-float)) '(-1 0d0))
+(is-equal (multiple-value-list (round 2.5d0 1d0)) '(2 0.5d0))
+(is-equal (multiple-value-list (round -3.5d0 1d0)) '(-4 0.5d0))
+(is-equal (multiple-value-list (round 5d0 -2d0)) '(-2 1d0))
+;; FROUND's zero quotient is a positive zero, as SBCL gives it.
+(is-eql (fround -0.5d0) 0d0)
+(is-eql (ftruncate -0.5d0) -0d0)
+
 (done)
