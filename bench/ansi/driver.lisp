@@ -28,12 +28,12 @@
 (defvar *ansi-verbose* nil "Report each support form that fails (run.sh --verbose).")
 (defvar *ansi-eof* (list :eof))
 
-(defun ansi-describe (c)
+(defun ansi-describe (c &optional (limit 160))
   (let ((text (handler-case (let ((*print-length* 5) (*print-level* 3))
                               (princ-to-string c))
                 (error () "?"))))
     (substitute #\Space #\Newline
-                (subseq text 0 (min 160 (length text))))))
+                (subseq text 0 (min limit (length text))))))
 
 (defun ansi-report (name ok why)
   (let ((*print-pretty* nil))
@@ -142,7 +142,8 @@
                          nil))))
              (ansi-report key ok
                           (unless ok
-                            (ansi-describe (get-output-stream-string report)))))))))
+                            ;; rt's report: the form, expected and actual values
+                            (ansi-describe (get-output-stream-string report) 1000))))))))
 
 ;; As the suite's harness does: the file's forms are evaluated as they come
 ;; (its DEFTESTs fill rt's database, emptied first), then its tests run in
