@@ -1565,20 +1565,17 @@ void jt_package_import(jt_State *S, jt_V form)
 
 /* ------------------------------------------------------------- bootstrap */
 
-static jt_V boot_package(jt_State *S, int index, const char *name, const char *nick1,
-                         const char *nick2)
+static jt_V boot_package(jt_State *S, int index, const char *name, const char *nick)
 {
   jt_V n = jt_string_from_cstr(S, name);
   JT_PUSH(S, n);
   jt_V p = new_package(S, n);
   if ((int)jt_o(p)->aux != index) abort();   /* the fixed indices */
   JT_PUSH(S, p);
-  const char *nicks[2] = {nick1, nick2};
-  for (int i = 1; i >= 0; i--)
-    if (nicks[i]) {
-      jt_V nn = jt_string_from_cstr(S, nicks[i]);
-      jt_pkg_(p)->nicknames = jt_cons(S, nn, jt_pkg_(p)->nicknames);
-    }
+  if (nick) {
+    jt_V nn = jt_string_from_cstr(S, nick);
+    jt_pkg_(p)->nicknames = jt_cons(S, nn, JT_NIL);
+  }
   JT_POP(S, 2);
   return p;
 }
@@ -1593,13 +1590,13 @@ void jt_open_packages(jt_State *S)
   S->packages = calloc(S->pkgcap, sizeof(jt_V));
   if (!S->packages) abort();
   for (size_t i = 0; i < S->pkgcap; i++) S->packages[i] = JT_NIL;
-  boot_package(S, JT_PKG_LISP, "COMMON-LISP", "CL", NULL);
-  boot_package(S, JT_PKG_KEYWORD, "KEYWORD", NULL, NULL);
-  boot_package(S, JT_PKG_INTERNAL, "", NULL, NULL);   /* never registered by name */
-  boot_package(S, JT_PKG_USER, "COMMON-LISP-USER", "CL-USER", "JITI-USER");
+  boot_package(S, JT_PKG_LISP, "COMMON-LISP", "CL");
+  boot_package(S, JT_PKG_KEYWORD, "KEYWORD", NULL);
+  boot_package(S, JT_PKG_INTERNAL, "", NULL);   /* never registered by name */
+  boot_package(S, JT_PKG_USER, "COMMON-LISP-USER", "CL-USER");
   /* JITI's name is given in jt_packages_finish: until then jt_intern
   ** interns everything in COMMON-LISP */
-  jt_V j = boot_package(S, JT_PKG_JITI, "JITI", NULL, NULL);
+  jt_V j = boot_package(S, JT_PKG_JITI, "JITI", NULL);
   jt_pkg_(j)->name = JT_NIL;
 }
 

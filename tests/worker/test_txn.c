@@ -560,7 +560,7 @@ static void test_gate(void) {
     {"", "no form"},
     {"  ; only a comment", "no form"},
     {"(jiti::brand-new-name '(1))", "JITI"},         /* locked: the reader makes no symbol */
-    {"(jiti-user:car '(1))", "COMMON-LISP-USER"},    /* CAR is not external there */
+    {"(cl-user:car '(1))", "COMMON-LISP-USER"},      /* CAR is not external there */
     {"(no-such-package:car '(1))", "NO-SUCH-PACKAGE"},
     {"(||::%txn-gate \"1\" nil)", "does not read"},   /* the internal home has no name */
     {"(list '#1=(a . #1#))", "#n="},
