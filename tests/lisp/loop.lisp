@@ -128,4 +128,12 @@
 (is-equal (loop with (a b c) of-type (fixnum float t) return (list a (floatp b) c)) '(0 t nil))
 (is (loop with nil = (return t) return nil))
 
+;; IT is the test's value only in the first clause after the test.
+(is-equal (let ((it 'z)) (loop for x in '(a b) when x collect it and collect it)) '(a z b z))
+(is-equal (let ((it 'z)) (loop for x in '(a nil c) when x collect it else collect it)) '(a z c))
+(is-equal (loop for x in '(a b) when x collect it and when (eq x 'a) collect it) '(a t b))
+;; THEREIS gives the loop's value: an accumulation after it is an error too.
+(signals program-error (macroexpand '(loop for i from 1 to 3 thereis (> i 2) collect i)))
+(signals program-error (macroexpand '(loop for i from 1 to 3 collect i thereis (> i 2))))
+(is-eql (loop for x in '(1 2) always (< x 5) thereis (> x 5)) t)
 (done)
