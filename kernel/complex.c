@@ -331,21 +331,6 @@ JT_FN(f_cis)
   return from_c(S, CMPLX(cos(t), sin(t)), "CIS", argv[0]);
 }
 
-/* (upgraded-complex-part-type typespec &optional environment) */
-JT_FN(f_upgraded_complex_part_type)
-{
-  jt_V t = argv[0];
-  const char *n = jt_issymbol(t) ? jt_symname(S, t)
-                : jt_iscons(t) && jt_issymbol(jt_car(t)) ? jt_symname(S, jt_car(t)) : "";
-  if (!strcmp(n, "INTEGER") || !strcmp(n, "RATIONAL") || !strcmp(n, "RATIO") ||
-      !strcmp(n, "FIXNUM") || !strcmp(n, "BIGNUM") || !strcmp(n, "BIT") ||
-      !strcmp(n, "MOD") || !strcmp(n, "SIGNED-BYTE") || !strcmp(n, "UNSIGNED-BYTE"))
-    return JT_SYM(S, RATIONAL);
-  if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return JT_SYM(S, SINGLE_FLOAT);
-  if (strstr(n, "FLOAT")) return JT_SYM(S, DOUBLE_FLOAT);
-  return JT_SYM(S, REAL);
-}
-
 static const jt_Reg complex_fns[] = {
   {"COMPLEX", f_complex, 1, 2,
    "(complex realpart &optional imagpart) The complex number with these parts (a rational "
@@ -356,8 +341,6 @@ static const jt_Reg complex_fns[] = {
   {"PHASE", f_phase, 1, 1, "(phase number) The angle of NUMBER in radians."},
   {"CIS", f_cis, 1, 1, "(cis radians) The complex number of modulus 1 at angle RADIANS."},
   {"COMPLEXP", f_complexp, 1, 1, "(complexp object) True if OBJECT is a complex number."},
-  {"UPGRADED-COMPLEX-PART-TYPE", f_upgraded_complex_part_type, 1, 2,
-   "(upgraded-complex-part-type typespec &optional environment) RATIONAL, DOUBLE-FLOAT or REAL."},
   {NULL, NULL, 0, 0, NULL}
 };
 

@@ -172,7 +172,8 @@
   (if (eq part '*) 7
       (let ((up (upgraded-complex-part-type part)))
         (case up
-          (rational 1) ((single-float short-float) 2) ((double-float long-float) 4) (real 7)
+          (rational 1) ((single-float short-float) 2) ((double-float long-float) 4)
+          (float 6) (real 7)
           (t (throw '%ty-unknown :unknown))))))
 
 (defun %ty-standard-class-name (c)
@@ -341,3 +342,12 @@
       (:yes (values t t))
       (:no (values nil t))
       (t (%subtypep type1 type2)))))
+
+;; A complex's parts are both rational, both single-floats or both
+;; double-floats: the part type that holds every part of type TYPESPEC is
+;; the smallest of RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT, FLOAT and REAL that
+;; contains it (REAL when that cannot be told).
+(defun upgraded-complex-part-type (typespec &optional environment)
+  "(upgraded-complex-part-type typespec &optional environment) RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT, FLOAT or REAL."
+  (dolist (up '(rational single-float double-float float) 'real)
+    (if (subtypep typespec up environment) (return up))))
