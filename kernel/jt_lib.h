@@ -83,6 +83,8 @@ jt_V jt_make_float_as(jt_State *S, double d, bool single);
 jt_V jt_make_vector(jt_State *S, size_t n, jt_V fill);
 jt_V jt_make_string(jt_State *S, size_t n, uint32_t fill);
 jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len);
+/* The same for a name the kernel encoded itself: surrogates survive. */
+jt_V jt_string_from_name_utf8(jt_State *S, const char *s, size_t len);
 jt_V jt_string_from_cstr(jt_State *S, const char *s);
 jt_V jt_make_symbol(jt_State *S, jt_V name);  /* uninterned */
 /* The same, given the name's UTF-8 too (not kept: the symbol copies it). */

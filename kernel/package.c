@@ -204,7 +204,7 @@ jt_V jt_find_symbol(jt_State *S, const char *name, size_t len, int package)
 /* A new symbol homed and present in package `pkg`. */
 static jt_V make_present(jt_State *S, const char *name, size_t len, int pkg, jt_V namestr)
 {
-  if (namestr == JT_NIL) namestr = jt_string_from_utf8(S, name, len);
+  if (namestr == JT_NIL) namestr = jt_string_from_name_utf8(S, name, len);
   JT_PUSH(S, namestr);
   jt_V sym = jt_make_symbol_utf8(S, namestr, name, len);
   JT_POP(S, 1);

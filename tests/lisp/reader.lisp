@@ -173,4 +173,10 @@ lines\"") (concatenate 'string "two" (string #\Newline) "lines"))
 (is (null (let ((*read-suppress* t)) (read-from-string "no-such-package:x"))))
 (is-eql (let ((*read-suppress* t)) (nth-value 1 (read-from-string "#(1 2) rest"))) 7)
 
+;; A symbol's name keeps every character of the string it was made from,
+;; a surrogate code point too, whether interned or read.
+(let ((s (string (code-char #xD800))))
+  (is-eql (char-code (char (symbol-name (intern s)) 0)) #xD800)
+  (is (eq (intern s) (read-from-string (concatenate 'string "|" s "|"))))
+  (is-eql (char-code (char (symbol-name (read-from-string (concatenate 'string "A" s))) 1)) #xD800))
 (done)
