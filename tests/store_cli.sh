@@ -71,6 +71,18 @@ cat > "$tmp/change.lisp" <<'L'
 L
 t apply-file 0 $'^30\nrevision 3 \\(generation 3\\): \\+1 ~1 -1$' -- "$JITI" apply --store "$S" --summary "price by rate" "$tmp/change.lisp"
 t apply-no-change 0 "no change: revision 3 stays CURRENT" -- "$JITI" apply --store "$S" -e '(+ 1 2)'
+# source that is not UTF-8, or holds a NUL byte, is refused before anything runs
+printf '(defun bad () "\xff")' >"$tmp/latin1.lisp"
+printf '(defun bad () 1)\0' >"$tmp/nul.lisp"
+t apply-not-utf8 1 "^jiti apply: $tmp/latin1.lisp is not valid UTF-8 \(at byte 15\); nothing was run$" -- \
+  "$JITI" apply --store "$S" "$tmp/latin1.lisp"
+t apply-expr-not-utf8 1 "the source is not valid UTF-8 \(at byte 15\)" -- "$JITI" apply --store "$S" -e "$(cat "$tmp/latin1.lisp")"
+t apply-nul 1 "nul.lisp holds a NUL byte \(at byte 16\); nothing was run" -- "$JITI" apply --store "$S" "$tmp/nul.lisp"
+t invariant-not-utf8 1 "invariant add: the source is not valid UTF-8" -- \
+  "$JITI" invariant add --store "$S" pos "$(printf '(eq 1 "\xff")')"
+t invariant-name-not-utf8 1 "an argument is not valid UTF-8" -- \
+  "$JITI" invariant add --store "$S" "$(printf 'p\xff')" '(eq 1 1)'
+t apply-not-utf8-unchanged 0 "^3 " -- "$JITI" log -n 1 --store "$S"
 t apply-stdin 0 "revision 4" -- bash -c "echo '(world-put :stock 4)' | '$JITI' apply --store '$S' -"
 t log 0 "^4 +[0-9-]+T[0-9:]+Z  action +\+0 ~1 -0  apply -.*CURRENT.*
 3 .*action +\+1 ~1 -1  price by rate

@@ -47,6 +47,12 @@ int opts_duration(const char *s, int64_t *ms);
 /* The whole of a file (path "-": standard input), NUL-terminated, its
 ** length in *len; NULL with errno set when it cannot be read. */
 char *opts_read_file(const char *path, size_t *len);
+/* The Lisp source a command was given: EXPR, or the whole of FILE (-:
+** standard input) when EXPR is NULL; its length in *len.  NULL after a
+** message on standard error naming CMD when it cannot be read, holds a NUL
+** byte or is not valid UTF-8 ("nothing was DONE"). */
+char *opts_read_source(const char *cmd, const char *done, const char *expr, const char *file,
+                       size_t *len);
 
 /* ---- mono.c: time */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "jtext.h"
 
 const char *opts_default_store(void) {
   const char *e = getenv("JITI_STORE");
@@ -125,4 +126,32 @@ char *opts_read_file(const char *path, size_t *len) {
   buf[n] = 0;
   *len = n;
   return buf;
+}
+
+char *opts_read_source(const char *cmd, const char *done, const char *expr, const char *file,
+                       size_t *len) {
+  const char *what = expr ? "the source" : strcmp(file, "-") ? file : "standard input";
+  char *src = expr ? strdup(expr) : opts_read_file(file, len);
+  if (!src) {
+    fprintf(stderr, "jiti %s: cannot read %s: %s\n", cmd, what, strerror(expr ? ENOMEM : errno));
+    return NULL;
+  }
+  if (expr) *len = strlen(expr);
+  size_t nul = strlen(src);
+  if (nul != *len) {
+    fprintf(stderr, "jiti %s: %s holds a NUL byte (at byte %zu); nothing was %s\n", cmd, what, nul, done);
+    free(src);
+    return NULL;
+  }
+  /* the kernel's requests are JSON, which carries only well-formed UTF-8 */
+  const unsigned char *u = (const unsigned char *)src;
+  for (size_t i = 0, n; i < *len; i += n) {
+    n = 1;
+    if (u[i] >= 0x80 && jtext_utf8_next(u + i, *len - i, &n) < 0) {
+      fprintf(stderr, "jiti %s: %s is not valid UTF-8 (at byte %zu); nothing was %s\n", cmd, what, i, done);
+      free(src);
+      return NULL;
+    }
+  }
+  return src;
 }

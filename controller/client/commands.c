@@ -119,17 +119,8 @@ static int print_txn_reply(const char *cmd, json_t *r, int json) {
 ** message. */
 static char *source_of(const char *cmd, const char *expr, const char *file, int *program) {
   *program = file != NULL;
-  if (!file) return strdup(expr);
   size_t len;
-  char *src = opts_read_file(file, &len);
-  if (!src) fprintf(stderr, "jiti %s: cannot read %s: %s\n", cmd, strcmp(file, "-") ? file : "standard input",
-                    strerror(errno));
-  else if (strlen(src) != len) {
-    fprintf(stderr, "jiti %s: %s holds a NUL byte; nothing was sent\n", cmd, file);
-    free(src);
-    src = NULL;
-  }
-  return src;
+  return opts_read_source(cmd, "sent", file ? NULL : expr, file, &len);
 }
 
 /* ------------------------------------------------------- eval, preview */

@@ -70,7 +70,11 @@ static void grant_ignored(const char *cmd, const char *dir, const grant_List *g)
 ** status. */
 static int change(const char *cmd, const char *dir, const limits_Table *L, const grant_List *g, int wait,
                   json_t *req) {
-  if (!req) { fprintf(stderr, "jiti %s: out of memory\n", cmd); return EXIT_FAIL; }
+  if (!req) {
+    /* json_pack refuses a string that is not UTF-8, as it does when memory runs out */
+    fprintf(stderr, "jiti %s: an argument is not valid UTF-8 (or memory ran out); nothing was sent\n", cmd);
+    return EXIT_FAIL;
+  }
   if (kclient_serving(dir)) {
     grant_ignored(cmd, dir, g);
     if (wait) json_object_set_new(req, "wait", json_true());   /* behind a pause, not refused */
@@ -212,18 +216,7 @@ static int apply_main(int argc, char **argv) {
   }
   size_t len = 0;
   char *src;
-  if (expr) {
-    src = strdup(expr);
-    len = strlen(expr);
-  } else if (!(src = opts_read_file(file, &len))) {
-    fprintf(stderr, "jiti apply: cannot read %s: %s\n", file, strerror(errno));
-    return EXIT_FAIL;
-  }
-  if (strlen(src) != len) {
-    fprintf(stderr, "jiti apply: %s holds a NUL byte; nothing was run\n", expr ? "the source" : file);
-    free(src);
-    return EXIT_FAIL;
-  }
+  if (!(src = opts_read_source("apply", "run", expr, file, &len))) return EXIT_FAIL;
   char defsum[160];
   if (!summary) {
     if (expr) {
@@ -341,8 +334,12 @@ static int invariant_main(int argc, char **argv) {
   if (list) return kclient_serving(dir) ? invariant_list_live(dir) : invariant_list_offline(dir);
   const char *name = pos[1], *cmd = add ? "invariant add" : "invariant remove";
   proto_Op op = add ? PROTO_INVARIANT_ADD : PROTO_INVARIANT_REMOVE;
+  size_t len;
+  char *src = add ? opts_read_source(cmd, "published", pos[2], NULL, &len) : NULL;
+  if (add && !src) return EXIT_FAIL;
   json_t *req = json_pack("{s:s, s:s}", "op", proto_op_name(op), "name", name);
-  if (req && add) json_object_set_new(req, "source", json_string(pos[2]));
+  if (req && add) json_object_set_new(req, "source", json_string(src));
+  free(src);
   return change(cmd, dir, &L, &g, wait, req);
 }
 
