@@ -704,9 +704,10 @@ static jt_V vector_push(jt_State *S, int argc, jt_V *argv, bool extend)
     if (!extend) return JT_NIL;
     if (!(jt_o(v)->flags & JT_ARR_ADJUSTABLE) && jt_is(v, JT_TARRAY))
       jt_error(S, "VECTOR-PUSH-EXTEND: the vector is full and not adjustable");
-    size_t ext = argc > 2 ? jt_check_index(S, argv[2]) : 0;
-    size_t grow = n < 16 ? 16 : n;  /* doubling keeps pushes amortised O(1) */
-    if (ext > grow) grow = ext;
+    /* by the extension asked for, as SBCL does; else doubling, which keeps
+    ** pushes amortised O(1) */
+    size_t grow = argc > 2 ? jt_check_index(S, argv[2]) : n < 16 ? 16 : n;
+    if (grow == 0) grow = 1;
     if (jt_is(v, JT_TARRAY)) header_regrow(S, v, n + grow);
     else set_capacity(S, v, n + grow, default_fill(jt_array_elt(v)));
   }

@@ -238,4 +238,7 @@
 (is-equal (let ((bv (copy-seq #*0000))) (funcall #'(setf sbit) 1 bv 1) bv) #*0100)
 (signals type-error (funcall #'(setf bit) 1 (vector 0 0) 1))
 
+;; VECTOR-PUSH-EXTEND grows by the extension given.
+(is-eql (let ((v (make-array 2 :adjustable t :fill-pointer 2))) (vector-push-extend 1 v 7) (array-dimension v 0)) 9)
+(is-eql (let ((v (make-array 2 :adjustable t :fill-pointer 2))) (vector-push-extend 1 v 1) (array-dimension v 0)) 3)
 (done)
