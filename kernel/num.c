@@ -30,6 +30,7 @@
 ** taking the rational value of either (rational, rationalize, an exact
 ** comparison with a ratio or bignum never reaches GMP with them).
 */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,9 +398,13 @@ static jt_V float_result(jt_State *S, double d, const char *op, jt_V a, jt_V b) 
 /* A real as an operand of an operation on floats of the given format: a
 ** rational is first converted to that format (CLHS 12.1.4.1), so
 ** (* 9/5 23.0) multiplies two single-floats. */
+static double real_to_format(jt_State *S, jt_V v, bool single);
+
 static double float_operand(jt_State *S, jt_V v, bool single) {
-  double d = jt_to_double(S, v);
-  return single && !jt_isfloat(v) ? (double)(float)d : d;
+  if (jt_isfloat(v)) return jt_floatval(v);
+  double d = real_to_format(S, v, single);
+  if (isinf(d)) overflow(S, "FLOAT", v, JT_NOVALUE);
+  return d;
 }
 
 /* A float of x's format (single for a rational); for results that cannot
@@ -410,15 +415,19 @@ static jt_V float_like(jt_State *S, double d, jt_V x) {
 
 /* ------------------------------------------------- conversion to double */
 
-/* The double nearest to n * 2^e for n > 0, ties to even.  `sticky` says
-** the exact value lies strictly above n * 2^e (lower bits were dropped);
-** it is only meaningful when n has more bits than a double keeps. */
-static double round_scaled(mpz_srcptr n, long e, bool sticky) {
+/* The value nearest to n * 2^e for n > 0, ties to even, in the double
+** format, or with `single` in the single-float format (the result is then
+** exactly a float: rounding once to 24 bits, never twice through a double).
+** `sticky` says the exact value lies strictly above n * 2^e (lower bits
+** were dropped); it is only meaningful when n has more bits than the format
+** keeps.  HUGE_VAL past the format's range. */
+static double round_scaled(mpz_srcptr n, long e, bool sticky, bool single) {
+  const long bits_fmt = single ? 24 : 53, emin = single ? -126 : -1022, emax = single ? 127 : 1023;
   long bits = (long)mpz_sizeinbase(n, 2);
   long top = bits - 1 + e;          /* exponent of the leading bit */
-  if (top > 1023) return HUGE_VAL;
-  long prec = 53;
-  if (top < -1022) prec = 53 - (-1022 - top);  /* subnormal: fewer bits */
+  if (top > emax) return HUGE_VAL;
+  long prec = bits_fmt;
+  if (top < emin) prec = bits_fmt - (emin - top);  /* subnormal: fewer bits */
   if (prec < 0) return 0.0;
   if (bits <= prec) return ldexp(mpz_get_d(n), (int)e);
   long drop = bits - prec;
@@ -430,17 +439,18 @@ static double round_scaled(mpz_srcptr n, long e, bool sticky) {
   bool half = mpz_tstbit(n, (mp_bitcnt_t)(drop - 1));
   bool rest = sticky || mpz_scan1(n, 0) < (mp_bitcnt_t)(drop - 1);
   if (half && (rest || (mant & 1))) mant++;
-  return ldexp((double)mant, (int)(e + drop));
+  double d = ldexp((double)mant, (int)(e + drop));
+  return single && d > FLT_MAX ? HUGE_VAL : d;
 }
 
 /* Correctly rounded, unlike mpz_get_d which truncates. */
-static double big_to_double(mpz_srcptr z) {
+static double big_to_format(mpz_srcptr z, bool single) {
   mpz_t a;
-  double d = round_scaled(zabs(a, z), 0, false);
+  double d = round_scaled(zabs(a, z), 0, false, single);
   return mpz_sgn(z) < 0 ? -d : d;
 }
 
-static double ratio_to_double(mpq_srcptr q) {
+static double ratio_to_format(mpq_srcptr q, bool single) {
   mpz_t na;
   mpz_srcptr num = zabs(na, mpq_numref(q)), den = mpq_denref(q);
   /* Scale so that the integer quotient has 55 or 56 bits: enough for a
@@ -456,21 +466,38 @@ static double ratio_to_double(mpq_srcptr q) {
     mpz_mul_2exp(t, den, (mp_bitcnt_t)-k);
     mpz_tdiv_qr(t, r, num, t);
   }
-  double d = round_scaled(t, -k, mpz_sgn(r) != 0);
+  double d = round_scaled(t, -k, mpz_sgn(r) != 0, single);
   mpz_clear(t);
   mpz_clear(r);
   return mpq_sgn(q) < 0 ? -d : d;
 }
 
-double jt_to_double(jt_State *S, jt_V v) {
-  double d;
+/* A real in the double format, or with `single` rounded once to the
+** single-float format (a float argument is rounded from its own value).
+** Infinite past the format's range. */
+static double real_to_format(jt_State *S, jt_V v, bool single) {
   switch (kind_of(S, v, JT_SYM(S, REAL))) {
-  case NK_FIX: return (double)jt_fixval(v);
-  case NK_FLOAT: return jt_floatval(v);
-  case NK_BIG: d = big_to_double(jt_big_(v)->z); break;
-  default: d = ratio_to_double(jt_ratio_(v)->q); break;
+  case NK_FIX: {
+    intptr_t i = jt_fixval(v);
+    if (!single || (i < ((intptr_t)1 << 53) && i > -((intptr_t)1 << 53))) {
+      double d = (double)i;
+      return single ? (double)(float)d : d;   /* exact in a double: one rounding */
+    }
+    mpz_t z;
+    mpz_init_set_si(z, (long)i);
+    double d = big_to_format(z, true);
+    mpz_clear(z);
+    return d;
   }
-  if (isinf(d)) overflow(S, "FLOAT", v, JT_NOVALUE);
+  case NK_FLOAT: return single ? (double)(float)jt_floatval(v) : jt_floatval(v);
+  case NK_BIG: return big_to_format(jt_big_(v)->z, single);
+  default: return ratio_to_format(jt_ratio_(v)->q, single);
+  }
+}
+
+double jt_to_double(jt_State *S, jt_V v) {
+  double d = real_to_format(S, v, false);
+  if (isinf(d) && !jt_isfloat(v)) overflow(S, "FLOAT", v, JT_NOVALUE);
   return d;
 }
 
@@ -1638,13 +1665,13 @@ static double real_log(jt_State *S, jt_V x) {
   long e1, e2 = 0;
   double m1, m2 = 1.0;
   if (k == NK_BIG) {
-    double d = big_to_double(jt_big_(x)->z);
+    double d = big_to_format(jt_big_(x)->z, false);
     if (isfinite(d)) return log(d);
     m1 = mpz_get_d_2exp(&e1, jt_big_(x)->z);
   } else {
     m1 = mpz_get_d_2exp(&e1, mpq_numref(jt_ratio_(x)->q));
     m2 = mpz_get_d_2exp(&e2, mpq_denref(jt_ratio_(x)->q));
-    double d = ratio_to_double(jt_ratio_(x)->q);
+    double d = ratio_to_format(jt_ratio_(x)->q, false);
     if (d != 0 && isfinite(d)) return log(d);
   }
   return log(m1) - log(m2) + (double)(e1 - e2) * M_LN2;
@@ -1755,8 +1782,8 @@ JT_FN(f_float) {
 
 jt_V jt_num_to_float(jt_State *S, jt_V x, bool single) {
   if (jt_isfloat(x) && jt_issingle(x) == single) return x;
-  double d = jt_to_double(S, check_real(S, x));
-  if (single && !isfinite((double)(float)d)) nonfinite(S, d, "COERCE", x, JT_NOVALUE);
+  double d = real_to_format(S, check_real(S, x), single);
+  if (!isfinite(d)) nonfinite(S, d, "COERCE", x, JT_NOVALUE);
   return jt_make_float_as(S, d, single);
 }
 

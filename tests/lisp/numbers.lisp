@@ -372,4 +372,11 @@
 (is-eql (fround -0.5d0) 0d0)
 (is-eql (ftruncate -0.5d0) -0d0)
 
+;; A rational becomes a single-float by one rounding to 24 bits (never
+;; through a double, which can round twice).
+(is-eql (float 1/122973646535740270 1f0) 8.131823f-18)
+(is-eql (float 36028797018963971 1f0) 3.6028797f16)
+(is-eql (float (- (expt 2 24) 1/2) 1f0) 1.6777216f7)
+(is (= (float (rationalize 8.131823f-18) 1f0) 8.131823f-18))
+(signals floating-point-overflow (float (expt 10 40) 1f0))
 (done)
