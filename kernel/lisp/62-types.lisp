@@ -173,7 +173,7 @@
       (let ((up (upgraded-complex-part-type part)))
         (case up
           (rational 1) ((single-float short-float) 2) ((double-float long-float) 4)
-          (float 6) (real 7)
+          (float 6) (real 7) ((nil) 0)
           (t (throw '%ty-unknown :unknown))))))
 
 (defun %ty-standard-class-name (c)
@@ -345,9 +345,10 @@
 
 ;; A complex's parts are both rational, both single-floats or both
 ;; double-floats: the part type that holds every part of type TYPESPEC is
-;; the smallest of RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT, FLOAT and REAL that
-;; contains it (REAL when that cannot be told).
+;; the smallest of NIL (no parts), RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT,
+;; FLOAT and REAL that contains it (REAL when that cannot be told).  The
+;; order keeps upgrading monotonic: a subtype upgrades to a subtype.
 (defun upgraded-complex-part-type (typespec &optional environment)
-  "(upgraded-complex-part-type typespec &optional environment) RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT, FLOAT or REAL."
-  (dolist (up '(rational single-float double-float float) 'real)
+  "(upgraded-complex-part-type typespec &optional environment) NIL, RATIONAL, SINGLE-FLOAT, DOUBLE-FLOAT, FLOAT or REAL."
+  (dolist (up '(nil rational single-float double-float float) 'real)
     (if (subtypep typespec up environment) (return up))))

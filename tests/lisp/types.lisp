@@ -84,10 +84,13 @@
 (is-eql (kind-of (make-array '(2 2))) :array)
 (is-eql (kind-of 3) :other)
 
-;; The upgraded part type contains the part type.
+;; The upgraded part type contains the part type, and upgrading keeps
+;; subtypes subtypes (NIL, which has no parts, upgrades to NIL).
 (dolist (tp '(integer ratio single-float double-float float real (integer 0 10) (float 0.0 1.0) nil))
   (is (subtypep tp (upgraded-complex-part-type tp))))
 (is (subtypep '(complex single-float) '(complex float)))
 (is (typep (complex 1.0 2.0) '(complex float)))
 (is (not (typep (complex 1 2) '(complex float))))
+(is (null (upgraded-complex-part-type nil)))
+(is (subtypep (upgraded-complex-part-type 'integer) (upgraded-complex-part-type 'real)))
 (done)
