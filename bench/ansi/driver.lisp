@@ -5,15 +5,17 @@
 ;;;; bench/ansi/run.sh loads this file, then a generated file that calls
 ;;;; ANSI-LOAD on each support file -- rt-package.lsp, rt.lsp, the test
 ;;;; package, the auxiliary files and notes.lsp, in the order of the suite's
-;;;; gclload1.lsp -- and ANSI-RUN-FILE on one test file, each with the file's
-;;;; text as a string (the Lisp under test needs no file system).  Every
-;;;; top-level form is read and evaluated on its own, so a form that does not
-;;;; read or fails is counted and skipped.  The test file's DEFTESTs are rt's:
-;;;; they enter rt's database, and after the whole file has loaded each one
-;;;; runs through rt's DO-ENTRY (rt's evaluation, rt's comparison by
-;;;; EQUALP-WITH-CASE), in order, reported on a line of its own:
+;;;; gclload1.lsp -- and ANSI-RUN-FILES on the test files of a chapter, each
+;;;; with the file's text as a string (the Lisp under test needs no file
+;;;; system).  Every top-level form is read and evaluated on its own, so a
+;;;; form that does not read or fails is counted and skipped.  The test
+;;;; files' DEFTESTs are rt's: they enter rt's database, and after all the
+;;;; files have loaded each test runs through rt's DO-ENTRY (rt's evaluation,
+;;;; rt's comparison by EQUALP-WITH-CASE), in order, reported on a line of
+;;;; its own, with the file that defined it:
 ;;;;
-;;;;   @@ANSI PASS <name>   @@ANSI FAIL <name> <why>   @@ANSI DISABLED <name>
+;;;;   @@ANSI PASS <file> <name>   @@ANSI FAIL <file> <name> <why>
+;;;;   @@ANSI DISABLED <file> <name>
 ;;;;
 ;;;; A test carrying a note that is disabled is not run and not counted, as
 ;;;; rt's DO-TESTS leaves it out.  notes.lsp disables notes by implementation
@@ -35,9 +37,9 @@
     (substitute #\Space #\Newline
                 (subseq text 0 (min limit (length text))))))
 
-(defun ansi-report (name ok why)
+(defun ansi-report (file name ok why)
   (let ((*print-pretty* nil))
-    (format t "~%@@ANSI ~a ~a~@[ ~a~]~%" (if ok "PASS" "FAIL") name why)
+    (format t "~%@@ANSI ~a ~a ~a~@[ ~a~]~%" (if ok "PASS" "FAIL") file name why)
     (finish-output)))
 
 (defun ansi-eval (form)
@@ -123,16 +125,17 @@
   (declare (ignore name))
   (ansi-each-form text #'ansi-eval))
 
-;; Run one of rt's entries; report it.  rt's DO-ENTRY catches the errors a
-;; test signals; a serious condition that is not an error (a limit) is
-;; caught here.  It returns the test's name when it passed.
-(defun ansi-run-entry (entry)
+;; Run one of rt's entries, of test file FILE; report it.  rt's DO-ENTRY
+;; catches the errors a test signals; a serious condition that is not an
+;; error (a limit) is caught here.  It returns the test's name when it
+;; passed.
+(defun ansi-run-entry (entry file)
   (let* ((key (symbol-name (funcall (ansi-rt "NAME") entry)))
          (report (make-string-output-stream)))
     (cond ((funcall (ansi-rt "HAS-DISABLED-NOTE") entry)
-           (format t "~%@@ANSI DISABLED ~a~%" key))
+           (format t "~%@@ANSI DISABLED ~a ~a~%" file key))
           ((member key *ansi-skip* :test #'string=)
-           (ansi-report key nil "skipped: it did not finish in an earlier run"))
+           (ansi-report file key nil "skipped: it did not finish in an earlier run"))
           (t
            (let ((ok (handler-case
                          (let ((*print-pretty* nil))
@@ -140,20 +143,33 @@
                        (serious-condition (c)
                          (format report "~a: ~a" (type-of c) (ansi-describe c))
                          nil))))
-             (ansi-report key ok
+             (ansi-report file key ok
                           (unless ok
                             ;; rt's report: the form, expected and actual values
                             (ansi-describe (get-output-stream-string report) 1000))))))))
 
-;; As the suite's harness does: the file's forms are evaluated as they come
-;; (its DEFTESTs fill rt's database, emptied first), then its tests run in
-;; the order they were defined.
-(defun ansi-run-file (name text)
-  (declare (ignore name))
+;; As the suite's harness does for a chapter: the test files' forms are
+;; evaluated as they come, file after file, in one image (a file's macros
+;; and definitions serve the files after it), their DEFTESTs filling rt's
+;; database (emptied first); then every test runs in the order it was
+;; defined.  FILES is a list of (name . text).  Before running, the plan:
+;; "@@ANSI TEST <file> <name>" for each test, in order.
+(defun ansi-run-files (files)
   (funcall (ansi-rt "REM-ALL-TESTS"))
-  (ansi-each-form text #'ansi-eval)
-  (dolist (entry (cdr (symbol-value (ansi-rt "*ENTRIES*"))))
-    (ansi-run-entry entry)))
+  (let ((file-of (make-hash-table :test #'eq)) (plan nil))
+    (dolist (f files)
+      (format t "~%@@ANSI LOADING ~a~%" (car f))   ; progress for the runner
+      (finish-output)
+      (ansi-each-form (cdr f) #'ansi-eval)
+      (dolist (entry (cdr (symbol-value (ansi-rt "*ENTRIES*"))))
+        (unless (gethash entry file-of) (setf (gethash entry file-of) (car f)))))
+    (dolist (entry (cdr (symbol-value (ansi-rt "*ENTRIES*"))))
+      (let ((file (or (gethash entry file-of) "?")))
+        (push (cons entry file) plan)
+        (format t "~%@@ANSI TEST ~a ~a~%" file (symbol-name (funcall (ansi-rt "NAME") entry)))))
+    (finish-output)
+    (dolist (p (nreverse plan))
+      (ansi-run-entry (car p) (cdr p)))))
 
 ;; What the suite's package files expect of its loader: a COMPILE-AND-LOAD
 ;; in the user package that the test package imports.  The runner loads

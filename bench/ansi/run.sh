@@ -4,19 +4,22 @@
 #
 #   bench/ansi/run.sh [--suite DIR] [--lisp jiti|sbcl] [--jiti PATH]
 #                     [--chapters a,b,...] [--files x.lsp,...] [--timeout S]
-#                     [--keep DIR] [--reference DIR] [--verbose]
+#                     [--stall S] [--keep DIR] [--reference DIR] [--verbose]
 #
 # The suite is not part of this repository.  It is found at run time:
 # --suite DIR (a checkout), else $ANSI_TEST_DIR, else $ANSI_TEST_GIT (a git
 # directory, exported with git archive), else it is cloned from GitHub into
 # ${XDG_CACHE_HOME:-~/.cache}/jiti/ansi-test.
 #
-# Each test file runs in a fresh process: driver.lisp, then a generated file
-# holding the support files and the test file as strings.  A process that
-# does not finish within the timeout is run again without the test it was
-# in (that test fails), so one hanging test costs only itself.  Tests named
-# by "(deftest NAME" in a file but never reported count as failed; tests
-# left out by a disabled note (see driver.lisp) are not counted.
+# Each chapter runs in a fresh process, as the suite's own harness runs it:
+# driver.lisp, then a generated file holding the support files and the
+# chapter's test files (those its load.lsp loads, nested load files
+# followed) as strings.  A process that prints nothing for --stall seconds
+# (default 30), or runs past --timeout seconds plus 5 per test file, is
+# run again without the test it was in (that test fails), so one hanging
+# test costs only itself.  Tests named by "(deftest NAME" in a file but
+# never reported count as failed; tests left out by a disabled note (see
+# driver.lisp) are not counted.
 # Output: one line per chapter (passed/total, %), then the total; per-test
 # results in --keep DIR (default: a temporary directory, removed).  --files
 # runs only those test files of the chapters; --verbose keeps each run's
@@ -35,12 +38,13 @@ lisp=jiti
 jiti="$ROOT/build/jiti"
 suite="${ANSI_TEST_DIR:-}"
 timeout_s=120
+stall=30
 keep=""
 files=""
 verbose=""
 reference=""
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
     --jiti) jiti=${2:?}; shift 2 ;;
     --chapters) chapters=${2:?}; shift 2 ;;
     --timeout) timeout_s=${2:?}; shift 2 ;;
+    --stall) stall=${2:?}; shift 2 ;;
     --keep) keep=${2:?}; shift 2 ;;
     --reference) reference=${2:?}; shift 2 ;;
     --files) files=,${2:?},; shift 2 ;;
@@ -93,9 +98,10 @@ lisp_string() { printf '"'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' "$1"; printf '"'
 # the notes.
 COMMON="rt-package.lsp rt.lsp cl-test-package.lsp auxiliary/ansi-aux-macros.lsp universe.lsp auxiliary/random-aux.lsp auxiliary/ansi-aux.lsp cl-symbol-names.lsp notes.lsp"
 
-# gen CHAPTER TESTFILE SKIPFILE > generated file
+# gen CHAPTER SKIPFILE TESTFILE... > generated file
 gen() {
-  local chapter=$1 file=$2 skip=$3 f
+  local chapter=$1 skip=$2 f
+  shift 2
   printf '(setq cl-user::*ansi-skip* (quote ('
   [ -s "$skip" ] && sed 's/.*/"&"/' "$skip" | tr '\n' ' '
   printf ')))\n'
@@ -107,14 +113,30 @@ gen() {
   for f in $(aux_files "$chapter"); do
     printf '(cl-user::ansi-load "%s" ' "$f"; lisp_string "$suite/$f"; printf ')\n'
   done
-  printf '(cl-user::ansi-run-file "%s" ' "$file"; lisp_string "$suite/$chapter/$file"; printf ')\n'
-  printf '(cl-user::ansi-done)\n'
+  printf '(cl-user::ansi-run-files (list'
+  for f in "$@"; do
+    printf ' (cons "%s" ' "$f"; lisp_string "$suite/$chapter/$f"; printf ')\n'
+  done
+  printf '))\n(cl-user::ansi-done)\n'
 }
 
-# Support files a chapter's load.lsp compile-and-loads.
+# The load files of a chapter: its load.lsp and those it loads in turn
+# (printer's format/load.lsp), paths relative to the chapter.
+load_files() {
+  local ch=$1 lf=${2:-load.lsp} f
+  echo "$lf"
+  for f in $(grep -o '(load\(-here\)\? "[^"]*load\.lsp")' "$suite/$ch/$lf" | sed 's/.*"\(.*\)")/\1/'); do
+    load_files "$ch" "$f"
+  done
+}
+
+# Support files a chapter's load files compile-and-load.
 aux_files() {
-  grep -o 'compile-and-load "ANSI-TESTS:AUX;[^"]*"' "$suite/$1/load.lsp" |
-    sed 's/.*AUX;\([^"]*\)"/auxiliary\/\1/'
+  local lf
+  for lf in $(load_files "$1"); do
+    grep -o 'compile-and-load "ANSI-TESTS:AUX;[^"]*"' "$suite/$1/$lf" |
+      sed 's/.*AUX;\([^"]*\)"/auxiliary\/\1/'
+  done
 }
 
 # The tests a file names ("(deftest NAME" at the start of a line), outside
@@ -130,69 +152,94 @@ named_tests() {
          print out }' "$1" | grep -ao '^(deftest [^ )]*' | awk '{print toupper($2)}'
 }
 
-# Test files a chapter's load.lsp loads, in order.
+# Test files a chapter's load files load, in order (a nested load file is
+# replaced by the files it loads).
 test_files() {
-  grep -o '(load\(-here\)\? "[^"]*\.lsp")' "$suite/$1/load.lsp" | sed 's/.*"\(.*\)")/\1/'
+  local ch=$1 lf=${2:-load.lsp} f
+  for f in $(grep -o '(load\(-here\)\? "[^"]*\.lsp")' "$suite/$ch/$lf" | sed 's/.*"\(.*\)")/\1/'); do
+    case $f in
+      load.lsp|*/load.lsp) test_files "$ch" "$f" ;;
+      *) echo "$f" ;;
+    esac
+  done
 }
 
+# run_one GENFILE LOG SECONDS: the run stops after SECONDS in all, or
+# after $stall seconds without a line of output (a test that hangs).
 run_one() {
-  local gen_file=$1 log=$2
+  local gen_file=$1 log=$2 limit=$3 pid size last=-1 idle=0
   case "$lisp" in
-    jiti) timeout -k 5 "$timeout_s" stdbuf -oL "$jiti" run --depth 20000 "$HERE/driver.lisp" "$gen_file" ;;
-    sbcl) timeout -k 5 "$timeout_s" sbcl --noinform --non-interactive \
+    jiti) timeout -k 5 "$limit" stdbuf -oL "$jiti" run --depth 20000 "$HERE/driver.lisp" "$gen_file" ;;
+    sbcl) timeout -k 5 "$limit" sbcl --noinform --non-interactive \
             --eval '(setf *read-default-float-format* (quote single-float))' \
             --load "$HERE/driver.lisp" --load "$gen_file" ;;
-  esac >"$log" 2>&1 </dev/null
+  esac >"$log" 2>&1 </dev/null &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+    if [ "$size" = "$last" ]; then
+      idle=$((idle + 1))
+      # (timeout passes the signal on to the Lisp)
+      if [ "$idle" -ge "$stall" ]; then pkill -TERM -P "$pid" 2>/dev/null; break; fi
+    else
+      idle=0; last=$size
+    fi
+  done
+  wait "$pid"
 }
 
 total_pass=0 total_all=0
 IFS=, read -r -a chs <<<"$chapters"
 for ch in "${chs[@]}"; do
   [ -f "$suite/$ch/load.lsp" ] || { echo "run.sh: no chapter $ch" >&2; exit 2; }
-  : >"$out/$ch.results"
+  tfs=()
   for tf in $(test_files "$ch"); do
     [ -f "$suite/$ch/$tf" ] || continue
     [ -z "$files" ] || [[ $files == *,$tf,* ]] || continue
-    skip=$work/skip
-    : >"$skip"
-    results=$work/res
-    : >"$results"
-    for attempt in 1 2 3 4 5 6 7 8; do
-      gen "$ch" "$tf" "$skip" >"$work/gen.lisp"
-      run_one "$work/gen.lisp" "$work/log"
-      rc=$?
-      grep -a '^@@ANSI \(PASS\|FAIL\) ' "$work/log" | sed 's/^@@ANSI //' >"$results"
-      grep -a '^@@ANSI DISABLED ' "$work/log" | awk '{print $3}' >"$work/disabled"
-      grep -aq '^@@ANSI ERRORS' "$work/log" && break
-      # did not finish: the test after the last one reported hung or crashed
-      last=$(grep -a '^@@ANSI \(PASS\|FAIL\|DISABLED\) ' "$work/log" | tail -n 1 | awk '{print $3}')
-      next=$(named_tests "$suite/$ch/$tf" |
-             awk -v last="$last" 'found {print; exit} $0 == last {found=1} last == "" {print; exit}')
-      [ -z "$next" ] && break
-      grep -qx "$next" "$skip" && break
-      echo "$next" >>"$skip"
-      echo "  $ch/$tf: run $attempt stopped (status $rc) in or after $next" >&2
-    done
-    # The tests of the file: those the reference run reported (a macro's
-    # tests too; not those inside #+(or) or a comment the name search
-    # takes for tests), else those named by "(deftest NAME", less those a
-    # disabled note leaves out, which rt does not count.  Each of them not
-    # reported here failed.
-    if [ -n "$reference" ] && [ -f "$reference/$ch.results" ]; then
-      awk -v f="$tf" '$1 == f && $0 !~ / not reported \(/ {print $3}' "$reference/$ch.results" | sort -u >"$work/named"
-    else
-      named_tests "$suite/$ch/$tf" | sort -u | comm -23 - <(sort -u "$work/disabled") >"$work/named"
-    fi
-    if [ -n "$reference" ] && [ -f "$reference/$ch.results" ]; then
-      # (and a test only this Lisp reads, under #-sbcl say, is not one)
-      awk 'NR == FNR {t[$1]; next} $2 in t' "$work/named" "$results" >"$work/res2"
-      mv "$work/res2" "$results"
-    fi
-    awk '{print $2}' "$results" | sort -u >"$work/seen"
-    comm -23 "$work/named" "$work/seen" | sed 's/.*/FAIL & not reported (did not read or run)/' >>"$results"
-    sed "s|^|$tf |" "$results" >>"$out/$ch.results"
-    [ -n "$verbose" ] && cp "$work/log" "$out/$ch.$tf.log"
+    tfs+=("$tf")
   done
+  # One image runs the chapter, as the suite's harness does; when a test
+  # does not finish (a hang past the time limit, a crash), the chapter runs
+  # again without it.
+  limit=$((timeout_s + 5 * ${#tfs[@]}))
+  skip=$work/skip
+  : >"$skip"
+  results=$work/res
+  for attempt in 1 2 3 4 5 6 7 8; do
+    gen "$ch" "$skip" "${tfs[@]}" >"$work/gen.lisp"
+    run_one "$work/gen.lisp" "$work/log" "$limit"
+    rc=$?
+    # FILE PASS|FAIL NAME [why]
+    grep -a '^@@ANSI \(PASS\|FAIL\) ' "$work/log" | sed 's/^@@ANSI \([A-Z]*\) \([^ ]*\) /\2 \1 /' >"$results"
+    grep -a '^@@ANSI DISABLED ' "$work/log" | awk '{print $3, $4}' >"$work/disabled"
+    grep -aq '^@@ANSI ERRORS' "$work/log" && break
+    # did not finish: the test after the last one reported hung or crashed
+    last=$(grep -a '^@@ANSI \(PASS\|FAIL\|DISABLED\) ' "$work/log" | tail -n 1 | awk '{print $4}')
+    next=$(grep -a '^@@ANSI TEST ' "$work/log" | awk '{print $4}' |
+           awk -v last="$last" 'found {print; exit} $0 == last {found=1} last == "" {print; exit}')
+    [ -z "$next" ] && break
+    grep -qx "$next" "$skip" && break
+    echo "$next" >>"$skip"
+    echo "  $ch: run $attempt stopped (status $rc) in or after $next" >&2
+  done
+  [ -n "$verbose" ] && cp "$work/log" "$out/$ch.log"
+  # The tests: those the reference run reported (a macro's tests too; not
+  # those inside #+(or) or a comment the name search takes for tests),
+  # else those each file names by "(deftest NAME", less those a disabled
+  # note leaves out, which rt does not count.  Each of them not reported
+  # here failed; a test only this Lisp reads (under #-sbcl, say) is not one.
+  if [ -n "$reference" ] && [ -f "$reference/$ch.results" ]; then
+    awk '$0 !~ / not reported \(/ {print $1, $3}' "$reference/$ch.results" | sort -u >"$work/named"
+    awk 'NR == FNR {t[$1 " " $2]; next} ($1 " " $3) in t' "$work/named" "$results" >"$work/res2"
+    mv "$work/res2" "$results"
+  else
+    for tf in "${tfs[@]}"; do named_tests "$suite/$ch/$tf" | sed "s|^|$tf |"; done | sort -u |
+      comm -23 - <(sort -u "$work/disabled") >"$work/named"
+  fi
+  awk '{print $1, $3}' "$results" | sort -u >"$work/seen"
+  comm -23 "$work/named" "$work/seen" | awk '{print $1, "FAIL", $2, "not reported (did not read or run)"}' >>"$results"
+  cp "$results" "$out/$ch.results"
   p=$(awk '$2 == "PASS"' "$out/$ch.results" | wc -l)
   n=$(wc -l <"$out/$ch.results")
   total_pass=$((total_pass + p)); total_all=$((total_all + n))
