@@ -409,11 +409,64 @@ static bool applicable(jt_State *S, jt_V m, jt_V *argv, jt_V *classes) {
   return true;
 }
 
-/* Whether m1 is more specific than m2 for arguments of these classes. */
-static bool more_specific(jt_State *S, jt_V m1, jt_V m2, jt_V *classes) {
+/* The options of a generic function's defgeneric form (NIL for an
+** implicit one); the form was a proper list when it was defined. */
+static jt_V gf_options(jt_V gf) {
+  jt_V form = GF(gf)->form;
+  if (!jt_iscons(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form)))) return JT_NIL;
+  return jt_cdr(jt_cdr(jt_cdr(form)));
+}
+
+/* The rest of the generic function's option whose keyword is `k`, or
+** JT_NOVALUE when it has none. */
+static jt_V gf_option(jt_V gf, jt_V k) {
+  int n = 0;
+  for (jt_V o = gf_options(gf); jt_iscons(o) && n < 10000; o = jt_cdr(o), n++)
+    if (jt_iscons(jt_car(o)) && jt_car(jt_car(o)) == k) return jt_cdr(jt_car(o));
+  return JT_NOVALUE;
+}
+
+/* The method combination of a generic function: (name . options), or NIL
+** for the standard one, which the C code runs itself. */
+static jt_V gf_combination(jt_State *S, jt_V gf) {
+  jt_V spec = gf_option(gf, JT_CSYM(S, K_METHOD_COMBINATION));
+  if (spec == JT_NOVALUE || (jt_car(spec) == JT_CSYM(S, STANDARD) && jt_cdr(spec) == JT_NIL)) return JT_NIL;
+  return spec;
+}
+
+#define MAX_ORDERED 64   /* required arguments an :argument-precedence-order reorders */
+
+/* The order in which the required arguments decide which method is more
+** specific: the :argument-precedence-order, else left to right (NULL). */
+static const int *gf_precedence(jt_State *S, jt_V gf, int *order) {
+  int nreq = GF(gf)->nreq;
+  jt_V apo = gf_option(gf, JT_CSYM(S, K_ARGUMENT_PRECEDENCE_ORDER));
+  if (apo == JT_NOVALUE || nreq > MAX_ORDERED) return NULL;
+  int k = 0;
+  for (; jt_iscons(apo) && k < nreq; apo = jt_cdr(apo), k++) {
+    int i = 0;
+    jt_V r = jt_car(jt_cdr(jt_cdr(GF(gf)->form)));   /* the lambda list */
+    for (; jt_iscons(r) && jt_car(r) != jt_car(apo) && i < nreq; r = jt_cdr(r)) i++;
+    if (i >= nreq) return NULL;   /* checked when defined: only a changed form gets here */
+    order[k] = i;
+  }
+  return k == nreq ? order : NULL;
+}
+
+static jt_V nth_spec(jt_V l, int i) {
+  while (i-- > 0) l = jt_cdr(l);
+  return jt_car(l);
+}
+
+/* Whether m1 is more specific than m2 for arguments of these classes,
+** comparing the arguments in `order` (NULL: left to right). */
+static bool more_specific(jt_State *S, jt_V m1, jt_V m2, jt_V *classes, const int *order, int nreq) {
   jt_V a = METH(m1)->specializers, b = METH(m2)->specializers;
-  for (int i = 0; jt_iscons(a) && jt_iscons(b); a = jt_cdr(a), b = jt_cdr(b), i++) {
-    jt_V x = jt_car(a), y = jt_car(b);
+  for (int k = 0; k < nreq && jt_iscons(a) && jt_iscons(b); k++) {
+    int i = order ? order[k] : k;
+    jt_V x = order ? nth_spec(METH(m1)->specializers, i) : jt_car(a);
+    jt_V y = order ? nth_spec(METH(m2)->specializers, i) : jt_car(b);
+    a = jt_cdr(a), b = jt_cdr(b);
     if (x == y) continue;
     if (eql_spec_p(S, x)) return true;
     if (eql_spec_p(S, y)) return false;
@@ -435,6 +488,8 @@ static jt_V compute_em(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_V *classes = S->sp;
   for (int i = 0; i < nreq; i++) { jt_V c = jt_class_of(S, argv[i]); JT_PUSH(S, c); }
   /* applicable methods, sorted most specific first (insertion sort) */
+  int order_buf[MAX_ORDERED];
+  const int *order = gf_precedence(S, base[0], order_buf);
   jt_V *ms = S->sp;
   int n = 0;
   for (jt_V l = GF(base[0])->methods; jt_iscons(l); l = jt_cdr(l)) {
@@ -442,13 +497,33 @@ static jt_V compute_em(jt_State *S, jt_V gf, int argc, jt_V *argv) {
     if (!applicable(S, m, argv, classes)) continue;
     JT_PUSH(S, m);
     int j = n++;
-    while (j > 0 && more_specific(S, m, ms[j - 1], classes)) { ms[j] = ms[j - 1]; j--; }
+    while (j > 0 && more_specific(S, m, ms[j - 1], classes, order, nreq)) { ms[j] = ms[j - 1]; j--; }
     ms[j] = m;
   }
   jt_V em;
+  jt_V comb = n ? gf_combination(S, base[0]) : JT_NIL;
   if (n == 0) {
     em = EM_NONE;
+  } else if (comb != JT_NIL) {
+    /* another combination: the library makes its effective method, a
+    ** function of the arguments (60-clos.lisp, %combined-method) */
+    jt_V ml = jt_list_from(S, n, ms);
+    JT_PUSH(S, ml);
+    jt_V f = jt_symobj(S, jt_intern(S, "%COMBINED-METHOD"))->function;
+    em = jt_funcall(S, f, 3, base[0], ml, gf_combination(S, base[0]));
+    if (!jt_is(em, JT_TCLOSURE)) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "not an effective method: %s", em);
   } else {
+    for (int i = 0; i < n; i++)
+      if (METH(ms[i])->h.flags & JT_METH_OTHER) {
+        char *q = jt_print_cstr(S, METH(ms[i])->qualifiers, true, 200);
+        char *g = jt_print_cstr(S, GF(base[0])->name, true, 200);
+        snprintf(S->msgbuf, sizeof S->msgbuf,
+                 "invalid method error: a method of %s has the qualifiers %s, but the standard method "
+                 "combination takes none or one of :before, :after and :around (give the generic function "
+                 "another combination with (:method-combination NAME) in its defgeneric)", g, q);
+        free(q); free(g);
+        jt_error(S, "%s", S->msgbuf);
+      }
     int counts[4] = {0};
     for (int i = 0; i < n; i++) counts[JT_METH_QUAL(METH(ms[i]))]++;
     if (counts[JT_METH_PRIMARY] == 0) {
@@ -608,6 +683,12 @@ static jt_V run_chain(jt_State *S, jt_V gf, jt_V chain, int argc, jt_V *argv) {
   }
   if (jt_isvector(chain)) return run_inner(S, gf, chain, argc, argv);
   if (chain == EM_NONE) return no_method(S, gf, JT_GENERIC(S, NO_APPLICABLE_METHOD), argc, argv);
+  if (jt_is(chain, JT_TCLOSURE)) {   /* another combination's effective method */
+    JT_PUSH(S, chain);
+    jt_V r = apply_copy(S, chain, argc, argv);
+    JT_POP(S, 1);
+    return r;
+  }
   if (chain == EM_NO_PRIMARY) {
     char *n = jt_print_cstr(S, GF(gf)->name, true, 200);
     snprintf(S->msgbuf, sizeof S->msgbuf, "there is no primary method for the generic function %s", n);
@@ -805,7 +886,11 @@ static jt_V implicit_lambda_list(jt_State *S, jt_V plain) {
   return r;
 }
 
-static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
+/* The method's role in the standard combination, or JT_METH_OTHER: its
+** qualifiers are for another combination, which judges them when it
+** computes an effective method (CLHS 7.6.6.1: an invalid qualifier is an
+** error then, not when the method is defined). */
+static unsigned qualifier_kind(jt_State *S, jt_V quals) {
   if (quals == JT_NIL) return JT_METH_PRIMARY;
   if (jt_cdr(quals) == JT_NIL) {
     jt_V q = jt_car(quals);
@@ -813,7 +898,7 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
     if (q == JT_CSYM(S, K_AFTER)) return JT_METH_AFTER;
     if (q == JT_CSYM(S, K_AROUND)) return JT_METH_AROUND;
   }
-  jt_clos_form_error(S, "the standard method combination accepts no qualifiers but :before, :after and :around", form);
+  return JT_METH_OTHER;
 }
 
 /* Whether the tree contains (function call-next-method) or (function
@@ -961,7 +1046,7 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
     base[2] = jt_cons(S, jt_car(rest), base[2]);
   if (!jt_iscons(rest)) jt_clos_form_error(S, "malformed defmethod (no lambda list)", form);
   base[2] = jt_nreverse_list(base[2]);
-  unsigned qual = qualifier_kind(S, base[2], form);
+  unsigned qual = qualifier_kind(S, base[2]);
   jt_V sll = jt_car(rest);
   jt_V body = jt_cdr(rest);
   if (!jt_clos_proper_list(sll)) jt_clos_form_error(S, "malformed specialized lambda list", form);
@@ -1196,18 +1281,30 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
       doc = jt_car(jt_cdr(opt));
       continue;
     }
-    if (k == JT_CSYM(S, K_METHOD_COMBINATION) && jt_iscons(jt_cdr(opt)) &&
-        jt_car(jt_cdr(opt)) == JT_CSYM(S, STANDARD))
+    /* (:method-combination name option...): the combination is looked up,
+    ** and judges its options, when an effective method is computed */
+    if (k == JT_CSYM(S, K_METHOD_COMBINATION) && jt_iscons(jt_cdr(opt)) && jt_issymbol(jt_car(jt_cdr(opt))) &&
+        jt_car(jt_cdr(opt)) != JT_NIL)
       continue;
     if ((k == JT_CSYM(S, K_GENERIC_FUNCTION_CLASS) &&
          jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_GENERIC_FUNCTION))->name) ||
         (k == JT_CSYM(S, K_METHOD_CLASS) && jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_METHOD))->name))
       continue;
     if (k == JT_CSYM(S, K_ARGUMENT_PRECEDENCE_ORDER)) {
-      /* only the default order (the required parameters as written) */
-      jt_V a = jt_cdr(opt), r = ll;
-      for (; jt_iscons(a) && jt_iscons(r) && jt_car(a) == jt_car(r); a = jt_cdr(a), r = jt_cdr(r)) {}
-      if (a == JT_NIL && (r == JT_NIL || lambda_keyword(S, jt_car(r)))) continue;
+      /* each required parameter once, in any order */
+      int na = 0;
+      bool ok = true;
+      for (jt_V a = jt_cdr(opt); jt_iscons(a); a = jt_cdr(a)) {
+        na++;
+        int seen = 0;
+        for (jt_V p = ll; jt_iscons(p) && !lambda_keyword(S, jt_car(p)); p = jt_cdr(p))
+          if (jt_car(p) == jt_car(a)) seen++;
+        for (jt_V b = jt_cdr(opt); b != a; b = jt_cdr(b))
+          if (jt_car(b) == jt_car(a)) seen = 0;
+        if (seen != 1) ok = false;
+      }
+      if (ok && na == info.nreq) continue;
+      jt_clos_form_error(S, ":argument-precedence-order must name each required parameter once", opt);
     }
     jt_clos_form_error(S, "unsupported defgeneric option", opt);
   }
@@ -1357,6 +1454,8 @@ JT_FN(f_compute_applicable_methods) {
   jt_V *args = base;
   jt_V *classes = S->sp;
   for (int i = 0; i < GF(gf)->nreq; i++) { jt_V c = jt_class_of(S, args[i]); JT_PUSH(S, c); }
+  int order_buf[MAX_ORDERED];
+  const int *order = gf_precedence(S, gf, order_buf);
   jt_V *ms = S->sp;
   int k = 0;
   for (jt_V l = GF(gf)->methods; jt_iscons(l); l = jt_cdr(l)) {
@@ -1364,7 +1463,7 @@ JT_FN(f_compute_applicable_methods) {
     if (!applicable(S, m, args, classes)) continue;
     JT_PUSH(S, m);
     int j = k++;
-    while (j > 0 && more_specific(S, m, ms[j - 1], classes)) { ms[j] = ms[j - 1]; j--; }
+    while (j > 0 && more_specific(S, m, ms[j - 1], classes, order, GF(gf)->nreq)) { ms[j] = ms[j - 1]; j--; }
     ms[j] = m;
   }
   jt_V r = jt_list_from(S, k, ms);
@@ -1372,7 +1471,54 @@ JT_FN(f_compute_applicable_methods) {
   return r;
 }
 
+/* (%call-method method next-methods arguments): CALL-METHOD in an
+** effective method that a method combination other than the standard one
+** made: call METHOD with ARGUMENTS, its call-next-method calling the
+** methods of NEXT-METHODS in turn. */
+JT_FN(f_call_method) {
+  JT_UNUSED_ARGS;
+  check_method(S, argv[0]);
+  jt_Walk w = jt_walk(argv[1]);
+  for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l)) check_method(S, jt_car(l));
+  jt_V *base = S->sp;
+  int n = 0;
+  jt_V l = argv[2];
+  w = jt_walk(l);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  if (n < 1 && jt_is(METH(argv[0])->gf, JT_TGENERIC) && GF(METH(argv[0])->gf)->nreq > 0) wrong_args(S, n);
+  jt_V r = call_method(S, argv[0], argv[1], n, base);
+  S->sp = base;
+  return r;
+}
+
+/* (%make-method function): MAKE-METHOD's method, of no generic function:
+** FUNCTION takes the arguments it is called with. */
+JT_FN(f_make_method) {
+  JT_UNUSED_ARGS;
+  if (!jt_is(argv[0], JT_TCLOSURE)) jt_type_error(S, argv[0], JT_SYM(S, FUNCTION));
+  return jt_method_make(S, JT_NIL, JT_NIL, JT_NIL, argv[0], 0);
+}
+
+/* (%clos-changed): a method combination was (re)defined: every effective
+** method computed before is stale. */
+JT_FN(f_clos_changed) {
+  JT_UNUSED_ARGS;
+  jt_clos_changed(S);
+  return JT_NIL;
+}
+
+/* (%generic-function-methods gf): its methods, most recently added first
+** (a fresh list). */
+JT_FN(f_gf_methods) {
+  JT_UNUSED_ARGS;
+  return jt_list_copy(S, GF(check_gf(S, argv[0]))->methods);
+}
+
 static const jt_Reg gf_fns[] = {
+  {"%CALL-METHOD", f_call_method, 3, 3, "(%call-method method next-methods arguments) Call METHOD with ARGUMENTS, its next methods NEXT-METHODS."},
+  {"%MAKE-METHOD", f_make_method, 1, 1, "(%make-method function) A method of no generic function that calls FUNCTION."},
+  {"%CLOS-CHANGED", f_clos_changed, 0, 0, "(%clos-changed) Forget every effective method computed so far."},
+  {"%GENERIC-FUNCTION-METHODS", f_gf_methods, 1, 1, "(%generic-function-methods gf) The methods of GF."},
   {"%DEFGENERIC", f_defgeneric, 1, 1, "(%defgeneric form) Define a generic function from a defgeneric form."},
   {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
   {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},
