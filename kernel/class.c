@@ -631,6 +631,29 @@ static void compute_slots(jt_State *S, jt_V cls) {
   S->sp = base;
 }
 
+/* make-instances-obsolete: the class's instances take a new wrapper of
+** the same slots, so each is updated (update-instance-for-redefined-class,
+** nothing added or discarded) at its next use; those in the world's managed
+** state now, inside the transaction, as after a redefinition. */
+void jt_class_make_obsolete(jt_State *S, jt_V cls) {
+  if (JT_CLASS_KIND(CLS(cls)) != JT_CLASS_STANDARD || !jt_isvector(CLS(cls)->wrapper)) return;
+  if (CLS(cls)->h.flags & JT_CLASS_LOCKED) {
+    char *n = jt_print_cstr(S, CLS(cls)->name, true, 100);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "cannot make the instances of the built-in class %s obsolete", n);
+    free(n);
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "%s", S->msgbuf);
+  }
+  jt_V *base = S->sp;
+  JT_PUSH(S, cls);
+  jt_V w = jt_make_vector(S, JT_W_COUNT, JT_NIL);
+  jt_V ow = CLS(base[0])->wrapper;
+  for (int i = 0; i < JT_W_COUNT; i++) jt_vec_(w)->items[i] = jt_vec_(ow)->items[i];
+  JT_SET(S, base[0], CLS(base[0])->wrapper, w);
+  jt_clos_changed(S);
+  jt_world_update_instances(S);
+  S->sp = base;
+}
+
 /* Compute one standard class.  A class with a forward-referenced
 ** superclass stays unfinalized (it can have no instances yet). */
 static void finalize_one(jt_State *S, jt_V cls) {

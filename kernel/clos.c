@@ -453,6 +453,24 @@ JT_FN(f_class_name) {
   return CLS(argv[0])->name;
 }
 
+/* (make-instances-obsolete class) => class */
+JT_FN(f_make_instances_obsolete) {
+  JT_UNUSED_ARGS;
+  jt_V c = argv[0];
+  if (jt_issymbol(c)) {
+    c = jt_find_class(S, c);
+    if (c == JT_NIL) {
+      char *n = jt_print_cstr(S, argv[0], true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf, "make-instances-obsolete: there is no class named %s", n);
+      free(n);
+      jt_error(S, "%s", S->msgbuf);
+    }
+  }
+  if (!jt_is(c, JT_TCLASS)) jt_type_error(S, c, CLS(JT_CLASS(S, CLASS))->name);
+  jt_class_make_obsolete(S, c);
+  return argv[0];
+}
+
 JT_FN(f_slot_value) { return jt_slot_get(S, argv[0], argv[1]); }
 JT_FN(f_set_slot_value) { jt_slot_set(S, argv[0], argv[1], argv[2]); return argv[2]; }
 JT_FN(f_slot_boundp) { return jt_bool(jt_slot_boundp(S, argv[0], argv[1])); }
@@ -637,6 +655,8 @@ static const jt_Reg clos_fns[] = {
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
   {"CLASS-NAME", f_class_name, 1, 1, "(class-name class) The name of CLASS."},
+  {"MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
+   "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use."},
   {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) The value of a slot of an instance, structure or condition."},
   {"%SET-SLOT-VALUE", f_set_slot_value, 3, 3, "(%set-slot-value object slot-name value) Write a slot."},
   {"SLOT-BOUNDP", f_slot_boundp, 2, 2, "(slot-boundp instance slot-name) True if the slot has a value."},

@@ -1507,18 +1507,19 @@ JT_FN(f_clos_changed) {
   return JT_NIL;
 }
 
-/* (%generic-function-methods gf): its methods, most recently added first
-** (a fresh list). */
-JT_FN(f_gf_methods) {
+/* (%generic-function-definition gf) => its defgeneric form (NIL when
+** defmethod made it), its lambda list (ensure-generic-function). */
+JT_FN(f_gf_definition) {
   JT_UNUSED_ARGS;
-  return jt_list_copy(S, GF(check_gf(S, argv[0]))->methods);
+  jt_V vals[2] = {GF(check_gf(S, argv[0]))->form, GF(argv[0])->lambda_list};
+  return jt_values(S, 2, vals);
 }
 
 static const jt_Reg gf_fns[] = {
   {"%CALL-METHOD", f_call_method, 3, 3, "(%call-method method next-methods arguments) Call METHOD with ARGUMENTS, its next methods NEXT-METHODS."},
   {"%MAKE-METHOD", f_make_method, 1, 1, "(%make-method function) A method of no generic function that calls FUNCTION."},
   {"%CLOS-CHANGED", f_clos_changed, 0, 0, "(%clos-changed) Forget every effective method computed so far."},
-  {"%GENERIC-FUNCTION-METHODS", f_gf_methods, 1, 1, "(%generic-function-methods gf) The methods of GF."},
+  {"%GENERIC-FUNCTION-DEFINITION", f_gf_definition, 1, 1, "(%generic-function-definition gf) Its defgeneric form and lambda list."},
   {"%DEFGENERIC", f_defgeneric, 1, 1, "(%defgeneric form) Define a generic function from a defgeneric form."},
   {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
   {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},

@@ -147,6 +147,9 @@ jt_V jt_class_builtin(jt_State *S, const char *name, jt_V supers, int kind);
 ** from the world's managed state (jt_class_migrate_world). */
 jt_V jt_class_define(jt_State *S, jt_V form, bool lazy);
 
+/* make-instances-obsolete of a standard class (others: nothing). */
+void jt_class_make_obsolete(jt_State *S, jt_V cls);
+
 /* Instances. */
 jt_V jt_instance_make(jt_State *S, jt_V cls);     /* allocate-instance: all unbound */
 /* The instance's slot vector after bringing it up to date with its class
