@@ -471,6 +471,14 @@ JT_FN(f_make_instances_obsolete) {
   return argv[0];
 }
 
+/* (%class-slot-names class) The names of the slots of a standard class's
+** instances, :class ones too (make-load-form-saving-slots). */
+JT_FN(f_class_slot_names) {
+  JT_UNUSED_ARGS;
+  if (!jt_is(argv[0], JT_TCLASS)) jt_type_error(S, argv[0], CLS(JT_CLASS(S, CLASS))->name);
+  return jt_class_slot_names(S, argv[0], false);
+}
+
 JT_FN(f_slot_value) { return jt_slot_get(S, argv[0], argv[1]); }
 JT_FN(f_set_slot_value) { jt_slot_set(S, argv[0], argv[1], argv[2]); return argv[2]; }
 JT_FN(f_slot_boundp) { return jt_bool(jt_slot_boundp(S, argv[0], argv[1])); }
@@ -655,6 +663,7 @@ static const jt_Reg clos_fns[] = {
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
   {"CLASS-NAME", f_class_name, 1, 1, "(class-name class) The name of CLASS."},
+  {"%CLASS-SLOT-NAMES", f_class_slot_names, 1, 1, "(%class-slot-names class) The slot names of CLASS's instances."},
   {"MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
    "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use."},
   {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) The value of a slot of an instance, structure or condition."},

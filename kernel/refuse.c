@@ -24,7 +24,6 @@
                  "and the pause is answered through the protocol"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
-#define LOADFORM "there is no file compiler to write load forms for"
 #define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
@@ -69,8 +68,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"MAKE-BROADCAST-STREAM", COMPOUND},
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
   {"MAKE-ECHO-STREAM", COMPOUND},
-  {"MAKE-LOAD-FORM", LOADFORM},
-  {"MAKE-LOAD-FORM-SAVING-SLOTS", LOADFORM},
   {"MAKE-PATHNAME", PATHNAMES},
   {"MAKE-SYNONYM-STREAM", COMPOUND},
   {"MAKE-TWO-WAY-STREAM", COMPOUND},

@@ -132,3 +132,36 @@
                             class of that name instead)"
            :format-arguments (list class new-value)))
   new-value)
+
+;; make-load-form: what a program defines for its own classes; the default
+;; methods refuse, as the standard's do.  make-load-form-saving-slots makes
+;; the two forms that rebuild an instance or structure from its slots.
+(defgeneric make-load-form (object &optional environment)
+  (:method ((object standard-object) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: ~S has no load form (define a make-load-form method for its class, e.g. with ~
+            make-load-form-saving-slots)" object))
+  (:method ((object structure-object) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: ~S has no load form (define a make-load-form method for its structure, e.g. with ~
+            make-load-form-saving-slots)" object))
+  (:method ((object condition) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: the condition ~S has no load form" object)))
+
+(defun make-load-form-saving-slots (object &key (slot-names nil slot-names-p) environment)
+  (declare (ignore environment))
+  (let* ((class (class-of object))
+         (structure (typep object 'structure-object))
+         (names (if slot-names-p
+                    slot-names
+                    (if structure (%structure-slot-names (class-name class)) (%class-slot-names class)))))
+    (values (if structure
+                `(copy-structure ',object)
+                `(allocate-instance (find-class ',(class-name class))))
+            `(progn
+               ,@(mapcar (lambda (s)
+                           (if (slot-boundp object s)
+                               `(setf (slot-value ',object ',s) ',(slot-value object s))
+                               `(slot-makunbound ',object ',s)))
+                         names)))))
