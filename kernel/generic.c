@@ -1281,11 +1281,15 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
       doc = jt_car(jt_cdr(opt));
       continue;
     }
-    /* (:method-combination name option...): the combination is looked up,
-    ** and judges its options, when an effective method is computed */
+    /* (:method-combination name option...): the combination must exist and
+    ** accept the options (61-combination.lisp); it is looked up again when
+    ** an effective method is computed */
     if (k == JT_CSYM(S, K_METHOD_COMBINATION) && jt_iscons(jt_cdr(opt)) && jt_issymbol(jt_car(jt_cdr(opt))) &&
-        jt_car(jt_cdr(opt)) != JT_NIL)
+        jt_car(jt_cdr(opt)) != JT_NIL) {
+      if (jt_car(jt_cdr(opt)) != JT_CSYM(S, STANDARD) || jt_cdr(jt_cdr(opt)) != JT_NIL)
+        jt_funcall(S, jt_symobj(S, jt_intern(S, "%CHECK-METHOD-COMBINATION"))->function, 1, jt_cdr(opt));
       continue;
+    }
     if ((k == JT_CSYM(S, K_GENERIC_FUNCTION_CLASS) &&
          jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_GENERIC_FUNCTION))->name) ||
         (k == JT_CSYM(S, K_METHOD_CLASS) && jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_METHOD))->name))

@@ -93,9 +93,9 @@
       (error "the generic function ~S uses the method combination ~S, which is not defined ~
               (define it with DEFINE-METHOD-COMBINATION, or name another in its defgeneric)"
              gf (car spec)))
-    (let ((form (funcall (nth 2 definition) gf methods (cdr spec)))
-          (arguments (nth 3 definition))
-          (args (make-symbol "ARGS")))
+    (multiple-value-bind (form symbols) (funcall (nth 2 definition) gf methods (cdr spec))
+     (let ((arguments (nth 3 definition))
+           (args (make-symbol "ARGS")))
       (eval `(function
               (lambda (&rest ,args)
                 (declare (ignorable ,args))
@@ -105,8 +105,15 @@
                              (declare (ignore form))
                              (error "MAKE-METHOD is only meaningful as an argument of CALL-METHOD")))
                   ,(if arguments
-                       `(let* ,(%em-argument-bindings arguments args) ,form)
-                       form))))))))
+                       ;; the symbols the body was given for the :arguments
+                       ;; variables are bound to the arguments
+                       (let* ((bindings (%em-argument-bindings arguments args))
+                              (renames (mapcar #'cons (mapcar #'car bindings) symbols)))
+                         `(let* ,(mapcar (lambda (b) (list (cdr (assoc (car b) renames))
+                                                           (sublis renames (car (cdr b)))))
+                                         bindings)
+                            ,form))
+                       form)))))))))
 
 ;; The short form: primary methods qualified by the combination's name, run
 ;; as (OPERATOR (call-method m1) (call-method m2) ...), most specific first
@@ -198,16 +205,20 @@
                   (required (getf spec :required nil)))
               (push `(,var (%order-group (nth ,i ,grouped) ,order ,required ',var)) binds))
             (incf i)))
-        (values
-         `(lambda (,gf ,ms ,options)
-            (declare (ignorable ,gf))
-            (apply (lambda ,lambda-list
-                     (let* (,@(if gf-var `((,gf-var ,gf)) nil)
-                            (,grouped (%group-methods ,ms (list ,@(reverse matchers))))
-                            ,@(reverse binds))
-                       ,@body))
-                   ,options))
-         arguments doc)))))
+        ;; the :arguments variables are bound, in the body, to symbols that
+        ;; the effective method form uses to reach the arguments
+        (let ((argument-vars (mapcar #'car (%em-argument-bindings arguments nil))))
+          (values
+           `(lambda (,gf ,ms ,options)
+              (declare (ignorable ,gf))
+              (apply (lambda ,lambda-list
+                       (let* (,@(if gf-var `((,gf-var ,gf)) nil)
+                              ,@(mapcar (lambda (v) `(,v (make-symbol ,(symbol-name v)))) argument-vars)
+                              (,grouped (%group-methods ,ms (list ,@(reverse matchers))))
+                              ,@(reverse binds))
+                         (values (progn ,@body) (list ,@argument-vars))))
+                     ,options))
+           arguments doc))))))
 
 ;; (define-method-combination name [:operator op] [:identity-with-one-argument
 ;; bool] [:documentation doc]) or (define-method-combination name lambda-list
@@ -245,6 +256,27 @@
           (%set-method-combination name (list :long doc (%definition-function lam) arguments))))
     (%record-definition :method-combination name whole)
     name))
+
+;; What a defgeneric's (:method-combination name option...) is checked
+;; against when the generic function is defined.
+(defun %check-method-combination (spec)
+  (let ((definition (%method-combination (car spec))))
+    (cond ((eq (car spec) 'standard)
+           (error 'program-error :format-control "the STANDARD method combination takes no options, not ~S"
+                                 :format-arguments (list (cdr spec))))
+          ((null definition)
+           (error 'program-error
+                  :format-control "there is no method combination named ~S (define it with ~
+                                   DEFINE-METHOD-COMBINATION before the generic functions that use it)"
+                  :format-arguments (list (car spec))))
+          ((and (eq (car definition) :short)
+                (not (or (null (cdr spec))
+                         (and (member (car (cdr spec)) '(:most-specific-first :most-specific-last))
+                              (null (cdr (cdr spec)))))))
+           (error 'program-error
+                  :format-control "the ~S method combination takes one option, :most-specific-first or ~
+                                   :most-specific-last, not ~S"
+                  :format-arguments (list (car spec) (cdr spec)))))))
 
 (defun %method-combination-documentation (name)
   (nth 1 (%method-combination name)))
