@@ -1160,7 +1160,8 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
   prev->wrapper = jt_inst_(base[0])->wrapper;
   prev->slots = base[3];
   JT_PUSH(S, (jt_V)prev);                          /* base[4] */
-  /* local slots present in both keep their values */
+  /* local slots present in both keep their values, and so does a slot
+  ** shared in the old class that is local in the new one */
   jt_V nw = jt_inst_(base[2])->wrapper, ow = jt_inst_(base[0])->wrapper;
   jt_V nslots = jt_inst_(base[2])->slots;
   jt_V added = JT_NIL;
@@ -1171,7 +1172,12 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
     nslots = jt_inst_(base[2])->slots;
     jt_V name = jt_vec_(jt_vec_(nw)->items[JT_W_NAMES])->items[i];
     int j = name_index(jt_vec_(ow)->items[JT_W_NAMES], name);
+    jt_V shared = JT_NIL;
+    if (j < 0)
+      for (jt_V l = jt_vec_(ow)->items[JT_W_SHARED]; jt_iscons(l) && shared == JT_NIL; l = jt_cdr(l))
+        if (jt_iscons(jt_car(l)) && jt_car(jt_car(l)) == name) shared = jt_car(l);
     if (j >= 0) jt_vec_(nslots)->items[i] = jt_vec_(jt_inst_(base[0])->slots)->items[j];
+    else if (shared != JT_NIL) jt_vec_(nslots)->items[i] = jt_cdr(shared);
     else base[5] = jt_cons(S, name, base[5]);
   }
   base[5] = jt_nreverse_list(base[5]);
@@ -1343,20 +1349,23 @@ static jt_V method_keys(jt_State *S, jt_V ll, jt_V acc) {
   return acc;
 }
 
-/* The initargs make-instance accepts for cls: slot initargs and the keys
-** of the applicable methods of initialize-instance and shared-initialize
-** (T: any).  Cached in the class for the current CLOS epoch. */
-static jt_V valid_initargs(jt_State *S, jt_V cls) {
+/* The initargs accepted for cls (CLHS 7.1.2): slot initargs and the keys
+** of the applicable methods of shared-initialize and of `gf` — for
+** make-instance, initialize-instance (and make-instance's own); for
+** reinitialize-instance, that one (T: any).  make-instance's are cached in
+** the class for the current CLOS epoch. */
+static jt_V valid_initargs(jt_State *S, jt_V cls, jt_V gf) {
   jt_Class *c = CLS(cls);
-  if (c->valid_epoch == S->clos_epoch && c->valid != JT_NIL) return c->valid;
+  bool make = gf == JT_GENERIC(S, INITIALIZE_INSTANCE);
+  if (make && c->valid_epoch == S->clos_epoch && c->valid != JT_NIL) return c->valid;
   jt_V *base = S->sp;
   JT_PUSH(S, cls);
   JT_PUSH(S, JT_NIL);                                /* base[1] */
   for (jt_V l = CLS(cls)->slots; jt_iscons(l); l = jt_cdr(l))
     for (jt_V ia = SD(jt_car(l), SD_INITARGS); jt_iscons(ia); ia = jt_cdr(ia))
       base[1] = jt_cons(S, jt_car(ia), base[1]);
-  jt_V gfs[3] = {JT_GENERIC(S, INITIALIZE_INSTANCE), JT_GENERIC(S, SHARED_INITIALIZE), JT_GENERIC(S, MAKE_INSTANCE)};
-  for (int g = 0; g < 3 && base[1] != JT_T; g++)
+  jt_V gfs[3] = {gf, JT_GENERIC(S, SHARED_INITIALIZE), JT_GENERIC(S, MAKE_INSTANCE)};
+  for (int g = 0; g < (make ? 3 : 2) && base[1] != JT_T; g++)
     for (jt_V l = jt_gf_(gfs[g])->methods; jt_iscons(l) && base[1] != JT_T; l = jt_cdr(l)) {
       jt_Method *m = jt_method_(jt_car(l));
       if (m->h.flags & JT_METH_LOCKED) continue;
@@ -1370,21 +1379,23 @@ static jt_V valid_initargs(jt_State *S, jt_V cls) {
       JT_POP(S, 1);
     }
   if (base[1] == JT_NIL) base[1] = jt_list(S, 1, JT_SYM(S, K_ALLOW_OTHER_KEYS));
-  JT_SET_GC(S, base[0], CLS(base[0])->valid, base[1]);
-  CLS(base[0])->valid_epoch = S->clos_epoch;
+  if (make) {
+    JT_SET_GC(S, base[0], CLS(base[0])->valid, base[1]);
+    CLS(base[0])->valid_epoch = S->clos_epoch;
+  }
   jt_V r = base[1];
   S->sp = base;
   return r;
 }
 
-void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs) {
+void jt_class_check_initargs(jt_State *S, jt_V cls, jt_V gf, int n2, jt_V *initargs) {
   for (int k = 0; k + 1 < n2; k += 2)
     if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) {
       if (initargs[k + 1] != JT_NIL) return;
       break;
     }
   if (!jt_is(cls, JT_TCLASS)) return;
-  jt_V valid = valid_initargs(S, cls);
+  jt_V valid = valid_initargs(S, cls, gf);
   if (valid == JT_T) return;
   for (int k = 0; k + 1 < n2; k += 2) {
     if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) || jt_clos_memq(initargs[k], valid)) continue;

@@ -157,7 +157,7 @@ JT_FN(m_make_instance) {
   jt_V *ia = S->sp;
   for (int i = 0; i < n2; i++) JT_PUSH(S, argv[1 + i]);
   n2 += jt_class_default_initargs(S, base[0], n2, ia);
-  jt_class_check_initargs(S, base[0], n2, ia);
+  jt_class_check_initargs(S, base[0], JT_GENERIC(S, INITIALIZE_INSTANCE), n2, ia);
   jt_V inst = jt_instance_make(S, base[0]);
   JT_PUSH(S, inst);
   call_with_initargs(S, JT_GENERIC(S, INITIALIZE_INSTANCE), 1, S->sp - 1, n2, ia);
@@ -177,7 +177,7 @@ JT_FN(m_initialize_instance) {
 /* (reinitialize-instance instance &rest initargs) */
 JT_FN(m_reinitialize_instance) {
   int n2 = initargs_count(S, argc, 1);
-  jt_class_check_initargs(S, jt_class_of(S, argv[0]), n2, argv + 1);
+  jt_class_check_initargs(S, jt_class_of(S, argv[0]), JT_GENERIC(S, REINITIALIZE_INSTANCE), n2, argv + 1);
   jt_V a[2] = {argv[0], JT_NIL};
   call_with_initargs(S, JT_GENERIC(S, SHARED_INITIALIZE), 2, a, n2, argv + 1);
   return argv[0];
@@ -224,7 +224,11 @@ JT_FN(m_update_different) {
 JT_FN(m_change_class) {
   int n2 = initargs_count(S, argc, 2);
   jt_V cls = class_designator(S, argv[1]);
-  return jt_instance_change_class(S, argv[0], cls, n2, argv + 2);
+  JT_PUSH(S, cls);
+  jt_class_check_initargs(S, cls, JT_GENERIC(S, UPDATE_FOR_DIFFERENT), n2, argv + 2);
+  jt_V r = jt_instance_change_class(S, argv[0], S->sp[-1], n2, argv + 2);
+  JT_POP(S, 1);
+  return r;
 }
 
 /* (print-object object stream): the printer's own representation */

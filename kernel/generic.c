@@ -774,6 +774,38 @@ static void check_ctx(jt_State *S, jt_V ctx) {
     jt_error(S, "call-next-method: not inside a method");
 }
 
+static jt_V applicable_sorted(jt_State *S, jt_V gf, jt_V *args);
+
+/* call-next-method with arguments: the methods that apply to them must be
+** the ones that apply to the call's (CLHS call-next-method).  The same
+** dispatch keys are enough; otherwise both lists are compared. */
+static void check_next_arguments(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
+  jt_V gf = METH(jt_car(ctx))->gf;
+  if (!jt_is(gf, JT_TGENERIC) || argc < GF(gf)->nreq) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, ctx);
+  JT_PUSH(S, gf);
+  jt_V *orig = S->sp;
+  int n = 0;
+  for (jt_V l = jt_cdr(jt_cdr(ctx)); jt_iscons(l) && n < GF(gf)->nreq; l = jt_cdr(l), n++) JT_PUSH(S, jt_car(l));
+  if (n < GF(gf)->nreq) { S->sp = base; return; }
+  jt_V k1[MAX_KEYS], k2[MAX_KEYS];
+  int n1 = call_keys(S, GF(gf), orig, k1), n2 = call_keys(S, GF(gf), argv, k2);
+  bool same = n1 >= 0 && n1 == n2;
+  for (int i = 0; same && i < n1; i++) same = k1[i] == k2[i];
+  if (!same) {
+    jt_V a = applicable_sorted(S, base[1], orig);
+    JT_PUSH(S, a);
+    jt_V b = applicable_sorted(S, base[1], argv);
+    same = jt_equal(S, S->sp[-1], b);
+  }
+  if (!same)
+    gf_error(S, JT_SYM(S, SIMPLE_ERROR),
+             "call-next-method: the methods of %s that apply to the new arguments are not those that apply "
+             "to the call's (call the generic function again instead)", GF(base[1])->name);
+  S->sp = base;
+}
+
 static jt_V call_next(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
   jt_V m = jt_car(ctx), next = jt_car(jt_cdr(ctx));
   jt_V gf = METH(m)->gf;
@@ -816,11 +848,18 @@ JT_FN(f_call_next_method) {
 
 JT_FN(f_call_next_method_list) {
   check_ctx(S, argv[0]);
+  jt_V *base = S->sp;
+  int n = 0;
+  jt_Walk w = jt_walk(argv[1]);
+  for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  check_next_arguments(S, argv[0], n, base);
+  S->sp = base;
   return call_next_list(S, argv[0], argv[1]);
 }
 
 JT_FN(f_call_next_method_with) {
   check_ctx(S, argv[0]);
+  check_next_arguments(S, argv[0], argc - 1, argv + 1);
   return call_next(S, argv[0], argc - 1, argv + 1);
 }
 
@@ -1455,7 +1494,16 @@ JT_FN(f_compute_applicable_methods) {
   jt_Walk w = jt_walk(argv[1]);
   for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
   if (n < GF(gf)->nreq) wrong_args(S, n);
-  jt_V *args = base;
+  jt_V r = applicable_sorted(S, gf, base);
+  S->sp = base;
+  return r;
+}
+
+/* The methods of gf applicable to args (its required arguments, rooted),
+** most specific first. */
+static jt_V applicable_sorted(jt_State *S, jt_V gf, jt_V *args) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, gf);
   jt_V *classes = S->sp;
   for (int i = 0; i < GF(gf)->nreq; i++) { jt_V c = jt_class_of(S, args[i]); JT_PUSH(S, c); }
   int order_buf[MAX_ORDERED];

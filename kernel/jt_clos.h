@@ -177,10 +177,11 @@ void jt_instance_initialize(jt_State *S, jt_V inst, jt_V names, int n2, jt_V *in
 /* make-instance's work: push the default initargs missing from
 ** initargs[0..n2) (which end at the top of the stack) and return how many
 ** values were pushed; check initargs against those the class accepts
-** (slot initargs, keys of the applicable initialize-instance and
-** shared-initialize methods), signalling program-error. */
+** (slot initargs, keys of the applicable shared-initialize methods and
+** of `gf`'s: initialize-instance for make-instance, reinitialize-instance
+** for itself), signalling program-error. */
 int jt_class_default_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs);
-void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs);
+void jt_class_check_initargs(jt_State *S, jt_V cls, jt_V gf, int n2, jt_V *initargs);
 /* change-class's work; calls update-instance-for-different-class. */
 jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *initargs);
 
