@@ -1080,11 +1080,20 @@ static bool slot_place(jt_State *S, jt_V obj, jt_V name, Place *p) {
   return false;
 }
 
+/* The primary value of what a method returned (slot-value, slot-boundp
+** and the accessors return one value whatever slot-unbound or
+** slot-missing return). */
+static jt_V primary(jt_State *S, jt_V r) {
+  if (S->nvals == 0) r = JT_NIL;
+  S->nvals = 1;
+  return r;
+}
+
 static jt_V slot_missing(jt_State *S, jt_V obj, jt_V name, const char *op, jt_V value) {
   jt_V cls = jt_class_of(S, obj);
   jt_V opsym = jt_intern(S, op);
-  if (value == JT_NOVALUE) return jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 4, cls, obj, name, opsym);
-  return jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 5, cls, obj, name, opsym, value);
+  if (value == JT_NOVALUE) return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 4, cls, obj, name, opsym));
+  return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 5, cls, obj, name, opsym, value));
 }
 
 jt_V jt_slot_get(jt_State *S, jt_V obj, jt_V name) {
@@ -1092,7 +1101,7 @@ jt_V jt_slot_get(jt_State *S, jt_V obj, jt_V name) {
   if (!slot_place(S, obj, name, &p)) return slot_missing(S, obj, name, "SLOT-VALUE", JT_NOVALUE);
   jt_V v = *p.at;
   if (v == JT_UNBOUND)
-    return jt_funcall(S, JT_GENERIC(S, SLOT_UNBOUND), 3, jt_class_of(S, obj), obj, name);
+    return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_UNBOUND), 3, jt_class_of(S, obj), obj, name));
   JT_READ(S, JITI_READ_SLOT, obj, name, v);
   return v;
 }
@@ -1288,10 +1297,8 @@ bool jt_slot_exists(jt_State *S, jt_V obj, jt_V name) {
 
 bool jt_slot_boundp(jt_State *S, jt_V obj, jt_V name) {
   Place p;
-  if (!slot_place(S, obj, name, &p)) {
-    slot_missing(S, obj, name, "SLOT-BOUNDP", JT_NOVALUE);
-    return true;
-  }
+  if (!slot_place(S, obj, name, &p))   /* what slot-missing returned, as a boolean */
+    return slot_missing(S, obj, name, "SLOT-BOUNDP", JT_NOVALUE) != JT_NIL;
   return *p.at != JT_UNBOUND;
 }
 

@@ -87,6 +87,41 @@ static bool ll_parse(jt_State *S, jt_V ll, LL *out) {
   return ll == JT_NIL && state != 2;
 }
 
+/* The keyword of a &key parameter: :VAR, or the one written ((key var)). */
+static jt_V key_name(jt_State *S, jt_V p) {
+  if (jt_iscons(p)) {
+    p = jt_car(p);
+    if (jt_iscons(p)) return jt_car(p);
+  }
+  return jt_issymbol(p) ? jt_intern_keyword(S, jt_symname(S, p)) : JT_NIL;
+}
+
+/* CLHS 7.6.4, rule 4: a method accepts each keyword the generic function's
+** lambda list names — naming it too, or by &allow-other-keys, or by &rest
+** without &key.  The first one it does not accept, or JT_NIL. */
+static jt_V unaccepted_key(jt_State *S, jt_V gf_ll, jt_V ll) {
+  bool rest = false, key = false;
+  for (jt_V l = ll; jt_iscons(l); l = jt_cdr(l)) {
+    if (jt_car(l) == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) return JT_NIL;
+    if (jt_car(l) == JT_SYM(S, AND_REST)) rest = true;
+    if (jt_car(l) == JT_SYM(S, AND_KEY)) key = true;
+  }
+  if (rest && !key) return JT_NIL;
+  jt_V l = gf_ll;
+  while (jt_iscons(l) && jt_car(l) != JT_SYM(S, AND_KEY)) l = jt_cdr(l);
+  for (l = jt_iscons(l) ? jt_cdr(l) : JT_NIL; jt_iscons(l) && !lambda_keyword(S, jt_car(l)); l = jt_cdr(l)) {
+    jt_V k = key_name(S, jt_car(l));
+    bool found = false;
+    jt_V m = ll;
+    while (jt_iscons(m) && jt_car(m) != JT_SYM(S, AND_KEY)) m = jt_cdr(m);
+    for (m = jt_iscons(m) ? jt_cdr(m) : JT_NIL; jt_iscons(m) && !lambda_keyword(S, jt_car(m)) && !found;
+         m = jt_cdr(m))
+      found = key_name(S, jt_car(m)) == k;
+    if (!found) return k;
+  }
+  return JT_NIL;
+}
+
 static void check_congruent(jt_State *S, jt_V gf, jt_V ll, jt_V what) {
   LL a, b;
   jt_Generic *g = GF(gf);
@@ -100,6 +135,17 @@ static void check_congruent(jt_State *S, jt_V gf, jt_V ll, jt_V what) {
              "the lambda list %s is not congruent with the lambda list %s of the generic function %s",
              l2, l1, n);
     free(n); free(l1); free(l2);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  jt_V k = unaccepted_key(S, g->lambda_list, ll);
+  if (k != JT_NIL) {
+    char *n = jt_print_cstr(S, g->name, true, 100);
+    char *kn = jt_print_cstr(S, k, true, 100);
+    char *l2 = jt_print_cstr(S, ll, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "the lambda list %s does not accept the keyword %s that the generic function %s names (name it "
+             "after &key, or add &allow-other-keys)", l2, kn, n);
+    free(n); free(kn); free(l2);
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
   }
 }
@@ -1316,6 +1362,8 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
     if (!jt_iscons(opt) || !jt_clos_proper_list(opt)) jt_clos_form_error(S, "malformed defgeneric option", opt);
     jt_V k = jt_car(opt);
     if (k == JT_CSYM(S, K_METHOD) || k == JT_SYM(S, DECLARE)) continue;
+    for (jt_V p = jt_cdr(jt_cdr(jt_cdr(form))); p != o; p = jt_cdr(p))
+      if (jt_iscons(jt_car(p)) && jt_car(jt_car(p)) == k) jt_clos_form_error(S, "a defgeneric option given twice", opt);
     if (k == JT_CSYM(S, K_DOCUMENTATION) && jt_iscons(jt_cdr(opt)) && jt_isstring(jt_car(jt_cdr(opt)))) {
       doc = jt_car(jt_cdr(opt));
       continue;
