@@ -195,6 +195,7 @@ jt_V jt_gf_ensure(jt_State *S, jt_V name, jt_V lambda_list) {
   g->nopt = (uint16_t)ll.nopt;
   if (ll.rest || ll.key) g->h.flags |= JT_GF_REST;
   if (ll.key) g->h.flags |= JT_GF_KEY;
+  if (ll.allow) g->h.flags |= JT_GF_ALLOW;
   g->epoch = S->clos_epoch;
   gf = (jt_V)g;
   s = name_symbol(S, base[0], &setf);
@@ -777,9 +778,74 @@ static jt_V effective_method(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   return em;
 }
 
+/* Whether the &key part of a lambda list names keyword k; *allow is set
+** when it has &allow-other-keys. */
+static bool names_key(jt_State *S, jt_V ll, jt_V k, bool *allow) {
+  bool in_keys = false, found = false;
+  for (; jt_iscons(ll); ll = jt_cdr(ll)) {
+    jt_V p = jt_car(ll);
+    if (p == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) { *allow = true; return true; }
+    if (p == JT_SYM(S, AND_KEY)) { in_keys = true; continue; }
+    if (lambda_keyword(S, p)) { in_keys = false; continue; }
+    if (!in_keys || found) continue;
+    jt_V spec = jt_iscons(p) ? jt_car(p) : p;   /* var, or (keyword var) */
+    if (jt_iscons(spec)) found = jt_car(spec) == k;
+    else found = jt_issymbol(spec) && jt_iskeyword(k) && strcmp(jt_symname(S, spec), jt_symname(S, k)) == 0;
+  }
+  return found;
+}
+
+/* CLHS 7.6.5: a call's keyword arguments must be ones the generic
+** function's lambda list or an applicable method's names, unless one of
+** them has &allow-other-keys or the call passes :allow-other-keys true.
+** (Each method's own function accepts any keyword, so that methods do not
+** refuse each other's.) */
+static void check_call_keys(jt_State *S, jt_V gf, int argc, jt_V *argv) {
+  int from = GF(gf)->nreq + GF(gf)->nopt;
+  if ((argc - from) % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of keyword arguments");
+  for (int i = from; i < argc; i += 2)
+    if (argv[i] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) {
+      if (argv[i + 1] != JT_NIL) return;
+      break;
+    }
+  jt_V *base = S->sp;
+  jt_V *classes = NULL;
+  for (int i = from; i < argc; i += 2) {
+    jt_V k = argv[i];
+    if (!jt_issymbol(k)) gf_error(S, JT_SYM(S, PROGRAM_ERROR), "%s is not a keyword argument", k);
+    bool allow = false;
+    if (k == JT_SYM(S, K_ALLOW_OTHER_KEYS) || names_key(S, GF(gf)->lambda_list, k, &allow)) continue;
+    if (!classes) {
+      classes = S->sp;
+      JT_PUSH(S, gf);
+      for (int j = 0; j < GF(base[0])->nreq; j++) { jt_V c = jt_class_of(S, argv[j]); JT_PUSH(S, c); }
+      gf = base[0];
+      classes = base + 1;
+    }
+    bool ok = false;
+    for (jt_V l = GF(gf)->methods; jt_iscons(l) && !ok; l = jt_cdr(l))
+      if (!(METH(jt_car(l))->h.flags & (JT_METH_READER | JT_METH_WRITER)) && applicable(S, jt_car(l), argv, classes))
+        ok = names_key(S, METH(jt_car(l))->lambda_list, k, &allow);
+    if (allow) break;
+    if (!ok) {
+      char *kn = jt_print_cstr(S, k, true, 100);
+      char *n = jt_print_cstr(S, GF(gf)->name, true, 200);
+      snprintf(S->msgbuf, sizeof S->msgbuf,
+               "the keyword argument %s is not accepted by %s or any of its methods that apply", kn, n);
+      free(kn); free(n);
+      jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+    }
+  }
+  S->sp = base;
+}
+
 jt_V jt_gf_call(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_Generic *g = GF(gf);
   if (argc < g->nreq || (!(g->h.flags & JT_GF_REST) && argc > g->nreq + g->nopt)) wrong_args(S, argc);
+  if ((g->h.flags & (JT_GF_KEY | JT_GF_ALLOW)) == JT_GF_KEY && argc > g->nreq + g->nopt) {
+    check_call_keys(S, gf, argc, argv);
+    g = GF(gf);
+  }
   jt_V em = effective_method(S, gf, argc, argv);
   if (jt_is(em, JT_TMETHOD)) {
     unsigned flags = jt_method_(em)->h.flags;
@@ -1432,8 +1498,9 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
   JT_TOUCH(S, base[2]);
   GF(base[2])->nreq = (uint16_t)info.nreq;
   GF(base[2])->nopt = (uint16_t)info.nopt;
-  GF(base[2])->h.flags = (uint16_t)((GF(base[2])->h.flags & ~(JT_GF_REST | JT_GF_KEY)) |
-                                    (info.rest || info.key ? JT_GF_REST : 0) | (info.key ? JT_GF_KEY : 0));
+  GF(base[2])->h.flags = (uint16_t)((GF(base[2])->h.flags & ~(JT_GF_REST | JT_GF_KEY | JT_GF_ALLOW)) |
+                                    (info.rest || info.key ? JT_GF_REST : 0) | (info.key ? JT_GF_KEY : 0) |
+                                    (info.allow ? JT_GF_ALLOW : 0));
   /* (:method ...) options, as (defmethod name ...) */
   for (jt_V o = jt_cdr(jt_cdr(jt_cdr(base[0]))); jt_iscons(o); o = jt_cdr(o)) {
     jt_V opt = jt_car(o);

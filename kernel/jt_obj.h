@@ -344,6 +344,7 @@ typedef struct jt_Class {
 #define JT_GF_LOCKED   0x0001  /* built-in: no redefinition, guarded methods */
 #define JT_GF_REST     0x0002  /* lambda list has &rest or &key */
 #define JT_GF_KEY      0x0004  /* lambda list has &key */
+#define JT_GF_ALLOW    0x0008  /* lambda list has &allow-other-keys */
 
 typedef struct jt_Generic {
   jt_Obj h;

@@ -179,4 +179,54 @@
   (is-equal (slot-value new 'a) '(1 2))
   (is (not (slot-boundp new 'b))))
 
+;;; a method accepts the keywords its generic function names; a call's
+;;; keywords must be named by the generic function or an applicable method
+(signals error (eval '(defgeneric mc-keys-bad (x &key foo) (:method (x &key) x))))
+(signals error (eval '(defgeneric mc-keys-bad2 (x &key foo) (:method (x &key bar) (list x bar)))))
+(defgeneric mc-keys (x &key)
+  (:method ((x number) &key foo) (list x foo))
+  (:method ((x symbol) &key bar) (list x bar)))
+(is-equal (list (mc-keys 1 :foo 3) (mc-keys 'a :bar 4)) '((1 3) (a 4)))
+(signals program-error (mc-keys 1 :bar 'a))
+(signals program-error (mc-keys 1 :foo))
+(is-equal (mc-keys 1 :allow-other-keys t :bar 'a) '(1 nil))
+(defgeneric mc-keys-rest (x &key) (:method ((x t) &rest r) r))
+(signals program-error (mc-keys-rest 1 :any 2))
+(defgeneric mc-keys-allow (x &key &allow-other-keys) (:method ((x t) &key) x))
+(is-eql (mc-keys-allow 1 :any 2) 1)
+
+;;; reinitialize-instance accepts the keys of its :after methods
+(defclass mc-reinit () ((a :initarg :a)))
+(defmethod reinitialize-instance :after ((i mc-reinit) &key (x nil x-p))
+  (when x-p (setf (slot-value i 'a) x)))
+(is-eql (slot-value (reinitialize-instance (make-instance 'mc-reinit :a 1) :x 3) 'a) 3)
+(signals program-error (reinitialize-instance (make-instance 'mc-reinit) :y 3))
+
+;;; call-next-method with arguments other methods apply to is an error
+;;; (SBCL's evaluator does not check it)
+(defgeneric mc-cnm (x)
+  (:method ((x (eql 0))) (call-next-method 1))
+  (:method ((x integer)) (if (= x 5) (call-next-method 6) (list 'integer x)))
+  (:method ((x t)) (list 't x)))
+#-sbcl (signals error (mc-cnm 0))
+(is-equal (mc-cnm 5) '(t 6))
+
+;;; slot-unbound's primary value is slot-value's
+(defclass mc-unbound () ((e) (f)))
+(defmethod slot-unbound ((class t) (obj mc-unbound) (slot (eql 'e))) (values))
+(defmethod slot-unbound ((class t) (obj mc-unbound) (slot (eql 'f))) (values 1 2 3))
+(is-equal (multiple-value-list (slot-value (make-instance 'mc-unbound) 'e)) '(nil))
+(is-equal (multiple-value-list (slot-value (make-instance 'mc-unbound) 'f)) '(1))
+
+;;; change-class keeps a shared slot's value in a local slot
+(defclass mc-shared () ((a :allocation :class)))
+(defclass mc-local () ((a)))
+(let ((o (make-instance 'mc-shared)))
+  (setf (slot-value o 'a) 'kept)
+  (change-class o 'mc-local)
+  (is-eql (slot-value o 'a) 'kept))
+
+;;; a defgeneric option given twice
+(signals program-error (eval '(defgeneric mc-twice (x) (:documentation "a") (:documentation "b"))))
+
 (done)
