@@ -490,7 +490,17 @@ JT_FN(f_slot_makunbound) { jt_slot_makunbound(S, argv[0], argv[1]); return argv[
 JT_FN(f_slot_exists_p) { JT_UNUSED_ARGS; return jt_bool(jt_slot_exists(S, argv[0], argv[1])); }
 
 /* (allocate-instance class &rest initargs) */
-JT_FN(f_allocate_instance) { JT_UNUSED_ARGS; return jt_instance_make(S, class_designator(S, argv[0])); }
+/* (allocate-instance class &rest initargs): an instance with every slot
+** unbound, or a structure of a structure class with its slots NIL */
+JT_FN(f_allocate_instance) {
+  JT_UNUSED_ARGS;
+  jt_V cls = class_designator(S, argv[0]);
+  if (jt_is(cls, JT_TCLASS) && JT_CLASS_KIND(CLS(cls)) == JT_CLASS_STRUCTURE) {
+    jt_V l = jt_find_layout(S, CLS(cls)->name);
+    if (l != JT_NIL) return jt_make_struct(S, l, jt_layout_(l)->nslots);
+  }
+  return jt_instance_make(S, cls);
+}
 
 JT_FN(f_unbound_slot_instance) {
   if (!jt_is_condition(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, UNBOUND_SLOT));

@@ -226,6 +226,13 @@
   (change-class o 'mc-local)
   (is-eql (slot-value o 'a) 'kept))
 
+;;; allocate-instance of a structure class
+(defstruct mc-struct a (b 0 :type integer))
+(let ((s (allocate-instance (find-class 'mc-struct))))
+  (setf (mc-struct-b s) 5)
+  (is (typep s 'mc-struct))
+  (is-eql (mc-struct-b s) 5))
+
 ;;; a defgeneric option given twice
 (signals program-error (eval '(defgeneric mc-twice (x) (:documentation "a") (:documentation "b"))))
 
