@@ -14,7 +14,11 @@
 **   (a1 a2 ... . inner) the :around methods, most specific first, then the
 **                       rest of the combination;
 **   #(befores primaries afters)  the inner standard combination;
-**   0 / 1 (fixnums)     no applicable method / no primary method.
+**   0 / 1 (fixnums)     no applicable method / no primary method;
+**   a closure           the effective method of another combination (the
+**                       defgeneric's :method-combination), a function of the
+**                       arguments that 61-combination.lisp made from its
+**                       effective method form.
 ** "What call-next-method does next" has the same shapes (a list of methods
 ** ending in NIL or in the inner combination), so one function runs both.
 **

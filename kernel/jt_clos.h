@@ -7,7 +7,8 @@
 **              instances and slot access, redefinition and change-class;
 **   generic.c  generic functions and methods, defgeneric and defmethod,
 **              dispatch with a per-function cache, the standard method
-**              combination and call-next-method;
+**              combination and call-next-method (other combinations make
+**              their effective methods in kernel/lisp/61-combination.lisp);
 **   clos.c     the roots, the built-in generic functions and their default
 **              methods (make-instance, initialize-instance, print-object,
 **              describe-object ...), and the hooks other modules call
