@@ -1126,6 +1126,13 @@ void jt_instance_initialize(jt_State *S, jt_V inst, jt_V names, int n2, jt_V *in
   JT_PUSH(S, inst);
   JT_PUSH(S, names);
   if (n2 % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of initialization arguments");
+  for (int k = 0; k < n2; k += 2)
+    if (!jt_issymbol(initargs[k])) {
+      char *a = jt_print_cstr(S, initargs[k], true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf, "the initialization argument name %s is not a symbol", a);
+      free(a);
+      jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+    }
   jt_V cls = jt_class_of(S, inst);
   JT_PUSH(S, cls);
   if (jt_is(inst, JT_TINSTANCE)) jt_instance_slots(S, inst);

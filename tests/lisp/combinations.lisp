@@ -233,6 +233,9 @@
   (is (typep s 'mc-struct))
   (is-eql (mc-struct-b s) 5))
 
+;;; an initialization argument's name is a symbol
+(signals program-error (shared-initialize (allocate-instance (find-class 'mc-saved)) nil '(a b c) nil))
+
 ;;; a defgeneric option given twice
 (signals program-error (eval '(defgeneric mc-twice (x) (:documentation "a") (:documentation "b"))))
 
