@@ -631,6 +631,29 @@ static void compute_slots(jt_State *S, jt_V cls) {
   S->sp = base;
 }
 
+/* make-instances-obsolete: the class's instances take a new wrapper of
+** the same slots, so each is updated (update-instance-for-redefined-class,
+** nothing added or discarded) at its next use; those in the world's managed
+** state now, inside the transaction, as after a redefinition. */
+void jt_class_make_obsolete(jt_State *S, jt_V cls) {
+  if (JT_CLASS_KIND(CLS(cls)) != JT_CLASS_STANDARD || !jt_isvector(CLS(cls)->wrapper)) return;
+  if (CLS(cls)->h.flags & JT_CLASS_LOCKED) {
+    char *n = jt_print_cstr(S, CLS(cls)->name, true, 100);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "cannot make the instances of the built-in class %s obsolete", n);
+    free(n);
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "%s", S->msgbuf);
+  }
+  jt_V *base = S->sp;
+  JT_PUSH(S, cls);
+  jt_V w = jt_make_vector(S, JT_W_COUNT, JT_NIL);
+  jt_V ow = CLS(base[0])->wrapper;
+  for (int i = 0; i < JT_W_COUNT; i++) jt_vec_(w)->items[i] = jt_vec_(ow)->items[i];
+  JT_SET(S, base[0], CLS(base[0])->wrapper, w);
+  jt_clos_changed(S);
+  jt_world_update_instances(S);
+  S->sp = base;
+}
+
 /* Compute one standard class.  A class with a forward-referenced
 ** superclass stays unfinalized (it can have no instances yet). */
 static void finalize_one(jt_State *S, jt_V cls) {
@@ -1057,11 +1080,20 @@ static bool slot_place(jt_State *S, jt_V obj, jt_V name, Place *p) {
   return false;
 }
 
+/* The primary value of what a method returned (slot-value, slot-boundp
+** and the accessors return one value whatever slot-unbound or
+** slot-missing return). */
+static jt_V primary(jt_State *S, jt_V r) {
+  if (S->nvals == 0) r = JT_NIL;
+  S->nvals = 1;
+  return r;
+}
+
 static jt_V slot_missing(jt_State *S, jt_V obj, jt_V name, const char *op, jt_V value) {
   jt_V cls = jt_class_of(S, obj);
   jt_V opsym = jt_intern(S, op);
-  if (value == JT_NOVALUE) return jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 4, cls, obj, name, opsym);
-  return jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 5, cls, obj, name, opsym, value);
+  if (value == JT_NOVALUE) return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 4, cls, obj, name, opsym));
+  return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_MISSING), 5, cls, obj, name, opsym, value));
 }
 
 jt_V jt_slot_get(jt_State *S, jt_V obj, jt_V name) {
@@ -1069,7 +1101,7 @@ jt_V jt_slot_get(jt_State *S, jt_V obj, jt_V name) {
   if (!slot_place(S, obj, name, &p)) return slot_missing(S, obj, name, "SLOT-VALUE", JT_NOVALUE);
   jt_V v = *p.at;
   if (v == JT_UNBOUND)
-    return jt_funcall(S, JT_GENERIC(S, SLOT_UNBOUND), 3, jt_class_of(S, obj), obj, name);
+    return primary(S, jt_funcall(S, JT_GENERIC(S, SLOT_UNBOUND), 3, jt_class_of(S, obj), obj, name));
   JT_READ(S, JITI_READ_SLOT, obj, name, v);
   return v;
 }
@@ -1094,6 +1126,13 @@ void jt_instance_initialize(jt_State *S, jt_V inst, jt_V names, int n2, jt_V *in
   JT_PUSH(S, inst);
   JT_PUSH(S, names);
   if (n2 % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of initialization arguments");
+  for (int k = 0; k < n2; k += 2)
+    if (!jt_issymbol(initargs[k])) {
+      char *a = jt_print_cstr(S, initargs[k], true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf, "the initialization argument name %s is not a symbol", a);
+      free(a);
+      jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+    }
   jt_V cls = jt_class_of(S, inst);
   JT_PUSH(S, cls);
   if (jt_is(inst, JT_TINSTANCE)) jt_instance_slots(S, inst);
@@ -1137,7 +1176,8 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
   prev->wrapper = jt_inst_(base[0])->wrapper;
   prev->slots = base[3];
   JT_PUSH(S, (jt_V)prev);                          /* base[4] */
-  /* local slots present in both keep their values */
+  /* local slots present in both keep their values, and so does a slot
+  ** shared in the old class that is local in the new one */
   jt_V nw = jt_inst_(base[2])->wrapper, ow = jt_inst_(base[0])->wrapper;
   jt_V nslots = jt_inst_(base[2])->slots;
   jt_V added = JT_NIL;
@@ -1148,7 +1188,12 @@ jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *in
     nslots = jt_inst_(base[2])->slots;
     jt_V name = jt_vec_(jt_vec_(nw)->items[JT_W_NAMES])->items[i];
     int j = name_index(jt_vec_(ow)->items[JT_W_NAMES], name);
+    jt_V shared = JT_NIL;
+    if (j < 0)
+      for (jt_V l = jt_vec_(ow)->items[JT_W_SHARED]; jt_iscons(l) && shared == JT_NIL; l = jt_cdr(l))
+        if (jt_iscons(jt_car(l)) && jt_car(jt_car(l)) == name) shared = jt_car(l);
     if (j >= 0) jt_vec_(nslots)->items[i] = jt_vec_(jt_inst_(base[0])->slots)->items[j];
+    else if (shared != JT_NIL) jt_vec_(nslots)->items[i] = jt_cdr(shared);
     else base[5] = jt_cons(S, name, base[5]);
   }
   base[5] = jt_nreverse_list(base[5]);
@@ -1259,10 +1304,8 @@ bool jt_slot_exists(jt_State *S, jt_V obj, jt_V name) {
 
 bool jt_slot_boundp(jt_State *S, jt_V obj, jt_V name) {
   Place p;
-  if (!slot_place(S, obj, name, &p)) {
-    slot_missing(S, obj, name, "SLOT-BOUNDP", JT_NOVALUE);
-    return true;
-  }
+  if (!slot_place(S, obj, name, &p))   /* what slot-missing returned, as a boolean */
+    return slot_missing(S, obj, name, "SLOT-BOUNDP", JT_NOVALUE) != JT_NIL;
   return *p.at != JT_UNBOUND;
 }
 
@@ -1320,20 +1363,23 @@ static jt_V method_keys(jt_State *S, jt_V ll, jt_V acc) {
   return acc;
 }
 
-/* The initargs make-instance accepts for cls: slot initargs and the keys
-** of the applicable methods of initialize-instance and shared-initialize
-** (T: any).  Cached in the class for the current CLOS epoch. */
-static jt_V valid_initargs(jt_State *S, jt_V cls) {
+/* The initargs accepted for cls (CLHS 7.1.2): slot initargs and the keys
+** of the applicable methods of shared-initialize and of `gf` — for
+** make-instance, initialize-instance (and make-instance's own); for
+** reinitialize-instance, that one (T: any).  make-instance's are cached in
+** the class for the current CLOS epoch. */
+static jt_V valid_initargs(jt_State *S, jt_V cls, jt_V gf) {
   jt_Class *c = CLS(cls);
-  if (c->valid_epoch == S->clos_epoch && c->valid != JT_NIL) return c->valid;
+  bool make = gf == JT_GENERIC(S, INITIALIZE_INSTANCE);
+  if (make && c->valid_epoch == S->clos_epoch && c->valid != JT_NIL) return c->valid;
   jt_V *base = S->sp;
   JT_PUSH(S, cls);
   JT_PUSH(S, JT_NIL);                                /* base[1] */
   for (jt_V l = CLS(cls)->slots; jt_iscons(l); l = jt_cdr(l))
     for (jt_V ia = SD(jt_car(l), SD_INITARGS); jt_iscons(ia); ia = jt_cdr(ia))
       base[1] = jt_cons(S, jt_car(ia), base[1]);
-  jt_V gfs[3] = {JT_GENERIC(S, INITIALIZE_INSTANCE), JT_GENERIC(S, SHARED_INITIALIZE), JT_GENERIC(S, MAKE_INSTANCE)};
-  for (int g = 0; g < 3 && base[1] != JT_T; g++)
+  jt_V gfs[3] = {gf, JT_GENERIC(S, SHARED_INITIALIZE), JT_GENERIC(S, MAKE_INSTANCE)};
+  for (int g = 0; g < (make ? 3 : 2) && base[1] != JT_T; g++)
     for (jt_V l = jt_gf_(gfs[g])->methods; jt_iscons(l) && base[1] != JT_T; l = jt_cdr(l)) {
       jt_Method *m = jt_method_(jt_car(l));
       if (m->h.flags & JT_METH_LOCKED) continue;
@@ -1347,21 +1393,23 @@ static jt_V valid_initargs(jt_State *S, jt_V cls) {
       JT_POP(S, 1);
     }
   if (base[1] == JT_NIL) base[1] = jt_list(S, 1, JT_SYM(S, K_ALLOW_OTHER_KEYS));
-  JT_SET_GC(S, base[0], CLS(base[0])->valid, base[1]);
-  CLS(base[0])->valid_epoch = S->clos_epoch;
+  if (make) {
+    JT_SET_GC(S, base[0], CLS(base[0])->valid, base[1]);
+    CLS(base[0])->valid_epoch = S->clos_epoch;
+  }
   jt_V r = base[1];
   S->sp = base;
   return r;
 }
 
-void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs) {
+void jt_class_check_initargs(jt_State *S, jt_V cls, jt_V gf, int n2, jt_V *initargs) {
   for (int k = 0; k + 1 < n2; k += 2)
     if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) {
       if (initargs[k + 1] != JT_NIL) return;
       break;
     }
   if (!jt_is(cls, JT_TCLASS)) return;
-  jt_V valid = valid_initargs(S, cls);
+  jt_V valid = valid_initargs(S, cls, gf);
   if (valid == JT_T) return;
   for (int k = 0; k + 1 < n2; k += 2) {
     if (initargs[k] == JT_SYM(S, K_ALLOW_OTHER_KEYS) || jt_clos_memq(initargs[k], valid)) continue;

@@ -157,7 +157,7 @@ JT_FN(m_make_instance) {
   jt_V *ia = S->sp;
   for (int i = 0; i < n2; i++) JT_PUSH(S, argv[1 + i]);
   n2 += jt_class_default_initargs(S, base[0], n2, ia);
-  jt_class_check_initargs(S, base[0], n2, ia);
+  jt_class_check_initargs(S, base[0], JT_GENERIC(S, INITIALIZE_INSTANCE), n2, ia);
   jt_V inst = jt_instance_make(S, base[0]);
   JT_PUSH(S, inst);
   call_with_initargs(S, JT_GENERIC(S, INITIALIZE_INSTANCE), 1, S->sp - 1, n2, ia);
@@ -177,7 +177,7 @@ JT_FN(m_initialize_instance) {
 /* (reinitialize-instance instance &rest initargs) */
 JT_FN(m_reinitialize_instance) {
   int n2 = initargs_count(S, argc, 1);
-  jt_class_check_initargs(S, jt_class_of(S, argv[0]), n2, argv + 1);
+  jt_class_check_initargs(S, jt_class_of(S, argv[0]), JT_GENERIC(S, REINITIALIZE_INSTANCE), n2, argv + 1);
   jt_V a[2] = {argv[0], JT_NIL};
   call_with_initargs(S, JT_GENERIC(S, SHARED_INITIALIZE), 2, a, n2, argv + 1);
   return argv[0];
@@ -224,7 +224,11 @@ JT_FN(m_update_different) {
 JT_FN(m_change_class) {
   int n2 = initargs_count(S, argc, 2);
   jt_V cls = class_designator(S, argv[1]);
-  return jt_instance_change_class(S, argv[0], cls, n2, argv + 2);
+  JT_PUSH(S, cls);
+  jt_class_check_initargs(S, cls, JT_GENERIC(S, UPDATE_FOR_DIFFERENT), n2, argv + 2);
+  jt_V r = jt_instance_change_class(S, argv[0], S->sp[-1], n2, argv + 2);
+  JT_POP(S, 1);
+  return r;
 }
 
 /* (print-object object stream): the printer's own representation */
@@ -453,6 +457,32 @@ JT_FN(f_class_name) {
   return CLS(argv[0])->name;
 }
 
+/* (make-instances-obsolete class) => class */
+JT_FN(f_make_instances_obsolete) {
+  JT_UNUSED_ARGS;
+  jt_V c = argv[0];
+  if (jt_issymbol(c)) {
+    c = jt_find_class(S, c);
+    if (c == JT_NIL) {
+      char *n = jt_print_cstr(S, argv[0], true, 100);
+      snprintf(S->msgbuf, sizeof S->msgbuf, "make-instances-obsolete: there is no class named %s", n);
+      free(n);
+      jt_error(S, "%s", S->msgbuf);
+    }
+  }
+  if (!jt_is(c, JT_TCLASS)) jt_type_error(S, c, CLS(JT_CLASS(S, CLASS))->name);
+  jt_class_make_obsolete(S, c);
+  return argv[0];
+}
+
+/* (%class-slot-names class) The names of the slots of a standard class's
+** instances, :class ones too (make-load-form-saving-slots). */
+JT_FN(f_class_slot_names) {
+  JT_UNUSED_ARGS;
+  if (!jt_is(argv[0], JT_TCLASS)) jt_type_error(S, argv[0], CLS(JT_CLASS(S, CLASS))->name);
+  return jt_class_slot_names(S, argv[0], false);
+}
+
 JT_FN(f_slot_value) { return jt_slot_get(S, argv[0], argv[1]); }
 JT_FN(f_set_slot_value) { jt_slot_set(S, argv[0], argv[1], argv[2]); return argv[2]; }
 JT_FN(f_slot_boundp) { return jt_bool(jt_slot_boundp(S, argv[0], argv[1])); }
@@ -460,7 +490,17 @@ JT_FN(f_slot_makunbound) { jt_slot_makunbound(S, argv[0], argv[1]); return argv[
 JT_FN(f_slot_exists_p) { JT_UNUSED_ARGS; return jt_bool(jt_slot_exists(S, argv[0], argv[1])); }
 
 /* (allocate-instance class &rest initargs) */
-JT_FN(f_allocate_instance) { JT_UNUSED_ARGS; return jt_instance_make(S, class_designator(S, argv[0])); }
+/* (allocate-instance class &rest initargs): an instance with every slot
+** unbound, or a structure of a structure class with its slots NIL */
+JT_FN(f_allocate_instance) {
+  JT_UNUSED_ARGS;
+  jt_V cls = class_designator(S, argv[0]);
+  if (jt_is(cls, JT_TCLASS) && JT_CLASS_KIND(CLS(cls)) == JT_CLASS_STRUCTURE) {
+    jt_V l = jt_find_layout(S, CLS(cls)->name);
+    if (l != JT_NIL) return jt_make_struct(S, l, jt_layout_(l)->nslots);
+  }
+  return jt_instance_make(S, cls);
+}
 
 JT_FN(f_unbound_slot_instance) {
   if (!jt_is_condition(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, UNBOUND_SLOT));
@@ -637,6 +677,9 @@ static const jt_Reg clos_fns[] = {
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
   {"CLASS-NAME", f_class_name, 1, 1, "(class-name class) The name of CLASS."},
+  {"%CLASS-SLOT-NAMES", f_class_slot_names, 1, 1, "(%class-slot-names class) The slot names of CLASS's instances."},
+  {"MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
+   "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use."},
   {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) The value of a slot of an instance, structure or condition."},
   {"%SET-SLOT-VALUE", f_set_slot_value, 3, 3, "(%set-slot-value object slot-name value) Write a slot."},
   {"SLOT-BOUNDP", f_slot_boundp, 2, 2, "(slot-boundp instance slot-name) True if the slot has a value."},

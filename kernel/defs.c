@@ -3,7 +3,8 @@
 ** entries: a DEFTYPE's type, a DEFINE-SYMBOL-MACRO, a setf expander
 ** (DEFSETF, DEFINE-SETF-EXPANDER), a DEFINE-COMPILER-MACRO (meta.c keeps
 ** them all), a DEFINE-MODIFY-MACRO (a macro entry holding that form), a
-** name's documentation and a symbol's property list.
+** DEFINE-METHOD-COMBINATION (61-combination.lisp keeps them), a name's
+** documentation and a symbol's property list.
 **
 ** Each entry holds the form that makes it as it was written (for
 ** documentation and property lists, the SETF form that sets them), so a
@@ -86,6 +87,7 @@ bool jt_defs_imports(jt_State *S, int kind, jt_V form) {
   switch (kind) {
     case JITI_ENTRY_TYPE: case JITI_ENTRY_SYMBOL_MACRO: case JITI_ENTRY_SETF_EXPANDER:
     case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST:
+    case JITI_ENTRY_METHOD_COMBINATION:
       return true;
     case JITI_ENTRY_MACRO:
       return jt_iscons(form) && jt_car(form) == sym(S, "DEFINE-MODIFY-MACRO");
@@ -122,6 +124,9 @@ bool jt_defs_form_ok(jt_State *S, int kind, jt_V name, jt_V form) {
     case JITI_ENTRY_COMPILER_MACRO:
       return head == sym(S, "DEFINE-COMPILER-MACRO") && n >= 3 && name_symbol(S, name) != JT_NOVALUE &&
              jt_equal(S, second, name);
+    case JITI_ENTRY_METHOD_COMBINATION:  /* (DEFINE-METHOD-COMBINATION name . short-or-long) */
+      return head == sym(S, "DEFINE-METHOD-COMBINATION") && n >= 2 && jt_issymbol(name) && second == name &&
+             !builtin(S, name);
     case JITI_ENTRY_MACRO:  /* (DEFINE-MODIFY-MACRO name lambda-list function [doc]) */
       return head == sym(S, "DEFINE-MODIFY-MACRO") && (n == 4 || n == 5) && jt_issymbol(name) && second == name;
     case JITI_ENTRY_DOCUMENTATION: {  /* (SETF (DOCUMENTATION 'name 'doc-type) doc), named (name doc-type) */

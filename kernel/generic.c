@@ -14,7 +14,11 @@
 **   (a1 a2 ... . inner) the :around methods, most specific first, then the
 **                       rest of the combination;
 **   #(befores primaries afters)  the inner standard combination;
-**   0 / 1 (fixnums)     no applicable method / no primary method.
+**   0 / 1 (fixnums)     no applicable method / no primary method;
+**   a closure           the effective method of another combination (the
+**                       defgeneric's :method-combination), a function of the
+**                       arguments that 61-combination.lisp made from its
+**                       effective method form.
 ** "What call-next-method does next" has the same shapes (a list of methods
 ** ending in NIL or in the inner combination), so one function runs both.
 **
@@ -87,6 +91,41 @@ static bool ll_parse(jt_State *S, jt_V ll, LL *out) {
   return ll == JT_NIL && state != 2;
 }
 
+/* The keyword of a &key parameter: :VAR, or the one written ((key var)). */
+static jt_V key_name(jt_State *S, jt_V p) {
+  if (jt_iscons(p)) {
+    p = jt_car(p);
+    if (jt_iscons(p)) return jt_car(p);
+  }
+  return jt_issymbol(p) ? jt_intern_keyword(S, jt_symname(S, p)) : JT_NIL;
+}
+
+/* CLHS 7.6.4, rule 4: a method accepts each keyword the generic function's
+** lambda list names — naming it too, or by &allow-other-keys, or by &rest
+** without &key.  The first one it does not accept, or JT_NIL. */
+static jt_V unaccepted_key(jt_State *S, jt_V gf_ll, jt_V ll) {
+  bool rest = false, key = false;
+  for (jt_V l = ll; jt_iscons(l); l = jt_cdr(l)) {
+    if (jt_car(l) == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) return JT_NIL;
+    if (jt_car(l) == JT_SYM(S, AND_REST)) rest = true;
+    if (jt_car(l) == JT_SYM(S, AND_KEY)) key = true;
+  }
+  if (rest && !key) return JT_NIL;
+  jt_V l = gf_ll;
+  while (jt_iscons(l) && jt_car(l) != JT_SYM(S, AND_KEY)) l = jt_cdr(l);
+  for (l = jt_iscons(l) ? jt_cdr(l) : JT_NIL; jt_iscons(l) && !lambda_keyword(S, jt_car(l)); l = jt_cdr(l)) {
+    jt_V k = key_name(S, jt_car(l));
+    bool found = false;
+    jt_V m = ll;
+    while (jt_iscons(m) && jt_car(m) != JT_SYM(S, AND_KEY)) m = jt_cdr(m);
+    for (m = jt_iscons(m) ? jt_cdr(m) : JT_NIL; jt_iscons(m) && !lambda_keyword(S, jt_car(m)) && !found;
+         m = jt_cdr(m))
+      found = key_name(S, jt_car(m)) == k;
+    if (!found) return k;
+  }
+  return JT_NIL;
+}
+
 static void check_congruent(jt_State *S, jt_V gf, jt_V ll, jt_V what) {
   LL a, b;
   jt_Generic *g = GF(gf);
@@ -100,6 +139,17 @@ static void check_congruent(jt_State *S, jt_V gf, jt_V ll, jt_V what) {
              "the lambda list %s is not congruent with the lambda list %s of the generic function %s",
              l2, l1, n);
     free(n); free(l1); free(l2);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  jt_V k = unaccepted_key(S, g->lambda_list, ll);
+  if (k != JT_NIL) {
+    char *n = jt_print_cstr(S, g->name, true, 100);
+    char *kn = jt_print_cstr(S, k, true, 100);
+    char *l2 = jt_print_cstr(S, ll, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "the lambda list %s does not accept the keyword %s that the generic function %s names (name it "
+             "after &key, or add &allow-other-keys)", l2, kn, n);
+    free(n); free(kn); free(l2);
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
   }
 }
@@ -149,6 +199,7 @@ jt_V jt_gf_ensure(jt_State *S, jt_V name, jt_V lambda_list) {
   g->nopt = (uint16_t)ll.nopt;
   if (ll.rest || ll.key) g->h.flags |= JT_GF_REST;
   if (ll.key) g->h.flags |= JT_GF_KEY;
+  if (ll.allow) g->h.flags |= JT_GF_ALLOW;
   g->epoch = S->clos_epoch;
   gf = (jt_V)g;
   s = name_symbol(S, base[0], &setf);
@@ -409,11 +460,64 @@ static bool applicable(jt_State *S, jt_V m, jt_V *argv, jt_V *classes) {
   return true;
 }
 
-/* Whether m1 is more specific than m2 for arguments of these classes. */
-static bool more_specific(jt_State *S, jt_V m1, jt_V m2, jt_V *classes) {
+/* The options of a generic function's defgeneric form (NIL for an
+** implicit one); the form was a proper list when it was defined. */
+static jt_V gf_options(jt_V gf) {
+  jt_V form = GF(gf)->form;
+  if (!jt_iscons(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form)))) return JT_NIL;
+  return jt_cdr(jt_cdr(jt_cdr(form)));
+}
+
+/* The rest of the generic function's option whose keyword is `k`, or
+** JT_NOVALUE when it has none. */
+static jt_V gf_option(jt_V gf, jt_V k) {
+  int n = 0;
+  for (jt_V o = gf_options(gf); jt_iscons(o) && n < 10000; o = jt_cdr(o), n++)
+    if (jt_iscons(jt_car(o)) && jt_car(jt_car(o)) == k) return jt_cdr(jt_car(o));
+  return JT_NOVALUE;
+}
+
+/* The method combination of a generic function: (name . options), or NIL
+** for the standard one, which the C code runs itself. */
+static jt_V gf_combination(jt_State *S, jt_V gf) {
+  jt_V spec = gf_option(gf, JT_CSYM(S, K_METHOD_COMBINATION));
+  if (spec == JT_NOVALUE || (jt_car(spec) == JT_CSYM(S, STANDARD) && jt_cdr(spec) == JT_NIL)) return JT_NIL;
+  return spec;
+}
+
+#define MAX_ORDERED 64   /* required arguments an :argument-precedence-order reorders */
+
+/* The order in which the required arguments decide which method is more
+** specific: the :argument-precedence-order, else left to right (NULL). */
+static const int *gf_precedence(jt_State *S, jt_V gf, int *order) {
+  int nreq = GF(gf)->nreq;
+  jt_V apo = gf_option(gf, JT_CSYM(S, K_ARGUMENT_PRECEDENCE_ORDER));
+  if (apo == JT_NOVALUE || nreq > MAX_ORDERED) return NULL;
+  int k = 0;
+  for (; jt_iscons(apo) && k < nreq; apo = jt_cdr(apo), k++) {
+    int i = 0;
+    jt_V r = jt_car(jt_cdr(jt_cdr(GF(gf)->form)));   /* the lambda list */
+    for (; jt_iscons(r) && jt_car(r) != jt_car(apo) && i < nreq; r = jt_cdr(r)) i++;
+    if (i >= nreq) return NULL;   /* checked when defined: only a changed form gets here */
+    order[k] = i;
+  }
+  return k == nreq ? order : NULL;
+}
+
+static jt_V nth_spec(jt_V l, int i) {
+  while (i-- > 0) l = jt_cdr(l);
+  return jt_car(l);
+}
+
+/* Whether m1 is more specific than m2 for arguments of these classes,
+** comparing the arguments in `order` (NULL: left to right). */
+static bool more_specific(jt_State *S, jt_V m1, jt_V m2, jt_V *classes, const int *order, int nreq) {
   jt_V a = METH(m1)->specializers, b = METH(m2)->specializers;
-  for (int i = 0; jt_iscons(a) && jt_iscons(b); a = jt_cdr(a), b = jt_cdr(b), i++) {
-    jt_V x = jt_car(a), y = jt_car(b);
+  for (int k = 0; k < nreq && jt_iscons(a) && jt_iscons(b); k++) {
+    int i = order ? order[k] : k;
+    jt_V x = order ? nth_spec(METH(m1)->specializers, i) : jt_car(a);
+    jt_V y = order ? nth_spec(METH(m2)->specializers, i) : jt_car(b);
+    a = jt_cdr(a), b = jt_cdr(b);
     if (x == y) continue;
     if (eql_spec_p(S, x)) return true;
     if (eql_spec_p(S, y)) return false;
@@ -435,6 +539,8 @@ static jt_V compute_em(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_V *classes = S->sp;
   for (int i = 0; i < nreq; i++) { jt_V c = jt_class_of(S, argv[i]); JT_PUSH(S, c); }
   /* applicable methods, sorted most specific first (insertion sort) */
+  int order_buf[MAX_ORDERED];
+  const int *order = gf_precedence(S, base[0], order_buf);
   jt_V *ms = S->sp;
   int n = 0;
   for (jt_V l = GF(base[0])->methods; jt_iscons(l); l = jt_cdr(l)) {
@@ -442,13 +548,33 @@ static jt_V compute_em(jt_State *S, jt_V gf, int argc, jt_V *argv) {
     if (!applicable(S, m, argv, classes)) continue;
     JT_PUSH(S, m);
     int j = n++;
-    while (j > 0 && more_specific(S, m, ms[j - 1], classes)) { ms[j] = ms[j - 1]; j--; }
+    while (j > 0 && more_specific(S, m, ms[j - 1], classes, order, nreq)) { ms[j] = ms[j - 1]; j--; }
     ms[j] = m;
   }
   jt_V em;
+  jt_V comb = n ? gf_combination(S, base[0]) : JT_NIL;
   if (n == 0) {
     em = EM_NONE;
+  } else if (comb != JT_NIL) {
+    /* another combination: the library makes its effective method, a
+    ** function of the arguments (60-clos.lisp, %combined-method) */
+    jt_V ml = jt_list_from(S, n, ms);
+    JT_PUSH(S, ml);
+    jt_V f = jt_symobj(S, jt_intern(S, "%COMBINED-METHOD"))->function;
+    em = jt_funcall(S, f, 3, base[0], ml, gf_combination(S, base[0]));
+    if (!jt_is(em, JT_TCLOSURE)) gf_error(S, JT_SYM(S, SIMPLE_ERROR), "not an effective method: %s", em);
   } else {
+    for (int i = 0; i < n; i++)
+      if (METH(ms[i])->h.flags & JT_METH_OTHER) {
+        char *q = jt_print_cstr(S, METH(ms[i])->qualifiers, true, 200);
+        char *g = jt_print_cstr(S, GF(base[0])->name, true, 200);
+        snprintf(S->msgbuf, sizeof S->msgbuf,
+                 "invalid method error: a method of %s has the qualifiers %s, but the standard method "
+                 "combination takes none or one of :before, :after and :around (give the generic function "
+                 "another combination with (:method-combination NAME) in its defgeneric)", g, q);
+        free(q); free(g);
+        jt_error(S, "%s", S->msgbuf);
+      }
     int counts[4] = {0};
     for (int i = 0; i < n; i++) counts[JT_METH_QUAL(METH(ms[i]))]++;
     if (counts[JT_METH_PRIMARY] == 0) {
@@ -608,6 +734,12 @@ static jt_V run_chain(jt_State *S, jt_V gf, jt_V chain, int argc, jt_V *argv) {
   }
   if (jt_isvector(chain)) return run_inner(S, gf, chain, argc, argv);
   if (chain == EM_NONE) return no_method(S, gf, JT_GENERIC(S, NO_APPLICABLE_METHOD), argc, argv);
+  if (jt_is(chain, JT_TCLOSURE)) {   /* another combination's effective method */
+    JT_PUSH(S, chain);
+    jt_V r = apply_copy(S, chain, argc, argv);
+    JT_POP(S, 1);
+    return r;
+  }
   if (chain == EM_NO_PRIMARY) {
     char *n = jt_print_cstr(S, GF(gf)->name, true, 200);
     snprintf(S->msgbuf, sizeof S->msgbuf, "there is no primary method for the generic function %s", n);
@@ -650,9 +782,74 @@ static jt_V effective_method(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   return em;
 }
 
+/* Whether the &key part of a lambda list names keyword k; *allow is set
+** when it has &allow-other-keys. */
+static bool names_key(jt_State *S, jt_V ll, jt_V k, bool *allow) {
+  bool in_keys = false, found = false;
+  for (; jt_iscons(ll); ll = jt_cdr(ll)) {
+    jt_V p = jt_car(ll);
+    if (p == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) { *allow = true; return true; }
+    if (p == JT_SYM(S, AND_KEY)) { in_keys = true; continue; }
+    if (lambda_keyword(S, p)) { in_keys = false; continue; }
+    if (!in_keys || found) continue;
+    jt_V spec = jt_iscons(p) ? jt_car(p) : p;   /* var, or (keyword var) */
+    if (jt_iscons(spec)) found = jt_car(spec) == k;
+    else found = jt_issymbol(spec) && jt_iskeyword(k) && strcmp(jt_symname(S, spec), jt_symname(S, k)) == 0;
+  }
+  return found;
+}
+
+/* CLHS 7.6.5: a call's keyword arguments must be ones the generic
+** function's lambda list or an applicable method's names, unless one of
+** them has &allow-other-keys or the call passes :allow-other-keys true.
+** (Each method's own function accepts any keyword, so that methods do not
+** refuse each other's.) */
+static void check_call_keys(jt_State *S, jt_V gf, int argc, jt_V *argv) {
+  int from = GF(gf)->nreq + GF(gf)->nopt;
+  if ((argc - from) % 2) jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "odd number of keyword arguments");
+  for (int i = from; i < argc; i += 2)
+    if (argv[i] == JT_SYM(S, K_ALLOW_OTHER_KEYS)) {
+      if (argv[i + 1] != JT_NIL) return;
+      break;
+    }
+  jt_V *base = S->sp;
+  jt_V *classes = NULL;
+  for (int i = from; i < argc; i += 2) {
+    jt_V k = argv[i];
+    if (!jt_issymbol(k)) gf_error(S, JT_SYM(S, PROGRAM_ERROR), "%s is not a keyword argument", k);
+    bool allow = false;
+    if (k == JT_SYM(S, K_ALLOW_OTHER_KEYS) || names_key(S, GF(gf)->lambda_list, k, &allow)) continue;
+    if (!classes) {
+      classes = S->sp;
+      JT_PUSH(S, gf);
+      for (int j = 0; j < GF(base[0])->nreq; j++) { jt_V c = jt_class_of(S, argv[j]); JT_PUSH(S, c); }
+      gf = base[0];
+      classes = base + 1;
+    }
+    bool ok = false;
+    for (jt_V l = GF(gf)->methods; jt_iscons(l) && !ok; l = jt_cdr(l))
+      if (!(METH(jt_car(l))->h.flags & (JT_METH_READER | JT_METH_WRITER)) && applicable(S, jt_car(l), argv, classes))
+        ok = names_key(S, METH(jt_car(l))->lambda_list, k, &allow);
+    if (allow) break;
+    if (!ok) {
+      char *kn = jt_print_cstr(S, k, true, 100);
+      char *n = jt_print_cstr(S, GF(gf)->name, true, 200);
+      snprintf(S->msgbuf, sizeof S->msgbuf,
+               "the keyword argument %s is not accepted by %s or any of its methods that apply", kn, n);
+      free(kn); free(n);
+      jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+    }
+  }
+  S->sp = base;
+}
+
 jt_V jt_gf_call(jt_State *S, jt_V gf, int argc, jt_V *argv) {
   jt_Generic *g = GF(gf);
   if (argc < g->nreq || (!(g->h.flags & JT_GF_REST) && argc > g->nreq + g->nopt)) wrong_args(S, argc);
+  if ((g->h.flags & (JT_GF_KEY | JT_GF_ALLOW)) == JT_GF_KEY && argc > g->nreq + g->nopt) {
+    check_call_keys(S, gf, argc, argv);
+    g = GF(gf);
+  }
   jt_V em = effective_method(S, gf, argc, argv);
   if (jt_is(em, JT_TMETHOD)) {
     unsigned flags = jt_method_(em)->h.flags;
@@ -691,6 +888,38 @@ bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv) {
 static void check_ctx(jt_State *S, jt_V ctx) {
   if (!jt_iscons(ctx) || !jt_is(jt_car(ctx), JT_TMETHOD) || !jt_iscons(jt_cdr(ctx)))
     jt_error(S, "call-next-method: not inside a method");
+}
+
+static jt_V applicable_sorted(jt_State *S, jt_V gf, jt_V *args);
+
+/* call-next-method with arguments: the methods that apply to them must be
+** the ones that apply to the call's (CLHS call-next-method).  The same
+** dispatch keys are enough; otherwise both lists are compared. */
+static void check_next_arguments(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
+  jt_V gf = METH(jt_car(ctx))->gf;
+  if (!jt_is(gf, JT_TGENERIC) || argc < GF(gf)->nreq) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, ctx);
+  JT_PUSH(S, gf);
+  jt_V *orig = S->sp;
+  int n = 0;
+  for (jt_V l = jt_cdr(jt_cdr(ctx)); jt_iscons(l) && n < GF(gf)->nreq; l = jt_cdr(l), n++) JT_PUSH(S, jt_car(l));
+  if (n < GF(gf)->nreq) { S->sp = base; return; }
+  jt_V k1[MAX_KEYS], k2[MAX_KEYS];
+  int n1 = call_keys(S, GF(gf), orig, k1), n2 = call_keys(S, GF(gf), argv, k2);
+  bool same = n1 >= 0 && n1 == n2;
+  for (int i = 0; same && i < n1; i++) same = k1[i] == k2[i];
+  if (!same) {
+    jt_V a = applicable_sorted(S, base[1], orig);
+    JT_PUSH(S, a);
+    jt_V b = applicable_sorted(S, base[1], argv);
+    same = jt_equal(S, S->sp[-1], b);
+  }
+  if (!same)
+    gf_error(S, JT_SYM(S, SIMPLE_ERROR),
+             "call-next-method: the methods of %s that apply to the new arguments are not those that apply "
+             "to the call's (call the generic function again instead)", GF(base[1])->name);
+  S->sp = base;
 }
 
 static jt_V call_next(jt_State *S, jt_V ctx, int argc, jt_V *argv) {
@@ -735,11 +964,18 @@ JT_FN(f_call_next_method) {
 
 JT_FN(f_call_next_method_list) {
   check_ctx(S, argv[0]);
+  jt_V *base = S->sp;
+  int n = 0;
+  jt_Walk w = jt_walk(argv[1]);
+  for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  check_next_arguments(S, argv[0], n, base);
+  S->sp = base;
   return call_next_list(S, argv[0], argv[1]);
 }
 
 JT_FN(f_call_next_method_with) {
   check_ctx(S, argv[0]);
+  check_next_arguments(S, argv[0], argc - 1, argv + 1);
   return call_next(S, argv[0], argc - 1, argv + 1);
 }
 
@@ -805,7 +1041,11 @@ static jt_V implicit_lambda_list(jt_State *S, jt_V plain) {
   return r;
 }
 
-static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
+/* The method's role in the standard combination, or JT_METH_OTHER: its
+** qualifiers are for another combination, which judges them when it
+** computes an effective method (CLHS 7.6.6.1: an invalid qualifier is an
+** error then, not when the method is defined). */
+static unsigned qualifier_kind(jt_State *S, jt_V quals) {
   if (quals == JT_NIL) return JT_METH_PRIMARY;
   if (jt_cdr(quals) == JT_NIL) {
     jt_V q = jt_car(quals);
@@ -813,7 +1053,7 @@ static unsigned qualifier_kind(jt_State *S, jt_V quals, jt_V form) {
     if (q == JT_CSYM(S, K_AFTER)) return JT_METH_AFTER;
     if (q == JT_CSYM(S, K_AROUND)) return JT_METH_AROUND;
   }
-  jt_clos_form_error(S, "the standard method combination accepts no qualifiers but :before, :after and :around", form);
+  return JT_METH_OTHER;
 }
 
 /* Whether the tree contains (function call-next-method) or (function
@@ -961,7 +1201,7 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
     base[2] = jt_cons(S, jt_car(rest), base[2]);
   if (!jt_iscons(rest)) jt_clos_form_error(S, "malformed defmethod (no lambda list)", form);
   base[2] = jt_nreverse_list(base[2]);
-  unsigned qual = qualifier_kind(S, base[2], form);
+  unsigned qual = qualifier_kind(S, base[2]);
   jt_V sll = jt_car(rest);
   jt_V body = jt_cdr(rest);
   if (!jt_clos_proper_list(sll)) jt_clos_form_error(S, "malformed specialized lambda list", form);
@@ -1192,22 +1432,40 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
     if (!jt_iscons(opt) || !jt_clos_proper_list(opt)) jt_clos_form_error(S, "malformed defgeneric option", opt);
     jt_V k = jt_car(opt);
     if (k == JT_CSYM(S, K_METHOD) || k == JT_SYM(S, DECLARE)) continue;
+    for (jt_V p = jt_cdr(jt_cdr(jt_cdr(form))); p != o; p = jt_cdr(p))
+      if (jt_iscons(jt_car(p)) && jt_car(jt_car(p)) == k) jt_clos_form_error(S, "a defgeneric option given twice", opt);
     if (k == JT_CSYM(S, K_DOCUMENTATION) && jt_iscons(jt_cdr(opt)) && jt_isstring(jt_car(jt_cdr(opt)))) {
       doc = jt_car(jt_cdr(opt));
       continue;
     }
-    if (k == JT_CSYM(S, K_METHOD_COMBINATION) && jt_iscons(jt_cdr(opt)) &&
-        jt_car(jt_cdr(opt)) == JT_CSYM(S, STANDARD))
+    /* (:method-combination name option...): the combination must exist and
+    ** accept the options (61-combination.lisp); it is looked up again when
+    ** an effective method is computed */
+    if (k == JT_CSYM(S, K_METHOD_COMBINATION) && jt_iscons(jt_cdr(opt)) && jt_issymbol(jt_car(jt_cdr(opt))) &&
+        jt_car(jt_cdr(opt)) != JT_NIL) {
+      if (jt_car(jt_cdr(opt)) != JT_CSYM(S, STANDARD) || jt_cdr(jt_cdr(opt)) != JT_NIL)
+        jt_funcall(S, jt_symobj(S, jt_intern(S, "%CHECK-METHOD-COMBINATION"))->function, 1, jt_cdr(opt));
       continue;
+    }
     if ((k == JT_CSYM(S, K_GENERIC_FUNCTION_CLASS) &&
          jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_GENERIC_FUNCTION))->name) ||
         (k == JT_CSYM(S, K_METHOD_CLASS) && jt_car(jt_cdr(opt)) == CLS(JT_CLASS(S, STANDARD_METHOD))->name))
       continue;
     if (k == JT_CSYM(S, K_ARGUMENT_PRECEDENCE_ORDER)) {
-      /* only the default order (the required parameters as written) */
-      jt_V a = jt_cdr(opt), r = ll;
-      for (; jt_iscons(a) && jt_iscons(r) && jt_car(a) == jt_car(r); a = jt_cdr(a), r = jt_cdr(r)) {}
-      if (a == JT_NIL && (r == JT_NIL || lambda_keyword(S, jt_car(r)))) continue;
+      /* each required parameter once, in any order */
+      int na = 0;
+      bool ok = true;
+      for (jt_V a = jt_cdr(opt); jt_iscons(a); a = jt_cdr(a)) {
+        na++;
+        int seen = 0;
+        for (jt_V p = ll; jt_iscons(p) && !lambda_keyword(S, jt_car(p)); p = jt_cdr(p))
+          if (jt_car(p) == jt_car(a)) seen++;
+        for (jt_V b = jt_cdr(opt); b != a; b = jt_cdr(b))
+          if (jt_car(b) == jt_car(a)) seen = 0;
+        if (seen != 1) ok = false;
+      }
+      if (ok && na == info.nreq) continue;
+      jt_clos_form_error(S, ":argument-precedence-order must name each required parameter once", opt);
     }
     jt_clos_form_error(S, "unsupported defgeneric option", opt);
   }
@@ -1244,8 +1502,9 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
   JT_TOUCH(S, base[2]);
   GF(base[2])->nreq = (uint16_t)info.nreq;
   GF(base[2])->nopt = (uint16_t)info.nopt;
-  GF(base[2])->h.flags = (uint16_t)((GF(base[2])->h.flags & ~(JT_GF_REST | JT_GF_KEY)) |
-                                    (info.rest || info.key ? JT_GF_REST : 0) | (info.key ? JT_GF_KEY : 0));
+  GF(base[2])->h.flags = (uint16_t)((GF(base[2])->h.flags & ~(JT_GF_REST | JT_GF_KEY | JT_GF_ALLOW)) |
+                                    (info.rest || info.key ? JT_GF_REST : 0) | (info.key ? JT_GF_KEY : 0) |
+                                    (info.allow ? JT_GF_ALLOW : 0));
   /* (:method ...) options, as (defmethod name ...) */
   for (jt_V o = jt_cdr(jt_cdr(jt_cdr(base[0]))); jt_iscons(o); o = jt_cdr(o)) {
     jt_V opt = jt_car(o);
@@ -1354,9 +1613,20 @@ JT_FN(f_compute_applicable_methods) {
   jt_Walk w = jt_walk(argv[1]);
   for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
   if (n < GF(gf)->nreq) wrong_args(S, n);
-  jt_V *args = base;
+  jt_V r = applicable_sorted(S, gf, base);
+  S->sp = base;
+  return r;
+}
+
+/* The methods of gf applicable to args (its required arguments, rooted),
+** most specific first. */
+static jt_V applicable_sorted(jt_State *S, jt_V gf, jt_V *args) {
+  jt_V *base = S->sp;
+  JT_PUSH(S, gf);
   jt_V *classes = S->sp;
   for (int i = 0; i < GF(gf)->nreq; i++) { jt_V c = jt_class_of(S, args[i]); JT_PUSH(S, c); }
+  int order_buf[MAX_ORDERED];
+  const int *order = gf_precedence(S, gf, order_buf);
   jt_V *ms = S->sp;
   int k = 0;
   for (jt_V l = GF(gf)->methods; jt_iscons(l); l = jt_cdr(l)) {
@@ -1364,7 +1634,7 @@ JT_FN(f_compute_applicable_methods) {
     if (!applicable(S, m, args, classes)) continue;
     JT_PUSH(S, m);
     int j = k++;
-    while (j > 0 && more_specific(S, m, ms[j - 1], classes)) { ms[j] = ms[j - 1]; j--; }
+    while (j > 0 && more_specific(S, m, ms[j - 1], classes, order, GF(gf)->nreq)) { ms[j] = ms[j - 1]; j--; }
     ms[j] = m;
   }
   jt_V r = jt_list_from(S, k, ms);
@@ -1372,7 +1642,55 @@ JT_FN(f_compute_applicable_methods) {
   return r;
 }
 
+/* (%call-method method next-methods arguments): CALL-METHOD in an
+** effective method that a method combination other than the standard one
+** made: call METHOD with ARGUMENTS, its call-next-method calling the
+** methods of NEXT-METHODS in turn. */
+JT_FN(f_call_method) {
+  JT_UNUSED_ARGS;
+  check_method(S, argv[0]);
+  jt_Walk w = jt_walk(argv[1]);
+  for (jt_V l = argv[1]; jt_iscons(l); l = jt_walk_next(S, &w, l)) check_method(S, jt_car(l));
+  jt_V *base = S->sp;
+  int n = 0;
+  jt_V l = argv[2];
+  w = jt_walk(l);
+  for (; jt_iscons(l); l = jt_walk_next(S, &w, l), n++) JT_PUSH(S, jt_car(l));
+  if (n < 1 && jt_is(METH(argv[0])->gf, JT_TGENERIC) && GF(METH(argv[0])->gf)->nreq > 0) wrong_args(S, n);
+  jt_V r = call_method(S, argv[0], argv[1], n, base);
+  S->sp = base;
+  return r;
+}
+
+/* (%make-method function): MAKE-METHOD's method, of no generic function:
+** FUNCTION takes the arguments it is called with. */
+JT_FN(f_make_method) {
+  JT_UNUSED_ARGS;
+  if (!jt_is(argv[0], JT_TCLOSURE)) jt_type_error(S, argv[0], JT_SYM(S, FUNCTION));
+  return jt_method_make(S, JT_NIL, JT_NIL, JT_NIL, argv[0], 0);
+}
+
+/* (%clos-changed): a method combination was (re)defined: every effective
+** method computed before is stale. */
+JT_FN(f_clos_changed) {
+  JT_UNUSED_ARGS;
+  jt_clos_changed(S);
+  return JT_NIL;
+}
+
+/* (%generic-function-definition gf) => its defgeneric form (NIL when
+** defmethod made it), its lambda list (ensure-generic-function). */
+JT_FN(f_gf_definition) {
+  JT_UNUSED_ARGS;
+  jt_V vals[2] = {GF(check_gf(S, argv[0]))->form, GF(argv[0])->lambda_list};
+  return jt_values(S, 2, vals);
+}
+
 static const jt_Reg gf_fns[] = {
+  {"%CALL-METHOD", f_call_method, 3, 3, "(%call-method method next-methods arguments) Call METHOD with ARGUMENTS, its next methods NEXT-METHODS."},
+  {"%MAKE-METHOD", f_make_method, 1, 1, "(%make-method function) A method of no generic function that calls FUNCTION."},
+  {"%CLOS-CHANGED", f_clos_changed, 0, 0, "(%clos-changed) Forget every effective method computed so far."},
+  {"%GENERIC-FUNCTION-DEFINITION", f_gf_definition, 1, 1, "(%generic-function-definition gf) Its defgeneric form and lambda list."},
   {"%DEFGENERIC", f_defgeneric, 1, 1, "(%defgeneric form) Define a generic function from a defgeneric form."},
   {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
   {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},

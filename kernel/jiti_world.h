@@ -23,6 +23,7 @@ typedef enum jiti_EntryKind {
   JITI_ENTRY_COMPILER_MACRO,  /* define-compiler-macro */
   JITI_ENTRY_DOCUMENTATION,   /* (setf documentation) of a name, a defvar's doc string */
   JITI_ENTRY_PLIST,           /* a symbol's property list */
+  JITI_ENTRY_METHOD_COMBINATION, /* define-method-combination */
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 

@@ -7,7 +7,8 @@
 **              instances and slot access, redefinition and change-class;
 **   generic.c  generic functions and methods, defgeneric and defmethod,
 **              dispatch with a per-function cache, the standard method
-**              combination and call-next-method;
+**              combination and call-next-method (other combinations make
+**              their effective methods in kernel/lisp/61-combination.lisp);
 **   clos.c     the roots, the built-in generic functions and their default
 **              methods (make-instance, initialize-instance, print-object,
 **              describe-object ...), and the hooks other modules call
@@ -147,6 +148,9 @@ jt_V jt_class_builtin(jt_State *S, const char *name, jt_V supers, int kind);
 ** from the world's managed state (jt_class_migrate_world). */
 jt_V jt_class_define(jt_State *S, jt_V form, bool lazy);
 
+/* make-instances-obsolete of a standard class (others: nothing). */
+void jt_class_make_obsolete(jt_State *S, jt_V cls);
+
 /* Instances. */
 jt_V jt_instance_make(jt_State *S, jt_V cls);     /* allocate-instance: all unbound */
 /* The instance's slot vector after bringing it up to date with its class
@@ -174,10 +178,11 @@ void jt_instance_initialize(jt_State *S, jt_V inst, jt_V names, int n2, jt_V *in
 /* make-instance's work: push the default initargs missing from
 ** initargs[0..n2) (which end at the top of the stack) and return how many
 ** values were pushed; check initargs against those the class accepts
-** (slot initargs, keys of the applicable initialize-instance and
-** shared-initialize methods), signalling program-error. */
+** (slot initargs, keys of the applicable shared-initialize methods and
+** of `gf`'s: initialize-instance for make-instance, reinitialize-instance
+** for itself), signalling program-error. */
 int jt_class_default_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs);
-void jt_class_check_initargs(jt_State *S, jt_V cls, int n2, jt_V *initargs);
+void jt_class_check_initargs(jt_State *S, jt_V cls, jt_V gf, int n2, jt_V *initargs);
 /* change-class's work; calls update-instance-for-different-class. */
 jt_V jt_instance_change_class(jt_State *S, jt_V inst, jt_V cls, int n2, jt_V *initargs);
 

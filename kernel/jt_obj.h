@@ -344,6 +344,7 @@ typedef struct jt_Class {
 #define JT_GF_LOCKED   0x0001  /* built-in: no redefinition, guarded methods */
 #define JT_GF_REST     0x0002  /* lambda list has &rest or &key */
 #define JT_GF_KEY      0x0004  /* lambda list has &key */
+#define JT_GF_ALLOW    0x0008  /* lambda list has &allow-other-keys */
 
 typedef struct jt_Generic {
   jt_Obj h;
@@ -368,6 +369,8 @@ enum { JT_METH_PRIMARY = 0, JT_METH_BEFORE = 1, JT_METH_AFTER = 2, JT_METH_AROUN
 #define JT_METH_WRITER    0x0010  /* a slot writer (new-value object) */
 #define JT_METH_LOCKED    0x0020  /* a built-in method */
 #define JT_METH_INLINE    0x0040  /* defined by a defgeneric :method option */
+#define JT_METH_OTHER     0x0080  /* qualifiers other than none, :before, :after, :around
+                                     (for another method combination; low bits PRIMARY) */
 
 typedef struct jt_Method {
   jt_Obj h;

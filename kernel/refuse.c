@@ -24,8 +24,6 @@
                  "and the pause is answered through the protocol"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
-#define LOADFORM "there is no file compiler to write load forms for"
-#define COMBINATION "jiti's CLOS has only the standard method combination"
 #define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
@@ -41,12 +39,10 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
-  {"CALL-METHOD", COMBINATION},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
   {"COPY-PPRINT-DISPATCH", PRETTY},
-  {"DEFINE-METHOD-COMBINATION", COMBINATION},
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
@@ -57,7 +53,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"ED", TERMINAL},
   {"ENOUGH-NAMESTRING", PATHNAMES},
   {"ENSURE-DIRECTORIES-EXIST", FILES},
-  {"ENSURE-GENERIC-FUNCTION", MOP},
   {"FILE-AUTHOR", FILES},
   {"FILE-LENGTH", FILES},
   {"FILE-NAMESTRING", PATHNAMES},
@@ -66,7 +61,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"FUNCTION-KEYWORDS", MOP},
   {"HOST-NAMESTRING", PATHNAMES},
   {"INSPECT", DEBUGGER},
-  {"INVALID-METHOD-ERROR", COMBINATION},
   {"LOAD", FILES},
   {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"LOGICAL-PATHNAME", PATHNAMES},
@@ -74,14 +68,10 @@ static const struct { const char *name, *why; } reasons[] = {
   {"MAKE-BROADCAST-STREAM", COMPOUND},
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
   {"MAKE-ECHO-STREAM", COMPOUND},
-  {"MAKE-INSTANCES-OBSOLETE", MOP},
-  {"MAKE-LOAD-FORM", LOADFORM},
-  {"MAKE-LOAD-FORM-SAVING-SLOTS", LOADFORM},
   {"MAKE-PATHNAME", PATHNAMES},
   {"MAKE-SYNONYM-STREAM", COMPOUND},
   {"MAKE-TWO-WAY-STREAM", COMPOUND},
   {"MERGE-PATHNAMES", PATHNAMES},
-  {"METHOD-COMBINATION-ERROR", COMBINATION},
   {"NAMESTRING", PATHNAMES},
   {"OPEN", FILES},
   {"PARSE-NAMESTRING", PATHNAMES},

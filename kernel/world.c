@@ -57,7 +57,7 @@ typedef struct World {
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
   "function", "macro", "variable", "structure", "data", "invariant",
   "class", "generic", "method", "foreign", "package", "type", "symbol-macro", "setf-expander",
-  "compiler-macro", "documentation", "plist"};
+  "compiler-macro", "documentation", "plist", "method-combination"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -404,8 +404,8 @@ static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_MACRO] = 4, [JITI_ENTRY_SYMBOL_MACRO] = 5, [JITI_ENTRY_TYPE] = 6,
   [JITI_ENTRY_SETF_EXPANDER] = 7, [JITI_ENTRY_COMPILER_MACRO] = 8, [JITI_ENTRY_FUNCTION] = 9,
   [JITI_ENTRY_VARIABLE] = 10, [JITI_ENTRY_PLIST] = 11, [JITI_ENTRY_DOCUMENTATION] = 12,
-  [JITI_ENTRY_GENERIC] = 13, [JITI_ENTRY_METHOD] = 14, [JITI_ENTRY_DATA] = 15,
-  [JITI_ENTRY_INVARIANT] = 16};
+  [JITI_ENTRY_METHOD_COMBINATION] = 13, [JITI_ENTRY_GENERIC] = 14, [JITI_ENTRY_METHOD] = 15,
+  [JITI_ENTRY_DATA] = 16, [JITI_ENTRY_INVARIANT] = 17};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -916,7 +916,8 @@ static JT_NORETURN void bad_entry_form(jt_State *S, jiti_EntryKind kind, jt_V fo
     [JITI_ENTRY_SETF_EXPANDER] = "a DEFSETF or DEFINE-SETF-EXPANDER",
     [JITI_ENTRY_COMPILER_MACRO] = "a DEFINE-COMPILER-MACRO",
     [JITI_ENTRY_DOCUMENTATION] = "a (SETF (DOCUMENTATION 'NAME 'DOC-TYPE) string)",
-    [JITI_ENTRY_PLIST] = "a (SETF (SYMBOL-PLIST 'NAME) 'plist)"};
+    [JITI_ENTRY_PLIST] = "a (SETF (SYMBOL-PLIST 'NAME) 'plist)",
+    [JITI_ENTRY_METHOD_COMBINATION] = "a DEFINE-METHOD-COMBINATION"};
   char *f = jt_print_cstr(S, form, true, 120);
   snprintf(S->msgbuf, sizeof S->msgbuf, "its stored form %s is not %s form of that name or defines a built-in name",
            f, wanted[kind] ? wanted[kind] : "a defining");
@@ -1064,7 +1065,8 @@ static jiti_Status import_body(jt_State *S, void *ud) {
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE:
     case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN:
     case JITI_ENTRY_TYPE: case JITI_ENTRY_SYMBOL_MACRO: case JITI_ENTRY_SETF_EXPANDER:
-    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST: {
+    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST:
+    case JITI_ENTRY_METHOD_COMBINATION: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V name = read_name(S, a->name);
       JT_PUSH(S, name);
@@ -1295,7 +1297,8 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
     case JITI_ENTRY_FUNCTION: case JITI_ENTRY_MACRO: case JITI_ENTRY_STRUCTURE: case JITI_ENTRY_CLASS:
     case JITI_ENTRY_GENERIC: case JITI_ENTRY_METHOD: case JITI_ENTRY_FOREIGN:
     case JITI_ENTRY_TYPE: case JITI_ENTRY_SYMBOL_MACRO: case JITI_ENTRY_SETF_EXPANDER:
-    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST: {
+    case JITI_ENTRY_COMPILER_MACRO: case JITI_ENTRY_DOCUMENTATION: case JITI_ENTRY_PLIST:
+    case JITI_ENTRY_METHOD_COMBINATION: {
       if (tag != (a->kind == JITI_ENTRY_CLASS ? 'C' : 'F')) jt_error(S, "not a %s encoding", kind_names[a->kind]);
       jt_V name = read_name_made(S, a->name);
       JT_PUSH(S, name);

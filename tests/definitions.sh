@@ -7,7 +7,7 @@
 # functions still work, and so do redefinitions and removals after another
 # restart.  A call that fails leaves no trace; the language's own symbols
 # cannot be given any of them; show, diff, inspect and recover-session name
-# the new kinds.
+# the new kinds.  A define-method-combination survives a restart too.
 #   bash tests/definitions.sh path/to/jiti
 set -u
 JITI=$1
@@ -94,6 +94,17 @@ t diff-kinds 0 "removed compiler-macro SQ" -- "$JITI" diff --store "$S" HEAD~6 H
 t recover-counts 0 "types 2, symbol macros 2, setf expanders 3, documentation strings 2, property lists 1" -- "$JITI" recover-session --store "$S"
 start_kernel "$S"; ok restart-again $?
 t after-restart 0 "$WANT2" -- e "$AFTER"
+
+# --- a method combination is an entry of its own, imported before the
+# generic functions that use it
+t method-combination 0 '^TIMES$' -- e "(define-method-combination times :operator *)"
+t method-combination-use 0 '^OK$' -- e "(progn (defgeneric prod (x) (:method-combination times) (:method times ((x integer)) 2) (:method times ((x real)) 5)) 'ok)"
+t method-combination-builtin 1 "the language's" -- e "(define-method-combination + :operator *)"
+t inspect-method-combination 0 "define-method-combination times" -- "$JITI" inspect --store "$S" --kind method-combination TIMES
+"$JITI" stop --store "$S" >/dev/null
+t recover-method-combination 0 "method combinations 1" -- "$JITI" recover-session --store "$S"
+start_kernel "$S"; ok restart-combination $?
+t method-combination-after-restart 0 '^\(10 5\)$' -- e "(list (prod 1) (prod 1.0))"
 "$JITI" stop --store "$S" >/dev/null
 
 finish

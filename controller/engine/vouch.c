@@ -121,6 +121,9 @@ typedef struct Member { const char *name; char type; int required; size_t max; }
 
 #define TEXT WIRE_JSON_MAX                  /* free text: bounded by the frame */
 #define NAME_MAX_ ((size_t)VOUCH_NAME_MAX)
+/* an entry kind's name (jiti_entry_kind_name: "method-combination" is
+** the longest) */
+#define KIND_MAX_ 24
 
 static int type_ok(json_t *v, char t) {
   switch (t) {
@@ -404,7 +407,7 @@ static int reads_ok(json_t *d, vouch_Fail *f) {
 }
 
 static const Member CHANGE[] = {
-  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"removed", 'b', 1, 0}, {"len", 'i', 1, 0},
+  {"kind", 's', 1, KIND_MAX_}, {"name", 's', 1, NAME_MAX_}, {"removed", 'b', 1, 0}, {"len", 'i', 1, 0},
   {"hash", 's', 0, 64}};
 static const Member GOAL[] = {{"source", 's', 1, TEXT}, {"pass", 'b', 1, 0}, {"message", 's', 1, TEXT}};
 
@@ -630,14 +633,14 @@ static const Member VIEW[] = {
   {"invariants", 'a', 1, 0}, {"last_invariant_check", 'o', 1, 0}, {"goals", 'a', 1, 0},
   {"truncated", 'o', 1, 0}, {"pause", 'o', 0, 0}, {"foreign", 'o', 0, 0}};
 static const Member VIEW_ENTRY[] = {
-  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
+  {"kind", 's', 1, KIND_MAX_}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
   {"location", 'o', 0, 0}};
 /* where an entry's source as written began (a file of at most 4096 bytes) */
 static const Member LOCATION[] = {{"file", 's', 0, 4096}, {"line", 'i', 1, 0}, {"column", 'i', 1, 0}};
 static const Member VIEW_DATA[] = {{"count", 'i', 1, 0}, {"rows", 'a', 1, 0}};
 static const Member VIEW_ROW[] = {{"key", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"value", 's', 0, TEXT}};
 static const Member VIEW_INVARIANT[] = {
-  {"kind", 's', 0, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"source", 's', 0, TEXT}};
+  {"kind", 's', 0, KIND_MAX_}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"source", 's', 0, TEXT}};
 static const Member VIEW_CHECK[] = {{"checked", 'b', 1, 0}, {"ok", 'b', 1, 0}, {"message", 's', 1, TEXT}};
 static const Member VIEW_GOAL[] = {{"source", 's', 1, TEXT}, {"pass", 'B', 1, 0}, {"message", 's', 0, TEXT}};
 static const Member VIEW_TRUNCATED[] = {{"summarized", 'i', 1, 0}, {"omitted", 'i', 1, 0}};
@@ -651,7 +654,7 @@ static const Member VIEW_RESTART[] = {
 static const Member VIEW_LEVEL[] = {
   {"level", 'i', 1, 8}, {"pause", 'i', 1, 1000000}, {"condition_type", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}};
 static const Member ENTRY[] = {
-  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
+  {"kind", 's', 1, KIND_MAX_}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"text", 's', 0, TEXT},
   {"unavailable", 's', 0, TEXT}, {"location", 'o', 0, 0}, {"canonical", 's', 0, TEXT}};
 static const Member INVARIANT[] = {{"name", 's', 1, NAME_MAX_}, {"source", 's', 1, TEXT}, {"hash", 's', 1, 64}};
 
@@ -747,7 +750,7 @@ static const Member REPORT[] = {
   {"definitions", 'o', 1, 0}, {"changes", 'a', 1, 0}, {"repro", 'O', 1, 0}, {"invariants", 'O', 1, 0},
   {"replay", 'a', 1, 0}, {"elapsed_ms", 'i', 1, 0}, {"from", 's', 0, 16}};
 static const Member REPORT_CHANGE[] = {
-  {"kind", 's', 1, 16}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"removed", 'b', 1, 0}};
+  {"kind", 's', 1, KIND_MAX_}, {"name", 's', 1, NAME_MAX_}, {"hash", 's', 1, 64}, {"removed", 'b', 1, 0}};
 static const Member REPORT_INVARIANTS[] = {{"ok", 'b', 1, 0}, {"failed", 'a', 1, 0}};
 static const Member REPORT_FAILED[] = {{"name", 's', 1, NAME_MAX_}, {"report", 's', 1, TEXT}};
 static const Member REPORT_REPLAY[] = {

@@ -61,3 +61,107 @@
   (let ((class (find-class object nil)))
     (when class (format stream "~%~s names the class ~s.~%" object class)))
   (values))
+
+;; (ensure-generic-function name &key ...): define or redefine NAME as a
+;; generic function, as the DEFGENERIC it amounts to, which is what the
+;; world keeps.  Options not given are those of the present definition,
+;; and so are its (:method ...) options, whose methods stay.
+(defun ensure-generic-function (function-name &key (lambda-list nil lambda-list-p)
+                                                   (argument-precedence-order nil apo-p)
+                                                   (declare nil declare-p)
+                                                   (documentation nil documentation-p)
+                                                   (generic-function-class 'standard-generic-function)
+                                                   (method-combination nil method-combination-p)
+                                                   (method-class 'standard-method)
+                                                   environment
+                                              &allow-other-keys)
+  (declare (ignore environment))
+  (flet ((class-named (c) (if (typep c 'class) (class-name c) c)))
+    (unless (eq (class-named generic-function-class) 'standard-generic-function)
+      (error "ensure-generic-function: the only generic function class is STANDARD-GENERIC-FUNCTION, not ~S"
+             generic-function-class))
+    (unless (eq (class-named method-class) 'standard-method)
+      (error "ensure-generic-function: the only method class is STANDARD-METHOD, not ~S" method-class)))
+  (when (and (symbolp function-name) (or (special-operator-p function-name) (macro-function function-name)))
+    (error 'program-error :format-control "ensure-generic-function: ~S names a ~:[macro~;special operator~]"
+                          :format-arguments (list function-name (special-operator-p function-name))))
+  (let* ((old (and (fboundp function-name) (fdefinition function-name)))
+         (old-form (and (typep old 'generic-function) (%generic-function-definition old)))
+         (old-ll (and (typep old 'generic-function) (nth-value 1 (%generic-function-definition old))))
+         (ll (if lambda-list-p lambda-list old-ll))
+         (options '()))
+    (when (and old (not (typep old 'generic-function)))
+      (error 'program-error :format-control "ensure-generic-function: ~S names an ordinary function"
+                            :format-arguments (list function-name)))
+    (when (and old (not lambda-list-p) (not (or apo-p declare-p documentation-p method-combination-p)))
+      (return-from ensure-generic-function old))
+    (dolist (o (cdr (cdr (cdr old-form))))
+      (unless (or (and apo-p (eq (car o) :argument-precedence-order))
+                  (and lambda-list-p (not (equal ll old-ll)) (eq (car o) :argument-precedence-order))
+                  (and declare-p (eq (car o) 'declare))
+                  (and documentation-p (eq (car o) :documentation))
+                  (and method-combination-p (eq (car o) :method-combination)))
+        (push o options)))
+    (when apo-p (push (cons :argument-precedence-order argument-precedence-order) options))
+    (when declare-p (push (cons 'declare declare) options))
+    (when (and documentation-p documentation) (push (list :documentation documentation) options))
+    (when (and method-combination-p method-combination)
+      (push (cons :method-combination (if (listp method-combination) method-combination (list method-combination)))
+            options))
+    (%defgeneric `(defgeneric ,function-name ,ll ,@(nreverse options)))))
+
+;; A class has one name in a world: the class entry a DEFCLASS made, which
+;; its methods and stored instances name.  Setting FIND-CLASS or CLASS-NAME
+;; to what it already is does nothing; anything else is refused.
+(defun (setf find-class) (new-value name &optional errorp environment)
+  (declare (ignore errorp environment))
+  (let ((old (find-class name nil)))
+    (unless (eq new-value old)
+      (error 'program-error
+             :format-control "(setf find-class): a world keeps each class under the name its DEFCLASS gave it ~
+                              (its methods and stored instances name it); ~S cannot be ~:[removed~;given ~
+                              another class~] (define a class of another name, or define ~S again)"
+             :format-arguments (list name new-value name)))
+    new-value))
+
+(defun (setf class-name) (new-value class)
+  (unless (eq new-value (class-name class))
+    (error 'program-error
+           :format-control "(setf class-name): a world keeps each class under the name its DEFCLASS gave it ~
+                            (its methods and stored instances name it); ~S cannot be renamed ~S (define a ~
+                            class of that name instead)"
+           :format-arguments (list class new-value)))
+  new-value)
+
+;; make-load-form: what a program defines for its own classes; the default
+;; methods refuse, as the standard's do.  make-load-form-saving-slots makes
+;; the two forms that rebuild an instance or structure from its slots.
+(defgeneric make-load-form (object &optional environment)
+  (:method ((object standard-object) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: ~S has no load form (define a make-load-form method for its class, e.g. with ~
+            make-load-form-saving-slots)" object))
+  (:method ((object structure-object) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: ~S has no load form (define a make-load-form method for its structure, e.g. with ~
+            make-load-form-saving-slots)" object))
+  (:method ((object condition) &optional environment)
+    (declare (ignore environment))
+    (error "make-load-form: the condition ~S has no load form" object)))
+
+(defun make-load-form-saving-slots (object &key (slot-names nil slot-names-p) environment)
+  (declare (ignore environment))
+  (let* ((class (class-of object))
+         (structure (typep object 'structure-object))
+         (names (if slot-names-p
+                    slot-names
+                    (if structure (%structure-slot-names (class-name class)) (%class-slot-names class)))))
+    (values (if structure
+                `(copy-structure ',object)
+                `(allocate-instance (find-class ',(class-name class))))
+            `(progn
+               ,@(mapcar (lambda (s)
+                           (if (slot-boundp object s)
+                               `(setf (slot-value ',object ',s) ',(slot-value object s))
+                               `(slot-makunbound ',object ',s)))
+                         names)))))

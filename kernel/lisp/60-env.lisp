@@ -115,6 +115,8 @@
   (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
                (cond (found doc)
                      ((eq doc-type 'variable) nil)
+                     ((eq doc-type 'method-combination)
+                      (and (symbolp x) (%method-combination-documentation x)))
                      (t (%function-documentation x doc-type))))))
     (if (stringp doc) (copy-seq doc) doc)))
 

@@ -6,7 +6,8 @@
 ** a fresh state (as a restarted worker is): the function still works.
 ** Redefinitions and removals survive the same way; a restored transaction
 ** leaves no trace; the language's own symbols cannot be given any of them;
-** an import checks each stored form before anything of it runs. */
+** an import checks each stored form before anything of it runs.  A
+** define-method-combination is such an entry too. */
 #include <stdlib.h>
 #include "jiti.h"
 #include "jiti_world.h"
@@ -490,8 +491,65 @@ static void test_entry_text(void) {
   jiti_close(S);
 }
 
+
+/* A DEFINE-METHOD-COMBINATION, short or long form, is an entry of its own:
+** the generic functions that use it work in a world started again, and
+** after a redefinition; a restored one leaves no trace; the language's
+** combinations cannot be redefined. */
+static void test_method_combination(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(txn(S, "(define-method-combination times :operator * :documentation \"Product.\")"), "TIMES");
+  CHECK_STR(txn(S, "(define-method-combination early-first () ((early (:early)) (others () :required t))"
+                   " \"Early methods, then the others.\""
+                   " `(vector ,@(mapcar (lambda (m) `(call-method ,m)) (append early others))))"),
+            "EARLY-FIRST");
+  CHECK_STR(txn(S, "(defgeneric prod (x) (:method-combination times)"
+                   " (:method times ((x integer)) 2) (:method times ((x real)) 5)) 'ok"), "OK");
+  CHECK_STR(txn(S, "(defgeneric vec (x) (:method-combination early-first)"
+                   " (:method ((x t)) 'last) (:method :early ((x integer)) 'first)) 'ok"), "OK");
+  const char *uses = "(list (prod 1) (prod 1.0) (vec 1) (vec 'a) (documentation 'times 'method-combination)"
+                     " (documentation 'early-first 'method-combination))";
+  const char *want = "(10 5 #(FIRST LAST) #(LAST) \"Product.\" \"Early methods, then the others.\")";
+  CHECK_STR(ev(S, uses), want);
+  CHECK(jiti_world_count(S, JITI_ENTRY_METHOD_COMBINATION) == 2);
+  jiti_State *T = restart(S);
+  CHECK_STR(ev(T, uses), want);
+  /* a redefinition changes the effective methods already computed */
+  CHECK_STR(txn(T, "(define-method-combination times :operator +)"), "TIMES");
+  CHECK_STR(ev(T, "(prod 1)"), "7");
+  jiti_State *U = restart(T);
+  CHECK_STR(ev(U, "(list (prod 1) (documentation 'times 'method-combination))"), "(7 NIL)");
+  /* restored: no entry, no combination */
+  char *before = dump(U);
+  jiti_checkpoint(U);
+  CHECK_STR(ev(U, "(define-method-combination gone :operator list)"
+                  "(defgeneric uses-gone (x) (:method-combination gone) (:method gone ((x t)) x))"
+                  "(uses-gone 1)"), "(1)");
+  char *during = changed(U);
+  CHECK(strstr(during, "method-combination GONE "));
+  free(during);
+  jiti_restore(U);
+  char *after = dump(U);
+  CHECK_STR(after, before);
+  free(before);
+  free(after);
+  CHECK(strstr(ev(U, "(progn (defgeneric uses-gone2 (x) (:method-combination gone) (:method gone ((x t)) x))"
+                     " (uses-gone2 1))"), "there is no method combination named GONE"));
+  /* the language's own combinations are not the program's to change */
+  CHECK(strstr(txn(U, "(define-method-combination + :operator *)"), "is the language's"));
+  CHECK(strstr(txn(U, "(define-method-combination standard)"), "is the language's"));
+  CHECK_STR(ev(U, "(prod 1)"), "7");
+  /* an invalid method is an error when the effective method is computed */
+  CHECK(strstr(txn(U, "(defmethod prod ((x symbol)) 1) (prod 'a)"), "invalid method error"));
+  jiti_close(U);
+  jiti_close(T);
+  jiti_close(S);
+}
+
 int main(void) {
   test_each_kind_survives_a_restart();
+  test_method_combination();
   test_import_order();
   test_restored_leaves_no_trace();
   test_plist_changed_in_place();

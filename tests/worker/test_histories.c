@@ -411,6 +411,8 @@ static void test_all_kinds(void) {
     "(setf (documentation 'total 'function) \"The sum of the prices.\")",
     "(defvar *limit* 10 \"The most items.\")",
     "(setf (get 'item 'colour) :red (get 'item 'shelf) (list 1 \"a\"))",
+    "(define-method-combination times :operator * :documentation \"Product.\")",
+    "(defgeneric scale (x) (:method-combination times) (:method times ((x t)) 2) (:method times ((x integer)) 3))",
     NULL};
   for (int i = 0; forms[i]; i++) {
     txn_Outcome o;
