@@ -86,7 +86,7 @@ COMMON="rt-package.lsp cl-test-package.lsp auxiliary/ansi-aux-macros.lsp univers
 
 # gen CHAPTER TESTFILE SKIPFILE > generated file
 gen() {
-  local chapter=$1 file=$2 skip=$3 f
+  local chapter=$1 file=$2 skip=$3 f s
   printf '(setq cl-user::*ansi-skip* (quote ('
   [ -s "$skip" ] && sed 's/.*/"&"/' "$skip" | tr '\n' ' '
   printf ')))\n'
@@ -98,6 +98,13 @@ gen() {
   for f in $COMMON $(aux_files "$chapter"); do
     [ "$f" = rt-package.lsp ] && continue
     printf '(cl-user::ansi-load "%s" ' "$f"; lisp_string "$suite/$f"; printf ')\n'
+  done
+  # the chapter's files before this one that define no test of their own
+  # at top level hold definitions the later files use (structure-00.lsp)
+  for s in $(test_files "$chapter"); do
+    [ "$s" = "$file" ] && break
+    [ -f "$suite/$chapter/$s" ] && [ -z "$(named_tests "$suite/$chapter/$s")" ] || continue
+    printf '(cl-user::ansi-load "%s/%s" ' "$chapter" "$s"; lisp_string "$suite/$chapter/$s"; printf ')\n'
   done
   printf '(cl-user::ansi-run-file "%s" ' "$file"; lisp_string "$suite/$chapter/$file"; printf ')\n'
   printf '(cl-user::ansi-done)\n'
