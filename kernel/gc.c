@@ -385,7 +385,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     case JT_TLAYOUT: {
       jt_Layout *l = (jt_Layout *)o;
       M(l->name); M(l->parents); M(l->slot_names); M(l->initargs);
-      M(l->initforms); M(l->report); M(l->conc_name); M(l->class);
+      M(l->initforms); M(l->report); M(l->info); M(l->class);
       break;
     }
     case JT_TSTRUCT: {

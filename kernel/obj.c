@@ -1064,7 +1064,9 @@ JT_FN(f_special_operator) {
 
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
-  bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM | JT_SYM_CONSTANT)) != 0;
+  /* a keyword is a constant but no name of the language: SBCL takes it */
+  bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM)) != 0 ||
+                 (s->h.flags & (JT_SYM_CONSTANT | JT_SYM_KEYWORD)) == JT_SYM_CONSTANT;
   if (!builtin) builtin = atomic_typep(S, s->cname, JT_NIL) >= 0;  /* BIT, EXTENDED-CHAR, ... */
   if (builtin)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in name of the language",
