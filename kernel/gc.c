@@ -459,6 +459,7 @@ static void mark_roots(jt_State *S) {
   M(S->pending);
   M(S->stdout_stream);
   M(S->stdin_stream);
+  M(S->traced);
   M(S->random_state);
   M(S->xfer_val);
   M(S->held_form);

@@ -300,6 +300,9 @@ char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes);
 /* A call with a JT_JMP_FRAME record (S->frame_catch), and one without. */
 jt_V jt_frame_call(jt_State *S, jt_V fn, int argc, jt_V *argv);
 jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv);
+/* A call as the evaluator makes it, except that a traced function is not
+** reported (trace.c calls the traced function so). */
+jt_V jt_call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv);
 /* The jump record of frame `frame` of pf: NULL with *out set, or why not
 ** (written into why). */
 const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt_Jmp **out, char *why,

@@ -46,6 +46,13 @@ void jt_open_env(jt_State *S);      /* env.c: the clock and the environment */
 void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
+void jt_open_trace(jt_State *S);    /* trace.c: traced functions */
+/* trace.c: the name a traced function is traced under, or JT_NOVALUE (also
+** while a trace report prints); the traced call, reported; the set
+** emptied (per transaction: jiti_reset_io_syntax). */
+jt_V jt_trace_name(jt_State *S, jt_V fn);
+jt_V jt_trace_call(jt_State *S, jt_V name, jt_V fn, int argc, jt_V *argv);
+void jt_trace_reset(jt_State *S);
 void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */

@@ -121,3 +121,45 @@
 (defun (setf documentation) (new-value x doc-type)
   (check-type new-value (or null string))
   (%set-documentation x doc-type new-value))
+
+;; Tracing (trace.c keeps the set, for the transaction).  (trace name...)
+;; traces the functions the names have now (a name's later redefinition
+;; is not traced) and returns the names; (trace) returns the traced names.
+;; (untrace name...) stops tracing them, (untrace) all of them.  A call of
+;; a traced function prints "depth: (name args...)" and then "depth: name
+;; returned values..." on *trace-output*, indented by its depth.
+;; %trace-quiet and %trace-depth are special variables trace.c makes.
+
+(defun %trace-call (name fn args)
+  (let ((%trace-depth (1+ %trace-depth)))
+    (let ((%trace-quiet t))
+      (format *trace-output* "~&~vT~D: ~S~%" (* 2 %trace-depth) (1- %trace-depth) (cons name args)))
+    (let ((values (multiple-value-list (%call-untraced fn args))))
+      (let ((%trace-quiet t))
+        (format *trace-output* "~&~vT~D: ~S returned~{ ~S~}~%" (* 2 %trace-depth) (1- %trace-depth) name values))
+      (values-list values))))
+
+(defun %trace-names ()
+  (reverse (mapcar #'cdr (%traced))))
+
+(defun %trace (names)
+  (dolist (name names)
+    (unless (or (symbolp name) (and (consp name) (eq (car name) 'setf) (consp (cdr name))
+                                    (symbolp (car (cdr name))) (null (cdr (cdr name)))))
+      (error 'type-error :datum name :expected-type '(or symbol (cons (eql setf) (cons symbol null)))))
+    (let ((fn (if (and (symbolp name) (macro-function name))
+                  (error "TRACE: ~S names a macro; only functions are traced" name)
+                  (fdefinition name))))
+      (when (eq (symbol-package (if (consp name) (car (cdr name)) name)) (symbol-package '%trace))
+        (error "TRACE: ~S is the kernel's own helper and cannot be traced" name))
+      (%set-traced (cons (cons fn name) (remove name (%traced) :key #'cdr :test #'equal)))))
+  (if names names (%trace-names)))
+
+(defun %untrace (names)
+  (%set-traced (if names
+                   (remove-if (lambda (e) (member (cdr e) names :test #'equal)) (%traced))
+                   nil))
+  nil)
+
+(defmacro trace (&rest names) `(%trace ',names))
+(defmacro untrace (&rest names) `(%untrace ',names))
