@@ -310,7 +310,10 @@ const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt
 /* Return `values` (a list) from the frame of j, or call it again. */
 JT_NORETURN void jt_frame_unwind(jt_State *S, jt_Jmp *j, bool restart, jt_V values);
 void jt_restart_report(jt_State *S, jt_V stream, jt_V restart);
-/* Enter the debugger (hook or abort); never returns. */
+/* Enter the debugger: the program's *debugger-hook*, then the host's (a
+** pause, or an abort without one); never returns. */
 __attribute__((noreturn)) void jt_invoke_debugger(jt_State *S, jt_V condition);
+/* The host's debugger alone, past *debugger-hook* (BREAK). */
+__attribute__((noreturn)) void jt_enter_debugger(jt_State *S, jt_V condition);
 
 #endif

@@ -30,16 +30,13 @@
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
-  {"*BREAK-ON-SIGNALS*", DEBUGGER},
   {"*COMPILE-FILE-PATHNAME*", FILES},
   {"*COMPILE-FILE-TRUENAME*", FILES},
-  {"*DEBUGGER-HOOK*", DEBUGGER},
   {"*DEFAULT-PATHNAME-DEFAULTS*", PATHNAMES},
   {"*LOAD-PATHNAME*", FILES},
   {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
-  {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"CALL-METHOD", COMBINATION},
   {"COMPILE-FILE", FILES},
