@@ -20,10 +20,7 @@
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
-#define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
-                 "and the pause is answered through the protocol"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
-#define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
 #define LOADFORM "there is no file compiler to write load forms for"
 #define COMBINATION "jiti's CLOS has only the standard method combination"
 #define MOP "jiti's CLOS has no metaobject protocol"
@@ -47,11 +44,8 @@ static const struct { const char *name, *why; } reasons[] = {
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
-  {"DISASSEMBLE", MACHINE},
-  {"DRIBBLE", FILES},
   {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
   {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"ED", TERMINAL},
   {"ENOUGH-NAMESTRING", PATHNAMES},
   {"ENSURE-DIRECTORIES-EXIST", FILES},
   {"ENSURE-GENERIC-FUNCTION", MOP},
@@ -62,7 +56,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
   {"HOST-NAMESTRING", PATHNAMES},
-  {"INSPECT", DEBUGGER},
   {"INVALID-METHOD-ERROR", COMBINATION},
   {"LOAD", FILES},
   {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
@@ -100,7 +93,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SET-PPRINT-DISPATCH", PRETTY},
-  {"STEP", DEBUGGER},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
   {"TRANSLATE-PATHNAME", PATHNAMES},

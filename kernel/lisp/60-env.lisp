@@ -111,16 +111,44 @@
 ;; function's, macro's, class's or generic function's own).  A copy: the
 ;; string kept is part of a stored definition, which a change in place
 ;; would alter behind the world's back.
+;;
+;; An object's documentation is its name's, when the name still names it
+;; (a function, a class): what a world keeps is a name's.  Other objects'
+;; (a lambda's, a method's, a package's) is not kept, as the standard
+;; allows: (setf documentation) returns the string and keeps nothing.
+(defun %documented-name (x doc-type)
+  (cond ((functionp x)
+         (let ((name (nth-value 2 (function-lambda-expression x))))
+           (if (and name
+                    (or (symbolp name) (and (consp name) (eq (car name) 'setf) (consp (cdr name))
+                                            (symbolp (car (cdr name))) (null (cdr (cdr name)))))
+                    (ignore-errors (eq (fdefinition name) x)))
+               (values name (if (eq doc-type t) 'function doc-type))
+               nil)))
+        ((typep x 'class)
+         (let ((name (class-name x)))
+           (if (and name (symbolp name) (eq (find-class name nil) x))
+               (values name (if (eq doc-type t) 'type doc-type))
+               nil)))
+        (t nil)))
+
 (defun documentation (x &optional (doc-type 'function))
-  (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
-               (cond (found doc)
-                     ((eq doc-type 'variable) nil)
-                     (t (%function-documentation x doc-type))))))
-    (if (stringp doc) (copy-seq doc) doc)))
+  (multiple-value-bind (name type) (%documented-name x doc-type)
+    (if name
+        (documentation name type)
+        (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
+                     (cond (found doc)
+                           ((eq doc-type 'variable) nil)
+                           (t (%function-documentation x doc-type))))))
+          (if (stringp doc) (copy-seq doc) doc)))))
 
 (defun (setf documentation) (new-value x doc-type)
-  (check-type new-value (or null string))
   (%set-documentation x doc-type new-value))
+
+(defun %set-object-documentation (x doc-type new-value)
+  (check-type new-value (or null string))
+  (multiple-value-bind (name type) (%documented-name x doc-type)
+    (if name (%set-documentation name type new-value) new-value)))
 
 ;; Tracing (trace.c keeps the set, for the transaction).  (trace name...)
 ;; traces the functions the names have now (a name's later redefinition
@@ -147,13 +175,14 @@
     (unless (or (symbolp name) (and (consp name) (eq (car name) 'setf) (consp (cdr name))
                                     (symbolp (car (cdr name))) (null (cdr (cdr name)))))
       (error 'type-error :datum name :expected-type '(or symbol (cons (eql setf) (cons symbol null)))))
-    (let ((fn (if (and (symbolp name) (macro-function name))
-                  (error "TRACE: ~S names a macro; only functions are traced" name)
-                  (fdefinition name))))
-      (when (eq (symbol-package (if (consp name) (car (cdr name)) name)) (symbol-package '%trace))
-        (error "TRACE: ~S is the kernel's own helper and cannot be traced" name))
-      (%set-traced (cons (cons fn name) (remove name (%traced) :key #'cdr :test #'equal)))))
-  (if names names (%trace-names)))
+    (when (and (symbolp name) (macro-function name))
+      (error "TRACE: ~S names a macro; only functions are traced" name))
+    (when (eq (symbol-package (if (consp name) (car (cdr name)) name)) (symbol-package '%trace))
+      (error "TRACE: ~S is the kernel's own helper and cannot be traced" name))
+    (if (fboundp name)
+        (%set-traced (cons (cons (fdefinition name) name) (remove name (%traced) :key #'cdr :test #'equal)))
+        (warn "~S is undefined, not tracing." name)))
+  (if names (remove-if-not (lambda (n) (member n (%traced) :key #'cdr :test #'equal)) names) (%trace-names)))
 
 (defun %untrace (names)
   (%set-traced (if names
@@ -163,3 +192,38 @@
 
 (defmacro trace (&rest names) `(%trace ',names))
 (defmacro untrace (&rest names) `(%untrace ',names))
+
+;; (disassemble fn) => NIL: there is no machine code; what is printed on
+;; *standard-output* is the function and, when it is known, the lambda
+;; expression the evaluator analysed.
+(defun disassemble (fn)
+  (let ((f (cond ((functionp fn) fn)
+                 ((and (consp fn) (eq (car fn) 'lambda)) (coerce fn 'function))
+                 ((and (symbolp fn) fn (macro-function fn)) (macro-function fn))
+                 ((or (and (symbolp fn) fn)
+                      (and (consp fn) (eq (car fn) 'setf) (consp (cdr fn)) (symbolp (car (cdr fn)))
+                           (null (cdr (cdr fn)))))
+                  (fdefinition fn))
+                 (t (error 'type-error :datum fn
+                                       :expected-type '(or function symbol (cons (eql setf) (cons symbol null))))))))
+    (format t "~&; ~S~%; jiti has no machine code: it evaluates the analysed form~@[:~%~S~]~%"
+            f (function-lambda-expression f))
+    nil))
+
+;; (inspect object): not interactive (a world has nobody to answer): it
+;; describes OBJECT on *standard-output* and returns no values.
+(defun inspect (object)
+  (describe object)
+  (values))
+
+;; (step form): a world has nobody to step with: the form is evaluated as
+;; it is, and its values returned.
+(defmacro step (form) `(progn ,form))
+
+(defun ed (&optional x)
+  (declare (ignore x))
+  (error "ED is not available inside a world: a world has no editor and no terminal (edit the source and send it again)"))
+
+(defun dribble (&optional pathname)
+  (declare (ignore pathname))
+  (error "DRIBBLE is not available inside a world: a world has no file system to record a session in (its calls' output is returned with them)"))

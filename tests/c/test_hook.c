@@ -574,6 +574,12 @@ static void test_misc(jiti_State *S) {
             ":HANDLED");
   CHECK(ncalls == 1);
   CHECK(pos(snaps[0].report, "seen") >= 0);
+  /* the traced set and the hooks last until the host resets the
+  ** evaluation's scratch (a transaction's start and end) */
+  CHECK_STR(check_eval(S, "(defun traced-here (x) x) (trace traced-here)"), "(TRACED-HERE)");
+  CHECK_STR(check_eval(S, "(setq *debugger-hook* #'list *break-on-signals* 'warning) (trace)"), "(TRACED-HERE)");
+  jiti_reset_io_syntax(S);
+  CHECK_STR(check_eval(S, "(list (trace) *debugger-hook* *break-on-signals*)"), "(NIL NIL NIL)");
 }
 
 int main(void) {
