@@ -1154,6 +1154,8 @@ static jt_Node *sf_the(A *a, jt_V form, jt_V args, bool tail) {
   return tail ? analyze_tail(a, jt_car(jt_cdr(args))) : analyze(a, jt_car(jt_cdr(args)));
 }
 
+/* Code is evaluated, never compiled to a file, so only :execute (or EVAL)
+** matters, at top level or not (CLHS 3.2.3.1), as SBCL's load of source. */
 static jt_Node *sf_eval_when(A *a, jt_V form, jt_V args, bool tail) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed eval-when: %s", form);
@@ -1162,8 +1164,7 @@ static jt_Node *sf_eval_when(A *a, jt_V form, jt_V args, bool tail) {
   jt_Walk w = jt_walk(sits);
   for (jt_V l = sits; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V x = jt_car(l);
-    if (x == JT_SYM(S, K_EXECUTE) || x == JT_SYM(S, K_LOAD_TOPLEVEL) ||
-        x == jt_intern(S, "EVAL") || x == jt_intern(S, "LOAD")) run = true;
+    if (x == JT_SYM(S, K_EXECUTE) || x == jt_intern(S, "EVAL")) run = true;
   }
   return run ? progn_of(a, jt_cdr(args), tail) : const_node(a, JT_NIL);
 }

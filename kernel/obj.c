@@ -1243,6 +1243,9 @@ JT_FN(f_documentation) {
   jt_V x = argv[0];
   jt_V d = jt_clos_documentation(S, x, argc > 1 ? argv[1] : JT_NIL);
   if (d != JT_NOVALUE) return d;
+  /* a function object's own doc string (a lambda's, a compiler macro's) */
+  if (jt_is(x, JT_TCLOSURE) && jt_closure_lambda(S, x)->doc)
+    return jt_string_from_cstr(S, jt_closure_lambda(S, x)->doc);
   if (jt_issymbol(x) && !jt_is_internal(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);

@@ -106,6 +106,7 @@
           nil))
 
 (defun proclaim (spec)
+  (%check-declaration-specifier spec)
   (if (and (consp spec) (eq (car spec) 'special))
       (mapc (lambda (n) (%declare-special n)) (cdr spec)))
   nil)

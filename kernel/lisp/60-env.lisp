@@ -85,17 +85,24 @@
          (rest (if whole-var (cddr lambda-list) lambda-list))
          (envp (member '&environment rest))
          (env-var (cadr envp))
-         (rest (if envp (append (ldiff rest envp) (cddr envp)) rest)))
-    (%store-compiler-macro
-     name
-     (%definition-function
-      `(function (lambda (,form ,env)
-                   (declare (ignorable ,env))
-                   (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
-                     (destructuring-bind ,rest
-                         (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
-                       ,@body)))))
-     whole)
+         (rest (if envp (append (ldiff rest envp) (cddr envp)) rest))
+         ;; the body is in a block named like the function (CLHS 3.4.11);
+         ;; a doc string is the function's own (documentation x 'compiler-macro)
+         (doc (and (stringp (car body)) (cdr body) (car body)))
+         (block-name (if (consp name) (cadr name) name)))
+    (multiple-value-bind (decls forms) (%parse-body body t)
+      (%store-compiler-macro
+       name
+       (%definition-function
+        `(function (lambda (,form ,env)
+                     ,@(and doc (list doc))
+                     (declare (ignorable ,env))
+                     (let (,@(and whole-var `((,whole-var ,form))) ,@(and env-var `((,env-var ,env))))
+                       (destructuring-bind ,rest
+                           (if (eq (car ,form) 'funcall) (cddr ,form) (cdr ,form))
+                         ,@decls
+                         (block ,block-name ,@forms))))))
+       whole))
     name))
 
 ;; Every function is analysed when it is made: all are compiled functions.
@@ -139,6 +146,9 @@
         (let ((doc (multiple-value-bind (doc found) (%documentation x doc-type)
                      (cond (found doc)
                            ((eq doc-type 'variable) nil)
+                           ((eq doc-type 'compiler-macro)
+                            (let ((cm (and (or (symbolp x) (consp x)) (compiler-macro-function x))))
+                              (and cm (%function-documentation cm 'function))))
                            (t (%function-documentation x doc-type))))))
           (if (stringp doc) (copy-seq doc) doc)))))
 
@@ -227,3 +237,28 @@
 (defun dribble (&optional pathname)
   (declare (ignore pathname))
   (error "DRIBBLE is not available inside a world: a world has no file system to record a session in (its calls' output is returned with them)"))
+
+;; A proclamation's declaration specifier, checked as CLHS 3.3.3 shapes it
+;; (only SPECIAL is acted on; the others are accepted and ignored).
+(defun %check-declaration-specifier (spec)
+  (flet ((bad () (error 'type-error :datum spec :expected-type '(cons symbol list)))
+         (fname-p (n) (or (symbolp n) (and (consp n) (eq (car n) 'setf) (consp (cdr n))
+                                            (symbolp (car (cdr n))) (null (cdr (cdr n)))))))
+    (unless (and (consp spec) (ignore-errors (list-length spec))) (bad))
+    (let ((id (car spec)) (args (cdr spec)))
+      (cond ((member id '(special declaration))
+             (unless (every #'symbolp args) (bad)))
+            ((member id '(inline notinline))
+             (unless (every #'fname-p args) (bad)))
+            ((eq id 'optimize)
+             (dolist (q args)
+               (unless (or (symbolp q)
+                           (and (consp q) (symbolp (car q)) (consp (cdr q)) (null (cdr (cdr q)))
+                                (typep (car (cdr q)) '(integer 0 3))))
+                 (bad))))
+            ((eq id 'type)
+             (unless (and (consp args) (every #'symbolp (cdr args))) (bad)))
+            ((eq id 'ftype)
+             (unless (and (consp args) (every #'fname-p (cdr args))) (bad)))
+            ((not (symbolp id)) (unless (consp id) (bad)))))
+    spec))
