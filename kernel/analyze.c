@@ -1690,6 +1690,14 @@ static jt_V expand_1(jt_State *S, A *a, jt_V form, bool *expanded) {
   return r;
 }
 
+/* (macro-function name env): a local macro of ENV, NIL when a local
+** function shadows the name there, else JT_NOVALUE (look globally). */
+jt_V jt_local_macro_function(jt_State *S, jt_V name, jt_V env) {
+  jt_V e = env_entry(S, env, name, true);
+  if (e == JT_NIL) return JT_NOVALUE;
+  return jt_car(jt_cdr(e)) == jt_intern_keyword(S, "MACRO") ? jt_cdr(jt_cdr(e)) : JT_NIL;
+}
+
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded) {
   return jt_macroexpand_1_env(S, form, JT_NIL, expanded);
 }

@@ -813,7 +813,8 @@ jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
                                                                             : "a function");
   install_definition(S, sym, kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
-  return sym;
+  /* the function name: (setf sym) for a setf function */
+  return kind == JT_DEF_SETF_FUNCTION ? jt_list(S, 2, JT_SYM(S, SETF), sym) : sym;
 }
 
 /* ------------------------------------------------------ lazy definitions

@@ -175,6 +175,10 @@ jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);
 /* The same in the lexical environment ENV an expander received (NIL: the
 ** global one). */
 jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded);
+/* NAME's macro function in the lexical environment ENV (a local macro's
+** expander), NIL when a local function shadows it, JT_NOVALUE when ENV
+** does not bind the name. */
+jt_V jt_local_macro_function(jt_State *S, jt_V name, jt_V env);
 /* The internal special form a standard macro that is a special form here
 ** (defun, defmacro, lambda, multiple-value-bind, destructuring-bind)
 ** expands into; NIL for any other symbol. */

@@ -262,3 +262,13 @@
              (unless (and (consp args) (every #'fname-p (cdr args))) (bad)))
             ((not (symbolp id)) (unless (consp id) (bad)))))
     spec))
+
+;; (setf (macro-function symbol &optional environment) function): the
+;; macro expands through FUNCTION (form env).  A world cannot store a macro
+;; set so (it has no DEFMACRO form): the commit that would is refused.
+(defun (setf macro-function) (function symbol &optional environment)
+  (when environment
+    (error "(SETF MACRO-FUNCTION): only global macros can be set (the environment must be NIL)"))
+  (unless (functionp function) (error 'type-error :datum function :expected-type 'function))
+  (%install-macro-function symbol (lambda (form env) (funcall function form env)))
+  function)

@@ -71,7 +71,7 @@ static void test_lazy_definitions(void) {
                   "(defmacro m2 () (error \"m2 is gone\")) (g)"), "5");
   CHECK_STR(ev(S, "(defmacro twice (x) `(progn ,x ,x)) (defun h (n) (let ((c 0)) (twice (incf c n)) c))"
                   "(defun documented () \"says hello\" 1)"
-                  "(defun (setf slot-of) (v) (world-put :slot v))"), "SLOT-OF");
+                  "(defun (setf slot-of) (v) (world-put :slot v))"), "(SETF SLOT-OF)");
 
   jiti_State *T = copy_world(S);
   jiti_set_gc_stress(T, 1);
@@ -613,7 +613,22 @@ static void test_structure_shapes(void) {
   jiti_close(S);
 }
 
+/* A macro set with (setf macro-function) works at once, but the world
+** keeps no form that makes it: the export refuses it, naming it. */
+static void test_setf_macro_function(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(ev(S, "(setf (macro-function 'my-pop) (macro-function 'pop)) (let ((x (list 1 2))) (list (my-pop x) x))"),
+            "(1 (2))");
+  jiti_Status st;
+  char *bad = dump(S, &st);
+  CHECK(st != JITI_OK && strstr(bad, "MY-POP") && strstr(bad, "cannot be rebuilt"));
+  free(bad);
+  jiti_close(S);
+}
+
 int main(void) {
+  test_setf_macro_function();
   test_structure_shapes();
   test_entry_hash();
   test_entry_check();
