@@ -898,6 +898,8 @@ static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     Var *v = var_add(a, sym, VAR_SYMMACRO);
     v->macro = konst(a, jt_car(jt_cdr(b)));
   }
+  /* free special declarations, as in locally */
+  for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l)) var_add(a, jt_car(l), VAR_SPECIAL);
   jt_Node *n = progn_of(a, body, tail);
   scope_close(a, s);
   JT_UNROOT(S, 1);

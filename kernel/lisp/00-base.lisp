@@ -237,7 +237,7 @@
               (go ,top)
               ,end))
          ,@(if result
-               `((let ((,var nil)) (declare (ignorable ,var)) ,@result))
+               `((let ((,var nil)) (declare (ignorable ,var)) ,@decls ,@result))
                nil)))))
 
 (defmacro dotimes (spec &body body)
@@ -301,7 +301,7 @@
 ;; (in-package name): make the package named NAME current.
 (defmacro in-package (name)
   `(eval-when (:compile-toplevel :load-toplevel :execute)
-     (%in-package ,(if (stringp name) name (symbol-name name)))))
+     (%in-package ,(string name))))
 
 ;; (deftype name () body...) expands into a call of %DEFTYPE with the whole
 ;; form, which makes the expander from the form, in the null lexical
