@@ -378,6 +378,11 @@ bool jt_num_default_single(jt_State *S);
 ** readable, with an exponent marker when not of the default format
 ** ("1.0", "1.0d0", "1.5d20"). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+/* The shortest digits of d > 0 that read back as d (as a single-float when
+** `single`), a tie between two rounded up as SBCL prints: NUL-terminated
+** into digits (24 bytes), no trailing zeros, d ~ D.DDD x 10^exp10; returns
+** their count (num.c: the printer's and format's digits). */
+int jt_float_shortest(double d, bool single, char *digits, int *exp10);
 /* The fuel that printing a big integer or ratio costs, and charging it (num.c). */
 uint64_t jt_num_print_cost(jt_V num);
 void jt_num_charge_print(jt_State *S, jt_V num);
