@@ -160,12 +160,15 @@
               ((eq form *ansi-eof*) (return))
               (t (setq pos next) (funcall fn form)))))))
 
+(defvar *ansi-support* nil "True while a support file loads: its tests are not run.")
+
 (defun ansi-load (name text)
   (declare (ignore name))
-  (ansi-each-form text (lambda (form)
-                         (if (ansi-deftest-form-p form)
-                             nil
-                             (ansi-eval form)))))
+  (let ((*ansi-support* t))
+    (ansi-each-form text (lambda (form)
+                           (if (ansi-deftest-form-p form)
+                               nil
+                               (ansi-eval form))))))
 
 ;; As the suite's own harness does: the file's other forms are evaluated as
 ;; they come, its tests (DEFTEST forms, and those macros make) are run after
@@ -174,9 +177,9 @@
 (defvar *ansi-collecting* nil)
 
 (defun ansi-add-test (run-form)
-  (if *ansi-collecting*
-      (push run-form *ansi-tests*)
-      (ansi-eval run-form)))
+  (cond (*ansi-collecting* (push run-form *ansi-tests*))
+        (*ansi-support* nil)   ; a support file's own tests run with their file
+        (t (ansi-eval run-form))))
 
 (defun ansi-run-file (name text)
   (declare (ignore name))
