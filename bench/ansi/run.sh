@@ -12,7 +12,10 @@
 # ${XDG_CACHE_HOME:-~/.cache}/jiti/ansi-test.
 #
 # Each test file runs in a fresh process: driver.lisp, then a generated file
-# holding the support files and the test file as strings.  A process that
+# holding the support files and the test file as strings.  The chapter's
+# files before it that define no test at top level (structure-00.lsp, which
+# defines the macros later files use) are loaded with the support files;
+# tests their macros make while they load as support are not run there.  A process that
 # does not finish within the timeout is run again without the test it was
 # in (that test fails), so one hanging test costs only itself.  Tests named
 # by "(deftest NAME" in a file but never reported count as failed.
