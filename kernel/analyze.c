@@ -904,6 +904,8 @@ static jt_Node *sf_symbol_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     Var *v = var_add(a, sym, VAR_SYMMACRO);
     v->macro = konst(a, jt_car(jt_cdr(b)));
   }
+  /* free special declarations, as in locally */
+  for (jt_V l = specials; jt_iscons(l); l = jt_cdr(l)) var_add(a, jt_car(l), VAR_SPECIAL);
   jt_Node *n = progn_of(a, body, tail);
   scope_close(a, s);
   JT_UNROOT(S, 1);
@@ -1160,6 +1162,8 @@ static jt_Node *sf_the(A *a, jt_V form, jt_V args, bool tail) {
   return tail ? analyze_tail(a, jt_car(jt_cdr(args))) : analyze(a, jt_car(jt_cdr(args)));
 }
 
+/* Code is evaluated, never compiled to a file, so only :execute (or EVAL)
+** matters, at top level or not (CLHS 3.2.3.1), as SBCL's load of source. */
 static jt_Node *sf_eval_when(A *a, jt_V form, jt_V args, bool tail) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed eval-when: %s", form);
@@ -1168,8 +1172,7 @@ static jt_Node *sf_eval_when(A *a, jt_V form, jt_V args, bool tail) {
   jt_Walk w = jt_walk(sits);
   for (jt_V l = sits; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
     jt_V x = jt_car(l);
-    if (x == JT_SYM(S, K_EXECUTE) || x == JT_SYM(S, K_LOAD_TOPLEVEL) ||
-        x == jt_intern(S, "EVAL") || x == jt_intern(S, "LOAD")) run = true;
+    if (x == JT_SYM(S, K_EXECUTE) || x == jt_intern(S, "EVAL")) run = true;
   }
   return run ? progn_of(a, jt_cdr(args), tail) : const_node(a, JT_NIL);
 }
@@ -1693,6 +1696,14 @@ static jt_V expand_1(jt_State *S, A *a, jt_V form, bool *expanded) {
   jt_V r = call_expander(S, fn, form, env);
   S->sp = base;
   return r;
+}
+
+/* (macro-function name env): a local macro of ENV, NIL when a local
+** function shadows the name there, else JT_NOVALUE (look globally). */
+jt_V jt_local_macro_function(jt_State *S, jt_V name, jt_V env) {
+  jt_V e = env_entry(S, env, name, true);
+  if (e == JT_NIL) return JT_NOVALUE;
+  return jt_car(jt_cdr(e)) == jt_intern_keyword(S, "MACRO") ? jt_cdr(jt_cdr(e)) : JT_NIL;
 }
 
 jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded) {

@@ -257,6 +257,18 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
 void jt_signal(jt_State *S, jt_V cond) {
   jt_check_cstack(S);
   JT_PUSH(S, cond);
+  /* *break-on-signals*: BREAK first, with it bound to NIL (a condition the
+  ** break itself signals does not break again) */
+  jt_V bos = jt_symobj(S, JT_SYM(S, BREAK_ON_SIGNALS))->value;
+  if (bos != JT_NIL && bos != JT_UNBOUND && jt_typep(S, cond, bos)) {
+    size_t nb = S->nbind;
+    jt_bind(S, JT_SYM(S, BREAK_ON_SIGNALS), JT_NIL);
+    jt_V fmt = jt_string_from_cstr(S, "~A~%(*BREAK-ON-SIGNALS* is ~S)");
+    JT_PUSH(S, fmt);
+    jt_funcall(S, jt_fdefinition(S, JT_SYM(S, BREAK)), 3, fmt, cond, bos);
+    JT_POP(S, 1);
+    jt_unbind_to(S, nb);
+  }
   jt_Handlers *saved = S->handlers;
   for (jt_Handlers *h = saved; h; h = h->prev) {
     S->handlers = h->prev;
@@ -555,7 +567,28 @@ static bool eval_args(jt_State *S, const char *src, jt_V *out) {
   return false;
 }
 
+/* The program's *debugger-hook* first (called with the condition and
+** itself, with the variable bound to NIL); when it returns, the host's
+** debugger.  A resource limit reaches neither: it cannot be escaped. */
 void jt_invoke_debugger(jt_State *S, jt_V cond) {
+  JT_PUSH(S, cond);
+  if (jt_is_condition(cond) && cond_typep(S, cond, JT_SYM(S, RESOURCE_LIMIT)))
+    jt_abort_to_top(S, JITI_LIMIT, cond);
+  jt_V hook = jt_symobj(S, JT_SYM(S, DEBUGGER_HOOK))->value;
+  if (hook != JT_NIL && hook != JT_UNBOUND) {
+    JT_PUSH(S, hook);
+    size_t nb = S->nbind;
+    jt_bind(S, JT_SYM(S, DEBUGGER_HOOK), JT_NIL);
+    jt_funcall(S, hook, 2, S->sp[-2], S->sp[-1]);
+    jt_unbind_to(S, nb);
+    JT_POP(S, 1);
+  }
+  jt_enter_debugger(S, S->sp[-1]);
+}
+
+/* The host's debugger (a pause), or, with none, the end of the
+** evaluation with the condition as its error. */
+void jt_enter_debugger(jt_State *S, jt_V cond) {
   JT_PUSH(S, cond);
   if (jt_is_condition(cond) && cond_typep(S, cond, JT_SYM(S, RESOURCE_LIMIT)))
     jt_abort_to_top(S, JITI_LIMIT, cond);
@@ -742,6 +775,23 @@ JT_FN(f_invoke_debugger) {
   jt_invoke_debugger(S, argv[0]);
 }
 
+/* (%break condition) -> NIL: BREAK's entry into the host's debugger, past
+** *debugger-hook*.  With no debugger (jiti run), the break is reported on
+** *error-output* and the program continues, as if the continue restart
+** had been chosen. */
+JT_FN(f_break) {
+  if (!jt_is_condition(argv[0])) jt_type_error(S, argv[0], JT_SYM(S, CONDITION));
+  if (S->debugger_hook) jt_enter_debugger(S, argv[0]);
+  jt_V out = jt_symobj(S, JT_SYM(S, ERROR_OUTPUT))->value;
+  if (!jt_is(out, JT_TSTREAM)) return JT_NIL;
+  JT_PUSH(S, out);
+  jt_V fmt = jt_string_from_cstr(S, "~&Break: ~A~%(no debugger: continuing)~%");
+  JT_PUSH(S, fmt);
+  jt_funcall(S, jt_fdefinition(S, jt_intern(S, "FORMAT")), 3, out, fmt, argv[0]);
+  JT_POP(S, 2);
+  return JT_NIL;
+}
+
 JT_FN(f_make_condition) {
   return jt_make_condition(S, argv[0], argc - 1, argv + 1);
 }
@@ -921,6 +971,7 @@ static const jt_Reg cond_fns[] = {
   {"SIGNAL", f_signal, 1, -1, "(signal datum &rest arguments) Signal a condition; return NIL if unhandled."},
   {"%COERCE-TO-CONDITION", f_coerce_condition, 2, -1, "(%coerce-to-condition default-type datum &rest args)"},
   {"INVOKE-DEBUGGER", f_invoke_debugger, 1, 1, "(invoke-debugger condition) Enter the debugger."},
+  {"%BREAK", f_break, 1, 1, "(%break condition) Enter the host's debugger, or report and continue."},
   {"MAKE-CONDITION", f_make_condition, 1, -1, "(make-condition type &rest initargs) Make a condition."},
   {"%HANDLER-BIND", f_handler_bind, 2, 2, "(%handler-bind bindings thunk) Run THUNK with handlers."},
   {"%RESTART-BIND", f_restart_bind, 2, 2, "(%restart-bind restarts thunk) Run THUNK with restarts."},
@@ -954,4 +1005,6 @@ static const jt_Reg cond_fns[] = {
 void jt_open_cond(jt_State *S) {
   define_std_conditions(S);
   jt_register(S, cond_fns);
+  jt_defglobal(S, "*DEBUGGER-HOOK*", JT_NIL);
+  jt_defglobal(S, "*BREAK-ON-SIGNALS*", JT_NIL);
 }

@@ -421,9 +421,20 @@ static inline jt_V call_now(jt_State *S, jt_V fn, int argc, jt_V *argv) {
 jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv) { return call_now(S, fn, argc, argv); }
 
 /* With frames caught, a call is a point a pause may return to (frames.c). */
-static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+static inline jt_V call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   if (__builtin_expect(S->frame_catch, 0)) return jt_frame_call(S, fn, argc, argv);
   return call_now(S, fn, argc, argv);
+}
+
+jt_V jt_call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv) { return call_untraced(S, fn, argc, argv); }
+
+/* A traced function's call is reported (trace.c). */
+static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  if (__builtin_expect(S->traced != JT_NIL, 0)) {
+    jt_V name = jt_trace_name(S, fn);
+    if (name != JT_NOVALUE) return jt_trace_call(S, name, fn, argc, argv);
+  }
+  return call_untraced(S, fn, argc, argv);
 }
 
 jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
@@ -802,7 +813,8 @@ jt_V jt_ev_defun(jt_State *S, const jt_Node *n, jt_V env) {
                                                                             : "a function");
   install_definition(S, sym, kind, n->u.def.form, EV(n->u.def.fn, env));
   S->nvals = 1;
-  return sym;
+  /* the function name: (setf sym) for a setf function */
+  return kind == JT_DEF_SETF_FUNCTION ? jt_list(S, 2, JT_SYM(S, SETF), sym) : sym;
 }
 
 /* ------------------------------------------------------ lazy definitions

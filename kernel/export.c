@@ -673,7 +673,7 @@ static jt_V decode_record(Dec *d, char tag) {
   } else if (tag == 'D') {
     jt_Layout *L = (jt_Layout *)jt_alloc(S, JT_TLAYOUT, sizeof(jt_Layout));
     L->name = base[0];
-    L->parents = L->initargs = L->initforms = L->report = L->conc_name = L->class = JT_NIL;
+    L->parents = L->initargs = L->initforms = L->report = L->info = L->class = JT_NIL;
     L->slot_names = S->sp[-1];
     L->nslots = (uint32_t)n;
     JT_PUSH(S, (jt_V)L);

@@ -693,19 +693,9 @@ static void fmt_roman(Fmt *F, jt_V v, const Dir *d, bool old)
 ** into buf; ax = 0.DIGITS x 10^*x10. */
 static int shortest_digits(double ax, bool single, char *buf, int *x10)
 {
-  char t[48];
-  int maxprec = single ? 8 : 16;   /* 9 and 17 digits always round-trip */
-  for (int prec = 0; prec <= maxprec; prec++) {
-    snprintf(t, sizeof t, "%.*e", prec, ax);
-    if (prec == maxprec || (single ? (double)strtof(t, NULL) : strtod(t, NULL)) == ax) break;
-  }
-  int n = 0;
-  const char *p = t;
-  for (; *p && *p != 'e'; p++)
-    if (*p >= '0' && *p <= '9') buf[n++] = *p;
-  int e = *p ? atoi(p + 1) : 0;
-  while (n > 1 && buf[n - 1] == '0') n--;
-  buf[n] = 0;
+  /* the printer's digits (a tie between two shortest strings goes up, as
+  ** SBCL prints 2515367.25 as 2515367.3) */
+  int e, n = jt_float_shortest(ax, single, buf, &e);
   *x10 = e + 1;
   return n;
 }

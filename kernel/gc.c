@@ -385,7 +385,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     case JT_TLAYOUT: {
       jt_Layout *l = (jt_Layout *)o;
       M(l->name); M(l->parents); M(l->slot_names); M(l->initargs);
-      M(l->initforms); M(l->report); M(l->conc_name); M(l->class);
+      M(l->initforms); M(l->report); M(l->info); M(l->class);
       break;
     }
     case JT_TSTRUCT: {
@@ -459,6 +459,7 @@ static void mark_roots(jt_State *S) {
   M(S->pending);
   M(S->stdout_stream);
   M(S->stdin_stream);
+  M(S->traced);
   M(S->random_state);
   M(S->xfer_val);
   M(S->held_form);

@@ -775,6 +775,9 @@ void jt_reset_io_syntax(jt_State *S)
     {JT_SYM(S, READ_DEFAULT_FLOAT_FORMAT), JT_SYM(S, SINGLE_FLOAT)},
     {JT_SYM(S, READ_EVAL), JT_T}, {JT_SYM(S, READ_SUPPRESS), JT_NIL},
     {JT_SYM(S, PRINT_GENSYM), JT_T}, {JT_SYM(S, MACROEXPAND_HOOK), JT_SYM(S, FUNCALL)},
+    /* not syntax, but the same kind of scratch: a hook set by one
+    ** evaluation is not the next one's */
+    {JT_SYM(S, DEBUGGER_HOOK), JT_NIL}, {JT_SYM(S, BREAK_ON_SIGNALS), JT_NIL},
   };
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     jt_Symbol *s = jt_symobj(S, vars[i].sym);

@@ -79,9 +79,10 @@ void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud);
 
 /* Give the reader's and printer's control variables (*read-base*,
 ** *print-base*, *print-circle*, *print-case*, *standard-output*, ...)
-** their standard values again.  A host running untrusted code calls it
-** between evaluations, so that one evaluation's setq cannot change how the
-** next one is read or printed. */
+** their standard values again, set *debugger-hook* and *break-on-signals*
+** to NIL and untrace every traced function.  A host running untrusted code
+** calls it between evaluations, so that one evaluation's setq cannot
+** change how the next one is read, printed, debugged or traced. */
 void jiti_reset_io_syntax(jiti_State *S);
 
 /* ---------------------------------------------------------------- limits */

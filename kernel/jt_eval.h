@@ -175,6 +175,10 @@ jt_V jt_macroexpand_1(jt_State *S, jt_V form, bool *expanded);
 /* The same in the lexical environment ENV an expander received (NIL: the
 ** global one). */
 jt_V jt_macroexpand_1_env(jt_State *S, jt_V form, jt_V env, bool *expanded);
+/* NAME's macro function in the lexical environment ENV (a local macro's
+** expander), NIL when a local function shadows it, JT_NOVALUE when ENV
+** does not bind the name. */
+jt_V jt_local_macro_function(jt_State *S, jt_V name, jt_V env);
 /* The internal special form a standard macro that is a special form here
 ** (defun, defmacro, lambda, multiple-value-bind, destructuring-bind)
 ** expands into; NIL for any other symbol. */
@@ -300,6 +304,9 @@ char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes);
 /* A call with a JT_JMP_FRAME record (S->frame_catch), and one without. */
 jt_V jt_frame_call(jt_State *S, jt_V fn, int argc, jt_V *argv);
 jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv);
+/* A call as the evaluator makes it, except that a traced function is not
+** reported (trace.c calls the traced function so). */
+jt_V jt_call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv);
 /* The jump record of frame `frame` of pf: NULL with *out set, or why not
 ** (written into why). */
 const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt_Jmp **out, char *why,
@@ -307,7 +314,10 @@ const char *jt_frame_target(jt_State *S, const jt_PauseFrames *pf, int frame, jt
 /* Return `values` (a list) from the frame of j, or call it again. */
 JT_NORETURN void jt_frame_unwind(jt_State *S, jt_Jmp *j, bool restart, jt_V values);
 void jt_restart_report(jt_State *S, jt_V stream, jt_V restart);
-/* Enter the debugger (hook or abort); never returns. */
+/* Enter the debugger: the program's *debugger-hook*, then the host's (a
+** pause, or an abort without one); never returns. */
 __attribute__((noreturn)) void jt_invoke_debugger(jt_State *S, jt_V condition);
+/* The host's debugger alone, past *debugger-hook* (BREAK). */
+__attribute__((noreturn)) void jt_enter_debugger(jt_State *S, jt_V condition);
 
 #endif

@@ -46,6 +46,13 @@ void jt_open_env(jt_State *S);      /* env.c: the clock and the environment */
 void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
+void jt_open_trace(jt_State *S);    /* trace.c: traced functions */
+/* trace.c: the name a traced function is traced under, or JT_NOVALUE (also
+** while a trace report prints); the traced call, reported; the set
+** emptied (per transaction: jiti_reset_io_syntax). */
+jt_V jt_trace_name(jt_State *S, jt_V fn);
+jt_V jt_trace_call(jt_State *S, jt_V name, jt_V fn, int argc, jt_V *argv);
+void jt_trace_reset(jt_State *S);
 void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
@@ -373,6 +380,11 @@ bool jt_num_default_single(jt_State *S);
 ** readable, with an exponent marker when not of the default format
 ** ("1.0", "1.0d0", "1.5d20"). */
 void jt_num_print(jt_State *S, jt_V num, int base, bool radix, jt_Buf *out);
+/* The shortest digits of d > 0 that read back as d (as a single-float when
+** `single`), a tie between two rounded up as SBCL prints: NUL-terminated
+** into digits (24 bytes), no trailing zeros, d ~ D.DDD x 10^exp10; returns
+** their count (num.c: the printer's and format's digits). */
+int jt_float_shortest(double d, bool single, char *digits, int *exp10);
 /* The fuel that printing a big integer or ratio costs, and charging it (num.c). */
 uint64_t jt_num_print_cost(jt_V num);
 void jt_num_charge_print(jt_State *S, jt_V num);

@@ -291,7 +291,8 @@ typedef struct jt_Layout {
   jt_V initargs;    /* vector: keyword or NIL per slot */
   jt_V initforms;   /* vector: thunk (function of no args) or NIL per slot */
   jt_V report;      /* condition report: string, function, or NIL */
-  jt_V conc_name;   /* structures: accessor prefix string or NIL */
+  jt_V info;        /* structures: the defstruct description the library reads (slots,
+                    ** accessors, a :type structure's places), or NIL */
   jt_V class;       /* the class metaobject naming this type (jt_clos.h) */
   uint32_t nslots;
 } jt_Layout;

@@ -291,6 +291,10 @@ struct jt_State {
   jt_V stdout_stream;
   jt_V stdin_stream;         /* *standard-input*: an empty string input stream */
 
+  /* ---- traced functions (trace.c): (function . name) pairs, for one
+  ** transaction; the evaluator's call tests it first */
+  jt_V traced;
+
   /* ---- debugger hook */
   jiti_DebuggerHook debugger_hook;
   void *debugger_ud;

@@ -1167,26 +1167,8 @@ static bool rounds_up(const char *digs, int ndigs, int nd, int exp10, double d) 
   return up;
 }
 
-/* A float as SBCL prints it: the shortest digit string that reads back as
-** the same float of its format (single when `single`), in positional
-** notation for 1e-3 <= |d| < 1e7 and as d.ddde[-]x otherwise.  A float not
-** of the default format carries its exponent marker (`marker`, 'd' or
-** 'f'; 0 for none): 1.0d0, 1.5d20. */
-static void put_float(jt_Buf *out, double d, bool single, char marker) {
-  if (signbit(d)) {
-    jt_buf_putc(out, '-');
-    d = -d;
-  }
-  if (d == 0) {
-    jt_buf_puts(out, "0.0");
-    if (marker) jt_buf_printf(out, "%c0", marker);
-    return;
-  }
-  if (!isfinite(d)) {  /* never made by the language; printed, not crashed on */
-    jt_buf_puts(out, isnan(d) ? "#<NaN>" : "#<infinity>");
-    return;
-  }
-  char text[64], digs[48], digits[24], probe[48];
+int jt_float_shortest(double d, bool single, char *digits, int *exp10_out) {
+  char text[64], digs[48], probe[48];
   snprintf(text, sizeof text, "%.40e", d);
   char *e = strchr(text, 'e');
   int ndigs = 0, exp10 = atoi(e + 1), nd, dexp = exp10;
@@ -1211,6 +1193,32 @@ static void put_float(jt_Buf *out, double d, bool single, char marker) {
   }
   if (nd > maxd) nd = maxd;   /* unreachable */
   while (nd > 1 && digits[nd - 1] == '0') nd--;
+  digits[nd] = 0;
+  *exp10_out = dexp;
+  return nd;
+}
+
+/* A float as SBCL prints it: the shortest digit string that reads back as
+** the same float of its format (single when `single`), in positional
+** notation for 1e-3 <= |d| < 1e7 and as d.ddde[-]x otherwise.  A float not
+** of the default format carries its exponent marker (`marker`, 'd' or
+** 'f'; 0 for none): 1.0d0, 1.5d20. */
+static void put_float(jt_Buf *out, double d, bool single, char marker) {
+  if (signbit(d)) {
+    jt_buf_putc(out, '-');
+    d = -d;
+  }
+  if (d == 0) {
+    jt_buf_puts(out, "0.0");
+    if (marker) jt_buf_printf(out, "%c0", marker);
+    return;
+  }
+  if (!isfinite(d)) {  /* never made by the language; printed, not crashed on */
+    jt_buf_puts(out, isnan(d) ? "#<NaN>" : "#<infinity>");
+    return;
+  }
+  char digits[24];
+  int dexp, nd = jt_float_shortest(d, single, digits, &dexp);
   if (d >= 1e-3 && d < 1e7) {
     if (dexp >= 0) {
       for (int k = 0; k <= dexp; k++) jt_buf_putc(out, k < nd ? digits[k] : '0');

@@ -1089,7 +1089,9 @@ JT_FN(f_special_operator) {
 
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
-  bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM | JT_SYM_CONSTANT)) != 0;
+  /* a keyword is a constant but no name of the language: SBCL takes it */
+  bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM)) != 0 ||
+                 (s->h.flags & (JT_SYM_CONSTANT | JT_SYM_KEYWORD)) == JT_SYM_CONSTANT;
   if (!builtin) builtin = atomic_typep(S, s->cname, JT_NIL) >= 0;  /* BIT, EXTENDED-CHAR, ... */
   if (builtin)
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot define %s as %s: it is a built-in name of the language",
@@ -1123,8 +1125,28 @@ JT_FN(f_set_fdefinition) {
   return fn;
 }
 
+/* (%install-macro-function symbol expander): what (setf macro-function) does
+** with the fresh closure it made around the program's function.  Like
+** (setf fdefinition), the world keeps no form that makes it: a commit that
+** would store it is refused (define it with DEFMACRO). */
+JT_FN(f_install_macro_function) {
+  jt_check_kernel_caller(S);
+  jt_Symbol *s = jt_symobj(S, jt_check_symbol(S, argv[0]));
+  if (!jt_is(argv[1], JT_TCLOSURE)) jt_type_error(S, argv[1], JT_SYM(S, FUNCTION));
+  jt_check_definable(S, s, "a macro");
+  jt_clos_forget_generic(S, s->function);
+  jt_o(argv[1])->flags |= JT_CLO_MACRO;
+  JT_SET(S, s, s->function, argv[1]);
+  if (S->world_define) S->world_define(S, argv[0], JT_DEF_FUNCTION_SET, JT_NIL, argv[1]);
+  return argv[1];
+}
+
 JT_FN(f_macro_function) {
   jt_V sym = jt_check_symbol(S, argv[0]);
+  if (argc > 1 && argv[1] != JT_NIL) {
+    jt_V local = jt_local_macro_function(S, sym, argv[1]);
+    if (local != JT_NOVALUE) return local;
+  }
   if (jt_standard_macro_alias(S, sym) != JT_NIL)
     return jt_symobj(S, jt_intern(S, "%STANDARD-MACRO-EXPANDER"))->function;
   jt_V f = jt_symobj(S, sym)->function;
@@ -1266,6 +1288,9 @@ JT_FN(f_documentation) {
   jt_V x = argv[0];
   jt_V d = jt_clos_documentation(S, x, argc > 1 ? argv[1] : JT_NIL);
   if (d != JT_NOVALUE) return d;
+  /* a function object's own doc string (a lambda's, a compiler macro's) */
+  if (jt_is(x, JT_TCLOSURE) && jt_closure_lambda(S, x)->doc)
+    return jt_string_from_cstr(S, jt_closure_lambda(S, x)->doc);
   if (jt_issymbol(x) && !jt_is_internal(x)) {
     jt_V f = jt_symobj(S, x)->function;
     if (jt_is(f, JT_TPRIM) && jt_prim_(f)->doc) return jt_string_from_cstr(S, jt_prim_(f)->doc);
@@ -1332,7 +1357,10 @@ static const jt_Reg base_fns[] = {
   {"SYMBOL-FUNCTION", f_symbol_function, 1, 1, "(symbol-function symbol) The global function."},
   {"%SET-FDEFINITION", f_set_fdefinition, 2, 2, "(%set-fdefinition name function)"},
   {"%SET-SYMBOL-FUNCTION", f_set_fdefinition, 2, 2, "(%set-symbol-function symbol function)"},
-  {"MACRO-FUNCTION", f_macro_function, 1, 2, "(macro-function symbol) The macro expander or NIL."},
+  {"MACRO-FUNCTION", f_macro_function, 1, 2,
+   "(macro-function symbol &optional environment) The macro expander or NIL."},
+  {"%INSTALL-MACRO-FUNCTION", f_install_macro_function, 2, 2,
+   "(%install-macro-function symbol expander) Make EXPANDER (a fresh closure) SYMBOL's macro function."},
   {"SPECIAL-OPERATOR-P", f_special_operator_p, 1, 1, "(special-operator-p symbol)"},
   {"%SPECIAL-OPERATOR", f_special_operator, 0, -1, "What fdefinition gives for a special operator."},
   {"%STANDARD-MACRO-EXPANDER", f_standard_macro_expander, 2, 2,

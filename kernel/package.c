@@ -332,6 +332,30 @@ static JT_NORETURN void package_error(jt_State *S, jt_V pkg, const char *fmt, ..
   jt_signal_error(S, jt_make_condition(S, JT_SYM(S, PACKAGE_ERROR), 4, args));
 }
 
+/* A correctable package-error: CERROR's continue restart (reported by
+** `resume`) returns here, and the caller goes on as the report says. */
+static void package_cerror(jt_State *S, jt_V pkg, const char *resume, const char *fmt, ...)
+  JT_PRINTF(4, 5);
+static void package_cerror(jt_State *S, jt_V pkg, const char *resume, const char *fmt, ...)
+{
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  jt_V *base = S->sp;
+  JT_PUSH(S, pkg);
+  jt_V text = jt_string_from_cstr(S, msg);
+  JT_PUSH(S, text);
+  jt_V args[4] = {jt_intern_keyword(S, "PACKAGE"), pkg, JT_SYM(S, K_FORMAT_CONTROL), text};
+  jt_V cond = jt_make_condition(S, JT_SYM(S, PACKAGE_ERROR), 4, args);
+  JT_PUSH(S, cond);
+  jt_V r = jt_string_from_cstr(S, resume);
+  JT_PUSH(S, r);
+  jt_funcall(S, jt_fdefinition(S, jt_intern(S, "CERROR")), 2, base[3], base[2]);
+  S->sp = base;
+}
+
 static void check_unlocked(jt_State *S, jt_V pkg, const char *what)
 {
   if (locked(pkg) && !S->kernel_mode) {
@@ -716,9 +740,12 @@ static void import_one(jt_State *S, jt_V pkg, jt_V sym, bool shadowing)
     if (shadowing) shadowing_add(S, pkg, sym);
     return;
   }
-  if (old != JT_NOVALUE && old != sym && !shadowing)
-    package_error(S, pkg, "importing %s into %s conflicts with the symbol %s already accessible there",
-                  s->cname, pkg_cname(S, pkg, b, sizeof b), sym_cname(S, old));
+  if (old != JT_NOVALUE && old != sym && !shadowing) {
+    package_cerror(S, pkg, "Do not import the symbol.",
+                   "importing %s into %s conflicts with the symbol %s already accessible there",
+                   s->cname, pkg_cname(S, pkg, b, sizeof b), sym_cname(S, old));
+    return;
+  }
   if (pkg_index(pkg) == JT_PKG_USER) {
     if (old != JT_NOVALUE && old != sym) check_user_sees(S, pkg, old, -1, false, "shadowing-import it");
     if (old != sym) check_user_sees(S, pkg, sym, -1, true, "import it");
@@ -904,16 +931,25 @@ static jt_V make_package(jt_State *S, jt_V name, jt_V nicknames, jt_V use)
   JT_PUSH(S, name);
   if (jt_find_package(S, name) != JT_NIL) {
     char b[200];
-    package_error(S, jt_find_package(S, name), "a package named %s already exists",
-                  text_of(S, name, b, sizeof b));
+    package_cerror(S, jt_find_package(S, name), "Return the existing package.",
+                   "a package named %s already exists", text_of(S, name, b, sizeof b));
+    jt_V old = jt_find_package(S, base[0]);
+    if (old != JT_NIL) {
+      S->sp = base;
+      return old;
+    }
   }
   /* the nicknames as strings, all free */
   jt_V nicks = JT_NIL;
   JT_PUSH(S, nicks);
   for (jt_V l = nicknames; jt_iscons(l); l = jt_cdr(l)) {
     jt_V n = jt_string_designator(S, jt_car(l));
-    if (jt_find_package(S, n) != JT_NIL)
-      package_error(S, jt_find_package(S, n), "the nickname is already a package's name");
+    if (jt_find_package(S, n) != JT_NIL) {
+      char b[200];
+      package_cerror(S, jt_find_package(S, n), "Leave the nickname out.",
+                     "the nickname %s is already a package's name", text_of(S, n, b, sizeof b));
+      continue;
+    }
     base[1] = jt_cons(S, n, base[1]);
   }
   base[1] = jt_nreverse_list(base[1]);
@@ -1158,6 +1194,11 @@ JT_FN(f_delete_package)
 {
   jt_V pkg = argv[0];
   if (jt_is(pkg, JT_TPACKAGE) && jt_pkg_(pkg)->name == JT_NIL) return JT_NIL;
+  if (!jt_is(pkg, JT_TPACKAGE) && jt_find_package(S, pkg) == JT_NIL) {
+    char b[200];
+    package_cerror(S, pkg, "Return NIL.", "package %s does not exist", text_of(S, name_of(S, pkg), b, sizeof b));
+    return JT_NIL;
+  }
   pkg = need_package(S, pkg);
   JT_PUSH(S, pkg);
   check_unlocked(S, pkg, "delete the package");
@@ -1165,8 +1206,11 @@ JT_FN(f_delete_package)
     char b[200];
     package_error(S, pkg, "the package %s cannot be deleted", pkg_cname(S, pkg, b, sizeof b));
   }
-  if (jt_pkg_(pkg)->used_by != JT_NIL)
-    package_error(S, pkg, "the package is used by other packages (unuse it there first)");
+  if (jt_pkg_(pkg)->used_by != JT_NIL) {
+    package_cerror(S, pkg, "Unuse the package in the packages that use it, and delete it.",
+                   "the package is used by other packages (unuse it there first)");
+    while (jt_iscons(jt_pkg_(pkg)->used_by)) unuse_one(S, jt_car(jt_pkg_(pkg)->used_by), pkg);
+  }
   check_package_unused(S, pkg, "delete");
   while (jt_iscons(jt_pkg_(pkg)->use_list)) unuse_one(S, pkg, jt_car(jt_pkg_(pkg)->use_list));
   /* its symbols leave it; those it was home to have no home any more */

@@ -20,24 +20,18 @@
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
-#define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
-                 "and the pause is answered through the protocol"
 #define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
-#define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
 #define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
-  {"*BREAK-ON-SIGNALS*", DEBUGGER},
   {"*COMPILE-FILE-PATHNAME*", FILES},
   {"*COMPILE-FILE-TRUENAME*", FILES},
-  {"*DEBUGGER-HOOK*", DEBUGGER},
   {"*DEFAULT-PATHNAME-DEFAULTS*", PATHNAMES},
   {"*LOAD-PATHNAME*", FILES},
   {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
-  {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
@@ -46,11 +40,8 @@ static const struct { const char *name, *why; } reasons[] = {
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
-  {"DISASSEMBLE", MACHINE},
-  {"DRIBBLE", FILES},
   {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
   {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"ED", TERMINAL},
   {"ENOUGH-NAMESTRING", PATHNAMES},
   {"ENSURE-DIRECTORIES-EXIST", FILES},
   {"FILE-AUTHOR", FILES},
@@ -60,7 +51,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
   {"HOST-NAMESTRING", PATHNAMES},
-  {"INSPECT", DEBUGGER},
   {"LOAD", FILES},
   {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"LOGICAL-PATHNAME", PATHNAMES},
@@ -93,15 +83,12 @@ static const struct { const char *name, *why; } reasons[] = {
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SET-PPRINT-DISPATCH", PRETTY},
-  {"STEP", DEBUGGER},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
-  {"TRACE", DEBUGGER},
   {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
   {"TRANSLATE-PATHNAME", PATHNAMES},
   {"TRUENAME", FILES},
   {"TWO-WAY-STREAM-INPUT-STREAM", COMPOUND},
   {"TWO-WAY-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"UNTRACE", DEBUGGER},
   {"USER-HOMEDIR-PATHNAME", FILES},
   {"WILD-PATHNAME-P", PATHNAMES},
   {"WITH-OPEN-FILE", FILES},

@@ -110,6 +110,7 @@ jiti_State *jiti_open(void) {
   S->nil_sym = S->t_sym = JT_NIL;
   S->stdout_stream = JT_NIL;
   S->stdin_stream = JT_NIL;
+  S->traced = JT_NIL;
   S->cstack_limit = cstack_budget();
   S->fuel_left = UINT64_MAX;
   S->write_fn = stdout_write;
@@ -161,6 +162,7 @@ jiti_State *jiti_open(void) {
       jt_open_str(S);
       jt_open_hash(S);
       jt_open_struct(S);
+      jt_open_trace(S);
       jt_open_io(S);
       jt_open_read(S);
       jt_open_format(S);
@@ -234,7 +236,10 @@ void jiti_set_source_origin(jiti_State *S, const char *name, int flags, long lin
   S->src_col0 = column > 0 ? column : 1;
 }
 
-void jiti_reset_io_syntax(jiti_State *S) { jt_reset_io_syntax(S); }
+void jiti_reset_io_syntax(jiti_State *S) {
+  jt_reset_io_syntax(S);
+  jt_trace_reset(S);
+}
 
 void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud) {
   S->write_fn = fn ? fn : stdout_write;

@@ -154,7 +154,7 @@ jt_V jt_define_layout(jt_State *S, jt_V name, jt_V parents, jt_V slots, jt_V rep
   L->initargs = vi;
   L->initforms = vf;
   L->report = base[3];
-  L->conc_name = JT_NIL;
+  L->info = JT_NIL;
   L->class = JT_NIL;
   L->nslots = (uint32_t)n;
   if (condition) L->h.flags |= JT_LAYOUT_CONDITION;
@@ -278,7 +278,7 @@ static void keep_layout(jt_State *S, jt_V old, jt_V fresh) {
   JT_SET(S, old, jt_layout_(old)->initargs, F->initargs);
   JT_SET(S, old, jt_layout_(old)->initforms, F->initforms);
   JT_SET(S, old, jt_layout_(old)->report, F->report);
-  JT_SET(S, old, jt_layout_(old)->conc_name, F->conc_name);
+  JT_SET(S, old, jt_layout_(old)->info, F->info);
   jt_V cls = F->class;
   JT_SET(S, old, jt_layout_(old)->class, cls);
   if (jt_is(cls, JT_TCLASS)) JT_SET(S, cls, jt_class_(cls)->wrapper, old);
@@ -286,11 +286,13 @@ static void keep_layout(jt_State *S, jt_V old, jt_V fresh) {
   JT_POP(S, 2);
 }
 
-/* (%define-structure name parent slots &optional printer) -> name
+/* (%define-structure name parent slots &optional printer info) -> name
 ** slots: list of (name nil initform-thunk); printer: NIL or a function of
 ** (object stream), from the :print-function or :print-object option.  It
 ** is kept in the layout's report field, which only conditions use
-** otherwise. */
+** otherwise.  info: the library's description of the structure (its
+** accessors, read-only slots, a :type structure's places), which a
+** structure that includes this one reads back with %structure-info. */
 JT_FN(f_define_structure) {
   jt_check_kernel_caller(S);  /* defines a type without recording it */
   jt_V name = jt_check_symbol(S, argv[0]);
@@ -308,9 +310,17 @@ JT_FN(f_define_structure) {
   if (old != JT_NIL && !same) check_reshape(S, name, old);
   jt_meta_type_replaced(S, name);
   jt_V fresh = jt_define_layout(S, name, S->sp[-2], argv[2], printer, false);
+  if (argc > 4) JT_SET(S, fresh, jt_layout_(fresh)->info, argv[4]);
   if (same) keep_layout(S, S->sp[-1], fresh);
   JT_POP(S, 2);
   return name;
+}
+
+/* (%structure-info name) -> the description %define-structure was given,
+** or NIL (a condition type, an unknown name) */
+JT_FN(f_structure_info) {
+  jt_V l = jt_find_layout(S, argv[0]);
+  return l == JT_NIL ? JT_NIL : jt_layout_(l)->info;
 }
 
 jt_V jt_struct_printer(jt_V obj) {
@@ -398,7 +408,8 @@ JT_FN(f_slot_default) {
 
 static const jt_Reg struct_fns[] = {
   {"%SLOT-DEFAULT", f_slot_default, 2, 2, "(%slot-default type slot) Evaluate the slot's initform."},
-  {"%DEFINE-STRUCTURE", f_define_structure, 3, 4, "(%define-structure name parent slots &optional printer) Define a structure layout."},
+  {"%DEFINE-STRUCTURE", f_define_structure, 3, 5, "(%define-structure name parent slots &optional printer info) Define a structure layout."},
+  {"%STRUCTURE-INFO", f_structure_info, 1, 1, "(%structure-info name) The description DEFSTRUCT gave the structure NAME, or NIL."},
   {"%MAKE-STRUCTURE", f_make_structure, 1, -1, "(%make-structure name &rest values) Make an instance."},
   {"%STRUCT-REF", f_struct_ref, 3, 3, "(%struct-ref obj type index) Read a slot, checking the type."},
   {"%STRUCT-SET", f_struct_set, 4, 4, "(%struct-set obj type index value) Write a slot, checking the type."},

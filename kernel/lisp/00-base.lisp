@@ -13,9 +13,11 @@
 ;; does not change the documentation behind the stored entry.
 (let ((docs (make-hash-table :test 'equal)))
   (defun %set-documentation (name doc-type doc)
-    (let ((kept (if (stringp doc) (copy-seq doc) doc)))
-      (%documentation-entry name doc-type kept)
-      (%set-gethash (cons name doc-type) docs kept))
+    (if (or (symbolp name) (consp name))
+        (let ((kept (if (stringp doc) (copy-seq doc) doc)))
+          (%documentation-entry name doc-type kept)
+          (%set-gethash (cons name doc-type) docs kept))
+        (%set-object-documentation name doc-type doc))
     doc)
   (defun %documentation (name doc-type)
     (gethash (cons name doc-type) docs)))
@@ -104,6 +106,7 @@
           nil))
 
 (defun proclaim (spec)
+  (%check-declaration-specifier spec)
   (if (and (consp spec) (eq (car spec) 'special))
       (mapc (lambda (n) (%declare-special n)) (cdr spec)))
   nil)
@@ -298,7 +301,7 @@
 ;; (in-package name): make the package named NAME current.
 (defmacro in-package (name)
   `(eval-when (:compile-toplevel :load-toplevel :execute)
-     (%in-package ,(if (stringp name) name (symbol-name name)))))
+     (%in-package ,(string name))))
 
 ;; (deftype name () body...) expands into a call of %DEFTYPE with the whole
 ;; form, which makes the expander from the form, in the null lexical

@@ -319,14 +319,15 @@
          (place (gensym "PLACE")) (env (gensym "ENV"))
          (envp (member '&environment lambda-list))
          (env-var (car (cdr envp)))
-         (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list))
-         (body (if (and (stringp (car body)) (cdr body)) (cdr body) body)))
-    (%define-setf access-fn :expander
-                  (%definition-function
-                   `(lambda (,place &optional ,env)
-                      (declare (ignorable ,env))
-                      (let (,@(if env-var `((,env-var ,env))))
-                        (destructuring-bind ,lambda-list (cdr ,place) ,@body)))))
+         (lambda-list (if envp (append (ldiff lambda-list envp) (cdr (cdr envp))) lambda-list)))
+    ;; the body is in a block named ACCESS-FN (CLHS 3.4.11)
+    (multiple-value-bind (decls forms) (%parse-body body t)
+      (%define-setf access-fn :expander
+                    (%definition-function
+                     `(lambda (,place &optional ,env)
+                        (declare (ignorable ,env))
+                        (let (,@(if env-var `((,env-var ,env))))
+                          (destructuring-bind ,lambda-list (cdr ,place) ,@decls (block ,access-fn ,@forms)))))))
     (%record-definition :setf-expander access-fn whole)))
 
 ;; (setf (values place...) form): each place gets the corresponding value

@@ -384,3 +384,15 @@
      (list (%make-restart 'continue (lambda () (return-from interrupted nil))
                           "Continue the interrupted computation." nil nil nil))
      (lambda () (invoke-debugger (make-condition 'interactive-interrupt))))))
+
+;; (break &optional format-control &rest format-arguments) => NIL: the
+;; host's debugger (a pause in a world) with a continue restart that
+;; returns NIL, past the handlers and *debugger-hook*.  With no debugger
+;; (jiti run) the break is reported on *error-output* and returns NIL.
+(defun break (&optional (format-control "Break") &rest format-arguments)
+  (let ((*debugger-hook* nil)
+        (c (make-condition 'simple-condition :format-control format-control
+                                             :format-arguments format-arguments)))
+    (with-simple-restart (continue "Return from BREAK.")
+      (%break c))
+    nil))

@@ -12,7 +12,7 @@
 ;; COMMON-LISP.
 (defmacro defpackage (name &rest options)
   (let ((nicknames nil) (use nil) (use-p nil) (shadow nil) (shadowing nil)
-        (import nil) (intern nil) (export nil) (doc nil))
+        (import nil) (intern nil) (export nil) (doc nil) (doc-p nil) (size-p nil))
     (dolist (opt options)
       (unless (and (consp opt) (keywordp (car opt)))
         (error 'program-error :format-control "DEFPACKAGE ~A: malformed option ~S"
@@ -27,13 +27,56 @@
           (:import-from (setq import (append import (list (mapcar #'%string-name args)))))
           (:intern (setq intern (append intern (mapcar #'%string-name args))))
           (:export (setq export (append export (mapcar #'%string-name args))))
-          (:documentation (setq doc (car args)))
-          (:size nil)
+          (:documentation
+           (when doc-p (%defpackage-error name "~S is given twice" :documentation))
+           (setq doc (car args) doc-p t))
+          (:size
+           (when size-p (%defpackage-error name "~S is given twice" :size))
+           (setq size-p t))
           (t (error 'program-error :format-control "DEFPACKAGE ~A: unknown option ~S"
                                    :format-arguments (list name (car opt)))))))
+    ;; CLHS: the names of :shadow, :shadowing-import-from, :import-from and
+    ;; :intern are disjoint, and so are those of :export and :intern
+    (let ((groups (list (cons :shadow shadow)
+                        (cons :shadowing-import-from (mapcan (lambda (l) (copy-list (cdr l))) shadowing))
+                        (cons :import-from (mapcan (lambda (l) (copy-list (cdr l))) import))
+                        (cons :intern intern))))
+      (do ((g groups (cdr g))) ((null g))
+        (dolist (h (cdr g))
+          (let ((common (intersection (cdr (car g)) (cdr h) :test #'string=)))
+            (when common
+              (%defpackage-error name "~A is named by both ~S and ~S" (car common) (car (car g)) (car h))))))
+      (let ((common (intersection export intern :test #'string=)))
+        (when common
+          (%defpackage-error name "~A is named by both ~S and ~S" (car common) :export :intern))))
     `(eval-when (:compile-toplevel :load-toplevel :execute)
        (%defpackage ,(%string-name name) ',nicknames ',(if use-p use '("COMMON-LISP"))
-                    ',shadow ',shadowing ',import ',intern ',export ,doc nil))))
+                    ',shadow (%defpackage-accessible ',shadowing) (%defpackage-accessible ',import)
+                    ',intern ',export ,doc nil))))
+
+(defun %defpackage-error (name control &rest args)
+  (error 'program-error :format-control "DEFPACKAGE ~A: ~?"
+                        :format-arguments (list name control args)))
+
+;; The (package-name symbol-name...) lists of :import-from and
+;; :shadowing-import-from, less the names their package does not have:
+;; each is a correctable package-error, whose continue restart leaves it out.
+(defun %defpackage-accessible (lists)
+  (mapcar (lambda (l)
+            (let ((pkg (find-package (car l))))
+              (if (null pkg)
+                  l
+                  (cons (car l)
+                        (remove-if-not
+                         (lambda (n)
+                           (or (nth-value 1 (find-symbol n pkg))
+                               (progn
+                                 (cerror "Leave ~*~A out." 'package-error :package pkg
+                                         :format-control "DEFPACKAGE: no symbol named ~A is accessible in ~A"
+                                         :format-arguments (list n (package-name pkg)))
+                                 nil)))
+                         (cdr l))))))
+          lists))
 
 ;; do-symbols, do-external-symbols, do-all-symbols: VAR takes each symbol
 ;; in turn (the symbols of the moment the loop starts); RESULT is evaluated

@@ -546,6 +546,40 @@ static void test_misc(jiti_State *S) {
             "((:OLD-HELPER 1) (:U 42) (:OLD-HELPER 2))");
   CHECK(ncalls == 1);
   CHECK(pos(snaps[0].backtrace, "MAPCAR") >= 0);
+  /* break pauses past the handlers and *debugger-hook*; its continue
+  ** restart returns NIL from it */
+  reset(s_continue);
+  CHECK_STR(check_eval(S, "(let ((*debugger-hook* (lambda (c h) h (throw :hooked c))))"
+                          "  (catch :hooked (handler-bind ((condition (lambda (c) (throw :hooked c))))"
+                          "    (list (break \"stop ~a\" 3) :after))))"),
+            "(NIL :AFTER)");
+  CHECK(ncalls == 1);
+  CHECK_STR(snaps[0].type, "SIMPLE-CONDITION");
+  CHECK_STR(snaps[0].report, "stop 3");
+  CHECK_STR(snaps[0].names[0], "CONTINUE");
+  /* the program's *debugger-hook* comes before the host's, bound to NIL
+  ** while it runs; when it returns, the host's hook pauses */
+  reset(s_abort);
+  CHECK_STR(check_eval(S, "(catch :out (let ((*debugger-hook* (lambda (c h) (throw :out (list (princ-to-string c) (functionp h) *debugger-hook*)))))"
+                          "  (error \"bad ~a\" 1)))"),
+            "(\"bad 1\" T NIL)");
+  CHECK(ncalls == 0);
+  CHECK(ev_full(S, "(let ((*debugger-hook* (lambda (c h) c h :declined))) (error \"still\"))", &r) == JITI_ABORTED);
+  jiti_result_free(&r);
+  CHECK(ncalls == 1);
+  CHECK_STR(snaps[0].report, "still");
+  /* *break-on-signals* breaks before the handlers run */
+  reset(s_continue);
+  CHECK_STR(check_eval(S, "(let ((*break-on-signals* 'simple-error)) (handler-case (error \"seen\") (error () :handled)))"),
+            ":HANDLED");
+  CHECK(ncalls == 1);
+  CHECK(pos(snaps[0].report, "seen") >= 0);
+  /* the traced set and the hooks last until the host resets the
+  ** evaluation's scratch (a transaction's start and end) */
+  CHECK_STR(check_eval(S, "(defun traced-here (x) x) (trace traced-here)"), "(TRACED-HERE)");
+  CHECK_STR(check_eval(S, "(setq *debugger-hook* #'list *break-on-signals* 'warning) (trace)"), "(TRACED-HERE)");
+  jiti_reset_io_syntax(S);
+  CHECK_STR(check_eval(S, "(list (trace) *debugger-hook* *break-on-signals*)"), "(NIL NIL NIL)");
 }
 
 int main(void) {

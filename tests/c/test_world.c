@@ -71,7 +71,7 @@ static void test_lazy_definitions(void) {
                   "(defmacro m2 () (error \"m2 is gone\")) (g)"), "5");
   CHECK_STR(ev(S, "(defmacro twice (x) `(progn ,x ,x)) (defun h (n) (let ((c 0)) (twice (incf c n)) c))"
                   "(defun documented () \"says hello\" 1)"
-                  "(defun (setf slot-of) (v) (world-put :slot v))"), "SLOT-OF");
+                  "(defun (setf slot-of) (v) (world-put :slot v))"), "(SETF SLOT-OF)");
 
   jiti_State *T = copy_world(S);
   jiti_set_gc_stress(T, 1);
@@ -581,7 +581,55 @@ static void test_entry_check(void) {
   jiti_close(S);
 }
 
+/* Structures of every defstruct shape come back from an export as they
+** were: slots named by keywords, constants or special variables, BOA
+** constructors with the slots' initforms, :type structures that include
+** others (named, with offsets), read-only slots, a structure named by a
+** keyword; and a redefinition that would not fit the stored instances is
+** still refused. */
+static void test_structure_shapes(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK(strncmp(ev(S, "(defstruct odd :k (pi 3) t (nil 4 :read-only t))"
+                      "(defstruct (boa (:constructor mk-boa (a &optional b &key (c 9) &aux d))) (a 1) (b 2) (c 3) (d 4))"
+                      "(defstruct (base (:type list) (:initial-offset 1) :named) x)"
+                      "(defstruct (more (:type list) (:initial-offset 2) (:include base (x 5)) :named) y)"
+                      "(defstruct :kw-struct z)"
+                      "(defvar *odd* (make-odd :k 1 :pi 2))"
+                      "(defvar *boa* (mk-boa 10))"
+                      "(defvar *kw* (make-kw-struct :z 7))"),
+                "!", 1) != 0);
+  jiti_State *T = copy_world(S);
+  CHECK_STR(ev(T, "(list (odd-k *odd*) (odd-pi *odd*) (odd-t *odd*) (odd-nil *odd*) (odd-nil (make-odd)))"),
+            "(1 2 NIL 4 4)");
+  CHECK_STR(ev(T, "(fboundp '(setf odd-nil))"), "NIL");
+  CHECK_STR(ev(T, "(list (boa-a *boa*) (boa-b *boa*) (boa-c *boa*) (boa-d *boa*))"), "(10 2 9 NIL)");
+  CHECK_STR(ev(T, "(make-more :y 1)"), "(NIL BASE 5 NIL NIL MORE 1)");
+  CHECK_STR(ev(T, "(list (more-p (make-more)) (base-p (make-more)) (base-x (make-more :x 8)))"), "(T T 8)");
+  CHECK_STR(ev(T, "(list (kw-struct-z *kw*) (typep *kw* :kw-struct))"), "(7 T)");
+  const char *r = ev(T, "(defstruct odd :k)");
+  CHECK(strstr(r, "*ODD*") != NULL);
+  jiti_close(T);
+  jiti_close(S);
+}
+
+/* A macro set with (setf macro-function) works at once, but the world
+** keeps no form that makes it: the export refuses it, naming it. */
+static void test_setf_macro_function(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(ev(S, "(setf (macro-function 'my-pop) (macro-function 'pop)) (let ((x (list 1 2))) (list (my-pop x) x))"),
+            "(1 (2))");
+  jiti_Status st;
+  char *bad = dump(S, &st);
+  CHECK(st != JITI_OK && strstr(bad, "MY-POP") && strstr(bad, "cannot be rebuilt"));
+  free(bad);
+  jiti_close(S);
+}
+
 int main(void) {
+  test_setf_macro_function();
+  test_structure_shapes();
   test_entry_hash();
   test_entry_check();
   test_packages();

@@ -53,4 +53,50 @@
 (is (search "CAR" (with-output-to-string (s) (describe 'car s))))
 (is-equal (multiple-value-list (describe 42 (make-string-output-stream))) '())
 
+;;; trace and untrace
+(defun env-traced (x) (if (> x 0) (* 2 (env-traced (1- x))) 1))
+(defun (setf env-traced) (v x) (setf (car x) v))
+(untrace)
+(is-equal (trace env-traced (setf env-traced)) '(env-traced (setf env-traced)))
+(is (let ((l (trace))) (and (member 'env-traced l) (member '(setf env-traced) l :test #'equal) (= (length l) 2))))
+(is (let ((out (with-output-to-string (*trace-output*) (env-traced 2))))
+      (and (search "ENV-TRACED" out) (search "4" out))))
+(is-eql (let ((*trace-output* (make-string-output-stream))) (env-traced 3)) 8)
+(is (search "SETF" (with-output-to-string (*trace-output*) (setf (env-traced (list 1)) 2))))
+(untrace env-traced)
+(is-equal (trace) '((setf env-traced)))
+(is-equal (with-output-to-string (*trace-output*) (env-traced 2)) "")
+(untrace)
+(is-equal (trace) '())
+(is-equal (with-output-to-string (*trace-output*) (setf (env-traced (list 1)) 2)) "")
+(signals warning (trace env-no-such-function))
+(is-equal (trace) '())
+
+;;; *debugger-hook* comes before the debugger, bound to NIL while it runs
+;;; (SBCL's --non-interactive ends the process before it)
+#+jiti
+(is-equal (catch :hooked
+            (let ((*debugger-hook* (lambda (c h) (throw :hooked (list (princ-to-string c) (functionp h) *debugger-hook*)))))
+              (invoke-debugger (make-condition 'simple-error :format-control "env ~a" :format-arguments '(1)))))
+          '("env 1" t nil))
+#+jiti
+(is-equal (catch :hooked
+            (let ((*debugger-hook* (lambda (c h) (declare (ignore h)) (throw :hooked (type-of c)))))
+              (invoke-debugger (make-condition 'simple-warning :format-control "w"))))
+          'simple-warning)
+
+;;; disassemble, step; documentation of objects named by their names
+(is-eql (let ((*standard-output* (make-string-output-stream))) (disassemble 'env-traced)) nil)
+(is (stringp (with-output-to-string (*standard-output*) (disassemble '(lambda (x) x)))))
+(signals type-error (disassemble 42))
+(is-eql (step (+ 1 2)) 3)
+(defun env-documented () nil)
+(is-equal (setf (documentation #'env-documented t) "about it") "about it")
+(is-equal (documentation 'env-documented 'function) "about it")
+(is-equal (documentation #'env-documented t) "about it")
+(defclass env-doc-class () ())
+(setf (documentation (find-class 'env-doc-class) t) "a class")
+(is-equal (documentation 'env-doc-class 'type) "a class")
+(is-equal (setf (documentation (lambda () 1) t) "kept or not") "kept or not")
+
 (done)

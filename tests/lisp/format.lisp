@@ -171,4 +171,10 @@
 (signals error (format nil "~a ~a" 1))
 (signals error (format nil "~{~a~}" 5))
 
+;;; ~F without parameters prints the printer's shortest digits (a tie
+;;; between two goes up)
+(is-equal (format nil "~f" 2515367.3) "2515367.3")
+(is-equal (format nil "~e" 2515367.3) "2.5153673e+6")
+(is-equal (format nil "~f" 0.1) "0.1")
+
 (done)

@@ -136,4 +136,37 @@
 (is (not (compiled-function-p 'car)))
 (is-eql (with-compilation-unit () 1 2) 2)
 
+;;; eval-when: code is evaluated, so only :execute runs the body
+(is-eql (eval-when (:execute) 1) 1)
+(is-eql (eval-when (:load-toplevel) :bad) nil)
+(is-eql (eval-when (:compile-toplevel :load-toplevel) :bad) nil)
+
+;;; the bodies of define-compiler-macro and define-setf-expander are blocks
+(define-compiler-macro mac-cm-block (&whole form x)
+  "Compiler macro doc."
+  (declare (ignore x))
+  (return-from mac-cm-block form))
+(is-equal (funcall (compiler-macro-function 'mac-cm-block) '(mac-cm-block 1) nil) '(mac-cm-block 1))
+(is-equal (documentation 'mac-cm-block 'compiler-macro) "Compiler macro doc.")
+(define-setf-expander mac-sx-block (x)
+  (let ((store (gensym)))
+    (return-from mac-sx-block (values nil nil (list store) `(list :set ,x ,store) `(list :get ,x)))))
+(is-equal (setf (mac-sx-block 1) 2) '(:set 1 2))
+
+;;; macro-function with an environment, and (setf macro-function)
+(is-eql (macrolet ((mac-local () 16))
+          (macrolet ((mac-get (&environment env) (list 'quote (macro-function 'mac-local env))))
+            (funcall (mac-get) '(mac-local) nil)))
+        16)
+(setf (macro-function 'mac-my-pop) (macro-function 'pop))
+(is-equal (eval '(let ((x (list 1 2))) (list (mac-my-pop x) x))) '(1 (2)))
+(is-equal (defun (setf mac-setf-name) (v x) (declare (ignore x)) v) '(setf mac-setf-name))
+
+;;; proclaim checks its declaration specifier
+(is-eql (proclaim '(optimize (speed 1))) nil)
+(signals error (proclaim '(optimize . foo)))
+(signals error (proclaim '(type integer . foo)))
+(signals error (proclaim '(ftype . foo)))
+(signals error (proclaim 5))
+
 (done)

@@ -206,4 +206,26 @@
 (is (null (symbol-package (gensym))))
 (is (null (symbol-package (copy-symbol 'car))))
 
+;;; package errors that can be corrected offer a restart other than abort
+(defun pk-restart-names (thunk)
+  (block found
+    (handler-bind ((package-error
+                     (lambda (c)
+                       (return-from found
+                         (remove 'abort (mapcar #'restart-name (compute-restarts c)))))))
+      (funcall thunk)
+      :no-error)))
+(unless (find-package "PK-TAKEN") (make-package "PK-TAKEN" :use nil))
+(is (consp (pk-restart-names (lambda () (make-package "PK-TAKEN" :use nil)))))
+(is (consp (pk-restart-names (lambda () (make-package "PK-FRESH-1" :use nil :nicknames '("PK-TAKEN"))))))
+(is (consp (pk-restart-names (lambda () (delete-package "PK-NEVER-MADE")))))
+(is (consp (pk-restart-names (lambda () (defpackage "PK-IMPORTER" (:use) (:import-from "PK-TAKEN" "NOT-THERE"))))))
+#+jiti
+(is (eq (handler-bind ((package-error #'continue)) (make-package "PK-TAKEN" :use nil)) (find-package "PK-TAKEN")))
+#+jiti
+(is (null (handler-bind ((package-error #'continue)) (delete-package "PK-NEVER-MADE"))))
+(signals program-error (macroexpand '(defpackage "PK-BAD" (:size 1) (:size 2))))
+(signals program-error (macroexpand '(defpackage "PK-BAD" (:export "A") (:intern "A"))))
+(signals program-error (macroexpand '(defpackage "PK-BAD" (:shadow "A") (:intern "A"))))
+
 (done)

@@ -158,4 +158,58 @@
 (is (not (st-tagged-p '(nil other 1 2))))
 (is-equal (copy-st-tagged '(nil st-tagged 3 4)) '(nil st-tagged 3 4))
 
+;;; slot names that are keywords, constants or special variables: the
+;;; keyword constructor does not bind them
+(defvar *st-special* 100)
+(defstruct st-names :k (pi 3) t (*st-special* 0) (after *st-special*))
+(is-equal (let ((o (make-st-names :k 1 :t 2 :*st-special* 5)))
+            (list (st-names-k o) (st-names-pi o) (st-names-t o) (st-names-*st-special* o) (st-names-after o)))
+          '(1 3 2 5 100))
+(is-eql (let ((*st-special* 7)) (st-names-after (make-st-names :*st-special* 1))) 7)
+
+;;; BOA constructors: &optional and &key parameters without a default take
+;;; the slot's initform; &aux without one leaves the slot as it is made;
+;;; slots not named take their initforms; () is a BOA list of no arguments
+(defstruct (st-boa (:constructor st-boa-opt (&optional a b))
+                   (:constructor st-boa-key (&key a ((:bee b)) &allow-other-keys))
+                   (:constructor st-boa-aux (a &aux (b (* a 10))))
+                   (:constructor st-boa-none ()))
+  (a 1) (b 2) (c 3))
+(is-equal (let ((o (st-boa-opt))) (list (st-boa-a o) (st-boa-b o) (st-boa-c o))) '(1 2 3))
+(is-equal (let ((o (st-boa-opt 5))) (list (st-boa-a o) (st-boa-b o))) '(5 2))
+(is-equal (let ((o (st-boa-key :bee 8 :other 0))) (list (st-boa-a o) (st-boa-b o))) '(1 8))
+(is-equal (let ((o (st-boa-aux 4))) (list (st-boa-a o) (st-boa-b o) (st-boa-c o))) '(4 40 3))
+(is-equal (let ((o (st-boa-none))) (list (st-boa-a o) (st-boa-b o))) '(1 2))
+(signals program-error (st-boa-none 1))
+
+;;; :conc-name nil: the accessors are the slot names
+(defstruct (st-bare (:conc-name nil)) bare-left bare-right)
+(is-eql (bare-right (make-st-bare :bare-right 4)) 4)
+
+;;; :include with overrides, and an included slot's accessor kept
+(defstruct st-shape (sides 0) (name "shape" :read-only t))
+(defstruct (st-square (:include st-shape (sides 4))) size)
+(is-eql (st-shape-sides (make-st-square)) 4)
+(is-eql (st-square-sides (make-st-square :sides 5)) 5)
+(is-equal (st-square-name (make-st-square)) "shape")
+(is (not (fboundp '(setf st-shape-name))))
+(is (not (fboundp '(setf st-square-name))))
+
+;;; :type structures that include others: the parent's places come first
+(defstruct (st-l1 (:type list) (:initial-offset 1) :named) a)
+(defstruct (st-l2 (:type list) (:initial-offset 2) (:include st-l1) :named) b)
+(is-equal (make-st-l2 :a 1 :b 2) '(nil st-l1 1 nil nil st-l2 2))
+(is (st-l2-p (make-st-l2)))
+(is (st-l1-p (make-st-l2)))
+(is-eql (st-l1-a (make-st-l2 :a 6)) 6)
+(defstruct (st-bits (:type (vector bit))) (lo 0) (hi 1))
+(is-equal (make-st-bits :lo 1) #*11)
+
+;;; bad forms signal errors
+(signals error (defstruct (st-bad1 (:type list) (:predicate st-bad1?)) a))
+(signals error (defstruct (st-bad2 (:type (vector single-float)) :named) a))
+(signals error (defstruct (st-bad3 (:include st-shape (no-such-slot 1)))))
+(signals error (defstruct (st-bad4 (:include st-shape (name "x" :read-only nil)))))
+(signals error (defstruct st-bad5 a (a 1)))
+
 (done)
