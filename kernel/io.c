@@ -30,6 +30,7 @@ static jt_V new_stream(jt_State *S, int kind)
   st->h.aux = (uint32_t)kind;
   st->buffer = JT_NIL;
   st->bytes = JT_NIL;
+  st->pretty = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
   return (jt_V)st;

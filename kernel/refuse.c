@@ -22,7 +22,6 @@
 #define TERMINAL "a world has no terminal: nobody is there to answer"
 #define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
                  "and the pause is answered through the protocol"
-#define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MACHINE "jiti analyses code into a tree it evaluates: there is no machine code to show"
 #define LOADFORM "there is no file compiler to write load forms for"
 #define COMBINATION "jiti's CLOS has only the standard method combination"
@@ -38,14 +37,12 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*LOAD-PATHNAME*", FILES},
   {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
-  {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"CALL-METHOD", COMBINATION},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
-  {"COPY-PPRINT-DISPATCH", PRETTY},
   {"DEFINE-METHOD-COMBINATION", COMBINATION},
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
@@ -93,16 +90,11 @@ static const struct { const char *name, *why; } reasons[] = {
   {"PATHNAME-NAME", PATHNAMES},
   {"PATHNAME-TYPE", PATHNAMES},
   {"PATHNAME-VERSION", PATHNAMES},
-  {"PPRINT-DISPATCH", PRETTY},
-  {"PPRINT-EXIT-IF-LIST-EXHAUSTED", PRETTY},
-  {"PPRINT-LOGICAL-BLOCK", PRETTY},
-  {"PPRINT-POP", PRETTY},
   {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
   {"READ-BYTE", BYTES},
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
-  {"SET-PPRINT-DISPATCH", PRETTY},
   {"STEP", DEBUGGER},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRACE", DEBUGGER},
