@@ -56,6 +56,7 @@ typedef struct Fmt {
   jt_V ctl;
   int depth;
   bool single;   /* the real ~F ~E ~G ~$ print is a single-float (real_arg) */
+  bool fill;     /* the body of ~<...~:@>: a fill newline after each blank run */
 } Fmt;
 
 /* The arguments a segment consumes: either a vector (format's own argv, on
@@ -257,6 +258,29 @@ static void out_lstr(Fmt *F, jt_V str, size_t from, size_t to)
     memcpy(buf, s->chars + from, k * sizeof(uint32_t));
     jt_stream_write(F->S, F->stream, buf, k);
     from += k;
+  }
+}
+
+static bool pretty_on(Fmt *F)
+{
+  jt_V p = jt_symbol_value(F->S, JT_SYM(F->S, PRINT_PRETTY));
+  return p != JT_NIL;
+}
+
+/* Literal text of the control string; in the body of ~<...~:@>, each run
+** of blanks is followed by a fill newline (~:_). */
+static void out_text(Fmt *F, size_t from, size_t to)
+{
+  if (!F->fill) { out_lstr(F, F->ctl, from, to); return; }
+  size_t i = from;
+  while (i < to) {
+    size_t j = i;
+    while (j < to && cat(F, j) != ' ') j++;
+    while (j < to && cat(F, j) == ' ') j++;
+    out_lstr(F, F->ctl, i, j);
+    if (j > i && cat(F, j - 1) == ' ' && pretty_on(F))
+      jt_pp_op(F->S, F->stream, JT_PP_FILL, 0, 0);
+    i = j;
   }
 }
 
@@ -1156,6 +1180,15 @@ static void fmt_tab(Fmt *F, const Dir *d)
 {
   max_params(F, d, 2);
   intptr_t col = pint(F, d, 0, 1), inc = pint(F, d, 1, 1);
+  /* on a pretty stream, a tab of the layout (~:T: section-relative) */
+  if (jt_pretty_stream_p(F->stream) || d->colon) {
+    if (pretty_on(F) && col >= 0 && inc >= 0)
+      jt_pp_op(F->S, F->stream,
+               d->colon ? (d->at ? JT_PP_TAB_SECTION_REL : JT_PP_TAB_SECTION)
+                        : (d->at ? JT_PP_TAB_LINE_REL : JT_PP_TAB_LINE),
+               col, inc);
+    return;
+  }
   intptr_t cur = (intptr_t)column(F);
   if (d->at) {  /* relative: col spaces, then to a multiple of inc */
     if (col < 0) col = 0;
@@ -1265,6 +1298,7 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
   intptr_t maxn = pint(F, d, 0, -1);
   bool once = close.colon;
   Fmt body = *F;
+  body.fill = false;
   size_t bs = d->end, be = close.pos;
   JT_ROOT(S, body.ctl);
   if (bs == be) {  /* empty body: the control string is an argument */
@@ -1309,6 +1343,92 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
   return after;
 }
 
+/* ------------------------------------------------------- logical blocks */
+
+/* The literal text of clause [from, to) (a prefix or suffix) as a string. */
+static jt_V clause_text(Fmt *F, size_t from, size_t to)
+{
+  jt_V s = jt_make_string(F->S, 0, 0);
+  jt_o(s)->flags |= JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR;
+  JT_ROOT(F->S, s);
+  for (size_t i = from; i < to && i < ctl_len(F); i++) {
+    if (cat(F, i) == '~')
+      fmt_error(F, i, "the prefix and suffix of ~<...~:> are text without directives");
+    jt_string_push(F->S, s, cat(F, i));
+  }
+  JT_UNROOT(F->S, 1);
+  return s;
+}
+
+/* ~<prefix~;body~;suffix~:> (~@; before the body: a per-line prefix): a
+** logical block of the pretty printer over the list argument, or the
+** remaining arguments with ~@<.  ~:< defaults the prefix and suffix to
+** parentheses; ~:@> puts a fill newline after each run of blanks of the
+** body.  Returns the index after the construct. */
+static size_t fmt_block(Fmt *F, const Dir *d, Args *a, size_t nclause, bool fill)
+{
+  jt_State *S = F->S;
+  if (nclause > 2) fmt_error(F, d->pos, "~<...~:> has at most three clauses");
+  Dir c1, c2, close;
+  size_t body = d->end, body_end;
+  jt_V prefix = JT_NIL, suffix = JT_NIL, stream = JT_NIL;
+  JT_ROOT(S, prefix);
+  JT_ROOT(S, suffix);
+  JT_ROOT(S, stream);
+  next_sep(F, d->end, d, &c1, 1);
+  bool per_line = false;
+  if (nclause >= 1) {
+    per_line = c1.at;
+    prefix = clause_text(F, d->end, c1.pos);
+    body = c1.end;
+    next_sep(F, c1.end, d, &c2, 1);
+    body_end = c2.pos;
+    if (nclause == 2) {
+      next_sep(F, c2.end, d, &close, 1);
+      suffix = clause_text(F, c2.end, close.pos);
+    } else {
+      close = c2;
+    }
+  } else {
+    body_end = c1.pos;
+    close = c1;
+  }
+  if (d->colon && nclause == 0) prefix = jt_string_from_cstr(S, "(");
+  if (d->colon && nclause < 2) suffix = jt_string_from_cstr(S, ")");
+  Args own, *it = a;
+  own.head = own.tail = JT_NIL;
+  JT_ROOT(S, own.head);
+  JT_ROOT(S, own.tail);
+  jt_V l = JT_NIL;
+  if (!d->at) {
+    l = arg_next(F, a, d);
+    if (!jt_islist(l)) {
+      /* not a list: printed as by ~W, the block skipped */
+      jt_print(S, F->stream, l, jt_symbol_value(S, JT_SYM(S, PRINT_ESCAPE)) != JT_NIL);
+      JT_UNROOT(S, 5);
+      return close.end;
+    }
+    args_list(S, &own, l);
+    it = &own;
+  }
+  uint32_t none = 0;
+  const jt_String *p = jt_isstring(prefix) ? jt_str_(prefix) : NULL;
+  stream = jt_pp_begin_object(S, F->stream, p ? p->chars : &none, p ? p->len : 0, per_line, l);
+  if (stream == JT_NIL) {   /* #n#: printed before */
+    JT_UNROOT(S, 5);
+    return close.end;
+  }
+  Fmt sub = *F;
+  sub.stream = stream;
+  sub.fill = fill;
+  enter(&sub, d->pos);
+  run(&sub, body, body_end, it);   /* ~^ ends the body: the suffix follows */
+  const jt_String *x = jt_isstring(suffix) ? jt_str_(suffix) : NULL;
+  jt_pp_end(S, stream, x ? x->chars : &none, x ? x->len : 0);
+  JT_UNROOT(S, 5);
+  return close.end;
+}
+
 /* ------------------------------------------------------- justification */
 
 /* ~mincol,colinc,minpad,padchar<...~>: segments are formatted into strings
@@ -1349,31 +1469,8 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   size_t after = sep.end;
   *status = RUN_OK;
   if (sep.colon) {
-    /* Logical block: run prefix, body and suffix in order, the body on
-    ** the list argument (or the remaining arguments with ~@<). */
-    Args own, *it = a;
-    own.head = own.tail = JT_NIL;
-    JT_ROOT(S, own.head);
-    JT_ROOT(S, own.tail);
-    if (!d->at) {
-      jt_V l = arg_next(F, a, d);
-      if (!jt_islist(l)) l = JT_NIL;
-      args_list(S, &own, l);
-      it = &own;
-    }
-    start = d->end;
-    F->depth++;
-    /* ~:<...~:> without prefix / suffix clauses: "(" and ")" */
-    if (d->colon && nclause == 0) out_c(F, '(');
-    for (size_t c = 0; c <= nclause; c++) {
-      Dir s;
-      next_sep(F, start, d, &s, 1);
-      if (run(F, start, s.pos, it) != RUN_OK) break;
-      start = s.end;
-    }
-    if (d->colon && nclause < 2) out_c(F, ')');
-    F->depth--;
-    JT_UNROOT(S, 5);
+    after = fmt_block(F, d, a, nclause, sep.at);
+    JT_UNROOT(S, 3);
     return after;
   }
   size_t nsegs = 0, total = 0;
@@ -1530,7 +1627,7 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
   for (;;) {
     size_t len = ctl_len(F), lim = end < len ? end : len, j = i;
     while (j < lim && cat(F, j) != '~') j++;
-    if (j > i) out_lstr(F, F->ctl, i, j);
+    if (j > i) out_text(F, i, j);
     if (j >= lim) return RUN_OK;
     Dir d;
     parse_dir(F, j, &d, a);
@@ -1597,7 +1694,18 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
       }
       break;
     case 'T': fmt_tab(F, &d); break;
-    case '_': case 'I': break;  /* pretty-printer layout: no effect here */
+    case '_':  /* ~_ linear, ~:_ fill, ~@_ miser, ~:@_ mandatory */
+      max_params(F, &d, 0);
+      if (pretty_on(F))
+        jt_pp_op(S, F->stream, d.colon ? (d.at ? JT_PP_MANDATORY : JT_PP_FILL)
+                                       : (d.at ? JT_PP_MISER : JT_PP_LINEAR), 0, 0);
+      break;
+    case 'I':  /* ~nI from the block's start, ~n:I from here */
+      max_params(F, &d, 1);
+      if (pretty_on(F))
+        jt_pp_op(S, F->stream, d.colon ? JT_PP_INDENT_CURRENT : JT_PP_INDENT_BLOCK,
+                 pint(F, &d, 0, 0), 0);
+      break;
     case '*': {
       max_params(F, &d, 1);
       if (d.at) arg_goto(F, a, pint(F, &d, 0, 0), &d);
@@ -1638,7 +1746,7 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
 
 void jt_format(jt_State *S, jt_V stream, jt_V control, int argc, jt_V *argv)
 {
-  Fmt F = {S, stream, control, 0, false};
+  Fmt F = {S, stream, control, 0, false, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   if (jt_isfunction(control)) {
@@ -1707,7 +1815,7 @@ JT_FN(f_format_with_rest)
   int n = 0;
   jt_Walk w = jt_walk(argv[2]);
   for (jt_V l = argv[2]; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
-  Fmt F = {S, stream, argv[1], 0, false};
+  Fmt F = {S, stream, argv[1], 0, false, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   Args a;

@@ -523,14 +523,33 @@ jt_V jt_pp_begin(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
 /* The number of blocks open on a pretty stream (0 for another stream):
 ** the printer's depth for *print-level*. */
 size_t jt_pp_depth(jt_V stream);
+/* The same for a block printing `object`: under *print-circle*, #n= is
+** written before it when it is shared, and when it was printed before,
+** #n# instead of the block (NIL is returned: no block to end). */
+jt_V jt_pp_begin_object(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
+                        bool per_line, jt_V object);
 /* Record a newline, indentation or tab operation (no effect unless
 ** `stream` is a pretty stream inside a block). */
 void jt_pp_op(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b);
 /* End the innermost block with `suffix`; ending the outermost lays the
 ** text out to the original stream, which is returned (else `stream`). */
 jt_V jt_pp_end(jt_State *S, jt_V stream, const uint32_t *suffix, size_t slen);
+/* Under *print-circle*, a pretty stream keeps the printer's table of what
+** its outermost block shares (a vector of `cap` key and count pairs, see
+** print.c) so that everything printed inside numbers its labels alike. */
+jt_V jt_pp_circle(jt_V stream, size_t *cap);   /* NIL: none */
+void jt_pp_set_circle(jt_State *S, jt_V stream, jt_V table, size_t cap, intptr_t labels);
+intptr_t jt_pp_next_label(jt_V stream);   /* a new label */
+intptr_t jt_pp_labels(jt_V stream);       /* labels given so far */
 /* Write a capture that outgrew the output limit flat to the host. */
 void jt_pp_check_size(jt_State *S, jt_V stream);
+
+/* print.c for the logical blocks: make the circle table of `object` for
+** the new pretty stream `stream`; what to print before `object` (0
+** nothing, -n #n#, n #n= with the label given now when `assign`, else
+** INTPTR_MAX for shared but not yet printed). */
+void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object);
+intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */

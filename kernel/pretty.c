@@ -22,6 +22,7 @@
 ** *print-lines* lines the output ends with " .." and the open blocks'
 ** suffixes.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "jt_lib.h"
@@ -389,8 +390,11 @@ uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const jt_PPOp *ops0,
 
 /* --------------------------------------------------------- pretty streams */
 
-/* The state of a pretty stream, a simple vector. */
-enum { PP_TARGET, PP_OPS, PP_NOPS, PP_DEPTH, PP_SIZE };
+/* The state of a pretty stream, a simple vector: the stream its text goes
+** to, the operations, how many, the blocks open, and under *print-circle*
+** the printer's table of what the outermost block's object shares (its
+** storage vector and capacity) and the last label given. */
+enum { PP_TARGET, PP_OPS, PP_NOPS, PP_DEPTH, PP_CIRCLE, PP_CIRCLE_CAP, PP_LABELS, PP_SIZE };
 #define OP_WORDS 4   /* kind, position, a, b: fixnums in the PP_OPS vector */
 
 bool jt_pretty_stream_p(jt_V stream)
@@ -439,6 +443,7 @@ jt_V jt_pp_begin(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
     jt_o(stream)->flags |= JT_STREAM_PRETTY;
     jt_stream_(stream)->column = jt_stream_(target)->column;
     jt_V st = jt_make_vector(S, PP_SIZE, jt_mkfix(0));
+    jt_vec_(st)->items[PP_CIRCLE] = JT_NIL;
     jt_stream_(stream)->pretty = st;   /* fresh: no barrier */
     jt_V ops = jt_make_vector(S, 16 * OP_WORDS, jt_mkfix(0));
     jt_vec_(st)->items[PP_OPS] = ops;   /* st is fresh */
@@ -451,6 +456,36 @@ jt_V jt_pp_begin(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
   st[PP_DEPTH] = jt_mkfix(jt_fixval(st[PP_DEPTH]) + 1);
   JT_UNROOT(S, 1);
   return stream;
+}
+
+jt_V jt_pp_circle(jt_V stream, size_t *cap)
+{
+  if (!jt_pretty_stream_p(stream)) return JT_NIL;
+  jt_V *st = pp_state(stream);
+  *cap = (size_t)jt_fixval(st[PP_CIRCLE_CAP]);
+  return st[PP_CIRCLE];
+}
+
+void jt_pp_set_circle(jt_State *S, jt_V stream, jt_V table, size_t cap, intptr_t labels)
+{
+  if (!jt_pretty_stream_p(stream)) return;
+  jt_V state = jt_stream_(stream)->pretty;
+  JT_SET(S, state, jt_vec_(state)->items[PP_CIRCLE], table);
+  jt_vec_(state)->items[PP_CIRCLE_CAP] = jt_mkfix((intptr_t)cap);
+  jt_vec_(state)->items[PP_LABELS] = jt_mkfix(labels);
+}
+
+intptr_t jt_pp_next_label(jt_V stream)
+{
+  jt_V *st = pp_state(stream);
+  intptr_t n = jt_fixval(st[PP_LABELS]) + 1;
+  st[PP_LABELS] = jt_mkfix(n);
+  return n;
+}
+
+intptr_t jt_pp_labels(jt_V stream)
+{
+  return jt_pretty_stream_p(stream) ? jt_fixval(pp_state(stream)[PP_LABELS]) : 0;
 }
 
 size_t jt_pp_depth(jt_V stream)
@@ -622,7 +657,8 @@ JT_FN(f_pprint_indent)
   intptr_t n = integer_arg(S, argv[1], true);
   jt_V st = opt_stream(S, argc, argv, 2);
   if (pretty_on(S)) jt_pp_op(S, st, JT_PP_INDENT_BLOCK + k, n, 0);
-  return JT_NIL;
+  jt_V nil = JT_NIL;
+  return jt_values(S, 1, &nil);   /* not ROUND's two values */
 }
 
 /* (pprint-tab kind colnum colinc &optional stream) */
@@ -642,13 +678,54 @@ static void string_arg(jt_State *S, jt_V v)
   if (v != JT_NIL && !jt_isstring(v)) jt_type_error(S, v, JT_SYM(S, STRING));
 }
 
-/* (%pp-begin stream prefix per-line-p): the pretty stream of a new block */
+/* Write #n= or #n# before a block's object under *print-circle*; true
+** for #n# (the object was printed before: no block). */
+static bool circle_label(jt_State *S, jt_V stream, jt_V object)
+{
+  intptr_t n = jt_print_circle_mark(S, stream, object, true);
+  if (n == 0) return false;
+  char tmp[32];
+  snprintf(tmp, sizeof tmp, n < 0 ? "#%ld#" : "#%ld=", (long)(n < 0 ? -n : n));
+  jt_stream_puts(S, stream, tmp);
+  return n < 0;
+}
+
+jt_V jt_pp_begin_object(jt_State *S, jt_V st, const uint32_t *prefix, size_t plen,
+                        bool per_line, jt_V object)
+{
+  JT_ROOT(S, st);
+  JT_ROOT(S, object);
+  if (jt_symbol_value(S, JT_SYM(S, PRINT_CIRCLE)) != JT_NIL) {
+    if (!jt_pretty_stream_p(st)) {
+      /* the outermost block: a pretty stream with no block yet, that
+      ** keeps the table of what the object shares */
+      jt_V target = st;
+      JT_ROOT(S, target);
+      st = jt_pp_begin(S, st, NULL, 0, false);
+      jt_print_circle_scan(S, st, object);
+      pp_state(st)[PP_DEPTH] = jt_mkfix(0);
+      pp_state(st)[PP_NOPS] = jt_mkfix(0);
+      JT_UNROOT(S, 1);
+    }
+    if (circle_label(S, st, object)) {
+      if (jt_pp_depth(st) == 0) pp_flush(S, st);
+      JT_UNROOT(S, 2);
+      return JT_NIL;
+    }
+  }
+  st = jt_pp_begin(S, st, prefix, plen, per_line);
+  JT_UNROOT(S, 2);
+  return st;
+}
+
+/* (%pp-begin stream prefix per-line-p object): the pretty stream of a new
+** block for OBJECT, or NIL when *print-circle* printed it as #n#. */
 JT_FN(f_pp_begin)
 {
-  jt_V prefix = argv[1];
+  jt_V prefix = argv[1], object = argv[3];
   string_arg(S, prefix);
   jt_V st = jt_output_stream(S, argv[0]);
-  if (!jt_isstring(prefix)) return jt_pp_begin(S, st, NULL, 0, false);
+  if (!jt_isstring(prefix)) return jt_pp_begin_object(S, st, NULL, 0, false, object);
   /* a copy: the prefix may be the very string the stream writes to */
   size_t n = jt_str_(prefix)->len;
   uint32_t *buf = malloc((n + 1) * sizeof *buf);
@@ -661,7 +738,7 @@ JT_FN(f_pp_begin)
     free(keep);
     jt_unwind_to(S, S->unwind_target, S->unwind_code);
   }
-  jt_V res = jt_pp_begin(S, st, buf, n, argv[2] != JT_NIL);
+  jt_V res = jt_pp_begin_object(S, st, buf, n, argv[2] != JT_NIL, object);
   jt_jmp_pop(S, &j);
   free(buf);
   return res;
@@ -693,6 +770,13 @@ JT_FN(f_pp_end)
 
 /* (%pretty-stream-p object): the number of blocks open on a pretty
 ** stream, else NIL */
+/* (%pp-circle-shared object stream): true when OBJECT is shared in the
+** circle table of the logical blocks on STREAM */
+JT_FN(f_pp_circle_shared)
+{
+  return jt_bool(jt_print_circle_mark(S, argv[1], argv[0], false) != 0);
+}
+
 JT_FN(f_pretty_stream_p)
 {
   return jt_pretty_stream_p(argv[0]) ? jt_mkfix((intptr_t)jt_pp_depth(argv[0])) : JT_NIL;
@@ -708,8 +792,9 @@ static const jt_Reg pretty_fns[] = {
   {"PPRINT-TAB", f_pprint_tab, 3, 4,
    "(pprint-tab kind colnum colinc &optional stream) Move to a column (:line "
    ":section :line-relative :section-relative) within a logical block."},
-  {"%PP-BEGIN", f_pp_begin, 3, 3, "(%pp-begin stream prefix per-line-p)"},
+  {"%PP-BEGIN", f_pp_begin, 4, 4, "(%pp-begin stream prefix per-line-p object)"},
   {"%PP-END", f_pp_end, 2, 2, "(%pp-end stream suffix)"},
+  {"%PP-CIRCLE-SHARED", f_pp_circle_shared, 2, 2, "(%pp-circle-shared object stream)"},
   {"%PRETTY-STREAM-P", f_pretty_stream_p, 1, 1, "(%pretty-stream-p object)"},
   {NULL, NULL, 0, 0, NULL}
 };

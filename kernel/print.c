@@ -65,6 +65,9 @@ typedef struct Printer {
   jt_V *words;
   size_t cap, count;
   intptr_t nextlabel;
+  /* the table is the pretty stream's (P->stream), shared with the logical
+  ** blocks printing to it: labels are numbered through the stream */
+  bool shared;
   size_t scanned;
   jt_V plain;           /* print-object's default method: printed without it */
   /* pretty printing: lists, vectors and structures are logical blocks of
@@ -76,6 +79,8 @@ typedef struct Printer {
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
 static void out_ascii(Printer *P, const char *s);
 void jt_open_pretty(jt_State *S);  /* pretty.c: the pretty printer's built-ins */
+static void printer_init(Printer *P, jt_State *S);
+static void load_settings(Printer *P, bool escape);
 
 /* ------------------------------------------------------------------- sink */
 
@@ -106,7 +111,13 @@ static void pp_open(Printer *P, const char *prefix)
   flush(P);
   uint32_t buf[8];
   size_t n = ascii_chars(prefix, buf, 8);
+  jt_V before = P->stream;
   P->stream = jt_pp_begin(P->S, P->stream, buf, n, false);
+  /* a new pretty stream: what it prints inside shares the circle table */
+  if (P->stream != before && P->circle && P->words && !P->shared) {
+    jt_pp_set_circle(P->S, P->stream, P->table, P->cap, P->nextlabel);
+    P->shared = true;
+  }
 }
 
 static void pp_close(Printer *P, const char *suffix)
@@ -115,7 +126,12 @@ static void pp_close(Printer *P, const char *suffix)
   flush(P);
   uint32_t buf[8];
   size_t n = ascii_chars(suffix, buf, 8);
+  jt_V before = P->stream;
   P->stream = jt_pp_end(P->S, P->stream, buf, n);
+  if (P->stream != before && P->shared) {
+    P->nextlabel = jt_pp_labels(before);
+    P->shared = false;
+  }
 }
 
 static void pp_op(Printer *P, int kind, intptr_t amount)
@@ -405,11 +421,52 @@ static bool circle_mark(Printer *P, jt_V v)
     out_ascii(P, tmp);
     return true;
   }
-  intptr_t label = ++P->nextlabel;
+  intptr_t label = P->shared ? jt_pp_next_label(P->stream) : ++P->nextlabel;
   *table_ref(P, v) = jt_mkfix(-label);
   snprintf(tmp, sizeof tmp, "#%ld=", (long)label);
   out_ascii(P, tmp);
   return false;
+}
+
+/* A logical block started on an ordinary stream under *print-circle*: the
+** circle table of `object`, kept by the block's new pretty stream. */
+void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object)
+{
+  if (!shareable(object)) return;
+  Printer P;
+  printer_init(&P, S);
+  P.stream = stream;
+  JT_ROOT(S, object);
+  JT_ROOT(S, P.table);
+  load_settings(&P, true);
+  P.circle = true;
+  scan(&P, object, 0);
+  if (P.circle && P.words) jt_pp_set_circle(S, stream, P.table, P.cap, 0);
+  JT_UNROOT(S, 2);
+}
+
+/* What a logical block on `stream` prints before `object` under
+** *print-circle*: 0 (nothing: not shared, or no table), -n (#n#: printed
+** before), n (#n=: shared, labelled now when `assign`), or with `assign`
+** false for a shared object not yet printed, INTPTR_MAX. */
+intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign)
+{
+  size_t cap;
+  jt_V t = jt_pp_circle(stream, &cap);
+  if (t == JT_NIL || !shareable(object)) return 0;
+  Printer P;
+  printer_init(&P, S);
+  P.table = t;
+  P.words = jt_vec_(t)->items;
+  P.cap = cap;
+  jt_V c = table_get(&P, object);
+  intptr_t n = jt_fixval(c);
+  if (n == 0 || n == 1) return 0;
+  if (n < 0) return n;
+  if (!assign) return INTPTR_MAX;
+  intptr_t label = jt_pp_next_label(stream);
+  *table_ref(&P, object) = jt_mkfix(-label);
+  return label;
 }
 
 /* -------------------------------------------------------------- unreadable */
@@ -1262,7 +1319,18 @@ static void printer_init(Printer *P, jt_State *S)
 
 static void run(Printer *P, jt_V v)
 {
-  if (P->circle && shareable(v)) {
+  if (P->circle && !P->safe && jt_pretty_stream_p(P->stream)) {
+    /* inside a logical block: its table, if it has one */
+    size_t cap;
+    jt_V t = jt_pp_circle(P->stream, &cap);
+    if (t != JT_NIL) {
+      P->table = t;
+      P->words = jt_vec_(t)->items;
+      P->cap = cap;
+      P->shared = true;
+    }
+  }
+  if (P->circle && !P->shared && shareable(v)) {
     scan(P, v, 0);
     P->scanned = 0;
   }

@@ -3,70 +3,40 @@
 ;;;; are pretty.c's (%pp-begin, %pp-end, pprint-newline, pprint-indent,
 ;;;; pprint-tab).
 
-;; Under *print-circle*, the outermost logical block numbers what its object
-;; shares: an EQ table from each shared cons or vector to T, or to its label
-;; once printed.
-(defvar *%pp-circle* nil)
-(defvar *%pp-circle-next* 0)
-
-(defun %pp-circle-scan (object)
-  (let ((seen (make-hash-table :test 'eq))
-        (shared (make-hash-table :test 'eq)))
-    (labels ((walk (x)
-               (loop
-                 (unless (or (consp x)
-                             (and (vectorp x) (not (stringp x)) (not (bit-vector-p x))))
-                   (return))
-                 (when (gethash x seen)
-                   (setf (gethash x shared) t)
-                   (return))
-                 (setf (gethash x seen) t)
-                 (if (consp x)
-                     (progn (walk (car x)) (setq x (cdr x)))
-                     (progn (map nil #'walk x) (return))))))
-      (walk object))
-    shared))
-
 (defun %pp-output-stream (designator)
   (cond ((null designator) *standard-output*)
         ((eq designator t) *terminal-io*)
         (t designator)))
 
+;; Under *print-circle*, %pp-begin prints #n= before a shared object, or
+;; #n# instead of the block (returning NIL) for one printed before.
 (defun %pp-block (stream object prefix per-line-prefix suffix fn)
-  (when (and *%pp-circle* object)
-    (let ((label (gethash object *%pp-circle*)))
-      (cond ((integerp label)
-             (format stream "#~D#" label)
-             (return-from %pp-block nil))
-            (label
-             (let ((n (setq *%pp-circle-next* (1+ *%pp-circle-next*))))
-               (setf (gethash object *%pp-circle*) n)
-               (format stream "#~D=" n))))))
-  (let ((ps (%pp-begin stream (or per-line-prefix prefix) (and per-line-prefix t))))
-    (unwind-protect (funcall fn ps object)
-      (%pp-end ps suffix))))
+  (let ((ps (%pp-begin stream (or per-line-prefix prefix) (and per-line-prefix t) object)))
+    (when ps
+      (unwind-protect (funcall fn ps object)
+        (%pp-end ps suffix)))))
 
 (defun %pprint-logical-block (stream object prefix per-line-prefix suffix fn)
   (let ((stream (%pp-output-stream stream)))
-    (when (and prefix per-line-prefix)
+    ;; an argument not given is :none
+    (when (and (not (eq prefix :none)) (not (eq per-line-prefix :none)))
       (error "PPRINT-LOGICAL-BLOCK takes :PREFIX or :PER-LINE-PREFIX, not both"))
-    (unless (stringp (or prefix per-line-prefix ""))
-      (error 'type-error :datum (or prefix per-line-prefix) :expected-type 'string))
-    (unless (stringp suffix)
-      (error 'type-error :datum suffix :expected-type 'string))
+    (dolist (x (list prefix per-line-prefix suffix))
+      (unless (or (eq x :none) (stringp x))
+        (error 'type-error :datum x :expected-type 'string)))
+    (when (eq prefix :none) (setq prefix nil))
+    (when (eq per-line-prefix :none) (setq per-line-prefix nil))
+    (when (eq suffix :none) (setq suffix ""))
     (cond ((not (listp object)) (write object :stream stream))
           ((and *print-level* (not *print-readably*)
                 (>= (or (%pretty-stream-p stream) 0) *print-level*))
            (write-char #\# stream))
-          ((and *print-circle* (not *print-readably*) object (null *%pp-circle*))
-           (let ((*%pp-circle* (%pp-circle-scan object)) (*%pp-circle-next* 0))
-             (%pp-block stream object prefix per-line-prefix suffix fn)))
           (t (%pp-block stream object prefix per-line-prefix suffix fn)))
     nil))
 
 ;; What PPRINT-POP does before popping: true (the block ends) after
 ;; printing ". rest" for a dotted list, "..." past *print-length*, or
-;; ". #n#" for a tail printed before.
+;; ". #n#" (". #n=(...)") for a tail printed before (shared).
 (defun %pp-pop-ends (list count stream)
   (cond ((not (listp list))
          (write-string ". " stream)
@@ -75,13 +45,13 @@
         ((and *print-length* (not *print-readably*) (>= count *print-length*))
          (write-string "..." stream)
          t)
-        ((and list (plusp count) *%pp-circle* (gethash list *%pp-circle*))
+        ((and list (plusp count) *print-circle* (%pp-circle-shared list stream))
          (write-string ". " stream)
-         (let ((label (gethash list *%pp-circle*)))
-           (if (integerp label) (format stream "#~D#" label) (write list :stream stream)))
+         (write list :stream stream)
          t)))
 
-(defmacro pprint-logical-block ((stream-symbol object &key prefix per-line-prefix (suffix ""))
+(defmacro pprint-logical-block ((stream-symbol object &key (prefix :none)
+                                                (per-line-prefix :none) (suffix :none))
                                 &body body)
   (let* ((var (cond ((null stream-symbol) '*standard-output*)
                     ((eq stream-symbol t) '*terminal-io*)
