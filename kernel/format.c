@@ -23,6 +23,7 @@
 #include <string.h>
 #include <wctype.h>
 #include "jt_lib.h"
+#include "jt_eval.h"   /* jump records: a logical block's end */
 
 #define MAXPARAMS 8        /* ~E takes seven */
 #define MAXDEPTH 64        /* nesting of constructs and ~? recursion */
@@ -68,6 +69,11 @@ typedef struct Args {
   size_t pos, count;
   bool list;
   struct Args *outer;
+  /* the list of a logical block (~<...~:>): taking an argument is
+  ** PPRINT-POP, which may end the block by jumping to block_exit */
+  jt_Jmp *block_exit;
+  jt_V block_stream;
+  size_t popped;
 } Args;
 
 /* What running a segment ended with: normally, or a ~^ / ~:^ escape. */
@@ -165,6 +171,9 @@ static void args_vector(Args *a, jt_V *argv, int argc)
   a->count = (size_t)argc;
   a->list = false;
   a->outer = NULL;
+  a->block_exit = NULL;
+  a->block_stream = JT_NIL;
+  a->popped = 0;
 }
 
 /* The caller roots a->head and a->tail. */
@@ -177,9 +186,64 @@ static void args_list(jt_State *S, Args *a, jt_V list)
   a->count = jt_list_length(S, list);
   a->list = true;
   a->outer = NULL;
+  a->block_exit = NULL;
+  a->block_stream = JT_NIL;
+  a->popped = 0;
 }
 
-static size_t remaining(const Args *a) { return a->count - a->pos; }
+/* A logical block's list: it may be dotted or circular (the block prints
+** ". rest" or ". #n#" and ends), so it has no length; what remains is
+** whether it is exhausted. */
+static void args_block(Args *a, jt_V list, jt_Jmp *exit, jt_V stream)
+{
+  a->argv = NULL;
+  a->head = a->tail = list;
+  a->pos = 0;
+  a->count = SIZE_MAX / 2;
+  a->list = true;
+  a->outer = NULL;
+  a->block_exit = exit;
+  a->block_stream = stream;
+  a->popped = 0;
+}
+
+static size_t remaining(const Args *a)
+{
+  if (a->block_exit) return a->tail == JT_NIL ? 0 : 1;
+  return a->count - a->pos;
+}
+
+/* PPRINT-POP's checks before a logical block's next argument: a dotted
+** tail, *print-length* reached, or a tail printed before under
+** *print-circle* end the block (after ". tail", "..." or ". #n#"). */
+static void block_pop(Fmt *F, Args *a)
+{
+  jt_State *S = F->S;
+  jt_V st = a->block_stream, tail = a->tail;
+  bool end = false, rest = false;
+  if (!jt_islist(tail)) {
+    end = rest = true;
+  } else {
+    jt_V len = jt_symbol_value(S, JT_SYM(S, PRINT_LENGTH));
+    jt_V readably = jt_symbol_value(S, JT_SYM(S, PRINT_READABLY));
+    if (jt_isfix(len) && readably == JT_NIL && a->popped >= (size_t)jt_fixval(len)) {
+      jt_stream_puts(S, st, "...");
+      end = true;
+    } else if (a->popped > 0 && jt_symbol_value(S, JT_SYM(S, PRINT_CIRCLE)) != JT_NIL &&
+               jt_print_circle_mark(S, st, tail, false) != 0) {
+      end = rest = true;
+    }
+  }
+  if (rest) {
+    jt_stream_puts(S, st, ". ");
+    jt_print(S, st, tail, jt_symbol_value(S, JT_SYM(S, PRINT_ESCAPE)) != JT_NIL);
+  }
+  if (end) {
+    S->pending = JT_NIL;
+    jt_unwind_to(S, a->block_exit, 1);
+  }
+  a->popped++;
+}
 
 static jt_V arg_next(Fmt *F, Args *a, const Dir *d)
 {
@@ -187,6 +251,7 @@ static jt_V arg_next(Fmt *F, Args *a, const Dir *d)
   if (a->pos >= a->count)
     fmt_error(F, d->pos, "no more arguments for %s", dname(d, nm));
   jt_V v;
+  if (a->block_exit) block_pop(F, a);
   if (a->list) {
     if (!jt_iscons(a->tail))  /* the list was cut short under us */
       fmt_error(F, d->pos, "argument list modified during formatting");
@@ -1289,6 +1354,57 @@ static size_t fmt_cond(Fmt *F, const Dir *d, Args *a, int *status)
 
 /* ---------------------------------------------------------- iteration */
 
+/* Call a control function (made by formatter) on the stream and the
+** elements of `args`; returns the arguments it did not use. */
+static jt_V call_control(Fmt *F, jt_V fn, jt_V args)
+{
+  jt_State *S = F->S;
+  jt_V *base = S->sp;
+  JT_PUSH(S, fn);
+  JT_PUSH(S, F->stream);
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) JT_PUSH(S, jt_car(l));
+  jt_V rest = jt_apply(S, base[0], (int)(S->sp - base - 1), base + 1);
+  S->sp = base;
+  return jt_islist(rest) ? rest : JT_NIL;
+}
+
+/* ~{~} whose control argument is a function: each iteration calls it on
+** the arguments left (~:{: on each sublist). */
+static void iter_function(Fmt *F, const Dir *d, jt_V fn, Args *it, intptr_t maxn, bool once)
+{
+  jt_State *S = F->S;
+  jt_V rest = JT_NIL;
+  JT_ROOT(S, fn);
+  JT_ROOT(S, rest);
+  if (it->list) {
+    rest = it->tail;
+  } else {
+    for (size_t i = it->count; i-- > it->pos;) rest = jt_cons(S, it->argv[i], rest);
+  }
+  for (intptr_t count = 0;; count++) {
+    if (maxn >= 0 && count >= maxn) break;
+    if (rest == JT_NIL && !(once && count == 0)) break;
+    jt_fuel_tick(S);
+    if (d->colon) {
+      jt_V sublist = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
+      rest = jt_iscons(rest) ? jt_cdr(rest) : JT_NIL;
+      call_control(F, fn, sublist);
+    } else {
+      jt_V before = rest;
+      rest = call_control(F, fn, rest);
+      if (rest == before && rest != JT_NIL && maxn < 0)
+        fmt_error(F, d->pos, "the function of ~{ consumes no arguments and would loop forever");
+    }
+  }
+  /* what is left is not the iteration's: the arguments it used are gone */
+  size_t left = 0;
+  for (jt_V l = rest; jt_iscons(l); l = jt_cdr(l)) left++;
+  if (it->list) it->tail = rest;
+  it->pos = it->count >= left ? it->count - left : it->count;
+  JT_UNROOT(S, 2);
+}
+
 static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
 {
   jt_State *S = F->S;
@@ -1298,12 +1414,15 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
   intptr_t maxn = pint(F, d, 0, -1);
   bool once = close.colon;
   Fmt body = *F;
-  body.fill = false;
   size_t bs = d->end, be = close.pos;
   JT_ROOT(S, body.ctl);
+  jt_V fn = JT_NIL;
+  JT_ROOT(S, fn);
   if (bs == be) {  /* empty body: the control string is an argument */
     body.ctl = arg_next(F, a, d);
-    if (!jt_isstring(body.ctl)) jt_type_error(S, body.ctl, JT_SYM(S, STRING));
+    if (jt_isfunction(body.ctl)) fn = body.ctl, body.ctl = F->ctl;
+    else if (!jt_isstring(body.ctl))
+      jt_type_error(S, body.ctl, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, FUNCTION)));
     bs = 0;
     be = (size_t)-1;
   }
@@ -1316,6 +1435,12 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
     it = &own;
   }
   enter(&body, d->pos);
+  if (fn != JT_NIL) {
+    iter_function(&body, d, fn, it, maxn, once);
+    JT_UNROOT(S, 4);
+    *status = RUN_OK;
+    return after;
+  }
   for (intptr_t count = 0;; count++) {
     if (maxn >= 0 && count >= maxn) break;
     if (remaining(it) == 0 && !(once && count == 0)) break;
@@ -1338,7 +1463,7 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
                   "would loop forever");
     }
   }
-  JT_UNROOT(S, 3);
+  JT_UNROOT(S, 4);
   *status = RUN_OK;
   return after;
 }
@@ -1358,6 +1483,20 @@ static jt_V clause_text(Fmt *F, size_t from, size_t to)
   }
   JT_UNROOT(F->S, 1);
   return s;
+}
+
+/* Run a logical block's body on `it`; `own` when it is the block's list
+** argument, whose PPRINT-POP may end the body early.  ~^ ends it too: the
+** suffix follows either way. */
+static void run_block_body(Fmt *sub, size_t body, size_t body_end, Args *it, jt_V list, bool own)
+{
+  jt_Jmp j;
+  jt_jmp_push(sub->S, &j, JT_JMP_BLOCK, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    if (own) args_block(it, list, &j, sub->stream);
+    run(sub, body, body_end, it);
+    jt_jmp_pop(sub->S, &j);
+  }
 }
 
 /* ~<prefix~;body~;suffix~:> (~@; before the body: a per-line prefix): a
@@ -1408,7 +1547,7 @@ static size_t fmt_block(Fmt *F, const Dir *d, Args *a, size_t nclause, bool fill
       JT_UNROOT(S, 5);
       return close.end;
     }
-    args_list(S, &own, l);
+    own.head = own.tail = l;
     it = &own;
   }
   uint32_t none = 0;
@@ -1422,7 +1561,7 @@ static size_t fmt_block(Fmt *F, const Dir *d, Args *a, size_t nclause, bool fill
   sub.stream = stream;
   sub.fill = fill;
   enter(&sub, d->pos);
-  run(&sub, body, body_end, it);   /* ~^ ends the body: the suffix follows */
+  run_block_body(&sub, body, body_end, it, l, !d->at);
   const jt_String *x = jt_isstring(suffix) ? jt_str_(suffix) : NULL;
   jt_pp_end(S, stream, x ? x->chars : &none, x ? x->len : 0);
   JT_UNROOT(S, 5);
@@ -1430,6 +1569,27 @@ static size_t fmt_block(Fmt *F, const Dir *d, Args *a, size_t nclause, bool fill
 }
 
 /* ------------------------------------------------------- justification */
+
+/* Whether [from, to) holds a directive of the pretty printer: ~W, ~_, ~I,
+** ~:T or a logical block -- which justification cannot lay out. */
+static bool has_pretty_directive(Fmt *F, size_t from, size_t to)
+{
+  size_t len = ctl_len(F);
+  if (to > len) to = len;
+  for (size_t i = from; i < to; i++) {
+    if (cat(F, i) != '~') continue;
+    Dir d;
+    parse_dir(F, i, &d, NULL);
+    if (d.ch == 'W' || d.ch == '_' || d.ch == 'I' || (d.ch == 'T' && d.colon)) return true;
+    if (d.ch == '<') {
+      Dir close;
+      skip_construct(F, &d, &close, 1);
+      if (close.colon) return true;
+    }
+    i = d.end - 1;
+  }
+  return false;
+}
 
 /* ~mincol,colinc,minpad,padchar<...~>: segments are formatted into strings
 ** first, then laid out with padding between them.  The ~:; overflow
@@ -1473,6 +1633,12 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
     JT_UNROOT(S, 3);
     return after;
   }
+  /* justification lays out text: the pretty printer's directives cannot
+  ** be inside it, nor anywhere with its ~:; form (CLHS 22.3.5.2) */
+  if (has_pretty_directive(F, d->end, sep.pos) ||
+      (prefix_clause && has_pretty_directive(F, 0, ctl_len(F))))
+    fmt_error(F, d->pos, "~<...~> cannot hold ~W, ~_, ~I, ~:T or ~<...~:>, and its ~:; form "
+              "cannot be used with them in one control string");
   size_t nsegs = 0, total = 0;
   start = d->end;
   for (size_t c = 0; c <= nclause; c++) {

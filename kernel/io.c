@@ -807,6 +807,7 @@ void jt_reset_io_syntax(jt_State *S)
       JT_SET(S, rt, rt->value, fresh);
     }
   }
+  jt_pp_reset_dispatch(S);
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));

@@ -541,6 +541,11 @@ jt_V jt_pp_circle(jt_V stream, size_t *cap);   /* NIL: none */
 void jt_pp_set_circle(jt_State *S, jt_V stream, jt_V table, size_t cap, intptr_t labels);
 intptr_t jt_pp_next_label(jt_V stream);   /* a new label */
 intptr_t jt_pp_labels(jt_V stream);       /* labels given so far */
+/* *print-pprint-dispatch* set for one transaction: a table with no
+** entries again (as *readtable*: what the world's stored code prints must
+** not depend on an earlier transaction; a world keeps its tables in its
+** own variables). */
+void jt_pp_reset_dispatch(jt_State *S);
 /* Write a capture that outgrew the output limit flat to the host. */
 void jt_pp_check_size(jt_State *S, jt_V stream);
 

@@ -584,6 +584,20 @@ jt_V jt_pp_end(jt_State *S, jt_V stream, const uint32_t *suffix, size_t slen)
   return res;
 }
 
+void jt_pp_reset_dispatch(jt_State *S)
+{
+  jt_Symbol *var = jt_symobj(S, JT_SYM(S, PRINT_PPRINT_DISPATCH));
+  if (var->value == JT_UNBOUND) return;   /* before the library defines it */
+  jt_V layout = jt_find_layout(S, jt_intern(S, "PPRINT-DISPATCH-TABLE"));
+  if (layout == JT_NIL || jt_layout_(layout)->nslots != 1) return;
+  jt_V cur = var->value;
+  if (jt_isstruct(cur) && jt_struct_(cur)->layout == layout && jt_struct_(cur)->slots[0] == JT_NIL)
+    return;
+  jt_V fresh = jt_make_struct(S, layout, 1);
+  jt_struct_(fresh)->slots[0] = JT_NIL;
+  JT_SET(S, var, var->value, fresh);
+}
+
 /* A capture longer than what the output limit lets through is written at
 ** once, flat, since laying it out makes it no shorter: a circular list
 ** printed to the host ends at the output limit, not at the heap's. */
