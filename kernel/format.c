@@ -25,7 +25,7 @@
 #include "jt_lib.h"
 #include "jt_eval.h"   /* jump records: a logical block's end */
 
-#define MAXPARAMS 8        /* ~E takes seven */
+#define MAXPARAMS 32       /* ~E takes seven, ~/name/ as many as it likes */
 #define MAXDEPTH 64        /* nesting of constructs and ~? recursion */
 #define PARAM_MAX 100000000 /* numeric parameters beyond this are refused */
 #define SCALE_MAX 400      /* |k| bound: keeps digit buffers bounded */
@@ -1730,11 +1730,13 @@ static void fmt_call(Fmt *F, const Dir *d, Args *a)
   char name[128], pname[128];
   size_t n = 0, pn = 0;
   size_t from = d->name_start, colon = d->name_end;
-  /* pkg:name or pkg::name; without a package, COMMON-LISP-USER */
+  /* pkg:name or pkg::name (the name may hold colons); without a package,
+  ** COMMON-LISP-USER */
   for (size_t i = d->name_start; i < d->name_end; i++)
     if (cat(F, i) == ':') {
-      if (colon == d->name_end) colon = i;
-      from = i + 1;
+      colon = i;
+      from = i + 1 < d->name_end && cat(F, i + 1) == ':' ? i + 2 : i + 1;
+      break;
     }
   for (size_t i = d->name_start; i < colon && colon < d->name_end; i++) {
     if (pn > sizeof pname - 8) fmt_error(F, d->pos, "package name too long");

@@ -100,6 +100,7 @@
 
 (defun pprint-tabular (stream list &optional (colon-p t) at-sign-p (tabsize 16))
   (declare (ignore at-sign-p))
+  (unless tabsize (setq tabsize 16))   ; ~/pprint-tabular/ without the parameter
   (check-type tabsize (integer 0))
   (let ((stream (%pp-output-stream stream)))
     (pprint-logical-block (stream list :prefix (if colon-p "(" "") :suffix (if colon-p ")" ""))
