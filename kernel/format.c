@@ -1592,10 +1592,10 @@ static bool has_pretty_directive(Fmt *F, size_t from, size_t to)
 }
 
 /* ~mincol,colinc,minpad,padchar<...~>: segments are formatted into strings
-** first, then laid out with padding between them.  The ~:; overflow
-** prefix is dropped (there is no line width to overflow).  ~<...~:> is a
-** logical block: prefix, body over the list argument, suffix (with ~:<,
-** missing ones default to "(" and ")"). */
+** first, then laid out with padding between them.  A first clause ended
+** by ~spare,width:; is written before them when they would not fit on the
+** line (width: *print-right-margin*, else 72).  ~<...~:> is a logical
+** block (fmt_block). */
 static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
 {
   jt_State *S = F->S;
@@ -1604,16 +1604,17 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   intptr_t minpad = pint(F, d, 2, 0);
   uint32_t padchar = pchar(F, d, 3, ' ');
   if (colinc < 1) colinc = 1;
-  jt_V segs = JT_NIL, ss = jt_make_string_stream(S), str = JT_NIL;
+  jt_V segs = JT_NIL, ss = jt_make_string_stream(S), str = JT_NIL, overflow = JT_NIL;
   JT_ROOT(S, segs);
   JT_ROOT(S, ss);
   JT_ROOT(S, str);
+  JT_ROOT(S, overflow);
   Fmt sub = *F;
   sub.stream = ss;
   enter(&sub, d->pos);
   /* First find the clauses and the close, which decides the kind. */
   size_t start = d->end, nclause = 0;
-  Dir sep;
+  Dir sep, overflow_sep;
   bool prefix_clause = false;
   for (;;) {
     next_sep(F, start, d, &sep, 1);
@@ -1622,7 +1623,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
       char nm[16];
       fmt_error(F, sep.pos, "%s does not match ~<", dname(&sep, nm));
     }
-    if (sep.colon && nclause == 0) prefix_clause = true;
+    if (sep.colon && nclause == 0) { prefix_clause = true; overflow_sep = sep; }
     start = sep.end;
     nclause++;
   }
@@ -1630,7 +1631,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   *status = RUN_OK;
   if (sep.colon) {
     after = fmt_block(F, d, a, nclause, sep.at);
-    JT_UNROOT(S, 3);
+    JT_UNROOT(S, 4);
     return after;
   }
   /* justification lays out text: the pretty printer's directives cannot
@@ -1647,6 +1648,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
     int st = run(&sub, start, s.pos, a);
     str = jt_stream_contents(S, ss, true);
     if (st != RUN_OK) break;  /* only completed segments count */
+    if (c == 0 && prefix_clause) overflow = str;
     if (!(c == 0 && prefix_clause)) {
       segs = jt_cons(S, str, segs);
       total += jt_str_(str)->len;
@@ -1663,6 +1665,13 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   if (need > width) width += (need - mincol + colinc - 1) / colinc * colinc;
   intptr_t padding = width - (intptr_t)total;
   intptr_t each = padding / gaps, extra = padding % gaps, gap = 0;
+  if (jt_isstring(overflow)) {
+    jt_V m = jt_symbol_value(S, JT_SYM(S, PRINT_RIGHT_MARGIN));
+    intptr_t spare = pint(F, &overflow_sep, 0, 0);
+    intptr_t line = pint(F, &overflow_sep, 1, jt_isfix(m) && jt_fixval(m) > 0 ? jt_fixval(m) : 72);
+    if ((intptr_t)column(F) + width + spare > line)
+      out_lstr(F, overflow, 0, jt_str_(overflow)->len);
+  }
   /* The remainder goes to the rightmost gaps. */
 #define GAP() do { out_n(F, padchar, each + (gap >= gaps - extra ? 1 : 0)); \
                    gap++; } while (0)
@@ -1673,7 +1682,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   }
   if (d->at && gap < gaps) GAP();
 #undef GAP
-  JT_UNROOT(S, 3);
+  JT_UNROOT(S, 4);
   return after;
 }
 
