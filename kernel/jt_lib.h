@@ -546,6 +546,14 @@ intptr_t jt_pp_labels(jt_V stream);       /* labels given so far */
 ** not depend on an earlier transaction; a world keeps its tables in its
 ** own variables). */
 void jt_pp_reset_dispatch(jt_State *S);
+/* For the printer, which holds characters not yet written (`pending`):
+** an operation, the start of a nested block (its prefix among the
+** pending characters) and the end of one that is not the outermost (its
+** suffix to follow); false when the stream has no block open to nest in
+** (or, for the end, the block is the outermost). */
+void jt_pp_op_pending(jt_State *S, jt_V stream, int kind, intptr_t a, size_t pending);
+bool jt_pp_nest(jt_State *S, jt_V stream, size_t pending);
+bool jt_pp_unnest(jt_State *S, jt_V stream, size_t suffix_len, size_t pending);
 /* Write a capture that outgrew the output limit flat to the host. */
 void jt_pp_check_size(jt_State *S, jt_V stream);
 

@@ -408,8 +408,10 @@ static jt_V *pp_state(jt_V stream)
   return jt_vec_(jt_stream_(stream)->pretty)->items;
 }
 
-/* Record an operation at the current end of the captured text. */
-static void pp_record(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b)
+/* Record an operation at the current end of the captured text, `pending`
+** characters on (the printer's, not written yet). */
+static void pp_record_at(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b,
+                         size_t pending)
 {
   JT_ROOT(S, stream);
   jt_V *st = pp_state(stream);
@@ -425,11 +427,42 @@ static void pp_record(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b
   }
   jt_V *w = jt_vec_(ops)->items + nops * OP_WORDS;
   w[0] = jt_mkfix(kind);
-  w[1] = jt_mkfix((intptr_t)jt_str_(jt_stream_(stream)->buffer)->len);
+  w[1] = jt_mkfix((intptr_t)(jt_str_(jt_stream_(stream)->buffer)->len + pending));
   w[2] = jt_mkfix(a);
   w[3] = jt_mkfix(b);
   st[PP_NOPS] = jt_mkfix((intptr_t)nops + 1);
   JT_UNROOT(S, 1);
+}
+
+static void pp_record(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b)
+{
+  pp_record_at(S, stream, kind, a, b, 0);
+}
+
+void jt_pp_op_pending(jt_State *S, jt_V stream, int kind, intptr_t a, size_t pending)
+{
+  if (!jt_pretty_stream_p(stream) || jt_fixval(pp_state(stream)[PP_DEPTH]) == 0) return;
+  pp_record_at(S, stream, kind, a, 0, pending);
+}
+
+bool jt_pp_nest(jt_State *S, jt_V stream, size_t pending)
+{
+  if (!jt_pretty_stream_p(stream)) return false;
+  intptr_t depth = jt_fixval(pp_state(stream)[PP_DEPTH]);
+  if (depth < 1) return false;
+  pp_record_at(S, stream, JT_PP_START, 0, 0, pending);
+  pp_state(stream)[PP_DEPTH] = jt_mkfix(depth + 1);
+  return true;
+}
+
+bool jt_pp_unnest(jt_State *S, jt_V stream, size_t suffix_len, size_t pending)
+{
+  if (!jt_pretty_stream_p(stream)) return false;
+  intptr_t depth = jt_fixval(pp_state(stream)[PP_DEPTH]);
+  if (depth < 2) return false;
+  pp_record_at(S, stream, JT_PP_END, (intptr_t)suffix_len, 0, pending);
+  pp_state(stream)[PP_DEPTH] = jt_mkfix(depth - 1);
+  return true;
 }
 
 jt_V jt_pp_begin(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,

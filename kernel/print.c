@@ -108,6 +108,12 @@ static size_t ascii_chars(const char *s, uint32_t *buf, size_t cap)
 static void pp_open(Printer *P, const char *prefix)
 {
   if (!P->pretty) { out_ascii(P, prefix); return; }
+  if (P->npend + 8 < PEND && jt_pp_depth(P->stream) > 0) {
+    /* a nested block: no need to write out what is pending */
+    out_ascii(P, prefix);
+    jt_pp_nest(P->S, P->stream, P->npend);   /* cannot fail: a block is open */
+    return;
+  }
   flush(P);
   uint32_t buf[8];
   size_t n = ascii_chars(prefix, buf, 8);
@@ -123,6 +129,10 @@ static void pp_open(Printer *P, const char *prefix)
 static void pp_close(Printer *P, const char *suffix)
 {
   if (!P->pretty) { out_ascii(P, suffix); return; }
+  if (P->npend + 8 < PEND && jt_pp_unnest(P->S, P->stream, strlen(suffix), P->npend)) {
+    out_ascii(P, suffix);
+    return;
+  }
   flush(P);
   uint32_t buf[8];
   size_t n = ascii_chars(suffix, buf, 8);
@@ -137,8 +147,7 @@ static void pp_close(Printer *P, const char *suffix)
 static void pp_op(Printer *P, int kind, intptr_t amount)
 {
   if (!P->pretty) return;
-  flush(P);
-  jt_pp_op(P->S, P->stream, kind, amount, 0);
+  jt_pp_op_pending(P->S, P->stream, kind, amount, P->npend);
 }
 
 /* Safe mode: append bytes within the budget.  On overflow the text is cut
