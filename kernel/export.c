@@ -421,6 +421,19 @@ static bool enc(Enc *e, jt_V v) {
                   "makes the readtable, and call it where it is needed)";
         return false;
       }
+      if (L->name == jt_intern(e->S, "PPRINT-DISPATCH-TABLE") && L->nslots == 1) {
+        /* its entries' functions: kept by name */
+        for (jt_V l = jt_struct_(v)->slots[0]; jt_iscons(l); l = jt_cdr(l)) {
+          jt_V entry = jt_car(l);
+          jt_V fn = jt_iscons(entry) && jt_iscons(jt_cdr(entry)) && jt_iscons(jt_cdr(jt_cdr(entry)))
+                        ? jt_car(jt_cdr(jt_cdr(entry))) : JT_NIL;
+          if (!jt_issymbol(fn)) {
+            *e->why = "a pprint dispatch table holding a function object (name the function: "
+                      "(set-pprint-dispatch type 'printer priority table) with printer a defun)";
+            return false;
+          }
+        }
+      }
       if (!push_path(e, v)) return false;
       jt_buf_putc(e->out, 'D');
       bool ok = put_symbol(e, L->name);

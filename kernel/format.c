@@ -23,8 +23,9 @@
 #include <string.h>
 #include <wctype.h>
 #include "jt_lib.h"
+#include "jt_eval.h"   /* jump records: a logical block's end */
 
-#define MAXPARAMS 8        /* ~E takes seven */
+#define MAXPARAMS 32       /* ~E takes seven, ~/name/ as many as it likes */
 #define MAXDEPTH 64        /* nesting of constructs and ~? recursion */
 #define PARAM_MAX 100000000 /* numeric parameters beyond this are refused */
 #define SCALE_MAX 400      /* |k| bound: keeps digit buffers bounded */
@@ -56,6 +57,7 @@ typedef struct Fmt {
   jt_V ctl;
   int depth;
   bool single;   /* the real ~F ~E ~G ~$ print is a single-float (real_arg) */
+  bool fill;     /* the body of ~<...~:@>: a fill newline after each blank run */
 } Fmt;
 
 /* The arguments a segment consumes: either a vector (format's own argv, on
@@ -67,6 +69,11 @@ typedef struct Args {
   size_t pos, count;
   bool list;
   struct Args *outer;
+  /* the list of a logical block (~<...~:>): taking an argument is
+  ** PPRINT-POP, which may end the block by jumping to block_exit */
+  jt_Jmp *block_exit;
+  jt_V block_stream;
+  size_t popped;
 } Args;
 
 /* What running a segment ended with: normally, or a ~^ / ~:^ escape. */
@@ -164,6 +171,9 @@ static void args_vector(Args *a, jt_V *argv, int argc)
   a->count = (size_t)argc;
   a->list = false;
   a->outer = NULL;
+  a->block_exit = NULL;
+  a->block_stream = JT_NIL;
+  a->popped = 0;
 }
 
 /* The caller roots a->head and a->tail. */
@@ -176,9 +186,64 @@ static void args_list(jt_State *S, Args *a, jt_V list)
   a->count = jt_list_length(S, list);
   a->list = true;
   a->outer = NULL;
+  a->block_exit = NULL;
+  a->block_stream = JT_NIL;
+  a->popped = 0;
 }
 
-static size_t remaining(const Args *a) { return a->count - a->pos; }
+/* A logical block's list: it may be dotted or circular (the block prints
+** ". rest" or ". #n#" and ends), so it has no length; what remains is
+** whether it is exhausted. */
+static void args_block(Args *a, jt_V list, jt_Jmp *exit, jt_V stream)
+{
+  a->argv = NULL;
+  a->head = a->tail = list;
+  a->pos = 0;
+  a->count = SIZE_MAX / 2;
+  a->list = true;
+  a->outer = NULL;
+  a->block_exit = exit;
+  a->block_stream = stream;
+  a->popped = 0;
+}
+
+static size_t remaining(const Args *a)
+{
+  if (a->block_exit) return a->tail == JT_NIL ? 0 : 1;
+  return a->count - a->pos;
+}
+
+/* PPRINT-POP's checks before a logical block's next argument: a dotted
+** tail, *print-length* reached, or a tail printed before under
+** *print-circle* end the block (after ". tail", "..." or ". #n#"). */
+static void block_pop(Fmt *F, Args *a)
+{
+  jt_State *S = F->S;
+  jt_V st = a->block_stream, tail = a->tail;
+  bool end = false, rest = false;
+  if (!jt_islist(tail)) {
+    end = rest = true;
+  } else {
+    jt_V len = jt_symbol_value(S, JT_SYM(S, PRINT_LENGTH));
+    jt_V readably = jt_symbol_value(S, JT_SYM(S, PRINT_READABLY));
+    if (jt_isfix(len) && readably == JT_NIL && a->popped >= (size_t)jt_fixval(len)) {
+      jt_stream_puts(S, st, "...");
+      end = true;
+    } else if (a->popped > 0 && jt_symbol_value(S, JT_SYM(S, PRINT_CIRCLE)) != JT_NIL &&
+               jt_print_circle_mark(S, st, tail, false) != 0) {
+      end = rest = true;
+    }
+  }
+  if (rest) {
+    jt_stream_puts(S, st, ". ");
+    jt_print(S, st, tail, jt_symbol_value(S, JT_SYM(S, PRINT_ESCAPE)) != JT_NIL);
+  }
+  if (end) {
+    S->pending = JT_NIL;
+    jt_unwind_to(S, a->block_exit, 1);
+  }
+  a->popped++;
+}
 
 static jt_V arg_next(Fmt *F, Args *a, const Dir *d)
 {
@@ -186,6 +251,7 @@ static jt_V arg_next(Fmt *F, Args *a, const Dir *d)
   if (a->pos >= a->count)
     fmt_error(F, d->pos, "no more arguments for %s", dname(d, nm));
   jt_V v;
+  if (a->block_exit) block_pop(F, a);
   if (a->list) {
     if (!jt_iscons(a->tail))  /* the list was cut short under us */
       fmt_error(F, d->pos, "argument list modified during formatting");
@@ -257,6 +323,29 @@ static void out_lstr(Fmt *F, jt_V str, size_t from, size_t to)
     memcpy(buf, s->chars + from, k * sizeof(uint32_t));
     jt_stream_write(F->S, F->stream, buf, k);
     from += k;
+  }
+}
+
+static bool pretty_on(Fmt *F)
+{
+  jt_V p = jt_symbol_value(F->S, JT_SYM(F->S, PRINT_PRETTY));
+  return p != JT_NIL;
+}
+
+/* Literal text of the control string; in the body of ~<...~:@>, each run
+** of blanks is followed by a fill newline (~:_). */
+static void out_text(Fmt *F, size_t from, size_t to)
+{
+  if (!F->fill) { out_lstr(F, F->ctl, from, to); return; }
+  size_t i = from;
+  while (i < to) {
+    size_t j = i;
+    while (j < to && cat(F, j) != ' ') j++;
+    while (j < to && cat(F, j) == ' ') j++;
+    out_lstr(F, F->ctl, i, j);
+    if (j > i && cat(F, j - 1) == ' ' && pretty_on(F))
+      jt_pp_op(F->S, F->stream, JT_PP_FILL, 0, 0);
+    i = j;
   }
 }
 
@@ -1146,6 +1235,15 @@ static void fmt_tab(Fmt *F, const Dir *d)
 {
   max_params(F, d, 2);
   intptr_t col = pint(F, d, 0, 1), inc = pint(F, d, 1, 1);
+  /* on a pretty stream, a tab of the layout (~:T: section-relative) */
+  if (jt_pretty_stream_p(F->stream) || d->colon) {
+    if (pretty_on(F) && col >= 0 && inc >= 0)
+      jt_pp_op(F->S, F->stream,
+               d->colon ? (d->at ? JT_PP_TAB_SECTION_REL : JT_PP_TAB_SECTION)
+                        : (d->at ? JT_PP_TAB_LINE_REL : JT_PP_TAB_LINE),
+               col, inc);
+    return;
+  }
   intptr_t cur = (intptr_t)column(F);
   if (d->at) {  /* relative: col spaces, then to a multiple of inc */
     if (col < 0) col = 0;
@@ -1246,6 +1344,57 @@ static size_t fmt_cond(Fmt *F, const Dir *d, Args *a, int *status)
 
 /* ---------------------------------------------------------- iteration */
 
+/* Call a control function (made by formatter) on the stream and the
+** elements of `args`; returns the arguments it did not use. */
+static jt_V call_control(Fmt *F, jt_V fn, jt_V args)
+{
+  jt_State *S = F->S;
+  jt_V *base = S->sp;
+  JT_PUSH(S, fn);
+  JT_PUSH(S, F->stream);
+  jt_Walk w = jt_walk(args);
+  for (jt_V l = args; jt_iscons(l); l = jt_walk_next(S, &w, l)) JT_PUSH(S, jt_car(l));
+  jt_V rest = jt_apply(S, base[0], (int)(S->sp - base - 1), base + 1);
+  S->sp = base;
+  return jt_islist(rest) ? rest : JT_NIL;
+}
+
+/* ~{~} whose control argument is a function: each iteration calls it on
+** the arguments left (~:{: on each sublist). */
+static void iter_function(Fmt *F, const Dir *d, jt_V fn, Args *it, intptr_t maxn, bool once)
+{
+  jt_State *S = F->S;
+  jt_V rest = JT_NIL;
+  JT_ROOT(S, fn);
+  JT_ROOT(S, rest);
+  if (it->list) {
+    rest = it->tail;
+  } else {
+    for (size_t i = it->count; i-- > it->pos;) rest = jt_cons(S, it->argv[i], rest);
+  }
+  for (intptr_t count = 0;; count++) {
+    if (maxn >= 0 && count >= maxn) break;
+    if (rest == JT_NIL && !(once && count == 0)) break;
+    jt_fuel_tick(S);
+    if (d->colon) {
+      jt_V sublist = jt_iscons(rest) ? jt_car(rest) : JT_NIL;
+      rest = jt_iscons(rest) ? jt_cdr(rest) : JT_NIL;
+      call_control(F, fn, sublist);
+    } else {
+      jt_V before = rest;
+      rest = call_control(F, fn, rest);
+      if (rest == before && rest != JT_NIL && maxn < 0)
+        fmt_error(F, d->pos, "the function of ~{ consumes no arguments and would loop forever");
+    }
+  }
+  /* what is left is not the iteration's: the arguments it used are gone */
+  size_t left = 0;
+  for (jt_V l = rest; jt_iscons(l); l = jt_cdr(l)) left++;
+  if (it->list) it->tail = rest;
+  it->pos = it->count >= left ? it->count - left : it->count;
+  JT_UNROOT(S, 2);
+}
+
 static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
 {
   jt_State *S = F->S;
@@ -1257,9 +1406,13 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
   Fmt body = *F;
   size_t bs = d->end, be = close.pos;
   JT_ROOT(S, body.ctl);
+  jt_V fn = JT_NIL;
+  JT_ROOT(S, fn);
   if (bs == be) {  /* empty body: the control string is an argument */
     body.ctl = arg_next(F, a, d);
-    if (!jt_isstring(body.ctl)) jt_type_error(S, body.ctl, JT_SYM(S, STRING));
+    if (jt_isfunction(body.ctl)) fn = body.ctl, body.ctl = F->ctl;
+    else if (!jt_isstring(body.ctl))
+      jt_type_error(S, body.ctl, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, FUNCTION)));
     bs = 0;
     be = (size_t)-1;
   }
@@ -1272,6 +1425,12 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
     it = &own;
   }
   enter(&body, d->pos);
+  if (fn != JT_NIL) {
+    iter_function(&body, d, fn, it, maxn, once);
+    JT_UNROOT(S, 4);
+    *status = RUN_OK;
+    return after;
+  }
   for (intptr_t count = 0;; count++) {
     if (maxn >= 0 && count >= maxn) break;
     if (remaining(it) == 0 && !(once && count == 0)) break;
@@ -1294,18 +1453,139 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
                   "would loop forever");
     }
   }
-  JT_UNROOT(S, 3);
+  JT_UNROOT(S, 4);
   *status = RUN_OK;
   return after;
 }
 
+/* ------------------------------------------------------- logical blocks */
+
+/* The literal text of clause [from, to) (a prefix or suffix) as a string. */
+static jt_V clause_text(Fmt *F, size_t from, size_t to)
+{
+  jt_V s = jt_make_string(F->S, 0, 0);
+  jt_o(s)->flags |= JT_ARR_ADJUSTABLE | JT_ARR_FILLPTR;
+  JT_ROOT(F->S, s);
+  for (size_t i = from; i < to && i < ctl_len(F); i++) {
+    if (cat(F, i) == '~')
+      fmt_error(F, i, "the prefix and suffix of ~<...~:> are text without directives");
+    jt_string_push(F->S, s, cat(F, i));
+  }
+  JT_UNROOT(F->S, 1);
+  return s;
+}
+
+/* Run a logical block's body on `it`; `own` when it is the block's list
+** argument, whose PPRINT-POP may end the body early.  ~^ ends it too: the
+** suffix follows either way. */
+static void run_block_body(Fmt *sub, size_t body, size_t body_end, Args *it, jt_V list, bool own)
+{
+  jt_Jmp j;
+  jt_jmp_push(sub->S, &j, JT_JMP_BLOCK, JT_NIL);
+  if (_setjmp(j.jb) == 0) {
+    if (own) args_block(it, list, &j, sub->stream);
+    run(sub, body, body_end, it);
+    jt_jmp_pop(sub->S, &j);
+  }
+}
+
+/* ~<prefix~;body~;suffix~:> (~@; before the body: a per-line prefix): a
+** logical block of the pretty printer over the list argument, or the
+** remaining arguments with ~@<.  ~:< defaults the prefix and suffix to
+** parentheses; ~:@> puts a fill newline after each run of blanks of the
+** body.  Returns the index after the construct. */
+static size_t fmt_block(Fmt *F, const Dir *d, Args *a, size_t nclause, bool fill)
+{
+  jt_State *S = F->S;
+  if (nclause > 2) fmt_error(F, d->pos, "~<...~:> has at most three clauses");
+  Dir c1, c2, close;
+  size_t body = d->end, body_end;
+  jt_V prefix = JT_NIL, suffix = JT_NIL, stream = JT_NIL;
+  JT_ROOT(S, prefix);
+  JT_ROOT(S, suffix);
+  JT_ROOT(S, stream);
+  next_sep(F, d->end, d, &c1, 1);
+  bool per_line = false;
+  if (nclause >= 1) {
+    per_line = c1.at;
+    prefix = clause_text(F, d->end, c1.pos);
+    body = c1.end;
+    next_sep(F, c1.end, d, &c2, 1);
+    body_end = c2.pos;
+    if (nclause == 2) {
+      next_sep(F, c2.end, d, &close, 1);
+      suffix = clause_text(F, c2.end, close.pos);
+    } else {
+      close = c2;
+    }
+  } else {
+    body_end = c1.pos;
+    close = c1;
+  }
+  if (d->colon && nclause == 0) prefix = jt_string_from_cstr(S, "(");
+  if (d->colon && nclause < 2) suffix = jt_string_from_cstr(S, ")");
+  Args own, *it = a;
+  own.head = own.tail = JT_NIL;
+  JT_ROOT(S, own.head);
+  JT_ROOT(S, own.tail);
+  jt_V l = JT_NIL;
+  if (!d->at) {
+    l = arg_next(F, a, d);
+    if (!jt_islist(l)) {
+      /* not a list: printed as by ~W, the block skipped */
+      jt_print(S, F->stream, l, jt_symbol_value(S, JT_SYM(S, PRINT_ESCAPE)) != JT_NIL);
+      JT_UNROOT(S, 5);
+      return close.end;
+    }
+    own.head = own.tail = l;
+    it = &own;
+  }
+  uint32_t none = 0;
+  const jt_String *p = jt_isstring(prefix) ? jt_str_(prefix) : NULL;
+  stream = jt_pp_begin_object(S, F->stream, p ? p->chars : &none, p ? p->len : 0, per_line, l);
+  if (stream == JT_NIL) {   /* #n#: printed before */
+    JT_UNROOT(S, 5);
+    return close.end;
+  }
+  Fmt sub = *F;
+  sub.stream = stream;
+  sub.fill = fill;
+  enter(&sub, d->pos);
+  run_block_body(&sub, body, body_end, it, l, !d->at);
+  const jt_String *x = jt_isstring(suffix) ? jt_str_(suffix) : NULL;
+  jt_pp_end(S, stream, x ? x->chars : &none, x ? x->len : 0);
+  JT_UNROOT(S, 5);
+  return close.end;
+}
+
 /* ------------------------------------------------------- justification */
 
+/* Whether [from, to) holds a directive of the pretty printer: ~W, ~_, ~I,
+** ~:T or a logical block -- which justification cannot lay out. */
+static bool has_pretty_directive(Fmt *F, size_t from, size_t to)
+{
+  size_t len = ctl_len(F);
+  if (to > len) to = len;
+  for (size_t i = from; i < to; i++) {
+    if (cat(F, i) != '~') continue;
+    Dir d;
+    parse_dir(F, i, &d, NULL);
+    if (d.ch == 'W' || d.ch == '_' || d.ch == 'I' || (d.ch == 'T' && d.colon)) return true;
+    if (d.ch == '<') {
+      Dir close;
+      skip_construct(F, &d, &close, 1);
+      if (close.colon) return true;
+    }
+    i = d.end - 1;
+  }
+  return false;
+}
+
 /* ~mincol,colinc,minpad,padchar<...~>: segments are formatted into strings
-** first, then laid out with padding between them.  The ~:; overflow
-** prefix is dropped (there is no line width to overflow).  ~<...~:> is a
-** logical block: prefix, body over the list argument, suffix (with ~:<,
-** missing ones default to "(" and ")"). */
+** first, then laid out with padding between them.  A first clause ended
+** by ~spare,width:; is written before them when they would not fit on the
+** line (width: *print-right-margin*, else 72).  ~<...~:> is a logical
+** block (fmt_block). */
 static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
 {
   jt_State *S = F->S;
@@ -1314,16 +1594,17 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   intptr_t minpad = pint(F, d, 2, 0);
   uint32_t padchar = pchar(F, d, 3, ' ');
   if (colinc < 1) colinc = 1;
-  jt_V segs = JT_NIL, ss = jt_make_string_stream(S), str = JT_NIL;
+  jt_V segs = JT_NIL, ss = jt_make_string_stream(S), str = JT_NIL, overflow = JT_NIL;
   JT_ROOT(S, segs);
   JT_ROOT(S, ss);
   JT_ROOT(S, str);
+  JT_ROOT(S, overflow);
   Fmt sub = *F;
   sub.stream = ss;
   enter(&sub, d->pos);
   /* First find the clauses and the close, which decides the kind. */
   size_t start = d->end, nclause = 0;
-  Dir sep;
+  Dir sep, overflow_sep;
   bool prefix_clause = false;
   for (;;) {
     next_sep(F, start, d, &sep, 1);
@@ -1332,40 +1613,23 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
       char nm[16];
       fmt_error(F, sep.pos, "%s does not match ~<", dname(&sep, nm));
     }
-    if (sep.colon && nclause == 0) prefix_clause = true;
+    if (sep.colon && nclause == 0) { prefix_clause = true; overflow_sep = sep; }
     start = sep.end;
     nclause++;
   }
   size_t after = sep.end;
   *status = RUN_OK;
   if (sep.colon) {
-    /* Logical block: run prefix, body and suffix in order, the body on
-    ** the list argument (or the remaining arguments with ~@<). */
-    Args own, *it = a;
-    own.head = own.tail = JT_NIL;
-    JT_ROOT(S, own.head);
-    JT_ROOT(S, own.tail);
-    if (!d->at) {
-      jt_V l = arg_next(F, a, d);
-      if (!jt_islist(l)) l = JT_NIL;
-      args_list(S, &own, l);
-      it = &own;
-    }
-    start = d->end;
-    F->depth++;
-    /* ~:<...~:> without prefix / suffix clauses: "(" and ")" */
-    if (d->colon && nclause == 0) out_c(F, '(');
-    for (size_t c = 0; c <= nclause; c++) {
-      Dir s;
-      next_sep(F, start, d, &s, 1);
-      if (run(F, start, s.pos, it) != RUN_OK) break;
-      start = s.end;
-    }
-    if (d->colon && nclause < 2) out_c(F, ')');
-    F->depth--;
-    JT_UNROOT(S, 5);
+    after = fmt_block(F, d, a, nclause, sep.at);
+    JT_UNROOT(S, 4);
     return after;
   }
+  /* justification lays out text: the pretty printer's directives cannot
+  ** be inside it, nor anywhere with its ~:; form (CLHS 22.3.5.2) */
+  if (has_pretty_directive(F, d->end, sep.pos) ||
+      (prefix_clause && has_pretty_directive(F, 0, ctl_len(F))))
+    fmt_error(F, d->pos, "~<...~> cannot hold ~W, ~_, ~I, ~:T or ~<...~:>, and its ~:; form "
+              "cannot be used with them in one control string");
   size_t nsegs = 0, total = 0;
   start = d->end;
   for (size_t c = 0; c <= nclause; c++) {
@@ -1374,6 +1638,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
     int st = run(&sub, start, s.pos, a);
     str = jt_stream_contents(S, ss, true);
     if (st != RUN_OK) break;  /* only completed segments count */
+    if (c == 0 && prefix_clause) overflow = str;
     if (!(c == 0 && prefix_clause)) {
       segs = jt_cons(S, str, segs);
       total += jt_str_(str)->len;
@@ -1390,6 +1655,13 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   if (need > width) width += (need - mincol + colinc - 1) / colinc * colinc;
   intptr_t padding = width - (intptr_t)total;
   intptr_t each = padding / gaps, extra = padding % gaps, gap = 0;
+  if (jt_isstring(overflow)) {
+    jt_V m = jt_symbol_value(S, JT_SYM(S, PRINT_RIGHT_MARGIN));
+    intptr_t spare = pint(F, &overflow_sep, 0, 0);
+    intptr_t line = pint(F, &overflow_sep, 1, jt_isfix(m) && jt_fixval(m) > 0 ? jt_fixval(m) : 72);
+    if ((intptr_t)column(F) + width + spare > line)
+      out_lstr(F, overflow, 0, jt_str_(overflow)->len);
+  }
   /* The remainder goes to the rightmost gaps. */
 #define GAP() do { out_n(F, padchar, each + (gap >= gaps - extra ? 1 : 0)); \
                    gap++; } while (0)
@@ -1400,7 +1672,7 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   }
   if (d->at && gap < gaps) GAP();
 #undef GAP
-  JT_UNROOT(S, 3);
+  JT_UNROOT(S, 4);
   return after;
 }
 
@@ -1457,11 +1729,13 @@ static void fmt_call(Fmt *F, const Dir *d, Args *a)
   char name[128], pname[128];
   size_t n = 0, pn = 0;
   size_t from = d->name_start, colon = d->name_end;
-  /* pkg:name or pkg::name; without a package, COMMON-LISP-USER */
+  /* pkg:name or pkg::name (the name may hold colons); without a package,
+  ** COMMON-LISP-USER */
   for (size_t i = d->name_start; i < d->name_end; i++)
     if (cat(F, i) == ':') {
-      if (colon == d->name_end) colon = i;
-      from = i + 1;
+      colon = i;
+      from = i + 1 < d->name_end && cat(F, i + 1) == ':' ? i + 2 : i + 1;
+      break;
     }
   for (size_t i = d->name_start; i < colon && colon < d->name_end; i++) {
     if (pn > sizeof pname - 8) fmt_error(F, d->pos, "package name too long");
@@ -1520,7 +1794,7 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
   for (;;) {
     size_t len = ctl_len(F), lim = end < len ? end : len, j = i;
     while (j < lim && cat(F, j) != '~') j++;
-    if (j > i) out_lstr(F, F->ctl, i, j);
+    if (j > i) out_text(F, i, j);
     if (j >= lim) return RUN_OK;
     Dir d;
     parse_dir(F, j, &d, a);
@@ -1587,7 +1861,18 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
       }
       break;
     case 'T': fmt_tab(F, &d); break;
-    case '_': case 'I': break;  /* pretty-printer layout: no effect here */
+    case '_':  /* ~_ linear, ~:_ fill, ~@_ miser, ~:@_ mandatory */
+      max_params(F, &d, 0);
+      if (pretty_on(F))
+        jt_pp_op(S, F->stream, d.colon ? (d.at ? JT_PP_MANDATORY : JT_PP_FILL)
+                                       : (d.at ? JT_PP_MISER : JT_PP_LINEAR), 0, 0);
+      break;
+    case 'I':  /* ~nI from the block's start, ~n:I from here */
+      max_params(F, &d, 1);
+      if (pretty_on(F))
+        jt_pp_op(S, F->stream, d.colon ? JT_PP_INDENT_CURRENT : JT_PP_INDENT_BLOCK,
+                 pint(F, &d, 0, 0), 0);
+      break;
     case '*': {
       max_params(F, &d, 1);
       if (d.at) arg_goto(F, a, pint(F, &d, 0, 0), &d);
@@ -1628,7 +1913,7 @@ static int run(Fmt *F, size_t start, size_t end, Args *a)
 
 void jt_format(jt_State *S, jt_V stream, jt_V control, int argc, jt_V *argv)
 {
-  Fmt F = {S, stream, control, 0, false};
+  Fmt F = {S, stream, control, 0, false, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   if (jt_isfunction(control)) {
@@ -1697,7 +1982,7 @@ JT_FN(f_format_with_rest)
   int n = 0;
   jt_Walk w = jt_walk(argv[2]);
   for (jt_V l = argv[2]; jt_iscons(l); l = jt_walk_next(S, &w, l)) { JT_PUSH(S, jt_car(l)); n++; }
-  Fmt F = {S, stream, argv[1], 0, false};
+  Fmt F = {S, stream, argv[1], 0, false, false};
   JT_ROOT(S, F.stream);
   JT_ROOT(S, F.ctl);
   Args a;

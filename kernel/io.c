@@ -30,6 +30,7 @@ static jt_V new_stream(jt_State *S, int kind)
   st->h.aux = (uint32_t)kind;
   st->buffer = JT_NIL;
   st->bytes = JT_NIL;
+  st->pretty = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
   return (jt_V)st;
@@ -809,6 +810,7 @@ void jt_reset_io_syntax(jt_State *S)
       JT_SET(S, rt, rt->value, fresh);
     }
   }
+  jt_pp_reset_dispatch(S);
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));

@@ -506,19 +506,77 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 
 /* ---------------------------------------------------------------- printer */
 
-/* pretty.c.  The printer records marks, pairs (kind, position in the flat
-** text): where a list (or a function call, or a vector) opens, where a
-** space separates two of its elements, and the position after it closes.
-** jt_pretty_layout returns the text laid out in lines of at most `width`
-** columns, the first starting at column col0, cut after `max` characters
-** (malloc'd, its length in *outlen; NULL when out of memory).  Indenting
-** deep nesting can make the layout far longer than the text: the printer
-** asks for no more than its destination can take. */
-enum { JT_PP_OPEN = 1, JT_PP_OPEN_VEC, JT_PP_OPEN_CALL, JT_PP_SEP, JT_PP_LINEAR,
-       JT_PP_CLOSE };   /* SEP: a fill newline's space, LINEAR: a linear one's */
-uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const intptr_t *marks,
-                           size_t nmarks, size_t col0, size_t width, size_t max,
-                           size_t *outlen);
+/* pretty.c.  A pretty stream captures the text of a logical block and
+** the operations at their positions in it (jt_PPOp: a = the per-line
+** prefix's length for START, the suffix's length for END, the amount for
+** an indentation, the column for a tab; b = a tab's increment).
+** jt_pretty_layout returns the text laid out by XP's rules within
+** opt->width columns from column opt->col0, cut after opt->max characters
+** or after opt->lines lines (miser and lines < 0: none) (malloc'd, its
+** length in *outlen; NULL when out of memory). */
+enum { JT_PP_START = 1, JT_PP_END,
+       JT_PP_LINEAR, JT_PP_FILL, JT_PP_MISER, JT_PP_MANDATORY, JT_PP_LITERAL,
+       JT_PP_INDENT_BLOCK, JT_PP_INDENT_CURRENT,
+       JT_PP_TAB_LINE, JT_PP_TAB_SECTION, JT_PP_TAB_LINE_REL, JT_PP_TAB_SECTION_REL };
+typedef struct jt_PPOp { int kind; size_t pos; intptr_t a, b; } jt_PPOp;
+typedef struct jt_PPOptions {
+  size_t width, col0, max;
+  intptr_t miser, lines;
+} jt_PPOptions;
+uint32_t *jt_pretty_layout(const uint32_t *text, size_t n, const jt_PPOp *ops,
+                           size_t nops, const jt_PPOptions *opt, size_t *outlen);
+/* True for a pretty stream (one that a logical block writes to). */
+bool jt_pretty_stream_p(jt_V stream);
+/* Start a logical block on `stream`: returns the pretty stream to write
+** its contents to (`stream` itself when it is one, else a new one whose
+** text goes to `stream` when the block ends), with `prefix` written;
+** `per_line` repeats it on every line of the block.  prefix must not be
+** the characters of a string that the stream writes to. */
+jt_V jt_pp_begin(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
+                 bool per_line);
+/* The number of blocks open on a pretty stream (0 for another stream):
+** the printer's depth for *print-level*. */
+size_t jt_pp_depth(jt_V stream);
+/* The same for a block printing `object`: under *print-circle*, #n= is
+** written before it when it is shared, and when it was printed before,
+** #n# instead of the block (NIL is returned: no block to end). */
+jt_V jt_pp_begin_object(jt_State *S, jt_V stream, const uint32_t *prefix, size_t plen,
+                        bool per_line, jt_V object);
+/* Record a newline, indentation or tab operation (no effect unless
+** `stream` is a pretty stream inside a block). */
+void jt_pp_op(jt_State *S, jt_V stream, int kind, intptr_t a, intptr_t b);
+/* End the innermost block with `suffix`; ending the outermost lays the
+** text out to the original stream, which is returned (else `stream`). */
+jt_V jt_pp_end(jt_State *S, jt_V stream, const uint32_t *suffix, size_t slen);
+/* Under *print-circle*, a pretty stream keeps the printer's table of what
+** its outermost block shares (a vector of `cap` key and count pairs, see
+** print.c) so that everything printed inside numbers its labels alike. */
+jt_V jt_pp_circle(jt_V stream, size_t *cap);   /* NIL: none */
+void jt_pp_set_circle(jt_State *S, jt_V stream, jt_V table, size_t cap, intptr_t labels);
+intptr_t jt_pp_next_label(jt_V stream);   /* a new label */
+intptr_t jt_pp_labels(jt_V stream);       /* labels given so far */
+/* *print-pprint-dispatch* set for one transaction: a table with no
+** entries again (as *readtable*: what the world's stored code prints must
+** not depend on an earlier transaction; a world keeps its tables in its
+** own variables). */
+void jt_pp_reset_dispatch(jt_State *S);
+/* For the printer, which holds characters not yet written (`pending`):
+** an operation, the start of a nested block (its prefix among the
+** pending characters) and the end of one that is not the outermost (its
+** suffix to follow); false when the stream has no block open to nest in
+** (or, for the end, the block is the outermost). */
+void jt_pp_op_pending(jt_State *S, jt_V stream, int kind, intptr_t a, size_t pending);
+bool jt_pp_nest(jt_State *S, jt_V stream, size_t pending);
+bool jt_pp_unnest(jt_State *S, jt_V stream, size_t suffix_len, size_t pending);
+/* Write a capture that outgrew the output limit flat to the host. */
+void jt_pp_check_size(jt_State *S, jt_V stream);
+
+/* print.c for the logical blocks: make the circle table of `object` for
+** the new pretty stream `stream`; what to print before `object` (0
+** nothing, -n #n#, n #n= with the label given now when `assign`, else
+** INTPTR_MAX for shared but not yet printed). */
+void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object);
+intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
 ** is prin1, false princ.  Circular and deep structure is bounded. */

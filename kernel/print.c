@@ -65,24 +65,22 @@ typedef struct Printer {
   jt_V *words;
   size_t cap, count;
   intptr_t nextlabel;
+  /* the table is the pretty stream's (P->stream), shared with the logical
+  ** blocks printing to it: labels are numbered through the stream */
+  bool shared;
   size_t scanned;
   jt_V plain;           /* print-object's default method: printed without it */
-  /* pretty printing: the flat text goes to a capturing string stream while
-  ** `marks` (a vector of fixnums, kind and position pairs) records the
-  ** lists' structure for pretty.c to lay out */
+  /* pretty printing: lists, vectors and structures are logical blocks of
+  ** the pretty stream (pretty.c) that `stream` becomes */
   bool pretty;
-  jt_V marks;           /* NIL: not recording */
-  size_t nmarks;
-  /* the stream the laid-out text goes to, and how much of it the output
-  ** limit lets through (0: no bound): a capture longer than that is
-  ** written at once, flat, since laying it out makes it no shorter -- so
-  ** a circular list printed to the host ends at the output limit, not at
-  ** the heap's */
-  jt_V target;
-  size_t capture_max;
+  jt_V dispatch;        /* a pprint dispatch table with entries, or NIL */
 } Printer;
 
 static void print_obj(Printer *P, jt_V v, intptr_t depth);
+static void out_ascii(Printer *P, const char *s);
+void jt_open_pretty(jt_State *S);  /* pretty.c: the pretty printer's built-ins */
+static void printer_init(Printer *P, jt_State *S);
+static void load_settings(Printer *P, bool escape);
 
 /* ------------------------------------------------------------------- sink */
 
@@ -92,32 +90,64 @@ static void flush(Printer *P)
     size_t n = P->npend;
     P->npend = 0;
     jt_stream_write(P->S, P->stream, P->pend, n);
-    if (P->capture_max && P->marks != JT_NIL) {
-      jt_V text = jt_stream_(P->stream)->buffer;
-      if (jt_str_(text)->len > P->capture_max)
-        jt_stream_write(P->S, P->target, jt_str_(text)->chars, jt_str_(text)->len);
-    }
+    if (P->pretty) jt_pp_check_size(P->S, P->stream);
   }
 }
 
-/* Record a pretty-printing mark at the current position of the captured
-** text (what the capture stream holds plus what is pending). */
-static void mark(Printer *P, intptr_t kind)
+/* Pretty printing (stream mode under *print-pretty*): a logical block with
+** a prefix and suffix of ASCII text, its conditional newlines and
+** indentation.  The first block opens a pretty stream on the target and
+** the outermost one's end writes the laid-out text back to it. */
+static size_t ascii_chars(const char *s, uint32_t *buf, size_t cap)
 {
-  if (P->marks == JT_NIL) return;
-  jt_State *S = P->S;
-  jt_Vector *m = jt_vec_(P->marks);
-  if (2 * P->nmarks + 2 > m->len) {
-    jt_V bigger = jt_make_vector(S, 2 * m->len, jt_mkfix(0));
-    m = jt_vec_(P->marks);
-    memcpy(jt_vec_(bigger)->items, m->items, 2 * P->nmarks * sizeof(jt_V));
-    P->marks = bigger;   /* rooted through the Printer (print_stream) */
-    m = jt_vec_(bigger);
+  size_t n = 0;
+  for (; s[n] && n < cap; n++) buf[n] = (unsigned char)s[n];
+  return n;
+}
+
+static void pp_open(Printer *P, const char *prefix)
+{
+  if (!P->pretty) { out_ascii(P, prefix); return; }
+  if (P->npend + 8 < PEND && jt_pp_depth(P->stream) > 0) {
+    /* a nested block: no need to write out what is pending */
+    out_ascii(P, prefix);
+    jt_pp_nest(P->S, P->stream, P->npend);   /* cannot fail: a block is open */
+    return;
   }
-  size_t pos = jt_str_(jt_stream_(P->stream)->buffer)->len + P->npend;
-  m->items[2 * P->nmarks] = jt_mkfix(kind);
-  m->items[2 * P->nmarks + 1] = jt_mkfix((intptr_t)pos);
-  P->nmarks++;
+  flush(P);
+  uint32_t buf[8];
+  size_t n = ascii_chars(prefix, buf, 8);
+  jt_V before = P->stream;
+  P->stream = jt_pp_begin(P->S, P->stream, buf, n, false);
+  /* a new pretty stream: what it prints inside shares the circle table */
+  if (P->stream != before && P->circle && P->words && !P->shared) {
+    jt_pp_set_circle(P->S, P->stream, P->table, P->cap, P->nextlabel);
+    P->shared = true;
+  }
+}
+
+static void pp_close(Printer *P, const char *suffix)
+{
+  if (!P->pretty) { out_ascii(P, suffix); return; }
+  if (P->npend + 8 < PEND && jt_pp_unnest(P->S, P->stream, strlen(suffix), P->npend)) {
+    out_ascii(P, suffix);
+    return;
+  }
+  flush(P);
+  uint32_t buf[8];
+  size_t n = ascii_chars(suffix, buf, 8);
+  jt_V before = P->stream;
+  P->stream = jt_pp_end(P->S, P->stream, buf, n);
+  if (P->stream != before && P->shared) {
+    P->nextlabel = jt_pp_labels(before);
+    P->shared = false;
+  }
+}
+
+static void pp_op(Printer *P, int kind, intptr_t amount)
+{
+  if (!P->pretty) return;
+  jt_pp_op_pending(P->S, P->stream, kind, amount, P->npend);
 }
 
 /* Safe mode: append bytes within the budget.  On overflow the text is cut
@@ -233,6 +263,10 @@ static void load_settings(Printer *P, bool escape)
   P->length = limit_var(P, JT_SYM(S, PRINT_LENGTH));
   P->level = limit_var(P, JT_SYM(S, PRINT_LEVEL));
   P->pretty = !P->safe && var(P, JT_SYM(S, PRINT_PRETTY), JT_NIL) != JT_NIL;
+  /* the standard table has no entries: what it does is this printer's */
+  jt_V table = P->pretty ? var(P, JT_SYM(S, PRINT_PPRINT_DISPATCH), JT_NIL) : JT_NIL;
+  if (jt_isstruct(table) && jt_struct_(table)->h.aux >= 1 && jt_iscons(jt_struct_(table)->slots[0]))
+    P->dispatch = table;
   P->maxrec = P->safe ? MAX_REC_SAFE : MAX_REC;
 }
 
@@ -396,11 +430,52 @@ static bool circle_mark(Printer *P, jt_V v)
     out_ascii(P, tmp);
     return true;
   }
-  intptr_t label = ++P->nextlabel;
+  intptr_t label = P->shared ? jt_pp_next_label(P->stream) : ++P->nextlabel;
   *table_ref(P, v) = jt_mkfix(-label);
   snprintf(tmp, sizeof tmp, "#%ld=", (long)label);
   out_ascii(P, tmp);
   return false;
+}
+
+/* A logical block started on an ordinary stream under *print-circle*: the
+** circle table of `object`, kept by the block's new pretty stream. */
+void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object)
+{
+  if (!shareable(object)) return;
+  Printer P;
+  printer_init(&P, S);
+  P.stream = stream;
+  JT_ROOT(S, object);
+  JT_ROOT(S, P.table);
+  load_settings(&P, true);
+  P.circle = true;
+  scan(&P, object, 0);
+  if (P.circle && P.words) jt_pp_set_circle(S, stream, P.table, P.cap, 0);
+  JT_UNROOT(S, 2);
+}
+
+/* What a logical block on `stream` prints before `object` under
+** *print-circle*: 0 (nothing: not shared, or no table), -n (#n#: printed
+** before), n (#n=: shared, labelled now when `assign`), or with `assign`
+** false for a shared object not yet printed, INTPTR_MAX. */
+intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign)
+{
+  size_t cap;
+  jt_V t = jt_pp_circle(stream, &cap);
+  if (t == JT_NIL || !shareable(object)) return 0;
+  Printer P;
+  printer_init(&P, S);
+  P.table = t;
+  P.words = jt_vec_(t)->items;
+  P.cap = cap;
+  jt_V c = table_get(&P, object);
+  intptr_t n = jt_fixval(c);
+  if (n == 0 || n == 1) return 0;
+  if (n < 0) return n;
+  if (!assign) return INTPTR_MAX;
+  intptr_t label = jt_pp_next_label(stream);
+  *table_ref(&P, object) = jt_mkfix(-label);
+  return label;
 }
 
 /* -------------------------------------------------------------- unreadable */
@@ -719,33 +794,32 @@ static void print_list(Printer *P, jt_V v, intptr_t depth)
   ** keep the cursor rooted so that it stays valid whatever happens. */
   jt_V x = v;
   JT_ROOT(S, x);
-  if (P->marks != JT_NIL) {
-    /* a call of a function, macro or special operator: its arguments are
-    ** indented under the first one, as SBCL lays out code */
-    jt_V head = jt_car(v);
-    bool call = jt_is(head, JT_TSYMBOL) && !jt_iskeyword(head) && !jt_is_internal(head) &&
-                (jt_sym_(head)->function != JT_UNBOUND || (jt_sym_(head)->h.flags & JT_SYM_SPECFORM));
-    mark(P, call ? JT_PP_OPEN_CALL : JT_PP_OPEN);
-  }
-  out_char(P, '(');
+  /* a call of a function, macro or special operator: its arguments are
+  ** indented under the first one, as SBCL lays out code */
+  jt_V head = jt_car(v);
+  bool call = P->pretty && jt_is(head, JT_TSYMBOL) && !jt_iskeyword(head) &&
+              !jt_is_internal(head) &&
+              (jt_sym_(head)->function != JT_UNBOUND || (jt_sym_(head)->h.flags & JT_SYM_SPECFORM));
+  pp_open(P, "(");
   for (intptr_t n = 0; !P->full; n++) {
     if (P->length >= 0 && n >= P->length) { out_ascii(P, "..."); break; }
     print_obj(P, jt_car(x), depth + 1);
     jt_V d = jt_cdr(x);
     if (d == JT_NIL) break;
     if (!jt_iscons(d) || is_shared(P, d)) {
-      mark(P, JT_PP_SEP);
-      out_ascii(P, " . ");
+      out_char(P, ' ');
+      pp_op(P, JT_PP_FILL, 0);
+      out_ascii(P, ". ");
       print_obj(P, d, depth + 1);
       break;
     }
-    mark(P, JT_PP_SEP);
     out_char(P, ' ');
+    pp_op(P, JT_PP_FILL, 0);
+    if (call && n == 0) pp_op(P, JT_PP_INDENT_CURRENT, 0);
     x = d;
     tick(P);
   }
-  out_char(P, ')');
-  mark(P, JT_PP_CLOSE);
+  pp_close(P, ")");
   JT_UNROOT(S, 1);
 }
 
@@ -791,11 +865,10 @@ static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   size_t n = jt_array_dim(v, axis), stride = 1;
   for (int a = axis + 1; a < rank; a++) stride *= jt_array_dim(v, a);
-  mark(P, JT_PP_OPEN);
-  out_char(P, '(');
+  pp_open(P, "(");
   for (size_t i = 0; i < n && !P->full; i++) {
     /* pretty: rows one to a line, the innermost axis filled (SBCL) */
-    if (i) { mark(P, axis + 1 < rank ? JT_PP_LINEAR : JT_PP_SEP); out_char(P, ' '); }
+    if (i) { out_char(P, ' '); pp_op(P, axis + 1 < rank ? JT_PP_LINEAR : JT_PP_FILL, 0); }
     if (P->length >= 0 && i >= (size_t)P->length) {
       out_ascii(P, "...");
       *k += (n - i) * stride;
@@ -803,8 +876,7 @@ static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
     }
     print_axis(P, v, axis + 1, k, depth + 1);
   }
-  out_char(P, ')');
-  mark(P, JT_PP_CLOSE);
+  pp_close(P, ")");
 }
 
 /* An array header: a displaced vector prints like a vector of its kind,
@@ -829,16 +901,14 @@ static void print_array(Printer *P, jt_V v, intptr_t depth)
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   if (jt_vectorp(v)) {
     jt_V x;
-    mark(P, JT_PP_OPEN_VEC);
-    out_ascii(P, "#(");
+    pp_open(P, "#(");
     for (size_t i = 0; i < jt_vector_length(v) && !P->full && jt_array_peek(v, i, &x); i++) {
-      if (i) { mark(P, JT_PP_SEP); out_char(P, ' '); }
+      if (i) { out_char(P, ' '); pp_op(P, JT_PP_FILL, 0); }
       if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
       print_obj(P, x, depth + 1);
       tick(P);
     }
-    out_char(P, ')');
-    mark(P, JT_PP_CLOSE);
+    pp_close(P, ")");
     return;
   }
   char tmp[32];
@@ -853,17 +923,15 @@ static void print_vector(Printer *P, jt_V v, intptr_t depth)
   if (jt_o(v)->flags & JT_ARR_BIT) { print_bits(P, v); return; }
   if (!P->array) { print_array_unreadably(P, v); return; }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
-  mark(P, JT_PP_OPEN_VEC);
-  out_ascii(P, "#(");
+  pp_open(P, "#(");
   /* len is re-read each time: a report function could shrink the vector */
   for (size_t i = 0; i < jt_vec_(v)->len && !P->full; i++) {
-    if (i) { mark(P, JT_PP_SEP); out_char(P, ' '); }
+    if (i) { out_char(P, ' '); pp_op(P, JT_PP_FILL, 0); }
     if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, "..."); break; }
     print_obj(P, jt_vec_(v)->items[i], depth + 1);
     tick(P);
   }
-  out_char(P, ')');
-  mark(P, JT_PP_CLOSE);
+  pp_close(P, ")");
 }
 
 /* ------------------------------------------------------------ structures */
@@ -1007,15 +1075,13 @@ static void print_struct(Printer *P, jt_V v, intptr_t depth)
   }
   if (P->level >= 0 && depth >= P->level) { out_char(P, '#'); return; }
   /* pretty: one slot to a line when the structure does not fit on one */
-  out_ascii(P, "#S");
-  mark(P, JT_PP_OPEN);
-  out_char(P, '(');
+  pp_open(P, "#S(");
   print_escaped(P, ly->name, depth + 1);
   jt_V names = ly->slot_names;
   for (uint32_t i = 0; i < st->h.aux && !P->full; i++) {
     if (P->length >= 0 && i >= (size_t)P->length) { out_ascii(P, " ..."); break; }
-    mark(P, JT_PP_LINEAR);
     out_char(P, ' ');
+    pp_op(P, JT_PP_LINEAR, 0);
     if (jt_isvector(names) && i < jt_vec_(names)->len &&
         jt_issymbol(jt_vec_(names)->items[i])) {
       print_as_keyword(P, jt_vec_(names)->items[i]);
@@ -1027,8 +1093,7 @@ static void print_struct(Printer *P, jt_V v, intptr_t depth)
     out_char(P, ' ');
     print_obj(P, st->slots[i], depth + 1);
   }
-  out_char(P, ')');
-  mark(P, JT_PP_CLOSE);
+  pp_close(P, ")");
 }
 
 /* ---------------------------------------------------------- other objects */
@@ -1176,9 +1241,30 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
 
 /* ------------------------------------------------------------- dispatch */
 
+/* Under *print-pretty*, an entry of the current pprint dispatch table
+** for v prints it: true when one did. */
+static bool print_dispatched(Printer *P, jt_V v)
+{
+  jt_State *S = P->S;
+  JT_ROOT(S, v);
+  jt_V lookup = jt_sym_(jt_intern(S, "%PPRINT-DISPATCH-FUNCTION"))->function;
+  jt_V fn = jt_funcall(S, lookup, 2, v, P->dispatch);
+  bool done = fn != JT_NIL;
+  if (done) {
+    JT_ROOT(S, fn);
+    flush(P);
+    fn = jt_check_function(S, fn);
+    jt_funcall(S, fn, 2, P->stream, v);
+    JT_UNROOT(S, 1);
+  }
+  JT_UNROOT(S, 1);
+  return done;
+}
+
 static void print_obj(Printer *P, jt_V v, intptr_t depth)
 {
   if (P->full) return;
+  if (P->dispatch != JT_NIL && v != P->plain && print_dispatched(P, v)) return;
   if (jt_isfix(v)) { print_number(P, v); return; }
   if (jt_ischar(v)) { print_char(P, jt_charcode(v)); return; }
   if (v == JT_NIL || v == JT_T) { print_symbol(P, v); return; }
@@ -1237,56 +1323,31 @@ static void printer_init(Printer *P, jt_State *S)
   P->table = JT_NIL;
   P->package = JT_NIL;
   P->plain = JT_NOVALUE;
-  P->marks = JT_NIL;
-  P->target = JT_NIL;
+  P->dispatch = JT_NIL;
 }
 
 static void run(Printer *P, jt_V v)
 {
-  if (P->circle && shareable(v)) {
+  if (P->circle && !P->safe && jt_pretty_stream_p(P->stream)) {
+    /* inside a logical block: its table, if it has one */
+    size_t cap;
+    jt_V t = jt_pp_circle(P->stream, &cap);
+    if (t != JT_NIL) {
+      P->table = t;
+      P->words = jt_vec_(t)->items;
+      P->cap = cap;
+      P->shared = true;
+    }
+  }
+  if (P->circle && !P->shared && shareable(v)) {
     scan(P, v, 0);
     P->scanned = 0;
   }
-  print_obj(P, v, 0);
+  /* inside logical blocks, *print-level* counts them */
+  print_obj(P, v, P->safe ? 0 : (intptr_t)jt_pp_depth(P->stream));
 }
 
 /* ------------------------------------------------------------ entry points */
-
-/* Write the captured text to `target`, laid out by pretty.c within
-** *print-right-margin* (default 80) from the target's current column. */
-static void pretty_out(Printer *P, jt_V target)
-{
-  jt_State *S = P->S;
-  jt_V m = var(P, JT_SYM(S, PRINT_RIGHT_MARGIN), JT_NIL);
-  size_t width = jt_isfix(m) && jt_fixval(m) > 0 ? (size_t)jt_fixval(m) : 80;
-  jt_String *text = jt_str_(jt_stream_(P->stream)->buffer);
-  size_t nmarks = P->nmarks;
-  intptr_t *marks = malloc((2 * nmarks + 1) * sizeof *marks);
-  if (!marks) jt_error(S, "out of memory while printing");
-  for (size_t i = 0; i < 2 * nmarks; i++) marks[i] = jt_fixval(jt_vec_(P->marks)->items[i]);
-  /* no more than the target can take: what the output limit lets through,
-  ** or a string as large as the heap limit (writing it trips the limit) */
-  size_t max = SIZE_MAX;
-  if (P->capture_max) max = P->capture_max + 1;
-  else if (S->limits.heap) max = S->limits.heap / sizeof(uint32_t) + 1;
-  size_t n;
-  uint32_t *out = jt_pretty_layout(text->chars, text->len, marks, nmarks,
-                                   jt_stream_(target)->column, width, max, &n);
-  free(marks);
-  if (!out) jt_error(S, "out of memory while printing");
-  /* writing may signal (a closed stream, a full string, a limit): the
-  ** laid-out text is freed on the way out too */
-  uint32_t *volatile keep = out;
-  jt_Jmp j;
-  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
-  if (_setjmp(j.jb) != 0) {
-    free(keep);
-    jt_unwind_to(S, S->unwind_target, S->unwind_code);
-  }
-  jt_stream_write(S, target, out, n);
-  jt_jmp_pop(S, &j);
-  free(out);
-}
 
 /* Print v to a stream; `plain` is printed without its print-object method
 ** (print-object's default method is printing it), or JT_NOVALUE. */
@@ -1295,32 +1356,15 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
   Printer P;
   printer_init(&P, S);
   P.stream = jt_output_stream(S, stream);
-  jt_V target = P.stream;
   JT_ROOT(S, v);
   JT_ROOT(S, P.stream);
   JT_ROOT(S, P.table);
-  JT_ROOT(S, P.marks);
-  JT_ROOT(S, target);
+  JT_ROOT(S, P.dispatch);
   load_settings(&P, escape);
   P.plain = plain;
-  /* Under *print-pretty* a list or vector is laid out in lines; what its
-  ** elements' print-object methods print inside it goes into the capture
-  ** and stays as it is. */
-  bool layout = P.pretty && !(jt_o(target)->flags & JT_STREAM_PRETTY) &&
-                (jt_iscons(v) || (jt_isstruct(v) && !jt_is_condition(v)) ||
-                 (jt_arrayp(v) && !jt_stringp(v) && !jt_bit_vector_p(v)));
-  if (layout) {
-    P.stream = jt_make_string_stream(S);
-    jt_o(P.stream)->flags |= JT_STREAM_PRETTY;
-    P.marks = jt_make_vector(S, 64, jt_mkfix(0));
-    P.target = target;
-    if (jt_o(target)->aux == JT_STREAM_HOST && S->limits.output)
-      P.capture_max = S->output_used < S->limits.output ? S->limits.output - S->output_used : 1;
-  }
   run(&P, v);
   flush(&P);
-  if (layout) pretty_out(&P, target);
-  JT_UNROOT(S, 5);
+  JT_UNROOT(S, 4);
 }
 
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
@@ -1440,12 +1484,17 @@ JT_FN(f_print)
   return argv[0];
 }
 
-/* (pprint object &optional stream): newline, prin1; no pretty layout. */
+/* (pprint object &optional stream): newline, prin1 under *print-pretty*. */
 JT_FN(f_pprint)
 {
   jt_V st = opt_stream(S, argc, argv, 1);
+  JT_ROOT(S, st);
   jt_stream_putc(S, st, '\n');
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PRINT_PRETTY), JT_T);
   jt_print(S, st, argv[0], true);
+  jt_unbind_to(S, mark);
+  JT_UNROOT(S, 1);
   return jt_values(S, 0, NULL);
 }
 
@@ -1467,7 +1516,7 @@ static jt_V bind_write_keys(jt_State *S, int argc, jt_V *argv)
     JT_S_PRINT_RADIX, JT_S_PRINT_LEVEL, JT_S_PRINT_LENGTH, JT_S_PRINT_CIRCLE,
     JT_S_PRINT_PRETTY, JT_S_PRINT_CASE, JT_S_PRINT_ARRAY, JT_S_PRINT_GENSYM,
     JT_S_PRINT_LINES, JT_S_PRINT_MISER_WIDTH, JT_S_PRINT_RIGHT_MARGIN,
-    -1   /* :pprint-dispatch: there is no pretty printer */
+    JT_S_PRINT_PPRINT_DISPATCH
   };
   jt_V out[NWRITE_KEYS];
   jt_parse_keys(S, argc, argv, 1, write_keys, NWRITE_KEYS, out);
@@ -1543,4 +1592,5 @@ static const jt_Reg print_fns[] = {
 void jt_open_print(jt_State *S)
 {
   jt_register(S, print_fns);
+  jt_open_pretty(S);
 }

@@ -20,7 +20,6 @@
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
-#define PRETTY "jiti has no pretty printer (*print-pretty* is accepted and ignored)"
 #define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
@@ -31,12 +30,10 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*LOAD-PATHNAME*", FILES},
   {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
-  {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
-  {"COPY-PPRINT-DISPATCH", PRETTY},
   {"DELETE-FILE", FILES},
   {"DIRECTORY", FILES},
   {"DIRECTORY-NAMESTRING", PATHNAMES},
@@ -73,16 +70,11 @@ static const struct { const char *name, *why; } reasons[] = {
   {"PATHNAME-NAME", PATHNAMES},
   {"PATHNAME-TYPE", PATHNAMES},
   {"PATHNAME-VERSION", PATHNAMES},
-  {"PPRINT-DISPATCH", PRETTY},
-  {"PPRINT-EXIT-IF-LIST-EXHAUSTED", PRETTY},
-  {"PPRINT-LOGICAL-BLOCK", PRETTY},
-  {"PPRINT-POP", PRETTY},
   {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
   {"READ-BYTE", BYTES},
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
-  {"SET-PPRINT-DISPATCH", PRETTY},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
   {"TRANSLATE-PATHNAME", PATHNAMES},

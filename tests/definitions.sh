@@ -73,11 +73,21 @@ t builtin-untouched 0 '^\(NIL NIL\)$' -- e "(list (get 'car 'colour) (compiler-m
 t inspect-type 0 "deftype small" -- "$JITI" inspect --store "$S" --kind type SMALL
 t inspect-plist 0 "SYMBOL-PLIST" -- "$JITI" inspect --store "$S" --kind plist PLUS
 
+# --- a pprint dispatch table kept in a variable: its functions by name; a
+# function object cannot be stored, and is refused naming the fix; the
+# current table lasts for one transaction
+t pprint-table 0 '^ANGLE-TABLE$' -- e "(progn (defun angle-print (s x) (let ((*print-pretty* nil)) (format s \"<~A>\" x))) (defvar *angle-table* (copy-pprint-dispatch nil)) (set-pprint-dispatch 'integer 'angle-print 0 *angle-table*) 'angle-table)"
+t pprint-table-use 0 '^"\(<1> <2>\)"$' -- e "(write-to-string (list 1 2) :pretty t :pprint-dispatch *angle-table*)"
+t pprint-table-closure 1 'a pprint dispatch table holding a function object \(name the function' -- e "(defvar *bad-table* (let ((tb (copy-pprint-dispatch nil))) (set-pprint-dispatch 'integer (lambda (s x) (print x s)) 0 tb) tb))"
+t pprint-current-table 0 '^"<5>"$' -- e "(progn (set-pprint-dispatch 'integer 'angle-print) (write-to-string 5 :pretty t))"
+t pprint-current-table-reset 0 '^"5"$' -- e "(write-to-string 5 :pretty t)"
+
 # --- stop, start: the worker imports CURRENT, and every use still works
 "$JITI" stop --store "$S" >/dev/null
 start_kernel "$S"; ok restart $?
 t uses-after-restart 0 "$WANT" -- e "$USES"
 t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
+t pprint-table-after-restart 0 '^"\(<1> <2>\)"$' -- e "(write-to-string (list 1 2) :pretty t :pprint-dispatch *angle-table*)"
 
 # --- redefinitions and removals, then another restart
 t redefine-type 0 '^SMALL$' -- e "(deftype small () '(integer 0 99))"

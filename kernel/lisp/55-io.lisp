@@ -45,7 +45,8 @@
          (*print-miser-width* nil) (*print-pretty* nil) (*print-radix* nil)
          (*print-readably* t) (*print-right-margin* nil)
          (*read-base* 10) (*read-default-float-format* 'single-float)
-         (*read-eval* t) (*read-suppress* nil) (*readtable* *%standard-readtable*))
+         (*read-eval* t) (*read-suppress* nil) (*readtable* *%standard-readtable*)
+         (*print-pprint-dispatch* *%standard-pprint-dispatch*))
      ,@body))
 
 ;; (with-open-stream (var stream) &body body): closed however BODY exits.
@@ -225,66 +226,6 @@
                   *%standard-readtable*)))
     (%set-syntax-entry to-readtable to-char (%copy-syntax-entry (%syntax-entry from-char from))))
   t)
-
-;; The pretty printer's directives.  Without a pretty printer (no stream is
-;; a pretty-printing stream) newlines, indentation and tabs do nothing, and
-;; the list printers print the list's elements separated by spaces.
-(defun %pprint-stream (stream)
-  (cond ((null stream) *standard-output*) ((eq stream t) *standard-output*) (t stream)))
-
-(defun pprint-newline (kind &optional stream)
-  (check-type kind (member :linear :fill :miser :mandatory))
-  (%pprint-stream stream)
-  nil)
-
-(defun pprint-indent (relative-to n &optional stream)
-  (check-type relative-to (member :block :current))
-  (check-type n real)
-  (%pprint-stream stream)
-  nil)
-
-(defun pprint-tab (kind colnum colinc &optional stream)
-  (check-type kind (member :line :section :line-relative :section-relative))
-  (check-type colnum (integer 0))
-  (check-type colinc (integer 0))
-  (%pprint-stream stream)
-  nil)
-
-;; The elements separated by a space, or (TABSIZE) each starting a column
-;; that is a multiple of TABSIZE from the first.
-(defun %pprint-list (stream list colon-p &optional tabsize)
-  (let ((stream (%pprint-stream stream)) (column 0))
-    (if (not (listp list))
-        (prin1 list stream)
-        (progn
-          (when colon-p (write-char #\( stream))
-          (loop for tail on list
-                for first = t then nil
-                do (unless first
-                     (let ((pad (if tabsize (- tabsize (mod column tabsize)) 1)))
-                       (dotimes (i pad) (write-char #\Space stream))
-                       (incf column pad)))
-                   (let ((text (prin1-to-string (car tail))))
-                     (write-string text stream)
-                     (incf column (length text)))
-                   (unless (listp (cdr tail))
-                     (write-string " . " stream)
-                     (prin1 (cdr tail) stream)))
-          (when colon-p (write-char #\) stream))))
-    nil))
-
-(defun pprint-fill (stream list &optional (colon-p t) at-sign-p)
-  (declare (ignore at-sign-p))
-  (%pprint-list stream list colon-p))
-
-(defun pprint-linear (stream list &optional (colon-p t) at-sign-p)
-  (declare (ignore at-sign-p))
-  (%pprint-list stream list colon-p))
-
-(defun pprint-tabular (stream list &optional (colon-p t) at-sign-p (tabsize 16))
-  (declare (ignore at-sign-p))
-  (check-type tabsize (integer 1))
-  (%pprint-list stream list colon-p tabsize))
 
 ;; (character designator): a character, a string of one character, or a
 ;; symbol whose name is one character.
