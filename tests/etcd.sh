@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# etcd.sh TEST_ETCD — the etcd client (controller/etcd/) against a real
+# etcd.sh PROGRAM — a test program of replication (the etcd client, the
+# replica layer) against a real
 # 3-member etcd cluster on loopback ports (tests/etcd_cluster.sh), which
 # the test itself stops members of; every member is killed at the end.
 set -u
