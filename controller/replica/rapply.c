@@ -96,8 +96,17 @@ static replica_Error apply(replica *r, store_env *s, json_t *rec, uint64_t n) {
     };
     if (info.response_id && !*info.response_id) info.response_id = NULL;
     uint64_t target = (uint64_t)json_integer_value(json_object_get(rec, "rollback_of")), got = 0;
-    int se = info.kind == STORE_REV_ROLLBACK && target ? store_publish_revert(s, n - 1, target, &info, &got)
-                                                        : store_publish(s, n - 1, &info, ch, nch, rm, nrm, &got);
+    /* the keyed outcomes written with it: the store indexes their keys */
+    json_t *evs = json_object_get(rec, "events");
+    size_t nev = json_array_size(evs);
+    json_t **ev = calloc(nev + 1, sizeof *ev);
+    for (size_t i = 0; ev && i < nev; i++) ev[i] = json_deep_copy(json_array_get(evs, i));   /* redacted in place */
+    int se = !ev ? STORE_ENOMEM
+             : info.kind == STORE_REV_ROLLBACK && target
+                 ? store_publish_revert(s, n - 1, target, &info, &got)
+                 : store_publish_with_events(s, n - 1, &info, ch, nch, rm, nrm, ev, NULL, nev, &got, NULL);
+    for (size_t i = 0; ev && i < nev; i++) json_decref(ev[i]);
+    free(ev);
     if (se)
       err = rfail(r, REPLICA_ESTORE, "applying revision %llu to the store: %s", (unsigned long long)n, store_errmsg(s));
     else if (got != n)
@@ -122,7 +131,10 @@ static replica_Error same(replica *r, store_env *s, json_t *rec, uint64_t n) {
   rrev v;
   replica_Error err = rrev_read(r, s, n, &v);
   if (err) return err;
-  int eq = json_equal(v.record, rec);
+  json_t *plain = json_copy(rec);   /* the events are not the manifest's */
+  if (plain) json_object_del(plain, "events");
+  int eq = plain && json_equal(v.record, plain);
+  json_decref(plain);
   rrev_free(&v);
   if (!eq)
     return rfail(r, REPLICA_EDIVERGED,

@@ -75,7 +75,46 @@ static replica_Error add(replica *r, Batch *b, const char *key, size_t klen, con
   return REPLICA_OK;
 }
 
-replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to) {
+static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);
+
+replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev) {
+  pthread_mutex_lock(&r->mu);
+  replica_Error err = publish(r, s, from, to, ev);
+  pthread_mutex_unlock(&r->mu);
+  return err;
+}
+
+/* The keyed outcomes among a revision's events, into its record. */
+typedef struct Keyed { json_t *arr; int bad; } Keyed;
+
+static int keyed(void *arg, uint64_t seq, const char *json, size_t len) {
+  (void)seq;
+  Keyed *k = arg;
+  json_t *o = json_loadb(json, len, 0, NULL);
+  if (json_is_object(o) && json_object_get(o, "idempotency")) {
+    if (json_array_append(k->arr, o)) k->bad = 1;
+  }
+  json_decref(o);
+  return 0;
+}
+
+static replica_Error add_events(replica *r, store_env *s, json_t *record, const replica_Events *ev) {
+  if (!ev || !ev->n) return REPLICA_OK;
+  Keyed k = {json_array(), 0};
+  if (!k.arr) return rfail(r, REPLICA_ENOMEM, "out of memory");
+  if (store_events_read(s, ev->first, ev->n, 0, keyed, &k) != STORE_OK) {
+    json_decref(k.arr);
+    return rfail(r, REPLICA_ESTORE, "reading a revision's events: %s", store_errmsg(s));
+  }
+  if (k.bad || (json_array_size(k.arr) && json_object_set(record, "events", k.arr))) {
+    json_decref(k.arr);
+    return rfail(r, REPLICA_ENOMEM, "out of memory");
+  }
+  json_decref(k.arr);
+  return REPLICA_OK;
+}
+
+static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev) {
   if (!r->leader_create || r->fenced) return rfail(r, REPLICA_EFENCED, "fenced: this kernel does not lead the world");
   if (from < 1 || to < from) return rfail(r, REPLICA_EINVAL, "no revisions to publish (%llu..%llu)",
                                           (unsigned long long)from, (unsigned long long)to);
@@ -112,6 +151,7 @@ replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t 
       err = add(r, &b, key, klen, enc, len);
       free(enc);
     }
+    if (!err) err = add_events(r, s, v.record, ev ? &ev[n - from] : NULL);
     if (!err) {
       char *text = json_dumps(v.record, JSON_COMPACT | JSON_SORT_KEYS);
       size_t klen = rkey(r, key, sizeof key, "rev/%020" PRIu64, n);

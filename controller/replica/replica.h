@@ -5,8 +5,9 @@
 **
 ** A replica is one world on one etcd client.  It knows the store (revisions
 ** are read from one and applied to another) and nothing of the kernel: the
-** daemon decides when to campaign, renew, publish and catch up.  Not
-** thread-safe: one thread per replica.
+** daemon decides when to campaign, renew, publish and catch up.  A
+** leader's renewals (replica_renew) and replica_may_write may run on a
+** thread of their own; every other call on one other thread at a time.
 **
 ** The keys of world W, under "jiti/W/":
 **   leader            the leader's identity (text), bound to its lease
@@ -86,7 +87,7 @@ replica_Error replica_renew(replica *r, int64_t now_ms);
 ** and its last renewal etcd answered was sent less than the TTL minus a
 ** margin (1 s, or a quarter of the TTL if larger) ago — before then etcd
 ** cannot have let the lease lapse. */
-int replica_may_write(const replica *r, int64_t now_ms);
+int replica_may_write(replica *r, int64_t now_ms);
 
 /* Stop leading: the lease is revoked (its leader key goes with it).
 ** Harmless when not leading. */
@@ -112,13 +113,22 @@ uint64_t replica_ceiling(const replica *r);
 ** REPLICA_OK only when all of them succeeded.  REPLICA_EFENCED: nothing
 ** more was written (a split commit may have written its first parts, which
 ** no `current` names). */
-replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to);
+/* The events a revision was written with: seqs first..first+n-1 of the
+** store.  Those that carry an idempotency key's digest go into etcd with
+** the revision, so that a standby replays a keyed call instead of running
+** it twice. */
+typedef struct replica_Events { uint64_t first; size_t n; } replica_Events;
+
+/* ev: per revision from..to, its events (NULL: none). */
+replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);
 
 /* ------------------------------------------------------------ standbys */
 
 /* Apply to s every revision etcd has after s's CURRENT, up to etcd's
 ** `current`, each checked against its record: the revision the store
-** writes must describe the same change, generation and time.
+** writes must describe the same change, generation and time.  The keyed
+** outcomes replicated with a revision are written with it (the store's
+** index of keys follows).
 ** *applied: s's CURRENT afterwards.  REPLICA_EDIVERGED: s's CURRENT is
 ** ahead of etcd's, or its revision differs from etcd's record of it. */
 replica_Error replica_catch_up(replica *r, store_env *s, uint64_t *applied);

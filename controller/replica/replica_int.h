@@ -5,12 +5,19 @@
 #define jiti_replica_int_h
 
 #include <jansson.h>
+#include <pthread.h>
 #include "replica.h"
 
 #define REPLICA_WORLD_MAX 64
 
+/* Threads: a leader's renewals run on a thread of their own, with their own
+** etcd client (ek); everything else on one other thread at a time (e).  mu
+** guards the leadership's fields; a commit holds it from its first compare
+** to its last answer, so that a renewal that finds the lease lost cannot
+** interleave with it. */
 struct replica {
-  etcd *e;
+  etcd *e, *ek;
+  pthread_mutex_t mu;
   char prefix[REPLICA_WORLD_MAX + 8];   /* "jiti/W/" */
   size_t plen;
   /* leadership */

@@ -95,27 +95,45 @@ replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, in
 }
 
 replica_Error replica_renew(replica *r, int64_t now_ms) {
-  if (!r->lease) return rfail(r, REPLICA_EFENCED, "fenced: this kernel holds no lease");
-  etcd_Error err = etcd_lease_keepalive(r->e, r->lease, NULL);
-  if (err == ETCD_ELEASE) {
+  pthread_mutex_lock(&r->mu);
+  int64_t lease = r->lease;
+  if (!lease) rfail(r, REPLICA_EFENCED, "fenced: this kernel holds no lease");
+  pthread_mutex_unlock(&r->mu);
+  if (!lease) return REPLICA_EFENCED;
+  etcd_Error err = etcd_lease_keepalive(r->ek, lease, NULL);
+  pthread_mutex_lock(&r->mu);
+  replica_Error out = REPLICA_OK;
+  if (r->lease != lease) {
+    out = rfail(r, REPLICA_EFENCED, "fenced: the lease was given up meanwhile");
+  } else if (err == ETCD_ELEASE) {
     r->lease = 0;
-    return rfenced(r, "the leader's lease expired before it was renewed");
+    r->fenced = 1;
+    r->leader_create = 0;
+    out = rfail(r, REPLICA_EFENCED, "fenced: the leader's lease expired before it was renewed (%s)", etcd_errmsg(r->ek));
+  } else if (err) {
+    out = rfail(r, err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD, "renewing the leader's lease: %s",
+                etcd_errmsg(r->ek));
+  } else if (now_ms > r->renewed_ms) {
+    r->renewed_ms = now_ms;
   }
-  if (err) return retcd(r, err, "renewing the leader's lease");
-  r->renewed_ms = now_ms;
-  return REPLICA_OK;
+  pthread_mutex_unlock(&r->mu);
+  return out;
 }
 
-int replica_may_write(const replica *r, int64_t now_ms) {
-  if (!r->leader_create || r->fenced || !r->lease) return 0;
+int replica_may_write(replica *r, int64_t now_ms) {
+  pthread_mutex_lock(&r->mu);
   int64_t margin = r->ttl_ms / 4 > 1000 ? r->ttl_ms / 4 : 1000;
-  return now_ms < r->renewed_ms + r->ttl_ms - margin;
+  int ok = r->leader_create && !r->fenced && r->lease && now_ms < r->renewed_ms + r->ttl_ms - margin;
+  pthread_mutex_unlock(&r->mu);
+  return ok;
 }
 
 replica_Error replica_resign(replica *r) {
+  pthread_mutex_lock(&r->mu);
   int64_t lease = r->lease;
   r->lease = 0;
   r->leader_create = 0;
+  pthread_mutex_unlock(&r->mu);
   if (!lease) return REPLICA_OK;
   etcd_Error err = etcd_lease_revoke(r->e, lease);
   if (err && err != ETCD_ELEASE) return retcd(r, err, "revoking the leader's lease");

@@ -70,10 +70,12 @@ replica *replica_new(const char *urls, const char *world, char *err, size_t errl
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
-  if (!(r->e = etcd_new(urls, err, errlen))) {
+  if (!(r->e = etcd_new(urls, err, errlen)) || !(r->ek = etcd_new(urls, err, errlen))) {
+    etcd_free(r->e);
     free(r);
     return NULL;
   }
+  pthread_mutex_init(&r->mu, NULL);
   r->plen = (size_t)snprintf(r->prefix, sizeof r->prefix, "jiti/%s/", world);
   return r;
 }
@@ -81,6 +83,8 @@ replica *replica_new(const char *urls, const char *world, char *err, size_t errl
 void replica_free(replica *r) {
   if (!r) return;
   etcd_free(r->e);
+  etcd_free(r->ek);
+  pthread_mutex_destroy(&r->mu);
   free(r);
 }
 

@@ -81,7 +81,7 @@ static uint64_t publish(store_env *s, const char *prefix, int n, size_t size, ui
 
 /* replica_publish, its failure told */
 static replica_Error rpub(replica *r, store_env *s, uint64_t from, uint64_t to) {
-  replica_Error err = replica_publish(r, s, from, to);
+  replica_Error err = replica_publish(r, s, from, to, NULL);
   if (err) fprintf(stderr, "  publish %llu..%llu: %s: %s\n", (unsigned long long)from, (unsigned long long)to,
                    replica_error_name(err), replica_errmsg(r));
   return err;
