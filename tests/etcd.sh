@@ -9,4 +9,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'etcd_cluster_stop; rm -rf "$tmp"' EXIT
 etcd_cluster_start "$tmp/etcd" || exit 1
-"$1" "$ETCD_URLS" "${ETCD_PID[0]},${ETCD_PID[1]},${ETCD_PID[2]}"
+"$1" "$ETCD_URLS" "${ETCD_PID[0]},${ETCD_PID[1]},${ETCD_PID[2]}" "${@:2}"

@@ -944,7 +944,7 @@ int drepl_check(const DReplOpts *o, char *err, size_t errlen);   /* -1: an incom
 ** to etcd's CURRENT or seed an empty world, move the generation past the
 ** former leader's.  0, or -1 (err).  Nothing when not replicated. */
 int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
-int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals; -1 (err) */
+int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
 void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */
 int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any thread) */
 /* Commit revisions from..to of s to etcd (the store writer's thread, or the

@@ -353,7 +353,6 @@ static int kernel_open(Daemon *D, int ready_fd) {
     snprintf(err, sizeof err, "cannot watch the store writer: %s", strerror(errno));
     started = 0;
   }
-  if (started && drepl_start(D, err, sizeof err) != 0) started = 0;
   if (!started) {
     dlog(D, "%s", err);
     dlog_flush(D);

@@ -167,6 +167,9 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
       return -1;
     }
   }
+  /* renewed from now on: bringing the store up and starting the worker may
+     take longer than the lease */
+  if (drepl_start(D, err, errlen) != 0) return -1;
   if (bring_up(D, s, err, errlen) != 0) {
     replica_resign(R->r);
     return -1;
@@ -235,7 +238,7 @@ static void fenced_ready(void *ud, int fd, unsigned r) {
 
 int drepl_start(Daemon *D, char *err, size_t errlen) {
   DRepl *R = D->repl;
-  if (!R) return 0;
+  if (!R || R->running) return 0;
   R->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (R->efd < 0 || dpoll_add(D->poll, R->efd, DPOLL_IN, RANK_SYNC, fenced_ready, D) != 0) {
     snprintf(err, errlen, "cannot watch the lease's renewals: %s", strerror(errno));
