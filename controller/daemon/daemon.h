@@ -942,7 +942,8 @@ int drepl_check(const DReplOpts *o, char *err, size_t errlen);   /* -1: an incom
 /* Before the kernel serves, on its freshly opened store: win the world's
 ** leader key (a standby: apply what etcd has until it wins), bring the store
 ** to etcd's CURRENT or seed an empty world, move the generation past the
-** former leader's.  0, or -1 (err).  Nothing when not replicated. */
+** former leader's.  0; 1 when SIGTERM or SIGINT stopped a standby (err
+** says so); -1 (err).  Nothing when not replicated. */
 int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
 int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
 void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */

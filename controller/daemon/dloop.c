@@ -217,9 +217,11 @@ static void kernel_serve(Daemon *D) {
   if (dpoll_run(D->poll, &none) != 0) dlog(D, "poll: %s", strerror(errno));
 }
 
+#define KERNEL_STOPPED (-1)   /* kernel_open: stopped before it served (a standby's SIGTERM) */
+
 /* Open the kernel: the store recovered, the first worker started, the
 ** socket listening, the loop's descriptors and hooks registered.  EXIT_OK,
-** or the exit status after a message (kernel_close is not called then:
+** KERNEL_STOPPED, or the exit status after a message (kernel_close is not called then:
 ** the process ends). */
 static int kernel_open(Daemon *D, int ready_fd) {
   char err[1024] = "";
@@ -249,9 +251,10 @@ static int kernel_open(Daemon *D, int ready_fd) {
   }
   /* a replicated world: its leader key won and the store brought to etcd's
   ** CURRENT before anything else is written */
-  if (drepl_open(D, dstore(D), err, sizeof err) != 0) {
+  int won = drepl_open(D, dstore(D), err, sizeof err);
+  if (won != 0) {
     fprintf(stderr, "jiti kernel: world %s: %s\n", D->repl_opts.world, err);
-    return EXIT_FAIL;
+    return won > 0 ? KERNEL_STOPPED : EXIT_FAIL;
   }
   uint64_t cur = 0;
   if (store_current(dstore(D), &cur) != STORE_OK) {
@@ -413,6 +416,7 @@ static int kernel_close(Daemon *D) {
 
 static int kernel_run(Daemon *D, int ready_fd) {
   int rc = kernel_open(D, ready_fd);
+  if (rc == KERNEL_STOPPED) return EXIT_OK;   /* a standby asked to stop: a clean stop */
   if (rc != EXIT_OK) return rc;
   kernel_serve(D);
   return kernel_close(D);

@@ -139,6 +139,8 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
   char host[128] = "?", id[400];
   gethostname(host, sizeof host - 1);
   snprintf(id, sizeof id, "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\"}", host, (int)getpid(), D->dir);
+  char sid[300];
+  snprintf(sid, sizeof sid, "%s:%d", host, (int)getpid());
   int won = 0, told = 0;
   for (;;) {
     replica_Error re = REPLICA_OK;
@@ -149,6 +151,14 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
         snprintf(err, errlen, "%s", replica_errmsg(R->r));
         return -1;
       }
+    }
+    if (!re && o->standby) {   /* for jiti replicate status: what this standby has */
+      uint64_t gen = 0;
+      store_generation(s, &gen);
+      char text[600];
+      snprintf(text, sizeof text, "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\",\"revision\":%" PRIu64
+               ",\"generation\":%" PRIu64 "}", host, (int)getpid(), D->dir, applied, gen);
+      (void)replica_report(R->r, sid, text, lease, now_ms());
     }
     if (!re) re = replica_campaign(R->r, lease, id, now_ms(), &won);
     if (won) break;
@@ -163,10 +173,12 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
       told = 1;
     }
     if (wait_ms(200)) {
+      (void)replica_report(R->r, sid, NULL, 0, 0);
       snprintf(err, errlen, "stopped while standing by");
-      return -1;
+      return 1;
     }
   }
+  if (o->standby) (void)replica_report(R->r, sid, NULL, 0, 0);   /* a standby no more */
   /* renewed from now on: bringing the store up and starting the worker may
      take longer than the lease */
   if (drepl_start(D, err, errlen) != 0) return -1;

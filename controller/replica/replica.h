@@ -133,4 +133,21 @@ replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t 
 ** ahead of etcd's, or its revision differs from etcd's record of it. */
 replica_Error replica_catch_up(replica *r, store_env *s, uint64_t *applied);
 
+/* A standby's report under standby/<id> (id: 1-200 bytes, no '/'):
+** text, bound to this replica's lease (granted with ttl seconds if it has
+** none, renewed otherwise), so that a standby that goes away leaves no
+** report behind; text NULL deletes the report. */
+replica_Error replica_report(replica *r, const char *id, const char *text, int64_t ttl, int64_t now_ms);
+
+/* The standbys' reports: *out as etcd_range gives them (keys are the whole
+** keys; free with etcd_range_free). */
+replica_Error replica_standbys(replica *r, etcd_Range *out);
+
+/* The remaining TTL of the leader's lease in seconds (h from replica_head),
+** -1 when it has none. */
+replica_Error replica_leader_ttl(replica *r, const replica_Head *h, int64_t *ttl);
+
+/* `jiti replicate status --replicate URLS --world NAME [--json]` (rstatus.c). */
+int cmd_replicate(int argc, char **argv);
+
 #endif

@@ -166,3 +166,50 @@ replica_Error replica_take_over(replica *r, uint64_t floor, uint64_t *first) {
   *first = from;
   return REPLICA_OK;
 }
+
+replica_Error replica_report(replica *r, const char *id, const char *text, int64_t ttl, int64_t now_ms) {
+  char key[320];
+  if (!id || !*id || strlen(id) > 200 || strchr(id, '/')) return rfail(r, REPLICA_EINVAL, "a standby's id must be 1-200 bytes, no '/'");
+  size_t klen = rkey(r, key, sizeof key, "standby/%s", id);
+  if (!text) {
+    etcd_Error err = etcd_delete(r->e, key, klen, NULL, 0, NULL);
+    return err ? retcd(r, err, "removing a standby's report") : REPLICA_OK;
+  }
+  pthread_mutex_lock(&r->mu);
+  int64_t lease = r->lease;
+  pthread_mutex_unlock(&r->mu);
+  etcd_Error err = lease ? etcd_lease_keepalive(r->e, lease, NULL) : ETCD_ELEASE;
+  if (err == ETCD_ELEASE) {
+    int64_t granted = 0;
+    if ((err = etcd_lease_grant(r->e, ttl, 0, &lease, &granted))) return retcd(r, err, "granting a standby's lease");
+    pthread_mutex_lock(&r->mu);
+    r->lease = lease;
+    r->ttl_ms = granted * 1000;
+    r->renewed_ms = now_ms;
+    r->fenced = 0;
+    pthread_mutex_unlock(&r->mu);
+  } else if (err) {
+    return retcd(r, err, "renewing a standby's lease");
+  }
+  err = etcd_put(r->e, key, klen, text, strlen(text), lease, NULL);
+  return err ? retcd(r, err, "reporting a standby") : REPLICA_OK;
+}
+
+replica_Error replica_standbys(replica *r, etcd_Range *out) {
+  char key[128], end[128];
+  size_t klen = rkey(r, key, sizeof key, "standby/");
+  size_t elen = etcd_prefix_end(key, klen, end);
+  etcd_Error err = etcd_range(r->e, key, klen, end, elen, 0, 0, 0, out);
+  return err ? retcd(r, err, "reading the standbys") : REPLICA_OK;
+}
+
+replica_Error replica_leader_ttl(replica *r, const replica_Head *h, int64_t *ttl) {
+  *ttl = -1;
+  if (!h->leader_lease) return REPLICA_OK;
+  etcd_Error err = etcd_lease_ttl(r->e, h->leader_lease, ttl);
+  if (err == ETCD_ELEASE) {
+    *ttl = -1;
+    return REPLICA_OK;
+  }
+  return err ? retcd(r, err, "reading the leader's lease") : REPLICA_OK;
+}
