@@ -37,8 +37,8 @@ struct DRepl {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int running, stop;
-  int efd;                   /* the renewer wakes the loop through it when fenced */
-  char why[512];             /* why the lease was lost (under mu) */
+  int efd;       /* the renewer wakes the loop through it when fenced */
+  char why[512]; /* why the lease was lost (under mu) */
 };
 
 static int64_t now_ms(void) { return (int64_t)(mono_now() * 1000.0); }
@@ -152,19 +152,22 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
         return -1;
       }
     }
-    if (!re && o->standby) {   /* for jiti replicate status: what this standby has */
+    if (!re && o->standby) { /* for jiti replicate status: what this standby has */
       uint64_t gen = 0;
       store_generation(s, &gen);
       char text[600];
-      snprintf(text, sizeof text, "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\",\"revision\":%" PRIu64
-               ",\"generation\":%" PRIu64 "}", host, (int)getpid(), D->dir, applied, gen);
+      snprintf(text, sizeof text,
+               "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\",\"revision\":%" PRIu64 ",\"generation\":%" PRIu64 "}",
+               host, (int)getpid(), D->dir, applied, gen);
       (void)replica_report(R->r, sid, text, lease, now_ms());
     }
     if (!re) re = replica_campaign(R->r, lease, id, now_ms(), &won);
     if (won) break;
     if (!o->standby) {
       snprintf(err, errlen, "%s%s", re ? "" : "", replica_errmsg(R->r));
-      if (!re) snprintf(err + strlen(err), errlen - strlen(err), "; start this kernel with --standby to take over when it goes");
+      if (!re)
+        snprintf(err + strlen(err), errlen - strlen(err),
+                 "; start this kernel with --standby to take over when it goes");
       return -1;
     }
     if (!told || re) {
@@ -178,7 +181,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
       return 1;
     }
   }
-  if (o->standby) (void)replica_report(R->r, sid, NULL, 0, 0);   /* a standby no more */
+  if (o->standby) (void)replica_report(R->r, sid, NULL, 0, 0); /* a standby no more */
   /* renewed from now on: bringing the store up and starting the worker may
      take longer than the lease */
   if (drepl_start(D, err, errlen) != 0) return -1;
@@ -309,8 +312,10 @@ int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const repli
 }
 
 void drepl_uncertain(Daemon *D, const char *why) {
-  dlog(D, "%s; whether etcd holds it is unknown, so this kernel answers nothing more and stops at once "
-       "(a standby takes the world over from etcd)", why);
+  dlog(D,
+       "%s; whether etcd holds it is unknown, so this kernel answers nothing more and stops at once "
+       "(a standby takes the world over from etcd)",
+       why);
   dlog_flush(D);
   _exit(EXIT_FAIL);
 }

@@ -12,11 +12,11 @@
 
 #define DEFAULT_CONNECT_MS 1000L
 #define DEFAULT_REQUEST_MS 5000L
-#define DEFAULT_MAX_REQUEST ((size_t)3 << 19)   /* 1.5 MiB: etcd's --max-request-bytes */
+#define DEFAULT_MAX_REQUEST ((size_t)3 << 19) /* 1.5 MiB: etcd's --max-request-bytes */
 
 const char *etcd_error_name(etcd_Error err) {
-  static const char *const names[] = {"ok", "unavailable", "uncertain", "failed", "lease", "compacted",
-                                      "too-big", "no-space", "protocol", "stopped", "invalid", "no-memory"};
+  static const char *const names[] = {"ok",      "unavailable", "uncertain", "failed",  "lease",   "compacted",
+                                      "too-big", "no-space",    "protocol",  "stopped", "invalid", "no-memory"};
   return (unsigned)err < sizeof names / sizeof *names ? names[err] : "?";
 }
 
@@ -54,8 +54,8 @@ etcd *etcd_new(const char *urls, char *err, size_t errlen) {
     const char *c = strchr(p, ',');
     size_t n = c ? (size_t)(c - p) : strlen(p);
     if (!url_ok(p, n)) {
-      snprintf(err, errlen, "etcd member URL '%.*s' is not http://HOST:PORT or https://HOST:PORT", (int)(n > 200 ? 200 : n),
-               p);
+      snprintf(err, errlen, "etcd member URL '%.*s' is not http://HOST:PORT or https://HOST:PORT",
+               (int)(n > 200 ? 200 : n), p);
       etcd_free(e);
       return NULL;
     }
@@ -103,8 +103,14 @@ void etcd_set_max_request(etcd *e, size_t bytes) {
 }
 
 /* gRPC's status codes that etcd's errors carry. */
-enum { GRPC_INVALID_ARGUMENT = 3, GRPC_DEADLINE = 4, GRPC_NOT_FOUND = 5, GRPC_EXHAUSTED = 8,
-       GRPC_OUT_OF_RANGE = 11, GRPC_UNAVAILABLE = 14 };
+enum {
+  GRPC_INVALID_ARGUMENT = 3,
+  GRPC_DEADLINE = 4,
+  GRPC_NOT_FOUND = 5,
+  GRPC_EXHAUSTED = 8,
+  GRPC_OUT_OF_RANGE = 11,
+  GRPC_UNAVAILABLE = 14
+};
 
 etcd_Error eclient_server_error(etcd *e, json_t *err, ecall_Kind kind, int *next) {
   *next = 0;
@@ -122,8 +128,8 @@ etcd_Error eclient_server_error(etcd *e, json_t *err, ecall_Kind kind, int *next
     return eclient_fail(e, ETCD_ETOOBIG, "etcd %s: %s (raise the members' --max-request-bytes, or send less)", m, msg);
   if (strstr(msg, "space exceeded") || (code == GRPC_EXHAUSTED && strstr(msg, "quota")))
     return eclient_fail(e, ETCD_ENOSPACE,
-                        "etcd %s: %s (compact, defragment and disarm the alarm: etcdctl compact, defrag, alarm disarm)", m,
-                        msg);
+                        "etcd %s: %s (compact, defragment and disarm the alarm: etcdctl compact, defrag, alarm disarm)",
+                        m, msg);
   if (code == GRPC_UNAVAILABLE || code == GRPC_DEADLINE) {
     /* "no leader" is refused before it is proposed; the others may have been applied */
     int unapplied = strstr(msg, "no leader") != NULL;
@@ -147,7 +153,7 @@ static etcd_Error attempt(etcd *e, const char *path, const char *text, size_t le
   mhttp_Error he = mhttp_post(e->http, url, NULL, text, len, NULL, NULL, &r);
   *next = 0;
   etcd_Error out;
-  if (he == MHTTP_ECONNECT) {   /* never sent */
+  if (he == MHTTP_ECONNECT) { /* never sent */
     *next = 1;
     out = eclient_fail(e, ETCD_EUNAVAILABLE, "etcd member %s cannot be reached: %s", m, r.errmsg);
   } else if (he == MHTTP_ENOMEM) {
@@ -164,8 +170,9 @@ static etcd_Error attempt(etcd *e, const char *path, const char *text, size_t le
     json_error_t jerr;
     json_t *j = json_loadb(r.body, r.len, 0, &jerr);
     if (!json_is_object(j)) {
-      out = eclient_fail(e, ETCD_EPROTO, "etcd member %s answered HTTP %ld with something that is not etcd's JSON: %.80s",
-                         m, r.status, r.body ? r.body : "");
+      out =
+        eclient_fail(e, ETCD_EPROTO, "etcd member %s answered HTTP %ld with something that is not etcd's JSON: %.80s",
+                     m, r.status, r.body ? r.body : "");
       *next = kind == ECALL_READ;
     } else if (r.status != 200 || json_object_get(j, "error")) {
       out = eclient_server_error(e, j, kind, next);
@@ -190,8 +197,9 @@ etcd_Error eclient_call(etcd *e, const char *path, json_t *body, ecall_Kind kind
   size_t len = strlen(text);
   if (len > e->max_request) {
     free(text);
-    return eclient_fail(e, ETCD_ETOOBIG, "an etcd request of %zu bytes is over the limit of %zu bytes (etcd's --max-request-bytes)",
-                        len, e->max_request);
+    return eclient_fail(e, ETCD_ETOOBIG,
+                        "an etcd request of %zu bytes is over the limit of %zu bytes (etcd's --max-request-bytes)", len,
+                        e->max_request);
   }
   etcd_Error err = ETCD_EUNAVAILABLE;
   char first[sizeof e->errmsg];

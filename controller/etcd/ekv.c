@@ -33,7 +33,9 @@ static json_t *range_body(const void *key, size_t key_len, const void *end, size
 
 static json_t *put_body(const void *key, size_t key_len, const void *value, size_t value_len, int64_t lease) {
   json_t *o = range_body(key, key_len, NULL, 0);
-  if (o && (ejson_set(o, "value", ejson_bytes(value, value_len)) || (lease && ejson_set(o, "lease", ejson_i64_new(lease))))) {
+  if (o &&
+      (ejson_set(o, "value", ejson_bytes(value, value_len)) ||
+       (lease && ejson_set(o, "lease", ejson_i64_new(lease))))) {
     json_decref(o);
     return NULL;
   }
@@ -44,15 +46,18 @@ etcd_Error etcd_range(etcd *e, const void *key, size_t key_len, const void *end,
                       int64_t limit, int keys_only, etcd_Range *out) {
   memset(out, 0, sizeof *out);
   json_t *b = range_body(key, key_len, end, end_len);
-  if (b && ((revision && ejson_set(b, "revision", ejson_i64_new(revision))) ||
-            (limit && ejson_set(b, "limit", ejson_i64_new(limit))) || (keys_only && ejson_set(b, "keys_only", json_true())))) {
+  if (b &&
+      ((revision && ejson_set(b, "revision", ejson_i64_new(revision))) ||
+       (limit && ejson_set(b, "limit", ejson_i64_new(limit))) ||
+       (keys_only && ejson_set(b, "keys_only", json_true())))) {
     json_decref(b);
     b = NULL;
   }
   json_t *reply;
   etcd_Error err = eclient_call(e, "/v3/kv/range", b, ECALL_READ, &reply);
   if (err) return err;
-  if (ejson_range(reply, out)) err = eclient_fail(e, ETCD_EPROTO, "etcd %s: a range reply that does not parse", etcd_member(e));
+  if (ejson_range(reply, out))
+    err = eclient_fail(e, ETCD_EPROTO, "etcd %s: a range reply that does not parse", etcd_member(e));
   json_decref(reply);
   return err;
 }
@@ -65,8 +70,7 @@ etcd_Error etcd_put(etcd *e, const void *key, size_t key_len, const void *value,
   int64_t rev = 0;
   if (ejson_i64(json_object_get(reply, "header"), "revision", &rev) || !rev)
     err = eclient_fail(e, ETCD_EPROTO, "etcd %s: a put reply without its revision", etcd_member(e));
-  else if (revision)
-    *revision = rev;
+  else if (revision) *revision = rev;
   json_decref(reply);
   return err;
 }
@@ -78,8 +82,7 @@ etcd_Error etcd_delete(etcd *e, const void *key, size_t key_len, const void *end
   int64_t n = 0;
   if (ejson_i64(reply, "deleted", &n))
     err = eclient_fail(e, ETCD_EPROTO, "etcd %s: a delete reply that does not parse", etcd_member(e));
-  else if (deleted)
-    *deleted = n;
+  else if (deleted) *deleted = n;
   json_decref(reply);
   return err;
 }
@@ -224,7 +227,8 @@ void etcd_txn_result_free(etcd_TxnResult *r) {
 
 etcd_Error etcd_txn_commit(etcd *e, const etcd_txn *t, etcd_TxnResult *out) {
   memset(out, 0, sizeof *out);
-  if (t->invalid) return eclient_fail(e, ETCD_EINVAL, "an etcd transaction with a bad compare target, result or branch");
+  if (t->invalid)
+    return eclient_fail(e, ETCD_EINVAL, "an etcd transaction with a bad compare target, result or branch");
   if (t->nomem) return eclient_fail(e, ETCD_ENOMEM, "out of memory building an etcd transaction");
   json_t *reply;
   etcd_Error err = eclient_call(e, "/v3/kv/txn", txn_body(t), ECALL_WRITE, &reply);
@@ -249,7 +253,7 @@ etcd_Error etcd_txn_commit(etcd *e, const etcd_txn *t, etcd_TxnResult *out) {
       json_decref(reply);
       return eclient_fail(e, ETCD_EPROTO, "etcd %s: a transaction's range reply that does not parse", etcd_member(e));
     }
-    out->ranges[out->nranges++].revision = out->revision;   /* a nested header holds only the revision, if anything */
+    out->ranges[out->nranges++].revision = out->revision; /* a nested header holds only the revision, if anything */
   }
   json_decref(reply);
   return ETCD_OK;

@@ -29,8 +29,7 @@ etcd_Error etcd_lease_grant(etcd *e, int64_t ttl, int64_t id, int64_t *lease, in
   if (err) return err;
   int64_t got = 0, t = 0;
   const char *why = json_string_value(json_object_get(reply, "error"));
-  if (why && *why)
-    err = eclient_fail(e, ETCD_EFAILED, "etcd %s refused the lease: %s", etcd_member(e), why);
+  if (why && *why) err = eclient_fail(e, ETCD_EFAILED, "etcd %s refused the lease: %s", etcd_member(e), why);
   else if (ejson_i64(reply, "ID", &got) || ejson_i64(reply, "TTL", &t) || !got || t <= 0)
     err = eclient_fail(e, ETCD_EPROTO, "etcd %s: a lease grant reply without its id and TTL", etcd_member(e));
   else {
@@ -53,8 +52,7 @@ etcd_Error etcd_lease_keepalive(etcd *e, int64_t lease, int64_t *ttl) {
   else if (t <= 0)
     err = eclient_fail(e, ETCD_ELEASE, "etcd %s: lease %llx has expired or was revoked", etcd_member(e),
                        (unsigned long long)lease);
-  else if (ttl)
-    *ttl = t;
+  else if (ttl) *ttl = t;
   json_decref(reply);
   return err;
 }
@@ -76,8 +74,7 @@ etcd_Error etcd_lease_ttl(etcd *e, int64_t lease, int64_t *ttl) {
   else if (t < 0)
     err = eclient_fail(e, ETCD_ELEASE, "etcd %s: lease %llx has expired or was revoked", etcd_member(e),
                        (unsigned long long)lease);
-  else
-    *ttl = t;
+  else *ttl = t;
   json_decref(reply);
   return err;
 }

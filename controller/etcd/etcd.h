@@ -35,16 +35,16 @@ typedef struct etcd etcd;
 
 typedef enum etcd_Error {
   ETCD_OK = 0,
-  ETCD_EUNAVAILABLE,  /* no member answered (each refused, timed out a read, or has no quorum) */
-  ETCD_EUNCERTAIN,    /* a write was sent and no answer came: it may or may not have been applied */
-  ETCD_EFAILED,       /* etcd refused the request (its message is in etcd_errmsg) */
-  ETCD_ELEASE,        /* the lease does not exist or has expired */
-  ETCD_ECOMPACTED,    /* the revision asked for is older than etcd's compaction */
-  ETCD_ETOOBIG,       /* the request is larger than etcd takes (etcd_set_max_request) */
-  ETCD_ENOSPACE,      /* etcd's database is at its quota: compact and defragment */
-  ETCD_EPROTO,        /* the reply is not what etcd's gateway sends */
-  ETCD_ESTOPPED,      /* a watch ended by its callback or its stop flag */
-  ETCD_EINVAL,        /* a bad argument (the message names it) */
+  ETCD_EUNAVAILABLE, /* no member answered (each refused, timed out a read, or has no quorum) */
+  ETCD_EUNCERTAIN,   /* a write was sent and no answer came: it may or may not have been applied */
+  ETCD_EFAILED,      /* etcd refused the request (its message is in etcd_errmsg) */
+  ETCD_ELEASE,       /* the lease does not exist or has expired */
+  ETCD_ECOMPACTED,   /* the revision asked for is older than etcd's compaction */
+  ETCD_ETOOBIG,      /* the request is larger than etcd takes (etcd_set_max_request) */
+  ETCD_ENOSPACE,     /* etcd's database is at its quota: compact and defragment */
+  ETCD_EPROTO,       /* the reply is not what etcd's gateway sends */
+  ETCD_ESTOPPED,     /* a watch ended by its callback or its stop flag */
+  ETCD_EINVAL,       /* a bad argument (the message names it) */
   ETCD_ENOMEM
 } etcd_Error;
 
@@ -79,17 +79,17 @@ const char *etcd_member(const etcd *e);
 /* ------------------------------------------------------------ keys */
 
 typedef struct etcd_KV {
-  char *key, *value;         /* NUL-terminated for convenience; may hold NULs */
+  char *key, *value; /* NUL-terminated for convenience; may hold NULs */
   size_t key_len, value_len;
   int64_t create_revision, mod_revision, version, lease;
 } etcd_KV;
 
 typedef struct etcd_Range {
-  int64_t revision;          /* etcd's revision the read was made at */
+  int64_t revision; /* etcd's revision the read was made at */
   etcd_KV *kvs;
   size_t n;
-  int64_t count;             /* keys in the range (more than n under a limit) */
-  int more;                  /* a limit left some out */
+  int64_t count; /* keys in the range (more than n under a limit) */
+  int more;      /* a limit left some out */
 } etcd_Range;
 
 void etcd_range_free(etcd_Range *r);
@@ -104,18 +104,17 @@ size_t etcd_prefix_end(const void *prefix, size_t len, void *end);
 ** (0: the latest), at most limit (0: all), in key order; keys_only leaves
 ** values out.  A linearizable read.  *out: free with etcd_range_free.
 ** ETCD_ECOMPACTED: revision was compacted. */
-etcd_Error etcd_range(etcd *e, const void *key, size_t key_len, const void *end, size_t end_len,
-                      int64_t revision, int64_t limit, int keys_only, etcd_Range *out);
+etcd_Error etcd_range(etcd *e, const void *key, size_t key_len, const void *end, size_t end_len, int64_t revision,
+                      int64_t limit, int keys_only, etcd_Range *out);
 
 /* Put value under key, bound to lease (0: none).  *revision (may be
 ** NULL): the etcd revision of the put.  ETCD_ELEASE: no such lease. */
-etcd_Error etcd_put(etcd *e, const void *key, size_t key_len, const void *value, size_t value_len,
-                    int64_t lease, int64_t *revision);
+etcd_Error etcd_put(etcd *e, const void *key, size_t key_len, const void *value, size_t value_len, int64_t lease,
+                    int64_t *revision);
 
 /* Delete the keys in [key, end) (end NULL: key alone).  *deleted (may be
 ** NULL): how many. */
-etcd_Error etcd_delete(etcd *e, const void *key, size_t key_len, const void *end, size_t end_len,
-                       int64_t *deleted);
+etcd_Error etcd_delete(etcd *e, const void *key, size_t key_len, const void *end, size_t end_len, int64_t *deleted);
 
 /* Compact etcd's history before revision (physical: waits until done).
 ** ETCD_ECOMPACTED: it was compacted already; ETCD_EFAILED: revision is
@@ -140,17 +139,14 @@ void etcd_txn_free(etcd_txn *t);
 
 /* Compare an integer target (ETCD_VERSION, ETCD_CREATE, ETCD_MOD,
 ** ETCD_LEASE) of key; an absent key has 0 for each. */
-int etcd_txn_compare(etcd_txn *t, const void *key, size_t key_len, etcd_Target target, etcd_Cmp cmp,
-                     int64_t value);
+int etcd_txn_compare(etcd_txn *t, const void *key, size_t key_len, etcd_Target target, etcd_Cmp cmp, int64_t value);
 /* Compare key's value (an absent key fails every value compare). */
 int etcd_txn_compare_value(etcd_txn *t, const void *key, size_t key_len, etcd_Cmp cmp, const void *value,
                            size_t value_len);
-int etcd_txn_put(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *value,
-                 size_t value_len, int64_t lease);
-int etcd_txn_delete(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *end,
-                    size_t end_len);
-int etcd_txn_range(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *end,
-                   size_t end_len);
+int etcd_txn_put(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *value, size_t value_len,
+                 int64_t lease);
+int etcd_txn_delete(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *end, size_t end_len);
+int etcd_txn_range(etcd_txn *t, etcd_Branch b, const void *key, size_t key_len, const void *end, size_t end_len);
 
 /* Operations in the transaction so far (compares not counted): etcd takes
 ** at most 128 by default (--max-txn-ops). */
@@ -159,9 +155,9 @@ size_t etcd_txn_ops(const etcd_txn *t);
 size_t etcd_txn_size(const etcd_txn *t);
 
 typedef struct etcd_TxnResult {
-  int succeeded;             /* every compare held: the success branch ran */
-  int64_t revision;          /* etcd's revision after it */
-  etcd_Range *ranges;        /* one per range operation of the branch that ran, in order */
+  int succeeded;      /* every compare held: the success branch ran */
+  int64_t revision;   /* etcd's revision after it */
+  etcd_Range *ranges; /* one per range operation of the branch that ran, in order */
   size_t nranges;
 } etcd_TxnResult;
 
@@ -195,14 +191,14 @@ typedef enum etcd_EventType { ETCD_PUT, ETCD_DELETE } etcd_EventType;
 
 typedef struct etcd_Event {
   etcd_EventType type;
-  etcd_KV kv;                /* a deletion: the key and its mod_revision only */
+  etcd_KV kv; /* a deletion: the key and its mod_revision only */
 } etcd_Event;
 
 /* One response of a watch: the events of one or more etcd revisions, in
 ** order (events of one transaction share a mod_revision and are never
 ** split between two calls). */
 typedef struct etcd_WatchBatch {
-  int64_t revision;          /* etcd's revision when it was sent */
+  int64_t revision; /* etcd's revision when it was sent */
   const etcd_Event *events;
   size_t n;
 } etcd_WatchBatch;
@@ -212,13 +208,13 @@ typedef struct etcd_WatchBatch {
 typedef int (*etcd_watch_fn)(void *ud, const etcd_WatchBatch *b);
 
 typedef struct etcd_Watch {
-  const void *key, *end;     /* the range [key, end); end NULL: key alone */
+  const void *key, *end; /* the range [key, end); end NULL: key alone */
   size_t key_len, end_len;
-  int64_t start_revision;    /* the first revision to report (0: from now) */
-  volatile sig_atomic_t *stop;  /* may be NULL: once set, the watch ends within about a second */
-  long window_ms;            /* a stream is reopened after this long (default 10000) */
-  int64_t next_revision;     /* out: the first revision not reported yet */
-  int64_t compact_revision;  /* out, with ETCD_ECOMPACTED: the oldest revision left */
+  int64_t start_revision;      /* the first revision to report (0: from now) */
+  volatile sig_atomic_t *stop; /* may be NULL: once set, the watch ends within about a second */
+  long window_ms;              /* a stream is reopened after this long (default 10000) */
+  int64_t next_revision;       /* out: the first revision not reported yet */
+  int64_t compact_revision;    /* out, with ETCD_ECOMPACTED: the oldest revision left */
 } etcd_Watch;
 
 /* Stream the changes of the range to fn until fn or stop ends it
@@ -235,7 +231,7 @@ etcd_Error etcd_watch(etcd *e, etcd_Watch *w, etcd_watch_fn fn, void *ud);
 typedef struct etcd_Status {
   char version[32];
   int64_t db_size, db_size_in_use;
-  uint64_t member_id, leader;   /* leader 0: the member knows no leader */
+  uint64_t member_id, leader; /* leader 0: the member knows no leader */
   int64_t raft_term, raft_index;
 } etcd_Status;
 

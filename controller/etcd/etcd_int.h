@@ -13,7 +13,7 @@
 
 struct etcd {
   char *urls[ETCD_MAX_MEMBERS];
-  size_t nurls, at;          /* at: the member the next request goes to */
+  size_t nurls, at; /* at: the member the next request goes to */
   mhttp *http;
   long connect_ms, request_ms;
   size_t max_request;
@@ -39,11 +39,11 @@ etcd_Error eclient_server_error(etcd *e, json_t *err, ecall_Kind kind, int *next
 
 /* The gateway's JSON: 64-bit integers are strings (or numbers), bytes are
 ** base64. */
-int ejson_i64(json_t *o, const char *name, int64_t *v);        /* absent: 0; -1 when malformed */
-json_t *ejson_bytes(const void *p, size_t n);                  /* a base64 string; NULL without memory */
-json_t *ejson_i64_new(int64_t v);                              /* a decimal string */
-int ejson_unbytes(json_t *s, char **out, size_t *len);         /* absent/null: "" ; -1 malformed or no memory */
-int ejson_set(json_t *o, const char *name, json_t *v);         /* takes v; -1 when v is NULL or on failure */
+int ejson_i64(json_t *o, const char *name, int64_t *v); /* absent: 0; -1 when malformed */
+json_t *ejson_bytes(const void *p, size_t n);           /* a base64 string; NULL without memory */
+json_t *ejson_i64_new(int64_t v);                       /* a decimal string */
+int ejson_unbytes(json_t *s, char **out, size_t *len);  /* absent/null: "" ; -1 malformed or no memory */
+int ejson_set(json_t *o, const char *name, json_t *v);  /* takes v; -1 when v is NULL or on failure */
 
 /* One key-value of a reply (kv) and one range reply (its "kvs", "count",
 ** "more", header's revision): 0, or -1 malformed (nothing left allocated). */

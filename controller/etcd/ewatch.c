@@ -26,9 +26,9 @@ typedef struct Stream {
   void *ud;
   char *buf;
   size_t len, cap;
-  int created;               /* the member confirmed the watch */
+  int created; /* the member confirmed the watch */
   End end;
-  etcd_Error err;            /* with END_ERROR */
+  etcd_Error err; /* with END_ERROR */
 } Stream;
 
 static void free_events(etcd_Event *ev, size_t n) {
@@ -50,14 +50,15 @@ static int response(Stream *s, json_t *r) {
   if (compact > 0) {
     w->compact_revision = compact;
     s->end = END_COMPACTED;
-    eclient_fail(s->e, ETCD_ECOMPACTED, "etcd %s: revision %lld was compacted; the oldest left is %lld", etcd_member(s->e),
-                 (long long)w->next_revision, (long long)compact);
+    eclient_fail(s->e, ETCD_ECOMPACTED, "etcd %s: revision %lld was compacted; the oldest left is %lld",
+                 etcd_member(s->e), (long long)w->next_revision, (long long)compact);
     return -1;
   }
   if (json_is_true(json_object_get(r, "canceled"))) {
     const char *why = json_string_value(json_object_get(r, "cancel_reason"));
     s->end = END_ERROR;
-    s->err = eclient_fail(s->e, ETCD_EFAILED, "etcd %s cancelled the watch: %s", etcd_member(s->e), why ? why : "(no reason)");
+    s->err =
+      eclient_fail(s->e, ETCD_EFAILED, "etcd %s cancelled the watch: %s", etcd_member(s->e), why ? why : "(no reason)");
     return -1;
   }
   json_t *evs = json_object_get(r, "events");
@@ -106,7 +107,7 @@ static int line(Stream *s, const char *p, size_t n) {
     int next;
     s->end = END_ERROR;
     s->err = eclient_server_error(s->e, err, ECALL_READ, &next);
-    if (next) s->end = END_NONE;   /* another member may do: the stream just ends */
+    if (next) s->end = END_NONE; /* another member may do: the stream just ends */
     rc = -1;
   } else {
     s->end = END_ERROR;
@@ -170,7 +171,7 @@ etcd_Error etcd_watch(etcd *e, etcd_Watch *w, etcd_watch_fn fn, void *ud) {
   mhttp_set_timeouts(e->http, e->connect_ms, window);
   mhttp_set_interrupt(e->http, w->stop);
   Stream s = {.e = e, .w = w, .fn = fn, .ud = ud};
-  size_t failed = 0;   /* members in a row that gave no stream */
+  size_t failed = 0; /* members in a row that gave no stream */
   char first[sizeof e->errmsg] = "";
   etcd_Error out = ETCD_EUNAVAILABLE;
   for (;;) {
@@ -203,7 +204,7 @@ etcd_Error etcd_watch(etcd *e, etcd_Watch *w, etcd_watch_fn fn, void *ud) {
       out = s.end == END_COMPACTED ? ETCD_ECOMPACTED : s.err;
       break;
     }
-    if (s.created) {   /* the member is alive: a window ended, or it went away mid-stream */
+    if (s.created) { /* the member is alive: a window ended, or it went away mid-stream */
       failed = 0;
       first[0] = 0;
       if (he != MHTTP_ETIMEOUT) e->at = (e->at + 1) % e->nurls;
@@ -229,7 +230,8 @@ etcd_Error etcd_watch(etcd *e, etcd_Watch *w, etcd_watch_fn fn, void *ud) {
     } else if (s.end == END_NONE && he == MHTTP_OK) {
       eclient_fail(e, ETCD_EUNAVAILABLE, "etcd member %s ended a watch before confirming it", etcd_member(e));
     } else if (s.end == END_NONE) {
-      eclient_fail(e, ETCD_EUNAVAILABLE, "etcd member %s: no watch (%s: %s)", etcd_member(e), mhttp_error_name(he), r.errmsg);
+      eclient_fail(e, ETCD_EUNAVAILABLE, "etcd member %s: no watch (%s: %s)", etcd_member(e), mhttp_error_name(he),
+                   r.errmsg);
     }
     mhttp_response_free(&r);
     if (!first[0]) snprintf(first, sizeof first, "%s", e->errmsg);

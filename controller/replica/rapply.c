@@ -16,7 +16,7 @@
 #include <string.h>
 #include "replica_int.h"
 
-#define PAGE 64   /* records read per range */
+#define PAGE 64 /* records read per range */
 
 /* Etcd's record of revision n (parsed), or NULL (r's message set, *err). */
 static json_t *record_of(replica *r, const etcd_KV *kv, uint64_t n, replica_Error *err) {
@@ -24,8 +24,8 @@ static json_t *record_of(replica *r, const etcd_KV *kv, uint64_t n, replica_Erro
   json_int_t rev = json_integer_value(json_object_get(j, "rev"));
   if (!json_is_object(j) || (uint64_t)rev != n || !json_is_array(json_object_get(j, "changes"))) {
     json_decref(j);
-    *err = rfail(r, REPLICA_EPROTO, "etcd's record of revision %llu (%.*s) is damaged or not jiti's", (unsigned long long)n,
-                 (int)kv->key_len, kv->key);
+    *err = rfail(r, REPLICA_EPROTO, "etcd's record of revision %llu (%.*s) is damaged or not jiti's",
+                 (unsigned long long)n, (int)kv->key_len, kv->key);
     return NULL;
   }
   return j;
@@ -34,10 +34,18 @@ static json_t *record_of(replica *r, const etcd_KV *kv, uint64_t n, replica_Erro
 /* The entries a page of records needs that the store lacks, read from
 ** etcd up front, many to a request (one range per entry would cost a round
 ** trip each: a standby would fall behind a busy leader). */
-typedef struct Cached { char hex[65]; etcd_KV kv; } Cached;
-typedef struct Cache { Cached *v; size_t n, cap; } Cache;
+typedef struct Cached {
+  char hex[65];
+  etcd_KV kv;
+} Cached;
+typedef struct Cache {
+  Cached *v;
+  size_t n, cap;
+} Cache;
 
-static int cached_cmp(const void *a, const void *b) { return strcmp(((const Cached *)a)->hex, ((const Cached *)b)->hex); }
+static int cached_cmp(const void *a, const void *b) {
+  return strcmp(((const Cached *)a)->hex, ((const Cached *)b)->hex);
+}
 
 static void cache_free(Cache *c) {
   for (size_t i = 0; i < c->n; i++) {
@@ -57,7 +65,7 @@ static replica_Error prefetch(replica *r, store_env *s, json_t **recs, size_t n,
       const char *nw = json_string_value(json_array_get(json_array_get(changes, k), 3));
       uint8_t hash[32];
       store_entry *own;
-      if (!nw || !*nw || store_hash_parse(nw, hash)) continue;   /* (prepare says what is wrong) */
+      if (!nw || !*nw || store_hash_parse(nw, hash)) continue; /* (prepare says what is wrong) */
       if (store_get_entry(s, hash, &own) == STORE_OK) {
         store_free(own);
         continue;
@@ -88,7 +96,7 @@ static replica_Error prefetch(replica *r, store_env *s, json_t **recs, size_t n,
     if (ee) return retcd(r, ee, "reading entries");
     for (size_t i = from; i < to && i - from < res.nranges; i++) {
       etcd_Range *g = &res.ranges[i - from];
-      if (g->n) {   /* taken over: the range no longer owns it */
+      if (g->n) { /* taken over: the range no longer owns it */
         c->v[i].kv = g->kvs[0];
         memset(&g->kvs[0], 0, sizeof g->kvs[0]);
       }
@@ -128,7 +136,8 @@ static replica_Error fetch_entry(replica *r, store_env *s, const Cache *c, const
   if (!(*namecopy = strndup(out->name, (size_t)nl))) return rfail(r, REPLICA_ENOMEM, "out of memory");
   out->name = *namecopy;
   if (out->kind != kind || strcmp(out->name, name) || store_entry_hash(out, check, NULL) || memcmp(check, hash, 32))
-    return rfail(r, REPLICA_EPROTO, "etcd's entry %s does not hash to its key (%s %s)", hex, store_kind_name(kind), name);
+    return rfail(r, REPLICA_EPROTO, "etcd's entry %s does not hash to its key (%s %s)", hex, store_kind_name(kind),
+                 name);
   return REPLICA_OK;
 }
 
@@ -143,7 +152,7 @@ typedef struct Prep {
   store_entry **owns;
   store_ev *ev;
   store_rev_info info;
-  uint64_t target;           /* a rollback's */
+  uint64_t target; /* a rollback's */
 } Prep;
 
 static void prep_free(Prep *p) {
@@ -173,7 +182,8 @@ static replica_Error prepare(replica *r, store_env *s, const Cache *c, json_t *r
   p->holds = calloc(nc + 1, sizeof *p->holds);
   p->owns = calloc(nc + 1, sizeof *p->owns);
   p->ev = calloc(p->nev + 1, sizeof *p->ev);
-  if (!p->ch || !p->rm || !p->names || !p->holds || !p->owns || !p->ev) return rfail(r, REPLICA_ENOMEM, "out of memory");
+  if (!p->ch || !p->rm || !p->names || !p->holds || !p->owns || !p->ev)
+    return rfail(r, REPLICA_ENOMEM, "out of memory");
   /* the keyed outcomes written with it: the store indexes their keys (redacted in place: copies) */
   for (size_t i = 0; i < p->nev; i++)
     if (!(p->ev[i].obj = json_deep_copy(json_array_get(evs, i)))) return rfail(r, REPLICA_ENOMEM, "out of memory");
@@ -203,7 +213,8 @@ static replica_Error prepare(replica *r, store_env *s, const Cache *c, json_t *r
     .foreign = json_string_value(json_object_get(rec, "foreign")),
   };
   if (p->info.response_id && !*p->info.response_id) p->info.response_id = NULL;
-  p->target = p->info.kind == STORE_REV_ROLLBACK ? (uint64_t)json_integer_value(json_object_get(rec, "rollback_of")) : 0;
+  p->target =
+    p->info.kind == STORE_REV_ROLLBACK ? (uint64_t)json_integer_value(json_object_get(rec, "rollback_of")) : 0;
   return REPLICA_OK;
 }
 
@@ -235,7 +246,7 @@ static replica_Error apply(replica *r, store_env *s, json_t **recs, size_t n, ui
   if (!p) return rfail(r, REPLICA_ENOMEM, "out of memory");
   Cache c = {0};
   replica_Error err = prefetch(r, s, recs, n, &c);
-  size_t run = 0;   /* prepared, not yet written: p[run_from..i) */
+  size_t run = 0; /* prepared, not yet written: p[run_from..i) */
   uint64_t run_from = first;
   for (size_t i = 0; i < n && !err; i++) {
     uint64_t rev = first + i;
@@ -243,14 +254,15 @@ static replica_Error apply(replica *r, store_env *s, json_t **recs, size_t n, ui
       run++;
       break;
     }
-    if (p[run].target) {   /* written first: what is prepared, then the revert */
+    if (p[run].target) { /* written first: what is prepared, then the revert */
       if ((err = write_group(r, s, p, run, run_from))) {
         run++;
         break;
       }
       uint64_t got = 0;
       if (store_publish_revert(s, rev - 1, p[run].target, &p[run].info, &got) != STORE_OK)
-        err = rfail(r, REPLICA_ESTORE, "applying revision %llu to the store: %s", (unsigned long long)rev, store_errmsg(s));
+        err =
+          rfail(r, REPLICA_ESTORE, "applying revision %llu to the store: %s", (unsigned long long)rev, store_errmsg(s));
       else if (got != rev)
         err = rfail(r, REPLICA_EDIVERGED, "revision %llu changed nothing in this store", (unsigned long long)rev);
       for (size_t k = 0; k <= run; k++) prep_free(&p[k]);
@@ -272,7 +284,7 @@ static replica_Error same(replica *r, store_env *s, json_t *rec, uint64_t n) {
   rrev v;
   replica_Error err = rrev_read(r, s, n, &v);
   if (err) return err;
-  json_t *plain = json_copy(rec);   /* the events are not the manifest's */
+  json_t *plain = json_copy(rec); /* the events are not the manifest's */
   if (plain) json_object_del(plain, "events");
   int eq = plain && json_equal(v.record, plain);
   json_decref(plain);
@@ -298,7 +310,7 @@ replica_Error replica_catch_up(replica *r, store_env *s, uint64_t *applied) {
                  "acknowledged (start the standby on a fresh directory)",
                  (unsigned long long)local, (unsigned long long)h.current);
   char key[160], end[160];
-  uint64_t from = local ? local : 1;   /* the store's own CURRENT first: it must be etcd's */
+  uint64_t from = local ? local : 1; /* the store's own CURRENT first: it must be etcd's */
   while (from <= h.current && !err) {
     size_t klen = rkey(r, key, sizeof key, "rev/%020" PRIu64, from);
     size_t elen = rkey(r, end, sizeof end, "rev/%020" PRIu64, h.current + 1);

@@ -16,8 +16,8 @@
 #include <string.h>
 #include "replica_int.h"
 
-#define MAX_OPS 126                                  /* etcd's 128, less current and generation */
-#define BUDGET (((size_t)3 << 19) - ((size_t)64 << 10))  /* 1.5 MiB less room for compares and JSON */
+#define MAX_OPS 126                                     /* etcd's 128, less current and generation */
+#define BUDGET (((size_t)3 << 19) - ((size_t)64 << 10)) /* 1.5 MiB less room for compares and JSON */
 
 /* What a base64 value of n bytes costs in the request, roughly (JSON, key). */
 static size_t cost(size_t key, size_t n) { return (key + n + 2) / 3 * 4 + 96; }
@@ -25,8 +25,8 @@ static size_t cost(size_t key, size_t n) { return (key + n + 2) / 3 * 4 + 96; }
 typedef struct Batch {
   etcd_txn *t;
   size_t ops, size;
-  uint64_t complete;     /* the last revision all of whose keys are in this or an earlier batch */
-  uint64_t maxgen;       /* the highest generation among them */
+  uint64_t complete; /* the last revision all of whose keys are in this or an earlier batch */
+  uint64_t maxgen;   /* the highest generation among them */
 } Batch;
 
 static replica_Error flush(replica *r, Batch *b, int last) {
@@ -85,7 +85,10 @@ replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t 
 }
 
 /* The keyed outcomes among a revision's events, into its record. */
-typedef struct Keyed { json_t *arr; int bad; } Keyed;
+typedef struct Keyed {
+  json_t *arr;
+  int bad;
+} Keyed;
 
 static int keyed(void *arg, uint64_t seq, const char *json, size_t len) {
   (void)seq;
@@ -116,8 +119,9 @@ static replica_Error add_events(replica *r, store_env *s, json_t *record, const 
 
 static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev) {
   if (!r->leader_create || r->fenced) return rfail(r, REPLICA_EFENCED, "fenced: this kernel does not lead the world");
-  if (from < 1 || to < from) return rfail(r, REPLICA_EINVAL, "no revisions to publish (%llu..%llu)",
-                                          (unsigned long long)from, (unsigned long long)to);
+  if (from < 1 || to < from)
+    return rfail(r, REPLICA_EINVAL, "no revisions to publish (%llu..%llu)", (unsigned long long)from,
+                 (unsigned long long)to);
   Batch b = {.t = etcd_txn_new()};
   if (!b.t) return rfail(r, REPLICA_ENOMEM, "out of memory");
   replica_Error err = REPLICA_OK;

@@ -63,10 +63,10 @@ etcd *replica_etcd(replica *r);
 
 /* The world as etcd has it, read at one etcd revision. */
 typedef struct replica_Head {
-  uint64_t current;           /* 0: nothing replicated yet */
-  uint64_t ceiling;           /* the generation ceiling (0: none yet) */
+  uint64_t current; /* 0: nothing replicated yet */
+  uint64_t ceiling; /* the generation ceiling (0: none yet) */
   int64_t etcd_revision;
-  char leader[256];           /* the leader key's value, "" when there is no leader */
+  char leader[256]; /* the leader key's value, "" when there is no leader */
   int64_t leader_lease;
 } replica_Head;
 
@@ -117,7 +117,10 @@ uint64_t replica_ceiling(const replica *r);
 ** store.  Those that carry an idempotency key's digest go into etcd with
 ** the revision, so that a standby replays a keyed call instead of running
 ** it twice. */
-typedef struct replica_Events { uint64_t first; size_t n; } replica_Events;
+typedef struct replica_Events {
+  uint64_t first;
+  size_t n;
+} replica_Events;
 
 /* ev: per revision from..to, its events (NULL: none). */
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);

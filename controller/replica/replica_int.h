@@ -18,14 +18,14 @@
 struct replica {
   etcd *e, *ek;
   pthread_mutex_t mu;
-  char prefix[REPLICA_WORLD_MAX + 8];   /* "jiti/W/" */
+  char prefix[REPLICA_WORLD_MAX + 8]; /* "jiti/W/" */
   size_t plen;
   /* leadership */
   int64_t lease, ttl_ms;
-  int64_t leader_create;   /* create revision of this replica's leader key; 0: not leading */
-  int64_t ceiling_mod;     /* mod revision of `generation` as this leader last wrote or read it */
+  int64_t leader_create; /* create revision of this replica's leader key; 0: not leading */
+  int64_t ceiling_mod;   /* mod revision of `generation` as this leader last wrote or read it */
   uint64_t ceiling;
-  int64_t renewed_ms;      /* when the last renewal etcd answered was sent (the caller's clock) */
+  int64_t renewed_ms; /* when the last renewal etcd answered was sent (the caller's clock) */
   int fenced;
   char errmsg[512];
 };
@@ -48,7 +48,7 @@ replica_Error rfenced(replica *r, const char *what);
 typedef struct rrev {
   uint64_t rev, generation;
   json_t *record;
-  store_entry **entries;   /* the entries it added or replaced (store_free each) */
+  store_entry **entries; /* the entries it added or replaced (store_free each) */
   size_t n;
 } rrev;
 replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out);
@@ -56,6 +56,6 @@ void rrev_free(rrev *v);
 
 /* The entry encoding of etcd's entry/<hash> (malloc'd) and back. */
 void *rentry_encode(const store_entry *e, size_t *len);
-int rentry_decode(const char *p, size_t n, store_entry *out);   /* out points into p */
+int rentry_decode(const char *p, size_t n, store_entry *out); /* out points into p */
 
 #endif

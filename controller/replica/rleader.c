@@ -18,8 +18,8 @@ int rfence(replica *r, etcd_txn *t) {
   char kl[128], kg[128];
   size_t nl = rkey(r, kl, sizeof kl, "leader"), ng = rkey(r, kg, sizeof kg, "generation");
   return etcd_txn_compare(t, kl, nl, ETCD_CREATE, ETCD_EQUAL, r->leader_create) |
-         etcd_txn_compare(t, kl, nl, ETCD_LEASE, ETCD_EQUAL, r->lease) |
-         etcd_txn_compare(t, kg, ng, ETCD_MOD, ETCD_EQUAL, r->ceiling_mod);
+    etcd_txn_compare(t, kl, nl, ETCD_LEASE, ETCD_EQUAL, r->lease) |
+    etcd_txn_compare(t, kg, ng, ETCD_MOD, ETCD_EQUAL, r->ceiling_mod);
 }
 
 replica_Error rfenced(replica *r, const char *what) {
@@ -109,7 +109,8 @@ replica_Error replica_renew(replica *r, int64_t now_ms) {
     r->lease = 0;
     r->fenced = 1;
     r->leader_create = 0;
-    out = rfail(r, REPLICA_EFENCED, "fenced: the leader's lease expired before it was renewed (%s)", etcd_errmsg(r->ek));
+    out =
+      rfail(r, REPLICA_EFENCED, "fenced: the leader's lease expired before it was renewed (%s)", etcd_errmsg(r->ek));
   } else if (err) {
     out = rfail(r, err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD, "renewing the leader's lease: %s",
                 etcd_errmsg(r->ek));
@@ -141,7 +142,8 @@ replica_Error replica_resign(replica *r) {
 }
 
 replica_Error replica_take_over(replica *r, uint64_t floor, uint64_t *first) {
-  if (!r->leader_create || r->fenced) return rfail(r, REPLICA_EFENCED, "fenced: this kernel has not won the leader key");
+  if (!r->leader_create || r->fenced)
+    return rfail(r, REPLICA_EFENCED, "fenced: this kernel has not won the leader key");
   char kg[128], val[24];
   size_t ng = rkey(r, kg, sizeof kg, "generation");
   /* the ceiling as it is now (the campaign read it, but a former leader's
@@ -169,7 +171,8 @@ replica_Error replica_take_over(replica *r, uint64_t floor, uint64_t *first) {
 
 replica_Error replica_report(replica *r, const char *id, const char *text, int64_t ttl, int64_t now_ms) {
   char key[320];
-  if (!id || !*id || strlen(id) > 200 || strchr(id, '/')) return rfail(r, REPLICA_EINVAL, "a standby's id must be 1-200 bytes, no '/'");
+  if (!id || !*id || strlen(id) > 200 || strchr(id, '/'))
+    return rfail(r, REPLICA_EINVAL, "a standby's id must be 1-200 bytes, no '/'");
   size_t klen = rkey(r, key, sizeof key, "standby/%s", id);
   if (!text) {
     etcd_Error err = etcd_delete(r->e, key, klen, NULL, 0, NULL);

@@ -35,13 +35,14 @@ replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out) {
   memset(out, 0, sizeof *out);
   store_manifest *m;
   int se = store_manifest_read(s, rev, &m);
-  if (se) return rfail(r, REPLICA_ESTORE, "reading revision %llu of the store: %s", (unsigned long long)rev, store_errmsg(s));
+  if (se)
+    return rfail(r, REPLICA_ESTORE, "reading revision %llu of the store: %s", (unsigned long long)rev, store_errmsg(s));
   json_t *changes = json_array();
-  json_t *rec = json_pack("{sIsIsIsIsssIsssssssssO}", "rev", (json_int_t)m->rev, "parent", (json_int_t)m->parent,
-                          "generation", (json_int_t)m->generation, "time", (json_int_t)m->time_ms, "kind",
-                          store_rev_kind_name(m->kind), "rollback_of", (json_int_t)m->rollback_of, "kernel",
-                          m->kernel_version, "summary", m->summary, "response", m->response_id, "foreign", m->foreign,
-                          "changes", changes);
+  json_t *rec =
+    json_pack("{sIsIsIsIsssIsssssssssO}", "rev", (json_int_t)m->rev, "parent", (json_int_t)m->parent, "generation",
+              (json_int_t)m->generation, "time", (json_int_t)m->time_ms, "kind", store_rev_kind_name(m->kind),
+              "rollback_of", (json_int_t)m->rollback_of, "kernel", m->kernel_version, "summary", m->summary, "response",
+              m->response_id, "foreign", m->foreign, "changes", changes);
   json_decref(changes);
   out->entries = calloc(m->nchanges + 1, sizeof *out->entries);
   if (!rec || !changes || !out->entries) {
@@ -56,7 +57,8 @@ replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out) {
   out->record = rec;
   for (size_t i = 0; i < m->nchanges; i++) {
     const store_change *c = &m->changes[i];
-    json_t *row = json_pack("[ssoo]", store_kind_name(c->kind), c->name, hex_or_empty(c->old_hash), hex_or_empty(c->new_hash));
+    json_t *row =
+      json_pack("[ssoo]", store_kind_name(c->kind), c->name, hex_or_empty(c->old_hash), hex_or_empty(c->new_hash));
     if (!row || json_array_append_new(changes, row)) {
       store_free(m);
       rrev_free(out);
@@ -95,7 +97,7 @@ int rentry_decode(const char *p, size_t n, store_entry *out) {
   size_t nl = (size_t)u[1] << 8 | u[2];
   if (!nl || 3 + nl > n) return -1;
   out->kind = u[0];
-  out->name = p + 3;   /* followed by the bytes, not a NUL: the caller copies it */
+  out->name = p + 3; /* followed by the bytes, not a NUL: the caller copies it */
   out->bytes = p + 3 + nl;
   out->len = n - 3 - nl;
   return (int)nl;

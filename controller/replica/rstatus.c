@@ -83,15 +83,17 @@ int cmd_replicate(int argc, char **argv) {
       continue;
     }
     json_int_t applied = json_integer_value(json_object_get(o, "revision"));
-    json_object_set_new(o, "lag", json_integer(h.current > (uint64_t)applied ? (json_int_t)(h.current - (uint64_t)applied) : 0));
+    json_object_set_new(o, "lag",
+                        json_integer(h.current > (uint64_t)applied ? (json_int_t)(h.current - (uint64_t)applied) : 0));
     json_array_append_new(standbys, o);
   }
   if (json) {
     json_t *leader = h.leader[0] ? json_loads(h.leader, 0, NULL) : NULL;
     if (h.leader[0] && !leader) leader = json_string(h.leader);
-    json_t *o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:O}", "world", world, "leader", leader ? leader : json_null(),
-                          "lease_ttl", (json_int_t)ttl, "current", (json_int_t)h.current, "ceiling",
-                          (json_int_t)h.ceiling, "etcd_revision", (json_int_t)h.etcd_revision, "standbys", standbys);
+    json_t *o =
+      json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:O}", "world", world, "leader", leader ? leader : json_null(),
+                "lease_ttl", (json_int_t)ttl, "current", (json_int_t)h.current, "ceiling", (json_int_t)h.ceiling,
+                "etcd_revision", (json_int_t)h.etcd_revision, "standbys", standbys);
     char *text = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
     if (text) puts(text);
     free(text);
@@ -105,7 +107,8 @@ int cmd_replicate(int argc, char **argv) {
     printf("standbys:   %zu\n", json_array_size(standbys));
     for (size_t i = 0; i < json_array_size(standbys); i++) {
       json_t *o = json_array_get(standbys, i);
-      printf("  %s pid %" JSON_INTEGER_FORMAT " store %s: applied revision %" JSON_INTEGER_FORMAT " (lag %" JSON_INTEGER_FORMAT ")\n",
+      printf("  %s pid %" JSON_INTEGER_FORMAT " store %s: applied revision %" JSON_INTEGER_FORMAT
+             " (lag %" JSON_INTEGER_FORMAT ")\n",
              json_string_value(json_object_get(o, "host")), json_integer_value(json_object_get(o, "pid")),
              json_string_value(json_object_get(o, "store")), json_integer_value(json_object_get(o, "revision")),
              json_integer_value(json_object_get(o, "lag")));

@@ -10,8 +10,8 @@
 #include "replica_int.h"
 
 const char *replica_error_name(replica_Error err) {
-  static const char *const names[] = {"ok", "fenced", "uncertain", "unavailable", "too-big", "diverged",
-                                      "store", "protocol", "etcd", "invalid", "no-memory"};
+  static const char *const names[] = {"ok",    "fenced",   "uncertain", "unavailable", "too-big",  "diverged",
+                                      "store", "protocol", "etcd",      "invalid",     "no-memory"};
   return (unsigned)err < sizeof names / sizeof *names ? names[err] : "?";
 }
 

@@ -101,7 +101,8 @@ static void test_kv(etcd *e) {
   CHECK(etcd_prefix_end("\xff", 1, end) == 1 && end[0] == 0);
   elen = etcd_prefix_end("jiti/t/p/", 9, end);
   CHECK(etcd_range(e, "jiti/t/p/", 9, end, elen, 0, 2, 0, &r) == ETCD_OK);
-  CHECK(r.n == 2 && r.count == 5 && r.more && !strcmp(r.kvs[0].key, "jiti/t/p/1") && !strcmp(r.kvs[1].key, "jiti/t/p/2"));
+  CHECK(r.n == 2 && r.count == 5 && r.more && !strcmp(r.kvs[0].key, "jiti/t/p/1") &&
+        !strcmp(r.kvs[1].key, "jiti/t/p/2"));
   etcd_range_free(&r);
   CHECK(etcd_range(e, "jiti/t/p/", 9, end, elen, 0, 0, 1, &r) == ETCD_OK && r.n == 5 && r.kvs[4].value_len == 0);
   etcd_range_free(&r);
@@ -249,7 +250,7 @@ typedef struct Seen {
   etcd_EventType type[64];
   char key[64][32];
   int64_t rev[64];
-  size_t batch[64];          /* which call reported it */
+  size_t batch[64]; /* which call reported it */
   size_t n, calls, want;
 } Seen;
 
@@ -291,7 +292,7 @@ static void test_watch_history(etcd *e) {
   CHECK(s.type[1] == ETCD_PUT && !strcmp(s.key[1], "jiti/t/w/b"));
   CHECK(s.type[2] == ETCD_DELETE && !strcmp(s.key[2], "jiti/t/w/a"));
   CHECK(!strcmp(s.key[3], "jiti/t/w/c") && !strcmp(s.key[4], "jiti/t/w/d") && s.rev[3] == last && s.rev[4] == last);
-  CHECK(s.batch[3] == s.batch[4]);   /* one transaction, one call */
+  CHECK(s.batch[3] == s.batch[4]); /* one transaction, one call */
   CHECK(w.next_revision == last + 1);
 
   /* compacted history: the watch says so, and from where it could resume */
@@ -326,11 +327,11 @@ static void watcher_start(Watcher *x, const char *prefix, size_t want, long wind
   memset(x, 0, sizeof *x);
   x->e = client();
   size_t elen = etcd_prefix_end(prefix, strlen(prefix), x->end);
-  x->w = (etcd_Watch){.key = prefix, .key_len = strlen(prefix), .end = x->end, .end_len = elen, .stop = &x->stop,
-                      .window_ms = window_ms};
+  x->w = (etcd_Watch){
+    .key = prefix, .key_len = strlen(prefix), .end = x->end, .end_len = elen, .stop = &x->stop, .window_ms = window_ms};
   x->s.want = want;
   pthread_create(&x->th, NULL, watch_thread, x);
-  sleep_ms(300);   /* the stream is open (what a live watch misses before that is not its fault) */
+  sleep_ms(300); /* the stream is open (what a live watch misses before that is not its fault) */
 }
 
 static void watcher_join(Watcher *x) {
@@ -344,7 +345,8 @@ static void test_watch_live(etcd *e) {
   CHECK(etcd_put(e, "jiti/t/live/1", 13, "a", 1, 0, NULL) == ETCD_OK);
   CHECK(etcd_put(e, "jiti/t/live/2", 13, "b", 1, 0, NULL) == ETCD_OK);
   watcher_join(&x);
-  CHECK(x.err == ETCD_ESTOPPED && x.s.n == 2 && !strcmp(x.s.key[0], "jiti/t/live/1") && !strcmp(x.s.key[1], "jiti/t/live/2"));
+  CHECK(x.err == ETCD_ESTOPPED && x.s.n == 2 && !strcmp(x.s.key[0], "jiti/t/live/1") &&
+        !strcmp(x.s.key[1], "jiti/t/live/2"));
 
   /* the stop flag ends a quiet watch */
   watcher_start(&x, "jiti/t/quiet/", 1, 0);
@@ -423,7 +425,8 @@ static void test_one_member_lost(etcd *e) {
   char err[256];
   etcd *lone = etcd_new(member_url[0], err, sizeof err);
   etcd_Range r;
-  CHECK(etcd_range(lone, "k", 1, NULL, 0, 0, 0, 0, &r) == ETCD_EUNAVAILABLE && has(etcd_errmsg(lone), "cannot be reached"));
+  CHECK(etcd_range(lone, "k", 1, NULL, 0, 0, 0, 0, &r) == ETCD_EUNAVAILABLE &&
+        has(etcd_errmsg(lone), "cannot be reached"));
   etcd_free(lone);
 }
 

@@ -60,7 +60,7 @@ static uint64_t publish(store_env *s, const char *prefix, int n, size_t size, ui
   uint64_t cur = 0, rev = 0;
   store_current(s, &cur);
   store_entry *ch = calloc((size_t)n + 1, sizeof *ch);
-  char (*names)[32] = calloc((size_t)n + 1, sizeof *names);
+  char(*names)[32] = calloc((size_t)n + 1, sizeof *names);
   char *bytes = malloc(size + 32);
   memset(bytes, 'v', size + 32);
   for (int i = 0; i < n; i++) {
@@ -69,8 +69,8 @@ static uint64_t publish(store_env *s, const char *prefix, int n, size_t size, ui
   }
   snprintf(bytes, 32, "%llu", (unsigned long long)gen);
   store_key rm = {store_kind_parse("data"), remove};
-  store_rev_info info = {.kind = STORE_REV_APPLICATION, .generation = gen, .summary = "a test revision",
-                         .kernel_version = "test"};
+  store_rev_info info = {
+    .kind = STORE_REV_APPLICATION, .generation = gen, .summary = "a test revision", .kernel_version = "test"};
   int se = store_publish(s, cur, &info, ch, (size_t)n, remove ? &rm : NULL, remove ? 1 : 0, &rev);
   if (se) fprintf(stderr, "store_publish: %s\n", store_errmsg(s));
   free(ch);
@@ -82,8 +82,9 @@ static uint64_t publish(store_env *s, const char *prefix, int n, size_t size, ui
 /* replica_publish, its failure told */
 static replica_Error rpub(replica *r, store_env *s, uint64_t from, uint64_t to) {
   replica_Error err = replica_publish(r, s, from, to, NULL);
-  if (err) fprintf(stderr, "  publish %llu..%llu: %s: %s\n", (unsigned long long)from, (unsigned long long)to,
-                   replica_error_name(err), replica_errmsg(r));
+  if (err)
+    fprintf(stderr, "  publish %llu..%llu: %s: %s\n", (unsigned long long)from, (unsigned long long)to,
+            replica_error_name(err), replica_errmsg(r));
   return err;
 }
 
@@ -113,7 +114,8 @@ static void test_failover(void) {
   CHECK(replica_campaign(b, 2, "kernel-b", now_ms(), &won) == REPLICA_OK && !won && has(replica_errmsg(b), "kernel-a"));
   CHECK(replica_may_write(a, now_ms()) && !replica_may_write(b, now_ms()));
   uint64_t first = 0;
-  CHECK(replica_take_over(a, 5, &first) == REPLICA_OK && first == 6 && replica_ceiling(a) == 6 + REPLICA_GENERATION_BLOCK);
+  CHECK(replica_take_over(a, 5, &first) == REPLICA_OK && first == 6 &&
+        replica_ceiling(a) == 6 + REPLICA_GENERATION_BLOCK);
   CHECK(replica_take_over(b, 0, &first) == REPLICA_EFENCED);
   CHECK(replica_head(b, &h) == REPLICA_OK && !strcmp(h.leader, "kernel-a") && h.ceiling == 1006 && h.leader_lease != 0);
 
