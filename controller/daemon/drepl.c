@@ -164,7 +164,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
     if (!re) re = replica_campaign(R->r, lease, id, now_ms(), &won);
     if (won) break;
     if (!o->standby) {
-      snprintf(err, errlen, "%s%s", re ? "" : "", replica_errmsg(R->r));
+      snprintf(err, errlen, "%s", replica_errmsg(R->r));
       if (!re)
         snprintf(err + strlen(err), errlen - strlen(err),
                  "; start this kernel with --standby to take over when it goes");
@@ -221,7 +221,8 @@ static void *renewer(void *arg) {
     int lost = re == REPLICA_EFENCED || !replica_may_write(R->r, now_ms());
     pthread_mutex_lock(&R->mu);
     if (lost) {
-      snprintf(R->why, sizeof R->why, "%s", re ? replica_errmsg(R->r) : "fenced: the lease was not renewed in time");
+      snprintf(R->why, sizeof R->why, "%s",
+               re == REPLICA_EFENCED ? replica_renew_errmsg(R->r) : "fenced: the lease was not renewed in time");
       uint64_t one = 1;
       (void)!write(R->efd, &one, sizeof one);
       break;

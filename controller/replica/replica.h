@@ -83,6 +83,10 @@ replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, in
 ** it expired; the replica no longer leads. */
 replica_Error replica_renew(replica *r, int64_t now_ms);
 
+/* What the last failed replica_renew said (its own message: it may run on
+** a thread of its own). */
+const char *replica_renew_errmsg(const replica *r);
+
 /* Whether this replica may still write at now_ms: it won, was not fenced,
 ** and its last renewal etcd answered was sent less than the TTL minus a
 ** margin (1 s, or a quarter of the TTL if larger) ago — before then etcd

@@ -28,6 +28,7 @@ struct replica {
   int64_t renewed_ms; /* when the last renewal etcd answered was sent (the caller's clock) */
   int fenced;
   char errmsg[512];
+  char renew_msg[512];     /* replica_renew's, apart: it runs on a thread of its own */
 };
 
 replica_Error rfail(replica *r, replica_Error err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -9,6 +9,7 @@
 ** a leader stop sooner, before another could have won, and say so.
 */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,29 +91,46 @@ replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, in
   }
   etcd_txn_result_free(&res);
   /* a candidate's lease may be old: renewed at once, its deadline starts now */
-  if (!out && *won && (out = replica_renew(r, now_ms))) *won = 0;
+  if (!out && *won && (out = replica_renew(r, now_ms))) {
+    *won = 0;
+    rfail(r, out, "%s", r->renew_msg);
+  }
   return out;
 }
+
+/* replica_renew's messages go to their own buffer (r->mu held or not
+** needed): the renewer's thread must not write the one the committing
+** thread reads. */
+static replica_Error rnfail(replica *r, replica_Error err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static replica_Error rnfail(replica *r, replica_Error err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->renew_msg, sizeof r->renew_msg, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
+const char *replica_renew_errmsg(const replica *r) { return r->renew_msg; }
 
 replica_Error replica_renew(replica *r, int64_t now_ms) {
   pthread_mutex_lock(&r->mu);
   int64_t lease = r->lease;
-  if (!lease) rfail(r, REPLICA_EFENCED, "fenced: this kernel holds no lease");
+  if (!lease) rnfail(r, REPLICA_EFENCED, "fenced: this kernel holds no lease");
   pthread_mutex_unlock(&r->mu);
   if (!lease) return REPLICA_EFENCED;
   etcd_Error err = etcd_lease_keepalive(r->ek, lease, NULL);
   pthread_mutex_lock(&r->mu);
   replica_Error out = REPLICA_OK;
   if (r->lease != lease) {
-    out = rfail(r, REPLICA_EFENCED, "fenced: the lease was given up meanwhile");
+    out = rnfail(r, REPLICA_EFENCED, "fenced: the lease was given up meanwhile");
   } else if (err == ETCD_ELEASE) {
     r->lease = 0;
     r->fenced = 1;
     r->leader_create = 0;
     out =
-      rfail(r, REPLICA_EFENCED, "fenced: the leader's lease expired before it was renewed (%s)", etcd_errmsg(r->ek));
+      rnfail(r, REPLICA_EFENCED, "fenced: the leader's lease expired before it was renewed (%s)", etcd_errmsg(r->ek));
   } else if (err) {
-    out = rfail(r, err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD, "renewing the leader's lease: %s",
+    out = rnfail(r, err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD, "renewing the leader's lease: %s",
                 etcd_errmsg(r->ek));
   } else if (now_ms > r->renewed_ms) {
     r->renewed_ms = now_ms;
