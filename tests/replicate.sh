@@ -5,7 +5,8 @@
 # leader refused, a standby that fills its store and is reported with its
 # lag, a clean stop that hands the world over at once (no lease to wait
 # for), the same world and keys on the new leader, a standby stopped while
-# it waits, and status when etcd cannot be reached.
+# it waits, status when etcd cannot be reached, and etcd losing one member
+# (writes go on) then two (not acknowledged; the kernel stops, saying why).
 set -u
 urls=$1 J=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,4 +71,13 @@ wait "$kc"
 ok "a waiting standby stops on SIGTERM (status $?)" $?
 grep -q "stopped while standing by" "$tmp/kernel.log"
 ok "it says so" $?
+# etcd loses members: with one down the world goes on; with two (no quorum)
+# a write is not acknowledged and the kernel stops, saying why
+IFS=, read -r m0 m1 _ <<<"$2"
+kill -KILL "$m0"
+t_until "one etcd member down: writes go on" 0 "^13$" -- "$J" eval --store "$tmp/b" "(world-put :rate 13)"
+kill -KILL "$m1"
+t "no quorum: not acknowledged" 124 "" -- timeout 20 "$J" eval --store "$tmp/b" "(world-put :rate 14)"
+grep -q "whether etcd holds it is unknown, so this kernel answers nothing more and stops" "$tmp/kernel.log"
+ok "no quorum: the kernel says why it stopped" $?
 finish

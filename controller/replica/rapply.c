@@ -16,7 +16,7 @@
 #include <string.h>
 #include "replica_int.h"
 
-#define PAGE 64 /* records read per range */
+#define PAGE 256 /* records read per range, and applied in one store transaction */
 
 /* Etcd's record of revision n (parsed), or NULL (r's message set, *err). */
 static json_t *record_of(replica *r, const etcd_KV *kv, uint64_t n, replica_Error *err) {
