@@ -121,6 +121,23 @@ static int bring_up(Daemon *D, store_env *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* A kernel's identity as the leader key and a standby's report hold it
+** (JSON: host, pid, store; a standby's with the revision and generation
+** it has applied, when revision >= 0).  -1 when it does not fit. */
+static int identity(const char *host, const char *dir, int64_t revision, uint64_t gen, char *out, size_t cap) {
+  json_t *o = json_pack("{s:s, s:i, s:s}", "host", host, "pid", (int)getpid(), "store", dir);
+  if (o && revision >= 0) {
+    json_object_set_new(o, "revision", json_integer((json_int_t)revision));
+    json_object_set_new(o, "generation", json_integer((json_int_t)gen));
+  }
+  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  int rc = text && strlen(text) < cap ? 0 : -1;
+  if (!rc) memcpy(out, text, strlen(text) + 1);
+  free(text);
+  return rc;
+}
+
 int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
   const DReplOpts *o = &D->repl_opts;
   if (!o->urls) return 0;
@@ -136,9 +153,12 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
   if (!(R->r = replica_new(o->urls, o->world, err, errlen))) return -1;
   int lease = o->lease ? o->lease : DREPL_LEASE_DEFAULT;
   R->lease_ms = (int64_t)lease * 1000;
-  char host[128] = "?", id[400];
+  char host[128] = "?", id[1024];
   gethostname(host, sizeof host - 1);
-  snprintf(id, sizeof id, "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\"}", host, (int)getpid(), D->dir);
+  if (identity(host, D->dir, -1, 0, id, sizeof id) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
   char sid[300];
   snprintf(sid, sizeof sid, "%s:%d", host, (int)getpid());
   int won = 0, told = 0;
@@ -155,11 +175,9 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
     if (!re && o->standby) { /* for jiti replicate status: what this standby has */
       uint64_t gen = 0;
       store_generation(s, &gen);
-      char text[600];
-      snprintf(text, sizeof text,
-               "{\"host\":\"%s\",\"pid\":%d,\"store\":\"%.200s\",\"revision\":%" PRIu64 ",\"generation\":%" PRIu64 "}",
-               host, (int)getpid(), D->dir, applied, gen);
-      (void)replica_report(R->r, sid, text, lease, now_ms());
+      char text[1024];
+      if (identity(host, D->dir, (int64_t)applied, gen, text, sizeof text) == 0)
+        (void)replica_report(R->r, sid, text, lease, now_ms());
     }
     if (!re) re = replica_campaign(R->r, lease, id, now_ms(), &won);
     if (won) break;
