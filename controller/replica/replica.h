@@ -66,7 +66,7 @@ typedef struct replica_Head {
   uint64_t current; /* 0: nothing replicated yet */
   uint64_t ceiling; /* the generation ceiling (0: none yet) */
   int64_t etcd_revision;
-  char leader[256]; /* the leader key's value, "" when there is no leader */
+  char leader[1024]; /* the leader key's value, "" when there is no leader */
   int64_t leader_lease;
 } replica_Head;
 
