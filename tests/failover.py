@@ -18,8 +18,9 @@ commits.  A write whose connection broke or whose reply did not come is
 sent again, with the same key, to whichever kernel serves then.  Each round
 the leader is lost in turn to kill -9 and to SIGSTOP for longer than its
 lease; a stopped leader is sent a write while stopped and then resumed, and
-must accept nothing.  The lost kernel comes back as the next standby, on a
-fresh directory (it fills from etcd).  At the end:
+must accept nothing.  The lost kernel comes back as the next standby on its
+own store, or — when that holds a revision etcd refused, which it detects
+and refuses — on a fresh directory (it fills from etcd).  At the end:
 
 - every acknowledged write is in the world, at the position its reply gave;
 - the positions are exactly 1..:seq: no write ran twice, none was lost;
@@ -74,9 +75,9 @@ class World:
         self.lock = threading.Lock()
         self.leader = None         # (Popen, store) serving, as the test believes
 
-    def start(self, standby):
+    def start(self, standby, store=None):
         self.n += 1
-        store = os.path.join(self.tmp, 'k%d' % self.n)
+        store = store or os.path.join(self.tmp, 'k%d' % self.n)
         log = open(os.path.join(self.tmp, 'k%d.log' % self.n), 'ab')
         args = [self.jiti, 'kernel', '--store', store, '--replicate', self.urls, '--world', 'failover',
                 '--lease', str(self.lease)] + (['--standby'] if standby else [])
@@ -237,7 +238,7 @@ def main():
         writers = [Writer(world, c, stop) for c in range(nwriters)]
         for w in writers:
             w.start()
-        takeovers, resumed_acks = [], 0
+        takeovers, resumed_acks, diverged = [], 0, 0
         for rnd in range(rounds):
             time.sleep(1.0)
             old_sock = os.path.join(leader[1], 'kernel.sock')
@@ -273,7 +274,16 @@ def main():
             if last_old and first_new:
                 takeovers.append(first_new - last_old)
             print('round %d (%s): takeover %.2f s' % (rnd, how, takeovers[-1] if takeovers else float('nan')), flush=True)
-            leader, standby = standby, world.start(True)
+            # the lost kernel stands by again on its own store, unless that
+            # holds a revision etcd refused (then it says so and ends: a fresh one)
+            again = world.start(True, leader[1])
+            try:
+                again[0].wait(timeout=2)
+                diverged += 1
+                again = world.start(True)
+            except subprocess.TimeoutExpired:
+                pass
+            leader, standby = standby, again
         time.sleep(0.5)
         stop.set()
         for w in writers:
@@ -281,8 +291,8 @@ def main():
         # the late writes of the resumed leaders are nowhere
         seq, acked = check(world, writers, resumed_acks)
         print('%d rounds, %d writers: %d writes acknowledged, %d in the world, none lost or doubled; '
-              'takeover p50 %.2f s, p99 %.2f s (lease %d s)' % (rounds, nwriters, acked, seq, pct(takeovers, 0.5),
-                                                                pct(takeovers, 0.99), lease))
+              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d lost kernels found their store diverged' % (
+                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, diverged))
         ok = True
     except AssertionError as e:
         print('FAIL %s' % e)

@@ -138,7 +138,7 @@ static int sink(void *ud, const char *data, size_t n) {
     s->buf = b;
     s->cap = c;
   }
-  memcpy(s->buf + s->len, data, n);
+  if (n) memcpy(s->buf + s->len, data, n);
   s->len += n;
   size_t start = 0;
   for (char *nl; (nl = memchr(s->buf + start, '\n', s->len - start));) {

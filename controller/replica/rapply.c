@@ -103,7 +103,7 @@ static replica_Error prefetch(replica *r, store_env *s, json_t **recs, size_t n,
     }
     etcd_txn_result_free(&res);
   }
-  qsort(c->v, c->n, sizeof *c->v, cached_cmp);
+  if (c->n) qsort(c->v, c->n, sizeof *c->v, cached_cmp);
   return REPLICA_OK;
 }
 
