@@ -282,7 +282,7 @@ static replica_Error apply(replica *r, store_env *s, json_t **recs, size_t n, ui
 /* The store's revision n against etcd's record of it. */
 static replica_Error same(replica *r, store_env *s, json_t *rec, uint64_t n) {
   rrev v;
-  replica_Error err = rrev_read(r, s, n, &v);
+  replica_Error err = rrev_read(r, s, n, 0, &v);
   if (err) return err;
   json_t *plain = json_copy(rec); /* the events are not the manifest's */
   if (plain) json_object_del(plain, "events");

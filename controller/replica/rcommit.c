@@ -127,7 +127,7 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
   replica_Error err = REPLICA_OK;
   for (uint64_t n = from; n <= to && !err; n++) {
     rrev v;
-    if ((err = rrev_read(r, s, n, &v))) break;
+    if ((err = rrev_read(r, s, n, 1, &v))) break;
     char key[160];
     for (size_t i = 0; i < v.n && !err; i++) {
       const store_entry *e = v.entries[i];

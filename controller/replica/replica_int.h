@@ -52,7 +52,8 @@ typedef struct rrev {
   store_entry **entries; /* the entries it added or replaced (store_free each) */
   size_t n;
 } rrev;
-replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out);
+/* with_entries 0: the record alone (a check of it needs no entry bytes). */
+replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, int with_entries, rrev *out);
 void rrev_free(rrev *v);
 
 /* The entry encoding of etcd's entry/<hash> (malloc'd) and back. */

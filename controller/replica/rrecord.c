@@ -31,7 +31,7 @@ void rrev_free(rrev *v) {
   memset(v, 0, sizeof *v);
 }
 
-replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out) {
+replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, int with_entries, rrev *out) {
   memset(out, 0, sizeof *out);
   store_manifest *m;
   int se = store_manifest_read(s, rev, &m);
@@ -64,7 +64,7 @@ replica_Error rrev_read(replica *r, store_env *s, uint64_t rev, rrev *out) {
       rrev_free(out);
       return rfail(r, REPLICA_ENOMEM, "out of memory");
     }
-    if (zero(c->new_hash)) continue;
+    if (!with_entries || zero(c->new_hash)) continue;
     if (store_get_entry(s, c->new_hash, &out->entries[out->n])) {
       replica_Error err = rfail(r, REPLICA_ESTORE, "reading entry %s %s of revision %llu: %s", store_kind_name(c->kind),
                                 c->name, (unsigned long long)rev, store_errmsg(s));
