@@ -270,7 +270,7 @@ def main():
             # the takeover: the old leader's last acknowledgement to the new one's first
             new_sock = os.path.join(standby[1], 'kernel.sock')
             last_old = max((t for w in writers for t, p in w.acks if p == old_sock and t <= t_fault), default=None)
-            first_new = min((t for w in writers for t, p in w.acks if p == new_sock), default=None)
+            first_new = min((t for w in writers for t, p in w.acks if p == new_sock and t > t_fault), default=None)
             if last_old and first_new:
                 takeovers.append(first_new - last_old)
             print('round %d (%s): takeover %.2f s' % (rnd, how, takeovers[-1] if takeovers else float('nan')), flush=True)
