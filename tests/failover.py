@@ -98,6 +98,22 @@ class World:
             time.sleep(0.05)
         return False
 
+    def standby_warm(self, timeout=120):
+        """Wait until a standby reports itself within 200 revisions of CURRENT
+        (a fresh one first fills its store from etcd, as an operator would
+        let it before counting on it)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                out = subprocess.run([self.jiti, 'replicate', 'status', '--replicate', self.urls, '--world', 'failover',
+                                      '--json'], capture_output=True, timeout=20).stdout
+                if any(sb.get('lag', 1 << 30) < 200 for sb in json.loads(out).get('standbys', [])):
+                    return True
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.2)
+        return False
+
     def sockets(self):
         return [os.path.join(s, 'kernel.sock') for p, s in self.kernels if p.poll() is None]
 
@@ -241,6 +257,7 @@ def main():
         takeovers, resumed_acks, diverged = [], 0, 0
         for rnd in range(rounds):
             time.sleep(1.0)
+            assert world.standby_warm(), 'round %d: no standby caught up with the world' % rnd
             old_sock = os.path.join(leader[1], 'kernel.sock')
             how = 'kill' if rnd % 2 == 0 else 'stop'
             t_fault = time.time()

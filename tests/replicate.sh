@@ -80,4 +80,5 @@ kill -KILL "$m1"
 t "no quorum: not acknowledged" 124 "" -- timeout 20 "$J" eval --store "$tmp/b" "(world-put :rate 14)"
 grep -q "whether etcd holds it is unknown, so this kernel answers nothing more and stops" "$tmp/kernel.log"
 ok "no quorum: the kernel says why it stopped" $?
+((fail)) && { echo "--- the kernels' log"; grep -v "call accepted" "$tmp/kernel.log" | tail -30; }
 finish

@@ -9,6 +9,7 @@
 #include "replica.h"
 
 #define REPLICA_WORLD_MAX 64
+#define REPLICA_REQUEST_MS 10000   /* a commit's, a campaign's, a catch-up's etcd requests */
 
 /* Threads: a leader's renewals run on a thread of their own, with their own
 ** etcd client (ek); everything else on one other thread at a time (e).  mu

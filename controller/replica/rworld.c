@@ -75,6 +75,11 @@ replica *replica_new(const char *urls, const char *world, char *err, size_t errl
     free(r);
     return NULL;
   }
+  /* longer than etcd's own wait for a proposal (5 s and two election
+     timeouts): a commit made during an election gets etcd's answer, not
+     ours — an uncertain commit ends the kernel.  Safe: a commit that lands
+     after the lease lapsed fails its compares. */
+  etcd_set_timeouts(r->e, 0, REPLICA_REQUEST_MS);
   pthread_mutex_init(&r->mu, NULL);
   r->plen = (size_t)snprintf(r->prefix, sizeof r->prefix, "jiti/%s/", world);
   return r;
