@@ -9,8 +9,9 @@
 #   etcd_member_start I      start member I again on its data
 #   etcd_cluster_stop        kill every member this shell started, by pid
 # The caller traps EXIT to etcd_cluster_stop: no member outlives a test.
-# Elections are quick (heartbeat 50 ms, election timeout 500 ms) so that a
-# lost member costs a test about a second.
+# etcd's own timing (heartbeat 100 ms, election timeout 1 s): shorter ones
+# make a loaded machine's members elect leaders over and over, and a lease
+# is not renewed during an election.
 
 ETCD_BIN=${ETCD_BIN:-etcd}
 ETCD_URL=() ETCD_PEER=() ETCD_PID=() ETCD_DIR=
@@ -32,7 +33,7 @@ etcd_member_start() {  # etcd_member_start I
     --listen-peer-urls "${ETCD_PEER[$i]}" --initial-advertise-peer-urls "${ETCD_PEER[$i]}" \
     --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$state" \
     --initial-cluster-token "jiti-test-$$" \
-    --heartbeat-interval 50 --election-timeout 500 \
+    --heartbeat-interval 100 --election-timeout 1000 \
     --logger zap --log-level error >>"$ETCD_DIR/m$i.log" 2>&1 &
   ETCD_PID[$i]=$!
   echo "${ETCD_PID[$i]}" >"$ETCD_DIR/pid.$i"

@@ -130,7 +130,9 @@ etcd_Error eclient_server_error(etcd *e, json_t *err, ecall_Kind kind, int *next
     return eclient_fail(e, ETCD_ENOSPACE,
                         "etcd %s: %s (compact, defragment and disarm the alarm: etcdctl compact, defrag, alarm disarm)",
                         m, msg);
-  if (code == GRPC_UNAVAILABLE || code == GRPC_DEADLINE) {
+  /* the gateway's own deadline ("context deadline exceeded", code 2 or 4):
+     the request went on to etcd, and may yet be applied */
+  if (code == GRPC_UNAVAILABLE || code == GRPC_DEADLINE || strstr(msg, "deadline exceeded")) {
     /* "no leader" is refused before it is proposed; the others may have been applied */
     int unapplied = strstr(msg, "no leader") != NULL;
     *next = kind == ECALL_READ || unapplied;

@@ -29,35 +29,60 @@ typedef struct Batch {
   uint64_t maxgen;   /* the highest generation among them */
 } Batch;
 
+/* How often a commit that got no answer is sent again (below). */
+#define UNCERTAIN_TRIES 3
+
+/* Send the batch.  Every batch also puts the ceiling (raised when a
+** revision reached it, else as it is): its mod revision moves with every
+** commit, so a commit that etcd applies late — one whose answer was lost
+** in an election of etcd's leader — fails its compare if anything was
+** committed after it, and can never move `current` back.  That makes a
+** commit with no answer safe to send again: it applies once, and what
+** it puts is the same each time.  Its compare failing after such a try
+** means either another kernel leads, or the try before landed: the
+** failure branch's reads tell which (the leader key still this kernel's,
+** the ceiling moved since this kernel last wrote it: only this kernel
+** writes it while it leads). */
 static replica_Error flush(replica *r, Batch *b, int last) {
   if (!b->ops && !last) return REPLICA_OK;
-  char kc[128], kg[128], val[24];
-  size_t nc = rkey(r, kc, sizeof kc, "current"), ng = rkey(r, kg, sizeof kg, "generation");
+  char kc[128], kg[128], kl[128], val[24];
+  size_t nc = rkey(r, kc, sizeof kc, "current"), ng = rkey(r, kg, sizeof kg, "generation"),
+         nl = rkey(r, kl, sizeof kl, "leader");
   rfence(r, b->t);
-  uint64_t ceiling = 0;
+  uint64_t ceiling = r->ceiling;
   if (b->complete) {
     int n = snprintf(val, sizeof val, "%" PRIu64, b->complete);
     etcd_txn_put(b->t, ETCD_SUCCESS, kc, nc, val, (size_t)n, 0);
-    if (b->maxgen >= r->ceiling) {
-      ceiling = b->maxgen + REPLICA_GENERATION_BLOCK;
-      n = snprintf(val, sizeof val, "%" PRIu64, ceiling);
-      etcd_txn_put(b->t, ETCD_SUCCESS, kg, ng, val, (size_t)n, 0);
-    }
+    if (b->maxgen >= r->ceiling) ceiling = b->maxgen + REPLICA_GENERATION_BLOCK;
   }
-  etcd_TxnResult res;
-  etcd_Error err = etcd_txn_commit(r->e, b->t, &res);
+  int n = snprintf(val, sizeof val, "%" PRIu64, ceiling);
+  etcd_txn_put(b->t, ETCD_SUCCESS, kg, ng, val, (size_t)n, 0);
+  etcd_txn_range(b->t, ETCD_FAILURE, kl, nl, NULL, 0);
+  etcd_txn_range(b->t, ETCD_FAILURE, kg, ng, NULL, 0);
+  etcd_TxnResult res = {0};
+  etcd_Error err = ETCD_EUNCERTAIN;
+  int unanswered = 0;
+  for (int tries = 0; tries < UNCERTAIN_TRIES; tries++) {
+    err = etcd_txn_commit(r->e, b->t, &res);
+    if (err != ETCD_EUNCERTAIN && err != ETCD_EUNAVAILABLE) break;
+    unanswered = 1;
+  }
   etcd_txn_free(b->t);
   b->t = NULL;
   b->ops = b->size = 0;
   if (err) return retcd(r, err, "committing revisions to etcd");
   int ok = res.succeeded;
   int64_t rev = res.revision;
+  if (!ok && unanswered && res.nranges == 2 && res.ranges[0].n && res.ranges[1].n &&
+      res.ranges[0].kvs[0].create_revision == r->leader_create && res.ranges[0].kvs[0].lease == r->lease &&
+      res.ranges[1].kvs[0].mod_revision > r->ceiling_mod) {
+    ok = 1;   /* the try that got no answer landed */
+    rev = res.ranges[1].kvs[0].mod_revision;
+  }
   etcd_txn_result_free(&res);
   if (!ok) return rfenced(r, "a commit's compare failed");
-  if (ceiling) {
-    r->ceiling = ceiling;
-    r->ceiling_mod = rev;
-  }
+  r->ceiling = ceiling;
+  r->ceiling_mod = rev;
   if (!last && !(b->t = etcd_txn_new())) return rfail(r, REPLICA_ENOMEM, "out of memory");
   return REPLICA_OK;
 }
