@@ -25,6 +25,7 @@ declare -A may=(
   [store]="json"
   [worker]="kernel json"
   [model]=""                  # a library of its own (controller/model/CMakeLists.txt)
+  [etcd]="model"              # a library of its own on model/'s HTTP transport (controller/etcd/CMakeLists.txt)
 )
 # the controller's folders, from the CMake files
 while IFS='|' read -r name list; do

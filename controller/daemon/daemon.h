@@ -465,6 +465,16 @@ typedef struct DParked {
   double deadline;
 } DParked;
 
+/* Replication through etcd (drepl.c, docs/replication.md): the options,
+** and the leader's state (opaque). */
+#define DREPL_LEASE_DEFAULT 5   /* seconds */
+typedef struct DReplOpts {
+  const char *urls, *world;    /* --replicate, --world; NULL: not replicated */
+  int lease;                   /* --lease seconds (0: DREPL_LEASE_DEFAULT) */
+  int standby;                 /* --standby */
+} DReplOpts;
+typedef struct DRepl DRepl;
+
 typedef struct Daemon {
   const char *dir;
   const char *wire_trace;  /* JITI_WIRE_TRACE: a file for every frame (dworker.c), or NULL */
@@ -509,6 +519,10 @@ typedef struct Daemon {
   Group group;           /* calls finished ahead of the durable revisions */
   Shadows shadows;       /* verifications on shadows (dshadow.c) */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
+  DReplOpts repl_opts;
+  DRepl *repl;           /* replicated through etcd (drepl.c), or NULL */
+  int fenced;            /* the lease was lost: nothing more is written or acknowledged */
+  char fence_why[600];
   EventBuf events;
   Tally tally;           /* dtally.c */
   Traffic traffic;       /* dtraffic.c */
@@ -919,6 +933,36 @@ double dgroup_before(void *ud, double now);  /* hook before each sleep: dgroup_p
 void dgroup_check(Daemon *D);
 /* The durable revision and generation: before the oldest group still syncing. */
 void dgroup_durable(Daemon *D, uint64_t *rev, uint64_t *gen);
+
+/* drepl.c: replication through etcd (docs/replication.md) */
+/* --replicate, --world, --lease, --standby: 1 consumed (and *i moved), 0 not
+** one of them, -1 a bad value (err). */
+int drepl_option(int argc, char **argv, int *i, DReplOpts *o, char *err, size_t errlen);
+int drepl_check(const DReplOpts *o, char *err, size_t errlen);   /* -1: an incomplete set */
+/* Before the kernel serves, on its freshly opened store: win the world's
+** leader key (a standby: apply what etcd has until it wins), bring the store
+** to etcd's CURRENT or seed an empty world, move the generation past the
+** former leader's.  0; 1 when SIGTERM or SIGINT stopped a standby (err
+** says so); -1 (err).  Nothing when not replicated. */
+int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
+int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
+void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */
+int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any thread) */
+/* Commit revisions from..to of s to etcd (the store writer's thread, or the
+** loop with dstore()), with their events ev (per revision, or NULL).  0
+** (also when not replicated); -1 with err: fenced, nothing of them is in
+** etcd; -2: uncertain (drepl_uncertain).  Nothing of them may be
+** acknowledged unless 0. */
+struct replica_Events;
+int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const struct replica_Events *ev, char *err,
+                 size_t errlen);
+/* A commit whose outcome etcd did not give (drepl_commit's -2): the kernel
+** ends at once, answering nothing (its clients retry their keys on the
+** next leader). */
+void drepl_uncertain(Daemon *D, const char *why) __attribute__((noreturn));
+/* The kernel lost the world: nothing more is written or acknowledged, and it
+** shuts down. */
+void drepl_fence(Daemon *D, const char *why);
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */

@@ -23,6 +23,7 @@
 #include <string.h>
 #include "cli.h"
 #include "daemon.h"
+#include "replica.h"
 #include "txn.h"
 
 void dcall_decode(DOutcome *o, json_t *m) {
@@ -86,6 +87,7 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
                          D->grant_text};
   publish_Result pr;
   devents_objects(D);   /* on failure some are texts: the publish fails, as out of memory would */
+  size_t nev = D->events.n + 1;   /* the buffered events and the accepted one */
   json_t *decision = wproc_publish(dstore(D), D->revision, &info, o->changes, blob, bloblen, D->events.ev,
                                    D->events.time_ms, D->events.n,
                                    dcall_event(D, txn_reason_name(TXN_ACCEPTED), NULL), incident,
@@ -93,8 +95,24 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
   if (pr.code == STORE_OK) devents_written(D, pr.first_event);
   t->outcome = json_incref(o->m);
   D->live.wait = W_COMMIT;
+  /* replicated: acknowledged only once etcd holds it too */
+  char fence[600] = "";
+  replica_Events ev = {pr.first_event, nev};
+  int rc = pr.code == STORE_OK && pr.changed ? drepl_commit(D->repl, dstore(D), pr.revision, pr.revision, &ev, fence,
+                                                            sizeof fence)
+                                             : 0;
+  if (rc == -2) drepl_uncertain(D, fence);
+  if (rc) {
+    json_decref(pr.changes);
+    pr.changes = NULL;
+    json_decref(decision);
+    decision = wframe_restore();
+    pr.code = STORE_EPERM;
+    snprintf(pr.error, sizeof pr.error, "%s", fence);
+  }
   if (pr.code != STORE_OK) {
     t->failure = strdup(pr.error);
+    if (fence[0]) drepl_fence(D, fence);
     dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
     t->decision = WIRE_RESTORE;
     dworker_send(D, decision);

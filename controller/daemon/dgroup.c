@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "daemon.h"
+#include "replica.h"
 #include "txn.h"
 
 /* ---------------------------------------------------------------- queue */
@@ -119,6 +120,9 @@ typedef struct Pub {
   size_t *unchanged;         /* per revision: the indexes of those the store had already */
   DTraffic traffic;          /* calls for the traffic sample: those waiting, then
                                 the group's own; written after its revisions */
+  DRepl *repl;               /* replicated: committed to etcd before it is synced */
+  char fence[600];           /* why etcd did not take it (the kernel is fenced) */
+  int uncertain;             /* etcd gave no answer: nothing more may be answered */
 #ifdef JITI_TEST_HOOKS
   int fail_in_store;         /* JITI_TEST_FAIL_PUBLISH=N:store */
 #endif
@@ -314,6 +318,10 @@ void dgroup_publish(Daemon *D) {
   if (g->n == c || g->restoring || D->live.w.fd < 0 || g->nsyncing == GROUP_SYNCING_MAX || dsync_busy(D) ||
       g->acks >= GROUP_ACKS_MAX)
     return;
+  if (D->fenced) {   /* the world is another kernel's now: nothing more is written */
+    dcall_group_failed(D, c, D->fence_why, 1);
+    return;
+  }
   size_t nrevs = 0, nchanges = 0;
   for (size_t i = c; i < g->n; i++)
     if (at(g, i)->changes) nrevs++, nchanges += json_array_size(at(g, i)->changes);
@@ -345,6 +353,7 @@ void dgroup_publish(Daemon *D) {
     return;
   }
   p->parent = D->revision;
+  p->repl = D->repl;
   p->w = (DWrite){write_group, written, ++g->seq, STORE_OK, "", D->subscribers > 0, {0}};
   g->writing = p->ncalls;
   dsync_write(D, &p->w);
@@ -376,8 +385,30 @@ static int write_group(store_env *s, DWrite *w) {
 #ifdef JITI_TEST_HOOKS
   if (p->fail_in_store) return publish_failing(s, p);
 #endif
+  /* replicated: a kernel whose lease may have lapsed writes nothing */
+  if (!drepl_may_write(p->repl)) {
+    snprintf(p->fence, sizeof p->fence, "fenced: this kernel's lease was not renewed in time");
+    return STORE_EPERM;
+  }
   int rc = store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
                                decided, p);
+  /* then to etcd, before the sync that acknowledges it; if etcd did not
+     take it, nothing of it is answered and the kernel stops (its store,
+     which holds the group, is no longer the world's) */
+  if (rc == STORE_OK && p->repl && p->in[p->nrevs - 1].rev > p->parent) {
+    /* each written revision's events: the keyed outcomes go with it */
+    replica_Events *ev = calloc(p->nrevs, sizeof *ev);
+    size_t nw = 0;
+    for (size_t i = 0; ev && i < p->nrevs; i++)
+      if (p->in[i].rev > (i ? p->in[i - 1].rev : p->parent)) ev[nw++] = (replica_Events){p->in[i].first_event, p->in[i].nevents};
+    int c = ev ? drepl_commit(p->repl, s, p->parent + 1, p->in[p->nrevs - 1].rev, ev, p->fence, sizeof p->fence) : -1;
+    if (!ev) snprintf(p->fence, sizeof p->fence, "out of memory replicating a group");
+    free(ev);
+    if (c) {
+      p->uncertain = c == -2;
+      return STORE_EPERM;
+    }
+  }
   if (rc == STORE_OK) {   /* for the subscribers: else the store is read */
     uint64_t first = p->in[0].first_event, last = p->in[p->nrevs - 1].first_event + p->in[p->nrevs - 1].nevents;
     (void)devents_read_back(s, w, first, first ? (size_t)(last - first) : 0);
@@ -403,8 +434,10 @@ static void written(Daemon *D, DWrite *w) {
     devents_put_back(D, p->all, p->nbuffered);   /* theirs again */
     memset(p->all, 0, p->nbuffered * sizeof *p->all);
     p->nbuffered = 0;
-    if (same_worker) dcall_group_failed(D, c, p->w.err, 1);
-    else dcall_group_failed(D, c, p->w.err, 0);
+    if (p->uncertain) drepl_uncertain(D, p->fence);
+    const char *why = p->fence[0] ? p->fence : p->w.err;
+    dcall_group_failed(D, c, why, same_worker);
+    if (p->fence[0]) drepl_fence(D, p->fence);
     pub_free(p);
     return;
   }

@@ -69,6 +69,7 @@ static void usage(FILE *out) {
           "                   [--max-clients N] [--idle-timeout SECONDS]\n"
           "                   [--allow-foreign LIB]... [--events-keep COUNT]\n"
           "                   [--events-max-age DURATION] [--detach]\n"
+          "                   [--replicate URLS --world NAME [--lease SECONDS] [--standby]]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -92,6 +93,16 @@ static void usage(FILE *out) {
           "                    (default 600; 0 = never; subscribers are never idle)\n"
           "  --detach          run in the background: log to DIR/kernel.log, pid in\n"
           "                    DIR/kernel.pid; returns once the kernel serves\n"
+          "  --replicate URLS  replicate the world through etcd (docs/replication.md): URLS\n"
+          "                    are the members' client URLs, comma-separated (http://H:2379,...);\n"
+          "                    the kernel leads world NAME (--world) under a lease of --lease\n"
+          "                    seconds (default 5, 2 to 600) and answers a writing call only\n"
+          "                    once etcd holds its revision; it stops, answering nothing more,\n"
+          "                    when it loses the lease.  A world led by another kernel is\n"
+          "                    refused, unless --standby: then this kernel applies what etcd\n"
+          "                    has to its own store and takes over when the leader's lease\n"
+          "                    lapses (it serves no client until then; with --detach,\n"
+          "                    'jiti kernel' returns once it serves)\n"
           "  --create          DIR may hold no store yet: create it (a new store is always\n"
           "                    announced; with JITI_NO_CREATE=1 in the environment, a\n"
           "                    missing store is refused without --create)\n"
@@ -207,9 +218,11 @@ static void kernel_serve(Daemon *D) {
   if (dpoll_run(D->poll, &none) != 0) dlog(D, "poll: %s", strerror(errno));
 }
 
+#define KERNEL_STOPPED (-1)   /* kernel_open: stopped before it served (a standby's SIGTERM) */
+
 /* Open the kernel: the store recovered, the first worker started, the
 ** socket listening, the loop's descriptors and hooks registered.  EXIT_OK,
-** or the exit status after a message (kernel_close is not called then:
+** KERNEL_STOPPED, or the exit status after a message (kernel_close is not called then:
 ** the process ends). */
 static int kernel_open(Daemon *D, int ready_fd) {
   char err[1024] = "";
@@ -236,6 +249,13 @@ static int kernel_open(Daemon *D, int ready_fd) {
     fprintf(stderr, "jiti kernel: cannot open the store at %s: %s\n%s%s", D->dir, err[0] ? err : store_strerror(rc),
             hint, hint[0] ? "\n" : "");
     return EXIT_FAIL;
+  }
+  /* a replicated world: its leader key won and the store brought to etcd's
+  ** CURRENT before anything else is written */
+  int won = drepl_open(D, dstore(D), err, sizeof err);
+  if (won != 0) {
+    fprintf(stderr, "jiti kernel: world %s: %s\n", D->repl_opts.world, err);
+    return won > 0 ? KERNEL_STOPPED : EXIT_FAIL;
   }
   uint64_t cur = 0;
   if (store_current(dstore(D), &cur) != STORE_OK) {
@@ -389,6 +409,7 @@ static int kernel_close(Daemon *D) {
   dlog_flush(D);
   free(D->log.buf);
   dsync_stop(D);
+  drepl_stop(D);
   store_close(dstore(D));
   dpoll_close(D->poll);
   return EXIT_OK;
@@ -396,6 +417,7 @@ static int kernel_close(Daemon *D) {
 
 static int kernel_run(Daemon *D, int ready_fd) {
   int rc = kernel_open(D, ready_fd);
+  if (rc == KERNEL_STOPPED) return EXIT_OK;   /* a standby asked to stop: a clean stop */
   if (rc != EXIT_OK) return rc;
   kernel_serve(D);
   return kernel_close(D);
@@ -420,6 +442,7 @@ int cmd_kernel(int argc, char **argv) {
     int r = opts_store(argc, argv, &i, &D.dir, err, sizeof err);
     if (r == 0) r = limits_option(argc, argv, &i, &D.limits, 1, err, sizeof err);
     if (r == 0) r = grant_option(argc, argv, &i, &D.grant, err, sizeof err);
+    if (r == 0) r = drepl_option(argc, argv, &i, &D.repl_opts, err, sizeof err);
     if (r < 0) fprintf(stderr, "jiti kernel: %s\n", err);
     if (r == 0) r = dretain_option("kernel", argc, argv, &i, &D.retain);
     if (r < 0) return EXIT_USAGE;
@@ -443,6 +466,11 @@ int cmd_kernel(int argc, char **argv) {
       continue;
     }
     fprintf(stderr, "jiti kernel: unknown option '%s' (see 'jiti kernel --help')\n", argv[i]);
+    return EXIT_USAGE;
+  }
+  char rerr[256];
+  if (drepl_check(&D.repl_opts, rerr, sizeof rerr) != 0) {
+    fprintf(stderr, "jiti kernel: %s\n", rerr);
     return EXIT_USAGE;
   }
   /* refused before anything is created: a socket the kernel could never bind */

@@ -521,6 +521,14 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
       reason = txn_reason_name(TXN_PUBLICATION_FAILED);
       snprintf(why, sizeof why, "%s", store_errmsg(dstore(D)));
       msg = why;
+    } else {
+      int rc = drepl_commit(D->repl, dstore(D), rev, rev, NULL, why, sizeof why);   /* replicated: etcd's too */
+      if (rc == -2) drepl_uncertain(D, why);
+      if (rc) {
+        reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+        msg = why;
+        drepl_fence(D, why);
+      }
     }
   }
   if (reason) {

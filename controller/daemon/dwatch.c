@@ -246,6 +246,12 @@ int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uin
     snprintf(err, errlen, "%s", rc == STORE_ENOMEM ? "out of memory" : store_errmsg(dstore(D)));
     return -1;
   }
+  int rrc = drepl_commit(D->repl, dstore(D), *rev, *rev, NULL, err, errlen);   /* replicated: etcd's too */
+  if (rrc == -2) drepl_uncertain(D, err);
+  if (rrc) {
+    drepl_fence(D, err);
+    return -1;
+  }
   D->revision = *rev;
 moved:
   err[0] = 0;

@@ -11,6 +11,7 @@
 #include "swank.h"
 #include "daemon.h"
 #include "offline.h"
+#include "replica.h"
 #include "run.h"
 #include "sess.h"
 #include "supervise.h"
@@ -35,6 +36,7 @@ static const struct {
   {"rollback", cmd_rollback, "publish a revision equal to an older one"},
   {"events", cmd_events, "list a store's events, newest first"},
   {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)"},
+  {"replicate", cmd_replicate, "show a world replicated through etcd: leader, CURRENT, standbys"},
   {"eval", cmd_eval, "run an application call on the running kernel"},
   {"preview", cmd_preview, "evaluate on the running kernel, report, restore everything"},
   {"inspect", cmd_inspect, "print one entry of the running kernel's world in full"},

@@ -2,7 +2,8 @@
 ** mhttp.h — HTTP POST over one reused libcurl handle.  controller/model/
 ** is the only part of jiti that uses libcurl: here, and curl_getdate for
 ** retry-after dates (mretry.c), both through mcurl.h, which loads the
-** library at the first use.
+** library at the first use.  The etcd client (controller/etcd/) sends its
+** requests through this transport.
 **
 ** One mhttp is one connection cache: consecutive requests to the same
 ** server reuse the TCP/TLS connection (keep-alive).  Not thread-safe; use

@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""failover.py — a replicated world survives the loss of its leader.
+
+Run by tests/etcd.sh, which starts a 3-member etcd cluster on loopback
+ports (tests/etcd_cluster.sh) and stops it afterwards:
+
+    bash tests/etcd.sh tests/failover.py JITI [--rounds N] [--lease S] [--writers N]
+
+Two kernels (`jiti kernel --replicate ... --world ...`), each with a store
+directory of its own: the leader, and a standby.  Writers (8 by default)
+send application calls with idempotency keys to whichever kernel serves;
+writer c's k-th write is
+
+    (world-put (list :w c k) (world-put :seq (1+ (world-get :seq 0))))
+
+so the world records, for every write it kept, its position in the order of
+commits.  A write whose connection broke or whose reply did not come is
+sent again, with the same key, to whichever kernel serves then.  Each round
+the leader is lost in turn to kill -9 and to SIGSTOP for longer than its
+lease; a stopped leader is sent a write while stopped and then resumed, and
+must accept nothing.  The lost kernel comes back as the next standby on its
+own store, or — when that holds a revision etcd refused, which it detects
+and refuses — on a fresh directory (it fills from etcd).  At the end:
+
+- every acknowledged write is in the world, at the position its reply gave;
+- the positions are exactly 1..:seq: no write ran twice, none was lost;
+- no write whose reply said it failed is there;
+- each writer's acknowledged generations strictly increase, across every
+  takeover;
+- no write sent to a resumed old leader was acknowledged;
+
+and the takeover times (the last write a writer saw acknowledged by the old
+leader to the first by the new one) are printed, p50 and p99.  CI runs a few
+rounds; `--rounds 100` is the long run (docs/replication.md).
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+WRITE = '(world-put (list :w %d %d) (world-put :seq (1+ (world-get :seq 0))))'
+
+
+def ask(path, req, timeout):
+    """One request on a fresh connection: the reply, or None (no answer)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        s.sendall(json.dumps(req).encode() + b'\n')
+        buf = b''
+        while b'\n' not in buf:
+            d = s.recv(1 << 20)
+            if not d:
+                return None
+            buf += d
+        return json.loads(buf.split(b'\n', 1)[0])
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()
+
+
+class World:
+    def __init__(self, jiti, urls, tmp, lease):
+        self.jiti, self.urls, self.tmp, self.lease = jiti, urls, tmp, lease
+        self.kernels = []          # [Popen, store] of the kernels started, for the cleanup
+        self.n = 0
+        self.lock = threading.Lock()
+        self.leader = None         # (Popen, store) serving, as the test believes
+
+    def start(self, standby, store=None):
+        self.n += 1
+        store = store or os.path.join(self.tmp, 'k%d' % self.n)
+        log = open(os.path.join(self.tmp, 'k%d.log' % self.n), 'ab')
+        args = [self.jiti, 'kernel', '--store', store, '--replicate', self.urls, '--world', 'failover',
+                '--lease', str(self.lease)] + (['--standby'] if standby else [])
+        p = subprocess.Popen(args, stdout=log, stderr=log)
+        self.kernels.append((p, store))
+        return p, store
+
+    def serving(self, k, timeout=30):
+        """Wait until kernel k serves (it is the leader); False if it exited."""
+        p, store = k
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if p.poll() is not None:
+                return False
+            r = ask(os.path.join(store, 'kernel.sock'), {'op': 'status'}, 0.5)
+            if r and r.get('ok'):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def standby_warm(self, timeout=120):
+        """Wait until a standby reports itself within 200 revisions of CURRENT
+        (a fresh one first fills its store from etcd, as an operator would
+        let it before counting on it)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                out = subprocess.run([self.jiti, 'replicate', 'status', '--replicate', self.urls, '--world', 'failover',
+                                      '--json'], capture_output=True, timeout=20).stdout
+                if any(sb.get('lag', 1 << 30) < 200 for sb in json.loads(out).get('standbys', [])):
+                    return True
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.2)
+        return False
+
+    def sockets(self):
+        return [os.path.join(s, 'kernel.sock') for p, s in self.kernels if p.poll() is None]
+
+    def stop_all(self):
+        for p, _ in self.kernels:
+            try:
+                p.send_signal(signal.SIGCONT)
+                p.kill()
+            except OSError:
+                pass
+            p.wait()
+
+
+class Writer(threading.Thread):
+    def __init__(self, world, c, stop):
+        super().__init__(daemon=True)
+        self.world, self.c, self.stop = world, c, stop
+        self.k = 0
+        self.acked = {}            # k -> position (None: a replayed reply, which carries no value)
+        self.failed = set()
+        self.inflight = None
+        self.gens = []             # (generation, k) of each acknowledgement, in order
+        self.acks = []             # (time, socket) of each acknowledgement
+        self.error = None
+        self.path = None
+
+    def run(self):
+        try:
+            while not self.stop.is_set():
+                self.k += 1
+                self.inflight = self.k
+                req = {'op': 'call', 'source': WRITE % (self.c, self.k), 'id': self.k, 'key': 'w%d-%d' % (self.c, self.k)}
+                while not self.stop.is_set():
+                    r = ask(self.path, req, 3) if self.path else None
+                    if r is None:   # no kernel, a broken connection, no answer: the same key elsewhere
+                        self.path = None
+                        for path in self.world.sockets():
+                            st = ask(path, {'op': 'status'}, 0.3)
+                            if st and st.get('ok'):
+                                self.path = path
+                                break
+                        if not self.path:
+                            time.sleep(0.05)
+                        continue
+                    if r.get('ok'):
+                        v = r.get('value')
+                        self.acked[self.k] = int(v) if v is not None and not r.get('replayed') else None
+                        self.gens.append((r.get('generation'), self.k))
+                        self.acks.append((time.time(), self.path))
+                    elif r.get('code') == 'publication-failed' or r.get('reason') == 'publication-failed':
+                        self.failed.add(self.k)
+                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted'):
+                        self.path = None
+                        time.sleep(0.05)
+                        continue
+                    else:
+                        raise AssertionError('writer %d write %d: unexpected reply %s' % (self.c, self.k, r))
+                    break
+                self.inflight = None
+        except AssertionError as e:
+            self.error = str(e)
+
+
+def parse_rows(text):
+    if text.strip() == 'NIL':
+        return []
+    vals = [int(x) for x in text.replace('(', ' ').replace(')', ' ').split()]
+    return [tuple(vals[i:i + 3]) for i in range(0, len(vals), 3)]
+
+
+def check(world, writers, resumed_acks):
+    path = world.sockets()
+    leader = None
+    for p in path:
+        st = ask(p, {'op': 'status'}, 1)
+        if st and st.get('ok'):
+            leader = p
+    assert leader, 'no kernel serves at the end'
+
+    def call(src):
+        r = ask(leader, {'op': 'call', 'source': src}, 60)
+        assert r and r.get('ok'), '%s: %s' % (src, r)
+        return r['value']
+    rows = parse_rows(call("(let ((out nil)) (dolist (k (world-keys) out) (when (and (consp k) (eq (car k) :w))"
+                           " (push (list (second k) (third k) (world-get k)) out))))"))
+    seq = int(call('(world-get :seq 0)'))
+    positions = sorted(p for _, _, p in rows)
+    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was lost' % (
+        seq, len(rows))
+    have = {}
+    for c, k, p in rows:
+        have.setdefault(c, {})[k] = p
+    acked = 0
+    for w in writers:
+        assert not w.error, w.error
+        mine = have.get(w.c, {})
+        for k, p in w.acked.items():
+            acked += 1
+            assert k in mine, 'writer %d: acknowledged write %d is lost' % (w.c, k)
+            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d' % (w.c, k, mine[k], p)
+        for k in w.failed:
+            assert k not in mine, 'writer %d: write %d was reported failed but is there' % (w.c, k)
+        last = max(w.acked) if w.acked else 0
+        for k in mine:
+            assert k <= last or k == w.inflight, 'writer %d: write %d is there but was never acknowledged' % (w.c, k)
+        gens = [g for g, _ in w.gens]
+        assert all(a < b for a, b in zip(gens, gens[1:])), 'writer %d: generations do not increase: %s' % (w.c, gens)
+    assert resumed_acks == 0, '%d writes sent to a resumed old leader were acknowledged' % resumed_acks
+    return seq, acked
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float('nan')
+
+
+def main():
+    args = sys.argv[1:]
+    urls, _pids, jiti = args[0], args[1], args[2]
+    rounds, lease, nwriters = 4, 2, 8
+    i = 3
+    while i < len(args):
+        if args[i] == '--rounds': rounds = int(args[i + 1])
+        elif args[i] == '--lease': lease = int(args[i + 1])
+        elif args[i] == '--writers': nwriters = int(args[i + 1])
+        else: sys.exit('failover.py: unknown option %s' % args[i])
+        i += 2
+    tmp = tempfile.mkdtemp(prefix='jiti-failover-')
+    world = World(jiti, urls, tmp, lease)
+    stop = threading.Event()
+    writers = []
+    ok = False
+    try:
+        leader = world.start(False)
+        assert world.serving(leader), 'the first kernel did not start'
+        standby = world.start(True)
+        time.sleep(0.3)
+        writers = [Writer(world, c, stop) for c in range(nwriters)]
+        for w in writers:
+            w.start()
+        takeovers, resumed_acks, diverged = [], 0, 0
+        for rnd in range(rounds):
+            time.sleep(1.0)
+            assert world.standby_warm(), 'round %d: no standby caught up with the world' % rnd
+            old_sock = os.path.join(leader[1], 'kernel.sock')
+            how = 'kill' if rnd % 2 == 0 else 'stop'
+            t_fault = time.time()
+            late = None
+            if how == 'kill':
+                leader[0].kill()
+                leader[0].wait()
+            else:
+                leader[0].send_signal(signal.SIGSTOP)
+            assert world.serving(standby, 30), 'round %d: the standby did not take over' % rnd
+            if how == 'stop':
+                # a write the stopped leader will read when resumed: it must not be acknowledged
+                late = {}
+                t = threading.Thread(target=lambda: late.update(r=ask(old_sock, {'op': 'call', 'source': WRITE % (999, rnd), 'key': 'late-%d' % rnd}, 10)))
+                t.start()
+                time.sleep(0.2)
+                leader[0].send_signal(signal.SIGCONT)
+                t.join()
+                r = late.get('r')
+                if r and r.get('ok'):
+                    resumed_acks += 1
+                try:
+                    leader[0].wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError('round %d: the resumed old leader did not stop' % rnd)
+            time.sleep(0.5)
+            # the takeover: the old leader's last acknowledgement to the new one's first
+            new_sock = os.path.join(standby[1], 'kernel.sock')
+            last_old = max((t for w in writers for t, p in w.acks if p == old_sock and t <= t_fault), default=None)
+            first_new = min((t for w in writers for t, p in w.acks if p == new_sock and t > t_fault), default=None)
+            if last_old and first_new:
+                takeovers.append(first_new - last_old)
+            print('round %d (%s): takeover %.2f s' % (rnd, how, takeovers[-1] if takeovers else float('nan')), flush=True)
+            # the lost kernel stands by again on its own store, unless that
+            # holds a revision etcd refused (then it says so and ends: a fresh one)
+            again = world.start(True, leader[1])
+            try:
+                again[0].wait(timeout=2)
+                diverged += 1
+                again = world.start(True)
+            except subprocess.TimeoutExpired:
+                pass
+            leader, standby = standby, again
+        time.sleep(0.5)
+        stop.set()
+        for w in writers:
+            w.join(30)
+        # the late writes of the resumed leaders are nowhere
+        seq, acked = check(world, writers, resumed_acks)
+        print('%d rounds, %d writers: %d writes acknowledged, %d in the world, none lost or doubled; '
+              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d lost kernels found their store diverged' % (
+                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, diverged))
+        ok = True
+    except AssertionError as e:
+        print('FAIL %s' % e)
+        for n in range(1, world.n + 1):
+            path = os.path.join(tmp, 'k%d.log' % n)
+            if os.path.exists(path):
+                print('--- k%d.log' % n)
+                print(open(path).read()[-3000:])
+    finally:
+        stop.set()
+        world.stop_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('%d passed, %d failed' % (1 if ok else 0, 0 if ok else 1))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

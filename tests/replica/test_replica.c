@@ -1,0 +1,228 @@
+/*
+** test_replica.c — a world's revisions in etcd (controller/replica/)
+** against a real 3-member etcd cluster (tests/etcd.sh starts it): two
+** kernels' replicas of one world and their stores.  The leader wins the
+** key, takes over the generation, commits revisions (one large group split
+** over etcd's limits) that a standby's store applies and checks; then the
+** leader stops renewing (as a kernel stopped with SIGSTOP would), the
+** standby wins once the lease lapses and moves the generation past every
+** one the old leader could hand out, and the old leader, resumed, writes
+** nothing: its commit is fenced, its store found diverged.  An entry too
+** large for etcd is refused with its name.
+**
+**   test_replica URL,URL,URL PID,PID,PID
+*/
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "check.h"
+#include "replica.h"
+#include "store.h"
+
+static char urls[1024];
+static char tmp[] = "/tmp/jiti-replica-XXXXXX";
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int has(const char *s, const char *needle) { return s && strstr(s, needle) != NULL; }
+
+static replica *rep(const char *world) {
+  char err[256];
+  replica *r = replica_new(urls, world, err, sizeof err);
+  if (!r) {
+    fprintf(stderr, "replica_new: %s\n", err);
+    exit(1);
+  }
+  return r;
+}
+
+static store_env *open_store(const char *name) {
+  char dir[256], err[256];
+  snprintf(dir, sizeof dir, "%s/%s", tmp, name);
+  store_env *s;
+  if (store_open(dir, 0, &s, err, sizeof err)) {
+    fprintf(stderr, "store_open %s: %s\n", dir, err);
+    exit(1);
+  }
+  return s;
+}
+
+/* Publish a revision of n data entries named PREFIX0.. with values of size
+** bytes (the entry's text then its number) at generation gen; its number. */
+static uint64_t publish(store_env *s, const char *prefix, int n, size_t size, uint64_t gen, const char *remove) {
+  uint64_t cur = 0, rev = 0;
+  store_current(s, &cur);
+  store_entry *ch = calloc((size_t)n + 1, sizeof *ch);
+  char(*names)[32] = calloc((size_t)n + 1, sizeof *names);
+  char *bytes = malloc(size + 32);
+  memset(bytes, 'v', size + 32);
+  for (int i = 0; i < n; i++) {
+    snprintf(names[i], sizeof names[i], "%s%d", prefix, i);
+    ch[i] = (store_entry){store_kind_parse("data"), names[i], bytes, size};
+  }
+  snprintf(bytes, 32, "%llu", (unsigned long long)gen);
+  store_key rm = {store_kind_parse("data"), remove};
+  store_rev_info info = {
+    .kind = STORE_REV_APPLICATION, .generation = gen, .summary = "a test revision", .kernel_version = "test"};
+  int se = store_publish(s, cur, &info, ch, (size_t)n, remove ? &rm : NULL, remove ? 1 : 0, &rev);
+  if (se) fprintf(stderr, "store_publish: %s\n", store_errmsg(s));
+  free(ch);
+  free(names);
+  free(bytes);
+  return se ? 0 : rev;
+}
+
+/* replica_publish, its failure told */
+static replica_Error rpub(replica *r, store_env *s, uint64_t from, uint64_t to) {
+  replica_Error err = replica_publish(r, s, from, to, NULL);
+  if (err)
+    fprintf(stderr, "  publish %llu..%llu: %s: %s\n", (unsigned long long)from, (unsigned long long)to,
+            replica_error_name(err), replica_errmsg(r));
+  return err;
+}
+
+static int lookup(store_env *s, const char *name) {
+  uint8_t h[32];
+  return store_lookup(s, store_kind_parse("data"), name, h) == STORE_OK;
+}
+
+static void test_new(void) {
+  char err[256];
+  CHECK(!replica_new(urls, "", err, sizeof err) && has(err, "is not 1-64"));
+  CHECK(!replica_new(urls, "a/b", err, sizeof err));
+  CHECK(!replica_new(urls, "..", err, sizeof err));
+  CHECK(!replica_new("nonsense", "w", err, sizeof err) && has(err, "http://HOST:PORT"));
+  CHECK_STR(replica_error_name(REPLICA_EFENCED), "fenced");
+}
+
+static void test_failover(void) {
+  replica *a = rep("sales"), *b = rep("sales");
+  store_env *sa = open_store("a"), *sb = open_store("b");
+  replica_Head h;
+  CHECK(replica_head(a, &h) == REPLICA_OK && h.current == 0 && h.ceiling == 0 && !h.leader[0]);
+
+  /* A wins, B sees who leads */
+  int won = 0;
+  int64_t t0 = now_ms();
+  CHECK(replica_campaign(a, 2, "kernel-a", t0, &won) == REPLICA_OK && won);
+  CHECK(replica_campaign(b, 2, "kernel-b", now_ms(), &won) == REPLICA_OK && !won && has(replica_errmsg(b), "kernel-a"));
+  CHECK(replica_may_write(a, t0) && !replica_may_write(b, t0));
+  uint64_t first = 0;
+  CHECK(replica_take_over(a, 5, &first) == REPLICA_OK && first == 6 &&
+        replica_ceiling(a) == 6 + REPLICA_GENERATION_BLOCK);
+  CHECK(replica_take_over(b, 0, &first) == REPLICA_EFENCED);
+  CHECK(replica_head(b, &h) == REPLICA_OK && !strcmp(h.leader, "kernel-a") && h.ceiling == 1006 && h.leader_lease != 0);
+
+  /* A commits three revisions (one removes a key); B's store follows */
+  CHECK(publish(sa, "k", 3, 10, 6, NULL) == 1);
+  CHECK(publish(sa, "k", 2, 12, 7, NULL) == 2);
+  CHECK(publish(sa, "m", 1, 5, 8, "k2") == 3);
+  CHECK(replica_renew(a, now_ms()) == REPLICA_OK);
+  CHECK(rpub(a, sa, 1, 3) == REPLICA_OK);
+  CHECK(replica_head(b, &h) == REPLICA_OK && h.current == 3 && h.ceiling == 1006);
+  uint64_t applied = 0;
+  CHECK(replica_catch_up(b, sb, &applied) == REPLICA_OK && applied == 3);
+  CHECK(lookup(sb, "k0") && lookup(sb, "k1") && !lookup(sb, "k2") && lookup(sb, "m0"));
+  uint64_t gen = 0;
+  CHECK(store_generation(sb, &gen) == STORE_OK && gen == 8);
+  /* nothing new: nothing applied, the store checked all the same */
+  CHECK(replica_catch_up(b, sb, &applied) == REPLICA_OK && applied == 3);
+
+  /* a group larger than one etcd transaction: 300 entries of 4 KiB */
+  CHECK(publish(sa, "big", 300, 4096, 9, NULL) == 4);
+  CHECK(publish(sa, "n", 1, 5, 10, NULL) == 5);
+  CHECK(replica_renew(a, now_ms()) == REPLICA_OK);   /* (a slow build may have spent the lease meanwhile) */
+  CHECK(rpub(a, sa, 4, 5) == REPLICA_OK);
+  CHECK(replica_catch_up(b, sb, &applied) == REPLICA_OK && applied == 5);
+  CHECK(lookup(sb, "big0") && lookup(sb, "big299") && lookup(sb, "n0"));
+
+  /* A stops renewing (stopped, as by SIGSTOP): by its own clock it stops
+     writing before the lease can lapse at etcd... */
+  int64_t stopped = now_ms();
+  CHECK(replica_renew(a, stopped) == REPLICA_OK);   /* its last renewal: the deadline counts from it */
+  CHECK(replica_may_write(a, stopped) && !replica_may_write(a, stopped + 2000));
+  /* ...and B wins once it has */
+  won = 0;
+  for (int i = 0; i < 150 && !won; i++) {
+    usleep(100000);
+    CHECK(replica_campaign(b, 2, "kernel-b", now_ms(), &won) == REPLICA_OK);
+  }
+  CHECK(won);
+  uint64_t floor = 0;
+  store_generation(sb, &floor);
+  CHECK(replica_take_over(b, floor, &first) == REPLICA_OK);
+  /* past every generation A could hand out (below its ceiling) */
+  CHECK(first == 1006 && replica_ceiling(b) == 2006);
+
+  /* A, resumed, commits a revision it made meanwhile: fenced, nothing written */
+  CHECK(publish(sa, "late", 1, 5, 11, NULL) == 6);
+  CHECK(rpub(a, sa, 6, 6) == REPLICA_EFENCED && has(replica_errmsg(a), "kernel-b"));
+  CHECK(!replica_may_write(a, now_ms()));
+  CHECK(rpub(a, sa, 6, 6) == REPLICA_EFENCED);
+  CHECK(replica_renew(a, now_ms()) == REPLICA_EFENCED);
+  CHECK(replica_head(a, &h) == REPLICA_OK && h.current == 5 && !strcmp(h.leader, "kernel-b") && h.ceiling == 2006);
+
+  /* B serves: its own revision 6 */
+  CHECK(publish(sb, "b", 1, 5, first, NULL) == 6);
+  CHECK(rpub(b, sb, 6, 6) == REPLICA_OK);
+  CHECK(replica_renew(b, now_ms()) == REPLICA_OK);
+  /* A's store holds another revision 6: it cannot stand by on it */
+  CHECK(replica_catch_up(a, sa, &applied) == REPLICA_EDIVERGED && has(replica_errmsg(a), "revision 6"));
+  /* a fresh standby directory fills from etcd */
+  store_env *sc = open_store("c");
+  CHECK(replica_catch_up(a, sc, &applied) == REPLICA_OK && applied == 6 && lookup(sc, "b0") && !lookup(sc, "late0"));
+  /* a store ahead of etcd diverged too */
+  CHECK(publish(sa, "more", 1, 5, 12, NULL) == 7);
+  CHECK(replica_catch_up(a, sa, &applied) == REPLICA_EDIVERGED && has(replica_errmsg(a), "no one"));
+
+  /* B resigns: the key goes with its lease */
+  CHECK(replica_resign(b) == REPLICA_OK && !replica_may_write(b, now_ms()));
+  CHECK(replica_head(a, &h) == REPLICA_OK && !h.leader[0]);
+  CHECK(rpub(b, sb, 6, 6) == REPLICA_EFENCED);
+
+  store_close(sa);
+  store_close(sb);
+  store_close(sc);
+  replica_free(a);
+  replica_free(b);
+}
+
+static void test_too_big(void) {
+  replica *a = rep("big");
+  store_env *s = open_store("d");
+  int won = 0;
+  uint64_t first;
+  CHECK(replica_campaign(a, 5, "kernel-d", now_ms(), &won) == REPLICA_OK && won);
+  CHECK(replica_take_over(a, 0, &first) == REPLICA_OK && first == 1);
+  CHECK(publish(s, "huge", 1, (size_t)1200 << 10, 1, NULL) == 1);
+  CHECK(rpub(a, s, 1, 1) == REPLICA_ETOOBIG && has(replica_errmsg(a), "entry data huge0 of revision 1") &&
+        has(replica_errmsg(a), "1.5 MiB"));
+  replica_Head h;
+  CHECK(replica_head(a, &h) == REPLICA_OK && h.current == 0);
+  CHECK(replica_resign(a) == REPLICA_OK);
+  store_close(s);
+  replica_free(a);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_replica URL,URL,URL PID,PID,PID (run by tests/etcd.sh)\n");
+    return 2;
+  }
+  snprintf(urls, sizeof urls, "%s", argv[1]);
+  if (!mkdtemp(tmp)) return 2;
+  test_new();
+  test_failover();
+  test_too_big();
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);
+  return CHECK_DONE();
+}
