@@ -394,7 +394,7 @@ static void trace(jt_State *S, jt_Obj *o) {
       for (uint32_t i = 0; i < o->aux; i++) M(s->slots[i]);
       break;
     }
-    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); break;
+    case JT_TSTREAM: M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); M(((jt_Stream *)o)->file); break;
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;
       M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive); M(r->conditions);

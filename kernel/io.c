@@ -30,6 +30,7 @@ static jt_V new_stream(jt_State *S, int kind)
   st->h.aux = (uint32_t)kind;
   st->buffer = JT_NIL;
   st->bytes = JT_NIL;
+  st->file = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
   return (jt_V)st;
@@ -56,7 +57,7 @@ jt_V jt_make_string_stream(jt_State *S)
 static bool is_string_stream(jt_V v)
 {
   return jt_is(v, JT_TSTREAM) && jt_o(v)->aux == JT_STREAM_STRING &&
-         !(jt_o(v)->flags & JT_STREAM_TARGET);
+         !(jt_o(v)->flags & (JT_STREAM_TARGET | JT_STREAM_FILE));
 }
 
 static bool is_input(jt_V v)
@@ -626,6 +627,7 @@ JT_FN(f_close)
   jt_V kv[1];
   if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
   jt_parse_keys(S, argc, argv, 1, keys, 1, kv);
+  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_close(S, argv[0], kv[0] != JT_NIL);
   if (jt_o(argv[0])->aux != JT_STREAM_HOST) jt_o(argv[0])->flags |= JT_STREAM_CLOSED;
   return JT_T;
 }
@@ -634,6 +636,7 @@ JT_FN(f_close)
 JT_FN(f_stream_element_type)
 {
   if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
+  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_element_type(S, argv[0]);
   return JT_SYM(S, CHARACTER);
 }
 

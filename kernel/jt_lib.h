@@ -47,6 +47,7 @@ void jt_open_str(jt_State *S);      /* str.c: characters and strings */
 void jt_open_hash(jt_State *S);     /* hash.c */
 void jt_open_struct(jt_State *S);   /* struct.c: structure runtime */
 void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
+void jt_open_fstream(jt_State *S);  /* fstream.c: the world's files and their streams */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
@@ -489,6 +490,10 @@ void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c);
 void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n);
 void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8);
 void jt_stream_fresh_line(jt_State *S, jt_V stream);
+/* fstream.c: CLOSE of a file stream (T, or NIL when closed already) and
+** its element type. */
+jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort);
+jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
 
 /* ---------------------------------------------------------------- printer */
 

@@ -525,15 +525,15 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       break;
     case 'E':
-      /* every character is a base character; the other stream kinds,
-      ** pathnames and readtables do not exist inside a world */
+      /* every character is a base character; the other stream kinds
+      ** do not exist inside a world */
       if (!strcmp(n, "EXTENDED-CHAR") || !strcmp(n, "ECHO-STREAM")) return 0;
       break;
     case 'F':
       if (!strcmp(n, "FIXNUM")) return jt_isfix(v);
       if (!strcmp(n, "FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "FUNCTION")) return jt_isfunction(v);
-      if (!strcmp(n, "FILE-STREAM")) return 0;
+      if (!strcmp(n, "FILE-STREAM")) return jt_is(v, JT_TSTREAM) && (jt_o(v)->flags & JT_STREAM_FILE);
       break;
     case 'H':
       if (!strcmp(n, "HASH-TABLE")) return jt_ishash(v);
@@ -547,7 +547,6 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
       if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
-      if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
       if (!strcmp(n, "NULL")) return v == JT_NIL;
@@ -555,7 +554,6 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'P':
       if (!strcmp(n, "PACKAGE")) return jt_is(v, JT_TPACKAGE);
-      if (!strcmp(n, "PATHNAME")) return 0;
       break;
     case 'R':
       if (!strcmp(n, "REAL")) return jt_isreal(v);
@@ -569,7 +567,8 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
       if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_issingle(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
-      if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
+      if (!strcmp(n, "STREAM")) return jt_is(v, JT_TSTREAM);
+      if (!strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM) && !(jt_o(v)->flags & JT_STREAM_FILE);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
       if (!strcmp(n, "SYNONYM-STREAM")) return 0;
@@ -721,7 +720,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
-    case JT_TSTREAM: return JT_SYM(S, STREAM);
+    case JT_TSTREAM: return (jt_o(v)->flags & JT_STREAM_FILE) ? jt_intern(S, "FILE-STREAM") : JT_SYM(S, STREAM);
     case JT_TRESTART: return JT_SYM(S, RESTART);
     case JT_TINSTANCE: case JT_TCLASS: case JT_TGENERIC: case JT_TMETHOD: return jt_clos_type_of(S, v);
     default: return JT_T;

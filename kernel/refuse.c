@@ -5,18 +5,16 @@
 ** clsyms.c); those jiti does not define are refused when used: a call to
 ** one signals UNDEFINED-FUNCTION at once (its arguments are not evaluated,
 ** analyze.c), a read of one UNBOUND-VARIABLE, and the condition's report
-** says why ("OPEN is not available inside a world: the world has no file
-** system.").  This file keeps the reasons; a name without one is reported
+** says why ("DRIBBLE is not available inside a world: ...").  This file
+** keeps the reasons; a name without one is reported
 ** as a standard name jiti does not implement.
 */
 #include <stdlib.h>
 #include <string.h>
 #include "jt_lib.h"
 
-#define FILES "the world has no file system"
-#define PATHNAMES "pathnames name files, and the world has no file system"
+#define DRIBBLE "a world has no terminal session to record: write a file of the world's own with open"
 #define MODULES "modules are loaded from files, and the world has no file system"
-#define BYTES "a world's streams are character streams over strings: there are no bytes to read or write"
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
@@ -31,91 +29,46 @@
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
   {"*BREAK-ON-SIGNALS*", DEBUGGER},
-  {"*COMPILE-FILE-PATHNAME*", FILES},
-  {"*COMPILE-FILE-TRUENAME*", FILES},
   {"*DEBUGGER-HOOK*", DEBUGGER},
-  {"*DEFAULT-PATHNAME-DEFAULTS*", PATHNAMES},
-  {"*LOAD-PATHNAME*", FILES},
-  {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BREAK", DEBUGGER},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"CALL-METHOD", COMBINATION},
-  {"COMPILE-FILE", FILES},
-  {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
   {"COPY-PPRINT-DISPATCH", PRETTY},
   {"DEFINE-METHOD-COMBINATION", COMBINATION},
-  {"DELETE-FILE", FILES},
-  {"DIRECTORY", FILES},
-  {"DIRECTORY-NAMESTRING", PATHNAMES},
   {"DISASSEMBLE", MACHINE},
-  {"DRIBBLE", FILES},
+  {"DRIBBLE", DRIBBLE},
   {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
   {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
   {"ED", TERMINAL},
-  {"ENOUGH-NAMESTRING", PATHNAMES},
-  {"ENSURE-DIRECTORIES-EXIST", FILES},
   {"ENSURE-GENERIC-FUNCTION", MOP},
-  {"FILE-AUTHOR", FILES},
-  {"FILE-LENGTH", FILES},
-  {"FILE-NAMESTRING", PATHNAMES},
-  {"FILE-STRING-LENGTH", FILES},
-  {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
-  {"HOST-NAMESTRING", PATHNAMES},
   {"INSPECT", DEBUGGER},
   {"INVALID-METHOD-ERROR", COMBINATION},
-  {"LOAD", FILES},
-  {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
-  {"LOGICAL-PATHNAME", PATHNAMES},
-  {"LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"MAKE-BROADCAST-STREAM", COMPOUND},
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
   {"MAKE-ECHO-STREAM", COMPOUND},
   {"MAKE-INSTANCES-OBSOLETE", MOP},
   {"MAKE-LOAD-FORM", LOADFORM},
   {"MAKE-LOAD-FORM-SAVING-SLOTS", LOADFORM},
-  {"MAKE-PATHNAME", PATHNAMES},
   {"MAKE-SYNONYM-STREAM", COMPOUND},
   {"MAKE-TWO-WAY-STREAM", COMPOUND},
-  {"MERGE-PATHNAMES", PATHNAMES},
   {"METHOD-COMBINATION-ERROR", COMBINATION},
-  {"NAMESTRING", PATHNAMES},
-  {"OPEN", FILES},
-  {"PARSE-NAMESTRING", PATHNAMES},
-  {"PATHNAME", PATHNAMES},
-  {"PATHNAME-DEVICE", PATHNAMES},
-  {"PATHNAME-DIRECTORY", PATHNAMES},
-  {"PATHNAME-HOST", PATHNAMES},
-  {"PATHNAME-MATCH-P", PATHNAMES},
-  {"PATHNAME-NAME", PATHNAMES},
-  {"PATHNAME-TYPE", PATHNAMES},
-  {"PATHNAME-VERSION", PATHNAMES},
   {"PPRINT-DISPATCH", PRETTY},
   {"PPRINT-EXIT-IF-LIST-EXHAUSTED", PRETTY},
   {"PPRINT-LOGICAL-BLOCK", PRETTY},
   {"PPRINT-POP", PRETTY},
-  {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
-  {"READ-BYTE", BYTES},
-  {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SET-PPRINT-DISPATCH", PRETTY},
   {"STEP", DEBUGGER},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRACE", DEBUGGER},
-  {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
-  {"TRANSLATE-PATHNAME", PATHNAMES},
-  {"TRUENAME", FILES},
   {"TWO-WAY-STREAM-INPUT-STREAM", COMPOUND},
   {"TWO-WAY-STREAM-OUTPUT-STREAM", COMPOUND},
   {"UNTRACE", DEBUGGER},
-  {"USER-HOMEDIR-PATHNAME", FILES},
-  {"WILD-PATHNAME-P", PATHNAMES},
-  {"WITH-OPEN-FILE", FILES},
-  {"WRITE-BYTE", BYTES},
   {"Y-OR-N-P", TERMINAL},
   {"YES-OR-NO-P", TERMINAL},
 };

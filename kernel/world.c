@@ -50,6 +50,8 @@ typedef struct World {
   jt_V import_digest;   /* of the canonical encoding it came with (a fixnum) */
   jt_V fresh;       /* variables given their text by the top-level form
                        running now: their value is taken when it returns */
+  jt_V files;       /* managed equal hash: the file table (fstream.c),
+                       namestring -> #(octets write-date) */
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -78,6 +80,7 @@ static void world_mark(jt_State *S, void *ud) {
   jt_gc_mark(S, w->sources);
   jt_gc_mark(S, w->import_digest);
   jt_gc_mark(S, w->fresh);
+  jt_gc_mark(S, w->files);
 }
 
 /* A data row: (seq . value) under its key.  seq orders the rows as they
@@ -1705,6 +1708,7 @@ bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
 bool jt_world_importing(jt_State *S) { return W(S) && W(S)->importing; }
 jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
 jt_V jt_world_data(jt_State *S) { return W(S)->data; }
+jt_V jt_world_files(jt_State *S) { return W(S)->files; }
 jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
 bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
   return entry_form_ok(S, kind, name, form);
@@ -1855,7 +1859,7 @@ static void world_free(jt_State *S) {
 void jt_open_world(jt_State *S) {
   World *w = calloc(1, sizeof *w);
   if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  w->registry = w->data = w->defining = w->pending = w->sources = w->def_form = w->import_digest = w->fresh = JT_NIL;
+  w->registry = w->data = w->defining = w->pending = w->sources = w->def_form = w->import_digest = w->fresh = w->files = JT_NIL;
   S->world = w;
   S->world_mark = world_mark;
   S->world_define = world_define;
@@ -1867,6 +1871,8 @@ void jt_open_world(jt_State *S) {
   jt_o(w->data)->flags |= JT_HASH_MANAGED;
   w->sources = jt_make_hash(S, JT_HASH_EQUAL, 64);
   jt_o(w->sources)->flags |= JT_HASH_MANAGED;
+  w->files = jt_make_hash(S, JT_HASH_EQUAL, 16);
+  jt_o(w->files)->flags |= JT_HASH_MANAGED;
   w->defining = jt_intern(S, "%DEFINING-TYPE");
   jt_defglobal(S, "%DEFINING-TYPE", JT_NIL);
   jt_register(S, world_fns);
