@@ -140,6 +140,8 @@
 (defvar *compile-file-pathname* nil)
 (defvar *compile-file-truename* nil)
 
+;; LOAD evaluates the forms of a file one by one; while one runs, a
+;; CONTINUE restart skips it and loads the rest.
 ;; LOAD finds "name" as given, else "name.lisp", else "name.lsp".
 (defun %load-candidate (pathspec)
   (let ((p (merge-pathnames (pathname pathspec))))
@@ -152,8 +154,12 @@
   (let ((*readtable* *readtable*) (*package* *package*) (eof (list nil)))
     (loop for form = (read stream nil eof)
           until (eq form eof)
-          do (let ((values (multiple-value-list (eval form))))
-               (when print (format t "~&~{~S~^ ~}~%" values))))
+          do (restart-case
+                 (let ((values (multiple-value-list (eval form))))
+                   (when print (format t "~&~{~S~^ ~}~%" values)))
+               (continue ()
+                 :report "Skip this form and load the rest of the file."
+                 nil)))
     t))
 
 (defun load (filespec &key (verbose *load-verbose*) (print *load-print*) (if-does-not-exist t)

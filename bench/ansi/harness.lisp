@@ -1,0 +1,30 @@
+;;;; harness.lisp -- run one chapter of the public ANSI Common Lisp test
+;;;; suite through the suite's own harness: gclload1.lsp (rt, the
+;;;; CL-TEST package, the auxiliary files, the ANSI-TESTS logical host),
+;;;; then the chapter's load.lsp, then RT:DO-TESTS.
+;;;;
+;;;; run.sh --harness rt writes this file, with @CHAPTER@ replaced, into a
+;;;; copy of the suite: jiti reads that copy as its file table (jiti run
+;;;; --files), SBCL as its current directory.  Each test is reported on a
+;;;; line of its own (@@ANSI PASS name, @@ANSI FAIL name); a support form
+;;;; that signals while a file loads is reported (@@ANSI LOAD-ERROR) and
+;;;; skipped through LOAD's CONTINUE restart where the Lisp has one.
+
+(defun ansi-harness-load (file)
+  (handler-bind ((error (lambda (c)
+                          (format t "~&@@ANSI LOAD-ERROR ~a: ~a~%" file
+                                  (let ((*print-length* 5) (*print-level* 3))
+                                    (handler-case (substitute #\Space #\Newline (princ-to-string c))
+                                      (error () "?"))))
+                          (let ((r (find-restart 'continue c)))
+                            (when r (invoke-restart r))))))
+    (load file)))
+
+(ansi-harness-load "gclload1.lsp")
+(in-package :cl-test)
+(cl-user::ansi-harness-load "@CHAPTER@/load.lsp")
+(let ((*print-pretty* nil)) (rt:do-tests))
+(let ((*print-pretty* nil))
+  (dolist (n rt::*passed-tests*) (format t "~&@@ANSI PASS ~a~%" n))
+  (dolist (n rt::*failed-tests*) (format t "~&@@ANSI FAIL ~a~%" n))
+  (format t "~&@@ANSI DONE~%"))
