@@ -176,7 +176,7 @@ static uint64_t hash_rec(jt_State *S, jt_V v, int test, int depth, int *budget)
     }
     break;
   case JT_TSTRUCT:
-    if (test == JT_HASH_EQUALP) {
+    if (test == JT_HASH_EQUALP || (test == JT_HASH_EQUAL && jt_pathname_p(S, v))) {
       jt_Struct *st = jt_struct_(v);
       uint64_t h = mix64((uint64_t)st->layout);
       for (uint32_t i = 0; i < st->h.aux && *budget > 0; i++)

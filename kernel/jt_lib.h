@@ -269,6 +269,7 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type);
 jt_V jt_type_expand(jt_State *S, jt_V expander, jt_V args);
 jt_V jt_type_of(jt_State *S, jt_V v);
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
+bool jt_pathname_p(jt_State *S, jt_V v);   /* struct.c: a pathname (EQUAL compares its components) */
 jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
 /* The function of (object stream) a structure type's :print-function or
 ** :print-object option gave, own or inherited, or NIL (also for anything

@@ -399,6 +399,12 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
     if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, false);
     if ((jt_stringp(a) && jt_stringp(b)) || (jt_bit_vector_p(a) && jt_bit_vector_p(b)))
       return vectors_eql(S, a, b);
+    if (jt_isstruct(a) && jt_isstruct(b) && jt_struct_(a)->layout == jt_struct_(b)->layout && jt_pathname_p(S, a)) {
+      /* pathnames by their components */
+      for (uint32_t i = 0; i < jt_struct_(a)->h.aux; i++)
+        if (!equal_rec(S, jt_struct_(a)->slots[i], jt_struct_(b)->slots[i], depth + 1, steps)) return false;
+      return true;
+    }
     return false;
   }
 }

@@ -251,7 +251,7 @@
          (dolist (d (cdr dir))
            (unless (or (stringp d) (member d '(:wild :wild-inferiors :up :back)))
              (error 'type-error :datum d :expected-type '(or string (member :wild :wild-inferiors :up :back)))))
-         (if (equal dir '(:relative)) nil dir))
+         dir)
         (t (error 'type-error :datum dir :expected-type 'list))))
 
 (defun make-pathname (&key (host nil host-p) (device nil device-p) (directory nil directory-p)

@@ -13,6 +13,23 @@
 (defun %file-error (pathname control &rest args)
   (error '%world-file-error :pathname pathname :format-control control :format-arguments args))
 
+;; The full physical pathname of PATHSPEC.
+(defun %full-pathname (pathspec)
+  (let ((p (translate-logical-pathname (merge-pathnames (pathname pathspec)))))
+    (if (eq (car (%pathname-directory p)) :absolute)
+        p
+        (merge-pathnames p (%make-pathname nil nil '(:absolute) nil nil nil)))))
+
+;; A directory exists when it is the root or holds a file.
+(defun %directory-exists-p (p)
+  (let ((prefix (directory-namestring p)))
+    (or (equal prefix "/")
+        (some (lambda (key) (and (> (length key) (length prefix)) (string= prefix key :end2 (length prefix))))
+              (%file-keys)))))
+
+(defun %directory-pathname-p (p)
+  (and (null (%pathname-name p)) (null (%pathname-type p))))
+
 ;; The full physical pathname of PATHSPEC, checked to name one file.
 (defun %file-pathname (pathspec)
   (let* ((p (translate-logical-pathname (merge-pathnames (pathname pathspec))))
@@ -83,13 +100,16 @@
            (when ,var (close ,var :abort (not ,done))))))))
 
 (defun probe-file (pathspec)
-  (let ((p (%file-pathname pathspec)))
-    (if (%file-get (%file-key p)) p nil)))
+  (let ((full (%full-pathname pathspec)))
+    (if (and (%directory-pathname-p full) (not (wild-pathname-p full)))
+        (if (%directory-exists-p full) full nil)
+        (let ((p (%file-pathname pathspec)))
+          (if (%file-get (%file-key p)) p nil)))))
 
 (defun truename (filespec)
-  (let ((p (%file-pathname filespec)))
-    (unless (%file-get (%file-key p)) (%file-error p "there is no file ~A" (%file-key p)))
-    p))
+  (or (probe-file filespec)
+      (let ((p (%full-pathname filespec)))
+        (%file-error p "there is no file ~A" (namestring p)))))
 
 (defun file-write-date (pathspec)
   (nth-value 1 (%file-get (%file-key (%file-pathname pathspec)))))
