@@ -627,7 +627,7 @@ JT_FN(f_close)
   jt_V kv[1];
   if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
   jt_parse_keys(S, argc, argv, 1, keys, 1, kv);
-  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_close(S, argv[0], kv[0] != JT_NIL);
+  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_close(S, argv[0], kv[0] != JT_NIL && kv[0] != JT_NOVALUE);
   if (jt_o(argv[0])->aux != JT_STREAM_HOST) jt_o(argv[0])->flags |= JT_STREAM_CLOSED;
   return JT_T;
 }

@@ -29,7 +29,10 @@
 
 (defun %print-pathname (p stream depth)
   (declare (ignore depth))
-  (cond ((or *print-escape* *print-readably*)
+  (cond ((and *print-readably* (not (equal p (parse-namestring (namestring p)))))
+         ;; no namestring reads back as this one (a type without a name)
+         (error 'print-not-readable :object p))
+        ((or *print-escape* *print-readably*)
          (write-string "#P" stream)
          (prin1 (namestring p) stream))
         (t (write-string (namestring p) stream))))

@@ -57,6 +57,7 @@
                            (external-format :default))
   (declare (ignore external-format))
   (let* ((p (%file-pathname filespec))
+         (given (if (streamp filespec) p (merge-pathnames (pathname filespec))))
          (key (%file-key p))
          (binary (%binary-type-p element-type))
          (exists (%file-get key)))
@@ -68,7 +69,7 @@
              (:error (%file-error p "there is no file ~A" key))
              (:create (%file-put key ""))
              ((nil) (return-from open nil))))
-         (let ((s (%open-file-stream p key nil binary nil)))
+         (let ((s (%open-file-stream given key nil binary nil)))
            (when (eq direction :probe) (close s))
            s)))
       ((:output :io)
@@ -89,7 +90,7 @@
                (:error (%file-error p "there is no file ~A" key))
                ((nil) (return-from open nil))
                (:create (%file-put key ""))))
-         (%open-file-stream p key t binary mode))))))
+         (%open-file-stream given key t binary mode))))))
 
 (defmacro with-open-file ((var filespec &rest options) &body body)
   (multiple-value-bind (decls forms) (%parse-body body)
@@ -144,10 +145,11 @@
 
 (defun ensure-directories-exist (pathspec &key verbose)
   (declare (ignore verbose))
-  (let ((p (pathname pathspec)))
+  (let ((p (%full-pathname pathspec)))
     (when (wild-pathname-p p :directory)
       (%file-error p "~A has a wild directory" (namestring p)))
-    (values pathspec nil)))
+    ;; a directory exists once a file is in it: "created" when none is yet
+    (values pathspec (not (%directory-exists-p p)))))
 
 (defun file-string-length (stream object)
   (unless (%file-stream-p stream) (error 'type-error :datum stream :expected-type 'file-stream))
