@@ -289,7 +289,10 @@
                 (pathname pathname)))
          (host (or (%pathname-host p) (%pathname-host d)))
          (pdir (%pathname-directory p))
-         (ddir (%pathname-directory d))
+         ;; a pathname of another host takes no directory from the defaults
+         (ddir (if (and (%pathname-host p) (not (equal (%pathname-host p) (%pathname-host d))))
+                   nil
+                   (%pathname-directory d)))
          (directory (cond ((null pdir) ddir)
                           ((and (eq (car pdir) :relative) (consp ddir))
                            (let ((dirs (append ddir (cdr pdir))))

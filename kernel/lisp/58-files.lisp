@@ -16,6 +16,11 @@
 ;; The full physical pathname of PATHSPEC.
 (defun %full-pathname (pathspec)
   (let ((p (translate-logical-pathname (merge-pathnames (pathname pathspec)))))
+    (let ((dir (%pathname-directory p)))
+      (when (and (eq (car dir) :absolute) (member (cadr dir) '(:up :back)))
+        (%file-error p "~A goes up from the root directory" (namestring p)))
+      (when (loop for (a b) on (cdr dir) thereis (and (eq a :wild-inferiors) (member b '(:up :back))))
+        (%file-error p "~A goes up from a wild directory" (namestring p))))
     (if (eq (car (%pathname-directory p)) :absolute)
         p
         (merge-pathnames p (%make-pathname nil nil '(:absolute) nil nil nil)))))
@@ -137,7 +142,7 @@
     (values new-name old new)))
 
 (defun directory (pathspec &key)
-  (let ((wild (translate-logical-pathname (merge-pathnames (pathname pathspec)))))
+  (let ((wild (%full-pathname pathspec)))
     (sort (loop for key in (%file-keys)
                 for p = (pathname key)
                 when (pathname-match-p p wild) collect p)
