@@ -312,13 +312,23 @@ JT_FN(f_read_byte)
   return argc > 2 ? argv[2] : JT_NIL;
 }
 
+bool jt_file_stream_binary_p(jt_V stream)
+{
+  return is_file_stream(stream) && fs_slot(stream, FS_BINARY) != JT_NIL;
+}
+
+uint32_t jt_file_octet(jt_State *S, jt_V x)
+{
+  if (!jt_isfix(x) || jt_fixval(x) < 0 || jt_fixval(x) > 255)
+    jt_type_error(S, x, jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8)));
+  return (uint32_t)jt_fixval(x);
+}
+
 /* (write-byte byte stream) => byte */
 JT_FN(f_write_byte)
 {
   jt_V st = binary_stream(S, argv[1], true);
-  if (!jt_isfix(argv[0]) || jt_fixval(argv[0]) < 0 || jt_fixval(argv[0]) > 255)
-    jt_type_error(S, argv[0], jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8)));
-  jt_stream_putc(S, st, (uint32_t)jt_fixval(argv[0]));
+  jt_stream_putc(S, st, jt_file_octet(S, argv[0]));
   return argv[0];
 }
 

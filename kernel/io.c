@@ -556,11 +556,13 @@ JT_FN(f_read_sequence)
   size_t start, end, i;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
   jt_V l = seq;
+  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream reads integers */
+  if (octets && jt_isstring(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   if (jt_islist(seq)) for (i = 0; i < start; i++) l = jt_cdr(l);
   for (i = start; i < end; i++) {
     int32_t c = jt_stream_read_char(S, st, true);
     if (c < 0) break;
-    jt_V ch = jt_mkchar((uint32_t)c);
+    jt_V ch = octets ? jt_mkfix(c) : jt_mkchar((uint32_t)c);
     if (jt_isstring(seq)) {
       JT_TOUCH(S, seq);
       jt_str_(seq)->chars[i] = (uint32_t)c;
@@ -585,15 +587,17 @@ JT_FN(f_write_sequence)
   size_t len = stream_seq_length(S, seq);
   size_t start, end;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
-  if (jt_isstring(seq)) {
+  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream writes integers */
+  if (jt_isstring(seq) && !octets) {
     jt_stream_write(S, st, jt_str_(seq)->chars + start, end - start);
     return seq;
   }
+  if (octets && !jt_isvector(seq) && !jt_islist(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   jt_V l = seq;
   for (size_t i = 0; i < end; i++) {
     jt_V x = jt_isvector(seq) ? jt_vec_(seq)->items[i] : jt_car(l);
     if (!jt_isvector(seq)) l = jt_cdr(l);
-    if (i >= start) jt_stream_putc(S, st, jt_check_char(S, x));
+    if (i >= start) jt_stream_putc(S, st, octets ? jt_file_octet(S, x) : jt_check_char(S, x));
   }
   return seq;
 }

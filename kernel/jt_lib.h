@@ -495,6 +495,10 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 ** its element type. */
 jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort);
 jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
+/* True for a file stream of octets, (unsigned-byte 8); jt_file_octet checks
+** that x is an octet and returns it. */
+bool jt_file_stream_binary_p(jt_V stream);
+uint32_t jt_file_octet(jt_State *S, jt_V x);
 
 /* ---------------------------------------------------------------- printer */
 

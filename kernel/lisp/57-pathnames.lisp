@@ -73,7 +73,8 @@
           ((or (null dot) (= dot 0)) (setf name (%wild-word file)))
           (t (setf name (%wild-word (subseq file 0 dot))
                    type (%wild-word (subseq file (1+ dot))))))
-    (%make-pathname nil nil directory name type nil)))
+    ;; a file's version is the newest (as SBCL parses it)
+    (%make-pathname nil nil directory name type (if (or name type) :newest nil))))
 
 (defun %logical-word (s)
   (cond ((string= s "*") :wild)

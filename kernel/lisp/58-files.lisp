@@ -118,7 +118,10 @@
         (%file-error p "there is no file ~A" (namestring p)))))
 
 (defun file-write-date (pathspec)
-  (nth-value 1 (%file-get (%file-key (%file-pathname pathspec)))))
+  (let ((p (%file-pathname pathspec)))
+    (multiple-value-bind (octets date) (%file-get (%file-key p))
+      (unless octets (%file-error p "there is no file ~A" (%file-key p)))
+      date)))
 
 (defun file-author (pathspec)
   (let ((p (%file-pathname pathspec)))
