@@ -813,6 +813,15 @@ void jt_reset_io_syntax(jt_State *S)
       JT_SET(S, rt, rt->value, fresh);
     }
   }
+  /* logical pathname translations: none (they last for one transaction,
+  ** as a change of syntax does: 57-pathnames.lisp) */
+  if (jt_packages_ready(S)) {
+    jt_Symbol *lh = jt_symobj(S, jt_intern(S, "*%LOGICAL-HOSTS*"));
+    if (jt_ishash(lh->value) && jt_hash_(lh->value)->count > 0) {
+      jt_V fresh = jt_make_hash(S, JT_HASH_EQUAL, 8);
+      JT_SET(S, lh, lh->value, fresh);
+    }
+  }
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));

@@ -37,7 +37,9 @@
          (prin1 (namestring p) stream))
         (t (write-string (namestring p) stream))))
 
-;; The logical hosts: host name (upper case) -> translations.
+;; The logical hosts: host name (upper case) -> translations.  Each
+;; transaction starts with none (io.c, jt_reset_io_syntax): like a change
+;; of syntax, translations are not part of the world.
 (defvar *%logical-hosts* (make-hash-table :test 'equal))
 
 (defvar *default-pathname-defaults* (%make-pathname nil nil '(:absolute) nil nil nil))
