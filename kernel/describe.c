@@ -528,7 +528,8 @@ static char *describe_file(const unsigned char *bytes, size_t len, const char *n
   struct tm tm;
   char when[32] = "?";
   if (date && gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  jt_buf_printf(&b, ";; file %s, %zu octets, written %s", name ? name : "", n, when);
+  if (name) jt_buf_printf(&b, ";; file %s, %zu octets, written %s", name, n, when);
+  else jt_buf_printf(&b, ";; %zu octets, written %s", n, when);
   if (text && n) {
     jt_buf_putc(&b, '\n');
     jt_buf_put(&b, (const char *)o, n);

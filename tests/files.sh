@@ -48,7 +48,7 @@ t too-large-left-nothing 0 '^NIL$' -- e '(probe-file "/big.txt")'
 # offline: apply and rollback move files like other entries
 t offline-apply 0 'revision' -- "$JITI" apply --store "$S" -e '(with-open-file (s "/offline.txt" :direction :output) (write-line "offline" s))'
 t offline-show 0 'added file "/offline.txt"' -- "$JITI" show --store "$S" HEAD
-t rollback 0 'revision' -- "$JITI" rollback --store "$S" HEAD~1
+t rollback 0 'drops 0 invariants, 0 definitions, 1 file and 0 data rows' -- "$JITI" rollback --store "$S" HEAD~1
 start_kernel "$S"; ok restart-after-rollback $?
 t rolled-back-file 0 '^\(NIL "total 42"\)$' -- e '(list (probe-file "/offline.txt") (with-open-file (s "/reports/day.txt") (read-line s)))'
 "$JITI" stop --store "$S" >/dev/null
