@@ -14,7 +14,7 @@
 #include "jt_lib.h"
 
 #define DRIBBLE "a world has no terminal session to record: write a file of the world's own with open"
-#define MODULES "modules are loaded from files, and the world has no file system"
+#define MODULES "a world has no modules to provide: load its own files with load"
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"

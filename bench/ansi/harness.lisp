@@ -23,7 +23,8 @@
 (ansi-harness-load "gclload1.lsp")
 (in-package :cl-test)
 (cl-user::ansi-harness-load "@CHAPTER@/load.lsp")
-(let ((*print-pretty* nil)) (rt:do-tests))
+;; a failure's report prints its values: keep a deep or long one short
+(let ((*print-pretty* nil) (*print-level* 8) (*print-length* 30)) (rt:do-tests))
 (let ((*print-pretty* nil))
   (dolist (n rt::*passed-tests*) (format t "~&@@ANSI PASS ~a~%" n))
   (dolist (n rt::*failed-tests*) (format t "~&@@ANSI FAIL ~a~%" n))
