@@ -117,11 +117,9 @@
       (let ((p (%full-pathname filespec)))
         (%file-error p "there is no file ~A" (namestring p)))))
 
+;; NIL for a file that does not exist: its date cannot be determined.
 (defun file-write-date (pathspec)
-  (let ((p (%file-pathname pathspec)))
-    (multiple-value-bind (octets date) (%file-get (%file-key p))
-      (unless octets (%file-error p "there is no file ~A" (%file-key p)))
-      date)))
+  (nth-value 1 (%file-get (%file-key (%file-pathname pathspec)))))
 
 (defun file-author (pathspec)
   (let ((p (%file-pathname pathspec)))
