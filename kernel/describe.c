@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "jt_eval.h"
 #include "jt_grow.h"
 #include "jt_world.h"
@@ -500,8 +501,52 @@ static Doc *entry_doc(Reader *r, Parts *p, const char *name) {
   return d;
 }
 
+/* A file of the world's file table ('P': its write date, then its octets):
+** a comment line naming it, then its text when the octets are UTF-8 text
+** (so that jiti diff shows the lines that changed), else their count. */
+static char *describe_file(const unsigned char *bytes, size_t len, const char *name) {
+  size_t pos = 1;
+  uint64_t date = 0;
+  for (int shift = 0; pos < len && shift < 64; shift += 7) {
+    date |= (uint64_t)(bytes[pos] & 0x7F) << shift;
+    if (!(bytes[pos++] & 0x80)) break;
+  }
+  const unsigned char *o = bytes + pos;
+  size_t n = len - pos;
+  bool text = true;
+  for (size_t i = 0; i < n && text;) {
+    unsigned char c = o[i];
+    size_t k = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (k == 0 || i + k > n || (c < 0x20 && c != '\n' && c != '\t' && c != '\r')) text = false;
+    for (size_t j = 1; text && j < k; j++)
+      if ((o[i + j] & 0xC0) != 0x80) text = false;
+    i += k ? k : 1;
+  }
+  jt_Buf b = {0};
+  /* universal time: seconds since 1900 */
+  time_t t = (time_t)((int64_t)date - 2208988800LL);
+  struct tm tm;
+  char when[32] = "?";
+  if (date && gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  if (name) jt_buf_printf(&b, ";; file %s, %zu octets, written %s", name, n, when);
+  else jt_buf_printf(&b, ";; %zu octets, written %s", n, when);
+  if (text && n) {
+    jt_buf_putc(&b, '\n');
+    jt_buf_put(&b, (const char *)o, n);
+  } else if (n) {
+    jt_buf_puts(&b, "\n;; (binary)");
+  }
+  return jt_buf_cstr(&b);
+}
+
 char *jt_describe(jt_State *S, const unsigned char *bytes, size_t len, const char *name, int width,
                   void **scratch) {
+  if (len > 0 && bytes[0] == 'P') {
+    *scratch = NULL;
+    char *t = describe_file(bytes, len, name);
+    if (!t) no_memory(S);
+    return t;
+  }
   Parts *p = calloc(1, sizeof *p);
   if (!p) no_memory(S);
   *scratch = p;  /* freed by jt_describe_free, also when an error unwinds past here */

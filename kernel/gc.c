@@ -396,6 +396,7 @@ static void trace(jt_State *S, jt_Obj *o) {
     }
     case JT_TSTREAM:
       M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); M(((jt_Stream *)o)->pretty);
+      M(((jt_Stream *)o)->file);
       break;
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;

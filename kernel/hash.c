@@ -176,10 +176,12 @@ static uint64_t hash_rec(jt_State *S, jt_V v, int test, int depth, int *budget)
     }
     break;
   case JT_TSTRUCT:
-    if (test == JT_HASH_EQUALP) {
+    if (test == JT_HASH_EQUALP || (test == JT_HASH_EQUAL && jt_pathname_p(S, v))) {
       jt_Struct *st = jt_struct_(v);
       uint64_t h = mix64((uint64_t)st->layout);
-      for (uint32_t i = 0; i < st->h.aux && *budget > 0; i++)
+      /* a pathname's version is left out: EQUAL takes NIL for :NEWEST */
+      uint32_t n = test == JT_HASH_EQUAL && st->h.aux ? st->h.aux - 1 : st->h.aux;
+      for (uint32_t i = 0; i < n && *budget > 0; i++)
         h = combine(h, hash_rec(S, st->slots[i], test, depth - 1, budget));
       return h;
     }

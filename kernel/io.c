@@ -31,6 +31,7 @@ static jt_V new_stream(jt_State *S, int kind)
   st->buffer = JT_NIL;
   st->bytes = JT_NIL;
   st->pretty = JT_NIL;
+  st->file = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
   return (jt_V)st;
@@ -57,7 +58,7 @@ jt_V jt_make_string_stream(jt_State *S)
 static bool is_string_stream(jt_V v)
 {
   return jt_is(v, JT_TSTREAM) && jt_o(v)->aux == JT_STREAM_STRING &&
-         !(jt_o(v)->flags & JT_STREAM_TARGET);
+         !(jt_o(v)->flags & (JT_STREAM_TARGET | JT_STREAM_FILE));
 }
 
 static bool is_input(jt_V v)
@@ -556,11 +557,13 @@ JT_FN(f_read_sequence)
   size_t start, end, i;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
   jt_V l = seq;
+  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream reads integers */
+  if (octets && jt_isstring(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   if (jt_islist(seq)) for (i = 0; i < start; i++) l = jt_cdr(l);
   for (i = start; i < end; i++) {
     int32_t c = jt_stream_read_char(S, st, true);
     if (c < 0) break;
-    jt_V ch = jt_mkchar((uint32_t)c);
+    jt_V ch = octets ? jt_mkfix(c) : jt_mkchar((uint32_t)c);
     if (jt_isstring(seq)) {
       JT_TOUCH(S, seq);
       jt_str_(seq)->chars[i] = (uint32_t)c;
@@ -585,15 +588,17 @@ JT_FN(f_write_sequence)
   size_t len = stream_seq_length(S, seq);
   size_t start, end;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
-  if (jt_isstring(seq)) {
+  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream writes integers */
+  if (jt_isstring(seq) && !octets) {
     jt_stream_write(S, st, jt_str_(seq)->chars + start, end - start);
     return seq;
   }
+  if (octets && !jt_isvector(seq) && !jt_islist(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   jt_V l = seq;
   for (size_t i = 0; i < end; i++) {
     jt_V x = jt_isvector(seq) ? jt_vec_(seq)->items[i] : jt_car(l);
     if (!jt_isvector(seq)) l = jt_cdr(l);
-    if (i >= start) jt_stream_putc(S, st, jt_check_char(S, x));
+    if (i >= start) jt_stream_putc(S, st, octets ? jt_file_octet(S, x) : jt_check_char(S, x));
   }
   return seq;
 }
@@ -627,6 +632,7 @@ JT_FN(f_close)
   jt_V kv[1];
   if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
   jt_parse_keys(S, argc, argv, 1, keys, 1, kv);
+  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_close(S, argv[0], kv[0] != JT_NIL && kv[0] != JT_NOVALUE);
   if (jt_o(argv[0])->aux != JT_STREAM_HOST) jt_o(argv[0])->flags |= JT_STREAM_CLOSED;
   return JT_T;
 }
@@ -635,6 +641,7 @@ JT_FN(f_close)
 JT_FN(f_stream_element_type)
 {
   if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
+  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_element_type(S, argv[0]);
   return JT_SYM(S, CHARACTER);
 }
 
@@ -811,6 +818,15 @@ void jt_reset_io_syntax(jt_State *S)
     }
   }
   jt_pp_reset_dispatch(S);
+  /* logical pathname translations: none (they last for one transaction,
+  ** as a change of syntax does: 57-pathnames.lisp) */
+  if (jt_packages_ready(S)) {
+    jt_Symbol *lh = jt_symobj(S, jt_intern(S, "*%LOGICAL-HOSTS*"));
+    if (jt_ishash(lh->value) && jt_hash_(lh->value)->count > 0) {
+      jt_V fresh = jt_make_hash(S, JT_HASH_EQUAL, 8);
+      JT_SET(S, lh, lh->value, fresh);
+    }
+  }
   /* the current package is the world's (once the packages are made) */
   if (jt_packages_ready(S)) {
     jt_Symbol *s = jt_symobj(S, JT_SYM(S, PACKAGE_VAR));

@@ -24,6 +24,7 @@ typedef enum jiti_EntryKind {
   JITI_ENTRY_DOCUMENTATION,   /* (setf documentation) of a name, a defvar's doc string */
   JITI_ENTRY_PLIST,           /* a symbol's property list */
   JITI_ENTRY_METHOD_COMBINATION, /* define-method-combination */
+  JITI_ENTRY_FILE,            /* a file of the world's file table (open, with-open-file) */
   JITI_ENTRY_KIND_COUNT
 } jiti_EntryKind;
 

@@ -54,6 +54,7 @@ jt_V jt_trace_name(jt_State *S, jt_V fn);
 jt_V jt_trace_call(jt_State *S, jt_V name, jt_V fn, int argc, jt_V *argv);
 void jt_trace_reset(jt_State *S);
 void jt_open_io(jt_State *S);       /* io.c: streams, print functions */
+void jt_open_fstream(jt_State *S);  /* fstream.c: the world's files and their streams */
 void jt_reset_io_syntax(jt_State *S);  /* io.c: standard printer/reader variables */
 void jt_open_read(jt_State *S);     /* read.c: read-from-string etc. */
 void jt_open_format(jt_State *S);   /* format.c */
@@ -277,6 +278,7 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type);
 jt_V jt_type_expand(jt_State *S, jt_V expander, jt_V args);
 jt_V jt_type_of(jt_State *S, jt_V v);
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor);
+bool jt_pathname_p(jt_State *S, jt_V v);   /* struct.c: a pathname (EQUAL compares its components) */
 jt_V jt_find_layout(jt_State *S, jt_V name);  /* NIL if none */
 /* The function of (object stream) a structure type's :print-function or
 ** :print-object option gave, own or inherited, or NIL (also for anything
@@ -503,6 +505,14 @@ void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c);
 void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n);
 void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8);
 void jt_stream_fresh_line(jt_State *S, jt_V stream);
+/* fstream.c: CLOSE of a file stream (T, or NIL when closed already) and
+** its element type. */
+jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort);
+jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
+/* True for a file stream of octets, (unsigned-byte 8); jt_file_octet checks
+** that x is an octet and returns it. */
+bool jt_file_stream_binary_p(jt_V stream);
+uint32_t jt_file_octet(jt_State *S, jt_V x);
 
 /* ---------------------------------------------------------------- printer */
 

@@ -396,6 +396,8 @@ enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
 #define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
 #define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
 #define JT_STREAM_PRETTY 0x0004  /* a pretty stream: captures a logical block to lay out */
+#define JT_STREAM_FILE   0x0008  /* a file stream of the world's file table (fstream.c):
+                                    a string stream over the file's contents */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
   jt_V buffer;  /* the string written to or read from */
@@ -404,6 +406,7 @@ typedef struct jt_Stream {
   size_t pos, end;    /* input: next character and end (character indices) */
   size_t bpos, bend;  /* input with bytes: the byte offsets of pos and end */
   jt_V pretty;  /* JT_STREAM_PRETTY: the layout's state (pretty.c), else NIL */
+  jt_V file;    /* JT_STREAM_FILE: what fstream.c keeps of the file, else NIL */
 } jt_Stream;
 
 typedef struct jt_Foreign {

@@ -101,6 +101,10 @@ jt_V jt_defs_plist_form(jt_State *S, jt_V sym);
 bool jt_world_recording(jt_State *S);   /* jiti_world_enable was called */
 jt_V jt_world_registry(jt_State *S);
 jt_V jt_world_data(jt_State *S);
+/* The file table: a managed EQUAL hash, namestring -> #(octets write-date)
+** (fstream.c reads and writes it; export and import keep it as file
+** entries). */
+jt_V jt_world_files(jt_State *S);
 jt_V jt_world_read_name(jt_State *S, const char *name);
 bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form);
 jiti_Status jt_world_guarded(jt_State *S, jiti_Status (*fn)(jt_State *, void *), void *ud, char *err,

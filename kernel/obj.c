@@ -424,6 +424,21 @@ static bool equal_rec(jt_State *S, jt_V a, jt_V b, int depth, uint64_t *steps) {
     if (jt_isstring(a) && jt_isstring(b)) return string_eq(a, b, false);
     if ((jt_stringp(a) && jt_stringp(b)) || (jt_bit_vector_p(a) && jt_bit_vector_p(b)))
       return vectors_eql(S, a, b);
+    if (jt_isstruct(a) && jt_isstruct(b) && jt_struct_(a)->layout == jt_struct_(b)->layout && jt_pathname_p(S, a)) {
+      /* pathnames by their components; a version NIL is the newest, as
+      ** SBCL has it (57-pathnames.lisp: the version is the last slot) */
+      uint32_t n = jt_struct_(a)->h.aux;
+      for (uint32_t i = 0; i < n; i++) {
+        jt_V x = jt_struct_(a)->slots[i], y = jt_struct_(b)->slots[i];
+        if (i == n - 1) {
+          jt_V newest = jt_intern_keyword(S, "NEWEST");
+          if (x == JT_NIL) x = newest;
+          if (y == JT_NIL) y = newest;
+        }
+        if (!equal_rec(S, x, y, depth + 1, steps)) return false;
+      }
+      return true;
+    }
     return false;
   }
 }
@@ -550,15 +565,15 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       break;
     case 'E':
-      /* every character is a base character; the other stream kinds,
-      ** pathnames and readtables do not exist inside a world */
+      /* every character is a base character; the other stream kinds
+      ** do not exist inside a world */
       if (!strcmp(n, "EXTENDED-CHAR") || !strcmp(n, "ECHO-STREAM")) return 0;
       break;
     case 'F':
       if (!strcmp(n, "FIXNUM")) return jt_isfix(v);
       if (!strcmp(n, "FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "FUNCTION")) return jt_isfunction(v);
-      if (!strcmp(n, "FILE-STREAM")) return 0;
+      if (!strcmp(n, "FILE-STREAM")) return jt_is(v, JT_TSTREAM) && (jt_o(v)->flags & JT_STREAM_FILE);
       break;
     case 'H':
       if (!strcmp(n, "HASH-TABLE")) return jt_ishash(v);
@@ -572,7 +587,6 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
     case 'L':
       if (!strcmp(n, "LIST")) return jt_islist(v);
       if (!strcmp(n, "LONG-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
-      if (!strcmp(n, "LOGICAL-PATHNAME")) return 0;
       break;
     case 'N':
       if (!strcmp(n, "NULL")) return v == JT_NIL;
@@ -580,7 +594,6 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       break;
     case 'P':
       if (!strcmp(n, "PACKAGE")) return jt_is(v, JT_TPACKAGE);
-      if (!strcmp(n, "PATHNAME")) return 0;
       break;
     case 'R':
       if (!strcmp(n, "REAL")) return jt_isreal(v);
@@ -594,7 +607,8 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
       if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_issingle(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
-      if (!strcmp(n, "STREAM") || !strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM);
+      if (!strcmp(n, "STREAM")) return jt_is(v, JT_TSTREAM);
+      if (!strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM) && !(jt_o(v)->flags & JT_STREAM_FILE);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
       if (!strcmp(n, "SYNONYM-STREAM")) return 0;
@@ -746,7 +760,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
-    case JT_TSTREAM: return JT_SYM(S, STREAM);
+    case JT_TSTREAM: return (jt_o(v)->flags & JT_STREAM_FILE) ? jt_intern(S, "FILE-STREAM") : JT_SYM(S, STREAM);
     case JT_TRESTART: return JT_SYM(S, RESTART);
     case JT_TINSTANCE: case JT_TCLASS: case JT_TGENERIC: case JT_TMETHOD: return jt_clos_type_of(S, v);
     default: return JT_T;

@@ -795,6 +795,27 @@ static bool slot_named(jt_State *S, jt_V slot, jt_V kname)
 
 /* #S(name :slot value ...): a structure, as the printer writes one.  Slots
 ** not named are NIL (no constructor runs: the object is the one printed). */
+static void resync(Rd *d);
+
+/* #P"namestring": the pathname PATHNAME makes of the string (57-pathnames.lisp). */
+static jt_V read_pathname(Rd *d, size_t start)
+{
+  jt_State *S = d->S;
+  jt_V x = read_required(d, "#P", start);
+  if (d->suppress) return JT_NIL;
+  if (!jt_stringp(x)) rd_error(d, start, "#P needs a string: #P\"/dir/name.type\"");
+  JT_PUSH(S, x);
+  if (d->stream != JT_NIL) jt_stream_reader_end(S, d->stream, d->R);
+  jt_V p = jt_funcall(S, jt_intern(S, "PATHNAME"), 1, S->sp[-1]);
+  if (d->stream != JT_NIL) {
+    JT_PUSH(S, p);
+    resync(d);
+    JT_POP(S, 1);
+  }
+  JT_POP(S, 1);
+  return p;
+}
+
 static jt_V read_struct(Rd *d, size_t start)
 {
   jt_State *S = d->S;
@@ -1155,6 +1176,7 @@ static jt_V std_dispatch(Rd *d, uint32_t c, long arg, size_t start)
   case '\'': return wrap(d, JT_SYM(S, FUNCTION), "#'", start);
   case '(': return read_vector(d, arg, start);
   case 's': case 'S': return read_struct(d, start);
+  case 'p': case 'P': return read_pathname(d, start);
   case ':': return read_token(d, true);
   case '|': skip_block_comment(d, start); return JT_NOVALUE;
   case '+': case '-': return read_conditional(d, c == '+', start);

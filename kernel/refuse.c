@@ -5,18 +5,15 @@
 ** clsyms.c); those jiti does not define are refused when used: a call to
 ** one signals UNDEFINED-FUNCTION at once (its arguments are not evaluated,
 ** analyze.c), a read of one UNBOUND-VARIABLE, and the condition's report
-** says why ("OPEN is not available inside a world: the world has no file
-** system.").  This file keeps the reasons; a name without one is reported
+** says why ("DRIBBLE is not available inside a world: ...").  This file
+** keeps the reasons; a name without one is reported
 ** as a standard name jiti does not implement.
 */
 #include <stdlib.h>
 #include <string.h>
 #include "jt_lib.h"
 
-#define FILES "the world has no file system"
-#define PATHNAMES "pathnames name files, and the world has no file system"
-#define MODULES "modules are loaded from files, and the world has no file system"
-#define BYTES "a world's streams are character streams over strings: there are no bytes to read or write"
+#define MODULES "a world has no modules to provide: load its own files with load"
 #define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
                  "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
@@ -24,67 +21,22 @@
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
-  {"*COMPILE-FILE-PATHNAME*", FILES},
-  {"*COMPILE-FILE-TRUENAME*", FILES},
-  {"*DEFAULT-PATHNAME-DEFAULTS*", PATHNAMES},
-  {"*LOAD-PATHNAME*", FILES},
-  {"*LOAD-TRUENAME*", FILES},
   {"*MODULES*", MODULES},
   {"BROADCAST-STREAM-STREAMS", COMPOUND},
-  {"COMPILE-FILE", FILES},
-  {"COMPILE-FILE-PATHNAME", FILES},
   {"CONCATENATED-STREAM-STREAMS", COMPOUND},
-  {"DELETE-FILE", FILES},
-  {"DIRECTORY", FILES},
-  {"DIRECTORY-NAMESTRING", PATHNAMES},
   {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
   {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"ENOUGH-NAMESTRING", PATHNAMES},
-  {"ENSURE-DIRECTORIES-EXIST", FILES},
-  {"FILE-AUTHOR", FILES},
-  {"FILE-LENGTH", FILES},
-  {"FILE-NAMESTRING", PATHNAMES},
-  {"FILE-STRING-LENGTH", FILES},
-  {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
-  {"HOST-NAMESTRING", PATHNAMES},
-  {"LOAD", FILES},
-  {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
-  {"LOGICAL-PATHNAME", PATHNAMES},
-  {"LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"MAKE-BROADCAST-STREAM", COMPOUND},
   {"MAKE-CONCATENATED-STREAM", COMPOUND},
   {"MAKE-ECHO-STREAM", COMPOUND},
-  {"MAKE-PATHNAME", PATHNAMES},
   {"MAKE-SYNONYM-STREAM", COMPOUND},
   {"MAKE-TWO-WAY-STREAM", COMPOUND},
-  {"MERGE-PATHNAMES", PATHNAMES},
-  {"NAMESTRING", PATHNAMES},
-  {"OPEN", FILES},
-  {"PARSE-NAMESTRING", PATHNAMES},
-  {"PATHNAME", PATHNAMES},
-  {"PATHNAME-DEVICE", PATHNAMES},
-  {"PATHNAME-DIRECTORY", PATHNAMES},
-  {"PATHNAME-HOST", PATHNAMES},
-  {"PATHNAME-MATCH-P", PATHNAMES},
-  {"PATHNAME-NAME", PATHNAMES},
-  {"PATHNAME-TYPE", PATHNAMES},
-  {"PATHNAME-VERSION", PATHNAMES},
-  {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
-  {"READ-BYTE", BYTES},
-  {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SYNONYM-STREAM-SYMBOL", COMPOUND},
-  {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
-  {"TRANSLATE-PATHNAME", PATHNAMES},
-  {"TRUENAME", FILES},
   {"TWO-WAY-STREAM-INPUT-STREAM", COMPOUND},
   {"TWO-WAY-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"USER-HOMEDIR-PATHNAME", FILES},
-  {"WILD-PATHNAME-P", PATHNAMES},
-  {"WITH-OPEN-FILE", FILES},
-  {"WRITE-BYTE", BYTES},
   {"Y-OR-N-P", TERMINAL},
   {"YES-OR-NO-P", TERMINAL},
 };

@@ -87,6 +87,18 @@ static jiti_Status verify_body(jt_State *S, void *ud) {
   jt_V *base = S->sp;
   if (a->len < 1) jt_error(S, "empty entry encoding");
   size_t pos = 1;
+  if (a->kind == JITI_ENTRY_FILE) {   /* a file: its date, then its octets as they are */
+    if (a->bytes[0] != 'P' || jt_get_uleb(a->bytes, a->len, &pos) == UINT64_MAX || pos > a->len)
+      jt_error(S, "not a file encoding");
+    jt_V name = read_back(S, a->name);
+    if (name == JT_NOVALUE || !jt_isstring(name)) refuse(S, "%s", name_trouble(a->name));
+    JT_PUSH(S, name);
+    bool found;
+    jt_hash_get(S, jt_world_files(S), name, &found);
+    if (!found) refuse(S, "%s", name_trouble(a->name));
+    S->sp = base;
+    return JITI_OK;
+  }
   if (a->bytes[0] == 'Q') {   /* a data row: its position, then key and value */
     if (jt_get_uleb(a->bytes, a->len, &pos) == UINT64_MAX) jt_error(S, "bad row position");
   }

@@ -168,6 +168,7 @@ jiti_State *jiti_open(void) {
       jt_open_format(S);
       jt_open_env(S);
       jt_open_world(S);
+      jt_open_fstream(S);
       jt_open_meta(S);
       jt_open_census(S);
       jt_open_defs(S);

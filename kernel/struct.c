@@ -20,6 +20,14 @@ jt_V jt_find_layout(jt_State *S, jt_V name) {
   return found ? l : JT_NIL;
 }
 
+/* A pathname (57-pathnames.lisp's structure, or one including it):
+** EQUAL compares and hashes its components. */
+bool jt_pathname_p(jt_State *S, jt_V v) {
+  if (!jt_isstruct(v)) return false;
+  jt_V p = jt_find_layout(S, jt_intern(S, "PATHNAME"));
+  return p != JT_NIL && jt_subtypep_layout(jt_struct_(v)->layout, p);
+}
+
 bool jt_subtypep_layout(jt_V layout, jt_V ancestor) {
   if (layout == ancestor) return true;
   /* Type graphs are small; a depth bound guards against a cycle. */

@@ -50,6 +50,8 @@ typedef struct World {
   jt_V import_digest;   /* of the canonical encoding it came with (a fixnum) */
   jt_V fresh;       /* variables given their text by the top-level form
                        running now: their value is taken when it returns */
+  jt_V files;       /* managed equal hash: the file table (fstream.c),
+                       namestring -> #(octets write-date) */
 } World;
 
 #define W(S) ((World *)(S)->world)
@@ -57,7 +59,7 @@ typedef struct World {
 static const char *const kind_names[JITI_ENTRY_KIND_COUNT] = {
   "function", "macro", "variable", "structure", "data", "invariant",
   "class", "generic", "method", "foreign", "package", "type", "symbol-macro", "setf-expander",
-  "compiler-macro", "documentation", "plist", "method-combination"};
+  "compiler-macro", "documentation", "plist", "method-combination", "file"};
 
 const char *jiti_entry_kind_name(jiti_EntryKind k) {
   return (unsigned)k < JITI_ENTRY_KIND_COUNT ? kind_names[k] : "?";
@@ -78,6 +80,7 @@ static void world_mark(jt_State *S, void *ud) {
   jt_gc_mark(S, w->sources);
   jt_gc_mark(S, w->import_digest);
   jt_gc_mark(S, w->fresh);
+  jt_gc_mark(S, w->files);
 }
 
 /* A data row: (seq . value) under its key.  seq orders the rows as they
@@ -405,7 +408,7 @@ static const int import_rank[JITI_ENTRY_KIND_COUNT] = {
   [JITI_ENTRY_SETF_EXPANDER] = 7, [JITI_ENTRY_COMPILER_MACRO] = 8, [JITI_ENTRY_FUNCTION] = 9,
   [JITI_ENTRY_VARIABLE] = 10, [JITI_ENTRY_PLIST] = 11, [JITI_ENTRY_DOCUMENTATION] = 12,
   [JITI_ENTRY_METHOD_COMBINATION] = 13, [JITI_ENTRY_GENERIC] = 14, [JITI_ENTRY_METHOD] = 15,
-  [JITI_ENTRY_DATA] = 16, [JITI_ENTRY_INVARIANT] = 17};
+  [JITI_ENTRY_DATA] = 16, [JITI_ENTRY_FILE] = 17, [JITI_ENTRY_INVARIANT] = 18};
 
 static int item_cmp(const void *a, const void *b) {
   const Item *x = a, *y = b;
@@ -428,6 +431,13 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       jt_V form = jt_package_definition(S, src);
       jt_buf_putc(out, 'F');
       return jt_encode(S, form, out, why);
+    }
+    case JITI_ENTRY_FILE: {  /* src: #(octets write-date): the date, then the octets as they are */
+      jt_V octets = jt_vec_(src)->items[0], date = jt_vec_(src)->items[1];
+      jt_buf_putc(out, 'P');
+      jt_put_uleb(out, jt_isfix(date) && jt_fixval(date) > 0 ? (uint64_t)jt_fixval(date) : 0);
+      for (size_t i = 0; i < jt_str_(octets)->len; i++) jt_buf_putc(out, (char)jt_str_(octets)->chars[i]);
+      return true;
     }
     case JITI_ENTRY_DATA: {  /* src: the row's (seq . value) */
       jt_buf_putc(out, 'Q');
@@ -578,10 +588,10 @@ static jiti_Status export_items(jt_State *S, Item *items, size_t n, jiti_EntryFn
   for (size_t i = 0; i < n && st == JITI_OK && !stop; i++) {
     jt_V key = items[i].key;
     bool found;
-    if (items[i].kind == JITI_ENTRY_DATA) {
-      jt_V v = jt_hash_get(S, w->data, key, &found);
-      if (!found) { fn(ud, JITI_ENTRY_DATA, items[i].name, NULL, 0); continue; }
-      st = emit(S, JITI_ENTRY_DATA, key, v, fn, ud, err, errlen, &stop);
+    if (items[i].kind == JITI_ENTRY_DATA || items[i].kind == JITI_ENTRY_FILE) {
+      jt_V v = jt_hash_get(S, items[i].kind == JITI_ENTRY_DATA ? w->data : w->files, key, &found);
+      if (!found) { fn(ud, (jiti_EntryKind)items[i].kind, items[i].name, NULL, 0); continue; }
+      st = emit(S, items[i].kind, key, v, fn, ud, err, errlen, &stop);
     } else {
       jt_V src = jt_hash_get(S, w->registry, key, &found);
       if (!found) { fn(ud, (jiti_EntryKind)items[i].kind, items[i].name, NULL, 0); continue; }
@@ -687,6 +697,10 @@ static jiti_Status export_body(jt_State *S, void *ud) {
     for (size_t i = 0; i < d->nentries; i++)
       if (d->entries[i].key != JT_HASH_DELETED)
         add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, d->entries[i].key, d->entries[i].key);
+    jt_Hash *f = jt_hash_(w->files);
+    for (size_t i = 0; i < f->nentries; i++)
+      if (f->entries[i].key != JT_HASH_DELETED)
+        add_item(S, &items, &n, &cap, JITI_ENTRY_FILE, f->entries[i].key, f->entries[i].key);
   } else if (jt_ckpt_untouched_since(S, a->from)) {
     /* nothing logged or copied: nothing changed (a read-only call) */
   } else {
@@ -703,6 +717,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
         jt_V key = m.key;
         if (!first_time(S, seen, key)) continue;
         if (m.map == w->data) add_item(S, &items, &n, &cap, JITI_ENTRY_DATA, key, key);
+        else if (m.map == w->files) add_item(S, &items, &n, &cap, JITI_ENTRY_FILE, key, key);
         else if (m.map == w->registry)
           add_item(S, &items, &n, &cap, (int)jt_fixval(jt_car(key)), key, jt_cdr(key));
         /* other managed maps (the package registry) are not entries */
@@ -1038,6 +1053,24 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_POP(S, 1);
       break;
     }
+    case JITI_ENTRY_FILE: {
+      if (tag != 'P') jt_error(S, "not a file encoding");
+      uint64_t date = jt_get_uleb(a->bytes, a->len, &pos);
+      if (date > ((uint64_t)1 << 60) || pos > a->len) jt_error(S, "bad write date in a file encoding");
+      jt_V key = read_name(S, a->name);
+      if (!jt_isstring(key)) jt_error(S, "a file's name is not a string");
+      JT_PUSH(S, key);
+      jt_V octets = jt_make_string(S, a->len - pos, 0);
+      for (size_t i = pos; i < a->len; i++) jt_str_(octets)->chars[i - pos] = a->bytes[i];
+      JT_PUSH(S, octets);
+      jt_V rec = jt_make_vector(S, 2, JT_NIL);
+      jt_vec_(rec)->items[0] = S->sp[-1];
+      jt_vec_(rec)->items[1] = jt_mkfix((intptr_t)date);
+      JT_PUSH(S, rec);
+      jt_ckpt_map_put(S, w->files, S->sp[-3], rec);
+      JT_POP(S, 3);
+      break;
+    }
     case JITI_ENTRY_INVARIANT: {
       if (tag != 'F') jt_error(S, "not a source encoding");
       jt_V sym = jt_check_symbol(S, read_name(S, a->name));
@@ -1256,6 +1289,17 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
       if (pos != a->len) jt_error(S, "trailing bytes in a data row encoding");
       size_t budget = 100000;
       if (!holds_identity(S, S->sp[-1], 0, &budget)) canonical_name(S, S->sp[-1], a->name);
+      JT_POP(S, 1);
+      break;
+    }
+    case JITI_ENTRY_FILE: {
+      if (tag != 'P') jt_error(S, "not a file encoding");
+      if (jt_get_uleb(a->bytes, a->len, &pos) > ((uint64_t)1 << 60) || pos > a->len)
+        jt_error(S, "bad write date in a file encoding");
+      jt_V key = read_name_made(S, a->name);
+      if (!jt_isstring(key)) jt_error(S, "a file's name is not a string");
+      JT_PUSH(S, key);
+      canonical_name(S, key, a->name);
       JT_POP(S, 1);
       break;
     }
@@ -1589,6 +1633,7 @@ void jiti_entry_hash(jiti_EntryKind kind, const char *name, const unsigned char 
 size_t jiti_world_count(jiti_State *S, jiti_EntryKind kind) {
   World *w = W(S);
   if (kind == JITI_ENTRY_DATA) return jt_hash_(w->data)->count;
+  if (kind == JITI_ENTRY_FILE) return jt_hash_(w->files)->count;
   size_t n = 0;
   jt_Hash *r = jt_hash_(w->registry);
   for (size_t i = 0; i < r->nentries; i++)
@@ -1600,7 +1645,7 @@ typedef struct ReserveArgs { jiti_EntryKind kind; size_t n; } ReserveArgs;
 
 static jiti_Status reserve_body(jt_State *S, void *ud) {
   ReserveArgs *a = ud;
-  jt_V table = a->kind == JITI_ENTRY_DATA ? W(S)->data : W(S)->registry;
+  jt_V table = a->kind == JITI_ENTRY_DATA ? W(S)->data : a->kind == JITI_ENTRY_FILE ? W(S)->files : W(S)->registry;
   jt_hash_reserve(S, table, jt_hash_(table)->count + a->n);
   return JITI_OK;
 }
@@ -1708,6 +1753,7 @@ bool jt_world_recording(jt_State *S) { return W(S) && W(S)->enabled; }
 bool jt_world_importing(jt_State *S) { return W(S) && W(S)->importing; }
 jt_V jt_world_registry(jt_State *S) { return W(S)->registry; }
 jt_V jt_world_data(jt_State *S) { return W(S)->data; }
+jt_V jt_world_files(jt_State *S) { return W(S)->files; }
 jt_V jt_world_read_name(jt_State *S, const char *name) { return read_name(S, name); }
 bool jt_world_entry_form_ok(jt_State *S, jiti_EntryKind kind, jt_V name, jt_V form) {
   return entry_form_ok(S, kind, name, form);
@@ -1858,7 +1904,7 @@ static void world_free(jt_State *S) {
 void jt_open_world(jt_State *S) {
   World *w = calloc(1, sizeof *w);
   if (!w) jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "out of memory");
-  w->registry = w->data = w->defining = w->pending = w->sources = w->def_form = w->import_digest = w->fresh = JT_NIL;
+  w->registry = w->data = w->defining = w->pending = w->sources = w->def_form = w->import_digest = w->fresh = w->files = JT_NIL;
   S->world = w;
   S->world_mark = world_mark;
   S->world_define = world_define;
@@ -1870,6 +1916,8 @@ void jt_open_world(jt_State *S) {
   jt_o(w->data)->flags |= JT_HASH_MANAGED;
   w->sources = jt_make_hash(S, JT_HASH_EQUAL, 64);
   jt_o(w->sources)->flags |= JT_HASH_MANAGED;
+  w->files = jt_make_hash(S, JT_HASH_EQUAL, 16);
+  jt_o(w->files)->flags |= JT_HASH_MANAGED;
   w->defining = jt_intern(S, "%DEFINING-TYPE");
   jt_defglobal(S, "%DEFINING-TYPE", JT_NIL);
   jt_register(S, world_fns);

@@ -45,13 +45,13 @@ uint64_t st_get_u64(const uint8_t *p) {
 static const char *const kind_names[] = {
   NULL, "function", "macro", "variable", "data", "structure", "invariant",
   "class", "generic", "method", "foreign", "package", "type", "symbol-macro",
-  "setf-expander", "compiler-macro", "documentation", "plist", "method-combination"
+  "setf-expander", "compiler-macro", "documentation", "plist", "method-combination", "file"
 };
 static const char *const rev_kind_names[] = {
   NULL, "action", "application", "rollback", "import", "initial", "repair"
 };
 
-int st_valid_kind(int kind) { return kind >= STORE_FUNCTION && kind <= STORE_METHOD_COMBINATION; }
+int st_valid_kind(int kind) { return kind >= STORE_FUNCTION && kind <= STORE_FILE; }
 
 const char *store_kind_name(int kind) {
   return st_valid_kind(kind) ? kind_names[kind] : NULL;
@@ -60,7 +60,7 @@ const char *store_rev_kind_name(int kind) {
   return kind >= STORE_REV_ACTION && kind <= STORE_REV_KIND_LAST ? rev_kind_names[kind] : NULL;
 }
 int store_kind_parse(const char *s) {
-  for (int i = STORE_FUNCTION; s && i <= STORE_METHOD_COMBINATION; i++)
+  for (int i = STORE_FUNCTION; s && i <= STORE_FILE; i++)
     if (strcmp(s, kind_names[i]) == 0) return i;
   return 0;
 }

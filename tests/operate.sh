@@ -52,7 +52,7 @@ t fg-new-store-announced 0 "creating a new store at $tmp/fg" -- cat "$tmp/fg.log
 
 # every list of entry kinds is the kernel's one table: the model's instructions too
 kinds=$("$JITI" inspect --kind bogus x 2>&1 | sed 's/^jiti inspect: --kind needs //; s/ or /, /')
-ok kinds-listed "$([[ $kinds == function,*plist,\ method-combination ]]; echo $?)"
+ok kinds-listed "$([[ $kinds == function,*plist,\ method-combination,\ file ]]; echo $?)"
 t kinds-in-instructions 0 "kind \(one of $kinds, or null\)" -- "$JITI" session --instructions
 
 start_kernel "$S" || { echo "FAIL kernel did not start"; finish; exit 1; }

@@ -156,7 +156,7 @@ t r-on-error-fail 0 $'\nerror: TYPE-ERROR: [^\n]*\nbacktrace \\(innermost first\
   bash -c "printf '(defun first-of (x) (car x))\\n(first-of 5)\\n' | timeout 60 '$JITI' repl --store '$S' --on-error fail"
 t r-on-error-bad 2 "--on-error needs pause" -- "$JITI" repl --store "$S" --on-error retry
 t r-colon-inside-form 0 '^:K$' -- repl $'(values\n:k)\n'
-t r-help 0 ":resume ID \[ARGS\].*:inspect \[KIND\] NAME.*:quit.*Entry kinds: function, macro, variable, structure, data, invariant, class, generic, method, foreign, package, type, symbol-macro, setf-expander, compiler-macro, documentation, plist or method-combination\." -- repl $':help\n'
+t r-help 0 ":resume ID \[ARGS\].*:inspect \[KIND\] NAME.*:quit.*Entry kinds: function, macro, variable, structure, data, invariant, class, generic, method, foreign, package, type, symbol-macro, setf-expander, compiler-macro, documentation, plist, method-combination or file\." -- repl $':help\n'
 t r-act-usage 0 "usage: :act FORM" -- repl $':act\n'
 t r-resume-not-paused 0 "^not-paused: " -- repl $':resume p1-0\n'
 t r-eof-inside-form 1 "<input>:3:1: end of file inside a form opened at 1:1" -- repl $'(world-put :half\n  1\n'
@@ -169,7 +169,7 @@ has inspect $'^function F\nhash [0-9a-f]{64}\n\\(defun f \(x\)\n  ;; a comment w
 has history $'\n[0-9]+ +[^\n]* application +g[0-9]+ '
 t inspect-not-found 0 "^not-found: " -- repl $':inspect function no-such-function\n'
 t inspect-name-alone 0 $'^function F\nhash [0-9a-f]{64}\n\\(defun f ' -- repl $':inspect f\n'
-t inspect-bad-kind 0 "^usage: :inspect \[KIND\] NAME  \(KIND: function, .*, class, generic, method, foreign, package, .* or method-combination\)" -- repl $':inspect funktion f\n'
+t inspect-bad-kind 0 "^usage: :inspect \[KIND\] NAME  \(KIND: function, .*, class, generic, method, foreign, package, .* or file\)" -- repl $':inspect funktion f\n'
 # describe says what a symbol names, as the standard's describe does
 out=$(repl $'(defun priced (x) "X with its tax." (* x 11/10))\n(defvar *rate* 5 "the rate")\n(describe \'priced)\n(describe \'*rate*)\n(describe \'car)\n' 2>&1)
 has describe-function $'PRICED\n  \\[symbol\\]\n\nPRICED names a defined function:\n  Lambda-list: \\(X\\)\n  Documentation:\n    X with its tax\\.\n'

@@ -272,7 +272,10 @@ try:
                r)
         return r
 
-    contained('lisp-open', '(with-open-file (s "%s" :direction :output) (write-line "x" s))' % victim, False)
+    # a program's open reaches the world's own file table, never the host's files
+    r = verify(S, '(defun twice (x) (* x 2))', '(with-open-file (s "%s" :direction :output) (write-line "x" s))' % victim)
+    ok('lisp-open-world-file', r and r.get('ok') is True and (r['report'].get('repro') or {}).get('ok') is True, r)
+    contained('lisp-open-host', '(open "/etc/passwd")', False)
     r = verify(S, '(defun twice (x) (* x 2))', '(test-forbidden-syscall 0)')   # open: fails (EACCES)
     ok('open-fails', r and r.get('ok') and r['report'].get('repro') == {'ok': True, 'value': '-1'}, r)
     for n, what in [(1, 'socket'), (2, 'fork'), (4, 'program'), (5, 'fork-flags'), (6, 'clone')]:

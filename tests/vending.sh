@@ -116,7 +116,7 @@ J eval '(setf (machine-credit *machine*) 0)' >/dev/null
 # --- hostile candidates are contained in the shadow
 n=$(overpay)
 hostile="(defun dispense (code) (with-open-file (s \"$tmp/pwned\" :direction :output) (write-line \"x\" s)) code)"
-t hostile-rejected 0 "rejected: the failed call still fails" -- \
+t hostile-rejected 0 "rejected: (the failed call still fails|the candidate changes the result)" -- \
   J supervise --until-idle --attempts 1 --scripted "$(script hostile "$(verdict "$hostile")")"
 ok hostile-no-file "$([[ ! -e $tmp/pwned ]]; echo $?)"
 J eval '(setf (machine-credit *machine*) 0)' >/dev/null

@@ -5,6 +5,7 @@
 #   bench/ansi/run.sh [--suite DIR] [--lisp jiti|sbcl] [--jiti PATH]
 #                     [--chapters a,b,...] [--files x.lsp,...] [--timeout S]
 #                     [--stall S] [--keep DIR] [--reference DIR] [--verbose]
+#                     [--harness rt]
 #
 # The suite is not part of this repository.  It is found at run time:
 # --suite DIR (a checkout), else $ANSI_TEST_DIR, else $ANSI_TEST_GIT (a git
@@ -28,6 +29,14 @@
 # say): the tests that run reported are the tests, and each of them this
 # run did not report -- a test a macro makes, when the macro failed here --
 # counts as failed, so both Lisps are measured on the same tests.
+#
+# --harness rt runs each chapter instead through the suite's own harness,
+# in one process: gclload1.lsp (rt, its package, the auxiliary files, the
+# ANSI-TESTS logical host), the chapter's load.lsp (compile-and-load
+# through the logical pathname), RT:DO-TESTS (harness.lisp).  jiti reads a
+# copy of the suite as its file table (jiti run --files), SBCL as its
+# directory; results are per test (file column "rt"); a test never
+# reported (the run stopped) counts as failed.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,8 +52,9 @@ keep=""
 files=""
 verbose=""
 reference=""
+harness=""
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,6 +68,8 @@ while [ $# -gt 0 ]; do
     --reference) reference=${2:?}; shift 2 ;;
     --files) files=,${2:?},; shift 2 ;;
     --verbose) verbose=t; shift ;;
+    --harness) harness=${2:?}; shift 2
+               [ "$harness" = rt ] || { echo "run.sh: --harness takes rt" >&2; exit 2; } ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -189,10 +201,52 @@ run_one() {
   wait "$pid"
 }
 
+# run_harness CHAPTER: the chapter through the suite's own rt harness, in a
+# copy of the suite; per-test results into $out/CHAPTER.results.
+run_harness() {
+  local ch=$1 tree=$work/tree log=$work/log tf skip="" attempt hung
+  rm -rf "$tree"
+  mkdir -p "$tree"
+  (cd "$suite" && tar --exclude=.git -cf - .) | tar -xf - -C "$tree"
+  # a test that does not finish is skipped in the next run (8 runs at most)
+  for attempt in 1 2 3 4 5 6 7 8; do
+    sed -e "s/@CHAPTER@/$ch/" -e "s/@SKIP@/$skip/" "$HERE/harness.lisp" >"$tree/jiti-harness.lsp"
+    case "$lisp" in
+      jiti) (cd "$tree" && timeout -k 5 "$timeout_s" stdbuf -oL "$jiti" run --depth 20000 --files "$tree" \
+              -e '(load "jiti-harness.lsp")') ;;
+      sbcl) (cd "$tree" && timeout -k 5 "$timeout_s" sbcl --noinform --non-interactive \
+              --eval '(setf *read-default-float-format* (quote single-float))' \
+              --load jiti-harness.lsp) ;;
+    esac 2>&1 </dev/null | head -c 200000000 >"$log"   # a runaway printer stops at 200 MB
+    grep -aq '^@@ANSI DONE' "$log" && break
+    hung=$(grep -a '^@@ANSI \(START\|PASS\|FAIL\) ' "$log" | tail -n 1 | awk '$2 == "START" {print $3}')
+    [ -n "$hung" ] || { echo "  $ch: the harness stopped before its tests (see --verbose)" >&2; break; }
+    echo "  $ch: run $attempt stopped in $hung" >&2
+    skip="$skip \"$hung\""
+  done
+  grep -a '^@@ANSI \(PASS\|FAIL\) ' "$log" | sed 's/^@@ANSI //' | awk '{print "rt", $1, toupper($2)}' >"$out/$ch.results"
+  # the tests the chapter's files name that were never reported
+  for tf in $(test_files "$ch"); do
+    [ -f "$suite/$ch/$tf" ] && named_tests "$suite/$ch/$tf"
+  done | sort -u >"$work/named"
+  awk '{print $3}' "$out/$ch.results" | sort -u >"$work/seen"
+  comm -23 "$work/named" "$work/seen" | sed 's/.*/rt FAIL & not-reported/' >>"$out/$ch.results"
+  [ -n "$verbose" ] && cp "$log" "$out/$ch.harness.log"
+  rm -rf "$tree"
+}
+
 total_pass=0 total_all=0
 IFS=, read -r -a chs <<<"$chapters"
 for ch in "${chs[@]}"; do
   [ -f "$suite/$ch/load.lsp" ] || { echo "run.sh: no chapter $ch" >&2; exit 2; }
+  if [ -n "$harness" ]; then
+    run_harness "$ch"
+    p=$(awk '$2 == "PASS"' "$out/$ch.results" | wc -l)
+    n=$(wc -l <"$out/$ch.results")
+    total_pass=$((total_pass + p)); total_all=$((total_all + n))
+    awk -v c="$ch" -v p="$p" -v n="$n" 'BEGIN { printf "%-24s %5d / %5d  %5.1f%%\n", c, p, n, n ? 100 * p / n : 0 }'
+    continue
+  fi
   tfs=()
   for tf in $(test_files "$ch"); do
     [ -f "$suite/$ch/$tf" ] || continue

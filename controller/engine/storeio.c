@@ -202,7 +202,7 @@ static const jiti_EntryKind import_order[] = {
   JITI_ENTRY_MACRO,          JITI_ENTRY_SYMBOL_MACRO, JITI_ENTRY_TYPE,     JITI_ENTRY_SETF_EXPANDER,
   JITI_ENTRY_COMPILER_MACRO, JITI_ENTRY_FUNCTION,     JITI_ENTRY_VARIABLE, JITI_ENTRY_PLIST,
   JITI_ENTRY_DOCUMENTATION,  JITI_ENTRY_METHOD_COMBINATION, JITI_ENTRY_GENERIC, JITI_ENTRY_METHOD,
-  JITI_ENTRY_DATA,           JITI_ENTRY_INVARIANT};
+  JITI_ENTRY_DATA,           JITI_ENTRY_FILE,         JITI_ENTRY_INVARIANT};
 _Static_assert(sizeof import_order / sizeof *import_order == JITI_ENTRY_KIND_COUNT,
                "every entry kind has its place in the import order");
 

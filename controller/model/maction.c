@@ -36,7 +36,7 @@ typedef struct Kind {
 static const char *const entry_kinds[] = {"function", "macro", "variable", "structure", "data", "invariant",
                                           "class", "generic", "method", "foreign", "package", "type",
                                           "symbol-macro", "setf-expander", "compiler-macro", "documentation",
-                                          "plist", "method-combination", NULL};
+                                          "plist", "method-combination", "file", NULL};
 
 /* The one source of truth: order = maction_Kind. */
 static const Kind kinds[MA_KIND_COUNT] = {

@@ -410,7 +410,7 @@ static int rollback_drops(store_env *s, uint64_t target, int yes) {
     return EXIT_FAIL;
   }
   char invs[1024] = "";
-  size_t ninv = 0, ndefs = 0, nrows = 0, nchanged = 0, j = 0;
+  size_t ninv = 0, ndefs = 0, nrows = 0, nfiles = 0, nchanged = 0, j = 0;
   for (size_t i = 0; i < mc.n; i++) {   /* both maps in (kind, name) order */
     const storeio_entry *e = &mc.v[i];
     while (j < mt.n && (mt.v[j].kind < e->kind || (mt.v[j].kind == e->kind && strcmp(mt.v[j].name, e->name) < 0)))
@@ -426,16 +426,20 @@ static int rollback_drops(store_env *s, uint64_t target, int yes) {
       ninv++;
     } else if (e->kind == STORE_DATA) {
       nrows++;
+    } else if (e->kind == STORE_FILE) {
+      nfiles++;
     } else {
       ndefs++;
     }
   }
   storeio_map_free(&mc);
   storeio_map_free(&mt);
-  if (ninv || ndefs || nrows || nchanged)
-    printf("rolling back to revision %" PRIu64 " drops %zu invariant%s%s%s, %zu definition%s and %zu data row%s "
+  char files[64] = "";
+  if (nfiles) snprintf(files, sizeof files, ", %zu file%s", nfiles, nfiles == 1 ? "" : "s");
+  if (ninv || ndefs || nrows || nfiles || nchanged)
+    printf("rolling back to revision %" PRIu64 " drops %zu invariant%s%s%s, %zu definition%s%s and %zu data row%s "
            "added since, and returns %zu entr%s to %s earlier text\n", target, ninv, ninv == 1 ? "" : "s",
-           ninv ? " " : "", invs, ndefs, ndefs == 1 ? "" : "s", nrows, nrows == 1 ? "" : "s", nchanged,
+           ninv ? " " : "", invs, ndefs, ndefs == 1 ? "" : "s", files, nrows, nrows == 1 ? "" : "s", nchanged,
            nchanged == 1 ? "y" : "ies", nchanged == 1 ? "its" : "their");
   if (!ninv || yes) return EXIT_OK;
   fflush(stdout);

@@ -422,7 +422,8 @@ static void report(store_env *s, const char *dir, unsigned flags, const Report *
     {JITI_ENTRY_TYPE, "types"}, {JITI_ENTRY_SYMBOL_MACRO, "symbol macros"},
     {JITI_ENTRY_SETF_EXPANDER, "setf expanders"}, {JITI_ENTRY_COMPILER_MACRO, "compiler macros"},
     {JITI_ENTRY_DOCUMENTATION, "documentation strings"}, {JITI_ENTRY_PLIST, "property lists"},
-    {JITI_ENTRY_METHOD_COMBINATION, "method combinations"}};
+    {JITI_ENTRY_METHOD_COMBINATION, "method combinations"},
+    {JITI_ENTRY_FILE, "files"}};
   for (size_t i = 0; i < sizeof more / sizeof *more; i++)
     if (c[more[i].k]) printf(", %s %" PRIu64, more[i].what, c[more[i].k]);
   printf(")\n");

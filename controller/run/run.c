@@ -2,13 +2,16 @@
 ** run.c — `jiti run`: evaluate files or one expression in a fresh in-memory
 ** world (no daemon, no store).
 */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "jiti_limits.h"
+#include "jiti_world.h"
 #include "run.h"
 
 /* The default run_usage names. */
@@ -34,6 +37,10 @@ static void run_usage(FILE *out) {
           "  --allow-foreign LIB  grant the run the C library LIB (e.g. libm.so.6): its\n"
           "                    functions may be declared with define-foreign (repeatable;\n"
           "                    docs/security.md)\n"
+          "  --files DIR       copy the files under the host directory DIR into the\n"
+          "                    world's file table before the program runs: DIR/a/b.lisp\n"
+          "                    is the world's /a/b.lisp (load, open); what the program\n"
+          "                    writes stays in the world and never reaches DIR\n"
           "  --gc-stress       collect garbage at every allocation (slow; for testing)\n"
           "  -h, --help        show this help\n"
           "\n"
@@ -56,6 +63,89 @@ static int report_failure(const jiti_Result *res, const char *origin) {
 
 static int run_main(int argc, char **argv);
 
+/* A file's name as the file table's entries are named: its namestring as
+** a printed string ("\"/a/b.lisp\""). */
+static char *entry_name(const char *path) {
+  size_t n = strlen(path);
+  char *out = malloc(2 * n + 3), *p = out;
+  if (!out) return NULL;
+  *p++ = '"';
+  for (size_t i = 0; i < n; i++) {
+    if (path[i] == '"' || path[i] == '\\') *p++ = '\\';
+    *p++ = path[i];
+  }
+  *p++ = '"';
+  *p = 0;
+  return out;
+}
+
+/* Copy the regular files under host directory `dir` into the world's file
+** table, named from `at` ("/" for DIR itself).  Symbolic links are left
+** out.  0, or a message printed and 3. */
+static int import_dir(jiti_State *S, const char *dir, const char *at) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "jiti run: --files: cannot read the directory %s: %s\n", dir, strerror(errno));
+    return 3;
+  }
+  int status = 0;
+  struct dirent *e;
+  while (status == 0 && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    size_t lp = strlen(dir) + strlen(e->d_name) + 2, lw = strlen(at) + strlen(e->d_name) + 2;
+    char *path = malloc(lp), *world = malloc(lw);
+    if (!path || !world) { free(path); free(world); status = 1; break; }
+    snprintf(path, lp, "%s/%s", dir, e->d_name);
+    snprintf(world, lw, "%s%s", at, e->d_name);
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+      fprintf(stderr, "jiti run: --files: cannot read %s: %s\n", path, strerror(errno));
+      status = 3;
+    } else if (S_ISDIR(st.st_mode)) {
+      size_t lw2 = strlen(world) + 2;
+      char *sub = malloc(lw2);
+      if (sub) {
+        snprintf(sub, lw2, "%s/", world);
+        status = import_dir(S, path, sub);
+        free(sub);
+      }
+    } else if (S_ISREG(st.st_mode)) {
+      size_t len;
+      char *bytes = opts_read_file(path, &len);
+      char *name = entry_name(world);
+      /* the entry: 'P', the write date (universal time, LEB128), the octets */
+      unsigned char *enc = bytes && name ? malloc(len + 11) : NULL;
+      if (!enc) {
+        fprintf(stderr, "jiti run: --files: cannot read %s: %s\n", path, bytes ? "out of memory" : strerror(errno));
+        status = 3;
+      } else {
+        size_t k = 0;
+        enc[k++] = 'P';
+        uint64_t date = (uint64_t)st.st_mtime + 2208988800ULL;
+        do {
+          enc[k] = (unsigned char)(date & 0x7F);
+          date >>= 7;
+          if (date) enc[k] |= 0x80;
+          k++;
+        } while (date);
+        memcpy(enc + k, bytes, len);
+        char why[1024];
+        if (jiti_import_entry(S, JITI_ENTRY_FILE, name, enc, k + len, why, sizeof why) != JITI_OK) {
+          fprintf(stderr, "jiti run: --files: %s: %s\n", path, why);
+          status = 1;
+        }
+      }
+      free(enc);
+      free(name);
+      free(bytes);
+    }
+    free(path);
+    free(world);
+  }
+  closedir(d);
+  return status;
+}
+
 /* The interpreter runs on a thread with a large stack (stack.c) so that
 ** deep (but bounded) recursion works. */
 int cmd_run(int argc, char **argv) { return stack_run(run_main, argc, argv); }
@@ -65,6 +155,7 @@ static int run_main(int argc, char **argv) {
   jiti_Limits limits = {0, JITI_LIMITS_RUN_DEPTH, 0, 0};
   int gc_stress = 0;
   int nfiles = 0, ngrant = 0;
+  const char *files_dir = NULL;
   char **files = calloc((size_t)argc + 1, sizeof *files);
   const char **grant = calloc((size_t)argc + 1, sizeof *grant);
   for (int i = 1; i < argc; i++) {
@@ -102,6 +193,14 @@ static int run_main(int argc, char **argv) {
         return 2;
       }
       grant[ngrant++] = argv[i];
+    } else if (!strcmp(a, "--files")) {
+      if (++i >= argc || !*argv[i]) {
+        fprintf(stderr, "jiti run: --files needs a directory (e.g. --files tests/data)\n");
+        free(files);
+        free(grant);
+        return 2;
+      }
+      files_dir = argv[i];
     } else if (!strcmp(a, "--gc-stress")) {
       gc_stress = 1;
     } else if (a[0] == '-' && a[1]) {
@@ -138,6 +237,7 @@ static int run_main(int argc, char **argv) {
   jiti_set_limits(S, &limits);
   jiti_set_cstack_size(S, STACK_SIZE);
   if (gc_stress) jiti_set_gc_stress(S, 1);
+  if (status == 0 && files_dir) status = import_dir(S, files_dir, "/");
   for (int i = 0; i < nfiles && status == 0; i++) {
     size_t len;
     char *src = opts_read_file(files[i], &len);

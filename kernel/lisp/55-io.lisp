@@ -114,7 +114,7 @@
        "()'\";`,#"))
 (defvar *%standard-dispatch-functions*
   (map 'list (lambda (k) (cons k (lambda (stream char arg) (%standard-dispatch-macro stream char arg k))))
-       "\\'(SC:|+-BOXR*A=#."))
+       "\\'(SPC:|+-BOXR*A=#."))
 
 (defun %check-readtable (readtable)
   (check-type readtable readtable)

@@ -265,15 +265,15 @@
 ;; the reports of a few, word for word
 #+jiti
 (progn
-  (is-equal (handler-case (eval '(open "/etc/passwd")) (undefined-function (c) (report-of c)))
-            "OPEN is not available inside a world: the world has no file system.")
-  (is-equal (handler-case (eval '(with-open-file (s "x") (read s))) (undefined-function (c) (report-of c)))
-            "WITH-OPEN-FILE is not available inside a world: the world has no file system.")
-  (is-equal (handler-case (eval '*default-pathname-defaults*) (unbound-variable (c) (report-of c)))
-            "*DEFAULT-PATHNAME-DEFAULTS* is not available inside a world: pathnames name files, and the world has no file system.")
-  (is-equal (handler-case (funcall 'read-byte nil) (undefined-function (c) (report-of c)))
-            "READ-BYTE is not available inside a world: a world's streams are character streams over strings: there are no bytes to read or write.")
-  (is (handler-case (progn (eval '(make-pathname :name (error "evaluated"))) nil)
+  (is-equal (handler-case (eval '(dribble "/x.log")) (undefined-function (c) (report-of c)))
+            "DRIBBLE is not available inside a world: a world has no terminal session to record: write a file of the world's own with open.")
+  (is-equal (handler-case (eval '(require "x")) (undefined-function (c) (report-of c)))
+            "REQUIRE is not available inside a world: a world has no modules to provide: load its own files with load.")
+  (is-equal (handler-case (eval '*modules*) (unbound-variable (c) (report-of c)))
+            "*MODULES* is not available inside a world: a world has no modules to provide: load its own files with load.")
+  (is-equal (handler-case (funcall 'dribble nil) (undefined-function (c) (report-of c)))
+            "DRIBBLE is not available inside a world: a world has no terminal session to record: write a file of the world's own with open.")
+  (is (handler-case (progn (eval '(require (error "evaluated"))) nil)
         (undefined-function () t))))
 
 (done)

@@ -527,7 +527,7 @@ def cases():
                                              'invalid-request', message='unknown member'))
     add('on-error-of-preview', bad_request({'op': 'preview', 'source': '(car 5)', 'on_error': 'pause'},
                                            'invalid-request', message='on_error'))
-    add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'file', 'name': '/etc/passwd'}, 'invalid-request'))
+    add('inspect-unknown-kind', bad_request({'op': 'inspect', 'kind': 'socket', 'name': '/etc/passwd'}, 'invalid-request'))
     add('inspect-name-too-long', bad_request({'op': 'inspect', 'kind': 'data', 'name': 'x' * 2000}, 'invalid-request'))
     add('history-limit-string', bad_request({'op': 'history', 'limit': '5'}, 'invalid-request'))
     add('history-limit-too-big', bad_request({'op': 'history', 'limit': 1001}, 'invalid-request'))

@@ -40,7 +40,7 @@ EXAMPLES = [
     ('request-history.json', {'op': 'history', 'limit': 1001}, False),
     ('request-observe.json', {'op': 'observe', 'budget': 0}, False),
     ('request-inspect.json', {'op': 'inspect', 'kind': 'data', 'name': ':A'}, True),
-    ('request-inspect.json', {'op': 'inspect', 'kind': 'file', 'name': ':A'}, False),
+    ('request-inspect.json', {'op': 'inspect', 'kind': 'socket', 'name': ':A'}, False),
     ('request-invariant-add.json', {'op': 'invariant-add', 'name': '', 'source': 't'}, False),
     ('request.json', {'op': 'format-disk'}, False),
     ('request.json', {'op': 'hello', 'protocol': 1, 'client': 'me'}, True),

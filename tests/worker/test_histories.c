@@ -413,6 +413,9 @@ static void test_all_kinds(void) {
     "(setf (get 'item 'colour) :red (get 'item 'shelf) (list 1 \"a\"))",
     "(define-method-combination times :operator * :documentation \"Product.\")",
     "(defgeneric scale (x) (:method-combination times) (:method times ((x t)) 2) (:method times ((x integer)) 3))",
+    "(with-open-file (s \"/notes/items.txt\" :direction :output) (format s \"~a items~%\" 3))",
+    "(with-open-file (s \"/notes/raw.bin\" :direction :output :element-type '(unsigned-byte 8)) (write-byte 0 s) (write-byte 200 s))",
+    "(world-put :path #p\"/notes/items.txt\")",
     NULL};
   for (int i = 0; forms[i]; i++) {
     txn_Outcome o;

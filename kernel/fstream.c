@@ -1,0 +1,376 @@
+/*
+** fstream.c — the world's files: the file table's rows and the streams
+** that read and write them.
+**
+** A world's files live in its file table (world.c's, a managed map:
+** namestring -> #(octets write-date)), never in the operating system's.
+** The octets are a simple string of characters 0..255.  Being a managed
+** map, the table rolls back with a failed transaction and is exported
+** and imported as file entries like the data table's rows.
+**
+** A file stream is a string stream flagged JT_STREAM_FILE: an input
+** stream reads the file's contents (its octets, or for characters their
+** UTF-8 decoded once at OPEN), an output stream collects what is written
+** and puts it in the table when it is closed (CLOSE :ABORT T leaves the
+** table as it was).  Everything io.c does with string streams (READ-CHAR,
+** READ-LINE, READ, FILE-POSITION...) works on them unchanged.  OPEN's
+** keywords, pathnames and LOAD are 57-pathnames.lisp's and 58-files.lisp's;
+** this file has the table's primitives and the binary operations.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "jt_lib.h"
+#include "jt_eval.h"
+#include "jt_world.h"
+#include "jt_ckpt.h"
+
+/* The largest file a world keeps, and the most all its files may hold. */
+#define FILE_MAX_OCTETS   ((size_t)16 << 20)
+#define FILES_MAX_OCTETS  ((size_t)64 << 20)
+
+/* The slots of a file stream's `file` vector. */
+enum { FS_PATHNAME, FS_KEY, FS_BINARY, FS_OUTPUT, FS_MODE, FS_OLD, FS_NSLOTS };
+
+/* Seconds from 1900 to 1970: universal time from the clock's. */
+#define UNIX_TO_UNIVERSAL 2208988800LL
+
+static jt_V check_key(jt_State *S, jt_V key)
+{
+  if (!jt_isstring(key)) jt_type_error(S, key, JT_SYM(S, STRING));
+  return key;
+}
+
+static size_t table_octets(jt_State *S)
+{
+  jt_Hash *h = jt_hash_(jt_world_files(S));
+  size_t n = 0;
+  for (size_t i = 0; i < h->nentries; i++)
+    if (h->entries[i].key != JT_HASH_DELETED) n += jt_str_(jt_vec_(h->entries[i].val)->items[0])->len;
+  return n;
+}
+
+/* Put octets as the file `key` now; the size limits are checked first. */
+static void file_put(jt_State *S, jt_V key, jt_V octets)
+{
+  size_t n = jt_str_(octets)->len;
+  char *k = NULL;
+  if (n > FILE_MAX_OCTETS) {
+    k = jt_string_utf8(S, key, NULL);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "the file %s would hold %zu octets, more than a world's file may (%zu): write it in smaller "
+             "files, or keep large values in data rows (world-put)", k, n, FILE_MAX_OCTETS);
+    free(k);
+    jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "%s", S->msgbuf);
+  }
+  bool found;
+  jt_V old = jt_hash_get(S, jt_world_files(S), key, &found);
+  size_t total = table_octets(S) - (found ? jt_str_(jt_vec_(old)->items[0])->len : 0) + n;
+  if (total > FILES_MAX_OCTETS) {
+    k = jt_string_utf8(S, key, NULL);
+    snprintf(S->msgbuf, sizeof S->msgbuf,
+             "writing %s would make the world's files hold %zu octets, more than a world may (%zu): delete "
+             "files the world no longer needs (delete-file)", k, total, FILES_MAX_OCTETS);
+    free(k);
+    jt_errorc(S, JT_SYM(S, STORAGE_CONDITION), "%s", S->msgbuf);
+  }
+  jt_V *base = S->sp;
+  JT_PUSH(S, key);
+  JT_PUSH(S, octets);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  jt_V date = jt_make_integer(S, (int64_t)ts.tv_sec + UNIX_TO_UNIVERSAL);
+  JT_PUSH(S, date);
+  jt_V rec = jt_make_vector(S, 2, JT_NIL);
+  jt_vec_(rec)->items[0] = base[1];
+  jt_vec_(rec)->items[1] = base[2];
+  JT_PUSH(S, rec);
+  /* the key is the table's own copy: the caller's string may change */
+  jt_V k2 = jt_simple_string_copy(S, base[0]);
+  JT_PUSH(S, k2);
+  jt_ckpt_map_put(S, jt_world_files(S), k2, rec);
+  S->sp = base;
+}
+
+/* The octets of characters: their UTF-8. */
+static jt_V encode_chars(jt_State *S, jt_V str)
+{
+  size_t n = 0;
+  char tmp[4];
+  for (size_t i = 0; i < jt_str_(str)->len; i++) n += jt_utf8_encode(jt_str_(str)->chars[i], tmp);
+  JT_PUSH(S, str);
+  jt_V out = jt_make_string(S, n, 0);
+  str = S->sp[-1];
+  JT_POP(S, 1);
+  size_t k = 0;
+  for (size_t i = 0; i < jt_str_(str)->len; i++) {
+    size_t m = jt_utf8_encode(jt_str_(str)->chars[i], tmp);
+    for (size_t j = 0; j < m; j++) jt_str_(out)->chars[k++] = (unsigned char)tmp[j];
+  }
+  return out;
+}
+
+/* The character at octets[*i] taken as UTF-8 (U+FFFD for a malformed
+** sequence), *i moved past it. */
+static uint32_t utf8_at(const uint32_t *o, size_t n, size_t *i)
+{
+  uint32_t c = o[(*i)++];
+  int more = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+  if (more < 0) return 0xFFFD;
+  if (more == 0) return c;
+  c &= 0x3F >> more;
+  for (int k = 0; k < more; k++) {
+    if (*i >= n || (o[*i] & 0xC0) != 0x80) return 0xFFFD;
+    c = c << 6 | (o[(*i)++] & 0x3F);
+  }
+  return c < JT_CHAR_LIMIT ? c : 0xFFFD;
+}
+
+/* Characters from octets taken as UTF-8. */
+static jt_V decode_octets(jt_State *S, jt_V octets)
+{
+  size_t n = jt_str_(octets)->len, count = 0;
+  for (size_t i = 0; i < n; count++) utf8_at(jt_str_(octets)->chars, n, &i);
+  JT_PUSH(S, octets);
+  jt_V s = jt_make_string(S, count, 0);
+  octets = S->sp[-1];
+  JT_POP(S, 1);
+  size_t k = 0;
+  for (size_t i = 0; i < n;) jt_str_(s)->chars[k++] = utf8_at(jt_str_(octets)->chars, n, &i);
+  return s;
+}
+
+static bool octets_p(jt_V s)
+{
+  if (!jt_isstring(s)) return false;
+  for (size_t i = 0; i < jt_str_(s)->len; i++)
+    if (jt_str_(s)->chars[i] > 255) return false;
+  return true;
+}
+
+/* ------------------------------------------------------------ the table */
+
+/* (%file-get key) => octets, write-date; NIL when there is no such file */
+JT_FN(f_file_get)
+{
+  bool found;
+  jt_V rec = jt_hash_get(S, jt_world_files(S), check_key(S, argv[0]), &found);
+  if (!found) return JT_NIL;
+  return jt_values2(S, jt_vec_(rec)->items[0], jt_vec_(rec)->items[1]);
+}
+
+/* (%file-put key octets) => octets */
+JT_FN(f_file_put)
+{
+  check_key(S, argv[0]);
+  if (!octets_p(argv[1])) jt_type_error(S, argv[1], JT_SYM(S, STRING));
+  jt_V copy = jt_simple_string_copy(S, argv[1]);
+  JT_PUSH(S, copy);
+  file_put(S, argv[0], copy);
+  JT_POP(S, 1);
+  return argv[1];
+}
+
+/* (%file-remove key) => true if there was such a file */
+JT_FN(f_file_remove)
+{
+  return jt_bool(jt_ckpt_map_rem(S, jt_world_files(S), check_key(S, argv[0])));
+}
+
+/* (%file-keys) => the names of every file, in no order */
+JT_FN(f_file_keys)
+{
+  jt_V *base = S->sp;
+  jt_Hash *h = jt_hash_(jt_world_files(S));
+  size_t n = 0;
+  for (size_t i = 0; i < h->nentries; i++) {
+    jt_V k = jt_hash_(jt_world_files(S))->entries[i].key;
+    if (k == JT_HASH_DELETED) continue;
+    JT_PUSH(S, k);
+    n++;
+  }
+  jt_V l = jt_list_from(S, (int)n, base);
+  S->sp = base;
+  return l;
+}
+
+/* ----------------------------------------------------------- the streams */
+
+static bool is_file_stream(jt_V v)
+{
+  return jt_is(v, JT_TSTREAM) && (jt_o(v)->flags & JT_STREAM_FILE);
+}
+
+static jt_V fs_slot(jt_V stream, int i) { return jt_vec_(jt_stream_(stream)->file)->items[i]; }
+
+/* (%open-file-stream pathname key output binary mode) => a file stream.
+** MODE: :new (the file was made by this OPEN), :supersede, :append or
+** :overwrite; for input it is ignored.  The file must exist unless the
+** stream is an output one. */
+JT_FN(f_open_file_stream)
+{
+  jt_V *base = S->sp;
+  check_key(S, argv[1]);
+  bool output = argv[2] != JT_NIL, binary = argv[3] != JT_NIL;
+  jt_V mode = argv[4];
+  bool found;
+  jt_V rec = jt_hash_get(S, jt_world_files(S), argv[1], &found);
+  jt_V octets = found ? jt_vec_(rec)->items[0] : JT_NIL;
+  JT_PUSH(S, octets);                                   /* base[0] */
+  jt_V file = jt_make_vector(S, FS_NSLOTS, JT_NIL);
+  JT_PUSH(S, file);                                     /* base[1] */
+  jt_vec_(file)->items[FS_PATHNAME] = argv[0];
+  jt_vec_(file)->items[FS_KEY] = argv[1];
+  jt_vec_(file)->items[FS_BINARY] = jt_bool(binary);
+  jt_vec_(file)->items[FS_OUTPUT] = jt_bool(output);
+  jt_vec_(file)->items[FS_MODE] = mode;
+  jt_vec_(file)->items[FS_OLD] = base[0];
+  jt_V st;
+  if (!output) {
+    if (!found) jt_error(S, "%%OPEN-FILE-STREAM: no such file");
+    jt_V text = binary ? base[0] : decode_octets(S, base[0]);
+    JT_PUSH(S, text);
+    st = jt_make_string_input_stream(S, text, 0, jt_str_(text)->len);
+  } else {
+    st = jt_make_string_stream(S);
+    JT_PUSH(S, st);
+    if (mode == jt_intern_keyword(S, "APPEND") && found) {
+      jt_V text = binary ? base[0] : decode_octets(S, base[0]);
+      JT_PUSH(S, text);
+      jt_stream_write(S, base[2], jt_str_(text)->chars, jt_str_(text)->len);
+    }
+    st = base[2];
+  }
+  jt_o(st)->flags |= JT_STREAM_FILE;
+  jt_stream_(st)->file = base[1];   /* streams are never part of a checkpoint */
+  S->sp = base;
+  return st;
+}
+
+/* CLOSE of a file stream (io.c): an output stream puts what was written in
+** the table, unless aborted; an aborted stream that made its file removes
+** it.  T the first time, NIL when it was closed already. */
+jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort)
+{
+  if (jt_o(stream)->flags & JT_STREAM_CLOSED) return JT_NIL;
+  jt_V *base = S->sp;
+  JT_PUSH(S, stream);
+  if (fs_slot(stream, FS_OUTPUT) != JT_NIL) {
+    jt_V key = fs_slot(stream, FS_KEY);
+    JT_PUSH(S, key);
+    bool made = fs_slot(stream, FS_MODE) == jt_intern_keyword(S, "NEW");
+    if (abort) {
+      if (made) jt_ckpt_map_rem(S, jt_world_files(S), base[1]);
+    } else {
+      jt_V buf = jt_stream_(base[0])->buffer;
+      jt_V octets = fs_slot(base[0], FS_BINARY) != JT_NIL ? jt_simple_string_copy(S, buf) : encode_chars(S, buf);
+      JT_PUSH(S, octets);
+      jt_V old = fs_slot(base[0], FS_OLD);
+      if (fs_slot(base[0], FS_MODE) == jt_intern_keyword(S, "OVERWRITE") && jt_isstring(old) &&
+          jt_str_(old)->len > jt_str_(base[2])->len) {
+        /* what was written replaces the start; the rest stays */
+        size_t w = jt_str_(base[2])->len, n = jt_str_(old)->len;
+        jt_V all = jt_make_string(S, n, 0);
+        old = fs_slot(base[0], FS_OLD);
+        memcpy(jt_str_(all)->chars, jt_str_(base[2])->chars, w * sizeof(uint32_t));
+        memcpy(jt_str_(all)->chars + w, jt_str_(old)->chars + w, (n - w) * sizeof(uint32_t));
+        base[2] = all;
+      }
+      file_put(S, base[1], base[2]);
+    }
+  }
+  jt_o(base[0])->flags |= JT_STREAM_CLOSED;
+  S->sp = base;
+  return JT_T;
+}
+
+jt_V jt_file_stream_element_type(jt_State *S, jt_V stream)
+{
+  if (fs_slot(stream, FS_BINARY) == JT_NIL) return JT_SYM(S, CHARACTER);
+  return jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8));
+}
+
+static jt_V binary_stream(jt_State *S, jt_V v, bool output)
+{
+  if (!is_file_stream(v) || fs_slot(v, FS_BINARY) == JT_NIL)
+    jt_type_error(S, v, jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, output ? "%BINARY-OUTPUT-STREAM-P" : "%BINARY-INPUT-STREAM-P")));
+  if (jt_o(v)->flags & JT_STREAM_CLOSED)
+    jt_errorc(S, JT_SYM(S, STREAM_ERROR), "cannot use a closed stream");
+  if ((fs_slot(v, FS_OUTPUT) != JT_NIL) != output)
+    jt_errorc(S, JT_SYM(S, STREAM_ERROR), output ? "cannot write to an input stream" : "cannot read from an output stream");
+  return v;
+}
+
+/* (read-byte stream &optional (eof-error-p t) eof-value) */
+JT_FN(f_read_byte)
+{
+  jt_V st = binary_stream(S, argv[0], false);
+  int32_t c = jt_stream_read_char(S, st, true);
+  if (c >= 0) return jt_mkfix(c);
+  if (argc < 2 || argv[1] != JT_NIL) jt_end_of_file(S, st);
+  return argc > 2 ? argv[2] : JT_NIL;
+}
+
+bool jt_file_stream_binary_p(jt_V stream)
+{
+  return is_file_stream(stream) && fs_slot(stream, FS_BINARY) != JT_NIL;
+}
+
+uint32_t jt_file_octet(jt_State *S, jt_V x)
+{
+  if (!jt_isfix(x) || jt_fixval(x) < 0 || jt_fixval(x) > 255)
+    jt_type_error(S, x, jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8)));
+  return (uint32_t)jt_fixval(x);
+}
+
+/* (write-byte byte stream) => byte */
+JT_FN(f_write_byte)
+{
+  jt_V st = binary_stream(S, argv[1], true);
+  jt_stream_putc(S, st, jt_file_octet(S, argv[0]));
+  return argv[0];
+}
+
+/* (file-length stream): its octets */
+JT_FN(f_file_length)
+{
+  jt_V st = argv[0];
+  if (!is_file_stream(st)) jt_type_error(S, st, jt_intern(S, "FILE-STREAM"));
+  jt_V buf = jt_stream_(st)->buffer;
+  if (fs_slot(st, FS_BINARY) != JT_NIL) return jt_mkfix((intptr_t)jt_str_(buf)->len);
+  if (fs_slot(st, FS_OUTPUT) == JT_NIL && jt_isstring(fs_slot(st, FS_OLD)))
+    return jt_mkfix((intptr_t)jt_str_(fs_slot(st, FS_OLD))->len);
+  size_t n = 0;
+  char tmp[4];
+  for (size_t i = 0; i < jt_str_(buf)->len; i++) n += jt_utf8_encode(jt_str_(buf)->chars[i], tmp);
+  return jt_mkfix((intptr_t)n);
+}
+
+/* (%file-stream-name stream) => the pathname a file stream was opened
+** with, or NIL for another stream */
+JT_FN(f_file_stream_name)
+{
+  return is_file_stream(argv[0]) ? fs_slot(argv[0], FS_PATHNAME) : JT_NIL;
+}
+
+/* (%file-stream-p object) */
+JT_FN(f_file_stream_p) { return jt_bool(is_file_stream(argv[0])); }
+
+static const jt_Reg fstream_fns[] = {
+  {"%FILE-GET", f_file_get, 1, 1, "(%file-get namestring) The file's octets and write date, or NIL."},
+  {"%FILE-PUT", f_file_put, 2, 2, "(%file-put namestring octets) Make the file hold OCTETS (a string of codes below 256)."},
+  {"%FILE-REMOVE", f_file_remove, 1, 1, "(%file-remove namestring) Remove the file; true if it existed."},
+  {"%FILE-KEYS", f_file_keys, 0, 0, "(%file-keys) The namestrings of the world's files."},
+  {"%OPEN-FILE-STREAM", f_open_file_stream, 5, 5,
+   "(%open-file-stream pathname namestring output binary mode) A stream over the file."},
+  {"%FILE-STREAM-NAME", f_file_stream_name, 1, 1, "(%file-stream-name stream) A file stream's pathname, or NIL."},
+  {"%FILE-STREAM-P", f_file_stream_p, 1, 1, "(%file-stream-p object) True for a file stream."},
+  {"READ-BYTE", f_read_byte, 1, 3,
+   "(read-byte stream &optional (eof-error-p t) eof-value) The next octet of a binary file stream."},
+  {"WRITE-BYTE", f_write_byte, 2, 2, "(write-byte byte stream) Write an octet to a binary file stream."},
+  {"FILE-LENGTH", f_file_length, 1, 1, "(file-length stream) The length of a file stream's file, in octets."},
+  {NULL, NULL, 0, 0, NULL}
+};
+
+void jt_open_fstream(jt_State *S) { jt_register(S, fstream_fns); }
