@@ -238,7 +238,7 @@
 
 (defun dribble (&optional pathname)
   (declare (ignore pathname))
-  (error "DRIBBLE is not available inside a world: a world has no file system to record a session in (its calls' output is returned with them)"))
+  (error "DRIBBLE is not available inside a world: a world has no terminal session to record (its calls' output is returned with them): write a file of the world's own with open"))
 
 ;; A proclamation's declaration specifier, checked as CLHS 3.3.3 shapes it
 ;; (only SPECIAL is acted on; the others are accepted and ignored).
