@@ -1070,9 +1070,9 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
   switch (jt_type(v)) {
   case JT_TSTREAM:
     unreadable(P, v, "a stream");
-    out_ascii(P, jt_o(v)->aux == JT_STREAM_STRING ? "#<STRING-OUTPUT-STREAM>"
-                 : jt_o(v)->aux == JT_STREAM_STRING_INPUT ? "#<STRING-INPUT-STREAM>"
-                                                          : "#<HOST-OUTPUT-STREAM>");
+    out_ascii(P, "#<");
+    out_ascii(P, jt_stream_print_name(v));
+    out_char(P, '>');
     return;
   case JT_TRESTART:
     unreadable(P, v, "a restart");
@@ -1271,7 +1271,7 @@ static void pretty_out(Printer *P, jt_V target)
   else if (S->limits.heap) max = S->limits.heap / sizeof(uint32_t) + 1;
   size_t n;
   uint32_t *out = jt_pretty_layout(text->chars, text->len, marks, nmarks,
-                                   jt_stream_(target)->column, width, max, &n);
+                                   jt_stream_column(S, target), width, max, &n);
   free(marks);
   if (!out) jt_error(S, "out of memory while printing");
   /* writing may signal (a closed stream, a full string, a limit): the
@@ -1314,7 +1314,7 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
     jt_o(P.stream)->flags |= JT_STREAM_PRETTY;
     P.marks = jt_make_vector(S, 64, jt_mkfix(0));
     P.target = target;
-    if (jt_o(target)->aux == JT_STREAM_HOST && S->limits.output)
+    if (jt_o(jt_stream_sink(S, target))->aux == JT_STREAM_HOST && S->limits.output)
       P.capture_max = S->output_used < S->limits.output ? S->limits.output - S->output_used : 1;
   }
   run(&P, v);

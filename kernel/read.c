@@ -1296,6 +1296,16 @@ static jt_V custom_readtable(jt_State *S)
   return jt_struct_(rt)->slots[0] != JT_SYM(S, K_UPCASE) || jt_ishash(jt_struct_(rt)->slots[1]) ? rt : JT_NIL;
 }
 
+/* Whitespace in the current readtable (peek-char's peek type T). */
+bool jt_read_whitespace_p(jt_State *S, uint32_t c)
+{
+  jt_V rt = custom_readtable(S);
+  if (rt == JT_NIL || !jt_ishash(jt_struct_(rt)->slots[1])) return std_syntax(c) == SY_WS;
+  bool found;
+  jt_V e = jt_hash_get(S, jt_struct_(rt)->slots[1], jt_mkchar(c), &found);
+  return entry_syntax(found ? e : JT_NOVALUE, c) == SY_WS;
+}
+
 static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
 {
   *d = (Rd){.S = S, .R = R, .base = 10, .labels = JT_NIL, .syntax = JT_NIL, .stream = R->stream};

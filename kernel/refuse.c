@@ -16,9 +16,6 @@
 #define FILES "the world has no file system"
 #define PATHNAMES "pathnames name files, and the world has no file system"
 #define MODULES "modules are loaded from files, and the world has no file system"
-#define BYTES "a world's streams are character streams over strings: there are no bytes to read or write"
-#define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
-                 "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
 #define DEBUGGER "a world has no interactive debugger: a transaction pauses on an unhandled error instead, " \
                  "and the pause is answered through the protocol"
@@ -40,11 +37,9 @@ static const struct { const char *name, *why; } reasons[] = {
   {"*MODULES*", MODULES},
   {"*PRINT-PPRINT-DISPATCH*", PRETTY},
   {"BREAK", DEBUGGER},
-  {"BROADCAST-STREAM-STREAMS", COMPOUND},
   {"CALL-METHOD", COMBINATION},
   {"COMPILE-FILE", FILES},
   {"COMPILE-FILE-PATHNAME", FILES},
-  {"CONCATENATED-STREAM-STREAMS", COMPOUND},
   {"COPY-PPRINT-DISPATCH", PRETTY},
   {"DEFINE-METHOD-COMBINATION", COMBINATION},
   {"DELETE-FILE", FILES},
@@ -52,8 +47,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"DIRECTORY-NAMESTRING", PATHNAMES},
   {"DISASSEMBLE", MACHINE},
   {"DRIBBLE", FILES},
-  {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
-  {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
   {"ED", TERMINAL},
   {"ENOUGH-NAMESTRING", PATHNAMES},
   {"ENSURE-DIRECTORIES-EXIST", FILES},
@@ -71,15 +64,10 @@ static const struct { const char *name, *why; } reasons[] = {
   {"LOAD-LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
   {"LOGICAL-PATHNAME", PATHNAMES},
   {"LOGICAL-PATHNAME-TRANSLATIONS", PATHNAMES},
-  {"MAKE-BROADCAST-STREAM", COMPOUND},
-  {"MAKE-CONCATENATED-STREAM", COMPOUND},
-  {"MAKE-ECHO-STREAM", COMPOUND},
   {"MAKE-INSTANCES-OBSOLETE", MOP},
   {"MAKE-LOAD-FORM", LOADFORM},
   {"MAKE-LOAD-FORM-SAVING-SLOTS", LOADFORM},
   {"MAKE-PATHNAME", PATHNAMES},
-  {"MAKE-SYNONYM-STREAM", COMPOUND},
-  {"MAKE-TWO-WAY-STREAM", COMPOUND},
   {"MERGE-PATHNAMES", PATHNAMES},
   {"METHOD-COMBINATION-ERROR", COMBINATION},
   {"NAMESTRING", PATHNAMES},
@@ -99,25 +87,18 @@ static const struct { const char *name, *why; } reasons[] = {
   {"PPRINT-POP", PRETTY},
   {"PROBE-FILE", FILES},
   {"PROVIDE", MODULES},
-  {"READ-BYTE", BYTES},
   {"RENAME-FILE", FILES},
   {"REQUIRE", MODULES},
   {"SET-PPRINT-DISPATCH", PRETTY},
   {"STEP", DEBUGGER},
-  {"SYNONYM-STREAM-SYMBOL", COMPOUND},
   {"TRACE", DEBUGGER},
   {"TRANSLATE-LOGICAL-PATHNAME", PATHNAMES},
   {"TRANSLATE-PATHNAME", PATHNAMES},
   {"TRUENAME", FILES},
-  {"TWO-WAY-STREAM-INPUT-STREAM", COMPOUND},
-  {"TWO-WAY-STREAM-OUTPUT-STREAM", COMPOUND},
   {"UNTRACE", DEBUGGER},
   {"USER-HOMEDIR-PATHNAME", FILES},
   {"WILD-PATHNAME-P", PATHNAMES},
   {"WITH-OPEN-FILE", FILES},
-  {"WRITE-BYTE", BYTES},
-  {"Y-OR-N-P", TERMINAL},
-  {"YES-OR-NO-P", TERMINAL},
 };
 
 static int by_name(const void *key, const void *elt) {

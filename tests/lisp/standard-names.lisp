@@ -271,8 +271,8 @@
             "WITH-OPEN-FILE is not available inside a world: the world has no file system.")
   (is-equal (handler-case (eval '*default-pathname-defaults*) (unbound-variable (c) (report-of c)))
             "*DEFAULT-PATHNAME-DEFAULTS* is not available inside a world: pathnames name files, and the world has no file system.")
-  (is-equal (handler-case (funcall 'read-byte nil) (undefined-function (c) (report-of c)))
-            "READ-BYTE is not available inside a world: a world's streams are character streams over strings: there are no bytes to read or write.")
+  (is-equal (handler-case (funcall 'ed nil) (undefined-function (c) (report-of c)))
+            "ED is not available inside a world: a world has no terminal: nobody is there to answer.")
   (is (handler-case (progn (eval '(make-pathname :name (error "evaluated"))) nil)
         (undefined-function () t))))
 
