@@ -321,7 +321,9 @@ const jt_StreamOps jt_broadcast_stream_ops = {
 static jt_V synonym_forward(jt_State *S, jt_V st, bool input)
 {
   (void)input;
-  return jt_symbol_value(S, jt_stream_(st)->in);
+  jt_V v = jt_symbol_value(S, jt_stream_(st)->in);
+  if (!jt_is(v, JT_TSTREAM)) jt_type_error(S, v, JT_SYM(S, STREAM));
+  return v;
 }
 
 const jt_StreamOps jt_synonym_stream_ops = {
