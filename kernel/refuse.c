@@ -54,7 +54,6 @@ static const struct { const char *name, *why; } reasons[] = {
   {"FILE-AUTHOR", FILES},
   {"FILE-LENGTH", FILES},
   {"FILE-NAMESTRING", PATHNAMES},
-  {"FILE-STRING-LENGTH", FILES},
   {"FILE-WRITE-DATE", FILES},
   {"FUNCTION-KEYWORDS", MOP},
   {"HOST-NAMESTRING", PATHNAMES},
