@@ -54,7 +54,7 @@ jt_V jt_stream_new(jt_State *S, int kind, uint16_t dir)
 {
   jt_Stream *st = (jt_Stream *)jt_alloc(S, JT_TSTREAM, sizeof(jt_Stream));
   st->h.aux = (uint32_t)kind;
-  st->h.flags = dir;
+  st->h.flags = dir | (kinds[kind]->forward ? JT_STREAM_FORWARDS : 0);
   st->buffer = st->bytes = st->in = st->out = st->etype = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
@@ -155,7 +155,7 @@ static JT_NORETURN void forward_loop(jt_State *S, jt_V stream)
 /* The stream that does the input (`input`) or output of `stream`: it, or
 ** the one its kind hands the operation to.  Each one on the way must be
 ** open and of that direction. */
-static jt_V resolve(jt_State *S, jt_V stream, bool input)
+static jt_V resolve_slow(jt_State *S, jt_V stream, bool input)
 {
   jt_V st = stream;
   for (int hops = 0;; hops++) {
@@ -173,6 +173,17 @@ static jt_V resolve(jt_State *S, jt_V stream, bool input)
     if (hops == MAX_FORWARDS) forward_loop(S, stream);
     st = next;
   }
+}
+
+/* The common case first (every character read or written comes here): an
+** open stream of that direction that does the operation itself. */
+static inline jt_V resolve(jt_State *S, jt_V stream, bool input)
+{
+  if (jt_is(stream, JT_TSTREAM)) {
+    uint16_t want = input ? JT_STREAM_INPUT : JT_STREAM_OUTPUT;
+    if ((jt_o(stream)->flags & (want | JT_STREAM_CLOSED | JT_STREAM_FORWARDS)) == want) return stream;
+  }
+  return resolve_slow(S, stream, input);
 }
 
 /* The same without the checks of direction and state: the stream a
@@ -205,19 +216,41 @@ jt_V jt_output_stream(jt_State *S, jt_V designator)
   return check_stream(S, v);
 }
 
+/* The stream an input stream designator designates (not yet checked). */
+static jt_V designated_input(jt_State *S, jt_V designator)
+{
+  if (designator == JT_NIL) return jt_symbol_value(S, JT_SYM(S, STANDARD_INPUT));
+  if (designator == JT_T) return jt_symbol_value(S, JT_SYM(S, TERMINAL_IO));
+  return designator;
+}
+
 jt_V jt_input_stream(jt_State *S, jt_V designator)
 {
-  jt_V v = designator;
-  if (v == JT_NIL) v = jt_symbol_value(S, JT_SYM(S, STANDARD_INPUT));
-  else if (v == JT_T) v = jt_symbol_value(S, JT_SYM(S, TERMINAL_IO));
+  jt_V v = designated_input(S, designator);
   resolve(S, v, true);   /* an open input stream, or signal */
   return v;
 }
 
+static inline int32_t string_read_char(jt_State *S, jt_V stream, bool consume)
+    __attribute__((always_inline));
+static inline void string_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+    __attribute__((always_inline));
+static inline void host_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+    __attribute__((always_inline));
+
+/* The next character of `st`, an open input stream that does its input
+** itself (resolved). */
+static inline int32_t read_char_of(jt_State *S, jt_V st, bool consume)
+{
+  /* the string input stream's operation called directly (inlined): the
+  ** common case of a loop over characters costs no indirect call */
+  if (jt_o(st)->aux == JT_STREAM_STRING_INPUT) return string_read_char(S, st, consume);
+  return kinds[jt_o(st)->aux]->read_char(S, st, consume);
+}
+
 int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume)
 {
-  jt_V st = resolve(S, stream, true);
-  return kinds[jt_o(st)->aux]->read_char(S, st, consume);
+  return read_char_of(S, resolve(S, stream, true), consume);
 }
 
 void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c)
@@ -277,7 +310,12 @@ void jt_stream_reader_end(jt_State *S, jt_V stream, const jt_Reader *R)
 void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
 {
   jt_V st = resolve(S, stream, false);
-  if (n) kinds[jt_o(st)->aux]->write(S, st, cs, n);
+  if (n == 0) return;
+  /* the printer's and format's own string streams, and the host output:
+  ** their operations called directly */
+  if (jt_o(st)->aux == JT_STREAM_STRING) string_write(S, st, cs, n);
+  else if (jt_o(st)->aux == JT_STREAM_HOST) host_stream_write(S, st, cs, n);
+  else kinds[jt_o(st)->aux]->write(S, st, cs, n);
 }
 
 void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c)
@@ -379,7 +417,7 @@ static void target_write(jt_State *S, jt_V str, const uint32_t *cs, size_t n)
   jt_string_append(S, str, cs, n);
 }
 
-static void string_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+static inline void string_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
 {
   jt_Stream *st = jt_stream_(stream);
   /* before the write: cs may be the characters of the string written to,
@@ -448,7 +486,7 @@ static void host_write(jt_State *S, const uint32_t *cs, size_t n)
   host_emit(S, cs, n);
 }
 
-static void host_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+static inline void host_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
 {
   jt_Stream *st = jt_stream_(stream);
   size_t column = next_column(st->column, cs, n);
@@ -497,7 +535,7 @@ static size_t utf8_len(uint32_t c)
   return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
 }
 
-static int32_t string_read_char(jt_State *S, jt_V stream, bool consume)
+static inline int32_t string_read_char(jt_State *S, jt_V stream, bool consume)
 {
   (void)S;
   jt_Stream *st = jt_stream_(stream);
@@ -751,8 +789,8 @@ static jt_V at_eof(jt_State *S, int argc, jt_V *argv, int i, jt_V stream)
 ** read-char-no-hang: no stream of a world waits for input. */
 JT_FN(f_read_char)
 {
-  jt_V st = opt_input(S, argc, argv, 0);
-  int32_t c = jt_stream_read_char(S, st, true);
+  jt_V st = designated_input(S, argc > 0 ? argv[0] : JT_NIL);
+  int32_t c = read_char_of(S, resolve(S, st, true), true);
   return c < 0 ? at_eof(S, argc, argv, 1, st) : jt_mkchar((uint32_t)c);
 }
 

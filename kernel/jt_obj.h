@@ -408,6 +408,7 @@ enum {
 #define JT_STREAM_OUTPUT 0x0010  /* characters (or bytes) can be written */
 #define JT_STREAM_KEPT   0x0020  /* the state's own (*terminal-io*...): CLOSE leaves it open */
 #define JT_STREAM_UNREAD 0x0040  /* echo: the next character was unread, and echoed already */
+#define JT_STREAM_FORWARDS 0x0080  /* its kind hands operations to another stream */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
   jt_V buffer;  /* the string written to or read from */
