@@ -661,10 +661,7 @@ JT_FN(f_make_string_output_stream)
 /* (get-output-stream-string stream) */
 JT_FN(f_get_output_stream_string)
 {
-  jt_V st = argv[0];
-  if (is_string_stream(st) && (jt_o(st)->flags & JT_STREAM_CLOSED))
-    stream_error(S, st, "GET-OUTPUT-STREAM-STRING: the stream is closed");
-  return jt_stream_contents(S, st, true);
+  return jt_stream_contents(S, argv[0], true);
 }
 
 /* (write-char char &optional stream) */

@@ -22,8 +22,8 @@
 enum { JT_FLUSH_FINISH, JT_FLUSH_FORCE, JT_FLUSH_CLEAR };
 
 typedef struct jt_StreamOps {
-  const char *type;   /* its type name ("TWO-WAY-STREAM"): typep, class-of */
-  int class_id;       /* its class (JT_CLASS_* of jt_clos.h) */
+  const char *type; /* its type name ("TWO-WAY-STREAM"): typep, class-of */
+  int class_id;     /* its class (JT_CLASS_* of jt_clos.h) */
   /* The stream that input (`input`) or output operations go to instead,
   ** or JT_NIL to handle them itself.  NULL: JT_NIL. */
   jt_V (*forward)(jt_State *S, jt_V st, bool input);
@@ -61,9 +61,9 @@ typedef struct jt_StreamOps {
 } jt_StreamOps;
 
 /* compound.c */
-extern const jt_StreamOps jt_two_way_stream_ops, jt_echo_stream_ops,
-    jt_concatenated_stream_ops, jt_broadcast_stream_ops, jt_synonym_stream_ops;
-void jt_open_compound(jt_State *S);   /* their built-ins */
+extern const jt_StreamOps jt_two_way_stream_ops, jt_echo_stream_ops, jt_concatenated_stream_ops,
+  jt_broadcast_stream_ops, jt_synonym_stream_ops;
+void jt_open_compound(jt_State *S); /* their built-ins */
 
 /* compound.c: the streams of *terminal-io* and *query-io*. */
 jt_V jt_make_two_way_stream(jt_State *S, jt_V in, jt_V out);
@@ -72,7 +72,7 @@ jt_V jt_make_synonym_stream(jt_State *S, jt_V symbol);
 /* io.c: the protocol on any stream (designators resolved by the caller),
 ** for the kinds whose operations use their parts' (these check the parts
 ** as the built-ins check their argument). */
-int32_t jt_stream_read_byte(jt_State *S, jt_V stream);   /* -1 at the end */
+int32_t jt_stream_read_byte(jt_State *S, jt_V stream); /* -1 at the end */
 void jt_stream_write_byte(jt_State *S, jt_V stream, jt_V b);
 void jt_stream_flush(jt_State *S, jt_V stream, int how);
 jt_V jt_stream_element_type(jt_State *S, jt_V stream);

@@ -197,6 +197,15 @@
 (is-eql (block done (with-output-to-string (s nil :element-type (return-from done :evaluated)))) :evaluated)
 (is-equal (with-input-from-string (s "ab") (list (peek-char t s) (listen s))) '(#\a t))
 
+(signals type-error (make-string-input-stream "abc" 2 1))
+(signals type-error (make-string-input-stream "abc" 0 4))
+(is-equal (read-line (make-string-input-stream "abcdef" 1 nil)) "bcdef")
+(is-equal (mapcar #'interactive-stream-p
+                  (list (make-broadcast-stream) (make-concatenated-stream)
+                        (make-two-way-stream (in "") (out))))
+          '(nil nil nil))
+(signals type-error (file-string-length (make-broadcast-stream) 12))
+
 ;;; in jiti: the state's streams stay open, and streams print by kind
 #+jiti
 (progn
