@@ -10,9 +10,14 @@
 ** made) and that it is open, follow `forward`, and call the operation.  A
 ** new kind adds its enum value, its ops and its row in that table.
 **
-** Operations get a stream of their kind, open and of the right direction;
-** a NULL operation has the default its comment gives.  Every operation may
-** allocate and signal; the stream is rooted by the caller.
+** The input and output operations get a stream of their kind, open and of
+** that direction; the others (column, element_type, position) any stream
+** of their kind.  A NULL operation has the default its comment gives.
+** Every operation may allocate and signal; the stream is rooted by the
+** caller.  jt_stream_new sets JT_STREAM_FORWARDS on a stream whose kind has
+** `forward`, so that the common case (a stream doing its own input or
+** output) is found with one test of the flags; io.c calls the string and
+** host streams' read and write operations directly, for speed.
 */
 #ifndef jt_stream_h
 #define jt_stream_h
