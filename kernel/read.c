@@ -1104,8 +1104,8 @@ static jt_V read_eval(Rd *d, size_t start)
   if (on == JT_NIL || on == JT_UNBOUND)
     rd_error(d, start, "read-time evaluation (#.) is off: *read-eval* is NIL");
   jt_V form = read_required(d, "#.", start);
+  JT_PUSH(S, form);   /* ending the read may allocate (an echo stream echoes) */
   if (d->stream != JT_NIL) jt_stream_reader_end(S, d->stream, d->R);
-  JT_PUSH(S, form);
   jt_V x = jt_eval(S, form);
   JT_POP(S, 1);
   if (d->stream != JT_NIL) {
@@ -1404,8 +1404,9 @@ static jt_V read_stream(jt_State *S, int argc, jt_V *argv, bool preserve)
   R.program = true;
   R.stream = stream;
   jt_V x = jt_read(S, &R);
+  JT_PUSH(S, x);   /* ending the read may allocate (an echo stream echoes) */
   jt_stream_reader_end(S, stream, &R);
-  JT_POP(S, 1);
+  JT_POP(S, 2);
   if (x == JT_EOF) {
     if (argc <= 1 || argv[1] != JT_NIL) jt_end_of_file(S, stream);
     return argc > 2 ? argv[2] : JT_NIL;
@@ -1427,8 +1428,9 @@ JT_FN(f_read_delimited_list)
   R.program = true;
   R.stream = stream;
   jt_V l = read_delimited(S, &R, close);
+  JT_PUSH(S, l);
   jt_stream_reader_end(S, stream, &R);
-  JT_POP(S, 1);
+  JT_POP(S, 2);
   return l;
 }
 
@@ -1481,9 +1483,10 @@ static jt_V read_from_string(jt_State *S, int argc, jt_V *argv, bool program)
     R.program = true;
     R.stream = stream;
     x = jt_read(S, &R);
+    JT_PUSH(S, x);
     jt_stream_reader_end(S, stream, &R);
     idx = jt_stream_(stream)->pos;
-    JT_POP(S, 2);
+    JT_POP(S, 3);
   } else {
     jt_reader_init(&R, bytes, nbytes);
     R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
@@ -1526,7 +1529,9 @@ static jt_V standard_macro(jt_State *S, int argc, jt_V *argv, bool dispatch)
   JT_ROOT(S, d.stream);
   size_t start = R.pos;
   jt_V x = dispatch ? std_dispatch(&d, k, arg, start) : std_macro(&d, k, c, start);
+  JT_PUSH(S, x);   /* ending the read may allocate (an echo stream echoes) */
   jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
   JT_UNROOT(S, 3);
   JT_POP(S, 1);
   if (x == JT_NOVALUE) return jt_values(S, 0, NULL);
