@@ -688,7 +688,7 @@ static void check_bounds(jt_State *S, jt_V startv, jt_V endv, size_t len,
 
 /* The characters start..end of any string (displaced, with a fill
 ** pointer...) written to stream. */
-static void write_chars(jt_State *S, jt_V stream, jt_V str, size_t start, size_t end)
+static inline __attribute__((always_inline)) void write_chars(jt_State *S, jt_V stream, jt_V str, size_t start, size_t end)
 {
   if (jt_isstring(str)) {
     /* str is rooted by the caller and objects never move, so its
@@ -714,12 +714,17 @@ static jt_V check_string(jt_State *S, jt_V v)
 static jt_V write_string(jt_State *S, int argc, jt_V *argv, bool newline)
 {
   static const int keys[] = {JT_S_K_START, JT_S_K_END};
-  jt_V str = check_string(S, argv[0]);
+  jt_V str = argv[0];
   jt_V stream = opt_stream(S, argc, argv, 1);
-  jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
-  if (argc > 2) jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
-  size_t start, end;
-  check_bounds(S, kv[0], kv[1], jt_vector_length(str), &start, &end);
+  size_t start = 0, end;
+  if (jt_isstring(str) && argc <= 2) {
+    end = jt_str_(str)->len;   /* the common case: all of a string */
+  } else {
+    check_string(S, str);
+    jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
+    if (argc > 2) jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
+    check_bounds(S, kv[0], kv[1], jt_vector_length(str), &start, &end);
+  }
   JT_PUSH(S, stream);
   write_chars(S, stream, str, start, end);
   if (newline) jt_stream_putc(S, stream, '\n');
