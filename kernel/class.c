@@ -156,8 +156,7 @@ jt_V jt_class_of(jt_State *S, jt_V v) {
     case JT_TPRIM: case JT_TCLOSURE: return JT_CLASS(S, FUNCTION);
     case JT_TGENERIC: return JT_CLASS(S, STANDARD_GENERIC_FUNCTION);
     case JT_TMETHOD: return JT_CLASS(S, STANDARD_METHOD);
-    case JT_TSTREAM:   /* a string stream, or a file stream over a string (fstream.c) */
-      return (jt_o(v)->flags & JT_STREAM_FILE) ? JT_CLASS(S, FILE_STREAM) : JT_CLASS(S, STRING_STREAM);
+    case JT_TSTREAM: return jt_stream_class(S, v);
     case JT_TRESTART: return JT_CLASS(S, RESTART);
     case JT_TSTRUCT: {
       jt_V c = jt_layout_(jt_struct_(v)->layout)->class;

@@ -185,7 +185,7 @@ static void report_unbounded(jt_State *S, jt_V stream, jt_V cond) {
     ** from where the report starts (programs print it so) */
     jt_V pretty = jt_symobj(S, JT_SYM(S, PRINT_PRETTY))->value;
     bool lines = pretty != JT_NIL && pretty != JT_UNBOUND && jt_is(stream, JT_TSTREAM);
-    size_t col = lines ? jt_stream_(stream)->column : 0;
+    size_t col = lines ? jt_stream_column(S, stream) : 0;
     jt_stream_puts(S, stream, "The value");
     line_to(S, stream, lines, col + 2);
     if (lines) {

@@ -467,7 +467,10 @@ static bool enc(Enc *e, jt_V v) {
     case JT_TPRIM: case JT_TCLOSURE: case JT_TGENERIC: *e->why = "a function"; return false;
     case JT_TCLASS: *e->why = "a class"; return false;
     case JT_TMETHOD: *e->why = "a method"; return false;
-    case JT_TSTREAM: *e->why = "a stream"; return false;
+    case JT_TSTREAM:
+      *e->why = "a stream (a stream lasts for one transaction: keep what it holds, such as the string "
+                "GET-OUTPUT-STREAM-STRING returns, and make the stream where it is needed)";
+      return false;
     case JT_TRESTART: *e->why = "a restart"; return false;
     case JT_TFOREIGN: *e->why = "a foreign pointer"; return false;
     default: *e->why = "an internal object"; return false;

@@ -351,7 +351,7 @@ static void out_text(Fmt *F, size_t from, size_t to)
 
 static size_t column(const Fmt *F)
 {
-  return jt_is(F->stream, JT_TSTREAM) ? jt_stream_(F->stream)->column : 0;
+  return jt_is(F->stream, JT_TSTREAM) ? jt_stream_column(F->S, F->stream) : 0;
 }
 
 /* Padding as ~A does it: at least minpad, then colinc at a time up to
@@ -1966,7 +1966,8 @@ JT_FN(f_format)
     jt_type_error(S, dest, jt_list(S, 5, JT_SYM(S, OR), JT_SYM(S, NULL_),
                                    JT_SYM(S, BOOLEAN), JT_SYM(S, STREAM),
                                    JT_SYM(S, STRING)));
-  jt_format(S, jt_output_stream(S, dest), argv[1], argc - 2, argv + 2);
+  /* format's T is *standard-output* (a stream designator's T is *terminal-io*) */
+  jt_format(S, jt_output_stream(S, dest == JT_T ? JT_NIL : dest), argv[1], argc - 2, argv + 2);
   return JT_NIL;
 }
 

@@ -291,27 +291,6 @@ jt_V jt_file_stream_element_type(jt_State *S, jt_V stream)
   return jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8));
 }
 
-static jt_V binary_stream(jt_State *S, jt_V v, bool output)
-{
-  if (!is_file_stream(v) || fs_slot(v, FS_BINARY) == JT_NIL)
-    jt_type_error(S, v, jt_list(S, 2, JT_SYM(S, SATISFIES), jt_intern(S, output ? "%BINARY-OUTPUT-STREAM-P" : "%BINARY-INPUT-STREAM-P")));
-  if (jt_o(v)->flags & JT_STREAM_CLOSED)
-    jt_errorc(S, JT_SYM(S, STREAM_ERROR), "cannot use a closed stream");
-  if ((fs_slot(v, FS_OUTPUT) != JT_NIL) != output)
-    jt_errorc(S, JT_SYM(S, STREAM_ERROR), output ? "cannot write to an input stream" : "cannot read from an output stream");
-  return v;
-}
-
-/* (read-byte stream &optional (eof-error-p t) eof-value) */
-JT_FN(f_read_byte)
-{
-  jt_V st = binary_stream(S, argv[0], false);
-  int32_t c = jt_stream_read_char(S, st, true);
-  if (c >= 0) return jt_mkfix(c);
-  if (argc < 2 || argv[1] != JT_NIL) jt_end_of_file(S, st);
-  return argc > 2 ? argv[2] : JT_NIL;
-}
-
 bool jt_file_stream_binary_p(jt_V stream)
 {
   return is_file_stream(stream) && fs_slot(stream, FS_BINARY) != JT_NIL;
@@ -322,14 +301,6 @@ uint32_t jt_file_octet(jt_State *S, jt_V x)
   if (!jt_isfix(x) || jt_fixval(x) < 0 || jt_fixval(x) > 255)
     jt_type_error(S, x, jt_list(S, 2, jt_intern(S, "UNSIGNED-BYTE"), jt_mkfix(8)));
   return (uint32_t)jt_fixval(x);
-}
-
-/* (write-byte byte stream) => byte */
-JT_FN(f_write_byte)
-{
-  jt_V st = binary_stream(S, argv[1], true);
-  jt_stream_putc(S, st, jt_file_octet(S, argv[0]));
-  return argv[0];
 }
 
 /* (file-length stream): its octets */
@@ -366,9 +337,6 @@ static const jt_Reg fstream_fns[] = {
    "(%open-file-stream pathname namestring output binary mode) A stream over the file."},
   {"%FILE-STREAM-NAME", f_file_stream_name, 1, 1, "(%file-stream-name stream) A file stream's pathname, or NIL."},
   {"%FILE-STREAM-P", f_file_stream_p, 1, 1, "(%file-stream-p object) True for a file stream."},
-  {"READ-BYTE", f_read_byte, 1, 3,
-   "(read-byte stream &optional (eof-error-p t) eof-value) The next octet of a binary file stream."},
-  {"WRITE-BYTE", f_write_byte, 2, 2, "(write-byte byte stream) Write an octet to a binary file stream."},
   {"FILE-LENGTH", f_file_length, 1, 1, "(file-length stream) The length of a file stream's file, in octets."},
   {NULL, NULL, 0, 0, NULL}
 };

@@ -394,10 +394,11 @@ static void trace(jt_State *S, jt_Obj *o) {
       for (uint32_t i = 0; i < o->aux; i++) M(s->slots[i]);
       break;
     }
-    case JT_TSTREAM:
-      M(((jt_Stream *)o)->buffer); M(((jt_Stream *)o)->bytes); M(((jt_Stream *)o)->pretty);
-      M(((jt_Stream *)o)->file);
+    case JT_TSTREAM: {
+      jt_Stream *st = (jt_Stream *)o;
+      M(st->buffer); M(st->bytes); M(st->in); M(st->out); M(st->etype); M(st->pretty); M(st->file);
       break;
+    }
     case JT_TRESTART: {
       jt_Restart *r = (jt_Restart *)o;
       M(r->name); M(r->function); M(r->report); M(r->test); M(r->interactive); M(r->conditions);
@@ -463,6 +464,8 @@ static void mark_roots(jt_State *S) {
   M(S->stdout_stream);
   M(S->stdin_stream);
   M(S->traced);
+  M(S->terminal_io);
+  M(S->query_io);
   M(S->random_state);
   M(S->xfer_val);
   M(S->held_form);

@@ -1,15 +1,23 @@
 /*
-** io.c — streams.
+** io.c — streams: the protocol, string streams and the host stream.
 **
-** Three kinds of stream exist.  A string output stream accumulates
-** characters in a string (its `buffer`: its own adjustable string, or the
-** caller's string with a fill pointer for with-output-to-string); a host
-** stream encodes to UTF-8 and hands the bytes to the host's write function
+** Every stream function goes through one table from a stream's kind to its
+** operations (jt_stream.h; `kinds` below).  The generic layer checks the
+** stream (its type, its direction, that it is open), follows the kinds
+** that hand their input or output to another stream (a synonym stream to
+** its variable's value, a two-way stream to its halves, an echo stream's
+** output to its output stream), and calls the operation.
+**
+** Three kinds live here.  A string output stream accumulates characters
+** in a string (its `buffer`: its own adjustable string, or the caller's
+** string with a fill pointer for with-output-to-string); a host stream
+** encodes to UTF-8 and hands the bytes to the host's write function
 ** (standard output by default); a string input stream reads the characters
 ** of a string.  Every character written to a host stream is charged against
 ** the output limit, so one choke point (host_write) enforces it.  Output
-** streams track the column for fresh-line.  The world has no files and no
-** terminal: *standard-input* is an input stream with nothing in it.
+** streams track the column for fresh-line.  The compound streams are
+** compound.c's.  The world has no terminal: *standard-input* is an input
+** stream with nothing in it, and *terminal-io* joins it to the host output.
 **
 ** The printer's built-ins live in print.c; jt_open_io registers them too so
 ** that state.c needs no separate entry point for the printer.
@@ -17,21 +25,38 @@
 #include <stdio.h>
 #include <string.h>
 #include "jt_lib.h"
+#include "jt_clos.h"   /* JT_CLASS_* */
 #include "jt_eval.h"   /* jt_limit_exceeded */
+#include "jt_stream.h"
 #include "jt_world.h"  /* jt_world_current_package */
 
 void jt_open_print(jt_State *S);  /* print.c: the printer's built-ins */
 
+static const jt_StreamOps string_output_ops, host_ops, string_input_ops;
+
+/* The one place a stream's kind is looked up. */
+static const jt_StreamOps *const kinds[JT_STREAM_NKINDS] = {
+  [JT_STREAM_STRING] = &string_output_ops,
+  [JT_STREAM_HOST] = &host_ops,
+  [JT_STREAM_STRING_INPUT] = &string_input_ops,
+  [JT_STREAM_TWO_WAY] = &jt_two_way_stream_ops,
+  [JT_STREAM_ECHO] = &jt_echo_stream_ops,
+  [JT_STREAM_CONCATENATED] = &jt_concatenated_stream_ops,
+  [JT_STREAM_BROADCAST] = &jt_broadcast_stream_ops,
+  [JT_STREAM_SYNONYM] = &jt_synonym_stream_ops,
+};
+
+const jt_StreamOps *jt_stream_ops(jt_V st) { return kinds[jt_o(st)->aux]; }
+
 /* ------------------------------------------------------------ construction */
 
-static jt_V new_stream(jt_State *S, int kind)
+jt_V jt_stream_new(jt_State *S, int kind, uint16_t dir)
 {
   jt_Stream *st = (jt_Stream *)jt_alloc(S, JT_TSTREAM, sizeof(jt_Stream));
   st->h.aux = (uint32_t)kind;
-  st->buffer = JT_NIL;
-  st->bytes = JT_NIL;
-  st->pretty = JT_NIL;
-  st->file = JT_NIL;
+  st->h.flags = dir | (kinds[kind]->forward ? JT_STREAM_FORWARDS : 0);
+  st->buffer = st->bytes = st->in = st->out = st->etype = JT_NIL;
+  st->pretty = st->file = JT_NIL;
   st->column = 0;
   st->pos = st->end = st->bpos = st->bend = 0;
   return (jt_V)st;
@@ -47,7 +72,7 @@ static jt_V new_buffer(jt_State *S)
 
 jt_V jt_make_string_stream(jt_State *S)
 {
-  jt_V st = new_stream(S, JT_STREAM_STRING);
+  jt_V st = jt_stream_new(S, JT_STREAM_STRING, JT_STREAM_OUTPUT);
   JT_ROOT(S, st);
   jt_V buf = new_buffer(S);
   jt_stream_(st)->buffer = buf;   /* st is fresh: no barrier needed */
@@ -91,19 +116,352 @@ jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear)
   return res;
 }
 
+/* -------------------------------------------------------------- protocol */
+
+JT_NORETURN void jt_stream_not_input(jt_State *S, jt_V stream)
+{
+  jt_type_error(S, stream, jt_list(S, 2, JT_SYM(S, SATISFIES),
+                                   jt_intern(S, "INPUT-STREAM-P")));
+}
+
+JT_NORETURN void jt_stream_not_output(jt_State *S, jt_V stream)
+{
+  jt_type_error(S, stream, jt_list(S, 2, JT_SYM(S, SATISFIES),
+                                   jt_intern(S, "OUTPUT-STREAM-P")));
+}
+
+/* A stream-error on `stream` with the message `what`. */
+static JT_NORETURN void stream_error(jt_State *S, jt_V stream, const char *what)
+{
+  JT_PUSH(S, stream);
+  jt_V args[4] = {JT_SYM(S, K_STREAM), stream, JT_SYM(S, K_FORMAT_CONTROL),
+                  jt_string_from_cstr(S, what)};
+  jt_signal_error(S, jt_make_condition(S, JT_SYM(S, STREAM_ERROR), 4, args));
+}
+
+static jt_V check_stream(jt_State *S, jt_V v)
+{
+  if (!jt_is(v, JT_TSTREAM)) jt_type_error(S, v, JT_SYM(S, STREAM));
+  return v;
+}
+
+/* Synonym streams may name each other in a ring: following stops here. */
+#define MAX_FORWARDS 64
+
+static JT_NORETURN void forward_loop(jt_State *S, jt_V stream)
+{
+  stream_error(S, stream, "the stream stands for itself: its synonym streams form a ring");
+}
+
+/* The stream that does the input (`input`) or output of `stream`: it, or
+** the one its kind hands the operation to.  Each one on the way must be
+** open and of that direction. */
+static jt_V resolve_slow(jt_State *S, jt_V stream, bool input)
+{
+  jt_V st = stream;
+  for (int hops = 0;; hops++) {
+    check_stream(S, st);
+    uint16_t f = jt_o(st)->flags;
+    if (!(f & (input ? JT_STREAM_INPUT : JT_STREAM_OUTPUT))) {
+      if (input) jt_stream_not_input(S, st);
+      jt_stream_not_output(S, st);
+    }
+    if (f & JT_STREAM_CLOSED)
+      stream_error(S, st, input ? "cannot read from a closed stream" : "cannot write to a closed stream");
+    const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+    jt_V next = ops->forward ? ops->forward(S, st, input) : JT_NIL;
+    if (next == JT_NIL) return st;
+    if (hops == MAX_FORWARDS) forward_loop(S, stream);
+    st = next;
+  }
+}
+
+/* The common case first (every character read or written comes here): an
+** open stream of that direction that does the operation itself. */
+static inline jt_V resolve(jt_State *S, jt_V stream, bool input)
+{
+  if (jt_is(stream, JT_TSTREAM)) {
+    uint16_t want = input ? JT_STREAM_INPUT : JT_STREAM_OUTPUT;
+    if ((jt_o(stream)->flags & (want | JT_STREAM_CLOSED | JT_STREAM_FORWARDS)) == want) return stream;
+  }
+  return resolve_slow(S, stream, input);
+}
+
+/* The same without the checks of direction and state: the stream a
+** predicate (input-stream-p, stream-element-type) asks. */
+static jt_V follow(jt_State *S, jt_V stream, bool input)
+{
+  jt_V st = stream;
+  for (int hops = 0;; hops++) {
+    check_stream(S, st);
+    const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+    jt_V next = ops->forward ? ops->forward(S, st, input) : JT_NIL;
+    if (next == JT_NIL) return st;
+    if (hops == MAX_FORWARDS) forward_loop(S, stream);
+    st = next;
+  }
+}
+
+/* input-stream-p / output-stream-p */
+bool jt_stream_direction_p(jt_State *S, jt_V stream, bool input)
+{
+  jt_V st = follow(S, stream, input);
+  return (jt_o(st)->flags & (input ? JT_STREAM_INPUT : JT_STREAM_OUTPUT)) != 0;
+}
+
 jt_V jt_output_stream(jt_State *S, jt_V designator)
 {
-  if (designator == JT_T || designator == JT_NIL) {
-    jt_V v = jt_symbol_value(S, JT_SYM(S, STANDARD_OUTPUT));
-    if (!jt_is(v, JT_TSTREAM)) jt_type_error(S, v, JT_SYM(S, STREAM));
-    return v;
-  }
-  if (!jt_is(designator, JT_TSTREAM))
-    jt_type_error(S, designator, JT_SYM(S, STREAM));
+  jt_V v = designator;
+  if (v == JT_NIL) v = jt_symbol_value(S, JT_SYM(S, STANDARD_OUTPUT));
+  else if (v == JT_T) v = jt_symbol_value(S, JT_SYM(S, TERMINAL_IO));
+  return check_stream(S, v);
+}
+
+/* The stream an input stream designator designates (not yet checked). */
+static jt_V designated_input(jt_State *S, jt_V designator)
+{
+  if (designator == JT_NIL) return jt_symbol_value(S, JT_SYM(S, STANDARD_INPUT));
+  if (designator == JT_T) return jt_symbol_value(S, JT_SYM(S, TERMINAL_IO));
   return designator;
 }
 
-/* ------------------------------------------------------------------ output */
+jt_V jt_input_stream(jt_State *S, jt_V designator)
+{
+  jt_V v = designated_input(S, designator);
+  resolve(S, v, true);   /* an open input stream, or signal */
+  return v;
+}
+
+static inline int32_t string_read_char(jt_State *S, jt_V stream, bool consume)
+    __attribute__((always_inline));
+static inline void string_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+    __attribute__((always_inline));
+static inline void host_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+    __attribute__((always_inline));
+
+/* The next character of `st`, an open input stream that does its input
+** itself (resolved). */
+static inline int32_t read_char_of(jt_State *S, jt_V st, bool consume)
+{
+  /* the string input stream's operation called directly (inlined): the
+  ** common case of a loop over characters costs no indirect call */
+  if (jt_o(st)->aux == JT_STREAM_STRING_INPUT) return string_read_char(S, st, consume);
+  return kinds[jt_o(st)->aux]->read_char(S, st, consume);
+}
+
+int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume)
+{
+  return read_char_of(S, resolve(S, stream, true), consume);
+}
+
+void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c)
+{
+  jt_V st = resolve(S, stream, true);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (!ops->unread_char) stream_error(S, stream, "UNREAD-CHAR: this stream cannot take back a character");
+  ops->unread_char(S, st, c);
+}
+
+static JT_NORETURN void not_binary(jt_State *S, jt_V stream, bool input)
+{
+  jt_type_error(S, stream, jt_list(S, 2, JT_SYM(S, SATISFIES),
+                                   jt_intern(S, input ? "%BINARY-INPUT-STREAM-P"
+                                                      : "%BINARY-OUTPUT-STREAM-P")));
+}
+
+/* The next byte of a binary input stream, or -1 at its end. */
+/* A binary file stream (fstream.c) is a string stream whose characters
+** are its octets: its bytes are read and written as characters. */
+int32_t jt_stream_read_byte(jt_State *S, jt_V stream)
+{
+  jt_V st = resolve(S, stream, true);
+  if (jt_file_stream_binary_p(st)) return jt_stream_read_char(S, st, true);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (!ops->read_byte) not_binary(S, stream, true);
+  return ops->read_byte(S, st);
+}
+
+void jt_stream_write_byte(jt_State *S, jt_V stream, jt_V b)
+{
+  jt_V st = resolve(S, stream, false);
+  if (jt_file_stream_binary_p(st)) {
+    jt_stream_putc(S, st, jt_file_octet(S, b));
+    return;
+  }
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (!ops->write_byte) not_binary(S, stream, false);
+  ops->write_byte(S, st, b);
+}
+
+void jt_end_of_file(jt_State *S, jt_V stream)
+{
+  JT_PUSH(S, stream);
+  jt_V args[4] = {JT_SYM(S, K_STREAM), stream, JT_SYM(S, K_FORMAT_CONTROL),
+                  jt_string_from_cstr(S, "end of file")};
+  jt_signal_error(S, jt_make_condition(S, JT_SYM(S, END_OF_FILE), 4, args));
+}
+
+void jt_stream_reader_begin(jt_State *S, jt_V stream, jt_Reader *R)
+{
+  jt_V st = resolve(S, stream, true);
+  kinds[jt_o(st)->aux]->reader_begin(S, st, R);
+}
+
+void jt_stream_reader_end(jt_State *S, jt_V stream, const jt_Reader *R)
+{
+  jt_V st = resolve(S, stream, true);
+  kinds[jt_o(st)->aux]->reader_end(S, st, R);
+}
+
+/* `stream` must be reachable (rooted by the caller): writing to a string
+** stream allocates. */
+void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+{
+  jt_V st = resolve(S, stream, false);
+  if (n == 0) return;
+  /* the printer's and format's own string streams, and the host output:
+  ** their operations called directly */
+  if (jt_o(st)->aux == JT_STREAM_STRING) string_write(S, st, cs, n);
+  else if (jt_o(st)->aux == JT_STREAM_HOST) host_stream_write(S, st, cs, n);
+  else kinds[jt_o(st)->aux]->write(S, st, cs, n);
+}
+
+void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c)
+{
+  jt_stream_write(S, stream, &c, 1);
+}
+
+void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8)
+{
+  uint32_t chunk[256];
+  size_t len = strlen(utf8), i = 0, k = 0;
+  while (i < len) {
+    chunk[k++] = jt_utf8_decode(utf8, len, &i);
+    if (k == 256) { jt_stream_write(S, stream, chunk, k); k = 0; }
+  }
+  jt_stream_write(S, stream, chunk, k);
+}
+
+size_t jt_stream_column(jt_State *S, jt_V stream)
+{
+  jt_V st = follow(S, stream, false);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  return ops->column ? ops->column(S, st) : jt_stream_(st)->column;
+}
+
+void jt_stream_fresh_line(jt_State *S, jt_V stream)
+{
+  if (jt_stream_column(S, stream) != 0) jt_stream_putc(S, stream, '\n');
+}
+
+jt_V jt_stream_sink(jt_State *S, jt_V stream) { return follow(S, stream, false); }
+
+jt_V jt_stream_element_type(jt_State *S, jt_V stream)
+{
+  jt_V st = follow(S, stream, !jt_stream_direction_p(S, stream, false));
+  if (jt_o(st)->flags & JT_STREAM_FILE) return jt_file_stream_element_type(S, st);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  return ops->element_type ? ops->element_type(S, st) : JT_SYM(S, CHARACTER);
+}
+
+/* typep of the stream types: 1 or 0, -1 when `name` is none of them. */
+int jt_stream_typep(jt_State *S, const char *name, jt_V v)
+{
+  (void)S;
+  if (!strcmp(name, "STREAM")) return jt_is(v, JT_TSTREAM);
+  /* a file stream (fstream.c) is a string stream flagged as a file's */
+  bool file = jt_is(v, JT_TSTREAM) && (jt_o(v)->flags & JT_STREAM_FILE);
+  if (!strcmp(name, "FILE-STREAM")) return file;
+  if (file) return 0;
+  bool known = false;
+  for (int k = 0; k < JT_STREAM_NKINDS; k++)
+    if (kinds[k]->type && !strcmp(name, kinds[k]->type)) {
+      known = true;
+      if (jt_is(v, JT_TSTREAM) && (int)jt_o(v)->aux == k) return 1;
+    }
+  return known ? 0 : -1;
+}
+
+jt_V jt_stream_class(jt_State *S, jt_V v)
+{
+  if (jt_o(v)->flags & JT_STREAM_FILE) return JT_CLASS(S, FILE_STREAM);
+  return JT_CLOS(S, kinds[jt_o(v)->aux]->class_id);
+}
+
+const char *jt_stream_print_name(jt_V v)
+{
+  switch (jt_o(v)->aux) {   /* the string streams' types name no direction */
+  case JT_STREAM_STRING: return "STRING-OUTPUT-STREAM";
+  case JT_STREAM_STRING_INPUT: return "STRING-INPUT-STREAM";
+  case JT_STREAM_HOST: return "HOST-OUTPUT-STREAM";
+  default: return kinds[jt_o(v)->aux]->type ? kinds[jt_o(v)->aux]->type : "STREAM";
+  }
+}
+
+/* ----------------------------------------------------- string output */
+
+/* The column after writing cs at `column`. */
+static size_t next_column(size_t column, const uint32_t *cs, size_t n)
+{
+  size_t i = n;
+  while (i > 0 && cs[i - 1] != '\n') i--;
+  return i > 0 ? n - i : column + n;
+}
+
+/* Append to the caller's string of with-output-to-string: at its fill
+** pointer, growing it only if it is adjustable. */
+static void target_write(jt_State *S, jt_V str, const uint32_t *cs, size_t n)
+{
+  if (!jt_isstring(str)) {
+    /* a displaced string: element by element, within its size */
+    size_t fill = jt_vector_length(str);
+    if (fill + n > jt_array_total(str))
+      jt_error(S, "the string given to WITH-OUTPUT-TO-STRING is full (%zu "
+               "characters)", jt_array_total(str));
+    for (size_t i = 0; i < n; i++) jt_array_set(S, str, fill + i, jt_mkchar(cs[i]));
+    jt_set_fill_pointer(S, str, fill + n);
+    return;
+  }
+  jt_String *t = jt_str_(str);
+  if (!(t->h.flags & JT_ARR_ADJUSTABLE) && t->len + n > t->cap)
+    jt_error(S, "the string given to WITH-OUTPUT-TO-STRING is full (%zu "
+             "characters) and not adjustable", t->cap);
+  jt_string_append(S, str, cs, n);
+}
+
+static inline void string_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+{
+  jt_Stream *st = jt_stream_(stream);
+  /* before the write: cs may be the characters of the string written to,
+  ** which the write moves when it grows the string */
+  size_t column = next_column(st->column, cs, n);
+  if (st->h.flags & JT_STREAM_TARGET) target_write(S, st->buffer, cs, n);
+  else jt_string_append(S, st->buffer, cs, n);
+  st->column = column;
+}
+
+static jt_V string_output_element_type(jt_State *S, jt_V st)
+{
+  jt_V e = jt_stream_(st)->etype;
+  return e == JT_NIL ? JT_SYM(S, CHARACTER) : e;
+}
+
+/* A string output stream's position is its length; it does not move. */
+static jt_V string_output_position(jt_State *S, jt_V st, jt_V to)
+{
+  (void)S;
+  if (to != JT_NOVALUE) return JT_NIL;
+  return jt_mkfix((intptr_t)jt_str_(jt_stream_(st)->buffer)->len);
+}
+
+static const jt_StreamOps string_output_ops = {
+  .type = "STRING-STREAM", .class_id = JT_CLOS_C_STRING_STREAM,
+  .write = string_write,
+  .element_type = string_output_element_type,
+  .position = string_output_position,
+};
+
+/* ------------------------------------------------------------------ host */
 
 static void host_emit(jt_State *S, const uint32_t *cs, size_t n)
 {
@@ -140,105 +498,40 @@ static void host_write(jt_State *S, const uint32_t *cs, size_t n)
   host_emit(S, cs, n);
 }
 
-/* The column after writing cs at `column`. */
-static size_t next_column(size_t column, const uint32_t *cs, size_t n)
+static inline void host_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
 {
-  size_t i = n;
-  while (i > 0 && cs[i - 1] != '\n') i--;
-  return i > 0 ? n - i : column + n;
-}
-
-static JT_NORETURN void not_output(jt_State *S, jt_V stream)
-{
-  jt_type_error(S, stream, jt_list(S, 2, JT_SYM(S, SATISFIES),
-                                   jt_intern(S, "OUTPUT-STREAM-P")));
-}
-
-/* Append to the caller's string of with-output-to-string: at its fill
-** pointer, growing it only if it is adjustable. */
-static void target_write(jt_State *S, jt_V str, const uint32_t *cs, size_t n)
-{
-  jt_String *t = jt_str_(str);
-  if (!(t->h.flags & JT_ARR_ADJUSTABLE) && t->len + n > t->cap)
-    jt_error(S, "the string given to WITH-OUTPUT-TO-STRING is full (%zu "
-             "characters) and not adjustable", t->cap);
-  jt_string_append(S, str, cs, n);
-}
-
-/* `stream` must be reachable (rooted by the caller): writing to a string
-** stream allocates. */
-void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
-{
-  if (!jt_is(stream, JT_TSTREAM)) jt_type_error(S, stream, JT_SYM(S, STREAM));
   jt_Stream *st = jt_stream_(stream);
-  if (st->h.aux == JT_STREAM_STRING_INPUT) not_output(S, stream);
-  if (st->h.flags & JT_STREAM_CLOSED)
-    jt_errorc(S, JT_SYM(S, STREAM_ERROR), "cannot write to a closed stream");
-  if (n == 0) return;
-  /* before the write: cs may be the characters of the string written to,
-  ** which the write moves when it grows the string */
   size_t column = next_column(st->column, cs, n);
-  if (st->h.aux == JT_STREAM_HOST) {
-    host_write(S, cs, n);
-  } else if (st->h.flags & JT_STREAM_TARGET) {
-    target_write(S, st->buffer, cs, n);
-  } else {
-    jt_string_append(S, st->buffer, cs, n);
-  }
+  host_write(S, cs, n);
   st->column = column;
 }
 
-void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c)
+/* finish-output and force-output hand what was written to the host's
+** output on (a pipe or a file gets it now); nothing waits to be cleared. */
+static void host_flush(jt_State *S, jt_V st, int how)
 {
-  jt_stream_write(S, stream, &c, 1);
+  (void)st;
+  if (how != JT_FLUSH_CLEAR && S->flush_fn) S->flush_fn();
 }
 
-void jt_stream_puts(jt_State *S, jt_V stream, const char *utf8)
-{
-  uint32_t chunk[256];
-  size_t len = strlen(utf8), i = 0, k = 0;
-  while (i < len) {
-    chunk[k++] = jt_utf8_decode(utf8, len, &i);
-    if (k == 256) { jt_stream_write(S, stream, chunk, k); k = 0; }
-  }
-  jt_stream_write(S, stream, chunk, k);
-}
+static const jt_StreamOps host_ops = {
+  .type = NULL, .class_id = JT_CLOS_C_STREAM,
+  .write = host_stream_write,
+  .flush = host_flush,
+};
 
-void jt_stream_fresh_line(jt_State *S, jt_V stream)
-{
-  if (!jt_is(stream, JT_TSTREAM)) jt_type_error(S, stream, JT_SYM(S, STREAM));
-  if (jt_stream_(stream)->column != 0) jt_stream_putc(S, stream, '\n');
-}
-
-/* ------------------------------------------------------------------- input */
+/* ---------------------------------------------------------- string input */
 
 jt_V jt_make_string_input_stream(jt_State *S, jt_V str, size_t start, size_t end)
 {
   JT_PUSH(S, str);
-  jt_V st = new_stream(S, JT_STREAM_STRING_INPUT);
+  jt_V st = jt_stream_new(S, JT_STREAM_STRING_INPUT, JT_STREAM_INPUT);
   JT_POP(S, 1);
   jt_Stream *x = jt_stream_(st);
   x->buffer = str;   /* st is fresh: no barrier needed */
   x->pos = start;
   x->end = end;
   return st;
-}
-
-static JT_NORETURN void not_input(jt_State *S, jt_V stream)
-{
-  jt_type_error(S, stream, jt_list(S, 2, JT_SYM(S, SATISFIES),
-                                   jt_intern(S, "INPUT-STREAM-P")));
-}
-
-jt_V jt_input_stream(jt_State *S, jt_V designator)
-{
-  jt_V v = designator;
-  if (v == JT_T || v == JT_NIL) v = jt_symbol_value(S, JT_SYM(S, STANDARD_INPUT));
-  if (!jt_is(v, JT_TSTREAM)) jt_type_error(S, v, JT_SYM(S, STREAM));
-  if (!is_input(v)) not_input(S, v);
-  if (jt_o(v)->flags & JT_STREAM_CLOSED)
-    jt_errorc(S, JT_SYM(S, STREAM_ERROR), "cannot read from a closed stream");
-  return v;
 }
 
 /* The end of what is left to read: the string may have been shortened
@@ -254,7 +547,7 @@ static size_t utf8_len(uint32_t c)
   return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
 }
 
-int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume)
+static inline int32_t string_read_char(jt_State *S, jt_V stream, bool consume)
 {
   (void)S;
   jt_Stream *st = jt_stream_(stream);
@@ -267,7 +560,7 @@ int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume)
   return (int32_t)c;
 }
 
-void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c)
+static void string_unread_char(jt_State *S, jt_V stream, uint32_t c)
 {
   jt_Stream *st = jt_stream_(stream);
   if (st->pos == 0 || jt_str_(st->buffer)->chars[st->pos - 1] != c)
@@ -277,15 +570,7 @@ void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c)
   st->bpos -= utf8_len(c);
 }
 
-void jt_end_of_file(jt_State *S, jt_V stream)
-{
-  JT_PUSH(S, stream);
-  jt_V args[4] = {JT_SYM(S, K_STREAM), stream, JT_SYM(S, K_FORMAT_CONTROL),
-                  jt_string_from_cstr(S, "end of file on a string input stream")};
-  jt_signal_error(S, jt_make_condition(S, JT_SYM(S, END_OF_FILE), 4, args));
-}
-
-void jt_stream_reader_begin(jt_State *S, jt_V stream, jt_Reader *R)
+static void string_reader_begin(jt_State *S, jt_V stream, jt_Reader *R)
 {
   jt_Stream *st = jt_stream_(stream);
   size_t end = input_end(st);
@@ -314,7 +599,7 @@ void jt_stream_reader_begin(jt_State *S, jt_V stream, jt_Reader *R)
   R->bom = false;
 }
 
-void jt_stream_reader_end(jt_State *S, jt_V stream, const jt_Reader *R)
+static void string_reader_end(jt_State *S, jt_V stream, const jt_Reader *R)
 {
   (void)S;
   jt_Stream *st = jt_stream_(stream);
@@ -324,6 +609,34 @@ void jt_stream_reader_end(jt_State *S, jt_V stream, const jt_Reader *R)
   st->bpos = R->pos;
 }
 
+/* A string input stream's index, which may be set (by reading or
+** unreading, which keeps the byte offset right). */
+static jt_V string_input_position(jt_State *S, jt_V stream, jt_V to)
+{
+  jt_Stream *x = jt_stream_(stream);
+  if (to == JT_NOVALUE) return jt_mkfix((intptr_t)x->pos);
+  size_t at;
+  if (to == JT_SYM(S, K_START)) at = 0;
+  else if (to == JT_SYM(S, K_END)) at = input_end(x);
+  else if (jt_isfix(to) && jt_fixval(to) >= 0) at = (size_t)jt_fixval(to);
+  else jt_type_error(S, to, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, UNSIGNED_BYTE),
+                                    jt_list(S, 3, JT_SYM(S, MEMBER), JT_SYM(S, K_START),
+                                            JT_SYM(S, K_END))));
+  if (at > input_end(x)) return JT_NIL;
+  while (x->pos > at) { x->pos--; x->bpos -= utf8_len(jt_str_(x->buffer)->chars[x->pos]); }
+  while (x->pos < at) string_read_char(S, stream, true);
+  return JT_T;
+}
+
+static const jt_StreamOps string_input_ops = {
+  .type = "STRING-STREAM", .class_id = JT_CLOS_C_STRING_STREAM,
+  .read_char = string_read_char,
+  .unread_char = string_unread_char,
+  .reader_begin = string_reader_begin,
+  .reader_end = string_reader_end,
+  .position = string_input_position,
+};
+
 /* --------------------------------------------------------------- built-ins */
 
 static jt_V opt_stream(jt_State *S, int argc, jt_V *argv, int i)
@@ -331,13 +644,30 @@ static jt_V opt_stream(jt_State *S, int argc, jt_V *argv, int i)
   return jt_output_stream(S, argc > i ? argv[i] : JT_NIL);
 }
 
+/* A character element type (a string stream's): CHARACTER and its
+** subtypes, decided by subtypep. */
+static bool character_type_p(jt_State *S, jt_V type)
+{
+  if (type == JT_SYM(S, CHARACTER) || type == JT_SYM(S, STANDARD_CHAR)) return true;
+  jt_V r = jt_funcall(S, jt_intern(S, "SUBTYPEP"), 2, type, JT_SYM(S, CHARACTER));
+  return r != JT_NIL;
+}
+
 /* (make-string-output-stream &key element-type) */
 JT_FN(f_make_string_output_stream)
 {
   static const int keys[] = {JT_S_K_ELEMENT_TYPE};
-  jt_V out[1];
+  jt_V out[1] = {JT_NOVALUE};
   jt_parse_keys(S, argc, argv, 0, keys, 1, out);
-  return jt_make_string_stream(S);
+  jt_V etype = out[0] == JT_NOVALUE ? JT_NIL : out[0];
+  if (etype != JT_NIL && !character_type_p(S, etype))
+    jt_error(S, "MAKE-STRING-OUTPUT-STREAM: a string stream holds characters: its element "
+             "type is CHARACTER or one of its subtypes");
+  JT_PUSH(S, etype);
+  jt_V st = jt_make_string_stream(S);
+  jt_stream_(st)->etype = S->sp[-1];   /* st is fresh: no barrier needed */
+  JT_POP(S, 1);
+  return st;
 }
 
 /* (get-output-stream-string stream) */
@@ -368,19 +698,49 @@ static void check_bounds(jt_State *S, jt_V startv, jt_V endv, size_t len,
                                      jt_mkfix(0), jt_mkfix(*end)));
 }
 
+/* The characters start..end of any string (displaced, with a fill
+** pointer...) written to stream. */
+static inline __attribute__((always_inline)) void write_chars(jt_State *S, jt_V stream, jt_V str, size_t start, size_t end)
+{
+  if (jt_isstring(str)) {
+    /* str is rooted by the caller and objects never move, so its
+    ** characters can be written directly even if the stream write collects */
+    jt_stream_write(S, stream, jt_str_(str)->chars + start, end - start);
+    return;
+  }
+  uint32_t chunk[256];
+  size_t k = 0;
+  for (size_t i = start; i < end; i++) {
+    chunk[k++] = jt_charcode(jt_array_ref(S, str, i));
+    if (k == 256) { jt_stream_write(S, stream, chunk, k); k = 0; }
+  }
+  jt_stream_write(S, stream, chunk, k);
+}
+
+static jt_V check_string(jt_State *S, jt_V v)
+{
+  if (!jt_stringp(v)) jt_type_error(S, v, JT_SYM(S, STRING));
+  return v;
+}
+
 static jt_V write_string(jt_State *S, int argc, jt_V *argv, bool newline)
 {
   static const int keys[] = {JT_S_K_START, JT_S_K_END};
-  jt_V str = jt_check_string(S, argv[0]);
+  jt_V str = argv[0];
   jt_V stream = opt_stream(S, argc, argv, 1);
-  jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
-  if (argc > 2) jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
-  size_t start, end;
-  check_bounds(S, kv[0], kv[1], jt_str_(str)->len, &start, &end);
-  /* str is rooted in argv and objects never move, so its characters can
-  ** be written directly even if the stream write collects */
-  jt_stream_write(S, stream, jt_str_(str)->chars + start, end - start);
+  size_t start = 0, end;
+  if (jt_isstring(str) && argc <= 2) {
+    end = jt_str_(str)->len;   /* the common case: all of a string */
+  } else {
+    check_string(S, str);
+    jt_V kv[2] = {JT_NOVALUE, JT_NOVALUE};
+    if (argc > 2) jt_parse_keys(S, argc, argv, 2, keys, 2, kv);
+    check_bounds(S, kv[0], kv[1], jt_vector_length(str), &start, &end);
+  }
+  JT_PUSH(S, stream);
+  write_chars(S, stream, str, start, end);
   if (newline) jt_stream_putc(S, stream, '\n');
+  JT_POP(S, 1);
   return argv[0];
 }
 
@@ -400,18 +760,29 @@ JT_FN(f_terpri)
 JT_FN(f_fresh_line)
 {
   jt_V st = opt_stream(S, argc, argv, 0);
-  if (jt_stream_(st)->column == 0) return JT_NIL;
+  resolve(S, st, false);   /* an open output stream, or signal */
+  if (jt_stream_column(S, st) == 0) return JT_NIL;
   jt_stream_putc(S, st, '\n');
   return JT_T;
 }
 
-/* (finish-output &optional stream), force-output, clear-output: output is
-** unbuffered at this level, so these only validate the designator. */
-JT_FN(f_flush_output)
+void jt_stream_flush(jt_State *S, jt_V stream, int how)
 {
-  opt_stream(S, argc, argv, 0);
+  jt_V st = resolve(S, stream, false);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (ops->flush) ops->flush(S, st, how);
+}
+
+static jt_V flush_output(jt_State *S, int argc, jt_V *argv, int how)
+{
+  jt_stream_flush(S, opt_stream(S, argc, argv, 0), how);
   return JT_NIL;
 }
+
+/* (finish-output &optional stream), force-output, clear-output */
+JT_FN(f_finish_output) { return flush_output(S, argc, argv, JT_FLUSH_FINISH); }
+JT_FN(f_force_output) { return flush_output(S, argc, argv, JT_FLUSH_FORCE); }
+JT_FN(f_clear_output) { return flush_output(S, argc, argv, JT_FLUSH_CLEAR); }
 
 /* ------------------------------------------------------- input built-ins */
 
@@ -429,23 +800,18 @@ static jt_V at_eof(jt_State *S, int argc, jt_V *argv, int i, jt_V stream)
 }
 
 /* (read-char &optional stream (eof-error-p t) eof-value recursive-p), and
-** read-char-no-hang: a string stream never waits. */
+** read-char-no-hang: no stream of a world waits for input. */
 JT_FN(f_read_char)
 {
-  jt_V st = opt_input(S, argc, argv, 0);
-  int32_t c = jt_stream_read_char(S, st, true);
+  jt_V st = designated_input(S, argc > 0 ? argv[0] : JT_NIL);
+  int32_t c = read_char_of(S, resolve(S, st, true), true);
   return c < 0 ? at_eof(S, argc, argv, 1, st) : jt_mkchar((uint32_t)c);
-}
-
-static bool whitespace2(uint32_t c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == 10;
 }
 
 /* (peek-char &optional peek-type stream (eof-error-p t) eof-value
 **  recursive-p): peek-type NIL the next character, T the next one that is
-** not whitespace, a character the next one equal to it (the characters
-** skipped are consumed). */
+** not whitespace (in the current readtable), a character the next one
+** equal to it (the characters skipped are consumed). */
 JT_FN(f_peek_char)
 {
   jt_V type = argc > 0 ? argv[0] : JT_NIL;
@@ -456,7 +822,7 @@ JT_FN(f_peek_char)
   for (;;) {
     int32_t c = jt_stream_read_char(S, st, false);
     if (c < 0) return at_eof(S, argc, argv, 2, st);
-    if (type == JT_NIL || (type == JT_T && !whitespace2((uint32_t)c)) ||
+    if (type == JT_NIL || (type == JT_T && !jt_read_whitespace_p(S, (uint32_t)c)) ||
         (jt_ischar(type) && jt_charcode(type) == (uint32_t)c))
       return jt_mkchar((uint32_t)c);
     jt_stream_read_char(S, st, true);
@@ -477,10 +843,12 @@ JT_FN(f_listen)
   return jt_bool(jt_stream_read_char(S, opt_input(S, argc, argv, 0), false) >= 0);
 }
 
-/* (clear-input &optional stream): nothing is buffered. */
+/* (clear-input &optional stream) */
 JT_FN(f_clear_input)
 {
-  opt_input(S, argc, argv, 0);
+  jt_V st = resolve(S, opt_input(S, argc, argv, 0), true);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (ops->clear_input) ops->clear_input(S, st);
   return JT_NIL;
 }
 
@@ -489,26 +857,37 @@ JT_FN(f_clear_input)
 JT_FN(f_read_line)
 {
   jt_V st = opt_input(S, argc, argv, 0);
-  jt_Stream *x = jt_stream_(st);
-  size_t end = input_end(x), from = x->pos, to = from;
-  if (from >= end) return jt_values2(S, at_eof(S, argc, argv, 1, st), JT_T);
-  const uint32_t *cs = jt_str_(x->buffer)->chars;
-  while (to < end && cs[to] != '\n') to++;
-  jt_V line = jt_make_string(S, to - from, 0);
-  x = jt_stream_(st);
-  memcpy(jt_str_(line)->chars, jt_str_(x->buffer)->chars + from, (to - from) * sizeof(uint32_t));
-  bool missing = to >= end;
-  while (x->pos < to + !missing) jt_stream_read_char(S, st, true);
-  return jt_values2(S, line, jt_bool(missing));
+  int32_t c = jt_stream_read_char(S, st, true);
+  if (c < 0) return jt_values2(S, at_eof(S, argc, argv, 1, st), JT_T);
+  jt_V line = new_buffer(S);
+  JT_PUSH(S, line);
+  while (c >= 0 && c != '\n') {
+    jt_string_push(S, line, (uint32_t)c);
+    c = jt_stream_read_char(S, st, true);
+  }
+  line = jt_simple_string_copy(S, line);
+  JT_POP(S, 1);
+  return jt_values2(S, line, jt_bool(c < 0));
 }
 
 /* (make-string-input-stream string &optional (start 0) end) */
 JT_FN(f_make_string_input_stream)
 {
-  jt_V str = jt_check_string(S, argv[0]);
+  jt_V str = check_string(S, argv[0]);
   size_t start, end;
   check_bounds(S, argc > 1 ? argv[1] : JT_NOVALUE, argc > 2 ? argv[2] : JT_NOVALUE,
-               jt_str_(str)->len, &start, &end);
+               jt_vector_length(str), &start, &end);
+  if (!jt_isstring(str)) {
+    /* a displaced or otherwise general string: its characters, copied */
+    jt_V copy = jt_make_string(S, end - start, 0);
+    JT_PUSH(S, copy);
+    for (size_t i = start; i < end; i++)
+      jt_str_(copy)->chars[i - start] = jt_charcode(jt_array_ref(S, str, i));
+    JT_POP(S, 1);
+    str = copy;
+    end -= start;
+    start = 0;
+  }
   return jt_make_string_input_stream(S, str, start, end);
 }
 
@@ -516,7 +895,7 @@ JT_FN(f_make_string_input_stream)
 ** character (with-input-from-string :index). */
 JT_FN(f_string_input_stream_index)
 {
-  if (!is_input(argv[0])) not_input(S, argv[0]);
+  if (!is_input(argv[0])) jt_stream_not_input(S, argv[0]);
   return jt_mkfix((intptr_t)jt_stream_(argv[0])->pos);
 }
 
@@ -525,27 +904,35 @@ JT_FN(f_string_input_stream_index)
 JT_FN(f_make_string_output_stream_to)
 {
   jt_V str = argv[0];
-  if (!jt_isstring(str) || !(jt_o(str)->flags & JT_ARR_FILLPTR))
+  if (!jt_stringp(str) || !(jt_o(str)->flags & JT_ARR_FILLPTR))
     jt_type_error(S, str, jt_list(S, 3, JT_SYM(S, AND), JT_SYM(S, STRING),
                                   jt_list(S, 2, JT_SYM(S, SATISFIES),
                                           jt_intern(S, "ARRAY-HAS-FILL-POINTER-P"))));
-  jt_V st = new_stream(S, JT_STREAM_STRING);
+  jt_V st = jt_stream_new(S, JT_STREAM_STRING, JT_STREAM_OUTPUT);
   jt_stream_(st)->buffer = argv[0];   /* st is fresh: no barrier needed */
   jt_o(st)->flags |= JT_STREAM_TARGET;
   return st;
 }
 
-/* The length of a sequence read-sequence or write-sequence take: a string,
-** a simple vector or a list (type-error otherwise). */
-static size_t stream_seq_length(jt_State *S, jt_V seq) {
-  if (jt_isstring(seq)) return jt_str_(seq)->len;
-  if (jt_isvector(seq)) return jt_vec_(seq)->len;
+/* The length of a sequence read-sequence or write-sequence take (a
+** type-error for anything else). */
+static size_t stream_seq_length(jt_State *S, jt_V seq)
+{
+  if (jt_vectorp(seq)) return jt_vector_length(seq);
   if (jt_islist(seq)) return jt_list_length(S, seq);
   jt_type_error(S, seq, JT_SYM(S, SEQUENCE));
 }
 
+/* A stream's elements are characters (else bytes). */
+static bool character_stream_p(jt_State *S, jt_V stream)
+{
+  jt_V e = jt_stream_element_type(S, stream);
+  return e == JT_SYM(S, CHARACTER) || e == JT_NIL || e == JT_SYM(S, STANDARD_CHAR) ||
+         character_type_p(S, e);
+}
+
 /* (read-sequence sequence stream &key start end) => index of the first
-** element not filled */
+** element not filled.  Characters, or bytes from a binary stream. */
 JT_FN(f_read_sequence)
 {
   static const int keys[] = {JT_S_K_START, JT_S_K_END};
@@ -556,28 +943,32 @@ JT_FN(f_read_sequence)
   size_t len = stream_seq_length(S, seq);
   size_t start, end, i;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
-  jt_V l = seq;
   bool octets = jt_file_stream_binary_p(st);   /* an octet file stream reads integers */
   if (octets && jt_isstring(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
+  bool chars = !octets && (jt_stringp(seq) || character_stream_p(S, st));
+  jt_V l = seq;
   if (jt_islist(seq)) for (i = 0; i < start; i++) l = jt_cdr(l);
   for (i = start; i < end; i++) {
-    int32_t c = jt_stream_read_char(S, st, true);
+    int32_t c = chars ? jt_stream_read_char(S, st, true) : jt_stream_read_byte(S, st);
     if (c < 0) break;
-    jt_V ch = octets ? jt_mkfix(c) : jt_mkchar((uint32_t)c);
+    jt_V x = chars ? jt_mkchar((uint32_t)c) : jt_mkfix(c);
     if (jt_isstring(seq)) {
       JT_TOUCH(S, seq);
       jt_str_(seq)->chars[i] = (uint32_t)c;
-    } else if (jt_isvector(seq)) {
-      JT_SET(S, seq, jt_vec_(seq)->items[i], ch);
+    } else if (jt_isvector(seq) && !(jt_o(seq)->flags & JT_ARR_BIT)) {
+      JT_SET(S, seq, jt_vec_(seq)->items[i], x);
+    } else if (jt_vectorp(seq)) {
+      jt_array_set(S, seq, i, x);
     } else {
-      JT_SET(S, l, jt_cons_(l)->car, ch);
+      JT_SET(S, l, jt_cons_(l)->car, x);
       l = jt_cdr(l);
     }
   }
   return jt_mkfix((intptr_t)i);
 }
 
-/* (write-sequence sequence stream &key start end) => sequence */
+/* (write-sequence sequence stream &key start end) => sequence: characters
+** are written as characters, integers as bytes. */
 JT_FN(f_write_sequence)
 {
   static const int keys[] = {JT_S_K_START, JT_S_K_END};
@@ -589,97 +980,121 @@ JT_FN(f_write_sequence)
   size_t start, end;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
   bool octets = jt_file_stream_binary_p(st);   /* an octet file stream writes integers */
-  if (jt_isstring(seq) && !octets) {
-    jt_stream_write(S, st, jt_str_(seq)->chars + start, end - start);
+  if (jt_stringp(seq) && !octets) {
+    write_chars(S, st, seq, start, end);
     return seq;
   }
   if (octets && !jt_isvector(seq) && !jt_islist(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   jt_V l = seq;
   for (size_t i = 0; i < end; i++) {
-    jt_V x = jt_isvector(seq) ? jt_vec_(seq)->items[i] : jt_car(l);
-    if (!jt_isvector(seq)) l = jt_cdr(l);
-    if (i >= start) jt_stream_putc(S, st, octets ? jt_file_octet(S, x) : jt_check_char(S, x));
+    jt_V x;
+    if (jt_vectorp(seq)) x = jt_array_ref(S, seq, i);
+    else { x = jt_car(l); l = jt_cdr(l); }
+    if (i < start) continue;
+    if (octets) jt_stream_putc(S, st, jt_file_octet(S, x));
+    else if (jt_ischar(x)) jt_stream_putc(S, st, jt_charcode(x));
+    else jt_stream_write_byte(S, st, x);
   }
   return seq;
 }
 
-/* (input-stream-p stream) */
-JT_FN(f_input_stream_p)
+/* (read-byte stream &optional (eof-error-p t) eof-value) */
+JT_FN(f_read_byte)
 {
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
-  return jt_bool(is_input(argv[0]));
+  jt_V st = check_stream(S, argv[0]);
+  int32_t b = jt_stream_read_byte(S, st);
+  return b < 0 ? at_eof(S, argc, argv, 1, st) : jt_mkfix(b);
 }
+
+/* (write-byte byte stream) => byte */
+JT_FN(f_write_byte)
+{
+  jt_stream_write_byte(S, check_stream(S, argv[1]), argv[0]);
+  return argv[0];
+}
+
+/* (input-stream-p stream) */
+JT_FN(f_input_stream_p) { return jt_bool(jt_stream_direction_p(S, argv[0], true)); }
+
+/* (output-stream-p stream) */
+JT_FN(f_output_stream_p) { return jt_bool(jt_stream_direction_p(S, argv[0], false)); }
 
 /* (interactive-stream-p stream): no stream of a world is interactive. */
 JT_FN(f_interactive_stream_p)
 {
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
+  check_stream(S, argv[0]);
   return JT_NIL;
 }
 
 /* (open-stream-p stream) */
 JT_FN(f_open_stream_p)
 {
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
+  check_stream(S, argv[0]);
   return jt_bool(!(jt_o(argv[0])->flags & JT_STREAM_CLOSED));
 }
 
-/* (close stream &key abort) => T.  The host stream stays open: closing it
-** would silence every later evaluation of the world. */
+/* (close stream &key abort) => T.  The state's own streams stay open:
+** closing the host output would silence every later evaluation. */
 JT_FN(f_close)
 {
   static const int keys[] = {JT_S_K_ABORT};
-  jt_V kv[1];
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
+  jt_V kv[1] = {JT_NOVALUE};
+  jt_V st = check_stream(S, argv[0]);
   jt_parse_keys(S, argc, argv, 1, keys, 1, kv);
-  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_close(S, argv[0], kv[0] != JT_NIL && kv[0] != JT_NOVALUE);
-  if (jt_o(argv[0])->aux != JT_STREAM_HOST) jt_o(argv[0])->flags |= JT_STREAM_CLOSED;
+  uint16_t f = jt_o(st)->flags;
+  if (f & JT_STREAM_FILE) return jt_file_stream_close(S, st, kv[0] != JT_NOVALUE && kv[0] != JT_NIL);
+  if (f & (JT_STREAM_KEPT | JT_STREAM_CLOSED)) return JT_T;
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  if (ops->close) ops->close(S, st, kv[0] != JT_NOVALUE && kv[0] != JT_NIL);
+  jt_o(st)->flags |= JT_STREAM_CLOSED;
   return JT_T;
 }
 
-/* (stream-element-type stream): every stream holds characters. */
-JT_FN(f_stream_element_type)
+/* (stream-element-type stream) */
+JT_FN(f_stream_element_type) { return jt_stream_element_type(S, argv[0]); }
+
+jt_V jt_stream_position(jt_State *S, jt_V stream, jt_V to)
 {
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
-  if (jt_o(argv[0])->flags & JT_STREAM_FILE) return jt_file_stream_element_type(S, argv[0]);
-  return JT_SYM(S, CHARACTER);
+  jt_V st = follow(S, stream, !jt_stream_direction_p(S, stream, false));
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  return ops->position ? ops->position(S, st, to) : JT_NIL;
 }
 
-/* (file-position stream &optional position): a string input stream's
-** index, which may be set; a string output stream's length; NIL for the
-** host stream, which has none. */
+jt_V jt_stream_string_length(jt_State *S, jt_V stream, jt_V object)
+{
+  jt_V st = resolve(S, stream, false);
+  const jt_StreamOps *ops = kinds[jt_o(st)->aux];
+  return ops->string_length ? ops->string_length(S, st, object) : JT_NIL;
+}
+
+/* (file-position stream &optional position) */
 JT_FN(f_file_position)
 {
-  jt_V st = argv[0];
-  if (!jt_is(st, JT_TSTREAM)) jt_type_error(S, st, JT_SYM(S, STREAM));
-  jt_Stream *x = jt_stream_(st);
-  if (argc < 2) {
-    if (x->h.aux == JT_STREAM_STRING_INPUT) return jt_mkfix((intptr_t)x->pos);
-    if (x->h.aux == JT_STREAM_STRING) return jt_mkfix((intptr_t)jt_str_(x->buffer)->len);
-    return JT_NIL;
+  check_stream(S, argv[0]);
+  jt_V to = argc > 1 ? argv[1] : JT_NOVALUE;
+  if (to != JT_NOVALUE && to != JT_SYM(S, K_START) && to != JT_SYM(S, K_END) &&
+      !(jt_isfix(to) && jt_fixval(to) >= 0)) {
+    if (!jt_isinteger(to) || jt_num_cmp(S, to, jt_mkfix(0)) < 0)
+      jt_type_error(S, to, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, UNSIGNED_BYTE),
+                                   jt_list(S, 3, JT_SYM(S, MEMBER), JT_SYM(S, K_START),
+                                           JT_SYM(S, K_END))));
+    return JT_NIL;   /* a bignum: past any end */
   }
-  if (x->h.aux != JT_STREAM_STRING_INPUT) return JT_NIL;
-  jt_V p = argv[1];
-  size_t to;
-  if (jt_iskeyword(p) && !strcmp(jt_symname(S, p), "START")) to = 0;
-  else if (jt_iskeyword(p) && !strcmp(jt_symname(S, p), "END")) to = input_end(x);
-  else to = jt_check_index(S, p);
-  if (to > input_end(x)) return JT_NIL;
-  /* move by reading or unreading, which keeps the byte offset right */
-  while (x->pos > to) { x->pos--; x->bpos -= utf8_len(jt_str_(x->buffer)->chars[x->pos]); }
-  while (x->pos < to) jt_stream_read_char(S, st, true);
-  return JT_T;
+  return jt_stream_position(S, argv[0], to);
+}
+
+/* (file-string-length stream object): how far writing OBJECT (a string or
+** a character) would move the position of STREAM, or NIL. */
+JT_FN(f_file_string_length)
+{
+  jt_V x = argv[1];
+  if (!jt_ischar(x) && !jt_stringp(x))
+    jt_type_error(S, x, jt_list(S, 3, JT_SYM(S, OR), JT_SYM(S, STRING), JT_SYM(S, CHARACTER)));
+  return jt_stream_string_length(S, argv[0], x);
 }
 
 /* (streamp object) */
 JT_FN(f_streamp) { return jt_bool(jt_is(argv[0], JT_TSTREAM)); }
-
-/* (output-stream-p stream) */
-JT_FN(f_output_stream_p)
-{
-  if (!jt_is(argv[0], JT_TSTREAM)) jt_type_error(S, argv[0], JT_SYM(S, STREAM));
-  return jt_bool(!is_input(argv[0]));
-}
 
 static const jt_Reg io_fns[] = {
   {"MAKE-STRING-OUTPUT-STREAM", f_make_string_output_stream, 0, -1,
@@ -701,18 +1116,19 @@ static const jt_Reg io_fns[] = {
   {"FRESH-LINE", f_fresh_line, 0, 1,
    "(fresh-line &optional stream) Write a newline unless at the start of a "
    "line; return true if one was written."},
-  {"FINISH-OUTPUT", f_flush_output, 0, 1,
-   "(finish-output &optional stream) Ensure output is delivered; return NIL."},
-  {"FORCE-OUTPUT", f_flush_output, 0, 1,
-   "(force-output &optional stream) Initiate delivery of output; return NIL."},
-  {"CLEAR-OUTPUT", f_flush_output, 0, 1,
-   "(clear-output &optional stream) Discard pending output; return NIL."},
+  {"FINISH-OUTPUT", f_finish_output, 0, 1,
+   "(finish-output &optional stream) Deliver what was written (standard "
+   "output reaches its pipe or file now); return NIL."},
+  {"FORCE-OUTPUT", f_force_output, 0, 1,
+   "(force-output &optional stream) Deliver what was written; return NIL."},
+  {"CLEAR-OUTPUT", f_clear_output, 0, 1,
+   "(clear-output &optional stream) Discard output not yet delivered; return NIL."},
   {"READ-CHAR", f_read_char, 0, 4,
    "(read-char &optional stream (eof-error-p t) eof-value recursive-p) The "
    "next character of STREAM."},
   {"READ-CHAR-NO-HANG", f_read_char, 0, 4,
    "(read-char-no-hang &optional stream (eof-error-p t) eof-value recursive-p) "
-   "The next character of STREAM (a string stream never waits)."},
+   "The next character of STREAM (no stream of a world waits)."},
   {"PEEK-CHAR", f_peek_char, 0, 5,
    "(peek-char &optional peek-type stream (eof-error-p t) eof-value "
    "recursive-p) The next character (the next non-whitespace one, or the next "
@@ -731,22 +1147,32 @@ static const jt_Reg io_fns[] = {
    "reading the characters of STRING from START to END."},
   {"READ-SEQUENCE", f_read_sequence, 2, -1,
    "(read-sequence sequence stream &key start end) Fill SEQUENCE with "
-   "characters of STREAM; return the index of the first element not filled."},
+   "elements of STREAM; return the index of the first element not filled."},
   {"WRITE-SEQUENCE", f_write_sequence, 2, -1,
-   "(write-sequence sequence stream &key start end) Write the characters of "
+   "(write-sequence sequence stream &key start end) Write the elements of "
    "SEQUENCE; return SEQUENCE."},
+  {"READ-BYTE", f_read_byte, 1, 3,
+   "(read-byte stream &optional (eof-error-p t) eof-value) The next byte of "
+   "the binary stream STREAM."},
+  {"WRITE-BYTE", f_write_byte, 2, 2,
+   "(write-byte byte stream) Write BYTE to the binary stream STREAM; return it."},
   {"INPUT-STREAM-P", f_input_stream_p, 1, 1,
    "(input-stream-p stream) True if STREAM can be read from."},
+  {"OUTPUT-STREAM-P", f_output_stream_p, 1, 1,
+   "(output-stream-p stream) True if STREAM can be written to."},
   {"INTERACTIVE-STREAM-P", f_interactive_stream_p, 1, 1,
    "(interactive-stream-p stream) NIL: no stream of a world is interactive."},
   {"OPEN-STREAM-P", f_open_stream_p, 1, 1,
    "(open-stream-p stream) True unless STREAM was closed."},
   {"CLOSE", f_close, 1, -1, "(close stream &key abort) Close STREAM; return T."},
   {"STREAM-ELEMENT-TYPE", f_stream_element_type, 1, 1,
-   "(stream-element-type stream) CHARACTER."},
+   "(stream-element-type stream) The type of STREAM's elements."},
   {"FILE-POSITION", f_file_position, 1, 2,
-   "(file-position stream &optional position) The index of a string stream; "
-   "with POSITION, move a string input stream there."},
+   "(file-position stream &optional position) The position of STREAM (a "
+   "string stream's index); with POSITION, move an input stream there."},
+  {"FILE-STRING-LENGTH", f_file_string_length, 2, 2,
+   "(file-string-length stream object) How far writing OBJECT would move "
+   "STREAM's position, or NIL."},
   {"%STRING-INPUT-STREAM-INDEX", f_string_input_stream_index, 1, 1,
    "(%string-input-stream-index stream) Index of the next character."},
   {"%MAKE-STRING-OUTPUT-STREAM-TO", f_make_string_output_stream_to, 1, 1,
@@ -754,8 +1180,6 @@ static const jt_Reg io_fns[] = {
    "fill pointer."},
   {"STREAMP", f_streamp, 1, 1,
    "(streamp object) True if OBJECT is a stream."},
-  {"OUTPUT-STREAM-P", f_output_stream_p, 1, 1,
-   "(output-stream-p stream) True if STREAM can be written to."},
   {NULL, NULL, 0, 0, NULL}
 };
 
@@ -772,8 +1196,10 @@ void jt_reset_io_syntax(jt_State *S)
   const struct { jt_V sym, value; } vars[] = {
     {JT_SYM(S, STANDARD_OUTPUT), out}, {JT_SYM(S, ERROR_OUTPUT), out},
     {JT_SYM(S, TRACE_OUTPUT), out}, {JT_SYM(S, PRINT_ESCAPE), JT_T},
-    /* no terminal: what is written to it is the transaction's output too */
-    {JT_SYM(S, TERMINAL_IO), out}, {JT_SYM(S, QUERY_IO), out}, {JT_SYM(S, DEBUG_IO), out},
+    /* no terminal: it reads the empty *standard-input*, and what is
+    ** written to it is the transaction's output too */
+    {JT_SYM(S, TERMINAL_IO), S->terminal_io}, {JT_SYM(S, QUERY_IO), S->query_io},
+    {JT_SYM(S, DEBUG_IO), S->query_io},
     {JT_SYM(S, PRINT_READABLY), JT_NIL}, {JT_SYM(S, PRINT_BASE), jt_mkfix(10)},
     {JT_SYM(S, PRINT_RADIX), JT_NIL}, {JT_SYM(S, PRINT_LENGTH), JT_NIL},
     {JT_SYM(S, PRINT_LEVEL), JT_NIL}, {JT_SYM(S, PRINT_CIRCLE), JT_NIL},
@@ -835,15 +1261,23 @@ void jt_reset_io_syntax(jt_State *S)
   }
 }
 
+/* The state's own streams (state slots: roots from here on), which CLOSE
+** leaves open. */
 void jt_open_io(jt_State *S)
 {
-  S->stdout_stream = new_stream(S, JT_STREAM_HOST);   /* a state slot: a root from here on */
+  S->stdout_stream = jt_stream_new(S, JT_STREAM_HOST, JT_STREAM_OUTPUT | JT_STREAM_KEPT);
   jt_V empty = jt_make_string(S, 0, 0);
   JT_PUSH(S, empty);
   S->stdin_stream = jt_make_string_input_stream(S, empty, 0, 0);
   JT_POP(S, 1);
+  jt_o(S->stdin_stream)->flags |= JT_STREAM_KEPT;
+  S->terminal_io = jt_make_two_way_stream(S, S->stdin_stream, S->stdout_stream);
+  jt_o(S->terminal_io)->flags |= JT_STREAM_KEPT;
+  S->query_io = jt_make_synonym_stream(S, JT_SYM(S, TERMINAL_IO));
+  jt_o(S->query_io)->flags |= JT_STREAM_KEPT;
   jt_reset_io_syntax(S);
 
   jt_register(S, io_fns);
+  jt_open_compound(S);
   jt_open_print(S);
 }

@@ -74,7 +74,9 @@ jiti_State *jiti_open(void);
 /* Release every object of the state and the state itself. */
 void jiti_close(jiti_State *S);
 
-/* Send output (print, format t, ...) to `fn`.  Default: standard output. */
+/* Send output (print, format t, ...) to `fn`.  Default (fn NULL):
+** standard output, which finish-output and force-output flush (fflush);
+** with a host function they do nothing more: what `fn` got is delivered. */
 void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud);
 
 /* Give the reader's and printer's control variables (*read-base*,

@@ -483,10 +483,11 @@ uint64_t jt_sxhash(jt_State *S, jt_V v, int test);
 jt_V jt_make_string_stream(jt_State *S);
 /* An input stream reading characters start..end of `str` (not copied). */
 jt_V jt_make_string_input_stream(jt_State *S, jt_V str, size_t start, size_t end);
-/* T or NIL -> *standard-input*; otherwise must be an open input stream. */
+/* NIL -> *standard-input*, T -> *terminal-io*; otherwise the stream, which
+** must be an open input stream (signals otherwise). */
 jt_V jt_input_stream(jt_State *S, jt_V designator);
 /* The next character of an input stream (consumed if `consume`), or -1 at
-** its end. */
+** its end; signals unless it is an open input stream. */
 int32_t jt_stream_read_char(jt_State *S, jt_V stream, bool consume);
 /* Put back c, the last character read (signals if it was not). */
 void jt_stream_unread_char(jt_State *S, jt_V stream, uint32_t c);
@@ -499,7 +500,8 @@ struct jt_Reader;
 void jt_stream_reader_begin(jt_State *S, jt_V stream, struct jt_Reader *R);
 void jt_stream_reader_end(jt_State *S, jt_V stream, const struct jt_Reader *R);
 jt_V jt_stream_contents(jt_State *S, jt_V stream, bool clear);
-/* T or NIL -> *standard-output*; otherwise must be a stream. */
+/* NIL -> *standard-output*, T -> *terminal-io*; otherwise must be a stream
+** (writing checks that it is an open output stream). */
 jt_V jt_output_stream(jt_State *S, jt_V designator);
 void jt_stream_putc(jt_State *S, jt_V stream, uint32_t c);
 void jt_stream_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n);
@@ -513,6 +515,20 @@ jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
 ** that x is an octet and returns it. */
 bool jt_file_stream_binary_p(jt_V stream);
 uint32_t jt_file_octet(jt_State *S, jt_V x);
+/* The column an output stream writes at next (a compound stream's: its
+** output's). */
+size_t jt_stream_column(jt_State *S, jt_V stream);
+/* The stream that does the output of `stream` (through synonym, two-way
+** and echo streams). */
+jt_V jt_stream_sink(jt_State *S, jt_V stream);
+/* typep of the stream type named `name` (STREAM, STRING-STREAM,
+** TWO-WAY-STREAM...): 1 or 0, -1 when it names none. */
+int jt_stream_typep(jt_State *S, const char *name, jt_V v);
+/* class-of a stream, and the name it prints with (#<TWO-WAY-STREAM>). */
+jt_V jt_stream_class(jt_State *S, jt_V v);
+const char *jt_stream_print_name(jt_V v);
+/* Whitespace in the current readtable (read.c). */
+bool jt_read_whitespace_p(jt_State *S, uint32_t c);
 
 /* ---------------------------------------------------------------- printer */
 

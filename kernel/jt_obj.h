@@ -387,24 +387,44 @@ typedef struct jt_Method {
 
 /* Streams: all output goes through jt_stream_* (jt_lib.h) so that output
 ** limits and capture work in one place; all input through jt_stream_read*.
-** A string output stream writes into `buffer`: its own adjustable string,
-** or (JT_STREAM_TARGET) a caller's string with a fill pointer.  A string
-** input stream reads characters pos..end of `buffer`, a private copy;
-** `bytes` holds their UTF-8 for the reader once READ is used on it, and
-** `bpos` is then the byte offset of pos. */
-enum { JT_STREAM_STRING, JT_STREAM_HOST, JT_STREAM_STRING_INPUT };
+** The kind (aux) selects the stream's operations in io.c's one table of
+** kinds (jt_stream.h).  A string output stream writes into `buffer`: its
+** own adjustable string, or (JT_STREAM_TARGET) a caller's string with a
+** fill pointer.  A string input stream reads characters pos..end of
+** `buffer`; `bytes` holds their UTF-8 for the reader once READ is used on
+** it, and `bpos` is then the byte offset of pos.  The compound kinds
+** (compound.c) keep their parts in `in` and `out`. */
+enum {
+  JT_STREAM_STRING,        /* string output */
+  JT_STREAM_HOST,          /* the host's output */
+  JT_STREAM_STRING_INPUT,  /* string input */
+  JT_STREAM_TWO_WAY,       /* in: input stream, out: output stream */
+  JT_STREAM_ECHO,          /* in: input stream, out: output stream */
+  JT_STREAM_CONCATENATED,  /* in: the list of input streams left */
+  JT_STREAM_BROADCAST,     /* out: the list of output streams */
+  JT_STREAM_SYNONYM,       /* in: the symbol */
+  JT_STREAM_NKINDS
+};
 #define JT_STREAM_CLOSED 0x0001  /* stream flag: CLOSE was called */
 #define JT_STREAM_TARGET 0x0002  /* string output into a caller's string */
 #define JT_STREAM_PRETTY 0x0004  /* a pretty stream: captures a logical block to lay out */
-#define JT_STREAM_FILE   0x0008  /* a file stream of the world's file table (fstream.c):
+#define JT_STREAM_INPUT  0x0008  /* characters (or bytes) can be read */
+#define JT_STREAM_OUTPUT 0x0010  /* characters (or bytes) can be written */
+#define JT_STREAM_KEPT   0x0020  /* the state's own (*terminal-io*...): CLOSE leaves it open */
+#define JT_STREAM_UNREAD 0x0040  /* echo: the next character was unread, and echoed already */
+#define JT_STREAM_FORWARDS 0x0080  /* its kind hands operations to another stream */
+#define JT_STREAM_FILE   0x0100  /* a file stream of the world's file table (fstream.c):
                                     a string stream over the file's contents */
 typedef struct jt_Stream {
   jt_Obj h;     /* aux = kind */
   jt_V buffer;  /* the string written to or read from */
   jt_V bytes;   /* input: UTF-8 of buffer for the reader, or NIL */
+  jt_V in, out; /* compound streams: their parts (above) */
+  jt_V etype;   /* string output: the element type given, or NIL (character) */
   size_t column;  /* output: for fresh-line and ~& */
   size_t pos, end;    /* input: next character and end (character indices) */
-  size_t bpos, bend;  /* input with bytes: the byte offsets of pos and end */
+  size_t bpos, bend;  /* input with bytes: the byte offsets of pos and end;
+                         echo: where the reader began in its input's bytes */
   jt_V pretty;  /* JT_STREAM_PRETTY: the layout's state (pretty.c), else NIL */
   jt_V file;    /* JT_STREAM_FILE: what fstream.c keeps of the file, else NIL */
 } jt_Stream;

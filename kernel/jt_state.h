@@ -290,6 +290,9 @@ struct jt_State {
   void *write_ud;
   jt_V stdout_stream;
   jt_V stdin_stream;         /* *standard-input*: an empty string input stream */
+  jt_V terminal_io;          /* *terminal-io*: a two-way stream of the two above */
+  jt_V query_io;             /* *query-io*, *debug-io*: a synonym of *terminal-io* */
+  void (*flush_fn)(void);    /* delivers what write_fn wrote (finish-output), or NULL */
 
   /* ---- traced functions (trace.c): (function . name) pairs, for one
   ** transaction; the evaluator's call tests it first */

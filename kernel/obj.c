@@ -543,13 +543,14 @@ static JT_NORETURN void unknown_type(jt_State *S, jt_V type) {
 static int atomic_typep(jt_State *S, const char *n, jt_V v) {
   int arr = jt_array_typep(S, v, n, JT_NOVALUE);
   if (arr >= 0) return arr;
+  int stream = jt_stream_typep(S, n, v);
+  if (stream >= 0) return stream;
   switch (n[0]) {
     case 'A':
       if (!strcmp(n, "ATOM")) return !jt_iscons(v);
       break;
     case 'B':
       if (!strcmp(n, "BOOLEAN")) return v == JT_NIL || v == JT_T;
-      if (!strcmp(n, "BROADCAST-STREAM")) return 0;
       if (!strcmp(n, "BIGNUM")) return jt_isbig(v);
       if (!strcmp(n, "BIT")) return v == jt_mkfix(0) || v == jt_mkfix(1);
       if (!strcmp(n, "BASE-CHAR")) return jt_ischar(v);
@@ -559,21 +560,18 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "CHARACTER")) return jt_ischar(v);
       if (!strcmp(n, "COMPILED-FUNCTION")) return jt_isfunction(v);
       if (!strcmp(n, "COMPLEX")) return jt_iscomplex(v);
-      if (!strcmp(n, "CONCATENATED-STREAM")) return 0;
       break;
     case 'D':
       if (!strcmp(n, "DOUBLE-FLOAT")) return jt_isfloat(v) && !jt_issingle(v);
       break;
     case 'E':
-      /* every character is a base character; the other stream kinds
-      ** do not exist inside a world */
-      if (!strcmp(n, "EXTENDED-CHAR") || !strcmp(n, "ECHO-STREAM")) return 0;
+      /* every character is a base character */
+      if (!strcmp(n, "EXTENDED-CHAR")) return 0;
       break;
     case 'F':
       if (!strcmp(n, "FIXNUM")) return jt_isfix(v);
       if (!strcmp(n, "FLOAT")) return jt_isfloat(v);
       if (!strcmp(n, "FUNCTION")) return jt_isfunction(v);
-      if (!strcmp(n, "FILE-STREAM")) return jt_is(v, JT_TSTREAM) && (jt_o(v)->flags & JT_STREAM_FILE);
       break;
     case 'H':
       if (!strcmp(n, "HASH-TABLE")) return jt_ishash(v);
@@ -607,14 +605,10 @@ static int atomic_typep(jt_State *S, const char *n, jt_V v) {
       if (!strcmp(n, "SEQUENCE")) return jt_islist(v) || jt_vectorp(v);
       if (!strcmp(n, "SINGLE-FLOAT") || !strcmp(n, "SHORT-FLOAT")) return jt_issingle(v);
       if (!strcmp(n, "STANDARD-CHAR")) return jt_ischar(v) && (jt_charcode(v) == '\n' || (jt_charcode(v) >= 32 && jt_charcode(v) < 127));
-      if (!strcmp(n, "STREAM")) return jt_is(v, JT_TSTREAM);
-      if (!strcmp(n, "STRING-STREAM")) return jt_is(v, JT_TSTREAM) && !(jt_o(v)->flags & JT_STREAM_FILE);
       if (!strcmp(n, "STRUCTURE-OBJECT")) return jt_isstruct(v) && !jt_is_condition(v);
       if (!strcmp(n, "SIGNED-BYTE")) return jt_isinteger(v);
-      if (!strcmp(n, "SYNONYM-STREAM")) return 0;
       break;
     case 'T':
-      if (!strcmp(n, "TWO-WAY-STREAM")) return 0;
       break;
     case 'U':
       if (!strcmp(n, "UNSIGNED-BYTE")) return jt_isinteger(v) && jt_num_cmp(S, v, jt_mkfix(0)) >= 0;
@@ -760,7 +754,7 @@ jt_V jt_type_of(jt_State *S, jt_V v) {
     case JT_THASH: return JT_SYM(S, HASH_TABLE);
     case JT_TPRIM: case JT_TCLOSURE: return JT_SYM(S, COMPILED_FUNCTION);
     case JT_TSTRUCT: return jt_layout_(jt_struct_(v)->layout)->name;
-    case JT_TSTREAM: return (jt_o(v)->flags & JT_STREAM_FILE) ? jt_intern(S, "FILE-STREAM") : JT_SYM(S, STREAM);
+    case JT_TSTREAM: return jt_class_(jt_stream_class(S, v))->name;
     case JT_TRESTART: return JT_SYM(S, RESTART);
     case JT_TINSTANCE: case JT_TCLASS: case JT_TGENERIC: case JT_TMETHOD: return jt_clos_type_of(S, v);
     default: return JT_T;

@@ -1135,9 +1135,9 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
   switch (jt_type(v)) {
   case JT_TSTREAM:
     unreadable(P, v, "a stream");
-    out_ascii(P, jt_o(v)->aux == JT_STREAM_STRING ? "#<STRING-OUTPUT-STREAM>"
-                 : jt_o(v)->aux == JT_STREAM_STRING_INPUT ? "#<STRING-INPUT-STREAM>"
-                                                          : "#<HOST-OUTPUT-STREAM>");
+    out_ascii(P, "#<");
+    out_ascii(P, jt_stream_print_name(v));
+    out_char(P, '>');
     return;
   case JT_TRESTART:
     unreadable(P, v, "a restart");

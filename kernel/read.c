@@ -1125,8 +1125,8 @@ static jt_V read_eval(Rd *d, size_t start)
   if (on == JT_NIL || on == JT_UNBOUND)
     rd_error(d, start, "read-time evaluation (#.) is off: *read-eval* is NIL");
   jt_V form = read_required(d, "#.", start);
+  JT_PUSH(S, form);   /* ending the read may allocate (an echo stream echoes) */
   if (d->stream != JT_NIL) jt_stream_reader_end(S, d->stream, d->R);
-  JT_PUSH(S, form);
   jt_V x = jt_eval(S, form);
   JT_POP(S, 1);
   if (d->stream != JT_NIL) {
@@ -1318,6 +1318,16 @@ static jt_V custom_readtable(jt_State *S)
   return jt_struct_(rt)->slots[0] != JT_SYM(S, K_UPCASE) || jt_ishash(jt_struct_(rt)->slots[1]) ? rt : JT_NIL;
 }
 
+/* Whitespace in the current readtable (peek-char's peek type T). */
+bool jt_read_whitespace_p(jt_State *S, uint32_t c)
+{
+  jt_V rt = custom_readtable(S);
+  if (rt == JT_NIL || !jt_ishash(jt_struct_(rt)->slots[1])) return std_syntax(c) == SY_WS;
+  bool found;
+  jt_V e = jt_hash_get(S, jt_struct_(rt)->slots[1], jt_mkchar(c), &found);
+  return entry_syntax(found ? e : JT_NOVALUE, c) == SY_WS;
+}
+
 static void rd_init(Rd *d, jt_State *S, jt_Reader *R)
 {
   *d = (Rd){.S = S, .R = R, .base = 10, .labels = JT_NIL, .syntax = JT_NIL, .stream = R->stream};
@@ -1416,8 +1426,9 @@ static jt_V read_stream(jt_State *S, int argc, jt_V *argv, bool preserve)
   R.program = true;
   R.stream = stream;
   jt_V x = jt_read(S, &R);
+  JT_PUSH(S, x);   /* ending the read may allocate (an echo stream echoes) */
   jt_stream_reader_end(S, stream, &R);
-  JT_POP(S, 1);
+  JT_POP(S, 2);
   if (x == JT_EOF) {
     if (argc <= 1 || argv[1] != JT_NIL) jt_end_of_file(S, stream);
     return argc > 2 ? argv[2] : JT_NIL;
@@ -1439,8 +1450,9 @@ JT_FN(f_read_delimited_list)
   R.program = true;
   R.stream = stream;
   jt_V l = read_delimited(S, &R, close);
+  JT_PUSH(S, l);
   jt_stream_reader_end(S, stream, &R);
-  JT_POP(S, 1);
+  JT_POP(S, 2);
   return l;
 }
 
@@ -1493,9 +1505,10 @@ static jt_V read_from_string(jt_State *S, int argc, jt_V *argv, bool program)
     R.program = true;
     R.stream = stream;
     x = jt_read(S, &R);
+    JT_PUSH(S, x);
     jt_stream_reader_end(S, stream, &R);
     idx = jt_stream_(stream)->pos;
-    JT_POP(S, 2);
+    JT_POP(S, 3);
   } else {
     jt_reader_init(&R, bytes, nbytes);
     R.preserve_whitespace = kv[2] != JT_NOVALUE && kv[2] != JT_NIL;
@@ -1538,7 +1551,9 @@ static jt_V standard_macro(jt_State *S, int argc, jt_V *argv, bool dispatch)
   JT_ROOT(S, d.stream);
   size_t start = R.pos;
   jt_V x = dispatch ? std_dispatch(&d, k, arg, start) : std_macro(&d, k, c, start);
+  JT_PUSH(S, x);   /* ending the read may allocate (an echo stream echoes) */
   jt_stream_reader_end(S, stream, &R);
+  JT_POP(S, 1);
   JT_UNROOT(S, 3);
   JT_POP(S, 1);
   if (x == JT_NOVALUE) return jt_values(S, 0, NULL);

@@ -14,31 +14,15 @@
 #include "jt_lib.h"
 
 #define MODULES "a world has no modules to provide: load its own files with load"
-#define COMPOUND "a world's streams are string streams: broadcast, concatenated, echo, synonym and two-way " \
-                 "streams are not implemented"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
 #define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
   {"*MODULES*", MODULES},
-  {"BROADCAST-STREAM-STREAMS", COMPOUND},
-  {"CONCATENATED-STREAM-STREAMS", COMPOUND},
-  {"ECHO-STREAM-INPUT-STREAM", COMPOUND},
-  {"ECHO-STREAM-OUTPUT-STREAM", COMPOUND},
   {"FUNCTION-KEYWORDS", MOP},
-  {"MAKE-BROADCAST-STREAM", COMPOUND},
-  {"MAKE-CONCATENATED-STREAM", COMPOUND},
-  {"MAKE-ECHO-STREAM", COMPOUND},
-  {"MAKE-SYNONYM-STREAM", COMPOUND},
-  {"MAKE-TWO-WAY-STREAM", COMPOUND},
   {"PROVIDE", MODULES},
   {"REQUIRE", MODULES},
-  {"SYNONYM-STREAM-SYMBOL", COMPOUND},
-  {"TWO-WAY-STREAM-INPUT-STREAM", COMPOUND},
-  {"TWO-WAY-STREAM-OUTPUT-STREAM", COMPOUND},
-  {"Y-OR-N-P", TERMINAL},
-  {"YES-OR-NO-P", TERMINAL},
 };
 
 static int by_name(const void *key, const void *elt) {

@@ -24,6 +24,10 @@ static void stdout_write(void *ud, const char *s, size_t n) {
   fwrite(s, 1, n, stdout);
 }
 
+/* finish-output: what the program wrote reaches the pipe or file now, so a
+** crash later loses none of it. */
+static void stdout_flush(void) { fflush(stdout); }
+
 /* C stack available to evaluation: most of the thread's stack, leaving room
 ** for the host and for signalling the depth condition itself. */
 static size_t cstack_budget(void) {
@@ -111,9 +115,11 @@ jiti_State *jiti_open(void) {
   S->stdout_stream = JT_NIL;
   S->stdin_stream = JT_NIL;
   S->traced = JT_NIL;
+  S->terminal_io = S->query_io = JT_NIL;
   S->cstack_limit = cstack_budget();
   S->fuel_left = UINT64_MAX;
   S->write_fn = stdout_write;
+  S->flush_fn = stdout_flush;
   S->random_state = JT_NIL;
   for (int i = 0; i < JT_S_COUNT; i++) S->sym[i] = JT_NIL;
   S->package_names = JT_NIL;
@@ -244,6 +250,7 @@ void jiti_reset_io_syntax(jiti_State *S) {
 
 void jiti_set_output(jiti_State *S, jiti_WriteFn fn, void *ud) {
   S->write_fn = fn ? fn : stdout_write;
+  S->flush_fn = fn ? NULL : stdout_flush;
   S->write_ud = ud;
 }
 

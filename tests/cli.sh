@@ -27,6 +27,13 @@ printf '(print (+ 1 2))\n(princ "done")\n' > "$tmp/a.lisp"
 t run-file 0 "3 *done" -- "$JITI" run "$tmp/a.lisp"
 printf '(defun g () 7)\n' > "$tmp/b.lisp"; printf '(princ (g))\n' > "$tmp/c.lisp"
 t run-two-files-one-world 0 "^7$" -- "$JITI" run "$tmp/b.lisp" "$tmp/c.lisp"
+# finish-output hands what was written to the pipe or file at once: a run
+# killed later has delivered it
+"$JITI" run -e '(progn (write-string "flushed") (finish-output) (loop))' > "$tmp/flush.out" 2>&1 &
+fpid=$!
+for _ in $(seq 300); do grep -q flushed "$tmp/flush.out" && break; sleep 0.1; done
+kill -9 "$fpid"; wait "$fpid" 2>/dev/null
+t run-finish-output-flushes 0 "^flushed$" -- cat "$tmp/flush.out"
 t fuel-limit 1 "FUEL-EXHAUSTED" -- "$JITI" run --fuel 100000 -e "(loop)"
 t depth-limit 1 "DEPTH-EXCEEDED" -- "$JITI" run --depth 500 -e "(progn (defun r (n) (1+ (r n))) (r 1))"
 t deep-recursion-default 1 "DEPTH-EXCEEDED" -- "$JITI" run -e "(progn (defun r (n) (1+ (r n))) (r 1))"

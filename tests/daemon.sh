@@ -179,6 +179,10 @@ t eval-read-eval-off 0 "^:OFF$" -- "$JITI" eval --store "$S" '(handler-case (let
 t eval-readtable-set 0 "^:PRESERVE$" -- "$JITI" eval --store "$S" '(progn (setq *readtable* (copy-readtable nil)) (setf (readtable-case *readtable*) :preserve))'
 t eval-readtable-fresh 0 "^:UPCASE$" -- "$JITI" eval --store "$S" '(readtable-case *readtable*)'
 t eval-readtable-not-kept 1 "a readtable \(a change of syntax lasts for one transaction" -- "$JITI" eval --store "$S" '(defvar *kept-readtable* (copy-readtable nil))'
+# a stream lasts for its transaction: a world that would keep one is told what to keep instead
+t eval-stream-not-kept 1 "variable \*KEPT-STREAM\* holds an unexportable value: a stream \(a stream lasts for one transaction: keep what it holds" -- "$JITI" eval --store "$S" '(defvar *kept-stream* (make-broadcast-stream))'
+t eval-stream-not-stored 1 "is not storable in the world: a stream \(a stream lasts for one transaction" -- "$JITI" eval --store "$S" '(world-put :kept-stream (make-string-output-stream))'
+t eval-stream-nothing-kept 0 "^\(NIL NIL\)$" -- "$JITI" eval --store "$S" '(list (boundp (quote *kept-stream*)) (world-get :kept-stream))'
 t gate-text-after-form 1 "text after its form \(from character 11\): wrap several forms in \(progn" -- "$JITI" eval --store "$S" '(list 1 2) 3'
 t gate-extra-paren 1 "the source does not read: <input>:1:11: unmatched close parenthesis" -- "$JITI" eval --store "$S" '(list 1 2))'
 t h-two-forms 0 '"code":"rejected-by-gate"' -- raw $'{"op":"call","source":"(world-put :keep 0) 1"}\n'

@@ -345,14 +345,16 @@
 (defmacro with-output-to-string (spec &body body)
   ;; (var &optional string &key element-type): with a string (which must
   ;; have a fill pointer) the output is appended to it and the body's
-  ;; values are returned; otherwise a fresh string of the output
-  (let ((var (car spec)) (string (car (cdr spec))))
+  ;; values are returned; otherwise a fresh string of the output.  The
+  ;; element type is evaluated either way (a string given has its own).
+  (let* ((var (car spec)) (string (car (cdr spec)))
+         (etype (getf (cdr (cdr spec)) :element-type ''character)))
     (multiple-value-bind (decls forms) (%parse-body body)
       (if string
-          `(let ((,var (%make-string-output-stream-to ,string)))
+          `(let ((,var (progn ,etype (%make-string-output-stream-to ,string))))
              ,@decls
              (unwind-protect (progn ,@forms) (close ,var)))
-          `(let ((,var (make-string-output-stream)))
+          `(let ((,var (make-string-output-stream :element-type ,etype)))
              ,@decls
              ,@forms
              (get-output-stream-string ,var))))))

@@ -64,10 +64,35 @@
     `(function (lambda (,stream &rest ,args)
                  (%format-with-rest ,stream ,control ,args)))))
 
-;; String streams know no external formats.
+;; The streams of a world know no external formats.
 (defun stream-external-format (stream)
   (check-type stream stream)
   :default)
+
+;; (y-or-n-p &optional control &rest arguments) and yes-or-no-p: ask on
+;; *query-io* (the question formatted from CONTROL, on a fresh line) and
+;; read lines from it until one answers: y or n (yes or no for yes-or-no-p,
+;; which takes no single letter), in either case.  A world has no terminal:
+;; *query-io* reads the empty *standard-input* unless the program binds it
+;; (a two-way stream of its answers, say), and at its end READ-LINE signals
+;; END-OF-FILE.
+(defun %ask (control arguments yes no hint)
+  (loop
+    (when control
+      (fresh-line *query-io*)
+      (apply #'format *query-io* control arguments)
+      (write-string hint *query-io*))
+    (finish-output *query-io*)
+    (let ((answer (string-trim '(#\Space #\Tab #\Return) (read-line *query-io*))))
+      (cond ((member answer yes :test #'string-equal) (return t))
+            ((member answer no :test #'string-equal) (return nil))
+            (t (format *query-io* "~&Please answer ~a or ~a.~%" (first yes) (first no)))))))
+
+(defun y-or-n-p (&optional control &rest arguments)
+  (%ask control arguments '("y" "yes") '("n" "no") " (y or n) "))
+
+(defun yes-or-no-p (&optional control &rest arguments)
+  (%ask control arguments '("yes") '("no") " (yes or no) "))
 
 ;; A world holds no pathnames.
 (defun pathnamep (object) (declare (ignore object)) nil)
