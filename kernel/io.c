@@ -1063,6 +1063,14 @@ jt_V jt_stream_position(jt_State *S, jt_V stream, jt_V to)
 jt_V jt_stream_string_length(jt_State *S, jt_V stream, jt_V object)
 {
   jt_V st = resolve(S, stream, false);
+  if (jt_o(st)->flags & JT_STREAM_FILE) {
+    /* a character file is UTF-8: the octets the characters take */
+    char tmp[4];
+    if (jt_ischar(object)) return jt_mkfix((intptr_t)jt_utf8_encode(jt_charcode(object), tmp));
+    size_t n = 0, len = jt_vector_length(object);
+    for (size_t i = 0; i < len; i++) n += jt_utf8_encode(jt_charcode(jt_array_ref(S, object, i)), tmp);
+    return jt_mkfix((intptr_t)n);
+  }
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   return ops->string_length ? ops->string_length(S, st, object) : JT_NIL;
 }

@@ -157,12 +157,6 @@
     ;; a directory exists once a file is in it: "created" when none is yet
     (values pathspec (not (%directory-exists-p p)))))
 
-(defun file-string-length (stream object)
-  (unless (%file-stream-p stream) (error 'type-error :datum stream :expected-type 'file-stream))
-  (let ((s (if (characterp object) (string object) object)))
-    (loop for c across s sum (let ((code (char-code c)))
-                               (cond ((< code #x80) 1) ((< code #x800) 2) ((< code #x10000) 3) (t 4))))))
-
 (defvar *load-pathname* nil)
 (defvar *load-truename* nil)
 (defvar *compile-file-pathname* nil)
