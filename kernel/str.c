@@ -219,18 +219,47 @@ static const struct { const char *name; uint32_t code; } name_aliases[] = {
   {"Altmode", 27}, {"Rubout", 127}, {"Del", 127}, {"Delete", 127},
 };
 
+/* The Unicode names of the graphic ASCII characters, ! to ~, spelled as
+** SBCL spells them (spaces as underscores): char-name's answer and
+** name-char's (the printer writes these characters as themselves). */
+static const char *const ascii_names[94] = {
+  "EXCLAMATION_MARK", "QUOTATION_MARK", "NUMBER_SIGN", "DOLLAR_SIGN", "PERCENT_SIGN", "AMPERSAND",
+  "APOSTROPHE", "LEFT_PARENTHESIS", "RIGHT_PARENTHESIS", "ASTERISK", "PLUS_SIGN", "COMMA",
+  "HYPHEN-MINUS", "FULL_STOP", "SOLIDUS", "DIGIT_ZERO", "DIGIT_ONE", "DIGIT_TWO", "DIGIT_THREE",
+  "DIGIT_FOUR", "DIGIT_FIVE", "DIGIT_SIX", "DIGIT_SEVEN", "DIGIT_EIGHT", "DIGIT_NINE", "COLON",
+  "SEMICOLON", "LESS-THAN_SIGN", "EQUALS_SIGN", "GREATER-THAN_SIGN", "QUESTION_MARK",
+  "COMMERCIAL_AT", "LATIN_CAPITAL_LETTER_A", "LATIN_CAPITAL_LETTER_B", "LATIN_CAPITAL_LETTER_C",
+  "LATIN_CAPITAL_LETTER_D", "LATIN_CAPITAL_LETTER_E", "LATIN_CAPITAL_LETTER_F",
+  "LATIN_CAPITAL_LETTER_G", "LATIN_CAPITAL_LETTER_H", "LATIN_CAPITAL_LETTER_I",
+  "LATIN_CAPITAL_LETTER_J", "LATIN_CAPITAL_LETTER_K", "LATIN_CAPITAL_LETTER_L",
+  "LATIN_CAPITAL_LETTER_M", "LATIN_CAPITAL_LETTER_N", "LATIN_CAPITAL_LETTER_O",
+  "LATIN_CAPITAL_LETTER_P", "LATIN_CAPITAL_LETTER_Q", "LATIN_CAPITAL_LETTER_R",
+  "LATIN_CAPITAL_LETTER_S", "LATIN_CAPITAL_LETTER_T", "LATIN_CAPITAL_LETTER_U",
+  "LATIN_CAPITAL_LETTER_V", "LATIN_CAPITAL_LETTER_W", "LATIN_CAPITAL_LETTER_X",
+  "LATIN_CAPITAL_LETTER_Y", "LATIN_CAPITAL_LETTER_Z", "LEFT_SQUARE_BRACKET", "REVERSE_SOLIDUS",
+  "RIGHT_SQUARE_BRACKET", "CIRCUMFLEX_ACCENT", "LOW_LINE", "GRAVE_ACCENT", "LATIN_SMALL_LETTER_A",
+  "LATIN_SMALL_LETTER_B", "LATIN_SMALL_LETTER_C", "LATIN_SMALL_LETTER_D", "LATIN_SMALL_LETTER_E",
+  "LATIN_SMALL_LETTER_F", "LATIN_SMALL_LETTER_G", "LATIN_SMALL_LETTER_H", "LATIN_SMALL_LETTER_I",
+  "LATIN_SMALL_LETTER_J", "LATIN_SMALL_LETTER_K", "LATIN_SMALL_LETTER_L", "LATIN_SMALL_LETTER_M",
+  "LATIN_SMALL_LETTER_N", "LATIN_SMALL_LETTER_O", "LATIN_SMALL_LETTER_P", "LATIN_SMALL_LETTER_Q",
+  "LATIN_SMALL_LETTER_R", "LATIN_SMALL_LETTER_S", "LATIN_SMALL_LETTER_T", "LATIN_SMALL_LETTER_U",
+  "LATIN_SMALL_LETTER_V", "LATIN_SMALL_LETTER_W", "LATIN_SMALL_LETTER_X", "LATIN_SMALL_LETTER_Y",
+  "LATIN_SMALL_LETTER_Z", "LEFT_CURLY_BRACKET", "VERTICAL_LINE", "RIGHT_CURLY_BRACKET", "TILDE"};
+
 const char *jt_char_name_of(uint32_t c)
 {
   return c <= 32 ? control_names[c] : c == 127 ? "Rubout" : NULL;
 }
 
-/* (char-name char): graphic characters beyond ASCII have no name here;
+/* (char-name char): graphic characters beyond ASCII have no name here (no
+** Unicode name table);
 ** other unnamed non-graphic ones are named U<hex>, which name-char reads. */
 JT_FN(f_char_name)
 {
   uint32_t c = jt_check_char(S, argv[0]);
   const char *name = jt_char_name_of(c);
   if (name) return jt_string_from_cstr(S, name);
+  if (c > 32 && c < 127) return jt_string_from_cstr(S, ascii_names[c - 33]);
   if (is_graphic(c)) return JT_NIL;
   char buf[16];
   snprintf(buf, sizeof buf, "U%04X", (unsigned)c);
@@ -251,6 +280,8 @@ bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code)
     if (name_is(cs, n, control_names[c])) { *code = c; return true; }
   for (size_t i = 0; i < sizeof name_aliases / sizeof name_aliases[0]; i++)
     if (name_is(cs, n, name_aliases[i].name)) { *code = name_aliases[i].code; return true; }
+  for (uint32_t c = 33; c < 127; c++)
+    if (name_is(cs, n, ascii_names[c - 33])) { *code = c; return true; }
   /* U<hex> or U+<hex> */
   size_t i = 1;
   if (n < 2 || (cs[0] | 32) != 'u') return false;

@@ -160,7 +160,9 @@
     (dolist (f files)
       (format t "~%@@ANSI LOADING ~a~%" (car f))   ; progress for the runner
       (finish-output)
-      (ansi-each-form (cdr f) #'ansi-eval)
+      ;; as LOAD does, a file's changes of *readtable* and *package* end with it
+      (let ((*readtable* *readtable*) (*package* *package*))
+        (ansi-each-form (cdr f) #'ansi-eval))
       (dolist (entry (cdr (symbol-value (ansi-rt "*ENTRIES*"))))
         (unless (gethash entry file-of) (setf (gethash entry file-of) (car f)))))
     (dolist (entry (cdr (symbol-value (ansi-rt "*ENTRIES*"))))

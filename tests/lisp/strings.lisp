@@ -167,4 +167,9 @@
 (is-equal (mapcar #'type-of (list #\a #\Space #\Newline #\Tab))
           '(standard-char standard-char standard-char base-char))
 
+;; The graphic ASCII characters have their Unicode names, as in SBCL.
+(is-equal (list (char-name #\&) (char-name #\a) (char-name #\0)) '("AMPERSAND" "LATIN_SMALL_LETTER_A" "DIGIT_ZERO"))
+(is-eql (name-char "ampersand") #\&)
+(is-eql (read-from-string "#\\LATIN_SMALL_LETTER_A") #\a)
+(is-equal (prin1-to-string #\a) "#\\a")
 (done)
