@@ -384,7 +384,7 @@ static void test_one_member_lost(etcd *e) {
   /* the watch and the writer both start on member 0 */
   Watcher x;
   watcher_start(&x, "jiti/t/fail/", 10, 0);
-  char k[32];
+  char k[48];
   for (int i = 0; i < 5; i++) {
     snprintf(k, sizeof k, "jiti/t/fail/%d", i);
     CHECK(etcd_put(e, k, strlen(k), "v", 1, 0, NULL) == ETCD_OK);
