@@ -767,17 +767,22 @@ jt_V jt_pp_begin_object(jt_State *S, jt_V st, const uint32_t *prefix, size_t ple
 
 /* (%pp-begin stream prefix per-line-p object): the pretty stream of a new
 ** block for OBJECT, or NIL when *print-circle* printed it as #n#. */
-JT_FN(f_pp_begin)
+/* The arguments of %pp-begin and %pp-end that pass the text of a prefix or
+** suffix: run() gets a private copy of STR's characters (the string may be
+** the very one the stream writes to), freed however run() ends. */
+typedef struct PpCall {
+  jt_V stream, object;
+  bool per_line;
+  jt_V result;
+} PpCall;
+
+static void with_chars(jt_State *S, jt_V str, PpCall *c,
+                       void (*run)(jt_State *S, PpCall *c, const uint32_t *cs, size_t n))
 {
-  jt_V prefix = argv[1], object = argv[3];
-  string_arg(S, prefix);
-  jt_V st = jt_output_stream(S, argv[0]);
-  if (!jt_isstring(prefix)) return jt_pp_begin_object(S, st, NULL, 0, false, object);
-  /* a copy: the prefix may be the very string the stream writes to */
-  size_t n = jt_str_(prefix)->len;
+  size_t n = jt_str_(str)->len;
   uint32_t *buf = malloc((n + 1) * sizeof *buf);
   if (!buf) jt_error(S, "out of memory while printing");
-  memcpy(buf, jt_str_(prefix)->chars, n * sizeof *buf);
+  memcpy(buf, jt_str_(str)->chars, n * sizeof *buf);
   uint32_t *volatile keep = buf;
   jt_Jmp j;
   jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
@@ -785,10 +790,30 @@ JT_FN(f_pp_begin)
     free(keep);
     jt_unwind_to(S, S->unwind_target, S->unwind_code);
   }
-  jt_V res = jt_pp_begin_object(S, st, buf, n, argv[2] != JT_NIL, object);
+  run(S, c, buf, n);
   jt_jmp_pop(S, &j);
   free(buf);
-  return res;
+}
+
+static void run_begin(jt_State *S, PpCall *c, const uint32_t *cs, size_t n)
+{
+  c->result = jt_pp_begin_object(S, c->stream, cs, n, c->per_line, c->object);
+}
+
+static void run_end(jt_State *S, PpCall *c, const uint32_t *cs, size_t n)
+{
+  jt_pp_end(S, c->stream, cs, n);
+}
+
+JT_FN(f_pp_begin)
+{
+  jt_V prefix = argv[1], object = argv[3];
+  string_arg(S, prefix);
+  jt_V st = jt_output_stream(S, argv[0]);
+  if (!jt_isstring(prefix)) return jt_pp_begin_object(S, st, NULL, 0, false, object);
+  PpCall c = {st, object, argv[2] != JT_NIL, JT_NIL};
+  with_chars(S, prefix, &c, run_begin);
+  return c.result;
 }
 
 /* (%pp-end stream suffix) */
@@ -798,20 +823,8 @@ JT_FN(f_pp_end)
   string_arg(S, suffix);
   if (!jt_pretty_stream_p(argv[0])) return JT_NIL;
   if (!jt_isstring(suffix)) { jt_pp_end(S, argv[0], NULL, 0); return JT_NIL; }
-  size_t n = jt_str_(suffix)->len;
-  uint32_t *buf = malloc((n + 1) * sizeof *buf);
-  if (!buf) jt_error(S, "out of memory while printing");
-  memcpy(buf, jt_str_(suffix)->chars, n * sizeof *buf);
-  uint32_t *volatile keep = buf;
-  jt_Jmp j;
-  jt_jmp_push(S, &j, JT_JMP_UNWIND, JT_NIL);
-  if (_setjmp(j.jb) != 0) {
-    free(keep);
-    jt_unwind_to(S, S->unwind_target, S->unwind_code);
-  }
-  jt_pp_end(S, argv[0], buf, n);
-  jt_jmp_pop(S, &j);
-  free(buf);
+  PpCall c = {argv[0], JT_NIL, false, JT_NIL};
+  with_chars(S, suffix, &c, run_end);
   return JT_NIL;
 }
 
