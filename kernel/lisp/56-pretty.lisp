@@ -77,26 +77,24 @@
   (error "PPRINT-EXIT-IF-LIST-EXHAUSTED is used outside PPRINT-LOGICAL-BLOCK"))
 
 ;; The list printers (for ~/pprint-fill/ and friends): COLON-P puts the
-;; list in parentheses.
-(defun pprint-fill (stream list &optional (colon-p t) at-sign-p)
-  (declare (ignore at-sign-p))
+;; list in parentheses.  Fill and linear differ only in the newline (KIND)
+;; between the elements.
+(defun %pprint-separated (stream list colon-p kind)
   (let ((stream (%pp-output-stream stream)))
     (pprint-logical-block (stream list :prefix (if colon-p "(" "") :suffix (if colon-p ")" ""))
       (pprint-exit-if-list-exhausted)
       (loop (write (pprint-pop) :stream stream)
             (pprint-exit-if-list-exhausted)
             (write-char #\Space stream)
-            (pprint-newline :fill stream)))))
+            (pprint-newline kind stream)))))
+
+(defun pprint-fill (stream list &optional (colon-p t) at-sign-p)
+  (declare (ignore at-sign-p))
+  (%pprint-separated stream list colon-p :fill))
 
 (defun pprint-linear (stream list &optional (colon-p t) at-sign-p)
   (declare (ignore at-sign-p))
-  (let ((stream (%pp-output-stream stream)))
-    (pprint-logical-block (stream list :prefix (if colon-p "(" "") :suffix (if colon-p ")" ""))
-      (pprint-exit-if-list-exhausted)
-      (loop (write (pprint-pop) :stream stream)
-            (pprint-exit-if-list-exhausted)
-            (write-char #\Space stream)
-            (pprint-newline :linear stream)))))
+  (%pprint-separated stream list colon-p :linear))
 
 (defun pprint-tabular (stream list &optional (colon-p t) at-sign-p (tabsize 16))
   (declare (ignore at-sign-p))
