@@ -153,7 +153,7 @@ void jt_defs_import(jt_State *S, int kind, jt_V name, jt_V form) {
   JT_PUSH(S, form);
   switch (kind) {
     case JITI_ENTRY_DOCUMENTATION: {  /* set as (setf documentation) sets it: no evaluation */
-      jt_V args[2], doc;
+      jt_V args[2], doc = JT_NIL;
       setf_of(S, form, "DOCUMENTATION", 2, args, &doc);
       jt_V f = jt_symobj(S, sym(S, "%SET-DOCUMENTATION"))->function;  /* the library's */
       JT_PUSH(S, f);
@@ -161,7 +161,7 @@ void jt_defs_import(jt_State *S, int kind, jt_V name, jt_V form) {
       break;
     }
     case JITI_ENTRY_PLIST: {
-      jt_V args[1], value;
+      jt_V args[1], value = JT_NIL;
       setf_of(S, form, "SYMBOL-PLIST", 1, args, &value);
       jt_plist_check(S, name);
       jt_Symbol *s = jt_symobj(S, name);

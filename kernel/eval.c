@@ -428,13 +428,19 @@ static inline jt_V call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv) {
 
 jt_V jt_call_untraced(jt_State *S, jt_V fn, int argc, jt_V *argv) { return call_untraced(S, fn, argc, argv); }
 
-/* A traced function's call is reported (trace.c). */
-static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
-  if (__builtin_expect(S->traced != JT_NIL, 0)) {
+/* A traced function's call is reported (trace.c); with frames caught, the
+** call is a frame.  One flag keeps both tests off the common path. */
+static __attribute__((noinline)) jt_V call_hooked(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  if (S->traced != JT_NIL) {
     jt_V name = jt_trace_name(S, fn);
     if (name != JT_NOVALUE) return jt_trace_call(S, name, fn, argc, argv);
   }
   return call_untraced(S, fn, argc, argv);
+}
+
+static inline jt_V call(jt_State *S, jt_V fn, int argc, jt_V *argv) {
+  if (__builtin_expect(S->call_hooked, 0)) return call_hooked(S, fn, argc, argv);
+  return call_now(S, fn, argc, argv);
 }
 
 jt_V jt_ev_callg(jt_State *S, const jt_Node *n, jt_V env) {
@@ -643,13 +649,23 @@ static void bind_list(jt_State *S, const jt_Lambda *L, jt_V list, jt_V frame, jt
   S->sp = base;
 }
 
+/* Past the depth or C stack limit: an error, unless the limit has tripped in
+** this call already and the handlers' grace (an eighth more stack, 64 more
+** calls) still holds.  Kept off the call path: grace only widens the limits,
+** so a call within them never comes here. */
+static __attribute__((noinline, cold)) void depth_check_grace(jt_State *S, size_t used) {
+  bool grace = (S->limit_tripped >> JT_LIMIT_DEPTH) & 1;
+  if (used > S->cstack_limit + (grace ? S->cstack_limit / 8 : 0) ||
+      (S->limits.depth && (uint32_t)S->depth >= S->limits.depth + (grace ? 64u : 0u)))
+    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+}
+
 jt_V jt_apply_closure(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   const jt_Lambda *L = jt_clo_(fn)->lam;
   char probe;
-  bool grace = (S->limit_tripped >> JT_LIMIT_DEPTH) & 1;
-  if ((size_t)(S->cstack_base - &probe) > S->cstack_limit + (grace ? S->cstack_limit / 8 : 0) ||
-      (S->limits.depth && (uint32_t)S->depth >= S->limits.depth + (grace ? 64u : 0u)))
-    jt_limit_exceeded(S, JT_LIMIT_DEPTH);
+  size_t used = (size_t)(S->cstack_base - &probe);
+  if (__builtin_expect(used > S->cstack_limit || (S->limits.depth && (uint32_t)S->depth >= S->limits.depth), 0))
+    depth_check_grace(S, used);
   jt_tick(S);
   S->depth++;
   jt_CallInfo ci = {S->ci, fn, argc, argv, NULL, JT_NIL, JT_NIL};

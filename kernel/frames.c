@@ -303,7 +303,10 @@ JT_NORETURN void jt_frame_unwind(jt_State *S, jt_Jmp *j, bool restart, jt_V valu
   jt_unwind_to(S, j, restart ? FRAME_RESTART : FRAME_RETURN);
 }
 
-void jiti_set_frame_catch(jiti_State *S, int on) { S->frame_catch = on != 0; }
+void jiti_set_frame_catch(jiti_State *S, int on) {
+  S->frame_catch = on != 0;
+  jt_call_hooks_note(S);
+}
 
 int jiti_pause_frames(jiti_State *S, const jiti_Frame **frames) {
   jt_PauseFrames *pf = S->pause_frames;

@@ -301,6 +301,8 @@ jiti_Frame *jt_frames_describe(jt_State *S, jt_CallInfo *const *cis, int n);
 void jt_frames_free(jiti_Frame *fr, int n);
 /* The call stack as text ("N: (FN ARGS...)" per frame), bounded (malloc'd). */
 char *jt_backtrace(jt_State *S, int max_frames, size_t max_bytes);
+/* After S->frame_catch or S->traced changes: whether calls take the slow path. */
+static inline void jt_call_hooks_note(jt_State *S) { S->call_hooked = S->frame_catch || S->traced != JT_NIL; }
 /* A call with a JT_JMP_FRAME record (S->frame_catch), and one without. */
 jt_V jt_frame_call(jt_State *S, jt_V fn, int argc, jt_V *argv);
 jt_V jt_call_now(jt_State *S, jt_V fn, int argc, jt_V *argv);

@@ -308,6 +308,7 @@ struct jt_State {
   ** frames of an outer pause lie below it); pause_frames, that pause's
   ** visible frames while its hook runs (a repair evaluated in a frame). */
   bool frame_catch;
+  bool call_hooked;         /* frame_catch, or a function traced: the slow call path */
   jt_CallInfo *pause_ci;
   struct jt_PauseFrames *pause_frames;
   uint32_t pause_serial;    /* pauses so far: a frame form names its pause */

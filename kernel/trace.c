@@ -42,7 +42,10 @@ jt_V jt_trace_call(jt_State *S, jt_V name, jt_V fn, int argc, jt_V *argv) {
   return r;
 }
 
-void jt_trace_reset(jt_State *S) { S->traced = JT_NIL; }
+void jt_trace_reset(jt_State *S) {
+  S->traced = JT_NIL;
+  jt_call_hooks_note(S);
+}
 
 /* (%call-untraced function arguments) */
 JT_FN(f_call_untraced) {
@@ -66,6 +69,7 @@ JT_FN(f_set_traced) {
   for (jt_V l = argv[0]; jt_iscons(l); l = jt_cdr(l))
     if (!jt_iscons(jt_car(l)) || !jt_isfunction(jt_car(jt_car(l)))) jt_type_error(S, jt_car(l), JT_SYM(S, CONS));
   S->traced = argv[0];
+  jt_call_hooks_note(S);
   return argv[0];
 }
 

@@ -199,7 +199,7 @@ static int check_state(txn_World *W, const St *s, char *why, size_t n) {
   for (int i = 0; i < NK; i++) p += sprintf(p, s->k[i] < 0 ? "NIL " : "%d ", s->k[i]);
   sprintf(p, "%d %d)", s->x, s->f);
   const char *got = ev(W, "(list (world-get :k0) (world-get :k1) (world-get :k2) (world-get :k3) (first *x*) (f))");
-  if (strcmp(got, want)) { snprintf(why, n, "world %s, model %s", got, want); return 0; }
+  if (strcmp(got, want)) { snprintf(why, n, "world %.400s, model %.400s", got, want); return 0; }
   return 1;
 }
 
