@@ -245,16 +245,22 @@ static int element_width(jt_State *S, jt_V etype, bool *sign)
   return (int)(jt_fixval(bits) / 8);
 }
 
-/* (%open-file-stream pathname key output etype mode) => a file stream.
-** ETYPE: NIL for characters, else (unsigned-byte 8k) or (signed-byte 8k).
-** MODE: :new (the file was made by this OPEN), :supersede, :append or
-** :overwrite; for input it is ignored.  The file must exist unless the
-** stream is an output one. */
+/* (%open-file-stream pathname key direction etype mode) => a file stream.
+** DIRECTION: :input, :output or :io.  ETYPE: NIL for characters, else
+** (unsigned-byte 8k) or (signed-byte 8k).  MODE: :new (the file was made
+** by this OPEN), :supersede, :append or :overwrite; for input it is
+** ignored.  The file must exist unless the stream is an output one.
+** An :io stream is an input stream over a copy of the file (none for
+** :new and :supersede) that writes replace and extend at its position:
+** the end for :append, else the start. */
 JT_FN(f_open_file_stream)
 {
   jt_V *base = S->sp;
   check_key(S, argv[1]);
-  bool output = argv[2] != JT_NIL, sign;
+  bool io = argv[2] == jt_intern_keyword(S, "IO");
+  bool output = io || argv[2] == jt_intern_keyword(S, "OUTPUT"), sign;
+  if (!output && argv[2] != jt_intern_keyword(S, "INPUT"))
+    jt_error(S, "%%OPEN-FILE-STREAM: the direction is :input, :output or :io");
   int width = element_width(S, argv[3], &sign);
   bool binary = width > 0;
   jt_V mode = argv[4];
@@ -273,7 +279,14 @@ JT_FN(f_open_file_stream)
   jt_vec_(file)->items[FS_MODE] = mode;
   jt_vec_(file)->items[FS_OLD] = base[0];
   jt_V st;
-  if (!output) {
+  if (io) {
+    bool keep = found && (mode == jt_intern_keyword(S, "APPEND") || mode == jt_intern_keyword(S, "OVERWRITE"));
+    jt_V text = !keep ? jt_make_string(S, 0, 0) : binary ? jt_simple_string_copy(S, base[0]) : decode_octets(S, base[0]);
+    JT_PUSH(S, text);
+    st = jt_make_string_input_stream(S, text, 0, jt_str_(text)->len);
+    jt_o(st)->flags |= JT_STREAM_OUTPUT;
+    if (mode == jt_intern_keyword(S, "APPEND")) jt_stream_(st)->pos = jt_str_(text)->len;
+  } else if (!output) {
     if (!found) jt_error(S, "%%OPEN-FILE-STREAM: no such file");
     jt_V text = binary ? base[0] : decode_octets(S, base[0]);
     JT_PUSH(S, text);
@@ -493,7 +506,7 @@ static const jt_Reg fstream_fns[] = {
   {"%FILE-REMOVE", f_file_remove, 1, 1, "(%file-remove namestring) Remove the file; true if it existed."},
   {"%FILE-KEYS", f_file_keys, 0, 0, "(%file-keys) The namestrings of the world's files."},
   {"%OPEN-FILE-STREAM", f_open_file_stream, 5, 5,
-   "(%open-file-stream pathname namestring output element-type mode) A stream over the file."},
+   "(%open-file-stream pathname namestring direction element-type mode) A stream over the file."},
   {"%FILE-STREAM-NAME", f_file_stream_name, 1, 1, "(%file-stream-name stream) A file stream's pathname, or NIL."},
   {"%FILE-STREAM-P", f_file_stream_p, 1, 1, "(%file-stream-p object) True for a file stream."},
   {"FILE-LENGTH", f_file_length, 1, 1, "(file-length stream) The length of a file stream's file, in its elements (octets for characters)."},

@@ -628,8 +628,29 @@ static jt_V string_input_position(jt_State *S, jt_V stream, jt_V to)
   return JT_T;
 }
 
+/* A file stream opened for :io (fstream.c) is a string input stream over
+** its own copy of the file that is an output stream too: a write replaces
+** the characters at the position and extends the string past its end.
+** No other string input stream is an output stream. */
+static void string_input_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+{
+  jt_Stream *st = jt_stream_(stream);
+  size_t column = next_column(st->column, cs, n);
+  jt_V buf = st->buffer;
+  size_t len = jt_str_(buf)->len, over = st->pos < len ? len - st->pos : 0;
+  if (over > n) over = n;
+  JT_TOUCH(S, buf);
+  memcpy(jt_str_(buf)->chars + st->pos, cs, over * sizeof(uint32_t));
+  if (over < n) jt_string_append(S, buf, cs + over, n - over);
+  st->pos += n;
+  if (st->end < st->pos) st->end = st->pos;
+  st->bytes = JT_NIL;   /* the reader's UTF-8 of the string is made again */
+  st->column = column;
+}
+
 static const jt_StreamOps string_input_ops = {
   .type = "STRING-STREAM", .class_id = JT_CLOS_C_STRING_STREAM,
+  .write = string_input_write,
   .read_char = string_read_char,
   .unread_char = string_unread_char,
   .reader_begin = string_reader_begin,

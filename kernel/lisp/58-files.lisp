@@ -88,12 +88,10 @@
              (:error (%file-error p "there is no file ~A" key))
              (:create (%file-put key ""))
              ((nil) (return-from open nil))))
-         (let ((s (%open-file-stream given key nil etype nil)))
+         (let ((s (%open-file-stream given key :input etype nil)))
            (when (eq direction :probe) (close s))
            s)))
       ((:output :io)
-       (when (eq direction :io)
-         (error "OPEN: a world's file streams go one way: open the file for :input, then for :output"))
        (let* ((if-exists (if if-exists-p if-exists :supersede))
               (if-does-not-exist (if if-does-not-exist-p if-does-not-exist
                                      (if (member if-exists '(:overwrite :append)) :error :create)))
@@ -109,7 +107,7 @@
                (:error (%file-error p "there is no file ~A" key))
                ((nil) (return-from open nil))
                (:create (%file-put key ""))))
-         (%open-file-stream given key t etype mode))))))
+         (%open-file-stream given key direction etype mode))))))
 
 (defmacro with-open-file ((var filespec &rest options) &body body)
   (multiple-value-bind (decls forms) (%parse-body body)
