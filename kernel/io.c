@@ -390,6 +390,7 @@ jt_V jt_stream_class(jt_State *S, jt_V v)
 
 const char *jt_stream_print_name(jt_V v)
 {
+  if (jt_o(v)->flags & JT_STREAM_FILE) return "FILE-STREAM";   /* a string stream inside */
   switch (jt_o(v)->aux) {   /* the string streams' types name no direction */
   case JT_STREAM_STRING: return "STRING-OUTPUT-STREAM";
   case JT_STREAM_STRING_INPUT: return "STRING-INPUT-STREAM";
