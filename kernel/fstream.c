@@ -11,8 +11,9 @@
 ** A file stream is a string stream flagged JT_STREAM_FILE: an input
 ** stream reads the file's contents (its octets, or for characters their
 ** UTF-8 decoded once at OPEN), an output stream collects what is written
-** and puts it in the table when it is closed (CLOSE :ABORT T leaves the
-** table as it was).  Everything io.c does with string streams (READ-CHAR,
+** and puts it in the table at FINISH-OUTPUT and when it is closed (CLOSE
+** :ABORT T leaves the table as it was before the OPEN); an :io stream is
+** an input stream over a copy of the file that writes replace and extend.  Everything io.c does with string streams (READ-CHAR,
 ** READ-LINE, READ, FILE-POSITION...) works on them unchanged.  OPEN's
 ** keywords, pathnames and LOAD are 57-pathnames.lisp's and 58-files.lisp's;
 ** this file has the table's primitives and the binary operations.
@@ -44,8 +45,10 @@
 
 /* The slots of a file stream's `file` vector.  FS_ETYPE: NIL for
 ** characters, else (unsigned-byte 8k) or (signed-byte 8k); FS_WIDTH: k, 0
-** for characters; FS_SIGNED: true for signed-byte. */
-enum { FS_PATHNAME, FS_KEY, FS_ETYPE, FS_WIDTH, FS_SIGNED, FS_OUTPUT, FS_MODE, FS_OLD, FS_NSLOTS };
+** for characters; FS_SIGNED: true for signed-byte; FS_OLD: the file's
+** octets when it was opened (NIL when the OPEN made it); FS_FINISHED: true
+** once FINISH-OUTPUT has put what was written in the table. */
+enum { FS_PATHNAME, FS_KEY, FS_ETYPE, FS_WIDTH, FS_SIGNED, FS_OUTPUT, FS_MODE, FS_OLD, FS_FINISHED, FS_NSLOTS };
 
 /* Seconds from 1900 to 1970: universal time from the clock's. */
 #define UNIX_TO_UNIVERSAL 2208988800LL
@@ -307,37 +310,50 @@ JT_FN(f_open_file_stream)
   return st;
 }
 
+/* Put what an output stream has written in the table as its file. */
+static void put_written(jt_State *S, jt_V stream)
+{
+  jt_V *base = S->sp;
+  JT_PUSH(S, stream);
+  jt_V buf = jt_stream_(stream)->buffer;
+  jt_V octets = fs_slot(stream, FS_ETYPE) != JT_NIL ? jt_simple_string_copy(S, buf) : encode_chars(S, buf);
+  JT_PUSH(S, octets);
+  jt_V old = fs_slot(base[0], FS_OLD);
+  if (fs_slot(base[0], FS_MODE) == jt_intern_keyword(S, "OVERWRITE") && jt_isstring(old) &&
+      jt_str_(old)->len > jt_str_(base[1])->len) {
+    /* what was written replaces the start; the rest stays */
+    size_t w = jt_str_(base[1])->len, n = jt_str_(old)->len;
+    jt_V all = jt_make_string(S, n, 0);
+    old = fs_slot(base[0], FS_OLD);
+    memcpy(jt_str_(all)->chars, jt_str_(base[1])->chars, w * sizeof(uint32_t));
+    memcpy(jt_str_(all)->chars + w, jt_str_(old)->chars + w, (n - w) * sizeof(uint32_t));
+    base[1] = all;
+  }
+  file_put(S, fs_slot(base[0], FS_KEY), base[1]);
+  S->sp = base;
+}
+
+void jt_file_stream_finish(jt_State *S, jt_V stream)
+{
+  if (fs_slot(stream, FS_OUTPUT) == JT_NIL) return;
+  put_written(S, stream);
+  JT_SET(S, jt_stream_(stream)->file, jt_vec_(jt_stream_(stream)->file)->items[FS_FINISHED], JT_T);
+}
+
 /* CLOSE of a file stream (io.c): an output stream puts what was written in
 ** the table, unless aborted; an aborted stream that made its file removes
-** it.  T the first time, NIL when it was closed already. */
+** it, one that FINISH-OUTPUT wrote puts back what the file held.  T the
+** first time, NIL when it was closed already. */
 jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort)
 {
   if (jt_o(stream)->flags & JT_STREAM_CLOSED) return JT_NIL;
   jt_V *base = S->sp;
   JT_PUSH(S, stream);
   if (fs_slot(stream, FS_OUTPUT) != JT_NIL) {
-    jt_V key = fs_slot(stream, FS_KEY);
-    JT_PUSH(S, key);
     bool made = fs_slot(stream, FS_MODE) == jt_intern_keyword(S, "NEW");
-    if (abort) {
-      if (made) jt_ckpt_map_rem(S, jt_world_files(S), base[1]);
-    } else {
-      jt_V buf = jt_stream_(base[0])->buffer;
-      jt_V octets = fs_slot(base[0], FS_ETYPE) != JT_NIL ? jt_simple_string_copy(S, buf) : encode_chars(S, buf);
-      JT_PUSH(S, octets);
-      jt_V old = fs_slot(base[0], FS_OLD);
-      if (fs_slot(base[0], FS_MODE) == jt_intern_keyword(S, "OVERWRITE") && jt_isstring(old) &&
-          jt_str_(old)->len > jt_str_(base[2])->len) {
-        /* what was written replaces the start; the rest stays */
-        size_t w = jt_str_(base[2])->len, n = jt_str_(old)->len;
-        jt_V all = jt_make_string(S, n, 0);
-        old = fs_slot(base[0], FS_OLD);
-        memcpy(jt_str_(all)->chars, jt_str_(base[2])->chars, w * sizeof(uint32_t));
-        memcpy(jt_str_(all)->chars + w, jt_str_(old)->chars + w, (n - w) * sizeof(uint32_t));
-        base[2] = all;
-      }
-      file_put(S, base[1], base[2]);
-    }
+    if (!abort) put_written(S, stream);
+    else if (made) jt_ckpt_map_rem(S, jt_world_files(S), fs_slot(stream, FS_KEY));
+    else if (fs_slot(stream, FS_FINISHED) != JT_NIL) file_put(S, fs_slot(stream, FS_KEY), fs_slot(stream, FS_OLD));
   }
   jt_o(base[0])->flags |= JT_STREAM_CLOSED;
   S->sp = base;

@@ -791,6 +791,10 @@ JT_FN(f_fresh_line)
 void jt_stream_flush(jt_State *S, jt_V stream, int how)
 {
   jt_V st = resolve(S, stream, false);
+  if ((jt_o(st)->flags & JT_STREAM_FILE) && how != JT_FLUSH_CLEAR) {
+    jt_file_stream_finish(S, st);
+    return;
+  }
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   if (ops->flush) ops->flush(S, st, how);
 }

@@ -510,6 +510,9 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 /* fstream.c: CLOSE of a file stream (T, or NIL when closed already) and
 ** its element type. */
 jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort);
+/* FINISH-OUTPUT and FORCE-OUTPUT of an output file stream: the file holds
+** what was written so far (CLOSE :ABORT T puts back what it held). */
+void jt_file_stream_finish(jt_State *S, jt_V stream);
 jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
 /* True for a binary file stream, of integers.  jt_file_read_element
 ** returns its next element (JT_EOF at the end); jt_file_write_element

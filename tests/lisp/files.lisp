@@ -142,6 +142,28 @@
                    (with-open-file (s (f "io.dat") :element-type '(unsigned-byte 16)) (read-byte s)))
                  1)
 (delete-file (f "io.dat"))
+;; finish-output puts what was written so far in the file; an abort after it
+;; leaves the file as it was before the open
+(is-equal (with-open-file (s (f "fin.dat") :direction :output :if-exists :supersede)
+            (write-string "first" s)
+            (finish-output s)
+            (prog1 (with-open-file (i (f "fin.dat")) (read-line i))
+              (write-string " second" s)))
+          "first")
+(is-equal (with-open-file (i (f "fin.dat")) (read-line i)) "first second")
+;; (SBCL removes a superseded file when the stream is aborted)
+#+jiti (let ((s (open (f "fin.dat") :direction :output :if-exists :supersede)))
+         (write-string "dropped" s)
+         (force-output s)
+         (close s :abort t))
+#+jiti (is-equal (with-open-file (i (f "fin.dat")) (read-line i)) "first second")
+(is-equal (with-open-file (s (f "fin.dat") :direction :io :if-exists :supersede)
+            (format s "some stuff~%")
+            (finish-output s)
+            (with-open-file (i s)
+              (list (read-char i) (not (null (file-position s :start))) (read-line i) (read-line s))))
+          '(#\s t "ome stuff" "some stuff"))
+(delete-file (f "fin.dat"))
 
 ;;; the file functions
 (is-equal (mapcar #'file-namestring (directory (f "*.txt")))
