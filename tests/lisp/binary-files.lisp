@@ -159,6 +159,16 @@
 (signals type-error (with-open-file (s (f "l.bin") :element-type '(unsigned-byte 32))
                       (file-length (make-concatenated-stream s))))
 (signals type-error (file-length 'not-a-stream))
+#+jiti (defvar *ring* nil)
+#+jiti (signals error (let ((s (make-synonym-stream '*ring*))) (setf *ring* s) (file-length s)))
+
+;;; file-string-length of a character file stream: the octets (UTF-8) the
+;;; characters take, as file-length counts them
+(is-equal (with-open-file (s (f "s.txt") :direction :output :if-exists :supersede)
+            (list (file-string-length s #\a) (file-string-length s (code-char 233))
+                  (file-string-length s "naïve ∑")
+                  (progn (write-string "naïve ∑" s) (finish-output s) (file-length s))))
+          '(1 2 10 10))
 
 ;;; open :direction :probe of a file that does not exist: NIL
 (is (null (open (f "missing.bin") :direction :probe)))
