@@ -13,13 +13,15 @@
 ** UTF-8 decoded once at OPEN), an output stream collects what is written
 ** and puts it in the table at FINISH-OUTPUT and when it is closed (CLOSE
 ** :ABORT T leaves the table as it was before the OPEN); an :io stream is
-** an input stream over a copy of the file that writes replace and extend.  Everything io.c does with string streams (READ-CHAR,
-** READ-LINE, READ, FILE-POSITION...) works on them unchanged.  OPEN's
+** an input stream over a copy of the file that writes replace and extend.
+** Everything io.c does with string streams (READ-CHAR, READ-LINE, READ,
+** FILE-POSITION...) works on them unchanged.  OPEN's
 ** keywords, pathnames and LOAD are 57-pathnames.lisp's and 58-files.lisp's;
 ** this file has the table's primitives and the binary operations.
 **
 ** A binary file's element is (unsigned-byte 8k) or (signed-byte 8k): OPEN
-** rounds the element type it is given up to whole octets, as SBCL does.
+** rounds the element type it is given up to whole octets (SBCL to 8, 16,
+** 32 or 64 bits, then to octets: the same layout on those sizes).
 ** An element takes k octets, least significant first, a signed one in
 ** two's complement, so a file written as (unsigned-byte 16) reads as
 ** (unsigned-byte 8) two octets an element.  FILE-LENGTH and FILE-POSITION

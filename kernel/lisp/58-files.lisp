@@ -51,8 +51,9 @@
 
 ;; The element type OPEN makes a file stream of: NIL for characters, else
 ;; the integer type rounded up to whole octets, (unsigned-byte 8k) when it
-;; has no negative integers, (signed-byte 8k) otherwise (as SBCL rounds,
-;; to octets).  fstream.c holds elements of at most 1024 bits.
+;; has no negative integers, (signed-byte 8k) otherwise.  (SBCL rounds to
+;; 8, 16, 32 or 64 bits, then to octets: the two agree on those sizes and
+;; past 64 bits.)  fstream.c holds elements of at most 1024 bits.
 (defun %file-element-type (element-type)
   (flet ((octets (kind bits) (list kind (* 8 (ceiling bits 8)))))
     (cond ((member element-type '(character base-char standard-char :default)) nil)
