@@ -22,9 +22,10 @@
   (with-open-file (s (f name) :element-type etype)
     (loop for e = (read-byte s nil :eof) until (eq e :eof) collect e)))
 
-;;; widths from 1 to 200 bits (each up to 66, then around whole octets),
-;;; unsigned and signed: the extremes and a small value come back
-(defvar *widths* (append (loop for n from 1 to 66 collect n) '(71 72 73 100 127 128 129 199 200)))
+;;; widths from 1 to 200 bits (each up to 17, then those around whole
+;;; octets), unsigned and signed: the extremes and a small value come back
+(defvar *widths* (append (loop for n from 1 to 17 collect n)
+                         '(23 24 25 31 32 33 40 56 57 63 64 65 72 100 127 128 129 199 200)))
 (defun extremes (kind n)
   (if (eq kind 'unsigned-byte)
       (list 0 (1- (ash 1 n)) 1 (ash 1 (1- n)))
