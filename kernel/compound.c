@@ -105,9 +105,13 @@ static void echo_unread_char(jt_State *S, jt_V st, uint32_t c) {
   jt_o(st)->flags |= JT_STREAM_UNREAD;
 }
 
-static int32_t echo_read_byte(jt_State *S, jt_V st) {
-  int32_t b = jt_stream_read_byte(S, jt_stream_(st)->in);
-  if (b >= 0) jt_stream_write_byte(S, jt_stream_(st)->out, jt_mkfix(b));
+static jt_V echo_read_byte(jt_State *S, jt_V st) {
+  jt_V b = jt_stream_read_byte(S, jt_stream_(st)->in);
+  if (b != JT_EOF) {
+    JT_PUSH(S, b);   /* a bignum element: the write may allocate */
+    jt_stream_write_byte(S, jt_stream_(st)->out, b);
+    JT_POP(S, 1);
+  }
   return b;
 }
 
@@ -176,13 +180,13 @@ static void concat_unread_char(jt_State *S, jt_V st, uint32_t c) {
   jt_stream_unread_char(S, jt_car(jt_stream_(st)->in), c);
 }
 
-static int32_t concat_read_byte(jt_State *S, jt_V st) {
+static jt_V concat_read_byte(jt_State *S, jt_V st) {
   while (jt_iscons(jt_stream_(st)->in)) {
-    int32_t b = jt_stream_read_byte(S, jt_car(jt_stream_(st)->in));
-    if (b >= 0) return b;
+    jt_V b = jt_stream_read_byte(S, jt_car(jt_stream_(st)->in));
+    if (b != JT_EOF) return b;
     concat_pop(S, st);
   }
-  return -1;
+  return JT_EOF;
 }
 
 /* The reader reads one string: the streams at their end are dropped, and
@@ -311,6 +315,22 @@ jt_V jt_make_synonym_stream(jt_State *S, jt_V symbol) {
   jt_stream_(st)->in = symbol; /* st is fresh: no barrier needed */
   JT_POP(S, 1);
   return st;
+}
+
+/* Synonym and broadcast streams followed before FILE-LENGTH gives up on a
+** ring of them. */
+#define FILE_TARGET_HOPS 64
+
+jt_V jt_stream_file_target(jt_State *S, jt_V stream) {
+  jt_V st = stream;
+  for (int hops = 0;; hops++) {
+    if (!jt_is(st, JT_TSTREAM)) jt_type_error(S, st, JT_SYM(S, STREAM));
+    int kind = (int)jt_o(st)->aux;
+    if (kind != JT_STREAM_SYNONYM && kind != JT_STREAM_BROADCAST) return st;
+    if (hops == FILE_TARGET_HOPS) jt_error(S, "FILE-LENGTH: the stream stands for itself: its synonym streams form a ring");
+    st = kind == JT_STREAM_SYNONYM ? synonym_forward(S, st, true) : last_of(jt_stream_(st)->out);
+    if (st == JT_NIL) return JT_NIL;
+  }
 }
 
 /* ------------------------------------------------------------ built-ins */

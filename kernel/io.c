@@ -269,13 +269,13 @@ static JT_NORETURN void not_binary(jt_State *S, jt_V stream, bool input)
                                                       : "%BINARY-OUTPUT-STREAM-P")));
 }
 
-/* The next byte of a binary input stream, or -1 at its end. */
-/* A binary file stream (fstream.c) is a string stream whose characters
-** are its octets: its bytes are read and written as characters. */
-int32_t jt_stream_read_byte(jt_State *S, jt_V stream)
+/* The next byte of a binary input stream, or JT_EOF at its end.  A binary
+** file stream (fstream.c) is a string stream whose characters are its
+** octets: fstream.c reads and writes its elements. */
+jt_V jt_stream_read_byte(jt_State *S, jt_V stream)
 {
   jt_V st = resolve(S, stream, true);
-  if (jt_file_stream_binary_p(st)) return jt_stream_read_char(S, st, true);
+  if (jt_file_stream_binary_p(st)) return jt_file_read_element(S, st);
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   if (!ops->read_byte) not_binary(S, stream, true);
   return ops->read_byte(S, st);
@@ -285,7 +285,7 @@ void jt_stream_write_byte(jt_State *S, jt_V stream, jt_V b)
 {
   jt_V st = resolve(S, stream, false);
   if (jt_file_stream_binary_p(st)) {
-    jt_stream_putc(S, st, jt_file_octet(S, b));
+    jt_file_write_element(S, st, b);
     return;
   }
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
@@ -390,6 +390,7 @@ jt_V jt_stream_class(jt_State *S, jt_V v)
 
 const char *jt_stream_print_name(jt_V v)
 {
+  if (jt_o(v)->flags & JT_STREAM_FILE) return "FILE-STREAM";   /* a string stream inside */
   switch (jt_o(v)->aux) {   /* the string streams' types name no direction */
   case JT_STREAM_STRING: return "STRING-OUTPUT-STREAM";
   case JT_STREAM_STRING_INPUT: return "STRING-INPUT-STREAM";
@@ -628,8 +629,29 @@ static jt_V string_input_position(jt_State *S, jt_V stream, jt_V to)
   return JT_T;
 }
 
+/* A file stream opened for :io (fstream.c) is a string input stream over
+** its own copy of the file that is an output stream too: a write replaces
+** the characters at the position and extends the string past its end.
+** No other string input stream is an output stream. */
+static void string_input_write(jt_State *S, jt_V stream, const uint32_t *cs, size_t n)
+{
+  jt_Stream *st = jt_stream_(stream);
+  size_t column = next_column(st->column, cs, n);
+  jt_V buf = st->buffer;
+  size_t len = jt_str_(buf)->len, over = st->pos < len ? len - st->pos : 0;
+  if (over > n) over = n;
+  JT_TOUCH(S, buf);
+  memcpy(jt_str_(buf)->chars + st->pos, cs, over * sizeof(uint32_t));
+  if (over < n) jt_string_append(S, buf, cs + over, n - over);
+  st->pos += n;
+  if (st->end < st->pos) st->end = st->pos;
+  st->bytes = JT_NIL;   /* the reader's UTF-8 of the string is made again */
+  st->column = column;
+}
+
 static const jt_StreamOps string_input_ops = {
   .type = "STRING-STREAM", .class_id = JT_CLOS_C_STRING_STREAM,
+  .write = string_input_write,
   .read_char = string_read_char,
   .unread_char = string_unread_char,
   .reader_begin = string_reader_begin,
@@ -769,6 +791,10 @@ JT_FN(f_fresh_line)
 void jt_stream_flush(jt_State *S, jt_V stream, int how)
 {
   jt_V st = resolve(S, stream, false);
+  if ((jt_o(st)->flags & JT_STREAM_FILE) && how != JT_FLUSH_CLEAR) {
+    jt_file_stream_finish(S, st);
+    return;
+  }
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   if (ops->flush) ops->flush(S, st, how);
 }
@@ -943,18 +969,24 @@ JT_FN(f_read_sequence)
   size_t len = stream_seq_length(S, seq);
   size_t start, end, i;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
-  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream reads integers */
-  if (octets && jt_isstring(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
-  bool chars = !octets && (jt_stringp(seq) || character_stream_p(S, st));
+  bool binary = jt_file_stream_binary_p(st);   /* a binary file stream reads integers */
+  if (binary && jt_isstring(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
+  bool chars = !binary && (jt_stringp(seq) || character_stream_p(S, st));
   jt_V l = seq;
   if (jt_islist(seq)) for (i = 0; i < start; i++) l = jt_cdr(l);
   for (i = start; i < end; i++) {
-    int32_t c = chars ? jt_stream_read_char(S, st, true) : jt_stream_read_byte(S, st);
-    if (c < 0) break;
-    jt_V x = chars ? jt_mkchar((uint32_t)c) : jt_mkfix(c);
+    jt_V x;
+    if (chars) {
+      int32_t c = jt_stream_read_char(S, st, true);
+      if (c < 0) break;
+      x = jt_mkchar((uint32_t)c);
+    } else {
+      x = jt_stream_read_byte(S, st);
+      if (x == JT_EOF) break;
+    }
     if (jt_isstring(seq)) {
       JT_TOUCH(S, seq);
-      jt_str_(seq)->chars[i] = (uint32_t)c;
+      jt_str_(seq)->chars[i] = jt_charcode(x);
     } else if (jt_isvector(seq) && !(jt_o(seq)->flags & JT_ARR_BIT)) {
       JT_SET(S, seq, jt_vec_(seq)->items[i], x);
     } else if (jt_vectorp(seq)) {
@@ -979,19 +1011,19 @@ JT_FN(f_write_sequence)
   size_t len = stream_seq_length(S, seq);
   size_t start, end;
   check_bounds(S, kv[0], kv[1], len, &start, &end);
-  bool octets = jt_file_stream_binary_p(st);   /* an octet file stream writes integers */
-  if (jt_stringp(seq) && !octets) {
+  bool binary = jt_file_stream_binary_p(st);   /* a binary file stream writes integers */
+  if (jt_stringp(seq) && !binary) {
     write_chars(S, st, seq, start, end);
     return seq;
   }
-  if (octets && !jt_isvector(seq) && !jt_islist(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
+  if (binary && !jt_isvector(seq) && !jt_islist(seq)) jt_type_error(S, seq, JT_SYM(S, VECTOR));
   jt_V l = seq;
   for (size_t i = 0; i < end; i++) {
     jt_V x;
     if (jt_vectorp(seq)) x = jt_array_ref(S, seq, i);
     else { x = jt_car(l); l = jt_cdr(l); }
     if (i < start) continue;
-    if (octets) jt_stream_putc(S, st, jt_file_octet(S, x));
+    if (binary) jt_file_write_element(S, st, x);
     else if (jt_ischar(x)) jt_stream_putc(S, st, jt_charcode(x));
     else jt_stream_write_byte(S, st, x);
   }
@@ -1002,8 +1034,8 @@ JT_FN(f_write_sequence)
 JT_FN(f_read_byte)
 {
   jt_V st = check_stream(S, argv[0]);
-  int32_t b = jt_stream_read_byte(S, st);
-  return b < 0 ? at_eof(S, argc, argv, 1, st) : jt_mkfix(b);
+  jt_V b = jt_stream_read_byte(S, st);
+  return b == JT_EOF ? at_eof(S, argc, argv, 1, st) : b;
 }
 
 /* (write-byte byte stream) => byte */
@@ -1056,6 +1088,7 @@ JT_FN(f_stream_element_type) { return jt_stream_element_type(S, argv[0]); }
 jt_V jt_stream_position(jt_State *S, jt_V stream, jt_V to)
 {
   jt_V st = follow(S, stream, !jt_stream_direction_p(S, stream, false));
+  if (jt_o(st)->flags & JT_STREAM_FILE) return jt_file_stream_position(S, st, to);
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   return ops->position ? ops->position(S, st, to) : JT_NIL;
 }
@@ -1063,14 +1096,7 @@ jt_V jt_stream_position(jt_State *S, jt_V stream, jt_V to)
 jt_V jt_stream_string_length(jt_State *S, jt_V stream, jt_V object)
 {
   jt_V st = resolve(S, stream, false);
-  if (jt_o(st)->flags & JT_STREAM_FILE) {
-    /* a character file is UTF-8: the octets the characters take */
-    char tmp[4];
-    if (jt_ischar(object)) return jt_mkfix((intptr_t)jt_utf8_encode(jt_charcode(object), tmp));
-    size_t n = 0, len = jt_vector_length(object);
-    for (size_t i = 0; i < len; i++) n += jt_utf8_encode(jt_charcode(jt_array_ref(S, object, i)), tmp);
-    return jt_mkfix((intptr_t)n);
-  }
+  if (jt_o(st)->flags & JT_STREAM_FILE) return jt_file_string_length(S, object);
   const jt_StreamOps *ops = kinds[jt_o(st)->aux];
   return ops->string_length ? ops->string_length(S, st, object) : JT_NIL;
 }

@@ -510,11 +510,21 @@ void jt_stream_fresh_line(jt_State *S, jt_V stream);
 /* fstream.c: CLOSE of a file stream (T, or NIL when closed already) and
 ** its element type. */
 jt_V jt_file_stream_close(jt_State *S, jt_V stream, bool abort);
+/* FINISH-OUTPUT and FORCE-OUTPUT of an output file stream: the file holds
+** what was written so far (CLOSE :ABORT T puts back what it held). */
+void jt_file_stream_finish(jt_State *S, jt_V stream);
 jt_V jt_file_stream_element_type(jt_State *S, jt_V stream);
-/* True for a file stream of octets, (unsigned-byte 8); jt_file_octet checks
-** that x is an octet and returns it. */
+/* True for a binary file stream, of integers.  jt_file_read_element
+** returns its next element (JT_EOF at the end); jt_file_write_element
+** writes x as one, a type-error when x is not of its element type. */
 bool jt_file_stream_binary_p(jt_V stream);
-uint32_t jt_file_octet(jt_State *S, jt_V x);
+jt_V jt_file_read_element(jt_State *S, jt_V stream);
+void jt_file_write_element(jt_State *S, jt_V stream, jt_V x);
+/* FILE-POSITION of a file stream (a binary one counts elements), and
+** FILE-STRING-LENGTH of a character one: the octets OBJECT (a character or
+** a string) takes in the file. */
+jt_V jt_file_stream_position(jt_State *S, jt_V stream, jt_V to);
+jt_V jt_file_string_length(jt_State *S, jt_V object);
 /* The column an output stream writes at next (a compound stream's: its
 ** output's). */
 size_t jt_stream_column(jt_State *S, jt_V stream);

@@ -36,8 +36,9 @@ typedef struct jt_StreamOps {
   int32_t (*read_char)(jt_State *S, jt_V st, bool consume);
   /* input: put back c, the last character read (signals if it was not) */
   void (*unread_char)(jt_State *S, jt_V st, uint32_t c);
-  /* input: the next byte, or -1 at the end.  NULL: not a binary stream */
-  int32_t (*read_byte)(jt_State *S, jt_V st);
+  /* input: the next byte (an integer), or JT_EOF at the end.  NULL: not a
+  ** binary stream */
+  jt_V (*read_byte)(jt_State *S, jt_V st);
   /* input: set the reader up on what is left (as UTF-8), and move past
   ** what it consumed (jt_lib.h's jt_stream_reader_begin) */
   void (*reader_begin)(jt_State *S, jt_V st, struct jt_Reader *R);
@@ -73,11 +74,15 @@ void jt_open_compound(jt_State *S); /* their built-ins */
 /* compound.c: the streams of *terminal-io* and *query-io*. */
 jt_V jt_make_two_way_stream(jt_State *S, jt_V in, jt_V out);
 jt_V jt_make_synonym_stream(jt_State *S, jt_V symbol);
+/* compound.c: the stream FILE-LENGTH measures for `stream`: a synonym
+** stream's stream, a broadcast stream's last one (JT_NIL when it has none),
+** else `stream` itself. */
+jt_V jt_stream_file_target(jt_State *S, jt_V stream);
 
 /* io.c: the protocol on any stream (designators resolved by the caller),
 ** for the kinds whose operations use their parts' (these check the parts
 ** as the built-ins check their argument). */
-int32_t jt_stream_read_byte(jt_State *S, jt_V stream); /* -1 at the end */
+jt_V jt_stream_read_byte(jt_State *S, jt_V stream); /* JT_EOF at the end */
 void jt_stream_write_byte(jt_State *S, jt_V stream, jt_V b);
 void jt_stream_flush(jt_State *S, jt_V stream, int how);
 jt_V jt_stream_element_type(jt_State *S, jt_V stream);

@@ -686,6 +686,20 @@ bool jt_typep(jt_State *S, jt_V v, jt_V type) {
       mpz_clear(z);
       return ok;
     }
+    if (sym_is(head, "SIGNED-BYTE")) {
+      if (!jt_isinteger(v)) return false;
+      if (!jt_iscons(jt_cdr(type)) || !jt_isfix(jt_car(jt_cdr(type)))) return true;
+      intptr_t bits = jt_fixval(jt_car(jt_cdr(type)));
+      if (jt_isfix(v)) return bits >= 63 || (jt_fixval(v) >= -((intptr_t)1 << (bits - 1)) &&
+                                             jt_fixval(v) < ((intptr_t)1 << (bits - 1)));
+      /* v in [-2^(bits-1), 2^(bits-1)) when v, or -v-1 for a negative v,
+      ** has fewer than bits significant bits */
+      mpz_t z; mpz_init(z); jt_to_mpz(v, z);
+      if (mpz_sgn(z) < 0) mpz_com(z, z);
+      bool ok = mpz_sgn(z) == 0 || mpz_sizeinbase(z, 2) < (size_t)bits;
+      mpz_clear(z);
+      return ok;
+    }
     if (head == JT_SYM(S, CONS)) {
       if (!jt_iscons(v)) return false;
       jt_V a = jt_cdr(type);

@@ -33,12 +33,15 @@ t show-file 0 'added file "/reports/day.txt".*total 42' -- bash -c "'$JITI' show
 t show-binary 0 'file "/data/b.bin", 3 octets.*binary' -- bash -c "'$JITI' show --store '$S' 3 | tr '\n' ' '"
 t append 0 '^T$' -- e '(with-open-file (s "/reports/day.txt" :direction :output :if-exists :append) (write-line "more" s) t)'
 t diff-file 0 '\+more' -- "$JITI" diff --store "$S" HEAD~1 HEAD
+# a file of integers wider than octets: two octets an element, signed
+t elements 0 '^2$' -- e '(with-open-file (s "/data/w.bin" :direction :output :element-type (quote (signed-byte 12))) (write-byte -2 s) (write-byte 2047 s) (file-position s))'
 # a restart: the worker imports the files and the pathname from CURRENT
 "$JITI" stop --store "$S" >/dev/null
-t recover-counts 0 "files 2" -- "$JITI" recover-session --store "$S"
+t recover-counts 0 "files 3" -- "$JITI" recover-session --store "$S"
 start_kernel "$S"; ok restart $?
 t after-restart 0 '^\("total 42" "more" \(7 255 0\) #P"/reports/day.txt"\)$' -- e '(list (with-open-file (s "/reports/day.txt") (read-line s)) (with-open-file (s "/reports/day.txt") (read-line s) (read-line s)) (with-open-file (s "/data/b.bin" :element-type (quote (unsigned-byte 8))) (list (read-byte s) (read-byte s) (read-byte s))) (world-get :report))'
-t directory 0 '^\(#P"/data/b.bin" #P"/reports/day.txt"\)$' -- e '(directory "/**/*.*")'
+t elements-after-restart 0 '^\(\(\(SIGNED-BYTE 16\) 2 \(-2 2047\)\) \(254 255 255 7\)\)$' -- e '(list (with-open-file (s "/data/w.bin" :element-type (quote (signed-byte 12))) (list (stream-element-type s) (file-length s) (list (read-byte s) (read-byte s)))) (with-open-file (s "/data/w.bin" :element-type (quote (unsigned-byte 8))) (loop for b = (read-byte s nil) while b collect b)))'
+t directory 0 '^\(#P"/data/b.bin" #P"/data/w.bin" #P"/reports/day.txt"\)$' -- e '(directory "/**/*.*")'
 t delete 0 '^T$' -- e '(delete-file "/data/b.bin")'
 t diff-removed 0 'removed file "/data/b.bin"' -- "$JITI" diff --store "$S" HEAD~1 HEAD
 # a file larger than a world keeps: the error names the limit and the fix

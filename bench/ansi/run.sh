@@ -177,14 +177,22 @@ test_files() {
 }
 
 # run_one GENFILE LOG SECONDS: the run stops after SECONDS in all, or
-# after $stall seconds without a line of output (a test that hangs).
+# after $stall seconds without a line of output (a test that hangs).  The
+# tests open the suite's data files (sandbox/*.txt) by relative names, as
+# the suite's harness runs them from its sandbox: jiti gets a copy of them
+# as its world's files (jiti run --files), SBCL runs in a fresh copy of the
+# directory; what the tests write stays in the copy.
 run_one() {
-  local gen_file=$1 log=$2 limit=$3 pid size last=-1 idle=0
+  local gen_file=$1 log=$2 limit=$3 pid size last=-1 idle=0 box=$work/sandbox
+  rm -rf "$box"
+  mkdir -p "$box"
+  [ -d "$suite/sandbox" ] && (cd "$suite/sandbox" && tar -cf - .) | tar -xf - -C "$box"
   case "$lisp" in
-    jiti) timeout -k 5 "$limit" stdbuf -oL "$jiti" run --depth 20000 "$HERE/driver.lisp" "$gen_file" ;;
-    sbcl) timeout -k 5 "$limit" sbcl --noinform --non-interactive \
-            --eval '(setf *read-default-float-format* (quote single-float))' \
-            --load "$HERE/driver.lisp" --load "$gen_file" ;;
+    jiti) timeout -k 5 "$limit" stdbuf -oL "$jiti" run --depth 20000 --files "$box" \
+            "$HERE/driver.lisp" "$gen_file" ;;
+    sbcl) (cd "$box" && timeout -k 5 "$limit" sbcl --noinform --non-interactive \
+             --eval '(setf *read-default-float-format* (quote single-float))' \
+             --load "$HERE/driver.lisp" --load "$gen_file") ;;
   esac >"$log" 2>&1 </dev/null &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do

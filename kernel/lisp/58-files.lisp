@@ -49,13 +49,26 @@
 
 (defun %file-key (pathname) (namestring pathname))
 
-(defun %binary-type-p (element-type)
-  (cond ((member element-type '(character base-char standard-char :default string-char)) nil)
-        ((subtypep element-type 'character) nil)
-        ((subtypep element-type '(unsigned-byte 8)) t)
-        ((subtypep element-type 'integer)
-         (error "OPEN: the element type ~S: a world's binary files hold octets, (unsigned-byte 8)" element-type))
-        (t (error "OPEN: the element type ~S is not a character or octet type" element-type))))
+;; The element type OPEN makes a file stream of: NIL for characters, else
+;; the integer type rounded up to whole octets, (unsigned-byte 8k) when it
+;; has no negative integers, (signed-byte 8k) otherwise.  (SBCL rounds to
+;; 8, 16, 32 or 64 bits, then to octets: the two agree on those sizes and
+;; past 64 bits.)  fstream.c holds elements of at most 1024 bits.
+(defun %file-element-type (element-type)
+  (flet ((octets (kind bits) (list kind (* 8 (ceiling bits 8)))))
+    (cond ((member element-type '(character base-char standard-char :default)) nil)
+          ((member element-type '(unsigned-byte signed-byte)) (list element-type 8))
+          ((and (consp element-type) (member (car element-type) '(unsigned-byte signed-byte))
+                (typep (cdr element-type) '(cons (integer 1) null)))
+           (octets (car element-type) (cadr element-type)))
+          ((subtypep element-type 'character) nil)
+          ((subtypep element-type 'integer)
+           (let ((kind (if (subtypep element-type 'unsigned-byte) 'unsigned-byte 'signed-byte)))
+             (or (loop for bits from 8 to 1024 by 8
+                       when (subtypep element-type (list kind bits)) return (list kind bits))
+                 (error "OPEN: the element type ~S is not a finite integer type of at most 1024 bits: ~
+                         give one such as (unsigned-byte 32)" element-type))))
+          (t (error "OPEN: the element type ~S is neither a character type nor an integer type" element-type)))))
 
 (defun open (filespec &key (direction :input) (element-type 'character)
                            (if-exists nil if-exists-p) (if-does-not-exist nil if-does-not-exist-p)
@@ -64,22 +77,22 @@
   (let* ((p (%file-pathname filespec))
          (given (if (streamp filespec) p (merge-pathnames (pathname filespec))))
          (key (%file-key p))
-         (binary (%binary-type-p element-type))
+         (etype (%file-element-type element-type))
          (exists (%file-get key)))
     (ecase direction
       ((:input :probe)
-       (let ((if-does-not-exist (if if-does-not-exist-p if-does-not-exist :error)))
+       (let ((if-does-not-exist (cond (if-does-not-exist-p if-does-not-exist)
+                                      ((eq direction :probe) nil)
+                                      (t :error))))
          (unless exists
            (ecase if-does-not-exist
              (:error (%file-error p "there is no file ~A" key))
              (:create (%file-put key ""))
              ((nil) (return-from open nil))))
-         (let ((s (%open-file-stream given key nil binary nil)))
+         (let ((s (%open-file-stream given key :input etype nil)))
            (when (eq direction :probe) (close s))
            s)))
       ((:output :io)
-       (when (eq direction :io)
-         (error "OPEN: a world's file streams go one way: open the file for :input, then for :output"))
        (let* ((if-exists (if if-exists-p if-exists :supersede))
               (if-does-not-exist (if if-does-not-exist-p if-does-not-exist
                                      (if (member if-exists '(:overwrite :append)) :error :create)))
@@ -95,7 +108,7 @@
                (:error (%file-error p "there is no file ~A" key))
                ((nil) (return-from open nil))
                (:create (%file-put key ""))))
-         (%open-file-stream given key t binary mode))))))
+         (%open-file-stream given key direction etype mode))))))
 
 (defmacro with-open-file ((var filespec &rest options) &body body)
   (multiple-value-bind (decls forms) (%parse-body body)

@@ -93,4 +93,13 @@
 (is (not (typep (complex 1 2) '(complex float))))
 (is (null (upgraded-complex-part-type nil)))
 (is (subtypep (upgraded-complex-part-type 'integer) (upgraded-complex-part-type 'real)))
+;; (signed-byte n) holds -2^(n-1) .. 2^(n-1)-1, fixnums and bignums alike
+(is-equal (mapcar (lambda (x) (typep x '(signed-byte 8))) '(-129 -128 127 128 0 nil))
+          '(nil t t nil t nil))
+(is-equal (mapcar (lambda (x) (typep x '(signed-byte 1))) '(-2 -1 0 1)) '(nil t t nil))
+(is-equal (mapcar (lambda (x) (typep x '(signed-byte 100)))
+                  (list (- (expt 2 99)) (- -1 (expt 2 99)) (1- (expt 2 99)) (expt 2 99)))
+          '(t nil t nil))
+(is (typep (expt 10 30) 'signed-byte))
+(is (typep (expt 10 30) '(signed-byte *)))
 (done)
