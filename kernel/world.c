@@ -134,6 +134,15 @@ void jiti_commit_outermost(jiti_State *S) { jt_ckpt_commit_outermost(S); }
 
 /* ----------------------------------------------------------------- entries */
 
+/* A special variable's global value: the value under its outermost
+** dynamic binding when it is bound (jiti_package_bind, or a LET in the
+** code). */
+static jt_V global_value(jt_State *S, jt_V sym) {
+  for (size_t i = 0; i < S->nbind; i++)
+    if (S->bindings[i].sym == sym) return S->bindings[i].old;
+  return jt_symobj(S, sym)->value;
+}
+
 static jt_V entry_key(jt_State *S, int kind, jt_V name) {
   return jt_cons(S, jt_mkfix(kind), name);
 }
@@ -422,8 +431,9 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
   switch (kind) {
     case JITI_ENTRY_VARIABLE: {
       jt_V v = jt_symobj(S, name)->value;
-      /* the world's current package is stored by name */
+      /* the world's current package is stored by name, its readtable as it is */
       if (name == JT_SYM(S, PACKAGE_VAR)) v = jt_is(src, JT_TPACKAGE) ? jt_pkg_(src)->name : JT_NIL;
+      else if (name == JT_SYM(S, READTABLE_VAR)) v = global_value(S, name);
       jt_buf_putc(out, src == JT_T ? 'K' : 'V');   /* constant or variable */
       return jt_encode(S, v, out, why);
     }
@@ -677,6 +687,7 @@ static bool first_time(jt_State *S, jt_V seen, jt_V key) {
 }
 
 static void note_current_package(jt_State *S);
+static void note_current_readtable(jt_State *S);
 
 static jiti_Status export_body(jt_State *S, void *ud) {
   ExportArgs *a = ud;
@@ -684,6 +695,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
   Item *items = NULL;
   size_t n = 0, cap = 0;
   note_current_package(S);
+  note_current_readtable(S);
   /* Keys stay reachable from the registry, the data table, the logs or
   ** `seen` (on the value stack until the end), which are all GC roots. */
   jt_V *base = S->sp;
@@ -817,14 +829,7 @@ static jt_V recorded_package(jt_State *S) {
   return found ? live_package(p) : JT_NIL;
 }
 
-/* *package*'s global value: the value under its outermost dynamic
-** binding when it is bound (jiti_package_bind, or a LET in the code). */
-static jt_V package_global(jt_State *S) {
-  jt_V sym = JT_SYM(S, PACKAGE_VAR);
-  for (size_t i = 0; i < S->nbind; i++)
-    if (S->bindings[i].sym == sym) return S->bindings[i].old;
-  return jt_symobj(S, sym)->value;
-}
+static jt_V package_global(jt_State *S) { return global_value(S, JT_SYM(S, PACKAGE_VAR)); }
 
 jt_V jt_world_current_package(jt_State *S) {
   jt_V user = jt_package_of_index(S, JT_PKG_USER);
@@ -886,6 +891,33 @@ static void note_current_package(jt_State *S) {
   jt_V rec = recorded_package(S);
   if (cur == rec || (rec == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER))) return;
   record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
+}
+
+/* ------------------------------------------------- the current readtable */
+
+/* The world's syntax is *readtable*'s global value: a program's reads use
+** it (the kernel reads source with the standard syntax), and it lasts
+** from one transaction to the next (jt_reset_io_syntax keeps it).  The
+** entry *READTABLE* (variable kind) stores it while it is anything but the
+** standard syntax; its readtable is encoded like any structure, its
+** functions by name (export.c). */
+static bool is_readtable(jt_State *S, jt_V v) {
+  return jt_isstruct(v) && jt_layout_(jt_struct_(v)->layout)->name == JT_SYM(S, READTABLE) &&
+         jt_layout_(jt_struct_(v)->layout)->nslots == 2;
+}
+
+/* At export: the entry follows *readtable*'s global value (a logged
+** change, undone by a restore). */
+static void note_current_readtable(jt_State *S) {
+  World *w = W(S);
+  jt_V sym = JT_SYM(S, READTABLE_VAR);
+  jt_V cur = global_value(S, sym);
+  bool standard = !is_readtable(S, cur) ||
+                  (jt_struct_(cur)->slots[0] == JT_SYM(S, K_UPCASE) && jt_struct_(cur)->slots[1] == JT_NIL);
+  bool kept;
+  jt_hash_get(S, w->registry, entry_key(S, JITI_ENTRY_VARIABLE, sym), &kept);
+  if (standard && kept) unrecord(S, JITI_ENTRY_VARIABLE, sym);
+  else if (!standard && !kept) record(S, JITI_ENTRY_VARIABLE, sym, JT_NIL);
 }
 
 /* True when `form` is what an entry of `kind` named `name` must hold: the
@@ -1025,6 +1057,14 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         jt_set_symbol_value(S, sym, pkg);
         record(S, JITI_ENTRY_VARIABLE, sym, pkg);
         JT_POP(S, 2);
+        break;
+      }
+      if (sym == JT_SYM(S, READTABLE_VAR)) {
+        /* the world's readtable */
+        if (!is_readtable(S, v)) jt_error(S, "the readtable of the world is not a readtable");
+        jt_set_symbol_value(S, sym, v);
+        record(S, JITI_ENTRY_VARIABLE, sym, JT_NIL);
+        JT_POP(S, 1);
         break;
       }
       jt_Symbol *s = jt_symobj(S, sym);
@@ -1311,6 +1351,10 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
       jt_V v = jt_decode_text(S, a->bytes + 1, a->len - 1);
       if (sym == JT_SYM(S, PACKAGE_VAR)) {
         if (!jt_isstring(v)) jt_error(S, "the world's current package is not named by a string");
+      } else if (sym == JT_SYM(S, READTABLE_VAR)) {
+        /* a stand-in of its type's name (text mode) */
+        if (!jt_isstruct(v) || jt_layout_(jt_struct_(v)->layout)->name != JT_SYM(S, READTABLE))
+          jt_error(S, "the world's readtable is not a readtable");
       } else if (jt_symobj(S, sym)->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT)) {
         jt_error(S, "it is a built-in or constant");
       }
@@ -1440,7 +1484,13 @@ typedef struct TextArgs {
 
 static jiti_Status text_body(jt_State *S, void *ud) {
   TextArgs *a = ud;
+  /* an entry is read with the standard syntax, and shown with it whatever
+  ** the world's *readtable* (an error unwinds the binding) */
+  size_t mark = S->nbind;
+  jt_V standard = jt_symobj(S, jt_intern(S, "*%STANDARD-READTABLE*"))->value;
+  if (standard != JT_UNBOUND) jt_bind(S, JT_SYM(S, READTABLE_VAR), standard);
   a->out = jt_describe(S, a->bytes, a->len, a->name, a->width, &a->scratch);
+  jt_unbind_to(S, mark);
   return JITI_OK;
 }
 
