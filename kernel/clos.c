@@ -441,7 +441,7 @@ static void define_builtin_generics(jt_State *S) {
 
 /* ------------------------------------------------------------ primitives */
 
-JT_FN(f_defclass) { JT_UNUSED_ARGS; return jt_class_define(S, argv[0], false); }
+JT_FN(f_defclass) { return jt_class_define(S, argv[0], argc > 1 ? argv[1] : JT_NIL, false); }
 JT_FN(f_class_of) { JT_UNUSED_ARGS; return jt_class_of(S, argv[0]); }
 
 /* (find-class name &optional (errorp t) environment) */
@@ -673,7 +673,8 @@ JT_FN(f_subtypep) {
 }
 
 static const jt_Reg clos_fns[] = {
-  {"%DEFCLASS", f_defclass, 1, 1, "(%defclass form) Define or redefine a class from a defclass form."},
+  {"%DEFCLASS", f_defclass, 1, 2, "(%defclass form [closures]) Define or redefine a class from a defclass "
+   "form (closures: its initforms made where it stands, jt_class_define)."},
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
   {"CLASS-NAME", f_class_name, 1, 1, "(class-name class) The name of CLASS."},

@@ -143,10 +143,14 @@ bool jt_class_subclassp(jt_V c, jt_V cls);
 void jt_class_note_layout(jt_State *S, jt_V layout);
 /* A built-in class (names from JT_CLOS_BUILTIN_CLASSES), made at start-up. */
 jt_V jt_class_builtin(jt_State *S, const char *name, jt_V supers, int kind);
-/* (%defclass form): define or redefine a standard class from its defclass
-** form; returns the class.  Redefinition migrates the instances reachable
-** from the world's managed state (jt_class_migrate_world). */
-jt_V jt_class_define(jt_State *S, jt_V form, bool lazy);
+/* (%defclass form [closures]): define or redefine a standard class from
+** its defclass form; returns the class.  closures: NIL, or the defclass
+** macro's alist from each initform and default initarg form (by identity)
+** to a closure of it made where the defclass stands; when one closes over
+** a lexical environment they are the functions, and the class cannot be
+** stored (the commit refuses it).  Redefinition migrates the instances
+** reachable from the world's managed state (jt_class_migrate_world). */
+jt_V jt_class_define(jt_State *S, jt_V form, jt_V closures, bool lazy);
 
 /* make-instances-obsolete of a standard class (others: nothing). */
 void jt_class_make_obsolete(jt_State *S, jt_V cls);

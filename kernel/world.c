@@ -463,6 +463,11 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       return ok;
     }
     case JITI_ENTRY_CLASS: {
+      if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
+        *why = "a class whose initforms close over a lexical environment (define it at top level, "
+               "where its initforms may use global variables and functions)";
+        return false;
+      }
       /* the defclass form, then the values of the class's own :class
       ** slots as a list of (name . value), unbound ones as unbound */
       jt_V cls = jt_find_class(S, name);
@@ -1196,7 +1201,7 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
       /* initforms are analysed at their first use, like imported functions */
-      jt_V cls = jt_class_define(S, form, true);
+      jt_V cls = jt_class_define(S, form, JT_NIL, true);
       JT_PUSH(S, cls);
       jt_V cells = jt_decode_at(S, a->bytes, a->len, &pos);
       if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");

@@ -3,9 +3,37 @@
 ;;;; itself; the rest are the standard macros built on slot-value and
 ;;;; symbol-macrolet.
 
+;; The initforms and default initarg forms that are not constants, each
+;; with a closure of it made where the defclass stands: one that closes
+;; over a lexical environment is what the class calls (such a class cannot
+;; be stored: class.c); at top level they capture nothing and the class
+;; makes its own functions from the forms.  A malformed form is left to
+;; %defclass, which names the fault.
+(defun %defclass-init-forms (slots options)
+  (let ((forms nil))
+    (flet ((note (f)
+             (unless (or (and (symbolp f) (or (null f) (eq f t) (keywordp f)))
+                         (and (atom f) (not (symbolp f)))
+                         (and (consp f) (eq (car f) 'quote)))
+               (push f forms))))
+      (when (listp slots)
+        (dolist (spec slots)
+          (when (and (consp spec) (listp (cdr spec)))
+            (do ((o (cdr spec) (cddr o))) ((not (and (consp o) (consp (cdr o)))))
+              (when (eq (car o) :initform) (note (cadr o)))))))
+      (when (listp options)
+        (dolist (opt options)
+          (when (and (consp opt) (eq (car opt) :default-initargs))
+            (do ((o (cdr opt) (cddr o))) ((not (and (consp o) (consp (cdr o)))))
+              (note (cadr o)))))))
+    (nreverse forms)))
+
 (defmacro defclass (&whole form name superclasses slots &rest options)
-  (declare (ignore name superclasses slots options))
-  `(%defclass ',form))
+  (declare (ignore name superclasses))
+  (let ((inits (%defclass-init-forms slots options)))
+    (if inits
+        `(%defclass ',form (list ,@(mapcar (lambda (f) `(cons ',f (lambda () ,f))) inits)))
+        `(%defclass ',form))))
 
 (defmacro defgeneric (&whole form name lambda-list &rest options)
   (declare (ignore name lambda-list options))

@@ -538,6 +538,34 @@ Slots with :INSTANCE allocation:
                 (symbol base-char (nil t)) (standard-object standard-char (nil t))))
   (is-equal (multiple-value-list (subtypep (first pair) (second pair))) (third pair)))
 
+;;; ------------------------------------------- initforms in a lexical scope
+
+;; initforms and default initargs see the variables and local functions
+;; around the defclass, and share them with the code there
+(defvar *lex-reset*)
+(defvar *lex-query*)
+(let ((x 0) (y 0))
+  (flet ((lex-reset (a b) (setf x a y b))
+         (lex-query () (list x y))
+         (tag () :tagged))
+    (setf *lex-reset* #'lex-reset *lex-query* #'lex-query)
+    (defclass lex-class ()
+      ((a :initform (incf x) :initarg :a)
+       (b :initarg :b)
+       (c :initform (tag))
+       (d :initform 'plain))
+      (:default-initargs :b (incf y)))))
+(funcall *lex-reset* 5 10)
+(let ((o (make-instance 'lex-class)))
+  (is-equal (list (slot-value o 'a) (slot-value o 'b) (slot-value o 'c) (slot-value o 'd)
+                  (funcall *lex-query*))
+            '(6 11 :tagged plain (6 11))))
+(let ((o (make-instance 'lex-class :a 1 :b 2)))
+  (is-equal (list (slot-value o 'a) (slot-value o 'b) (funcall *lex-query*)) '(1 2 (6 11))))
+(let ((o (allocate-instance (find-class 'lex-class))))
+  (shared-initialize o '(a))
+  (is-equal (list (slot-value o 'a) (slot-boundp o 'b) (funcall *lex-query*)) '(7 nil (7 11))))
+
 ;;; ----------------------------------------------------------- errors
 
 (signals error (eval '(defclass broken () ((a :initarg)))))
