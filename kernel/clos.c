@@ -591,10 +591,18 @@ static int atom_char_subtype(jt_State *S, jt_V a, jt_V b, jt_V ca, jt_V cb) {
 }
 
 /* Whether specifiers a and b are the same tree of EQL leaves: (member
-** "abc") and (member "abc") with two strings are different types. */
-static bool same_spec(jt_V a, jt_V b, int depth) {
+** "abc") and (member "abc") with two strings are different types, and so
+** are (member (a)) and (member (a)) with two lists: the objects of a MEMBER
+** or EQL are compared with EQL, whatever they are. */
+static bool same_spec(jt_State *S, jt_V a, jt_V b, int depth) {
+  if (jt_iscons(a) && jt_iscons(b) && (jt_car(a) == JT_SYM(S, MEMBER) || jt_car(a) == JT_SYM(S, EQL))) {
+    if (jt_car(a) != jt_car(b)) return false;
+    for (a = jt_cdr(a), b = jt_cdr(b); jt_iscons(a) && jt_iscons(b); a = jt_cdr(a), b = jt_cdr(b))
+      if (!jt_eql(jt_car(a), jt_car(b)) || ++depth > 10000) return false;
+    return jt_eql(a, b);
+  }
   while (jt_iscons(a) && jt_iscons(b)) {
-    if (depth > 100 || !same_spec(jt_car(a), jt_car(b), depth + 1)) return false;
+    if (depth > 100 || !same_spec(S, jt_car(a), jt_car(b), depth + 1)) return false;
     a = jt_cdr(a), b = jt_cdr(b);
     if (++depth > 10000) return false;
   }
@@ -604,7 +612,9 @@ static bool same_spec(jt_V a, jt_V b, int depth) {
 /* 1 yes, 0 no, -1 unknown */
 static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
   if (depth > 100) return -1;
-  if (same_spec(a, b, 0) || b == JT_T || a == JT_NIL) return 1;
+  if (same_spec(S, a, b, 0) || b == JT_T || a == JT_NIL) return 1;
+  /* NULL has one element */
+  if (a == JT_SYM(S, NULL_)) return jt_typep(S, JT_NIL, b) ? 1 : 0;
   if (jt_iscons(a)) {
     jt_V h = jt_car(a);
     jt_Walk w = jt_walk(jt_cdr(a));   /* a specifier made at run time may be circular */
