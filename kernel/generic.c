@@ -1605,6 +1605,30 @@ static jt_V check_method_arg(jt_State *S, jt_V m) {
 /* a copy: the method's own list is walked whenever it is printed or keyed */
 JT_FN(f_method_qualifiers) { return jt_list_copy(S, METH(check_method_arg(S, argv[0]))->qualifiers); }
 
+/* (%function-keywords method) => the keywords of its &key parameters, and
+** whether it allows other keys */
+JT_FN(f_function_keywords) {
+  jt_V m = check_method_arg(S, argv[0]);
+  jt_V *base = S->sp;
+  JT_PUSH(S, m);
+  JT_PUSH(S, JT_NIL);                                /* base[1]: the keywords, reversed */
+  bool keys = false, other = false;
+  for (jt_V l = METH(m)->lambda_list; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V p = jt_car(l);
+    if (p == JT_SYM(S, AND_KEY)) { keys = true; continue; }
+    if (p == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) { other = true; continue; }
+    if (p == JT_SYM(S, AND_AUX) || p == JT_SYM(S, AND_REST) || p == JT_SYM(S, AND_OPTIONAL)) { keys = false; continue; }
+    if (!keys) continue;
+    /* var, (var [init [supplied-p]]) or ((keyword var) [init [supplied-p]]) */
+    jt_V v = jt_iscons(p) ? jt_car(p) : p;
+    jt_V key = jt_iscons(v) ? jt_car(v) : jt_issymbol(v) ? jt_intern_keyword(S, jt_symname(S, v)) : JT_NIL;
+    base[1] = jt_cons(S, key, base[1]);
+  }
+  jt_V r = jt_nreverse_list(base[1]);
+  S->sp = base;
+  return jt_values2(S, r, jt_bool(other));
+}
+
 /* (compute-applicable-methods gf arguments) */
 JT_FN(f_compute_applicable_methods) {
   jt_V gf = check_gf(S, argv[0]);
@@ -1697,11 +1721,13 @@ static const jt_Reg gf_fns[] = {
   {"%CALL-NEXT-METHOD-WITH", f_call_next_method_with, 1, -1, "(%call-next-method-with context &rest arguments) The next method with these arguments."},
   {"%CALL-NEXT-METHOD-LIST", f_call_next_method_list, 2, 2, "(%call-next-method-list context arguments) The next method with the arguments of a list."},
   {"%NEXT-METHOD-P", f_next_method_p, 1, 1, "(%next-method-p context)"},
-  {"FIND-METHOD", f_find_method, 3, 4, "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
-  {"REMOVE-METHOD", f_remove_method, 2, 2, "(remove-method gf method) Remove METHOD from GF; returns GF."},
-  {"ADD-METHOD", f_add_method, 2, 2, "(add-method gf method) Add METHOD (replacing one with the same specializers); returns GF."},
-  {"METHOD-QUALIFIERS", f_method_qualifiers, 1, 1, "(method-qualifiers method) The qualifiers of METHOD."},
-  {"COMPUTE-APPLICABLE-METHODS", f_compute_applicable_methods, 2, 2, "(compute-applicable-methods gf arguments) The methods that apply, most specific first."},
+  {"%FIND-METHOD", f_find_method, 3, 4, "(%find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
+  {"%REMOVE-METHOD", f_remove_method, 2, 2, "(%remove-method gf method) Remove METHOD from GF; returns GF."},
+  {"%ADD-METHOD", f_add_method, 2, 2, "(%add-method gf method) Add METHOD (replacing one with the same specializers); returns GF."},
+  {"%METHOD-QUALIFIERS", f_method_qualifiers, 1, 1, "(%method-qualifiers method) The qualifiers of METHOD."},
+  {"%FUNCTION-KEYWORDS", f_function_keywords, 1, 1, "(%function-keywords method) The keywords of METHOD's &key "
+   "parameters, and whether it allows other keys."},
+  {"%COMPUTE-APPLICABLE-METHODS", f_compute_applicable_methods, 2, 2, "(%compute-applicable-methods gf arguments) The methods that apply, most specific first."},
   {NULL, NULL, 0, 0, NULL}
 };
 

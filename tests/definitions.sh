@@ -98,6 +98,7 @@ t readtable-closure 1 'variable \*READTABLE\* holds an unexportable value: a rea
 # call, but cannot be stored: refused, naming the fix, and nothing kept
 t class-lexical 1 'class LEXICAL-CLASS holds an unexportable value: a class whose initforms close over a lexical environment \(define it at top level' -- e "(let ((x 7)) (defclass lexical-class () ((s :initform x))) (slot-value (make-instance 'lexical-class) 's))"
 t class-lexical-none 0 '^NIL$' -- e "(find-class 'lexical-class nil)"
+t class-name-method 0 '^SILLY$' -- e "(progn (defclass silly-named () ()) (defmethod class-name ((x silly-named)) 'silly) (class-name (make-instance 'silly-named)))"
 t class-top 0 '^\(1 2\)$' -- e "(progn (defclass top-class () ((s :initform (list 1 2)))) (slot-value (make-instance 'top-class) 's))"
 
 # --- stop, start: the worker imports CURRENT, and every use still works
@@ -107,6 +108,7 @@ t uses-after-restart 0 "$WANT" -- e "$USES"
 t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
 t pprint-table-after-restart 0 '^"\(<1> <2>\)"$' -- e "(write-to-string (list 1 2) :pretty t :pprint-dispatch *angle-table*)"
 t readtable-after-restart 0 "$READS_WANT" -- e "$READS"
+t class-name-method-after-restart 0 '^SILLY$' -- e "(class-name (make-instance 'silly-named))"
 t class-top-after-restart 0 '^\(1 2\)$' -- e "(slot-value (make-instance 'top-class) 's)"
 
 # --- redefinitions and removals, then another restart

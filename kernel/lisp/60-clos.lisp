@@ -152,14 +152,56 @@
              :format-arguments (list name new-value name)))
     new-value))
 
-(defun (setf class-name) (new-value class)
-  (unless (eq new-value (class-name class))
-    (error 'program-error
-           :format-control "(setf class-name): a world keeps each class under the name its DEFCLASS gave it ~
-                            (its methods and stored instances name it); ~S cannot be renamed ~S (define a ~
-                            class of that name instead)"
-           :format-arguments (list class new-value)))
-  new-value)
+(defgeneric (setf class-name) (new-value class)
+  (:documentation "(setf (class-name class) new-value) Refused for another name: a world keeps each class under the name its DEFCLASS gave it.")
+  (:method (new-value class)
+    (unless (eq new-value (class-name class))
+      (error 'program-error
+             :format-control "(setf class-name): a world keeps each class under the name its DEFCLASS gave it ~
+                              (its methods and stored instances name it); ~S cannot be renamed ~S (define a ~
+                              class of that name instead)"
+             :format-arguments (list class new-value)))
+    new-value))
+
+;; The functions the standard makes generic, so that a program may
+;; specialize them: each one's method on T is the kernel's function (which
+;; checks its arguments as before).
+(defgeneric class-name (class)
+  (:documentation "(class-name class) The name of CLASS.")
+  (:method (class) (%class-name class)))
+
+(defgeneric allocate-instance (class &rest initargs &key &allow-other-keys)
+  (:documentation "(allocate-instance class &rest initargs) A new instance with every slot unbound.")
+  (:method (class &rest initargs) (apply #'%allocate-instance class initargs)))
+
+(defgeneric make-instances-obsolete (class)
+  (:documentation "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use.")
+  (:method (class) (%make-instances-obsolete class)))
+
+(defgeneric add-method (generic-function method)
+  (:documentation "(add-method gf method) Add METHOD (replacing one with the same specializers); returns GF.")
+  (:method (generic-function method) (%add-method generic-function method)))
+
+(defgeneric remove-method (generic-function method)
+  (:documentation "(remove-method gf method) Remove METHOD from GF; returns GF.")
+  (:method (generic-function method) (%remove-method generic-function method)))
+
+(defgeneric find-method (generic-function qualifiers specializers &optional errorp)
+  (:documentation "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers.")
+  (:method (generic-function qualifiers specializers &optional (errorp t))
+    (%find-method generic-function qualifiers specializers errorp)))
+
+(defgeneric compute-applicable-methods (generic-function arguments)
+  (:documentation "(compute-applicable-methods gf arguments) The methods that apply, most specific first.")
+  (:method (generic-function arguments) (%compute-applicable-methods generic-function arguments)))
+
+(defgeneric method-qualifiers (method)
+  (:documentation "(method-qualifiers method) The qualifiers of METHOD.")
+  (:method (method) (%method-qualifiers method)))
+
+(defgeneric function-keywords (method)
+  (:documentation "(function-keywords method) The keywords of METHOD's &key parameters, and whether it allows other keys.")
+  (:method (method) (%function-keywords method)))
 
 ;; make-load-form: what a program defines for its own classes; the default
 ;; methods refuse, as the standard's do.  make-load-form-saving-slots makes

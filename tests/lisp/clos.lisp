@@ -566,6 +566,26 @@ Slots with :INSTANCE allocation:
   (shared-initialize o '(a))
   (is-equal (list (slot-value o 'a) (slot-boundp o 'b) (funcall *lex-query*)) '(7 nil (7 11))))
 
+;;; ------------------------------- the standard's own generic functions
+
+(dolist (f (list #'class-name #'(setf class-name) #'documentation #'(setf documentation)
+                 #'allocate-instance #'add-method #'remove-method #'find-method
+                 #'compute-applicable-methods #'make-instances-obsolete #'method-qualifiers
+                 #'function-keywords))
+  (is (typep f 'standard-generic-function)))
+(defclass silly-named () ())
+(defmethod class-name ((x silly-named)) 'silly)
+(is-eql (class-name (make-instance 'silly-named)) 'silly)
+(is-eql (class-name (find-class 'silly-named)) 'silly-named)
+(defmethod documentation ((x silly-named) doc-type) (declare (ignore doc-type)) "a silly thing")
+(is-equal (documentation (make-instance 'silly-named) t) "a silly thing")
+(defgeneric keyed (x &key))
+(let ((m (defmethod keyed ((x integer) &key a ((:bee b) 2) &allow-other-keys) (list a b))))
+  (is-equal (multiple-value-list (function-keywords m)) '((:a :bee) t)))
+(let ((m (defmethod keyed ((x string) &key) x)))
+  (is-equal (multiple-value-list (function-keywords m)) '(nil nil)))
+(signals error (class-name 5))
+
 ;;; ----------------------------------------------------------- errors
 
 (signals error (eval '(defclass broken () ((a :initarg)))))
