@@ -1320,6 +1320,10 @@ JT_FN(f_function_lambda_expression) {
     vals[2] = jt_prim_(f)->name;
     return jt_values(S, 3, vals);
   }
+  if (jt_is(f, JT_TGENERIC)) {   /* no lambda expression: its methods are its code */
+    vals[2] = jt_gf_(f)->name;
+    return jt_values(S, 3, vals);
+  }
   const jt_Lambda *L = jt_closure_lambda(S, f);
   vals[1] = jt_bool(jt_clo_(f)->env != JT_NIL);
   vals[2] = jt_clo_(f)->name;

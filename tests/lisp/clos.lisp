@@ -585,6 +585,16 @@ Slots with :INSTANCE allocation:
 (let ((m (defmethod keyed ((x string) &key) x)))
   (is-equal (multiple-value-list (function-keywords m)) '(nil nil)))
 (signals error (class-name 5))
+;; a generic function has no lambda expression; its name is its name's, and
+;; so is its documentation
+(defgeneric documented-gf (x) (:documentation "boo!") (:method ((x t)) x))
+(let ((fn #'documented-gf))
+  (is-equal (list (first (multiple-value-list (function-lambda-expression fn)))
+                  (third (multiple-value-list (function-lambda-expression fn))))
+            '(nil documented-gf))
+  (is-equal (documentation fn t) "boo!")
+  (setf (documentation fn t) "foo")
+  (is-equal (list (documentation fn t) (documentation 'documented-gf 'function)) '("foo" "foo")))
 
 ;;; ----------------------------------------------------------- errors
 
