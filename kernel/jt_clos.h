@@ -231,8 +231,12 @@ jt_V jt_gf_find_method(jt_State *S, jt_V gf, jt_V qualifiers, jt_V specializers)
 /* Define from a defgeneric / defmethod form. */
 jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy);
 /* `key` (or JT_NOVALUE): the registry name the method must have (import
-** checks the stored form defines the entry it is stored under). */
-jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key);
+** checks the stored form defines the entry it is stored under).
+** `evaluated`: NIL, or the defmethod macro's alist from each (EQL x)
+** specializer's x that is not a literal (by identity) to its value where
+** the defmethod stands; a method using one cannot be stored (the commit
+** refuses it). */
+jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key, jt_V evaluated);
 /* Whether anything but a built-in (locked) method would run for these
 ** arguments: the printer asks before calling print-object. */
 bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv);

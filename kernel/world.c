@@ -485,7 +485,11 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
         return jt_encode(S, jt_cdr(src), out, why) && jt_encode(S, jt_car(src), out, why);
       }
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
-        *why = "a function that cannot be rebuilt from source";
+        *why = kind == JITI_ENTRY_METHOD
+                   ? "a method whose (EQL x) specializer is the value of a form (an import evaluates nothing: "
+                     "write the object itself, a number, character, string or quoted symbol of a package, "
+                     "as in (eql 1) or (eql :key))"
+                   : "a function that cannot be rebuilt from source";
         return false;
       }
       jt_buf_putc(out, 'F');
@@ -1184,7 +1188,7 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         /* bodies are analysed at their first call; an (eql x)
         ** specializer's value is the one the entry's name holds */
         case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
-        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-3]); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-3], JT_NIL); break;
         /* unavailable rather than an error when its library is not granted */
         case JITI_ENTRY_FOREIGN: jt_ffi_import(S, form); break;
         default:  /* functions and macros are analysed at their first call */

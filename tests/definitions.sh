@@ -98,6 +98,9 @@ t readtable-closure 1 'variable \*READTABLE\* holds an unexportable value: a rea
 # call, but cannot be stored: refused, naming the fix, and nothing kept
 t class-lexical 1 'class LEXICAL-CLASS holds an unexportable value: a class whose initforms close over a lexical environment \(define it at top level' -- e "(let ((x 7)) (defclass lexical-class () ((s :initform x))) (slot-value (make-instance 'lexical-class) 's))"
 t class-lexical-none 0 '^NIL$' -- e "(find-class 'lexical-class nil)"
+t method-eql-form 1 'holds an unexportable value: a method whose \(EQL x\) specializer is the value of a form \(an import evaluates nothing' -- e "(progn (defvar *key-list* (list 'a)) (defmethod pick ((x (eql *key-list*))) :picked) (pick *key-list*))"
+t method-eql-form-none 0 '^NIL$' -- e "(fboundp 'pick)"
+t method-eql-literal 0 '^:ONE$' -- e "(progn (defmethod pick-literal ((x (eql 1))) :one) (pick-literal 1))"
 t class-name-method 0 '^SILLY$' -- e "(progn (defclass silly-named () ()) (defmethod class-name ((x silly-named)) 'silly) (class-name (make-instance 'silly-named)))"
 t class-top 0 '^\(1 2\)$' -- e "(progn (defclass top-class () ((s :initform (list 1 2)))) (slot-value (make-instance 'top-class) 's))"
 
@@ -108,6 +111,7 @@ t uses-after-restart 0 "$WANT" -- e "$USES"
 t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
 t pprint-table-after-restart 0 '^"\(<1> <2>\)"$' -- e "(write-to-string (list 1 2) :pretty t :pprint-dispatch *angle-table*)"
 t readtable-after-restart 0 "$READS_WANT" -- e "$READS"
+t method-eql-literal-after-restart 0 '^:ONE$' -- e "(pick-literal 1)"
 t class-name-method-after-restart 0 '^SILLY$' -- e "(class-name (make-instance 'silly-named))"
 t class-top-after-restart 0 '^\(1 2\)$' -- e "(slot-value (make-instance 'top-class) 's)"
 

@@ -39,9 +39,35 @@
   (declare (ignore name lambda-list options))
   `(%defgeneric ',form))
 
+;; The x of each (EQL x) specializer that is not a number, character,
+;; string, keyword, T or NIL (a literal %defmethod takes as it is), with
+;; its value where the defmethod stands: a method using one works, but
+;; cannot be stored (generic.c).  A malformed form is left to %defmethod.
+(defun %defmethod-eql-forms (rest)
+  (let ((forms nil))
+    (loop while (and (consp rest) (atom (car rest))) do (setq rest (cdr rest)))
+    (when (consp rest)
+      (let ((ll (car rest)))
+        (loop while (and (consp ll) (not (member (car ll) lambda-list-keywords)))
+              do (let ((p (car ll)))
+                   (when (and (consp p) (consp (cdr p)) (consp (cadr p)) (eq (car (cadr p)) 'eql)
+                              (consp (cdr (cadr p))))
+                     (let ((x (cadr (cadr p))))
+                       (unless (or (numberp x) (characterp x) (stringp x) (keywordp x) (eq x t) (null x)
+                                   (and (consp x) (eq (car x) 'quote) (consp (cdr x))
+                                        (let ((q (cadr x)))
+                                          (or (numberp q) (characterp q) (stringp q)
+                                              (and (symbolp q) (symbol-package q))))))
+                         (push x forms)))))
+                 (setq ll (cdr ll)))))
+    (nreverse forms)))
+
 (defmacro defmethod (&whole form name &rest rest)
-  (declare (ignore name rest))
-  `(%defmethod ',form))
+  (declare (ignore name))
+  (let ((forms (%defmethod-eql-forms rest)))
+    (if forms
+        `(%defmethod ',form (list ,@(mapcar (lambda (x) `(cons ',x ,x)) forms)))
+        `(%defmethod ',form))))
 
 (defmacro with-slots (slots instance &body body)
   (let ((obj (gensym "INSTANCE")))

@@ -566,6 +566,22 @@ Slots with :INSTANCE allocation:
   (shared-initialize o '(a))
   (is-equal (list (slot-value o 'a) (slot-boundp o 'b) (funcall *lex-query*)) '(7 nil (7 11))))
 
+;;; ----------------------------------------- (EQL form) specializers
+
+;; the form is evaluated where the defmethod stands, once
+(defgeneric eql-form-gf (x))
+(defparameter *eql-form-key* (list 'a))
+(defparameter *eql-form-method* (defmethod eql-form-gf ((x (eql *eql-form-key*))) :found))
+(is-eql (eql-form-gf *eql-form-key*) :found)
+(signals error (eql-form-gf (list 'a)))
+(is (eq (find-method #'eql-form-gf nil (list (list 'eql *eql-form-key*))) *eql-form-method*))
+(let ((n 0))
+  (defmethod eql-form-gf ((x (eql (incf n)))) (list :counted x))
+  (is-equal (list (eql-form-gf 1) (eql-form-gf 1) n) '((:counted 1) (:counted 1) 1)))
+(defclass eql-class-target () ())
+(defmethod eql-form-gf ((x (eql (find-class 'eql-class-target)))) :the-class)
+(is-eql (eql-form-gf (find-class 'eql-class-target)) :the-class)
+
 ;;; ------------------------------- the standard's own generic functions
 
 (dolist (f (list #'class-name #'(setf class-name) #'documentation #'(setf documentation)
