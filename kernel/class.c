@@ -871,6 +871,8 @@ jt_V jt_class_define(jt_State *S, jt_V form, jt_V closures, bool lazy) {
   if (!jt_clos_proper_list(supers_names) || !jt_clos_proper_list(slot_specs))
     defclass_error(S, form, "the superclasses and slots must be lists");
   jt_V old = class_lookup(S, name);
+  /* a class renamed since (outside a world) is no longer this one */
+  if (old != JT_NIL && CLS(old)->name != name) old = JT_NIL;
   if (old != JT_NIL && (CLS(old)->h.flags & JT_CLASS_LOCKED))
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine the built-in class %s", jt_symname(S, name));
   jt_check_type_definable(S, name, "a class");

@@ -457,6 +457,44 @@ JT_FN(f_class_name) {
   return CLS(argv[0])->name;
 }
 
+/* The standard class a name or class change may touch: a standard
+** class the program defined (the language's own, structures and
+** conditions keep theirs). */
+static jt_V changeable_class(jt_State *S, jt_V c, const char *op) {
+  if (!jt_is(c, JT_TCLASS) || JT_CLASS_KIND(CLS(c)) != JT_CLASS_STANDARD || (CLS(c)->h.flags & JT_CLASS_LOCKED)) {
+    char *n = jt_print_cstr(S, c, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s is not a standard class the program defined", op, n);
+    free(n);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  return c;
+}
+
+/* (%bind-class-name name class-or-nil): the name finds that class, or none
+** (60-clos.lisp: only outside a world, which keeps each class under its
+** defclass's name) */
+JT_FN(f_bind_class_name) {
+  JT_UNUSED_ARGS;
+  jt_V name = jt_check_symbol(S, argv[0]), v = argv[1];
+  jt_V old = jt_find_class(S, name);
+  if (old != JT_NIL) changeable_class(S, old, "(setf find-class)");
+  if (v != JT_NIL) changeable_class(S, v, "(setf find-class)");
+  if (v == JT_NIL) jt_hash_rem(S, JT_CLOS(S, JT_CLOS_CLASSES), name);
+  else jt_hash_put(S, JT_CLOS(S, JT_CLOS_CLASSES), name, v);
+  jt_clos_changed(S);
+  return v;
+}
+
+/* (%rename-class class name): the class's name, which finds it no more
+** (find-class is unchanged) */
+JT_FN(f_rename_class) {
+  JT_UNUSED_ARGS;
+  jt_V c = changeable_class(S, argv[0], "(setf class-name)");
+  JT_SET(S, c, CLS(c)->name, argv[1]);
+  jt_clos_changed(S);
+  return argv[1];
+}
+
 /* (make-instances-obsolete class) => class */
 JT_FN(f_make_instances_obsolete) {
   JT_UNUSED_ARGS;
@@ -688,6 +726,8 @@ static const jt_Reg clos_fns[] = {
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
   {"%CLASS-NAME", f_class_name, 1, 1, "(%class-name class) The name of CLASS."},
+  {"%RENAME-CLASS", f_rename_class, 2, 2, "(%rename-class class name) Rename a standard class."},
+  {"%BIND-CLASS-NAME", f_bind_class_name, 2, 2, "(%bind-class-name name class) Make NAME find CLASS (or none: NIL)."},
   {"%CLASS-SLOT-NAMES", f_class_slot_names, 1, 1, "(%class-slot-names class) The slot names of CLASS's instances."},
   {"%MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
    "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use."},
@@ -766,8 +806,11 @@ int jt_clos_typep(jt_State *S, jt_V v, jt_V type) {
   return jt_class_subclassp(jt_class_of(S, v), c);
 }
 
+/* The class's name when that name finds it, else the class itself (a class
+** renamed, or whose name was unbound or given to another class). */
 jt_V jt_clos_type_of(jt_State *S, jt_V v) {
-  return CLS(jt_class_of(S, v))->name;
+  jt_V c = jt_class_of(S, v), name = CLS(c)->name;
+  return jt_issymbol(name) && name != JT_NIL && jt_find_class(S, name) == c ? name : c;
 }
 
 /* Call fn (print-object or a structure's printer) on v and stream with

@@ -1942,7 +1942,12 @@ JT_FN(f_record_type) {
   return argv[0];
 }
 
+/* (%world-recording-p) True when the state keeps a world (its changes are
+** recorded as entries): what a world could not store is refused then. */
+JT_FN(f_world_recording_p) { JT_UNUSED_ARGS; return jt_bool(jt_world_recording(S)); }
+
 static const jt_Reg world_fns[] = {
+  {"%WORLD-RECORDING-P", f_world_recording_p, 0, 0, "(%world-recording-p) True when the state keeps a world."},
   {"WORLD-GET", f_world_get, 1, 2, "(world-get key &optional default) The data row KEY (a copy) and whether it exists."},
   {"WORLD-PUT", f_world_put, 2, 2, "(world-put key value) Store a copy of VALUE as data row KEY."},
   {"WORLD-REM", f_world_rem, 1, 1, "(world-rem key) Remove data row KEY; true if it existed."},

@@ -166,28 +166,33 @@
 
 ;; A class has one name in a world: the class entry a DEFCLASS made, which
 ;; its methods and stored instances name.  Setting FIND-CLASS or CLASS-NAME
-;; to what it already is does nothing; anything else is refused.
+;; to what it already is does nothing; anything else is refused in a world,
+;; and done outside one (jiti run keeps nothing: a name may then be
+;; unbound or given another class, and a class renamed, as the standard
+;; says).
 (defun (setf find-class) (new-value name &optional errorp environment)
   (declare (ignore errorp environment))
   (let ((old (find-class name nil)))
-    (unless (eq new-value old)
-      (error 'program-error
-             :format-control "(setf find-class): a world keeps each class under the name its DEFCLASS gave it ~
-                              (its methods and stored instances name it); ~S cannot be ~:[removed~;given ~
-                              another class~] (define a class of another name, or define ~S again)"
-             :format-arguments (list name new-value name)))
-    new-value))
+    (cond ((eq new-value old) new-value)
+          ((%world-recording-p)
+           (error 'program-error
+                  :format-control "(setf find-class): a world keeps each class under the name its DEFCLASS gave it ~
+                                   (its methods and stored instances name it); ~S cannot be ~:[removed~;given ~
+                                   another class~] (define a class of another name, or define ~S again)"
+                  :format-arguments (list name new-value name)))
+          (t (%bind-class-name name new-value)))))
 
 (defgeneric (setf class-name) (new-value class)
-  (:documentation "(setf (class-name class) new-value) Refused for another name: a world keeps each class under the name its DEFCLASS gave it.")
+  (:documentation "(setf (class-name class) new-value) Rename CLASS (refused in a world, which keeps each class under the name its DEFCLASS gave it).")
   (:method (new-value class)
-    (unless (eq new-value (class-name class))
-      (error 'program-error
-             :format-control "(setf class-name): a world keeps each class under the name its DEFCLASS gave it ~
-                              (its methods and stored instances name it); ~S cannot be renamed ~S (define a ~
-                              class of that name instead)"
-             :format-arguments (list class new-value)))
-    new-value))
+    (cond ((eq new-value (class-name class)) new-value)
+          ((%world-recording-p)
+           (error 'program-error
+                  :format-control "(setf class-name): a world keeps each class under the name its DEFCLASS gave it ~
+                                   (its methods and stored instances name it); ~S cannot be renamed ~S (define a ~
+                                   class of that name instead)"
+                  :format-arguments (list class new-value)))
+          (t (%rename-class class new-value)))))
 
 ;; The functions the standard makes generic, so that a program may
 ;; specialize them: each one's method on T is the kernel's function (which

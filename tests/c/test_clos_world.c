@@ -368,7 +368,32 @@ static void test_eql_specializers_are_values(void) {
   jiti_close(S);
 }
 
+/* A world keeps each class under the name its defclass gave it: setting
+** find-class or class-name to anything else is refused there (its methods
+** and stored instances name the class), and changes nothing; a state that
+** keeps no world does it, as the standard says. */
+static void test_class_names(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(ev(S, "(defclass c () ()) (defclass d () ()) :ok"), ":OK");
+  CHECK(strstr(ev(S, "(setf (find-class 'c) nil)"),
+               "!PROGRAM-ERROR: (setf find-class): a world keeps each class under the name its DEFCLASS gave it"));
+  CHECK(strstr(ev(S, "(setf (find-class 'c) (find-class 'd))"), "cannot be given another class"));
+  CHECK(strstr(ev(S, "(setf (class-name (find-class 'c)) 'e)"),
+               "!PROGRAM-ERROR: (setf class-name): a world keeps each class under the name its DEFCLASS gave it"));
+  CHECK_STR(ev(S, "(list (class-name (find-class 'c)) (eq (setf (find-class 'c) (find-class 'c)) (find-class 'c))"
+                  " (setf (class-name (find-class 'c)) 'c))"), "(C T C)");
+  jiti_close(S);
+  jiti_State *R = jiti_open();   /* no world: nothing is kept */
+  CHECK_STR(ev(R, "(defclass c () ()) (let ((old (find-class 'c))) (setf (find-class 'c) nil)"
+                  " (list (find-class 'c nil) (class-name old) (setf (class-name old) 'e) (class-name old)))"),
+            "(NIL C E E)");
+  CHECK(strstr(ev(R, "(setf (find-class 'integer) nil)"), "is not a standard class the program defined"));
+  jiti_close(R);
+}
+
 int main(void) {
+  test_class_names();
   test_eql_specializers_are_values();
   test_entries_and_round_trip();
   test_migration();

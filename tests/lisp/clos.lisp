@@ -612,6 +612,32 @@ Slots with :INSTANCE allocation:
   (setf (documentation fn t) "foo")
   (is-equal (list (documentation fn t) (documentation 'documented-gf 'function)) '("foo" "foo")))
 
+;;; ------------------- names of classes (outside a world, which keeps them)
+
+(defclass named-once () ((a :initarg :a :accessor named-once-a)))
+(defgeneric named-gf (x) (:method ((x named-once)) :once) (:method ((x t)) :other))
+(let* ((c1 (find-class 'named-once))
+       (o1 (make-instance c1 :a 1)))
+  (is (null (setf (find-class 'named-once) nil)))
+  (is (null (find-class 'named-once nil)))
+  (is-eql (class-name c1) 'named-once)
+  (is (eq (type-of o1) c1))                 ; its name no longer finds it
+  (is (typep o1 c1))
+  (is-eql (named-gf o1) :once)               ; methods hold the class itself
+  (let ((c2 (eval '(defclass named-once () ((b))))))
+    (is (not (eq c1 c2)))
+    (is (eq (find-class 'named-once) c2))
+    (is-eql (named-gf (make-instance c2)) :other)
+    (is (eq (setf (find-class 'named-other) c1) c1))   ; another name for the old class
+    (is (eq (find-class 'named-other) c1))
+    (is-eql (class-name c1) 'named-once)
+    (is-eql (setf (class-name c2) 'named-twice) 'named-twice)
+    (is-eql (class-name c2) 'named-twice)
+    (is (eq (find-class 'named-once) c2))    ; find-class is not changed
+    (let ((c3 (eval '(defclass named-twice () ()))))  ; the name finds no class: a new one
+      (is (not (eq c3 c2)))
+      (is (eq (find-class 'named-twice) c3)))))
+
 ;;; ----------------------------------------------------------- errors
 
 (signals error (eval '(defclass broken () ((a :initarg)))))
