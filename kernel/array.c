@@ -1039,8 +1039,8 @@ int jt_array_typep(jt_State *S, jt_V v, const char *n, jt_V args)
 
 /* An array type spec as subtypep compares it: simple or not, the upgraded
 ** element kind (-1: any), the rank (-1: any) and each dimension (-1: any;
-** at most ARR_TYPE_RANKS are told apart, a longer list is not parsed). */
-#define ARR_TYPE_RANKS 8
+** a list longer than any array's dimensions is not parsed). */
+#define ARR_TYPE_RANKS RANK_LIMIT
 typedef struct ArrType {
   bool simple;
   int elt, rank;

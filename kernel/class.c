@@ -386,10 +386,14 @@ static jt_V form_function(jt_State *S, jt_V name, jt_V form, bool lazy) {
   return fn;
 }
 
-/* The initialisation function of a form: (value) or a function. */
-static jt_V init_function(jt_State *S, jt_V name, jt_V form, bool lazy) {
+/* The initialisation function of a form: (value) or a function.  `lexical`
+** is an alist from initforms (by identity) to the closures the defclass
+** macro made of them where they close over a lexical environment. */
+static jt_V init_function(jt_State *S, jt_V name, jt_V form, bool lazy, jt_V lexical) {
   jt_V value;
   if (constant_form(S, form, &value)) return jt_list(S, 1, value);
+  for (jt_V l = lexical; jt_iscons(l); l = jt_cdr(l))
+    if (jt_car(jt_car(l)) == form) return jt_cdr(jt_car(l));
   return form_function(S, name, form, lazy);
 }
 
@@ -425,7 +429,7 @@ static JT_NORETURN void defclass_error(jt_State *S, jt_V form, const char *what)
 /* Parse one slot specifier into a direct slot definition.  `old` is the
 ** class's previous direct slots (a :class slot keeps its cell, and so its
 ** value, across a redefinition). */
-static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V old, bool lazy) {
+static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V old, bool lazy, jt_V lexical) {
   jt_V *base = S->sp;
   JT_PUSH(S, spec);
   jt_V name = jt_iscons(spec) ? jt_car(spec) : spec;
@@ -489,7 +493,7 @@ static jt_V parse_slot(jt_State *S, jt_V form, jt_V spec, jt_V cls_name, jt_V ol
   if (SD(base[1], SD_INITFORM) != JT_UNBOUND) {
     jt_V fname = init_name(S, cls_name, name);
     JT_PUSH(S, fname);
-    jt_V fn = init_function(S, fname, SD(base[1], SD_INITFORM), lazy);
+    jt_V fn = init_function(S, fname, SD(base[1], SD_INITFORM), lazy, lexical);
     SD(base[1], SD_INITFN) = fn;
     JT_POP(S, 1);
   }
@@ -756,7 +760,7 @@ static void add_accessors(jt_State *S, jt_V cls) {
 
 /* Parse the class options: *dias gets the direct default initargs (a list
 ** of (key form function)), *doc the documentation.  Changes nothing. */
-static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool lazy,
+static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool lazy, jt_V lexical,
                           jt_V *dias, jt_V *doc) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
@@ -782,7 +786,7 @@ static void parse_options(jt_State *S, jt_V form, jt_V name, jt_V opts, bool laz
         JT_PUSH(S, l);
         jt_V fname = init_name(S, name, jt_car(l));
         JT_PUSH(S, fname);
-        jt_V fn = init_function(S, fname, jt_car(jt_cdr(ib[0])), lazy);
+        jt_V fn = init_function(S, fname, jt_car(jt_cdr(ib[0])), lazy, lexical);
         JT_PUSH(S, fn);
         jt_V entry = jt_list(S, 3, jt_car(ib[0]), jt_car(jt_cdr(ib[0])), fn);
         base[2] = jt_cons(S, entry, base[2]);
@@ -840,9 +844,22 @@ static bool instance_below(jt_State *S, jt_V obj, void *cls) {
   return c == (jt_V)cls || (jt_is(c, JT_TCLASS) && reaches(S, CLS(c)->supers, (jt_V)cls));
 }
 
-jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
+/* Whether a closure of the defclass macro's closes over a lexical
+** environment (one of the top level captures nothing). */
+static jt_V lexical_inits(jt_State *S, jt_V closures) {
+  for (jt_V l = closures; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V e = jt_car(l);
+    if (jt_iscons(e) && jt_is(jt_cdr(e), JT_TCLOSURE) && jt_clo_(jt_cdr(e))->env != JT_NIL) return closures;
+  }
+  (void)S;
+  return JT_NIL;
+}
+
+jt_V jt_class_define(jt_State *S, jt_V form, jt_V closures, bool lazy) {
   jt_V *base = S->sp;
   JT_PUSH(S, form);
+  jt_V lexical = lexical_inits(S, closures);
+  JT_ROOT(S, lexical);
   if (!jt_clos_proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))) ||
       !jt_iscons(jt_cdr(jt_cdr(jt_cdr(form)))))
     defclass_error(S, form, "too few parts");
@@ -854,6 +871,8 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   if (!jt_clos_proper_list(supers_names) || !jt_clos_proper_list(slot_specs))
     defclass_error(S, form, "the superclasses and slots must be lists");
   jt_V old = class_lookup(S, name);
+  /* a class renamed since (outside a world) is no longer this one */
+  if (old != JT_NIL && CLS(old)->name != name) old = JT_NIL;
   if (old != JT_NIL && (CLS(old)->h.flags & JT_CLASS_LOCKED))
     jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot redefine the built-in class %s", jt_symname(S, name));
   jt_check_type_definable(S, name, "a class");
@@ -885,7 +904,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   /* direct slots and options; nothing has changed yet */
   JT_PUSH(S, JT_NIL);               /* base[3]: direct slots */
   for (jt_V l = slot_specs; jt_iscons(l); l = jt_cdr(l)) {
-    jt_V sd = parse_slot(S, form, jt_car(l), name, CLS(base[2])->dslots, lazy);
+    jt_V sd = parse_slot(S, form, jt_car(l), name, CLS(base[2])->dslots, lazy, lexical);
     for (jt_V k = base[3]; jt_iscons(k); k = jt_cdr(k)) {
       JT_WORK(S);
       if (SD(jt_car(k), SD_NAME) == SD(sd, SD_NAME)) defclass_error(S, form, "a slot is named twice");
@@ -894,7 +913,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   }
   base[3] = jt_nreverse_list(base[3]);
   jt_V dias = JT_NIL, doc = JT_NIL;
-  parse_options(S, base[0], name, jt_cdr(jt_cdr(jt_cdr(jt_cdr(base[0])))), lazy, &dias, &doc);
+  parse_options(S, base[0], name, jt_cdr(jt_cdr(jt_cdr(jt_cdr(base[0])))), lazy, lexical, &dias, &doc);
   JT_PUSH(S, dias);                 /* base[4] */
   JT_PUSH(S, doc);                  /* base[5] */
   bool redefining = old != JT_NIL && JT_CLASS_KIND(CLS(old)) == JT_CLASS_STANDARD;
@@ -923,7 +942,14 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   add_accessors(S, base[2]);
   jt_clos_changed(S);
   jt_meta_type_replaced(S, name);
-  if (S->world_define) S->world_define(S, name, JT_DEF_CLASS, base[0], base[2]);
+  if (S->world_define) {
+    /* a class whose initforms close over a lexical environment cannot be
+    ** made again from its form: kept so that the commit refuses it */
+    jt_V src = base[0];
+    if (lexical != JT_NIL) src = jt_list(S, 2, jt_intern_keyword(S, "UNEXPORTABLE"), base[0]);
+    JT_PUSH(S, src);
+    S->world_define(S, name, JT_DEF_CLASS, src, base[2]);
+  }
   /* a class left unfinalized (on a superclass not defined yet) cannot
   ** bring its stored instances to the new definition, which an import
   ** would then give them all the same */
@@ -943,6 +969,7 @@ jt_V jt_class_define(jt_State *S, jt_V form, bool lazy) {
   if (redefining) jt_world_update_instances(S);
   cls = base[2];
   S->sp = base;
+  JT_UNROOT(S, 1);
   return cls;
 }
 

@@ -441,7 +441,7 @@ static void define_builtin_generics(jt_State *S) {
 
 /* ------------------------------------------------------------ primitives */
 
-JT_FN(f_defclass) { JT_UNUSED_ARGS; return jt_class_define(S, argv[0], false); }
+JT_FN(f_defclass) { return jt_class_define(S, argv[0], argc > 1 ? argv[1] : JT_NIL, false); }
 JT_FN(f_class_of) { JT_UNUSED_ARGS; return jt_class_of(S, argv[0]); }
 
 /* (find-class name &optional (errorp t) environment) */
@@ -455,6 +455,44 @@ JT_FN(f_find_class) {
 JT_FN(f_class_name) {
   if (!jt_is(argv[0], JT_TCLASS)) jt_type_error(S, argv[0], CLS(JT_CLASS(S, CLASS))->name);
   return CLS(argv[0])->name;
+}
+
+/* The standard class a name or class change may touch: a standard
+** class the program defined (the language's own, structures and
+** conditions keep theirs). */
+static jt_V changeable_class(jt_State *S, jt_V c, const char *op) {
+  if (!jt_is(c, JT_TCLASS) || JT_CLASS_KIND(CLS(c)) != JT_CLASS_STANDARD || (CLS(c)->h.flags & JT_CLASS_LOCKED)) {
+    char *n = jt_print_cstr(S, c, true, 200);
+    snprintf(S->msgbuf, sizeof S->msgbuf, "%s: %s is not a standard class the program defined", op, n);
+    free(n);
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "%s", S->msgbuf);
+  }
+  return c;
+}
+
+/* (%bind-class-name name class-or-nil): the name finds that class, or none
+** (60-clos.lisp: only outside a world, which keeps each class under its
+** defclass's name) */
+JT_FN(f_bind_class_name) {
+  JT_UNUSED_ARGS;
+  jt_V name = jt_check_symbol(S, argv[0]), v = argv[1];
+  jt_V old = jt_find_class(S, name);
+  if (old != JT_NIL) changeable_class(S, old, "(setf find-class)");
+  if (v != JT_NIL) changeable_class(S, v, "(setf find-class)");
+  if (v == JT_NIL) jt_hash_rem(S, JT_CLOS(S, JT_CLOS_CLASSES), name);
+  else jt_hash_put(S, JT_CLOS(S, JT_CLOS_CLASSES), name, v);
+  jt_clos_changed(S);
+  return v;
+}
+
+/* (%rename-class class name): the class's name, which finds it no more
+** (find-class is unchanged) */
+JT_FN(f_rename_class) {
+  JT_UNUSED_ARGS;
+  jt_V c = changeable_class(S, argv[0], "(setf class-name)");
+  JT_SET(S, c, CLS(c)->name, argv[1]);
+  jt_clos_changed(S);
+  return argv[1];
 }
 
 /* (make-instances-obsolete class) => class */
@@ -591,10 +629,18 @@ static int atom_char_subtype(jt_State *S, jt_V a, jt_V b, jt_V ca, jt_V cb) {
 }
 
 /* Whether specifiers a and b are the same tree of EQL leaves: (member
-** "abc") and (member "abc") with two strings are different types. */
-static bool same_spec(jt_V a, jt_V b, int depth) {
+** "abc") and (member "abc") with two strings are different types, and so
+** are (member (a)) and (member (a)) with two lists: the objects of a MEMBER
+** or EQL are compared with EQL, whatever they are. */
+static bool same_spec(jt_State *S, jt_V a, jt_V b, int depth) {
+  if (jt_iscons(a) && jt_iscons(b) && (jt_car(a) == JT_SYM(S, MEMBER) || jt_car(a) == JT_SYM(S, EQL))) {
+    if (jt_car(a) != jt_car(b)) return false;
+    for (a = jt_cdr(a), b = jt_cdr(b); jt_iscons(a) && jt_iscons(b); a = jt_cdr(a), b = jt_cdr(b))
+      if (!jt_eql(jt_car(a), jt_car(b)) || ++depth > 10000) return false;
+    return jt_eql(a, b);
+  }
   while (jt_iscons(a) && jt_iscons(b)) {
-    if (depth > 100 || !same_spec(jt_car(a), jt_car(b), depth + 1)) return false;
+    if (depth > 100 || !same_spec(S, jt_car(a), jt_car(b), depth + 1)) return false;
     a = jt_cdr(a), b = jt_cdr(b);
     if (++depth > 10000) return false;
   }
@@ -604,7 +650,9 @@ static bool same_spec(jt_V a, jt_V b, int depth) {
 /* 1 yes, 0 no, -1 unknown */
 static int subtype(jt_State *S, jt_V a, jt_V b, int depth) {
   if (depth > 100) return -1;
-  if (same_spec(a, b, 0) || b == JT_T || a == JT_NIL) return 1;
+  if (same_spec(S, a, b, 0) || b == JT_T || a == JT_NIL) return 1;
+  /* NULL has one element */
+  if (a == JT_SYM(S, NULL_)) return jt_typep(S, JT_NIL, b) ? 1 : 0;
   if (jt_iscons(a)) {
     jt_V h = jt_car(a);
     jt_Walk w = jt_walk(jt_cdr(a));   /* a specifier made at run time may be circular */
@@ -673,19 +721,22 @@ JT_FN(f_subtypep) {
 }
 
 static const jt_Reg clos_fns[] = {
-  {"%DEFCLASS", f_defclass, 1, 1, "(%defclass form) Define or redefine a class from a defclass form."},
+  {"%DEFCLASS", f_defclass, 1, 2, "(%defclass form [closures]) Define or redefine a class from a defclass "
+   "form (closures: its initforms made where it stands, jt_class_define)."},
   {"CLASS-OF", f_class_of, 1, 1, "(class-of object) The class of OBJECT."},
   {"FIND-CLASS", f_find_class, 1, 3, "(find-class name &optional errorp environment) The class named NAME."},
-  {"CLASS-NAME", f_class_name, 1, 1, "(class-name class) The name of CLASS."},
+  {"%CLASS-NAME", f_class_name, 1, 1, "(%class-name class) The name of CLASS."},
+  {"%RENAME-CLASS", f_rename_class, 2, 2, "(%rename-class class name) Rename a standard class."},
+  {"%BIND-CLASS-NAME", f_bind_class_name, 2, 2, "(%bind-class-name name class) Make NAME find CLASS (or none: NIL)."},
   {"%CLASS-SLOT-NAMES", f_class_slot_names, 1, 1, "(%class-slot-names class) The slot names of CLASS's instances."},
-  {"MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
+  {"%MAKE-INSTANCES-OBSOLETE", f_make_instances_obsolete, 1, 1,
    "(make-instances-obsolete class) Update CLASS's instances (update-instance-for-redefined-class) at their next use."},
   {"SLOT-VALUE", f_slot_value, 2, 2, "(slot-value object slot-name) The value of a slot of an instance, structure or condition."},
   {"%SET-SLOT-VALUE", f_set_slot_value, 3, 3, "(%set-slot-value object slot-name value) Write a slot."},
   {"SLOT-BOUNDP", f_slot_boundp, 2, 2, "(slot-boundp instance slot-name) True if the slot has a value."},
   {"SLOT-MAKUNBOUND", f_slot_makunbound, 2, 2, "(slot-makunbound instance slot-name) Make the slot unbound; returns INSTANCE."},
   {"SLOT-EXISTS-P", f_slot_exists_p, 2, 2, "(slot-exists-p object slot-name) True if OBJECT has a slot named SLOT-NAME."},
-  {"ALLOCATE-INSTANCE", f_allocate_instance, 1, -1, "(allocate-instance class &rest initargs) A new instance with every slot unbound."},
+  {"%ALLOCATE-INSTANCE", f_allocate_instance, 1, -1, "(%allocate-instance class &rest initargs) A new instance with every slot unbound."},
   {"UNBOUND-SLOT-INSTANCE", f_unbound_slot_instance, 1, 1, "(unbound-slot-instance condition) The instance whose slot was unbound."},
   {"%PRINT-UNREADABLE-OBJECT", f_print_unreadable_object, 4, 5, "(%print-unreadable-object object stream type identity body)"},
   {"DESCRIBE", f_describe, 1, 2, "(describe object &optional stream) Describe OBJECT (describe-object)."},
@@ -755,8 +806,11 @@ int jt_clos_typep(jt_State *S, jt_V v, jt_V type) {
   return jt_class_subclassp(jt_class_of(S, v), c);
 }
 
+/* The class's name when that name finds it, else the class itself (a class
+** renamed, or whose name was unbound or given to another class). */
 jt_V jt_clos_type_of(jt_State *S, jt_V v) {
-  return CLS(jt_class_of(S, v))->name;
+  jt_V c = jt_class_of(S, v), name = CLS(c)->name;
+  return jt_issymbol(name) && name != JT_NIL && jt_find_class(S, name) == c ? name : c;
 }
 
 /* Call fn (print-object or a structure's printer) on v and stream with

@@ -212,6 +212,27 @@ static bool put_symbol(Enc *e, jt_V v) {
   return true;
 }
 
+/* A readtable's syntax table (55-io.lisp) names every function it holds:
+** a macro character's or dispatch sub-character's function is a symbol, or
+** a character standing for a standard reader macro. */
+static bool readtable_named(jt_V syntax) {
+  if (!jt_ishash(syntax)) return true;
+  jt_Hash *h = jt_hash_(syntax);
+  for (size_t i = 0; i < h->nentries; i++) {
+    if (h->entries[i].key == JT_HASH_DELETED) continue;
+    jt_V e = h->entries[i].val;
+    if (jt_iscons(e) && !jt_issymbol(jt_car(e)) && !jt_ischar(jt_car(e))) return false;
+    if (jt_isvector(e) && jt_vec_(e)->len == 3 && jt_ishash(jt_vec_(e)->items[1])) {
+      jt_Hash *sub = jt_hash_(jt_vec_(e)->items[1]);
+      for (size_t k = 0; k < sub->nentries; k++)
+        if (sub->entries[k].key != JT_HASH_DELETED && !jt_issymbol(sub->entries[k].val) &&
+            !jt_ischar(sub->entries[k].val))
+          return false;
+    }
+  }
+  return true;
+}
+
 /* A hash table: its pairs in its own order, which is insertion order
 ** (hash.c): order is something a program sees (maphash, loop), so it is
 ** part of the value, and comes back from an import. */
@@ -414,15 +435,15 @@ static bool enc(Enc *e, jt_V v) {
     case JT_TSTRUCT: {
       if (jt_is_condition(v)) { *e->why = "a condition object"; return false; }
       jt_Layout *L = jt_layout_(jt_struct_(v)->layout);
-      if (L->name == JT_SYM(e->S, READTABLE)) {
-        /* a syntax lasts for one transaction: the world's source must read
-        ** the same way in every one */
-        *e->why = "a readtable (a change of syntax lasts for one transaction: keep a function that "
-                  "makes the readtable, and call it where it is needed)";
+      /* a readtable's and a pprint dispatch table's functions are kept by
+      ** name: a function object has no form to rebuild it from */
+      if (L->name == JT_SYM(e->S, READTABLE) && L->nslots == 2 && !readtable_named(jt_struct_(v)->slots[1])) {
+        *e->why = "a readtable holding a function object (name the function: (set-macro-character char "
+                  "'reader nil table) or (set-dispatch-macro-character #\\# char 'reader table) with "
+                  "reader a defun)";
         return false;
       }
       if (L->name == jt_intern(e->S, "PPRINT-DISPATCH-TABLE") && L->nslots == 1) {
-        /* its entries' functions: kept by name */
         for (jt_V l = jt_struct_(v)->slots[0]; jt_iscons(l); l = jt_cdr(l)) {
           jt_V entry = jt_car(l);
           jt_V fn = jt_iscons(entry) && jt_iscons(jt_cdr(entry)) && jt_iscons(jt_cdr(jt_cdr(entry)))

@@ -1167,18 +1167,25 @@ static jt_V eql_literal(jt_State *S, jt_V x) {
 }
 
 /* The value of the (EQL x) specializer sname.  Defining a method (want ==
-** JT_NOVALUE): x must be a literal (eql_literal).  Importing one: the value
-** is the one its entry's name holds (want, an (EQL v)), which a literal x
-** must agree with; a form of a store written before the rule (a variable,
-** a call) is not evaluated. */
-static jt_V eql_value(jt_State *S, jt_V sname, jt_V want, jt_V form) {
+** JT_NOVALUE): a literal x (eql_literal) is its value; another x is a form
+** the defmethod macro evaluated where the defmethod stands, its value in
+** `evaluated` (an alist from each such form, by identity, to its value),
+** and *kept turns false: the method cannot be stored.  Importing one: the
+** value is the one its entry's name holds (want, an (EQL v)), which a
+** literal x must agree with; a form of a store written before the rule (a
+** variable, a call) is not evaluated. */
+static jt_V eql_value(jt_State *S, jt_V sname, jt_V want, jt_V form, jt_V evaluated, bool *kept) {
   jt_V v = eql_literal(S, jt_car(jt_cdr(sname)));
   if (want == JT_NOVALUE) {
-    if (v == JT_NOVALUE)
-      jt_clos_form_error(S, "an (EQL x) specializer needs x to be a literal number, character, string or "
-                            "(quoted) symbol of a package, which a stored world keeps exactly; its form "
-                            "is never evaluated again", sname);
-    return v;
+    if (v != JT_NOVALUE) return v;
+    for (jt_V l = evaluated; jt_iscons(l); l = jt_cdr(l))
+      if (jt_iscons(jt_car(l)) && jt_car(jt_car(l)) == jt_car(jt_cdr(sname))) {
+        *kept = false;
+        return jt_cdr(jt_car(l));
+      }
+    jt_clos_form_error(S, "an (EQL x) specializer needs x to be a literal number, character, string or "
+                          "(quoted) symbol of a package, which a stored world keeps exactly; its form "
+                          "is never evaluated again", sname);
   }
   if (!eql_spec_p(S, want) || (v != JT_NOVALUE && !jt_equal(S, v, jt_car(jt_cdr(want)))))
     jt_clos_form_error(S, "the stored form does not define the method its entry is named after", form);
@@ -1189,7 +1196,8 @@ static jt_V eql_value(jt_State *S, jt_V sname, jt_V want, jt_V form) {
 ** defmethod form, or a defgeneric :method option made into one.  Does not
 ** add it.  want: the specializers its entry's name holds, when it is
 ** imported (else JT_NOVALUE). */
-static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, unsigned extra, jt_V want) {
+static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, unsigned extra, jt_V want,
+                             jt_V evaluated, bool *kept) {
   JT_PUSH(S, want);                           /* base[-1], then its rest */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
@@ -1223,7 +1231,7 @@ static jt_V method_from_form(jt_State *S, jt_V form, jt_V gf_name, bool lazy, un
           jt_clos_form_error(S, "malformed specializer", sname);
         jt_V wanted = base[-1] == JT_NOVALUE ? JT_NOVALUE
                     : jt_iscons(base[-1]) ? jt_car(base[-1]) : JT_NIL;
-        jt_V v = eql_value(S, sname, wanted, base[0]);
+        jt_V v = eql_value(S, sname, wanted, base[0], evaluated, kept);
         JT_PUSH(S, v);
         pb[1] = jt_list(S, 2, JT_SYM(S, EQL), v);
       } else {
@@ -1338,10 +1346,12 @@ static void share_string_specializers(jt_State *S, jt_V gf, jt_V m) {
   }
 }
 
-jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
+jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect, jt_V evaluated) {
   JT_PUSH(S, expect);                          /* base[-1] */
   jt_V *base = S->sp;
   JT_PUSH(S, form);
+  JT_ROOT(S, evaluated);
+  bool kept = true;
   if (!jt_clos_proper_list(form) || !jt_iscons(jt_cdr(form)) || !jt_iscons(jt_cdr(jt_cdr(form))))
     jt_clos_form_error(S, "malformed defmethod", form);
   jt_V name = jt_car(jt_cdr(form));
@@ -1354,7 +1364,7 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
     want = JT_NIL;
     for (jt_V l = expect; jt_iscons(l); l = jt_cdr(l)) want = jt_car(l);
   }
-  jt_V m = method_from_form(S, form, name, lazy, 0, want);
+  jt_V m = method_from_form(S, form, name, lazy, 0, want, evaluated, &kept);
   JT_PUSH(S, m);                               /* base[2] */
   JT_SET(S, m, METH(m)->form, base[0]);
   if (base[1] == JT_NIL) {
@@ -1378,10 +1388,15 @@ jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V expect) {
   if (S->world_define) {
     jt_V key = jt_method_key(S, base[2]);
     JT_PUSH(S, key);
-    S->world_define(S, key, JT_DEF_METHOD, base[0], base[2]);
+    /* a specializer made by evaluating a form: kept so that the commit
+    ** refuses it (an import evaluates nothing) */
+    jt_V src = kept ? base[0] : jt_list(S, 2, jt_intern_keyword(S, "UNEXPORTABLE"), base[0]);
+    JT_PUSH(S, src);
+    S->world_define(S, key, JT_DEF_METHOD, src, base[2]);
   }
   m = base[2];
   S->sp = base - 1;
+  JT_UNROOT(S, 1);
   return m;
 }
 
@@ -1514,7 +1529,8 @@ jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy) {
     jt_V mform = jt_cons(S, jt_car(jt_cdr(base[0])), jt_cdr(opt));
     mform = jt_cons(S, JT_CSYM(S, DEFMETHOD), mform);
     JT_PUSH(S, mform);
-    jt_V m = method_from_form(S, mform, jt_car(jt_cdr(base[0])), lazy, JT_METH_INLINE, JT_NOVALUE);
+    bool kept = true;
+    jt_V m = method_from_form(S, mform, jt_car(jt_cdr(base[0])), lazy, JT_METH_INLINE, JT_NOVALUE, JT_NIL, &kept);
     JT_PUSH(S, m);
     jt_gf_add_method(S, base[2], m);
     o = mb[0];
@@ -1536,7 +1552,7 @@ static jt_V check_gf(jt_State *S, jt_V gf) {
 
 /* (%defgeneric form) (%defmethod form): the expansions of the macros */
 JT_FN(f_defgeneric) { JT_UNUSED_ARGS; return jt_gf_define(S, argv[0], false); }
-JT_FN(f_defmethod) { JT_UNUSED_ARGS; return jt_method_define(S, argv[0], false, JT_NOVALUE); }
+JT_FN(f_defmethod) { return jt_method_define(S, argv[0], false, JT_NOVALUE, argc > 1 ? argv[1] : JT_NIL); }
 
 /* (find-method gf qualifiers specializers &optional (errorp t)) */
 JT_FN(f_find_method) {
@@ -1604,6 +1620,30 @@ static jt_V check_method_arg(jt_State *S, jt_V m) {
 }
 /* a copy: the method's own list is walked whenever it is printed or keyed */
 JT_FN(f_method_qualifiers) { return jt_list_copy(S, METH(check_method_arg(S, argv[0]))->qualifiers); }
+
+/* (%function-keywords method) => the keywords of its &key parameters, and
+** whether it allows other keys */
+JT_FN(f_function_keywords) {
+  jt_V m = check_method_arg(S, argv[0]);
+  jt_V *base = S->sp;
+  JT_PUSH(S, m);
+  JT_PUSH(S, JT_NIL);                                /* base[1]: the keywords, reversed */
+  bool keys = false, other = false;
+  for (jt_V l = METH(m)->lambda_list; jt_iscons(l); l = jt_cdr(l)) {
+    jt_V p = jt_car(l);
+    if (p == JT_SYM(S, AND_KEY)) { keys = true; continue; }
+    if (p == JT_SYM(S, AND_ALLOW_OTHER_KEYS)) { other = true; continue; }
+    if (p == JT_SYM(S, AND_AUX) || p == JT_SYM(S, AND_REST) || p == JT_SYM(S, AND_OPTIONAL)) { keys = false; continue; }
+    if (!keys) continue;
+    /* var, (var [init [supplied-p]]) or ((keyword var) [init [supplied-p]]) */
+    jt_V v = jt_iscons(p) ? jt_car(p) : p;
+    jt_V key = jt_iscons(v) ? jt_car(v) : jt_issymbol(v) ? jt_intern_keyword(S, jt_symname(S, v)) : JT_NIL;
+    base[1] = jt_cons(S, key, base[1]);
+  }
+  jt_V r = jt_nreverse_list(base[1]);
+  S->sp = base;
+  return jt_values2(S, r, jt_bool(other));
+}
 
 /* (compute-applicable-methods gf arguments) */
 JT_FN(f_compute_applicable_methods) {
@@ -1692,16 +1732,19 @@ static const jt_Reg gf_fns[] = {
   {"%CLOS-CHANGED", f_clos_changed, 0, 0, "(%clos-changed) Forget every effective method computed so far."},
   {"%GENERIC-FUNCTION-DEFINITION", f_gf_definition, 1, 1, "(%generic-function-definition gf) Its defgeneric form and lambda list."},
   {"%DEFGENERIC", f_defgeneric, 1, 1, "(%defgeneric form) Define a generic function from a defgeneric form."},
-  {"%DEFMETHOD", f_defmethod, 1, 1, "(%defmethod form) Define a method from a defmethod form."},
+  {"%DEFMETHOD", f_defmethod, 1, 2, "(%defmethod form [evaluated]) Define a method from a defmethod form "
+   "(evaluated: the values of its (EQL form) specializers, jt_method_define)."},
   {"%CALL-NEXT-METHOD", f_call_next_method, 1, 1, "(%call-next-method context) The next method with the original arguments."},
   {"%CALL-NEXT-METHOD-WITH", f_call_next_method_with, 1, -1, "(%call-next-method-with context &rest arguments) The next method with these arguments."},
   {"%CALL-NEXT-METHOD-LIST", f_call_next_method_list, 2, 2, "(%call-next-method-list context arguments) The next method with the arguments of a list."},
   {"%NEXT-METHOD-P", f_next_method_p, 1, 1, "(%next-method-p context)"},
-  {"FIND-METHOD", f_find_method, 3, 4, "(find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
-  {"REMOVE-METHOD", f_remove_method, 2, 2, "(remove-method gf method) Remove METHOD from GF; returns GF."},
-  {"ADD-METHOD", f_add_method, 2, 2, "(add-method gf method) Add METHOD (replacing one with the same specializers); returns GF."},
-  {"METHOD-QUALIFIERS", f_method_qualifiers, 1, 1, "(method-qualifiers method) The qualifiers of METHOD."},
-  {"COMPUTE-APPLICABLE-METHODS", f_compute_applicable_methods, 2, 2, "(compute-applicable-methods gf arguments) The methods that apply, most specific first."},
+  {"%FIND-METHOD", f_find_method, 3, 4, "(%find-method gf qualifiers specializers &optional errorp) The method with exactly these qualifiers and specializers."},
+  {"%REMOVE-METHOD", f_remove_method, 2, 2, "(%remove-method gf method) Remove METHOD from GF; returns GF."},
+  {"%ADD-METHOD", f_add_method, 2, 2, "(%add-method gf method) Add METHOD (replacing one with the same specializers); returns GF."},
+  {"%METHOD-QUALIFIERS", f_method_qualifiers, 1, 1, "(%method-qualifiers method) The qualifiers of METHOD."},
+  {"%FUNCTION-KEYWORDS", f_function_keywords, 1, 1, "(%function-keywords method) The keywords of METHOD's &key "
+   "parameters, and whether it allows other keys."},
+  {"%COMPUTE-APPLICABLE-METHODS", f_compute_applicable_methods, 2, 2, "(%compute-applicable-methods gf arguments) The methods that apply, most specific first."},
   {NULL, NULL, 0, 0, NULL}
 };
 

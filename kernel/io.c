@@ -1261,21 +1261,16 @@ void jt_reset_io_syntax(jt_State *S)
   if (!(jt_iscons(v) && jt_car(v) == jiti && jt_iscons(jt_cdr(v)) && jt_car(jt_cdr(v)) == cl &&
         jt_cdr(jt_cdr(v)) == JT_NIL))
     JT_SET(S, f, f->value, jt_list(S, 2, jiti, cl));
-  /* *readtable*: the standard syntax, in a readtable of its own (a change
-  ** of syntax lasts for one transaction: the world's stored source must
-  ** read the same way in every one) */
+  /* *readtable*: the world's (a program may keep its syntax: world.c
+  ** stores it), else the standard syntax in a readtable of its own */
   jt_Symbol *rt = jt_symobj(S, JT_SYM(S, READTABLE_VAR));
   jt_V layout = rt->value == JT_UNBOUND ? JT_NIL : jt_find_layout(S, JT_SYM(S, READTABLE));
-  if (layout != JT_NIL && jt_layout_(layout)->nslots == 2) {
-    jt_V cur = rt->value;
-    bool standard = jt_isstruct(cur) && jt_struct_(cur)->layout == layout &&
-                    jt_struct_(cur)->slots[0] == JT_SYM(S, K_UPCASE) && jt_struct_(cur)->slots[1] == JT_NIL;
-    if (!standard) {
-      jt_V fresh = jt_make_struct(S, layout, 2);
-      jt_struct_(fresh)->slots[0] = JT_SYM(S, K_UPCASE);
-      jt_struct_(fresh)->slots[1] = JT_NIL;
-      JT_SET(S, rt, rt->value, fresh);
-    }
+  if (layout != JT_NIL && jt_layout_(layout)->nslots == 2 &&
+      !(jt_isstruct(rt->value) && jt_struct_(rt->value)->layout == layout)) {
+    jt_V fresh = jt_make_struct(S, layout, 2);
+    jt_struct_(fresh)->slots[0] = JT_SYM(S, K_UPCASE);
+    jt_struct_(fresh)->slots[1] = JT_NIL;
+    JT_SET(S, rt, rt->value, fresh);
   }
   jt_pp_reset_dispatch(S);
   /* logical pathname translations: none (they last for one transaction,

@@ -143,10 +143,14 @@ bool jt_class_subclassp(jt_V c, jt_V cls);
 void jt_class_note_layout(jt_State *S, jt_V layout);
 /* A built-in class (names from JT_CLOS_BUILTIN_CLASSES), made at start-up. */
 jt_V jt_class_builtin(jt_State *S, const char *name, jt_V supers, int kind);
-/* (%defclass form): define or redefine a standard class from its defclass
-** form; returns the class.  Redefinition migrates the instances reachable
-** from the world's managed state (jt_class_migrate_world). */
-jt_V jt_class_define(jt_State *S, jt_V form, bool lazy);
+/* (%defclass form [closures]): define or redefine a standard class from
+** its defclass form; returns the class.  closures: NIL, or the defclass
+** macro's alist from each initform and default initarg form (by identity)
+** to a closure of it made where the defclass stands; when one closes over
+** a lexical environment they are the functions, and the class cannot be
+** stored (the commit refuses it).  Redefinition migrates the instances
+** reachable from the world's managed state (jt_class_migrate_world). */
+jt_V jt_class_define(jt_State *S, jt_V form, jt_V closures, bool lazy);
 
 /* make-instances-obsolete of a standard class (others: nothing). */
 void jt_class_make_obsolete(jt_State *S, jt_V cls);
@@ -227,8 +231,12 @@ jt_V jt_gf_find_method(jt_State *S, jt_V gf, jt_V qualifiers, jt_V specializers)
 /* Define from a defgeneric / defmethod form. */
 jt_V jt_gf_define(jt_State *S, jt_V form, bool lazy);
 /* `key` (or JT_NOVALUE): the registry name the method must have (import
-** checks the stored form defines the entry it is stored under). */
-jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key);
+** checks the stored form defines the entry it is stored under).
+** `evaluated`: NIL, or the defmethod macro's alist from each (EQL x)
+** specializer's x that is not a literal (by identity) to its value where
+** the defmethod stands; a method using one cannot be stored (the commit
+** refuses it). */
+jt_V jt_method_define(jt_State *S, jt_V form, bool lazy, jt_V key, jt_V evaluated);
 /* Whether anything but a built-in (locked) method would run for these
 ** arguments: the printer asks before calling print-object. */
 bool jt_gf_user_methods_apply(jt_State *S, jt_V gf, int argc, jt_V *argv);

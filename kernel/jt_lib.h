@@ -106,6 +106,9 @@ char *jt_string_utf8(jt_State *S, jt_V str, size_t *len);
 size_t jt_utf8_encode(uint32_t c, char out[4]);
 /* Decode one code point at s[*i] (advancing *i); invalid bytes give U+FFFD. */
 uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i);
+/* The same for a Lisp string's own UTF-8 (names, a program's reads): a
+** surrogate code point jt_utf8_encode wrote decodes back to itself. */
+uint32_t jt_utf8_decode_lisp(const char *s, size_t len, size_t *i);
 
 /* Setter primitives follow one convention so that setf can find them: the
 ** setter of accessor ACC is the primitive %SET-ACC taking the accessor's

@@ -130,28 +130,28 @@ jt_V jt_string_from_utf8(jt_State *S, const char *s, size_t len) {
   return str;
 }
 
-/* A name's UTF-8 back into its string.  A Lisp string may hold a surrogate
-** code point, which jt_utf8_encode writes as its three bytes (ED A0..BF
-** xx); a symbol's or package's name made of such a string decodes back to
-** the same characters, where jt_string_from_utf8 (for text from outside)
-** reads them as U+FFFD. */
-jt_V jt_string_from_name_utf8(jt_State *S, const char *s, size_t len) {
+/* One character of a Lisp string's UTF-8, as jt_utf8_encode wrote it: a
+** surrogate code point (which a Lisp string may hold) is its three bytes
+** ED A0..BF xx, and decodes back to itself, where jt_utf8_decode (for text
+** from outside) reads it as U+FFFD.  Advances *i past it. */
+uint32_t jt_utf8_decode_lisp(const char *s, size_t len, size_t *i) {
   const unsigned char *p = (const unsigned char *)s;
-  size_t n = 0;
-  for (size_t i = 0; i < len; n++) {
-    if (p[i] == 0xED && i + 2 < len && (p[i + 1] & 0xE0) == 0xA0 && (p[i + 2] & 0xC0) == 0x80) i += 3;
-    else jt_utf8_decode(s, len, &i);
+  size_t k = *i;
+  if (p[k] == 0xED && k + 2 < len && (p[k + 1] & 0xE0) == 0xA0 && (p[k + 2] & 0xC0) == 0x80) {
+    *i = k + 3;
+    return 0xD000u | ((p[k + 1] & 0x3Fu) << 6) | (p[k + 2] & 0x3Fu);
   }
+  return jt_utf8_decode(s, len, i);
+}
+
+/* A name's UTF-8 back into its string: the same characters (surrogates
+** included) as the string it was encoded from. */
+jt_V jt_string_from_name_utf8(jt_State *S, const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; n++) jt_utf8_decode_lisp(s, len, &i);
   jt_V str = jt_make_string(S, n, 0);
   uint32_t *out = jt_str_(str)->chars;
-  for (size_t i = 0, k = 0; i < len; k++) {
-    if (p[i] == 0xED && i + 2 < len && (p[i + 1] & 0xE0) == 0xA0 && (p[i + 2] & 0xC0) == 0x80) {
-      out[k] = 0xD000u | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu);
-      i += 3;
-    } else {
-      out[k] = jt_utf8_decode(s, len, &i);
-    }
-  }
+  for (size_t i = 0, k = 0; i < len; k++) out[k] = jt_utf8_decode_lisp(s, len, &i);
   return str;
 }
 
@@ -1332,6 +1332,10 @@ JT_FN(f_function_lambda_expression) {
   jt_V vals[3] = {JT_NIL, JT_NIL, JT_NIL};
   if (jt_is(f, JT_TPRIM)) {
     vals[2] = jt_prim_(f)->name;
+    return jt_values(S, 3, vals);
+  }
+  if (jt_is(f, JT_TGENERIC)) {   /* no lambda expression: its methods are its code */
+    vals[2] = jt_gf_(f)->name;
     return jt_values(S, 3, vals);
   }
   const jt_Lambda *L = jt_closure_lambda(S, f);

@@ -243,8 +243,10 @@ static void load_settings(Printer *P, bool escape)
   P->pcase = c == JT_SYM(S, K_DOWNCASE) ? CASE_DOWN
            : c == JT_SYM(S, K_CAPITALIZE) ? CASE_CAP : CASE_UP;
   jt_V rt = var(P, JT_SYM(S, READTABLE_VAR), JT_NIL);
-  P->rcase = RT_UPCASE;   /* printing readably: for the standard readtable, as SBCL does */
-  if (!P->readably && jt_isstruct(rt) && jt_o(rt)->aux >= 1 && jt_layout_(jt_struct_(rt)->layout)->name == JT_SYM(S, READTABLE)) {
+  /* printing readably: for the standard readtable, as SBCL does; an
+  ** entry's name (canonical): for the kernel's reads, which use it */
+  P->rcase = RT_UPCASE;
+  if (!P->readably && !P->canonical && jt_isstruct(rt) && jt_o(rt)->aux >= 1 && jt_layout_(jt_struct_(rt)->layout)->name == JT_SYM(S, READTABLE)) {
     jt_V rc = jt_struct_(rt)->slots[0];
     P->rcase = rc == JT_SYM(S, K_DOWNCASE) ? RT_DOWNCASE : rc == JT_SYM(S, K_PRESERVE) ? RT_PRESERVE
              : rc == JT_SYM(S, K_INVERT) ? RT_INVERT : RT_UPCASE;

@@ -73,16 +73,10 @@ static uint32_t char_at(Rd *d, size_t p, size_t *np)
 {
   unsigned char b = (unsigned char)SRC[p];
   if (b < 0x80) { *np = p + 1; return b; }
-  if (b == 0xED && d->R->program && p + 2 < LEN && ((unsigned char)SRC[p + 1] & 0xE0) == 0xA0 &&
-      ((unsigned char)SRC[p + 2] & 0xC0) == 0x80) {
-    /* a surrogate code point: a Lisp string's character, encoded as
-    ** jt_utf8_encode does (a program's read; never the kernel's source) */
-    *np = p + 3;
-    return 0xD000u | (((unsigned char)SRC[p + 1] & 0x3Fu) << 6) | ((unsigned char)SRC[p + 2] & 0x3Fu);
-  }
   size_t i = p;
-  uint32_t c = jt_utf8_decode(SRC, LEN, &i);
-  if (i <= p) i = p + 1;   /* never stall, whatever the decoder does */
+  /* a program's read decodes a surrogate as the Lisp string held it; the
+  ** kernel's source is text from outside */
+  uint32_t c = d->R->program ? jt_utf8_decode_lisp(SRC, LEN, &i) : jt_utf8_decode(SRC, LEN, &i);
   *np = i;
   return c;
 }

@@ -15,12 +15,10 @@
 
 #define MODULES "a world has no modules to provide: load its own files with load"
 #define TERMINAL "a world has no terminal: nobody is there to answer"
-#define MOP "jiti's CLOS has no metaobject protocol"
 
 /* sorted by name (bsearch) */
 static const struct { const char *name, *why; } reasons[] = {
   {"*MODULES*", MODULES},
-  {"FUNCTION-KEYWORDS", MOP},
   {"PROVIDE", MODULES},
   {"REQUIRE", MODULES},
 };

@@ -134,6 +134,15 @@ void jiti_commit_outermost(jiti_State *S) { jt_ckpt_commit_outermost(S); }
 
 /* ----------------------------------------------------------------- entries */
 
+/* A special variable's global value: the value under its outermost
+** dynamic binding when it is bound (jiti_package_bind, or a LET in the
+** code). */
+static jt_V global_value(jt_State *S, jt_V sym) {
+  for (size_t i = 0; i < S->nbind; i++)
+    if (S->bindings[i].sym == sym) return S->bindings[i].old;
+  return jt_symobj(S, sym)->value;
+}
+
 static jt_V entry_key(jt_State *S, int kind, jt_V name) {
   return jt_cons(S, jt_mkfix(kind), name);
 }
@@ -422,8 +431,9 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
   switch (kind) {
     case JITI_ENTRY_VARIABLE: {
       jt_V v = jt_symobj(S, name)->value;
-      /* the world's current package is stored by name */
+      /* the world's current package is stored by name, its readtable as it is */
       if (name == JT_SYM(S, PACKAGE_VAR)) v = jt_is(src, JT_TPACKAGE) ? jt_pkg_(src)->name : JT_NIL;
+      else if (name == JT_SYM(S, READTABLE_VAR)) v = global_value(S, name);
       jt_buf_putc(out, src == JT_T ? 'K' : 'V');   /* constant or variable */
       return jt_encode(S, v, out, why);
     }
@@ -453,6 +463,11 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
       return ok;
     }
     case JITI_ENTRY_CLASS: {
+      if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
+        *why = "a class whose initforms close over a lexical environment (define it at top level, "
+               "where its initforms may use global variables and functions)";
+        return false;
+      }
       /* the defclass form, then the values of the class's own :class
       ** slots as a list of (name . value), unbound ones as unbound */
       jt_V cls = jt_find_class(S, name);
@@ -470,7 +485,11 @@ static bool encode_entry(jt_State *S, int kind, jt_V name, jt_V src, jt_Buf *out
         return jt_encode(S, jt_cdr(src), out, why) && jt_encode(S, jt_car(src), out, why);
       }
       if (jt_iscons(src) && jt_car(src) == jt_intern_keyword(S, "UNEXPORTABLE")) {
-        *why = "a function that cannot be rebuilt from source";
+        *why = kind == JITI_ENTRY_METHOD
+                   ? "a method whose (EQL x) specializer is the value of a form (an import evaluates nothing: "
+                     "write the object itself, a number, character, string or quoted symbol of a package, "
+                     "as in (eql 1) or (eql :key))"
+                   : "a function that cannot be rebuilt from source";
         return false;
       }
       jt_buf_putc(out, 'F');
@@ -677,6 +696,7 @@ static bool first_time(jt_State *S, jt_V seen, jt_V key) {
 }
 
 static void note_current_package(jt_State *S);
+static void note_current_readtable(jt_State *S);
 
 static jiti_Status export_body(jt_State *S, void *ud) {
   ExportArgs *a = ud;
@@ -684,6 +704,7 @@ static jiti_Status export_body(jt_State *S, void *ud) {
   Item *items = NULL;
   size_t n = 0, cap = 0;
   note_current_package(S);
+  note_current_readtable(S);
   /* Keys stay reachable from the registry, the data table, the logs or
   ** `seen` (on the value stack until the end), which are all GC roots. */
   jt_V *base = S->sp;
@@ -817,14 +838,7 @@ static jt_V recorded_package(jt_State *S) {
   return found ? live_package(p) : JT_NIL;
 }
 
-/* *package*'s global value: the value under its outermost dynamic
-** binding when it is bound (jiti_package_bind, or a LET in the code). */
-static jt_V package_global(jt_State *S) {
-  jt_V sym = JT_SYM(S, PACKAGE_VAR);
-  for (size_t i = 0; i < S->nbind; i++)
-    if (S->bindings[i].sym == sym) return S->bindings[i].old;
-  return jt_symobj(S, sym)->value;
-}
+static jt_V package_global(jt_State *S) { return global_value(S, JT_SYM(S, PACKAGE_VAR)); }
 
 jt_V jt_world_current_package(jt_State *S) {
   jt_V user = jt_package_of_index(S, JT_PKG_USER);
@@ -886,6 +900,33 @@ static void note_current_package(jt_State *S) {
   jt_V rec = recorded_package(S);
   if (cur == rec || (rec == JT_NIL && cur == jt_package_of_index(S, JT_PKG_USER))) return;
   record(S, JITI_ENTRY_VARIABLE, JT_SYM(S, PACKAGE_VAR), cur);
+}
+
+/* ------------------------------------------------- the current readtable */
+
+/* The world's syntax is *readtable*'s global value: a program's reads use
+** it (the kernel reads source with the standard syntax), and it lasts
+** from one transaction to the next (jt_reset_io_syntax keeps it).  The
+** entry *READTABLE* (variable kind) stores it while it is anything but the
+** standard syntax; its readtable is encoded like any structure, its
+** functions by name (export.c). */
+static bool is_readtable(jt_State *S, jt_V v) {
+  return jt_isstruct(v) && jt_layout_(jt_struct_(v)->layout)->name == JT_SYM(S, READTABLE) &&
+         jt_layout_(jt_struct_(v)->layout)->nslots == 2;
+}
+
+/* At export: the entry follows *readtable*'s global value (a logged
+** change, undone by a restore). */
+static void note_current_readtable(jt_State *S) {
+  World *w = W(S);
+  jt_V sym = JT_SYM(S, READTABLE_VAR);
+  jt_V cur = global_value(S, sym);
+  bool standard = !is_readtable(S, cur) ||
+                  (jt_struct_(cur)->slots[0] == JT_SYM(S, K_UPCASE) && jt_struct_(cur)->slots[1] == JT_NIL);
+  bool kept;
+  jt_hash_get(S, w->registry, entry_key(S, JITI_ENTRY_VARIABLE, sym), &kept);
+  if (standard && kept) unrecord(S, JITI_ENTRY_VARIABLE, sym);
+  else if (!standard && !kept) record(S, JITI_ENTRY_VARIABLE, sym, JT_NIL);
 }
 
 /* True when `form` is what an entry of `kind` named `name` must hold: the
@@ -1027,6 +1068,14 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         JT_POP(S, 2);
         break;
       }
+      if (sym == JT_SYM(S, READTABLE_VAR)) {
+        /* the world's readtable */
+        if (!is_readtable(S, v)) jt_error(S, "the readtable of the world is not a readtable");
+        jt_set_symbol_value(S, sym, v);
+        record(S, JITI_ENTRY_VARIABLE, sym, JT_NIL);
+        JT_POP(S, 1);
+        break;
+      }
       jt_Symbol *s = jt_symobj(S, sym);
       if (s->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT))
         jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR), "cannot import variable %s: it is a built-in or constant", s->cname);
@@ -1139,7 +1188,7 @@ static jiti_Status import_body(jt_State *S, void *ud) {
         /* bodies are analysed at their first call; an (eql x)
         ** specializer's value is the one the entry's name holds */
         case JITI_ENTRY_GENERIC: import_budget(S); jt_gf_define(S, form, true); break;
-        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-3]); break;
+        case JITI_ENTRY_METHOD: import_budget(S); jt_method_define(S, form, true, S->sp[-3], JT_NIL); break;
         /* unavailable rather than an error when its library is not granted */
         case JITI_ENTRY_FOREIGN: jt_ffi_import(S, form); break;
         default:  /* functions and macros are analysed at their first call */
@@ -1156,7 +1205,7 @@ static jiti_Status import_body(jt_State *S, void *ud) {
       JT_PUSH(S, form);
       if (!entry_form_ok(S, a->kind, S->sp[-2], form)) bad_entry_form(S, a->kind, form);
       /* initforms are analysed at their first use, like imported functions */
-      jt_V cls = jt_class_define(S, form, true);
+      jt_V cls = jt_class_define(S, form, JT_NIL, true);
       JT_PUSH(S, cls);
       jt_V cells = jt_decode_at(S, a->bytes, a->len, &pos);
       if (pos != a->len) jt_error(S, "trailing bytes in a class encoding");
@@ -1311,6 +1360,10 @@ static jiti_Status entry_check_body(jt_State *S, void *ud) {
       jt_V v = jt_decode_text(S, a->bytes + 1, a->len - 1);
       if (sym == JT_SYM(S, PACKAGE_VAR)) {
         if (!jt_isstring(v)) jt_error(S, "the world's current package is not named by a string");
+      } else if (sym == JT_SYM(S, READTABLE_VAR)) {
+        /* a stand-in of its type's name (text mode) */
+        if (!jt_isstruct(v) || jt_layout_(jt_struct_(v)->layout)->name != JT_SYM(S, READTABLE))
+          jt_error(S, "the world's readtable is not a readtable");
       } else if (jt_symobj(S, sym)->h.flags & (JT_SYM_LOCKED | JT_SYM_CONSTANT)) {
         jt_error(S, "it is a built-in or constant");
       }
@@ -1440,7 +1493,13 @@ typedef struct TextArgs {
 
 static jiti_Status text_body(jt_State *S, void *ud) {
   TextArgs *a = ud;
+  /* an entry is read with the standard syntax, and shown with it whatever
+  ** the world's *readtable* (an error unwinds the binding) */
+  size_t mark = S->nbind;
+  jt_V standard = jt_symobj(S, jt_intern(S, "*%STANDARD-READTABLE*"))->value;
+  if (standard != JT_UNBOUND) jt_bind(S, JT_SYM(S, READTABLE_VAR), standard);
   a->out = jt_describe(S, a->bytes, a->len, a->name, a->width, &a->scratch);
+  jt_unbind_to(S, mark);
   return JITI_OK;
 }
 
@@ -1883,7 +1942,12 @@ JT_FN(f_record_type) {
   return argv[0];
 }
 
+/* (%world-recording-p) True when the state keeps a world (its changes are
+** recorded as entries): what a world could not store is refused then. */
+JT_FN(f_world_recording_p) { JT_UNUSED_ARGS; return jt_bool(jt_world_recording(S)); }
+
 static const jt_Reg world_fns[] = {
+  {"%WORLD-RECORDING-P", f_world_recording_p, 0, 0, "(%world-recording-p) True when the state keeps a world."},
   {"WORLD-GET", f_world_get, 1, 2, "(world-get key &optional default) The data row KEY (a copy) and whether it exists."},
   {"WORLD-PUT", f_world_put, 2, 2, "(world-put key value) Store a copy of VALUE as data row KEY."},
   {"WORLD-REM", f_world_rem, 1, 1, "(world-rem key) Remove data row KEY; true if it existed."},

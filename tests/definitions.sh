@@ -82,12 +82,38 @@ t pprint-table-closure 1 'a pprint dispatch table holding a function object \(na
 t pprint-current-table 0 '^"<5>"$' -- e "(progn (set-pprint-dispatch 'integer 'angle-print) (write-to-string 5 :pretty t))"
 t pprint-current-table-reset 0 '^"5"$' -- e "(write-to-string 5 :pretty t)"
 
+# --- the world's syntax: *readtable* and a readtable in a variable are
+# kept, their functions by name; a failing call takes its change of syntax
+# back; a function object is refused naming the fix
+t readtable-world 0 '^\(:BANG X\)' -- e "(progn (defun bang-reader (s c) (declare (ignore c)) (list :bang (read s t nil t))) (setq *readtable* (copy-readtable nil)) (set-macro-character #\\! 'bang-reader) (read-from-string \"!x\"))"
+t readtable-var 0 '^\*DOWN\*$' -- e "(progn (defun sharp-at (s c n) (declare (ignore c n)) (list :at (read s t nil t))) (defvar *down* (copy-readtable nil)) (setf (readtable-case *down*) :invert) (set-dispatch-macro-character #\\# #\\@ 'sharp-at *down*) (world-put :rt (copy-readtable *down*)) '*down*)"
+t readtable-kept 0 '^\(:BANG Y\)' -- e '(read-from-string "!y")'
+t readtable-failing-call 1 'boom' -- e "(progn (setf (readtable-case *readtable*) :downcase) (set-macro-character #\\! nil) (set-macro-character #\\! 'bang-reader nil *down*) (error \"boom\"))"
+READS='(list (readtable-case *readtable*) (read-from-string "!z") (let ((*readtable* *down*)) (read-from-string "(#@Ab !c)")) (let ((*readtable* (world-get :rt))) (read-from-string "#@q")))'
+READS_WANT='^\(:UPCASE \(:BANG Z\) \(\(:AT \|Ab\|\) !C\) \(:AT Q\)\)$'
+t readtable-failing-call-undone 0 "$READS_WANT" -- e "$READS"
+t readtable-closure 1 'variable \*READTABLE\* holds an unexportable value: a readtable holding a function object \(name the function' -- e "(set-macro-character #\\? (lambda (s c) (declare (ignore s c)) 1))"
+
+# --- a class whose initforms close over a lexical environment works in its
+# call, but cannot be stored: refused, naming the fix, and nothing kept
+t class-lexical 1 'class LEXICAL-CLASS holds an unexportable value: a class whose initforms close over a lexical environment \(define it at top level' -- e "(let ((x 7)) (defclass lexical-class () ((s :initform x))) (slot-value (make-instance 'lexical-class) 's))"
+t class-lexical-none 0 '^NIL$' -- e "(find-class 'lexical-class nil)"
+t method-eql-form 1 'holds an unexportable value: a method whose \(EQL x\) specializer is the value of a form \(an import evaluates nothing' -- e "(progn (defvar *key-list* (list 'a)) (defmethod pick ((x (eql *key-list*))) :picked) (pick *key-list*))"
+t method-eql-form-none 0 '^NIL$' -- e "(fboundp 'pick)"
+t method-eql-literal 0 '^:ONE$' -- e "(progn (defmethod pick-literal ((x (eql 1))) :one) (pick-literal 1))"
+t class-name-method 0 '^SILLY$' -- e "(progn (defclass silly-named () ()) (defmethod class-name ((x silly-named)) 'silly) (class-name (make-instance 'silly-named)))"
+t class-top 0 '^\(1 2\)$' -- e "(progn (defclass top-class () ((s :initform (list 1 2)))) (slot-value (make-instance 'top-class) 's))"
+
 # --- stop, start: the worker imports CURRENT, and every use still works
 "$JITI" stop --store "$S" >/dev/null
 start_kernel "$S"; ok restart $?
 t uses-after-restart 0 "$WANT" -- e "$USES"
 t type-of-symbol-macro-after-restart 0 '^\(T NIL\)$' -- e "(list (typep 9 'upto-lim) (typep 10 'upto-lim))"
 t pprint-table-after-restart 0 '^"\(<1> <2>\)"$' -- e "(write-to-string (list 1 2) :pretty t :pprint-dispatch *angle-table*)"
+t readtable-after-restart 0 "$READS_WANT" -- e "$READS"
+t method-eql-literal-after-restart 0 '^:ONE$' -- e "(pick-literal 1)"
+t class-name-method-after-restart 0 '^SILLY$' -- e "(class-name (make-instance 'silly-named))"
+t class-top-after-restart 0 '^\(1 2\)$' -- e "(slot-value (make-instance 'top-class) 's)"
 
 # --- redefinitions and removals, then another restart
 t redefine-type 0 '^SMALL$' -- e "(deftype small () '(integer 0 99))"

@@ -43,7 +43,7 @@ t recovers-after 0 "revision: +4 \\(rollback" -- "$JITI" recover-session --store
 t kernel-again 0 "serving the store" -- "$JITI" kernel --store "$S" --detach
 t uninterned-refused 1 "unsafe: unexportable: function #:X would not import back as itself: it is named by an uninterned symbol" \
   -- "$JITI" eval --store "$S" '(defun #:x () 1)'
-t eql-refused 1 "error: PROGRAM-ERROR: an \(EQL x\) specializer needs x to be a literal" \
+t eql-refused 1 "unsafe: unexportable: method \(REACT \(\(EQL \(1\)\)\)\) holds an unexportable value: a method whose \(EQL x\) specializer is the value of a form" \
   -- "$JITI" eval --store "$S" '(progn (defgeneric react (x)) (defmethod react ((x (eql (list 1)))) 1))'
 t nul-refused 1 "not storable in the world: a symbol whose name holds a NUL character" \
   -- "$JITI" eval --store "$S" '(world-put (intern (format nil "ROW~cX" (code-char 0)) :keyword) 7)'

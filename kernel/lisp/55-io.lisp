@@ -108,12 +108,15 @@
 ;;     sub-character's standard meaning) or NIL (none); sub-characters not
 ;;     in TABLE have their standard # meaning when STANDARD-P.
 ;; Only a program's reads consult *readtable*; the kernel reads the source
-;; it is given with the standard syntax.  Each transaction starts with a
-;; fresh standard *readtable* (io.c): a change of syntax lasts for the
-;; transaction, so the world's stored source always reads the same way.
+;; it is given with the standard syntax, so the world's stored source always
+;; reads the same way.  A world keeps its *readtable* and the readtables its
+;; variables and rows hold (world.c, export.c): a function in one is kept
+;; by name, a symbol.  SYNTAX is the slot's stored name (a %-name could not
+;; be stored); %READTABLE-SYNTAX reads it.
 (defstruct (readtable (:constructor %make-readtable) (:copier nil) (:predicate readtablep))
   (case :upcase)
-  (%syntax nil))
+  (syntax nil))
+(fmakunbound 'readtable-syntax)
 
 (defun %readtable-syntax (readtable) (%struct-ref readtable 'readtable 1))
 (defun (setf %readtable-syntax) (value readtable) (%struct-set readtable 'readtable 1 value))

@@ -139,7 +139,7 @@
                nil)))
         (t nil)))
 
-(defun documentation (x &optional (doc-type 'function))
+(defun %documentation-of (x doc-type)
   (multiple-value-bind (name type) (%documented-name x doc-type)
     (if name
         (documentation name type)
@@ -154,8 +154,13 @@
                            (t (%function-documentation x doc-type))))))
           (if (stringp doc) (copy-seq doc) doc)))))
 
-(defun (setf documentation) (new-value x doc-type)
-  (%set-documentation x doc-type new-value))
+(defgeneric documentation (x doc-type)
+  (:documentation "(documentation x doc-type) The documentation string of X as DOC-TYPE (FUNCTION, VARIABLE, TYPE, STRUCTURE, SETF, COMPILER-MACRO, METHOD-COMBINATION or T), or NIL.")
+  (:method (x doc-type) (%documentation-of x doc-type)))
+
+(defgeneric (setf documentation) (new-value x doc-type)
+  (:documentation "(setf (documentation x doc-type) new-value) Set the documentation string of X as DOC-TYPE.")
+  (:method (new-value x doc-type) (%set-documentation x doc-type new-value)))
 
 (defun %set-object-documentation (x doc-type new-value)
   (check-type new-value (or null string))

@@ -238,6 +238,8 @@
     (standard-char (%ty-make :chb 1))
     (extended-char (%ty-make))
     (atom (let ((r (%ty-full))) (setf (svref r 7) '(not cons)) r))
+    (boolean (%ty-member '(nil t)))
+    (compiled-function (%ty-rest 'function))   ; every function is compiled here
     (t (let ((e (%meta name '%deftype)))
          (if e (%ty (funcall e) d) (%ty-rest spec))))))
 

@@ -7,7 +7,8 @@
 ** Redefinitions and removals survive the same way; a restored transaction
 ** leaves no trace; the language's own symbols cannot be given any of them;
 ** an import checks each stored form before anything of it runs.  A
-** define-method-combination is such an entry too. */
+** define-method-combination is such an entry too, and so is the world's
+** syntax (its readtables). */
 #include <stdlib.h>
 #include "jiti.h"
 #include "jiti_world.h"
@@ -547,6 +548,102 @@ static void test_method_combination(void) {
   jiti_close(S);
 }
 
+/* The world's syntax is world state: *readtable* (the entry *READTABLE*,
+** while it is not the standard syntax) and the readtables variables and
+** rows hold last from one transaction to the next (the host resets the
+** other reader and printer variables), survive a restart and import back
+** byte for byte; a restored transaction takes its change of syntax back; a
+** function object in one is refused at the export, naming the fix; and an
+** import takes only a readtable as the world's readtable. */
+static const char *const READS =
+  "(list (readtable-case *readtable*) (read-from-string \"!z\")"
+  " (let ((*readtable* *down*)) (read-from-string \"(#@Ab !c)\"))"
+  " (let ((*readtable* (world-get :rt))) (read-from-string \"#@q\"))"
+  " (get-macro-character #\\! *down*))";
+static const char *const READS_WANT = "(:UPCASE (:BANG Z) ((:AT |Ab|) !C) (:AT Q) NIL)";
+
+static void test_readtables(void) {
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  CHECK_STR(txn(S, "(defun bang-reader (s c) (declare (ignore c)) (list :bang (read s t nil t)))"
+                   "(defun sharp-at (s c n) (declare (ignore c n)) (list :at (read s t nil t)))"
+                   "(setq *readtable* (copy-readtable nil))"
+                   "(set-macro-character #\\! 'bang-reader)"
+                   "(defvar *down* (copy-readtable nil))"
+                   "(setf (readtable-case *down*) :invert)"
+                   "(set-dispatch-macro-character #\\# #\\@ 'sharp-at *down*)"
+                   "(world-put :rt (copy-readtable *down*))"
+                   "(read-from-string \"!x\")"), "(:BANG X)");
+  char *d = dump(S);
+  CHECK(strstr(d, "variable *READTABLE* ") && strstr(d, "variable *DOWN* ") && strstr(d, "data :RT "));
+  free(d);
+  jiti_reset_io_syntax(S);   /* as a host does between transactions */
+  CHECK_STR(ev(S, READS), READS_WANT);
+  /* a restored transaction: its change of syntax goes, in place or not */
+  char *before = dump(S);
+  jiti_checkpoint(S);
+  CHECK_STR(ev(S, "(set-macro-character #\\! nil) (setf (readtable-case *readtable*) :downcase)"
+                  "(set-macro-character #\\! 'bang-reader nil *down*)"
+                  "(setq *readtable* (copy-readtable *down*)) (readtable-case *readtable*)"), ":invert");
+  jiti_restore(S);
+  jiti_reset_io_syntax(S);
+  char *after = dump(S);
+  CHECK_STR(after, before);
+  free(after);
+  CHECK_STR(ev(S, READS), READS_WANT);
+  /* a restart: the same entries, the same reads */
+  jiti_State *T = restart(S);
+  CHECK_STR(ev(T, READS), READS_WANT);
+  /* a function object cannot be stored: refused, naming the fix */
+  jiti_checkpoint(T);
+  CHECK(ev(T, "(set-macro-character #\\? (lambda (s c) (declare (ignore s c)) 1))")[0] != '!');
+  char *refused = changed(T);
+  CHECK(strstr(refused, "variable *READTABLE* holds an unexportable value: a readtable holding a function "
+                        "object (name the function: (set-macro-character char 'reader nil table)") != NULL);
+  free(refused);
+  jiti_restore(T);
+  /* the standard syntax again: the entry goes */
+  jiti_checkpoint(T);
+  CHECK_STR(ev(T, "(setq *readtable* (copy-readtable nil)) (readtable-case *readtable*)"), ":UPCASE");
+  char *gone = changed(T);
+  CHECK(strstr(gone, "variable *READTABLE* -\n") != NULL);
+  free(gone);
+  jiti_commit(T);
+  d = dump(T);
+  CHECK(strstr(d, "*READTABLE*") == NULL);
+  free(d);
+  /* an import takes only a readtable as the world's readtable */
+  Grab g = {JITI_ENTRY_VARIABLE, "*DOWN*", NULL, 0}, x = {JITI_ENTRY_VARIABLE, "*X*", NULL, 0};
+  char err[512];
+  CHECK(ev(T, "(defvar *x* 5)")[0] != '!');
+  jiti_export_all(T, grab, &g, err, sizeof err);
+  jiti_export_all(T, grab, &x, err, sizeof err);
+  CHECK(g.bytes && x.bytes);
+  jiti_State *U = jiti_open();
+  jiti_world_enable(U);
+  CHECK(jiti_entry_check(U, JITI_ENTRY_VARIABLE, "*READTABLE*", x.bytes, x.len, NULL, 0, err, sizeof err) != JITI_OK);
+  CHECK(strstr(err, "readtable is not a readtable") != NULL);
+  CHECK(jiti_import_entry(U, JITI_ENTRY_VARIABLE, "*READTABLE*", x.bytes, x.len, err, sizeof err) != JITI_OK);
+  CHECK(strstr(err, "readtable of the world is not a readtable") != NULL);
+  CHECK(jiti_entry_check(U, JITI_ENTRY_VARIABLE, "*READTABLE*", g.bytes, g.len, NULL, 0, err, sizeof err) == JITI_OK);
+  CHECK(jiti_import_entry(U, JITI_ENTRY_VARIABLE, "*READTABLE*", g.bytes, g.len, err, sizeof err) == JITI_OK);
+  CHECK_STR(ev(U, "(list (readtable-case *readtable*) (symbol-name (read-from-string \"abc\")))"),
+            "(:invert \"ABC\")");
+  /* entry names are printed with the standard syntax, whatever the world's */
+  d = dump(U);
+  CHECK(strstr(d, "variable *READTABLE* ") != NULL);
+  free(d);
+  char *text = jiti_entry_text(U, g.bytes, g.len);
+  CHECK(text && strstr(text, ":CASE :INVERT") != NULL);
+  free(text);
+  free(g.bytes);
+  free(x.bytes);
+  free(before);
+  jiti_close(U);
+  jiti_close(T);
+  jiti_close(S);
+}
+
 int main(void) {
   test_each_kind_survives_a_restart();
   test_method_combination();
@@ -557,5 +654,6 @@ int main(void) {
   test_import_checks_forms();
   test_imported_functions_analysed_later();
   test_entry_text();
+  test_readtables();
   return CHECK_DONE();
 }

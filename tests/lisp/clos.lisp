@@ -538,6 +538,106 @@ Slots with :INSTANCE allocation:
                 (symbol base-char (nil t)) (standard-object standard-char (nil t))))
   (is-equal (multiple-value-list (subtypep (first pair) (second pair))) (third pair)))
 
+;;; ------------------------------------------- initforms in a lexical scope
+
+;; initforms and default initargs see the variables and local functions
+;; around the defclass, and share them with the code there
+(defvar *lex-reset*)
+(defvar *lex-query*)
+(let ((x 0) (y 0))
+  (flet ((lex-reset (a b) (setf x a y b))
+         (lex-query () (list x y))
+         (tag () :tagged))
+    (setf *lex-reset* #'lex-reset *lex-query* #'lex-query)
+    (defclass lex-class ()
+      ((a :initform (incf x) :initarg :a)
+       (b :initarg :b)
+       (c :initform (tag))
+       (d :initform 'plain))
+      (:default-initargs :b (incf y)))))
+(funcall *lex-reset* 5 10)
+(let ((o (make-instance 'lex-class)))
+  (is-equal (list (slot-value o 'a) (slot-value o 'b) (slot-value o 'c) (slot-value o 'd)
+                  (funcall *lex-query*))
+            '(6 11 :tagged plain (6 11))))
+(let ((o (make-instance 'lex-class :a 1 :b 2)))
+  (is-equal (list (slot-value o 'a) (slot-value o 'b) (funcall *lex-query*)) '(1 2 (6 11))))
+(let ((o (allocate-instance (find-class 'lex-class))))
+  (shared-initialize o '(a))
+  (is-equal (list (slot-value o 'a) (slot-boundp o 'b) (funcall *lex-query*)) '(7 nil (7 11))))
+
+;;; ----------------------------------------- (EQL form) specializers
+
+;; the form is evaluated where the defmethod stands, once
+(defgeneric eql-form-gf (x))
+(defparameter *eql-form-key* (list 'a))
+(defparameter *eql-form-method* (defmethod eql-form-gf ((x (eql *eql-form-key*))) :found))
+(is-eql (eql-form-gf *eql-form-key*) :found)
+(signals error (eql-form-gf (list 'a)))
+(is (eq (find-method #'eql-form-gf nil (list (list 'eql *eql-form-key*))) *eql-form-method*))
+(let ((n 0))
+  (defmethod eql-form-gf ((x (eql (incf n)))) (list :counted x))
+  (is-equal (list (eql-form-gf 1) (eql-form-gf 1) n) '((:counted 1) (:counted 1) 1)))
+(defclass eql-class-target () ())
+(defmethod eql-form-gf ((x (eql (find-class 'eql-class-target)))) :the-class)
+(is-eql (eql-form-gf (find-class 'eql-class-target)) :the-class)
+
+;;; ------------------------------- the standard's own generic functions
+
+(dolist (f (list #'class-name #'(setf class-name) #'documentation #'(setf documentation)
+                 #'allocate-instance #'add-method #'remove-method #'find-method
+                 #'compute-applicable-methods #'make-instances-obsolete #'method-qualifiers
+                 #'function-keywords))
+  (is (typep f 'standard-generic-function)))
+(defclass silly-named () ())
+(defmethod class-name ((x silly-named)) 'silly)
+(is-eql (class-name (make-instance 'silly-named)) 'silly)
+(is-eql (class-name (find-class 'silly-named)) 'silly-named)
+(defmethod documentation ((x silly-named) doc-type) (declare (ignore doc-type)) "a silly thing")
+(is-equal (documentation (make-instance 'silly-named) t) "a silly thing")
+(defgeneric keyed (x &key))
+(let ((m (defmethod keyed ((x integer) &key a ((:bee b) 2) &allow-other-keys) (list a b))))
+  (is-equal (multiple-value-list (function-keywords m)) '((:a :bee) t)))
+(let ((m (defmethod keyed ((x string) &key) x)))
+  (is-equal (multiple-value-list (function-keywords m)) '(nil nil)))
+(signals error (class-name 5))
+;; a generic function has no lambda expression; its name is its name's, and
+;; so is its documentation
+(defgeneric documented-gf (x) (:documentation "boo!") (:method ((x t)) x))
+(let ((fn #'documented-gf))
+  (is-equal (list (first (multiple-value-list (function-lambda-expression fn)))
+                  (third (multiple-value-list (function-lambda-expression fn))))
+            '(nil documented-gf))
+  (is-equal (documentation fn t) "boo!")
+  (setf (documentation fn t) "foo")
+  (is-equal (list (documentation fn t) (documentation 'documented-gf 'function)) '("foo" "foo")))
+
+;;; ------------------- names of classes (outside a world, which keeps them)
+
+(defclass named-once () ((a :initarg :a :accessor named-once-a)))
+(defgeneric named-gf (x) (:method ((x named-once)) :once) (:method ((x t)) :other))
+(let* ((c1 (find-class 'named-once))
+       (o1 (make-instance c1 :a 1)))
+  (is (null (setf (find-class 'named-once) nil)))
+  (is (null (find-class 'named-once nil)))
+  (is-eql (class-name c1) 'named-once)
+  (is (eq (type-of o1) c1))                 ; its name no longer finds it
+  (is (typep o1 c1))
+  (is-eql (named-gf o1) :once)               ; methods hold the class itself
+  (let ((c2 (eval '(defclass named-once () ((b))))))
+    (is (not (eq c1 c2)))
+    (is (eq (find-class 'named-once) c2))
+    (is-eql (named-gf (make-instance c2)) :other)
+    (is (eq (setf (find-class 'named-other) c1) c1))   ; another name for the old class
+    (is (eq (find-class 'named-other) c1))
+    (is-eql (class-name c1) 'named-once)
+    (is-eql (setf (class-name c2) 'named-twice) 'named-twice)
+    (is-eql (class-name c2) 'named-twice)
+    (is (eq (find-class 'named-once) c2))    ; find-class is not changed
+    (let ((c3 (eval '(defclass named-twice () ()))))  ; the name finds no class: a new one
+      (is (not (eq c3 c2)))
+      (is (eq (find-class 'named-twice) c3)))))
+
 ;;; ----------------------------------------------------------- errors
 
 (signals error (eval '(defclass broken () ((a :initarg)))))

@@ -102,4 +102,21 @@
           '(t nil t nil))
 (is (typep (expt 10 30) 'signed-byte))
 (is (typep (expt 10 30) '(signed-byte *)))
+
+;; MEMBER and EQL types hold their objects by EQL: two equal lists are two
+;; types, neither within the other
+(let ((a (list 'a)) (b (list 'a)))
+  (is-equal (multiple-value-list (subtypep `(member 10 ,a 20) `(member 10 20 ,b))) '(nil t))
+  (is-equal (multiple-value-list (subtypep `(member ,a) `(member 20 ,a))) '(t t)))
+;; array types of any rank
+(is-equal (multiple-value-list (subtypep '(array * 12) '(array * (* * * * * * * * * * * *)))) '(t t))
+(is-equal (multiple-value-list (subtypep '(array t 9) '(array t *))) '(t t))
+(is-equal (multiple-value-list (subtypep '(array t (1 2 3 4 5 6 7 8 9 10)) '(array t 10))) '(t t))
+(is-equal (multiple-value-list (subtypep '(array t 9) '(array t 10))) '(nil t))
+;; the type of T, NIL and a function is within every type they belong to
+(dolist (pair '((boolean symbol) (boolean atom) (null boolean) (compiled-function function)
+                (compiled-function atom) (null list) (null (member nil 1))))
+  (is-equal (multiple-value-list (subtypep (first pair) (second pair))) '(t t)))
+(is-equal (multiple-value-list (subtypep 'null 'cons)) '(nil t))
+(is-equal (multiple-value-list (subtypep 'null '(or cons (eql 1)))) '(nil t))
 (done)

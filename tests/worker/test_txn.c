@@ -520,10 +520,13 @@ static void test_foreign_pause_abort(void) {
 static void test_gate_syntax(void) {
   txn_World *W = txn_open(NULL);
   char why[512];
+  /* (the world keeps its readtable: its functions are named) */
   CHECK_STR(ev(W, "(progn (defvar *ran* nil) (setq *read-eval* t)"
+                  " (defun ran-macro (s c) (declare (ignore s c)) (setq *ran* :macro) 1)"
+                  " (defun ran-dispatch (s c n) (declare (ignore s c n)) (setq *ran* :dispatch) 1)"
                   " (setq *readtable* (copy-readtable nil))"
-                  " (set-macro-character #\\! (lambda (s c) (declare (ignore s c)) (setq *ran* :macro) 1))"
-                  " (set-dispatch-macro-character #\\# #\\! (lambda (s c n) (declare (ignore s c n)) (setq *ran* :dispatch) 1))"
+                  " (set-macro-character #\\! 'ran-macro)"
+                  " (set-dispatch-macro-character #\\# #\\! 'ran-dispatch)"
                   " t)"), "T");
   CHECK(txn_gate(W, "#.(setq *ran* :eval)", why, sizeof why) == 1);
   CHECK(strstr(why, "#.") != NULL);
@@ -547,6 +550,10 @@ static void test_gate_syntax(void) {
                " (reader-error () :refused)))", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
   txn_outcome_free(&o);
   CHECK_STR(ev(W, "(world-get :s)"), ":REFUSED");
+  /* the world's readtable lasts: a later transaction's program reads with it */
+  CHECK(run(W, "(world-put :m (read-from-string \"(!x #!y)\"))", TXN_ACTION, NULL, &o) == TXN_ACCEPTED);
+  txn_outcome_free(&o);
+  CHECK_STR(ev(W, "(list (world-get :m) *ran*)"), "((1 X 1 Y) :DISPATCH)");
   txn_close(W);
 }
 
