@@ -117,6 +117,8 @@ uint32_t jt_utf8_decode(const char *s, size_t len, size_t *i);
 ** char-equal and equalp hash tables all fold with jt_char_downcase. */
 uint32_t jt_char_upcase(uint32_t c);
 uint32_t jt_char_downcase(uint32_t c);
+/* alphanumericp: a letter (alpha-char-p) or a decimal digit. */
+bool jt_char_alphanumeric(uint32_t c);
 /* The character named cs[0..n) (any case: Space, Soh, Rubout, U+41, ...),
 ** as name-char and the reader's #\Name know it; false if none. */
 bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code);

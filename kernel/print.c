@@ -1369,7 +1369,16 @@ static void print_stream(jt_State *S, jt_V stream, jt_V v, bool escape, jt_V pla
 
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
 {
-  print_stream(S, stream, v, escape, JT_NOVALUE);
+  jt_V r = jt_symobj(S, JT_SYM(S, PRINT_READABLY))->value;
+  if (escape || r == JT_NIL || r == JT_UNBOUND) {
+    print_stream(S, stream, v, escape, JT_NOVALUE);
+    return;
+  }
+  /* princ binds *print-readably* to NIL as well, for the methods it calls */
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PRINT_READABLY), JT_NIL);
+  print_stream(S, stream, v, false, JT_NOVALUE);
+  jt_unbind_to(S, mark);
 }
 
 void jt_print_default(jt_State *S, jt_V stream, jt_V v)
