@@ -628,7 +628,7 @@ static void fmt_integer(Fmt *F, jt_V v, int base, const Dir *d, int pi)
     size_t nb = S->nbind;
     jt_bind(S, JT_SYM(S, PRINT_BASE), jt_mkfix(base));
     jt_bind(S, JT_SYM(S, PRINT_RADIX), JT_NIL);
-    jt_print(S, F->stream, v, false);
+    jt_princ(S, F->stream, v);
     jt_unbind_to(S, nb);
     return;
   }
@@ -843,8 +843,6 @@ typedef struct Fl {
   char sign;            /* 0, '+' or '-' */
   const char *ip; size_t nip;
   bool lead0;           /* ip is empty: a "0" may go before the point */
-  bool lead0_past;      /* ... and goes there too when the field overflows
-                           anyway (~F with d: only w = d+1 drops it) */
   const char *fp; size_t nfp;
   size_t zeros;         /* '0's after fp (digits beyond the exact ones) */
   char ex[40]; size_t nex;   /* exponent marker and sign */
@@ -859,14 +857,14 @@ static size_t fl_width(const Fl *f)
 }
 
 /* Write `f` in a field of width w (w < 0: no field).  The optional leading
-** zero is printed when there is room (or, with lead0_past, when there is
-** no room for the rest either). */
+** zero is printed when there is room, or when it would be the only digit
+** (~0,0F of 0.01 is "0.", not "."). */
 static void fl_emit(Fmt *F, Fl *f, intptr_t w, uint32_t ovf, uint32_t pad,
                     bool sign_first)
 {
   size_t width = fl_width(f);
   bool zero = f->lead0 && (w < 0 || (intptr_t)width < w ||
-                           (f->lead0_past && (intptr_t)width > w));
+                           f->nfp + f->zeros == 0);
   if (zero) width++;
   if (w >= 0 && (intptr_t)width > w && ovf != END_CHAR) {
     out_n(F, ovf, w);
@@ -973,7 +971,7 @@ static bool real_arg(Fmt *F, jt_V v, double *x)
 /* A non-number under ~F ~E ~G: princ, padded on the right to w (SBCL). */
 static void fmt_nonreal(Fmt *F, jt_V v, intptr_t w)
 {
-  if (w <= 0) { jt_print(F->S, F->stream, v, false); return; }
+  if (w <= 0) { jt_princ(F->S, F->stream, v); return; }
   jt_V s = jt_print_to_string(F->S, v, false);
   JT_ROOT(F->S, s);
   size_t len = jt_str_(s)->len;
@@ -1001,7 +999,6 @@ static void fixed(Fmt *F, const Dir *d, double x, intptr_t w, intptr_t dd,
   layout(&f, sd, n, X, ib, fb);
   if (dd >= 0) {
     fix_fraction(&f, ax, k, (size_t)dd, r, fb);
-    f.lead0_past = true;
   } else if (w >= 0) {
     /* Only w: round to the fraction digits the field has room for,
     ** dropping trailing zeros; a fraction that rounds to nothing is
@@ -1183,7 +1180,7 @@ static void fmt_dollar(Fmt *F, const Dir *d, jt_V v)
   intptr_t dd = pint(F, d, 0, 2), n = pint(F, d, 1, 1), w = pint(F, d, 2, 0);
   uint32_t pad = pchar(F, d, 3, ' ');
   double x;
-  if (!real_arg(F, v, &x)) { jt_print(F->S, F->stream, v, false); return; }
+  if (!real_arg(F, v, &x)) { jt_princ(F->S, F->stream, v); return; }
   if (dd < 0) dd = 0;
   if (n < 0) n = 0;
   if (n > SCALE_MAX) fmt_error(F, d->pos, "parameter too large");
@@ -1215,7 +1212,8 @@ static void fmt_object(Fmt *F, const Dir *d, jt_V v, bool escape)
   bool empty = d->colon && v == JT_NIL;  /* ~:A prints NIL as () */
   if (d->np == 0) {
     if (empty) out_ascii(F, "()", 2);
-    else jt_print(S, F->stream, v, escape);
+    else if (escape) jt_print(S, F->stream, v, true);
+    else jt_princ(S, F->stream, v);
     return;
   }
   intptr_t mincol = pint(F, d, 0, 0), colinc = pint(F, d, 1, 1);

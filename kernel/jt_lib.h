@@ -607,8 +607,12 @@ void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object);
 intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
-** is prin1, false princ.  Circular and deep structure is bounded. */
+** is prin1, false write with *print-escape* NIL (under *print-readably*
+** that still escapes).  Circular and deep structure is bounded. */
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape);
+/* princ: no escapes, *print-readably* bound to NIL. */
+void jt_princ(jt_State *S, jt_V stream, jt_V v);
+/* prin1-to-string (escape) or princ-to-string. */
 jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
 /* Print into a malloc'd UTF-8 string of at most `max` bytes, never
 ** signalling (for reports, backtraces and the host API). */
