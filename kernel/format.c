@@ -1676,8 +1676,10 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   segs = jt_nreverse_list(segs);
   intptr_t gaps = (intptr_t)nsegs - 1 + (d->colon ? 1 : 0) + (d->at ? 1 : 0);
   bool right = false;
-  if (gaps <= 0) { gaps = 1; right = !d->at; }  /* one segment: right-justify */
-  intptr_t need = (intptr_t)total + gaps * (minpad > 0 ? minpad : 0);
+  /* minpad goes between segments (and outside them with : and @): a lone
+  ** segment gets none, it is only right-justified in mincol */
+  intptr_t need = (intptr_t)total + (gaps > 0 ? gaps : 0) * (minpad > 0 ? minpad : 0);
+  if (gaps <= 0) { gaps = 1; right = !d->at; }
   intptr_t width = mincol;
   if (need > width) width += (need - mincol + colinc - 1) / colinc * colinc;
   intptr_t padding = width - (intptr_t)total;

@@ -603,7 +603,8 @@ static jt_V read_token(Rd *d, bool uninterned)
     return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   }
   jt_V pkg = token_package(d, &t);
-  if (last + 1 == t.n)
+  /* pkg::|| names the symbol whose name is empty; pkg:: alone names none */
+  if (last + 1 == t.n && SRC[t.end - 1] == ':')
     rd_error(d, t.start, "missing symbol name after a package marker");
   if (jt_o(pkg)->aux == JT_PKG_KEYWORD) return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   if (t.ncolons == 2 && (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) && !d->S->kernel_mode) {
