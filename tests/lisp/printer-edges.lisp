@@ -41,6 +41,12 @@
 #-sbcl (is-equal (format nil "~0,0f" 0.01) "0.")
 (is-equal (format nil "~2,,,'*f" 1.1) "1.")
 
+;;; ~<...~>: minpad goes between segments, a lone one only fills mincol
+(is-equal (format nil "~v,,v<~A~>" 11 3 "xxxxxxxxxxxxxxxxxxxxxxxx") "xxxxxxxxxxxxxxxxxxxxxxxx")
+(is-equal (format nil "~10,,3<~A~>" "abc") "       abc")
+(is-equal (format nil "~3,,3<~A~;~A~>" "abc" "d") "abc   d")
+(is-equal (format nil "~3,,3:@<~A~>" "abc") "   abc   ")
+
 ;;; ~( ~) and ~:C: case and names as char-downcase, char-upcase, char-name
 (is-equal (format nil "~(~c~)" (code-char 256)) (string (code-char 257)))
 (is-equal (format nil "~:@(~c~)" (code-char 255)) (string (code-char 376)))
@@ -129,6 +135,11 @@
             (setf (cdr tail) tail)
             (mapcar (lambda (n) (printer-edges-block x n)) '(0 1 2 3)))
           '("<...>" "<1 ...>" "<1 2 ...>" "<1 . #1=(2 . #1#)>"))
+
+;;; the symbol with the empty name reads back with its package prefix
+(is (eq (read-from-string "cl-user::||") (intern "" "CL-USER")))
+(is (let ((s (intern "" "CL-USER")) (*package* (find-package "KEYWORD")))
+      (eq (read-from-string (prin1-to-string s)) s)))
 
 ;;; print-unreadable-object returns NIL, whatever its body returns
 (is-equal (multiple-value-list
