@@ -388,7 +388,8 @@ static void scan(Printer *P, jt_V v, int rec)
   while (shareable(v)) {
     if (P->safe && ++P->scanned > SCAN_LIMIT_SAFE) return;
     if (rec >= P->maxrec) return;
-    if (P->length >= 0 && n++ >= P->length) return;
+    /* a dotted tail prints even past the length: only conses count */
+    if (jt_iscons(v) && P->length >= 0 && n++ >= P->length) return;
     if (P->level >= 0 && rec >= P->level && !jt_is(v, JT_TSYMBOL)) return;
     tick(P);
     jt_V *cnt = table_ref(P, v);

@@ -119,6 +119,10 @@
           "((1) ...)")
 (is-equal (let ((x (list 1))) (write-to-string (list x (list x)) :circle t :level 1 :pretty nil))
           "(# #)")
+;; a dotted tail prints past *print-length*, so it counts
+(is-equal (let ((g (make-symbol "G")))
+            (write-to-string (list (list* 1 2 g) g) :circle t :pretty nil :length 2))
+          "((1 2 . #1=#:G) #1#)")
 (defun printer-edges-block (x len)
   (let ((*print-pretty* t) (*print-circle* t) (*print-length* len) (*print-right-margin* 100))
     (with-output-to-string (os)
