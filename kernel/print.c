@@ -1448,7 +1448,7 @@ void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
 
 void jt_princ(jt_State *S, jt_V stream, jt_V v)
 {
-  jt_V r = jt_symobj(S, JT_SYM(S, PRINT_READABLY))->value;
+  jt_V r = jt_sym_(JT_SYM(S, PRINT_READABLY))->value;
   if (r == JT_NIL || r == JT_UNBOUND) {
     print_stream(S, stream, v, false, JT_NOVALUE);
     return;
