@@ -1280,7 +1280,11 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
     if (P->readably) {
       /* its generator words, in hexadecimal whatever *read-base* is; the
       ** reader's #S makes a random state of them (read.c) */
-      out_ascii(P, "#S(RANDOM-STATE :STATE (");
+      out_ascii(P, "#S(");
+      print_obj(P, jt_intern(P->S, "RANDOM-STATE"), depth);   /* CL's, prefixed if need be */
+      out_char(P, ' ');
+      print_obj(P, jt_intern_keyword(P->S, "STATE"), depth);
+      out_ascii(P, " (");
       for (int i = 0; i < 4; i++) {
         char tmp[32];
         snprintf(tmp, sizeof tmp, "%s#x%llX", i ? " " : "",

@@ -81,6 +81,13 @@
            (equal (loop repeat 20 collect (random 1000000 copy))
                   (loop repeat 20 collect (random 1000000 back))))))
 (is (search "RANDOM-STATE" (princ-to-string (make-random-state))))
+;; also from a package that does not use COMMON-LISP
+(defpackage "PRINTER-EDGES-BARE" (:use))
+(is (let* ((rs (make-random-state t))
+           (copy (make-random-state rs))
+           (back (let ((*package* (find-package "PRINTER-EDGES-BARE")))
+                   (read-from-string (write-to-string rs :readably t)))))
+      (and (random-state-p back) (= (random 1000000 copy) (random 1000000 back)))))
 
 ;;; arrays #nA cannot give back are written as what makes them
 (defun printer-edges-round-trip (a)
