@@ -273,7 +273,7 @@ static void describe_slots(jt_State *S, jt_V stream, jt_V obj) {
       }
       JT_PUSH(S, l);
       jt_stream_puts(S, base[0], "  ");
-      jt_print(S, base[0], jt_car(l), false);
+      jt_princ(S, base[0], jt_car(l));
       for (size_t k = strlen(jt_symname(S, jt_car(l))); k < width; k++) jt_stream_putc(S, base[0], ' ');
       jt_stream_puts(S, base[0], " = ");
       jt_V v = jt_slot_boundp(S, base[1], jt_car(S->sp[-1])) ? jt_slot_get(S, base[1], jt_car(S->sp[-1])) : JT_UNBOUND;
@@ -305,7 +305,7 @@ JT_FN(m_describe_object) {
     tn = jt_string_from_cstr(S, n);
     free(n);
   }
-  jt_print(S, S->sp[-1], tn, false);
+  jt_princ(S, S->sp[-1], tn);
   jt_stream_puts(S, S->sp[-1], "]\n");
   if (jt_is(argv[0], JT_TINSTANCE) || jt_isstruct(argv[0])) describe_slots(S, S->sp[-1], argv[0]);
   JT_POP(S, 1);
@@ -570,6 +570,7 @@ JT_FN(f_print_unreadable_object) {
   }
   jt_stream_putc(S, S->sp[-1], '>');
   JT_POP(S, 1);
+  S->nvals = 1;   /* NIL, not the values the body left */
   return JT_NIL;
 }
 

@@ -21,13 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wctype.h>
 #include "jt_lib.h"
 #include "jt_eval.h"   /* jump records: a logical block's end */
 
 #define MAXPARAMS 32       /* ~E takes seven, ~/name/ as many as it likes */
 #define MAXDEPTH 64        /* nesting of constructs and ~? recursion */
-#define PARAM_MAX 100000000 /* numeric parameters beyond this are refused */
+#define PARAM_MAX 100000000 /* a count or width beyond this is refused where
+                               it would make that much output */
 #define SCALE_MAX 400      /* |k| bound: keeps digit buffers bounded */
 #define NUMBUF 1024        /* > 309 + SCALE_MAX integer digits, > 324 + 17 +
                               SCALE_MAX fraction digits */
@@ -35,8 +35,11 @@
 
 /* ------------------------------------------------------------------ types */
 
+/* An integer parameter of any size: v is exact when it fits an intptr_t,
+** else saturated at INTPTR_MAX or -INTPTR_MAX; a V argument that is a
+** bignum is kept in `big` (rooted by the arguments) for exact ~^ tests. */
 enum { P_NONE, P_INT, P_CHAR };
-typedef struct Param { int kind; intptr_t v; } Param;
+typedef struct Param { int kind; intptr_t v; jt_V big; } Param;
 
 typedef struct Dir {
   size_t pos;      /* index of the tilde */
@@ -91,22 +94,17 @@ static inline uint32_t cat(const Fmt *F, size_t i)
   return i < s->len ? s->chars[i] : END_CHAR;
 }
 
+/* Case as char-upcase and char-downcase map it (not the C locale's). */
 static uint32_t upcase(uint32_t c)
 {
-  if (c >= 'a' && c <= 'z') return c - 32;
-  if (c < 0x80) return c;
-  if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
-  if (c <= 0xFF) return c;
-  return (uint32_t)towupper((wint_t)c);
+  if (c < 0x80) return c >= 'a' && c <= 'z' ? c - 32 : c;
+  return jt_char_upcase(c);
 }
 
 static uint32_t downcase(uint32_t c)
 {
-  if (c >= 'A' && c <= 'Z') return c + 32;
-  if (c < 0x80) return c;
-  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
-  if (c <= 0xFF) return c;
-  return (uint32_t)towlower((wint_t)c);
+  if (c < 0x80) return c >= 'A' && c <= 'Z' ? c + 32 : c;
+  return jt_char_downcase(c);
 }
 
 static bool alnum(uint32_t c)
@@ -114,8 +112,7 @@ static bool alnum(uint32_t c)
   if (c < 0x80)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
            (c >= 'A' && c <= 'Z');
-  if (c <= 0xFF) return c >= 0xC0 && c != 0xD7 && c != 0xF7;
-  return iswalnum((wint_t)c) != 0;
+  return jt_char_alphanumeric(c);
 }
 
 /* ----------------------------------------------------------------- errors */
@@ -385,7 +382,7 @@ static void parse_dir(Fmt *F, size_t i, Dir *d, Args *a)
   d->np = 0;
   d->colon = d->at = false;
   for (;;) {
-    Param p = {P_NONE, 0};
+    Param p = {P_NONE, 0, JT_NIL};
     bool any = true;
     uint32_t c = cat(F, k);
     if ((c >= '0' && c <= '9') ||
@@ -394,8 +391,8 @@ static void parse_dir(Fmt *F, size_t i, Dir *d, Args *a)
       if (c == '+' || c == '-') k++;
       intptr_t v = 0;
       while ((c = cat(F, k)) >= '0' && c <= '9') {
-        v = v * 10 + (intptr_t)(c - '0');
-        if (v > PARAM_MAX) fmt_error(F, i, "parameter too large");
+        intptr_t dg = (intptr_t)(c - '0');
+        v = v > (INTPTR_MAX - dg) / 10 ? INTPTR_MAX : v * 10 + dg;
         k++;
       }
       p.kind = P_INT;
@@ -411,15 +408,18 @@ static void parse_dir(Fmt *F, size_t i, Dir *d, Args *a)
       k++;
       if (a) {
         jt_V v = arg_next(F, a, &(Dir){.pos = i, .raw = 'V'});
-        if (jt_isfix(v) && jt_fixval(v) <= PARAM_MAX && jt_fixval(v) >= -PARAM_MAX) {
+        if (jt_isfix(v)) {
           p.kind = P_INT;
           p.v = jt_fixval(v);
+        } else if (jt_isbig(v)) {
+          p.kind = P_INT;
+          p.v = mpz_sgn(jt_big_(v)->z) < 0 ? -INTPTR_MAX : INTPTR_MAX;
+          p.big = v;
         } else if (jt_ischar(v)) {
           p.kind = P_CHAR;
           p.v = jt_charcode(v);
         } else if (v != JT_NIL) {
-          fmt_error(F, i, "a V parameter must be an integer of moderate size,"
-                    " a character or NIL");
+          fmt_error(F, i, "a V parameter must be an integer, a character or NIL");
         }
       }
     } else if (c == '#') {
@@ -463,7 +463,7 @@ static bool has_param(const Dir *d, int i)
   return i < d->np && d->p[i].kind != P_NONE;
 }
 
-static intptr_t pint(Fmt *F, const Dir *d, int i, intptr_t dflt)
+static intptr_t pexact(Fmt *F, const Dir *d, int i, intptr_t dflt)
 {
   char nm[16];
   if (!has_param(d, i)) return dflt;
@@ -471,6 +471,29 @@ static intptr_t pint(Fmt *F, const Dir *d, int i, intptr_t dflt)
     fmt_error(F, d->pos, "parameter %d of %s must be an integer", i + 1,
               dname(d, nm));
   return d->p[i].v;
+}
+
+/* An integer parameter used as a count, width or column: any negative
+** value acts as the most negative one PARAM_MAX allows (none asks for
+** output), a positive one beyond PARAM_MAX is refused, since it would ask
+** for that much output. */
+static intptr_t pint(Fmt *F, const Dir *d, int i, intptr_t dflt)
+{
+  char nm[16];
+  intptr_t v = pexact(F, d, i, dflt);
+  if (v > PARAM_MAX)
+    fmt_error(F, d->pos, "parameter %d of %s is too large (at most %d)",
+              i + 1, dname(d, nm), PARAM_MAX);
+  return v < -PARAM_MAX ? -PARAM_MAX - 1 : v;
+}
+
+/* An integer parameter that only selects or bounds (a clause number, an
+** iteration limit, a comma interval): any size, clipped to +-PARAM_MAX+1,
+** which selects or bounds nothing a control string can reach. */
+static intptr_t pbound(Fmt *F, const Dir *d, int i, intptr_t dflt)
+{
+  intptr_t v = pexact(F, d, i, dflt);
+  return v > PARAM_MAX ? PARAM_MAX + 1 : v < -PARAM_MAX ? -PARAM_MAX - 1 : v;
 }
 
 static uint32_t pchar(Fmt *F, const Dir *d, int i, uint32_t dflt)
@@ -605,14 +628,14 @@ static void fmt_integer(Fmt *F, jt_V v, int base, const Dir *d, int pi)
     size_t nb = S->nbind;
     jt_bind(S, JT_SYM(S, PRINT_BASE), jt_mkfix(base));
     jt_bind(S, JT_SYM(S, PRINT_RADIX), JT_NIL);
-    jt_print(S, F->stream, v, false);
+    jt_princ(S, F->stream, v);
     jt_unbind_to(S, nb);
     return;
   }
   intptr_t mincol = pint(F, d, pi, 0);
   uint32_t padchar = pchar(F, d, pi + 1, ' ');
   uint32_t comma = pchar(F, d, pi + 2, ',');
-  intptr_t interval = pint(F, d, pi + 3, 3);
+  intptr_t interval = pbound(F, d, pi + 3, 3);
   if (interval < 1) interval = 3;
 
   uint32_t buf[72];
@@ -834,12 +857,14 @@ static size_t fl_width(const Fl *f)
 }
 
 /* Write `f` in a field of width w (w < 0: no field).  The optional leading
-** zero is printed when there is room. */
+** zero is printed when there is room, or when it would be the only digit
+** (~0,0F of 0.01 is "0.", not "."). */
 static void fl_emit(Fmt *F, Fl *f, intptr_t w, uint32_t ovf, uint32_t pad,
                     bool sign_first)
 {
   size_t width = fl_width(f);
-  bool zero = f->lead0 && (w < 0 || (intptr_t)width < w);
+  bool zero = f->lead0 && (w < 0 || (intptr_t)width < w ||
+                           f->nfp + f->zeros == 0);
   if (zero) width++;
   if (w >= 0 && (intptr_t)width > w && ovf != END_CHAR) {
     out_n(F, ovf, w);
@@ -946,7 +971,7 @@ static bool real_arg(Fmt *F, jt_V v, double *x)
 /* A non-number under ~F ~E ~G: princ, padded on the right to w (SBCL). */
 static void fmt_nonreal(Fmt *F, jt_V v, intptr_t w)
 {
-  if (w <= 0) { jt_print(F->S, F->stream, v, false); return; }
+  if (w <= 0) { jt_princ(F->S, F->stream, v); return; }
   jt_V s = jt_print_to_string(F->S, v, false);
   JT_ROOT(F->S, s);
   size_t len = jt_str_(s)->len;
@@ -975,16 +1000,17 @@ static void fixed(Fmt *F, const Dir *d, double x, intptr_t w, intptr_t dd,
   if (dd >= 0) {
     fix_fraction(&f, ax, k, (size_t)dd, r, fb);
   } else if (w >= 0) {
-    /* Only w: round to the fraction digits the field has room for (but
-    ** show a digit of a value below one), dropping trailing zeros. */
+    /* Only w: round to the fraction digits the field has room for,
+    ** dropping trailing zeros; a fraction that rounds to nothing is
+    ** printed as one zero even past the field (~2F of 1.1 is "1.0"). */
     intptr_t avail = w - (f.sign ? 1 : 0) - (intptr_t)f.nip - 1;
-    if ((intptr_t)f.nfp > avail && !(f.nip == 0 && avail < 1)) {
+    if ((intptr_t)f.nfp > avail) {
       size_t keep = avail > 0 ? (size_t)avail : 0;
       size_t len = round_scaled(ax, (int)keep + (int)k, r);
       split_fixed(&f, r, len, keep, fb);
-      while (f.nfp > 1 && f.fp[f.nfp - 1] == '0') f.nfp--;
-      if (f.nfp == 1 && f.fp[0] == '0' && avail < 1) f.nfp = 0;
-    } else if (f.nfp == 0) {
+      while (f.nfp > 0 && f.fp[f.nfp - 1] == '0') f.nfp--;
+    }
+    if (f.nfp == 0 && (ovf == END_CHAR || (intptr_t)fl_width(&f) < w)) {
       f.fp = "0";
       f.nfp = 1;
     }
@@ -1154,7 +1180,7 @@ static void fmt_dollar(Fmt *F, const Dir *d, jt_V v)
   intptr_t dd = pint(F, d, 0, 2), n = pint(F, d, 1, 1), w = pint(F, d, 2, 0);
   uint32_t pad = pchar(F, d, 3, ' ');
   double x;
-  if (!real_arg(F, v, &x)) { jt_print(F->S, F->stream, v, false); return; }
+  if (!real_arg(F, v, &x)) { jt_princ(F->S, F->stream, v); return; }
   if (dd < 0) dd = 0;
   if (n < 0) n = 0;
   if (n > SCALE_MAX) fmt_error(F, d->pos, "parameter too large");
@@ -1186,7 +1212,8 @@ static void fmt_object(Fmt *F, const Dir *d, jt_V v, bool escape)
   bool empty = d->colon && v == JT_NIL;  /* ~:A prints NIL as () */
   if (d->np == 0) {
     if (empty) out_ascii(F, "()", 2);
-    else jt_print(S, F->stream, v, escape);
+    else if (escape) jt_print(S, F->stream, v, true);
+    else jt_princ(S, F->stream, v);
     return;
   }
   intptr_t mincol = pint(F, d, 0, 0), colinc = pint(F, d, 1, 1);
@@ -1306,7 +1333,7 @@ static size_t fmt_cond(Fmt *F, const Dir *d, Args *a, int *status)
     want = arg_next(F, a, d) != JT_NIL ? 0 : -1;
     if (want == 0) arg_goto(F, a, (intptr_t)a->pos - 1, d);
   } else if (has_param(d, 0)) {
-    want = pint(F, d, 0, 0);
+    want = pbound(F, d, 0, 0);
   } else {
     jt_V v = arg_next(F, a, d);
     if (!jt_isinteger(v)) jt_type_error(S, v, JT_SYM(S, INTEGER));
@@ -1401,7 +1428,7 @@ static size_t fmt_iter(Fmt *F, const Dir *d, Args *a, int *status)
   Dir close;
   max_params(F, d, 1);
   size_t after = skip_construct(F, d, &close, 1);
-  intptr_t maxn = pint(F, d, 0, -1);
+  intptr_t maxn = pbound(F, d, 0, -1);
   bool once = close.colon;
   Fmt body = *F;
   size_t bs = d->end, be = close.pos;
@@ -1649,8 +1676,10 @@ static size_t fmt_justify(Fmt *F, const Dir *d, Args *a, int *status)
   segs = jt_nreverse_list(segs);
   intptr_t gaps = (intptr_t)nsegs - 1 + (d->colon ? 1 : 0) + (d->at ? 1 : 0);
   bool right = false;
-  if (gaps <= 0) { gaps = 1; right = !d->at; }  /* one segment: right-justify */
-  intptr_t need = (intptr_t)total + gaps * (minpad > 0 ? minpad : 0);
+  /* minpad goes between segments (and outside them with : and @): a lone
+  ** segment gets none, it is only right-justified in mincol */
+  intptr_t need = (intptr_t)total + (gaps > 0 ? gaps : 0) * (minpad > 0 ? minpad : 0);
+  if (gaps <= 0) { gaps = 1; right = !d->at; }
   intptr_t width = mincol;
   if (need > width) width += (need - mincol + colinc - 1) / colinc * colinc;
   intptr_t padding = width - (intptr_t)total;
@@ -1760,8 +1789,10 @@ static void fmt_call(Fmt *F, const Dir *d, Args *a)
   JT_PUSH(S, jt_bool(d->at));
   for (int i = 0; i < d->np; i++) {
     const Param *p = &d->p[i];
-    JT_PUSH(S, p->kind == P_INT ? jt_mkfix(p->v)
-               : p->kind == P_CHAR ? jt_mkchar((uint32_t)p->v) : JT_NIL);
+    jt_V pv = p->big != JT_NIL ? p->big
+              : p->kind == P_INT ? jt_make_integer(S, p->v)
+              : p->kind == P_CHAR ? jt_mkchar((uint32_t)p->v) : JT_NIL;
+    JT_PUSH(S, pv);
   }
   jt_apply(S, base[0], (int)(S->sp - base - 1), base + 1);
   S->sp = base;
@@ -1769,19 +1800,33 @@ static void fmt_call(Fmt *F, const Dir *d, Args *a)
 
 /* ------------------------------------------------------------ the engine */
 
+/* p <=> q, exactly when either is a bignum V argument. */
+static int param_cmp(Fmt *F, const Param *p, const Param *q)
+{
+  if (p->big != JT_NIL || q->big != JT_NIL) {
+    jt_State *S = F->S;
+    jt_V x = p->big != JT_NIL ? p->big : jt_make_integer(S, p->v);
+    JT_ROOT(S, x);
+    jt_V y = q->big != JT_NIL ? q->big : jt_make_integer(S, q->v);
+    JT_UNROOT(S, 1);
+    return jt_num_cmp(S, x, y);
+  }
+  return p->v < q->v ? -1 : p->v > q->v;
+}
+
 static bool escape_test(Fmt *F, const Dir *d, Args *a)
 {
-  intptr_t v[3];
+  const Param *v[3];
   int n = 0;
   for (int i = 0; i < d->np && n < 3; i++)
-    if (d->p[i].kind != P_NONE) v[n++] = d->p[i].v;
+    if (d->p[i].kind != P_NONE) v[n++] = &d->p[i];
   switch (n) {
   case 0:
     if (d->colon) return a->outer ? remaining(a->outer) == 0 : remaining(a) == 0;
     return remaining(a) == 0;
-  case 1: return v[0] == 0;
-  case 2: return v[0] == v[1];
-  default: return v[0] <= v[1] && v[1] <= v[2];
+  case 1: return v[0]->v == 0;
+  case 2: return param_cmp(F, v[0], v[1]) == 0;
+  default: return param_cmp(F, v[0], v[1]) <= 0 && param_cmp(F, v[1], v[2]) <= 0;
   }
 }
 

@@ -120,6 +120,8 @@ uint32_t jt_utf8_decode_lisp(const char *s, size_t len, size_t *i);
 ** char-equal and equalp hash tables all fold with jt_char_downcase. */
 uint32_t jt_char_upcase(uint32_t c);
 uint32_t jt_char_downcase(uint32_t c);
+/* alphanumericp: a letter (alpha-char-p) or a decimal digit. */
+bool jt_char_alphanumeric(uint32_t c);
 /* The character named cs[0..n) (any case: Space, Soh, Rubout, U+41, ...),
 ** as name-char and the reader's #\Name know it; false if none. */
 bool jt_char_by_name(const uint32_t *cs, size_t n, uint32_t *code);
@@ -618,8 +620,12 @@ void jt_print_circle_scan(jt_State *S, jt_V stream, jt_V object);
 intptr_t jt_print_circle_mark(jt_State *S, jt_V stream, jt_V object, bool assign);
 
 /* Print `v` to `stream` honouring the *print-...* variables; `escape` true
-** is prin1, false princ.  Circular and deep structure is bounded. */
+** is prin1, false write with *print-escape* NIL (under *print-readably*
+** that still escapes).  Circular and deep structure is bounded. */
 void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape);
+/* princ: no escapes, *print-readably* bound to NIL. */
+void jt_princ(jt_State *S, jt_V stream, jt_V v);
+/* prin1-to-string (escape) or princ-to-string. */
 jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape);
 /* Print into a malloc'd UTF-8 string of at most `max` bytes, never
 ** signalling (for reports, backtraces and the host API). */

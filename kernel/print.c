@@ -264,6 +264,7 @@ static void load_settings(Printer *P, bool escape)
   }
   P->length = limit_var(P, JT_SYM(S, PRINT_LENGTH));
   P->level = limit_var(P, JT_SYM(S, PRINT_LEVEL));
+  if (P->readably) P->length = P->level = -1;   /* ignored, as *print-lines* is */
   P->pretty = !P->safe && var(P, JT_SYM(S, PRINT_PRETTY), JT_NIL) != JT_NIL;
   /* the standard table has no entries: what it does is this printer's */
   jt_V table = P->pretty ? var(P, JT_SYM(S, PRINT_PPRINT_DISPATCH), JT_NIL) : JT_NIL;
@@ -295,9 +296,12 @@ static void tick(Printer *P)
 
 /* ------------------------------------------------------------ circle table */
 
+/* Objects *print-circle* labels: the aggregates, and the uninterned
+** symbols (#1=#:X ... #1# reads back as one symbol). */
 static bool shareable(jt_V v)
 {
-  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v) || jt_is(v, JT_TARRAY);
+  return jt_iscons(v) || jt_isvector(v) || jt_isstruct(v) || jt_is(v, JT_TARRAY) ||
+         (jt_is(v, JT_TSYMBOL) && jt_sym_(v)->package == JT_PKG_NONE);
 }
 
 static size_t slot_of(jt_V key, size_t cap)
@@ -377,12 +381,18 @@ static jt_V table_get(Printer *P, jt_V key)
 }
 
 /* First pass: count how often each shareable object is reached.  Only the
-** first visit descends, so this terminates on any graph. */
+** first visit descends, so this terminates on any graph.  What
+** *print-length* and *print-level* cut off is not printed, so it is not
+** counted either: only what is printed twice gets a label. */
 static void scan(Printer *P, jt_V v, int rec)
 {
+  intptr_t n = 0;   /* elements of this list so far */
   while (shareable(v)) {
     if (P->safe && ++P->scanned > SCAN_LIMIT_SAFE) return;
     if (rec >= P->maxrec) return;
+    /* a dotted tail prints even past the length: only conses count */
+    if (jt_iscons(v) && P->length >= 0 && n++ >= P->length) return;
+    if (P->level >= 0 && rec >= P->level && !jt_is(v, JT_TSYMBOL)) return;
     tick(P);
     jt_V *cnt = table_ref(P, v);
     if (!cnt) { P->circle = false; return; }
@@ -392,14 +402,18 @@ static void scan(Printer *P, jt_V v, int rec)
       scan(P, jt_car(v), rec + 1);
       v = jt_cdr(v);
     } else if (jt_isvector(v)) {
-      for (size_t i = 0; i < jt_vec_(v)->len; i++)
+      for (size_t i = 0; i < jt_vec_(v)->len; i++) {
+        if (P->length >= 0 && i >= (size_t)P->length) break;
         scan(P, jt_vec_(v)->items[i], rec + 1);
+      }
       return;
     } else if (jt_is(v, JT_TARRAY)) {
       jt_V x;
       if (jt_array_elt(v) != JT_ELT_T) return;
       for (size_t i = 0; i < jt_array_total(v) && jt_array_peek(v, i, &x); i++)
         scan(P, x, rec + 1);
+      return;
+    } else if (jt_is(v, JT_TSYMBOL)) {
       return;
     } else {
       jt_Struct *st = jt_struct_(v);
@@ -881,6 +895,46 @@ static void print_axis(Printer *P, jt_V v, int axis, size_t *k, intptr_t depth)
   pp_close(P, ")");
 }
 
+/* True when #nA syntax cannot give back an array like v: its elements
+** are specialized (characters or bits in more than one dimension), or a
+** zero dimension hides the dimensions after it. */
+static bool array_needs_constructor(jt_V v)
+{
+  int rank = jt_array_rank(v);
+  if (jt_array_elt(v) != JT_ELT_T) return true;
+  for (int i = 0; i + 1 < rank; i++)
+    if (jt_array_dim(v, i) == 0)
+      for (int j = i + 1; j < rank; j++)
+        if (jt_array_dim(v, j) != 0) return true;
+  return false;
+}
+
+/* Readably, such an array is the form that makes it, under #. (only when
+** *read-eval* lets the reader evaluate it: else it is not readable). */
+static void print_array_constructor(Printer *P, jt_V v, intptr_t depth)
+{
+  jt_State *S = P->S;
+  jt_V re = var(P, JT_SYM(S, READ_EVAL), JT_T);
+  if (re == JT_NIL) unreadable(P, v, "a specialized array with *read-eval* false");
+  out_ascii(P, "#.(");
+  print_obj(P, jt_intern(S, "MAKE-ARRAY"), depth);
+  out_ascii(P, " '(");
+  for (int i = 0; i < jt_array_rank(v); i++) {
+    if (i) out_char(P, ' ');
+    print_obj(P, jt_mkfix((intptr_t)jt_array_dim(v, i)), depth);
+  }
+  out_ascii(P, ") ");
+  print_obj(P, JT_SYM(S, K_ELEMENT_TYPE), depth);
+  out_ascii(P, " '");
+  print_obj(P, jt_array_element_type(S, v), depth);
+  out_char(P, ' ');
+  print_obj(P, JT_SYM(S, K_INITIAL_CONTENTS), depth);
+  out_ascii(P, " '");
+  size_t k = 0;
+  print_axis(P, v, 0, &k, depth);
+  out_char(P, ')');
+}
+
 /* An array header: a displaced vector prints like a vector of its kind,
 ** any other rank as #nA. */
 static void print_array(Printer *P, jt_V v, intptr_t depth)
@@ -911,6 +965,10 @@ static void print_array(Printer *P, jt_V v, intptr_t depth)
       tick(P);
     }
     pp_close(P, ")");
+    return;
+  }
+  if (P->readably && array_needs_constructor(v)) {
+    print_array_constructor(P, v, depth);
     return;
   }
   char tmp[32];
@@ -1221,7 +1279,23 @@ static void print_other(Printer *P, jt_V v, intptr_t depth)
     out_char(P, '>');
     return;
   case JT_TRANDOM:
-    unreadable(P, v, "a random state");
+    if (P->readably) {
+      /* its generator words, in hexadecimal whatever *read-base* is; the
+      ** reader's #S makes a random state of them (read.c) */
+      out_ascii(P, "#S(");
+      print_obj(P, jt_intern(P->S, "RANDOM-STATE"), depth);   /* CL's, prefixed if need be */
+      out_char(P, ' ');
+      print_obj(P, jt_intern_keyword(P->S, "STATE"), depth);
+      out_ascii(P, " (");
+      for (int i = 0; i < 4; i++) {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%s#x%llX", i ? " " : "",
+                 (unsigned long long)((jt_Random *)v)->s[i]);
+        out_ascii(P, tmp);
+      }
+      out_ascii(P, "))");
+      return;
+    }
     out_ascii(P, "#<RANDOM-STATE ");
     out_hexid(P, v);
     out_char(P, '>');
@@ -1279,7 +1353,11 @@ static void print_obj(Printer *P, jt_V v, intptr_t depth)
     return;
   }
   switch (jt_type(v)) {
-  case JT_TSYMBOL: print_symbol(P, v); return;
+  case JT_TSYMBOL:
+    /* an uninterned symbol printed with #: gets its label */
+    if (!(P->circle && P->escape && P->gensym) || !circle_mark(P, v))
+      print_symbol(P, v);
+    return;
   case JT_TSTRING: print_string(P, v); return;
   case JT_TBIGNUM: case JT_TRATIO: case JT_TFLOAT: case JT_TCOMPLEX: print_number(P, v); return;
   case JT_THASH: print_hash(P, v); return;
@@ -1374,20 +1452,41 @@ void jt_print(jt_State *S, jt_V stream, jt_V v, bool escape)
   print_stream(S, stream, v, escape, JT_NOVALUE);
 }
 
+void jt_princ(jt_State *S, jt_V stream, jt_V v)
+{
+  jt_V r = jt_sym_(JT_SYM(S, PRINT_READABLY))->value;
+  if (r == JT_NIL || r == JT_UNBOUND) {
+    print_stream(S, stream, v, false, JT_NOVALUE);
+    return;
+  }
+  /* princ binds *print-readably* to NIL as well, for the methods it calls */
+  size_t mark = S->nbind;
+  jt_bind(S, JT_SYM(S, PRINT_READABLY), JT_NIL);
+  print_stream(S, stream, v, false, JT_NOVALUE);
+  jt_unbind_to(S, mark);
+}
+
 void jt_print_default(jt_State *S, jt_V stream, jt_V v)
 {
   jt_V e = jt_symobj(S, JT_SYM(S, PRINT_ESCAPE))->value;
   print_stream(S, stream, v, e != JT_NIL && e != JT_UNBOUND, v);
 }
 
-jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)
+/* What write (princ: false) or princ (true) prints, as a string. */
+static jt_V print_string_of(jt_State *S, jt_V v, bool escape, bool princ)
 {
   jt_V ss = jt_make_string_stream(S);
   JT_PUSH(S, ss);
-  jt_print(S, ss, v, escape);
+  if (princ) jt_princ(S, ss, v);
+  else jt_print(S, ss, v, escape);
   jt_V res = jt_stream_contents(S, ss, false);
   JT_POP(S, 1);
   return res;
+}
+
+jt_V jt_print_to_string(jt_State *S, jt_V v, bool escape)
+{
+  return print_string_of(S, v, escape, !escape);
 }
 
 /* A C string for display (reports, values shown by the kernel): a NUL
@@ -1472,7 +1571,7 @@ JT_FN(f_prin1)
 /* (princ object &optional stream) */
 JT_FN(f_princ)
 {
-  jt_print(S, opt_stream(S, argc, argv, 1), argv[0], false);
+  jt_princ(S, opt_stream(S, argc, argv, 1), argv[0]);
   return argv[0];
 }
 
@@ -1553,7 +1652,7 @@ JT_FN(f_write_to_string)
   if (st != JT_NOVALUE)
     jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
               "WRITE-TO-STRING does not accept the :STREAM keyword");
-  jt_V res = jt_print_to_string(S, argv[0], escape_now(S));
+  jt_V res = print_string_of(S, argv[0], escape_now(S), false);
   jt_unbind_to(S, mark);
   return res;
 }

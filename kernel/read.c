@@ -597,7 +597,8 @@ static jt_V read_token(Rd *d, bool uninterned)
     return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   }
   jt_V pkg = token_package(d, &t);
-  if (last + 1 == t.n)
+  /* pkg::|| names the symbol whose name is empty; pkg:: alone names none */
+  if (last + 1 == t.n && SRC[t.end - 1] == ':')
     rd_error(d, t.start, "missing symbol name after a package marker");
   if (jt_o(pkg)->aux == JT_PKG_KEYWORD) return token_symbol(d, &t, last + 1, t.n, JT_NIL, true, false);
   if (t.ncolons == 2 && (jt_o(pkg)->flags & JT_PACKAGE_LOCKED) && !d->S->kernel_mode) {
@@ -810,6 +811,35 @@ static jt_V read_pathname(Rd *d, size_t start)
   return p;
 }
 
+/* #S(RANDOM-STATE :STATE (w0 w1 w2 w3)), as the printer writes a random
+** state readably: its four 64-bit generator words. */
+static jt_V read_random_state(Rd *d, size_t start, jt_V slots)
+{
+  jt_State *S = d->S;
+  uint64_t w[4];
+  jt_V l = jt_iscons(slots) && keyword_named(S, jt_car(slots), "STATE") &&
+           jt_iscons(jt_cdr(slots)) && jt_cdr(jt_cdr(slots)) == JT_NIL
+           ? jt_car(jt_cdr(slots)) : JT_NIL;
+  int n = 0;
+  for (; jt_iscons(l) && n < 4; l = jt_cdr(l), n++) {
+    jt_V x = jt_car(l);
+    if (jt_isfix(x) && jt_fixval(x) >= 0) {
+      w[n] = (uint64_t)jt_fixval(x);
+    } else if (jt_isbig(x) && mpz_sgn(jt_big_(x)->z) > 0 &&
+               mpz_sizeinbase(jt_big_(x)->z, 2) <= 64) {
+      mpz_srcptr z = jt_big_(x)->z;
+      w[n] = 0;
+      mpz_export(&w[n], NULL, -1, sizeof w[n], 0, 0, z);
+    } else {
+      break;
+    }
+  }
+  if (n != 4 || l != JT_NIL || (w[0] | w[1] | w[2] | w[3]) == 0)
+    rd_error(d, start, "#S(RANDOM-STATE :STATE (w0 w1 w2 w3)) needs four "
+             "unsigned 64-bit words, not all zero");
+  return jt_make_random_state(S, w);
+}
+
 static jt_V read_struct(Rd *d, size_t start)
 {
   jt_State *S = d->S;
@@ -819,6 +849,11 @@ static jt_V read_struct(Rd *d, size_t start)
   if (d->suppress) return JT_NIL;
   JT_ROOT(S, spec);
   jt_V name = jt_iscons(spec) ? jt_car(spec) : JT_NIL;
+  if (name == jt_intern(S, "RANDOM-STATE")) {
+    jt_V rs = read_random_state(d, start, jt_cdr(spec));
+    JT_UNROOT(S, 1);
+    return rs;
+  }
   jt_V layout = jt_issymbol(name) ? jt_find_layout(S, name) : JT_NIL;
   if (layout == JT_NIL)
     rd_error(d, start, "#S: no structure type named %s", jt_issymbol(name) ? jt_symname(S, name) : "?");

@@ -83,6 +83,7 @@ static bool is_alpha(uint32_t c)
 
 static bool is_digit10(uint32_t c) { return c >= '0' && c <= '9'; }
 static bool is_alnum(uint32_t c) { return is_digit10(c) || is_alpha(c); }
+bool jt_char_alphanumeric(uint32_t c) { return is_alnum(c); }
 
 /* C0 and C1 controls and DEL are the non-graphic characters. */
 static bool is_graphic(uint32_t c)
@@ -253,7 +254,8 @@ const char *jt_char_name_of(uint32_t c)
 
 /* (char-name char): graphic characters beyond ASCII have no name here (no
 ** Unicode name table);
-** other unnamed non-graphic ones are named U<hex>, which name-char reads. */
+** other unnamed non-graphic ones are named U+<hex>, as the printer and ~:C
+** spell them, which name-char reads. */
 JT_FN(f_char_name)
 {
   uint32_t c = jt_check_char(S, argv[0]);
@@ -262,7 +264,7 @@ JT_FN(f_char_name)
   if (c > 32 && c < 127) return jt_string_from_cstr(S, ascii_names[c - 33]);
   if (is_graphic(c)) return JT_NIL;
   char buf[16];
-  snprintf(buf, sizeof buf, "U%04X", (unsigned)c);
+  snprintf(buf, sizeof buf, "U+%04X", (unsigned)c);
   return jt_string_from_cstr(S, buf);
 }
 

@@ -122,7 +122,7 @@ gen() {
     printf '(cl-user::ansi-load "%s" ' "$f"; lisp_string "$suite/$f"; printf ')\n'
   done
   printf '(cl-user::ansi-harness-notes)\n'
-  for f in $(aux_files "$chapter"); do
+  for f in $(aux_files "$chapter") $(data_files "$chapter"); do
     printf '(cl-user::ansi-load "%s" ' "$f"; lisp_string "$suite/$f"; printf ')\n'
   done
   printf '(cl-user::ansi-run-files (list'
@@ -140,6 +140,16 @@ load_files() {
   for f in $(grep -o '(load\(-here\)\? "[^"]*load\.lsp")' "$suite/$ch/$lf" | sed 's/.*"\(.*\)")/\1/'); do
     load_files "$ch" "$f"
   done
+}
+
+# Data files a chapter's tests read that none of its load files loads:
+# printer/format/roman-numerals.lsp defines *roman-numerals*, the table
+# FORMAT.R.19 checks ~@R against.  Loaded as support, after the auxiliary
+# files (paths relative to the suite).
+data_files() {
+  case $1 in
+    printer) echo printer/format/roman-numerals.lsp ;;
+  esac
 }
 
 # Support files a chapter's load files compile-and-load.
