@@ -18,9 +18,10 @@ commits.  A write whose connection broke or whose reply did not come is
 sent again, with the same key, to whichever kernel serves then.  Each round
 the leader is lost in turn to kill -9 and to SIGSTOP for longer than its
 lease; a stopped leader is sent a write while stopped and then resumed, and
-must accept nothing.  The lost kernel comes back as the next standby on its
-own store, or — when that holds a revision etcd refused, which it detects
-and refuses — on a fresh directory (it fills from etcd).  At the end:
+must accept nothing (it answers `fenced`) and step down to standby by
+itself.  A killed kernel comes back as the next standby on its own store,
+or — when that holds a revision etcd refused, which it detects and refuses
+— on a fresh directory (it fills from etcd).  At the end:
 
 - every acknowledged write is in the world, at the position its reply gave;
 - the positions are exactly 1..:seq: no write ran twice, none was lost;
@@ -114,6 +115,22 @@ class World:
             time.sleep(0.2)
         return False
 
+    def standing_by(self, k, timeout):
+        """Wait until kernel k (its store) is reported as a standby; False if
+        it exited first or the time ran out."""
+        p, store = k
+        deadline = time.time() + timeout
+        while time.time() < deadline and p.poll() is None:
+            try:
+                out = subprocess.run([self.jiti, 'replicate', 'status', '--replicate', self.urls, '--world', 'failover',
+                                      '--json'], capture_output=True, timeout=20).stdout
+                if any(sb.get('store') == store for sb in json.loads(out).get('standbys', [])):
+                    return True
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.2)
+        return False
+
     def sockets(self):
         return [os.path.join(s, 'kernel.sock') for p, s in self.kernels if p.poll() is None]
 
@@ -163,7 +180,7 @@ class Writer(threading.Thread):
                         self.acked[self.k] = int(v) if v is not None and not r.get('replayed') else None
                         self.gens.append((r.get('generation'), self.k))
                         self.acks.append((time.time(), self.path))
-                    elif r.get('code') == 'publication-failed' or r.get('reason') == 'publication-failed':
+                    elif r.get('code') in ('publication-failed', 'fenced'):
                         self.failed.add(self.k)
                     elif r.get('code') in ('shutting-down', 'busy', 'interrupted'):
                         self.path = None
@@ -254,7 +271,7 @@ def main():
         writers = [Writer(world, c, stop) for c in range(nwriters)]
         for w in writers:
             w.start()
-        takeovers, resumed_acks, diverged = [], 0, 0
+        takeovers, resumed_acks, diverged, stepped, fenced = [], 0, 0, 0, 0
         for rnd in range(rounds):
             time.sleep(1.0)
             assert world.standby_warm(), 'round %d: no standby caught up with the world' % rnd
@@ -279,10 +296,16 @@ def main():
                 r = late.get('r')
                 if r and r.get('ok'):
                     resumed_acks += 1
-                try:
-                    leader[0].wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    raise AssertionError('round %d: the resumed old leader did not stop' % rnd)
+                if r and r.get('code') == 'fenced':
+                    fenced += 1
+                # it steps down: a standby again in the same process, or
+                # ended when its store holds a revision etcd refused
+                if not world.standing_by(leader, 15):
+                    print('round %d: the resumed leader did not stand by (exit %s)' % (rnd, leader[0].poll()), flush=True)
+                    try:
+                        leader[0].wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        raise AssertionError('round %d: the resumed old leader neither stood by nor stopped' % rnd)
             time.sleep(0.5)
             # the takeover: the old leader's last acknowledgement to the new one's first
             new_sock = os.path.join(standby[1], 'kernel.sock')
@@ -291,15 +314,20 @@ def main():
             if last_old and first_new:
                 takeovers.append(first_new - last_old)
             print('round %d (%s): takeover %.2f s' % (rnd, how, takeovers[-1] if takeovers else float('nan')), flush=True)
-            # the lost kernel stands by again on its own store, unless that
-            # holds a revision etcd refused (then it says so and ends: a fresh one)
-            again = world.start(True, leader[1])
-            try:
-                again[0].wait(timeout=2)
-                diverged += 1
-                again = world.start(True)
-            except subprocess.TimeoutExpired:
-                pass
+            # the lost kernel stands by again on its own store (a resumed one
+            # stepped down by itself), unless that holds a revision etcd
+            # refused (then it says so and ends: a fresh one)
+            if leader[0].poll() is None:
+                again = leader
+                stepped += 1
+            else:
+                again = world.start(True, leader[1])
+                try:
+                    again[0].wait(timeout=2)
+                    diverged += 1
+                    again = world.start(True)
+                except subprocess.TimeoutExpired:
+                    pass
             leader, standby = standby, again
         time.sleep(0.5)
         stop.set()
@@ -308,8 +336,10 @@ def main():
         # the late writes of the resumed leaders are nowhere
         seq, acked = check(world, writers, resumed_acks)
         print('%d rounds, %d writers: %d writes acknowledged, %d in the world, none lost or doubled; '
-              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d lost kernels found their store diverged' % (
-                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, diverged))
+              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d resumed leaders answered fenced, %d stepped down '
+              'to standby; %d lost kernels found their store diverged' % (
+                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, fenced, stepped,
+                  diverged))
         ok = True
     except AssertionError as e:
         print('FAIL %s' % e)

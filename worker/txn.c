@@ -72,7 +72,7 @@ char *txn_string_literal(const char *s) {
 static const char *reason_names[TXN_REASON_COUNT] = {
   "accepted", "unsafe", "rejected-by-gate", "repair-failed", "invalid-arguments",
   "aborted", "limit", "budget-exhausted", "stale", "publication-failed", "error", "faulted",
-  "cancelled"};
+  "cancelled", "fenced"};
 
 const char *txn_reason_name(txn_Reason r) {
   return (unsigned)r < TXN_REASON_COUNT ? reason_names[r] : "?";

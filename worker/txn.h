@@ -81,12 +81,16 @@ typedef enum txn_Reason {
   TXN_CANCELLED,           /* the kernel cancelled the running attempt (a
                               client's cancel, or its caller disconnected);
                               restored */
+  TXN_FENCED,              /* replicated: this kernel no longer leads its
+                              world (its lease lapsed, or another kernel
+                              moved the fencing token); nothing of the
+                              attempt was kept or acknowledged */
   TXN_REASON_COUNT
 } txn_Reason;
 
 /* "accepted", "unsafe", "rejected-by-gate", "repair-failed",
 ** "invalid-arguments", "aborted", "limit", "budget-exhausted", "stale",
-** "publication-failed", "error", "faulted", "cancelled" (one table: the kernel daemon,
+** "publication-failed", "error", "faulted", "cancelled", "fenced" (one table: the kernel daemon,
 ** its worker and the store's events all use these names). */
 const char *txn_reason_name(txn_Reason r);
 /* The reason named s, or -1. */

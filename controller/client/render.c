@@ -208,6 +208,9 @@ void render_refusal(const char *cmd, json_t *r) {
     return;
   }
   fprintf(stderr, "jiti %s: %s: %s\n", cmd, code, msg);
+  if (!strcmp(code, "fenced"))   /* never an acknowledgement: the world moved on without this kernel */
+    fprintf(stderr, "the kernel no longer leads its replicated world, so nothing of this was kept; find the leader "
+                    "with 'jiti replicate status --replicate URLS --world NAME' and run it again there\n");
   const char *inv = strstr(msg, "invalid-baseline: invariant ");
   if (!strcmp(code, "unsafe") && inv) {
     inv += strlen("invalid-baseline: invariant ");

@@ -266,6 +266,7 @@ typedef struct Txn {
                             reply waits for the worker's answer (dcall.c) */
   json_t *changes;       /* its changes as the store took them */
   char *failure;         /* why its publication failed, or NULL */
+  int fenced;            /* ... because this kernel no longer leads its replicated world */
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
@@ -521,7 +522,9 @@ typedef struct Daemon {
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   DReplOpts repl_opts;
   DRepl *repl;           /* replicated through etcd (drepl.c), or NULL */
-  int fenced;            /* the lease was lost: nothing more is written or acknowledged */
+  int fenced;            /* etcd no longer takes this kernel's commits: nothing more is written or acknowledged */
+  int fence_lost;        /* ... because the world is no longer this kernel's (lease lapsed, compare failed):
+                            its calls are answered `fenced`, and it steps down to standby */
   char fence_why[600];
   EventBuf events;
   Tally tally;           /* dtally.c */
@@ -905,14 +908,15 @@ void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r)
 ** its changes, NULL when it wrote none), its outcome event recorded
 ** (recorded: it went with the group; a counted one keeps its key's record
 ** only), its reply sent, its end when the worker died; the calls v[from..n)
-** answered publication-failed (and undone when restore). */
+** answered publication-failed, or fenced when this kernel no longer leads
+** its replicated world (and undone when restore). */
 void dcall_restore_group(Daemon *D);
 void dcall_commit_group(Daemon *D, size_t count, const size_t *unchanged, size_t nunchanged);
 void dcall_complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects);
 void dcall_held_event(Daemon *D, Held *h, uint64_t rev, uint64_t gen, int recorded);
 void dcall_answer(Daemon *D, Held *h);
 void dcall_held_lost(Daemon *D, Held *h, const char *how);
-void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore);
+void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore, int fenced);
 
 /* dgroup.c */
 Held *dgroup_at(Group *g, size_t i);  /* the i-th held call, oldest first */
@@ -951,8 +955,11 @@ int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any th
 /* Commit revisions from..to of s to etcd (the store writer's thread, or the
 ** loop with dstore()), with their events ev (per revision, or NULL).  0
 ** (also when not replicated); -1 with err: fenced, nothing of them is in
-** etcd; -2: uncertain (drepl_uncertain).  Nothing of them may be
+** etcd; -2: uncertain (drepl_uncertain); DREPL_FENCED: fenced, because
+** this kernel no longer leads the world (its lease lapsed or a compare
+** failed: its calls are answered `fenced`).  Nothing of them may be
 ** acknowledged unless 0. */
+#define DREPL_FENCED (-3)
 struct replica_Events;
 int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const struct replica_Events *ev, char *err,
                  size_t errlen);
@@ -960,9 +967,20 @@ int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const struc
 ** ends at once, answering nothing (its clients retry their keys on the
 ** next leader). */
 void drepl_uncertain(Daemon *D, const char *why) __attribute__((noreturn));
-/* The kernel lost the world: nothing more is written or acknowledged, and it
-** shuts down. */
-void drepl_fence(Daemon *D, const char *why);
+/* etcd takes nothing more of this kernel's: nothing more is written or
+** acknowledged, and it shuts down.  lost: because the world is no longer
+** this kernel's (drepl_commit's DREPL_FENCED, a lapsed lease): it then
+** steps down to standby (drepl_step_down); otherwise it stops. */
+void drepl_fence(Daemon *D, const char *why, int lost);
+/* After the kernel closed (kernel_close), if it was fenced because the
+** world is no longer its own: the same command again, in this process
+** (execv), as a standby — argv as cmd_kernel got it ("kernel" first),
+** without its --detach at detach_at (-1: none).  Returns only when it
+** does not step down or the exec failed (said on stderr). */
+void drepl_step_down(const Daemon *D, int argc, char **argv, int detach_at);
+/* Set by drepl_step_down for the process it becomes when detached: it is
+** detached already (stderr is DIR/kernel.log) and forks no more. */
+#define DREPL_DETACHED_ENV "JITI_KERNEL_DETACHED"
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */

@@ -267,7 +267,7 @@ static void fenced_ready(void *ud, int fd, unsigned r) {
   char why[sizeof D->repl->why];
   snprintf(why, sizeof why, "%s", D->repl->why);
   pthread_mutex_unlock(&D->repl->mu);
-  drepl_fence(D, why);
+  drepl_fence(D, why, 1);
 }
 
 int drepl_start(Daemon *D, char *err, size_t errlen) {
@@ -321,11 +321,12 @@ int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const repli
   if (!R || to < from) return 0;
   if (!replica_may_write(R->r, now_ms())) {
     snprintf(err, errlen, "fenced: this kernel's lease was not renewed in time; nothing was acknowledged");
-    return -1;
+    return DREPL_FENCED;
   }
   replica_Error re = replica_publish(R->r, s, from, to, ev);
   if (re == REPLICA_OK) return 0;
   snprintf(err, errlen, "%s", replica_errmsg(R->r));
+  if (re == REPLICA_EFENCED) return DREPL_FENCED;
   /* sent, and no answer: etcd may hold it, so it may be neither undone nor acknowledged */
   return re == REPLICA_EUNCERTAIN || re == REPLICA_EUNAVAILABLE ? -2 : -1;
 }
@@ -339,10 +340,33 @@ void drepl_uncertain(Daemon *D, const char *why) {
   _exit(EXIT_FAIL);
 }
 
-void drepl_fence(Daemon *D, const char *why) {
+void drepl_fence(Daemon *D, const char *why, int lost) {
   if (D->fenced) return;
   D->fenced = 1;
+  D->fence_lost = lost;
   snprintf(D->fence_why, sizeof D->fence_why, "%s", why);
-  dlog(D, "%s; this kernel writes nothing more and stops", why);
+  dlog(D, "%s; this kernel writes nothing more and %s", why, lost ? "steps down to standby" : "stops");
   if (!D->stop_why) D->stop_why = D->fence_why;
+}
+
+void drepl_step_down(const Daemon *D, int argc, char **argv, int detach_at) {
+  if (!D->fenced || !D->fence_lost || !D->repl_opts.urls) return;
+  /* A fresh process on the same store: recovered as any start, then
+  ** checked against etcd before it stands by — a store holding a group etcd
+  ** refused differs from etcd's records, and the standby refuses it, naming
+  ** the revision.  The same pid: whoever waits for this kernel still does. */
+  char **v = calloc((size_t)argc + 3, sizeof *v);
+  if (!v) return;
+  int n = 0;
+  v[n++] = "jiti";
+  for (int i = 0; i < argc; i++)
+    if (i != detach_at) v[n++] = argv[i];
+  if (!D->repl_opts.standby) v[n++] = "--standby";
+  v[n] = NULL;
+  if (D->detached) setenv(DREPL_DETACHED_ENV, "1", 1);   /* already detached: no second fork */
+  fprintf(stderr, "jiti kernel: world %s: restarting as a standby (pid %d)\n", D->repl_opts.world, (int)getpid());
+  fflush(NULL);
+  execv("/proc/self/exe", v);
+  fprintf(stderr, "jiti kernel: cannot restart as a standby: %s; start it again with --standby\n", strerror(errno));
+  free(v);
 }

@@ -828,7 +828,10 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   } else if (reserved_refuses(D, c, (proto_Op)opn, id)) {
     /* answered */
   } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
-    dreply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
+    if (D->fence_lost)   /* the world went on without this kernel: the request belongs to the leader */
+      dreply_err(D, cs, id, "fenced", "%s; nothing ran: send it to the world's leader", D->fence_why);
+    else
+      dreply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {
     dreply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
   } else {

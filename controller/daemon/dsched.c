@@ -525,9 +525,9 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
       int rc = drepl_commit(D->repl, dstore(D), rev, rev, NULL, why, sizeof why);   /* replicated: etcd's too */
       if (rc == -2) drepl_uncertain(D, why);
       if (rc) {
-        reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+        reason = txn_reason_name(rc == DREPL_FENCED ? TXN_FENCED : TXN_PUBLICATION_FAILED);
         msg = why;
-        drepl_fence(D, why);
+        drepl_fence(D, why, rc == DREPL_FENCED);
       }
     }
   }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# standby.sh URLS PIDS JITI — a replicated leader that loses its world
+# steps down (run by tests/etcd.sh against a 3-member etcd cluster): stopped
+# with SIGSTOP past its lease while a standby takes over, then resumed, it
+# answers the call sent to it meanwhile `fenced` (never acknowledged),
+# publishes nothing, and stands by for the world on its own store.
+set -u
+urls=$1 J=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+JITI=$J
+tmp=$(mktemp -d)
+trap 'kill -CONT "${ka:-0}" 2>/dev/null; kill_kernels; rm -rf "$tmp"' EXIT
+status() { "$J" replicate status --replicate "$urls" --world sb "$@"; }
+
+start_kernel "$tmp/a" --replicate "$urls" --world sb --lease 2
+ok "leader starts" $?
+ka=$kp
+t "a definition" 0 "DOUBLE" -- "$J" eval --store "$tmp/a" "(defun double (x) (* 2 x))"
+t "a row" 0 "" -- "$J" eval --store "$tmp/a" "(world-put :n 1)"
+"$J" kernel --store "$tmp/b" --replicate "$urls" --world sb --lease 2 --standby >>"$tmp/kernel.log" 2>&1 &
+kb=$!
+kpids+=("$kb")
+t_until "standby reported" 0 "standbys: +1.*store $tmp/b: applied revision 3 " -- status
+
+# the leader stops past its lease; the standby takes over
+kill -STOP "$ka"
+t_until "the standby took over" 0 "revision: +3" -- "$J" status --store "$tmp/b"
+t "the new leader writes" 0 "^2$" -- "$J" eval --store "$tmp/b" "(world-put :n 2)"
+# a write the stopped leader reads once resumed
+( "$J" eval --store "$tmp/a" "(world-put :n 99)" >"$tmp/late.out" 2>&1; echo $? >"$tmp/late.rc" ) &
+late=$!
+sleep 0.3
+kill -CONT "$ka"
+wait "$late"
+[[ $(cat "$tmp/late.rc") == 1 ]] && grep -q "fenced" "$tmp/late.out" && ! grep -q "^99$" "$tmp/late.out"
+ok "the resumed leader answers fenced ($(cat "$tmp/late.rc"): $(head -c 300 "$tmp/late.out"))" $?
+grep -q "replicate status" "$tmp/late.out"
+ok "the client says where to go" $?
+t "it published nothing" 0 "^2$" -- "$J" eval --store "$tmp/b" "(values (world-get :n))"
+t "etcd's current is the new leader's" 0 "current: +revision 4" -- status
+grep -q "steps down to standby" "$tmp/kernel.log"
+ok "the old leader says it steps down" $?
+t_until "the old leader stands by" 0 "store $tmp/a: applied revision 4 \(lag 0\)" -- status
+kill -0 "$ka" 2>/dev/null
+ok "the same process" $?
+
+# and takes the world back when the new leader goes, with everything in it
+"$J" stop --store "$tmp/b" >/dev/null 2>&1
+wait "$kb" 2>/dev/null
+t_until "the old leader leads again" 0 "revision: +4" -- "$J" status --store "$tmp/a"
+t "with the new leader's write" 0 "^4$" -- "$J" eval --store "$tmp/a" "(double (world-get :n))"
+
+((fail)) && { echo "--- the kernels' log"; grep -v "call accepted" "$tmp/kernel.log" | tail -40; }
+finish
