@@ -492,6 +492,12 @@ int txn_restore(txn_World *W, txn_Outcome *out);
 ** of it to a client before the commits below it are durable (the kernel
 ** daemon holds such replies; docs/transactions.md). */
 void txn_set_stacking(txn_World *W, int n);
+/* The largest entry (its store encoding: kind, name length, name, bytes)
+** the world may publish; 0 (the default): the store's own bound.  A change
+** larger is refused unsafe ("unexportable: ...", naming the entry and the
+** bound) and the attempt restored: a replicated world's entry must fit one
+** etcd request. */
+void txn_set_entry_max(txn_World *W, size_t n);
 /* How many accepted attempts await their commit. */
 int txn_awaiting(txn_World *W);
 

@@ -952,6 +952,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
 int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
 void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */
 int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any thread) */
+size_t drepl_entry_max(const DRepl *R);  /* the largest entry one etcd request takes; 0: not replicated */
 /* Commit revisions from..to of s to etcd (the store writer's thread, or the
 ** loop with dstore()), with their events ev (per revision, or NULL).  0
 ** (also when not replicated); -1 with err: fenced, nothing of them is in

@@ -316,6 +316,8 @@ void drepl_stop(Daemon *D) {
 
 int drepl_may_write(DRepl *R) { return !R || replica_may_write(R->r, now_ms()); }
 
+size_t drepl_entry_max(const DRepl *R) { return R ? replica_entry_max(R->r) : 0; }
+
 int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev, char *err,
                  size_t errlen) {
   if (!R || to < from) return 0;

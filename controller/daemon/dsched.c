@@ -498,7 +498,7 @@ static void rollback(Daemon *D, Pending *p) {
   jiti_Limits lim = D->limits.eval;
   char err[1024], why[1100];
   limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
-  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1, 0};
   if (!(t->check = dworker_helper(D, "checking worker", &plan, &check_ops, NULL, err, sizeof err))) {
     snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
     rollback_end(D, txn_reason_name(TXN_ERROR), why);

@@ -22,6 +22,9 @@
 /* What a base64 value of n bytes costs in the request, roughly (JSON, key). */
 static size_t cost(size_t key, size_t n) { return (key + n + 2) / 3 * 4 + 96; }
 
+/* The largest n with cost(key of entry/<hash>, n) within BUDGET. */
+size_t replica_entry_max(const replica *r) { return (BUDGET - 96) / 4 * 3 - (r->plen + 6 + 64) - 2; }
+
 typedef struct Batch {
   etcd_txn *t;
   size_t ops, size;
@@ -165,7 +168,7 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
         break;
       }
       size_t klen = rkey(r, key, sizeof key, "entry/%s", hex);
-      if (cost(klen, 3 + strlen(e->name) + e->len) > BUDGET) {
+      if (3 + strlen(e->name) + e->len > replica_entry_max(r)) {
         err = rfail(r, REPLICA_ETOOBIG,
                     "entry %s %s of revision %llu is %zu bytes: etcd takes at most 1.5 MiB per request (its "
                     "--max-request-bytes), about 1.1 MiB of entry once encoded",

@@ -129,6 +129,13 @@ typedef struct replica_Events {
 /* ev: per revision from..to, its events (NULL: none). */
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);
 
+/* The largest entry replica_publish takes: its store encoding (u8 kind,
+** u16 name length, the name, the bytes) in bytes.  A larger one cannot
+** go in one etcd request (1.5 MiB with base64 and JSON): replica_publish
+** refuses it (REPLICA_ETOOBIG); a kernel refuses it at the call that
+** makes it, before the store. */
+size_t replica_entry_max(const replica *r);
+
 /* ------------------------------------------------------------ standbys */
 
 /* Apply to s every revision etcd has after s's CURRENT, up to etcd's
