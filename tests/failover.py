@@ -94,7 +94,7 @@ class World:
             if p.poll() is not None:
                 return False
             r = ask(os.path.join(store, 'kernel.sock'), {'op': 'status'}, 0.5)
-            if r and r.get('ok'):
+            if r and r.get('ok') and not r.get('standby'):   # a standby serves reads only
                 return True
             time.sleep(0.05)
         return False
@@ -169,7 +169,7 @@ class Writer(threading.Thread):
                         self.path = None
                         for path in self.world.sockets():
                             st = ask(path, {'op': 'status'}, 0.3)
-                            if st and st.get('ok'):
+                            if st and st.get('ok') and not st.get('standby'):
                                 self.path = path
                                 break
                         if not self.path:
@@ -182,7 +182,7 @@ class Writer(threading.Thread):
                         self.acks.append((time.time(), self.path))
                     elif r.get('code') in ('publication-failed', 'fenced'):
                         self.failed.add(self.k)
-                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted'):
+                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted', 'standby'):
                         self.path = None
                         time.sleep(0.05)
                         continue
@@ -206,7 +206,7 @@ def check(world, writers, resumed_acks):
     leader = None
     for p in path:
         st = ask(p, {'op': 'status'}, 1)
-        if st and st.get('ok'):
+        if st and st.get('ok') and not st.get('standby'):
             leader = p
     assert leader, 'no kernel serves at the end'
 

@@ -141,6 +141,14 @@ void render_status(FILE *f, json_t *r) {
           kclient_int(r, "pid"), kclient_int(r, "worker_pid"));
   fprintf(f, "revision:   %" JSON_INTEGER_FORMAT "\ngeneration: %" JSON_INTEGER_FORMAT "\nstate:      %s\n",
           kclient_int(r, "revision"), kclient_int(r, "generation"), kclient_str(r, "state"));
+  json_t *sb = json_object_get(r, "standby");   /* a replicated world's standby: reads only */
+  if (json_is_object(sb)) {
+    char *leader = json_dumps(json_object_get(sb, "leader"), JSON_COMPACT | JSON_ENCODE_ANY);
+    fprintf(f, "standby:    world %s, applied revision %" JSON_INTEGER_FORMAT " (generation %" JSON_INTEGER_FORMAT
+            "); writes go to the leader %s\n", kclient_str(sb, "world"), kclient_int(sb, "revision"),
+            kclient_int(sb, "generation"), leader ? leader : "?");
+    free(leader);
+  }
   fprintf(f, "queue:      %" JSON_INTEGER_FORMAT "\nattempts:   %" JSON_INTEGER_FORMAT
           "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
           kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),

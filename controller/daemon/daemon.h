@@ -267,6 +267,7 @@ typedef struct Txn {
   json_t *changes;       /* its changes as the store took them */
   char *failure;         /* why its publication failed, or NULL */
   int fenced;            /* ... because this kernel no longer leads its replicated world */
+  int standby_call;      /* a standby's call run as a preview: refused if it changed the world */
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
@@ -473,6 +474,7 @@ typedef struct DReplOpts {
   const char *urls, *world;    /* --replicate, --world; NULL: not replicated */
   int lease;                   /* --lease seconds (0: DREPL_LEASE_DEFAULT) */
   int standby;                 /* --standby */
+  int standby_at;              /* its index in cmd_kernel's argv (0: none) */
 } DReplOpts;
 typedef struct DRepl DRepl;
 
@@ -526,6 +528,8 @@ typedef struct Daemon {
   int fence_lost;        /* ... because the world is no longer this kernel's (lease lapsed, compare failed):
                             its calls are answered `fenced`, and it steps down to standby */
   char fence_why[600];
+  int64_t adopt_lease;   /* a standby that won: the lease its restart as the leader leads on with (drepl_stop) */
+  int adopt_ttl;
   EventBuf events;
   Tally tally;           /* dtally.c */
   Traffic traffic;       /* dtraffic.c */
@@ -973,12 +977,30 @@ void drepl_uncertain(Daemon *D, const char *why) __attribute__((noreturn));
 ** this kernel's (drepl_commit's DREPL_FENCED, a lapsed lease): it then
 ** steps down to standby (drepl_step_down); otherwise it stops. */
 void drepl_fence(Daemon *D, const char *why, int lost);
-/* After the kernel closed (kernel_close), if it was fenced because the
-** world is no longer its own: the same command again, in this process
-** (execv), as a standby — argv as cmd_kernel got it ("kernel" first),
+/* After the kernel closed (kernel_close): if it was fenced because the
+** world is no longer its own, the same command again, in this process
+** (execv), as a standby; if it was a standby that won, the same command
+** without --standby, leading on with the lease it won with (the
+** environment carries it) — argv as cmd_kernel got it ("kernel" first),
 ** without its --detach at detach_at (-1: none).  Returns only when it
-** does not step down or the exec failed (said on stderr). */
-void drepl_step_down(const Daemon *D, int argc, char **argv, int detach_at);
+** does neither or the exec failed (said on stderr). */
+void drepl_restart(const Daemon *D, int argc, char **argv, int detach_at);
+/* A standby serving reads (drepl_open returned with it standing by). */
+int drepl_standing(const DRepl *R);
+/* Hook before each sleep (dpoll.h): a standby's round every 200 ms — what
+** etcd has applied to the store, its report, its campaign (won: it stops,
+** to restart as the leader) — and its idle worker replaced from the new
+** CURRENT at most once a second.  On the loop: etcd's requests block it. */
+double drepl_before(void *ud, double now);
+/* A request a standby does not serve: answered `standby` (naming the
+** leader) and 1.  0: serve it as *as_op (a call that may be a read runs as
+** a preview, its reply dcall.c's). */
+int drepl_refuses(Daemon *D, uint64_t client, json_t *id, int op, json_t *req, int *as_op);
+/* The refusal's message: what, and where to send it. */
+void drepl_refusal(const Daemon *D, const char *what, char *out, size_t n);
+/* A standby's part of status: world, leader, the revision and generation it
+** has applied; NULL when not standing by. */
+json_t *drepl_status(const Daemon *D);
 /* Set by drepl_step_down for the process it becomes when detached: it is
 ** detached already (stderr is DIR/kernel.log) and forks no more. */
 #define DREPL_DETACHED_ENV "JITI_KERNEL_DETACHED"

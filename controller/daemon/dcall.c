@@ -331,10 +331,12 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
   /* a failure of a function automatic repair looks after: an incident,
   ** named in the reply (kept with the outcome, should the reply be held) */
   int pause = 0;
-  json_t *inc = t->active && json_object_get(m, "diagnosis")
+  /* a standby repairs nothing: the world is its leader's */
+  int standing = drepl_standing(D->repl);
+  json_t *inc = t->active && !standing && json_object_get(m, "diagnosis")
                     ? dincident_capture(D, t, json_object_get(m, "diagnosis"), &pause) : NULL;
   if (inc) json_object_set_new(m, "incident", inc);
-  if (t->active)
+  if (t->active && !standing)
     dwatch_call(D, t, (t->noting & REQUEST_NOTE_CALL) ? json_string_value(json_object_get(json_object_get(m, "noted"), "function")) : NULL,
                 json_string_value(json_object_get(inc, "function")), json_object_get(m, "diagnosis"));
   DOutcome o;
@@ -381,7 +383,7 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
     ** nothing: no need to wait for the store writer */
     brief = publish_brief(json_array_size(o.changes) ? dstore(D) : NULL, o.changes);
     r.changes = brief;
-    r.restored = t->op == PROTO_PREVIEW;
+    r.restored = t->op == PROTO_PREVIEW && !t->standby_call;
   } else {   /* an operator's change names the revision that stays */
     r.show_revision = t->op == PROTO_APPLY || t->op == PROTO_REPAIR || t->op == PROTO_INVARIANT_ADD ||
                       t->op == PROTO_INVARIANT_REMOVE;
@@ -397,6 +399,13 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
                         : events_outcome_text(t->attempt, proto_op_name(t->op), o.reason, r.message, o.diagnosis,
                                               t->key, &len);
   devents_outcome(D, t->attempt, t->key != NULL, ev, len);
-  dreply_text(D, t->responder, t->responder_id, &w);
+  if (t->standby_call && o.accepted && json_array_size(o.changes)) {   /* a write: the leader's (undone already) */
+    free(w.buf);
+    char msg[1600];
+    drepl_refusal(D, "this call changes the world (nothing of it was kept)", msg, sizeof msg);
+    dreply_err(D, t->responder, t->responder_id, proto_code_name(PROTO_STANDBY), "%s", msg);
+  } else {
+    dreply_text(D, t->responder, t->responder_id, &w);
+  }
   dcall_finish(D, o.reason, NULL);
 }

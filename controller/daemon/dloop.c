@@ -209,7 +209,7 @@ static double before_check(void *ud, double now) {
 
 static int hooks(Daemon *D) {
   static const dpoll_BeforeFn fn[] = {dclients_reap, before_signals, dsched_before, dgroup_before,
-                                      dsched_before_pause, dpark_before, dworker_before_start, before_stop, dclients_before,
+                                      dsched_before_pause, dpark_before, dworker_before_start, before_stop, dclients_before, drepl_before,
                                       dworker_before_err, devents_before, dlog_before};
   for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++)
     if (dpoll_before(D->poll, fn[i], D) != 0) return -1;
@@ -517,7 +517,7 @@ int cmd_kernel(int argc, char **argv) {
   }
   if (!detach || D.detached) {
     int rc = kernel_run(&D, -1);
-    drepl_step_down(&D, argc, argv, detach_at);   /* (only when fenced) */
+    drepl_restart(&D, argc, argv, detach_at);   /* (fenced, or a standby that won) */
     return rc;
   }
 
@@ -549,6 +549,6 @@ int cmd_kernel(int argc, char **argv) {
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
   int rc = kernel_run(&D, p[1]);
-  drepl_step_down(&D, argc, argv, detach_at);
+  drepl_restart(&D, argc, argv, detach_at);
   _exit(rc);
 }

@@ -359,6 +359,8 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->grouped = batchable(p);
   t->pausable = request_pausable(p->op, p->req);
   t->req = t->grouped ? json_incref(p->req) : NULL;
+  /* a standby's call, run as a preview (drepl_refuses) */
+  t->standby_call = p->op == PROTO_PREVIEW && !strcmp(json_string_value(json_object_get(p->req, "op")) ?: "", "call");
   t->repair = p->op == PROTO_REPAIR ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
   t->noting = p->note;

@@ -68,6 +68,8 @@ typedef struct replica_Head {
   int64_t etcd_revision;
   char leader[1024]; /* the leader key's value, "" when there is no leader */
   int64_t leader_lease;
+  int64_t leader_create; /* the leader key's create revision (0: none) */
+  int64_t ceiling_mod;   /* the ceiling's mod revision (0: none) */
 } replica_Head;
 
 replica_Error replica_head(replica *r, replica_Head *h);
@@ -78,6 +80,16 @@ replica_Error replica_head(replica *r, replica_Head *h);
 ** identity if no one holds it.  *won: this replica leads (also when it led
 ** already).  now_ms: the caller's monotonic clock, read before the call. */
 replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, int64_t now_ms, int *won);
+
+/* Lead on with a lease a replica of this world won in another process
+** (the same kernel restarted as the leader, drepl.c): lease (of ttl
+** seconds) still holds the leader key, whose value is identity.  *won: the
+** key is this lease's and the lease was renewed (its deadline starts at
+** now_ms); else nothing changed and the caller campaigns as usual. */
+replica_Error replica_adopt(replica *r, int64_t lease, int64_t ttl, const char *identity, int64_t now_ms, int *won);
+
+/* The lease this replica holds (0: none), to hand to replica_adopt. */
+int64_t replica_lease(replica *r);
 
 /* Renew the lease once (now_ms: read before the call).  REPLICA_EFENCED:
 ** it expired; the replica no longer leads. */

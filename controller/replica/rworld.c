@@ -128,7 +128,9 @@ replica_Error replica_head(replica *r, replica_Head *h) {
     if (res.ranges[2].n) {
       snprintf(h->leader, sizeof h->leader, "%.*s", (int)res.ranges[2].kvs[0].value_len, res.ranges[2].kvs[0].value);
       h->leader_lease = res.ranges[2].kvs[0].lease;
+      h->leader_create = res.ranges[2].kvs[0].create_revision;
     }
+    if (res.ranges[1].n) h->ceiling_mod = res.ranges[1].kvs[0].mod_revision;
   }
   etcd_txn_result_free(&res);
   return out;
