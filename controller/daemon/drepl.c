@@ -50,12 +50,14 @@ struct DRepl {
   replica *r;
   int lease;         /* seconds */
   int64_t lease_ms;
-  pthread_t thread;
+  pthread_t thread, compactor;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int running, stop;
   int efd;       /* the renewer wakes the loop through it when fenced */
   char why[512]; /* why the lease was lost (under mu) */
+  int64_t compacted;        /* etcd's history compacted to this revision (under mu) */
+  char compact_err[512];    /* why the last compaction failed, "" (under mu) */
   /* standing by while serving reads (drepl_before, on the loop) */
   int standing, stepping_up;
   int stale;                 /* revisions applied since the worker started */
@@ -319,6 +321,30 @@ static void *renewer(void *arg) {
   return NULL;
 }
 
+/* The compactor: etcd's history compacted behind the commits when due
+** (replica_compact), on a thread of its own: a physical compaction of a
+** large database takes a while, and neither a commit nor a renewal may
+** wait for it. */
+static void *compactor(void *arg) {
+  DRepl *R = arg;
+  pthread_mutex_lock(&R->mu);
+  while (!R->stop) {
+    pthread_mutex_unlock(&R->mu);
+    int64_t done = 0;
+    char msg[512] = "";
+    replica_Error re = replica_compaction_due(R->r) ? replica_compact(R->r, &done, msg, sizeof msg) : REPLICA_OK;
+    pthread_mutex_lock(&R->mu);
+    if (done) R->compacted = done;
+    if (re) snprintf(R->compact_err, sizeof R->compact_err, "%s", msg);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 1;
+    if (!R->stop) pthread_cond_timedwait(&R->cv, &R->mu, &ts);
+  }
+  pthread_mutex_unlock(&R->mu);
+  return NULL;
+}
+
 static void fenced_ready(void *ud, int fd, unsigned r) {
   (void)r;
   Daemon *D = ud;
@@ -343,6 +369,13 @@ int drepl_start(Daemon *D, char *err, size_t errlen) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   int rc = pthread_create(&R->thread, NULL, renewer, R);
+  if (!rc && (rc = pthread_create(&R->compactor, NULL, compactor, R))) {
+    pthread_mutex_lock(&R->mu);
+    R->stop = 1;
+    pthread_cond_broadcast(&R->cv);
+    pthread_mutex_unlock(&R->mu);
+    pthread_join(R->thread, NULL);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc) {
     snprintf(err, errlen, "cannot start the lease's renewals: %s", strerror(rc));
@@ -358,9 +391,10 @@ void drepl_stop(Daemon *D) {
   if (R->running) {
     pthread_mutex_lock(&R->mu);
     R->stop = 1;
-    pthread_cond_signal(&R->cv);
+    pthread_cond_broadcast(&R->cv);
     pthread_mutex_unlock(&R->mu);
     pthread_join(R->thread, NULL);
+    pthread_join(R->compactor, NULL);
   }
   if (R->stepping_up && !D->fenced) {   /* a standby that won: its restart leads on with this lease */
     D->adopt_lease = replica_lease(R->r);

@@ -108,8 +108,44 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev) {
   pthread_mutex_lock(&r->mu);
   replica_Error err = publish(r, s, from, to, ev);
+  /* etcd keeps the history of the last compact_every to 2 * compact_every
+     commits: older versions of current and generation (overwritten by
+     every commit) and of the keys deleted since are compacted away */
+  if (!err && r->compact_every && ++r->commits % r->compact_every == 0) {
+    if (r->compact_mark) r->compact_due = r->compact_mark;
+    r->compact_mark = r->ceiling_mod;
+  }
   pthread_mutex_unlock(&r->mu);
   return err;
+}
+
+void replica_set_compaction(replica *r, int64_t every) {
+  pthread_mutex_lock(&r->mu);
+  r->compact_every = every > 0 ? every : 0;
+  pthread_mutex_unlock(&r->mu);
+}
+
+int64_t replica_compaction_due(replica *r) {
+  pthread_mutex_lock(&r->mu);
+  int64_t due = r->compact_due;
+  pthread_mutex_unlock(&r->mu);
+  return due;
+}
+
+replica_Error replica_compact(replica *r, int64_t *done, char *msg, size_t msglen) {
+  *done = 0;
+  pthread_mutex_lock(&r->mu);
+  int64_t due = r->compact_due;
+  r->compact_due = 0;
+  pthread_mutex_unlock(&r->mu);
+  if (!due) return REPLICA_OK;
+  etcd_Error err = etcd_compact(r->ec, due);
+  if (err && err != ETCD_ECOMPACTED) {   /* (the caller's buffer: this runs beside the commits) */
+    snprintf(msg, msglen, "compacting etcd's history to revision %" PRId64 ": %s", due, etcd_errmsg(r->ec));
+    return err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD;
+  }
+  *done = due;
+  return REPLICA_OK;
 }
 
 /* The keyed outcomes among a revision's events, into its record. */

@@ -141,6 +141,23 @@ typedef struct replica_Events {
 /* ev: per revision from..to, its events (NULL: none). */
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);
 
+/* History compaction.  etcd keeps every version of every key until its
+** history is compacted, and a leader's every commit overwrites `current`
+** and `generation`.  Every `every` commits (REPLICA_COMPACT_EVERY unless
+** set; 0: never) a compaction becomes due at the etcd revision of the
+** commit `every` commits before: etcd keeps the history of at least the
+** last `every` commits, so a standby's catch-up, which pages through
+** etcd at one revision, rarely finds it compacted (it then reads again at
+** a newer one, keeping what it applied).  replica_compact does the due
+** one (etcd_compact, physical: it may take a while) with a client of its
+** own: it runs on a thread of its own, beside the commits and renewals.
+** *done: the revision compacted to (0: none was due).  A failure's
+** message goes to msg (msglen bytes), not replica_errmsg. */
+#define REPLICA_COMPACT_EVERY 1000
+void replica_set_compaction(replica *r, int64_t every);
+int64_t replica_compaction_due(replica *r);   /* (any thread) 0: none */
+replica_Error replica_compact(replica *r, int64_t *done, char *msg, size_t msglen);
+
 /* The largest entry replica_publish takes: its store encoding (u8 kind,
 ** u16 name length, the name, the bytes) in bytes.  A larger one cannot
 ** go in one etcd request (1.5 MiB with base64 and JSON): replica_publish
