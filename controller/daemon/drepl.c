@@ -60,8 +60,8 @@ struct DRepl {
   char compact_err[512];    /* why the last compaction failed, "" (under mu) */
   /* standing by while serving reads (drepl_before, on the loop) */
   int standing, stepping_up;
-  int stale;                 /* revisions applied since the worker started */
   double next_tick, refreshed;
+  uint64_t applied;          /* the store's CURRENT: applied from etcd (D->revision: what the worker serves) */
   uint64_t applied_gen;      /* the generation of the revision applied last */
   char host[128], id[1024], sid[300];
   char leader[1024];         /* the leader's identity as last read ("" : none) */
@@ -171,6 +171,7 @@ static void standby_report(DRepl *R, store_env *s, uint64_t applied) {
     gen = m->generation;
     store_free(m);
   }
+  R->applied = applied;
   R->applied_gen = gen;
   json_t *o = json_loads(R->id, 0, NULL);
   char *text = o && !json_object_set_new(o, "revision", json_integer((json_int_t)applied)) &&
@@ -491,11 +492,11 @@ int drepl_standing(const DRepl *R) { return R && R->standing; }
 ** that much behind the store's. */
 static void refresh_worker(Daemon *D, double now) {
   DRepl *R = D->repl;
-  if (!R->stale || now < R->refreshed + STANDBY_REFRESH || D->live.w.fd < 0 || D->live.wait != W_NONE ||
-      D->live.cur.active || D->live.in_pause || dgroup_holds(D))
+  if (R->applied == D->revision || now < R->refreshed + STANDBY_REFRESH || D->live.w.fd < 0 ||
+      D->live.wait != W_NONE || D->live.cur.active || D->live.in_pause || dgroup_holds(D))
     return;
-  R->stale = 0;
   R->refreshed = now;
+  D->revision = R->applied;   /* the world the next worker serves */
   dworker_stop(D);
   D->live.wait = W_NONE;
   D->live.base = (D->gen > D->gen_saved ? D->gen : D->gen_saved) + 1;
@@ -516,13 +517,9 @@ static void standby_round(Daemon *D) {
     return;
   }
   if (re) return;   /* etcd unreachable: it serves on at what it has, and tries again */
-  if (applied != D->revision) {
-    D->revision = applied;
-    uint64_t g;
-    if (store_generation(s, &g) == STORE_OK && g > D->gen_saved) D->gen_saved = g;
-    R->stale = 1;
-  }
-  standby_report(R, s, applied);
+  uint64_t g;
+  if (applied != R->applied && store_generation(s, &g) == STORE_OK && g > D->gen_saved) D->gen_saved = g;
+  standby_report(R, s, applied);   /* (R->applied: the worker is replaced from it, refresh_worker) */
   read_leader(R);
   int won = 0;
   if (replica_campaign(R->r, R->lease, R->id, now_ms(), &won) != REPLICA_OK || !won) return;
@@ -554,7 +551,7 @@ void drepl_refusal(const Daemon *D, const char *what, char *out, size_t n) {
            "%s: this kernel stands by for world %s (it has applied revision %" PRIu64 ", generation %" PRIu64
            ") and takes no writes; send it to the world's leader%s%s (find it with 'jiti replicate status "
            "--replicate URLS --world %s')",
-           what, D->repl_opts.world, D->revision, R ? R->applied_gen : 0, R && R->leader[0] ? ", " : "",
+           what, D->repl_opts.world, R ? R->applied : 0, R ? R->applied_gen : 0, R && R->leader[0] ? ", " : "",
            R && R->leader[0] ? R->leader : "", D->repl_opts.world);
 }
 
@@ -594,5 +591,5 @@ json_t *drepl_status(const Daemon *D) {
   if (!drepl_standing(R)) return NULL;
   json_t *leader = R->leader[0] ? json_loads(R->leader, 0, NULL) : NULL;
   return json_pack("{s:s, s:o, s:I, s:I}", "world", D->repl_opts.world, "leader", leader ? leader : json_null(),
-                   "revision", (json_int_t)D->revision, "generation", (json_int_t)R->applied_gen);
+                   "revision", (json_int_t)R->applied, "generation", (json_int_t)R->applied_gen);
 }
