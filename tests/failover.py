@@ -14,8 +14,10 @@ writer c's k-th write is
     (world-put (list :w c k) (world-put :seq (1+ (world-get :seq 0))))
 
 so the world records, for every write it kept, its position in the order of
-commits.  A write whose connection broke or whose reply did not come is
-sent again, with the same key, to whichever kernel serves then.  Each round
+commits.  A write whose connection broke or whose reply did not come, or
+that a kernel refused as `fenced` (that kernel kept nothing of it, but an
+earlier try may have run on the leader), is sent again, with the same key,
+to whichever kernel serves then.  Each round
 the leader is lost in turn to kill -9 and to SIGSTOP for longer than its
 lease; a stopped leader is sent a write while stopped and then resumed, and
 must accept nothing (it answers `fenced`) and step down to standby by
@@ -180,9 +182,12 @@ class Writer(threading.Thread):
                         self.acked[self.k] = int(v) if v is not None and not r.get('replayed') else None
                         self.gens.append((r.get('generation'), self.k))
                         self.acks.append((time.time(), self.path))
-                    elif r.get('code') in ('publication-failed', 'fenced'):
+                    elif r.get('code') == 'publication-failed':
                         self.failed.add(self.k)
-                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted', 'standby'):
+                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted', 'standby', 'fenced'):
+                        # fenced: that kernel kept nothing of it, but an earlier
+                        # try that got no answer may have run on the leader:
+                        # the key goes to the leader, which replays or runs it
                         self.path = None
                         time.sleep(0.05)
                         continue

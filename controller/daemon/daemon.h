@@ -954,7 +954,7 @@ int drepl_check(const DReplOpts *o, char *err, size_t errlen);   /* -1: an incom
 ** says so); -1 (err).  Nothing when not replicated. */
 int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
 int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
-void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */
+void drepl_stop(Daemon *D);   /* the renewals stopped, the lease revoked (unless a standby that won keeps it) */
 int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any thread) */
 size_t drepl_entry_max(const DRepl *R);  /* the largest entry one etcd request takes; 0: not replicated */
 /* Commit revisions from..to of s to etcd (the store writer's thread, or the

@@ -400,7 +400,10 @@ void drepl_stop(Daemon *D) {
   if (R->stepping_up && !D->fenced) {   /* a standby that won: its restart leads on with this lease */
     D->adopt_lease = replica_lease(R->r);
     D->adopt_ttl = R->lease;
-  } else if (!D->fenced) {   /* a clean stop gives the world up at once: a standby need not wait for the lease */
+  } else {
+    /* a clean stop gives the world up at once: a standby need not wait for
+       the lease; so does a fenced one, whose own deadline may have fenced it
+       while etcd still holds the key under its lease */
     replica_resign(R->r);
   }
   if (R->efd >= 0) {

@@ -30,6 +30,7 @@ typedef struct Batch {
   size_t ops, size;
   uint64_t complete; /* the last revision all of whose keys are in this or an earlier batch */
   uint64_t maxgen;   /* the highest generation among them */
+  uint64_t landed;   /* `current` as the last batch etcd took moved it (0: none did) */
 } Batch;
 
 /* How often a commit that got no answer is sent again (below). */
@@ -86,6 +87,7 @@ static replica_Error flush(replica *r, Batch *b, int last) {
   if (!ok) return rfenced(r, "a commit's compare failed");
   r->ceiling = ceiling;
   r->ceiling_mod = rev;
+  if (b->complete) b->landed = b->complete;
   if (!last && !(b->t = etcd_txn_new())) return rfail(r, REPLICA_ENOMEM, "out of memory");
   return REPLICA_OK;
 }
@@ -234,5 +236,15 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
   }
   if (!err) err = flush(r, &b, 1);
   etcd_txn_free(b.t);
+  /* fenced half-way through a split commit: its first revisions are the
+     world's (etcd's current names them), the rest are not — neither
+     answer is true of all its calls */
+  if (err == REPLICA_EFENCED && b.landed) {
+    char why[sizeof r->errmsg];
+    snprintf(why, sizeof why, "%s", r->errmsg);
+    return rfail(r, REPLICA_EUNCERTAIN, "%.300s, after revisions %llu..%llu of the same commit were in etcd: their "
+                 "calls are the world's next leader's to answer", why, (unsigned long long)from,
+                 (unsigned long long)b.landed);
+  }
   return err;
 }

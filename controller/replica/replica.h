@@ -127,8 +127,10 @@ uint64_t replica_ceiling(const replica *r);
 ** client's request size), each comparing the leader key (this replica's
 ** create revision and lease) and the ceiling's mod revision.  Returns
 ** REPLICA_OK only when all of them succeeded.  REPLICA_EFENCED: nothing
-** more was written (a split commit may have written its first parts, which
-** no `current` names). */
+** of them is the world's (a split commit may have written its first
+** parts, which no `current` names); REPLICA_EUNCERTAIN also when fenced
+** after an earlier transaction of the same commit moved `current`: some of
+** them are the world's. */
 /* The events a revision was written with: seqs first..first+n-1 of the
 ** store.  Those that carry an idempotency key's digest go into etcd with
 ** the revision, so that a standby replays a keyed call instead of running
