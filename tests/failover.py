@@ -156,6 +156,7 @@ class Writer(threading.Thread):
         self.inflight = None
         self.gens = []             # (generation, k) of each acknowledgement, in order
         self.acks = []             # (time, socket) of each acknowledgement
+        self.ackby = {}            # k -> (clock, socket, revision, generation) of its acknowledgement
         self.error = None
         self.path = None
 
@@ -182,6 +183,7 @@ class Writer(threading.Thread):
                         self.acked[self.k] = int(v) if v is not None and not r.get('replayed') else None
                         self.gens.append((r.get('generation'), self.k))
                         self.acks.append((time.time(), self.path))
+                        self.ackby[self.k] = (time.strftime('%H:%M:%S'), self.path, r.get('revision'), r.get('generation'))
                     elif r.get('code') == 'publication-failed':
                         self.failed.add(self.k)
                     elif r.get('code') in ('shutting-down', 'busy', 'interrupted', 'standby', 'fenced'):
@@ -227,8 +229,11 @@ def check(world, writers, resumed_acks):
                            " (push (list (second k) (third k) (world-get k)) out))))"))
     seq = int(call('(world-get :seq 0)'))
     positions = sorted(p for _, _, p in rows)
-    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was lost' % (
-        seq, len(rows))
+    missing = sorted(set(range(1, seq + 1)) - set(positions))[:10]
+    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was ' \
+        'lost (positions missing: %s; acknowledgements of the writers near them: %s)' % (
+            seq, len(rows), missing,
+            [(w.c, k, p) for w in writers for k, p in w.acked.items() if p and any(abs(p - m) <= 2 for m in missing)])
     have = {}
     for c, k, p in rows:
         have.setdefault(c, {})[k] = p
@@ -239,7 +244,8 @@ def check(world, writers, resumed_acks):
         for k, p in w.acked.items():
             acked += 1
             assert k in mine, 'writer %d: acknowledged write %d is lost' % (w.c, k)
-            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d' % (w.c, k, mine[k], p)
+            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d (acknowledged by %s)' % (
+                w.c, k, mine[k], p, w.ackby.get(k))
         for k in w.failed:
             assert k not in mine, 'writer %d: write %d was reported failed but is there' % (w.c, k)
         last = max(w.acked) if w.acked else 0
@@ -360,6 +366,9 @@ def main():
     finally:
         stop.set()
         world.stop_all()
+        if not ok and os.environ.get('JITI_FAILOVER_KEEP'):   # the kernels' logs, for a look
+            shutil.copytree(tmp, os.environ['JITI_FAILOVER_KEEP'], ignore=shutil.ignore_patterns('*.mdb', 'journal', 'kernel.sock'),
+                            dirs_exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
     print('%d passed, %d failed' % (1 if ok else 0, 0 if ok else 1))
     return 0 if ok else 1
