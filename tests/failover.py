@@ -4,7 +4,7 @@
 Run by tests/etcd.sh, which starts a 3-member etcd cluster on loopback
 ports (tests/etcd_cluster.sh) and stops it afterwards:
 
-    bash tests/etcd.sh tests/failover.py JITI [--rounds N] [--lease S] [--writers N]
+    bash tests/etcd.sh tests/failover.py JITI [--rounds N] [--lease S] [--writers N] [--warm S]
 
 Two kernels (`jiti kernel --replicate ... --world ...`), each with a store
 directory of its own: the leader, and a standby.  Writers (8 by default)
@@ -265,12 +265,13 @@ def pct(xs, q):
 def main():
     args = sys.argv[1:]
     urls, _pids, jiti = args[0], args[1], args[2]
-    rounds, lease, nwriters = 4, 2, 8
+    rounds, lease, nwriters, warm = 4, 2, 8, 120
     i = 3
     while i < len(args):
         if args[i] == '--rounds': rounds = int(args[i + 1])
         elif args[i] == '--lease': lease = int(args[i + 1])
         elif args[i] == '--writers': nwriters = int(args[i + 1])
+        elif args[i] == '--warm': warm = int(args[i + 1])   # seconds a fresh standby may take to fill
         else: sys.exit('failover.py: unknown option %s' % args[i])
         i += 2
     tmp = tempfile.mkdtemp(prefix='jiti-failover-')
@@ -289,7 +290,7 @@ def main():
         takeovers, resumed_acks, diverged, stepped, fenced = [], 0, 0, 0, 0
         for rnd in range(rounds):
             time.sleep(1.0)
-            assert world.standby_warm(), 'round %d: no standby caught up with the world' % rnd
+            assert world.standby_warm(warm), 'round %d: no standby caught up with the world' % rnd
             old_sock = os.path.join(leader[1], 'kernel.sock')
             how = 'kill' if rnd % 2 == 0 else 'stop'
             t_fault = time.time()
