@@ -218,13 +218,22 @@ def check(world, writers, resumed_acks):
         r = ask(leader, {'op': 'call', 'source': src}, 60)
         assert r and r.get('ok'), '%s: %s' % (src, r)
         return r['value']
-    # rows and :seq in one call: a keyed write whose writer gave up on it
-    # (kept by the kernel when its client left) may still run meanwhile
-    vals = [int(x) for x in call("(cons (world-get :seq 0) (let ((out nil)) (dolist (k (world-keys) out) "
-                                 "(when (and (consp k) (eq (car k) :w)) (push (list (second k) (third k) (world-get k)) "
-                                 "out)))))").replace('(', ' ').replace(')', ' ').split()]
-    seq = vals[0]
-    rows = [tuple(vals[i:i + 3]) for i in range(1, len(vals), 3)]
+    # the rows page by page (a reply's value is cut past its limit), between
+    # two reads of :seq that must agree: a keyed write whose writer gave up
+    # on it (kept by the kernel when its client left) may still run meanwhile
+    def ints(src):
+        return [int(x) for x in call(src).replace('(', ' ').replace(')', ' ').split() if x != 'NIL']
+    for _ in range(5):
+        seq = int(call('(world-get :seq 0)'))
+        rows = []
+        for w in writers:
+            for lo in range(1, w.k + 1, 1000):
+                v = ints("(let ((out nil)) (loop for k from %d below %d do (multiple-value-bind (p found) "
+                         "(world-get (list :w %d k)) (when found (push (list k p) out)))) out)" % (lo, lo + 1000, w.c))
+                rows += [(w.c, v[i], v[i + 1]) for i in range(0, len(v), 2)]
+        if int(call('(world-get :seq 0)')) == seq:
+            break
+        time.sleep(1)
     positions = sorted(p for _, _, p in rows)
     missing = sorted(set(range(1, seq + 1)) - set(positions))[:10]
     assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was ' \
