@@ -4,7 +4,7 @@
 Run by tests/etcd.sh, which starts a 3-member etcd cluster on loopback
 ports (tests/etcd_cluster.sh) and stops it afterwards:
 
-    bash tests/etcd.sh tests/failover.py JITI [--rounds N] [--lease S] [--writers N]
+    bash tests/etcd.sh tests/failover.py JITI [--rounds N] [--lease S] [--writers N] [--warm S]
 
 Two kernels (`jiti kernel --replicate ... --world ...`), each with a store
 directory of its own: the leader, and a standby.  Writers (8 by default)
@@ -14,13 +14,16 @@ writer c's k-th write is
     (world-put (list :w c k) (world-put :seq (1+ (world-get :seq 0))))
 
 so the world records, for every write it kept, its position in the order of
-commits.  A write whose connection broke or whose reply did not come is
-sent again, with the same key, to whichever kernel serves then.  Each round
+commits.  A write whose connection broke or whose reply did not come, or
+that a kernel refused as `fenced` (that kernel kept nothing of it, but an
+earlier try may have run on the leader), is sent again, with the same key,
+to whichever kernel serves then.  Each round
 the leader is lost in turn to kill -9 and to SIGSTOP for longer than its
 lease; a stopped leader is sent a write while stopped and then resumed, and
-must accept nothing.  The lost kernel comes back as the next standby on its
-own store, or — when that holds a revision etcd refused, which it detects
-and refuses — on a fresh directory (it fills from etcd).  At the end:
+must accept nothing (it answers `fenced`) and step down to standby by
+itself.  A killed kernel comes back as the next standby on its own store,
+or — when that holds a revision etcd refused, which it detects and refuses
+— on a fresh directory (it fills from etcd).  At the end:
 
 - every acknowledged write is in the world, at the position its reply gave;
 - the positions are exactly 1..:seq: no write ran twice, none was lost;
@@ -93,7 +96,7 @@ class World:
             if p.poll() is not None:
                 return False
             r = ask(os.path.join(store, 'kernel.sock'), {'op': 'status'}, 0.5)
-            if r and r.get('ok'):
+            if r and r.get('ok') and not r.get('standby'):   # a standby serves reads only
                 return True
             time.sleep(0.05)
         return False
@@ -108,6 +111,22 @@ class World:
                 out = subprocess.run([self.jiti, 'replicate', 'status', '--replicate', self.urls, '--world', 'failover',
                                       '--json'], capture_output=True, timeout=20).stdout
                 if any(sb.get('lag', 1 << 30) < 200 for sb in json.loads(out).get('standbys', [])):
+                    return True
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.2)
+        return False
+
+    def standing_by(self, k, timeout):
+        """Wait until kernel k (its store) is reported as a standby; False if
+        it exited first or the time ran out."""
+        p, store = k
+        deadline = time.time() + timeout
+        while time.time() < deadline and p.poll() is None:
+            try:
+                out = subprocess.run([self.jiti, 'replicate', 'status', '--replicate', self.urls, '--world', 'failover',
+                                      '--json'], capture_output=True, timeout=20).stdout
+                if any(sb.get('store') == store for sb in json.loads(out).get('standbys', [])):
                     return True
             except (subprocess.TimeoutExpired, ValueError):
                 pass
@@ -137,6 +156,7 @@ class Writer(threading.Thread):
         self.inflight = None
         self.gens = []             # (generation, k) of each acknowledgement, in order
         self.acks = []             # (time, socket) of each acknowledgement
+        self.ackby = {}            # k -> (clock, socket, revision, generation) of its acknowledgement
         self.error = None
         self.path = None
 
@@ -152,7 +172,7 @@ class Writer(threading.Thread):
                         self.path = None
                         for path in self.world.sockets():
                             st = ask(path, {'op': 'status'}, 0.3)
-                            if st and st.get('ok'):
+                            if st and st.get('ok') and not st.get('standby'):
                                 self.path = path
                                 break
                         if not self.path:
@@ -163,9 +183,13 @@ class Writer(threading.Thread):
                         self.acked[self.k] = int(v) if v is not None and not r.get('replayed') else None
                         self.gens.append((r.get('generation'), self.k))
                         self.acks.append((time.time(), self.path))
-                    elif r.get('code') == 'publication-failed' or r.get('reason') == 'publication-failed':
+                        self.ackby[self.k] = (time.strftime('%H:%M:%S'), self.path, r.get('revision'), r.get('generation'))
+                    elif r.get('code') == 'publication-failed':
                         self.failed.add(self.k)
-                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted'):
+                    elif r.get('code') in ('shutting-down', 'busy', 'interrupted', 'standby', 'fenced'):
+                        # fenced: that kernel kept nothing of it, but an earlier
+                        # try that got no answer may have run on the leader:
+                        # the key goes to the leader, which replays or runs it
                         self.path = None
                         time.sleep(0.05)
                         continue
@@ -177,32 +201,45 @@ class Writer(threading.Thread):
             self.error = str(e)
 
 
-def parse_rows(text):
-    if text.strip() == 'NIL':
-        return []
-    vals = [int(x) for x in text.replace('(', ' ').replace(')', ' ').split()]
-    return [tuple(vals[i:i + 3]) for i in range(0, len(vals), 3)]
-
-
 def check(world, writers, resumed_acks):
-    path = world.sockets()
-    leader = None
-    for p in path:
-        st = ask(p, {'op': 'status'}, 1)
-        if st and st.get('ok'):
-            leader = p
+    # a leader fenced at the last moment (a lease not renewed in time on a
+    # loaded machine) steps down, and a standby takes the world over
+    leader, deadline = None, time.time() + 60
+    while not leader and time.time() < deadline:
+        for p in world.sockets():
+            st = ask(p, {'op': 'status'}, 1)
+            if st and st.get('ok') and not st.get('standby'):
+                leader = p
+        if not leader:
+            time.sleep(0.2)
     assert leader, 'no kernel serves at the end'
 
     def call(src):
         r = ask(leader, {'op': 'call', 'source': src}, 60)
         assert r and r.get('ok'), '%s: %s' % (src, r)
         return r['value']
-    rows = parse_rows(call("(let ((out nil)) (dolist (k (world-keys) out) (when (and (consp k) (eq (car k) :w))"
-                           " (push (list (second k) (third k) (world-get k)) out))))"))
-    seq = int(call('(world-get :seq 0)'))
+    # the rows page by page (a reply's value is cut past its limit), between
+    # two reads of :seq that must agree: a keyed write whose writer gave up
+    # on it (kept by the kernel when its client left) may still run meanwhile
+    def ints(src):
+        return [int(x) for x in call(src).replace('(', ' ').replace(')', ' ').split() if x != 'NIL']
+    for _ in range(5):
+        seq = int(call('(world-get :seq 0)'))
+        rows = []
+        for w in writers:
+            for lo in range(1, w.k + 1, 1000):
+                v = ints("(let ((out nil)) (loop for k from %d below %d do (multiple-value-bind (p found) "
+                         "(world-get (list :w %d k)) (when found (push (list k p) out)))) out)" % (lo, lo + 1000, w.c))
+                rows += [(w.c, v[i], v[i + 1]) for i in range(0, len(v), 2)]
+        if int(call('(world-get :seq 0)')) == seq:
+            break
+        time.sleep(1)
     positions = sorted(p for _, _, p in rows)
-    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was lost' % (
-        seq, len(rows))
+    missing = sorted(set(range(1, seq + 1)) - set(positions))[:10]
+    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was ' \
+        'lost (positions missing: %s; acknowledgements of the writers near them: %s)' % (
+            seq, len(rows), missing,
+            [(w.c, k, p) for w in writers for k, p in w.acked.items() if p and any(abs(p - m) <= 2 for m in missing)])
     have = {}
     for c, k, p in rows:
         have.setdefault(c, {})[k] = p
@@ -213,7 +250,8 @@ def check(world, writers, resumed_acks):
         for k, p in w.acked.items():
             acked += 1
             assert k in mine, 'writer %d: acknowledged write %d is lost' % (w.c, k)
-            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d' % (w.c, k, mine[k], p)
+            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d (acknowledged by %s)' % (
+                w.c, k, mine[k], p, w.ackby.get(k))
         for k in w.failed:
             assert k not in mine, 'writer %d: write %d was reported failed but is there' % (w.c, k)
         last = max(w.acked) if w.acked else 0
@@ -233,12 +271,13 @@ def pct(xs, q):
 def main():
     args = sys.argv[1:]
     urls, _pids, jiti = args[0], args[1], args[2]
-    rounds, lease, nwriters = 4, 2, 8
+    rounds, lease, nwriters, warm = 4, 2, 8, 120
     i = 3
     while i < len(args):
         if args[i] == '--rounds': rounds = int(args[i + 1])
         elif args[i] == '--lease': lease = int(args[i + 1])
         elif args[i] == '--writers': nwriters = int(args[i + 1])
+        elif args[i] == '--warm': warm = int(args[i + 1])   # seconds a fresh standby may take to fill
         else: sys.exit('failover.py: unknown option %s' % args[i])
         i += 2
     tmp = tempfile.mkdtemp(prefix='jiti-failover-')
@@ -254,10 +293,10 @@ def main():
         writers = [Writer(world, c, stop) for c in range(nwriters)]
         for w in writers:
             w.start()
-        takeovers, resumed_acks, diverged = [], 0, 0
+        takeovers, resumed_acks, diverged, stepped, fenced = [], 0, 0, 0, 0
         for rnd in range(rounds):
             time.sleep(1.0)
-            assert world.standby_warm(), 'round %d: no standby caught up with the world' % rnd
+            assert world.standby_warm(warm), 'round %d: no standby caught up with the world' % rnd
             old_sock = os.path.join(leader[1], 'kernel.sock')
             how = 'kill' if rnd % 2 == 0 else 'stop'
             t_fault = time.time()
@@ -279,10 +318,16 @@ def main():
                 r = late.get('r')
                 if r and r.get('ok'):
                     resumed_acks += 1
-                try:
-                    leader[0].wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    raise AssertionError('round %d: the resumed old leader did not stop' % rnd)
+                if r and r.get('code') == 'fenced':
+                    fenced += 1
+                # it steps down: a standby again in the same process, or
+                # ended when its store holds a revision etcd refused
+                if not world.standing_by(leader, 15):
+                    print('round %d: the resumed leader did not stand by (exit %s)' % (rnd, leader[0].poll()), flush=True)
+                    try:
+                        leader[0].wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        raise AssertionError('round %d: the resumed old leader neither stood by nor stopped' % rnd)
             time.sleep(0.5)
             # the takeover: the old leader's last acknowledgement to the new one's first
             new_sock = os.path.join(standby[1], 'kernel.sock')
@@ -291,15 +336,20 @@ def main():
             if last_old and first_new:
                 takeovers.append(first_new - last_old)
             print('round %d (%s): takeover %.2f s' % (rnd, how, takeovers[-1] if takeovers else float('nan')), flush=True)
-            # the lost kernel stands by again on its own store, unless that
-            # holds a revision etcd refused (then it says so and ends: a fresh one)
-            again = world.start(True, leader[1])
-            try:
-                again[0].wait(timeout=2)
-                diverged += 1
-                again = world.start(True)
-            except subprocess.TimeoutExpired:
-                pass
+            # the lost kernel stands by again on its own store (a resumed one
+            # stepped down by itself), unless that holds a revision etcd
+            # refused (then it says so and ends: a fresh one)
+            if leader[0].poll() is None:
+                again = leader
+                stepped += 1
+            else:
+                again = world.start(True, leader[1])
+                try:
+                    again[0].wait(timeout=2)
+                    diverged += 1
+                    again = world.start(True)
+                except subprocess.TimeoutExpired:
+                    pass
             leader, standby = standby, again
         time.sleep(0.5)
         stop.set()
@@ -308,8 +358,10 @@ def main():
         # the late writes of the resumed leaders are nowhere
         seq, acked = check(world, writers, resumed_acks)
         print('%d rounds, %d writers: %d writes acknowledged, %d in the world, none lost or doubled; '
-              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d lost kernels found their store diverged' % (
-                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, diverged))
+              'takeover p50 %.2f s, p99 %.2f s (lease %d s); %d resumed leaders answered fenced, %d stepped down '
+              'to standby; %d lost kernels found their store diverged' % (
+                  rounds, nwriters, acked, seq, pct(takeovers, 0.5), pct(takeovers, 0.99), lease, fenced, stepped,
+                  diverged))
         ok = True
     except AssertionError as e:
         print('FAIL %s' % e)
@@ -321,6 +373,9 @@ def main():
     finally:
         stop.set()
         world.stop_all()
+        if not ok and os.environ.get('JITI_FAILOVER_KEEP'):   # the kernels' logs, for a look
+            shutil.copytree(tmp, os.environ['JITI_FAILOVER_KEEP'], ignore=shutil.ignore_patterns('*.mdb', 'journal', 'kernel.sock'),
+                            dirs_exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)
     print('%d passed, %d failed' % (1 if ok else 0, 0 if ok else 1))
     return 0 if ok else 1

@@ -72,7 +72,7 @@ char *txn_string_literal(const char *s) {
 static const char *reason_names[TXN_REASON_COUNT] = {
   "accepted", "unsafe", "rejected-by-gate", "repair-failed", "invalid-arguments",
   "aborted", "limit", "budget-exhausted", "stale", "publication-failed", "error", "faulted",
-  "cancelled"};
+  "cancelled", "fenced"};
 
 const char *txn_reason_name(txn_Reason r) {
   return (unsigned)r < TXN_REASON_COUNT ? reason_names[r] : "?";
@@ -294,6 +294,7 @@ uint64_t txn_generation(txn_World *W) { return W->gen; }
 void txn_set_revision(txn_World *W, uint64_t revision) { W->revision = revision; }
 
 void txn_set_stacking(txn_World *W, int n) { W->max_levels = n > 1 ? n : 1; }
+void txn_set_entry_max(txn_World *W, size_t n) { W->entry_max = n; }
 
 void txn_set_park(txn_World *W, txn_ParkFn fn, void *ud) {
   W->park_fn = fn;
@@ -581,6 +582,14 @@ static int collect_changes(txn_World *W, txn_Outcome *out, char *err, size_t n) 
   for (int i = 0; i < out->nchanges; i++) {
     txn_Change *c = &out->changes[i];
     char why[768];
+    size_t encoded = 3 + strlen(c->name) + c->len;   /* kind, name length, name, bytes */
+    if (c->bytes && W->entry_max && encoded > W->entry_max) {
+      snprintf(err, n, "%s %.200s would be %zu bytes stored, and this world is replicated through etcd, whose "
+               "requests (1.5 MiB, its --max-request-bytes) take an entry of at most %zu: keep it smaller (split "
+               "the data over several entries)", jiti_entry_kind_name(c->kind), c->name, encoded, W->entry_max);
+      changes_clear(out);
+      return 1;
+    }
     if (!c->bytes || jiti_entry_verify(W->S, c->kind, c->name, c->bytes, c->len, why, sizeof why) == JITI_OK)
       continue;
     snprintf(err, n, "%s %s would not import back as itself: %s", jiti_entry_kind_name(c->kind), c->name, why);

@@ -81,12 +81,16 @@ typedef enum txn_Reason {
   TXN_CANCELLED,           /* the kernel cancelled the running attempt (a
                               client's cancel, or its caller disconnected);
                               restored */
+  TXN_FENCED,              /* replicated: this kernel no longer leads its
+                              world (its lease lapsed, or another kernel
+                              moved the fencing token); nothing of the
+                              attempt was kept or acknowledged */
   TXN_REASON_COUNT
 } txn_Reason;
 
 /* "accepted", "unsafe", "rejected-by-gate", "repair-failed",
 ** "invalid-arguments", "aborted", "limit", "budget-exhausted", "stale",
-** "publication-failed", "error", "faulted", "cancelled" (one table: the kernel daemon,
+** "publication-failed", "error", "faulted", "cancelled", "fenced" (one table: the kernel daemon,
 ** its worker and the store's events all use these names). */
 const char *txn_reason_name(txn_Reason r);
 /* The reason named s, or -1. */
@@ -488,6 +492,12 @@ int txn_restore(txn_World *W, txn_Outcome *out);
 ** of it to a client before the commits below it are durable (the kernel
 ** daemon holds such replies; docs/transactions.md). */
 void txn_set_stacking(txn_World *W, int n);
+/* The largest entry (its store encoding: kind, name length, name, bytes)
+** the world may publish; 0 (the default): the store's own bound.  A change
+** larger is refused unsafe ("unexportable: ...", naming the entry and the
+** bound) and the attempt restored: a replicated world's entry must fit one
+** etcd request. */
+void txn_set_entry_max(txn_World *W, size_t n);
 /* How many accepted attempts await their commit. */
 int txn_awaiting(txn_World *W);
 

@@ -40,6 +40,7 @@ struct txn_World {
   ** checkpoint depth i + 1).  At most max_levels (txn_set_stacking). */
   struct txn_Level *levels;
   int nlevels, caplevels, max_levels;
+  size_t entry_max;   /* an entry's largest encoding it may publish (0: the store's bound) */
   int depth;              /* checkpoint depth of the running attempt */
 
   /* the attempt in progress */

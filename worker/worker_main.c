@@ -945,6 +945,8 @@ static int serve(int fd, const worker_Options *opt, Outbox *ob, worker_Progress 
       txn_set_revision(w.W, json_is_integer(r) ? (uint64_t)json_integer_value(r) : 0);
       jiti_Limits lim;
       if (limits_of(&w, json_object_get(m, "limits"), &lim)) txn_set_limits(w.W, &lim);
+      json_t *em = json_object_get(m, "entry_max");
+      if (json_is_integer(em) && json_integer_value(em) > 0) txn_set_entry_max(w.W, (size_t)json_integer_value(em));
       json_t *st = json_object_get(m, "stack");
       if (json_is_integer(st) && json_integer_value(st) > 1 && json_integer_value(st) <= 100000) {
         w.stack = (int)json_integer_value(st);

@@ -141,6 +141,14 @@ void render_status(FILE *f, json_t *r) {
           kclient_int(r, "pid"), kclient_int(r, "worker_pid"));
   fprintf(f, "revision:   %" JSON_INTEGER_FORMAT "\ngeneration: %" JSON_INTEGER_FORMAT "\nstate:      %s\n",
           kclient_int(r, "revision"), kclient_int(r, "generation"), kclient_str(r, "state"));
+  json_t *sb = json_object_get(r, "standby");   /* a replicated world's standby: reads only */
+  if (json_is_object(sb)) {
+    char *leader = json_dumps(json_object_get(sb, "leader"), JSON_COMPACT | JSON_ENCODE_ANY);
+    fprintf(f, "standby:    world %s, applied revision %" JSON_INTEGER_FORMAT " (generation %" JSON_INTEGER_FORMAT
+            "); writes go to the leader %s\n", kclient_str(sb, "world"), kclient_int(sb, "revision"),
+            kclient_int(sb, "generation"), leader ? leader : "?");
+    free(leader);
+  }
   fprintf(f, "queue:      %" JSON_INTEGER_FORMAT "\nattempts:   %" JSON_INTEGER_FORMAT
           "\nrestarts:   %" JSON_INTEGER_FORMAT "\nuptime:     %.0f s\n",
           kclient_int(r, "queue"), kclient_int(r, "attempts"), kclient_int(r, "worker_restarts"),
@@ -208,6 +216,9 @@ void render_refusal(const char *cmd, json_t *r) {
     return;
   }
   fprintf(stderr, "jiti %s: %s: %s\n", cmd, code, msg);
+  if (!strcmp(code, "fenced"))   /* never an acknowledgement: the world moved on without this kernel */
+    fprintf(stderr, "the kernel no longer leads its replicated world, so nothing of this was kept; find the leader "
+                    "with 'jiti replicate status --replicate URLS --world NAME' and run it again there\n");
   const char *inv = strstr(msg, "invalid-baseline: invariant ");
   if (!strcmp(code, "unsafe") && inv) {
     inv += strlen("invalid-baseline: invariant ");

@@ -266,6 +266,8 @@ typedef struct Txn {
                             reply waits for the worker's answer (dcall.c) */
   json_t *changes;       /* its changes as the store took them */
   char *failure;         /* why its publication failed, or NULL */
+  int fenced;            /* ... because this kernel no longer leads its replicated world */
+  int standby_call;      /* a standby's call run as a preview: refused if it changed the world */
   events_Key *key;       /* the request's idempotency key (digests), or NULL */
   char *invariant;       /* an invariant-add/-remove: the name it gave */
   int sent;              /* what the worker was sent last: TXN_SENT_ATTEMPT or a txn_CmdType */
@@ -472,6 +474,7 @@ typedef struct DReplOpts {
   const char *urls, *world;    /* --replicate, --world; NULL: not replicated */
   int lease;                   /* --lease seconds (0: DREPL_LEASE_DEFAULT) */
   int standby;                 /* --standby */
+  int standby_at;              /* its index in cmd_kernel's argv (0: none) */
 } DReplOpts;
 typedef struct DRepl DRepl;
 
@@ -521,8 +524,12 @@ typedef struct Daemon {
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   DReplOpts repl_opts;
   DRepl *repl;           /* replicated through etcd (drepl.c), or NULL */
-  int fenced;            /* the lease was lost: nothing more is written or acknowledged */
+  int fenced;            /* etcd no longer takes this kernel's commits: nothing more is written or acknowledged */
+  int fence_lost;        /* ... because the world is no longer this kernel's (lease lapsed, compare failed):
+                            its calls are answered `fenced`, and it steps down to standby */
   char fence_why[600];
+  int64_t adopt_lease;   /* a standby that won: the lease its restart as the leader leads on with (drepl_stop) */
+  int adopt_ttl;
   EventBuf events;
   Tally tally;           /* dtally.c */
   Traffic traffic;       /* dtraffic.c */
@@ -905,14 +912,15 @@ void dcall_reply(Daemon *D, uint64_t client, json_t *id, const reply_Outcome *r)
 ** its changes, NULL when it wrote none), its outcome event recorded
 ** (recorded: it went with the group; a counted one keeps its key's record
 ** only), its reply sent, its end when the worker died; the calls v[from..n)
-** answered publication-failed (and undone when restore). */
+** answered publication-failed, or fenced when this kernel no longer leads
+** its replicated world (and undone when restore). */
 void dcall_restore_group(Daemon *D);
 void dcall_commit_group(Daemon *D, size_t count, const size_t *unchanged, size_t nunchanged);
 void dcall_complete(Held *h, uint64_t rev, uint64_t gen, const size_t *slot, const uint8_t *effects);
 void dcall_held_event(Daemon *D, Held *h, uint64_t rev, uint64_t gen, int recorded);
 void dcall_answer(Daemon *D, Held *h);
 void dcall_held_lost(Daemon *D, Held *h, const char *how);
-void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore);
+void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore, int fenced);
 
 /* dgroup.c */
 Held *dgroup_at(Group *g, size_t i);  /* the i-th held call, oldest first */
@@ -946,13 +954,17 @@ int drepl_check(const DReplOpts *o, char *err, size_t errlen);   /* -1: an incom
 ** says so); -1 (err).  Nothing when not replicated. */
 int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen);
 int drepl_start(Daemon *D, char *err, size_t errlen);   /* the lease's renewals (drepl_open, once won); -1 (err) */
-void drepl_stop(Daemon *D);   /* the renewals stopped, the world given up (unless fenced) */
+void drepl_stop(Daemon *D);   /* the renewals stopped, the lease revoked (unless a standby that won keeps it) */
 int drepl_may_write(DRepl *R);  /* 1: not replicated, or the lease holds (any thread) */
+size_t drepl_entry_max(const DRepl *R);  /* the largest entry one etcd request takes; 0: not replicated */
 /* Commit revisions from..to of s to etcd (the store writer's thread, or the
 ** loop with dstore()), with their events ev (per revision, or NULL).  0
 ** (also when not replicated); -1 with err: fenced, nothing of them is in
-** etcd; -2: uncertain (drepl_uncertain).  Nothing of them may be
+** etcd; -2: uncertain (drepl_uncertain); DREPL_FENCED: fenced, because
+** this kernel no longer leads the world (its lease lapsed or a compare
+** failed: its calls are answered `fenced`).  Nothing of them may be
 ** acknowledged unless 0. */
+#define DREPL_FENCED (-3)
 struct replica_Events;
 int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const struct replica_Events *ev, char *err,
                  size_t errlen);
@@ -960,9 +972,38 @@ int drepl_commit(DRepl *R, store_env *s, uint64_t from, uint64_t to, const struc
 ** ends at once, answering nothing (its clients retry their keys on the
 ** next leader). */
 void drepl_uncertain(Daemon *D, const char *why) __attribute__((noreturn));
-/* The kernel lost the world: nothing more is written or acknowledged, and it
-** shuts down. */
-void drepl_fence(Daemon *D, const char *why);
+/* etcd takes nothing more of this kernel's: nothing more is written or
+** acknowledged, and it shuts down.  lost: because the world is no longer
+** this kernel's (drepl_commit's DREPL_FENCED, a lapsed lease): it then
+** steps down to standby (drepl_step_down); otherwise it stops. */
+void drepl_fence(Daemon *D, const char *why, int lost);
+/* After the kernel closed (kernel_close): if it was fenced because the
+** world is no longer its own, the same command again, in this process
+** (execv), as a standby; if it was a standby that won, the same command
+** without --standby, leading on with the lease it won with (the
+** environment carries it) — argv as cmd_kernel got it ("kernel" first),
+** without its --detach at detach_at (-1: none).  Returns only when it
+** does neither or the exec failed (said on stderr). */
+void drepl_restart(const Daemon *D, int argc, char **argv, int detach_at);
+/* A standby serving reads (drepl_open returned with it standing by). */
+int drepl_standing(const DRepl *R);
+/* Hook before each sleep (dpoll.h): a standby's round every 200 ms — what
+** etcd has applied to the store, its report, its campaign (won: it stops,
+** to restart as the leader) — and its idle worker replaced from the new
+** CURRENT at most once a second.  On the loop: etcd's requests block it. */
+double drepl_before(void *ud, double now);
+/* A request a standby does not serve: answered `standby` (naming the
+** leader) and 1.  0: serve it as *as_op (a call that may be a read runs as
+** a preview, its reply dcall.c's). */
+int drepl_refuses(Daemon *D, uint64_t client, json_t *id, int op, json_t *req, int *as_op);
+/* The refusal's message: what, and where to send it. */
+void drepl_refusal(const Daemon *D, const char *what, char *out, size_t n);
+/* A standby's part of status: world, leader, the revision and generation it
+** has applied; NULL when not standing by. */
+json_t *drepl_status(const Daemon *D);
+/* Set by drepl_step_down for the process it becomes when detached: it is
+** detached already (stderr is DIR/kernel.log) and forks no more. */
+#define DREPL_DETACHED_ENV "JITI_KERNEL_DETACHED"
 
 /* dsync.c */
 int dsync_start(Daemon *D, char *err, size_t errlen);  /* after the store opens; -1 */

@@ -102,6 +102,7 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
                                                             sizeof fence)
                                              : 0;
   if (rc == -2) drepl_uncertain(D, fence);
+  t->fenced = rc == DREPL_FENCED;
   if (rc) {
     json_decref(pr.changes);
     pr.changes = NULL;
@@ -112,7 +113,7 @@ static void publish(Daemon *D, const DOutcome *o, const unsigned char *blob, siz
   }
   if (pr.code != STORE_OK) {
     t->failure = strdup(pr.error);
-    if (fence[0]) drepl_fence(D, fence);
+    if (fence[0]) drepl_fence(D, fence, t->fenced);
     dlog(D, "attempt %" PRIu64 ": publication failed: %s", t->attempt, pr.error);
     t->decision = WIRE_RESTORE;
     dworker_send(D, decision);
@@ -141,7 +142,7 @@ void dcall_reply_decided(Daemon *D) {
     r.revision = t->revision;
     r.changes = t->changes;
   } else {   /* the store refused it: what it said */
-    r = (reply_Outcome){.reason = txn_reason_name(TXN_PUBLICATION_FAILED),
+    r = (reply_Outcome){.reason = txn_reason_name(t->fenced ? TXN_FENCED : TXN_PUBLICATION_FAILED),
                         .message = t->failure ? t->failure : "out of memory", .generation = D->gen};
   }
   r.repair = drepair_reply(t, t->published);
@@ -159,13 +160,14 @@ void dcall_committed(Daemon *D, json_t *m) {
   if (t->published) {  /* its outcome was recorded with the revision */
     snprintf(extra, sizeof extra, "-> revision %" PRIu64, t->revision);
   } else {
-    devents_add(D, dcall_event(D, txn_reason_name(TXN_PUBLICATION_FAILED), NULL));
+    devents_add(D, dcall_event(D, txn_reason_name(t->fenced ? TXN_FENCED : TXN_PUBLICATION_FAILED), NULL));
   }
   if (t->outcome) dcall_reply_decided(D);
   if (t->published) dtraffic_add(D, t->traffic);   /* it stands: its call goes to the sample */
   else dtraffic_call_free(t->traffic);
   t->traffic = NULL;
-  dcall_finish(D, txn_reason_name(t->published ? TXN_ACCEPTED : TXN_PUBLICATION_FAILED), extra);
+  dcall_finish(D, txn_reason_name(t->published ? TXN_ACCEPTED : t->fenced ? TXN_FENCED : TXN_PUBLICATION_FAILED),
+               extra);
 }
 
 /* ------------------------------------------------------------ held */
@@ -273,11 +275,15 @@ void dcall_held_event(Daemon *D, Held *h, uint64_t rev, uint64_t gen, int record
   else dtally_key(D, text, len);
 }
 
-void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore) {
+void dcall_group_failed(Daemon *D, size_t from, const char *why, int restore, int fenced) {
   Group *g = &D->group;
-  const char *reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+  const char *reason = txn_reason_name(fenced ? TXN_FENCED : TXN_PUBLICATION_FAILED);
   char msg[1200];
-  snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
+  if (fenced)
+    snprintf(msg, sizeof msg, "%s; so this call was undone: nothing of it was kept; retry it on the world's leader",
+             why);
+  else
+    snprintf(msg, sizeof msg, "publishing failed (%s), so this call was undone: nothing of it was kept; retry it", why);
   size_t k = g->n - from;
   dlog(D, "publishing %zu call%s failed: %s; undoing them", k, k == 1 ? "" : "s", why);
   for (size_t i = from; i < g->n; i++) {
@@ -325,10 +331,12 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
   /* a failure of a function automatic repair looks after: an incident,
   ** named in the reply (kept with the outcome, should the reply be held) */
   int pause = 0;
-  json_t *inc = t->active && json_object_get(m, "diagnosis")
+  /* a standby repairs nothing: the world is its leader's */
+  int standing = drepl_standing(D->repl);
+  json_t *inc = t->active && !standing && json_object_get(m, "diagnosis")
                     ? dincident_capture(D, t, json_object_get(m, "diagnosis"), &pause) : NULL;
   if (inc) json_object_set_new(m, "incident", inc);
-  if (t->active)
+  if (t->active && !standing)
     dwatch_call(D, t, (t->noting & REQUEST_NOTE_CALL) ? json_string_value(json_object_get(json_object_get(m, "noted"), "function")) : NULL,
                 json_string_value(json_object_get(inc, "function")), json_object_get(m, "diagnosis"));
   DOutcome o;
@@ -375,7 +383,7 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
     ** nothing: no need to wait for the store writer */
     brief = publish_brief(json_array_size(o.changes) ? dstore(D) : NULL, o.changes);
     r.changes = brief;
-    r.restored = t->op == PROTO_PREVIEW;
+    r.restored = t->op == PROTO_PREVIEW && !t->standby_call;
   } else {   /* an operator's change names the revision that stays */
     r.show_revision = t->op == PROTO_APPLY || t->op == PROTO_REPAIR || t->op == PROTO_INVARIANT_ADD ||
                       t->op == PROTO_INVARIANT_REMOVE;
@@ -391,6 +399,13 @@ void dcall_outcome(Daemon *D, json_t *m, const unsigned char *blob, size_t blobl
                         : events_outcome_text(t->attempt, proto_op_name(t->op), o.reason, r.message, o.diagnosis,
                                               t->key, &len);
   devents_outcome(D, t->attempt, t->key != NULL, ev, len);
-  dreply_text(D, t->responder, t->responder_id, &w);
+  if (t->standby_call && o.accepted && json_array_size(o.changes)) {   /* a write: the leader's (undone already) */
+    free(w.buf);
+    char msg[1600];
+    drepl_refusal(D, "this call changes the world (nothing of it was kept)", msg, sizeof msg);
+    dreply_err(D, t->responder, t->responder_id, proto_code_name(PROTO_STANDBY), "%s", msg);
+  } else {
+    dreply_text(D, t->responder, t->responder_id, &w);
+  }
   dcall_finish(D, o.reason, NULL);
 }

@@ -123,6 +123,7 @@ typedef struct Pub {
   DRepl *repl;               /* replicated: committed to etcd before it is synced */
   char fence[600];           /* why etcd did not take it (the kernel is fenced) */
   int uncertain;             /* etcd gave no answer: nothing more may be answered */
+  int fenced;                /* the world is no longer this kernel's: its calls are answered `fenced` */
 #ifdef JITI_TEST_HOOKS
   int fail_in_store;         /* JITI_TEST_FAIL_PUBLISH=N:store */
 #endif
@@ -319,7 +320,7 @@ void dgroup_publish(Daemon *D) {
       g->acks >= GROUP_ACKS_MAX)
     return;
   if (D->fenced) {   /* the world is another kernel's now: nothing more is written */
-    dcall_group_failed(D, c, D->fence_why, 1);
+    dcall_group_failed(D, c, D->fence_why, 1, D->fence_lost);
     return;
   }
   size_t nrevs = 0, nchanges = 0;
@@ -349,7 +350,7 @@ void dgroup_publish(Daemon *D) {
   }
 #endif
   if (!p) {
-    dcall_group_failed(D, c, err, 1);
+    dcall_group_failed(D, c, err, 1, 0);
     return;
   }
   p->parent = D->revision;
@@ -388,6 +389,7 @@ static int write_group(store_env *s, DWrite *w) {
   /* replicated: a kernel whose lease may have lapsed writes nothing */
   if (!drepl_may_write(p->repl)) {
     snprintf(p->fence, sizeof p->fence, "fenced: this kernel's lease was not renewed in time");
+    p->fenced = 1;
     return STORE_EPERM;
   }
   int rc = store_publish_group(s, p->parent, p->in, p->nrevs, STORE_GROUP_ABSENT_OK | STORE_GROUP_SYNC_LATER,
@@ -406,6 +408,7 @@ static int write_group(store_env *s, DWrite *w) {
     free(ev);
     if (c) {
       p->uncertain = c == -2;
+      p->fenced = c == DREPL_FENCED;
       return STORE_EPERM;
     }
   }
@@ -436,8 +439,8 @@ static void written(Daemon *D, DWrite *w) {
     p->nbuffered = 0;
     if (p->uncertain) drepl_uncertain(D, p->fence);
     const char *why = p->fence[0] ? p->fence : p->w.err;
-    dcall_group_failed(D, c, why, same_worker);
-    if (p->fence[0]) drepl_fence(D, p->fence);
+    dcall_group_failed(D, c, why, same_worker, p->fenced);
+    if (p->fence[0]) drepl_fence(D, p->fence, p->fenced);
     pub_free(p);
     return;
   }

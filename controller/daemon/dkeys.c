@@ -93,7 +93,7 @@ static void trim(Daemon *D) {
 static int ran(json_t *reply) {
   if (json_is_true(json_object_get(reply, "ok"))) return 1;
   static const char *const not_run[] = {"busy", "stale", "paused", "shutting-down", "interrupted",
-                                        "publication-failed", "faulted", "invalid-request", "not-allowed", "cancelled",
+                                        "publication-failed", "fenced", "standby", "faulted", "invalid-request", "not-allowed", "cancelled",
                                         "not-paused", "unknown-op", "key-conflict", NULL};
   const char *code = json_string_value(json_object_get(reply, "code"));
   for (int i = 0; code && not_run[i]; i++)

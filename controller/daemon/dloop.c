@@ -51,7 +51,10 @@ static void shutdown_begin(Daemon *D, const char *why) {
   if (D->lfd >= 0) { close(D->lfd); D->lfd = -1; unlink(D->sock); }
   while (D->txq.n) {
     Pending p = dqueue_pop(&D->txq);
-    dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
+    if (D->fence_lost)
+      dreply_err(D, p.client, p.id, "fenced", "%s; nothing ran: send it to the world's leader", D->fence_why);
+    else
+      dreply_err(D, p.client, p.id, "shutting-down", "the kernel is shutting down; nothing ran");
     dqueue_pending_free(&p);
   }
   dsched_fail_commands(D, "shutting-down", "the kernel is shutting down; the pause is aborted");
@@ -97,12 +100,17 @@ static void usage(FILE *out) {
           "                    are the members' client URLs, comma-separated (http://H:2379,...);\n"
           "                    the kernel leads world NAME (--world) under a lease of --lease\n"
           "                    seconds (default 5, 2 to 600) and answers a writing call only\n"
-          "                    once etcd holds its revision; it stops, answering nothing more,\n"
-          "                    when it loses the lease.  A world led by another kernel is\n"
+          "                    once etcd holds its revision.  When it loses the lease it\n"
+          "                    writes nothing more, answers its pending calls 'fenced' and\n"
+          "                    restarts as a standby (refused when its store holds a revision\n"
+          "                    etcd does not).  A world led by another kernel is\n"
           "                    refused, unless --standby: then this kernel applies what etcd\n"
           "                    has to its own store and takes over when the leader's lease\n"
-          "                    lapses (it serves no client until then; with --detach,\n"
-          "                    'jiti kernel' returns once it serves)\n"
+          "                    lapses, restarting as the leader.  Once its store holds a\n"
+          "                    revision it serves reads meanwhile (status, observe, log,\n"
+          "                    show, calls that change nothing) and refuses writes\n"
+          "                    ('standby', naming the leader); with --detach, 'jiti\n"
+          "                    kernel' returns once it serves\n"
           "  --create          DIR may hold no store yet: create it (a new store is always\n"
           "                    announced; with JITI_NO_CREATE=1 in the environment, a\n"
           "                    missing store is refused without --create)\n"
@@ -204,7 +212,7 @@ static double before_check(void *ud, double now) {
 
 static int hooks(Daemon *D) {
   static const dpoll_BeforeFn fn[] = {dclients_reap, before_signals, dsched_before, dgroup_before,
-                                      dsched_before_pause, dpark_before, dworker_before_start, before_stop, dclients_before,
+                                      dsched_before_pause, dpark_before, dworker_before_start, before_stop, dclients_before, drepl_before,
                                       dworker_before_err, devents_before, dlog_before};
   for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++)
     if (dpoll_before(D->poll, fn[i], D) != 0) return -1;
@@ -436,7 +444,7 @@ int cmd_kernel(int argc, char **argv) {
   D.max_clients = DAEMON_MAX_CLIENTS;
   dkeys_init(&D);
   D.idle_timeout = DAEMON_IDLE_TIMEOUT;
-  int detach = 0, create = 0;
+  int detach = 0, create = 0, detach_at = -1;
   for (int i = 1; i < argc; i++) {
     char err[256];
     int r = opts_store(argc, argv, &i, &D.dir, err, sizeof err);
@@ -448,7 +456,7 @@ int cmd_kernel(int argc, char **argv) {
     if (r < 0) return EXIT_USAGE;
     if (r) continue;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return EXIT_OK; }
-    if (!strcmp(argv[i], "--detach")) { detach = 1; continue; }
+    if (!strcmp(argv[i], "--detach")) { detach = 1; detach_at = i; continue; }
     if (!strcmp(argv[i], "--create")) { create = 1; continue; }
     if (!strcmp(argv[i], "--max-clients") || !strcmp(argv[i], "--idle-timeout")) {
       int clients = argv[i][2] == 'm';
@@ -504,7 +512,17 @@ int cmd_kernel(int argc, char **argv) {
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGINT);
   sigprocmask(SIG_BLOCK, &block, NULL);  /* delivered only inside the loop's wait */
-  if (!detach) return kernel_run(&D, -1);
+  /* a kernel that stepped down to standby: detached already */
+  const char *stepped = getenv(DREPL_DETACHED_ENV);
+  if (stepped) {
+    D.detached = !!*stepped;
+    unsetenv(DREPL_DETACHED_ENV);
+  }
+  if (!detach || D.detached) {
+    int rc = kernel_run(&D, -1);
+    drepl_restart(&D, argc, argv, detach_at);   /* (fenced, or a standby that won) */
+    return rc;
+  }
 
   int p[2];
   if (pipe(p) != 0) { perror("jiti kernel: pipe"); return EXIT_FAIL; }
@@ -533,5 +551,7 @@ int cmd_kernel(int argc, char **argv) {
   D.detached = 1;
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); close(devnull); }
-  _exit(kernel_run(&D, p[1]));
+  int rc = kernel_run(&D, p[1]);
+  drepl_restart(&D, argc, argv, detach_at);
+  _exit(rc);
 }

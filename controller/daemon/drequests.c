@@ -179,7 +179,7 @@ static void op_status(Req *q) {
   Daemon *D = q->D;
   uint64_t rev, gen;
   dgroup_durable(D, &rev, &gen);   /* not a group still syncing */
-  dreply(D, q->client, q->id,
+  json_t *st =
            json_pack("{s:b, s:s, s:i, s:s, s:i, s:i, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:b, s:o, s:o, s:o, s:o}",
                      "ok", 1, "kernel", JITI_VERSION, "protocol", PROTO_VERSION, "store", D->dir,
                      "pid", (int)getpid(), "worker_pid", (int)D->live.w.pid, "revision", (json_int_t)rev,
@@ -190,7 +190,11 @@ static void op_status(Req *q) {
                      "group_revisions", (json_int_t)D->group.revisions, "clients", D->nclients,
                      "uptime", daemon_now() - D->started, "stopping", D->stopping, "foreign",
                      foreign_status(D), "counters", dtally_json(D), "events", dretain_json(D), "traffic",
-                     dtraffic_json(D)));
+                     dtraffic_json(D));
+  json_t *standby = drepl_status(D);   /* a standby: what it has applied, and who leads */
+  if (st && standby) json_object_set_new(st, "standby", standby);
+  else json_decref(standby);
+  dreply(D, q->client, q->id, st);
 }
 
 /* The revision chain from CURRENT back, newest first. */
@@ -828,10 +832,13 @@ void drequests_handle(Daemon *D, Client *c, const char *line, size_t len) {
   } else if (reserved_refuses(D, c, (proto_Op)opn, id)) {
     /* answered */
   } else if ((D->stopping || D->stop_why) && opn != PROTO_HELLO && opn != PROTO_STATUS) {
-    dreply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
+    if (D->fence_lost)   /* the world went on without this kernel: the request belongs to the leader */
+      dreply_err(D, cs, id, "fenced", "%s; nothing ran: send it to the world's leader", D->fence_why);
+    else
+      dreply_err(D, cs, id, "shutting-down", "the kernel is shutting down");
   } else if ((bad = unknown_member(r, op->members))) {
     dreply_err(D, cs, id, "invalid-request", "unknown member '%.100s' in %s", bad, name);
-  } else {
+  } else if (!drepl_refuses(D, cs, id, opn, r, &opn)) {   /* (a standby serves reads only) */
     Req q = {D, cs, id, r, (proto_Op)opn};
     op->handle(&q);
   }

@@ -359,6 +359,8 @@ static void begin_txn(Daemon *D, Pending *p) {
   t->grouped = batchable(p);
   t->pausable = request_pausable(p->op, p->req);
   t->req = t->grouped ? json_incref(p->req) : NULL;
+  /* a standby's call, run as a preview (drepl_refuses) */
+  t->standby_call = p->op == PROTO_PREVIEW && !strcmp(json_string_value(json_object_get(p->req, "op")) ?: "", "call");
   t->repair = p->op == PROTO_REPAIR ? json_incref(p->req) : NULL;
   t->key = events_key_new(p->req);
   t->noting = p->note;
@@ -498,7 +500,7 @@ static void rollback(Daemon *D, Pending *p) {
   jiti_Limits lim = D->limits.eval;
   char err[1024], why[1100];
   limits_from_json(json_object_get(p->req, "limits"), &D->limits.eval, 0, &lim, err, sizeof err);
-  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1};
+  wproc_Plan plan = {target, 1, target, 0, &lim, &D->grant, 1, 0};
   if (!(t->check = dworker_helper(D, "checking worker", &plan, &check_ops, NULL, err, sizeof err))) {
     snprintf(why, sizeof why, "the world of revision %" PRIu64 " cannot be rebuilt: %s", target, err);
     rollback_end(D, txn_reason_name(TXN_ERROR), why);
@@ -525,9 +527,9 @@ static void rollback_end(Daemon *D, const char *reason, const char *msg) {
       int rc = drepl_commit(D->repl, dstore(D), rev, rev, NULL, why, sizeof why);   /* replicated: etcd's too */
       if (rc == -2) drepl_uncertain(D, why);
       if (rc) {
-        reason = txn_reason_name(TXN_PUBLICATION_FAILED);
+        reason = txn_reason_name(rc == DREPL_FENCED ? TXN_FENCED : TXN_PUBLICATION_FAILED);
         msg = why;
-        drepl_fence(D, why);
+        drepl_fence(D, why, rc == DREPL_FENCED);
       }
     }
   }

@@ -249,7 +249,7 @@ int dwatch_revert(Daemon *D, uint64_t incident, uint64_t revision, int from, uin
   int rrc = drepl_commit(D->repl, dstore(D), *rev, *rev, NULL, err, errlen);   /* replicated: etcd's too */
   if (rrc == -2) drepl_uncertain(D, err);
   if (rrc) {
-    drepl_fence(D, err);
+    drepl_fence(D, err, rrc == DREPL_FENCED);
     return -1;
   }
   D->revision = *rev;

@@ -191,7 +191,8 @@ static int spawn(Daemon *D, char *err, size_t errlen) {
     snprintf(err, errlen, "cannot read CURRENT: %s", store_errmsg(dstore(D)));
     return -1;
   }
-  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->live.base, &D->limits.eval, &D->grant, DAEMON_MAX_AHEAD};
+  wproc_Plan plan = {STORE_REV_CURRENT, 0, D->revision, D->live.base, &D->limits.eval, &D->grant, DAEMON_MAX_AHEAD,
+                     drepl_entry_max(D->repl)};
   return spawn_plan(&D->live, &plan, 1, err, errlen);
 }
 

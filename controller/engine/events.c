@@ -25,6 +25,7 @@ static const int event_of_reason[TXN_REASON_COUNT] = {
   [TXN_ERROR] = STORE_EV_ABORTED,
   [TXN_FAULTED] = STORE_EV_REJECTED,
   [TXN_CANCELLED] = STORE_EV_ABORTED,
+  [TXN_FENCED] = STORE_EV_FAILED,
 };
 
 int events_of_reason(const char *reason) {

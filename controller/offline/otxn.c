@@ -65,7 +65,7 @@ int otxn_start(otxn *t, json_t *req, uint64_t rev, int current_invariants) {
   /* The worker counts from the store's mark: what it publishes gets the
   ** next generation.  Nobody sees the generation it starts with. */
   wproc_Plan plan = {rev == t->parent ? STORE_REV_CURRENT : rev, current_invariants, t->parent, t->generation,
-                     &t->limits.eval, &t->grant, 1};
+                     &t->limits.eval, &t->grant, 1, 0};
   char err[1024];
   json_t *ready = NULL;
   if (wproc_start(&t->w, t->s, &plan, &ready, err, sizeof err) != 0) {

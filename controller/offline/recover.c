@@ -214,7 +214,7 @@ static void child_import(const char *dir, int analyze, const jiti_Limits *lim, c
   phase("importer: opened");
   /* revision r->rev even if a writer published since (the parent checks
   ** that CURRENT did not move before it writes anything) */
-  wproc_Plan plan = {r->rev, 0, r->rev, 0, lim, g, 1};
+  wproc_Plan plan = {r->rev, 0, r->rev, 0, lim, g, 1, 0};
   if (wproc_start(&w, s, &plan, &ready, err, sizeof err) != 0) {
     r->result = RES_IMPORT;
     snprintf(r->msg, sizeof r->msg, "the sandboxed worker that imports it failed: %s", err);

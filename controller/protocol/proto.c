@@ -23,7 +23,7 @@ int proto_op_parse(const char *s) {
 static const char *const code_names[PROTO_CODE_COUNT] = {
   "malformed-json", "invalid-utf8", "line-too-long", "invalid-request", "unknown-op", "not-found", "not-allowed",
   "store-error", "unsupported-protocol", "not-paused", "paused", "busy", "shutting-down", "interrupted",
-  "key-conflict", "not-running", "not-pausable", "timeout", "conflict", "stale", "rejected"};
+  "key-conflict", "not-running", "not-pausable", "timeout", "conflict", "stale", "rejected", "standby"};
 
 const char *proto_code_name(proto_Code c) { return (unsigned)c < PROTO_CODE_COUNT ? code_names[c] : "?"; }
 

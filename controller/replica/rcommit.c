@@ -22,11 +22,15 @@
 /* What a base64 value of n bytes costs in the request, roughly (JSON, key). */
 static size_t cost(size_t key, size_t n) { return (key + n + 2) / 3 * 4 + 96; }
 
+/* The largest n with cost(key of entry/<hash>, n) within BUDGET. */
+size_t replica_entry_max(const replica *r) { return (BUDGET - 96) / 4 * 3 - (r->plen + 6 + 64) - 2; }
+
 typedef struct Batch {
   etcd_txn *t;
   size_t ops, size;
   uint64_t complete; /* the last revision all of whose keys are in this or an earlier batch */
   uint64_t maxgen;   /* the highest generation among them */
+  uint64_t landed;   /* `current` as the last batch etcd took moved it (0: none did) */
 } Batch;
 
 /* How often a commit that got no answer is sent again (below). */
@@ -83,6 +87,7 @@ static replica_Error flush(replica *r, Batch *b, int last) {
   if (!ok) return rfenced(r, "a commit's compare failed");
   r->ceiling = ceiling;
   r->ceiling_mod = rev;
+  if (b->complete) b->landed = b->complete;
   if (!last && !(b->t = etcd_txn_new())) return rfail(r, REPLICA_ENOMEM, "out of memory");
   return REPLICA_OK;
 }
@@ -105,8 +110,44 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev) {
   pthread_mutex_lock(&r->mu);
   replica_Error err = publish(r, s, from, to, ev);
+  /* etcd keeps the history of the last compact_every to 2 * compact_every
+     commits: older versions of current and generation (overwritten by
+     every commit) and of the keys deleted since are compacted away */
+  if (!err && r->compact_every && ++r->commits % r->compact_every == 0) {
+    if (r->compact_mark) r->compact_due = r->compact_mark;
+    r->compact_mark = r->ceiling_mod;
+  }
   pthread_mutex_unlock(&r->mu);
   return err;
+}
+
+void replica_set_compaction(replica *r, int64_t every) {
+  pthread_mutex_lock(&r->mu);
+  r->compact_every = every > 0 ? every : 0;
+  pthread_mutex_unlock(&r->mu);
+}
+
+int64_t replica_compaction_due(replica *r) {
+  pthread_mutex_lock(&r->mu);
+  int64_t due = r->compact_due;
+  pthread_mutex_unlock(&r->mu);
+  return due;
+}
+
+replica_Error replica_compact(replica *r, int64_t *done, char *msg, size_t msglen) {
+  *done = 0;
+  pthread_mutex_lock(&r->mu);
+  int64_t due = r->compact_due;
+  r->compact_due = 0;
+  pthread_mutex_unlock(&r->mu);
+  if (!due) return REPLICA_OK;
+  etcd_Error err = etcd_compact(r->ec, due);
+  if (err && err != ETCD_ECOMPACTED) {   /* (the caller's buffer: this runs beside the commits) */
+    snprintf(msg, msglen, "compacting etcd's history to revision %" PRId64 ": %s", due, etcd_errmsg(r->ec));
+    return err == ETCD_EUNAVAILABLE ? REPLICA_EUNAVAILABLE : REPLICA_EETCD;
+  }
+  *done = due;
+  return REPLICA_OK;
 }
 
 /* The keyed outcomes among a revision's events, into its record. */
@@ -165,7 +206,7 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
         break;
       }
       size_t klen = rkey(r, key, sizeof key, "entry/%s", hex);
-      if (cost(klen, 3 + strlen(e->name) + e->len) > BUDGET) {
+      if (3 + strlen(e->name) + e->len > replica_entry_max(r)) {
         err = rfail(r, REPLICA_ETOOBIG,
                     "entry %s %s of revision %llu is %zu bytes: etcd takes at most 1.5 MiB per request (its "
                     "--max-request-bytes), about 1.1 MiB of entry once encoded",
@@ -195,5 +236,15 @@ static replica_Error publish(replica *r, store_env *s, uint64_t from, uint64_t t
   }
   if (!err) err = flush(r, &b, 1);
   etcd_txn_free(b.t);
+  /* fenced half-way through a split commit: its first revisions are the
+     world's (etcd's current names them), the rest are not — neither
+     answer is true of all its calls */
+  if (err == REPLICA_EFENCED && b.landed) {
+    char why[sizeof r->errmsg];
+    snprintf(why, sizeof why, "%s", r->errmsg);
+    return rfail(r, REPLICA_EUNCERTAIN, "%.300s, after revisions %llu..%llu of the same commit were in etcd: their "
+                 "calls are the world's next leader's to answer", why, (unsigned long long)from,
+                 (unsigned long long)b.landed);
+  }
   return err;
 }

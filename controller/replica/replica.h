@@ -68,6 +68,8 @@ typedef struct replica_Head {
   int64_t etcd_revision;
   char leader[1024]; /* the leader key's value, "" when there is no leader */
   int64_t leader_lease;
+  int64_t leader_create; /* the leader key's create revision (0: none) */
+  int64_t ceiling_mod;   /* the ceiling's mod revision (0: none) */
 } replica_Head;
 
 replica_Error replica_head(replica *r, replica_Head *h);
@@ -78,6 +80,16 @@ replica_Error replica_head(replica *r, replica_Head *h);
 ** identity if no one holds it.  *won: this replica leads (also when it led
 ** already).  now_ms: the caller's monotonic clock, read before the call. */
 replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, int64_t now_ms, int *won);
+
+/* Lead on with a lease a replica of this world won in another process
+** (the same kernel restarted as the leader, drepl.c): lease (of ttl
+** seconds) still holds the leader key, whose value is identity.  *won: the
+** key is this lease's and the lease was renewed (its deadline starts at
+** now_ms); else nothing changed and the caller campaigns as usual. */
+replica_Error replica_adopt(replica *r, int64_t lease, int64_t ttl, const char *identity, int64_t now_ms, int *won);
+
+/* The lease this replica holds (0: none), to hand to replica_adopt. */
+int64_t replica_lease(replica *r);
 
 /* Renew the lease once (now_ms: read before the call).  REPLICA_EFENCED:
 ** it expired; the replica no longer leads. */
@@ -115,8 +127,10 @@ uint64_t replica_ceiling(const replica *r);
 ** client's request size), each comparing the leader key (this replica's
 ** create revision and lease) and the ceiling's mod revision.  Returns
 ** REPLICA_OK only when all of them succeeded.  REPLICA_EFENCED: nothing
-** more was written (a split commit may have written its first parts, which
-** no `current` names). */
+** of them is the world's (a split commit may have written its first
+** parts, which no `current` names); REPLICA_EUNCERTAIN also when fenced
+** after an earlier transaction of the same commit moved `current`: some of
+** them are the world's. */
 /* The events a revision was written with: seqs first..first+n-1 of the
 ** store.  Those that carry an idempotency key's digest go into etcd with
 ** the revision, so that a standby replays a keyed call instead of running
@@ -128,6 +142,30 @@ typedef struct replica_Events {
 
 /* ev: per revision from..to, its events (NULL: none). */
 replica_Error replica_publish(replica *r, store_env *s, uint64_t from, uint64_t to, const replica_Events *ev);
+
+/* History compaction.  etcd keeps every version of every key until its
+** history is compacted, and a leader's every commit overwrites `current`
+** and `generation`.  Every `every` commits (REPLICA_COMPACT_EVERY unless
+** set; 0: never) a compaction becomes due at the etcd revision of the
+** commit `every` commits before: etcd keeps the history of at least the
+** last `every` commits, so a standby's catch-up, which pages through
+** etcd at one revision, rarely finds it compacted (it then reads again at
+** a newer one, keeping what it applied).  replica_compact does the due
+** one (etcd_compact, physical: it may take a while) with a client of its
+** own: it runs on a thread of its own, beside the commits and renewals.
+** *done: the revision compacted to (0: none was due).  A failure's
+** message goes to msg (msglen bytes), not replica_errmsg. */
+#define REPLICA_COMPACT_EVERY 1000
+void replica_set_compaction(replica *r, int64_t every);
+int64_t replica_compaction_due(replica *r);   /* (any thread) 0: none */
+replica_Error replica_compact(replica *r, int64_t *done, char *msg, size_t msglen);
+
+/* The largest entry replica_publish takes: its store encoding (u8 kind,
+** u16 name length, the name, the bytes) in bytes.  A larger one cannot
+** go in one etcd request (1.5 MiB with base64 and JSON): replica_publish
+** refuses it (REPLICA_ETOOBIG); a kernel refuses it at the call that
+** makes it, before the store. */
+size_t replica_entry_max(const replica *r);
 
 /* ------------------------------------------------------------ standbys */
 

@@ -18,6 +18,7 @@
 ** interleave with it. */
 struct replica {
   etcd *e, *ek;
+  etcd *ec; /* replica_compact's, on a thread of its own */
   pthread_mutex_t mu;
   char prefix[REPLICA_WORLD_MAX + 8]; /* "jiti/W/" */
   size_t plen;
@@ -28,6 +29,9 @@ struct replica {
   uint64_t ceiling;
   int64_t renewed_ms; /* when the last renewal etcd answered was sent (the caller's clock) */
   int fenced;
+  /* history compaction (under mu): every compact_every commits, the etcd
+     revision of the commit compact_every commits earlier becomes due */
+  int64_t compact_every, commits, compact_mark, compact_due;
   char errmsg[512];
   char renew_msg[512];     /* replica_renew's, apart: it runs on a thread of its own */
 };

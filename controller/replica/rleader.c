@@ -98,6 +98,41 @@ replica_Error replica_campaign(replica *r, int64_t ttl, const char *identity, in
   return out;
 }
 
+replica_Error replica_adopt(replica *r, int64_t lease, int64_t ttl, const char *identity, int64_t now_ms, int *won) {
+  *won = 0;
+  if (lease <= 0 || ttl < 2) return rfail(r, REPLICA_EINVAL, "no lease to lead on with");
+  replica_Head h;
+  replica_Error err = replica_head(r, &h);
+  if (err) return err;
+  if (h.leader_lease != lease || strcmp(h.leader, identity))
+    return rfail(r, REPLICA_OK, "the lease %" PRIx64 " no longer holds the leader key", (uint64_t)lease);
+  pthread_mutex_lock(&r->mu);
+  r->lease = lease;
+  r->ttl_ms = ttl * 1000;
+  r->renewed_ms = now_ms;
+  r->fenced = 0;
+  r->leader_create = h.leader_create;
+  r->ceiling = h.ceiling;
+  r->ceiling_mod = h.ceiling_mod;
+  pthread_mutex_unlock(&r->mu);
+  /* its deadline starts now, as a campaign's */
+  if ((err = replica_renew(r, now_ms))) {
+    pthread_mutex_lock(&r->mu);
+    r->leader_create = 0;
+    pthread_mutex_unlock(&r->mu);
+    return rfail(r, err, "%s", r->renew_msg);
+  }
+  *won = 1;
+  return REPLICA_OK;
+}
+
+int64_t replica_lease(replica *r) {
+  pthread_mutex_lock(&r->mu);
+  int64_t lease = r->lease;
+  pthread_mutex_unlock(&r->mu);
+  return lease;
+}
+
 /* replica_renew's messages go to their own buffer (r->mu held or not
 ** needed): the renewer's thread must not write the one the committing
 ** thread reads. */

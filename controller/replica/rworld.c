@@ -70,11 +70,14 @@ replica *replica_new(const char *urls, const char *world, char *err, size_t errl
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
-  if (!(r->e = etcd_new(urls, err, errlen)) || !(r->ek = etcd_new(urls, err, errlen))) {
+  if (!(r->e = etcd_new(urls, err, errlen)) || !(r->ek = etcd_new(urls, err, errlen)) ||
+      !(r->ec = etcd_new(urls, err, errlen))) {
     etcd_free(r->e);
+    etcd_free(r->ek);
     free(r);
     return NULL;
   }
+  r->compact_every = REPLICA_COMPACT_EVERY;
   /* longer than etcd's own wait for a proposal (5 s and two election
      timeouts): a commit made during an election gets etcd's answer, not
      ours — an uncertain commit ends the kernel.  Safe: a commit that lands
@@ -89,6 +92,7 @@ void replica_free(replica *r) {
   if (!r) return;
   etcd_free(r->e);
   etcd_free(r->ek);
+  etcd_free(r->ec);
   pthread_mutex_destroy(&r->mu);
   free(r);
 }
@@ -128,7 +132,9 @@ replica_Error replica_head(replica *r, replica_Head *h) {
     if (res.ranges[2].n) {
       snprintf(h->leader, sizeof h->leader, "%.*s", (int)res.ranges[2].kvs[0].value_len, res.ranges[2].kvs[0].value);
       h->leader_lease = res.ranges[2].kvs[0].lease;
+      h->leader_create = res.ranges[2].kvs[0].create_revision;
     }
+    if (res.ranges[1].n) h->ceiling_mod = res.ranges[1].kvs[0].mod_revision;
   }
   etcd_txn_result_free(&res);
   return out;

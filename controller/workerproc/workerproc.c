@@ -262,6 +262,7 @@ int wproc_frames(store_env *s, const wproc_Plan *p, unsigned char **buf, size_t 
   json_t *init = json_pack("{s:s, s:I, s:I, s:o}", "op", wire_op_name(WIRE_INIT), "base", (json_int_t)p->base,
                            "revision", (json_int_t)p->shown, "limits", limits_json(p->limits ? p->limits : &L.eval));
   if (init && p->stack > 1) json_object_set_new(init, "stack", json_integer(p->stack));
+  if (init && p->entry_max) json_object_set_new(init, "entry_max", json_integer((json_int_t)p->entry_max));
   b.bad = !b.entries || frame(&b, init, NULL, 0);
   int kinds[JITI_ENTRY_KIND_COUNT], rc = STORE_OK;
   size_t nk = storeio_import_kinds(p->current_invariants ? STOREIO_IMPORT_NO_INVARIANTS : STOREIO_IMPORT_ALL,

@@ -100,6 +100,8 @@ typedef struct wproc_Plan {
   int stack;                 /* accepted attempts that may await their
                                 commit at once (0 or 1: one; the kernel's
                                 group commit runs later calls on top) */
+  size_t entry_max;          /* the largest entry encoding it may publish
+                                (0: the store's bound; txn_set_entry_max) */
 } wproc_Plan;
 
 /* Start a worker process granted the libraries of grant (NULL: none; they

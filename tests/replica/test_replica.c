@@ -8,7 +8,8 @@
 ** standby wins once the lease lapses and moves the generation past every
 ** one the old leader could hand out, and the old leader, resumed, writes
 ** nothing: its commit is fenced, its store found diverged.  An entry too
-** large for etcd is refused with its name.
+** large for etcd is refused with its name.  etcd's history is compacted
+** behind the commits.
 **
 **   test_replica URL,URL,URL PID,PID,PID
 */
@@ -211,6 +212,44 @@ static void test_too_big(void) {
   replica_free(a);
 }
 
+/* Every `every` commits the history older than the commit `every` before
+** is compacted: a read at a revision before it is refused, the world is
+** whole, and a fresh standby still fills from etcd. */
+static void test_compaction(void) {
+  replica *a = rep("compact"), *b = rep("compact");
+  store_env *s = open_store("e"), *fresh = open_store("f");
+  int won = 0;
+  uint64_t first, applied = 0;
+  CHECK(replica_campaign(a, 5, "kernel-e", now_ms(), &won) == REPLICA_OK && won);
+  CHECK(replica_take_over(a, 0, &first) == REPLICA_OK);
+  replica_set_compaction(a, 2);
+  int64_t done = 0;
+  char msg[256] = "";
+  CHECK(replica_compact(a, &done, msg, sizeof msg) == REPLICA_OK && done == 0);   /* none due */
+  for (uint64_t i = 1; i <= 6; i++) {
+    CHECK(publish(s, "row", 1, 16, first + i, NULL) == i);
+    CHECK(rpub(a, s, i, i) == REPLICA_OK);
+    if (i < 4) CHECK(replica_compaction_due(a) == 0);   /* the first mark is set at 2, due at 4 */
+  }
+  int64_t due = replica_compaction_due(a);
+  CHECK(due > 0);
+  CHECK(replica_compact(a, &done, msg, sizeof msg) == REPLICA_OK && done == due);
+  CHECK(replica_compaction_due(a) == 0);
+  etcd_Range g;
+  CHECK(etcd_range(replica_etcd(a), "jiti/compact/current", 20, NULL, 0, done - 1, 0, 0, &g) == ETCD_ECOMPACTED);
+  CHECK(etcd_range(replica_etcd(a), "jiti/compact/current", 20, NULL, 0, done, 0, 0, &g) == ETCD_OK);
+  etcd_range_free(&g);
+  replica_Head h;
+  CHECK(replica_head(a, &h) == REPLICA_OK && h.current == 6);
+  CHECK(replica_catch_up(b, fresh, &applied) == REPLICA_OK && applied == 6);
+  CHECK(lookup(fresh, "row0"));
+  CHECK(replica_resign(a) == REPLICA_OK);
+  store_close(s);
+  store_close(fresh);
+  replica_free(a);
+  replica_free(b);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_replica URL,URL,URL PID,PID,PID (run by tests/etcd.sh)\n");
@@ -221,6 +260,7 @@ int main(int argc, char **argv) {
   test_new();
   test_failover();
   test_too_big();
+  test_compaction();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);
