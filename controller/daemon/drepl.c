@@ -122,10 +122,13 @@ static int bring_up(Daemon *D, store_env *s, char *err, size_t errlen) {
 }
 
 /* A kernel's identity as the leader key and a standby's report hold it
-** (JSON: host, pid, store; a standby's with the revision and generation
+** (JSON: host, pid, store, and listen: its --listen HOST:PORT; a standby's with the revision and generation
 ** it has applied, when revision >= 0).  -1 when it does not fit. */
-static int identity(const char *host, const char *dir, int64_t revision, uint64_t gen, char *out, size_t cap) {
+static int identity(const char *host, const char *dir, const char *listen, int64_t revision, uint64_t gen, char *out,
+                    size_t cap) {
   json_t *o = json_pack("{s:s, s:i, s:s}", "host", host, "pid", (int)getpid(), "store", dir);
+  /* where clients on other machines reach it (net.h's leader lookup) */
+  if (o && listen) json_object_set_new(o, "listen", json_string(listen + strlen("tcp://")));
   if (o && revision >= 0) {
     json_object_set_new(o, "revision", json_integer((json_int_t)revision));
     json_object_set_new(o, "generation", json_integer((json_int_t)gen));
@@ -155,7 +158,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
   R->lease_ms = (int64_t)lease * 1000;
   char host[128] = "?", id[1024];
   gethostname(host, sizeof host - 1);
-  if (identity(host, D->dir, -1, 0, id, sizeof id) != 0) {
+  if (identity(host, D->dir, D->net_opts.listen, -1, 0, id, sizeof id) != 0) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
@@ -176,7 +179,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
       uint64_t gen = 0;
       store_generation(s, &gen);
       char text[1024];
-      if (identity(host, D->dir, (int64_t)applied, gen, text, sizeof text) == 0)
+      if (identity(host, D->dir, D->net_opts.listen, (int64_t)applied, gen, text, sizeof text) == 0)
         (void)replica_report(R->r, sid, text, lease, now_ms());
     }
     if (!re) re = replica_campaign(R->r, lease, id, now_ms(), &won);
