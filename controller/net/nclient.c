@@ -172,9 +172,11 @@ static void *carry(void *arg) {
 
 /* Why the handshake (or the first read after it) failed, in words that
 ** name the fix. */
-static void tls_failure(SSL *ssl, const net_ClientOpts *o, const char *where, char *err, size_t errlen) {
+static void tls_failure(SSL *ssl, const net_ClientOpts *o, const char *where, const char *taken, char *err,
+                        size_t errlen) {
   char why[256];
   ntls_error(why, sizeof why);
+  if (!why[0] && taken) snprintf(why, sizeof why, "%s", taken);
   long v = SSL_get_verify_result(ssl);
   if (v != X509_V_OK)
     snprintf(err, errlen, "the kernel at %s is not trusted: %s (its certificate must be signed by --tls-ca %s and "
@@ -221,7 +223,7 @@ int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, 
     int w = ntls_want(c->ssl, r, &ev);
     if (w > 0) break;
     if (w < 0) {
-      tls_failure(c->ssl, o, addr, err, errlen);
+      tls_failure(c->ssl, o, addr, NULL, err, errlen);
       goto fail;
     }
     if (ntls_wait(c->tcp, ev, deadline, NULL) <= 0) {
@@ -248,7 +250,7 @@ int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, 
     free(t);
     OPENSSL_cleanse(token, sizeof token);
     if (sent) {
-      tls_failure(c->ssl, o, addr, err, errlen);
+      tls_failure(c->ssl, o, addr, NULL, err, errlen);
       goto fail;
     }
   }
@@ -261,7 +263,7 @@ int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, 
     goto fail;
   }
   if (r) {
-    tls_failure(c->ssl, o, addr, err, errlen);
+    tls_failure(c->ssl, o, addr, why, err, errlen);
     goto fail;
   }
   json_t *j = json_loads(line, 0, NULL);

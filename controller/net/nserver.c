@@ -126,7 +126,7 @@ struct net_Server {
   int wake[2];          /* written to stop the listener */
   int stop;             /* read by every thread (__atomic) */
   char token[NET_TOKEN_MAX];   /* --token-file's secret, or "" */
-  char unix_path[128];
+  char unix_path[sizeof ((struct sockaddr_un *)0)->sun_path];
   char address[300];
   int max_conns;
   net_LogFn log;
@@ -182,7 +182,7 @@ static int token_matches(const char *want, const char *got) {
 static int connect_unix(const char *path) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
-  snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  memcpy(a.sun_path, path, strlen(path) + 1);   /* fits: net_server_start checked */
   if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     if (fd >= 0) close(fd);
     return -1;
@@ -216,6 +216,11 @@ static void *serve(void *arg) {
       long v = SSL_get_verify_result(ssl);
       if (v != X509_V_OK)
         snprintf(why, sizeof why, "its certificate was refused: %s", X509_verify_cert_error_string(v));
+      else if (strstr(e, "did not return a certificate"))
+        snprintf(why, sizeof why, "it presented no client certificate (--client-ca requires one)");
+      else if (strstr(e, "alert"))
+        snprintf(why, sizeof why, "it ended the TLS handshake (%s): it does not trust this kernel's certificate, "
+                 "or does not connect with the name the certificate holds", e);
       else
         snprintf(why, sizeof why, "the TLS handshake failed: %s", e[0] ? e : "the connection closed");
       goto done;
@@ -419,9 +424,13 @@ net_Server *net_server_start(const net_ServerOpts *o, const char *unix_path, int
   S->max_conns = max_conns;
   S->log = log;
   S->logud = logud;
-  snprintf(S->unix_path, sizeof S->unix_path, "%s", unix_path);
   pthread_mutex_init(&S->mu, NULL);
   pthread_cond_init(&S->cv, NULL);
+  if (strlen(unix_path) >= sizeof S->unix_path) {
+    snprintf(err, errlen, "the socket path %s is too long", unix_path);
+    goto fail;
+  }
+  memcpy(S->unix_path, unix_path, strlen(unix_path) + 1);
   if (o->token_file && ntls_read_token(o->token_file, S->token, sizeof S->token, err, errlen)) goto fail;
   if (!(S->ctx = server_ctx(o, err, errlen))) goto fail;
   if (bind_listen(S, o->listen, err, errlen)) goto fail;

@@ -84,7 +84,10 @@ int ntls_load_pair(SSL_CTX *ctx, const char *cert, const char *key, char *err, s
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
     ntls_error(why, sizeof why);
-    snprintf(err, errlen, "cannot load the key %s: %s (a PEM file is needed)", key, why);
+    if (strstr(why, "mismatch"))
+      snprintf(err, errlen, "the key %s does not belong to the certificate %s", key, cert);
+    else
+      snprintf(err, errlen, "cannot load the key %s: %s (a PEM file is needed)", key, why);
     return -1;
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
