@@ -18,23 +18,10 @@ tmp=$(mktemp -d)
 trap 'kill_kernels; [[ -n ${idle:-} ]] && kill "$idle" 2>/dev/null; rm -rf "$tmp"' EXIT
 command -v openssl >/dev/null || { echo "no openssl command: skipped"; exit 77; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$here/tls_certs.sh"
 cd "$tmp" || exit 1
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() {  # ca NAME: a self-signed CA
-  key "$1.key" && openssl req -x509 -new -key "$1.key" -out "$1.pem" -days 2 -subj "/CN=$1" 2>/dev/null
-}
-cert() {  # cert NAME CA [SAN]: a certificate signed by CA
-  key "$1.key" && openssl req -new -key "$1.key" -out "$1.csr" -subj "/CN=$1" 2>/dev/null &&
-    { [[ -n ${3:-} ]] && echo "subjectAltName=$3" >"$1.ext" || : >"$1.ext"; } &&
-    openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -out "$1.pem" -days 2 \
-      -extfile "$1.ext" 2>/dev/null
-}
-ca ca && cert kernel ca IP:127.0.0.1 && cert client ca && ca stranger && cert intruder stranger
+tls_certs
 ok "certificates made" $?
-openssl rand -hex 32 >token && chmod 600 token
-openssl rand -hex 32 >wrong && chmod 600 wrong
-cp token open && chmod 644 open
 
 # the kernel's options
 t "listen without a certificate" 2 "needs the kernel's certificate" -- \

@@ -56,9 +56,9 @@ static int connect_leader(kclient *k) {
     char addr[300];
     int r = net_leader_address(o->replicate, o->world, addr, sizeof addr, k->err, sizeof k->err);
     if (r == 0) {
-      char why[sizeof k->err];
+      char why[256];
       if (net_connect(o, addr, &k->fd, why, sizeof why) == 0) return 0;
-      snprintf(k->err, sizeof k->err, "world %s's leader at %s: %s", o->world, addr, why);
+      snprintf(k->err, sizeof k->err, "world %.64s's leader at %.128s: %s", o->world, addr, why);
       /* refused for its credentials: the next leader would refuse them too */
       if (strstr(why, "refused this client") || strstr(why, "not trusted") || strstr(why, "token file") ||
           strstr(why, "cannot load"))

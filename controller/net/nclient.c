@@ -11,6 +11,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,10 @@ typedef struct Carry { SSL_CTX *ctx; SSL *ssl; int tcp, local; char rest[NET_TOK
 
 static void *carry(void *arg) {
   Carry *c = arg;
+  sigset_t pipe;   /* (inherited blocked already: net_connect) */
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, NULL);
   ntls_pump(c->ssl, c->tcp, c->local, c->rest, c->restlen, NULL, NCLIENT_STALL_SECONDS);
   SSL_free(c->ssl);
   SSL_CTX_free(c->ctx);
@@ -191,7 +196,27 @@ static void tls_failure(SSL *ssl, const net_ClientOpts *o, const char *where, co
     snprintf(err, errlen, "the TLS connection to %s failed: %s", where, why[0] ? why : "the kernel closed it");
 }
 
+static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen);
+
+/* OpenSSL writes to the TCP socket without MSG_NOSIGNAL: a kernel gone
+** mid-write would kill the client with SIGPIPE.  It is blocked while this
+** thread writes (and so in the carrier thread, which inherits the mask),
+** and one raised meanwhile is taken, so a write fails with EPIPE instead. */
 int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen) {
+  sigset_t pipe, old;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  int rc = do_connect(o, addr, fdp, err, errlen);
+  sigset_t pending;
+  struct timespec zero = {0, 0};
+  if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) && !sigismember(&old, SIGPIPE))
+    (void)sigtimedwait(&pipe, NULL, &zero);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
+static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen) {
   char host[256], port[16], token[NET_TOKEN_MAX] = "";
   if (ntls_split(addr, host, sizeof host, port, sizeof port, err, errlen)) return -1;
   if (o->token_file && ntls_read_token(o->token_file, token, sizeof token, err, errlen)) return -1;

@@ -106,8 +106,9 @@ int net_connect(const net_ClientOpts *o, const char *addr, int *fd, char *err, s
 
 /* The TCP address (HOST:PORT) the leader of world `world` published with
 ** its leader key (its --listen).  0; 1 when the world has no leader now
-** (a takeover under way: try again); 2 when its leader has no TCP
-** listener; -1 when etcd cannot be read (err says which, each time). */
+** but a standby (a takeover under way: try again); 2 when its leader has
+** no TCP listener; 3 when it has neither leader nor standby; -1 when etcd
+** cannot be read (err says which, each time). */
 int net_leader_address(const char *urls, const char *world, char *addr, size_t addrlen, char *err, size_t errlen);
 
 #endif

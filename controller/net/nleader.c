@@ -20,12 +20,22 @@ int net_leader_address(const char *urls, const char *world, char *addr, size_t a
     replica_free(r);
     return -1;
   }
-  replica_free(r);
   if (!h.leader[0]) {
-    snprintf(err, errlen, "world %s has no leader now (a takeover may be under way, or no kernel leads it)",
-             world);
-    return 1;
+    /* a standby takes over once the lease lapses: worth waiting for; with
+    ** none, no kernel is coming */
+    etcd_Range sb = {0};
+    int waiting = replica_standbys(r, &sb) == REPLICA_OK && sb.n > 0;
+    etcd_range_free(&sb);
+    replica_free(r);
+    if (waiting) {
+      snprintf(err, errlen, "world %s has no leader now (a standby is taking over)", world);
+      return 1;
+    }
+    snprintf(err, errlen, "world %s has no leader and no standby: start a kernel with --replicate %s --world %s "
+             "--listen tcp://HOST:PORT", world, urls, world);
+    return 3;
   }
+  replica_free(r);
   json_t *id = json_loads(h.leader, 0, NULL);
   const char *listen = json_string_value(json_object_get(id, "listen"));
   int rc = 0;
