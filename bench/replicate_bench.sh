@@ -4,8 +4,8 @@
 # a local one (its store only), in the same run, at 1 and 50 clients.
 #
 #   bench/replicate_bench.sh [--clients 1,50] [--rounds N] [--requests N]
-#                            [--seconds S] [--lease S] [--jiti PATH]
-#                            [--out FILE]
+#                            [--seconds S] [--lease S] [--etcd-tmpfs]
+#                            [--jiti PATH] [--out FILE]
 #
 # Builds build/jiti and build/kernel_bench if needed, starts three etcd
 # members (tests/etcd_cluster.sh, data in a temporary directory on the same
@@ -17,7 +17,9 @@
 # commit of each, and the ratio replicated ÷ local at each client count
 # (goal: >= 0.5 at 50 clients); also written to --out (default
 # bench/results/replicate-latest.md).  The etcd members' own CPU time per
-# request is shown beside the kernels'.
+# request is shown beside the kernels'.  --etcd-tmpfs puts etcd's data in
+# /dev/shm (its fsyncs out of the picture: what is left is its CPU and
+# the round trips).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,11 +30,12 @@ rounds=3
 requests=5000
 seconds=10
 lease=5
+etcd_tmpfs=0
 jiti="$ROOT/build/jiti"
 kbench="$ROOT/build/kernel_bench"
 out="$HERE/results/replicate-latest.md"
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --clients) clients=${2:?}; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --requests) requests=${2:?}; shift 2 ;;
     --seconds) seconds=${2:?}; shift 2 ;;
     --lease) lease=${2:?}; shift 2 ;;
+    --etcd-tmpfs) etcd_tmpfs=1; shift ;;
     --jiti) jiti=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -61,18 +65,21 @@ fi
 
 . "$ROOT/tests/etcd_cluster.sh"
 tmp=$(mktemp -d /tmp/jiti-rbench.XXXXXX)
+etcd_dir=$tmp/etcd
+[ "$etcd_tmpfs" = 1 ] && etcd_dir=$(mktemp -d /dev/shm/jiti-rbench-etcd.XXXXXX)
 lpid=""; rpid=""
 cleanup() {
   [ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
   [ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
   etcd_cluster_stop
   rm -rf "$tmp"
+  [ "$etcd_tmpfs" = 1 ] && rm -rf "$etcd_dir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say "starting 3 etcd members on loopback ports ..."
-etcd_cluster_start "$tmp/etcd" || exit 1
+etcd_cluster_start "$etcd_dir" || exit 1
 LOCAL=$tmp/local REPL=$tmp/repl
 say "starting a local kernel on $LOCAL and a replicated one on $REPL ..."
 "$jiti" kernel --store "$LOCAL" 2>"$tmp/local.log" &
@@ -126,9 +133,9 @@ cell() { awk -F'\t' -v s="$1" -v c="$2" -v k="$3" '$2 == s && $3 == c {print $k}
 {
   echo "## replicate_bench: replicated (3 etcd members) vs local writing calls"
   echo
-  echo "- run: $started, $rounds round(s), \`bench/replicate_bench.sh --clients $clients --rounds $rounds --requests $requests --seconds $seconds --lease $lease\`"
+  echo "- run: $started, $rounds round(s), \`bench/replicate_bench.sh --clients $clients --rounds $rounds --requests $requests --seconds $seconds --lease $lease$([ "$etcd_tmpfs" = 1 ] && echo ' --etcd-tmpfs')\`"
   echo "- machine: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(uname -sr); load average $load0 at the start, $load1 at the end"
-  echo "- jiti $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(etcd --version 2>/dev/null | head -1); stores and etcd's data on $(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp), all on one machine"
+  echo "- jiti $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(etcd --version 2>/dev/null | head -1); stores on $(df -T "$tmp" | awk 'NR == 2 {print $2}') ($tmp), etcd's data on $(df -T "$etcd_dir" | awk 'NR == 2 {print $2}'), all on one machine"
   echo "- workload: \`(world-put :counter (1+ (or (world-get :counter) 0)))\`, one revision per call, one outstanding call per connection; medians over the rounds"
   echo "- CPU µs/req: on-CPU time per request of the kernel and its worker, and of the three etcd members together"
   echo
