@@ -192,8 +192,11 @@ static void tls_failure(SSL *ssl, const net_ClientOpts *o, const char *where, co
   else if (strstr(why, "alert"))
     snprintf(err, errlen, "the kernel at %s refused the connection (%s): it asks for a client certificate "
              "(--tls-cert, --tls-key), not a token", where, why);
+  else if (!why[0] || strstr(why, "closed"))
+    snprintf(err, errlen, "the kernel at %s closed the connection before accepting this client (see its log: a "
+             "client certificate it requires or refused, or a token it did not expect)", where);
   else
-    snprintf(err, errlen, "the TLS connection to %s failed: %s", where, why[0] ? why : "the kernel closed it");
+    snprintf(err, errlen, "the TLS connection to %s failed: %s", where, why);
 }
 
 static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen);

@@ -266,6 +266,15 @@ static void *serve(void *arg) {
   close(ufd);
 done:
   if (!ok && why[0]) slog(S, "TCP client %s refused: %s", c->peer, why);
+  if (!ok) {
+    /* a lingering close: what the peer sent and we did not read would make
+    ** close() reset the connection, and a reset discards the refusal (the
+    ** TLS alert, the unauthorized line) before the peer reads it */
+    shutdown(c->fd, SHUT_WR);
+    double until = mono_now() + 1;
+    char sink[4096];
+    while (ntls_wait(c->fd, POLLIN, until, &S->stop) > 0 && read(c->fd, sink, sizeof sink) > 0) {}
+  }
   SSL_free(ssl);
   ERR_clear_error();
   pthread_mutex_lock(&S->mu);
