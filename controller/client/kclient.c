@@ -61,7 +61,7 @@ static int connect_leader(kclient *k) {
       snprintf(k->err, sizeof k->err, "world %.64s's leader at %.128s: %s", o->world, addr, why);
       /* refused for its credentials: the next leader would refuse them too */
       if (strstr(why, "refused this client") || strstr(why, "not trusted") || strstr(why, "token file") ||
-          strstr(why, "cannot load"))
+          strstr(why, "cannot load") || strstr(why, "before accepting this client"))
         return -1;
     } else if (r != 1) {
       return -1;

@@ -397,9 +397,9 @@ static int kernel_close(Daemon *D) {
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     dclients_flush(c);
   }
-  net_server_stop(D->net);   /* its connections end with the clients' */
-  D->net = NULL;
   while (D->nclients) dclients_free(D, 0);
+  net_server_stop(D->net);   /* its connections end with the clients' they carry */
+  D->net = NULL;
   free(D->clients);
   dkeys_free(D);
   if (D->lfd >= 0) { dpoll_del(D->poll, D->lfd); close(D->lfd); unlink(D->sock); }

@@ -297,7 +297,11 @@ static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char 
   json_t *j = json_loads(line, 0, NULL);
   if (!json_is_true(json_object_get(j, "ok"))) {
     const char *m = json_string_value(json_object_get(j, "message"));
-    snprintf(err, errlen, "the kernel at %s refused this client: %s", addr, m ? m : "(no reason given)");
+    const char *code = json_string_value(json_object_get(j, "code"));
+    if (code && !strcmp(code, "unauthorized"))
+      snprintf(err, errlen, "the kernel at %s refused this client: %s", addr, m ? m : "(no reason given)");
+    else
+      snprintf(err, errlen, "the kernel at %s is not serving: %s", addr, m ? m : "(no reason given)");
     json_decref(j);
     goto fail;
   }

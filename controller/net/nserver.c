@@ -462,15 +462,21 @@ const char *net_server_address(const net_Server *S) { return S->address; }
 
 void net_server_stop(net_Server *S) {
   if (!S) return;
-  __atomic_store_n(&S->stop, 1, __ATOMIC_RELAXED);
-  if (S->started) {
+  if (S->started) {   /* no new connection (the listener reads the wake pipe) */
     (void)!write(S->wake[1], "x", 1);
     pthread_join(S->thread, NULL);
   }
-  /* every connection's thread sees the flag within half a second */
+  /* The kernel closed its clients first: a connection's pump sees its Unix
+  ** side end and delivers what it read before it (the reply to a stop)
+  ** over TLS.  A second for that, then every thread is told to end. */
   pthread_mutex_lock(&S->mu);
-  for (NConn *c = S->conns; c; c = c->next) shutdown(c->fd, SHUT_RDWR);
   struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 1;
+  while (S->nconns > 0)
+    if (pthread_cond_timedwait(&S->cv, &S->mu, &until) != 0) break;
+  __atomic_store_n(&S->stop, 1, __ATOMIC_RELAXED);
+  for (NConn *c = S->conns; c; c = c->next) shutdown(c->fd, SHUT_RDWR);
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 2;
   while (S->nconns > 0)
