@@ -57,7 +57,7 @@ static int connect_leader(kclient *k) {
     int r = net_leader_address(o->replicate, o->world, addr, sizeof addr, k->err, sizeof k->err);
     if (r == 0) {
       char why[256];
-      if (net_connect(o, addr, &k->fd, why, sizeof why) == 0) return 0;
+      if (net_connect(o, addr, &k->conn, &k->fd, why, sizeof why) == 0) return 0;
       snprintf(k->err, sizeof k->err, "world %.64s's leader at %.128s: %s", o->world, addr, why);
       /* refused for its credentials: the next leader would refuse them too */
       if (strstr(why, "refused this client") || strstr(why, "not trusted") || strstr(why, "token file") ||
@@ -81,7 +81,7 @@ static int connect_leader(kclient *k) {
 int kclient_connect(kclient *k) {
   kclient_close(k);
   if (remote.o && remote.o->replicate) return connect_leader(k);
-  if (remote.o) return net_connect(remote.o, remote.o->connect, &k->fd, k->err, sizeof k->err);
+  if (remote.o) return net_connect(remote.o, remote.o->connect, &k->conn, &k->fd, k->err, sizeof k->err);
   char path[128];
   if (proto_socket_path(k->dir, path, sizeof path)) {
     snprintf(k->err, sizeof k->err, "the socket path %s/%s is too long for a Unix socket", k->dir,
@@ -123,7 +123,9 @@ int kclient_connect(kclient *k) {
 }
 
 void kclient_close(kclient *k) {
-  if (k->fd >= 0) close(k->fd);
+  if (k->conn) net_close(k->conn);   /* (closes fd) */
+  else if (k->fd >= 0) close(k->fd);
+  k->conn = NULL;
   json_decref(k->refused);
   k->refused = NULL;
   k->fd = -1;

@@ -14,9 +14,11 @@
 #include <jansson.h>
 
 struct net_ClientOpts;   /* net.h */
+struct net_Conn;
 
 typedef struct kclient {
   int fd;               /* -1 when not connected */
+  struct net_Conn *conn;  /* a kernel on another machine: what carries fd (net.h), or NULL */
   const char *cmd;      /* the command it serves ("eval", "repl"), for the caller's messages */
   const char *dir;      /* the store directory */
   char *buf;            /* bytes received and not yet consumed */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include "cli.h"
@@ -159,6 +160,11 @@ fail:
 
 typedef struct Carry { SSL_CTX *ctx; SSL *ssl; int tcp, local; char rest[NET_TOKEN_MAX * 2]; size_t restlen; } Carry;
 
+struct net_Conn {
+  pthread_t thread;
+  int fd;      /* the caller's end */
+};
+
 static void *carry(void *arg) {
   Carry *c = arg;
   sigset_t pipe;   /* (inherited blocked already: net_connect) */
@@ -170,9 +176,16 @@ static void *carry(void *arg) {
   SSL_CTX_free(c->ctx);
   close(c->tcp);
   close(c->local);
-  ERR_clear_error();
   free(c);
+  OPENSSL_thread_stop();   /* this thread's error queue, freed now */
   return NULL;
+}
+
+void net_close(net_Conn *n) {
+  if (!n) return;
+  close(n->fd);   /* the pump sees its end, and ends */
+  pthread_join(n->thread, NULL);
+  free(n);
 }
 
 /* Why the handshake (or the first read after it) failed, in words that
@@ -199,18 +212,19 @@ static void tls_failure(SSL *ssl, const net_ClientOpts *o, const char *where, co
     snprintf(err, errlen, "the TLS connection to %s failed: %s", where, why);
 }
 
-static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen);
+static int do_connect(const net_ClientOpts *o, const char *addr, net_Conn **conn, int *fdp, char *err,
+                      size_t errlen);
 
 /* OpenSSL writes to the TCP socket without MSG_NOSIGNAL: a kernel gone
 ** mid-write would kill the client with SIGPIPE.  It is blocked while this
 ** thread writes (and so in the carrier thread, which inherits the mask),
 ** and one raised meanwhile is taken, so a write fails with EPIPE instead. */
-int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen) {
+int net_connect(const net_ClientOpts *o, const char *addr, net_Conn **conn, int *fdp, char *err, size_t errlen) {
   sigset_t pipe, old;
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, &old);
-  int rc = do_connect(o, addr, fdp, err, errlen);
+  int rc = do_connect(o, addr, conn, fdp, err, errlen);
   sigset_t pending;
   struct timespec zero = {0, 0};
   if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) && !sigismember(&old, SIGPIPE))
@@ -219,7 +233,8 @@ int net_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, 
   return rc;
 }
 
-static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char *err, size_t errlen) {
+static int do_connect(const net_ClientOpts *o, const char *addr, net_Conn **conn, int *fdp, char *err,
+                      size_t errlen) {
   char host[256], port[16], token[NET_TOKEN_MAX] = "";
   if (ntls_split(addr, host, sizeof host, port, sizeof port, err, errlen)) return -1;
   if (o->token_file && ntls_read_token(o->token_file, token, sizeof token, err, errlen)) return -1;
@@ -312,17 +327,14 @@ static int do_connect(const net_ClientOpts *o, const char *addr, int *fdp, char 
   }
   fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK);
   c->local = pair[1];
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  int made = pthread_create(&t, &attr, carry, c);
-  pthread_attr_destroy(&attr);
-  if (made != 0) {
+  net_Conn *n = calloc(1, sizeof *n);
+  if (!n || pthread_create(&n->thread, NULL, carry, c) != 0) {
+    free(n);
     snprintf(err, errlen, "cannot start the connection's thread");
     goto fail;
   }
-  *fdp = pair[0];
+  n->fd = *fdp = pair[0];
+  *conn = n;
   return 0;
 fail:
   if (pair[0] >= 0) close(pair[0]);

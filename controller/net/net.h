@@ -96,13 +96,19 @@ int net_client_given(const net_ClientOpts *o);
 int net_client_check(const net_ClientOpts *o, char *err, size_t errlen);
 extern const char NET_CLIENT_HELP[];
 
+/* A client's connection: the thread that carries it, and its end. */
+typedef struct net_Conn net_Conn;
+
 /* Connect to the kernel at addr ("tcp://HOST:PORT" or "HOST:PORT"),
 ** verify its certificate against o->ca and its name or IP against HOST,
 ** authenticate, and wait for the kernel's acceptance.  *fd: a local stream
-** socket carried to the kernel by a thread of its own, which ends when
-** either side closes.  0, or -1 (err: the refusal as the kernel or TLS
-** gave it). */
-int net_connect(const net_ClientOpts *o, const char *addr, int *fd, char *err, size_t errlen);
+** socket carried to the kernel by a thread of its own (*conn), which ends
+** when either side closes.  0, or -1 (err: the refusal as the kernel or
+** TLS gave it). */
+int net_connect(const net_ClientOpts *o, const char *addr, net_Conn **conn, int *fd, char *err, size_t errlen);
+/* Close the connection: its fd, then the thread (waited for, so that
+** nothing of it outlives the call), freed. */
+void net_close(net_Conn *conn);
 
 /* The TCP address (HOST:PORT) the leader of world `world` published with
 ** its leader key (its --listen).  0; 1 when the world has no leader now

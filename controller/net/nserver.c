@@ -288,6 +288,7 @@ done:
   pthread_cond_broadcast(&S->cv);
   pthread_mutex_unlock(&S->mu);
   free(c);
+  OPENSSL_thread_stop();   /* this thread's error queue, freed now */
   return NULL;
 }
 
@@ -352,6 +353,7 @@ static void *listener(void *arg) {
     }
   }
   pthread_attr_destroy(&attr);
+  OPENSSL_thread_stop();
   return NULL;
 }
 
