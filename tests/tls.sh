@@ -79,6 +79,10 @@ idle=$!
 sleep 0.3
 t "served beside a silent peer" 0 "^84$" -- "$J" eval "${C[@]}" --tls-cert client.pem --tls-key client.key "(double 42)"
 t "and on the Unix socket" 0 "state: +idle" -- "$J" status --store "$tmp/a"
+# and is closed once the handshake's deadline passes
+for _ in $(seq 300); do grep -q "did not finish the TLS handshake" kernel.log && break; sleep 0.1; done
+grep -q "refused: it did not finish the TLS handshake within" kernel.log
+ok "the silent peer is closed at the handshake's deadline" $?
 kill "$idle"; idle=
 
 t "stop over TCP" 0 "" -- "$J" stop "${C[@]}" --tls-cert client.pem --tls-key client.key
