@@ -7,7 +7,9 @@
 # leader is killed (kill -9) keyed calls made the same way (a writer's,
 # under way during the kill, and one made right after it) succeed on the
 # new leader, each exactly once (the counter they move counts each once,
-# the same key again is replayed).
+# the same key again is replayed); then the new leader is stopped (SIGSTOP)
+# past its lease while a client reaches it, a third kernel takes over, the
+# stopped one is resumed: the client's call runs once, on the third.
 set -u
 urls=$1 J=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,8 +70,34 @@ done
 t "each ran once: 30 writes and the one keyed call" 0 "^31[[:space:]]+T$" -- "$J" eval --store "$tmp/b" "(world-get :n)"
 t "a writer's key replays on the new leader" 0 "replayed" -- "$J" eval "${R[@]}" --key w1 "(bump)"
 t "the world came along" 0 "BUMP" -- "$J" observe "${R[@]}"
-"$J" stop --store "$tmp/b" >/dev/null 2>&1
-wait "$kb" 2>/dev/null
+
+# the leader stopped (SIGSTOP) past its lease while a client reaches it, and
+# resumed once a third kernel leads: the call it was sent is not kept
+# there (fenced, or the connection dropped) and runs once on the new leader
+pc=$(free_port)
+"$J" kernel --store "$tmp/c" --replicate "$urls" --world shop --lease 2 --standby --listen "tcp://127.0.0.1:$pc" \
+  "${TLS[@]}" >>"$tmp/kernel.log" 2>&1 &
+kc=$!
+kpids+=("$kc")
+t_until "a new standby caught up" 0 "standbys: +1.*\(lag 0\)" -- "$J" replicate status --replicate "$urls" --world shop
+kill -STOP "$kb"
+"$J" eval "${R[@]}" --key paused "(bump)" >"$tmp/paused.out" 2>&1 &
+client=$!
+for _ in $(seq 300); do
+  "$J" replicate status --replicate "$urls" --world shop 2>/dev/null | grep -q "\"store\":\"$tmp/c\"" && break
+  sleep 0.1
+done
+kill -CONT "$kb"
+wait "$client"
+ok "the call made while the leader was stopped is answered ($(tail -1 "$tmp/paused.out"))" $?
+t "by the third kernel" 0 "serving $tmp/c" -- "$J" status "${R[@]}"
+t "once: 30 writes, the keyed call and this one" 0 "^32[[:space:]]+T$" -- "$J" eval --store "$tmp/c" "(world-get :n)"
+t "its key replays" 0 "replayed" -- "$J" eval "${R[@]}" --key paused "(bump)"
+for _ in $(seq 100); do kill -0 "$kb" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$kb" 2>/dev/null
+ok "the resumed old leader stopped" $((!$?))
+"$J" stop --store "$tmp/c" >/dev/null 2>&1
+wait "$kc" 2>/dev/null
 t "no leader left: a clear error" 1 "world shop has no leader and no standby" -- env JITI_PROGRESS=0 "$J" status "${R[@]}"
 ((fail)) && { echo "--- the kernels' log"; tail -30 "$tmp/kernel.log"; }
 finish
