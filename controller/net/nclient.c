@@ -44,26 +44,12 @@ const char NET_CLIENT_HELP[] =
     "  --token-file FILE the shared secret, for a kernel started with --token-file\n"
     "                    (the file must be private: chmod 600)\n";
 
-static int take(int argc, char **argv, int *i, const char *name, const char **out, char *err, size_t errlen) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) || (a[n] && a[n] != '=')) return 0;
-  if (a[n] == '=') *out = a + n + 1;
-  else if (*i + 1 < argc) *out = argv[++*i];
-  else *out = "";
-  if (!**out) {
-    snprintf(err, errlen, "%s needs a value", name);
-    return -1;
-  }
-  return 1;
-}
-
 int net_client_option(int argc, char **argv, int *i, net_ClientOpts *o, char *err, size_t errlen) {
   static const char *const names[] = {"--connect", "--replicate", "--world", "--tls-ca",
                                       "--tls-cert", "--tls-key",  "--token-file"};
   const char **slots[] = {&o->connect, &o->replicate, &o->world, &o->ca, &o->cert, &o->key, &o->token_file};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-    int r = take(argc, argv, i, names[k], slots[k], err, errlen);
+    int r = ntls_option(argc, argv, i, names[k], slots[k], err, errlen);
     if (r) return r;
   }
   return 0;

@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <openssl/ssl.h>
 
+/* argv[*i] is option `name` with its value (--name V or --name=V): 1, the
+** value in *out (*i moved past it); -1 (err) when the value is missing or
+** empty; 0 when it is another argument. */
+int ntls_option(int argc, char **argv, int *i, const char *name, const char **out, char *err, size_t errlen);
+
 /* The last OpenSSL error of this thread in words ("" when none), the
 ** queue cleared. */
 void ntls_error(char *out, size_t n);

@@ -43,33 +43,11 @@ const char NET_SERVER_HELP[] =
     "                    (16 to 1023 printable characters; the file must be private:\n"
     "                    chmod 600)\n";
 
-static int take(int argc, char **argv, int *i, const char *name, const char **out, char *err, size_t errlen) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n)) return 0;
-  if (a[n] == '=') {
-    *out = a + n + 1;
-  } else if (!a[n]) {
-    if (*i + 1 >= argc || !argv[*i + 1][0]) {
-      snprintf(err, errlen, "%s needs a value", name);
-      return -1;
-    }
-    *out = argv[++*i];
-  } else {
-    return 0;
-  }
-  if (!**out) {
-    snprintf(err, errlen, "%s needs a value", name);
-    return -1;
-  }
-  return 1;
-}
-
 int net_server_option(int argc, char **argv, int *i, net_ServerOpts *o, char *err, size_t errlen) {
   static const char *const names[] = {"--listen", "--tls-cert", "--tls-key", "--client-ca", "--token-file"};
   const char **slots[] = {&o->listen, &o->cert, &o->key, &o->client_ca, &o->token_file};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-    int r = take(argc, argv, i, names[k], slots[k], err, errlen);
+    int r = ntls_option(argc, argv, i, names[k], slots[k], err, errlen);
     if (r) return r;
   }
   return 0;

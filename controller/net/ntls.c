@@ -18,6 +18,20 @@
 #include "net.h"
 #include "net_int.h"
 
+int ntls_option(int argc, char **argv, int *i, const char *name, const char **out, char *err, size_t errlen) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) || (a[n] && a[n] != '=')) return 0;
+  if (a[n] == '=') *out = a + n + 1;
+  else if (*i + 1 < argc) *out = argv[++*i];
+  else *out = "";
+  if (!**out) {
+    snprintf(err, errlen, "%s needs a value", name);
+    return -1;
+  }
+  return 1;
+}
+
 void ntls_error(char *out, size_t n) {
   unsigned long e = ERR_get_error();
   if (!e) {
@@ -274,6 +288,10 @@ void ntls_pump(SSL *ssl, int tcp, int plain, const char *pre, size_t prelen, con
     if (tls_open && outoff < outlen) p[0].events |= wwant;
     if (plain_open && outlen == 0) p[1].events |= POLLIN;
     if (plain_open && inoff < inlen) p[1].events |= POLLOUT;
+    /* a side waited for nothing is left out: its hang-up, reported whatever
+    ** the mask, would wake the loop again and again */
+    if (!p[0].events) p[0].fd = -1;
+    if (!p[1].events) p[1].fd = -1;
     (void)poll(p, 2, 500);
   }
   if (tls_open) {
