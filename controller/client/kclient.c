@@ -17,18 +17,71 @@
 #include <unistd.h>
 #include "cli.h"
 #include "kclient.h"
+#include "net.h"
 #include "proto.h"
+
+/* The process's remote kernel (kclient_remote): configuration set once
+** by main before any connection, read-only after. */
+static struct {
+  const net_ClientOpts *o;
+  void (*progress)(const char *line);
+  char where[600];    /* what k->dir says in messages */
+} remote;
+
+void kclient_remote(const net_ClientOpts *o, void (*progress)(const char *line)) {
+  remote.o = o;
+  remote.progress = progress;
+  if (o && o->connect) snprintf(remote.where, sizeof remote.where, "%s", o->connect);
+  else if (o) snprintf(remote.where, sizeof remote.where, "world %s", o->world);
+}
+
+const net_ClientOpts *kclient_remote_opts(void) { return remote.o; }
 
 void kclient_init(kclient *k, const char *cmd, const char *dir) {
   memset(k, 0, sizeof *k);
   k->fd = -1;
   k->cmd = cmd;
-  k->dir = dir;
+  k->dir = remote.o ? remote.where : dir;
   k->next_id = 1;
+}
+
+/* The leader of the replicated world, connected to: it is looked up in
+** etcd again while there is none (a takeover), or the one named does not
+** take the connection (it is going), for up to KCLIENT_LEADER_WAIT s. */
+static int connect_leader(kclient *k) {
+  const net_ClientOpts *o = remote.o;
+  double until = mono_now() + KCLIENT_LEADER_WAIT;
+  int told = 0;
+  for (;;) {
+    char addr[300];
+    int r = net_leader_address(o->replicate, o->world, addr, sizeof addr, k->err, sizeof k->err);
+    if (r == 0) {
+      char why[256];
+      if (net_connect(o, addr, &k->conn, &k->fd, why, sizeof why) == 0) return 0;
+      snprintf(k->err, sizeof k->err, "world %.64s's leader at %.128s: %s", o->world, addr, why);
+      /* refused for its credentials: the next leader would refuse them too */
+      if (strstr(why, "refused this client") || strstr(why, "not trusted") || strstr(why, "token file") ||
+          strstr(why, "cannot load") || strstr(why, "before accepting this client"))
+        return -1;
+    } else if (r != 1) {
+      return -1;
+    }
+    if (mono_now() > until) return -1;
+    if (!told && remote.progress && kclient_progress_shown()) {
+      char line[700];
+      snprintf(line, sizeof line, "%s; waiting for world %s's leader", k->err, o->world);
+      remote.progress(line);
+      told = 1;
+    }
+    struct timespec pause = {0, 250 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
 }
 
 int kclient_connect(kclient *k) {
   kclient_close(k);
+  if (remote.o && remote.o->replicate) return connect_leader(k);
+  if (remote.o) return net_connect(remote.o, remote.o->connect, &k->conn, &k->fd, k->err, sizeof k->err);
   char path[128];
   if (proto_socket_path(k->dir, path, sizeof path)) {
     snprintf(k->err, sizeof k->err, "the socket path %s/%s is too long for a Unix socket", k->dir,
@@ -70,7 +123,9 @@ int kclient_connect(kclient *k) {
 }
 
 void kclient_close(kclient *k) {
-  if (k->fd >= 0) close(k->fd);
+  if (k->conn) net_close(k->conn);   /* (closes fd) */
+  else if (k->fd >= 0) close(k->fd);
+  k->conn = NULL;
   json_decref(k->refused);
   k->refused = NULL;
   k->fd = -1;
@@ -290,6 +345,7 @@ int kclient_event(kclient *k, double timeout, json_t **ev, volatile sig_atomic_t
 }
 
 int kclient_serving(const char *dir) {
+  if (remote.o) return 1;
   kclient k;
   kclient_init(&k, "", dir);
   int up = kclient_connect(&k) == 0;
@@ -336,6 +392,13 @@ int kclient_key_running(json_t *reply) {
          strstr(kclient_str(reply, "message"), "with key") != NULL;
 }
 
+int kclient_not_leader(json_t *reply) {
+  if (json_is_true(json_object_get(reply, "ok"))) return 0;
+  const char *code = kclient_str(reply, "code");
+  if (!strcmp(code, "fenced") || !strcmp(code, "not-leader")) return 1;
+  return !strcmp(code, "publication-failed") && strstr(kclient_str(reply, "message"), "fenced") != NULL;
+}
+
 int kclient_progress_shown(void) {
   const char *e = getenv("JITI_PROGRESS");
   if (e && *e) return strcmp(e, "0") != 0;
@@ -354,6 +417,7 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
   json_object_set_new(req, "key", json_string(key ? key : fresh));
   double until = mono_now() + patience;
   int rc = KCLIENT_UNSENT;
+  int follow = remote.o && remote.o->replicate;   /* a takeover is waited for, not given up on */
   void (*was)(const char *) = k->waiting;   /* only this call's tries tell */
   k->waiting = kclient_progress_shown() ? progress : NULL;
   k->waiting_after = KCLIENT_WAITING_AFTER;
@@ -361,19 +425,28 @@ int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience
     json_t *rep = NULL;
     int refused = k->fd < 0 && kclient_connect(k) != 0;  /* no kernel listens */
     rc = refused ? KCLIENT_UNSENT : kclient_call(k, json_incref(req), &rep, intr);
-    if (rc == KCLIENT_OK && !kclient_key_running(rep)) {
+    int moved = follow && rc == KCLIENT_OK && kclient_not_leader(rep);
+    if (moved) kclient_close(k);   /* the next try finds the next leader */
+    if (rc == KCLIENT_OK && !moved && !kclient_key_running(rep)) {
       k->waiting = was;
       json_decref(req);
       *reply = rep;
       return KCLIENT_OK;
     }
-    json_decref(rep);
     /* interrupted, or the first try found no kernel: nothing to retry */
-    if (rc == KCLIENT_INTERRUPTED || (tries == 0 && refused) || mono_now() > until) break;
-    if (progress && (rc != KCLIENT_OK || tries == 0))
+    if (rc == KCLIENT_INTERRUPTED || (tries == 0 && refused && !follow) || mono_now() > until) {
+      if (moved) snprintf(k->err, sizeof k->err, "%s: %s", kclient_str(rep, "code"), kclient_str(rep, "message"));
+      json_decref(rep);
+      break;
+    }
+    if (progress && moved)
+      progress("the kernel no longer leads the world (nothing of the call was kept); retrying on the next "
+               "leader with the same key");
+    else if (progress && (rc != KCLIENT_OK || tries == 0))
       progress(rc != KCLIENT_OK ? "the connection to the kernel dropped before the reply; retrying with the "
                                   "same key (the request will not run twice)"
                                 : "the first try is still running; waiting for its outcome");
+    json_decref(rep);
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL);
   }

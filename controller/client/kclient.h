@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <jansson.h>
 
+struct net_ClientOpts;   /* net.h */
+struct net_Conn;
+
 typedef struct kclient {
   int fd;               /* -1 when not connected */
+  struct net_Conn *conn;  /* a kernel on another machine: what carries fd (net.h), or NULL */
   const char *cmd;      /* the command it serves ("eval", "repl"), for the caller's messages */
   const char *dir;      /* the store directory */
   char *buf;            /* bytes received and not yet consumed */
@@ -28,6 +32,22 @@ typedef struct kclient {
   double waiting_after; /* seconds without a reply before it is told */
   json_int_t awaited;   /* the "id" of the last request kclient_call or kclient_send sent */
 } kclient;
+
+/* Every connection this process makes goes to a kernel on another machine
+** (net.h: --connect, or the leader of --replicate/--world) instead of
+** DIR/kernel.sock: set once by main, before the command runs (o: NULL for
+** the local socket; kept, not copied).  progress (may be NULL) is told of
+** a wait for a leader, a line for people.  Then k->dir names that kernel in
+** messages, kclient_serving is always 1 (a remote kernel is never replaced
+** by the local store), and kclient_call_keyed follows a replicated world
+** to its next leader. */
+void kclient_remote(const struct net_ClientOpts *o, void (*progress)(const char *line));
+/* The remote options set, or NULL. */
+const struct net_ClientOpts *kclient_remote_opts(void);
+
+/* Seconds a client with --replicate waits for the world to have a leader
+** it can reach (a takeover: the lease plus the new leader's start). */
+#define KCLIENT_LEADER_WAIT 30.0
 
 /* A client of the kernel serving dir; not connected yet. */
 void kclient_init(kclient *k, const char *cmd, const char *dir);
@@ -108,6 +128,11 @@ void kclient_fresh_key(char out[33]);
 ** (come back for its outcome). */
 int kclient_key_running(json_t *reply);
 
+/* 1 when reply says the kernel no longer leads its replicated world (it
+** was fenced, so nothing of the request was kept; or it stands by): the
+** request belongs with the next leader. */
+int kclient_not_leader(json_t *reply);
+
 /* Seconds without a reply before a keyed call says it is still waiting. */
 #define KCLIENT_WAITING_AFTER 2.0
 
@@ -125,7 +150,10 @@ int kclient_progress_shown(void);
 ** did not.  progress (may be NULL) is called before a retry with a line
 ** for people, and once per try when no reply has come after
 ** KCLIENT_WAITING_AFTER seconds (a long call, or one behind a pause) if
-** kclient_progress_shown().  KCLIENT_OK (*reply set, its "replayed" member says it was
+** kclient_progress_shown().  Following a replicated world (kclient_remote
+** with --replicate), a refused connection or a reply of kclient_not_leader
+** is retried on the leader etcd names next, with the same key, within the
+** patience too.  KCLIENT_OK (*reply set, its "replayed" member says it was
 ** recorded earlier), KCLIENT_INTERRUPTED, or KCLIENT_NO_REPLY (no kernel,
 ** or none answered in time; k->err says why). */
 int kclient_call_keyed(kclient *k, json_t *req, const char *key, double patience,

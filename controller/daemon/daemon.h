@@ -66,6 +66,7 @@
 #include "dpoll.h"
 #include "engine.h"
 #include "jtext.h"
+#include "net.h"
 #include "proto.h"
 #include "workerproc.h"
 
@@ -523,6 +524,8 @@ typedef struct Daemon {
   Shadows shadows;       /* verifications on shadows (dshadow.c) */
   DSync *sync;           /* the thread that syncs committed groups (dsync.c) */
   DReplOpts repl_opts;
+  net_ServerOpts net_opts;  /* --listen and its TLS options (net.h) */
+  net_Server *net;       /* the TCP listener, or NULL */
   DRepl *repl;           /* replicated through etcd (drepl.c), or NULL */
   int fenced;            /* etcd no longer takes this kernel's commits: nothing more is written or acknowledged */
   int fence_lost;        /* ... because the world is no longer this kernel's (lease lapsed, compare failed):
@@ -578,6 +581,9 @@ void dlog_soon(Daemon *D, const char *fmt, ...)  /* buffered until the next even
 void dlog_attempt(Daemon *D, uint64_t attempt, const char *op, const char *outcome, const char *extra, double t0,
                   uint64_t gen, uint64_t rev, const char *source);
 void dlog_flush(Daemon *D);           /* write the buffered log lines */
+/* A line from a thread other than the loop's (net.h's listener): written at
+** once, in one write, the loop's buffer untouched (ud: unused). */
+void dlog_thread(void *ud, const char *text);
 double dlog_before(void *ud, double now);  /* hook before each sleep: the lines written
                                       ** unless they go with the events */
 /* A line of the worker's stderr, escaped already (workerproc.h): "<time>

@@ -166,3 +166,15 @@ void daemon_assert_failed(const char *what, const char *file, int line) {
   (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
   abort();
 }
+
+void dlog_thread(void *ud, const char *text) {
+  (void)ud;
+  char line[LINE_MAX_BYTES], when[40];
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  storeio_iso_time((int64_t)ts.tv_sec * 1000, when, sizeof when);
+  int n = snprintf(line, sizeof line - 1, "%s jiti kernel: %s", when, text);
+  size_t len = n < 0 ? 0 : (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+  line[len++] = '\n';
+  (void)!write(2, line, len);   /* one write: whole among the loop's lines */
+}

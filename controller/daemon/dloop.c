@@ -73,6 +73,8 @@ static void usage(FILE *out) {
           "                   [--allow-foreign LIB]... [--events-keep COUNT]\n"
           "                   [--events-max-age DURATION] [--detach]\n"
           "                   [--replicate URLS --world NAME [--lease SECONDS] [--standby]]\n"
+          "                   [--listen tcp://HOST:PORT --tls-cert F --tls-key F\n"
+          "                    (--client-ca F | --token-file F)]\n"
           "\n"
           "Run the kernel daemon of a store: recover CURRENT (creating the store with an\n"
           "initial, empty revision if there is none), start the sandboxed worker and serve\n"
@@ -111,6 +113,7 @@ static void usage(FILE *out) {
           "                    show, calls that change nothing) and refuses writes\n"
           "                    ('standby', naming the leader); with --detach, 'jiti\n"
           "                    kernel' returns once it serves\n"
+          "%s"
           "  --create          DIR may hold no store yet: create it (a new store is always\n"
           "                    announced; with JITI_NO_CREATE=1 in the environment, a\n"
           "                    missing store is refused without --create)\n"
@@ -118,7 +121,7 @@ static void usage(FILE *out) {
           "\n"
           "Exit status: 0 after a clean shutdown; 1 when the store cannot be opened (for\n"
           "example another kernel holds it), is damaged, or the worker cannot start; 2 usage.\n",
-          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP, DRETAIN_HELP);
+          LIMITS_HELP, LIMITS_PAUSE_HELP, GRANT_HELP, DRETAIN_HELP, NET_SERVER_HELP);
 }
 
 #ifdef JITI_TEST_HOOKS
@@ -341,6 +344,17 @@ static int kernel_open(Daemon *D, int ready_fd) {
     kill(D->live.w.pid, SIGKILL);
     return EXIT_FAIL;
   }
+  if (D->net_opts.listen) {
+    /* beside the Unix socket, carried to it: after it listens */
+    D->net = net_server_start(&D->net_opts, D->sock, D->max_clients, dlog_thread, NULL, err, sizeof err);
+    if (!D->net) {
+      fprintf(stderr, "jiti kernel: %s\n", err);
+      kill(D->live.w.pid, SIGKILL);
+      return EXIT_FAIL;
+    }
+    dlog(D, "serving clients on other machines at tcp://%s (TLS; %s)", net_server_address(D->net),
+         D->net_opts.client_ca ? "client certificates" : "token");
+  }
   devents_add(D, json_pack("{s:s, s:i, s:I, s:I, s:I}", "event", store_event_name(STORE_EV_KERNEL_STARTED), "pid", (int)getpid(),
                       "revision", (json_int_t)D->revision, "generation", (json_int_t)D->gen,
                       "interrupted", (json_int_t)interrupted));
@@ -392,6 +406,8 @@ static int kernel_close(Daemon *D) {
     dclients_flush(c);
   }
   while (D->nclients) dclients_free(D, 0);
+  net_server_stop(D->net);   /* its connections end with the clients' they carry */
+  D->net = NULL;
   free(D->clients);
   dkeys_free(D);
   if (D->lfd >= 0) { dpoll_del(D->poll, D->lfd); close(D->lfd); unlink(D->sock); }
@@ -451,6 +467,7 @@ int cmd_kernel(int argc, char **argv) {
     if (r == 0) r = limits_option(argc, argv, &i, &D.limits, 1, err, sizeof err);
     if (r == 0) r = grant_option(argc, argv, &i, &D.grant, err, sizeof err);
     if (r == 0) r = drepl_option(argc, argv, &i, &D.repl_opts, err, sizeof err);
+    if (r == 0) r = net_server_option(argc, argv, &i, &D.net_opts, err, sizeof err);
     if (r < 0) fprintf(stderr, "jiti kernel: %s\n", err);
     if (r == 0) r = dretain_option("kernel", argc, argv, &i, &D.retain);
     if (r < 0) return EXIT_USAGE;
@@ -477,7 +494,12 @@ int cmd_kernel(int argc, char **argv) {
     return EXIT_USAGE;
   }
   char rerr[256];
-  if (drepl_check(&D.repl_opts, rerr, sizeof rerr) != 0) {
+  if (drepl_check(&D.repl_opts, rerr, sizeof rerr) != 0 || net_server_check(&D.net_opts, rerr, sizeof rerr) != 0) {
+    fprintf(stderr, "jiti kernel: %s\n", rerr);
+    return EXIT_USAGE;
+  }
+  /* a leader's address is published for clients to find: one they can reach again */
+  if (D.repl_opts.urls && net_server_advertisable(&D.net_opts, rerr, sizeof rerr) != 0) {
     fprintf(stderr, "jiti kernel: %s\n", rerr);
     return EXIT_USAGE;
   }

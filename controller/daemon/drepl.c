@@ -150,9 +150,11 @@ static int bring_up(Daemon *D, store_env *s, char *err, size_t errlen) {
 }
 
 /* A kernel's identity as the leader key and a standby's report hold it
-** (JSON: host, pid, store).  -1 when it does not fit. */
-static int identity(const char *host, const char *dir, char *out, size_t cap) {
+** (JSON: host, pid, store, and listen: its --listen HOST:PORT, where clients
+** on other machines reach it).  -1 when it does not fit. */
+static int identity(const char *host, const char *dir, const char *listen, char *out, size_t cap) {
   json_t *o = json_pack("{s:s, s:i, s:s}", "host", host, "pid", (int)getpid(), "store", dir);
+  if (o && listen) json_object_set_new(o, "listen", json_string(listen + strlen("tcp://")));
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   int rc = text && strlen(text) < cap ? 0 : -1;
@@ -205,7 +207,7 @@ int drepl_open(Daemon *D, store_env *s, char *err, size_t errlen) {
   R->lease_ms = (int64_t)R->lease * 1000;
   snprintf(R->host, sizeof R->host, "?");
   gethostname(R->host, sizeof R->host - 1);
-  if (identity(R->host, D->dir, R->id, sizeof R->id) != 0) {
+  if (identity(R->host, D->dir, D->net_opts.listen, R->id, sizeof R->id) != 0) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }

@@ -10,6 +10,8 @@
 #include "client.h"
 #include "swank.h"
 #include "daemon.h"
+#include "kclient.h"
+#include "net.h"
 #include "offline.h"
 #include "replica.h"
 #include "run.h"
@@ -21,41 +23,42 @@ static const struct {
   const char *name;
   int (*run)(int argc, char **argv);
   const char *summary;
+  int remote;      /* it reaches a running kernel: --connect or --replicate/--world may name one elsewhere */
 } commands[] = {
-  {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world"},
-  {"init", cmd_init, "create a store holding the initial, empty world"},
-  {"apply", cmd_apply, "run forms as one checked transaction on a store"},
-  {"invariant", cmd_invariant, "add, remove or list the world's safety invariants"},
-  {"repair", cmd_repair, "choose the functions automatic repair looks after"},
-  {"incidents", cmd_incidents, "list the failures automatic repair recorded, or show one"},
-  {"traffic", cmd_traffic, "show the successful calls automatic repair keeps of a function"},
-  {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world"},
-  {"log", cmd_log, "list a store's revisions, newest first"},
-  {"show", cmd_show, "show a revision's manifest and changed entries"},
-  {"diff", cmd_diff, "compare the worlds of two revisions"},
-  {"rollback", cmd_rollback, "publish a revision equal to an older one"},
-  {"events", cmd_events, "list a store's events, newest first"},
-  {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)"},
-  {"replicate", cmd_replicate, "show a world replicated through etcd: leader, CURRENT, standbys"},
-  {"eval", cmd_eval, "run an application call on the running kernel"},
-  {"preview", cmd_preview, "evaluate on the running kernel, report, restore everything"},
-  {"inspect", cmd_inspect, "print one entry of the running kernel's world in full"},
-  {"observe", cmd_observe, "show the running kernel's world"},
-  {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel"},
-  {"status", cmd_status, "show the state of the store's kernel"},
-  {"stop", cmd_stop, "shut the store's kernel down cleanly"},
-  {"cancel", cmd_cancel, "cancel the transaction the kernel is running (restored)"},
-  {"interrupt", cmd_interrupt, "pause the transaction the kernel is running (CONTINUE resumes it)"},
-  {"repl", cmd_repl, "an interactive session with the running kernel"},
-  {"swank", cmd_swank, "a Swank server: Emacs's SLIME on the running kernel's world"},
-  {"session", cmd_session, "let a model grow the world, one checked action at a time"},
-  {"sessions", cmd_sessions, "list, show or export the recorded model sessions"},
-  {"supervise", cmd_supervise, "let a model repair the incidents of failing calls (automatic repair)"},
-  {"heal", cmd_heal, "ask for a repair of a problem no call signalled (a wrong value)"},
-  {"repairs", cmd_repairs, "list the tentative repairs awaiting promote or reject"},
-  {"promote", cmd_promote, "make a tentative repair permanent"},
-  {"reject", cmd_reject, "undo a tentative repair (its incident captured again)"},
-  {NULL, NULL, NULL},
+  {"run", cmd_run, "evaluate Lisp files or an expression in a fresh world", 0},
+  {"init", cmd_init, "create a store holding the initial, empty world", 0},
+  {"apply", cmd_apply, "run forms as one checked transaction on a store", 0},
+  {"invariant", cmd_invariant, "add, remove or list the world's safety invariants", 1},
+  {"repair", cmd_repair, "choose the functions automatic repair looks after", 1},
+  {"incidents", cmd_incidents, "list the failures automatic repair recorded, or show one", 1},
+  {"traffic", cmd_traffic, "show the successful calls automatic repair keeps of a function", 0},
+  {"recover-session", cmd_recover_session, "verify a store and recover its CURRENT world", 0},
+  {"log", cmd_log, "list a store's revisions, newest first", 0},
+  {"show", cmd_show, "show a revision's manifest and changed entries", 0},
+  {"diff", cmd_diff, "compare the worlds of two revisions", 0},
+  {"rollback", cmd_rollback, "publish a revision equal to an older one", 1},
+  {"events", cmd_events, "list a store's events, newest first", 0},
+  {"kernel", cmd_kernel, "run the kernel daemon of a store (serves DIR/kernel.sock)", 0},
+  {"replicate", cmd_replicate, "show a world replicated through etcd: leader, CURRENT, standbys", 0},
+  {"eval", cmd_eval, "run an application call on the running kernel", 1},
+  {"preview", cmd_preview, "evaluate on the running kernel, report, restore everything", 1},
+  {"inspect", cmd_inspect, "print one entry of the running kernel's world in full", 1},
+  {"observe", cmd_observe, "show the running kernel's world", 1},
+  {"act", cmd_act, "send one action (evaluate, resume, abort) to the kernel", 1},
+  {"status", cmd_status, "show the state of the store's kernel", 1},
+  {"stop", cmd_stop, "shut the store's kernel down cleanly", 1},
+  {"cancel", cmd_cancel, "cancel the transaction the kernel is running (restored)", 1},
+  {"interrupt", cmd_interrupt, "pause the transaction the kernel is running (CONTINUE resumes it)", 1},
+  {"repl", cmd_repl, "an interactive session with the running kernel", 1},
+  {"swank", cmd_swank, "a Swank server: Emacs's SLIME on the running kernel's world", 1},
+  {"session", cmd_session, "let a model grow the world, one checked action at a time", 1},
+  {"sessions", cmd_sessions, "list, show or export the recorded model sessions", 0},
+  {"supervise", cmd_supervise, "let a model repair the incidents of failing calls (automatic repair)", 1},
+  {"heal", cmd_heal, "ask for a repair of a problem no call signalled (a wrong value)", 1},
+  {"repairs", cmd_repairs, "list the tentative repairs awaiting promote or reject", 1},
+  {"promote", cmd_promote, "make a tentative repair permanent", 1},
+  {"reject", cmd_reject, "undo a tentative repair (its incident captured again)", 1},
+  {NULL, NULL, NULL, 0},
 };
 
 /* The edit distance of a and b (insertions, deletions, substitutions,
@@ -98,7 +101,42 @@ static void usage(FILE *out) {
           "\n"
           "commands:\n");
   for (int i = 0; commands[i].name; i++) fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.\n");
+  fprintf(out, "\nRun 'jiti <command> --help' for the options of a command.  Those that reach a running\n"
+               "kernel reach one on another machine too: --connect tcp://HOST:PORT, or the leader of a\n"
+               "replicated world with --replicate URLS --world NAME (see their --help).\n");
+}
+
+static void remote_progress(const char *line) { fprintf(stderr, "jiti: %s\n", line); }
+
+/* A command that reaches a running kernel, given --connect or --replicate:
+** those options (net.h) are taken out of argv (*argc shrinks) and every
+** connection it makes goes to that kernel (kclient_remote).  0, or the
+** exit status after a message. */
+static int take_remote(const char *cmd, int *argc, char **argv, net_ClientOpts *o) {
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    char err[256];
+    if (!strcmp(argv[i], "--")) {   /* what follows is the command's own */
+      while (i < *argc) argv[out++] = argv[i++];
+      break;
+    }
+    int r = net_client_option(*argc, argv, &i, o, err, sizeof err);
+    if (r < 0) {
+      fprintf(stderr, "jiti %s: %s\n", cmd, err);
+      return EXIT_USAGE;
+    }
+    if (!r) argv[out++] = argv[i];
+  }
+  *argc = out;
+  argv[out] = NULL;
+  if (!net_client_given(o)) return 0;
+  char err[512];
+  if (net_client_check(o, err, sizeof err)) {
+    fprintf(stderr, "jiti %s: %s\n", cmd, err);
+    return EXIT_USAGE;
+  }
+  kclient_remote(o, remote_progress);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -122,7 +160,16 @@ int main(int argc, char **argv) {
   for (int i = 0; commands[i].name; i++)
     if (!strcmp(cmd, commands[i].name)) {
       fault_guard(cmd); /* a damaged data.mdb is a message, not a crash (the worker never maps it) */
-      return commands[i].run(argc - 1, argv + 1);
+      if (!commands[i].remote) return commands[i].run(argc - 1, argv + 1);
+      net_ClientOpts remote = {0};
+      int n = argc - 1, help = 0;
+      for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
+        help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+      int bad = take_remote(cmd, &n, argv + 1, &remote);
+      if (bad) return bad;
+      int rc = commands[i].run(n, argv + 1);
+      if (help && rc == EXIT_OK) printf("\n%s", NET_CLIENT_HELP);
+      return rc;
     }
   const char *near = nearest(cmd);
   if (near) fprintf(stderr, "jiti: '%s' is not a jiti command; did you mean '%s'? See 'jiti --help'.\n", cmd, near);
