@@ -395,7 +395,7 @@ int kclient_key_running(json_t *reply) {
 int kclient_not_leader(json_t *reply) {
   if (json_is_true(json_object_get(reply, "ok"))) return 0;
   const char *code = kclient_str(reply, "code");
-  if (!strcmp(code, "fenced") || !strcmp(code, "not-leader")) return 1;
+  if (!strcmp(code, "fenced") || !strcmp(code, "standby")) return 1;
   return !strcmp(code, "publication-failed") && strstr(kclient_str(reply, "message"), "fenced") != NULL;
 }
 
