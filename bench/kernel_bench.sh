@@ -59,15 +59,8 @@ case "$rounds" in ''|*[!0-9]*|0) echo "kernel_bench.sh: --rounds needs a positiv
 
 say() { echo "kernel_bench.sh: $*" >&2; }
 
-# ---- build if needed (an up-to-date build only costs make's checks)
-if [ "$jiti" = "$ROOT/build/jiti" ] || [ ! -x "$kbench" ]; then
-  if [ ! -f "$ROOT/build/CMakeCache.txt" ]; then
-    say "configuring build/ (cmake, RelWithDebInfo) ..."
-    cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
-  fi
-  say "building jiti and kernel_bench if needed ..."
-  cmake --build "$ROOT/build" -j "$(nproc)" --target jiti-bin kernel_bench >/dev/null || exit 1
-fi
+. "$ROOT/bench/lib.sh"
+bench_build_kernel || exit 1
 
 # ---- redis
 if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then

@@ -52,14 +52,8 @@ case "$rounds" in ''|*[!0-9]*|0) echo "traffic_bench.sh: --rounds needs a positi
 
 say() { echo "traffic_bench.sh: $*" >&2; }
 
-if [ "$jiti" = "$ROOT/build/jiti" ] || [ ! -x "$kbench" ]; then
-  if [ ! -f "$ROOT/build/CMakeCache.txt" ]; then
-    say "configuring build/ (cmake, RelWithDebInfo) ..."
-    cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
-  fi
-  say "building jiti and kernel_bench if needed ..."
-  cmake --build "$ROOT/build" -j "$(nproc)" --target jiti-bin kernel_bench >/dev/null || exit 1
-fi
+. "$ROOT/bench/lib.sh"
+bench_build_kernel || exit 1
 
 tmp=$(mktemp -d /tmp/jiti-tbench.XXXXXX)
 store_root=$tmp
