@@ -296,6 +296,38 @@ static bool is_constant_sym(jt_State *S, jt_V sym) {
   return (jt_symobj(S, sym)->h.flags & JT_SYM_CONSTANT) != 0;
 }
 
+/* The declaration identifiers of the standard (CLHS 3.3.3) besides the
+** ones parse_decls compares first; a type name is one too. */
+static const char *const standard_decls[] = {"TYPE", "FTYPE", "INLINE", "NOTINLINE", "DYNAMIC-EXTENT",
+                                             "DECLARATION"};
+
+/* A declaration specifier whose identifier is none of the standard's, no
+** type and no proclaimed declaration name is warned about, as SBCL warns
+** (a misspelt IGNORE would otherwise pass unseen).  WARN runs handlers,
+** which may leave by a non-local exit: everything analysis made so far is
+** in the code object's arena, which the collector frees. */
+static void check_decl_identifier(A *a, jt_V spec) {
+  jt_State *S = a->S;
+  jt_V id = jt_car(spec);
+  if (S->kernel_mode || jt_iscons(id)) return;   /* a compound type specifier */
+  if (jt_issymbol(id)) {
+    if (jt_symobj(S, id)->package == JT_PKG_LISP) {
+      const char *n = jt_symname(S, id);
+      for (size_t i = 0; i < sizeof standard_decls / sizeof *standard_decls; i++)
+        if (!strcmp(n, standard_decls[i])) return;
+    }
+    if (jt_names_declaration(S, id) || jt_names_type(S, id)) return;
+  }
+  jt_V warn = jt_symobj(S, jt_intern(S, "WARN"))->function;
+  if (!jt_isfunction(warn)) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, spec);
+  jt_V msg = jt_string_from_cstr(S, "unrecognized declaration ~S");
+  JT_PUSH(S, msg);
+  jt_funcall(S, warn, 2, base[1], base[0]);
+  S->sp = base;
+}
+
 /* Declarations at the head of a body: returns the rest of the body and
 ** collects (declare (special ...)) names into *specials (a Lisp list). */
 static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *doc) {
@@ -312,7 +344,13 @@ static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *d
     jt_Walk wd = jt_walk(jt_cdr(f));
     for (jt_V d = jt_cdr(f); jt_iscons(d); d = jt_walk_next(S, &wd, d)) {
       jt_V spec = jt_car(d);
-      if (!jt_iscons(spec) || jt_car(spec) != JT_SYM(S, SPECIAL)) continue;
+      if (!jt_iscons(spec)) continue;
+      if (jt_car(spec) != JT_SYM(S, SPECIAL)) {
+        jt_V id = jt_car(spec);
+        if (id != JT_SYM(S, IGNORE) && id != JT_SYM(S, IGNORABLE) && id != JT_SYM(S, OPTIMIZE))
+          check_decl_identifier(a, spec);
+        continue;
+      }
       jt_Walk wn = jt_walk(jt_cdr(spec));
       for (jt_V n = jt_cdr(spec); jt_iscons(n); n = jt_walk_next(S, &wn, n)) {
         jt_V sym = jt_car(n);
