@@ -169,4 +169,39 @@
 (signals error (proclaim '(ftype . foo)))
 (signals error (proclaim 5))
 
+;;; an unknown declaration identifier is warned about when the form is
+;;; processed; the standard's, type names and proclaimed names are not
+(defun mac-decl-warns (form)
+  (block w
+    (handler-bind ((warning (lambda (c) (declare (ignore c)) (return-from w :warned))))
+      (funcall (compile nil `(lambda () ,form))))))
+(deftype mac-decl-type () 'integer)
+(defstruct mac-decl-struct a)
+(is-eql (mac-decl-warns '(let ((x 1)) (declare (mac-no-such-declaration x)) x)) :warned)
+(is-eql (mac-decl-warns '(funcall (lambda () (declare (mac-no-such-declaration)) 1))) :warned)
+(is-eql (mac-decl-warns '(let ((x 1) (f #'car) (s (make-mac-decl-struct)) (c (make-condition 'simple-error)))
+                          (declare (fixnum x) (type (integer 0 5) x) ((integer 0 4) x) (ignorable x f s c)
+                                   (dynamic-extent f) (optimize (speed 1) safety) (inline mac-decl-warns)
+                                   (notinline mac-decl-warns) (ftype (function (t) t) mac-decl-warns)
+                                   (mac-decl-type x) (t x) (function f) (mac-decl-struct s)
+                                   (structure-object s) (condition c))
+                          x))
+        1)
+;; after a handler left the warning, the same form is analysed again cleanly
+(is-eql (mac-decl-warns '(let ((x 2)) (declare (mac-no-such-declaration x)) x)) :warned)
+(is-eql (handler-bind ((warning #'muffle-warning))
+          (funcall (compile nil '(lambda () (let ((x 3)) (declare (mac-no-such-declaration x)) x)))))
+        3)
+(is-eql (proclaim '(declaration mac-proclaimed-decl)) nil)
+(declaim (declaration mac-declaimed-decl))
+(is-eql (mac-decl-warns '(let ((x 1)) (declare (mac-proclaimed-decl x) (mac-declaimed-decl)) x)) 1)
+;; no name is both a declaration and a type (CLHS type), either way round
+(signals error (eval '(deftype mac-proclaimed-decl () t)))
+(signals error (eval '(defstruct mac-proclaimed-decl a)))
+(signals error (eval '(defclass mac-declaimed-decl () ())))
+(signals error (eval '(define-condition mac-declaimed-decl (condition) ())))
+(signals error (proclaim '(declaration mac-decl-type)))
+(signals error (proclaim '(declaration mac-decl-struct)))
+(signals error (proclaim '(declaration mac-decl-is-not-a-symbol . 5)))
+
 (done)
