@@ -1032,6 +1032,59 @@ static jt_Node *analyze_flet(A *a, jt_V form, jt_V args, bool tail, bool labels)
 static jt_Node *sf_flet(A *a, jt_V form, jt_V args, bool tail) { return analyze_flet(a, form, args, tail, false); }
 static jt_Node *sf_labels(A *a, jt_V form, jt_V args, bool tail) { return analyze_flet(a, form, args, tail, true); }
 
+/* FORM wrapped in the local macro definitions visible here, as CLHS
+** (macrolet) makes a local macro's expander see them: the symbol macros
+** (symbol-macrolet) and the macros (macrolet) around it, not its lexical
+** variables and functions.  FORM itself when there are none. */
+static jt_V in_local_macros(A *a, Scope *from, jt_V form) {
+  jt_State *S = a->S;
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  JT_PUSH(S, JT_NIL);   /* base[1]: the symbol macros' bindings */
+  JT_PUSH(S, JT_NIL);   /* base[2]: the macros' definitions */
+  JT_PUSH(S, JT_NIL);   /* base[3..5]: the expanders' variables */
+  JT_PUSH(S, JT_NIL);
+  JT_PUSH(S, JT_NIL);
+  for (Scope *sc = from; sc; sc = sc->parent)
+    for (int i = sc->nvars - 1; i >= 0; i--) {
+      Var *v = sc->vars[i];
+      if (v->kind == VAR_SYMMACRO && lookup(a, v->name, VARKINDS) == v) {
+        jt_V b = jt_list(S, 2, v->name, v->macro);
+        base[1] = jt_cons(S, b, base[1]);
+      } else if (v->kind == VAR_MACRO && lookup(a, v->name, FUNKINDS) == v) {
+        /* (name (&whole w &environment e &rest r) (funcall 'expander w e)) */
+        if (base[3] == JT_NIL) {
+          base[3] = jt_string_from_cstr(S, "WHOLE");
+          base[3] = jt_make_symbol(S, base[3]);
+          base[4] = jt_string_from_cstr(S, "ENV");
+          base[4] = jt_make_symbol(S, base[4]);
+          base[5] = jt_string_from_cstr(S, "ARGS");
+          base[5] = jt_make_symbol(S, base[5]);
+        }
+        jt_V w = base[3], e = base[4];
+        jt_V q = jt_list(S, 2, JT_SYM(S, QUOTE), v->macro);
+        JT_PUSH(S, q);
+        jt_V call = jt_list(S, 4, JT_SYM(S, FUNCALL), q, w, e);
+        S->sp[-1] = call;
+        jt_V ll = jt_list(S, 6, JT_SYM(S, AND_WHOLE), w, JT_SYM(S, AND_ENVIRONMENT), e, JT_SYM(S, AND_REST),
+                          base[5]);
+        JT_PUSH(S, ll);
+        jt_V decl = jt_list(S, 2, JT_SYM(S, IGNORE), base[5]);
+        JT_PUSH(S, decl);
+        decl = jt_list(S, 2, JT_SYM(S, DECLARE), decl);
+        S->sp[-1] = decl;
+        jt_V def = jt_list(S, 4, v->name, ll, decl, call);
+        JT_POP(S, 3);
+        base[2] = jt_cons(S, def, base[2]);
+      }
+    }
+  if (base[2] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "MACROLET"), base[2], base[0]);
+  if (base[1] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "SYMBOL-MACROLET"), base[1], base[0]);
+  jt_V r = base[0];
+  S->sp = base;
+  return r;
+}
+
 static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed macrolet: %s", form);
@@ -1044,7 +1097,8 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     /* (%macro-lambda name lambda-list . body) builds the expander */
     jt_V mf = jt_cons(S, JT_SYM(S, MACRO_LAMBDA), d);
     JT_PUSH(S, mf);
-    jt_V fn = jt_eval(S, mf);
+    S->sp[-1] = in_local_macros(a, s->parent, mf);
+    jt_V fn = jt_eval(S, S->sp[-1]);
     S->sp[-1] = fn;   /* var_add allocates (the arena), which may collect */
     Var *v = var_add(a, jt_car(d), VAR_MACRO);
     v->macro = konst(a, fn);

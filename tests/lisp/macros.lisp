@@ -204,4 +204,18 @@
 (signals error (proclaim '(declaration mac-decl-struct)))
 (signals error (proclaim '(declaration mac-decl-is-not-a-symbol . 5)))
 
+;;; a local macro's expander sees the symbol macros and macros around its
+;;; macrolet (not its lexical variables), and not its own siblings
+(is-equal (symbol-macrolet ((mac-table '(1 2 3)))
+            (macrolet ((mac-m () `(list ,@mac-table))) (mac-m)))
+          '(1 2 3))
+(is-eql (macrolet ((mac-outer (x) `(* 2 ,x)))
+          (macrolet ((mac-inner (y) (mac-outer y))) (mac-inner 5)))
+        10)
+(is-equal (symbol-macrolet ((mac-sm 1))
+            (let ((mac-sm 2))
+              (declare (ignorable mac-sm))
+              (macrolet ((mac-m () (if (boundp 'mac-sm) :bound :unbound))) (list mac-sm (mac-m)))))
+          '(2 :unbound))
+(is-eql (macrolet ((mac-a () 1) (mac-b () (if (macro-function 'mac-a) :global :local))) (mac-b)) :local)
 (done)
