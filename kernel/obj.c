@@ -1316,7 +1316,12 @@ JT_FN(f_constantp) {
   return JT_T;
 }
 
-JT_FN(f_symbol_function) { return jt_fdefinition(S, jt_check_symbol(S, argv[0])); }
+/* As fdefinition: a macro's or special operator's name gives an object
+** too (fboundp is true of it), not an undefined-function error. */
+JT_FN(f_symbol_function) {
+  jt_check_symbol(S, argv[0]);
+  return f_fdefinition(S, argc, argv);
+}
 
 JT_FN(f_special_variable_p) {
   return jt_bool(jt_symobj(S, jt_check_symbol(S, argv[0]))->h.flags & JT_SYM_SPECIAL);
