@@ -1045,6 +1045,8 @@ static jt_V in_local_macros(A *a, Scope *from, jt_V form) {
   JT_PUSH(S, JT_NIL);   /* base[3..5]: the expanders' variables */
   JT_PUSH(S, JT_NIL);
   JT_PUSH(S, JT_NIL);
+  Scope *now = a->scope;
+  a->scope = from;   /* lookup from there: a sibling definition shadows nothing */
   for (Scope *sc = from; sc; sc = sc->parent)
     for (int i = sc->nvars - 1; i >= 0; i--) {
       Var *v = sc->vars[i];
@@ -1078,6 +1080,7 @@ static jt_V in_local_macros(A *a, Scope *from, jt_V form) {
         base[2] = jt_cons(S, def, base[2]);
       }
     }
+  a->scope = now;
   if (base[2] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "MACROLET"), base[2], base[0]);
   if (base[1] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "SYMBOL-MACROLET"), base[1], base[0]);
   jt_V r = base[0];

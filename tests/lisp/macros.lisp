@@ -218,4 +218,7 @@
               (macrolet ((mac-m () (if (boundp 'mac-sm) :bound :unbound))) (list mac-sm (mac-m)))))
           '(2 :unbound))
 (is-eql (macrolet ((mac-a () 1) (mac-b () (if (macro-function 'mac-a) :global :local))) (mac-b)) :local)
+(is-eql (macrolet ((mac-a () 1))
+          (macrolet ((mac-a () 2) (mac-b () (mac-a))) (mac-b)))
+        1)
 (done)
