@@ -296,6 +296,38 @@ static bool is_constant_sym(jt_State *S, jt_V sym) {
   return (jt_symobj(S, sym)->h.flags & JT_SYM_CONSTANT) != 0;
 }
 
+/* The declaration identifiers of the standard (CLHS 3.3.3) besides the
+** ones parse_decls compares first; a type name is one too. */
+static const char *const standard_decls[] = {"TYPE", "FTYPE", "INLINE", "NOTINLINE", "DYNAMIC-EXTENT",
+                                             "DECLARATION"};
+
+/* A declaration specifier whose identifier is none of the standard's, no
+** type and no proclaimed declaration name is warned about, as SBCL warns
+** (a misspelt IGNORE would otherwise pass unseen).  WARN runs handlers,
+** which may leave by a non-local exit: everything analysis made so far is
+** in the code object's arena, which the collector frees. */
+static void check_decl_identifier(A *a, jt_V spec) {
+  jt_State *S = a->S;
+  jt_V id = jt_car(spec);
+  if (S->kernel_mode || jt_iscons(id)) return;   /* a compound type specifier */
+  if (jt_issymbol(id)) {
+    if (jt_symobj(S, id)->package == JT_PKG_LISP) {
+      const char *n = jt_symname(S, id);
+      for (size_t i = 0; i < sizeof standard_decls / sizeof *standard_decls; i++)
+        if (!strcmp(n, standard_decls[i])) return;
+    }
+    if (jt_names_declaration(S, id) || jt_names_type(S, id)) return;
+  }
+  jt_V warn = jt_symobj(S, jt_intern(S, "WARN"))->function;
+  if (!jt_isfunction(warn)) return;
+  jt_V *base = S->sp;
+  JT_PUSH(S, spec);
+  jt_V msg = jt_string_from_cstr(S, "unrecognized declaration ~S");
+  JT_PUSH(S, msg);
+  jt_funcall(S, warn, 2, base[1], base[0]);
+  S->sp = base;
+}
+
 /* Declarations at the head of a body: returns the rest of the body and
 ** collects (declare (special ...)) names into *specials (a Lisp list). */
 static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *doc) {
@@ -312,7 +344,13 @@ static jt_V parse_decls(A *a, jt_V body, jt_V *specials, bool allow_doc, jt_V *d
     jt_Walk wd = jt_walk(jt_cdr(f));
     for (jt_V d = jt_cdr(f); jt_iscons(d); d = jt_walk_next(S, &wd, d)) {
       jt_V spec = jt_car(d);
-      if (!jt_iscons(spec) || jt_car(spec) != JT_SYM(S, SPECIAL)) continue;
+      if (!jt_iscons(spec)) continue;
+      if (jt_car(spec) != JT_SYM(S, SPECIAL)) {
+        jt_V id = jt_car(spec);
+        if (id != JT_SYM(S, IGNORE) && id != JT_SYM(S, IGNORABLE) && id != JT_SYM(S, OPTIMIZE))
+          check_decl_identifier(a, spec);
+        continue;
+      }
       jt_Walk wn = jt_walk(jt_cdr(spec));
       for (jt_V n = jt_cdr(spec); jt_iscons(n); n = jt_walk_next(S, &wn, n)) {
         jt_V sym = jt_car(n);
@@ -994,6 +1032,62 @@ static jt_Node *analyze_flet(A *a, jt_V form, jt_V args, bool tail, bool labels)
 static jt_Node *sf_flet(A *a, jt_V form, jt_V args, bool tail) { return analyze_flet(a, form, args, tail, false); }
 static jt_Node *sf_labels(A *a, jt_V form, jt_V args, bool tail) { return analyze_flet(a, form, args, tail, true); }
 
+/* FORM wrapped in the local macro definitions visible here, as CLHS
+** (macrolet) makes a local macro's expander see them: the symbol macros
+** (symbol-macrolet) and the macros (macrolet) around it, not its lexical
+** variables and functions.  FORM itself when there are none. */
+static jt_V in_local_macros(A *a, Scope *from, jt_V form) {
+  jt_State *S = a->S;
+  jt_V *base = S->sp;
+  JT_PUSH(S, form);
+  JT_PUSH(S, JT_NIL);   /* base[1]: the symbol macros' bindings */
+  JT_PUSH(S, JT_NIL);   /* base[2]: the macros' definitions */
+  JT_PUSH(S, JT_NIL);   /* base[3..5]: the expanders' variables */
+  JT_PUSH(S, JT_NIL);
+  JT_PUSH(S, JT_NIL);
+  Scope *now = a->scope;
+  a->scope = from;   /* lookup from there: a sibling definition shadows nothing */
+  for (Scope *sc = from; sc; sc = sc->parent)
+    for (int i = sc->nvars - 1; i >= 0; i--) {
+      Var *v = sc->vars[i];
+      if (v->kind == VAR_SYMMACRO && lookup(a, v->name, VARKINDS) == v) {
+        jt_V b = jt_list(S, 2, v->name, v->macro);
+        base[1] = jt_cons(S, b, base[1]);
+      } else if (v->kind == VAR_MACRO && lookup(a, v->name, FUNKINDS) == v) {
+        /* (name (&whole w &environment e &rest r) (funcall 'expander w e)) */
+        if (base[3] == JT_NIL) {
+          base[3] = jt_string_from_cstr(S, "WHOLE");
+          base[3] = jt_make_symbol(S, base[3]);
+          base[4] = jt_string_from_cstr(S, "ENV");
+          base[4] = jt_make_symbol(S, base[4]);
+          base[5] = jt_string_from_cstr(S, "ARGS");
+          base[5] = jt_make_symbol(S, base[5]);
+        }
+        jt_V w = base[3], e = base[4];
+        jt_V q = jt_list(S, 2, JT_SYM(S, QUOTE), v->macro);
+        JT_PUSH(S, q);
+        jt_V call = jt_list(S, 4, JT_SYM(S, FUNCALL), q, w, e);
+        S->sp[-1] = call;
+        jt_V ll = jt_list(S, 6, JT_SYM(S, AND_WHOLE), w, JT_SYM(S, AND_ENVIRONMENT), e, JT_SYM(S, AND_REST),
+                          base[5]);
+        JT_PUSH(S, ll);
+        jt_V decl = jt_list(S, 2, JT_SYM(S, IGNORE), base[5]);
+        JT_PUSH(S, decl);
+        decl = jt_list(S, 2, JT_SYM(S, DECLARE), decl);
+        S->sp[-1] = decl;
+        jt_V def = jt_list(S, 4, v->name, ll, decl, call);
+        JT_POP(S, 3);
+        base[2] = jt_cons(S, def, base[2]);
+      }
+    }
+  a->scope = now;
+  if (base[2] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "MACROLET"), base[2], base[0]);
+  if (base[1] != JT_NIL) base[0] = jt_list(S, 3, jt_intern(S, "SYMBOL-MACROLET"), base[1], base[0]);
+  jt_V r = base[0];
+  S->sp = base;
+  return r;
+}
+
 static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
   jt_State *S = a->S;
   if (!jt_iscons(args)) syntax_error(a, "malformed macrolet: %s", form);
@@ -1006,7 +1100,8 @@ static jt_Node *sf_macrolet(A *a, jt_V form, jt_V args, bool tail) {
     /* (%macro-lambda name lambda-list . body) builds the expander */
     jt_V mf = jt_cons(S, JT_SYM(S, MACRO_LAMBDA), d);
     JT_PUSH(S, mf);
-    jt_V fn = jt_eval(S, mf);
+    S->sp[-1] = in_local_macros(a, s->parent, mf);
+    jt_V fn = jt_eval(S, S->sp[-1]);
     S->sp[-1] = fn;   /* var_add allocates (the arena), which may collect */
     Var *v = var_add(a, jt_car(d), VAR_MACRO);
     v->macro = konst(a, fn);

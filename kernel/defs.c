@@ -114,7 +114,10 @@ bool jt_defs_form_ok(jt_State *S, int kind, jt_V name, jt_V form) {
   jt_V head = jt_car(form), second = nth_of(form, 1);
   int n = length_upto(form, 1 << 20);
   switch (kind) {
-    case JITI_ENTRY_TYPE:  /* (DEFTYPE name lambda-list . body) */
+    case JITI_ENTRY_TYPE:  /* (DEFTYPE name lambda-list . body), or (DECLAIM (DECLARATION name)) */
+      if (head == sym(S, "DECLAIM"))
+        return n == 2 && jt_issymbol(name) && length_upto(second, 2) == 2 &&
+               nth_of(second, 0) == sym(S, "DECLARATION") && nth_of(second, 1) == name;
       return head == sym(S, "DEFTYPE") && n >= 3 && jt_issymbol(name) && second == name;
     case JITI_ENTRY_SYMBOL_MACRO:  /* (DEFINE-SYMBOL-MACRO name expansion) */
       return head == sym(S, "DEFINE-SYMBOL-MACRO") && n == 3 && jt_issymbol(name) && second == name;

@@ -415,6 +415,9 @@ static inline jt_V call_now(jt_State *S, jt_V fn, int argc, jt_V *argv) {
   S->nvals = 1;
   jt_V r = p->fn(S, argc, argv);
   S->ci = ci.prev;
+  /* a primitive that called a function (mapcar's) and returns one value
+  ** of its own: the callee's values are not its values */
+  if (__builtin_expect(S->nvals > 1, 0) && S->mv[0] != r) S->nvals = 1;
   return r;
 }
 

@@ -210,6 +210,11 @@ static inline bool jt_definable(const jt_Symbol *s) {
 /* The same for a new structure or condition type: built-in type names
 ** (error, cons, integer, ...) and locked symbols are refused. */
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what);
+/* Whether NAME is a symbol naming a type (a built-in type, a structure,
+** condition or class, a DEFTYPE), and whether it was proclaimed a
+** declaration name ((declaim (declaration name))); no symbol is both. */
+bool jt_names_type(jt_State *S, jt_V name);
+bool jt_names_declaration(jt_State *S, jt_V name);
 void jt_defglobal(jt_State *S, const char *name, jt_V value);  /* special var */
 /* Dynamic binding: push a binding; jt_unbind_to restores. */
 void jt_bind(jt_State *S, jt_V sym, jt_V value);

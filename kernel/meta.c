@@ -83,6 +83,32 @@ void jt_meta_type_replaced(jt_State *S, jt_V name) {
   JT_POP(S, 1);
 }
 
+/* (%proclaim-declaration name) What (declaim (declaration name)) does:
+** NAME becomes a declaration identifier the analyser accepts silently.
+** A world keeps it as the entry of NAME's type, with the DECLAIM form:
+** CLHS (type) lets no symbol be both, so the two never share the entry. */
+JT_FN(f_proclaim_declaration) {
+  jt_V name = jt_check_symbol(S, argv[0]);
+  if (jt_names_declaration(S, name)) return name;
+  jt_Symbol *s = jt_symobj(S, name);
+  if (!S->kernel_mode && (s->h.flags & (JT_SYM_BUILTIN | JT_SYM_LOCKED)))
+    jt_errorc(S, JT_SYM(S, LOCKED_SYMBOL_ERROR),
+              "cannot proclaim %s a declaration name: it is a built-in name of the language", s->cname);
+  if (jt_names_type(S, name))
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "cannot proclaim %s a declaration name: it names a type (choose another name)", s->cname);
+  jt_V *base = S->sp;
+  JT_PUSH(S, name);
+  jt_meta_put(S, name, key(S, "%DECLARATION"), JT_T);
+  jt_V spec = jt_list(S, 2, key(S, "DECLARATION"), base[0]);
+  JT_PUSH(S, spec);
+  jt_V form = jt_list(S, 2, key(S, "DECLAIM"), spec);
+  JT_PUSH(S, form);
+  jt_defs_record(S, JITI_ENTRY_TYPE, base[0], form);
+  S->sp = base;
+  return name;
+}
+
 /* (%define-setf name kind fn) What defsetf does: kind :updater (short form,
 ** fn names the updating function) or :expander (long form, fn computes the
 ** expansion).  Either replaces the other. */
@@ -202,6 +228,7 @@ JT_FN(f_internal_symbol_p) { return jt_bool(jt_is_internal(argv[0])); }
 static const jt_Reg meta_fns[] = {
   {"%INTERNAL-SYMBOL-P", f_internal_symbol_p, 1, 1, "(%internal-symbol-p x) True if X is a kernel-internal symbol."},
   {"%META", f_meta, 2, 2, "(%meta symbol key) The kernel property KEY of SYMBOL, or NIL."},
+  {"%PROCLAIM-DECLARATION", f_proclaim_declaration, 1, 1, "(%proclaim-declaration name) Proclaim NAME a declaration identifier."},
   {"%DEFINE-TYPE", f_define_type, 2, 2, "(%define-type name expander) Define NAME as a type (deftype)."},
   {"%DEFINE-SETF", f_define_setf, 3, 3, "(%define-setf name kind fn) Define how NAME is written by setf (defsetf)."},
   {"%DEFINE-SYMBOL-MACRO", f_define_symbol_macro, 2, 2, "(%define-symbol-macro name expansion) Define NAME as a global symbol macro."},

@@ -1109,8 +1109,26 @@ JT_FN(f_special_operator) {
   jt_errorc(S, JT_SYM(S, PROGRAM_ERROR), "a special operator cannot be called as a function");
 }
 
+bool jt_names_declaration(jt_State *S, jt_V name) {
+  return jt_issymbol(name) && jt_meta_get(S, name, jt_intern(S, "%DECLARATION")) != JT_NIL;
+}
+
+bool jt_names_type(jt_State *S, jt_V name) {
+  if (!jt_issymbol(name)) return false;
+  if (name == JT_T || name == JT_NIL) return true;
+  jt_Symbol *s = jt_symobj(S, name);
+  return (s->h.flags & JT_SYM_TYPE) || atomic_typep(S, s->cname, JT_NIL) >= 0 ||
+         jt_find_layout(S, name) != JT_NIL || jt_find_class(S, name) != JT_NIL ||
+         jt_meta_get(S, name, jt_intern(S, "%DEFTYPE")) != JT_NIL;
+}
+
 void jt_check_type_definable(jt_State *S, jt_V name, const char *what) {
   jt_Symbol *s = jt_symobj(S, name);
+  /* CLHS (type): no symbol names both a type and a declaration */
+  if (jt_names_declaration(S, name))
+    jt_errorc(S, JT_SYM(S, PROGRAM_ERROR),
+              "cannot define %s as %s: it is proclaimed a declaration name (choose another name)", s->cname,
+              what);
   /* a keyword is a constant but no name of the language: SBCL takes it */
   bool builtin = (s->h.flags & (JT_SYM_LOCKED | JT_SYM_TYPE | JT_SYM_SPECFORM)) != 0 ||
                  (s->h.flags & (JT_SYM_CONSTANT | JT_SYM_KEYWORD)) == JT_SYM_CONSTANT;
@@ -1298,7 +1316,12 @@ JT_FN(f_constantp) {
   return JT_T;
 }
 
-JT_FN(f_symbol_function) { return jt_fdefinition(S, jt_check_symbol(S, argv[0])); }
+/* As fdefinition: a macro's or special operator's name gives an object
+** too (fboundp is true of it), not an undefined-function error. */
+JT_FN(f_symbol_function) {
+  jt_check_symbol(S, argv[0]);
+  return f_fdefinition(S, argc, argv);
+}
 
 JT_FN(f_special_variable_p) {
   return jt_bool(jt_symobj(S, jt_check_symbol(S, argv[0]))->h.flags & JT_SYM_SPECIAL);

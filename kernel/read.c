@@ -1264,8 +1264,11 @@ static jt_V std_macro(Rd *d, uint32_t k, uint32_t c, size_t start)
     return x;
   }
   case ';': {
+    /* the newline ends the comment and goes with it, as SBCL's comment
+    ** reader takes it: a newline given ;'s syntax starts a comment that
+    ** the next newline ends, not one at every newline */
     const char *nl = memchr(SRC + POS, '\n', LEN - POS);
-    POS = nl ? (size_t)(nl - SRC) : LEN;
+    POS = nl ? (size_t)(nl - SRC) + 1 : LEN;
     return JT_NOVALUE;
   }
   case '#': {

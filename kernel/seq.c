@@ -219,6 +219,19 @@ static int seq_type(jt_State *S, jt_V type) {
   if (jt_iscons(type)) {
     jt_V head = jt_car(type);
     jt_V rest = jt_cdr(type);
+    if (head == JT_SYM(S, OR) || head == JT_SYM(S, AND)) {
+      /* (or (vector t 10) (vector t 5)): one kind of sequence for every
+      ** alternative; the result is checked against the whole type */
+      int rt = RT_NONE;
+      jt_check_cstack(S);
+      jt_Walk w = jt_walk(rest);
+      for (jt_V l = rest; jt_iscons(l); l = jt_walk_next(S, &w, l)) {
+        int k = seq_type(S, jt_car(l));
+        if (k == RT_NONE || (rt != RT_NONE && k != rt)) return RT_NONE;
+        rt = k;
+      }
+      return rt;
+    }
     if (head == JT_SYM(S, SIMPLE_VECTOR)) return RT_VECTOR;
     if (head == JT_SYM(S, CONS)) return RT_LIST;
     if (head == JT_SYM(S, STRING) || head == JT_SYM(S, SIMPLE_STRING) ||

@@ -101,7 +101,9 @@
   `(progn ,@(mapcar (lambda (s)
                       (if (and (consp s) (eq (car s) 'special))
                           `(progn ,@(mapcar (lambda (n) `(%declare-special ',n)) (cdr s)))
-                          nil))
+                          (if (and (consp s) (eq (car s) 'declaration))
+                              `(proclaim ',s)
+                              nil)))
                     specs)
           nil))
 
@@ -109,6 +111,8 @@
   (%check-declaration-specifier spec)
   (if (and (consp spec) (eq (car spec) 'special))
       (mapc (lambda (n) (%declare-special n)) (cdr spec)))
+  (if (and (consp spec) (eq (car spec) 'declaration))
+      (mapc (lambda (n) (%proclaim-declaration n)) (cdr spec)))
   nil)
 
 ;; Split a body into (values declarations forms), skipping a doc string when

@@ -644,7 +644,48 @@ static void test_readtables(void) {
   jiti_close(S);
 }
 
+/* (declaim (declaration name)) is kept as NAME's type entry (no name is
+** both): after a restart the name is still accepted without a warning and
+** still cannot become a type; a restored proclamation leaves no trace. */
+static void test_declaration_names(void) {
+  static const char *const WARNS =
+    "(block w (handler-bind ((warning (lambda (c) (declare (ignore c)) (return-from w :warned))))"
+    " (eval '(let ((x 1)) (declare (%s x)) x))))";
+  char q[512];
+  jiti_State *S = jiti_open();
+  jiti_world_enable(S);
+  snprintf(q, sizeof q, WARNS, "my-note");
+  CHECK_STR(txn(S, q), ":WARNED");
+  CHECK_STR(txn(S, "(declaim (declaration my-note))"), "NIL");
+  CHECK(jiti_world_count(S, JITI_ENTRY_TYPE) == 1);
+  CHECK_STR(txn(S, q), "1");
+  char *before = dump(S);
+  jiti_checkpoint(S);
+  CHECK_STR(ev(S, "(proclaim '(declaration gone-note))"), "NIL");
+  char *during = changed(S);
+  CHECK(strstr(during, "type GONE-NOTE "));
+  free(during);
+  jiti_restore(S);
+  char *after = dump(S);
+  CHECK_STR(after, before);
+  snprintf(q, sizeof q, WARNS, "gone-note");
+  CHECK_STR(ev(S, q), ":WARNED");
+  CHECK_STR(ev(S, "(deftype gone-note () t)"), "GONE-NOTE");
+
+  jiti_State *T = restart(S);
+  snprintf(q, sizeof q, WARNS, "my-note");
+  CHECK_STR(ev(T, q), "1");
+  CHECK(strstr(txn(T, "(defstruct my-note a)"), "it is proclaimed a declaration name"));
+  CHECK(strstr(txn(T, "(deftype my-type () 'integer) (proclaim '(declaration my-type))"), "it names a type"));
+  CHECK(strstr(txn(T, "(proclaim '(declaration car))"), "built-in name"));
+  free(before);
+  free(after);
+  jiti_close(T);
+  jiti_close(S);
+}
+
 int main(void) {
+  test_declaration_names();
   test_each_kind_survives_a_restart();
   test_method_combination();
   test_import_order();

@@ -276,5 +276,18 @@
             (dolist (e nil x) (declare (special x)))))
         :good)
 
+;; symbol-function of a macro or special operator gives an object, as
+;; fdefinition does, not an undefined-function error
+(is (functionp (symbol-function 'and)))
+(is (functionp (symbol-function 'when)))
+(is (fboundp 'if))
+(is-eql (symbol-function 'car) #'car)
+;; a local (setf name) of a standard symbol that is no accessor is what setf calls
+(is-eql (flet (((setf method-combination) (&rest args) (declare (ignore args)) 'a))
+          (setf (method-combination) 10))
+        'a)
+(is-eql (labels (((setf method-combination) (&rest args) (declare (ignore args)) 'b))
+          (setf (method-combination) 10))
+        'b)
 (done)
 

@@ -100,6 +100,13 @@
 (is-equal (mapcar #'1+ '(1 2 3)) '(2 3 4))
 (is-equal (mapcar #'+ '(1 2 3) '(10 20)) '(11 22))
 (is-equal (mapcar #'list '(a b) '(1 2) '(x y)) '((a 1 x) (b 2 y)))
+;; a mapping function returns its own one value, not its function's values
+(is-equal (multiple-value-list (mapcar (lambda (x) (values x 2)) '(1 2))) '((1 2)))
+(is-equal (multiple-value-list (mapcar #'floor '(1 2))) '((1 2)))
+(is-equal (multiple-value-list (mapcan (lambda (x) (values (list x) :extra)) '(1 2))) '((1 2)))
+(is-equal (multiple-value-list (eval '(mapcar (lambda (s) (read-from-string s)) '("a" "b")))) '((a b)))
+(is-equal (multiple-value-list (funcall #'floor 7 2)) '(3 1))
+(is-equal (multiple-value-list (apply #'values '(1 2 3))) '(1 2 3))
 (is-equal (mapcar #'car nil) nil)
 (is-equal (let ((acc '())) (mapc (lambda (x) (push x acc)) '(1 2 3)) acc) '(3 2 1))
 (is-equal (mapc #'identity '(1 2)) '(1 2))
