@@ -12,7 +12,8 @@
 ** behind the commits.  A commit whose answer is lost (a proxy in front of
 ** etcd breaks the connection once etcd applied it) is found landed when
 ** the world is still the kernel's, and is uncertain, never fenced, when
-** the lease went meanwhile.
+** the lease went meanwhile, or when its retry is refused for another
+** reason.
 **
 **   test_replica URL,URL,URL PID,PID,PID
 */
@@ -267,6 +268,7 @@ static void test_compaction(void) {
 typedef struct Proxy {
   int lfd, port, up_port;
   int drop;                  /* (atomic) the next answer is lost */
+  int refuse;                /* (atomic) the next request is refused, as etcd refuses a malformed one */
   void (*hook)(void *);      /* run as it is lost (NULL: none) */
   void *arg;
 } Proxy;
@@ -291,7 +293,16 @@ static void *proxy_pipe(void *arg) {
     if (poll(f, 2, -1) < 0) break;
     if (f[0].revents) {
       ssize_t n = read(c, buf, sizeof buf);
-      if (n <= 0 || write(u, buf, (size_t)n) != n) break;
+      if (n <= 0) break;
+      if (__atomic_exchange_n(&p->refuse, 0, __ATOMIC_SEQ_CST)) {
+        static const char no[] = "{\"error\":\"refused by the test\",\"code\":3,\"message\":\"refused by the test\"}";
+        char head[200];
+        int hn = snprintf(head, sizeof head, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\nConnection: close\r\n\r\n", sizeof no - 1);
+        if (write(c, head, (size_t)hn) == hn && write(c, no, sizeof no - 1)) {}
+        break;
+      }
+      if (write(u, buf, (size_t)n) != n) break;
     }
     if (f[1].revents) {
       ssize_t n = read(u, buf, sizeof buf);
@@ -353,6 +364,9 @@ static void revoke_lease(void *arg) {
   CHECK(etcd_lease_revoke(v->e, v->lease) == ETCD_OK);
 }
 
+/* The hook: the retry of the lost try refused. */
+static void refuse_next(void *arg) { __atomic_store_n(&((Proxy *)arg)->refuse, 1, __ATOMIC_SEQ_CST); }
+
 static void test_unanswered(void) {
   static Proxy p;
   proxy_start(&p);
@@ -390,6 +404,25 @@ static void test_unanswered(void) {
   if (re != REPLICA_EUNCERTAIN) fprintf(stderr, "  publish 3: %s: %s\n", replica_error_name(re), replica_errmsg(a));
   CHECK(!replica_may_write(a, now_ms()));
   p.hook = NULL;
+
+  /* lost, and its retry refused for another reason: that says nothing of
+     the try that got no answer — uncertain, not a failure */
+  replica *a2 = replica_new(via, "lost", err, sizeof err);
+  CHECK(a2 && replica_campaign(a2, 5, "kernel-g2", now_ms(), &won) == REPLICA_OK && won);
+  CHECK(a2 && replica_take_over(a2, first + 2, &first) == REPLICA_OK);
+  CHECK(publish(s, "r", 1, 11, first, NULL) == 4);
+  p.hook = refuse_next;
+  p.arg = &p;
+  __atomic_store_n(&p.drop, 1, __ATOMIC_SEQ_CST);
+  re = a2 ? replica_publish(a2, s, 4, 4, NULL) : REPLICA_EINVAL;
+  CHECK(replica_head(b, &h) == REPLICA_OK && h.current == 4);
+  CHECK(re == REPLICA_EUNCERTAIN && a2 && has(replica_errmsg(a2), "may hold"));
+  if (re != REPLICA_EUNCERTAIN && a2) fprintf(stderr, "  publish 4: %s: %s\n", replica_error_name(re), replica_errmsg(a2));
+  p.hook = NULL;
+  if (a2) {
+    replica_resign(a2);
+    replica_free(a2);
+  }
   store_close(s);
   replica_free(a);
   replica_free(b);
