@@ -36,8 +36,12 @@ and the takeover times (the last write a writer saw acknowledged by the old
 leader to the first by the new one) are printed, p50 and p99.  CI runs a few
 rounds; `--rounds 100` is the long run (docs/replication.md).
 """
+import base64
+import collections
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -46,8 +50,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 WRITE = '(world-put (list :w %d %d) (world-put :seq (1+ (world-get :seq 0))))'
+LATE = 999   # the writer number of the writes sent to a stopped leader
 
 
 def ask(path, req, timeout):
@@ -68,6 +74,95 @@ def ask(path, req, timeout):
         return None
     finally:
         s.close()
+
+
+def brief(r):
+    """What a try got, in a few words."""
+    if r is None:
+        return 'no answer'
+    if not r.get('ok'):
+        return r.get('code', '?')
+    return 'ok value %s revision %s generation %s%s' % (r.get('value'), r.get('revision'), r.get('generation'),
+                                                          ' replayed' if r.get('replayed') else '')
+
+
+ROW = re.compile(r'\(list :w (\d+) (\d+)\)')
+
+
+def history(urls, world='failover'):
+    """etcd's history of the world: {revision: (writer, write) the revision
+    ran, or None} and {revision: [key digests of the outcomes it carries]},
+    read from its revision records (their summary names the call)."""
+    prefix = ('jiti/%s/rev/' % world).encode()
+    end = prefix[:-1] + bytes([prefix[-1] + 1])
+    ran, keys, start = {}, {}, prefix
+    for url in urls.split(','):
+        try:
+            while True:
+                body = json.dumps({'key': base64.b64encode(start).decode(), 'range_end': base64.b64encode(end).decode(),
+                                   'limit': 1000}).encode()
+                req = urllib.request.Request(url + '/v3/kv/range', body, {'Content-Type': 'application/json'})
+                out = json.loads(urllib.request.urlopen(req, timeout=30).read())
+                kvs = out.get('kvs', [])
+                for kv in kvs:
+                    rec = json.loads(base64.b64decode(kv['value']))
+                    m = ROW.search(rec.get('summary') or '')
+                    ran[rec['rev']] = (int(m.group(1)), int(m.group(2))) if m else None
+                    keys[rec['rev']] = [e.get('idempotency') for e in rec.get('events', [])]
+                if not out.get('more') or not kvs:
+                    return ran, keys
+                start = base64.b64decode(kvs[-1]['key']) + b'\0'
+        except (OSError, ValueError, KeyError):
+            continue
+    return ran, keys
+
+
+def runs_of(hist, c, k):
+    """[(revision, position)] of each run of writer c's write k in etcd's
+    history (a run's position: the writes before it, plus one)."""
+    ran, pos, out = hist[0], 0, []
+    for rev in sorted(ran):
+        if ran[rev] is not None:
+            pos += 1
+            if ran[rev] == (c, k):
+                out.append((rev, pos))
+    return out
+
+
+def verdict(hist, c, k, row, reply, ack):
+    """What happened to an acknowledged write whose row is not where its
+    reply said (reply: the position, ack: its revision), or that is lost
+    (row None), in etcd's terms."""
+    runs, ran = runs_of(hist, c, k), hist[0]
+    rev = ack[2] if ack else None
+    if len(runs) > 1:
+        return 'it ran %d times (revisions %s): a keyed call run again' % (len(runs), [r for r, _ in runs])
+    if rev is not None and rev not in ran:
+        return 'its acknowledgement named revision %d, which etcd does not have: acknowledged without etcd' % rev
+    if rev is not None and ran[rev] != (c, k):
+        return 'its acknowledgement named revision %d, which ran %s in etcd: the reply of another call' % (
+            rev, 'writer %d write %d' % ran[rev] if ran[rev] else 'no write of the test')
+    if not runs:
+        return 'etcd\'s history never ran it: an acknowledged write lost'
+    if row is None or runs[0][1] != row:
+        return 'etcd ran it at position %d, the world read at the end has %s: that world is not etcd\'s' % (
+            runs[0][1], row)
+    return 'etcd ran it once, at position %d as the world has it: its reply (%s) is not that run\'s' % (row, reply)
+
+
+def story(writers, world_rows, hist, c, k):
+    """Everything known of writer c's write k: its tries, its row in the
+    world, the revisions of etcd's history that ran it (with the position
+    each run took: writes before it plus one) and those that carry its
+    key's outcome."""
+    keys = hist[1]
+    digest = hashlib.sha256(('w%d-%d' % (c, k)).encode()).hexdigest()
+    runs = ['revision %d at position %d' % rp for rp in runs_of(hist, c, k)]
+    carried = [rev for rev in sorted(keys) if digest in keys[rev]]
+    w = next((w for w in writers if w.c == c), None)
+    return ('writer %d write %d: in the world at %s; etcd ran it in %s, its key\'s outcome went with revision %s; '
+            'its tries: %s' % (c, k, world_rows.get((c, k), 'no row'), runs or 'no revision', carried or 'none',
+                               '; '.join(w.tries.get(k, [])) if w else '?'))
 
 
 class World:
@@ -157,6 +252,7 @@ class Writer(threading.Thread):
         self.gens = []             # (generation, k) of each acknowledgement, in order
         self.acks = []             # (time, socket) of each acknowledgement
         self.ackby = {}            # k -> (clock, socket, revision, generation) of its acknowledgement
+        self.tries = {}            # k -> what each try of it got: "clock socket answer", in order
         self.error = None
         self.path = None
 
@@ -166,8 +262,12 @@ class Writer(threading.Thread):
                 self.k += 1
                 self.inflight = self.k
                 req = {'op': 'call', 'source': WRITE % (self.c, self.k), 'id': self.k, 'key': 'w%d-%d' % (self.c, self.k)}
+                answered = False
                 while not self.stop.is_set():
                     r = ask(self.path, req, 3) if self.path else None
+                    if self.path:
+                        self.tries.setdefault(self.k, []).append('%s %s %s' % (
+                            time.strftime('%H:%M:%S'), os.path.basename(os.path.dirname(self.path)), brief(r)))
                     if r is None:   # no kernel, a broken connection, no answer: the same key elsewhere
                         self.path = None
                         for path in self.world.sockets():
@@ -195,8 +295,12 @@ class Writer(threading.Thread):
                         continue
                     else:
                         raise AssertionError('writer %d write %d: unexpected reply %s' % (self.c, self.k, r))
+                    answered = True
                     break
-                self.inflight = None
+                # a write given up on at the end stays in flight: an earlier
+                # try of it, kept by a kernel, may still run
+                if answered:
+                    self.inflight = None
         except AssertionError as e:
             self.error = str(e)
 
@@ -235,30 +339,71 @@ def check(world, writers, resumed_acks):
             break
         time.sleep(1)
     positions = sorted(p for _, _, p in rows)
-    missing = sorted(set(range(1, seq + 1)) - set(positions))[:10]
-    assert positions == list(range(1, seq + 1)), 'positions are not exactly 1..%d (%d rows): a write ran twice or was ' \
-        'lost (positions missing: %s; acknowledgements of the writers near them: %s)' % (
-            seq, len(rows), missing,
-            [(w.c, k, p) for w in writers for k, p in w.acked.items() if p and any(abs(p - m) <= 2 for m in missing)])
-    have = {}
-    for c, k, p in rows:
-        have.setdefault(c, {})[k] = p
+    at = {(c, k): p for c, k, p in rows}
+    holder = {p: ck for ck, p in at.items()}
+
+    def fail(msg, involved, reply=None):
+        """The check fails: name what happened to each write involved, from
+        its tries, the world's rows and etcd's history (reply: the position
+        the first one's reply gave, or True when it is lost)."""
+        hist = history(world.urls)
+        ran = hist[0]
+        lines = [msg]
+        if reply is not None and involved:
+            c, k = involved[0]
+            w = next(w for w in writers if w.c == c)
+            lines[0] += ': ' + verdict(hist, c, k, at.get((c, k)), reply, w.ackby.get(k))
+        # the position each of etcd's revisions took (writes before it, plus one)
+        order = [rev for rev in sorted(ran) if ran[rev] is not None]
+        for m in gaps:
+            if 0 < m <= len(order):
+                lines.append('  position %d: etcd ran writer %d write %d there (revision %d)' % ((m,) + ran[order[m - 1]] +
+                                                                                            (order[m - 1],)))
+        late = [(rev, ran[rev][1]) for rev in order if ran[rev][0] == LATE]
+        if late:
+            lines.append('  writes sent to resumed old leaders in etcd\'s history (revision, round): %s' % late)
+        lines.append('  etcd: %d revisions ran %d writes' % (len(ran), len(order)))
+        for c, k in involved:
+            lines.append('  ' + story(writers, at, hist, c, k))
+            w = next((w for w in writers if w.c == c), None)
+            ack = w.ackby.get(k) if w else None
+            if ack and ack[2] is not None:
+                lines.append('    its acknowledgement (%s) named revision %s, which in etcd ran %s' % (
+                    ack, ack[2], 'writer %d write %d' % ran[ack[2]] if ran.get(ack[2]) else 'no write of the test'
+                    if ack[2] in ran else 'nothing: etcd has no such revision'))
+        raise AssertionError('\n'.join(lines))
+
+    gaps = []
+    if positions != list(range(1, seq + 1)):
+        missing = sorted(set(range(1, seq + 1)) - set(positions))[:5]
+        doubled = sorted(p for p, n in collections.Counter(positions).items() if n > 1)[:5]
+        gaps = missing + doubled
+        near = [(w.c, k) for w in writers for k, p in w.acked.items() if p and any(abs(p - m) <= 2 for m in missing)]
+        fail('positions are not exactly 1..%d (%d rows): a write ran twice or was lost (positions missing: %s, '
+             'held twice: %s)' % (seq, len(rows), missing, doubled),
+             near[:6] + [ck for ck, p in at.items() if p in doubled][:6])
     acked = 0
     for w in writers:
-        assert not w.error, w.error
-        mine = have.get(w.c, {})
+        if w.error:
+            fail(w.error, [])
         for k, p in w.acked.items():
             acked += 1
-            assert k in mine, 'writer %d: acknowledged write %d is lost' % (w.c, k)
-            assert p is None or mine[k] == p, 'writer %d: write %d is at %d, its reply said %d (acknowledged by %s)' % (
-                w.c, k, mine[k], p, w.ackby.get(k))
+            if (w.c, k) not in at:
+                fail('writer %d: acknowledged write %d is lost' % (w.c, k), [(w.c, k)], True)
+            if p is not None and at[(w.c, k)] != p:
+                fail('writer %d: write %d is at %d, its reply said %d (acknowledged by %s)' % (
+                    w.c, k, at[(w.c, k)], p, w.ackby.get(k)), [(w.c, k)] + ([holder[p]] if p in holder else []), p)
         for k in w.failed:
-            assert k not in mine, 'writer %d: write %d was reported failed but is there' % (w.c, k)
+            if (w.c, k) in at:
+                fail('writer %d: write %d was reported failed but is there' % (w.c, k), [(w.c, k)])
         last = max(w.acked) if w.acked else 0
-        for k in mine:
-            assert k <= last or k == w.inflight, 'writer %d: write %d is there but was never acknowledged' % (w.c, k)
+        for c, k in at:
+            if c == w.c and not (k <= last or k == w.inflight):
+                fail('writer %d: write %d is there but was never acknowledged' % (w.c, k), [(w.c, k)])
         gens = [g for g, _ in w.gens]
-        assert all(a < b for a, b in zip(gens, gens[1:])), 'writer %d: generations do not increase: %s' % (w.c, gens)
+        if not all(a < b for a, b in zip(gens, gens[1:])):
+            fail('writer %d: generations do not increase: %s' % (w.c, gens),
+                 [(w.c, k) for (a, _), (b, k) in zip(w.gens, w.gens[1:]) if a >= b][:3])
     assert resumed_acks == 0, '%d writes sent to a resumed old leader were acknowledged' % resumed_acks
     return seq, acked
 
@@ -310,7 +455,7 @@ def main():
             if how == 'stop':
                 # a write the stopped leader will read when resumed: it must not be acknowledged
                 late = {}
-                t = threading.Thread(target=lambda: late.update(r=ask(old_sock, {'op': 'call', 'source': WRITE % (999, rnd), 'key': 'late-%d' % rnd}, 10)))
+                t = threading.Thread(target=lambda: late.update(r=ask(old_sock, {'op': 'call', 'source': WRITE % (LATE, rnd), 'key': 'late-%d' % rnd}, 10)))
                 t.start()
                 time.sleep(0.2)
                 leader[0].send_signal(signal.SIGCONT)

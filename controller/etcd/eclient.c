@@ -152,6 +152,8 @@ static etcd_Error attempt(etcd *e, const char *path, const char *text, size_t le
   const char *m = e->urls[e->at];
   snprintf(url, sizeof url, "%s%s", m, path);
   mhttp_Response r;
+  /* a write on a connection of its own: sent once, or known to be unanswered */
+  if (kind == ECALL_WRITE) mhttp_fresh_connect(e->http);
   mhttp_Error he = mhttp_post(e->http, url, NULL, text, len, NULL, NULL, &r);
   *next = 0;
   etcd_Error out;

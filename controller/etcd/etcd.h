@@ -21,8 +21,11 @@
 ** request timed out, the connection broke after it was sent, etcd answered
 ** "request timed out" or "leader changed") are ETCD_EUNCERTAIN, and are
 ** never retried on another member: a caller that needs to know reads the
-** state back.  A request never sent (connection refused, no route) is
-** tried on the next member.
+** state back.  Each write goes on a connection of its own, since libcurl
+** sends a request again by itself when a reused connection dies before
+** any answer — the write would land twice, or once with the answer of the
+** second send, and no caller would know the first was sent.  A request
+** never sent (connection refused, no route) is tried on the next member.
 */
 #ifndef jiti_etcd_h
 #define jiti_etcd_h

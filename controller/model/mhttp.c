@@ -18,6 +18,7 @@ struct mhttp {
   long connect_ms, request_ms;
   size_t max_body;
   volatile sig_atomic_t *intr;
+  int fresh;   /* the next request on a connection of its own */
 };
 
 typedef struct Xfer {
@@ -179,6 +180,8 @@ static mhttp_Error classify(CURLcode c) {
   }
 }
 
+void mhttp_fresh_connect(mhttp *h) { h->fresh = 1; }
+
 mhttp_Error mhttp_post(mhttp *h, const char *url, const char *const *headers, const char *body,
                        size_t len, mhttp_sink sink, void *ud, mhttp_Response *r) {
   memset(r, 0, sizeof *r);
@@ -222,6 +225,10 @@ mhttp_Error mhttp_post(mhttp *h, const char *url, const char *const *headers, co
   C->easy_setopt(c, CURLOPT_USERAGENT, "jiti/" JITI_MODEL_VERSION);
   C->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);     /* never resend the key to another place */
   C->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (h->fresh) {   /* never on a reused connection: libcurl would send it again by itself */
+    C->easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+    h->fresh = 0;
+  }
   if (h->intr) {
     C->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     C->easy_setopt(c, CURLOPT_XFERINFODATA, &x);

@@ -64,6 +64,13 @@ void mhttp_set_timeouts(mhttp *h, long connect_ms, long request_ms);
 ** (MHTTP_ESTOPPED) within about a second of it being set. */
 void mhttp_set_interrupt(mhttp *h, volatile sig_atomic_t *intr);
 
+/* The next request goes on a new connection.  On a reused connection that
+** dies before any answer, libcurl sends a request again by itself, on a
+** fresh one: a write must not be sent twice without its caller knowing
+** (the etcd client's writes), so it goes on a connection of its own, and a
+** connection that breaks is then MHTTP_ETRANSPORT (the request may have
+** been acted on), never a silent second send. */
+void mhttp_fresh_connect(mhttp *h);
 /* POST body (len bytes, application/json) to url with the extra headers
 ** (NULL-terminated "Name: value" strings; may be NULL).  sink (may be
 ** NULL): receives the body of a 2xx response instead of r->body.  Fills

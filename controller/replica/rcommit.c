@@ -46,7 +46,10 @@ typedef struct Batch {
 ** means either another kernel leads, or the try before landed: the
 ** failure branch's reads tell which (the leader key still this kernel's,
 ** the ceiling moved since this kernel last wrote it: only this kernel
-** writes it while it leads). */
+** writes it while it leads).  When another kernel leads and the ceiling
+** moved, they cannot tell whether that try landed before the takeover:
+** the commit is uncertain, never `fenced`, which promises nothing of it
+** is in etcd. */
 static replica_Error flush(replica *r, Batch *b, int last) {
   if (!b->ops && !last) return REPLICA_OK;
   char kc[128], kg[128], kl[128], val[24];
@@ -74,16 +77,31 @@ static replica_Error flush(replica *r, Batch *b, int last) {
   etcd_txn_free(b->t);
   b->t = NULL;
   b->ops = b->size = 0;
+  /* a try that got no answer may have landed: a later try refused for
+     another reason says nothing of it */
+  if (err && unanswered && err != ETCD_EUNCERTAIN && err != ETCD_EUNAVAILABLE)
+    return rfail(r, REPLICA_EUNCERTAIN, "committing revisions to etcd: %s, after a try that got no answer (etcd may "
+                 "hold it)", etcd_errmsg(r->e));
   if (err) return retcd(r, err, "committing revisions to etcd");
   int ok = res.succeeded;
   int64_t rev = res.revision;
-  if (!ok && unanswered && res.nranges == 2 && res.ranges[0].n && res.ranges[1].n &&
-      res.ranges[0].kvs[0].create_revision == r->leader_create && res.ranges[0].kvs[0].lease == r->lease &&
-      res.ranges[1].kvs[0].mod_revision > r->ceiling_mod) {
-    ok = 1;   /* the try that got no answer landed */
+  /* the ceiling moved since this kernel last wrote it: by a try that got
+     no answer, or by a new leader's takeover */
+  int moved = !ok && res.nranges == 2 && res.ranges[1].n && res.ranges[1].kvs[0].mod_revision > r->ceiling_mod;
+  if (moved && unanswered && res.ranges[0].n && res.ranges[0].kvs[0].create_revision == r->leader_create &&
+      res.ranges[0].kvs[0].lease == r->lease) {
+    ok = 1;   /* the try that got no answer landed (only this kernel writes the ceiling while it leads) */
     rev = res.ranges[1].kvs[0].mod_revision;
   }
   etcd_txn_result_free(&res);
+  /* another kernel leads, and the try that got no answer may have landed
+     before it took over: the commit is not known to be refused */
+  if (!ok && moved && unanswered) {
+    rfenced(r, "a commit's compare failed after a try that got no answer");
+    char why[sizeof r->errmsg];
+    snprintf(why, sizeof why, "%s", r->errmsg);
+    return rfail(r, REPLICA_EUNCERTAIN, "%.400s; etcd may hold that try", why);
+  }
   if (!ok) return rfenced(r, "a commit's compare failed");
   r->ceiling = ceiling;
   r->ceiling_mod = rev;

@@ -130,7 +130,9 @@ uint64_t replica_ceiling(const replica *r);
 ** of them is the world's (a split commit may have written its first
 ** parts, which no `current` names); REPLICA_EUNCERTAIN also when fenced
 ** after an earlier transaction of the same commit moved `current`: some of
-** them are the world's. */
+** them are the world's, and when a try got no answer and its retry's compare
+** failed with the ceiling moved by another leader (that try may have
+** landed before it took over). */
 /* The events a revision was written with: seqs first..first+n-1 of the
 ** store.  Those that carry an idempotency key's digest go into etcd with
 ** the revision, so that a standby replays a keyed call instead of running

@@ -9,14 +9,23 @@
 ** one the old leader could hand out, and the old leader, resumed, writes
 ** nothing: its commit is fenced, its store found diverged.  An entry too
 ** large for etcd is refused with its name.  etcd's history is compacted
-** behind the commits.
+** behind the commits.  A commit whose answer is lost (a proxy in front of
+** etcd breaks the connection once etcd applied it) is found landed when
+** the world is still the kernel's, and is uncertain, never fenced, when
+** the lease went meanwhile, or when its retry is refused for another
+** reason.
 **
 **   test_replica URL,URL,URL PID,PID,PID
 */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "check.h"
@@ -250,6 +259,175 @@ static void test_compaction(void) {
   replica_free(b);
 }
 
+/* ------------------------------------------------ a proxy that loses answers */
+
+/* A TCP proxy on loopback in front of the first etcd member.  Armed, it
+** forwards the next request and, once etcd's answer comes back (etcd
+** applied it), runs its hook and breaks the connection without passing the
+** answer on: the client cannot tell whether its write landed. */
+typedef struct Proxy {
+  int lfd, port, up_port;
+  int drop;                  /* (atomic) the next answer is lost */
+  int refuse;                /* (atomic) the next request is refused, as etcd refuses a malformed one */
+  void (*hook)(void *);      /* run as it is lost (NULL: none) */
+  void *arg;
+} Proxy;
+
+typedef struct Pipe {
+  Proxy *p;
+  int c;
+} Pipe;
+
+static void *proxy_pipe(void *arg) {
+  Pipe *pp = arg;
+  Proxy *p = pp->p;
+  int c = pp->c;
+  free(pp);
+  int u = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->up_port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (u < 0 || connect(u, (struct sockaddr *)&a, sizeof a) != 0) goto out;
+  char buf[1 << 16];
+  for (;;) {
+    struct pollfd f[2] = {{c, POLLIN, 0}, {u, POLLIN, 0}};
+    if (poll(f, 2, -1) < 0) break;
+    if (f[0].revents) {
+      ssize_t n = read(c, buf, sizeof buf);
+      if (n <= 0) break;
+      if (__atomic_exchange_n(&p->refuse, 0, __ATOMIC_SEQ_CST)) {
+        static const char no[] = "{\"error\":\"refused by the test\",\"code\":3,\"message\":\"refused by the test\"}";
+        char head[200];
+        int hn = snprintf(head, sizeof head, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\nConnection: close\r\n\r\n", sizeof no - 1);
+        if (write(c, head, (size_t)hn) == hn && write(c, no, sizeof no - 1)) {}
+        break;
+      }
+      if (write(u, buf, (size_t)n) != n) break;
+    }
+    if (f[1].revents) {
+      ssize_t n = read(u, buf, sizeof buf);
+      if (n <= 0) break;
+      if (__atomic_exchange_n(&p->drop, 0, __ATOMIC_SEQ_CST)) {
+        if (p->hook) p->hook(p->arg);
+        break;   /* the answer is lost with the connection */
+      }
+      if (write(c, buf, (size_t)n) != n) break;
+    }
+  }
+out:
+  if (u >= 0) close(u);
+  close(c);
+  return NULL;
+}
+
+static void *proxy_accept(void *arg) {
+  Proxy *p = arg;
+  for (;;) {
+    int c = accept(p->lfd, NULL, NULL);
+    if (c < 0) return NULL;
+    Pipe *pp = malloc(sizeof *pp);
+    pthread_t t;
+    if (!pp) exit(1);
+    *pp = (Pipe){p, c};
+    if (pthread_create(&t, NULL, proxy_pipe, pp) != 0) exit(1);
+    pthread_detach(t);
+  }
+}
+
+/* Start p in front of the first member of urls ("http://127.0.0.1:PORT,..."). */
+static void proxy_start(Proxy *p) {
+  const char *colon = strrchr(strtok(strdup(urls), ","), ':');
+  p->up_port = colon ? atoi(colon + 1) : 0;
+  p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  pthread_t t;
+  if (!p->up_port || p->lfd < 0 || bind(p->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(p->lfd, 16) != 0 ||
+      getsockname(p->lfd, (struct sockaddr *)&a, &len) != 0 || pthread_create(&t, NULL, proxy_accept, p) != 0) {
+    fprintf(stderr, "cannot start the proxy\n");
+    exit(1);
+  }
+  pthread_detach(t);
+  p->port = ntohs(a.sin_port);
+}
+
+/* The hook: the leader's lease revoked (its key goes), as when it lapses
+** while the answer is on its way. */
+typedef struct Revoke {
+  etcd *e;
+  int64_t lease;
+} Revoke;
+
+static void revoke_lease(void *arg) {
+  Revoke *v = arg;
+  CHECK(etcd_lease_revoke(v->e, v->lease) == ETCD_OK);
+}
+
+/* The hook: the retry of the lost try refused. */
+static void refuse_next(void *arg) { __atomic_store_n(&((Proxy *)arg)->refuse, 1, __ATOMIC_SEQ_CST); }
+
+static void test_unanswered(void) {
+  static Proxy p;
+  proxy_start(&p);
+  char via[64], err[256];
+  snprintf(via, sizeof via, "http://127.0.0.1:%d", p.port);
+  replica *a = replica_new(via, "lost", err, sizeof err), *b = rep("lost");
+  CHECK(a != NULL);
+  if (!a) return;
+  store_env *s = open_store("g");
+  int won = 0;
+  uint64_t first;
+  replica_Head h;
+  CHECK(replica_campaign(a, 5, "kernel-g", now_ms(), &won) == REPLICA_OK && won);
+  CHECK(replica_take_over(a, 0, &first) == REPLICA_OK);
+  CHECK(publish(s, "r", 1, 8, first, NULL) == 1);
+  CHECK(rpub(a, s, 1, 1) == REPLICA_OK);
+
+  /* the answer lost while the world is still this kernel's: the retry's
+     compare fails, and its reads show the try landed */
+  CHECK(publish(s, "r", 1, 9, first + 1, NULL) == 2);
+  __atomic_store_n(&p.drop, 1, __ATOMIC_SEQ_CST);
+  CHECK(rpub(a, s, 2, 2) == REPLICA_OK);
+  CHECK(replica_head(b, &h) == REPLICA_OK && h.current == 2 && !strcmp(h.leader, "kernel-g"));
+
+  /* lost while the lease goes: the commit is in etcd, so it must not be
+     called fenced (which promises nothing of it is): uncertain */
+  Revoke v = {replica_etcd(b), replica_lease(a)};
+  p.hook = revoke_lease;
+  p.arg = &v;
+  CHECK(publish(s, "r", 1, 10, first + 2, NULL) == 3);
+  __atomic_store_n(&p.drop, 1, __ATOMIC_SEQ_CST);
+  replica_Error re = replica_publish(a, s, 3, 3, NULL);
+  CHECK(replica_head(b, &h) == REPLICA_OK && h.current == 3 && !h.leader[0]);
+  CHECK(re == REPLICA_EUNCERTAIN && has(replica_errmsg(a), "may hold"));
+  if (re != REPLICA_EUNCERTAIN) fprintf(stderr, "  publish 3: %s: %s\n", replica_error_name(re), replica_errmsg(a));
+  CHECK(!replica_may_write(a, now_ms()));
+  p.hook = NULL;
+
+  /* lost, and its retry refused for another reason: that says nothing of
+     the try that got no answer — uncertain, not a failure */
+  replica *a2 = replica_new(via, "lost", err, sizeof err);
+  CHECK(a2 && replica_campaign(a2, 5, "kernel-g2", now_ms(), &won) == REPLICA_OK && won);
+  CHECK(a2 && replica_take_over(a2, first + 2, &first) == REPLICA_OK);
+  CHECK(publish(s, "r", 1, 11, first, NULL) == 4);
+  p.hook = refuse_next;
+  p.arg = &p;
+  __atomic_store_n(&p.drop, 1, __ATOMIC_SEQ_CST);
+  re = a2 ? replica_publish(a2, s, 4, 4, NULL) : REPLICA_EINVAL;
+  CHECK(replica_head(b, &h) == REPLICA_OK && h.current == 4);
+  CHECK(re == REPLICA_EUNCERTAIN && a2 && has(replica_errmsg(a2), "may hold"));
+  if (re != REPLICA_EUNCERTAIN && a2) fprintf(stderr, "  publish 4: %s: %s\n", replica_error_name(re), replica_errmsg(a2));
+  p.hook = NULL;
+  if (a2) {
+    replica_resign(a2);
+    replica_free(a2);
+  }
+  store_close(s);
+  replica_free(a);
+  replica_free(b);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_replica URL,URL,URL PID,PID,PID (run by tests/etcd.sh)\n");
@@ -261,6 +439,7 @@ int main(int argc, char **argv) {
   test_failover();
   test_too_big();
   test_compaction();
+  test_unanswered();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);
